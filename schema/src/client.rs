@@ -1,0 +1,302 @@
+//! Client-to-server messages: the verified decoder the server runs on every
+//! websocket message, and the encoders bots (and tests) use to speak like the
+//! browser client.
+
+use crate::limits::{self, MAX_ACCESS_TOKEN_BYTES, MAX_CHAT_CHARS, MAX_NAME_CHARS, MAX_TICKET_BYTES};
+use crate::wire::{self, CloseCode};
+use flatbuffers::FlatBufferBuilder;
+
+/// A unit direction the player wants to walk in, or standing still.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Direction {
+    x: f32,
+    y: f32,
+}
+
+impl Direction {
+    /// Standing still.
+    pub const STILL: Direction = Direction { x: 0.0, y: 0.0 };
+
+    /// Normalizes `(x, y)`; a vector shorter than 1e-3 means standing still.
+    /// Returns `None` for non-finite input.
+    pub fn new(x: f32, y: f32) -> Option<Direction> {
+        if !x.is_finite() || !y.is_finite() {
+            return None;
+        }
+        let len = (x * x + y * y).sqrt();
+        if !len.is_finite() {
+            return None;
+        }
+        if len < 1e-3 {
+            return Some(Direction::STILL);
+        }
+        Some(Direction { x: x / len, y: y / len })
+    }
+
+    /// Unit x component (0 when still).
+    pub fn x(self) -> f32 {
+        self.x
+    }
+
+    /// Unit y component (0 when still).
+    pub fn y(self) -> f32 {
+        self.y
+    }
+
+    /// True when the player stands still.
+    pub fn is_still(self) -> bool {
+        self.x == 0.0 && self.y == 0.0
+    }
+}
+
+/// A decoded, validated Hello.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hello {
+    /// The client's protocol version (checked by the server against [`crate::PROTOCOL_VERSION`]).
+    pub protocol_version: u16,
+    /// Display name, trimmed, 1 to [`MAX_NAME_CHARS`] characters, no control characters.
+    pub name: String,
+    /// Opaque access token for a future identity service.
+    pub access_token: Option<String>,
+    /// Resume ticket bytes, at most [`MAX_TICKET_BYTES`].
+    pub resume_ticket: Option<Vec<u8>>,
+}
+
+/// One client message as a domain value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClientMsg {
+    /// First message of a socket.
+    Hello(Hello),
+    /// The direction the player wants to walk in.
+    Input {
+        /// Client-side sequence number.
+        seq: u32,
+        /// Normalized direction.
+        dir: Direction,
+    },
+    /// A chat line, 1 to [`MAX_CHAT_CHARS`] characters.
+    Chat(String),
+    /// Round-trip probe.
+    Ping {
+        /// Echoed in the Pong.
+        client_time_ms: f64,
+    },
+}
+
+/// Why a client message was refused. Each maps to one close code.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum DecodeError {
+    /// Longer than [`limits::MAX_CLIENT_MESSAGE_BYTES`].
+    #[error("message of {0} bytes is over the limit")]
+    TooLarge(usize),
+    /// Not a valid ClientMessage FlatBuffer (fails the verifier).
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// A union member this server does not know, or none.
+    #[error("unknown message type {0}")]
+    Unknown(u8),
+    /// A field with a value outside its domain (non-finite direction, oversized token or ticket).
+    #[error("invalid field {0}")]
+    InvalidField(&'static str),
+    /// Name empty, too long or with control characters.
+    #[error("invalid name")]
+    NameInvalid,
+    /// Chat line empty or over [`MAX_CHAT_CHARS`].
+    #[error("chat line too long or empty")]
+    ChatTooLong,
+}
+
+impl DecodeError {
+    /// The close code the server sends for this error.
+    pub fn close_code(&self) -> CloseCode {
+        match self {
+            DecodeError::TooLarge(_) => CloseCode::MessageTooBig,
+            DecodeError::Malformed(_) | DecodeError::InvalidField(_) => CloseCode::MalformedMessage,
+            DecodeError::Unknown(_) => CloseCode::UnknownMessage,
+            DecodeError::NameInvalid => CloseCode::NameInvalid,
+            DecodeError::ChatTooLong => CloseCode::ChatTooLong,
+        }
+    }
+}
+
+/// Verifies and decodes one client message.
+///
+/// Errors: see [`DecodeError`]; never panics, whatever the bytes.
+pub fn decode(buf: &[u8]) -> Result<ClientMsg, DecodeError> {
+    if buf.len() > limits::MAX_CLIENT_MESSAGE_BYTES {
+        return Err(DecodeError::TooLarge(buf.len()));
+    }
+    let msg = wire::root_as_client_message_with_opts(&limits::client_verifier(), buf)
+        .map_err(|e| DecodeError::Malformed(e.to_string()))?;
+    let kind = msg.body_type();
+    match kind {
+        wire::ClientBody::Hello => msg.body_as_hello().map(decode_hello),
+        wire::ClientBody::Input => msg.body_as_input().map(decode_input),
+        wire::ClientBody::ChatSend => msg.body_as_chat_send().map(decode_chat),
+        wire::ClientBody::Ping => msg.body_as_ping().map(|p| {
+            Ok(ClientMsg::Ping { client_time_ms: p.client_time_ms() })
+        }),
+        _ => None,
+    }
+    .unwrap_or(Err(DecodeError::Unknown(kind.0)))
+}
+
+fn decode_hello(h: wire::Hello<'_>) -> Result<ClientMsg, DecodeError> {
+    let name = validate_name(h.name().unwrap_or(""))?;
+    let access_token = match h.access_token() {
+        Some(t) if t.len() > MAX_ACCESS_TOKEN_BYTES => return Err(DecodeError::InvalidField("access_token")),
+        Some(t) if !t.is_empty() => Some(t.to_owned()),
+        _ => None,
+    };
+    let resume_ticket = match h.resume_ticket() {
+        Some(t) if t.len() > MAX_TICKET_BYTES => return Err(DecodeError::InvalidField("resume_ticket")),
+        Some(t) if !t.is_empty() => Some(t.bytes().to_vec()),
+        _ => None,
+    };
+    Ok(ClientMsg::Hello(Hello { protocol_version: h.protocol_version(), name, access_token, resume_ticket }))
+}
+
+fn decode_input(i: wire::Input<'_>) -> Result<ClientMsg, DecodeError> {
+    let dir = Direction::new(i.dir_x(), i.dir_y()).ok_or(DecodeError::InvalidField("direction"))?;
+    Ok(ClientMsg::Input { seq: i.seq(), dir })
+}
+
+fn decode_chat(c: wire::ChatSend<'_>) -> Result<ClientMsg, DecodeError> {
+    let text = c.text().unwrap_or("").trim();
+    let chars = text.chars().count();
+    if chars == 0 || chars > MAX_CHAT_CHARS {
+        return Err(DecodeError::ChatTooLong);
+    }
+    Ok(ClientMsg::Chat(text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()))
+}
+
+/// Trims `raw` and checks it is a valid display name.
+///
+/// Errors: [`DecodeError::NameInvalid`] when empty, over [`MAX_NAME_CHARS`], or with
+/// control characters.
+pub fn validate_name(raw: &str) -> Result<String, DecodeError> {
+    let name = raw.trim();
+    let chars = name.chars().count();
+    if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(DecodeError::NameInvalid);
+    }
+    Ok(name.to_owned())
+}
+
+fn finish(mut fbb: FlatBufferBuilder<'_>, kind: wire::ClientBody, body: flatbuffers::WIPOffset<flatbuffers::UnionWIPOffset>) -> Vec<u8> {
+    let root = wire::ClientMessage::create(&mut fbb, &wire::ClientMessageArgs { body_type: kind, body: Some(body) });
+    fbb.finish(root, None);
+    fbb.finished_data().to_vec()
+}
+
+/// Encodes a Hello. `resume_ticket` and `access_token` are omitted when `None`.
+pub fn encode_hello(name: &str, access_token: Option<&str>, resume_ticket: Option<&[u8]>) -> Vec<u8> {
+    encode_hello_version(crate::PROTOCOL_VERSION, name, access_token, resume_ticket)
+}
+
+/// Encodes a Hello with an explicit protocol version (tests of version refusal).
+pub fn encode_hello_version(version: u16, name: &str, access_token: Option<&str>, resume_ticket: Option<&[u8]>) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::with_capacity(128);
+    let name = fbb.create_string(name);
+    let access_token = access_token.map(|t| fbb.create_string(t));
+    let resume_ticket = resume_ticket.map(|t| fbb.create_vector(t));
+    let hello = wire::Hello::create(
+        &mut fbb,
+        &wire::HelloArgs { protocol_version: version, name: Some(name), access_token, resume_ticket },
+    );
+    finish(fbb, wire::ClientBody::Hello, hello.as_union_value())
+}
+
+/// Encodes an Input with a raw (not yet normalized) direction.
+pub fn encode_input(seq: u32, dir_x: f32, dir_y: f32) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::with_capacity(64);
+    let input = wire::Input::create(&mut fbb, &wire::InputArgs { seq, dir_x, dir_y });
+    finish(fbb, wire::ClientBody::Input, input.as_union_value())
+}
+
+/// Encodes a chat line.
+pub fn encode_chat(text: &str) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::with_capacity(64 + text.len());
+    let text = fbb.create_string(text);
+    let chat = wire::ChatSend::create(&mut fbb, &wire::ChatSendArgs { text: Some(text) });
+    finish(fbb, wire::ClientBody::ChatSend, chat.as_union_value())
+}
+
+/// Encodes a Ping carrying the client's clock in ms.
+pub fn encode_ping(client_time_ms: f64) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::with_capacity(64);
+    let ping = wire::Ping::create(&mut fbb, &wire::PingArgs { client_time_ms });
+    finish(fbb, wire::ClientBody::Ping, ping.as_union_value())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_round_trips() {
+        let bytes = encode_hello("  Ada ", Some("tok"), Some(&[1, 2, 3]));
+        let ClientMsg::Hello(h) = decode(&bytes).expect("valid hello") else { panic!("not a hello") };
+        assert_eq!(h.name, "Ada");
+        assert_eq!(h.access_token.as_deref(), Some("tok"));
+        assert_eq!(h.resume_ticket.as_deref(), Some(&[1u8, 2, 3][..]));
+        assert_eq!(h.protocol_version, crate::PROTOCOL_VERSION);
+    }
+
+    #[test]
+    fn input_is_normalized_and_zero_means_still() {
+        let ClientMsg::Input { seq, dir } = decode(&encode_input(7, 3.0, 4.0)).expect("input") else { panic!() };
+        assert_eq!(seq, 7);
+        assert!((dir.x() - 0.6).abs() < 1e-6 && (dir.y() - 0.8).abs() < 1e-6);
+        let ClientMsg::Input { dir, .. } = decode(&encode_input(8, 0.0, 0.0)).expect("input") else { panic!() };
+        assert!(dir.is_still());
+    }
+
+    #[test]
+    fn non_finite_direction_is_malformed() {
+        let err = decode(&encode_input(1, f32::NAN, 0.0)).expect_err("nan");
+        assert_eq!(err.close_code(), CloseCode::MalformedMessage);
+        let err = decode(&encode_input(1, f32::INFINITY, 1.0)).expect_err("inf");
+        assert_eq!(err.close_code(), CloseCode::MalformedMessage);
+    }
+
+    #[test]
+    fn garbage_and_truncation_are_malformed_not_panics() {
+        assert!(matches!(decode(&[]), Err(DecodeError::Malformed(_))));
+        assert!(matches!(decode(&[0xff; 40]), Err(DecodeError::Malformed(_))));
+        let hello = encode_hello("Ada", None, None);
+        for cut in 0..hello.len() {
+            let _ = decode(&hello[..cut]);
+        }
+    }
+
+    #[test]
+    fn oversized_is_refused_before_verifying() {
+        let big = vec![0u8; limits::MAX_CLIENT_MESSAGE_BYTES + 1];
+        assert_eq!(decode(&big), Err(DecodeError::TooLarge(big.len())));
+    }
+
+    #[test]
+    fn names_and_chat_are_bounded() {
+        assert!(validate_name("").is_err());
+        assert!(validate_name("   ").is_err());
+        assert!(validate_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
+        assert!(validate_name("a\u{7}b").is_err());
+        assert_eq!(validate_name(&"é".repeat(MAX_NAME_CHARS)).map(|n| n.chars().count()), Ok(MAX_NAME_CHARS));
+        assert_eq!(decode(&encode_chat(&"y".repeat(MAX_CHAT_CHARS + 1))), Err(DecodeError::ChatTooLong));
+        assert_eq!(decode(&encode_chat("hi")), Ok(ClientMsg::Chat("hi".into())));
+    }
+
+    #[test]
+    fn unknown_union_member_is_unknown() {
+        // A ClientMessage whose body type is 42, with a table behind it.
+        let mut fbb = FlatBufferBuilder::new();
+        let ping = wire::Ping::create(&mut fbb, &wire::PingArgs { client_time_ms: 1.0 });
+        let root = wire::ClientMessage::create(
+            &mut fbb,
+            &wire::ClientMessageArgs { body_type: wire::ClientBody(42), body: Some(ping.as_union_value()) },
+        );
+        fbb.finish(root, None);
+        assert_eq!(decode(fbb.finished_data()), Err(DecodeError::Unknown(42)));
+    }
+}

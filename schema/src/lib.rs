@@ -1,0 +1,39 @@
+//! mino's wire protocol: `mino.fbs` is the single source, `mino_generated.rs` is
+//! what flatc 25.12.19 makes of it (committed, never edited), and the modules here
+//! turn network bytes into domain types once, at the edge.
+//!
+//! - [`client`]: what a browser or bot sends ([`client::ClientMsg`]), decoded with
+//!   explicit verifier limits, and the encoders bots use.
+//! - [`server`]: what a shard sends; encoders the server uses and a verified
+//!   decoder ([`server::ServerMsg`]) for bots and tests.
+//! - [`snapshot`]: the per-tick snapshot, encoded once and shared by every socket.
+//! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].
+//! - [`ids`]: newtype ids.
+
+pub mod client;
+pub mod ids;
+pub mod limits;
+pub mod quantize;
+pub mod server;
+pub mod snapshot;
+
+#[allow(
+    unsafe_code,
+    missing_docs,
+    clippy::all,
+    clippy::unwrap_used,
+    unused_imports,
+    non_camel_case_types,
+    non_snake_case,
+    deprecated
+)]
+#[path = "mino_generated.rs"]
+mod generated;
+
+/// The generated FlatBuffers types (`mino.wire` namespace of `mino.fbs`).
+pub use generated::mino::wire;
+
+pub use ids::{PlayerId, ShardId, Tick};
+
+/// The protocol version a Hello must carry. Bump on any incompatible schema change.
+pub const PROTOCOL_VERSION: u16 = 1;

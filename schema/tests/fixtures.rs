@@ -1,0 +1,395 @@
+//! The shared fixture of real server frames: encodes one frame of every
+//! ServerMessage kind with mino_protocol's own encoders and records each with the
+//! values a decoder must read from it, in `schema/fixtures/server-frames.json`.
+//! The browser client's unit tests (client-web/src/net/fixtures.test.ts) decode
+//! the same bytes, so the Rust encoder and the TypeScript decoder are held to
+//! one file.
+//!
+//! `MINO_UPDATE_FIXTURES=1 cargo test -p mino-protocol --test fixtures` rewrites
+//! the file; otherwise the test fails unless the file matches byte for byte.
+
+use bytes::Bytes;
+use mino_protocol::quantize::world_position;
+use mino_protocol::server::{self, ServerMsg, WelcomeInfo};
+use mino_protocol::snapshot::{PlayerEntry, SnapshotEncoder, SnapshotHeader};
+use mino_protocol::wire::{self, CloseCode};
+use mino_protocol::{PlayerId, ShardId, Tick};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+const FIXTURE: &str = "fixtures/server-frames.json";
+
+/// One recorded frame: its name, its union member, its bytes and the JSON object
+/// of the values a decoder must read back.
+struct Frame {
+    name: &'static str,
+    kind: &'static str,
+    bytes: Bytes,
+    expect: String,
+}
+
+/// A JSON string literal (RFC 8259 escaping; non-ASCII kept as UTF-8).
+fn js(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+fn bounds_json(b: &wire::Bounds) -> String {
+    format!(
+        "{{\"min_x\": {}, \"min_y\": {}, \"max_x\": {}, \"max_y\": {}}}",
+        b.min_x(),
+        b.min_y(),
+        b.max_x(),
+        b.max_y()
+    )
+}
+
+fn infos_json(players: &[(u32, &str)]) -> String {
+    let items: Vec<String> = players
+        .iter()
+        .map(|(id, name)| format!("{{\"id\": {id}, \"name\": {}}}", js(name)))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn world() -> wire::Bounds {
+    wire::Bounds::new(0.0, 0.0, 1000.0, 1000.0)
+}
+
+fn welcome() -> Frame {
+    let ticket: Vec<u8> = (0u8..32)
+        .map(|i| i.wrapping_mul(37).wrapping_add(11))
+        .collect();
+    let bytes = server::encode_welcome(&WelcomeInfo {
+        player_id: PlayerId(70_001),
+        shard_id: ShardId(0x00c0_ffee),
+        tick_hz: 20,
+        bounds: world(),
+        speed: 120.0,
+        resume_ticket: &ticket,
+        server_time_ms: 1_764_450_000_123,
+        name: "Zoë <b>",
+        position: (250.5, 731.25),
+        resumed: false,
+    });
+    let expect = format!(
+        "{{\"player_id\": 70001, \"shard_id\": {}, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 120, \
+         \"resume_ticket_hex\": {}, \"server_time_ms\": 1764450000123, \"name\": {}, \"x\": 250.5, \
+         \"y\": 731.25, \"resumed\": false}}",
+        0x00c0_ffee_u32,
+        bounds_json(&world()),
+        js(&hex(&ticket)),
+        js("Zoë <b>"),
+    );
+    Frame {
+        name: "welcome",
+        kind: "Welcome",
+        bytes,
+        expect,
+    }
+}
+
+fn snapshot_players() -> Vec<PlayerEntry> {
+    vec![
+        PlayerEntry {
+            id: PlayerId(1),
+            x: 0.0,
+            y: 0.0,
+            heading: 0,
+            moving: false,
+        },
+        PlayerEntry {
+            id: PlayerId(70_001),
+            x: 250.5,
+            y: 731.25,
+            heading: 64,
+            moving: true,
+        },
+        PlayerEntry {
+            id: PlayerId(65_535),
+            x: 999.99,
+            y: 12.75,
+            heading: 200,
+            moving: true,
+        },
+        PlayerEntry {
+            id: PlayerId(0xfffe_0003),
+            x: 500.0,
+            y: 500.0,
+            heading: 255,
+            moving: false,
+        },
+        PlayerEntry {
+            id: PlayerId(42),
+            x: -5.0,
+            y: 1005.0,
+            heading: 128,
+            moving: false,
+        },
+    ]
+}
+
+fn snapshot() -> Frame {
+    let header = SnapshotHeader {
+        shard_id: ShardId(7),
+        tick: Tick(123_456),
+        server_time_ms: 1_764_450_000_150,
+        tick_hz: 20,
+        bounds: world(),
+        cell: 0,
+    };
+    let players = snapshot_players();
+    let bytes = SnapshotEncoder::new().encode(&header, players.iter().copied());
+    let items: Vec<String> = players
+        .iter()
+        .map(|p| {
+            let w = p.to_wire(&header.bounds);
+            let (x, y) = world_position(&header.bounds, w.x(), w.y());
+            format!(
+                "{{\"id\": {}, \"qx\": {}, \"qy\": {}, \"x\": {x}, \"y\": {y}, \"heading\": {}, \"flags\": {}}}",
+                p.id.0,
+                w.x(),
+                w.y(),
+                w.heading(),
+                w.flags()
+            )
+        })
+        .collect();
+    let expect = format!(
+        "{{\"shard_id\": 7, \"tick\": 123456, \"server_time_ms\": 1764450000150, \"tick_hz\": 20, \
+         \"bounds\": {}, \"cell\": 0, \"players\": [{}]}}",
+        bounds_json(&header.bounds),
+        items.join(", ")
+    );
+    Frame {
+        name: "snapshot",
+        kind: "Snapshot",
+        bytes,
+        expect,
+    }
+}
+
+fn empty_snapshot() -> Frame {
+    let bounds = wire::Bounds::new(-500.0, -250.0, 500.0, 250.0);
+    let header = SnapshotHeader {
+        shard_id: ShardId(9),
+        tick: Tick(1),
+        server_time_ms: 1_764_450_000_000,
+        tick_hz: 30,
+        bounds,
+        cell: 3,
+    };
+    let bytes = SnapshotEncoder::new().encode(&header, []);
+    let expect = format!(
+        "{{\"shard_id\": 9, \"tick\": 1, \"server_time_ms\": 1764450000000, \"tick_hz\": 30, \"bounds\": {}, \
+         \"cell\": 3, \"players\": []}}",
+        bounds_json(&bounds)
+    );
+    Frame {
+        name: "snapshot-empty",
+        kind: "Snapshot",
+        bytes,
+        expect,
+    }
+}
+
+fn chat() -> Frame {
+    let text = "hi <img src=x onerror=alert(1)> & \"quotes\" \u{1f600}";
+    let bytes = server::encode_chat(
+        PlayerId(70_001),
+        "Zoë <b>",
+        text,
+        ShardId(7),
+        1_764_450_000_200,
+    );
+    let expect = format!(
+        "{{\"from_id\": 70001, \"name\": {}, \"text\": {}, \"shard_id\": 7, \"server_time_ms\": 1764450000200}}",
+        js("Zoë <b>"),
+        js(text)
+    );
+    Frame {
+        name: "chat",
+        kind: "ChatMessage",
+        bytes,
+        expect,
+    }
+}
+
+fn presence() -> Frame {
+    let joined = [(5u32, "Ada"), (70_002u32, "Grace")];
+    let left = [3u32, 4];
+    let bytes = server::encode_presence(
+        ShardId(7),
+        joined.iter().map(|(id, n)| (PlayerId(*id), *n)),
+        left.iter().map(|id| PlayerId(*id)),
+    );
+    let expect = format!(
+        "{{\"shard_id\": 7, \"joined\": {}, \"left\": [3, 4]}}",
+        infos_json(&joined)
+    );
+    Frame {
+        name: "presence",
+        kind: "Presence",
+        bytes,
+        expect,
+    }
+}
+
+fn roster() -> Frame {
+    let players = [(1u32, "one"), (70_001u32, "Zoë <b>"), (65_535u32, "edge")];
+    let bytes = server::encode_roster(players.iter().map(|(id, n)| (PlayerId(*id), *n)));
+    let expect = format!("{{\"players\": {}}}", infos_json(&players));
+    Frame {
+        name: "roster",
+        kind: "Roster",
+        bytes,
+        expect,
+    }
+}
+
+fn busy() -> Frame {
+    let bytes = server::encode_busy("ticks are late", 2500);
+    Frame {
+        name: "busy",
+        kind: "Busy",
+        bytes,
+        expect: "{\"reason\": \"ticks are late\", \"retry_after_ms\": 2500}".into(),
+    }
+}
+
+fn error() -> Frame {
+    let bytes = server::encode_error(CloseCode::SessionReplaced, "opened elsewhere");
+    let expect = format!(
+        "{{\"code\": {}, \"message\": \"opened elsewhere\"}}",
+        CloseCode::SessionReplaced.0
+    );
+    Frame {
+        name: "error",
+        kind: "Error",
+        bytes,
+        expect,
+    }
+}
+
+fn pong() -> Frame {
+    let bytes = server::encode_pong(12_345.678, 1_764_450_000_300);
+    Frame {
+        name: "pong",
+        kind: "Pong",
+        bytes,
+        expect: "{\"client_time_ms\": 12345.678, \"server_time_ms\": 1764450000300}".into(),
+    }
+}
+
+fn moved() -> Frame {
+    let ticket = [0xa5u8; 16];
+    let bytes = server::encode_move(&ticket, "shard draining");
+    let expect = format!(
+        "{{\"resume_ticket_hex\": {}, \"reason\": \"shard draining\"}}",
+        js(&hex(&ticket))
+    );
+    Frame {
+        name: "move",
+        kind: "Move",
+        bytes,
+        expect,
+    }
+}
+
+fn frames() -> Vec<Frame> {
+    vec![
+        welcome(),
+        snapshot(),
+        empty_snapshot(),
+        chat(),
+        presence(),
+        roster(),
+        busy(),
+        error(),
+        pong(),
+        moved(),
+    ]
+}
+
+/// The union member name of a decoded frame, as in mino.fbs.
+fn kind_of(msg: &ServerMsg<'_>) -> &'static str {
+    match msg {
+        ServerMsg::Welcome(_) => "Welcome",
+        ServerMsg::Snapshot(_) => "Snapshot",
+        ServerMsg::Chat(_) => "ChatMessage",
+        ServerMsg::Presence(_) => "Presence",
+        ServerMsg::Roster(_) => "Roster",
+        ServerMsg::Busy(_) => "Busy",
+        ServerMsg::Error(_) => "Error",
+        ServerMsg::Pong(_) => "Pong",
+        ServerMsg::Move(_) => "Move",
+    }
+}
+
+fn render(frames: &[Frame]) -> String {
+    let mut out = String::from("{\n  \"generator\": \"schema/tests/fixtures.rs (MINO_UPDATE_FIXTURES=1 cargo test -p mino-protocol --test fixtures)\",\n  \"frames\": [\n");
+    for (i, f) in frames.iter().enumerate() {
+        let sep = if i + 1 == frames.len() { "" } else { "," };
+        let _ = writeln!(
+            out,
+            "    {{\"name\": {}, \"kind\": {}, \"hex\": {},\n     \"expect\": {}}}{sep}",
+            js(f.name),
+            js(f.kind),
+            js(&hex(&f.bytes)),
+            f.expect
+        );
+    }
+    out.push_str("  ]\n}\n");
+    out
+}
+
+#[test]
+fn every_fixture_frame_decodes_as_its_kind() {
+    for f in frames() {
+        let msg = server::decode(&f.bytes).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        assert_eq!(kind_of(&msg), f.kind, "{}", f.name);
+    }
+}
+
+#[test]
+fn fixture_file_matches_the_encoders() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    let want = render(&frames());
+    if std::env::var_os("MINO_UPDATE_FIXTURES").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("fixture dir")).expect("create fixtures/");
+        std::fs::write(&path, &want).expect("write fixture");
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with MINO_UPDATE_FIXTURES=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        have == want,
+        "{} is out of date with the encoders; rerun with MINO_UPDATE_FIXTURES=1 and commit it",
+        path.display()
+    );
+}

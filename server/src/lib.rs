@@ -1,0 +1,80 @@
+//! mino's shard server.
+//!
+//! ```text
+//!  sockets ──► session tasks ──(bounded commands)──► tick loop (owns Shard: World,
+//!     ▲             │                                   Admission, SnapshotEncoder)
+//!     │             │                                        │ one TickFrame a tick
+//!     └── one flush ◄── Batch ◄── broadcast of Arc<TickFrame> ◄┘ (same bytes for all)
+//! ```
+//!
+//! - [`config`]: flags and the typed [`Config`].
+//! - [`sim`]: the world and movement (no I/O).
+//! - [`admission`]: the busy rule and the player cap (no I/O).
+//! - [`shard`]: world + admission + per-tick frames (no I/O).
+//! - [`tick`]: the tokio loop that owns the shard.
+//! - [`session`]: one websocket.
+//! - [`http`], [`listener`]: routes and the accept loop.
+//! - [`metrics`]: Prometheus metrics. [`shutdown`]: signals.
+
+pub mod admission;
+pub mod config;
+pub mod http;
+pub mod listener;
+pub mod metrics;
+pub mod session;
+pub mod shard;
+pub mod shutdown;
+pub mod sim;
+pub mod tick;
+
+pub use config::{Cli, Config};
+
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Runs a shard on `listener` until `cancel` fires, then shuts down gracefully:
+/// stops accepting, closes every socket with "going away" (1001), stops the tick
+/// and joins every task, giving up after `config.shutdown_timeout`.
+///
+/// Errors: none today once started; the `Result` leaves room for setup failures.
+pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToken) -> anyhow::Result<()> {
+    let config = Arc::new(config);
+    let mut registry = Registry::default();
+    let metrics = metrics::Metrics::register(&mut registry);
+    let tracker = TaskTracker::new();
+    let (commands_tx, commands_rx) = mpsc::channel(tick::COMMAND_QUEUE);
+    let (frames_tx, _) = broadcast::channel(config.outbound_ticks);
+
+    let tick_loop = tick::TickLoop::new(shard::Shard::new(&config), config.clone(), metrics.clone(), frames_tx);
+    tracker.spawn(tick_loop.run(commands_rx, cancel.clone()));
+
+    let state = http::AppState {
+        session: session::SessionContext {
+            config: config.clone(),
+            metrics,
+            commands: commands_tx,
+            cancel: cancel.clone(),
+        },
+        registry: Arc::new(registry),
+        tracker: tracker.clone(),
+    };
+    let accept = listener::AcceptConfig {
+        max_connections: config.max_connections,
+        header_timeout: config.handshake_timeout,
+        send_buffer: config.send_buffer,
+    };
+    tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
+    tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
+
+    cancel.cancelled().await;
+    tracker.close();
+    if tokio::time::timeout(config.shutdown_timeout, tracker.wait()).await.is_err() {
+        tracing::warn!(tasks = tracker.len(), "shutdown timed out; abandoning remaining tasks");
+    }
+    tracing::info!("shard stopped");
+    Ok(())
+}

@@ -1,0 +1,26 @@
+//! `mino-server`: parse flags, start logging, bind, run until SIGINT/SIGTERM.
+
+use clap::Parser;
+use std::io::IsTerminal;
+use mino_server::{Cli, Config};
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_env("MINO_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    let config = Config::from_cli(&cli);
+    let listener = tokio::net::TcpListener::bind(cli.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cli.listen))?;
+    let addr = listener.local_addr()?;
+    println!("mino-server listening on http://{addr}");
+    let cancel = CancellationToken::new();
+    tokio::spawn(mino_server::shutdown::on_signal(cancel.clone()));
+    mino_server::run(listener, config, cancel).await
+}

@@ -1,0 +1,111 @@
+//! Prometheus metrics of one shard, served at `/metrics` in the text format.
+//!
+//! Names carry their units (`_seconds`, `_bytes`) and counters end in `_total`:
+//!
+//! | metric | meaning |
+//! |---|---|
+//! | `mino_players` | players simulated by this shard |
+//! | `mino_connections` | open websockets (joined or not) |
+//! | `mino_tick_duration_seconds` | time one tick's work took (step, encode, publish) |
+//! | `mino_tick_lateness_seconds` | how late each tick started after its scheduled instant |
+//! | `mino_ticks_total` | ticks run |
+//! | `mino_ticks_late_total` | ticks that started more than a fifth of a period late |
+//! | `mino_ticks_skipped_total` | scheduled ticks skipped after a stall (never replayed) |
+//! | `mino_snapshots_encoded_total` | snapshots encoded (one a tick) |
+//! | `mino_frames_sent_total` | websocket messages handed to sockets |
+//! | `mino_sent_bytes_total` | payload bytes of those messages |
+//! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
+//! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::session::CloseReason`] label |
+//! | `mino_busy_refusals_total{reason}` | hellos refused: full, overloaded, draining |
+//! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry, Unit};
+
+/// Label set with one `reason` label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabel {
+    /// The reason, a fixed lower-case word.
+    pub reason: &'static str,
+}
+
+/// Every metric of the shard; cheap to clone (handles to shared atomics).
+#[derive(Clone)]
+pub struct Metrics {
+    /// See module docs.
+    pub players: Gauge,
+    /// See module docs.
+    pub connections: Gauge,
+    /// See module docs.
+    pub tick_duration: Histogram,
+    /// See module docs.
+    pub tick_lateness: Histogram,
+    /// See module docs.
+    pub ticks: Counter,
+    /// See module docs.
+    pub ticks_late: Counter,
+    /// See module docs.
+    pub ticks_skipped: Counter,
+    /// See module docs.
+    pub snapshots_encoded: Counter,
+    /// See module docs.
+    pub frames_sent: Counter,
+    /// See module docs.
+    pub bytes_sent: Counter,
+    /// See module docs.
+    pub writes: Counter,
+    /// See module docs.
+    pub sockets_closed: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub busy_refusals: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub overloaded: Gauge,
+}
+
+impl Metrics {
+    /// Creates the metrics and registers them in `registry`.
+    pub fn register(registry: &mut Registry) -> Metrics {
+        let m = Metrics {
+            players: Gauge::default(),
+            connections: Gauge::default(),
+            // 50 us .. ~0.8 s
+            tick_duration: Histogram::new(exponential_buckets(0.000_05, 2.0, 15)),
+            tick_lateness: Histogram::new(exponential_buckets(0.000_05, 2.0, 15)),
+            ticks: Counter::default(),
+            ticks_late: Counter::default(),
+            ticks_skipped: Counter::default(),
+            snapshots_encoded: Counter::default(),
+            frames_sent: Counter::default(),
+            bytes_sent: Counter::default(),
+            writes: Counter::default(),
+            sockets_closed: Family::default(),
+            busy_refusals: Family::default(),
+            overloaded: Gauge::default(),
+        };
+        let r = registry;
+        r.register("mino_players", "Players simulated by this shard", m.players.clone());
+        r.register("mino_connections", "Open websockets", m.connections.clone());
+        r.register_with_unit("mino_tick_duration", "Work time of one tick", Unit::Seconds, m.tick_duration.clone());
+        r.register_with_unit("mino_tick_lateness", "Tick start lateness", Unit::Seconds, m.tick_lateness.clone());
+        r.register("mino_ticks", "Ticks run", m.ticks.clone());
+        r.register("mino_ticks_late", "Ticks started over a fifth of a period late", m.ticks_late.clone());
+        r.register("mino_ticks_skipped", "Scheduled ticks skipped after a stall", m.ticks_skipped.clone());
+        r.register("mino_snapshots_encoded", "Snapshots encoded", m.snapshots_encoded.clone());
+        r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
+        r.register_with_unit("mino_sent", "Payload bytes handed to sockets", Unit::Bytes, m.bytes_sent.clone());
+        r.register("mino_writes", "Socket flushes", m.writes.clone());
+        r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
+        r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
+        r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
+        m
+    }
+
+    /// Metrics registered in a throwaway registry (tests, benches).
+    pub fn unregistered() -> Metrics {
+        Metrics::register(&mut Registry::default())
+    }
+}

@@ -1,0 +1,167 @@
+//! Why a session ended: one variant a reason, each with one websocket close
+//! code (from the schema's `CloseCode`) and one metric label.
+
+use mino_protocol::client::DecodeError;
+use mino_protocol::wire::CloseCode;
+
+/// Why a socket was closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The peer closed or disconnected.
+    ClientClosed,
+    /// The server is shutting down (1001).
+    Shutdown,
+    /// Not a valid FlatBuffer, a bad field, or a second Hello (4000).
+    Malformed,
+    /// Unknown message type (4001).
+    Unknown,
+    /// Frame or message over the size limit (1009).
+    TooBig,
+    /// The first message was not a Hello (4002).
+    HelloExpected,
+    /// No Hello within the handshake timeout (4003).
+    HelloTimeout,
+    /// Hello with another protocol version (4004).
+    ProtocolVersion,
+    /// Empty, long or control-character name (4005).
+    NameInvalid,
+    /// Chat line empty or too long (4006).
+    ChatTooLong,
+    /// Inputs over the rate limit (4007).
+    InputFlood,
+    /// Chat over the rate limit (4008).
+    ChatFlood,
+    /// The socket fell behind the outbound queue or its writes blocked (4009).
+    TooSlow,
+    /// Nothing heard from the peer within the peer timeout (4010).
+    PeerTimeout,
+    /// Refused by admission (4011), after a Busy message.
+    Busy,
+    /// A text frame: the protocol is binary only (4012).
+    TextFrame,
+}
+
+impl CloseReason {
+    /// The close code sent in the close frame.
+    pub fn code(self) -> CloseCode {
+        match self {
+            CloseReason::ClientClosed => CloseCode::Normal,
+            CloseReason::Shutdown => CloseCode::GoingAway,
+            CloseReason::Malformed => CloseCode::MalformedMessage,
+            CloseReason::Unknown => CloseCode::UnknownMessage,
+            CloseReason::TooBig => CloseCode::MessageTooBig,
+            CloseReason::HelloExpected => CloseCode::HelloExpected,
+            CloseReason::HelloTimeout => CloseCode::HelloTimeout,
+            CloseReason::ProtocolVersion => CloseCode::ProtocolVersion,
+            CloseReason::NameInvalid => CloseCode::NameInvalid,
+            CloseReason::ChatTooLong => CloseCode::ChatTooLong,
+            CloseReason::InputFlood => CloseCode::InputFlood,
+            CloseReason::ChatFlood => CloseCode::ChatFlood,
+            CloseReason::TooSlow => CloseCode::TooSlow,
+            CloseReason::PeerTimeout => CloseCode::PongTimeout,
+            CloseReason::Busy => CloseCode::ServerBusy,
+            CloseReason::TextFrame => CloseCode::TextFrame,
+        }
+    }
+
+    /// The `reason` label of `mino_sockets_closed_total`.
+    pub fn label(self) -> &'static str {
+        match self {
+            CloseReason::ClientClosed => "client_closed",
+            CloseReason::Shutdown => "shutdown",
+            CloseReason::Malformed => "malformed",
+            CloseReason::Unknown => "unknown_message",
+            CloseReason::TooBig => "too_big",
+            CloseReason::HelloExpected => "hello_expected",
+            CloseReason::HelloTimeout => "hello_timeout",
+            CloseReason::ProtocolVersion => "protocol_version",
+            CloseReason::NameInvalid => "name_invalid",
+            CloseReason::ChatTooLong => "chat_too_long",
+            CloseReason::InputFlood => "input_flood",
+            CloseReason::ChatFlood => "chat_flood",
+            CloseReason::TooSlow => "too_slow",
+            CloseReason::PeerTimeout => "peer_timeout",
+            CloseReason::Busy => "busy",
+            CloseReason::TextFrame => "text_frame",
+        }
+    }
+
+    /// A short human text for the close frame and the Error message.
+    pub fn message(self) -> &'static str {
+        match self {
+            CloseReason::ClientClosed => "bye",
+            CloseReason::Shutdown => "server shutting down",
+            CloseReason::Malformed => "malformed message",
+            CloseReason::Unknown => "unknown message type",
+            CloseReason::TooBig => "message too big",
+            CloseReason::HelloExpected => "first message must be hello",
+            CloseReason::HelloTimeout => "no hello in time",
+            CloseReason::ProtocolVersion => "unsupported protocol version",
+            CloseReason::NameInvalid => "invalid name",
+            CloseReason::ChatTooLong => "chat line empty or too long",
+            CloseReason::InputFlood => "too many inputs",
+            CloseReason::ChatFlood => "too many chat lines",
+            CloseReason::TooSlow => "connection too slow",
+            CloseReason::PeerTimeout => "peer silent too long",
+            CloseReason::Busy => "server busy",
+            CloseReason::TextFrame => "binary frames only",
+        }
+    }
+
+    /// True when the server should tell the peer why with an Error message
+    /// before the close frame (not for a peer that left or a dead peer).
+    pub fn tells_peer(self) -> bool {
+        !matches!(self, CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy)
+    }
+}
+
+impl From<&DecodeError> for CloseReason {
+    fn from(e: &DecodeError) -> Self {
+        match e {
+            DecodeError::TooLarge(_) => CloseReason::TooBig,
+            DecodeError::Malformed(_) | DecodeError::InvalidField(_) => CloseReason::Malformed,
+            DecodeError::Unknown(_) => CloseReason::Unknown,
+            DecodeError::NameInvalid => CloseReason::NameInvalid,
+            DecodeError::ChatTooLong => CloseReason::ChatTooLong,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [CloseReason; 16] = [
+        CloseReason::ClientClosed,
+        CloseReason::Shutdown,
+        CloseReason::Malformed,
+        CloseReason::Unknown,
+        CloseReason::TooBig,
+        CloseReason::HelloExpected,
+        CloseReason::HelloTimeout,
+        CloseReason::ProtocolVersion,
+        CloseReason::NameInvalid,
+        CloseReason::ChatTooLong,
+        CloseReason::InputFlood,
+        CloseReason::ChatFlood,
+        CloseReason::TooSlow,
+        CloseReason::PeerTimeout,
+        CloseReason::Busy,
+        CloseReason::TextFrame,
+    ];
+
+    #[test]
+    fn codes_and_labels_are_one_to_one() {
+        let codes: std::collections::HashSet<_> = ALL.iter().map(|r| r.code().0).collect();
+        let labels: std::collections::HashSet<_> = ALL.iter().map(|r| r.label()).collect();
+        assert_eq!(codes.len(), ALL.len());
+        assert_eq!(labels.len(), ALL.len());
+    }
+
+    #[test]
+    fn decode_errors_map_to_their_codes() {
+        for e in [DecodeError::TooLarge(1), DecodeError::Unknown(9), DecodeError::NameInvalid, DecodeError::ChatTooLong] {
+            assert_eq!(CloseReason::from(&e).code(), e.close_code());
+        }
+    }
+}

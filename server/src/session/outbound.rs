@@ -1,0 +1,101 @@
+//! A socket's outbound batch: everything it sends for the ticks it has caught
+//! up on, written with one flush.
+//!
+//! The queue itself is the shard's broadcast of `Arc<TickFrame>`s (bounded,
+//! shared by all sockets, so a slow socket costs no extra memory). When a socket
+//! is behind by several ticks, the batch keeps every chat and presence frame but
+//! only the newest snapshot of each shard: a newer snapshot replaces an unsent
+//! older one.
+
+use crate::shard::TickFrame;
+use bytes::Bytes;
+use mino_protocol::ShardId;
+
+/// Frames for one write. Reused between ticks (its vectors keep their capacity).
+#[derive(Debug, Default)]
+pub struct Batch {
+    roster: Option<Bytes>,
+    events: Vec<Bytes>,
+    snapshots: Vec<(ShardId, Bytes)>,
+}
+
+impl Batch {
+    /// Adds one tick's frames. `want_roster` is true until the socket has been
+    /// handed a roster; the first roster seen is taken.
+    pub fn add(&mut self, frame: &TickFrame, want_roster: bool) {
+        if want_roster && self.roster.is_none() {
+            self.roster.clone_from(&frame.roster);
+        }
+        self.events.extend(frame.events.iter().cloned());
+        for (shard, bytes) in &frame.snapshots {
+            match self.snapshots.iter_mut().find(|(s, _)| s == shard) {
+                Some(slot) => slot.1 = bytes.clone(),
+                None => self.snapshots.push((*shard, bytes.clone())),
+            }
+        }
+    }
+
+    /// True when the batch holds a roster.
+    pub fn has_roster(&self) -> bool {
+        self.roster.is_some()
+    }
+
+    /// Number of frames in the batch.
+    pub fn len(&self) -> usize {
+        usize::from(self.roster.is_some()) + self.events.len() + self.snapshots.len()
+    }
+
+    /// True when there is nothing to send.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Takes the frames in send order (roster, events, snapshots), leaving the
+    /// batch empty for the next tick.
+    pub fn drain(&mut self) -> impl Iterator<Item = Bytes> + '_ {
+        self.roster
+            .take()
+            .into_iter()
+            .chain(self.events.drain(..))
+            .chain(self.snapshots.drain(..).map(|(_, b)| b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::Tick;
+
+    fn frame(tick: u64, snaps: &[(u32, &'static str)], events: &[&'static str], roster: Option<&'static str>) -> TickFrame {
+        TickFrame {
+            tick: Tick(tick),
+            snapshots: snaps.iter().map(|(s, b)| (ShardId(*s), Bytes::from_static(b.as_bytes()))).collect(),
+            events: events.iter().map(|e| Bytes::from_static(e.as_bytes())).collect(),
+            roster: roster.map(|r| Bytes::from_static(r.as_bytes())),
+        }
+    }
+
+    fn strings(b: &mut Batch) -> Vec<String> {
+        b.drain().map(|x| String::from_utf8_lossy(&x).into_owned()).collect()
+    }
+
+    #[test]
+    fn newer_snapshot_replaces_older_but_events_all_stay() {
+        let mut b = Batch::default();
+        b.add(&frame(1, &[(1, "s1t1"), (2, "s2t1")], &["chat1"], None), false);
+        b.add(&frame(2, &[(1, "s1t2")], &["chat2", "presence"], None), false);
+        assert_eq!(b.len(), 5);
+        assert_eq!(strings(&mut b), ["chat1", "chat2", "presence", "s1t2", "s2t1"]);
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn roster_first_and_only_when_wanted() {
+        let mut b = Batch::default();
+        b.add(&frame(1, &[(1, "s")], &[], Some("roster1")), true);
+        b.add(&frame(2, &[(1, "s2")], &[], Some("roster2")), true);
+        assert_eq!(strings(&mut b), ["roster1", "s2"]);
+        b.add(&frame(3, &[(1, "s3")], &[], Some("roster3")), false);
+        assert_eq!(strings(&mut b), ["s3"]);
+    }
+}

@@ -1,0 +1,64 @@
+//! A bot's input moves it at the server's speed, and snapshots come at 20 Hz.
+
+mod common;
+use common::{Client, Frame, Server};
+use mino_protocol::client;
+
+#[tokio::test]
+async fn input_moves_player_at_expected_speed() {
+    let server = Server::start(&["--speed", "100", "--world-size", "10000"]);
+    let mut c = Client::join(&server, "Walker").await;
+    let (_, t0, x0, y0) = c.own_position().await;
+    c.send(client::encode_input(1, 1.0, 0.0)).await;
+    // Let it walk for about a second, measured in server time.
+    let (mut t1, mut x1, mut y1) = (t0, x0, y0);
+    while t1 < t0 + 1000 {
+        (_, t1, x1, y1) = c.own_position().await;
+    }
+    c.send(client::encode_input(2, 0.0, 0.0)).await;
+    let secs = (t1 - t0) as f32 / 1000.0;
+    let expected = 100.0 * secs;
+    // One tick of slack: the input lands between two ticks.
+    assert!((x1 - x0 - expected).abs() <= 100.0 * 0.05 + 0.5, "moved {} in {secs}s, expected {expected}", x1 - x0);
+    assert!((y1 - y0).abs() < 0.5, "no drift across");
+    // Standing still: position stops changing.
+    let (_, _, xa, _) = c.own_position().await;
+    let (_, _, xb, _) = c.own_position().await;
+    let (_, _, xc, _) = c.own_position().await;
+    assert!((xc - xa).abs() <= 100.0 * 0.05 + 0.5 && (xc - xb).abs() < 0.01);
+}
+
+#[tokio::test]
+async fn diagonal_input_is_normalized() {
+    let server = Server::start(&["--speed", "100", "--world-size", "10000"]);
+    let mut c = Client::join(&server, "Diag").await;
+    let (_, t0, x0, y0) = c.own_position().await;
+    c.send(client::encode_input(1, 5.0, 5.0)).await;
+    let (mut t1, mut x1, mut y1) = (t0, x0, y0);
+    while t1 < t0 + 1000 {
+        (_, t1, x1, y1) = c.own_position().await;
+    }
+    let dist = ((x1 - x0).powi(2) + (y1 - y0).powi(2)).sqrt();
+    let expected = 100.0 * (t1 - t0) as f32 / 1000.0;
+    assert!((dist - expected).abs() <= 6.0, "walked {dist}, expected about {expected}");
+    assert!(((x1 - x0) - (y1 - y0)).abs() < 1.0, "diagonal");
+}
+
+#[tokio::test]
+async fn snapshots_arrive_at_20_hz_with_consecutive_ticks() {
+    let server = Server::start(&[]);
+    let mut c = Client::join(&server, "Clock").await;
+    let mut arrivals = Vec::new();
+    let mut ticks = Vec::new();
+    while arrivals.len() < 41 {
+        if let Frame::Snapshot { tick, .. } = c.next().await {
+            arrivals.push(std::time::Instant::now());
+            ticks.push(tick);
+        }
+    }
+    let span = arrivals[40].duration_since(arrivals[0]).as_secs_f64();
+    let rate = 40.0 / span;
+    assert!((17.0..=23.0).contains(&rate), "snapshot rate {rate} Hz");
+    let skipped = ticks.windows(2).filter(|w| w[1] != w[0] + 1).count();
+    assert!(skipped <= 2, "ticks {ticks:?}");
+}

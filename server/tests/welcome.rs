@@ -1,0 +1,69 @@
+//! A hello is answered with a welcome, then a roster, then snapshots.
+
+mod common;
+use common::{Client, Frame, Server};
+
+#[tokio::test]
+async fn hello_gets_welcome_with_world_and_ticket() {
+    let server = Server::start(&["--shard-id", "42", "--world-size", "500", "--speed", "80"]);
+    let c = Client::join(&server, "Ada").await;
+    let w = c.welcome.clone().expect("welcome");
+    assert_eq!(w.shard_id, 42);
+    assert_eq!(w.tick_hz, 20);
+    assert_eq!(w.speed, 80.0);
+    assert_eq!((w.bounds.max_x(), w.bounds.max_y()), (500.0, 500.0));
+    assert!((0.0..=500.0).contains(&w.x) && (0.0..=500.0).contains(&w.y));
+    assert!(w.ticket.len() >= 16, "ticket of at least 128 bits");
+    assert_ne!(w.player_id, 0);
+}
+
+#[tokio::test]
+async fn roster_comes_once_then_snapshots_list_the_player() {
+    let server = Server::start(&[]);
+    let a = Client::join(&server, "Ada").await;
+    let mut b = Client::join(&server, "Bob").await;
+    let roster = b.until(|f| match f {
+        Frame::Roster(r) => Some(r.clone()),
+        _ => None,
+    })
+    .await;
+    let mut names: Vec<_> = roster.iter().map(|(_, n)| n.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["Ada", "Bob"]);
+    assert!(roster.iter().any(|(id, _)| *id == a.id()));
+    let (_, _, x, y) = b.own_position().await;
+    let w = b.welcome.clone().expect("welcome");
+    assert!((x - w.x).abs() < 0.1 && (y - w.y).abs() < 0.1, "standing where welcomed");
+    for _ in 0..20 {
+        assert!(!matches!(b.next().await, Frame::Roster(_)), "roster is sent once");
+    }
+}
+
+#[tokio::test]
+async fn ticket_never_appears_in_broadcast_frames() {
+    let server = Server::start(&[]);
+    let a = Client::join(&server, "Ada").await;
+    let ticket = a.welcome.clone().expect("welcome").ticket;
+    let mut b = Client::join(&server, "Bob").await;
+    for _ in 0..30 {
+        let m = tokio::time::timeout(common::WAIT, futures_util::StreamExt::next(&mut b.ws))
+            .await
+            .expect("frame")
+            .expect("open")
+            .expect("ok");
+        let data = m.into_data();
+        assert!(!data.windows(ticket.len()).any(|w| w == ticket.as_slice()));
+    }
+}
+
+#[tokio::test]
+async fn health_ready_and_metrics_respond() {
+    let server = Server::start(&[]);
+    assert_eq!(server.get("/healthz").await.0, 200);
+    assert_eq!(server.get("/readyz").await.0, 200);
+    let _c = Client::join(&server, "Ada").await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(server.metric("mino_players").await, 1.0);
+    assert!(server.metric("mino_snapshots_encoded_total").await > 0.0);
+    assert_eq!(server.get("/nope").await.0, 404);
+}
