@@ -27,6 +27,7 @@ pub mod snapshot;
     non_snake_case,
     deprecated
 )]
+#[rustfmt::skip]
 #[path = "mino_generated.rs"]
 mod generated;
 

@@ -69,7 +69,9 @@ impl Admission {
         }
         self.window.push_back(lateness);
         self.sum += lateness;
-        let Some(threshold) = self.threshold else { return };
+        let Some(threshold) = self.threshold else {
+            return;
+        };
         let mean = self.mean_lateness();
         if mean > threshold {
             self.overloaded = true;

@@ -144,10 +144,14 @@ impl Config {
             static_dir: cli.static_dir.clone(),
             tick_hz: cli.tick_hz,
             max_players: cli.max_players.get(),
-            shard_id: ShardId(cli.shard_id.map_or_else(|| rand::random_range(1..=u32::MAX), NonZeroU32::get)),
+            shard_id: ShardId(
+                cli.shard_id
+                    .map_or_else(|| rand::random_range(1..=u32::MAX), NonZeroU32::get),
+            ),
             world_size: cli.world_size.max(1.0),
             speed: cli.speed.max(0.0),
-            busy_lateness: (cli.busy_lateness_ms > 0).then(|| Duration::from_millis(cli.busy_lateness_ms)),
+            busy_lateness: (cli.busy_lateness_ms > 0)
+                .then(|| Duration::from_millis(cli.busy_lateness_ms)),
             busy_retry: Duration::from_millis(cli.busy_retry_ms.into()),
             ping_interval: Duration::from_millis(cli.ping_interval_ms.max(100)),
             peer_timeout: Duration::from_millis(cli.peer_timeout_ms.max(200)),

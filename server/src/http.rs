@@ -52,7 +52,9 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .with_state(state);
     match static_dir {
-        Some(dir) => router.fallback_service(ServeDir::new(dir).append_index_html_on_directories(true)),
+        Some(dir) => {
+            router.fallback_service(ServeDir::new(dir).append_index_html_on_directories(true))
+        }
         None => router,
     }
 }
@@ -88,7 +90,13 @@ async fn readyz(State(state): State<AppState>) -> Response {
 async fn metrics(State(state): State<AppState>) -> Response {
     let mut body = String::new();
     match prometheus_client::encoding::text::encode(&mut body, &state.registry) {
-        Ok(()) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], body)
+        Ok(()) => (
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            body,
+        )
             .into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }

@@ -41,7 +41,11 @@ use tokio_util::task::TaskTracker;
 /// and joins every task, giving up after `config.shutdown_timeout`.
 ///
 /// Errors: none today once started; the `Result` leaves room for setup failures.
-pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    cancel: CancellationToken,
+) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
@@ -49,7 +53,12 @@ pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToke
     let (commands_tx, commands_rx) = mpsc::channel(tick::COMMAND_QUEUE);
     let (frames_tx, _) = broadcast::channel(config.outbound_ticks);
 
-    let tick_loop = tick::TickLoop::new(shard::Shard::new(&config), config.clone(), metrics.clone(), frames_tx);
+    let tick_loop = tick::TickLoop::new(
+        shard::Shard::new(&config),
+        config.clone(),
+        metrics.clone(),
+        frames_tx,
+    );
     tracker.spawn(tick_loop.run(commands_rx, cancel.clone()));
 
     let state = http::AppState {
@@ -68,12 +77,24 @@ pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToke
         send_buffer: config.send_buffer,
     };
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
-    tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
+    tracker.spawn(listener::accept_loop(
+        listener,
+        http::router(state),
+        accept,
+        tracker.clone(),
+        cancel.clone(),
+    ));
 
     cancel.cancelled().await;
     tracker.close();
-    if tokio::time::timeout(config.shutdown_timeout, tracker.wait()).await.is_err() {
-        tracing::warn!(tasks = tracker.len(), "shutdown timed out; abandoning remaining tasks");
+    if tokio::time::timeout(config.shutdown_timeout, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            tasks = tracker.len(),
+            "shutdown timed out; abandoning remaining tasks"
+        );
     }
     tracing::info!("shard stopped");
     Ok(())

@@ -1,8 +1,8 @@
 //! `mino-server`: parse flags, start logging, bind, run until SIGINT/SIGTERM.
 
 use clap::Parser;
-use std::io::IsTerminal;
 use mino_server::{Cli, Config};
+use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
@@ -10,7 +10,9 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("MINO_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_env("MINO_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();

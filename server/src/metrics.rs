@@ -87,20 +87,67 @@ impl Metrics {
             overloaded: Gauge::default(),
         };
         let r = registry;
-        r.register("mino_players", "Players simulated by this shard", m.players.clone());
+        r.register(
+            "mino_players",
+            "Players simulated by this shard",
+            m.players.clone(),
+        );
         r.register("mino_connections", "Open websockets", m.connections.clone());
-        r.register_with_unit("mino_tick_duration", "Work time of one tick", Unit::Seconds, m.tick_duration.clone());
-        r.register_with_unit("mino_tick_lateness", "Tick start lateness", Unit::Seconds, m.tick_lateness.clone());
+        r.register_with_unit(
+            "mino_tick_duration",
+            "Work time of one tick",
+            Unit::Seconds,
+            m.tick_duration.clone(),
+        );
+        r.register_with_unit(
+            "mino_tick_lateness",
+            "Tick start lateness",
+            Unit::Seconds,
+            m.tick_lateness.clone(),
+        );
         r.register("mino_ticks", "Ticks run", m.ticks.clone());
-        r.register("mino_ticks_late", "Ticks started over a fifth of a period late", m.ticks_late.clone());
-        r.register("mino_ticks_skipped", "Scheduled ticks skipped after a stall", m.ticks_skipped.clone());
-        r.register("mino_snapshots_encoded", "Snapshots encoded", m.snapshots_encoded.clone());
-        r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
-        r.register_with_unit("mino_sent", "Payload bytes handed to sockets", Unit::Bytes, m.bytes_sent.clone());
+        r.register(
+            "mino_ticks_late",
+            "Ticks started over a fifth of a period late",
+            m.ticks_late.clone(),
+        );
+        r.register(
+            "mino_ticks_skipped",
+            "Scheduled ticks skipped after a stall",
+            m.ticks_skipped.clone(),
+        );
+        r.register(
+            "mino_snapshots_encoded",
+            "Snapshots encoded",
+            m.snapshots_encoded.clone(),
+        );
+        r.register(
+            "mino_frames_sent",
+            "Websocket messages handed to sockets",
+            m.frames_sent.clone(),
+        );
+        r.register_with_unit(
+            "mino_sent",
+            "Payload bytes handed to sockets",
+            Unit::Bytes,
+            m.bytes_sent.clone(),
+        );
         r.register("mino_writes", "Socket flushes", m.writes.clone());
-        r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
-        r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
-        r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
+        r.register(
+            "mino_sockets_closed",
+            "Sockets closed by reason",
+            m.sockets_closed.clone(),
+        );
+        r.register(
+            "mino_busy_refusals",
+            "Hellos refused by reason",
+            m.busy_refusals.clone(),
+        );
+        r.register(
+            "mino_admission_overloaded",
+            "1 while the busy rule refuses players",
+            m.overloaded.clone(),
+        );
         m
     }
 

@@ -136,7 +136,11 @@ impl Shard {
             resumed: false,
         });
         self.joined.push((player, name));
-        Ok(Admitted { player, welcome, ticket })
+        Ok(Admitted {
+            player,
+            welcome,
+            ticket,
+        })
     }
 
     /// Removes a player (socket closed). Unknown ids are ignored.
@@ -159,7 +163,8 @@ impl Shard {
     /// Stages a chat line from `player` (ignored if it is not here).
     pub fn chat(&mut self, player: PlayerId, text: &str, now_ms: u64) {
         if let Some(p) = self.world.player(player) {
-            self.events.push(msg::encode_chat(player, &p.name, text, self.id, now_ms));
+            self.events
+                .push(msg::encode_chat(player, &p.name, text, self.id, now_ms));
         }
     }
 
@@ -177,10 +182,11 @@ impl Shard {
             bounds: *self.world.bounds(),
             cell: 0,
         };
-        let snapshot = self.encoder.encode(&header, self.world.players().iter().map(|p| p.entry()));
-        let roster = (!self.joined.is_empty()).then(|| {
-            msg::encode_roster(self.world.players().iter().map(|p| (p.id, &*p.name)))
-        });
+        let snapshot = self
+            .encoder
+            .encode(&header, self.world.players().iter().map(|p| p.entry()));
+        let roster = (!self.joined.is_empty())
+            .then(|| msg::encode_roster(self.world.players().iter().map(|p| (p.id, &*p.name))));
         if !self.joined.is_empty() || !self.left.is_empty() {
             let presence = msg::encode_presence(
                 self.id,
@@ -206,7 +212,12 @@ mod tests {
     use mino_protocol::server::{decode, player_id, ServerMsg};
 
     fn config(max: u32) -> Config {
-        Config { max_players: max, shard_id: ShardId(7), busy_lateness: Some(Duration::from_millis(10)), ..Config::default() }
+        Config {
+            max_players: max,
+            shard_id: ShardId(7),
+            busy_lateness: Some(Duration::from_millis(10)),
+            ..Config::default()
+        }
     }
 
     const TICK: Duration = Duration::from_millis(50);
@@ -215,10 +226,18 @@ mod tests {
     fn join_welcomes_with_id_ticket_and_position() {
         let mut s = Shard::new(&config(10));
         let a = s.join("Ada", (10.0, 20.0), [3; 16], 5).expect("admitted");
-        let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
-        assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (a.player.0, 7, 20));
+        let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else {
+            panic!("welcome")
+        };
+        assert_eq!(
+            (w.player_id(), w.shard_id(), w.tick_hz()),
+            (a.player.0, 7, 20)
+        );
         assert_eq!((w.x(), w.y()), (10.0, 20.0));
-        assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(vec![3; 16]));
+        assert_eq!(
+            w.resume_ticket().map(|t| t.bytes().to_vec()),
+            Some(vec![3; 16])
+        );
     }
 
     #[test]
@@ -230,7 +249,9 @@ mod tests {
         assert_eq!(f.snapshots.len(), 1);
         assert!(f.roster.is_some());
         assert_eq!(f.events.len(), 1, "one presence for the join");
-        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
+        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else {
+            panic!("presence")
+        };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(a.player.0));
         let f = s.tick(TICK, Duration::ZERO, 0);
         assert!(f.roster.is_none() && f.events.is_empty());
@@ -242,9 +263,11 @@ mod tests {
         let a = s.join("Ada", (100.0, 100.0), [0; 16], 0).expect("admitted");
         s.input(a.player, Direction::new(1.0, 0.0).expect("dir"));
         let f = s.tick(TICK, Duration::ZERO, 0);
-        let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else { panic!("snapshot") };
+        let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else {
+            panic!("snapshot")
+        };
         let p = snap.players().expect("players").get(0);
-        assert_eq!(player_id(&p), a.player);
+        assert_eq!(player_id(p), a.player);
         let b = snap.bounds().copied().expect("bounds");
         let (x, _) = mino_protocol::quantize::world_position(&b, p.x(), p.y());
         assert!((x - (100.0 + 120.0 * 0.05)).abs() < 0.05, "x = {x}");
@@ -257,7 +280,9 @@ mod tests {
         s.tick(TICK, Duration::ZERO, 0);
         s.leave(a.player);
         let f = s.tick(TICK, Duration::ZERO, 0);
-        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
+        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else {
+            panic!("presence")
+        };
         assert_eq!(p.left().map(|l| l.get(0)), Some(a.player.0));
         let b = s.join("Bob", (0.0, 0.0), [0; 16], 0).expect("admitted");
         s.leave(b.player);
@@ -269,12 +294,18 @@ mod tests {
     fn cap_refuses_and_lateness_makes_busy() {
         let mut s = Shard::new(&config(1));
         s.join("a", (0.0, 0.0), [0; 16], 0).expect("first");
-        assert_eq!(s.join("b", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Full));
+        assert_eq!(
+            s.join("b", (0.0, 0.0), [0; 16], 0).err(),
+            Some(Refusal::Full)
+        );
         let mut s = Shard::new(&config(100));
         for _ in 0..crate::admission::WINDOW_TICKS {
             s.tick(TICK, Duration::from_millis(40), 0);
         }
-        assert_eq!(s.join("c", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Overloaded));
+        assert_eq!(
+            s.join("c", (0.0, 0.0), [0; 16], 0).err(),
+            Some(Refusal::Overloaded)
+        );
     }
 
     #[test]
@@ -290,7 +321,11 @@ mod tests {
             .events
             .iter()
             .filter_map(|b| match decode(b) {
-                Ok(ServerMsg::Chat(c)) => Some(format!("{}:{}", c.name().unwrap_or(""), c.text().unwrap_or(""))),
+                Ok(ServerMsg::Chat(c)) => Some(format!(
+                    "{}:{}",
+                    c.name().unwrap_or(""),
+                    c.text().unwrap_or("")
+                )),
                 _ => None,
             })
             .collect();

@@ -81,7 +81,9 @@ pub enum JoinReply {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The tick loop's state besides the shard.
@@ -95,8 +97,19 @@ pub struct TickLoop {
 
 impl TickLoop {
     /// A loop over `shard` that broadcasts on `frames`.
-    pub fn new(shard: Shard, config: Arc<Config>, metrics: Metrics, frames: broadcast::Sender<Arc<TickFrame>>) -> TickLoop {
-        TickLoop { shard, config, metrics, frames, rng: StdRng::from_os_rng() }
+    pub fn new(
+        shard: Shard,
+        config: Arc<Config>,
+        metrics: Metrics,
+        frames: broadcast::Sender<Arc<TickFrame>>,
+    ) -> TickLoop {
+        TickLoop {
+            shard,
+            config,
+            metrics,
+            frames,
+            rng: StdRng::from_os_rng(),
+        }
     }
 
     /// Runs until `cancel` fires or every command sender is gone.
@@ -143,7 +156,8 @@ impl TickLoop {
         m.ticks.inc();
         m.snapshots_encoded.inc();
         m.players.set(self.shard.players() as i64);
-        m.overloaded.set(i64::from(self.shard.admission().is_overloaded()));
+        m.overloaded
+            .set(i64::from(self.shard.admission().is_overloaded()));
         // No receivers is fine: nobody is connected.
         let _ = self.frames.send(Arc::new(frame));
         m.tick_duration.observe(started.elapsed().as_secs_f64());
@@ -166,19 +180,33 @@ impl TickLoop {
 
     fn join(&mut self, name: &str) -> JoinReply {
         let b = *self.shard.world().bounds();
-        let spawn = (self.rng.random_range(b.min_x()..=b.max_x()), self.rng.random_range(b.min_y()..=b.max_y()));
+        let spawn = (
+            self.rng.random_range(b.min_x()..=b.max_x()),
+            self.rng.random_range(b.min_y()..=b.max_y()),
+        );
         let mut ticket = [0u8; TICKET_BYTES];
         self.rng.fill(&mut ticket);
         match self.shard.join(name, spawn, ticket, now_ms()) {
             Ok(admitted) => {
                 self.metrics.players.set(self.shard.players() as i64);
-                JoinReply::Admitted { admitted, frames: self.frames.subscribe() }
+                JoinReply::Admitted {
+                    admitted,
+                    frames: self.frames.subscribe(),
+                }
             }
             Err(refusal) => {
-                self.metrics.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.as_str() }).inc();
+                self.metrics
+                    .busy_refusals
+                    .get_or_create(&ReasonLabel {
+                        reason: refusal.as_str(),
+                    })
+                    .inc();
                 let base = self.config.busy_retry.as_millis() as u32;
                 let retry_after_ms = base + self.rng.random_range(0..=base / 2);
-                JoinReply::Refused { refusal, retry_after_ms }
+                JoinReply::Refused {
+                    refusal,
+                    retry_after_ms,
+                }
             }
         }
     }

@@ -32,10 +32,11 @@ async fn chat_text_is_trimmed_and_control_characters_replaced() {
     let server = Server::start(&[]);
     let mut a = Client::join(&server, "Ada").await;
     a.send(client::encode_chat("  a\u{7}b  ")).await;
-    let text = a.until(|f| match f {
-        Frame::Chat { text, .. } => Some(text.clone()),
-        _ => None,
-    })
-    .await;
+    let text = a
+        .until(|f| match f {
+            Frame::Chat { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .await;
     assert_eq!(text, "a b");
 }

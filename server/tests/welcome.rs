@@ -22,20 +22,27 @@ async fn roster_comes_once_then_snapshots_list_the_player() {
     let server = Server::start(&[]);
     let a = Client::join(&server, "Ada").await;
     let mut b = Client::join(&server, "Bob").await;
-    let roster = b.until(|f| match f {
-        Frame::Roster(r) => Some(r.clone()),
-        _ => None,
-    })
-    .await;
+    let roster = b
+        .until(|f| match f {
+            Frame::Roster(r) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
     let mut names: Vec<_> = roster.iter().map(|(_, n)| n.as_str()).collect();
     names.sort();
     assert_eq!(names, ["Ada", "Bob"]);
     assert!(roster.iter().any(|(id, _)| *id == a.id()));
     let (_, _, x, y) = b.own_position().await;
     let w = b.welcome.clone().expect("welcome");
-    assert!((x - w.x).abs() < 0.1 && (y - w.y).abs() < 0.1, "standing where welcomed");
+    assert!(
+        (x - w.x).abs() < 0.1 && (y - w.y).abs() < 0.1,
+        "standing where welcomed"
+    );
     for _ in 0..20 {
-        assert!(!matches!(b.next().await, Frame::Roster(_)), "roster is sent once");
+        assert!(
+            !matches!(b.next().await, Frame::Roster(_)),
+            "roster is sent once"
+        );
     }
 }
 

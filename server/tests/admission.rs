@@ -1,0 +1,61 @@
+//! The player cap holds under a concurrent burst of joins: exactly the cap is
+//! admitted, the rest get Busy with a retry-after and a clean close.
+
+mod common;
+use common::{code, Client, Frame, Server};
+use mino_protocol::client;
+use mino_protocol::wire::CloseCode;
+
+#[tokio::test]
+async fn burst_of_joins_never_exceeds_the_cap() {
+    let server = Server::start(&["--max-players", "10"]);
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let mut c = Client::connect(&server).await;
+        tasks.push(tokio::spawn(async move {
+            c.send(client::encode_hello(&format!("bot{i}"), None, None))
+                .await;
+            match c.next().await {
+                Frame::Welcome(w) => {
+                    c.welcome = Some(w);
+                    (Some(c), None)
+                }
+                Frame::Busy {
+                    reason,
+                    retry_after_ms,
+                } => {
+                    let (close, _) = c.closed().await;
+                    assert_eq!(close, code(CloseCode::ServerBusy));
+                    (None, Some((reason, retry_after_ms)))
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }));
+    }
+    let mut admitted = Vec::new();
+    let mut busy = Vec::new();
+    for t in tasks {
+        let (c, b) = t.await.expect("task");
+        admitted.extend(c);
+        busy.extend(b);
+    }
+    assert_eq!(admitted.len(), 10);
+    assert_eq!(busy.len(), 30);
+    assert!(busy
+        .iter()
+        .all(|(reason, retry)| reason == "full" && *retry >= 2000));
+    server.wait_metric("mino_players", 10.0).await;
+    assert_eq!(
+        server
+            .metric("mino_busy_refusals_total{reason=\"full\"}")
+            .await,
+        30.0
+    );
+    // Admitted players keep ticking; a slot freed is a slot taken.
+    let mut first = admitted.pop().expect("one");
+    first.own_position().await;
+    drop(first);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let late = Client::join(&server, "late").await;
+    assert_ne!(late.id(), 0);
+}

@@ -1,0 +1,243 @@
+//! Bad input closes only the offending socket, with its own close code, and is
+//! counted; other players are unaffected and nothing panics.
+
+mod common;
+use common::{code, Client, Frame, Server};
+use mino_protocol::client;
+use mino_protocol::wire::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+
+/// Joins a bystander, runs `attack` on a fresh socket, and checks the attack's
+/// close code, the metric label, and that the bystander still gets snapshots.
+async fn assert_closes(
+    server: &Server,
+    attack: Vec<Message>,
+    hello_first: bool,
+    want: CloseCode,
+    label: &str,
+) {
+    let mut bystander = Client::join(server, "Bystander").await;
+    let mut c = if hello_first {
+        Client::join(server, "Attacker").await
+    } else {
+        Client::connect(server).await
+    };
+    for m in attack {
+        if !c.try_send(m).await {
+            break;
+        }
+    }
+    let (close, error) = c.closed().await;
+    assert_eq!(close, code(want), "close code for {label}");
+    if want != CloseCode::MessageTooBig {
+        assert_eq!(error, code(want), "error message for {label}");
+    }
+    let before = bystander.own_position().await.0;
+    let after = bystander.own_position().await.0;
+    assert!(after > before, "bystander still ticking");
+    let series = format!("mino_sockets_closed_total{{reason=\"{label}\"}}");
+    let mut counted = 0.0;
+    for _ in 0..50 {
+        counted = server.metric(&series).await;
+        if counted >= 1.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(counted >= 1.0, "{series} counted");
+}
+
+fn bin(b: Vec<u8>) -> Message {
+    Message::Binary(b.into())
+}
+
+#[tokio::test]
+async fn malformed_flatbuffer_closes_with_malformed() {
+    let server = Server::start(&[]);
+    assert_closes(
+        &server,
+        vec![bin(vec![0xde, 0xad, 0xbe, 0xef, 1, 2, 3])],
+        false,
+        CloseCode::MalformedMessage,
+        "malformed",
+    )
+    .await;
+    assert_closes(
+        &server,
+        vec![bin(vec![0xff; 64])],
+        true,
+        CloseCode::MalformedMessage,
+        "malformed",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn oversized_frame_closes_with_too_big() {
+    let server = Server::start(&[]);
+    assert_closes(
+        &server,
+        vec![bin(vec![0; 64 * 1024])],
+        true,
+        CloseCode::MessageTooBig,
+        "too_big",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn unknown_message_type_closes_with_unknown() {
+    let server = Server::start(&[]);
+    // A ClientMessage whose union tag (42) no server knows.
+    let mut fbb = flatbuffers::FlatBufferBuilder::new();
+    let ping = mino_protocol::wire::Ping::create(
+        &mut fbb,
+        &mino_protocol::wire::PingArgs {
+            client_time_ms: 1.0,
+        },
+    );
+    let root = mino_protocol::wire::ClientMessage::create(
+        &mut fbb,
+        &mino_protocol::wire::ClientMessageArgs {
+            body_type: mino_protocol::wire::ClientBody(42),
+            body: Some(ping.as_union_value()),
+        },
+    );
+    fbb.finish(root, None);
+    assert_closes(
+        &server,
+        vec![bin(fbb.finished_data().to_vec())],
+        true,
+        CloseCode::UnknownMessage,
+        "unknown_message",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn text_frame_closes_with_text_frame() {
+    let server = Server::start(&[]);
+    assert_closes(
+        &server,
+        vec![Message::Text("hi".into())],
+        true,
+        CloseCode::TextFrame,
+        "text_frame",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn first_message_must_be_hello() {
+    let server = Server::start(&[]);
+    assert_closes(
+        &server,
+        vec![bin(client::encode_input(1, 1.0, 0.0))],
+        false,
+        CloseCode::HelloExpected,
+        "hello_expected",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn wrong_protocol_version_and_bad_names_are_refused() {
+    let server = Server::start(&[]);
+    let old = client::encode_hello_version(999, "Ada", None, None);
+    assert_closes(
+        &server,
+        vec![bin(old)],
+        false,
+        CloseCode::ProtocolVersion,
+        "protocol_version",
+    )
+    .await;
+    let long = client::encode_hello(&"x".repeat(100), None, None);
+    assert_closes(
+        &server,
+        vec![bin(long)],
+        false,
+        CloseCode::NameInvalid,
+        "name_invalid",
+    )
+    .await;
+    let blank = client::encode_hello("   ", None, None);
+    assert_closes(
+        &server,
+        vec![bin(blank)],
+        false,
+        CloseCode::NameInvalid,
+        "name_invalid",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn long_chat_is_refused() {
+    let server = Server::start(&[]);
+    let chat = client::encode_chat(&"y".repeat(500));
+    assert_closes(
+        &server,
+        vec![bin(chat)],
+        true,
+        CloseCode::ChatTooLong,
+        "chat_too_long",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn input_flood_closes_with_input_flood() {
+    let server = Server::start(&["--input-rate", "30"]);
+    let flood = (0..200)
+        .map(|i| bin(client::encode_input(i, 1.0, 0.0)))
+        .collect();
+    assert_closes(&server, flood, true, CloseCode::InputFlood, "input_flood").await;
+}
+
+#[tokio::test]
+async fn chat_flood_closes_with_chat_flood() {
+    let server = Server::start(&[]);
+    let flood = (0..20)
+        .map(|i| bin(client::encode_chat(&format!("spam {i}"))))
+        .collect();
+    assert_closes(&server, flood, true, CloseCode::ChatFlood, "chat_flood").await;
+}
+
+#[tokio::test]
+async fn second_hello_is_malformed() {
+    let server = Server::start(&[]);
+    assert_closes(
+        &server,
+        vec![bin(client::encode_hello("again", None, None))],
+        true,
+        CloseCode::MalformedMessage,
+        "malformed",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn no_hello_in_time_closes_with_hello_timeout() {
+    let server = Server::start(&["--handshake-timeout-ms", "300"]);
+    let mut c = Client::connect(&server).await;
+    let (close, _) = c.closed().await;
+    assert_eq!(close, code(CloseCode::HelloTimeout));
+}
+
+#[tokio::test]
+async fn ping_is_answered_with_pong() {
+    let server = Server::start(&[]);
+    let mut c = Client::join(&server, "Pinger").await;
+    c.send(client::encode_ping(1234.5)).await;
+    let t = c
+        .until(|f| {
+            if let Frame::Pong(t) = f {
+                Some(*t)
+            } else {
+                None
+            }
+        })
+        .await;
+    assert_eq!(t, 1234.5);
+}

@@ -1,0 +1,75 @@
+//! A socket that never reads is closed as too slow; server memory stays
+//! bounded and other players keep their 20 Hz.
+
+mod common;
+use common::{Client, Frame, Server};
+use mino_protocol::client;
+use std::time::{Duration, Instant};
+use tokio::net::TcpSocket;
+
+#[tokio::test]
+async fn never_reading_socket_is_dropped_and_others_unaffected() {
+    // Small kernel buffers on both sides so the stall shows within a second.
+    let server = Server::start(&["--send-buffer-bytes", "16384", "--write-timeout-ms", "1000"]);
+    // Enough players that snapshots are a few KB.
+    let mut crowd: Vec<Client> = Vec::new();
+    for i in 0..200 {
+        crowd.push(Client::join(&server, &format!("c{i}")).await);
+    }
+    let mut watcher = crowd.pop().expect("watcher");
+    // Everyone else reads all the time, like a healthy client.
+    let readers: Vec<_> = crowd
+        .into_iter()
+        .map(|mut c| {
+            tokio::spawn(async move { while !matches!(c.next().await, Frame::Closed(_)) {} })
+        })
+        .collect();
+    let rss_before = server.rss_bytes();
+
+    let sock = TcpSocket::new_v4().expect("socket");
+    sock.set_recv_buffer_size(4096).expect("rcvbuf");
+    let tcp = sock.connect(server.addr).await.expect("connect");
+    let (mut stalled, _) = tokio_tungstenite::client_async(server.ws_url(), tcp)
+        .await
+        .expect("handshake");
+    futures_util::SinkExt::send(
+        &mut stalled,
+        client::encode_hello("stalled", None, None).into(),
+    )
+    .await
+    .expect("hello");
+    // From here on `stalled` is never read.
+
+    let start = Instant::now();
+    let mut gaps = Vec::new();
+    let mut last = Instant::now();
+    let mut closed = 0.0;
+    while start.elapsed() < Duration::from_secs(8) {
+        if let Frame::Snapshot { .. } = watcher.next().await {
+            gaps.push(last.elapsed());
+            last = Instant::now();
+        }
+        if gaps.len() % 20 == 0 {
+            closed = server
+                .metric("mino_sockets_closed_total{reason=\"too_slow\"}")
+                .await;
+            if closed >= 1.0 && start.elapsed() > Duration::from_secs(3) {
+                break;
+            }
+        }
+    }
+    assert_eq!(closed, 1.0, "the stalled socket was closed as too slow");
+    gaps.sort();
+    let p95 = gaps[gaps.len() * 95 / 100];
+    assert!(p95 < Duration::from_millis(120), "watcher p95 gap {p95:?}");
+    let growth = server.rss_bytes().saturating_sub(rss_before);
+    assert!(
+        growth < 16 * 1024 * 1024,
+        "server RSS grew by {growth} bytes"
+    );
+    server.wait_metric("mino_players", 199.0).await;
+    drop(stalled);
+    for r in readers {
+        r.abort();
+    }
+}
