@@ -2,9 +2,7 @@
 //! websocket message, and the encoders bots (and tests) use to speak like the
 //! browser client.
 
-use crate::limits::{
-    self, MAX_ACCESS_TOKEN_BYTES, MAX_CHAT_CHARS, MAX_NAME_CHARS, MAX_TICKET_BYTES,
-};
+use crate::limits::{self, MAX_ACCESS_TOKEN_BYTES, MAX_CHAT_CHARS, MAX_NAME_CHARS, MAX_TICKET_BYTES};
 use crate::wire::{self, CloseCode};
 use flatbuffers::FlatBufferBuilder;
 
@@ -32,10 +30,7 @@ impl Direction {
         if len < 1e-3 {
             return Some(Direction::STILL);
         }
-        Some(Direction {
-            x: x / len,
-            y: y / len,
-        })
+        Some(Direction { x: x / len, y: y / len })
     }
 
     /// Unit x component (0 when still).
@@ -138,11 +133,9 @@ pub fn decode(buf: &[u8]) -> Result<ClientMsg, DecodeError> {
         wire::ClientBody::Hello => msg.body_as_hello().map(decode_hello),
         wire::ClientBody::Input => msg.body_as_input().map(decode_input),
         wire::ClientBody::ChatSend => msg.body_as_chat_send().map(decode_chat),
-        wire::ClientBody::Ping => msg.body_as_ping().map(|p| {
-            Ok(ClientMsg::Ping {
-                client_time_ms: p.client_time_ms(),
-            })
-        }),
+        wire::ClientBody::Ping => {
+            msg.body_as_ping().map(|p| Ok(ClientMsg::Ping { client_time_ms: p.client_time_ms() }))
+        }
         _ => None,
     }
     .unwrap_or(Err(DecodeError::Unknown(kind.0)))
@@ -151,25 +144,16 @@ pub fn decode(buf: &[u8]) -> Result<ClientMsg, DecodeError> {
 fn decode_hello(h: wire::Hello<'_>) -> Result<ClientMsg, DecodeError> {
     let name = validate_name(h.name().unwrap_or(""))?;
     let access_token = match h.access_token() {
-        Some(t) if t.len() > MAX_ACCESS_TOKEN_BYTES => {
-            return Err(DecodeError::InvalidField("access_token"))
-        }
+        Some(t) if t.len() > MAX_ACCESS_TOKEN_BYTES => return Err(DecodeError::InvalidField("access_token")),
         Some(t) if !t.is_empty() => Some(t.to_owned()),
         _ => None,
     };
     let resume_ticket = match h.resume_ticket() {
-        Some(t) if t.len() > MAX_TICKET_BYTES => {
-            return Err(DecodeError::InvalidField("resume_ticket"))
-        }
+        Some(t) if t.len() > MAX_TICKET_BYTES => return Err(DecodeError::InvalidField("resume_ticket")),
         Some(t) if !t.is_empty() => Some(t.bytes().to_vec()),
         _ => None,
     };
-    Ok(ClientMsg::Hello(Hello {
-        protocol_version: h.protocol_version(),
-        name,
-        access_token,
-        resume_ticket,
-    }))
+    Ok(ClientMsg::Hello(Hello { protocol_version: h.protocol_version(), name, access_token, resume_ticket }))
 }
 
 fn decode_input(i: wire::Input<'_>) -> Result<ClientMsg, DecodeError> {
@@ -183,11 +167,7 @@ fn decode_chat(c: wire::ChatSend<'_>) -> Result<ClientMsg, DecodeError> {
     if chars == 0 || chars > MAX_CHAT_CHARS {
         return Err(DecodeError::ChatTooLong);
     }
-    Ok(ClientMsg::Chat(
-        text.chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect(),
-    ))
+    Ok(ClientMsg::Chat(text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()))
 }
 
 /// Trims `raw` and checks it is a valid display name.
@@ -208,23 +188,13 @@ fn finish(
     kind: wire::ClientBody,
     body: flatbuffers::WIPOffset<flatbuffers::UnionWIPOffset>,
 ) -> Vec<u8> {
-    let root = wire::ClientMessage::create(
-        &mut fbb,
-        &wire::ClientMessageArgs {
-            body_type: kind,
-            body: Some(body),
-        },
-    );
+    let root = wire::ClientMessage::create(&mut fbb, &wire::ClientMessageArgs { body_type: kind, body: Some(body) });
     fbb.finish(root, None);
     fbb.finished_data().to_vec()
 }
 
 /// Encodes a Hello. `resume_ticket` and `access_token` are omitted when `None`.
-pub fn encode_hello(
-    name: &str,
-    access_token: Option<&str>,
-    resume_ticket: Option<&[u8]>,
-) -> Vec<u8> {
+pub fn encode_hello(name: &str, access_token: Option<&str>, resume_ticket: Option<&[u8]>) -> Vec<u8> {
     encode_hello_version(crate::PROTOCOL_VERSION, name, access_token, resume_ticket)
 }
 
@@ -241,12 +211,7 @@ pub fn encode_hello_version(
     let resume_ticket = resume_ticket.map(|t| fbb.create_vector(t));
     let hello = wire::Hello::create(
         &mut fbb,
-        &wire::HelloArgs {
-            protocol_version: version,
-            name: Some(name),
-            access_token,
-            resume_ticket,
-        },
+        &wire::HelloArgs { protocol_version: version, name: Some(name), access_token, resume_ticket },
     );
     finish(fbb, wire::ClientBody::Hello, hello.as_union_value())
 }
@@ -280,9 +245,7 @@ mod tests {
     #[test]
     fn hello_round_trips() {
         let bytes = encode_hello("  Ada ", Some("tok"), Some(&[1, 2, 3]));
-        let ClientMsg::Hello(h) = decode(&bytes).expect("valid hello") else {
-            panic!("not a hello")
-        };
+        let ClientMsg::Hello(h) = decode(&bytes).expect("valid hello") else { panic!("not a hello") };
         assert_eq!(h.name, "Ada");
         assert_eq!(h.access_token.as_deref(), Some("tok"));
         assert_eq!(h.resume_ticket.as_deref(), Some(&[1u8, 2, 3][..]));
@@ -291,16 +254,10 @@ mod tests {
 
     #[test]
     fn input_is_normalized_and_zero_means_still() {
-        let ClientMsg::Input { seq, dir } = decode(&encode_input(7, 3.0, 4.0)).expect("input")
-        else {
-            panic!()
-        };
+        let ClientMsg::Input { seq, dir } = decode(&encode_input(7, 3.0, 4.0)).expect("input") else { panic!() };
         assert_eq!(seq, 7);
         assert!((dir.x() - 0.6).abs() < 1e-6 && (dir.y() - 0.8).abs() < 1e-6);
-        let ClientMsg::Input { dir, .. } = decode(&encode_input(8, 0.0, 0.0)).expect("input")
-        else {
-            panic!()
-        };
+        let ClientMsg::Input { dir, .. } = decode(&encode_input(8, 0.0, 0.0)).expect("input") else { panic!() };
         assert!(dir.is_still());
     }
 
@@ -315,10 +272,7 @@ mod tests {
     #[test]
     fn garbage_and_truncation_are_malformed_not_panics() {
         assert!(matches!(decode(&[]), Err(DecodeError::Malformed(_))));
-        assert!(matches!(
-            decode(&[0xff; 40]),
-            Err(DecodeError::Malformed(_))
-        ));
+        assert!(matches!(decode(&[0xff; 40]), Err(DecodeError::Malformed(_))));
         let hello = encode_hello("Ada", None, None);
         for cut in 0..hello.len() {
             let _ = decode(&hello[..cut]);
@@ -337,14 +291,8 @@ mod tests {
         assert!(validate_name("   ").is_err());
         assert!(validate_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
         assert!(validate_name("a\u{7}b").is_err());
-        assert_eq!(
-            validate_name(&"é".repeat(MAX_NAME_CHARS)).map(|n| n.chars().count()),
-            Ok(MAX_NAME_CHARS)
-        );
-        assert_eq!(
-            decode(&encode_chat(&"y".repeat(MAX_CHAT_CHARS + 1))),
-            Err(DecodeError::ChatTooLong)
-        );
+        assert_eq!(validate_name(&"é".repeat(MAX_NAME_CHARS)).map(|n| n.chars().count()), Ok(MAX_NAME_CHARS));
+        assert_eq!(decode(&encode_chat(&"y".repeat(MAX_CHAT_CHARS + 1))), Err(DecodeError::ChatTooLong));
         assert_eq!(decode(&encode_chat("hi")), Ok(ClientMsg::Chat("hi".into())));
     }
 
@@ -352,18 +300,10 @@ mod tests {
     fn unknown_union_member_is_unknown() {
         // A ClientMessage whose body type is 42, with a table behind it.
         let mut fbb = FlatBufferBuilder::new();
-        let ping = wire::Ping::create(
-            &mut fbb,
-            &wire::PingArgs {
-                client_time_ms: 1.0,
-            },
-        );
+        let ping = wire::Ping::create(&mut fbb, &wire::PingArgs { client_time_ms: 1.0 });
         let root = wire::ClientMessage::create(
             &mut fbb,
-            &wire::ClientMessageArgs {
-                body_type: wire::ClientBody(42),
-                body: Some(ping.as_union_value()),
-            },
+            &wire::ClientMessageArgs { body_type: wire::ClientBody(42), body: Some(ping.as_union_value()) },
         );
         fbb.finish(root, None);
         assert_eq!(decode(fbb.finished_data()), Err(DecodeError::Unknown(42)));

@@ -24,18 +24,12 @@ pub fn dequantize(q: u16, min: f32, max: f32) -> f32 {
 
 /// Quantizes a world position to `(x, y)` over `bounds`.
 pub fn position(bounds: &Bounds, x: f32, y: f32) -> (u16, u16) {
-    (
-        quantize(x, bounds.min_x(), bounds.max_x()),
-        quantize(y, bounds.min_y(), bounds.max_y()),
-    )
+    (quantize(x, bounds.min_x(), bounds.max_x()), quantize(y, bounds.min_y(), bounds.max_y()))
 }
 
 /// World position of a quantized `(x, y)` over `bounds`.
 pub fn world_position(bounds: &Bounds, x: u16, y: u16) -> (f32, f32) {
-    (
-        dequantize(x, bounds.min_x(), bounds.max_x()),
-        dequantize(y, bounds.min_y(), bounds.max_y()),
-    )
+    (dequantize(x, bounds.min_x(), bounds.max_x()), dequantize(y, bounds.min_y(), bounds.max_y()))
 }
 
 /// Heading of a direction vector as 0..=255 (a full turn, counter-clockwise from +x).

@@ -38,13 +38,7 @@ pub(crate) fn finish(
     kind: wire::ServerBody,
     body: WIPOffset<UnionWIPOffset>,
 ) -> Bytes {
-    let root = wire::ServerMessage::create(
-        fbb,
-        &wire::ServerMessageArgs {
-            body_type: kind,
-            body: Some(body),
-        },
-    );
+    let root = wire::ServerMessage::create(fbb, &wire::ServerMessageArgs { body_type: kind, body: Some(body) });
     fbb.finish(root, None);
     Bytes::copy_from_slice(fbb.finished_data())
 }
@@ -74,13 +68,7 @@ pub fn encode_welcome(w: &WelcomeInfo<'_>) -> Bytes {
 }
 
 /// Encodes a chat line from `from` (with its display name) on `shard`.
-pub fn encode_chat(
-    from: PlayerId,
-    name: &str,
-    text: &str,
-    shard: ShardId,
-    server_time_ms: u64,
-) -> Bytes {
+pub fn encode_chat(from: PlayerId, name: &str, text: &str, shard: ShardId, server_time_ms: u64) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(96 + name.len() + text.len());
     let name = fbb.create_string(name);
     let text = fbb.create_string(text);
@@ -94,11 +82,7 @@ pub fn encode_chat(
             server_time_ms,
         },
     );
-    finish(
-        &mut fbb,
-        wire::ServerBody::ChatMessage,
-        body.as_union_value(),
-    )
+    finish(&mut fbb, wire::ServerBody::ChatMessage, body.as_union_value())
 }
 
 fn player_infos<'a, 'f>(
@@ -108,13 +92,7 @@ fn player_infos<'a, 'f>(
     let infos: Vec<_> = players
         .map(|(id, name)| {
             let name = fbb.create_string(name);
-            wire::PlayerInfo::create(
-                fbb,
-                &wire::PlayerInfoArgs {
-                    id: id.0,
-                    name: Some(name),
-                },
-            )
+            wire::PlayerInfo::create(fbb, &wire::PlayerInfoArgs { id: id.0, name: Some(name) })
         })
         .collect();
     fbb.create_vector(&infos)
@@ -132,11 +110,7 @@ pub fn encode_presence<'a>(
     let left = fbb.create_vector(&left);
     let body = wire::Presence::create(
         &mut fbb,
-        &wire::PresenceArgs {
-            shard_id: shard.0,
-            joined: Some(joined),
-            left: Some(left),
-        },
+        &wire::PresenceArgs { shard_id: shard.0, joined: Some(joined), left: Some(left) },
     );
     finish(&mut fbb, wire::ServerBody::Presence, body.as_union_value())
 }
@@ -145,12 +119,7 @@ pub fn encode_presence<'a>(
 pub fn encode_roster<'a>(players: impl Iterator<Item = (PlayerId, &'a str)>) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(4096);
     let players = player_infos(&mut fbb, players);
-    let body = wire::Roster::create(
-        &mut fbb,
-        &wire::RosterArgs {
-            players: Some(players),
-        },
-    );
+    let body = wire::Roster::create(&mut fbb, &wire::RosterArgs { players: Some(players) });
     finish(&mut fbb, wire::ServerBody::Roster, body.as_union_value())
 }
 
@@ -158,13 +127,7 @@ pub fn encode_roster<'a>(players: impl Iterator<Item = (PlayerId, &'a str)>) -> 
 pub fn encode_busy(reason: &str, retry_after_ms: u32) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(128);
     let reason = fbb.create_string(reason);
-    let body = wire::Busy::create(
-        &mut fbb,
-        &wire::BusyArgs {
-            reason: Some(reason),
-            retry_after_ms,
-        },
-    );
+    let body = wire::Busy::create(&mut fbb, &wire::BusyArgs { reason: Some(reason), retry_after_ms });
     finish(&mut fbb, wire::ServerBody::Busy, body.as_union_value())
 }
 
@@ -172,26 +135,14 @@ pub fn encode_busy(reason: &str, retry_after_ms: u32) -> Bytes {
 pub fn encode_error(code: CloseCode, message: &str) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(128);
     let message = fbb.create_string(message);
-    let body = wire::Error::create(
-        &mut fbb,
-        &wire::ErrorArgs {
-            code,
-            message: Some(message),
-        },
-    );
+    let body = wire::Error::create(&mut fbb, &wire::ErrorArgs { code, message: Some(message) });
     finish(&mut fbb, wire::ServerBody::Error, body.as_union_value())
 }
 
 /// Encodes a Pong answering a Ping.
 pub fn encode_pong(client_time_ms: f64, server_time_ms: u64) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(64);
-    let body = wire::Pong::create(
-        &mut fbb,
-        &wire::PongArgs {
-            client_time_ms,
-            server_time_ms,
-        },
-    );
+    let body = wire::Pong::create(&mut fbb, &wire::PongArgs { client_time_ms, server_time_ms });
     finish(&mut fbb, wire::ServerBody::Pong, body.as_union_value())
 }
 
@@ -200,13 +151,7 @@ pub fn encode_move(resume_ticket: &[u8], reason: &str) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(128);
     let ticket = fbb.create_vector(resume_ticket);
     let reason = fbb.create_string(reason);
-    let body = wire::Move::create(
-        &mut fbb,
-        &wire::MoveArgs {
-            resume_ticket: Some(ticket),
-            reason: Some(reason),
-        },
-    );
+    let body = wire::Move::create(&mut fbb, &wire::MoveArgs { resume_ticket: Some(ticket), reason: Some(reason) });
     finish(&mut fbb, wire::ServerBody::Move, body.as_union_value())
 }
 
@@ -300,48 +245,31 @@ mod tests {
             position: (1.5, 2.5),
             resumed: false,
         });
-        let Ok(ServerMsg::Welcome(w)) = decode(&bytes) else {
-            panic!("not a welcome")
-        };
+        let Ok(ServerMsg::Welcome(w)) = decode(&bytes) else { panic!("not a welcome") };
         assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (9, 3, 20));
-        assert_eq!(
-            w.resume_ticket().map(|t| t.bytes().to_vec()),
-            Some(vec![7; 16])
-        );
+        assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(vec![7; 16]));
         assert_eq!(w.bounds().map(|b| b.max_y()), Some(500.0));
         assert_eq!(w.name(), Some("Ada"));
     }
 
     #[test]
     fn presence_and_roster_round_trip() {
-        let bytes = encode_presence(
-            ShardId(1),
-            [(PlayerId(2), "b")].into_iter(),
-            [PlayerId(5)].into_iter(),
-        );
-        let Ok(ServerMsg::Presence(p)) = decode(&bytes) else {
-            panic!()
-        };
+        let bytes = encode_presence(ShardId(1), [(PlayerId(2), "b")].into_iter(), [PlayerId(5)].into_iter());
+        let Ok(ServerMsg::Presence(p)) = decode(&bytes) else { panic!() };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(2));
         assert_eq!(p.left().map(|l| l.get(0)), Some(5));
         let bytes = encode_roster([(PlayerId(1), "a"), (PlayerId(2), "b")].into_iter());
-        let Ok(ServerMsg::Roster(r)) = decode(&bytes) else {
-            panic!()
-        };
+        let Ok(ServerMsg::Roster(r)) = decode(&bytes) else { panic!() };
         assert_eq!(r.players().map(|p| p.len()), Some(2));
     }
 
     #[test]
     fn error_and_busy_carry_their_fields() {
         let err = encode_error(CloseCode::TooSlow, "slow");
-        let Ok(ServerMsg::Error(e)) = decode(&err) else {
-            panic!()
-        };
+        let Ok(ServerMsg::Error(e)) = decode(&err) else { panic!() };
         assert_eq!(e.code(), CloseCode::TooSlow);
         let busy = encode_busy("full", 1500);
-        let Ok(ServerMsg::Busy(b)) = decode(&busy) else {
-            panic!()
-        };
+        let Ok(ServerMsg::Busy(b)) = decode(&busy) else { panic!() };
         assert_eq!((b.reason(), b.retry_after_ms()), (Some("full"), 1500));
     }
 

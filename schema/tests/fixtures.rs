@@ -47,12 +47,10 @@ fn js(s: &str) -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 fn bounds_json(b: &wire::Bounds) -> String {
@@ -66,10 +64,8 @@ fn bounds_json(b: &wire::Bounds) -> String {
 }
 
 fn infos_json(players: &[(u32, &str)]) -> String {
-    let items: Vec<String> = players
-        .iter()
-        .map(|(id, name)| format!("{{\"id\": {id}, \"name\": {}}}", js(name)))
-        .collect();
+    let items: Vec<String> =
+        players.iter().map(|(id, name)| format!("{{\"id\": {id}, \"name\": {}}}", js(name))).collect();
     format!("[{}]", items.join(", "))
 }
 
@@ -78,9 +74,7 @@ fn world() -> wire::Bounds {
 }
 
 fn welcome() -> Frame {
-    let ticket: Vec<u8> = (0u8..32)
-        .map(|i| i.wrapping_mul(37).wrapping_add(11))
-        .collect();
+    let ticket: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(37).wrapping_add(11)).collect();
     let bytes = server::encode_welcome(&WelcomeInfo {
         player_id: PlayerId(70_001),
         shard_id: ShardId(0x00c0_ffee),
@@ -102,51 +96,16 @@ fn welcome() -> Frame {
         js(&hex(&ticket)),
         js("Zoë <b>"),
     );
-    Frame {
-        name: "welcome",
-        kind: "Welcome",
-        bytes,
-        expect,
-    }
+    Frame { name: "welcome", kind: "Welcome", bytes, expect }
 }
 
 fn snapshot_players() -> Vec<PlayerEntry> {
     vec![
-        PlayerEntry {
-            id: PlayerId(1),
-            x: 0.0,
-            y: 0.0,
-            heading: 0,
-            moving: false,
-        },
-        PlayerEntry {
-            id: PlayerId(70_001),
-            x: 250.5,
-            y: 731.25,
-            heading: 64,
-            moving: true,
-        },
-        PlayerEntry {
-            id: PlayerId(65_535),
-            x: 999.99,
-            y: 12.75,
-            heading: 200,
-            moving: true,
-        },
-        PlayerEntry {
-            id: PlayerId(0xfffe_0003),
-            x: 500.0,
-            y: 500.0,
-            heading: 255,
-            moving: false,
-        },
-        PlayerEntry {
-            id: PlayerId(42),
-            x: -5.0,
-            y: 1005.0,
-            heading: 128,
-            moving: false,
-        },
+        PlayerEntry { id: PlayerId(1), x: 0.0, y: 0.0, heading: 0, moving: false },
+        PlayerEntry { id: PlayerId(70_001), x: 250.5, y: 731.25, heading: 64, moving: true },
+        PlayerEntry { id: PlayerId(65_535), x: 999.99, y: 12.75, heading: 200, moving: true },
+        PlayerEntry { id: PlayerId(0xfffe_0003), x: 500.0, y: 500.0, heading: 255, moving: false },
+        PlayerEntry { id: PlayerId(42), x: -5.0, y: 1005.0, heading: 128, moving: false },
     ]
 }
 
@@ -182,12 +141,7 @@ fn snapshot() -> Frame {
         bounds_json(&header.bounds),
         items.join(", ")
     );
-    Frame {
-        name: "snapshot",
-        kind: "Snapshot",
-        bytes,
-        expect,
-    }
+    Frame { name: "snapshot", kind: "Snapshot", bytes, expect }
 }
 
 fn empty_snapshot() -> Frame {
@@ -206,34 +160,18 @@ fn empty_snapshot() -> Frame {
          \"cell\": 3, \"players\": []}}",
         bounds_json(&bounds)
     );
-    Frame {
-        name: "snapshot-empty",
-        kind: "Snapshot",
-        bytes,
-        expect,
-    }
+    Frame { name: "snapshot-empty", kind: "Snapshot", bytes, expect }
 }
 
 fn chat() -> Frame {
     let text = "hi <img src=x onerror=alert(1)> & \"quotes\" \u{1f600}";
-    let bytes = server::encode_chat(
-        PlayerId(70_001),
-        "Zoë <b>",
-        text,
-        ShardId(7),
-        1_764_450_000_200,
-    );
+    let bytes = server::encode_chat(PlayerId(70_001), "Zoë <b>", text, ShardId(7), 1_764_450_000_200);
     let expect = format!(
         "{{\"from_id\": 70001, \"name\": {}, \"text\": {}, \"shard_id\": 7, \"server_time_ms\": 1764450000200}}",
         js("Zoë <b>"),
         js(text)
     );
-    Frame {
-        name: "chat",
-        kind: "ChatMessage",
-        bytes,
-        expect,
-    }
+    Frame { name: "chat", kind: "ChatMessage", bytes, expect }
 }
 
 fn presence() -> Frame {
@@ -244,28 +182,15 @@ fn presence() -> Frame {
         joined.iter().map(|(id, n)| (PlayerId(*id), *n)),
         left.iter().map(|id| PlayerId(*id)),
     );
-    let expect = format!(
-        "{{\"shard_id\": 7, \"joined\": {}, \"left\": [3, 4]}}",
-        infos_json(&joined)
-    );
-    Frame {
-        name: "presence",
-        kind: "Presence",
-        bytes,
-        expect,
-    }
+    let expect = format!("{{\"shard_id\": 7, \"joined\": {}, \"left\": [3, 4]}}", infos_json(&joined));
+    Frame { name: "presence", kind: "Presence", bytes, expect }
 }
 
 fn roster() -> Frame {
     let players = [(1u32, "one"), (70_001u32, "Zoë <b>"), (65_535u32, "edge")];
     let bytes = server::encode_roster(players.iter().map(|(id, n)| (PlayerId(*id), *n)));
     let expect = format!("{{\"players\": {}}}", infos_json(&players));
-    Frame {
-        name: "roster",
-        kind: "Roster",
-        bytes,
-        expect,
-    }
+    Frame { name: "roster", kind: "Roster", bytes, expect }
 }
 
 fn busy() -> Frame {
@@ -280,16 +205,8 @@ fn busy() -> Frame {
 
 fn error() -> Frame {
     let bytes = server::encode_error(CloseCode::SessionReplaced, "opened elsewhere");
-    let expect = format!(
-        "{{\"code\": {}, \"message\": \"opened elsewhere\"}}",
-        CloseCode::SessionReplaced.0
-    );
-    Frame {
-        name: "error",
-        kind: "Error",
-        bytes,
-        expect,
-    }
+    let expect = format!("{{\"code\": {}, \"message\": \"opened elsewhere\"}}", CloseCode::SessionReplaced.0);
+    Frame { name: "error", kind: "Error", bytes, expect }
 }
 
 fn pong() -> Frame {
@@ -305,31 +222,12 @@ fn pong() -> Frame {
 fn moved() -> Frame {
     let ticket = [0xa5u8; 16];
     let bytes = server::encode_move(&ticket, "shard draining");
-    let expect = format!(
-        "{{\"resume_ticket_hex\": {}, \"reason\": \"shard draining\"}}",
-        js(&hex(&ticket))
-    );
-    Frame {
-        name: "move",
-        kind: "Move",
-        bytes,
-        expect,
-    }
+    let expect = format!("{{\"resume_ticket_hex\": {}, \"reason\": \"shard draining\"}}", js(&hex(&ticket)));
+    Frame { name: "move", kind: "Move", bytes, expect }
 }
 
 fn frames() -> Vec<Frame> {
-    vec![
-        welcome(),
-        snapshot(),
-        empty_snapshot(),
-        chat(),
-        presence(),
-        roster(),
-        busy(),
-        error(),
-        pong(),
-        moved(),
-    ]
+    vec![welcome(), snapshot(), empty_snapshot(), chat(), presence(), roster(), busy(), error(), pong(), moved()]
 }
 
 /// The union member name of a decoded frame, as in mino.fbs.
@@ -381,12 +279,8 @@ fn fixture_file_matches_the_encoders() {
         std::fs::write(&path, &want).expect("write fixture");
         return;
     }
-    let have = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run with MINO_UPDATE_FIXTURES=1 to create it",
-            path.display()
-        )
-    });
+    let have = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run with MINO_UPDATE_FIXTURES=1 to create it", path.display()));
     assert!(
         have == want,
         "{} is out of date with the encoders; rerun with MINO_UPDATE_FIXTURES=1 and commit it",

@@ -16,10 +16,7 @@ fn corpus_dir() -> PathBuf {
 fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         ("seed-hello", client::encode_hello("Ada", None, None)),
-        (
-            "seed-hello-full",
-            client::encode_hello("Zoë 🎮", Some("token"), Some(&[9; 16])),
-        ),
+        ("seed-hello-full", client::encode_hello("Zoë 🎮", Some("token"), Some(&[9; 16]))),
         ("seed-input", client::encode_input(1, 0.6, -0.8)),
         ("seed-input-still", client::encode_input(2, 0.0, 0.0)),
         ("seed-chat", client::encode_chat("hello there")),
@@ -50,14 +47,9 @@ fn corpus_replays_without_panic() {
             std::fs::write(corpus_dir().join(name), bytes).expect("write seed");
         }
     }
-    let entries: Vec<_> = std::fs::read_dir(corpus_dir())
-        .expect("fuzz/corpus/decode_client exists")
-        .filter_map(Result::ok)
-        .collect();
-    assert!(
-        entries.len() >= seeds().len(),
-        "corpus has at least the seeds"
-    );
+    let entries: Vec<_> =
+        std::fs::read_dir(corpus_dir()).expect("fuzz/corpus/decode_client exists").filter_map(Result::ok).collect();
+    assert!(entries.len() >= seeds().len(), "corpus has at least the seeds");
     let mut decoded = 0;
     for e in entries {
         let data = std::fs::read(e.path()).expect("read corpus file");

@@ -22,6 +22,8 @@ pub enum Refusal {
     Overloaded,
     /// The shard is shutting down or draining.
     Draining,
+    /// Clustered and no player id is available (Redis unreachable since start).
+    Unavailable,
 }
 
 impl Refusal {
@@ -31,6 +33,7 @@ impl Refusal {
             Refusal::Full => "full",
             Refusal::Overloaded => "overloaded",
             Refusal::Draining => "draining",
+            Refusal::Unavailable => "unavailable",
         }
     }
 }

@@ -90,9 +90,38 @@ pub struct Cli {
     #[arg(long, env = "MINO_SEND_BUFFER_BYTES", default_value_t = 0)]
     pub send_buffer_bytes: usize,
 
+    /// Redis URL (redis://, rediss:// for TLS, redis://user:pass@host:port/db).
+    /// With it, this shard joins the other shards of its place; without it, it
+    /// runs standalone. Append #insecure to a rediss:// URL to accept a
+    /// self-signed certificate.
+    #[arg(long, env = "MINO_REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// The place this shard serves: shards with the same place and Redis share
+    /// one world. 1 to 64 of A-Z a-z 0-9 _ -.
+    #[arg(long, env = "MINO_PLACE", default_value = "main", value_parser = parse_place)]
+    pub place: String,
+
+    /// A shard whose heartbeat is older than this is dead to the others, ms.
+    #[arg(long, env = "MINO_SHARD_TTL_MS", default_value_t = 3000)]
+    pub shard_ttl_ms: u64,
+
+    /// Interval of the shard's heartbeat and of its reading of the registry, ms.
+    #[arg(long, env = "MINO_HEARTBEAT_MS", default_value_t = 500)]
+    pub heartbeat_ms: u64,
+
     /// Time the graceful shutdown may take before tasks are abandoned, ms.
     #[arg(long, env = "MINO_SHUTDOWN_TIMEOUT_MS", default_value_t = 5000)]
     pub shutdown_timeout_ms: u64,
+}
+
+fn parse_place(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err("a place is 1 to 64 of A-Z a-z 0-9 _ -".into())
+    }
 }
 
 /// The server's settings, typed. Built from [`Cli`] by [`Config::from_cli`] or
@@ -131,6 +160,14 @@ pub struct Config {
     pub chat_rate: f64,
     /// Open connection cap.
     pub max_connections: usize,
+    /// Redis URL; `None` = standalone.
+    pub redis: Option<String>,
+    /// Place name (Redis key and channel prefix).
+    pub place: String,
+    /// Heartbeat age after which a shard is dead.
+    pub shard_ttl: Duration,
+    /// Heartbeat and registry read interval.
+    pub heartbeat: Duration,
     /// Fixed SO_SNDBUF, bytes; `None` = kernel autotuning.
     pub send_buffer: Option<usize>,
     /// Bound on the graceful shutdown.
@@ -144,14 +181,10 @@ impl Config {
             static_dir: cli.static_dir.clone(),
             tick_hz: cli.tick_hz,
             max_players: cli.max_players.get(),
-            shard_id: ShardId(
-                cli.shard_id
-                    .map_or_else(|| rand::random_range(1..=u32::MAX), NonZeroU32::get),
-            ),
+            shard_id: ShardId(cli.shard_id.map_or_else(|| rand::random_range(1..=u32::MAX), NonZeroU32::get)),
             world_size: cli.world_size.max(1.0),
             speed: cli.speed.max(0.0),
-            busy_lateness: (cli.busy_lateness_ms > 0)
-                .then(|| Duration::from_millis(cli.busy_lateness_ms)),
+            busy_lateness: (cli.busy_lateness_ms > 0).then(|| Duration::from_millis(cli.busy_lateness_ms)),
             busy_retry: Duration::from_millis(cli.busy_retry_ms.into()),
             ping_interval: Duration::from_millis(cli.ping_interval_ms.max(100)),
             peer_timeout: Duration::from_millis(cli.peer_timeout_ms.max(200)),
@@ -162,6 +195,10 @@ impl Config {
             chat_rate: cli.chat_rate.max(0.01),
             max_connections: cli.max_connections.max(1),
             send_buffer: (cli.send_buffer_bytes > 0).then_some(cli.send_buffer_bytes),
+            redis: cli.redis_url.clone().filter(|u| !u.is_empty()),
+            place: cli.place.clone(),
+            shard_ttl: Duration::from_millis(cli.shard_ttl_ms.max(200)),
+            heartbeat: Duration::from_millis(cli.heartbeat_ms.clamp(50, cli.shard_ttl_ms.max(200) / 2)),
             shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
         }
     }

@@ -35,6 +35,8 @@ pub struct AppState {
     pub registry: Arc<Registry>,
     /// Tracks session tasks so shutdown can join them.
     pub tracker: TaskTracker,
+    /// Clustered: Redis health for `/readyz`.
+    pub cluster: Option<Arc<crate::cluster::ClusterStatus>>,
 }
 
 /// A connection slot, held by the HTTP connection and by the websocket session
@@ -52,9 +54,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .with_state(state);
     match static_dir {
-        Some(dir) => {
-            router.fallback_service(ServeDir::new(dir).append_index_html_on_directories(true))
-        }
+        Some(dir) => router.fallback_service(ServeDir::new(dir).append_index_html_on_directories(true)),
         None => router,
     }
 }
@@ -80,8 +80,11 @@ async fn websocket(
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
+    let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
     if state.session.cancel.is_cancelled() {
         (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response()
+    } else if redis_down {
+        (StatusCode::SERVICE_UNAVAILABLE, "redis unreachable\n").into_response()
     } else {
         (StatusCode::OK, "ready\n").into_response()
     }
@@ -90,13 +93,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
 async fn metrics(State(state): State<AppState>) -> Response {
     let mut body = String::new();
     match prometheus_client::encoding::text::encode(&mut body, &state.registry) {
-        Ok(()) => (
-            [(
-                header::CONTENT_TYPE,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )],
-            body,
-        )
+        Ok(()) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], body)
             .into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }

@@ -17,8 +17,10 @@
 //! - [`metrics`]: Prometheus metrics. [`shutdown`]: signals.
 
 pub mod admission;
+pub mod cluster;
 pub mod config;
 pub mod http;
+pub mod ids;
 pub mod listener;
 pub mod metrics;
 pub mod session;
@@ -40,12 +42,9 @@ use tokio_util::task::TaskTracker;
 /// stops accepting, closes every socket with "going away" (1001), stops the tick
 /// and joins every task, giving up after `config.shutdown_timeout`.
 ///
-/// Errors: none today once started; the `Result` leaves room for setup failures.
-pub async fn run(
-    listener: TcpListener,
-    config: Config,
-    cancel: CancellationToken,
-) -> anyhow::Result<()> {
+/// Errors: an invalid Redis URL. An unreachable Redis is not an error: the
+/// shard serves its own players, reports not ready, and keeps retrying.
+pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToken) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
@@ -53,12 +52,15 @@ pub async fn run(
     let (commands_tx, commands_rx) = mpsc::channel(tick::COMMAND_QUEUE);
     let (frames_tx, _) = broadcast::channel(config.outbound_ticks);
 
-    let tick_loop = tick::TickLoop::new(
-        shard::Shard::new(&config),
-        config.clone(),
-        metrics.clone(),
-        frames_tx,
-    );
+    let (cluster_link, cluster_status) = match config.redis {
+        Some(_) => {
+            let (link, status) = cluster::start(&config, &metrics, &tracker, &cancel)?;
+            (Some(link), Some(status))
+        }
+        None => (None, None),
+    };
+    let shard = shard::Shard::new(&config);
+    let tick_loop = tick::TickLoop::new(shard, config.clone(), metrics.clone(), frames_tx, cluster_link);
     tracker.spawn(tick_loop.run(commands_rx, cancel.clone()));
 
     let state = http::AppState {
@@ -70,6 +72,7 @@ pub async fn run(
         },
         registry: Arc::new(registry),
         tracker: tracker.clone(),
+        cluster: cluster_status,
     };
     let accept = listener::AcceptConfig {
         max_connections: config.max_connections,
@@ -77,24 +80,12 @@ pub async fn run(
         send_buffer: config.send_buffer,
     };
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
-    tracker.spawn(listener::accept_loop(
-        listener,
-        http::router(state),
-        accept,
-        tracker.clone(),
-        cancel.clone(),
-    ));
+    tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
 
     cancel.cancelled().await;
     tracker.close();
-    if tokio::time::timeout(config.shutdown_timeout, tracker.wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            tasks = tracker.len(),
-            "shutdown timed out; abandoning remaining tasks"
-        );
+    if tokio::time::timeout(config.shutdown_timeout, tracker.wait()).await.is_err() {
+        tracing::warn!(tasks = tracker.len(), "shutdown timed out; abandoning remaining tasks");
     }
     tracing::info!("shard stopped");
     Ok(())

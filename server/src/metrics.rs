@@ -18,6 +18,13 @@
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::session::CloseReason`] label |
 //! | `mino_busy_refusals_total{reason}` | hellos refused: full, overloaded, draining |
 //! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
+//! | `mino_redis_up` | clustered: 1 while the last heartbeat reached Redis |
+//! | `mino_redis_reconnects_total` | clustered: subscriptions rebuilt and heartbeats recovered |
+//! | `mino_redis_publish_failures_total` | clustered: publishes that failed (the frame is dropped) |
+//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped: `publish_snapshot` (Redis slower than the tick, oldest dropped), `publish_event`, `relay_snapshot` (tick queue full or shard not live) |
+//! | `mino_relay_frames_total` | clustered: frames received from other shards |
+//! | `mino_relay_lag_seconds` | clustered: age of a relayed snapshot when handed to sockets (publisher's tick to our tick) |
+//! | `mino_cluster_shards` | clustered: other live shards |
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -64,6 +71,27 @@ pub struct Metrics {
     pub busy_refusals: Family<ReasonLabel, Counter>,
     /// See module docs.
     pub overloaded: Gauge,
+    /// See module docs.
+    pub redis_up: Gauge,
+    /// See module docs.
+    pub redis_reconnects: Counter,
+    /// See module docs.
+    pub publish_failures: Counter,
+    /// See module docs.
+    pub relay_dropped: Family<KindLabel, Counter>,
+    /// See module docs.
+    pub relay_frames: Counter,
+    /// See module docs.
+    pub relay_lag: Histogram,
+    /// See module docs.
+    pub cluster_shards: Gauge,
+}
+
+/// Label set with one `kind` label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    /// The kind, a fixed lower-case word.
+    pub kind: &'static str,
 }
 
 impl Metrics {
@@ -85,70 +113,52 @@ impl Metrics {
             sockets_closed: Family::default(),
             busy_refusals: Family::default(),
             overloaded: Gauge::default(),
+            redis_up: Gauge::default(),
+            redis_reconnects: Counter::default(),
+            publish_failures: Counter::default(),
+            relay_dropped: Family::default(),
+            relay_frames: Counter::default(),
+            // 1 ms .. ~16 s
+            relay_lag: Histogram::new(exponential_buckets(0.001, 2.0, 15)),
+            cluster_shards: Gauge::default(),
         };
         let r = registry;
-        r.register(
-            "mino_players",
-            "Players simulated by this shard",
-            m.players.clone(),
-        );
+        r.register("mino_players", "Players simulated by this shard", m.players.clone());
         r.register("mino_connections", "Open websockets", m.connections.clone());
-        r.register_with_unit(
-            "mino_tick_duration",
-            "Work time of one tick",
-            Unit::Seconds,
-            m.tick_duration.clone(),
-        );
-        r.register_with_unit(
-            "mino_tick_lateness",
-            "Tick start lateness",
-            Unit::Seconds,
-            m.tick_lateness.clone(),
-        );
+        r.register_with_unit("mino_tick_duration", "Work time of one tick", Unit::Seconds, m.tick_duration.clone());
+        r.register_with_unit("mino_tick_lateness", "Tick start lateness", Unit::Seconds, m.tick_lateness.clone());
         r.register("mino_ticks", "Ticks run", m.ticks.clone());
-        r.register(
-            "mino_ticks_late",
-            "Ticks started over a fifth of a period late",
-            m.ticks_late.clone(),
-        );
-        r.register(
-            "mino_ticks_skipped",
-            "Scheduled ticks skipped after a stall",
-            m.ticks_skipped.clone(),
-        );
-        r.register(
-            "mino_snapshots_encoded",
-            "Snapshots encoded",
-            m.snapshots_encoded.clone(),
-        );
-        r.register(
-            "mino_frames_sent",
-            "Websocket messages handed to sockets",
-            m.frames_sent.clone(),
-        );
-        r.register_with_unit(
-            "mino_sent",
-            "Payload bytes handed to sockets",
-            Unit::Bytes,
-            m.bytes_sent.clone(),
-        );
+        r.register("mino_ticks_late", "Ticks started over a fifth of a period late", m.ticks_late.clone());
+        r.register("mino_ticks_skipped", "Scheduled ticks skipped after a stall", m.ticks_skipped.clone());
+        r.register("mino_snapshots_encoded", "Snapshots encoded", m.snapshots_encoded.clone());
+        r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
+        r.register_with_unit("mino_sent", "Payload bytes handed to sockets", Unit::Bytes, m.bytes_sent.clone());
         r.register("mino_writes", "Socket flushes", m.writes.clone());
+        r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
+        r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
+        r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
+        r.register("mino_redis_up", "1 while the last heartbeat reached Redis", m.redis_up.clone());
         r.register(
-            "mino_sockets_closed",
-            "Sockets closed by reason",
-            m.sockets_closed.clone(),
+            "mino_redis_reconnects",
+            "Redis subscriptions rebuilt and heartbeats recovered",
+            m.redis_reconnects.clone(),
         );
-        r.register(
-            "mino_busy_refusals",
-            "Hellos refused by reason",
-            m.busy_refusals.clone(),
+        r.register("mino_redis_publish_failures", "Failed publishes", m.publish_failures.clone());
+        r.register("mino_relay_dropped", "Frames dropped on the way to or from Redis", m.relay_dropped.clone());
+        r.register("mino_relay_frames", "Frames received from other shards", m.relay_frames.clone());
+        r.register_with_unit(
+            "mino_relay_lag",
+            "Age of relayed snapshots when forwarded",
+            Unit::Seconds,
+            m.relay_lag.clone(),
         );
-        r.register(
-            "mino_admission_overloaded",
-            "1 while the busy rule refuses players",
-            m.overloaded.clone(),
-        );
+        r.register("mino_cluster_shards", "Other live shards", m.cluster_shards.clone());
         m
+    }
+
+    /// Counts one dropped frame of `kind`.
+    pub fn dropped(&self, kind: &'static str, n: u64) {
+        self.relay_dropped.get_or_create(&KindLabel { kind }).inc_by(n);
     }
 
     /// Metrics registered in a throwaway registry (tests, benches).

@@ -1,14 +1,20 @@
-//! The shard core: the world, admission, and the frames one tick hands to every
-//! socket. I/O-free and clock-free (the caller passes `now_ms` and `dt`); the
-//! tokio loop that drives it is [`crate::tick`].
+//! The shard core: the world, admission, what it knows of the other shards, and
+//! the frames one tick hands to every socket. I/O-free and clock-free (the
+//! caller passes `now_ms` and `dt`); the tokio loop that drives it is
+//! [`crate::tick`].
 //!
 //! Per tick the shard produces one [`TickFrame`]: its snapshot (encoded once),
-//! the chat and presence frames since the last tick, and a roster when someone
-//! joined. Joins are O(1): a join adds the player and stages a presence entry;
-//! the roster is rebuilt at most once per tick, and only when someone joined.
+//! the newest relayed snapshot of each other shard (bytes as published), the
+//! chat and presence frames since the last tick (its own and relayed), and a
+//! roster when someone joined. Joins are O(1): a join adds the player and
+//! stages a presence entry; the roster is rebuilt at most once per tick, and
+//! only when someone joined.
 
 use crate::admission::{Admission, Refusal};
+use crate::cluster::view::ClusterView;
+use crate::cluster::Outgoing;
 use crate::config::Config;
+use crate::ids::PlayerIds;
 use crate::sim::World;
 use bytes::Bytes;
 use mino_protocol::client::Direction;
@@ -49,6 +55,21 @@ pub struct Admitted {
     pub ticket: [u8; TICKET_BYTES],
 }
 
+/// Everything one tick produced.
+#[derive(Debug)]
+pub struct TickOutput {
+    /// For every socket.
+    pub frame: TickFrame,
+    /// This shard's own snapshot, to publish to the other shards.
+    pub snapshot: Bytes,
+    /// This shard's own chat and presence frames of the tick, to publish.
+    pub publish: Vec<Outgoing>,
+    /// Age of each relayed snapshot in the frame (now minus its tick's time), ms.
+    pub relay_lag_ms: Vec<u64>,
+    /// True when the local player list changed (someone joined or left).
+    pub membership_changed: bool,
+}
+
 /// The shard: owns the world by `&mut`.
 pub struct Shard {
     id: ShardId,
@@ -56,16 +77,23 @@ pub struct Shard {
     world: World,
     admission: Admission,
     encoder: SnapshotEncoder,
-    next_player: u32,
+    ids: PlayerIds,
+    view: ClusterView,
     tick: Tick,
     events: Vec<Bytes>,
+    publish: Vec<Outgoing>,
     joined: Vec<(PlayerId, Arc<str>)>,
     left: Vec<PlayerId>,
 }
 
 impl Shard {
-    /// An empty shard as configured.
+    /// An empty shard as configured. Clustered (a Redis URL is set), player ids
+    /// come from blocks handed in with [`Shard::add_id_block`].
     pub fn new(config: &Config) -> Shard {
+        let ids = match config.redis {
+            Some(_) => PlayerIds::Blocks(Default::default()),
+            None => PlayerIds::Local { next: 1 },
+        };
         let s = config.world_size;
         Shard {
             id: config.shard_id,
@@ -73,9 +101,11 @@ impl Shard {
             world: World::new(Bounds::new(0.0, 0.0, s, s), config.speed),
             admission: Admission::new(config.max_players, config.busy_lateness),
             encoder: SnapshotEncoder::new(),
-            next_player: 1,
+            ids,
+            view: ClusterView::default(),
             tick: Tick(0),
             events: Vec::new(),
+            publish: Vec::new(),
             joined: Vec::new(),
             left: Vec::new(),
         }
@@ -101,6 +131,55 @@ impl Shard {
         &self.admission
     }
 
+    /// The other shards as seen from here (read-only).
+    pub fn view(&self) -> &ClusterView {
+        &self.view
+    }
+
+    /// Ids left before the shard needs another block.
+    pub fn ids_remaining(&self) -> u64 {
+        self.ids.remaining()
+    }
+
+    /// Adds a block of cluster-unique player ids.
+    pub fn add_id_block(&mut self, start: u32, len: u32) {
+        self.ids.add_block(start, len);
+    }
+
+    /// A relayed snapshot of another shard, kept until the next tick (newest
+    /// wins). Returns false if dropped (the shard is not known to be alive).
+    pub fn relay_snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> bool {
+        shard != self.id && self.view.snapshot(shard, bytes, server_time_ms)
+    }
+
+    /// A relayed chat frame: forwarded to sockets unchanged.
+    pub fn relay_chat(&mut self, bytes: Bytes) {
+        self.events.push(bytes);
+    }
+
+    /// A relayed presence frame with its parsed delta: forwarded unchanged if
+    /// the shard is alive here (else its next full roster will tell).
+    pub fn relay_presence(&mut self, shard: ShardId, bytes: Bytes, joined: &[(PlayerId, Arc<str>)], left: &[PlayerId]) {
+        if shard != self.id && self.view.presence(shard, joined, left) {
+            self.events.push(bytes);
+        }
+    }
+
+    /// The registry's list of other live shards; the players of shards that
+    /// died leave everyone's view.
+    pub fn set_live_shards(&mut self, live: &[ShardId]) {
+        let others: Vec<ShardId> = live.iter().copied().filter(|s| *s != self.id).collect();
+        let frames = self.view.set_live(&others);
+        self.events.extend(frames);
+    }
+
+    /// The full roster of another shard (it appeared or came back).
+    pub fn remote_roster(&mut self, shard: ShardId, players: Vec<(PlayerId, Arc<str>)>) {
+        if let Some(frame) = self.view.roster(shard, players) {
+            self.events.push(frame);
+        }
+    }
+
     /// Stops admitting anyone (shutdown, drain).
     pub fn set_draining(&mut self) {
         self.admission.set_draining();
@@ -118,8 +197,7 @@ impl Shard {
         now_ms: u64,
     ) -> Result<Admitted, Refusal> {
         self.admission.check(self.world.len())?;
-        let player = PlayerId(self.next_player);
-        self.next_player = self.next_player.wrapping_add(1).max(1);
+        let player = self.ids.next().ok_or(Refusal::Unavailable)?;
         let name: Arc<str> = name.into();
         self.world.add(player, name.clone(), spawn.0, spawn.1);
         let p = self.world.player(player).map_or(spawn, |p| (p.x, p.y));
@@ -136,11 +214,7 @@ impl Shard {
             resumed: false,
         });
         self.joined.push((player, name));
-        Ok(Admitted {
-            player,
-            welcome,
-            ticket,
-        })
+        Ok(Admitted { player, welcome, ticket })
     }
 
     /// Removes a player (socket closed). Unknown ids are ignored.
@@ -163,14 +237,15 @@ impl Shard {
     /// Stages a chat line from `player` (ignored if it is not here).
     pub fn chat(&mut self, player: PlayerId, text: &str, now_ms: u64) {
         if let Some(p) = self.world.player(player) {
-            self.events
-                .push(msg::encode_chat(player, &p.name, text, self.id, now_ms));
+            let frame = msg::encode_chat(player, &p.name, text, self.id, now_ms);
+            self.events.push(frame.clone());
+            self.publish.push(Outgoing::Chat(frame));
         }
     }
 
     /// Runs one tick: records its start `lateness`, moves everyone by `dt`, and
-    /// returns the frame for every socket.
-    pub fn tick(&mut self, dt: Duration, lateness: Duration, now_ms: u64) -> TickFrame {
+    /// returns the frame for every socket and what to publish.
+    pub fn tick(&mut self, dt: Duration, lateness: Duration, now_ms: u64) -> TickOutput {
         self.admission.record_lateness(lateness);
         self.tick = Tick(self.tick.0 + 1);
         self.world.step(dt.as_secs_f32());
@@ -182,26 +257,36 @@ impl Shard {
             bounds: *self.world.bounds(),
             cell: 0,
         };
-        let snapshot = self
-            .encoder
-            .encode(&header, self.world.players().iter().map(|p| p.entry()));
-        let roster = (!self.joined.is_empty())
-            .then(|| msg::encode_roster(self.world.players().iter().map(|p| (p.id, &*p.name))));
-        if !self.joined.is_empty() || !self.left.is_empty() {
+        let snapshot = self.encoder.encode(&header, self.world.players().iter().map(|p| p.entry()));
+        let roster = (!self.joined.is_empty()).then(|| {
+            let local = self.world.players().iter().map(|p| (p.id, &*p.name));
+            msg::encode_roster(local.chain(self.view.players()))
+        });
+        let membership_changed = !self.joined.is_empty() || !self.left.is_empty();
+        if membership_changed {
             let presence = msg::encode_presence(
                 self.id,
                 self.joined.iter().map(|(id, name)| (*id, &**name)),
                 self.left.iter().copied(),
             );
-            self.events.push(presence);
-            self.joined.clear();
-            self.left.clear();
+            self.events.push(presence.clone());
+            self.publish.push(Outgoing::Presence {
+                bytes: presence,
+                joined: std::mem::take(&mut self.joined),
+                left: std::mem::take(&mut self.left),
+            });
         }
-        TickFrame {
-            tick: self.tick,
-            snapshots: vec![(self.id, snapshot)],
-            events: std::mem::take(&mut self.events),
-            roster,
+        let relayed = self.view.take_snapshots();
+        let relay_lag_ms = relayed.iter().map(|r| now_ms.saturating_sub(r.server_time_ms)).collect();
+        let mut snapshots = Vec::with_capacity(1 + relayed.len());
+        snapshots.push((self.id, snapshot.clone()));
+        snapshots.extend(relayed.into_iter().map(|r| (r.shard, r.bytes)));
+        TickOutput {
+            frame: TickFrame { tick: self.tick, snapshots, events: std::mem::take(&mut self.events), roster },
+            snapshot,
+            publish: std::mem::take(&mut self.publish),
+            relay_lag_ms,
+            membership_changed,
         }
     }
 }
@@ -226,34 +311,24 @@ mod tests {
     fn join_welcomes_with_id_ticket_and_position() {
         let mut s = Shard::new(&config(10));
         let a = s.join("Ada", (10.0, 20.0), [3; 16], 5).expect("admitted");
-        let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else {
-            panic!("welcome")
-        };
-        assert_eq!(
-            (w.player_id(), w.shard_id(), w.tick_hz()),
-            (a.player.0, 7, 20)
-        );
+        let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
+        assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (a.player.0, 7, 20));
         assert_eq!((w.x(), w.y()), (10.0, 20.0));
-        assert_eq!(
-            w.resume_ticket().map(|t| t.bytes().to_vec()),
-            Some(vec![3; 16])
-        );
+        assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(vec![3; 16]));
     }
 
     #[test]
     fn tick_frame_has_snapshot_presence_and_roster_once() {
         let mut s = Shard::new(&config(10));
         let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
-        let f = s.tick(TICK, Duration::ZERO, 0);
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
         assert_eq!(f.tick, Tick(1));
         assert_eq!(f.snapshots.len(), 1);
         assert!(f.roster.is_some());
         assert_eq!(f.events.len(), 1, "one presence for the join");
-        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else {
-            panic!("presence")
-        };
+        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(a.player.0));
-        let f = s.tick(TICK, Duration::ZERO, 0);
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
         assert!(f.roster.is_none() && f.events.is_empty());
     }
 
@@ -262,10 +337,8 @@ mod tests {
         let mut s = Shard::new(&config(10));
         let a = s.join("Ada", (100.0, 100.0), [0; 16], 0).expect("admitted");
         s.input(a.player, Direction::new(1.0, 0.0).expect("dir"));
-        let f = s.tick(TICK, Duration::ZERO, 0);
-        let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else {
-            panic!("snapshot")
-        };
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
+        let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else { panic!("snapshot") };
         let p = snap.players().expect("players").get(0);
         assert_eq!(player_id(p), a.player);
         let b = snap.bounds().copied().expect("bounds");
@@ -279,14 +352,12 @@ mod tests {
         let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
         s.tick(TICK, Duration::ZERO, 0);
         s.leave(a.player);
-        let f = s.tick(TICK, Duration::ZERO, 0);
-        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else {
-            panic!("presence")
-        };
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
+        let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
         assert_eq!(p.left().map(|l| l.get(0)), Some(a.player.0));
         let b = s.join("Bob", (0.0, 0.0), [0; 16], 0).expect("admitted");
         s.leave(b.player);
-        let f = s.tick(TICK, Duration::ZERO, 0);
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
         assert!(f.events.is_empty(), "join+leave in one tick emits nothing");
     }
 
@@ -294,18 +365,53 @@ mod tests {
     fn cap_refuses_and_lateness_makes_busy() {
         let mut s = Shard::new(&config(1));
         s.join("a", (0.0, 0.0), [0; 16], 0).expect("first");
-        assert_eq!(
-            s.join("b", (0.0, 0.0), [0; 16], 0).err(),
-            Some(Refusal::Full)
-        );
+        assert_eq!(s.join("b", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Full));
         let mut s = Shard::new(&config(100));
         for _ in 0..crate::admission::WINDOW_TICKS {
             s.tick(TICK, Duration::from_millis(40), 0);
         }
-        assert_eq!(
-            s.join("c", (0.0, 0.0), [0; 16], 0).err(),
-            Some(Refusal::Overloaded)
+        assert_eq!(s.join("c", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Overloaded));
+    }
+
+    #[test]
+    fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
+        let mut cfg = config(10);
+        cfg.redis = Some("redis://127.0.0.1:1".into());
+        let mut s = Shard::new(&cfg);
+        assert_eq!(s.join("a", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Unavailable), "no ids yet");
+        s.add_id_block(1000, 10);
+        let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        assert_eq!(a.player, PlayerId(1000));
+        s.set_live_shards(&[ShardId(7), ShardId(8)]);
+        let theirs = Bytes::from_static(b"snapshot of shard 8");
+        assert!(s.relay_snapshot(ShardId(8), theirs.clone(), 0));
+        assert!(!s.relay_snapshot(ShardId(9), theirs.clone(), 0), "unknown shard dropped");
+        let chat = Bytes::from_static(b"chat from 8");
+        s.relay_chat(chat.clone());
+        let out = s.tick(TICK, Duration::ZERO, 30);
+        assert_eq!(out.frame.snapshots.len(), 2);
+        assert_eq!(out.frame.snapshots[1], (ShardId(8), theirs));
+        assert!(out.frame.events.contains(&chat));
+        assert!(
+            !out.publish.iter().any(|o| matches!(o, Outgoing::Chat(b) if b == &chat)),
+            "relayed frames are not published again"
         );
+        assert_eq!(out.relay_lag_ms, [30]);
+        assert!(out.membership_changed);
+    }
+
+    #[test]
+    fn roster_covers_players_of_other_shards() {
+        let mut s = Shard::new(&config(10));
+        s.set_live_shards(&[ShardId(8)]);
+        s.remote_roster(ShardId(8), vec![(PlayerId(500), "Far".into())]);
+        s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
+        let Ok(ServerMsg::Roster(r)) = decode(f.roster.as_ref().expect("roster")) else { panic!() };
+        let mut names: Vec<_> =
+            r.players().expect("players").iter().map(|p| p.name().unwrap_or("").to_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["Ada", "Far"]);
     }
 
     #[test]
@@ -316,16 +422,12 @@ mod tests {
         s.chat(a.player, "one", 1);
         s.chat(a.player, "two", 2);
         s.chat(PlayerId(999), "ghost", 3);
-        let f = s.tick(TICK, Duration::ZERO, 0);
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
         let texts: Vec<String> = f
             .events
             .iter()
             .filter_map(|b| match decode(b) {
-                Ok(ServerMsg::Chat(c)) => Some(format!(
-                    "{}:{}",
-                    c.name().unwrap_or(""),
-                    c.text().unwrap_or("")
-                )),
+                Ok(ServerMsg::Chat(c)) => Some(format!("{}:{}", c.name().unwrap_or(""), c.text().unwrap_or(""))),
                 _ => None,
             })
             .collect();

@@ -30,13 +30,7 @@ pub struct Player {
 impl Player {
     /// The player's snapshot entry.
     pub fn entry(&self) -> PlayerEntry {
-        PlayerEntry {
-            id: self.id,
-            x: self.x,
-            y: self.y,
-            heading: self.heading,
-            moving: !self.dir.is_still(),
-        }
+        PlayerEntry { id: self.id, x: self.x, y: self.y, heading: self.heading, moving: !self.dir.is_still() }
     }
 }
 
@@ -52,12 +46,7 @@ pub struct World {
 impl World {
     /// An empty world spanning `bounds` where players walk at `speed` world units/s.
     pub fn new(bounds: Bounds, speed: f32) -> World {
-        World {
-            bounds,
-            speed,
-            players: Vec::new(),
-            index: HashMap::new(),
-        }
+        World { bounds, speed, players: Vec::new(), index: HashMap::new() }
     }
 
     /// The world's bounds, world units.
@@ -88,14 +77,7 @@ impl World {
         }
         let (x, y) = self.clamp(x, y);
         self.index.insert(id, self.players.len());
-        self.players.push(Player {
-            id,
-            name,
-            x,
-            y,
-            dir: Direction::STILL,
-            heading: 0,
-        });
+        self.players.push(Player { id, name, x, y, dir: Direction::STILL, heading: 0 });
         true
     }
 
@@ -146,16 +128,8 @@ impl World {
 
     fn clamp(&self, x: f32, y: f32) -> (f32, f32) {
         let b = &self.bounds;
-        let x = if x.is_finite() {
-            x.clamp(b.min_x(), b.max_x())
-        } else {
-            b.min_x()
-        };
-        let y = if y.is_finite() {
-            y.clamp(b.min_y(), b.max_y())
-        } else {
-            b.min_y()
-        };
+        let x = if x.is_finite() { x.clamp(b.min_x(), b.max_x()) } else { b.min_x() };
+        let y = if y.is_finite() { y.clamp(b.min_y(), b.max_y()) } else { b.min_y() };
         (x, y)
     }
 }
@@ -179,10 +153,7 @@ mod tests {
         w.set_direction(PlayerId(1), dir(3.0, 4.0));
         w.step(0.5);
         let p = w.player(PlayerId(1)).expect("present");
-        assert!(
-            (p.x - 13.0).abs() < 1e-4 && (p.y - 14.0).abs() < 1e-4,
-            "{p:?}"
-        );
+        assert!((p.x - 13.0).abs() < 1e-4 && (p.y - 14.0).abs() < 1e-4, "{p:?}");
     }
 
     #[test]

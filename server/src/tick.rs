@@ -9,6 +9,8 @@
 //! skipped and counted, never replayed back to back.
 
 use crate::admission::Refusal;
+use crate::cluster::registry::ID_FETCH;
+use crate::cluster::{ClusterEvent, LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
 use crate::shard::{Admitted, Shard, TickFrame, TICKET_BYTES};
@@ -81,9 +83,7 @@ pub enum JoinReply {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The tick loop's state besides the shard.
@@ -93,27 +93,33 @@ pub struct TickLoop {
     metrics: Metrics,
     frames: broadcast::Sender<Arc<TickFrame>>,
     rng: StdRng,
+    cluster: Option<TickLink>,
+    last_id_request: Option<std::time::Instant>,
 }
 
 impl TickLoop {
-    /// A loop over `shard` that broadcasts on `frames`.
+    /// A loop over `shard` that broadcasts on `frames`; clustered when `cluster`
+    /// is given.
     pub fn new(
         shard: Shard,
         config: Arc<Config>,
         metrics: Metrics,
         frames: broadcast::Sender<Arc<TickFrame>>,
+        cluster: Option<TickLink>,
     ) -> TickLoop {
-        TickLoop {
-            shard,
-            config,
-            metrics,
-            frames,
-            rng: StdRng::from_os_rng(),
-        }
+        TickLoop { shard, config, metrics, frames, rng: StdRng::from_os_rng(), cluster, last_id_request: None }
     }
 
     /// Runs until `cancel` fires or every command sender is gone.
     pub async fn run(mut self, mut commands: mpsc::Receiver<Command>, cancel: CancellationToken) {
+        // Standalone, this queue never yields (its sender lives as long as the loop).
+        let (_keep, mut cluster_events) = match self.cluster.as_mut() {
+            Some(link) => (None, std::mem::replace(&mut link.events, mpsc::channel(1).1)),
+            None => {
+                let (tx, rx) = mpsc::channel(1);
+                (Some(tx), rx)
+            }
+        };
         let period = self.config.tick_period();
         let mut interval = tokio::time::interval_at(Instant::now() + period, period);
         interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -135,6 +141,8 @@ impl TickLoop {
                     last_start = start;
                     self.tick(dt, start.saturating_duration_since(scheduled), period);
                 }
+                // Cluster events first: an id block must land before the joins it serves.
+                Some(event) = cluster_events.recv() => self.cluster_event(event),
                 cmd = commands.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,
@@ -152,15 +160,62 @@ impl TickLoop {
         if lateness > period / 5 {
             m.ticks_late.inc();
         }
-        let frame = self.shard.tick(dt, lateness, now_ms());
+        let now = now_ms();
+        let out = self.shard.tick(dt, lateness, now);
         m.ticks.inc();
         m.snapshots_encoded.inc();
         m.players.set(self.shard.players() as i64);
-        m.overloaded
-            .set(i64::from(self.shard.admission().is_overloaded()));
+        let overloaded = self.shard.admission().is_overloaded();
+        m.overloaded.set(i64::from(overloaded));
+        for lag in &out.relay_lag_ms {
+            m.relay_lag.observe(*lag as f64 / 1000.0);
+        }
+        let tick = out.frame.tick;
         // No receivers is fine: nobody is connected.
-        let _ = self.frames.send(Arc::new(frame));
-        m.tick_duration.observe(started.elapsed().as_secs_f64());
+        let _ = self.frames.send(Arc::new(out.frame));
+        if let Some(link) = &self.cluster {
+            link.snapshot.send_replace(Some(OwnSnapshot { tick, server_time_ms: now, bytes: out.snapshot }));
+            for frame in out.publish {
+                if link.publish.try_send(frame).is_err() {
+                    m.dropped("publish_event", 1);
+                }
+            }
+            let state = LocalState { players: self.shard.players(), overloaded };
+            link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
+            self.request_ids();
+        }
+        self.metrics.tick_duration.observe(started.elapsed().as_secs_f64());
+    }
+
+    /// Asks the registry for ids when running low (at most once a second).
+    fn request_ids(&mut self) {
+        let Some(link) = &self.cluster else { return };
+        let low = self.shard.ids_remaining() < u64::from(ID_FETCH / 2);
+        let due = self.last_id_request.is_none_or(|t| t.elapsed() > Duration::from_secs(1));
+        if low && due {
+            link.need_ids.notify_one();
+            self.last_id_request = Some(std::time::Instant::now());
+        }
+    }
+
+    fn cluster_event(&mut self, event: ClusterEvent) {
+        match event {
+            ClusterEvent::Snapshot { shard, bytes, server_time_ms } => {
+                if !self.shard.relay_snapshot(shard, bytes, server_time_ms) {
+                    self.metrics.dropped("relay_snapshot", 1);
+                }
+            }
+            ClusterEvent::Chat { bytes } => self.shard.relay_chat(bytes),
+            ClusterEvent::Presence { shard, bytes, joined, left } => {
+                self.shard.relay_presence(shard, bytes, &joined, &left);
+            }
+            ClusterEvent::Live(shards) => self.shard.set_live_shards(&shards),
+            ClusterEvent::Roster { shard, players } => self.shard.remote_roster(shard, players),
+            ClusterEvent::Ids { start, len } => {
+                self.shard.add_id_block(start, len);
+                self.last_id_request = None;
+            }
+        }
     }
 
     fn handle(&mut self, cmd: Command) {
@@ -180,33 +235,19 @@ impl TickLoop {
 
     fn join(&mut self, name: &str) -> JoinReply {
         let b = *self.shard.world().bounds();
-        let spawn = (
-            self.rng.random_range(b.min_x()..=b.max_x()),
-            self.rng.random_range(b.min_y()..=b.max_y()),
-        );
+        let spawn = (self.rng.random_range(b.min_x()..=b.max_x()), self.rng.random_range(b.min_y()..=b.max_y()));
         let mut ticket = [0u8; TICKET_BYTES];
         self.rng.fill(&mut ticket);
         match self.shard.join(name, spawn, ticket, now_ms()) {
             Ok(admitted) => {
                 self.metrics.players.set(self.shard.players() as i64);
-                JoinReply::Admitted {
-                    admitted,
-                    frames: self.frames.subscribe(),
-                }
+                JoinReply::Admitted { admitted, frames: self.frames.subscribe() }
             }
             Err(refusal) => {
-                self.metrics
-                    .busy_refusals
-                    .get_or_create(&ReasonLabel {
-                        reason: refusal.as_str(),
-                    })
-                    .inc();
+                self.metrics.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.as_str() }).inc();
                 let base = self.config.busy_retry.as_millis() as u32;
                 let retry_after_ms = base + self.rng.random_range(0..=base / 2);
-                JoinReply::Refused {
-                    refusal,
-                    retry_after_ms,
-                }
+                JoinReply::Refused { refusal, retry_after_ms }
             }
         }
     }

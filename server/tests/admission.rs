@@ -13,17 +13,13 @@ async fn burst_of_joins_never_exceeds_the_cap() {
     for i in 0..40 {
         let mut c = Client::connect(&server).await;
         tasks.push(tokio::spawn(async move {
-            c.send(client::encode_hello(&format!("bot{i}"), None, None))
-                .await;
+            c.send(client::encode_hello(&format!("bot{i}"), None, None)).await;
             match c.next().await {
                 Frame::Welcome(w) => {
                     c.welcome = Some(w);
                     (Some(c), None)
                 }
-                Frame::Busy {
-                    reason,
-                    retry_after_ms,
-                } => {
+                Frame::Busy { reason, retry_after_ms } => {
                     let (close, _) = c.closed().await;
                     assert_eq!(close, code(CloseCode::ServerBusy));
                     (None, Some((reason, retry_after_ms)))
@@ -41,16 +37,9 @@ async fn burst_of_joins_never_exceeds_the_cap() {
     }
     assert_eq!(admitted.len(), 10);
     assert_eq!(busy.len(), 30);
-    assert!(busy
-        .iter()
-        .all(|(reason, retry)| reason == "full" && *retry >= 2000));
+    assert!(busy.iter().all(|(reason, retry)| reason == "full" && *retry >= 2000));
     server.wait_metric("mino_players", 10.0).await;
-    assert_eq!(
-        server
-            .metric("mino_busy_refusals_total{reason=\"full\"}")
-            .await,
-        30.0
-    );
+    assert_eq!(server.metric("mino_busy_refusals_total{reason=\"full\"}").await, 30.0);
     // Admitted players keep ticking; a slot freed is a slot taken.
     let mut first = admitted.pop().expect("one");
     first.own_position().await;

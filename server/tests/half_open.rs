@@ -15,21 +15,14 @@ async fn silent_peer_is_dropped_within_the_timeout() {
     let mut dropped = false;
     while start.elapsed() < Duration::from_secs(6) {
         healthy.own_position().await;
-        if server
-            .metric("mino_sockets_closed_total{reason=\"peer_timeout\"}")
-            .await
-            >= 1.0
-        {
+        if server.metric("mino_sockets_closed_total{reason=\"peer_timeout\"}").await >= 1.0 {
             dropped = true;
             break;
         }
     }
     assert!(dropped, "silent peer dropped");
     let waited = start.elapsed();
-    assert!(
-        waited >= Duration::from_millis(900),
-        "not before the timeout ({waited:?})"
-    );
+    assert!(waited >= Duration::from_millis(900), "not before the timeout ({waited:?})");
     server.wait_metric("mino_players", 1.0).await;
     healthy.own_position().await;
     drop(silent);

@@ -9,19 +9,9 @@ use tokio_tungstenite::tungstenite::Message;
 
 /// Joins a bystander, runs `attack` on a fresh socket, and checks the attack's
 /// close code, the metric label, and that the bystander still gets snapshots.
-async fn assert_closes(
-    server: &Server,
-    attack: Vec<Message>,
-    hello_first: bool,
-    want: CloseCode,
-    label: &str,
-) {
+async fn assert_closes(server: &Server, attack: Vec<Message>, hello_first: bool, want: CloseCode, label: &str) {
     let mut bystander = Client::join(server, "Bystander").await;
-    let mut c = if hello_first {
-        Client::join(server, "Attacker").await
-    } else {
-        Client::connect(server).await
-    };
+    let mut c = if hello_first { Client::join(server, "Attacker").await } else { Client::connect(server).await };
     for m in attack {
         if !c.try_send(m).await {
             break;
@@ -62,27 +52,13 @@ async fn malformed_flatbuffer_closes_with_malformed() {
         "malformed",
     )
     .await;
-    assert_closes(
-        &server,
-        vec![bin(vec![0xff; 64])],
-        true,
-        CloseCode::MalformedMessage,
-        "malformed",
-    )
-    .await;
+    assert_closes(&server, vec![bin(vec![0xff; 64])], true, CloseCode::MalformedMessage, "malformed").await;
 }
 
 #[tokio::test]
 async fn oversized_frame_closes_with_too_big() {
     let server = Server::start(&[]);
-    assert_closes(
-        &server,
-        vec![bin(vec![0; 64 * 1024])],
-        true,
-        CloseCode::MessageTooBig,
-        "too_big",
-    )
-    .await;
+    assert_closes(&server, vec![bin(vec![0; 64 * 1024])], true, CloseCode::MessageTooBig, "too_big").await;
 }
 
 #[tokio::test]
@@ -90,12 +66,7 @@ async fn unknown_message_type_closes_with_unknown() {
     let server = Server::start(&[]);
     // A ClientMessage whose union tag (42) no server knows.
     let mut fbb = flatbuffers::FlatBufferBuilder::new();
-    let ping = mino_protocol::wire::Ping::create(
-        &mut fbb,
-        &mino_protocol::wire::PingArgs {
-            client_time_ms: 1.0,
-        },
-    );
+    let ping = mino_protocol::wire::Ping::create(&mut fbb, &mino_protocol::wire::PingArgs { client_time_ms: 1.0 });
     let root = mino_protocol::wire::ClientMessage::create(
         &mut fbb,
         &mino_protocol::wire::ClientMessageArgs {
@@ -104,27 +75,14 @@ async fn unknown_message_type_closes_with_unknown() {
         },
     );
     fbb.finish(root, None);
-    assert_closes(
-        &server,
-        vec![bin(fbb.finished_data().to_vec())],
-        true,
-        CloseCode::UnknownMessage,
-        "unknown_message",
-    )
-    .await;
+    assert_closes(&server, vec![bin(fbb.finished_data().to_vec())], true, CloseCode::UnknownMessage, "unknown_message")
+        .await;
 }
 
 #[tokio::test]
 async fn text_frame_closes_with_text_frame() {
     let server = Server::start(&[]);
-    assert_closes(
-        &server,
-        vec![Message::Text("hi".into())],
-        true,
-        CloseCode::TextFrame,
-        "text_frame",
-    )
-    .await;
+    assert_closes(&server, vec![Message::Text("hi".into())], true, CloseCode::TextFrame, "text_frame").await;
 }
 
 #[tokio::test]
@@ -144,63 +102,31 @@ async fn first_message_must_be_hello() {
 async fn wrong_protocol_version_and_bad_names_are_refused() {
     let server = Server::start(&[]);
     let old = client::encode_hello_version(999, "Ada", None, None);
-    assert_closes(
-        &server,
-        vec![bin(old)],
-        false,
-        CloseCode::ProtocolVersion,
-        "protocol_version",
-    )
-    .await;
+    assert_closes(&server, vec![bin(old)], false, CloseCode::ProtocolVersion, "protocol_version").await;
     let long = client::encode_hello(&"x".repeat(100), None, None);
-    assert_closes(
-        &server,
-        vec![bin(long)],
-        false,
-        CloseCode::NameInvalid,
-        "name_invalid",
-    )
-    .await;
+    assert_closes(&server, vec![bin(long)], false, CloseCode::NameInvalid, "name_invalid").await;
     let blank = client::encode_hello("   ", None, None);
-    assert_closes(
-        &server,
-        vec![bin(blank)],
-        false,
-        CloseCode::NameInvalid,
-        "name_invalid",
-    )
-    .await;
+    assert_closes(&server, vec![bin(blank)], false, CloseCode::NameInvalid, "name_invalid").await;
 }
 
 #[tokio::test]
 async fn long_chat_is_refused() {
     let server = Server::start(&[]);
     let chat = client::encode_chat(&"y".repeat(500));
-    assert_closes(
-        &server,
-        vec![bin(chat)],
-        true,
-        CloseCode::ChatTooLong,
-        "chat_too_long",
-    )
-    .await;
+    assert_closes(&server, vec![bin(chat)], true, CloseCode::ChatTooLong, "chat_too_long").await;
 }
 
 #[tokio::test]
 async fn input_flood_closes_with_input_flood() {
     let server = Server::start(&["--input-rate", "30"]);
-    let flood = (0..200)
-        .map(|i| bin(client::encode_input(i, 1.0, 0.0)))
-        .collect();
+    let flood = (0..200).map(|i| bin(client::encode_input(i, 1.0, 0.0))).collect();
     assert_closes(&server, flood, true, CloseCode::InputFlood, "input_flood").await;
 }
 
 #[tokio::test]
 async fn chat_flood_closes_with_chat_flood() {
     let server = Server::start(&[]);
-    let flood = (0..20)
-        .map(|i| bin(client::encode_chat(&format!("spam {i}"))))
-        .collect();
+    let flood = (0..20).map(|i| bin(client::encode_chat(&format!("spam {i}")))).collect();
     assert_closes(&server, flood, true, CloseCode::ChatFlood, "chat_flood").await;
 }
 
@@ -230,14 +156,6 @@ async fn ping_is_answered_with_pong() {
     let server = Server::start(&[]);
     let mut c = Client::join(&server, "Pinger").await;
     c.send(client::encode_ping(1234.5)).await;
-    let t = c
-        .until(|f| {
-            if let Frame::Pong(t) = f {
-                Some(*t)
-            } else {
-                None
-            }
-        })
-        .await;
+    let t = c.until(|f| if let Frame::Pong(t) = f { Some(*t) } else { None }).await;
     assert_eq!(t, 1234.5);
 }

@@ -19,11 +19,7 @@ async fn input_moves_player_at_expected_speed() {
     let secs = (t1 - t0) as f32 / 1000.0;
     let expected = 100.0 * secs;
     // One tick of slack: the input lands between two ticks.
-    assert!(
-        (x1 - x0 - expected).abs() <= 100.0 * 0.05 + 0.5,
-        "moved {} in {secs}s, expected {expected}",
-        x1 - x0
-    );
+    assert!((x1 - x0 - expected).abs() <= 100.0 * 0.05 + 0.5, "moved {} in {secs}s, expected {expected}", x1 - x0);
     assert!((y1 - y0).abs() < 0.5, "no drift across");
     // Standing still: position stops changing.
     let (_, _, xa, _) = c.own_position().await;
@@ -44,10 +40,7 @@ async fn diagonal_input_is_normalized() {
     }
     let dist = ((x1 - x0).powi(2) + (y1 - y0).powi(2)).sqrt();
     let expected = 100.0 * (t1 - t0) as f32 / 1000.0;
-    assert!(
-        (dist - expected).abs() <= 6.0,
-        "walked {dist}, expected about {expected}"
-    );
+    assert!((dist - expected).abs() <= 6.0, "walked {dist}, expected about {expected}");
     assert!(((x1 - x0) - (y1 - y0)).abs() < 1.0, "diagonal");
 }
 

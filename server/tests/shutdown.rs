@@ -14,9 +14,7 @@ async fn graceful(sig: &str) {
     server.signal(sig);
     assert_eq!(a.closed().await.0, code(CloseCode::GoingAway));
     assert_eq!(b.closed().await.0, code(CloseCode::GoingAway));
-    let status = server
-        .wait_exit(Duration::from_secs(10))
-        .expect("exited in time");
+    let status = server.wait_exit(Duration::from_secs(10)).expect("exited in time");
     assert!(status.success(), "exit status {status:?}");
 }
 

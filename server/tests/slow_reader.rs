@@ -20,24 +20,15 @@ async fn never_reading_socket_is_dropped_and_others_unaffected() {
     // Everyone else reads all the time, like a healthy client.
     let readers: Vec<_> = crowd
         .into_iter()
-        .map(|mut c| {
-            tokio::spawn(async move { while !matches!(c.next().await, Frame::Closed(_)) {} })
-        })
+        .map(|mut c| tokio::spawn(async move { while !matches!(c.next().await, Frame::Closed(_)) {} }))
         .collect();
     let rss_before = server.rss_bytes();
 
     let sock = TcpSocket::new_v4().expect("socket");
     sock.set_recv_buffer_size(4096).expect("rcvbuf");
     let tcp = sock.connect(server.addr).await.expect("connect");
-    let (mut stalled, _) = tokio_tungstenite::client_async(server.ws_url(), tcp)
-        .await
-        .expect("handshake");
-    futures_util::SinkExt::send(
-        &mut stalled,
-        client::encode_hello("stalled", None, None).into(),
-    )
-    .await
-    .expect("hello");
+    let (mut stalled, _) = tokio_tungstenite::client_async(server.ws_url(), tcp).await.expect("handshake");
+    futures_util::SinkExt::send(&mut stalled, client::encode_hello("stalled", None, None).into()).await.expect("hello");
     // From here on `stalled` is never read.
 
     let start = Instant::now();
@@ -50,9 +41,7 @@ async fn never_reading_socket_is_dropped_and_others_unaffected() {
             last = Instant::now();
         }
         if gaps.len() % 20 == 0 {
-            closed = server
-                .metric("mino_sockets_closed_total{reason=\"too_slow\"}")
-                .await;
+            closed = server.metric("mino_sockets_closed_total{reason=\"too_slow\"}").await;
             if closed >= 1.0 && start.elapsed() > Duration::from_secs(3) {
                 break;
             }
@@ -63,10 +52,7 @@ async fn never_reading_socket_is_dropped_and_others_unaffected() {
     let p95 = gaps[gaps.len() * 95 / 100];
     assert!(p95 < Duration::from_millis(120), "watcher p95 gap {p95:?}");
     let growth = server.rss_bytes().saturating_sub(rss_before);
-    assert!(
-        growth < 16 * 1024 * 1024,
-        "server RSS grew by {growth} bytes"
-    );
+    assert!(growth < 16 * 1024 * 1024, "server RSS grew by {growth} bytes");
     server.wait_metric("mino_players", 199.0).await;
     drop(stalled);
     for r in readers {

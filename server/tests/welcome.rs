@@ -34,15 +34,9 @@ async fn roster_comes_once_then_snapshots_list_the_player() {
     assert!(roster.iter().any(|(id, _)| *id == a.id()));
     let (_, _, x, y) = b.own_position().await;
     let w = b.welcome.clone().expect("welcome");
-    assert!(
-        (x - w.x).abs() < 0.1 && (y - w.y).abs() < 0.1,
-        "standing where welcomed"
-    );
+    assert!((x - w.x).abs() < 0.1 && (y - w.y).abs() < 0.1, "standing where welcomed");
     for _ in 0..20 {
-        assert!(
-            !matches!(b.next().await, Frame::Roster(_)),
-            "roster is sent once"
-        );
+        assert!(!matches!(b.next().await, Frame::Roster(_)), "roster is sent once");
     }
 }
 

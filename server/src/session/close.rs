@@ -111,10 +111,7 @@ impl CloseReason {
     /// True when the server should tell the peer why with an Error message
     /// before the close frame (not for a peer that left or a dead peer).
     pub fn tells_peer(self) -> bool {
-        !matches!(
-            self,
-            CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy
-        )
+        !matches!(self, CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy)
     }
 }
 
@@ -163,12 +160,8 @@ mod tests {
 
     #[test]
     fn decode_errors_map_to_their_codes() {
-        for e in [
-            DecodeError::TooLarge(1),
-            DecodeError::Unknown(9),
-            DecodeError::NameInvalid,
-            DecodeError::ChatTooLong,
-        ] {
+        for e in [DecodeError::TooLarge(1), DecodeError::Unknown(9), DecodeError::NameInvalid, DecodeError::ChatTooLong]
+        {
             assert_eq!(CloseReason::from(&e).code(), e.close_code());
         }
     }

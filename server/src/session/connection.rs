@@ -46,12 +46,7 @@ const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 pub async fn serve(ws: WebSocket, ctx: SessionContext) {
     ctx.metrics.connections.inc();
     let (sink, stream) = ws.split();
-    let mut session = Session {
-        ctx: ctx.clone(),
-        sink,
-        stream,
-        player: None,
-    };
+    let mut session = Session { ctx: ctx.clone(), sink, stream, player: None };
     let reason = session.run().await;
     session.close(reason).await;
     if let Some(player) = session.player {
@@ -59,12 +54,7 @@ pub async fn serve(ws: WebSocket, ctx: SessionContext) {
         let _ = ctx.commands.send(Command::Leave { player }).await;
     }
     ctx.metrics.connections.dec();
-    ctx.metrics
-        .sockets_closed
-        .get_or_create(&ReasonLabel {
-            reason: reason.label(),
-        })
-        .inc();
+    ctx.metrics.sockets_closed.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
     tracing::debug!(player = ?session.player, reason = reason.label(), "session closed");
 }
 
@@ -89,19 +79,13 @@ impl Session {
             Ok(Ok(hello)) => hello,
         };
         let (reply_tx, reply_rx) = oneshot::channel();
-        let join = Command::Join {
-            name: hello.name,
-            reply: reply_tx,
-        };
+        let join = Command::Join { name: hello.name, reply: reply_tx };
         if self.ctx.commands.send(join).await.is_err() {
             return CloseReason::Shutdown;
         }
         match reply_rx.await {
             Err(_) => CloseReason::Shutdown,
-            Ok(JoinReply::Refused {
-                refusal,
-                retry_after_ms,
-            }) => {
+            Ok(JoinReply::Refused { refusal, retry_after_ms }) => {
                 let busy = msg::encode_busy(refusal.as_str(), retry_after_ms);
                 let _ = timeout(CLOSE_WRITE_TIMEOUT, self.sink.send(Message::Binary(busy))).await;
                 CloseReason::Busy
@@ -129,9 +113,7 @@ impl Session {
             };
             return match client::decode(&data) {
                 Err(e) => Err(CloseReason::from(&e)),
-                Ok(ClientMsg::Hello(h))
-                    if h.protocol_version != mino_protocol::PROTOCOL_VERSION =>
-                {
+                Ok(ClientMsg::Hello(h)) if h.protocol_version != mino_protocol::PROTOCOL_VERSION => {
                     Err(CloseReason::ProtocolVersion)
                 }
                 Ok(ClientMsg::Hello(h)) => Ok(h),
@@ -141,18 +123,11 @@ impl Session {
     }
 
     /// The main loop of an admitted player.
-    async fn play(
-        &mut self,
-        player: PlayerId,
-        mut frames: broadcast::Receiver<Arc<TickFrame>>,
-    ) -> CloseReason {
+    async fn play(&mut self, player: PlayerId, mut frames: broadcast::Receiver<Arc<TickFrame>>) -> CloseReason {
         let cfg = self.ctx.config.clone();
         let now = Instant::now();
-        let mut inputs = TokenBucket::new(
-            f64::from(cfg.input_rate),
-            f64::from(cfg.input_rate) * 2.0,
-            std::time::Instant::now(),
-        );
+        let mut inputs =
+            TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, std::time::Instant::now());
         let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, std::time::Instant::now());
         let (mut last_heard, mut last_ping) = (now, now);
         let mut batch = Batch::default();
@@ -273,10 +248,7 @@ impl Session {
     }
 
     /// Sends frames outside the tick batch, flushed at once.
-    async fn send_now<const N: usize>(
-        &mut self,
-        frames: [bytes::Bytes; N],
-    ) -> Result<(), axum::Error> {
+    async fn send_now<const N: usize>(&mut self, frames: [bytes::Bytes; N]) -> Result<(), axum::Error> {
         let m = &self.ctx.metrics;
         for frame in frames {
             m.frames_sent.inc();
@@ -299,13 +271,9 @@ impl Session {
         let sink = &mut self.sink;
         let _ = timeout(CLOSE_WRITE_TIMEOUT, async move {
             if reason.tells_peer() {
-                sink.feed(Message::Binary(msg::encode_error(code, reason.message())))
-                    .await?;
+                sink.feed(Message::Binary(msg::encode_error(code, reason.message()))).await?;
             }
-            let frame = CloseFrame {
-                code: code.0,
-                reason: reason.message().into(),
-            };
+            let frame = CloseFrame { code: code.0, reason: reason.message().into() };
             sink.send(Message::Close(Some(frame))).await?;
             sink.close().await
         })
@@ -319,9 +287,7 @@ fn classify(e: axum::Error) -> CloseReason {
     let inner = e.into_inner();
     match inner.downcast_ref::<tungstenite::Error>() {
         Some(tungstenite::Error::Capacity(_)) => CloseReason::TooBig,
-        Some(tungstenite::Error::Protocol(_) | tungstenite::Error::Utf8(_)) => {
-            CloseReason::Malformed
-        }
+        Some(tungstenite::Error::Protocol(_) | tungstenite::Error::Utf8(_)) => CloseReason::Malformed,
         _ => CloseReason::ClientClosed,
     }
 }

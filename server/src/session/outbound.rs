@@ -53,11 +53,7 @@ impl Batch {
     /// Takes the frames in send order (roster, events, snapshots), leaving the
     /// batch empty for the next tick.
     pub fn drain(&mut self) -> impl Iterator<Item = Bytes> + '_ {
-        self.roster
-            .take()
-            .into_iter()
-            .chain(self.events.drain(..))
-            .chain(self.snapshots.drain(..).map(|(_, b)| b))
+        self.roster.take().into_iter().chain(self.events.drain(..)).chain(self.snapshots.drain(..).map(|(_, b)| b))
     }
 }
 
@@ -74,40 +70,23 @@ mod tests {
     ) -> TickFrame {
         TickFrame {
             tick: Tick(tick),
-            snapshots: snaps
-                .iter()
-                .map(|(s, b)| (ShardId(*s), Bytes::from_static(b.as_bytes())))
-                .collect(),
-            events: events
-                .iter()
-                .map(|e| Bytes::from_static(e.as_bytes()))
-                .collect(),
+            snapshots: snaps.iter().map(|(s, b)| (ShardId(*s), Bytes::from_static(b.as_bytes()))).collect(),
+            events: events.iter().map(|e| Bytes::from_static(e.as_bytes())).collect(),
             roster: roster.map(|r| Bytes::from_static(r.as_bytes())),
         }
     }
 
     fn strings(b: &mut Batch) -> Vec<String> {
-        b.drain()
-            .map(|x| String::from_utf8_lossy(&x).into_owned())
-            .collect()
+        b.drain().map(|x| String::from_utf8_lossy(&x).into_owned()).collect()
     }
 
     #[test]
     fn newer_snapshot_replaces_older_but_events_all_stay() {
         let mut b = Batch::default();
-        b.add(
-            &frame(1, &[(1, "s1t1"), (2, "s2t1")], &["chat1"], None),
-            false,
-        );
-        b.add(
-            &frame(2, &[(1, "s1t2")], &["chat2", "presence"], None),
-            false,
-        );
+        b.add(&frame(1, &[(1, "s1t1"), (2, "s2t1")], &["chat1"], None), false);
+        b.add(&frame(2, &[(1, "s1t2")], &["chat2", "presence"], None), false);
         assert_eq!(b.len(), 5);
-        assert_eq!(
-            strings(&mut b),
-            ["chat1", "chat2", "presence", "s1t2", "s2t1"]
-        );
+        assert_eq!(strings(&mut b), ["chat1", "chat2", "presence", "s1t2", "s2t1"]);
         assert!(b.is_empty());
     }
 

@@ -15,12 +15,7 @@ pub struct TokenBucket {
 impl TokenBucket {
     /// A full bucket of `burst` tokens refilled at `rate` tokens per second.
     pub fn new(rate: f64, burst: f64, now: Instant) -> TokenBucket {
-        TokenBucket {
-            burst,
-            rate,
-            tokens: burst,
-            last: now,
-        }
+        TokenBucket { burst, rate, tokens: burst, last: now }
     }
 
     /// Takes one token if there is one.
@@ -62,10 +57,7 @@ mod tests {
         let mut b = TokenBucket::new(30.0, 60.0, t0);
         // 30 a second for 10 seconds never runs dry.
         for i in 0..300u64 {
-            assert!(
-                b.try_take(t0 + Duration::from_micros(i * 33_334)),
-                "message {i}"
-            );
+            assert!(b.try_take(t0 + Duration::from_micros(i * 33_334)), "message {i}");
         }
     }
 }

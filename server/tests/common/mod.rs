@@ -2,6 +2,8 @@
 //! websocket test client that speaks the real protocol.
 #![allow(dead_code, missing_docs)]
 
+pub mod redis;
+
 use futures_util::{SinkExt, StreamExt};
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::{client, wire};
@@ -37,9 +39,7 @@ impl Server {
             .expect("spawn mino-server");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read listen line");
+        BufReader::new(stdout).read_line(&mut line).expect("read listen line");
         let addr = line
             .trim()
             .rsplit("http://")
@@ -59,10 +59,7 @@ impl Server {
 
     /// Sends a signal to the process.
     pub fn signal(&self, sig: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{sig}"), &self.pid().to_string()])
-            .status()
-            .expect("kill");
+        let status = Command::new("kill").args([&format!("-{sig}"), &self.pid().to_string()]).status().expect("kill");
         assert!(status.success());
     }
 
@@ -80,8 +77,7 @@ impl Server {
 
     /// Resident set size from /proc, bytes.
     pub fn rss_bytes(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("proc status");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("proc status");
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -93,26 +89,13 @@ impl Server {
     /// GET `path`; returns (status code, body).
     pub async fn get(&self, path: &str) -> (u16, String) {
         let mut tcp = TcpStream::connect(self.addr).await.expect("connect");
-        let req = format!(
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
-        );
+        let req = format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr);
         tcp.write_all(req.as_bytes()).await.expect("write");
         let mut buf = Vec::new();
-        tokio::time::timeout(WAIT, tcp.read_to_end(&mut buf))
-            .await
-            .expect("timely")
-            .expect("read");
+        tokio::time::timeout(WAIT, tcp.read_to_end(&mut buf)).await.expect("timely").expect("read");
         let text = String::from_utf8_lossy(&buf).into_owned();
-        let code = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let body = text
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_owned())
-            .unwrap_or_default();
+        let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
         (code, body)
     }
 
@@ -127,6 +110,15 @@ impl Server {
 }
 
 impl Server {
+    /// Waits until `/readyz` answers 200 (clustered: Redis reached, shard registered).
+    pub async fn wait_ready(&self) {
+        let deadline = Instant::now() + WAIT;
+        while self.get("/readyz").await.0 != 200 {
+            assert!(Instant::now() < deadline, "server not ready in time");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Polls `series` until it equals `want` (panics after [`WAIT`]).
     pub async fn wait_metric(&self, series: &str, want: f64) {
         let deadline = Instant::now() + WAIT;
@@ -204,10 +196,7 @@ pub fn to_frame(bytes: &[u8]) -> Frame {
             bounds: *w.bounds().expect("bounds"),
             x: w.x(),
             y: w.y(),
-            ticket: w
-                .resume_ticket()
-                .map(|t| t.bytes().to_vec())
-                .unwrap_or_default(),
+            ticket: w.resume_ticket().map(|t| t.bytes().to_vec()).unwrap_or_default(),
         }),
         ServerMsg::Snapshot(s) => {
             let b = *s.bounds().expect("bounds");
@@ -222,49 +211,29 @@ pub fn to_frame(bytes: &[u8]) -> Frame {
                         .collect()
                 })
                 .unwrap_or_default();
-            Frame::Snapshot {
-                shard: s.shard_id(),
-                tick: s.tick(),
-                time_ms: s.server_time_ms(),
-                players,
-            }
+            Frame::Snapshot { shard: s.shard_id(), tick: s.tick(), time_ms: s.server_time_ms(), players }
         }
-        ServerMsg::Chat(c) => Frame::Chat {
-            from: c.from_id(),
-            name: c.name().unwrap_or("").into(),
-            text: c.text().unwrap_or("").into(),
-        },
+        ServerMsg::Chat(c) => {
+            Frame::Chat { from: c.from_id(), name: c.name().unwrap_or("").into(), text: c.text().unwrap_or("").into() }
+        }
         ServerMsg::Presence(p) => Frame::Presence {
             joined: p
                 .joined()
-                .map(|j| {
-                    j.iter()
-                        .map(|i| (i.id(), i.name().unwrap_or("").into()))
-                        .collect()
-                })
+                .map(|j| j.iter().map(|i| (i.id(), i.name().unwrap_or("").into())).collect())
                 .unwrap_or_default(),
             left: p.left().map(|l| l.iter().collect()).unwrap_or_default(),
         },
         ServerMsg::Roster(r) => Frame::Roster(
             r.players()
-                .map(|j| {
-                    j.iter()
-                        .map(|i| (i.id(), i.name().unwrap_or("").into()))
-                        .collect()
-                })
+                .map(|j| j.iter().map(|i| (i.id(), i.name().unwrap_or("").into())).collect())
                 .unwrap_or_default(),
         ),
-        ServerMsg::Busy(b) => Frame::Busy {
-            reason: b.reason().unwrap_or("").into(),
-            retry_after_ms: b.retry_after_ms(),
-        },
+        ServerMsg::Busy(b) => {
+            Frame::Busy { reason: b.reason().unwrap_or("").into(), retry_after_ms: b.retry_after_ms() }
+        }
         ServerMsg::Error(e) => Frame::Error(e.code().0),
         ServerMsg::Pong(p) => Frame::Pong(p.client_time_ms()),
-        ServerMsg::Move(m) => Frame::Move(
-            m.resume_ticket()
-                .map(|t| t.bytes().to_vec())
-                .unwrap_or_default(),
-        ),
+        ServerMsg::Move(m) => Frame::Move(m.resume_ticket().map(|t| t.bytes().to_vec()).unwrap_or_default()),
     }
 }
 
@@ -300,10 +269,7 @@ impl Client {
     }
 
     pub async fn send(&mut self, bytes: Vec<u8>) {
-        self.ws
-            .send(Message::Binary(bytes.into()))
-            .await
-            .expect("send");
+        self.ws.send(Message::Binary(bytes.into())).await.expect("send");
     }
 
     /// Sends, ignoring errors (the server may already have closed).
@@ -314,9 +280,7 @@ impl Client {
     /// Next frame (pings are answered by tungstenite and skipped).
     pub async fn next(&mut self) -> Frame {
         loop {
-            let m = tokio::time::timeout(WAIT, self.ws.next())
-                .await
-                .expect("a frame in time");
+            let m = tokio::time::timeout(WAIT, self.ws.next()).await.expect("a frame in time");
             match m {
                 Some(Ok(Message::Binary(b))) => return to_frame(&b),
                 Some(Ok(Message::Close(c))) => return Frame::Closed(c.map(|c| u16::from(c.code))),
@@ -358,15 +322,9 @@ impl Client {
     pub async fn own_position(&mut self) -> (u64, u64, f32, f32) {
         let me = self.id();
         self.until(|f| match f {
-            Frame::Snapshot {
-                tick,
-                time_ms,
-                players,
-                ..
-            } => players
-                .iter()
-                .find(|p| p.0 == me)
-                .map(|p| (*tick, *time_ms, p.1, p.2)),
+            Frame::Snapshot { tick, time_ms, players, .. } => {
+                players.iter().find(|p| p.0 == me).map(|p| (*tick, *time_ms, p.1, p.2))
+            }
             _ => None,
         })
         .await

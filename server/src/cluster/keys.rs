@@ -1,0 +1,80 @@
+//! Redis key and channel names of one place. Everything of a place lives under
+//! `mino:{place}:` so several places can share one Redis (and, with Redis
+//! Cluster, the `{place}` hash tag keeps a place's keys in one slot).
+
+use mino_protocol::ShardId;
+
+/// Names for one place.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    /// Names for `place` (already validated: `[A-Za-z0-9_-]{1,64}`).
+    pub fn new(place: &str) -> Keys {
+        Keys { prefix: format!("mino:{{{place}}}:") }
+    }
+
+    /// Pub/sub channel of every shard's snapshots (bytes as sent to sockets).
+    pub fn snapshots(&self) -> String {
+        format!("{}snapshots", self.prefix)
+    }
+
+    /// Pub/sub channel of chat frames.
+    pub fn chat(&self) -> String {
+        format!("{}chat", self.prefix)
+    }
+
+    /// Pub/sub channel of presence frames.
+    pub fn presence_channel(&self) -> String {
+        format!("{}presence", self.prefix)
+    }
+
+    /// A shard's heartbeat: a JSON [`super::registry::Heartbeat`], with a TTL.
+    pub fn shard(&self, id: ShardId) -> String {
+        format!("{}shard:{id}", self.prefix)
+    }
+
+    /// A shard's players: hash of player id to name, with a TTL.
+    pub fn players(&self, id: ShardId) -> String {
+        format!("{}players:{id}", self.prefix)
+    }
+
+    /// Sorted set of shard ids scored by heartbeat expiry (ms since the epoch).
+    pub fn shards(&self) -> String {
+        format!("{}shards", self.prefix)
+    }
+
+    /// Counter that hands out cluster-unique player ids in blocks.
+    pub fn next_player(&self) -> String {
+        format!("{}next_player", self.prefix)
+    }
+
+    /// Every key and channel of the place starts with this.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_share_the_place_prefix_and_hash_tag() {
+        let k = Keys::new("main");
+        for name in [
+            k.snapshots(),
+            k.chat(),
+            k.presence_channel(),
+            k.shard(ShardId(1)),
+            k.players(ShardId(1)),
+            k.shards(),
+            k.next_player(),
+        ] {
+            assert!(name.starts_with("mino:{main}:"), "{name}");
+        }
+        assert_eq!(k.shard(ShardId(0xab)), "mino:{main}:shard:000000ab");
+    }
+}

@@ -1,0 +1,226 @@
+//! Clustering over Redis: shards of one place share it.
+//!
+//! ```text
+//!            tick loop ──snapshot (latest only)──► publisher ──PUBLISH──► Redis
+//!              ▲  │ ──own chat/presence (bounded)─►                        │
+//!              │  └──local players, load (watch)──► registry ◄─heartbeat,─┤
+//!              │                                      │        ids, rosters │
+//!              └──────── ClusterEvent (bounded) ◄─────┴── subscriber ◄──────┘
+//!                                                      (dedicated pub/sub conn)
+//! ```
+//!
+//! - The tick never awaits Redis: it hands its own frames to the publisher
+//!   through a latest-only slot (snapshots: older ones are dropped, counted) and
+//!   a bounded queue (chat and presence), and takes [`ClusterEvent`]s from a
+//!   bounded queue in its select loop.
+//! - Relayed frames are forwarded to sockets as the exact bytes published; the
+//!   subscriber only verifies them and reads the shard id to route them.
+//! - [`publisher`]: the only writer of this shard's players hash (with a TTL):
+//!   each presence delta updates it in the same MULTI as its PUBLISH, and it is
+//!   rewritten whole every heartbeat interval (healing expiry after a pause and
+//!   Redis restarts).
+//! - [`registry`]: heartbeats with a TTL, which shards are alive (and their
+//!   players, read when a shard appears and twice more), cluster-unique player
+//!   ids in blocks.
+//! - [`subscriber`]: reconnects with capped backoff, resubscribes, and rebuilds a
+//!   subscription that went silent while its publishers were alive (a Redis that
+//!   dropped a slow subscriber).
+
+pub mod connection;
+pub mod keys;
+pub mod publisher;
+pub mod registry;
+pub mod subscriber;
+pub mod view;
+
+use crate::config::Config;
+use crate::metrics::Metrics;
+use bytes::Bytes;
+use mino_protocol::{PlayerId, ShardId, Tick};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch, Notify};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Capacity of the queue of cluster events into the tick loop.
+pub const EVENT_QUEUE: usize = 4096;
+
+/// Capacity of the queue of own chat and presence frames to publish.
+pub const PUBLISH_QUEUE: usize = 1024;
+
+/// What the cluster tasks tell the tick loop.
+#[derive(Debug)]
+pub enum ClusterEvent {
+    /// Another shard's snapshot, bytes as published.
+    Snapshot {
+        /// Publisher.
+        shard: ShardId,
+        /// Exact bytes.
+        bytes: Bytes,
+        /// Publisher's clock at its tick, ms.
+        server_time_ms: u64,
+    },
+    /// Another shard's chat frame.
+    Chat {
+        /// Exact bytes.
+        bytes: Bytes,
+    },
+    /// Another shard's presence frame and its delta.
+    Presence {
+        /// Publisher.
+        shard: ShardId,
+        /// Exact bytes.
+        bytes: Bytes,
+        /// Players that joined, with names.
+        joined: Vec<(PlayerId, Arc<str>)>,
+        /// Players that left.
+        left: Vec<PlayerId>,
+    },
+    /// The other shards alive now.
+    Live(Vec<ShardId>),
+    /// The full player list of a shard that appeared, came back, or after a
+    /// resubscription.
+    Roster {
+        /// Whose.
+        shard: ShardId,
+        /// Its players.
+        players: Vec<(PlayerId, Arc<str>)>,
+    },
+    /// A block of cluster-unique player ids `[start, start + len)`.
+    Ids {
+        /// First id.
+        start: u32,
+        /// How many.
+        len: u32,
+    },
+}
+
+/// A frame of this shard to publish, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    /// A chat frame, for the chat channel.
+    Chat(Bytes),
+    /// A presence frame, for the presence channel, with its delta: the
+    /// publisher applies the delta to this shard's players hash in the same
+    /// MULTI as the PUBLISH, so the hash is never behind what was published.
+    Presence {
+        /// The frame.
+        bytes: Bytes,
+        /// Players that joined, with names.
+        joined: Vec<(PlayerId, Arc<str>)>,
+        /// Players that left.
+        left: Vec<PlayerId>,
+    },
+}
+
+/// This shard's newest snapshot, for the publisher.
+#[derive(Debug, Clone)]
+pub struct OwnSnapshot {
+    /// Its tick.
+    pub tick: Tick,
+    /// The shard's clock at that tick, ms since the epoch.
+    pub server_time_ms: u64,
+    /// The bytes sockets got.
+    pub bytes: Bytes,
+}
+
+/// This shard's state the registry writes into its heartbeat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LocalState {
+    /// Players on this shard.
+    pub players: usize,
+    /// True while the busy rule refuses players.
+    pub overloaded: bool,
+}
+
+/// The tick loop's ends of the cluster's channels.
+pub struct TickLink {
+    /// Latest own snapshot for the publisher.
+    pub snapshot: watch::Sender<Option<OwnSnapshot>>,
+    /// Own chat and presence frames for the publisher.
+    pub publish: mpsc::Sender<Outgoing>,
+    /// Local players and load for the heartbeat.
+    pub local: watch::Sender<LocalState>,
+    /// Events from the cluster tasks.
+    pub events: mpsc::Receiver<ClusterEvent>,
+    /// Wakes the registry to fetch player ids.
+    pub need_ids: Arc<Notify>,
+}
+
+/// State shared with the HTTP routes.
+#[derive(Debug, Default)]
+pub struct ClusterStatus {
+    /// True while the last heartbeat reached Redis.
+    pub redis_up: AtomicBool,
+    /// Publisher's clock of the newest snapshot published, ms.
+    pub published_ms: AtomicU64,
+}
+
+/// Starts the publisher, subscriber and registry tasks on `tracker` and returns
+/// the tick loop's link and the shared status.
+///
+/// Errors: an invalid Redis URL (nothing is started).
+pub fn start(
+    config: &Arc<Config>,
+    metrics: &Metrics,
+    tracker: &TaskTracker,
+    cancel: &CancellationToken,
+) -> Result<(TickLink, Arc<ClusterStatus>), connection::RedisError> {
+    let url = config.redis.as_deref().unwrap_or_default();
+    let pool = connection::pool(url, 8)?;
+    let client = connection::client(url)?;
+    let keys = keys::Keys::new(&config.place);
+    let status = Arc::new(ClusterStatus::default());
+    let (snapshot_tx, snapshot_rx) = watch::channel(None);
+    let (publish_tx, publish_rx) = mpsc::channel(PUBLISH_QUEUE);
+    let (local_tx, local_rx) = watch::channel(LocalState::default());
+    let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
+    let (peers_tx, peers_rx) = watch::channel(Default::default());
+    let need_ids = Arc::new(Notify::new());
+    let resync = Arc::new(Notify::new());
+
+    tracker.spawn(
+        publisher::Publisher {
+            pool: pool.clone(),
+            keys: keys.clone(),
+            metrics: metrics.clone(),
+            status: status.clone(),
+            me: config.shard_id,
+            ttl: config.shard_ttl,
+            interval: config.heartbeat,
+        }
+        .run(snapshot_rx, publish_rx, cancel.clone()),
+    );
+    tracker.spawn(
+        subscriber::Subscriber {
+            client,
+            keys: keys.clone(),
+            me: config.shard_id,
+            metrics: metrics.clone(),
+            events: events_tx.clone(),
+            peers: peers_rx,
+            resync: resync.clone(),
+        }
+        .run(cancel.clone()),
+    );
+    tracker.spawn(
+        registry::Registry {
+            pool,
+            keys,
+            me: config.shard_id,
+            ttl: config.shard_ttl,
+            interval: config.heartbeat,
+            metrics: metrics.clone(),
+            status: status.clone(),
+            events: events_tx,
+            peers: peers_tx,
+            need_ids: need_ids.clone(),
+            resync,
+        }
+        .run(local_rx, cancel.clone()),
+    );
+    tracing::info!(redis = %connection::redact(url), place = %config.place, "clustered");
+    let link = TickLink { snapshot: snapshot_tx, publish: publish_tx, local: local_tx, events: events_rx, need_ids };
+    Ok((link, status))
+}

@@ -1,0 +1,151 @@
+//! Publishes this shard's frames to its place, and owns its players hash.
+//!
+//! - Snapshots: the newest of each tick; when Redis is slower than the tick,
+//!   older snapshots are skipped (oldest first) and counted.
+//! - Chat and presence: every frame, in order. A presence delta updates the
+//!   players hash in the same MULTI as its PUBLISH, so a peer that reads the
+//!   hash after seeing a delta never finds the hash behind it.
+//! - Every heartbeat interval the hash is rewritten whole from the players this
+//!   task has published (healing its expiry after a pause or a Redis restart).
+
+use super::connection::{with_conn, RedisError};
+use super::keys::Keys;
+use super::{ClusterStatus, Outgoing, OwnSnapshot};
+use crate::metrics::Metrics;
+use bytes::Bytes;
+use deadpool_redis::Pool;
+use mino_protocol::{PlayerId, ShardId, Tick};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// The publishing task.
+pub struct Publisher {
+    /// Command pool.
+    pub pool: Pool,
+    /// Channel and key names.
+    pub keys: Keys,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Where the newest published snapshot time is recorded.
+    pub status: Arc<ClusterStatus>,
+    /// This shard.
+    pub me: ShardId,
+    /// TTL of the players hash.
+    pub ttl: Duration,
+    /// Interval of the full rewrite of the players hash.
+    pub interval: Duration,
+}
+
+impl Publisher {
+    /// Runs until `cancel` fires or the tick loop is gone.
+    pub async fn run(
+        self,
+        mut snapshots: watch::Receiver<Option<OwnSnapshot>>,
+        mut outgoing: mpsc::Receiver<Outgoing>,
+        cancel: CancellationToken,
+    ) {
+        let mut last_tick: Option<Tick> = None;
+        let mut players: HashMap<PlayerId, Arc<str>> = HashMap::new();
+        let mut rewrite = tokio::time::interval(self.interval);
+        rewrite.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                item = outgoing.recv() => match item {
+                    Some(Outgoing::Chat(bytes)) => {
+                        if self.publish(self.keys.chat(), bytes).await.is_err() {
+                            self.metrics.dropped("publish_event", 1);
+                        }
+                    }
+                    Some(Outgoing::Presence { bytes, joined, left }) => {
+                        for id in &left {
+                            players.remove(id);
+                        }
+                        players.extend(joined.iter().cloned());
+                        if self.presence(bytes, &joined, &left).await.is_err() {
+                            self.metrics.dropped("publish_event", 1);
+                        }
+                    }
+                    None => break,
+                },
+                changed = snapshots.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    let Some(own) = snapshots.borrow_and_update().clone() else { continue };
+                    if let Some(prev) = last_tick {
+                        self.metrics.dropped("publish_snapshot", own.tick.0.saturating_sub(prev.0 + 1));
+                    }
+                    last_tick = Some(own.tick);
+                    if self.publish(self.keys.snapshots(), own.bytes).await.is_ok() {
+                        self.status.published_ms.store(own.server_time_ms, Ordering::Relaxed);
+                    }
+                }
+                _ = rewrite.tick() => {
+                    if let Err(e) = self.rewrite(&players).await {
+                        tracing::debug!(error = %e, "players hash rewrite failed");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn publish(&self, channel: String, bytes: Bytes) -> Result<(), RedisError> {
+        let result = with_conn(&self.pool, async move |c| {
+            redis::cmd("PUBLISH").arg(channel).arg(&bytes[..]).query_async::<i64>(c).await
+        })
+        .await;
+        self.count(&result);
+        result.map(|_| ())
+    }
+
+    /// One MULTI: apply the delta to the players hash, refresh its TTL, PUBLISH.
+    async fn presence(
+        &self,
+        bytes: Bytes,
+        joined: &[(PlayerId, Arc<str>)],
+        left: &[PlayerId],
+    ) -> Result<(), RedisError> {
+        let key = self.keys.players(self.me);
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        if !left.is_empty() {
+            let ids: Vec<u32> = left.iter().map(|p| p.0).collect();
+            pipe.hdel(&key, ids).ignore();
+        }
+        if !joined.is_empty() {
+            let fields: Vec<(u32, &str)> = joined.iter().map(|(id, n)| (id.0, &**n)).collect();
+            pipe.hset_multiple(&key, &fields).ignore();
+        }
+        pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
+        pipe.publish(self.keys.presence_channel(), &bytes[..]).ignore();
+        let result = with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await;
+        self.count(&result);
+        result
+    }
+
+    /// One MULTI: replace the players hash with `players` and refresh its TTL.
+    async fn rewrite(&self, players: &HashMap<PlayerId, Arc<str>>) -> Result<(), RedisError> {
+        let key = self.keys.players(self.me);
+        let mut pipe = redis::pipe();
+        pipe.atomic().del(&key).ignore();
+        if !players.is_empty() {
+            let fields: Vec<(u32, &str)> = players.iter().map(|(id, n)| (id.0, &**n)).collect();
+            pipe.hset_multiple(&key, &fields).ignore();
+            pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
+        }
+        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+    }
+
+    fn count<T>(&self, result: &Result<T, RedisError>) {
+        if let Err(e) = result {
+            self.metrics.publish_failures.inc();
+            tracing::debug!(error = %e, "publish failed");
+        }
+    }
+}

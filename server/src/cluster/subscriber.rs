@@ -1,0 +1,172 @@
+//! The subscription to the other shards' frames, on its own connection (never
+//! the pool). It verifies each frame, reads the shard id to route it, and hands
+//! the exact bytes to the tick loop. It reconnects with capped backoff and
+//! resubscribes when the connection ends (Redis restarted, `CLIENT KILL`, idle
+//! timeout, network reset), and a watchdog rebuilds a subscription that is
+//! silent about a shard whose heartbeat says it is publishing (a Redis that
+//! dropped this subscriber for its output buffer limit, or a half-open link).
+
+use super::keys::Keys;
+use super::registry::Heartbeat;
+use super::ClusterEvent;
+use crate::metrics::Metrics;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use mino_protocol::server::{decode, ServerMsg};
+use mino_protocol::{PlayerId, ShardId};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// First wait before reconnecting; doubled up to [`BACKOFF_MAX`].
+pub const BACKOFF_MIN: Duration = Duration::from_millis(50);
+
+/// Longest wait between reconnection attempts (keeps recovery within 2 s of
+/// Redis coming back).
+pub const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+/// A live publisher may be this far (its own clock) ahead of the newest
+/// snapshot received from it before the subscription is rebuilt.
+pub const SILENCE: Duration = Duration::from_millis(2000);
+
+/// How often the watchdog looks.
+const WATCHDOG: Duration = Duration::from_millis(250);
+
+/// Longest a connect and subscribe may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The subscriber task.
+pub struct Subscriber {
+    /// Client for the dedicated connection.
+    pub client: redis::Client,
+    /// Channel names.
+    pub keys: Keys,
+    /// This shard (its own frames come back and are skipped).
+    pub me: ShardId,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Events to the tick loop.
+    pub events: mpsc::Sender<ClusterEvent>,
+    /// Heartbeats of the live peers (from the registry).
+    pub peers: watch::Receiver<HashMap<ShardId, Heartbeat>>,
+    /// Tells the registry to re-read rosters after each subscription.
+    pub resync: Arc<Notify>,
+}
+
+/// Why one subscription ended.
+enum End {
+    Cancelled,
+    Lost,
+}
+
+impl Subscriber {
+    /// Runs until `cancel` fires.
+    pub async fn run(mut self, cancel: CancellationToken) {
+        let mut backoff = BACKOFF_MIN;
+        let mut first = true;
+        loop {
+            match self.subscribe_once(&cancel).await {
+                Ok(End::Cancelled) => return,
+                Ok(End::Lost) => backoff = BACKOFF_MIN,
+                Err(e) => tracing::debug!(error = %e, "subscribe failed"),
+            }
+            if !first {
+                self.metrics.redis_reconnects.inc();
+            }
+            first = false;
+            let jitter = Duration::from_millis(rand::random_range(0..=backoff.as_millis() as u64 / 2));
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(backoff + jitter) => {}
+            }
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    }
+
+    async fn subscribe_once(&mut self, cancel: &CancellationToken) -> Result<End, redis::RedisError> {
+        let channels = [self.keys.snapshots(), self.keys.chat(), self.keys.presence_channel()];
+        let connect = async {
+            let mut pubsub = self.client.get_async_pubsub().await?;
+            pubsub.subscribe(&channels).await?;
+            Ok::<_, redis::RedisError>(pubsub)
+        };
+        let mut pubsub = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+            Ok(r) => r?,
+            Err(_) => return Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))),
+        };
+        tracing::debug!("subscribed");
+        self.resync.notify_one();
+        let mut newest: HashMap<ShardId, u64> = HashMap::new();
+        let started = Instant::now();
+        let mut watchdog = tokio::time::interval(WATCHDOG);
+        let mut stream = pubsub.on_message();
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return Ok(End::Cancelled),
+                m = stream.next() => {
+                    let Some(m) = m else {
+                        tracing::info!("redis subscription lost; resubscribing");
+                        return Ok(End::Lost);
+                    };
+                    self.route(m.get_channel_name(), m.get_payload_bytes(), &mut newest).await;
+                }
+                _ = watchdog.tick() => {
+                    if started.elapsed() > SILENCE && self.silent(&newest) {
+                        tracing::warn!("subscription silent while publishers are alive; rebuilding");
+                        return Ok(End::Lost);
+                    }
+                }
+            }
+        }
+    }
+
+    /// True when a peer's heartbeat shows a publish newer than [`SILENCE`] past
+    /// the newest snapshot received from it.
+    fn silent(&self, newest: &HashMap<ShardId, u64>) -> bool {
+        self.peers.borrow().iter().any(|(shard, beat)| {
+            let got = newest.get(shard).copied().unwrap_or(0);
+            beat.published_ms > 0 && got > 0 && beat.published_ms > got + SILENCE.as_millis() as u64
+        })
+    }
+
+    async fn route(&self, channel: &str, payload: &[u8], newest: &mut HashMap<ShardId, u64>) {
+        let msg = match decode(payload) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(channel, error = %e, "dropping an invalid frame from redis");
+                self.metrics.dropped("invalid", 1);
+                return;
+            }
+        };
+        let bytes = || Bytes::copy_from_slice(payload);
+        let event = match msg {
+            ServerMsg::Snapshot(s) if ShardId(s.shard_id()) != self.me => {
+                let shard = ShardId(s.shard_id());
+                newest.insert(shard, s.server_time_ms());
+                self.metrics.relay_frames.inc();
+                let e = ClusterEvent::Snapshot { shard, bytes: bytes(), server_time_ms: s.server_time_ms() };
+                if self.events.try_send(e).is_err() {
+                    self.metrics.dropped("relay_snapshot", 1);
+                }
+                return;
+            }
+            ServerMsg::Chat(c) if ShardId(c.shard_id()) != self.me => ClusterEvent::Chat { bytes: bytes() },
+            ServerMsg::Presence(p) if ShardId(p.shard_id()) != self.me => ClusterEvent::Presence {
+                shard: ShardId(p.shard_id()),
+                bytes: bytes(),
+                joined: p
+                    .joined()
+                    .map(|j| j.iter().map(|i| (PlayerId(i.id()), Arc::from(i.name().unwrap_or("")))).collect())
+                    .unwrap_or_default(),
+                left: p.left().map(|l| l.iter().map(PlayerId).collect()).unwrap_or_default(),
+            },
+            _ => return,
+        };
+        self.metrics.relay_frames.inc();
+        // Chat and presence are never dropped: wait for room.
+        let _ = self.events.send(event).await;
+    }
+}

@@ -1,0 +1,193 @@
+//! What this shard knows of the other shards of its place: which are alive,
+//! their players (for the roster and for "left" when a shard dies), and their
+//! newest snapshot not yet handed to sockets. I/O-free: fed by the cluster
+//! tasks through the tick loop, read by the shard core once a tick.
+
+use bytes::Bytes;
+use mino_protocol::server as msg;
+use mino_protocol::{PlayerId, ShardId};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Another shard as seen from here.
+#[derive(Debug, Default)]
+struct Remote {
+    players: HashMap<PlayerId, Arc<str>>,
+    /// Newest snapshot received since the last tick, with its server time (ms).
+    pending: Option<(Bytes, u64)>,
+}
+
+/// The other live shards of the place.
+#[derive(Debug, Default)]
+pub struct ClusterView {
+    live: HashMap<ShardId, Remote>,
+}
+
+/// A relayed snapshot ready for sockets, with its age.
+#[derive(Debug, Clone)]
+pub struct Relayed {
+    /// The shard that published it.
+    pub shard: ShardId,
+    /// The bytes exactly as published.
+    pub bytes: Bytes,
+    /// The publisher's clock when its tick ran, ms since the epoch.
+    pub server_time_ms: u64,
+}
+
+impl ClusterView {
+    /// Shards currently considered alive.
+    pub fn live_shards(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Is `shard` alive as far as this view knows?
+    pub fn is_live(&self, shard: ShardId) -> bool {
+        self.live.contains_key(&shard)
+    }
+
+    /// Players on other live shards.
+    pub fn players(&self) -> impl Iterator<Item = (PlayerId, &str)> {
+        self.live.values().flat_map(|r| r.players.iter().map(|(id, n)| (*id, &**n)))
+    }
+
+    /// Number of players on other live shards.
+    pub fn player_count(&self) -> usize {
+        self.live.values().map(|r| r.players.len()).sum()
+    }
+
+    /// Stores a snapshot of a live shard; a newer one replaces an unsent older
+    /// one. Returns false (dropped) for a shard not known to be alive.
+    pub fn snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> bool {
+        match self.live.get_mut(&shard) {
+            Some(r) => {
+                r.pending = Some((bytes, server_time_ms));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Applies a presence delta of a live shard. Returns false for a shard not
+    /// known to be alive (the delta is then left to the next full roster).
+    pub fn presence(&mut self, shard: ShardId, joined: &[(PlayerId, Arc<str>)], left: &[PlayerId]) -> bool {
+        let Some(r) = self.live.get_mut(&shard) else { return false };
+        for (id, name) in joined {
+            r.players.insert(*id, name.clone());
+        }
+        for id in left {
+            r.players.remove(id);
+        }
+        true
+    }
+
+    /// Takes the snapshots received since the last call.
+    pub fn take_snapshots(&mut self) -> Vec<Relayed> {
+        self.live
+            .iter_mut()
+            .filter_map(|(shard, r)| {
+                r.pending.take().map(|(bytes, server_time_ms)| Relayed { shard: *shard, bytes, server_time_ms })
+            })
+            .collect()
+    }
+
+    /// Applies the registry's list of live shards (other than this one).
+    /// Returns a Presence frame "left" for every player of each shard that died,
+    /// to hand to sockets.
+    pub fn set_live(&mut self, live: &[ShardId]) -> Vec<Bytes> {
+        let keep: HashSet<ShardId> = live.iter().copied().collect();
+        let dead: Vec<ShardId> = self.live.keys().filter(|s| !keep.contains(s)).copied().collect();
+        let mut frames = Vec::new();
+        for shard in dead {
+            if let Some(r) = self.live.remove(&shard) {
+                if !r.players.is_empty() {
+                    frames.push(msg::encode_presence(shard, std::iter::empty(), r.players.keys().copied()));
+                }
+            }
+        }
+        for shard in live {
+            self.live.entry(*shard).or_default();
+        }
+        frames
+    }
+
+    /// Replaces a live shard's players with its full roster from the registry
+    /// (a shard that appeared or came back). Returns the Presence frame of the
+    /// difference, if any, for sockets.
+    pub fn roster(&mut self, shard: ShardId, players: Vec<(PlayerId, Arc<str>)>) -> Option<Bytes> {
+        let r = self.live.get_mut(&shard)?;
+        let fresh: HashMap<PlayerId, Arc<str>> = players.into_iter().collect();
+        let joined: Vec<(PlayerId, Arc<str>)> =
+            fresh.iter().filter(|(id, _)| !r.players.contains_key(id)).map(|(id, n)| (*id, n.clone())).collect();
+        let left: Vec<PlayerId> = r.players.keys().filter(|id| !fresh.contains_key(id)).copied().collect();
+        r.players = fresh;
+        (!joined.is_empty() || !left.is_empty())
+            .then(|| msg::encode_presence(shard, joined.iter().map(|(id, n)| (*id, &**n)), left.into_iter()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::server::{decode, ServerMsg};
+
+    fn names(pairs: &[(u32, &str)]) -> Vec<(PlayerId, Arc<str>)> {
+        pairs.iter().map(|(id, n)| (PlayerId(*id), Arc::from(*n))).collect()
+    }
+
+    fn left_of(frame: &Bytes) -> Vec<u32> {
+        let Ok(ServerMsg::Presence(p)) = decode(frame) else { panic!("presence") };
+        let mut v: Vec<u32> = p.left().map(|l| l.iter().collect()).unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn snapshots_of_unknown_shards_are_dropped_and_newest_wins() {
+        let mut v = ClusterView::default();
+        assert!(!v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1));
+        v.set_live(&[ShardId(2)]);
+        assert!(v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1));
+        assert!(v.snapshot(ShardId(2), Bytes::from_static(b"b"), 2));
+        let got = v.take_snapshots();
+        assert_eq!(got.len(), 1);
+        assert_eq!((&got[0].bytes[..], got[0].server_time_ms), (&b"b"[..], 2));
+        assert!(v.take_snapshots().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn dead_shard_yields_left_for_all_its_players() {
+        let mut v = ClusterView::default();
+        v.set_live(&[ShardId(2), ShardId(3)]);
+        v.presence(ShardId(2), &names(&[(10, "a"), (11, "b")]), &[]);
+        v.presence(ShardId(3), &names(&[(20, "c")]), &[]);
+        let frames = v.set_live(&[ShardId(3)]);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(left_of(&frames[0]), [10, 11]);
+        assert_eq!(v.player_count(), 1);
+        assert!(!v.is_live(ShardId(2)));
+    }
+
+    #[test]
+    fn roster_of_returning_shard_diffs_against_what_was_known() {
+        let mut v = ClusterView::default();
+        v.set_live(&[ShardId(2)]);
+        v.presence(ShardId(2), &names(&[(10, "a"), (11, "b")]), &[]);
+        let frame = v.roster(ShardId(2), names(&[(11, "b"), (12, "c")])).expect("a difference");
+        let Ok(ServerMsg::Presence(p)) = decode(&frame) else { panic!() };
+        assert_eq!(p.joined().map(|j| j.get(0).id()), Some(12));
+        assert_eq!(left_of(&frame), [10]);
+        assert!(v.roster(ShardId(2), names(&[(11, "b"), (12, "c")])).is_none(), "no change, no frame");
+        assert!(v.roster(ShardId(9), vec![]).is_none(), "unknown shard ignored");
+    }
+
+    #[test]
+    fn presence_deltas_update_players() {
+        let mut v = ClusterView::default();
+        v.set_live(&[ShardId(2)]);
+        v.presence(ShardId(2), &names(&[(10, "a")]), &[]);
+        v.presence(ShardId(2), &names(&[(11, "b")]), &[PlayerId(10)]);
+        let ps: Vec<_> = v.players().map(|(id, n)| (id.0, n.to_owned())).collect();
+        assert_eq!(ps, [(11, "b".to_owned())]);
+        assert!(!v.presence(ShardId(5), &names(&[(1, "x")]), &[]));
+    }
+}

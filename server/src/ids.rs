@@ -1,0 +1,85 @@
+//! Player ids. Standalone, a counter. Clustered, ids must be unique across the
+//! place, so they come from a counter in Redis in blocks (INCRBY), fetched ahead
+//! by the registry task: a join takes the next id from memory and the tick never
+//! waits for Redis.
+
+use mino_protocol::PlayerId;
+use std::collections::VecDeque;
+
+/// Ids in one block fetched from Redis.
+pub const BLOCK: u32 = 256;
+
+/// Where a shard's next player id comes from.
+#[derive(Debug)]
+pub enum PlayerIds {
+    /// Standalone: 1, 2, 3, ...
+    Local {
+        /// Next id to hand out.
+        next: u32,
+    },
+    /// Clustered: blocks `[start, end)` allocated in Redis.
+    Blocks(VecDeque<(u32, u32)>),
+}
+
+impl PlayerIds {
+    /// The next id, or `None` when clustered and no block is left.
+    pub fn next(&mut self) -> Option<PlayerId> {
+        match self {
+            PlayerIds::Local { next } => {
+                let id = *next;
+                *next = next.checked_add(1).unwrap_or(1);
+                Some(PlayerId(id))
+            }
+            PlayerIds::Blocks(blocks) => loop {
+                let (start, end) = blocks.front_mut()?;
+                if *start < *end {
+                    let id = *start;
+                    *start += 1;
+                    return Some(PlayerId(id));
+                }
+                blocks.pop_front();
+            },
+        }
+    }
+
+    /// Ids left before a new block is needed (`u64::MAX` standalone).
+    pub fn remaining(&self) -> u64 {
+        match self {
+            PlayerIds::Local { .. } => u64::MAX,
+            PlayerIds::Blocks(blocks) => blocks.iter().map(|(s, e)| u64::from(e.saturating_sub(*s))).sum(),
+        }
+    }
+
+    /// Adds the block `[start, start + len)` (clustered only; ignored standalone
+    /// and for id 0).
+    pub fn add_block(&mut self, start: u32, len: u32) {
+        if let PlayerIds::Blocks(blocks) = self {
+            let start = start.max(1);
+            blocks.push_back((start, start.saturating_add(len)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_ids_count_up_from_one() {
+        let mut ids = PlayerIds::Local { next: 1 };
+        assert_eq!(ids.next(), Some(PlayerId(1)));
+        assert_eq!(ids.next(), Some(PlayerId(2)));
+    }
+
+    #[test]
+    fn blocks_run_out_and_refill() {
+        let mut ids = PlayerIds::Blocks(VecDeque::new());
+        assert_eq!(ids.next(), None);
+        ids.add_block(500, 2);
+        ids.add_block(900, 1);
+        assert_eq!(ids.remaining(), 3);
+        let got: Vec<_> = std::iter::from_fn(|| ids.next()).map(|p| p.0).collect();
+        assert_eq!(got, [500, 501, 900]);
+        assert_eq!(ids.remaining(), 0);
+    }
+}

@@ -1,0 +1,164 @@
+//! Shards of one place share it through Redis: each sees the others' players
+//! move, chat and presence cross shards, and relayed bytes are the published
+//! bytes unchanged.
+
+mod common;
+use common::redis::Redis;
+use common::{Client, Frame, Server};
+use futures_util::StreamExt;
+use mino_protocol::client;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// A shard of the place on `redis`, ready (registered, with player ids).
+pub async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Server {
+    let (id, url) = (id.to_string(), redis.url());
+    let mut args = vec!["--redis-url", &url, "--shard-id", &id, "--world-size", "10000", "--speed", "100"];
+    args.extend_from_slice(extra);
+    let server = Server::start(&args);
+    server.wait_ready().await;
+    server
+}
+
+/// Positions of `player` in snapshots of `shard` seen by `c`, for `span`.
+async fn track(c: &mut Client, shard: u32, player: u32, span: Duration) -> Vec<(u64, f32, f32)> {
+    let deadline = Instant::now() + span;
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        if let Frame::Snapshot { shard: s, time_ms, players, .. } = c.next().await {
+            if s == shard {
+                seen.extend(players.iter().filter(|p| p.0 == player).map(|p| (time_ms, p.1, p.2)));
+            }
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn players_on_two_shards_see_each_other_move() {
+    let redis = Redis::start();
+    let a = shard(&redis, 1, &[]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let mut on_a = Client::join(&a, "OnA").await;
+    let mut on_b = Client::join(&b, "OnB").await;
+    assert_ne!(on_a.id(), on_b.id(), "ids are unique across shards");
+    // Each sees the other's shard in its snapshots within a couple of seconds.
+    let me_b = on_b.id();
+    on_a.until(|f| match f {
+        Frame::Snapshot { shard: 2, players, .. } if players.iter().any(|p| p.0 == me_b) => Some(()),
+        _ => None,
+    })
+    .await;
+    on_b.send(client::encode_input(1, 1.0, 0.0)).await;
+    let seen = track(&mut on_a, 2, me_b, Duration::from_millis(1500)).await;
+    assert!(seen.len() >= 20, "relayed snapshots of B seen on A: {}", seen.len());
+    let (t0, x0, y0) = seen[seen.len() / 4];
+    let (t1, x1, y1) = seen[seen.len() - 1];
+    let expected = 100.0 * (t1 - t0) as f32 / 1000.0;
+    assert!(((x1 - x0) - expected).abs() < 6.0, "B moved {} in its own time, expected {expected}", x1 - x0);
+    assert!((y1 - y0).abs() < 0.5);
+    // And B sees A's player in A's snapshots.
+    let me_a = on_a.id();
+    on_b.until(|f| match f {
+        Frame::Snapshot { shard: 1, players, .. } if players.iter().any(|p| p.0 == me_a) => Some(()),
+        _ => None,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn chat_and_presence_cross_three_shards() {
+    let redis = Redis::start();
+    let (a, b, c) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await, shard(&redis, 3, &[]).await);
+    let mut on_b = Client::join(&b, "OnB").await;
+    let mut on_c = Client::join(&c, "OnC").await;
+    // Let the shards see each other before A's player arrives.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let mut on_a = Client::join(&a, "Ada").await;
+    let ada = on_a.id();
+    for who in [&mut on_b, &mut on_c] {
+        let name = who
+            .until(|f| match f {
+                Frame::Presence { joined, .. } => joined.iter().find(|(id, _)| *id == ada).map(|(_, n)| n.clone()),
+                _ => None,
+            })
+            .await;
+        assert_eq!(name, "Ada");
+    }
+    // A's roster covers the players of B and C.
+    let roster = on_a.until(|f| if let Frame::Roster(r) = f { Some(r.clone()) } else { None }).await;
+    let mut names: Vec<_> = roster.iter().map(|(_, n)| n.clone()).collect();
+    names.sort();
+    assert_eq!(names, ["Ada", "OnB", "OnC"]);
+    on_a.send(client::encode_chat("hi from A")).await;
+    for who in [&mut on_b, &mut on_c, &mut on_a] {
+        let got = who
+            .until(|f| match f {
+                Frame::Chat { from, text, .. } => Some((*from, text.clone())),
+                _ => None,
+            })
+            .await;
+        assert_eq!(got, (ada, "hi from A".to_owned()));
+    }
+    drop(on_a);
+    for who in [&mut on_b, &mut on_c] {
+        who.until(|f| match f {
+            Frame::Presence { left, .. } if left.contains(&ada) => Some(()),
+            _ => None,
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn relayed_bytes_equal_published_bytes() {
+    let redis = Redis::start();
+    let a = shard(&redis, 1, &[]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let _on_a = Client::join(&a, "OnA").await;
+    // Record what Redis carries on the snapshot channel.
+    let rc = redis::Client::open(redis.url()).expect("client");
+    let mut sub = rc.get_async_pubsub().await.expect("pubsub");
+    sub.subscribe("mino:{main}:snapshots").await.expect("subscribe");
+    let recorder = tokio::spawn(async move {
+        let mut published: HashMap<u64, Vec<u8>> = HashMap::new();
+        let mut stream = sub.on_message();
+        let deadline = Instant::now() + Duration::from_secs(4);
+        while let Ok(Some(m)) = tokio::time::timeout_at(deadline.into(), stream.next()).await {
+            let bytes = m.get_payload_bytes().to_vec();
+            if let Frame::Snapshot { shard: 1, tick, .. } = common::to_frame(&bytes) {
+                published.insert(tick, bytes);
+            }
+        }
+        published
+    });
+    let mut on_b = Client::join(&b, "OnB").await;
+    let mut received: Vec<(u64, Vec<u8>)> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        let m = tokio::time::timeout(common::WAIT, on_b.ws.next()).await.expect("frame").expect("open").expect("ok");
+        let data = m.into_data().to_vec();
+        if data.is_empty() {
+            continue;
+        }
+        if let Frame::Snapshot { shard: 1, tick, .. } = common::to_frame(&data) {
+            received.push((tick, data));
+        }
+    }
+    let published = recorder.await.expect("recorder");
+    let compared: Vec<_> = received.iter().filter(|(t, _)| published.contains_key(t)).collect();
+    assert!(compared.len() >= 20, "compared {} relayed snapshots", compared.len());
+    for (tick, bytes) in compared {
+        assert_eq!(&published[tick], bytes, "tick {tick} relayed unchanged");
+    }
+}
+
+#[tokio::test]
+async fn standalone_without_redis_url_ignores_redis() {
+    let redis = Redis::start();
+    let server = Server::start(&[]);
+    let c = Client::join(&server, "Solo").await;
+    assert_eq!(c.id(), 1, "local ids");
+    assert!(redis.keys().is_empty());
+    assert_eq!(server.get("/readyz").await.0, 200);
+}
