@@ -2317,6 +2317,7 @@ impl<'a> Presence<'a> {
   pub const VT_SHARD_ID: ::flatbuffers::VOffsetT = 4;
   pub const VT_JOINED: ::flatbuffers::VOffsetT = 6;
   pub const VT_LEFT: ::flatbuffers::VOffsetT = 8;
+  pub const VT_SEQ: ::flatbuffers::VOffsetT = 10;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2328,6 +2329,7 @@ impl<'a> Presence<'a> {
     args: &'args PresenceArgs<'args>
   ) -> ::flatbuffers::WIPOffset<Presence<'bldr>> {
     let mut builder = PresenceBuilder::new(_fbb);
+    builder.add_seq(args.seq);
     if let Some(x) = args.left { builder.add_left(x); }
     if let Some(x) = args.joined { builder.add_joined(x); }
     builder.add_shard_id(args.shard_id);
@@ -2356,6 +2358,16 @@ impl<'a> Presence<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(Presence::VT_LEFT, None)}
   }
+  /// The shard's presence sequence number, increasing with each of its own
+  /// presence messages (0 in one a shard made about another that died or came
+  /// back). Shards use it to order deltas against full rosters; clients may ignore it.
+  #[inline]
+  pub fn seq(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(Presence::VT_SEQ, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Presence<'_> {
@@ -2367,6 +2379,7 @@ impl ::flatbuffers::Verifiable for Presence<'_> {
      .visit_field::<u32>("shard_id", Self::VT_SHARD_ID, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<PlayerInfo>>>>("joined", Self::VT_JOINED, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("left", Self::VT_LEFT, false)?
+     .visit_field::<u64>("seq", Self::VT_SEQ, false)?
      .finish();
     Ok(())
   }
@@ -2375,6 +2388,7 @@ pub struct PresenceArgs<'a> {
     pub shard_id: u32,
     pub joined: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlayerInfo<'a>>>>>,
     pub left: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub seq: u64,
 }
 impl<'a> Default for PresenceArgs<'a> {
   #[inline]
@@ -2383,6 +2397,7 @@ impl<'a> Default for PresenceArgs<'a> {
       shard_id: 0,
       joined: None,
       left: None,
+      seq: 0,
     }
   }
 }
@@ -2405,6 +2420,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> PresenceBuilder<'a, 'b, A> {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Presence::VT_LEFT, left);
   }
   #[inline]
+  pub fn add_seq(&mut self, seq: u64) {
+    self.fbb_.push_slot::<u64>(Presence::VT_SEQ, seq, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> PresenceBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     PresenceBuilder {
@@ -2425,6 +2444,7 @@ impl ::core::fmt::Debug for Presence<'_> {
       ds.field("shard_id", &self.shard_id());
       ds.field("joined", &self.joined());
       ds.field("left", &self.left());
+      ds.field("seq", &self.seq());
       ds.finish()
   }
 }

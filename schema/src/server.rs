@@ -98,9 +98,11 @@ fn player_infos<'a, 'f>(
     fbb.create_vector(&infos)
 }
 
-/// Encodes a Presence: players of `shard` that joined (with names) and left.
+/// Encodes a Presence: players of `shard` that joined (with names) and left;
+/// `seq` is the shard's presence sequence number (0 for one made about another shard).
 pub fn encode_presence<'a>(
     shard: ShardId,
+    seq: u64,
     joined: impl Iterator<Item = (PlayerId, &'a str)>,
     left: impl Iterator<Item = PlayerId>,
 ) -> Bytes {
@@ -110,7 +112,7 @@ pub fn encode_presence<'a>(
     let left = fbb.create_vector(&left);
     let body = wire::Presence::create(
         &mut fbb,
-        &wire::PresenceArgs { shard_id: shard.0, joined: Some(joined), left: Some(left) },
+        &wire::PresenceArgs { shard_id: shard.0, joined: Some(joined), left: Some(left), seq },
     );
     finish(&mut fbb, wire::ServerBody::Presence, body.as_union_value())
 }
@@ -254,7 +256,7 @@ mod tests {
 
     #[test]
     fn presence_and_roster_round_trip() {
-        let bytes = encode_presence(ShardId(1), [(PlayerId(2), "b")].into_iter(), [PlayerId(5)].into_iter());
+        let bytes = encode_presence(ShardId(1), 9, [(PlayerId(2), "b")].into_iter(), [PlayerId(5)].into_iter());
         let Ok(ServerMsg::Presence(p)) = decode(&bytes) else { panic!() };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(2));
         assert_eq!(p.left().map(|l| l.get(0)), Some(5));

@@ -179,10 +179,11 @@ fn presence() -> Frame {
     let left = [3u32, 4];
     let bytes = server::encode_presence(
         ShardId(7),
+        12,
         joined.iter().map(|(id, n)| (PlayerId(*id), *n)),
         left.iter().map(|id| PlayerId(*id)),
     );
-    let expect = format!("{{\"shard_id\": 7, \"joined\": {}, \"left\": [3, 4]}}", infos_json(&joined));
+    let expect = format!("{{\"shard_id\": 7, \"joined\": {}, \"left\": [3, 4], \"seq\": 12}}", infos_json(&joined));
     Frame { name: "presence", kind: "Presence", bytes, expect }
 }
 

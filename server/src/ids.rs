@@ -23,7 +23,7 @@ pub enum PlayerIds {
 
 impl PlayerIds {
     /// The next id, or `None` when clustered and no block is left.
-    pub fn next(&mut self) -> Option<PlayerId> {
+    pub fn take(&mut self) -> Option<PlayerId> {
         match self {
             PlayerIds::Local { next } => {
                 let id = *next;
@@ -67,18 +67,18 @@ mod tests {
     #[test]
     fn local_ids_count_up_from_one() {
         let mut ids = PlayerIds::Local { next: 1 };
-        assert_eq!(ids.next(), Some(PlayerId(1)));
-        assert_eq!(ids.next(), Some(PlayerId(2)));
+        assert_eq!(ids.take(), Some(PlayerId(1)));
+        assert_eq!(ids.take(), Some(PlayerId(2)));
     }
 
     #[test]
     fn blocks_run_out_and_refill() {
         let mut ids = PlayerIds::Blocks(VecDeque::new());
-        assert_eq!(ids.next(), None);
+        assert_eq!(ids.take(), None);
         ids.add_block(500, 2);
         ids.add_block(900, 1);
         assert_eq!(ids.remaining(), 3);
-        let got: Vec<_> = std::iter::from_fn(|| ids.next()).map(|p| p.0).collect();
+        let got: Vec<_> = std::iter::from_fn(|| ids.take()).map(|p| p.0).collect();
         assert_eq!(got, [500, 501, 900]);
         assert_eq!(ids.remaining(), 0);
     }

@@ -59,7 +59,8 @@ pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToke
         }
         None => (None, None),
     };
-    let shard = shard::Shard::new(&config);
+    let mut shard = shard::Shard::new(&config);
+    shard.set_presence_epoch(tick::now_ms() * 1000);
     let tick_loop = tick::TickLoop::new(shard, config.clone(), metrics.clone(), frames_tx, cluster_link);
     tracker.spawn(tick_loop.run(commands_rx, cancel.clone()));
 

@@ -84,6 +84,7 @@ pub struct Shard {
     publish: Vec<Outgoing>,
     joined: Vec<(PlayerId, Arc<str>)>,
     left: Vec<PlayerId>,
+    presence_seq: u64,
 }
 
 impl Shard {
@@ -108,6 +109,7 @@ impl Shard {
             publish: Vec::new(),
             joined: Vec::new(),
             left: Vec::new(),
+            presence_seq: 0,
         }
     }
 
@@ -141,6 +143,12 @@ impl Shard {
         self.ids.remaining()
     }
 
+    /// Starts this process's presence sequence at `epoch` (the tick loop passes
+    /// the start time in µs, so a restarted shard's numbers keep increasing).
+    pub fn set_presence_epoch(&mut self, epoch: u64) {
+        self.presence_seq = self.presence_seq.max(epoch);
+    }
+
     /// Adds a block of cluster-unique player ids.
     pub fn add_id_block(&mut self, start: u32, len: u32) {
         self.ids.add_block(start, len);
@@ -159,8 +167,15 @@ impl Shard {
 
     /// A relayed presence frame with its parsed delta: forwarded unchanged if
     /// the shard is alive here (else its next full roster will tell).
-    pub fn relay_presence(&mut self, shard: ShardId, bytes: Bytes, joined: &[(PlayerId, Arc<str>)], left: &[PlayerId]) {
-        if shard != self.id && self.view.presence(shard, joined, left) {
+    pub fn relay_presence(
+        &mut self,
+        shard: ShardId,
+        seq: u64,
+        bytes: Bytes,
+        joined: &[(PlayerId, Arc<str>)],
+        left: &[PlayerId],
+    ) {
+        if shard != self.id && self.view.presence(shard, seq, joined, left) {
             self.events.push(bytes);
         }
     }
@@ -174,8 +189,8 @@ impl Shard {
     }
 
     /// The full roster of another shard (it appeared or came back).
-    pub fn remote_roster(&mut self, shard: ShardId, players: Vec<(PlayerId, Arc<str>)>) {
-        if let Some(frame) = self.view.roster(shard, players) {
+    pub fn remote_roster(&mut self, shard: ShardId, seq: u64, players: Vec<(PlayerId, Arc<str>)>) {
+        if let Some(frame) = self.view.roster(shard, seq, players) {
             self.events.push(frame);
         }
     }
@@ -197,7 +212,7 @@ impl Shard {
         now_ms: u64,
     ) -> Result<Admitted, Refusal> {
         self.admission.check(self.world.len())?;
-        let player = self.ids.next().ok_or(Refusal::Unavailable)?;
+        let player = self.ids.take().ok_or(Refusal::Unavailable)?;
         let name: Arc<str> = name.into();
         self.world.add(player, name.clone(), spawn.0, spawn.1);
         let p = self.world.player(player).map_or(spawn, |p| (p.x, p.y));
@@ -264,14 +279,17 @@ impl Shard {
         });
         let membership_changed = !self.joined.is_empty() || !self.left.is_empty();
         if membership_changed {
+            self.presence_seq += 1;
             let presence = msg::encode_presence(
                 self.id,
+                self.presence_seq,
                 self.joined.iter().map(|(id, name)| (*id, &**name)),
                 self.left.iter().copied(),
             );
             self.events.push(presence.clone());
             self.publish.push(Outgoing::Presence {
                 bytes: presence,
+                seq: self.presence_seq,
                 joined: std::mem::take(&mut self.joined),
                 left: std::mem::take(&mut self.left),
             });
@@ -404,7 +422,7 @@ mod tests {
     fn roster_covers_players_of_other_shards() {
         let mut s = Shard::new(&config(10));
         s.set_live_shards(&[ShardId(8)]);
-        s.remote_roster(ShardId(8), vec![(PlayerId(500), "Far".into())]);
+        s.remote_roster(ShardId(8), 1, vec![(PlayerId(500), "Far".into())]);
         s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
         let f = s.tick(TICK, Duration::ZERO, 0).frame;
         let Ok(ServerMsg::Roster(r)) = decode(f.roster.as_ref().expect("roster")) else { panic!() };

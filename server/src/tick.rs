@@ -206,11 +206,17 @@ impl TickLoop {
                 }
             }
             ClusterEvent::Chat { bytes } => self.shard.relay_chat(bytes),
-            ClusterEvent::Presence { shard, bytes, joined, left } => {
-                self.shard.relay_presence(shard, bytes, &joined, &left);
+            ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
+                self.shard.relay_presence(shard, seq, bytes, &joined, &left);
             }
-            ClusterEvent::Live(shards) => self.shard.set_live_shards(&shards),
-            ClusterEvent::Roster { shard, players } => self.shard.remote_roster(shard, players),
+            ClusterEvent::Live(shards) => {
+                tracing::trace!(?shards, "live shards");
+                self.shard.set_live_shards(&shards);
+            }
+            ClusterEvent::Roster { shard, seq, players } => {
+                tracing::trace!(%shard, seq, players = players.len(), "roster of a shard");
+                self.shard.remote_roster(shard, seq, players);
+            }
             ClusterEvent::Ids { start, len } => {
                 self.shard.add_id_block(start, len);
                 self.last_id_request = None;

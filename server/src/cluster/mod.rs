@@ -70,6 +70,8 @@ pub enum ClusterEvent {
     Presence {
         /// Publisher.
         shard: ShardId,
+        /// Its presence sequence number.
+        seq: u64,
         /// Exact bytes.
         bytes: Bytes,
         /// Players that joined, with names.
@@ -84,6 +86,8 @@ pub enum ClusterEvent {
     Roster {
         /// Whose.
         shard: ShardId,
+        /// The presence sequence number the list is current to (0: unknown).
+        seq: u64,
         /// Its players.
         players: Vec<(PlayerId, Arc<str>)>,
     },
@@ -107,6 +111,8 @@ pub enum Outgoing {
     Presence {
         /// The frame.
         bytes: Bytes,
+        /// Its presence sequence number.
+        seq: u64,
         /// Players that joined, with names.
         joined: Vec<(PlayerId, Arc<str>)>,
         /// Players that left.

@@ -22,6 +22,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+/// Field of the players hash holding the presence sequence number it is current to.
+pub const SEQ_FIELD: &str = "_seq";
+
 /// The publishing task.
 pub struct Publisher {
     /// Command pool.
@@ -50,6 +53,7 @@ impl Publisher {
     ) {
         let mut last_tick: Option<Tick> = None;
         let mut players: HashMap<PlayerId, Arc<str>> = HashMap::new();
+        let mut seq = 0u64;
         let mut rewrite = tokio::time::interval(self.interval);
         rewrite.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -62,12 +66,13 @@ impl Publisher {
                             self.metrics.dropped("publish_event", 1);
                         }
                     }
-                    Some(Outgoing::Presence { bytes, joined, left }) => {
+                    Some(Outgoing::Presence { bytes, seq: s, joined, left }) => {
                         for id in &left {
                             players.remove(id);
                         }
                         players.extend(joined.iter().cloned());
-                        if self.presence(bytes, &joined, &left).await.is_err() {
+                        seq = s;
+                        if self.presence(bytes, seq, &joined, &left).await.is_err() {
                             self.metrics.dropped("publish_event", 1);
                         }
                     }
@@ -87,7 +92,7 @@ impl Publisher {
                     }
                 }
                 _ = rewrite.tick() => {
-                    if let Err(e) = self.rewrite(&players).await {
+                    if let Err(e) = self.rewrite(&players, seq).await {
                         tracing::debug!(error = %e, "players hash rewrite failed");
                     }
                 }
@@ -108,6 +113,7 @@ impl Publisher {
     async fn presence(
         &self,
         bytes: Bytes,
+        seq: u64,
         joined: &[(PlayerId, Arc<str>)],
         left: &[PlayerId],
     ) -> Result<(), RedisError> {
@@ -122,6 +128,7 @@ impl Publisher {
             let fields: Vec<(u32, &str)> = joined.iter().map(|(id, n)| (id.0, &**n)).collect();
             pipe.hset_multiple(&key, &fields).ignore();
         }
+        pipe.hset(&key, SEQ_FIELD, seq).ignore();
         pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
         pipe.publish(self.keys.presence_channel(), &bytes[..]).ignore();
         let result = with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await;
@@ -129,16 +136,18 @@ impl Publisher {
         result
     }
 
-    /// One MULTI: replace the players hash with `players` and refresh its TTL.
-    async fn rewrite(&self, players: &HashMap<PlayerId, Arc<str>>) -> Result<(), RedisError> {
+    /// One MULTI: replace the players hash with `players` (current to `seq`) and
+    /// refresh its TTL.
+    async fn rewrite(&self, players: &HashMap<PlayerId, Arc<str>>, seq: u64) -> Result<(), RedisError> {
         let key = self.keys.players(self.me);
         let mut pipe = redis::pipe();
         pipe.atomic().del(&key).ignore();
         if !players.is_empty() {
             let fields: Vec<(u32, &str)> = players.iter().map(|(id, n)| (id.0, &**n)).collect();
             pipe.hset_multiple(&key, &fields).ignore();
-            pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
         }
+        pipe.hset(&key, SEQ_FIELD, seq).ignore();
+        pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
         with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
     }
 

@@ -17,6 +17,7 @@
 
 use super::connection::{with_conn, RedisError};
 use super::keys::Keys;
+use super::publisher::SEQ_FIELD;
 use super::{ClusterEvent, ClusterStatus, LocalState};
 use crate::ids::BLOCK;
 use crate::metrics::Metrics;
@@ -47,6 +48,21 @@ pub struct Heartbeat {
     pub overloaded: bool,
     /// Its clock at the newest snapshot it published, ms (0: none yet).
     pub published_ms: u64,
+}
+
+/// Splits a players hash into its sequence number and its players; fields that
+/// are not player ids are skipped.
+pub fn parse_players(fields: HashMap<String, String>) -> (u64, Vec<(PlayerId, Arc<str>)>) {
+    let mut seq = 0;
+    let mut players = Vec::with_capacity(fields.len());
+    for (field, value) in fields {
+        if field == SEQ_FIELD {
+            seq = value.parse().unwrap_or(0);
+        } else if let Ok(id) = field.parse::<u32>() {
+            players.push((PlayerId(id), Arc::from(value)));
+        }
+    }
+    (seq, players)
 }
 
 /// The registry task.
@@ -195,9 +211,9 @@ impl Registry {
         for (shard, n) in recheck.iter_mut() {
             *n -= 1;
             let key = self.keys.players(*shard);
-            let players: HashMap<u32, String> = with_conn(&self.pool, async move |c| c.hgetall(key).await).await?;
-            let players = players.into_iter().map(|(id, name)| (PlayerId(id), Arc::from(name))).collect();
-            let _ = self.events.send(ClusterEvent::Roster { shard: *shard, players }).await;
+            let fields: HashMap<String, String> = with_conn(&self.pool, async move |c| c.hgetall(key).await).await?;
+            let (seq, players) = parse_players(fields);
+            let _ = self.events.send(ClusterEvent::Roster { shard: *shard, seq, players }).await;
         }
         *live = now_live;
         self.peers.send_replace(peers);
@@ -211,5 +227,19 @@ impl Registry {
             redis::pipe().atomic().del(shard).del(players).zrem(zkey, me).query_async::<()>(c).await
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn players_hash_parses_with_its_sequence_number() {
+        let fields: HashMap<String, String> =
+            [("_seq", "42"), ("7", "Ada"), ("junk", "x")].into_iter().map(|(a, b)| (a.into(), b.into())).collect();
+        let (seq, players) = parse_players(fields);
+        assert_eq!(seq, 42);
+        assert_eq!(players, vec![(PlayerId(7), Arc::from("Ada"))]);
     }
 }

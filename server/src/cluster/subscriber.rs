@@ -66,17 +66,13 @@ impl Subscriber {
     /// Runs until `cancel` fires.
     pub async fn run(mut self, cancel: CancellationToken) {
         let mut backoff = BACKOFF_MIN;
-        let mut first = true;
+        let mut subscriptions = 0u64;
         loop {
-            match self.subscribe_once(&cancel).await {
+            match self.subscribe_once(&cancel, &mut subscriptions).await {
                 Ok(End::Cancelled) => return,
                 Ok(End::Lost) => backoff = BACKOFF_MIN,
                 Err(e) => tracing::debug!(error = %e, "subscribe failed"),
             }
-            if !first {
-                self.metrics.redis_reconnects.inc();
-            }
-            first = false;
             let jitter = Duration::from_millis(rand::random_range(0..=backoff.as_millis() as u64 / 2));
             tokio::select! {
                 () = cancel.cancelled() => return,
@@ -86,7 +82,13 @@ impl Subscriber {
         }
     }
 
-    async fn subscribe_once(&mut self, cancel: &CancellationToken) -> Result<End, redis::RedisError> {
+    /// One subscription, from connect to loss. `subscriptions` counts the
+    /// successful ones; every one after the first is a reconnect.
+    async fn subscribe_once(
+        &mut self,
+        cancel: &CancellationToken,
+        subscriptions: &mut u64,
+    ) -> Result<End, redis::RedisError> {
         let channels = [self.keys.snapshots(), self.keys.chat(), self.keys.presence_channel()];
         let connect = async {
             let mut pubsub = self.client.get_async_pubsub().await?;
@@ -98,6 +100,10 @@ impl Subscriber {
             Err(_) => return Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))),
         };
         tracing::debug!("subscribed");
+        if *subscriptions > 0 {
+            self.metrics.redis_reconnects.inc();
+        }
+        *subscriptions += 1;
         self.resync.notify_one();
         let mut newest: HashMap<ShardId, u64> = HashMap::new();
         let started = Instant::now();
@@ -156,6 +162,7 @@ impl Subscriber {
             ServerMsg::Chat(c) if ShardId(c.shard_id()) != self.me => ClusterEvent::Chat { bytes: bytes() },
             ServerMsg::Presence(p) if ShardId(p.shard_id()) != self.me => ClusterEvent::Presence {
                 shard: ShardId(p.shard_id()),
+                seq: p.seq(),
                 bytes: bytes(),
                 joined: p
                     .joined()

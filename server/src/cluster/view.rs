@@ -13,6 +13,8 @@ use std::sync::Arc;
 #[derive(Debug, Default)]
 struct Remote {
     players: HashMap<PlayerId, Arc<str>>,
+    /// The shard's presence sequence number `players` is current to.
+    seq: u64,
     /// Newest snapshot received since the last tick, with its server time (ms).
     pending: Option<(Bytes, u64)>,
 }
@@ -67,10 +69,15 @@ impl ClusterView {
         }
     }
 
-    /// Applies a presence delta of a live shard. Returns false for a shard not
-    /// known to be alive (the delta is then left to the next full roster).
-    pub fn presence(&mut self, shard: ShardId, joined: &[(PlayerId, Arc<str>)], left: &[PlayerId]) -> bool {
+    /// Applies presence delta number `seq` of a live shard. Returns false (not
+    /// applied, not to be forwarded) for a shard not known to be alive (its next
+    /// full roster covers the delta) and for a delta the roster already has.
+    pub fn presence(&mut self, shard: ShardId, seq: u64, joined: &[(PlayerId, Arc<str>)], left: &[PlayerId]) -> bool {
         let Some(r) = self.live.get_mut(&shard) else { return false };
+        if seq <= r.seq {
+            return false;
+        }
+        r.seq = seq;
         for (id, name) in joined {
             r.players.insert(*id, name.clone());
         }
@@ -100,7 +107,7 @@ impl ClusterView {
         for shard in dead {
             if let Some(r) = self.live.remove(&shard) {
                 if !r.players.is_empty() {
-                    frames.push(msg::encode_presence(shard, std::iter::empty(), r.players.keys().copied()));
+                    frames.push(msg::encode_presence(shard, 0, std::iter::empty(), r.players.keys().copied()));
                 }
             }
         }
@@ -111,17 +118,23 @@ impl ClusterView {
     }
 
     /// Replaces a live shard's players with its full roster from the registry
-    /// (a shard that appeared or came back). Returns the Presence frame of the
-    /// difference, if any, for sockets.
-    pub fn roster(&mut self, shard: ShardId, players: Vec<(PlayerId, Arc<str>)>) -> Option<Bytes> {
+    /// (a shard that appeared or came back), current to presence number `seq`.
+    /// A roster older than the deltas already applied is ignored (the two come
+    /// over different connections and may arrive out of order). Returns the
+    /// Presence frame of the difference, if any, for sockets.
+    pub fn roster(&mut self, shard: ShardId, seq: u64, players: Vec<(PlayerId, Arc<str>)>) -> Option<Bytes> {
         let r = self.live.get_mut(&shard)?;
+        if seq < r.seq {
+            return None;
+        }
+        r.seq = seq;
         let fresh: HashMap<PlayerId, Arc<str>> = players.into_iter().collect();
         let joined: Vec<(PlayerId, Arc<str>)> =
             fresh.iter().filter(|(id, _)| !r.players.contains_key(id)).map(|(id, n)| (*id, n.clone())).collect();
         let left: Vec<PlayerId> = r.players.keys().filter(|id| !fresh.contains_key(id)).copied().collect();
         r.players = fresh;
         (!joined.is_empty() || !left.is_empty())
-            .then(|| msg::encode_presence(shard, joined.iter().map(|(id, n)| (*id, &**n)), left.into_iter()))
+            .then(|| msg::encode_presence(shard, 0, joined.iter().map(|(id, n)| (*id, &**n)), left.into_iter()))
     }
 }
 
@@ -158,8 +171,8 @@ mod tests {
     fn dead_shard_yields_left_for_all_its_players() {
         let mut v = ClusterView::default();
         v.set_live(&[ShardId(2), ShardId(3)]);
-        v.presence(ShardId(2), &names(&[(10, "a"), (11, "b")]), &[]);
-        v.presence(ShardId(3), &names(&[(20, "c")]), &[]);
+        v.presence(ShardId(2), 1, &names(&[(10, "a"), (11, "b")]), &[]);
+        v.presence(ShardId(3), 1, &names(&[(20, "c")]), &[]);
         let frames = v.set_live(&[ShardId(3)]);
         assert_eq!(frames.len(), 1);
         assert_eq!(left_of(&frames[0]), [10, 11]);
@@ -171,23 +184,37 @@ mod tests {
     fn roster_of_returning_shard_diffs_against_what_was_known() {
         let mut v = ClusterView::default();
         v.set_live(&[ShardId(2)]);
-        v.presence(ShardId(2), &names(&[(10, "a"), (11, "b")]), &[]);
-        let frame = v.roster(ShardId(2), names(&[(11, "b"), (12, "c")])).expect("a difference");
+        v.presence(ShardId(2), 1, &names(&[(10, "a"), (11, "b")]), &[]);
+        let frame = v.roster(ShardId(2), 2, names(&[(11, "b"), (12, "c")])).expect("a difference");
         let Ok(ServerMsg::Presence(p)) = decode(&frame) else { panic!() };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(12));
         assert_eq!(left_of(&frame), [10]);
-        assert!(v.roster(ShardId(2), names(&[(11, "b"), (12, "c")])).is_none(), "no change, no frame");
-        assert!(v.roster(ShardId(9), vec![]).is_none(), "unknown shard ignored");
+        assert!(v.roster(ShardId(2), 2, names(&[(11, "b"), (12, "c")])).is_none(), "no change, no frame");
+        assert!(v.roster(ShardId(9), 5, vec![]).is_none(), "unknown shard ignored");
     }
 
     #[test]
     fn presence_deltas_update_players() {
         let mut v = ClusterView::default();
         v.set_live(&[ShardId(2)]);
-        v.presence(ShardId(2), &names(&[(10, "a")]), &[]);
-        v.presence(ShardId(2), &names(&[(11, "b")]), &[PlayerId(10)]);
+        v.presence(ShardId(2), 1, &names(&[(10, "a")]), &[]);
+        v.presence(ShardId(2), 2, &names(&[(11, "b")]), &[PlayerId(10)]);
         let ps: Vec<_> = v.players().map(|(id, n)| (id.0, n.to_owned())).collect();
         assert_eq!(ps, [(11, "b".to_owned())]);
-        assert!(!v.presence(ShardId(5), &names(&[(1, "x")]), &[]));
+        assert!(!v.presence(ShardId(5), 1, &names(&[(1, "x")]), &[]));
+    }
+
+    #[test]
+    fn stale_roster_after_a_newer_delta_is_ignored_and_old_deltas_too() {
+        let mut v = ClusterView::default();
+        v.set_live(&[ShardId(2)]);
+        // Delta 5 (Ada joined) arrives before a roster read at 4 (without her).
+        assert!(v.presence(ShardId(2), 5, &names(&[(10, "Ada")]), &[]));
+        assert!(v.roster(ShardId(2), 4, vec![]).is_none());
+        assert_eq!(v.player_count(), 1, "Ada kept");
+        // A roster current to 6 replaces; delta 6 then is already in it.
+        v.roster(ShardId(2), 6, names(&[(10, "Ada"), (11, "Bob")]));
+        assert!(!v.presence(ShardId(2), 6, &names(&[(11, "Bob")]), &[]));
+        assert_eq!(v.player_count(), 2);
     }
 }

@@ -1,0 +1,332 @@
+//! The `mino-loadgen` command line (clap derive; the doc comments are `--help`).
+//!
+//! Without a subcommand it runs the walk scenario:
+//! `mino-loadgen --url ws://127.0.0.1:8080/ws --bots N --ramp R --duration 30s --json FILE`.
+
+use crate::profile::ProfileName;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// mino's bot swarm: bots that speak the real protocol, walk, and measure what
+/// they receive (snapshot gaps per shard, welcome latency, frames, bytes).
+///
+/// With no subcommand, runs `walk`. Durations take a unit: 500ms, 30s, 2m, 1h
+/// (a bare number is seconds). Rates are bots per second.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "mino-loadgen", version)]
+pub struct Cli {
+    /// Scenario (default: walk).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Walk options when no subcommand is given.
+    #[command(flatten)]
+    pub walk: TopWalkArgs,
+    /// Options of every scenario.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The scenarios.
+#[derive(Subcommand, Debug, Clone)]
+pub enum Command {
+    /// N walking bots joining at R per second, measured for a duration (the default).
+    Walk(WalkArgs),
+    /// A series of player counts, each held after its ramp; a row per step.
+    Steps(StepsArgs),
+    /// N idle websockets (Hello, then only pongs): memory per connection and the
+    /// cost of one message to all of them.
+    Idle(IdleArgs),
+    /// N players arriving at R per second: joins timed out, welcome latency.
+    Arrivals(ArrivalsArgs),
+    /// Bots spread over shards; kill or drain one and time every bot's resume.
+    Failover(FailoverArgs),
+}
+
+/// Options shared by every scenario (may be given before or after the subcommand).
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Websocket URL of a shard, ws://HOST:PORT/PATH. Repeat to spread bots
+    /// round-robin over shards; a reconnecting bot tries the next URL.
+    #[arg(long = "url", value_name = "URL", global = true, default_value = "ws://127.0.0.1:8080/ws")]
+    pub urls: Vec<String>,
+    /// Write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub json: Option<PathBuf>,
+    /// Draw snapshot gap p95/p99 (own and relayed) against players to FILE.svg.
+    #[arg(long, value_name = "FILE.svg", global = true)]
+    pub plot: Option<PathBuf>,
+    /// No progress bar and no summary on stdout (for --json-only runs).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// A server process to measure over each window: CPU user/sys from
+    /// /proc/PID/stat (reported per delivered frame, µs) and RSS (bytes per
+    /// player). Repeat for several shards.
+    #[arg(long = "server-pid", value_name = "PID", global = true)]
+    pub server_pids: Vec<u32>,
+    /// Bot behaviour: walker turns every 1-3 s; light, typical and heavy add
+    /// standing still and chat (heavy: 2-5 inputs/s, a chat line every 1.5-3 s).
+    #[arg(long, value_enum, default_value_t = ProfileName::Walker, global = true)]
+    pub profile: ProfileName,
+    /// Bound on connecting, and again on waiting for Welcome after Hello.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s", global = true)]
+    pub join_timeout: Duration,
+    /// Loopback targets: spread connections over source addresses
+    /// 127.0.0.1..127.0.0.N (0: let the kernel pick).
+    #[arg(long, value_name = "N", default_value_t = 8, global = true)]
+    pub source_addrs: u8,
+    /// Never reconnect or retry after Busy (by default bots reconnect at once
+    /// with jitter, then with backoff capped at 2 s, resuming with their ticket).
+    #[arg(long, global = true)]
+    pub no_reconnect: bool,
+    /// Loadgen CPU, percent of its cores, above which a step is "not judgeable".
+    #[arg(long, value_name = "PERCENT", default_value_t = 70.0, global = true)]
+    pub max_loadgen_cpu: f64,
+    /// Bot names are this prefix plus the bot's index.
+    #[arg(long, value_name = "PREFIX", default_value = "bot-", global = true)]
+    pub name_prefix: String,
+    /// Random seed for directions and jitter (default: random).
+    #[arg(long, value_name = "N", global = true)]
+    pub seed: Option<u64>,
+    /// Runtime worker threads (default: one per core).
+    #[arg(long, value_name = "N", global = true)]
+    pub threads: Option<usize>,
+}
+
+const WALK_BOTS: usize = 100;
+const WALK_RAMP: f64 = 100.0;
+const WALK_DURATION: Duration = Duration::from_secs(30);
+
+/// `walk` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct WalkArgs {
+    /// Number of bots.
+    #[arg(long, value_name = "N", default_value_t = WALK_BOTS)]
+    pub bots: usize,
+    /// Join rate, bots per second.
+    #[arg(long, value_name = "PER_S", default_value_t = WALK_RAMP)]
+    pub ramp: f64,
+    /// Measurement time after every bot has joined (or been refused).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    pub duration: Duration,
+}
+
+/// The walk options given without a subcommand (the issue-2 form).
+#[derive(Args, Debug, Clone, PartialEq, Default)]
+pub struct TopWalkArgs {
+    /// Walk: number of bots [default: 100].
+    #[arg(long, value_name = "N")]
+    pub bots: Option<usize>,
+    /// Walk: join rate, bots per second [default: 100].
+    #[arg(long, value_name = "PER_S")]
+    pub ramp: Option<f64>,
+    /// Walk: measurement time after every bot has joined or been refused [default: 30s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+}
+
+impl TopWalkArgs {
+    fn given(&self) -> bool {
+        self.bots.is_some() || self.ramp.is_some() || self.duration.is_some()
+    }
+
+    fn resolve(&self) -> WalkArgs {
+        WalkArgs {
+            bots: self.bots.unwrap_or(WALK_BOTS),
+            ramp: self.ramp.unwrap_or(WALK_RAMP),
+            duration: self.duration.unwrap_or(WALK_DURATION),
+        }
+    }
+}
+
+/// `steps` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct StepsArgs {
+    /// Player counts, comma-separated and rising, e.g. 100,250,500,1000.
+    #[arg(long, value_name = "N,N,..", value_delimiter = ',', required = true)]
+    pub steps: Vec<usize>,
+    /// Measurement time of each step, after its ramp and settle.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20s")]
+    pub hold: Duration,
+    /// Join rate during each ramp, bots per second.
+    #[arg(long, value_name = "PER_S", default_value_t = 100.0)]
+    pub ramp: f64,
+    /// Wait after a ramp before measuring.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
+    pub settle: Duration,
+}
+
+/// `idle` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct IdleArgs {
+    /// Number of idle websockets.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub bots: usize,
+    /// Open rate, connections per second.
+    #[arg(long, value_name = "PER_S", default_value_t = 500.0)]
+    pub ramp: f64,
+    /// Measurement time with every connection open.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    pub hold: Duration,
+}
+
+/// `arrivals` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct ArrivalsArgs {
+    /// Number of arriving players.
+    #[arg(long, value_name = "N", default_value_t = 2500)]
+    pub bots: usize,
+    /// Arrival rate, players per second.
+    #[arg(long, value_name = "PER_S", default_value_t = 250.0)]
+    pub rate: f64,
+    /// Measurement time after the last arrival's outcome.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub hold: Duration,
+    /// Retry after Busy (default: a refused arrival is counted, not retried).
+    #[arg(long)]
+    pub retry_busy: bool,
+}
+
+/// `failover` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+#[command(group(clap::ArgGroup::new("action").required(true).args(["kill_pid", "drain_pid"])))]
+pub struct FailoverArgs {
+    /// Number of bots, spread over every --url.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub bots: usize,
+    /// Join rate, bots per second.
+    #[arg(long, value_name = "PER_S", default_value_t = 200.0)]
+    pub ramp: f64,
+    /// Time between the last join and the signal.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub warmup: Duration,
+    /// SIGKILL this shard process after the warm-up.
+    #[arg(long, value_name = "PID")]
+    pub kill_pid: Option<u32>,
+    /// SIGTERM (drain) this shard process after the warm-up.
+    #[arg(long, value_name = "PID")]
+    pub drain_pid: Option<u32>,
+    /// Longest wait after the signal for every bot to be back in place.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "15s")]
+    pub observe: Duration,
+}
+
+impl Cli {
+    /// The scenario to run (walk with the top-level options when none was named).
+    ///
+    /// Errors: top-level walk options (`--bots`, `--ramp`, `--duration`) given
+    /// together with a subcommand, where they would be ignored.
+    pub fn scenario(&self) -> Result<Command, clap::Error> {
+        match &self.command {
+            None => Ok(Command::Walk(self.walk.resolve())),
+            Some(_) if self.walk.given() => Err(<Cli as clap::CommandFactory>::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--bots/--ramp/--duration before a subcommand belong to the default walk; give them after the subcommand",
+            )),
+            Some(c) => Ok(c.clone()),
+        }
+    }
+}
+
+/// Parses "250ms", "30s", "1.5s", "2m", "1h" or a bare number of seconds.
+///
+/// Errors: a message naming the accepted forms.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("invalid duration {text:?}: use e.g. 500ms, 30s, 2m"))?;
+    let secs = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => return Err(format!("unknown unit {other:?} in {text:?}: use ms, s, m or h")),
+    };
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("invalid duration {text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("mino-loadgen").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_issue_two_form_runs_walk() {
+        let cli = parse(&[
+            "--url",
+            "ws://127.0.0.1:8080/ws",
+            "--bots",
+            "20",
+            "--ramp",
+            "5",
+            "--duration",
+            "30s",
+            "--json",
+            "out.json",
+        ])
+        .expect("parses");
+        let Ok(Command::Walk(w)) = cli.scenario() else { panic!("walk by default") };
+        assert_eq!(w, WalkArgs { bots: 20, ramp: 5.0, duration: Duration::from_secs(30) });
+        assert_eq!(cli.common.json, Some(PathBuf::from("out.json")));
+        assert_eq!(cli.common.urls, ["ws://127.0.0.1:8080/ws"]);
+    }
+
+    #[test]
+    fn urls_and_server_pids_repeat() {
+        let cli = parse(&["--url", "ws://a:1/ws", "--url", "ws://b:2/ws", "--server-pid", "5", "--server-pid", "6"])
+            .expect("parses");
+        assert_eq!(cli.common.urls, ["ws://a:1/ws", "ws://b:2/ws"]);
+        assert_eq!(cli.common.server_pids, [5, 6]);
+    }
+
+    #[test]
+    fn subcommands_take_common_options_before_or_after() {
+        let cli = parse(&["--quiet", "steps", "--steps", "100,250,500", "--hold", "20s", "--url", "ws://h:1/ws"])
+            .expect("parses");
+        assert!(cli.common.quiet);
+        assert_eq!(cli.common.urls, ["ws://h:1/ws"]);
+        let Ok(Command::Steps(s)) = cli.scenario() else { panic!("steps") };
+        assert_eq!(s.steps, [100, 250, 500]);
+        assert_eq!(s.hold, Duration::from_secs(20));
+    }
+
+    #[test]
+    fn failover_needs_exactly_one_action() {
+        assert!(parse(&["failover"]).is_err());
+        assert!(parse(&["failover", "--kill-pid", "1", "--drain-pid", "2"]).is_err());
+        let cli = parse(&["failover", "--drain-pid", "42"]).expect("parses");
+        let Ok(Command::Failover(f)) = cli.scenario() else { panic!("failover") };
+        assert_eq!((f.kill_pid, f.drain_pid), (None, Some(42)));
+    }
+
+    #[test]
+    fn walk_options_do_not_mix_with_subcommands() {
+        assert!(parse(&["--bots", "5", "idle"]).expect("parses").scenario().is_err());
+        let Ok(Command::Walk(w)) = parse(&[]).expect("parses").scenario() else { panic!("walk") };
+        assert_eq!(w, WalkArgs { bots: 100, ramp: 100.0, duration: Duration::from_secs(30) });
+        let cli = parse(&["idle", "--bots", "5", "--profile", "heavy"]).expect("parses");
+        assert_eq!(cli.common.profile, ProfileName::Heavy);
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("3 parsecs").is_err());
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}

@@ -1,0 +1,150 @@
+//! Opening a bot's websocket: a TCP socket bound to a chosen local source
+//! address (loopback runs), Nagle off, then the websocket handshake, with
+//! every failure classified ([`FailureKind`]).
+
+use crate::failure::FailureKind;
+use crate::target::Target;
+use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
+use tokio_tungstenite::WebSocketStream;
+
+/// A bot's websocket over plain TCP.
+pub type WsStream = WebSocketStream<TcpStream>;
+
+/// Initial read buffer of a bot socket, bytes: small, because thousands of
+/// bots each hold one; it grows to fit larger frames.
+pub const READ_BUFFER_BYTES: usize = 16 * 1024;
+
+/// A failed connect.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}: {detail}")]
+pub struct ConnectError {
+    /// The class of failure.
+    pub kind: FailureKind,
+    /// What went wrong, for logs.
+    pub detail: String,
+}
+
+impl ConnectError {
+    fn io(stage: &str, e: std::io::Error) -> ConnectError {
+        ConnectError { kind: FailureKind::of_io(&e), detail: format!("{stage}: {e}") }
+    }
+}
+
+/// The websocket settings bots use: small buffers, messages up to the
+/// protocol's server maximum, sends written at once.
+pub fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(0)
+        .max_message_size(Some(MAX_SERVER_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_SERVER_MESSAGE_BYTES))
+}
+
+/// Connects to `target`, from `source` when given, within `timeout` (TCP and
+/// handshake together).
+///
+/// Errors: [`ConnectError`] with `EMFILE`/`EADDRNOTAVAIL` as local failures,
+/// refusals and non-101 answers as the server's, and the deadline as a timeout.
+pub async fn connect(target: &Target, source: Option<Ipv4Addr>, timeout: Duration) -> Result<WsStream, ConnectError> {
+    match tokio::time::timeout(timeout, connect_inner(target, source)).await {
+        Ok(r) => r,
+        Err(_) => {
+            Err(ConnectError { kind: FailureKind::ConnectTimeout, detail: format!("no connection in {timeout:?}") })
+        }
+    }
+}
+
+async fn connect_inner(target: &Target, source: Option<Ipv4Addr>) -> Result<WsStream, ConnectError> {
+    let tcp = tcp_connect(target.addr, source).await?;
+    let request = target
+        .url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| ConnectError { kind: FailureKind::Handshake, detail: e.to_string() })?;
+    match tokio_tungstenite::client_async_with_config(request, tcp, Some(ws_config())).await {
+        Ok((ws, _response)) => Ok(ws),
+        Err(tungstenite::Error::Io(e)) => Err(ConnectError::io("handshake", e)),
+        Err(tungstenite::Error::Http(resp)) => {
+            Err(ConnectError { kind: FailureKind::Handshake, detail: format!("upgrade answered {}", resp.status()) })
+        }
+        Err(e) => Err(ConnectError { kind: FailureKind::Handshake, detail: e.to_string() }),
+    }
+}
+
+async fn tcp_connect(addr: SocketAddr, source: Option<Ipv4Addr>) -> Result<TcpStream, ConnectError> {
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4(),
+        SocketAddr::V6(_) => TcpSocket::new_v6(),
+    }
+    .map_err(|e| ConnectError::io("socket", e))?;
+    if let (Some(ip), true) = (source, addr.is_ipv4()) {
+        // Let connect() pick the port per 4-tuple instead of reserving one at bind.
+        use nix::sys::socket::{setsockopt, sockopt::IpBindAddressNoPort};
+        let _ = setsockopt(&socket, IpBindAddressNoPort, &true);
+        socket.bind(SocketAddr::new(IpAddr::V4(ip), 0)).map_err(|e| ConnectError::io("bind", e))?;
+    }
+    let stream = socket.connect(addr).await.map_err(|e| ConnectError::io("connect", e))?;
+    stream.set_nodelay(true).map_err(|e| ConnectError::io("nodelay", e))?;
+    Ok(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn closed_port() -> SocketAddr {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        l.local_addr().expect("addr")
+    }
+
+    #[tokio::test]
+    async fn refused_connect_is_the_servers_side() {
+        let addr = closed_port().await;
+        let t = Target { url: format!("ws://{addr}/ws"), addr };
+        let err = connect(&t, Some(Ipv4Addr::new(127, 0, 0, 3)), Duration::from_secs(2)).await.expect_err("refused");
+        assert_eq!(err.kind, FailureKind::ConnectRefused);
+    }
+
+    #[tokio::test]
+    async fn non_websocket_answer_is_a_handshake_failure() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = l.local_addr().expect("addr");
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            if let Ok((mut s, _)) = l.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                let _ = s.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n").await;
+            }
+        });
+        let t = Target { url: format!("ws://{addr}/ws"), addr };
+        let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("503");
+        assert_eq!(err.kind, FailureKind::Handshake);
+        assert!(err.detail.contains("503"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn silent_server_times_out() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = l.local_addr().expect("addr");
+        let t = Target { url: format!("ws://{addr}/ws"), addr };
+        let err = connect(&t, None, Duration::from_millis(200)).await.expect_err("timeout");
+        assert_eq!(err.kind, FailureKind::ConnectTimeout);
+        drop(l);
+    }
+
+    #[tokio::test]
+    async fn binds_the_chosen_source_address() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = l.local_addr().expect("addr");
+        let accept = tokio::spawn(async move { l.accept().await.map(|(_, peer)| peer) });
+        let _stream = tcp_connect(addr, Some(Ipv4Addr::new(127, 0, 0, 7))).await.expect("connect");
+        let peer = accept.await.expect("join").expect("accept");
+        assert_eq!(peer.ip(), IpAddr::V4(Ipv4Addr::new(127, 0, 0, 7)));
+    }
+}

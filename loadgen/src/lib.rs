@@ -1,0 +1,44 @@
+//! mino's bot swarm: bots that speak the real protocol (the same bytes as the
+//! browser client, through `mino-protocol`), and the load-test scenarios built
+//! on them.
+//!
+//! Layers, bottom up:
+//! - [`target`], [`connection`]: where to connect and how (source address
+//!   binding, Nagle off, failure classification in [`failure`]).
+//! - [`client`]: one player's connection (Hello, Welcome/Busy/Error, send,
+//!   receive verified frames); [`event`] turns frames into owned values for tests.
+//! - [`bot`]: a simulated player that walks per its [`profile`], measures in a
+//!   [`session`], and reconnects/resumes per the [`reconnect`] policy.
+//! - [`swarm`]: many bots at a paced rate; [`stats`] merges what they measure.
+//! - [`scenario`]: walk, steps, idle, arrivals and failover runs, reported by
+//!   [`report`] (JSON and tables) and [`plot`] (SVG), with [`meter`],
+//!   [`sysinfo`] and [`limits`] for CPU, memory and local limits.
+//! - [`cli`]: the `mino-loadgen` command line.
+
+pub mod bot;
+pub mod cli;
+pub mod client;
+pub mod connection;
+pub mod event;
+pub mod failure;
+pub mod limits;
+pub mod meter;
+pub mod plot;
+pub mod profile;
+pub mod progress;
+pub mod reconnect;
+pub mod report;
+pub mod scenario;
+pub mod session;
+pub mod stats;
+pub mod swarm;
+pub mod sysinfo;
+pub mod target;
+
+pub use bot::{Bot, BotConfig, BotReport, BotShared, BotState};
+pub use client::{Client, JoinError, JoinRequest};
+pub use event::{ServerEvent, SnapshotFrame, Welcomed};
+pub use profile::{Profile, ProfileName};
+pub use reconnect::ReconnectPolicy;
+pub use stats::{Metric, Stats, Summary};
+pub use target::Target;

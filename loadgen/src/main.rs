@@ -1,0 +1,50 @@
+//! `mino-loadgen`: parse the command line, start tracing and the runtime, run
+//! the scenario until it ends or Ctrl-C/SIGTERM stops it early.
+
+use clap::Parser;
+use mino_loadgen::cli::Cli;
+use tokio_util::sync::CancellationToken;
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if let Err(e) = cli.scenario() {
+        e.exit();
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = cli.common.threads {
+        runtime.worker_threads(n.max(1));
+    }
+    runtime.enable_all().build()?.block_on(async {
+        let stop = CancellationToken::new();
+        let signals = tokio::spawn(stop_on_signal(stop.clone()));
+        let result = mino_loadgen::scenario::run(cli, stop).await;
+        signals.abort();
+        result
+    })
+}
+
+/// Cancels `stop` on the first Ctrl-C or SIGTERM.
+async fn stop_on_signal(stop: CancellationToken) {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("no SIGTERM handler: {e}");
+            let _ = tokio::signal::ctrl_c().await;
+            stop.cancel();
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::warn!("stopping early; reporting what was measured");
+    stop.cancel();
+}

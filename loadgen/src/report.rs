@@ -1,0 +1,415 @@
+//! What each scenario reports, as serde structs: written as JSON with
+//! `--json FILE` and printed as tables (see [`crate::report::table`]).
+//! Latencies are ms (`{p50, p95, p99, max, count}`), rates per second, sizes
+//! bytes, CPU in seconds, µs per frame or percent as each field says.
+
+pub mod table;
+
+use crate::limits::LocalLimits;
+use crate::meter::Usage;
+use crate::stats::{Metric, Summary, Window};
+use crate::swarm::Census;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Server CPU per frame delivered to the bots, µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PerFrame {
+    /// User time per frame, µs.
+    pub user: f64,
+    /// System time per frame, µs.
+    pub sys: f64,
+    /// Both, µs.
+    pub total: f64,
+}
+
+/// The `--server-pid` processes over a measurement window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ServerFigures {
+    /// The pids that were readable.
+    pub pids: Vec<u32>,
+    /// User CPU over the window, s.
+    pub cpu_user_s: f64,
+    /// System CPU over the window, s.
+    pub cpu_sys_s: f64,
+    /// Cores kept busy on average.
+    pub cores: f64,
+    /// Server CPU time divided by the frames all bots received in the window.
+    pub cpu_per_frame_us: PerFrame,
+    /// Summed RSS at the window's end, bytes.
+    pub rss_bytes: u64,
+    /// `rss_bytes` divided by connected players, bytes.
+    pub rss_per_player_bytes: u64,
+    /// Summed peak RSS of the processes' lives, bytes.
+    pub rss_peak_bytes: u64,
+}
+
+impl ServerFigures {
+    /// Figures of `usage`'s servers against `frames` received and `players` connected;
+    /// None when no server was given or readable.
+    pub fn of(usage: &Usage, frames: u64, players: usize) -> Option<ServerFigures> {
+        let cpu = usage.server_cpu()?;
+        let per = |s: f64| {
+            if frames == 0 {
+                0.0
+            } else {
+                round2(s * 1e6 / frames as f64)
+            }
+        };
+        let rss = usage.server_rss_end().unwrap_or(0);
+        Some(ServerFigures {
+            pids: usage.servers.iter().filter(|s| s.cpu.is_some()).map(|s| s.pid).collect(),
+            cpu_user_s: round3(cpu.user_s),
+            cpu_sys_s: round3(cpu.sys_s),
+            cores: round3(cpu.cores),
+            cpu_per_frame_us: PerFrame { user: per(cpu.user_s), sys: per(cpu.sys_s), total: per(cpu.total_s()) },
+            rss_bytes: rss,
+            rss_per_player_bytes: if players == 0 { 0 } else { rss / players as u64 },
+            rss_peak_bytes: usage.servers.iter().filter_map(|s| s.rss_peak_bytes).sum(),
+        })
+    }
+}
+
+/// Rounds to 2 decimals.
+pub fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// Rounds to 3 decimals.
+pub fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// The figures of one measured phase (a walk run, or one step).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Measured {
+    /// Bots in a welcomed session at the end of the phase.
+    pub connected: usize,
+    /// Bots refused with Busy at least once so far.
+    pub busy: usize,
+    /// Busy refusals received in the phase (retries included).
+    pub busy_refusals: u64,
+    /// Failures in the phase (connect, join, closes, protocol); see `error_kinds`.
+    pub errors: u64,
+    /// Failures by kind (local_*: this machine's limits, not the server's).
+    pub error_kinds: BTreeMap<&'static str, u64>,
+    /// Connect start to Welcome, ms.
+    pub welcome_ms: Summary,
+    /// Gap between consecutive snapshots of the bot's own shard, ms.
+    pub snapshot_gap_ms: Summary,
+    /// Gap between consecutive snapshots of each other shard (relayed), ms.
+    pub relayed_snapshot_gap_ms: Summary,
+    /// Arrival minus the snapshot's server time (same host clocks), ms.
+    pub snapshot_age_ms: Summary,
+    /// Ping round trip, ms.
+    pub rtt_ms: Summary,
+    /// Messages the bots received in the phase.
+    pub frames: u64,
+    /// Payload bytes the bots received in the phase.
+    pub bytes: u64,
+    /// Frames received per second.
+    pub frames_per_s: f64,
+    /// Bytes received per second.
+    pub bytes_per_s: f64,
+    /// Own-shard snapshots per connected bot per second: the tick rate the bots saw, Hz.
+    pub ticks_per_s: f64,
+    /// Measured wall time, s.
+    pub seconds: f64,
+    /// The loadgen's CPU, percent of the cores it may use.
+    pub loadgen_cpu_pct: f64,
+    /// The whole machine's busy share, percent.
+    pub machine_cpu_pct: f64,
+    /// False when the loadgen's CPU passed the threshold: its figures then say
+    /// more about the loadgen than about the server.
+    pub judgeable: bool,
+    /// "measured" or "not judgeable".
+    pub verdict: &'static str,
+    /// The `--server-pid` processes, if any were given.
+    pub server: Option<ServerFigures>,
+}
+
+/// Inputs to [`Measured::of`].
+pub struct Phase<'a> {
+    /// Window used for welcome latencies and counters (e.g. ramp + hold).
+    pub whole: &'a Window,
+    /// Window used for gaps, rates and CPU (the hold).
+    pub hold: &'a Window,
+    /// CPU and memory over the hold.
+    pub usage: &'a Usage,
+    /// Bots by state at the end.
+    pub census: Census,
+    /// Loadgen CPU percent above which the phase is not judgeable.
+    pub max_loadgen_cpu: f64,
+}
+
+impl Measured {
+    /// Computes the figures of a phase.
+    pub fn of(p: &Phase<'_>) -> Measured {
+        let (whole, hold) = (p.whole, p.hold);
+        let secs = hold.elapsed.as_secs_f64().max(1e-9);
+        let hc = &hold.counters;
+        let judgeable = p.usage.loadgen_cpu_pct <= p.max_loadgen_cpu;
+        let connected = p.census.connected;
+        Measured {
+            connected,
+            busy: p.census.ever_busy,
+            busy_refusals: whole.counters.busy_refusals,
+            errors: whole.counters.error_total(),
+            error_kinds: whole.counters.error_kinds(),
+            welcome_ms: whole.latencies.summary(Metric::Welcome),
+            snapshot_gap_ms: hold.latencies.summary(Metric::SnapshotGap),
+            relayed_snapshot_gap_ms: hold.latencies.summary(Metric::RelayedGap),
+            snapshot_age_ms: hold.latencies.summary(Metric::SnapshotAge),
+            rtt_ms: hold.latencies.summary(Metric::Rtt),
+            frames: whole.counters.frames,
+            bytes: whole.counters.bytes,
+            frames_per_s: round2(hc.frames as f64 / secs),
+            bytes_per_s: round2(hc.bytes as f64 / secs),
+            ticks_per_s: if connected == 0 { 0.0 } else { round2(hc.own_snapshots as f64 / secs / connected as f64) },
+            seconds: round3(secs),
+            loadgen_cpu_pct: round2(p.usage.loadgen_cpu_pct),
+            machine_cpu_pct: round2(p.usage.machine_cpu_pct),
+            judgeable,
+            verdict: if judgeable { "measured" } else { "not judgeable" },
+            server: ServerFigures::of(p.usage, hc.frames, connected),
+        }
+    }
+}
+
+/// Where the bots went and from where.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// The target URLs.
+    pub urls: Vec<String>,
+    /// The bots' profile.
+    pub profile: crate::profile::ProfileName,
+    /// What the local limits allow.
+    pub local_limits: LocalLimits,
+}
+
+/// `mino-loadgen` (walk): N bots for a duration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WalkReport {
+    /// Always "walk".
+    pub scenario: &'static str,
+    /// Bots started.
+    pub bots: usize,
+    /// Bots welcomed at least once.
+    pub admitted: usize,
+    /// Distinct shard ids seen in snapshots.
+    pub shards_seen: usize,
+    /// Those shard ids.
+    pub shard_ids: Vec<u32>,
+    /// The figures (connected, busy, errors, latencies, frames, bytes, CPU).
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// Run context.
+    #[serde(flatten)]
+    pub info: RunInfo,
+}
+
+/// One step of `steps`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepReport {
+    /// Bots asked for in this step.
+    pub players: usize,
+    /// The step's figures.
+    #[serde(flatten)]
+    pub measured: Measured,
+}
+
+/// `mino-loadgen steps`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepsReport {
+    /// Always "steps".
+    pub scenario: &'static str,
+    /// Each step in order.
+    pub steps: Vec<StepReport>,
+    /// Distinct shard ids seen in snapshots.
+    pub shards_seen: usize,
+    /// Run context.
+    #[serde(flatten)]
+    pub info: RunInfo,
+}
+
+/// `mino-loadgen idle`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IdleReport {
+    /// Always "idle".
+    pub scenario: &'static str,
+    /// Idle websockets asked for.
+    pub bots: usize,
+    /// Figures over the hold (connected, errors, frames, the age of each
+    /// snapshot on arrival: how long one message takes to reach all sockets).
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// Server RSS before the first connection, bytes (first `--server-pid`s summed).
+    pub server_rss_before_bytes: Option<u64>,
+    /// Server RSS with every idle connection open, bytes.
+    pub server_rss_after_bytes: Option<u64>,
+    /// (after - before) / connected, bytes.
+    pub server_bytes_per_connection: Option<u64>,
+    /// Kernel TCP memory growth per connection, bytes, both ends (loopback: the
+    /// bots' sockets are on this kernel too).
+    pub kernel_tcp_bytes_per_connection: Option<u64>,
+    /// Server CPU per tick over the hold, ms: the cost of one message to all sockets.
+    pub server_cpu_per_broadcast_ms: Option<f64>,
+    /// Run context.
+    #[serde(flatten)]
+    pub info: RunInfo,
+}
+
+/// `mino-loadgen arrivals`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ArrivalsReport {
+    /// Always "arrivals".
+    pub scenario: &'static str,
+    /// Bots arriving.
+    pub bots: usize,
+    /// Asked arrival rate, bots/s.
+    pub rate_per_s: f64,
+    /// Achieved arrival rate, bots/s.
+    pub achieved_rate_per_s: f64,
+    /// Bots welcomed.
+    pub admitted: usize,
+    /// Joins with no Welcome, Busy or Error within the join timeout.
+    pub timed_out: u64,
+    /// Figures: welcome latency over the arrivals, gaps over the hold after them.
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// Run context.
+    #[serde(flatten)]
+    pub info: RunInfo,
+}
+
+/// `mino-loadgen failover`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FailoverReport {
+    /// Always "failover".
+    pub scenario: &'static str,
+    /// "kill" (SIGKILL) or "drain" (SIGTERM).
+    pub action: &'static str,
+    /// The signalled pid.
+    pub pid: u32,
+    /// Bots started.
+    pub bots: usize,
+    /// Bots connected just before the signal.
+    pub connected_before: usize,
+    /// Bots whose session ended after the signal.
+    pub affected: u64,
+    /// Bots connected before the signal and not connected as the same player at the end.
+    pub lost: usize,
+    /// Welcomes that resumed the same player.
+    pub resumed: u64,
+    /// Reconnects that came back as a new player.
+    pub fresh_rejoins: u64,
+    /// Resumed players whose first position was off by more than 3 ticks of walking.
+    pub misplaced: u64,
+    /// Largest distance between a bot's last position and its resumed one, world units.
+    pub max_resume_jump: f64,
+    /// Socket close to the resuming Welcome, ms.
+    pub resume_welcome_ms: Summary,
+    /// Socket close to the first own-shard snapshot with the bot in it, ms.
+    pub back_in_place_ms: Summary,
+    /// Signal to the last affected socket's close, ms (drain: time to empty).
+    pub time_to_empty_ms: Option<f64>,
+    /// Signal to the process's exit, ms (None: still alive at the end).
+    pub process_exit_ms: Option<f64>,
+    /// Bots connected at the end.
+    pub connected_after: usize,
+    /// Failures after the signal.
+    pub errors: u64,
+    /// Failures by kind.
+    pub error_kinds: BTreeMap<&'static str, u64>,
+    /// Run context.
+    #[serde(flatten)]
+    pub info: RunInfo,
+}
+
+/// Writes `report` as pretty JSON to `path`.
+///
+/// Errors: serialization or file I/O.
+pub fn write_json(path: &Path, report: &impl Serialize) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(report)?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meter::{CpuUse, ServerUse};
+    use crate::stats::{Event, Stats};
+    use std::time::Duration;
+
+    fn usage(loadgen_pct: f64) -> Usage {
+        Usage {
+            wall_s: 10.0,
+            loadgen: CpuUse::default(),
+            loadgen_cpu_pct: loadgen_pct,
+            machine_cpu_pct: 50.0,
+            servers: vec![ServerUse {
+                pid: 1,
+                cpu: Some(CpuUse { user_s: 0.3, sys_s: 1.2, cores: 0.15 }),
+                rss_start_bytes: Some(1000),
+                rss_end_bytes: Some(20_000_000),
+                rss_peak_bytes: Some(21_000_000),
+            }],
+        }
+    }
+
+    #[test]
+    fn server_cpu_per_frame_is_cpu_over_frames_received() {
+        let f = ServerFigures::of(&usage(10.0), 100_000, 1000).expect("server given");
+        assert_eq!(f.cpu_per_frame_us, PerFrame { user: 3.0, sys: 12.0, total: 15.0 });
+        assert_eq!(f.rss_per_player_bytes, 20_000);
+    }
+
+    #[test]
+    fn high_loadgen_cpu_makes_a_phase_not_judgeable() {
+        let stats = Stats::new();
+        stats.record(0, Metric::SnapshotGap, Duration::from_millis(50));
+        stats.event(Event::Welcome);
+        let w = stats.take_window();
+        let census = Census { bots: 1, connected: 1, ..Census::default() };
+        let ok = Measured::of(&Phase { whole: &w, hold: &w, usage: &usage(40.0), census, max_loadgen_cpu: 70.0 });
+        assert!(ok.judgeable);
+        assert_eq!(ok.verdict, "measured");
+        let busy = Measured::of(&Phase { whole: &w, hold: &w, usage: &usage(71.0), census, max_loadgen_cpu: 70.0 });
+        assert!(!busy.judgeable);
+        assert_eq!(busy.verdict, "not judgeable");
+    }
+
+    #[test]
+    fn walk_json_has_every_issue_field_at_top_level() {
+        let stats = Stats::new();
+        let w = stats.take_window();
+        let measured = Measured::of(&Phase {
+            whole: &w,
+            hold: &w,
+            usage: &usage(1.0),
+            census: Census::default(),
+            max_loadgen_cpu: 70.0,
+        });
+        let limits = crate::limits::LocalLimits::check_and_raise(1);
+        let report = WalkReport {
+            scenario: "walk",
+            bots: 3,
+            admitted: 0,
+            shards_seen: 0,
+            shard_ids: vec![],
+            measured,
+            info: RunInfo { urls: vec![], profile: crate::profile::ProfileName::Walker, local_limits: limits },
+        };
+        let v = serde_json::to_value(&report).expect("serializes");
+        for key in ["bots", "connected", "busy", "errors", "frames", "bytes", "shards_seen"] {
+            assert!(v.get(key).is_some_and(|x| x.is_number()), "{key}");
+        }
+        for key in ["welcome_ms", "snapshot_gap_ms", "relayed_snapshot_gap_ms"] {
+            for p in ["p50", "p95", "p99", "max"] {
+                assert!(v[key].get(p).is_some_and(|x| x.is_number()), "{key}.{p}");
+            }
+        }
+    }
+}

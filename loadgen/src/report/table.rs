@@ -1,0 +1,216 @@
+//! Readable text for each report: what a person running the loadgen sees.
+
+use super::{ArrivalsReport, FailoverReport, IdleReport, Measured, RunInfo, ServerFigures, StepsReport, WalkReport};
+use crate::stats::Summary;
+use std::fmt::Write;
+
+/// `p50 / p95 / p99 / max` in ms, or "-" without samples.
+pub fn summary(s: &Summary) -> String {
+    if s.count == 0 {
+        return "-".into();
+    }
+    format!("{:.1} / {:.1} / {:.1} / {:.1}", s.p50, s.p95, s.p99, s.max)
+}
+
+/// Bytes with a binary unit.
+pub fn bytes(n: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn opt_bytes(n: Option<u64>) -> String {
+    n.map_or_else(|| "-".into(), |n| bytes(n as f64))
+}
+
+fn header(out: &mut String, title: &str, info: &RunInfo) {
+    let _ = writeln!(out, "{title} ({} profile) -> {}", info.profile.as_str(), info.urls.join(", "));
+    let _ = writeln!(out, "  {}", info.local_limits.describe());
+}
+
+fn server_lines(out: &mut String, s: &Option<ServerFigures>) {
+    let Some(s) = s else { return };
+    let f = &s.cpu_per_frame_us;
+    let _ = writeln!(
+        out,
+        "  server {:?}: {:.2} cores (user {:.2} s, sys {:.2} s); per delivered frame user {:.2} µs, sys {:.2} µs, total {:.2} µs",
+        s.pids, s.cores, s.cpu_user_s, s.cpu_sys_s, f.user, f.sys, f.total
+    );
+    let _ = writeln!(
+        out,
+        "  server rss {} ({} per player, peak {})",
+        bytes(s.rss_bytes as f64),
+        bytes(s.rss_per_player_bytes as f64),
+        bytes(s.rss_peak_bytes as f64)
+    );
+}
+
+fn measured_lines(out: &mut String, m: &Measured) {
+    let _ = writeln!(
+        out,
+        "  connected {}, busy {} ({} refusals), errors {}{}",
+        m.connected,
+        m.busy,
+        m.busy_refusals,
+        m.errors,
+        if m.error_kinds.is_empty() { String::new() } else { format!(" {:?}", m.error_kinds) }
+    );
+    let _ = writeln!(out, "  {:<22} p50 / p95 / p99 / max, ms", "");
+    for (name, s) in [
+        ("welcome", &m.welcome_ms),
+        ("snapshot gap (own)", &m.snapshot_gap_ms),
+        ("snapshot gap (relayed)", &m.relayed_snapshot_gap_ms),
+        ("snapshot age", &m.snapshot_age_ms),
+        ("ping round trip", &m.rtt_ms),
+    ] {
+        let _ = writeln!(out, "  {name:<22} {}", summary(s));
+    }
+    let _ = writeln!(
+        out,
+        "  received {} frames, {}; {:.0} frames/s, {}/s; {:.2} ticks/s per bot over {:.1} s",
+        m.frames,
+        bytes(m.bytes as f64),
+        m.frames_per_s,
+        bytes(m.bytes_per_s),
+        m.ticks_per_s,
+        m.seconds
+    );
+    let _ =
+        writeln!(out, "  loadgen cpu {:.1} %, machine {:.1} %: {}", m.loadgen_cpu_pct, m.machine_cpu_pct, m.verdict);
+    server_lines(out, &m.server);
+}
+
+/// The walk summary.
+pub fn walk(r: &WalkReport) -> String {
+    let mut out = String::new();
+    header(&mut out, &format!("walk: {} bots", r.bots), &r.info);
+    measured_lines(&mut out, &r.measured);
+    let _ = writeln!(out, "  shards seen {} {:?}", r.shards_seen, r.shard_ids);
+    out
+}
+
+/// The steps table: one row per step.
+pub fn steps(r: &StepsReport) -> String {
+    let mut out = String::new();
+    header(&mut out, &format!("steps: {} steps", r.steps.len()), &r.info);
+    let _ = writeln!(
+        out,
+        "{:>7} {:>6} {:>5} {:>5} | {:^27} | {:^27} | {:^27} | {:>8} {:>10} {:>6} {:>7} | {:>9} | verdict",
+        "players",
+        "conn",
+        "busy",
+        "err",
+        "welcome ms p50/95/99/max",
+        "own gap ms p50/95/99/max",
+        "relayed gap ms p50/95/99/max",
+        "frames/s",
+        "bytes/s",
+        "tick/s",
+        "lg cpu",
+        "srv µs/f"
+    );
+    for s in &r.steps {
+        let m = &s.measured;
+        let srv = m.server.as_ref().map_or_else(|| "-".into(), |f| format!("{:.2}", f.cpu_per_frame_us.total));
+        let _ = writeln!(
+            out,
+            "{:>7} {:>6} {:>5} {:>5} | {:^27} | {:^27} | {:^27} | {:>8.0} {:>10} {:>6.2} {:>6.1}% | {:>9} | {}",
+            s.players,
+            m.connected,
+            m.busy,
+            m.errors,
+            summary(&m.welcome_ms),
+            summary(&m.snapshot_gap_ms),
+            summary(&m.relayed_snapshot_gap_ms),
+            m.frames_per_s,
+            bytes(m.bytes_per_s),
+            m.ticks_per_s,
+            m.loadgen_cpu_pct,
+            srv,
+            m.verdict
+        );
+    }
+    let _ = writeln!(out, "shards seen {}", r.shards_seen);
+    out
+}
+
+/// The idle summary.
+pub fn idle(r: &IdleReport) -> String {
+    let mut out = String::new();
+    header(&mut out, &format!("idle: {} websockets", r.bots), &r.info);
+    measured_lines(&mut out, &r.measured);
+    let _ = writeln!(
+        out,
+        "  server rss {} -> {}: {} per idle connection; kernel TCP memory {} per connection (both ends)",
+        opt_bytes(r.server_rss_before_bytes),
+        opt_bytes(r.server_rss_after_bytes),
+        opt_bytes(r.server_bytes_per_connection),
+        opt_bytes(r.kernel_tcp_bytes_per_connection)
+    );
+    if let Some(ms) = r.server_cpu_per_broadcast_ms {
+        let _ = writeln!(out, "  server cpu per message to all: {ms:.3} ms");
+    }
+    out
+}
+
+/// The arrivals summary.
+pub fn arrivals(r: &ArrivalsReport) -> String {
+    let mut out = String::new();
+    header(&mut out, &format!("arrivals: {} bots at {}/s", r.bots, r.rate_per_s), &r.info);
+    let _ = writeln!(
+        out,
+        "  achieved {:.1}/s; admitted {}, joins timed out {}",
+        r.achieved_rate_per_s, r.admitted, r.timed_out
+    );
+    measured_lines(&mut out, &r.measured);
+    out
+}
+
+/// The failover summary.
+pub fn failover(r: &FailoverReport) -> String {
+    let mut out = String::new();
+    header(&mut out, &format!("failover: {} pid {} with {} bots", r.action, r.pid, r.bots), &r.info);
+    let _ = writeln!(
+        out,
+        "  connected before {}, affected {}, lost {}, resumed {}, fresh rejoins {}, misplaced {} (max jump {:.2} units)",
+        r.connected_before, r.affected, r.lost, r.resumed, r.fresh_rejoins, r.misplaced, r.max_resume_jump
+    );
+    let _ = writeln!(out, "  {:<22} p50 / p95 / p99 / max, ms", "from socket close to");
+    let _ = writeln!(out, "  {:<22} {}", "resumed welcome", summary(&r.resume_welcome_ms));
+    let _ = writeln!(out, "  {:<22} {}", "back in place", summary(&r.back_in_place_ms));
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.0} ms"));
+    let _ = writeln!(
+        out,
+        "  time to empty {}, process exit {}, connected after {}, errors {} {:?}",
+        ms(r.time_to_empty_ms),
+        ms(r.process_exit_ms),
+        r.connected_after,
+        r.errors,
+        r.error_kinds
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_summaries_and_bytes() {
+        assert_eq!(summary(&Summary::default()), "-");
+        let s = Summary { p50: 50.0, p95: 51.25, p99: 60.0, max: 99.0, count: 3 };
+        assert_eq!(summary(&s), "50.0 / 51.2 / 60.0 / 99.0");
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.5 KiB");
+        assert_eq!(bytes(3.0 * 1024.0 * 1024.0), "3.0 MiB");
+    }
+}

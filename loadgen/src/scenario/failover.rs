@@ -1,0 +1,134 @@
+//! `failover`: bots spread over several shards; after a warm-up one shard is
+//! killed (SIGKILL) or drained (SIGTERM), and every affected bot is timed from
+//! its socket close to the Welcome that resumed it and to its first snapshot
+//! back in place. Bots lost = connected before, not connected as the same
+//! player at the end.
+
+use super::{Context, SHUTDOWN_TIMEOUT};
+use crate::cli::FailoverArgs;
+use crate::profile::Profile;
+use crate::report::{round2, table, FailoverReport};
+use crate::stats::Metric;
+use crate::swarm::Swarm;
+use crate::sysinfo::Proc;
+use mino_protocol::PlayerId;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::time::{Duration, Instant};
+
+/// How often the observation loop looks at the bots.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Runs the failover scenario and reports.
+///
+/// Errors: no live process at the pid, the signal could not be sent, or
+/// writing the report failed.
+pub async fn run(ctx: &Context, args: &FailoverArgs) -> anyhow::Result<()> {
+    let (pid, signal, action) = match (args.kill_pid, args.drain_pid) {
+        (Some(pid), None) => (pid, Signal::SIGKILL, "kill"),
+        (None, Some(pid)) => (pid, Signal::SIGTERM, "drain"),
+        _ => anyhow::bail!("give exactly one of --kill-pid and --drain-pid"),
+    };
+    anyhow::ensure!(Proc::Pid(pid).alive(), "no live process with pid {pid}");
+    let raw = i32::try_from(pid).map_err(|_| anyhow::anyhow!("pid {pid} out of range"))?;
+    let report =
+        measure(ctx, args, action, || kill(Pid::from_raw(raw), signal).map_err(anyhow::Error::from), pid).await?;
+    ctx.finish(&report, table::failover(&report))
+}
+
+/// Bots connected now, with their player ids.
+fn connected(swarm: &Swarm) -> Vec<(usize, PlayerId)> {
+    swarm
+        .bots()
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.is_connected())
+        .filter_map(|(i, b)| b.player_id().map(|p| (i, p)))
+        .collect()
+}
+
+fn lost(swarm: &Swarm, before: &[(usize, PlayerId)]) -> usize {
+    let bots = swarm.bots();
+    before.iter().filter(|(i, id)| !(bots[*i].is_connected() && bots[*i].player_id() == Some(*id))).count()
+}
+
+/// Warms up, calls `signal`, observes, and returns the report (no output).
+///
+/// Errors: `signal` failed.
+pub async fn measure(
+    ctx: &Context,
+    args: &FailoverArgs,
+    action: &'static str,
+    signal: impl FnOnce() -> anyhow::Result<()>,
+    pid: u32,
+) -> anyhow::Result<FailoverReport> {
+    ctx.check_capacity(args.bots);
+    let profile = Profile::of(ctx.common.profile);
+    let mut swarm = ctx.swarm(profile, ctx.policy());
+    swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
+    ctx.settle(&swarm).await;
+    ctx.progress.hold(args.warmup, "warm-up".into(), &ctx.stop, String::new).await;
+    let before = connected(&swarm);
+    let _warmup = swarm.stats().take_window();
+    let t0 = Instant::now();
+    if let Err(e) = signal() {
+        swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+        return Err(e.context(format!("signalling pid {pid}")));
+    }
+    let exit = observe(ctx, &swarm, &before, pid, t0, args.observe).await;
+    let w = swarm.stats().take_window();
+    let census = swarm.census();
+    let lost = lost(&swarm, &before);
+    let stats = swarm.stats().clone();
+    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    let since = |t: Instant| round2(t.saturating_duration_since(t0).as_secs_f64() * 1000.0);
+    Ok(FailoverReport {
+        scenario: "failover",
+        action,
+        pid,
+        bots: census.bots,
+        connected_before: before.len(),
+        affected: w.counters.disconnects,
+        lost,
+        resumed: w.counters.resumed,
+        fresh_rejoins: w.counters.fresh_rejoins,
+        misplaced: w.counters.misplaced,
+        max_resume_jump: round2(stats.max_resume_jump()),
+        resume_welcome_ms: w.latencies.summary(Metric::ResumeWelcome),
+        back_in_place_ms: w.latencies.summary(Metric::BackInPlace),
+        time_to_empty_ms: stats.last_disconnect().filter(|t| *t > t0).map(since),
+        process_exit_ms: exit.map(since),
+        connected_after: census.connected,
+        errors: w.counters.error_total(),
+        error_kinds: w.counters.error_kinds(),
+        info: ctx.info(profile.name),
+    })
+}
+
+/// Waits until the process is gone and every bot connected before is back as
+/// the same player, or `limit` passes. Returns when the process exited.
+async fn observe(
+    ctx: &Context,
+    swarm: &Swarm,
+    before: &[(usize, PlayerId)],
+    pid: u32,
+    t0: Instant,
+    limit: Duration,
+) -> Option<Instant> {
+    let bar = ctx.progress.counter(before.len() as u64, "back in place".into());
+    let mut exited = None;
+    while t0.elapsed() < limit && !ctx.stop.is_cancelled() {
+        if exited.is_none() && !Proc::Pid(pid).alive() {
+            exited = Some(Instant::now());
+        }
+        let missing = lost(swarm, before);
+        bar.set_position((before.len() - missing) as u64);
+        let someone_left = swarm.stats().last_disconnect().is_some_and(|t| t > t0);
+        if exited.is_some() && missing == 0 && someone_left {
+            break;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    bar.finish_and_clear();
+    exited
+}

@@ -1,0 +1,81 @@
+//! `idle`: N websockets that say Hello and then nothing (the websocket layer
+//! answers the server's pings). Measured from outside the server: its RSS per
+//! connection (with `--server-pid`), the kernel's TCP memory per connection,
+//! how long after its tick each snapshot reaches the sockets, and the server
+//! CPU one message to all of them costs.
+
+use super::{Context, SHUTDOWN_TIMEOUT};
+use crate::cli::IdleArgs;
+use crate::profile::{Profile, ProfileName};
+use crate::report::{round3, table, IdleReport, Measured, Phase};
+use crate::sysinfo::{kernel_tcp_memory, Proc};
+
+/// Runs the idle scenario and reports.
+///
+/// Errors: writing the report or plot failed.
+pub async fn run(ctx: &Context, args: &IdleArgs) -> anyhow::Result<()> {
+    let report = measure(ctx, args).await;
+    ctx.finish(&report, table::idle(&report))?;
+    ctx.plot(&[(report.measured.connected, &report.measured)])
+}
+
+fn server_rss(pids: &[u32]) -> Option<u64> {
+    let v: Vec<u64> = pids.iter().filter_map(|&p| Proc::Pid(p).memory().ok()).map(|m| m.rss).collect();
+    (!v.is_empty()).then(|| v.iter().sum())
+}
+
+fn per_connection(before: Option<u64>, after: Option<u64>, n: usize) -> Option<u64> {
+    let (b, a) = (before?, after?);
+    (n > 0).then(|| a.saturating_sub(b) / n as u64)
+}
+
+/// Runs the idle connections and returns the report (no output).
+pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
+    ctx.check_capacity(args.bots);
+    let pids = &ctx.common.server_pids;
+    let rss_before = server_rss(pids);
+    let tcp_before = kernel_tcp_memory().ok();
+    let mut swarm = ctx.swarm(Profile::of(ProfileName::Idle), ctx.policy());
+    swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
+    ctx.settle(&swarm).await;
+    let ramp = swarm.stats().take_window();
+    let (hold, usage) = ctx.hold(&swarm, args.hold, "idle".into()).await;
+    let census = swarm.census();
+    let rss_after = server_rss(pids);
+    let tcp_after = kernel_tcp_memory().ok();
+    let whole = ramp.merge(&hold);
+    let measured = Measured::of(&Phase {
+        whole: &whole,
+        hold: &hold,
+        usage: &usage,
+        census,
+        max_loadgen_cpu: ctx.common.max_loadgen_cpu,
+    });
+    let ticks = if census.connected == 0 { 0 } else { hold.counters.own_snapshots / census.connected as u64 };
+    let per_broadcast = usage.server_cpu().filter(|_| ticks > 0).map(|c| round3(c.total_s() * 1000.0 / ticks as f64));
+    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    IdleReport {
+        scenario: "idle",
+        bots: args.bots,
+        server_bytes_per_connection: per_connection(rss_before, rss_after, census.connected),
+        kernel_tcp_bytes_per_connection: per_connection(tcp_before, tcp_after, census.connected),
+        server_rss_before_bytes: rss_before,
+        server_rss_after_bytes: rss_after,
+        server_cpu_per_broadcast_ms: per_broadcast,
+        measured,
+        info: ctx.info(ProfileName::Idle),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_connection_needs_both_readings_and_connections() {
+        assert_eq!(per_connection(Some(1000), Some(3000), 2), Some(1000));
+        assert_eq!(per_connection(Some(3000), Some(1000), 2), Some(0));
+        assert_eq!(per_connection(None, Some(1000), 2), None);
+        assert_eq!(per_connection(Some(1), Some(2), 0), None);
+    }
+}

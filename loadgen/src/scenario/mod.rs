@@ -1,0 +1,182 @@
+//! The load-test scenarios and what they share: resolving targets, checking
+//! local limits, building the swarm, measuring a hold window, and writing the
+//! report (JSON, table, plot).
+
+pub mod arrivals;
+pub mod failover;
+pub mod idle;
+pub mod steps;
+pub mod walk;
+
+use crate::cli::{Cli, Command, CommonArgs};
+use crate::limits::LocalLimits;
+use crate::meter::{Meter, Usage};
+use crate::plot::{self, GapPoint};
+use crate::profile::Profile;
+use crate::progress::Progress;
+use crate::reconnect::ReconnectPolicy;
+use crate::report::{self, Measured, RunInfo};
+use crate::stats::Window;
+use crate::swarm::{Swarm, SwarmConfig};
+use crate::target::{SourceAddrs, Target};
+use anyhow::Context as _;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How long bots get to close politely at the end of a run.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The ideal snapshot gap drawn on plots, ms (20 Hz).
+pub const TICK_MS: f64 = 50.0;
+
+/// Everything a scenario needs besides its own options.
+pub struct Context {
+    /// Options shared by every scenario.
+    pub common: CommonArgs,
+    /// Resolved targets.
+    pub targets: Arc<[Target]>,
+    /// Local source addresses.
+    pub sources: Arc<SourceAddrs>,
+    /// What the local limits allow.
+    pub limits: LocalLimits,
+    /// Progress bars (hidden when quiet).
+    pub progress: Progress,
+    /// Fires on Ctrl-C/SIGTERM: scenarios stop early and report what they have.
+    pub stop: CancellationToken,
+    /// Base seed of the run.
+    pub seed: u64,
+}
+
+impl Context {
+    /// Resolves the targets and checks (and raises) the local limits.
+    ///
+    /// Errors: a URL that is not ws:// or does not resolve.
+    pub async fn new(common: CommonArgs, stop: CancellationToken) -> anyhow::Result<Context> {
+        let mut targets = Vec::with_capacity(common.urls.len());
+        for url in &common.urls {
+            targets.push(Target::resolve(url).await?);
+        }
+        let sources = SourceAddrs::for_targets(&targets, common.source_addrs);
+        let limits = LocalLimits::check_and_raise(sources.len());
+        let seed = common.seed.unwrap_or_else(rand::random);
+        Ok(Context {
+            progress: Progress::new(common.quiet),
+            targets: targets.into(),
+            sources: Arc::new(sources),
+            limits,
+            stop,
+            seed,
+            common,
+        })
+    }
+
+    /// Prints a line on stderr unless quiet.
+    pub fn note(&self, line: &str) {
+        if !self.progress.is_quiet() {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Says what the local limits allow, and warns when `bots` will not fit.
+    pub fn check_capacity(&self, bots: usize) {
+        self.note(&self.limits.describe());
+        if let Some(w) = self.limits.warning_for(bots as u64) {
+            tracing::warn!("{w}");
+        }
+    }
+
+    /// The reconnect policy the options ask for.
+    pub fn policy(&self) -> ReconnectPolicy {
+        if self.common.no_reconnect {
+            ReconnectPolicy::single_attempt()
+        } else {
+            ReconnectPolicy::default()
+        }
+    }
+
+    /// An empty swarm with this run's targets and the given behaviour.
+    pub fn swarm(&self, profile: Profile, policy: ReconnectPolicy) -> Swarm {
+        let config = SwarmConfig {
+            targets: self.targets.clone(),
+            sources: self.sources.clone(),
+            profile,
+            policy,
+            join_timeout: self.common.join_timeout,
+            name_prefix: self.common.name_prefix.clone(),
+            seed: self.seed,
+        };
+        Swarm::new(config)
+    }
+
+    /// The run context for reports.
+    pub fn info(&self, profile: crate::profile::ProfileName) -> RunInfo {
+        RunInfo { urls: self.common.urls.clone(), profile, local_limits: self.limits.clone() }
+    }
+
+    /// Lets joining bots settle: at most the join timeout (twice: connect, then Welcome) plus a second.
+    pub async fn settle(&self, swarm: &Swarm) {
+        let bound = self.common.join_timeout * 2 + Duration::from_secs(1);
+        if !swarm.settle(bound, &self.stop).await && !self.stop.is_cancelled() {
+            tracing::warn!("some bots were still joining after {bound:?}");
+        }
+    }
+
+    /// Measures a hold of `d`: CPU and memory of the loadgen and the servers,
+    /// and the stats window it covered.
+    pub async fn hold(&self, swarm: &Swarm, d: Duration, label: String) -> (Window, Usage) {
+        let meter = Meter::start(&self.common.server_pids);
+        let stats = swarm.stats().clone();
+        self.progress.hold(d, label, &self.stop, || format!("{} connected", stats.connected())).await;
+        (swarm.stats().take_window(), meter.finish())
+    }
+
+    /// Writes the JSON (if asked) and prints the table (unless quiet).
+    ///
+    /// Errors: the JSON file could not be written.
+    pub fn finish(&self, report: &impl Serialize, table: String) -> anyhow::Result<()> {
+        if let Some(path) = &self.common.json {
+            report::write_json(path, report)?;
+        }
+        if !self.common.quiet {
+            print!("{table}");
+        }
+        Ok(())
+    }
+
+    /// Draws the gap plot (if asked).
+    ///
+    /// Errors: drawing failed.
+    pub fn plot(&self, points: &[(usize, &Measured)]) -> anyhow::Result<()> {
+        let Some(path) = &self.common.plot else {
+            return Ok(());
+        };
+        let points: Vec<GapPoint> = points
+            .iter()
+            .map(|(players, m)| GapPoint {
+                players: *players as f64,
+                own_p95: m.snapshot_gap_ms.p95,
+                own_p99: m.snapshot_gap_ms.p99,
+                relayed_p95: (m.relayed_snapshot_gap_ms.count > 0).then_some(m.relayed_snapshot_gap_ms.p95),
+                judgeable: m.judgeable,
+            })
+            .collect();
+        plot::gap_chart(path, &points, TICK_MS).with_context(|| format!("plotting {}", path.display()))
+    }
+}
+
+/// Runs the scenario `cli` names until it ends or `stop` fires.
+///
+/// Errors: bad options, unresolvable URLs, unwritable output files.
+pub async fn run(cli: Cli, stop: CancellationToken) -> anyhow::Result<()> {
+    let scenario = cli.scenario()?;
+    let ctx = Context::new(cli.common, stop).await?;
+    match scenario {
+        Command::Walk(a) => walk::run(&ctx, &a).await,
+        Command::Steps(a) => steps::run(&ctx, &a).await,
+        Command::Idle(a) => idle::run(&ctx, &a).await,
+        Command::Arrivals(a) => arrivals::run(&ctx, &a).await,
+        Command::Failover(a) => failover::run(&ctx, &a).await,
+    }
+}

@@ -1,0 +1,57 @@
+//! `steps`: rising player counts, each ramped to, settled and held; one row of
+//! figures per step, each marked "not judgeable" when the loadgen was too busy.
+
+use super::{Context, SHUTDOWN_TIMEOUT};
+use crate::cli::StepsArgs;
+use crate::profile::Profile;
+use crate::report::{table, Measured, Phase, StepReport, StepsReport};
+
+/// Runs the steps scenario and reports.
+///
+/// Errors: steps not rising, or writing the report or plot failed.
+pub async fn run(ctx: &Context, args: &StepsArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !args.steps.is_empty() && args.steps.windows(2).all(|w| w[0] < w[1]) && args.steps[0] > 0,
+        "--steps must be rising player counts above 0, e.g. 100,250,500"
+    );
+    let report = measure(ctx, args).await;
+    ctx.finish(&report, table::steps(&report))?;
+    let points: Vec<_> = report.steps.iter().map(|s| (s.measured.connected, &s.measured)).collect();
+    ctx.plot(&points)
+}
+
+/// Runs every step and returns the report (no output). Stops early, with the
+/// steps done so far, when the run is stopped.
+pub async fn measure(ctx: &Context, args: &StepsArgs) -> StepsReport {
+    ctx.check_capacity(args.steps.iter().copied().max().unwrap_or(0));
+    let profile = Profile::of(ctx.common.profile);
+    let mut swarm = ctx.swarm(profile, ctx.policy());
+    let mut steps = Vec::with_capacity(args.steps.len());
+    for &n in &args.steps {
+        let _between = swarm.stats().take_window();
+        if !swarm.ramp_to(n, args.ramp, &ctx.progress, &ctx.stop).await {
+            break;
+        }
+        ctx.settle(&swarm).await;
+        if !ctx.progress.hold(args.settle, format!("settle {n}"), &ctx.stop, String::new).await {
+            break;
+        }
+        let ramp = swarm.stats().take_window();
+        let (hold, usage) = ctx.hold(&swarm, args.hold, format!("hold {n}")).await;
+        let whole = ramp.merge(&hold);
+        let measured = Measured::of(&Phase {
+            whole: &whole,
+            hold: &hold,
+            usage: &usage,
+            census: swarm.census(),
+            max_loadgen_cpu: ctx.common.max_loadgen_cpu,
+        });
+        steps.push(StepReport { players: n, measured });
+        if ctx.stop.is_cancelled() {
+            break;
+        }
+    }
+    let shards_seen = swarm.stats().shards_seen().len();
+    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    StepsReport { scenario: "steps", steps, shards_seen, info: ctx.info(profile.name) }
+}

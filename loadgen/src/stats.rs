@@ -1,0 +1,529 @@
+//! Latency histograms and counters shared by every bot of a run, read in
+//! windows (a scenario takes a [`Window`] at the end of each phase).
+//!
+//! Bots record into one of a few striped histograms (picked by bot index) so
+//! that thousands of bots contend on a handful of short locks, and a window
+//! merges the stripes. Latencies are kept in µs with 3 significant digits
+//! (0.1 % resolution) up to [`MAX_RECORDED_US`]; longer values are clamped.
+
+use crate::failure::FailureKind;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Longest latency recorded as is, µs (60 s); longer ones count as this.
+pub const MAX_RECORDED_US: u64 = 60_000_000;
+const SIGFIGS: u8 = 3;
+const STRIPES: usize = 16;
+
+/// What a latency sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// From the start of the TCP connect to the Welcome.
+    Welcome,
+    /// Between consecutive snapshots of the bot's own shard.
+    SnapshotGap,
+    /// Between consecutive snapshots of one other (relayed) shard.
+    RelayedGap,
+    /// Arrival wall clock minus the snapshot's `server_time_ms` (same-host runs only).
+    SnapshotAge,
+    /// Ping to Pong round trip.
+    Rtt,
+    /// From the bot's socket close to the Welcome that resumed it.
+    ResumeWelcome,
+    /// From the bot's socket close to its first snapshot with itself in it after resuming.
+    BackInPlace,
+}
+
+impl Metric {
+    /// Every metric; index = position.
+    pub const ALL: [Metric; 7] = [
+        Metric::Welcome,
+        Metric::SnapshotGap,
+        Metric::RelayedGap,
+        Metric::SnapshotAge,
+        Metric::Rtt,
+        Metric::ResumeWelcome,
+        Metric::BackInPlace,
+    ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Percentiles of one latency metric, in ms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Median, ms.
+    pub p50: f64,
+    /// 95th percentile, ms.
+    pub p95: f64,
+    /// 99th percentile, ms.
+    pub p99: f64,
+    /// Largest sample, ms.
+    pub max: f64,
+    /// Number of samples (0: every figure is 0 and means "no data").
+    pub count: u64,
+}
+
+impl Summary {
+    /// Summarizes a µs histogram.
+    pub fn of(h: &Histogram<u32>) -> Summary {
+        if h.is_empty() {
+            return Summary::default();
+        }
+        let ms = |us: u64| (us as f64 / 1000.0 * 100.0).round() / 100.0;
+        Summary {
+            p50: ms(h.value_at_quantile(0.50)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            max: ms(h.max()),
+            count: h.len(),
+        }
+    }
+}
+
+fn histogram() -> Histogram<u32> {
+    // Bounds are constants that hdrhistogram accepts; a failure here is a bug in this file.
+    Histogram::new_with_bounds(1, MAX_RECORDED_US, SIGFIGS).expect("valid histogram bounds")
+}
+
+/// One histogram per [`Metric`].
+#[derive(Clone)]
+pub struct Latencies([Histogram<u32>; 7]);
+
+impl Latencies {
+    fn new() -> Latencies {
+        Latencies(std::array::from_fn(|_| histogram()))
+    }
+
+    fn record(&mut self, metric: Metric, us: u64) {
+        self.0[metric.index()].saturating_record(us.clamp(1, MAX_RECORDED_US));
+    }
+
+    fn add(&mut self, other: &Latencies) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            // Same bounds on both sides, so adding cannot fail.
+            let _ = a.add(b);
+        }
+    }
+
+    fn reset(&mut self) {
+        self.0.iter_mut().for_each(Histogram::reset);
+    }
+
+    /// The histogram of `metric` (µs).
+    pub fn histogram(&self, metric: Metric) -> &Histogram<u32> {
+        &self.0[metric.index()]
+    }
+
+    /// Percentiles of `metric`, ms.
+    pub fn summary(&self, metric: Metric) -> Summary {
+        Summary::of(self.histogram(metric))
+    }
+}
+
+/// Running totals of a run. All monotonic except `connected`.
+#[derive(Default)]
+pub struct Counters {
+    frames: AtomicU64,
+    bytes: AtomicU64,
+    own_snapshots: AtomicU64,
+    relayed_snapshots: AtomicU64,
+    chat_received: AtomicU64,
+    frames_sent: AtomicU64,
+    welcomes: AtomicU64,
+    resumed: AtomicU64,
+    fresh_rejoins: AtomicU64,
+    back_in_place: AtomicU64,
+    disconnects: AtomicU64,
+    busy_refusals: AtomicU64,
+    replaced: AtomicU64,
+    misplaced: AtomicU64,
+    errors: [AtomicU64; FailureKind::ALL.len()],
+    connected: AtomicI64,
+}
+
+/// A copy of [`Counters`] at one moment, or the difference of two.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CounterValues {
+    /// Websocket messages received (every kind), frames.
+    pub frames: u64,
+    /// Payload bytes of those messages (websocket and TCP headers excluded), bytes.
+    pub bytes: u64,
+    /// Snapshots of the bots' own shards.
+    pub own_snapshots: u64,
+    /// Snapshots of other shards (relayed).
+    pub relayed_snapshots: u64,
+    /// Chat messages received.
+    pub chat_received: u64,
+    /// Messages the bots sent (hello, input, chat, ping).
+    pub frames_sent: u64,
+    /// Welcomes received (first joins and resumes).
+    pub welcomes: u64,
+    /// Welcomes that resumed the same player after a close.
+    pub resumed: u64,
+    /// Reconnects after a close that came back as a different (new) player.
+    pub fresh_rejoins: u64,
+    /// Resumed bots that saw themselves in their shard's snapshot again.
+    pub back_in_place: u64,
+    /// Admitted sessions that ended for any reason but the loadgen's own stop.
+    pub disconnects: u64,
+    /// Busy refusals received.
+    pub busy_refusals: u64,
+    /// Sessions closed with SessionReplaced (4013).
+    pub replaced: u64,
+    /// Resumed bots whose first position was farther than the tolerance from their last one.
+    pub misplaced: u64,
+    /// Failures per [`FailureKind`] (index order of [`FailureKind::ALL`]).
+    #[serde(skip)]
+    pub errors: [u64; FailureKind::ALL.len()],
+}
+
+impl CounterValues {
+    /// Total failures of every kind.
+    pub fn error_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Failures of `kind`.
+    pub fn errors_of(&self, kind: FailureKind) -> u64 {
+        self.errors[kind.index()]
+    }
+
+    /// Non-zero failure counts by name, for reports.
+    pub fn error_kinds(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        FailureKind::ALL
+            .iter()
+            .filter(|k| self.errors[k.index()] > 0)
+            .map(|k| (k.name(), self.errors[k.index()]))
+            .collect()
+    }
+
+    fn minus(&self, old: &CounterValues) -> CounterValues {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        CounterValues {
+            frames: d(self.frames, old.frames),
+            bytes: d(self.bytes, old.bytes),
+            own_snapshots: d(self.own_snapshots, old.own_snapshots),
+            relayed_snapshots: d(self.relayed_snapshots, old.relayed_snapshots),
+            chat_received: d(self.chat_received, old.chat_received),
+            frames_sent: d(self.frames_sent, old.frames_sent),
+            welcomes: d(self.welcomes, old.welcomes),
+            resumed: d(self.resumed, old.resumed),
+            fresh_rejoins: d(self.fresh_rejoins, old.fresh_rejoins),
+            back_in_place: d(self.back_in_place, old.back_in_place),
+            disconnects: d(self.disconnects, old.disconnects),
+            busy_refusals: d(self.busy_refusals, old.busy_refusals),
+            replaced: d(self.replaced, old.replaced),
+            misplaced: d(self.misplaced, old.misplaced),
+            errors: std::array::from_fn(|i| d(self.errors[i], old.errors[i])),
+        }
+    }
+
+    /// Sum of two windows.
+    pub fn plus(&self, o: &CounterValues) -> CounterValues {
+        CounterValues {
+            frames: self.frames + o.frames,
+            bytes: self.bytes + o.bytes,
+            own_snapshots: self.own_snapshots + o.own_snapshots,
+            relayed_snapshots: self.relayed_snapshots + o.relayed_snapshots,
+            chat_received: self.chat_received + o.chat_received,
+            frames_sent: self.frames_sent + o.frames_sent,
+            welcomes: self.welcomes + o.welcomes,
+            resumed: self.resumed + o.resumed,
+            fresh_rejoins: self.fresh_rejoins + o.fresh_rejoins,
+            back_in_place: self.back_in_place + o.back_in_place,
+            disconnects: self.disconnects + o.disconnects,
+            busy_refusals: self.busy_refusals + o.busy_refusals,
+            replaced: self.replaced + o.replaced,
+            misplaced: self.misplaced + o.misplaced,
+            errors: std::array::from_fn(|i| self.errors[i] + o.errors[i]),
+        }
+    }
+}
+
+/// A counted event (see the fields of [`CounterValues`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A Welcome.
+    Welcome,
+    /// A Welcome that resumed the same player.
+    Resumed,
+    /// A reconnect that came back as a new player.
+    FreshRejoin,
+    /// A resumed bot saw itself in place.
+    BackInPlace,
+    /// An admitted session ended (not by the loadgen).
+    Disconnect,
+    /// A Busy refusal.
+    Busy,
+    /// A SessionReplaced close.
+    Replaced,
+    /// A resumed bot came back away from where it was.
+    Misplaced,
+    /// A chat message received.
+    Chat,
+    /// A message sent.
+    Sent,
+}
+
+/// Everything a window measured.
+#[derive(Clone)]
+pub struct Window {
+    /// Merged latency histograms of the window.
+    pub latencies: Latencies,
+    /// Counter increments during the window.
+    pub counters: CounterValues,
+    /// Wall time the window covered.
+    pub elapsed: Duration,
+}
+
+impl Window {
+    /// Merges two consecutive windows.
+    pub fn merge(&self, later: &Window) -> Window {
+        let mut latencies = self.latencies.clone();
+        latencies.add(&later.latencies);
+        Window { latencies, counters: self.counters.plus(&later.counters), elapsed: self.elapsed + later.elapsed }
+    }
+}
+
+/// Shared measurements of one run.
+pub struct Stats {
+    stripes: Box<[Mutex<Latencies>]>,
+    counters: Counters,
+    shards: Mutex<BTreeSet<u32>>,
+    window: Mutex<(Instant, CounterValues)>,
+    epoch: Instant,
+    last_disconnect_us: AtomicU64,
+    max_jump_milli: AtomicU64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats::new()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means a recording thread panicked mid-record; the
+    // histograms stay usable.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Stats {
+    /// Empty stats; the first window starts now.
+    pub fn new() -> Stats {
+        let now = Instant::now();
+        Stats {
+            stripes: (0..STRIPES).map(|_| Mutex::new(Latencies::new())).collect(),
+            counters: Counters::default(),
+            shards: Mutex::new(BTreeSet::new()),
+            window: Mutex::new((now, CounterValues::default())),
+            epoch: now,
+            last_disconnect_us: AtomicU64::new(0),
+            max_jump_milli: AtomicU64::new(0),
+        }
+    }
+
+    /// Records one latency sample of bot `bot` (any index; picks the stripe).
+    pub fn record(&self, bot: usize, metric: Metric, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        lock(&self.stripes[bot % STRIPES]).record(metric, us);
+    }
+
+    /// Counts one received message of `bytes` payload bytes.
+    pub fn frame(&self, bytes: usize) {
+        self.counters.frames.fetch_add(1, Relaxed);
+        self.counters.bytes.fetch_add(bytes as u64, Relaxed);
+    }
+
+    /// Counts one snapshot, own shard or relayed.
+    pub fn snapshot(&self, own: bool) {
+        let c = if own { &self.counters.own_snapshots } else { &self.counters.relayed_snapshots };
+        c.fetch_add(1, Relaxed);
+    }
+
+    /// Counts one event.
+    pub fn event(&self, e: Event) {
+        let c = &self.counters;
+        let counter = match e {
+            Event::Welcome => &c.welcomes,
+            Event::Resumed => &c.resumed,
+            Event::FreshRejoin => &c.fresh_rejoins,
+            Event::BackInPlace => &c.back_in_place,
+            Event::Disconnect => {
+                let us = u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX);
+                self.last_disconnect_us.fetch_max(us, Relaxed);
+                &c.disconnects
+            }
+            Event::Busy => &c.busy_refusals,
+            Event::Replaced => &c.replaced,
+            Event::Misplaced => &c.misplaced,
+            Event::Chat => &c.chat_received,
+            Event::Sent => &c.frames_sent,
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Counts one failure.
+    pub fn failure(&self, kind: FailureKind) {
+        self.counters.errors[kind.index()].fetch_add(1, Relaxed);
+    }
+
+    /// Adds `delta` (+1 on Welcome, -1 when that session ends) to the connected gauge.
+    pub fn connected_delta(&self, delta: i64) {
+        self.counters.connected.fetch_add(delta, Relaxed);
+    }
+
+    /// Sessions connected now.
+    pub fn connected(&self) -> u64 {
+        self.counters.connected.load(Relaxed).max(0) as u64
+    }
+
+    /// Notes a shard id seen in a snapshot.
+    pub fn shard_seen(&self, shard: u32) {
+        lock(&self.shards).insert(shard);
+    }
+
+    /// Distinct shard ids seen in snapshots so far.
+    pub fn shards_seen(&self) -> Vec<u32> {
+        lock(&self.shards).iter().copied().collect()
+    }
+
+    /// Notes how far (world units) a resumed player's first position was from its last one.
+    pub fn resume_jump(&self, distance: f32) {
+        let milli = (distance.max(0.0) as f64 * 1000.0) as u64;
+        self.max_jump_milli.fetch_max(milli, Relaxed);
+    }
+
+    /// Largest resume jump so far, world units.
+    pub fn max_resume_jump(&self) -> f64 {
+        self.max_jump_milli.load(Relaxed) as f64 / 1000.0
+    }
+
+    /// When the latest admitted session ended, if any did.
+    pub fn last_disconnect(&self) -> Option<Instant> {
+        match self.last_disconnect_us.load(Relaxed) {
+            0 => None,
+            us => Some(self.epoch + Duration::from_micros(us)),
+        }
+    }
+
+    /// Current counter totals.
+    pub fn totals(&self) -> CounterValues {
+        let c = &self.counters;
+        CounterValues {
+            frames: c.frames.load(Relaxed),
+            bytes: c.bytes.load(Relaxed),
+            own_snapshots: c.own_snapshots.load(Relaxed),
+            relayed_snapshots: c.relayed_snapshots.load(Relaxed),
+            chat_received: c.chat_received.load(Relaxed),
+            frames_sent: c.frames_sent.load(Relaxed),
+            welcomes: c.welcomes.load(Relaxed),
+            resumed: c.resumed.load(Relaxed),
+            fresh_rejoins: c.fresh_rejoins.load(Relaxed),
+            back_in_place: c.back_in_place.load(Relaxed),
+            disconnects: c.disconnects.load(Relaxed),
+            busy_refusals: c.busy_refusals.load(Relaxed),
+            replaced: c.replaced.load(Relaxed),
+            misplaced: c.misplaced.load(Relaxed),
+            errors: std::array::from_fn(|i| c.errors[i].load(Relaxed)),
+        }
+    }
+
+    /// Ends the current window and starts the next: returns the merged
+    /// histograms (which are reset) and the counter increments since the
+    /// previous call (or since [`Stats::new`]).
+    pub fn take_window(&self) -> Window {
+        let mut latencies = Latencies::new();
+        for stripe in self.stripes.iter() {
+            let mut s = lock(stripe);
+            latencies.add(&s);
+            s.reset();
+        }
+        let totals = self.totals();
+        let mut w = lock(&self.window);
+        let now = Instant::now();
+        let window = Window { latencies, counters: totals.minus(&w.1), elapsed: now - w.0 };
+        *w = (now, totals);
+        window
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn percentiles_of_a_known_distribution() {
+        let stats = Stats::new();
+        for i in 1..=100u64 {
+            stats.record(i as usize, Metric::SnapshotGap, ms(i));
+        }
+        let s = stats.take_window().latencies.summary(Metric::SnapshotGap);
+        assert_eq!(s.count, 100);
+        assert!((s.p50 - 50.0).abs() < 0.1, "{s:?}");
+        assert!((s.p95 - 95.0).abs() < 0.1, "{s:?}");
+        assert!((s.p99 - 99.0).abs() < 0.1, "{s:?}");
+        assert!((s.max - 100.0).abs() < 0.1, "{s:?}");
+    }
+
+    #[test]
+    fn empty_metric_summarizes_to_zero_count() {
+        let stats = Stats::new();
+        assert_eq!(stats.take_window().latencies.summary(Metric::Rtt), Summary::default());
+    }
+
+    #[test]
+    fn windows_reset_histograms_and_diff_counters() {
+        let stats = Stats::new();
+        stats.record(0, Metric::Welcome, ms(3));
+        stats.frame(100);
+        stats.failure(FailureKind::JoinTimeout);
+        let first = stats.take_window();
+        assert_eq!((first.counters.frames, first.counters.bytes), (1, 100));
+        assert_eq!(first.counters.errors_of(FailureKind::JoinTimeout), 1);
+        stats.frame(50);
+        let second = stats.take_window();
+        assert_eq!(second.latencies.summary(Metric::Welcome).count, 0);
+        assert_eq!((second.counters.frames, second.counters.bytes), (1, 50));
+        assert_eq!(second.counters.error_total(), 0);
+        let both = first.merge(&second);
+        assert_eq!((both.counters.frames, both.latencies.summary(Metric::Welcome).count), (2, 1));
+        assert_eq!(stats.totals().bytes, 150);
+    }
+
+    #[test]
+    fn huge_values_are_clamped_not_lost() {
+        let stats = Stats::new();
+        stats.record(1, Metric::BackInPlace, Duration::from_secs(3600));
+        let s = stats.take_window().latencies.summary(Metric::BackInPlace);
+        assert_eq!(s.count, 1);
+        assert!(s.max >= 59_900.0, "{s:?}");
+    }
+
+    #[test]
+    fn connected_gauge_and_shards() {
+        let stats = Stats::new();
+        stats.connected_delta(1);
+        stats.connected_delta(1);
+        stats.connected_delta(-1);
+        assert_eq!(stats.connected(), 1);
+        stats.shard_seen(7);
+        stats.shard_seen(3);
+        stats.shard_seen(7);
+        assert_eq!(stats.shards_seen(), vec![3, 7]);
+        assert!(stats.last_disconnect().is_none());
+        stats.event(Event::Disconnect);
+        assert!(stats.last_disconnect().is_some());
+    }
+}

@@ -1,0 +1,229 @@
+//! A swarm of bots for one run: spawned at a paced rate, tracked (every task
+//! joined at shutdown), counted by state, all recording into one [`Stats`].
+
+use crate::bot::{Bot, BotConfig, BotReport, BotShared, BotState};
+use crate::profile::Profile;
+use crate::progress::Progress;
+use crate::reconnect::ReconnectPolicy;
+use crate::stats::Stats;
+use crate::target::{SourceAddrs, Target};
+use mino_protocol::limits::MAX_NAME_CHARS;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// What every bot of a swarm shares.
+#[derive(Clone, Debug)]
+pub struct SwarmConfig {
+    /// Targets, bots spread round-robin.
+    pub targets: Arc<[Target]>,
+    /// Local source addresses.
+    pub sources: Arc<SourceAddrs>,
+    /// Behaviour.
+    pub profile: Profile,
+    /// Reconnect policy.
+    pub policy: ReconnectPolicy,
+    /// Join timeout.
+    pub join_timeout: Duration,
+    /// Names are this prefix plus the bot index (cut to 24 characters).
+    pub name_prefix: String,
+    /// Base random seed.
+    pub seed: u64,
+}
+
+/// Bots by state at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Census {
+    /// Bots spawned.
+    pub bots: usize,
+    /// In a welcomed session now.
+    pub connected: usize,
+    /// Connecting or waiting for Welcome now.
+    pub joining: usize,
+    /// Waiting to retry after Busy now.
+    pub busy: usize,
+    /// Waiting to retry after a failure now.
+    pub retrying: usize,
+    /// Stopped for good.
+    pub stopped: usize,
+    /// Welcomed at least once.
+    pub admitted: usize,
+    /// Refused with Busy at least once.
+    pub ever_busy: usize,
+}
+
+/// The bots of one run.
+pub struct Swarm {
+    config: SwarmConfig,
+    stats: Arc<Stats>,
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+    bots: Vec<Arc<BotShared>>,
+    handles: Vec<JoinHandle<BotReport>>,
+}
+
+/// `prefix` + `index`, cut so the whole fits a name.
+pub fn bot_name(prefix: &str, index: usize) -> String {
+    let suffix = index.to_string();
+    let keep = MAX_NAME_CHARS.saturating_sub(suffix.len());
+    let mut name: String = prefix.chars().take(keep).collect();
+    name.push_str(&suffix);
+    name
+}
+
+impl Swarm {
+    /// An empty swarm. Its bots run until [`Swarm::shutdown`], so a run that is
+    /// stopped early can still count them before they close.
+    pub fn new(config: SwarmConfig) -> Swarm {
+        Swarm {
+            config,
+            stats: Arc::new(Stats::new()),
+            cancel: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            bots: Vec::new(),
+            handles: Vec::new(),
+        }
+    }
+
+    /// The run's stats.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// Every bot's shared state, by index.
+    pub fn bots(&self) -> &[Arc<BotShared>] {
+        &self.bots
+    }
+
+    /// Bots spawned.
+    pub fn len(&self) -> usize {
+        self.bots.len()
+    }
+
+    /// True before the first bot.
+    pub fn is_empty(&self) -> bool {
+        self.bots.is_empty()
+    }
+
+    /// Starts one more bot.
+    pub fn spawn_one(&mut self) {
+        let index = self.bots.len();
+        let c = &self.config;
+        let config = BotConfig {
+            index,
+            name: bot_name(&c.name_prefix, index),
+            targets: c.targets.clone(),
+            sources: c.sources.clone(),
+            profile: c.profile,
+            policy: c.policy,
+            join_timeout: c.join_timeout,
+            seed: c.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        };
+        let bot = Bot::new(config, self.stats.clone());
+        self.bots.push(bot.shared());
+        self.handles.push(self.tracker.spawn(bot.run(self.cancel.clone())));
+    }
+
+    /// Spawns bots at `per_second` until there are `n`. Returns false if `stop` fired.
+    pub async fn ramp_to(&mut self, n: usize, per_second: f64, progress: &Progress, stop: &CancellationToken) -> bool {
+        let from = self.len();
+        let bar = progress.counter(n.saturating_sub(from) as u64, format!("ramp to {n}"));
+        let start = Instant::now();
+        let per_second = if per_second > 0.0 { per_second } else { f64::INFINITY };
+        let mut ok = true;
+        for i in 0..n.saturating_sub(from) {
+            let due = start + Duration::from_secs_f64(i as f64 / per_second);
+            tokio::select! {
+                _ = stop.cancelled() => { ok = false; break; }
+                _ = tokio::time::sleep_until(due) => {}
+            }
+            self.spawn_one();
+            bar.inc(1);
+            if i % 16 == 0 {
+                bar.set_prefix(format!("{} connected", self.stats.connected()));
+            }
+        }
+        bar.finish_and_clear();
+        ok
+    }
+
+    /// Waits until no bot is joining (each has been welcomed, refused or has
+    /// failed at least once), at most `timeout`. Returns false on timeout or stop.
+    pub async fn settle(&self, timeout: Duration, stop: &CancellationToken) -> bool {
+        let end = Instant::now() + timeout;
+        loop {
+            if self.bots.iter().all(|b| b.state() != BotState::Joining) {
+                return true;
+            }
+            if Instant::now() >= end {
+                return false;
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return false,
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+    }
+
+    /// Bots by state now.
+    pub fn census(&self) -> Census {
+        let mut c = Census { bots: self.bots.len(), ..Census::default() };
+        for b in &self.bots {
+            match b.state() {
+                BotState::Connected => c.connected += 1,
+                BotState::Joining => c.joining += 1,
+                BotState::Busy => c.busy += 1,
+                BotState::Retrying => c.retrying += 1,
+                BotState::Stopped => c.stopped += 1,
+            }
+            c.admitted += usize::from(b.ever_welcomed());
+            c.ever_busy += usize::from(b.ever_busy());
+        }
+        c
+    }
+
+    /// Stops every bot (each closes its socket politely) and joins them, at most
+    /// `timeout`; bots still running then are aborted.
+    pub async fn shutdown(mut self, timeout: Duration) -> Vec<BotReport> {
+        self.cancel.cancel();
+        self.tracker.close();
+        if tokio::time::timeout(timeout, self.tracker.wait()).await.is_err() {
+            tracing::warn!("bots did not stop within {timeout:?}; aborting the rest");
+            self.handles.iter().for_each(JoinHandle::abort);
+        }
+        let handles = std::mem::take(&mut self.handles);
+        let mut reports = Vec::with_capacity(handles.len());
+        for h in handles {
+            if let Ok(r) = h.await {
+                reports.push(r);
+            }
+        }
+        reports
+    }
+}
+
+impl Drop for Swarm {
+    /// A swarm dropped without [`Swarm::shutdown`] (a panic, an early return)
+    /// still stops its bots.
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_the_limit_and_stay_unique() {
+        assert_eq!(bot_name("bot-", 7), "bot-7");
+        let long = bot_name(&"x".repeat(40), 123_456);
+        assert_eq!(long.chars().count(), MAX_NAME_CHARS);
+        assert!(long.ends_with("123456"));
+        assert!(mino_protocol::client::validate_name(&long).is_ok());
+    }
+}

@@ -1,0 +1,154 @@
+//! Where bots connect: `ws://` URLs resolved once at start, bots spread over
+//! them round-robin, and the local source addresses (127.0.0.1..127.0.0.N)
+//! that loopback connections are spread over so a run is not capped by one
+//! address's ephemeral ports.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use tokio_tungstenite::tungstenite::http::Uri;
+
+/// A websocket endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The URL as given (`ws://host:port/path`).
+    pub url: String,
+    /// The address it resolved to at start.
+    pub addr: SocketAddr,
+}
+
+/// Why a `--url` is unusable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TargetError {
+    /// Not a URL.
+    #[error("invalid URL {0:?}")]
+    Invalid(String),
+    /// Not `ws://` (TLS is nginx's job; point the loadgen at a shard).
+    #[error("unsupported scheme in {0:?}: only ws:// is supported")]
+    Scheme(String),
+    /// The host did not resolve.
+    #[error("cannot resolve {0:?}: {1}")]
+    Resolve(String, String),
+}
+
+impl Target {
+    /// Parses `url` and resolves its host (IPv4 preferred).
+    ///
+    /// Errors: [`TargetError`].
+    pub async fn resolve(url: &str) -> Result<Target, TargetError> {
+        let (host, port) = host_port(url)?;
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| TargetError::Resolve(url.to_owned(), e.to_string()))?
+            .collect();
+        let addr = addrs
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(addrs.first())
+            .copied()
+            .ok_or_else(|| TargetError::Resolve(url.to_owned(), "no address".into()))?;
+        Ok(Target { url: url.to_owned(), addr })
+    }
+
+    /// True when the target is on IPv4 loopback, where 127.0.0.x source
+    /// addresses can be used.
+    pub fn is_loopback_v4(&self) -> bool {
+        matches!(self.addr.ip(), IpAddr::V4(ip) if ip.is_loopback())
+    }
+}
+
+/// Host and port of a `ws://` URL (port 80 when absent).
+pub fn host_port(url: &str) -> Result<(String, u16), TargetError> {
+    let uri: Uri = url.parse().map_err(|_| TargetError::Invalid(url.to_owned()))?;
+    match uri.scheme_str() {
+        Some("ws") => {}
+        Some(_) => return Err(TargetError::Scheme(url.to_owned())),
+        None => return Err(TargetError::Invalid(url.to_owned())),
+    }
+    let host = uri.host().ok_or_else(|| TargetError::Invalid(url.to_owned()))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    Ok((host, uri.port_u16().unwrap_or(80)))
+}
+
+/// The target of bot `bot` on attempt `attempt`: bots start round-robin over
+/// the targets and each new attempt moves to the next one.
+pub fn pick(targets: usize, bot: usize, attempt: usize) -> usize {
+    (bot + attempt) % targets.max(1)
+}
+
+/// Local source addresses to bind before connecting.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceAddrs {
+    addrs: Vec<Ipv4Addr>,
+}
+
+impl SourceAddrs {
+    /// 127.0.0.1..=127.0.0.n when every target is IPv4 loopback and n > 0;
+    /// otherwise none (the kernel picks the source).
+    pub fn for_targets(targets: &[Target], n: u8) -> SourceAddrs {
+        if n == 0 || targets.is_empty() || !targets.iter().all(Target::is_loopback_v4) {
+            return SourceAddrs::default();
+        }
+        SourceAddrs { addrs: (1..=n).map(|i| Ipv4Addr::new(127, 0, 0, i)).collect() }
+    }
+
+    /// The source address of bot `bot` (round-robin), or None to let the kernel pick.
+    pub fn pick(&self, bot: usize) -> Option<Ipv4Addr> {
+        (!self.addrs.is_empty()).then(|| self.addrs[bot % self.addrs.len()])
+    }
+
+    /// How many addresses are used (0: kernel's choice, i.e. one).
+    pub fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// True when the kernel picks the source address.
+    pub fn is_empty(&self) -> bool {
+        self.addrs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(addr: &str) -> Target {
+        Target { url: format!("ws://{addr}/ws"), addr: addr.parse().expect("addr") }
+    }
+
+    #[test]
+    fn parses_ws_urls_and_refuses_others() {
+        assert_eq!(host_port("ws://127.0.0.1:8080/ws"), Ok(("127.0.0.1".into(), 8080)));
+        assert_eq!(host_port("ws://example.test/ws"), Ok(("example.test".into(), 80)));
+        assert_eq!(host_port("ws://[::1]:9/ws"), Ok(("::1".into(), 9)));
+        assert!(matches!(host_port("wss://h/ws"), Err(TargetError::Scheme(_))));
+        assert!(matches!(host_port("http://h/ws"), Err(TargetError::Scheme(_))));
+        assert!(host_port("not a url").is_err());
+    }
+
+    #[tokio::test]
+    async fn resolves_loopback() {
+        let t = Target::resolve("ws://127.0.0.1:9/ws").await.expect("resolves");
+        assert!(t.is_loopback_v4());
+        assert_eq!(t.addr.port(), 9);
+    }
+
+    #[test]
+    fn bots_spread_round_robin_and_move_on_after_each_attempt() {
+        let firsts: Vec<usize> = (0..6).map(|b| pick(3, b, 0)).collect();
+        assert_eq!(firsts, [0, 1, 2, 0, 1, 2]);
+        assert_eq!(pick(3, 2, 1), 0);
+        assert_eq!(pick(1, 5, 7), 0);
+        assert_eq!(pick(0, 5, 7), 0);
+    }
+
+    #[test]
+    fn source_addresses_only_for_loopback_v4() {
+        let lo = [target("127.0.0.1:1"), target("127.0.0.1:2")];
+        let s = SourceAddrs::for_targets(&lo, 4);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.pick(0), Some(Ipv4Addr::new(127, 0, 0, 1)));
+        assert_eq!(s.pick(5), Some(Ipv4Addr::new(127, 0, 0, 2)));
+        assert!(SourceAddrs::for_targets(&lo, 0).pick(1).is_none());
+        let mixed = [target("127.0.0.1:1"), target("[::1]:2")];
+        assert!(SourceAddrs::for_targets(&mixed, 4).is_empty());
+    }
+}

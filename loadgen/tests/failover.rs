@@ -1,0 +1,87 @@
+//! The failover scenario against real standalone servers: the mechanics of
+//! killing or draining a shard and counting who came back. (Resuming the same
+//! player on another shard needs the cluster; here bots come back as new
+//! players on the other URL, and the report must say so.)
+
+mod common;
+
+use common::{loadgen, num, Server};
+use std::time::Duration;
+
+#[test]
+fn killed_shard_bots_move_to_the_next_url_as_new_players() {
+    let mut doomed = Server::start(&["--shard-id", "1"]);
+    let other = Server::start(&["--shard-id", "2"]);
+    let pid = doomed.pid().to_string();
+    let run = loadgen(&[
+        "failover",
+        "--bots",
+        "6",
+        "--ramp",
+        "60",
+        "--warmup",
+        "500ms",
+        "--kill-pid",
+        &pid,
+        "--observe",
+        "4s",
+        "--url",
+        &doomed.ws_url(),
+        "--url",
+        &other.ws_url(),
+        "-q",
+    ]);
+    let j = &run.json;
+    assert_eq!(j["action"], "kill");
+    assert_eq!(num(j, "connected_before"), 6.0, "{j:#}");
+    assert_eq!(num(j, "affected"), 3.0, "{j:#}");
+    assert_eq!(num(j, "fresh_rejoins"), 3.0, "{j:#}");
+    assert_eq!(num(j, "resumed"), 0.0);
+    assert_eq!(num(j, "lost"), 3.0, "new player ids are not the same players: {j:#}");
+    assert_eq!(num(j, "connected_after"), 6.0, "{j:#}");
+    assert!(num(j, "process_exit_ms") < 1000.0, "{j:#}");
+    assert!(num(j, "error_kinds.connection_lost") >= 3.0, "{j:#}");
+    assert!(doomed.wait_exit(Duration::from_secs(1)).is_some());
+}
+
+#[test]
+fn drained_standalone_shard_empties_and_exits() {
+    let mut server = Server::start(&[]);
+    let pid = server.pid().to_string();
+    let run = loadgen(&[
+        "failover",
+        "--bots",
+        "4",
+        "--ramp",
+        "40",
+        "--warmup",
+        "300ms",
+        "--drain-pid",
+        &pid,
+        "--observe",
+        "3s",
+        "--url",
+        &server.ws_url(),
+        "--no-reconnect",
+        "-q",
+    ]);
+    let j = &run.json;
+    assert_eq!(j["action"], "drain");
+    assert_eq!(num(j, "connected_before"), 4.0, "{j:#}");
+    assert_eq!(num(j, "affected"), 4.0, "{j:#}");
+    assert_eq!(num(j, "lost"), 4.0, "nowhere to resume: {j:#}");
+    assert!(num(j, "time_to_empty_ms") >= 0.0, "{j:#}");
+    assert!(num(j, "process_exit_ms") >= num(j, "time_to_empty_ms"), "{j:#}");
+    let status = server.wait_exit(Duration::from_secs(1)).expect("exited");
+    assert!(status.success(), "graceful exit: {status:?}");
+}
+
+#[test]
+fn failover_refuses_a_dead_pid() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mino-loadgen"))
+        .args(["failover", "--kill-pid", "4000000000", "--url", "ws://127.0.0.1:9/ws", "-q"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no live process"));
+}

@@ -1,0 +1,35 @@
+//! The idle scenario against the real server: idle sockets stay (their pongs
+//! answer the server's pings) and memory per connection is reported.
+
+mod common;
+
+use common::{loadgen, num, Server};
+
+#[test]
+fn idle_sockets_answer_pings_and_memory_per_connection_is_reported() {
+    // Pings every 200 ms and a 1 s silence limit: only pongs keep these sockets.
+    let server = Server::start(&["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
+    let pid = server.pid().to_string();
+    let run = loadgen(&[
+        "idle",
+        "--bots",
+        "20",
+        "--ramp",
+        "100",
+        "--hold",
+        "2500ms",
+        "--url",
+        &server.ws_url(),
+        "--server-pid",
+        &pid,
+        "-q",
+    ]);
+    let j = &run.json;
+    assert_eq!(num(j, "connected"), 20.0, "{j:#}");
+    assert_eq!(num(j, "errors"), 0.0, "{j:#}");
+    assert_eq!(num(j, "rtt_ms.count"), 0.0, "idle bots never ping");
+    assert!(num(j, "server_rss_after_bytes") > 0.0);
+    assert!(j["server_bytes_per_connection"].is_u64(), "{j:#}");
+    assert!(num(j, "server_cpu_per_broadcast_ms") > 0.0, "{j:#}");
+    assert!(num(j, "snapshot_age_ms.count") > 0.0);
+}

@@ -1,0 +1,60 @@
+//! The steps scenario against the real server: one row per step, a plot.
+
+mod common;
+
+use common::{loadgen, num, temp_path, Server};
+
+#[test]
+fn two_small_steps_each_get_a_row_and_a_plot_point() {
+    let server = Server::start(&[]);
+    let pid = server.pid().to_string();
+    let plot = temp_path("steps.svg");
+    let plot_arg = plot.to_string_lossy().into_owned();
+    let run = loadgen(&[
+        "steps",
+        "--steps",
+        "5,12",
+        "--hold",
+        "2s",
+        "--settle",
+        "300ms",
+        "--ramp",
+        "50",
+        "--url",
+        &server.ws_url(),
+        "--server-pid",
+        &pid,
+        "--plot",
+        &plot_arg,
+    ]);
+    let steps = run.json["steps"].as_array().expect("steps array");
+    assert_eq!(steps.len(), 2, "{:#}", run.json);
+    for (step, n) in steps.iter().zip([5.0, 12.0]) {
+        assert_eq!(num(step, "players"), n);
+        assert_eq!(num(step, "connected"), n, "{step:#}");
+        assert_eq!((num(step, "busy"), num(step, "errors")), (0.0, 0.0), "{step:#}");
+        let p50 = num(step, "snapshot_gap_ms.p50");
+        assert!((45.0..=56.0).contains(&p50), "median gap {p50} ms");
+        assert!(num(step, "frames_per_s") > n * 15.0, "{step:#}");
+        assert!(num(step, "bytes_per_s") > 0.0);
+        assert!(num(step, "loadgen_cpu_pct") >= 0.0);
+        assert!(step["judgeable"].is_boolean());
+        assert!(num(step, "server.cpu_per_frame_us.user") > 0.0, "{step:#}");
+    }
+    // The second step's welcomes are only the 7 new bots.
+    assert_eq!(num(&steps[1], "welcome_ms.count"), 7.0);
+    let svg = std::fs::read_to_string(&plot).expect("plot written");
+    assert!(svg.contains("own shard p95"));
+    let _ = std::fs::remove_file(&plot);
+    assert!(run.stdout.contains("verdict"), "{}", run.stdout);
+}
+
+#[test]
+fn falling_steps_are_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mino-loadgen"))
+        .args(["steps", "--steps", "10,5", "--url", "ws://127.0.0.1:9/ws", "--quiet"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rising"));
+}

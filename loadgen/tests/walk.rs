@@ -1,0 +1,73 @@
+//! The default walk scenario against the real server: the issue-2 command line.
+
+mod common;
+
+use common::{loadgen, num, Server};
+
+#[test]
+fn twenty_walkers_connect_and_see_a_snapshot_every_tick() {
+    let server = Server::start(&[]);
+    let pid = server.pid().to_string();
+    let run =
+        loadgen(&["--url", &server.ws_url(), "--bots", "20", "--ramp", "40", "--duration", "3s", "--server-pid", &pid]);
+    let j = &run.json;
+    assert_eq!(num(j, "bots"), 20.0);
+    assert_eq!(num(j, "connected"), 20.0, "{j:#}");
+    assert_eq!((num(j, "busy"), num(j, "errors")), (0.0, 0.0), "{j:#}");
+    assert_eq!(num(j, "welcome_ms.count"), 20.0);
+    for key in ["welcome_ms", "snapshot_gap_ms", "relayed_snapshot_gap_ms"] {
+        for p in ["p50", "p95", "p99", "max"] {
+            num(j, &format!("{key}.{p}"));
+        }
+    }
+    // 20 Hz: the median gap is one tick; a debug server on a shared machine gets slack above.
+    let p50 = num(j, "snapshot_gap_ms.p50");
+    assert!((45.0..=56.0).contains(&p50), "median gap {p50} ms");
+    assert!(num(j, "snapshot_gap_ms.count") > 20.0 * 20.0 * 2.0);
+    let ticks = num(j, "ticks_per_s");
+    assert!((18.0..=21.0).contains(&ticks), "tick rate seen {ticks}");
+    assert!(num(j, "frames") > 0.0 && num(j, "bytes") > num(j, "frames"));
+    assert_eq!(num(j, "shards_seen"), 1.0);
+    assert_eq!(num(j, "relayed_snapshot_gap_ms.count"), 0.0);
+    assert!(num(j, "server.cpu_per_frame_us.total") > 0.0, "{j:#}");
+    assert!(num(j, "server.rss_per_player_bytes") > 0.0);
+    assert!(run.stdout.contains("snapshot gap (own)"), "summary printed: {}", run.stdout);
+}
+
+#[test]
+fn bots_spread_round_robin_over_several_urls() {
+    let a = Server::start(&["--shard-id", "11"]);
+    let b = Server::start(&["--shard-id", "22"]);
+    let run = loadgen(&[
+        "--url",
+        &a.ws_url(),
+        "--url",
+        &b.ws_url(),
+        "--bots",
+        "10",
+        "--ramp",
+        "50",
+        "--duration",
+        "1s",
+        "--quiet",
+    ]);
+    let j = &run.json;
+    assert_eq!(num(j, "connected"), 10.0, "{j:#}");
+    assert_eq!(num(j, "shards_seen"), 2.0, "{j:#}");
+    assert_eq!(j["shard_ids"], serde_json::json!([11, 22]));
+    assert!(run.stdout.is_empty(), "--quiet prints nothing: {}", run.stdout);
+}
+
+#[test]
+fn unreachable_server_is_reported_as_refused_not_as_local() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    let run = loadgen(&["--url", &url, "--bots", "3", "--duration", "0.5s", "--no-reconnect", "--quiet"]);
+    let j = &run.json;
+    assert_eq!(num(j, "connected"), 0.0);
+    assert_eq!(num(j, "error_kinds.connect_refused"), 3.0, "{j:#}");
+    assert!(j["error_kinds"].get("local_fd_limit").is_none());
+}

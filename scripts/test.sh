@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every test of mino: formatting, lints, the Rust workspace (unit and
+# integration tests against the real server, Redis, nginx), and the browser
+# client (type check, lint, unit tests, end-to-end in real Chromium).
+# On a fresh machine it first installs what the tests need (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo build (binaries used by the tests)"
+cargo build --workspace --bins
+
+step "cargo test"
+cargo test --workspace
+
+if [ -f client-web/package.json ]; then
+  step "client-web: check, unit tests, build, end-to-end"
+  (
+    cd client-web
+    npm run check
+    npm test
+    npm run build
+    MINO_SERVER_BIN="$PWD/../target/debug/mino-server" npm run e2e
+  )
+fi
+
+step "all tests passed"

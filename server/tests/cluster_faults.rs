@@ -1,0 +1,220 @@
+//! A cluster survives Redis faults and shard faults: local play goes on, the
+//! cross-shard view comes back by itself, and dead shards leave everyone's view.
+
+mod common;
+use common::redis::Redis;
+use common::{Client, Frame, Server};
+use std::time::{Duration, Instant};
+
+async fn shard(redis_url: &str, id: u32, extra: &[&str]) -> Server {
+    let id = id.to_string();
+    let mut args = vec!["--redis-url", redis_url, "--shard-id", &id];
+    args.extend_from_slice(extra);
+    let server = Server::start(&args);
+    server.wait_ready().await;
+    server
+}
+
+/// Waits until `c` receives a snapshot of `shard`; returns how long it took.
+async fn until_snapshot_of(c: &mut Client, shard: u32, limit: Duration) -> Duration {
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < limit, "no snapshot of shard {shard} within {limit:?}");
+        if let Frame::Snapshot { shard: s, .. } = c.next().await {
+            if s == shard {
+                return start.elapsed();
+            }
+        }
+    }
+}
+
+/// Snapshot gaps of `shard` seen by `c` over `span`.
+async fn gaps_of(c: &mut Client, shard: u32, span: Duration) -> Vec<Duration> {
+    let start = Instant::now();
+    let mut last = Instant::now();
+    let mut gaps = Vec::new();
+    while start.elapsed() < span {
+        if let Frame::Snapshot { shard: s, .. } = c.next().await {
+            if s == shard {
+                gaps.push(last.elapsed());
+                last = Instant::now();
+            }
+        }
+    }
+    gaps
+}
+
+/// Waits until `c` has been told of `player` (in a roster or a presence join).
+async fn until_known(c: &mut Client, player: u32) {
+    c.until(|f| match f {
+        Frame::Roster(r) if r.iter().any(|(id, _)| *id == player) => Some(()),
+        Frame::Presence { joined, .. } if joined.iter().any(|(id, _)| *id == player) => Some(()),
+        _ => None,
+    })
+    .await;
+}
+
+fn p95(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() * 95 / 100]
+}
+
+#[tokio::test]
+async fn redis_restart_keeps_local_play_and_restores_the_view_within_two_seconds() {
+    let mut redis = Redis::start();
+    let a = shard(&redis.url(), 1, &[]).await;
+    let b = shard(&redis.url(), 2, &[]).await;
+    let mut on_a = Client::join(&a, "OnA").await;
+    let _on_b = Client::join(&b, "OnB").await;
+    until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
+
+    redis.kill();
+    let gaps = gaps_of(&mut on_a, 1, Duration::from_secs(3)).await;
+    assert!(gaps.len() >= 50, "local snapshots during the outage: {}", gaps.len());
+    assert!(p95(gaps) < Duration::from_millis(80), "local play at 20 Hz during the outage");
+    assert_eq!(a.get("/readyz").await.0, 503, "not ready without redis");
+
+    redis.restart();
+    let back = Instant::now();
+    // Drain what was queued before the restart, then wait for B's snapshots.
+    let waited = until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
+    assert!(
+        back.elapsed() < Duration::from_secs(2),
+        "view back {:?} after redis returned ({waited:?})",
+        back.elapsed()
+    );
+    assert!(a.metric("mino_redis_reconnects_total").await >= 1.0);
+    a.wait_ready().await;
+}
+
+#[tokio::test]
+async fn killed_pubsub_connection_recovers_by_itself() {
+    let redis = Redis::start();
+    let a = shard(&redis.url(), 1, &[]).await;
+    let b = shard(&redis.url(), 2, &[]).await;
+    let mut on_a = Client::join(&a, "OnA").await;
+    let _on_b = Client::join(&b, "OnB").await;
+    until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
+    let killed = redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    assert!(killed.trim().parse::<u32>().unwrap_or(0) >= 2, "killed subscribers: {killed}");
+    let before = a.metric("mino_redis_reconnects_total").await;
+    // Skip frames already queued, then B's snapshots must come back.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_snapshot_of(&mut on_a, 2, Duration::from_secs(2)).await;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while a.metric("mino_redis_reconnects_total").await <= before {
+        assert!(Instant::now() < deadline, "reconnect counted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn paused_shard_leaves_the_view_and_returns_without_disconnecting_anyone() {
+    let redis = Redis::start();
+    let fast = ["--shard-ttl-ms", "1000", "--heartbeat-ms", "200"];
+    let a = shard(&redis.url(), 1, &fast).await;
+    let b = shard(&redis.url(), 2, &fast).await;
+    let mut on_a = Client::join(&a, "Sleeper").await;
+    let mut on_b = Client::join(&b, "Watcher").await;
+    let sleeper = on_a.id();
+    until_known(&mut on_b, sleeper).await;
+
+    a.signal("STOP");
+    on_b.until(|f| match f {
+        Frame::Presence { left, .. } if left.contains(&sleeper) => Some(()),
+        _ => None,
+    })
+    .await;
+    // Snapshots of A stop while it sleeps.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut seen_a = 0;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(600) {
+        if let Frame::Snapshot { shard: 1, .. } = on_b.next().await {
+            seen_a += 1;
+        }
+    }
+    assert_eq!(seen_a, 0, "no snapshots of a paused shard");
+
+    a.signal("CONT");
+    let name = on_b
+        .until(|f| match f {
+            Frame::Presence { joined, .. } => joined.iter().find(|(id, _)| *id == sleeper).map(|(_, n)| n.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(name, "Sleeper");
+    until_snapshot_of(&mut on_b, 1, Duration::from_secs(3)).await;
+    // The sleeper's own socket survived the pause.
+    let (tick0, ..) = on_a.own_position().await;
+    let (tick1, ..) = on_a.own_position().await;
+    assert!(tick1 > tick0);
+}
+
+#[tokio::test]
+async fn killed_shard_leaves_the_view_and_its_keys_expire() {
+    let redis = Redis::start();
+    let fast = ["--shard-ttl-ms", "1000", "--heartbeat-ms", "200"];
+    let mut a = shard(&redis.url(), 1, &fast).await;
+    let b = shard(&redis.url(), 2, &fast).await;
+    let on_a = Client::join(&a, "Doomed").await;
+    let mut on_b = Client::join(&b, "Watcher").await;
+    let doomed = on_a.id();
+    until_known(&mut on_b, doomed).await;
+    assert!(redis.keys().iter().any(|k| k.ends_with(":shard:00000001")));
+
+    let killed_at = Instant::now();
+    a.signal("KILL");
+    a.wait_exit(Duration::from_secs(5)).expect("killed");
+    on_b.until(|f| match f {
+        Frame::Presence { left, .. } if left.contains(&doomed) => Some(()),
+        _ => None,
+    })
+    .await;
+    assert!(killed_at.elapsed() < Duration::from_millis(1000 + 200 + 800), "gone within TTL + interval");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let left_over: Vec<String> = redis.keys().into_iter().filter(|k| k.contains("00000001")).collect();
+    assert!(left_over.is_empty(), "keys of the dead shard remain: {left_over:?}");
+    let members = redis.cli(&["ZRANGE", "mino:{main}:shards", "0", "-1"]);
+    assert!(!members.lines().any(|m| m.trim() == "1"), "dead shard still registered: {members}");
+    drop(on_a);
+}
+
+#[tokio::test]
+async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
+    let port = Redis::reserve();
+    let url = format!("redis://127.0.0.1:{port}");
+    let server = Server::start(&["--redis-url", &url]);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(server.get("/readyz").await.0, 503);
+    assert_eq!(server.get("/healthz").await.0, 200, "alive while waiting for redis");
+    let mut c = Client::connect(&server).await;
+    c.send(mino_protocol::client::encode_hello("Early", None, None)).await;
+    match c.next().await {
+        Frame::Busy { reason, .. } => assert_eq!(reason, "unavailable"),
+        other => panic!("expected busy, got {other:?}"),
+    }
+    let _redis = Redis::start_on(port);
+    server.wait_ready().await;
+    let c = Client::join(&server, "Late").await;
+    assert_ne!(c.id(), 0);
+}
+
+#[tokio::test]
+async fn password_in_url_never_reaches_the_logs() {
+    let port = Redis::reserve();
+    let url = format!("redis://user:hunter2secret@127.0.0.1:{port}");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mino-server"))
+        .args(["--listen", "127.0.0.1:0", "--redis-url", &url])
+        .env("MINO_LOG", "debug")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("output");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("clustered"), "log has the cluster line: {log}");
+    assert!(!log.contains("hunter2secret"), "password leaked into logs");
+}
