@@ -110,6 +110,17 @@ pub struct Cli {
     #[arg(long, env = "MINO_HEARTBEAT_MS", default_value_t = 500)]
     pub heartbeat_ms: u64,
 
+    /// Runtime threads. 1 (the default) runs the whole shard on one thread: no
+    /// cross-thread wake-ups on the fan-out path, and one core per shard process
+    /// (scale out with more processes). More threads spread the sockets' work.
+    #[arg(long, env = "MINO_WORKER_THREADS", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub worker_threads: u16,
+
+    /// Benchmark control only: write each frame with its own system call
+    /// instead of one vectored write a tick, to measure what batching saves.
+    #[arg(long, env = "MINO_UNBATCHED_WRITES", hide = true)]
+    pub unbatched_writes: bool,
+
     /// Time the graceful shutdown may take before tasks are abandoned, ms.
     #[arg(long, env = "MINO_SHUTDOWN_TIMEOUT_MS", default_value_t = 5000)]
     pub shutdown_timeout_ms: u64,
@@ -172,6 +183,8 @@ pub struct Config {
     pub send_buffer: Option<usize>,
     /// Bound on the graceful shutdown.
     pub shutdown_timeout: Duration,
+    /// One write a frame instead of one a tick (benchmark control row).
+    pub unbatched_writes: bool,
 }
 
 impl Config {
@@ -200,6 +213,7 @@ impl Config {
             shard_ttl: Duration::from_millis(cli.shard_ttl_ms.max(200)),
             heartbeat: Duration::from_millis(cli.heartbeat_ms.clamp(50, cli.shard_ttl_ms.max(200) / 2)),
             shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
+            unbatched_writes: cli.unbatched_writes,
         }
     }
 

@@ -2,29 +2,34 @@
 //! Prometheus `/metrics`, and the browser client's files at `/` when a static
 //! folder is configured.
 
-use crate::session::{self, SessionContext};
-use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::State;
-use axum::http::{header, StatusCode};
+use crate::session::{self, socket, SessionContext};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
+use hyper_util::rt::TokioIo;
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
+use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::task::TaskTracker;
 use tower_http::services::ServeDir;
 
-/// A websocket keeps this much read buffer (bytes): client messages are tiny.
-pub const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// Read buffer of a websocket, bytes: client messages are tiny, and tungstenite
+/// clears this much before every read attempt.
+pub const READ_BUFFER_BYTES: usize = 1024;
 
-/// Writes are buffered up to this many bytes until the per-tick flush, so one
-/// tick's frames leave in one write.
-pub const WRITE_BUFFER_BYTES: usize = 4 * 1024 * 1024;
-
-/// Hard cap on one socket's unsent bytes in user space.
-pub const MAX_WRITE_BUFFER_BYTES: usize = 16 * 1024 * 1024;
+/// tungstenite's settings for the read side: frames and messages no larger
+/// than a client message may be.
+pub fn websocket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .max_message_size(Some(MAX_CLIENT_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_CLIENT_MESSAGE_BYTES))
+}
 
 /// What the routes share.
 #[derive(Clone)]
@@ -59,24 +64,60 @@ pub fn router(state: AppState) -> Router {
     }
 }
 
+/// Checks a websocket upgrade request (RFC 6455 section 4.2.1) and returns
+/// the `Sec-WebSocket-Accept` value. No extension is negotiated
+/// (permessage-deflate stays off).
+fn accept_key(headers: &HeaderMap) -> Result<String, &'static str> {
+    let has_token = |name: header::HeaderName, token: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    };
+    if !has_token(header::CONNECTION, "upgrade") || !has_token(header::UPGRADE, "websocket") {
+        return Err("expected a websocket upgrade");
+    }
+    if headers.get(header::SEC_WEBSOCKET_VERSION).and_then(|v| v.to_str().ok()) != Some("13") {
+        return Err("websocket version 13 required");
+    }
+    let key = headers.get(header::SEC_WEBSOCKET_KEY).ok_or("missing Sec-WebSocket-Key")?;
+    Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes()))
+}
+
 async fn websocket(
-    ws: WebSocketUpgrade,
     State(state): State<AppState>,
     slot: Option<Extension<ConnectionSlot>>,
+    mut req: Request,
 ) -> Response {
+    let accept = match accept_key(req.headers()) {
+        Ok(a) => a,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+    };
+    let on_upgrade = hyper::upgrade::on(&mut req);
     let ctx = state.session.clone();
-    let tracker = state.tracker.clone();
-    ws.read_buffer_size(READ_BUFFER_BYTES)
-        .write_buffer_size(WRITE_BUFFER_BYTES)
-        .max_write_buffer_size(MAX_WRITE_BUFFER_BYTES)
-        .max_message_size(MAX_CLIENT_MESSAGE_BYTES)
-        .max_frame_size(MAX_CLIENT_MESSAGE_BYTES)
-        .on_upgrade(move |socket| {
-            tracker.track_future(async move {
-                let _slot = slot;
-                session::serve(socket, ctx).await;
-            })
-        })
+    state.tracker.spawn(async move {
+        let _slot = slot;
+        let upgraded = match tokio::time::timeout(ctx.config.handshake_timeout, on_upgrade).await {
+            Ok(Ok(u)) => u,
+            Ok(Err(e)) => return tracing::debug!(error = %e, "upgrade failed"),
+            Err(_) => return tracing::debug!("upgrade timed out"),
+        };
+        let parts = match upgraded.downcast::<TokioIo<TcpStream>>() {
+            Ok(p) => p,
+            Err(_) => return tracing::error!("upgraded connection is not a TCP stream"),
+        };
+        let (reader, writer) = socket::split(parts.io.into_inner(), parts.read_buf, websocket_config()).await;
+        session::serve(reader, writer, ctx).await;
+    });
+    let mut response = StatusCode::SWITCHING_PROTOCOLS.into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    if let Ok(v) = HeaderValue::from_str(&accept) {
+        h.insert(header::SEC_WEBSOCKET_ACCEPT, v);
+    }
+    response
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {

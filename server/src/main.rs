@@ -6,9 +6,16 @@ use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let runtime = match usize::from(cli.worker_threads) {
+        1 => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+        n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build()?,
+    };
+    runtime.block_on(serve(cli))
+}
+
+async fn serve(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_env("MINO_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)

@@ -29,7 +29,9 @@ use std::time::Duration;
 pub const TICKET_BYTES: usize = 16;
 
 /// What every socket of the shard receives for one tick. Shared (behind an
-/// `Arc`) by all sockets: nothing in it is per socket.
+/// `Arc`) by all sockets: nothing in it is per socket. The shard fills it with
+/// message payloads; the tick loop broadcasts it with each payload encoded
+/// once as a websocket frame, so sockets write the bytes as they are.
 #[derive(Debug, Default)]
 pub struct TickFrame {
     /// The tick these frames belong to.

@@ -13,6 +13,7 @@ use crate::cluster::registry::ID_FETCH;
 use crate::cluster::{ClusterEvent, LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
+use crate::session::ws_frame;
 use crate::shard::{Admitted, Shard, TickFrame, TICKET_BYTES};
 use mino_protocol::client::Direction;
 use mino_protocol::PlayerId;
@@ -79,6 +80,16 @@ pub enum JoinReply {
         /// Suggested wait, ms.
         retry_after_ms: u32,
     },
+}
+
+/// The tick's frames as websocket frames, each encoded once for every socket.
+fn framed(frame: TickFrame) -> TickFrame {
+    TickFrame {
+        tick: frame.tick,
+        snapshots: frame.snapshots.into_iter().map(|(shard, b)| (shard, ws_frame::binary(&b))).collect(),
+        events: frame.events.iter().map(|b| ws_frame::binary(b)).collect(),
+        roster: frame.roster.as_deref().map(ws_frame::binary),
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -172,7 +183,7 @@ impl TickLoop {
         }
         let tick = out.frame.tick;
         // No receivers is fine: nobody is connected.
-        let _ = self.frames.send(Arc::new(out.frame));
+        let _ = self.frames.send(Arc::new(framed(out.frame)));
         if let Some(link) = &self.cluster {
             link.snapshot.send_replace(Some(OwnSnapshot { tick, server_time_ms: now, bytes: out.snapshot }));
             for frame in out.publish {

@@ -67,4 +67,5 @@ async fn health_ready_and_metrics_respond() {
     assert_eq!(server.metric("mino_players").await, 1.0);
     assert!(server.metric("mino_snapshots_encoded_total").await > 0.0);
     assert_eq!(server.get("/nope").await.0, 404);
+    assert_eq!(server.get("/ws").await.0, 400, "a plain GET of /ws is not an upgrade");
 }

@@ -1,16 +1,17 @@
 //! The task of one websocket: waits for the Hello, asks the tick loop to admit
 //! the player, then loops over three things: inbound messages (checked against
 //! limits, forwarded to the tick loop), the shard's per-tick frames (batched and
-//! written with one flush), and shutdown. Every way out is a [`CloseReason`].
+//! written with one vectored write), and shutdown. Every way out is a
+//! [`CloseReason`].
 
-use super::{Batch, CloseReason, TokenBucket};
+use super::socket::{Reader, Writer};
+use super::{ws_frame, Batch, CloseReason, TokenBucket};
 use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
 use crate::shard::TickFrame;
 use crate::tick::{now_ms, Command, JoinReply};
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
-use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use bytes::Bytes;
+use futures_util::StreamExt;
 use mino_protocol::client::{self, ClientMsg, Hello};
 use mino_protocol::server as msg;
 use mino_protocol::PlayerId;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 
 /// What every session shares: settings, metrics, the way to the tick loop and
@@ -35,18 +37,14 @@ pub struct SessionContext {
     pub cancel: CancellationToken,
 }
 
-type Sink = SplitSink<WebSocket, Message>;
-type Stream = SplitStream<WebSocket>;
-
 /// Longest the server spends telling a peer why it closes, so a dead peer
 /// cannot hold a closing task.
 const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Runs one session to its end. Never panics on anything the peer sends.
-pub async fn serve(ws: WebSocket, ctx: SessionContext) {
+pub async fn serve(reader: Reader, writer: Writer, ctx: SessionContext) {
     ctx.metrics.connections.inc();
-    let (sink, stream) = ws.split();
-    let mut session = Session { ctx: ctx.clone(), sink, stream, player: None };
+    let mut session = Session { ctx: ctx.clone(), reader, writer, player: None, out: Vec::with_capacity(8) };
     let reason = session.run().await;
     session.close(reason).await;
     if let Some(player) = session.player {
@@ -60,9 +58,11 @@ pub async fn serve(ws: WebSocket, ctx: SessionContext) {
 
 struct Session {
     ctx: SessionContext,
-    sink: Sink,
-    stream: Stream,
+    reader: Reader,
+    writer: Writer,
     player: Option<PlayerId>,
+    /// Frames of the next write; reused.
+    out: Vec<Bytes>,
 }
 
 /// The outcome of one inbound message.
@@ -86,13 +86,13 @@ impl Session {
         match reply_rx.await {
             Err(_) => CloseReason::Shutdown,
             Ok(JoinReply::Refused { refusal, retry_after_ms }) => {
-                let busy = msg::encode_busy(refusal.as_str(), retry_after_ms);
-                let _ = timeout(CLOSE_WRITE_TIMEOUT, self.sink.send(Message::Binary(busy))).await;
+                let busy = ws_frame::binary(&msg::encode_busy(refusal.as_str(), retry_after_ms));
+                let _ = timeout(CLOSE_WRITE_TIMEOUT, self.writer.write_frames(&[busy])).await;
                 CloseReason::Busy
             }
             Ok(JoinReply::Admitted { admitted, frames }) => {
                 self.player = Some(admitted.player);
-                if self.send_now([admitted.welcome]).await.is_err() {
+                if self.send_now(ws_frame::binary(&admitted.welcome)).await.is_err() {
                     return CloseReason::ClientClosed;
                 }
                 self.play(admitted.player, frames).await
@@ -103,13 +103,17 @@ impl Session {
     /// Reads until the first application message, which must be a valid Hello.
     async fn read_hello(&mut self) -> Result<Hello, CloseReason> {
         loop {
-            let data = match self.stream.next().await {
+            let data = match self.reader.next().await {
                 None => return Err(CloseReason::ClientClosed),
-                Some(Err(e)) => return Err(classify(e)),
+                Some(Err(e)) => return Err(classify(&e)),
                 Some(Ok(Message::Binary(data))) => data,
                 Some(Ok(Message::Text(_))) => return Err(CloseReason::TextFrame),
                 Some(Ok(Message::Close(_))) => return Err(CloseReason::ClientClosed),
-                Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                Some(Ok(Message::Ping(p))) => {
+                    let _ = self.send_now(ws_frame::pong(&p)).await;
+                    continue;
+                }
+                Some(Ok(Message::Pong(_) | Message::Frame(_))) => continue,
             };
             return match client::decode(&data) {
                 Err(e) => Err(CloseReason::from(&e)),
@@ -126,9 +130,9 @@ impl Session {
     async fn play(&mut self, player: PlayerId, mut frames: broadcast::Receiver<Arc<TickFrame>>) -> CloseReason {
         let cfg = self.ctx.config.clone();
         let now = Instant::now();
-        let mut inputs =
-            TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, std::time::Instant::now());
-        let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, std::time::Instant::now());
+        let std_now = std::time::Instant::now();
+        let mut inputs = TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, std_now);
+        let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, std_now);
         let (mut last_heard, mut last_ping) = (now, now);
         let mut batch = Batch::default();
         let mut want_roster = true;
@@ -136,11 +140,11 @@ impl Session {
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return CloseReason::Shutdown,
-                inbound = self.stream.next() => {
+                inbound = self.reader.next() => {
                     last_heard = Instant::now();
                     let flow = match inbound {
                         None => Flow::Close(CloseReason::ClientClosed),
-                        Some(Err(e)) => Flow::Close(classify(e)),
+                        Some(Err(e)) => Flow::Close(classify(&e)),
                         Some(Ok(m)) => self.inbound(player, m, &mut inputs, &mut chats).await,
                     };
                     if let Flow::Close(reason) = flow {
@@ -192,7 +196,13 @@ impl Session {
             Message::Binary(data) => data,
             Message::Text(_) => return Flow::Close(CloseReason::TextFrame),
             Message::Close(_) => return Flow::Close(CloseReason::ClientClosed),
-            Message::Ping(_) | Message::Pong(_) => return Flow::Continue,
+            Message::Ping(p) => {
+                return match self.send_now(ws_frame::pong(&p)).await {
+                    Ok(()) => Flow::Continue,
+                    Err(_) => Flow::Close(CloseReason::ClientClosed),
+                };
+            }
+            Message::Pong(_) | Message::Frame(_) => return Flow::Continue,
         };
         let now = std::time::Instant::now();
         let command = match client::decode(&data) {
@@ -214,9 +224,9 @@ impl Session {
                 if !inputs.try_take(now) {
                     return Flow::Close(CloseReason::InputFlood);
                 }
-                // Answered at once, with its own flush, so the measured ping is true.
-                let pong = msg::encode_pong(client_time_ms, now_ms());
-                return match self.send_now([pong]).await {
+                // Answered at once, with its own write, so the measured ping is true.
+                let pong = ws_frame::binary(&msg::encode_pong(client_time_ms, now_ms()));
+                return match self.send_now(pong).await {
                     Ok(()) => Flow::Continue,
                     Err(_) => Flow::Close(CloseReason::ClientClosed),
                 };
@@ -228,66 +238,68 @@ impl Session {
         }
     }
 
-    /// Feeds the whole batch (and a ping when due) and flushes once: one write.
-    async fn write_batch(&mut self, batch: &mut Batch, ping: bool) -> Result<(), axum::Error> {
-        let m = &self.ctx.metrics;
-        let (mut frames, mut bytes) = (0u64, 0u64);
-        for frame in batch.drain() {
-            frames += 1;
-            bytes += frame.len() as u64;
-            self.sink.feed(Message::Binary(frame)).await?;
-        }
+    /// Writes the whole batch (and a ping when due) with one vectored write.
+    async fn write_batch(&mut self, batch: &mut Batch, ping: bool) -> std::io::Result<()> {
+        self.out.clear();
+        self.out.extend(batch.drain());
+        let frames = self.out.len() as u64;
         if ping {
-            self.sink.feed(Message::Ping(bytes::Bytes::new())).await?;
+            self.out.push(ws_frame::ping());
         }
-        self.sink.flush().await?;
-        m.frames_sent.inc_by(frames);
-        m.bytes_sent.inc_by(bytes);
-        m.writes.inc();
-        Ok(())
-    }
-
-    /// Sends frames outside the tick batch, flushed at once.
-    async fn send_now<const N: usize>(&mut self, frames: [bytes::Bytes; N]) -> Result<(), axum::Error> {
-        let m = &self.ctx.metrics;
-        for frame in frames {
-            m.frames_sent.inc();
-            m.bytes_sent.inc_by(frame.len() as u64);
-            self.sink.feed(Message::Binary(frame)).await?;
-        }
-        self.sink.flush().await?;
-        m.writes.inc();
-        Ok(())
-    }
-
-    /// Tells the peer why (Error message for protocol faults) and sends the close
-    /// frame, bounded by [`CLOSE_WRITE_TIMEOUT`].
-    async fn close(&mut self, reason: CloseReason) {
-        if reason == CloseReason::ClientClosed {
-            let _ = timeout(CLOSE_WRITE_TIMEOUT, self.sink.close()).await;
-            return;
-        }
-        let code = reason.code();
-        let sink = &mut self.sink;
-        let _ = timeout(CLOSE_WRITE_TIMEOUT, async move {
-            if reason.tells_peer() {
-                sink.feed(Message::Binary(msg::encode_error(code, reason.message()))).await?;
+        let bytes: usize = self.out.iter().map(Bytes::len).sum();
+        let writes = if self.ctx.config.unbatched_writes {
+            for frame in &self.out {
+                self.writer.write_frames(std::slice::from_ref(frame)).await?;
             }
-            let frame = CloseFrame { code: code.0, reason: reason.message().into() };
-            sink.send(Message::Close(Some(frame))).await?;
-            sink.close().await
+            self.out.len() as u64
+        } else {
+            self.writer.write_frames(&self.out).await?;
+            1
+        };
+        self.out.clear();
+        let m = &self.ctx.metrics;
+        m.frames_sent.inc_by(frames);
+        m.bytes_sent.inc_by(bytes as u64);
+        m.writes.inc_by(writes);
+        Ok(())
+    }
+
+    /// Writes one frame outside the tick batch, at once.
+    async fn send_now(&mut self, frame: Bytes) -> std::io::Result<()> {
+        let len = frame.len() as u64;
+        self.writer.write_frames(&[frame]).await?;
+        let m = &self.ctx.metrics;
+        m.frames_sent.inc();
+        m.bytes_sent.inc_by(len);
+        m.writes.inc();
+        Ok(())
+    }
+
+    /// Tells the peer why (Error message for protocol faults), sends the close
+    /// frame and half-closes, bounded by [`CLOSE_WRITE_TIMEOUT`].
+    async fn close(&mut self, reason: CloseReason) {
+        let code = reason.code();
+        let mut frames = Vec::with_capacity(2);
+        if reason.tells_peer() {
+            frames.push(ws_frame::binary(&msg::encode_error(code, reason.message())));
+        }
+        frames.push(ws_frame::close(code.0, reason.message()));
+        let writer = &mut self.writer;
+        let _ = timeout(CLOSE_WRITE_TIMEOUT, async move {
+            if writer.write_frames(&frames).await.is_ok() {
+                writer.shutdown().await;
+            }
         })
         .await;
     }
 }
 
-/// Maps a websocket error to a close reason: size limits and protocol faults
-/// are the peer's; anything else means the connection is gone.
-fn classify(e: axum::Error) -> CloseReason {
-    let inner = e.into_inner();
-    match inner.downcast_ref::<tungstenite::Error>() {
-        Some(tungstenite::Error::Capacity(_)) => CloseReason::TooBig,
-        Some(tungstenite::Error::Protocol(_) | tungstenite::Error::Utf8(_)) => CloseReason::Malformed,
+/// Maps a websocket read error to a close reason: size limits and protocol
+/// faults are the peer's; anything else means the connection is gone.
+fn classify(e: &tungstenite::Error) -> CloseReason {
+    match e {
+        tungstenite::Error::Capacity(_) => CloseReason::TooBig,
+        tungstenite::Error::Protocol(_) | tungstenite::Error::Utf8(_) => CloseReason::Malformed,
         _ => CloseReason::ClientClosed,
     }
 }

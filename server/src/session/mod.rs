@@ -5,6 +5,8 @@ mod close;
 mod connection;
 mod outbound;
 mod rate_limit;
+pub mod socket;
+pub mod ws_frame;
 
 pub use close::CloseReason;
 pub use connection::{serve, SessionContext};

@@ -1,0 +1,101 @@
+//! Server-to-client websocket frames (RFC 6455 section 5.2), encoded once and
+//! written as they are. A server's frames are never masked, so one encoded
+//! frame is the same bytes for every socket: the snapshot of a tick is framed
+//! once and every socket writes those exact bytes.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+/// Opcode of a binary data frame.
+pub const OP_BINARY: u8 = 0x2;
+/// Opcode of a close frame.
+pub const OP_CLOSE: u8 = 0x8;
+/// Opcode of a ping frame.
+pub const OP_PING: u8 = 0x9;
+/// Opcode of a pong frame.
+pub const OP_PONG: u8 = 0xA;
+
+/// Longest payload of a control frame, bytes.
+pub const MAX_CONTROL_PAYLOAD: usize = 125;
+
+/// One final (FIN) unmasked frame of `opcode` carrying `payload`.
+pub fn encode(opcode: u8, payload: &[u8]) -> Bytes {
+    let len = payload.len();
+    let mut out = BytesMut::with_capacity(len + 10);
+    out.put_u8(0x80 | (opcode & 0x0f));
+    if len < 126 {
+        out.put_u8(len as u8);
+    } else if len <= usize::from(u16::MAX) {
+        out.put_u8(126);
+        out.put_u16(len as u16);
+    } else {
+        out.put_u8(127);
+        out.put_u64(len as u64);
+    }
+    out.extend_from_slice(payload);
+    out.freeze()
+}
+
+/// A binary message frame.
+pub fn binary(payload: &[u8]) -> Bytes {
+    encode(OP_BINARY, payload)
+}
+
+/// An empty ping.
+pub fn ping() -> Bytes {
+    encode(OP_PING, &[])
+}
+
+/// A pong echoing `payload` (cut to 125 bytes).
+pub fn pong(payload: &[u8]) -> Bytes {
+    encode(OP_PONG, &payload[..payload.len().min(MAX_CONTROL_PAYLOAD)])
+}
+
+/// A close frame with `code` and `reason` (cut to fit, on a character boundary).
+pub fn close(code: u16, reason: &str) -> Bytes {
+    let mut end = reason.len().min(MAX_CONTROL_PAYLOAD - 2);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut payload = Vec::with_capacity(2 + end);
+    payload.extend_from_slice(&code.to_be_bytes());
+    payload.extend_from_slice(&reason.as_bytes()[..end]);
+    encode(OP_CLOSE, &payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+
+    fn tungstenite_binary(payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        Frame::message(payload.to_vec(), OpCode::Data(Data::Binary), true).format(&mut out).expect("format");
+        out
+    }
+
+    #[test]
+    fn binary_frames_match_tungstenite_for_every_length_class() {
+        for len in [0, 1, 125, 126, 127, 65_535, 65_536, 200_000] {
+            let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            assert_eq!(binary(&payload)[..], tungstenite_binary(&payload)[..], "length {len}");
+        }
+    }
+
+    #[test]
+    fn close_carries_code_and_a_cut_reason() {
+        let f = close(4009, "connection too slow");
+        assert_eq!(&f[..4], &[0x88, 21, 0x0f, 0xa9]);
+        assert_eq!(&f[4..], b"connection too slow");
+        let long = close(1000, &"é".repeat(100));
+        assert!(long.len() <= 2 + MAX_CONTROL_PAYLOAD);
+        assert!(std::str::from_utf8(&long[4..]).is_ok(), "cut on a char boundary");
+    }
+
+    #[test]
+    fn ping_and_pong_are_control_frames() {
+        assert_eq!(&ping()[..], &[0x89, 0]);
+        assert_eq!(&pong(b"ab")[..], &[0x8a, 2, b'a', b'b']);
+        assert_eq!(pong(&[0; 300]).len(), 2 + MAX_CONTROL_PAYLOAD);
+    }
+}
