@@ -1,0 +1,153 @@
+// The issue's figure: with N bots (default 1,000) walking in the place, the
+// page's CPU time per frame, its draw calls (one for all players), and the
+// interpolation delay it settles at, measured in headless Chromium.
+//
+//   npm run figure -- [--bots 1000] [--seconds 20] [--warmup 5] [--json out.json] [--shot out.png]
+//
+// Server: MINO_SERVER_BIN, else target/release/mino-server if built, else
+// target/debug. Bots: target/release/mino-loadgen (walker profile) if built,
+// else a swarm of node bots from e2e/harness/bot.ts. The busy rule's lateness
+// part is turned off (--busy-lateness-ms 0) so the browser sharing the cores
+// does not get bots refused. Everything it starts is stopped at the end.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { MinoStats } from '../src/debug/hook.js';
+import { Bot, until } from './harness/bot.js';
+import { launchChromium } from './harness/browser.js';
+import { CLIENT_DIR, metric, startServer, type RunningServer } from './harness/server.js';
+
+interface Options {
+  bots: number;
+  seconds: number;
+  warmup: number;
+  json: string | null;
+  shot: string | null;
+}
+
+function options(argv: string[]): Options {
+  const get = (name: string): string | undefined => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  return {
+    bots: Number(get('bots') ?? 1000),
+    seconds: Number(get('seconds') ?? 20),
+    warmup: Number(get('warmup') ?? 5),
+    json: get('json') ?? null,
+    shot: get('shot') ?? null,
+  };
+}
+
+function release(name: string): string | null {
+  const p = resolve(CLIENT_DIR, '../target/release', name);
+  return existsSync(p) ? p : null;
+}
+
+/** Starts the bots; returns a function that stops them. */
+async function startBots(server: RunningServer, n: number): Promise<{ kind: string; stop: () => Promise<void> }> {
+  const loadgen = release('mino-loadgen');
+  if (loadgen) {
+    const proc: ChildProcess = spawn(
+      loadgen,
+      ['walk', '--bots', String(n), '--ramp', '250', '--duration', '1h', '--url', server.ws, '--quiet', '--no-reconnect'],
+      { stdio: 'ignore' },
+    );
+    const stop = async (): Promise<void> => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGINT');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    };
+    return { kind: `mino-loadgen walk (${loadgen})`, stop };
+  }
+  const bots: Bot[] = [];
+  for (let i = 0; i < n; i++) bots.push(await Bot.connect(server.ws, `node-${i}`));
+  const turn = setInterval(() => {
+    for (const b of bots) if (Math.random() < 0.4) b.walk(Math.random() * 2 - 1, Math.random() * 2 - 1);
+  }, 1000);
+  return {
+    kind: 'node bot swarm (e2e/harness/bot.ts)',
+    stop: async () => {
+      clearInterval(turn);
+      await Promise.allSettled(bots.map((b) => b.close()));
+    },
+  };
+}
+
+function summarize(samples: MinoStats[]) {
+  const col = (f: (s: MinoStats) => number): number[] => samples.map(f).sort((a, b) => a - b);
+  const median = (xs: number[]): number => xs[Math.floor(xs.length / 2)] ?? Number.NaN;
+  return {
+    frameCpuMsMedian: median(col((s) => s.frameCpuMs)),
+    frameCpuMsWorstWindowMax: Math.max(...col((s) => s.frameCpuMsMax)),
+    fpsMedian: median(col((s) => s.fps)),
+    drawCallsMax: Math.max(...col((s) => s.drawCalls)),
+    bodyDrawCallsMin: Math.min(...col((s) => s.bodyDrawCalls)),
+    bodyDrawCallsMax: Math.max(...col((s) => s.bodyDrawCalls)),
+    instancesMedian: median(col((s) => s.instances)),
+    interpDelayMsMedian: median(col((s) => s.interpDelayMs)),
+    interpDelayMsLast: samples[samples.length - 1]?.interpDelayMs ?? Number.NaN,
+    jitterMsMedian: median(col((s) => s.jitterMs)),
+    renderSnaps: samples[samples.length - 1]?.renderSnaps ?? Number.NaN,
+  };
+}
+
+async function main(): Promise<void> {
+  const opt = options(process.argv.slice(2));
+  const releaseServer = release('mino-server');
+  if (!process.env.MINO_SERVER_BIN && releaseServer) process.env.MINO_SERVER_BIN = releaseServer;
+  const server = await startServer(['--max-players', String(opt.bots + 50), '--busy-lateness-ms', '0']);
+  const browser = await launchChromium();
+  let bots: { kind: string; stop: () => Promise<void> } | null = null;
+  try {
+    bots = await startBots(server, opt.bots);
+    await until(`${opt.bots} bots on the server`, async () => (await metric(server, 'mino_players')) >= opt.bots, 60_000);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(server.http);
+    await page.fill('#name-input', 'figure');
+    await page.press('#name-input', 'Enter');
+    const stats = (): Promise<MinoStats> => page.evaluate(() => JSON.parse(JSON.stringify(window.__mino?.stats)) as MinoStats);
+    await until('every player drawn', async () => (await stats()).instances >= opt.bots + 1, 30_000);
+    await new Promise((r) => setTimeout(r, opt.warmup * 1000));
+    const samples: MinoStats[] = [];
+    for (let i = 0; i < opt.seconds; i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      samples.push(await stats());
+    }
+    if (opt.shot) await page.screenshot({ path: opt.shot });
+    const last = samples[samples.length - 1];
+    const result = {
+      bots: opt.bots,
+      botsFrom: bots.kind,
+      server: server.proc.spawnfile,
+      adapter: last?.adapter,
+      viewport: '1280x720',
+      seconds: opt.seconds,
+      ...summarize(samples),
+    };
+    console.log(JSON.stringify(result, null, 2));
+    console.log(
+      `figure: ${opt.bots} bots: frame CPU ${result.frameCpuMsMedian.toFixed(2)} ms median ` +
+        `(worst frame ${result.frameCpuMsWorstWindowMax.toFixed(2)} ms), ${result.bodyDrawCallsMax} draw call for ` +
+        `${result.instancesMedian} players (${result.drawCallsMax} per frame with the floor), ` +
+        `interpolation delay ${result.interpDelayMsMedian.toFixed(1)} ms, ${result.fpsMedian.toFixed(0)} fps`,
+    );
+    if (opt.json) writeFileSync(opt.json, JSON.stringify({ result, samples }, null, 2));
+  } finally {
+    await bots?.stop();
+    await browser.close().catch(() => undefined);
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

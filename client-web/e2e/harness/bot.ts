@@ -1,0 +1,138 @@
+// A bot over a real websocket (the `ws` package) that speaks through the
+// client's own protocol module: Hello, Input, ChatSend; it keeps the newest
+// snapshot's positions of every player and the chat lines it received.
+
+import WebSocket from 'ws';
+import {
+  decodeServer,
+  encodeChat,
+  encodeHello,
+  encodeInput,
+  type ChatMsg,
+  type PlayerColumns,
+  type ServerMsg,
+  type WelcomeMsg,
+} from '../../src/net/protocol.js';
+
+/** One connected player driven by a test. */
+export class Bot {
+  readonly chats: ChatMsg[] = [];
+  /** Newest snapshot positions by player id, world units. */
+  readonly positions = new Map<number, [number, number]>();
+  snapshots = 0;
+  closedWith: number | null = null;
+  private seq = 0;
+  private readonly cols: PlayerColumns = {
+    ids: new Uint32Array(0),
+    x: new Float32Array(0),
+    y: new Float32Array(0),
+    heading: new Float32Array(0),
+    flags: new Uint8Array(0),
+  };
+
+  private constructor(
+    private readonly socket: WebSocket,
+    readonly welcome: WelcomeMsg,
+  ) {}
+
+  /** Connects to `url` as `name` and waits (at most `timeoutMs`) for Welcome. */
+  static connect(url: string, name: string, timeoutMs = 10_000): Promise<Bot> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url);
+      socket.binaryType = 'arraybuffer';
+      let bot: Bot | null = null;
+      const timer = setTimeout(() => {
+        socket.terminate();
+        reject(new Error(`${name}: no welcome within ${timeoutMs} ms`));
+      }, timeoutMs);
+      socket.on('open', () => socket.send(encodeHello(name)));
+      socket.on('message', (data: ArrayBuffer) => {
+        const d = decodeServer(new Uint8Array(data));
+        if (!d.ok) return;
+        if (!bot) {
+          if (d.msg.kind !== 'welcome') {
+            clearTimeout(timer);
+            reject(new Error(`${name}: ${d.msg.kind} instead of welcome: ${JSON.stringify(d.msg)}`));
+            return;
+          }
+          bot = new Bot(socket, d.msg);
+          clearTimeout(timer);
+          resolve(bot);
+          return;
+        }
+        bot.receive(d.msg);
+      });
+      socket.on('close', (code) => {
+        if (bot) bot.closedWith = code;
+        clearTimeout(timer);
+        reject(new Error(`${name}: closed (${code}) before welcome`));
+      });
+      socket.on('error', () => undefined);
+    });
+  }
+
+  get id(): number {
+    return this.welcome.playerId;
+  }
+
+  private receive(msg: ServerMsg): void {
+    if (msg.kind === 'chat') this.chats.push(msg);
+    if (msg.kind !== 'snapshot') return;
+    const n = msg.playerCount;
+    if (this.cols.ids.length < n) {
+      this.cols.ids = new Uint32Array(n);
+      this.cols.x = new Float32Array(n);
+      this.cols.y = new Float32Array(n);
+      this.cols.heading = new Float32Array(n);
+      this.cols.flags = new Uint8Array(n);
+    }
+    msg.readPlayers(this.cols);
+    this.positions.clear();
+    for (let i = 0; i < n; i++) this.positions.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
+    this.snapshots++;
+  }
+
+  /** Server-side position of player `id` in the newest snapshot. */
+  position(id: number): [number, number] | undefined {
+    return this.positions.get(id);
+  }
+
+  /** Walks in direction (x, y); (0, 0) stops. */
+  walk(x: number, y: number): void {
+    this.socket.send(encodeInput(++this.seq, x, y));
+  }
+
+  say(text: string): void {
+    this.socket.send(encodeChat(text));
+  }
+
+  /** Closes normally and waits for the close (at most 2 s). */
+  close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.socket.terminate();
+        resolve();
+      }, 2000);
+      this.socket.once('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      this.socket.close(1000);
+    });
+  }
+}
+
+/** A value, or something falsy meaning "not yet". */
+type Maybe<T> = T | null | undefined | false | 0 | '';
+
+/** Polls `check` every 50 ms until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
+export async function until<T>(what: string, check: () => Maybe<T> | Promise<Maybe<T>>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,98 @@
+// Starts the real mino-server binary on a free loopback port and stops it.
+// The binary comes from MINO_SERVER_BIN (default ../target/debug/mino-server,
+// relative to client-web/); it serves the built client from dist/.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** client-web/ */
+export const CLIENT_DIR = resolve(here, '../..');
+
+/** The server binary the tests run. */
+export function serverBin(): string {
+  return resolve(CLIENT_DIR, process.env.MINO_SERVER_BIN ?? '../target/debug/mino-server');
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** e.g. 127.0.0.1:41234 */
+  readonly addr: string;
+  /** http://ADDR/ */
+  readonly http: string;
+  /** ws://ADDR/ws */
+  readonly ws: string;
+  readonly proc: ChildProcess;
+  /** Everything it printed, for failure messages. */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it exited. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once (a crash). */
+  kill(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of running) p.kill('SIGKILL');
+});
+
+/**
+ * Starts `mino-server --listen LISTEN --static-dir dist ...extra` and waits
+ * (at most `timeoutMs`) for its "listening on http://ADDR" line.
+ */
+export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', timeoutMs = 20_000): Promise<RunningServer> {
+  const bin = serverBin();
+  if (!existsSync(bin)) throw new Error(`mino-server not found at ${bin}: build it (cargo build -p mino-server) or set MINO_SERVER_BIN`);
+  const dist = resolve(CLIENT_DIR, 'dist');
+  if (!existsSync(resolve(dist, 'index.html'))) throw new Error(`${dist} has no index.html: run npm run build first`);
+  const proc = spawn(bin, ['--listen', listen, '--static-dir', dist, ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
+  });
+  running.add(proc);
+  let log = '';
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  void exited.then(() => running.delete(proc));
+  const addr = await new Promise<string>((resolveAddr, reject) => {
+    const timer = setTimeout(() => reject(new Error(`mino-server printed no address in ${timeoutMs} ms:\n${log}`)), timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      log += chunk.toString();
+      const m = /listening on http:\/\/(\S+)/.exec(log);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolveAddr(m[1]);
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`mino-server exited (${code}) before listening:\n${log}`));
+    });
+  });
+  const stopWith = async (signal: NodeJS.Signals, graceMs: number): Promise<void> => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill(signal);
+    const t = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(t);
+  };
+  return {
+    addr,
+    http: `http://${addr}/`,
+    ws: `ws://${addr}/ws`,
+    proc,
+    output: () => log,
+    stop: (graceMs = 6000) => stopWith('SIGTERM', graceMs),
+    kill: () => stopWith('SIGKILL', 1000),
+  };
+}
+
+/** Fetches /metrics and returns the value of gauge or counter `name` (NaN if absent). */
+export async function metric(server: RunningServer, name: string): Promise<number> {
+  const text = await (await fetch(`${server.http}metrics`)).text();
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+  return m?.[1] ? Number(m[1]) : Number.NaN;
+}

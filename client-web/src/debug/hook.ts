@@ -1,0 +1,98 @@
+// `window.__mino`: a small read-only window into the running client for the
+// end-to-end tests and for curious players (stats the HUD shows and more), plus
+// a way to exercise device-loss recovery. Updated in place every frame.
+
+/** Everything the hook reports. Times are ms; ids are the wire's. */
+export interface MinoStats {
+  /** Frames drawn so far. */
+  frames: number;
+  fps: number;
+  /** Mean / largest CPU time of the page's frame callback over the last 120 frames, ms. */
+  frameCpuMs: number;
+  frameCpuMsMax: number;
+  /** Draw calls in the last frame (floor + bodies) and how many of them drew players (1). */
+  drawCalls: number;
+  bodyDrawCalls: number;
+  /** Player instances drawn in the last frame. */
+  instances: number;
+  /** Instance buffer capacity (players) and GPU buffers created for it so far. */
+  instanceCapacity: number;
+  instanceAllocations: number;
+  /** Interpolation delay of the local player's shard and its jitter estimate, ms. */
+  interpDelayMs: number;
+  jitterMs: number;
+  /** Newest snapshot's server time minus the server time drawn, local player's shard, ms (about the delay). */
+  renderLagMs: number;
+  /** Render-time jumps so far (hidden tab, stalls, bursts). */
+  renderSnaps: number;
+  /** Snapshots held over all shards, and how many shards send. */
+  bufferedSnapshots: number;
+  shards: number;
+  /** The WebGPU adapter in use. */
+  adapter: { architecture: string; vendor: string; description: string };
+  /** Devices used so far (1 + recoveries from a lost device), and the last recovery time, ms. */
+  deviceGeneration: number;
+  lastRecoveryMs: number;
+  /** Why WebGPU is unavailable (null when it works). */
+  gpuFailure: string | null;
+  /** The local player's id and shard (0 before Welcome). */
+  ownPlayerId: number;
+  shardId: number;
+  /** Connection state kind. */
+  connection: string;
+  /** Smoothed ping, ms. */
+  pingMs: number;
+  /** Websockets opened, frames refused by the verifier, inputs sent. */
+  sockets: number;
+  decodeErrors: number;
+  inputsSent: number;
+}
+
+/** The object installed as `window.__mino`. */
+export interface MinoHook {
+  readonly stats: MinoStats;
+  /** CSS pixel position in the page of world point (x, y) as the camera shows it now, or null before the first frame. */
+  worldToScreen(x: number, y: number): [number, number] | null;
+  /** Position at which player `id` was drawn in the last frame, world units, or null. */
+  drawnPosition(id: number): [number, number] | null;
+  /** Destroys the WebGPU device as a driver reset would; the page must recover. */
+  loseDevice(): void;
+}
+
+declare global {
+  interface Window {
+    __mino?: MinoHook;
+  }
+}
+
+/** Fresh stats, before anything ran. */
+export function emptyStats(): MinoStats {
+  return {
+    frames: 0,
+    fps: 0,
+    frameCpuMs: Number.NaN,
+    frameCpuMsMax: Number.NaN,
+    drawCalls: 0,
+    bodyDrawCalls: 0,
+    instances: 0,
+    instanceCapacity: 0,
+    instanceAllocations: 0,
+    interpDelayMs: Number.NaN,
+    jitterMs: Number.NaN,
+    renderLagMs: Number.NaN,
+    renderSnaps: 0,
+    bufferedSnapshots: 0,
+    shards: 0,
+    adapter: { architecture: '', vendor: '', description: '' },
+    deviceGeneration: 0,
+    lastRecoveryMs: Number.NaN,
+    gpuFailure: null,
+    ownPlayerId: 0,
+    shardId: 0,
+    connection: 'idle',
+    pingMs: Number.NaN,
+    sockets: 0,
+    decodeErrors: 0,
+    inputsSent: 0,
+  };
+}

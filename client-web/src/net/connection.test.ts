@@ -1,0 +1,182 @@
+// Reconnect, resume, busy and session-replaced behaviour of the connection,
+// against a fake socket and clock, with real server frames from the fixture.
+import { describe, expect, it } from 'vitest';
+import fixture from '../../../schema/fixtures/server-frames.json';
+import { decodeClientForTest } from '../testing/client-decode.js';
+import { FakeSocket } from '../testing/fake-socket.js';
+import { FakeTimers } from '../testing/fake-timers.js';
+import { Connection, type ConnectionState } from './connection.js';
+import { MAX_BACKOFF_MS, backoffMs } from './policy.js';
+import { encodeChat } from './protocol.js';
+
+function frame(name: string): Uint8Array {
+  const f = fixture.frames.find((x) => x.name === name);
+  if (!f) throw new Error(name);
+  return Uint8Array.from(f.hex.match(/../g) ?? [], (h) => parseInt(h, 16));
+}
+
+const WELCOME_TICKET = fixture.frames.find((f) => f.name === 'welcome')?.expect.resume_ticket_hex;
+const MOVE_TICKET = fixture.frames.find((f) => f.name === 'move')?.expect.resume_ticket_hex;
+const hex = (b: Uint8Array | null): string | null => (b ? Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('') : null);
+
+function setup(random = 0.5): { timers: FakeTimers; sockets: FakeSocket[]; states: ConnectionState[]; conn: Connection } {
+  const timers = new FakeTimers();
+  const sockets: FakeSocket[] = [];
+  const states: ConnectionState[] = [];
+  const conn = new Connection({
+    url: 'ws://127.0.0.1/ws',
+    name: 'Ada',
+    timers,
+    random: () => random,
+    socket: (url) => {
+      const s = new FakeSocket(url);
+      sockets.push(s);
+      return s;
+    },
+    handlers: { message: () => undefined, state: (s) => states.push(s) },
+  });
+  conn.start();
+  return { timers, sockets, states, conn };
+}
+
+function last<T>(xs: T[]): T {
+  const x = xs[xs.length - 1];
+  if (x === undefined) throw new Error('empty');
+  return x;
+}
+
+function welcomeOn(s: FakeSocket): void {
+  s.open();
+  s.deliver(frame('welcome'));
+}
+
+describe('connection', () => {
+  it('says hello with the name, and only sends once welcomed', () => {
+    const { sockets, conn, states } = setup();
+    const s = last(sockets);
+    expect(s.binaryType).toBe('arraybuffer');
+    s.open();
+    const hello = decodeClientForTest(last(s.sent));
+    expect([hello.kind, hello.name, hello.version, hello.ticket]).toEqual(['hello', 'Ada', 1, null]);
+    expect(conn.send(encodeChat('early'))).toBe(false);
+    s.deliver(frame('welcome'));
+    expect(last(states)).toEqual({ kind: 'live' });
+    expect(conn.send(encodeChat('hi'))).toBe(true);
+  });
+
+  it('reconnects after a drop with the resume ticket, within the first jitter', () => {
+    const { sockets, states, timers } = setup(0.5);
+    welcomeOn(last(sockets));
+    last(sockets).drop(1006);
+    expect(last(states)).toMatchObject({ kind: 'reconnecting', attempt: 1 });
+    timers.advance(249);
+    expect(sockets.length).toBe(1);
+    timers.advance(1);
+    expect(sockets.length).toBe(2);
+    last(sockets).open();
+    expect(hex(decodeClientForTest(last(last(sockets).sent)).ticket)).toBe(WELCOME_TICKET);
+  });
+
+  it('backs off, doubling to a cap, and starts over after a welcome', () => {
+    const { sockets, timers } = setup(1);
+    welcomeOn(last(sockets));
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const before = sockets.length;
+      const t0 = timers.t;
+      last(sockets).drop(1006);
+      while (sockets.length === before) timers.advance(1);
+      waits.push(timers.t - t0);
+    }
+    expect(waits).toEqual([500, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+    welcomeOn(last(sockets));
+    const t0 = timers.t;
+    last(sockets).drop(1001);
+    while (sockets.length === 9) timers.advance(1);
+    expect(timers.t - t0).toBe(500);
+  });
+
+  it('never reconnects after session replaced, and says why', () => {
+    const { sockets, states, timers } = setup();
+    welcomeOn(last(sockets));
+    last(sockets).deliver(frame('error'));
+    last(sockets).drop(4013);
+    timers.advance(120_000);
+    expect(sockets.length).toBe(1);
+    const s = last(states);
+    expect(s.kind).toBe('stopped');
+    if (s.kind === 'stopped') expect(s.reason).toMatch(/another tab or window.*opened elsewhere/);
+  });
+
+  it('shows busy and retries after retry_after_ms', () => {
+    const { sockets, states, timers } = setup(0);
+    const s = last(sockets);
+    s.open();
+    s.deliver(frame('busy'));
+    s.drop(4011);
+    expect(last(states)).toEqual({ kind: 'busy', reason: 'ticks are late', inMs: 2500 });
+    timers.advance(2499);
+    expect(sockets.length).toBe(1);
+    timers.advance(1);
+    expect(sockets.length).toBe(2);
+  });
+
+  it('comes back as a new player when the ticket expired', () => {
+    const { sockets, timers } = setup();
+    welcomeOn(last(sockets));
+    last(sockets).drop(4016);
+    timers.advance(1000);
+    last(sockets).open();
+    expect(decodeClientForTest(last(last(sockets).sent)).ticket).toBeNull();
+  });
+
+  it('follows a Move with the new ticket', () => {
+    const { sockets, timers } = setup();
+    welcomeOn(last(sockets));
+    last(sockets).deliver(frame('move'));
+    last(sockets).drop(4018);
+    timers.advance(250);
+    last(sockets).open();
+    expect(hex(decodeClientForTest(last(last(sockets).sent)).ticket)).toBe(MOVE_TICKET);
+  });
+
+  it('abandons a socket that goes silent and one that never says welcome', () => {
+    const { sockets, timers } = setup(0);
+    welcomeOn(last(sockets));
+    timers.advance(9000);
+    expect(sockets[0]?.closedByClient).toBe(1000);
+    expect(sockets.length).toBe(2);
+    last(sockets).open();
+    timers.advance(10_000);
+    expect(sockets.length).toBe(2);
+    timers.advance(1_500);
+    expect(sockets.length).toBe(3);
+  });
+
+  it('ignores frames that fail verification and text frames', () => {
+    const { sockets, conn } = setup();
+    welcomeOn(last(sockets));
+    last(sockets).deliver(new Uint8Array([1, 2, 3]));
+    last(sockets).onmessage?.({ data: 'text' } as MessageEvent);
+    expect(conn.decodeErrors).toBe(2);
+    expect(conn.live).toBe(true);
+  });
+
+  it('stop() closes for good', () => {
+    const { sockets, conn, timers } = setup();
+    welcomeOn(last(sockets));
+    conn.stop();
+    timers.advance(60_000);
+    expect(sockets.length).toBe(1);
+  });
+});
+
+describe('backoff', () => {
+  it('jitters the first retry and caps later ones', () => {
+    expect(backoffMs(0, () => 0.999)).toBeLessThan(500);
+    for (let a = 1; a < 30; a++) {
+      expect(backoffMs(a, () => 1)).toBeLessThanOrEqual(MAX_BACKOFF_MS);
+      expect(backoffMs(a, () => 0)).toBeGreaterThanOrEqual(250);
+    }
+  });
+});

@@ -1,0 +1,344 @@
+// mino's wire protocol at the client's edge: every server frame is verified
+// (see verify.ts) and turned into a domain value here, once; client messages
+// are encoded here with the code flatc generated from schema/mino.fbs. Free of
+// DOM and timers, so bots in the end-to-end tests speak through it too.
+
+import * as flatbuffers from 'flatbuffers';
+import {
+  Busy,
+  ChatMessage,
+  ChatSend,
+  ClientBody,
+  ClientMessage,
+  Error as WireError,
+  Hello,
+  Input,
+  Move,
+  Ping,
+  PlayerState,
+  Pong,
+  Presence,
+  Roster,
+  ServerBody,
+  ServerMessage,
+  Snapshot,
+  Welcome,
+  type PlayerInfo,
+} from '../generated/mino/wire.js';
+import { SERVER_LIMITS, SERVER_MESSAGE } from './server-spec.js';
+import { UnknownUnionError, verifyRoot } from './verify.js';
+
+/** The protocol version every Hello carries (mino_protocol::PROTOCOL_VERSION). */
+export const PROTOCOL_VERSION = 1;
+/** Longest display name, characters. */
+export const MAX_NAME_CHARS = 24;
+/** Longest chat line, characters. */
+export const MAX_CHAT_CHARS = 200;
+/** Largest server frame the client reads, bytes (a 100,000-player snapshot). */
+export const MAX_SERVER_MESSAGE_BYTES = 1_100_000;
+/** Bit 0 of a player's flags: walking this tick. */
+export const FLAG_MOVING = 1;
+
+/** The world's rectangle, world units. */
+export interface Bounds {
+  readonly minX: number;
+  readonly minY: number;
+  readonly maxX: number;
+  readonly maxY: number;
+}
+
+/** A player id with a display name. */
+export interface PlayerName {
+  readonly id: number;
+  readonly name: string;
+}
+
+/**
+ * Column storage that snapshot players are copied into: index i of every array
+ * is one player. Positions are world units, heading radians counter-clockwise
+ * from +x, flags as on the wire. Each array holds at least the players copied.
+ */
+export interface PlayerColumns {
+  ids: Uint32Array;
+  x: Float32Array;
+  y: Float32Array;
+  heading: Float32Array;
+  flags: Uint8Array;
+}
+
+/** The server admitted the player. */
+export interface WelcomeMsg {
+  readonly kind: 'welcome';
+  readonly playerId: number;
+  readonly shardId: number;
+  /** Snapshot rate, Hz. */
+  readonly tickHz: number;
+  readonly bounds: Bounds;
+  /** Walking speed, world units per second. */
+  readonly speed: number;
+  /** Secret; presented in a later Hello to resume. A copy, not a view. */
+  readonly resumeTicket: Uint8Array;
+  /** Server wall clock, ms since the Unix epoch. */
+  readonly serverTimeMs: number;
+  readonly name: string;
+  /** Position now, world units. */
+  readonly x: number;
+  readonly y: number;
+  readonly resumed: boolean;
+}
+
+/** One tick of one shard. Players are read on demand into reusable columns. */
+export interface SnapshotMsg {
+  readonly kind: 'snapshot';
+  readonly shardId: number;
+  readonly tick: number;
+  /** Server wall clock of the tick, ms since the Unix epoch. */
+  readonly serverTimeMs: number;
+  readonly tickHz: number;
+  readonly bounds: Bounds;
+  readonly cell: number;
+  readonly playerCount: number;
+  /** Copies the players (dequantized to world units) into `out[0..playerCount)`. */
+  readPlayers(out: PlayerColumns): void;
+}
+
+/** A chat line; the sender receives its own line too. */
+export interface ChatMsg {
+  readonly kind: 'chat';
+  readonly fromId: number;
+  readonly name: string;
+  readonly text: string;
+  readonly shardId: number;
+  readonly serverTimeMs: number;
+}
+
+/** Players of one shard that joined or left. */
+export interface PresenceMsg {
+  readonly kind: 'presence';
+  readonly shardId: number;
+  readonly joined: readonly PlayerName[];
+  readonly left: readonly number[];
+}
+
+/** Every present player, sent once after Welcome. */
+export interface RosterMsg {
+  readonly kind: 'roster';
+  readonly players: readonly PlayerName[];
+}
+
+/** Not admitted now; the socket closes with 4011 next. */
+export interface BusyMsg {
+  readonly kind: 'busy';
+  readonly reason: string;
+  readonly retryAfterMs: number;
+}
+
+/** Why the server is about to close the socket. */
+export interface ErrorMsg {
+  readonly kind: 'error';
+  /** A CloseCode of the schema. */
+  readonly code: number;
+  readonly message: string;
+}
+
+/** Answer to a Ping. */
+export interface PongMsg {
+  readonly kind: 'pong';
+  readonly clientTimeMs: number;
+  readonly serverTimeMs: number;
+}
+
+/** The shard drains: reconnect and present this ticket. */
+export interface MoveMsg {
+  readonly kind: 'move';
+  readonly resumeTicket: Uint8Array;
+  readonly reason: string;
+}
+
+/** Every server message as a domain value. */
+export type ServerMsg =
+  | WelcomeMsg
+  | SnapshotMsg
+  | ChatMsg
+  | PresenceMsg
+  | RosterMsg
+  | BusyMsg
+  | ErrorMsg
+  | PongMsg
+  | MoveMsg;
+
+/** The outcome of decoding one frame: a message or why it was refused. */
+export type Decoded = { readonly ok: true; readonly msg: ServerMsg } | { readonly ok: false; readonly error: string };
+
+// ------------------------------------------------------------------ decoding
+
+function bounds(b: { minX(): number; minY(): number; maxX(): number; maxY(): number } | null): Bounds {
+  return b ? { minX: b.minX(), minY: b.minY(), maxX: b.maxX(), maxY: b.maxY() } : { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+}
+
+function infos(len: number, at: (i: number) => PlayerInfo | null): PlayerName[] {
+  const out: PlayerName[] = [];
+  for (let i = 0; i < len; i++) {
+    const p = at(i);
+    if (p) out.push({ id: p.id(), name: p.name() ?? '' });
+  }
+  return out;
+}
+
+/** World coordinate of a 16-bit quantized one over [min, max]. */
+export function dequantize(q: number, min: number, max: number): number {
+  return min + (q / 65535) * (max - min);
+}
+
+/** Radians of an 8-bit heading (a full turn, counter-clockwise from +x). */
+export function headingRadians(h: number): number {
+  return (h / 256) * 2 * Math.PI;
+}
+
+function snapshotMsg(s: Snapshot): SnapshotMsg {
+  const b = bounds(s.bounds());
+  return {
+    kind: 'snapshot',
+    shardId: s.shardId(),
+    tick: Number(s.tick()),
+    serverTimeMs: Number(s.serverTimeMs()),
+    tickHz: s.tickHz(),
+    bounds: b,
+    cell: s.cell(),
+    playerCount: s.playersLength(),
+    readPlayers(out: PlayerColumns): void {
+      const p = new PlayerState();
+      const n = s.playersLength();
+      const sx = (b.maxX - b.minX) / 65535;
+      const sy = (b.maxY - b.minY) / 65535;
+      for (let i = 0; i < n; i++) {
+        s.players(i, p);
+        out.ids[i] = p.idLo() + p.idHi() * 65536;
+        out.x[i] = b.minX + p.x() * sx;
+        out.y[i] = b.minY + p.y() * sy;
+        out.heading[i] = headingRadians(p.heading());
+        out.flags[i] = p.flags();
+      }
+    },
+  };
+}
+
+function body(msg: ServerMessage): ServerMsg {
+  switch (msg.bodyType()) {
+    case ServerBody.Welcome: {
+      const w = msg.body(new Welcome()) as Welcome;
+      return {
+        kind: 'welcome',
+        playerId: w.playerId(),
+        shardId: w.shardId(),
+        tickHz: w.tickHz(),
+        bounds: bounds(w.bounds()),
+        speed: w.speed(),
+        resumeTicket: (w.resumeTicketArray() ?? new Uint8Array()).slice(),
+        serverTimeMs: Number(w.serverTimeMs()),
+        name: w.name() ?? '',
+        x: w.x(),
+        y: w.y(),
+        resumed: w.resumed(),
+      };
+    }
+    case ServerBody.Snapshot:
+      return snapshotMsg(msg.body(new Snapshot()) as Snapshot);
+    case ServerBody.ChatMessage: {
+      const c = msg.body(new ChatMessage()) as ChatMessage;
+      const serverTimeMs = Number(c.serverTimeMs());
+      return { kind: 'chat', fromId: c.fromId(), name: c.name() ?? '', text: c.text() ?? '', shardId: c.shardId(), serverTimeMs };
+    }
+    case ServerBody.Presence: {
+      const p = msg.body(new Presence()) as Presence;
+      const left = Array.from(p.leftArray() ?? []);
+      return { kind: 'presence', shardId: p.shardId(), joined: infos(p.joinedLength(), (i) => p.joined(i)), left };
+    }
+    case ServerBody.Roster: {
+      const r = msg.body(new Roster()) as Roster;
+      return { kind: 'roster', players: infos(r.playersLength(), (i) => r.players(i)) };
+    }
+    case ServerBody.Busy: {
+      const b = msg.body(new Busy()) as Busy;
+      return { kind: 'busy', reason: b.reason() ?? '', retryAfterMs: b.retryAfterMs() };
+    }
+    case ServerBody.Error: {
+      const e = msg.body(new WireError()) as WireError;
+      return { kind: 'error', code: e.code(), message: e.message() ?? '' };
+    }
+    case ServerBody.Pong: {
+      const p = msg.body(new Pong()) as Pong;
+      return { kind: 'pong', clientTimeMs: p.clientTimeMs(), serverTimeMs: Number(p.serverTimeMs()) };
+    }
+    case ServerBody.Move: {
+      const m = msg.body(new Move()) as Move;
+      return { kind: 'move', resumeTicket: (m.resumeTicketArray() ?? new Uint8Array()).slice(), reason: m.reason() ?? '' };
+    }
+    default:
+      throw new UnknownUnionError(msg.bodyType());
+  }
+}
+
+/**
+ * Verifies `bytes` as a ServerMessage and returns it as a domain value, or why
+ * it was refused (over the size limit, malformed, an unknown or empty body).
+ * Never throws and never reads outside `bytes`. A snapshot's players stay in
+ * `bytes` until `readPlayers` copies them, so keep `bytes` unchanged until then.
+ */
+export function decodeServer(bytes: Uint8Array): Decoded {
+  if (bytes.length > MAX_SERVER_MESSAGE_BYTES) return { ok: false, error: `frame of ${bytes.length} bytes is over the limit` };
+  try {
+    verifyRoot(bytes, SERVER_MESSAGE, SERVER_LIMITS);
+    const root = ServerMessage.getRootAsServerMessage(new flatbuffers.ByteBuffer(bytes));
+    if (root.bodyType() === ServerBody.NONE) return { ok: false, error: 'server message without a body' };
+    return { ok: true, msg: body(root) };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+// ------------------------------------------------------------------ encoding
+
+function finish(b: flatbuffers.Builder, kind: ClientBody, bodyOffset: flatbuffers.Offset): Uint8Array {
+  b.finish(ClientMessage.createClientMessage(b, kind, bodyOffset));
+  return b.asUint8Array().slice();
+}
+
+/** A Hello with `name` (1..24 characters) and, to resume, a ticket from Welcome or Move. */
+export function encodeHello(name: string, resumeTicket?: Uint8Array | null, version = PROTOCOL_VERSION): Uint8Array {
+  const b = new flatbuffers.Builder(128);
+  const nameOffset = b.createString(name);
+  const ticket = resumeTicket?.length ? Hello.createResumeTicketVector(b, resumeTicket) : 0;
+  return finish(b, ClientBody.Hello, Hello.createHello(b, version, nameOffset, 0, ticket));
+}
+
+/** An Input: the direction to walk in, (0, 0) to stand still; `seq` is the client's own count. */
+export function encodeInput(seq: number, dirX: number, dirY: number): Uint8Array {
+  const b = new flatbuffers.Builder(64);
+  return finish(b, ClientBody.Input, Input.createInput(b, seq >>> 0, dirX, dirY));
+}
+
+/** A chat line (the server refuses over MAX_CHAT_CHARS). */
+export function encodeChat(text: string): Uint8Array {
+  const b = new flatbuffers.Builder(64 + text.length * 3);
+  const textOffset = b.createString(text);
+  return finish(b, ClientBody.ChatSend, ChatSend.createChatSend(b, textOffset));
+}
+
+/** A Ping carrying the client's clock (ms); the Pong echoes it. */
+export function encodePing(clientTimeMs: number): Uint8Array {
+  const b = new flatbuffers.Builder(32);
+  return finish(b, ClientBody.Ping, Ping.createPing(b, clientTimeMs));
+}
+
+/**
+ * A display name as the server accepts it: trimmed, 1 to MAX_NAME_CHARS
+ * characters, no control characters; null otherwise.
+ */
+export function validName(raw: string): string | null {
+  const name = raw.trim();
+  const chars = [...name].length;
+  // eslint-disable-next-line no-control-regex
+  if (chars === 0 || chars > MAX_NAME_CHARS || /[\u0000-\u001f\u007f-\u009f]/.test(name)) return null;
+  return name;
+}

@@ -1,0 +1,124 @@
+// The camera: follows the local player, zooms between "whole world" and close
+// up, and keeps the view from wandering off the world: on an axis where the
+// view is wider than the world it centres the world, otherwise it stops where
+// the world's edge (drawn by the floor shader) is a margin (8 % of the world)
+// inside the edge of the screen. World y grows upwards; screen y downwards.
+
+import type { Bounds } from '../net/protocol.js';
+
+/** Floats the camera writes into the shared uniform buffer (see render/view.wgsl). */
+export const VIEW_FLOATS = 12;
+
+/** Camera state and world <-> screen mapping. */
+export class Camera {
+  /** View centre, world units. */
+  x = 0;
+  y = 0;
+  /** CSS pixels per world unit. */
+  zoom = 1;
+  /** Viewport, CSS pixels, and device pixels per CSS pixel. */
+  width = 1;
+  height = 1;
+  dpr = 1;
+  private bounds: Bounds = { minX: 0, minY: 0, maxX: 1000, maxY: 1000 };
+  private placed = false;
+  private hasBounds = false;
+  /** World units shown across the shorter side at the default zoom. */
+  static readonly DEFAULT_SPAN = 600;
+  /** Closest zoom: world units across the shorter side. */
+  static readonly MIN_SPAN = 120;
+  /** Margin beyond the world's edge the view may show, as a fraction of the world's size. */
+  static readonly EDGE_MARGIN = 0.08;
+
+  /** Sets the world's bounds (from Welcome or a snapshot). */
+  setBounds(b: Bounds): void {
+    const old = this.bounds;
+    const changed = old.minX !== b.minX || old.minY !== b.minY || old.maxX !== b.maxX || old.maxY !== b.maxY;
+    this.bounds = b;
+    if (changed || !this.hasBounds) this.zoom = this.clampZoom(this.defaultZoom());
+    this.hasBounds = true;
+  }
+
+  /** Sets the viewport size in CSS pixels and the device pixel ratio. */
+  resize(width: number, height: number, dpr: number): void {
+    const changed = width !== this.width || height !== this.height;
+    this.width = Math.max(1, width);
+    this.height = Math.max(1, height);
+    this.dpr = dpr;
+    if (changed) this.zoom = this.clampZoom(this.zoom);
+  }
+
+  private defaultZoom(): number {
+    return Math.min(this.width, this.height) / Camera.DEFAULT_SPAN;
+  }
+
+  /** Zoom at which the whole world (and its margin) fits the view. */
+  fitZoom(): number {
+    const w = this.bounds.maxX - this.bounds.minX;
+    const h = this.bounds.maxY - this.bounds.minY;
+    const k = 1 + 2 * Camera.EDGE_MARGIN;
+    return Math.min(this.width / (w * k), this.height / (h * k));
+  }
+
+  private clampZoom(z: number): number {
+    const most = Math.min(this.width, this.height) / Camera.MIN_SPAN;
+    return Math.min(most, Math.max(this.fitZoom(), z));
+  }
+
+  /** Multiplies the zoom by `factor` (>1 closer), within [whole world, MIN_SPAN]. */
+  zoomBy(factor: number): void {
+    this.zoom = this.clampZoom(this.zoom * factor);
+  }
+
+  /** Moves towards (`tx`, `ty`) over `dtMs` (about 90 % of the way in 200 ms); jumps there on the first call. */
+  follow(tx: number, ty: number, dtMs: number): void {
+    if (!this.placed || !(dtMs < 1000)) {
+      this.x = tx;
+      this.y = ty;
+      this.placed = true;
+    } else {
+      const k = 1 - Math.exp(-dtMs / 90);
+      this.x += (tx - this.x) * k;
+      this.y += (ty - this.y) * k;
+    }
+    this.x = this.clampAxis(this.x, this.bounds.minX, this.bounds.maxX, this.width);
+    this.y = this.clampAxis(this.y, this.bounds.minY, this.bounds.maxY, this.height);
+  }
+
+  private clampAxis(c: number, min: number, max: number, viewPx: number): number {
+    const half = viewPx / this.zoom / 2;
+    const margin = (max - min) * Camera.EDGE_MARGIN;
+    if (2 * half >= max - min + 2 * margin - 1e-6) return (min + max) / 2;
+    return Math.min(max + margin - half, Math.max(min - margin + half, c));
+  }
+
+  /** CSS pixel position (from the viewport's top left) of world point (x, y). */
+  worldToScreen(x: number, y: number): [number, number] {
+    return [this.width / 2 + (x - this.x) * this.zoom, this.height / 2 - (y - this.y) * this.zoom];
+  }
+
+  /** World point under CSS pixel (px, py). */
+  screenToWorld(px: number, py: number): [number, number] {
+    return [this.x + (px - this.width / 2) / this.zoom, this.y - (py - this.height / 2) / this.zoom];
+  }
+
+  /**
+   * Writes the view uniform: centre, clip units per world unit, bounds, the
+   * viewport in device pixels, the body radius (world units) and device pixels
+   * per world unit, in the layout of `struct View` in the shaders.
+   */
+  writeView(out: Float32Array, radius: number): void {
+    out[0] = this.x;
+    out[1] = this.y;
+    out[2] = (2 * this.zoom) / this.width;
+    out[3] = (2 * this.zoom) / this.height;
+    out[4] = this.bounds.minX;
+    out[5] = this.bounds.minY;
+    out[6] = this.bounds.maxX;
+    out[7] = this.bounds.maxY;
+    out[8] = this.width * this.dpr;
+    out[9] = this.height * this.dpr;
+    out[10] = radius;
+    out[11] = this.zoom * this.dpr;
+  }
+}
