@@ -14,7 +14,8 @@ fn tick(c: &mut Criterion) {
         let config = Config { max_players: n, busy_lateness: None, ..Config::default() };
         let mut shard = Shard::new(&config);
         for i in 0..n {
-            let a = shard.join("bot", ((i % 1000) as f32, (i / 10) as f32), [0; 16], 0).expect("admitted");
+            let ticket = mino_server::resume::Ticket::issue(0, &mut rand::rng());
+            let a = shard.join("bot", ((i % 1000) as f32, (i / 10) as f32), ticket, 0).expect("admitted");
             let angle = i as f32;
             shard.input(a.player, Direction::new(angle.cos(), angle.sin()).expect("finite"));
         }

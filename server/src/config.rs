@@ -116,6 +116,20 @@ pub struct Cli {
     #[arg(long, env = "MINO_WORKER_THREADS", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub worker_threads: u16,
 
+    /// How long a resume ticket (and a disconnected player's session) stays
+    /// valid after it was issued or last refreshed, ms.
+    #[arg(long, env = "MINO_TICKET_TTL_MS", default_value_t = 600_000)]
+    pub ticket_ttl_ms: u64,
+
+    /// Drain (SIGTERM): players told to move to another shard per second.
+    /// Paced so the remaining shards are not stampeded.
+    #[arg(long, env = "MINO_DRAIN_RATE", default_value_t = 200)]
+    pub drain_rate: u32,
+
+    /// Drain: longest wait for every player to leave before exiting, ms.
+    #[arg(long, env = "MINO_DRAIN_TIMEOUT_MS", default_value_t = 30_000)]
+    pub drain_timeout_ms: u64,
+
     /// Benchmark control only: write each frame with its own system call
     /// instead of one vectored write a tick, to measure what batching saves.
     #[arg(long, env = "MINO_UNBATCHED_WRITES", hide = true)]
@@ -185,6 +199,12 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// One write a frame instead of one a tick (benchmark control row).
     pub unbatched_writes: bool,
+    /// Resume ticket and parked session lifetime.
+    pub ticket_ttl: Duration,
+    /// Moves per second while draining.
+    pub drain_rate: u32,
+    /// Bound on the drain.
+    pub drain_timeout: Duration,
 }
 
 impl Config {
@@ -214,6 +234,9 @@ impl Config {
             heartbeat: Duration::from_millis(cli.heartbeat_ms.clamp(50, cli.shard_ttl_ms.max(200) / 2)),
             shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
             unbatched_writes: cli.unbatched_writes,
+            ticket_ttl: Duration::from_millis(cli.ticket_ttl_ms.max(1000)),
+            drain_rate: cli.drain_rate.max(1),
+            drain_timeout: Duration::from_millis(cli.drain_timeout_ms),
         }
     }
 

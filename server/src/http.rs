@@ -42,6 +42,8 @@ pub struct AppState {
     pub tracker: TaskTracker,
     /// Clustered: Redis health for `/readyz`.
     pub cluster: Option<Arc<crate::cluster::ClusterStatus>>,
+    /// Cancelled when the shard drains (`/readyz` turns 503).
+    pub draining: tokio_util::sync::CancellationToken,
 }
 
 /// A connection slot, held by the HTTP connection and by the websocket session
@@ -124,6 +126,8 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
     if state.session.cancel.is_cancelled() {
         (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response()
+    } else if state.draining.is_cancelled() {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response()
     } else if redis_down {
         (StatusCode::SERVICE_UNAVAILABLE, "redis unreachable\n").into_response()
     } else {

@@ -23,6 +23,7 @@ pub mod http;
 pub mod ids;
 pub mod listener;
 pub mod metrics;
+pub mod resume;
 pub mod session;
 pub mod shard;
 pub mod shutdown;
@@ -35,34 +36,38 @@ use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Runs a shard on `listener` until `cancel` fires, then shuts down gracefully:
-/// stops accepting, closes every socket with "going away" (1001), stops the tick
-/// and joins every task, giving up after `config.shutdown_timeout`.
+/// Runs a shard on `listener` until `life.stop` fires. When `life.drain` fires
+/// first, the shard drains: it admits nobody, reports not ready, tells its
+/// players to move (paced by `config.drain_rate`), and stops once they are all
+/// gone or after `config.drain_timeout`. Stopping closes every socket with
+/// "going away" (1001), stops the tick and joins every task, giving up after
+/// `config.shutdown_timeout`.
 ///
 /// Errors: an invalid Redis URL. An unreachable Redis is not an error: the
 /// shard serves its own players, reports not ready, and keeps retrying.
-pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(listener: TcpListener, config: Config, life: tick::Lifecycle) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
     let tracker = TaskTracker::new();
     let (commands_tx, commands_rx) = mpsc::channel(tick::COMMAND_QUEUE);
     let (frames_tx, _) = broadcast::channel(config.outbound_ticks);
+    let cancel = life.stop.clone();
 
-    let (cluster_link, cluster_status) = match config.redis {
+    let (cluster_link, cluster_status, store) = match config.redis {
         Some(_) => {
-            let (link, status) = cluster::start(&config, &metrics, &tracker, &cancel)?;
-            (Some(link), Some(status))
+            let (link, status, store) = cluster::start(&config, &metrics, &tracker, &cancel)?;
+            (Some(link), Some(status), Some(store))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let mut shard = shard::Shard::new(&config);
     shard.set_presence_epoch(tick::now_ms() * 1000);
-    let tick_loop = tick::TickLoop::new(shard, config.clone(), metrics.clone(), frames_tx, cluster_link);
-    tracker.spawn(tick_loop.run(commands_rx, cancel.clone()));
+    let tick_loop =
+        tick::TickLoop::new(shard, config.clone(), metrics.clone(), frames_tx, cluster_link, tracker.clone());
+    tracker.spawn(tick_loop.run(commands_rx, life.clone()));
 
     let state = http::AppState {
         session: session::SessionContext {
@@ -70,10 +75,12 @@ pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToke
             metrics,
             commands: commands_tx,
             cancel: cancel.clone(),
+            store,
         },
         registry: Arc::new(registry),
         tracker: tracker.clone(),
         cluster: cluster_status,
+        draining: life.drain.clone(),
     };
     let accept = listener::AcceptConfig {
         max_connections: config.max_connections,
@@ -83,7 +90,17 @@ pub async fn run(listener: TcpListener, config: Config, cancel: CancellationToke
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
     tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
 
-    cancel.cancelled().await;
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = life.drain.cancelled() => {
+            tokio::select! {
+                () = life.drained.cancelled() => tracing::info!("drained: every player moved"),
+                () = tokio::time::sleep(config.drain_timeout) => tracing::warn!("drain timed out"),
+                () = cancel.cancelled() => {}
+            }
+        }
+    }
+    cancel.cancel();
     tracker.close();
     if tokio::time::timeout(config.shutdown_timeout, tracker.wait()).await.is_err() {
         tracing::warn!(tasks = tracker.len(), "shutdown timed out; abandoning remaining tasks");

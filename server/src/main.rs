@@ -3,7 +3,6 @@
 use clap::Parser;
 use mino_server::{Cli, Config};
 use std::io::IsTerminal;
-use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> anyhow::Result<()> {
@@ -27,7 +26,7 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cli.listen))?;
     let addr = listener.local_addr()?;
     println!("mino-server listening on http://{addr}");
-    let cancel = CancellationToken::new();
-    tokio::spawn(mino_server::shutdown::on_signal(cancel.clone()));
-    mino_server::run(listener, config, cancel).await
+    let life = mino_server::tick::Lifecycle::default();
+    tokio::spawn(mino_server::shutdown::on_signal(life.clone()));
+    mino_server::run(listener, config, life).await
 }

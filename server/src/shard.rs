@@ -15,6 +15,7 @@ use crate::cluster::view::ClusterView;
 use crate::cluster::Outgoing;
 use crate::config::Config;
 use crate::ids::PlayerIds;
+use crate::resume::Ticket;
 use crate::sim::World;
 use bytes::Bytes;
 use mino_protocol::client::Direction;
@@ -24,9 +25,6 @@ use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Bytes in a resume ticket (128 bits).
-pub const TICKET_BYTES: usize = 16;
 
 /// What every socket of the shard receives for one tick. Shared (behind an
 /// `Arc`) by all sockets: nothing in it is per socket. The shard fills it with
@@ -54,7 +52,9 @@ pub struct Admitted {
     /// The encoded Welcome frame.
     pub welcome: Bytes,
     /// The resume ticket carried in the welcome.
-    pub ticket: [u8; TICKET_BYTES],
+    pub ticket: Ticket,
+    /// True when the player was already here (a second socket took it over).
+    pub replaced: bool,
 }
 
 /// Everything one tick produced.
@@ -87,6 +87,7 @@ pub struct Shard {
     joined: Vec<(PlayerId, Arc<str>)>,
     left: Vec<PlayerId>,
     presence_seq: u64,
+    reserved: usize,
 }
 
 impl Shard {
@@ -112,6 +113,7 @@ impl Shard {
             joined: Vec::new(),
             left: Vec::new(),
             presence_seq: 0,
+            reserved: 0,
         }
     }
 
@@ -202,36 +204,85 @@ impl Shard {
         self.admission.set_draining();
     }
 
-    /// Admits a player named `name` at `spawn` (world units) if admission allows.
-    /// `ticket` is the fresh secret for its welcome.
+    /// Holds a place for a player who is about to resume (its ticket is being
+    /// checked), so concurrent joins cannot take it.
     ///
     /// Errors: the [`Refusal`] when full, overloaded or draining.
-    pub fn join(
-        &mut self,
-        name: &str,
-        spawn: (f32, f32),
-        ticket: [u8; TICKET_BYTES],
-        now_ms: u64,
-    ) -> Result<Admitted, Refusal> {
-        self.admission.check(self.world.len())?;
+    pub fn reserve(&mut self) -> Result<(), Refusal> {
+        self.admission.check(self.world.len() + self.reserved)?;
+        self.reserved += 1;
+        Ok(())
+    }
+
+    /// Gives back a place held by [`Shard::reserve`].
+    pub fn unreserve(&mut self) {
+        self.reserved = self.reserved.saturating_sub(1);
+    }
+
+    /// Admits a new player named `name` at `spawn` (world units) if admission
+    /// allows. `ticket` is the fresh secret for its welcome.
+    ///
+    /// Errors: the [`Refusal`] when full, overloaded, draining or out of ids.
+    pub fn join(&mut self, name: &str, spawn: (f32, f32), ticket: Ticket, now_ms: u64) -> Result<Admitted, Refusal> {
+        self.admission.check(self.world.len() + self.reserved)?;
         let player = self.ids.take().ok_or(Refusal::Unavailable)?;
         let name: Arc<str> = name.into();
         self.world.add(player, name.clone(), spawn.0, spawn.1);
-        let p = self.world.player(player).map_or(spawn, |p| (p.x, p.y));
+        self.joined.push((player, name.clone()));
+        Ok(self.admitted(player, &name, ticket, now_ms, false, false))
+    }
+
+    /// Admits a resumed player with its own id and name, at `position` (or
+    /// `spawn` if unknown), into a place held by [`Shard::reserve`]. A player
+    /// that is still here keeps its entity where it stands (`replaced`).
+    pub fn rejoin(
+        &mut self,
+        player: PlayerId,
+        name: &str,
+        position: Option<(f32, f32)>,
+        spawn: (f32, f32),
+        ticket: Ticket,
+        now_ms: u64,
+    ) -> Admitted {
+        self.unreserve();
+        let replaced = self.world.player(player).is_some();
+        if !replaced {
+            let (x, y) = position.unwrap_or(spawn);
+            let name: Arc<str> = name.into();
+            self.world.add(player, name.clone(), x, y);
+            if let Some(i) = self.left.iter().position(|id| *id == player) {
+                // Left and came back within one tick: nobody needs to know.
+                self.left.swap_remove(i);
+            } else {
+                self.joined.push((player, name));
+            }
+        }
+        self.admitted(player, name, ticket, now_ms, true, replaced)
+    }
+
+    fn admitted(
+        &self,
+        player: PlayerId,
+        name: &str,
+        ticket: Ticket,
+        now_ms: u64,
+        resumed: bool,
+        replaced: bool,
+    ) -> Admitted {
+        let p = self.world.player(player).map_or((0.0, 0.0), |p| (p.x, p.y));
         let welcome = msg::encode_welcome(&WelcomeInfo {
             player_id: player,
             shard_id: self.id,
             tick_hz: self.tick_hz,
             bounds: *self.world.bounds(),
             speed: self.world.speed(),
-            resume_ticket: &ticket,
+            resume_ticket: ticket.as_bytes(),
             server_time_ms: now_ms,
-            name: &name,
+            name,
             position: p,
-            resumed: false,
+            resumed,
         });
-        self.joined.push((player, name));
-        Ok(Admitted { player, welcome, ticket })
+        Admitted { player, welcome, ticket, replaced }
     }
 
     /// Removes a player (socket closed). Unknown ids are ignored.
@@ -316,6 +367,11 @@ mod tests {
     use super::*;
     use mino_protocol::server::{decode, player_id, ServerMsg};
 
+    fn tk(now: u64) -> Ticket {
+        use rand::SeedableRng;
+        Ticket::issue(now, &mut rand::rngs::StdRng::seed_from_u64(now))
+    }
+
     fn config(max: u32) -> Config {
         Config {
             max_players: max,
@@ -330,17 +386,18 @@ mod tests {
     #[test]
     fn join_welcomes_with_id_ticket_and_position() {
         let mut s = Shard::new(&config(10));
-        let a = s.join("Ada", (10.0, 20.0), [3; 16], 5).expect("admitted");
+        let a = s.join("Ada", (10.0, 20.0), tk(5), 5).expect("admitted");
         let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
         assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (a.player.0, 7, 20));
         assert_eq!((w.x(), w.y()), (10.0, 20.0));
-        assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(vec![3; 16]));
+        assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(tk(5).as_bytes().to_vec()));
+        assert!(!w.resumed());
     }
 
     #[test]
     fn tick_frame_has_snapshot_presence_and_roster_once() {
         let mut s = Shard::new(&config(10));
-        let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        let a = s.join("Ada", (0.0, 0.0), tk(0), 0).expect("admitted");
         let f = s.tick(TICK, Duration::ZERO, 0).frame;
         assert_eq!(f.tick, Tick(1));
         assert_eq!(f.snapshots.len(), 1);
@@ -355,7 +412,7 @@ mod tests {
     #[test]
     fn snapshot_moves_player_by_speed_times_dt() {
         let mut s = Shard::new(&config(10));
-        let a = s.join("Ada", (100.0, 100.0), [0; 16], 0).expect("admitted");
+        let a = s.join("Ada", (100.0, 100.0), tk(0), 0).expect("admitted");
         s.input(a.player, Direction::new(1.0, 0.0).expect("dir"));
         let f = s.tick(TICK, Duration::ZERO, 0).frame;
         let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else { panic!("snapshot") };
@@ -369,13 +426,13 @@ mod tests {
     #[test]
     fn leave_stages_presence_left_and_join_then_leave_is_silent() {
         let mut s = Shard::new(&config(10));
-        let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        let a = s.join("Ada", (0.0, 0.0), tk(0), 0).expect("admitted");
         s.tick(TICK, Duration::ZERO, 0);
         s.leave(a.player);
         let f = s.tick(TICK, Duration::ZERO, 0).frame;
         let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
         assert_eq!(p.left().map(|l| l.get(0)), Some(a.player.0));
-        let b = s.join("Bob", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        let b = s.join("Bob", (0.0, 0.0), tk(0), 0).expect("admitted");
         s.leave(b.player);
         let f = s.tick(TICK, Duration::ZERO, 0).frame;
         assert!(f.events.is_empty(), "join+leave in one tick emits nothing");
@@ -384,13 +441,13 @@ mod tests {
     #[test]
     fn cap_refuses_and_lateness_makes_busy() {
         let mut s = Shard::new(&config(1));
-        s.join("a", (0.0, 0.0), [0; 16], 0).expect("first");
-        assert_eq!(s.join("b", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Full));
+        s.join("a", (0.0, 0.0), tk(0), 0).expect("first");
+        assert_eq!(s.join("b", (0.0, 0.0), tk(0), 0).err(), Some(Refusal::Full));
         let mut s = Shard::new(&config(100));
         for _ in 0..crate::admission::WINDOW_TICKS {
             s.tick(TICK, Duration::from_millis(40), 0);
         }
-        assert_eq!(s.join("c", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Overloaded));
+        assert_eq!(s.join("c", (0.0, 0.0), tk(0), 0).err(), Some(Refusal::Overloaded));
     }
 
     #[test]
@@ -398,9 +455,9 @@ mod tests {
         let mut cfg = config(10);
         cfg.redis = Some("redis://127.0.0.1:1".into());
         let mut s = Shard::new(&cfg);
-        assert_eq!(s.join("a", (0.0, 0.0), [0; 16], 0).err(), Some(Refusal::Unavailable), "no ids yet");
+        assert_eq!(s.join("a", (0.0, 0.0), tk(0), 0).err(), Some(Refusal::Unavailable), "no ids yet");
         s.add_id_block(1000, 10);
-        let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        let a = s.join("Ada", (0.0, 0.0), tk(0), 0).expect("admitted");
         assert_eq!(a.player, PlayerId(1000));
         s.set_live_shards(&[ShardId(7), ShardId(8)]);
         let theirs = Bytes::from_static(b"snapshot of shard 8");
@@ -425,7 +482,7 @@ mod tests {
         let mut s = Shard::new(&config(10));
         s.set_live_shards(&[ShardId(8)]);
         s.remote_roster(ShardId(8), 1, vec![(PlayerId(500), "Far".into())]);
-        s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        s.join("Ada", (0.0, 0.0), tk(0), 0).expect("admitted");
         let f = s.tick(TICK, Duration::ZERO, 0).frame;
         let Ok(ServerMsg::Roster(r)) = decode(f.roster.as_ref().expect("roster")) else { panic!() };
         let mut names: Vec<_> =
@@ -437,7 +494,7 @@ mod tests {
     #[test]
     fn chat_is_staged_in_order_with_sender_name() {
         let mut s = Shard::new(&config(10));
-        let a = s.join("Ada", (0.0, 0.0), [0; 16], 0).expect("admitted");
+        let a = s.join("Ada", (0.0, 0.0), tk(0), 0).expect("admitted");
         s.tick(TICK, Duration::ZERO, 0);
         s.chat(a.player, "one", 1);
         s.chat(a.player, "two", 2);
@@ -452,5 +509,27 @@ mod tests {
             })
             .collect();
         assert_eq!(texts, ["Ada:one", "Ada:two"]);
+    }
+
+    #[test]
+    fn rejoin_keeps_id_and_position_and_reservations_count_against_the_cap() {
+        let mut s = Shard::new(&config(2));
+        let a = s.join("Ada", (10.0, 10.0), tk(0), 0).expect("admitted");
+        s.reserve().expect("room for one more");
+        assert_eq!(s.join("Bob", (0.0, 0.0), tk(0), 0).err(), Some(Refusal::Full), "the reserved place is taken");
+        s.tick(TICK, Duration::ZERO, 0);
+        s.leave(a.player);
+        let back = s.rejoin(a.player, "Ada", Some((10.0, 10.0)), (0.0, 0.0), tk(1), 1);
+        assert_eq!(back.player, a.player);
+        assert!(!back.replaced);
+        let Ok(ServerMsg::Welcome(w)) = decode(&back.welcome) else { panic!("welcome") };
+        assert!(w.resumed());
+        assert_eq!((w.x(), w.y()), (10.0, 10.0));
+        let f = s.tick(TICK, Duration::ZERO, 0).frame;
+        assert!(f.events.is_empty(), "left and back within one tick: no presence");
+        s.reserve().expect("room");
+        let again = s.rejoin(a.player, "Ada", None, (500.0, 500.0), tk(2), 2);
+        assert!(again.replaced, "still here: the entity is kept");
+        assert_eq!(s.world().player(a.player).map(|p| (p.x, p.y)), Some((10.0, 10.0)));
     }
 }

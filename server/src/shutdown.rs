@@ -1,19 +1,32 @@
-//! The one root of shutdown: SIGINT or SIGTERM cancels the token every task holds.
+//! The one root of shutdown. SIGTERM drains (players are told to move to other
+//! shards, then the process exits; a second SIGTERM stops at once); SIGINT
+//! stops at once, closing every socket with "going away".
 
-use tokio_util::sync::CancellationToken;
+use crate::tick::Lifecycle;
 
-/// Cancels `token` on the first SIGINT or SIGTERM. Returns when it did.
+/// Turns SIGTERM and SIGINT into `life`'s drain and stop. Returns once stopping.
 ///
 /// Errors: the signal handlers could not be installed.
-pub async fn on_signal(token: CancellationToken) -> std::io::Result<()> {
+pub async fn on_signal(life: Lifecycle) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
-        () = token.cancelled() => return Ok(()),
+    loop {
+        tokio::select! {
+            _ = term.recv() => {
+                if life.drain.is_cancelled() {
+                    tracing::info!("second SIGTERM: stopping now");
+                    life.stop.cancel();
+                } else {
+                    tracing::info!("SIGTERM: draining");
+                    life.drain.cancel();
+                }
+            }
+            _ = int.recv() => {
+                tracing::info!("SIGINT: shutting down");
+                life.stop.cancel();
+            }
+            () = life.stop.cancelled() => return Ok(()),
+        }
     }
-    token.cancel();
-    Ok(())
 }

@@ -51,6 +51,27 @@ impl Keys {
         format!("{}next_player", self.prefix)
     }
 
+    /// A resume ticket: the player id it names, or `used:<id>` once claimed.
+    pub fn ticket(&self, hex: &str) -> String {
+        format!("{}ticket:{hex}", self.prefix)
+    }
+
+    /// A player's session: hash with owner (shard id, 8 hex digits), gen,
+    /// name and its current ticket.
+    pub fn session(&self, player: mino_protocol::PlayerId) -> String {
+        format!("{}session:{}", self.prefix, player.0)
+    }
+
+    /// A shard's last snapshot (bytes as published), for resumed positions.
+    pub fn last_snapshot(&self, id: ShardId) -> String {
+        format!("{}lastsnap:{id}", self.prefix)
+    }
+
+    /// Pub/sub channel of session takeovers (`takeover <player> <gen> <new owner>`).
+    pub fn control(&self) -> String {
+        format!("{}control", self.prefix)
+    }
+
     /// Every key and channel of the place starts with this.
     pub fn prefix(&self) -> &str {
         &self.prefix

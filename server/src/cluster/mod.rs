@@ -35,6 +35,7 @@ pub mod view;
 
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::resume::store::SessionStore;
 use bytes::Bytes;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -90,6 +91,18 @@ pub enum ClusterEvent {
         seq: u64,
         /// Its players.
         players: Vec<(PlayerId, Arc<str>)>,
+    },
+    /// Another shard resumed `player` at `generation`: drop it here.
+    Takeover {
+        /// Who.
+        player: PlayerId,
+        /// The session's generation on the new owner.
+        generation: u64,
+    },
+    /// After a fence: the players that were resumed elsewhere meanwhile.
+    Verified {
+        /// To drop.
+        lost: Vec<PlayerId>,
     },
     /// A block of cluster-unique player ids `[start, start + len)`.
     Ids {
@@ -152,6 +165,14 @@ pub struct TickLink {
     pub events: mpsc::Receiver<ClusterEvent>,
     /// Wakes the registry to fetch player ids.
     pub need_ids: Arc<Notify>,
+    /// For events the tick loop posts to itself (ownership checks).
+    pub events_tx: mpsc::Sender<ClusterEvent>,
+    /// Redis health and the fence flag.
+    pub status: Arc<ClusterStatus>,
+    /// Sessions in Redis.
+    pub store: SessionStore,
+    /// Cancelled on shutdown.
+    pub stop: CancellationToken,
 }
 
 /// State shared with the HTTP routes.
@@ -161,10 +182,12 @@ pub struct ClusterStatus {
     pub redis_up: AtomicBool,
     /// Publisher's clock of the newest snapshot published, ms.
     pub published_ms: AtomicU64,
+    /// True while the tick loop holds back publishing (see [`crate::tick`]).
+    pub fenced: AtomicBool,
 }
 
 /// Starts the publisher, subscriber and registry tasks on `tracker` and returns
-/// the tick loop's link and the shared status.
+/// the tick loop's link, the shared status and the session store (for sessions).
 ///
 /// Errors: an invalid Redis URL (nothing is started).
 pub fn start(
@@ -172,7 +195,7 @@ pub fn start(
     metrics: &Metrics,
     tracker: &TaskTracker,
     cancel: &CancellationToken,
-) -> Result<(TickLink, Arc<ClusterStatus>), connection::RedisError> {
+) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore), connection::RedisError> {
     let url = config.redis.as_deref().unwrap_or_default();
     let pool = connection::pool(url, 8)?;
     let client = connection::client(url)?;
@@ -184,6 +207,7 @@ pub fn start(
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let (peers_tx, peers_rx) = watch::channel(Default::default());
     let need_ids = Arc::new(Notify::new());
+    let store = SessionStore::new(pool.clone(), keys.clone(), config.ticket_ttl, config.shard_id);
     let resync = Arc::new(Notify::new());
 
     tracker.spawn(
@@ -219,7 +243,7 @@ pub fn start(
             interval: config.heartbeat,
             metrics: metrics.clone(),
             status: status.clone(),
-            events: events_tx,
+            events: events_tx.clone(),
             peers: peers_tx,
             need_ids: need_ids.clone(),
             resync,
@@ -227,6 +251,16 @@ pub fn start(
         .run(local_rx, cancel.clone()),
     );
     tracing::info!(redis = %connection::redact(url), place = %config.place, "clustered");
-    let link = TickLink { snapshot: snapshot_tx, publish: publish_tx, local: local_tx, events: events_rx, need_ids };
-    Ok((link, status))
+    let link = TickLink {
+        snapshot: snapshot_tx,
+        publish: publish_tx,
+        local: local_tx,
+        events: events_rx,
+        need_ids,
+        events_tx,
+        status: status.clone(),
+        store: store.clone(),
+        stop: cancel.clone(),
+    };
+    Ok((link, status, store))
 }

@@ -54,6 +54,10 @@ impl Publisher {
         let mut last_tick: Option<Tick> = None;
         let mut players: HashMap<PlayerId, Arc<str>> = HashMap::new();
         let mut seq = 0u64;
+        // The tick's clock of the newest snapshot handed over: when it is old,
+        // the process was frozen and the tick loop has yet to check what is
+        // still ours, so nothing stale may be written.
+        let mut newest_tick_ms = crate::tick::now_ms();
         let mut rewrite = tokio::time::interval(self.interval);
         rewrite.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -83,21 +87,49 @@ impl Publisher {
                         break;
                     }
                     let Some(own) = snapshots.borrow_and_update().clone() else { continue };
+                    newest_tick_ms = newest_tick_ms.max(own.server_time_ms);
+                    if self.stale(own.server_time_ms) {
+                        self.metrics.dropped("publish_snapshot", 1);
+                        continue;
+                    }
                     if let Some(prev) = last_tick {
                         self.metrics.dropped("publish_snapshot", own.tick.0.saturating_sub(prev.0 + 1));
                     }
                     last_tick = Some(own.tick);
-                    if self.publish(self.keys.snapshots(), own.bytes).await.is_ok() {
+                    if self.snapshot(own.bytes).await.is_ok() {
                         self.status.published_ms.store(own.server_time_ms, Ordering::Relaxed);
                     }
                 }
                 _ = rewrite.tick() => {
+                    if self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick_ms) {
+                        continue;
+                    }
                     if let Err(e) = self.rewrite(&players, seq).await {
                         tracing::debug!(error = %e, "players hash rewrite failed");
                     }
                 }
             }
         }
+    }
+
+    /// True when a tick at `tick_ms` is too old to speak for this shard now.
+    fn stale(&self, tick_ms: u64) -> bool {
+        crate::tick::now_ms().saturating_sub(tick_ms) > (self.ttl / 2).as_millis() as u64
+    }
+
+    /// PUBLISHes a snapshot and keeps it as this shard's last snapshot (for the
+    /// positions of players resumed elsewhere), for two shard TTLs.
+    async fn snapshot(&self, bytes: Bytes) -> Result<(), RedisError> {
+        let ttl = (self.ttl.as_millis() as u64) * 2;
+        let mut pipe = redis::pipe();
+        pipe.publish(self.keys.snapshots(), &bytes[..]).ignore().set_options(
+            self.keys.last_snapshot(self.me),
+            &bytes[..],
+            redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
+        );
+        let result = with_conn(&self.pool, async move |c| pipe.ignore().query_async::<()>(c).await).await;
+        self.count(&result);
+        result
     }
 
     async fn publish(&self, channel: String, bytes: Bytes) -> Result<(), RedisError> {

@@ -10,6 +10,7 @@ use super::keys::Keys;
 use super::registry::Heartbeat;
 use super::ClusterEvent;
 use crate::metrics::Metrics;
+use crate::resume::store::parse_takeover;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mino_protocol::server::{decode, ServerMsg};
@@ -89,7 +90,7 @@ impl Subscriber {
         cancel: &CancellationToken,
         subscriptions: &mut u64,
     ) -> Result<End, redis::RedisError> {
-        let channels = [self.keys.snapshots(), self.keys.chat(), self.keys.presence_channel()];
+        let channels = [self.keys.snapshots(), self.keys.chat(), self.keys.presence_channel(), self.keys.control()];
         let connect = async {
             let mut pubsub = self.client.get_async_pubsub().await?;
             pubsub.subscribe(&channels).await?;
@@ -139,6 +140,17 @@ impl Subscriber {
     }
 
     async fn route(&self, channel: &str, payload: &[u8], newest: &mut HashMap<ShardId, u64>) {
+        if channel == self.keys.control() {
+            let text = String::from_utf8_lossy(payload);
+            match parse_takeover(&text) {
+                Some((player, generation, owner)) if owner != self.me => {
+                    let _ = self.events.send(ClusterEvent::Takeover { player, generation }).await;
+                }
+                Some(_) => {}
+                None => tracing::warn!("ignoring an unknown control message"),
+            }
+            return;
+        }
         let msg = match decode(payload) {
             Ok(m) => m,
             Err(e) => {

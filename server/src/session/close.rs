@@ -39,6 +39,18 @@ pub enum CloseReason {
     Busy,
     /// A text frame: the protocol is binary only (4012).
     TextFrame,
+    /// Another socket resumed this session (4013): do not reconnect.
+    SessionReplaced,
+    /// The resume ticket is malformed, unknown or forged (4014).
+    TicketInvalid,
+    /// The resume ticket was claimed already (4015).
+    TicketUsed,
+    /// The resume ticket expired (4016).
+    TicketExpired,
+    /// The session could not be claimed now (4017): retry.
+    TicketLive,
+    /// The shard is draining; the Move message carried a ticket (4018).
+    Moved,
 }
 
 impl CloseReason {
@@ -61,6 +73,12 @@ impl CloseReason {
             CloseReason::PeerTimeout => CloseCode::PongTimeout,
             CloseReason::Busy => CloseCode::ServerBusy,
             CloseReason::TextFrame => CloseCode::TextFrame,
+            CloseReason::SessionReplaced => CloseCode::SessionReplaced,
+            CloseReason::TicketInvalid => CloseCode::TicketInvalid,
+            CloseReason::TicketUsed => CloseCode::TicketUsed,
+            CloseReason::TicketExpired => CloseCode::TicketExpired,
+            CloseReason::TicketLive => CloseCode::TicketLive,
+            CloseReason::Moved => CloseCode::Moved,
         }
     }
 
@@ -83,6 +101,12 @@ impl CloseReason {
             CloseReason::PeerTimeout => "peer_timeout",
             CloseReason::Busy => "busy",
             CloseReason::TextFrame => "text_frame",
+            CloseReason::SessionReplaced => "session_replaced",
+            CloseReason::TicketInvalid => "ticket_invalid",
+            CloseReason::TicketUsed => "ticket_used",
+            CloseReason::TicketExpired => "ticket_expired",
+            CloseReason::TicketLive => "ticket_live",
+            CloseReason::Moved => "moved",
         }
     }
 
@@ -105,13 +129,31 @@ impl CloseReason {
             CloseReason::PeerTimeout => "peer silent too long",
             CloseReason::Busy => "server busy",
             CloseReason::TextFrame => "binary frames only",
+            CloseReason::SessionReplaced => "session replaced by a newer connection",
+            CloseReason::TicketInvalid => "invalid resume ticket",
+            CloseReason::TicketUsed => "resume ticket already used",
+            CloseReason::TicketExpired => "resume ticket expired",
+            CloseReason::TicketLive => "session busy elsewhere, retry",
+            CloseReason::Moved => "moved: resume on another shard",
         }
     }
 
     /// True when the server should tell the peer why with an Error message
     /// before the close frame (not for a peer that left or a dead peer).
     pub fn tells_peer(self) -> bool {
-        !matches!(self, CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy)
+        !matches!(self, CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy | CloseReason::Moved)
+    }
+}
+
+impl From<crate::resume::ResumeError> for CloseReason {
+    fn from(e: crate::resume::ResumeError) -> Self {
+        use crate::resume::ResumeError as R;
+        match e {
+            R::Invalid => CloseReason::TicketInvalid,
+            R::Used => CloseReason::TicketUsed,
+            R::Expired => CloseReason::TicketExpired,
+            R::Live | R::Unavailable => CloseReason::TicketLive,
+        }
     }
 }
 
@@ -131,7 +173,13 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 16] = [
+    const ALL: [CloseReason; 22] = [
+        CloseReason::SessionReplaced,
+        CloseReason::TicketInvalid,
+        CloseReason::TicketUsed,
+        CloseReason::TicketExpired,
+        CloseReason::TicketLive,
+        CloseReason::Moved,
         CloseReason::ClientClosed,
         CloseReason::Shutdown,
         CloseReason::Malformed,

@@ -1,15 +1,22 @@
-//! The task of one websocket: waits for the Hello, asks the tick loop to admit
-//! the player, then loops over three things: inbound messages (checked against
-//! limits, forwarded to the tick loop), the shard's per-tick frames (batched and
-//! written with one vectored write), and shutdown. Every way out is a
+//! The task of one websocket: waits for the Hello, resumes the session its
+//! ticket names or asks for a new one, then loops over four things: inbound
+//! messages (checked against limits, forwarded to the tick loop), the shard's
+//! per-tick frames (batched and written with one vectored write), the tick
+//! loop's controls (session replaced, move), and shutdown. Every way out is a
 //! [`CloseReason`].
+//!
+//! The session, not the tick loop, waits for Redis: it claims a resumed session
+//! (into a place reserved first, so a busy shard refuses before the ticket is
+//! spent), registers a new one, and refreshes its ticket's TTL.
 
 use super::socket::{Reader, Writer};
 use super::{ws_frame, Batch, CloseReason, TokenBucket};
 use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
+use crate::resume::store::SessionStore;
+use crate::resume::{Claimed, Ticket};
 use crate::shard::TickFrame;
-use crate::tick::{now_ms, Command, JoinReply};
+use crate::tick::{now_ms, Command, Control, JoinReply, CONTROL_QUEUE};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mino_protocol::client::{self, ClientMsg, Hello};
@@ -35,6 +42,8 @@ pub struct SessionContext {
     pub commands: mpsc::Sender<Command>,
     /// Cancelled on shutdown.
     pub cancel: CancellationToken,
+    /// Clustered: sessions and tickets in Redis.
+    pub store: Option<SessionStore>,
 }
 
 /// Longest the server spends telling a peer why it closes, so a dead peer
@@ -44,12 +53,13 @@ const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Runs one session to its end. Never panics on anything the peer sends.
 pub async fn serve(reader: Reader, writer: Writer, ctx: SessionContext) {
     ctx.metrics.connections.inc();
-    let mut session = Session { ctx: ctx.clone(), reader, writer, player: None, out: Vec::with_capacity(8) };
+    let mut session =
+        Session { ctx: ctx.clone(), reader, writer, player: None, link: 0, ticket: None, out: Vec::with_capacity(8) };
     let reason = session.run().await;
     session.close(reason).await;
     if let Some(player) = session.player {
         // The tick loop is gone only at shutdown, when leaving no longer matters.
-        let _ = ctx.commands.send(Command::Leave { player }).await;
+        let _ = ctx.commands.send(Command::Leave { player, link: session.link }).await;
     }
     ctx.metrics.connections.dec();
     ctx.metrics.sockets_closed.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
@@ -61,6 +71,10 @@ struct Session {
     reader: Reader,
     writer: Writer,
     player: Option<PlayerId>,
+    /// This session's link number at the tick loop.
+    link: u64,
+    /// The player's current resume ticket.
+    ticket: Option<Ticket>,
     /// Frames of the next write; reused.
     out: Vec<Bytes>,
 }
@@ -78,26 +92,83 @@ impl Session {
             Ok(Err(reason)) => return reason,
             Ok(Ok(hello)) => hello,
         };
+        let resume = match hello.resume_ticket {
+            None => None,
+            Some(bytes) => match self.claim(bytes).await {
+                Ok(claimed) => Some(claimed),
+                Err(reason) => return reason,
+            },
+        };
+        let resumed = resume.is_some();
+        let takeover = resume.as_ref().and_then(|c| c.previous_owner.map(|_| (c.player, c.generation)));
+        let (control_tx, control_rx) = mpsc::channel(CONTROL_QUEUE);
         let (reply_tx, reply_rx) = oneshot::channel();
-        let join = Command::Join { name: hello.name, reply: reply_tx };
+        let name = hello.name;
+        let join = Command::Join { name: name.clone(), resume, control: control_tx, reply: reply_tx };
         if self.ctx.commands.send(join).await.is_err() {
             return CloseReason::Shutdown;
         }
         match reply_rx.await {
             Err(_) => CloseReason::Shutdown,
-            Ok(JoinReply::Refused { refusal, retry_after_ms }) => {
-                let busy = ws_frame::binary(&msg::encode_busy(refusal.as_str(), retry_after_ms));
-                let _ = timeout(CLOSE_WRITE_TIMEOUT, self.writer.write_frames(&[busy])).await;
-                CloseReason::Busy
-            }
-            Ok(JoinReply::Admitted { admitted, frames }) => {
-                self.player = Some(admitted.player);
+            Ok(JoinReply::Refused { refusal, retry_after_ms }) => self.busy(refusal.as_str(), retry_after_ms).await,
+            Ok(JoinReply::Admitted { admitted, link, frames }) => {
+                let player = admitted.player;
+                (self.player, self.link, self.ticket) = (Some(player), link, Some(admitted.ticket));
+                if let Some(store) = &self.ctx.store {
+                    let stored = match (resumed, takeover) {
+                        (false, _) => store.register(player, &name, admitted.ticket).await,
+                        (true, Some((p, generation))) => store.announce_takeover(p, generation).await,
+                        (true, None) => Ok(()),
+                    };
+                    if let Err(e) = stored {
+                        tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere");
+                    }
+                }
                 if self.send_now(ws_frame::binary(&admitted.welcome)).await.is_err() {
                     return CloseReason::ClientClosed;
                 }
-                self.play(admitted.player, frames).await
+                self.play(player, frames, control_rx).await
             }
         }
+    }
+
+    /// Sends Busy; the close code follows.
+    async fn busy(&mut self, reason: &str, retry_after_ms: u32) -> CloseReason {
+        let busy = ws_frame::binary(&msg::encode_busy(reason, retry_after_ms));
+        let _ = timeout(CLOSE_WRITE_TIMEOUT, self.writer.write_frames(&[busy])).await;
+        CloseReason::Busy
+    }
+
+    /// Reserves a place, then claims the session the ticket names (in Redis,
+    /// or standalone at the tick loop); gives the place back if refused.
+    async fn claim(&mut self, ticket: Vec<u8>) -> Result<Claimed, CloseReason> {
+        let (tx, rx) = oneshot::channel();
+        self.ctx.commands.send(Command::Reserve { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
+        match rx.await {
+            Err(_) => return Err(CloseReason::Shutdown),
+            Ok(Err((refusal, retry_after_ms))) => return Err(self.busy(refusal.as_str(), retry_after_ms).await),
+            Ok(Ok(())) => {}
+        }
+        let claimed = match &self.ctx.store {
+            Some(store) => {
+                let now = now_ms();
+                let next = Ticket::issue(now, &mut rand::rng());
+                store.claim(&ticket, next, now).await
+            }
+            None => {
+                let (tx, rx) = oneshot::channel();
+                let asked = self.ctx.commands.send(Command::ClaimLocal { ticket, reply: tx }).await;
+                match (asked, rx.await) {
+                    (Ok(()), Ok(answer)) => answer,
+                    _ => return Err(CloseReason::Shutdown),
+                }
+            }
+        };
+        claimed.map_err(|e| {
+            let _ = self.ctx.commands.try_send(Command::Unreserve);
+            tracing::debug!(error = %e, "resume refused");
+            CloseReason::from(e)
+        })
     }
 
     /// Reads until the first application message, which must be a valid Hello.
@@ -127,19 +198,29 @@ impl Session {
     }
 
     /// The main loop of an admitted player.
-    async fn play(&mut self, player: PlayerId, mut frames: broadcast::Receiver<Arc<TickFrame>>) -> CloseReason {
+    async fn play(
+        &mut self,
+        player: PlayerId,
+        mut frames: broadcast::Receiver<Arc<TickFrame>>,
+        mut control: mpsc::Receiver<Control>,
+    ) -> CloseReason {
         let cfg = self.ctx.config.clone();
         let now = Instant::now();
         let std_now = std::time::Instant::now();
         let mut inputs = TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, std_now);
         let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, std_now);
-        let (mut last_heard, mut last_ping) = (now, now);
+        let (mut last_heard, mut last_ping, mut last_refresh) = (now, now, now);
         let mut batch = Batch::default();
         let mut want_roster = true;
         let cancel = self.ctx.cancel.clone();
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return CloseReason::Shutdown,
+                ctl = control.recv() => match ctl {
+                    Some(Control::Close(reason)) => return reason,
+                    Some(Control::Move(next)) => return self.moved(player, next).await,
+                    None => return CloseReason::Shutdown,
+                },
                 inbound = self.reader.next() => {
                     last_heard = Instant::now();
                     let flow = match inbound {
@@ -169,6 +250,10 @@ impl Session {
                     let now = Instant::now();
                     if now.duration_since(last_heard) > cfg.peer_timeout {
                         return CloseReason::PeerTimeout;
+                    }
+                    if now.duration_since(last_refresh) >= cfg.ticket_ttl / 3 {
+                        last_refresh = now;
+                        self.refresh_ticket(player).await;
                     }
                     let ping = now.duration_since(last_ping) >= cfg.ping_interval;
                     if ping {
@@ -236,6 +321,28 @@ impl Session {
             Ok(()) => Flow::Continue,
             Err(_) => Flow::Close(CloseReason::Shutdown),
         }
+    }
+
+    /// Keeps the session and ticket alive in Redis while the player plays.
+    async fn refresh_ticket(&self, player: PlayerId) {
+        if let (Some(store), Some(ticket)) = (&self.ctx.store, self.ticket) {
+            if let Err(e) = store.refresh(player, ticket).await {
+                tracing::debug!(error = %e, "ticket refresh failed");
+            }
+        }
+    }
+
+    /// Draining: hands the player a fresh ticket in a Move, then closes.
+    async fn moved(&mut self, player: PlayerId, next: Ticket) -> CloseReason {
+        if let (Some(store), Some(old)) = (&self.ctx.store, self.ticket) {
+            if let Err(e) = store.reissue(player, old, next).await {
+                tracing::warn!(error = %e, %player, "move ticket not stored; the player rejoins as new");
+            }
+        }
+        self.ticket = Some(next);
+        let frame = ws_frame::binary(&msg::encode_move(next.as_bytes(), "shard draining"));
+        let _ = timeout(CLOSE_WRITE_TIMEOUT, self.send_now(frame)).await;
+        CloseReason::Moved
     }
 
     /// Writes the whole batch (and a ping when due) with one vectored write.

@@ -148,6 +148,7 @@ pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 /// What a Welcome told the client.
 #[derive(Clone, Debug)]
 pub struct Welcome {
+    pub resumed: bool,
     pub player_id: u32,
     pub shard_id: u32,
     pub tick_hz: u16,
@@ -192,6 +193,7 @@ pub enum Frame {
 pub fn to_frame(bytes: &[u8]) -> Frame {
     match decode(bytes).expect("server sent a valid frame") {
         ServerMsg::Welcome(w) => Frame::Welcome(Welcome {
+            resumed: w.resumed(),
             player_id: w.player_id(),
             shard_id: w.shard_id(),
             tick_hz: w.tick_hz(),
@@ -258,13 +260,30 @@ impl Client {
 
     /// Connects and joins as `name`; panics unless welcomed.
     pub async fn join(server: &Server, name: &str) -> Client {
+        Client::hello(server, name, None).await.expect("welcomed")
+    }
+
+    /// Connects and says hello (with a resume ticket if given); returns the
+    /// welcomed client, or the frame that came instead of a Welcome and the
+    /// close code.
+    pub async fn hello(server: &Server, name: &str, ticket: Option<&[u8]>) -> Result<Client, (Frame, Option<u16>)> {
         let mut c = Client::connect(server).await;
-        c.send(client::encode_hello(name, None, None)).await;
+        c.send(client::encode_hello(name, None, ticket)).await;
         match c.next().await {
-            Frame::Welcome(w) => c.welcome = Some(w),
-            other => panic!("expected welcome, got {other:?}"),
+            Frame::Welcome(w) => {
+                c.welcome = Some(w);
+                Ok(c)
+            }
+            other => {
+                let (close, _) = if matches!(other, Frame::Closed(_)) { (None, None) } else { c.closed().await };
+                Err((other, close))
+            }
         }
-        c
+    }
+
+    /// The resume ticket of the Welcome.
+    pub fn ticket(&self) -> Vec<u8> {
+        self.welcome.as_ref().expect("welcomed").ticket.clone()
     }
 
     pub fn id(&self) -> u32 {

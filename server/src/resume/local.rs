@@ -1,0 +1,152 @@
+//! Standalone resume: tickets, names and last positions kept in memory by the
+//! tick loop. I/O-free; the caller passes `now_ms`.
+
+use super::{Claimed, ResumeError, Ticket};
+use mino_protocol::PlayerId;
+use std::collections::HashMap;
+
+#[derive(Debug)]
+struct Session {
+    name: String,
+    ticket: Ticket,
+    generation: u64,
+    /// Where the player stood when its socket closed (None while connected).
+    parked_at: Option<(f32, f32)>,
+    /// When the session may be forgotten, ms (refreshed while connected).
+    expires_ms: u64,
+}
+
+/// Sessions of one standalone shard.
+#[derive(Debug, Default)]
+pub struct LocalSessions {
+    ttl_ms: u64,
+    sessions: HashMap<PlayerId, Session>,
+    /// Every ticket handed out and not yet expired: the player it names and,
+    /// once claimed or replaced, when (ms).
+    tickets: HashMap<Ticket, (PlayerId, Option<u64>)>,
+}
+
+impl LocalSessions {
+    /// Tickets and parked sessions live `ttl_ms` after issue or parking.
+    pub fn new(ttl_ms: u64) -> LocalSessions {
+        LocalSessions { ttl_ms, ..Default::default() }
+    }
+
+    /// Records a new session's (or a resumed session's fresh) ticket.
+    /// A ticket it replaces can no longer be claimed.
+    pub fn issue(&mut self, player: PlayerId, name: &str, ticket: Ticket, generation: u64, now_ms: u64) {
+        if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
+            if old != ticket {
+                self.tickets.insert(old, (player, Some(now_ms)));
+            }
+        }
+        self.tickets.insert(ticket, (player, None));
+        self.sessions.insert(
+            player,
+            Session { name: name.to_owned(), ticket, generation, parked_at: None, expires_ms: now_ms + self.ttl_ms },
+        );
+    }
+
+    /// The player left at `position`: keep its session for the TTL.
+    pub fn park(&mut self, player: PlayerId, position: (f32, f32), now_ms: u64) {
+        if let Some(s) = self.sessions.get_mut(&player) {
+            s.parked_at = Some(position);
+            s.expires_ms = now_ms + self.ttl_ms;
+        }
+    }
+
+    /// Claims the session `bytes` names; the fresh ticket `next` replaces it.
+    ///
+    /// Errors: [`ResumeError::Invalid`], [`ResumeError::Used`], [`ResumeError::Expired`].
+    pub fn claim(&mut self, bytes: &[u8], next: Ticket, now_ms: u64) -> Result<Claimed, ResumeError> {
+        let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
+        self.expire(now_ms);
+        let Some(&(player, used)) = self.tickets.get(&ticket) else {
+            return Err(if ticket.issued_ms() + self.ttl_ms <= now_ms {
+                ResumeError::Expired
+            } else {
+                ResumeError::Invalid
+            });
+        };
+        if used.is_some() {
+            return Err(ResumeError::Used);
+        }
+        let session = self.sessions.get_mut(&player).ok_or(ResumeError::Expired)?;
+        if session.ticket != ticket {
+            return Err(ResumeError::Used);
+        }
+        self.tickets.insert(ticket, (player, Some(now_ms)));
+        self.tickets.insert(next, (player, None));
+        session.ticket = next;
+        session.generation += 1;
+        session.expires_ms = now_ms + self.ttl_ms;
+        Ok(Claimed {
+            player,
+            name: session.name.clone(),
+            position: session.parked_at.take(),
+            generation: session.generation,
+            previous_owner: None,
+            ticket: next,
+        })
+    }
+
+    /// Forgets parked sessions past their TTL and their tickets. A connected
+    /// player's ticket stays valid however old it is; a used ticket is
+    /// remembered (to be refused as used) for a TTL after its use.
+    pub fn expire(&mut self, now_ms: u64) {
+        let ttl = self.ttl_ms;
+        self.sessions.retain(|_, s| s.parked_at.is_none() || s.expires_ms > now_ms);
+        let sessions = &self.sessions;
+        self.tickets.retain(|t, (player, used)| match used {
+            Some(at) => *at + ttl > now_ms,
+            None => sessions.get(player).is_some_and(|s| s.ticket == *t),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn t(now: u64) -> Ticket {
+        Ticket::issue(now, &mut rand::rngs::StdRng::from_os_rng())
+    }
+
+    #[test]
+    fn parked_player_resumes_in_place_once() {
+        let mut s = LocalSessions::new(10_000);
+        let first = t(0);
+        s.issue(PlayerId(7), "Ada", first, 0, 0);
+        s.park(PlayerId(7), (12.0, 34.0), 100);
+        let next = t(200);
+        let c = s.claim(first.as_bytes(), next, 200).expect("claimed");
+        assert_eq!((c.player, c.name.as_str(), c.position, c.generation), (PlayerId(7), "Ada", Some((12.0, 34.0)), 1));
+        assert_eq!(s.claim(first.as_bytes(), t(300), 300), Err(ResumeError::Used), "single use");
+        let c2 = s.claim(next.as_bytes(), t(400), 400).expect("the fresh ticket works");
+        assert_eq!(c2.position, None, "still connected: the tick loop knows where it stands");
+    }
+
+    #[test]
+    fn unknown_forged_and_expired_tickets_are_refused() {
+        let mut s = LocalSessions::new(1_000);
+        assert_eq!(s.claim(&[1, 2, 3, 4], t(0), 0), Err(ResumeError::Invalid), "a player id is no ticket");
+        assert_eq!(s.claim(t(0).as_bytes(), t(0), 0), Err(ResumeError::Invalid), "forged");
+        let old = t(0);
+        s.issue(PlayerId(1), "a", old, 0, 0);
+        s.park(PlayerId(1), (0.0, 0.0), 0);
+        assert_eq!(s.claim(old.as_bytes(), t(5_000), 5_000), Err(ResumeError::Expired));
+    }
+
+    #[test]
+    fn a_connected_players_old_ticket_stays_valid_and_a_replaced_one_is_used() {
+        let mut s = LocalSessions::new(1_000);
+        let first = t(0);
+        s.issue(PlayerId(1), "a", first, 0, 0);
+        s.expire(50_000);
+        let moved = t(50_000);
+        s.issue(PlayerId(1), "a", moved, 0, 50_000);
+        assert_eq!(s.claim(first.as_bytes(), t(50_001), 50_001), Err(ResumeError::Used));
+        assert!(s.claim(moved.as_bytes(), t(50_002), 50_002).is_ok());
+    }
+}

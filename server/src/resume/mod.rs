@@ -1,0 +1,75 @@
+//! Resume: a player whose socket closed, or whose shard died or drained,
+//! continues with the same id, in place, by presenting its resume ticket in the
+//! next Hello — on the same shard or on any other shard of the place.
+//!
+//! - [`ticket`]: the secret (issue time + 128 random bits), single use: every
+//!   Welcome and Move carries a fresh one.
+//! - [`local`]: standalone, the tick loop keeps tickets and last positions in
+//!   memory.
+//! - [`store`]: clustered, tickets and sessions live in Redis with a TTL; a
+//!   claim is one Lua script (atomic), which also returns the last snapshot of
+//!   the shard that held the player, for its position.
+//!
+//! Refusals, each with its own close code: a malformed, unknown or forged
+//! ticket (4014), a ticket already claimed (4015), an expired one (4016), a
+//! ticket whose session another claim is taking over at this very moment
+//! (4017). A valid ticket whose session is still live (a second tab, a
+//! half-open socket) takes the session over: the older socket is closed with
+//! "session replaced" (4013), after which a client must not reconnect.
+
+pub mod local;
+pub mod store;
+pub mod ticket;
+
+use mino_protocol::wire::CloseCode;
+use mino_protocol::{PlayerId, ShardId};
+pub use ticket::Ticket;
+
+/// Why a resume was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResumeError {
+    /// Not a ticket of ours (malformed, unknown, forged, a player id).
+    #[error("invalid resume ticket")]
+    Invalid,
+    /// Already claimed once.
+    #[error("resume ticket already used")]
+    Used,
+    /// Older than the ticket TTL.
+    #[error("resume ticket expired")]
+    Expired,
+    /// Another claim of the same session is in progress.
+    #[error("session is being resumed elsewhere")]
+    Live,
+    /// Redis could not be asked (clustered): retry later.
+    #[error("resume unavailable")]
+    Unavailable,
+}
+
+impl ResumeError {
+    /// The close code sent for this refusal.
+    pub fn close_code(self) -> CloseCode {
+        match self {
+            ResumeError::Invalid => CloseCode::TicketInvalid,
+            ResumeError::Used => CloseCode::TicketUsed,
+            ResumeError::Expired => CloseCode::TicketExpired,
+            ResumeError::Live | ResumeError::Unavailable => CloseCode::TicketLive,
+        }
+    }
+}
+
+/// A session claimed by a resume.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claimed {
+    /// The player's id, kept across the resume.
+    pub player: PlayerId,
+    /// Its display name.
+    pub name: String,
+    /// Where it stood in the last snapshot of the shard that held it.
+    pub position: Option<(f32, f32)>,
+    /// The session's new generation (raised by every claim).
+    pub generation: u64,
+    /// The shard that held the session before, if another one.
+    pub previous_owner: Option<ShardId>,
+    /// The fresh ticket for the Welcome.
+    pub ticket: Ticket,
+}

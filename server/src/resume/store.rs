@@ -1,0 +1,249 @@
+//! Clustered resume: sessions and tickets in Redis, with a TTL.
+//!
+//! - `ticket:<hex>` holds the player id (or `used:<id>` once claimed);
+//! - `session:<player>` is a hash: `owner` (shard id, 8 hex digits), `gen`
+//!   (raised by every claim), `name`, `ticket` (its current ticket);
+//! - `lastsnap:<shard>` is the shard's newest snapshot (written by its publisher).
+//!
+//! A claim is one Lua script, so two shards claiming one ticket at once cannot
+//! both win: the ticket is marked used, the session moves to the claiming shard
+//! with the next generation and a fresh ticket, and the script returns the old
+//! owner's last snapshot, from which the player's position is read. A shard
+//! that was paused checks its players' `owner` and `gen` before it publishes
+//! again ([`SessionStore::lost`]) and drops those claimed elsewhere.
+
+use super::{Claimed, ResumeError, Ticket};
+use crate::cluster::connection::{with_conn, RedisError};
+use crate::cluster::keys::Keys;
+use deadpool_redis::Pool;
+use mino_protocol::server::{decode, player_id, ServerMsg};
+use mino_protocol::{quantize, PlayerId, ShardId};
+use redis::Value;
+use std::time::Duration;
+
+const CLAIM: &str = r"
+local v = redis.call('GET', KEYS[1])
+if not v then return {'missing'} end
+if string.sub(v, 1, 5) == 'used:' then return {'used'} end
+local skey = ARGV[1] .. 'session:' .. v
+local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket')
+if not s[1] then return {'missing'} end
+if s[4] ~= ARGV[5] then return {'used'} end
+redis.call('SET', KEYS[1], 'used:' .. v, 'PX', ARGV[4])
+local gen = tonumber(s[2]) + 1
+redis.call('HSET', skey, 'owner', ARGV[2], 'gen', gen, 'ticket', ARGV[3])
+redis.call('PEXPIRE', skey, ARGV[4])
+redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], v, 'PX', ARGV[4])
+local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
+return {'ok', v, s[3], s[1], tostring(gen), snap}
+";
+
+/// Sessions of a place in Redis, as one shard uses them.
+#[derive(Clone)]
+pub struct SessionStore {
+    pool: Pool,
+    keys: Keys,
+    ttl: Duration,
+    me: ShardId,
+}
+
+impl SessionStore {
+    /// A store for shard `me`; sessions and tickets live `ttl` after their
+    /// last refresh.
+    pub fn new(pool: Pool, keys: Keys, ttl: Duration, me: ShardId) -> SessionStore {
+        SessionStore { pool, keys, ttl, me }
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        self.ttl.as_millis() as u64
+    }
+
+    /// Records a new player's session and ticket.
+    ///
+    /// Errors: Redis unreachable (the player plays on but cannot resume).
+    pub async fn register(&self, player: PlayerId, name: &str, ticket: Ticket) -> Result<(), RedisError> {
+        let (skey, tkey, ttl) = (self.keys.session(player), self.keys.ticket(&ticket.hex()), self.ttl_ms());
+        let owner = self.me.to_string();
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .hset_multiple(&skey, &[("owner", owner.as_str()), ("gen", "0"), ("name", name), ("ticket", &ticket.hex())])
+            .ignore()
+            .pexpire(&skey, ttl as i64)
+            .ignore()
+            .set_options(&tkey, player.0, redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)))
+            .ignore();
+        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+    }
+
+    /// Gives a session this shard owns a fresh ticket (a Move on drain); the
+    /// old one can no longer be claimed.
+    ///
+    /// Errors: Redis unreachable.
+    pub async fn reissue(&self, player: PlayerId, old: Ticket, next: Ticket) -> Result<(), RedisError> {
+        let (skey, ttl) = (self.keys.session(player), self.ttl_ms());
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .hset(&skey, "ticket", next.hex())
+            .ignore()
+            .pexpire(&skey, ttl as i64)
+            .ignore()
+            .set_options(
+                self.keys.ticket(&next.hex()),
+                player.0,
+                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
+            )
+            .ignore()
+            .set_options(
+                self.keys.ticket(&old.hex()),
+                format!("used:{}", player.0),
+                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
+            )
+            .ignore();
+        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+    }
+
+    /// Keeps a connected player's session and ticket from expiring.
+    ///
+    /// Errors: Redis unreachable.
+    pub async fn refresh(&self, player: PlayerId, ticket: Ticket) -> Result<(), RedisError> {
+        let ttl = self.ttl_ms() as i64;
+        let mut pipe = redis::pipe();
+        pipe.pexpire(self.keys.session(player), ttl).ignore().pexpire(self.keys.ticket(&ticket.hex()), ttl).ignore();
+        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+    }
+
+    /// Claims the session `bytes` names for this shard, with `next` as its new
+    /// ticket. `now_ms` tells an expired ticket from a forged one.
+    ///
+    /// Errors: [`ResumeError`]: invalid, used, expired, or unavailable (Redis).
+    pub async fn claim(&self, bytes: &[u8], next: Ticket, now_ms: u64) -> Result<Claimed, ResumeError> {
+        let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
+        let script = redis::Script::new(CLAIM);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.ticket(&ticket.hex()))
+            .arg(self.keys.prefix())
+            .arg(self.me.to_string())
+            .arg(next.hex())
+            .arg(self.ttl_ms())
+            .arg(ticket.hex());
+        let reply: Value = with_conn(&self.pool, async move |c| inv.invoke_async(c).await)
+            .await
+            .map_err(|_| ResumeError::Unavailable)?;
+        let Value::Array(items) = reply else { return Err(ResumeError::Unavailable) };
+        let text = |i: usize| match items.get(i) {
+            Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+            Some(Value::SimpleString(s)) => s.clone(),
+            _ => String::new(),
+        };
+        match text(0).as_str() {
+            "ok" => {}
+            "used" => return Err(ResumeError::Used),
+            _ if ticket.issued_ms() + self.ttl_ms() <= now_ms => return Err(ResumeError::Expired),
+            _ => return Err(ResumeError::Invalid),
+        }
+        let player = PlayerId(text(1).parse().map_err(|_| ResumeError::Invalid)?);
+        let owner = u32::from_str_radix(&text(3), 16).map(ShardId).ok();
+        let generation = text(4).parse().unwrap_or(1);
+        let position = match items.get(5) {
+            Some(Value::BulkString(snap)) => position_in(snap, player),
+            _ => None,
+        };
+        Ok(Claimed {
+            player,
+            name: text(2),
+            position,
+            generation,
+            previous_owner: owner.filter(|o| *o != self.me),
+            ticket: next,
+        })
+    }
+
+    /// Of `players` (with the session generation this shard holds), those whose
+    /// session another shard (or a later claim) owns now.
+    ///
+    /// Errors: Redis unreachable (the caller keeps publishing fenced off).
+    pub async fn lost(&self, players: &[(PlayerId, u64)]) -> Result<Vec<PlayerId>, RedisError> {
+        if players.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for (p, _) in players {
+            pipe.cmd("HMGET").arg(self.keys.session(*p)).arg("owner").arg("gen");
+        }
+        let rows: Vec<(Option<String>, Option<u64>)> =
+            with_conn(&self.pool, async move |c| pipe.query_async(c).await).await?;
+        let me = self.me.to_string();
+        Ok(players
+            .iter()
+            .zip(rows)
+            .filter(|((_, gen), (owner, now_gen))| {
+                owner.as_deref().is_some_and(|o| o != me) || now_gen.is_some_and(|g| g > *gen)
+            })
+            .map(|((p, _), _)| *p)
+            .collect())
+    }
+
+    /// Tells the other shards that `player` is now this shard's at `generation`.
+    ///
+    /// Errors: Redis unreachable.
+    pub async fn announce_takeover(&self, player: PlayerId, generation: u64) -> Result<(), RedisError> {
+        let msg = format!("takeover {} {} {}", player.0, generation, self.me);
+        let channel = self.keys.control();
+        with_conn(&self.pool, async move |c| redis::cmd("PUBLISH").arg(channel).arg(msg).query_async::<i64>(c).await)
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Parses a control message: `takeover <player> <gen> <new owner hex>`.
+pub fn parse_takeover(msg: &str) -> Option<(PlayerId, u64, ShardId)> {
+    let mut it = msg.split_ascii_whitespace();
+    if it.next()? != "takeover" {
+        return None;
+    }
+    let player = PlayerId(it.next()?.parse().ok()?);
+    let gen = it.next()?.parse().ok()?;
+    let owner = ShardId(u32::from_str_radix(it.next()?, 16).ok()?);
+    Some((player, gen, owner))
+}
+
+/// Where `player` stands in a snapshot frame, world units.
+pub fn position_in(snapshot: &[u8], player: PlayerId) -> Option<(f32, f32)> {
+    let Ok(ServerMsg::Snapshot(s)) = decode(snapshot) else { return None };
+    let bounds = s.bounds()?;
+    let p = s.players()?.iter().find(|p| player_id(p) == player)?;
+    Some(quantize::world_position(bounds, p.x(), p.y()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::snapshot::{PlayerEntry, SnapshotEncoder, SnapshotHeader};
+    use mino_protocol::wire::Bounds;
+    use mino_protocol::Tick;
+
+    #[test]
+    fn takeover_messages_parse() {
+        assert_eq!(parse_takeover("takeover 7 3 0000000a"), Some((PlayerId(7), 3, ShardId(10))));
+        assert_eq!(parse_takeover("takeover x 3 a"), None);
+        assert_eq!(parse_takeover("hello"), None);
+    }
+
+    #[test]
+    fn position_is_read_from_a_snapshot() {
+        let header = SnapshotHeader {
+            shard_id: ShardId(1),
+            tick: Tick(1),
+            server_time_ms: 0,
+            tick_hz: 20,
+            bounds: Bounds::new(0.0, 0.0, 1000.0, 1000.0),
+            cell: 0,
+        };
+        let snap = SnapshotEncoder::new()
+            .encode(&header, [PlayerEntry { id: PlayerId(5), x: 250.0, y: 750.0, heading: 0, moving: false }]);
+        let (x, y) = position_in(&snap, PlayerId(5)).expect("found");
+        assert!((x - 250.0).abs() < 0.02 && (y - 750.0).abs() < 0.02);
+        assert_eq!(position_in(&snap, PlayerId(6)), None);
+        assert_eq!(position_in(b"garbage", PlayerId(5)), None);
+    }
+}

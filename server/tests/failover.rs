@@ -1,0 +1,166 @@
+//! Failover across shards: a player whose shard is killed, paused or drained
+//! continues on another shard with the same id, in place; a woken shard drops
+//! the players resumed elsewhere, and no player is ever in two shards'
+//! snapshots of one moment.
+
+mod common;
+use common::redis::Redis;
+use common::{code, Client, Frame, Server};
+use mino_protocol::client;
+use mino_protocol::wire::CloseCode;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Server {
+    let (id, url) = (id.to_string(), redis.url());
+    let mut args = vec![
+        "--redis-url",
+        &url,
+        "--shard-id",
+        &id,
+        "--world-size",
+        "10000",
+        "--speed",
+        "100",
+        "--shard-ttl-ms",
+        "1000",
+    ];
+    args.extend_from_slice(extra);
+    let server = Server::start(&args);
+    server.wait_ready().await;
+    server
+}
+
+/// Walkers on `server`: each walks in its own direction; returns them with the
+/// newest position each saw of itself.
+async fn walkers(server: &Server, n: usize) -> Vec<Client> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mut c = Client::join(server, &format!("w{i}")).await;
+        let a = i as f32;
+        c.send(client::encode_input(1, a.cos(), a.sin())).await;
+        out.push(c);
+    }
+    out
+}
+
+/// The newest own position in what `c` has received (reads what is queued).
+async fn newest_position(c: &mut Client) -> (f32, f32) {
+    let mut last = c.own_position().await;
+    while let Ok(Some(Ok(m))) =
+        tokio::time::timeout(Duration::from_millis(5), futures_util::StreamExt::next(&mut c.ws)).await
+    {
+        if let Frame::Snapshot { players, shard, tick, time_ms } = common::to_frame(&m.into_data()) {
+            if shard == c.welcome.as_ref().map_or(0, |w| w.shard_id) {
+                if let Some(p) = players.iter().find(|p| p.0 == c.id()) {
+                    last = (tick, time_ms, p.1, p.2);
+                }
+            }
+        }
+    }
+    (last.2, last.3)
+}
+
+#[tokio::test]
+async fn killed_shard_players_resume_on_the_other_in_place() {
+    let redis = Redis::start();
+    let mut a = shard(&redis, 1, &[]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let mut bots = walkers(&a, 10).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut last = Vec::new();
+    for c in &mut bots {
+        last.push((c.id(), c.ticket(), newest_position(c).await));
+    }
+    a.signal("KILL");
+    a.wait_exit(Duration::from_secs(5)).expect("killed");
+    let mut resumed = Vec::new();
+    for (id, ticket, (x, y)) in last {
+        let back = Client::hello(&b, "ignored", Some(&ticket)).await.expect("resumed on the other shard");
+        let w = back.welcome.clone().expect("welcome");
+        assert!(w.resumed);
+        assert_eq!((w.player_id, w.shard_id), (id, 2));
+        let moved = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
+        // Within one tick of walking (5 units at 100 units/s and 20 Hz), plus a
+        // tick the bot had not read yet.
+        assert!(moved <= 10.5, "player {id} resumed {moved} units away");
+        resumed.push(back);
+    }
+    b.wait_metric("mino_players", 10.0).await;
+}
+
+#[tokio::test]
+async fn paused_shard_drops_players_resumed_elsewhere_and_never_duplicates_them() {
+    let redis = Redis::start();
+    let a = shard(&redis, 1, &[]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let mut bots = walkers(&a, 5).await;
+    let mut observer = Client::join(&b, "observer").await;
+    let ids: HashSet<u32> = bots.iter().map(Client::id).collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.signal("STOP");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut resumed = Vec::new();
+    for c in &bots {
+        resumed.push(Client::hello(&b, "x", Some(&c.ticket())).await.expect("resumed while A sleeps"));
+    }
+    let woke_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as u64;
+    a.signal("CONT");
+    // For three seconds after the wake, A's snapshots never list the players
+    // that live on B now.
+    let start = Instant::now();
+    let mut a_back = false;
+    while start.elapsed() < Duration::from_secs(3) {
+        if let Frame::Snapshot { shard, time_ms, players, .. } = observer.next().await {
+            let set: HashSet<u32> = players.iter().map(|p| p.0).collect();
+            // Frames queued from before the pause say nothing about the wake.
+            if shard == 1 && time_ms >= woke_ms {
+                a_back = true;
+                let dup: Vec<_> = set.intersection(&ids).collect();
+                assert!(dup.is_empty(), "woken shard still lists resumed players {dup:?}");
+            }
+        }
+    }
+    assert!(a_back, "the woken shard is back in the view");
+    // The stale sockets on A were told the session lives elsewhere now.
+    for c in &mut bots {
+        assert_eq!(c.closed().await.0, code(CloseCode::SessionReplaced));
+    }
+    a.wait_metric("mino_players", 0.0).await;
+    drop(resumed);
+}
+
+#[tokio::test]
+async fn drained_shard_moves_everyone_and_exits_zero() {
+    let redis = Redis::start();
+    let mut a = shard(&redis, 1, &["--drain-rate", "100"]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let mut bots = walkers(&a, 8).await;
+    let ids: Vec<u32> = bots.iter().map(Client::id).collect();
+    a.signal("TERM");
+    assert_eq!(a.get("/readyz").await.0, 503, "draining is not ready");
+    let mut moved = Vec::new();
+    for c in &mut bots {
+        let ticket = c.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
+        assert_eq!(c.closed().await.0, code(CloseCode::Moved));
+        moved.push(Client::hello(&b, "x", Some(&ticket)).await.expect("resumed on B"));
+    }
+    let back: Vec<u32> = moved.iter().map(Client::id).collect();
+    assert_eq!(back, ids, "same ids, nobody lost");
+    drop(bots);
+    let status = a.wait_exit(Duration::from_secs(10)).expect("exited after the drain");
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn second_socket_on_another_shard_replaces_the_first() {
+    let redis = Redis::start();
+    let a = shard(&redis, 1, &[]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let mut first = Client::join(&a, "Ada").await;
+    let second = Client::hello(&b, "Ada", Some(&first.ticket())).await.expect("taken over on B");
+    assert_eq!(second.id(), first.id());
+    assert_eq!(first.closed().await.0, code(CloseCode::SessionReplaced));
+    a.wait_metric("mino_players", 0.0).await;
+    b.wait_metric("mino_players", 1.0).await;
+}
