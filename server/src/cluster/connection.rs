@@ -61,7 +61,7 @@ pub fn pool(url: &str, size: usize) -> Result<Pool, RedisError> {
     let mut cfg = deadpool_redis::Config::from_url(url);
     let mut pc = PoolConfig::new(size);
     pc.timeouts = Timeouts {
-        wait: Some(Duration::from_millis(500)),
+        wait: Some(Duration::from_secs(2)),
         create: Some(Duration::from_secs(1)),
         recycle: Some(Duration::from_millis(500)),
     };

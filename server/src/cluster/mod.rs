@@ -44,6 +44,10 @@ use tokio::sync::{mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+/// Redis command connections per shard: resumes claim sessions concurrently
+/// (each checkout also costs deadpool's recycle PING).
+pub const POOL_SIZE: usize = 32;
+
 /// Capacity of the queue of cluster events into the tick loop.
 pub const EVENT_QUEUE: usize = 4096;
 
@@ -197,7 +201,7 @@ pub fn start(
     cancel: &CancellationToken,
 ) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore), connection::RedisError> {
     let url = config.redis.as_deref().unwrap_or_default();
-    let pool = connection::pool(url, 8)?;
+    let pool = connection::pool(url, POOL_SIZE)?;
     let client = connection::client(url)?;
     let keys = keys::Keys::new(&config.place);
     let status = Arc::new(ClusterStatus::default());

@@ -5,10 +5,13 @@
 //!   (raised by every claim), `name`, `ticket` (its current ticket);
 //! - `lastsnap:<shard>` is the shard's newest snapshot (written by its publisher).
 //!
-//! A claim is one Lua script, so two shards claiming one ticket at once cannot
-//! both win: the ticket is marked used, the session moves to the claiming shard
-//! with the next generation and a fresh ticket, and the script returns the old
-//! owner's last snapshot, from which the player's position is read. A shard
+//! A claim is one Lua script (one round trip), so two shards claiming one
+//! ticket at once cannot both win: the ticket is marked used, the session moves
+//! to the claiming shard with the next generation and a fresh ticket, a
+//! takeover notice goes to the old owner on the control channel (it drops the
+//! player and closes its socket with "session replaced"), and the script
+//! returns the old owner's last snapshot, from which the player's position is
+//! read. A shard
 //! that was paused checks its players' `owner` and `gen` before it publishes
 //! again ([`SessionStore::lost`]) and drops those claimed elsewhere.
 
@@ -35,6 +38,9 @@ redis.call('HSET', skey, 'owner', ARGV[2], 'gen', gen, 'ticket', ARGV[3])
 redis.call('PEXPIRE', skey, ARGV[4])
 redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], v, 'PX', ARGV[4])
 local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
+if s[1] ~= ARGV[2] then
+  redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
+end
 return {'ok', v, s[3], s[1], tostring(gen), snap}
 ";
 
@@ -181,17 +187,6 @@ impl SessionStore {
             })
             .map(|((p, _), _)| *p)
             .collect())
-    }
-
-    /// Tells the other shards that `player` is now this shard's at `generation`.
-    ///
-    /// Errors: Redis unreachable.
-    pub async fn announce_takeover(&self, player: PlayerId, generation: u64) -> Result<(), RedisError> {
-        let msg = format!("takeover {} {} {}", player.0, generation, self.me);
-        let channel = self.keys.control();
-        with_conn(&self.pool, async move |c| redis::cmd("PUBLISH").arg(channel).arg(msg).query_async::<i64>(c).await)
-            .await
-            .map(|_| ())
     }
 }
 

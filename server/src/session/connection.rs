@@ -92,6 +92,7 @@ impl Session {
             Ok(Err(reason)) => return reason,
             Ok(Ok(hello)) => hello,
         };
+        let started = std::time::Instant::now();
         let resume = match hello.resume_ticket {
             None => None,
             Some(bytes) => match self.claim(bytes).await {
@@ -99,8 +100,8 @@ impl Session {
                 Err(reason) => return reason,
             },
         };
+        let claimed_in = started.elapsed();
         let resumed = resume.is_some();
-        let takeover = resume.as_ref().and_then(|c| c.previous_owner.map(|_| (c.player, c.generation)));
         let (control_tx, control_rx) = mpsc::channel(CONTROL_QUEUE);
         let (reply_tx, reply_rx) = oneshot::channel();
         let name = hello.name;
@@ -115,18 +116,16 @@ impl Session {
                 let player = admitted.player;
                 (self.player, self.link, self.ticket) = (Some(player), link, Some(admitted.ticket));
                 if let Some(store) = &self.ctx.store {
-                    let stored = match (resumed, takeover) {
-                        (false, _) => store.register(player, &name, admitted.ticket).await,
-                        (true, Some((p, generation))) => store.announce_takeover(p, generation).await,
-                        (true, None) => Ok(()),
-                    };
-                    if let Err(e) = stored {
-                        tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere");
+                    if !resumed {
+                        if let Err(e) = store.register(player, &name, admitted.ticket).await {
+                            tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere");
+                        }
                     }
                 }
                 if self.send_now(ws_frame::binary(&admitted.welcome)).await.is_err() {
                     return CloseReason::ClientClosed;
                 }
+                tracing::debug!(%player, resumed, ?claimed_in, welcomed_in = ?started.elapsed(), "welcomed");
                 self.play(player, frames, control_rx).await
             }
         }
