@@ -252,6 +252,5 @@ describe('browser client', () => {
   });
 });
 
-// Cluster failover (kill one shard of a two-shard cluster and watch the page
-// continue on the other) belongs in e2e/cluster.e2e.ts once the cluster issue
-// lands; see e2e/README.md.
+// Cluster failover (kill one shard of a two-shard cluster behind nginx and
+// watch the page continue on the other) is in e2e/cluster.e2e.ts.

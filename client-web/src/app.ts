@@ -141,7 +141,7 @@ export class Game {
     this.welcomePos = [w.x, w.y];
     this.world.speed = w.speed;
     this.camera.setBounds(w.bounds);
-    this.roster.set(w.playerId, w.name);
+    this.roster.setOwn(w.playerId, w.name, w.shardId);
     this.sender.resync();
     this.keepAlive.start();
   }

@@ -1,6 +1,7 @@
 // A bot over a real websocket (the `ws` package) that speaks through the
 // client's own protocol module: Hello, Input, ChatSend; it keeps the newest
-// snapshot's positions of every player and the chat lines it received.
+// snapshot's positions of every player (overall and per shard), and the chat
+// and presence messages it received.
 
 import WebSocket from 'ws';
 import {
@@ -10,6 +11,7 @@ import {
   encodeInput,
   type ChatMsg,
   type PlayerColumns,
+  type PresenceMsg,
   type ServerMsg,
   type WelcomeMsg,
 } from '../../src/net/protocol.js';
@@ -17,9 +19,15 @@ import {
 /** One connected player driven by a test. */
 export class Bot {
   readonly chats: ChatMsg[] = [];
-  /** Newest snapshot positions by player id, world units. */
+  /** Presence messages with the local time they arrived (Date.now(), ms). */
+  readonly presences: (PresenceMsg & { readonly receivedAt: number })[] = [];
+  /** Newest snapshot positions by player id, world units (of whichever shard sent the newest snapshot). */
   readonly positions = new Map<number, [number, number]>();
+  /** Newest snapshot positions of each shard: shard id -> player id -> world units. */
+  readonly shardPositions = new Map<number, Map<number, [number, number]>>();
+  /** Snapshots received, in all and per shard id. */
   snapshots = 0;
+  readonly shardSnapshots = new Map<number, number>();
   closedWith: number | null = null;
   private seq = 0;
   private readonly cols: PlayerColumns = {
@@ -77,6 +85,7 @@ export class Bot {
 
   private receive(msg: ServerMsg): void {
     if (msg.kind === 'chat') this.chats.push(msg);
+    if (msg.kind === 'presence') this.presences.push({ ...msg, receivedAt: Date.now() });
     if (msg.kind !== 'snapshot') return;
     const n = msg.playerCount;
     if (this.cols.ids.length < n) {
@@ -88,8 +97,20 @@ export class Bot {
     }
     msg.readPlayers(this.cols);
     this.positions.clear();
-    for (let i = 0; i < n; i++) this.positions.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
+    const ofShard = new Map<number, [number, number]>();
+    for (let i = 0; i < n; i++) {
+      const at: [number, number] = [this.cols.x[i] as number, this.cols.y[i] as number];
+      this.positions.set(this.cols.ids[i] as number, at);
+      ofShard.set(this.cols.ids[i] as number, at);
+    }
+    this.shardPositions.set(msg.shardId, ofShard);
+    this.shardSnapshots.set(msg.shardId, (this.shardSnapshots.get(msg.shardId) ?? 0) + 1);
     this.snapshots++;
+  }
+
+  /** Position of player `id` in the newest snapshot of shard `shardId`, world units. */
+  positionOn(shardId: number, id: number): [number, number] | undefined {
+    return this.shardPositions.get(shardId)?.get(id);
   }
 
   /** Server-side position of player `id` in the newest snapshot. */

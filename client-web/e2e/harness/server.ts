@@ -96,3 +96,14 @@ export async function metric(server: RunningServer, name: string): Promise<numbe
   const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
   return m?.[1] ? Number(m[1]) : Number.NaN;
 }
+
+/** Waits (at most `timeoutMs`) until the server's /readyz answers 200 (for a shard: registered in Redis). */
+export async function waitReady(server: RunningServer, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await fetch(`${server.http}readyz`).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    if (Date.now() > end) throw new Error(`${server.addr} not ready within ${timeoutMs} ms (last status ${status}):\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

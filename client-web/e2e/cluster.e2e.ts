@@ -1,0 +1,183 @@
+// Cluster failover end to end: Redis, two mino-server shards of one place, and
+// real nginx in front of both (one origin, so the page's own /ws reaches either
+// shard). The page plays on one shard; that shard is killed (SIGKILL, a crash);
+// the page must show "reconnecting", resume on the other shard with its ticket
+// (same player id, same place, no page reload), be seen there by a bot, and
+// keep itself in the players list when the dead shard's players are announced
+// as left. Everything runs on 127.0.0.1; every wait is bounded; every process
+// started here is stopped at the end.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MinoStats } from '../src/debug/hook.js';
+import { Bot, until } from './harness/bot.js';
+import { launchChromium } from './harness/browser.js';
+import { startNginx, type RunningNginx } from './harness/nginx.js';
+import { startRedis, type RunningRedis } from './harness/redis.js';
+import { CLIENT_DIR, startServer, waitReady, type RunningServer } from './harness/server.js';
+
+const SHARD_IDS = [1, 2] as const;
+/**
+ * A dead shard leaves the other's view 3-3.5 s after its last heartbeat: late
+ * enough that the page has resumed on the survivor (within about a second)
+ * before the survivor announces the dead shard's players, the page's among
+ * them, as left, which is the order the roster must survive.
+ */
+const SHARD_FLAGS = ['--shard-ttl-ms', '3000', '--busy-lateness-ms', '0'];
+const NAME = 'e2e-cluster';
+/** World units the resumed player may be from where it stood (it stood still; quantization is 0.015). */
+const POSITION_SLACK = 2;
+
+let redis: RunningRedis | undefined;
+const shards = new Map<number, RunningServer>();
+let nginx: RunningNginx | undefined;
+let browser: Browser | undefined;
+let page: Page;
+/** One bot on each shard, connected straight to it (not through nginx). */
+const bots = new Map<number, Bot>();
+
+/** Everything the processes printed, for failure messages. */
+function logs(): string {
+  const parts = [...shards].map(([id, s]) => `--- shard ${id} (${s.addr})\n${s.output()}`);
+  if (nginx) parts.push(`--- nginx\n${nginx.child.output()}`);
+  if (redis) parts.push(`--- redis\n${redis.child.output().slice(-2000)}`);
+  return parts.join('\n');
+}
+
+/** [`until`], with the processes' output in the error. */
+async function waitFor<T>(what: string, check: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
+  try {
+    return await until(what, check, timeoutMs);
+  } catch (e) {
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n${logs()}`);
+  }
+}
+
+function stats(): Promise<MinoStats> {
+  return page.evaluate(() => {
+    const s = window.__mino?.stats;
+    if (!s) throw new Error('no window.__mino');
+    return JSON.parse(JSON.stringify(s)) as MinoStats;
+  });
+}
+
+function drawnPosition(id: number): Promise<[number, number] | null> {
+  return page.evaluate((pid) => window.__mino?.drawnPosition(pid) ?? null, id);
+}
+
+function distance(a: readonly [number, number], b: readonly [number, number]): number {
+  return Math.hypot(a[0] - b[0], a[1] - b[1]);
+}
+
+beforeAll(async () => {
+  redis = await startRedis();
+  for (const id of SHARD_IDS) {
+    const shard = await startServer(['--redis-url', redis.url, '--shard-id', String(id), ...SHARD_FLAGS]);
+    shards.set(id, shard);
+    await waitReady(shard);
+  }
+  for (const [id, shard] of shards) bots.set(id, await Bot.connect(shard.ws, `bot-${id}`));
+  // Each shard relays the other's snapshots: the cluster is formed.
+  await waitFor('each shard relaying the other', () => [...bots].every(([id, b]) => SHARD_IDS.every((s) => s === id || (b.shardSnapshots.get(s) ?? 0) > 3)), 10_000);
+  nginx = await startNginx([...shards.values()].map((s) => s.addr), `${CLIENT_DIR}/dist`);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.goto(nginx.http);
+  await page.fill('#name-input', NAME);
+  await page.press('#name-input', 'Enter');
+  await waitFor('the page playing through nginx', async () => {
+    const s = await stats();
+    return s.connection === 'live' && s.ownPlayerId > 0 && s.frames > 5 && s.shards === SHARD_IDS.length && (await drawnPosition(s.ownPlayerId)) !== null;
+  }, 25_000);
+});
+
+afterAll(async () => {
+  await Promise.allSettled([...bots.values()].map((b) => b.close()));
+  await browser?.close().catch(() => undefined);
+  await nginx?.stop();
+  await Promise.allSettled([...shards.values()].map((s) => s.stop(3000)));
+  await redis?.stop();
+});
+
+describe('a two-shard cluster behind nginx', () => {
+  it('keeps the page playing on the other shard, as the same player, when its shard dies', async () => {
+    const before = await stats();
+    const id = before.ownPlayerId;
+    const doomedId = before.shardId;
+    expect(SHARD_IDS, `the page's shard ${doomedId}`).toContain(doomedId);
+    const survivorId = SHARD_IDS.find((s) => s !== doomedId) as number;
+    const doomed = shards.get(doomedId) as RunningServer;
+    const observer = bots.get(survivorId) as Bot;
+    // The other shard already sees the page's player, in the doomed shard's relayed snapshots only.
+    const seenBefore = await waitFor('the page player relayed to the other shard', () => observer.positionOn(doomedId, id), 5000);
+    expect(observer.positionOn(survivorId, id)).toBeUndefined();
+    const drawnBefore = (await drawnPosition(id)) as [number, number];
+    expect(distance(drawnBefore, seenBefore)).toBeLessThan(POSITION_SLACK);
+
+    // A marker that a reload would lose, and a record of every change of the status badge.
+    await page.evaluate(() => {
+      const w = window as unknown as { __samePage: boolean; __badgeLog: { t: number; hidden: boolean; text: string }[] };
+      w.__samePage = true;
+      w.__badgeLog = [];
+      const badge = document.getElementById('badge') as HTMLElement;
+      const record = (): void => void w.__badgeLog.push({ t: performance.now(), hidden: badge.hidden, text: badge.textContent ?? '' });
+      new MutationObserver(record).observe(badge, { attributes: true, childList: true, characterData: true, subtree: true });
+    });
+
+    const killedAt = Date.now();
+    await doomed.kill();
+    const after = await waitFor(`the page live on shard ${survivorId}`, async () => {
+      const s = await stats();
+      return s.connection === 'live' && s.shardId === survivorId ? s : null;
+    }, 15_000);
+    const liveAt = Date.now();
+    const failoverMs = liveAt - killedAt;
+
+    // Resumed: the same player, on the other shard, in the same page, with a new socket.
+    expect(after.ownPlayerId, 'same player id after resume').toBe(id);
+    expect(after.sockets).toBeGreaterThanOrEqual(2);
+    expect(await page.evaluate(() => (window as unknown as { __samePage?: boolean }).__samePage)).toBe(true);
+    expect(await page.locator('#name-form').isHidden(), 'no name form (no new session)').toBe(true);
+    expect(await page.locator('#panel').isHidden(), 'no stop panel').toBe(true);
+    expect(failoverMs).toBeLessThan(10_000);
+
+    // The badge said "reconnecting" and went away again.
+    const badgeLog = await page.evaluate(() => (window as unknown as { __badgeLog: { t: number; hidden: boolean; text: string }[] }).__badgeLog);
+    const shown = badgeLog.findIndex((e) => !e.hidden && e.text.includes('reconnecting'));
+    expect(shown, `badge changes: ${JSON.stringify(badgeLog)}`).toBeGreaterThanOrEqual(0);
+    const hidden = badgeLog.findIndex((e, i) => i > shown && e.hidden);
+    expect(hidden, `badge changes: ${JSON.stringify(badgeLog)}`).toBeGreaterThan(shown);
+    const badgeMs = (badgeLog[hidden]?.t ?? 0) - (badgeLog[shown]?.t ?? 0);
+    expect(await page.locator('#badge').isHidden()).toBe(true);
+
+    // The bot on the surviving shard sees the page's player in that shard's own snapshots, where it stood.
+    const seenAfter = await waitFor(`the page player in shard ${survivorId}'s snapshots`, () => observer.positionOn(survivorId, id), 5000);
+    expect(distance(seenAfter, seenBefore), `server position ${seenAfter.join(',')} vs ${seenBefore.join(',')}`).toBeLessThan(POSITION_SLACK);
+
+    // The page draws itself there too, once the dead shard's track is dropped (silent 2 s).
+    const settled = await waitFor('the dead shard dropped from the view', async () => {
+      const s = await stats();
+      return s.shards === 1 && s.frames > after.frames ? s : null;
+    }, 5000);
+    const drawnAfter = await drawnPosition(id);
+    expect(drawnAfter, 'own player drawn after resume').not.toBeNull();
+    expect(distance(drawnAfter as [number, number], drawnBefore), `drawn ${String(drawnAfter)} vs ${drawnBefore.join(',')}`).toBeLessThan(POSITION_SLACK);
+    expect(settled.instances, 'the page and the surviving bot').toBe(2);
+    expect(settled.decodeErrors).toBe(0);
+
+    // The surviving shard announces the dead shard's players as left, the page's
+    // player among them (it was on that shard): the page must keep listing itself.
+    const left = await waitFor(`shard ${doomedId}'s players announced as left`, () => observer.presences.find((p) => p.shardId === doomedId && p.left.includes(id)), 8000);
+    expect(left.left).toContain((bots.get(doomedId) as Bot).id);
+    expect(left.receivedAt, 'the page resumed before the dead shard was announced (else the page never saw the "left")').toBeGreaterThan(liveAt);
+    await new Promise((r) => setTimeout(r, 700)); // the list redraws at most twice a second
+    const names = await page.locator('#players li').allTextContents();
+    expect(names.sort()).toEqual([`${NAME} (you)`, `bot-${survivorId}`].sort());
+
+    console.log(
+      `cluster failover: shard ${doomedId} killed -> live on shard ${survivorId} as player ${id} in ${failoverMs} ms ` +
+        `(badge shown ${Math.round(badgeMs)} ms), drawn ${distance(drawnAfter as [number, number], drawnBefore).toFixed(3)} units from before; ` +
+        `shard ${doomedId}'s players announced as left ${left.receivedAt - killedAt} ms after the kill`,
+    );
+  });
+});
