@@ -414,7 +414,7 @@ mod tests {
                 while let Some(Ok(_)) = ws.next().await {}
             }
         });
-        (Target { url: format!("ws://{addr}/ws"), addr }, hellos)
+        (Target { url: format!("ws://{addr}/ws"), addr, tls: None }, hellos)
     }
 
     fn bot(target: Target, stats: Arc<Stats>) -> Bot {

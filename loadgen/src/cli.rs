@@ -46,10 +46,20 @@ pub enum Command {
 /// Options shared by every scenario (may be given before or after the subcommand).
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Websocket URL of a shard, ws://HOST:PORT/PATH. Repeat to spread bots
+    /// Websocket URL of a shard, ws://HOST:PORT/PATH, or of a TLS proxy in
+    /// front of shards, wss://HOST:PORT/PATH. Repeat to spread bots
     /// round-robin over shards; a reconnecting bot tries the next URL.
     #[arg(long = "url", value_name = "URL", global = true, default_value = "ws://127.0.0.1:8080/ws")]
     pub urls: Vec<String>,
+    /// wss:// URLs: also trust the certificates in this PEM file (a private
+    /// CA, or a self-signed server certificate). Repeatable. The public web
+    /// roots are always trusted.
+    #[arg(long = "ca-file", value_name = "PEM", global = true)]
+    pub ca_files: Vec<PathBuf>,
+    /// wss:// URLs: accept any server certificate without verifying it
+    /// (self-signed test setups only).
+    #[arg(long, global = true)]
+    pub insecure: bool,
     /// Write the report as JSON to FILE.
     #[arg(long, value_name = "FILE", global = true)]
     pub json: Option<PathBuf>,
@@ -287,6 +297,15 @@ mod tests {
             .expect("parses");
         assert_eq!(cli.common.urls, ["ws://a:1/ws", "ws://b:2/ws"]);
         assert_eq!(cli.common.server_pids, [5, 6]);
+    }
+
+    #[test]
+    fn tls_options_parse() {
+        let cli = parse(&["--url", "wss://h:8443/ws", "--ca-file", "a.pem", "--ca-file", "b.pem", "--insecure"])
+            .expect("parses");
+        assert_eq!(cli.common.ca_files, [PathBuf::from("a.pem"), PathBuf::from("b.pem")]);
+        assert!(cli.common.insecure);
+        assert!(!parse(&[]).expect("parses").common.insecure);
     }
 
     #[test]

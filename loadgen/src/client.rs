@@ -264,7 +264,7 @@ mod tests {
             }
             while let Some(Ok(_)) = ws.next().await {}
         });
-        Target { url: format!("ws://{addr}/ws"), addr }
+        Target { url: format!("ws://{addr}/ws"), addr, tls: None }
     }
 
     fn req() -> JoinRequest<'static> {

@@ -1,6 +1,7 @@
 //! Opening a bot's websocket: a TCP socket bound to a chosen local source
-//! address (loopback runs), Nagle off, then the websocket handshake, with
-//! every failure classified ([`FailureKind`]).
+//! address (loopback runs), Nagle off, the TLS handshake for `wss://`
+//! targets, then the websocket handshake, with every failure classified
+//! ([`FailureKind`]).
 
 use crate::failure::FailureKind;
 use crate::target::Target;
@@ -10,10 +11,10 @@ use std::time::Duration;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
-use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-/// A bot's websocket over plain TCP.
-pub type WsStream = WebSocketStream<TcpStream>;
+/// A bot's websocket over plain TCP (`ws://`) or TLS over TCP (`wss://`).
+pub type WsStream = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// Initial read buffer of a bot socket, bytes: small, because thousands of
 /// bots each hold one; it grows to fit larger frames.
@@ -49,7 +50,8 @@ pub fn ws_config() -> WebSocketConfig {
 /// handshake together).
 ///
 /// Errors: [`ConnectError`] with `EMFILE`/`EADDRNOTAVAIL` as local failures,
-/// refusals and non-101 answers as the server's, and the deadline as a timeout.
+/// refusals, TLS failures and non-101 answers as the server's, and the
+/// deadline as a timeout.
 pub async fn connect(target: &Target, source: Option<Ipv4Addr>, timeout: Duration) -> Result<WsStream, ConnectError> {
     match tokio::time::timeout(timeout, connect_inner(target, source)).await {
         Ok(r) => r,
@@ -66,14 +68,32 @@ async fn connect_inner(target: &Target, source: Option<Ipv4Addr>) -> Result<WsSt
         .as_str()
         .into_client_request()
         .map_err(|e| ConnectError { kind: FailureKind::Handshake, detail: e.to_string() })?;
-    match tokio_tungstenite::client_async_with_config(request, tcp, Some(ws_config())).await {
+    let handshake = match &target.tls {
+        None => {
+            tokio_tungstenite::client_async_with_config(request, MaybeTlsStream::Plain(tcp), Some(ws_config())).await
+        }
+        Some(tls) => {
+            tokio_tungstenite::client_async_tls_with_config(request, tcp, Some(ws_config()), Some(tls.connector()))
+                .await
+        }
+    };
+    match handshake {
         Ok((ws, _response)) => Ok(ws),
+        Err(tungstenite::Error::Io(e)) if is_tls_failure(&e) => {
+            Err(ConnectError { kind: FailureKind::Handshake, detail: format!("TLS handshake: {e}") })
+        }
         Err(tungstenite::Error::Io(e)) => Err(ConnectError::io("handshake", e)),
         Err(tungstenite::Error::Http(resp)) => {
             Err(ConnectError { kind: FailureKind::Handshake, detail: format!("upgrade answered {}", resp.status()) })
         }
         Err(e) => Err(ConnectError { kind: FailureKind::Handshake, detail: e.to_string() }),
     }
+}
+
+/// True when an I/O error carries a TLS failure (tokio-rustls reports
+/// certificate and protocol errors as `InvalidData` wrapping a rustls error).
+fn is_tls_failure(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>())
 }
 
 async fn tcp_connect(addr: SocketAddr, source: Option<Ipv4Addr>) -> Result<TcpStream, ConnectError> {
@@ -105,7 +125,7 @@ mod tests {
     #[tokio::test]
     async fn refused_connect_is_the_servers_side() {
         let addr = closed_port().await;
-        let t = Target { url: format!("ws://{addr}/ws"), addr };
+        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
         let err = connect(&t, Some(Ipv4Addr::new(127, 0, 0, 3)), Duration::from_secs(2)).await.expect_err("refused");
         assert_eq!(err.kind, FailureKind::ConnectRefused);
     }
@@ -122,17 +142,35 @@ mod tests {
                 let _ = s.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n").await;
             }
         });
-        let t = Target { url: format!("ws://{addr}/ws"), addr };
+        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
         let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("503");
         assert_eq!(err.kind, FailureKind::Handshake);
         assert!(err.detail.contains("503"), "{err}");
     }
 
     #[tokio::test]
+    async fn wss_to_a_plain_server_is_a_handshake_failure() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = l.local_addr().expect("addr");
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            if let Ok((mut s, _)) = l.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+            }
+        });
+        let tls = crate::tls::Tls::new(&crate::tls::TlsOptions { insecure: true, ..Default::default() }).expect("tls");
+        let t = Target { url: format!("wss://{addr}/ws"), addr, tls: Some(tls) };
+        let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("not TLS");
+        assert_eq!(err.kind, FailureKind::Handshake, "{err}");
+    }
+
+    #[tokio::test]
     async fn silent_server_times_out() {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = l.local_addr().expect("addr");
-        let t = Target { url: format!("ws://{addr}/ws"), addr };
+        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
         let err = connect(&t, None, Duration::from_millis(200)).await.expect_err("timeout");
         assert_eq!(err.kind, FailureKind::ConnectTimeout);
         drop(l);

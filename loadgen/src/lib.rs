@@ -3,8 +3,9 @@
 //! on them.
 //!
 //! Layers, bottom up:
-//! - [`target`], [`connection`]: where to connect and how (source address
-//!   binding, Nagle off, failure classification in [`failure`]).
+//! - [`target`], [`connection`], [`tls`]: where to connect and how (source
+//!   address binding, Nagle off, TLS for `wss://`, failure classification in
+//!   [`failure`]).
 //! - [`client`]: one player's connection (Hello, Welcome/Busy/Error, send,
 //!   receive verified frames); [`event`] turns frames into owned values for tests.
 //! - [`bot`]: a simulated player that walks per its [`profile`], measures in a
@@ -34,6 +35,7 @@ pub mod stats;
 pub mod swarm;
 pub mod sysinfo;
 pub mod target;
+pub mod tls;
 
 pub use bot::{Bot, BotConfig, BotReport, BotShared, BotState};
 pub use client::{Client, JoinError, JoinRequest};
@@ -42,3 +44,4 @@ pub use profile::{Profile, ProfileName};
 pub use reconnect::ReconnectPolicy;
 pub use stats::{Metric, Stats, Summary};
 pub use target::Target;
+pub use tls::{Tls, TlsOptions};

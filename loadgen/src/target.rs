@@ -1,40 +1,60 @@
-//! Where bots connect: `ws://` URLs resolved once at start, bots spread over
-//! them round-robin, and the local source addresses (127.0.0.1..127.0.0.N)
-//! that loopback connections are spread over so a run is not capped by one
-//! address's ephemeral ports.
+//! Where bots connect: `ws://` and `wss://` URLs resolved once at start, bots
+//! spread over them round-robin, and the local source addresses
+//! (127.0.0.1..127.0.0.N) that loopback connections are spread over so a run
+//! is not capped by one address's ephemeral ports.
 
+use crate::tls::{Tls, TlsError, TlsOptions};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use tokio_tungstenite::tungstenite::http::Uri;
 
 /// A websocket endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
-    /// The URL as given (`ws://host:port/path`).
+    /// The URL as given (`ws://host:port/path` or `wss://host:port/path`).
     pub url: String,
     /// The address it resolved to at start.
     pub addr: SocketAddr,
+    /// TLS settings for a `wss://` URL; None for `ws://`.
+    pub tls: Option<Tls>,
 }
 
 /// Why a `--url` is unusable.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// Not a URL.
     #[error("invalid URL {0:?}")]
     Invalid(String),
-    /// Not `ws://` (TLS is nginx's job; point the loadgen at a shard).
-    #[error("unsupported scheme in {0:?}: only ws:// is supported")]
+    /// Neither `ws://` nor `wss://`.
+    #[error("unsupported scheme in {0:?}: use ws:// or wss://")]
     Scheme(String),
     /// The host did not resolve.
     #[error("cannot resolve {0:?}: {1}")]
     Resolve(String, String),
+    /// The TLS settings for a `wss://` URL could not be built.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 impl Target {
-    /// Parses `url` and resolves its host (IPv4 preferred).
+    /// Parses `url` and resolves its host (IPv4 preferred); a `wss://` URL
+    /// trusts the public web roots only (see [`Target::resolve_with`]).
     ///
     /// Errors: [`TargetError`].
     pub async fn resolve(url: &str) -> Result<Target, TargetError> {
+        Target::resolve_with(url, None).await
+    }
+
+    /// Like [`Target::resolve`], with `tls` as the settings of a `wss://` URL
+    /// (None: the public web roots). `tls` is ignored for `ws://`.
+    ///
+    /// Errors: [`TargetError`].
+    pub async fn resolve_with(url: &str, tls: Option<&Tls>) -> Result<Target, TargetError> {
         let (host, port) = host_port(url)?;
+        let tls = match (is_tls(url), tls) {
+            (false, _) => None,
+            (true, Some(t)) => Some(t.clone()),
+            (true, None) => Some(Tls::new(&TlsOptions::default())?),
+        };
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
             .await
             .map_err(|e| TargetError::Resolve(url.to_owned(), e.to_string()))?
@@ -45,7 +65,7 @@ impl Target {
             .or(addrs.first())
             .copied()
             .ok_or_else(|| TargetError::Resolve(url.to_owned(), "no address".into()))?;
-        Ok(Target { url: url.to_owned(), addr })
+        Ok(Target { url: url.to_owned(), addr, tls })
     }
 
     /// True when the target is on IPv4 loopback, where 127.0.0.x source
@@ -55,17 +75,23 @@ impl Target {
     }
 }
 
-/// Host and port of a `ws://` URL (port 80 when absent).
+/// Host and port of a `ws://` or `wss://` URL (port 80 or 443 when absent).
 pub fn host_port(url: &str) -> Result<(String, u16), TargetError> {
     let uri: Uri = url.parse().map_err(|_| TargetError::Invalid(url.to_owned()))?;
-    match uri.scheme_str() {
-        Some("ws") => {}
+    let default_port = match uri.scheme_str() {
+        Some("ws") => 80,
+        Some("wss") => 443,
         Some(_) => return Err(TargetError::Scheme(url.to_owned())),
         None => return Err(TargetError::Invalid(url.to_owned())),
-    }
+    };
     let host = uri.host().ok_or_else(|| TargetError::Invalid(url.to_owned()))?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
-    Ok((host, uri.port_u16().unwrap_or(80)))
+    Ok((host, uri.port_u16().unwrap_or(default_port)))
+}
+
+/// True for a `wss://` URL (case-insensitive scheme).
+pub fn is_tls(url: &str) -> bool {
+    url.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("wss://"))
 }
 
 /// The target of bot `bot` on attempt `attempt`: bots start round-robin over
@@ -111,17 +137,19 @@ mod tests {
     use super::*;
 
     fn target(addr: &str) -> Target {
-        Target { url: format!("ws://{addr}/ws"), addr: addr.parse().expect("addr") }
+        Target { url: format!("ws://{addr}/ws"), addr: addr.parse().expect("addr"), tls: None }
     }
 
     #[test]
-    fn parses_ws_urls_and_refuses_others() {
-        assert_eq!(host_port("ws://127.0.0.1:8080/ws"), Ok(("127.0.0.1".into(), 8080)));
-        assert_eq!(host_port("ws://example.test/ws"), Ok(("example.test".into(), 80)));
-        assert_eq!(host_port("ws://[::1]:9/ws"), Ok(("::1".into(), 9)));
-        assert!(matches!(host_port("wss://h/ws"), Err(TargetError::Scheme(_))));
+    fn parses_ws_and_wss_urls_and_refuses_others() {
+        assert_eq!(host_port("ws://127.0.0.1:8080/ws").ok(), Some(("127.0.0.1".into(), 8080)));
+        assert_eq!(host_port("ws://example.test/ws").ok(), Some(("example.test".into(), 80)));
+        assert_eq!(host_port("ws://[::1]:9/ws").ok(), Some(("::1".into(), 9)));
+        assert_eq!(host_port("wss://h/ws").ok(), Some(("h".into(), 443)));
+        assert_eq!(host_port("wss://h:8443/ws").ok(), Some(("h".into(), 8443)));
         assert!(matches!(host_port("http://h/ws"), Err(TargetError::Scheme(_))));
         assert!(host_port("not a url").is_err());
+        assert!(is_tls("wss://h/ws") && is_tls("WSS://h/ws") && !is_tls("ws://h/ws"));
     }
 
     #[tokio::test]
@@ -129,6 +157,17 @@ mod tests {
         let t = Target::resolve("ws://127.0.0.1:9/ws").await.expect("resolves");
         assert!(t.is_loopback_v4());
         assert_eq!(t.addr.port(), 9);
+        assert!(t.tls.is_none());
+    }
+
+    #[tokio::test]
+    async fn wss_targets_carry_the_given_tls_settings() {
+        let tls = Tls::new(&TlsOptions { insecure: true, ..TlsOptions::default() }).expect("tls");
+        let t = Target::resolve_with("wss://127.0.0.1:9/ws", Some(&tls)).await.expect("resolves");
+        assert_eq!(t.tls.as_ref(), Some(&tls));
+        let plain = Target::resolve_with("ws://127.0.0.1:9/ws", Some(&tls)).await.expect("resolves");
+        assert!(plain.tls.is_none());
+        assert!(Target::resolve("wss://127.0.0.1:9/ws").await.expect("web roots").tls.is_some());
     }
 
     #[test]

@@ -18,7 +18,8 @@ use crate::reconnect::ReconnectPolicy;
 use crate::report::{self, Measured, RunInfo};
 use crate::stats::Window;
 use crate::swarm::{Swarm, SwarmConfig};
-use crate::target::{SourceAddrs, Target};
+use crate::target::{self, SourceAddrs, Target};
+use crate::tls::{Tls, TlsOptions};
 use anyhow::Context as _;
 use serde::Serialize;
 use std::sync::Arc;
@@ -50,13 +51,20 @@ pub struct Context {
 }
 
 impl Context {
-    /// Resolves the targets and checks (and raises) the local limits.
+    /// Resolves the targets (with one TLS configuration shared by every
+    /// `wss://` target) and checks (and raises) the local limits.
     ///
-    /// Errors: a URL that is not ws:// or does not resolve.
+    /// Errors: a URL that is neither ws:// nor wss:// or does not resolve, an
+    /// unreadable `--ca-file`.
     pub async fn new(common: CommonArgs, stop: CancellationToken) -> anyhow::Result<Context> {
+        let tls = if common.urls.iter().any(|u| target::is_tls(u)) {
+            Some(Tls::new(&TlsOptions { ca_files: common.ca_files.clone(), insecure: common.insecure })?)
+        } else {
+            None
+        };
         let mut targets = Vec::with_capacity(common.urls.len());
         for url in &common.urls {
-            targets.push(Target::resolve(url).await?);
+            targets.push(Target::resolve_with(url, tls.as_ref()).await?);
         }
         let sources = SourceAddrs::for_targets(&targets, common.source_addrs);
         let limits = LocalLimits::check_and_raise(sources.len());

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Two shards behind nginx with TLS, N bots playing over wss through it:
+# snapshot gap p95 (own shard and relayed), and the CPU that nginx and the
+# shards spend per frame delivered to the bots.
+#
+#   deploy/bench-nginx.sh                      # 1000 bots, 30 s measured
+#   BOTS=500 HOLD=20 deploy/bench-nginx.sh
+#   DIRECT=1 deploy/bench-nginx.sh             # control: bots straight to the shards (ws://)
+#
+# How it measures: Redis, SHARDS shard processes and nginx (the shipped
+# template, WORKERS workers) start on 127.0.0.1 (deploy/local-lib.sh), then
+# `mino-loadgen walk` joins BOTS walker bots through nginx at RAMP per second.
+# Once the shards hold every bot, after SETTLE seconds, the script reads
+# /proc/PID/stat (utime, stime) of every nginx worker and every shard, and the
+# shards' mino_frames_sent_total, waits HOLD seconds and reads them again.
+# Frames delivered in that window = the loadgen's frames_per_s (measured by
+# the bots over their hold, which spans the window) x the window's length.
+# CPU per frame = CPU seconds in the window / those frames. The loadgen's own
+# per-frame figure for the shards (--server-pid, over its hold) is reported
+# beside it as a cross-check.
+#
+# Settings (environment): BOTS (1000), SHARDS (2), RAMP (100 per s), SETTLE
+# (3 s), HOLD (30 s), WORKERS (nginx worker_processes, auto), SHARD_FLAGS
+# (--busy-lateness-ms 0: the busy rule off, as in the original measurements,
+# so that a machine shared with the load generator admits every bot), PROFILE
+# (release), DIRECT (0; 1: the bots connect to the shards over plain ws,
+# nginx idles: the same run without the proxy), OUT (target/bench-nginx:
+# loadgen.json, summary.json, logs).
+# Builds the release binaries when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=deploy/local-lib.sh
+. deploy/local-lib.sh
+
+BOTS="${BOTS:-1000}"
+SHARDS="${SHARDS:-2}"
+RAMP="${RAMP:-100}"
+SETTLE="${SETTLE:-3}"
+HOLD="${HOLD:-30}"
+WORKERS="${WORKERS:-auto}"
+PROFILE="${PROFILE:-release}"
+SHARD_FLAGS="${SHARD_FLAGS:---busy-lateness-ms 0}"
+DIRECT="${DIRECT:-0}"
+OUT="${OUT:-target/bench-nginx}"
+
+mino_need redis-server nginx openssl envsubst curl python3
+bin="target/$PROFILE"
+if [ ! -x "$bin/mino-server" ] || [ ! -x "$bin/mino-loadgen" ]; then
+  flag=(); [ "$PROFILE" = release ] && flag=(--release)
+  cargo build "${flag[@]}" -p mino-server -p mino-loadgen
+fi
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+MINO_WORK="$(mktemp -d -t mino-bench-XXXXXX)"
+cleanup() {
+  trap - EXIT
+  mino_stop_all
+  cp "$MINO_WORK"/*.log "$MINO_WORK"/logs/error.log "$OUT/" 2>/dev/null || true
+  rm -rf "$MINO_WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+redis_port=""
+for p in $(seq 26379 26479); do mino_port_free "$p" && { redis_port=$p; break; }; done
+https_port=""
+for p in $(seq 28443 28543); do mino_port_free "$p" && mino_port_free $((p + 1000)) && { https_port=$p; break; }; done
+[ -n "$redis_port" ] && [ -n "$https_port" ] || mino_die "no free ports"
+
+mino_cert "$MINO_WORK/tls"
+mkdir -p "$MINO_WORK/client" && echo '<!doctype html><title>mino bench</title>' >"$MINO_WORK/client/index.html"
+mino_redis "$redis_port"
+for id in $(seq 1 "$SHARDS"); do
+  # shellcheck disable=SC2086 # SHARD_FLAGS is a list of flags
+  MINO_LOG=warn mino_shard "$bin/mino-server" "$id" "redis://127.0.0.1:$redis_port" $SHARD_FLAGS
+done
+connections=$((BOTS * 2 + 1024))
+mino_nginx "$https_port" $((https_port + 1000)) "$MINO_WORK/client" "$WORKERS" "$connections"
+
+pid_args=()
+for p in "${MINO_SHARD_PIDS[@]}"; do pid_args+=(--server-pid "$p"); done
+urls=(--url "wss://127.0.0.1:$https_port/ws" --ca-file "$MINO_WORK/tls/cert.pem")
+if [ "$DIRECT" = 1 ]; then
+  urls=()
+  for a in "${MINO_SHARD_ADDRS[@]}"; do urls+=(--url "ws://$a/ws"); done
+fi
+loadgen_cmd=("$bin/mino-loadgen" walk "${urls[@]}"
+  --bots "$BOTS" --ramp "$RAMP" --duration "$((SETTLE + HOLD + 5))s" "${pid_args[@]}" --json "$OUT/loadgen.json" --quiet)
+echo "bench-nginx: $BOTS bots, $SHARDS shards ($SHARD_FLAGS), nginx workers: $WORKERS; ${loadgen_cmd[*]}"
+"${loadgen_cmd[@]}" >"$OUT/loadgen.out" 2>"$OUT/loadgen.err" &
+loadgen_pid=$!
+MINO_PIDS+=("$loadgen_pid")
+
+players() {
+  local a n total=0
+  for a in "${MINO_SHARD_ADDRS[@]}"; do
+    n=$(curl -fs "http://$a/metrics" | awk '$1 == "mino_players" {print int($2)}')
+    total=$((total + ${n:-0}))
+  done
+  echo "$total"
+}
+frames_sent() {
+  local a
+  for a in "${MINO_SHARD_ADDRS[@]}"; do curl -fs "http://$a/metrics"; done \
+    | awk '$1 == "mino_frames_sent_total" {s += $2} END {printf "%d\n", s}'
+}
+# cpu PIDS...: "user_ticks sys_ticks" summed (fields 14 and 15 of /proc/PID/stat).
+cpu() {
+  local p
+  for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null; done | sed 's/^.*) //' | awk '{u += $12; s += $13} END {print u + 0, s + 0}'
+}
+rss_kb() {
+  local p
+  for p in "$@"; do awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null; done | awk '{s += $1} END {print s + 0}'
+}
+machine() { awk '/^cpu / {idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle}' /proc/stat; }
+
+deadline=$((SECONDS + BOTS / RAMP + 60))
+until [ "$(players)" -ge "$BOTS" ]; do
+  mino_alive "$loadgen_pid" || mino_die "the loadgen ended before all bots joined ($(players) of $BOTS); see $OUT/loadgen.json"
+  [ "$SECONDS" -lt "$deadline" ] || mino_die "only $(players) of $BOTS players joined"
+  sleep 0.5
+done
+sleep "$SETTLE"
+workers=$(pgrep -P "$MINO_NGINX_PID" | tr '\n' ' ')
+read -r n_u0 n_s0 <<<"$(cpu $workers)"
+read -r s_u0 s_s0 <<<"$(cpu "${MINO_SHARD_PIDS[@]}")"
+read -r m_t0 m_i0 <<<"$(machine)"
+f0=$(frames_sent)
+t0=$(date +%s.%N)
+sleep "$HOLD"
+read -r n_u1 n_s1 <<<"$(cpu $workers)"
+read -r s_u1 s_s1 <<<"$(cpu "${MINO_SHARD_PIDS[@]}")"
+read -r m_t1 m_i1 <<<"$(machine)"
+f1=$(frames_sent)
+t1=$(date +%s.%N)
+nginx_rss=$(rss_kb $workers)
+shard_rss=$(rss_kb "${MINO_SHARD_PIDS[@]}")
+wait "$loadgen_pid" || mino_die "the loadgen failed: $(cat "$OUT/loadgen.err")"
+
+python3 - "$OUT/loadgen.json" "$OUT/summary.json" <<EOF
+import json, sys
+tck = $(getconf CLK_TCK)
+window = $t1 - $t0
+r = json.load(open(sys.argv[1]))
+m = r  # the walk report: its measured figures are at the top level
+frames = m["frames_per_s"] * window
+def per_frame(user_ticks, sys_ticks):
+    u, s = user_ticks / tck, sys_ticks / tck
+    return {"cpu_s": round(u + s, 3), "cores": round((u + s) / window, 3),
+            "us_per_frame": round((u + s) * 1e6 / frames, 2),
+            "user_us_per_frame": round(u * 1e6 / frames, 2), "sys_us_per_frame": round(s * 1e6 / frames, 2)}
+busy = 1 - ($m_i1 - $m_i0) / max($m_t1 - $m_t0, 1)
+summary = {
+    "bots": $BOTS, "shard_processes": $SHARDS, "nginx_workers": "$WORKERS", "through_nginx": "$DIRECT" != "1",
+    "connected": m["connected"],
+    "window_s": round(window, 2),
+    "snapshot_gap_ms": m["snapshot_gap_ms"], "relayed_snapshot_gap_ms": m["relayed_snapshot_gap_ms"],
+    "frames_per_s_delivered": m["frames_per_s"], "frames_per_s_sent_by_shards": round(($f1 - $f0) / window, 1),
+    "bytes_per_s_delivered": m["bytes_per_s"],
+    "nginx": dict(per_frame($n_u1 - $n_u0, $n_s1 - $n_s0), rss_bytes_per_player=round($nginx_rss * 1024 / $BOTS)),
+    "shards": dict(per_frame($s_u1 - $s_u0, $s_s1 - $s_s0), rss_bytes_per_player=round($shard_rss * 1024 / $BOTS)),
+    "shards_by_loadgen": m.get("server"),
+    "loadgen_machine_busy_pct": m["machine_cpu_pct"],
+    "loadgen_cpu_pct": m["loadgen_cpu_pct"], "judgeable": m["judgeable"],
+    "machine_busy_pct": round(100 * busy, 1), "errors": m["errors"], "error_kinds": m["error_kinds"],
+}
+json.dump(summary, open(sys.argv[2], "w"), indent=2)
+g, rg = m["snapshot_gap_ms"], m["relayed_snapshot_gap_ms"]
+route = "behind nginx TLS" if summary["through_nginx"] else "direct (ws://, nginx idle)"
+print(f"bots {m['connected']}/{$BOTS} over {$SHARDS} shards {route} ({summary['nginx_workers']} nginx workers), {window:.1f} s window")
+print(f"snapshot gap ms   own: p50 {g['p50']} p95 {g['p95']} p99 {g['p99']}   relayed: p50 {rg['p50']} p95 {rg['p95']} p99 {rg['p99']}")
+print(f"frames delivered  {m['frames_per_s']:.0f}/s ({m['bytes_per_s'] / 1e6:.1f} MB/s); shards sent {summary['frames_per_s_sent_by_shards']:.0f}/s")
+for k in ("nginx", "shards"):
+    x = summary[k]
+    print(f"{k:<7} {x['us_per_frame']:>6} us/frame (user {x['user_us_per_frame']}, sys {x['sys_us_per_frame']}), {x['cores']} cores, {x['rss_bytes_per_player']} B RSS/player")
+if summary["shards_by_loadgen"]:
+    print(f"shards (loadgen's own window): {summary['shards_by_loadgen']['cpu_per_frame_us']['total']} us/frame")
+print(f"loadgen CPU {m['loadgen_cpu_pct']}% (judgeable: {m['judgeable']}), machine busy {summary['machine_busy_pct']}%, errors {m['errors']}")
+print(f"files: {sys.argv[1]}, {sys.argv[2]}")
+EOF
