@@ -15,6 +15,8 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v envsubst >/dev/null 2>&1 || need_apt+=(gettext-base)
+command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   $SUDO apt-get update -qq

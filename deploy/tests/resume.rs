@@ -29,6 +29,7 @@ async fn assert_resumed(bots: &Bots, ids_before: &[Option<mino_protocol::PlayerI
     let t = bots.totals();
     assert_eq!(t.resumed as usize, came_back, "resumed: {t:?}");
     assert_eq!(t.fresh_rejoins, 0, "nobody came back as a new player: {t:?}");
+    assert_eq!(t.misplaced, 0, "every resumed player is where it was (largest jump {}): {t:?}", bots.max_resume_jump());
     assert_eq!(t.errors_of(FailureKind::TicketRefused), 0, "{:?}", t.error_kinds());
     let snapshots = bots.own_snapshots_during(Duration::from_secs(1)).await;
     assert!(snapshots >= BOTS as u64 * 10, "every bot is playing (20 Hz snapshots): {snapshots} in 1 s");
@@ -83,4 +84,21 @@ async fn bots_cut_by_a_reload_resume_with_their_ids() {
     cluster.wait_players(BOTS as u32, LIMIT).await;
     assert_resumed(&bots, &ids, BOTS).await;
     bots.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moved_players_are_never_sent_back_to_the_draining_shard() {
+    let mut cluster = Cluster::start(ClusterOptions::default()).await;
+    let bots = Bots::start(cluster.target().await, 60, ProfileName::Walker).await;
+    assert!(bots.wait_connected(LIMIT).await, "{} of 60 connected", bots.connected());
+    let on_drained = cluster.wait_players(60, LIMIT).await[0] as usize;
+    let (before, ids) = (bots.welcomes(), bots.ids());
+    let status = cluster.shards[0].process().stop(LIMIT).expect("the drained shard exits");
+    assert!(status.success(), "{status:?}");
+    let back = bots.wait_until(LIMIT, |b| came_back(&before, &b.welcomes()) == on_drained).await;
+    assert!(back, "{} of {on_drained} back", came_back(&before, &bots.welcomes()));
+    assert_eq!(bots.ids(), ids);
+    let t = bots.totals();
+    assert_eq!(t.busy_refusals, 0, "nginx passed every moved player's upgrade to a shard that admits it: {t:?}");
+    assert_eq!(t.misplaced, 0, "largest jump {}: {t:?}", bots.max_resume_jump());
 }

@@ -87,11 +87,30 @@ fn accept_key(headers: &HeaderMap) -> Result<String, &'static str> {
     Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes()))
 }
 
+/// Why this shard is not taking players now (`None`: it is), as `/readyz` says.
+fn not_ready(state: &AppState) -> Option<&'static str> {
+    let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
+    if state.session.cancel.is_cancelled() {
+        Some("shutting down\n")
+    } else if state.draining.is_cancelled() {
+        Some("draining\n")
+    } else if redis_down {
+        Some("redis unreachable\n")
+    } else {
+        None
+    }
+}
+
 async fn websocket(
     State(state): State<AppState>,
     slot: Option<Extension<ConnectionSlot>>,
     mut req: Request,
 ) -> Response {
+    if let Some(why) = not_ready(&state) {
+        // Refused before the upgrade, so a load balancer retries another shard
+        // (nginx: proxy_next_upstream http_503) instead of a Busy after it.
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why).into_response();
+    }
     let accept = match accept_key(req.headers()) {
         Ok(a) => a,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
@@ -123,15 +142,9 @@ async fn websocket(
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
-    if state.session.cancel.is_cancelled() {
-        (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response()
-    } else if state.draining.is_cancelled() {
-        (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response()
-    } else if redis_down {
-        (StatusCode::SERVICE_UNAVAILABLE, "redis unreachable\n").into_response()
-    } else {
-        (StatusCode::OK, "ready\n").into_response()
+    match not_ready(&state) {
+        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
+        None => (StatusCode::OK, "ready\n").into_response(),
     }
 }
 

@@ -88,6 +88,7 @@ pub struct Shard {
     left: Vec<PlayerId>,
     presence_seq: u64,
     reserved: usize,
+    highest_player: u32,
 }
 
 impl Shard {
@@ -114,6 +115,7 @@ impl Shard {
             left: Vec::new(),
             presence_seq: 0,
             reserved: 0,
+            highest_player: 0,
         }
     }
 
@@ -140,6 +142,11 @@ impl Shard {
     /// The other shards as seen from here (read-only).
     pub fn view(&self) -> &ClusterView {
         &self.view
+    }
+
+    /// The highest player id this shard has admitted.
+    pub fn highest_player(&self) -> u32 {
+        self.highest_player
     }
 
     /// Ids left before the shard needs another block.
@@ -226,6 +233,7 @@ impl Shard {
     pub fn join(&mut self, name: &str, spawn: (f32, f32), ticket: Ticket, now_ms: u64) -> Result<Admitted, Refusal> {
         self.admission.check(self.world.len() + self.reserved)?;
         let player = self.ids.take().ok_or(Refusal::Unavailable)?;
+        self.highest_player = self.highest_player.max(player.0);
         let name: Arc<str> = name.into();
         self.world.add(player, name.clone(), spawn.0, spawn.1);
         self.joined.push((player, name.clone()));
@@ -245,6 +253,7 @@ impl Shard {
         now_ms: u64,
     ) -> Admitted {
         self.unreserve();
+        self.highest_player = self.highest_player.max(player.0);
         let replaced = self.world.player(player).is_some();
         if !replaced {
             let (x, y) = position.unwrap_or(spawn);

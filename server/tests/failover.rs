@@ -138,7 +138,15 @@ async fn drained_shard_moves_everyone_and_exits_zero() {
     let mut bots = walkers(&a, 8).await;
     let ids: Vec<u32> = bots.iter().map(Client::id).collect();
     a.signal("TERM");
-    assert_eq!(a.get("/readyz").await.0, 503, "draining is not ready");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while a.get("/readyz").await.0 != 503 {
+        assert!(Instant::now() < deadline, "draining is not ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    match tokio_tungstenite::connect_async(a.ws_url()).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 503, "no upgrade while draining"),
+        other => panic!("expected HTTP 503, got {:?}", other.map(|_| ())),
+    }
     let mut moved = Vec::new();
     for c in &mut bots {
         let ticket = c.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
@@ -147,6 +155,7 @@ async fn drained_shard_moves_everyone_and_exits_zero() {
     }
     let back: Vec<u32> = moved.iter().map(Client::id).collect();
     assert_eq!(back, ids, "same ids, nobody lost");
+    assert!(moved.iter().all(|c| c.welcome.as_ref().is_some_and(|w| w.resumed)));
     drop(bots);
     let status = a.wait_exit(Duration::from_secs(10)).expect("exited after the drain");
     assert!(status.success());

@@ -122,6 +122,17 @@ pub enum ClusterEvent {
 pub enum Outgoing {
     /// A chat frame, for the chat channel.
     Chat(Bytes),
+    /// A player left this shard (disconnected, or told to move) at `(x, y)`:
+    /// kept in its session, so a resume elsewhere finds it in place even when
+    /// this shard's last snapshot no longer lists it.
+    Park {
+        /// Who.
+        player: PlayerId,
+        /// Where, world units.
+        x: f32,
+        /// Where, world units.
+        y: f32,
+    },
     /// A presence frame, for the presence channel, with its delta: the
     /// publisher applies the delta to this shard's players hash in the same
     /// MULTI as the PUBLISH, so the hash is never behind what was published.
@@ -155,6 +166,9 @@ pub struct LocalState {
     pub players: usize,
     /// True while the busy rule refuses players.
     pub overloaded: bool,
+    /// The highest player id this shard has held: the id counter in Redis is
+    /// kept above it, so ids stay unique even if Redis lost its data.
+    pub highest_player: u32,
 }
 
 /// The tick loop's ends of the cluster's channels.

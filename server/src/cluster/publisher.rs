@@ -22,6 +22,10 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+/// Sets `x` and `y` of a session that still exists (never creates one).
+const PARK: &str =
+    "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'x', ARGV[1], 'y', ARGV[2]) end";
+
 /// Field of the players hash holding the presence sequence number it is current to.
 pub const SEQ_FIELD: &str = "_seq";
 
@@ -70,6 +74,11 @@ impl Publisher {
                             self.metrics.dropped("publish_event", 1);
                         }
                     }
+                    Some(Outgoing::Park { player, x, y }) => {
+                        if let Err(e) = self.park(player, x, y).await {
+                            tracing::debug!(error = %e, "park failed");
+                        }
+                    }
                     Some(Outgoing::Presence { bytes, seq: s, joined, left }) => {
                         for id in &left {
                             players.remove(id);
@@ -110,6 +119,14 @@ impl Publisher {
                 }
             }
         }
+    }
+
+    /// Records where a player left in its session (if the session still exists).
+    async fn park(&self, player: PlayerId, x: f32, y: f32) -> Result<(), RedisError> {
+        let script = redis::Script::new(PARK);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.session(player)).arg(x).arg(y);
+        with_conn(&self.pool, async move |c| inv.invoke_async::<()>(c).await).await
     }
 
     /// True when a tick at `tick_ms` is too old to speak for this shard now.

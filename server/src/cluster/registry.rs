@@ -33,6 +33,10 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
+/// Raises the id counter to at least ARGV[1] (never lowers it).
+const RESEED: &str =
+    "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end";
+
 /// Extra reads of a shard's players after it appeared.
 pub const RECHECKS: u8 = 2;
 
@@ -170,6 +174,8 @@ impl Registry {
         )
         .ignore();
         pipe.zadd(self.keys.shards(), self.me.0, now + ttl_ms).ignore();
+        // Keep the id counter above every id this shard holds.
+        pipe.cmd("EVAL").arg(RESEED).arg(1).arg(self.keys.next_player()).arg(state.highest_player).ignore();
         pipe.zrembyscore(self.keys.shards(), "-inf", now).ignore();
         pipe.pexpire(self.keys.shards(), (ttl_ms * 10) as i64).ignore();
         with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await

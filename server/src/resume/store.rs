@@ -2,7 +2,8 @@
 //!
 //! - `ticket:<hex>` holds the player id (or `used:<id>` once claimed);
 //! - `session:<player>` is a hash: `owner` (shard id, 8 hex digits), `gen`
-//!   (raised by every claim), `name`, `ticket` (its current ticket);
+//!   (raised by every claim), `name`, `ticket` (its current ticket), and `x`,
+//!   `y` where the player last left a shard;
 //! - `lastsnap:<shard>` is the shard's newest snapshot (written by its publisher).
 //!
 //! A claim is one Lua script (one round trip), so two shards claiming one
@@ -29,7 +30,7 @@ local v = redis.call('GET', KEYS[1])
 if not v then return {'missing'} end
 if string.sub(v, 1, 5) == 'used:' then return {'used'} end
 local skey = ARGV[1] .. 'session:' .. v
-local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket')
+local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket', 'x', 'y')
 if not s[1] then return {'missing'} end
 if s[4] ~= ARGV[5] then return {'used'} end
 redis.call('SET', KEYS[1], 'used:' .. v, 'PX', ARGV[4])
@@ -41,7 +42,7 @@ local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
 if s[1] ~= ARGV[2] then
   redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
 end
-return {'ok', v, s[3], s[1], tostring(gen), snap}
+return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6]}
 ";
 
 /// Sessions of a place in Redis, as one shard uses them.
@@ -150,10 +151,16 @@ impl SessionStore {
         let player = PlayerId(text(1).parse().map_err(|_| ResumeError::Invalid)?);
         let owner = u32::from_str_radix(&text(3), 16).map(ShardId).ok();
         let generation = text(4).parse().unwrap_or(1);
+        // Where the old owner last simulated the player; else where it left.
+        let parked = match (text(6).parse::<f32>(), text(7).parse::<f32>()) {
+            (Ok(x), Ok(y)) if x.is_finite() && y.is_finite() => Some((x, y)),
+            _ => None,
+        };
         let position = match items.get(5) {
             Some(Value::BulkString(snap)) => position_in(snap, player),
             _ => None,
-        };
+        }
+        .or(parked);
         Ok(Claimed {
             player,
             name: text(2),

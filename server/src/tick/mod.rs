@@ -238,7 +238,11 @@ impl TickLoop {
                 }
             }
             if let Some(link) = &self.cluster {
-                let state = LocalState { players: self.shard.players(), overloaded };
+                let state = LocalState {
+                    players: self.shard.players(),
+                    overloaded,
+                    highest_player: self.shard.highest_player(),
+                };
                 link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
             }
             self.request_ids();
@@ -302,6 +306,7 @@ impl TickLoop {
             if let Some(link) = self.links.get(&player) {
                 let _ = link.control.try_send(Control::Move(ticket));
             }
+            self.park(player);
             self.moved.insert(player);
         }
     }
@@ -365,6 +370,17 @@ impl TickLoop {
         }
     }
 
+    /// Clustered: records where `player` stands in its session in Redis.
+    fn park(&mut self, player: PlayerId) {
+        let (Some(link), Some(p)) = (&self.cluster, self.shard.world().player(player)) else { return };
+        let park = Outgoing::Park { player, x: p.x, y: p.y };
+        if self.fenced {
+            self.held.push(park);
+        } else if link.publish.try_send(park).is_err() {
+            self.metrics.dropped("publish_event", 1);
+        }
+    }
+
     /// Removes a player whose session lives elsewhere now and closes its socket.
     fn drop_player(&mut self, player: PlayerId, reason: CloseReason) {
         if let Some(link) = self.links.remove(&player) {
@@ -401,6 +417,7 @@ impl TickLoop {
                     if let (Some(local), Some(p)) = (self.local.as_mut(), self.shard.world().player(player)) {
                         local.park(player, (p.x, p.y), now_ms());
                     }
+                    self.park(player);
                     self.shard.leave(player);
                 }
             }
