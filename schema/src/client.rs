@@ -23,7 +23,8 @@ impl Direction {
         if !x.is_finite() || !y.is_finite() {
             return None;
         }
-        let len = (x * x + y * y).sqrt();
+        // hypot does not overflow for large finite components (3e38, 3e38).
+        let len = x.hypot(y);
         if !len.is_finite() {
             return None;
         }
@@ -259,6 +260,13 @@ mod tests {
         assert!((dir.x() - 0.6).abs() < 1e-6 && (dir.y() - 0.8).abs() < 1e-6);
         let ClientMsg::Input { dir, .. } = decode(&encode_input(8, 0.0, 0.0)).expect("input") else { panic!() };
         assert!(dir.is_still());
+    }
+
+    #[test]
+    fn huge_finite_direction_is_still_a_direction() {
+        let d = Direction::new(3e38, 3e38).expect("finite");
+        assert!((d.x() - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert!((d.y() - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
     }
 
     #[test]
