@@ -23,15 +23,13 @@ impl Direction {
         if !x.is_finite() || !y.is_finite() {
             return None;
         }
-        // hypot does not overflow for large finite components (3e38, 3e38).
+        // In f64, so large finite components (3e38, 3e38) do not overflow.
+        let (x, y) = (f64::from(x), f64::from(y));
         let len = x.hypot(y);
-        if !len.is_finite() {
-            return None;
-        }
         if len < 1e-3 {
             return Some(Direction::STILL);
         }
-        Some(Direction { x: x / len, y: y / len })
+        Some(Direction { x: (x / len) as f32, y: (y / len) as f32 })
     }
 
     /// Unit x component (0 when still).
