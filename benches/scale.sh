@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# benches/scale.sh: mino's scale runner. Starts Redis, shard processes and the
+# loadgen on this machine, measures, and writes benches/RESULTS.md (our figures
+# beside the original's published ones) plus SVG plots and the raw JSON under
+# benches/results/. See benches/README.md for what each section measures.
+#
+# usage: benches/scale.sh [--quick] [--skip-build] [--skip-criterion] [--repeat N]
+#                         [--only SECTION,..] [--report-only]
+#   --quick           about 3 minutes: fewer steps, short holds, no repeats
+#   --skip-build      use the release binaries already in target/release
+#   --skip-criterion  leave out the criterion micro-benchmarks
+#   --repeat N        runs of the control and idle rows (median reported);
+#                     default 3 (1 with --quick)
+#   --only LIST       run only these sections (criterion, steps, control, idle,
+#                     arrivals, failover), keep the other sections' raw results,
+#                     and rewrite RESULTS.md from all of them
+#   --report-only     only rewrite RESULTS.md and the charts from results/raw
+#
+# Needs: cargo, redis-server, redis-cli, python3, curl. Runs on loopback only.
+# Every process it starts is stopped by pid on exit; nothing else is touched.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCHES="$ROOT/benches"
+BIN="$ROOT/target/release"
+OUT="$BENCHES/results"
+RAW="$OUT/raw"
+PY="$BENCHES/scale"
+
+QUICK=0
+BUILD=1
+CRITERION=1
+REPEAT=""
+ONLY=""
+REPORT_ONLY=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --skip-build) BUILD=0 ;;
+    --skip-criterion) CRITERION=0 ;;
+    --repeat) REPEAT="$2"; shift ;;
+    --only) ONLY=",$2,"; shift ;;
+    --report-only) REPORT_ONLY=1 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# ---- plan: what each mode runs --------------------------------------------
+if [[ $QUICK == 1 ]]; then
+  MODE=quick
+  REPEAT="${REPEAT:-1}"
+  ONE_STEPS="100,500,1000"            # one shard
+  TWO_STEPS="100,500,1000"            # two shards + Redis
+  HOLD=6s; SETTLE=2s; RAMP=250        # per step; ramp in bots/s
+  CONTROL_BOTS="1000"; CONTROL_HOLD=6s  # players; each a batched/unbatched pair
+  IDLE_BOTS=1000; IDLE_HOLD=5s
+  FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
+  ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
+  CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
+else
+  MODE=full
+  REPEAT="${REPEAT:-3}"
+  ONE_STEPS="100,250,500,1000,1500,2000,2500,3000"
+  TWO_STEPS="100,250,500,1000,1500,2000"
+  HOLD=15s; SETTLE=2s; RAMP=250
+  CONTROL_BOTS="1000 2000"; CONTROL_HOLD=12s
+  IDLE_BOTS=1000; IDLE_HOLD=8s
+  FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
+  ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
+  CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
+fi
+# Every capacity run switches the busy rule off, as the original's one-machine
+# figures did: we want to see where a process stops, not where it says no.
+SHARD_FLAGS=(--busy-lateness-ms 0)
+SAMPLE_INTERVAL=0.5
+
+# ---- bookkeeping -------------------------------------------------------------
+TMP="$(mktemp -d /tmp/mino-scale.XXXXXX)"
+STARTED_PIDS=()
+# Every command a section runs, for RESULTS.md; one file per section.
+COMMANDS="$RAW/commands-build.txt"
+T0=$(date +%s)
+
+log() { printf '[scale %4ds] %s\n' "$(( $(date +%s) - T0 ))" "$*" >&2; }
+
+# The binaries are copied here after the build, so a rebuild by someone else
+# during the run cannot change what is measured half-way.
+RUNBIN="$TMP/bin"
+
+# A command line as RESULTS.md shows it: the run's copies named by their source.
+shown() {
+  local line="$*"
+  line="${line//$RUNBIN/target/release}"
+  printf '%s' "${line//$ROOT\//}"
+}
+
+# Records a command line (for RESULTS.md) and runs it.
+run_logged() {
+  local label="$1"; shift
+  printf '%s\t%s\n' "$label" "$(shown "$@")" >>"$COMMANDS"
+  "$@"
+}
+
+cleanup() {
+  local pid
+  for pid in "${STARTED_PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${STARTED_PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Stops one process we started (SIGTERM, then SIGKILL after 8 s) and forgets it.
+stop_pid() {
+  local pid="$1" i
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 80); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  local kept=()
+  for i in "${STARTED_PIDS[@]}"; do [[ $i == "$pid" ]] || kept+=("$i"); done
+  STARTED_PIDS=("${kept[@]+"${kept[@]}"}")
+}
+
+# ---- Redis, shards, sampler ---------------------------------------------------
+REDIS_PID=""; REDIS_URL=""
+start_redis() {
+  local port dir
+  port="$(free_port)"; dir="$TMP/redis-$port"; mkdir -p "$dir"
+  printf 'redis\t%s\n' "redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no --dir TMP" >>"$COMMANDS"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$dir" --logfile "$dir/redis.log" --daemonize no &
+  REDIS_PID=$!; STARTED_PIDS+=("$REDIS_PID")
+  for _ in $(seq 50); do
+    [[ "$(redis-cli -p "$port" ping 2>/dev/null)" == PONG ]] && break
+    sleep 0.1
+  done
+  REDIS_URL="redis://127.0.0.1:$port"
+}
+
+declare -A SHARD_PID SHARD_ADDR
+# start_shard NAME FLAGS..: a mino-server on a free port; waits for its address and /readyz.
+start_shard() {
+  local name="$1"; shift
+  local out="$TMP/$name.out" err="$TMP/$name.log"
+  printf 'shard %s\t%s\n' "$name" "$(shown "$RUNBIN/mino-server" --listen 127.0.0.1:0 "$@")" >>"$COMMANDS"
+  "$RUNBIN/mino-server" --listen 127.0.0.1:0 "$@" >"$out" 2>"$err" &
+  local pid=$!; STARTED_PIDS+=("$pid")
+  local addr=""
+  for _ in $(seq 100); do
+    addr="$(sed -n 's/.*listening on http:\/\/\([0-9.:]*\).*/\1/p' "$out" | head -1)"
+    [[ -n $addr ]] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$err" >&2; echo "shard $name exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  [[ -n $addr ]] || { echo "shard $name printed no address" >&2; exit 1; }
+  for _ in $(seq 100); do
+    curl -fs "http://$addr/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  SHARD_PID[$name]=$pid; SHARD_ADDR[$name]=$addr
+}
+
+# Waits until every clustered shard sees the others (mino_cluster_shards).
+wait_cluster() {
+  local want="$1" name ok
+  for _ in $(seq 100); do
+    ok=1
+    for name in "${!SHARD_ADDR[@]}"; do
+      local n
+      n="$(curl -fs "http://${SHARD_ADDR[$name]}/metrics" 2>/dev/null | awk '$1 == "mino_cluster_shards" {print $2}')" || n=0
+      [[ "${n:-0}" -ge "$want" ]] || ok=0
+    done
+    [[ $ok == 1 ]] && return 0
+    sleep 0.1
+  done
+  log "warning: shards did not all see $want other shard(s) within 10 s"
+}
+
+# One standalone shard, or two shards sharing a fresh Redis. Extra flags follow.
+one_shard() { SHARD_PID=(); SHARD_ADDR=(); REDIS_PID=""; start_shard a --shard-id 1 "${SHARD_FLAGS[@]}" "$@"; }
+two_shards() {
+  SHARD_PID=(); SHARD_ADDR=()
+  start_redis
+  start_shard a --shard-id 1 --redis-url "$REDIS_URL" "${SHARD_FLAGS[@]}" "$@"
+  start_shard b --shard-id 2 --redis-url "$REDIS_URL" "${SHARD_FLAGS[@]}" "$@"
+  wait_cluster 1
+}
+# The last loadgen run's label: stop_all keeps the shards' logs under it.
+LABEL=setup
+stop_all() {
+  local name
+  for name in "${!SHARD_PID[@]}"; do stop_pid "${SHARD_PID[$name]}"; done
+  mkdir -p "$RAW/logs"
+  for name in "${!SHARD_PID[@]}"; do
+    tail -c 1000000 "$TMP/$name.log" >"$RAW/logs/$LABEL-shard-$name.log" 2>/dev/null || true
+  done
+  if [[ -n $REDIS_PID ]]; then stop_pid "$REDIS_PID"; fi
+  SHARD_PID=(); SHARD_ADDR=(); REDIS_PID=""
+}
+
+SAMPLER_PID=""
+start_sampler() {
+  local file="$1" args=() name
+  for name in "${!SHARD_ADDR[@]}"; do
+    args+=(--shard "$name=${SHARD_ADDR[$name]}" --proc "$name=${SHARD_PID[$name]}")
+  done
+  if [[ -n $REDIS_PID ]]; then args+=(--proc "redis=$REDIS_PID"); fi
+  : >"$file"
+  python3 "$PY/sample.py" "$file" "$SAMPLE_INTERVAL" "${args[@]}" &
+  SAMPLER_PID=$!; STARTED_PIDS+=("$SAMPLER_PID")
+}
+stop_sampler() {
+  if [[ -n $SAMPLER_PID ]]; then stop_pid "$SAMPLER_PID"; fi
+  SAMPLER_PID=""
+}
+
+# The loadgen's target and server flags for the shards up now (a, then b).
+targets() {
+  local name
+  for name in a b; do
+    if [[ -n ${SHARD_ADDR[$name]:-} ]]; then
+      printf -- '--url\nws://%s/ws\n--server-pid\n%s\n' "${SHARD_ADDR[$name]}" "${SHARD_PID[$name]}"
+    fi
+  done
+}
+
+# loadgen LABEL SCENARIO ARGS..: runs mino-loadgen quietly against the shards up now.
+loadgen() {
+  local label="$1"; shift
+  local sub="$1"; shift
+  local tg; mapfile -t tg < <(targets)
+  LABEL="$label"
+  log "$label: mino-loadgen $sub $*"
+  run_logged "$label" "$RUNBIN/mino-loadgen" "$sub" "${tg[@]}" "$@" -q \
+    || log "$label: loadgen exited with $? (its JSON, if written, is still used)"
+}
+
+# measured LABEL SCENARIO ARGS..: loadgen with the sampler around it, then the server-side analysis.
+measured() {
+  local label="$1"; shift
+  start_sampler "$RAW/$label.samples.jsonl"
+  sleep 1
+  loadgen "$label" "$@" --json "$RAW/$label.json"
+  sleep 1
+  stop_sampler
+  if [[ -s "$RAW/$label.json" ]]; then
+    python3 "$PY/analyze.py" "$RAW/$label.json" "$RAW/$label.samples.jsonl" "$RAW/$label.server.json"
+  fi
+}
+
+# ---- sections ------------------------------------------------------------------
+# Raw files each section writes: a rerun of the section replaces them all.
+declare -A SECTION_FILES=(
+  [criterion]="criterion.*"
+  [steps]="one-shard.* two-shards.* logs/one-shard-* logs/two-shards-*"
+  [control]="control-* logs/control-*"
+  [idle]="idle-* logs/idle-*"
+  [arrivals]="arrivals.* logs/arrivals-*"
+  [failover]="failover-* logs/failover-*"
+)
+begin_section() {
+  local pattern
+  for pattern in ${SECTION_FILES[$1]}; do rm -f "$RAW"/$pattern; done
+  COMMANDS="$RAW/commands-$1.txt"
+  : >"$COMMANDS"
+}
+section_build() {
+  if [[ $BUILD == 1 ]]; then
+    log "building release binaries"
+    (cd "$ROOT" && cargo build --release -p mino-server -p mino-loadgen)
+  fi
+  mkdir -p "$RUNBIN"
+  local b
+  for b in mino-server mino-loadgen; do
+    cp "$BIN/$b" "$RUNBIN/$b"
+    printf '%sbinary %s\t%s built %s\n' "${ONLY:+rerun }" "$b" "$(sha256sum "$RUNBIN/$b" | cut -c1-12)" \
+      "$(date -u -r "$BIN/$b" +%Y-%m-%dT%H:%M:%SZ)" >>"$RAW/run.tsv"
+  done
+}
+
+section_criterion() {
+  [[ $CRITERION == 1 ]] || return 0
+  log "criterion micro-benchmarks"
+  local started; started=$(date +%s)
+  (cd "$ROOT" && run_logged criterion cargo bench -p mino-benches --benches -- "${CRITERION_ARGS[@]}") \
+    >"$RAW/criterion.txt" 2>&1 || log "criterion failed: see $RAW/criterion.txt"
+  python3 "$PY/criterion.py" "$ROOT/target/criterion" "$started" >"$RAW/criterion.json"
+}
+
+section_steps() {
+  log "one shard: steps $ONE_STEPS"
+  one_shard
+  measured one-shard steps --steps "$ONE_STEPS" --hold "$HOLD" --settle "$SETTLE" --ramp "$RAMP" \
+    --plot "$OUT/gap-one-shard.svg"
+  stop_all
+
+  log "two shards + Redis: steps $TWO_STEPS"
+  two_shards
+  measured two-shards steps --steps "$TWO_STEPS" --hold "$HOLD" --settle "$SETTLE" --ramp "$RAMP" \
+    --plot "$OUT/gap-two-shards.svg"
+  stop_all
+}
+
+# Batched and unbatched writes alternate (B U, U B, B U, ..) so drift in the
+# machine's load falls on both.
+section_control() {
+  local n i order mode
+  for n in $CONTROL_BOTS; do
+    for i in $(seq "$REPEAT"); do
+      if (( i % 2 )); then order="batched unbatched"; else order="unbatched batched"; fi
+      for mode in $order; do
+        log "control $n/$i: $mode writes, two shards, $n bots"
+        if [[ $mode == unbatched ]]; then two_shards --unbatched-writes; else two_shards; fi
+        measured "control-$n-$mode-$i" walk --bots "$n" --ramp "$RAMP" --duration "$CONTROL_HOLD"
+        stop_all
+      done
+    done
+  done
+}
+
+section_idle() {
+  local i
+  for i in $(seq "$REPEAT"); do
+    log "idle $i: $IDLE_BOTS idle websockets on one shard"
+    one_shard
+    measured "idle-$i" idle --bots "$IDLE_BOTS" --ramp 500 --hold "$IDLE_HOLD"
+    stop_all
+  done
+}
+
+section_arrivals() {
+  log "arrivals: $ARRIVALS_BOTS at $ARRIVALS_RATE/s on one shard"
+  one_shard
+  measured arrivals arrivals --bots "$ARRIVALS_BOTS" --rate "$ARRIVALS_RATE" --hold 5s
+  stop_all
+}
+
+# Failover runs on the default config (busy rule on): it is about resume, not capacity.
+section_failover() {
+  local action flag
+  for action in kill drain; do
+    flag="--$action-pid"
+    log "failover: $action shard b with $FAILOVER_BOTS bots on two shards"
+    local saved=("${SHARD_FLAGS[@]}"); SHARD_FLAGS=()
+    two_shards
+    SHARD_FLAGS=("${saved[@]}")
+    measured "failover-$action" failover --bots "$FAILOVER_BOTS" --ramp 200 --warmup 5s \
+      "$flag" "${SHARD_PID[b]}" --observe "$FAILOVER_OBSERVE"
+    if [[ $action == kill ]]; then log "(a 'Killed' notice from bash above is shard b, killed by the loadgen on purpose)"; fi
+    stop_all
+  done
+}
+
+# The commit measured: HEAD, "+dirty" when the crates that make the binaries have local changes.
+commit() {
+  local dirty=""
+  git -C "$ROOT" diff --quiet HEAD -- server loadgen schema Cargo.toml Cargo.lock 2>/dev/null || dirty="+dirty"
+  printf '%s%s' "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$dirty"
+}
+
+section_report() {
+  log "writing RESULTS.md"
+  python3 "$PY/report.py" --raw "$RAW" --out "$BENCHES/RESULTS.md" --svg-dir "$OUT"
+}
+
+main() {
+  if [[ $REPORT_ONLY == 1 ]]; then
+    section_report
+    return
+  fi
+  mkdir -p "$OUT"
+  if [[ -z $ONLY ]]; then rm -rf "$RAW"; fi
+  mkdir -p "$RAW"
+  if [[ -z $ONLY ]]; then
+    printf 'started\t%s\nmode\t%s\ncommit\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$MODE" "$(commit)" >"$RAW/run.tsv"
+  else
+    local only="${ONLY#,}"; only="${only%,}"
+    printf 'rerun\t%s at %s (%s mode, commit %s)\n' "${only//,/, }" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$MODE" \
+      "$(commit)" >>"$RAW/run.tsv"
+  fi
+  uptime >"$RAW/load-before.txt"
+  section_build
+  local s
+  for s in criterion steps control idle arrivals failover; do
+    if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
+      begin_section "$s"
+      "section_$s"
+    fi
+  done
+  uptime >"$RAW/load-after.txt"
+  if [[ -z $ONLY ]]; then
+    printf 'finished\t%s\nseconds\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - T0 ))" >>"$RAW/run.tsv"
+  fi
+  section_report
+  log "done: $BENCHES/RESULTS.md"
+}
+
+main

@@ -1,0 +1,95 @@
+"""The raw results of one scale.sh run, loaded by section: each loadgen
+report with its server-side analysis (analyze.py), the criterion estimates,
+run.tsv and the commands each section ran. Missing sections load as empty.
+"""
+
+import glob
+import json
+import os
+
+from figures import dig
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# scale.sh's sections, in the order it runs them.
+SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover")
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def info_lines(path):
+    """run.tsv: `key<TAB>value` lines; repeated keys (binaries, reruns) kept in order."""
+    try:
+        with open(path) as f:
+            return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if "\t" in line]
+    except OSError:
+        return []
+
+
+class Raw:
+    """The raw results of a run, by section."""
+
+    def __init__(self, raw_dir):
+        self.dir = raw_dir
+        self.original = read_json(os.path.join(HERE, "original.json"))
+        self.one = self.steps("one-shard")
+        self.two = self.steps("two-shards")
+        self.control = {}  # players -> {"batched": runs, "unbatched": runs}
+        for path in glob.glob(os.path.join(raw_dir, "control-*-batched-*.json")):
+            n = int(os.path.basename(path).split("-")[1])
+            self.control[n] = {m: self.runs(f"control-{n}-{m}-*") for m in ("batched", "unbatched")}
+        self.idle = self.runs("idle-*")
+        self.arrivals = self.run("arrivals")
+        self.failover = {a: read_json(os.path.join(raw_dir, f"failover-{a}.json")) for a in ("kill", "drain")}
+        self.failover_totals = {a: dig(read_json(os.path.join(raw_dir, f"failover-{a}.server.json")), "totals")
+                                for a in ("kill", "drain")}
+        self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
+        self.info_lines = info_lines(os.path.join(raw_dir, "run.tsv"))
+        self.run_info = dict(self.info_lines)
+        self.commands = [c for s in SECTIONS for c in self.lines(f"commands-{s}.txt")]
+
+    def lines(self, name):
+        try:
+            with open(os.path.join(self.dir, name)) as f:
+                return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if "\t" in line]
+        except OSError:
+            return []
+
+    def text(self, name):
+        try:
+            with open(os.path.join(self.dir, name)) as f:
+                return f.read().strip()
+        except OSError:
+            return ""
+
+    def run(self, label):
+        """(loadgen report, server windows) of one sampled run, or None."""
+        report = read_json(os.path.join(self.dir, f"{label}.json"))
+        if report is None:
+            return None
+        server = read_json(os.path.join(self.dir, f"{label}.server.json")) or {"windows": []}
+        return report, server["windows"]
+
+    def steps(self, label):
+        """[(loadgen step, server window or None)] of a steps run, or []."""
+        r = self.run(label)
+        if r is None:
+            return []
+        report, windows = r
+        windows = windows + [None] * (len(report["steps"]) - len(windows))
+        return list(zip(report["steps"], windows))
+
+    def runs(self, pattern):
+        """[(loadgen report, server window or None)] of repeated walk/idle runs."""
+        out = []
+        for path in sorted(glob.glob(os.path.join(self.dir, pattern + ".json"))):
+            if path.endswith(".server.json"):
+                continue
+            r = self.run(os.path.basename(path)[:-5])
+            if r:
+                out.append((r[0], r[1][0] if r[1] else None))
+        return out
