@@ -124,7 +124,11 @@ async fn observe(
         let missing = lost(swarm, before);
         bar.set_position((before.len() - missing) as u64);
         let someone_left = swarm.stats().last_disconnect().is_some_and(|t| t > t0);
-        if exited.is_some() && missing == 0 && someone_left {
+        // Every resumed bot must also have seen itself in a snapshot again, or
+        // back-in-place (and misplacement) would be measured on a part only.
+        let totals = swarm.stats().totals();
+        let placed = totals.back_in_place >= totals.resumed;
+        if exited.is_some() && missing == 0 && someone_left && placed {
             break;
         }
         tokio::time::sleep(POLL).await;
