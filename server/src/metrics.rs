@@ -21,7 +21,7 @@
 //! | `mino_redis_up` | clustered: 1 while the last heartbeat reached Redis |
 //! | `mino_redis_reconnects_total` | clustered: subscriptions rebuilt and heartbeats recovered |
 //! | `mino_redis_publish_failures_total` | clustered: publishes that failed (the frame is dropped) |
-//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped: `publish_snapshot` (Redis slower than the tick, oldest dropped), `publish_event`, `relay_snapshot` (tick queue full or shard not live) |
+//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped: `publish_snapshot` (Redis slower than the tick, oldest dropped), `publish_event`, `relay_snapshot` (tick queue full or shard not live), `relay_replaced` (two of a shard arrived within one tick; the older was never sent) |
 //! | `mino_relay_frames_total` | clustered: frames received from other shards |
 //! | `mino_relay_lag_seconds` | clustered: age of a relayed snapshot when handed to sockets (publisher's tick to our tick) |
 //! | `mino_cluster_shards` | clustered: other live shards |

@@ -11,7 +11,7 @@
 //! only when someone joined.
 
 use crate::admission::{Admission, Refusal};
-use crate::cluster::view::ClusterView;
+use crate::cluster::view::{ClusterView, Relay};
 use crate::cluster::Outgoing;
 use crate::config::Config;
 use crate::ids::PlayerIds;
@@ -167,8 +167,11 @@ impl Shard {
 
     /// A relayed snapshot of another shard, kept until the next tick (newest
     /// wins). Returns false if dropped (the shard is not known to be alive).
-    pub fn relay_snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> bool {
-        shard != self.id && self.view.snapshot(shard, bytes, server_time_ms)
+    pub fn relay_snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> Relay {
+        if shard == self.id {
+            return Relay::Dropped;
+        }
+        self.view.snapshot(shard, bytes, server_time_ms)
     }
 
     /// A relayed chat frame: forwarded to sockets unchanged.
@@ -470,8 +473,8 @@ mod tests {
         assert_eq!(a.player, PlayerId(1000));
         s.set_live_shards(&[ShardId(7), ShardId(8)]);
         let theirs = Bytes::from_static(b"snapshot of shard 8");
-        assert!(s.relay_snapshot(ShardId(8), theirs.clone(), 0));
-        assert!(!s.relay_snapshot(ShardId(9), theirs.clone(), 0), "unknown shard dropped");
+        assert_eq!(s.relay_snapshot(ShardId(8), theirs.clone(), 0), Relay::Kept);
+        assert_eq!(s.relay_snapshot(ShardId(9), theirs.clone(), 0), Relay::Dropped, "unknown shard dropped");
         let chat = Bytes::from_static(b"chat from 8");
         s.relay_chat(chat.clone());
         let out = s.tick(TICK, Duration::ZERO, 30);

@@ -25,6 +25,18 @@ pub struct ClusterView {
     live: HashMap<ShardId, Remote>,
 }
 
+/// What became of a relayed snapshot handed to the view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relay {
+    /// Kept for the next tick.
+    Kept,
+    /// Kept, replacing an older one of the same shard not yet handed to
+    /// sockets (two arrived within one tick: the older is never sent).
+    Replaced,
+    /// Dropped: the shard is not known to be alive.
+    Dropped,
+}
+
 /// A relayed snapshot ready for sockets, with its age.
 #[derive(Debug, Clone)]
 pub struct Relayed {
@@ -57,15 +69,15 @@ impl ClusterView {
         self.live.values().map(|r| r.players.len()).sum()
     }
 
-    /// Stores a snapshot of a live shard; a newer one replaces an unsent older
-    /// one. Returns false (dropped) for a shard not known to be alive.
-    pub fn snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> bool {
+    /// Stores a snapshot of a live shard until the next tick; a newer one
+    /// replaces an unsent older one. See [`Relay`].
+    pub fn snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> Relay {
         match self.live.get_mut(&shard) {
-            Some(r) => {
-                r.pending = Some((bytes, server_time_ms));
-                true
-            }
-            None => false,
+            Some(r) => match r.pending.replace((bytes, server_time_ms)) {
+                Some(_) => Relay::Replaced,
+                None => Relay::Kept,
+            },
+            None => Relay::Dropped,
         }
     }
 
@@ -157,10 +169,10 @@ mod tests {
     #[test]
     fn snapshots_of_unknown_shards_are_dropped_and_newest_wins() {
         let mut v = ClusterView::default();
-        assert!(!v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1));
+        assert_eq!(v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1), Relay::Dropped);
         v.set_live(&[ShardId(2)]);
-        assert!(v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1));
-        assert!(v.snapshot(ShardId(2), Bytes::from_static(b"b"), 2));
+        assert_eq!(v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1), Relay::Kept);
+        assert_eq!(v.snapshot(ShardId(2), Bytes::from_static(b"b"), 2), Relay::Replaced);
         let got = v.take_snapshots();
         assert_eq!(got.len(), 1);
         assert_eq!((&got[0].bytes[..], got[0].server_time_ms), (&b"b"[..], 2));

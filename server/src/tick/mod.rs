@@ -23,6 +23,7 @@ pub use command::{Command, Control, JoinReply, CONTROL_QUEUE};
 
 use crate::admission::Refusal;
 use crate::cluster::registry::ID_FETCH;
+use crate::cluster::view::Relay;
 use crate::cluster::{ClusterEvent, LocalState, Outgoing, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
@@ -325,8 +326,10 @@ impl TickLoop {
     fn cluster_event(&mut self, event: ClusterEvent) {
         match event {
             ClusterEvent::Snapshot { shard, bytes, server_time_ms } => {
-                if !self.shard.relay_snapshot(shard, bytes, server_time_ms) {
-                    self.metrics.dropped("relay_snapshot", 1);
+                match self.shard.relay_snapshot(shard, bytes, server_time_ms) {
+                    Relay::Kept => {}
+                    Relay::Replaced => self.metrics.dropped("relay_replaced", 1),
+                    Relay::Dropped => self.metrics.dropped("relay_snapshot", 1),
                 }
             }
             ClusterEvent::Chat { bytes } => self.shard.relay_chat(bytes),
