@@ -19,6 +19,13 @@ pub struct Cli {
     #[arg(long, env = "MINO_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
 
+    /// Optional admin address: /healthz, /readyz, /metrics and POST /admin/drain
+    /// on a listener of their own, reachable however many sockets players hold.
+    /// Keep it private (loopback or an internal network). Printed on stdout as
+    /// "mino-server admin on http://ADDR".
+    #[arg(long, env = "MINO_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+
     /// Folder with the built browser client (client-web/dist), served at /.
     #[arg(long, env = "MINO_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,

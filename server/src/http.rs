@@ -6,7 +6,7 @@ use crate::session::{self, socket, SessionContext};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Extension, Router};
 use hyper_util::rt::TokioIo;
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
@@ -64,6 +64,25 @@ pub fn router(state: AppState) -> Router {
         Some(dir) => router.fallback_service(ServeDir::new(dir).append_index_html_on_directories(true)),
         None => router,
     }
+}
+
+/// The routes of the admin listener (`--admin-listen`), kept apart from the
+/// players' listener so probes and scrapes get through however many sockets
+/// players (or an attacker) hold: `/healthz`, `/readyz`, `/metrics`, and
+/// `POST /admin/drain`, which drains the shard as SIGTERM does.
+pub fn admin_router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/admin/drain", post(drain))
+        .with_state(state)
+}
+
+async fn drain(State(state): State<AppState>) -> Response {
+    tracing::info!("admin request: draining");
+    state.draining.cancel();
+    (StatusCode::ACCEPTED, "draining\n").into_response()
 }
 
 /// Checks a websocket upgrade request (RFC 6455 section 4.2.1) and returns

@@ -38,7 +38,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::task::TaskTracker;
 
-/// Runs a shard on `listener` until `life.stop` fires. When `life.drain` fires
+/// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
+/// optional) until `life.stop` fires. When `life.drain` fires
 /// first, the shard drains: it admits nobody, reports not ready, tells its
 /// players to move (paced by `config.drain_rate`), and stops once they are all
 /// gone or after `config.drain_timeout`. Stopping closes every socket with
@@ -47,7 +48,12 @@ use tokio_util::task::TaskTracker;
 ///
 /// Errors: an invalid Redis URL. An unreachable Redis is not an error: the
 /// shard serves its own players, reports not ready, and keeps retrying.
-pub async fn run(listener: TcpListener, config: Config, life: tick::Lifecycle) -> anyhow::Result<()> {
+pub async fn run(
+    listener: TcpListener,
+    admin: Option<TcpListener>,
+    config: Config,
+    life: tick::Lifecycle,
+) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
@@ -88,6 +94,15 @@ pub async fn run(listener: TcpListener, config: Config, life: tick::Lifecycle) -
         send_buffer: config.send_buffer,
     };
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
+    if let Some(admin) = admin {
+        let router = http::admin_router(state.clone());
+        let stop = cancel.clone();
+        tracker.spawn(async move {
+            if let Err(e) = axum::serve(admin, router).with_graceful_shutdown(stop.cancelled_owned()).await {
+                tracing::warn!(error = %e, "admin listener failed");
+            }
+        });
+    }
     tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
 
     tokio::select! {

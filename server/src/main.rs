@@ -26,7 +26,17 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cli.listen))?;
     let addr = listener.local_addr()?;
     println!("mino-server listening on http://{addr}");
+    let admin = match cli.admin_listen {
+        Some(at) => {
+            let admin = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {at} (admin): {e}"))?;
+            println!("mino-server admin on http://{}", admin.local_addr()?);
+            Some(admin)
+        }
+        None => None,
+    };
     let life = mino_server::tick::Lifecycle::default();
     tokio::spawn(mino_server::shutdown::on_signal(life.clone()));
-    mino_server::run(listener, config, life).await
+    mino_server::run(listener, admin, config, life).await
 }

@@ -29,6 +29,12 @@ pub struct Server {
 impl Server {
     /// Starts the binary with `--listen 127.0.0.1:0` plus `args`.
     pub fn start(args: &[&str]) -> Server {
+        Server::start_with_admin(args).0
+    }
+
+    /// Starts the binary; when `args` hold `--admin-listen`, also returns the
+    /// admin address it printed.
+    pub fn start_with_admin(args: &[&str]) -> (Server, Option<SocketAddr>) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mino-server"))
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
@@ -40,16 +46,19 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn mino-server");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read listen line");
-        let addr = line
-            .trim()
-            .rsplit("http://")
-            .next()
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
-        Server { child, addr }
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut read_addr = || {
+            let mut line = String::new();
+            stdout.read_line(&mut line).expect("read an address line");
+            line.trim()
+                .rsplit("http://")
+                .next()
+                .and_then(|a| a.parse().ok())
+                .unwrap_or_else(|| panic!("no address in {line:?}"))
+        };
+        let addr = read_addr();
+        let admin = args.contains(&"--admin-listen").then(&mut read_addr);
+        (Server { child, addr }, admin)
     }
 
     pub fn ws_url(&self) -> String {
@@ -91,8 +100,15 @@ impl Server {
 
     /// GET `path`; returns (status code, body).
     pub async fn get(&self, path: &str) -> (u16, String) {
-        let mut tcp = TcpStream::connect(self.addr).await.expect("connect");
-        let req = format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr);
+        http(self.addr, "GET", path).await
+    }
+}
+
+/// One HTTP/1.1 request to `addr`; returns (status code, body).
+pub async fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, String) {
+    {
+        let mut tcp = TcpStream::connect(addr).await.expect("connect");
+        let req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         tcp.write_all(req.as_bytes()).await.expect("write");
         let mut buf = Vec::new();
         tokio::time::timeout(WAIT, tcp.read_to_end(&mut buf)).await.expect("timely").expect("read");
@@ -101,7 +117,9 @@ impl Server {
         let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
         (code, body)
     }
+}
 
+impl Server {
     /// The value of one metric line (exact name with labels), 0 if absent.
     pub async fn metric(&self, series: &str) -> f64 {
         let (_, body) = self.get("/metrics").await;
