@@ -130,18 +130,24 @@ mod tests {
         assert_eq!(err.kind, FailureKind::ConnectRefused);
     }
 
-    #[tokio::test]
-    async fn non_websocket_answer_is_a_handshake_failure() {
+    /// A one-shot server on loopback that reads a request and answers `reply`.
+    async fn answering(reply: &'static [u8]) -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = l.local_addr().expect("addr");
         tokio::spawn(async move {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
             if let Ok((mut s, _)) = l.accept().await {
                 let mut buf = [0u8; 1024];
                 let _ = s.read(&mut buf).await;
-                let _ = s.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n").await;
+                let _ = s.write_all(reply).await;
             }
         });
+        addr
+    }
+
+    #[tokio::test]
+    async fn non_websocket_answer_is_a_handshake_failure() {
+        let addr = answering(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n").await;
         let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
         let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("503");
         assert_eq!(err.kind, FailureKind::Handshake);
@@ -150,16 +156,7 @@ mod tests {
 
     #[tokio::test]
     async fn wss_to_a_plain_server_is_a_handshake_failure() {
-        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = l.local_addr().expect("addr");
-        tokio::spawn(async move {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            if let Ok((mut s, _)) = l.accept().await {
-                let mut buf = [0u8; 1024];
-                let _ = s.read(&mut buf).await;
-                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
-            }
-        });
+        let addr = answering(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
         let tls = crate::tls::Tls::new(&crate::tls::TlsOptions { insecure: true, ..Default::default() }).expect("tls");
         let t = Target { url: format!("wss://{addr}/ws"), addr, tls: Some(tls) };
         let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("not TLS");

@@ -2,12 +2,12 @@
 //! (unless `--retry-busy`): joins that timed out, Busy refusals, welcome
 //! latency, then the snapshot gaps of the admitted crowd over a short hold.
 
-use super::{Context, SHUTDOWN_TIMEOUT};
+use super::{Context, Held, SHUTDOWN_TIMEOUT};
 use crate::cli::ArrivalsArgs;
 use crate::failure::FailureKind;
 use crate::profile::Profile;
 use crate::reconnect::ReconnectPolicy;
-use crate::report::{round2, table, ArrivalsReport, Measured, Phase};
+use crate::report::{round2, table, ArrivalsReport};
 use tokio::time::Instant;
 
 /// Runs the arrivals scenario and reports.
@@ -29,17 +29,7 @@ pub async fn measure(ctx: &Context, args: &ArrivalsArgs) -> ArrivalsReport {
     swarm.ramp_to(args.bots, args.rate, &ctx.progress, &ctx.stop).await;
     let achieved = swarm.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
     ctx.settle(&swarm).await;
-    let ramp = swarm.stats().take_window();
-    let (hold, usage) = ctx.hold(&swarm, args.hold, "hold".into()).await;
-    let census = swarm.census();
-    let whole = ramp.merge(&hold);
-    let measured = Measured::of(&Phase {
-        whole: &whole,
-        hold: &hold,
-        usage: &usage,
-        census,
-        max_loadgen_cpu: ctx.common.max_loadgen_cpu,
-    });
+    let Held { measured, whole, census, .. } = ctx.measure_hold(&swarm, args.hold, "hold".into()).await;
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     ArrivalsReport {
         scenario: "arrivals",

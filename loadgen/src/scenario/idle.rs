@@ -4,10 +4,10 @@
 //! how long after its tick each snapshot reaches the sockets, and the server
 //! CPU one message to all of them costs.
 
-use super::{Context, SHUTDOWN_TIMEOUT};
+use super::{Context, Held, SHUTDOWN_TIMEOUT};
 use crate::cli::IdleArgs;
 use crate::profile::{Profile, ProfileName};
-use crate::report::{round3, table, IdleReport, Measured, Phase};
+use crate::report::{round3, table, IdleReport};
 use crate::sysinfo::{kernel_tcp_memory, Proc};
 
 /// Runs the idle scenario and reports.
@@ -38,19 +38,9 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
     let mut swarm = ctx.swarm(Profile::of(ProfileName::Idle), ctx.policy());
     swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
     ctx.settle(&swarm).await;
-    let ramp = swarm.stats().take_window();
-    let (hold, usage) = ctx.hold(&swarm, args.hold, "idle".into()).await;
-    let census = swarm.census();
+    let Held { measured, hold, usage, census, .. } = ctx.measure_hold(&swarm, args.hold, "idle".into()).await;
     let rss_after = server_rss(pids);
     let tcp_after = kernel_tcp_memory().ok();
-    let whole = ramp.merge(&hold);
-    let measured = Measured::of(&Phase {
-        whole: &whole,
-        hold: &hold,
-        usage: &usage,
-        census,
-        max_loadgen_cpu: ctx.common.max_loadgen_cpu,
-    });
     let ticks = if census.connected == 0 { 0 } else { hold.counters.own_snapshots / census.connected as u64 };
     let per_broadcast = usage.server_cpu().filter(|_| ticks > 0).map(|c| round3(c.total_s() * 1000.0 / ticks as f64));
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;

@@ -15,9 +15,9 @@ use crate::plot::{self, GapPoint};
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::reconnect::ReconnectPolicy;
-use crate::report::{self, Measured, RunInfo};
+use crate::report::{self, Measured, Phase, RunInfo};
 use crate::stats::Window;
-use crate::swarm::{Swarm, SwarmConfig};
+use crate::swarm::{Census, Swarm, SwarmConfig};
 use crate::target::{self, SourceAddrs, Target};
 use crate::tls::{Tls, TlsOptions};
 use anyhow::Context as _;
@@ -48,6 +48,20 @@ pub struct Context {
     pub stop: CancellationToken,
     /// Base seed of the run.
     pub seed: u64,
+}
+
+/// One measured hold (see [`Context::measure_hold`]).
+pub struct Held {
+    /// The phase's figures.
+    pub measured: Measured,
+    /// Ramp + hold window.
+    pub whole: Window,
+    /// Hold window.
+    pub hold: Window,
+    /// CPU and memory over the hold.
+    pub usage: Usage,
+    /// Bots by state at the end of the hold.
+    pub census: Census,
 }
 
 impl Context {
@@ -138,6 +152,24 @@ impl Context {
         let stats = swarm.stats().clone();
         self.progress.hold(d, label, &self.stop, || format!("{} connected", stats.connected())).await;
         (swarm.stats().take_window(), meter.finish())
+    }
+
+    /// The measuring step every scenario shares: closes the window of the ramp
+    /// (and settle), holds for `d`, and measures the phase: welcome latencies
+    /// and counters over ramp + hold, gaps, rates and CPU over the hold.
+    pub async fn measure_hold(&self, swarm: &Swarm, d: Duration, label: String) -> Held {
+        let ramp = swarm.stats().take_window();
+        let (hold, usage) = self.hold(swarm, d, label).await;
+        let census = swarm.census();
+        let whole = ramp.merge(&hold);
+        let measured = Measured::of(&Phase {
+            whole: &whole,
+            hold: &hold,
+            usage: &usage,
+            census,
+            max_loadgen_cpu: self.common.max_loadgen_cpu,
+        });
+        Held { measured, whole, hold, usage, census }
     }
 
     /// Writes the JSON (if asked) and prints the table (unless quiet).

@@ -4,7 +4,7 @@
 use super::{Context, SHUTDOWN_TIMEOUT};
 use crate::cli::StepsArgs;
 use crate::profile::Profile;
-use crate::report::{table, Measured, Phase, StepReport, StepsReport};
+use crate::report::{table, StepReport, StepsReport};
 
 /// Runs the steps scenario and reports.
 ///
@@ -36,16 +36,7 @@ pub async fn measure(ctx: &Context, args: &StepsArgs) -> StepsReport {
         if !ctx.progress.hold(args.settle, format!("settle {n}"), &ctx.stop, String::new).await {
             break;
         }
-        let ramp = swarm.stats().take_window();
-        let (hold, usage) = ctx.hold(&swarm, args.hold, format!("hold {n}")).await;
-        let whole = ramp.merge(&hold);
-        let measured = Measured::of(&Phase {
-            whole: &whole,
-            hold: &hold,
-            usage: &usage,
-            census: swarm.census(),
-            max_loadgen_cpu: ctx.common.max_loadgen_cpu,
-        });
+        let measured = ctx.measure_hold(&swarm, args.hold, format!("hold {n}")).await.measured;
         steps.push(StepReport { players: n, measured });
         if ctx.stop.is_cancelled() {
             break;

@@ -1,10 +1,10 @@
 //! `walk`: N bots join at R per second and walk; after every bot has an
 //! outcome, the run is measured for a duration.
 
-use super::{Context, SHUTDOWN_TIMEOUT};
+use super::{Context, Held, SHUTDOWN_TIMEOUT};
 use crate::cli::WalkArgs;
 use crate::profile::Profile;
-use crate::report::{table, Measured, Phase, WalkReport};
+use crate::report::{table, WalkReport};
 
 /// Runs the walk scenario and reports.
 ///
@@ -22,17 +22,7 @@ pub async fn measure(ctx: &Context, args: &WalkArgs) -> WalkReport {
     let mut swarm = ctx.swarm(profile, ctx.policy());
     swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
     ctx.settle(&swarm).await;
-    let ramp = swarm.stats().take_window();
-    let (hold, usage) = ctx.hold(&swarm, args.duration, "walk".into()).await;
-    let census = swarm.census();
-    let whole = ramp.merge(&hold);
-    let measured = Measured::of(&Phase {
-        whole: &whole,
-        hold: &hold,
-        usage: &usage,
-        census,
-        max_loadgen_cpu: ctx.common.max_loadgen_cpu,
-    });
+    let Held { measured, census, .. } = ctx.measure_hold(&swarm, args.duration, "walk".into()).await;
     let shard_ids = swarm.stats().shards_seen();
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     WalkReport {
