@@ -23,7 +23,10 @@ step "cargo build (binaries used by the tests)"
 cargo build --workspace --bins
 
 step "cargo test"
-cargo test --workspace
+cargo test --workspace --exclude mino-deploy
+# The deployment tests each run nginx, Redis, two shards and bots: one at a
+# time, so two cores are not shared by several clusters at once.
+cargo test -p mino-deploy -- --test-threads=1
 
 if [ -f client-web/package.json ]; then
   step "client-web: check, unit tests, build, end-to-end"

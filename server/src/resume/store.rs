@@ -3,7 +3,7 @@
 //! - `ticket:<hex>` holds the player id (or `used:<id>` once claimed);
 //! - `session:<player>` is a hash: `owner` (shard id, 8 hex digits), `gen`
 //!   (raised by every claim), `name`, `ticket` (its current ticket), and `x`,
-//!   `y` where the player last left a shard;
+//!   `y` where the player left its owner (cleared by each claim);
 //! - `lastsnap:<shard>` is the shard's newest snapshot (written by its publisher).
 //!
 //! A claim is one Lua script (one round trip), so two shards claiming one
@@ -36,6 +36,7 @@ if s[4] ~= ARGV[5] then return {'used'} end
 redis.call('SET', KEYS[1], 'used:' .. v, 'PX', ARGV[4])
 local gen = tonumber(s[2]) + 1
 redis.call('HSET', skey, 'owner', ARGV[2], 'gen', gen, 'ticket', ARGV[3])
+redis.call('HDEL', skey, 'x', 'y')
 redis.call('PEXPIRE', skey, ARGV[4])
 redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], v, 'PX', ARGV[4])
 local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
@@ -151,16 +152,17 @@ impl SessionStore {
         let player = PlayerId(text(1).parse().map_err(|_| ResumeError::Invalid)?);
         let owner = u32::from_str_radix(&text(3), 16).map(ShardId).ok();
         let generation = text(4).parse().unwrap_or(1);
-        // Where the old owner last simulated the player; else where it left.
+        // Where the player left its owner (parked since the last claim, so never
+        // older than the owner's snapshots, which lag when its publisher does);
+        // else where that owner last simulated it.
         let parked = match (text(6).parse::<f32>(), text(7).parse::<f32>()) {
             (Ok(x), Ok(y)) if x.is_finite() && y.is_finite() => Some((x, y)),
             _ => None,
         };
-        let position = match items.get(5) {
+        let position = parked.or_else(|| match items.get(5) {
             Some(Value::BulkString(snap)) => position_in(snap, player),
             _ => None,
-        }
-        .or(parked);
+        });
         Ok(Claimed {
             player,
             name: text(2),
