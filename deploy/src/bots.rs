@@ -37,6 +37,7 @@ impl Bots {
             join_timeout: Duration::from_secs(5),
             name_prefix: "deploy-".into(),
             seed: 7,
+            threads: 0,
         };
         let mut swarm = Swarm::new(config);
         swarm.ramp_to(n, RAMP_PER_S, &Progress::new(true), &CancellationToken::new()).await;

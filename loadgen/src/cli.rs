@@ -98,7 +98,9 @@ pub struct CommonArgs {
     /// Random seed for directions and jitter (default: random).
     #[arg(long, value_name = "N", global = true)]
     pub seed: Option<u64>,
-    /// Runtime worker threads (default: one per core).
+    /// Threads that run bots, each its share of them on a single-threaded
+    /// runtime, so a bot's timing does not depend on work stealing (default:
+    /// one per core).
     #[arg(long, value_name = "N", global = true)]
     pub threads: Option<usize>,
 }

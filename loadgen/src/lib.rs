@@ -10,7 +10,8 @@
 //!   receive verified frames); [`event`] turns frames into owned values for tests.
 //! - [`bot`]: a simulated player that walks per its [`profile`], measures in a
 //!   [`session`], and reconnects/resumes per the [`reconnect`] policy.
-//! - [`swarm`]: many bots at a paced rate; [`stats`] merges what they measure.
+//! - [`swarm`]: many bots at a paced rate, on [`threads`] (one single-threaded
+//!   runtime each); [`stats`] merges what they measure.
 //! - [`scenario`]: walk, steps, idle, arrivals and failover runs, reported by
 //!   [`report`] (JSON and tables) and [`plot`] (SVG), with [`meter`],
 //!   [`sysinfo`] and [`limits`] for CPU, memory and local limits.
@@ -35,6 +36,7 @@ pub mod stats;
 pub mod swarm;
 pub mod sysinfo;
 pub mod target;
+pub mod threads;
 pub mod tls;
 
 pub use bot::{Bot, BotConfig, BotReport, BotShared, BotState};

@@ -17,11 +17,9 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = cli.common.threads {
-        runtime.worker_threads(n.max(1));
-    }
-    runtime.enable_all().build()?.block_on(async {
+    // The scenario's control runs here; the bots run on their own threads.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
         let stop = CancellationToken::new();
         let signals = tokio::spawn(stop_on_signal(stop.clone()));
         let result = mino_loadgen::scenario::run(cli, stop).await;

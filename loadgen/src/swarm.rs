@@ -7,6 +7,7 @@ use crate::progress::Progress;
 use crate::reconnect::ReconnectPolicy;
 use crate::stats::Stats;
 use crate::target::{SourceAddrs, Target};
+use crate::threads::BotThreads;
 use mino_protocol::limits::MAX_NAME_CHARS;
 use serde::Serialize;
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub struct SwarmConfig {
     pub name_prefix: String,
     /// Base random seed.
     pub seed: u64,
+    /// Threads the bots run on (see [`BotThreads`]); 0 means one per core.
+    pub threads: usize,
 }
 
 /// Bots by state at one moment.
@@ -64,6 +67,7 @@ pub struct Swarm {
     tracker: TaskTracker,
     bots: Vec<Arc<BotShared>>,
     handles: Vec<JoinHandle<BotReport>>,
+    threads: Option<BotThreads>,
 }
 
 /// `prefix` + `index`, cut so the whole fits a name.
@@ -76,9 +80,15 @@ pub fn bot_name(prefix: &str, index: usize) -> String {
 }
 
 impl Swarm {
-    /// An empty swarm. Its bots run until [`Swarm::shutdown`], so a run that is
-    /// stopped early can still count them before they close.
+    /// An empty swarm and the threads its bots will run on. Its bots run until
+    /// [`Swarm::shutdown`], so a run that is stopped early can still count them
+    /// before they close. If the threads cannot be started, the bots run on
+    /// the caller's runtime (and a warning says so).
     pub fn new(config: SwarmConfig) -> Swarm {
+        let n = if config.threads == 0 { crate::meter::available_cores() } else { config.threads };
+        let threads = BotThreads::start(n)
+            .inspect_err(|e| tracing::warn!("bot threads not started ({e}); bots share the main runtime"))
+            .ok();
         Swarm {
             config,
             stats: Arc::new(Stats::new()),
@@ -86,6 +96,7 @@ impl Swarm {
             tracker: TaskTracker::new(),
             bots: Vec::new(),
             handles: Vec::new(),
+            threads,
         }
     }
 
@@ -125,7 +136,12 @@ impl Swarm {
         };
         let bot = Bot::new(config, self.stats.clone());
         self.bots.push(bot.shared());
-        self.handles.push(self.tracker.spawn(bot.run(self.cancel.clone())));
+        let run = self.tracker.track_future(bot.run(self.cancel.clone()));
+        let handle = match &self.threads {
+            Some(threads) => threads.spawn(index, run),
+            None => tokio::spawn(run),
+        };
+        self.handles.push(handle);
     }
 
     /// Spawns bots at `per_second` until there are `n`. Returns false if `stop` fired.
@@ -201,6 +217,9 @@ impl Swarm {
             if let Ok(r) = h.await {
                 reports.push(r);
             }
+        }
+        if let Some(threads) = self.threads.take() {
+            threads.join().await;
         }
         reports
     }

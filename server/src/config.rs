@@ -59,11 +59,13 @@ pub struct Cli {
     #[arg(long, env = "MINO_BUSY_RETRY_MS", default_value_t = 2000)]
     pub busy_retry_ms: u32,
 
-    /// Interval between websocket pings the server sends, ms.
+    /// Interval between websocket pings the server sends, ms (a ping goes out
+    /// with the next tick's write; checked once a second).
     #[arg(long, env = "MINO_PING_INTERVAL_MS", default_value_t = 5000)]
     pub ping_interval_ms: u64,
 
-    /// A peer that sent nothing (not even a pong) for this long is dropped, ms.
+    /// A peer that sent nothing (not even a pong) for this long is dropped, ms
+    /// (checked once a second).
     #[arg(long, env = "MINO_PEER_TIMEOUT_MS", default_value_t = 15000)]
     pub peer_timeout_ms: u64,
 
@@ -75,7 +77,9 @@ pub struct Cli {
     #[arg(long, env = "MINO_WRITE_TIMEOUT_MS", default_value_t = 2000)]
     pub write_timeout_ms: u64,
 
-    /// Ticks of output a socket may fall behind before it is closed as too slow.
+    /// Ticks in a row a socket's writes may stay blocked (its kernel buffer
+    /// full) before it is closed as too slow. Meanwhile newer snapshots replace
+    /// its unsent ones; chat and presence are kept (at most 1,024 frames).
     #[arg(long, env = "MINO_OUTBOUND_TICKS", default_value_t = 40)]
     pub outbound_ticks: usize,
 

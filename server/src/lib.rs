@@ -2,9 +2,9 @@
 //!
 //! ```text
 //!  sockets ──► session tasks ──(bounded commands)──► tick loop (owns Shard: World,
-//!     ▲             │                                   Admission, SnapshotEncoder)
-//!     │             │                                        │ one TickFrame a tick
-//!     └── one flush ◄── Batch ◄── broadcast of Arc<TickFrame> ◄┘ (same bytes for all)
+//!     ▲             ▲ woken only when a socket's              Admission, SnapshotEncoder)
+//!     │             │ buffer is full                             │ one TickFrame a tick
+//!     └── one writev a socket ◄── Outbox ◄── Fanout ◄────────────┘ (same bytes for all)
 //! ```
 //!
 //! - [`config`]: flags and the typed [`Config`].
@@ -35,7 +35,7 @@ pub use config::{Cli, Config};
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
@@ -59,7 +59,6 @@ pub async fn run(
     let metrics = metrics::Metrics::register(&mut registry);
     let tracker = TaskTracker::new();
     let (commands_tx, commands_rx) = mpsc::channel(tick::COMMAND_QUEUE);
-    let (frames_tx, _) = broadcast::channel(config.outbound_ticks);
     let cancel = life.stop.clone();
 
     let (cluster_link, cluster_status, store) = match config.redis {
@@ -71,8 +70,7 @@ pub async fn run(
     };
     let mut shard = shard::Shard::new(&config);
     shard.set_presence_epoch(tick::now_ms() * 1000);
-    let tick_loop =
-        tick::TickLoop::new(shard, config.clone(), metrics.clone(), frames_tx, cluster_link, tracker.clone());
+    let tick_loop = tick::TickLoop::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone());
     tracker.spawn(tick_loop.run(commands_rx, life.clone()));
 
     let state = http::AppState {

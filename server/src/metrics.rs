@@ -15,6 +15,7 @@
 //! | `mino_frames_sent_total` | websocket messages handed to sockets |
 //! | `mino_sent_bytes_total` | payload bytes of those messages |
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
+//! | `mino_writes_blocked_total` | writes the kernel cut short or refused (socket buffer full); the session finishes them |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::session::CloseReason`] label |
 //! | `mino_busy_refusals_total{reason}` | hellos refused: full, overloaded, draining |
 //! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
@@ -66,6 +67,8 @@ pub struct Metrics {
     /// See module docs.
     pub writes: Counter,
     /// See module docs.
+    pub writes_blocked: Counter,
+    /// See module docs.
     pub sockets_closed: Family<ReasonLabel, Counter>,
     /// See module docs.
     pub busy_refusals: Family<ReasonLabel, Counter>,
@@ -110,6 +113,7 @@ impl Metrics {
             frames_sent: Counter::default(),
             bytes_sent: Counter::default(),
             writes: Counter::default(),
+            writes_blocked: Counter::default(),
             sockets_closed: Family::default(),
             busy_refusals: Family::default(),
             overloaded: Gauge::default(),
@@ -134,6 +138,7 @@ impl Metrics {
         r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
         r.register_with_unit("mino_sent", "Payload bytes handed to sockets", Unit::Bytes, m.bytes_sent.clone());
         r.register("mino_writes", "Socket flushes", m.writes.clone());
+        r.register("mino_writes_blocked", "Writes cut short by a full socket buffer", m.writes_blocked.clone());
         r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
         r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
         r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
@@ -159,6 +164,14 @@ impl Metrics {
     /// Counts one dropped frame of `kind`.
     pub fn dropped(&self, kind: &'static str, n: u64) {
         self.relay_dropped.get_or_create(&KindLabel { kind }).inc_by(n);
+    }
+
+    /// Adds the frames, bytes and system calls of some writes.
+    pub fn count_writes(&self, t: crate::session::Tally) {
+        self.frames_sent.inc_by(t.frames);
+        self.bytes_sent.inc_by(t.bytes);
+        self.writes.inc_by(t.writes);
+        self.writes_blocked.inc_by(t.blocked);
     }
 
     /// Metrics registered in a throwaway registry (tests, benches).

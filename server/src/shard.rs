@@ -28,8 +28,8 @@ use std::time::Duration;
 
 /// What every socket of the shard receives for one tick. Shared (behind an
 /// `Arc`) by all sockets: nothing in it is per socket. The shard fills it with
-/// message payloads; the tick loop broadcasts it with each payload encoded
-/// once as a websocket frame, so sockets write the bytes as they are.
+/// message payloads; the tick loop frames each payload once as a websocket
+/// frame and the fan-out writes those bytes as they are to every socket.
 #[derive(Debug, Default)]
 pub struct TickFrame {
     /// The tick these frames belong to.

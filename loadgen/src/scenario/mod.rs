@@ -128,6 +128,7 @@ impl Context {
             join_timeout: self.common.join_timeout,
             name_prefix: self.common.name_prefix.clone(),
             seed: self.seed,
+            threads: self.common.threads.unwrap_or(0),
         };
         Swarm::new(config)
     }

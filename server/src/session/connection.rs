@@ -1,21 +1,22 @@
 //! The task of one websocket: waits for the Hello, resumes the session its
-//! ticket names or asks for a new one, then loops over four things: inbound
-//! messages (checked against limits, forwarded to the tick loop), the shard's
-//! per-tick frames (batched and written with one vectored write), the tick
-//! loop's controls (session replaced, move), and shutdown. Every way out is a
-//! [`CloseReason`].
+//! ticket names or asks for a new one, then loops over five things: inbound
+//! messages (checked against limits, forwarded to the tick loop), its outbox
+//! (the fan-out writes the tick's frames itself and wakes the session only when
+//! the socket could not take them all), a timer for pings, the peer timeout and
+//! the ticket's refresh, the tick loop's controls (session replaced, move), and
+//! shutdown. Every way out is a [`CloseReason`].
 //!
 //! The session, not the tick loop, waits for Redis: it claims a resumed session
 //! (into a place reserved first, so a busy shard refuses before the ticket is
 //! spent), registers a new one, and refreshes its ticket's TTL.
 
-use super::socket::{Reader, Writer};
-use super::{ws_frame, Batch, CloseReason, TokenBucket};
+use super::outbox::{Outbox, SlowLimits, Tally};
+use super::socket::Reader;
+use super::{ws_frame, CloseReason, TokenBucket};
 use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
 use crate::resume::store::SessionStore;
 use crate::resume::{Claimed, Ticket};
-use crate::shard::TickFrame;
 use crate::tick::{now_ms, Command, Control, JoinReply, CONTROL_QUEUE};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -24,9 +25,9 @@ use mino_protocol::server as msg;
 use mino_protocol::PlayerId;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio::time::{timeout, Instant};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{timeout, Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 
@@ -50,11 +51,16 @@ pub struct SessionContext {
 /// cannot hold a closing task.
 const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// Longest period of the session's timer (pings, peer timeout, ticket refresh).
+const HOUSEKEEPING: Duration = Duration::from_secs(1);
+
 /// Runs one session to its end. Never panics on anything the peer sends.
-pub async fn serve(reader: Reader, writer: Writer, ctx: SessionContext) {
+pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) {
     ctx.metrics.connections.inc();
-    let mut session =
-        Session { ctx: ctx.clone(), reader, writer, player: None, link: 0, ticket: None, out: Vec::with_capacity(8) };
+    let cfg = &ctx.config;
+    let limits = SlowLimits { ticks: cfg.outbound_ticks as u32, time: cfg.write_timeout };
+    let outbox = Arc::new(Outbox::new(writer, limits, cfg.unbatched_writes));
+    let mut session = Session { ctx: ctx.clone(), reader, outbox, player: None, link: 0, ticket: None };
     let reason = session.run().await;
     session.close(reason).await;
     if let Some(player) = session.player {
@@ -69,14 +75,12 @@ pub async fn serve(reader: Reader, writer: Writer, ctx: SessionContext) {
 struct Session {
     ctx: SessionContext,
     reader: Reader,
-    writer: Writer,
+    outbox: Arc<Outbox>,
     player: Option<PlayerId>,
     /// This session's link number at the tick loop.
     link: u64,
     /// The player's current resume ticket.
     ticket: Option<Ticket>,
-    /// Frames of the next write; reused.
-    out: Vec<Bytes>,
 }
 
 /// The outcome of one inbound message.
@@ -105,14 +109,15 @@ impl Session {
         let (control_tx, control_rx) = mpsc::channel(CONTROL_QUEUE);
         let (reply_tx, reply_rx) = oneshot::channel();
         let name = hello.name;
-        let join = Command::Join { name: name.clone(), resume, control: control_tx, reply: reply_tx };
+        let outbox = self.outbox.clone();
+        let join = Command::Join { name: name.clone(), resume, control: control_tx, outbox, reply: reply_tx };
         if self.ctx.commands.send(join).await.is_err() {
             return CloseReason::Shutdown;
         }
         match reply_rx.await {
             Err(_) => CloseReason::Shutdown,
             Ok(JoinReply::Refused { refusal, retry_after_ms }) => self.busy(refusal.as_str(), retry_after_ms).await,
-            Ok(JoinReply::Admitted { admitted, link, frames }) => {
+            Ok(JoinReply::Admitted { admitted, link }) => {
                 let player = admitted.player;
                 (self.player, self.link, self.ticket) = (Some(player), link, Some(admitted.ticket));
                 if let Some(store) = &self.ctx.store {
@@ -122,11 +127,18 @@ impl Session {
                         }
                     }
                 }
-                if self.send_now(ws_frame::binary(&admitted.welcome)).await.is_err() {
-                    return CloseReason::ClientClosed;
+                // The welcome, then the tick frames gathered meanwhile.
+                let mut tally = Tally::default();
+                let opened = self
+                    .outbox
+                    .open(ws_frame::binary(&admitted.welcome), self.ctx.config.write_timeout, &mut tally)
+                    .await;
+                self.ctx.metrics.count_writes(tally);
+                if let Err(e) = opened {
+                    return write_failed(&e);
                 }
                 tracing::debug!(%player, resumed, ?claimed_in, welcomed_in = ?started.elapsed(), "welcomed");
-                self.play(player, frames, control_rx).await
+                self.play(player, control_rx).await
             }
         }
     }
@@ -134,7 +146,7 @@ impl Session {
     /// Sends Busy; the close code follows.
     async fn busy(&mut self, reason: &str, retry_after_ms: u32) -> CloseReason {
         let busy = ws_frame::binary(&msg::encode_busy(reason, retry_after_ms));
-        let _ = timeout(CLOSE_WRITE_TIMEOUT, self.writer.write_frames(&[busy])).await;
+        let _ = self.send(busy, CLOSE_WRITE_TIMEOUT).await;
         CloseReason::Busy
     }
 
@@ -180,7 +192,7 @@ impl Session {
                 Some(Ok(Message::Text(_))) => return Err(CloseReason::TextFrame),
                 Some(Ok(Message::Close(_))) => return Err(CloseReason::ClientClosed),
                 Some(Ok(Message::Ping(p))) => {
-                    let _ = self.send_now(ws_frame::pong(&p)).await;
+                    let _ = self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await;
                     continue;
                 }
                 Some(Ok(Message::Pong(_) | Message::Frame(_))) => continue,
@@ -197,21 +209,18 @@ impl Session {
     }
 
     /// The main loop of an admitted player.
-    async fn play(
-        &mut self,
-        player: PlayerId,
-        mut frames: broadcast::Receiver<Arc<TickFrame>>,
-        mut control: mpsc::Receiver<Control>,
-    ) -> CloseReason {
+    async fn play(&mut self, player: PlayerId, mut control: mpsc::Receiver<Control>) -> CloseReason {
         let cfg = self.ctx.config.clone();
         let now = Instant::now();
         let std_now = std::time::Instant::now();
         let mut inputs = TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, std_now);
         let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, std_now);
         let (mut last_heard, mut last_ping, mut last_refresh) = (now, now, now);
-        let mut batch = Batch::default();
-        let mut want_roster = true;
+        let period = HOUSEKEEPING.min(cfg.ping_interval).min(cfg.peer_timeout / 4);
+        let mut housekeeping = tokio::time::interval_at(now + period, period);
+        housekeeping.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let cancel = self.ctx.cancel.clone();
+        let outbox = self.outbox.clone();
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return CloseReason::Shutdown,
@@ -231,22 +240,13 @@ impl Session {
                         return reason;
                     }
                 }
-                frame = frames.recv() => {
-                    let first = match frame {
-                        Ok(f) => f,
-                        Err(RecvError::Lagged(_)) => return CloseReason::TooSlow,
-                        Err(RecvError::Closed) => return CloseReason::Shutdown,
-                    };
-                    batch.add(&first, want_roster);
-                    loop {
-                        match frames.try_recv() {
-                            Ok(f) => batch.add(&f, want_roster),
-                            Err(TryRecvError::Lagged(_)) => return CloseReason::TooSlow,
-                            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
-                        }
+                // The socket could not take a tick's frames at once: finish them.
+                () = outbox.woken() => {
+                    if let Err(e) = self.drain(cfg.write_timeout).await {
+                        return write_failed(&e);
                     }
-                    want_roster &= !batch.has_roster();
-                    let now = Instant::now();
+                }
+                now = housekeeping.tick() => {
                     if now.duration_since(last_heard) > cfg.peer_timeout {
                         return CloseReason::PeerTimeout;
                     }
@@ -254,14 +254,9 @@ impl Session {
                         last_refresh = now;
                         self.refresh_ticket(player).await;
                     }
-                    let ping = now.duration_since(last_ping) >= cfg.ping_interval;
-                    if ping {
+                    if now.duration_since(last_ping) >= cfg.ping_interval {
                         last_ping = now;
-                    }
-                    match timeout(cfg.write_timeout, self.write_batch(&mut batch, ping)).await {
-                        Err(_) => return CloseReason::TooSlow,
-                        Ok(Err(_)) => return CloseReason::ClientClosed,
-                        Ok(Ok(())) => {}
+                        outbox.ping_next_tick();
                     }
                 }
             }
@@ -281,7 +276,7 @@ impl Session {
             Message::Text(_) => return Flow::Close(CloseReason::TextFrame),
             Message::Close(_) => return Flow::Close(CloseReason::ClientClosed),
             Message::Ping(p) => {
-                return match self.send_now(ws_frame::pong(&p)).await {
+                return match self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
                     Ok(()) => Flow::Continue,
                     Err(_) => Flow::Close(CloseReason::ClientClosed),
                 };
@@ -310,7 +305,7 @@ impl Session {
                 }
                 // Answered at once, with its own write, so the measured ping is true.
                 let pong = ws_frame::binary(&msg::encode_pong(client_time_ms, now_ms()));
-                return match self.send_now(pong).await {
+                return match self.send(pong, self.ctx.config.write_timeout).await {
                     Ok(()) => Flow::Continue,
                     Err(_) => Flow::Close(CloseReason::ClientClosed),
                 };
@@ -340,45 +335,24 @@ impl Session {
         }
         self.ticket = Some(next);
         let frame = ws_frame::binary(&msg::encode_move(next.as_bytes(), "shard draining"));
-        let _ = timeout(CLOSE_WRITE_TIMEOUT, self.send_now(frame)).await;
+        let _ = self.send(frame, CLOSE_WRITE_TIMEOUT).await;
         CloseReason::Moved
     }
 
-    /// Writes the whole batch (and a ping when due) with one vectored write.
-    async fn write_batch(&mut self, batch: &mut Batch, ping: bool) -> std::io::Result<()> {
-        self.out.clear();
-        self.out.extend(batch.drain());
-        let frames = self.out.len() as u64;
-        if ping {
-            self.out.push(ws_frame::ping());
-        }
-        let bytes: usize = self.out.iter().map(Bytes::len).sum();
-        let writes = if self.ctx.config.unbatched_writes {
-            for frame in &self.out {
-                self.writer.write_frames(std::slice::from_ref(frame)).await?;
-            }
-            self.out.len() as u64
-        } else {
-            self.writer.write_frames(&self.out).await?;
-            1
-        };
-        self.out.clear();
-        let m = &self.ctx.metrics;
-        m.frames_sent.inc_by(frames);
-        m.bytes_sent.inc_by(bytes as u64);
-        m.writes.inc_by(writes);
-        Ok(())
+    /// Writes one frame after everything queued, waiting at most `limit`.
+    async fn send(&self, frame: Bytes, limit: Duration) -> std::io::Result<()> {
+        let mut tally = Tally::default();
+        let sent = self.outbox.send(&[frame], limit, &mut tally).await;
+        self.ctx.metrics.count_writes(tally);
+        sent
     }
 
-    /// Writes one frame outside the tick batch, at once.
-    async fn send_now(&mut self, frame: Bytes) -> std::io::Result<()> {
-        let len = frame.len() as u64;
-        self.writer.write_frames(&[frame]).await?;
-        let m = &self.ctx.metrics;
-        m.frames_sent.inc();
-        m.bytes_sent.inc_by(len);
-        m.writes.inc();
-        Ok(())
+    /// Finishes what the fan-out could not write at once, waiting at most `limit`.
+    async fn drain(&self, limit: Duration) -> std::io::Result<()> {
+        let mut tally = Tally::default();
+        let drained = self.outbox.drain(limit, &mut tally).await;
+        self.ctx.metrics.count_writes(tally);
+        drained
     }
 
     /// Tells the peer why (Error message for protocol faults), sends the close
@@ -390,13 +364,18 @@ impl Session {
             frames.push(ws_frame::binary(&msg::encode_error(code, reason.message())));
         }
         frames.push(ws_frame::close(code.0, reason.message()));
-        let writer = &mut self.writer;
-        let _ = timeout(CLOSE_WRITE_TIMEOUT, async move {
-            if writer.write_frames(&frames).await.is_ok() {
-                writer.shutdown().await;
-            }
-        })
-        .await;
+        let mut tally = Tally::default();
+        self.outbox.close(&frames, CLOSE_WRITE_TIMEOUT, &mut tally).await;
+        self.ctx.metrics.count_writes(tally);
+    }
+}
+
+/// Maps a failed write to a close reason: a socket that stayed blocked is too
+/// slow; any other failure means the connection is gone.
+fn write_failed(e: &std::io::Error) -> CloseReason {
+    match e.kind() {
+        std::io::ErrorKind::TimedOut => CloseReason::TooSlow,
+        _ => CloseReason::ClientClosed,
     }
 }
 

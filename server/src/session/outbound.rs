@@ -1,11 +1,10 @@
 //! A socket's outbound batch: everything it sends for the ticks it has caught
 //! up on, written with one flush.
 //!
-//! The queue itself is the shard's broadcast of `Arc<TickFrame>`s (bounded,
-//! shared by all sockets, so a slow socket costs no extra memory). When a socket
-//! is behind by several ticks, the batch keeps every chat and presence frame but
-//! only the newest snapshot of each shard: a newer snapshot replaces an unsent
-//! older one.
+//! A healthy socket never needs one: the fan-out writes each tick's frames
+//! straight from the shared [`TickFrame`]. When a socket is blocked for several
+//! ticks, its batch keeps every chat and presence frame but only the newest
+//! snapshot of each shard: a newer snapshot replaces an unsent older one.
 
 use crate::shard::TickFrame;
 use bytes::Bytes;
@@ -33,6 +32,17 @@ impl Batch {
                 None => self.snapshots.push((*shard, bytes.clone())),
             }
         }
+    }
+
+    /// Adds a frame that must not be dropped (a chat line, a control frame)
+    /// after the events already held.
+    pub fn push_event(&mut self, frame: Bytes) {
+        self.events.push(frame);
+    }
+
+    /// Number of events (frames never dropped) held.
+    pub fn events(&self) -> usize {
+        self.events.len()
     }
 
     /// True when the batch holds a roster.

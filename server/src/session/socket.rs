@@ -1,16 +1,17 @@
 //! A websocket's two halves after the HTTP upgrade: reading with tungstenite
-//! (frame parsing, unmasking, size limits, UTF-8 checks), writing our own
-//! pre-encoded frames with one vectored write (see [`super::ws_frame`]).
+//! (frame parsing, unmasking, size limits, UTF-8 checks); the write half goes
+//! to an [`super::Outbox`], which writes our own pre-encoded frames (see
+//! [`super::ws_frame`]).
 //!
 //! The halves are owned separately (no lock between them). tungstenite never
 //! writes: its automatic pong and close replies go nowhere, and the session
 //! sends those itself on the write half.
 
 use bytes::Bytes;
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
@@ -43,38 +44,11 @@ impl AsyncWrite for ReadSide {
 /// The reading end: a stream of tungstenite messages.
 pub type Reader = WebSocketStream<ReadSide>;
 
-/// The writing end: writes whole pre-encoded frames.
-pub struct Writer(OwnedWriteHalf);
-
-impl Writer {
-    /// Writes `frames` in order with vectored writes: one system call when the
-    /// socket takes it all, as it does when healthy.
-    ///
-    /// Errors: the socket's write error, or `WriteZero`.
-    pub async fn write_frames(&mut self, frames: &[Bytes]) -> io::Result<()> {
-        let mut slices: Vec<IoSlice<'_>> = frames.iter().map(|f| IoSlice::new(f)).collect();
-        let mut rest = &mut slices[..];
-        while !rest.is_empty() {
-            let n = self.0.write_vectored(rest).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            IoSlice::advance_slices(&mut rest, n);
-        }
-        Ok(())
-    }
-
-    /// Half-closes the socket (FIN) after the close frame.
-    pub async fn shutdown(&mut self) {
-        let _ = self.0.shutdown().await;
-    }
-}
-
 /// Splits an upgraded TCP stream into its reader (with any bytes hyper read
-/// past the HTTP request) and writer.
-pub async fn split(tcp: TcpStream, already_read: Bytes, config: WebSocketConfig) -> (Reader, Writer) {
+/// past the HTTP request) and its write half (for an [`super::Outbox`]).
+pub async fn split(tcp: TcpStream, already_read: Bytes, config: WebSocketConfig) -> (Reader, OwnedWriteHalf) {
     let (read, write) = tcp.into_split();
     let reader =
         WebSocketStream::from_partially_read(ReadSide(read), already_read.to_vec(), Role::Server, Some(config)).await;
-    (reader, Writer(write))
+    (reader, write)
 }

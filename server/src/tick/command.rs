@@ -2,12 +2,12 @@
 
 use crate::admission::Refusal;
 use crate::resume::{Claimed, ResumeError, Ticket};
-use crate::session::CloseReason;
-use crate::shard::{Admitted, TickFrame};
+use crate::session::{CloseReason, Outbox};
+use crate::shard::Admitted;
 use mino_protocol::client::Direction;
 use mino_protocol::PlayerId;
 use std::sync::Arc;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 /// What sessions ask of the tick loop.
 #[derive(Debug)]
@@ -34,6 +34,9 @@ pub enum Command {
         resume: Option<Claimed>,
         /// How the tick loop reaches this session later.
         control: mpsc::Sender<Control>,
+        /// The socket's outbox; admitted, it gets every tick's frames (held
+        /// until the session writes the welcome).
+        outbox: Arc<Outbox>,
         /// Where the answer goes.
         reply: oneshot::Sender<JoinReply>,
     },
@@ -63,14 +66,12 @@ pub enum Command {
 /// The answer to [`Command::Join`].
 #[derive(Debug)]
 pub enum JoinReply {
-    /// Welcome; `frames` starts with the next tick.
+    /// Welcome; the outbox gets frames from the next tick on.
     Admitted {
         /// The welcome.
         admitted: Admitted,
         /// This session's link number (for `Leave`).
         link: u64,
-        /// This socket's view of the shared per-tick frames.
-        frames: broadcast::Receiver<Arc<TickFrame>>,
     },
     /// Busy: retry after `retry_after_ms`.
     Refused {

@@ -1,12 +1,13 @@
 //! The tick loop: the one task that owns the [`Shard`]. It applies commands from
 //! sessions as they arrive (joins are answered at once, so welcome latency is
 //! not a tick), and every tick period it steps the world, encodes one snapshot
-//! and broadcasts one [`TickFrame`] shared by every socket.
+//! and hands one [`TickFrame`], the same bytes for every socket, to the
+//! [`Fanout`].
 //!
-//! The loop never awaits a socket (or, clustered, Redis): sessions read the
-//! broadcast at their own pace, and a session that falls more than the queue's
-//! length behind is closed by its own task. Missed ticks after a stall are
-//! skipped and counted, never replayed back to back.
+//! The loop never awaits a socket (or, clustered, Redis): the fan-out's writes
+//! do not block, a socket that cannot take a tick is finished by its own
+//! session task, and one that stays behind is closed as too slow. Missed ticks
+//! after a stall are skipped and counted, never replayed back to back.
 //!
 //! Clustered, a shard that may have been taken for dead (its ticks stalled past
 //! half the shard TTL, or Redis was out of reach that long) is *fenced*: it
@@ -17,8 +18,10 @@
 //! Draining (SIGTERM), the loop admits nobody and tells its players to move,
 //! a paced number a tick, each with a fresh resume ticket.
 
+mod clock;
 mod command;
 
+pub use clock::TickClock;
 pub use command::{Command, Control, JoinReply, CONTROL_QUEUE};
 
 use crate::admission::Refusal;
@@ -29,7 +32,7 @@ use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
 use crate::resume::local::LocalSessions;
 use crate::resume::{ResumeError, Ticket};
-use crate::session::{ws_frame, CloseReason};
+use crate::session::{ws_frame, CloseReason, Fanout, Outbox};
 use crate::shard::{Shard, TickFrame};
 use mino_protocol::PlayerId;
 use rand::rngs::StdRng;
@@ -38,8 +41,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::{broadcast, mpsc};
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -89,7 +92,7 @@ pub struct TickLoop {
     shard: Shard,
     config: Arc<Config>,
     metrics: Metrics,
-    frames: broadcast::Sender<Arc<TickFrame>>,
+    fanout: Fanout,
     rng: StdRng,
     cluster: Option<TickLink>,
     tracker: TaskTracker,
@@ -108,13 +111,13 @@ pub struct TickLoop {
 const HELD_MAX: usize = 10_000;
 
 impl TickLoop {
-    /// A loop over `shard` that broadcasts on `frames`; clustered when `cluster`
-    /// is given (standalone, resume tickets are kept here in memory).
+    /// A loop over `shard` that writes each tick to the sockets it admits;
+    /// clustered when `cluster` is given (standalone, resume tickets are kept
+    /// here in memory).
     pub fn new(
         shard: Shard,
         config: Arc<Config>,
         metrics: Metrics,
-        frames: broadcast::Sender<Arc<TickFrame>>,
         cluster: Option<TickLink>,
         tracker: TaskTracker,
     ) -> TickLoop {
@@ -122,8 +125,8 @@ impl TickLoop {
         TickLoop {
             shard,
             config,
+            fanout: Fanout::new(metrics.clone()),
             metrics,
-            frames,
             rng: StdRng::from_os_rng(),
             cluster,
             tracker,
@@ -151,8 +154,7 @@ impl TickLoop {
         };
         let period = self.config.tick_period();
         let stall = self.config.shard_ttl / 2;
-        let mut interval = tokio::time::interval_at(Instant::now() + period, period);
-        interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        let mut clock = TickClock::new(period);
         let mut last_scheduled: Option<Instant> = None;
         let mut last_start = Instant::now();
         loop {
@@ -164,7 +166,7 @@ impl TickLoop {
                     self.draining = true;
                     self.shard.set_draining();
                 }
-                scheduled = interval.tick() => {
+                scheduled = clock.tick() => {
                     let start = Instant::now();
                     if let Some(prev) = last_scheduled {
                         let gap = scheduled.saturating_duration_since(prev);
@@ -216,8 +218,7 @@ impl TickLoop {
             m.relay_lag.observe(*lag as f64 / 1000.0);
         }
         let tick = out.frame.tick;
-        // No receivers is fine: nobody is connected.
-        let _ = self.frames.send(Arc::new(framed(out.frame)));
+        self.fanout.deliver(&framed(out.frame));
         if let Some(local) = self.local.as_mut() {
             if tick.0.is_multiple_of(u64::from(self.config.tick_hz)) {
                 local.expire(now);
@@ -410,7 +411,7 @@ impl TickLoop {
                 };
                 let _ = reply.send(answer);
             }
-            Command::Join { name, resume, control, reply } => self.join(name, resume, control, reply),
+            Command::Join { name, resume, control, outbox, reply } => self.join(name, resume, control, outbox, reply),
             Command::Input { player, dir } => self.shard.input(player, dir),
             Command::Chat { player, text } => self.shard.chat(player, &text, now_ms()),
             Command::Leave { player, link } => {
@@ -432,6 +433,7 @@ impl TickLoop {
         name: String,
         resume: Option<crate::resume::Claimed>,
         control: mpsc::Sender<Control>,
+        outbox: Arc<Outbox>,
         reply: tokio::sync::oneshot::Sender<JoinReply>,
     ) {
         let now = now_ms();
@@ -470,11 +472,12 @@ impl TickLoop {
             let _ = old.control.try_send(Control::Close(CloseReason::SessionReplaced));
         }
         self.metrics.players.set(self.shard.players() as i64);
-        let answer = JoinReply::Admitted { admitted, link, frames: self.frames.subscribe() };
-        if reply.send(answer).is_err() {
+        if reply.send(JoinReply::Admitted { admitted, link }).is_err() {
             // The socket went away while we answered.
             self.handle(Command::Leave { player, link });
+            return;
         }
+        self.fanout.add(outbox);
     }
 
     /// Counts a refusal and picks its retry-after, ms.

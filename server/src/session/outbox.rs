@@ -1,0 +1,508 @@
+//! A socket's outbox: the write half of one websocket and what is waiting to be
+//! written on it, shared by the shard's [`Fanout`](super::Fanout) (which hands
+//! it every tick's frames) and the socket's session task (which sends the
+//! welcome, pongs, moves and the close, and finishes writes the socket could
+//! not take at once).
+//!
+//! Writes never wait here: each is one non-blocking vectored `writev`. On a
+//! healthy socket the kernel takes a tick's frames whole, so the tick's frames
+//! leave with one system call and nothing is queued or woken. When the kernel
+//! buffer is full, what is left stays in the outbox, the session task is woken
+//! to wait for the socket to drain, and the frames of later ticks are merged
+//! into a [`Batch`]: a newer snapshot replaces an unsent older one, chat and
+//! presence are all kept. A socket that stays blocked for `outbound_ticks`
+//! ticks or for the write timeout is marked too slow and its session closes it.
+
+use super::Batch;
+use crate::shard::TickFrame;
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::Notify;
+
+/// Most frames passed to one `writev`; a longer queue takes more calls.
+const MAX_SLICES: usize = 16;
+
+/// Most chat, presence and control frames an outbox holds before its socket is
+/// closed as too slow (they are never dropped for a socket that stays).
+pub const MAX_PENDING_EVENTS: usize = 1024;
+
+/// How a socket is allowed to fall behind before it is too slow.
+#[derive(Clone, Copy, Debug)]
+pub struct SlowLimits {
+    /// Ticks in a row a socket may stay blocked.
+    pub ticks: u32,
+    /// Longest a socket may stay blocked.
+    pub time: Duration,
+}
+
+/// Frames, bytes and system calls of some writes, added to the metrics by the
+/// caller in one go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Frames written whole.
+    pub frames: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Write system calls that wrote something.
+    pub writes: u64,
+    /// Writes the kernel refused or cut short (socket buffer full).
+    pub blocked: u64,
+}
+
+impl Tally {
+    /// Adds `other` to `self`.
+    pub fn add(&mut self, other: Tally) {
+        self.frames += other.frames;
+        self.bytes += other.bytes;
+        self.writes += other.writes;
+        self.blocked += other.blocked;
+    }
+}
+
+/// What a write attempt left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flushed {
+    /// Everything queued is written.
+    Done,
+    /// The socket's buffer is full; the rest waits for it to drain.
+    Blocked,
+}
+
+/// Why an outbox takes no more frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stuck {
+    /// The socket stayed blocked past the [`SlowLimits`] or queued too many
+    /// events.
+    TooSlow,
+    /// The socket failed (reset, broken pipe).
+    Failed,
+}
+
+#[derive(Debug)]
+struct State {
+    /// Frames committed to the socket, in order; the first may be partly written.
+    inflight: VecDeque<Bytes>,
+    /// Frames of later ticks and control frames, not started yet.
+    batch: Batch,
+    /// Before the welcome is written, tick frames only collect in `batch`.
+    held: bool,
+    /// No roster sent yet: the first one a tick offers is taken.
+    want_roster: bool,
+    /// The session asked for a websocket ping with the next tick's write.
+    ping_due: bool,
+    /// Set when the close begins: nothing but the close frames follows.
+    closed: bool,
+    /// When the socket's buffer first refused bytes (cleared once drained).
+    blocked_since: Option<Instant>,
+    /// Ticks delivered while blocked.
+    ticks_blocked: u32,
+    /// Why the outbox stopped, if it did.
+    stuck: Option<Stuck>,
+}
+
+/// The write side of one websocket. Shared (`Arc`) by the fan-out and the
+/// session; a short mutex orders their writes and is never held across an
+/// `await`.
+#[derive(Debug)]
+pub struct Outbox {
+    socket: OwnedWriteHalf,
+    state: Mutex<State>,
+    /// Wakes the session when a write was cut short or the outbox got stuck.
+    wake: Notify,
+    limits: SlowLimits,
+    /// Benchmark control: one system call per frame instead of one per tick.
+    unbatched: bool,
+}
+
+/// A websocket ping with no payload, the same bytes for every socket.
+static PING: [u8; 2] = [0x89, 0];
+
+impl Outbox {
+    /// An outbox over `socket`, held (tick frames wait for [`Outbox::open`]).
+    pub fn new(socket: OwnedWriteHalf, limits: SlowLimits, unbatched: bool) -> Outbox {
+        let state = State {
+            inflight: VecDeque::new(),
+            batch: Batch::default(),
+            held: true,
+            want_roster: true,
+            ping_due: false,
+            closed: false,
+            blocked_since: None,
+            ticks_blocked: 0,
+            stuck: None,
+        };
+        Outbox { socket, state: Mutex::new(state), wake: Notify::new(), limits, unbatched }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves consistent data (plain queues).
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The fan-out's part, once a tick: writes this tick's frames (plus a ping
+    /// when due) with one non-blocking vectored write, or merges them into the
+    /// batch while the socket is blocked or the welcome not yet written.
+    ///
+    /// Returns false once the outbox takes no more frames (closed or stuck), so
+    /// the fan-out forgets it.
+    pub fn deliver(&self, frame: &TickFrame, now: Instant, tally: &mut Tally) -> bool {
+        let mut st = self.lock();
+        if st.closed || st.stuck.is_some() {
+            return false;
+        }
+        let ping = std::mem::take(&mut st.ping_due).then(|| Bytes::from_static(&PING));
+        if !st.held && st.inflight.is_empty() && st.batch.is_empty() && !self.unbatched {
+            self.write_tick(&mut st, frame, ping, now, tally);
+            return st.stuck.is_none();
+        }
+        let want_roster = st.want_roster;
+        st.batch.add(frame, want_roster);
+        st.want_roster &= !st.batch.has_roster();
+        if let Some(ping) = ping {
+            st.batch.push_event(ping);
+        }
+        if st.batch.events() > MAX_PENDING_EVENTS {
+            self.stick(&mut st, Stuck::TooSlow);
+            return false;
+        }
+        if st.held {
+            return true;
+        }
+        if st.blocked_since.is_some() {
+            st.ticks_blocked += 1;
+            let too_long = st.blocked_since.is_some_and(|t| now.duration_since(t) > self.limits.time);
+            if st.ticks_blocked > self.limits.ticks || too_long {
+                self.stick(&mut st, Stuck::TooSlow);
+                return false;
+            }
+            // The session is waiting for the socket to drain; it writes the batch.
+            return true;
+        }
+        let _ = self.flush_locked(&mut st, now, tally);
+        st.stuck.is_none()
+    }
+
+    /// The fast path: one `writev` straight from the shared tick frame; only a
+    /// cut-short write copies (reference-counted) frames into the outbox.
+    fn write_tick(&self, st: &mut State, frame: &TickFrame, ping: Option<Bytes>, now: Instant, tally: &mut Tally) {
+        let roster = if st.want_roster { frame.roster.as_ref() } else { None };
+        st.want_roster &= roster.is_none();
+        let frames: Vec<&Bytes> = roster
+            .into_iter()
+            .chain(frame.events.iter())
+            .chain(frame.snapshots.iter().map(|(_, b)| b))
+            .chain(ping.as_ref())
+            .collect();
+        if frames.is_empty() {
+            return;
+        }
+        let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+        let n = frames.len().min(MAX_SLICES);
+        for (slot, f) in slices.iter_mut().zip(&frames) {
+            *slot = IoSlice::new(f);
+        }
+        let written = match self.socket.try_write_vectored(&slices[..n]) {
+            Ok(0) => return self.stick(st, Stuck::Failed),
+            Ok(written) => written,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(_) => return self.stick(st, Stuck::Failed),
+        };
+        tally.writes += u64::from(written > 0);
+        tally.bytes += written as u64;
+        let mut skip = written;
+        for f in frames {
+            if skip >= f.len() {
+                skip -= f.len();
+                tally.frames += 1;
+            } else {
+                st.inflight.push_back(f.slice(skip..));
+                skip = 0;
+            }
+        }
+        let offered: usize = slices[..n].iter().map(|s| s.len()).sum();
+        if written < offered {
+            self.blocked(st, now, tally);
+        } else if !st.inflight.is_empty() {
+            // More frames than one call takes: the rest go now.
+            self.flush_locked(st, now, tally);
+        }
+    }
+
+    /// Writes what is queued until done or the socket refuses more.
+    fn flush_locked(&self, st: &mut State, now: Instant, tally: &mut Tally) -> Flushed {
+        loop {
+            if st.inflight.is_empty() {
+                if st.batch.is_empty() {
+                    st.blocked_since = None;
+                    st.ticks_blocked = 0;
+                    return Flushed::Done;
+                }
+                st.inflight.extend(st.batch.drain());
+            }
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let n = if self.unbatched { 1 } else { st.inflight.len().min(MAX_SLICES) };
+            for (slot, f) in slices.iter_mut().zip(st.inflight.iter().take(n)) {
+                *slot = IoSlice::new(f);
+            }
+            let mut written = match self.socket.try_write_vectored(&slices[..n]) {
+                Ok(0) => {
+                    self.stick(st, Stuck::Failed);
+                    return Flushed::Blocked;
+                }
+                Ok(written) => written,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.blocked(st, now, tally);
+                    return Flushed::Blocked;
+                }
+                Err(_) => {
+                    self.stick(st, Stuck::Failed);
+                    return Flushed::Blocked;
+                }
+            };
+            tally.writes += 1;
+            tally.bytes += written as u64;
+            while written > 0 {
+                let Some(head) = st.inflight.front_mut() else { break };
+                if written >= head.len() {
+                    written -= head.len();
+                    st.inflight.pop_front();
+                    tally.frames += 1;
+                } else {
+                    *head = head.slice(written..);
+                    written = 0;
+                }
+            }
+        }
+    }
+
+    /// Notes that the socket refused bytes and, when it just became blocked,
+    /// wakes the session to wait for it (once: the session's own retries do
+    /// not wake it again).
+    fn blocked(&self, st: &mut State, now: Instant, tally: &mut Tally) {
+        tally.blocked += 1;
+        if st.blocked_since.is_none() {
+            st.blocked_since = Some(now);
+            self.wake.notify_one();
+        }
+    }
+
+    fn stick(&self, st: &mut State, why: Stuck) {
+        st.stuck.get_or_insert(why);
+        self.wake.notify_one();
+    }
+
+    /// Waits until the fan-out needs the session: a write was cut short or the
+    /// outbox got stuck. Cancel-safe.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Why the outbox takes no more frames, if it does not.
+    pub fn stuck(&self) -> Option<Stuck> {
+        self.lock().stuck
+    }
+
+    /// Asks for a websocket ping with the next tick's write.
+    pub fn ping_next_tick(&self) {
+        self.lock().ping_due = true;
+    }
+
+    /// Queues `frames` after everything already queued and writes until done,
+    /// waiting for the socket to drain at most `limit`.
+    ///
+    /// Errors: `TimedOut` past `limit`, `BrokenPipe` when the outbox is stuck,
+    /// or the socket's error.
+    pub async fn send(&self, frames: &[Bytes], limit: Duration, tally: &mut Tally) -> io::Result<()> {
+        {
+            let mut st = self.lock();
+            for f in frames {
+                st.batch.push_event(f.clone());
+            }
+        }
+        self.drain(limit, tally).await
+    }
+
+    /// Writes the welcome, then releases the tick frames gathered meanwhile
+    /// (roster first), waiting at most `limit` for the socket.
+    ///
+    /// Errors: as [`Outbox::send`].
+    pub async fn open(&self, welcome: Bytes, limit: Duration, tally: &mut Tally) -> io::Result<()> {
+        {
+            let mut st = self.lock();
+            st.inflight.push_front(welcome);
+            st.held = false;
+        }
+        self.drain(limit, tally).await
+    }
+
+    /// Writes what is queued, waiting for the socket to drain, for at most
+    /// `limit`.
+    ///
+    /// Errors: as [`Outbox::send`].
+    pub async fn drain(&self, limit: Duration, tally: &mut Tally) -> io::Result<()> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let flushed = {
+                let mut st = self.lock();
+                if let Some(why) = st.stuck {
+                    return Err(match why {
+                        Stuck::TooSlow => io::ErrorKind::TimedOut.into(),
+                        Stuck::Failed => io::ErrorKind::BrokenPipe.into(),
+                    });
+                }
+                self.flush_locked(&mut st, Instant::now(), tally)
+            };
+            if flushed == Flushed::Done {
+                return Ok(());
+            }
+            // Also woken when the fan-out finds the socket too slow.
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => {
+                    self.stick(&mut self.lock(), Stuck::TooSlow);
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+                ready = self.socket.writable() => ready?,
+                () = self.wake.notified() => {}
+            }
+        }
+    }
+
+    /// Begins the close: the fan-out stops delivering, unsent tick frames are
+    /// dropped (frames already cut mid-way are finished), and `frames` (an
+    /// error and the close frame) are written, waiting at most `limit`; then
+    /// the write side is shut (FIN).
+    pub async fn close(&self, frames: &[Bytes], limit: Duration, tally: &mut Tally) {
+        {
+            let mut st = self.lock();
+            st.closed = true;
+            st.held = false;
+            st.batch = Batch::default();
+            st.stuck = None;
+            for f in frames {
+                st.batch.push_event(f.clone());
+            }
+        }
+        if self.drain(limit, tally).await.is_ok() {
+            let _ = socket2::SockRef::from(self.socket.as_ref()).shutdown(std::net::Shutdown::Write);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::{ShardId, Tick};
+    use tokio::io::AsyncReadExt;
+    use tokio::net::{TcpListener, TcpStream};
+
+    const LIMITS: SlowLimits = SlowLimits { ticks: 40, time: Duration::from_secs(2) };
+
+    /// An outbox on one end of a loopback connection, and the other end.
+    /// `sndbuf` (bytes) shrinks the outbox side's kernel buffer.
+    async fn pair(sndbuf: Option<usize>, limits: SlowLimits) -> (Outbox, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (client, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        let server = accepted.expect("accept").0;
+        if let Some(bytes) = sndbuf {
+            socket2::SockRef::from(&server).set_send_buffer_size(bytes).expect("sndbuf");
+            socket2::SockRef::from(client.as_ref().expect("connect")).set_recv_buffer_size(bytes).expect("rcvbuf");
+        }
+        let (_read, write) = server.into_split();
+        (Outbox::new(write, limits, false), client.expect("connect"))
+    }
+
+    fn frame(tick: u64, snapshot: &[u8], events: &[&[u8]], roster: Option<&[u8]>) -> TickFrame {
+        TickFrame {
+            tick: Tick(tick),
+            snapshots: vec![(ShardId(1), Bytes::copy_from_slice(snapshot))],
+            events: events.iter().map(|e| Bytes::copy_from_slice(e)).collect(),
+            roster: roster.map(Bytes::copy_from_slice),
+        }
+    }
+
+    async fn read_exact(peer: &mut TcpStream, n: usize) -> Vec<u8> {
+        let mut buf = vec![0; n];
+        tokio::time::timeout(Duration::from_secs(5), peer.read_exact(&mut buf)).await.expect("in time").expect("read");
+        buf
+    }
+
+    #[tokio::test]
+    async fn a_healthy_socket_gets_each_tick_in_one_write_after_the_welcome() {
+        let (outbox, mut peer) = pair(None, LIMITS).await;
+        let mut tally = Tally::default();
+        // Held: the tick before the welcome is kept (roster included).
+        assert!(outbox.deliver(&frame(1, b"S1", &[b"E1"], Some(b"R1")), Instant::now(), &mut tally));
+        assert_eq!(tally, Tally::default(), "nothing written before the welcome");
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
+        assert_eq!(read_exact(&mut peer, 7).await, b"WR1E1S1");
+        let mut tick = Tally::default();
+        assert!(outbox.deliver(&frame(2, b"S2", &[b"E2"], Some(b"R2")), Instant::now(), &mut tick));
+        assert_eq!(tick, Tally { frames: 2, bytes: 4, writes: 1, blocked: 0 }, "one write; no second roster");
+        assert_eq!(read_exact(&mut peer, 4).await, b"E2S2");
+    }
+
+    #[tokio::test]
+    async fn a_blocked_socket_keeps_every_event_but_only_the_newest_snapshot() {
+        let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
+        let mut tally = Tally::default();
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
+        let big = vec![b's'; 64 * 1024];
+        assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
+        assert!(tally.blocked >= 1, "64 KiB does not fit a 4 KiB buffer");
+        for t in 2..=5u8 {
+            let snap = [b'S', b'0' + t];
+            let event = [b'E', b'0' + t];
+            assert!(outbox.deliver(&frame(u64::from(t), &snap, &[&event], None), Instant::now(), &mut tally));
+        }
+        // The session's part: wait for the socket while the peer reads.
+        let reader = tokio::spawn(async move { read_exact(&mut peer, 1 + big.len() + 4 * 2 + 2).await });
+        outbox.drain(Duration::from_secs(5), &mut tally).await.expect("drained");
+        let got = reader.await.expect("reader");
+        assert_eq!(got[0], b'W');
+        assert!(got[1..=64 * 1024].iter().all(|&b| b == b's'), "the cut frame is finished first");
+        assert_eq!(&got[1 + 64 * 1024..], b"E2E3E4E5S5");
+    }
+
+    #[tokio::test]
+    async fn a_socket_blocked_too_many_ticks_is_too_slow() {
+        let limits = SlowLimits { ticks: 3, time: Duration::from_secs(60) };
+        let (outbox, _peer) = pair(Some(4096), limits).await;
+        let mut tally = Tally::default();
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
+        let big = vec![0u8; 256 * 1024];
+        let mut taken = 0;
+        while outbox.deliver(&frame(taken, &big, &[b"chat"], None), Instant::now(), &mut tally) {
+            taken += 1;
+            assert!(taken < 100, "never marked too slow");
+        }
+        assert_eq!(outbox.stuck(), Some(Stuck::TooSlow));
+        let err = outbox.drain(Duration::from_millis(10), &mut tally).await.expect_err("stuck");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn the_close_follows_a_cut_frame_whole_and_drops_unsent_ticks() {
+        let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
+        let mut tally = Tally::default();
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
+        let big = vec![b's'; 64 * 1024];
+        assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
+        assert!(outbox.deliver(&frame(2, b"S2", &[b"E2"], None), Instant::now(), &mut tally));
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            tokio::time::timeout(Duration::from_secs(5), peer.read_to_end(&mut all)).await.expect("eof").expect("read");
+            all
+        });
+        outbox.close(&[Bytes::from_static(b"CLOSE")], Duration::from_secs(5), &mut tally).await;
+        assert!(!outbox.deliver(&frame(3, b"S3", &[], None), Instant::now(), &mut tally), "closed");
+        drop(outbox);
+        let got = reader.await.expect("reader");
+        assert_eq!(got.len(), 1 + big.len() + 5);
+        assert!(got.ends_with(b"sCLOSE"), "unsent tick 2 dropped, the close frame last");
+    }
+}

@@ -1,0 +1,120 @@
+//! The tick clock: wakes the tick loop every period, on time.
+//!
+//! tokio's timers have a resolution of 1 ms, and a runtime woken by socket
+//! work just before a tick re-arms its wait rounded up to the next whole
+//! millisecond, so its ticks start 0 to 1.6 ms late, differently each time.
+//! Every player sees that jitter in the gap between two snapshots. On Linux
+//! the clock is a periodic `timerfd` instead (nanosecond resolution, no drift:
+//! the kernel schedules each expiry from the previous one), read through the
+//! runtime's reactor like a socket. Elsewhere, or if the timerfd cannot be
+//! made, it is a tokio interval.
+
+use std::time::Duration;
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+
+/// A periodic clock. Missed ticks (after a stall) are skipped, never replayed.
+pub struct TickClock {
+    inner: Inner,
+    period: Duration,
+    /// When the first tick was due.
+    first: Instant,
+}
+
+enum Inner {
+    #[cfg(target_os = "linux")]
+    Timerfd(timerfd::Periodic),
+    Tokio(Interval),
+}
+
+impl TickClock {
+    /// A clock whose first tick is one `period` from now.
+    pub fn new(period: Duration) -> TickClock {
+        let first = Instant::now() + period;
+        #[cfg(target_os = "linux")]
+        match timerfd::Periodic::new(period) {
+            Ok(t) => return TickClock { inner: Inner::Timerfd(t), period, first },
+            Err(e) => tracing::warn!(error = %e, "no timerfd; ticks use tokio's 1 ms timer"),
+        }
+        let mut interval = tokio::time::interval_at(first, period);
+        interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        TickClock { inner: Inner::Tokio(interval), period, first }
+    }
+
+    /// Waits for the next tick; returns the instant it was due (the latest due
+    /// instant, when ticks were missed). Cancel-safe.
+    pub async fn tick(&mut self) -> Instant {
+        match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Timerfd(t) => {
+                t.expired().await;
+                let now = Instant::now();
+                let since = now.saturating_duration_since(self.first);
+                let k = since.as_nanos() / self.period.as_nanos().max(1);
+                self.first + self.period * k as u32
+            }
+            Inner::Tokio(interval) => interval.tick().await,
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod timerfd {
+    use nix::sys::time::TimeSpec;
+    use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+    use std::os::fd::OwnedFd;
+    use std::time::Duration;
+    use tokio::io::unix::AsyncFd;
+
+    /// A periodic CLOCK_MONOTONIC timerfd in the runtime's reactor.
+    pub struct Periodic(AsyncFd<OwnedFd>);
+
+    impl Periodic {
+        pub fn new(period: Duration) -> std::io::Result<Periodic> {
+            let fd = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC)?;
+            fd.set(Expiration::Interval(TimeSpec::from_duration(period)), TimerSetTimeFlags::empty())?;
+            let fd = OwnedFd::from(fd);
+            // SAFETY: the AsyncFd owns the descriptor (an OwnedFd), so it stays
+            // open for as long as it is registered with the reactor.
+            #[allow(unsafe_code)]
+            let registered = unsafe { AsyncFd::register(fd) };
+            Ok(Periodic(registered.map_err(std::io::Error::from)?))
+        }
+
+        /// Waits until the timer expired at least once since the last call.
+        pub async fn expired(&self) {
+            let mut count = [0u8; 8];
+            loop {
+                let Ok(mut guard) = self.0.readable().await else {
+                    // The reactor is gone (runtime shutting down): wait forever.
+                    return std::future::pending().await;
+                };
+                match guard.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut count).map_err(std::io::Error::from)) {
+                    Ok(Ok(_)) => return,
+                    Ok(Err(e)) => tracing::warn!(error = %e, "reading the tick timer failed"),
+                    Err(_would_block) => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn ticks_fall_on_the_period_grid_and_missed_ones_are_skipped() {
+        let period = Duration::from_millis(20);
+        let mut clock = TickClock::new(period);
+        let first = clock.tick().await;
+        assert_eq!(first, clock.first);
+        // Block the runtime across three due ticks, as a stalled process would.
+        std::thread::sleep(Duration::from_millis(70));
+        let late = clock.tick().await;
+        let skipped = late - first;
+        assert!(skipped >= period * 3, "the latest due tick, not the next missed one: {skipped:?}");
+        assert_eq!(skipped.as_nanos() % period.as_nanos(), 0, "on the grid: {skipped:?}");
+        let next = clock.tick().await;
+        assert_eq!(next - late, period, "missed ticks are not replayed");
+    }
+}
