@@ -8,9 +8,9 @@
 //! that queueing shows up as snapshot-gap jitter that is the load generator's,
 //! not the server's. Pinned, each thread handles its sockets in the order the
 //! kernel reports them ready, which is the order the server wrote them.
-//! (1,000 bots against one shard, three runs each: p95 gap 55.0 to 55.4 ms
-//! with one work-stealing runtime, 54.3 to 54.7 ms pinned, and the bots' CPU
-//! a little lower; `benches/RESULTS.md`.)
+//! (`mino-loadgen walk --bots 1000 --ramp 250 --duration 30s` against one
+//! shard, three runs each: p95 gap 55.0 to 55.4 ms with one work-stealing
+//! runtime, 54.3 to 54.7 ms pinned, and the bots' CPU a little lower.)
 
 use std::future::Future;
 use std::thread::JoinHandle as ThreadHandle;

@@ -8,7 +8,8 @@
 //!
 //! The first version woke one task per socket per tick through a broadcast
 //! channel. At 1,000 players on one shard that cost 4.3 to 5.9 µs of user CPU
-//! per delivered frame; this pass costs 2.0 to 2.9 µs (`benches/RESULTS.md`).
+//! per delivered frame (5.17 in `benches/RESULTS.md` at commit 0f6321a); this
+//! pass costs 2.0 to 2.9 µs (2.08 in `benches/RESULTS.md` at ebc417c).
 //! The order of the pass is the order of joining and does not change from
 //! tick to tick, so each socket's frame leaves at about the same offset into
 //! every tick.
