@@ -61,8 +61,29 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .with_state(state);
     match static_dir {
-        Some(dir) => router.fallback_service(ServeDir::new(dir).append_index_html_on_directories(true)),
+        Some(dir) => {
+            let files = ServeDir::new(dir).append_index_html_on_directories(true);
+            router.fallback(move |request: Request| static_file(files.clone(), request))
+        }
         None => router,
+    }
+}
+
+/// Longest request path served from the static folder, bytes, and longest
+/// path segment (Linux's NAME_MAX). Longer ones cannot name a file there.
+const MAX_STATIC_PATH: usize = 1024;
+const MAX_STATIC_SEGMENT: usize = 255;
+
+/// Serves the browser client's files. A path no file can have (too long for
+/// the file system) is 404, not the 500 the file system's error would give.
+async fn static_file(files: ServeDir, request: Request) -> Response {
+    let path = request.uri().path();
+    if path.len() > MAX_STATIC_PATH || path.split('/').any(|segment| segment.len() > MAX_STATIC_SEGMENT) {
+        return (StatusCode::NOT_FOUND, "not found\n").into_response();
+    }
+    match tower::ServiceExt::oneshot(files, request).await {
+        Ok(response) => response.into_response(),
+        Err(never) => match never {},
     }
 }
 
