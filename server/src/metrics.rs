@@ -12,10 +12,10 @@
 //! | `mino_ticks_late_total` | ticks that started more than a fifth of a period late |
 //! | `mino_ticks_skipped_total` | scheduled ticks skipped after a stall (never replayed) |
 //! | `mino_snapshots_encoded_total` | snapshots encoded (one a tick) |
-//! | `mino_frames_sent_total` | websocket messages handed to sockets |
-//! | `mino_sent_bytes_total` | payload bytes of those messages |
+//! | `mino_frames_sent_total` | websocket frames written whole (tick frames, pings, pongs, welcome, busy, move, error, close) |
+//! | `mino_sent_bytes_total` | bytes written to sockets, frame headers included |
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
-//! | `mino_writes_blocked_total` | writes the kernel cut short or refused (socket buffer full); the session finishes them |
+//! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::session::CloseReason`] label |
 //! | `mino_busy_refusals_total{reason}` | hellos refused: full, overloaded, draining |
 //! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
@@ -136,7 +136,7 @@ impl Metrics {
         r.register("mino_ticks_skipped", "Scheduled ticks skipped after a stall", m.ticks_skipped.clone());
         r.register("mino_snapshots_encoded", "Snapshots encoded", m.snapshots_encoded.clone());
         r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
-        r.register_with_unit("mino_sent", "Payload bytes handed to sockets", Unit::Bytes, m.bytes_sent.clone());
+        r.register_with_unit("mino_sent", "Bytes written to sockets", Unit::Bytes, m.bytes_sent.clone());
         r.register("mino_writes", "Socket flushes", m.writes.clone());
         r.register("mino_writes_blocked", "Writes cut short by a full socket buffer", m.writes_blocked.clone());
         r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());

@@ -26,8 +26,8 @@ use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What every socket of the shard receives for one tick. Shared (behind an
-/// `Arc`) by all sockets: nothing in it is per socket. The shard fills it with
+/// What every socket of the shard receives for one tick, the same for all:
+/// nothing in it is per socket. The shard fills it with
 /// message payloads; the tick loop frames each payload once as a websocket
 /// frame and the fan-out writes those bytes as they are to every socket.
 #[derive(Debug, Default)]

@@ -59,3 +59,31 @@ async fn never_reading_socket_is_dropped_and_others_unaffected() {
         r.abort();
     }
 }
+
+#[tokio::test]
+async fn pings_before_hello_from_a_socket_that_never_reads_are_too_slow() {
+    let server = Server::start(&["--send-buffer-bytes", "16384", "--write-timeout-ms", "500"]);
+    let rss_before = server.rss_bytes();
+    let sock = TcpSocket::new_v4().expect("socket");
+    sock.set_recv_buffer_size(4096).expect("rcvbuf");
+    let tcp = sock.connect(server.addr).await.expect("connect");
+    let (mut ws, _) = tokio_tungstenite::client_async(server.ws_url(), tcp).await.expect("handshake");
+    // Never a Hello, never a read: only pings, each owed a pong.
+    let start = Instant::now();
+    let mut sent = 0;
+    while start.elapsed() < Duration::from_secs(5) {
+        let ping = tokio_tungstenite::tungstenite::Message::Ping(vec![7u8; 125].into());
+        match tokio::time::timeout(Duration::from_millis(200), futures_util::SinkExt::send(&mut ws, ping)).await {
+            Ok(Ok(())) => sent += 1,
+            Ok(Err(_)) => break,
+            Err(_) => {}
+        }
+        if sent % 500 == 0 && server.metric("mino_sockets_closed_total{reason=\"too_slow\"}").await >= 1.0 {
+            break;
+        }
+    }
+    server.wait_metric("mino_sockets_closed_total{reason=\"too_slow\"}", 1.0).await;
+    assert!(start.elapsed() < Duration::from_secs(8), "closed well before the hello timeout (10 s)");
+    let growth = server.rss_bytes().saturating_sub(rss_before);
+    assert!(growth < 16 * 1024 * 1024, "server RSS grew by {growth} bytes after {sent} pings");
+}

@@ -83,6 +83,14 @@ struct Session {
     ticket: Option<Ticket>,
 }
 
+impl Drop for Session {
+    /// A session that ends without [`Session::close`] (a panic) leaves its
+    /// outbox closed, so the fan-out stops writing to its socket.
+    fn drop(&mut self) {
+        self.outbox.abandon();
+    }
+}
+
 /// The outcome of one inbound message.
 enum Flow {
     Continue,
@@ -192,7 +200,9 @@ impl Session {
                 Some(Ok(Message::Text(_))) => return Err(CloseReason::TextFrame),
                 Some(Ok(Message::Close(_))) => return Err(CloseReason::ClientClosed),
                 Some(Ok(Message::Ping(p))) => {
-                    let _ = self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await;
+                    if let Err(e) = self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
+                        return Err(write_failed(&e));
+                    }
                     continue;
                 }
                 Some(Ok(Message::Pong(_) | Message::Frame(_))) => continue,
@@ -278,7 +288,7 @@ impl Session {
             Message::Ping(p) => {
                 return match self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
                     Ok(()) => Flow::Continue,
-                    Err(_) => Flow::Close(CloseReason::ClientClosed),
+                    Err(e) => Flow::Close(write_failed(&e)),
                 };
             }
             Message::Pong(_) | Message::Frame(_) => return Flow::Continue,
@@ -307,7 +317,7 @@ impl Session {
                 let pong = ws_frame::binary(&msg::encode_pong(client_time_ms, now_ms()));
                 return match self.send(pong, self.ctx.config.write_timeout).await {
                     Ok(()) => Flow::Continue,
-                    Err(_) => Flow::Close(CloseReason::ClientClosed),
+                    Err(e) => Flow::Close(write_failed(&e)),
                 };
             }
         };

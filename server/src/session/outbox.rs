@@ -70,6 +70,8 @@ pub enum Flushed {
     Done,
     /// The socket's buffer is full; the rest waits for it to drain.
     Blocked,
+    /// The allowed number of system calls was used up; more is queued.
+    More,
 }
 
 /// Why an outbox takes no more frames.
@@ -82,10 +84,22 @@ pub enum Stuck {
     Failed,
 }
 
+impl From<Stuck> for io::Error {
+    fn from(why: Stuck) -> io::Error {
+        match why {
+            Stuck::TooSlow => io::ErrorKind::TimedOut.into(),
+            Stuck::Failed => io::ErrorKind::BrokenPipe.into(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct State {
     /// Frames committed to the socket, in order; the first may be partly written.
     inflight: VecDeque<Bytes>,
+    /// The first frame of `inflight` is partly written (the rest of it must
+    /// follow before any other byte).
+    head_started: bool,
     /// Frames of later ticks and control frames, not started yet.
     batch: Batch,
     /// Before the welcome is written, tick frames only collect in `batch`.
@@ -126,6 +140,7 @@ impl Outbox {
     pub fn new(socket: OwnedWriteHalf, limits: SlowLimits, unbatched: bool) -> Outbox {
         let state = State {
             inflight: VecDeque::new(),
+            head_started: false,
             batch: Batch::default(),
             held: true,
             want_roster: true,
@@ -179,10 +194,10 @@ impl Outbox {
                 self.stick(&mut st, Stuck::TooSlow);
                 return false;
             }
-            // The session is waiting for the socket to drain; it writes the batch.
-            return true;
+            // The session waits for the socket to drain; try once anyway, so
+            // the socket is not idle while its session awaits something else.
         }
-        let _ = self.flush_locked(&mut st, now, tally);
+        let _ = self.flush_locked(&mut st, now, tally, usize::MAX);
         st.stuck.is_none()
     }
 
@@ -191,19 +206,16 @@ impl Outbox {
     fn write_tick(&self, st: &mut State, frame: &TickFrame, ping: Option<Bytes>, now: Instant, tally: &mut Tally) {
         let roster = if st.want_roster { frame.roster.as_ref() } else { None };
         st.want_roster &= roster.is_none();
-        let frames: Vec<&Bytes> = roster
-            .into_iter()
-            .chain(frame.events.iter())
-            .chain(frame.snapshots.iter().map(|(_, b)| b))
-            .chain(ping.as_ref())
-            .collect();
-        if frames.is_empty() {
-            return;
-        }
+        let frames =
+            || roster.into_iter().chain(&frame.events).chain(frame.snapshots.iter().map(|(_, b)| b)).chain(&ping);
         let mut slices = [IoSlice::new(&[]); MAX_SLICES];
-        let n = frames.len().min(MAX_SLICES);
-        for (slot, f) in slices.iter_mut().zip(&frames) {
+        let mut n = 0;
+        for (slot, f) in slices.iter_mut().zip(frames()) {
             *slot = IoSlice::new(f);
+            n += 1;
+        }
+        if n == 0 {
+            return;
         }
         let written = match self.socket.try_write_vectored(&slices[..n]) {
             Ok(0) => return self.stick(st, Stuck::Failed),
@@ -214,11 +226,12 @@ impl Outbox {
         tally.writes += u64::from(written > 0);
         tally.bytes += written as u64;
         let mut skip = written;
-        for f in frames {
+        for f in frames() {
             if skip >= f.len() {
                 skip -= f.len();
                 tally.frames += 1;
             } else {
+                st.head_started |= st.inflight.is_empty() && skip > 0;
                 st.inflight.push_back(f.slice(skip..));
                 skip = 0;
             }
@@ -228,13 +241,14 @@ impl Outbox {
             self.blocked(st, now, tally);
         } else if !st.inflight.is_empty() {
             // More frames than one call takes: the rest go now.
-            self.flush_locked(st, now, tally);
+            self.flush_locked(st, now, tally, usize::MAX);
         }
     }
 
-    /// Writes what is queued until done or the socket refuses more.
-    fn flush_locked(&self, st: &mut State, now: Instant, tally: &mut Tally) -> Flushed {
-        loop {
+    /// Writes what is queued until done, the socket refuses more, or `calls`
+    /// system calls were made (so a long backlog does not hold the lock).
+    fn flush_locked(&self, st: &mut State, now: Instant, tally: &mut Tally, calls: usize) -> Flushed {
+        for _ in 0..calls {
             if st.inflight.is_empty() {
                 if st.batch.is_empty() {
                     st.blocked_since = None;
@@ -270,21 +284,29 @@ impl Outbox {
                 if written >= head.len() {
                     written -= head.len();
                     st.inflight.pop_front();
+                    st.head_started = false;
                     tally.frames += 1;
                 } else {
                     *head = head.slice(written..);
+                    st.head_started = true;
                     written = 0;
                 }
             }
         }
+        if st.inflight.is_empty() && st.batch.is_empty() {
+            st.blocked_since = None;
+            st.ticks_blocked = 0;
+            return Flushed::Done;
+        }
+        Flushed::More
     }
 
     /// Notes that the socket refused bytes and, when it just became blocked,
-    /// wakes the session to wait for it (once: the session's own retries do
-    /// not wake it again).
+    /// counts it and wakes the session to wait for it (once: retries while
+    /// blocked neither count nor wake it again).
     fn blocked(&self, st: &mut State, now: Instant, tally: &mut Tally) {
-        tally.blocked += 1;
         if st.blocked_since.is_none() {
+            tally.blocked += 1;
             st.blocked_since = Some(now);
             self.wake.notify_one();
         }
@@ -301,6 +323,12 @@ impl Outbox {
         self.wake.notified().await;
     }
 
+    /// Marks the outbox closed without writing anything more (its session is
+    /// gone without closing it, e.g. after a panic): the fan-out forgets it.
+    pub fn abandon(&self) {
+        self.lock().closed = true;
+    }
+
     /// Why the outbox takes no more frames, if it does not.
     pub fn stuck(&self) -> Option<Stuck> {
         self.lock().stuck
@@ -314,11 +342,23 @@ impl Outbox {
     /// Queues `frames` after everything already queued and writes until done,
     /// waiting for the socket to drain at most `limit`.
     ///
-    /// Errors: `TimedOut` past `limit`, `BrokenPipe` when the outbox is stuck,
-    /// or the socket's error.
+    /// Errors: `TimedOut` past `limit` or when the outbox is (or becomes) too
+    /// slow, including when it holds [`MAX_PENDING_EVENTS`] frames already;
+    /// `BrokenPipe` when the socket failed or the outbox is closed; or the
+    /// socket's error. Nothing is queued when it fails at once.
     pub async fn send(&self, frames: &[Bytes], limit: Duration, tally: &mut Tally) -> io::Result<()> {
         {
             let mut st = self.lock();
+            if st.closed {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            if let Some(why) = st.stuck {
+                return Err(why.into());
+            }
+            if st.batch.events() + frames.len() > MAX_PENDING_EVENTS {
+                self.stick(&mut st, Stuck::TooSlow);
+                return Err(Stuck::TooSlow.into());
+            }
             for f in frames {
                 st.batch.push_event(f.clone());
             }
@@ -333,7 +373,12 @@ impl Outbox {
     pub async fn open(&self, welcome: Bytes, limit: Duration, tally: &mut Tally) -> io::Result<()> {
         {
             let mut st = self.lock();
-            st.inflight.push_front(welcome);
+            if let Some(why) = st.stuck {
+                return Err(why.into());
+            }
+            // After anything in flight (a control frame sent before the Hello
+            // may be partly written): frames never interleave.
+            st.inflight.push_back(welcome);
             st.held = false;
         }
         self.drain(limit, tally).await
@@ -349,15 +394,15 @@ impl Outbox {
             let flushed = {
                 let mut st = self.lock();
                 if let Some(why) = st.stuck {
-                    return Err(match why {
-                        Stuck::TooSlow => io::ErrorKind::TimedOut.into(),
-                        Stuck::Failed => io::ErrorKind::BrokenPipe.into(),
-                    });
+                    return Err(why.into());
                 }
-                self.flush_locked(&mut st, Instant::now(), tally)
+                // One system call a lock hold: the fan-out never waits long.
+                self.flush_locked(&mut st, Instant::now(), tally, 1)
             };
-            if flushed == Flushed::Done {
-                return Ok(());
+            match flushed {
+                Flushed::Done => return Ok(()),
+                Flushed::More => continue,
+                Flushed::Blocked => {}
             }
             // Also woken when the fan-out finds the socket too slow.
             tokio::select! {
@@ -371,8 +416,8 @@ impl Outbox {
         }
     }
 
-    /// Begins the close: the fan-out stops delivering, unsent tick frames are
-    /// dropped (frames already cut mid-way are finished), and `frames` (an
+    /// Begins the close: the fan-out stops delivering, every frame not yet
+    /// started is dropped (a frame cut mid-way is finished), and `frames` (an
     /// error and the close frame) are written, waiting at most `limit`; then
     /// the write side is shut (FIN).
     pub async fn close(&self, frames: &[Bytes], limit: Duration, tally: &mut Tally) {
@@ -381,6 +426,8 @@ impl Outbox {
             st.closed = true;
             st.held = false;
             st.batch = Batch::default();
+            let keep = usize::from(st.head_started);
+            st.inflight.truncate(keep);
             st.stuck = None;
             for f in frames {
                 st.batch.push_event(f.clone());
@@ -402,15 +449,17 @@ mod tests {
     const LIMITS: SlowLimits = SlowLimits { ticks: 40, time: Duration::from_secs(2) };
 
     /// An outbox on one end of a loopback connection, and the other end.
-    /// `sndbuf` (bytes) shrinks the outbox side's kernel buffer.
+    /// `sndbuf` (bytes) shrinks the outbox side's kernel send buffer.
     async fn pair(sndbuf: Option<usize>, limits: SlowLimits) -> (Outbox, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (client, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
         let server = accepted.expect("accept").0;
+        server.set_nodelay(true).expect("nodelay");
         if let Some(bytes) = sndbuf {
+            // The peer keeps its default receive buffer: a tiny one stalls
+            // loopback TCP on zero-window probes once it is read again.
             socket2::SockRef::from(&server).set_send_buffer_size(bytes).expect("sndbuf");
-            socket2::SockRef::from(client.as_ref().expect("connect")).set_recv_buffer_size(bytes).expect("rcvbuf");
         }
         let (_read, write) = server.into_split();
         (Outbox::new(write, limits, false), client.expect("connect"))
@@ -451,9 +500,9 @@ mod tests {
         let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
         let mut tally = Tally::default();
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
-        let big = vec![b's'; 64 * 1024];
+        let big = vec![b's'; 4 << 20];
         assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
-        assert!(tally.blocked >= 1, "64 KiB does not fit a 4 KiB buffer");
+        assert!(tally.blocked >= 1, "4 MiB does not fit a 4 KiB buffer");
         for t in 2..=5u8 {
             let snap = [b'S', b'0' + t];
             let event = [b'E', b'0' + t];
@@ -464,8 +513,8 @@ mod tests {
         outbox.drain(Duration::from_secs(5), &mut tally).await.expect("drained");
         let got = reader.await.expect("reader");
         assert_eq!(got[0], b'W');
-        assert!(got[1..=64 * 1024].iter().all(|&b| b == b's'), "the cut frame is finished first");
-        assert_eq!(&got[1 + 64 * 1024..], b"E2E3E4E5S5");
+        assert!(got[1..=4 << 20].iter().all(|&b| b == b's'), "the cut frame is finished first");
+        assert_eq!(&got[1 + (4 << 20)..], b"E2E3E4E5S5");
     }
 
     #[tokio::test]
@@ -486,11 +535,78 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stuck_outbox_queues_nothing_more() {
+        let limits = SlowLimits { ticks: 40, time: Duration::from_millis(100) };
+        let (outbox, _peer) = pair(Some(4096), limits).await;
+        let mut tally = Tally::default();
+        let big = Bytes::from(vec![0u8; 256 * 1024]);
+        let err = outbox.send(&[big], Duration::from_millis(100), &mut tally).await.expect_err("never read");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        for _ in 0..10_000 {
+            let err = outbox.send(&[Bytes::from_static(b"pong")], Duration::from_secs(1), &mut tally).await;
+            assert_eq!(err.expect_err("stuck").kind(), io::ErrorKind::TimedOut);
+        }
+        assert_eq!(outbox.lock().batch.events(), 0, "nothing queued on a stuck outbox");
+    }
+
+    #[tokio::test]
+    async fn control_frames_past_the_cap_make_the_outbox_too_slow() {
+        let (outbox, _peer) = pair(Some(4096), LIMITS).await;
+        let mut tally = Tally::default();
+        let big = vec![0u8; 256 * 1024];
+        assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally), "held");
+        let frames: Vec<Bytes> = (0..MAX_PENDING_EVENTS).map(|_| Bytes::from_static(b"x")).collect();
+        let queued = outbox.send(&frames, Duration::from_millis(10), &mut tally).await;
+        assert!(queued.is_ok() || outbox.stuck().is_some());
+        let err = outbox.send(&[Bytes::from_static(b"x")], Duration::from_secs(1), &mut tally).await;
+        assert_eq!(err.expect_err("over the cap").kind(), io::ErrorKind::TimedOut);
+        assert_eq!(outbox.stuck(), Some(Stuck::TooSlow));
+    }
+
+    #[tokio::test]
+    async fn the_welcome_waits_for_a_control_frame_cut_mid_way() {
+        let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
+        let mut tally = Tally::default();
+        let pong = Bytes::from(vec![b'p'; 4 << 20]);
+        let cut = outbox.send(&[pong], Duration::from_millis(50), &mut tally).await;
+        assert!(cut.is_err() && outbox.lock().head_started, "the pong is cut mid-way");
+        outbox.lock().stuck = None; // as if the peer had read in time
+        let reader = tokio::spawn(async move { read_exact(&mut peer, (4 << 20) + 1).await });
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(5), &mut tally).await.expect("open");
+        let got = reader.await.expect("reader");
+        assert!(got[..4 << 20].iter().all(|&b| b == b'p') && got[4 << 20] == b'W', "pong whole, then welcome");
+    }
+
+    #[tokio::test]
+    async fn the_close_drops_committed_frames_not_yet_started() {
+        let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
+        let mut tally = Tally::default();
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
+        // One tick whose first frame is cut: the frames after it are committed
+        // to the outbox but not started.
+        let big = vec![b's'; 4 << 20];
+        let mut tick = frame(1, b"S1", &[b"E1"], None);
+        tick.events.insert(0, Bytes::from(big.clone()));
+        assert!(outbox.deliver(&tick, Instant::now(), &mut tally));
+        assert!(outbox.lock().inflight.len() >= 2, "cut frame and the rest in flight");
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            tokio::time::timeout(Duration::from_secs(5), peer.read_to_end(&mut all)).await.expect("eof").expect("read");
+            all
+        });
+        outbox.close(&[Bytes::from_static(b"CLOSE")], Duration::from_secs(5), &mut tally).await;
+        drop(outbox);
+        let got = reader.await.expect("reader");
+        assert_eq!(got.len(), 1 + big.len() + 5, "E1 and S1 dropped");
+        assert!(got.ends_with(b"sCLOSE"));
+    }
+
+    #[tokio::test]
     async fn the_close_follows_a_cut_frame_whole_and_drops_unsent_ticks() {
         let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
         let mut tally = Tally::default();
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
-        let big = vec![b's'; 64 * 1024];
+        let big = vec![b's'; 4 << 20];
         assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
         assert!(outbox.deliver(&frame(2, b"S2", &[b"E2"], None), Instant::now(), &mut tally));
         let reader = tokio::spawn(async move {

@@ -43,17 +43,30 @@ impl TickClock {
     /// Waits for the next tick; returns the instant it was due (the latest due
     /// instant, when ticks were missed). Cancel-safe.
     pub async fn tick(&mut self) -> Instant {
-        match &mut self.inner {
-            #[cfg(target_os = "linux")]
-            Inner::Timerfd(t) => {
-                t.expired().await;
-                let now = Instant::now();
-                let since = now.saturating_duration_since(self.first);
-                let k = since.as_nanos() / self.period.as_nanos().max(1);
-                self.first + self.period * k as u32
+        loop {
+            match &mut self.inner {
+                #[cfg(target_os = "linux")]
+                Inner::Timerfd(t) => match t.expired().await {
+                    Ok(()) => return self.latest_due(Instant::now()),
+                    Err(e) => {
+                        // Not expected of a timerfd; keep ticking on the same grid.
+                        tracing::warn!(error = %e, "tick timer failed; ticks use tokio's 1 ms timer from now on");
+                        let next = self.latest_due(Instant::now()) + self.period;
+                        let mut interval = tokio::time::interval_at(next, self.period);
+                        interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                        self.inner = Inner::Tokio(interval);
+                    }
+                },
+                Inner::Tokio(interval) => return interval.tick().await,
             }
-            Inner::Tokio(interval) => interval.tick().await,
         }
+    }
+
+    /// The latest instant on the tick grid at or before `now`.
+    fn latest_due(&self, now: Instant) -> Instant {
+        let period = self.period.as_nanos().max(1);
+        let k = now.saturating_duration_since(self.first).as_nanos() / period;
+        self.first + Duration::from_nanos(u64::try_from(k * period).unwrap_or(u64::MAX))
     }
 }
 
@@ -81,16 +94,14 @@ mod timerfd {
         }
 
         /// Waits until the timer expired at least once since the last call.
-        pub async fn expired(&self) {
+        ///
+        /// Errors: the reactor is gone, or reading the timer failed.
+        pub async fn expired(&self) -> std::io::Result<()> {
             let mut count = [0u8; 8];
             loop {
-                let Ok(mut guard) = self.0.readable().await else {
-                    // The reactor is gone (runtime shutting down): wait forever.
-                    return std::future::pending().await;
-                };
+                let mut guard = self.0.readable().await?;
                 match guard.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut count).map_err(std::io::Error::from)) {
-                    Ok(Ok(_)) => return,
-                    Ok(Err(e)) => tracing::warn!(error = %e, "reading the tick timer failed"),
+                    Ok(result) => return result.map(drop),
                     Err(_would_block) => {}
                 }
             }
