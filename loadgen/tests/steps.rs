@@ -39,7 +39,8 @@ fn two_small_steps_each_get_a_row_and_a_plot_point() {
         assert!(num(step, "bytes_per_s") > 0.0);
         assert!(num(step, "loadgen_cpu_pct") >= 0.0);
         assert!(step["judgeable"].is_boolean());
-        assert!(num(step, "server.cpu_per_frame_us.user") > 0.0, "{step:#}");
+        // /proc counts CPU in 10 ms ticks: a few players for 2 s may show no user time.
+        assert!(num(step, "server.cpu_per_frame_us.total") > 0.0, "{step:#}");
     }
     // The second step's welcomes are only the 7 new bots.
     assert_eq!(num(&steps[1], "welcome_ms.count"), 7.0);
