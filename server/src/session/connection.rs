@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::metrics::{Metrics, ReasonLabel};
 use crate::resume::store::SessionStore;
 use crate::resume::{Claimed, Ticket};
-use crate::tick::{now_ms, Command, Control, JoinReply, CONTROL_QUEUE};
+use crate::tick::{now_ms, Command, Control, JoinReply};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mino_protocol::client::{self, ClientMsg, Hello};
@@ -60,12 +60,15 @@ pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) 
     let cfg = &ctx.config;
     let limits = SlowLimits { ticks: cfg.outbound_ticks as u32, time: cfg.write_timeout };
     let outbox = Arc::new(Outbox::new(writer, limits, cfg.unbatched_writes));
-    let mut session = Session { ctx: ctx.clone(), reader, outbox, player: None, link: 0, ticket: None };
+    // The context lives in the session only: a session task's memory is
+    // mostly its future, held for as long as the player plays.
+    let mut session = Session { ctx, reader, outbox, player: None, link: 0, ticket: None };
     let reason = session.run().await;
-    session.close(reason).await;
+    Box::pin(session.close(reason)).await;
+    let ctx = &session.ctx;
     if let Some(player) = session.player {
         // The tick loop is gone only at shutdown, when leaving no longer matters.
-        let _ = ctx.commands.send(Command::Leave { player, link: session.link }).await;
+        let _ = Box::pin(ctx.commands.send(Command::Leave { player, link: session.link })).await;
     }
     ctx.metrics.connections.dec();
     ctx.metrics.sockets_closed.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
@@ -99,7 +102,7 @@ enum Flow {
 
 impl Session {
     async fn run(&mut self) -> CloseReason {
-        let hello = match timeout(self.ctx.config.handshake_timeout, self.read_hello()).await {
+        let hello = match timeout(self.ctx.config.handshake_timeout, Box::pin(self.read_hello())).await {
             Err(_) => return CloseReason::HelloTimeout,
             Ok(Err(reason)) => return reason,
             Ok(Ok(hello)) => hello,
@@ -107,46 +110,45 @@ impl Session {
         let started = std::time::Instant::now();
         let resume = match hello.resume_ticket {
             None => None,
-            Some(bytes) => match self.claim(bytes).await {
+            Some(bytes) => match Box::pin(self.claim(bytes)).await {
                 Ok(claimed) => Some(claimed),
                 Err(reason) => return reason,
             },
         };
         let claimed_in = started.elapsed();
         let resumed = resume.is_some();
-        let (control_tx, control_rx) = mpsc::channel(CONTROL_QUEUE);
         let (reply_tx, reply_rx) = oneshot::channel();
         let name = hello.name;
         let outbox = self.outbox.clone();
-        let join = Command::Join { name: name.clone(), resume, control: control_tx, outbox, reply: reply_tx };
+        let join = Command::Join { name: name.clone(), resume, outbox, reply: reply_tx };
         if self.ctx.commands.send(join).await.is_err() {
             return CloseReason::Shutdown;
         }
         match reply_rx.await {
             Err(_) => CloseReason::Shutdown,
-            Ok(JoinReply::Refused { refusal, retry_after_ms }) => self.busy(refusal.as_str(), retry_after_ms).await,
+            Ok(JoinReply::Refused { refusal, retry_after_ms }) => {
+                Box::pin(self.busy(refusal.as_str(), retry_after_ms)).await
+            }
             Ok(JoinReply::Admitted { admitted, link }) => {
                 let player = admitted.player;
                 (self.player, self.link, self.ticket) = (Some(player), link, Some(admitted.ticket));
                 if let Some(store) = &self.ctx.store {
                     if !resumed {
-                        if let Err(e) = store.register(player, &name, admitted.ticket).await {
+                        if let Err(e) = Box::pin(store.register(player, &name, admitted.ticket)).await {
                             tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere");
                         }
                     }
                 }
                 // The welcome, then the tick frames gathered meanwhile.
                 let mut tally = Tally::default();
-                let opened = self
-                    .outbox
-                    .open(ws_frame::binary(&admitted.welcome), self.ctx.config.write_timeout, &mut tally)
-                    .await;
+                let welcome = ws_frame::binary(&admitted.welcome);
+                let opened = Box::pin(self.outbox.open(welcome, self.ctx.config.write_timeout, &mut tally)).await;
                 self.ctx.metrics.count_writes(tally);
                 if let Err(e) = opened {
                     return write_failed(&e);
                 }
                 tracing::debug!(%player, resumed, ?claimed_in, welcomed_in = ?started.elapsed(), "welcomed");
-                self.play(player, control_rx).await
+                self.play(player).await
             }
         }
     }
@@ -219,7 +221,7 @@ impl Session {
     }
 
     /// The main loop of an admitted player.
-    async fn play(&mut self, player: PlayerId, mut control: mpsc::Receiver<Control>) -> CloseReason {
+    async fn play(&mut self, player: PlayerId) -> CloseReason {
         let cfg = self.ctx.config.clone();
         let now = Instant::now();
         let std_now = std::time::Instant::now();
@@ -234,17 +236,16 @@ impl Session {
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return CloseReason::Shutdown,
-                ctl = control.recv() => match ctl {
-                    Some(Control::Close(reason)) => return reason,
-                    Some(Control::Move(next)) => return self.moved(player, next).await,
-                    None => return CloseReason::Shutdown,
+                told = outbox.told() => match told {
+                    Control::Close(reason) => return reason,
+                    Control::Move(next) => return Box::pin(self.moved(player, next)).await,
                 },
                 inbound = self.reader.next() => {
                     last_heard = Instant::now();
                     let flow = match inbound {
                         None => Flow::Close(CloseReason::ClientClosed),
                         Some(Err(e)) => Flow::Close(classify(&e)),
-                        Some(Ok(m)) => self.inbound(player, m, &mut inputs, &mut chats).await,
+                        Some(Ok(m)) => Box::pin(self.inbound(player, m, &mut inputs, &mut chats)).await,
                     };
                     if let Flow::Close(reason) = flow {
                         return reason;
@@ -252,7 +253,7 @@ impl Session {
                 }
                 // The socket could not take a tick's frames at once: finish them.
                 () = outbox.woken() => {
-                    if let Err(e) = self.drain(cfg.write_timeout).await {
+                    if let Err(e) = Box::pin(self.drain(cfg.write_timeout)).await {
                         return write_failed(&e);
                     }
                 }
@@ -262,7 +263,7 @@ impl Session {
                     }
                     if now.duration_since(last_refresh) >= cfg.ticket_ttl / 3 {
                         last_refresh = now;
-                        self.refresh_ticket(player).await;
+                        Box::pin(self.refresh_ticket(player)).await;
                     }
                     if now.duration_since(last_ping) >= cfg.ping_interval {
                         last_ping = now;

@@ -12,9 +12,14 @@
 //! into a [`Batch`]: a newer snapshot replaces an unsent older one, chat and
 //! presence are all kept. A socket that stays blocked for `outbound_ticks`
 //! ticks or for the write timeout is marked too slow and its session closes it.
+//!
+//! The outbox also carries the tick loop's word to the session (close because
+//! the session was replaced, move because the shard drains): one slot and one
+//! wake-up, where a channel per socket would cost about a kilobyte each.
 
 use super::Batch;
 use crate::shard::TickFrame;
+use crate::tick::Control;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -116,6 +121,8 @@ struct State {
     ticks_blocked: u32,
     /// Why the outbox stopped, if it did.
     stuck: Option<Stuck>,
+    /// What the tick loop told the session (the first word stands).
+    control: Option<Control>,
 }
 
 /// The write side of one websocket. Shared (`Arc`) by the fan-out and the
@@ -127,6 +134,8 @@ pub struct Outbox {
     state: Mutex<State>,
     /// Wakes the session when a write was cut short or the outbox got stuck.
     wake: Notify,
+    /// Wakes the session when the tick loop tells it something.
+    told: Notify,
     limits: SlowLimits,
     /// Benchmark control: one system call per frame instead of one per tick.
     unbatched: bool,
@@ -149,8 +158,9 @@ impl Outbox {
             blocked_since: None,
             ticks_blocked: 0,
             stuck: None,
+            control: None,
         };
-        Outbox { socket, state: Mutex::new(state), wake: Notify::new(), limits, unbatched }
+        Outbox { socket, state: Mutex::new(state), wake: Notify::new(), told: Notify::new(), limits, unbatched }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -321,6 +331,24 @@ impl Outbox {
     /// outbox got stuck. Cancel-safe.
     pub async fn woken(&self) {
         self.wake.notified().await;
+    }
+
+    /// The tick loop's part: tells the session to close or to move. The first
+    /// word stands; later ones are dropped (the session ends on the first).
+    pub fn tell(&self, control: Control) {
+        self.lock().control.get_or_insert(control);
+        self.told.notify_one();
+    }
+
+    /// Waits until the tick loop told the session something, and takes it.
+    /// Cancel-safe.
+    pub async fn told(&self) -> Control {
+        loop {
+            if let Some(control) = self.lock().control.take() {
+                return control;
+            }
+            self.told.notified().await;
+        }
     }
 
     /// Marks the outbox closed without writing anything more (its session is
@@ -532,6 +560,25 @@ mod tests {
         assert_eq!(outbox.stuck(), Some(Stuck::TooSlow));
         let err = outbox.drain(Duration::from_millis(10), &mut tally).await.expect_err("stuck");
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn the_tick_loops_first_word_reaches_the_session() {
+        let (outbox, _peer) = pair(None, LIMITS).await;
+        let outbox = std::sync::Arc::new(outbox);
+        let waiting = tokio::spawn({
+            let outbox = outbox.clone();
+            async move { outbox.told().await }
+        });
+        tokio::task::yield_now().await;
+        outbox.tell(Control::Close(crate::session::CloseReason::SessionReplaced));
+        outbox.tell(Control::Close(crate::session::CloseReason::Shutdown));
+        let told = tokio::time::timeout(Duration::from_secs(1), waiting).await.expect("woken").expect("task");
+        assert!(matches!(told, Control::Close(crate::session::CloseReason::SessionReplaced)), "{told:?}");
+        // Told before anyone waits: kept for the next wait.
+        outbox.tell(Control::Close(crate::session::CloseReason::Moved));
+        let later = tokio::time::timeout(Duration::from_secs(1), outbox.told()).await.expect("kept");
+        assert!(matches!(later, Control::Close(crate::session::CloseReason::Moved)), "{later:?}");
     }
 
     #[tokio::test]

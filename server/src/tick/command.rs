@@ -7,7 +7,7 @@ use crate::shard::Admitted;
 use mino_protocol::client::Direction;
 use mino_protocol::PlayerId;
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// What sessions ask of the tick loop.
 #[derive(Debug)]
@@ -32,10 +32,9 @@ pub enum Command {
         name: String,
         /// The claimed session of a resume.
         resume: Option<Claimed>,
-        /// How the tick loop reaches this session later.
-        control: mpsc::Sender<Control>,
         /// The socket's outbox; admitted, it gets every tick's frames (held
-        /// until the session writes the welcome).
+        /// until the session writes the welcome), and the tick loop tells the
+        /// session through it to close or move.
         outbox: Arc<Outbox>,
         /// Where the answer goes.
         reply: oneshot::Sender<JoinReply>,
@@ -90,6 +89,3 @@ pub enum Control {
     /// Draining: send Move with this fresh ticket, then close.
     Move(Ticket),
 }
-
-/// Capacity of a session's control queue.
-pub const CONTROL_QUEUE: usize = 4;

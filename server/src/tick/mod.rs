@@ -22,7 +22,7 @@ mod clock;
 mod command;
 
 pub use clock::TickClock;
-pub use command::{Command, Control, JoinReply, CONTROL_QUEUE};
+pub use command::{Command, Control, JoinReply};
 
 use crate::admission::Refusal;
 use crate::cluster::registry::ID_FETCH;
@@ -72,7 +72,7 @@ pub fn now_ms() -> u64 {
 #[derive(Debug)]
 struct Link {
     id: u64,
-    control: mpsc::Sender<Control>,
+    outbox: Arc<Outbox>,
     generation: u64,
 }
 
@@ -306,7 +306,7 @@ impl TickLoop {
                 local.issue(player, &p.name, ticket, generation, now);
             }
             if let Some(link) = self.links.get(&player) {
-                let _ = link.control.try_send(Control::Move(ticket));
+                link.outbox.tell(Control::Move(ticket));
             }
             self.park(player);
             self.moved.insert(player);
@@ -388,7 +388,7 @@ impl TickLoop {
     /// Removes a player whose session lives elsewhere now and closes its socket.
     fn drop_player(&mut self, player: PlayerId, reason: CloseReason) {
         if let Some(link) = self.links.remove(&player) {
-            let _ = link.control.try_send(Control::Close(reason));
+            link.outbox.tell(Control::Close(reason));
         }
         self.shard.leave(player);
     }
@@ -411,7 +411,7 @@ impl TickLoop {
                 };
                 let _ = reply.send(answer);
             }
-            Command::Join { name, resume, control, outbox, reply } => self.join(name, resume, control, outbox, reply),
+            Command::Join { name, resume, outbox, reply } => self.join(name, resume, outbox, reply),
             Command::Input { player, dir } => self.shard.input(player, dir),
             Command::Chat { player, text } => self.shard.chat(player, &text, now_ms()),
             Command::Leave { player, link } => {
@@ -432,7 +432,6 @@ impl TickLoop {
         &mut self,
         name: String,
         resume: Option<crate::resume::Claimed>,
-        control: mpsc::Sender<Control>,
         outbox: Arc<Outbox>,
         reply: tokio::sync::oneshot::Sender<JoinReply>,
     ) {
@@ -468,8 +467,8 @@ impl TickLoop {
         };
         let player = admitted.player;
         self.moved.remove(&player);
-        if let Some(old) = self.links.insert(player, Link { id: link, control, generation }) {
-            let _ = old.control.try_send(Control::Close(CloseReason::SessionReplaced));
+        if let Some(old) = self.links.insert(player, Link { id: link, outbox: outbox.clone(), generation }) {
+            old.outbox.tell(Control::Close(CloseReason::SessionReplaced));
         }
         self.metrics.players.set(self.shard.players() as i64);
         if reply.send(JoinReply::Admitted { admitted, link }).is_err() {
