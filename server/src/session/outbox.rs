@@ -502,6 +502,13 @@ mod tests {
         }
     }
 
+    /// Everything the peer receives until the outbox's FIN, within 5 s.
+    async fn read_to_end(mut peer: TcpStream) -> Vec<u8> {
+        let mut all = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), peer.read_to_end(&mut all)).await.expect("eof").expect("read");
+        all
+    }
+
     async fn read_exact(peer: &mut TcpStream, n: usize) -> Vec<u8> {
         let mut buf = vec![0; n];
         tokio::time::timeout(Duration::from_secs(5), peer.read_exact(&mut buf)).await.expect("in time").expect("read");
@@ -626,7 +633,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_close_drops_committed_frames_not_yet_started() {
-        let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
+        let (outbox, peer) = pair(Some(4096), LIMITS).await;
         let mut tally = Tally::default();
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
         // One tick whose first frame is cut: the frames after it are committed
@@ -636,11 +643,7 @@ mod tests {
         tick.events.insert(0, Bytes::from(big.clone()));
         assert!(outbox.deliver(&tick, Instant::now(), &mut tally));
         assert!(outbox.lock().inflight.len() >= 2, "cut frame and the rest in flight");
-        let reader = tokio::spawn(async move {
-            let mut all = Vec::new();
-            tokio::time::timeout(Duration::from_secs(5), peer.read_to_end(&mut all)).await.expect("eof").expect("read");
-            all
-        });
+        let reader = tokio::spawn(read_to_end(peer));
         outbox.close(&[Bytes::from_static(b"CLOSE")], Duration::from_secs(5), &mut tally).await;
         drop(outbox);
         let got = reader.await.expect("reader");
@@ -650,17 +653,13 @@ mod tests {
 
     #[tokio::test]
     async fn the_close_follows_a_cut_frame_whole_and_drops_unsent_ticks() {
-        let (outbox, mut peer) = pair(Some(4096), LIMITS).await;
+        let (outbox, peer) = pair(Some(4096), LIMITS).await;
         let mut tally = Tally::default();
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
         let big = vec![b's'; 4 << 20];
         assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
         assert!(outbox.deliver(&frame(2, b"S2", &[b"E2"], None), Instant::now(), &mut tally));
-        let reader = tokio::spawn(async move {
-            let mut all = Vec::new();
-            tokio::time::timeout(Duration::from_secs(5), peer.read_to_end(&mut all)).await.expect("eof").expect("read");
-            all
-        });
+        let reader = tokio::spawn(read_to_end(peer));
         outbox.close(&[Bytes::from_static(b"CLOSE")], Duration::from_secs(5), &mut tally).await;
         assert!(!outbox.deliver(&frame(3, b"S3", &[], None), Instant::now(), &mut tally), "closed");
         drop(outbox);
