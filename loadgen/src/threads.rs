@@ -47,16 +47,6 @@ impl BotThreads {
         Ok(BotThreads { handles, threads, stop })
     }
 
-    /// Number of threads.
-    pub fn len(&self) -> usize {
-        self.handles.len()
-    }
-
-    /// Always false: there is at least one thread.
-    pub fn is_empty(&self) -> bool {
-        self.handles.is_empty()
-    }
-
     /// Runs bot number `index`'s future on its thread.
     pub fn spawn<F>(&self, index: usize, future: F) -> JoinHandle<F::Output>
     where

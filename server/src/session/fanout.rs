@@ -37,23 +37,12 @@ impl Fanout {
         self.outboxes.push(outbox);
     }
 
-    /// Sockets that still take frames.
-    pub fn len(&self) -> usize {
-        self.outboxes.len()
-    }
-
-    /// True when no socket takes frames.
-    pub fn is_empty(&self) -> bool {
-        self.outboxes.is_empty()
-    }
-
-    /// Writes `frame` to every socket and forgets closed and stuck ones.
-    /// Returns what was written.
-    pub fn deliver(&mut self, frame: &TickFrame) -> Tally {
+    /// Writes `frame` to every socket, forgets closed and stuck ones, and
+    /// counts the writes in the metrics.
+    pub fn deliver(&mut self, frame: &TickFrame) {
         let now = Instant::now();
         let mut tally = Tally::default();
         self.outboxes.retain(|outbox| outbox.deliver(frame, now, &mut tally));
         self.metrics.count_writes(tally);
-        tally
     }
 }

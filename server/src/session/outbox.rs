@@ -6,7 +6,7 @@
 //!
 //! Writes never wait here: each is one non-blocking vectored `writev`. On a
 //! healthy socket the kernel takes a tick's frames whole, so the tick's frames
-//! leave with one system call and nothing is queued or woken. When the kernel
+//! leave with one system call and no task is woken. When the kernel
 //! buffer is full, what is left stays in the outbox, the session task is woken
 //! to wait for the socket to drain, and the frames of later ticks are merged
 //! into a [`Batch`]: a newer snapshot replaces an unsent older one, chat and
@@ -17,7 +17,7 @@
 //! the session was replaced, move because the shard drains): one slot and one
 //! wake-up, where a channel per socket would cost about a kilobyte each.
 
-use super::Batch;
+use super::{ws_frame, Batch};
 use crate::shard::TickFrame;
 use crate::tick::Control;
 use bytes::Bytes;
@@ -56,16 +56,6 @@ pub struct Tally {
     pub writes: u64,
     /// Writes the kernel refused or cut short (socket buffer full).
     pub blocked: u64,
-}
-
-impl Tally {
-    /// Adds `other` to `self`.
-    pub fn add(&mut self, other: Tally) {
-        self.frames += other.frames;
-        self.bytes += other.bytes;
-        self.writes += other.writes;
-        self.blocked += other.blocked;
-    }
 }
 
 /// What a write attempt left.
@@ -141,9 +131,6 @@ pub struct Outbox {
     unbatched: bool,
 }
 
-/// A websocket ping with no payload, the same bytes for every socket.
-static PING: [u8; 2] = [0x89, 0];
-
 impl Outbox {
     /// An outbox over `socket`, held (tick frames wait for [`Outbox::open`]).
     pub fn new(socket: OwnedWriteHalf, limits: SlowLimits, unbatched: bool) -> Outbox {
@@ -179,80 +166,41 @@ impl Outbox {
         if st.closed || st.stuck.is_some() {
             return false;
         }
-        let ping = std::mem::take(&mut st.ping_due).then(|| Bytes::from_static(&PING));
-        if !st.held && st.inflight.is_empty() && st.batch.is_empty() && !self.unbatched {
-            self.write_tick(&mut st, frame, ping, now, tally);
-            return st.stuck.is_none();
-        }
-        let want_roster = st.want_roster;
-        st.batch.add(frame, want_roster);
-        st.want_roster &= !st.batch.has_roster();
-        if let Some(ping) = ping {
-            st.batch.push_event(ping);
-        }
-        if st.batch.events() > MAX_PENDING_EVENTS {
-            self.stick(&mut st, Stuck::TooSlow);
-            return false;
-        }
-        if st.held {
-            return true;
-        }
-        if st.blocked_since.is_some() {
-            st.ticks_blocked += 1;
-            let too_long = st.blocked_since.is_some_and(|t| now.duration_since(t) > self.limits.time);
-            if st.ticks_blocked > self.limits.ticks || too_long {
+        let ping = std::mem::take(&mut st.ping_due).then(ws_frame::ping);
+        if st.held || st.blocked_since.is_some() || !st.batch.is_empty() {
+            let want_roster = st.want_roster;
+            st.batch.add(frame, want_roster);
+            st.want_roster &= !st.batch.has_roster();
+            if let Some(ping) = ping {
+                st.batch.push_event(ping);
+            }
+            if st.batch.events() > MAX_PENDING_EVENTS {
                 self.stick(&mut st, Stuck::TooSlow);
                 return false;
             }
-            // The session waits for the socket to drain; try once anyway, so
-            // the socket is not idle while its session awaits something else.
+            if st.held {
+                return true;
+            }
+            if let Some(since) = st.blocked_since {
+                st.ticks_blocked += 1;
+                if st.ticks_blocked > self.limits.ticks || now.duration_since(since) > self.limits.time {
+                    self.stick(&mut st, Stuck::TooSlow);
+                    return false;
+                }
+                // The session waits for the socket to drain; try once anyway,
+                // so the socket is not idle while its session awaits something
+                // else.
+            }
+        } else {
+            // Healthy: the tick's frames are committed as they are (reference
+            // counts of the shared bytes) and go out in one write.
+            let roster = if st.want_roster { frame.roster.clone() } else { None };
+            st.want_roster &= roster.is_none();
+            let snapshots = frame.snapshots.iter().map(|(_, b)| b.clone());
+            st.inflight.extend(roster.into_iter().chain(frame.events.iter().cloned()).chain(snapshots).chain(ping));
         }
         let _ = self.flush_locked(&mut st, now, tally, usize::MAX);
         st.stuck.is_none()
-    }
-
-    /// The fast path: one `writev` straight from the shared tick frame; only a
-    /// cut-short write copies (reference-counted) frames into the outbox.
-    fn write_tick(&self, st: &mut State, frame: &TickFrame, ping: Option<Bytes>, now: Instant, tally: &mut Tally) {
-        let roster = if st.want_roster { frame.roster.as_ref() } else { None };
-        st.want_roster &= roster.is_none();
-        let frames =
-            || roster.into_iter().chain(&frame.events).chain(frame.snapshots.iter().map(|(_, b)| b)).chain(&ping);
-        let mut slices = [IoSlice::new(&[]); MAX_SLICES];
-        let mut n = 0;
-        for (slot, f) in slices.iter_mut().zip(frames()) {
-            *slot = IoSlice::new(f);
-            n += 1;
-        }
-        if n == 0 {
-            return;
-        }
-        let written = match self.socket.try_write_vectored(&slices[..n]) {
-            Ok(0) => return self.stick(st, Stuck::Failed),
-            Ok(written) => written,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
-            Err(_) => return self.stick(st, Stuck::Failed),
-        };
-        tally.writes += u64::from(written > 0);
-        tally.bytes += written as u64;
-        let mut skip = written;
-        for f in frames() {
-            if skip >= f.len() {
-                skip -= f.len();
-                tally.frames += 1;
-            } else {
-                st.head_started |= st.inflight.is_empty() && skip > 0;
-                st.inflight.push_back(f.slice(skip..));
-                skip = 0;
-            }
-        }
-        let offered: usize = slices[..n].iter().map(|s| s.len()).sum();
-        if written < offered {
-            self.blocked(st, now, tally);
-        } else if !st.inflight.is_empty() {
-            // More frames than one call takes: the rest go now.
-            self.flush_locked(st, now, tally, usize::MAX);
-        }
     }
 
     /// Writes what is queued until done, the socket refuses more, or `calls`
