@@ -209,9 +209,7 @@ impl Outbox {
         for _ in 0..calls {
             if st.inflight.is_empty() {
                 if st.batch.is_empty() {
-                    st.blocked_since = None;
-                    st.ticks_blocked = 0;
-                    return Flushed::Done;
+                    break;
                 }
                 st.inflight.extend(st.batch.drain());
             }
