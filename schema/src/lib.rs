@@ -8,6 +8,8 @@
 //!   decoder ([`server::ServerMsg`]) for bots and tests.
 //! - [`snapshot`]: the per-tick snapshot, encoded once and shared by every socket.
 //! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].
+//! - [`limits`]: sizes and verifier options; the numbers, like
+//!   [`PROTOCOL_VERSION`], are constants of `mino.fbs` that the browser shares.
 //! - [`ids`]: newtype ids.
 
 pub mod client;
@@ -36,5 +38,6 @@ pub use generated::mino::wire;
 
 pub use ids::{PlayerId, ShardId, Tick};
 
-/// The protocol version a Hello must carry. Bump on any incompatible schema change.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// The protocol version a Hello must carry: `ProtocolVersion.Current` of
+/// `mino.fbs`, bumped there on any incompatible schema change.
+pub const PROTOCOL_VERSION: u16 = wire::ProtocolVersion::Current.0;

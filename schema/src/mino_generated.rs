@@ -11,6 +11,373 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
+  ProtocolVersion::Current,
+];
+
+/// The protocol version a Hello carries. Bump Current on any incompatible
+/// change of this schema; a server closes a Hello of another version with
+/// CloseCode.ProtocolVersion.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct ProtocolVersion(pub u16);
+#[allow(non_upper_case_globals)]
+impl ProtocolVersion {
+  pub const Current: Self = Self(1);
+
+  pub const ENUM_MIN: u16 = 1;
+  pub const ENUM_MAX: u16 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::Current,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::Current => Some("Current"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for ProtocolVersion {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for ProtocolVersion {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u16>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for ProtocolVersion {
+    type Output = ProtocolVersion;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u16>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for ProtocolVersion {
+  type Scalar = u16;
+  #[inline]
+  fn to_little_endian(self) -> u16 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u16) -> Self {
+    let b = u16::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for ProtocolVersion {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u16::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for ProtocolVersion {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_LIMIT: u32 = 24;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_LIMIT: u32 = 1100000;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_LIMIT: [Limit; 6] = [
+  Limit::MaxNameChars,
+  Limit::MaxTicketBytes,
+  Limit::MaxChatChars,
+  Limit::MaxAccessTokenBytes,
+  Limit::MaxClientMessageBytes,
+  Limit::MaxServerMessageBytes,
+];
+
+/// Sizes and lengths the server and the client enforce.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct Limit(pub u32);
+#[allow(non_upper_case_globals)]
+impl Limit {
+  /// Longest display name, characters (Unicode scalar values).
+  pub const MaxNameChars: Self = Self(24);
+  /// Longest resume ticket, bytes (tickets are 16 to 64 bytes).
+  pub const MaxTicketBytes: Self = Self(64);
+  /// Longest chat line, characters.
+  pub const MaxChatChars: Self = Self(200);
+  /// Longest access token, bytes.
+  pub const MaxAccessTokenBytes: Self = Self(2048);
+  /// Largest client message the server accepts, bytes: a Hello with a
+  /// 24-character name, a 2 KiB access token and a ticket fits with room to spare.
+  pub const MaxClientMessageBytes: Self = Self(4096);
+  /// Largest server message a client accepts, bytes: a snapshot of 100,000
+  /// players (10 bytes each) plus headers.
+  pub const MaxServerMessageBytes: Self = Self(1100000);
+
+  pub const ENUM_MIN: u32 = 24;
+  pub const ENUM_MAX: u32 = 1100000;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::MaxNameChars,
+    Self::MaxTicketBytes,
+    Self::MaxChatChars,
+    Self::MaxAccessTokenBytes,
+    Self::MaxClientMessageBytes,
+    Self::MaxServerMessageBytes,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::MaxNameChars => Some("MaxNameChars"),
+      Self::MaxTicketBytes => Some("MaxTicketBytes"),
+      Self::MaxChatChars => Some("MaxChatChars"),
+      Self::MaxAccessTokenBytes => Some("MaxAccessTokenBytes"),
+      Self::MaxClientMessageBytes => Some("MaxClientMessageBytes"),
+      Self::MaxServerMessageBytes => Some("MaxServerMessageBytes"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for Limit {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for Limit {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u32>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for Limit {
+    type Output = Limit;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u32>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for Limit {
+  type Scalar = u32;
+  #[inline]
+  fn to_little_endian(self) -> u32 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u32) -> Self {
+    let b = u32::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for Limit {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u32::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for Limit {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_CLIENT_VERIFIER_LIMIT: u32 = 8;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_CLIENT_VERIFIER_LIMIT: u32 = 16;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_CLIENT_VERIFIER_LIMIT: [ClientVerifierLimit; 2] = [
+  ClientVerifierLimit::MaxDepth,
+  ClientVerifierLimit::MaxTables,
+];
+
+/// What a verifier of a client message allows: shallow, few tables.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct ClientVerifierLimit(pub u32);
+#[allow(non_upper_case_globals)]
+impl ClientVerifierLimit {
+  /// Deepest nesting of tables (the root is depth 1).
+  pub const MaxDepth: Self = Self(8);
+  /// Most tables in one message.
+  pub const MaxTables: Self = Self(16);
+
+  pub const ENUM_MIN: u32 = 8;
+  pub const ENUM_MAX: u32 = 16;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::MaxDepth,
+    Self::MaxTables,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::MaxDepth => Some("MaxDepth"),
+      Self::MaxTables => Some("MaxTables"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for ClientVerifierLimit {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for ClientVerifierLimit {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u32>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for ClientVerifierLimit {
+    type Output = ClientVerifierLimit;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u32>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for ClientVerifierLimit {
+  type Scalar = u32;
+  #[inline]
+  fn to_little_endian(self) -> u32 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u32) -> Self {
+    let b = u32::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for ClientVerifierLimit {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u32::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for ClientVerifierLimit {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_SERVER_VERIFIER_LIMIT: u32 = 8;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_SERVER_VERIFIER_LIMIT: u32 = 200000;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_SERVER_VERIFIER_LIMIT: [ServerVerifierLimit; 2] = [
+  ServerVerifierLimit::MaxDepth,
+  ServerVerifierLimit::MaxTables,
+];
+
+/// What a verifier of a server message allows (bots, tests, relaying shards
+/// and the browser): a snapshot may be large but is never deep.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct ServerVerifierLimit(pub u32);
+#[allow(non_upper_case_globals)]
+impl ServerVerifierLimit {
+  /// Deepest nesting of tables (the root is depth 1).
+  pub const MaxDepth: Self = Self(8);
+  /// Most tables in one message.
+  pub const MaxTables: Self = Self(200000);
+
+  pub const ENUM_MIN: u32 = 8;
+  pub const ENUM_MAX: u32 = 200000;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::MaxDepth,
+    Self::MaxTables,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::MaxDepth => Some("MaxDepth"),
+      Self::MaxTables => Some("MaxTables"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for ServerVerifierLimit {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for ServerVerifierLimit {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u32>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for ServerVerifierLimit {
+    type Output = ServerVerifierLimit;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u32>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for ServerVerifierLimit {
+  type Scalar = u32;
+  #[inline]
+  fn to_little_endian(self) -> u32 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u32) -> Self {
+    let b = u32::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for ServerVerifierLimit {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u32::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for ServerVerifierLimit {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CLOSE_CODE: u16 = 1000;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MAX_CLOSE_CODE: u16 = 4018;
@@ -891,7 +1258,7 @@ impl<'a> Hello<'a> {
   }
 
 
-  /// Must equal the server's PROTOCOL_VERSION.
+  /// Must equal ProtocolVersion.Current.
   #[inline]
   pub fn protocol_version(&self) -> u16 {
     // Safety:
@@ -899,7 +1266,7 @@ impl<'a> Hello<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u16>(Hello::VT_PROTOCOL_VERSION, Some(0)).unwrap()}
   }
-  /// Display name, 1 to 24 characters of UTF-8, no control characters.
+  /// Display name, 1 to Limit.MaxNameChars characters of UTF-8, no control characters.
   #[inline]
   pub fn name(&self) -> Option<&'a str> {
     // Safety:
@@ -907,7 +1274,8 @@ impl<'a> Hello<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Hello::VT_NAME, None)}
   }
-  /// Reserved for a future identity service (an opaque access token); guests omit it.
+  /// Reserved for a future identity service (an opaque access token of at
+  /// most Limit.MaxAccessTokenBytes); guests omit it.
   #[inline]
   pub fn access_token(&self) -> Option<&'a str> {
     // Safety:
@@ -915,7 +1283,8 @@ impl<'a> Hello<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Hello::VT_ACCESS_TOKEN, None)}
   }
-  /// A resume ticket from an earlier Welcome or Move; omit to join as a new player.
+  /// A resume ticket from an earlier Welcome or Move (at most
+  /// Limit.MaxTicketBytes); omit to join as a new player.
   #[inline]
   pub fn resume_ticket(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
     // Safety:
@@ -1139,7 +1508,7 @@ impl ::core::fmt::Debug for Input<'_> {
 pub enum ChatSendOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// A chat line, at most 200 characters of UTF-8.
+/// A chat line, 1 to Limit.MaxChatChars characters of UTF-8.
 pub struct ChatSend<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }

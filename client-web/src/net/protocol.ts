@@ -13,29 +13,37 @@ import {
   Error as WireError,
   Hello,
   Input,
+  Limit,
   Move,
   Ping,
   PlayerState,
   Pong,
   Presence,
+  ProtocolVersion,
   Roster,
   ServerBody,
   ServerMessage,
+  ServerVerifierLimit,
   Snapshot,
   Welcome,
   type PlayerInfo,
 } from '../generated/mino/wire.js';
-import { SERVER_LIMITS, SERVER_MESSAGE } from './server-spec.js';
-import { UnknownUnionError, verifyRoot } from './verify.js';
+import { SERVER_MESSAGE } from '../generated/mino/wire-layout.js';
+import { UnknownUnionError, verifyRoot, type VerifyLimits } from './verify.js';
 
-/** The protocol version every Hello carries (mino_protocol::PROTOCOL_VERSION). */
-export const PROTOCOL_VERSION = 1;
-/** Longest display name, characters. */
-export const MAX_NAME_CHARS = 24;
+// The protocol's numbers are constants of schema/mino.fbs (generated, shared
+// with the Rust crate's mino_protocol::limits and PROTOCOL_VERSION).
+
+/** The protocol version every Hello carries. */
+export const PROTOCOL_VERSION: number = ProtocolVersion.Current;
+/** Longest display name, characters (Unicode scalar values). */
+export const MAX_NAME_CHARS: number = Limit.MaxNameChars;
 /** Longest chat line, characters. */
-export const MAX_CHAT_CHARS = 200;
+export const MAX_CHAT_CHARS: number = Limit.MaxChatChars;
 /** Largest server frame the client reads, bytes (a 100,000-player snapshot). */
-export const MAX_SERVER_MESSAGE_BYTES = 1_100_000;
+export const MAX_SERVER_MESSAGE_BYTES: number = Limit.MaxServerMessageBytes;
+/** What the verifier allows in a server frame (mino_protocol::limits::server_verifier). */
+const SERVER_LIMITS: VerifyLimits = { maxDepth: ServerVerifierLimit.MaxDepth, maxTables: ServerVerifierLimit.MaxTables };
 /** Bit 0 of a player's flags: walking this tick. */
 export const FLAG_MOVING = 1;
 

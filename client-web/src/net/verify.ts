@@ -3,28 +3,9 @@
 // before a generated accessor touches it: offsets, vtables, strings (UTF-8 and
 // NUL-terminated) and vectors are checked against the buffer, with limits on
 // depth and table count, as the Rust verifier does for mino's own decoders.
+// What a table holds comes from the schema: generated/mino/wire-layout.ts.
 
-/** Shape of one field of a table, by its vtable offset (4 + 2 * field index). */
-export type FieldSpec =
-  | { readonly vo: number; readonly kind: 'scalar'; readonly size: 1 | 2 | 4 | 8 }
-  | { readonly vo: number; readonly kind: 'struct'; readonly size: number; readonly align: number }
-  | { readonly vo: number; readonly kind: 'string' }
-  | { readonly vo: number; readonly kind: 'vector'; readonly elemSize: number; readonly align: number }
-  | { readonly vo: number; readonly kind: 'tables'; readonly table: TableSpec }
-  | { readonly vo: number; readonly kind: 'table'; readonly table: TableSpec }
-  | {
-      readonly vo: number;
-      readonly kind: 'union';
-      /** vtable offset of the union's type field (a ubyte). */
-      readonly typeVo: number;
-      readonly members: ReadonlyMap<number, TableSpec>;
-    };
-
-/** The fields of one table type that a reader may touch. */
-export interface TableSpec {
-  readonly name: string;
-  readonly fields: readonly FieldSpec[];
-}
+import type { FieldLayout, TableLayout } from '../generated/mino/wire-layout.js';
 
 /** Verifier limits. */
 export interface VerifyLimits {
@@ -60,7 +41,7 @@ class Verifier {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
-  root(spec: TableSpec): void {
+  root(spec: TableLayout): void {
     this.need(0, 4, 'root offset');
     this.table(this.uoffset(0), spec, 1);
   }
@@ -84,7 +65,7 @@ class Verifier {
     return target;
   }
 
-  private table(pos: number, spec: TableSpec, depth: number): void {
+  private table(pos: number, spec: TableLayout, depth: number): void {
     if (depth > this.limits.maxDepth) throw new VerifyError('tables nested too deep');
     if (++this.tables > this.limits.maxTables) throw new VerifyError('too many tables');
     this.need(pos, 4, `${spec.name} table`);
@@ -107,9 +88,9 @@ class Verifier {
   }
 
   private field(
-    f: FieldSpec,
+    f: FieldLayout,
     fieldAt: (vo: number, size: number) => number,
-    spec: TableSpec,
+    spec: TableLayout,
     depth: number,
   ): void {
     switch (f.kind) {
@@ -153,7 +134,7 @@ class Verifier {
   }
 
   private union(
-    f: Extract<FieldSpec, { kind: 'union' }>,
+    f: Extract<FieldLayout, { kind: 'union' }>,
     fieldAt: (vo: number, size: number) => number,
     depth: number,
   ): void {
@@ -199,6 +180,6 @@ class Verifier {
  * Throws [`VerifyError`] (or its subclass [`UnknownUnionError`] for a union
  * member the spec does not know); never reads outside `bytes`.
  */
-export function verifyRoot(bytes: Uint8Array, spec: TableSpec, limits: VerifyLimits): void {
+export function verifyRoot(bytes: Uint8Array, spec: TableLayout, limits: VerifyLimits): void {
   new Verifier(bytes, limits).root(spec);
 }

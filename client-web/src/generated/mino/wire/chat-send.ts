@@ -5,7 +5,7 @@
 import * as flatbuffers from 'flatbuffers';
 
 /**
- * A chat line, at most 200 characters of UTF-8.
+ * A chat line, 1 to Limit.MaxChatChars characters of UTF-8.
  */
 export class ChatSend {
   bb: flatbuffers.ByteBuffer|null = null;

@@ -26,7 +26,7 @@ static getSizePrefixedRootAsHello(bb:flatbuffers.ByteBuffer, obj?:Hello):Hello {
 }
 
 /**
- * Must equal the server's PROTOCOL_VERSION.
+ * Must equal ProtocolVersion.Current.
  */
 protocolVersion():number {
   const offset = this.bb!.__offset(this.bb_pos, 4);
@@ -34,7 +34,7 @@ protocolVersion():number {
 }
 
 /**
- * Display name, 1 to 24 characters of UTF-8, no control characters.
+ * Display name, 1 to Limit.MaxNameChars characters of UTF-8, no control characters.
  */
 name():string|null
 name(optionalEncoding:flatbuffers.Encoding):string|Uint8Array|null
@@ -44,7 +44,8 @@ name(optionalEncoding?:any):string|Uint8Array|null {
 }
 
 /**
- * Reserved for a future identity service (an opaque access token); guests omit it.
+ * Reserved for a future identity service (an opaque access token of at
+ * most Limit.MaxAccessTokenBytes); guests omit it.
  */
 accessToken():string|null
 accessToken(optionalEncoding:flatbuffers.Encoding):string|Uint8Array|null
@@ -54,7 +55,8 @@ accessToken(optionalEncoding?:any):string|Uint8Array|null {
 }
 
 /**
- * A resume ticket from an earlier Welcome or Move; omit to join as a new player.
+ * A resume ticket from an earlier Welcome or Move (at most
+ * Limit.MaxTicketBytes); omit to join as a new player.
  */
 resumeTicket(index: number):number|null {
   const offset = this.bb!.__offset(this.bb_pos, 10);
