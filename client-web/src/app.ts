@@ -18,7 +18,7 @@ import { NameLabels } from './render/labels.js';
 import { Roster } from './state/roster.js';
 import { realTimers } from './timers.js';
 import { Chat } from './ui/chat.js';
-import { Hud } from './ui/hud.js';
+import { Hud, type HudValues } from './ui/hud.js';
 import { PlayerList } from './ui/players.js';
 import { Status } from './ui/status.js';
 
@@ -50,15 +50,19 @@ export class Game {
   private readonly chat: Chat;
   private readonly playerList: PlayerList;
   private readonly hud: Hud;
+  /** Filled in place at each HUD refresh. */
+  private readonly hudValues: HudValues = { pingMs: Number.NaN, players: 0, delayMs: Number.NaN, fps: 0, frameCpuMs: Number.NaN };
   private readonly sender: DirectionSender;
   private readonly keepAlive: KeepAlive;
   private readonly controls: Controls;
   private connection: Connection | null = null;
   private ownId = 0;
   private shardId = 0;
-  private welcomePos: [number, number] = [0, 0];
+  private welcomeX = 0;
+  private welcomeY = 0;
   private lastFrame = Number.NaN;
-  private cssSize: [number, number] = [1, 1];
+  private cssWidth = 1;
+  private cssHeight = 1;
   readonly hook: MinoHook;
 
   constructor(
@@ -138,7 +142,8 @@ export class Game {
     if (this.ownId && this.ownId !== w.playerId) this.chat.system('Rejoined as a new player.');
     this.ownId = this.stats.ownPlayerId = w.playerId;
     this.shardId = this.stats.shardId = w.shardId;
-    this.welcomePos = [w.x, w.y];
+    this.welcomeX = w.x;
+    this.welcomeY = w.y;
     this.world.speed = w.speed;
     this.camera.setBounds(w.bounds);
     this.roster.setOwn(w.playerId, w.name, w.shardId);
@@ -162,10 +167,12 @@ export class Game {
   private watchCanvas(): void {
     const canvas = this.els.canvas;
     new ResizeObserver(([entry]) => {
-      if (entry) this.cssSize = [entry.contentRect.width, entry.contentRect.height];
+      if (!entry) return;
+      this.cssWidth = entry.contentRect.width;
+      this.cssHeight = entry.contentRect.height;
     }).observe(canvas);
-    canvas.addEventListener('mousemove', (e) => this.labels.setMouse([e.offsetX, e.offsetY]));
-    canvas.addEventListener('mouseleave', () => this.labels.setMouse(null));
+    canvas.addEventListener('mousemove', (e) => this.labels.setMouse(e.offsetX, e.offsetY));
+    canvas.addEventListener('mouseleave', () => this.labels.clearMouse());
     canvas.addEventListener(
       'wheel',
       (e) => {
@@ -183,7 +190,8 @@ export class Game {
 
   private resizeCanvas(): void {
     const dpr = Math.min(window.devicePixelRatio || 1, 2);
-    const [w, h] = this.cssSize;
+    const w = this.cssWidth;
+    const h = this.cssHeight;
     const pw = Math.max(1, Math.min(MAX_CANVAS_PX, Math.round(w * dpr)));
     const ph = Math.max(1, Math.min(MAX_CANVAS_PX, Math.round(h * dpr)));
     const canvas = this.els.canvas;
@@ -194,7 +202,11 @@ export class Game {
     this.camera.resize(w, h, pw / Math.max(1, w));
   }
 
-  /** One frame; the hot path (see FrameStats for what is timed). */
+  /**
+   * One frame; the hot path (see FrameStats for what is timed). Allocates
+   * nothing of its own: the world, the renderer, the labels and the HUD reuse
+   * their arrays, DOM nodes and strings (WebGPU's per-frame objects aside).
+   */
   private readonly frame = (now: number): void => {
     requestAnimationFrame(this.frame);
     const t0 = performance.now();
@@ -204,8 +216,8 @@ export class Game {
     this.world.update(now);
     const players = this.world.players;
     const own = players.indexOf(this.ownId);
-    const [fx, fy] = own >= 0 ? [players.x[own] as number, players.y[own] as number] : this.welcomePos;
-    this.camera.follow(fx, fy, dt);
+    if (own >= 0) this.camera.follow(players.x[own] as number, players.y[own] as number, dt);
+    else this.camera.follow(this.welcomeX, this.welcomeY, dt);
     const renderer = this.graphics.renderer;
     if (renderer) {
       const draws = renderer.draw(players, this.ownId, this.camera);
@@ -215,7 +227,7 @@ export class Game {
       this.stats.instanceCapacity = renderer.instances.capacity;
       this.stats.instanceAllocations = renderer.instances.allocations;
     }
-    this.labels.update(players, this.ownId, this.camera, (id) => this.roster.name(id));
+    this.labels.update(players, this.ownId, this.camera, this.roster);
     this.frameStats.record(now, performance.now() - t0);
     this.report(now);
   };
@@ -243,7 +255,15 @@ export class Game {
     s.sockets = this.connection?.sockets ?? 0;
     s.decodeErrors = this.connection?.decodeErrors ?? 0;
     s.inputsSent = this.sender.count;
-    this.hud.update({ pingMs: s.pingMs, players: this.world.players.count, delayMs: s.interpDelayMs, fps: s.fps, frameCpuMs: s.frameCpuMs }, now);
+    if (this.hud.due(now)) {
+      const v = this.hudValues;
+      v.pingMs = s.pingMs;
+      v.players = this.world.players.count;
+      v.delayMs = s.interpDelayMs;
+      v.fps = s.fps;
+      v.frameCpuMs = s.frameCpuMs;
+      this.hud.show(v);
+    }
     this.playerList.update(this.roster, this.ownId, now);
   }
 
@@ -253,8 +273,7 @@ export class Game {
       worldToScreen: (x, y) => {
         if (!this.frameStats.frames) return null;
         const rect = this.els.canvas.getBoundingClientRect();
-        const [sx, sy] = this.camera.worldToScreen(x, y);
-        return [rect.left + sx, rect.top + sy];
+        return [rect.left + this.camera.screenX(x), rect.top + this.camera.screenY(y)];
       },
       drawnPosition: (id) => {
         const p = this.world.players;

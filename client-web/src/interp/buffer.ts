@@ -4,6 +4,7 @@
 // keep arriving, nothing consumes them) the memory stays the same.
 
 import type { PlayerColumns, SnapshotMsg } from '../net/protocol.js';
+import { IdIndex } from './id-index.js';
 
 /** One stored snapshot. Arrays are reused and grow by doubling; only [0, count) is valid. */
 export class SnapshotSlot implements PlayerColumns {
@@ -18,7 +19,8 @@ export class SnapshotSlot implements PlayerColumns {
   y = new Float32Array(0);
   heading = new Float32Array(0);
   flags = new Uint8Array(0);
-  private index: Map<number, number> | null = null;
+  /** Id -> index of [0, count), built on the first look-up that misses its hint. */
+  private readonly index = new IdIndex(16);
   private indexValid = false;
 
   /** Copies `msg` in, growing the arrays if needed. */
@@ -50,12 +52,11 @@ export class SnapshotSlot implements PlayerColumns {
   find(id: number, hint: number): number {
     if (hint >= 0 && hint < this.count && this.ids[hint] === id) return hint;
     if (!this.indexValid) {
-      this.index ??= new Map();
       this.index.clear();
       for (let i = 0; i < this.count; i++) this.index.set(this.ids[i] as number, i);
       this.indexValid = true;
     }
-    return this.index?.get(id) ?? -1;
+    return this.index.get(id);
   }
 }
 

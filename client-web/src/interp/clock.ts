@@ -106,11 +106,12 @@ export class RenderClock {
   }
 
   /**
-   * Advances to local time `nowMs` (one call per frame) and returns the server
-   * time to render, ms; NaN before the first snapshot.
+   * Advances to local time `nowMs` (one call per frame); the server time to
+   * render is then [`renderMs`]. Returns nothing, so a frame's call boxes no
+   * number.
    */
-  advance(nowMs: number): number {
-    if (!this.samples) return Number.NaN;
+  advance(nowMs: number): void {
+    if (!this.samples) return;
     const dt = nowMs - this.lastNow;
     const first = Number.isNaN(dt);
     if (!first) this.moveDelay(Math.max(0, dt));
@@ -128,7 +129,11 @@ export class RenderClock {
       this.render += Math.max(-most, Math.min(most, err));
     }
     this.lastNow = nowMs;
-    return this.render;
+  }
+
+  /** Server time to render as of the last [`advance`], ms; NaN before the first snapshot. */
+  get renderMs(): number {
+    return this.samples ? this.render : Number.NaN;
   }
 
   private moveDelay(dt: number): void {

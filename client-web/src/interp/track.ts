@@ -31,6 +31,13 @@ export class ShardTrack {
   lastArrivalMs = Number.NEGATIVE_INFINITY;
   /** Server time that was last rendered (after the extrapolation limit), ms. */
   sampleTimeMs = Number.NaN;
+  /**
+   * The current sample's blend between its two snapshots (0..1, above 1 past
+   * the newest) and the largest move per tick that is a walk, world units.
+   * Fields rather than arguments of `emit`, so the per-frame call boxes no number.
+   */
+  private alpha = 0;
+  private maxStep = 0;
 
   constructor(
     readonly shardId: number,
@@ -55,7 +62,8 @@ export class ShardTrack {
    * teleport (a resume, a respawn), which is not interpolated.
    */
   sample(nowMs: number, speed: number, sink: PlayerSink): void {
-    const rt = this.clock.advance(nowMs);
+    this.clock.advance(nowMs);
+    const rt = this.clock.renderMs;
     const n = this.ring.length;
     const newest = this.ring.newest();
     if (!newest || Number.isNaN(rt)) return;
@@ -74,13 +82,15 @@ export class ShardTrack {
       b = newest;
     }
     const span = b.serverTimeMs - a.serverTimeMs;
-    const alpha = span > 0 ? Math.max(0, (t - a.serverTimeMs) / span) : 1;
-    const maxStep = (speed * Math.max(span, this.intervalMs) * 1.5) / 1000 + 2;
-    this.emit(a, b, alpha, maxStep, newest, sink);
+    this.alpha = span > 0 ? Math.max(0, (t - a.serverTimeMs) / span) : 1;
+    this.maxStep = (speed * Math.max(span, this.intervalMs) * 1.5) / 1000 + 2;
+    this.emit(a, b, newest, sink);
   }
 
-  /** Hot loop: one pass over the later snapshot's players. */
-  private emit(a: SnapshotSlot, b: SnapshotSlot, alpha: number, maxStep: number, newest: SnapshotSlot, sink: PlayerSink): void {
+  /** Hot loop: one pass over the later snapshot's players, blended by [`alpha`]. */
+  private emit(a: SnapshotSlot, b: SnapshotSlot, newest: SnapshotSlot, sink: PlayerSink): void {
+    const alpha = this.alpha;
+    const maxStep = this.maxStep;
     const blendHeading = alpha <= 1;
     for (let k = 0; k < b.count; k++) {
       const id = b.ids[k] as number;

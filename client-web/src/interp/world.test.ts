@@ -1,6 +1,9 @@
-// Merging shards by player id, dropping dead shards, and not interpolating teleports.
+// Merging shards by player id, dropping dead shards, not interpolating
+// teleports, and a steady frame that allocates nothing.
 import { describe, expect, it } from 'vitest';
-import { snapshotOf, type TestPlayer } from '../testing/snapshots.js';
+import type { PlayerColumns, SnapshotMsg } from '../net/protocol.js';
+import { FRAME_BUDGET_BYTES, MEASURED_FRAMES, WARM_FRAMES, bytesPerFrame } from '../testing/allocation.js';
+import { WORLD, snapshotOf, type TestPlayer } from '../testing/snapshots.js';
 import { InterpolatedWorld } from './world.js';
 
 const EPOCH = 1_764_450_000_000;
@@ -86,5 +89,51 @@ describe('shard merging', () => {
     expect(w.bufferedSnapshots()).toBe(1);
     w.update(200 * 50 + 20);
     expect([...positions(w).keys()]).toEqual([2]);
+  });
+});
+
+/** Tick `tick` of shard 1, whose `count` players walk to and fro; copies without allocating. */
+class WalkSnapshot implements SnapshotMsg {
+  readonly kind = 'snapshot';
+  readonly shardId = 1;
+  readonly tickHz = 20;
+  readonly bounds = WORLD;
+  readonly cell = 0;
+  readonly serverTimeMs: number;
+
+  constructor(
+    readonly tick: number,
+    readonly playerCount: number,
+  ) {
+    this.serverTimeMs = EPOCH + tick * 50;
+  }
+
+  readPlayers(out: PlayerColumns): void {
+    for (let i = 0; i < this.playerCount; i++) {
+      out.ids[i] = i + 1;
+      out.x[i] = 350 + Math.abs(((i * 37 + this.tick * 3) % 600) - 300);
+      out.y[i] = 100 + ((i * 53) % 800);
+      out.heading[i] = (i % 8) * 0.7;
+      out.flags[i] = 1;
+    }
+  }
+}
+
+describe('a steady frame', () => {
+  it('allocates nothing: 500 walking players, snapshots arriving at 20 Hz, frames at 60 Hz', async () => {
+    const w = new InterpolatedWorld();
+    const frameMs = 16;
+    const ticks = Math.ceil(((WARM_FRAMES + MEASURED_FRAMES) * frameMs) / 50) + 2;
+    const snapshots = Array.from({ length: ticks }, (_, t) => new WalkSnapshot(t, 500));
+    let now = 0;
+    let next = 0;
+    const bytes = await bytesPerFrame(() => {
+      now += frameMs;
+      while (next * 50 + 10 <= now) w.onSnapshot(snapshots[next++] as WalkSnapshot, now);
+      w.update(now);
+      w.players.indexOf(1);
+    });
+    expect(w.players.count).toBe(500);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });

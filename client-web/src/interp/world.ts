@@ -7,9 +7,15 @@
 import type { Bounds, SnapshotMsg } from '../net/protocol.js';
 import type { ClockOptions } from './clock.js';
 import { DEFAULT_CLOCK } from './clock.js';
+import { IdIndex } from './id-index.js';
 import { ShardTrack, type PlayerSink } from './track.js';
 
-/** Merged players of one frame in columns; [0, count) is valid, arrays are reused and grow by doubling. */
+/**
+ * Merged players of one frame in columns; [0, count) is valid, arrays are
+ * reused and grow by doubling. Players are found by id through an index
+ * rebuilt as the frame is filled, so [`indexOf`] is O(1) and a frame allocates
+ * nothing once the arrays have grown to the player count.
+ */
 export class MergedPlayers implements PlayerSink {
   count = 0;
   ids = new Uint32Array(64);
@@ -18,30 +24,27 @@ export class MergedPlayers implements PlayerSink {
   heading = new Float32Array(64);
   flags = new Uint8Array(64);
   private priority = new Float64Array(64);
-  private readonly index = new Map<number, number>();
-  private dedupe = false;
+  private readonly index = new IdIndex(64);
 
-  /** Starts a frame; `dedupe` is needed only when more than one shard contributes. */
-  begin(dedupe: boolean): void {
+  /** Starts a frame: no players. */
+  begin(): void {
     this.count = 0;
-    this.dedupe = dedupe;
-    if (dedupe) this.index.clear();
+    this.index.clear();
   }
 
+  /**
+   * Adds a player, or replaces the copy of it already in this frame when
+   * `priority` is higher (the same player listed by two shards).
+   */
   put(id: number, x: number, y: number, heading: number, flags: number, priority: number): void {
-    let i = this.count;
-    if (this.dedupe) {
-      const seen = this.index.get(id);
-      if (seen !== undefined) {
-        if (priority <= (this.priority[seen] as number)) return;
-        i = seen;
-      } else {
-        this.index.set(id, i);
-      }
-    }
-    if (i === this.count) {
+    let i = this.index.get(id);
+    if (i >= 0) {
+      if (priority <= (this.priority[i] as number)) return;
+    } else {
+      i = this.count;
       if (i === this.ids.length) this.grow();
       this.count++;
+      this.index.set(id, i);
     }
     this.ids[i] = id;
     this.x[i] = x;
@@ -51,10 +54,9 @@ export class MergedPlayers implements PlayerSink {
     this.priority[i] = priority;
   }
 
-  /** Index of player `id` this frame, or -1 (linear; for tests and rare look-ups). */
+  /** Index of player `id` this frame, or -1; O(1). */
   indexOf(id: number): number {
-    for (let i = 0; i < this.count; i++) if (this.ids[i] === id) return i;
-    return -1;
+    return this.index.get(id);
   }
 
   private grow(): void {
@@ -74,7 +76,9 @@ export class MergedPlayers implements PlayerSink {
 
 /** The interpolated view of the place across shards. */
 export class InterpolatedWorld {
+  /** Tracks by shard id, and the same tracks in a list the frame loop walks without an iterator. */
   private readonly tracks = new Map<number, ShardTrack>();
+  private readonly list: ShardTrack[] = [];
   readonly players = new MergedPlayers();
   /** Walking speed, world units per second (from Welcome). */
   speed = 120;
@@ -94,24 +98,30 @@ export class InterpolatedWorld {
     if (!track) {
       track = new ShardTrack(msg.shardId, this.capacity, this.clock);
       this.tracks.set(msg.shardId, track);
+      this.list.push(track);
     }
     track.push(msg, arrivalMs);
     this.bounds = msg.bounds;
   }
 
-  /** Interpolates every shard at local time `nowMs` into [`players`]. */
+  /** Interpolates every shard at local time `nowMs` into [`players`]; allocates nothing. */
   update(nowMs: number): void {
     this.dropStale(nowMs);
-    this.players.begin(this.tracks.size > 1);
-    for (const track of this.tracks.values()) track.sample(nowMs, this.speed, this.players);
+    this.players.begin();
+    for (let i = 0; i < this.list.length; i++) (this.list[i] as ShardTrack).sample(nowMs, this.speed, this.players);
   }
 
   private dropStale(nowMs: number): void {
-    if (this.tracks.size < 2) return;
+    if (this.list.length < 2) return;
     let live = false;
-    for (const t of this.tracks.values()) live ||= nowMs - t.lastArrivalMs < this.staleMs;
+    for (let i = 0; i < this.list.length; i++) live ||= nowMs - (this.list[i] as ShardTrack).lastArrivalMs < this.staleMs;
     if (!live) return;
-    for (const [id, t] of this.tracks) if (nowMs - t.lastArrivalMs >= this.staleMs) this.tracks.delete(id);
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const t = this.list[i] as ShardTrack;
+      if (nowMs - t.lastArrivalMs < this.staleMs) continue;
+      this.list.splice(i, 1);
+      this.tracks.delete(t.shardId);
+    }
   }
 
   /** The track of `shardId`, if any. */
@@ -129,21 +139,21 @@ export class InterpolatedWorld {
     const own = shardId === undefined ? undefined : this.tracks.get(shardId);
     if (own?.clock.ready) return own.clock.delayMs;
     let d = Number.NaN;
-    for (const t of this.tracks.values()) if (t.clock.ready) d = Number.isNaN(d) ? t.clock.delayMs : Math.max(d, t.clock.delayMs);
+    for (const t of this.list) if (t.clock.ready) d = Number.isNaN(d) ? t.clock.delayMs : Math.max(d, t.clock.delayMs);
     return d;
   }
 
   /** Number of snapshot slots in use over every shard (bounded by shards x capacity). */
   bufferedSnapshots(): number {
     let n = 0;
-    for (const t of this.tracks.values()) n += t.ring.length;
+    for (const t of this.list) n += t.ring.length;
     return n;
   }
 
   /** Render-time jumps of every shard so far. */
   snaps(): number {
     let n = 0;
-    for (const t of this.tracks.values()) n += t.clock.snaps;
+    for (const t of this.list) n += t.clock.snaps;
     return n;
   }
 }

@@ -17,18 +17,17 @@ describe('camera', () => {
   it('maps world to screen and back, y up', () => {
     const c = camera();
     c.follow(500, 500, 0);
-    expect(c.worldToScreen(500, 500)).toEqual([400, 300]);
-    expect(c.worldToScreen(510, 510)).toEqual([410, 290]);
-    expect(c.screenToWorld(410, 290)).toEqual([510, 510]);
+    expect([c.screenX(500), c.screenY(500)]).toEqual([400, 300]);
+    expect([c.screenX(510), c.screenY(510)]).toEqual([410, 290]);
+    expect([c.worldX(410), c.worldY(290)]).toEqual([510, 510]);
   });
 
   it('follows the player but keeps the world edge in view', () => {
     const c = camera();
     c.follow(0, 0, 0);
     // The view (800 x 600 units) stops 80 units (8 % of the world) beyond its corner.
-    const [sx, sy] = c.worldToScreen(0, 0);
-    expect(sx).toBeCloseTo(80, 6);
-    expect(sy).toBeCloseTo(600 - 80, 6);
+    expect(c.screenX(0)).toBeCloseTo(80, 6);
+    expect(c.screenY(0)).toBeCloseTo(600 - 80, 6);
   });
 
   it('zooms between the whole world and close up', () => {

@@ -92,14 +92,24 @@ export class Camera {
     return Math.min(max + margin - half, Math.max(min - margin + half, c));
   }
 
-  /** CSS pixel position (from the viewport's top left) of world point (x, y). */
-  worldToScreen(x: number, y: number): [number, number] {
-    return [this.width / 2 + (x - this.x) * this.zoom, this.height / 2 - (y - this.y) * this.zoom];
+  /** CSS pixel x (from the viewport's left edge) of world x. One number per call, so per-frame code allocates nothing. */
+  screenX(x: number): number {
+    return this.width / 2 + (x - this.x) * this.zoom;
   }
 
-  /** World point under CSS pixel (px, py). */
-  screenToWorld(px: number, py: number): [number, number] {
-    return [this.x + (px - this.width / 2) / this.zoom, this.y - (py - this.height / 2) / this.zoom];
+  /** CSS pixel y (from the viewport's top edge, growing downwards) of world y. */
+  screenY(y: number): number {
+    return this.height / 2 - (y - this.y) * this.zoom;
+  }
+
+  /** World x under CSS pixel x `px`. */
+  worldX(px: number): number {
+    return this.x + (px - this.width / 2) / this.zoom;
+  }
+
+  /** World y under CSS pixel y `py`. */
+  worldY(py: number): number {
+    return this.y - (py - this.height / 2) / this.zoom;
   }
 
   /**

@@ -2,7 +2,9 @@
 // (one full-screen triangle) and every player (ONE instanced draw from the one
 // instance buffer). Per frame the CPU fills the instance mirror in place, makes
 // one writeBuffer for the instances and one for the view uniform, and submits
-// one command buffer; nothing else is allocated.
+// one command buffer. The only objects a frame makes are the ones WebGPU hands
+// out per frame (texture view, encoder, pass, command buffer); the pass
+// descriptor and the submit list are reused.
 
 import type { Camera } from './camera.js';
 import { VIEW_FLOATS } from './camera.js';
@@ -14,6 +16,8 @@ import viewWgsl from './view.wgsl?raw';
 /** Players in one frame, in columns; [0, count) is drawn. */
 export interface DrawList {
   readonly count: number;
+  /** Index of player `id` in [0, count), or -1; O(1). */
+  indexOf(id: number): number;
   readonly ids: Uint32Array;
   readonly x: Float32Array;
   readonly y: Float32Array;
@@ -49,6 +53,8 @@ export class Renderer {
   readonly format: GPUTextureFormat;
   private readonly attachment: GPURenderPassColorAttachment;
   private readonly passDesc: GPURenderPassDescriptor;
+  /** The one-element list handed to queue.submit each frame. */
+  private readonly submitted: GPUCommandBuffer[] = [];
   /** Stats of the last frame (one object, updated in place). */
   readonly last: FrameDraws = { drawCalls: 0, bodyDrawCalls: 0, instances: 0 };
 
@@ -107,12 +113,9 @@ export class Renderer {
     this.instances.reserve(n);
     const d = this.instances.data;
     let w = 0;
-    let own = -1;
+    const own = players.indexOf(ownId);
     for (let i = 0; i < n; i++) {
-      if (players.ids[i] === ownId) {
-        own = i;
-        continue;
-      }
+      if (i === own) continue;
       const o = w * INSTANCE_FLOATS;
       d[o] = players.x[i] as number;
       d[o + 1] = players.y[i] as number;
@@ -151,7 +154,8 @@ export class Renderer {
       draws++;
     }
     pass.end();
-    this.device.queue.submit([encoder.finish()]);
+    this.submitted[0] = encoder.finish();
+    this.device.queue.submit(this.submitted);
     this.last.drawCalls = draws;
     this.last.bodyDrawCalls = count > 0 ? 1 : 0;
     this.last.instances = count;

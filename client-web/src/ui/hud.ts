@@ -1,7 +1,12 @@
 // The HUD line: ping, players, interpolation delay, frame rate and CPU time per
-// frame, refreshed four times a second as text.
+// frame, refreshed at most four times a second. Its DOM is built once: fixed
+// text and one Text node per figure. A refresh compares each figure as shown
+// (rounded) with the last one and rewrites only the nodes whose figure changed,
+// with strings from NumberText caches, so the HUD allocates nothing per frame.
 
-/** What the HUD shows. */
+import { NumberText } from './number-text.js';
+
+/** What the HUD shows; times are ms. */
 export interface HudValues {
   pingMs: number;
   players: number;
@@ -10,24 +15,88 @@ export interface HudValues {
   frameCpuMs: number;
 }
 
-const REFRESH_MS = 250;
+/** Least time between two refreshes, ms. */
+export const HUD_REFRESH_MS = 250;
+/** Key of a figure that is not a finite number (shown as a dash). */
+const NONE = Number.MIN_SAFE_INTEGER;
+const DASH = '–';
 
-function ms(v: number): string {
-  return Number.isFinite(v) ? `${Math.round(v)} ms` : '–';
+const MS = new NumberText((k) => (k === NONE ? DASH : `${k} ms`));
+const INT = new NumberText((k) => (k === NONE ? DASH : String(k)));
+const HUNDREDTHS = new NumberText((k) => (k === NONE ? DASH : (k / 100).toFixed(2)));
+
+/** One figure: its Text node and the key it shows now. */
+class Figure {
+  /** NaN until the first refresh, so that one always writes. */
+  private shown = Number.NaN;
+
+  constructor(
+    readonly node: Text,
+    private readonly texts: NumberText,
+  ) {}
+
+  /** Shows `key` (an integer, or NONE), touching the DOM only if it changed. */
+  set(key: number): void {
+    if (key === this.shown) return;
+    this.shown = key;
+    this.node.data = this.texts.text(key);
+  }
 }
 
-/** The heads-up display. */
+/** Integer key of `v` scaled by `scale`, or NONE. */
+function key(v: number, scale = 1): number {
+  return Number.isFinite(v) ? Math.round(v * scale) : NONE;
+}
+
+/** The heads-up display: "ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms". */
 export class Hud {
   private at = Number.NEGATIVE_INFINITY;
+  private readonly ping: Figure;
+  private readonly players: Figure;
+  private readonly delay: Figure;
+  private readonly fps: Figure;
+  private readonly cpu: Figure;
 
-  constructor(private readonly el: HTMLElement) {}
+  constructor(el: HTMLElement) {
+    const doc = el.ownerDocument;
+    const figure = (texts: NumberText): Figure => new Figure(doc.createTextNode(''), texts);
+    this.ping = figure(MS);
+    this.players = figure(INT);
+    this.delay = figure(MS);
+    this.fps = figure(INT);
+    this.cpu = figure(HUNDREDTHS);
+    const text = (s: string): Text => doc.createTextNode(s);
+    el.replaceChildren(
+      text('ping '),
+      this.ping.node,
+      text(' · players '),
+      this.players.node,
+      text(' · delay '),
+      this.delay.node,
+      text(' · '),
+      this.fps.node,
+      text(' fps · cpu '),
+      this.cpu.node,
+      text(' ms'),
+    );
+  }
 
-  /** Redraws at most every 250 ms. */
-  update(v: HudValues, nowMs: number): void {
-    if (nowMs - this.at < REFRESH_MS) return;
+  /**
+   * Whether a refresh is due at `nowMs` (HUD_REFRESH_MS after the last one).
+   * When it says true it counts as the refresh time: call [`show`] then.
+   */
+  due(nowMs: number): boolean {
+    if (nowMs - this.at < HUD_REFRESH_MS) return false;
     this.at = nowMs;
-    this.el.textContent =
-      `ping ${ms(v.pingMs)} · players ${v.players} · delay ${ms(v.delayMs)} · ` +
-      `${Math.round(v.fps)} fps · cpu ${Number.isFinite(v.frameCpuMs) ? v.frameCpuMs.toFixed(2) : '–'} ms`;
+    return true;
+  }
+
+  /** Shows `v`, rewriting only the figures that changed as shown. */
+  show(v: HudValues): void {
+    this.ping.set(key(v.pingMs));
+    this.players.set(key(v.players));
+    this.delay.set(key(v.delayMs));
+    this.fps.set(key(v.fps));
+    this.cpu.set(key(v.frameCpuMs, 100));
   }
 }

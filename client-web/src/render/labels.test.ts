@@ -1,0 +1,108 @@
+// Name labels: who gets one, where, no DOM writes in a frame where nothing
+// changed, and no allocation in a steady frame.
+import { describe, expect, it } from 'vitest';
+import { MergedPlayers } from '../interp/world.js';
+import { Roster } from '../state/roster.js';
+import { FRAME_BUDGET_BYTES, MEASURED_FRAMES, bytesPerFrame } from '../testing/allocation.js';
+import { FakeDocument, type FakeElement } from '../testing/fake-dom.js';
+import { WORLD } from '../testing/snapshots.js';
+import { Camera } from './camera.js';
+import { NameLabels } from './labels.js';
+
+const OWN = 1;
+
+/** Labels over an 800 x 600 view centred on (500, 500) at 1 CSS pixel per world unit. */
+function scene(): { doc: FakeDocument; els: FakeElement[]; labels: NameLabels; camera: Camera; players: MergedPlayers; roster: Roster } {
+  const doc = new FakeDocument();
+  const container = doc.createElement('div');
+  const labels = new NameLabels(container.asHtml());
+  const camera = new Camera();
+  camera.resize(800, 600, 1);
+  camera.setBounds(WORLD);
+  camera.follow(500, 500, 0);
+  const roster = new Roster();
+  roster.applyRoster({ kind: 'roster', players: [{ id: OWN, name: 'me' }] });
+  return { doc, els: container.children as FakeElement[], labels, camera, players: new MergedPlayers(), roster };
+}
+
+/** Fills `p` with players at `xy` (ids 1, 2, ...). */
+function place(p: MergedPlayers, xy: [number, number][]): void {
+  p.begin();
+  xy.forEach(([x, y], i) => p.put(i + 1, x, y, 0, 0, 1));
+}
+
+/** The visible labels' texts, in pool order. */
+function shown(els: FakeElement[]): string[] {
+  return els.filter((e) => !e.hidden).map((e) => e.textContent);
+}
+
+describe('name labels', () => {
+  it('label the local player first, then the nearest on screen, with roster names or ids', () => {
+    const s = scene();
+    s.roster.applyPresence({ kind: 'presence', shardId: 1, joined: [{ id: 3, name: 'ada' }], left: [] });
+    // 1: own at the centre; 2..9 at growing distances; 10 off screen.
+    place(s.players, [[500, 500], ...Array.from({ length: 8 }, (_, i): [number, number] => [500 + 10 * (i + 1), 500]), [950, 950]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(shown(s.els)).toEqual(['me', '#2', 'ada', '#4', '#5', '#6', '#7']);
+    expect(s.els[0]?.classList.contains('own')).toBe(true);
+    expect(s.els[1]?.classList.contains('own')).toBe(false);
+    // Centre of the view, lifted above the body: (400, 300 - (9 * 1.4 + 2)).
+    expect([s.els[0]?.style.getPropertyValue('--x'), s.els[0]?.style.getPropertyValue('--y')]).toEqual(['400px', '285px']);
+  });
+
+  it('label the player under the mouse, however far from the local one', () => {
+    const s = scene();
+    place(s.players, [[500, 500], ...Array.from({ length: 7 }, (_, i): [number, number] => [510 + i, 500]), [200, 300]]);
+    s.labels.setMouse(s.camera.screenX(200) + 3, s.camera.screenY(300));
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(s.labels.hovered).toBe(9);
+    expect(shown(s.els).slice(0, 2)).toEqual(['me', '#9']);
+    s.labels.clearMouse();
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(s.labels.hovered).toBe(-1);
+    expect(shown(s.els)).not.toContain('#9');
+  });
+
+  it('write nothing when nothing visible changed, and only what changed otherwise', () => {
+    const s = scene();
+    place(s.players, [[500, 500], [520, 500], [540, 500]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    const writes = { ...s.doc.writes };
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    place(s.players, [[500, 500], [520.3, 500.2], [540, 500]]); // under half a pixel
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(s.doc.writes).toEqual(writes);
+    place(s.players, [[500, 500], [523, 500], [540, 500]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(s.doc.writes).toEqual({ ...writes, style: writes.style + 1 });
+    s.roster.applyPresence({ kind: 'presence', shardId: 1, joined: [{ id: 2, name: 'bo' }], left: [] });
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(s.doc.writes).toEqual({ ...writes, style: writes.style + 1, text: writes.text + 1 });
+    expect(shown(s.els)).toEqual(['me', 'bo', '#3']);
+  });
+
+  it('hide labels of players that are gone', () => {
+    const s = scene();
+    place(s.players, [[500, 500], [520, 500]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    place(s.players, [[500, 500]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(shown(s.els)).toEqual(['me']);
+  });
+});
+
+describe('a steady frame of labels', () => {
+  it('allocates nothing while 500 players walk under them', async () => {
+    const s = scene();
+    s.roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}` })) });
+    let frame = 0;
+    const bytes = await bytesPerFrame(() => {
+      const t = frame++ * 0.31;
+      s.players.begin();
+      for (let i = 0; i < 500; i++) s.players.put(i + 1, 350 + Math.abs(((i * 37 + t) % 600) - 300), 100 + ((i * 53) % 800), 0, 1, 1);
+      s.labels.update(s.players, OWN, s.camera, s.roster);
+    });
+    expect(s.doc.writes.style, 'labels moved').toBeGreaterThan(MEASURED_FRAMES);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
+  });
+});

@@ -1,0 +1,54 @@
+// Measures what code that runs every animation frame allocates: V8's young
+// generation, where every JavaScript object, array, string or closure is born,
+// watched over thousands of calls after a warm-up, with no garbage collection
+// in between (one would hide what was allocated; it fails the measurement).
+//
+// The warm-up lets the code run optimized, as it does in a page after its
+// first seconds: unoptimized code boxes the fractional numbers it passes
+// around (16 bytes each), which says nothing about the code. Optimized code
+// still boxes a number returned by a call it did not inline (16 bytes, e.g.
+// FrameStats.fps() for the HUD), so each frame may add that much, plus the
+// measurement's own noise (under a byte a frame): a frame that made one
+// object, array, string or closure every time (24 bytes and up) exceeds it.
+
+import { PerformanceObserver } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+v8.setFlagsFromString('--expose-gc');
+// Optimize on the main thread, so that code marked hot during the warm-up is
+// optimized before the measurement rather than at some point during it.
+v8.setFlagsFromString('--no-concurrent-recompilation');
+const gc = vm.runInNewContext('gc') as () => void;
+
+/** Frames run before measuring. */
+export const WARM_FRAMES = 20_000;
+/** Frames measured. */
+export const MEASURED_FRAMES = 5_000;
+/** Most a steady frame may add to the young generation on average, bytes (see the module comment). */
+export const FRAME_BUDGET_BYTES = 20;
+
+/** Bytes in V8's young generation now. */
+function youngBytes(): number {
+  return v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_used_size ?? Number.NaN;
+}
+
+/**
+ * Calls `frame` (one frame) WARM_FRAMES times, then MEASURED_FRAMES times
+ * while watching the young generation; resolves to the bytes the measured
+ * frames allocated per frame. Rejects if a garbage collection ran meanwhile.
+ */
+export async function bytesPerFrame(frame: () => void): Promise<number> {
+  for (let f = 0; f < WARM_FRAMES; f++) frame();
+  let collections = 0;
+  const observer = new PerformanceObserver((list) => (collections += list.getEntries().length));
+  gc();
+  observer.observe({ entryTypes: ['gc'] });
+  const before = youngBytes();
+  for (let f = 0; f < MEASURED_FRAMES; f++) frame();
+  const grown = youngBytes() - before;
+  await new Promise((r) => setTimeout(r, 20)); // gc entries arrive asynchronously
+  observer.disconnect();
+  if (collections) throw new Error(`${collections} garbage collections while measuring`);
+  return grown / MEASURED_FRAMES;
+}

@@ -1,0 +1,77 @@
+// The HUD: its text, its refresh rate, DOM writes only for figures that
+// changed, and no allocation in a steady frame.
+import { describe, expect, it } from 'vitest';
+import { FrameStats } from '../render/frame-stats.js';
+import { Roster } from '../state/roster.js';
+import { FRAME_BUDGET_BYTES, bytesPerFrame } from '../testing/allocation.js';
+import { FakeDocument } from '../testing/fake-dom.js';
+import { HUD_REFRESH_MS, Hud, type HudValues } from './hud.js';
+import { PlayerList } from './players.js';
+
+function hud(): { hud: Hud; doc: FakeDocument; text: () => string } {
+  const doc = new FakeDocument();
+  const el = doc.createElement('div');
+  return { hud: new Hud(el.asHtml()), doc, text: () => el.textContent };
+}
+
+const values = (v: Partial<HudValues> = {}): HudValues => ({ pingMs: 12.4, players: 6, delayMs: 100.2, fps: 59.7, frameCpuMs: 0.424, ...v });
+
+describe('hud', () => {
+  it('shows every figure, and a dash for what is not known yet', () => {
+    const h = hud();
+    expect(h.hud.due(0)).toBe(true);
+    h.hud.show(values({ pingMs: Number.NaN, frameCpuMs: Number.NaN }));
+    expect(h.text()).toBe('ping – · players 6 · delay 100 ms · 60 fps · cpu – ms');
+    h.hud.show(values());
+    expect(h.text()).toBe('ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
+  });
+
+  it('refreshes at most every HUD_REFRESH_MS', () => {
+    const h = hud();
+    expect(h.hud.due(1000)).toBe(true);
+    expect(h.hud.due(1000 + HUD_REFRESH_MS - 1)).toBe(false);
+    expect(h.hud.due(1000 + HUD_REFRESH_MS)).toBe(true);
+  });
+
+  it('writes only the figures that changed as shown', () => {
+    const h = hud();
+    h.hud.show(values());
+    const before = h.doc.totalWrites();
+    h.hud.show(values({ pingMs: 12.1, delayMs: 99.9, fps: 60.2, frameCpuMs: 0.4249 })); // same when rounded
+    expect(h.doc.totalWrites()).toBe(before);
+    const textWrites = h.doc.writes.text;
+    h.hud.show(values({ players: 7 }));
+    expect(h.doc.writes.text).toBe(textWrites + 1);
+    expect(h.doc.totalWrites()).toBe(before + 1);
+    expect(h.text()).toContain('players 7 ');
+  });
+});
+
+describe('a steady frame of the HUD and the players list', () => {
+  it('allocates nothing, even when every frame refreshes the HUD', async () => {
+    const h = hud();
+    const list = new PlayerList(h.doc.createElement('ul').asHtml(), h.doc.createElement('span').asHtml());
+    const roster = new Roster();
+    roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}` })) });
+    const stats = new FrameStats();
+    const v = values();
+    let now = 0;
+    let f = 0;
+    // A refresh per frame, so the refresh path runs optimized as a frame
+    // does in a page (at four a second it would still be warming up).
+    const bytes = await bytesPerFrame(() => {
+      now += HUD_REFRESH_MS;
+      f++;
+      stats.record(now, f % 3); // whole ms: the test's own call boxes nothing
+      if (h.hud.due(now)) {
+        v.pingMs = 20 + (f % 5);
+        v.fps = stats.fps();
+        v.frameCpuMs = stats.meanCpuMs();
+        h.hud.show(v);
+      }
+      list.update(roster, 1, now);
+    });
+    expect(h.text()).toMatch(/^ping 2\d ms · players 6 · delay 100 ms · 4 fps · cpu 1\.\d\d ms$/);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
+  });
+});
