@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'src/generated/'] },
+  { ignores: ['dist/', 'dist-e2e/', 'node_modules/', 'src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

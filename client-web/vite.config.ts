@@ -1,12 +1,25 @@
-// Build of the browser client (`npm run build` -> dist/) and the unit-test run
-// (`npm test`). The page is served by `mino-server --static-dir client-web/dist`
-// at any path, so asset URLs are relative.
+// Build of the browser client and the unit-test run (`npm test`). The page is
+// served by `mino-server --static-dir client-web/dist` at any path, so asset
+// URLs are relative.
+//
+// Two builds (test/bundle.test.ts holds them to it):
+// - `npm run build` (mode production) -> dist/: what players get. No test hooks.
+// - `npm run build:e2e` (mode e2e) -> dist-e2e/: the same client plus the test
+//   hook `window.__mino` (src/debug/hook.ts), served by the end-to-end tests.
+// `__MINO_TEST_HOOKS__` is replaced at build time, so a production bundle
+// drops the hook module altogether. The dev server and Vitest have the hook.
 import { defineConfig } from 'vitest/config';
 
-export default defineConfig({
+/** Modes whose build carries the test hooks. */
+export const TEST_HOOK_MODES: readonly string[] = ['e2e', 'test', 'development'];
+
+export default defineConfig(({ mode }) => ({
   base: './',
+  define: {
+    __MINO_TEST_HOOKS__: JSON.stringify(TEST_HOOK_MODES.includes(mode)),
+  },
   build: {
-    outDir: 'dist',
+    outDir: mode === 'e2e' ? 'dist-e2e' : 'dist',
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,
@@ -16,8 +29,8 @@ export default defineConfig({
     proxy: { '/ws': { target: process.env.MINO_DEV_SERVER ?? 'http://127.0.0.1:8080', ws: true } },
   },
   test: {
-    include: ['src/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     environment: 'node',
     reporters: ['default', './test/summary-reporter.ts'],
   },
-});
+}));

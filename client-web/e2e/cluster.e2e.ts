@@ -13,7 +13,7 @@ import { Bot, until } from './harness/bot.js';
 import { launchChromium } from './harness/browser.js';
 import { startNginx, type RunningNginx } from './harness/nginx.js';
 import { startRedis, type RunningRedis } from './harness/redis.js';
-import { CLIENT_DIR, startServer, waitReady, type RunningServer } from './harness/server.js';
+import { TEST_BUILD_DIR, startServer, waitReady, type RunningServer } from './harness/server.js';
 
 const SHARD_IDS = [1, 2] as const;
 /**
@@ -78,7 +78,7 @@ beforeAll(async () => {
   for (const [id, shard] of shards) bots.set(id, await Bot.connect(shard.ws, `bot-${id}`));
   // Each shard relays the other's snapshots: the cluster is formed.
   await waitFor('each shard relaying the other', () => [...bots].every(([id, b]) => SHARD_IDS.every((s) => s === id || (b.shardSnapshots.get(s) ?? 0) > 3)), 10_000);
-  nginx = await startNginx([...shards.values()].map((s) => s.addr), `${CLIENT_DIR}/dist`);
+  nginx = await startNginx([...shards.values()].map((s) => s.addr), TEST_BUILD_DIR);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 800, height: 600 } });
   page.on('pageerror', (e) => console.error('page error:', e));

@@ -2,7 +2,6 @@
 // renderer and the panels together and runs the frame loop. Each part owns its
 // concept; this file only routes messages and per-frame calls between them.
 
-import type { MinoHook, MinoStats } from './debug/hook.js';
 import { Controls } from './input/controls.js';
 import { DirectionSender } from './input/sender.js';
 import { InterpolatedWorld } from './interp/world.js';
@@ -38,13 +37,19 @@ export interface Elements {
 /** Largest canvas side, device pixels. */
 const MAX_CANVAS_PX = 4096;
 
-/** One player's game in this page. */
+/**
+ * One player's game in this page. The parts a test hook reads
+ * (src/debug/hook.ts, test builds only) are public and read-only.
+ */
 export class Game {
-  private readonly world = new InterpolatedWorld();
+  readonly world = new InterpolatedWorld();
+  readonly camera = new Camera();
+  readonly frameStats = new FrameStats();
+  readonly graphics: Graphics;
+  readonly sender: DirectionSender;
+  readonly keepAlive: KeepAlive;
+  readonly canvas: HTMLCanvasElement;
   private readonly roster = new Roster();
-  private readonly camera = new Camera();
-  private readonly frameStats = new FrameStats();
-  private readonly graphics: Graphics;
   private readonly labels: NameLabels;
   private readonly status: Status;
   private readonly chat: Chat;
@@ -52,60 +57,77 @@ export class Game {
   private readonly hud: Hud;
   /** Filled in place at each HUD refresh. */
   private readonly hudValues: HudValues = { pingMs: Number.NaN, players: 0, delayMs: Number.NaN, fps: 0, frameCpuMs: Number.NaN };
-  private readonly sender: DirectionSender;
-  private readonly keepAlive: KeepAlive;
   private readonly controls: Controls;
-  private connection: Connection | null = null;
-  private ownId = 0;
-  private shardId = 0;
+  private conn: Connection | null = null;
+  private own = 0;
+  private shard = 0;
+  private connKind: ConnectionState['kind'] | 'idle' = 'idle';
   private welcomeX = 0;
   private welcomeY = 0;
   private lastFrame = Number.NaN;
   private cssWidth = 1;
   private cssHeight = 1;
-  readonly hook: MinoHook;
 
   constructor(
     private readonly els: Elements,
     gpu: GpuHandle,
-    private readonly stats: MinoStats,
     /** Called when the server refused the name; the page asks for another and calls [`connect`]. */
     private readonly onRename: (reason: string) => void,
   ) {
+    this.canvas = els.canvas;
     const context = els.canvas.getContext('webgpu');
     if (!context) throw new Error('the canvas has no webgpu context');
     this.status = new Status(els.badge, els.panel);
     this.graphics = new Graphics(context, gpu, (reason) => this.fatal(reason));
     this.labels = new NameLabels(els.labels);
-    const send = (bytes: Uint8Array): boolean => this.connection?.send(bytes) ?? false;
-    this.chat = new Chat(els.chatLog, els.chatInput, send, () => this.ownId);
+    const send = (bytes: Uint8Array): boolean => this.conn?.send(bytes) ?? false;
+    this.chat = new Chat(els.chatLog, els.chatInput, send, () => this.own);
     this.playerList = new PlayerList(els.players, els.playerCount);
     this.hud = new Hud(els.hud);
     this.sender = new DirectionSender(send, realTimers);
     this.keepAlive = new KeepAlive(send, realTimers);
     this.controls = new Controls(window, els.canvas, (dir) => this.sender.set(dir));
-    this.hook = this.makeHook();
     this.watchCanvas();
     requestAnimationFrame(this.frame);
   }
 
+  /** The local player's id (0 before Welcome). */
+  get ownId(): number {
+    return this.own;
+  }
+
+  /** The shard that welcomed the local player (0 before Welcome). */
+  get shardId(): number {
+    return this.shard;
+  }
+
+  /** The current connection, if one was opened. */
+  get connection(): Connection | null {
+    return this.conn;
+  }
+
+  /** Kind of the connection's state ('idle' before the first connect). */
+  get connectionState(): string {
+    return this.connKind;
+  }
+
   /** Opens the connection as `name` (again after a rename). */
   connect(name: string): void {
-    this.connection?.stop();
+    this.conn?.stop();
     this.status.clearStop();
-    this.connection = new Connection({
+    this.conn = new Connection({
       url: socketUrl(location),
       name,
       timers: realTimers,
       handlers: { message: (m, at) => this.message(m, at), state: (s) => this.state(s) },
     });
-    this.connection.start();
+    this.conn.start();
     this.state({ kind: 'connecting' });
   }
 
   /** Leaves: closes the socket normally so the server frees the slot at once. */
   leave(): void {
-    this.connection?.stop();
+    this.conn?.stop();
   }
 
   private message(msg: ServerMsg, arrivalMs: number): void {
@@ -139,9 +161,9 @@ export class Game {
   }
 
   private welcome(w: WelcomeMsg): void {
-    if (this.ownId && this.ownId !== w.playerId) this.chat.system('Rejoined as a new player.');
-    this.ownId = this.stats.ownPlayerId = w.playerId;
-    this.shardId = this.stats.shardId = w.shardId;
+    if (this.own && this.own !== w.playerId) this.chat.system('Rejoined as a new player.');
+    this.own = w.playerId;
+    this.shard = w.shardId;
     this.welcomeX = w.x;
     this.welcomeY = w.y;
     this.world.speed = w.speed;
@@ -152,15 +174,14 @@ export class Game {
   }
 
   private state(s: ConnectionState): void {
-    this.stats.connection = s.kind;
-    this.stats.sockets = this.connection?.sockets ?? 0;
+    this.connKind = s.kind;
     this.status.connection(s);
     if (s.kind !== 'live') this.keepAlive.stop();
     if (s.kind === 'stopped' && s.rename) this.onRename(s.reason);
   }
 
   private fatal(reason: string): void {
-    this.connection?.stop();
+    this.conn?.stop();
     this.status.stop(reason);
   }
 
@@ -215,72 +236,26 @@ export class Game {
     this.resizeCanvas();
     this.world.update(now);
     const players = this.world.players;
-    const own = players.indexOf(this.ownId);
+    const own = players.indexOf(this.own);
     if (own >= 0) this.camera.follow(players.x[own] as number, players.y[own] as number, dt);
     else this.camera.follow(this.welcomeX, this.welcomeY, dt);
-    const renderer = this.graphics.renderer;
-    if (renderer) {
-      const draws = renderer.draw(players, this.ownId, this.camera);
-      this.stats.drawCalls = draws.drawCalls;
-      this.stats.bodyDrawCalls = draws.bodyDrawCalls;
-      this.stats.instances = draws.instances;
-      this.stats.instanceCapacity = renderer.instances.capacity;
-      this.stats.instanceAllocations = renderer.instances.allocations;
-    }
-    this.labels.update(players, this.ownId, this.camera, this.roster);
+    this.graphics.renderer?.draw(players, this.own, this.camera);
+    this.labels.update(players, this.own, this.camera, this.roster);
     this.frameStats.record(now, performance.now() - t0);
     this.report(now);
   };
 
-  /** Updates the HUD, the players list and the hook's stats. */
+  /** Refreshes the HUD (at most every HUD_REFRESH_MS) and the players list (when the roster changed). */
   private report(now: number): void {
-    const s = this.stats;
-    s.frames = this.frameStats.frames;
-    s.fps = this.frameStats.fps();
-    s.frameCpuMs = this.frameStats.meanCpuMs();
-    s.frameCpuMsMax = this.frameStats.maxCpuMs();
-    s.interpDelayMs = this.world.delayMs(this.shardId);
-    const track = this.world.track(this.shardId);
-    s.jitterMs = track?.clock.jitterMs ?? Number.NaN;
-    s.renderLagMs = (track?.ring.newest()?.serverTimeMs ?? Number.NaN) - (track?.sampleTimeMs ?? Number.NaN);
-    s.renderSnaps = this.world.snaps();
-    s.bufferedSnapshots = this.world.bufferedSnapshots();
-    s.shards = this.world.shardCount;
-    s.adapter = this.graphics.info;
-    s.deviceGeneration = this.graphics.generation;
-    s.lastRecoveryMs = this.graphics.lastRecoveryMs;
-    s.ownPlayerId = this.ownId;
-    s.shardId = this.shardId;
-    s.pingMs = this.keepAlive.smoothedRttMs;
-    s.sockets = this.connection?.sockets ?? 0;
-    s.decodeErrors = this.connection?.decodeErrors ?? 0;
-    s.inputsSent = this.sender.count;
     if (this.hud.due(now)) {
       const v = this.hudValues;
-      v.pingMs = s.pingMs;
+      v.pingMs = this.keepAlive.smoothedRttMs;
       v.players = this.world.players.count;
-      v.delayMs = s.interpDelayMs;
-      v.fps = s.fps;
-      v.frameCpuMs = s.frameCpuMs;
+      v.delayMs = this.world.delayMs(this.shard);
+      v.fps = this.frameStats.fps();
+      v.frameCpuMs = this.frameStats.meanCpuMs();
       this.hud.show(v);
     }
-    this.playerList.update(this.roster, this.ownId, now);
-  }
-
-  private makeHook(): MinoHook {
-    return {
-      stats: this.stats,
-      worldToScreen: (x, y) => {
-        if (!this.frameStats.frames) return null;
-        const rect = this.els.canvas.getBoundingClientRect();
-        return [rect.left + this.camera.screenX(x), rect.top + this.camera.screenY(y)];
-      },
-      drawnPosition: (id) => {
-        const p = this.world.players;
-        const i = p.indexOf(id);
-        return i >= 0 ? [p.x[i] as number, p.y[i] as number] : null;
-      },
-      loseDevice: () => this.graphics.loseDevice(),
-    };
+    this.playerList.update(this.roster, this.own, now);
   }
 }

@@ -2,7 +2,7 @@
 // a websocket, so it never holds a player slot), then ask for a name, then play.
 
 import { Game, type Elements } from './app.js';
-import { emptyStats } from './debug/hook.js';
+import { installTestHook } from './debug/test-hook.js';
 import { acquireGpu, failureMessage } from './render/gpu.js';
 import { askName } from './ui/name.js';
 import './style.css';
@@ -22,19 +22,19 @@ function storage(): Storage | null {
 }
 
 async function start(): Promise<void> {
-  const stats = emptyStats();
-  // Stats are readable from the start, so tests can see why nothing runs.
-  window.__mino = { stats, worldToScreen: () => null, drawnPosition: () => null, loseDevice: () => undefined };
+  // Test builds only (see vite.config.ts): installed first, so tests can see
+  // why nothing runs. In a production build this is `null` and the hook
+  // module is left out of the bundle.
+  const hook = __MINO_TEST_HOOKS__ ? installTestHook(window) : null;
   const panel = byId('panel');
   const got = await acquireGpu(navigator.gpu);
   if (!got.ok) {
-    stats.gpuFailure = got.failure;
+    hook?.noGpu(got.failure);
     panel.textContent = failureMessage(got.failure, got.detail);
     panel.hidden = false;
     return;
   }
-  stats.adapter = got.gpu.info;
-  stats.deviceGeneration = 1;
+  hook?.gpu(got.gpu.info);
   const els: Elements = {
     canvas: byId('world'),
     labels: byId('labels'),
@@ -50,8 +50,8 @@ async function start(): Promise<void> {
   const rename = (reason: string): void => {
     void askName(form, storage(), reason).then((name) => game.connect(name));
   };
-  const game = new Game(els, got.gpu, stats, rename);
-  window.__mino = game.hook;
+  const game = new Game(els, got.gpu, rename);
+  hook?.attach(game);
   window.addEventListener('pagehide', () => game.leave());
   game.connect(await askName(form, storage()));
 }

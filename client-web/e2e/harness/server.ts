@@ -1,6 +1,7 @@
 // Starts the real mino-server binary on a free loopback port and stops it.
 // The binary comes from MINO_SERVER_BIN (default ../target/debug/mino-server,
-// relative to client-web/); it serves the built client from dist/.
+// relative to client-web/); it serves the test build of the client
+// (`npm run build:e2e` -> dist-e2e/, which has the window.__mino hook).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 /** client-web/ */
 export const CLIENT_DIR = resolve(here, '../..');
+/** The test build of the client (`npm run build:e2e`). */
+export const TEST_BUILD_DIR = resolve(CLIENT_DIR, 'dist-e2e');
 
 /** The server binary the tests run. */
 export function serverBin(): string {
@@ -39,14 +42,14 @@ process.on('exit', () => {
 });
 
 /**
- * Starts `mino-server --listen LISTEN --static-dir dist ...extra` and waits
+ * Starts `mino-server --listen LISTEN --static-dir dist-e2e ...extra` and waits
  * (at most `timeoutMs`) for its "listening on http://ADDR" line.
  */
 export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', timeoutMs = 20_000): Promise<RunningServer> {
   const bin = serverBin();
   if (!existsSync(bin)) throw new Error(`mino-server not found at ${bin}: build it (cargo build -p mino-server) or set MINO_SERVER_BIN`);
-  const dist = resolve(CLIENT_DIR, 'dist');
-  if (!existsSync(resolve(dist, 'index.html'))) throw new Error(`${dist} has no index.html: run npm run build first`);
+  const dist = TEST_BUILD_DIR;
+  if (!existsSync(resolve(dist, 'index.html'))) throw new Error(`${dist} has no index.html: run npm run build:e2e first`);
   const proc = spawn(bin, ['--listen', listen, '--static-dir', dist, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },

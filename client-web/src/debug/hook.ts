@@ -1,6 +1,7 @@
-// `window.__mino`: a small read-only window into the running client for the
-// end-to-end tests and for curious players (stats the HUD shows and more), plus
-// a way to exercise device-loss recovery. Updated in place every frame.
+// The shape of `window.__mino`, the end-to-end tests' window into the running
+// client: stats, world <-> screen positions, and a way to exercise device-loss
+// recovery. Types only, shared with the tests in e2e/; the hook itself is
+// test-hook.ts, present in test builds only.
 
 /** Everything the hook reports. Times are ms; ids are the wire's. */
 export interface MinoStats {
@@ -50,6 +51,7 @@ export interface MinoStats {
 
 /** The object installed as `window.__mino`. */
 export interface MinoHook {
+  /** A fresh copy of the stats at the time of reading. */
   readonly stats: MinoStats;
   /** CSS pixel position in the page of world point (x, y) as the camera shows it now, or null before the first frame. */
   worldToScreen(x: number, y: number): [number, number] | null;
@@ -63,36 +65,4 @@ declare global {
   interface Window {
     __mino?: MinoHook;
   }
-}
-
-/** Fresh stats, before anything ran. */
-export function emptyStats(): MinoStats {
-  return {
-    frames: 0,
-    fps: 0,
-    frameCpuMs: Number.NaN,
-    frameCpuMsMax: Number.NaN,
-    drawCalls: 0,
-    bodyDrawCalls: 0,
-    instances: 0,
-    instanceCapacity: 0,
-    instanceAllocations: 0,
-    interpDelayMs: Number.NaN,
-    jitterMs: Number.NaN,
-    renderLagMs: Number.NaN,
-    renderSnaps: 0,
-    bufferedSnapshots: 0,
-    shards: 0,
-    adapter: { architecture: '', vendor: '', description: '' },
-    deviceGeneration: 0,
-    lastRecoveryMs: Number.NaN,
-    gpuFailure: null,
-    ownPlayerId: 0,
-    shardId: 0,
-    connection: 'idle',
-    pingMs: Number.NaN,
-    sockets: 0,
-    decodeErrors: 0,
-    inputsSent: 0,
-  };
 }

@@ -70,11 +70,6 @@ export class Graphics {
     if (!this.disposed) this.onFatal('The graphics device was lost and could not be brought back. Reload the page.');
   }
 
-  /** Test hook: destroys the current device as a driver reset would, to exercise recovery. */
-  loseDevice(): void {
-    this.renderer?.device.destroy();
-  }
-
   /** Frees everything; no recovery follows. */
   dispose(): void {
     this.disposed = true;

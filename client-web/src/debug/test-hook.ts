@@ -1,0 +1,131 @@
+// The test hook installed as `window.__mino` (shape: hook.ts). Stats are read
+// on demand from the game's own state, so the game keeps no copy of them.
+// Test builds only: main.ts installs it when `__MINO_TEST_HOOKS__` is true
+// (`npm run build:e2e`, the dev server, Vitest); a production build
+// (`npm run build`) contains none of this module.
+
+import type { Game } from '../app.js';
+import type { GpuFailure, GpuHandle } from '../render/gpu.js';
+import type { MinoHook, MinoStats } from './hook.js';
+
+/** Stats before anything ran. */
+function emptyStats(): MinoStats {
+  return {
+    frames: 0,
+    fps: 0,
+    frameCpuMs: Number.NaN,
+    frameCpuMsMax: Number.NaN,
+    drawCalls: 0,
+    bodyDrawCalls: 0,
+    instances: 0,
+    instanceCapacity: 0,
+    instanceAllocations: 0,
+    interpDelayMs: Number.NaN,
+    jitterMs: Number.NaN,
+    renderLagMs: Number.NaN,
+    renderSnaps: 0,
+    bufferedSnapshots: 0,
+    shards: 0,
+    adapter: { architecture: '', vendor: '', description: '' },
+    deviceGeneration: 0,
+    lastRecoveryMs: Number.NaN,
+    gpuFailure: null,
+    ownPlayerId: 0,
+    shardId: 0,
+    connection: 'idle',
+    pingMs: Number.NaN,
+    sockets: 0,
+    decodeErrors: 0,
+    inputsSent: 0,
+  };
+}
+
+/** Copies what the running game knows into `s`. */
+function gameStats(g: Game, s: MinoStats): void {
+  s.frames = g.frameStats.frames;
+  s.fps = g.frameStats.fps();
+  s.frameCpuMs = g.frameStats.meanCpuMs();
+  s.frameCpuMsMax = g.frameStats.maxCpuMs();
+  const r = g.graphics.renderer;
+  if (r) {
+    s.drawCalls = r.last.drawCalls;
+    s.bodyDrawCalls = r.last.bodyDrawCalls;
+    s.instances = r.last.instances;
+    s.instanceCapacity = r.instances.capacity;
+    s.instanceAllocations = r.instances.allocations;
+  }
+  const track = g.world.track(g.shardId);
+  s.interpDelayMs = g.world.delayMs(g.shardId);
+  s.jitterMs = track?.clock.jitterMs ?? Number.NaN;
+  s.renderLagMs = (track?.ring.newest()?.serverTimeMs ?? Number.NaN) - (track?.sampleTimeMs ?? Number.NaN);
+  s.renderSnaps = g.world.snaps();
+  s.bufferedSnapshots = g.world.bufferedSnapshots();
+  s.shards = g.world.shardCount;
+  s.adapter = { ...g.graphics.info };
+  s.deviceGeneration = g.graphics.generation;
+  s.lastRecoveryMs = g.graphics.lastRecoveryMs;
+  s.ownPlayerId = g.ownId;
+  s.shardId = g.shardId;
+  s.connection = g.connectionState;
+  s.pingMs = g.keepAlive.smoothedRttMs;
+  s.sockets = g.connection?.sockets ?? 0;
+  s.decodeErrors = g.connection?.decodeErrors ?? 0;
+  s.inputsSent = g.sender.count;
+}
+
+/** The hook; see the module comment. Reads the game only when asked. */
+export class TestHook implements MinoHook {
+  private game: Game | null = null;
+  private gpuFailure: GpuFailure | null = null;
+  private adapter: GpuHandle['info'] | null = null;
+
+  get stats(): MinoStats {
+    const s = emptyStats();
+    s.gpuFailure = this.gpuFailure;
+    if (this.adapter) {
+      s.adapter = { ...this.adapter };
+      s.deviceGeneration = 1;
+    }
+    if (this.game) gameStats(this.game, s);
+    return s;
+  }
+
+  /** The page found no usable WebGPU: the game never starts. */
+  noGpu(failure: GpuFailure): void {
+    this.gpuFailure = failure;
+  }
+
+  /** The page got a device on `adapter` and is about to start the game. */
+  gpu(adapter: GpuHandle['info']): void {
+    this.adapter = adapter;
+  }
+
+  /** From now on the stats and positions come from `game`. */
+  attach(game: Game): void {
+    this.game = game;
+  }
+
+  worldToScreen(x: number, y: number): [number, number] | null {
+    const g = this.game;
+    if (!g?.frameStats.frames) return null;
+    const rect = g.canvas.getBoundingClientRect();
+    return [rect.left + g.camera.screenX(x), rect.top + g.camera.screenY(y)];
+  }
+
+  drawnPosition(id: number): [number, number] | null {
+    const p = this.game?.world.players;
+    const i = p ? p.indexOf(id) : -1;
+    return p && i >= 0 ? [p.x[i] as number, p.y[i] as number] : null;
+  }
+
+  loseDevice(): void {
+    this.game?.graphics.renderer?.device.destroy();
+  }
+}
+
+/** Creates the hook and installs it as `window.__mino` (test builds only). */
+export function installTestHook(win: Window): TestHook {
+  const hook = new TestHook();
+  win.__mino = hook;
+  return hook;
+}
