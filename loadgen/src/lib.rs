@@ -2,7 +2,8 @@
 //! browser client, through `mino-protocol`), and the load-test scenarios built
 //! on them.
 //!
-//! Layers, bottom up:
+//! Layers, bottom up (declared in the repository's `layers.toml`, checked by
+//! `scripts/layers.py`):
 //! - [`target`], [`connection`], [`tls`]: where to connect and how (source
 //!   address binding, Nagle off, TLS for `wss://`, failure classification in
 //!   [`failure`]).
