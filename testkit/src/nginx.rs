@@ -1,13 +1,15 @@
-//! The shipped nginx configuration, rendered by `deploy/nginx/render.sh` with
-//! a test's ports and paths, and run as a real nginx: a non-daemon child with
-//! its own prefix, pid file and logs in the test's folder, on loopback ports,
-//! never the system's service.
+//! The shipped nginx configuration (`deploy/nginx/mino.conf.template`),
+//! rendered by the shipped `deploy/nginx/render.sh` with a test's ports and
+//! paths, and run as a real nginx: a non-daemon child with its own prefix, pid
+//! file and logs in the test's folder, on loopback ports, never the system's
+//! service. (The browser tests' `client-web/e2e/harness/nginx.ts` renders it
+//! the same way.)
 
 use crate::cert::Cert;
 use crate::port::free_port;
 use crate::process::{children_of, Process};
 use crate::workdir::WorkDir;
-use crate::{deploy_dir, WAIT};
+use crate::{deploy_dir, START_WAIT};
 use nix::sys::signal::Signal;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -161,7 +163,7 @@ impl Nginx {
                     .stdout(Stdio::null())
                     .stderr(Stdio::inherit()),
             );
-            let end = Instant::now() + WAIT;
+            let end = Instant::now() + START_WAIT;
             while process.is_running() && Instant::now() < end {
                 if listening(https_port) && listening(http_port) {
                     return Nginx { process, conf, prefix: dir.path().to_owned(), https_port, http_port };
