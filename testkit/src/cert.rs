@@ -3,6 +3,7 @@
 //! for two days, marked as a server (not CA) certificate so that clients that
 //! check (rustls, browsers) accept it as its own trust anchor.
 
+use crate::{process, START_WAIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,11 +20,11 @@ impl Cert {
     /// Makes `cert.pem` and `key.pem` in `dir` with
     /// `openssl req -x509 -newkey ec ...`.
     ///
-    /// Panics: openssl is missing or fails.
+    /// Panics: openssl is missing, fails, or takes over [`START_WAIT`].
     pub fn self_signed(dir: &Path) -> Cert {
         let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-        let out = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"])
+        let mut cmd = Command::new("openssl");
+        cmd.args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"])
             .arg("-keyout")
             .arg(&key)
             .arg("-out")
@@ -32,9 +33,8 @@ impl Cert {
             .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
             .args(["-addext", "basicConstraints=critical,CA:FALSE"])
             .args(["-addext", "keyUsage=critical,digitalSignature"])
-            .args(["-addext", "extendedKeyUsage=serverAuth"])
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run openssl (scripts/setup.sh installs it): {e}"));
+            .args(["-addext", "extendedKeyUsage=serverAuth"]);
+        let out = process::run("openssl (scripts/setup.sh installs it)", &mut cmd, START_WAIT);
         assert!(out.status.success(), "openssl req failed: {}", String::from_utf8_lossy(&out.stderr));
         Cert { cert, key }
     }

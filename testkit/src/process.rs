@@ -4,7 +4,7 @@
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::io::Read;
-use std::process::{Child, Command, ExitStatus, Output};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -118,6 +118,15 @@ impl Drop for Process {
     }
 }
 
+/// Runs `cmd` to its end with its output collected (stdin closed), as
+/// `Command::output` does but bounded: at most `limit`.
+///
+/// Panics: it cannot be started, or still runs after `limit` (it is killed).
+pub fn run(name: &str, cmd: &mut Command, limit: Duration) -> Output {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    Process::spawn(name, cmd).output(limit).unwrap_or_else(|| panic!("{name} ({cmd:?}) did not finish in {limit:?}"))
+}
+
 /// Reads `pipe` to its end on a thread of its own.
 fn read_all(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
@@ -180,7 +189,6 @@ fn stat_fields(stat: &str) -> Option<Vec<&str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Stdio;
 
     #[test]
     fn stat_fields_skip_a_command_with_spaces() {
@@ -203,9 +211,7 @@ mod tests {
 
     #[test]
     fn output_is_collected_and_a_process_past_its_limit_killed() {
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "echo out; echo err >&2"]).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let out = Process::spawn("sh", &mut cmd).output(Duration::from_secs(10)).expect("exited");
+        let out = run("sh", Command::new("sh").args(["-c", "echo out; echo err >&2"]), Duration::from_secs(10));
         assert!(out.status.success());
         assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"out\n"[..], &b"err\n"[..]));
         let mut slow = Process::spawn("sleep", Command::new("sleep").arg("30").stdout(Stdio::piped()));

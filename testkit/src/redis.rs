@@ -3,8 +3,8 @@
 //! its port) and its keys read with `redis-cli`.
 
 use crate::port::free_port;
-use crate::process::Process;
-use crate::START_WAIT;
+use crate::process::{self, Process};
+use crate::{START_WAIT, WAIT};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -136,13 +136,11 @@ impl Redis {
 
     /// Runs `redis-cli` against this server; returns its stdout.
     ///
-    /// Panics: redis-cli is missing.
+    /// Panics: redis-cli is missing or gets no answer within [`WAIT`].
     pub fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run redis-cli (scripts/setup.sh installs it): {e}"));
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]).args(args);
+        let out = process::run("redis-cli (scripts/setup.sh installs it)", &mut cmd, WAIT);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
