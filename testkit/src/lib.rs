@@ -4,17 +4,17 @@
 //! integration tests use it; the browser end-to-end harness
 //! (`client-web/e2e/harness`) renders nginx the same way.
 //!
-//! Layers, bottom up:
+//! Layers, bottom up (declared in the repository's `layers.toml`):
 //! - [`workdir`], [`port`], [`process`]: a temporary folder, free loopback
 //!   ports, child processes that never outlive the test (killed on drop, with
-//!   their own children).
+//!   their own children) and commands bounded in time.
 //! - [`http`], [`metrics`]: a small HTTP/1.1 client (plain, or TLS trusting
 //!   the test's certificate) and Prometheus text parsed into values.
-//! - [`redis`], [`shard`], [`cert`], [`nginx`]: the parts, one each: a
+//! - [`redis`], [`shard`], [`cert`], then [`nginx`]: the parts, one each: a
 //!   `redis-server` on a free port; the `mino-server` binary on port 0, whose
 //!   ready lines are parsed here and nowhere else; a self-signed certificate;
 //!   nginx from the shipped template, rendered by the shipped
-//!   `deploy/nginx/render.sh`.
+//!   `deploy/nginx/render.sh`, serving that certificate.
 //! - [`cluster`]: Redis, N shards and nginx started together.
 //! - [`frame`], [`player`]: a websocket test player that speaks the real
 //!   protocol, every server message decoded (by loadgen's decoder) into an
