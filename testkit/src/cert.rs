@@ -1,9 +1,10 @@
-//! A self-signed TLS certificate made by `openssl` for one test run: an
-//! ECDSA P-256 key and a certificate for `localhost` and `127.0.0.1`, valid
-//! for two days, marked as a server (not CA) certificate so that clients that
-//! check (rustls, browsers) accept it as its own trust anchor.
+//! A self-signed TLS certificate for one test run, made by the shipped
+//! `deploy/self-signed-cert.sh` (openssl): an ECDSA P-256 key and a
+//! certificate for `localhost` and `127.0.0.1`, valid for two days, marked as
+//! a server (not CA) certificate so that clients that check (rustls, browsers)
+//! accept it as its own trust anchor.
 
-use crate::{process, START_WAIT};
+use crate::{deploy_dir, process, START_WAIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,24 +19,16 @@ pub struct Cert {
 
 impl Cert {
     /// Makes `cert.pem` and `key.pem` in `dir` with
-    /// `openssl req -x509 -newkey ec ...`.
+    /// `deploy/self-signed-cert.sh DIR 2`.
     ///
     /// Panics: openssl is missing, fails, or takes over [`START_WAIT`].
     pub fn self_signed(dir: &Path) -> Cert {
         let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-        let mut cmd = Command::new("openssl");
-        cmd.args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .args(["-days", "2", "-subj", "/CN=localhost"])
-            .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-            .args(["-addext", "keyUsage=critical,digitalSignature"])
-            .args(["-addext", "extendedKeyUsage=serverAuth"]);
-        let out = process::run("openssl (scripts/setup.sh installs it)", &mut cmd, START_WAIT);
-        assert!(out.status.success(), "openssl req failed: {}", String::from_utf8_lossy(&out.stderr));
+        let mut cmd = Command::new("bash");
+        cmd.arg(deploy_dir().join("self-signed-cert.sh")).arg(dir).arg("2");
+        let out = process::run("self-signed-cert.sh", &mut cmd, START_WAIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "self-signed-cert.sh failed (openssl: scripts/setup.sh installs it): {err}");
         Cert { cert, key }
     }
 }

@@ -2,7 +2,7 @@
 // cluster: the configuration that ships, deploy/nginx/mino.conf.template
 // rendered by the shipped deploy/nginx/render.sh (as mino-testkit renders it
 // for the Rust tests), with this test's ports, paths and a self-signed
-// certificate (openssl). One https origin on 127.0.0.1 serves the built client
+// certificate (the shipped deploy/self-signed-cert.sh). One https origin on 127.0.0.1 serves the built client
 // and proxies /ws to the shards (least_conn; a shard that refuses a connection
 // or answers 502/503 is skipped). The configuration, certificate, logs, temp
 // files and pid live in a fresh temp dir; nginx (master and workers, one
@@ -17,8 +17,8 @@ import { join, resolve } from 'node:path';
 import { exited, freePort, spawnChild, type Child } from './processes.js';
 import { CLIENT_DIR } from './server.js';
 
-/** deploy/nginx/: the shipped template and its renderer. */
-export const NGINX_DEPLOY_DIR = resolve(CLIENT_DIR, '../deploy/nginx');
+/** deploy/: the shipped nginx template, its renderer and the certificate script. */
+export const DEPLOY_DIR = resolve(CLIENT_DIR, '../deploy');
 
 /** A running nginx. */
 export interface RunningNginx {
@@ -71,24 +71,12 @@ export function renderConfig(s: NginxSettings): string {
     MINO_NGINX_ACCESS_LOG: join(s.dir, 'logs/access.log'),
     MINO_NGINX_TEMP: join(s.dir, 'temp'),
   };
-  return execFileSync('bash', [join(NGINX_DEPLOY_DIR, 'render.sh')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync('bash', [join(DEPLOY_DIR, 'nginx/render.sh')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/**
- * Makes cert.pem and key.pem in `dir`: ECDSA P-256, for localhost and
- * 127.0.0.1, two days, a server (not CA) certificate, as mino-testkit makes it.
- */
+/** Makes cert.pem and key.pem in `dir` with the shipped deploy/self-signed-cert.sh, as mino-testkit does. */
 export function selfSignedCert(dir: string): void {
-  execFileSync(
-    'openssl',
-    [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=localhost',
-      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-addext', 'basicConstraints=critical,CA:FALSE',
-      '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=serverAuth',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  execFileSync('bash', [join(DEPLOY_DIR, 'self-signed-cert.sh'), dir, '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 /** GETs `url` trusting only `ca` (PEM); resolves with the status and body, or null on any failure or after 2 s. */
