@@ -174,7 +174,7 @@ def skip_string(text: str, i: int, line: int) -> tuple[int, int]:
 def skip_char_or_lifetime(text: str, i: int) -> int:
     """Skips a char literal (`'a'`, `'\\n'`, `'\\u{7}'`) or a lifetime's quote."""
     if text.startswith("\\", i + 1):
-        end = text.find("'", i + 2)
+        end = text.find("'", i + 3)  # past the escaped character, which may be a quote
         return len(text) if end < 0 else end + 1
     if i + 2 < len(text) and text[i + 2] == "'":
         return i + 3

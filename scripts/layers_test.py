@@ -97,6 +97,8 @@ class LayersTest(unittest.TestCase):
             const S: &str = "crate::bot::X";
             const R: &str = r#"use crate::bot;"#;
             const C: char = '"';
+            const Q: char = '\\'';
+            const E: &str = "\\" crate::bot";
             fn f<'a>(x: &'a str) -> &'a str { x }
             #[cfg(test)]
             mod tests {
