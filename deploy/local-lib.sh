@@ -40,15 +40,9 @@ mino_wait_port() {
 }
 
 # mino_cert DIR: a self-signed ECDSA certificate for localhost and 127.0.0.1
-# (DIR/cert.pem, DIR/key.pem), valid 30 days.
+# (DIR/cert.pem, DIR/key.pem), valid 30 days (self-signed-cert.sh).
 mino_cert() {
-  mkdir -p "$1"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$1/key.pem" -out "$1/cert.pem" -days 30 -subj /CN=localhost \
-    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-    -addext "basicConstraints=critical,CA:FALSE" \
-    -addext "keyUsage=critical,digitalSignature" \
-    -addext "extendedKeyUsage=serverAuth" 2>/dev/null \
+  bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/self-signed-cert.sh" "$1" 30 \
     || mino_die "openssl could not make a certificate"
 }
 

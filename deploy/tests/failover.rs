@@ -2,9 +2,9 @@
 //! restarted on its address, and a shard stopped with SIGTERM. Every bot
 //! only knows nginx's wss URL and must be playing again through it.
 
-use mino_deploy::{Bots, Cluster, ClusterOptions, Shard};
 use mino_loadgen::failure::FailureKind;
 use mino_loadgen::profile::ProfileName;
+use mino_testkit::{Bots, Cluster, ClusterOptions};
 use std::time::Duration;
 
 const BOTS: usize = 8;
@@ -57,13 +57,10 @@ async fn killed_shard_restarted_then_the_other_stopped_every_bot_plays_on_the_re
 
     // Shard 1 dies, its bots move to shard 2, and shard 1 comes back on its
     // address (as systemd's Restart=on-failure would do).
-    let addr = cluster.shards[0].addr;
     cluster.shards[0].process().kill9();
     let moved = bots.wait_until(LIMIT, |b| came_back(&before_kill, &b.welcomes()) == on_killed).await;
     assert!(moved, "back after the kill: {} connected", bots.connected());
-    let redis_url = cluster.redis.url();
-    cluster.shards[0] = Shard::start_on(&addr.to_string(), 1, Some(&redis_url), &[]);
-    cluster.shards[0].wait_ready().await;
+    cluster.restart_shard(0).await;
     // nginx skips a failed shard for fail_timeout (5 s) before trying it again.
     tokio::time::sleep(Duration::from_millis(5500)).await;
     assert_eq!(cluster.players().await, [0, BOTS as u32], "nobody moved back by itself");

@@ -8,11 +8,11 @@
 //! cut by nginx at its read timeout.
 
 use futures_util::{SinkExt, StreamExt};
-use mino_deploy::{Cluster, ClusterOptions};
 use mino_loadgen::connection::{self, WsStream};
 use mino_protocol::client::encode_hello;
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::wire::CloseCode;
+use mino_testkit::{Cluster, ClusterOptions};
 use std::time::Duration;
 use tokio::time::{timeout_at, Instant};
 use tokio_tungstenite::tungstenite::Message;

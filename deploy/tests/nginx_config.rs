@@ -2,8 +2,8 @@
 //! render.sh's documented defaults, a rendered copy passes `nginx -t`, and
 //! the renderer refuses what would make a broken upstream.
 
-use mino_deploy::nginx::{check, render, render_with, NginxSettings};
-use mino_deploy::{deploy_dir, Cert, WorkDir};
+use mino_testkit::nginx::{check, render, render_with, NginxSettings};
+use mino_testkit::{deploy_dir, Cert, WorkDir};
 
 #[test]
 fn shipped_config_is_the_template_rendered_with_the_documented_defaults() {

@@ -2,7 +2,7 @@
 //! speak of the metrics a shard really exports: the list documented in
 //! server/src/metrics.rs, checked against a live shard's /metrics.
 
-use mino_deploy::{deploy_dir, workspace_root, Shard};
+use mino_testkit::{deploy_dir, server_bin, workspace_root, Shard};
 use std::collections::BTreeSet;
 
 /// Metric names (as scraped, e.g. `mino_ticks_total`) of the table in
@@ -45,21 +45,15 @@ fn mentioned(text: &str) -> BTreeSet<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn documented_metrics_are_the_ones_a_shard_exports() {
     let names = documented();
-    let shard = Shard::start(1, None, &[]);
-    let body = shard.get("/metrics").await.text();
-    let families: BTreeSet<String> = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE "))
-        .filter_map(|l| l.split(' ').next())
-        .map(String::from)
-        .collect();
+    let shard = Shard::start(server_bin(), &["--shard-id", "1"]);
+    let scrape = shard.metrics().await;
+    let families = scrape.families();
     for family in &families {
-        let known = names.iter().any(|n| n == family || n.strip_suffix("_total") == Some(family.as_str()));
+        let known = names.iter().any(|n| n == family || n.strip_suffix("_total") == Some(*family));
         assert!(known, "{family} is exported but not in the table of server/src/metrics.rs");
     }
     // Unlabelled metrics are exported from the start (labelled ones once a label value occurs).
-    let samples: BTreeSet<&str> =
-        body.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.split([' ', '{']).next()).collect();
+    let samples = scrape.sample_names();
     let src = std::fs::read_to_string(workspace_root().join("server/src/metrics.rs")).expect("metrics.rs");
     for name in names.iter().filter(|n| !src.contains(&format!("`{n}{{"))) {
         for s in series(name) {

@@ -3,10 +3,9 @@
 //! players (deployment-specific lines, addresses and folders, are
 //! overridden for the test).
 
-use mino_deploy::redis::ping;
-use mino_deploy::{deploy_dir, Player, Redis, Shard, WorkDir};
-use mino_loadgen::{ServerEvent, Target};
-use std::time::Duration;
+use mino_loadgen::Target;
+use mino_testkit::redis::ping;
+use mino_testkit::{deploy_dir, server_bin, Frame, Player, Redis, Shard, WorkDir};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shipped_acl_lets_shards_share_a_place_and_nobody_else_in() {
@@ -17,8 +16,8 @@ async fn shipped_acl_lets_shards_share_a_place_and_nobody_else_in() {
     assert!(anonymous.starts_with("-NOAUTH"), "the default user is off: {anonymous:?}");
 
     let url = format!("redis://mino:change-this-password@127.0.0.1:{}", redis.port);
-    let a = Shard::start(1, Some(&url), &[]);
-    let b = Shard::start(2, Some(&url), &[]);
+    let a = Shard::start(server_bin(), &["--shard-id", "1", "--redis-url", &url]);
+    let b = Shard::start(server_bin(), &["--shard-id", "2", "--redis-url", &url]);
     a.wait_ready().await;
     b.wait_ready().await;
     let on_a = Target::resolve(&format!("ws://{}/ws", a.addr)).await.expect("target");
@@ -26,10 +25,10 @@ async fn shipped_acl_lets_shards_share_a_place_and_nobody_else_in() {
     let mut alice = Player::join(&on_a, "alice").await;
     let bob = Player::join(&on_b, "bob").await;
     // Alice sees Bob's shard's snapshots: publish and subscribe work under the ACL.
-    let bob_id = bob.welcome.player_id;
+    let bob_id = bob.id();
     alice
-        .until(Duration::from_secs(10), |e| match e {
-            ServerEvent::Snapshot(s) if s.shard_id.0 == 2 => s.player(bob_id).map(|_| ()),
+        .until(|f| match f {
+            Frame::Snapshot { shard: 2, players, .. } => players.iter().any(|p| p.0 == bob_id).then_some(()),
             _ => None,
         })
         .await;

@@ -2,10 +2,10 @@
 //! ones close what they still hold after worker_shutdown_timeout, and every
 //! player is playing again through the new workers.
 
-use mino_deploy::process::alive;
-use mino_deploy::{Bots, Cluster, ClusterOptions};
 use mino_loadgen::failure::FailureKind;
 use mino_loadgen::profile::ProfileName;
+use mino_testkit::process::alive;
+use mino_testkit::{Bots, Cluster, ClusterOptions};
 use std::time::Duration;
 use tokio::time::Instant;
 

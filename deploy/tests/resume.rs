@@ -3,9 +3,9 @@
 //! id) on a shard nginx picks, presenting the ticket of their last Welcome or
 //! Move.
 
-use mino_deploy::{Bots, Cluster, ClusterOptions};
 use mino_loadgen::failure::FailureKind;
 use mino_loadgen::profile::ProfileName;
+use mino_testkit::{Bots, Cluster, ClusterOptions};
 use std::time::Duration;
 
 const BOTS: usize = 8;

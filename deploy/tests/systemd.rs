@@ -2,8 +2,7 @@
 //! command executable) with the server binary at its installed path
 //! replaced by the one just built.
 
-use mino_deploy::shard::server_bin;
-use mino_deploy::{deploy_dir, WorkDir};
+use mino_testkit::{deploy_dir, server_bin, WorkDir};
 use std::process::Command;
 
 #[test]

@@ -3,12 +3,12 @@
 //! shards; the browser client's files are served with caching headers; the
 //! shards' own endpoints are not public.
 
-use mino_deploy::cluster::{ASSET, INDEX_HTML};
-use mino_deploy::https::{get_https, get_plain};
-use mino_deploy::{Bots, Cluster, ClusterOptions, Player};
 use mino_loadgen::failure::FailureKind;
 use mino_loadgen::profile::ProfileName;
-use mino_loadgen::ServerEvent;
+use mino_protocol::client;
+use mino_testkit::cluster::{ASSET, INDEX_HTML};
+use mino_testkit::http::{get, get_https};
+use mino_testkit::{Bots, Cluster, ClusterOptions, Frame, Player};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(10);
@@ -19,36 +19,36 @@ async fn players_on_both_shards_see_each_other_move_and_chat_through_nginx() {
     let target = cluster.target().await;
     let mut alice = Player::join(&target, "alice").await;
     let mut bob = Player::join(&target, "bob").await;
-    let (a, b) = (alice.welcome.clone(), bob.welcome.clone());
+    let (a, b) = (alice.welcome.clone().expect("welcome"), bob.welcome.clone().expect("welcome"));
     assert_ne!(a.shard_id, b.shard_id, "least_conn puts the second player on the other shard");
 
     // Alice walks towards the middle; Bob sees it in the snapshots relayed
     // from Alice's shard.
-    let start_x = a.position.0;
+    let start_x = a.x;
     let east = if start_x < 500.0 { 1.0 } else { -1.0 };
-    alice.client.send_input(east, 0.0).await.expect("input");
+    alice.send(client::encode_input(1, east, 0.0)).await;
     let seen_x = bob
-        .until(LIMIT, |e| match e {
-            ServerEvent::Snapshot(s) if s.shard_id == a.shard_id => {
-                s.player(a.player_id).map(|p| p.x).filter(|x| (x - start_x).abs() > 20.0)
+        .until(|f| match f {
+            Frame::Snapshot { shard, players, .. } if *shard == a.shard_id => {
+                players.iter().find(|p| p.0 == a.player_id).map(|p| p.1).filter(|x| (x - start_x).abs() > 20.0)
             }
             _ => None,
         })
         .await;
     assert!((seen_x - start_x) * east > 20.0, "alice walked the way she asked: {start_x} -> {seen_x}");
 
-    alice.client.send_chat("hello from alice").await.expect("chat");
+    alice.send(client::encode_chat("hello from alice")).await;
     let line = bob
-        .until(LIMIT, |e| match e {
-            ServerEvent::Chat { from, text, shard_id, .. } if *from == a.player_id => Some((text.clone(), *shard_id)),
+        .until(|f| match f {
+            Frame::Chat { from, text, shard, .. } if *from == a.player_id => Some((text.clone(), *shard)),
             _ => None,
         })
         .await;
     assert_eq!(line, ("hello from alice".to_owned(), a.shard_id));
-    bob.client.send_chat("hi alice").await.expect("chat");
+    bob.send(client::encode_chat("hi alice")).await;
     let from_bob = alice
-        .until(LIMIT, |e| match e {
-            ServerEvent::Chat { from, text, .. } if *from == b.player_id => Some(text.clone()),
+        .until(|f| match f {
+            Frame::Chat { from, text, .. } if *from == b.player_id => Some(text.clone()),
             _ => None,
         })
         .await;
@@ -113,7 +113,7 @@ async fn shard_endpoints_are_not_public_and_http_redirects_to_https() {
     let health = get_https(addr, "localhost", "/healthz", ca, &[]).await;
     assert_eq!((health.status, health.text().as_str()), (200, "ok\n"), "nginx answers its own liveness");
 
-    let redirect = get_plain(cluster.nginx.http_addr(), "/play?x=1").await;
+    let redirect = get(cluster.nginx.http_addr(), "/play?x=1").await;
     assert_eq!(redirect.status, 301);
     assert_eq!(redirect.header("location"), Some("https://127.0.0.1/play?x=1"));
 }

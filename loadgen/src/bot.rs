@@ -1,6 +1,7 @@
 //! A bot: one simulated player that joins, walks (per its [`Profile`]), and
 //! measures, reconnecting and resuming per the [`ReconnectPolicy`] until the
-//! run stops it. Its observable state ([`BotShared`]) can be read while it runs.
+//! run stops it. Its observable status ([`BotShared`], in [`crate::status`])
+//! can be read while it runs.
 
 use crate::client::{Client, JoinRequest};
 use crate::event::Welcomed;
@@ -8,11 +9,11 @@ use crate::profile::Profile;
 use crate::reconnect::{Ending, Next, ReconnectPolicy, StopReason};
 use crate::session::{self, ResumeCheck, SessionCtx};
 use crate::stats::{Event, Metric, Stats};
+use crate::status::{BotShared, BotState};
 use crate::target::{pick, SourceAddrs, Target};
 use mino_protocol::PlayerId;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -43,110 +44,6 @@ pub struct BotConfig {
     pub join_timeout: Duration,
     /// Random seed (directions, jitter).
     pub seed: u64,
-}
-
-/// Where a bot is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum BotState {
-    /// Connecting or waiting for Welcome.
-    Joining = 0,
-    /// Welcomed and in a session.
-    Connected = 1,
-    /// Refused with Busy and waiting to retry.
-    Busy = 2,
-    /// Waiting before a reconnect after a failure.
-    Retrying = 3,
-    /// Done for good.
-    Stopped = 4,
-}
-
-/// A bot's state, readable from other tasks while it runs.
-#[derive(Debug, Default)]
-pub struct BotShared {
-    state: AtomicU8,
-    player_id: AtomicU32,
-    x: AtomicU32,
-    y: AtomicU32,
-    has_position: AtomicBool,
-    close_code: AtomicU32,
-    ever_welcomed: AtomicBool,
-    ever_busy: AtomicBool,
-    welcomes: AtomicU32,
-}
-
-impl BotShared {
-    /// Current state.
-    pub fn state(&self) -> BotState {
-        match self.state.load(Relaxed) {
-            0 => BotState::Joining,
-            1 => BotState::Connected,
-            2 => BotState::Busy,
-            3 => BotState::Retrying,
-            _ => BotState::Stopped,
-        }
-    }
-
-    fn set_state(&self, s: BotState) {
-        self.state.store(s as u8, Relaxed);
-    }
-
-    /// True while in a welcomed session.
-    pub fn is_connected(&self) -> bool {
-        self.state() == BotState::Connected
-    }
-
-    /// The player id of the latest Welcome.
-    pub fn player_id(&self) -> Option<PlayerId> {
-        match self.player_id.load(Relaxed) {
-            0 => None,
-            id => Some(PlayerId(id)),
-        }
-    }
-
-    /// The bot's last position seen in its own shard's snapshot, world units.
-    pub fn position(&self) -> Option<(f32, f32)> {
-        self.has_position
-            .load(Relaxed)
-            .then(|| (f32::from_bits(self.x.load(Relaxed)), f32::from_bits(self.y.load(Relaxed))))
-    }
-
-    pub(crate) fn set_position(&self, (x, y): (f32, f32)) {
-        self.x.store(x.to_bits(), Relaxed);
-        self.y.store(y.to_bits(), Relaxed);
-        self.has_position.store(true, Relaxed);
-    }
-
-    /// The close code of the latest session the server closed.
-    pub fn close_code(&self) -> Option<u16> {
-        match self.close_code.load(Relaxed) {
-            0 => None,
-            c => Some(c as u16),
-        }
-    }
-
-    /// Whether the bot was ever welcomed.
-    pub fn ever_welcomed(&self) -> bool {
-        self.ever_welcomed.load(Relaxed)
-    }
-
-    /// Whether the bot was ever refused with Busy.
-    pub fn ever_busy(&self) -> bool {
-        self.ever_busy.load(Relaxed)
-    }
-
-    /// Welcomes received (first join plus resumes and rejoins).
-    pub fn welcomes(&self) -> u32 {
-        self.welcomes.load(Relaxed)
-    }
-
-    fn welcomed(&self, w: &Welcomed) {
-        self.player_id.store(w.player_id.0, Relaxed);
-        self.set_position(w.position);
-        self.ever_welcomed.store(true, Relaxed);
-        self.welcomes.fetch_add(1, Relaxed);
-        self.set_state(BotState::Connected);
-    }
 }
 
 /// What a bot ended with.
@@ -246,7 +143,7 @@ impl Bot {
                     Some(kind) => self.stats.failure(kind),
                     None => {
                         self.stats.event(Event::Busy);
-                        self.shared.ever_busy.store(true, Relaxed);
+                        self.shared.refused_busy();
                     }
                 }
                 tracing::debug!(bot = c.index, url = %target.url, "join failed: {e}");
@@ -299,7 +196,7 @@ impl Bot {
             tracing::debug!(bot, "session ended: {kind}: {detail}");
         }
         if let Some(code) = end.close_code {
-            self.shared.close_code.store(u32::from(code), Relaxed);
+            self.shared.set_close_code(code);
             if code == mino_protocol::wire::CloseCode::SessionReplaced.0 {
                 stats.event(Event::Replaced);
             }

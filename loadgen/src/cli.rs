@@ -13,6 +13,10 @@ use std::time::Duration;
 ///
 /// With no subcommand, runs `walk`. Durations take a unit: 500ms, 30s, 2m, 1h
 /// (a bare number is seconds). Rates are bots per second.
+///
+/// Logs go to stderr, filtered by the MINO_LOG environment variable (as for
+/// every mino binary; tracing's syntax, e.g. MINO_LOG=debug or
+/// MINO_LOG=mino_loadgen=debug; default warn).
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-loadgen", version)]
 pub struct Cli {

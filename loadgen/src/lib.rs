@@ -2,20 +2,22 @@
 //! browser client, through `mino-protocol`), and the load-test scenarios built
 //! on them.
 //!
-//! Layers, bottom up:
+//! Layers, bottom up (declared in the repository's `layers.toml`, checked by
+//! `scripts/layers.py`):
 //! - [`target`], [`connection`], [`tls`]: where to connect and how (source
 //!   address binding, Nagle off, TLS for `wss://`, failure classification in
 //!   [`failure`]).
 //! - [`client`]: one player's connection (Hello, Welcome/Busy/Error, send,
 //!   receive verified frames); [`event`] turns frames into owned values for tests.
 //! - [`bot`]: a simulated player that walks per its [`profile`], measures in a
-//!   [`session`], and reconnects/resumes per the [`reconnect`] policy.
+//!   [`session`], and reconnects/resumes per the [`reconnect`] policy; its
+//!   [`status`] is readable while it runs.
 //! - [`swarm`]: many bots at a paced rate, on [`threads`] (one single-threaded
 //!   runtime each); [`stats`] merges what they measure.
+//! - [`cli`]: the `mino-loadgen` command line, which the scenarios run with.
 //! - [`scenario`]: walk, steps, idle, arrivals and failover runs, reported by
 //!   [`report`] (JSON and tables) and [`plot`] (SVG), with [`meter`],
 //!   [`sysinfo`] and [`limits`] for CPU, memory and local limits.
-//! - [`cli`]: the `mino-loadgen` command line.
 
 pub mod bot;
 pub mod cli;
@@ -33,17 +35,19 @@ pub mod report;
 pub mod scenario;
 pub mod session;
 pub mod stats;
+pub mod status;
 pub mod swarm;
 pub mod sysinfo;
 pub mod target;
 pub mod threads;
 pub mod tls;
 
-pub use bot::{Bot, BotConfig, BotReport, BotShared, BotState};
+pub use bot::{Bot, BotConfig, BotReport};
 pub use client::{Client, JoinError, JoinRequest};
 pub use event::{ServerEvent, SnapshotFrame, Welcomed};
 pub use profile::{Profile, ProfileName};
 pub use reconnect::ReconnectPolicy;
 pub use stats::{Metric, Stats, Summary};
+pub use status::{BotShared, BotState};
 pub use target::Target;
 pub use tls::{Tls, TlsOptions};

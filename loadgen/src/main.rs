@@ -1,5 +1,6 @@
-//! `mino-loadgen`: parse the command line, start tracing and the runtime, run
-//! the scenario until it ends or Ctrl-C/SIGTERM stops it early.
+//! `mino-loadgen`: parse the command line, start tracing (filtered by
+//! `MINO_LOG`) and the runtime, run the scenario until it ends or
+//! Ctrl-C/SIGTERM stops it early.
 
 use clap::Parser;
 use mino_loadgen::cli::Cli;
@@ -10,9 +11,10 @@ fn main() -> anyhow::Result<()> {
     if let Err(e) = cli.scenario() {
         e.exit();
     }
+    // MINO_LOG, the log filter of every mino binary (default here: warn).
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
+            tracing_subscriber::EnvFilter::try_from_env("MINO_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)

@@ -3,13 +3,13 @@
 //! round trips, its own position, being back in place after a resume) until
 //! the server closes, the connection breaks, a Move arrives, or the run stops.
 
-use crate::bot::BotShared;
 use crate::client::{wall_ms, Client, Incoming};
 use crate::event::Welcomed;
 use crate::failure::FailureKind;
 use crate::profile::Profile;
 use crate::reconnect::Ending;
 use crate::stats::{Event, Metric, Stats};
+use crate::status::BotShared;
 use mino_protocol::server::{self, ServerMsg};
 use mino_protocol::{quantize, wire, PlayerId};
 use rand::rngs::SmallRng;

@@ -1,11 +1,12 @@
 //! A swarm of bots for one run: spawned at a paced rate, tracked (every task
 //! joined at shutdown), counted by state, all recording into one [`Stats`].
 
-use crate::bot::{Bot, BotConfig, BotReport, BotShared, BotState};
+use crate::bot::{Bot, BotConfig, BotReport};
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::reconnect::ReconnectPolicy;
 use crate::stats::Stats;
+use crate::status::{BotShared, BotState};
 use crate::target::{SourceAddrs, Target};
 use crate::threads::BotThreads;
 use mino_protocol::limits::MAX_NAME_CHARS;

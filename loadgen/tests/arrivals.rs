@@ -1,13 +1,18 @@
 //! The arrivals scenario against the real server: admission at the cap.
 
-mod common;
+use mino_testkit::loadgen::{self, num};
+use mino_testkit::{server_bin, Shard};
 
-use common::{loadgen, num, Server};
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
 
 #[test]
 fn arrivals_past_max_players_are_busy_not_timed_out() {
-    let server = Server::start(&["--max-players", "5"]);
-    let run = loadgen(&["arrivals", "--bots", "12", "--rate", "60", "--hold", "1s", "--url", &server.ws_url(), "-q"]);
+    let server = Shard::start(server_bin(), &["--max-players", "5"]);
+    let run = loadgen::run(
+        LOADGEN,
+        &["arrivals", "--bots", "12", "--rate", "60", "--hold", "1s", "--url", &server.ws_url(), "-q"],
+    );
     let j = &run.json;
     assert_eq!(num(j, "bots"), 12.0);
     assert_eq!(num(j, "admitted"), 5.0, "{j:#}");

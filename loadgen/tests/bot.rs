@@ -2,9 +2,6 @@
 //! position, the client API moves a player at the server's speed, and a bot
 //! whose server restarts reconnects by itself.
 
-mod common;
-
-use common::Server;
 use mino_loadgen::event::ServerEvent;
 use mino_loadgen::reconnect::StopReason;
 use mino_loadgen::stats::Metric;
@@ -12,6 +9,7 @@ use mino_loadgen::target::SourceAddrs;
 use mino_loadgen::{
     Bot, BotConfig, BotState, Client, JoinRequest, Profile, ProfileName, ReconnectPolicy, Stats, Target,
 };
+use mino_testkit::{server_bin, Shard};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::{timeout, Instant};
@@ -45,7 +43,7 @@ async fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn walker_tracks_its_own_position_and_stops_cleanly() {
-    let server = Server::start(&[]);
+    let server = Shard::start(server_bin(), &[]);
     let stats = Arc::new(Stats::new());
     let bot = Bot::new(config(&[server.ws_url()], ProfileName::Walker).await, stats.clone());
     let shared = bot.shared();
@@ -70,7 +68,7 @@ async fn walker_tracks_its_own_position_and_stops_cleanly() {
 
 #[tokio::test]
 async fn client_input_walks_the_player_at_the_servers_speed() {
-    let server = Server::start(&["--speed", "100"]);
+    let server = Shard::start(server_bin(), &["--speed", "100"]);
     let target = Target::resolve(&server.ws_url()).await.expect("target");
     let req = JoinRequest { name: "walker", ..Default::default() };
     let (mut client, welcome) = Client::join(&target, None, req, Duration::from_secs(5)).await.expect("welcome");
@@ -97,7 +95,7 @@ async fn client_input_walks_the_player_at_the_servers_speed() {
 async fn bot_reconnects_by_itself_when_its_server_comes_back() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let listen = format!("127.0.0.1:{port}");
-    let first = Server::start_at(&listen, &[]);
+    let first = Shard::start_on(server_bin(), &listen, &[]);
     let stats = Arc::new(Stats::new());
     let bot = Bot::new(config(&[first.ws_url()], ProfileName::Walker).await, stats.clone());
     let shared = bot.shared();
@@ -106,7 +104,7 @@ async fn bot_reconnects_by_itself_when_its_server_comes_back() {
     wait_for("first welcome", Duration::from_secs(5), || shared.welcomes() == 1).await;
     drop(first);
     wait_for("the loss", Duration::from_secs(5), || !shared.is_connected()).await;
-    let _second = Server::start_at(&listen, &[]);
+    let _second = Shard::start_on(server_bin(), &listen, &[]);
     wait_for("second welcome", Duration::from_secs(10), || shared.welcomes() == 2 && shared.is_connected()).await;
     cancel.cancel();
     let _ = timeout(Duration::from_secs(5), task).await.expect("stops");

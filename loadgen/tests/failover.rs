@@ -3,34 +3,39 @@
 //! player on another shard needs the cluster; here bots come back as new
 //! players on the other URL, and the report must say so.)
 
-mod common;
-
-use common::{loadgen, num, Server};
+use mino_testkit::loadgen::{self, num};
+use mino_testkit::{server_bin, Shard};
 use std::time::Duration;
+
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
 
 #[test]
 fn killed_shard_bots_move_to_the_next_url_as_new_players() {
-    let mut doomed = Server::start(&["--shard-id", "1"]);
-    let other = Server::start(&["--shard-id", "2"]);
+    let mut doomed = Shard::start(server_bin(), &["--shard-id", "1"]);
+    let other = Shard::start(server_bin(), &["--shard-id", "2"]);
     let pid = doomed.pid().to_string();
-    let run = loadgen(&[
-        "failover",
-        "--bots",
-        "6",
-        "--ramp",
-        "60",
-        "--warmup",
-        "500ms",
-        "--kill-pid",
-        &pid,
-        "--observe",
-        "4s",
-        "--url",
-        &doomed.ws_url(),
-        "--url",
-        &other.ws_url(),
-        "-q",
-    ]);
+    let run = loadgen::run(
+        LOADGEN,
+        &[
+            "failover",
+            "--bots",
+            "6",
+            "--ramp",
+            "60",
+            "--warmup",
+            "500ms",
+            "--kill-pid",
+            &pid,
+            "--observe",
+            "4s",
+            "--url",
+            &doomed.ws_url(),
+            "--url",
+            &other.ws_url(),
+            "-q",
+        ],
+    );
     let j = &run.json;
     assert_eq!(j["action"], "kill");
     assert_eq!(num(j, "connected_before"), 6.0, "{j:#}");
@@ -46,25 +51,28 @@ fn killed_shard_bots_move_to_the_next_url_as_new_players() {
 
 #[test]
 fn drained_standalone_shard_empties_and_exits() {
-    let mut server = Server::start(&[]);
+    let mut server = Shard::start(server_bin(), &[]);
     let pid = server.pid().to_string();
-    let run = loadgen(&[
-        "failover",
-        "--bots",
-        "4",
-        "--ramp",
-        "40",
-        "--warmup",
-        "300ms",
-        "--drain-pid",
-        &pid,
-        "--observe",
-        "3s",
-        "--url",
-        &server.ws_url(),
-        "--no-reconnect",
-        "-q",
-    ]);
+    let run = loadgen::run(
+        LOADGEN,
+        &[
+            "failover",
+            "--bots",
+            "4",
+            "--ramp",
+            "40",
+            "--warmup",
+            "300ms",
+            "--drain-pid",
+            &pid,
+            "--observe",
+            "3s",
+            "--url",
+            &server.ws_url(),
+            "--no-reconnect",
+            "-q",
+        ],
+    );
     let j = &run.json;
     assert_eq!(j["action"], "drain");
     assert_eq!(num(j, "connected_before"), 4.0, "{j:#}");
@@ -78,7 +86,7 @@ fn drained_standalone_shard_empties_and_exits() {
 
 #[test]
 fn failover_refuses_a_dead_pid() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mino-loadgen"))
+    let out = std::process::Command::new(LOADGEN)
         .args(["failover", "--kill-pid", "4000000000", "--url", "ws://127.0.0.1:9/ws", "-q"])
         .output()
         .expect("run");

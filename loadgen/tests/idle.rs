@@ -1,29 +1,34 @@
 //! The idle scenario against the real server: idle sockets stay (their pongs
 //! answer the server's pings) and memory per connection is reported.
 
-mod common;
+use mino_testkit::loadgen::{self, num};
+use mino_testkit::{server_bin, Shard};
 
-use common::{loadgen, num, Server};
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
 
 #[test]
 fn idle_sockets_answer_pings_and_memory_per_connection_is_reported() {
     // Pings every 200 ms and a 1 s silence limit: only pongs keep these sockets.
-    let server = Server::start(&["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
+    let server = Shard::start(server_bin(), &["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
     let pid = server.pid().to_string();
-    let run = loadgen(&[
-        "idle",
-        "--bots",
-        "20",
-        "--ramp",
-        "100",
-        "--hold",
-        "2500ms",
-        "--url",
-        &server.ws_url(),
-        "--server-pid",
-        &pid,
-        "-q",
-    ]);
+    let run = loadgen::run(
+        LOADGEN,
+        &[
+            "idle",
+            "--bots",
+            "20",
+            "--ramp",
+            "100",
+            "--hold",
+            "2500ms",
+            "--url",
+            &server.ws_url(),
+            "--server-pid",
+            &pid,
+            "-q",
+        ],
+    );
     let j = &run.json;
     assert_eq!(num(j, "connected"), 20.0, "{j:#}");
     assert_eq!(num(j, "errors"), 0.0, "{j:#}");

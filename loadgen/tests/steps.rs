@@ -1,32 +1,38 @@
 //! The steps scenario against the real server: one row per step, a plot.
 
-mod common;
+use mino_testkit::loadgen::{self, num};
+use mino_testkit::{server_bin, Shard, WorkDir};
 
-use common::{loadgen, num, temp_path, Server};
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
 
 #[test]
 fn two_small_steps_each_get_a_row_and_a_plot_point() {
-    let server = Server::start(&[]);
+    let server = Shard::start(server_bin(), &[]);
     let pid = server.pid().to_string();
-    let plot = temp_path("steps.svg");
+    let dir = WorkDir::new("steps");
+    let plot = dir.join("steps.svg");
     let plot_arg = plot.to_string_lossy().into_owned();
-    let run = loadgen(&[
-        "steps",
-        "--steps",
-        "5,12",
-        "--hold",
-        "2s",
-        "--settle",
-        "300ms",
-        "--ramp",
-        "50",
-        "--url",
-        &server.ws_url(),
-        "--server-pid",
-        &pid,
-        "--plot",
-        &plot_arg,
-    ]);
+    let run = loadgen::run(
+        LOADGEN,
+        &[
+            "steps",
+            "--steps",
+            "5,12",
+            "--hold",
+            "2s",
+            "--settle",
+            "300ms",
+            "--ramp",
+            "50",
+            "--url",
+            &server.ws_url(),
+            "--server-pid",
+            &pid,
+            "--plot",
+            &plot_arg,
+        ],
+    );
     let steps = run.json["steps"].as_array().expect("steps array");
     assert_eq!(steps.len(), 2, "{:#}", run.json);
     for (step, n) in steps.iter().zip([5.0, 12.0]) {
@@ -46,13 +52,12 @@ fn two_small_steps_each_get_a_row_and_a_plot_point() {
     assert_eq!(num(&steps[1], "welcome_ms.count"), 7.0);
     let svg = std::fs::read_to_string(&plot).expect("plot written");
     assert!(svg.contains("own shard p95"));
-    let _ = std::fs::remove_file(&plot);
     assert!(run.stdout.contains("verdict"), "{}", run.stdout);
 }
 
 #[test]
 fn falling_steps_are_refused() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mino-loadgen"))
+    let out = std::process::Command::new(LOADGEN)
         .args(["steps", "--steps", "10,5", "--url", "ws://127.0.0.1:9/ws", "--quiet"])
         .output()
         .expect("run");

@@ -1,15 +1,19 @@
 //! The default walk scenario against the real server: the issue-2 command line.
 
-mod common;
+use mino_testkit::loadgen::{self, num};
+use mino_testkit::{server_bin, Shard};
 
-use common::{loadgen, num, Server};
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
 
 #[test]
 fn twenty_walkers_connect_and_see_a_snapshot_every_tick() {
-    let server = Server::start(&[]);
+    let server = Shard::start(server_bin(), &[]);
     let pid = server.pid().to_string();
-    let run =
-        loadgen(&["--url", &server.ws_url(), "--bots", "20", "--ramp", "40", "--duration", "3s", "--server-pid", &pid]);
+    let run = loadgen::run(
+        LOADGEN,
+        &["--url", &server.ws_url(), "--bots", "20", "--ramp", "40", "--duration", "3s", "--server-pid", &pid],
+    );
     let j = &run.json;
     assert_eq!(num(j, "bots"), 20.0);
     assert_eq!(num(j, "connected"), 20.0, "{j:#}");
@@ -36,21 +40,12 @@ fn twenty_walkers_connect_and_see_a_snapshot_every_tick() {
 
 #[test]
 fn bots_spread_round_robin_over_several_urls() {
-    let a = Server::start(&["--shard-id", "11"]);
-    let b = Server::start(&["--shard-id", "22"]);
-    let run = loadgen(&[
-        "--url",
-        &a.ws_url(),
-        "--url",
-        &b.ws_url(),
-        "--bots",
-        "10",
-        "--ramp",
-        "50",
-        "--duration",
-        "1s",
-        "--quiet",
-    ]);
+    let a = Shard::start(server_bin(), &["--shard-id", "11"]);
+    let b = Shard::start(server_bin(), &["--shard-id", "22"]);
+    let run = loadgen::run(
+        LOADGEN,
+        &["--url", &a.ws_url(), "--url", &b.ws_url(), "--bots", "10", "--ramp", "50", "--duration", "1s", "--quiet"],
+    );
     let j = &run.json;
     assert_eq!(num(j, "connected"), 10.0, "{j:#}");
     assert_eq!(num(j, "shards_seen"), 2.0, "{j:#}");
@@ -65,7 +60,7 @@ fn unreachable_server_is_reported_as_refused_not_as_local() {
         l.local_addr().expect("addr").port()
     };
     let url = format!("ws://127.0.0.1:{port}/ws");
-    let run = loadgen(&["--url", &url, "--bots", "3", "--duration", "0.5s", "--no-reconnect", "--quiet"]);
+    let run = loadgen::run(LOADGEN, &["--url", &url, "--bots", "3", "--duration", "0.5s", "--no-reconnect", "--quiet"]);
     let j = &run.json;
     assert_eq!(num(j, "connected"), 0.0);
     assert_eq!(num(j, "error_kinds.connect_refused"), 3.0, "{j:#}");

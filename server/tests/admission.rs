@@ -1,17 +1,19 @@
 //! The player cap holds under a concurrent burst of joins: exactly the cap is
 //! admitted, the rest get Busy with a retry-after and a clean close.
 
-mod common;
-use common::{code, Client, Frame, Server};
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
+use mino_testkit::{close_code, Frame, Player, Shard};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn burst_of_joins_never_exceeds_the_cap() {
-    let server = Server::start(&["--max-players", "10"]);
+    let server = Shard::start(SERVER, &["--max-players", "10"]);
     let mut tasks = Vec::new();
     for i in 0..40 {
-        let mut c = Client::connect(&server).await;
+        let mut c = Player::connect(&server).await;
         tasks.push(tokio::spawn(async move {
             c.send(client::encode_hello(&format!("bot{i}"), None, None)).await;
             match c.next().await {
@@ -21,7 +23,7 @@ async fn burst_of_joins_never_exceeds_the_cap() {
                 }
                 Frame::Busy { reason, retry_after_ms } => {
                     let (close, _) = c.closed().await;
-                    assert_eq!(close, code(CloseCode::ServerBusy));
+                    assert_eq!(close, close_code(CloseCode::ServerBusy));
                     (None, Some((reason, retry_after_ms)))
                 }
                 other => panic!("unexpected {other:?}"),
@@ -45,6 +47,6 @@ async fn burst_of_joins_never_exceeds_the_cap() {
     first.own_position().await;
     drop(first);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let late = Client::join(&server, "late").await;
+    let late = Player::join(&server, "late").await;
     assert_ne!(late.id(), 0);
 }

@@ -1,15 +1,17 @@
 //! Chat from one player reaches every player, in order, with the sender's name.
 
-mod common;
-use common::{Client, Frame, Server};
 use mino_protocol::client;
+use mino_testkit::{Frame, Player, Shard};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn chat_reaches_every_player_in_order() {
-    let server = Server::start(&[]);
-    let mut a = Client::join(&server, "Ada").await;
-    let mut b = Client::join(&server, "Bob").await;
-    let mut c = Client::join(&server, "Cy").await;
+    let server = Shard::start(SERVER, &[]);
+    let mut a = Player::join(&server, "Ada").await;
+    let mut b = Player::join(&server, "Bob").await;
+    let mut c = Player::join(&server, "Cy").await;
     a.send(client::encode_chat("hello all")).await;
     a.send(client::encode_chat("second")).await;
     for who in [&mut a, &mut b, &mut c] {
@@ -29,8 +31,8 @@ async fn chat_reaches_every_player_in_order() {
 
 #[tokio::test]
 async fn chat_text_is_trimmed_and_control_characters_replaced() {
-    let server = Server::start(&[]);
-    let mut a = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &[]);
+    let mut a = Player::join(&server, "Ada").await;
     a.send(client::encode_chat("  a\u{7}b  ")).await;
     let text = a
         .until(|f| match f {

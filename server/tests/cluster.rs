@@ -2,26 +2,27 @@
 //! move, chat and presence cross shards, and relayed bytes are the published
 //! bytes unchanged.
 
-mod common;
-use common::redis::Redis;
-use common::{Client, Frame, Server};
 use futures_util::StreamExt;
 use mino_protocol::client;
+use mino_testkit::{Frame, Player, Redis, Shard};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
 /// A shard of the place on `redis`, ready (registered, with player ids).
-pub async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Server {
+pub async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Shard {
     let (id, url) = (id.to_string(), redis.url());
     let mut args = vec!["--redis-url", &url, "--shard-id", &id, "--world-size", "10000", "--speed", "100"];
     args.extend_from_slice(extra);
-    let server = Server::start(&args);
+    let server = Shard::start(SERVER, &args);
     server.wait_ready().await;
     server
 }
 
 /// Positions of `player` in snapshots of `shard` seen by `c`, for `span`.
-async fn track(c: &mut Client, shard: u32, player: u32, span: Duration) -> Vec<(u64, f32, f32)> {
+async fn track(c: &mut Player, shard: u32, player: u32, span: Duration) -> Vec<(u64, f32, f32)> {
     let deadline = Instant::now() + span;
     let mut seen = Vec::new();
     while Instant::now() < deadline {
@@ -39,8 +40,8 @@ async fn players_on_two_shards_see_each_other_move() {
     let redis = Redis::start();
     let a = shard(&redis, 1, &[]).await;
     let b = shard(&redis, 2, &[]).await;
-    let mut on_a = Client::join(&a, "OnA").await;
-    let mut on_b = Client::join(&b, "OnB").await;
+    let mut on_a = Player::join(&a, "OnA").await;
+    let mut on_b = Player::join(&b, "OnB").await;
     assert_ne!(on_a.id(), on_b.id(), "ids are unique across shards");
     // Each sees the other's shard in its snapshots within a couple of seconds.
     let me_b = on_b.id();
@@ -75,11 +76,11 @@ async fn players_on_two_shards_see_each_other_move() {
 async fn chat_and_presence_cross_three_shards() {
     let redis = Redis::start();
     let (a, b, c) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await, shard(&redis, 3, &[]).await);
-    let mut on_b = Client::join(&b, "OnB").await;
-    let mut on_c = Client::join(&c, "OnC").await;
+    let mut on_b = Player::join(&b, "OnB").await;
+    let mut on_c = Player::join(&c, "OnC").await;
     // Let the shards see each other before A's player arrives.
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let mut on_a = Client::join(&a, "Ada").await;
+    let mut on_a = Player::join(&a, "Ada").await;
     let ada = on_a.id();
     for who in [&mut on_b, &mut on_c] {
         let name = who
@@ -120,7 +121,7 @@ async fn relayed_bytes_equal_published_bytes() {
     let redis = Redis::start();
     let a = shard(&redis, 1, &[]).await;
     let b = shard(&redis, 2, &[]).await;
-    let _on_a = Client::join(&a, "OnA").await;
+    let _on_a = Player::join(&a, "OnA").await;
     // Record what Redis carries on the snapshot channel.
     let rc = redis::Client::open(redis.url()).expect("client");
     let mut sub = rc.get_async_pubsub().await.expect("pubsub");
@@ -131,22 +132,23 @@ async fn relayed_bytes_equal_published_bytes() {
         let deadline = Instant::now() + Duration::from_secs(4);
         while let Ok(Some(m)) = tokio::time::timeout_at(deadline.into(), stream.next()).await {
             let bytes = m.get_payload_bytes().to_vec();
-            if let Frame::Snapshot { shard: 1, tick, .. } = common::to_frame(&bytes) {
+            if let Frame::Snapshot { shard: 1, tick, .. } = Frame::decode(&bytes) {
                 published.insert(tick, bytes);
             }
         }
         published
     });
-    let mut on_b = Client::join(&b, "OnB").await;
+    let mut on_b = Player::join(&b, "OnB").await;
     let mut received: Vec<(u64, Vec<u8>)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
-        let m = tokio::time::timeout(common::WAIT, on_b.ws.next()).await.expect("frame").expect("open").expect("ok");
+        let m =
+            tokio::time::timeout(mino_testkit::WAIT, on_b.ws.next()).await.expect("frame").expect("open").expect("ok");
         let data = m.into_data().to_vec();
         if data.is_empty() {
             continue;
         }
-        if let Frame::Snapshot { shard: 1, tick, .. } = common::to_frame(&data) {
+        if let Frame::Snapshot { shard: 1, tick, .. } = Frame::decode(&data) {
             received.push((tick, data));
         }
     }
@@ -161,9 +163,9 @@ async fn relayed_bytes_equal_published_bytes() {
 #[tokio::test]
 async fn standalone_without_redis_url_ignores_redis() {
     let redis = Redis::start();
-    let server = Server::start(&[]);
-    let c = Client::join(&server, "Solo").await;
+    let server = Shard::start(SERVER, &[]);
+    let c = Player::join(&server, "Solo").await;
     assert_eq!(c.id(), 1, "local ids");
     assert!(redis.keys().is_empty());
-    assert_eq!(server.get("/readyz").await.0, 200);
+    assert_eq!(server.get("/readyz").await.status, 200);
 }

@@ -1,22 +1,23 @@
 //! A cluster survives Redis faults and shard faults: local play goes on, the
 //! cross-shard view comes back by itself, and dead shards leave everyone's view.
 
-mod common;
-use common::redis::Redis;
-use common::{Client, Frame, Server};
+use mino_testkit::{Frame, Player, Redis, Shard, Signal};
 use std::time::{Duration, Instant};
 
-async fn shard(redis_url: &str, id: u32, extra: &[&str]) -> Server {
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
+async fn shard(redis_url: &str, id: u32, extra: &[&str]) -> Shard {
     let id = id.to_string();
     let mut args = vec!["--redis-url", redis_url, "--shard-id", &id];
     args.extend_from_slice(extra);
-    let server = Server::start(&args);
+    let server = Shard::start(SERVER, &args);
     server.wait_ready().await;
     server
 }
 
 /// Waits until `c` receives a snapshot of `shard`; returns how long it took.
-async fn until_snapshot_of(c: &mut Client, shard: u32, limit: Duration) -> Duration {
+async fn until_snapshot_of(c: &mut Player, shard: u32, limit: Duration) -> Duration {
     let start = Instant::now();
     loop {
         assert!(start.elapsed() < limit, "no snapshot of shard {shard} within {limit:?}");
@@ -29,7 +30,7 @@ async fn until_snapshot_of(c: &mut Client, shard: u32, limit: Duration) -> Durat
 }
 
 /// Snapshot gaps of `shard` seen by `c` over `span`.
-async fn gaps_of(c: &mut Client, shard: u32, span: Duration) -> Vec<Duration> {
+async fn gaps_of(c: &mut Player, shard: u32, span: Duration) -> Vec<Duration> {
     let start = Instant::now();
     let mut last = Instant::now();
     let mut gaps = Vec::new();
@@ -45,7 +46,7 @@ async fn gaps_of(c: &mut Client, shard: u32, span: Duration) -> Vec<Duration> {
 }
 
 /// Waits until `c` has been told of `player` (in a roster or a presence join).
-async fn until_known(c: &mut Client, player: u32) {
+async fn until_known(c: &mut Player, player: u32) {
     c.until(|f| match f {
         Frame::Roster(r) if r.iter().any(|(id, _)| *id == player) => Some(()),
         Frame::Presence { joined, .. } if joined.iter().any(|(id, _)| *id == player) => Some(()),
@@ -64,15 +65,15 @@ async fn redis_restart_keeps_local_play_and_restores_the_view_within_two_seconds
     let mut redis = Redis::start();
     let a = shard(&redis.url(), 1, &[]).await;
     let b = shard(&redis.url(), 2, &[]).await;
-    let mut on_a = Client::join(&a, "OnA").await;
-    let _on_b = Client::join(&b, "OnB").await;
+    let mut on_a = Player::join(&a, "OnA").await;
+    let _on_b = Player::join(&b, "OnB").await;
     until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
 
     redis.kill();
     let gaps = gaps_of(&mut on_a, 1, Duration::from_secs(3)).await;
     assert!(gaps.len() >= 50, "local snapshots during the outage: {}", gaps.len());
     assert!(p95(gaps) < Duration::from_millis(80), "local play at 20 Hz during the outage");
-    assert_eq!(a.get("/readyz").await.0, 503, "not ready without redis");
+    assert_eq!(a.get("/readyz").await.status, 503, "not ready without redis");
 
     redis.restart();
     let back = Instant::now();
@@ -92,8 +93,8 @@ async fn killed_pubsub_connection_recovers_by_itself() {
     let redis = Redis::start();
     let a = shard(&redis.url(), 1, &[]).await;
     let b = shard(&redis.url(), 2, &[]).await;
-    let mut on_a = Client::join(&a, "OnA").await;
-    let _on_b = Client::join(&b, "OnB").await;
+    let mut on_a = Player::join(&a, "OnA").await;
+    let _on_b = Player::join(&b, "OnB").await;
     until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
     let killed = redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
     assert!(killed.trim().parse::<u32>().unwrap_or(0) >= 2, "killed subscribers: {killed}");
@@ -114,12 +115,12 @@ async fn paused_shard_leaves_the_view_and_returns_without_disconnecting_anyone()
     let fast = ["--shard-ttl-ms", "1000", "--heartbeat-ms", "200"];
     let a = shard(&redis.url(), 1, &fast).await;
     let b = shard(&redis.url(), 2, &fast).await;
-    let mut on_a = Client::join(&a, "Sleeper").await;
-    let mut on_b = Client::join(&b, "Watcher").await;
+    let mut on_a = Player::join(&a, "Sleeper").await;
+    let mut on_b = Player::join(&b, "Watcher").await;
     let sleeper = on_a.id();
     until_known(&mut on_b, sleeper).await;
 
-    a.signal("STOP");
+    a.signal(Signal::SIGSTOP);
     on_b.until(|f| match f {
         Frame::Presence { left, .. } if left.contains(&sleeper) => Some(()),
         _ => None,
@@ -136,7 +137,7 @@ async fn paused_shard_leaves_the_view_and_returns_without_disconnecting_anyone()
     }
     assert_eq!(seen_a, 0, "no snapshots of a paused shard");
 
-    a.signal("CONT");
+    a.signal(Signal::SIGCONT);
     let name = on_b
         .until(|f| match f {
             Frame::Presence { joined, .. } => joined.iter().find(|(id, _)| *id == sleeper).map(|(_, n)| n.clone()),
@@ -157,14 +158,14 @@ async fn killed_shard_leaves_the_view_and_its_keys_expire() {
     let fast = ["--shard-ttl-ms", "1000", "--heartbeat-ms", "200"];
     let mut a = shard(&redis.url(), 1, &fast).await;
     let b = shard(&redis.url(), 2, &fast).await;
-    let on_a = Client::join(&a, "Doomed").await;
-    let mut on_b = Client::join(&b, "Watcher").await;
+    let on_a = Player::join(&a, "Doomed").await;
+    let mut on_b = Player::join(&b, "Watcher").await;
     let doomed = on_a.id();
     until_known(&mut on_b, doomed).await;
     assert!(redis.keys().iter().any(|k| k.ends_with(":shard:00000001")));
 
     let killed_at = Instant::now();
-    a.signal("KILL");
+    a.signal(Signal::SIGKILL);
     a.wait_exit(Duration::from_secs(5)).expect("killed");
     on_b.until(|f| match f {
         Frame::Presence { left, .. } if left.contains(&doomed) => Some(()),
@@ -190,10 +191,10 @@ async fn killed_shard_leaves_the_view_and_its_keys_expire() {
 async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
     let port = Redis::reserve();
     let url = format!("redis://127.0.0.1:{port}");
-    let server = Server::start(&["--redis-url", &url]);
+    let server = Shard::start(SERVER, &["--redis-url", &url]);
     tokio::time::sleep(Duration::from_millis(700)).await;
-    assert_eq!(server.get("/readyz").await.0, 503);
-    assert_eq!(server.get("/healthz").await.0, 200, "alive while waiting for redis");
+    assert_eq!(server.get("/readyz").await.status, 503);
+    assert_eq!(server.get("/healthz").await.status, 200, "alive while waiting for redis");
     // The upgrade itself is refused, so a load balancer tries another shard.
     match tokio_tungstenite::connect_async(server.ws_url()).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 503),
@@ -201,7 +202,7 @@ async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
     }
     let _redis = Redis::start_on(port);
     server.wait_ready().await;
-    let c = Client::join(&server, "Late").await;
+    let c = Player::join(&server, "Late").await;
     assert_ne!(c.id(), 0);
 }
 

@@ -3,15 +3,16 @@
 //! the players resumed elsewhere, and no player is ever in two shards'
 //! snapshots of one moment.
 
-mod common;
-use common::redis::Redis;
-use common::{code, Client, Frame, Server};
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
+use mino_testkit::{close_code, Frame, Player, Redis, Shard, Signal};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Server {
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
+async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Shard {
     let (id, url) = (id.to_string(), redis.url());
     let mut args = vec![
         "--redis-url",
@@ -26,17 +27,17 @@ async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Server {
         "1000",
     ];
     args.extend_from_slice(extra);
-    let server = Server::start(&args);
+    let server = Shard::start(SERVER, &args);
     server.wait_ready().await;
     server
 }
 
 /// Walkers on `server`: each walks in its own direction; returns them with the
 /// newest position each saw of itself.
-async fn walkers(server: &Server, n: usize) -> Vec<Client> {
+async fn walkers(server: &Shard, n: usize) -> Vec<Player> {
     let mut out = Vec::new();
     for i in 0..n {
-        let mut c = Client::join(server, &format!("w{i}")).await;
+        let mut c = Player::join(server, &format!("w{i}")).await;
         let a = i as f32;
         c.send(client::encode_input(1, a.cos(), a.sin())).await;
         out.push(c);
@@ -45,12 +46,12 @@ async fn walkers(server: &Server, n: usize) -> Vec<Client> {
 }
 
 /// The newest own position in what `c` has received (reads what is queued).
-async fn newest_position(c: &mut Client) -> (f32, f32) {
+async fn newest_position(c: &mut Player) -> (f32, f32) {
     let mut last = c.own_position().await;
     while let Ok(Some(Ok(m))) =
         tokio::time::timeout(Duration::from_millis(5), futures_util::StreamExt::next(&mut c.ws)).await
     {
-        if let Frame::Snapshot { players, shard, tick, time_ms } = common::to_frame(&m.into_data()) {
+        if let Frame::Snapshot { players, shard, tick, time_ms } = Frame::decode(&m.into_data()) {
             if shard == c.welcome.as_ref().map_or(0, |w| w.shard_id) {
                 if let Some(p) = players.iter().find(|p| p.0 == c.id()) {
                     last = (tick, time_ms, p.1, p.2);
@@ -72,11 +73,11 @@ async fn killed_shard_players_resume_on_the_other_in_place() {
     for c in &mut bots {
         last.push((c.id(), c.ticket(), newest_position(c).await));
     }
-    a.signal("KILL");
+    a.signal(Signal::SIGKILL);
     a.wait_exit(Duration::from_secs(5)).expect("killed");
     let mut resumed = Vec::new();
     for (id, ticket, (x, y)) in last {
-        let back = Client::hello(&b, "ignored", Some(&ticket)).await.expect("resumed on the other shard");
+        let back = Player::hello(&b, "ignored", Some(&ticket)).await.expect("resumed on the other shard");
         let w = back.welcome.clone().expect("welcome");
         assert!(w.resumed);
         assert_eq!((w.player_id, w.shard_id), (id, 2));
@@ -95,17 +96,17 @@ async fn paused_shard_drops_players_resumed_elsewhere_and_never_duplicates_them(
     let a = shard(&redis, 1, &[]).await;
     let b = shard(&redis, 2, &[]).await;
     let mut bots = walkers(&a, 5).await;
-    let mut observer = Client::join(&b, "observer").await;
-    let ids: HashSet<u32> = bots.iter().map(Client::id).collect();
+    let mut observer = Player::join(&b, "observer").await;
+    let ids: HashSet<u32> = bots.iter().map(Player::id).collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    a.signal("STOP");
+    a.signal(Signal::SIGSTOP);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let mut resumed = Vec::new();
     for c in &bots {
-        resumed.push(Client::hello(&b, "x", Some(&c.ticket())).await.expect("resumed while A sleeps"));
+        resumed.push(Player::hello(&b, "x", Some(&c.ticket())).await.expect("resumed while A sleeps"));
     }
     let woke_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as u64;
-    a.signal("CONT");
+    a.signal(Signal::SIGCONT);
     // For three seconds after the wake, A's snapshots never list the players
     // that live on B now.
     let start = Instant::now();
@@ -124,7 +125,7 @@ async fn paused_shard_drops_players_resumed_elsewhere_and_never_duplicates_them(
     assert!(a_back, "the woken shard is back in the view");
     // The stale sockets on A were told the session lives elsewhere now.
     for c in &mut bots {
-        assert_eq!(c.closed().await.0, code(CloseCode::SessionReplaced));
+        assert_eq!(c.closed().await.0, close_code(CloseCode::SessionReplaced));
     }
     a.wait_metric("mino_players", 0.0).await;
     drop(resumed);
@@ -136,10 +137,10 @@ async fn drained_shard_moves_everyone_and_exits_zero() {
     let mut a = shard(&redis, 1, &["--drain-rate", "100"]).await;
     let b = shard(&redis, 2, &[]).await;
     let mut bots = walkers(&a, 8).await;
-    let ids: Vec<u32> = bots.iter().map(Client::id).collect();
-    a.signal("TERM");
+    let ids: Vec<u32> = bots.iter().map(Player::id).collect();
+    a.signal(Signal::SIGTERM);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while a.get("/readyz").await.0 != 503 {
+    while a.get("/readyz").await.status != 503 {
         assert!(Instant::now() < deadline, "draining is not ready");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -150,10 +151,10 @@ async fn drained_shard_moves_everyone_and_exits_zero() {
     let mut moved = Vec::new();
     for c in &mut bots {
         let ticket = c.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
-        assert_eq!(c.closed().await.0, code(CloseCode::Moved));
-        moved.push(Client::hello(&b, "x", Some(&ticket)).await.expect("resumed on B"));
+        assert_eq!(c.closed().await.0, close_code(CloseCode::Moved));
+        moved.push(Player::hello(&b, "x", Some(&ticket)).await.expect("resumed on B"));
     }
-    let back: Vec<u32> = moved.iter().map(Client::id).collect();
+    let back: Vec<u32> = moved.iter().map(Player::id).collect();
     assert_eq!(back, ids, "same ids, nobody lost");
     assert!(moved.iter().all(|c| c.welcome.as_ref().is_some_and(|w| w.resumed)));
     drop(bots);
@@ -166,10 +167,10 @@ async fn second_socket_on_another_shard_replaces_the_first() {
     let redis = Redis::start();
     let a = shard(&redis, 1, &[]).await;
     let b = shard(&redis, 2, &[]).await;
-    let mut first = Client::join(&a, "Ada").await;
-    let second = Client::hello(&b, "Ada", Some(&first.ticket())).await.expect("taken over on B");
+    let mut first = Player::join(&a, "Ada").await;
+    let second = Player::hello(&b, "Ada", Some(&first.ticket())).await.expect("taken over on B");
     assert_eq!(second.id(), first.id());
-    assert_eq!(first.closed().await.0, code(CloseCode::SessionReplaced));
+    assert_eq!(first.closed().await.0, close_code(CloseCode::SessionReplaced));
     a.wait_metric("mino_players", 0.0).await;
     b.wait_metric("mino_players", 1.0).await;
 }

@@ -1,16 +1,18 @@
 //! A peer that goes silent (no pongs, no messages) is dropped within the peer
 //! timeout, while the server keeps pinging the healthy ones.
 
-mod common;
-use common::{Client, Server};
+use mino_testkit::{Player, Shard};
 use std::time::{Duration, Instant};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn silent_peer_is_dropped_within_the_timeout() {
-    let server = Server::start(&["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
-    let silent = Client::join(&server, "silent").await;
+    let server = Shard::start(SERVER, &["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
+    let silent = Player::join(&server, "silent").await;
     // A healthy client, read continuously, answers pings and stays.
-    let mut healthy = Client::join(&server, "healthy").await;
+    let mut healthy = Player::join(&server, "healthy").await;
     let start = Instant::now();
     let mut dropped = false;
     while start.elapsed() < Duration::from_secs(6) {

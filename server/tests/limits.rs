@@ -1,26 +1,28 @@
 //! Bad input closes only the offending socket, with its own close code, and is
 //! counted; other players are unaffected and nothing panics.
 
-mod common;
-use common::{code, Client, Frame, Server};
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
+use mino_testkit::{close_code, Frame, Player, Shard};
 use tokio_tungstenite::tungstenite::Message;
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 /// Joins a bystander, runs `attack` on a fresh socket, and checks the attack's
 /// close code, the metric label, and that the bystander still gets snapshots.
-async fn assert_closes(server: &Server, attack: Vec<Message>, hello_first: bool, want: CloseCode, label: &str) {
-    let mut bystander = Client::join(server, "Bystander").await;
-    let mut c = if hello_first { Client::join(server, "Attacker").await } else { Client::connect(server).await };
+async fn assert_closes(server: &Shard, attack: Vec<Message>, hello_first: bool, want: CloseCode, label: &str) {
+    let mut bystander = Player::join(server, "Bystander").await;
+    let mut c = if hello_first { Player::join(server, "Attacker").await } else { Player::connect(server).await };
     for m in attack {
         if !c.try_send(m).await {
             break;
         }
     }
     let (close, error) = c.closed().await;
-    assert_eq!(close, code(want), "close code for {label}");
+    assert_eq!(close, close_code(want), "close code for {label}");
     if want != CloseCode::MessageTooBig {
-        assert_eq!(error, code(want), "error message for {label}");
+        assert_eq!(error, close_code(want), "error message for {label}");
     }
     let before = bystander.own_position().await.0;
     let after = bystander.own_position().await.0;
@@ -43,7 +45,7 @@ fn bin(b: Vec<u8>) -> Message {
 
 #[tokio::test]
 async fn malformed_flatbuffer_closes_with_malformed() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     assert_closes(
         &server,
         vec![bin(vec![0xde, 0xad, 0xbe, 0xef, 1, 2, 3])],
@@ -57,13 +59,13 @@ async fn malformed_flatbuffer_closes_with_malformed() {
 
 #[tokio::test]
 async fn oversized_frame_closes_with_too_big() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     assert_closes(&server, vec![bin(vec![0; 64 * 1024])], true, CloseCode::MessageTooBig, "too_big").await;
 }
 
 #[tokio::test]
 async fn unknown_message_type_closes_with_unknown() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     // A ClientMessage whose union tag (42) no server knows.
     let mut fbb = flatbuffers::FlatBufferBuilder::new();
     let ping = mino_protocol::wire::Ping::create(&mut fbb, &mino_protocol::wire::PingArgs { client_time_ms: 1.0 });
@@ -81,13 +83,13 @@ async fn unknown_message_type_closes_with_unknown() {
 
 #[tokio::test]
 async fn text_frame_closes_with_text_frame() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     assert_closes(&server, vec![Message::Text("hi".into())], true, CloseCode::TextFrame, "text_frame").await;
 }
 
 #[tokio::test]
 async fn first_message_must_be_hello() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     assert_closes(
         &server,
         vec![bin(client::encode_input(1, 1.0, 0.0))],
@@ -100,7 +102,7 @@ async fn first_message_must_be_hello() {
 
 #[tokio::test]
 async fn wrong_protocol_version_and_bad_names_are_refused() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     let old = client::encode_hello_version(999, "Ada", None, None);
     assert_closes(&server, vec![bin(old)], false, CloseCode::ProtocolVersion, "protocol_version").await;
     let long = client::encode_hello(&"x".repeat(100), None, None);
@@ -111,28 +113,28 @@ async fn wrong_protocol_version_and_bad_names_are_refused() {
 
 #[tokio::test]
 async fn long_chat_is_refused() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     let chat = client::encode_chat(&"y".repeat(500));
     assert_closes(&server, vec![bin(chat)], true, CloseCode::ChatTooLong, "chat_too_long").await;
 }
 
 #[tokio::test]
 async fn input_flood_closes_with_input_flood() {
-    let server = Server::start(&["--input-rate", "30"]);
+    let server = Shard::start(SERVER, &["--input-rate", "30"]);
     let flood = (0..200).map(|i| bin(client::encode_input(i, 1.0, 0.0))).collect();
     assert_closes(&server, flood, true, CloseCode::InputFlood, "input_flood").await;
 }
 
 #[tokio::test]
 async fn chat_flood_closes_with_chat_flood() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     let flood = (0..20).map(|i| bin(client::encode_chat(&format!("spam {i}")))).collect();
     assert_closes(&server, flood, true, CloseCode::ChatFlood, "chat_flood").await;
 }
 
 #[tokio::test]
 async fn second_hello_is_malformed() {
-    let server = Server::start(&[]);
+    let server = Shard::start(SERVER, &[]);
     assert_closes(
         &server,
         vec![bin(client::encode_hello("again", None, None))],
@@ -145,16 +147,16 @@ async fn second_hello_is_malformed() {
 
 #[tokio::test]
 async fn no_hello_in_time_closes_with_hello_timeout() {
-    let server = Server::start(&["--handshake-timeout-ms", "300"]);
-    let mut c = Client::connect(&server).await;
+    let server = Shard::start(SERVER, &["--handshake-timeout-ms", "300"]);
+    let mut c = Player::connect(&server).await;
     let (close, _) = c.closed().await;
-    assert_eq!(close, code(CloseCode::HelloTimeout));
+    assert_eq!(close, close_code(CloseCode::HelloTimeout));
 }
 
 #[tokio::test]
 async fn ping_is_answered_with_pong() {
-    let server = Server::start(&[]);
-    let mut c = Client::join(&server, "Pinger").await;
+    let server = Shard::start(SERVER, &[]);
+    let mut c = Player::join(&server, "Pinger").await;
     c.send(client::encode_ping(1234.5)).await;
     let t = c.until(|f| if let Frame::Pong(t) = f { Some(*t) } else { None }).await;
     assert_eq!(t, 1234.5);

@@ -1,13 +1,15 @@
 //! A bot's input moves it at the server's speed, and snapshots come at 20 Hz.
 
-mod common;
-use common::{Client, Frame, Server};
 use mino_protocol::client;
+use mino_testkit::{Frame, Player, Shard};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn input_moves_player_at_expected_speed() {
-    let server = Server::start(&["--speed", "100", "--world-size", "10000"]);
-    let mut c = Client::join(&server, "Walker").await;
+    let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
+    let mut c = Player::join(&server, "Walker").await;
     let (_, t0, x0, y0) = c.own_position().await;
     c.send(client::encode_input(1, 1.0, 0.0)).await;
     // Let it walk for about a second, measured in server time.
@@ -30,8 +32,8 @@ async fn input_moves_player_at_expected_speed() {
 
 #[tokio::test]
 async fn diagonal_input_is_normalized() {
-    let server = Server::start(&["--speed", "100", "--world-size", "10000"]);
-    let mut c = Client::join(&server, "Diag").await;
+    let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
+    let mut c = Player::join(&server, "Diag").await;
     let (_, t0, x0, y0) = c.own_position().await;
     c.send(client::encode_input(1, 5.0, 5.0)).await;
     let (mut t1, mut x1, mut y1) = (t0, x0, y0);
@@ -46,8 +48,8 @@ async fn diagonal_input_is_normalized() {
 
 #[tokio::test]
 async fn snapshots_arrive_at_20_hz_with_consecutive_ticks() {
-    let server = Server::start(&[]);
-    let mut c = Client::join(&server, "Clock").await;
+    let server = Shard::start(SERVER, &[]);
+    let mut c = Player::join(&server, "Clock").await;
     let mut arrivals = Vec::new();
     let mut ticks = Vec::new();
     while arrivals.len() < 41 {

@@ -1,13 +1,15 @@
 //! Joins and leaves reach the other players as presence.
 
-mod common;
-use common::{Client, Frame, Server};
+use mino_testkit::{Frame, Player, Shard};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn join_and_leave_are_announced() {
-    let server = Server::start(&[]);
-    let mut a = Client::join(&server, "Ada").await;
-    let b = Client::join(&server, "Bob").await;
+    let server = Shard::start(SERVER, &[]);
+    let mut a = Player::join(&server, "Ada").await;
+    let b = Player::join(&server, "Bob").await;
     let bob = b.id();
     let joined = a
         .until(|f| match f {

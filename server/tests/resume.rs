@@ -3,16 +3,18 @@
 //! expired and replayed tickets are refused with their own close codes; a
 //! second live socket with the same ticket replaces the first.
 
-mod common;
-use common::{code, Client, Frame, Server};
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
+use mino_testkit::{close_code, Frame, Player, Shard};
 use std::time::Duration;
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn dropped_player_resumes_in_place_with_the_same_id() {
-    let server = Server::start(&["--speed", "100", "--world-size", "10000"]);
-    let mut a = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
+    let mut a = Player::join(&server, "Ada").await;
     a.send(client::encode_input(1, 1.0, 0.0)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     a.send(client::encode_input(2, 0.0, 0.0)).await;
@@ -27,7 +29,7 @@ async fn dropped_player_resumes_in_place_with_the_same_id() {
     let (id, ticket) = (a.id(), a.ticket());
     drop(a);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let b = Client::hello(&server, "ignored", Some(&ticket)).await.expect("resumed");
+    let b = Player::hello(&server, "ignored", Some(&ticket)).await.expect("resumed");
     let w = b.welcome.clone().expect("welcome");
     assert!(w.resumed);
     assert_eq!(w.player_id, id);
@@ -37,46 +39,46 @@ async fn dropped_player_resumes_in_place_with_the_same_id() {
 
 #[tokio::test]
 async fn used_forged_and_id_tickets_are_refused_with_their_codes() {
-    let server = Server::start(&[]);
-    let a = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &[]);
+    let a = Player::join(&server, "Ada").await;
     let (id, ticket) = (a.id(), a.ticket());
     drop(a);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let _back = Client::hello(&server, "Ada", Some(&ticket)).await.expect("first use");
-    let (_, close) = Client::hello(&server, "Ada", Some(&ticket)).await.err().expect("replay refused");
-    assert_eq!(close, code(CloseCode::TicketUsed));
+    let _back = Player::hello(&server, "Ada", Some(&ticket)).await.expect("first use");
+    let (_, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("replay refused");
+    assert_eq!(close, close_code(CloseCode::TicketUsed));
     let mut forged = ticket.clone();
     forged[20] ^= 0xff;
-    let (_, close) = Client::hello(&server, "Ada", Some(&forged)).await.err().expect("forged refused");
-    assert_eq!(close, code(CloseCode::TicketInvalid));
-    let (_, close) = Client::hello(&server, "Ada", Some(&id.to_be_bytes())).await.err().expect("id refused");
-    assert_eq!(close, code(CloseCode::TicketInvalid));
+    let (_, close) = Player::hello(&server, "Ada", Some(&forged)).await.err().expect("forged refused");
+    assert_eq!(close, close_code(CloseCode::TicketInvalid));
+    let (_, close) = Player::hello(&server, "Ada", Some(&id.to_be_bytes())).await.err().expect("id refused");
+    assert_eq!(close, close_code(CloseCode::TicketInvalid));
     assert!(server.metric("mino_sockets_closed_total{reason=\"ticket_used\"}").await >= 1.0);
 }
 
 #[tokio::test]
 async fn expired_ticket_is_refused() {
-    let server = Server::start(&["--ticket-ttl-ms", "1000"]);
-    let a = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &["--ticket-ttl-ms", "1000"]);
+    let a = Player::join(&server, "Ada").await;
     let ticket = a.ticket();
     drop(a);
     tokio::time::sleep(Duration::from_millis(2300)).await;
-    let (_, close) = Client::hello(&server, "Ada", Some(&ticket)).await.err().expect("expired refused");
-    assert_eq!(close, code(CloseCode::TicketExpired));
+    let (_, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("expired refused");
+    assert_eq!(close, close_code(CloseCode::TicketExpired));
 }
 
 #[tokio::test]
 async fn second_live_socket_replaces_the_first_without_ping_pong() {
-    let server = Server::start(&[]);
-    let mut first = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &[]);
+    let mut first = Player::join(&server, "Ada").await;
     let (id, ticket) = (first.id(), first.ticket());
-    let mut second = Client::hello(&server, "Ada", Some(&ticket)).await.expect("takes over");
+    let mut second = Player::hello(&server, "Ada", Some(&ticket)).await.expect("takes over");
     assert_eq!(second.id(), id);
-    assert_eq!(first.closed().await.0, code(CloseCode::SessionReplaced));
+    assert_eq!(first.closed().await.0, close_code(CloseCode::SessionReplaced));
     // The replaced client does not come back (its ticket is spent), and the
     // new session keeps running.
-    let (_, close) = Client::hello(&server, "Ada", Some(&ticket)).await.err().expect("old ticket is used");
-    assert_eq!(close, code(CloseCode::TicketUsed));
+    let (_, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("old ticket is used");
+    assert_eq!(close, close_code(CloseCode::TicketUsed));
     for _ in 0..20 {
         second.own_position().await;
     }
@@ -85,17 +87,17 @@ async fn second_live_socket_replaces_the_first_without_ping_pong() {
 
 #[tokio::test]
 async fn a_busy_shard_refuses_a_resume_before_spending_the_ticket() {
-    let server = Server::start(&["--max-players", "1"]);
-    let a = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &["--max-players", "1"]);
+    let a = Player::join(&server, "Ada").await;
     let ticket = a.ticket();
     drop(a);
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let _b = Client::join(&server, "Bob").await;
-    let (frame, close) = Client::hello(&server, "Ada", Some(&ticket)).await.err().expect("busy");
+    let _b = Player::join(&server, "Bob").await;
+    let (frame, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("busy");
     assert!(matches!(frame, Frame::Busy { .. }), "{frame:?}");
-    assert_eq!(close, code(CloseCode::ServerBusy));
+    assert_eq!(close, close_code(CloseCode::ServerBusy));
     drop(_b);
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let back = Client::hello(&server, "Ada", Some(&ticket)).await.expect("the ticket still works");
+    let back = Player::hello(&server, "Ada", Some(&ticket)).await.expect("the ticket still works");
     assert!(back.welcome.as_ref().is_some_and(|w| w.resumed));
 }

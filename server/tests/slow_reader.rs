@@ -1,20 +1,22 @@
 //! A socket that never reads is closed as too slow; server memory stays
 //! bounded and other players keep their 20 Hz.
 
-mod common;
-use common::{Client, Frame, Server};
 use mino_protocol::client;
+use mino_testkit::{Frame, Player, Shard};
 use std::time::{Duration, Instant};
 use tokio::net::TcpSocket;
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn never_reading_socket_is_dropped_and_others_unaffected() {
     // Small kernel buffers on both sides so the stall shows within a second.
-    let server = Server::start(&["--send-buffer-bytes", "16384", "--write-timeout-ms", "1000"]);
+    let server = Shard::start(SERVER, &["--send-buffer-bytes", "16384", "--write-timeout-ms", "1000"]);
     // Enough players that snapshots are a few KB.
-    let mut crowd: Vec<Client> = Vec::new();
+    let mut crowd: Vec<Player> = Vec::new();
     for i in 0..200 {
-        crowd.push(Client::join(&server, &format!("c{i}")).await);
+        crowd.push(Player::join(&server, &format!("c{i}")).await);
     }
     let mut watcher = crowd.pop().expect("watcher");
     // Everyone else reads all the time, like a healthy client.
@@ -62,7 +64,7 @@ async fn never_reading_socket_is_dropped_and_others_unaffected() {
 
 #[tokio::test]
 async fn pings_before_hello_from_a_socket_that_never_reads_are_too_slow() {
-    let server = Server::start(&["--send-buffer-bytes", "16384", "--write-timeout-ms", "500"]);
+    let server = Shard::start(SERVER, &["--send-buffer-bytes", "16384", "--write-timeout-ms", "500"]);
     let rss_before = server.rss_bytes();
     let sock = TcpSocket::new_v4().expect("socket");
     sock.set_recv_buffer_size(4096).expect("rcvbuf");

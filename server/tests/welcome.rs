@@ -1,12 +1,14 @@
 //! A hello is answered with a welcome, then a roster, then snapshots.
 
-mod common;
-use common::{Client, Frame, Server};
+use mino_testkit::{Frame, Player, Shard};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 #[tokio::test]
 async fn hello_gets_welcome_with_world_and_ticket() {
-    let server = Server::start(&["--shard-id", "42", "--world-size", "500", "--speed", "80"]);
-    let c = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &["--shard-id", "42", "--world-size", "500", "--speed", "80"]);
+    let c = Player::join(&server, "Ada").await;
     let w = c.welcome.clone().expect("welcome");
     assert_eq!(w.shard_id, 42);
     assert_eq!(w.tick_hz, 20);
@@ -19,9 +21,9 @@ async fn hello_gets_welcome_with_world_and_ticket() {
 
 #[tokio::test]
 async fn roster_comes_once_then_snapshots_list_the_player() {
-    let server = Server::start(&[]);
-    let a = Client::join(&server, "Ada").await;
-    let mut b = Client::join(&server, "Bob").await;
+    let server = Shard::start(SERVER, &[]);
+    let a = Player::join(&server, "Ada").await;
+    let mut b = Player::join(&server, "Bob").await;
     let roster = b
         .until(|f| match f {
             Frame::Roster(r) => Some(r.clone()),
@@ -42,12 +44,12 @@ async fn roster_comes_once_then_snapshots_list_the_player() {
 
 #[tokio::test]
 async fn ticket_never_appears_in_broadcast_frames() {
-    let server = Server::start(&[]);
-    let a = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &[]);
+    let a = Player::join(&server, "Ada").await;
     let ticket = a.welcome.clone().expect("welcome").ticket;
-    let mut b = Client::join(&server, "Bob").await;
+    let mut b = Player::join(&server, "Bob").await;
     for _ in 0..30 {
-        let m = tokio::time::timeout(common::WAIT, futures_util::StreamExt::next(&mut b.ws))
+        let m = tokio::time::timeout(mino_testkit::WAIT, futures_util::StreamExt::next(&mut b.ws))
             .await
             .expect("frame")
             .expect("open")
@@ -59,13 +61,13 @@ async fn ticket_never_appears_in_broadcast_frames() {
 
 #[tokio::test]
 async fn health_ready_and_metrics_respond() {
-    let server = Server::start(&[]);
-    assert_eq!(server.get("/healthz").await.0, 200);
-    assert_eq!(server.get("/readyz").await.0, 200);
-    let _c = Client::join(&server, "Ada").await;
+    let server = Shard::start(SERVER, &[]);
+    assert_eq!(server.get("/healthz").await.status, 200);
+    assert_eq!(server.get("/readyz").await.status, 200);
+    let _c = Player::join(&server, "Ada").await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(server.metric("mino_players").await, 1.0);
     assert!(server.metric("mino_snapshots_encoded_total").await > 0.0);
-    assert_eq!(server.get("/nope").await.0, 404);
-    assert_eq!(server.get("/ws").await.0, 400, "a plain GET of /ws is not an upgrade");
+    assert_eq!(server.get("/nope").await.status, 404);
+    assert_eq!(server.get("/ws").await.status, 400, "a plain GET of /ws is not an upgrade");
 }

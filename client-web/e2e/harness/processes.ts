@@ -1,6 +1,6 @@
 // Child processes of the end-to-end tests that are not mino-server (Redis,
 // nginx): started on loopback, their output kept for failure messages, killed
-// by their own pid when stopped or when the runner exits.
+// by their own pid (or process group) when stopped or when the runner exits.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -14,15 +14,31 @@ export interface Child {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
 }
 
-const running = new Set<ChildProcess>();
+/** Running children, and whether each leads a process group of its own. */
+const running = new Map<ChildProcess, boolean>();
 process.on('exit', () => {
-  for (const p of running) p.kill('SIGKILL');
+  for (const [p, group] of running) signal(p, group, 'SIGKILL');
 });
 
-/** Spawns `bin args` with stdout and stderr captured; `what` names it in errors. */
-export function spawnChild(what: string, bin: string, args: string[]): Child {
-  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(proc);
+/** Sends `sig` to `proc`, or to its whole process group (its own children too). */
+function signal(proc: ChildProcess, group: boolean, sig: NodeJS.Signals): void {
+  try {
+    if (group && proc.pid !== undefined) process.kill(-proc.pid, sig);
+    else proc.kill(sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Spawns `bin args` with stdout and stderr captured; `what` names it in
+ * errors. With `group`, the child leads a process group of its own and every
+ * signal goes to the group, so processes it forks (nginx's workers) never
+ * outlive it.
+ */
+export function spawnChild(what: string, bin: string, args: string[], group = false): Child {
+  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+  running.set(proc, group);
   let log = '';
   proc.stdout?.on('data', (c: Buffer) => (log += c.toString()));
   proc.stderr?.on('data', (c: Buffer) => (log += c.toString()));
@@ -35,13 +51,15 @@ export function spawnChild(what: string, bin: string, args: string[]): Child {
   return {
     proc,
     output: () => log,
-    stop: async (signal = 'SIGTERM', graceMs = 3000) => {
+    stop: async (sig = 'SIGTERM', graceMs = 3000) => {
       if (proc.exitCode === null && proc.signalCode === null) {
-        proc.kill(signal);
-        const t = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+        signal(proc, group, sig);
+        const t = setTimeout(() => signal(proc, group, 'SIGKILL'), graceMs);
         await exited;
         clearTimeout(t);
       }
+      // What the group still holds once its leader is gone (a worker that outlived its master).
+      if (group) signal(proc, group, 'SIGKILL');
     },
   };
 }

@@ -52,7 +52,8 @@ export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', 
   if (!existsSync(resolve(dist, 'index.html'))) throw new Error(`${dist} has no index.html: run npm run build:e2e first`);
   const proc = spawn(bin, ['--listen', listen, '--static-dir', dist, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
+    // MINO_LOG is the log filter of every mino binary.
+    env: { ...process.env, MINO_LOG: process.env.MINO_LOG ?? 'warn' },
   });
   running.add(proc);
   let log = '';

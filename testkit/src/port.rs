@@ -1,5 +1,5 @@
 //! Free loopback ports for processes that cannot report the port they bound
-//! (nginx, redis-server).
+//! (nginx, redis-server), and for tests that need an address nobody listens on.
 
 use std::net::TcpListener;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,6 +1,7 @@
-//! Bots playing through nginx: a `mino-loadgen` swarm whose only target is
-//! nginx's wss URL, with the loadgen's reconnect policy (reconnect at once
-//! with jitter, then with capped backoff, presenting the resume ticket).
+//! Bots driven by loadgen: a `mino-loadgen` swarm in this process whose only
+//! target is one URL (nginx's wss URL, or a shard's own), with the loadgen's
+//! reconnect policy (reconnect at once with jitter, then with capped backoff,
+//! presenting the resume ticket).
 
 use mino_loadgen::profile::{Profile, ProfileName};
 use mino_loadgen::progress::Progress;
@@ -35,7 +36,7 @@ impl Bots {
             profile: Profile::of(profile),
             policy: ReconnectPolicy::default(),
             join_timeout: Duration::from_secs(5),
-            name_prefix: "deploy-".into(),
+            name_prefix: "bot-".into(),
             seed: 7,
             threads: 0,
         };

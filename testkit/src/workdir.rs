@@ -11,13 +11,13 @@ pub struct WorkDir {
 }
 
 impl WorkDir {
-    /// Creates `$TMPDIR/mino-deploy-<label>-<pid>-<n>`.
+    /// Creates `$TMPDIR/mino-test-<label>-<pid>-<n>`.
     ///
     /// Panics: the folder cannot be created.
     pub fn new(label: &str) -> WorkDir {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("mino-deploy-{label}-{}-{n}", std::process::id()));
+        let path = std::env::temp_dir().join(format!("mino-test-{label}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
         WorkDir { path }

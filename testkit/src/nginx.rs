@@ -1,13 +1,15 @@
-//! The shipped nginx configuration, rendered by `deploy/nginx/render.sh` with
-//! a test's ports and paths, and run as a real nginx: a non-daemon child with
-//! its own prefix, pid file and logs in the test's folder, on loopback ports,
-//! never the system's service.
+//! The shipped nginx configuration (`deploy/nginx/mino.conf.template`),
+//! rendered by the shipped `deploy/nginx/render.sh` with a test's ports and
+//! paths, and run as a real nginx: a non-daemon child with its own prefix, pid
+//! file and logs in the test's folder, on loopback ports, never the system's
+//! service. (The browser tests' `client-web/e2e/harness/nginx.ts` renders it
+//! the same way.)
 
 use crate::cert::Cert;
 use crate::port::free_port;
-use crate::process::{children_of, Process};
+use crate::process::{self, children_of, Process};
 use crate::workdir::WorkDir;
-use crate::{deploy_dir, WAIT};
+use crate::{deploy_dir, START_WAIT};
 use nix::sys::signal::Signal;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -67,7 +69,7 @@ impl NginxSettings {
 /// The name of the user running the tests (nginx's `user`: its workers must
 /// read the test's files).
 fn current_user() -> String {
-    let out = Command::new("id").arg("-un").output().expect("id -un");
+    let out = process::run("id", Command::new("id").arg("-un"), START_WAIT);
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -104,26 +106,23 @@ pub fn render(settings: &NginxSettings, dir: &WorkDir, https_port: u16, http_por
 }
 
 /// Runs `deploy/nginx/render.sh` with exactly `vars` set (and PATH), so that
-/// nothing of the caller's environment leaks in.
+/// nothing of the caller's environment leaks in; returns its output (the
+/// configuration on stdout when it succeeds).
 pub fn render_with(vars: &[(&str, String)]) -> Output {
     let mut cmd = Command::new("bash");
     cmd.arg(deploy_dir().join("nginx/render.sh")).env_clear();
     if let Some(p) = std::env::var_os("PATH") {
         cmd.env("PATH", p);
     }
-    cmd.envs(vars.iter().map(|(k, v)| (*k, v.as_str()))).output().expect("run render.sh")
+    cmd.envs(vars.iter().map(|(k, v)| (*k, v.as_str())));
+    process::run("render.sh", &mut cmd, START_WAIT)
 }
 
 /// `nginx -t` on `conf` with prefix `prefix`: the configuration check.
 pub fn check(conf: &Path, prefix: &Path) -> Output {
-    Command::new(nginx_bin())
-        .arg("-t")
-        .arg("-p")
-        .arg(prefix)
-        .arg("-c")
-        .arg(conf)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run nginx (apt-get install nginx): {e}"))
+    let mut cmd = Command::new(nginx_bin());
+    cmd.arg("-t").arg("-p").arg(prefix).arg("-c").arg(conf);
+    process::run("nginx (scripts/setup.sh installs it)", &mut cmd, START_WAIT)
 }
 
 /// A running nginx (master and workers).
@@ -161,7 +160,7 @@ impl Nginx {
                     .stdout(Stdio::null())
                     .stderr(Stdio::inherit()),
             );
-            let end = Instant::now() + WAIT;
+            let end = Instant::now() + START_WAIT;
             while process.is_running() && Instant::now() < end {
                 if listening(https_port) && listening(http_port) {
                     return Nginx { process, conf, prefix: dir.path().to_owned(), https_port, http_port };

@@ -5,9 +5,11 @@
 use crate::cert::Cert;
 use crate::nginx::{Nginx, NginxSettings};
 use crate::redis::Redis;
-use crate::shard::Shard;
+use crate::shard::{server_bin, Shard};
 use crate::workdir::WorkDir;
 use mino_loadgen::{Target, Tls, TlsOptions};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// The page the tests' static folder serves at `/`.
 pub const INDEX_HTML: &str =
@@ -19,6 +21,8 @@ pub const ASSET: (&str, &str) = ("assets/app-3f9a1c.js", "export const mino = 'd
 /// How to start a cluster.
 #[derive(Clone, Debug)]
 pub struct ClusterOptions {
+    /// The server binary.
+    pub bin: PathBuf,
     /// Number of shards (ids 1..=shards).
     pub shards: u32,
     /// Extra `mino-server` flags for every shard.
@@ -30,9 +34,12 @@ pub struct ClusterOptions {
 }
 
 impl Default for ClusterOptions {
-    /// Two shards, default flags, render.sh's timeouts.
+    /// [`server_bin`], two shards, default flags, render.sh's timeouts.
+    ///
+    /// Panics: the server binary is missing.
     fn default() -> Self {
         ClusterOptions {
+            bin: server_bin(),
             shards: 2,
             server_args: Vec::new(),
             proxy_timeout: "20s".into(),
@@ -55,6 +62,8 @@ pub struct Cluster {
     pub cert: Cert,
     /// The test's folder (configuration, logs, static files).
     pub dir: WorkDir,
+    /// How it was started (for restarts).
+    options: ClusterOptions,
 }
 
 impl Cluster {
@@ -64,8 +73,8 @@ impl Cluster {
     pub async fn start(options: ClusterOptions) -> Cluster {
         let dir = WorkDir::new("cluster");
         let redis = Redis::start();
-        let args: Vec<&str> = options.server_args.iter().map(String::as_str).collect();
-        let shards: Vec<Shard> = (1..=options.shards).map(|id| Shard::start(id, Some(&redis.url()), &args)).collect();
+        let shards: Vec<Shard> =
+            (1..=options.shards).map(|id| start_shard(&options, id, &redis, "127.0.0.1:0")).collect();
         for s in &shards {
             s.wait_ready().await;
         }
@@ -74,10 +83,23 @@ impl Cluster {
         dir.write("client/index.html", INDEX_HTML);
         dir.write(format!("client/{}", ASSET.0), ASSET.1);
         let mut settings = NginxSettings::new(shards.iter().map(|s| s.addr).collect(), static_root, cert.clone());
-        settings.proxy_timeout = options.proxy_timeout;
-        settings.shutdown_timeout = options.shutdown_timeout;
+        settings.proxy_timeout = options.proxy_timeout.clone();
+        settings.shutdown_timeout = options.shutdown_timeout.clone();
         let nginx = Nginx::start(&settings, &dir);
-        Cluster { nginx, shards, redis, cert, dir }
+        Cluster { nginx, shards, redis, cert, dir, options }
+    }
+
+    /// Starts shard `index` (id `index + 1`) again on its address, the one
+    /// nginx's upstream names (as systemd's Restart=on-failure would), and
+    /// waits until it is ready. The old process, if still running, is killed.
+    ///
+    /// Panics: it does not start or get ready.
+    pub async fn restart_shard(&mut self, index: usize) {
+        let addr = self.shards[index].addr.to_string();
+        self.shards[index].process().kill9();
+        let id = u32::try_from(index + 1).expect("a shard index");
+        self.shards[index] = start_shard(&self.options, id, &self.redis, &addr);
+        self.shards[index].wait_ready().await;
     }
 
     /// TLS settings for clients: trust the test's certificate.
@@ -94,7 +116,7 @@ impl Cluster {
     /// `limit`; returns the players per shard.
     ///
     /// Panics: the total is not reached in time.
-    pub async fn wait_players(&self, total: u32, limit: std::time::Duration) -> Vec<u32> {
+    pub async fn wait_players(&self, total: u32, limit: Duration) -> Vec<u32> {
         let end = tokio::time::Instant::now() + limit;
         loop {
             let per_shard = self.players().await;
@@ -102,7 +124,7 @@ impl Cluster {
                 return per_shard;
             }
             assert!(tokio::time::Instant::now() < end, "players per shard {per_shard:?}, want {total} in all");
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
@@ -115,4 +137,12 @@ impl Cluster {
         }
         v
     }
+}
+
+/// Starts shard `id` of `options` on `listen`, clustered over `redis`.
+fn start_shard(options: &ClusterOptions, id: u32, redis: &Redis, listen: &str) -> Shard {
+    let (id, url) = (id.to_string(), redis.url());
+    let mut args = vec!["--shard-id", id.as_str(), "--redis-url", url.as_str()];
+    args.extend(options.server_args.iter().map(String::as_str));
+    Shard::start_on(&options.bin, listen, &args)
 }

@@ -1,6 +1,6 @@
-//! A small HTTP/1.1 client for the tests: GET over TLS (checking nginx's
-//! certificate against the test's own CA file) or over plain TCP, one
-//! request per connection, the whole answer read.
+//! A small HTTP/1.1 client for the tests: one request per connection over
+//! plain TCP (a shard's own endpoints) or TLS (nginx, checking its
+//! certificate against the test's own CA file), the whole answer read.
 
 use crate::WAIT;
 use rustls::pki_types::pem::PemObject;
@@ -38,25 +38,42 @@ impl Response {
 
 /// GET `path` from `addr` over plain HTTP.
 ///
-/// Panics: no connection or no answer within [`crate::WAIT`].
-pub async fn get_plain(addr: SocketAddr, path: &str) -> Response {
-    let tcp = TcpStream::connect(addr).await.unwrap_or_else(|e| panic!("connect {addr}: {e}"));
-    exchange(tcp, &addr.to_string(), path, &[]).await
+/// Panics: no connection or no answer within [`WAIT`].
+pub async fn get(addr: SocketAddr, path: &str) -> Response {
+    request(addr, "GET", path).await
+}
+
+/// `method path` (no body) to `addr` over plain HTTP.
+///
+/// Panics: no connection or no answer within [`WAIT`].
+pub async fn request(addr: SocketAddr, method: &str, path: &str) -> Response {
+    let tcp = connect(addr).await;
+    exchange(tcp, method, &addr.to_string(), path, &[]).await
 }
 
 /// GET `https://host:PORT/path` from `addr`, trusting only the certificates
 /// in `ca_file`, with `headers` added. `host` is the TLS server name and the
 /// Host header.
 ///
-/// Panics: no connection, a TLS failure, or no answer within [`crate::WAIT`].
+/// Panics: no connection, a TLS failure, or no answer within [`WAIT`].
 pub async fn get_https(addr: SocketAddr, host: &str, path: &str, ca_file: &Path, headers: &[(&str, &str)]) -> Response {
-    let tcp = TcpStream::connect(addr).await.unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    let tcp = connect(addr).await;
     let name = ServerName::try_from(host.to_owned()).unwrap_or_else(|e| panic!("server name {host}: {e}"));
     let tls = tokio::time::timeout(WAIT, TlsConnector::from(client_config(ca_file)).connect(name, tcp))
         .await
         .unwrap_or_else(|_| panic!("TLS handshake with {addr} timed out"))
         .unwrap_or_else(|e| panic!("TLS handshake with {addr}: {e}"));
-    exchange(tls, &format!("{host}:{}", addr.port()), path, headers).await
+    exchange(tls, "GET", &format!("{host}:{}", addr.port()), path, headers).await
+}
+
+/// A TCP connection to `addr`.
+///
+/// Panics: none within [`WAIT`].
+async fn connect(addr: SocketAddr) -> TcpStream {
+    tokio::time::timeout(WAIT, TcpStream::connect(addr))
+        .await
+        .unwrap_or_else(|_| panic!("connect {addr}: no connection within {WAIT:?}"))
+        .unwrap_or_else(|e| panic!("connect {addr}: {e}"))
 }
 
 /// rustls settings that trust only the certificates of `ca_file`.
@@ -75,13 +92,18 @@ pub fn client_config(ca_file: &Path) -> Arc<ClientConfig> {
     Arc::new(config)
 }
 
+/// Sends one request on `s` and reads the whole answer (the server closes).
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     mut s: S,
+    method: &str,
     host: &str,
     path: &str,
     headers: &[(&str, &str)],
 ) -> Response {
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    if method != "GET" {
+        req.push_str("Content-Length: 0\r\n");
+    }
     for (n, v) in headers {
         req.push_str(&format!("{n}: {v}\r\n"));
     }
@@ -97,8 +119,8 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     };
     tokio::time::timeout(WAIT, io)
         .await
-        .unwrap_or_else(|_| panic!("GET {path}: no answer within {WAIT:?}"))
-        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        .unwrap_or_else(|_| panic!("{method} {path}: no answer within {WAIT:?}"))
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     parse(&raw)
 }
 

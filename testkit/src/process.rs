@@ -3,7 +3,9 @@
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::process::{Child, Command, ExitStatus};
+use std::io::Read;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A running child process.
@@ -66,6 +68,21 @@ impl Process {
         self.exit
     }
 
+    /// Waits for the exit, at most `limit`, collecting what the process
+    /// writes to its piped stdout and stderr (read as it comes, so a full
+    /// pipe never stalls it). None when it still runs; it is killed then.
+    pub fn output(&mut self, limit: Duration) -> Option<Output> {
+        let stdout = self.child.stdout.take().map(read_all);
+        let stderr = self.child.stderr.take().map(read_all);
+        let status = self.wait_exit(limit);
+        if status.is_none() {
+            self.kill9();
+        }
+        let collect = |h: Option<JoinHandle<Vec<u8>>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+        let (stdout, stderr) = (collect(stdout), collect(stderr));
+        Some(Output { status: status?, stdout, stderr })
+    }
+
     /// SIGKILL, then waits for it (the way a crashed machine would go).
     pub fn kill9(&mut self) {
         if self.is_running() {
@@ -99,6 +116,24 @@ impl Drop for Process {
             send(pid, Signal::SIGKILL);
         }
     }
+}
+
+/// Runs `cmd` to its end with its output collected (stdin closed), as
+/// `Command::output` does but bounded: at most `limit`.
+///
+/// Panics: it cannot be started, or still runs after `limit` (it is killed).
+pub fn run(name: &str, cmd: &mut Command, limit: Duration) -> Output {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    Process::spawn(name, cmd).output(limit).unwrap_or_else(|| panic!("{name} ({cmd:?}) did not finish in {limit:?}"))
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn read_all(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
 }
 
 /// Sends `signal` to `pid`; false when there is no such process.
@@ -136,6 +171,14 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// Resident set size of `pid` now, bytes (`VmRSS` of /proc/PID/status); None
+/// when the process is gone.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim();
+    Some(kb.parse::<u64>().ok()? * 1024)
+}
+
 /// The fields of /proc/PID/stat after the parenthesised command name (which
 /// may hold spaces): index 0 is the state, 1 the parent pid.
 fn stat_fields(stat: &str) -> Option<Vec<&str>> {
@@ -161,7 +204,18 @@ mod tests {
         let me = std::process::id();
         assert!(children_of(me).contains(&p.pid()));
         assert!(alive(p.pid()) && cpu_ticks(p.pid()).is_some());
+        assert!(rss_bytes(p.pid()).is_some_and(|b| b > 0));
         p.kill9();
         assert!(!p.is_running() && !alive(p.pid()));
+    }
+
+    #[test]
+    fn output_is_collected_and_a_process_past_its_limit_killed() {
+        let out = run("sh", Command::new("sh").args(["-c", "echo out; echo err >&2"]), Duration::from_secs(10));
+        assert!(out.status.success());
+        assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"out\n"[..], &b"err\n"[..]));
+        let mut slow = Process::spawn("sleep", Command::new("sleep").arg("30").stdout(Stdio::piped()));
+        assert!(slow.output(Duration::from_millis(100)).is_none());
+        assert!(!slow.is_running());
     }
 }
