@@ -27,8 +27,12 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The reason text sent in Busy and the metric label.
-    pub fn as_str(self) -> &'static str {
+    /// Every refusal, for documentation tests.
+    pub const ALL: [Refusal; 4] = [Refusal::Full, Refusal::Overloaded, Refusal::Draining, Refusal::Unavailable];
+
+    /// The reason text sent in Busy and the `reason` label of
+    /// `mino_busy_refusals_total`.
+    pub fn label(self) -> &'static str {
         match self {
             Refusal::Full => "full",
             Refusal::Overloaded => "overloaded",

@@ -1,7 +1,15 @@
 //! Command-line flags (also read from `MINO_*` environment variables) and the
-//! typed [`Config`] they become. Nothing deeper in the server reads the environment.
+//! typed [`Config`] they become. Nothing deeper in the server reads the
+//! environment.
+//!
+//! Every numeric flag has an allowed range, checked by clap when the flags are
+//! parsed: an out-of-range value stops the start with the flag's name and its
+//! range (`invalid value '0' for '--tick-hz <TICK_HZ>': 0 is not in 1..=120`),
+//! never a silent clamp. The one rule between two flags (the heartbeat fits
+//! twice in the shard TTL) is checked by [`Config::from_cli`].
 
-use clap::Parser;
+use clap::builder::RangedU64ValueParser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use mino_protocol::ShardId;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -30,75 +38,86 @@ pub struct Cli {
     #[arg(long, env = "MINO_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
 
-    /// Simulation and snapshot rate, Hz (1 to 120).
+    /// Simulation and snapshot rate, Hz. 1 to 120.
     #[arg(long, env = "MINO_TICK_HZ", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=120))]
     pub tick_hz: u16,
 
     /// Most players this process admits; further hellos get "busy".
-    #[arg(long, env = "MINO_MAX_PLAYERS", default_value_t = NonZeroU32::new(5000).unwrap_or(NonZeroU32::MIN))]
-    pub max_players: NonZeroU32,
+    /// 1 to 1,000,000.
+    #[arg(long, env = "MINO_MAX_PLAYERS", default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_players: u32,
 
     /// This shard's id (non-zero). Default: random.
     #[arg(long, env = "MINO_SHARD_ID")]
     pub shard_id: Option<NonZeroU32>,
 
-    /// World width and height, world units; the world spans (0,0) to (size,size).
-    #[arg(long, env = "MINO_WORLD_SIZE", default_value_t = 1000.0)]
+    /// World width and height, world units; the world spans (0,0) to
+    /// (size,size). 1 to 1,000,000.
+    #[arg(long, env = "MINO_WORLD_SIZE", default_value_t = 1000.0, value_parser = ranged_f32(1.0, 1_000_000.0))]
     pub world_size: f32,
 
-    /// Walking speed, world units per second.
-    #[arg(long, env = "MINO_SPEED", default_value_t = 120.0)]
+    /// Walking speed, world units per second. 0 to 10,000.
+    #[arg(long, env = "MINO_SPEED", default_value_t = 120.0, value_parser = ranged_f32(0.0, 10_000.0))]
     pub speed: f32,
 
     /// Busy rule: refuse new players while the mean tick start lateness over the
-    /// last second exceeds this many ms. 0 turns the lateness part of the rule off.
-    #[arg(long, env = "MINO_BUSY_LATENESS_MS", default_value_t = 10)]
+    /// last second exceeds this many ms. 0 turns the lateness part of the rule
+    /// off. 0 to 10,000.
+    #[arg(long, env = "MINO_BUSY_LATENESS_MS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub busy_lateness_ms: u64,
 
     /// Retry-after sent with a busy refusal, ms (a random 0-50 % is added).
-    #[arg(long, env = "MINO_BUSY_RETRY_MS", default_value_t = 2000)]
+    /// 0 to 600,000.
+    #[arg(long, env = "MINO_BUSY_RETRY_MS", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(0..=600_000))]
     pub busy_retry_ms: u32,
 
     /// Interval between websocket pings the server sends, ms (a ping goes out
-    /// with the next tick's write; checked once a second).
-    #[arg(long, env = "MINO_PING_INTERVAL_MS", default_value_t = 5000)]
+    /// with the next tick's write; checked once a second). 100 to 600,000.
+    #[arg(long, env = "MINO_PING_INTERVAL_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub ping_interval_ms: u64,
 
     /// A peer that sent nothing (not even a pong) for this long is dropped, ms
-    /// (checked once a second).
-    #[arg(long, env = "MINO_PEER_TIMEOUT_MS", default_value_t = 15000)]
+    /// (checked once a second). 200 to 3,600,000.
+    #[arg(long, env = "MINO_PEER_TIMEOUT_MS", default_value_t = 15000, value_parser = clap::value_parser!(u64).range(200..=3_600_000))]
     pub peer_timeout_ms: u64,
 
     /// Time allowed for the HTTP upgrade and then for the first Hello, ms each.
-    #[arg(long, env = "MINO_HANDSHAKE_TIMEOUT_MS", default_value_t = 10000)]
+    /// 100 to 600,000.
+    #[arg(long, env = "MINO_HANDSHAKE_TIMEOUT_MS", default_value_t = 10000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub handshake_timeout_ms: u64,
 
     /// A socket whose writes stay blocked this long is closed as too slow, ms.
-    #[arg(long, env = "MINO_WRITE_TIMEOUT_MS", default_value_t = 2000)]
+    /// 50 to 600,000.
+    #[arg(long, env = "MINO_WRITE_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..=600_000))]
     pub write_timeout_ms: u64,
 
     /// Ticks in a row a socket's writes may stay blocked (its kernel buffer
     /// full) before it is closed as too slow. Meanwhile newer snapshots replace
     /// its unsent ones; chat and presence are kept (at most 1,024 frames).
-    #[arg(long, env = "MINO_OUTBOUND_TICKS", default_value_t = 40)]
-    pub outbound_ticks: usize,
+    /// 2 to 1,000.
+    #[arg(long, env = "MINO_OUTBOUND_TICKS", default_value_t = 40, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub outbound_ticks: u32,
 
-    /// Sustained input messages a player may send per second (burst: twice this).
-    #[arg(long, env = "MINO_INPUT_RATE", default_value_t = 30)]
+    /// Sustained input messages a player may send per second (burst: twice
+    /// this). 1 to 10,000.
+    #[arg(long, env = "MINO_INPUT_RATE", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub input_rate: u32,
 
-    /// Sustained chat lines a player may send per second, as a fraction (burst: 5).
-    #[arg(long, env = "MINO_CHAT_RATE", default_value_t = 1.0)]
+    /// Sustained chat lines a player may send per second, as a fraction (burst:
+    /// 5). 0.01 to 1,000.
+    #[arg(long, env = "MINO_CHAT_RATE", default_value_t = 1.0, value_parser = ranged_f64(0.01, 1000.0))]
     pub chat_rate: f64,
 
-    /// Most open connections (websockets plus plain HTTP) at once.
-    #[arg(long, env = "MINO_MAX_CONNECTIONS", default_value_t = 20_000)]
+    /// Most open connections (websockets plus plain HTTP) at once. 1 to
+    /// 10,000,000.
+    #[arg(long, env = "MINO_MAX_CONNECTIONS", default_value_t = 20_000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub max_connections: usize,
 
     /// Kernel send buffer of each accepted socket, bytes (SO_SNDBUF). 0 keeps the
     /// kernel's autotuning. A fixed size bounds kernel memory per socket and how
     /// much a peer that stops reading can hold before it is closed as too slow.
-    #[arg(long, env = "MINO_SEND_BUFFER_BYTES", default_value_t = 0)]
+    /// 0 to 1 GiB.
+    #[arg(long, env = "MINO_SEND_BUFFER_BYTES", default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=1 << 30))]
     pub send_buffer_bytes: usize,
 
     /// Redis URL (redis://, rediss:// for TLS, redis://user:pass@host:port/db).
@@ -114,31 +133,35 @@ pub struct Cli {
     pub place: String,
 
     /// A shard whose heartbeat is older than this is dead to the others, ms.
-    #[arg(long, env = "MINO_SHARD_TTL_MS", default_value_t = 3000)]
+    /// 200 to 600,000.
+    #[arg(long, env = "MINO_SHARD_TTL_MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(200..=600_000))]
     pub shard_ttl_ms: u64,
 
     /// Interval of the shard's heartbeat and of its reading of the registry, ms.
-    #[arg(long, env = "MINO_HEARTBEAT_MS", default_value_t = 500)]
+    /// 50 to 300,000, and at most half of --shard-ttl-ms.
+    #[arg(long, env = "MINO_HEARTBEAT_MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(50..=300_000))]
     pub heartbeat_ms: u64,
 
-    /// Runtime threads. 1 (the default) runs the whole shard on one thread: no
+    /// Runtime threads, 1 to 256. 1 (the default) runs the whole shard on one thread: no
     /// cross-thread wake-ups on the fan-out path, and one core per shard process
     /// (scale out with more processes). More threads spread the sockets' work.
     #[arg(long, env = "MINO_WORKER_THREADS", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub worker_threads: u16,
 
     /// How long a resume ticket (and a disconnected player's session) stays
-    /// valid after it was issued or last refreshed, ms.
-    #[arg(long, env = "MINO_TICKET_TTL_MS", default_value_t = 600_000)]
+    /// valid after it was issued or last refreshed, ms. 1,000 to 2,592,000,000
+    /// (30 days).
+    #[arg(long, env = "MINO_TICKET_TTL_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1000..=2_592_000_000))]
     pub ticket_ttl_ms: u64,
 
     /// Drain (SIGTERM): players told to move to another shard per second.
-    /// Paced so the remaining shards are not stampeded.
-    #[arg(long, env = "MINO_DRAIN_RATE", default_value_t = 200)]
+    /// Paced so the remaining shards are not stampeded. 1 to 1,000,000.
+    #[arg(long, env = "MINO_DRAIN_RATE", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub drain_rate: u32,
 
-    /// Drain: longest wait for every player to leave before exiting, ms.
-    #[arg(long, env = "MINO_DRAIN_TIMEOUT_MS", default_value_t = 30_000)]
+    /// Drain: longest wait for every player to leave before exiting, ms. 0 to
+    /// 3,600,000.
+    #[arg(long, env = "MINO_DRAIN_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub drain_timeout_ms: u64,
 
     /// Benchmark control only: write each frame with its own system call
@@ -146,9 +169,34 @@ pub struct Cli {
     #[arg(long, env = "MINO_UNBATCHED_WRITES", hide = true)]
     pub unbatched_writes: bool,
 
-    /// Time the graceful shutdown may take before tasks are abandoned, ms.
-    #[arg(long, env = "MINO_SHUTDOWN_TIMEOUT_MS", default_value_t = 5000)]
+    /// Time the graceful shutdown may take before tasks are abandoned, ms. 0 to
+    /// 600,000.
+    #[arg(long, env = "MINO_SHUTDOWN_TIMEOUT_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub shutdown_timeout_ms: u64,
+}
+
+/// A clap parser for an `f32` within `min..=max` (NaN refused).
+fn ranged_f32(min: f32, max: f32) -> impl Fn(&str) -> Result<f32, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let v: f32 = s.trim().parse().map_err(|e| format!("{e}"))?;
+        if (min..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{s} is not in {min}..={max}"))
+        }
+    }
+}
+
+/// A clap parser for an `f64` within `min..=max` (NaN refused).
+fn ranged_f64(min: f64, max: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let v: f64 = s.trim().parse().map_err(|e| format!("{e}"))?;
+        if (min..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{s} is not in {min}..={max}"))
+        }
+    }
 }
 
 fn parse_place(s: &str) -> Result<String, String> {
@@ -188,8 +236,8 @@ pub struct Config {
     pub handshake_timeout: Duration,
     /// Longest a socket write may stay blocked.
     pub write_timeout: Duration,
-    /// Outbound queue length, ticks.
-    pub outbound_ticks: usize,
+    /// Ticks in a row a socket may stay blocked.
+    pub outbound_ticks: u32,
     /// Inputs per second, sustained.
     pub input_rate: u32,
     /// Chat lines per second, sustained.
@@ -218,37 +266,60 @@ pub struct Config {
     pub drain_timeout: Duration,
 }
 
+/// Flags that parse one by one but not together.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The heartbeat must fit twice in the shard TTL, or a live shard would
+    /// look dead between two heartbeats.
+    #[error("--heartbeat-ms {heartbeat_ms} must be at most half of --shard-ttl-ms {shard_ttl_ms}")]
+    HeartbeatTooSlow {
+        /// The heartbeat interval given, ms.
+        heartbeat_ms: u64,
+        /// The shard TTL given, ms.
+        shard_ttl_ms: u64,
+    },
+}
+
 impl Config {
     /// Types the parsed flags; a missing shard id becomes a random non-zero one.
-    pub fn from_cli(cli: &Cli) -> Config {
-        Config {
+    ///
+    /// Errors: [`ConfigError`] when two flags disagree.
+    pub fn from_cli(cli: &Cli) -> Result<Config, ConfigError> {
+        if cli.heartbeat_ms > cli.shard_ttl_ms / 2 {
+            return Err(ConfigError::HeartbeatTooSlow {
+                heartbeat_ms: cli.heartbeat_ms,
+                shard_ttl_ms: cli.shard_ttl_ms,
+            });
+        }
+        let ms = Duration::from_millis;
+        Ok(Config {
             static_dir: cli.static_dir.clone(),
             tick_hz: cli.tick_hz,
-            max_players: cli.max_players.get(),
+            max_players: cli.max_players,
             shard_id: ShardId(cli.shard_id.map_or_else(|| rand::random_range(1..=u32::MAX), NonZeroU32::get)),
-            world_size: cli.world_size.max(1.0),
-            speed: cli.speed.max(0.0),
-            busy_lateness: (cli.busy_lateness_ms > 0).then(|| Duration::from_millis(cli.busy_lateness_ms)),
-            busy_retry: Duration::from_millis(cli.busy_retry_ms.into()),
-            ping_interval: Duration::from_millis(cli.ping_interval_ms.max(100)),
-            peer_timeout: Duration::from_millis(cli.peer_timeout_ms.max(200)),
-            handshake_timeout: Duration::from_millis(cli.handshake_timeout_ms.max(100)),
-            write_timeout: Duration::from_millis(cli.write_timeout_ms.max(50)),
-            outbound_ticks: cli.outbound_ticks.clamp(2, 1000),
-            input_rate: cli.input_rate.max(1),
-            chat_rate: cli.chat_rate.max(0.01),
-            max_connections: cli.max_connections.max(1),
+            world_size: cli.world_size,
+            speed: cli.speed,
+            busy_lateness: (cli.busy_lateness_ms > 0).then(|| ms(cli.busy_lateness_ms)),
+            busy_retry: ms(cli.busy_retry_ms.into()),
+            ping_interval: ms(cli.ping_interval_ms),
+            peer_timeout: ms(cli.peer_timeout_ms),
+            handshake_timeout: ms(cli.handshake_timeout_ms),
+            write_timeout: ms(cli.write_timeout_ms),
+            outbound_ticks: cli.outbound_ticks,
+            input_rate: cli.input_rate,
+            chat_rate: cli.chat_rate,
+            max_connections: cli.max_connections,
             send_buffer: (cli.send_buffer_bytes > 0).then_some(cli.send_buffer_bytes),
             redis: cli.redis_url.clone().filter(|u| !u.is_empty()),
             place: cli.place.clone(),
-            shard_ttl: Duration::from_millis(cli.shard_ttl_ms.max(200)),
-            heartbeat: Duration::from_millis(cli.heartbeat_ms.clamp(50, cli.shard_ttl_ms.max(200) / 2)),
-            shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
+            shard_ttl: ms(cli.shard_ttl_ms),
+            heartbeat: ms(cli.heartbeat_ms),
+            shutdown_timeout: ms(cli.shutdown_timeout_ms),
             unbatched_writes: cli.unbatched_writes,
-            ticket_ttl: Duration::from_millis(cli.ticket_ttl_ms.max(1000)),
-            drain_rate: cli.drain_rate.max(1),
-            drain_timeout: Duration::from_millis(cli.drain_timeout_ms),
-        }
+            ticket_ttl: ms(cli.ticket_ttl_ms),
+            drain_rate: cli.drain_rate,
+            drain_timeout: ms(cli.drain_timeout_ms),
+        })
     }
 
     /// The tick period (1 / tick rate).
@@ -258,8 +329,61 @@ impl Config {
 }
 
 impl Default for Config {
-    /// The defaults of the command line, with a random shard id.
+    /// The command line's defaults, as documented on [`Cli`], standalone, with
+    /// shard id 1. Reads no environment variable and draws nothing random, so
+    /// unit tests and benches do not depend on the machine they run on.
     fn default() -> Self {
-        Config::from_cli(&Cli::parse_from(["mino-server"]))
+        let command = Cli::command().mut_args(|arg| arg.env(None::<&str>));
+        let cli =
+            command.try_get_matches_from(["mino-server", "--shard-id", "1"]).and_then(|m| Cli::from_arg_matches(&m));
+        match cli.map_err(|e| e.to_string()).and_then(|c| Config::from_cli(&c).map_err(|e| e.to_string())) {
+            Ok(config) => config,
+            // The defaults are constants checked by the test below.
+            Err(e) => unreachable!("the default flags are valid: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        let command = Cli::command().mut_args(|arg| arg.env(None::<&str>));
+        let mut all = vec!["mino-server"];
+        all.extend_from_slice(args);
+        command.try_get_matches_from(all).and_then(|m| Cli::from_arg_matches(&m))
+    }
+
+    #[test]
+    fn defaults_read_no_environment_and_nothing_random() {
+        std::env::set_var("MINO_TICK_HZ", "7");
+        let (a, b) = (Config::default(), Config::default());
+        std::env::remove_var("MINO_TICK_HZ");
+        assert_eq!((a.tick_hz, a.shard_id, a.redis.as_deref()), (20, ShardId(1), None));
+        assert_eq!(a.shard_id, b.shard_id);
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_flag_and_its_range() {
+        for (args, flag, range) in [
+            (&["--tick-hz", "0"][..], "--tick-hz", "1..=120"),
+            (&["--outbound-ticks", "1"][..], "--outbound-ticks", "2..=1000"),
+            (&["--peer-timeout-ms", "5"][..], "--peer-timeout-ms", "200..=3600000"),
+            (&["--world-size", "0"][..], "--world-size", "1..=1000000"),
+            (&["--chat-rate", "NaN"][..], "--chat-rate", "0.01..=1000"),
+            (&["--max-players", "0"][..], "--max-players", "1..=1000000"),
+        ] {
+            let e = parse(args).expect_err("out of range").to_string();
+            assert!(e.contains(flag) && e.contains(range), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_heartbeat_that_does_not_fit_twice_in_the_ttl_is_refused() {
+        let cli = parse(&["--shard-ttl-ms", "1000", "--heartbeat-ms", "600"]).expect("each in range");
+        let e = Config::from_cli(&cli).expect_err("too slow");
+        assert_eq!(e, ConfigError::HeartbeatTooSlow { heartbeat_ms: 600, shard_ttl_ms: 1000 });
+        assert!(e.to_string().contains("--heartbeat-ms") && e.to_string().contains("--shard-ttl-ms"));
     }
 }

@@ -49,7 +49,16 @@ pub struct AppState {
 /// A connection slot, held by the HTTP connection and by the websocket session
 /// it upgrades to; released when both are gone.
 #[derive(Clone)]
-pub struct ConnectionSlot(pub Arc<OwnedSemaphorePermit>);
+pub struct ConnectionSlot {
+    _permit: Arc<OwnedSemaphorePermit>,
+}
+
+impl ConnectionSlot {
+    /// A slot holding `permit` until its last clone is dropped.
+    pub fn new(permit: OwnedSemaphorePermit) -> ConnectionSlot {
+        ConnectionSlot { _permit: Arc::new(permit) }
+    }
+}
 
 /// The router of every route.
 pub fn router(state: AppState) -> Router {

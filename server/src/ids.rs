@@ -9,6 +9,9 @@ use std::collections::VecDeque;
 /// Ids in one block fetched from Redis.
 pub const BLOCK: u32 = 256;
 
+/// Ids fetched in one INCRBY: four blocks.
+pub const ID_FETCH: u32 = 4 * BLOCK;
+
 /// Where a shard's next player id comes from.
 #[derive(Debug)]
 pub enum PlayerIds {

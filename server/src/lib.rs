@@ -1,42 +1,75 @@
 //! mino's shard server.
 //!
-//! ```text
-//!  sockets ──► session tasks ──(bounded commands)──► tick loop (owns Shard: World,
-//!     ▲             ▲ woken only when a socket's              Admission, SnapshotEncoder)
-//!     │             │ buffer is full                             │ one TickFrame a tick
-//!     └── one writev a socket ◄── Outbox ◄── Fanout ◄────────────┘ (same bytes for all)
-//! ```
+//! The modules form layers; a module imports only from its own layer or the
+//! layers below it (`scripts/layers.py` checks this in CI, against
+//! `layers.toml`). Bottom up:
 //!
-//! - [`config`]: flags and the typed [`Config`].
-//! - [`sim`]: the world and movement (no I/O).
-//! - [`admission`]: the busy rule and the player cap (no I/O).
-//! - [`shard`]: world + admission + per-tick frames (no I/O).
-//! - [`tick`]: the tokio loop that owns the shard.
-//! - [`session`]: one websocket.
-//! - [`http`], [`listener`]: routes and the accept loop.
-//! - [`metrics`]: Prometheus metrics. [`shutdown`]: signals.
+//! | layer | modules | what |
+//! |---|---|---|
+//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `metrics`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, Prometheus metrics, the Redis connection and key layout |
+//! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
+//! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
+//! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
+//! | 4 cluster | `cluster` | the Redis tasks: publisher, subscriber, registry |
+//! | 5 driver | [`tick`] | the tick driver: runs the core on the tick clock and carries out its effects |
+//! | 6 edge | `http`, `listener`, [`shutdown`] | routes, the accept loop, signals |
+//!
+//! One tick's frame, from the clock to the sockets:
+//!
+//! ```text
+//!  TickClock ─► TickDriver ─► Shard::tick ─► TickFrame (snapshot encoded once,
+//!                  │                          chat, presence, roster)
+//!                  │ frames each payload once as a websocket frame
+//!                  ▼
+//!               Fanout ─► every socket's Outbox: one non-blocking writev each
+//!                  │       (a socket that cannot take it all wakes its session
+//!                  │        task to finish the write)
+//!                  └─► publisher ─► Redis ─► other shards' subscribers, relayed
+//!                                              unchanged in their next tick
+//! ```
 
-pub mod admission;
-pub mod cluster;
+pub mod clock;
 pub mod config;
-pub mod http;
-pub mod ids;
-pub mod listener;
-pub mod metrics;
-pub mod resume;
-pub mod session;
+
+mod admission;
+mod backplane;
+mod close;
+mod ids;
+mod metrics;
+mod sim;
+
+mod resume;
+
 pub mod shard;
-pub mod shutdown;
-pub mod sim;
+
+mod session;
+
+mod cluster;
+
 pub mod tick;
 
-pub use config::{Cli, Config};
+mod http;
+mod listener;
+pub mod shutdown;
+
+pub use config::{Cli, Config, ConfigError};
+pub use tick::Lifecycle;
 
 use prometheus_client::registry::Registry;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
+
+/// Why [`run`] could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The Redis URL is not one (nothing was started).
+    #[error(transparent)]
+    Redis(#[from] backplane::RedisError),
+}
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
 /// optional) until `life.stop` fires. When `life.drain` fires
@@ -46,19 +79,20 @@ use tokio_util::task::TaskTracker;
 /// "going away" (1001), stops the tick and joins every task, giving up after
 /// `config.shutdown_timeout`.
 ///
-/// Errors: an invalid Redis URL. An unreachable Redis is not an error: the
-/// shard serves its own players, reports not ready, and keeps retrying.
+/// Errors: [`RunError::Redis`] for an invalid Redis URL. An unreachable Redis
+/// is not an error: the shard serves its own players, reports not ready, and
+/// keeps retrying.
 pub async fn run(
     listener: TcpListener,
     admin: Option<TcpListener>,
     config: Config,
-    life: tick::Lifecycle,
-) -> anyhow::Result<()> {
+    life: Lifecycle,
+) -> Result<(), RunError> {
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
     let tracker = TaskTracker::new();
-    let (commands_tx, commands_rx) = mpsc::channel(tick::COMMAND_QUEUE);
+    let (commands_tx, commands_rx) = mpsc::channel(session::COMMAND_QUEUE);
     let cancel = life.stop.clone();
 
     let (cluster_link, cluster_status, store) = match config.redis {
@@ -68,10 +102,10 @@ pub async fn run(
         }
         None => (None, None, None),
     };
-    let mut shard = shard::Shard::new(&config);
-    shard.set_presence_epoch(tick::now_ms() * 1000);
-    let tick_loop = tick::TickLoop::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone());
-    tracker.spawn(tick_loop.run(commands_rx, life.clone()));
+    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000);
+    let driver =
+        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
+    tracker.spawn(driver.run(commands_rx));
 
     let state = http::AppState {
         session: session::SessionContext {

@@ -60,7 +60,7 @@ pub async fn accept_loop(
                 tracing::debug!(%peer, error = %e, "SO_SNDBUF failed");
             }
         }
-        let slot = ConnectionSlot(Arc::new(permit));
+        let slot = ConnectionSlot::new(permit);
         let router = router.clone();
         let cancel = cancel.clone();
         let header_timeout = config.header_timeout;

@@ -20,7 +20,13 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let config = Config::from_cli(&cli);
+    let config = match Config::from_cli(&cli) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     let listener = tokio::net::TcpListener::bind(cli.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cli.listen))?;
@@ -36,7 +42,7 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let life = mino_server::tick::Lifecycle::default();
+    let life = mino_server::Lifecycle::default();
     tokio::spawn(mino_server::shutdown::on_signal(life.clone()));
-    mino_server::run(listener, admin, config, life).await
+    Ok(mino_server::run(listener, admin, config, life).await?)
 }

@@ -16,17 +16,19 @@
 //! | `mino_sent_bytes_total` | bytes written to sockets, frame headers included |
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
 //! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
-//! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::session::CloseReason`] label |
-//! | `mino_busy_refusals_total{reason}` | hellos refused: full, overloaded, draining |
+//! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
+//! | `mino_busy_refusals_total{reason}` | hellos refused, by [`crate::admission::Refusal`] label: `full`, `overloaded`, `draining`, `unavailable` (clustered, no player id to give: Redis out of reach since the start) |
 //! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
 //! | `mino_redis_up` | clustered: 1 while the last heartbeat reached Redis |
 //! | `mino_redis_reconnects_total` | clustered: subscriptions rebuilt and heartbeats recovered |
 //! | `mino_redis_publish_failures_total` | clustered: publishes that failed (the frame is dropped) |
-//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped: `publish_snapshot` (Redis slower than the tick, oldest dropped), `publish_event`, `relay_snapshot` (tick queue full or shard not live), `relay_replaced` (two of a shard arrived within one tick; the older was never sent) |
+//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped, by [`DropKind`] label: `publish_snapshot` (Redis slower than the tick, oldest dropped), `publish_event` (the publish queue full, a publish failed, or a fenced shard's held queue full), `relay_snapshot` (tick queue full or shard not live), `relay_replaced` (two of a shard arrived within one tick; the older was never sent), `invalid` (a frame from Redis that failed verification) |
 //! | `mino_relay_frames_total` | clustered: frames received from other shards |
 //! | `mino_relay_lag_seconds` | clustered: age of a relayed snapshot when handed to sockets (publisher's tick to our tick) |
 //! | `mino_cluster_shards` | clustered: other live shards |
 
+use crate::admission::Refusal;
+use crate::close::CloseReason;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -34,11 +36,64 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
 
-/// Label set with one `reason` label.
+/// Label set with one `reason` label, made only from a reason enum's `label()`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReasonLabel {
-    /// The reason, a fixed lower-case word.
-    pub reason: &'static str,
+    reason: &'static str,
+}
+
+/// Why a frame on its way to or from Redis was dropped: the `kind` label of
+/// `mino_relay_dropped_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropKind {
+    /// Redis was slower than the tick: an older own snapshot was skipped.
+    PublishSnapshot,
+    /// An own chat, presence or park frame was not published (queue full,
+    /// publish failed, or a fenced shard's held queue full).
+    PublishEvent,
+    /// A relayed snapshot was dropped (tick queue full, or its shard not live).
+    RelaySnapshot,
+    /// Two relayed snapshots of one shard arrived within one tick: the older
+    /// was never sent.
+    RelayReplaced,
+    /// A frame from Redis failed verification.
+    Invalid,
+}
+
+impl DropKind {
+    /// Every kind, for documentation tests.
+    pub const ALL: [DropKind; 5] = [
+        DropKind::PublishSnapshot,
+        DropKind::PublishEvent,
+        DropKind::RelaySnapshot,
+        DropKind::RelayReplaced,
+        DropKind::Invalid,
+    ];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            DropKind::PublishSnapshot => "publish_snapshot",
+            DropKind::PublishEvent => "publish_event",
+            DropKind::RelaySnapshot => "relay_snapshot",
+            DropKind::RelayReplaced => "relay_replaced",
+            DropKind::Invalid => "invalid",
+        }
+    }
+}
+
+/// Frames, bytes and system calls of some writes, added to the metrics in
+/// one go by [`Metrics::count_writes`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Frames written whole.
+    pub frames: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Write system calls that wrote something.
+    pub writes: u64,
+    /// Writes the kernel refused or cut short (socket buffer full).
+    pub blocked: u64,
 }
 
 /// Every metric of the shard; cheap to clone (handles to shared atomics).
@@ -90,11 +145,10 @@ pub struct Metrics {
     pub cluster_shards: Gauge,
 }
 
-/// Label set with one `kind` label.
+/// Label set with one `kind` label, made only from [`DropKind::label`].
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
-    /// The kind, a fixed lower-case word.
-    pub kind: &'static str,
+    kind: &'static str,
 }
 
 impl Metrics {
@@ -161,13 +215,23 @@ impl Metrics {
         m
     }
 
-    /// Counts one dropped frame of `kind`.
-    pub fn dropped(&self, kind: &'static str, n: u64) {
-        self.relay_dropped.get_or_create(&KindLabel { kind }).inc_by(n);
+    /// Counts `n` dropped frames of `kind`.
+    pub fn dropped(&self, kind: DropKind, n: u64) {
+        self.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }).inc_by(n);
+    }
+
+    /// Counts a socket closed for `reason`.
+    pub fn closed(&self, reason: CloseReason) {
+        self.sockets_closed.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
+    }
+
+    /// Counts a hello refused for `refusal`.
+    pub fn refused(&self, refusal: Refusal) {
+        self.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.label() }).inc();
     }
 
     /// Adds the frames, bytes and system calls of some writes.
-    pub fn count_writes(&self, t: crate::session::Tally) {
+    pub fn count_writes(&self, t: Tally) {
         self.frames_sent.inc_by(t.frames);
         self.bytes_sent.inc_by(t.bytes);
         self.writes.inc_by(t.writes);
@@ -177,5 +241,24 @@ impl Metrics {
     /// Metrics registered in a throwaway registry (tests, benches).
     pub fn unregistered() -> Metrics {
         Metrics::register(&mut Registry::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every label a family can carry is documented in the table above.
+    #[test]
+    fn every_label_is_documented() {
+        let docs = include_str!("metrics.rs");
+        let table: Vec<&str> = docs.lines().filter(|l| l.starts_with("//! | `mino_")).collect();
+        let row = |name: &str| table.iter().find(|l| l.contains(name)).copied().unwrap_or_default();
+        for kind in DropKind::ALL {
+            assert!(row("mino_relay_dropped_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
+        }
+        for refusal in Refusal::ALL {
+            assert!(row("mino_busy_refusals_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");
+        }
     }
 }

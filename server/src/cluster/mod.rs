@@ -26,18 +26,18 @@
 //!   subscription that went silent while its publishers were alive (a Redis that
 //!   dropped a slow subscriber).
 
-pub mod connection;
-pub mod keys;
 pub mod publisher;
 pub mod registry;
 pub mod subscriber;
-pub mod view;
 
+use crate::backplane::{connection, Keys};
+use crate::clock::Instant;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
+use crate::shard::{ClusterEvent, Outgoing};
 use bytes::Bytes;
-use mino_protocol::{PlayerId, ShardId, Tick};
+use mino_protocol::Tick;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch, Notify};
@@ -48,113 +48,21 @@ use tokio_util::task::TaskTracker;
 /// (each checkout also costs deadpool's recycle PING).
 pub const POOL_SIZE: usize = 32;
 
-/// Capacity of the queue of cluster events into the tick loop.
+/// Capacity of the queue of cluster events into the tick driver.
 pub const EVENT_QUEUE: usize = 4096;
 
 /// Capacity of the queue of own chat and presence frames to publish.
 pub const PUBLISH_QUEUE: usize = 1024;
-
-/// What the cluster tasks tell the tick loop.
-#[derive(Debug)]
-pub enum ClusterEvent {
-    /// Another shard's snapshot, bytes as published.
-    Snapshot {
-        /// Publisher.
-        shard: ShardId,
-        /// Exact bytes.
-        bytes: Bytes,
-        /// Publisher's clock at its tick, ms.
-        server_time_ms: u64,
-    },
-    /// Another shard's chat frame.
-    Chat {
-        /// Exact bytes.
-        bytes: Bytes,
-    },
-    /// Another shard's presence frame and its delta.
-    Presence {
-        /// Publisher.
-        shard: ShardId,
-        /// Its presence sequence number.
-        seq: u64,
-        /// Exact bytes.
-        bytes: Bytes,
-        /// Players that joined, with names.
-        joined: Vec<(PlayerId, Arc<str>)>,
-        /// Players that left.
-        left: Vec<PlayerId>,
-    },
-    /// The other shards alive now.
-    Live(Vec<ShardId>),
-    /// The full player list of a shard that appeared, came back, or after a
-    /// resubscription.
-    Roster {
-        /// Whose.
-        shard: ShardId,
-        /// The presence sequence number the list is current to (0: unknown).
-        seq: u64,
-        /// Its players.
-        players: Vec<(PlayerId, Arc<str>)>,
-    },
-    /// Another shard resumed `player` at `generation`: drop it here.
-    Takeover {
-        /// Who.
-        player: PlayerId,
-        /// The session's generation on the new owner.
-        generation: u64,
-    },
-    /// After a fence: the players that were resumed elsewhere meanwhile.
-    Verified {
-        /// To drop.
-        lost: Vec<PlayerId>,
-    },
-    /// A block of cluster-unique player ids `[start, start + len)`.
-    Ids {
-        /// First id.
-        start: u32,
-        /// How many.
-        len: u32,
-    },
-}
-
-/// A frame of this shard to publish, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outgoing {
-    /// A chat frame, for the chat channel.
-    Chat(Bytes),
-    /// A player left this shard (disconnected, or told to move) at `(x, y)`:
-    /// kept in its session, so a resume elsewhere finds it in place even when
-    /// this shard's last snapshot no longer lists it.
-    Park {
-        /// Who.
-        player: PlayerId,
-        /// Where, world units.
-        x: f32,
-        /// Where, world units.
-        y: f32,
-    },
-    /// A presence frame, for the presence channel, with its delta: the
-    /// publisher applies the delta to this shard's players hash in the same
-    /// MULTI as the PUBLISH, so the hash is never behind what was published.
-    Presence {
-        /// The frame.
-        bytes: Bytes,
-        /// Its presence sequence number.
-        seq: u64,
-        /// Players that joined, with names.
-        joined: Vec<(PlayerId, Arc<str>)>,
-        /// Players that left.
-        left: Vec<PlayerId>,
-    },
-}
 
 /// This shard's newest snapshot, for the publisher.
 #[derive(Debug, Clone)]
 pub struct OwnSnapshot {
     /// Its tick.
     pub tick: Tick,
-    /// The shard's clock at that tick, ms since the epoch.
+    /// The shard's wall clock at that tick, ms since the epoch.
     pub server_time_ms: u64,
+    /// When the tick ran, monotonic (how old the snapshot is).
+    pub at: Instant,
     /// The bytes sockets got.
     pub bytes: Bytes,
 }
@@ -200,7 +108,7 @@ pub struct ClusterStatus {
     pub redis_up: AtomicBool,
     /// Publisher's clock of the newest snapshot published, ms.
     pub published_ms: AtomicU64,
-    /// True while the tick loop holds back publishing (see [`crate::tick`]).
+    /// True while the shard holds back publishing (see [`crate::shard`]).
     pub fenced: AtomicBool,
 }
 
@@ -217,7 +125,7 @@ pub fn start(
     let url = config.redis.as_deref().unwrap_or_default();
     let pool = connection::pool(url, POOL_SIZE)?;
     let client = connection::client(url)?;
-    let keys = keys::Keys::new(&config.place);
+    let keys = Keys::new(&config.place);
     let status = Arc::new(ClusterStatus::default());
     let (snapshot_tx, snapshot_rx) = watch::channel(None);
     let (publish_tx, publish_rx) = mpsc::channel(PUBLISH_QUEUE);

@@ -8,10 +8,11 @@
 //! - Every heartbeat interval the hash is rewritten whole from the players this
 //!   task has published (healing its expiry after a pause or a Redis restart).
 
-use super::connection::{with_conn, RedisError};
-use super::keys::Keys;
-use super::{ClusterStatus, Outgoing, OwnSnapshot};
-use crate::metrics::Metrics;
+use super::{ClusterStatus, OwnSnapshot};
+use crate::backplane::{with_conn, Keys, RedisError};
+use crate::clock::{self, Instant};
+use crate::metrics::{DropKind, Metrics};
+use crate::shard::Outgoing;
 use bytes::Bytes;
 use deadpool_redis::Pool;
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -61,7 +62,7 @@ impl Publisher {
         // The tick's clock of the newest snapshot handed over: when it is old,
         // the process was frozen and the tick loop has yet to check what is
         // still ours, so nothing stale may be written.
-        let mut newest_tick_ms = crate::tick::now_ms();
+        let mut newest_tick = clock::now();
         let mut rewrite = tokio::time::interval(self.interval);
         rewrite.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -71,7 +72,7 @@ impl Publisher {
                 item = outgoing.recv() => match item {
                     Some(Outgoing::Chat(bytes)) => {
                         if self.publish(self.keys.chat(), bytes).await.is_err() {
-                            self.metrics.dropped("publish_event", 1);
+                            self.metrics.dropped(DropKind::PublishEvent, 1);
                         }
                     }
                     Some(Outgoing::Park { player, x, y }) => {
@@ -86,7 +87,7 @@ impl Publisher {
                         players.extend(joined.iter().cloned());
                         seq = s;
                         if self.presence(bytes, seq, &joined, &left).await.is_err() {
-                            self.metrics.dropped("publish_event", 1);
+                            self.metrics.dropped(DropKind::PublishEvent, 1);
                         }
                     }
                     None => break,
@@ -96,13 +97,13 @@ impl Publisher {
                         break;
                     }
                     let Some(own) = snapshots.borrow_and_update().clone() else { continue };
-                    newest_tick_ms = newest_tick_ms.max(own.server_time_ms);
-                    if self.stale(own.server_time_ms) {
-                        self.metrics.dropped("publish_snapshot", 1);
+                    newest_tick = newest_tick.max(own.at);
+                    if self.stale(own.at) {
+                        self.metrics.dropped(DropKind::PublishSnapshot, 1);
                         continue;
                     }
                     if let Some(prev) = last_tick {
-                        self.metrics.dropped("publish_snapshot", own.tick.0.saturating_sub(prev.0 + 1));
+                        self.metrics.dropped(DropKind::PublishSnapshot, own.tick.0.saturating_sub(prev.0 + 1));
                     }
                     last_tick = Some(own.tick);
                     if self.snapshot(own.bytes).await.is_ok() {
@@ -110,7 +111,7 @@ impl Publisher {
                     }
                 }
                 _ = rewrite.tick() => {
-                    if self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick_ms) {
+                    if self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick) {
                         continue;
                     }
                     if let Err(e) = self.rewrite(&players, seq).await {
@@ -129,9 +130,9 @@ impl Publisher {
         with_conn(&self.pool, async move |c| inv.invoke_async::<()>(c).await).await
     }
 
-    /// True when a tick at `tick_ms` is too old to speak for this shard now.
-    fn stale(&self, tick_ms: u64) -> bool {
-        crate::tick::now_ms().saturating_sub(tick_ms) > (self.ttl / 2).as_millis() as u64
+    /// True when a tick run at `at` is too old to speak for this shard now.
+    fn stale(&self, at: Instant) -> bool {
+        clock::now().saturating_duration_since(at) > self.ttl / 2
     }
 
     /// PUBLISHes a snapshot and keeps it as this shard's last snapshot (for the

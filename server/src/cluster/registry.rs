@@ -15,13 +15,13 @@
 //! others within the TTL plus one interval; its keys expire by themselves, and
 //! the others remove its entry from the sorted set.
 
-use super::connection::{with_conn, RedisError};
-use super::keys::Keys;
 use super::publisher::SEQ_FIELD;
-use super::{ClusterEvent, ClusterStatus, LocalState};
-use crate::ids::BLOCK;
+use super::{ClusterStatus, LocalState};
+use crate::backplane::{with_conn, Keys, RedisError};
+use crate::clock::wall_ms as now_ms;
+use crate::ids::ID_FETCH;
 use crate::metrics::Metrics;
-use crate::tick::now_ms;
+use crate::shard::ClusterEvent;
 use deadpool_redis::Pool;
 use mino_protocol::{PlayerId, ShardId};
 use redis::AsyncCommands;
@@ -39,9 +39,6 @@ const RESEED: &str =
 
 /// Extra reads of a shard's players after it appeared.
 pub const RECHECKS: u8 = 2;
-
-/// Ids fetched in one INCRBY.
-pub const ID_FETCH: u32 = 4 * BLOCK;
 
 /// What a shard's heartbeat key holds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -6,11 +6,12 @@
 //! silent about a shard whose heartbeat says it is publishing (a Redis that
 //! dropped this subscriber for its output buffer limit, or a half-open link).
 
-use super::keys::Keys;
 use super::registry::Heartbeat;
-use super::ClusterEvent;
-use crate::metrics::Metrics;
+use crate::backplane::Keys;
+use crate::clock;
+use crate::metrics::{DropKind, Metrics};
 use crate::resume::store::parse_takeover;
+use crate::shard::ClusterEvent;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mino_protocol::server::{decode, ServerMsg};
@@ -19,7 +20,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// First wait before reconnecting; doubled up to [`BACKOFF_MAX`].
@@ -107,7 +107,7 @@ impl Subscriber {
         *subscriptions += 1;
         self.resync.notify_one();
         let mut newest: HashMap<ShardId, u64> = HashMap::new();
-        let started = Instant::now();
+        let started = clock::now();
         let mut watchdog = tokio::time::interval(WATCHDOG);
         let mut stream = pubsub.on_message();
         loop {
@@ -155,7 +155,7 @@ impl Subscriber {
             Ok(m) => m,
             Err(e) => {
                 tracing::warn!(channel, error = %e, "dropping an invalid frame from redis");
-                self.metrics.dropped("invalid", 1);
+                self.metrics.dropped(DropKind::Invalid, 1);
                 return;
             }
         };
@@ -167,7 +167,7 @@ impl Subscriber {
                 self.metrics.relay_frames.inc();
                 let e = ClusterEvent::Snapshot { shard, bytes: bytes(), server_time_ms: s.server_time_ms() };
                 if self.events.try_send(e).is_err() {
-                    self.metrics.dropped("relay_snapshot", 1);
+                    self.metrics.dropped(DropKind::RelaySnapshot, 1);
                 }
                 return;
             }

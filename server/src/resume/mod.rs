@@ -21,6 +21,7 @@ pub mod local;
 pub mod store;
 pub mod ticket;
 
+use crate::close::CloseReason;
 use mino_protocol::wire::CloseCode;
 use mino_protocol::{PlayerId, ShardId};
 pub use ticket::Ticket;
@@ -72,4 +73,15 @@ pub struct Claimed {
     pub previous_owner: Option<ShardId>,
     /// The fresh ticket for the Welcome.
     pub ticket: Ticket,
+}
+
+impl From<ResumeError> for CloseReason {
+    fn from(e: ResumeError) -> Self {
+        match e {
+            ResumeError::Invalid => CloseReason::TicketInvalid,
+            ResumeError::Used => CloseReason::TicketUsed,
+            ResumeError::Expired => CloseReason::TicketExpired,
+            ResumeError::Live | ResumeError::Unavailable => CloseReason::TicketLive,
+        }
+    }
 }

@@ -17,8 +17,7 @@
 //! again ([`SessionStore::lost`]) and drops those claimed elsewhere.
 
 use super::{Claimed, ResumeError, Ticket};
-use crate::cluster::connection::{with_conn, RedisError};
-use crate::cluster::keys::Keys;
+use crate::backplane::{with_conn, Keys, RedisError};
 use deadpool_redis::Pool;
 use mino_protocol::server::{decode, player_id, ServerMsg};
 use mino_protocol::{quantize, PlayerId, ShardId};

@@ -14,11 +14,11 @@
 //! tick to tick, so each socket's frame leaves at about the same offset into
 //! every tick.
 
-use super::outbox::{Outbox, Tally};
-use crate::metrics::Metrics;
+use super::outbox::Outbox;
+use crate::clock;
+use crate::metrics::{Metrics, Tally};
 use crate::shard::TickFrame;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The admitted sockets of one shard. Owned by the tick loop.
 pub struct Fanout {
@@ -40,7 +40,7 @@ impl Fanout {
     /// Writes `frame` to every socket, forgets closed and stuck ones, and
     /// counts the writes in the metrics.
     pub fn deliver(&mut self, frame: &TickFrame) {
-        let now = Instant::now();
+        let now = clock::now();
         let mut tally = Tally::default();
         self.outboxes.retain(|outbox| outbox.deliver(frame, now, &mut tally));
         self.metrics.count_writes(tally);

@@ -18,13 +18,15 @@
 //! wake-up, where a channel per socket would cost about a kilobyte each.
 
 use super::{ws_frame, Batch};
-use crate::shard::TickFrame;
-use crate::tick::Control;
+use crate::clock::{self, Instant};
+use crate::close::CloseReason;
+use crate::metrics::Tally;
+use crate::shard::{Control, TickFrame};
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 
@@ -42,20 +44,6 @@ pub struct SlowLimits {
     pub ticks: u32,
     /// Longest a socket may stay blocked.
     pub time: Duration,
-}
-
-/// Frames, bytes and system calls of some writes, added to the metrics by the
-/// caller in one go.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// Frames written whole.
-    pub frames: u64,
-    /// Bytes written.
-    pub bytes: u64,
-    /// Write system calls that wrote something.
-    pub writes: u64,
-    /// Writes the kernel refused or cut short (socket buffer full).
-    pub blocked: u64,
 }
 
 /// What a write attempt left.
@@ -79,11 +67,36 @@ pub enum Stuck {
     Failed,
 }
 
-impl From<Stuck> for io::Error {
-    fn from(why: Stuck) -> io::Error {
+/// Why a write the session waited for did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The socket stayed blocked past its limits, or holds too many frames.
+    #[error("socket too slow")]
+    TooSlow,
+    /// The outbox is closed, or its socket failed (reset, broken pipe).
+    #[error("socket closed")]
+    Closed,
+    /// Waiting for the socket to become writable failed.
+    #[error("socket: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl WriteError {
+    /// Why the socket closes after this failure: a socket that stayed blocked
+    /// is too slow; any other failure means the connection is gone.
+    pub fn close_reason(&self) -> CloseReason {
+        match self {
+            WriteError::TooSlow => CloseReason::TooSlow,
+            WriteError::Closed | WriteError::Io(_) => CloseReason::ClientClosed,
+        }
+    }
+}
+
+impl From<Stuck> for WriteError {
+    fn from(why: Stuck) -> WriteError {
         match why {
-            Stuck::TooSlow => io::ErrorKind::TimedOut.into(),
-            Stuck::Failed => io::ErrorKind::BrokenPipe.into(),
+            Stuck::TooSlow => WriteError::TooSlow,
+            Stuck::Failed => WriteError::Closed,
         }
     }
 }
@@ -316,15 +329,16 @@ impl Outbox {
     /// Queues `frames` after everything already queued and writes until done,
     /// waiting for the socket to drain at most `limit`.
     ///
-    /// Errors: `TimedOut` past `limit` or when the outbox is (or becomes) too
-    /// slow, including when it holds [`MAX_PENDING_EVENTS`] frames already;
-    /// `BrokenPipe` when the socket failed or the outbox is closed; or the
-    /// socket's error. Nothing is queued when it fails at once.
-    pub async fn send(&self, frames: &[Bytes], limit: Duration, tally: &mut Tally) -> io::Result<()> {
+    /// Errors: [`WriteError::TooSlow`] past `limit` or when the outbox is (or
+    /// becomes) too slow, including when it holds [`MAX_PENDING_EVENTS`]
+    /// frames already; [`WriteError::Closed`] when the socket failed or the
+    /// outbox is closed; or the socket's error. Nothing is queued when it
+    /// fails at once.
+    pub async fn send(&self, frames: &[Bytes], limit: Duration, tally: &mut Tally) -> Result<(), WriteError> {
         {
             let mut st = self.lock();
             if st.closed {
-                return Err(io::ErrorKind::BrokenPipe.into());
+                return Err(WriteError::Closed);
             }
             if let Some(why) = st.stuck {
                 return Err(why.into());
@@ -344,7 +358,7 @@ impl Outbox {
     /// (roster first), waiting at most `limit` for the socket.
     ///
     /// Errors: as [`Outbox::send`].
-    pub async fn open(&self, welcome: Bytes, limit: Duration, tally: &mut Tally) -> io::Result<()> {
+    pub async fn open(&self, welcome: Bytes, limit: Duration, tally: &mut Tally) -> Result<(), WriteError> {
         {
             let mut st = self.lock();
             if let Some(why) = st.stuck {
@@ -362,8 +376,8 @@ impl Outbox {
     /// `limit`.
     ///
     /// Errors: as [`Outbox::send`].
-    pub async fn drain(&self, limit: Duration, tally: &mut Tally) -> io::Result<()> {
-        let deadline = tokio::time::Instant::now() + limit;
+    pub async fn drain(&self, limit: Duration, tally: &mut Tally) -> Result<(), WriteError> {
+        let deadline = clock::now() + limit;
         loop {
             let flushed = {
                 let mut st = self.lock();
@@ -371,7 +385,7 @@ impl Outbox {
                     return Err(why.into());
                 }
                 // One system call a lock hold: the fan-out never waits long.
-                self.flush_locked(&mut st, Instant::now(), tally, 1)
+                self.flush_locked(&mut st, clock::now(), tally, 1)
             };
             match flushed {
                 Flushed::Done => return Ok(()),
@@ -382,7 +396,7 @@ impl Outbox {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => {
                     self.stick(&mut self.lock(), Stuck::TooSlow);
-                    return Err(io::ErrorKind::TimedOut.into());
+                    return Err(WriteError::TooSlow);
                 }
                 ready = self.socket.writable() => ready?,
                 () = self.wake.notified() => {}
@@ -512,7 +526,7 @@ mod tests {
         }
         assert_eq!(outbox.stuck(), Some(Stuck::TooSlow));
         let err = outbox.drain(Duration::from_millis(10), &mut tally).await.expect_err("stuck");
-        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert!(matches!(err, WriteError::TooSlow), "{err:?}");
     }
 
     #[tokio::test]
@@ -524,14 +538,14 @@ mod tests {
             async move { outbox.told().await }
         });
         tokio::task::yield_now().await;
-        outbox.tell(Control::Close(crate::session::CloseReason::SessionReplaced));
-        outbox.tell(Control::Close(crate::session::CloseReason::Shutdown));
+        outbox.tell(Control::Close(CloseReason::SessionReplaced));
+        outbox.tell(Control::Close(CloseReason::Shutdown));
         let told = tokio::time::timeout(Duration::from_secs(1), waiting).await.expect("woken").expect("task");
-        assert!(matches!(told, Control::Close(crate::session::CloseReason::SessionReplaced)), "{told:?}");
+        assert!(matches!(told, Control::Close(CloseReason::SessionReplaced)), "{told:?}");
         // Told before anyone waits: kept for the next wait.
-        outbox.tell(Control::Close(crate::session::CloseReason::Moved));
+        outbox.tell(Control::Close(CloseReason::Moved));
         let later = tokio::time::timeout(Duration::from_secs(1), outbox.told()).await.expect("kept");
-        assert!(matches!(later, Control::Close(crate::session::CloseReason::Moved)), "{later:?}");
+        assert!(matches!(later, Control::Close(CloseReason::Moved)), "{later:?}");
     }
 
     #[tokio::test]
@@ -541,10 +555,10 @@ mod tests {
         let mut tally = Tally::default();
         let big = Bytes::from(vec![0u8; 256 * 1024]);
         let err = outbox.send(&[big], Duration::from_millis(100), &mut tally).await.expect_err("never read");
-        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert!(matches!(err, WriteError::TooSlow), "{err:?}");
         for _ in 0..10_000 {
             let err = outbox.send(&[Bytes::from_static(b"pong")], Duration::from_secs(1), &mut tally).await;
-            assert_eq!(err.expect_err("stuck").kind(), io::ErrorKind::TimedOut);
+            assert!(matches!(err, Err(WriteError::TooSlow)), "{err:?}");
         }
         assert_eq!(outbox.lock().batch.events(), 0, "nothing queued on a stuck outbox");
     }
@@ -559,7 +573,7 @@ mod tests {
         let queued = outbox.send(&frames, Duration::from_millis(10), &mut tally).await;
         assert!(queued.is_ok() || outbox.stuck().is_some());
         let err = outbox.send(&[Bytes::from_static(b"x")], Duration::from_secs(1), &mut tally).await;
-        assert_eq!(err.expect_err("over the cap").kind(), io::ErrorKind::TimedOut);
+        assert!(matches!(err, Err(WriteError::TooSlow)), "over the cap: {err:?}");
         assert_eq!(outbox.stuck(), Some(Stuck::TooSlow));
     }
 

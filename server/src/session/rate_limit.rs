@@ -1,6 +1,6 @@
 //! Token-bucket rate limits for a player's inputs and chat lines.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 /// A token bucket: holds up to `burst` tokens, refilled at `rate` a second.
 /// Pure: the caller passes `now`.

@@ -9,8 +9,10 @@
 //! runtime's reactor like a socket. Elsewhere, or if the timerfd cannot be
 //! made, it is a tokio interval.
 
+use crate::clock::Instant;
+use mino_protocol::Tick;
 use std::time::Duration;
-use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio::time::{Interval, MissedTickBehavior};
 
 /// A periodic clock. Missed ticks (after a stall) are skipped, never replayed.
 pub struct TickClock {
@@ -40,9 +42,22 @@ impl TickClock {
         TickClock { inner: Inner::Tokio(interval), period, first }
     }
 
-    /// Waits for the next tick; returns the instant it was due (the latest due
-    /// instant, when ticks were missed). Cancel-safe.
-    pub async fn tick(&mut self) -> Instant {
+    /// Waits for the next tick; returns its number (1 for the first, counting
+    /// scheduled ticks, so missed ones leave a gap) and the instant it was due
+    /// (the latest due instant, when ticks were missed). Cancel-safe.
+    pub async fn tick(&mut self) -> (Tick, Instant) {
+        let due = self.due().await;
+        (self.number(due), due)
+    }
+
+    /// The number of the tick due at `due` (on the grid).
+    fn number(&self, due: Instant) -> Tick {
+        let period = self.period.as_nanos().max(1);
+        let k = due.saturating_duration_since(self.first).as_nanos() / period;
+        Tick(u64::try_from(k).unwrap_or(u64::MAX - 1) + 1)
+    }
+
+    async fn due(&mut self) -> Instant {
         loop {
             match &mut self.inner {
                 #[cfg(target_os = "linux")]
@@ -117,15 +132,16 @@ mod tests {
     async fn ticks_fall_on_the_period_grid_and_missed_ones_are_skipped() {
         let period = Duration::from_millis(20);
         let mut clock = TickClock::new(period);
-        let first = clock.tick().await;
-        assert_eq!(first, clock.first);
+        let (n, first) = clock.tick().await;
+        assert_eq!((n, first), (Tick(1), clock.first));
         // Block the runtime across three due ticks, as a stalled process would.
         std::thread::sleep(Duration::from_millis(70));
-        let late = clock.tick().await;
+        let (late_n, late) = clock.tick().await;
         let skipped = late - first;
         assert!(skipped >= period * 3, "the latest due tick, not the next missed one: {skipped:?}");
         assert_eq!(skipped.as_nanos() % period.as_nanos(), 0, "on the grid: {skipped:?}");
-        let next = clock.tick().await;
-        assert_eq!(next - late, period, "missed ticks are not replayed");
+        assert_eq!(late_n.0 - 1, (skipped.as_nanos() / period.as_nanos()) as u64, "numbers count scheduled ticks");
+        let (next_n, next) = clock.tick().await;
+        assert_eq!((next - late, next_n.0), (period, late_n.0 + 1), "missed ticks are not replayed");
     }
 }

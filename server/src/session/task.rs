@@ -10,14 +10,18 @@
 //! (into a place reserved first, so a busy shard refuses before the ticket is
 //! spent), registers a new one, and refreshes its ticket's TTL.
 
-use super::outbox::{Outbox, SlowLimits, Tally};
+use super::command::Command;
+use super::outbox::{Outbox, SlowLimits, WriteError};
 use super::socket::Reader;
-use super::{ws_frame, CloseReason, TokenBucket};
+use super::{ws_frame, TokenBucket};
+use crate::admission::Refusal;
+use crate::clock;
+use crate::close::CloseReason;
 use crate::config::Config;
-use crate::metrics::{Metrics, ReasonLabel};
+use crate::metrics::{Metrics, Tally};
 use crate::resume::store::SessionStore;
 use crate::resume::{Claimed, Ticket};
-use crate::tick::{now_ms, Command, Control, JoinReply};
+use crate::shard::{Busy, Control, LinkId};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mino_protocol::client::{self, ClientMsg, Hello};
@@ -27,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::{timeout, Instant, MissedTickBehavior};
+use tokio::time::{timeout, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 
@@ -58,11 +62,11 @@ const HOUSEKEEPING: Duration = Duration::from_secs(1);
 pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) {
     ctx.metrics.connections.inc();
     let cfg = &ctx.config;
-    let limits = SlowLimits { ticks: cfg.outbound_ticks as u32, time: cfg.write_timeout };
+    let limits = SlowLimits { ticks: cfg.outbound_ticks, time: cfg.write_timeout };
     let outbox = Arc::new(Outbox::new(writer, limits, cfg.unbatched_writes));
     // The context lives in the session only: a session task's memory is
     // mostly its future, held for as long as the player plays.
-    let mut session = Session { ctx, reader, outbox, player: None, link: 0, ticket: None };
+    let mut session = Session { ctx, reader, outbox, player: None, link: LinkId(0), ticket: None };
     let reason = session.run().await;
     Box::pin(session.close(reason)).await;
     let ctx = &session.ctx;
@@ -71,7 +75,7 @@ pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) 
         let _ = Box::pin(ctx.commands.send(Command::Leave { player, link: session.link })).await;
     }
     ctx.metrics.connections.dec();
-    ctx.metrics.sockets_closed.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
+    ctx.metrics.closed(reason);
     tracing::debug!(player = ?session.player, reason = reason.label(), "session closed");
 }
 
@@ -80,8 +84,8 @@ struct Session {
     reader: Reader,
     outbox: Arc<Outbox>,
     player: Option<PlayerId>,
-    /// This session's link number at the tick loop.
-    link: u64,
+    /// This session's link at the shard core.
+    link: LinkId,
     /// The player's current resume ticket.
     ticket: Option<Ticket>,
 }
@@ -107,7 +111,7 @@ impl Session {
             Ok(Err(reason)) => return reason,
             Ok(Ok(hello)) => hello,
         };
-        let started = std::time::Instant::now();
+        let started = clock::now();
         let resume = match hello.resume_ticket {
             None => None,
             Some(bytes) => match Box::pin(self.claim(bytes)).await {
@@ -126,12 +130,10 @@ impl Session {
         }
         match reply_rx.await {
             Err(_) => CloseReason::Shutdown,
-            Ok(JoinReply::Refused { refusal, retry_after_ms }) => {
-                Box::pin(self.busy(refusal.as_str(), retry_after_ms)).await
-            }
-            Ok(JoinReply::Admitted { admitted, link }) => {
+            Ok(Err(busy)) => Box::pin(self.busy(busy)).await,
+            Ok(Ok(admitted)) => {
                 let player = admitted.player;
-                (self.player, self.link, self.ticket) = (Some(player), link, Some(admitted.ticket));
+                (self.player, self.link, self.ticket) = (Some(player), admitted.link, Some(admitted.ticket));
                 if let Some(store) = &self.ctx.store {
                     if !resumed {
                         if let Err(e) = Box::pin(store.register(player, &name, admitted.ticket)).await {
@@ -145,7 +147,7 @@ impl Session {
                 let opened = Box::pin(self.outbox.open(welcome, self.ctx.config.write_timeout, &mut tally)).await;
                 self.ctx.metrics.count_writes(tally);
                 if let Err(e) = opened {
-                    return write_failed(&e);
+                    return e.close_reason();
                 }
                 tracing::debug!(%player, resumed, ?claimed_in, welcomed_in = ?started.elapsed(), "welcomed");
                 self.play(player).await
@@ -154,8 +156,9 @@ impl Session {
     }
 
     /// Sends Busy; the close code follows.
-    async fn busy(&mut self, reason: &str, retry_after_ms: u32) -> CloseReason {
-        let busy = ws_frame::binary(&msg::encode_busy(reason, retry_after_ms));
+    async fn busy(&mut self, busy: Busy) -> CloseReason {
+        let Busy { refusal, retry_after_ms } = busy;
+        let busy = ws_frame::binary(&msg::encode_busy(Refusal::label(refusal), retry_after_ms));
         let _ = self.send(busy, CLOSE_WRITE_TIMEOUT).await;
         CloseReason::Busy
     }
@@ -167,12 +170,12 @@ impl Session {
         self.ctx.commands.send(Command::Reserve { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
         match rx.await {
             Err(_) => return Err(CloseReason::Shutdown),
-            Ok(Err((refusal, retry_after_ms))) => return Err(self.busy(refusal.as_str(), retry_after_ms).await),
+            Ok(Err(busy)) => return Err(self.busy(busy).await),
             Ok(Ok(())) => {}
         }
         let claimed = match &self.ctx.store {
             Some(store) => {
-                let now = now_ms();
+                let now = clock::wall_ms();
                 let next = Ticket::issue(now, &mut rand::rng());
                 store.claim(&ticket, next, now).await
             }
@@ -203,7 +206,7 @@ impl Session {
                 Some(Ok(Message::Close(_))) => return Err(CloseReason::ClientClosed),
                 Some(Ok(Message::Ping(p))) => {
                     if let Err(e) = self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
-                        return Err(write_failed(&e));
+                        return Err(e.close_reason());
                     }
                     continue;
                 }
@@ -223,10 +226,9 @@ impl Session {
     /// The main loop of an admitted player.
     async fn play(&mut self, player: PlayerId) -> CloseReason {
         let cfg = self.ctx.config.clone();
-        let now = Instant::now();
-        let std_now = std::time::Instant::now();
-        let mut inputs = TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, std_now);
-        let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, std_now);
+        let now = clock::now();
+        let mut inputs = TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, now);
+        let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, now);
         let (mut last_heard, mut last_ping, mut last_refresh) = (now, now, now);
         let period = HOUSEKEEPING.min(cfg.ping_interval).min(cfg.peer_timeout / 4);
         let mut housekeeping = tokio::time::interval_at(now + period, period);
@@ -241,7 +243,7 @@ impl Session {
                     Control::Move(next) => return Box::pin(self.moved(player, next)).await,
                 },
                 inbound = self.reader.next() => {
-                    last_heard = Instant::now();
+                    last_heard = clock::now();
                     let flow = match inbound {
                         None => Flow::Close(CloseReason::ClientClosed),
                         Some(Err(e)) => Flow::Close(classify(&e)),
@@ -254,7 +256,7 @@ impl Session {
                 // The socket could not take a tick's frames at once: finish them.
                 () = outbox.woken() => {
                     if let Err(e) = Box::pin(self.drain(cfg.write_timeout)).await {
-                        return write_failed(&e);
+                        return e.close_reason();
                     }
                 }
                 now = housekeeping.tick() => {
@@ -289,12 +291,12 @@ impl Session {
             Message::Ping(p) => {
                 return match self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
                     Ok(()) => Flow::Continue,
-                    Err(e) => Flow::Close(write_failed(&e)),
+                    Err(e) => Flow::Close(e.close_reason()),
                 };
             }
             Message::Pong(_) | Message::Frame(_) => return Flow::Continue,
         };
-        let now = std::time::Instant::now();
+        let now = clock::now();
         let command = match client::decode(&data) {
             Err(e) => return Flow::Close(CloseReason::from(&e)),
             Ok(ClientMsg::Hello(_)) => return Flow::Close(CloseReason::Malformed),
@@ -315,10 +317,10 @@ impl Session {
                     return Flow::Close(CloseReason::InputFlood);
                 }
                 // Answered at once, with its own write, so the measured ping is true.
-                let pong = ws_frame::binary(&msg::encode_pong(client_time_ms, now_ms()));
+                let pong = ws_frame::binary(&msg::encode_pong(client_time_ms, clock::wall_ms()));
                 return match self.send(pong, self.ctx.config.write_timeout).await {
                     Ok(()) => Flow::Continue,
-                    Err(e) => Flow::Close(write_failed(&e)),
+                    Err(e) => Flow::Close(e.close_reason()),
                 };
             }
         };
@@ -351,7 +353,7 @@ impl Session {
     }
 
     /// Writes one frame after everything queued, waiting at most `limit`.
-    async fn send(&self, frame: Bytes, limit: Duration) -> std::io::Result<()> {
+    async fn send(&self, frame: Bytes, limit: Duration) -> Result<(), WriteError> {
         let mut tally = Tally::default();
         let sent = self.outbox.send(&[frame], limit, &mut tally).await;
         self.ctx.metrics.count_writes(tally);
@@ -359,7 +361,7 @@ impl Session {
     }
 
     /// Finishes what the fan-out could not write at once, waiting at most `limit`.
-    async fn drain(&self, limit: Duration) -> std::io::Result<()> {
+    async fn drain(&self, limit: Duration) -> Result<(), WriteError> {
         let mut tally = Tally::default();
         let drained = self.outbox.drain(limit, &mut tally).await;
         self.ctx.metrics.count_writes(tally);
@@ -378,15 +380,6 @@ impl Session {
         let mut tally = Tally::default();
         self.outbox.close(&frames, CLOSE_WRITE_TIMEOUT, &mut tally).await;
         self.ctx.metrics.count_writes(tally);
-    }
-}
-
-/// Maps a failed write to a close reason: a socket that stayed blocked is too
-/// slow; any other failure means the connection is gone.
-fn write_failed(e: &std::io::Error) -> CloseReason {
-    match e.kind() {
-        std::io::ErrorKind::TimedOut => CloseReason::TooSlow,
-        _ => CloseReason::ClientClosed,
     }
 }
 

@@ -1,25 +1,28 @@
-//! What sessions and the tick loop say to each other.
+//! What a session asks of the tick driver, over one bounded queue, and the
+//! answers it waits for. The driver hands each ask to the shard core.
 
-use crate::admission::Refusal;
-use crate::resume::{Claimed, ResumeError, Ticket};
-use crate::session::{CloseReason, Outbox};
-use crate::shard::Admitted;
+use super::Outbox;
+use crate::resume::{Claimed, ResumeError};
+use crate::shard::{Admitted, Busy, LinkId};
 use mino_protocol::client::Direction;
 use mino_protocol::PlayerId;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
-/// What sessions ask of the tick loop.
+/// Capacity of the command queue from sessions to the tick driver.
+pub const COMMAND_QUEUE: usize = 8192;
+
+/// What sessions ask of the tick driver.
 #[derive(Debug)]
 pub enum Command {
     /// Hold a place for a player whose resume ticket is being checked.
     Reserve {
-        /// Ok, or busy with a retry-after (ms).
-        reply: oneshot::Sender<Result<(), (Refusal, u32)>>,
+        /// Ok, or busy with a retry-after.
+        reply: oneshot::Sender<Result<(), Busy>>,
     },
     /// Give back a place held by `Reserve` (the resume was refused).
     Unreserve,
-    /// Standalone: claim the session a ticket names (kept in memory here).
+    /// Standalone: claim the session a ticket names (kept in memory there).
     ClaimLocal {
         /// The ticket bytes from the Hello.
         ticket: Vec<u8>,
@@ -33,11 +36,11 @@ pub enum Command {
         /// The claimed session of a resume.
         resume: Option<Claimed>,
         /// The socket's outbox; admitted, it gets every tick's frames (held
-        /// until the session writes the welcome), and the tick loop tells the
+        /// until the session writes the welcome), and the driver tells the
         /// session through it to close or move.
         outbox: Arc<Outbox>,
         /// Where the answer goes.
-        reply: oneshot::Sender<JoinReply>,
+        reply: oneshot::Sender<Result<Admitted, Busy>>,
     },
     /// A player's new wanted direction.
     Input {
@@ -57,35 +60,7 @@ pub enum Command {
     Leave {
         /// Who.
         player: PlayerId,
-        /// Which of its sessions (a replaced session's leave is ignored).
-        link: u64,
+        /// Which of its sockets (a replaced socket's leave is ignored).
+        link: LinkId,
     },
-}
-
-/// The answer to [`Command::Join`].
-#[derive(Debug)]
-pub enum JoinReply {
-    /// Welcome; the outbox gets frames from the next tick on.
-    Admitted {
-        /// The welcome.
-        admitted: Admitted,
-        /// This session's link number (for `Leave`).
-        link: u64,
-    },
-    /// Busy: retry after `retry_after_ms`.
-    Refused {
-        /// Why.
-        refusal: Refusal,
-        /// Suggested wait, ms.
-        retry_after_ms: u32,
-    },
-}
-
-/// What the tick loop tells one session.
-#[derive(Debug)]
-pub enum Control {
-    /// Close with this reason (session replaced, dropped after a pause).
-    Close(CloseReason),
-    /// Draining: send Move with this fresh ticket, then close.
-    Move(Ticket),
 }

@@ -1,5 +1,5 @@
-//! Why a session ended: one variant a reason, each with one websocket close
-//! code (from the schema's `CloseCode`) and one metric label.
+//! Why a socket closed: one variant a reason, each with one websocket close
+//! code (from the schema's `CloseCode`), one metric label and one text.
 
 use mino_protocol::client::DecodeError;
 use mino_protocol::wire::CloseCode;
@@ -142,18 +142,6 @@ impl CloseReason {
     /// before the close frame (not for a peer that left or a dead peer).
     pub fn tells_peer(self) -> bool {
         !matches!(self, CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy | CloseReason::Moved)
-    }
-}
-
-impl From<crate::resume::ResumeError> for CloseReason {
-    fn from(e: crate::resume::ResumeError) -> Self {
-        use crate::resume::ResumeError as R;
-        match e {
-            R::Invalid => CloseReason::TicketInvalid,
-            R::Used => CloseReason::TicketUsed,
-            R::Expired => CloseReason::TicketExpired,
-            R::Live | R::Unavailable => CloseReason::TicketLive,
-        }
     }
 }
 

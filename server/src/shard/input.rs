@@ -1,0 +1,88 @@
+//! What drives the core besides the sessions' commands: the tick's timing,
+//! and what the cluster tasks (and the driver's own ownership check) report.
+
+use crate::clock::Instant;
+use bytes::Bytes;
+use mino_protocol::{PlayerId, ShardId, Tick};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// When a tick runs.
+#[derive(Clone, Copy, Debug)]
+pub struct TickAt {
+    /// The scheduled tick's number: ticks count scheduled ticks, so after a
+    /// stall the number jumps by the ticks skipped.
+    pub tick: Tick,
+    /// How late the tick started after its scheduled instant.
+    pub lateness: Duration,
+    /// The tick's start, monotonic.
+    pub now: Instant,
+    /// The tick's start, wall clock, ms since the Unix epoch (written into
+    /// the frames as server time).
+    pub wall_ms: u64,
+    /// Clustered: the last heartbeat reached Redis.
+    pub redis_up: bool,
+}
+
+/// What the cluster tasks tell the core (through the driver).
+#[derive(Debug)]
+pub enum ClusterEvent {
+    /// Another shard's snapshot, bytes as published.
+    Snapshot {
+        /// Publisher.
+        shard: ShardId,
+        /// Exact bytes.
+        bytes: Bytes,
+        /// Publisher's clock at its tick, ms.
+        server_time_ms: u64,
+    },
+    /// Another shard's chat frame.
+    Chat {
+        /// Exact bytes.
+        bytes: Bytes,
+    },
+    /// Another shard's presence frame and its delta.
+    Presence {
+        /// Publisher.
+        shard: ShardId,
+        /// Its presence sequence number.
+        seq: u64,
+        /// Exact bytes.
+        bytes: Bytes,
+        /// Players that joined, with names.
+        joined: Vec<(PlayerId, Arc<str>)>,
+        /// Players that left.
+        left: Vec<PlayerId>,
+    },
+    /// The other shards alive now.
+    Live(Vec<ShardId>),
+    /// The full player list of a shard that appeared, came back, or after a
+    /// resubscription.
+    Roster {
+        /// Whose.
+        shard: ShardId,
+        /// The presence sequence number the list is current to (0: unknown).
+        seq: u64,
+        /// Its players.
+        players: Vec<(PlayerId, Arc<str>)>,
+    },
+    /// Another shard resumed `player` at `generation`: drop it here.
+    Takeover {
+        /// Who.
+        player: PlayerId,
+        /// The session's generation on the new owner.
+        generation: u64,
+    },
+    /// After a fence: the players that were resumed elsewhere meanwhile.
+    Verified {
+        /// To drop.
+        lost: Vec<PlayerId>,
+    },
+    /// A block of cluster-unique player ids `[start, start + len)`.
+    Ids {
+        /// First id.
+        start: u32,
+        /// How many.
+        len: u32,
+    },
+}

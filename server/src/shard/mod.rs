@@ -1,0 +1,522 @@
+//! The shard core: everything one shard decides, with no I/O and no clock
+//! reads. The driver ([`crate::tick`]) feeds it the sessions' asks, the
+//! cluster's [`ClusterEvent`]s and each tick's [`TickAt`]; the core answers
+//! with the tick's [`TickFrame`] and the [`Effect`]s the driver carries out
+//! (tell a session to close or move, publish, check ownership in Redis,
+//! fetch ids). Every rule here is unit-tested with no sockets and no sleeps.
+//!
+//! What it owns:
+//! - the world ([`crate::sim`]), advanced by exactly one fixed step of
+//!   1/tick-rate per tick; a skipped tick is skipped, not replayed, and tick
+//!   numbers count scheduled ticks, so clients see the gap;
+//! - admission ([`crate::admission`]) and the places reserved for resumes;
+//! - the links: one per admitted socket ([`LinkId`]);
+//! - presence (who joined and left since the last tick) and the roster,
+//!   rebuilt at most once a tick and only when someone joined, so joins are
+//!   O(1);
+//! - the other shards as seen from here ([`ClusterView`]);
+//! - standalone, the resume tickets ([`crate::resume::local`]);
+//! - clustered, the fence ([`fence`]): after a stall or a Redis outage long
+//!   enough to have looked dead, nothing is published until Redis says which
+//!   players were resumed elsewhere meanwhile;
+//! - the drain ([`drain`]): players told to move, a tick's share of the rate
+//!   at a time.
+
+mod drain;
+mod fence;
+mod input;
+mod links;
+mod output;
+mod presence;
+#[cfg(test)]
+mod tests;
+mod view;
+
+pub use fence::HELD_MAX;
+pub use input::{ClusterEvent, TickAt};
+pub use links::LinkId;
+pub use output::{Admitted, Control, Effect, Outgoing, TickFrame, TickOutput};
+pub use view::{ClusterView, Relay};
+
+use crate::admission::{Admission, Refusal};
+use crate::clock::Instant;
+use crate::close::CloseReason;
+use crate::config::Config;
+use crate::ids::{PlayerIds, ID_FETCH};
+use crate::metrics::DropKind;
+use crate::resume::local::LocalSessions;
+use crate::resume::{Claimed, ResumeError, Ticket};
+use crate::sim::World;
+use bytes::Bytes;
+use drain::Drain;
+use fence::{Fence, Gate};
+use links::Links;
+use mino_protocol::client::Direction;
+use mino_protocol::server::{self as msg, WelcomeInfo};
+use mino_protocol::snapshot::{SnapshotEncoder, SnapshotHeader};
+use mino_protocol::wire::Bounds;
+use mino_protocol::{PlayerId, ShardId, Tick};
+use presence::Presence;
+use rand::rngs::StdRng;
+use rand::Rng;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Least time between two requests for player ids.
+const ID_REQUEST_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Standalone: how often expired resume tickets are forgotten, ms.
+const EXPIRE_INTERVAL_MS: u64 = 1000;
+
+/// A refusal with the retry-after the Busy message carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Busy {
+    /// Why.
+    pub refusal: Refusal,
+    /// Suggested wait, ms: the configured base plus a random 0 to 50 %.
+    pub retry_after_ms: u32,
+}
+
+/// The shard core. Owns the world by `&mut`; see the module docs.
+pub struct Shard {
+    id: ShardId,
+    tick_hz: u16,
+    /// The fixed step of one tick, seconds (1 / tick rate).
+    step: f32,
+    clustered: bool,
+    busy_retry_ms: u32,
+    drain_rate: u32,
+    world: World,
+    admission: Admission,
+    encoder: SnapshotEncoder,
+    ids: PlayerIds,
+    view: ClusterView,
+    presence: Presence,
+    links: Links,
+    local: Option<LocalSessions>,
+    fence: Fence,
+    drain: Option<Drain>,
+    rng: StdRng,
+    tick: Tick,
+    /// Chat and presence frames for sockets since the last tick.
+    events: Vec<Bytes>,
+    /// Own chat frames of this tick to publish (clustered).
+    chat_out: Vec<Outgoing>,
+    effects: Vec<Effect>,
+    reserved: usize,
+    highest_player: u32,
+    id_requested: Option<Instant>,
+    expired_at_ms: u64,
+}
+
+impl Shard {
+    /// An empty shard as configured; `rng` draws spawn points and resume
+    /// tickets (seed it in tests), and presence numbers start above
+    /// `presence_epoch` (the start time in µs, so a restarted shard's
+    /// numbers keep increasing). Clustered (a Redis URL is set), player ids
+    /// come in blocks ([`ClusterEvent::Ids`]); standalone, resume tickets are
+    /// kept here.
+    pub fn new(config: &Config, rng: StdRng, presence_epoch: u64) -> Shard {
+        let clustered = config.redis.is_some();
+        let ids = if clustered { PlayerIds::Blocks(Default::default()) } else { PlayerIds::Local { next: 1 } };
+        let s = config.world_size;
+        Shard {
+            id: config.shard_id,
+            tick_hz: config.tick_hz,
+            step: 1.0 / f32::from(config.tick_hz),
+            clustered,
+            busy_retry_ms: config.busy_retry.as_millis() as u32,
+            drain_rate: config.drain_rate,
+            world: World::new(Bounds::new(0.0, 0.0, s, s), config.speed),
+            admission: Admission::new(config.max_players, config.busy_lateness),
+            encoder: SnapshotEncoder::new(),
+            ids,
+            view: ClusterView::default(),
+            presence: Presence::with_epoch(presence_epoch),
+            links: Links::new(),
+            local: (!clustered).then(|| LocalSessions::new(config.ticket_ttl.as_millis() as u64)),
+            fence: Fence::new(config.shard_ttl / 2),
+            drain: None,
+            rng,
+            tick: Tick(0),
+            events: Vec::new(),
+            chat_out: Vec::new(),
+            effects: Vec::new(),
+            reserved: 0,
+            highest_player: 0,
+            id_requested: None,
+            expired_at_ms: 0,
+        }
+    }
+
+    /// This shard's id.
+    pub fn id(&self) -> ShardId {
+        self.id
+    }
+
+    /// Players present.
+    pub fn players(&self) -> usize {
+        self.world.len()
+    }
+
+    /// The world (read-only).
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The admission state (read-only).
+    pub fn admission(&self) -> &Admission {
+        &self.admission
+    }
+
+    /// The other shards as seen from here (read-only).
+    pub fn view(&self) -> &ClusterView {
+        &self.view
+    }
+
+    /// The highest player id this shard has admitted.
+    pub fn highest_player(&self) -> u32 {
+        self.highest_player
+    }
+
+    /// True while publishing is held back (see [`fence`]).
+    pub fn is_fenced(&self) -> bool {
+        self.fence.is_fenced()
+    }
+
+    /// The effects asked for since the last call, in order.
+    pub fn effects(&mut self) -> std::vec::Drain<'_, Effect> {
+        self.effects.drain(..)
+    }
+
+    // ------------------------------------------------------------ sessions
+
+    /// Holds a place for a player who is about to resume (its ticket is being
+    /// checked), so concurrent joins cannot take it.
+    ///
+    /// Errors: [`Busy`] when full, overloaded or draining.
+    pub fn reserve(&mut self) -> Result<(), Busy> {
+        self.admission.check(self.world.len() + self.reserved).map_err(|r| self.busy(r))?;
+        self.reserved += 1;
+        Ok(())
+    }
+
+    /// Gives back a place held by [`Shard::reserve`].
+    pub fn unreserve(&mut self) {
+        self.reserved = self.reserved.saturating_sub(1);
+    }
+
+    /// Standalone: claims the session a resume ticket names.
+    ///
+    /// Errors: [`ResumeError`]; `Unavailable` when clustered (sessions live
+    /// in Redis there).
+    pub fn claim_local(&mut self, ticket: &[u8], wall_ms: u64) -> Result<Claimed, ResumeError> {
+        let next = Ticket::issue(wall_ms, &mut self.rng);
+        match self.local.as_mut() {
+            Some(local) => local.claim(ticket, next, wall_ms),
+            None => Err(ResumeError::Unavailable),
+        }
+    }
+
+    /// Admits a player named `name` (validated): new when `resume` is `None`,
+    /// else the claimed session, with its own id and name, in place, into a
+    /// place held by [`Shard::reserve`]. A second socket of a player still
+    /// here takes it over: the older one is told to close
+    /// ([`CloseReason::SessionReplaced`]).
+    ///
+    /// Errors: [`Busy`] for a new player when full, overloaded, draining or
+    /// out of ids.
+    pub fn join(&mut self, name: &str, resume: Option<Claimed>, wall_ms: u64) -> Result<Admitted, Busy> {
+        let b = *self.world.bounds();
+        let spawn = (self.rng.random_range(b.min_x()..=b.max_x()), self.rng.random_range(b.min_y()..=b.max_y()));
+        let (player, name, ticket, generation, resumed) = match resume {
+            None => {
+                self.admission.check(self.world.len() + self.reserved).map_err(|r| self.busy(r))?;
+                let player = self.ids.take().ok_or_else(|| self.busy(Refusal::Unavailable))?;
+                let name: Arc<str> = name.into();
+                self.world.add(player, name.clone(), spawn.0, spawn.1);
+                self.presence.joined(player, name.clone());
+                (player, name, Ticket::issue(wall_ms, &mut self.rng), 0, false)
+            }
+            Some(c) => {
+                self.unreserve();
+                let name: Arc<str> = c.name.as_str().into();
+                if self.world.player(c.player).is_none() {
+                    let (x, y) = c.position.unwrap_or(spawn);
+                    self.world.add(c.player, name.clone(), x, y);
+                    self.presence.returned(c.player, name.clone());
+                }
+                (c.player, name, c.ticket, c.generation, true)
+            }
+        };
+        self.highest_player = self.highest_player.max(player.0);
+        if let Some(local) = self.local.as_mut() {
+            local.issue(player, &name, ticket, generation, wall_ms);
+        }
+        if let Some(drain) = self.drain.as_mut() {
+            drain.forget(player);
+        }
+        let (link, replaced) = self.links.admit(player, generation);
+        if let Some(old) = replaced {
+            self.effects.push(Effect::Tell { link: old, control: Control::Close(CloseReason::SessionReplaced) });
+        }
+        let welcome = self.welcome(player, &name, ticket, wall_ms, resumed);
+        Ok(Admitted { player, welcome, ticket, link })
+    }
+
+    /// The session behind `link` ended. A replaced link's goodbye changes
+    /// nothing; otherwise the player leaves, and its position is kept for a
+    /// resume (standalone here, clustered in its Redis session).
+    pub fn leave(&mut self, player: PlayerId, link: LinkId, wall_ms: u64) {
+        if !self.links.end(player, link) {
+            return;
+        }
+        if let Some(drain) = self.drain.as_mut() {
+            drain.forget(player);
+        }
+        if let (Some(local), Some(p)) = (self.local.as_mut(), self.world.player(player)) {
+            local.park(player, (p.x, p.y), wall_ms);
+        }
+        self.park(player);
+        self.remove(player);
+    }
+
+    /// Sets a player's wanted direction (unknown ids are ignored).
+    pub fn input(&mut self, player: PlayerId, dir: Direction) {
+        self.world.set_direction(player, dir);
+    }
+
+    /// Stages a chat line from `player` (ignored if it is not here).
+    pub fn chat(&mut self, player: PlayerId, text: &str, wall_ms: u64) {
+        if let Some(p) = self.world.player(player) {
+            let frame = msg::encode_chat(player, &p.name, text, self.id, wall_ms);
+            self.events.push(frame.clone());
+            if self.clustered {
+                self.chat_out.push(Outgoing::Chat(frame));
+            }
+        }
+    }
+
+    /// Starts the drain: nobody is admitted any more, and from the next tick
+    /// on the players are told to move (see [`drain`]).
+    pub fn start_drain(&mut self) {
+        self.admission.set_draining();
+        if self.drain.is_none() {
+            self.drain = Some(Drain::new(self.drain_rate, self.tick_hz));
+        }
+    }
+
+    /// Stops admitting anyone (shutdown).
+    pub fn stop_admitting(&mut self) {
+        self.admission.set_draining();
+    }
+
+    // ------------------------------------------------------------- cluster
+
+    /// Applies what the cluster tasks (and the driver's ownership check) report.
+    pub fn cluster_event(&mut self, event: ClusterEvent) {
+        match event {
+            ClusterEvent::Snapshot { shard, bytes, server_time_ms } => {
+                let relay =
+                    if shard == self.id { Relay::Dropped } else { self.view.snapshot(shard, bytes, server_time_ms) };
+                match relay {
+                    Relay::Kept => {}
+                    Relay::Replaced => self.effects.push(Effect::Dropped(DropKind::RelayReplaced, 1)),
+                    Relay::Dropped => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
+                }
+            }
+            ClusterEvent::Chat { bytes } => self.events.push(bytes),
+            ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
+                if shard != self.id && self.view.presence(shard, seq, &joined, &left) {
+                    self.events.push(bytes);
+                }
+            }
+            ClusterEvent::Live(shards) => {
+                let others: Vec<ShardId> = shards.into_iter().filter(|s| *s != self.id).collect();
+                let frames = self.view.set_live(&others);
+                self.events.extend(frames);
+            }
+            ClusterEvent::Roster { shard, seq, players } => {
+                if let Some(frame) = self.view.roster(shard, seq, players) {
+                    self.events.push(frame);
+                }
+            }
+            ClusterEvent::Ids { start, len } => {
+                self.ids.add_block(start, len);
+                self.id_requested = None;
+            }
+            ClusterEvent::Takeover { player, generation } => {
+                if self.links.generation(player).is_some_and(|g| g < generation) {
+                    self.drop_player(player, CloseReason::SessionReplaced);
+                }
+            }
+            ClusterEvent::Verified { lost } => {
+                if !lost.is_empty() {
+                    tracing::warn!(players = lost.len(), "dropping players resumed on other shards meanwhile");
+                }
+                for player in lost {
+                    self.drop_player(player, CloseReason::SessionReplaced);
+                }
+                self.effects.push(Effect::Unfence);
+                let held = self.fence.lift();
+                self.effects.extend(held.into_iter().map(Effect::Publish));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- tick
+
+    /// Runs one tick: moves everyone one fixed step, and returns the frame
+    /// for every socket and what to publish; the effects of the tick (fence,
+    /// publish, moves, ids) are queued.
+    pub fn tick(&mut self, at: TickAt) -> TickOutput {
+        self.admission.record_lateness(at.lateness);
+        let skipped = if self.tick.0 == 0 { 0 } else { at.tick.0.saturating_sub(self.tick.0 + 1) };
+        self.tick = Tick(at.tick.0.max(self.tick.0 + 1));
+        if self.clustered && self.fence.on_tick(at.now, at.redis_up) {
+            self.effects.push(Effect::Fence { players: self.links.generations() });
+        }
+        self.world.step(self.step);
+        let snapshot = self.encode_snapshot(at.wall_ms);
+        let roster = self.presence.anyone_joined().then(|| {
+            let local = self.world.players().iter().map(|p| (p.id, &*p.name));
+            msg::encode_roster(local.chain(self.view.players()))
+        });
+        if let Some(delta) = self.presence.take(self.id) {
+            self.events.push(delta.bytes.clone());
+            if self.clustered {
+                let presence =
+                    Outgoing::Presence { bytes: delta.bytes, seq: delta.seq, joined: delta.joined, left: delta.left };
+                self.chat_out.push(presence);
+            }
+        }
+        let relayed = self.view.take_snapshots();
+        let relay_lag_ms = relayed.iter().map(|r| at.wall_ms.saturating_sub(r.server_time_ms)).collect();
+        let mut snapshots = Vec::with_capacity(1 + relayed.len());
+        snapshots.push((self.id, snapshot.clone()));
+        snapshots.extend(relayed.into_iter().map(|r| (r.shard, r.bytes)));
+        let frame = TickFrame { tick: self.tick, snapshots, events: std::mem::take(&mut self.events), roster };
+        let publish_snapshot = self.clustered && !self.fence.is_fenced();
+        for out in std::mem::take(&mut self.chat_out) {
+            self.gate(out);
+        }
+        if self.clustered {
+            self.request_ids(at.now);
+        } else {
+            self.expire_tickets(at.wall_ms);
+        }
+        self.drain_step(at.wall_ms);
+        TickOutput { frame, publish_snapshot: publish_snapshot.then_some(snapshot), skipped, relay_lag_ms }
+    }
+
+    // ------------------------------------------------------------- helpers
+
+    fn busy(&mut self, refusal: Refusal) -> Busy {
+        let base = self.busy_retry_ms;
+        Busy { refusal, retry_after_ms: base + self.rng.random_range(0..=base / 2) }
+    }
+
+    fn welcome(&self, player: PlayerId, name: &str, ticket: Ticket, wall_ms: u64, resumed: bool) -> Bytes {
+        let p = self.world.player(player).map_or((0.0, 0.0), |p| (p.x, p.y));
+        msg::encode_welcome(&WelcomeInfo {
+            player_id: player,
+            shard_id: self.id,
+            tick_hz: self.tick_hz,
+            bounds: *self.world.bounds(),
+            speed: self.world.speed(),
+            resume_ticket: ticket.as_bytes(),
+            server_time_ms: wall_ms,
+            name,
+            position: p,
+            resumed,
+        })
+    }
+
+    fn encode_snapshot(&mut self, wall_ms: u64) -> Bytes {
+        let header = SnapshotHeader {
+            shard_id: self.id,
+            tick: self.tick,
+            server_time_ms: wall_ms,
+            tick_hz: self.tick_hz,
+            bounds: *self.world.bounds(),
+            cell: 0,
+        };
+        self.encoder.encode(&header, self.world.players().iter().map(|p| p.entry()))
+    }
+
+    /// Publishes `out` now, or holds it while fenced (clustered only).
+    fn gate(&mut self, out: Outgoing) {
+        match self.fence.hold(out) {
+            Gate::Pass(out) => self.effects.push(Effect::Publish(out)),
+            Gate::Held => {}
+            Gate::Dropped => self.effects.push(Effect::Dropped(DropKind::PublishEvent, 1)),
+        }
+    }
+
+    /// Clustered: records where `player` stands in its session in Redis.
+    fn park(&mut self, player: PlayerId) {
+        if !self.clustered {
+            return;
+        }
+        if let Some(p) = self.world.player(player) {
+            let park = Outgoing::Park { player, x: p.x, y: p.y };
+            self.gate(park);
+        }
+    }
+
+    /// Takes `player` out of the world (and reports it gone).
+    fn remove(&mut self, player: PlayerId) {
+        if self.world.remove(player).is_some() {
+            self.presence.left(player);
+        }
+    }
+
+    /// Drops a player whose session lives elsewhere now; its socket is told why.
+    fn drop_player(&mut self, player: PlayerId, reason: CloseReason) {
+        if let Some(link) = self.links.remove(player) {
+            self.effects.push(Effect::Tell { link, control: Control::Close(reason) });
+        }
+        self.remove(player);
+    }
+
+    /// Asks for ids when running low, at most once per [`ID_REQUEST_INTERVAL`].
+    fn request_ids(&mut self, now: Instant) {
+        let low = self.ids.remaining() < u64::from(ID_FETCH / 2);
+        let due = self.id_requested.is_none_or(|t| now.saturating_duration_since(t) >= ID_REQUEST_INTERVAL);
+        if low && due {
+            self.effects.push(Effect::NeedIds);
+            self.id_requested = Some(now);
+        }
+    }
+
+    /// Standalone: forgets expired resume tickets about once a second.
+    fn expire_tickets(&mut self, wall_ms: u64) {
+        if let Some(local) = self.local.as_mut() {
+            if wall_ms.saturating_sub(self.expired_at_ms) >= EXPIRE_INTERVAL_MS {
+                local.expire(wall_ms);
+                self.expired_at_ms = wall_ms;
+            }
+        }
+    }
+
+    /// Draining: tells a tick's share of the players to move, each with a
+    /// fresh ticket, and reports when the shard is empty.
+    fn drain_step(&mut self, wall_ms: u64) {
+        let Some(drain) = self.drain.as_mut() else { return };
+        let due = drain.due(self.links.players());
+        for player in due {
+            let ticket = Ticket::issue(wall_ms, &mut self.rng);
+            if let (Some(local), Some(p)) = (self.local.as_mut(), self.world.player(player)) {
+                local.issue(player, &p.name, ticket, self.links.generation(player).unwrap_or(0), wall_ms);
+            }
+            if let Some(link) = self.links.link(player) {
+                self.effects.push(Effect::Tell { link, control: Control::Move(ticket) });
+            }
+            self.park(player);
+        }
+        let players = self.world.len();
+        if self.drain.as_mut().is_some_and(|d| d.emptied(players)) {
+            self.effects.push(Effect::Drained);
+        }
+    }
+}

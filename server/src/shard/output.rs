@@ -1,0 +1,124 @@
+//! What the core hands back to its driver: the frames of a tick for every
+//! socket, what to publish, and the [`Effect`]s to carry out.
+
+use super::links::LinkId;
+use crate::close::CloseReason;
+use crate::metrics::DropKind;
+use crate::resume::Ticket;
+use bytes::Bytes;
+use mino_protocol::{PlayerId, ShardId, Tick};
+use std::sync::Arc;
+
+/// What every socket of the shard receives for one tick, the same for all:
+/// nothing in it is per socket. The core fills it with message payloads; the
+/// driver frames each payload once as a websocket frame and the fan-out writes
+/// those bytes as they are to every socket.
+#[derive(Debug, Default)]
+pub struct TickFrame {
+    /// The tick these frames belong to.
+    pub tick: Tick,
+    /// Latest snapshot of each shard: this shard's first, then relayed ones.
+    /// A socket that skipped ticks sends only the newest of each shard.
+    pub snapshots: Vec<(ShardId, Bytes)>,
+    /// Chat and presence frames in order. Never skipped for a healthy socket.
+    pub events: Vec<Bytes>,
+    /// All present players, when someone joined since the last tick; a new
+    /// socket sends the first roster it sees, once.
+    pub roster: Option<Bytes>,
+}
+
+/// Everything one tick produced besides its [`Effect`]s.
+#[derive(Debug)]
+pub struct TickOutput {
+    /// For every socket.
+    pub frame: TickFrame,
+    /// This shard's own snapshot, to publish to the other shards (clustered
+    /// and not fenced).
+    pub publish_snapshot: Option<Bytes>,
+    /// Scheduled ticks skipped since the previous tick ran (never replayed).
+    pub skipped: u64,
+    /// Age of each relayed snapshot in the frame (now minus its tick's time), ms.
+    pub relay_lag_ms: Vec<u64>,
+}
+
+/// A welcome for an admitted player.
+#[derive(Debug)]
+pub struct Admitted {
+    /// The new player's id.
+    pub player: PlayerId,
+    /// The encoded Welcome frame.
+    pub welcome: Bytes,
+    /// The resume ticket carried in the welcome.
+    pub ticket: Ticket,
+    /// The link the driver files the socket under.
+    pub link: LinkId,
+}
+
+/// A frame of this shard to publish, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    /// A chat frame, for the chat channel.
+    Chat(Bytes),
+    /// A player left this shard (disconnected, or told to move) at `(x, y)`:
+    /// kept in its session, so a resume elsewhere finds it in place even when
+    /// this shard's last snapshot no longer lists it.
+    Park {
+        /// Who.
+        player: PlayerId,
+        /// Where, world units.
+        x: f32,
+        /// Where, world units.
+        y: f32,
+    },
+    /// A presence frame, for the presence channel, with its delta: the
+    /// publisher applies the delta to this shard's players hash in the same
+    /// MULTI as the PUBLISH, so the hash is never behind what was published.
+    Presence {
+        /// The frame.
+        bytes: Bytes,
+        /// Its presence sequence number.
+        seq: u64,
+        /// Players that joined, with names.
+        joined: Vec<(PlayerId, Arc<str>)>,
+        /// Players that left.
+        left: Vec<PlayerId>,
+    },
+}
+
+/// What the core tells one session, through the driver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Control {
+    /// Close with this reason (session replaced, dropped after a pause).
+    Close(CloseReason),
+    /// Draining: send Move with this fresh ticket, then close.
+    Move(Ticket),
+}
+
+/// Something for the driver to do, in the order the core asked.
+#[derive(Debug, PartialEq)]
+pub enum Effect {
+    /// Tell the session behind `link`.
+    Tell {
+        /// Which socket.
+        link: LinkId,
+        /// What.
+        control: Control,
+    },
+    /// Publish a frame (clustered), after the ones asked before it.
+    Publish(Outgoing),
+    /// The shard fenced itself: ask Redis which of `players` (with the session
+    /// generation held here) were resumed elsewhere, and answer with
+    /// [`super::ClusterEvent::Verified`].
+    Fence {
+        /// Every present player and its generation.
+        players: Vec<(PlayerId, u64)>,
+    },
+    /// The ownership check answered: publishing resumes.
+    Unfence,
+    /// Fetch another block of player ids (clustered, running low).
+    NeedIds,
+    /// The drain emptied the shard.
+    Drained,
+    /// Frames dropped on the way to Redis, counted by kind.
+    Dropped(DropKind, u64),
+}

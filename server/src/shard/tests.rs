@@ -1,0 +1,435 @@
+//! The core's rules, tick by tick, with no sockets and no sleeps.
+
+use super::*;
+use crate::resume::Claimed;
+use mino_protocol::server::{decode, player_id, ServerMsg};
+use rand::SeedableRng;
+
+const T0: u64 = 1_700_000_000_000;
+
+fn config(max: u32) -> Config {
+    Config {
+        max_players: max,
+        shard_id: ShardId(7),
+        busy_lateness: Some(Duration::from_millis(10)),
+        ..Config::default()
+    }
+}
+
+fn clustered(max: u32) -> Config {
+    Config { redis: Some("redis://127.0.0.1:1".into()), ..config(max) }
+}
+
+fn shard(config: &Config) -> Shard {
+    Shard::new(config, StdRng::seed_from_u64(7), 0)
+}
+
+/// A shard ticking on time from `start`, 20 Hz.
+struct Ticker {
+    start: Instant,
+    n: u64,
+}
+
+impl Ticker {
+    fn new() -> Ticker {
+        Ticker { start: Instant::now(), n: 0 }
+    }
+
+    fn at(&mut self, skip: u64, lateness_ms: u64, redis_up: bool) -> TickAt {
+        self.n += 1 + skip;
+        TickAt {
+            tick: Tick(self.n),
+            lateness: Duration::from_millis(lateness_ms),
+            now: self.start + Duration::from_millis(50 * self.n + lateness_ms),
+            wall_ms: T0 + 50 * self.n,
+            redis_up,
+        }
+    }
+
+    fn tick(&mut self, s: &mut Shard) -> TickOutput {
+        s.tick(self.at(0, 0, true))
+    }
+}
+
+fn effects(s: &mut Shard) -> Vec<Effect> {
+    s.effects().collect()
+}
+
+fn join(s: &mut Shard, name: &str) -> Admitted {
+    s.join(name, None, T0).expect("admitted")
+}
+
+fn position(s: &Shard, p: PlayerId) -> (f32, f32) {
+    s.world().player(p).map(|p| (p.x, p.y)).expect("present")
+}
+
+#[test]
+fn join_welcomes_with_id_ticket_and_position() {
+    let mut s = shard(&config(10));
+    let a = join(&mut s, "Ada");
+    let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
+    assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (a.player.0, 7, 20));
+    assert_eq!((w.x(), w.y()), position(&s, a.player));
+    assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(a.ticket.as_bytes().to_vec()));
+    assert!(!w.resumed());
+}
+
+#[test]
+fn tick_frame_has_snapshot_presence_and_roster_once() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    let f = t.tick(&mut s).frame;
+    assert_eq!(f.tick, Tick(1));
+    assert_eq!(f.snapshots.len(), 1);
+    assert!(f.roster.is_some());
+    assert_eq!(f.events.len(), 1, "one presence for the join");
+    let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
+    assert_eq!(p.joined().map(|j| j.get(0).id()), Some(a.player.0));
+    let f = t.tick(&mut s).frame;
+    assert!(f.roster.is_none() && f.events.is_empty());
+}
+
+#[test]
+fn every_tick_moves_one_fixed_step_however_late_it_starts() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    let (x0, y0) = position(&s, a.player);
+    let (dx, dy) = if x0 < 500.0 { (1.0, 0.0) } else { (-1.0, 0.0) };
+    s.input(a.player, Direction::new(dx, dy).expect("dir"));
+    for lateness in [0, 7, 49, 3] {
+        let before = position(&s, a.player);
+        s.tick(t.at(0, lateness, true));
+        let after = position(&s, a.player);
+        assert_eq!((after.0 - before.0).abs(), 120.0 / 20.0, "one step of speed / tick rate");
+        assert_eq!(after.1, y0);
+    }
+    let _ = x0;
+}
+
+#[test]
+fn a_skipped_tick_is_skipped_not_replayed_and_tick_numbers_count_scheduled_ticks() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    s.input(a.player, Direction::new(if position(&s, a.player).0 < 500.0 { 1.0 } else { -1.0 }, 0.0).expect("dir"));
+    t.tick(&mut s);
+    let before = position(&s, a.player);
+    // A 2 s stall: 39 scheduled ticks never ran.
+    let out = s.tick(t.at(39, 0, true));
+    assert_eq!((out.frame.tick, out.skipped), (Tick(41), 39));
+    let Ok(ServerMsg::Snapshot(snap)) = decode(&out.frame.snapshots[0].1) else { panic!("snapshot") };
+    assert_eq!(snap.tick(), 41, "the client sees the gap");
+    assert_eq!((position(&s, a.player).0 - before.0).abs(), 6.0, "one step, not forty");
+}
+
+#[test]
+fn snapshot_carries_the_moved_position() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = s.join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0).expect("resumed");
+    s.input(a.player, Direction::new(1.0, 0.0).expect("dir"));
+    let f = t.tick(&mut s).frame;
+    let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else { panic!("snapshot") };
+    let p = snap.players().expect("players").get(0);
+    assert_eq!(player_id(p), a.player);
+    let b = snap.bounds().copied().expect("bounds");
+    let (x, _) = mino_protocol::quantize::world_position(&b, p.x(), p.y());
+    assert!((x - 106.0).abs() < 0.05, "x = {x}");
+}
+
+#[test]
+fn leave_stages_presence_left_and_join_then_leave_is_silent() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    t.tick(&mut s);
+    s.leave(a.player, a.link, T0);
+    let f = t.tick(&mut s).frame;
+    let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
+    assert_eq!(p.left().map(|l| l.get(0)), Some(a.player.0));
+    let b = join(&mut s, "Bob");
+    s.leave(b.player, b.link, T0);
+    assert!(t.tick(&mut s).frame.events.is_empty(), "join+leave in one tick emits nothing");
+}
+
+#[test]
+fn cap_refuses_and_lateness_makes_busy() {
+    let mut s = shard(&config(1));
+    join(&mut s, "a");
+    let busy = s.join("b", None, T0).expect_err("full");
+    assert_eq!(busy.refusal, Refusal::Full);
+    assert!((2000..=3000).contains(&busy.retry_after_ms), "{busy:?}");
+    let mut s = shard(&config(100));
+    let mut t = Ticker::new();
+    for _ in 0..crate::admission::WINDOW_TICKS {
+        s.tick(t.at(0, 40, true));
+    }
+    assert_eq!(s.join("c", None, T0).map(|a| a.player).map_err(|b| b.refusal), Err(Refusal::Overloaded));
+}
+
+fn claimed(player: PlayerId, position: Option<(f32, f32)>) -> Claimed {
+    Claimed {
+        player,
+        name: "Ada".into(),
+        position,
+        generation: 1,
+        previous_owner: None,
+        ticket: Ticket::issue(T0, &mut StdRng::seed_from_u64(1)),
+    }
+}
+
+#[test]
+fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
+    let mut s = shard(&clustered(10));
+    let mut t = Ticker::new();
+    assert_eq!(s.join("a", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Unavailable), "no ids yet");
+    s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
+    let a = join(&mut s, "Ada");
+    assert_eq!(a.player, PlayerId(1000));
+    s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
+    let theirs = Bytes::from_static(b"snapshot of shard 8");
+    s.cluster_event(ClusterEvent::Snapshot { shard: ShardId(8), bytes: theirs.clone(), server_time_ms: T0 });
+    s.cluster_event(ClusterEvent::Snapshot { shard: ShardId(9), bytes: theirs.clone(), server_time_ms: T0 });
+    assert_eq!(effects(&mut s), [Effect::Dropped(DropKind::RelaySnapshot, 1)], "unknown shard dropped");
+    let chat = Bytes::from_static(b"chat from 8");
+    s.cluster_event(ClusterEvent::Chat { bytes: chat.clone() });
+    let out = t.tick(&mut s);
+    assert_eq!(out.frame.snapshots.len(), 2);
+    assert_eq!(out.frame.snapshots[1], (ShardId(8), theirs));
+    assert!(out.frame.events.contains(&chat));
+    assert!(out.publish_snapshot.is_some());
+    let published: Vec<Effect> = effects(&mut s);
+    assert!(
+        !published.iter().any(|e| matches!(e, Effect::Publish(Outgoing::Chat(b)) if b == &chat)),
+        "relayed frames are not published again"
+    );
+    assert!(published.iter().any(|e| matches!(e, Effect::Publish(Outgoing::Presence { .. }))));
+    assert_eq!(out.relay_lag_ms, [50]);
+}
+
+#[test]
+fn roster_covers_players_of_other_shards() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    s.cluster_event(ClusterEvent::Live(vec![ShardId(8)]));
+    s.cluster_event(ClusterEvent::Roster { shard: ShardId(8), seq: 1, players: vec![(PlayerId(500), "Far".into())] });
+    join(&mut s, "Ada");
+    let f = t.tick(&mut s).frame;
+    let Ok(ServerMsg::Roster(r)) = decode(f.roster.as_ref().expect("roster")) else { panic!() };
+    let mut names: Vec<_> = r.players().expect("players").iter().map(|p| p.name().unwrap_or("").to_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["Ada", "Far"]);
+}
+
+#[test]
+fn chat_is_staged_in_order_with_sender_name() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    t.tick(&mut s);
+    s.chat(a.player, "one", T0);
+    s.chat(a.player, "two", T0);
+    s.chat(PlayerId(999), "ghost", T0);
+    let texts: Vec<String> = t
+        .tick(&mut s)
+        .frame
+        .events
+        .iter()
+        .filter_map(|b| match decode(b) {
+            Ok(ServerMsg::Chat(c)) => Some(format!("{}:{}", c.name().unwrap_or(""), c.text().unwrap_or(""))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["Ada:one", "Ada:two"]);
+    assert!(effects(&mut s).is_empty(), "standalone publishes nothing");
+}
+
+#[test]
+fn resume_keeps_id_and_position_and_reservations_count_against_the_cap() {
+    let mut s = shard(&config(2));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    let at = position(&s, a.player);
+    s.reserve().expect("room for one more");
+    assert_eq!(s.join("Bob", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Full), "reserved");
+    t.tick(&mut s);
+    s.leave(a.player, a.link, T0);
+    let back = s.join("ignored", Some(claimed(a.player, Some(at))), T0).expect("resumed");
+    assert_eq!(back.player, a.player);
+    let Ok(ServerMsg::Welcome(w)) = decode(&back.welcome) else { panic!("welcome") };
+    assert!(w.resumed());
+    assert_eq!(w.name(), Some("Ada"), "a resumed session keeps its own name");
+    assert_eq!((w.x(), w.y()), at);
+    assert!(t.tick(&mut s).frame.events.is_empty(), "left and back within one tick: no presence");
+}
+
+#[test]
+fn a_second_socket_takes_the_session_over_and_the_first_is_told_to_close() {
+    let mut s = shard(&config(10));
+    let a = join(&mut s, "Ada");
+    let at = position(&s, a.player);
+    s.reserve().expect("room");
+    let again = s.join("Ada", Some(claimed(a.player, None)), T0).expect("resumed");
+    assert_ne!(again.link, a.link);
+    assert_eq!(position(&s, a.player), at, "still here: the entity is kept");
+    assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
+    s.leave(a.player, a.link, T0);
+    assert_eq!(s.players(), 1, "the replaced socket's goodbye changes nothing");
+    s.leave(a.player, again.link, T0);
+    assert_eq!(s.players(), 0);
+}
+
+#[test]
+fn standalone_tickets_resume_once() {
+    let mut s = shard(&config(10));
+    let a = join(&mut s, "Ada");
+    s.leave(a.player, a.link, T0);
+    let c = s.claim_local(a.ticket.as_bytes(), T0 + 10).expect("claimed");
+    assert_eq!((c.player, c.name.as_str()), (a.player, "Ada"));
+    assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 20), Err(ResumeError::Used));
+    assert_eq!(shard(&clustered(1)).claim_local(a.ticket.as_bytes(), T0), Err(ResumeError::Unavailable));
+}
+
+#[test]
+fn a_stall_fences_holds_publishing_and_the_check_drops_the_lost_and_releases_the_rest() {
+    let mut s = shard(&clustered(10));
+    let mut t = Ticker::new();
+    s.cluster_event(ClusterEvent::Ids { start: 1, len: 1000 });
+    let a = join(&mut s, "Ada");
+    let b = join(&mut s, "Bob");
+    t.tick(&mut s);
+    effects(&mut s);
+    // 2 s without a tick: more than half the 3 s shard TTL.
+    let out = s.tick(t.at(40, 0, true));
+    assert!(out.publish_snapshot.is_none(), "a fenced shard publishes no snapshot");
+    let fx = effects(&mut s);
+    let Some(Effect::Fence { players }) = fx.first() else { panic!("fenced first: {fx:?}") };
+    let mut players = players.clone();
+    players.sort();
+    assert_eq!(players, [(a.player, 0), (b.player, 0)]);
+    s.chat(b.player, "held", T0);
+    s.leave(b.player, b.link, T0);
+    t.tick(&mut s);
+    assert!(effects(&mut s).is_empty(), "chat, park and presence are held");
+    s.cluster_event(ClusterEvent::Verified { lost: vec![a.player] });
+    let fx = effects(&mut s);
+    assert_eq!(fx[0], Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) });
+    assert_eq!(fx[1], Effect::Unfence);
+    let kinds: Vec<&str> = fx[2..]
+        .iter()
+        .map(|e| match e {
+            Effect::Publish(Outgoing::Chat(_)) => "chat",
+            Effect::Publish(Outgoing::Park { .. }) => "park",
+            Effect::Publish(Outgoing::Presence { .. }) => "presence",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["park", "chat", "presence"], "held frames go out in order");
+    assert_eq!(s.players(), 0);
+    assert!(t.tick(&mut s).publish_snapshot.is_some(), "publishing again");
+}
+
+#[test]
+fn a_fenced_shard_drops_and_counts_what_overflows_the_held_queue() {
+    let mut s = shard(&clustered(10));
+    let mut t = Ticker::new();
+    s.cluster_event(ClusterEvent::Ids { start: 1, len: 1000 });
+    let a = join(&mut s, "Ada");
+    t.tick(&mut s);
+    s.tick(t.at(40, 0, true));
+    effects(&mut s);
+    for _ in 0..HELD_MAX + 5 {
+        s.chat(a.player, "x", T0);
+    }
+    t.tick(&mut s);
+    let dropped: u64 = effects(&mut s)
+        .iter()
+        .map(|e| match e {
+            Effect::Dropped(DropKind::PublishEvent, n) => *n,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(dropped, 5);
+}
+
+#[test]
+fn redis_out_of_reach_long_enough_fences_when_it_returns() {
+    let mut s = shard(&clustered(10));
+    let mut t = Ticker::new();
+    t.tick(&mut s);
+    for _ in 0..40 {
+        s.tick(t.at(0, 0, false));
+    }
+    assert!(!effects(&mut s).iter().any(|e| matches!(e, Effect::Fence { .. })));
+    s.tick(t.at(0, 0, true));
+    assert!(effects(&mut s).iter().any(|e| matches!(e, Effect::Fence { .. })));
+}
+
+#[test]
+fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
+    let mut cfg = config(100);
+    cfg.drain_rate = 40; // two a tick at 20 Hz
+    let mut s = shard(&cfg);
+    let mut t = Ticker::new();
+    let players: Vec<Admitted> = (0..5).map(|i| join(&mut s, &format!("p{i}"))).collect();
+    s.start_drain();
+    assert_eq!(s.join("late", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Draining));
+    let mut told = Vec::new();
+    for expected in [2, 2, 1, 0] {
+        t.tick(&mut s);
+        let moves: Vec<(LinkId, Ticket)> = effects(&mut s)
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Tell { link, control: Control::Move(ticket) } => Some((link, ticket)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(moves.len(), expected);
+        told.extend(moves);
+    }
+    let mut links: Vec<LinkId> = told.iter().map(|(l, _)| *l).collect();
+    links.sort();
+    assert_eq!(links, players.iter().map(|a| a.link).collect::<Vec<_>>(), "each player told once");
+    let (link, ticket) = told[0];
+    let who = players.iter().find(|a| a.link == link).expect("a player").player;
+    for a in &players {
+        s.leave(a.player, a.link, T0);
+    }
+    t.tick(&mut s);
+    assert_eq!(effects(&mut s), [Effect::Drained]);
+    t.tick(&mut s);
+    assert!(effects(&mut s).is_empty(), "reported once");
+    assert_eq!(s.claim_local(ticket.as_bytes(), T0 + 1).map(|c| c.player), Ok(who), "the move ticket resumes");
+}
+
+#[test]
+fn takeover_by_a_newer_generation_drops_the_player_here() {
+    let mut s = shard(&clustered(10));
+    s.cluster_event(ClusterEvent::Ids { start: 1, len: 1000 });
+    let a = join(&mut s, "Ada");
+    s.cluster_event(ClusterEvent::Takeover { player: a.player, generation: 0 });
+    assert!(effects(&mut s).is_empty(), "not newer than ours");
+    s.cluster_event(ClusterEvent::Takeover { player: a.player, generation: 1 });
+    assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
+    assert_eq!(s.players(), 0);
+}
+
+#[test]
+fn ids_are_requested_when_low_at_most_once_a_second() {
+    let mut s = shard(&clustered(10));
+    let mut t = Ticker::new();
+    let needs = |s: &mut Shard| effects(s).iter().filter(|e| **e == Effect::NeedIds).count();
+    t.tick(&mut s);
+    assert_eq!(needs(&mut s), 1);
+    for _ in 0..19 {
+        t.tick(&mut s);
+    }
+    assert_eq!(needs(&mut s), 0, "within the second");
+    t.tick(&mut s);
+    assert_eq!(needs(&mut s), 1);
+    s.cluster_event(ClusterEvent::Ids { start: 1, len: ID_FETCH });
+    t.tick(&mut s);
+    assert_eq!(needs(&mut s), 0, "enough now");
+}
