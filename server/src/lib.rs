@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `metrics`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, Prometheus metrics, the Redis connection and key layout |
+//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `metrics`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, Prometheus metrics, websocket frames encoded once, the Redis connection and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
@@ -37,6 +37,7 @@ mod close;
 mod ids;
 mod metrics;
 mod sim;
+mod ws_frame;
 
 mod resume;
 

@@ -6,30 +6,30 @@
 //! ticks, its batch keeps every chat and presence frame but only the newest
 //! snapshot of each shard: a newer snapshot replaces an unsent older one.
 
-use crate::shard::TickFrame;
+use crate::shard::{FrameKey, TickFrame, ViewFrames};
 use bytes::Bytes;
-use mino_protocol::ShardId;
 
 /// Frames for one write. Reused between ticks (its vectors keep their capacity).
 #[derive(Debug, Default)]
 pub struct Batch {
     roster: Option<Bytes>,
     events: Vec<Bytes>,
-    snapshots: Vec<(ShardId, Bytes)>,
+    snapshots: Vec<(FrameKey, Bytes)>,
 }
 
 impl Batch {
-    /// Adds one tick's frames. `want_roster` is true until the socket has been
+    /// Adds one tick's frames: those for every socket and those of the
+    /// socket's `view`. `want_roster` is true until the socket has been
     /// handed a roster; the first roster seen is taken.
-    pub fn add(&mut self, frame: &TickFrame, want_roster: bool) {
+    pub fn add(&mut self, frame: &TickFrame, view: &ViewFrames, want_roster: bool) {
         if want_roster && self.roster.is_none() {
             self.roster.clone_from(&frame.roster);
         }
         self.events.extend(frame.events.iter().cloned());
-        for (shard, bytes) in &frame.snapshots {
-            match self.snapshots.iter_mut().find(|(s, _)| s == shard) {
+        for (key, bytes) in &view.frames {
+            match self.snapshots.iter_mut().find(|(k, _)| k == key) {
                 Some(slot) => slot.1 = bytes.clone(),
-                None => self.snapshots.push((*shard, bytes.clone())),
+                None => self.snapshots.push((*key, bytes.clone())),
             }
         }
     }
@@ -70,20 +70,30 @@ impl Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mino_protocol::Tick;
+    use crate::shard::grid::CellId;
+    use mino_protocol::{ShardId, Tick};
 
+    /// A tick's frames: the shared part and one view of keyed frames.
     fn frame(
         tick: u64,
         snaps: &[(u32, &'static str)],
         events: &[&'static str],
         roster: Option<&'static str>,
-    ) -> TickFrame {
-        TickFrame {
+    ) -> (TickFrame, ViewFrames) {
+        let frame = TickFrame {
             tick: Tick(tick),
-            snapshots: snaps.iter().map(|(s, b)| (ShardId(*s), Bytes::from_static(b.as_bytes()))).collect(),
             events: events.iter().map(|e| Bytes::from_static(e.as_bytes())).collect(),
             roster: roster.map(|r| Bytes::from_static(r.as_bytes())),
-        }
+            views: Vec::new(),
+        };
+        let key = |s: u32| FrameKey { shard: ShardId(s), cell: CellId(0) };
+        let view =
+            ViewFrames { frames: snaps.iter().map(|(s, b)| (key(*s), Bytes::from_static(b.as_bytes()))).collect() };
+        (frame, view)
+    }
+
+    fn add(b: &mut Batch, (frame, view): (TickFrame, ViewFrames), want_roster: bool) {
+        b.add(&frame, &view, want_roster);
     }
 
     fn strings(b: &mut Batch) -> Vec<String> {
@@ -93,8 +103,8 @@ mod tests {
     #[test]
     fn newer_snapshot_replaces_older_but_events_all_stay() {
         let mut b = Batch::default();
-        b.add(&frame(1, &[(1, "s1t1"), (2, "s2t1")], &["chat1"], None), false);
-        b.add(&frame(2, &[(1, "s1t2")], &["chat2", "presence"], None), false);
+        add(&mut b, frame(1, &[(1, "s1t1"), (2, "s2t1")], &["chat1"], None), false);
+        add(&mut b, frame(2, &[(1, "s1t2")], &["chat2", "presence"], None), false);
         assert_eq!(b.len(), 5);
         assert_eq!(strings(&mut b), ["chat1", "chat2", "presence", "s1t2", "s2t1"]);
         assert!(b.is_empty());
@@ -103,10 +113,10 @@ mod tests {
     #[test]
     fn roster_first_and_only_when_wanted() {
         let mut b = Batch::default();
-        b.add(&frame(1, &[(1, "s")], &[], Some("roster1")), true);
-        b.add(&frame(2, &[(1, "s2")], &[], Some("roster2")), true);
+        add(&mut b, frame(1, &[(1, "s")], &[], Some("roster1")), true);
+        add(&mut b, frame(2, &[(1, "s2")], &[], Some("roster2")), true);
         assert_eq!(strings(&mut b), ["roster1", "s2"]);
-        b.add(&frame(3, &[(1, "s3")], &[], Some("roster3")), false);
+        add(&mut b, frame(3, &[(1, "s3")], &[], Some("roster3")), false);
         assert_eq!(strings(&mut b), ["s3"]);
     }
 }

@@ -17,12 +17,12 @@
 use super::outbox::Outbox;
 use crate::clock;
 use crate::metrics::{Metrics, Tally};
-use crate::shard::TickFrame;
+use crate::shard::{LinkId, TickFrame, ViewFrames};
 use std::sync::Arc;
 
 /// The admitted sockets of one shard. Owned by the tick loop.
 pub struct Fanout {
-    outboxes: Vec<Arc<Outbox>>,
+    outboxes: Vec<(LinkId, Arc<Outbox>)>,
     metrics: Metrics,
 }
 
@@ -32,17 +32,23 @@ impl Fanout {
         Fanout { outboxes: Vec::new(), metrics }
     }
 
-    /// Adds an admitted socket; it gets every tick from the next one on.
-    pub fn add(&mut self, outbox: Arc<Outbox>) {
-        self.outboxes.push(outbox);
+    /// Adds an admitted socket, filed under its link; it gets every tick from
+    /// the next one on.
+    pub fn add(&mut self, link: LinkId, outbox: Arc<Outbox>) {
+        self.outboxes.push((link, outbox));
     }
 
-    /// Writes `frame` to every socket, forgets closed and stuck ones, and
-    /// counts the writes in the metrics.
-    pub fn deliver(&mut self, frame: &TickFrame) {
+    /// Writes `frame` to every socket (the frames for all, and those of the
+    /// view group `view_of` names for its link), forgets closed and stuck
+    /// ones, and counts the writes in the metrics.
+    pub fn deliver(&mut self, frame: &TickFrame, view_of: impl Fn(LinkId) -> usize) {
         let now = clock::now();
         let mut tally = Tally::default();
-        self.outboxes.retain(|outbox| outbox.deliver(frame, now, &mut tally));
+        let none = ViewFrames::default();
+        self.outboxes.retain(|(link, outbox)| {
+            let view = frame.views.get(view_of(*link)).unwrap_or(&none);
+            outbox.deliver(frame, view, now, &mut tally)
+        });
         self.metrics.count_writes(tally);
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! - [`task`]: the task of one socket, from the Hello to the close.
 //! - [`command`]: what a session asks of the tick driver.
-//! - [`socket`]: the upgraded socket's two halves; [`ws_frame`]: our own
-//!   pre-encoded websocket frames.
+//! - [`socket`]: the upgraded socket's two halves (our own frames are
+//!   [`crate::ws_frame`]).
 //! - [`outbox`]: a socket's write side, shared with the [`fanout`], which
 //!   writes every tick to every socket; [`batch`]: what a blocked socket keeps.
 //! - [`rate_limit`]: token buckets for inputs and chat.
@@ -17,7 +17,6 @@ pub mod outbox;
 pub mod rate_limit;
 pub mod socket;
 pub mod task;
-pub mod ws_frame;
 
 pub use batch::Batch;
 pub use command::{Command, COMMAND_QUEUE};

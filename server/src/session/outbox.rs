@@ -17,11 +17,12 @@
 //! the session was replaced, move because the shard drains): one slot and one
 //! wake-up, where a channel per socket would cost about a kilobyte each.
 
-use super::{ws_frame, Batch};
+use super::Batch;
 use crate::clock::{self, Instant};
 use crate::close::CloseReason;
 use crate::metrics::Tally;
-use crate::shard::{Control, TickFrame};
+use crate::shard::{Control, TickFrame, ViewFrames};
+use crate::ws_frame;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -30,8 +31,10 @@ use std::time::Duration;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 
-/// Most frames passed to one `writev`; a longer queue takes more calls.
-const MAX_SLICES: usize = 16;
+/// Most frames passed to one `writev` (the kernel takes up to 1,024); a longer
+/// queue takes more calls. Enough for a tick's frames with area of interest:
+/// the cells of a view from two or three shards, plus chat.
+const MAX_SLICES: usize = 256;
 
 /// Most chat, presence and control frames an outbox holds before its socket is
 /// closed as too slow (they are never dropped for a socket that stays).
@@ -174,7 +177,7 @@ impl Outbox {
     ///
     /// Returns false once the outbox takes no more frames (closed or stuck), so
     /// the fan-out forgets it.
-    pub fn deliver(&self, frame: &TickFrame, now: Instant, tally: &mut Tally) -> bool {
+    pub fn deliver(&self, frame: &TickFrame, view: &ViewFrames, now: Instant, tally: &mut Tally) -> bool {
         let mut st = self.lock();
         if st.closed || st.stuck.is_some() {
             return false;
@@ -182,7 +185,7 @@ impl Outbox {
         let ping = std::mem::take(&mut st.ping_due).then(ws_frame::ping);
         if st.held || st.blocked_since.is_some() || !st.batch.is_empty() {
             let want_roster = st.want_roster;
-            st.batch.add(frame, want_roster);
+            st.batch.add(frame, view, want_roster);
             st.want_roster &= !st.batch.has_roster();
             if let Some(ping) = ping {
                 st.batch.push_event(ping);
@@ -205,15 +208,63 @@ impl Outbox {
                 // else.
             }
         } else {
-            // Healthy: the tick's frames are committed as they are (reference
-            // counts of the shared bytes) and go out in one write.
-            let roster = if st.want_roster { frame.roster.clone() } else { None };
+            // Healthy: one write straight from the shared frames; only what
+            // the socket could not take is kept (as reference counts).
+            let roster = if st.want_roster { frame.roster.as_ref() } else { None };
             st.want_roster &= roster.is_none();
-            let snapshots = frame.snapshots.iter().map(|(_, b)| b.clone());
-            st.inflight.extend(roster.into_iter().chain(frame.events.iter().cloned()).chain(snapshots).chain(ping));
+            let frames = roster.into_iter().chain(&frame.events).chain(view.frames.iter().map(|(_, b)| b));
+            self.write_shared(&mut st, frames.chain(ping.as_ref()), now, tally);
         }
         let _ = self.flush_locked(&mut st, now, tally, usize::MAX);
         st.stuck.is_none()
+    }
+
+    /// Writes `frames` with one `writev` (up to [`MAX_SLICES`] of them) and
+    /// queues what was not written, so the shared frames are only referenced
+    /// (one reference count each) when the socket cannot take them at once.
+    fn write_shared<'a>(
+        &self,
+        st: &mut State,
+        frames: impl Iterator<Item = &'a Bytes> + Clone,
+        now: Instant,
+        tally: &mut Tally,
+    ) {
+        if self.unbatched {
+            st.inflight.extend(frames.cloned());
+            return;
+        }
+        let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+        let mut n = 0;
+        for (slot, f) in slices.iter_mut().zip(frames.clone()) {
+            *slot = IoSlice::new(f);
+            n += 1;
+        }
+        if n == 0 {
+            return;
+        }
+        let mut written = match self.socket.try_write_vectored(&slices[..n]) {
+            Ok(0) => return self.stick(st, Stuck::Failed),
+            Ok(written) => written,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.blocked(st, now, tally);
+                0
+            }
+            Err(_) => return self.stick(st, Stuck::Failed),
+        };
+        if written > 0 {
+            tally.writes += 1;
+            tally.bytes += written as u64;
+        }
+        for f in frames {
+            if written >= f.len() {
+                written -= f.len();
+                tally.frames += 1;
+            } else {
+                st.head_started |= written > 0 && st.inflight.is_empty();
+                st.inflight.push_back(f.slice(written..));
+                written = 0;
+            }
+        }
     }
 
     /// Writes what is queued until done, the socket refuses more, or `calls`
@@ -430,6 +481,8 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shard::grid::CellId;
+    use crate::shard::FrameKey;
     use mino_protocol::{ShardId, Tick};
     use tokio::io::AsyncReadExt;
     use tokio::net::{TcpListener, TcpStream};
@@ -453,13 +506,20 @@ mod tests {
         (Outbox::new(write, limits, false), client.expect("connect"))
     }
 
+    /// One tick's frames: the shared part and the one view a socket gets.
     fn frame(tick: u64, snapshot: &[u8], events: &[&[u8]], roster: Option<&[u8]>) -> TickFrame {
+        let key = FrameKey { shard: ShardId(1), cell: CellId(0) };
         TickFrame {
             tick: Tick(tick),
-            snapshots: vec![(ShardId(1), Bytes::copy_from_slice(snapshot))],
             events: events.iter().map(|e| Bytes::copy_from_slice(e)).collect(),
             roster: roster.map(Bytes::copy_from_slice),
+            views: vec![ViewFrames { frames: vec![(key, Bytes::copy_from_slice(snapshot))] }],
         }
+    }
+
+    /// Delivers a tick as the fan-out does.
+    fn deliver(outbox: &Outbox, frame: &TickFrame, tally: &mut Tally) -> bool {
+        outbox.deliver(frame, &frame.views[0], clock::now(), tally)
     }
 
     /// Everything the peer receives until the outbox's FIN, within 5 s.
@@ -480,12 +540,12 @@ mod tests {
         let (outbox, mut peer) = pair(None, LIMITS).await;
         let mut tally = Tally::default();
         // Held: the tick before the welcome is kept (roster included).
-        assert!(outbox.deliver(&frame(1, b"S1", &[b"E1"], Some(b"R1")), Instant::now(), &mut tally));
+        assert!(deliver(&outbox, &frame(1, b"S1", &[b"E1"], Some(b"R1")), &mut tally));
         assert_eq!(tally, Tally::default(), "nothing written before the welcome");
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
         assert_eq!(read_exact(&mut peer, 7).await, b"WR1E1S1");
         let mut tick = Tally::default();
-        assert!(outbox.deliver(&frame(2, b"S2", &[b"E2"], Some(b"R2")), Instant::now(), &mut tick));
+        assert!(deliver(&outbox, &frame(2, b"S2", &[b"E2"], Some(b"R2")), &mut tick));
         assert_eq!(tick, Tally { frames: 2, bytes: 4, writes: 1, blocked: 0 }, "one write; no second roster");
         assert_eq!(read_exact(&mut peer, 4).await, b"E2S2");
     }
@@ -496,12 +556,12 @@ mod tests {
         let mut tally = Tally::default();
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
         let big = vec![b's'; 4 << 20];
-        assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
+        assert!(deliver(&outbox, &frame(1, &big, &[], None), &mut tally));
         assert!(tally.blocked >= 1, "4 MiB does not fit a 4 KiB buffer");
         for t in 2..=5u8 {
             let snap = [b'S', b'0' + t];
             let event = [b'E', b'0' + t];
-            assert!(outbox.deliver(&frame(u64::from(t), &snap, &[&event], None), Instant::now(), &mut tally));
+            assert!(deliver(&outbox, &frame(u64::from(t), &snap, &[&event], None), &mut tally));
         }
         // The session's part: wait for the socket while the peer reads.
         let reader = tokio::spawn(async move { read_exact(&mut peer, 1 + big.len() + 4 * 2 + 2).await });
@@ -520,7 +580,7 @@ mod tests {
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
         let big = vec![0u8; 256 * 1024];
         let mut taken = 0;
-        while outbox.deliver(&frame(taken, &big, &[b"chat"], None), Instant::now(), &mut tally) {
+        while deliver(&outbox, &frame(taken, &big, &[b"chat"], None), &mut tally) {
             taken += 1;
             assert!(taken < 100, "never marked too slow");
         }
@@ -568,7 +628,7 @@ mod tests {
         let (outbox, _peer) = pair(Some(4096), LIMITS).await;
         let mut tally = Tally::default();
         let big = vec![0u8; 256 * 1024];
-        assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally), "held");
+        assert!(deliver(&outbox, &frame(1, &big, &[], None), &mut tally), "held");
         let frames: Vec<Bytes> = (0..MAX_PENDING_EVENTS).map(|_| Bytes::from_static(b"x")).collect();
         let queued = outbox.send(&frames, Duration::from_millis(10), &mut tally).await;
         assert!(queued.is_ok() || outbox.stuck().is_some());
@@ -601,7 +661,7 @@ mod tests {
         let big = vec![b's'; 4 << 20];
         let mut tick = frame(1, b"S1", &[b"E1"], None);
         tick.events.insert(0, Bytes::from(big.clone()));
-        assert!(outbox.deliver(&tick, Instant::now(), &mut tally));
+        assert!(deliver(&outbox, &tick, &mut tally));
         assert!(outbox.lock().inflight.len() >= 2, "cut frame and the rest in flight");
         let reader = tokio::spawn(read_to_end(peer));
         outbox.close(&[Bytes::from_static(b"CLOSE")], Duration::from_secs(5), &mut tally).await;
@@ -617,11 +677,11 @@ mod tests {
         let mut tally = Tally::default();
         outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
         let big = vec![b's'; 4 << 20];
-        assert!(outbox.deliver(&frame(1, &big, &[], None), Instant::now(), &mut tally));
-        assert!(outbox.deliver(&frame(2, b"S2", &[b"E2"], None), Instant::now(), &mut tally));
+        assert!(deliver(&outbox, &frame(1, &big, &[], None), &mut tally));
+        assert!(deliver(&outbox, &frame(2, b"S2", &[b"E2"], None), &mut tally));
         let reader = tokio::spawn(read_to_end(peer));
         outbox.close(&[Bytes::from_static(b"CLOSE")], Duration::from_secs(5), &mut tally).await;
-        assert!(!outbox.deliver(&frame(3, b"S3", &[], None), Instant::now(), &mut tally), "closed");
+        assert!(!deliver(&outbox, &frame(3, b"S3", &[], None), &mut tally), "closed");
         drop(outbox);
         let got = reader.await.expect("reader");
         assert_eq!(got.len(), 1 + big.len() + 5);

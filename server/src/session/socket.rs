@@ -1,7 +1,7 @@
 //! A websocket's two halves after the HTTP upgrade: reading with tungstenite
 //! (frame parsing, unmasking, size limits, UTF-8 checks); the write half goes
 //! to an [`super::Outbox`], which writes our own pre-encoded frames (see
-//! [`super::ws_frame`]).
+//! [`crate::ws_frame`]).
 //!
 //! The halves are owned separately (no lock between them). tungstenite never
 //! writes: its automatic pong and close replies go nowhere, and the session

@@ -13,7 +13,7 @@
 use super::command::Command;
 use super::outbox::{Outbox, SlowLimits, WriteError};
 use super::socket::Reader;
-use super::{ws_frame, TokenBucket};
+use super::TokenBucket;
 use crate::admission::Refusal;
 use crate::clock;
 use crate::close::CloseReason;
@@ -22,6 +22,7 @@ use crate::metrics::{Metrics, Tally};
 use crate::resume::store::SessionStore;
 use crate::resume::{Claimed, Ticket};
 use crate::shard::{Busy, Control, LinkId};
+use crate::ws_frame;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mino_protocol::client::{self, ClientMsg, Hello};

@@ -22,21 +22,23 @@
 //! - the drain ([`drain`]): players told to move, a tick's share of the rate
 //!   at a time.
 
+mod cluster_view;
 mod drain;
 mod fence;
+pub mod grid;
 mod input;
+pub mod interest;
 mod links;
 mod output;
 mod presence;
 #[cfg(test)]
 mod tests;
-mod view;
 
+pub use cluster_view::{ClusterView, Relay};
 pub use fence::HELD_MAX;
 pub use input::{ClusterEvent, TickAt};
 pub use links::LinkId;
-pub use output::{Admitted, Control, Effect, Outgoing, TickFrame, TickOutput};
-pub use view::{ClusterView, Relay};
+pub use output::{Admitted, Control, Effect, FrameKey, Outgoing, TickFrame, TickOutput, ViewFrames};
 
 use crate::admission::{Admission, Refusal};
 use crate::clock::Instant;
@@ -47,9 +49,11 @@ use crate::metrics::DropKind;
 use crate::resume::local::LocalSessions;
 use crate::resume::{Claimed, ResumeError, Ticket};
 use crate::sim::World;
+use crate::ws_frame;
 use bytes::Bytes;
 use drain::Drain;
 use fence::{Fence, Gate};
+use grid::CellId;
 use links::Links;
 use mino_protocol::client::Direction;
 use mino_protocol::server::{self as msg, WelcomeInfo};
@@ -184,6 +188,13 @@ impl Shard {
         self.fence.is_fenced()
     }
 
+    /// The view group of the socket behind `link` in the last tick's frame:
+    /// an index into [`TickFrame::views`].
+    pub fn view_of(&self, link: LinkId) -> usize {
+        let _ = link;
+        0
+    }
+
     /// The effects asked for since the last call, in order.
     pub fn effects(&mut self) -> std::vec::Drain<'_, Effect> {
         self.effects.drain(..)
@@ -290,7 +301,7 @@ impl Shard {
     pub fn chat(&mut self, player: PlayerId, text: &str, wall_ms: u64) {
         if let Some(p) = self.world.player(player) {
             let frame = msg::encode_chat(player, &p.name, text, self.id, wall_ms);
-            self.events.push(frame.clone());
+            self.events.push(ws_frame::binary(&frame));
             if self.clustered {
                 self.chat_out.push(Outgoing::Chat(frame));
             }
@@ -317,28 +328,30 @@ impl Shard {
     pub fn cluster_event(&mut self, event: ClusterEvent) {
         match event {
             ClusterEvent::Snapshot { shard, bytes, server_time_ms } => {
-                let relay =
-                    if shard == self.id { Relay::Dropped } else { self.view.snapshot(shard, bytes, server_time_ms) };
+                let relay = match shard == self.id {
+                    true => Relay::Dropped,
+                    false => self.view.snapshot(shard, ws_frame::binary(&bytes), server_time_ms),
+                };
                 match relay {
                     Relay::Kept => {}
                     Relay::Replaced => self.effects.push(Effect::Dropped(DropKind::RelayReplaced, 1)),
                     Relay::Dropped => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
                 }
             }
-            ClusterEvent::Chat { bytes } => self.events.push(bytes),
+            ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
             ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
                 if shard != self.id && self.view.presence(shard, seq, &joined, &left) {
-                    self.events.push(bytes);
+                    self.events.push(ws_frame::binary(&bytes));
                 }
             }
             ClusterEvent::Live(shards) => {
                 let others: Vec<ShardId> = shards.into_iter().filter(|s| *s != self.id).collect();
                 let frames = self.view.set_live(&others);
-                self.events.extend(frames);
+                self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
             }
             ClusterEvent::Roster { shard, seq, players } => {
                 if let Some(frame) = self.view.roster(shard, seq, players) {
-                    self.events.push(frame);
+                    self.events.push(ws_frame::binary(&frame));
                 }
             }
             ClusterEvent::Ids { start, len } => {
@@ -380,10 +393,10 @@ impl Shard {
         let snapshot = self.encode_snapshot(at.wall_ms);
         let roster = self.presence.anyone_joined().then(|| {
             let local = self.world.players().iter().map(|p| (p.id, &*p.name));
-            msg::encode_roster(local.chain(self.view.players()))
+            ws_frame::binary(&msg::encode_roster(local.chain(self.view.players())))
         });
         if let Some(delta) = self.presence.take(self.id) {
-            self.events.push(delta.bytes.clone());
+            self.events.push(ws_frame::binary(&delta.bytes));
             if self.clustered {
                 let presence =
                     Outgoing::Presence { bytes: delta.bytes, seq: delta.seq, joined: delta.joined, left: delta.left };
@@ -392,10 +405,12 @@ impl Shard {
         }
         let relayed = self.view.take_snapshots();
         let relay_lag_ms = relayed.iter().map(|r| at.wall_ms.saturating_sub(r.server_time_ms)).collect();
-        let mut snapshots = Vec::with_capacity(1 + relayed.len());
-        snapshots.push((self.id, snapshot.clone()));
-        snapshots.extend(relayed.into_iter().map(|r| (r.shard, r.bytes)));
-        let frame = TickFrame { tick: self.tick, snapshots, events: std::mem::take(&mut self.events), roster };
+        let whole = |shard| FrameKey { shard, cell: CellId(0) };
+        let mut frames = Vec::with_capacity(1 + relayed.len());
+        frames.push((whole(self.id), ws_frame::binary(&snapshot)));
+        frames.extend(relayed.into_iter().map(|r| (whole(r.shard), r.bytes)));
+        let views = vec![ViewFrames { frames }];
+        let frame = TickFrame { tick: self.tick, events: std::mem::take(&mut self.events), roster, views };
         let publish_snapshot = self.clustered && !self.fence.is_fenced();
         for out in std::mem::take(&mut self.chat_out) {
             self.gate(out);

@@ -1,6 +1,7 @@
 //! What the core hands back to its driver: the frames of a tick for every
 //! socket, what to publish, and the [`Effect`]s to carry out.
 
+use super::grid::CellId;
 use super::links::LinkId;
 use crate::close::CloseReason;
 use crate::metrics::DropKind;
@@ -9,22 +10,43 @@ use bytes::Bytes;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
 
-/// What every socket of the shard receives for one tick, the same for all:
-/// nothing in it is per socket. The core fills it with message payloads; the
-/// driver frames each payload once as a websocket frame and the fan-out writes
-/// those bytes as they are to every socket.
+/// What a blocked socket's batch keeps only the newest of: the frame of one
+/// shard's cell (cell 0: its whole-shard snapshot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FrameKey {
+    /// Whose players.
+    pub shard: ShardId,
+    /// Which cell of the grid (0: the whole shard).
+    pub cell: CellId,
+}
+
+/// The snapshot frames one group of sockets gets in a tick (every socket of a
+/// shard without area of interest; with it, the sockets whose players stand
+/// in the same cell), websocket-framed, the same bytes for every socket of the
+/// group.
+#[derive(Debug, Default)]
+pub struct ViewFrames {
+    /// Keyed frames, nearest first.
+    pub frames: Vec<(FrameKey, Bytes)>,
+}
+
+/// What the sockets of the shard receive for one tick: websocket frames,
+/// each encoded once. Nothing in it is per socket: a socket gets the frames
+/// for every socket plus those of its view group ([`super::Shard::view_of`]),
+/// and the fan-out writes those exact bytes.
 #[derive(Debug, Default)]
 pub struct TickFrame {
     /// The tick these frames belong to.
     pub tick: Tick,
-    /// Latest snapshot of each shard: this shard's first, then relayed ones.
-    /// A socket that skipped ticks sends only the newest of each shard.
-    pub snapshots: Vec<(ShardId, Bytes)>,
-    /// Chat and presence frames in order. Never skipped for a healthy socket.
+    /// Chat and presence frames in order, for every socket. Never skipped for
+    /// a healthy socket.
     pub events: Vec<Bytes>,
     /// All present players, when someone joined since the last tick; a new
     /// socket sends the first roster it sees, once.
     pub roster: Option<Bytes>,
+    /// The snapshot frames of each view group. A socket that skipped ticks
+    /// sends only the newest frame of each [`FrameKey`].
+    pub views: Vec<ViewFrames>,
 }
 
 /// Everything one tick produced besides its [`Effect`]s.

@@ -5,6 +5,11 @@ use crate::resume::Claimed;
 use mino_protocol::server::{decode, player_id, ServerMsg};
 use rand::SeedableRng;
 
+/// The message a websocket frame of a tick carries.
+fn msg(frame: &[u8]) -> ServerMsg<'_> {
+    decode(ws_frame::payload(frame)).expect("a server message")
+}
+
 const T0: u64 = 1_700_000_000_000;
 
 fn config(max: u32) -> Config {
@@ -81,10 +86,10 @@ fn tick_frame_has_snapshot_presence_and_roster_once() {
     let a = join(&mut s, "Ada");
     let f = t.tick(&mut s).frame;
     assert_eq!(f.tick, Tick(1));
-    assert_eq!(f.snapshots.len(), 1);
+    assert_eq!((f.views.len(), f.views[0].frames.len()), (1, 1));
     assert!(f.roster.is_some());
     assert_eq!(f.events.len(), 1, "one presence for the join");
-    let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
+    let ServerMsg::Presence(p) = msg(&f.events[0]) else { panic!("presence") };
     assert_eq!(p.joined().map(|j| j.get(0).id()), Some(a.player.0));
     let f = t.tick(&mut s).frame;
     assert!(f.roster.is_none() && f.events.is_empty());
@@ -119,7 +124,7 @@ fn a_skipped_tick_is_skipped_not_replayed_and_tick_numbers_count_scheduled_ticks
     // A 2 s stall: 39 scheduled ticks never ran.
     let out = s.tick(t.at(39, 0, true));
     assert_eq!((out.frame.tick, out.skipped), (Tick(41), 39));
-    let Ok(ServerMsg::Snapshot(snap)) = decode(&out.frame.snapshots[0].1) else { panic!("snapshot") };
+    let ServerMsg::Snapshot(snap) = msg(&out.frame.views[0].frames[0].1) else { panic!("snapshot") };
     assert_eq!(snap.tick(), 41, "the client sees the gap");
     assert_eq!((position(&s, a.player).0 - before.0).abs(), 6.0, "one step, not forty");
 }
@@ -131,7 +136,7 @@ fn snapshot_carries_the_moved_position() {
     let a = s.join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0).expect("resumed");
     s.input(a.player, Direction::new(1.0, 0.0).expect("dir"));
     let f = t.tick(&mut s).frame;
-    let Ok(ServerMsg::Snapshot(snap)) = decode(&f.snapshots[0].1) else { panic!("snapshot") };
+    let ServerMsg::Snapshot(snap) = msg(&f.views[0].frames[0].1) else { panic!("snapshot") };
     let p = snap.players().expect("players").get(0);
     assert_eq!(player_id(p), a.player);
     let b = snap.bounds().copied().expect("bounds");
@@ -147,7 +152,7 @@ fn leave_stages_presence_left_and_join_then_leave_is_silent() {
     t.tick(&mut s);
     s.leave(a.player, a.link, T0);
     let f = t.tick(&mut s).frame;
-    let Ok(ServerMsg::Presence(p)) = decode(&f.events[0]) else { panic!("presence") };
+    let ServerMsg::Presence(p) = msg(&f.events[0]) else { panic!("presence") };
     assert_eq!(p.left().map(|l| l.get(0)), Some(a.player.0));
     let b = join(&mut s, "Bob");
     s.leave(b.player, b.link, T0);
@@ -196,9 +201,10 @@ fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
     let chat = Bytes::from_static(b"chat from 8");
     s.cluster_event(ClusterEvent::Chat { bytes: chat.clone() });
     let out = t.tick(&mut s);
-    assert_eq!(out.frame.snapshots.len(), 2);
-    assert_eq!(out.frame.snapshots[1], (ShardId(8), theirs));
-    assert!(out.frame.events.contains(&chat));
+    let frames = &out.frame.views[0].frames;
+    assert_eq!(frames.len(), 2);
+    assert_eq!((frames[1].0.shard, ws_frame::payload(&frames[1].1)), (ShardId(8), &theirs[..]));
+    assert!(out.frame.events.iter().any(|e| ws_frame::payload(e) == &chat[..]), "relayed unchanged");
     assert!(out.publish_snapshot.is_some());
     let published: Vec<Effect> = effects(&mut s);
     assert!(
@@ -217,7 +223,7 @@ fn roster_covers_players_of_other_shards() {
     s.cluster_event(ClusterEvent::Roster { shard: ShardId(8), seq: 1, players: vec![(PlayerId(500), "Far".into())] });
     join(&mut s, "Ada");
     let f = t.tick(&mut s).frame;
-    let Ok(ServerMsg::Roster(r)) = decode(f.roster.as_ref().expect("roster")) else { panic!() };
+    let ServerMsg::Roster(r) = msg(f.roster.as_ref().expect("roster")) else { panic!() };
     let mut names: Vec<_> = r.players().expect("players").iter().map(|p| p.name().unwrap_or("").to_owned()).collect();
     names.sort();
     assert_eq!(names, ["Ada", "Far"]);
@@ -237,8 +243,8 @@ fn chat_is_staged_in_order_with_sender_name() {
         .frame
         .events
         .iter()
-        .filter_map(|b| match decode(b) {
-            Ok(ServerMsg::Chat(c)) => Some(format!("{}:{}", c.name().unwrap_or(""), c.text().unwrap_or(""))),
+        .filter_map(|b| match msg(b) {
+            ServerMsg::Chat(c) => Some(format!("{}:{}", c.name().unwrap_or(""), c.text().unwrap_or(""))),
             _ => None,
         })
         .collect();

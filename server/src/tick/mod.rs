@@ -27,8 +27,8 @@ use crate::clock as time;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{DropKind, Metrics};
-use crate::session::{ws_frame, Command, Fanout, Outbox};
-use crate::shard::{ClusterEvent, Effect, LinkId, Shard, TickAt, TickFrame};
+use crate::session::{Command, Fanout, Outbox};
+use crate::shard::{ClusterEvent, Effect, LinkId, Shard, TickAt};
 use mino_protocol::{PlayerId, Tick};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -50,16 +50,6 @@ pub struct Lifecycle {
     pub drain: CancellationToken,
     /// Cancelled by the driver once a drain has emptied the shard.
     pub drained: CancellationToken,
-}
-
-/// The tick's frames as websocket frames, each encoded once for every socket.
-fn framed(frame: TickFrame) -> TickFrame {
-    TickFrame {
-        tick: frame.tick,
-        snapshots: frame.snapshots.into_iter().map(|(shard, b)| (shard, ws_frame::binary(&b))).collect(),
-        events: frame.events.iter().map(|b| ws_frame::binary(b)).collect(),
-        roster: frame.roster.as_deref().map(ws_frame::binary),
-    }
 }
 
 /// The driver's state besides the core: the sockets and the channels.
@@ -160,7 +150,8 @@ impl TickDriver {
             m.relay_lag.observe(*lag as f64 / 1000.0);
         }
         let tick = out.frame.tick;
-        self.fanout.deliver(&framed(out.frame));
+        let shard = &self.shard;
+        self.fanout.deliver(&out.frame, |link| shard.view_of(link));
         if let Some(link) = &self.cluster {
             if let Some(bytes) = out.publish_snapshot {
                 link.snapshot.send_replace(Some(OwnSnapshot { tick, server_time_ms: wall_ms, at: started, bytes }));
@@ -202,7 +193,7 @@ impl TickDriver {
                         // The socket went away while we answered.
                         self.leave(player, link, wall_ms);
                     } else {
-                        self.fanout.add(outbox);
+                        self.fanout.add(link, outbox);
                     }
                 }
             },

@@ -35,6 +35,20 @@ pub fn encode(opcode: u8, payload: &[u8]) -> Bytes {
     out.freeze()
 }
 
+/// The payload of an unmasked frame encoded by [`encode`]: what was framed
+/// (take it from a `Bytes` with `Bytes::slice_ref`, zero-copy). Empty for
+/// bytes too short to be a frame.
+#[cfg(test)]
+pub fn payload(frame: &[u8]) -> &[u8] {
+    let len = match frame.get(1).map(|b| b & 0x7f) {
+        Some(126) => 4,
+        Some(127) => 10,
+        Some(_) => 2,
+        None => return &[],
+    };
+    &frame[len.min(frame.len())..]
+}
+
 /// A binary message frame.
 pub fn binary(payload: &[u8]) -> Bytes {
     encode(OP_BINARY, payload)
@@ -66,6 +80,16 @@ pub fn close(code: u16, reason: &str) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_payload_is_what_was_framed_whatever_its_length() {
+        for len in [0, 125, 126, 65_535, 65_536] {
+            let body: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let framed = binary(&body);
+            assert_eq!(payload(&framed), &body[..]);
+        }
+        assert!(payload(&[]).is_empty());
+    }
     use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
     use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 

@@ -1,0 +1,200 @@
+//! Area of interest: which cells a player sees, and how often each is sent.
+//!
+//! A player sees the cells whose rectangle lies within the view radius of
+//! *its own cell's* rectangle (so wherever it stands in its cell, everything
+//! within the radius is covered), plus one prefetch ring of a cell's width
+//! beyond, so nobody pops in at the edge of the screen. Because the view
+//! depends only on the viewer's cell, every socket whose player stands in the
+//! same cell gets the same frames: they are chosen once per cell, not once per
+//! socket. This is the pattern of Mirror's spatial hashing and Unreal's
+//! replication graph grid; the prefetch ring is the tile demo on Centrifugo's.
+//!
+//! Cells are sent in tiers, each at its own period (in ticks), so bytes per
+//! socket do not grow with the square of the view:
+//!
+//! | tier | cells | base period |
+//! |---|---|---|
+//! | [`Tier::Own`] | the viewer's cell | every tick |
+//! | [`Tier::Near`] | the 8 cells around it | every tick |
+//! | [`Tier::Mid`] | the rest of the view radius | every 2nd tick |
+//! | [`Tier::Far`] | the prefetch ring | every 4th tick |
+//!
+//! A cell is due on tick `t` when `(t + column + 2 × row) % period == 0`, so
+//! a socket's outer cells are spread over the ticks of a period rather than
+//! bunched into one.
+//!
+//! **Budget.** When the cells due would come to more than the socket budget
+//! (`--view-budget-bytes` a tick, on average), the periods step down a fixed
+//! ladder ([`LADDER`]): the outer tiers first, the own cell last and never
+//! below every 8th tick. A crowd of thousands in one cell thus costs each
+//! socket at most about the budget, not the square of the crowd.
+
+use super::grid::{CellId, Grid};
+
+/// How often, and how close: see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// The viewer's own cell.
+    Own = 0,
+    /// The eight cells around it.
+    Near = 1,
+    /// The rest of the view radius.
+    Mid = 2,
+    /// The prefetch ring beyond the view radius.
+    Far = 3,
+}
+
+/// Periods (ticks) of the four tiers, indexed by [`Tier`].
+pub type Periods = [u32; 4];
+
+/// The periods a socket's cells are sent at, from the base (first) down to
+/// the floor (last); see the module docs.
+pub const LADDER: [Periods; 10] = [
+    [1, 1, 2, 4],
+    [1, 1, 2, 8],
+    [1, 1, 4, 8],
+    [1, 1, 4, 16],
+    [1, 2, 8, 16],
+    [1, 2, 8, 32],
+    [2, 4, 16, 32],
+    [2, 4, 16, 64],
+    [4, 8, 32, 64],
+    [8, 16, 64, 64],
+];
+
+/// The cells around a viewer cell, as offsets with their tier, nearest
+/// tiers first. Made once from the view radius and the cell size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stencil {
+    offsets: Vec<(i32, i32, Tier)>,
+}
+
+impl Stencil {
+    /// The stencil of a view radius of `radius_cells` cells (view radius /
+    /// cell size).
+    pub fn new(radius_cells: f32) -> Stencil {
+        let radius = radius_cells.max(0.0);
+        let reach = radius.ceil() as i32 + 2;
+        let mut offsets = Vec::new();
+        for dy in -reach..=reach {
+            for dx in -reach..=reach {
+                // Distance between the viewer cell's rectangle and this one's, cells.
+                let gap = |d: i32| (d.abs() - 1).max(0) as f32;
+                let distance = gap(dx).hypot(gap(dy));
+                let tier = match (dx.abs().max(dy.abs()), distance) {
+                    (0, _) => Tier::Own,
+                    (1, _) => Tier::Near,
+                    (_, d) if d <= radius => Tier::Mid,
+                    (_, d) if d <= radius + 1.0 => Tier::Far,
+                    _ => continue,
+                };
+                offsets.push((dx, dy, tier));
+            }
+        }
+        offsets.sort_by_key(|&(dx, dy, tier)| (tier, dy, dx));
+        Stencil { offsets }
+    }
+
+    /// The cells seen from `viewer` with their tiers, nearest tiers first
+    /// (cells off the grid left out).
+    pub fn cells<'a>(&'a self, grid: &'a Grid, viewer: CellId) -> impl Iterator<Item = (CellId, Tier)> + 'a {
+        let (column, row) = grid.position(viewer).unwrap_or((0, 0));
+        self.offsets.iter().filter_map(move |&(dx, dy, tier)| Some((grid.offset(column, row, dx, dy)?, tier)))
+    }
+
+    /// Number of cells in the stencil, by tier.
+    pub fn counts(&self) -> [usize; 4] {
+        let mut n = [0; 4];
+        for (_, _, tier) in &self.offsets {
+            n[*tier as usize] += 1;
+        }
+        n
+    }
+}
+
+/// True when `cell` (at `column`, `row`) is due on `tick` at `period`.
+pub fn due(tick: u64, column: u32, row: u32, period: u32) -> bool {
+    let period = u64::from(period.max(1));
+    (tick + u64::from(column) + 2 * u64::from(row)).is_multiple_of(period)
+}
+
+/// The first rung of the [`LADDER`] at which cells of the given tiers and
+/// sizes (bytes) come to at most `budget` bytes a tick on average; the floor
+/// if none does.
+pub fn fit(budget: usize, cells: &[(Tier, usize)]) -> &'static Periods {
+    LADDER
+        .iter()
+        .find(|periods| {
+            let per_tick: f64 =
+                cells.iter().map(|&(tier, bytes)| bytes as f64 / f64::from(periods[tier as usize])).sum();
+            per_tick <= budget as f64
+        })
+        .unwrap_or(&LADDER[LADDER.len() - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::wire::Bounds;
+
+    #[test]
+    fn a_radius_of_two_cells_has_its_tiers_and_a_prefetch_ring() {
+        let s = Stencil::new(2.0);
+        let [own, near, mid, far] = s.counts();
+        assert_eq!((own, near), (1, 8));
+        // Cells whose rectangle is within 2 cells of the viewer's: the 7 x 7
+        // square without its four corner 2 x 2 blocks (distance sqrt(5)..).
+        assert_eq!(mid, 49 - 9 - 12);
+        assert!(far > 0, "a prefetch ring");
+        let tiers: Vec<Tier> = s.offsets.iter().map(|o| o.2).collect();
+        assert!(tiers.windows(2).all(|w| w[0] <= w[1]), "nearest first");
+    }
+
+    #[test]
+    fn every_point_within_the_radius_is_covered_wherever_the_viewer_stands() {
+        let grid = Grid::new(&Bounds::new(0.0, 0.0, 2000.0, 2000.0), 100.0).expect("grid");
+        let radius = 230.0;
+        let s = Stencil::new(radius / 100.0);
+        for (vx, vy) in [(1000.0, 1000.0), (1099.0, 1001.0), (1050.0, 1099.9)] {
+            let seen: Vec<CellId> =
+                s.cells(&grid, grid.cell_of(vx, vy)).filter(|c| c.1 != Tier::Far).map(|c| c.0).collect();
+            for i in 0..64 {
+                let a = i as f32 / 64.0 * std::f32::consts::TAU;
+                let (x, y) = (vx + radius * 0.999 * a.cos(), vy + radius * 0.999 * a.sin());
+                assert!(seen.contains(&grid.cell_of(x, y)), "({x}, {y}) seen from ({vx}, {vy})");
+            }
+        }
+    }
+
+    #[test]
+    fn cells_off_the_grid_are_left_out() {
+        let grid = Grid::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
+        let s = Stencil::new(1.0);
+        let corner: Vec<_> = s.cells(&grid, grid.cell(0, 0)).collect();
+        assert_eq!(corner[0], (grid.cell(0, 0), Tier::Own));
+        assert!(corner.iter().all(|(c, _)| grid.position(*c).is_some()));
+        assert_eq!(corner.iter().filter(|c| c.1 == Tier::Near).count(), 3);
+    }
+
+    #[test]
+    fn a_cell_is_due_once_a_period_and_neighbours_take_turns() {
+        for period in [1, 2, 4, 8] {
+            let times = (0..64).filter(|t| due(*t, 3, 5, period)).count();
+            assert_eq!(times as u32, 64 / period);
+        }
+        assert_ne!(due(0, 0, 0, 2), due(0, 1, 0, 2), "adjacent columns alternate");
+    }
+
+    #[test]
+    fn the_budget_steps_down_the_ladder_outer_tiers_first() {
+        let small = [(Tier::Own, 400), (Tier::Near, 3000), (Tier::Mid, 8000), (Tier::Far, 8000)];
+        assert_eq!(fit(16_384, &small), &LADDER[0]);
+        let crowd = [(Tier::Own, 20_000), (Tier::Near, 2000), (Tier::Mid, 4000), (Tier::Far, 4000)];
+        let p = fit(8192, &crowd);
+        assert!(p[Tier::Own as usize] > 1, "a crowd in one's own cell is sent less often: {p:?}");
+        let per_tick: f64 = crowd.iter().map(|&(t, b)| b as f64 / f64::from(p[t as usize])).sum();
+        assert!(per_tick <= 8192.0);
+        assert_eq!(fit(1, &crowd), &LADDER[9], "the floor");
+        assert!(LADDER.windows(2).all(|w| (0..4).all(|i| w[0][i] <= w[1][i])), "periods only grow");
+    }
+}
