@@ -29,7 +29,7 @@ fn decode(c: &mut Criterion) {
     };
     let snap = SnapshotEncoder::new().encode(
         &header,
-        (0..1000).map(|i| PlayerEntry { id: PlayerId(i + 1), x: 1.0, y: 2.0, heading: 0, moving: true }),
+        (0..1000).map(|i| PlayerEntry { id: PlayerId(i + 1), x: 1.0, y: 2.0, heading: 0, moving: true, input_seq: 0 }),
     );
     c.bench_function("snapshot_verify_1000", |b| {
         b.iter(|| black_box(mino_protocol::snapshot::peek_header(black_box(&snap))))

@@ -15,6 +15,7 @@ fn players(n: u32) -> Vec<PlayerEntry> {
             y: (i * 13 % 1000) as f32,
             heading: i as u8,
             moving: i % 2 == 0,
+            input_seq: 0,
         })
         .collect()
 }

@@ -20,11 +20,11 @@ fn tick(c: &mut Criterion) {
     let mut group = c.benchmark_group("shard_tick");
     for n in [100u32, 1_000, 5_000] {
         let config = Config { max_players: n, busy_lateness: None, ..Config::default() };
-        let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0);
+        let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0).expect("a shard");
         for i in 0..n {
             let a = shard.join("bot", None, 0).expect("admitted");
             let angle = i as f32;
-            shard.input(a.player, Direction::new(angle.cos(), angle.sin()).expect("finite"));
+            shard.input(a.player, Direction::new(angle.cos(), angle.sin()).expect("finite"), 0);
         }
         let mut t = 1;
         shard.tick(at(t));

@@ -255,6 +255,7 @@ mod tests {
             name: "bot",
             position: (100.0, 100.0),
             resumed,
+            aoi: None,
         })
     }
 
@@ -267,7 +268,7 @@ mod tests {
             bounds: bounds(),
             cell: 0,
         };
-        let me = PlayerEntry { id: PLAYER, x: 100.0, y: 100.0, heading: 0, moving: false };
+        let me = PlayerEntry { id: PLAYER, x: 100.0, y: 100.0, heading: 0, moving: false, input_seq: 0 };
         SnapshotEncoder::new().encode(&header, [me])
     }
 

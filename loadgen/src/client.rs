@@ -284,6 +284,7 @@ mod tests {
             name: "bot",
             position: (3.0, 4.0),
             resumed: false,
+            aoi: None,
         });
         let t = fake(welcome, None).await;
         let (_c, w) = Client::join(&t, None, req(), Duration::from_secs(2)).await.expect("welcome");

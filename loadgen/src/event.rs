@@ -3,7 +3,7 @@
 //! directly and never build these).
 
 use mino_protocol::server::{self, ServerDecodeError, ServerMsg};
-use mino_protocol::snapshot::FLAG_MOVING;
+use mino_protocol::snapshot::{self, FLAG_MOVING};
 use mino_protocol::wire::{self, Bounds};
 use mino_protocol::{quantize, PlayerId, ShardId, Tick};
 
@@ -30,6 +30,14 @@ pub struct Welcomed {
     pub position: (f32, f32),
     /// True when this resumed an earlier session.
     pub resumed: bool,
+    /// Area of interest: cell side, world units (0: whole-shard snapshots).
+    pub cell_size: f32,
+    /// Area of interest: columns of the grid.
+    pub grid_columns: u32,
+    /// Area of interest: view radius, world units.
+    pub view_radius: f32,
+    /// Area of interest: how long an unseen player stays drawn, ms.
+    pub view_grace_ms: u32,
 }
 
 impl Welcomed {
@@ -46,6 +54,10 @@ impl Welcomed {
             name: w.name().unwrap_or_default().to_owned(),
             position: (w.x(), w.y()),
             resumed: w.resumed(),
+            cell_size: w.cell_size(),
+            grid_columns: w.grid_columns(),
+            view_radius: w.view_radius(),
+            view_grace_ms: w.view_grace_ms(),
         }
     }
 }
@@ -63,6 +75,58 @@ pub struct PlayerPos {
     pub heading: u8,
     /// Walking this tick.
     pub moving: bool,
+    /// The low 7 bits of the last input applied.
+    pub input_seq: u8,
+}
+
+impl PlayerPos {
+    /// One entry, dequantized over `bounds`.
+    pub fn of(p: &wire::PlayerState, bounds: &Bounds) -> PlayerPos {
+        let (x, y) = quantize::world_position(bounds, p.x(), p.y());
+        PlayerPos {
+            id: server::player_id(p),
+            x,
+            y,
+            heading: p.heading(),
+            moving: p.flags() & FLAG_MOVING != 0,
+            input_seq: snapshot::input_seq(p.flags()),
+        }
+    }
+}
+
+/// A cell frame (area of interest), positions still quantized: the Welcome's
+/// bounds turn them into world units ([`CellFrame::players`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellFrame {
+    /// The shard whose players these are.
+    pub shard_id: ShardId,
+    /// The cell.
+    pub cell: u32,
+    /// That shard's tick (32 bits).
+    pub tick: u32,
+    /// Server wall clock of the tick, the low 32 bits of the ms.
+    pub time_ms: u32,
+    /// Every entry as on the wire.
+    pub entries: Vec<wire::PlayerState>,
+}
+
+impl CellFrame {
+    /// Copies a verified cell frame.
+    pub fn of(c: &mino_protocol::cell::CellView<'_>) -> CellFrame {
+        let k = c.key();
+        CellFrame {
+            shard_id: ShardId(k.shard_id()),
+            cell: k.cell(),
+            tick: k.tick(),
+            time_ms: k.time_ms(),
+            entries: c.players().iter().copied().collect(),
+        }
+    }
+
+    /// The players, dequantized over the world's `bounds`.
+    pub fn players(&self, bounds: &Bounds) -> Vec<PlayerPos> {
+        self.entries.iter().map(|p| PlayerPos::of(p, bounds)).collect()
+    }
 }
 
 /// A snapshot with every player dequantized.
@@ -88,23 +152,7 @@ impl SnapshotFrame {
     /// Copies a verified Snapshot view.
     pub fn of(s: &wire::Snapshot<'_>) -> SnapshotFrame {
         let bounds = s.bounds().copied().unwrap_or_default();
-        let players = s
-            .players()
-            .map(|v| {
-                v.iter()
-                    .map(|p| {
-                        let (x, y) = quantize::world_position(&bounds, p.x(), p.y());
-                        PlayerPos {
-                            id: server::player_id(p),
-                            x,
-                            y,
-                            heading: p.heading(),
-                            moving: p.flags() & FLAG_MOVING != 0,
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let players = s.players().map(|v| v.iter().map(|p| PlayerPos::of(p, &bounds)).collect()).unwrap_or_default();
         SnapshotFrame {
             shard_id: ShardId(s.shard_id()),
             tick: Tick(s.tick()),
@@ -186,6 +234,17 @@ pub enum ServerEvent {
         /// Why.
         reason: String,
     },
+    /// A cell frame (area of interest).
+    Cell(CellFrame),
+    /// Names a NamesRequest asked for.
+    Names(Vec<(PlayerId, String)>),
+    /// Players and shards in the place (area of interest, once a second).
+    PlaceStatus {
+        /// Players in the place.
+        players: u32,
+        /// Live shards.
+        shards: u32,
+    },
 }
 
 impl ServerEvent {
@@ -222,6 +281,12 @@ impl ServerEvent {
                 ticket: m.resume_ticket().map(|t| t.bytes().to_vec()).unwrap_or_default(),
                 reason: m.reason().unwrap_or_default().to_owned(),
             },
+            ServerMsg::Cell(c) => ServerEvent::Cell(CellFrame::of(&c)),
+            ServerMsg::Names(n) => ServerEvent::Names(infos(n.players())),
+            ServerMsg::PlaceStatus(s) => ServerEvent::PlaceStatus { players: s.players(), shards: s.shards() },
+            ServerMsg::CellBundle(_) => {
+                return Err(ServerDecodeError::Malformed("a bundle between shards sent to a client".into()))
+            }
         })
     }
 }
@@ -236,7 +301,7 @@ mod tests {
         let bounds = Bounds::new(0.0, 0.0, 1000.0, 1000.0);
         let header =
             SnapshotHeader { shard_id: ShardId(4), tick: Tick(9), server_time_ms: 5, tick_hz: 20, bounds, cell: 0 };
-        let entry = PlayerEntry { id: PlayerId(70_001), x: 250.0, y: 750.0, heading: 32, moving: true };
+        let entry = PlayerEntry { id: PlayerId(70_001), x: 250.0, y: 750.0, heading: 32, moving: true, input_seq: 0 };
         let bytes = SnapshotEncoder::new().encode(&header, [entry]);
         let Ok(ServerEvent::Snapshot(s)) = ServerEvent::decode(&bytes) else { panic!("snapshot") };
         assert_eq!((s.shard_id, s.tick, s.tick_hz), (ShardId(4), Tick(9), 20));

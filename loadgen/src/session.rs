@@ -77,6 +77,11 @@ struct Measure<'a> {
     clocks: Vec<(u32, Instant)>,
     resume: Option<ResumeCheck>,
     tolerance: f32,
+    /// World bounds (cell frames do not carry them).
+    bounds: wire::Bounds,
+    /// Area of interest: the tick of the newest frame seen of each shard, so
+    /// a shard's gap is timed once a tick, not once a cell.
+    last_tick: Vec<(u32, u32)>,
 }
 
 /// Runs one session until it ends. `resume` is set when this Welcome resumed
@@ -98,6 +103,8 @@ pub async fn run(
         clocks: Vec::with_capacity(4),
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
+        bounds: welcome.bounds,
+        last_tick: Vec::with_capacity(4),
     };
     let profile = ctx.profile;
     let now = Instant::now();
@@ -176,7 +183,18 @@ impl Measure<'_> {
                 let detail = "welcome or busy inside a session".to_owned();
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
             }
-            Ok(ServerMsg::Presence(_) | ServerMsg::Roster(_) | ServerMsg::Error(_)) => {}
+            Ok(ServerMsg::Cell(c)) => self.on_cell(&c, now),
+            Ok(
+                ServerMsg::Presence(_)
+                | ServerMsg::Roster(_)
+                | ServerMsg::Error(_)
+                | ServerMsg::Names(_)
+                | ServerMsg::PlaceStatus(_),
+            ) => {}
+            Ok(ServerMsg::CellBundle(_)) => {
+                let detail = "a bundle between shards sent to a client".to_owned();
+                return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
+            }
             Err(e) => return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, e.to_string())))),
         }
         None
@@ -207,6 +225,53 @@ impl Measure<'_> {
         if let Some(pos) = self.own_position(s) {
             self.ctx.shared.set_position(pos);
             self.check_back_in_place(pos);
+        }
+    }
+
+    /// A cell frame (area of interest): a shard's first frame of a tick times
+    /// its gap (own or relayed), and the frame holding the bot times its age
+    /// and gives its position.
+    fn on_cell(&mut self, c: &mino_protocol::cell::CellView<'_>, now: Instant) {
+        let key = c.key();
+        let (shard, tick) = (key.shard_id(), key.tick());
+        match self.last_tick.iter_mut().find(|t| t.0 == shard) {
+            Some(last) if last.1 == tick => {}
+            Some(last) => {
+                last.1 = tick;
+                self.shard_clock(shard, now);
+            }
+            None => {
+                self.last_tick.push((shard, tick));
+                self.shard_clock(shard, now);
+            }
+        }
+        if shard != self.own_shard {
+            return;
+        }
+        let Some(p) = c.players().iter().find(|p| server::player_id(p) == self.own_id) else { return };
+        let age_ms = (wall_ms() as u64 as u32).wrapping_sub(key.time_ms()) as f64;
+        if age_ms < 60_000.0 {
+            self.ctx.stats.record(self.ctx.bot, Metric::SnapshotAge, Duration::from_secs_f64(age_ms / 1000.0));
+        }
+        let pos = quantize::world_position(&self.bounds, p.x(), p.y());
+        self.ctx.shared.set_position(pos);
+        self.check_back_in_place(pos);
+    }
+
+    /// Times the gap since `shard`'s previous frame.
+    fn shard_clock(&mut self, shard: u32, now: Instant) {
+        let (stats, bot) = (self.ctx.stats, self.ctx.bot);
+        let own = shard == self.own_shard;
+        stats.snapshot(own);
+        match self.clocks.iter_mut().find(|c| c.0 == shard) {
+            Some(clock) => {
+                stats.record(bot, if own { Metric::SnapshotGap } else { Metric::RelayedGap }, now - clock.1);
+                clock.1 = now;
+            }
+            None => {
+                self.clocks.push((shard, now));
+                stats.shard_seen(shard);
+            }
         }
     }
 

@@ -80,7 +80,12 @@ pub enum ClientMsg {
         /// Echoed in the Pong.
         client_time_ms: f64,
     },
+    /// Which players are these? At most [`MAX_NAMES_REQUEST_IDS`] ids.
+    Names(Vec<u32>),
 }
+
+/// Most ids one NamesRequest may carry.
+pub const MAX_NAMES_REQUEST_IDS: usize = crate::wire::Limit::MaxNamesRequestIds.0 as usize;
 
 /// Why a client message was refused. Each maps to one close code.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -135,6 +140,7 @@ pub fn decode(buf: &[u8]) -> Result<ClientMsg, DecodeError> {
         wire::ClientBody::Ping => {
             msg.body_as_ping().map(|p| Ok(ClientMsg::Ping { client_time_ms: p.client_time_ms() }))
         }
+        wire::ClientBody::NamesRequest => msg.body_as_names_request().map(decode_names),
         _ => None,
     }
     .unwrap_or(Err(DecodeError::Unknown(kind.0)))
@@ -158,6 +164,14 @@ fn decode_hello(h: wire::Hello<'_>) -> Result<ClientMsg, DecodeError> {
 fn decode_input(i: wire::Input<'_>) -> Result<ClientMsg, DecodeError> {
     let dir = Direction::new(i.dir_x(), i.dir_y()).ok_or(DecodeError::InvalidField("direction"))?;
     Ok(ClientMsg::Input { seq: i.seq(), dir })
+}
+
+fn decode_names(n: wire::NamesRequest<'_>) -> Result<ClientMsg, DecodeError> {
+    let ids = n.ids().map(|ids| ids.iter().collect::<Vec<u32>>()).unwrap_or_default();
+    if ids.len() > MAX_NAMES_REQUEST_IDS {
+        return Err(DecodeError::InvalidField("ids"));
+    }
+    Ok(ClientMsg::Names(ids))
 }
 
 fn decode_chat(c: wire::ChatSend<'_>) -> Result<ClientMsg, DecodeError> {
@@ -237,9 +251,24 @@ pub fn encode_ping(client_time_ms: f64) -> Vec<u8> {
     finish(fbb, wire::ClientBody::Ping, ping.as_union_value())
 }
 
+/// Encodes a NamesRequest for `ids`.
+pub fn encode_names_request(ids: &[u32]) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::with_capacity(32 + 4 * ids.len());
+    let ids = fbb.create_vector(ids);
+    let request = wire::NamesRequest::create(&mut fbb, &wire::NamesRequestArgs { ids: Some(ids) });
+    finish(fbb, wire::ClientBody::NamesRequest, request.as_union_value())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_requests_round_trip_and_too_many_ids_are_refused() {
+        assert_eq!(decode(&encode_names_request(&[3, 9])), Ok(ClientMsg::Names(vec![3, 9])));
+        let many: Vec<u32> = (0..=MAX_NAMES_REQUEST_IDS as u32).collect();
+        assert_eq!(decode(&encode_names_request(&many)), Err(DecodeError::InvalidField("ids")));
+    }
 
     #[test]
     fn hello_round_trips() {

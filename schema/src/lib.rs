@@ -7,15 +7,20 @@
 //! - [`server`]: what a shard sends; encoders the server uses and a verified
 //!   decoder ([`server::ServerMsg`]) for bots and tests.
 //! - [`snapshot`]: the per-tick snapshot, encoded once and shared by every socket.
+//! - [`cell`]: with area of interest, one frame per occupied cell a tick, and
+//!   the region bundles shards relay them in.
 //! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].
 //! - [`limits`]: sizes and verifier options; the numbers, like
 //!   [`PROTOCOL_VERSION`], are constants of `mino.fbs` that the browser shares.
 //! - [`ids`]: newtype ids.
 
+pub mod cell;
 pub mod client;
+pub mod entry;
 pub mod ids;
 pub mod limits;
 pub mod quantize;
+mod root;
 pub mod server;
 pub mod snapshot;
 

@@ -11,9 +11,9 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 1;
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 2;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 1;
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 2;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
 pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
@@ -28,10 +28,10 @@ pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
 pub struct ProtocolVersion(pub u16);
 #[allow(non_upper_case_globals)]
 impl ProtocolVersion {
-  pub const Current: Self = Self(1);
+  pub const Current: Self = Self(2);
 
-  pub const ENUM_MIN: u16 = 1;
-  pub const ENUM_MAX: u16 = 1;
+  pub const ENUM_MIN: u16 = 2;
+  pub const ENUM_MAX: u16 = 2;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Current,
   ];
@@ -99,9 +99,10 @@ pub const ENUM_MIN_LIMIT: u32 = 24;
 pub const ENUM_MAX_LIMIT: u32 = 1100000;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_LIMIT: [Limit; 6] = [
+pub const ENUM_VALUES_LIMIT: [Limit; 7] = [
   Limit::MaxNameChars,
   Limit::MaxTicketBytes,
+  Limit::MaxNamesRequestIds,
   Limit::MaxChatChars,
   Limit::MaxAccessTokenBytes,
   Limit::MaxClientMessageBytes,
@@ -118,6 +119,8 @@ impl Limit {
   pub const MaxNameChars: Self = Self(24);
   /// Longest resume ticket, bytes (tickets are 16 to 64 bytes).
   pub const MaxTicketBytes: Self = Self(64);
+  /// Most player ids one NamesRequest may ask about.
+  pub const MaxNamesRequestIds: Self = Self(128);
   /// Longest chat line, characters.
   pub const MaxChatChars: Self = Self(200);
   /// Longest access token, bytes.
@@ -134,6 +137,7 @@ impl Limit {
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::MaxNameChars,
     Self::MaxTicketBytes,
+    Self::MaxNamesRequestIds,
     Self::MaxChatChars,
     Self::MaxAccessTokenBytes,
     Self::MaxClientMessageBytes,
@@ -144,6 +148,7 @@ impl Limit {
     match self {
       Self::MaxNameChars => Some("MaxNameChars"),
       Self::MaxTicketBytes => Some("MaxTicketBytes"),
+      Self::MaxNamesRequestIds => Some("MaxNamesRequestIds"),
       Self::MaxChatChars => Some("MaxChatChars"),
       Self::MaxAccessTokenBytes => Some("MaxAccessTokenBytes"),
       Self::MaxClientMessageBytes => Some("MaxClientMessageBytes"),
@@ -551,15 +556,16 @@ impl ::flatbuffers::SimpleToVerifyInSlice for CloseCode {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CLIENT_BODY: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CLIENT_BODY: u8 = 4;
+pub const ENUM_MAX_CLIENT_BODY: u8 = 5;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CLIENT_BODY: [ClientBody; 5] = [
+pub const ENUM_VALUES_CLIENT_BODY: [ClientBody; 6] = [
   ClientBody::NONE,
   ClientBody::Hello,
   ClientBody::Input,
   ClientBody::ChatSend,
   ClientBody::Ping,
+  ClientBody::NamesRequest,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -572,15 +578,17 @@ impl ClientBody {
   pub const Input: Self = Self(2);
   pub const ChatSend: Self = Self(3);
   pub const Ping: Self = Self(4);
+  pub const NamesRequest: Self = Self(5);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 4;
+  pub const ENUM_MAX: u8 = 5;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::Hello,
     Self::Input,
     Self::ChatSend,
     Self::Ping,
+    Self::NamesRequest,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -590,6 +598,7 @@ impl ClientBody {
       Self::Input => Some("Input"),
       Self::ChatSend => Some("ChatSend"),
       Self::Ping => Some("Ping"),
+      Self::NamesRequest => Some("NamesRequest"),
       _ => None,
     }
   }
@@ -649,10 +658,10 @@ pub struct ClientBodyUnionTableOffset {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_SERVER_BODY: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_SERVER_BODY: u8 = 9;
+pub const ENUM_MAX_SERVER_BODY: u8 = 12;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_SERVER_BODY: [ServerBody; 10] = [
+pub const ENUM_VALUES_SERVER_BODY: [ServerBody; 13] = [
   ServerBody::NONE,
   ServerBody::Welcome,
   ServerBody::Snapshot,
@@ -663,6 +672,9 @@ pub const ENUM_VALUES_SERVER_BODY: [ServerBody; 10] = [
   ServerBody::Error,
   ServerBody::Pong,
   ServerBody::Move,
+  ServerBody::Names,
+  ServerBody::PlaceStatus,
+  ServerBody::CellBundle,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -680,9 +692,12 @@ impl ServerBody {
   pub const Error: Self = Self(7);
   pub const Pong: Self = Self(8);
   pub const Move: Self = Self(9);
+  pub const Names: Self = Self(10);
+  pub const PlaceStatus: Self = Self(11);
+  pub const CellBundle: Self = Self(12);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 9;
+  pub const ENUM_MAX: u8 = 12;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::Welcome,
@@ -694,6 +709,9 @@ impl ServerBody {
     Self::Error,
     Self::Pong,
     Self::Move,
+    Self::Names,
+    Self::PlaceStatus,
+    Self::CellBundle,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -708,6 +726,9 @@ impl ServerBody {
       Self::Error => Some("Error"),
       Self::Pong => Some("Pong"),
       Self::Move => Some("Move"),
+      Self::Names => Some("Names"),
+      Self::PlaceStatus => Some("PlaceStatus"),
+      Self::CellBundle => Some("CellBundle"),
       _ => None,
     }
   }
@@ -962,7 +983,8 @@ impl<'a> Bounds {
 ///   id = id_lo | id_hi << 16 (cluster-wide player id)
 ///   x, y: quantized position, world = min + q / 65535 * (max - min)
 ///   heading: facing, 0..255 maps to 0..2*pi, counter-clockwise from +x
-///   flags: bit 0 = moving
+///   flags: bit 0 = moving; bits 1-7 = the low 7 bits of the last Input.seq
+///          the server applied for this player (for client-side prediction)
 // struct PlayerState, aligned to 2
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
@@ -1218,6 +1240,203 @@ impl<'a> PlayerState {
 
 }
 
+/// Whose, where and when a cell frame is: 16 bytes.
+// struct CellHeader, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct CellHeader(pub [u8; 16]);
+impl Default for CellHeader { 
+  fn default() -> Self { 
+    Self([0; 16])
+  }
+}
+impl ::core::fmt::Debug for CellHeader {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("CellHeader")
+      .field("shard_id", &self.shard_id())
+      .field("cell", &self.cell())
+      .field("tick", &self.tick())
+      .field("time_ms", &self.time_ms())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for CellHeader {}
+impl<'a> ::flatbuffers::Follow<'a> for CellHeader {
+  type Inner = &'a CellHeader;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a CellHeader>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a CellHeader {
+  type Inner = &'a CellHeader;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<CellHeader>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for CellHeader {
+    type Output = CellHeader;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const CellHeader as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for CellHeader {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl<'a> CellHeader {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    shard_id: u32,
+    cell: u32,
+    tick: u32,
+    time_ms: u32,
+  ) -> Self {
+    let mut s = Self([0; 16]);
+    s.set_shard_id(shard_id);
+    s.set_cell(cell);
+    s.set_tick(tick);
+    s.set_time_ms(time_ms);
+    s
+  }
+
+  pub fn shard_id(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_shard_id(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// 1 + row * grid_columns + column (Welcome gives the grid).
+  pub fn cell(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_cell(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// The shard's tick; ticks count scheduled ticks, so a gap is visible.
+  pub fn tick(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_tick(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// Server wall clock when the tick ran: the low 32 bits of ms since the
+  /// Unix epoch (wraps every 49.7 days; a client unwraps it against its
+  /// estimate of the server clock from the Welcome).
+  pub fn time_ms(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_time_ms(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+}
+
 pub enum HelloOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -1411,7 +1630,9 @@ impl<'a> Input<'a> {
   }
 
 
-  /// Client-side sequence number, echoed nowhere; for the client's own bookkeeping.
+  /// Client-side sequence number, increasing by one per Input. The server
+  /// echoes its low 7 bits in the player's own snapshot entry once the input
+  /// is applied (PlayerState.flags), for client-side prediction.
   #[inline]
   pub fn seq(&self) -> u32 {
     // Safety:
@@ -1699,6 +1920,106 @@ impl ::core::fmt::Debug for Ping<'_> {
       ds.finish()
   }
 }
+pub enum NamesRequestOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// With area of interest: which players are these? (ids seen in cell frames
+/// whose names the client does not know yet). The server answers Names with
+/// the ones it knows; at most Limit.MaxNamesRequestIds ids, counted against
+/// the input rate limit.
+pub struct NamesRequest<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for NamesRequest<'a> {
+  type Inner = NamesRequest<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> NamesRequest<'a> {
+  pub const VT_IDS: ::flatbuffers::VOffsetT = 4;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    NamesRequest { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args NamesRequestArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<NamesRequest<'bldr>> {
+    let mut builder = NamesRequestBuilder::new(_fbb);
+    if let Some(x) = args.ids { builder.add_ids(x); }
+    builder.finish()
+  }
+
+
+  #[inline]
+  pub fn ids(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(NamesRequest::VT_IDS, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for NamesRequest<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("ids", Self::VT_IDS, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct NamesRequestArgs<'a> {
+    pub ids: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+}
+impl<'a> Default for NamesRequestArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    NamesRequestArgs {
+      ids: None,
+    }
+  }
+}
+
+pub struct NamesRequestBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NamesRequestBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_ids(&mut self, ids: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(NamesRequest::VT_IDS, ids);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> NamesRequestBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    NamesRequestBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<NamesRequest<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for NamesRequest<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("NamesRequest");
+      ds.field("ids", &self.ids());
+      ds.finish()
+  }
+}
 pub enum ClientMessageOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -1808,6 +2129,21 @@ impl<'a> ClientMessage<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn body_as_names_request(&self) -> Option<NamesRequest<'a>> {
+    if self.body_type() == ClientBody::NamesRequest {
+      self.body().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { NamesRequest::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for ClientMessage<'_> {
@@ -1822,6 +2158,7 @@ impl ::flatbuffers::Verifiable for ClientMessage<'_> {
           ClientBody::Input => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Input>>("ClientBody::Input", pos),
           ClientBody::ChatSend => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ChatSend>>("ClientBody::ChatSend", pos),
           ClientBody::Ping => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Ping>>("ClientBody::Ping", pos),
+          ClientBody::NamesRequest => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<NamesRequest>>("ClientBody::NamesRequest", pos),
           _ => Ok(()),
         }
      })?
@@ -1904,6 +2241,13 @@ impl ::core::fmt::Debug for ClientMessage<'_> {
             ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")
           }
         },
+        ClientBody::NamesRequest => {
+          if let Some(x) = self.body_as_names_request() {
+            ds.field("body", &x)
+          } else {
+            ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
         _ => {
           let x: Option<()> = None;
           ds.field("body", &x)
@@ -1940,6 +2284,10 @@ impl<'a> Welcome<'a> {
   pub const VT_X: ::flatbuffers::VOffsetT = 20;
   pub const VT_Y: ::flatbuffers::VOffsetT = 22;
   pub const VT_RESUMED: ::flatbuffers::VOffsetT = 24;
+  pub const VT_CELL_SIZE: ::flatbuffers::VOffsetT = 26;
+  pub const VT_GRID_COLUMNS: ::flatbuffers::VOffsetT = 28;
+  pub const VT_VIEW_RADIUS: ::flatbuffers::VOffsetT = 30;
+  pub const VT_VIEW_GRACE_MS: ::flatbuffers::VOffsetT = 32;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1952,6 +2300,10 @@ impl<'a> Welcome<'a> {
   ) -> ::flatbuffers::WIPOffset<Welcome<'bldr>> {
     let mut builder = WelcomeBuilder::new(_fbb);
     builder.add_server_time_ms(args.server_time_ms);
+    builder.add_view_grace_ms(args.view_grace_ms);
+    builder.add_view_radius(args.view_radius);
+    builder.add_grid_columns(args.grid_columns);
+    builder.add_cell_size(args.cell_size);
     builder.add_y(args.y);
     builder.add_x(args.x);
     if let Some(x) = args.name { builder.add_name(x); }
@@ -2050,6 +2402,41 @@ impl<'a> Welcome<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<bool>(Welcome::VT_RESUMED, Some(false)).unwrap()}
   }
+  /// Area of interest: the side of a grid cell, world units; 0 when the
+  /// server sends whole-shard snapshots instead of cell frames.
+  #[inline]
+  pub fn cell_size(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(Welcome::VT_CELL_SIZE, Some(0.0)).unwrap()}
+  }
+  /// Columns of the grid (cell = 1 + row * grid_columns + column).
+  #[inline]
+  pub fn grid_columns(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(Welcome::VT_GRID_COLUMNS, Some(0)).unwrap()}
+  }
+  /// The view radius, world units: players within it are sent at least
+  /// every second tick; a prefetch ring of one cell beyond it is sent too.
+  #[inline]
+  pub fn view_radius(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(Welcome::VT_VIEW_RADIUS, Some(0.0)).unwrap()}
+  }
+  /// A player that has been in none of the cell frames received for this
+  /// long (ms) has left the view: draw it no more.
+  #[inline]
+  pub fn view_grace_ms(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(Welcome::VT_VIEW_GRACE_MS, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Welcome<'_> {
@@ -2069,6 +2456,10 @@ impl ::flatbuffers::Verifiable for Welcome<'_> {
      .visit_field::<f32>("x", Self::VT_X, false)?
      .visit_field::<f32>("y", Self::VT_Y, false)?
      .visit_field::<bool>("resumed", Self::VT_RESUMED, false)?
+     .visit_field::<f32>("cell_size", Self::VT_CELL_SIZE, false)?
+     .visit_field::<u32>("grid_columns", Self::VT_GRID_COLUMNS, false)?
+     .visit_field::<f32>("view_radius", Self::VT_VIEW_RADIUS, false)?
+     .visit_field::<u32>("view_grace_ms", Self::VT_VIEW_GRACE_MS, false)?
      .finish();
     Ok(())
   }
@@ -2085,6 +2476,10 @@ pub struct WelcomeArgs<'a> {
     pub x: f32,
     pub y: f32,
     pub resumed: bool,
+    pub cell_size: f32,
+    pub grid_columns: u32,
+    pub view_radius: f32,
+    pub view_grace_ms: u32,
 }
 impl<'a> Default for WelcomeArgs<'a> {
   #[inline]
@@ -2101,6 +2496,10 @@ impl<'a> Default for WelcomeArgs<'a> {
       x: 0.0,
       y: 0.0,
       resumed: false,
+      cell_size: 0.0,
+      grid_columns: 0,
+      view_radius: 0.0,
+      view_grace_ms: 0,
     }
   }
 }
@@ -2155,6 +2554,22 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> WelcomeBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<bool>(Welcome::VT_RESUMED, resumed, false);
   }
   #[inline]
+  pub fn add_cell_size(&mut self, cell_size: f32) {
+    self.fbb_.push_slot::<f32>(Welcome::VT_CELL_SIZE, cell_size, 0.0);
+  }
+  #[inline]
+  pub fn add_grid_columns(&mut self, grid_columns: u32) {
+    self.fbb_.push_slot::<u32>(Welcome::VT_GRID_COLUMNS, grid_columns, 0);
+  }
+  #[inline]
+  pub fn add_view_radius(&mut self, view_radius: f32) {
+    self.fbb_.push_slot::<f32>(Welcome::VT_VIEW_RADIUS, view_radius, 0.0);
+  }
+  #[inline]
+  pub fn add_view_grace_ms(&mut self, view_grace_ms: u32) {
+    self.fbb_.push_slot::<u32>(Welcome::VT_VIEW_GRACE_MS, view_grace_ms, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> WelcomeBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     WelcomeBuilder {
@@ -2183,6 +2598,10 @@ impl ::core::fmt::Debug for Welcome<'_> {
       ds.field("x", &self.x());
       ds.field("y", &self.y());
       ds.field("resumed", &self.resumed());
+      ds.field("cell_size", &self.cell_size());
+      ds.field("grid_columns", &self.grid_columns());
+      ds.field("view_radius", &self.view_radius());
+      ds.field("view_grace_ms", &self.view_grace_ms());
       ds.finish()
   }
 }
@@ -3370,9 +3789,412 @@ impl ::core::fmt::Debug for Move<'_> {
       ds.finish()
   }
 }
+pub enum NamesOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Names of players a NamesRequest asked about (those the server knows).
+pub struct Names<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for Names<'a> {
+  type Inner = Names<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> Names<'a> {
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 4;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    Names { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args NamesArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<Names<'bldr>> {
+    let mut builder = NamesBuilder::new(_fbb);
+    if let Some(x) = args.players { builder.add_players(x); }
+    builder.finish()
+  }
+
+
+  #[inline]
+  pub fn players(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlayerInfo<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlayerInfo>>>>(Names::VT_PLAYERS, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for Names<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<PlayerInfo>>>>("players", Self::VT_PLAYERS, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct NamesArgs<'a> {
+    pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlayerInfo<'a>>>>>,
+}
+impl<'a> Default for NamesArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    NamesArgs {
+      players: None,
+    }
+  }
+}
+
+pub struct NamesBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NamesBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<PlayerInfo<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Names::VT_PLAYERS, players);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> NamesBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    NamesBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<Names<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for Names<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("Names");
+      ds.field("players", &self.players());
+      ds.finish()
+  }
+}
+pub enum PlaceStatusOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// With area of interest, once a second: how many players the place has
+/// (presence and rosters are not sent to every socket then).
+pub struct PlaceStatus<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for PlaceStatus<'a> {
+  type Inner = PlaceStatus<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> PlaceStatus<'a> {
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 4;
+  pub const VT_SHARDS: ::flatbuffers::VOffsetT = 6;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    PlaceStatus { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args PlaceStatusArgs
+  ) -> ::flatbuffers::WIPOffset<PlaceStatus<'bldr>> {
+    let mut builder = PlaceStatusBuilder::new(_fbb);
+    builder.add_shards(args.shards);
+    builder.add_players(args.players);
+    builder.finish()
+  }
+
+
+  #[inline]
+  pub fn players(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PlaceStatus::VT_PLAYERS, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn shards(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PlaceStatus::VT_SHARDS, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for PlaceStatus<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u32>("players", Self::VT_PLAYERS, false)?
+     .visit_field::<u32>("shards", Self::VT_SHARDS, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct PlaceStatusArgs {
+    pub players: u32,
+    pub shards: u32,
+}
+impl<'a> Default for PlaceStatusArgs {
+  #[inline]
+  fn default() -> Self {
+    PlaceStatusArgs {
+      players: 0,
+      shards: 0,
+    }
+  }
+}
+
+pub struct PlaceStatusBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> PlaceStatusBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_players(&mut self, players: u32) {
+    self.fbb_.push_slot::<u32>(PlaceStatus::VT_PLAYERS, players, 0);
+  }
+  #[inline]
+  pub fn add_shards(&mut self, shards: u32) {
+    self.fbb_.push_slot::<u32>(PlaceStatus::VT_SHARDS, shards, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> PlaceStatusBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    PlaceStatusBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<PlaceStatus<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for PlaceStatus<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("PlaceStatus");
+      ds.field("players", &self.players());
+      ds.field("shards", &self.shards());
+      ds.finish()
+  }
+}
+pub enum CellBundleOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Between shards only (Redis), never to a client: one shard's cell frames of
+/// one region for one tick. `frames` is the frames' bytes back to back, each
+/// a complete ServerMessage cell frame, `lengths[i]` bytes long; a relaying
+/// shard forwards each unchanged.
+pub struct CellBundle<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for CellBundle<'a> {
+  type Inner = CellBundle<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> CellBundle<'a> {
+  pub const VT_SHARD_ID: ::flatbuffers::VOffsetT = 4;
+  pub const VT_REGION: ::flatbuffers::VOffsetT = 6;
+  pub const VT_TICK: ::flatbuffers::VOffsetT = 8;
+  pub const VT_SERVER_TIME_MS: ::flatbuffers::VOffsetT = 10;
+  pub const VT_LENGTHS: ::flatbuffers::VOffsetT = 12;
+  pub const VT_FRAMES: ::flatbuffers::VOffsetT = 14;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    CellBundle { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args CellBundleArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<CellBundle<'bldr>> {
+    let mut builder = CellBundleBuilder::new(_fbb);
+    builder.add_server_time_ms(args.server_time_ms);
+    builder.add_tick(args.tick);
+    if let Some(x) = args.frames { builder.add_frames(x); }
+    if let Some(x) = args.lengths { builder.add_lengths(x); }
+    builder.add_region(args.region);
+    builder.add_shard_id(args.shard_id);
+    builder.finish()
+  }
+
+
+  #[inline]
+  pub fn shard_id(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(CellBundle::VT_SHARD_ID, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn region(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(CellBundle::VT_REGION, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn tick(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CellBundle::VT_TICK, Some(0)).unwrap()}
+  }
+  /// Server wall clock when the tick ran, ms since the Unix epoch.
+  #[inline]
+  pub fn server_time_ms(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CellBundle::VT_SERVER_TIME_MS, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn lengths(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(CellBundle::VT_LENGTHS, None)}
+  }
+  #[inline]
+  pub fn frames(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_FRAMES, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for CellBundle<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u32>("shard_id", Self::VT_SHARD_ID, false)?
+     .visit_field::<u32>("region", Self::VT_REGION, false)?
+     .visit_field::<u64>("tick", Self::VT_TICK, false)?
+     .visit_field::<u64>("server_time_ms", Self::VT_SERVER_TIME_MS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("lengths", Self::VT_LENGTHS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("frames", Self::VT_FRAMES, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct CellBundleArgs<'a> {
+    pub shard_id: u32,
+    pub region: u32,
+    pub tick: u64,
+    pub server_time_ms: u64,
+    pub lengths: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub frames: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+}
+impl<'a> Default for CellBundleArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    CellBundleArgs {
+      shard_id: 0,
+      region: 0,
+      tick: 0,
+      server_time_ms: 0,
+      lengths: None,
+      frames: None,
+    }
+  }
+}
+
+pub struct CellBundleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CellBundleBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_shard_id(&mut self, shard_id: u32) {
+    self.fbb_.push_slot::<u32>(CellBundle::VT_SHARD_ID, shard_id, 0);
+  }
+  #[inline]
+  pub fn add_region(&mut self, region: u32) {
+    self.fbb_.push_slot::<u32>(CellBundle::VT_REGION, region, 0);
+  }
+  #[inline]
+  pub fn add_tick(&mut self, tick: u64) {
+    self.fbb_.push_slot::<u64>(CellBundle::VT_TICK, tick, 0);
+  }
+  #[inline]
+  pub fn add_server_time_ms(&mut self, server_time_ms: u64) {
+    self.fbb_.push_slot::<u64>(CellBundle::VT_SERVER_TIME_MS, server_time_ms, 0);
+  }
+  #[inline]
+  pub fn add_lengths(&mut self, lengths: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_LENGTHS, lengths);
+  }
+  #[inline]
+  pub fn add_frames(&mut self, frames: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_FRAMES, frames);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CellBundleBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    CellBundleBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<CellBundle<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for CellBundle<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("CellBundle");
+      ds.field("shard_id", &self.shard_id());
+      ds.field("region", &self.region());
+      ds.field("tick", &self.tick());
+      ds.field("server_time_ms", &self.server_time_ms());
+      ds.field("lengths", &self.lengths());
+      ds.field("frames", &self.frames());
+      ds.finish()
+  }
+}
 pub enum ServerMessageOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
+/// Every server message. With area of interest, a shard sends one cell
+/// frame per occupied cell a tick: `cell` and `players` set and no body, so
+/// the frame is about 40 bytes plus 10 a player. The cell's players of that
+/// shard are all in it: a player missing from it has left the cell.
+/// Otherwise `body` says what the message is.
 pub struct ServerMessage<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -3386,8 +4208,10 @@ impl<'a> ::flatbuffers::Follow<'a> for ServerMessage<'a> {
 }
 
 impl<'a> ServerMessage<'a> {
-  pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_BODY: ::flatbuffers::VOffsetT = 6;
+  pub const VT_CELL: ::flatbuffers::VOffsetT = 4;
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 6;
+  pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 8;
+  pub const VT_BODY: ::flatbuffers::VOffsetT = 10;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3396,15 +4220,31 @@ impl<'a> ServerMessage<'a> {
   #[allow(unused_mut)]
   pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
     _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ServerMessageArgs
+    args: &'args ServerMessageArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ServerMessage<'bldr>> {
     let mut builder = ServerMessageBuilder::new(_fbb);
     if let Some(x) = args.body { builder.add_body(x); }
+    if let Some(x) = args.players { builder.add_players(x); }
+    if let Some(x) = args.cell { builder.add_cell(x); }
     builder.add_body_type(args.body_type);
     builder.finish()
   }
 
 
+  #[inline]
+  pub fn cell(&self) -> Option<&'a CellHeader> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<CellHeader>(ServerMessage::VT_CELL, None)}
+  }
+  #[inline]
+  pub fn players(&self) -> Option<::flatbuffers::Vector<'a, PlayerState>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, PlayerState>>>(ServerMessage::VT_PLAYERS, None)}
+  }
   #[inline]
   pub fn body_type(&self) -> ServerBody {
     // Safety:
@@ -3554,6 +4394,51 @@ impl<'a> ServerMessage<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn body_as_names(&self) -> Option<Names<'a>> {
+    if self.body_type() == ServerBody::Names {
+      self.body().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { Names::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn body_as_place_status(&self) -> Option<PlaceStatus<'a>> {
+    if self.body_type() == ServerBody::PlaceStatus {
+      self.body().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { PlaceStatus::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn body_as_cell_bundle(&self) -> Option<CellBundle<'a>> {
+    if self.body_type() == ServerBody::CellBundle {
+      self.body().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { CellBundle::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for ServerMessage<'_> {
@@ -3562,6 +4447,8 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
+     .visit_field::<CellHeader>("cell", Self::VT_CELL, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, PlayerState>>>("players", Self::VT_PLAYERS, false)?
      .visit_union::<ServerBody, _>("body_type", Self::VT_BODY_TYPE, "body", Self::VT_BODY, false, |key, v, pos| {
         match key {
           ServerBody::Welcome => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Welcome>>("ServerBody::Welcome", pos),
@@ -3573,6 +4460,9 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
           ServerBody::Error => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Error>>("ServerBody::Error", pos),
           ServerBody::Pong => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Pong>>("ServerBody::Pong", pos),
           ServerBody::Move => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Move>>("ServerBody::Move", pos),
+          ServerBody::Names => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Names>>("ServerBody::Names", pos),
+          ServerBody::PlaceStatus => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<PlaceStatus>>("ServerBody::PlaceStatus", pos),
+          ServerBody::CellBundle => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CellBundle>>("ServerBody::CellBundle", pos),
           _ => Ok(()),
         }
      })?
@@ -3580,14 +4470,18 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
     Ok(())
   }
 }
-pub struct ServerMessageArgs {
+pub struct ServerMessageArgs<'a> {
+    pub cell: Option<&'a CellHeader>,
+    pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, PlayerState>>>,
     pub body_type: ServerBody,
     pub body: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
 }
-impl<'a> Default for ServerMessageArgs {
+impl<'a> Default for ServerMessageArgs<'a> {
   #[inline]
   fn default() -> Self {
     ServerMessageArgs {
+      cell: None,
+      players: None,
       body_type: ServerBody::NONE,
       body: None,
     }
@@ -3599,6 +4493,14 @@ pub struct ServerMessageBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
   start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_cell(&mut self, cell: &CellHeader) {
+    self.fbb_.push_slot_always::<&CellHeader>(ServerMessage::VT_CELL, cell);
+  }
+  #[inline]
+  pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , PlayerState>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_PLAYERS, players);
+  }
   #[inline]
   pub fn add_body_type(&mut self, body_type: ServerBody) {
     self.fbb_.push_slot::<ServerBody>(ServerMessage::VT_BODY_TYPE, body_type, ServerBody::NONE);
@@ -3625,6 +4527,8 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
 impl ::core::fmt::Debug for ServerMessage<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
     let mut ds = f.debug_struct("ServerMessage");
+      ds.field("cell", &self.cell());
+      ds.field("players", &self.players());
       ds.field("body_type", &self.body_type());
       match self.body_type() {
         ServerBody::Welcome => {
@@ -3685,6 +4589,27 @@ impl ::core::fmt::Debug for ServerMessage<'_> {
         },
         ServerBody::Move => {
           if let Some(x) = self.body_as_move() {
+            ds.field("body", &x)
+          } else {
+            ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        ServerBody::Names => {
+          if let Some(x) = self.body_as_names() {
+            ds.field("body", &x)
+          } else {
+            ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        ServerBody::PlaceStatus => {
+          if let Some(x) = self.body_as_place_status() {
+            ds.field("body", &x)
+          } else {
+            ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        ServerBody::CellBundle => {
+          if let Some(x) = self.body_as_cell_bundle() {
             ds.field("body", &x)
           } else {
             ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")

@@ -4,9 +4,10 @@
 
 use crate::ids::{PlayerId, ShardId};
 use crate::limits;
+use crate::root::finish;
 use crate::wire::{self, CloseCode};
 use bytes::Bytes;
-use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
+use flatbuffers::{FlatBufferBuilder, WIPOffset};
 
 /// Everything a Welcome carries.
 #[derive(Clone, Debug)]
@@ -31,16 +32,21 @@ pub struct WelcomeInfo<'a> {
     pub position: (f32, f32),
     /// True when this resumed an earlier session.
     pub resumed: bool,
+    /// Area of interest (`None`: whole-shard snapshots).
+    pub aoi: Option<AoiInfo>,
 }
 
-pub(crate) fn finish(
-    fbb: &mut FlatBufferBuilder<'_>,
-    kind: wire::ServerBody,
-    body: WIPOffset<UnionWIPOffset>,
-) -> Bytes {
-    let root = wire::ServerMessage::create(fbb, &wire::ServerMessageArgs { body_type: kind, body: Some(body) });
-    fbb.finish(root, None);
-    Bytes::copy_from_slice(fbb.finished_data())
+/// The area-of-interest settings a Welcome tells the client.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AoiInfo {
+    /// Cell side, world units.
+    pub cell_size: f32,
+    /// Columns of the grid.
+    pub grid_columns: u32,
+    /// View radius, world units.
+    pub view_radius: f32,
+    /// How long a player seen in no cell frame stays drawn, ms.
+    pub view_grace_ms: u32,
 }
 
 /// Encodes a Welcome.
@@ -62,6 +68,10 @@ pub fn encode_welcome(w: &WelcomeInfo<'_>) -> Bytes {
             x: w.position.0,
             y: w.position.1,
             resumed: w.resumed,
+            cell_size: w.aoi.map_or(0.0, |a| a.cell_size),
+            grid_columns: w.aoi.map_or(0, |a| a.grid_columns),
+            view_radius: w.aoi.map_or(0.0, |a| a.view_radius),
+            view_grace_ms: w.aoi.map_or(0, |a| a.view_grace_ms),
         },
     );
     finish(&mut fbb, wire::ServerBody::Welcome, body.as_union_value())
@@ -157,6 +167,21 @@ pub fn encode_move(resume_ticket: &[u8], reason: &str) -> Bytes {
     finish(&mut fbb, wire::ServerBody::Move, body.as_union_value())
 }
 
+/// Encodes the Names a NamesRequest asked for.
+pub fn encode_names<'a>(players: impl Iterator<Item = (PlayerId, &'a str)>) -> Bytes {
+    let mut fbb = FlatBufferBuilder::with_capacity(512);
+    let players = player_infos(&mut fbb, players);
+    let body = wire::Names::create(&mut fbb, &wire::NamesArgs { players: Some(players) });
+    finish(&mut fbb, wire::ServerBody::Names, body.as_union_value())
+}
+
+/// Encodes a PlaceStatus: players in the place and live shards.
+pub fn encode_place_status(players: u32, shards: u32) -> Bytes {
+    let mut fbb = FlatBufferBuilder::with_capacity(64);
+    let body = wire::PlaceStatus::create(&mut fbb, &wire::PlaceStatusArgs { players, shards });
+    finish(&mut fbb, wire::ServerBody::PlaceStatus, body.as_union_value())
+}
+
 /// A verified server message, borrowing the buffer it was read from.
 #[derive(Clone, Copy, Debug)]
 pub enum ServerMsg<'a> {
@@ -178,6 +203,14 @@ pub enum ServerMsg<'a> {
     Pong(wire::Pong<'a>),
     /// See [`wire::Move`].
     Move(wire::Move<'a>),
+    /// See [`wire::Names`].
+    Names(wire::Names<'a>),
+    /// See [`wire::PlaceStatus`].
+    PlaceStatus(wire::PlaceStatus<'a>),
+    /// A cell frame (area of interest): see [`crate::cell::CellView`].
+    Cell(crate::cell::CellView<'a>),
+    /// Between shards: see [`crate::cell::Bundle`].
+    CellBundle(crate::cell::Bundle<'a>),
 }
 
 /// Why a server message could not be read.
@@ -205,6 +238,11 @@ pub fn decode(buf: &[u8]) -> Result<ServerMsg<'_>, ServerDecodeError> {
         .map_err(|e| ServerDecodeError::Malformed(e.to_string()))?;
     use wire::ServerBody as B;
     let kind = msg.body_type();
+    if kind == B::NONE {
+        if let Some(cell) = crate::cell::CellView::of(&msg) {
+            return Ok(ServerMsg::Cell(cell));
+        }
+    }
     match kind {
         B::Welcome => msg.body_as_welcome().map(ServerMsg::Welcome),
         B::Snapshot => msg.body_as_snapshot().map(ServerMsg::Snapshot),
@@ -215,15 +253,15 @@ pub fn decode(buf: &[u8]) -> Result<ServerMsg<'_>, ServerDecodeError> {
         B::Error => msg.body_as_error().map(ServerMsg::Error),
         B::Pong => msg.body_as_pong().map(ServerMsg::Pong),
         B::Move => msg.body_as_move().map(ServerMsg::Move),
+        B::Names => msg.body_as_names().map(ServerMsg::Names),
+        B::PlaceStatus => msg.body_as_place_status().map(ServerMsg::PlaceStatus),
+        B::CellBundle => msg.body_as_cell_bundle().and_then(crate::cell::Bundle::of).map(ServerMsg::CellBundle),
         _ => None,
     }
     .ok_or(ServerDecodeError::Unknown(kind.0))
 }
 
-/// Player id of a snapshot entry.
-pub fn player_id(p: &wire::PlayerState) -> PlayerId {
-    PlayerId(p.id_lo() as u32 | (p.id_hi() as u32) << 16)
-}
+pub use crate::entry::player_id;
 
 #[cfg(test)]
 mod tests {
@@ -246,12 +284,24 @@ mod tests {
             name: "Ada",
             position: (1.5, 2.5),
             resumed: false,
+            aoi: Some(AoiInfo { cell_size: 100.0, grid_columns: 10, view_radius: 200.0, view_grace_ms: 400 }),
         });
         let Ok(ServerMsg::Welcome(w)) = decode(&bytes) else { panic!("not a welcome") };
         assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (9, 3, 20));
         assert_eq!(w.resume_ticket().map(|t| t.bytes().to_vec()), Some(vec![7; 16]));
         assert_eq!(w.bounds().map(|b| b.max_y()), Some(500.0));
         assert_eq!(w.name(), Some("Ada"));
+        assert_eq!((w.cell_size(), w.grid_columns(), w.view_radius(), w.view_grace_ms()), (100.0, 10, 200.0, 400));
+    }
+
+    #[test]
+    fn names_and_place_status_round_trip() {
+        let names = encode_names([(PlayerId(4), "Ada")].into_iter());
+        let Ok(ServerMsg::Names(n)) = decode(&names) else { panic!() };
+        assert_eq!(n.players().map(|p| (p.get(0).id(), p.get(0).name())), Some((4, Some("Ada"))));
+        let status = encode_place_status(9000, 2);
+        let Ok(ServerMsg::PlaceStatus(s)) = decode(&status) else { panic!() };
+        assert_eq!((s.players(), s.shards()), (9000, 2));
     }
 
     #[test]

@@ -4,15 +4,12 @@
 //! Wire size: 10 bytes a player ([`wire::PlayerState`]) plus about 80 bytes of
 //! header, so 1,000 players make a 10.1 KB frame.
 
-use crate::ids::{PlayerId, ShardId, Tick};
-use crate::quantize;
-use crate::server::finish;
+pub use crate::entry::{input_seq, PlayerEntry, FLAG_MOVING, INPUT_SEQ_SHIFT};
+use crate::ids::{ShardId, Tick};
+use crate::root::finish;
 use crate::wire;
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
-
-/// Bit 0 of [`wire::PlayerState::flags`]: the player is walking.
-pub const FLAG_MOVING: u8 = 1;
 
 /// The header fields of one snapshot.
 #[derive(Clone, Copy, Debug)]
@@ -29,36 +26,6 @@ pub struct SnapshotHeader {
     pub bounds: wire::Bounds,
     /// Area-of-interest cell (0 = whole shard).
     pub cell: u32,
-}
-
-/// One player's state in world units, before quantization.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PlayerEntry {
-    /// The player.
-    pub id: PlayerId,
-    /// Position, world units.
-    pub x: f32,
-    /// Position, world units.
-    pub y: f32,
-    /// Facing, radians-free 0..=255 (see [`quantize::heading`]).
-    pub heading: u8,
-    /// Walking this tick.
-    pub moving: bool,
-}
-
-impl PlayerEntry {
-    /// The quantized wire form over `bounds`.
-    pub fn to_wire(&self, bounds: &wire::Bounds) -> wire::PlayerState {
-        let (x, y) = quantize::position(bounds, self.x, self.y);
-        wire::PlayerState::new(
-            self.id.0 as u16,
-            (self.id.0 >> 16) as u16,
-            x,
-            y,
-            self.heading,
-            if self.moving { FLAG_MOVING } else { 0 },
-        )
-    }
 }
 
 /// Reusable snapshot encoder: keeps its FlatBuffers builder and staging vector
@@ -110,6 +77,8 @@ pub fn peek_header(buf: &[u8]) -> Option<(ShardId, Tick)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::PlayerId;
+    use crate::quantize;
     use crate::server::{decode, player_id, ServerMsg};
 
     fn header() -> SnapshotHeader {
@@ -127,8 +96,8 @@ mod tests {
     fn snapshot_round_trips_positions_within_a_step() {
         let mut enc = SnapshotEncoder::new();
         let players = [
-            PlayerEntry { id: PlayerId(70_000), x: 12.5, y: 999.0, heading: 64, moving: true },
-            PlayerEntry { id: PlayerId(1), x: 0.0, y: 0.0, heading: 0, moving: false },
+            PlayerEntry { id: PlayerId(70_000), x: 12.5, y: 999.0, heading: 64, moving: true, input_seq: 0 },
+            PlayerEntry { id: PlayerId(1), x: 0.0, y: 0.0, heading: 0, moving: false, input_seq: 0 },
         ];
         let bytes = enc.encode(&header(), players);
         let Ok(ServerMsg::Snapshot(s)) = decode(&bytes) else { panic!("not a snapshot") };
@@ -147,8 +116,9 @@ mod tests {
     fn entry_is_ten_bytes_and_frame_grows_by_ten_per_player() {
         assert_eq!(std::mem::size_of::<wire::PlayerState>(), 10);
         let mut enc = SnapshotEncoder::new();
-        let mk =
-            |n: u32| (0..n).map(|i| PlayerEntry { id: PlayerId(i + 1), x: 1.0, y: 1.0, heading: 0, moving: false });
+        let mk = |n: u32| {
+            (0..n).map(|i| PlayerEntry { id: PlayerId(i + 1), x: 1.0, y: 1.0, heading: 0, moving: false, input_seq: 0 })
+        };
         let a = enc.encode(&header(), mk(100)).len();
         let b = enc.encode(&header(), mk(1100)).len();
         assert_eq!(b - a, 10_000);
@@ -157,7 +127,10 @@ mod tests {
     #[test]
     fn encoder_is_reusable_and_independent_between_ticks() {
         let mut enc = SnapshotEncoder::new();
-        let one = enc.encode(&header(), [PlayerEntry { id: PlayerId(1), x: 1.0, y: 2.0, heading: 3, moving: true }]);
+        let one = enc.encode(
+            &header(),
+            [PlayerEntry { id: PlayerId(1), x: 1.0, y: 2.0, heading: 3, moving: true, input_seq: 0 }],
+        );
         let _ = enc.encode(&header(), []);
         let Ok(ServerMsg::Snapshot(s)) = decode(&one) else { panic!() };
         assert_eq!(s.players().map(|p| p.len()), Some(1));

@@ -86,6 +86,7 @@ fn welcome() -> Frame {
         name: "Zoë <b>",
         position: (250.5, 731.25),
         resumed: false,
+        aoi: None,
     });
     let expect = format!(
         "{{\"player_id\": 70001, \"shard_id\": {}, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 120, \
@@ -101,11 +102,11 @@ fn welcome() -> Frame {
 
 fn snapshot_players() -> Vec<PlayerEntry> {
     vec![
-        PlayerEntry { id: PlayerId(1), x: 0.0, y: 0.0, heading: 0, moving: false },
-        PlayerEntry { id: PlayerId(70_001), x: 250.5, y: 731.25, heading: 64, moving: true },
-        PlayerEntry { id: PlayerId(65_535), x: 999.99, y: 12.75, heading: 200, moving: true },
-        PlayerEntry { id: PlayerId(0xfffe_0003), x: 500.0, y: 500.0, heading: 255, moving: false },
-        PlayerEntry { id: PlayerId(42), x: -5.0, y: 1005.0, heading: 128, moving: false },
+        PlayerEntry { id: PlayerId(1), x: 0.0, y: 0.0, heading: 0, moving: false, input_seq: 0 },
+        PlayerEntry { id: PlayerId(70_001), x: 250.5, y: 731.25, heading: 64, moving: true, input_seq: 5 },
+        PlayerEntry { id: PlayerId(65_535), x: 999.99, y: 12.75, heading: 200, moving: true, input_seq: 127 },
+        PlayerEntry { id: PlayerId(0xfffe_0003), x: 500.0, y: 500.0, heading: 255, moving: false, input_seq: 0 },
+        PlayerEntry { id: PlayerId(42), x: -5.0, y: 1005.0, heading: 128, moving: false, input_seq: 0 },
     ]
 }
 
@@ -243,6 +244,10 @@ fn kind_of(msg: &ServerMsg<'_>) -> &'static str {
         ServerMsg::Error(_) => "Error",
         ServerMsg::Pong(_) => "Pong",
         ServerMsg::Move(_) => "Move",
+        ServerMsg::Names(_) => "Names",
+        ServerMsg::PlaceStatus(_) => "PlaceStatus",
+        ServerMsg::Cell(_) => "Cell",
+        ServerMsg::CellBundle(_) => "CellBundle",
     }
 }
 

@@ -164,6 +164,36 @@ pub struct Cli {
     #[arg(long, env = "MINO_DRAIN_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub drain_timeout_ms: u64,
 
+    /// Area of interest: the side of a grid cell, world units. Each tick a
+    /// shard sends each socket only the cells near its player (one frame per
+    /// occupied cell, shared by every socket that sees it). 0 (the default)
+    /// sends every socket the whole place instead. At least --speed x
+    /// max(--view-hysteresis-ticks, 8) / --tick-hz, so a walker never skips
+    /// a cell and two approaching walkers stay in each other's prefetch ring
+    /// for a whole period of it (4 ticks); at most 16,777,216 cells in the
+    /// world. 0 to 1,000,000.
+    #[arg(long, env = "MINO_CELL_SIZE", default_value_t = 0.0, value_parser = ranged_f32(0.0, 1_000_000.0))]
+    pub cell_size: f32,
+
+    /// Area of interest: the view radius, world units. Players within it are
+    /// sent every tick (the own and adjacent cells) or every second tick; a
+    /// prefetch ring of one cell beyond it every fourth tick. Default: two
+    /// cells. 0 to 1,000,000.
+    #[arg(long, env = "MINO_VIEW_RADIUS", value_parser = ranged_f32(0.0, 1_000_000.0))]
+    pub view_radius: Option<f32>,
+
+    /// Area of interest: ticks a cell the player walked out of stays in its
+    /// view (no flicker at cell borders). 0 to 200.
+    #[arg(long, env = "MINO_VIEW_HYSTERESIS_TICKS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=200))]
+    pub view_hysteresis_ticks: u64,
+
+    /// Area of interest: bytes of cell frames one socket may get a tick, on
+    /// average; beyond it outer cells, then nearer ones, are sent less often
+    /// (a crowd costs each socket this, not the square of the crowd). 512 to
+    /// 16,777,216.
+    #[arg(long, env = "MINO_VIEW_BUDGET_BYTES", default_value_t = 8192, value_parser = RangedU64ValueParser::<usize>::new().range(512..=16 << 20))]
+    pub view_budget_bytes: usize,
+
     /// Benchmark control only: write each frame with its own system call
     /// instead of one vectored write a tick, to measure what batching saves.
     #[arg(long, env = "MINO_UNBATCHED_WRITES", hide = true)]
@@ -258,6 +288,8 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// One write a frame instead of one a tick (benchmark control row).
     pub unbatched_writes: bool,
+    /// Area of interest; `None`: whole-shard snapshots.
+    pub aoi: Option<AoiConfig>,
     /// Resume ticket and parked session lifetime.
     pub ticket_ttl: Duration,
     /// Moves per second while draining.
@@ -266,8 +298,28 @@ pub struct Config {
     pub drain_timeout: Duration,
 }
 
+/// The area-of-interest settings (see [`Cli::cell_size`] and the flags after it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AoiConfig {
+    /// Cell side, world units.
+    pub cell_size: f32,
+    /// View radius, world units.
+    pub view_radius: f32,
+    /// Ticks a cell the viewer left stays in view.
+    pub hysteresis_ticks: u64,
+    /// Bytes a socket may get a tick, on average.
+    pub budget_bytes: usize,
+}
+
+/// Ticks two walkers approaching each other must take to cross one cell: two
+/// (twice the speed) times the prefetch ring's base period of 4 ticks.
+pub const PREFETCH_CROSSING_TICKS: u64 = 8;
+
+/// Most cells an area-of-interest grid may have (4,096 x 4,096).
+pub const MAX_CELLS: u64 = 1 << 24;
+
 /// Flags that parse one by one but not together.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {
     /// The heartbeat must fit twice in the shard TTL, or a live shard would
     /// look dead between two heartbeats.
@@ -277,6 +329,25 @@ pub enum ConfigError {
         heartbeat_ms: u64,
         /// The shard TTL given, ms.
         shard_ttl_ms: u64,
+    },
+    /// A walker could cross a whole cell while the cell it left is still in
+    /// view, and skip the next one.
+    #[error("--cell-size {cell_size} is under --speed x max(--view-hysteresis-ticks, 8) / --tick-hz = {least}: a walker could skip a cell or cross the prefetch ring unseen")]
+    CellTooSmall {
+        /// The cell size given.
+        cell_size: f32,
+        /// The least it may be.
+        least: f32,
+    },
+    /// The world would need too many cells.
+    #[error("--world-size {world_size} in cells of --cell-size {cell_size} is {cells} cells, over {MAX_CELLS}")]
+    TooManyCells {
+        /// The world side given.
+        world_size: f32,
+        /// The cell size given.
+        cell_size: f32,
+        /// Cells it would take.
+        cells: u64,
     },
 }
 
@@ -291,6 +362,7 @@ impl Config {
                 shard_ttl_ms: cli.shard_ttl_ms,
             });
         }
+        let aoi = aoi_config(cli)?;
         let ms = Duration::from_millis;
         Ok(Config {
             static_dir: cli.static_dir.clone(),
@@ -319,6 +391,7 @@ impl Config {
             ticket_ttl: ms(cli.ticket_ttl_ms),
             drain_rate: cli.drain_rate,
             drain_timeout: ms(cli.drain_timeout_ms),
+            aoi,
         })
     }
 
@@ -326,6 +399,35 @@ impl Config {
     pub fn tick_period(&self) -> Duration {
         Duration::from_secs_f64(1.0 / f64::from(self.tick_hz))
     }
+}
+
+/// The area of interest the flags ask for, checked.
+fn aoi_config(cli: &Cli) -> Result<Option<AoiConfig>, ConfigError> {
+    if cli.cell_size == 0.0 {
+        return Ok(None);
+    }
+    // A walker covers at most one cell while the cell it left is still in
+    // view, and two walking toward each other (twice the speed) take a whole
+    // prefetch period (4 ticks) to cross the one-cell prefetch ring.
+    let ticks = cli.view_hysteresis_ticks.max(PREFETCH_CROSSING_TICKS);
+    let least = cli.speed * ticks as f32 / f32::from(cli.tick_hz);
+    if cli.cell_size < least {
+        return Err(ConfigError::CellTooSmall { cell_size: cli.cell_size, least });
+    }
+    let side = (f64::from(cli.world_size) / f64::from(cli.cell_size)).ceil() as u64;
+    if side * side > MAX_CELLS {
+        return Err(ConfigError::TooManyCells {
+            world_size: cli.world_size,
+            cell_size: cli.cell_size,
+            cells: side * side,
+        });
+    }
+    Ok(Some(AoiConfig {
+        cell_size: cli.cell_size,
+        view_radius: cli.view_radius.unwrap_or(2.0 * cli.cell_size),
+        hysteresis_ticks: cli.view_hysteresis_ticks,
+        budget_bytes: cli.view_budget_bytes,
+    }))
 }
 
 impl Default for Config {
@@ -377,6 +479,22 @@ mod tests {
             let e = parse(args).expect_err("out of range").to_string();
             assert!(e.contains(flag) && e.contains(range), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn area_of_interest_is_off_by_default_and_checked_when_on() {
+        assert_eq!(Config::default().aoi, None);
+        let on = Config::from_cli(&parse(&["--cell-size", "100"]).expect("flags")).expect("valid");
+        assert_eq!(
+            on.aoi,
+            Some(AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 8192 })
+        );
+        let small = Config::from_cli(&parse(&["--cell-size", "50"]).expect("flags")).expect_err("too small");
+        assert!(matches!(small, ConfigError::CellTooSmall { least, .. } if least == 60.0), "{small}");
+        let fast = parse(&["--cell-size", "100", "--speed", "300", "--view-hysteresis-ticks", "2"]).expect("flags");
+        assert!(matches!(Config::from_cli(&fast), Err(ConfigError::CellTooSmall { least, .. }) if least == 120.0));
+        let many = parse(&["--cell-size", "60", "--world-size", "1000000"]).expect("flags");
+        assert!(matches!(Config::from_cli(&many), Err(ConfigError::TooManyCells { .. })));
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub enum RunError {
     /// The Redis URL is not one (nothing was started).
     #[error(transparent)]
     Redis(#[from] backplane::RedisError),
+    /// The area of interest's grid cannot be made.
+    #[error(transparent)]
+    Grid(#[from] shard::grid::GridError),
 }
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
@@ -103,7 +106,7 @@ pub async fn run(
         }
         None => (None, None, None),
     };
-    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000);
+    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
     let driver =
         tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
     tracker.spawn(driver.run(commands_rx));

@@ -26,6 +26,7 @@
 //! | `mino_relay_frames_total` | clustered: frames received from other shards |
 //! | `mino_relay_lag_seconds` | clustered: age of a relayed snapshot when handed to sockets (publisher's tick to our tick) |
 //! | `mino_cluster_shards` | clustered: other live shards |
+//! | `mino_region_subscriptions` | clustered, area of interest: region channels subscribed |
 
 use crate::admission::Refusal;
 use crate::close::CloseReason;
@@ -143,6 +144,8 @@ pub struct Metrics {
     pub relay_lag: Histogram,
     /// See module docs.
     pub cluster_shards: Gauge,
+    /// See module docs.
+    pub region_subscriptions: Gauge,
 }
 
 /// Label set with one `kind` label, made only from [`DropKind::label`].
@@ -179,6 +182,7 @@ impl Metrics {
             // 1 ms .. ~16 s
             relay_lag: Histogram::new(exponential_buckets(0.001, 2.0, 15)),
             cluster_shards: Gauge::default(),
+            region_subscriptions: Gauge::default(),
         };
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
@@ -212,6 +216,7 @@ impl Metrics {
             m.relay_lag.clone(),
         );
         r.register("mino_cluster_shards", "Other live shards", m.cluster_shards.clone());
+        r.register("mino_region_subscriptions", "Region channels subscribed", m.region_subscriptions.clone());
         m
     }
 

@@ -25,12 +25,22 @@ pub struct Player {
     pub dir: Direction,
     /// Last facing, 0..=255 (kept while standing still).
     pub heading: u8,
+    /// The low 7 bits of the sequence number of the last input applied
+    /// (echoed in the snapshot entry for client-side prediction).
+    pub input_seq: u8,
 }
 
 impl Player {
     /// The player's snapshot entry.
     pub fn entry(&self) -> PlayerEntry {
-        PlayerEntry { id: self.id, x: self.x, y: self.y, heading: self.heading, moving: !self.dir.is_still() }
+        PlayerEntry {
+            id: self.id,
+            x: self.x,
+            y: self.y,
+            heading: self.heading,
+            moving: !self.dir.is_still(),
+            input_seq: self.input_seq,
+        }
     }
 }
 
@@ -77,7 +87,7 @@ impl World {
         }
         let (x, y) = self.clamp(x, y);
         self.index.insert(id, self.players.len());
-        self.players.push(Player { id, name, x, y, dir: Direction::STILL, heading: 0 });
+        self.players.push(Player { id, name, x, y, dir: Direction::STILL, heading: 0, input_seq: 0 });
         true
     }
 
@@ -91,11 +101,13 @@ impl World {
         Some(p)
     }
 
-    /// Sets the direction a player wants to walk in; unknown ids are ignored.
-    pub fn set_direction(&mut self, id: PlayerId, dir: Direction) {
+    /// Sets the direction a player wants to walk in, from its input number
+    /// `seq`; unknown ids are ignored.
+    pub fn set_direction(&mut self, id: PlayerId, dir: Direction, seq: u32) {
         if let Some(&i) = self.index.get(&id) {
             let p = &mut self.players[i];
             p.dir = dir;
+            p.input_seq = (seq & 0x7f) as u8;
             if !dir.is_still() {
                 p.heading = quantize::heading(dir.x(), dir.y());
             }
@@ -150,7 +162,7 @@ mod tests {
     fn player_walks_at_speed_in_its_direction() {
         let mut w = world();
         w.add(PlayerId(1), "a".into(), 10.0, 10.0);
-        w.set_direction(PlayerId(1), dir(3.0, 4.0));
+        w.set_direction(PlayerId(1), dir(3.0, 4.0), 0);
         w.step(0.5);
         let p = w.player(PlayerId(1)).expect("present");
         assert!((p.x - 13.0).abs() < 1e-4 && (p.y - 14.0).abs() < 1e-4, "{p:?}");
@@ -160,8 +172,8 @@ mod tests {
     fn still_player_does_not_move_and_keeps_heading() {
         let mut w = world();
         w.add(PlayerId(1), "a".into(), 10.0, 10.0);
-        w.set_direction(PlayerId(1), dir(0.0, 1.0));
-        w.set_direction(PlayerId(1), Direction::STILL);
+        w.set_direction(PlayerId(1), dir(0.0, 1.0), 0);
+        w.set_direction(PlayerId(1), Direction::STILL, 0);
         w.step(1.0);
         let p = w.player(PlayerId(1)).expect("present");
         assert_eq!((p.x, p.y, p.heading), (10.0, 10.0, 64));
@@ -172,7 +184,7 @@ mod tests {
     fn bounds_stop_and_slide() {
         let mut w = world();
         w.add(PlayerId(1), "a".into(), 99.0, 25.0);
-        w.set_direction(PlayerId(1), dir(1.0, 1.0));
+        w.set_direction(PlayerId(1), dir(1.0, 1.0), 0);
         w.step(1.0);
         let p = w.player(PlayerId(1)).expect("present");
         assert_eq!(p.x, 100.0);
@@ -203,7 +215,7 @@ mod tests {
             assert_eq!(w.player(PlayerId(i)).map(|p| p.x), Some(i as f32));
         }
         assert_eq!(w.len(), 4);
-        w.set_direction(PlayerId(5), dir(1.0, 0.0));
+        w.set_direction(PlayerId(5), dir(1.0, 0.0), 0);
         w.step(1.0);
         assert_eq!(w.player(PlayerId(5)).map(|p| p.x), Some(15.0));
     }
@@ -211,7 +223,7 @@ mod tests {
     #[test]
     fn unknown_player_direction_is_ignored() {
         let mut w = world();
-        w.set_direction(PlayerId(9), dir(1.0, 0.0));
+        w.set_direction(PlayerId(9), dir(1.0, 0.0), 0);
         assert!(w.is_empty());
     }
 }

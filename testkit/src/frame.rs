@@ -3,6 +3,7 @@
 //! [`mino_loadgen::ServerEvent`]) with plain ids and positions, and the end of
 //! the websocket.
 
+use mino_loadgen::event::CellFrame;
 use mino_loadgen::{ServerEvent, SnapshotFrame, Welcomed};
 use mino_protocol::wire;
 
@@ -27,6 +28,14 @@ pub struct Welcome {
     pub y: f32,
     /// The resume ticket (secret).
     pub ticket: Vec<u8>,
+    /// Server wall clock at the Welcome, ms since the Unix epoch.
+    pub server_time_ms: u64,
+    /// Area of interest: cell side, world units (0: whole-shard snapshots).
+    pub cell_size: f32,
+    /// Area of interest: view radius, world units.
+    pub view_radius: f32,
+    /// Area of interest: how long an unseen player stays drawn, ms.
+    pub view_grace_ms: u32,
 }
 
 /// One thing a test player received.
@@ -65,6 +74,18 @@ pub enum Frame {
     },
     /// Every present player (id, name).
     Roster(Vec<(u32, String)>),
+    /// One shard's players of one cell at one tick (area of interest); the
+    /// Welcome's bounds turn its entries into positions.
+    Cell(CellFrame),
+    /// Names a NamesRequest asked for (id, name).
+    Names(Vec<(u32, String)>),
+    /// Players and live shards of the place (area of interest).
+    PlaceStatus {
+        /// Players in the place.
+        players: u32,
+        /// Live shards.
+        shards: u32,
+    },
     /// Refused for now.
     Busy {
         /// Why.
@@ -107,7 +128,29 @@ impl From<ServerEvent> for Frame {
             ServerEvent::Error { code, .. } => Frame::Error(code),
             ServerEvent::Pong { client_time_ms, .. } => Frame::Pong(client_time_ms),
             ServerEvent::Move { ticket, .. } => Frame::Move(ticket),
+            ServerEvent::Cell(cell) => Frame::Cell(cell),
+            ServerEvent::Names(players) => Frame::Names(named(players)),
+            ServerEvent::PlaceStatus { players, shards } => Frame::PlaceStatus { players, shards },
         }
+    }
+}
+
+impl Welcome {
+    /// The players of a cell frame, dequantized over the world's bounds:
+    /// (id, x, y) in world units.
+    pub fn players(&self, cell: &CellFrame) -> Vec<(u32, f32, f32)> {
+        cell.players(&self.bounds).iter().map(|p| (p.id.0, p.x, p.y)).collect()
+    }
+
+    /// A cell frame's time (the low 32 bits of its ms) as full ms since the
+    /// Unix epoch, the one nearest the Welcome's time.
+    pub fn unwrap_time(&self, low: u32) -> u64 {
+        let base = self.server_time_ms & !0xffff_ffff;
+        [base.wrapping_sub(1 << 32), base, base + (1 << 32)]
+            .into_iter()
+            .map(|high| high | u64::from(low))
+            .min_by_key(|t| t.abs_diff(self.server_time_ms))
+            .unwrap_or(u64::from(low))
     }
 }
 
@@ -123,6 +166,10 @@ impl From<Welcomed> for Welcome {
             x: w.position.0,
             y: w.position.1,
             ticket: w.ticket,
+            server_time_ms: w.server_time_ms,
+            cell_size: w.cell_size,
+            view_radius: w.view_radius,
+            view_grace_ms: w.view_grace_ms,
         }
     }
 }

@@ -155,15 +155,27 @@ impl Player {
         }
     }
 
-    /// The next snapshot that lists this player: (tick, time ms, x, y).
+    /// The next snapshot or cell frame that lists this player: (tick, time
+    /// ms, x, y).
     pub async fn own_position(&mut self) -> (u64, u64, f32, f32) {
         let me = self.id();
+        let welcome = self.welcome.clone().expect("welcomed");
         self.until(|f| match f {
             Frame::Snapshot { tick, time_ms, players, .. } => {
                 players.iter().find(|p| p.0 == me).map(|p| (*tick, *time_ms, p.1, p.2))
             }
+            Frame::Cell(c) => welcome
+                .players(c)
+                .into_iter()
+                .find(|p| p.0 == me)
+                .map(|p| (u64::from(c.tick), welcome.unwrap_time(c.time_ms), p.1, p.2)),
             _ => None,
         })
         .await
+    }
+
+    /// The players of a cell frame: (id, x, y) in world units.
+    pub fn players_of(&self, cell: &mino_loadgen::event::CellFrame) -> Vec<(u32, f32, f32)> {
+        self.welcome.as_ref().expect("welcomed").players(cell)
     }
 }

@@ -8,6 +8,7 @@ import { FakeTimers } from '../testing/fake-timers.js';
 import { Connection, type ConnectionState } from './connection.js';
 import { MAX_BACKOFF_MS, backoffMs } from './policy.js';
 import { encodeChat } from './protocol.js';
+import { ProtocolVersion } from '../generated/mino/wire.js';
 
 function frame(name: string): Uint8Array {
   const f = fixture.frames.find((x) => x.name === name);
@@ -57,7 +58,7 @@ describe('connection', () => {
     expect(s.binaryType).toBe('arraybuffer');
     s.open();
     const hello = decodeClientForTest(last(s.sent));
-    expect([hello.kind, hello.name, hello.version, hello.ticket]).toEqual(['hello', 'Ada', 1, null]);
+    expect([hello.kind, hello.name, hello.version, hello.ticket]).toEqual(['hello', 'Ada', ProtocolVersion.Current, null]);
     expect(conn.send(encodeChat('early'))).toBe(false);
     s.deliver(frame('welcome'));
     expect(last(states)).toEqual({ kind: 'live' });

@@ -187,7 +187,8 @@ describe('damaged frames are refused', () => {
     const view = new DataView(bytes.buffer);
     const root = view.getUint32(0, true);
     const vtable = root - view.getInt32(root, true);
-    const typeAt = root + view.getUint16(vtable + 4, true);
+    // The body's type is the root's third field (after a cell frame's two).
+    const typeAt = root + view.getUint16(vtable + 4 + 2 * 2, true);
     expect(bytes[typeAt]).toBe(8); // Pong
     bytes[typeAt] = 42;
     const d = decodeServer(bytes);

@@ -8,9 +8,9 @@ import { ClientBody, ClientVerifierLimit, Limit, ServerBody } from '../generated
 import { MAX_CHAT_CHARS, MAX_NAME_CHARS, encodeChat, encodeHello, encodeInput, encodePing } from './protocol.js';
 import { verifyRoot } from './verify.js';
 
-/** The union members of a root layout's only field. */
+/** The union members of a root layout's body field. */
 function members(root: TableLayout): ReadonlyMap<number, TableLayout> {
-  const body = root.fields[0];
+  const body = root.fields.find((f) => f.name === 'body');
   if (body?.kind !== 'union') throw new Error(`${root.name} has no union body`);
   return body.members;
 }

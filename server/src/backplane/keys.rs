@@ -8,17 +8,32 @@ use mino_protocol::ShardId;
 #[derive(Clone, Debug)]
 pub struct Keys {
     prefix: String,
+    place: String,
 }
 
 impl Keys {
     /// Names for `place` (already validated: `[A-Za-z0-9_-]{1,64}`).
     pub fn new(place: &str) -> Keys {
-        Keys { prefix: format!("mino:{{{place}}}:") }
+        Keys { prefix: format!("mino:{{{place}}}:"), place: place.to_owned() }
     }
 
     /// Pub/sub channel of every shard's snapshots (bytes as sent to sockets).
     pub fn snapshots(&self) -> String {
         format!("{}snapshots", self.prefix)
+    }
+
+    /// Pub/sub channel of the cell-frame bundles of one region (area of
+    /// interest), `mino:{<place>.r<region>}:cells`: each region has its own
+    /// hash tag, so with Redis Cluster the regions of a busy place spread over
+    /// the nodes (a channel per region, not per cell: subscriptions change
+    /// with players crossing regions, not cells).
+    pub fn cells(&self, region: u32) -> String {
+        format!("mino:{{{}.r{region}}}:cells", self.place)
+    }
+
+    /// The prefix of every region channel of the place.
+    pub fn cells_prefix(&self) -> String {
+        format!("mino:{{{}.r", self.place)
     }
 
     /// Pub/sub channel of chat frames.
@@ -97,5 +112,7 @@ mod tests {
             assert!(name.starts_with("mino:{main}:"), "{name}");
         }
         assert_eq!(k.shard(ShardId(0xab)), "mino:{main}:shard:000000ab");
+        assert_eq!(k.cells(12), "mino:{main.r12}:cells", "a region has a hash tag of its own");
+        assert!(k.cells(12).starts_with(&k.cells_prefix()));
     }
 }

@@ -35,6 +35,7 @@ use crate::clock::Instant;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
+use crate::shard::grid::RegionId;
 use crate::shard::{ClusterEvent, Outgoing};
 use bytes::Bytes;
 use mino_protocol::Tick;
@@ -63,6 +64,9 @@ pub struct OwnSnapshot {
     pub server_time_ms: u64,
     /// When the tick ran, monotonic (how old the snapshot is).
     pub at: Instant,
+    /// With area of interest, the tick's cell frames (messages) by region:
+    /// one bundle a region goes out on the region's channel.
+    pub cells: Vec<(RegionId, Vec<Bytes>)>,
     /// The bytes sockets got.
     pub bytes: Bytes,
 }
@@ -91,6 +95,8 @@ pub struct TickLink {
     pub events: mpsc::Receiver<ClusterEvent>,
     /// Wakes the registry to fetch player ids.
     pub need_ids: Arc<Notify>,
+    /// With area of interest, the regions to hear from (for the subscriber).
+    pub regions: watch::Sender<Vec<RegionId>>,
     /// For events the tick loop posts to itself (ownership checks).
     pub events_tx: mpsc::Sender<ClusterEvent>,
     /// Redis health and the fence flag.
@@ -132,6 +138,7 @@ pub fn start(
     let (local_tx, local_rx) = watch::channel(LocalState::default());
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let (peers_tx, peers_rx) = watch::channel(Default::default());
+    let (regions_tx, regions_rx) = watch::channel(Vec::new());
     let need_ids = Arc::new(Notify::new());
     let store = SessionStore::new(pool.clone(), keys.clone(), config.ticket_ttl, config.shard_id);
     let resync = Arc::new(Notify::new());
@@ -145,6 +152,7 @@ pub fn start(
             me: config.shard_id,
             ttl: config.shard_ttl,
             interval: config.heartbeat,
+            aoi: config.aoi.is_some(),
         }
         .run(snapshot_rx, publish_rx, cancel.clone()),
     );
@@ -157,6 +165,8 @@ pub fn start(
             events: events_tx.clone(),
             peers: peers_rx,
             resync: resync.clone(),
+            regions: regions_rx,
+            aoi: config.aoi.is_some(),
         }
         .run(cancel.clone()),
     );
@@ -183,6 +193,7 @@ pub fn start(
         local: local_tx,
         events: events_rx,
         need_ids,
+        regions: regions_tx,
         events_tx,
         status: status.clone(),
         store: store.clone(),

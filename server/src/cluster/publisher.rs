@@ -1,7 +1,10 @@
 //! Publishes this shard's frames to its place, and owns its players hash.
 //!
 //! - Snapshots: the newest of each tick; when Redis is slower than the tick,
-//!   older snapshots are skipped (oldest first) and counted.
+//!   older snapshots are skipped (oldest first) and counted. With area of
+//!   interest, a tick's cell frames go out as one bundle per region on the
+//!   region's channel, in the same pipeline, and the whole-shard snapshot is
+//!   only kept (for resumes), not published.
 //! - Chat and presence: every frame, in order. A presence delta updates the
 //!   players hash in the same MULTI as its PUBLISH, so a peer that reads the
 //!   hash after seeing a delta never finds the hash behind it.
@@ -15,6 +18,7 @@ use crate::metrics::{DropKind, Metrics};
 use crate::shard::Outgoing;
 use bytes::Bytes;
 use deadpool_redis::Pool;
+use mino_protocol::cell;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -46,6 +50,8 @@ pub struct Publisher {
     pub ttl: Duration,
     /// Interval of the full rewrite of the players hash.
     pub interval: Duration,
+    /// Area of interest: cell bundles instead of whole-shard snapshots.
+    pub aoi: bool,
 }
 
 impl Publisher {
@@ -106,8 +112,9 @@ impl Publisher {
                         self.metrics.dropped(DropKind::PublishSnapshot, own.tick.0.saturating_sub(prev.0 + 1));
                     }
                     last_tick = Some(own.tick);
-                    if self.snapshot(own.bytes).await.is_ok() {
-                        self.status.published_ms.store(own.server_time_ms, Ordering::Relaxed);
+                    let published_ms = own.server_time_ms;
+                    if self.snapshot(own).await.is_ok() {
+                        self.status.published_ms.store(published_ms, Ordering::Relaxed);
                     }
                 }
                 _ = rewrite.tick() => {
@@ -135,12 +142,23 @@ impl Publisher {
         clock::now().saturating_duration_since(at) > self.ttl / 2
     }
 
-    /// PUBLISHes a snapshot and keeps it as this shard's last snapshot (for the
-    /// positions of players resumed elsewhere), for two shard TTLs.
-    async fn snapshot(&self, bytes: Bytes) -> Result<(), RedisError> {
+    /// PUBLISHes a tick (the whole-shard snapshot, or with area of interest
+    /// one bundle of cell frames per region) and keeps the snapshot as this
+    /// shard's last (for the positions of players resumed elsewhere), for two
+    /// shard TTLs, in one pipeline.
+    async fn snapshot(&self, own: OwnSnapshot) -> Result<(), RedisError> {
         let ttl = (self.ttl.as_millis() as u64) * 2;
+        let bytes = own.bytes;
         let mut pipe = redis::pipe();
-        pipe.publish(self.keys.snapshots(), &bytes[..]).ignore().set_options(
+        if self.aoi {
+            for (region, frames) in &own.cells {
+                let bundle = cell::encode_bundle(self.me, region.0, own.tick, own.server_time_ms, frames);
+                pipe.publish(self.keys.cells(region.0), &bundle[..]).ignore();
+            }
+        } else {
+            pipe.publish(self.keys.snapshots(), &bytes[..]).ignore();
+        }
+        pipe.set_options(
             self.keys.last_snapshot(self.me),
             &bytes[..],
             redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),

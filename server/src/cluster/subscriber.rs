@@ -5,12 +5,20 @@
 //! timeout, network reset), and a watchdog rebuilds a subscription that is
 //! silent about a shard whose heartbeat says it is publishing (a Redis that
 //! dropped this subscriber for its output buffer limit, or a half-open link).
+//!
+//! With area of interest it also follows the regions the shard's players
+//! see: it subscribes to a region's channel as soon as a view touches the
+//! region and unsubscribes when none has for a while (the shard core decides;
+//! see [`crate::shard::aoi`]), on the same connection. A shard then hears
+//! nothing from a peer whose players are all far away, so the watchdog pings
+//! the connection instead of waiting for every peer.
 
 use super::registry::Heartbeat;
 use crate::backplane::Keys;
 use crate::clock;
 use crate::metrics::{DropKind, Metrics};
 use crate::resume::store::parse_takeover;
+use crate::shard::grid::{CellId, RegionId};
 use crate::shard::ClusterEvent;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -36,6 +44,9 @@ pub const SILENCE: Duration = Duration::from_millis(2000);
 /// How often the watchdog looks.
 const WATCHDOG: Duration = Duration::from_millis(250);
 
+/// With area of interest, how often the subscription connection is pinged.
+const PING_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Longest a connect and subscribe may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -55,6 +66,10 @@ pub struct Subscriber {
     pub peers: watch::Receiver<HashMap<ShardId, Heartbeat>>,
     /// Tells the registry to re-read rosters after each subscription.
     pub resync: Arc<Notify>,
+    /// With area of interest: the regions to hear from.
+    pub regions: watch::Receiver<Vec<RegionId>>,
+    /// Area of interest: region bundles, and a ping watchdog.
+    pub aoi: bool,
 }
 
 /// Why one subscription ended.
@@ -91,14 +106,19 @@ impl Subscriber {
         subscriptions: &mut u64,
     ) -> Result<End, redis::RedisError> {
         let channels = [self.keys.snapshots(), self.keys.chat(), self.keys.presence_channel(), self.keys.control()];
+        let mut regions: Vec<RegionId> = self.regions.borrow_and_update().clone();
+        let region_channels: Vec<String> = regions.iter().map(|r| self.keys.cells(r.0)).collect();
         let connect = async {
-            let mut pubsub = self.client.get_async_pubsub().await?;
-            pubsub.subscribe(&channels).await?;
-            Ok::<_, redis::RedisError>(pubsub)
+            let (mut sink, stream) = self.client.get_async_pubsub().await?.split();
+            sink.subscribe(&channels).await?;
+            if !region_channels.is_empty() {
+                sink.subscribe(&region_channels).await?;
+            }
+            Ok::<_, redis::RedisError>((sink, stream))
         };
-        let mut pubsub = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+        let (mut sink, mut stream) = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
             Ok(r) => r?,
-            Err(_) => return Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))),
+            Err(_) => return Err(timed_out()),
         };
         tracing::debug!("subscribed");
         if *subscriptions > 0 {
@@ -109,7 +129,7 @@ impl Subscriber {
         let mut newest: HashMap<ShardId, u64> = HashMap::new();
         let started = clock::now();
         let mut watchdog = tokio::time::interval(WATCHDOG);
-        let mut stream = pubsub.on_message();
+        let mut ping = tokio::time::interval(PING_INTERVAL);
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return Ok(End::Cancelled),
@@ -120,14 +140,53 @@ impl Subscriber {
                     };
                     self.route(m.get_channel_name(), m.get_payload_bytes(), &mut newest).await;
                 }
-                _ = watchdog.tick() => {
+                changed = self.regions.changed() => {
+                    if changed.is_err() {
+                        return Ok(End::Cancelled);
+                    }
+                    let wanted = self.regions.borrow_and_update().clone();
+                    self.follow(&mut sink, &regions, &wanted).await?;
+                    regions = wanted;
+                }
+                _ = watchdog.tick(), if !self.aoi => {
                     if started.elapsed() > SILENCE && self.silent(&newest) {
                         tracing::warn!("subscription silent while publishers are alive; rebuilding");
                         return Ok(End::Lost);
                     }
                 }
+                _ = ping.tick(), if self.aoi => {
+                    match tokio::time::timeout(SILENCE, sink.ping::<redis::Value>()).await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => return Err(e),
+                        Err(_) => {
+                            tracing::warn!("subscription connection silent; rebuilding");
+                            return Ok(End::Lost);
+                        }
+                    }
+                }
             }
         }
+    }
+
+    /// Subscribes to the regions in `wanted` and not in `had`, and
+    /// unsubscribes from those in `had` only.
+    async fn follow(
+        &self,
+        sink: &mut redis::aio::PubSubSink,
+        had: &[RegionId],
+        wanted: &[RegionId],
+    ) -> Result<(), redis::RedisError> {
+        let add: Vec<String> = wanted.iter().filter(|r| !had.contains(r)).map(|r| self.keys.cells(r.0)).collect();
+        let drop: Vec<String> = had.iter().filter(|r| !wanted.contains(r)).map(|r| self.keys.cells(r.0)).collect();
+        if !add.is_empty() {
+            tokio::time::timeout(CONNECT_TIMEOUT, sink.subscribe(&add)).await.map_err(|_| timed_out())??;
+        }
+        if !drop.is_empty() {
+            tokio::time::timeout(CONNECT_TIMEOUT, sink.unsubscribe(&drop)).await.map_err(|_| timed_out())??;
+        }
+        self.metrics.region_subscriptions.set(wanted.len() as i64);
+        tracing::debug!(added = add.len(), dropped = drop.len(), regions = wanted.len(), "region subscriptions");
+        Ok(())
     }
 
     /// True when a peer's heartbeat shows a publish newer than [`SILENCE`] past
@@ -150,6 +209,9 @@ impl Subscriber {
                 None => tracing::warn!("ignoring an unknown control message"),
             }
             return;
+        }
+        if self.aoi && channel.starts_with(&self.keys.cells_prefix()) {
+            return self.route_cells(payload);
         }
         let msg = match decode(payload) {
             Ok(m) => m,
@@ -188,4 +250,44 @@ impl Subscriber {
         // Chat and presence are never dropped: wait for room.
         let _ = self.events.send(event).await;
     }
+
+    /// A region bundle of another shard: verified, and each cell frame in it
+    /// verified, then handed on as slices of one copy of the bundle.
+    fn route_cells(&self, payload: &[u8]) {
+        let bundle = match decode(payload) {
+            Ok(ServerMsg::CellBundle(b)) => b,
+            Ok(_) | Err(_) => {
+                tracing::warn!("dropping an invalid cell bundle from redis");
+                self.metrics.dropped(DropKind::Invalid, 1);
+                return;
+            }
+        };
+        let shard = bundle.shard();
+        if shard == self.me {
+            return;
+        }
+        let all = Bytes::copy_from_slice(bundle.bytes());
+        let mut frames = Vec::new();
+        for range in bundle.ranges() {
+            match decode(&all[range.clone()]) {
+                Ok(ServerMsg::Cell(c)) if c.key().shard_id() == shard.0 => {
+                    frames.push((CellId(c.key().cell()), all.slice(range)));
+                }
+                _ => {
+                    self.metrics.dropped(DropKind::Invalid, 1);
+                    return;
+                }
+            }
+        }
+        self.metrics.relay_frames.inc_by(frames.len() as u64);
+        let event = ClusterEvent::Cells { shard, server_time_ms: bundle.server_time_ms(), frames };
+        if self.events.try_send(event).is_err() {
+            self.metrics.dropped(DropKind::RelaySnapshot, 1);
+        }
+    }
+}
+
+/// A timeout as a Redis error.
+fn timed_out() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))
 }

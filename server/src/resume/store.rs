@@ -242,8 +242,10 @@ mod tests {
             bounds: Bounds::new(0.0, 0.0, 1000.0, 1000.0),
             cell: 0,
         };
-        let snap = SnapshotEncoder::new()
-            .encode(&header, [PlayerEntry { id: PlayerId(5), x: 250.0, y: 750.0, heading: 0, moving: false }]);
+        let snap = SnapshotEncoder::new().encode(
+            &header,
+            [PlayerEntry { id: PlayerId(5), x: 250.0, y: 750.0, heading: 0, moving: false, input_seq: 0 }],
+        );
         let (x, y) = position_in(&snap, PlayerId(5)).expect("found");
         assert!((x - 250.0).abs() < 0.02 && (y - 750.0).abs() < 0.02);
         assert_eq!(position_in(&snap, PlayerId(6)), None);

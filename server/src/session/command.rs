@@ -48,6 +48,15 @@ pub enum Command {
         player: PlayerId,
         /// Where to.
         dir: Direction,
+        /// The input's sequence number.
+        seq: u32,
+    },
+    /// Which players are these (area of interest)?
+    Names {
+        /// The ids asked about.
+        ids: Vec<u32>,
+        /// The encoded Names message.
+        reply: oneshot::Sender<bytes::Bytes>,
     },
     /// A chat line (validated).
     Chat {

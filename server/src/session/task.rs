@@ -301,11 +301,17 @@ impl Session {
         let command = match client::decode(&data) {
             Err(e) => return Flow::Close(CloseReason::from(&e)),
             Ok(ClientMsg::Hello(_)) => return Flow::Close(CloseReason::Malformed),
-            Ok(ClientMsg::Input { dir, .. }) => {
+            Ok(ClientMsg::Input { dir, seq }) => {
                 if !inputs.try_take(now) {
                     return Flow::Close(CloseReason::InputFlood);
                 }
-                Command::Input { player, dir }
+                Command::Input { player, dir, seq }
+            }
+            Ok(ClientMsg::Names(ids)) => {
+                if !inputs.try_take(now) {
+                    return Flow::Close(CloseReason::InputFlood);
+                }
+                return Box::pin(self.names(ids)).await;
             }
             Ok(ClientMsg::Chat(text)) => {
                 if !chats.try_take(now) {
@@ -328,6 +334,19 @@ impl Session {
         match self.ctx.commands.send(command).await {
             Ok(()) => Flow::Continue,
             Err(_) => Flow::Close(CloseReason::Shutdown),
+        }
+    }
+
+    /// Answers a NamesRequest (the tick driver knows the names).
+    async fn names(&self, ids: Vec<u32>) -> Flow {
+        let (reply, answer) = oneshot::channel();
+        if self.ctx.commands.send(Command::Names { ids, reply }).await.is_err() {
+            return Flow::Close(CloseReason::Shutdown);
+        }
+        let Ok(names) = answer.await else { return Flow::Close(CloseReason::Shutdown) };
+        match self.send(ws_frame::binary(&names), self.ctx.config.write_timeout).await {
+            Ok(()) => Flow::Continue,
+            Err(e) => Flow::Close(e.close_reason()),
         }
     }
 

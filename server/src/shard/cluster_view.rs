@@ -64,6 +64,11 @@ impl ClusterView {
         self.live.values().flat_map(|r| r.players.iter().map(|(id, n)| (*id, &**n)))
     }
 
+    /// The name of a player of another live shard.
+    pub fn name(&self, player: PlayerId) -> Option<&str> {
+        self.live.values().find_map(|r| r.players.get(&player)).map(|n| &**n)
+    }
+
     /// Number of players on other live shards.
     pub fn player_count(&self) -> usize {
         self.live.values().map(|r| r.players.len()).sum()

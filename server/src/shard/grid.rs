@@ -14,7 +14,7 @@ pub const REGION_CELLS: u32 = 8;
 
 /// Most cells a grid may have (4,096 × 4,096): a cell id fits a `u32` with
 /// room to spare, and per-cell tables stay small.
-pub const MAX_CELLS: u64 = 1 << 24;
+pub use crate::config::MAX_CELLS;
 
 /// One cell of the grid; `CellId(0)` is no cell (the whole shard).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

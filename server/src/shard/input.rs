@@ -1,6 +1,7 @@
 //! What drives the core besides the sessions' commands: the tick's timing,
 //! and what the cluster tasks (and the driver's own ownership check) report.
 
+use super::grid::CellId;
 use crate::clock::Instant;
 use bytes::Bytes;
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -35,6 +36,16 @@ pub enum ClusterEvent {
         bytes: Bytes,
         /// Publisher's clock at its tick, ms.
         server_time_ms: u64,
+    },
+    /// Another shard's cell frames of one region and tick, messages as
+    /// published (area of interest).
+    Cells {
+        /// Publisher.
+        shard: ShardId,
+        /// Publisher's clock at its tick, ms.
+        server_time_ms: u64,
+        /// Each frame's cell and exact bytes.
+        frames: Vec<(CellId, Bytes)>,
     },
     /// Another shard's chat frame.
     Chat {

@@ -20,8 +20,15 @@
 //!   enough to have looked dead, nothing is published until Redis says which
 //!   players were resumed elsewhere meanwhile;
 //! - the drain ([`drain`]): players told to move, a tick's share of the rate
-//!   at a time.
+//!   at a time;
+//! - with area of interest ([`aoi`]), the grid, each socket's view and its
+//!   frames: one frame per occupied cell, shared by every socket that sees
+//!   it. Then presence and rosters are not sent to every socket (they would
+//!   grow with the square of the place): a client asks for the names of the
+//!   players it sees (`NamesRequest`), and gets a `PlaceStatus` once a second.
 
+pub mod aoi;
+mod cells;
 mod cluster_view;
 mod drain;
 mod fence;
@@ -33,6 +40,7 @@ mod output;
 mod presence;
 #[cfg(test)]
 mod tests;
+mod viewers;
 
 pub use cluster_view::{ClusterView, Relay};
 pub use fence::HELD_MAX;
@@ -50,13 +58,14 @@ use crate::resume::local::LocalSessions;
 use crate::resume::{Claimed, ResumeError, Ticket};
 use crate::sim::World;
 use crate::ws_frame;
+use aoi::Aoi;
 use bytes::Bytes;
 use drain::Drain;
 use fence::{Fence, Gate};
-use grid::CellId;
+use grid::{CellId, GridError};
 use links::Links;
 use mino_protocol::client::Direction;
-use mino_protocol::server::{self as msg, WelcomeInfo};
+use mino_protocol::server::{self as msg, AoiInfo, WelcomeInfo};
 use mino_protocol::snapshot::{SnapshotEncoder, SnapshotHeader};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -111,6 +120,10 @@ pub struct Shard {
     highest_player: u32,
     id_requested: Option<Instant>,
     expired_at_ms: u64,
+    /// Area of interest; `None`: whole-shard snapshots.
+    aoi: Option<Aoi>,
+    /// Publisher times (ms) of the relayed cell frames since the last tick.
+    relay_times: Vec<u64>,
 }
 
 impl Shard {
@@ -120,18 +133,23 @@ impl Shard {
     /// numbers keep increasing). Clustered (a Redis URL is set), player ids
     /// come in blocks ([`ClusterEvent::Ids`]); standalone, resume tickets are
     /// kept here.
-    pub fn new(config: &Config, rng: StdRng, presence_epoch: u64) -> Shard {
+    ///
+    /// Errors: [`GridError`] when the area of interest's grid cannot be made
+    /// (the configuration checks this first).
+    pub fn new(config: &Config, rng: StdRng, presence_epoch: u64) -> Result<Shard, GridError> {
         let clustered = config.redis.is_some();
         let ids = if clustered { PlayerIds::Blocks(Default::default()) } else { PlayerIds::Local { next: 1 } };
         let s = config.world_size;
-        Shard {
+        let bounds = Bounds::new(0.0, 0.0, s, s);
+        let aoi = config.aoi.map(|a| Aoi::new(a, &bounds)).transpose()?;
+        Ok(Shard {
             id: config.shard_id,
             tick_hz: config.tick_hz,
             step: 1.0 / f32::from(config.tick_hz),
             clustered,
             busy_retry_ms: config.busy_retry.as_millis() as u32,
             drain_rate: config.drain_rate,
-            world: World::new(Bounds::new(0.0, 0.0, s, s), config.speed),
+            world: World::new(bounds, config.speed),
             admission: Admission::new(config.max_players, config.busy_lateness),
             encoder: SnapshotEncoder::new(),
             ids,
@@ -150,7 +168,9 @@ impl Shard {
             highest_player: 0,
             id_requested: None,
             expired_at_ms: 0,
-        }
+            aoi,
+            relay_times: Vec::new(),
+        })
     }
 
     /// This shard's id.
@@ -191,8 +211,25 @@ impl Shard {
     /// The view group of the socket behind `link` in the last tick's frame:
     /// an index into [`TickFrame::views`].
     pub fn view_of(&self, link: LinkId) -> usize {
-        let _ = link;
-        0
+        self.aoi.as_ref().map_or(0, |a| a.view_of(link))
+    }
+
+    /// True with area of interest.
+    pub fn has_aoi(&self) -> bool {
+        self.aoi.is_some()
+    }
+
+    /// The Names message answering a NamesRequest for `ids`: those of them
+    /// present here or on a live shard (unknown ids are left out).
+    pub fn names(&self, ids: &[u32]) -> Bytes {
+        let names = ids.iter().filter_map(|&id| {
+            let id = PlayerId(id);
+            match self.world.player(id) {
+                Some(p) => Some((id, &*p.name)),
+                None => self.view.name(id).map(|n| (id, n)),
+            }
+        });
+        msg::encode_names(names)
     }
 
     /// The effects asked for since the last call, in order.
@@ -271,6 +308,12 @@ impl Shard {
         if let Some(old) = replaced {
             self.effects.push(Effect::Tell { link: old, control: Control::Close(CloseReason::SessionReplaced) });
         }
+        if let Some(aoi) = self.aoi.as_mut() {
+            if let Some(old) = replaced {
+                aoi.remove_viewer(old);
+            }
+            aoi.add_viewer(link, player);
+        }
         let welcome = self.welcome(player, &name, ticket, wall_ms, resumed);
         Ok(Admitted { player, welcome, ticket, link })
     }
@@ -282,6 +325,9 @@ impl Shard {
         if !self.links.end(player, link) {
             return;
         }
+        if let Some(aoi) = self.aoi.as_mut() {
+            aoi.remove_viewer(link);
+        }
         if let Some(drain) = self.drain.as_mut() {
             drain.forget(player);
         }
@@ -292,9 +338,10 @@ impl Shard {
         self.remove(player);
     }
 
-    /// Sets a player's wanted direction (unknown ids are ignored).
-    pub fn input(&mut self, player: PlayerId, dir: Direction) {
-        self.world.set_direction(player, dir);
+    /// Sets a player's wanted direction from its input number `seq`
+    /// (unknown ids are ignored).
+    pub fn input(&mut self, player: PlayerId, dir: Direction, seq: u32) {
+        self.world.set_direction(player, dir, seq);
     }
 
     /// Stages a chat line from `player` (ignored if it is not here).
@@ -339,18 +386,28 @@ impl Shard {
                 }
             }
             ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
+            ClusterEvent::Cells { shard, server_time_ms, frames } => match self.aoi.as_mut() {
+                Some(aoi) if shard != self.id && self.view.is_live(shard) => {
+                    aoi.relay(shard, frames.into_iter());
+                    self.relay_times.push(server_time_ms);
+                }
+                _ => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
+            },
             ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
-                if shard != self.id && self.view.presence(shard, seq, &joined, &left) {
+                if shard != self.id && self.view.presence(shard, seq, &joined, &left) && self.aoi.is_none() {
                     self.events.push(ws_frame::binary(&bytes));
                 }
             }
             ClusterEvent::Live(shards) => {
                 let others: Vec<ShardId> = shards.into_iter().filter(|s| *s != self.id).collect();
                 let frames = self.view.set_live(&others);
-                self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
+                if self.aoi.is_none() {
+                    self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
+                }
             }
             ClusterEvent::Roster { shard, seq, players } => {
-                if let Some(frame) = self.view.roster(shard, seq, players) {
+                let diff = self.view.roster(shard, seq, players);
+                if let Some(frame) = diff.filter(|_| self.aoi.is_none()) {
                     self.events.push(ws_frame::binary(&frame));
                 }
             }
@@ -390,28 +447,55 @@ impl Shard {
             self.effects.push(Effect::Fence { players: self.links.generations() });
         }
         self.world.step(self.step);
-        let snapshot = self.encode_snapshot(at.wall_ms);
-        let roster = self.presence.anyone_joined().then(|| {
+        let whole_shard = self.aoi.is_none();
+        // With area of interest the whole-shard snapshot only goes to Redis
+        // (where a resume elsewhere reads positions from it).
+        let snapshot = (whole_shard || self.clustered).then(|| self.encode_snapshot(at.wall_ms));
+        let roster = (whole_shard && self.presence.anyone_joined()).then(|| {
             let local = self.world.players().iter().map(|p| (p.id, &*p.name));
             ws_frame::binary(&msg::encode_roster(local.chain(self.view.players())))
         });
+        if !whole_shard && self.tick.0.is_multiple_of(u64::from(self.tick_hz)) {
+            let players = self.world.len() + self.view.player_count();
+            let status = msg::encode_place_status(players as u32, 1 + self.view.live_shards() as u32);
+            self.events.push(ws_frame::binary(&status));
+        }
         if let Some(delta) = self.presence.take(self.id) {
-            self.events.push(ws_frame::binary(&delta.bytes));
+            if whole_shard {
+                self.events.push(ws_frame::binary(&delta.bytes));
+            }
             if self.clustered {
                 let presence =
                     Outgoing::Presence { bytes: delta.bytes, seq: delta.seq, joined: delta.joined, left: delta.left };
                 self.chat_out.push(presence);
             }
         }
-        let relayed = self.view.take_snapshots();
-        let relay_lag_ms = relayed.iter().map(|r| at.wall_ms.saturating_sub(r.server_time_ms)).collect();
-        let whole = |shard| FrameKey { shard, cell: CellId(0) };
-        let mut frames = Vec::with_capacity(1 + relayed.len());
-        frames.push((whole(self.id), ws_frame::binary(&snapshot)));
-        frames.extend(relayed.into_iter().map(|r| (whole(r.shard), r.bytes)));
-        let views = vec![ViewFrames { frames }];
+        let (views, relay_lag_ms, publish_cells) = match self.aoi.as_mut() {
+            Some(aoi) => {
+                let views = aoi.tick(&self.world, self.id, self.tick, at.wall_ms, self.clustered);
+                let lag = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
+                let bundles = if self.clustered { aoi.bundles() } else { Vec::new() };
+                (views, lag, bundles)
+            }
+            None => {
+                let relayed = self.view.take_snapshots();
+                let lag = relayed.iter().map(|r| at.wall_ms.saturating_sub(r.server_time_ms)).collect();
+                let whole = |shard| FrameKey { shard, cell: CellId(0) };
+                let mut frames = Vec::with_capacity(1 + relayed.len());
+                if let Some(snapshot) = &snapshot {
+                    frames.push((whole(self.id), ws_frame::binary(snapshot)));
+                }
+                frames.extend(relayed.into_iter().map(|r| (whole(r.shard), r.bytes)));
+                (vec![ViewFrames { frames }], lag, Vec::new())
+            }
+        };
         let frame = TickFrame { tick: self.tick, events: std::mem::take(&mut self.events), roster, views };
-        let publish_snapshot = self.clustered && !self.fence.is_fenced();
+        let publish = self.clustered && !self.fence.is_fenced();
+        if publish {
+            if let Some(regions) = self.aoi.as_mut().and_then(|a| a.regions(self.tick.0)) {
+                self.effects.push(Effect::Regions(regions));
+            }
+        }
         for out in std::mem::take(&mut self.chat_out) {
             self.gate(out);
         }
@@ -421,7 +505,8 @@ impl Shard {
             self.expire_tickets(at.wall_ms);
         }
         self.drain_step(at.wall_ms);
-        TickOutput { frame, publish_snapshot: publish_snapshot.then_some(snapshot), skipped, relay_lag_ms }
+        let publish_cells = if publish { publish_cells } else { Vec::new() };
+        TickOutput { frame, publish_snapshot: snapshot.filter(|_| publish), publish_cells, skipped, relay_lag_ms }
     }
 
     // ------------------------------------------------------------- helpers
@@ -432,6 +517,12 @@ impl Shard {
     }
 
     fn welcome(&self, player: PlayerId, name: &str, ticket: Ticket, wall_ms: u64, resumed: bool) -> Bytes {
+        let aoi = self.aoi.as_ref().map(|a| AoiInfo {
+            cell_size: a.settings().cell_size,
+            grid_columns: a.grid().columns(),
+            view_radius: a.settings().view_radius,
+            view_grace_ms: self.view_grace_ms(),
+        });
         let p = self.world.player(player).map_or((0.0, 0.0), |p| (p.x, p.y));
         msg::encode_welcome(&WelcomeInfo {
             player_id: player,
@@ -444,7 +535,16 @@ impl Shard {
             name,
             position: p,
             resumed,
+            aoi,
         })
+    }
+
+    /// How long a client keeps drawing a player it saw in no cell frame: two
+    /// periods of the prefetch ring at its base rate, plus the hysteresis.
+    fn view_grace_ms(&self) -> u32 {
+        let ticks = 2 * u64::from(interest::LADDER[0][interest::Tier::Far as usize])
+            + self.aoi.as_ref().map_or(0, |a| a.viewers().hysteresis());
+        (ticks * 1000 / u64::from(self.tick_hz)) as u32
     }
 
     fn encode_snapshot(&mut self, wall_ms: u64) -> Bytes {

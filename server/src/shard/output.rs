@@ -1,7 +1,7 @@
 //! What the core hands back to its driver: the frames of a tick for every
 //! socket, what to publish, and the [`Effect`]s to carry out.
 
-use super::grid::CellId;
+use super::grid::{CellId, RegionId};
 use super::links::LinkId;
 use crate::close::CloseReason;
 use crate::metrics::DropKind;
@@ -54,9 +54,13 @@ pub struct TickFrame {
 pub struct TickOutput {
     /// For every socket.
     pub frame: TickFrame,
-    /// This shard's own snapshot, to publish to the other shards (clustered
-    /// and not fenced).
+    /// This shard's own whole-shard snapshot, to publish to the other shards
+    /// (clustered and not fenced; with area of interest, only kept in Redis
+    /// for resumes).
     pub publish_snapshot: Option<Bytes>,
+    /// With area of interest, clustered and not fenced: this tick's own cell
+    /// frames (messages), by region, to publish as region bundles.
+    pub publish_cells: Vec<(RegionId, Vec<Bytes>)>,
     /// Scheduled ticks skipped since the previous tick ran (never replayed).
     pub skipped: u64,
     /// Age of each relayed snapshot in the frame (now minus its tick's time), ms.
@@ -139,6 +143,9 @@ pub enum Effect {
     Unfence,
     /// Fetch another block of player ids (clustered, running low).
     NeedIds,
+    /// With area of interest: the regions whose cell frames this shard must
+    /// hear from now (all of them; subscribe and unsubscribe the difference).
+    Regions(Vec<RegionId>),
     /// The drain emptied the shard.
     Drained,
     /// Frames dropped on the way to Redis, counted by kind.

@@ -26,7 +26,7 @@ fn clustered(max: u32) -> Config {
 }
 
 fn shard(config: &Config) -> Shard {
-    Shard::new(config, StdRng::seed_from_u64(7), 0)
+    Shard::new(config, StdRng::seed_from_u64(7), 0).expect("a shard")
 }
 
 /// A shard ticking on time from `start`, 20 Hz.
@@ -102,7 +102,7 @@ fn every_tick_moves_one_fixed_step_however_late_it_starts() {
     let a = join(&mut s, "Ada");
     let (x0, y0) = position(&s, a.player);
     let (dx, dy) = if x0 < 500.0 { (1.0, 0.0) } else { (-1.0, 0.0) };
-    s.input(a.player, Direction::new(dx, dy).expect("dir"));
+    s.input(a.player, Direction::new(dx, dy).expect("dir"), 0);
     for lateness in [0, 7, 49, 3] {
         let before = position(&s, a.player);
         s.tick(t.at(0, lateness, true));
@@ -118,7 +118,7 @@ fn a_skipped_tick_is_skipped_not_replayed_and_tick_numbers_count_scheduled_ticks
     let mut s = shard(&config(10));
     let mut t = Ticker::new();
     let a = join(&mut s, "Ada");
-    s.input(a.player, Direction::new(if position(&s, a.player).0 < 500.0 { 1.0 } else { -1.0 }, 0.0).expect("dir"));
+    s.input(a.player, Direction::new(if position(&s, a.player).0 < 500.0 { 1.0 } else { -1.0 }, 0.0).expect("dir"), 0);
     t.tick(&mut s);
     let before = position(&s, a.player);
     // A 2 s stall: 39 scheduled ticks never ran.
@@ -134,7 +134,7 @@ fn snapshot_carries_the_moved_position() {
     let mut s = shard(&config(10));
     let mut t = Ticker::new();
     let a = s.join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0).expect("resumed");
-    s.input(a.player, Direction::new(1.0, 0.0).expect("dir"));
+    s.input(a.player, Direction::new(1.0, 0.0).expect("dir"), 0);
     let f = t.tick(&mut s).frame;
     let ServerMsg::Snapshot(snap) = msg(&f.views[0].frames[0].1) else { panic!("snapshot") };
     let p = snap.players().expect("players").get(0);
@@ -438,4 +438,85 @@ fn ids_are_requested_when_low_at_most_once_a_second() {
     s.cluster_event(ClusterEvent::Ids { start: 1, len: ID_FETCH });
     t.tick(&mut s);
     assert_eq!(needs(&mut s), 0, "enough now");
+}
+
+fn aoi_config() -> Config {
+    Config {
+        world_size: 3200.0,
+        aoi: Some(crate::config::AoiConfig {
+            cell_size: 100.0,
+            view_radius: 200.0,
+            hysteresis_ticks: 10,
+            budget_bytes: 64 * 1024,
+        }),
+        ..config(100)
+    }
+}
+
+/// A player joined and moved to `(x, y)` (a resume into place).
+fn place(s: &mut Shard, id: u32, x: f32, y: f32) -> Admitted {
+    s.reserve().expect("room");
+    s.join("p", Some(Claimed { player: PlayerId(id), position: Some((x, y)), ..claimed(PlayerId(id), None) }), T0)
+        .expect("placed")
+}
+
+/// The players a socket is sent in one tick's cell frames.
+fn seen(s: &Shard, out: &TickOutput, link: LinkId) -> Vec<u32> {
+    let mut ids: Vec<u32> = out.frame.views[s.view_of(link)]
+        .frames
+        .iter()
+        .flat_map(|(_, f)| match msg(f) {
+            ServerMsg::Cell(c) => c.players().iter().map(|p| player_id(p).0).collect::<Vec<_>>(),
+            other => panic!("a cell frame, not {other:?}"),
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn with_area_of_interest_a_socket_gets_only_the_cells_near_its_player() {
+    let mut s = shard(&aoi_config());
+    let mut t = Ticker::new();
+    let a = place(&mut s, 1, 1000.0, 1000.0);
+    place(&mut s, 2, 1120.0, 1000.0);
+    let far = place(&mut s, 3, 3000.0, 3000.0);
+    let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
+    assert_eq!((w.cell_size(), w.grid_columns(), w.view_radius()), (100.0, 32, 200.0));
+    assert!(w.view_grace_ms() >= 400);
+    let out = t.tick(&mut s);
+    assert_eq!(seen(&s, &out, a.link), [1, 2], "itself and its neighbour");
+    assert_eq!(seen(&s, &out, far.link), [3], "alone out there");
+    assert!(out.frame.roster.is_none(), "no place-wide roster");
+    assert!(out.frame.events.iter().all(|e| !matches!(msg(e), ServerMsg::Presence(_))), "no place-wide presence");
+}
+
+#[test]
+fn with_area_of_interest_names_are_asked_for_and_the_place_is_counted_once_a_second() {
+    let mut s = shard(&aoi_config());
+    let mut t = Ticker::new();
+    place(&mut s, 1, 1000.0, 1000.0);
+    place(&mut s, 2, 1120.0, 1000.0);
+    let names = s.names(&[2, 99]);
+    let Ok(ServerMsg::Names(n)) = decode(&names) else { panic!("names") };
+    let got: Vec<(u32, &str)> =
+        n.players().expect("players").iter().map(|p| (p.id(), p.name().unwrap_or(""))).collect();
+    assert_eq!(got, [(2, "Ada")], "unknown ids left out");
+    let statuses: usize = (0..40)
+        .map(|_| t.tick(&mut s).frame.events.iter().filter(|e| matches!(msg(e), ServerMsg::PlaceStatus(_))).count())
+        .sum();
+    assert_eq!(statuses, 2, "once a second");
+}
+
+#[test]
+fn the_own_entry_echoes_the_last_input_applied() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    s.input(a.player, Direction::new(0.0, 1.0).expect("dir"), 130);
+    let out = t.tick(&mut s);
+    let ServerMsg::Snapshot(snap) = msg(&out.frame.views[0].frames[0].1) else { panic!("snapshot") };
+    let flags = snap.players().expect("players").get(0).flags();
+    assert_eq!(mino_protocol::snapshot::input_seq(flags), 130 & 0x7f);
 }

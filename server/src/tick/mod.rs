@@ -154,7 +154,14 @@ impl TickDriver {
         self.fanout.deliver(&out.frame, |link| shard.view_of(link));
         if let Some(link) = &self.cluster {
             if let Some(bytes) = out.publish_snapshot {
-                link.snapshot.send_replace(Some(OwnSnapshot { tick, server_time_ms: wall_ms, at: started, bytes }));
+                let cells = out.publish_cells;
+                link.snapshot.send_replace(Some(OwnSnapshot {
+                    tick,
+                    server_time_ms: wall_ms,
+                    at: started,
+                    bytes,
+                    cells,
+                }));
             }
             let state =
                 LocalState { players: self.shard.players(), overloaded, highest_player: self.shard.highest_player() };
@@ -197,7 +204,10 @@ impl TickDriver {
                     }
                 }
             },
-            Command::Input { player, dir } => self.shard.input(player, dir),
+            Command::Input { player, dir, seq } => self.shard.input(player, dir, seq),
+            Command::Names { ids, reply } => {
+                let _ = reply.send(self.shard.names(&ids));
+            }
             Command::Chat { player, text } => self.shard.chat(player, &text, wall_ms),
             Command::Leave { player, link } => self.leave(player, link, wall_ms),
         }
@@ -231,6 +241,11 @@ impl TickDriver {
                 Effect::Unfence => {
                     if let Some(link) = &self.cluster {
                         link.status.fenced.store(false, Ordering::Relaxed);
+                    }
+                }
+                Effect::Regions(regions) => {
+                    if let Some(link) = &self.cluster {
+                        link.regions.send_replace(regions);
                     }
                 }
                 Effect::NeedIds => {

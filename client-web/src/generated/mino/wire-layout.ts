@@ -39,6 +39,18 @@ export const BUSY: TableLayout = {
   ],
 };
 
+export const CELL_BUNDLE: TableLayout = {
+  name: 'CellBundle',
+  fields: [
+    { name: 'shard_id', vo: 4, kind: 'scalar', size: 4 },
+    { name: 'region', vo: 6, kind: 'scalar', size: 4 },
+    { name: 'tick', vo: 8, kind: 'scalar', size: 8 },
+    { name: 'server_time_ms', vo: 10, kind: 'scalar', size: 8 },
+    { name: 'lengths', vo: 12, kind: 'vector', elemSize: 4, align: 4 },
+    { name: 'frames', vo: 14, kind: 'vector', elemSize: 1, align: 1 },
+  ],
+};
+
 export const CHAT_MESSAGE: TableLayout = {
   name: 'ChatMessage',
   fields: [
@@ -83,10 +95,17 @@ export const PING: TableLayout = {
   ],
 };
 
+export const NAMES_REQUEST: TableLayout = {
+  name: 'NamesRequest',
+  fields: [
+    { name: 'ids', vo: 4, kind: 'vector', elemSize: 4, align: 4 },
+  ],
+};
+
 export const CLIENT_MESSAGE: TableLayout = {
   name: 'ClientMessage',
   fields: [
-    { name: 'body', vo: 6, kind: 'union', typeVo: 4, members: new Map<number, TableLayout>([[1, HELLO], [2, INPUT], [3, CHAT_SEND], [4, PING]]) },
+    { name: 'body', vo: 6, kind: 'union', typeVo: 4, members: new Map<number, TableLayout>([[1, HELLO], [2, INPUT], [3, CHAT_SEND], [4, PING], [5, NAMES_REQUEST]]) },
   ],
 };
 
@@ -111,6 +130,21 @@ export const PLAYER_INFO: TableLayout = {
   fields: [
     { name: 'id', vo: 4, kind: 'scalar', size: 4 },
     { name: 'name', vo: 6, kind: 'string' },
+  ],
+};
+
+export const NAMES: TableLayout = {
+  name: 'Names',
+  fields: [
+    { name: 'players', vo: 4, kind: 'tables', table: PLAYER_INFO },
+  ],
+};
+
+export const PLACE_STATUS: TableLayout = {
+  name: 'PlaceStatus',
+  fields: [
+    { name: 'players', vo: 4, kind: 'scalar', size: 4 },
+    { name: 'shards', vo: 6, kind: 'scalar', size: 4 },
   ],
 };
 
@@ -153,6 +187,10 @@ export const WELCOME: TableLayout = {
     { name: 'x', vo: 20, kind: 'scalar', size: 4 },
     { name: 'y', vo: 22, kind: 'scalar', size: 4 },
     { name: 'resumed', vo: 24, kind: 'scalar', size: 1 },
+    { name: 'cell_size', vo: 26, kind: 'scalar', size: 4 },
+    { name: 'grid_columns', vo: 28, kind: 'scalar', size: 4 },
+    { name: 'view_radius', vo: 30, kind: 'scalar', size: 4 },
+    { name: 'view_grace_ms', vo: 32, kind: 'scalar', size: 4 },
   ],
 };
 
@@ -172,6 +210,8 @@ export const SNAPSHOT: TableLayout = {
 export const SERVER_MESSAGE: TableLayout = {
   name: 'ServerMessage',
   fields: [
-    { name: 'body', vo: 6, kind: 'union', typeVo: 4, members: new Map<number, TableLayout>([[1, WELCOME], [2, SNAPSHOT], [3, CHAT_MESSAGE], [4, PRESENCE], [5, ROSTER], [6, BUSY], [7, ERROR], [8, PONG], [9, MOVE]]) },
+    { name: 'cell', vo: 4, kind: 'struct', size: 16, align: 4 },
+    { name: 'players', vo: 6, kind: 'vector', elemSize: 10, align: 2 },
+    { name: 'body', vo: 10, kind: 'union', typeVo: 8, members: new Map<number, TableLayout>([[1, WELCOME], [2, SNAPSHOT], [3, CHAT_MESSAGE], [4, PRESENCE], [5, ROSTER], [6, BUSY], [7, ERROR], [8, PONG], [9, MOVE], [10, NAMES], [11, PLACE_STATUS], [12, CELL_BUNDLE]]) },
   ],
 };

@@ -4,6 +4,8 @@
 
 export { Bounds } from './wire/bounds.js';
 export { Busy } from './wire/busy.js';
+export { CellBundle } from './wire/cell-bundle.js';
+export { CellHeader } from './wire/cell-header.js';
 export { ChatMessage } from './wire/chat-message.js';
 export { ChatSend } from './wire/chat-send.js';
 export { ClientBody } from './wire/client-body.js';
@@ -15,7 +17,10 @@ export { Hello } from './wire/hello.js';
 export { Input } from './wire/input.js';
 export { Limit } from './wire/limit.js';
 export { Move } from './wire/move.js';
+export { Names } from './wire/names.js';
+export { NamesRequest } from './wire/names-request.js';
 export { Ping } from './wire/ping.js';
+export { PlaceStatus } from './wire/place-status.js';
 export { PlayerInfo } from './wire/player-info.js';
 export { PlayerState } from './wire/player-state.js';
 export { Pong } from './wire/pong.js';

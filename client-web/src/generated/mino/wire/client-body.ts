@@ -5,6 +5,7 @@
 import { ChatSend } from '../../mino/wire/chat-send.js';
 import { Hello } from '../../mino/wire/hello.js';
 import { Input } from '../../mino/wire/input.js';
+import { NamesRequest } from '../../mino/wire/names-request.js';
 import { Ping } from '../../mino/wire/ping.js';
 
 
@@ -13,34 +14,37 @@ export enum ClientBody {
   Hello = 1,
   Input = 2,
   ChatSend = 3,
-  Ping = 4
+  Ping = 4,
+  NamesRequest = 5
 }
 
 export function unionToClientBody(
   type: ClientBody,
-  accessor: (obj:ChatSend|Hello|Input|Ping) => ChatSend|Hello|Input|Ping|null
-): ChatSend|Hello|Input|Ping|null {
+  accessor: (obj:ChatSend|Hello|Input|NamesRequest|Ping) => ChatSend|Hello|Input|NamesRequest|Ping|null
+): ChatSend|Hello|Input|NamesRequest|Ping|null {
   switch(ClientBody[type]) {
     case 'NONE': return null; 
     case 'Hello': return accessor(new Hello())! as Hello;
     case 'Input': return accessor(new Input())! as Input;
     case 'ChatSend': return accessor(new ChatSend())! as ChatSend;
     case 'Ping': return accessor(new Ping())! as Ping;
+    case 'NamesRequest': return accessor(new NamesRequest())! as NamesRequest;
     default: return null;
   }
 }
 
 export function unionListToClientBody(
   type: ClientBody, 
-  accessor: (index: number, obj:ChatSend|Hello|Input|Ping) => ChatSend|Hello|Input|Ping|null, 
+  accessor: (index: number, obj:ChatSend|Hello|Input|NamesRequest|Ping) => ChatSend|Hello|Input|NamesRequest|Ping|null, 
   index: number
-): ChatSend|Hello|Input|Ping|null {
+): ChatSend|Hello|Input|NamesRequest|Ping|null {
   switch(ClientBody[type]) {
     case 'NONE': return null; 
     case 'Hello': return accessor(index, new Hello())! as Hello;
     case 'Input': return accessor(index, new Input())! as Input;
     case 'ChatSend': return accessor(index, new ChatSend())! as ChatSend;
     case 'Ping': return accessor(index, new Ping())! as Ping;
+    case 'NamesRequest': return accessor(index, new NamesRequest())! as NamesRequest;
     default: return null;
   }
 }

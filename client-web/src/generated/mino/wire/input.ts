@@ -27,7 +27,9 @@ static getSizePrefixedRootAsInput(bb:flatbuffers.ByteBuffer, obj?:Input):Input {
 }
 
 /**
- * Client-side sequence number, echoed nowhere; for the client's own bookkeeping.
+ * Client-side sequence number, increasing by one per Input. The server
+ * echoes its low 7 bits in the player's own snapshot entry once the input
+ * is applied (PlayerState.flags), for client-side prediction.
  */
 seq():number {
   const offset = this.bb!.__offset(this.bb_pos, 4);

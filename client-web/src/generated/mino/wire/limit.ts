@@ -17,6 +17,11 @@ export enum Limit {
   MaxTicketBytes = 64,
 
   /**
+   * Most player ids one NamesRequest may ask about.
+   */
+  MaxNamesRequestIds = 128,
+
+  /**
    * Longest chat line, characters.
    */
   MaxChatChars = 200,

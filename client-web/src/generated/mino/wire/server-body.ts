@@ -3,9 +3,12 @@
 /* eslint-disable @typescript-eslint/no-unused-vars, @typescript-eslint/no-explicit-any, @typescript-eslint/no-non-null-assertion */
 
 import { Busy } from '../../mino/wire/busy.js';
+import { CellBundle } from '../../mino/wire/cell-bundle.js';
 import { ChatMessage } from '../../mino/wire/chat-message.js';
 import { Error } from '../../mino/wire/error.js';
 import { Move } from '../../mino/wire/move.js';
+import { Names } from '../../mino/wire/names.js';
+import { PlaceStatus } from '../../mino/wire/place-status.js';
 import { Pong } from '../../mino/wire/pong.js';
 import { Presence } from '../../mino/wire/presence.js';
 import { Roster } from '../../mino/wire/roster.js';
@@ -23,13 +26,16 @@ export enum ServerBody {
   Busy = 6,
   Error = 7,
   Pong = 8,
-  Move = 9
+  Move = 9,
+  Names = 10,
+  PlaceStatus = 11,
+  CellBundle = 12
 }
 
 export function unionToServerBody(
   type: ServerBody,
-  accessor: (obj:Busy|ChatMessage|Error|Move|Pong|Presence|Roster|Snapshot|Welcome) => Busy|ChatMessage|Error|Move|Pong|Presence|Roster|Snapshot|Welcome|null
-): Busy|ChatMessage|Error|Move|Pong|Presence|Roster|Snapshot|Welcome|null {
+  accessor: (obj:Busy|CellBundle|ChatMessage|Error|Move|Names|PlaceStatus|Pong|Presence|Roster|Snapshot|Welcome) => Busy|CellBundle|ChatMessage|Error|Move|Names|PlaceStatus|Pong|Presence|Roster|Snapshot|Welcome|null
+): Busy|CellBundle|ChatMessage|Error|Move|Names|PlaceStatus|Pong|Presence|Roster|Snapshot|Welcome|null {
   switch(ServerBody[type]) {
     case 'NONE': return null; 
     case 'Welcome': return accessor(new Welcome())! as Welcome;
@@ -41,15 +47,18 @@ export function unionToServerBody(
     case 'Error': return accessor(new Error())! as Error;
     case 'Pong': return accessor(new Pong())! as Pong;
     case 'Move': return accessor(new Move())! as Move;
+    case 'Names': return accessor(new Names())! as Names;
+    case 'PlaceStatus': return accessor(new PlaceStatus())! as PlaceStatus;
+    case 'CellBundle': return accessor(new CellBundle())! as CellBundle;
     default: return null;
   }
 }
 
 export function unionListToServerBody(
   type: ServerBody, 
-  accessor: (index: number, obj:Busy|ChatMessage|Error|Move|Pong|Presence|Roster|Snapshot|Welcome) => Busy|ChatMessage|Error|Move|Pong|Presence|Roster|Snapshot|Welcome|null, 
+  accessor: (index: number, obj:Busy|CellBundle|ChatMessage|Error|Move|Names|PlaceStatus|Pong|Presence|Roster|Snapshot|Welcome) => Busy|CellBundle|ChatMessage|Error|Move|Names|PlaceStatus|Pong|Presence|Roster|Snapshot|Welcome|null, 
   index: number
-): Busy|ChatMessage|Error|Move|Pong|Presence|Roster|Snapshot|Welcome|null {
+): Busy|CellBundle|ChatMessage|Error|Move|Names|PlaceStatus|Pong|Presence|Roster|Snapshot|Welcome|null {
   switch(ServerBody[type]) {
     case 'NONE': return null; 
     case 'Welcome': return accessor(index, new Welcome())! as Welcome;
@@ -61,6 +70,9 @@ export function unionListToServerBody(
     case 'Error': return accessor(index, new Error())! as Error;
     case 'Pong': return accessor(index, new Pong())! as Pong;
     case 'Move': return accessor(index, new Move())! as Move;
+    case 'Names': return accessor(index, new Names())! as Names;
+    case 'PlaceStatus': return accessor(index, new PlaceStatus())! as PlaceStatus;
+    case 'CellBundle': return accessor(index, new CellBundle())! as CellBundle;
     default: return null;
   }
 }

@@ -4,9 +4,18 @@
 
 import * as flatbuffers from 'flatbuffers';
 
+import { CellHeader } from '../../mino/wire/cell-header.js';
+import { PlayerState } from '../../mino/wire/player-state.js';
 import { ServerBody, unionToServerBody, unionListToServerBody } from '../../mino/wire/server-body.js';
 
 
+/**
+ * Every server message. With area of interest, a shard sends one cell
+ * frame per occupied cell a tick: `cell` and `players` set and no body, so
+ * the frame is about 40 bytes plus 10 a player. The cell's players of that
+ * shard are all in it: a player missing from it has left the cell.
+ * Otherwise `body` says what the message is.
+ */
 export class ServerMessage {
   bb: flatbuffers.ByteBuffer|null = null;
   bb_pos = 0;
@@ -25,26 +34,53 @@ static getSizePrefixedRootAsServerMessage(bb:flatbuffers.ByteBuffer, obj?:Server
   return (obj || new ServerMessage()).__init(bb.readInt32(bb.position()) + bb.position(), bb);
 }
 
-bodyType():ServerBody {
+cell(obj?:CellHeader):CellHeader|null {
   const offset = this.bb!.__offset(this.bb_pos, 4);
+  return offset ? (obj || new CellHeader()).__init(this.bb_pos + offset, this.bb!) : null;
+}
+
+players(index: number, obj?:PlayerState):PlayerState|null {
+  const offset = this.bb!.__offset(this.bb_pos, 6);
+  return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
+}
+
+playersLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 6);
+  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
+}
+
+bodyType():ServerBody {
+  const offset = this.bb!.__offset(this.bb_pos, 8);
   return offset ? this.bb!.readUint8(this.bb_pos + offset) : ServerBody.NONE;
 }
 
 body<T extends flatbuffers.Table>(obj:any):any|null {
-  const offset = this.bb!.__offset(this.bb_pos, 6);
+  const offset = this.bb!.__offset(this.bb_pos, 10);
   return offset ? this.bb!.__union(obj, this.bb_pos + offset) : null;
 }
 
 static startServerMessage(builder:flatbuffers.Builder) {
-  builder.startObject(2);
+  builder.startObject(4);
+}
+
+static addCell(builder:flatbuffers.Builder, cellOffset:flatbuffers.Offset) {
+  builder.addFieldStruct(0, cellOffset, 0);
+}
+
+static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(1, playersOffset, 0);
+}
+
+static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(10, numElems, 2);
 }
 
 static addBodyType(builder:flatbuffers.Builder, bodyType:ServerBody) {
-  builder.addFieldInt8(0, bodyType, ServerBody.NONE);
+  builder.addFieldInt8(2, bodyType, ServerBody.NONE);
 }
 
 static addBody(builder:flatbuffers.Builder, bodyOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(1, bodyOffset, 0);
+  builder.addFieldOffset(3, bodyOffset, 0);
 }
 
 static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
@@ -52,8 +88,10 @@ static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createServerMessage(builder:flatbuffers.Builder, bodyType:ServerBody, bodyOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createServerMessage(builder:flatbuffers.Builder, cellOffset:flatbuffers.Offset, playersOffset:flatbuffers.Offset, bodyType:ServerBody, bodyOffset:flatbuffers.Offset):flatbuffers.Offset {
   ServerMessage.startServerMessage(builder);
+  ServerMessage.addCell(builder, cellOffset);
+  ServerMessage.addPlayers(builder, playersOffset);
   ServerMessage.addBodyType(builder, bodyType);
   ServerMessage.addBody(builder, bodyOffset);
   return ServerMessage.endServerMessage(builder);

@@ -116,8 +116,43 @@ resumed():boolean {
   return offset ? !!this.bb!.readInt8(this.bb_pos + offset) : false;
 }
 
+/**
+ * Area of interest: the side of a grid cell, world units; 0 when the
+ * server sends whole-shard snapshots instead of cell frames.
+ */
+cellSize():number {
+  const offset = this.bb!.__offset(this.bb_pos, 26);
+  return offset ? this.bb!.readFloat32(this.bb_pos + offset) : 0.0;
+}
+
+/**
+ * Columns of the grid (cell = 1 + row * grid_columns + column).
+ */
+gridColumns():number {
+  const offset = this.bb!.__offset(this.bb_pos, 28);
+  return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
+}
+
+/**
+ * The view radius, world units: players within it are sent at least
+ * every second tick; a prefetch ring of one cell beyond it is sent too.
+ */
+viewRadius():number {
+  const offset = this.bb!.__offset(this.bb_pos, 30);
+  return offset ? this.bb!.readFloat32(this.bb_pos + offset) : 0.0;
+}
+
+/**
+ * A player that has been in none of the cell frames received for this
+ * long (ms) has left the view: draw it no more.
+ */
+viewGraceMs():number {
+  const offset = this.bb!.__offset(this.bb_pos, 32);
+  return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
+}
+
 static startWelcome(builder:flatbuffers.Builder) {
-  builder.startObject(11);
+  builder.startObject(15);
 }
 
 static addPlayerId(builder:flatbuffers.Builder, playerId:number) {
@@ -174,6 +209,22 @@ static addY(builder:flatbuffers.Builder, y:number) {
 
 static addResumed(builder:flatbuffers.Builder, resumed:boolean) {
   builder.addFieldInt8(10, +resumed, +false);
+}
+
+static addCellSize(builder:flatbuffers.Builder, cellSize:number) {
+  builder.addFieldFloat32(11, cellSize, 0.0);
+}
+
+static addGridColumns(builder:flatbuffers.Builder, gridColumns:number) {
+  builder.addFieldInt32(12, gridColumns, 0);
+}
+
+static addViewRadius(builder:flatbuffers.Builder, viewRadius:number) {
+  builder.addFieldFloat32(13, viewRadius, 0.0);
+}
+
+static addViewGraceMs(builder:flatbuffers.Builder, viewGraceMs:number) {
+  builder.addFieldInt32(14, viewGraceMs, 0);
 }
 
 static endWelcome(builder:flatbuffers.Builder):flatbuffers.Offset {

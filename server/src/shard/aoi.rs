@@ -1,0 +1,381 @@
+//! Area of interest, put together: each tick, this shard's cell frames
+//! ([`cells`](super::cells)), the cell frames relayed from other shards, the
+//! viewers and their groups ([`viewers`](super::viewers)), and for each group
+//! the frames due under its budget ([`interest`](super::interest)); plus,
+//! clustered, the regions this shard must hear from the other shards.
+//!
+//! Per tick the work is one encode per occupied cell, one pass over the
+//! viewers, and per group a walk of its stencil: no per-socket encoding and no
+//! per-socket search.
+
+use super::cells::{CellFrame, OwnCells};
+use super::grid::{CellId, Grid, GridError, RegionId, REGION_CELLS};
+use super::interest::{self, Stencil, Tier};
+use super::links::LinkId;
+use super::output::{FrameKey, ViewFrames};
+use super::viewers::{GroupKey, Viewers};
+use crate::config::AoiConfig;
+use crate::sim::World;
+use crate::ws_frame;
+use bytes::Bytes;
+use mino_protocol::wire::Bounds;
+use mino_protocol::{PlayerId, ShardId, Tick};
+use std::collections::HashMap;
+
+/// Ticks a region stays subscribed after no viewer needs it any more (2 s at
+/// 20 Hz): subscriptions follow the players without churning at borders.
+pub const REGION_KEEP_TICKS: u64 = 40;
+
+/// A frame relayed from another shard, waiting for the next tick.
+#[derive(Debug)]
+struct Relayed {
+    key: FrameKey,
+    framed: Bytes,
+}
+
+/// The area-of-interest state of a shard.
+pub(crate) struct Aoi {
+    settings: AoiConfig,
+    grid: Grid,
+    stencil: Stencil,
+    /// Cells of the stencil's reach around the viewer cell, each way.
+    reach: u32,
+    own: OwnCells,
+    viewers: Viewers,
+    relayed: Vec<Relayed>,
+    /// This tick's frames, own and relayed, sorted by cell then shard.
+    at: Vec<(FrameKey, Bytes)>,
+    /// Per cell id: where its frames start in `at` (`u32::MAX`: none).
+    slots: Vec<u32>,
+    touched: Vec<CellId>,
+    scratch: Vec<(CellId, Tier)>,
+    sizes: Vec<(Tier, usize)>,
+    regions: RegionInterest,
+}
+
+impl Aoi {
+    /// The area of interest over `bounds`.
+    ///
+    /// Errors: [`GridError`] for a cell size the grid cannot have.
+    pub(crate) fn new(settings: AoiConfig, bounds: &Bounds) -> Result<Aoi, GridError> {
+        let grid = Grid::new(bounds, settings.cell_size)?;
+        let radius_cells = settings.view_radius / settings.cell_size;
+        let cells = (grid.columns() as usize) * (grid.rows() as usize) + 1;
+        Ok(Aoi {
+            settings,
+            stencil: Stencil::new(radius_cells),
+            reach: radius_cells.max(0.0).ceil() as u32 + 2,
+            grid,
+            own: OwnCells::default(),
+            viewers: Viewers::new(settings.hysteresis_ticks),
+            relayed: Vec::new(),
+            at: Vec::new(),
+            slots: vec![u32::MAX; cells],
+            touched: Vec::new(),
+            scratch: Vec::new(),
+            sizes: Vec::new(),
+            regions: RegionInterest::default(),
+        })
+    }
+
+    /// The grid.
+    pub(crate) fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The settings.
+    pub(crate) fn settings(&self) -> &AoiConfig {
+        &self.settings
+    }
+
+    /// Viewer state (hysteresis).
+    pub(crate) fn viewers(&self) -> &Viewers {
+        &self.viewers
+    }
+
+    /// A socket was admitted.
+    pub(crate) fn add_viewer(&mut self, link: LinkId, player: PlayerId) {
+        self.viewers.add(link, player);
+    }
+
+    /// A socket is gone.
+    pub(crate) fn remove_viewer(&mut self, link: LinkId) {
+        self.viewers.remove(link);
+    }
+
+    /// The view group of `link` in the last tick (`usize::MAX`: none).
+    pub(crate) fn view_of(&self, link: LinkId) -> usize {
+        self.viewers.group_of(link)
+    }
+
+    /// Cell frames of another shard (messages as published), kept for the
+    /// next tick; a newer frame of a cell replaces an older one not yet sent.
+    pub(crate) fn relay(&mut self, shard: ShardId, frames: impl Iterator<Item = (CellId, Bytes)>) {
+        for (cell, payload) in frames {
+            if self.grid.position(cell).is_some() {
+                let key = FrameKey { shard, cell };
+                self.relayed.push(Relayed { key, framed: ws_frame::binary(&payload) });
+            }
+        }
+    }
+
+    /// Runs the tick's area of interest: encodes this shard's cells, moves the
+    /// viewers, and returns each group's frames. `clustered` also tracks the
+    /// regions to hear from.
+    pub(crate) fn tick(
+        &mut self,
+        world: &World,
+        shard: ShardId,
+        tick: Tick,
+        wall_ms: u64,
+        clustered: bool,
+    ) -> Vec<ViewFrames> {
+        self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
+        self.index(shard);
+        let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
+        let mut views = Vec::with_capacity(groups.len());
+        for key in &groups {
+            views.push(self.view(*key, tick.0));
+            if clustered {
+                self.note_regions(*key, tick.0);
+            }
+        }
+        views
+    }
+
+    /// This tick's own frames grouped by region, for the bundles to publish.
+    pub(crate) fn bundles(&self) -> Vec<(RegionId, Vec<Bytes>)> {
+        self.own.by_region(&self.grid)
+    }
+
+    /// The regions to hear from, when the set changed since the last call.
+    pub(crate) fn regions(&mut self, tick: u64) -> Option<Vec<RegionId>> {
+        self.regions.settle(tick)
+    }
+
+    /// Sorts this tick's frames by cell and indexes them.
+    fn index(&mut self, shard: ShardId) {
+        for cell in self.touched.drain(..) {
+            if let Some(slot) = self.slots.get_mut(cell.0 as usize) {
+                *slot = u32::MAX;
+            }
+        }
+        self.at.clear();
+        self.at
+            .extend(self.own.frames().iter().map(|f: &CellFrame| (FrameKey { shard, cell: f.cell }, f.framed.clone())));
+        // Newest relayed frame of each (shard, cell): the last one received.
+        let mut relayed = std::mem::take(&mut self.relayed);
+        relayed.reverse();
+        relayed.sort_by_key(|r| (r.key.cell, r.key.shard.0));
+        relayed.dedup_by_key(|r| r.key);
+        self.at.extend(relayed.drain(..).map(|r| (r.key, r.framed)));
+        self.relayed = relayed;
+        self.at.sort_by_key(|(key, _)| (key.cell, key.shard.0));
+        for (i, (key, _)) in self.at.iter().enumerate() {
+            if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
+                if *slot == u32::MAX {
+                    *slot = i as u32;
+                    self.touched.push(key.cell);
+                }
+            }
+        }
+    }
+
+    /// The frames of `cell` this tick.
+    fn frames_at(&self, cell: CellId) -> &[(FrameKey, Bytes)] {
+        let Some(&start) = self.slots.get(cell.0 as usize) else { return &[] };
+        if start == u32::MAX {
+            return &[];
+        }
+        let rest = &self.at[start as usize..];
+        let n = rest.iter().take_while(|(key, _)| key.cell == cell).count();
+        &rest[..n]
+    }
+
+    /// One group's frames for `tick`: its cells' frames that are due at the
+    /// periods its budget allows, nearest first.
+    fn view(&mut self, (cell, previous): GroupKey, tick: u64) -> ViewFrames {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.extend(self.stencil.cells(&self.grid, cell));
+        if previous != CellId(0) {
+            scratch.extend(self.stencil.cells(&self.grid, previous));
+            scratch.sort_unstable_by_key(|&(c, tier)| (c, tier));
+            scratch.dedup_by_key(|(c, _)| *c);
+            scratch.sort_by_key(|&(_, tier)| tier);
+        }
+        let mut sizes = std::mem::take(&mut self.sizes);
+        sizes.clear();
+        for &(c, tier) in &scratch {
+            sizes.extend(self.frames_at(c).iter().map(|(_, f)| (tier, f.len())));
+        }
+        let periods = interest::fit(self.settings.budget_bytes, &sizes);
+        self.sizes = sizes;
+        let mut frames = Vec::new();
+        for &(c, tier) in &scratch {
+            let Some((column, row)) = self.grid.position(c) else { continue };
+            if interest::due(tick, column, row, periods[tier as usize]) {
+                frames.extend(self.frames_at(c).iter().cloned());
+            }
+        }
+        self.scratch = scratch;
+        ViewFrames { frames }
+    }
+
+    /// Notes the regions a group's view touches.
+    fn note_regions(&mut self, (cell, previous): GroupKey, tick: u64) {
+        for viewer in [cell, previous] {
+            let Some((column, row)) = self.grid.position(viewer) else { continue };
+            let low = |v: u32| v.saturating_sub(self.reach) / REGION_CELLS;
+            let high = |v: u32, n: u32| (v + self.reach).min(n - 1) / REGION_CELLS;
+            for region_row in low(row)..=high(row, self.grid.rows()) {
+                for region_column in low(column)..=high(column, self.grid.columns()) {
+                    let region = RegionId(1 + region_row * self.grid.region_columns() + region_column);
+                    self.regions.note(region, tick);
+                }
+            }
+        }
+    }
+}
+
+/// The regions a shard hears from: added as soon as a view touches them,
+/// dropped [`REGION_KEEP_TICKS`] after the last view did.
+#[derive(Debug, Default)]
+struct RegionInterest {
+    last_needed: HashMap<RegionId, u64>,
+    current: Vec<RegionId>,
+}
+
+impl RegionInterest {
+    fn note(&mut self, region: RegionId, tick: u64) {
+        self.last_needed.insert(region, tick);
+    }
+
+    /// The set, when it changed.
+    fn settle(&mut self, tick: u64) -> Option<Vec<RegionId>> {
+        self.last_needed.retain(|_, last| tick.saturating_sub(*last) <= REGION_KEEP_TICKS);
+        let mut now: Vec<RegionId> = self.last_needed.keys().copied().collect();
+        now.sort_unstable();
+        (now != self.current).then(|| {
+            self.current.clone_from(&now);
+            now
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::client::Direction;
+
+    const SETTINGS: AoiConfig =
+        AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 64 * 1024 };
+
+    fn world(players: &[(u32, f32, f32)]) -> World {
+        let mut w = World::new(Bounds::new(0.0, 0.0, 3200.0, 3200.0), 100.0);
+        for &(id, x, y) in players {
+            w.add(PlayerId(id), "p".into(), x, y);
+        }
+        w
+    }
+
+    fn aoi(world: &World) -> Aoi {
+        let mut a = Aoi::new(SETTINGS, world.bounds()).expect("aoi");
+        for p in world.players() {
+            a.add_viewer(LinkId(u64::from(p.id.0)), p.id);
+        }
+        a
+    }
+
+    fn cells_seen(views: &[ViewFrames], aoi: &Aoi, link: u64) -> Vec<u32> {
+        let mut cells: Vec<u32> = views[aoi.view_of(LinkId(link))].frames.iter().map(|(k, _)| k.cell.0).collect();
+        cells.sort_unstable();
+        cells
+    }
+
+    #[test]
+    fn a_far_player_is_not_seen_and_a_near_one_is() {
+        let w = world(&[(1, 1000.0, 1000.0), (2, 1150.0, 1000.0), (3, 2500.0, 2500.0)]);
+        let mut a = aoi(&w);
+        let views = a.tick(&w, ShardId(7), Tick(4), 0, false);
+        let seen = cells_seen(&views, &a, 1);
+        assert!(seen.contains(&a.grid().cell_of(1150.0, 1000.0).0), "the neighbour's cell");
+        assert!(!seen.contains(&a.grid().cell_of(2500.0, 2500.0).0), "the far one's cell");
+        assert_eq!(cells_seen(&views, &a, 3), [a.grid().cell_of(2500.0, 2500.0).0], "alone out there");
+    }
+
+    #[test]
+    fn outer_tiers_are_sent_less_often_and_every_cell_once_a_period() {
+        // A ring of players around the viewer, out to the prefetch ring.
+        let mut players = vec![(1, 1550.0, 1550.0)];
+        for (i, d) in (-4i32..=4).flat_map(|dx| (-4i32..=4).map(move |dy| (dx, dy))).enumerate() {
+            players.push((10 + i as u32, 1550.0 + d.0 as f32 * 100.0, 1550.0 + d.1 as f32 * 100.0));
+        }
+        let w = world(&players);
+        let mut a = aoi(&w);
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        for t in 1..=8 {
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            for c in cells_seen(&views, &a, 1) {
+                *counts.entry(c).or_default() += 1;
+            }
+        }
+        let own = a.grid().cell_of(1550.0, 1550.0);
+        assert_eq!(counts[&own.0], 8, "own cell every tick");
+        assert_eq!(counts[&a.grid().cell_of(1650.0, 1650.0).0], 8, "near every tick");
+        assert_eq!(counts[&a.grid().cell_of(1750.0, 1550.0).0], 4, "mid every 2nd tick");
+        assert_eq!(counts[&a.grid().cell_of(1950.0, 1550.0).0], 2, "prefetch every 4th tick");
+        assert!(!counts.contains_key(&a.grid().cell_of(1950.0, 1950.0).0), "beyond the prefetch ring");
+    }
+
+    #[test]
+    fn a_crowd_in_one_cell_stays_within_the_budget() {
+        let players: Vec<(u32, f32, f32)> = (0..2000).map(|i| (i + 1, 1510.0 + (i % 80) as f32, 1510.0)).collect();
+        let w = world(&players);
+        let mut a = Aoi::new(AoiConfig { budget_bytes: 8192, ..SETTINGS }, w.bounds()).expect("aoi");
+        a.add_viewer(LinkId(1), PlayerId(1));
+        let mut total = 0;
+        for t in 1..=16 {
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            total += views[a.view_of(LinkId(1))].frames.iter().map(|(_, f)| f.len()).sum::<usize>();
+        }
+        assert!(total / 16 <= 8192, "{} bytes a tick on average", total / 16);
+        assert!(total > 0, "the crowd is still seen");
+    }
+
+    #[test]
+    fn relayed_frames_join_their_cell_newest_first_and_only_once() {
+        let w = world(&[(1, 1000.0, 1000.0)]);
+        let mut a = aoi(&w);
+        let cell = a.grid().cell_of(1000.0, 1000.0);
+        a.relay(ShardId(8), [(cell, Bytes::from_static(b"old")), (cell, Bytes::from_static(b"new"))].into_iter());
+        let views = a.tick(&w, ShardId(7), Tick(1), 0, false);
+        let frames = &views[a.view_of(LinkId(1))].frames;
+        let theirs: Vec<&[u8]> =
+            frames.iter().filter(|(k, _)| k.shard == ShardId(8)).map(|(_, f)| ws_frame::payload(f)).collect();
+        assert_eq!(theirs, [&b"new"[..]]);
+        let views = a.tick(&w, ShardId(7), Tick(2), 0, false);
+        assert!(views[a.view_of(LinkId(1))].frames.iter().all(|(k, _)| k.shard != ShardId(8)), "sent once");
+    }
+
+    #[test]
+    fn regions_follow_the_viewers_with_hysteresis() {
+        let mut w = world(&[(1, 100.0, 100.0)]);
+        let mut a = aoi(&w);
+        a.tick(&w, ShardId(7), Tick(1), 0, true);
+        assert_eq!(a.regions(1), Some(vec![RegionId(1)]));
+        assert_eq!(a.regions(2), None, "unchanged");
+        w.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
+        w.step(20.0); // 2,000 units east: another region
+        for t in 2..=4 {
+            a.tick(&w, ShardId(7), Tick(t), 0, true);
+        }
+        let both = a.regions(4).expect("a new region");
+        assert!(both.contains(&RegionId(1)) && both.len() >= 2, "{both:?}");
+        for t in 5..=4 + REGION_KEEP_TICKS + 12 {
+            a.tick(&w, ShardId(7), Tick(t), 0, true);
+        }
+        let later = a.regions(4 + REGION_KEEP_TICKS + 12).expect("the old region dropped");
+        assert!(!later.contains(&RegionId(1)), "{later:?}");
+    }
+}
