@@ -174,3 +174,50 @@ async fn second_socket_on_another_shard_replaces_the_first() {
     a.wait_metric("mino_players", 0.0).await;
     b.wait_metric("mino_players", 1.0).await;
 }
+
+/// True when shard `id`'s last snapshot in Redis lists `player`.
+fn in_last_snapshot(redis: &Redis, id: u32, player: u32) -> bool {
+    let key = format!("mino:{{main}}:lastsnap:{id:08x}");
+    let mut conn = redis::Client::open(redis.url()).and_then(|c| c.get_connection()).expect("redis");
+    let bytes: Option<Vec<u8>> = redis::Commands::get(&mut conn, key).expect("GET");
+    bytes.is_some_and(|b| match mino_protocol::server::decode(&b) {
+        Ok(mino_protocol::server::ServerMsg::Snapshot(s)) => {
+            s.players().is_some_and(|ps| ps.iter().any(|p| mino_protocol::server::player_id(p).0 == player))
+        }
+        _ => false,
+    })
+}
+
+#[tokio::test]
+async fn a_player_killed_with_its_shard_before_any_snapshot_listed_it_resumes_where_it_was_placed() {
+    let redis = Redis::start();
+    // One tick a second: the shard can be stopped between a welcome and the
+    // next snapshot it publishes.
+    let mut a = shard(&redis, 1, &["--tick-hz", "1"]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let mut placed = None;
+    for attempt in 0..5 {
+        let c = Player::join(&a, &format!("new{attempt}")).await;
+        a.signal(Signal::SIGSTOP);
+        if !in_last_snapshot(&redis, 1, c.id()) {
+            placed = Some(c);
+            break;
+        }
+        a.signal(Signal::SIGCONT);
+    }
+    let c = placed.expect("a welcome no snapshot had listed yet, within 5 tries");
+    let w = c.welcome.clone().expect("welcome");
+    a.signal(Signal::SIGKILL);
+    a.wait_exit(Duration::from_secs(5)).expect("killed");
+    let back = Player::hello(&b, "ignored", Some(&c.ticket())).await.expect("resumed on the other shard");
+    let bw = back.welcome.clone().expect("welcome");
+    assert!(bw.resumed && bw.player_id == w.player_id);
+    assert!(
+        (bw.x - w.x).abs() < 0.5 && (bw.y - w.y).abs() < 0.5,
+        "resumed at ({}, {}), placed at ({}, {})",
+        bw.x,
+        bw.y,
+        w.x,
+        w.y
+    );
+}

@@ -2,8 +2,9 @@
 //!
 //! - `ticket:<hex>` holds the player id (or `used:<id>` once claimed);
 //! - `session:<player>` is a hash: `owner` (shard id, 8 hex digits), `gen`
-//!   (raised by every claim), `name`, `ticket` (its current ticket), and `x`,
-//!   `y` where the player left its owner (cleared by each claim);
+//!   (raised by every claim), `name`, `ticket` (its current ticket), `x`,
+//!   `y` where the player left its owner (cleared by each claim), and `sx`,
+//!   `sy` where it was placed when last welcomed;
 //! - `lastsnap:<shard>` is the shard's newest snapshot (written by its publisher).
 //!
 //! A claim is one Lua script (one round trip), so two shards claiming one
@@ -24,12 +25,16 @@ use mino_protocol::{quantize, PlayerId, ShardId};
 use redis::Value;
 use std::time::Duration;
 
+/// Sets `sx` and `sy` of a session that still exists (never creates one).
+const PLACED: &str =
+    "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'sx', ARGV[1], 'sy', ARGV[2]) end";
+
 const CLAIM: &str = r"
 local v = redis.call('GET', KEYS[1])
 if not v then return {'missing'} end
 if string.sub(v, 1, 5) == 'used:' then return {'used'} end
 local skey = ARGV[1] .. 'session:' .. v
-local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket', 'x', 'y')
+local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket', 'x', 'y', 'sx', 'sy')
 if not s[1] then return {'missing'} end
 if s[4] ~= ARGV[5] then return {'used'} end
 redis.call('SET', KEYS[1], 'used:' .. v, 'PX', ARGV[4])
@@ -42,7 +47,7 @@ local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
 if s[1] ~= ARGV[2] then
   redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
 end
-return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6]}
+return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8]}
 ";
 
 /// Sessions of a place in Redis, as one shard uses them.
@@ -65,15 +70,25 @@ impl SessionStore {
         self.ttl.as_millis() as u64
     }
 
-    /// Records a new player's session and ticket.
+    /// Records a new player's session and ticket, placed at `position`.
     ///
     /// Errors: Redis unreachable (the player plays on but cannot resume).
-    pub async fn register(&self, player: PlayerId, name: &str, ticket: Ticket) -> Result<(), RedisError> {
+    pub async fn register(
+        &self,
+        player: PlayerId,
+        name: &str,
+        ticket: Ticket,
+        position: (f32, f32),
+    ) -> Result<(), RedisError> {
         let (skey, tkey, ttl) = (self.keys.session(player), self.keys.ticket(&ticket.hex()), self.ttl_ms());
         let owner = self.me.to_string();
+        let (sx, sy) = (position.0.to_string(), position.1.to_string());
+        let fields = [("owner", owner.as_str()), ("gen", "0"), ("name", name), ("ticket", &ticket.hex())];
         let mut pipe = redis::pipe();
         pipe.atomic()
-            .hset_multiple(&skey, &[("owner", owner.as_str()), ("gen", "0"), ("name", name), ("ticket", &ticket.hex())])
+            .hset_multiple(&skey, &fields)
+            .ignore()
+            .hset_multiple(&skey, &[("sx", sx.as_str()), ("sy", sy.as_str())])
             .ignore()
             .pexpire(&skey, ttl as i64)
             .ignore()
@@ -107,6 +122,17 @@ impl SessionStore {
             )
             .ignore();
         with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+    }
+
+    /// Records where a resumed player was placed (if its session exists), so
+    /// a resume elsewhere finds it there until a snapshot lists it.
+    ///
+    /// Errors: Redis unreachable.
+    pub async fn placed(&self, player: PlayerId, position: (f32, f32)) -> Result<(), RedisError> {
+        let script = redis::Script::new(PLACED);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.session(player)).arg(position.0).arg(position.1);
+        with_conn(&self.pool, async move |c| inv.invoke_async::<()>(c).await).await
     }
 
     /// Keeps a connected player's session and ticket from expiring.
@@ -158,10 +184,18 @@ impl SessionStore {
             (Ok(x), Ok(y)) if x.is_finite() && y.is_finite() => Some((x, y)),
             _ => None,
         };
-        let position = parked.or_else(|| match items.get(5) {
-            Some(Value::BulkString(snap)) => position_in(snap, player),
+        // Else where it was placed when welcomed (a player killed within a
+        // tick of its welcome is in no snapshot yet).
+        let placed = match (text(8).parse::<f32>(), text(9).parse::<f32>()) {
+            (Ok(x), Ok(y)) if x.is_finite() && y.is_finite() => Some((x, y)),
             _ => None,
-        });
+        };
+        let position = parked
+            .or_else(|| match items.get(5) {
+                Some(Value::BulkString(snap)) => position_in(snap, player),
+                _ => None,
+            })
+            .or(placed);
         Ok(Claimed {
             player,
             name: text(2),

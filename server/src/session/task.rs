@@ -136,10 +136,15 @@ impl Session {
                 let player = admitted.player;
                 (self.player, self.link, self.ticket) = (Some(player), admitted.link, Some(admitted.ticket));
                 if let Some(store) = &self.ctx.store {
-                    if !resumed {
-                        if let Err(e) = Box::pin(store.register(player, &name, admitted.ticket)).await {
-                            tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere");
-                        }
+                    // Before the welcome: from now on a resume elsewhere finds
+                    // the player where it was placed, even if this shard dies
+                    // before any snapshot of its lists it.
+                    let stored = match resumed {
+                        false => Box::pin(store.register(player, &name, admitted.ticket, admitted.position)).await,
+                        true => Box::pin(store.placed(player, admitted.position)).await,
+                    };
+                    if let Err(e) = stored {
+                        tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere in place");
                     }
                 }
                 // The welcome, then the tick frames gathered meanwhile.

@@ -315,7 +315,8 @@ impl Shard {
             aoi.add_viewer(link, player);
         }
         let welcome = self.welcome(player, &name, ticket, wall_ms, resumed);
-        Ok(Admitted { player, welcome, ticket, link })
+        let position = self.world.player(player).map_or((0.0, 0.0), |p| (p.x, p.y));
+        Ok(Admitted { player, welcome, ticket, link, position })
     }
 
     /// The session behind `link` ended. A replaced link's goodbye changes

@@ -78,6 +78,8 @@ pub struct Admitted {
     pub ticket: Ticket,
     /// The link the driver files the socket under.
     pub link: LinkId,
+    /// Where the player stands as it is welcomed, world units.
+    pub position: (f32, f32),
 }
 
 /// A frame of this shard to publish, in order.
