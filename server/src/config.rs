@@ -18,7 +18,9 @@ use std::time::Duration;
 
 /// mino shard server: runs the 20 Hz tick for its players and serves the
 /// websocket at /ws, the browser client at / (with --static-dir), /healthz,
-/// /readyz and Prometheus /metrics.
+/// /readyz and Prometheus /metrics. Logs go to stderr, filtered by MINO_LOG
+/// (tracing's filter syntax, e.g. `info` or `mino_server=debug`; default
+/// info).
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-server", version, about, long_about = None)]
 pub struct Cli {
