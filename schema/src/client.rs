@@ -48,17 +48,30 @@ impl Direction {
     }
 }
 
-/// A decoded, validated Hello.
-#[derive(Clone, Debug, PartialEq)]
+/// A decoded, validated Hello. Its `Debug` shows neither the access token
+/// nor the ticket (both secrets), only whether they are there.
+#[derive(Clone, PartialEq)]
 pub struct Hello {
     /// The client's protocol version (checked by the server against [`crate::PROTOCOL_VERSION`]).
     pub protocol_version: u16,
     /// Display name, trimmed, 1 to [`MAX_NAME_CHARS`] characters, no control characters.
     pub name: String,
-    /// Opaque access token for a future identity service.
+    /// An identity service's access token (a JWT), at most
+    /// [`MAX_ACCESS_TOKEN_BYTES`]; guests omit it.
     pub access_token: Option<String>,
     /// Resume ticket bytes, at most [`MAX_TICKET_BYTES`].
     pub resume_ticket: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Hello {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hello")
+            .field("protocol_version", &self.protocol_version)
+            .field("name", &self.name)
+            .field("access_token", &self.access_token.as_ref().map(|_| "<redacted>"))
+            .field("resume_ticket", &self.resume_ticket.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// One client message as a domain value.

@@ -385,10 +385,10 @@ impl ::flatbuffers::SimpleToVerifyInSlice for ServerVerifierLimit {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CLOSE_CODE: u16 = 1000;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CLOSE_CODE: u16 = 4018;
+pub const ENUM_MAX_CLOSE_CODE: u16 = 4036;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 23] = [
+pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 30] = [
   CloseCode::Normal,
   CloseCode::GoingAway,
   CloseCode::MessageTooBig,
@@ -412,6 +412,13 @@ pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 23] = [
   CloseCode::TicketExpired,
   CloseCode::TicketLive,
   CloseCode::Moved,
+  CloseCode::AuthRequired,
+  CloseCode::AuthExpired,
+  CloseCode::AuthNotYetValid,
+  CloseCode::AuthBadSignature,
+  CloseCode::AuthWrongIssuer,
+  CloseCode::AuthWrongAudience,
+  CloseCode::AuthMalformed,
 ];
 
 /// Close codes carried in the websocket close frame (and in Error). Codes
@@ -445,9 +452,18 @@ impl CloseCode {
   pub const TicketExpired: Self = Self(4016);
   pub const TicketLive: Self = Self(4017);
   pub const Moved: Self = Self(4018);
+  /// Identity (4030-4039): the Hello's access token was refused. Do not
+  /// reconnect with the same token.
+  pub const AuthRequired: Self = Self(4030);
+  pub const AuthExpired: Self = Self(4031);
+  pub const AuthNotYetValid: Self = Self(4032);
+  pub const AuthBadSignature: Self = Self(4033);
+  pub const AuthWrongIssuer: Self = Self(4034);
+  pub const AuthWrongAudience: Self = Self(4035);
+  pub const AuthMalformed: Self = Self(4036);
 
   pub const ENUM_MIN: u16 = 1000;
-  pub const ENUM_MAX: u16 = 4018;
+  pub const ENUM_MAX: u16 = 4036;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Normal,
     Self::GoingAway,
@@ -472,6 +488,13 @@ impl CloseCode {
     Self::TicketExpired,
     Self::TicketLive,
     Self::Moved,
+    Self::AuthRequired,
+    Self::AuthExpired,
+    Self::AuthNotYetValid,
+    Self::AuthBadSignature,
+    Self::AuthWrongIssuer,
+    Self::AuthWrongAudience,
+    Self::AuthMalformed,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -499,6 +522,13 @@ impl CloseCode {
       Self::TicketExpired => Some("TicketExpired"),
       Self::TicketLive => Some("TicketLive"),
       Self::Moved => Some("Moved"),
+      Self::AuthRequired => Some("AuthRequired"),
+      Self::AuthExpired => Some("AuthExpired"),
+      Self::AuthNotYetValid => Some("AuthNotYetValid"),
+      Self::AuthBadSignature => Some("AuthBadSignature"),
+      Self::AuthWrongIssuer => Some("AuthWrongIssuer"),
+      Self::AuthWrongAudience => Some("AuthWrongAudience"),
+      Self::AuthMalformed => Some("AuthMalformed"),
       _ => None,
     }
   }

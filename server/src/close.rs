@@ -51,6 +51,20 @@ pub enum CloseReason {
     TicketLive,
     /// The shard is draining; the Move message carried a ticket (4018).
     Moved,
+    /// No access token, and guests are not admitted (4030).
+    AuthRequired,
+    /// The access token expired (4031).
+    AuthExpired,
+    /// The access token is not valid yet (4032).
+    AuthNotYetValid,
+    /// The access token's signature does not verify (4033).
+    AuthBadSignature,
+    /// The access token is of another issuer (4034).
+    AuthWrongIssuer,
+    /// The access token is for another audience (4035).
+    AuthWrongAudience,
+    /// The access token is not a well-formed JWT with a subject (4036).
+    AuthMalformed,
 }
 
 impl CloseReason {
@@ -79,6 +93,13 @@ impl CloseReason {
             CloseReason::TicketExpired => CloseCode::TicketExpired,
             CloseReason::TicketLive => CloseCode::TicketLive,
             CloseReason::Moved => CloseCode::Moved,
+            CloseReason::AuthRequired => CloseCode::AuthRequired,
+            CloseReason::AuthExpired => CloseCode::AuthExpired,
+            CloseReason::AuthNotYetValid => CloseCode::AuthNotYetValid,
+            CloseReason::AuthBadSignature => CloseCode::AuthBadSignature,
+            CloseReason::AuthWrongIssuer => CloseCode::AuthWrongIssuer,
+            CloseReason::AuthWrongAudience => CloseCode::AuthWrongAudience,
+            CloseReason::AuthMalformed => CloseCode::AuthMalformed,
         }
     }
 
@@ -107,6 +128,13 @@ impl CloseReason {
             CloseReason::TicketExpired => "ticket_expired",
             CloseReason::TicketLive => "ticket_live",
             CloseReason::Moved => "moved",
+            CloseReason::AuthRequired => "auth_required",
+            CloseReason::AuthExpired => "auth_expired",
+            CloseReason::AuthNotYetValid => "auth_not_yet_valid",
+            CloseReason::AuthBadSignature => "auth_bad_signature",
+            CloseReason::AuthWrongIssuer => "auth_wrong_issuer",
+            CloseReason::AuthWrongAudience => "auth_wrong_audience",
+            CloseReason::AuthMalformed => "auth_malformed",
         }
     }
 
@@ -135,6 +163,13 @@ impl CloseReason {
             CloseReason::TicketExpired => "resume ticket expired",
             CloseReason::TicketLive => "session busy elsewhere, retry",
             CloseReason::Moved => "moved: resume on another shard",
+            CloseReason::AuthRequired => "sign in required",
+            CloseReason::AuthExpired => "sign-in expired",
+            CloseReason::AuthNotYetValid => "sign-in not valid yet",
+            CloseReason::AuthBadSignature => "sign-in not recognised",
+            CloseReason::AuthWrongIssuer => "sign-in from another service",
+            CloseReason::AuthWrongAudience => "sign-in for another game",
+            CloseReason::AuthMalformed => "sign-in token malformed",
         }
     }
 
@@ -161,7 +196,14 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 22] = [
+    const ALL: [CloseReason; 29] = [
+        CloseReason::AuthRequired,
+        CloseReason::AuthExpired,
+        CloseReason::AuthNotYetValid,
+        CloseReason::AuthBadSignature,
+        CloseReason::AuthWrongIssuer,
+        CloseReason::AuthWrongAudience,
+        CloseReason::AuthMalformed,
         CloseReason::SessionReplaced,
         CloseReason::TicketInvalid,
         CloseReason::TicketUsed,

@@ -196,6 +196,46 @@ pub struct Cli {
     #[arg(long, env = "MINO_VIEW_BUDGET_BYTES", default_value_t = 8192, value_parser = RangedU64ValueParser::<usize>::new().range(512..=16 << 20))]
     pub view_budget_bytes: usize,
 
+    /// Identity: a JWKS file of the identity service's public keys (tokens
+    /// pick theirs by `kid`; reloaded on SIGHUP and when the file changes).
+    /// With a key file, a Hello's access token is verified; see --guests.
+    #[arg(long, env = "MINO_AUTH_JWKS_FILE", group = "auth_keys")]
+    pub auth_jwks_file: Option<PathBuf>,
+
+    /// Identity: a PEM public key (RSA: RS256, P-256: ES256, Ed25519: EdDSA)
+    /// instead of a JWKS.
+    #[arg(long, env = "MINO_AUTH_PUBLIC_KEY_FILE", group = "auth_keys")]
+    pub auth_public_key_file: Option<PathBuf>,
+
+    /// Identity: a file whose bytes (a trailing newline trimmed; at least 32)
+    /// are the HMAC key of HS256 tokens, instead of a public key.
+    #[arg(long, env = "MINO_AUTH_HS256_SECRET_FILE", group = "auth_keys")]
+    pub auth_hs256_secret_file: Option<PathBuf>,
+
+    /// Identity: the `iss` a token must carry (unchecked when unset).
+    #[arg(long, env = "MINO_AUTH_ISSUER")]
+    pub auth_issuer: Option<String>,
+
+    /// Identity: the `aud` a token must be for (unchecked when unset).
+    #[arg(long, env = "MINO_AUTH_AUDIENCE")]
+    pub auth_audience: Option<String>,
+
+    /// Identity: the claim that holds the display name (checked like a
+    /// Hello's name; the Hello's name is used when it is missing or invalid).
+    #[arg(long, env = "MINO_AUTH_NAME_CLAIM", default_value = "name")]
+    pub auth_name_claim: String,
+
+    /// Identity: seconds of clock difference allowed on `exp` and `nbf`. 0 to
+    /// 300.
+    #[arg(long, env = "MINO_AUTH_LEEWAY_S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=300))]
+    pub auth_leeway_s: u64,
+
+    /// Whether players without a token are admitted as guests: allow (the
+    /// default) or deny (every Hello needs a valid token, or a resume ticket
+    /// of an account's session).
+    #[arg(long, env = "MINO_GUESTS", default_value = "allow")]
+    pub guests: Guests,
+
     /// Benchmark control only: write each frame with its own system call
     /// instead of one vectored write a tick, to measure what batching saves.
     #[arg(long, env = "MINO_UNBATCHED_WRITES", hide = true)]
@@ -292,12 +332,51 @@ pub struct Config {
     pub unbatched_writes: bool,
     /// Area of interest; `None`: whole-shard snapshots.
     pub aoi: Option<AoiConfig>,
+    /// Identity: how Hello tokens are verified.
+    pub auth: AuthConfig,
     /// Resume ticket and parked session lifetime.
     pub ticket_ttl: Duration,
     /// Moves per second while draining.
     pub drain_rate: u32,
     /// Bound on the drain.
     pub drain_timeout: Duration,
+}
+
+/// Whether players without an access token are admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Guests {
+    /// Guests play with the name they give.
+    Allow,
+    /// Every player needs a valid token (or a ticket of an account's session).
+    Deny,
+}
+
+/// Where the identity service's keys are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthKeys {
+    /// A JWKS file.
+    Jwks(PathBuf),
+    /// A PEM public key.
+    PublicKey(PathBuf),
+    /// An HS256 secret.
+    Hs256Secret(PathBuf),
+}
+
+/// How Hello tokens are verified (see [`crate::auth`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// The keys; `None`: no tokens are verified (guests only).
+    pub keys: Option<AuthKeys>,
+    /// The required issuer.
+    pub issuer: Option<String>,
+    /// The required audience.
+    pub audience: Option<String>,
+    /// Whether guests are admitted.
+    pub guests: Guests,
+    /// The display name's claim.
+    pub name_claim: String,
+    /// Clock difference allowed on `exp` and `nbf`.
+    pub leeway: Duration,
 }
 
 /// The area-of-interest settings (see [`Cli::cell_size`] and the flags after it).
@@ -394,6 +473,19 @@ impl Config {
             drain_rate: cli.drain_rate,
             drain_timeout: ms(cli.drain_timeout_ms),
             aoi,
+            auth: AuthConfig {
+                keys: cli
+                    .auth_jwks_file
+                    .clone()
+                    .map(AuthKeys::Jwks)
+                    .or_else(|| cli.auth_public_key_file.clone().map(AuthKeys::PublicKey))
+                    .or_else(|| cli.auth_hs256_secret_file.clone().map(AuthKeys::Hs256Secret)),
+                issuer: cli.auth_issuer.clone().filter(|s| !s.is_empty()),
+                audience: cli.auth_audience.clone().filter(|s| !s.is_empty()),
+                guests: cli.guests,
+                name_claim: cli.auth_name_claim.clone(),
+                leeway: Duration::from_secs(cli.auth_leeway_s),
+            },
         })
     }
 

@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `metrics`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, Prometheus metrics, websocket frames encoded once, the Redis connection and key layout |
+//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, websocket frames encoded once, the Redis connection and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
@@ -32,6 +32,7 @@ pub mod clock;
 pub mod config;
 
 mod admission;
+mod auth;
 mod backplane;
 mod close;
 mod ids;
@@ -73,6 +74,9 @@ pub enum RunError {
     /// The area of interest's grid cannot be made.
     #[error(transparent)]
     Grid(#[from] shard::grid::GridError),
+    /// The identity service's keys cannot be loaded.
+    #[error("identity keys: {0}")]
+    Keys(#[from] auth::KeyError),
 }
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
@@ -92,6 +96,7 @@ pub async fn run(
     config: Config,
     life: Lifecycle,
 ) -> Result<(), RunError> {
+    let verifier = auth::Verifier::load(config.auth.clone())?;
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
@@ -118,6 +123,7 @@ pub async fn run(
             commands: commands_tx,
             cancel: cancel.clone(),
             store,
+            auth: verifier.clone(),
         },
         registry: Arc::new(registry),
         tracker: tracker.clone(),
@@ -139,6 +145,7 @@ pub async fn run(
             }
         });
     }
+    tracker.spawn(verifier.watch(cancel.clone()));
     tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
 
     tokio::select! {

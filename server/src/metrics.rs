@@ -18,6 +18,7 @@
 //! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
 //! | `mino_busy_refusals_total{reason}` | hellos refused, by [`crate::admission::Refusal`] label: `full`, `overloaded`, `draining`, `unavailable` (clustered, no player id to give: Redis out of reach since the start) |
+//! | `mino_auth_refusals_total{reason}` | hellos whose access token was refused, by [`crate::auth::AuthError`] label: `missing` (guests denied), `expired`, `not_yet_valid`, `bad_signature`, `wrong_issuer`, `wrong_audience`, `malformed` |
 //! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
 //! | `mino_redis_up` | clustered: 1 while the last heartbeat reached Redis |
 //! | `mino_redis_reconnects_total` | clustered: subscriptions rebuilt and heartbeats recovered |
@@ -29,6 +30,7 @@
 //! | `mino_region_subscriptions` | clustered, area of interest: region channels subscribed |
 
 use crate::admission::Refusal;
+use crate::auth::AuthError;
 use crate::close::CloseReason;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -129,6 +131,8 @@ pub struct Metrics {
     /// See module docs.
     pub busy_refusals: Family<ReasonLabel, Counter>,
     /// See module docs.
+    pub auth_refusals: Family<ReasonLabel, Counter>,
+    /// See module docs.
     pub overloaded: Gauge,
     /// See module docs.
     pub redis_up: Gauge,
@@ -173,6 +177,7 @@ impl Metrics {
             writes_blocked: Counter::default(),
             sockets_closed: Family::default(),
             busy_refusals: Family::default(),
+            auth_refusals: Family::default(),
             overloaded: Gauge::default(),
             redis_up: Gauge::default(),
             redis_reconnects: Counter::default(),
@@ -199,6 +204,7 @@ impl Metrics {
         r.register("mino_writes_blocked", "Writes cut short by a full socket buffer", m.writes_blocked.clone());
         r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
         r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
+        r.register("mino_auth_refusals", "Access tokens refused by reason", m.auth_refusals.clone());
         r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
         r.register("mino_redis_up", "1 while the last heartbeat reached Redis", m.redis_up.clone());
         r.register(
@@ -235,6 +241,11 @@ impl Metrics {
         self.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.label() }).inc();
     }
 
+    /// Counts an access token refused for `e`.
+    pub fn auth_refused(&self, e: AuthError) {
+        self.auth_refusals.get_or_create(&ReasonLabel { reason: e.label() }).inc();
+    }
+
     /// Adds the frames, bytes and system calls of some writes.
     pub fn count_writes(&self, t: Tally) {
         self.frames_sent.inc_by(t.frames);
@@ -261,6 +272,9 @@ mod tests {
         let row = |name: &str| table.iter().find(|l| l.contains(name)).copied().unwrap_or_default();
         for kind in DropKind::ALL {
             assert!(row("mino_relay_dropped_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
+        }
+        for e in AuthError::ALL {
+            assert!(row("mino_auth_refusals_total").contains(&format!("`{}`", e.label())), "{e:?}");
         }
         for refusal in Refusal::ALL {
             assert!(row("mino_busy_refusals_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");

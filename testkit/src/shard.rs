@@ -94,13 +94,26 @@ impl Shard {
     ///
     /// Panics: as [`Shard::start`].
     pub fn start_on(bin: impl AsRef<Path>, listen: &str, args: &[&str]) -> Shard {
-        let mut cmd = Command::new(bin.as_ref());
+        Shard::spawn(bin.as_ref(), listen, args, &log_filter(), Stdio::inherit())
+    }
+
+    /// Like [`Shard::start`], with its log (stderr) written to `log` at the
+    /// filter `filter` (e.g. `trace`), for a test that reads what it logs.
+    ///
+    /// Panics: as [`Shard::start`], or the log file cannot be created.
+    pub fn start_logging_to(bin: impl AsRef<Path>, args: &[&str], log: &Path, filter: &str) -> Shard {
+        let file = std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
+        Shard::spawn(bin.as_ref(), "127.0.0.1:0", args, filter, Stdio::from(file))
+    }
+
+    fn spawn(bin: &Path, listen: &str, args: &[&str], filter: &str, stderr: Stdio) -> Shard {
+        let mut cmd = Command::new(bin);
         cmd.args(["--listen", listen])
             .args(args)
             .env("MINO_BUSY_LATENESS_MS", "0")
-            .env("MINO_LOG", log_filter())
+            .env("MINO_LOG", filter)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         let mut process = Process::spawn("mino-server", &mut cmd);
         let stdout = process.child_mut().stdout.take().expect("piped stdout");
         let lines = read_lines(stdout);
@@ -117,7 +130,7 @@ impl Shard {
                 },
                 Err(_) => panic!(
                     "mino-server ({}) printed no {} address within {START_WAIT:?} (exit: {:?})",
-                    bin.as_ref().display(),
+                    bin.display(),
                     if addr.is_none() { "listening" } else { "admin" },
                     process.wait_exit(Duration::ZERO)
                 ),

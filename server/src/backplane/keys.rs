@@ -77,6 +77,14 @@ impl Keys {
         format!("{}session:{}", self.prefix, player.0)
     }
 
+    /// An account's session: the player id it plays as (identity), with the
+    /// session's TTL. The account id is the token's `sub`, percent-free
+    /// printable; it is hex-encoded into the key.
+    pub fn account(&self, account: &str) -> String {
+        let hex: String = account.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("{}account:{hex}", self.prefix)
+    }
+
     /// A shard's last snapshot (bytes as published), for resumed positions.
     pub fn last_snapshot(&self, id: ShardId) -> String {
         format!("{}lastsnap:{id}", self.prefix)

@@ -1,7 +1,7 @@
 //! Standalone resume: tickets, names and last positions kept in memory by the
 //! tick loop. I/O-free; the caller passes `now_ms`.
 
-use super::{Claimed, ResumeError, Ticket};
+use super::{AccountGate, Claimed, ResumeError, Ticket};
 use mino_protocol::PlayerId;
 use std::collections::HashMap;
 
@@ -14,6 +14,8 @@ struct Session {
     parked_at: Option<(f32, f32)>,
     /// When the session may be forgotten, ms (refreshed while connected).
     expires_ms: u64,
+    /// The account it belongs to (`None`: a guest's).
+    account: Option<String>,
 }
 
 /// Sessions of one standalone shard.
@@ -24,6 +26,8 @@ pub struct LocalSessions {
     /// Every ticket handed out and not yet expired: the player it names and,
     /// once claimed or replaced, when (ms).
     tickets: HashMap<Ticket, (PlayerId, Option<u64>)>,
+    /// The session of each account.
+    accounts: HashMap<String, PlayerId>,
 }
 
 impl LocalSessions {
@@ -32,19 +36,65 @@ impl LocalSessions {
         LocalSessions { ttl_ms, ..Default::default() }
     }
 
-    /// Records a new session's (or a resumed session's fresh) ticket.
-    /// A ticket it replaces can no longer be claimed.
-    pub fn issue(&mut self, player: PlayerId, name: &str, ticket: Ticket, generation: u64, now_ms: u64) {
+    /// Records a new session's (or a resumed session's fresh) ticket, of
+    /// `account` (`None`: a guest). A ticket it replaces can no longer be
+    /// claimed.
+    pub fn issue(
+        &mut self,
+        player: PlayerId,
+        name: &str,
+        ticket: Ticket,
+        generation: u64,
+        now_ms: u64,
+        account: Option<&str>,
+    ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
                 self.tickets.insert(old, (player, Some(now_ms)));
             }
         }
         self.tickets.insert(ticket, (player, None));
-        self.sessions.insert(
+        if let Some(account) = account {
+            self.accounts.insert(account.to_owned(), player);
+        }
+        let session = Session {
+            name: name.to_owned(),
+            ticket,
+            generation,
+            parked_at: None,
+            expires_ms: now_ms + self.ttl_ms,
+            account: account.map(str::to_owned),
+        };
+        self.sessions.insert(player, session);
+    }
+
+    /// An account signs in: takes its session over (the ticket `next`
+    /// replaces the session's), or `None` when it has none (a new player).
+    pub fn login(&mut self, account: &str, name: &str, next: Ticket, now_ms: u64) -> Option<Claimed> {
+        self.expire(now_ms);
+        let player = *self.accounts.get(account)?;
+        let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
+        self.tickets.insert(session.ticket, (player, Some(now_ms)));
+        self.tickets.insert(next, (player, None));
+        session.ticket = next;
+        session.generation += 1;
+        session.expires_ms = now_ms + self.ttl_ms;
+        session.name = name.to_owned();
+        Some(Claimed {
             player,
-            Session { name: name.to_owned(), ticket, generation, parked_at: None, expires_ms: now_ms + self.ttl_ms },
-        );
+            name: session.name.clone(),
+            position: session.parked_at.take(),
+            generation: session.generation,
+            previous_owner: None,
+            ticket: next,
+            account: Some(account.to_owned()),
+            fresh: false,
+        })
+    }
+
+    /// The account of `player`'s session (`None`: a guest's, or no session).
+    pub fn account_of(&self, player: PlayerId) -> Option<&str> {
+        self.sessions.get(&player).and_then(|s| s.account.as_deref())
     }
 
     /// The player left at `position`: keep its session for the TTL.
@@ -55,10 +105,18 @@ impl LocalSessions {
         }
     }
 
-    /// Claims the session `bytes` names; the fresh ticket `next` replaces it.
+    /// Claims the session `bytes` names, as `gate` allows; the fresh ticket
+    /// `next` replaces it.
     ///
-    /// Errors: [`ResumeError::Invalid`], [`ResumeError::Used`], [`ResumeError::Expired`].
-    pub fn claim(&mut self, bytes: &[u8], next: Ticket, now_ms: u64) -> Result<Claimed, ResumeError> {
+    /// Errors: [`ResumeError::Invalid`], [`ResumeError::Used`],
+    /// [`ResumeError::Expired`], and the gate's refusals (nothing changes then).
+    pub fn claim(
+        &mut self,
+        bytes: &[u8],
+        next: Ticket,
+        now_ms: u64,
+        gate: AccountGate<'_>,
+    ) -> Result<Claimed, ResumeError> {
         let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
         self.expire(now_ms);
         let Some(&(player, used)) = self.tickets.get(&ticket) else {
@@ -75,6 +133,7 @@ impl LocalSessions {
         if session.ticket != ticket {
             return Err(ResumeError::Used);
         }
+        gate.check(session.account.as_deref())?;
         self.tickets.insert(ticket, (player, Some(now_ms)));
         self.tickets.insert(next, (player, None));
         session.ticket = next;
@@ -87,6 +146,8 @@ impl LocalSessions {
             generation: session.generation,
             previous_owner: None,
             ticket: next,
+            account: session.account.clone(),
+            fresh: false,
         })
     }
 
@@ -96,6 +157,8 @@ impl LocalSessions {
     pub fn expire(&mut self, now_ms: u64) {
         let ttl = self.ttl_ms;
         self.sessions.retain(|_, s| s.parked_at.is_none() || s.expires_ms > now_ms);
+        let sessions = &self.sessions;
+        self.accounts.retain(|_, player| sessions.contains_key(player));
         let sessions = &self.sessions;
         self.tickets.retain(|t, (player, used)| match used {
             Some(at) => *at + ttl > now_ms,
@@ -117,36 +180,44 @@ mod tests {
     fn parked_player_resumes_in_place_once() {
         let mut s = LocalSessions::new(10_000);
         let first = t(0);
-        s.issue(PlayerId(7), "Ada", first, 0, 0);
+        s.issue(PlayerId(7), "Ada", first, 0, 0, None);
         s.park(PlayerId(7), (12.0, 34.0), 100);
         let next = t(200);
-        let c = s.claim(first.as_bytes(), next, 200).expect("claimed");
+        let c = s.claim(first.as_bytes(), next, 200, AccountGate::default()).expect("claimed");
         assert_eq!((c.player, c.name.as_str(), c.position, c.generation), (PlayerId(7), "Ada", Some((12.0, 34.0)), 1));
-        assert_eq!(s.claim(first.as_bytes(), t(300), 300), Err(ResumeError::Used), "single use");
-        let c2 = s.claim(next.as_bytes(), t(400), 400).expect("the fresh ticket works");
+        assert_eq!(
+            s.claim(first.as_bytes(), t(300), 300, AccountGate::default()),
+            Err(ResumeError::Used),
+            "single use"
+        );
+        let c2 = s.claim(next.as_bytes(), t(400), 400, AccountGate::default()).expect("the fresh ticket works");
         assert_eq!(c2.position, None, "still connected: the tick loop knows where it stands");
     }
 
     #[test]
     fn unknown_forged_and_expired_tickets_are_refused() {
         let mut s = LocalSessions::new(1_000);
-        assert_eq!(s.claim(&[1, 2, 3, 4], t(0), 0), Err(ResumeError::Invalid), "a player id is no ticket");
-        assert_eq!(s.claim(t(0).as_bytes(), t(0), 0), Err(ResumeError::Invalid), "forged");
+        assert_eq!(
+            s.claim(&[1, 2, 3, 4], t(0), 0, AccountGate::default()),
+            Err(ResumeError::Invalid),
+            "a player id is no ticket"
+        );
+        assert_eq!(s.claim(t(0).as_bytes(), t(0), 0, AccountGate::default()), Err(ResumeError::Invalid), "forged");
         let old = t(0);
-        s.issue(PlayerId(1), "a", old, 0, 0);
+        s.issue(PlayerId(1), "a", old, 0, 0, None);
         s.park(PlayerId(1), (0.0, 0.0), 0);
-        assert_eq!(s.claim(old.as_bytes(), t(5_000), 5_000), Err(ResumeError::Expired));
+        assert_eq!(s.claim(old.as_bytes(), t(5_000), 5_000, AccountGate::default()), Err(ResumeError::Expired));
     }
 
     #[test]
     fn a_connected_players_old_ticket_stays_valid_and_a_replaced_one_is_used() {
         let mut s = LocalSessions::new(1_000);
         let first = t(0);
-        s.issue(PlayerId(1), "a", first, 0, 0);
+        s.issue(PlayerId(1), "a", first, 0, 0, None);
         s.expire(50_000);
         let moved = t(50_000);
-        s.issue(PlayerId(1), "a", moved, 0, 50_000);
-        assert_eq!(s.claim(first.as_bytes(), t(50_001), 50_001), Err(ResumeError::Used));
-        assert!(s.claim(moved.as_bytes(), t(50_002), 50_002).is_ok());
+        s.issue(PlayerId(1), "a", moved, 0, 50_000, None);
+        assert_eq!(s.claim(first.as_bytes(), t(50_001), 50_001, AccountGate::default()), Err(ResumeError::Used));
+        assert!(s.claim(moved.as_bytes(), t(50_002), 50_002, AccountGate::default()).is_ok());
     }
 }

@@ -22,7 +22,6 @@ pub mod store;
 pub mod ticket;
 
 use crate::close::CloseReason;
-use mino_protocol::wire::CloseCode;
 use mino_protocol::{PlayerId, ShardId};
 pub use ticket::Ticket;
 
@@ -44,16 +43,35 @@ pub enum ResumeError {
     /// Redis could not be asked (clustered): retry later.
     #[error("resume unavailable")]
     Unavailable,
+    /// The ticket's session is another account's than the Hello's token.
+    #[error("resume ticket of another account")]
+    OtherAccount,
+    /// Guests are not admitted and the ticket's session is a guest's.
+    #[error("resume ticket of a guest session")]
+    GuestSession,
 }
 
-impl ResumeError {
-    /// The close code sent for this refusal.
-    pub fn close_code(self) -> CloseCode {
-        match self {
-            ResumeError::Invalid => CloseCode::TicketInvalid,
-            ResumeError::Used => CloseCode::TicketUsed,
-            ResumeError::Expired => CloseCode::TicketExpired,
-            ResumeError::Live | ResumeError::Unavailable => CloseCode::TicketLive,
+/// What a claim must check of the session's account.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccountGate<'a> {
+    /// The account the Hello's verified token names: a session of another
+    /// account is refused ([`ResumeError::OtherAccount`]).
+    pub account: Option<&'a str>,
+    /// Guests are not admitted: a guest session is refused
+    /// ([`ResumeError::GuestSession`]).
+    pub require: bool,
+}
+
+impl AccountGate<'_> {
+    /// Checks a session's account (`None`: a guest's).
+    ///
+    /// Errors: [`ResumeError::OtherAccount`], [`ResumeError::GuestSession`].
+    pub fn check(&self, session: Option<&str>) -> Result<(), ResumeError> {
+        match (self.account, session) {
+            (Some(want), Some(have)) if want != have => Err(ResumeError::OtherAccount),
+            (Some(_), None) => Err(ResumeError::OtherAccount),
+            (None, None) if self.require => Err(ResumeError::GuestSession),
+            _ => Ok(()),
         }
     }
 }
@@ -73,6 +91,11 @@ pub struct Claimed {
     pub previous_owner: Option<ShardId>,
     /// The fresh ticket for the Welcome.
     pub ticket: Ticket,
+    /// The account the session belongs to (`None`: a guest's).
+    pub account: Option<String>,
+    /// True for an account's first session: a new player, placed at a spawn
+    /// point and welcomed as new.
+    pub fresh: bool,
 }
 
 impl From<ResumeError> for CloseReason {
@@ -82,6 +105,8 @@ impl From<ResumeError> for CloseReason {
             ResumeError::Used => CloseReason::TicketUsed,
             ResumeError::Expired => CloseReason::TicketExpired,
             ResumeError::Live | ResumeError::Unavailable => CloseReason::TicketLive,
+            ResumeError::OtherAccount => CloseReason::TicketInvalid,
+            ResumeError::GuestSession => CloseReason::AuthRequired,
         }
     }
 }

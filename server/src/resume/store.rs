@@ -17,7 +17,7 @@
 //! that was paused checks its players' `owner` and `gen` before it publishes
 //! again ([`SessionStore::lost`]) and drops those claimed elsewhere.
 
-use super::{Claimed, ResumeError, Ticket};
+use super::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::backplane::{with_conn, Keys, RedisError};
 use deadpool_redis::Pool;
 use mino_protocol::server::{decode, player_id, ServerMsg};
@@ -34,9 +34,12 @@ local v = redis.call('GET', KEYS[1])
 if not v then return {'missing'} end
 if string.sub(v, 1, 5) == 'used:' then return {'used'} end
 local skey = ARGV[1] .. 'session:' .. v
-local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket', 'x', 'y', 'sx', 'sy')
+local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket', 'x', 'y', 'sx', 'sy', 'account')
 if not s[1] then return {'missing'} end
 if s[4] ~= ARGV[5] then return {'used'} end
+local account = s[9] or ''
+if ARGV[6] ~= '' and account ~= ARGV[6] then return {'other_account'} end
+if ARGV[6] == '' and ARGV[7] == '1' and account == '' then return {'guest'} end
 redis.call('SET', KEYS[1], 'used:' .. v, 'PX', ARGV[4])
 local gen = tonumber(s[2]) + 1
 redis.call('HSET', skey, 'owner', ARGV[2], 'gen', gen, 'ticket', ARGV[3])
@@ -47,7 +50,41 @@ local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
 if s[1] ~= ARGV[2] then
   redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
 end
-return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8]}
+return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8], account}
+";
+
+/// An account signs in (KEYS[1]: the account key; ARGV: key prefix, this
+/// shard, the next ticket, the TTL in ms, the display name, the account,
+/// and a player id to use when the account has no session). Its live
+/// session is taken over as a claim would (the old owner told on the
+/// control channel); else a session is made for it under the given id.
+const LOGIN: &str = r"
+local v = redis.call('GET', KEYS[1])
+if v then
+  local skey = ARGV[1] .. 'session:' .. v
+  local s = redis.call('HMGET', skey, 'owner', 'gen', 'name', 'ticket', 'x', 'y', 'sx', 'sy', 'account')
+  if s[1] and s[9] == ARGV[6] then
+    redis.call('SET', ARGV[1] .. 'ticket:' .. s[4], 'used:' .. v, 'PX', ARGV[4])
+    local gen = tonumber(s[2]) + 1
+    redis.call('HSET', skey, 'owner', ARGV[2], 'gen', gen, 'ticket', ARGV[3], 'name', ARGV[5])
+    redis.call('HDEL', skey, 'x', 'y')
+    redis.call('PEXPIRE', skey, ARGV[4])
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], v, 'PX', ARGV[4])
+    local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
+    if s[1] ~= ARGV[2] then
+      redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
+    end
+    return {'ok', v, ARGV[5], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8], ARGV[6]}
+  end
+end
+local id = ARGV[7]
+local skey = ARGV[1] .. 'session:' .. id
+redis.call('HSET', skey, 'owner', ARGV[2], 'gen', 0, 'name', ARGV[5], 'ticket', ARGV[3], 'account', ARGV[6])
+redis.call('PEXPIRE', skey, ARGV[4])
+redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], id, 'PX', ARGV[4])
+redis.call('SET', KEYS[1], id, 'PX', ARGV[4])
+return {'new', id}
 ";
 
 /// Sessions of a place in Redis, as one shard uses them.
@@ -135,21 +172,33 @@ impl SessionStore {
         with_conn(&self.pool, async move |c| inv.invoke_async::<()>(c).await).await
     }
 
-    /// Keeps a connected player's session and ticket from expiring.
+    /// Keeps a connected player's session and ticket (and its account's
+    /// entry) from expiring.
     ///
     /// Errors: Redis unreachable.
-    pub async fn refresh(&self, player: PlayerId, ticket: Ticket) -> Result<(), RedisError> {
+    pub async fn refresh(&self, player: PlayerId, ticket: Ticket, account: Option<&str>) -> Result<(), RedisError> {
         let ttl = self.ttl_ms() as i64;
         let mut pipe = redis::pipe();
         pipe.pexpire(self.keys.session(player), ttl).ignore().pexpire(self.keys.ticket(&ticket.hex()), ttl).ignore();
+        if let Some(account) = account {
+            pipe.pexpire(self.keys.account(account), ttl).ignore();
+        }
         with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
     }
 
     /// Claims the session `bytes` names for this shard, with `next` as its new
-    /// ticket. `now_ms` tells an expired ticket from a forged one.
+    /// ticket, as `gate` allows (nothing changes when it refuses). `now_ms`
+    /// tells an expired ticket from a forged one.
     ///
-    /// Errors: [`ResumeError`]: invalid, used, expired, or unavailable (Redis).
-    pub async fn claim(&self, bytes: &[u8], next: Ticket, now_ms: u64) -> Result<Claimed, ResumeError> {
+    /// Errors: [`ResumeError`]: invalid, used, expired, another account's,
+    /// a guest's when guests are refused, or unavailable (Redis).
+    pub async fn claim(
+        &self,
+        bytes: &[u8],
+        next: Ticket,
+        now_ms: u64,
+        gate: AccountGate<'_>,
+    ) -> Result<Claimed, ResumeError> {
         let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
         let script = redis::Script::new(CLAIM);
         let mut inv = script.prepare_invoke();
@@ -158,22 +207,69 @@ impl SessionStore {
             .arg(self.me.to_string())
             .arg(next.hex())
             .arg(self.ttl_ms())
-            .arg(ticket.hex());
+            .arg(ticket.hex())
+            .arg(gate.account.unwrap_or(""))
+            .arg(if gate.require { "1" } else { "0" });
         let reply: Value = with_conn(&self.pool, async move |c| inv.invoke_async(c).await)
             .await
             .map_err(|_| ResumeError::Unavailable)?;
         let Value::Array(items) = reply else { return Err(ResumeError::Unavailable) };
-        let text = |i: usize| match items.get(i) {
-            Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
-            Some(Value::SimpleString(s)) => s.clone(),
-            _ => String::new(),
-        };
-        match text(0).as_str() {
+        match text(&items, 0).as_str() {
             "ok" => {}
             "used" => return Err(ResumeError::Used),
+            "other_account" => return Err(ResumeError::OtherAccount),
+            "guest" => return Err(ResumeError::GuestSession),
             _ if ticket.issued_ms() + self.ttl_ms() <= now_ms => return Err(ResumeError::Expired),
             _ => return Err(ResumeError::Invalid),
         }
+        self.claimed(&items, next)
+    }
+
+    /// An account signs in on this shard: its live session, wherever it is,
+    /// is taken over (the old socket is told "session replaced"), or a new
+    /// session is made for it as player `new_player` (fresh).
+    ///
+    /// Errors: [`ResumeError::Unavailable`] when Redis cannot be asked.
+    pub async fn login(
+        &self,
+        account: &str,
+        name: &str,
+        next: Ticket,
+        new_player: PlayerId,
+    ) -> Result<Claimed, ResumeError> {
+        let script = redis::Script::new(LOGIN);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.account(account))
+            .arg(self.keys.prefix())
+            .arg(self.me.to_string())
+            .arg(next.hex())
+            .arg(self.ttl_ms())
+            .arg(name)
+            .arg(account)
+            .arg(new_player.0);
+        let reply: Value = with_conn(&self.pool, async move |c| inv.invoke_async(c).await)
+            .await
+            .map_err(|_| ResumeError::Unavailable)?;
+        let Value::Array(items) = reply else { return Err(ResumeError::Unavailable) };
+        match text(&items, 0).as_str() {
+            "ok" => self.claimed(&items, next),
+            "new" => Ok(Claimed {
+                player: new_player,
+                name: name.to_owned(),
+                position: None,
+                generation: 0,
+                previous_owner: None,
+                ticket: next,
+                account: Some(account.to_owned()),
+                fresh: true,
+            }),
+            _ => Err(ResumeError::Unavailable),
+        }
+    }
+
+    /// The session a claim or a sign-in took over, from the script's reply.
+    fn claimed(&self, items: &[Value], next: Ticket) -> Result<Claimed, ResumeError> {
+        let text = |i: usize| text(items, i);
         let player = PlayerId(text(1).parse().map_err(|_| ResumeError::Invalid)?);
         let owner = u32::from_str_radix(&text(3), 16).map(ShardId).ok();
         let generation = text(4).parse().unwrap_or(1);
@@ -203,6 +299,8 @@ impl SessionStore {
             generation,
             previous_owner: owner.filter(|o| *o != self.me),
             ticket: next,
+            account: Some(text(10)).filter(|a| !a.is_empty()),
+            fresh: false,
         })
     }
 
@@ -229,6 +327,15 @@ impl SessionStore {
             })
             .map(|((p, _), _)| *p)
             .collect())
+    }
+}
+
+/// Item `i` of a script's reply, as text ("" when absent or not text).
+fn text(items: &[Value], i: usize) -> String {
+    match items.get(i) {
+        Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+        Some(Value::SimpleString(s)) => s.clone(),
+        _ => String::new(),
     }
 }
 

@@ -26,8 +26,26 @@ pub enum Command {
     ClaimLocal {
         /// The ticket bytes from the Hello.
         ticket: Vec<u8>,
+        /// The account of the Hello's verified token.
+        account: Option<String>,
+        /// Guests are refused: a guest session may not be resumed.
+        require_account: bool,
         /// The claimed session or why not.
         reply: oneshot::Sender<Result<Claimed, ResumeError>>,
+    },
+    /// Standalone: an account signs in (into a reserved place).
+    LoginLocal {
+        /// The token's account.
+        account: String,
+        /// The display name.
+        name: String,
+        /// Its session taken over, or a fresh one.
+        reply: oneshot::Sender<Result<Claimed, Busy>>,
+    },
+    /// Clustered: a player id for an account's first session.
+    NewId {
+        /// The id, or busy when none is left.
+        reply: oneshot::Sender<Result<PlayerId, Busy>>,
     },
     /// Admit a player: new (`resume` is `None`) or resumed into a reserved place.
     Join {

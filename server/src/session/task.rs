@@ -15,12 +15,13 @@ use super::outbox::{Outbox, SlowLimits, WriteError};
 use super::socket::Reader;
 use super::TokenBucket;
 use crate::admission::Refusal;
+use crate::auth::{AuthError, Identity, Verifier};
 use crate::clock;
 use crate::close::CloseReason;
 use crate::config::Config;
 use crate::metrics::{Metrics, Tally};
 use crate::resume::store::SessionStore;
-use crate::resume::{Claimed, Ticket};
+use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::shard::{Busy, Control, LinkId};
 use crate::ws_frame;
 use bytes::Bytes;
@@ -50,6 +51,8 @@ pub struct SessionContext {
     pub cancel: CancellationToken,
     /// Clustered: sessions and tickets in Redis.
     pub store: Option<SessionStore>,
+    /// Verifies the Hello's access token.
+    pub auth: Verifier,
 }
 
 /// Longest the server spends telling a peer why it closes, so a dead peer
@@ -67,7 +70,7 @@ pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) 
     let outbox = Arc::new(Outbox::new(writer, limits, cfg.unbatched_writes));
     // The context lives in the session only: a session task's memory is
     // mostly its future, held for as long as the player plays.
-    let mut session = Session { ctx, reader, outbox, player: None, link: LinkId(0), ticket: None };
+    let mut session = Session { ctx, reader, outbox, player: None, link: LinkId(0), ticket: None, account: None };
     let reason = session.run().await;
     Box::pin(session.close(reason)).await;
     let ctx = &session.ctx;
@@ -89,6 +92,8 @@ struct Session {
     link: LinkId,
     /// The player's current resume ticket.
     ticket: Option<Ticket>,
+    /// The account the session belongs to (`None`: a guest's).
+    account: Option<Box<str>>,
 }
 
 impl Drop for Session {
@@ -113,17 +118,30 @@ impl Session {
             Ok(Ok(hello)) => hello,
         };
         let started = clock::now();
-        let resume = match hello.resume_ticket {
-            None => None,
-            Some(bytes) => match Box::pin(self.claim(bytes)).await {
+        let identity = match self.identify(&hello) {
+            Ok(identity) => identity,
+            Err(reason) => return reason,
+        };
+        let resume = match (hello.resume_ticket, &identity) {
+            (Some(bytes), _) => {
+                let account = identity.as_ref().map(|i| i.account.as_str());
+                let require = identity.is_none() && self.ctx.auth.verify(None).is_err();
+                match Box::pin(self.claim(bytes, account, require)).await {
+                    Ok(claimed) => Some(claimed),
+                    Err(reason) => return reason,
+                }
+            }
+            (None, Some(identity)) => match Box::pin(self.login(identity, &hello.name)).await {
                 Ok(claimed) => Some(claimed),
                 Err(reason) => return reason,
             },
+            (None, None) => None,
         };
+        self.account = resume.as_ref().and_then(|c| c.account.as_deref()).map(Box::from);
         let claimed_in = started.elapsed();
         let resumed = resume.is_some();
         let (reply_tx, reply_rx) = oneshot::channel();
-        let name = hello.name;
+        let name = identity.and_then(|i| i.name).unwrap_or(hello.name);
         let outbox = self.outbox.clone();
         let join = Command::Join { name: name.clone(), resume, outbox, reply: reply_tx };
         if self.ctx.commands.send(join).await.is_err() {
@@ -169,36 +187,106 @@ impl Session {
         CloseReason::Busy
     }
 
-    /// Reserves a place, then claims the session the ticket names (in Redis,
-    /// or standalone at the tick loop); gives the place back if refused.
-    async fn claim(&mut self, ticket: Vec<u8>) -> Result<Claimed, CloseReason> {
+    /// The Hello's verified identity (`None`: a guest). A Hello without a
+    /// token but with a ticket passes here even when guests are refused: its
+    /// claim admits only an account's session.
+    fn identify(&self, hello: &Hello) -> Result<Option<Identity>, CloseReason> {
+        match self.ctx.auth.verify(hello.access_token.as_deref()) {
+            Ok(identity) => Ok(identity),
+            Err(AuthError::Missing) if hello.resume_ticket.is_some() => Ok(None),
+            Err(e) => {
+                self.ctx.metrics.auth_refused(e);
+                tracing::debug!(reason = e.label(), "access token refused");
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Holds a place at the tick driver for a resume or a sign-in.
+    async fn reserve(&mut self) -> Result<(), CloseReason> {
         let (tx, rx) = oneshot::channel();
         self.ctx.commands.send(Command::Reserve { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
         match rx.await {
-            Err(_) => return Err(CloseReason::Shutdown),
-            Ok(Err(busy)) => return Err(self.busy(busy).await),
-            Ok(Ok(())) => {}
+            Err(_) => Err(CloseReason::Shutdown),
+            Ok(Err(busy)) => Err(self.busy(busy).await),
+            Ok(Ok(())) => Ok(()),
         }
+    }
+
+    /// Gives back the place held by [`Session::reserve`].
+    fn unreserve(&self, e: &dyn std::fmt::Display) {
+        let _ = self.ctx.commands.try_send(Command::Unreserve);
+        tracing::debug!(error = %e, "resume or sign-in refused");
+    }
+
+    /// Reserves a place, then claims the session the ticket names (in Redis,
+    /// or standalone at the tick loop), of `account` when the Hello had a
+    /// token and of any account when `require` (guests refused); gives the
+    /// place back if refused.
+    async fn claim(&mut self, ticket: Vec<u8>, account: Option<&str>, require: bool) -> Result<Claimed, CloseReason> {
+        self.reserve().await?;
+        let gate = AccountGate { account, require };
         let claimed = match &self.ctx.store {
             Some(store) => {
                 let now = clock::wall_ms();
                 let next = Ticket::issue(now, &mut rand::rng());
-                store.claim(&ticket, next, now).await
+                store.claim(&ticket, next, now, gate).await
             }
             None => {
                 let (tx, rx) = oneshot::channel();
-                let asked = self.ctx.commands.send(Command::ClaimLocal { ticket, reply: tx }).await;
-                match (asked, rx.await) {
+                let (account, require_account) = (account.map(str::to_owned), require);
+                let asked = self.ctx.commands.send(Command::ClaimLocal { ticket, account, require_account, reply: tx });
+                match (asked.await, rx.await) {
                     (Ok(()), Ok(answer)) => answer,
                     _ => return Err(CloseReason::Shutdown),
                 }
             }
         };
         claimed.map_err(|e| {
-            let _ = self.ctx.commands.try_send(Command::Unreserve);
-            tracing::debug!(error = %e, "resume refused");
+            self.unreserve(&e);
+            if e == ResumeError::GuestSession {
+                self.ctx.metrics.auth_refused(AuthError::Missing);
+            }
             CloseReason::from(e)
         })
+    }
+
+    /// An account signs in: reserves a place, then takes the account's live
+    /// session over wherever it is (its older socket is told "session
+    /// replaced"), or makes its first one; gives the place back if refused.
+    async fn login(&mut self, identity: &Identity, hello_name: &str) -> Result<Claimed, CloseReason> {
+        self.reserve().await?;
+        let name = identity.name.clone().unwrap_or_else(|| hello_name.to_owned());
+        let account = identity.account.clone();
+        let claimed = match &self.ctx.store {
+            Some(store) => {
+                let (tx, rx) = oneshot::channel();
+                self.ctx.commands.send(Command::NewId { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
+                let player = match rx.await {
+                    Err(_) => return Err(CloseReason::Shutdown),
+                    Ok(Err(busy)) => {
+                        self.unreserve(&"no player id");
+                        return Err(self.busy(busy).await);
+                    }
+                    Ok(Ok(player)) => player,
+                };
+                let next = Ticket::issue(clock::wall_ms(), &mut rand::rng());
+                store.login(&account, &name, next, player).await.map_err(CloseReason::from)
+            }
+            None => {
+                let (tx, rx) = oneshot::channel();
+                let asked = self.ctx.commands.send(Command::LoginLocal { account, name, reply: tx });
+                match (asked.await, rx.await) {
+                    (Ok(()), Ok(Ok(claimed))) => Ok(claimed),
+                    (Ok(()), Ok(Err(busy))) => {
+                        self.unreserve(&"no player id");
+                        return Err(self.busy(busy).await);
+                    }
+                    _ => return Err(CloseReason::Shutdown),
+                }
+            }
+        };
+        claimed.inspect_err(|e| self.unreserve(&e.label()))
     }
 
     /// Reads until the first application message, which must be a valid Hello.
@@ -358,7 +446,7 @@ impl Session {
     /// Keeps the session and ticket alive in Redis while the player plays.
     async fn refresh_ticket(&self, player: PlayerId) {
         if let (Some(store), Some(ticket)) = (&self.ctx.store, self.ticket) {
-            if let Err(e) = store.refresh(player, ticket).await {
+            if let Err(e) = store.refresh(player, ticket, self.account.as_deref()).await {
                 tracing::debug!(error = %e, "ticket refresh failed");
             }
         }

@@ -55,7 +55,7 @@ use crate::config::Config;
 use crate::ids::{PlayerIds, ID_FETCH};
 use crate::metrics::DropKind;
 use crate::resume::local::LocalSessions;
-use crate::resume::{Claimed, ResumeError, Ticket};
+use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::sim::World;
 use crate::ws_frame;
 use aoi::Aoi;
@@ -254,16 +254,48 @@ impl Shard {
         self.reserved = self.reserved.saturating_sub(1);
     }
 
-    /// Standalone: claims the session a resume ticket names.
+    /// Standalone: claims the session a resume ticket names, as `gate`
+    /// allows.
     ///
     /// Errors: [`ResumeError`]; `Unavailable` when clustered (sessions live
     /// in Redis there).
-    pub fn claim_local(&mut self, ticket: &[u8], wall_ms: u64) -> Result<Claimed, ResumeError> {
+    pub fn claim_local(&mut self, ticket: &[u8], wall_ms: u64, gate: AccountGate<'_>) -> Result<Claimed, ResumeError> {
         let next = Ticket::issue(wall_ms, &mut self.rng);
         match self.local.as_mut() {
-            Some(local) => local.claim(ticket, next, wall_ms),
+            Some(local) => local.claim(ticket, next, wall_ms, gate),
             None => Err(ResumeError::Unavailable),
         }
+    }
+
+    /// Standalone: an account signs in, into a place held by
+    /// [`Shard::reserve`]: its session is taken over, or a new player is made
+    /// for it (fresh).
+    ///
+    /// Errors: [`Busy`] when no player id is left (never standalone).
+    pub fn login_local(&mut self, account: &str, name: &str, wall_ms: u64) -> Result<Claimed, Busy> {
+        let next = Ticket::issue(wall_ms, &mut self.rng);
+        if let Some(c) = self.local.as_mut().and_then(|l| l.login(account, name, next, wall_ms)) {
+            return Ok(c);
+        }
+        let player = self.new_id()?;
+        Ok(Claimed {
+            player,
+            name: name.to_owned(),
+            position: None,
+            generation: 0,
+            previous_owner: None,
+            ticket: next,
+            account: Some(account.to_owned()),
+            fresh: true,
+        })
+    }
+
+    /// A player id for a new account's player (clustered: its session is
+    /// then made in Redis under it).
+    ///
+    /// Errors: [`Busy`] (unavailable) when no id is left.
+    pub fn new_id(&mut self) -> Result<PlayerId, Busy> {
+        self.ids.take().ok_or_else(|| self.busy(Refusal::Unavailable))
     }
 
     /// Admits a player named `name` (validated): new when `resume` is `None`,
@@ -277,6 +309,7 @@ impl Shard {
     pub fn join(&mut self, name: &str, resume: Option<Claimed>, wall_ms: u64) -> Result<Admitted, Busy> {
         let b = *self.world.bounds();
         let spawn = (self.rng.random_range(b.min_x()..=b.max_x()), self.rng.random_range(b.min_y()..=b.max_y()));
+        let account = resume.as_ref().and_then(|c| c.account.clone());
         let (player, name, ticket, generation, resumed) = match resume {
             None => {
                 self.admission.check(self.world.len() + self.reserved).map_err(|r| self.busy(r))?;
@@ -294,12 +327,12 @@ impl Shard {
                     self.world.add(c.player, name.clone(), x, y);
                     self.presence.returned(c.player, name.clone());
                 }
-                (c.player, name, c.ticket, c.generation, true)
+                (c.player, name, c.ticket, c.generation, !c.fresh)
             }
         };
         self.highest_player = self.highest_player.max(player.0);
         if let Some(local) = self.local.as_mut() {
-            local.issue(player, &name, ticket, generation, wall_ms);
+            local.issue(player, &name, ticket, generation, wall_ms, account.as_deref());
         }
         if let Some(drain) = self.drain.as_mut() {
             drain.forget(player);
@@ -623,7 +656,9 @@ impl Shard {
         for player in due {
             let ticket = Ticket::issue(wall_ms, &mut self.rng);
             if let (Some(local), Some(p)) = (self.local.as_mut(), self.world.player(player)) {
-                local.issue(player, &p.name, ticket, self.links.generation(player).unwrap_or(0), wall_ms);
+                let account = local.account_of(player).map(str::to_owned);
+                let generation = self.links.generation(player).unwrap_or(0);
+                local.issue(player, &p.name, ticket, generation, wall_ms, account.as_deref());
             }
             if let Some(link) = self.links.link(player) {
                 self.effects.push(Effect::Tell { link, control: Control::Move(ticket) });

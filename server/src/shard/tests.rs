@@ -1,7 +1,7 @@
 //! The core's rules, tick by tick, with no sockets and no sleeps.
 
 use super::*;
-use crate::resume::Claimed;
+use crate::resume::{AccountGate, Claimed};
 use mino_protocol::server::{decode, player_id, ServerMsg};
 use rand::SeedableRng;
 
@@ -182,6 +182,8 @@ fn claimed(player: PlayerId, position: Option<(f32, f32)>) -> Claimed {
         generation: 1,
         previous_owner: None,
         ticket: Ticket::issue(T0, &mut StdRng::seed_from_u64(1)),
+        account: None,
+        fresh: false,
     }
 }
 
@@ -292,10 +294,13 @@ fn standalone_tickets_resume_once() {
     let mut s = shard(&config(10));
     let a = join(&mut s, "Ada");
     s.leave(a.player, a.link, T0);
-    let c = s.claim_local(a.ticket.as_bytes(), T0 + 10).expect("claimed");
+    let c = s.claim_local(a.ticket.as_bytes(), T0 + 10, AccountGate::default()).expect("claimed");
     assert_eq!((c.player, c.name.as_str()), (a.player, "Ada"));
-    assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 20), Err(ResumeError::Used));
-    assert_eq!(shard(&clustered(1)).claim_local(a.ticket.as_bytes(), T0), Err(ResumeError::Unavailable));
+    assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 20, AccountGate::default()), Err(ResumeError::Used));
+    assert_eq!(
+        shard(&clustered(1)).claim_local(a.ticket.as_bytes(), T0, AccountGate::default()),
+        Err(ResumeError::Unavailable)
+    );
 }
 
 #[test]
@@ -407,7 +412,11 @@ fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
     assert_eq!(effects(&mut s), [Effect::Drained]);
     t.tick(&mut s);
     assert!(effects(&mut s).is_empty(), "reported once");
-    assert_eq!(s.claim_local(ticket.as_bytes(), T0 + 1).map(|c| c.player), Ok(who), "the move ticket resumes");
+    assert_eq!(
+        s.claim_local(ticket.as_bytes(), T0 + 1, AccountGate::default()).map(|c| c.player),
+        Ok(who),
+        "the move ticket resumes"
+    );
 }
 
 #[test]
@@ -519,4 +528,36 @@ fn the_own_entry_echoes_the_last_input_applied() {
     let ServerMsg::Snapshot(snap) = msg(&out.frame.views[0].frames[0].1) else { panic!("snapshot") };
     let flags = snap.players().expect("players").get(0).flags();
     assert_eq!(mino_protocol::snapshot::input_seq(flags), 130 & 0x7f);
+}
+
+#[test]
+fn an_account_signs_in_once_and_a_second_sign_in_takes_its_session_over() {
+    let mut s = shard(&config(10));
+    s.reserve().expect("room");
+    let first = s.login_local("acct-1", "Ada", T0).expect("signed in");
+    assert!(first.fresh, "a new player for a new account");
+    let a = s.join("Ada", Some(first), T0).expect("joined");
+    let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
+    assert!(!w.resumed(), "a fresh account is welcomed as new");
+    s.reserve().expect("room");
+    let again = s.login_local("acct-1", "Ada2", T0 + 5).expect("signed in again");
+    assert_eq!((again.player, again.fresh, again.generation), (a.player, false, 1));
+    let b = s.join("Ada2", Some(again), T0 + 5).expect("joined");
+    assert_eq!(b.player, a.player, "one player for one account");
+    assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
+    assert_eq!(s.players(), 1);
+    // A ticket of this account's session cannot be claimed for another account.
+    let other = AccountGate { account: Some("acct-2"), require: false };
+    assert_eq!(s.claim_local(b.ticket.as_bytes(), T0 + 6, other), Err(ResumeError::OtherAccount));
+    let same = AccountGate { account: Some("acct-1"), require: true };
+    assert_eq!(s.claim_local(b.ticket.as_bytes(), T0 + 7, same).map(|c| c.player), Ok(a.player));
+}
+
+#[test]
+fn with_guests_refused_a_guest_ticket_does_not_resume() {
+    let mut s = shard(&config(10));
+    let a = join(&mut s, "Guest");
+    let gate = AccountGate { account: None, require: true };
+    assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 1, gate), Err(ResumeError::GuestSession));
+    assert!(s.claim_local(a.ticket.as_bytes(), T0 + 2, AccountGate::default()).is_ok(), "nothing was spent");
 }

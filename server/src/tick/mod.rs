@@ -27,6 +27,7 @@ use crate::clock as time;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{DropKind, Metrics};
+use crate::resume::AccountGate;
 use crate::session::{Command, Fanout, Outbox};
 use crate::shard::{ClusterEvent, Effect, LinkId, Shard, TickAt};
 use mino_protocol::{PlayerId, Tick};
@@ -184,8 +185,15 @@ impl TickDriver {
                 }
             }
             Command::Unreserve => self.shard.unreserve(),
-            Command::ClaimLocal { ticket, reply } => {
-                let _ = reply.send(self.shard.claim_local(&ticket, wall_ms));
+            Command::ClaimLocal { ticket, account, require_account, reply } => {
+                let gate = AccountGate { account: account.as_deref(), require: require_account };
+                let _ = reply.send(self.shard.claim_local(&ticket, wall_ms, gate));
+            }
+            Command::LoginLocal { account, name, reply } => {
+                let _ = reply.send(self.shard.login_local(&account, &name, wall_ms));
+            }
+            Command::NewId { reply } => {
+                let _ = reply.send(self.shard.new_id());
             }
             Command::Join { name, resume, outbox, reply } => match self.shard.join(&name, resume, wall_ms) {
                 Err(busy) => {

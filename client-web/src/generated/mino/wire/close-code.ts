@@ -30,5 +30,17 @@ export enum CloseCode {
   TicketUsed = 4015,
   TicketExpired = 4016,
   TicketLive = 4017,
-  Moved = 4018
+  Moved = 4018,
+
+  /**
+   * Identity (4030-4039): the Hello's access token was refused. Do not
+   * reconnect with the same token.
+   */
+  AuthRequired = 4030,
+  AuthExpired = 4031,
+  AuthNotYetValid = 4032,
+  AuthBadSignature = 4033,
+  AuthWrongIssuer = 4034,
+  AuthWrongAudience = 4035,
+  AuthMalformed = 4036
 }
