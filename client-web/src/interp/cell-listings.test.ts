@@ -50,6 +50,19 @@ describe('shard clocks', () => {
   });
 });
 
+describe('scheduled times', () => {
+  it('place a tick at its schedule, however late it ran, and start over after a restart', () => {
+    const clocks = new ShardClocks();
+    expect(clocks.observe(7, 100, 5000, 5010, 50).frameMs).toBe(5000);
+    expect(clocks.observe(7, 101, 5070, 5080, 50).frameMs).toBe(5050); // ran 20 ms late
+    expect(clocks.observe(7, 105, 5250, 5260, 50).frameMs).toBe(5250); // ticks skipped: still on schedule
+    // Restarted: ticks from 1 again, later time.
+    expect(clocks.observe(7, 1, 90_000, 90_010, 50).frameMs).toBe(90_000);
+    expect(clocks.observe(7, 2, 90_050, 90_060, 50).frameMs).toBe(90_050);
+    expect(clocks.of(7)?.tick).toBe(2);
+  });
+});
+
 describe('view graces', () => {
   it('scale with how often the player is updated, never below the server\'s grace to forget', () => {
     expect(unlistedMs(50, 50)).toBe(300);

@@ -94,6 +94,41 @@ describe('cell frames to tracks', () => {
     expect(w.delayMs(1)).toBeCloseTo(100, 0);
   });
 
+  it('draws a walk evenly when the server\'s ticks run late: at their scheduled time, not their wall time', () => {
+    const w = world();
+    const x = (tick: number): number => 500 + tick * STEP;
+    // Ticks run up to 25 ms late (a busy server), each still one step of the walk.
+    const late = (tick: number): number => [0, 25, 5, 18, 0, 12][tick % 6] as number;
+    const frames = (t: number): CellMsg[] => {
+      const time = AOI_EPOCH + t * TICK + late(t);
+      return [
+        cellFrame(1, cellOf(1000, 1000), t, [{ id: OWN, x: 1000, y: 1000 }], time),
+        cellFrame(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }], time),
+      ];
+    };
+    let last = Number.NaN;
+    let most = 0;
+    let least = Infinity;
+    let now = arrival(1);
+    for (let tick = 1; tick < 80; tick++) {
+      const at = arrival(tick) + late(tick);
+      for (; now < at; now += 10) {
+        w.update(now);
+        const p = drawn(w, 7);
+        if (!p || now < arrival(20)) continue;
+        if (!Number.isNaN(last)) {
+          most = Math.max(most, p[0] - last);
+          least = Math.min(least, p[0] - last);
+        }
+        last = p[0];
+      }
+      for (const f of frames(tick)) w.onCell(f, at);
+    }
+    // 300 units/s is 3 units per 10 ms update; the render clock slews at most 15 %.
+    expect(most).toBeLessThanOrEqual(3 * 1.15 + 0.01);
+    expect(least).toBeGreaterThanOrEqual(3 * 0.85 - 0.01);
+  });
+
   it('unwraps frame times across 2^32 ms against the Welcome', () => {
     const w = new CellWorld();
     const wrap = 2 ** 32 * 411; // 1,765,231,... ms: a real epoch time where the low 32 bits wrap
@@ -245,6 +280,34 @@ describe('entering and leaving view', () => {
     // It walks at an even pace: never held at a sample waiting for the next one.
     expect(steps).toBeGreaterThan(100);
     expect(still / steps).toBeLessThan(0.15);
+  });
+
+  it('waits for a late frame and goes on from where it waited, without a jump', () => {
+    const w = world();
+    const x = (tick: number): number => 300 + tick * STEP;
+    let last = Number.NaN;
+    let maxMove = 0;
+    let now = arrival(1) - 1;
+    const walker = (tick: number): CellMsg => cellFrame(1, cellOf(x(tick), 300), tick, [{ id: 7, x: x(tick), y: 300 }]);
+    for (let tick = 1; tick < 60; tick++) {
+      for (; now < arrival(tick); now += 16) {
+        w.update(now);
+        const p = drawn(w, 7);
+        if (!p || now < arrival(10)) continue;
+        if (!Number.isNaN(last)) {
+          expect(p[0]).toBeGreaterThanOrEqual(last);
+          maxMove = Math.max(maxMove, p[0] - last);
+        }
+        last = p[0];
+      }
+      w.onCell(ownFrame(tick), arrival(tick));
+      // The walker's cell's frames of ticks 30-34 are held up and come with tick 35's, 250 ms late.
+      if (tick < 30 || tick > 35) w.onCell(walker(tick), arrival(tick));
+      if (tick === 35) for (let late = 30; late <= 35; late++) w.onCell(walker(late), arrival(tick));
+    }
+    // A walk's worth per 16 ms frame, at most 25 % fast while catching up: never a jump.
+    expect(maxMove).toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
+    expect(last).toBeGreaterThan(x(50));
   });
 
   it('continues a player that moved to another shard without a jump or a blink', () => {

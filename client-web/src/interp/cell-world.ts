@@ -3,7 +3,8 @@
 //
 // Each cell frame feeds the tracks of the players it lists (interp/
 // player-tracks: a short ring of positions per player, in server time, the
-// low 32 bits of the frame's time unwrapped against the Welcome's) and is
+// low 32 bits of the frame's time unwrapped against the Welcome's, placed at
+// its tick's scheduled time) and is
 // compared with the previous frame of its (shard, cell) (interp/
 // cell-listings): a frame is complete for its cell, so a player the previous
 // one listed and this one does not has left the cell. Whether it entered
@@ -18,7 +19,10 @@
 // A player is drawn at its shard's render time (interp/shard-clocks: about
 // 100 ms behind the newest tick), further back by its extra delay when it is
 // updated less often than every tick, so it stays between two samples; one
-// who enters view is drawn from the next frame, at its first position.
+// who enters view is drawn from the next frame, at its first position. When a
+// player's sample is late it waits a tick past its newest, its delay
+// stretched, and goes on from there (then catches up at the slew rate), so a
+// late frame costs a pause, never a jump.
 
 import type { AoiSettings, Bounds, CellMsg, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
 import { CellListings, type CellListing } from './cell-listings.js';
@@ -82,9 +86,10 @@ export class CellWorld {
   /** The current update's step for slewing, ms. */
   private stepMs = 0;
   /**
-   * The cell frame being taken: its server time (ms from the timeline's base) and
-   * arrival (local ms). Like [`stepMs`], fields rather than arguments, so the
-   * per-player calls pass no fractional number (none is boxed).
+   * The cell frame being taken: its tick's scheduled server time (ms from the
+   * timeline's base; see interp/shard-clocks) and its arrival (local ms).
+   * Fields rather than arguments, so the per-player calls pass no fractional
+   * number (none is boxed).
    */
   private frameMs = 0;
   private frameArrivalMs = 0;
@@ -139,11 +144,11 @@ export class CellWorld {
       return;
     }
     this.cellFrames++;
-    this.clocks.observe(msg.shardId, msg.tick, t, arrivalMs, this.tickMs);
+    const clock = this.clocks.observe(msg.shardId, msg.tick, t, arrivalMs, this.tickMs);
     const n = msg.playerCount;
     this.reserve(n);
     msg.readPlayers(this.scratch, this.bounds);
-    this.frameMs = t;
+    this.frameMs = clock.frameMs;
     this.frameArrivalMs = arrivalMs;
     for (let i = 0; i < n; i++) this.listed(i, msg.shardId, msg.cell);
     this.leavers(listing, msg.shardId, msg.cell);
@@ -267,9 +272,21 @@ export class CellWorld {
       const most = EXTRA_DELAY_SLEW * this.stepMs;
       extra += Math.max(-most, Math.min(most, target - extra));
     }
-    tr.extra[slot] = extra;
     const c = this.clocks.of(tr.shard[slot] as number);
-    tr.drawMs = c?.clock.ready ? c.clock.renderMs - extra : Number.NaN;
+    let t = Number.NaN;
+    if (c?.clock.ready) {
+      t = c.clock.renderMs - extra;
+      // Its next sample is late: it waits a tick past its newest (extrapolated)
+      // with its delay stretched, so it goes on from there when the sample
+      // comes rather than jumping ahead to where the render time has got to.
+      const most = tr.newestMs(slot) + this.tickMs;
+      if (t > most && extra < MAX_EXTRA_DELAY_MS) {
+        extra = Math.min(MAX_EXTRA_DELAY_MS, extra + t - most);
+        t = c.clock.renderMs - extra;
+      }
+    }
+    tr.extra[slot] = extra;
+    tr.drawMs = t;
     tr.emit(slot, this.players);
     if (tr.hidden[slot] !== DRAWN) {
       tr.hidden[slot] = DRAWN;
