@@ -2,12 +2,11 @@
 // in view out, once a frame, in one set of columns for the one instanced draw.
 //
 // Each cell frame feeds the tracks of the players it lists (interp/
-// player-tracks: a short ring of positions per player, in server time, the
+// player-tracks: a short ring of positions per player in server time: the
 // low 32 bits of the frame's time unwrapped against the Welcome's, placed at
-// its tick's scheduled time) and is
-// compared with the previous frame of its (shard, cell) (interp/
-// cell-listings): a frame is complete for its cell, so a player the previous
-// one listed and this one does not has left the cell. Whether it entered
+// its tick's scheduled time) and is compared with the previous frame of its
+// (shard, cell) (interp/cell-listings): a frame is complete for its cell, so
+// a player the previous one listed and this one does not has left the cell. Whether it entered
 // another cell, another shard or left the place shows in the next frames: it
 // is hidden only when it has been in none of them for a few of its own update
 // intervals (interp/view-grace), so a border crossing, whose two frames come
