@@ -1,19 +1,29 @@
 // The running game: wires the connection, the interpolated world, input, the
 // renderer and the panels together and runs the frame loop. Each part owns its
 // concept; this file only routes messages and per-frame calls between them.
+//
+// Two modes, as the Welcome says: whole-shard snapshots (interp/world, names
+// from the Roster and Presence, the camera over the world) or area of interest
+// (cell frames into interp/cell-world, names asked for as players come into
+// view, the camera and a minimap around the view radius, the place's count
+// from PlaceStatus).
 
 import { Controls } from './input/controls.js';
 import { DirectionSender } from './input/sender.js';
-import { InterpolatedWorld } from './interp/world.js';
+import { CellWorld } from './interp/cell-world.js';
+import { InterpolatedWorld, type MergedPlayers } from './interp/world.js';
 import { Connection, type ConnectionState } from './net/connection.js';
 import { KeepAlive } from './net/keepalive.js';
-import type { ServerMsg, WelcomeMsg } from './net/protocol.js';
+import type { AoiSettings, ServerMsg, WelcomeMsg } from './net/protocol.js';
 import { socketUrl } from './net/url.js';
 import { Camera } from './render/camera.js';
 import { FrameStats } from './render/frame-stats.js';
 import type { GpuHandle } from './render/gpu.js';
 import { Graphics } from './render/graphics.js';
 import { NameLabels } from './render/labels.js';
+import { Minimap } from './render/minimap.js';
+import { InViewDirectory } from './state/in-view.js';
+import { NameBook } from './state/names.js';
 import { Roster } from './state/roster.js';
 import { realTimers } from './timers.js';
 import { Chat } from './ui/chat.js';
@@ -32,6 +42,8 @@ export interface Elements {
   readonly chatInput: HTMLInputElement;
   readonly players: HTMLElement;
   readonly playerCount: HTMLElement;
+  readonly playersTitle: HTMLElement;
+  readonly minimap: HTMLCanvasElement;
 }
 
 /** Largest canvas side, device pixels. */
@@ -42,7 +54,12 @@ const MAX_CANVAS_PX = 4096;
  * (src/debug/hook.ts, test builds only) are public and read-only.
  */
 export class Game {
+  /** Whole-shard mode: every shard's snapshots, merged. */
   readonly world = new InterpolatedWorld();
+  /** Area of interest: the players in view, from cell frames. */
+  readonly cells: CellWorld;
+  /** Area of interest: names asked for as players come into view. */
+  readonly names: NameBook;
   readonly camera = new Camera();
   readonly frameStats = new FrameStats();
   readonly graphics: Graphics;
@@ -50,15 +67,22 @@ export class Game {
   readonly keepAlive: KeepAlive;
   readonly canvas: HTMLCanvasElement;
   private readonly roster = new Roster();
+  private readonly inView: InViewDirectory;
   private readonly labels: NameLabels;
+  private readonly minimap: Minimap;
   private readonly status: Status;
   private readonly chat: Chat;
   private readonly playerList: PlayerList;
   private readonly hud: Hud;
   /** Filled in place at each HUD refresh. */
-  private readonly hudValues: HudValues = { pingMs: Number.NaN, players: 0, delayMs: Number.NaN, fps: 0, frameCpuMs: Number.NaN };
+  private readonly hudValues: HudValues = { pingMs: Number.NaN, players: 0, inView: 0, delayMs: Number.NaN, fps: 0, frameCpuMs: Number.NaN };
   private readonly controls: Controls;
   private conn: Connection | null = null;
+  /** Area of interest as the last Welcome gave it (null: whole-shard snapshots). */
+  private aoi: AoiSettings | null = null;
+  /** The place's players and live shards from the last PlaceStatus (NaN before one). */
+  private placePlayers = Number.NaN;
+  private placeShards = Number.NaN;
   private own = 0;
   private shard = 0;
   private connKind: ConnectionState['kind'] | 'idle' = 'idle';
@@ -80,9 +104,14 @@ export class Game {
     this.status = new Status(els.badge, els.panel);
     this.graphics = new Graphics(context, gpu, (reason) => this.fatal(reason));
     this.labels = new NameLabels(els.labels);
+    this.minimap = new Minimap(els.minimap, els.minimap.getContext('2d'));
     const send = (bytes: Uint8Array): boolean => this.conn?.send(bytes) ?? false;
+    this.names = new NameBook(send, (id) => this.cells.tracks.slotOf(id) >= 0);
+    this.cells = new CellWorld({ entered: (id) => this.names.want(id) });
+    this.inView = new InViewDirectory(this.cells, this.names);
     this.chat = new Chat(els.chatLog, els.chatInput, send, () => this.own);
-    this.playerList = new PlayerList(els.players, els.playerCount);
+    this.playerList = new PlayerList(els.players, els.playerCount, els.playersTitle);
+    this.playerList.show(this.roster, 'Players');
     this.hud = new Hud(els.hud);
     this.sender = new DirectionSender(send, realTimers);
     this.keepAlive = new KeepAlive(send, realTimers);
@@ -104,6 +133,31 @@ export class Game {
   /** The current connection, if one was opened. */
   get connection(): Connection | null {
     return this.conn;
+  }
+
+  /** Area of interest as the last Welcome gave it (null: whole-shard snapshots). */
+  get areaOfInterest(): AoiSettings | null {
+    return this.aoi;
+  }
+
+  /** The players drawn in the last frame, in the current mode. */
+  get drawn(): MergedPlayers {
+    return this.aoi ? this.cells.players : this.world.players;
+  }
+
+  /** The name the page knows for `id`: the name book's with area of interest, the roster's otherwise. */
+  nameOf(id: number): string | undefined {
+    return this.aoi ? this.names.name(id) : this.roster.name(id);
+  }
+
+  /** Dots on the minimap at its last redraw. */
+  get minimapDots(): number {
+    return this.minimap.dots;
+  }
+
+  /** The place's players and live shards from the last PlaceStatus (NaN before one; area of interest only). */
+  get place(): { players: number; shards: number } {
+    return { players: this.placePlayers, shards: this.placeShards };
   }
 
   /** Kind of the connection's state ('idle' before the first connect). */
@@ -132,12 +186,23 @@ export class Game {
 
   private message(msg: ServerMsg, arrivalMs: number): void {
     switch (msg.kind) {
+      case 'cell':
+        this.cells.onCell(msg, arrivalMs);
+        return;
       case 'snapshot':
+        if (this.aoi) return; // not sent with area of interest
         this.world.onSnapshot(msg, arrivalMs);
         this.camera.setBounds(msg.bounds);
         return;
       case 'welcome':
         this.welcome(msg);
+        return;
+      case 'names':
+        this.names.apply(msg, arrivalMs);
+        return;
+      case 'place-status':
+        this.placePlayers = msg.players;
+        this.placeShards = msg.shards;
         return;
       case 'roster':
         this.roster.applyRoster(msg);
@@ -147,6 +212,7 @@ export class Game {
         return;
       case 'chat':
         this.chat.add(msg);
+        if (this.aoi && msg.fromId) this.names.learn(msg.fromId, msg.name);
         return;
       case 'pong':
         this.keepAlive.onPong(msg.clientTimeMs, realTimers.now());
@@ -169,8 +235,27 @@ export class Game {
     this.world.speed = w.speed;
     this.camera.setBounds(w.bounds);
     this.roster.setOwn(w.playerId, w.name, w.shardId);
+    this.mode(w);
     this.sender.resync();
     this.keepAlive.start();
+  }
+
+  /** Sets up the mode the Welcome says: area of interest or whole-shard snapshots. */
+  private mode(w: WelcomeMsg): void {
+    const aoi = w.aoi;
+    if (!aoi && this.aoi) this.cells.clear();
+    this.aoi = aoi;
+    this.camera.setViewRadius(aoi?.viewRadius ?? 0);
+    this.minimap.setWorld(aoi ? w.bounds : null, aoi?.viewRadius ?? 0);
+    this.hud.setAreaOfInterest(aoi !== null);
+    if (!aoi) {
+      this.playerList.show(this.roster, 'Players');
+      return;
+    }
+    this.cells.welcome(w, aoi);
+    this.names.setOwn(w.playerId, w.name);
+    this.names.reconnected();
+    this.playerList.show(this.inView, 'In view');
   }
 
   private state(s: ConnectionState): void {
@@ -221,6 +306,7 @@ export class Game {
       canvas.height = ph;
     }
     this.camera.resize(w, h, pw / Math.max(1, w));
+    this.minimap.resize(dpr);
   }
 
   /**
@@ -234,28 +320,40 @@ export class Game {
     const dt = now - this.lastFrame;
     this.lastFrame = now;
     this.resizeCanvas();
-    this.world.update(now);
-    const players = this.world.players;
+    const aoi = this.aoi !== null;
+    if (aoi) this.cells.update(now);
+    else this.world.update(now);
+    const players = aoi ? this.cells.players : this.world.players;
     const own = players.indexOf(this.own);
     if (own >= 0) this.camera.follow(players.x[own] as number, players.y[own] as number, dt);
     else this.camera.follow(this.welcomeX, this.welcomeY, dt);
     this.graphics.renderer?.draw(players, this.own, this.camera);
-    this.labels.update(players, this.own, this.camera, this.roster);
+    this.labels.update(players, this.own, this.camera, aoi ? this.names : this.roster);
+    if (aoi) {
+      this.minimap.update(players, this.own, this.camera, now);
+      this.names.flush(now);
+    }
     this.frameStats.record(now, performance.now() - t0);
     this.report(now);
   };
 
-  /** Refreshes the HUD (at most every HUD_REFRESH_MS) and the players list (when the roster changed). */
+  /** Refreshes the HUD (at most every HUD_REFRESH_MS) and the players list (when it changed). */
   private report(now: number): void {
     if (this.hud.due(now)) {
       const v = this.hudValues;
       v.pingMs = this.keepAlive.smoothedRttMs;
-      v.players = this.world.players.count;
-      v.delayMs = this.world.delayMs(this.shard);
+      if (this.aoi) {
+        v.players = this.placePlayers;
+        v.inView = this.cells.players.count;
+        v.delayMs = this.cells.delayMs(this.shard);
+      } else {
+        v.players = this.world.players.count;
+        v.delayMs = this.world.delayMs(this.shard);
+      }
       v.fps = this.frameStats.fps();
       v.frameCpuMs = this.frameStats.meanCpuMs();
       this.hud.show(v);
     }
-    this.playerList.update(this.roster, this.own, now);
+    this.playerList.update(this.own, now);
   }
 }

@@ -45,6 +45,8 @@ async function start(): Promise<void> {
     chatInput: byId('chat-input'),
     players: byId('players'),
     playerCount: byId('player-count'),
+    playersTitle: byId('players-title'),
+    minimap: byId('minimap'),
   };
   const form = byId<HTMLFormElement>('name-form');
   const rename = (reason: string): void => {

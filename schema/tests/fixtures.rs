@@ -9,8 +9,9 @@
 //! the file; otherwise the test fails unless the file matches byte for byte.
 
 use bytes::Bytes;
+use mino_protocol::cell::{CellEncoder, CellKey};
 use mino_protocol::quantize::world_position;
-use mino_protocol::server::{self, ServerMsg, WelcomeInfo};
+use mino_protocol::server::{self, AoiInfo, ServerMsg, WelcomeInfo};
 use mino_protocol::snapshot::{PlayerEntry, SnapshotEncoder, SnapshotHeader};
 use mino_protocol::wire::{self, CloseCode};
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -91,13 +92,98 @@ fn welcome() -> Frame {
     let expect = format!(
         "{{\"player_id\": 70001, \"shard_id\": {}, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 120, \
          \"resume_ticket_hex\": {}, \"server_time_ms\": 1764450000123, \"name\": {}, \"x\": 250.5, \
-         \"y\": 731.25, \"resumed\": false}}",
+         \"y\": 731.25, \"resumed\": false, \"aoi\": null}}",
         0x00c0_ffee_u32,
         bounds_json(&world()),
         js(&hex(&ticket)),
         js("Zoë <b>"),
     );
     Frame { name: "welcome", kind: "Welcome", bytes, expect }
+}
+
+/// The world of the area-of-interest frames: 2,000 units a side, 16 columns
+/// of 125-unit cells.
+fn aoi_world() -> wire::Bounds {
+    wire::Bounds::new(0.0, 0.0, 2000.0, 2000.0)
+}
+
+/// Server time of the area-of-interest frames: its low 32 bits are what a
+/// cell frame carries.
+const AOI_TIME_MS: u64 = 1_764_450_000_150;
+
+fn welcome_aoi() -> Frame {
+    let ticket = [0x5au8; 16];
+    let aoi = AoiInfo { cell_size: 125.0, grid_columns: 16, view_radius: 250.0, view_grace_ms: 500 };
+    let bytes = server::encode_welcome(&WelcomeInfo {
+        player_id: PlayerId(70_001),
+        shard_id: ShardId(7),
+        tick_hz: 20,
+        bounds: aoi_world(),
+        speed: 300.0,
+        resume_ticket: &ticket,
+        server_time_ms: AOI_TIME_MS - 50,
+        name: "ann",
+        position: (700.0, 450.0),
+        resumed: true,
+        aoi: Some(aoi),
+    });
+    let expect = format!(
+        "{{\"player_id\": 70001, \"shard_id\": 7, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 300, \
+         \"resume_ticket_hex\": {}, \"server_time_ms\": {}, \"name\": \"ann\", \"x\": 700, \"y\": 450, \
+         \"resumed\": true, \"aoi\": {{\"cell_size\": 125, \"grid_columns\": 16, \"view_radius\": 250, \
+         \"view_grace_ms\": 500}}}}",
+        bounds_json(&aoi_world()),
+        js(&hex(&ticket)),
+        AOI_TIME_MS - 50,
+    );
+    Frame { name: "welcome-aoi", kind: "Welcome", bytes, expect }
+}
+
+/// A cell frame of tick 2^32 + 5 (the header keeps the low 32 bits), with
+/// entries that echo input sequence numbers in their flags.
+fn cell() -> Frame {
+    // Cell (column 5, row 3) of the 16-column grid: 1 + 3 * 16 + 5.
+    let key = CellKey { shard: ShardId(7), cell: 54, tick: Tick((1 << 32) + 5), server_time_ms: AOI_TIME_MS };
+    let players = vec![
+        PlayerEntry { id: PlayerId(70_001), x: 700.0, y: 450.0, heading: 64, moving: true, input_seq: 5 },
+        PlayerEntry { id: PlayerId(3), x: 625.5, y: 499.75, heading: 0, moving: false, input_seq: 127 },
+        PlayerEntry { id: PlayerId(0x0001_0002), x: 749.9, y: 375.0, heading: 255, moving: true, input_seq: 0 },
+    ];
+    let bytes = CellEncoder::new().encode(&key, &aoi_world(), players.iter().copied());
+    let expect = format!(
+        "{{\"shard_id\": 7, \"cell\": 54, \"tick\": 5, \"time_ms\": {}, \"server_time_ms\": {AOI_TIME_MS}, \
+         \"bounds\": {}, \"players\": {}}}",
+        AOI_TIME_MS as u32,
+        bounds_json(&aoi_world()),
+        entries_json(&players, &aoi_world()),
+    );
+    Frame { name: "cell", kind: "Cell", bytes, expect }
+}
+
+/// The empty frame of a cell its last player just left.
+fn cell_empty() -> Frame {
+    let key = CellKey { shard: ShardId(7), cell: 55, tick: Tick(6), server_time_ms: AOI_TIME_MS + 50 };
+    let bytes = CellEncoder::new().encode(&key, &aoi_world(), []);
+    let expect = format!(
+        "{{\"shard_id\": 7, \"cell\": 55, \"tick\": 6, \"time_ms\": {}, \"server_time_ms\": {}, \
+         \"bounds\": {}, \"players\": []}}",
+        (AOI_TIME_MS + 50) as u32,
+        AOI_TIME_MS + 50,
+        bounds_json(&aoi_world()),
+    );
+    Frame { name: "cell-empty", kind: "Cell", bytes, expect }
+}
+
+fn names() -> Frame {
+    let players = [(3u32, "Ada"), (0x0001_0002u32, "Zoë <b>")];
+    let bytes = server::encode_names(players.iter().map(|(id, n)| (PlayerId(*id), *n)));
+    let expect = format!("{{\"players\": {}}}", infos_json(&players));
+    Frame { name: "names", kind: "Names", bytes, expect }
+}
+
+fn place_status() -> Frame {
+    let bytes = server::encode_place_status(12_345, 3);
+    Frame { name: "place-status", kind: "PlaceStatus", bytes, expect: "{\"players\": 12345, \"shards\": 3}".into() }
 }
 
 fn snapshot_players() -> Vec<PlayerEntry> {
@@ -108,6 +194,27 @@ fn snapshot_players() -> Vec<PlayerEntry> {
         PlayerEntry { id: PlayerId(0xfffe_0003), x: 500.0, y: 500.0, heading: 255, moving: false, input_seq: 0 },
         PlayerEntry { id: PlayerId(42), x: -5.0, y: 1005.0, heading: 128, moving: false, input_seq: 0 },
     ]
+}
+
+/// The entries as a decoder must read them back: id, quantized and world
+/// position over `bounds`, heading, flags.
+fn entries_json(players: &[PlayerEntry], bounds: &wire::Bounds) -> String {
+    let items: Vec<String> = players
+        .iter()
+        .map(|p| {
+            let w = p.to_wire(bounds);
+            let (x, y) = world_position(bounds, w.x(), w.y());
+            format!(
+                "{{\"id\": {}, \"qx\": {}, \"qy\": {}, \"x\": {x}, \"y\": {y}, \"heading\": {}, \"flags\": {}}}",
+                p.id.0,
+                w.x(),
+                w.y(),
+                w.heading(),
+                w.flags()
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
 }
 
 fn snapshot() -> Frame {
@@ -121,26 +228,11 @@ fn snapshot() -> Frame {
     };
     let players = snapshot_players();
     let bytes = SnapshotEncoder::new().encode(&header, players.iter().copied());
-    let items: Vec<String> = players
-        .iter()
-        .map(|p| {
-            let w = p.to_wire(&header.bounds);
-            let (x, y) = world_position(&header.bounds, w.x(), w.y());
-            format!(
-                "{{\"id\": {}, \"qx\": {}, \"qy\": {}, \"x\": {x}, \"y\": {y}, \"heading\": {}, \"flags\": {}}}",
-                p.id.0,
-                w.x(),
-                w.y(),
-                w.heading(),
-                w.flags()
-            )
-        })
-        .collect();
     let expect = format!(
         "{{\"shard_id\": 7, \"tick\": 123456, \"server_time_ms\": 1764450000150, \"tick_hz\": 20, \
-         \"bounds\": {}, \"cell\": 0, \"players\": [{}]}}",
+         \"bounds\": {}, \"cell\": 0, \"players\": {}}}",
         bounds_json(&header.bounds),
-        items.join(", ")
+        entries_json(&players, &header.bounds)
     );
     Frame { name: "snapshot", kind: "Snapshot", bytes, expect }
 }
@@ -229,7 +321,23 @@ fn moved() -> Frame {
 }
 
 fn frames() -> Vec<Frame> {
-    vec![welcome(), snapshot(), empty_snapshot(), chat(), presence(), roster(), busy(), error(), pong(), moved()]
+    vec![
+        welcome(),
+        welcome_aoi(),
+        snapshot(),
+        empty_snapshot(),
+        cell(),
+        cell_empty(),
+        chat(),
+        presence(),
+        roster(),
+        busy(),
+        error(),
+        pong(),
+        moved(),
+        names(),
+        place_status(),
+    ]
 }
 
 /// The union member name of a decoded frame, as in mino.fbs.

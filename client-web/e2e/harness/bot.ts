@@ -1,7 +1,9 @@
 // A bot over a real websocket (the `ws` package) that speaks through the
 // client's own protocol module: Hello, Input, ChatSend; it keeps the newest
 // snapshot's positions of every player (overall and per shard), and the chat
-// and presence messages it received.
+// and presence messages it received. With area of interest it keeps the
+// positions of the players in the cell frames it gets instead (its own among
+// them: its own cell comes every tick).
 
 import WebSocket from 'ws';
 import {
@@ -27,6 +29,8 @@ export class Bot {
   readonly shardPositions = new Map<number, Map<number, [number, number]>>();
   /** Snapshots received, in all and per shard id. */
   snapshots = 0;
+  /** Cell frames received (area of interest). */
+  cellFrames = 0;
   readonly shardSnapshots = new Map<number, number>();
   closedWith: number | null = null;
   private seq = 0;
@@ -83,18 +87,28 @@ export class Bot {
     return this.welcome.playerId;
   }
 
+  private reserve(n: number): void {
+    if (this.cols.ids.length >= n) return;
+    this.cols.ids = new Uint32Array(n);
+    this.cols.x = new Float32Array(n);
+    this.cols.y = new Float32Array(n);
+    this.cols.heading = new Float32Array(n);
+    this.cols.flags = new Uint8Array(n);
+  }
+
   private receive(msg: ServerMsg): void {
     if (msg.kind === 'chat') this.chats.push(msg);
     if (msg.kind === 'presence') this.presences.push({ ...msg, receivedAt: Date.now() });
+    if (msg.kind === 'cell') {
+      this.reserve(msg.playerCount);
+      msg.readPlayers(this.cols, this.welcome.bounds);
+      for (let i = 0; i < msg.playerCount; i++) this.positions.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
+      this.cellFrames++;
+      return;
+    }
     if (msg.kind !== 'snapshot') return;
     const n = msg.playerCount;
-    if (this.cols.ids.length < n) {
-      this.cols.ids = new Uint32Array(n);
-      this.cols.x = new Float32Array(n);
-      this.cols.y = new Float32Array(n);
-      this.cols.heading = new Float32Array(n);
-      this.cols.flags = new Uint8Array(n);
-    }
+    this.reserve(n);
     msg.readPlayers(this.cols);
     this.positions.clear();
     const ofShard = new Map<number, [number, number]>();
@@ -113,7 +127,7 @@ export class Bot {
     return this.shardPositions.get(shardId)?.get(id);
   }
 
-  /** Server-side position of player `id` in the newest snapshot. */
+  /** Server-side position of player `id` in the newest snapshot, or with area of interest the newest cell frame listing it. */
   position(id: number): [number, number] | undefined {
     return this.positions.get(id);
   }

@@ -47,6 +47,27 @@ export interface MinoStats {
   sockets: number;
   decodeErrors: number;
   inputsSent: number;
+  /** Whether the server sends cell frames (area of interest) rather than whole-shard snapshots. */
+  aoi: boolean;
+  /** Area of interest: the view radius (world units) and the camera's farthest screen corner from its centre (world units). */
+  viewRadius: number;
+  cornerReach: number;
+  /** Players drawn in the last frame (the local one included). */
+  inView: number;
+  /** Area of interest: players tracked (drawn, new or hidden after leaving their cell). */
+  tracked: number;
+  /** Area of interest: the place's players and live shards from the last PlaceStatus (NaN before one). */
+  placePlayers: number;
+  placeShards: number;
+  /** Area of interest: cell frames taken, and refused as repeated or older. */
+  cellFrames: number;
+  staleCellFrames: number;
+  /** Area of interest: NamesRequests sent, ids asked in them, names known. */
+  namesRequests: number;
+  namesAsked: number;
+  namesKnown: number;
+  /** Area of interest: dots on the minimap at its last redraw. */
+  minimapDots: number;
 }
 
 /** The object installed as `window.__mino`. */
@@ -57,6 +78,10 @@ export interface MinoHook {
   worldToScreen(x: number, y: number): [number, number] | null;
   /** Position at which player `id` was drawn in the last frame, world units, or null. */
   drawnPosition(id: number): [number, number] | null;
+  /** The ids drawn in the last frame. */
+  drawnIds(): number[];
+  /** The name the page knows for player `id` (roster or name book), or null. */
+  nameOf(id: number): string | null;
   /** Destroys the WebGPU device as a driver reset would; the page must recover. */
   loseDevice(): void;
 }

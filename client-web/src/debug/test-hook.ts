@@ -37,6 +37,19 @@ function emptyStats(): MinoStats {
     sockets: 0,
     decodeErrors: 0,
     inputsSent: 0,
+    aoi: false,
+    viewRadius: 0,
+    cornerReach: Number.NaN,
+    inView: 0,
+    tracked: 0,
+    placePlayers: Number.NaN,
+    placeShards: Number.NaN,
+    cellFrames: 0,
+    staleCellFrames: 0,
+    namesRequests: 0,
+    namesAsked: 0,
+    namesKnown: 0,
+    minimapDots: 0,
   };
 }
 
@@ -54,13 +67,8 @@ function gameStats(g: Game, s: MinoStats): void {
     s.instanceCapacity = r.instances.capacity;
     s.instanceAllocations = r.instances.allocations;
   }
-  const track = g.world.track(g.shardId);
-  s.interpDelayMs = g.world.delayMs(g.shardId);
-  s.jitterMs = track?.clock.jitterMs ?? Number.NaN;
-  s.renderLagMs = (track?.ring.newest()?.serverTimeMs ?? Number.NaN) - (track?.sampleTimeMs ?? Number.NaN);
-  s.renderSnaps = g.world.snaps();
-  s.bufferedSnapshots = g.world.bufferedSnapshots();
-  s.shards = g.world.shardCount;
+  if (g.areaOfInterest) cellStats(g, s);
+  else snapshotStats(g, s);
   s.adapter = { ...g.graphics.info };
   s.deviceGeneration = g.graphics.generation;
   s.lastRecoveryMs = g.graphics.lastRecoveryMs;
@@ -71,6 +79,42 @@ function gameStats(g: Game, s: MinoStats): void {
   s.sockets = g.connection?.sockets ?? 0;
   s.decodeErrors = g.connection?.decodeErrors ?? 0;
   s.inputsSent = g.sender.count;
+}
+
+/** Interpolation stats of whole-shard mode. */
+function snapshotStats(g: Game, s: MinoStats): void {
+  const track = g.world.track(g.shardId);
+  s.interpDelayMs = g.world.delayMs(g.shardId);
+  s.jitterMs = track?.clock.jitterMs ?? Number.NaN;
+  s.renderLagMs = (track?.ring.newest()?.serverTimeMs ?? Number.NaN) - (track?.sampleTimeMs ?? Number.NaN);
+  s.renderSnaps = g.world.snaps();
+  s.bufferedSnapshots = g.world.bufferedSnapshots();
+  s.shards = g.world.shardCount;
+  s.inView = g.world.players.count;
+}
+
+/** Interpolation, view and names stats of area of interest. */
+function cellStats(g: Game, s: MinoStats): void {
+  const w = g.cells;
+  const own = w.clocks.of(g.shardId);
+  s.aoi = true;
+  s.viewRadius = g.camera.radius;
+  s.cornerReach = Math.hypot(g.camera.width, g.camera.height) / 2 / g.camera.zoom;
+  s.interpDelayMs = w.delayMs(g.shardId);
+  s.jitterMs = own?.clock.jitterMs ?? Number.NaN;
+  s.renderLagMs = own?.clock.ready ? own.newestMs - own.clock.renderMs : Number.NaN;
+  s.renderSnaps = w.snaps();
+  s.shards = w.clocks.list.length;
+  s.inView = w.players.count;
+  s.tracked = w.tracks.count;
+  s.placePlayers = g.place.players;
+  s.placeShards = g.place.shards;
+  s.cellFrames = w.cellFrames;
+  s.staleCellFrames = w.staleFrames;
+  s.namesRequests = g.names.requests;
+  s.namesAsked = g.names.idsAsked;
+  s.namesKnown = g.names.size;
+  s.minimapDots = g.minimapDots;
 }
 
 /** The hook; see the module comment. Reads the game only when asked. */
@@ -113,9 +157,18 @@ export class TestHook implements MinoHook {
   }
 
   drawnPosition(id: number): [number, number] | null {
-    const p = this.game?.world.players;
+    const p = this.game?.drawn;
     const i = p ? p.indexOf(id) : -1;
     return p && i >= 0 ? [p.x[i] as number, p.y[i] as number] : null;
+  }
+
+  drawnIds(): number[] {
+    const p = this.game?.drawn;
+    return p ? Array.from(p.ids.subarray(0, p.count)) : [];
+  }
+
+  nameOf(id: number): string | null {
+    return this.game?.nameOf(id) ?? null;
   }
 
   loseDevice(): void {

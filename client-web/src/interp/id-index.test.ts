@@ -35,6 +35,36 @@ describe('id index', () => {
     ids.forEach((id, i) => expect(ix.get(id)).toBe(i));
     expect(ix.get(123_456_789)).toBe(-1);
   });
+
+  it('deletes single entries and still finds every other one, as a Map would', () => {
+    const ix = new IdIndex(4);
+    const model = new Map<number, number>();
+    let seed = 12345;
+    const rand = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+    // Few distinct ids (many collisions and long probe runs), some sharing low bits.
+    const ids = Array.from({ length: 300 }, (_, i) => (i % 3 ? i * 65536 : i * 31) >>> 0);
+    for (let step = 0; step < 20_000; step++) {
+      const id = ids[rand(ids.length)] as number;
+      if (rand(3) === 0) {
+        expect(ix.delete(id)).toBe(model.delete(id));
+      } else {
+        ix.set(id, step);
+        model.set(id, step);
+      }
+      if (step % 997 === 0) for (const probe of ids) expect(ix.get(probe)).toBe(model.get(probe) ?? -1);
+    }
+    expect(ix.size).toBe(model.size);
+    for (const probe of ids) expect(ix.get(probe)).toBe(model.get(probe) ?? -1);
+  });
+
+  it('deletes nothing that is absent, and a cleared entry cannot be deleted', () => {
+    const ix = new IdIndex(8);
+    ix.set(5, 1);
+    expect(ix.delete(6)).toBe(false);
+    ix.clear();
+    expect(ix.delete(5)).toBe(false);
+    expect(ix.size).toBe(0);
+  });
 });
 
 describe('merged players', () => {

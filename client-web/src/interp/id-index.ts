@@ -3,7 +3,9 @@
 // hashing) over typed arrays. Clearing bumps a generation instead of touching
 // the arrays, so rebuilding the index every frame costs one write per player
 // and allocates nothing once the table has grown to the player count; it
-// grows (doubling, at half load) only when more players appear.
+// grows (doubling, at half load) only when more players appear. A single
+// entry is removed by shifting the rest of its probe run back (no
+// tombstones), so an index kept across frames stays as fast as a fresh one.
 
 /** Fibonacci hashing multiplier: 2^32 / golden ratio, odd. */
 const GOLDEN = 0x9e3779b1;
@@ -64,6 +66,29 @@ export class IdIndex {
     this.keys[h] = id;
     this.slots[h] = slot;
     this.size++;
+  }
+
+  /** Removes `id`; returns whether it was present. Allocates nothing. */
+  delete(id: number): boolean {
+    const mask = this.keys.length - 1;
+    let h = Math.imul(id, GOLDEN) >>> this.shift;
+    while (this.stamps[h] === this.generation && this.keys[h] !== id) h = (h + 1) & mask;
+    if (this.stamps[h] !== this.generation) return false;
+    // Backward shift: move each later entry of the run whose home is not
+    // between the hole and itself into the hole, so every lookup still finds
+    // its key before the first empty entry.
+    let hole = h;
+    for (let j = (h + 1) & mask; this.stamps[j] === this.generation; j = (j + 1) & mask) {
+      const home = Math.imul(this.keys[j] as number, GOLDEN) >>> this.shift;
+      if (((j - home) & mask) >= ((j - hole) & mask)) {
+        this.keys[hole] = this.keys[j] as number;
+        this.slots[hole] = this.slots[j] as number;
+        hole = j;
+      }
+    }
+    this.stamps[hole] = 0; // never a live generation
+    this.size--;
+    return true;
   }
 
   /** Doubles the table and re-inserts the live entries. */

@@ -3,7 +3,7 @@
 // value, then checks that damaged copies of them are refused, not misread.
 import { describe, expect, it } from 'vitest';
 import fixture from '../../../schema/fixtures/server-frames.json';
-import { decodeServer, type PlayerColumns, type ServerMsg } from './protocol.js';
+import { decodeServer, type Bounds, type PlayerColumns, type ServerMsg } from './protocol.js';
 
 interface Frame {
   name: string;
@@ -56,7 +56,34 @@ const KIND: Record<string, ServerMsg['kind']> = {
   Error: 'error',
   Pong: 'pong',
   Move: 'move',
+  Names: 'names',
+  PlaceStatus: 'place-status',
+  Cell: 'cell',
 };
+
+/** A decoded entry as the Rust encoder recorded it. */
+interface EntryExpect {
+  id: number;
+  x: number;
+  y: number;
+  heading: number;
+  flags: number;
+}
+
+/** Checks columns read back from a frame against the recorded entries. */
+function expectEntries(out: PlayerColumns, players: EntryExpect[]): void {
+  players.forEach((p, i) => {
+    expect(out.ids[i]).toBe(p.id);
+    expect(out.x[i]).toBeCloseTo(p.x, 3);
+    expect(out.y[i]).toBeCloseTo(p.y, 3);
+    expect(out.heading[i]).toBeCloseTo((p.heading / 256) * 2 * Math.PI, 6);
+    expect(out.flags[i]).toBe(p.flags);
+  });
+}
+
+function boundsOf(b: { min_x: number; min_y: number; max_x: number; max_y: number }): Bounds {
+  return { minX: b.min_x, minY: b.min_y, maxX: b.max_x, maxY: b.max_y };
+}
 
 describe('server frames from the Rust encoders', () => {
   it('covers every server message kind', () => {
@@ -81,6 +108,60 @@ describe('server frames from the Rust encoders', () => {
     expect(w.serverTimeMs).toBe(e.server_time_ms);
     expect(w.name).toBe(e.name);
     expect([w.x, w.y, w.resumed]).toEqual([e.x, e.y, e.resumed]);
+    expect(w.aoi).toBeNull();
+  });
+
+  it('a welcome with area of interest carries the grid, the view radius and the grace', () => {
+    const w = decoded('welcome-aoi');
+    const e = frame('welcome-aoi').expect as {
+      server_time_ms: number;
+      bounds: { min_x: number; min_y: number; max_x: number; max_y: number };
+      aoi: { cell_size: number; grid_columns: number; view_radius: number; view_grace_ms: number };
+    };
+    if (w.kind !== 'welcome') throw new Error('not a welcome');
+    expect(w.bounds).toEqual(boundsOf(e.bounds));
+    expect([w.speed, w.resumed, w.serverTimeMs]).toEqual([300, true, e.server_time_ms]);
+    expect(w.aoi).toEqual({
+      cellSize: e.aoi.cell_size,
+      gridColumns: e.aoi.grid_columns,
+      viewRadius: e.aoi.view_radius,
+      viewGraceMs: e.aoi.view_grace_ms,
+    });
+  });
+
+  it('a cell frame carries its header and its players, dequantized over the welcome bounds', () => {
+    const c = decoded('cell');
+    const e = frame('cell').expect as {
+      shard_id: number;
+      cell: number;
+      tick: number;
+      time_ms: number;
+      server_time_ms: number;
+      bounds: { min_x: number; min_y: number; max_x: number; max_y: number };
+      players: EntryExpect[];
+    };
+    if (c.kind !== 'cell') throw new Error('not a cell frame');
+    expect([c.shardId, c.cell, c.tick, c.timeMs]).toEqual([e.shard_id, e.cell, e.tick, e.time_ms]);
+    expect(c.timeMs).toBe(e.server_time_ms % 2 ** 32);
+    expect(c.playerCount).toBe(e.players.length);
+    const out = columns(c.playerCount);
+    c.readPlayers(out, boundsOf(e.bounds));
+    expectEntries(out, e.players);
+    // Bit 0 moving, bits 1-7 the input sequence echo.
+    expect(Array.from(out.flags)).toEqual([(5 << 1) | 1, 127 << 1, 1]);
+  });
+
+  it('an empty cell frame is a cell frame (its players left), not a message without a body', () => {
+    const c = decoded('cell-empty');
+    if (c.kind !== 'cell') throw new Error('not a cell frame');
+    expect([c.shardId, c.cell, c.tick, c.playerCount]).toEqual([7, 55, 6, 0]);
+  });
+
+  it('names and place status carry their fields', () => {
+    const n = decoded('names');
+    if (n.kind !== 'names') throw new Error('not names');
+    expect(n.players).toEqual(frame('names').expect.players);
+    expect(decoded('place-status')).toEqual({ kind: 'place-status', players: 12345, shards: 3 });
   });
 
   it('snapshot players dequantize to the Rust positions', () => {
@@ -91,7 +172,7 @@ describe('server frames from the Rust encoders', () => {
       server_time_ms: number;
       tick_hz: number;
       cell: number;
-      players: { id: number; x: number; y: number; heading: number; flags: number }[];
+      players: EntryExpect[];
     };
     if (s.kind !== 'snapshot') throw new Error('not a snapshot');
     expect([s.shardId, s.tick, s.serverTimeMs, s.tickHz, s.cell]).toEqual([
@@ -104,13 +185,7 @@ describe('server frames from the Rust encoders', () => {
     expect(s.playerCount).toBe(e.players.length);
     const out = columns(s.playerCount);
     s.readPlayers(out);
-    e.players.forEach((p, i) => {
-      expect(out.ids[i]).toBe(p.id);
-      expect(out.x[i]).toBeCloseTo(p.x, 3);
-      expect(out.y[i]).toBeCloseTo(p.y, 3);
-      expect(out.heading[i]).toBeCloseTo((p.heading / 256) * 2 * Math.PI, 6);
-      expect(out.flags[i]).toBe(p.flags);
-    });
+    expectEntries(out, e.players);
   });
 
   it('an empty snapshot keeps its header and bounds', () => {
@@ -180,6 +255,30 @@ describe('damaged frames are refused', () => {
     expect(at).toBeGreaterThan(0);
     view.setUint32(at, 1_000_000, true);
     expect(decodeServer(bytes)).toMatchObject({ ok: false });
+  });
+
+  it('a cell frame whose player count points past the end is refused', () => {
+    const bytes = bytesOf(frame('cell').hex);
+    const view = new DataView(bytes.buffer);
+    const n = (frame('cell').expect.players as unknown[]).length;
+    let at = -1;
+    for (let i = 0; i + 4 <= bytes.length; i += 4) if (view.getUint32(i, true) === n) at = i;
+    expect(at).toBeGreaterThan(0);
+    view.setUint32(at, 100_000, true);
+    expect(decodeServer(bytes)).toMatchObject({ ok: false });
+  });
+
+  it('a message with neither body nor players is refused, with a header or without', () => {
+    // The empty cell frame with its players field dropped from the vtable.
+    const bytes = bytesOf(frame('cell-empty').hex);
+    const view = new DataView(bytes.buffer);
+    const root = view.getUint32(0, true);
+    const vtable = root - view.getInt32(root, true);
+    expect(view.getUint16(vtable + 6, true)).not.toBe(0); // players
+    view.setUint16(vtable + 6, 0, true);
+    expect(decodeServer(bytes)).toEqual({ ok: false, error: 'server message without a body' });
+    view.setUint16(vtable + 4, 0, true); // and the header
+    expect(decodeServer(bytes)).toEqual({ ok: false, error: 'server message without a body' });
   });
 
   it('an unknown body type is refused as unknown', () => {

@@ -5,7 +5,17 @@
 import { describe, expect, it } from 'vitest';
 import { CLIENT_MESSAGE, SERVER_MESSAGE, type TableLayout } from '../generated/mino/wire-layout.js';
 import { ClientBody, ClientVerifierLimit, Limit, ServerBody } from '../generated/mino/wire.js';
-import { MAX_CHAT_CHARS, MAX_NAME_CHARS, encodeChat, encodeHello, encodeInput, encodePing } from './protocol.js';
+import { decodeClientForTest } from '../testing/client-decode.js';
+import {
+  MAX_CHAT_CHARS,
+  MAX_NAMES_REQUEST_IDS,
+  MAX_NAME_CHARS,
+  encodeChat,
+  encodeHello,
+  encodeInput,
+  encodeNamesRequest,
+  encodePing,
+} from './protocol.js';
 import { verifyRoot } from './verify.js';
 
 /** The union members of a root layout's body field. */
@@ -39,10 +49,22 @@ describe('generated layouts', () => {
       encodeInput(3, 0.6, -0.8),
       encodeChat('x'.repeat(MAX_CHAT_CHARS)),
       encodePing(1234.5),
+      encodeNamesRequest([]),
+      encodeNamesRequest(Array.from({ length: MAX_NAMES_REQUEST_IDS }, (_, i) => 0xffff_ffff - i)),
     ];
     for (const bytes of messages) {
       expect(() => verifyRoot(bytes, CLIENT_MESSAGE, limits)).not.toThrow();
       expect(bytes.length).toBeLessThanOrEqual(Limit.MaxClientMessageBytes);
     }
+  });
+});
+
+describe('names request', () => {
+  it('carries the ids, full 32-bit ones too, and never more than the limit', () => {
+    expect(decodeClientForTest(encodeNamesRequest([3, 70_001, 0xfffe_0003])).ids).toEqual([3, 70_001, 0xfffe_0003]);
+    const many = Array.from({ length: MAX_NAMES_REQUEST_IDS + 10 }, (_, i) => i + 1);
+    const ids = decodeClientForTest(encodeNamesRequest(many)).ids;
+    expect(ids).toEqual(many.slice(0, MAX_NAMES_REQUEST_IDS));
+    expect(MAX_NAMES_REQUEST_IDS).toBe(Limit.MaxNamesRequestIds);
   });
 });

@@ -15,8 +15,10 @@ import {
   Input,
   Limit,
   Move,
+  Names,
+  NamesRequest,
   Ping,
-  PlayerState,
+  PlaceStatus,
   Pong,
   Presence,
   ProtocolVersion,
@@ -29,7 +31,11 @@ import {
   type PlayerInfo,
 } from '../generated/mino/wire.js';
 import { SERVER_MESSAGE } from '../generated/mino/wire-layout.js';
+import { CellFrame } from './cell-frame.js';
+import { copyEntries } from './entries.js';
 import { UnknownUnionError, verifyRoot, type VerifyLimits } from './verify.js';
+
+export { FLAG_MOVING, INPUT_SEQ_SHIFT, dequantize, headingRadians } from './entries.js';
 
 // The protocol's numbers are constants of schema/mino.fbs (generated, shared
 // with the Rust crate's mino_protocol::limits and PROTOCOL_VERSION).
@@ -42,10 +48,10 @@ export const MAX_NAME_CHARS: number = Limit.MaxNameChars;
 export const MAX_CHAT_CHARS: number = Limit.MaxChatChars;
 /** Largest server frame the client reads, bytes (a 100,000-player snapshot). */
 export const MAX_SERVER_MESSAGE_BYTES: number = Limit.MaxServerMessageBytes;
+/** Most player ids one NamesRequest may carry. */
+export const MAX_NAMES_REQUEST_IDS: number = Limit.MaxNamesRequestIds;
 /** What the verifier allows in a server frame (mino_protocol::limits::server_verifier). */
 const SERVER_LIMITS: VerifyLimits = { maxDepth: ServerVerifierLimit.MaxDepth, maxTables: ServerVerifierLimit.MaxTables };
-/** Bit 0 of a player's flags: walking this tick. */
-export const FLAG_MOVING = 1;
 
 /** The world's rectangle, world units. */
 export interface Bounds {
@@ -74,6 +80,24 @@ export interface PlayerColumns {
   flags: Uint8Array;
 }
 
+/**
+ * Area of interest as the Welcome describes it: the server sends cell frames
+ * (one per occupied cell near the player) instead of whole-shard snapshots.
+ */
+export interface AoiSettings {
+  /** Side of a grid cell, world units (> 0). */
+  readonly cellSize: number;
+  /** Columns of the grid: cell = 1 + row * gridColumns + column. */
+  readonly gridColumns: number;
+  /**
+   * View radius, world units: players within it come at least every second
+   * tick; a prefetch ring one cell beyond it every fourth.
+   */
+  readonly viewRadius: number;
+  /** A player in none of the cell frames received for this long has left the view, ms. */
+  readonly viewGraceMs: number;
+}
+
 /** The server admitted the player. */
 export interface WelcomeMsg {
   readonly kind: 'welcome';
@@ -93,6 +117,8 @@ export interface WelcomeMsg {
   readonly x: number;
   readonly y: number;
   readonly resumed: boolean;
+  /** Area of interest, or null when the server sends whole-shard snapshots (cell_size 0). */
+  readonly aoi: AoiSettings | null;
 }
 
 /** One tick of one shard. Players are read on demand into reusable columns. */
@@ -108,6 +134,38 @@ export interface SnapshotMsg {
   readonly playerCount: number;
   /** Copies the players (dequantized to world units) into `out[0..playerCount)`. */
   readPlayers(out: PlayerColumns): void;
+}
+
+/**
+ * One cell of one shard at one tick (area of interest). Complete for its
+ * (shard, cell): a player of that shard missing from it has left the cell.
+ * Players are read on demand, dequantized over the Welcome's bounds.
+ */
+export interface CellMsg {
+  readonly kind: 'cell';
+  readonly shardId: number;
+  /** 1 + row * gridColumns + column. */
+  readonly cell: number;
+  /** The shard's tick, low 32 bits. */
+  readonly tick: number;
+  /** Server wall clock of the tick: the low 32 bits of ms since the Unix epoch (unwrap it against a server time). */
+  readonly timeMs: number;
+  readonly playerCount: number;
+  /** Copies the players (world units over `bounds`, the Welcome's) into `out[0..playerCount)`. */
+  readPlayers(out: PlayerColumns, bounds: Bounds): void;
+}
+
+/** Names of players a NamesRequest asked about (those the server knows). */
+export interface NamesMsg {
+  readonly kind: 'names';
+  readonly players: readonly PlayerName[];
+}
+
+/** With area of interest, once a second: the place's players and live shards. */
+export interface PlaceStatusMsg {
+  readonly kind: 'place-status';
+  readonly players: number;
+  readonly shards: number;
 }
 
 /** A chat line; the sender receives its own line too. */
@@ -167,6 +225,9 @@ export interface MoveMsg {
 export type ServerMsg =
   | WelcomeMsg
   | SnapshotMsg
+  | CellMsg
+  | NamesMsg
+  | PlaceStatusMsg
   | ChatMsg
   | PresenceMsg
   | RosterMsg
@@ -193,14 +254,20 @@ function infos(len: number, at: (i: number) => PlayerInfo | null): PlayerName[] 
   return out;
 }
 
-/** World coordinate of a 16-bit quantized one over [min, max]. */
-export function dequantize(q: number, min: number, max: number): number {
-  return min + (q / 65535) * (max - min);
-}
-
-/** Radians of an 8-bit heading (a full turn, counter-clockwise from +x). */
-export function headingRadians(h: number): number {
-  return (h / 256) * 2 * Math.PI;
+/**
+ * The Welcome's area of interest, or null without one. A cell size that is
+ * not a positive finite number, or no grid, means whole-shard snapshots.
+ */
+function aoiSettings(w: Welcome): AoiSettings | null {
+  const cellSize = w.cellSize();
+  if (!(cellSize > 0 && Number.isFinite(cellSize)) || w.gridColumns() === 0) return null;
+  const viewRadius = w.viewRadius();
+  return {
+    cellSize,
+    gridColumns: w.gridColumns(),
+    viewRadius: Number.isFinite(viewRadius) && viewRadius > 0 ? viewRadius : 2 * cellSize,
+    viewGraceMs: w.viewGraceMs(),
+  };
 }
 
 function snapshotMsg(s: Snapshot): SnapshotMsg {
@@ -215,18 +282,7 @@ function snapshotMsg(s: Snapshot): SnapshotMsg {
     cell: s.cell(),
     playerCount: s.playersLength(),
     readPlayers(out: PlayerColumns): void {
-      const p = new PlayerState();
-      const n = s.playersLength();
-      const sx = (b.maxX - b.minX) / 65535;
-      const sy = (b.maxY - b.minY) / 65535;
-      for (let i = 0; i < n; i++) {
-        s.players(i, p);
-        out.ids[i] = p.idLo() + p.idHi() * 65536;
-        out.x[i] = b.minX + p.x() * sx;
-        out.y[i] = b.minY + p.y() * sy;
-        out.heading[i] = headingRadians(p.heading());
-        out.flags[i] = p.flags();
-      }
+      copyEntries(s.playersLength(), (i, into) => s.players(i, into), b, out);
     },
   };
 }
@@ -248,6 +304,7 @@ function body(msg: ServerMessage): ServerMsg {
         x: w.x(),
         y: w.y(),
         resumed: w.resumed(),
+        aoi: aoiSettings(w),
       };
     }
     case ServerBody.Snapshot:
@@ -282,6 +339,14 @@ function body(msg: ServerMessage): ServerMsg {
       const m = msg.body(new Move()) as Move;
       return { kind: 'move', resumeTicket: (m.resumeTicketArray() ?? new Uint8Array()).slice(), reason: m.reason() ?? '' };
     }
+    case ServerBody.Names: {
+      const n = msg.body(new Names()) as Names;
+      return { kind: 'names', players: infos(n.playersLength(), (i) => n.players(i)) };
+    }
+    case ServerBody.PlaceStatus: {
+      const p = msg.body(new PlaceStatus()) as PlaceStatus;
+      return { kind: 'place-status', players: p.players(), shards: p.shards() };
+    }
     default:
       throw new UnknownUnionError(msg.bodyType());
   }
@@ -290,19 +355,33 @@ function body(msg: ServerMessage): ServerMsg {
 /**
  * Verifies `bytes` as a ServerMessage and returns it as a domain value, or why
  * it was refused (over the size limit, malformed, an unknown or empty body).
- * Never throws and never reads outside `bytes`. A snapshot's players stay in
- * `bytes` until `readPlayers` copies them, so keep `bytes` unchanged until then.
+ * A message with no body but a cell header and players is a cell frame.
+ * Never throws and never reads outside `bytes`. A snapshot's or cell frame's
+ * players stay in `bytes` until `readPlayers` copies them, so keep `bytes`
+ * unchanged until then.
  */
 export function decodeServer(bytes: Uint8Array): Decoded {
   if (bytes.length > MAX_SERVER_MESSAGE_BYTES) return { ok: false, error: `frame of ${bytes.length} bytes is over the limit` };
   try {
     verifyRoot(bytes, SERVER_MESSAGE, SERVER_LIMITS);
     const root = ServerMessage.getRootAsServerMessage(new flatbuffers.ByteBuffer(bytes));
-    if (root.bodyType() === ServerBody.NONE) return { ok: false, error: 'server message without a body' };
+    if (root.bodyType() === ServerBody.NONE) {
+      const header = root.cell();
+      if (header && hasPlayers(root)) return { ok: true, msg: new CellFrame(root, header) };
+      return { ok: false, error: 'server message without a body' };
+    }
     return { ok: true, msg: body(root) };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }
+}
+
+/**
+ * Whether the root has a players vector: a cell frame has one, empty or not
+ * (the accessor returns null only when the field is absent; it reads nothing).
+ */
+function hasPlayers(root: ServerMessage): boolean {
+  return root.players(0) !== null;
 }
 
 // ------------------------------------------------------------------ encoding
@@ -337,6 +416,19 @@ export function encodeChat(text: string): Uint8Array {
 export function encodePing(clientTimeMs: number): Uint8Array {
   const b = new flatbuffers.Builder(32);
   return finish(b, ClientBody.Ping, Ping.createPing(b, clientTimeMs));
+}
+
+/**
+ * A NamesRequest for `ids` (at most MAX_NAMES_REQUEST_IDS; the server closes
+ * a socket that sends more, and counts each request against the input rate).
+ */
+export function encodeNamesRequest(ids: ArrayLike<number>): Uint8Array {
+  const n = Math.min(ids.length, MAX_NAMES_REQUEST_IDS);
+  const b = new flatbuffers.Builder(32 + 4 * n);
+  NamesRequest.startIdsVector(b, n);
+  for (let i = n - 1; i >= 0; i--) b.addInt32((ids[i] as number) | 0);
+  const vector = b.endVector();
+  return finish(b, ClientBody.NamesRequest, NamesRequest.createNamesRequest(b, vector));
 }
 
 /**

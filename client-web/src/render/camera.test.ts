@@ -50,3 +50,54 @@ describe('camera', () => {
     expect(Array.from(out)).toEqual([500, 500, 2 / 800, 2 / 600, 0, 0, 1000, 1000, 1600, 1200, 9, 2].map(Math.fround));
   });
 });
+
+describe('camera with area of interest', () => {
+  function aoiCamera(radius = 250): Camera {
+    const c = new Camera();
+    c.resize(800, 600, 1);
+    c.setBounds({ minX: 0, minY: 0, maxX: 2000, maxY: 2000 });
+    c.setViewRadius(radius);
+    return c;
+  }
+
+  /** World distance from the view centre to the screen's farthest corner. */
+  function cornerReach(c: Camera): number {
+    return Math.hypot(c.width, c.height) / 2 / c.zoom;
+  }
+
+  it('shows the view radius around the player: the corners at the radius, the prefetch ring off screen', () => {
+    const c = aoiCamera();
+    c.follow(1000, 1000, 0);
+    expect(cornerReach(c)).toBeCloseTo(250, 6);
+    expect([c.screenX(1000), c.screenY(1000)]).toEqual([400, 300]);
+  });
+
+  it('zooms in, but never out past the view radius', () => {
+    const c = aoiCamera();
+    c.zoomBy(0.01);
+    expect(cornerReach(c)).toBeCloseTo(250, 6);
+    c.zoomBy(100);
+    expect(c.zoom).toBeCloseTo(600 / Camera.MIN_SPAN, 9);
+    // A larger window shows no more of the world than the radius either.
+    c.zoomBy(0.01);
+    c.resize(1600, 1000, 1);
+    expect(cornerReach(c)).toBeCloseTo(250, 6);
+  });
+
+  it('follows the player to the world\'s edge and past it, centred', () => {
+    const c = aoiCamera();
+    c.follow(0, 0, 0);
+    expect([c.x, c.y]).toEqual([0, 0]);
+    c.follow(2000, 10, 16);
+    c.follow(2000, 10, 5000); // a long gap jumps
+    expect([c.x, c.y]).toEqual([2000, 10]);
+  });
+
+  it('goes back to today\'s camera without a view radius', () => {
+    const c = aoiCamera();
+    c.setViewRadius(0);
+    expect(c.zoom).toBeCloseTo(1, 9);
+    c.follow(0, 0, 0);
+    expect(c.x).toBeGreaterThan(0); // stopped at the world's edge and its margin
+  });
+});

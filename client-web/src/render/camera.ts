@@ -3,6 +3,13 @@
 // view is wider than the world it centres the world, otherwise it stops where
 // the world's edge (drawn by the floor shader) is a margin (8 % of the world)
 // inside the edge of the screen. World y grows upwards; screen y downwards.
+//
+// With area of interest (a view radius) the server sends only what is near
+// the player, so the camera shows no more than that: centred on the player
+// (no stop at the world's edge, which would show the far side of the view
+// unsent), zoomed out at most until the screen's corners are at the view
+// radius, which is also where it starts. The prefetch ring beyond the radius
+// stays off screen, so nobody pops in at the edge.
 
 import type { Bounds } from '../net/protocol.js';
 
@@ -23,6 +30,8 @@ export class Camera {
   private bounds: Bounds = { minX: 0, minY: 0, maxX: 1000, maxY: 1000 };
   private placed = false;
   private hasBounds = false;
+  /** Area of interest: the view radius (world units) the screen stays within; 0 without. */
+  private viewRadius = 0;
   /** World units shown across the shorter side at the default zoom. */
   static readonly DEFAULT_SPAN = 600;
   /** Closest zoom: world units across the shorter side. */
@@ -48,12 +57,34 @@ export class Camera {
     if (changed) this.zoom = this.clampZoom(this.zoom);
   }
 
+  /**
+   * Area of interest: keep the screen within `radius` world units of the
+   * followed player (0: whole-shard mode, today's camera). Resets the zoom
+   * to the default when it changes.
+   */
+  setViewRadius(radius: number): void {
+    const r = Number.isFinite(radius) && radius > 0 ? radius : 0;
+    if (r === this.viewRadius) return;
+    this.viewRadius = r;
+    this.zoom = this.clampZoom(this.defaultZoom());
+  }
+
+  /** The view radius the camera keeps to, world units (0: whole-shard mode). */
+  get radius(): number {
+    return this.viewRadius;
+  }
+
   private defaultZoom(): number {
+    if (this.viewRadius > 0) return this.fitZoom();
     return Math.min(this.width, this.height) / Camera.DEFAULT_SPAN;
   }
 
-  /** Zoom at which the whole world (and its margin) fits the view. */
+  /**
+   * The farthest zoom out: the whole world (and its margin) fits the view;
+   * with area of interest, the screen's corners are at the view radius.
+   */
   fitZoom(): number {
+    if (this.viewRadius > 0) return Math.hypot(this.width, this.height) / 2 / this.viewRadius;
     const w = this.bounds.maxX - this.bounds.minX;
     const h = this.bounds.maxY - this.bounds.minY;
     const k = 1 + 2 * Camera.EDGE_MARGIN;
@@ -61,8 +92,9 @@ export class Camera {
   }
 
   private clampZoom(z: number): number {
-    const most = Math.min(this.width, this.height) / Camera.MIN_SPAN;
-    return Math.min(most, Math.max(this.fitZoom(), z));
+    const least = this.fitZoom();
+    const most = Math.max(least, Math.min(this.width, this.height) / Camera.MIN_SPAN);
+    return Math.min(most, Math.max(least, z));
   }
 
   /** Multiplies the zoom by `factor` (>1 closer), within [whole world, MIN_SPAN]. */
@@ -70,7 +102,11 @@ export class Camera {
     this.zoom = this.clampZoom(this.zoom * factor);
   }
 
-  /** Moves towards (`tx`, `ty`) over `dtMs` (about 90 % of the way in 200 ms); jumps there on the first call. */
+  /**
+   * Moves towards (`tx`, `ty`) over `dtMs` (about 90 % of the way in 200 ms);
+   * jumps there on the first call. Without area of interest it stops at the
+   * world's edge (see the module comment).
+   */
   follow(tx: number, ty: number, dtMs: number): void {
     if (!this.placed || !(dtMs < 1000)) {
       this.x = tx;
@@ -81,6 +117,7 @@ export class Camera {
       this.x += (tx - this.x) * k;
       this.y += (ty - this.y) * k;
     }
+    if (this.viewRadius > 0) return;
     this.x = this.clampAxis(this.x, this.bounds.minX, this.bounds.maxX, this.width);
     this.y = this.clampAxis(this.y, this.bounds.minY, this.bounds.maxY, this.height);
   }

@@ -3,11 +3,11 @@
 // network data.
 
 import * as flatbuffers from 'flatbuffers';
-import { ChatSend, ClientBody, ClientMessage, Hello, Input, Ping } from '../generated/mino/wire.js';
+import { ChatSend, ClientBody, ClientMessage, Hello, Input, NamesRequest, Ping } from '../generated/mino/wire.js';
 
 /** A decoded client message, flattened for assertions. */
 export interface ClientForTest {
-  kind: 'hello' | 'input' | 'chat' | 'ping' | 'none';
+  kind: 'hello' | 'input' | 'chat' | 'ping' | 'names' | 'none';
   seq: number;
   x: number;
   y: number;
@@ -16,11 +16,13 @@ export interface ClientForTest {
   version: number;
   ticket: Uint8Array | null;
   clientTimeMs: number;
+  /** A NamesRequest's ids. */
+  ids: number[];
 }
 
 /** Decodes one message produced by protocol.ts's encoders. */
 export function decodeClientForTest(bytes: Uint8Array): ClientForTest {
-  const out: ClientForTest = { kind: 'none', seq: 0, x: 0, y: 0, text: '', name: '', version: 0, ticket: null, clientTimeMs: 0 };
+  const out: ClientForTest = { kind: 'none', seq: 0, x: 0, y: 0, text: '', name: '', version: 0, ticket: null, clientTimeMs: 0, ids: [] };
   const m = ClientMessage.getRootAsClientMessage(new flatbuffers.ByteBuffer(bytes));
   switch (m.bodyType()) {
     case ClientBody.Input: {
@@ -35,6 +37,10 @@ export function decodeClientForTest(bytes: Uint8Array): ClientForTest {
     }
     case ClientBody.Ping:
       return { ...out, kind: 'ping', clientTimeMs: (m.body(new Ping()) as Ping).clientTimeMs() };
+    case ClientBody.NamesRequest: {
+      const r = m.body(new NamesRequest()) as NamesRequest;
+      return { ...out, kind: 'names', ids: Array.from({ length: r.idsLength() }, (_, i) => r.ids(i) ?? 0) };
+    }
     default:
       return out;
   }

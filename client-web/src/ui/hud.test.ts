@@ -14,7 +14,7 @@ function hud(): { hud: Hud; doc: FakeDocument; text: () => string } {
   return { hud: new Hud(el.asHtml()), doc, text: () => el.textContent };
 }
 
-const values = (v: Partial<HudValues> = {}): HudValues => ({ pingMs: 12.4, players: 6, delayMs: 100.2, fps: 59.7, frameCpuMs: 0.424, ...v });
+const values = (v: Partial<HudValues> = {}): HudValues => ({ pingMs: 12.4, players: 6, inView: 3, delayMs: 100.2, fps: 59.7, frameCpuMs: 0.424, ...v });
 
 describe('hud', () => {
   it('shows every figure, and a dash for what is not known yet', () => {
@@ -24,6 +24,17 @@ describe('hud', () => {
     expect(h.text()).toBe('ping – · players 6 · delay 100 ms · 60 fps · cpu – ms');
     h.hud.show(values());
     expect(h.text()).toBe('ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
+  });
+
+  it('shows the players in view with area of interest, and the place count as players', () => {
+    const h = hud();
+    h.hud.setAreaOfInterest(true);
+    h.hud.show(values({ players: 1234, inView: 17 }));
+    expect(h.text()).toBe('ping 12 ms · players 1234 · in view 17 · delay 100 ms · 60 fps · cpu 0.42 ms');
+    h.hud.show(values({ players: Number.NaN, inView: 17 })); // no PlaceStatus yet
+    expect(h.text()).toContain('players – · in view 17 ·');
+    h.hud.setAreaOfInterest(false);
+    expect(h.text()).toBe('ping 12 ms · players – · delay 100 ms · 60 fps · cpu 0.42 ms');
   });
 
   it('refreshes at most every HUD_REFRESH_MS', () => {
@@ -53,6 +64,7 @@ describe('a steady frame of the HUD and the players list', () => {
     const list = new PlayerList(h.doc.createElement('ul').asHtml(), h.doc.createElement('span').asHtml());
     const roster = new Roster();
     roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}` })) });
+    list.show(roster, 'Players');
     const stats = new FrameStats();
     const v = values();
     let now = 0;
@@ -69,7 +81,7 @@ describe('a steady frame of the HUD and the players list', () => {
         v.frameCpuMs = stats.meanCpuMs();
         h.hud.show(v);
       }
-      list.update(roster, 1, now);
+      list.update(1, now);
     });
     expect(h.text()).toMatch(/^ping 2\d ms · players 6 · delay 100 ms · 4 fps · cpu 1\.\d\d ms$/);
     expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);

@@ -1,15 +1,20 @@
 // The HUD line: ping, players, interpolation delay, frame rate and CPU time per
-// frame, refreshed at most four times a second. Its DOM is built once: fixed
-// text and one Text node per figure. A refresh compares each figure as shown
-// (rounded) with the last one and rewrites only the nodes whose figure changed,
-// with strings from NumberText caches, so the HUD allocates nothing per frame.
+// frame, refreshed at most four times a second; with area of interest also
+// the players in view (the place's count then comes from PlaceStatus). Its DOM
+// is built once per layout: fixed text and one Text node per figure. A refresh
+// compares each figure as shown (rounded) with the last one and rewrites only
+// the nodes whose figure changed, with strings from NumberText caches, so the
+// HUD allocates nothing per frame.
 
 import { NumberText } from './number-text.js';
 
 /** What the HUD shows; times are ms. */
 export interface HudValues {
   pingMs: number;
+  /** Players in the place (NaN: not known yet). */
   players: number;
+  /** With area of interest: players drawn (in view), the local one included. */
+  inView: number;
   delayMs: number;
   fps: number;
   frameCpuMs: number;
@@ -48,29 +53,49 @@ function key(v: number, scale = 1): number {
   return Number.isFinite(v) ? Math.round(v * scale) : NONE;
 }
 
-/** The heads-up display: "ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms". */
+/**
+ * The heads-up display: "ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu
+ * 0.42 ms", and with area of interest "ping 12 ms · players 1234 · in view 17
+ * · delay ...".
+ */
 export class Hud {
   private at = Number.NEGATIVE_INFINITY;
   private readonly ping: Figure;
   private readonly players: Figure;
+  private readonly inView: Figure;
   private readonly delay: Figure;
   private readonly fps: Figure;
   private readonly cpu: Figure;
+  private aoi = false;
 
-  constructor(el: HTMLElement) {
+  constructor(private readonly el: HTMLElement) {
     const doc = el.ownerDocument;
     const figure = (texts: NumberText): Figure => new Figure(doc.createTextNode(''), texts);
     this.ping = figure(MS);
     this.players = figure(INT);
+    this.inView = figure(INT);
     this.delay = figure(MS);
     this.fps = figure(INT);
     this.cpu = figure(HUNDREDTHS);
-    const text = (s: string): Text => doc.createTextNode(s);
-    el.replaceChildren(
+    this.layout();
+  }
+
+  /** Shows the players in view too (area of interest) or not; rebuilds the line only when this changes. */
+  setAreaOfInterest(on: boolean): void {
+    if (on === this.aoi) return;
+    this.aoi = on;
+    this.layout();
+  }
+
+  private layout(): void {
+    const text = (s: string): Text => this.el.ownerDocument.createTextNode(s);
+    const view = this.aoi ? [text(' · in view '), this.inView.node] : [];
+    this.el.replaceChildren(
       text('ping '),
       this.ping.node,
       text(' · players '),
       this.players.node,
+      ...view,
       text(' · delay '),
       this.delay.node,
       text(' · '),
@@ -95,6 +120,7 @@ export class Hud {
   show(v: HudValues): void {
     this.ping.set(key(v.pingMs));
     this.players.set(key(v.players));
+    if (this.aoi) this.inView.set(key(v.inView));
     this.delay.set(key(v.delayMs));
     this.fps.set(key(v.fps));
     this.cpu.set(key(v.frameCpuMs, 100));

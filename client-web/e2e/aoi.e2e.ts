@@ -1,0 +1,319 @@
+// Area of interest end to end: the real mino-server with --cell-size (a
+// 2,000-unit world of 125-unit cells, a view radius of 250, walkers at 300
+// units/s), the built client in real Chromium, bots on real websockets. A far
+// player is not drawn; walking toward it draws it before it is on screen,
+// named without a roster; a player walking across cell borders in view never
+// blinks or jumps; one who walks out of view or leaves the place disappears.
+// Every wait is bounded; the server and the browser stop at the end.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MinoStats } from '../src/debug/hook.js';
+import { Bot, until } from './harness/bot.js';
+import { launchChromium } from './harness/browser.js';
+import { OTHER_BODY, OWN_BODY, Screenshot } from './harness/pixels.js';
+import { startServer, type RunningServer } from './harness/server.js';
+
+const WORLD = 2000;
+const CELL = 125;
+const RADIUS = 250;
+const SPEED = 300;
+const AOI_FLAGS = [
+  '--world-size',
+  String(WORLD),
+  '--cell-size',
+  String(CELL),
+  '--view-radius',
+  String(RADIUS),
+  '--speed',
+  String(SPEED),
+  '--view-hysteresis-ticks',
+  '2',
+];
+/** Farther than the prefetch ring reaches from any point of the player's cell (radius + cell + a cell's diagonal). */
+const FAR = 700;
+const VIEW = { width: 960, height: 640 };
+
+let server: RunningServer;
+let browser: Browser;
+let page: Page;
+let far: Bot;
+const others: Bot[] = [];
+
+type Point = [number, number];
+
+function stats(): Promise<MinoStats> {
+  return page.evaluate(() => {
+    const s = window.__mino?.stats;
+    if (!s) throw new Error('no window.__mino');
+    return JSON.parse(JSON.stringify(s)) as MinoStats;
+  });
+}
+
+function drawnAt(id: number): Promise<Point | null> {
+  return page.evaluate((i) => window.__mino?.drawnPosition(i) ?? null, id);
+}
+
+/** The page player's position as the page draws it (standing still: where the server has it). */
+async function pagePosition(): Promise<Point> {
+  const id = (await stats()).ownPlayerId;
+  return until('the page player drawn', () => drawnAt(id));
+}
+
+/** A bot's own position, from the cell frames it receives (its own cell comes every tick). */
+function botPosition(bot: Bot): Promise<Point> {
+  return until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
+}
+
+function distance(a: Point, b: Point): number {
+  return Math.hypot(a[0] - b[0], a[1] - b[1]);
+}
+
+/**
+ * Walks `bot` to within `near` units of `target`, steering ten times a second
+ * (well under the input rate limit), then stops it; returns where it stopped.
+ */
+async function walkTo(bot: Bot, target: Point, near = 8, timeoutMs = 15_000): Promise<Point> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const at = await botPosition(bot);
+    const dx = target[0] - at[0];
+    const dy = target[1] - at[1];
+    if (Math.hypot(dx, dy) < near) break;
+    if (Date.now() > end) throw new Error(`${bot.welcome.name} did not reach ${target.join(',')} (at ${at.join(',')})`);
+    bot.walk(dx, dy);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  bot.walk(0, 0);
+  await new Promise((r) => setTimeout(r, 200));
+  return botPosition(bot);
+}
+
+/** Walks the page player (with the arrow keys, one axis after the other) to within 20 units of `target` on each. */
+async function pageWalkTo(target: Point): Promise<Point> {
+  await page.locator('#world').click({ position: { x: VIEW.width / 2, y: VIEW.height - 10 } });
+  for (const axis of [0, 1] as const) {
+    const at = await pagePosition();
+    const d = target[axis] - at[axis];
+    if (Math.abs(d) < 20) continue;
+    const key = axis === 0 ? (d > 0 ? 'ArrowRight' : 'ArrowLeft') : d > 0 ? 'ArrowUp' : 'ArrowDown';
+    await page.keyboard.down(key);
+    try {
+      await until(`the page player near ${target.join(',')}`, async () => {
+        const now = await pagePosition();
+        return Math.abs(target[axis] - now[axis]) < 20;
+      }, 10_000);
+    } finally {
+      await page.keyboard.up(key);
+    }
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  return pagePosition();
+}
+
+/** A point `d` units from `from` along x, inside the world (the side with room). */
+function alongX(from: Point, d: number): Point {
+  const x = from[0] + d <= WORLD - 50 ? from[0] + d : from[0] - d;
+  return [x, Math.min(WORLD - 50, Math.max(50, from[1]))];
+}
+
+/** A screenshot of the canvas alone (panels, labels and the minimap hidden). */
+async function canvasShot(): Promise<Screenshot> {
+  const overlays = await page.addStyleTag({ content: '#labels, #hud, #side, #minimap { visibility: hidden !important; }' });
+  const shot = new Screenshot(await page.screenshot({ type: 'png' }));
+  await overlays.evaluate((el) => el.parentNode?.removeChild(el));
+  return shot;
+}
+
+/**
+ * Records, every animation frame in the page, whether player `id` was drawn
+ * and where (and where the local player was), until `stopTrace` is called.
+ */
+async function startTrace(id: number): Promise<void> {
+  await page.evaluate((watched) => {
+    const w = window as unknown as { __trace: { t: number; at: [number, number] | null; own: [number, number] | null }[]; __tracing: boolean };
+    w.__trace = [];
+    w.__tracing = true;
+    const own = (): number => window.__mino?.stats.ownPlayerId ?? 0;
+    const ownId = own();
+    const step = (t: number): void => {
+      if (!w.__tracing) return;
+      w.__trace.push({ t, at: window.__mino?.drawnPosition(watched) ?? null, own: window.__mino?.drawnPosition(ownId) ?? null });
+      requestAnimationFrame(step);
+    };
+    requestAnimationFrame(step);
+  }, id);
+}
+
+async function stopTrace(): Promise<{ t: number; at: Point | null; own: Point | null }[]> {
+  return page.evaluate(() => {
+    const w = window as unknown as { __trace: { t: number; at: [number, number] | null; own: [number, number] | null }[]; __tracing: boolean };
+    w.__tracing = false;
+    return w.__trace;
+  });
+}
+
+beforeAll(async () => {
+  server = await startServer(AOI_FLAGS);
+  far = await Bot.connect(server.ws, 'far-bot');
+  expect(far.welcome.aoi).toEqual({ cellSize: CELL, gridColumns: WORLD / CELL, viewRadius: RADIUS, viewGraceMs: 500 });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: VIEW });
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.goto(server.http);
+  await page.fill('#name-input', 'aoi-player');
+  await page.press('#name-input', 'Enter');
+  await until('the page welcomed and drawing', async () => {
+    const s = await stats();
+    return s.ownPlayerId > 0 && s.aoi && s.frames > 5 && s.inView >= 1;
+  }, 20_000);
+});
+
+afterAll(async () => {
+  await Promise.allSettled([far, ...others].map((b) => b?.close()));
+  await browser?.close().catch(() => undefined);
+  await server?.stop();
+});
+
+describe('browser client with area of interest', () => {
+  it('shows the view radius around its player, the place count and the players in view, and a minimap', async () => {
+    const s = await until('a PlaceStatus', async () => {
+      const now = await stats();
+      return Number.isFinite(now.placePlayers) ? now : null;
+    });
+    expect(s.viewRadius).toBe(RADIUS);
+    expect(s.cornerReach).toBeCloseTo(RADIUS, 0);
+    expect(s.placePlayers).toBe(2);
+    expect(s.placeShards).toBe(1);
+    expect(await page.locator('#minimap').isVisible()).toBe(true);
+    expect(await page.locator('#players-title').textContent()).toBe('In view');
+    const hud = await until('the HUD with the place count', async () => {
+      const text = (await page.locator('#hud').textContent()) ?? '';
+      return /players 2 · in view/.test(text) ? text : null;
+    });
+    expect(hud).toMatch(/^ping \d+ ms · players 2 · in view \d+ · delay \d+ ms · \d+ fps · cpu [\d.]+ ms$/);
+    // The camera is on the player: drawn at the canvas's centre.
+    const own = await pagePosition();
+    const at = await until('the page player at the centre', async () => {
+      const p = (await page.evaluate(([x, y]) => window.__mino?.worldToScreen(x, y), own)) as Point;
+      return Math.abs(p[0] - VIEW.width / 2) < 3 && Math.abs(p[1] - VIEW.height / 2) < 3 ? p : null;
+    }, 5000);
+    expect(at).toBeTruthy();
+    expect(s.decodeErrors).toBe(0);
+  });
+
+  it('does not draw a far player; walking toward it draws it before it is on screen, with its name', async () => {
+    const start = await pagePosition();
+    await walkTo(far, alongX(start, FAR + 100), 10);
+    const farAt = await botPosition(far);
+    expect(distance(farAt, start)).toBeGreaterThan(FAR);
+    // Long enough for anything seen on the way to be forgotten (view grace 500 ms).
+    await new Promise((r) => setTimeout(r, 1500));
+    for (let i = 0; i < 10; i++) {
+      expect(await drawnAt(far.id), 'the far player is not drawn').toBeNull();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    let s = await stats();
+    expect(s.inView).toBe(1);
+    expect(s.instances).toBe(1);
+    expect(await page.locator('#players li').allTextContents()).toEqual(['aoi-player (you)']);
+    const empty = await canvasShot();
+    expect(empty.blobs(OTHER_BODY)).toBe(0);
+    expect(empty.blobs(OWN_BODY)).toBe(1);
+
+    // The page player walks toward it (the keys walk along x).
+    await page.locator('#world').click({ position: { x: VIEW.width / 2, y: VIEW.height - 10 } });
+    await startTrace(far.id);
+    const key = farAt[0] > start[0] ? 'ArrowRight' : 'ArrowLeft';
+    await page.keyboard.down(key);
+    try {
+      await until('within 150 units of the far player', async () => {
+        const own = await drawnAt(s.ownPlayerId);
+        return own && distance(own, farAt) < 150;
+      }, 10_000);
+    } finally {
+      await page.keyboard.up(key);
+    }
+    const trace = await stopTrace();
+    const first = trace.find((f) => f.at && f.own);
+    expect(first, 'the far player was drawn on the way').toBeDefined();
+    // Drawn while still beyond the screen's corners from the page player: it did not pop in on screen.
+    const firstDistance = distance(first?.at as Point, first?.own as Point);
+    expect(firstDistance).toBeGreaterThan(RADIUS);
+    // And never lost again on the way.
+    const after = trace.slice(trace.indexOf(first as (typeof trace)[number]));
+    expect(after.filter((f) => !f.at)).toHaveLength(0);
+
+    // Drawn where the server has it, visible in the pixels, named without a roster.
+    await new Promise((r) => setTimeout(r, 400));
+    const drawn = (await drawnAt(far.id)) as Point;
+    expect(distance(drawn, farAt)).toBeLessThan(2);
+    const shot = await canvasShot();
+    const screen = (await page.evaluate(([x, y]) => window.__mino?.worldToScreen(x, y), farAt)) as Point;
+    expect(shot.near(screen[0], screen[1], OTHER_BODY), `far-bot drawn at ${screen.join(',')}`).toBe(true);
+    expect(shot.blobs(OTHER_BODY)).toBe(1);
+    await until('its name in a label', () => page.locator('#labels .label:not([hidden])', { hasText: 'far-bot' }).count());
+    await until('it in the players panel', async () => {
+      const items = await page.locator('#players li').allTextContents();
+      return items.length === 2 && items.includes('far-bot') && items.includes('aoi-player (you)');
+    });
+    s = await stats();
+    expect(s.inView).toBe(2);
+    expect(s.namesRequests).toBeGreaterThanOrEqual(1);
+    expect(await page.evaluate((id) => window.__mino?.nameOf(id), far.id)).toBe('far-bot');
+    expect(s.minimapDots).toBe(2);
+  });
+
+  it('draws a player walking across cell borders around it without a blink or a jump', async () => {
+    const d = 150; // the square's corners are 212 units away: on screen, in the view radius
+    const here = await pagePosition();
+    const inside = (v: number): number => Math.min(WORLD - d - 60, Math.max(d + 60, v));
+    const centre = await pageWalkTo([inside(here[0]), inside(here[1])]);
+    const corners: Point[] = [
+      [centre[0] + d, centre[1] + d],
+      [centre[0] - d, centre[1] + d],
+      [centre[0] - d, centre[1] - d],
+      [centre[0] + d, centre[1] - d],
+    ];
+    await walkTo(far, corners[3] as Point, 10);
+    await startTrace(far.id);
+    for (const corner of [...corners, corners[0] as Point]) await walkTo(far, corner, 10);
+    const trace = await stopTrace();
+    expect(trace.length).toBeGreaterThan(60);
+    const missing = trace.filter((f) => !f.at).length;
+    expect(missing, 'frames without the walker').toBe(0);
+    let crossings = 0;
+    let maxOver = 0;
+    for (let i = 1; i < trace.length; i++) {
+      const a = trace[i - 1]?.at as Point;
+      const b = trace[i]?.at as Point;
+      const dt = ((trace[i]?.t ?? 0) - (trace[i - 1]?.t ?? 0)) / 1000;
+      if (Math.floor(a[0] / CELL) !== Math.floor(b[0] / CELL) || Math.floor(a[1] / CELL) !== Math.floor(b[1] / CELL)) crossings++;
+      // Never more than a walk's worth between two frames, drawn at most 30 % fast: the
+      // render clock slews up to 15 % and a player's extra delay 10 % to close errors.
+      maxOver = Math.max(maxOver, distance(a, b) - (SPEED * dt * 1.3 + 1));
+    }
+    expect(crossings, 'cell borders crossed').toBeGreaterThanOrEqual(4);
+    expect(maxOver, 'largest step beyond a walk').toBeLessThanOrEqual(0);
+  });
+
+  it('takes off a player who walks out of view, and one who leaves the place', async () => {
+    const centre = await pagePosition();
+    await walkTo(far, alongX(centre, FAR + 100), 10);
+    const gone = await until('the walker no longer drawn', async () => !(await drawnAt(far.id)), 3000);
+    expect(gone).toBe(true);
+    await until('the panel without it', async () => (await page.locator('#players li').allTextContents()).length === 1);
+
+    const leaver = await Bot.connect(server.ws, 'leaver');
+    others.push(leaver);
+    await walkTo(leaver, [centre[0] + 60, centre[1] + 40], 10);
+    await until('the leaver drawn', () => drawnAt(leaver.id), 3000);
+    const closedAt = Date.now();
+    await leaver.close();
+    await until('the leaver no longer drawn', async () => !(await drawnAt(leaver.id)), 3000);
+    // Its cell's next frame lacks it: hidden after a short grace (4 ticks + 2), not the whole view grace.
+    expect(Date.now() - closedAt).toBeLessThan(1500);
+    const s = await stats();
+    expect(s.decodeErrors).toBe(0);
+    expect(s.inView).toBe(1);
+  });
+});

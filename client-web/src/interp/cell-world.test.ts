@@ -1,0 +1,440 @@
+// Area of interest in the client: cell frames feed per-player tracks, drawn
+// about 100 ms behind; completeness tells "left the cell" from "still there";
+// border crossings and shard changes never blink or jump; graces hide and
+// forget; and a steady frame allocates nothing.
+import { describe, expect, it } from 'vitest';
+import type { CellMsg, PlayerColumns } from '../net/protocol.js';
+import { AOI, AOI_EPOCH, AOI_WORLD, aoiWelcome, cellFrame, cellOf } from '../testing/cells.js';
+import { FRAME_BUDGET_BYTES, MEASURED_FRAMES, WARM_FRAMES, bytesPerFrame } from '../testing/allocation.js';
+import type { TestPlayer } from '../testing/snapshots.js';
+import { CellWorld } from './cell-world.js';
+import { hideAfterMs } from './view-grace.js';
+
+const OWN = 1;
+const TICK = 50;
+/** Frames arrive this long after their tick, ms (local time = server time - AOI_EPOCH + LATENCY). */
+const LATENCY = 10;
+/** 300 units/s at 20 Hz. */
+const STEP = 15;
+
+function world(entered: number[] = []): CellWorld {
+  const w = new CellWorld({ entered: (id) => entered.push(id) });
+  w.welcome(aoiWelcome(OWN), AOI);
+  return w;
+}
+
+/** Local arrival time of tick `tick`'s frames. */
+function arrival(tick: number): number {
+  return tick * TICK + LATENCY;
+}
+
+/** Where `id` was drawn in the last update, or null. */
+function drawn(w: CellWorld, id: number): [number, number] | null {
+  const i = w.players.indexOf(id);
+  return i < 0 ? null : [w.players.x[i] as number, w.players.y[i] as number];
+}
+
+/** The own player standing at (1000, 1000): its cell's frame of `tick`, plus whoever else is in it. */
+function ownFrame(tick: number, others: TestPlayer[] = []): CellMsg {
+  return cellFrame(1, cellOf(1000, 1000), tick, [{ id: OWN, x: 1000, y: 1000 }, ...others]);
+}
+
+/**
+ * Runs ticks [from, to): each tick's frames (from `frames(tick)`, in order)
+ * arrive at arrival(tick), and the world is updated at 60 Hz in between (also
+ * between two frames of one tick, the worst case). `check` sees every update.
+ */
+function run(w: CellWorld, from: number, to: number, frames: (tick: number) => CellMsg[], check?: (now: number) => void): void {
+  let now = arrival(from) - 1;
+  for (let tick = from; tick < to; tick++) {
+    const at = arrival(tick);
+    for (; now < at; now += 16) {
+      w.update(now);
+      check?.(now);
+    }
+    for (const f of frames(tick)) {
+      w.onCell(f, at);
+      w.update(at);
+      check?.(at);
+    }
+  }
+}
+
+describe('cell frames to tracks', () => {
+  it('draws the players of a cell frame from the next frame, and tells who entered view', () => {
+    const entered: number[] = [];
+    const w = world(entered);
+    w.onCell(ownFrame(1, [{ id: 7, x: 1010, y: 990 }]), arrival(1));
+    w.update(arrival(1) + 1);
+    expect(drawn(w, OWN)).toEqual([1000, 1000]);
+    expect(drawn(w, 7)).toEqual([1010, 990]);
+    expect(entered).toEqual([OWN, 7]);
+    w.onCell(ownFrame(2, [{ id: 7, x: 1025, y: 990 }]), arrival(2));
+    expect(entered).toEqual([OWN, 7]); // once
+  });
+
+  it('draws a walker about 100 ms behind its newest position, smoothly', () => {
+    const w = world();
+    const x = (tick: number): number => 500 + tick * STEP;
+    let last = Number.NaN;
+    run(w, 1, 60, (t) => [ownFrame(t), cellFrame(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }])], (now) => {
+      const p = drawn(w, 7);
+      if (!p || now < arrival(10)) return;
+      // Never more than a walk's worth per update, never backwards.
+      if (!Number.isNaN(last)) {
+        expect(p[0]).toBeGreaterThanOrEqual(last);
+        expect(p[0] - last).toBeLessThanOrEqual(STEP + 1);
+      }
+      last = p[0];
+    });
+    // At the last tick's arrival the newest position is x(59); drawn ~100 ms (2 ticks) behind.
+    const behindMs = ((x(59) - (drawn(w, 7)?.[0] ?? 0)) / STEP) * TICK;
+    expect(behindMs).toBeGreaterThan(80);
+    expect(behindMs).toBeLessThan(130);
+    expect(w.delayMs(1)).toBeCloseTo(100, 0);
+  });
+
+  it('draws a walk evenly when the server\'s ticks run late: at their scheduled time, not their wall time', () => {
+    const w = world();
+    const x = (tick: number): number => 500 + tick * STEP;
+    // Ticks run up to 25 ms late (a busy server), each still one step of the walk.
+    const late = (tick: number): number => [0, 25, 5, 18, 0, 12][tick % 6] as number;
+    const frames = (t: number): CellMsg[] => {
+      const time = AOI_EPOCH + t * TICK + late(t);
+      return [
+        cellFrame(1, cellOf(1000, 1000), t, [{ id: OWN, x: 1000, y: 1000 }], time),
+        cellFrame(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }], time),
+      ];
+    };
+    let last = Number.NaN;
+    let most = 0;
+    let least = Infinity;
+    let now = arrival(1);
+    for (let tick = 1; tick < 80; tick++) {
+      const at = arrival(tick) + late(tick);
+      for (; now < at; now += 10) {
+        w.update(now);
+        const p = drawn(w, 7);
+        if (!p || now < arrival(20)) continue;
+        if (!Number.isNaN(last)) {
+          most = Math.max(most, p[0] - last);
+          least = Math.min(least, p[0] - last);
+        }
+        last = p[0];
+      }
+      for (const f of frames(tick)) w.onCell(f, at);
+    }
+    // 300 units/s is 3 units per 10 ms update; the render clock slews at most 15 %.
+    expect(most).toBeLessThanOrEqual(3 * 1.15 + 0.01);
+    expect(least).toBeGreaterThanOrEqual(3 * 0.85 - 0.01);
+  });
+
+  it('unwraps frame times across 2^32 ms against the Welcome', () => {
+    const w = new CellWorld();
+    const wrap = 2 ** 32 * 411; // 1,765,231,... ms: a real epoch time where the low 32 bits wrap
+    w.welcome(aoiWelcome(OWN, 1, wrap - 120), AOI);
+    for (let tick = 0; tick < 10; tick++) {
+      const time = wrap - 100 + tick * TICK;
+      w.onCell(cellFrame(1, cellOf(1000, 1000), tick, [{ id: OWN, x: 1000 + tick * STEP, y: 1000 }], time), arrival(tick));
+    }
+    w.update(arrival(9));
+    const p = drawn(w, OWN);
+    expect(w.staleFrames).toBe(0);
+    // 100 ms behind the newest, as without a wrap: the frames after it are in order.
+    expect(p?.[0]).toBeGreaterThan(1000 + 6 * STEP);
+    expect(p?.[0]).toBeLessThan(1000 + 8 * STEP);
+  });
+
+  it('ignores a frame it already has and one older than its cell\'s newest', () => {
+    const w = world();
+    const cell = cellOf(500, 500);
+    w.onCell(cellFrame(1, cell, 5, [{ id: 7, x: 500, y: 500 }]), arrival(5));
+    w.onCell(cellFrame(1, cell, 5, [{ id: 7, x: 600, y: 500 }]), arrival(5));
+    // An older frame without player 7 says nothing about where it is now.
+    w.onCell(cellFrame(1, cell, 4, []), arrival(5));
+    expect(w.staleFrames).toBe(2);
+    w.update(arrival(5) + 1000);
+    expect(drawn(w, 7)).toEqual([500, 500]);
+  });
+});
+
+describe('entering and leaving view', () => {
+  it('never hides a player crossing a cell border, whichever cell\'s frame of the tick comes first', () => {
+    for (const newFirst of [false, true]) {
+      const w = world();
+      const x = (tick: number): number => 600 + tick * STEP; // crosses x = 625, 750, 875 ...
+      let crossings = 0;
+      let last: [number, number] | null = null;
+      run(
+        w,
+        1,
+        40,
+        (t) => {
+          const here = cellOf(x(t), 500);
+          const before = cellOf(x(t - 1), 500);
+          const frames = [ownFrame(t), cellFrame(1, here, t, [{ id: 7, x: x(t), y: 500 }])];
+          if (before !== here) {
+            crossings++;
+            // The cell it left: empty now (the server sends vacated cells empty frames).
+            const emptied = cellFrame(1, before, t, []);
+            if (newFirst) frames.push(emptied);
+            else frames.splice(1, 0, emptied);
+          }
+          return frames;
+        },
+        (now) => {
+          if (now < arrival(2)) return;
+          const p = drawn(w, 7);
+          expect(p, `drawn at ${now}`).not.toBeNull();
+          if (last && p) expect(Math.abs(p[0] - last[0])).toBeLessThanOrEqual(STEP + 1);
+          last = p;
+        },
+      );
+      expect(crossings).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it('never hides a player who crosses into a cell sent four times less often', () => {
+    const w = world();
+    const x = (tick: number): number => 700 + tick * 5; // 100 units/s: crosses x = 750 at tick 10
+    run(
+      w,
+      1,
+      60,
+      (t) => {
+        const frames = [ownFrame(t)];
+        const cell = cellOf(x(t), 500);
+        const every = x(t) < 750 ? 1 : 4; // its new cell's frames come every 4th tick only
+        if (t % every === 0) frames.push(cellFrame(1, cell, t, [{ id: 7, x: x(t), y: 500 }]));
+        // Its old cell, every tick, is empty once it left.
+        if (x(t) >= 750) frames.push(cellFrame(1, cellOf(700, 500), t, []));
+        return frames;
+      },
+      (now) => {
+        if (now > arrival(2)) expect(drawn(w, 7), `drawn at ${now}`).not.toBeNull();
+      },
+    );
+  });
+
+  it('hides a player gone from its cell and every other frame after a short grace, and forgets it after the view grace', () => {
+    const w = world();
+    const cell = cellOf(800, 800);
+    // Player 7 stands in its cell until tick 20, then is gone (it left the place): the cell's frames go on without it.
+    run(w, 1, 20, (t) => [ownFrame(t), cellFrame(1, cell, t, [{ id: 7, x: 800, y: 800 }, { id: 8, x: 810, y: 800 }])]);
+    const hide = hideAfterMs(TICK, TICK, AOI.viewGraceMs);
+    let hiddenAt = Number.NaN;
+    let forgottenAt = Number.NaN;
+    run(w, 20, 60, (t) => [ownFrame(t), cellFrame(1, cell, t, [{ id: 8, x: 810, y: 800 }])], (now) => {
+      if (Number.isNaN(hiddenAt) && !drawn(w, 7)) hiddenAt = now;
+      if (Number.isNaN(forgottenAt) && w.tracks.slotOf(7) < 0) forgottenAt = now;
+    });
+    // Hidden a short grace after the first frame without it; its cell-mate stays.
+    expect(hiddenAt - arrival(20)).toBeGreaterThan(hide - 20);
+    expect(hiddenAt - arrival(20)).toBeLessThanOrEqual(hide + TICK);
+    expect(hide).toBeLessThanOrEqual(300);
+    expect(drawn(w, 8)).not.toBeNull();
+    // Forgotten after the view grace since it was last listed.
+    expect(forgottenAt - arrival(19)).toBeGreaterThan(AOI.viewGraceMs - 20);
+    expect(forgottenAt - arrival(19)).toBeLessThanOrEqual(AOI.viewGraceMs + TICK);
+  });
+
+  it('keeps a player whose cell is no longer sent (out of view) until the view grace, longer when it came rarely', () => {
+    const w = world();
+    // 7 comes every tick, 9 (in the prefetch ring) every 4th; from tick 40 neither cell comes any more.
+    run(w, 1, 40, (t) => {
+      const frames = [ownFrame(t), cellFrame(1, cellOf(800, 800), t, [{ id: 7, x: 800, y: 800 }])];
+      if (t % 4 === 0) frames.push(cellFrame(1, cellOf(1400, 1400), t, [{ id: 9, x: 1400, y: 1400 }]));
+      return frames;
+    });
+    const gone = new Map<number, number>();
+    run(w, 40, 80, (t) => [ownFrame(t)], (now) => {
+      for (const id of [7, 9]) if (!gone.has(id) && !drawn(w, id)) gone.set(id, now);
+    });
+    expect((gone.get(7) ?? 0) - arrival(39)).toBeGreaterThan(AOI.viewGraceMs - 20);
+    expect((gone.get(7) ?? 0) - arrival(39)).toBeLessThanOrEqual(AOI.viewGraceMs + TICK);
+    // Every 4th tick: 4 x 200 + 2 x 50 = 900 ms after its last frame (tick 36).
+    expect((gone.get(9) ?? 0) - arrival(36)).toBeGreaterThan(880);
+    expect((gone.get(9) ?? 0) - arrival(36)).toBeLessThanOrEqual(900 + TICK);
+  });
+
+  it('draws a player updated every 4th tick smoothly, between its samples', () => {
+    const w = world();
+    const x = (tick: number): number => 300 + tick * STEP;
+    let last = Number.NaN;
+    let steps = 0;
+    let still = 0;
+    run(
+      w,
+      1,
+      80,
+      (t) => (t % 4 === 0 ? [ownFrame(t), cellFrame(1, cellOf(x(t), 300), t, [{ id: 9, x: x(t), y: 300 }])] : [ownFrame(t)]),
+      (now) => {
+        const p = drawn(w, 9);
+        if (!p || now < arrival(20)) return;
+        if (!Number.isNaN(last)) expect(p[0] - last).toBeLessThanOrEqual(2 * STEP);
+        if (p[0] === last) still++;
+        steps++;
+        last = p[0];
+      },
+    );
+    // It walks at an even pace: never held at a sample waiting for the next one.
+    expect(steps).toBeGreaterThan(100);
+    expect(still / steps).toBeLessThan(0.15);
+  });
+
+  it('waits for a late frame and goes on from where it waited, without a jump', () => {
+    const w = world();
+    const x = (tick: number): number => 300 + tick * STEP;
+    let last = Number.NaN;
+    let maxMove = 0;
+    let now = arrival(1) - 1;
+    const walker = (tick: number): CellMsg => cellFrame(1, cellOf(x(tick), 300), tick, [{ id: 7, x: x(tick), y: 300 }]);
+    for (let tick = 1; tick < 60; tick++) {
+      for (; now < arrival(tick); now += 16) {
+        w.update(now);
+        const p = drawn(w, 7);
+        if (!p || now < arrival(10)) continue;
+        if (!Number.isNaN(last)) {
+          expect(p[0]).toBeGreaterThanOrEqual(last);
+          maxMove = Math.max(maxMove, p[0] - last);
+        }
+        last = p[0];
+      }
+      w.onCell(ownFrame(tick), arrival(tick));
+      // The walker's cell's frames of ticks 30-34 are held up and come with tick 35's, 250 ms late.
+      if (tick < 30 || tick > 35) w.onCell(walker(tick), arrival(tick));
+      if (tick === 35) for (let late = 30; late <= 35; late++) w.onCell(walker(late), arrival(tick));
+    }
+    // A walk's worth per 16 ms frame, at most 25 % fast while catching up: never a jump.
+    expect(maxMove).toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
+    expect(last).toBeGreaterThan(x(50));
+  });
+
+  it('continues a player that moved to another shard without a jump or a blink', () => {
+    const w = world();
+    const x = (tick: number): number => 1000 + tick * 5;
+    let last: [number, number] | null = null;
+    let maxMove = 0;
+    run(
+      w,
+      1,
+      60,
+      (t) => {
+        const frames = [ownFrame(t)];
+        const p = [{ id: 7, x: x(t), y: 1300 }];
+        // On shard 1 until tick 25; from tick 29 on shard 2, whose frames are relayed a tick later.
+        if (t < 25) frames.push(cellFrame(1, cellOf(x(t), 1300), t, p));
+        else frames.push(cellFrame(1, cellOf(x(24), 1300), t, []));
+        if (t >= 29) frames.push(cellFrame(2, cellOf(x(t - 1), 1300), 5000 + t, [{ id: 7, x: x(t - 1), y: 1300 }], AOI_EPOCH + (t - 1) * TICK));
+        return frames;
+      },
+      (now) => {
+        if (now < arrival(5)) return;
+        const p = drawn(w, 7);
+        expect(p, `drawn at ${now}`).not.toBeNull();
+        if (last && p) maxMove = Math.max(maxMove, Math.abs(p[0] - last[0]));
+        last = p;
+      },
+    );
+    expect(maxMove).toBeLessThanOrEqual(2 * 5 + 1);
+    expect(last?.[0]).toBeGreaterThan(x(50));
+  });
+
+  it('starts a player who comes back after being hidden where it is now', () => {
+    const w = world();
+    run(w, 1, 10, (t) => [ownFrame(t), cellFrame(1, cellOf(600, 600), t, [{ id: 7, x: 600, y: 600 }])]);
+    run(w, 10, 20, (t) => [ownFrame(t), cellFrame(1, cellOf(600, 600), t, [])]);
+    expect(drawn(w, 7)).toBeNull();
+    expect(w.tracks.slotOf(7)).toBeGreaterThanOrEqual(0); // hidden, not forgotten yet
+    w.onCell(cellFrame(1, cellOf(1200, 600), 20, [{ id: 7, x: 1200, y: 600 }]), arrival(20));
+    w.update(arrival(20));
+    expect(drawn(w, 7)).toEqual([1200, 600]);
+  });
+
+  it('keeps the last view while no frame arrives at all', () => {
+    const w = world();
+    run(w, 1, 10, (t) => [ownFrame(t, [{ id: 7, x: 1010, y: 1000 }])]);
+    w.update(arrival(10) + 60_000);
+    expect(drawn(w, 7)).not.toBeNull();
+    expect(drawn(w, OWN)).not.toBeNull();
+  });
+
+  it('counts view changes, so lists redraw only when someone entered or left', () => {
+    const w = world();
+    run(w, 1, 5, (t) => [ownFrame(t)]);
+    const v = w.viewVersion;
+    run(w, 5, 10, (t) => [ownFrame(t)]);
+    expect(w.viewVersion).toBe(v);
+    run(w, 10, 11, (t) => [ownFrame(t, [{ id: 7, x: 1010, y: 1000 }])]);
+    expect(w.viewVersion).toBe(v + 1);
+  });
+
+  it('starts over for a Welcome from another world', () => {
+    const w = world();
+    run(w, 1, 3, (t) => [ownFrame(t)]);
+    w.welcome({ ...aoiWelcome(OWN), bounds: { ...AOI_WORLD, maxX: 4000 } }, AOI);
+    w.update(arrival(3));
+    expect(w.players.count).toBe(0);
+    expect(w.tracks.count).toBe(0);
+  });
+});
+
+/** Tick `tick` of one of 25 cells around the own one, whose 20 players walk to and fro; copies without allocating. */
+class WalkCell implements CellMsg {
+  readonly kind = 'cell';
+  readonly shardId = 1;
+  readonly timeMs: number;
+  readonly playerCount = 20;
+
+  constructor(
+    readonly cell: number,
+    readonly tick: number,
+    private readonly base: number,
+  ) {
+    this.timeMs = (AOI_EPOCH + tick * TICK) % 2 ** 32;
+  }
+
+  readPlayers(out: PlayerColumns): void {
+    const col = (this.cell - 1) % AOI.gridColumns;
+    const row = Math.floor((this.cell - 1) / AOI.gridColumns);
+    for (let i = 0; i < this.playerCount; i++) {
+      out.ids[i] = this.base + i + 1;
+      out.x[i] = col * 125 + 10 + Math.abs(((i * 7 + this.tick) % 200) - 100);
+      out.y[i] = row * 125 + 5 + i * 5;
+      out.heading[i] = (i % 8) * 0.7;
+      out.flags[i] = 1;
+    }
+  }
+}
+
+describe('a steady frame', () => {
+  it('allocates nothing: 500 players in 25 cells sent every tick, 2nd and 4th tick, frames at 60 Hz', async () => {
+    const w = world();
+    const frameMs = 16;
+    const ticks = Math.ceil(((WARM_FRAMES + 3 * MEASURED_FRAMES) * frameMs) / TICK) + 2;
+    // Cells (6..10, 6..10) of the grid; the middle ring every tick, the next every 2nd, the outer corners every 4th.
+    const cells: { cell: number; every: number }[] = [];
+    for (let r = 6; r <= 10; r++) {
+      for (let c = 6; c <= 10; c++) {
+        const ring = Math.max(Math.abs(r - 8), Math.abs(c - 8));
+        cells.push({ cell: 1 + r * AOI.gridColumns + c, every: ring <= 1 ? 1 : Math.abs(r - 8) + Math.abs(c - 8) > 3 ? 4 : 2 });
+      }
+    }
+    const frames: WalkCell[][] = Array.from({ length: ticks }, (_, t) =>
+      cells.flatMap((c, k) => (t % c.every === 0 ? [new WalkCell(c.cell, t, k * 20)] : [])),
+    );
+    let now = 0;
+    let next = 0;
+    const bytes = await bytesPerFrame(() => {
+      now += frameMs;
+      while (arrival(next) <= now) {
+        const tick = frames[next++] as WalkCell[];
+        for (let i = 0; i < tick.length; i++) w.onCell(tick[i] as WalkCell, now);
+      }
+      w.update(now);
+      w.players.indexOf(1);
+    });
+    expect(w.players.count).toBe(500);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
+  });
+});

@@ -1,0 +1,334 @@
+// The interpolated place under area of interest: cell frames in, the players
+// in view out, once a frame, in one set of columns for the one instanced draw.
+//
+// Each cell frame feeds the tracks of the players it lists (interp/
+// player-tracks: a short ring of positions per player in server time: the
+// low 32 bits of the frame's time unwrapped against the Welcome's, placed at
+// its tick's scheduled time) and is compared with the previous frame of its
+// (shard, cell) (interp/cell-listings): a frame is complete for its cell, so
+// a player the previous one listed and this one does not has left the cell. Whether it entered
+// another cell, another shard or left the place shows in the next frames: it
+// is hidden only when it has been in none of them for a few of its own update
+// intervals (interp/view-grace), so a border crossing, whose two frames come
+// in one tick or a few, never blinks. A player in no frame at all for the
+// view grace (or longer, if it is updated rarely) is forgotten. Every grace
+// runs on the arrival time of the newest frame, so while no frame arrives (a
+// reconnect, a frozen tab) the last view stays as it was.
+//
+// A player is drawn at its shard's render time (interp/shard-clocks: about
+// 100 ms behind the newest tick), further back by its extra delay when it is
+// updated less often than every tick, so it stays between two samples; one
+// who enters view is drawn from the next frame, at its first position. When a
+// player's sample is late it waits a tick past its newest, its delay
+// stretched, and goes on from there (then catches up at the slew rate), so a
+// late frame costs a pause, never a jump.
+
+import type { AoiSettings, Bounds, CellMsg, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
+import { CellListings, type CellListing } from './cell-listings.js';
+import { DEFAULT_CLOCK, type ClockOptions } from './clock.js';
+import { DRAWN, HIDDEN, PlayerTracks } from './player-tracks.js';
+import { ServerTimeline } from './server-time.js';
+import { ShardClocks } from './shard-clocks.js';
+import { EXTRA_DELAY_SLEW, MAX_EXTRA_DELAY_MS, extraDelayMs, forgetAfterMs, hideAfterMs } from './view-grace.js';
+import { MergedPlayers } from './world.js';
+
+/** Told about each player when it enters view (is first listed), e.g. to ask for its name. */
+export interface ViewListener {
+  entered(id: number): void;
+}
+
+/** Largest gap between two updates of a player counted into its interval, ticks. */
+const MAX_INTERVAL_TICKS = 64;
+/** Weight of a new gap in a player's interval estimate. */
+const INTERVAL_WEIGHT = 0.5;
+/** Most a frame's time step counts for slewing, ms (a long gap moves nothing further). */
+const MAX_FRAME_STEP_MS = 250;
+/** Listings of cells silent this long are forgotten, ms, checked every PURGE_EVERY_MS. */
+const LISTING_KEEP_MS = 30_000;
+const PURGE_EVERY_MS = 5000;
+
+/** The players in view, interpolated; see the module comment. */
+export class CellWorld {
+  /** The players drawn this frame; [0, count) valid, found by id in O(1). */
+  readonly players = new MergedPlayers();
+  /** Every tracked player (drawn, new or hidden). */
+  readonly tracks = new PlayerTracks();
+  readonly clocks: ShardClocks;
+  /** Bumped whenever the set of drawn players changes (someone entered, left or was hidden). */
+  viewVersion = 0;
+  /** Cell frames taken, and refused as older than or the same as one already taken. */
+  cellFrames = 0;
+  staleFrames = 0;
+  /** Tick interval, ms; walking speed, world units/s; view grace, ms (from the Welcome). */
+  tickMs = 50;
+  speed = 120;
+  graceMs = 900;
+  private bounds: Bounds | null = null;
+  private readonly listings = new CellListings();
+  private readonly scratch: PlayerColumns = {
+    ids: new Uint32Array(64),
+    x: new Float32Array(64),
+    y: new Float32Array(64),
+    heading: new Float32Array(64),
+    flags: new Uint8Array(64),
+  };
+  /**
+   * Frame times, unwrapped against the Welcome's server time. Every server
+   * time kept here is ms since its base (the first Welcome's): whole numbers
+   * that stay small integers, which JavaScript engines never box.
+   */
+  readonly timeline = new ServerTimeline();
+  /** Local arrival of the newest frame, ms: the clock every grace runs on. */
+  private newestArrivalMs = Number.NEGATIVE_INFINITY;
+  private lastUpdateMs = Number.NaN;
+  private purgedAt = Number.NEGATIVE_INFINITY;
+  /** The current update's step for slewing, ms. */
+  private stepMs = 0;
+  /**
+   * The cell frame being taken: its tick's scheduled server time (ms from the
+   * timeline's base; see interp/shard-clocks) and its arrival (local ms).
+   * Fields rather than arguments, so the per-player calls pass no fractional
+   * number (none is boxed).
+   */
+  private frameMs = 0;
+  private frameArrivalMs = 0;
+
+  constructor(
+    private readonly listener?: ViewListener,
+    clock: ClockOptions = DEFAULT_CLOCK,
+  ) {
+    this.clocks = new ShardClocks(clock);
+  }
+
+  /**
+   * Takes a Welcome with area of interest: the world's bounds (cell frames are
+   * quantized over them), the tick rate, the speed, the grace, and the server
+   * time frame times are unwrapped against. A Welcome from a different world
+   * starts the view over; otherwise (a reconnect) the last view stays.
+   */
+  welcome(w: WelcomeMsg, aoi: AoiSettings): void {
+    const b = this.bounds;
+    if (b && (b.minX !== w.bounds.minX || b.minY !== w.bounds.minY || b.maxX !== w.bounds.maxX || b.maxY !== w.bounds.maxY)) this.clear();
+    this.bounds = w.bounds;
+    this.tickMs = 1000 / Math.max(1, w.tickHz);
+    this.speed = w.speed;
+    this.graceMs = aoi.viewGraceMs;
+    this.timeline.anchor(w.serverTimeMs);
+  }
+
+  /** Forgets every player, listing and clock. */
+  clear(): void {
+    while (this.tracks.count) this.tracks.remove(this.tracks.count - 1);
+    this.listings.purge(Number.POSITIVE_INFINITY);
+    this.clocks.purge(Number.POSITIVE_INFINITY);
+    this.timeline.reset();
+    this.viewVersion++;
+  }
+
+  /**
+   * Takes a cell frame that arrived at local time `arrivalMs`. A frame older
+   * than, or the same as, one already taken for its (shard, cell) is dropped;
+   * so is any frame before the first Welcome (nothing to unwrap its time
+   * against, no bounds).
+   */
+  onCell(msg: CellMsg, arrivalMs: number): void {
+    if (!this.bounds || !this.timeline.anchored) {
+      this.staleFrames++;
+      return;
+    }
+    const t = this.timeline.relative(msg.timeMs);
+    const listing = this.listings.of(msg.shardId, msg.cell);
+    if (!listing.isNewer(msg.tick, t)) {
+      this.staleFrames++;
+      return;
+    }
+    this.cellFrames++;
+    const clock = this.clocks.observe(msg.shardId, msg.tick, t, arrivalMs, this.tickMs);
+    const n = msg.playerCount;
+    this.reserve(n);
+    msg.readPlayers(this.scratch, this.bounds);
+    this.frameMs = clock.frameMs;
+    this.frameArrivalMs = arrivalMs;
+    for (let i = 0; i < n; i++) this.listed(i, msg.shardId, msg.cell);
+    this.leavers(listing, msg.shardId, msg.cell);
+    listing.record(msg.tick, t, arrivalMs, this.scratch.ids, n);
+    if (arrivalMs > this.newestArrivalMs) this.newestArrivalMs = arrivalMs;
+    if (arrivalMs - this.purgedAt > PURGE_EVERY_MS) this.purge(arrivalMs);
+  }
+
+  /** Player i of the scratch columns is listed in (`shard`, `cell`) by the frame being taken. */
+  private listed(i: number, shard: number, cell: number): void {
+    const tr = this.tracks;
+    const t = this.frameMs;
+    const s = this.scratch;
+    const id = s.ids[i] as number;
+    let slot = tr.slotOf(id);
+    if (slot < 0) {
+      slot = tr.add(id, this.tickMs);
+      this.listener?.entered(id);
+    } else {
+      // Back after being hidden: it starts over where it is now.
+      if (tr.hidden[slot] === HIDDEN) tr.clearSamples(slot);
+      if (tr.shard[slot] !== shard) this.changedShard(slot);
+    }
+    const gap = t - tr.newestMs(slot);
+    if (tr.push(slot, t, s.x[i] as number, s.y[i] as number, s.heading[i] as number, s.flags[i] as number)) this.measure(slot, gap);
+    tr.shard[slot] = shard;
+    tr.cell[slot] = cell;
+    if (t > (tr.seenMs[slot] as number)) tr.seenMs[slot] = t;
+    tr.seenAt[slot] = this.frameArrivalMs;
+    tr.leftAt[slot] = Number.NaN;
+  }
+
+  /**
+   * The player of `slot` is now listed by `shard` (it resumed there). Its next
+   * draw takes up the difference between the two shards' render times (see
+   * [`rebase`]). Another shard's clock may run a little behind: samples not
+   * newer than the old shard's start a new timeline.
+   */
+  private changedShard(slot: number): void {
+    const tr = this.tracks;
+    if (Number.isNaN(tr.previousShard[slot])) tr.previousShard[slot] = tr.shard[slot] as number;
+    if (this.frameMs <= tr.newestMs(slot)) tr.clearSamples(slot);
+  }
+
+  /**
+   * Moves the player of `slot`, which changed shards, onto its new shard's
+   * clock at the render time it had on the old one: its extra delay takes up
+   * the difference (and closes it at the slew rate), so it does not jump.
+   * Runs at draw time, when both clocks have been advanced to the same now.
+   */
+  private rebase(slot: number): void {
+    const tr = this.tracks;
+    const from = this.clocks.of(tr.previousShard[slot] as number);
+    const to = this.clocks.of(tr.shard[slot] as number);
+    tr.previousShard[slot] = Number.NaN;
+    if (!from?.clock.ready || !to?.clock.ready) return;
+    const extra = (tr.extra[slot] as number) + to.clock.renderMs - from.clock.renderMs;
+    tr.extra[slot] = Math.max(-MAX_EXTRA_DELAY_MS, Math.min(MAX_EXTRA_DELAY_MS, extra));
+  }
+
+  /** Folds a gap of `gap` ms between two updates of `slot` into its interval. */
+  private measure(slot: number, gap: number): void {
+    const tr = this.tracks;
+    if (tr.samples(slot) < 2 || !(gap > 0) || gap > MAX_INTERVAL_TICKS * this.tickMs) return;
+    const old = tr.interval[slot] as number;
+    tr.interval[slot] = tr.samples(slot) === 2 ? gap : old + (gap - old) * INTERVAL_WEIGHT;
+  }
+
+  /** Marks the players the previous frame of (`shard`, `cell`) listed, and the one being taken did not, as having left it. */
+  private leavers(previous: CellListing, shard: number, cell: number): void {
+    const tr = this.tracks;
+    const t = this.frameMs;
+    for (let k = 0; k < previous.count; k++) {
+      const slot = tr.slotOf(previous.ids[k] as number);
+      if (slot < 0 || tr.shard[slot] !== shard || tr.cell[slot] !== cell) continue;
+      if ((tr.seenMs[slot] as number) < t && Number.isNaN(tr.leftAt[slot])) tr.leftAt[slot] = this.frameArrivalMs;
+    }
+  }
+
+  /**
+   * Interpolates every player in view at local time `nowMs` into
+   * [`players`], hiding and forgetting as the graces say. Hot path: allocates
+   * nothing.
+   */
+  update(nowMs: number): void {
+    this.clocks.advance(nowMs);
+    const step = nowMs - this.lastUpdateMs;
+    this.stepMs = step > 0 ? Math.min(step, MAX_FRAME_STEP_MS) : 0;
+    this.lastUpdateMs = nowMs;
+    this.players.begin();
+    const tr = this.tracks;
+    tr.tickMs = this.tickMs;
+    tr.speed = this.speed;
+    const now = this.newestArrivalMs;
+    for (let slot = tr.count - 1; slot >= 0; slot--) {
+      const interval = tr.interval[slot] as number;
+      if (now - (tr.seenAt[slot] as number) > forgetAfterMs(interval, this.tickMs, this.graceMs)) {
+        if (tr.hidden[slot] === DRAWN) this.viewVersion++;
+        tr.remove(slot); // the last slot, already done this frame, moves here
+        continue;
+      }
+      const left = tr.leftAt[slot] as number;
+      if (left === left && now - left > hideAfterMs(interval, this.tickMs, this.graceMs)) {
+        if (tr.hidden[slot] === DRAWN) this.viewVersion++;
+        tr.hidden[slot] = HIDDEN;
+        continue;
+      }
+      this.draw(slot);
+    }
+  }
+
+  /** Draws the player of `slot` at its render time. */
+  private draw(slot: number): void {
+    const tr = this.tracks;
+    const target = extraDelayMs(tr.interval[slot] as number, this.tickMs);
+    if (tr.previousShard[slot] === tr.previousShard[slot]) this.rebase(slot);
+    let extra = tr.extra[slot] as number;
+    if (tr.hidden[slot] !== DRAWN || tr.samples(slot) < 3) {
+      extra = target;
+    } else {
+      const most = EXTRA_DELAY_SLEW * this.stepMs;
+      extra += Math.max(-most, Math.min(most, target - extra));
+    }
+    const c = this.clocks.of(tr.shard[slot] as number);
+    let t = Number.NaN;
+    if (c?.clock.ready) {
+      t = c.clock.renderMs - extra;
+      // Its next sample is late: it waits a tick past its newest (extrapolated)
+      // with its delay stretched, so it goes on from there when the sample
+      // comes rather than jumping ahead to where the render time has got to.
+      const most = tr.newestMs(slot) + this.tickMs;
+      if (t > most && extra < MAX_EXTRA_DELAY_MS) {
+        extra = Math.min(MAX_EXTRA_DELAY_MS, extra + t - most);
+        t = c.clock.renderMs - extra;
+      }
+    }
+    tr.extra[slot] = extra;
+    tr.drawMs = t;
+    tr.emit(slot, this.players);
+    if (tr.hidden[slot] !== DRAWN) {
+      tr.hidden[slot] = DRAWN;
+      this.viewVersion++;
+    }
+  }
+
+  /** Interpolation delay of `shardId`'s clock, or the largest of all when it has none; ms (NaN when none). */
+  delayMs(shardId: number): number {
+    const own = this.clocks.of(shardId);
+    if (own?.clock.ready) return own.clock.delayMs;
+    let d = Number.NaN;
+    for (const c of this.clocks.list) if (c.clock.ready) d = Number.isNaN(d) ? c.clock.delayMs : Math.max(d, c.clock.delayMs);
+    return d;
+  }
+
+  /** Render-time jumps of every shard's clock so far. */
+  snaps(): number {
+    let n = 0;
+    for (const c of this.clocks.list) n += c.clock.snaps;
+    return n;
+  }
+
+  /** Players tracked but not drawn in the last frame (new, or hidden after leaving). */
+  get hiddenCount(): number {
+    return this.tracks.count - this.players.count;
+  }
+
+  private reserve(n: number): void {
+    const s = this.scratch;
+    if (n <= s.ids.length) return;
+    let cap = s.ids.length;
+    while (cap < n) cap *= 2;
+    s.ids = new Uint32Array(cap);
+    s.x = new Float32Array(cap);
+    s.y = new Float32Array(cap);
+    s.heading = new Float32Array(cap);
+    s.flags = new Uint8Array(cap);
+  }
+
+  private purge(nowMs: number): void {
+    this.purgedAt = nowMs;
+    this.listings.purge(nowMs - LISTING_KEEP_MS);
+    this.clocks.purge(nowMs);
+  }
+}
