@@ -96,7 +96,7 @@ async fn player_that_never_answers_pings_is_dropped_by_its_shard_through_nginx()
             Some(Err(_)) | None => break,
         }
     }
-    assert!(code.is_none() || code == Some(CloseCode::PongTimeout.0), "close code {code:?}");
+    assert!(code.is_none() || code == Some(CloseCode::PeerTimeout.0), "close code {code:?}");
     assert_eq!(peer_timeouts(&cluster).await, 1.0);
 }
 

@@ -388,9 +388,11 @@ pub const ENUM_MIN_CLOSE_CODE: u16 = 1000;
 pub const ENUM_MAX_CLOSE_CODE: u16 = 4036;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 30] = [
+pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 33] = [
   CloseCode::Normal,
   CloseCode::GoingAway,
+  CloseCode::ProtocolError,
+  CloseCode::InvalidPayload,
   CloseCode::MessageTooBig,
   CloseCode::InternalError,
   CloseCode::MalformedMessage,
@@ -403,7 +405,7 @@ pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 30] = [
   CloseCode::InputFlood,
   CloseCode::ChatFlood,
   CloseCode::TooSlow,
-  CloseCode::PongTimeout,
+  CloseCode::PeerTimeout,
   CloseCode::ServerBusy,
   CloseCode::TextFrame,
   CloseCode::SessionReplaced,
@@ -412,6 +414,7 @@ pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 30] = [
   CloseCode::TicketExpired,
   CloseCode::TicketLive,
   CloseCode::Moved,
+  CloseCode::ControlFlood,
   CloseCode::AuthRequired,
   CloseCode::AuthExpired,
   CloseCode::AuthNotYetValid,
@@ -431,6 +434,11 @@ pub struct CloseCode(pub u16);
 impl CloseCode {
   pub const Normal: Self = Self(1000);
   pub const GoingAway: Self = Self(1001);
+  /// A websocket protocol violation (bad framing, or a close code that may
+  /// never be sent), RFC 6455 section 7.4.1.
+  pub const ProtocolError: Self = Self(1002);
+  /// A text frame or close reason that is not UTF-8.
+  pub const InvalidPayload: Self = Self(1007);
   pub const MessageTooBig: Self = Self(1009);
   pub const InternalError: Self = Self(1011);
   pub const MalformedMessage: Self = Self(4000);
@@ -443,7 +451,8 @@ impl CloseCode {
   pub const InputFlood: Self = Self(4007);
   pub const ChatFlood: Self = Self(4008);
   pub const TooSlow: Self = Self(4009);
-  pub const PongTimeout: Self = Self(4010);
+  /// Nothing heard from the peer (not even a pong) for the peer timeout.
+  pub const PeerTimeout: Self = Self(4010);
   pub const ServerBusy: Self = Self(4011);
   pub const TextFrame: Self = Self(4012);
   pub const SessionReplaced: Self = Self(4013);
@@ -452,6 +461,8 @@ impl CloseCode {
   pub const TicketExpired: Self = Self(4016);
   pub const TicketLive: Self = Self(4017);
   pub const Moved: Self = Self(4018);
+  /// Pings and pongs over the per-socket budget.
+  pub const ControlFlood: Self = Self(4019);
   /// Identity (4030-4039): the Hello's access token was refused. Do not
   /// reconnect with the same token.
   pub const AuthRequired: Self = Self(4030);
@@ -467,6 +478,8 @@ impl CloseCode {
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Normal,
     Self::GoingAway,
+    Self::ProtocolError,
+    Self::InvalidPayload,
     Self::MessageTooBig,
     Self::InternalError,
     Self::MalformedMessage,
@@ -479,7 +492,7 @@ impl CloseCode {
     Self::InputFlood,
     Self::ChatFlood,
     Self::TooSlow,
-    Self::PongTimeout,
+    Self::PeerTimeout,
     Self::ServerBusy,
     Self::TextFrame,
     Self::SessionReplaced,
@@ -488,6 +501,7 @@ impl CloseCode {
     Self::TicketExpired,
     Self::TicketLive,
     Self::Moved,
+    Self::ControlFlood,
     Self::AuthRequired,
     Self::AuthExpired,
     Self::AuthNotYetValid,
@@ -501,6 +515,8 @@ impl CloseCode {
     match self {
       Self::Normal => Some("Normal"),
       Self::GoingAway => Some("GoingAway"),
+      Self::ProtocolError => Some("ProtocolError"),
+      Self::InvalidPayload => Some("InvalidPayload"),
       Self::MessageTooBig => Some("MessageTooBig"),
       Self::InternalError => Some("InternalError"),
       Self::MalformedMessage => Some("MalformedMessage"),
@@ -513,7 +529,7 @@ impl CloseCode {
       Self::InputFlood => Some("InputFlood"),
       Self::ChatFlood => Some("ChatFlood"),
       Self::TooSlow => Some("TooSlow"),
-      Self::PongTimeout => Some("PongTimeout"),
+      Self::PeerTimeout => Some("PeerTimeout"),
       Self::ServerBusy => Some("ServerBusy"),
       Self::TextFrame => Some("TextFrame"),
       Self::SessionReplaced => Some("SessionReplaced"),
@@ -522,6 +538,7 @@ impl CloseCode {
       Self::TicketExpired => Some("TicketExpired"),
       Self::TicketLive => Some("TicketLive"),
       Self::Moved => Some("Moved"),
+      Self::ControlFlood => Some("ControlFlood"),
       Self::AuthRequired => Some("AuthRequired"),
       Self::AuthExpired => Some("AuthExpired"),
       Self::AuthNotYetValid => Some("AuthNotYetValid"),

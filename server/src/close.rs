@@ -51,6 +51,15 @@ pub enum CloseReason {
     TicketLive,
     /// The shard is draining; the Move message carried a ticket (4018).
     Moved,
+    /// A websocket protocol violation (1002): bad framing (reserved bits or
+    /// opcodes, an unmasked or fragmented control frame, a stray
+    /// continuation), or a peer's close frame with a code RFC 6455 section
+    /// 7.4 says must never be sent, or an undefined one.
+    ProtocolError,
+    /// A text frame or a close reason that is not UTF-8 (1007).
+    InvalidUtf8,
+    /// Pings and pongs over the per-socket budget (4019).
+    ControlFlood,
     /// No access token, and guests are not admitted (4030).
     AuthRequired,
     /// The access token expired (4031).
@@ -84,7 +93,7 @@ impl CloseReason {
             CloseReason::InputFlood => CloseCode::InputFlood,
             CloseReason::ChatFlood => CloseCode::ChatFlood,
             CloseReason::TooSlow => CloseCode::TooSlow,
-            CloseReason::PeerTimeout => CloseCode::PongTimeout,
+            CloseReason::PeerTimeout => CloseCode::PeerTimeout,
             CloseReason::Busy => CloseCode::ServerBusy,
             CloseReason::TextFrame => CloseCode::TextFrame,
             CloseReason::SessionReplaced => CloseCode::SessionReplaced,
@@ -93,6 +102,9 @@ impl CloseReason {
             CloseReason::TicketExpired => CloseCode::TicketExpired,
             CloseReason::TicketLive => CloseCode::TicketLive,
             CloseReason::Moved => CloseCode::Moved,
+            CloseReason::ProtocolError => CloseCode::ProtocolError,
+            CloseReason::InvalidUtf8 => CloseCode::InvalidPayload,
+            CloseReason::ControlFlood => CloseCode::ControlFlood,
             CloseReason::AuthRequired => CloseCode::AuthRequired,
             CloseReason::AuthExpired => CloseCode::AuthExpired,
             CloseReason::AuthNotYetValid => CloseCode::AuthNotYetValid,
@@ -128,6 +140,9 @@ impl CloseReason {
             CloseReason::TicketExpired => "ticket_expired",
             CloseReason::TicketLive => "ticket_live",
             CloseReason::Moved => "moved",
+            CloseReason::ProtocolError => "protocol_error",
+            CloseReason::InvalidUtf8 => "invalid_utf8",
+            CloseReason::ControlFlood => "control_flood",
             CloseReason::AuthRequired => "auth_required",
             CloseReason::AuthExpired => "auth_expired",
             CloseReason::AuthNotYetValid => "auth_not_yet_valid",
@@ -163,6 +178,9 @@ impl CloseReason {
             CloseReason::TicketExpired => "resume ticket expired",
             CloseReason::TicketLive => "session busy elsewhere, retry",
             CloseReason::Moved => "moved: resume on another shard",
+            CloseReason::ProtocolError => "websocket protocol error",
+            CloseReason::InvalidUtf8 => "text not utf-8",
+            CloseReason::ControlFlood => "too many pings",
             CloseReason::AuthRequired => "sign in required",
             CloseReason::AuthExpired => "sign-in expired",
             CloseReason::AuthNotYetValid => "sign-in not valid yet",
@@ -174,10 +192,47 @@ impl CloseReason {
     }
 
     /// True when the server should tell the peer why with an Error message
-    /// before the close frame (not for a peer that left or a dead peer).
+    /// before the close frame (not for a peer that left or a dead peer, nor
+    /// for a peer whose websocket is broken: the close frame says it).
     pub fn tells_peer(self) -> bool {
-        !matches!(self, CloseReason::ClientClosed | CloseReason::PeerTimeout | CloseReason::Busy | CloseReason::Moved)
+        !matches!(
+            self,
+            CloseReason::ClientClosed
+                | CloseReason::PeerTimeout
+                | CloseReason::Busy
+                | CloseReason::Moved
+                | CloseReason::ProtocolError
+                | CloseReason::InvalidUtf8
+        )
     }
+
+    /// The answer to a peer's close frame carrying `code` (`None`: a close
+    /// frame without a payload): a normal close for a code a peer may send
+    /// (RFC 6455 section 7.4: 1000-1003, 1007-1014, 3000-4999), a protocol
+    /// error for one that must never be sent (1005, 1006, 1015) or that is
+    /// undefined (below 1000, 1004, 1016-2999, 5000 and up).
+    ///
+    /// tungstenite hands a close frame with such a code over as 1002 (its
+    /// own "Protocol violation"), so a peer's 1002 is answered with 1002 too:
+    /// the echo RFC 6455 section 5.5.1 suggests. tungstenite does the same to
+    /// 1014 (registered after RFC 6455), which therefore closes as a protocol
+    /// error too.
+    pub fn answering(code: Option<u16>) -> CloseReason {
+        match code {
+            None => CloseReason::ClientClosed,
+            Some(1002) => CloseReason::ProtocolError,
+            Some(code) if sendable(code) => CloseReason::ClientClosed,
+            Some(_) => CloseReason::ProtocolError,
+        }
+    }
+}
+
+/// True for a close code an endpoint may put in a close frame (RFC 6455
+/// section 7.4 and the IANA registry): 1000-1003, 1007-1014 (1004 is
+/// reserved; 1005, 1006 and 1015 must never be sent), 3000-3999 (registered
+/// by libraries and frameworks) and 4000-4999 (private use).
+pub fn sendable(code: u16) -> bool {
+    matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999)
 }
 
 impl From<&DecodeError> for CloseReason {
@@ -196,7 +251,7 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 29] = [
+    const ALL: [CloseReason; 32] = [
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,
@@ -204,6 +259,9 @@ mod tests {
         CloseReason::AuthWrongIssuer,
         CloseReason::AuthWrongAudience,
         CloseReason::AuthMalformed,
+        CloseReason::ProtocolError,
+        CloseReason::InvalidUtf8,
+        CloseReason::ControlFlood,
         CloseReason::SessionReplaced,
         CloseReason::TicketInvalid,
         CloseReason::TicketUsed,
@@ -234,6 +292,26 @@ mod tests {
         let labels: std::collections::HashSet<_> = ALL.iter().map(|r| r.label()).collect();
         assert_eq!(codes.len(), ALL.len());
         assert_eq!(labels.len(), ALL.len());
+    }
+
+    #[test]
+    fn codes_a_peer_may_send_close_normally_and_the_rest_are_protocol_errors() {
+        assert_eq!(CloseReason::answering(None), CloseReason::ClientClosed);
+        for code in [1000, 1001, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999] {
+            assert_eq!(CloseReason::answering(Some(code)), CloseReason::ClientClosed, "{code}");
+        }
+        for code in [0, 1, 999, 1002, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535] {
+            assert_eq!(CloseReason::answering(Some(code)), CloseReason::ProtocolError, "{code}");
+        }
+        assert_eq!(CloseReason::ProtocolError.code().0, 1002);
+        assert_eq!(CloseReason::InvalidUtf8.code().0, 1007);
+    }
+
+    #[test]
+    fn every_code_the_server_sends_may_be_sent() {
+        for reason in ALL {
+            assert!(sendable(reason.code().0), "{reason:?}");
+        }
     }
 
     #[test]

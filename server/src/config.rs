@@ -105,6 +105,13 @@ pub struct Cli {
     #[arg(long, env = "MINO_INPUT_RATE", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub input_rate: u32,
 
+    /// Websocket pings and pongs a socket may send per second, sustained
+    /// (burst: twice this); past it the socket closes with 4019. An admitted
+    /// player's pings are answered with the next tick's write, the newest
+    /// only. 1 to 10,000.
+    #[arg(long, env = "MINO_CONTROL_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub control_rate: u32,
+
     /// Sustained chat lines a player may send per second, as a fraction (burst:
     /// 5). 0.01 to 1,000.
     #[arg(long, env = "MINO_CHAT_RATE", default_value_t = 1.0, value_parser = ranged_f64(0.01, 1000.0))]
@@ -312,6 +319,8 @@ pub struct Config {
     pub outbound_ticks: u32,
     /// Inputs per second, sustained.
     pub input_rate: u32,
+    /// Pings and pongs per second a socket may send, sustained.
+    pub control_rate: u32,
     /// Chat lines per second, sustained.
     pub chat_rate: f64,
     /// Open connection cap.
@@ -460,6 +469,7 @@ impl Config {
             write_timeout: ms(cli.write_timeout_ms),
             outbound_ticks: cli.outbound_ticks,
             input_rate: cli.input_rate,
+            control_rate: cli.control_rate,
             chat_rate: cli.chat_rate,
             max_connections: cli.max_connections,
             send_buffer: (cli.send_buffer_bytes > 0).then_some(cli.send_buffer_bytes),

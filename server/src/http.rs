@@ -3,10 +3,11 @@
 //! folder is configured.
 
 use crate::session::{self, socket, SessionContext};
+use crate::upgrade::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Extension, Router};
 use hyper_util::rt::TokioIo;
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
@@ -64,7 +65,7 @@ impl ConnectionSlot {
 pub fn router(state: AppState) -> Router {
     let static_dir = state.session.config.static_dir.clone();
     let router = Router::new()
-        .route("/ws", get(websocket))
+        .route("/ws", any(websocket))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -115,27 +116,6 @@ async fn drain(State(state): State<AppState>) -> Response {
     (StatusCode::ACCEPTED, "draining\n").into_response()
 }
 
-/// Checks a websocket upgrade request (RFC 6455 section 4.2.1) and returns
-/// the `Sec-WebSocket-Accept` value. No extension is negotiated
-/// (permessage-deflate stays off).
-fn accept_key(headers: &HeaderMap) -> Result<String, &'static str> {
-    let has_token = |name: header::HeaderName, token: &str| {
-        headers
-            .get_all(name)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
-    };
-    if !has_token(header::CONNECTION, "upgrade") || !has_token(header::UPGRADE, "websocket") {
-        return Err("expected a websocket upgrade");
-    }
-    if headers.get(header::SEC_WEBSOCKET_VERSION).and_then(|v| v.to_str().ok()) != Some("13") {
-        return Err("websocket version 13 required");
-    }
-    let key = headers.get(header::SEC_WEBSOCKET_KEY).ok_or("missing Sec-WebSocket-Key")?;
-    Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes()))
-}
-
 /// Why this shard is not taking players now (`None`: it is), as `/readyz` says.
 fn not_ready(state: &AppState) -> Option<&'static str> {
     let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
@@ -160,9 +140,18 @@ async fn websocket(
         // (nginx: proxy_next_upstream http_503) instead of a Busy after it.
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why).into_response();
     }
-    let accept = match accept_key(req.headers()) {
+    let accept = match upgrade::accept(req.method(), req.version(), req.headers()) {
         Ok(a) => a,
-        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+        Err(why) => {
+            state.session.metrics.refused_upgrade(why);
+            tracing::debug!(reason = why.label(), "websocket upgrade refused");
+            let mut refusal = (why.status(), format!("{why}\n")).into_response();
+            if why == UpgradeRefusal::Version {
+                let version = HeaderValue::from_static(upgrade::WEBSOCKET_VERSION);
+                refusal.headers_mut().insert(header::SEC_WEBSOCKET_VERSION, version);
+            }
+            return refusal;
+        }
     };
     let on_upgrade = hyper::upgrade::on(&mut req);
     let ctx = state.session.clone();

@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, websocket frames encoded once, the Redis connection and key layout |
+//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
@@ -38,6 +38,7 @@ mod close;
 mod ids;
 mod metrics;
 mod sim;
+mod upgrade;
 mod ws_frame;
 
 mod resume;
@@ -138,15 +139,19 @@ pub async fn run(
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
     if let Some(admin) = admin {
         let router = http::admin_router(state.clone());
-        let stop = cancel.clone();
-        tracker.spawn(async move {
-            if let Err(e) = axum::serve(admin, router).with_graceful_shutdown(stop.cancelled_owned()).await {
-                tracing::warn!(error = %e, "admin listener failed");
-            }
-        });
+        let (metrics, header_timeout) = (state.session.metrics.clone(), config.handshake_timeout);
+        tracker.spawn(listener::admin_loop(admin, router, header_timeout, metrics, tracker.clone(), cancel.clone()));
     }
     tracker.spawn(verifier.watch(cancel.clone()));
-    tracker.spawn(listener::accept_loop(listener, http::router(state), accept, tracker.clone(), cancel.clone()));
+    let metrics = state.session.metrics.clone();
+    tracker.spawn(listener::accept_loop(
+        listener,
+        http::router(state),
+        accept,
+        metrics,
+        tracker.clone(),
+        cancel.clone(),
+    ));
 
     tokio::select! {
         () = cancel.cancelled() => {}

@@ -17,6 +17,8 @@
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
 //! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
+//! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::upgrade::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
+//! | `mino_accept_errors_total{kind}` | failed accepts on either listener, by [`AcceptErrorKind`] label: `descriptors` (EMFILE, ENFILE: every descriptor in use; the admin listener still answers on a reserved one), `memory` (ENOBUFS, ENOMEM), `other` |
 //! | `mino_busy_refusals_total{reason}` | hellos refused, by [`crate::admission::Refusal`] label: `full`, `overloaded`, `draining`, `unavailable` (clustered, no player id to give: Redis out of reach since the start) |
 //! | `mino_auth_refusals_total{reason}` | hellos whose access token was refused, by [`crate::auth::AuthError`] label: `missing` (guests denied), `expired`, `not_yet_valid`, `bad_signature`, `wrong_issuer`, `wrong_audience`, `malformed` |
 //! | `mino_admission_overloaded` | 1 while the busy rule refuses players |
@@ -32,6 +34,7 @@
 use crate::admission::Refusal;
 use crate::auth::AuthError;
 use crate::close::CloseReason;
+use crate::upgrade::UpgradeRefusal;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -85,6 +88,45 @@ impl DropKind {
     }
 }
 
+/// Why an `accept` failed: the `kind` label of `mino_accept_errors_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AcceptErrorKind {
+    /// Every descriptor of the process (EMFILE) or the system (ENFILE) is in use.
+    Descriptors,
+    /// The kernel is out of memory for sockets (ENOBUFS, ENOMEM).
+    Memory,
+    /// Anything else.
+    Other,
+}
+
+impl AcceptErrorKind {
+    /// Every kind, for documentation tests.
+    pub const ALL: [AcceptErrorKind; 3] =
+        [AcceptErrorKind::Descriptors, AcceptErrorKind::Memory, AcceptErrorKind::Other];
+
+    /// The kind of an accept error.
+    pub fn of(e: &std::io::Error) -> AcceptErrorKind {
+        const EMFILE: i32 = 24;
+        const ENFILE: i32 = 23;
+        const ENOMEM: i32 = 12;
+        const ENOBUFS: i32 = 105;
+        match e.raw_os_error() {
+            Some(EMFILE | ENFILE) => AcceptErrorKind::Descriptors,
+            Some(ENOMEM | ENOBUFS) => AcceptErrorKind::Memory,
+            _ => AcceptErrorKind::Other,
+        }
+    }
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            AcceptErrorKind::Descriptors => "descriptors",
+            AcceptErrorKind::Memory => "memory",
+            AcceptErrorKind::Other => "other",
+        }
+    }
+}
+
 /// Frames, bytes and system calls of some writes, added to the metrics in
 /// one go by [`Metrics::count_writes`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,6 +174,9 @@ pub struct Metrics {
     pub busy_refusals: Family<ReasonLabel, Counter>,
     /// See module docs.
     pub auth_refusals: Family<ReasonLabel, Counter>,
+    pub upgrades_refused: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub accept_errors: Family<KindLabel, Counter>,
     /// See module docs.
     pub overloaded: Gauge,
     /// See module docs.
@@ -152,7 +197,8 @@ pub struct Metrics {
     pub region_subscriptions: Gauge,
 }
 
-/// Label set with one `kind` label, made only from [`DropKind::label`].
+/// Label set with one `kind` label, made only from [`DropKind::label`] or
+/// [`AcceptErrorKind::label`].
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
     kind: &'static str,
@@ -178,6 +224,8 @@ impl Metrics {
             sockets_closed: Family::default(),
             busy_refusals: Family::default(),
             auth_refusals: Family::default(),
+            upgrades_refused: Family::default(),
+            accept_errors: Family::default(),
             overloaded: Gauge::default(),
             redis_up: Gauge::default(),
             redis_reconnects: Counter::default(),
@@ -205,6 +253,8 @@ impl Metrics {
         r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
         r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
         r.register("mino_auth_refusals", "Access tokens refused by reason", m.auth_refusals.clone());
+        r.register("mino_upgrades_refused", "Websocket upgrades refused by reason", m.upgrades_refused.clone());
+        r.register("mino_accept_errors", "Failed accepts by kind", m.accept_errors.clone());
         r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
         r.register("mino_redis_up", "1 while the last heartbeat reached Redis", m.redis_up.clone());
         r.register(
@@ -246,6 +296,16 @@ impl Metrics {
         self.auth_refusals.get_or_create(&ReasonLabel { reason: e.label() }).inc();
     }
 
+    /// Counts a websocket upgrade refused for `why`.
+    pub fn refused_upgrade(&self, why: UpgradeRefusal) {
+        self.upgrades_refused.get_or_create(&ReasonLabel { reason: why.label() }).inc();
+    }
+
+    /// Counts a failed accept.
+    pub fn accept_failed(&self, kind: AcceptErrorKind) {
+        self.accept_errors.get_or_create(&KindLabel { kind: kind.label() }).inc();
+    }
+
     /// Adds the frames, bytes and system calls of some writes.
     pub fn count_writes(&self, t: Tally) {
         self.frames_sent.inc_by(t.frames);
@@ -278,6 +338,12 @@ mod tests {
         }
         for refusal in Refusal::ALL {
             assert!(row("mino_busy_refusals_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");
+        }
+        for refusal in UpgradeRefusal::ALL {
+            assert!(row("mino_upgrades_refused_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");
+        }
+        for kind in AcceptErrorKind::ALL {
+            assert!(row("mino_accept_errors_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
         }
     }
 }

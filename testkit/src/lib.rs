@@ -18,7 +18,8 @@
 //! - [`cluster`]: Redis, N shards and nginx started together.
 //! - [`frame`], [`player`]: a websocket test player that speaks the real
 //!   protocol, every server message decoded (by loadgen's decoder) into an
-//!   owned [`Frame`].
+//!   owned [`Frame`]; [`raw`]: a raw websocket client for edge cases (any
+//!   handshake bytes, frames built bit by bit, how the connection ended).
 //! - [`bots`], [`loadgen`]: players driven by loadgen: a swarm of its bots in
 //!   this process, and the `mino-loadgen` binary run to its JSON report.
 //!
@@ -43,6 +44,7 @@ pub mod nginx;
 pub mod player;
 pub mod port;
 pub mod process;
+pub mod raw;
 pub mod redis;
 pub mod shard;
 pub mod workdir;
@@ -57,6 +59,7 @@ pub use nginx::{Nginx, NginxSettings};
 pub use nix::sys::signal::Signal;
 pub use player::{Endpoint, Player};
 pub use process::Process;
+pub use raw::{RawReader, RawSocket, RawWriter};
 pub use redis::Redis;
 pub use shard::{server_bin, Shard};
 pub use workdir::WorkDir;

@@ -8,13 +8,19 @@
 //!   [`crate::ws_frame`]).
 //! - [`outbox`]: a socket's write side, shared with the [`fanout`], which
 //!   writes every tick to every socket; [`batch`]: what a blocked socket keeps.
-//! - [`rate_limit`]: token buckets for inputs and chat.
+//! - [`rate_limit`]: token buckets for inputs, chat and control frames.
+//! - [`liveness`]: when to ping the peer and when its silence ends the
+//!   session (a stall of the process is not the peer's silence).
+//! - [`read_end`]: how the read side ended (FIN, close frame, protocol
+//!   error) and the linger after the server's close frame.
 
 pub mod batch;
 pub mod command;
 pub mod fanout;
+pub mod liveness;
 pub mod outbox;
 pub mod rate_limit;
+pub mod read_end;
 pub mod socket;
 pub mod task;
 

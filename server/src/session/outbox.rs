@@ -119,6 +119,9 @@ struct State {
     want_roster: bool,
     /// The session asked for a websocket ping with the next tick's write.
     ping_due: bool,
+    /// The pong answering the newest ping not yet answered, for the next
+    /// tick's write (RFC 6455 section 5.5.3 allows answering only the newest).
+    pong_due: Option<Bytes>,
     /// Set when the close begins: nothing but the close frames follows.
     closed: bool,
     /// When the socket's buffer first refused bytes (cleared once drained).
@@ -157,6 +160,7 @@ impl Outbox {
             held: true,
             want_roster: true,
             ping_due: false,
+            pong_due: None,
             closed: false,
             blocked_since: None,
             ticks_blocked: 0,
@@ -183,12 +187,13 @@ impl Outbox {
             return false;
         }
         let ping = std::mem::take(&mut st.ping_due).then(ws_frame::ping);
+        let pong = st.pong_due.take();
         if st.held || st.blocked_since.is_some() || !st.batch.is_empty() {
             let want_roster = st.want_roster;
             st.batch.add(frame, view, want_roster);
             st.want_roster &= !st.batch.has_roster();
-            if let Some(ping) = ping {
-                st.batch.push_event(ping);
+            for control in ping.into_iter().chain(pong) {
+                st.batch.push_event(control);
             }
             if st.batch.events() > MAX_PENDING_EVENTS {
                 self.stick(&mut st, Stuck::TooSlow);
@@ -213,7 +218,7 @@ impl Outbox {
             let roster = if st.want_roster { frame.roster.as_ref() } else { None };
             st.want_roster &= roster.is_none();
             let frames = roster.into_iter().chain(&frame.events).chain(view.frames.iter().map(|(_, b)| b));
-            self.write_shared(&mut st, frames.chain(ping.as_ref()), now, tally);
+            self.write_shared(&mut st, frames.chain(ping.as_ref()).chain(pong.as_ref()), now, tally);
         }
         let _ = self.flush_locked(&mut st, now, tally, usize::MAX);
         st.stuck.is_none()
@@ -375,6 +380,14 @@ impl Outbox {
     /// Asks for a websocket ping with the next tick's write.
     pub fn ping_next_tick(&self) {
         self.lock().ping_due = true;
+    }
+
+    /// Queues `pong` (a framed pong, see [`ws_frame::pong`]) for the next
+    /// tick's write, replacing a pong still waiting there: however many pings
+    /// arrive within a tick, the socket's one write of the tick answers the
+    /// newest.
+    pub fn pong_next_tick(&self, pong: Bytes) {
+        self.lock().pong_due = Some(pong);
     }
 
     /// Queues `frames` after everything already queued and writes until done,
@@ -548,6 +561,27 @@ mod tests {
         assert!(deliver(&outbox, &frame(2, b"S2", &[b"E2"], Some(b"R2")), &mut tick));
         assert_eq!(tick, Tally { frames: 2, bytes: 4, writes: 1, blocked: 0 }, "one write; no second roster");
         assert_eq!(read_exact(&mut peer, 4).await, b"E2S2");
+    }
+
+    #[tokio::test]
+    async fn pongs_ride_the_ticks_write_and_only_the_newest_is_sent() {
+        let (outbox, mut peer) = pair(None, LIMITS).await;
+        let mut tally = Tally::default();
+        outbox.open(Bytes::from_static(b"W"), Duration::from_secs(1), &mut tally).await.expect("open");
+        assert_eq!(read_exact(&mut peer, 1).await, b"W");
+        for payload in [&b"p1"[..], b"p2", b"p3"] {
+            outbox.pong_next_tick(ws_frame::pong(payload));
+        }
+        outbox.ping_next_tick();
+        let mut tick = Tally::default();
+        assert!(deliver(&outbox, &frame(1, b"S1", &[], None), &mut tick));
+        assert_eq!(tick.writes, 1, "one write for the tick, its ping and its pong");
+        let pong = ws_frame::pong(b"p3");
+        let want: Vec<u8> = [&b"S1"[..], &ws_frame::ping(), &pong].concat();
+        assert_eq!(read_exact(&mut peer, want.len()).await, want);
+        let mut next = Tally::default();
+        assert!(deliver(&outbox, &frame(2, b"S2", &[], None), &mut next));
+        assert_eq!(read_exact(&mut peer, 2).await, b"S2", "each ping answered once");
     }
 
     #[tokio::test]

@@ -4,14 +4,22 @@
 //! (the fan-out writes the tick's frames itself and wakes the session only when
 //! the socket could not take them all), a timer for pings, the peer timeout and
 //! the ticket's refresh, the tick loop's controls (session replaced, move), and
-//! shutdown. Every way out is a [`CloseReason`].
+//! shutdown. Every way out is a [`CloseReason`]; after its close frame the
+//! session lingers (see [`super::read_end`]) so the peer can read why.
+//!
+//! Pings and pongs from the peer count against a per-socket budget
+//! (`--control-rate`, burst twice that); past it the socket closes with
+//! [`CloseReason::ControlFlood`]. An admitted player's pings are answered in
+//! the tick's one write, the newest only (see [`Outbox::pong_next_tick`]).
 //!
 //! The session, not the tick loop, waits for Redis: it claims a resumed session
 //! (into a place reserved first, so a busy shard refuses before the ticket is
 //! spent), registers a new one, and refreshes its ticket's TTL.
 
 use super::command::Command;
+use super::liveness::{Check, Liveness};
 use super::outbox::{Outbox, SlowLimits, WriteError};
+use super::read_end::{self, Linger, ReadEnd};
 use super::socket::Reader;
 use super::TokenBucket;
 use crate::admission::Refusal;
@@ -68,9 +76,20 @@ pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) 
     let cfg = &ctx.config;
     let limits = SlowLimits { ticks: cfg.outbound_ticks, time: cfg.write_timeout };
     let outbox = Arc::new(Outbox::new(writer, limits, cfg.unbatched_writes));
+    let controls = control_budget(cfg, clock::now());
     // The context lives in the session only: a session task's memory is
     // mostly its future, held for as long as the player plays.
-    let mut session = Session { ctx, reader, outbox, player: None, link: LinkId(0), ticket: None, account: None };
+    let mut session = Session {
+        ctx,
+        reader,
+        outbox,
+        player: None,
+        link: LinkId(0),
+        ticket: None,
+        account: None,
+        controls,
+        end: ReadEnd::Open,
+    };
     let reason = session.run().await;
     Box::pin(session.close(reason)).await;
     let ctx = &session.ctx;
@@ -78,9 +97,17 @@ pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) 
         // The tick loop is gone only at shutdown, when leaving no longer matters.
         let _ = Box::pin(ctx.commands.send(Command::Leave { player, link: session.link })).await;
     }
-    ctx.metrics.connections.dec();
     ctx.metrics.closed(reason);
-    tracing::debug!(player = ?session.player, reason = reason.label(), "session closed");
+    let discarded = Box::pin(read_end::linger(&mut session.reader, Linger::after(session.end, reason))).await;
+    ctx.metrics.connections.dec();
+    tracing::debug!(player = ?session.player, reason = reason.label(), discarded, "session closed");
+}
+
+/// The budget of pings and pongs a peer may send: `--control-rate` a second,
+/// bursts of twice that.
+fn control_budget(cfg: &Config, now: clock::Instant) -> TokenBucket {
+    let rate = f64::from(cfg.control_rate);
+    TokenBucket::new(rate, rate * 2.0, now)
 }
 
 struct Session {
@@ -94,6 +121,10 @@ struct Session {
     ticket: Option<Ticket>,
     /// The account the session belongs to (`None`: a guest's).
     account: Option<Box<str>>,
+    /// Pings and pongs the peer may still send.
+    controls: TokenBucket,
+    /// Where the read side stands (decides the linger after the close).
+    end: ReadEnd,
 }
 
 impl Drop for Session {
@@ -107,6 +138,19 @@ impl Drop for Session {
 /// The outcome of one inbound message.
 enum Flow {
     Continue,
+    Close(CloseReason),
+}
+
+/// What one read from the socket amounts to, once control frames and the
+/// peer's close are accounted for.
+enum Read {
+    /// A binary message.
+    Binary(Bytes),
+    /// A ping within the budget: answer it with this pong.
+    Ping(Bytes),
+    /// Nothing for the caller (a pong within the budget).
+    Nothing,
+    /// The socket must close.
     Close(CloseReason),
 }
 
@@ -289,22 +333,53 @@ impl Session {
         claimed.inspect_err(|e| self.unreserve(&e.label()))
     }
 
+    /// Takes one read from the socket: control frames against the budget,
+    /// the peer's close answered as RFC 6455 section 7.4 says, read errors
+    /// classified; notes where the read side stands.
+    fn read(&mut self, inbound: Option<Result<Message, tungstenite::Error>>) -> Read {
+        let message = match inbound {
+            None => {
+                self.end = ReadEnd::Gone;
+                return Read::Close(CloseReason::ClientClosed);
+            }
+            Some(Err(e)) => {
+                let (reason, end) = read_end::classify(&e);
+                self.end = end;
+                return Read::Close(reason);
+            }
+            Some(Ok(m)) => m,
+        };
+        match message {
+            Message::Binary(data) => Read::Binary(data),
+            Message::Text(_) => Read::Close(CloseReason::TextFrame),
+            Message::Close(frame) => {
+                self.end = ReadEnd::PeerClosed;
+                Read::Close(CloseReason::answering(frame.map(|f| u16::from(f.code))))
+            }
+            Message::Ping(_) | Message::Pong(_) if !self.controls.try_take(clock::now()) => {
+                Read::Close(CloseReason::ControlFlood)
+            }
+            Message::Ping(payload) => Read::Ping(ws_frame::pong(&payload)),
+            Message::Pong(_) | Message::Frame(_) => Read::Nothing,
+        }
+    }
+
     /// Reads until the first application message, which must be a valid Hello.
+    /// Pings before it are answered at once (the socket is not yet in the
+    /// tick's fan-out), within the control budget.
     async fn read_hello(&mut self) -> Result<Hello, CloseReason> {
         loop {
-            let data = match self.reader.next().await {
-                None => return Err(CloseReason::ClientClosed),
-                Some(Err(e)) => return Err(classify(&e)),
-                Some(Ok(Message::Binary(data))) => data,
-                Some(Ok(Message::Text(_))) => return Err(CloseReason::TextFrame),
-                Some(Ok(Message::Close(_))) => return Err(CloseReason::ClientClosed),
-                Some(Ok(Message::Ping(p))) => {
-                    if let Err(e) = self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
+            let inbound = self.reader.next().await;
+            let data = match self.read(inbound) {
+                Read::Binary(data) => data,
+                Read::Close(reason) => return Err(reason),
+                Read::Nothing => continue,
+                Read::Ping(pong) => {
+                    if let Err(e) = self.send(pong, self.ctx.config.write_timeout).await {
                         return Err(e.close_reason());
                     }
                     continue;
                 }
-                Some(Ok(Message::Pong(_) | Message::Frame(_))) => continue,
             };
             return match client::decode(&data) {
                 Err(e) => Err(CloseReason::from(&e)),
@@ -323,8 +398,9 @@ impl Session {
         let now = clock::now();
         let mut inputs = TokenBucket::new(f64::from(cfg.input_rate), f64::from(cfg.input_rate) * 2.0, now);
         let mut chats = TokenBucket::new(cfg.chat_rate, 5.0, now);
-        let (mut last_heard, mut last_ping, mut last_refresh) = (now, now, now);
+        let mut last_refresh = now;
         let period = HOUSEKEEPING.min(cfg.ping_interval).min(cfg.peer_timeout / 4);
+        let mut liveness = Liveness::new(cfg.ping_interval, cfg.peer_timeout, period, now);
         let mut housekeeping = tokio::time::interval_at(now + period, period);
         housekeeping.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let cancel = self.ctx.cancel.clone();
@@ -337,11 +413,15 @@ impl Session {
                     Control::Move(next) => return Box::pin(self.moved(player, next)).await,
                 },
                 inbound = self.reader.next() => {
-                    last_heard = clock::now();
-                    let flow = match inbound {
-                        None => Flow::Close(CloseReason::ClientClosed),
-                        Some(Err(e)) => Flow::Close(classify(&e)),
-                        Some(Ok(m)) => Box::pin(self.inbound(player, m, &mut inputs, &mut chats)).await,
+                    liveness.heard(clock::now());
+                    let flow = match self.read(inbound) {
+                        Read::Binary(data) => Box::pin(self.inbound(player, data, &mut inputs, &mut chats)).await,
+                        Read::Ping(pong) => {
+                            outbox.pong_next_tick(pong);
+                            Flow::Continue
+                        }
+                        Read::Nothing => Flow::Continue,
+                        Read::Close(reason) => Flow::Close(reason),
                     };
                     if let Flow::Close(reason) = flow {
                         return reason;
@@ -353,43 +433,32 @@ impl Session {
                         return e.close_reason();
                     }
                 }
-                now = housekeeping.tick() => {
-                    if now.duration_since(last_heard) > cfg.peer_timeout {
-                        return CloseReason::PeerTimeout;
+                _ = housekeeping.tick() => {
+                    // The instant of the check, not the one it was due at:
+                    // a stall shows as a check far later than its period.
+                    let now = clock::now();
+                    match liveness.check(now) {
+                        Check::Silent => return CloseReason::PeerTimeout,
+                        Check::Ping => outbox.ping_next_tick(),
+                        Check::Fine => {}
                     }
                     if now.duration_since(last_refresh) >= cfg.ticket_ttl / 3 {
                         last_refresh = now;
                         Box::pin(self.refresh_ticket(player)).await;
-                    }
-                    if now.duration_since(last_ping) >= cfg.ping_interval {
-                        last_ping = now;
-                        outbox.ping_next_tick();
                     }
                 }
             }
         }
     }
 
-    /// Handles one inbound message of an admitted player.
+    /// Handles one binary message of an admitted player.
     async fn inbound(
         &mut self,
         player: PlayerId,
-        m: Message,
+        data: Bytes,
         inputs: &mut TokenBucket,
         chats: &mut TokenBucket,
     ) -> Flow {
-        let data = match m {
-            Message::Binary(data) => data,
-            Message::Text(_) => return Flow::Close(CloseReason::TextFrame),
-            Message::Close(_) => return Flow::Close(CloseReason::ClientClosed),
-            Message::Ping(p) => {
-                return match self.send(ws_frame::pong(&p), self.ctx.config.write_timeout).await {
-                    Ok(()) => Flow::Continue,
-                    Err(e) => Flow::Close(e.close_reason()),
-                };
-            }
-            Message::Pong(_) | Message::Frame(_) => return Flow::Continue,
-        };
         let now = clock::now();
         let command = match client::decode(&data) {
             Err(e) => return Flow::Close(CloseReason::from(&e)),
@@ -493,15 +562,5 @@ impl Session {
         let mut tally = Tally::default();
         self.outbox.close(&frames, CLOSE_WRITE_TIMEOUT, &mut tally).await;
         self.ctx.metrics.count_writes(tally);
-    }
-}
-
-/// Maps a websocket read error to a close reason: size limits and protocol
-/// faults are the peer's; anything else means the connection is gone.
-fn classify(e: &tungstenite::Error) -> CloseReason {
-    match e {
-        tungstenite::Error::Capacity(_) => CloseReason::TooBig,
-        tungstenite::Error::Protocol(_) | tungstenite::Error::Utf8(_) => CloseReason::Malformed,
-        _ => CloseReason::ClientClosed,
     }
 }

@@ -10,6 +10,17 @@
 export enum CloseCode {
   Normal = 1000,
   GoingAway = 1001,
+
+  /**
+   * A websocket protocol violation (bad framing, or a close code that may
+   * never be sent), RFC 6455 section 7.4.1.
+   */
+  ProtocolError = 1002,
+
+  /**
+   * A text frame or close reason that is not UTF-8.
+   */
+  InvalidPayload = 1007,
   MessageTooBig = 1009,
   InternalError = 1011,
   MalformedMessage = 4000,
@@ -22,7 +33,11 @@ export enum CloseCode {
   InputFlood = 4007,
   ChatFlood = 4008,
   TooSlow = 4009,
-  PongTimeout = 4010,
+
+  /**
+   * Nothing heard from the peer (not even a pong) for the peer timeout.
+   */
+  PeerTimeout = 4010,
   ServerBusy = 4011,
   TextFrame = 4012,
   SessionReplaced = 4013,
@@ -31,6 +46,11 @@ export enum CloseCode {
   TicketExpired = 4016,
   TicketLive = 4017,
   Moved = 4018,
+
+  /**
+   * Pings and pongs over the per-socket budget.
+   */
+  ControlFlood = 4019,
 
   /**
    * Identity (4030-4039): the Hello's access token was refused. Do not

@@ -1,0 +1,223 @@
+//! The accept loops: the players' listener (TCP with Nagle off, a cap on open
+//! connections, an HTTP/1.1 header timeout) and the admin listener (which
+//! answers even when every descriptor is in use, from a [`Reserve`]), with
+//! graceful shutdown of every connection from one token.
+//!
+//! A failing accept (descriptors exhausted, most often) backs off
+//! [`ACCEPT_BACKOFF`], is counted in `mino_accept_errors_total{kind}`, and is
+//! logged once a [`throttle::WINDOW`] with the count of failures the line
+//! stands for.
+//!
+//! - [`throttle`]: one log line a window for a repeating failure.
+//! - [`reserve`]: the admin listener's reserved descriptor.
+
+pub mod reserve;
+pub mod throttle;
+
+pub use reserve::Reserve;
+pub use throttle::LogThrottle;
+
+use crate::clock;
+use crate::http::ConnectionSlot;
+use crate::metrics::{AcceptErrorKind, Metrics};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+/// Wait after a failed accept before the next attempt (the pending
+/// connection stays in the backlog meanwhile).
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Longest an admin connection answered from the reserve may take: the
+/// reserve is back only once it is closed.
+pub const RESERVE_CONNECTION_LIMIT: Duration = Duration::from_secs(5);
+
+/// Accept settings.
+#[derive(Clone, Debug)]
+pub struct AcceptConfig {
+    /// Most open connections; further ones are closed at once.
+    pub max_connections: usize,
+    /// Time allowed to send the request headers (slow-loris bound).
+    pub header_timeout: Duration,
+    /// Fixed SO_SNDBUF for accepted sockets, bytes; `None` = autotuning.
+    pub send_buffer: Option<usize>,
+}
+
+/// Which listener an accept failed on, for the log.
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    Players,
+    Admin,
+}
+
+impl Side {
+    fn label(self) -> &'static str {
+        match self {
+            Side::Players => "players",
+            Side::Admin => "admin",
+        }
+    }
+}
+
+/// Counts a failed accept and logs it when the throttle says so.
+fn accept_failed(side: Side, e: &std::io::Error, metrics: &Metrics, throttle: &mut LogThrottle) -> AcceptErrorKind {
+    let kind = AcceptErrorKind::of(e);
+    metrics.accept_failed(kind);
+    if let Some(failures) = throttle.failed(clock::now()) {
+        tracing::warn!(
+            listener = side.label(),
+            kind = kind.label(),
+            error = %e,
+            failures,
+            "accept failing ({failures} failures since the last such line; at most one a {:?})",
+            throttle::WINDOW
+        );
+    }
+    kind
+}
+
+/// Notes an accept that worked, logging the end of a run of failures.
+fn accepted(side: Side, throttle: &mut LogThrottle) {
+    if let Some(unlogged) = throttle.recovered() {
+        tracing::warn!(listener = side.label(), unlogged, "accepting again ({unlogged} failures not logged)");
+    }
+}
+
+/// Accepts players' connections until `cancel` fires; every connection task
+/// is spawned on `tracker`.
+pub async fn accept_loop(
+    listener: TcpListener,
+    router: Router,
+    config: AcceptConfig,
+    metrics: Metrics,
+    tracker: TaskTracker,
+    cancel: CancellationToken,
+) {
+    let slots = Arc::new(Semaphore::new(config.max_connections));
+    let mut throttle = LogThrottle::new(throttle::WINDOW);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            () = cancel.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    accept_failed(Side::Players, &e, &metrics, &mut throttle);
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+        };
+        accepted(Side::Players, &mut throttle);
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            tracing::debug!(%peer, "connection cap reached; closing");
+            continue;
+        };
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(%peer, error = %e, "set_nodelay failed");
+        }
+        if let Some(bytes) = config.send_buffer {
+            if let Err(e) = socket2::SockRef::from(&tcp).set_send_buffer_size(bytes) {
+                tracing::debug!(%peer, error = %e, "SO_SNDBUF failed");
+            }
+        }
+        let slot = ConnectionSlot::new(permit);
+        let conn = Connection { tcp, peer, header_timeout: config.header_timeout, keep_alive: true };
+        tracker.spawn(conn.serve(router.clone(), Some(slot), cancel.clone()));
+    }
+}
+
+/// Accepts admin connections until `cancel` fires. When every descriptor is
+/// in use, answers one connection at a time from the [`Reserve`].
+pub async fn admin_loop(
+    listener: TcpListener,
+    router: Router,
+    header_timeout: Duration,
+    metrics: Metrics,
+    tracker: TaskTracker,
+    cancel: CancellationToken,
+) {
+    let mut reserve = Reserve::hold();
+    if !reserve.is_held() {
+        tracing::warn!("no descriptor for the admin listener's reserve");
+    }
+    let mut throttle = LogThrottle::new(throttle::WINDOW);
+    loop {
+        let accepted_now = tokio::select! {
+            () = cancel.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        match accepted_now {
+            Ok((tcp, peer)) => {
+                accepted(Side::Admin, &mut throttle);
+                let conn = Connection { tcp, peer, header_timeout, keep_alive: true };
+                tracker.spawn(conn.serve(router.clone(), None, cancel.clone()));
+            }
+            Err(e) => {
+                let kind = accept_failed(Side::Admin, &e, &metrics, &mut throttle);
+                if kind == AcceptErrorKind::Descriptors && reserve.release() {
+                    // No await between the release and the accept: nothing
+                    // else on this thread can take the freed descriptor.
+                    if let Ok((tcp, peer)) = listener.accept().await {
+                        let conn = Connection { tcp, peer, header_timeout, keep_alive: false };
+                        let served = conn.serve(router.clone(), None, cancel.clone());
+                        let _ = tokio::time::timeout(RESERVE_CONNECTION_LIMIT, served).await;
+                    }
+                } else {
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+                reserve.restore();
+            }
+        }
+    }
+}
+
+/// One accepted HTTP/1.1 connection, to serve.
+struct Connection {
+    tcp: TcpStream,
+    peer: SocketAddr,
+    header_timeout: Duration,
+    keep_alive: bool,
+}
+
+impl Connection {
+    /// Serves the connection's requests with `router` (with upgrades), each
+    /// request carrying `slot` when given; on `cancel`, finishes the request
+    /// in progress (at most a second) and closes.
+    async fn serve(self, router: Router, slot: Option<ConnectionSlot>, cancel: CancellationToken) {
+        let Connection { tcp, peer, header_timeout, keep_alive } = self;
+        let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+            if let Some(slot) = &slot {
+                req.extensions_mut().insert(axum::Extension(slot.clone()));
+                req.extensions_mut().insert(slot.clone());
+            }
+            router.clone().oneshot(req)
+        });
+        let conn = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .keep_alive(keep_alive)
+            .serve_connection(TokioIo::new(tcp), service)
+            .with_upgrades();
+        tokio::pin!(conn);
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(%peer, error = %e, "http connection ended with an error");
+                }
+            }
+            () = cancel.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(1), conn).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! When to ping a peer and when its silence ends the session, decided from
+//! instants the caller passes (no clock read, no I/O).
+//!
+//! A peer is silent when nothing (not even a pong) was heard from it for the
+//! peer timeout, counting only the time this process was awake to hear it. A
+//! process that was stalled (SIGSTOP, a long pause of the machine, a VM
+//! migration) heard nothing and pinged nobody meanwhile, so its idle players
+//! had no reason to speak: the stall is not their silence. The session's
+//! periodic check notices a stall as a check that comes much later than its
+//! period; the stalled time is then not counted, the peer is pinged at once
+//! and given at least [`ANSWER_SHARE`] of the peer timeout to answer.
+
+use crate::clock::Instant;
+use std::time::Duration;
+
+/// A check this much later than its period means the process (or this
+/// session's task) was stalled; shorter delays are ordinary scheduling.
+pub const STALL_MIN: Duration = Duration::from_millis(200);
+
+/// After a stall, the peer has at least this share of the peer timeout to
+/// answer the ping sent at once (a half).
+pub const ANSWER_SHARE: u32 = 2;
+
+/// What a periodic check asks of the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Nothing to do.
+    Fine,
+    /// Send a ping (with the next tick's write).
+    Ping,
+    /// The peer was silent for the peer timeout: close it.
+    Silent,
+}
+
+/// The peer's liveness timings: settings plus what was heard and sent when.
+#[derive(Clone, Debug)]
+pub struct Liveness {
+    ping_interval: Duration,
+    peer_timeout: Duration,
+    /// The period of the caller's checks.
+    period: Duration,
+    last_heard: Instant,
+    last_ping: Instant,
+    last_check: Instant,
+}
+
+impl Liveness {
+    /// Timings of a peer heard from at `now`: a ping every `ping_interval`,
+    /// silence ends it after `peer_timeout`; the caller checks every `period`.
+    pub fn new(ping_interval: Duration, peer_timeout: Duration, period: Duration, now: Instant) -> Liveness {
+        Liveness { ping_interval, peer_timeout, period, last_heard: now, last_ping: now, last_check: now }
+    }
+
+    /// Something (a message, a control frame) arrived from the peer at `now`.
+    pub fn heard(&mut self, now: Instant) {
+        self.last_heard = self.last_heard.max(now);
+    }
+
+    /// The periodic check at `now`: after a stall, the stalled time is not
+    /// silence and the peer is pinged at once; otherwise a silent peer ends,
+    /// and a ping is due every `ping_interval`.
+    pub fn check(&mut self, now: Instant) -> Check {
+        let gap = now.saturating_duration_since(self.last_check);
+        self.last_check = self.last_check.max(now);
+        let stalled = gap.saturating_sub(self.period);
+        if stalled >= STALL_MIN {
+            let answer_by = now + self.peer_timeout / ANSWER_SHARE;
+            let floor = answer_by.checked_sub(self.peer_timeout).unwrap_or(now);
+            self.last_heard = (self.last_heard + stalled).min(now).max(floor);
+            self.last_ping = now;
+            return Check::Ping;
+        }
+        if now.saturating_duration_since(self.last_heard) > self.peer_timeout {
+            return Check::Silent;
+        }
+        if now.saturating_duration_since(self.last_ping) >= self.ping_interval {
+            self.last_ping = now;
+            return Check::Ping;
+        }
+        Check::Fine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PING: Duration = Duration::from_millis(200);
+    const TIMEOUT: Duration = Duration::from_millis(1000);
+    const PERIOD: Duration = Duration::from_millis(200);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Checks every period from `from` (exclusive) to `to` (inclusive); the
+    /// verdicts in order.
+    fn run(l: &mut Liveness, t0: Instant, from: u64, to: u64) -> Vec<Check> {
+        (from / 200 + 1..=to / 200).map(|k| l.check(t0 + ms(k * 200))).collect()
+    }
+
+    #[test]
+    fn a_peer_that_answers_is_pinged_every_interval_and_stays() {
+        let t0 = Instant::now();
+        let mut l = Liveness::new(PING, TIMEOUT, PERIOD, t0);
+        for k in 1..=50u64 {
+            let now = t0 + ms(k * 200);
+            assert_eq!(l.check(now), Check::Ping, "check {k}");
+            l.heard(now + ms(5)); // the pong
+        }
+    }
+
+    #[test]
+    fn a_silent_peer_ends_after_the_timeout_not_before() {
+        let t0 = Instant::now();
+        let mut l = Liveness::new(PING, TIMEOUT, PERIOD, t0);
+        let verdicts = run(&mut l, t0, 0, 1200);
+        assert_eq!(verdicts, [Check::Ping; 5].into_iter().chain([Check::Silent]).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_stall_is_not_silence_and_the_peer_is_pinged_at_once() {
+        let t0 = Instant::now();
+        let mut l = Liveness::new(PING, TIMEOUT, PERIOD, t0);
+        l.check(t0 + ms(200));
+        l.heard(t0 + ms(210));
+        // Stopped for 5 s: the next check comes 5.2 s after the last one.
+        let woke = t0 + ms(5400);
+        assert_eq!(l.check(woke), Check::Ping, "pinged first");
+        // It answers every ping within 20 ms, and is never silent.
+        for k in 1..=15u64 {
+            let now = woke + ms(k * 200);
+            let verdict = l.check(now);
+            assert_ne!(verdict, Check::Silent, "check {k} after the stall");
+            if verdict == Check::Ping {
+                l.heard(now + ms(20));
+            }
+        }
+    }
+
+    #[test]
+    fn a_peer_heard_just_before_a_stall_is_not_dropped_right_after_it() {
+        let t0 = Instant::now();
+        let mut l = Liveness::new(Duration::from_secs(5), TIMEOUT, PERIOD, t0);
+        run(&mut l, t0, 0, 800);
+        l.heard(t0 + ms(800));
+        // Stopped 10 s; the pong to the ping sent on waking takes 450 ms.
+        let woke = t0 + ms(11_000);
+        assert_eq!(l.check(woke), Check::Ping);
+        assert_eq!(l.check(woke + ms(200)), Check::Fine);
+        assert_eq!(l.check(woke + ms(400)), Check::Fine);
+        l.heard(woke + ms(450));
+        assert!((3..=7).all(|k| l.check(woke + ms(k * 200)) == Check::Fine));
+    }
+
+    #[test]
+    fn a_peer_still_silent_after_a_stall_ends_once_given_its_time() {
+        let t0 = Instant::now();
+        let mut l = Liveness::new(PING, TIMEOUT, PERIOD, t0);
+        // Silent for 900 ms of awake time, then stalled 3 s.
+        run(&mut l, t0, 0, 800);
+        let woke = t0 + ms(4000);
+        assert_eq!(l.check(woke), Check::Ping);
+        let after: Vec<Check> = (1..=5).map(|k| l.check(woke + ms(k * 200))).collect();
+        let silent_at = after.iter().position(|c| *c == Check::Silent).expect("ends");
+        let waited = ms((silent_at as u64 + 1) * 200);
+        assert!(waited > TIMEOUT / ANSWER_SHARE, "given half the timeout to answer: {waited:?}");
+    }
+
+    #[test]
+    fn ordinary_lateness_is_not_a_stall() {
+        let t0 = Instant::now();
+        let mut l = Liveness::new(Duration::from_secs(60), TIMEOUT, PERIOD, t0);
+        // Every check 150 ms late: silence still counts.
+        let verdicts: Vec<Check> = (1..=4).map(|k| l.check(t0 + ms(k * 350))).collect();
+        assert_eq!(verdicts.last(), Some(&Check::Silent), "{verdicts:?}");
+    }
+}

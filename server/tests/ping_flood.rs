@@ -1,0 +1,74 @@
+//! Control frames against a per-socket budget: a ping flood closes with the
+//! flood code (4019) within its burst, other players keep their ticks, and
+//! pings within the budget are answered in the tick's one write (the newest
+//! only), so writes stay one a socket a tick.
+
+use mino_testkit::raw::{masked, op, RawSocket};
+use mino_testkit::{Player, Shard};
+use std::time::{Duration, Instant};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
+#[tokio::test]
+async fn a_ping_flood_closes_with_the_flood_code_and_spares_the_others() {
+    let server = Shard::start(SERVER, &[]);
+    let mut bystander = Player::join(&server, "Bystander").await;
+    let (flooder, _) = RawSocket::join(server.addr, "Flooder").await;
+    // 125-byte pings back to back, 1,000 a write, for at most 10 s.
+    let burst: Vec<u8> = (0..1000).flat_map(|_| masked(op::PING, &[b'p'; 125])).collect();
+    let started = Instant::now();
+    let (mut reader, mut writer) = flooder.split();
+    let flood = tokio::spawn(async move {
+        let mut sent = 0u64;
+        while started.elapsed() < Duration::from_secs(10) && writer.send_raw(&burst).await {
+            sent += 1000;
+        }
+        sent
+    });
+    let end = reader.ending().await;
+    let closed_in = started.elapsed();
+    assert_eq!((end.code, end.error), (Some(4019), Some(4019)), "{end:?}");
+    assert_eq!(end.reason, "too many pings");
+    assert!(closed_in < Duration::from_secs(3), "closed within its burst, not after the flood: {closed_in:?}");
+    let sent = flood.await.expect("flooder");
+    assert!(sent > 0);
+    let series = "mino_sockets_closed_total{reason=\"control_flood\"}";
+    assert_eq!(server.metric(series).await, 1.0);
+    let before = bystander.own_position().await.0;
+    let after = bystander.own_position().await.0;
+    assert!(after > before, "the bystander still ticks");
+}
+
+#[tokio::test]
+async fn pings_within_the_budget_ride_the_ticks_write_and_the_newest_is_answered() {
+    let server = Shard::start(SERVER, &["--control-rate", "20"]);
+    let (mut s, _) = RawSocket::join(server.addr, "Pinger").await;
+    // Five pings in one packet: one tick's write answers the newest.
+    let five: Vec<u8> = (b'1'..=b'5').flat_map(|n| masked(op::PING, &[n])).collect();
+    assert!(s.send_raw(&five).await);
+    let mut pongs = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while pongs.last() != Some(&b"5".to_vec()) && Instant::now() < deadline {
+        let f = s.next().await.expect("frames");
+        if f.opcode == op::PONG {
+            pongs.push(f.payload);
+        }
+    }
+    assert_eq!(pongs.last(), Some(&b"5".to_vec()), "the newest ping is answered: {pongs:?}");
+    assert!(pongs.len() <= 2, "one pong a tick, not one a ping: {pongs:?}");
+    // 10 pings a second for 2 s: writes stay one a socket a tick.
+    let (mut reader, mut writer) = s.split();
+    let drain = tokio::spawn(async move { while reader.next().await.is_some() {} });
+    let (writes0, ticks0) = (server.metric("mino_writes_total").await, server.metric("mino_ticks_total").await);
+    for i in 0..20u8 {
+        assert!(writer.send_raw(&masked(op::PING, &[i])).await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (writes1, ticks1) = (server.metric("mino_writes_total").await, server.metric("mino_ticks_total").await);
+    let per_tick = (writes1 - writes0) / (ticks1 - ticks0);
+    assert!(per_tick <= 1.1, "{per_tick:.2} writes per socket per tick");
+    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"control_flood\"}").await, 0.0);
+    drop(writer);
+    drain.abort();
+}
