@@ -3,6 +3,7 @@
 //! Without a subcommand it runs the walk scenario:
 //! `mino-loadgen --url ws://127.0.0.1:8080/ws --bots N --ramp R --duration 30s --json FILE`.
 
+use crate::observer::ObserverShare;
 use crate::profile::ProfileName;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -12,7 +13,15 @@ use std::time::Duration;
 /// they receive (snapshot gaps per shard, welcome latency, frames, bytes).
 ///
 /// With no subcommand, runs `walk`. Durations take a unit: 500ms, 30s, 2m, 1h
-/// (a bare number is seconds). Rates are bots per second.
+/// (a bare number is seconds). Rates are bots per second; positions and
+/// distances are world units; gaps and latencies are reported in ms
+/// (p50/p95/p99/max), sizes in bytes.
+///
+/// Against a server with area of interest (mino-server --cell-size), every
+/// bot also measures its own-cell and neighbour gaps and the bytes it
+/// receives per second, and a sample of observers (--observers) measures
+/// view-enter latency (ms and ticks), pop-ins, blinks and the ideal-crop
+/// ratio; --density sets where the bots walk.
 ///
 /// Logs go to stderr, filtered by the MINO_LOG environment variable (as for
 /// every mino binary; tracing's syntax, e.g. MINO_LOG=debug or
@@ -45,6 +54,30 @@ pub enum Command {
     Arrivals(ArrivalsArgs),
     /// Bots spread over shards; kill or drain one and time every bot's resume.
     Failover(FailoverArgs),
+}
+
+impl Command {
+    /// The most bots the scenario runs at once.
+    pub fn bots(&self) -> usize {
+        match self {
+            Command::Walk(a) => a.bots,
+            Command::Steps(a) => a.steps.iter().copied().max().unwrap_or(0),
+            Command::Idle(a) => a.bots,
+            Command::Arrivals(a) => a.bots,
+            Command::Failover(a) => a.bots,
+        }
+    }
+
+    /// The scenario's name as on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Walk(_) => "walk",
+            Command::Steps(_) => "steps",
+            Command::Idle(_) => "idle",
+            Command::Arrivals(_) => "arrivals",
+            Command::Failover(_) => "failover",
+        }
+    }
 }
 
 /// Options shared by every scenario (may be given before or after the subcommand).
@@ -107,6 +140,20 @@ pub struct CommonArgs {
     /// one per core).
     #[arg(long, value_name = "N", global = true)]
     pub threads: Option<usize>,
+    /// Area of interest: players per cell. The bots walk inside a square
+    /// centred on the world's centre, sqrt(N / D) cells a side for N bots
+    /// (the largest step's N for steps), clipped to the world, and are
+    /// steered back in at its edges; measuring starts once they are inside.
+    /// The cell size comes from the first --url's Welcome; a server without
+    /// area of interest is refused. Not for idle.
+    #[arg(long, value_name = "D", value_parser = positive_f64, global = true)]
+    pub density: Option<f64>,
+    /// Area of interest: bots that also measure view-enter latency, pop-ins,
+    /// blinks and the ideal-crop ratio, from a shared table of every bot's
+    /// position: a count (e.g. 50, 0 for none) or a share of the bots (e.g.
+    /// 10%). Default: 5 %, at least 20.
+    #[arg(long, value_name = "N|P%", default_value = "5%", global = true)]
+    pub observers: ObserverShare,
 }
 
 const WALK_BOTS: usize = 100;
@@ -231,16 +278,37 @@ impl Cli {
     /// The scenario to run (walk with the top-level options when none was named).
     ///
     /// Errors: top-level walk options (`--bots`, `--ramp`, `--duration`) given
-    /// together with a subcommand, where they would be ignored.
+    /// together with a subcommand, where they would be ignored; `--density`
+    /// with a scenario whose bots do not walk freely (idle).
     pub fn scenario(&self) -> Result<Command, clap::Error> {
-        match &self.command {
-            None => Ok(Command::Walk(self.walk.resolve())),
-            Some(_) if self.walk.given() => Err(<Cli as clap::CommandFactory>::command().error(
-                clap::error::ErrorKind::ArgumentConflict,
-                "--bots/--ramp/--duration before a subcommand belong to the default walk; give them after the subcommand",
-            )),
-            Some(c) => Ok(c.clone()),
+        let conflict =
+            |text: &str| <Cli as clap::CommandFactory>::command().error(clap::error::ErrorKind::ArgumentConflict, text);
+        let command = match &self.command {
+            None => Command::Walk(self.walk.resolve()),
+            Some(_) if self.walk.given() => {
+                return Err(conflict(
+                    "--bots/--ramp/--duration before a subcommand belong to the default walk; give them after the subcommand",
+                ))
+            }
+            Some(c) => c.clone(),
+        };
+        if self.common.density.is_some() && matches!(command, Command::Idle(_)) {
+            return Err(conflict(&format!(
+                "--density sets where walking bots walk; {} bots do not walk freely",
+                command.name()
+            )));
         }
+        Ok(command)
+    }
+}
+
+/// Parses a positive, finite number.
+///
+/// Errors: a message saying what is accepted.
+pub fn positive_f64(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a positive number")),
     }
 }
 
@@ -341,6 +409,27 @@ mod tests {
         assert_eq!(w, WalkArgs { bots: 100, ramp: 100.0, duration: Duration::from_secs(30) });
         let cli = parse(&["idle", "--bots", "5", "--profile", "heavy"]).expect("parses");
         assert_eq!(cli.common.profile, ProfileName::Heavy);
+    }
+
+    #[test]
+    fn density_and_observers_parse() {
+        let cli = parse(&["--density", "2.5", "--observers", "10%"]).expect("parses");
+        assert_eq!(cli.common.density, Some(2.5));
+        assert_eq!(cli.common.observers, ObserverShare::Percent(10.0));
+        let plain = parse(&[]).expect("parses");
+        assert_eq!((plain.common.density, plain.common.observers), (None, ObserverShare::Percent(5.0)));
+        assert!(parse(&["--density", "0"]).is_err());
+        assert!(parse(&["--density", "-1"]).is_err());
+        assert!(parse(&["--observers", "lots"]).is_err());
+    }
+
+    #[test]
+    fn density_is_refused_where_bots_do_not_walk_freely() {
+        assert!(parse(&["--density", "1", "idle"]).expect("parses").scenario().is_err());
+        let Ok(Command::Steps(_)) = parse(&["steps", "--steps", "5,10", "--density", "1"]).expect("parses").scenario()
+        else {
+            panic!("steps with a density")
+        };
     }
 
     #[test]
