@@ -22,9 +22,10 @@
 //! - [`swarm`]: many bots at a paced rate, on [`threads`] (one single-threaded
 //!   runtime each); [`stats`] merges what they measure.
 //! - [`cli`]: the `mino-loadgen` command line, which the scenarios run with.
-//! - [`scenario`]: walk, steps, idle, arrivals and failover runs, reported
-//!   by [`report`] (JSON and tables) and [`plot`] (SVG), with [`meter`],
-//!   [`sysinfo`] and [`limits`] for CPU, memory and local limits.
+//! - [`scenario`]: walk, steps, idle, arrivals, failover and crowd runs,
+//!   reported by [`report`] (JSON and tables) and [`plot`] (SVG), with
+//!   [`meter`], [`sysinfo`] and [`limits`] for CPU, memory and local limits,
+//!   and [`scrape`] for the shards' own metrics.
 
 pub mod bot;
 pub mod cells;
@@ -44,6 +45,7 @@ pub mod reconnect;
 pub mod region;
 pub mod report;
 pub mod scenario;
+pub mod scrape;
 pub mod session;
 pub mod stats;
 pub mod status;

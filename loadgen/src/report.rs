@@ -6,6 +6,7 @@
 //! with `--density` a `density` one; without, neither appears.
 
 pub mod aoi;
+pub mod crowd;
 pub mod table;
 
 use crate::limits::LocalLimits;

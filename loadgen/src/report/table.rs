@@ -1,6 +1,7 @@
 //! Readable text for each report: what a person running the loadgen sees.
 
 use super::aoi::{AoiFigures, DensityFigures, ObserverFigures, Spread};
+use super::crowd::CrowdReport;
 use super::{ArrivalsReport, FailoverReport, IdleReport, Measured, RunInfo, ServerFigures, StepsReport, WalkReport};
 use crate::stats::Summary;
 use std::fmt::Write;
@@ -279,6 +280,51 @@ pub fn arrivals(r: &ArrivalsReport) -> String {
         r.achieved_rate_per_s, r.admitted, r.timed_out
     );
     measured_lines(&mut out, &r.measured);
+    out
+}
+
+/// The crowd summary.
+pub fn crowd(r: &CrowdReport) -> String {
+    let mut out = String::new();
+    let [x, y] = r.point;
+    header(&mut out, &format!("crowd: {} bots at ({x:.0}, {y:.0})", r.bots), &r.info);
+    let _ = writeln!(
+        out,
+        "  gathered within {:.0} units: {} when measuring started ({:.1} s), {} at the end",
+        r.gather_radius, r.gathered, r.gather_s, r.gathered_at_end
+    );
+    measured_lines(&mut out, &r.measured);
+    match &r.late_ticks {
+        Some(l) => {
+            let _ = writeln!(
+                out,
+                "  late ticks {} of {} ({:.1} %) on {} shard(s)",
+                l.late,
+                l.ticks,
+                l.late_share * 100.0,
+                l.shards
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  late ticks: no shard metrics read (--metrics-url)");
+        }
+    }
+    let server = r.too_slow.server.map_or_else(|| "-".into(), |n| n.to_string());
+    let _ = writeln!(out, "  closed as too slow: {} seen by the bots, {server} by the shards", r.too_slow.bots);
+    if let Some(b) = &r.budget {
+        let srv = b.server_bytes_per_socket_tick.map_or_else(|| "-".into(), |v| format!("{v:.0} B"));
+        let _ = writeln!(
+            out,
+            "  budget {} B a tick: cell bytes per bot per tick {}; {} bots over; shards sent {srv} a socket a tick: {}",
+            b.budget_bytes,
+            spread(&b.cell_bytes_per_tick, "B"),
+            b.bots_over_budget,
+            if b.within_budget { "within budget" } else { "OVER BUDGET" }
+        );
+    }
+    for e in &r.scrape_errors {
+        let _ = writeln!(out, "  metrics not read: {e}");
+    }
     out
 }
 

@@ -4,6 +4,7 @@
 //! table, plot).
 
 pub mod arrivals;
+pub mod crowd;
 pub mod failover;
 pub mod idle;
 pub mod plan;
@@ -246,6 +247,7 @@ pub async fn run(cli: Cli, stop: CancellationToken) -> anyhow::Result<()> {
         Command::Idle(a) => idle::run(&ctx, &a).await,
         Command::Arrivals(a) => arrivals::run(&ctx, &a).await,
         Command::Failover(a) => failover::run(&ctx, &a).await,
+        Command::Crowd(a) => crowd::run(&ctx, &a).await,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Where the bots of a run walk and who observes: one probe Welcome for the
-//! world's geometry (when `--density` needs it), the `--density` region, the
-//! observer sample, waiting until the bots stand where they should before
-//! measuring, and how dense they stood.
+//! world's geometry (when `--density` or `crowd` needs it), the `--density`
+//! region or the crowd's point, the observer sample, waiting until the bots
+//! stand where they should before measuring, and how dense they stood.
 
 use super::Context;
 use crate::cli::Command;
@@ -65,18 +65,26 @@ pub struct Converged {
 
 impl Plan {
     /// The plan of `command` run with `ctx`'s options: probes the first
-    /// target when `--density` needs the world.
+    /// target when `--density` or `crowd` needs the world.
     ///
     /// Errors: the probe was not welcomed; `--density` against a server
     /// without area of interest.
     pub async fn make(ctx: &Context, command: &Command) -> anyhow::Result<Plan> {
         let bots = command.bots();
         let observers = Observers::of(ctx.common.observers, bots);
-        let Some(d) = ctx.common.density else {
-            return Ok(Plan { observers, ..Plan::default() });
+        let crowd_point = match command {
+            Command::Crowd(a) => Some(a.point),
+            _ => None,
         };
+        if ctx.common.density.is_none() && crowd_point.is_none() {
+            return Ok(Plan { observers, ..Plan::default() });
+        }
         let world = probe(ctx).await?;
-        let movement = Movement::Within(Region::for_density(&world, bots, d, &ctx.targets[0].url)?);
+        let movement = match (crowd_point, ctx.common.density) {
+            (Some(point), _) => Movement::Gather(point.unwrap_or_else(|| world.centre())),
+            (None, Some(d)) => Movement::Within(Region::for_density(&world, bots, d, &ctx.targets[0].url)?),
+            (None, None) => Movement::Wander,
+        };
         Ok(Plan { world: Some(world), movement, observers, density: ctx.common.density })
     }
 
