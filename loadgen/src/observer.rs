@@ -155,9 +155,10 @@ enum Near {
     Unknown,
     /// Beyond the view radius at the last check.
     Outside,
-    /// Within the view radius since `since`; `walked_in` when it was known
-    /// outside before.
-    Inside { since: Instant, walked_in: bool },
+    /// Within the view radius since `since` (ms after the observer's
+    /// Welcome: 8 bytes a bot of the table, for every observer); `walked_in`
+    /// when it was known outside before.
+    Inside { since: u32, walked_in: bool },
 }
 
 /// The last frame that showed a player.
@@ -201,6 +202,8 @@ pub struct Observer {
     wheel: Vec<Vec<u32>>,
     cursor: usize,
     last_check: Option<Instant>,
+    /// The Welcome: `Near::Inside::since` counts from here.
+    epoch: Instant,
     warm_after: Instant,
     me: Option<Me>,
     near: Vec<Near>,
@@ -249,6 +252,7 @@ impl Observer {
             wheel,
             cursor: 0,
             last_check: None,
+            epoch: now,
             warm_after: now + grid.view_grace + WARM_UP,
             me: None,
             near: vec![Near::Unknown; n],
@@ -388,14 +392,15 @@ impl Observer {
     #[allow(clippy::too_many_arguments)]
     fn step(&mut self, i: usize, r: &Report, d2: f32, now: Instant, warm: bool, stats: &Stats, bot: usize) {
         let (inside, outside) = (d2 <= self.radius2, d2 > self.leave2);
+        let since = u32::try_from(now.saturating_duration_since(self.epoch).as_millis()).unwrap_or(u32::MAX);
         self.near[i] = match self.near[i] {
-            Near::Unknown if inside => Near::Inside { since: now, walked_in: false },
+            Near::Unknown if inside => Near::Inside { since, walked_in: false },
             Near::Unknown if outside => Near::Outside,
             Near::Outside if inside => {
                 if warm {
                     self.entered(r, now, stats, bot);
                 }
-                Near::Inside { since: now, walked_in: true }
+                Near::Inside { since, walked_in: true }
             }
             Near::Inside { .. } if outside => {
                 if let Some(k) = self.pending.iter().position(|e| e.player == r.player) {
@@ -422,7 +427,8 @@ impl Observer {
         }
     }
 
-    fn blink_check(&mut self, player: PlayerId, since: Instant, now: Instant) {
+    fn blink_check(&mut self, player: PlayerId, since_ms: u32, now: Instant) {
+        let since = self.epoch + Duration::from_millis(u64::from(since_ms));
         let Some(s) = self.seen.get_mut(&player) else { return };
         if s.at >= since && !s.blinked && now.saturating_duration_since(s.at) > self.grace {
             s.blinked = true;
@@ -461,3 +467,6 @@ fn dist2(a: (f32, f32), b: (f32, f32)) -> f32 {
 
 #[cfg(test)]
 mod tests;
+
+// Each observer holds a `Near` for every bot of the run.
+const _: () = assert!(std::mem::size_of::<Near>() <= 8);
