@@ -158,8 +158,8 @@ pub struct CommonArgs {
     /// blinks and the ideal-crop ratio, from a shared table of every bot's
     /// position: a count (e.g. 50, 0 for none) or a share of the bots (e.g.
     /// 10%). Default: 5 %, at least 20.
-    #[arg(long, value_name = "N|P%", default_value = "5%", global = true)]
-    pub observers: ObserverShare,
+    #[arg(long, value_name = "N|P%", global = true)]
+    pub observers: Option<ObserverShare>,
     /// A shard's Prometheus endpoint, http://HOST:PORT/metrics, read at the
     /// start and end of a crowd hold (late ticks, sockets closed as too slow,
     /// bytes sent). Repeat for several shards. Default: derived from each
@@ -463,10 +463,10 @@ mod tests {
         let cli =
             parse(&["--density", "2.5", "--observers", "10%", "--metrics-url", "http://h:1/metrics"]).expect("parses");
         assert_eq!(cli.common.density, Some(2.5));
-        assert_eq!(cli.common.observers, ObserverShare::Percent(10.0));
+        assert_eq!(cli.common.observers, Some(ObserverShare::Percent(10.0)));
         assert_eq!(cli.common.metrics_urls, ["http://h:1/metrics"]);
         let plain = parse(&[]).expect("parses");
-        assert_eq!((plain.common.density, plain.common.observers), (None, ObserverShare::Percent(5.0)));
+        assert_eq!((plain.common.density, plain.common.observers), (None, None), "5 %, at least 20");
         assert!(parse(&["--density", "0"]).is_err());
         assert!(parse(&["--density", "-1"]).is_err());
         assert!(parse(&["--observers", "lots"]).is_err());

@@ -36,6 +36,7 @@ fn density_confines_the_bots_to_a_region_of_that_many_players_a_cell() {
     // The area-of-interest figures are there, with every bot in its own cell's frames.
     assert!(num(j, "aoi.own_cell_gap_ms.count") > 24.0 * 20.0 * 3.0, "{:#}", j["aoi"]);
     assert_eq!(num(j, "aoi.bot_bytes_per_s.count"), 24.0);
+    assert_eq!(num(j, "aoi.observers.observers"), 20.0, "by default 5 % of the bots, but at least 20");
     assert!(num(j, "aoi.bot_bytes_per_s.p50") > 0.0);
 }
 

@@ -71,7 +71,7 @@ impl Plan {
     /// without area of interest.
     pub async fn make(ctx: &Context, command: &Command) -> anyhow::Result<Plan> {
         let bots = command.bots();
-        let observers = Observers::of(ctx.common.observers, bots);
+        let observers = Observers::of(ctx.common.observers.unwrap_or_default(), bots);
         let crowd_point = match command {
             Command::Crowd(a) => Some(a.point),
             _ => None,
