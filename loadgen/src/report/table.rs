@@ -217,7 +217,7 @@ pub fn steps(r: &StepsReport) -> String {
 fn aoi_steps(out: &mut String, r: &StepsReport) {
     let _ = writeln!(
         out,
-        "{:>7} | {:>10} {:>10} | {:>9} {:>9} | {:>11} {:>11} | {:>7} {:>6} {:>6} {:>6}",
+        "{:>7} | {:>11} {:>10} | {:>9} {:>9} | {:>11} {:>11} | {:>7} {:>6} {:>6} {:>7}",
         "players",
         "B/s/bot p50",
         "p95",
@@ -235,7 +235,7 @@ fn aoi_steps(out: &mut String, r: &StepsReport) {
         let o = a.observers.clone().unwrap_or_default();
         let _ = writeln!(
             out,
-            "{:>7} | {:>10.0} {:>10.0} | {:>9.1} {:>9.1} | {:>11.1} {:>11.2} | {:>7} {:>6} {:>6} {:>6}",
+            "{:>7} | {:>11.0} {:>10.0} | {:>9.1} {:>9.1} | {:>11.1} {:>11.2} | {:>7} {:>6} {:>6} {:>7}",
             s.players,
             a.bot_bytes_per_s.p50,
             a.bot_bytes_per_s.p95,
