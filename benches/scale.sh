@@ -5,16 +5,22 @@
 # benches/results/. See benches/README.md for what each section measures.
 #
 # usage: benches/scale.sh [--quick] [--skip-build] [--skip-criterion] [--repeat N]
-#                         [--only SECTION,..] [--report-only]
+#                         [--only SECTION,..] [--report-only] [--results DIR]
+#                         [--aoi-players N,..] [--aoi-density D]
 #   --quick           about 3 minutes: fewer steps, short holds, no repeats
 #   --skip-build      use the release binaries already in target/release
 #   --skip-criterion  leave out the criterion micro-benchmarks
 #   --repeat N        runs of the control and idle rows (median reported);
 #                     default 3 (1 with --quick)
 #   --only LIST       run only these sections (criterion, steps, control, idle,
-#                     arrivals, failover), keep the other sections' raw results,
-#                     and rewrite RESULTS.md from all of them
+#                     arrivals, failover, aoi), keep the other sections' raw
+#                     results, and rewrite RESULTS.md from all of them
 #   --report-only     only rewrite RESULTS.md and the charts from results/raw
+#   --results DIR     write RESULTS.md, the charts and raw/ under DIR instead of
+#                     benches/ and benches/results/ (smoke runs: --results /tmp/x)
+#   --aoi-players L   the area-of-interest section's player counts, e.g. 200
+#                     (default 1000,2500,5000,7500,10000; quick 1000,2500)
+#   --aoi-density D   its players per cell (default 4)
 #
 # Needs: cargo, redis-server, redis-cli, python3, curl. Runs on loopback only.
 # Every process it starts is stopped by pid on exit; nothing else is touched.
@@ -24,8 +30,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCHES="$ROOT/benches"
 BIN="$ROOT/target/release"
-OUT="$BENCHES/results"
-RAW="$OUT/raw"
 PY="$BENCHES/scale"
 
 QUICK=0
@@ -34,6 +38,9 @@ CRITERION=1
 REPEAT=""
 ONLY=""
 REPORT_ONLY=0
+RESULTS_DIR=""
+AOI_PLAYERS_ARG=""
+AOI_DENSITY=4
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -42,11 +49,23 @@ while [[ $# -gt 0 ]]; do
     --repeat) REPEAT="$2"; shift ;;
     --only) ONLY=",$2,"; shift ;;
     --report-only) REPORT_ONLY=1 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --results) RESULTS_DIR="$2"; shift ;;
+    --aoi-players) AOI_PLAYERS_ARG="${2//,/ }"; shift ;;
+    --aoi-density) AOI_DENSITY="$2"; shift ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+
+# Where the results go: benches/ (RESULTS.md) and benches/results/, or --results DIR.
+if [[ -n $RESULTS_DIR ]]; then
+  mkdir -p "$RESULTS_DIR"
+  OUT="$(cd "$RESULTS_DIR" && pwd)"; RESULTS_MD="$OUT/RESULTS.md"
+else
+  OUT="$BENCHES/results"; RESULTS_MD="$BENCHES/RESULTS.md"
+fi
+RAW="$OUT/raw"
 
 # ---- plan: what each mode runs --------------------------------------------
 if [[ $QUICK == 1 ]]; then
@@ -59,6 +78,7 @@ if [[ $QUICK == 1 ]]; then
   IDLE_BOTS=1000; IDLE_HOLD=5s
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
+  AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
   CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
 else
   MODE=full
@@ -70,8 +90,15 @@ else
   IDLE_BOTS=1000; IDLE_HOLD=8s
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
+  AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
+# Area of interest: cells of 100 units, the world sized for AOI_DENSITY
+# players a cell at each count; the control rows (whole-shard snapshots, every
+# socket gets every player) run only up to AOI_OFF_MAX players, past which
+# they cannot run on one machine (10,000 players would be 2 GB/s of snapshots).
+AOI_PLAYERS="${AOI_PLAYERS_ARG:-$AOI_PLAYERS}"
+AOI_CELL=100
 # Every capacity run switches the busy rule off, as the original's one-machine
 # figures did: we want to see where a process stops, not where it says no.
 SHARD_FLAGS=(--busy-lateness-ms 0)
@@ -137,7 +164,7 @@ stop_pid() {
 }
 
 # ---- Redis, shards, sampler ---------------------------------------------------
-REDIS_PID=""; REDIS_URL=""
+REDIS_PID=""; REDIS_URL=""; REDIS_PORT=""
 start_redis() {
   local port dir
   port="$(free_port)"; dir="$TMP/redis-$port"; mkdir -p "$dir"
@@ -149,7 +176,7 @@ start_redis() {
     [[ "$(redis-cli -p "$port" ping 2>/dev/null)" == PONG ]] && break
     sleep 0.1
   done
-  REDIS_URL="redis://127.0.0.1:$port"
+  REDIS_URL="redis://127.0.0.1:$port"; REDIS_PORT="$port"
 }
 
 declare -A SHARD_PID SHARD_ADDR
@@ -210,7 +237,7 @@ stop_all() {
     tail -c 1000000 "$TMP/$name.log" >"$RAW/logs/$LABEL-shard-$name.log" 2>/dev/null || true
   done
   if [[ -n $REDIS_PID ]]; then stop_pid "$REDIS_PID"; fi
-  SHARD_PID=(); SHARD_ADDR=(); REDIS_PID=""
+  SHARD_PID=(); SHARD_ADDR=(); REDIS_PID=""; REDIS_PORT=""
 }
 
 SAMPLER_PID=""
@@ -219,7 +246,7 @@ start_sampler() {
   for name in "${!SHARD_ADDR[@]}"; do
     args+=(--shard "$name=${SHARD_ADDR[$name]}" --proc "$name=${SHARD_PID[$name]}")
   done
-  if [[ -n $REDIS_PID ]]; then args+=(--proc "redis=$REDIS_PID"); fi
+  if [[ -n $REDIS_PID ]]; then args+=(--proc "redis=$REDIS_PID" --redis "redis=127.0.0.1:$REDIS_PORT"); fi
   : >"$file"
   python3 "$PY/sample.py" "$file" "$SAMPLE_INTERVAL" "${args[@]}" &
   SAMPLER_PID=$!; STARTED_PIDS+=("$SAMPLER_PID")
@@ -272,6 +299,7 @@ declare -A SECTION_FILES=(
   [idle]="idle-* logs/idle-*"
   [arrivals]="arrivals.* logs/arrivals-*"
   [failover]="failover-* logs/failover-*"
+  [aoi]="aoi-* logs/aoi-*"
 )
 begin_section() {
   local pattern
@@ -366,6 +394,27 @@ section_failover() {
   done
 }
 
+# Area of interest: two shards + Redis at each of AOI_PLAYERS, the world sized
+# so the players make AOI_DENSITY a cell (the loadgen's --density keeps them
+# spread over it), and the same world without area of interest as the control
+# row up to AOI_OFF_MAX players.
+section_aoi() {
+  local n side
+  for n in $AOI_PLAYERS; do
+    side="$(python3 -c "import math; print(math.ceil(math.sqrt($n / $AOI_DENSITY)) * $AOI_CELL)")"
+    log "area of interest: $n players on two shards, world $side units, $AOI_DENSITY a cell"
+    two_shards --cell-size "$AOI_CELL" --world-size "$side" --max-players "$n"
+    measured "aoi-$n-on" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD" --density "$AOI_DENSITY"
+    stop_all
+    if (( n <= AOI_OFF_MAX )); then
+      log "area of interest off (control): $n players on two shards, world $side units"
+      two_shards --world-size "$side" --max-players "$n"
+      measured "aoi-$n-off" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD"
+      stop_all
+    fi
+  done
+}
+
 # The commit measured: HEAD, "+dirty" when the crates that make the binaries have local changes.
 commit() {
   local dirty=""
@@ -375,7 +424,7 @@ commit() {
 
 section_report() {
   log "writing RESULTS.md"
-  python3 "$PY/report.py" --raw "$RAW" --out "$BENCHES/RESULTS.md" --svg-dir "$OUT"
+  python3 "$PY/report.py" --raw "$RAW" --out "$RESULTS_MD" --svg-dir "$OUT"
 }
 
 main() {
@@ -396,7 +445,7 @@ main() {
   uptime >"$RAW/load-before.txt"
   section_build
   local s
-  for s in criterion steps control idle arrivals failover; do
+  for s in criterion steps control idle arrivals failover aoi; do
     if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
       begin_section "$s"
       "section_$s"
@@ -407,7 +456,7 @@ main() {
     printf 'finished\t%s\nseconds\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - T0 ))" >>"$RAW/run.tsv"
   fi
   section_report
-  log "done: $BENCHES/RESULTS.md"
+  log "done: $RESULTS_MD"
 }
 
 main

@@ -23,7 +23,9 @@ frames_sent, sent_bytes_per_s, bytes_per_frame, tick_ms_mean, cpu_cores, cpu_use
 cpu_sys_us_per_frame_sent, relay_lag_ms {p50, p99} (interpolated in the
 histogram's buckets, null without relayed frames), relay_dropped, sockets_closed,
 rss_bytes, runqueue_wait_share (seconds its threads waited for a CPU per
-second: what the other processes on the machine cost it).
+second: what the other processes on the machine cost it). Redis: cpu_cores,
+user_s, sys_s (from /proc), and with `redis-cli INFO` samples commands_per_s,
+publishes_per_s, net_in_bytes_per_s, net_out_bytes_per_s, info_cpu_cores.
 """
 
 import json
@@ -162,7 +164,32 @@ def redis_figures(samples, i0, i1):
         return None
     dt = samples[i1]["t"] - samples[i0]["t"]
     user, sys_ = pb["user_s"] - pa["user_s"], pb["sys_s"] - pa["sys_s"]
-    return {"cpu_cores": round((user + sys_) / dt, 3), "user_s": round(user, 2), "sys_s": round(sys_, 2)}
+    fig = {"cpu_cores": round((user + sys_) / dt, 3), "user_s": round(user, 2), "sys_s": round(sys_, 2)}
+    fig.update(redis_info_figures(samples, i0, i1, dt))
+    return fig
+
+
+def redis_info_figures(samples, i0, i1, dt):
+    """Rates from `redis-cli INFO` over the window (empty without INFO samples):
+    commands and PUBLISHes a second, network bytes a second, and the CPU Redis
+    reports for itself (used_cpu_user + used_cpu_sys), in cores."""
+    ia = (samples[i0].get("redis_info") or {}).get("redis")
+    ib = (samples[i1].get("redis_info") or {}).get("redis")
+    if not (ia and ib):
+        return {}
+
+    def rate(key, digits=1):
+        return round((ib.get(key, 0.0) - ia.get(key, 0.0)) / dt, digits)
+
+    cpu = (ib.get("used_cpu_user", 0.0) + ib.get("used_cpu_sys", 0.0)
+           - ia.get("used_cpu_user", 0.0) - ia.get("used_cpu_sys", 0.0))
+    return {
+        "commands_per_s": rate("total_commands_processed"),
+        "publishes_per_s": rate("publish_calls"),
+        "net_in_bytes_per_s": rate("total_net_input_bytes", 0),
+        "net_out_bytes_per_s": rate("total_net_output_bytes", 0),
+        "info_cpu_cores": round(cpu / dt, 3),
+    }
 
 
 def labelled(a, b, family):

@@ -11,7 +11,7 @@ from figures import dig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # scale.sh's sections, in the order it runs them.
-SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover")
+SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi")
 
 def read_json(path):
     try:
@@ -47,6 +47,15 @@ class Raw:
         self.failover = {a: read_json(os.path.join(raw_dir, f"failover-{a}.json")) for a in ("kill", "drain")}
         self.failover_totals = {a: dig(read_json(os.path.join(raw_dir, f"failover-{a}.server.json")), "totals")
                                 for a in ("kill", "drain")}
+        self.aoi = {}  # players -> {"on": (report, window), "off": (report, window)}
+        for path in glob.glob(os.path.join(raw_dir, "aoi-*-*.json")):
+            label = os.path.basename(path)[:-5]
+            parts = label.split("-")
+            if label.endswith(".server") or len(parts) != 3 or parts[2] not in ("on", "off"):
+                continue
+            r = self.run(label)
+            if r:
+                self.aoi.setdefault(int(parts[1]), {})[parts[2]] = (r[0], r[1][0] if r[1] else None)
         self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
         self.info_lines = info_lines(os.path.join(raw_dir, "run.tsv"))
         self.run_info = dict(self.info_lines)

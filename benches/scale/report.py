@@ -8,7 +8,7 @@ usage: report.py --raw DIR --out RESULTS.md --svg-dir DIR [--mode full|quick] [-
 
 Reads from DIR whatever sections ran (missing ones are reported as not run;
 see raw.py): one-shard / two-shards (steps), control-N-{batched,unbatched}-K,
-idle-K, arrivals, failover-{kill,drain}: each the loadgen's JSON plus
+idle-K, arrivals, failover-{kill,drain}, aoi-N-{on,off}: each the loadgen's JSON plus
 NAME.server.json from analyze.py; criterion.json; run.tsv; commands-*.txt.
 Modules: raw (loading), figures (formatting, verdicts), chart (SVG).
 """
@@ -447,9 +447,78 @@ class Report:
                          f"{self.ns(b['mean_ns'])} ({self.ns(ci[0])} to {self.ns(ci[1])})", per])
         out += ["`cargo bench -p mino-benches`: snapshot encode at 100, 1,000 and 5,000 players; client message "
                 "decode with verification; snapshot header verify of a 1,000-player frame; one shard tick (move "
-                "everyone, encode, stage presence). Times per iteration; the original published none.", ""]
+                "everyone, encode, stage presence); with area of interest, every cell frame of a shard encoded "
+                "and one shard tick at 1,000, 5,000 and 10,000 players at 4 a cell (flat per player: linear). "
+                "Times per iteration; the original published none.", ""]
         out += table(["benchmark", "median", "mean (95 % CI)", "per player"], rows)
         return out + [""]
+
+    # 9 ------------------------------------------------------------------------------------
+    def aoi_section(self):
+        out = ["## 9. Area of interest", ""]
+        if not self.raw.aoi:
+            return out + ["Not run.", ""]
+        counts = sorted(self.raw.aoi)
+        out += ["`mino-loadgen walk --density D` on two shards + Redis with `--cell-size 100`, the world sized so "
+                "the players make D a cell at each count (the loadgen keeps them spread over it), against the same "
+                "world without area of interest (whole-shard snapshots: every socket gets every player) as the "
+                "control, where that still runs. Bytes a player a second are what the bots received; server CPU a "
+                "player a tick is both shards' user + system time over the hold, over players times ticks; Redis "
+                "from `redis-cli INFO stats cpu commandstats` sampled with the shards (PUBLISH calls, every "
+                "command, the CPU Redis reports for itself); gaps are own-shard (first frame of a tick) and, with "
+                "area of interest, own-cell (frames listing the bot).", ""]
+        rows = []
+        for n in counts:
+            for mode in ("on", "off"):
+                run = self.raw.aoi[n].get(mode)
+                label = "area of interest" if mode == "on" else "off (control)"
+                if run is None:
+                    if mode == "off":
+                        rows.append([f"{n:,}", label, "not run (too many bytes for one machine)"] + [""] * 9)
+                    continue
+                rows.append(self.aoi_row(n, label, *run))
+        out += table(["players", "mode", "bytes / player / s", "server CPU / player / tick", "own gap p95 ms",
+                      "own-cell gap p95 ms", "relayed gap p95 ms", "late ticks", "Redis PUBLISH / s",
+                      "Redis commands / s", "Redis CPU, cores", "verdict"], rows)
+        out += ["", "Observers (a sample of the bots, `--observers`, 5 % or at least 20) with area of interest:", ""]
+        orows = []
+        for n in counts:
+            o = dig(self.aoi_report(n, "on"), "aoi", "observers")
+            if not o:
+                continue
+            e_ms, e_t = o["view_enter_ms"], o["view_enter_ticks"]
+            orows.append([f"{n:,}", o["observers"], f"{o['players_in_view']:.1f}",
+                          f"{f1(e_ms['p50'])} / {f1(e_ms['p95'])}", f"{f2(e_t['p50'])} / {f2(e_t['p95'])}",
+                          f"{o['view_enters']:,} ({o['view_enters_unseen']} unseen)", o["pop_ins"], o["blinks"],
+                          f2(o["crop_ratio"]), f1(o["header_bytes_per_tick"]), f2(o["total_vs_ideal"])])
+        out += table(["players", "observers", "players in view", "view enter p50 / p95 ms",
+                      "view enter p50 / p95 ticks", "entries", "pop-ins", "blinks", "crop (entries ÷ ideal)",
+                      "header bytes / tick", "all bytes ÷ ideal"], orows)
+        on, off = self.aoi_report(1000, "on"), self.aoi_report(1000, "off")
+        if on and off and on.get("connected") and off.get("connected"):
+            b_on, b_off = on["bytes_per_s"] / on["connected"], off["bytes_per_s"] / off["connected"]
+            self.summary.append(["bytes a player a second at 1,000 players, area of interest ÷ off", "–",
+                                 f"{b_on:,.0f} B/s ÷ {b_off:,.0f} B/s", ratio(b_on, b_off), verdict(on)])
+        return out + [""]
+
+    def aoi_report(self, n, mode):
+        """The loadgen report of the area-of-interest run at `n` players in `mode`, or None."""
+        run = self.raw.aoi.get(n, {}).get(mode)
+        return run[0] if run else None
+
+    def aoi_row(self, n, label, r, w):
+        connected = r.get("connected") or 0
+        per_player = r["bytes_per_s"] / connected if connected else None
+        cpu = dig(r, "server")
+        ticks = (r.get("ticks_per_s") or 0) * (r.get("seconds") or 0)
+        cpu_us = (cpu["cpu_user_s"] + cpu["cpu_sys_s"]) * 1e6 / (connected * ticks) if cpu and connected and ticks else None
+        late, all_ticks = shard_sum(w, "ticks_late"), shard_sum(w, "ticks")
+        redis = dig(w, "redis") or {}
+        redis_cpu = redis.get("info_cpu_cores", redis.get("cpu_cores"))
+        return [f"{n:,}", label, "–" if per_player is None else f"{per_player:,.0f}", f1(cpu_us, " µs"), f1(gap(r)),
+                f1(gap(dig(r, "aoi"), "own_cell_gap_ms")), f1(gap(r, "relayed_snapshot_gap_ms")),
+                "–" if late is None else f"{late} of {all_ticks}", f1(redis.get("publishes_per_s")),
+                f1(redis.get("commands_per_s")), f2(redis_cpu), verdict(r)]
 
     @staticmethod
     def verdicts(reports):
@@ -597,7 +666,8 @@ class Report:
     def write(self):
         body = []
         for section in (self.gap_section, self.cpu_section, self.ticks_section, self.idle_section,
-                        self.arrivals_section, self.failover_section, self.control_section, self.criterion_section):
+                        self.arrivals_section, self.failover_section, self.control_section, self.criterion_section,
+                        self.aoi_section):
             body += section()
         self.charts()
         doc = self.header() + self.ratios() + self.observations() + body + self.commands()

@@ -3,24 +3,28 @@
 
 Every INTERVAL seconds it scrapes each shard's Prometheus `/metrics` and reads
 `/proc/PID/stat` and `/proc/PID/status` and the threads' `schedstat` of every watched process (the shards,
-and Redis when clustered), and appends one JSON line to OUT:
+and Redis when clustered), and `redis-cli INFO stats cpu commandstats` of each
+Redis, and appends one JSON line to OUT:
 
     {"t": wall seconds (float),
      "shards": {"NAME": {metric: value, ...} | null},   # null: scrape failed
      "procs": {"NAME": {"user_s": s, "sys_s": s, "rss": bytes,
-                        "run_s": s, "wait_s": s} | null}}   # run/wait: schedstat
+                        "run_s": s, "wait_s": s} | null},   # run/wait: schedstat
+     "redis_info": {"NAME": {field: value, ...} | null}}   # only with --redis
 
 Counters keep their Prometheus names (`mino_ticks_total`, ...); labelled
 series are keyed `name{labels}`; histogram buckets `name_bucket{le="x"}`.
 Runs until SIGTERM or SIGINT; each line is flushed as written.
 
 usage: sample.py OUT INTERVAL_S --shard NAME=HOST:PORT ... --proc NAME=PID ...
+                 [--redis NAME=HOST:PORT ...]
 """
 
 import argparse
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 import urllib.request
@@ -74,6 +78,40 @@ def scrape(addr, timeout_s):
         return None
 
 
+# The INFO fields kept (stats, cpu, and the PUBLISH line of commandstats).
+REDIS_KEEP = (
+    "total_commands_processed",
+    "total_net_input_bytes",
+    "total_net_output_bytes",
+    "used_cpu_sys",
+    "used_cpu_user",
+)
+
+
+def redis_info(addr, timeout_s):
+    """`redis-cli INFO stats cpu commandstats` of one Redis as {field: value}
+    (PUBLISH calls as `publish_calls`), or None when it does not answer."""
+    host, _, port = addr.rpartition(":")
+    try:
+        out = subprocess.run(["redis-cli", "-h", host, "-p", port, "INFO", "stats", "cpu", "commandstats"],
+                             capture_output=True, text=True, timeout=timeout_s, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    info = {}
+    for line in out.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key in REDIS_KEEP:
+            try:
+                info[key] = float(value)
+            except ValueError:
+                continue
+        elif key == "cmdstat_publish":
+            calls = dict(kv.split("=", 1) for kv in value.split(",") if "=" in kv).get("calls")
+            if calls is not None:
+                info["publish_calls"] = float(calls)
+    return info or None
+
+
 def read_proc(pid):
     """CPU user/sys seconds and RSS bytes of a process, or None when it is gone."""
     try:
@@ -121,8 +159,9 @@ def main():
     ap.add_argument("interval", type=float)
     ap.add_argument("--shard", action="append", default=[], help="NAME=HOST:PORT")
     ap.add_argument("--proc", action="append", default=[], help="NAME=PID")
+    ap.add_argument("--redis", action="append", default=[], help="NAME=HOST:PORT (redis-cli INFO)")
     args = ap.parse_args()
-    shards, procs = pairs(args.shard), pairs(args.proc)
+    shards, procs, redis = pairs(args.shard), pairs(args.proc), pairs(args.redis)
     running = [True]
 
     def stop(*_):
@@ -138,6 +177,8 @@ def main():
                 "shards": {n: scrape(a, args.interval) for n, a in shards.items()},
                 "procs": {n: read_proc(p) for n, p in procs.items()},
             }
+            if redis:
+                line["redis_info"] = {n: redis_info(a, args.interval) for n, a in redis.items()}
             out.write(json.dumps(line, separators=(",", ":")) + "\n")
             out.flush()
             next_at += args.interval

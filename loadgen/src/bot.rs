@@ -5,11 +5,13 @@
 
 use crate::client::{Client, JoinRequest};
 use crate::event::Welcomed;
+use crate::positions::Positions;
 use crate::profile::Profile;
 use crate::reconnect::{Ending, Next, ReconnectPolicy, StopReason};
 use crate::session::{self, ResumeCheck, SessionCtx};
 use crate::stats::{Event, Metric, Stats};
 use crate::status::{BotShared, BotState};
+use crate::steer::Movement;
 use crate::target::{pick, SourceAddrs, Target};
 use mino_protocol::PlayerId;
 use rand::rngs::SmallRng;
@@ -44,6 +46,13 @@ pub struct BotConfig {
     pub join_timeout: Duration,
     /// Random seed (directions, jitter).
     pub seed: u64,
+    /// Where it walks.
+    pub movement: Movement,
+    /// Every bot's latest position (area of interest), where the bot
+    /// publishes its own; None when the run has no observers.
+    pub positions: Option<Arc<Positions>>,
+    /// True when the bot observes (needs `positions`).
+    pub observer: bool,
 }
 
 /// What a bot ended with.
@@ -170,6 +179,7 @@ impl Bot {
         let (stats, bot) = (&*self.stats, self.config.index);
         stats.record(bot, Metric::Welcome, started.elapsed());
         stats.event(Event::Welcome);
+        stats.note_tick_hz(w.tick_hz);
         let resume = self.resume.take().filter(|r| {
             let same = w.resumed && w.player_id == r.player_id;
             if same {
@@ -183,7 +193,16 @@ impl Bot {
         self.ticket = Some(w.ticket.clone());
         self.shared.welcomed(w);
         stats.connected_delta(1);
-        let ctx = SessionCtx { bot, stats, shared: &self.shared, profile: &self.config.profile };
+        let c = &self.config;
+        let ctx = SessionCtx {
+            bot,
+            stats,
+            shared: &self.shared,
+            profile: &c.profile,
+            movement: c.movement,
+            positions: c.positions.as_ref(),
+            observer: c.observer,
+        };
         let end = session::run(client, w, &ctx, resume, &mut self.rng, cancel).await;
         stats.connected_delta(-1);
         self.shared.set_state(BotState::Retrying);
@@ -325,6 +344,9 @@ mod tests {
             policy: ReconnectPolicy::default(),
             join_timeout: Duration::from_secs(2),
             seed: 1,
+            movement: Movement::Wander,
+            positions: None,
+            observer: false,
         };
         Bot::new(config, stats)
     }

@@ -3,6 +3,7 @@
 //! Without a subcommand it runs the walk scenario:
 //! `mino-loadgen --url ws://127.0.0.1:8080/ws --bots N --ramp R --duration 30s --json FILE`.
 
+use crate::observer::ObserverShare;
 use crate::profile::ProfileName;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -12,7 +13,15 @@ use std::time::Duration;
 /// they receive (snapshot gaps per shard, welcome latency, frames, bytes).
 ///
 /// With no subcommand, runs `walk`. Durations take a unit: 500ms, 30s, 2m, 1h
-/// (a bare number is seconds). Rates are bots per second.
+/// (a bare number is seconds). Rates are bots per second; positions and
+/// distances are world units; gaps and latencies are reported in ms
+/// (p50/p95/p99/max), sizes in bytes.
+///
+/// Against a server with area of interest (mino-server --cell-size), every
+/// bot also measures its own-cell and neighbour gaps and the bytes it
+/// receives per second, and a sample of observers (--observers) measures
+/// view-enter latency (ms and ticks), pop-ins, blinks and the ideal-crop
+/// ratio; --density and the crowd scenario set where the bots walk.
 ///
 /// Logs go to stderr, filtered by the MINO_LOG environment variable (as for
 /// every mino binary; tracing's syntax, e.g. MINO_LOG=debug or
@@ -45,6 +54,36 @@ pub enum Command {
     Arrivals(ArrivalsArgs),
     /// Bots spread over shards; kill or drain one and time every bot's resume.
     Failover(FailoverArgs),
+    /// Every bot walks to one point and stays (area of interest under a
+    /// crowd): late ticks, sockets closed as too slow, bytes per socket per
+    /// tick against the view budget.
+    Crowd(CrowdArgs),
+}
+
+impl Command {
+    /// The most bots the scenario runs at once.
+    pub fn bots(&self) -> usize {
+        match self {
+            Command::Walk(a) => a.bots,
+            Command::Steps(a) => a.steps.iter().copied().max().unwrap_or(0),
+            Command::Idle(a) => a.bots,
+            Command::Arrivals(a) => a.bots,
+            Command::Failover(a) => a.bots,
+            Command::Crowd(a) => a.bots,
+        }
+    }
+
+    /// The scenario's name as on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Walk(_) => "walk",
+            Command::Steps(_) => "steps",
+            Command::Idle(_) => "idle",
+            Command::Arrivals(_) => "arrivals",
+            Command::Failover(_) => "failover",
+            Command::Crowd(_) => "crowd",
+        }
+    }
 }
 
 /// Options shared by every scenario (may be given before or after the subcommand).
@@ -107,6 +146,26 @@ pub struct CommonArgs {
     /// one per core).
     #[arg(long, value_name = "N", global = true)]
     pub threads: Option<usize>,
+    /// Area of interest: players per cell. The bots walk inside a square
+    /// centred on the world's centre, sqrt(N / D) cells a side for N bots
+    /// (the largest step's N for steps), clipped to the world, and are
+    /// steered back in at its edges; measuring starts once they are inside.
+    /// The cell size comes from the first --url's Welcome; a server without
+    /// area of interest is refused. Not for idle or crowd.
+    #[arg(long, value_name = "D", value_parser = positive_f64, global = true)]
+    pub density: Option<f64>,
+    /// Area of interest: bots that also measure view-enter latency, pop-ins,
+    /// blinks and the ideal-crop ratio, from a shared table of every bot's
+    /// position: a count (e.g. 50, 0 for none) or a share of the bots (e.g.
+    /// 10%). Default: 5 %, at least 20.
+    #[arg(long, value_name = "N|P%", global = true)]
+    pub observers: Option<ObserverShare>,
+    /// A shard's Prometheus endpoint, http://HOST:PORT/metrics, read at the
+    /// start and end of a crowd hold (late ticks, sockets closed as too slow,
+    /// bytes sent). Repeat for several shards. Default: derived from each
+    /// ws:// --url (none for wss:// URLs: name the shards' admin listeners).
+    #[arg(long = "metrics-url", value_name = "URL", global = true)]
+    pub metrics_urls: Vec<String>,
 }
 
 const WALK_BOTS: usize = 100;
@@ -227,21 +286,77 @@ pub struct FailoverArgs {
     pub observe: Duration,
 }
 
+/// `crowd` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CrowdArgs {
+    /// Number of bots.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub bots: usize,
+    /// Join rate, bots per second.
+    #[arg(long, value_name = "PER_S", default_value_t = 100.0)]
+    pub ramp: f64,
+    /// Measurement time once the crowd has gathered.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20s")]
+    pub hold: Duration,
+    /// The point everyone walks to, world units (default: the world's centre).
+    #[arg(long, value_name = "X,Y", value_parser = parse_point)]
+    pub point: Option<(f32, f32)>,
+    /// The server's --view-budget-bytes: cell-frame bytes a socket may get a
+    /// tick, on average, that the report compares each bot's with.
+    #[arg(long, value_name = "BYTES", default_value_t = 8192)]
+    pub budget_bytes: u64,
+    /// Longest wait for the crowd to gather before measuring anyway (default:
+    /// the time to walk the world's diagonal, plus 5 s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub gather_timeout: Option<Duration>,
+}
+
 impl Cli {
     /// The scenario to run (walk with the top-level options when none was named).
     ///
     /// Errors: top-level walk options (`--bots`, `--ramp`, `--duration`) given
-    /// together with a subcommand, where they would be ignored.
+    /// together with a subcommand, where they would be ignored; `--density`
+    /// with a scenario whose bots do not walk freely (idle, crowd).
     pub fn scenario(&self) -> Result<Command, clap::Error> {
-        match &self.command {
-            None => Ok(Command::Walk(self.walk.resolve())),
-            Some(_) if self.walk.given() => Err(<Cli as clap::CommandFactory>::command().error(
-                clap::error::ErrorKind::ArgumentConflict,
-                "--bots/--ramp/--duration before a subcommand belong to the default walk; give them after the subcommand",
-            )),
-            Some(c) => Ok(c.clone()),
+        let conflict =
+            |text: &str| <Cli as clap::CommandFactory>::command().error(clap::error::ErrorKind::ArgumentConflict, text);
+        let command = match &self.command {
+            None => Command::Walk(self.walk.resolve()),
+            Some(_) if self.walk.given() => {
+                return Err(conflict(
+                    "--bots/--ramp/--duration before a subcommand belong to the default walk; give them after the subcommand",
+                ))
+            }
+            Some(c) => c.clone(),
+        };
+        if self.common.density.is_some() && matches!(command, Command::Idle(_) | Command::Crowd(_)) {
+            return Err(conflict(&format!(
+                "--density sets where walking bots walk; {} bots do not walk freely",
+                command.name()
+            )));
         }
+        Ok(command)
     }
+}
+
+/// Parses a positive, finite number.
+///
+/// Errors: a message saying what is accepted.
+pub fn positive_f64(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a positive number")),
+    }
+}
+
+/// Parses "X,Y" in world units.
+///
+/// Errors: a message naming the form.
+pub fn parse_point(text: &str) -> Result<(f32, f32), String> {
+    let bad = || format!("invalid point {text:?}: use X,Y in world units, e.g. 500,500");
+    let (x, y) = text.split_once(',').ok_or_else(bad)?;
+    let (x, y): (f32, f32) = (x.trim().parse().map_err(|_| bad())?, y.trim().parse().map_err(|_| bad())?);
+    (x.is_finite() && y.is_finite()).then_some((x, y)).ok_or_else(bad)
 }
 
 /// Parses "250ms", "30s", "1.5s", "2m", "1h" or a bare number of seconds.
@@ -341,6 +456,40 @@ mod tests {
         assert_eq!(w, WalkArgs { bots: 100, ramp: 100.0, duration: Duration::from_secs(30) });
         let cli = parse(&["idle", "--bots", "5", "--profile", "heavy"]).expect("parses");
         assert_eq!(cli.common.profile, ProfileName::Heavy);
+    }
+
+    #[test]
+    fn density_observers_and_metrics_urls_parse() {
+        let cli =
+            parse(&["--density", "2.5", "--observers", "10%", "--metrics-url", "http://h:1/metrics"]).expect("parses");
+        assert_eq!(cli.common.density, Some(2.5));
+        assert_eq!(cli.common.observers, Some(ObserverShare::Percent(10.0)));
+        assert_eq!(cli.common.metrics_urls, ["http://h:1/metrics"]);
+        let plain = parse(&[]).expect("parses");
+        assert_eq!((plain.common.density, plain.common.observers), (None, None), "5 %, at least 20");
+        assert!(parse(&["--density", "0"]).is_err());
+        assert!(parse(&["--density", "-1"]).is_err());
+        assert!(parse(&["--observers", "lots"]).is_err());
+    }
+
+    #[test]
+    fn density_is_refused_where_bots_do_not_walk_freely() {
+        assert!(parse(&["--density", "1", "idle"]).expect("parses").scenario().is_err());
+        assert!(parse(&["crowd", "--density", "1"]).expect("parses").scenario().is_err());
+        let Ok(Command::Steps(_)) = parse(&["steps", "--steps", "5,10", "--density", "1"]).expect("parses").scenario()
+        else {
+            panic!("steps with a density")
+        };
+    }
+
+    #[test]
+    fn crowd_takes_a_point_and_a_budget() {
+        let cli = parse(&["crowd", "--bots", "30", "--point", "250,750.5", "--budget-bytes", "4096"]).expect("parses");
+        let Ok(Command::Crowd(c)) = cli.scenario() else { panic!("crowd") };
+        assert_eq!((c.bots, c.point, c.budget_bytes), (30, Some((250.0, 750.5)), 4096));
+        assert_eq!(Command::Crowd(c).bots(), 30);
+        assert!(parse(&["crowd", "--point", "1;2"]).is_err());
+        assert!(parse(&["crowd", "--point", "nan,2"]).is_err());
     }
 
     #[test]

@@ -9,17 +9,26 @@
 //!   [`failure`]).
 //! - [`client`]: one player's connection (Hello, Welcome/Busy/Error, send,
 //!   receive verified frames); [`event`] turns frames into owned values for tests.
+//! - [`world`]: what a Welcome says about the world (bounds, speed, the
+//!   area-of-interest grid); [`region`] and [`steer`]: where a bot walks
+//!   (anywhere, a `--density` square, or a crowd's point).
+//! - [`cells`]: what every bot measures of its cell frames (own-cell and
+//!   neighbour gaps, bytes); [`observer`]: what a sample of bots measures of
+//!   the players in view (view-enter latency, pop-ins, blinks, the ideal
+//!   crop), from the shared table of every bot's position ([`positions`]).
 //! - [`bot`]: a simulated player that walks per its [`profile`], measures in a
 //!   [`session`], and reconnects/resumes per the [`reconnect`] policy; its
 //!   [`status`] is readable while it runs.
 //! - [`swarm`]: many bots at a paced rate, on [`threads`] (one single-threaded
 //!   runtime each); [`stats`] merges what they measure.
 //! - [`cli`]: the `mino-loadgen` command line, which the scenarios run with.
-//! - [`scenario`]: walk, steps, idle, arrivals and failover runs, reported by
-//!   [`report`] (JSON and tables) and [`plot`] (SVG), with [`meter`],
-//!   [`sysinfo`] and [`limits`] for CPU, memory and local limits.
+//! - [`scenario`]: walk, steps, idle, arrivals, failover and crowd runs,
+//!   reported by [`report`] (JSON and tables) and [`plot`] (SVG), with
+//!   [`meter`], [`sysinfo`] and [`limits`] for CPU, memory and local limits,
+//!   and [`scrape`] for the shards' own metrics.
 
 pub mod bot;
+pub mod cells;
 pub mod cli;
 pub mod client;
 pub mod connection;
@@ -27,20 +36,26 @@ pub mod event;
 pub mod failure;
 pub mod limits;
 pub mod meter;
+pub mod observer;
 pub mod plot;
+pub mod positions;
 pub mod profile;
 pub mod progress;
 pub mod reconnect;
+pub mod region;
 pub mod report;
 pub mod scenario;
+pub mod scrape;
 pub mod session;
 pub mod stats;
 pub mod status;
+pub mod steer;
 pub mod swarm;
 pub mod sysinfo;
 pub mod target;
 pub mod threads;
 pub mod tls;
+pub mod world;
 
 pub use bot::{Bot, BotConfig, BotReport};
 pub use client::{Client, JoinError, JoinRequest};

@@ -1,14 +1,19 @@
 //! What each scenario reports, as serde structs: written as JSON with
 //! `--json FILE` and printed as tables (see [`crate::report::table`]).
 //! Latencies are ms (`{p50, p95, p99, max, count}`), rates per second, sizes
-//! bytes, CPU in seconds, µs per frame or percent as each field says.
+//! bytes, CPU in seconds, µs per frame or percent as each field says. With
+//! area of interest a phase adds an `aoi` object ([`aoi::AoiFigures`]) and
+//! with `--density` a `density` one; without, neither appears.
 
+pub mod aoi;
+pub mod crowd;
 pub mod table;
 
 use crate::limits::LocalLimits;
 use crate::meter::Usage;
 use crate::stats::{Metric, Summary, Window};
 use crate::swarm::Census;
+use aoi::{AoiFigures, AoiInputs, BotBytes, DensityFigures};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -127,6 +132,12 @@ pub struct Measured {
     pub verdict: &'static str,
     /// The `--server-pid` processes, if any were given.
     pub server: Option<ServerFigures>,
+    /// Area of interest (absent when the server sent no cell frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aoi: Option<AoiFigures>,
+    /// `--density` (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub density: Option<DensityFigures>,
 }
 
 /// Inputs to [`Measured::of`].
@@ -141,6 +152,12 @@ pub struct Phase<'a> {
     pub census: Census,
     /// Loadgen CPU percent above which the phase is not judgeable.
     pub max_loadgen_cpu: f64,
+    /// What each bot connected throughout the hold received in it.
+    pub per_bot: &'a [BotBytes],
+    /// The tick rate of the Welcomes, Hz.
+    pub tick_hz: u16,
+    /// Bots that observe.
+    pub observers: usize,
 }
 
 impl Measured {
@@ -173,6 +190,14 @@ impl Measured {
             judgeable,
             verdict: if judgeable { "measured" } else { "not judgeable" },
             server: ServerFigures::of(p.usage, hc.frames, connected),
+            aoi: AoiFigures::of(&AoiInputs {
+                hold,
+                whole: &whole.counters,
+                per_bot: p.per_bot,
+                tick_hz: p.tick_hz,
+                observers: p.observers,
+            }),
+            density: None,
         }
     }
 }
@@ -373,10 +398,23 @@ mod tests {
         stats.event(Event::Welcome);
         let w = stats.take_window();
         let census = Census { bots: 1, connected: 1, ..Census::default() };
-        let ok = Measured::of(&Phase { whole: &w, hold: &w, usage: &usage(40.0), census, max_loadgen_cpu: 70.0 });
+        let measure = |pct| {
+            let usage = usage(pct);
+            Measured::of(&Phase {
+                whole: &w,
+                hold: &w,
+                usage: &usage,
+                census,
+                max_loadgen_cpu: 70.0,
+                per_bot: &[],
+                tick_hz: 20,
+                observers: 0,
+            })
+        };
+        let ok = measure(40.0);
         assert!(ok.judgeable);
         assert_eq!(ok.verdict, "measured");
-        let busy = Measured::of(&Phase { whole: &w, hold: &w, usage: &usage(71.0), census, max_loadgen_cpu: 70.0 });
+        let busy = measure(71.0);
         assert!(!busy.judgeable);
         assert_eq!(busy.verdict, "not judgeable");
     }
@@ -391,6 +429,9 @@ mod tests {
             usage: &usage(1.0),
             census: Census::default(),
             max_loadgen_cpu: 70.0,
+            per_bot: &[],
+            tick_hz: 20,
+            observers: 0,
         });
         let limits = crate::limits::LocalLimits::check_and_raise(1);
         let report = WalkReport {
@@ -411,5 +452,6 @@ mod tests {
                 assert!(v[key].get(p).is_some_and(|x| x.is_number()), "{key}.{p}");
             }
         }
+        assert!(v.get("aoi").is_none() && v.get("density").is_none(), "no cell frames: no area-of-interest fields");
     }
 }

@@ -1,18 +1,28 @@
-//! One welcomed session of a bot: it walks and chats as its profile says and
-//! measures everything it receives (snapshot gaps per shard, snapshot age,
-//! round trips, its own position, being back in place after a resume) until
-//! the server closes, the connection breaks, a Move arrives, or the run stops.
+//! One welcomed session of a bot: it walks and chats as its profile says
+//! (steered as its [`Movement`] says) and measures everything it receives
+//! (snapshot gaps per shard, snapshot age, round trips, its own position,
+//! being back in place after a resume; with area of interest its cell frames
+//! ([`CellMeter`]), publishing its position to the shared table, and as an
+//! observer the players within its view ([`Observer`])) until the server
+//! closes, the connection breaks, a Move arrives, or the run stops.
 
+use crate::cells::{CellMeter, Own};
 use crate::client::{wall_ms, Client, Incoming};
 use crate::event::Welcomed;
 use crate::failure::FailureKind;
+use crate::observer::Observer;
+use crate::positions::{Positions, Report};
 use crate::profile::Profile;
 use crate::reconnect::Ending;
-use crate::stats::{Event, Metric, Stats};
+use crate::stats::{Event, Metric, Stats, Tally};
 use crate::status::BotShared;
+use crate::steer::{Movement, Steering};
+use crate::world::World;
 use mino_protocol::server::{self, ServerMsg};
+use mino_protocol::wire::CloseCode;
 use mino_protocol::{quantize, wire, PlayerId};
 use rand::rngs::SmallRng;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
@@ -57,7 +67,8 @@ impl SessionEnd {
     }
 }
 
-/// Who is measuring: the bot's index (stats stripe), shared state and profile.
+/// Who is measuring: the bot's index (stats stripe), shared state, profile
+/// and movement, and what it shares with the other bots.
 pub struct SessionCtx<'a> {
     /// Bot index.
     pub bot: usize,
@@ -67,18 +78,30 @@ pub struct SessionCtx<'a> {
     pub shared: &'a BotShared,
     /// What the bot does.
     pub profile: &'a Profile,
+    /// Where the bot walks.
+    pub movement: Movement,
+    /// Every bot's latest position (area of interest): the bot publishes its
+    /// own there; None when the run has no observers.
+    pub positions: Option<&'a Arc<Positions>>,
+    /// True when this bot observes (needs `positions`).
+    pub observer: bool,
 }
 
 struct Measure<'a> {
     ctx: &'a SessionCtx<'a>,
+    /// Area of interest: the cell-frame measurements.
+    cells: Option<CellMeter>,
+    /// Area of interest, observers only: the per-entry books.
+    observer: Option<Observer>,
+    steering: Steering,
+    /// A direction to send after the message being handled.
+    steer_out: Option<(f32, f32)>,
     own_shard: u32,
     own_id: PlayerId,
     own_hint: usize,
     clocks: Vec<(u32, Instant)>,
     resume: Option<ResumeCheck>,
     tolerance: f32,
-    /// World bounds (cell frames do not carry them).
-    bounds: wire::Bounds,
     /// Area of interest: the tick of the newest frame seen of each shard, so
     /// a shard's gap is timed once a tick, not once a cell.
     last_tick: Vec<(u32, u32)>,
@@ -94,63 +117,115 @@ pub async fn run(
     rng: &mut SmallRng,
     cancel: &CancellationToken,
 ) -> SessionEnd {
-    let step = welcome.speed / f32::from(welcome.tick_hz.max(1));
+    let world = World::of(welcome);
+    let step = world.step();
+    let now = Instant::now();
+    let cells = world.grid.map(|g| CellMeter::new(g, welcome.bounds, welcome.shard_id.0, welcome.player_id));
+    let observer = match (world.grid, ctx.positions) {
+        (Some(g), Some(board)) if ctx.observer => Some(Observer::new(
+            board.clone(),
+            ctx.bot,
+            welcome.player_id,
+            &g,
+            welcome.bounds,
+            world.tick_period(),
+            step,
+            now,
+        )),
+        _ => None,
+    };
     let mut m = Measure {
         ctx,
+        cells,
+        observer,
+        steering: Steering::new(ctx.movement, step),
+        steer_out: None,
         own_shard: welcome.shard_id.0,
         own_id: welcome.player_id,
         own_hint: 0,
         clocks: Vec::with_capacity(4),
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
-        bounds: welcome.bounds,
         last_tick: Vec::with_capacity(4),
     };
-    let profile = ctx.profile;
-    let now = Instant::now();
-    let far = now + Duration::from_secs(86_400 * 365);
-    let turn = sleep_until(if profile.turn.is_some() { now } else { far });
-    let chat = sleep_until(profile.chat.map_or(far, |c| now + c.sample(rng)));
-    let ping = sleep_until(profile.ping.map_or(far, |p| now + p));
-    tokio::pin!(turn, chat, ping);
-    loop {
-        let sent = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return SessionEnd::new(Ending::Stopped, None),
-            incoming = client.recv() => match m.on_incoming(incoming) {
-                Some(end) => return end,
-                None => continue,
-            },
-            _ = &mut turn => {
-                let next = profile.turn.map_or(far, |t| Instant::now() + t.sample(rng));
-                turn.as_mut().reset(next);
-                let (x, y) = profile.direction(rng);
-                tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await
-            }
-            _ = &mut chat => {
-                chat.as_mut().reset(profile.chat.map_or(far, |c| Instant::now() + c.sample(rng)));
-                let line = format!("bot {} says hi at {:.0}", ctx.bot, wall_ms());
-                tokio::time::timeout(SEND_TIMEOUT, client.send_chat(&line)).await
-            }
-            _ = &mut ping => {
-                ping.as_mut().reset(profile.ping.map_or(far, |p| Instant::now() + p));
-                tokio::time::timeout(SEND_TIMEOUT, client.send_ping()).await
-            }
-        };
-        match sent {
-            Ok(Ok(())) => ctx.stats.event(Event::Sent),
-            Ok(Err(e)) => return SessionEnd::new(Ending::Lost, Some((FailureKind::ConnectionLost, e.to_string()))),
-            Err(_) => return SessionEnd::new(Ending::Lost, Some((FailureKind::ConnectionLost, "send stuck".into()))),
-        }
-    }
+    let end = m.drive(client, rng, cancel).await;
+    m.finish();
+    end
 }
 
 impl Measure<'_> {
+    /// The session's loop: sends what the profile and the steering say,
+    /// handles what arrives, until the session ends.
+    async fn drive(&mut self, client: &mut Client, rng: &mut SmallRng, cancel: &CancellationToken) -> SessionEnd {
+        let ctx = self.ctx;
+        let profile = ctx.profile;
+        let now = Instant::now();
+        let far = now + Duration::from_secs(86_400 * 365);
+        let turns = profile.turn.is_some() && !matches!(ctx.movement, Movement::Gather(_));
+        let turn = sleep_until(if turns { now } else { far });
+        let chat = sleep_until(profile.chat.map_or(far, |c| now + c.sample(rng)));
+        let ping = sleep_until(profile.ping.map_or(far, |p| now + p));
+        tokio::pin!(turn, chat, ping);
+        loop {
+            let sent = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return SessionEnd::new(Ending::Stopped, None),
+                incoming = client.recv() => match self.on_incoming(incoming, rng) {
+                    Some(end) => return end,
+                    None => match self.steer_out.take() {
+                        Some((x, y)) => tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await,
+                        None => continue,
+                    },
+                },
+                _ = &mut turn => {
+                    let next = profile.turn.map_or(far, |t| Instant::now() + t.sample(rng));
+                    turn.as_mut().reset(next);
+                    let Some((x, y)) = self.steering.turn(profile.direction(rng)) else { continue };
+                    tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await
+                }
+                _ = &mut chat => {
+                    chat.as_mut().reset(profile.chat.map_or(far, |c| Instant::now() + c.sample(rng)));
+                    let line = format!("bot {} says hi at {:.0}", ctx.bot, wall_ms());
+                    tokio::time::timeout(SEND_TIMEOUT, client.send_chat(&line)).await
+                }
+                _ = &mut ping => {
+                    ping.as_mut().reset(profile.ping.map_or(far, |p| Instant::now() + p));
+                    tokio::time::timeout(SEND_TIMEOUT, client.send_ping()).await
+                }
+            };
+            match sent {
+                Ok(Ok(())) => ctx.stats.event(Event::Sent),
+                Ok(Err(e)) => return SessionEnd::new(Ending::Lost, Some((FailureKind::ConnectionLost, e.to_string()))),
+                Err(_) => {
+                    return SessionEnd::new(Ending::Lost, Some((FailureKind::ConnectionLost, "send stuck".into())))
+                }
+            }
+        }
+    }
+
+    /// The session is over: what was counted goes to the run's tallies, and
+    /// the bot's slot of the shared table reads as empty.
+    fn finish(&mut self) {
+        let stats = self.ctx.stats;
+        if let Some(c) = self.cells.as_mut() {
+            c.flush(stats);
+        }
+        if let Some(o) = self.observer.as_mut() {
+            o.flush(stats);
+        }
+        if let Some(board) = self.ctx.positions {
+            board.withdraw(self.ctx.bot);
+        }
+    }
+
     /// Handles one received item; Some when the session is over.
-    fn on_incoming(&mut self, incoming: Incoming) -> Option<SessionEnd> {
+    fn on_incoming(&mut self, incoming: Incoming, rng: &mut SmallRng) -> Option<SessionEnd> {
         let bytes = match incoming {
             Incoming::Frame(b) => b,
             Incoming::Closed(code) => {
+                if code == Some(CloseCode::TooSlow.0) {
+                    self.ctx.stats.add(Tally::TooSlowCloses, 1);
+                }
                 let failure = Some((FailureKind::ServerClosed, format!("close code {code:?}")));
                 let mut end = SessionEnd::new(Ending::Closed(code), failure);
                 end.close_code = code;
@@ -164,8 +239,12 @@ impl Measure<'_> {
         let now = Instant::now();
         let stats = self.ctx.stats;
         stats.frame(bytes.len());
+        self.ctx.shared.received(bytes.len());
+        if let Some(o) = self.observer.as_mut() {
+            o.on_message(bytes.len());
+        }
         match server::decode(&bytes) {
-            Ok(ServerMsg::Snapshot(s)) => self.on_snapshot(&s, now),
+            Ok(ServerMsg::Snapshot(s)) => self.on_snapshot(&s, now, rng),
             Ok(ServerMsg::Pong(p)) => {
                 let rtt_ms = wall_ms() - p.client_time_ms();
                 if rtt_ms.is_finite() && rtt_ms >= 0.0 {
@@ -183,7 +262,7 @@ impl Measure<'_> {
                 let detail = "welcome or busy inside a session".to_owned();
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
             }
-            Ok(ServerMsg::Cell(c)) => self.on_cell(&c, now),
+            Ok(ServerMsg::Cell(c)) => self.on_cell(&c, bytes.len(), now, rng),
             Ok(
                 ServerMsg::Presence(_)
                 | ServerMsg::Roster(_)
@@ -200,7 +279,7 @@ impl Measure<'_> {
         None
     }
 
-    fn on_snapshot(&mut self, s: &wire::Snapshot<'_>, now: Instant) {
+    fn on_snapshot(&mut self, s: &wire::Snapshot<'_>, now: Instant, rng: &mut SmallRng) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
         let shard = s.shard_id();
         let own = shard == self.own_shard;
@@ -225,15 +304,52 @@ impl Measure<'_> {
         if let Some(pos) = self.own_position(s) {
             self.ctx.shared.set_position(pos);
             self.check_back_in_place(pos);
+            self.steer_out = self.steering.on_position(pos, now, rng).or(self.steer_out);
         }
     }
 
-    /// A cell frame (area of interest): a shard's first frame of a tick times
-    /// its gap (own or relayed), and the frame holding the bot times its age
-    /// and gives its position.
-    fn on_cell(&mut self, c: &mino_protocol::cell::CellView<'_>, now: Instant) {
-        let key = c.key();
-        let (shard, tick) = (key.shard_id(), key.tick());
+    /// A cell frame (area of interest) of `len` bytes: a shard's first frame
+    /// of a tick times its gap (own or relayed); the cell meter times the
+    /// own-cell and neighbour gaps; the frame holding the bot times its age,
+    /// gives its position (published, steered by, checked by an observer);
+    /// an observer notes who the frame shows.
+    fn on_cell(&mut self, c: &mino_protocol::cell::CellView<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
+        let (stats, bot) = (self.ctx.stats, self.ctx.bot);
+        self.ctx.shared.received_cell(len);
+        self.shard_tick(c.key().shard_id(), c.key().tick(), now);
+        let own = self.cells.as_mut().and_then(|m| m.on_frame(c, len, now, stats, bot));
+        if let Some(own) = own {
+            self.on_own(&own, now, rng);
+        }
+        if let Some(o) = self.observer.as_mut() {
+            o.on_cell(c, len, now, stats, bot);
+        }
+    }
+
+    /// The bot itself in an own-shard cell frame.
+    fn on_own(&mut self, own: &Own, now: Instant, rng: &mut SmallRng) {
+        let (stats, bot) = (self.ctx.stats, self.ctx.bot);
+        let age_ms = (wall_ms() as u64 as u32).wrapping_sub(own.time_ms) as f64;
+        if age_ms < 60_000.0 {
+            stats.record(bot, Metric::SnapshotAge, Duration::from_secs_f64(age_ms / 1000.0));
+        }
+        let pos = own.position;
+        self.ctx.shared.set_position(pos);
+        self.check_back_in_place(pos);
+        if let Some(board) = self.ctx.positions {
+            let report = Report { player: self.own_id, x: pos.0, y: pos.1, time_ms: own.time_ms, at: now };
+            board.publish(bot, &report);
+        }
+        if own.new_tick {
+            if let Some(o) = self.observer.as_mut() {
+                o.check(pos, now, stats, bot);
+            }
+        }
+        self.steer_out = self.steering.on_position(pos, now, rng).or(self.steer_out);
+    }
+
+    /// Times `shard`'s gap once a tick, at its first cell frame of `tick`.
+    fn shard_tick(&mut self, shard: u32, tick: u32, now: Instant) {
         match self.last_tick.iter_mut().find(|t| t.0 == shard) {
             Some(last) if last.1 == tick => {}
             Some(last) => {
@@ -245,17 +361,6 @@ impl Measure<'_> {
                 self.shard_clock(shard, now);
             }
         }
-        if shard != self.own_shard {
-            return;
-        }
-        let Some(p) = c.players().iter().find(|p| server::player_id(p) == self.own_id) else { return };
-        let age_ms = (wall_ms() as u64 as u32).wrapping_sub(key.time_ms()) as f64;
-        if age_ms < 60_000.0 {
-            self.ctx.stats.record(self.ctx.bot, Metric::SnapshotAge, Duration::from_secs_f64(age_ms / 1000.0));
-        }
-        let pos = quantize::world_position(&self.bounds, p.x(), p.y());
-        self.ctx.shared.set_position(pos);
-        self.check_back_in_place(pos);
     }
 
     /// Times the gap since `shard`'s previous frame.

@@ -36,11 +36,24 @@ pub enum Metric {
     ResumeWelcome,
     /// From the bot's socket close to its first snapshot with itself in it after resuming.
     BackInPlace,
+    /// Area of interest: between consecutive own-shard cell frames that list the bot.
+    OwnCellGap,
+    /// Area of interest: between consecutive frames of one (shard, cell) of the
+    /// 8 cells around the bot's own, while that cell stays adjacent and had
+    /// players in its previous frame.
+    NeighbourGap,
+    /// Observers: from a player coming within the view radius (as the bots'
+    /// positions tell) to the arrival of the first frame showing it.
+    ViewEnter,
+    /// Observers: the same entry in server ticks (the showing frame's server
+    /// time minus the entry's, over the tick period), recorded in thousandths
+    /// of a tick so that its [`Summary`] reads in ticks.
+    ViewEnterTicks,
 }
 
 impl Metric {
     /// Every metric; index = position.
-    pub const ALL: [Metric; 7] = [
+    pub const ALL: [Metric; 11] = [
         Metric::Welcome,
         Metric::SnapshotGap,
         Metric::RelayedGap,
@@ -48,6 +61,10 @@ impl Metric {
         Metric::Rtt,
         Metric::ResumeWelcome,
         Metric::BackInPlace,
+        Metric::OwnCellGap,
+        Metric::NeighbourGap,
+        Metric::ViewEnter,
+        Metric::ViewEnterTicks,
     ];
 
     fn index(self) -> usize {
@@ -94,7 +111,7 @@ fn histogram() -> Histogram<u32> {
 
 /// One histogram per [`Metric`].
 #[derive(Clone)]
-pub struct Latencies([Histogram<u32>; 7]);
+pub struct Latencies([Histogram<u32>; Metric::ALL.len()]);
 
 impl Latencies {
     fn new() -> Latencies {
@@ -127,6 +144,86 @@ impl Latencies {
     }
 }
 
+/// An area-of-interest total, counted like the [`Counters`] (bytes are
+/// websocket payload bytes; headers of the websocket and TCP excluded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tally {
+    /// Cell frames received, frames.
+    CellFrames,
+    /// Bytes of those frames, bytes.
+    CellBytes,
+    /// Of those bytes, the players' entries: 10 bytes an entry.
+    CellEntryBytes,
+    /// Observers: players that walked within the view radius.
+    ViewEnters,
+    /// Observers: such entries no frame showed while the player stayed
+    /// inside (it left the radius again, disconnected, or 5 s passed).
+    ViewEntersUnseen,
+    /// Observers: players first shown already inside the view radius,
+    /// having been known to be outside it (never shown in the prefetch ring).
+    PopIns,
+    /// Observers: players shown while inside the view radius, still inside,
+    /// then in no frame for longer than the Welcome's `view_grace_ms`.
+    Blinks,
+    /// Observers: bytes of every message received.
+    ObservedBytes,
+    /// Observers: bytes of the entries of the cell frames received.
+    ObservedEntryBytes,
+    /// Observers: bytes of the cell frames received that are not entries
+    /// (header, vtable, padding).
+    ObservedHeaderBytes,
+    /// Observers: 10 bytes times the players within the view radius (the
+    /// observer included), summed over the ticks checked: what a perfect
+    /// crop would have sent.
+    IdealBytes,
+    /// Observers: own-shard ticks checked.
+    ObservedTicks,
+    /// Sessions the server closed as too slow (close code 4009).
+    TooSlowCloses,
+}
+
+impl Tally {
+    /// Every tally; index = position.
+    pub const ALL: [Tally; 13] = [
+        Tally::CellFrames,
+        Tally::CellBytes,
+        Tally::CellEntryBytes,
+        Tally::ViewEnters,
+        Tally::ViewEntersUnseen,
+        Tally::PopIns,
+        Tally::Blinks,
+        Tally::ObservedBytes,
+        Tally::ObservedEntryBytes,
+        Tally::ObservedHeaderBytes,
+        Tally::IdealBytes,
+        Tally::ObservedTicks,
+        Tally::TooSlowCloses,
+    ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The tally's name in reports and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tally::CellFrames => "cell_frames",
+            Tally::CellBytes => "cell_bytes",
+            Tally::CellEntryBytes => "cell_entry_bytes",
+            Tally::ViewEnters => "view_enters",
+            Tally::ViewEntersUnseen => "view_enters_unseen",
+            Tally::PopIns => "pop_ins",
+            Tally::Blinks => "blinks",
+            Tally::ObservedBytes => "observed_bytes",
+            Tally::ObservedEntryBytes => "observed_entry_bytes",
+            Tally::ObservedHeaderBytes => "observed_header_bytes",
+            Tally::IdealBytes => "ideal_bytes",
+            Tally::ObservedTicks => "observed_ticks",
+            Tally::TooSlowCloses => "too_slow_closes",
+        }
+    }
+}
+
 /// Running totals of a run. All monotonic except `connected`.
 #[derive(Default)]
 pub struct Counters {
@@ -145,6 +242,7 @@ pub struct Counters {
     replaced: AtomicU64,
     misplaced: AtomicU64,
     errors: [AtomicU64; FailureKind::ALL.len()],
+    tallies: [AtomicU64; Tally::ALL.len()],
     connected: AtomicI64,
 }
 
@@ -182,6 +280,9 @@ pub struct CounterValues {
     /// Failures per [`FailureKind`] (index order of [`FailureKind::ALL`]).
     #[serde(skip)]
     pub errors: [u64; FailureKind::ALL.len()],
+    /// Area-of-interest totals per [`Tally`] (index order of [`Tally::ALL`]).
+    #[serde(skip)]
+    pub tallies: [u64; Tally::ALL.len()],
 }
 
 impl CounterValues {
@@ -193,6 +294,11 @@ impl CounterValues {
     /// Failures of `kind`.
     pub fn errors_of(&self, kind: FailureKind) -> u64 {
         self.errors[kind.index()]
+    }
+
+    /// The total of `tally`.
+    pub fn tally(&self, tally: Tally) -> u64 {
+        self.tallies[tally.index()]
     }
 
     /// Non-zero failure counts by name, for reports.
@@ -222,6 +328,7 @@ impl CounterValues {
             replaced: d(self.replaced, old.replaced),
             misplaced: d(self.misplaced, old.misplaced),
             errors: std::array::from_fn(|i| d(self.errors[i], old.errors[i])),
+            tallies: std::array::from_fn(|i| d(self.tallies[i], old.tallies[i])),
         }
     }
 
@@ -243,6 +350,7 @@ impl CounterValues {
             replaced: self.replaced + o.replaced,
             misplaced: self.misplaced + o.misplaced,
             errors: std::array::from_fn(|i| self.errors[i] + o.errors[i]),
+            tallies: std::array::from_fn(|i| self.tallies[i] + o.tallies[i]),
         }
     }
 }
@@ -301,6 +409,7 @@ pub struct Stats {
     epoch: Instant,
     last_disconnect_us: AtomicU64,
     max_jump_milli: AtomicU64,
+    tick_hz: AtomicU64,
 }
 
 impl Default for Stats {
@@ -327,6 +436,7 @@ impl Stats {
             epoch: now,
             last_disconnect_us: AtomicU64::new(0),
             max_jump_milli: AtomicU64::new(0),
+            tick_hz: AtomicU64::new(0),
         }
     }
 
@@ -334,6 +444,19 @@ impl Stats {
     pub fn record(&self, bot: usize, metric: Metric, d: Duration) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         lock(&self.stripes[bot % STRIPES]).record(metric, us);
+    }
+
+    /// Records one sample of `metric` in its raw unit: µs, or thousandths of
+    /// a tick for [`Metric::ViewEnterTicks`].
+    pub fn record_value(&self, bot: usize, metric: Metric, value: u64) {
+        lock(&self.stripes[bot % STRIPES]).record(metric, value);
+    }
+
+    /// Adds `n` to `tally`.
+    pub fn add(&self, tally: Tally, n: u64) {
+        if n > 0 {
+            self.counters.tallies[tally.index()].fetch_add(n, Relaxed);
+        }
     }
 
     /// Counts one received message of `bytes` payload bytes.
@@ -395,6 +518,16 @@ impl Stats {
         lock(&self.shards).iter().copied().collect()
     }
 
+    /// Notes the tick rate a Welcome gave, Hz.
+    pub fn note_tick_hz(&self, hz: u16) {
+        self.tick_hz.store(u64::from(hz), Relaxed);
+    }
+
+    /// The tick rate of the latest Welcome, Hz (0: none yet).
+    pub fn tick_hz(&self) -> u16 {
+        self.tick_hz.load(Relaxed) as u16
+    }
+
     /// Notes how far (world units) a resumed player's first position was from its last one.
     pub fn resume_jump(&self, distance: f32) {
         let milli = (distance.max(0.0) as f64 * 1000.0) as u64;
@@ -433,6 +566,7 @@ impl Stats {
             replaced: c.replaced.load(Relaxed),
             misplaced: c.misplaced.load(Relaxed),
             errors: std::array::from_fn(|i| c.errors[i].load(Relaxed)),
+            tallies: std::array::from_fn(|i| c.tallies[i].load(Relaxed)),
         }
     }
 

@@ -1,10 +1,11 @@
 //! A bot's observable status: its [`BotState`] and what it last learned
-//! (player id, position, welcomes, close code), written by the bot and its
-//! session, readable from other tasks (the swarm, tests) while it runs.
+//! (player id, position, welcomes, close code) and received (bytes, cell
+//! bytes), written by the bot and its session, readable from other tasks (the
+//! swarm, the scenarios, tests) while it runs.
 
 use crate::event::Welcomed;
 use mino_protocol::PlayerId;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// Where a bot is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +35,8 @@ pub struct BotShared {
     ever_welcomed: AtomicBool,
     ever_busy: AtomicBool,
     welcomes: AtomicU32,
+    bytes: AtomicU64,
+    cell_bytes: AtomicU64,
 }
 
 impl BotShared {
@@ -118,5 +121,25 @@ impl BotShared {
         self.ever_welcomed.store(true, Relaxed);
         self.welcomes.fetch_add(1, Relaxed);
         self.set_state(BotState::Connected);
+    }
+
+    /// Payload bytes of every message received in all sessions so far, bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Relaxed)
+    }
+
+    /// Of [`BotShared::bytes`], those of cell frames (area of interest), bytes.
+    pub fn cell_bytes(&self) -> u64 {
+        self.cell_bytes.load(Relaxed)
+    }
+
+    /// Counts one received message of `n` payload bytes.
+    pub(crate) fn received(&self, n: usize) {
+        self.bytes.fetch_add(n as u64, Relaxed);
+    }
+
+    /// Counts one received cell frame of `n` bytes.
+    pub(crate) fn received_cell(&self, n: usize) {
+        self.cell_bytes.fetch_add(n as u64, Relaxed);
     }
 }

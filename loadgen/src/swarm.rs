@@ -2,11 +2,14 @@
 //! joined at shutdown), counted by state, all recording into one [`Stats`].
 
 use crate::bot::{Bot, BotConfig, BotReport};
+use crate::observer::Observers;
+use crate::positions::Positions;
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::reconnect::ReconnectPolicy;
 use crate::stats::Stats;
 use crate::status::{BotShared, BotState};
+use crate::steer::Movement;
 use crate::target::{SourceAddrs, Target};
 use crate::threads::BotThreads;
 use mino_protocol::limits::MAX_NAME_CHARS;
@@ -37,6 +40,10 @@ pub struct SwarmConfig {
     pub seed: u64,
     /// Threads the bots run on (see [`BotThreads`]); 0 means one per core.
     pub threads: usize,
+    /// Where the bots walk.
+    pub movement: Movement,
+    /// Which bots observe (area of interest); none by default.
+    pub observers: Observers,
 }
 
 /// Bots by state at one moment.
@@ -60,6 +67,19 @@ pub struct Census {
     pub ever_busy: usize,
 }
 
+/// What one bot has received so far (see [`Swarm::received`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// Payload bytes of every message, bytes.
+    pub bytes: u64,
+    /// Of those, the cell frames', bytes.
+    pub cell_bytes: u64,
+    /// Welcomes so far (a new one means a new session).
+    pub welcomes: u32,
+    /// In a welcomed session now.
+    pub connected: bool,
+}
+
 /// The bots of one run.
 pub struct Swarm {
     config: SwarmConfig,
@@ -69,6 +89,7 @@ pub struct Swarm {
     bots: Vec<Arc<BotShared>>,
     handles: Vec<JoinHandle<BotReport>>,
     threads: Option<BotThreads>,
+    positions: Option<Arc<Positions>>,
 }
 
 /// `prefix` + `index`, cut so the whole fits a name.
@@ -84,8 +105,11 @@ impl Swarm {
     /// An empty swarm and the threads its bots will run on. Its bots run until
     /// [`Swarm::shutdown`], so a run that is stopped early can still count them
     /// before they close. If the threads cannot be started, the bots run on
-    /// the caller's runtime (and a warning says so).
+    /// the caller's runtime (and a warning says so). With observers, the
+    /// shared position table has a slot for each of `config.observers.bots`
+    /// bots (bots past it neither publish nor observe).
     pub fn new(config: SwarmConfig) -> Swarm {
+        let positions = (config.observers.count > 0).then(|| Arc::new(Positions::new(config.observers.bots)));
         let n = if config.threads == 0 { crate::meter::available_cores() } else { config.threads };
         let threads = BotThreads::start(n)
             .inspect_err(|e| tracing::warn!("bot threads not started ({e}); bots share the main runtime"))
@@ -98,6 +122,7 @@ impl Swarm {
             bots: Vec::new(),
             handles: Vec::new(),
             threads,
+            positions,
         }
     }
 
@@ -134,6 +159,9 @@ impl Swarm {
             policy: c.policy,
             join_timeout: c.join_timeout,
             seed: c.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            movement: c.movement,
+            positions: self.positions.clone(),
+            observer: c.observers.includes(index),
         };
         let bot = Bot::new(config, self.stats.clone());
         self.bots.push(bot.shared());
@@ -184,6 +212,19 @@ impl Swarm {
                 _ = tokio::time::sleep(Duration::from_millis(50)) => {}
             }
         }
+    }
+
+    /// What every bot has received so far, by index.
+    pub fn received(&self) -> Vec<Received> {
+        self.bots
+            .iter()
+            .map(|b| Received {
+                bytes: b.bytes(),
+                cell_bytes: b.cell_bytes(),
+                welcomes: b.welcomes(),
+                connected: b.is_connected(),
+            })
+            .collect()
     }
 
     /// Bots by state now.

@@ -5,6 +5,7 @@
 use mino_loadgen::event::ServerEvent;
 use mino_loadgen::reconnect::StopReason;
 use mino_loadgen::stats::Metric;
+use mino_loadgen::steer::Movement;
 use mino_loadgen::target::SourceAddrs;
 use mino_loadgen::{
     Bot, BotConfig, BotState, Client, JoinRequest, Profile, ProfileName, ReconnectPolicy, Stats, Target,
@@ -30,6 +31,9 @@ async fn config(urls: &[String], profile: ProfileName) -> BotConfig {
         policy: ReconnectPolicy::default(),
         join_timeout: Duration::from_secs(5),
         seed: 7,
+        movement: Movement::Wander,
+        positions: None,
+        observer: false,
     }
 }
 

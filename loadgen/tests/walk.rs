@@ -66,3 +66,50 @@ fn unreachable_server_is_reported_as_refused_not_as_local() {
     assert_eq!(num(j, "error_kinds.connect_refused"), 3.0, "{j:#}");
     assert!(j["error_kinds"].get("local_fd_limit").is_none());
 }
+
+#[test]
+fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
+    let server = Shard::start(server_bin(), &[]);
+    let run = loadgen::run(
+        LOADGEN,
+        &["--url", &server.ws_url(), "--bots", "6", "--duration", "1s", "--observers", "100%", "-q"],
+    );
+    let j = &run.json;
+    let mut keys: Vec<&str> = j.as_object().expect("an object").keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let old = [
+        "admitted",
+        "bots",
+        "busy",
+        "busy_refusals",
+        "bytes",
+        "bytes_per_s",
+        "connected",
+        "error_kinds",
+        "errors",
+        "frames",
+        "frames_per_s",
+        "judgeable",
+        "loadgen_cpu_pct",
+        "local_limits",
+        "machine_cpu_pct",
+        "profile",
+        "relayed_snapshot_gap_ms",
+        "rtt_ms",
+        "scenario",
+        "seconds",
+        "server",
+        "shard_ids",
+        "shards_seen",
+        "snapshot_age_ms",
+        "snapshot_gap_ms",
+        "ticks_per_s",
+        "urls",
+        "verdict",
+        "welcome_ms",
+    ];
+    assert_eq!(keys, old, "{j:#}");
+    assert_eq!(num(j, "connected"), 6.0);
+    let p50 = num(j, "snapshot_gap_ms.p50");
+    assert!((45.0..=56.0).contains(&p50), "whole-shard snapshots still time the gap: {p50} ms");
+}

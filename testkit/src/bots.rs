@@ -3,9 +3,11 @@
 //! reconnect policy (reconnect at once with jitter, then with capped backoff,
 //! presenting the resume ticket).
 
+use mino_loadgen::observer::Observers;
 use mino_loadgen::profile::{Profile, ProfileName};
 use mino_loadgen::progress::Progress;
 use mino_loadgen::stats::CounterValues;
+use mino_loadgen::steer::Movement;
 use mino_loadgen::swarm::{Swarm, SwarmConfig};
 use mino_loadgen::target::SourceAddrs;
 use mino_loadgen::{ReconnectPolicy, Target};
@@ -39,6 +41,8 @@ impl Bots {
             name_prefix: "bot-".into(),
             seed: 7,
             threads: 0,
+            movement: Movement::Wander,
+            observers: Observers::default(),
         };
         let mut swarm = Swarm::new(config);
         swarm.ramp_to(n, RAMP_PER_S, &Progress::new(true), &CancellationToken::new()).await;

@@ -1,5 +1,7 @@
 //! Readable text for each report: what a person running the loadgen sees.
 
+use super::aoi::{AoiFigures, DensityFigures, ObserverFigures, Spread};
+use super::crowd::CrowdReport;
 use super::{ArrivalsReport, FailoverReport, IdleReport, Measured, RunInfo, ServerFigures, StepsReport, WalkReport};
 use crate::stats::Summary;
 use std::fmt::Write;
@@ -87,6 +89,71 @@ fn measured_lines(out: &mut String, m: &Measured) {
     let _ =
         writeln!(out, "  loadgen cpu {:.1} %, machine {:.1} %: {}", m.loadgen_cpu_pct, m.machine_cpu_pct, m.verdict);
     server_lines(out, &m.server);
+    if let Some(a) = &m.aoi {
+        aoi_lines(out, a);
+    }
+    if let Some(d) = &m.density {
+        density_line(out, d);
+    }
+}
+
+/// `mean / p50 / p95 / max` of a spread with `unit`, or "-" without bots.
+pub fn spread(s: &Spread, unit: &str) -> String {
+    if s.count == 0 {
+        return "-".into();
+    }
+    format!("{:.0} / {:.0} / {:.0} / {:.0} {unit}", s.mean, s.p50, s.p95, s.max)
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.2}"))
+}
+
+fn aoi_lines(out: &mut String, a: &AoiFigures) {
+    let _ = writeln!(out, "  area of interest        mean / p50 / p95 / max over bots");
+    let _ = writeln!(out, "  {:<22} {}", "bytes per bot", spread(&a.bot_bytes_per_s, "B/s"));
+    let _ = writeln!(out, "  {:<22} {}", "cell bytes per tick", spread(&a.cell_bytes_per_tick, "B"));
+    let _ = writeln!(out, "  {:<22} p50 / p95 / p99 / max, ms", "");
+    let _ = writeln!(out, "  {:<22} {}", "own-cell gap", summary(&a.own_cell_gap_ms));
+    let _ = writeln!(out, "  {:<22} {}", "neighbour gap", summary(&a.neighbour_gap_ms));
+    let _ = writeln!(
+        out,
+        "  {:.0} cell frames/s, {:.1} header bytes a frame; {} closed as too slow",
+        a.cell_frames_per_s, a.header_bytes_per_frame, a.too_slow_closes
+    );
+    if let Some(o) = &a.observers {
+        observer_lines(out, o);
+    }
+}
+
+fn observer_lines(out: &mut String, o: &ObserverFigures) {
+    let _ = writeln!(
+        out,
+        "  observers {} ({} ticks): {} view enters, {} unseen; pop-ins {}, blinks {}",
+        o.observers, o.ticks, o.view_enters, o.view_enters_unseen, o.pop_ins, o.blinks
+    );
+    let _ = writeln!(out, "  {:<22} {}", "view enter, ms", summary(&o.view_enter_ms));
+    let _ = writeln!(out, "  {:<22} {}", "view enter, ticks", summary(&o.view_enter_ticks));
+    let _ = writeln!(
+        out,
+        "  a tick: {:.1} players in view, ideal {:.0} B; entries {:.0} B (crop {}), headers {:.0} B, all {:.0} B ({} x ideal)",
+        o.players_in_view,
+        o.ideal_bytes_per_tick,
+        o.entry_bytes_per_tick,
+        ratio(o.crop_ratio),
+        o.header_bytes_per_tick,
+        o.total_bytes_per_tick,
+        ratio(o.total_vs_ideal)
+    );
+}
+
+fn density_line(out: &mut String, d: &DensityFigures) {
+    let r = &d.region;
+    let _ = writeln!(
+        out,
+        "  density {} a cell asked: region ({:.0}, {:.0})-({:.0}, {:.0}), {:.1} cells; {} of {} bots inside, {:.2} a cell",
+        d.players_per_cell, r.min_x, r.min_y, r.max_x, r.max_y, d.region_cells, d.inside, d.connected, d.achieved_per_cell
+    );
 }
 
 /// The walk summary.
@@ -139,8 +206,49 @@ pub fn steps(r: &StepsReport) -> String {
             m.verdict
         );
     }
+    if r.steps.iter().any(|s| s.measured.aoi.is_some()) {
+        aoi_steps(&mut out, r);
+    }
     let _ = writeln!(out, "shards seen {}", r.shards_seen);
     out
+}
+
+/// The area-of-interest columns of each step.
+fn aoi_steps(out: &mut String, r: &StepsReport) {
+    let _ = writeln!(
+        out,
+        "{:>7} | {:>11} {:>10} | {:>9} {:>9} | {:>11} {:>11} | {:>7} {:>6} {:>6} {:>7}",
+        "players",
+        "B/s/bot p50",
+        "p95",
+        "own p95ms",
+        "nbr p95ms",
+        "enter p95ms",
+        "p95 ticks",
+        "pop-ins",
+        "blinks",
+        "crop",
+        "x ideal"
+    );
+    for s in &r.steps {
+        let Some(a) = &s.measured.aoi else { continue };
+        let o = a.observers.clone().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{:>7} | {:>11.0} {:>10.0} | {:>9.1} {:>9.1} | {:>11.1} {:>11.2} | {:>7} {:>6} {:>6} {:>7}",
+            s.players,
+            a.bot_bytes_per_s.p50,
+            a.bot_bytes_per_s.p95,
+            a.own_cell_gap_ms.p95,
+            a.neighbour_gap_ms.p95,
+            o.view_enter_ms.p95,
+            o.view_enter_ticks.p95,
+            o.pop_ins,
+            o.blinks,
+            ratio(o.crop_ratio),
+            ratio(o.total_vs_ideal)
+        );
+    }
 }
 
 /// The idle summary.
@@ -172,6 +280,51 @@ pub fn arrivals(r: &ArrivalsReport) -> String {
         r.achieved_rate_per_s, r.admitted, r.timed_out
     );
     measured_lines(&mut out, &r.measured);
+    out
+}
+
+/// The crowd summary.
+pub fn crowd(r: &CrowdReport) -> String {
+    let mut out = String::new();
+    let [x, y] = r.point;
+    header(&mut out, &format!("crowd: {} bots at ({x:.0}, {y:.0})", r.bots), &r.info);
+    let _ = writeln!(
+        out,
+        "  gathered within {:.0} units: {} when measuring started ({:.1} s), {} at the end",
+        r.gather_radius, r.gathered, r.gather_s, r.gathered_at_end
+    );
+    measured_lines(&mut out, &r.measured);
+    match &r.late_ticks {
+        Some(l) => {
+            let _ = writeln!(
+                out,
+                "  late ticks {} of {} ({:.1} %) on {} shard(s)",
+                l.late,
+                l.ticks,
+                l.late_share * 100.0,
+                l.shards
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  late ticks: no shard metrics read (--metrics-url)");
+        }
+    }
+    let server = r.too_slow.server.map_or_else(|| "-".into(), |n| n.to_string());
+    let _ = writeln!(out, "  closed as too slow: {} seen by the bots, {server} by the shards", r.too_slow.bots);
+    if let Some(b) = &r.budget {
+        let srv = b.server_bytes_per_socket_tick.map_or_else(|| "-".into(), |v| format!("{v:.0} B"));
+        let _ = writeln!(
+            out,
+            "  budget {} B a tick: cell bytes per bot per tick {}; {} bots over; shards sent {srv} a socket a tick: {}",
+            b.budget_bytes,
+            spread(&b.cell_bytes_per_tick, "B"),
+            b.bots_over_budget,
+            if b.within_budget { "within budget" } else { "OVER BUDGET" }
+        );
+    }
+    for e in &r.scrape_errors {
+        let _ = writeln!(out, "  metrics not read: {e}");
+    }
     out
 }
 

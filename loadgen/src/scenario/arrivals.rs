@@ -29,6 +29,7 @@ pub async fn measure(ctx: &Context, args: &ArrivalsArgs) -> ArrivalsReport {
     swarm.ramp_to(args.bots, args.rate, &ctx.progress, &ctx.stop).await;
     let achieved = swarm.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
     ctx.settle(&swarm).await;
+    ctx.converge(&swarm).await;
     let Held { measured, whole, census, .. } = ctx.measure_hold(&swarm, args.hold, "hold".into()).await;
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     ArrivalsReport {

@@ -67,6 +67,7 @@ pub async fn measure(
     let mut swarm = ctx.swarm(profile, ctx.policy());
     swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
     ctx.settle(&swarm).await;
+    ctx.converge(&swarm).await;
     ctx.progress.hold(args.warmup, "warm-up".into(), &ctx.stop, String::new).await;
     let before = connected(&swarm);
     let _warmup = swarm.stats().take_window();

@@ -1,10 +1,13 @@
 //! The load-test scenarios and what they share: resolving targets, checking
-//! local limits, building the swarm, measuring a hold window, and writing the
-//! report (JSON, table, plot).
+//! local limits, planning where the bots walk and who observes ([`plan`]),
+//! building the swarm, measuring a hold window, and writing the report (JSON,
+//! table, plot).
 
 pub mod arrivals;
+pub mod crowd;
 pub mod failover;
 pub mod idle;
+pub mod plan;
 pub mod steps;
 pub mod walk;
 
@@ -15,12 +18,14 @@ use crate::plot::{self, GapPoint};
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::reconnect::ReconnectPolicy;
+use crate::report::aoi::BotBytes;
 use crate::report::{self, Measured, Phase, RunInfo};
 use crate::stats::Window;
-use crate::swarm::{Census, Swarm, SwarmConfig};
+use crate::swarm::{Census, Received, Swarm, SwarmConfig};
 use crate::target::{self, SourceAddrs, Target};
 use crate::tls::{Tls, TlsOptions};
 use anyhow::Context as _;
+use plan::Plan;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +53,8 @@ pub struct Context {
     pub stop: CancellationToken,
     /// Base seed of the run.
     pub seed: u64,
+    /// Where the bots walk and who observes (set by [`run`] before the scenario).
+    pub plan: Plan,
 }
 
 /// One measured hold (see [`Context::measure_hold`]).
@@ -62,6 +69,8 @@ pub struct Held {
     pub usage: Usage,
     /// Bots by state at the end of the hold.
     pub census: Census,
+    /// What each bot connected throughout the hold received in it.
+    pub per_bot: Vec<BotBytes>,
 }
 
 impl Context {
@@ -91,6 +100,7 @@ impl Context {
             stop,
             seed,
             common,
+            plan: Plan::default(),
         })
     }
 
@@ -129,8 +139,18 @@ impl Context {
             name_prefix: self.common.name_prefix.clone(),
             seed: self.seed,
             threads: self.common.threads.unwrap_or(0),
+            movement: self.plan.movement,
+            observers: self.plan.observers,
         };
         Swarm::new(config)
+    }
+
+    /// With `--density`, waits until the connected bots are inside their
+    /// region (see [`Plan::converge`]); nothing to wait for otherwise.
+    pub async fn converge(&self, swarm: &Swarm) {
+        if self.plan.density.is_some() {
+            self.plan.converge(self, swarm, "into region", None).await;
+        }
     }
 
     /// The run context for reports.
@@ -160,17 +180,24 @@ impl Context {
     /// and counters over ramp + hold, gaps, rates and CPU over the hold.
     pub async fn measure_hold(&self, swarm: &Swarm, d: Duration, label: String) -> Held {
         let ramp = swarm.stats().take_window();
+        let before = swarm.received();
         let (hold, usage) = self.hold(swarm, d, label).await;
+        let per_bot = bot_bytes(&before, &swarm.received());
         let census = swarm.census();
         let whole = ramp.merge(&hold);
-        let measured = Measured::of(&Phase {
+        let observers = (0..swarm.len()).filter(|i| self.plan.observers.includes(*i)).count();
+        let mut measured = Measured::of(&Phase {
             whole: &whole,
             hold: &hold,
             usage: &usage,
             census,
             max_loadgen_cpu: self.common.max_loadgen_cpu,
+            per_bot: &per_bot,
+            tick_hz: swarm.stats().tick_hz(),
+            observers,
         });
-        Held { measured, whole, hold, usage, census }
+        measured.density = self.plan.density_figures(swarm);
+        Held { measured, whole, hold, usage, census, per_bot }
     }
 
     /// Writes the JSON (if asked) and prints the table (unless quiet).
@@ -212,12 +239,28 @@ impl Context {
 /// Errors: bad options, unresolvable URLs, unwritable output files.
 pub async fn run(cli: Cli, stop: CancellationToken) -> anyhow::Result<()> {
     let scenario = cli.scenario()?;
-    let ctx = Context::new(cli.common, stop).await?;
+    let mut ctx = Context::new(cli.common, stop).await?;
+    ctx.plan = Plan::make(&ctx, &scenario).await?;
     match scenario {
         Command::Walk(a) => walk::run(&ctx, &a).await,
         Command::Steps(a) => steps::run(&ctx, &a).await,
         Command::Idle(a) => idle::run(&ctx, &a).await,
         Command::Arrivals(a) => arrivals::run(&ctx, &a).await,
         Command::Failover(a) => failover::run(&ctx, &a).await,
+        Command::Crowd(a) => crowd::run(&ctx, &a).await,
     }
+}
+
+/// What each bot received between `before` and `after` (same order), for the
+/// bots connected at both moments in the same session.
+pub fn bot_bytes(before: &[Received], after: &[Received]) -> Vec<BotBytes> {
+    before
+        .iter()
+        .zip(after)
+        .filter(|(a, b)| a.connected && b.connected && a.welcomes == b.welcomes)
+        .map(|(a, b)| BotBytes {
+            bytes: b.bytes.saturating_sub(a.bytes),
+            cell_bytes: b.cell_bytes.saturating_sub(a.cell_bytes),
+        })
+        .collect()
 }

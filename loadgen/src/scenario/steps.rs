@@ -33,6 +33,7 @@ pub async fn measure(ctx: &Context, args: &StepsArgs) -> StepsReport {
             break;
         }
         ctx.settle(&swarm).await;
+        ctx.converge(&swarm).await;
         if !ctx.progress.hold(args.settle, format!("settle {n}"), &ctx.stop, String::new).await {
             break;
         }

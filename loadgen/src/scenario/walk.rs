@@ -22,6 +22,7 @@ pub async fn measure(ctx: &Context, args: &WalkArgs) -> WalkReport {
     let mut swarm = ctx.swarm(profile, ctx.policy());
     swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
     ctx.settle(&swarm).await;
+    ctx.converge(&swarm).await;
     let Held { measured, census, .. } = ctx.measure_hold(&swarm, args.duration, "walk".into()).await;
     let shard_ids = swarm.stats().shards_seen();
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;

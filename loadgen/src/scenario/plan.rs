@@ -1,0 +1,179 @@
+//! Where the bots of a run walk and who observes: one probe Welcome for the
+//! world's geometry (when `--density` or `crowd` needs it), the `--density`
+//! region or the crowd's point, the observer sample, waiting until the bots
+//! stand where they should before measuring, and how dense they stood.
+
+use super::Context;
+use crate::cli::Command;
+use crate::client::{Client, JoinRequest};
+use crate::observer::Observers;
+use crate::region::Region;
+use crate::report::aoi::DensityFigures;
+use crate::report::round2;
+use crate::steer::{Movement, RETURN_STEPS};
+use crate::swarm::Swarm;
+use crate::world::World;
+use anyhow::Context as _;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The probe's player name.
+pub const PROBE_NAME: &str = "loadgen-probe";
+
+/// How long a probe waits for the server's close after its own.
+const PROBE_LINGER: Duration = Duration::from_millis(200);
+
+/// A bot counts as inside its `--density` region within this many ticks of
+/// walking of it: the most a steered bot overshoots (its position arrives,
+/// its input goes out, the server applies it at its next tick).
+pub const REGION_MARGIN_STEPS: f32 = 4.0;
+
+/// A crowd bot counts as gathered within this many ticks of walking of the
+/// point: where it walks back from, plus the overshoot.
+pub const GATHER_STEPS: f32 = RETURN_STEPS + 2.0;
+
+/// Added to the time a walk across the world's diagonal takes, to bound a
+/// wait for the bots to reach their region or point.
+const CONVERGE_SLACK: Duration = Duration::from_secs(5);
+
+/// How often a convergence wait looks at the bots.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Where the bots of a run walk, and who observes.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// The world of the probe's Welcome (None: no probe was needed).
+    pub world: Option<World>,
+    /// Where the bots walk.
+    pub movement: Movement,
+    /// Who observes.
+    pub observers: Observers,
+    /// `--density`: the density asked for.
+    pub density: Option<f64>,
+}
+
+/// How many bots stood where they should after a wait.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Converged {
+    /// Connected bots where they should be.
+    pub inside: usize,
+    /// Connected bots.
+    pub connected: usize,
+    /// How long the wait took, s.
+    pub seconds: f64,
+}
+
+impl Plan {
+    /// The plan of `command` run with `ctx`'s options: probes the first
+    /// target when `--density` or `crowd` needs the world.
+    ///
+    /// Errors: the probe was not welcomed; `--density` against a server
+    /// without area of interest.
+    pub async fn make(ctx: &Context, command: &Command) -> anyhow::Result<Plan> {
+        let bots = command.bots();
+        let observers = Observers::of(ctx.common.observers.unwrap_or_default(), bots);
+        let crowd_point = match command {
+            Command::Crowd(a) => Some(a.point),
+            _ => None,
+        };
+        if ctx.common.density.is_none() && crowd_point.is_none() {
+            return Ok(Plan { observers, ..Plan::default() });
+        }
+        let world = probe(ctx).await?;
+        let movement = match (crowd_point, ctx.common.density) {
+            (Some(point), _) => Movement::Gather(point.unwrap_or_else(|| world.centre())),
+            (None, Some(d)) => Movement::Within(Region::for_density(&world, bots, d, &ctx.targets[0].url)?),
+            (None, None) => Movement::Wander,
+        };
+        Ok(Plan { world: Some(world), movement, observers, density: ctx.common.density })
+    }
+
+    /// True when bot position `p` is where the plan wants it (always, wandering).
+    pub fn placed(&self, p: (f32, f32)) -> bool {
+        let step = self.world.map_or(0.0, |w| w.step());
+        match self.movement {
+            Movement::Wander => true,
+            Movement::Within(r) => r.contains(p, REGION_MARGIN_STEPS * step),
+            Movement::Gather(point) => (p.0 - point.0).hypot(p.1 - point.1) <= self.gather_radius(),
+        }
+    }
+
+    /// How near its point a crowd bot counts as gathered, world units.
+    pub fn gather_radius(&self) -> f32 {
+        GATHER_STEPS * self.world.map_or(0.0, |w| w.step())
+    }
+
+    /// Connected bots and those placed, now.
+    pub fn count_placed(&self, swarm: &Swarm) -> Converged {
+        let mut c = Converged::default();
+        for b in swarm.bots().iter().filter(|b| b.is_connected()) {
+            c.connected += 1;
+            c.inside += usize::from(b.position().is_some_and(|p| self.placed(p)));
+        }
+        c
+    }
+
+    /// Waits until every connected bot is placed, at most `limit` (default:
+    /// the time to walk the world's diagonal plus [`CONVERGE_SLACK`]);
+    /// nothing to wait for when wandering.
+    pub async fn converge(&self, ctx: &Context, swarm: &Swarm, label: &str, limit: Option<Duration>) -> Converged {
+        let Some(world) = self.world.filter(|_| self.movement != Movement::Wander) else {
+            return self.count_placed(swarm);
+        };
+        let walk = Duration::from_secs_f32(world.diagonal() / world.speed.max(1.0));
+        let limit = limit.unwrap_or(walk + CONVERGE_SLACK);
+        let started = Instant::now();
+        let bar = ctx.progress.counter(swarm.len() as u64, label.to_owned());
+        let result = loop {
+            let c = self.count_placed(swarm);
+            bar.set_position(c.inside as u64);
+            if (c.inside == c.connected && c.connected > 0) || started.elapsed() >= limit || ctx.stop.is_cancelled() {
+                break c;
+            }
+            tokio::time::sleep(POLL).await;
+        };
+        bar.finish_and_clear();
+        if result.inside < result.connected {
+            tracing::warn!("{label}: {} of {} bots placed after {limit:?}", result.inside, result.connected);
+        }
+        Converged { seconds: round2(started.elapsed().as_secs_f64()), ..result }
+    }
+
+    /// How dense the bots stand (None without `--density`).
+    pub fn density_figures(&self, swarm: &Swarm) -> Option<DensityFigures> {
+        let (Some(d), Movement::Within(region), Some(grid)) =
+            (self.density, self.movement, self.world.and_then(|w| w.grid))
+        else {
+            return None;
+        };
+        let c = self.count_placed(swarm);
+        let r = |v: f32| (v * 100.0).round() / 100.0;
+        Some(DensityFigures {
+            players_per_cell: d,
+            region: Region {
+                min_x: r(region.min_x),
+                min_y: r(region.min_y),
+                max_x: r(region.max_x),
+                max_y: r(region.max_y),
+            },
+            region_cells: round2(region.cells(grid.cell_size)),
+            inside: c.inside,
+            connected: c.connected,
+            achieved_per_cell: round2(region.density(c.inside, grid.cell_size)),
+        })
+    }
+}
+
+/// Joins the first target once as [`PROBE_NAME`], reads its Welcome, and
+/// leaves.
+///
+/// Errors: no Welcome (refused, busy, unreachable).
+pub async fn probe(ctx: &Context) -> anyhow::Result<World> {
+    let target = &ctx.targets[0];
+    let req = JoinRequest { name: PROBE_NAME, ..Default::default() };
+    let (client, welcome) = Client::join(target, ctx.sources.pick(0), req, ctx.common.join_timeout)
+        .await
+        .with_context(|| format!("probing {} for the world's size and grid", target.url))?;
+    client.close(PROBE_LINGER).await;
+    Ok(World::of(&welcome))
+}

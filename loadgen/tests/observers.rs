@@ -1,0 +1,86 @@
+//! Observers against the real server with area of interest: bots walking
+//! back and forth over cell borders, in and out of each other's view; the
+//! observers time every view entry and see no player blink, on one shard and
+//! across two shards sharing Redis (relayed cell frames).
+
+use mino_testkit::loadgen::{self, num, LoadgenRun};
+use mino_testkit::{server_bin, Redis, Shard};
+
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
+
+/// Cells of 100 units, walkers at 240 units/s (12 a tick): a bot crosses a
+/// cell border about every half second.
+const AOI: [&str; 6] = ["--cell-size", "100", "--speed", "240", "--view-hysteresis-ticks", "8"];
+
+/// 20 bots, 2 a cell: a square of 3.2 cells centred on (500, 500), crossed by
+/// the borders at 400, 500 and 600 both ways, wider than the 200-unit view
+/// radius, so players keep entering and leaving each other's view.
+fn border_walk(urls: &[String]) -> LoadgenRun {
+    let mut args: Vec<&str> = Vec::new();
+    for u in urls {
+        args.extend(["--url", u]);
+    }
+    args.extend(["--bots", "20", "--ramp", "40", "--duration", "5s", "--density", "2", "--observers", "100%", "-q"]);
+    loadgen::run(LOADGEN, &args)
+}
+
+fn assert_entries_timed_and_no_blinks(j: &serde_json::Value) {
+    let o = &j["aoi"]["observers"];
+    assert_eq!(num(o, "observers"), 20.0, "{o:#}");
+    let enters = num(o, "view_enters");
+    assert!(enters >= 20.0, "players walked into view: {o:#}");
+    // Nearly every entry is shown; a few are unseen (the player left again
+    // before a frame showed it: a brush with the radius) or still pending
+    // when the hold ends.
+    let (shown, unseen) = (num(o, "view_enter_ms.count"), num(o, "view_enters_unseen"));
+    assert!(shown >= 0.9 * enters, "{o:#}");
+    assert!(unseen <= (enters * 0.05).max(2.0), "{o:#}");
+    // Inside the radius a cell is sent at least every 2nd tick; one more for
+    // a relayed frame, and a tick of slack for a debug build's late ticks.
+    assert!(num(o, "view_enter_ticks.p95") <= 3.0, "{o:#}");
+    assert!(num(o, "view_enter_ms.p95") < 250.0, "{o:#}");
+    assert_eq!(num(o, "blinks"), 0.0, "{o:#}");
+    assert_eq!(num(o, "pop_ins"), 0.0, "every player was shown in the prefetch ring first: {o:#}");
+    // The crop: some players in view, entries sent for more than those (their
+    // cells reach beyond the radius), every byte a multiple of the ideal.
+    assert!(num(o, "players_in_view") > 1.0);
+    let crop = num(o, "crop_ratio");
+    assert!(crop > 0.5 && crop < 10.0, "{o:#}");
+    assert!(num(o, "total_vs_ideal") > crop);
+    assert!(num(o, "header_bytes_per_tick") > 0.0);
+    assert!(num(j, "aoi.neighbour_gap_ms.count") > 0.0, "{:#}", j["aoi"]);
+}
+
+#[test]
+fn border_walkers_on_one_shard_are_seen_entering_and_never_blink() {
+    let server = Shard::start(server_bin(), &AOI);
+    let run = border_walk(&[server.ws_url()]);
+    let j = &run.json;
+    assert_eq!(num(j, "connected"), 20.0, "{j:#}");
+    assert_eq!(num(j, "density.inside"), 20.0, "{:#}", j["density"]);
+    assert_entries_timed_and_no_blinks(j);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn border_walkers_on_two_shards_see_each_other_through_redis() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let shard = |id: &'static str| {
+        let mut args = AOI.to_vec();
+        args.extend(["--redis-url", &url, "--shard-id", id]);
+        Shard::start(server_bin(), &args)
+    };
+    let (a, b) = (shard("1"), shard("2"));
+    for s in [&a, &b] {
+        s.wait_ready().await;
+        s.wait_metric("mino_cluster_shards", 1.0).await;
+    }
+    let urls = [a.ws_url(), b.ws_url()];
+    let run = tokio::task::spawn_blocking(move || border_walk(&urls)).await.expect("loadgen");
+    let j = &run.json;
+    assert_eq!(num(j, "connected"), 20.0, "{j:#}");
+    assert_eq!(num(j, "shards_seen"), 2.0, "relayed frames of the other shard: {j:#}");
+    assert!(num(j, "relayed_snapshot_gap_ms.count") > 0.0);
+    assert_entries_timed_and_no_blinks(j);
+}
