@@ -11,7 +11,9 @@ async fn input_moves_player_at_expected_speed() {
     let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
     let mut c = Player::join(&server, "Walker").await;
     let (_, t0, x0, y0) = c.own_position().await;
-    c.send(client::encode_input(1, 1.0, 0.0)).await;
+    // Toward the far side, so no wall stops it within the second.
+    let dir = if x0 < 5000.0 { 1.0 } else { -1.0 };
+    c.send(client::encode_input(1, dir, 0.0)).await;
     // Let it walk for about a second, measured in server time.
     let (mut t1, mut x1, mut y1) = (t0, x0, y0);
     while t1 < t0 + 1000 {
@@ -21,7 +23,8 @@ async fn input_moves_player_at_expected_speed() {
     let secs = (t1 - t0) as f32 / 1000.0;
     let expected = 100.0 * secs;
     // One tick of slack: the input lands between two ticks.
-    assert!((x1 - x0 - expected).abs() <= 100.0 * 0.05 + 0.5, "moved {} in {secs}s, expected {expected}", x1 - x0);
+    let moved = (x1 - x0) * dir;
+    assert!((moved - expected).abs() <= 100.0 * 0.05 + 0.5, "moved {moved} in {secs}s, expected {expected}");
     assert!((y1 - y0).abs() < 0.5, "no drift across");
     // Standing still: position stops changing.
     let (_, _, xa, _) = c.own_position().await;
@@ -35,7 +38,9 @@ async fn diagonal_input_is_normalized() {
     let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
     let mut c = Player::join(&server, "Diag").await;
     let (_, t0, x0, y0) = c.own_position().await;
-    c.send(client::encode_input(1, 5.0, 5.0)).await;
+    // Toward the far quadrant, so no wall stops it within the second.
+    let (sx, sy) = (if x0 < 5000.0 { 1.0 } else { -1.0 }, if y0 < 5000.0 { 1.0 } else { -1.0 });
+    c.send(client::encode_input(1, 5.0 * sx, 5.0 * sy)).await;
     let (mut t1, mut x1, mut y1) = (t0, x0, y0);
     while t1 < t0 + 1000 {
         (_, t1, x1, y1) = c.own_position().await;
@@ -43,7 +48,7 @@ async fn diagonal_input_is_normalized() {
     let dist = ((x1 - x0).powi(2) + (y1 - y0).powi(2)).sqrt();
     let expected = 100.0 * (t1 - t0) as f32 / 1000.0;
     assert!((dist - expected).abs() <= 6.0, "walked {dist}, expected about {expected}");
-    assert!(((x1 - x0) - (y1 - y0)).abs() < 1.0, "diagonal");
+    assert!(((x1 - x0) * sx - (y1 - y0) * sy).abs() < 1.0, "diagonal");
 }
 
 #[tokio::test]
