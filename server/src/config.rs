@@ -8,10 +8,10 @@
 //! never a silent clamp. The one rule between two flags (the heartbeat fits
 //! twice in the shard TTL) is checked by [`Config::from_cli`].
 
+use crate::address::{parse_listen, ListenAddr};
 use clap::builder::RangedU64ValueParser;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use mino_protocol::ShardId;
-use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,17 +24,26 @@ use std::time::Duration;
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-server", version, about, long_about = None)]
 pub struct Cli {
-    /// Address to listen on (HTTP and websocket). Port 0 picks a free port; the
-    /// bound address is printed on stdout as "mino-server listening on http://ADDR".
-    #[arg(long, env = "MINO_LISTEN", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
+    /// Where to listen (HTTP and websocket): IP:PORT, a bare PORT (on
+    /// 127.0.0.1), or unix:PATH, a Unix socket for nginx on the same machine
+    /// (a stale socket left by a dead process is replaced, a live one
+    /// refused; removed at exit). Port 0 picks a free port. Printed on
+    /// stdout as "mino-server listening on http://ADDR" (or "on unix:PATH").
+    #[arg(long, env = "MINO_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    pub listen: ListenAddr,
+
+    /// Permissions of the Unix sockets this process listens on, octal (0660:
+    /// its user and group may connect; put nginx's user in that group).
+    #[arg(long, env = "MINO_LISTEN_MODE", default_value = "0660", value_parser = parse_mode)]
+    pub listen_mode: u32,
 
     /// Optional admin address: /healthz, /readyz, /metrics and POST /admin/drain
     /// on a listener of their own, reachable however many sockets players hold.
+    /// IP:PORT, a bare PORT (127.0.0.1: loopback by default), or unix:PATH.
     /// Keep it private (loopback or an internal network). Printed on stdout as
     /// "mino-server admin on http://ADDR".
-    #[arg(long, env = "MINO_ADMIN_LISTEN")]
-    pub admin_listen: Option<SocketAddr>,
+    #[arg(long, env = "MINO_ADMIN_LISTEN", value_parser = parse_listen)]
+    pub admin_listen: Option<ListenAddr>,
 
     /// Folder with the built browser client (client-web/dist), served at /.
     #[arg(long, env = "MINO_STATIC_DIR")]
@@ -275,6 +284,14 @@ fn ranged_f64(min: f64, max: f64) -> impl Fn(&str) -> Result<f64, String> + Clon
         } else {
             Err(format!("{s} is not in {min}..={max}"))
         }
+    }
+}
+
+/// A clap parser for a file mode in octal (`0660`, `660`), at most 0777.
+fn parse_mode(s: &str) -> Result<u32, String> {
+    match u32::from_str_radix(s.trim(), 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!("{s} is not a file mode in octal (0000 to 0777)")),
     }
 }
 
@@ -599,6 +616,16 @@ mod tests {
         assert!(matches!(Config::from_cli(&fast), Err(ConfigError::CellTooSmall { least, .. }) if least == 120.0));
         let many = parse(&["--cell-size", "60", "--world-size", "1000000"]).expect("flags");
         assert!(matches!(Config::from_cli(&many), Err(ConfigError::TooManyCells { .. })));
+    }
+
+    #[test]
+    fn listen_takes_addresses_ports_and_unix_sockets_with_a_mode() {
+        let cli = parse(&["--listen", "unix:/run/mino/shard-1.sock", "--listen-mode", "0600"]).expect("flags");
+        assert_eq!(cli.listen.to_string(), "unix:/run/mino/shard-1.sock");
+        assert_eq!(cli.listen_mode, 0o600);
+        assert_eq!(parse(&[]).expect("defaults").listen_mode, 0o660);
+        assert!(parse(&["--listen-mode", "0999"]).is_err());
+        assert!(parse(&["--listen", "unix:"]).is_err());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! Prometheus `/metrics`, and the browser client's files at `/` when a static
 //! folder is configured.
 
-use crate::session::{self, socket, SessionContext};
+use crate::session::socket::{self, Stream};
+use crate::session::{self, SessionContext};
 use crate::upgrade::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -13,7 +14,6 @@ use hyper_util::rt::TokioIo;
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
-use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::task::TaskTracker;
@@ -162,9 +162,9 @@ async fn websocket(
             Ok(Err(e)) => return tracing::debug!(error = %e, "upgrade failed"),
             Err(_) => return tracing::debug!("upgrade timed out"),
         };
-        let parts = match upgraded.downcast::<TokioIo<TcpStream>>() {
+        let parts = match upgraded.downcast::<TokioIo<Stream>>() {
             Ok(p) => p,
-            Err(_) => return tracing::error!("upgraded connection is not a TCP stream"),
+            Err(_) => return tracing::error!("upgraded connection is not one the listener accepted"),
         };
         let (reader, writer) = socket::split(parts.io.into_inner(), parts.read_buf, websocket_config()).await;
         session::serve(reader, writer, ctx).await;

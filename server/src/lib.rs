@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
+//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
@@ -28,6 +28,7 @@
 //!                                              unchanged in their next tick
 //! ```
 
+pub mod address;
 pub mod clock;
 pub mod config;
 
@@ -56,13 +57,13 @@ mod listener;
 pub mod shutdown;
 
 pub use config::{Cli, Config, ConfigError};
+pub use listener::{BindError, Listener};
 pub use tick::Lifecycle;
 
 use prometheus_client::registry::Registry;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
@@ -80,8 +81,8 @@ pub enum RunError {
     Keys(#[from] auth::KeyError),
 }
 
-/// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
-/// optional) until `life.stop` fires. When `life.drain` fires
+/// Runs a shard on `listener` (players; TCP or a Unix socket) and `admin`
+/// (probes, metrics, the console and its API; optional) until `life.stop` fires. When `life.drain` fires
 /// first, the shard drains: it admits nobody, reports not ready, tells its
 /// players to move (paced by `config.drain_rate`), and stops once they are all
 /// gone or after `config.drain_timeout`. Stopping closes every socket with
@@ -91,12 +92,7 @@ pub enum RunError {
 /// Errors: [`RunError::Redis`] for an invalid Redis URL. An unreachable Redis
 /// is not an error: the shard serves its own players, reports not ready, and
 /// keeps retrying.
-pub async fn run(
-    listener: TcpListener,
-    admin: Option<TcpListener>,
-    config: Config,
-    life: Lifecycle,
-) -> Result<(), RunError> {
+pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, life: Lifecycle) -> Result<(), RunError> {
     let verifier = auth::Verifier::load(config.auth.clone())?;
     let config = Arc::new(config);
     let mut registry = Registry::default();

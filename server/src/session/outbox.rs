@@ -17,6 +17,7 @@
 //! the session was replaced, move because the shard drains): one slot and one
 //! wake-up, where a channel per socket would cost about a kilobyte each.
 
+use super::socket::WriteHalf;
 use super::Batch;
 use crate::clock::{self, Instant};
 use crate::close::CloseReason;
@@ -28,7 +29,6 @@ use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 
 /// Most frames passed to one `writev` (the kernel takes up to 1,024); a longer
@@ -139,7 +139,7 @@ struct State {
 /// `await`.
 #[derive(Debug)]
 pub struct Outbox {
-    socket: OwnedWriteHalf,
+    socket: WriteHalf,
     state: Mutex<State>,
     /// Wakes the session when a write was cut short or the outbox got stuck.
     wake: Notify,
@@ -152,7 +152,7 @@ pub struct Outbox {
 
 impl Outbox {
     /// An outbox over `socket`, held (tick frames wait for [`Outbox::open`]).
-    pub fn new(socket: OwnedWriteHalf, limits: SlowLimits, unbatched: bool) -> Outbox {
+    pub fn new(socket: impl Into<WriteHalf>, limits: SlowLimits, unbatched: bool) -> Outbox {
         let state = State {
             inflight: VecDeque::new(),
             head_started: false,
@@ -167,7 +167,14 @@ impl Outbox {
             stuck: None,
             control: None,
         };
-        Outbox { socket, state: Mutex::new(state), wake: Notify::new(), told: Notify::new(), limits, unbatched }
+        Outbox {
+            socket: socket.into(),
+            state: Mutex::new(state),
+            wake: Notify::new(),
+            told: Notify::new(),
+            limits,
+            unbatched,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -486,7 +493,7 @@ impl Outbox {
             }
         }
         if self.drain(limit, tally).await.is_ok() {
-            let _ = socket2::SockRef::from(self.socket.as_ref()).shutdown(std::net::Shutdown::Write);
+            self.socket.shutdown_write();
         }
     }
 }

@@ -20,7 +20,7 @@ use super::command::Command;
 use super::liveness::{Check, Liveness};
 use super::outbox::{Outbox, SlowLimits, WriteError};
 use super::read_end::{self, Linger, ReadEnd};
-use super::socket::Reader;
+use super::socket::{Reader, WriteHalf};
 use super::TokenBucket;
 use crate::admission::Refusal;
 use crate::auth::{AuthError, Identity, Verifier};
@@ -39,7 +39,6 @@ use mino_protocol::server as msg;
 use mino_protocol::PlayerId;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{timeout, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::{self, Message};
@@ -71,7 +70,7 @@ const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
 /// Runs one session to its end. Never panics on anything the peer sends.
-pub async fn serve(reader: Reader, writer: OwnedWriteHalf, ctx: SessionContext) {
+pub async fn serve(reader: Reader, writer: WriteHalf, ctx: SessionContext) {
     ctx.metrics.connections.inc();
     let cfg = &ctx.config;
     let limits = SlowLimits { ticks: cfg.outbound_ticks, time: cfg.write_timeout };
