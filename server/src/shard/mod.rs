@@ -21,6 +21,9 @@
 //!   players were resumed elsewhere meanwhile;
 //! - the drain ([`drain`]): players told to move, a tick's share of the rate
 //!   at a time;
+//! - what the operator reads at info about the place ([`place_log`]): shards
+//!   leaving and joining the view, players resumed here (counted a second at
+//!   a time);
 //! - with area of interest ([`aoi`]), the grid, each socket's view and its
 //!   frames: one frame per occupied cell, shared by every socket that sees
 //!   it. Then presence and rosters are not sent to every socket (they would
@@ -37,6 +40,7 @@ mod input;
 pub mod interest;
 mod links;
 mod output;
+mod place_log;
 mod presence;
 #[cfg(test)]
 mod tests;
@@ -69,6 +73,7 @@ use mino_protocol::server::{self as msg, AoiInfo, WelcomeInfo};
 use mino_protocol::snapshot::{SnapshotEncoder, SnapshotHeader};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
+use place_log::{ResumeTally, ResumedFrom};
 use presence::Presence;
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -124,6 +129,8 @@ pub struct Shard {
     aoi: Option<Aoi>,
     /// Publisher times (ms) of the relayed cell frames since the last tick.
     relay_times: Vec<u64>,
+    /// Players resumed here, until their line is due.
+    resumes: ResumeTally,
 }
 
 impl Shard {
@@ -170,6 +177,7 @@ impl Shard {
             expired_at_ms: 0,
             aoi,
             relay_times: Vec::new(),
+            resumes: ResumeTally::default(),
         })
     }
 
@@ -321,6 +329,10 @@ impl Shard {
             }
             Some(c) => {
                 self.unreserve();
+                if !c.fresh {
+                    let from = c.previous_owner.map_or(ResumedFrom::Here, ResumedFrom::Shard);
+                    self.resumes.record(from, wall_ms);
+                }
                 let name: Arc<str> = c.name.as_str().into();
                 if self.world.player(c.player).is_none() {
                     let (x, y) = c.position.unwrap_or(spawn);
@@ -434,6 +446,18 @@ impl Shard {
             }
             ClusterEvent::Live(shards) => {
                 let others: Vec<ShardId> = shards.into_iter().filter(|s| *s != self.id).collect();
+                let change = place_log::view_change(&self.view.shards(), &others);
+                for (shard, players) in change.left {
+                    tracing::info!(
+                        shard = shard.0,
+                        players,
+                        "shard {} left this place's view ({players} players were on it)",
+                        shard.0
+                    );
+                }
+                for shard in change.joined {
+                    tracing::info!(shard = shard.0, "shard {} joined this place's view", shard.0);
+                }
                 let frames = self.view.set_live(&others);
                 if self.aoi.is_none() {
                     self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
@@ -539,6 +563,14 @@ impl Shard {
             self.expire_tickets(at.wall_ms);
         }
         self.drain_step(at.wall_ms);
+        if let Some(line) = self.resumes.due(at.wall_ms) {
+            tracing::info!(
+                resumed = line.total,
+                "players resumed here: {} in {} ms ({line})",
+                line.total,
+                line.over_ms
+            );
+        }
         let publish_cells = if publish { publish_cells } else { Vec::new() };
         TickOutput { frame, publish_snapshot: snapshot.filter(|_| publish), publish_cells, skipped, relay_lag_ms }
     }
