@@ -74,6 +74,9 @@ pub enum CloseReason {
     AuthWrongAudience,
     /// The access token is not a well-formed JWT with a subject (4036).
     AuthMalformed,
+    /// An operator removed the player (4040); the Error before the close
+    /// carries the operator's reason.
+    Kicked,
 }
 
 impl CloseReason {
@@ -112,6 +115,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => CloseCode::AuthWrongIssuer,
             CloseReason::AuthWrongAudience => CloseCode::AuthWrongAudience,
             CloseReason::AuthMalformed => CloseCode::AuthMalformed,
+            CloseReason::Kicked => CloseCode::Kicked,
         }
     }
 
@@ -150,6 +154,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "auth_wrong_issuer",
             CloseReason::AuthWrongAudience => "auth_wrong_audience",
             CloseReason::AuthMalformed => "auth_malformed",
+            CloseReason::Kicked => "kicked",
         }
     }
 
@@ -188,6 +193,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "sign-in from another service",
             CloseReason::AuthWrongAudience => "sign-in for another game",
             CloseReason::AuthMalformed => "sign-in token malformed",
+            CloseReason::Kicked => "removed by an operator",
         }
     }
 
@@ -251,7 +257,8 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 32] = [
+    const ALL: [CloseReason; 33] = [
+        CloseReason::Kicked,
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,

@@ -36,8 +36,10 @@ mod admission;
 mod auth;
 mod backplane;
 mod close;
+mod figures;
 mod ids;
 mod metrics;
+mod order;
 mod sim;
 mod upgrade;
 mod ws_frame;
@@ -52,6 +54,7 @@ mod cluster;
 
 pub mod tick;
 
+mod admin;
 mod http;
 mod listener;
 pub mod shutdown;
@@ -79,6 +82,9 @@ pub enum RunError {
     /// The identity service's keys cannot be loaded.
     #[error("identity keys: {0}")]
     Keys(#[from] auth::KeyError),
+    /// The admin tokens cannot be loaded.
+    #[error("admin tokens: {0}")]
+    AdminTokens(#[from] admin::token::TokenError),
 }
 
 /// Runs a shard on `listener` (players; TCP or a Unix socket) and `admin`
@@ -94,6 +100,8 @@ pub enum RunError {
 /// keeps retrying.
 pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, life: Lifecycle) -> Result<(), RunError> {
     let verifier = auth::Verifier::load(config.auth.clone())?;
+    let tokens = config.admin.token_file.as_deref().map(admin::token::Tokens::load).transpose()?.map(Arc::new);
+    let admin_at = admin.as_ref().and_then(|a| a.local_addr().ok()).map(|a| a.to_string());
     let config = Arc::new(config);
     let mut registry = Registry::default();
     let metrics = metrics::Metrics::register(&mut registry);
@@ -101,16 +109,31 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
     let (commands_tx, commands_rx) = mpsc::channel(session::COMMAND_QUEUE);
     let cancel = life.stop.clone();
 
-    let (cluster_link, cluster_status, store) = match config.redis {
+    let (cluster_link, cluster_status, store, peers) = match config.redis {
         Some(_) => {
-            let (link, status, store) = cluster::start(&config, &metrics, &tracker, &cancel)?;
-            (Some(link), Some(status), Some(store))
+            let (link, status, store, peers) = cluster::start(&config, &metrics, &tracker, &cancel)?;
+            (Some(link), Some(status), Some(store), Some(peers))
         }
-        None => (None, None, None),
+        None => (None, None, None, None),
     };
     let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
-    let driver =
-        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
+    let base = figures::ShardFigures {
+        tick_hz: config.tick_hz,
+        max_players: config.max_players,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        admin: admin_at,
+        ..Default::default()
+    };
+    let (vitals, figures) = tick::Vitals::new(base, clock::now());
+    let driver = tick::TickDriver::new(
+        shard,
+        config.clone(),
+        metrics.clone(),
+        cluster_link,
+        tracker.clone(),
+        life.clone(),
+        vitals,
+    );
     tracker.spawn(driver.run(commands_rx));
 
     let state = http::AppState {
@@ -134,7 +157,23 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
     };
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
     if let Some(admin) = admin {
-        let router = http::admin_router(state.clone());
+        let place_store = match config.redis.as_deref() {
+            Some(url) => Some(admin::store::PlaceStore::new(url, &config.place)?),
+            None => None,
+        };
+        let admin_state = admin::AdminState {
+            app: state.clone(),
+            figures,
+            peers,
+            store: place_store,
+            history: Arc::new(std::sync::Mutex::new(admin::place::History::new())),
+        };
+        tracker.spawn(admin::sample(admin_state.clone(), cancel.clone()));
+        match &tokens {
+            Some(t) => tracing::info!(tokens = t.count(), "admin listener: every admin route needs a bearer token"),
+            None => tracing::info!("admin listener on loopback: no token asked"),
+        }
+        let router = admin::router(admin_state, tokens);
         let (metrics, header_timeout) = (state.session.metrics.clone(), config.handshake_timeout);
         tracker.spawn(listener::admin_loop(admin, router, header_timeout, metrics, tracker.clone(), cancel.clone()));
     }

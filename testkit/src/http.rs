@@ -35,6 +35,13 @@ impl Response {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
+
+    /// The body as JSON.
+    ///
+    /// Panics: it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
 }
 
 /// GET `path` from `addr` over plain HTTP.

@@ -33,12 +33,15 @@ pub mod subscriber;
 use crate::backplane::{connection, Keys};
 use crate::clock::Instant;
 use crate::config::Config;
+use crate::figures::ShardFigures;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
 use crate::shard::grid::RegionId;
 use crate::shard::{ClusterEvent, Outgoing};
 use bytes::Bytes;
-use mino_protocol::Tick;
+use mino_protocol::{ShardId, Tick};
+use registry::Heartbeat;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch, Notify};
@@ -72,7 +75,7 @@ pub struct OwnSnapshot {
 }
 
 /// This shard's state the registry writes into its heartbeat.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LocalState {
     /// Players on this shard.
     pub players: usize,
@@ -81,7 +84,13 @@ pub struct LocalState {
     /// The highest player id this shard has held: the id counter in Redis is
     /// kept above it, so ids stay unique even if Redis lost its data.
     pub highest_player: u32,
+    /// What the admin console shows of this shard (updated once a second).
+    pub figures: Arc<ShardFigures>,
 }
+
+/// The other live shards of the place and their heartbeats, as the registry
+/// last read them.
+pub type Peers = watch::Receiver<HashMap<ShardId, Heartbeat>>;
 
 /// The tick loop's ends of the cluster's channels.
 pub struct TickLink {
@@ -119,7 +128,8 @@ pub struct ClusterStatus {
 }
 
 /// Starts the publisher, subscriber and registry tasks on `tracker` and returns
-/// the tick loop's link, the shared status and the session store (for sessions).
+/// the tick loop's link, the shared status, the session store (for sessions)
+/// and the other shards' heartbeats (for the admin console).
 ///
 /// Errors: an invalid Redis URL (nothing is started).
 pub fn start(
@@ -127,7 +137,7 @@ pub fn start(
     metrics: &Metrics,
     tracker: &TaskTracker,
     cancel: &CancellationToken,
-) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore), connection::RedisError> {
+) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore, Peers), connection::RedisError> {
     let url = config.redis.as_deref().unwrap_or_default();
     let pool = connection::pool(url, POOL_SIZE)?;
     let client = connection::client(url)?;
@@ -163,7 +173,7 @@ pub fn start(
             me: config.shard_id,
             metrics: metrics.clone(),
             events: events_tx.clone(),
-            peers: peers_rx,
+            peers: peers_rx.clone(),
             resync: resync.clone(),
             regions: regions_rx,
             aoi: config.aoi.is_some(),
@@ -199,5 +209,5 @@ pub fn start(
         store: store.clone(),
         stop: cancel.clone(),
     };
-    Ok((link, status, store))
+    Ok((link, status, store, peers_rx))
 }

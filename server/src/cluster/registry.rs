@@ -19,6 +19,7 @@ use super::publisher::SEQ_FIELD;
 use super::{ClusterStatus, LocalState};
 use crate::backplane::{with_conn, Keys, RedisError};
 use crate::clock::wall_ms as now_ms;
+use crate::figures::ShardFigures;
 use crate::ids::ID_FETCH;
 use crate::metrics::Metrics;
 use crate::shard::ClusterEvent;
@@ -49,6 +50,10 @@ pub struct Heartbeat {
     pub overloaded: bool,
     /// Its clock at the newest snapshot it published, ms (0: none yet).
     pub published_ms: u64,
+    /// What the admin console shows of it (tick rate and lateness, relay
+    /// lag, version, uptime, drain progress...), in the same JSON object.
+    #[serde(flatten)]
+    pub figures: ShardFigures,
 }
 
 /// Splits a players hash into its sequence number and its players; fields that
@@ -110,7 +115,7 @@ impl Registry {
                 () = self.resync.notified() => resync_all = true,
                 _ = tick.tick() => {}
             }
-            let state = *local.borrow();
+            let state = local.borrow().clone();
             let ok = match self.heartbeat(&state).await {
                 Ok(()) => self.refresh(&mut live, &mut recheck, resync_all).await.is_ok(),
                 Err(e) => {
@@ -160,6 +165,7 @@ impl Registry {
             players: state.players,
             overloaded: state.overloaded,
             published_ms: self.status.published_ms.load(Ordering::Relaxed),
+            figures: (*state.figures).clone(),
         };
         let json = serde_json::to_string(&beat).unwrap_or_default();
         let mut pipe = redis::pipe();

@@ -219,7 +219,7 @@ impl Connection {
                 req.extensions_mut().insert(axum::Extension(slot.clone()));
                 req.extensions_mut().insert(slot.clone());
             }
-            req.extensions_mut().insert(axum::Extension(peer));
+            req.extensions_mut().insert(peer);
             router.clone().oneshot(req)
         });
         let conn = http1::Builder::new()

@@ -1,8 +1,11 @@
-//! What a session asks of the tick driver, over one bounded queue, and the
-//! answers it waits for. The driver hands each ask to the shard core.
+//! What a session (or the admin API) asks of the tick driver, over one
+//! bounded queue, and the answers it waits for. The driver hands each ask to
+//! the shard core.
 
 use super::Outbox;
+use crate::order::{Order, OrderOutcome};
 use crate::resume::{Claimed, ResumeError};
+use crate::shard::find::{Found, PlayerQuery};
 use crate::shard::{Admitted, Busy, LinkId};
 use mino_protocol::client::Direction;
 use mino_protocol::PlayerId;
@@ -82,6 +85,22 @@ pub enum Command {
         player: PlayerId,
         /// What.
         text: String,
+    },
+    /// The admin API: carry out an operator's order if it concerns this shard.
+    Order {
+        /// The order.
+        order: Order,
+        /// What became of it here.
+        reply: oneshot::Sender<OrderOutcome>,
+    },
+    /// The admin API: the players here that a query matches.
+    Find {
+        /// The query.
+        query: PlayerQuery,
+        /// Most players answered.
+        limit: usize,
+        /// The players found, by id.
+        reply: oneshot::Sender<Vec<Found>>,
     },
     /// The player's socket closed.
     Leave {

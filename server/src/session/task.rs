@@ -88,6 +88,7 @@ pub async fn serve(reader: Reader, writer: WriteHalf, ctx: SessionContext) {
         account: None,
         controls,
         end: ReadEnd::Open,
+        kicked: None,
     };
     let reason = session.run().await;
     Box::pin(session.close(reason)).await;
@@ -124,6 +125,8 @@ struct Session {
     controls: TokenBucket,
     /// Where the read side stands (decides the linger after the close).
     end: ReadEnd,
+    /// The operator's reason when the player was kicked.
+    kicked: Option<Arc<str>>,
 }
 
 impl Drop for Session {
@@ -410,6 +413,10 @@ impl Session {
                 told = outbox.told() => match told {
                     Control::Close(reason) => return reason,
                     Control::Move(next) => return Box::pin(self.moved(player, next)).await,
+                    Control::Kick(why) => {
+                        self.kicked = Some(why);
+                        return CloseReason::Kicked;
+                    }
                 },
                 inbound = self.reader.next() => {
                     liveness.heard(clock::now());
@@ -553,11 +560,16 @@ impl Session {
     /// frame and half-closes, bounded by [`CLOSE_WRITE_TIMEOUT`].
     async fn close(&mut self, reason: CloseReason) {
         let code = reason.code();
+        // A kick says the operator's reason (the close frame as much of it as fits).
+        let text = match self.kicked.take() {
+            Some(why) => format!("{}: {why}", reason.message()),
+            None => reason.message().to_owned(),
+        };
         let mut frames = Vec::with_capacity(2);
         if reason.tells_peer() {
-            frames.push(ws_frame::binary(&msg::encode_error(code, reason.message())));
+            frames.push(ws_frame::binary(&msg::encode_error(code, &text)));
         }
-        frames.push(ws_frame::close(code.0, reason.message()));
+        frames.push(ws_frame::close(code.0, &text));
         let mut tally = Tally::default();
         self.outbox.close(&frames, CLOSE_WRITE_TIMEOUT, &mut tally).await;
         self.ctx.metrics.count_writes(tally);

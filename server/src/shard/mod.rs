@@ -21,6 +21,9 @@
 //!   players were resumed elsewhere meanwhile;
 //! - the drain ([`drain`]): players told to move, a tick's share of the rate
 //!   at a time;
+//! - operators' orders ([`crate::order`]): a kick closes a player's socket
+//!   with the operator's reason and ends its session; a drain order starts
+//!   the drain; players are found by name or id ([`find`]);
 //! - what the operator reads at info about the place ([`place_log`]): shards
 //!   leaving and joining the view, players resumed here (counted a second at
 //!   a time);
@@ -35,6 +38,7 @@ mod cells;
 mod cluster_view;
 mod drain;
 mod fence;
+pub mod find;
 pub mod grid;
 mod input;
 pub mod interest;
@@ -58,6 +62,7 @@ use crate::close::CloseReason;
 use crate::config::Config;
 use crate::ids::{PlayerIds, ID_FETCH};
 use crate::metrics::DropKind;
+use crate::order::{KickReason, Operator, Order, OrderOutcome};
 use crate::resume::local::LocalSessions;
 use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::sim::World;
@@ -66,6 +71,7 @@ use aoi::Aoi;
 use bytes::Bytes;
 use drain::Drain;
 use fence::{Fence, Gate};
+use find::{Found, PlayerQuery};
 use grid::{CellId, GridError};
 use links::Links;
 use mino_protocol::client::Direction;
@@ -114,6 +120,8 @@ pub struct Shard {
     local: Option<LocalSessions>,
     fence: Fence,
     drain: Option<Drain>,
+    /// Draining: the players there were when the drain began.
+    drain_from: Option<usize>,
     rng: StdRng,
     tick: Tick,
     /// Chat and presence frames for sockets since the last tick.
@@ -166,6 +174,7 @@ impl Shard {
             local: (!clustered).then(|| LocalSessions::new(config.ticket_ttl.as_millis() as u64)),
             fence: Fence::new(config.shard_ttl / 2),
             drain: None,
+            drain_from: None,
             rng,
             tick: Tick(0),
             events: Vec::new(),
@@ -238,6 +247,66 @@ impl Shard {
             }
         });
         msg::encode_names(names)
+    }
+
+    /// Draining: the players there were when the drain began.
+    pub fn drain_from(&self) -> Option<usize> {
+        self.drain_from
+    }
+
+    /// The players here that `query` matches, at most `limit`, by id.
+    pub fn find(&self, query: &PlayerQuery, limit: usize) -> Vec<Found> {
+        let mut found: Vec<Found> = self
+            .world
+            .players()
+            .iter()
+            .filter(|p| query.matches(p.id, &p.name))
+            .map(|p| Found { player: p.id, name: p.name.clone(), position: (p.x, p.y) })
+            .collect();
+        found.sort_unstable_by_key(|f| f.player);
+        found.truncate(limit);
+        found
+    }
+
+    /// Carries out an operator's `order` if it concerns this shard: kicks
+    /// the player if it is here, starts the drain if this shard is named
+    /// (the driver is told with [`Effect::DrainOrdered`]). Logged with who
+    /// asked.
+    pub fn order(&mut self, order: &Order) -> OrderOutcome {
+        match order {
+            Order::Kick { player, by, reason } => self.kick(*player, by, reason),
+            Order::Drain { shard, by } if *shard == self.id => {
+                if self.drain.is_some() {
+                    return OrderOutcome::AlreadyDraining;
+                }
+                let players = self.world.len();
+                tracing::info!(operator = %by, players, "drain ordered by {by}: moving {players} players to other shards");
+                self.effects.push(Effect::DrainOrdered);
+                OrderOutcome::Draining { players }
+            }
+            Order::Drain { .. } => OrderOutcome::NotHere,
+        }
+    }
+
+    /// Closes `player`'s socket with 4040 and `reason`, and ends its session
+    /// (standalone here; clustered, the admin API ends it in Redis).
+    fn kick(&mut self, player: PlayerId, by: &Operator, reason: &KickReason) -> OrderOutcome {
+        let Some(name) = self.world.player(player).map(|p| p.name.clone()) else { return OrderOutcome::NotHere };
+        tracing::info!(operator = %by, player = player.0, %name, reason = reason.as_str(), "player {} ({name}) kicked by {by}: {}", player.0, reason.as_str());
+        if let Some(link) = self.links.remove(player) {
+            if let Some(aoi) = self.aoi.as_mut() {
+                aoi.remove_viewer(link);
+            }
+            self.effects.push(Effect::Tell { link, control: Control::Kick(reason.text()) });
+        }
+        if let Some(drain) = self.drain.as_mut() {
+            drain.forget(player);
+        }
+        if let Some(local) = self.local.as_mut() {
+            local.end(player);
+        }
+        self.remove(player);
+        OrderOutcome::Kicked { name }
     }
 
     /// The effects asked for since the last call, in order.
@@ -407,6 +476,7 @@ impl Shard {
         self.admission.set_draining();
         if self.drain.is_none() {
             self.drain = Some(Drain::new(self.drain_rate, self.tick_hz));
+            self.drain_from = Some(self.world.len());
         }
     }
 
@@ -477,6 +547,9 @@ impl Shard {
                 if self.links.generation(player).is_some_and(|g| g < generation) {
                     self.drop_player(player, CloseReason::SessionReplaced);
                 }
+            }
+            ClusterEvent::Order(order) => {
+                self.order(&order);
             }
             ClusterEvent::Verified { lost } => {
                 if !lost.is_empty() {

@@ -20,8 +20,10 @@
 //! ```
 
 mod clock;
+pub mod vitals;
 
 pub use clock::TickClock;
+pub use vitals::Vitals;
 
 use crate::clock as time;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
@@ -38,6 +40,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use vitals::CoreState;
 
 /// Wait between two attempts of the ownership check after a fence.
 const CHECK_RETRY: Duration = Duration::from_millis(200);
@@ -66,10 +69,13 @@ pub struct TickDriver {
     life: Lifecycle,
     /// Reused between calls: the core's effects being carried out.
     effects: Vec<Effect>,
+    /// The shard's own figures (admin console, heartbeat).
+    vitals: Vitals,
 }
 
 impl TickDriver {
-    /// A driver of `shard`; clustered when `cluster` is given.
+    /// A driver of `shard`; clustered when `cluster` is given; its figures
+    /// are kept in `vitals`.
     pub fn new(
         shard: Shard,
         config: Arc<Config>,
@@ -77,8 +83,10 @@ impl TickDriver {
         cluster: Option<TickLink>,
         tracker: TaskTracker,
         life: Lifecycle,
+        vitals: Vitals,
     ) -> TickDriver {
         TickDriver {
+            vitals,
             shard,
             config,
             fanout: Fanout::new(metrics.clone()),
@@ -150,6 +158,8 @@ impl TickDriver {
         for lag in &out.relay_lag_ms {
             m.relay_lag.observe(*lag as f64 / 1000.0);
         }
+        let core = CoreState { drain_from: self.shard.drain_from(), fenced: self.shard.is_fenced() };
+        let figures = self.vitals.tick(started, lateness, &out.relay_lag_ms, core);
         let tick = out.frame.tick;
         let shard = &self.shard;
         self.fanout.deliver(&out.frame, |link| shard.view_of(link));
@@ -164,9 +174,15 @@ impl TickDriver {
                     cells,
                 }));
             }
-            let state =
-                LocalState { players: self.shard.players(), overloaded, highest_player: self.shard.highest_player() };
-            link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
+            link.local.send_if_modified(|s| {
+                let state = LocalState {
+                    players: self.shard.players(),
+                    overloaded,
+                    highest_player: self.shard.highest_player(),
+                    figures: figures.unwrap_or_else(|| s.figures.clone()),
+                };
+                std::mem::replace(s, state.clone()) != state
+            });
         }
         self.carry_out();
         self.metrics.tick_duration.observe(started.elapsed().as_secs_f64());
@@ -217,6 +233,12 @@ impl TickDriver {
                 let _ = reply.send(self.shard.names(&ids));
             }
             Command::Chat { player, text } => self.shard.chat(player, &text, wall_ms),
+            Command::Order { order, reply } => {
+                let _ = reply.send(self.shard.order(&order));
+            }
+            Command::Find { query, limit, reply } => {
+                let _ = reply.send(self.shard.find(&query, limit));
+            }
             Command::Leave { player, link } => self.leave(player, link, wall_ms),
         }
         self.carry_out();
@@ -262,6 +284,7 @@ impl TickDriver {
                     }
                 }
                 Effect::Drained => self.life.drained.cancel(),
+                Effect::DrainOrdered => self.life.drain.cancel(),
                 Effect::Dropped(kind, n) => self.metrics.dropped(kind, n),
             }
         }

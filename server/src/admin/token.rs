@@ -1,0 +1,244 @@
+//! Who may use the admin listener: the bearer tokens of `--admin-token-file`
+//! and the guard in front of every admin route (the console's own files
+//! excepted: the same page for everyone, it asks for the token and sends it
+//! with every request).
+//!
+//! The file holds one token a line, `NAME TOKEN` or just `TOKEN` (named
+//! "admin"); NAME is the operator logged with each action. A wrong or missing
+//! token gets 401 with `WWW-Authenticate: Bearer` and nothing else. Without
+//! a token file (a loopback listener) every request passes, as operator
+//! "local". Every request gets an [`Asker`]: the operator and the peer.
+
+use crate::listener::Peer;
+use crate::order::{Operator, OrderError};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Shortest token, characters.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Longest token, characters.
+pub const MAX_TOKEN_CHARS: usize = 256;
+
+/// Why the token file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// It cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not `NAME TOKEN` or `TOKEN`.
+    #[error("{path} line {line}: not `NAME TOKEN` or `TOKEN`")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// 1-based.
+        line: usize,
+    },
+    /// A name is not an operator name.
+    #[error("{path} line {line}: {source}")]
+    Name {
+        /// The file.
+        path: PathBuf,
+        /// 1-based.
+        line: usize,
+        /// Why.
+        source: OrderError,
+    },
+    /// A token is too short, too long, or not printable ASCII.
+    #[error(
+        "{path} line {line}: a token is {MIN_TOKEN_CHARS} to {MAX_TOKEN_CHARS} printable characters without spaces"
+    )]
+    Token {
+        /// The file.
+        path: PathBuf,
+        /// 1-based.
+        line: usize,
+    },
+    /// The same token twice.
+    #[error("{path} line {line}: the same token as an earlier line")]
+    Duplicate {
+        /// The file.
+        path: PathBuf,
+        /// 1-based.
+        line: usize,
+    },
+    /// No token at all.
+    #[error("{0}: no token in the file")]
+    Empty(PathBuf),
+}
+
+/// The operators' tokens.
+#[derive(Debug)]
+pub struct Tokens {
+    entries: Vec<(Operator, Box<[u8]>)>,
+}
+
+impl Tokens {
+    /// Reads the token file at `path`.
+    ///
+    /// Errors: [`TokenError`].
+    pub fn load(path: &Path) -> Result<Tokens, TokenError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| TokenError::Read { path: path.to_owned(), source })?;
+        Tokens::parse(&text, path)
+    }
+
+    /// Parses a token file's text (`path` for messages).
+    ///
+    /// Errors: [`TokenError`].
+    pub fn parse(text: &str, path: &Path) -> Result<Tokens, TokenError> {
+        let mut entries: Vec<(Operator, Box<[u8]>)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let (line_no, line) = (i + 1, line.trim());
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let (name, token) = match words[..] {
+                [token] => ("admin", token),
+                [name, token] => (name, token),
+                _ => return Err(TokenError::Line { path: path.to_owned(), line: line_no }),
+            };
+            let operator = Operator::new(name).map_err(|source| TokenError::Name {
+                path: path.to_owned(),
+                line: line_no,
+                source,
+            })?;
+            let ok = (MIN_TOKEN_CHARS..=MAX_TOKEN_CHARS).contains(&token.len())
+                && token.bytes().all(|b| b.is_ascii_graphic());
+            if !ok {
+                return Err(TokenError::Token { path: path.to_owned(), line: line_no });
+            }
+            if entries.iter().any(|(_, t)| **t == *token.as_bytes()) {
+                return Err(TokenError::Duplicate { path: path.to_owned(), line: line_no });
+            }
+            entries.push((operator, token.as_bytes().into()));
+        }
+        if entries.is_empty() {
+            return Err(TokenError::Empty(path.to_owned()));
+        }
+        Ok(Tokens { entries })
+    }
+
+    /// The operator whose token `presented` is. Every token is compared in
+    /// full, whatever matched, so the time taken says nothing of the tokens.
+    pub fn operator(&self, presented: &[u8]) -> Option<Operator> {
+        let mut found = None;
+        for (operator, token) in &self.entries {
+            if constant_time_eq(token, presented) && found.is_none() {
+                found = Some(operator.clone());
+            }
+        }
+        found
+    }
+
+    /// How many tokens there are (at least one).
+    pub fn count(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Equal bytes, compared without an early exit.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, x) in a.iter().enumerate() {
+        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
+    }
+    diff == 0
+}
+
+/// Who made a request: the operator (from the token) and the peer.
+#[derive(Clone, Debug)]
+pub struct Asker {
+    /// The token's operator, or "local" without tokens.
+    pub operator: Operator,
+    /// The connection's peer.
+    pub peer: Peer,
+}
+
+/// The guard of the admin routes: with `tokens`, a request without the
+/// bearer token of one of them gets 401 and nothing else; otherwise the
+/// request goes on with its [`Asker`].
+pub async fn guard(State(tokens): State<Option<Arc<Tokens>>>, mut req: Request, next: Next) -> Response {
+    let peer = req.extensions().get::<Peer>().copied().unwrap_or(Peer::Unix);
+    let operator = match &tokens {
+        None => Operator::local(),
+        Some(tokens) => {
+            let presented = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+                .and_then(|t| tokens.operator(t));
+            match presented {
+                Some(operator) => operator,
+                None => {
+                    tracing::debug!(%peer, path = req.uri().path(), "admin request without a valid token");
+                    return unauthorized();
+                }
+            }
+        }
+    };
+    req.extensions_mut().insert(Asker { operator, peer });
+    next.run(req).await
+}
+
+/// 401 with the scheme to use and no body.
+fn unauthorized() -> Response {
+    let mut response = StatusCode::UNAUTHORIZED.into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"mino admin\""));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOKEN_A: &str = "a-very-long-token-0001";
+    const TOKEN_B: &str = "b-very-long-token-0002";
+
+    fn parse(text: &str) -> Result<Tokens, TokenError> {
+        Tokens::parse(text, Path::new("tokens"))
+    }
+
+    #[test]
+    fn named_and_unnamed_tokens_name_their_operator() {
+        let tokens = parse(&format!("# operators\n\nalice {TOKEN_A}\n  {TOKEN_B}  \n")).expect("valid");
+        assert_eq!(tokens.count(), 2);
+        assert_eq!(tokens.operator(TOKEN_A.as_bytes()).map(|o| o.to_string()).as_deref(), Some("alice"));
+        assert_eq!(tokens.operator(TOKEN_B.as_bytes()).map(|o| o.to_string()).as_deref(), Some("admin"));
+        assert_eq!(tokens.operator(b"a-very-long-token-000"), None, "a prefix is not the token");
+        assert_eq!(tokens.operator(b""), None);
+        assert_eq!(tokens.operator(format!("{TOKEN_A}x").as_bytes()), None);
+    }
+
+    #[test]
+    fn bad_files_say_which_line() {
+        assert!(matches!(parse(""), Err(TokenError::Empty(_))));
+        assert!(matches!(parse("# only a comment"), Err(TokenError::Empty(_))));
+        assert!(matches!(parse("alice short"), Err(TokenError::Token { line: 1, .. })));
+        assert!(matches!(parse(&format!("alice {TOKEN_A} extra")), Err(TokenError::Line { line: 1, .. })));
+        assert!(matches!(parse(&format!("\nbad/name {TOKEN_A}")), Err(TokenError::Name { line: 2, .. })));
+        let twice = format!("alice {TOKEN_A}\nbob {TOKEN_A}");
+        assert!(matches!(parse(&twice), Err(TokenError::Duplicate { line: 2, .. })));
+        let e = Tokens::load(Path::new("/nonexistent/tokens")).expect_err("missing");
+        assert!(e.to_string().contains("/nonexistent/tokens"));
+    }
+
+    #[test]
+    fn comparison_needs_every_byte() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert!(!constant_time_eq(b"ab", b"abc"));
+        assert!(!constant_time_eq(b"", b"a"));
+    }
+}
