@@ -25,7 +25,9 @@
 # shard N's admin listener on 127.0.0.1:ADMIN_PORT+N), UPSTREAM (unix: shard
 # N on WORK/shard-N.sock; tcp: on 127.0.0.1:SHARD_PORT+N), SHARD_PORT
 # (8100), BOTS (0), PROFILE (release), BIN_DIR (target/PROFILE), STATIC_DIR
-# (client-web/dist, built with npm when missing and npm exists), RESTART (0),
+# (client-web/dist, built with npm when missing and npm exists), CONSOLE_DIR
+# (client-web/dist-admin: the admin console each admin listener serves at
+# /admin/; built with the client), RESTART (0),
 # WORK (a new folder under the temporary folder: logs, sockets, certificate,
 # configuration).
 # Needs redis-server, nginx, openssl, envsubst, curl (scripts/setup.sh).
@@ -53,6 +55,7 @@ BOTS="${BOTS:-0}"
 PROFILE="${PROFILE:-release}"
 BIN_DIR="${BIN_DIR:-target/$PROFILE}"
 STATIC_DIR="${STATIC_DIR:-client-web/dist}"
+CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 RESTART="${RESTART:-0}"
 
 mino_need redis-server nginx openssl envsubst curl
@@ -75,11 +78,21 @@ if [ ! -x "$BIN_DIR/mino-server" ] || { [ "$BOTS" -gt 0 ] && [ ! -x "$BIN_DIR/mi
   cargo build "${flag[@]}" "${pkgs[@]}"
 fi
 
-if [ ! -f "$STATIC_DIR/index.html" ] && [ "$STATIC_DIR" = client-web/dist ] && command -v npm >/dev/null 2>&1; then
-  (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
+if { [ ! -f "$STATIC_DIR/index.html" ] && [ "$STATIC_DIR" = client-web/dist ]; } \
+  || { [ ! -f "$CONSOLE_DIR/index.html" ] && [ "$CONSOLE_DIR" = client-web/dist-admin ]; }; then
+  if command -v npm >/dev/null 2>&1; then
+    (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
+  fi
 fi
 [ -f "$STATIC_DIR/index.html" ] || mino_die "no $STATIC_DIR/index.html: build the client (cd client-web && npm run build) or set STATIC_DIR"
 STATIC_DIR="$(cd "$STATIC_DIR" && pwd)"
+console_flags=()
+if [ -f "$CONSOLE_DIR/index.html" ]; then
+  CONSOLE_DIR="$(cd "$CONSOLE_DIR" && pwd)"
+  console_flags=(--admin-console-dir "$CONSOLE_DIR")
+else
+  echo "$(basename "$0"): no admin console in $CONSOLE_DIR (cd client-web && npm run build:admin); the admin API still answers" >&2
+fi
 
 if [ -n "${WORK:-}" ]; then
   mkdir -p "$WORK"
@@ -106,7 +119,8 @@ redis_url="redis://127.0.0.1:$REDIS_PORT"
 spawn_shard() {
   local id=$1 listen="unix:$MINO_WORK/shard-$1.sock"
   [ "$UPSTREAM" = tcp ] && listen="127.0.0.1:$((SHARD_PORT + id))"
-  mino_shard_spawn "$BIN_DIR/mino-server" "$id" "$redis_url" "$listen" "127.0.0.1:$((ADMIN_PORT + id))"
+  mino_shard_spawn "$BIN_DIR/mino-server" "$id" "$redis_url" "$listen" "127.0.0.1:$((ADMIN_PORT + id))" \
+    "${console_flags[@]}"
 }
 
 # spawn_bots: BOTS walking bots through nginx (MINO_BOTS_PID).
@@ -156,6 +170,7 @@ $(shard_lines)
   open   https://localhost:$HTTPS_PORT/   (self-signed certificate: accept the browser's warning,
          or start Chromium with --ignore-certificate-errors; WebGPU needs the https page)
          http://localhost:$HTTP_PORT/ redirects there
+  admin  http://${MINO_SHARD_ADMIN[0]}/admin/   (the admin console: every shard, drains, kicks; any shard's admin port serves it)
   bots   $BIN_DIR/mino-loadgen --url wss://127.0.0.1:$HTTPS_PORT/ws --ca-file $MINO_WORK/tls/cert.pem --bots 20
   shards curl http://${MINO_SHARD_ADMIN[0]}/metrics   (admin listeners: not reachable through nginx)
   logs   $MINO_WORK

@@ -95,8 +95,10 @@ mino_redis() {
 mino_shard_spawn() {
   local bin=$1 id=$2 redis=$3 listen=$4 admin_at=$5
   shift 5
+  # Made here: the child opens it only once forked, after mino_shard_await may look.
+  : >"$MINO_WORK/shard-$id.out"
   MINO_LOG="${MINO_LOG:-info}" "$bin" --listen "$listen" --admin-listen "$admin_at" --shard-id "$id" \
-    --redis-url "$redis" "$@" >"$MINO_WORK/shard-$id.out" 2>>"$MINO_WORK/shard-$id.log" &
+    --redis-url "$redis" "$@" >>"$MINO_WORK/shard-$id.out" 2>>"$MINO_WORK/shard-$id.log" &
   MINO_SHARD_PIDS[id - 1]=$!
   MINO_PIDS+=("$!")
 }

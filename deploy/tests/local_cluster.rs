@@ -47,6 +47,8 @@ impl Script {
         let bin_dir = server_bin().parent().expect("target folder").to_owned();
         let static_dir = dir.mkdir("client");
         dir.write("client/index.html", "<!doctype html><title>local cluster test</title>\n");
+        let console_dir = dir.mkdir("console");
+        dir.write("console/index.html", "<!doctype html><title>local cluster console</title>\n");
         let work = dir.join("work");
         let (https, http, redis, admin) = (free_run(0), free_run(0), free_run(0), free_run(2));
         let mut cmd = Command::new("bash");
@@ -55,6 +57,7 @@ impl Script {
             .env("PROFILE", "debug")
             .env("BIN_DIR", &bin_dir)
             .env("STATIC_DIR", &static_dir)
+            .env("CONSOLE_DIR", &console_dir)
             .env("WORK", &work)
             .env("HTTPS_PORT", https.to_string())
             .env("HTTP_PORT", http.to_string())
@@ -168,6 +171,12 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     let bob = Player::join(&target, "bob").await;
     let (a, b) = (alice.welcome.clone().expect("welcome"), bob.welcome.clone().expect("welcome"));
     assert_ne!(a.shard_id, b.shard_id, "one player on each shard");
+
+    // Every shard's admin listener serves the console; the script says where.
+    let console = script.seen.iter().find(|l| l.trim_start().starts_with("admin ")).cloned().unwrap_or_default();
+    assert!(console.contains(&format!("http://127.0.0.1:{}/admin/", script.admin + 1)), "{console}");
+    let page = http::get(script.admin(1), "/admin/").await;
+    assert!(page.status == 200 && page.text().contains("local cluster console"), "{}", page.text());
 
     // The plain-http port sends browsers to the https port, not to 443.
     let redirect = http::get(std::net::SocketAddr::from(([127, 0, 0, 1], script.http)), "/play").await;

@@ -6,13 +6,13 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
+//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane`, `figures`, `order` | listen addresses, time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout, a shard's own figures, operators' orders |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
 //! | 4 cluster | `cluster` | the Redis tasks: publisher, subscriber, registry |
 //! | 5 driver | [`tick`] | the tick driver: runs the core on the tick clock and carries out its effects |
-//! | 6 edge | `http`, `listener`, [`shutdown`] | routes, the accept loop, signals |
+//! | 6 edge | `http`, `admin`, `listener`, [`shutdown`] | routes, the admin listener (console, API, tokens), the accept loop (TCP or Unix sockets), signals |
 //!
 //! One tick's frame, from the clock to the sockets:
 //!
