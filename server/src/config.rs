@@ -51,7 +51,8 @@ pub struct Cli {
     /// just `TOKEN` (logged as "admin"); tokens are 16 to 256 printable
     /// characters; blank lines and lines starting with # are skipped. With it,
     /// every admin route but the console's own files needs `Authorization:
-    /// Bearer TOKEN` (401 otherwise).
+    /// Bearer TOKEN` (401 otherwise). Read again when it changes and on
+    /// SIGHUP.
     #[arg(long, env = "MINO_ADMIN_TOKEN_FILE")]
     pub admin_token_file: Option<PathBuf>,
 

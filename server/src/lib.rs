@@ -100,7 +100,7 @@ pub enum RunError {
 /// keeps retrying.
 pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, life: Lifecycle) -> Result<(), RunError> {
     let verifier = auth::Verifier::load(config.auth.clone())?;
-    let tokens = config.admin.token_file.as_deref().map(admin::token::Tokens::load).transpose()?.map(Arc::new);
+    let tokens = config.admin.token_file.as_deref().map(admin::token::TokenFile::load).transpose()?.map(Arc::new);
     let admin_at = admin.as_ref().and_then(|a| a.local_addr().ok()).map(|a| a.to_string());
     let config = Arc::new(config);
     let mut registry = Registry::default();
@@ -170,7 +170,11 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
         };
         tracker.spawn(admin::sample(admin_state.clone(), cancel.clone()));
         match &tokens {
-            Some(t) => tracing::info!(tokens = t.count(), "admin listener: every admin route needs a bearer token"),
+            Some(t) => {
+                let count = t.tokens().count();
+                tracing::info!(tokens = count, "admin listener: every admin route needs a bearer token");
+                tracker.spawn(t.clone().watch(cancel.clone()));
+            }
             None => tracing::info!("admin listener on loopback: no token asked"),
         }
         let router = admin::router(admin_state, tokens);

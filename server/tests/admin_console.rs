@@ -181,6 +181,25 @@ async fn a_wrong_or_missing_token_gets_401_and_nothing_else() {
 }
 
 #[tokio::test]
+async fn tokens_are_added_and_revoked_by_changing_the_file() {
+    let dir = WorkDir::new("admin-token-reload");
+    let file = tokens(&dir);
+    let server = Shard::start(SERVER, &["--admin-listen", "127.0.0.1:0", "--admin-token-file", &file]);
+    let (alice, carol) = (Admin::of(&server, Some(ALICE)), Admin::of(&server, Some("carol-token-5555555555")));
+    assert_eq!((alice.get("/admin/api/place").await.status, carol.get("/admin/api/place").await.status), (200, 401));
+    dir.write("tokens", "carol carol-token-5555555555\n");
+    let end = Instant::now() + Duration::from_secs(10);
+    while carol.get("/admin/api/place").await.status != 200 {
+        assert!(Instant::now() < end, "the new token never worked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(alice.get("/admin/api/place").await.status, 401, "alice's token is revoked");
+    dir.write("tokens", "not a token file at all\n");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(carol.get("/admin/api/place").await.status, 200, "a broken file keeps the tokens before");
+}
+
+#[tokio::test]
 async fn the_console_is_served_with_its_policy_and_says_when_it_is_not_installed() {
     let dir = WorkDir::new("admin-console");
     dir.mkdir("console/assets");

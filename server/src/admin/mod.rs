@@ -44,7 +44,7 @@ use place::{History, OwnState, RedisState, ShardRow, ShardState};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use store::PlaceStore;
-use token::{Asker, Tokens};
+use token::{Asker, TokenFile};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -120,9 +120,9 @@ impl AdminState {
     }
 }
 
-/// The admin listener's router: with `tokens`, every route but the
-/// console's files needs one of them.
-pub fn router(state: AdminState, tokens: Option<Arc<Tokens>>) -> Router {
+/// The admin listener's router: with a token file, every route but the
+/// console's files needs one of its tokens.
+pub fn router(state: AdminState, tokens: Option<Arc<TokenFile>>) -> Router {
     let console_dir = state.config().admin.console_dir.clone();
     let guarded = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))

@@ -4,10 +4,13 @@
 //! with every request).
 //!
 //! The file holds one token a line, `NAME TOKEN` or just `TOKEN` (named
-//! "admin"); NAME is the operator logged with each action. A wrong or missing
-//! token gets 401 with `WWW-Authenticate: Bearer` and nothing else. Without
-//! a token file (a loopback listener) every request passes, as operator
-//! "local". Every request gets an [`Asker`]: the operator and the peer.
+//! "admin"); NAME is the operator logged with each action. It is read again
+//! when it changes (looked at once a second) and on SIGHUP, so tokens are
+//! added and revoked without a restart; a file that does not parse is logged
+//! and the tokens before it stay. A wrong or missing token gets 401 with
+//! `WWW-Authenticate: Bearer` and nothing else. Without a token file (a
+//! loopback listener) every request passes, as operator "local". Every
+//! request gets an [`Asker`]: the operator and the peer.
 
 use crate::listener::Peer;
 use crate::order::{Operator, OrderError};
@@ -16,7 +19,12 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, SystemTime};
+use tokio_util::sync::CancellationToken;
+
+/// How often the token file is looked at.
+pub const LOOK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Shortest token, characters.
 pub const MIN_TOKEN_CHARS: usize = 16;
@@ -147,6 +155,78 @@ impl Tokens {
     }
 }
 
+/// What tells a changed file: its modification time and length.
+type Stamp = (SystemTime, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The token file and the tokens last read from it.
+#[derive(Debug)]
+pub struct TokenFile {
+    path: PathBuf,
+    tokens: RwLock<Arc<Tokens>>,
+    stamp: Mutex<Option<Stamp>>,
+}
+
+impl TokenFile {
+    /// Reads the file at `path`.
+    ///
+    /// Errors: [`TokenError`] (the shard does not start).
+    pub fn load(path: &Path) -> Result<TokenFile, TokenError> {
+        let stamped = stamp(path);
+        let tokens = Tokens::load(path)?;
+        Ok(TokenFile { path: path.to_owned(), tokens: RwLock::new(Arc::new(tokens)), stamp: Mutex::new(stamped) })
+    }
+
+    /// The tokens now.
+    pub fn tokens(&self) -> Arc<Tokens> {
+        self.tokens.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Reads the file again; the tokens now in force, counted.
+    ///
+    /// Errors: [`TokenError`]; the tokens before stay.
+    pub fn reload(&self) -> Result<usize, TokenError> {
+        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) = stamp(&self.path);
+        let tokens = Tokens::load(&self.path)?;
+        let n = tokens.count();
+        *self.tokens.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tokens);
+        Ok(n)
+    }
+
+    /// True when the file's time or length differ from the last read.
+    fn changed(&self) -> bool {
+        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) != stamp(&self.path)
+    }
+
+    /// Reloads the file on SIGHUP and when it changes, until `stop`; logs
+    /// each reload (never a token).
+    pub async fn watch(self: Arc<Self>, stop: CancellationToken) {
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        let mut look = tokio::time::interval(LOOK_INTERVAL);
+        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let why = tokio::select! {
+                () = stop.cancelled() => return,
+                Some(()) = async { match hangup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => "SIGHUP",
+                _ = look.tick() => {
+                    if !self.changed() {
+                        continue;
+                    }
+                    "the file changed"
+                }
+            };
+            match self.reload() {
+                Ok(n) => tracing::info!(tokens = n, file = %self.path.display(), why, "admin tokens reloaded"),
+                Err(e) => tracing::warn!(error = %e, why, "admin tokens not reloaded; the tokens before stay"),
+            }
+        }
+    }
+}
+
 /// Equal bytes, compared without an early exit.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     let mut diff = a.len() ^ b.len();
@@ -165,14 +245,15 @@ pub struct Asker {
     pub peer: Peer,
 }
 
-/// The guard of the admin routes: with `tokens`, a request without the
+/// The guard of the admin routes: with a token file, a request without the
 /// bearer token of one of them gets 401 and nothing else; otherwise the
 /// request goes on with its [`Asker`].
-pub async fn guard(State(tokens): State<Option<Arc<Tokens>>>, mut req: Request, next: Next) -> Response {
+pub async fn guard(State(file): State<Option<Arc<TokenFile>>>, mut req: Request, next: Next) -> Response {
     let peer = req.extensions().get::<Peer>().copied().unwrap_or(Peer::Unix);
-    let operator = match &tokens {
+    let operator = match &file {
         None => Operator::local(),
-        Some(tokens) => {
+        Some(file) => {
+            let tokens = file.tokens();
             let presented = req
                 .headers()
                 .get(header::AUTHORIZATION)
@@ -231,6 +312,25 @@ mod tests {
         assert!(matches!(parse(&twice), Err(TokenError::Duplicate { line: 2, .. })));
         let e = Tokens::load(Path::new("/nonexistent/tokens")).expect_err("missing");
         assert!(e.to_string().contains("/nonexistent/tokens"));
+    }
+
+    #[test]
+    fn a_changed_file_is_read_again_and_a_broken_one_keeps_the_tokens_before() {
+        let dir = std::env::temp_dir().join(format!("mino-tokens-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("folder");
+        let path = dir.join("tokens");
+        std::fs::write(&path, format!("alice {TOKEN_A}\n")).expect("write");
+        let file = TokenFile::load(&path).expect("load");
+        assert!(!file.changed());
+        std::fs::write(&path, format!("bob {TOKEN_B}\ncarol c-very-long-token-0003\n")).expect("write");
+        assert!(file.changed(), "another length");
+        assert_eq!(file.reload().expect("reload"), 2);
+        assert_eq!(file.tokens().operator(TOKEN_A.as_bytes()), None, "revoked");
+        assert!(file.tokens().operator(TOKEN_B.as_bytes()).is_some());
+        std::fs::write(&path, "broken").expect("write");
+        assert!(file.reload().is_err());
+        assert!(file.tokens().operator(TOKEN_B.as_bytes()).is_some(), "the tokens before stay");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
