@@ -405,6 +405,11 @@ async fn a_post_from_another_origin_is_refused() {
     assert_eq!((r.status, r.json()["kind"].as_str()), (403, Some("forbidden")));
     assert_eq!(http::send(admin, "POST", "/admin/drain", &evil, b"").await.status, 403);
     assert_eq!(http::get(admin, "/readyz").await.status, 200, "not draining");
+    // A page whose name was pointed at 127.0.0.1 (DNS rebinding) names its own host.
+    let rebound = [("Host", "evil.example"), ("Origin", "http://evil.example")];
+    assert_eq!(http::send(admin, "GET", "/admin/api/players?q=a", &rebound[..1], b"").await.status, 403);
+    assert_eq!(http::send(admin, "POST", "/admin/api/shards/1/drain", &rebound, b"").await.status, 403);
+    assert_eq!(http::get(admin, "/readyz").await.status, 200, "still not draining");
     let same = format!("http://{admin}");
     let r = http::send(admin, "POST", "/admin/api/shards/1/drain", &[("Origin", same.as_str())], b"").await;
     assert_eq!(r.status, 202, "{}", r.text());

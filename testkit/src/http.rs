@@ -128,11 +128,13 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Response {
+    // A Host among `headers` replaces the connection's own.
+    let host = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map_or(host, |(_, v)| *v);
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     if method != "GET" || !body.is_empty() {
         req.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
-    for (n, v) in headers {
+    for (n, v) in headers.iter().filter(|(n, _)| !n.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("{n}: {v}\r\n"));
     }
     req.push_str("\r\n");

@@ -279,14 +279,10 @@ pub async fn kick(
     let order = Order::Kick { player, by: asker.operator.clone(), reason: reason.clone() };
     tracing::info!(operator = %asker.operator, peer = %asker.peer, player = id, reason = reason.as_str(), "admin: kick of player {id} asked by {} from {}: {}", asker.operator, asker.peer, reason.as_str());
     let me = state.config().shard_id;
-    // Clustered, the session ends first, so the kicked client's automatic
-    // resume finds nothing to resume.
-    if let Some(store) = &state.store {
-        if let Err(e) = store.end_session(player).await {
-            tracing::warn!(error = %e, player = id, "admin: kick: the session could not be ended in redis");
-        }
-    }
     if let OrderOutcome::Kicked { name } = ask(&state, |reply| Command::Order { order: order.clone(), reply }).await? {
+        // Clustered, its session ends in Redis too, so the kicked client's
+        // automatic resume finds nothing to resume.
+        end_session(&state, player).await;
         let answer =
             OrderAnswer { shard: me.0, player: Some(id), name: Some(name.to_string()), players: None, via: "here" };
         return Ok((StatusCode::ACCEPTED, Json(answer)));
@@ -301,9 +297,21 @@ pub async fn kick(
         }
     }
     let shard = holder.ok_or_else(not_found)?;
+    // Before the order goes out: once kicked, the client may try to resume.
+    end_session(&state, player).await;
     store.publish(&order).await.map_err(|e| ApiError::Unavailable(format!("redis: {e}")))?;
     let answer = OrderAnswer { shard: shard.0, player: Some(id), name: None, players: None, via: "redis" };
     Ok((StatusCode::ACCEPTED, Json(answer)))
+}
+
+/// Clustered: ends `player`'s session in Redis (a failure is logged: the
+/// kick itself stands).
+async fn end_session(state: &AdminState, player: PlayerId) {
+    if let Some(store) = &state.store {
+        if let Err(e) = store.end_session(player).await {
+            tracing::warn!(error = %e, player = player.0, "admin: kick: the session could not be ended in redis");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@
 //! Access ([`token`]): the listener is on loopback unless configured
 //! otherwise; beyond loopback `--admin-token-file` is required, and then
 //! every route but the console's own files needs a bearer token. A POST from
-//! a page of another origin is refused (403), so a web page open in an
-//! operator's browser cannot act on a loopback listener.
+//! a page of another origin is refused (403), and without tokens a request
+//! must name a loopback host (403 otherwise), so a web page open in an
+//! operator's browser can neither act on a loopback listener nor read it
+//! through DNS rebinding.
 
 pub mod api;
 pub mod console;

@@ -245,13 +245,33 @@ pub struct Asker {
     pub peer: Peer,
 }
 
+/// True when `host` (a Host header) names this machine's loopback:
+/// `127.0.0.1`, `[::1]` or `localhost`, with or without a port.
+pub fn loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    matches!(name, "127.0.0.1" | "::1" | "localhost")
+}
+
 /// The guard of the admin routes: with a token file, a request without the
 /// bearer token of one of them gets 401 and nothing else; otherwise the
-/// request goes on with its [`Asker`].
+/// request goes on with its [`Asker`]. Without a token file (a loopback
+/// listener) a TCP request must name a loopback host (403 otherwise): a web
+/// page whose name an attacker points at 127.0.0.1 (DNS rebinding) gets
+/// nothing.
 pub async fn guard(State(file): State<Option<Arc<TokenFile>>>, mut req: Request, next: Next) -> Response {
     let peer = req.extensions().get::<Peer>().copied().unwrap_or(Peer::Unix);
     let operator = match &file {
-        None => Operator::local(),
+        None => {
+            let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+            if matches!(peer, Peer::Tcp(_)) && !loopback_host(host) {
+                tracing::debug!(%peer, host, "admin request naming another host than loopback");
+                return StatusCode::FORBIDDEN.into_response();
+            }
+            Operator::local()
+        }
         Some(file) => {
             let tokens = file.tokens();
             let presented = req
@@ -331,6 +351,18 @@ mod tests {
         assert!(file.reload().is_err());
         assert!(file.tokens().operator(TOKEN_B.as_bytes()).is_some(), "the tokens before stay");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn loopback_hosts_with_or_without_a_port() {
+        for host in ["127.0.0.1", "127.0.0.1:9101", "localhost:9101", "localhost", "[::1]:9101", "[::1]"] {
+            assert!(loopback_host(host), "{host}");
+        }
+        for host in
+            ["", "evil.example:9101", "127.0.0.1.evil.example", "10.0.0.5:9101", "[fd00::1]:9101", "localhost.evil"]
+        {
+            assert!(!loopback_host(host), "{host}");
+        }
     }
 
     #[test]
