@@ -13,7 +13,7 @@
 #   --repeat N        runs of the control and idle rows (median reported);
 #                     default 3 (1 with --quick)
 #   --only LIST       run only these sections (criterion, steps, control, idle,
-#                     arrivals, failover, aoi), keep the other sections' raw
+#                     arrivals, failover, aoi, nginx), keep the other sections' raw
 #                     results, and rewrite RESULTS.md from all of them
 #   --report-only     only rewrite RESULTS.md and the charts from results/raw
 #   --results DIR     write RESULTS.md, the charts and raw/ under DIR instead of
@@ -22,7 +22,8 @@
 #                     (default 1000,2500,5000,7500,10000; quick 1000,2500)
 #   --aoi-density D   its players per cell (default 4)
 #
-# Needs: cargo, redis-server, redis-cli, python3, curl. Runs on loopback only.
+# Needs: cargo, redis-server, redis-cli, python3, curl; the nginx section
+# also nginx, openssl and envsubst. Runs on loopback only.
 # Every process it starts is stopped by pid on exit; nothing else is touched.
 
 set -euo pipefail
@@ -52,7 +53,7 @@ while [[ $# -gt 0 ]]; do
     --results) RESULTS_DIR="$2"; shift ;;
     --aoi-players) AOI_PLAYERS_ARG="${2//,/ }"; shift ;;
     --aoi-density) AOI_DENSITY="$2"; shift ;;
-    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -79,6 +80,7 @@ if [[ $QUICK == 1 ]]; then
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
   AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
+  NGINX_BOTS=1000; NGINX_HOLD=10        # seconds; each a tcp/unix pair
   CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
 else
   MODE=full
@@ -91,6 +93,7 @@ else
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
   AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
+  NGINX_BOTS=1000; NGINX_HOLD=30
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
 # Area of interest: cells of 100 units, the world sized for AOI_DENSITY
@@ -300,10 +303,11 @@ declare -A SECTION_FILES=(
   [arrivals]="arrivals.* logs/arrivals-*"
   [failover]="failover-* logs/failover-*"
   [aoi]="aoi-* logs/aoi-*"
+  [nginx]="nginx"
 )
 begin_section() {
   local pattern
-  for pattern in ${SECTION_FILES[$1]}; do rm -f "$RAW"/$pattern; done
+  for pattern in ${SECTION_FILES[$1]}; do rm -rf "$RAW"/$pattern; done
   COMMANDS="$RAW/commands-$1.txt"
   : >"$COMMANDS"
 }
@@ -415,6 +419,20 @@ section_aoi() {
   done
 }
 
+# Through nginx with TLS, shards on loopback TCP and on Unix sockets, runs
+# alternating (deploy/bench-nginx.sh, which starts its own Redis, two shards
+# and nginx from the shipped template): CPU per delivered frame of the shards
+# and of nginx. Its folder per run (summary.json, loadgen.json) and
+# compare.json go to raw/nginx/.
+section_nginx() {
+  log "through nginx (TLS): $NGINX_BOTS bots, loopback TCP vs Unix sockets, $REPEAT run(s) each"
+  run_logged nginx env BOTS="$NGINX_BOTS" HOLD="$NGINX_HOLD" REPEAT="$REPEAT" UPSTREAM=both \
+    BIN_DIR="$RUNBIN" OUT="$RAW/nginx" "$ROOT/deploy/bench-nginx.sh" \
+    || log "nginx: bench-nginx.sh exited with $? (the runs it finished are still used)"
+  # Only the figures are kept: the logs stay out of results/.
+  rm -f "$RAW"/nginx/run-*/*.log "$RAW"/nginx/run-*/loadgen.out "$RAW"/nginx/run-*/loadgen.err
+}
+
 # The commit measured: HEAD, "+dirty" when the crates that make the binaries have local changes.
 commit() {
   local dirty=""
@@ -443,9 +461,10 @@ main() {
       "$(commit)" >>"$RAW/run.tsv"
   fi
   uptime >"$RAW/load-before.txt"
+  printf '%smachine\t%s\n' "${ONLY:+rerun }" "$(python3 "$PY/figures.py" --machine)" >>"$RAW/run.tsv"
   section_build
   local s
-  for s in criterion steps control idle arrivals failover aoi; do
+  for s in criterion steps control idle arrivals failover aoi nginx; do
     if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
       begin_section "$s"
       "section_$s"

@@ -30,10 +30,15 @@
 # tcp or unix for one kind), REPEAT (3 runs of each kind), SHARD_FLAGS
 # (--busy-lateness-ms 0: the busy rule off, as in the original measurements,
 # so that a machine shared with the load generator admits every bot), PROFILE
-# (release), DIRECT (0; 1: the bots connect to the shards over plain ws,
-# nginx idles: the same run without the proxy; tcp only), OUT
-# (target/bench-nginx: a folder per run with loadgen.json, summary.json and
-# the logs, and compare.json).
+# (release), BIN_DIR (target/PROFILE: where mino-server and mino-loadgen
+# are; benches/scale.sh passes its own copies), DIRECT (0; 1: the bots
+# connect to the shards over plain ws, nginx idles: the same run without the
+# proxy; tcp only), OUT (target/bench-nginx: a folder per run with
+# loadgen.json, summary.json and the logs, and compare.json).
+# Every run records the machine's load average (`uptime`) before and after
+# it; compare.json gives each kind's runs and medians, the ratio, and whether
+# the runs of the two kinds overlap (then the machine's noise is larger than
+# the difference measured).
 # Builds the release binaries when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,8 +67,11 @@ esac
 [ "$DIRECT" != 1 ] || [ "$UPSTREAM" = tcp ] || mino_die "DIRECT=1 needs UPSTREAM=tcp (the bots connect over ws://)"
 
 mino_need redis-server nginx openssl envsubst curl python3
-bin="target/$PROFILE"
-if [ ! -x "$bin/mino-server" ] || [ ! -x "$bin/mino-loadgen" ]; then
+if [ -n "${BIN_DIR:-}" ] && { [ ! -x "$BIN_DIR/mino-server" ] || [ ! -x "$BIN_DIR/mino-loadgen" ]; }; then
+  mino_die "BIN_DIR=$BIN_DIR lacks mino-server or mino-loadgen"
+fi
+bin="${BIN_DIR:-target/$PROFILE}"
+if [ -z "${BIN_DIR:-}" ] && { [ ! -x "$bin/mino-server" ] || [ ! -x "$bin/mino-loadgen" ]; }; then
   flag=(); [ "$PROFILE" = release ] && flag=(--release)
   cargo build "${flag[@]}" -p mino-server -p mino-loadgen
 fi
@@ -102,6 +110,8 @@ rss_kb() {
   local p
   for p in "$@"; do awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null; done | awk '{s += $1} END {print s + 0}'
 }
+# The 1, 5 and 15 minute load averages, as uptime prints them: "0.52, 0.61, 0.70".
+load_average() { uptime | sed 's/.*load average: *//'; }
 machine() { awk '/^cpu / {idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += $i; print t, idle}' /proc/stat; }
 
 # run KIND DIR: one measured run with the shards on KIND (tcp or unix);
@@ -110,6 +120,8 @@ machine() { awk '/^cpu / {idle = $5 + $6; t = 0; for (i = 2; i <= NF; i++) t += 
 run() {
   local kind=$1 dir=$2 redis_port="" https_port="" p id listen
   mkdir -p "$dir"
+  local load_before load_after
+  load_before=$(load_average)
   MINO_WORK="$(mktemp -d -t mino-bench-XXXXXX)"
   MINO_PIDS=() MINO_SHARD_PIDS=() MINO_SHARD_ADDRS=() MINO_SHARD_ADMIN=()
   for p in $(seq 26379 26479); do mino_port_free "$p" && { redis_port=$p; break; }; done
@@ -167,6 +179,7 @@ run() {
   nginx_rss=$(rss_kb $workers)
   shard_rss=$(rss_kb "${MINO_SHARD_PIDS[@]}")
   wait "$loadgen_pid" || mino_die "the loadgen failed: $(cat "$dir/loadgen.err")"
+  load_after=$(load_average)
 
   python3 - "$dir/loadgen.json" "$dir/summary.json" <<EOF
 import json, sys
@@ -193,6 +206,7 @@ summary = {
     "loadgen_machine_busy_pct": m["machine_cpu_pct"],
     "loadgen_cpu_pct": m["loadgen_cpu_pct"], "judgeable": m["judgeable"],
     "machine_busy_pct": round(100 * busy, 1), "errors": m["errors"], "error_kinds": m["error_kinds"],
+    "load_average_before": "$load_before", "load_average_after": "$load_after",
 }
 json.dump(summary, open(sys.argv[2], "w"), indent=2)
 g, rg = m["snapshot_gap_ms"], m["relayed_snapshot_gap_ms"]
@@ -206,6 +220,7 @@ for k in ("nginx", "shards"):
 if summary["shards_by_loadgen"]:
     print(f"shards (loadgen's own window): {summary['shards_by_loadgen']['cpu_per_frame_us']['total']} us/frame")
 print(f"loadgen CPU {m['loadgen_cpu_pct']}% (judgeable: {m['judgeable']}), machine busy {summary['machine_busy_pct']}%, errors {m['errors']}")
+print(f"load average before {summary['load_average_before']}, after {summary['load_average_after']}")
 EOF
   mino_stop_all
   cp "$MINO_WORK"/*.log "$MINO_WORK"/logs/error.log "$dir/" 2>/dev/null || true
@@ -252,12 +267,19 @@ figures = {
     "machine_busy_pct": ("machine_busy_pct",),
 }
 compare = {k: {name: med(k, *path) for name, path in figures.items()} for k in kinds}
+for k in kinds:
+    compare[k]["load_average"] = [[r["load_average_before"], r["load_average_after"]] for r in runs if r["upstream"] == k]
 if len(kinds) == 2:
+    compared = [name for name in ("shard_us_per_frame", "nginx_us_per_frame") if compare["tcp"][name]["median"]]
     compare["unix_over_tcp"] = {
-        name: round(compare["unix"][name]["median"] / compare["tcp"][name]["median"], 3)
-        for name in ("shard_us_per_frame", "nginx_us_per_frame")
-        if compare["tcp"][name]["median"]
+        name: round(compare["unix"][name]["median"] / compare["tcp"][name]["median"], 3) for name in compared
     }
+    # The runs of one kind spread over those of the other: the machine's
+    # other load moved the figure more than the upstream did.
+    def overlap(name):
+        t, u = compare["tcp"][name]["runs"], compare["unix"][name]["runs"]
+        return min(t) <= max(u) and min(u) <= max(t)
+    compare["runs_overlap"] = {name: overlap(name) for name in compared}
 json.dump(compare, open(out, "w"), indent=2)
 print()
 print(f"{len(runs)} runs, medians (each run's figure in brackets):")
@@ -268,5 +290,8 @@ if "unix_over_tcp" in compare:
     r = compare["unix_over_tcp"]
     print(f"unix / tcp: shard CPU per frame x{r.get('shard_us_per_frame')}, nginx CPU per frame x{r.get('nginx_us_per_frame')}"
           " (the original write-up: the server about x0.7 over a Unix socket)")
+    noisy = [name for name, o in compare["runs_overlap"].items() if o]
+    if noisy:
+        print(f"the runs of tcp and unix overlap for {', '.join(noisy)}: the machine's noise is as large as the difference")
 print(f"file: {out}")
 EOF

@@ -11,7 +11,7 @@ from figures import dig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # scale.sh's sections, in the order it runs them.
-SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi")
+SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi", "nginx")
 
 def read_json(path):
     try:
@@ -19,6 +19,13 @@ def read_json(path):
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def nginx_run_order(path):
+    """run-N-KIND/summary.json in the order bench-nginx.sh ran them: by N, tcp before unix."""
+    name = os.path.basename(os.path.dirname(path))  # run-N-KIND
+    _, n, kind = name.split("-", 2)
+    return int(n) if n.isdigit() else 0, kind
 
 
 def info_lines(path):
@@ -56,6 +63,10 @@ class Raw:
             r = self.run(label)
             if r:
                 self.aoi.setdefault(int(parts[1]), {})[parts[2]] = (r[0], r[1][0] if r[1] else None)
+        # Through nginx (deploy/bench-nginx.sh): each run's summary in order, and the medians.
+        self.nginx_runs = [r for r in (read_json(p) for p in sorted(
+            glob.glob(os.path.join(raw_dir, "nginx", "run-*", "summary.json")), key=nginx_run_order)) if r]
+        self.nginx = read_json(os.path.join(raw_dir, "nginx", "compare.json"))
         self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
         self.info_lines = info_lines(os.path.join(raw_dir, "run.tsv"))
         self.run_info = dict(self.info_lines)
