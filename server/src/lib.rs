@@ -78,6 +78,9 @@ pub enum RunError {
     /// The identity service's keys cannot be loaded.
     #[error("identity keys: {0}")]
     Keys(#[from] auth::KeyError),
+    /// The poller of the players' sockets cannot be made (out of descriptors).
+    #[error("socket poller: {0}")]
+    Poller(#[from] std::io::Error),
 }
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
@@ -114,7 +117,7 @@ pub async fn run(
     };
     let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
     let driver =
-        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
+        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone())?;
     tracker.spawn(driver.run(commands_rx));
 
     let state = http::AppState {
