@@ -6,18 +6,19 @@
 //! An idle admitted connection is this struct and nothing else: the reader
 //! keeps no buffer between messages ([`FrameReader`]), the outbox keeps no
 //! queue while its socket takes every tick ([`Outbox`]), and reads go through
-//! the hub's one scratch buffer. The compactness is the point: about 250 bytes
-//! a connection here, where a task per socket with its own read buffer cost
+//! the hub's one scratch buffer. The compactness is the point: 168 bytes a
+//! connection here, where a task per socket with its own read buffer cost
 //! kilobytes (see `benches/RESULTS.md`, idle sockets).
 
 use super::frames::{Frame, FrameReader, Next};
 use super::liveness::Heard;
 use super::outbox::{Outbox, SlowLimits, Stuck, Written};
+use super::rate_limit::{Budget, TokenBucket};
 use super::read_end::{self, Linger, ReadEnd, LINGER_BYTES};
 use super::socket::ConnectionSlot;
-use super::TokenBucket;
 use crate::clock::{self, Instant};
 use crate::close::CloseReason;
+use crate::config::Config;
 use crate::metrics::Tally;
 use crate::resume::Ticket;
 use crate::shard::LinkId;
@@ -38,10 +39,32 @@ const READS_PER_ROUND: usize = 4;
 pub struct Limits {
     /// How far a socket may fall behind before it is too slow.
     pub slow: SlowLimits,
-    /// Inputs (and names requests, pings) a second; bursts of twice that.
-    pub input_rate: f64,
-    /// Chat lines a second; bursts of 5.
-    pub chat_rate: f64,
+    /// Inputs (and names requests, pings): `--input-rate` a second, bursts
+    /// of twice that.
+    pub inputs: Budget,
+    /// Chat lines: `--chat-rate` a second, bursts of 5.
+    pub chats: Budget,
+    /// Pings and pongs: `--control-rate` a second, bursts of twice that.
+    pub controls: Budget,
+}
+
+impl Limits {
+    /// The limits `config` sets.
+    pub fn of(config: &Config) -> Limits {
+        Limits {
+            slow: SlowLimits { ticks: config.outbound_ticks, time: config.write_timeout },
+            inputs: Budget::new(f64::from(config.input_rate), f64::from(config.input_rate) * 2.0),
+            chats: Budget::new(config.chat_rate, 5.0),
+            controls: control_budget(config),
+        }
+    }
+}
+
+/// The budget of pings and pongs a peer may send: `--control-rate` a second,
+/// bursts of twice that.
+pub fn control_budget(config: &Config) -> Budget {
+    let rate = f64::from(config.control_rate);
+    Budget::new(rate, rate * 2.0)
 }
 
 /// A socket handed from its handshake task to the hub, with what the task
@@ -124,8 +147,8 @@ impl Player {
         limits: &Limits,
         now: Instant,
     ) -> Player {
-        let inputs = TokenBucket::new(limits.input_rate, limits.input_rate * 2.0, now);
-        let chats = TokenBucket::new(limits.chat_rate, 5.0, now);
+        let inputs = TokenBucket::full(&limits.inputs, now);
+        let chats = TokenBucket::full(&limits.chats, now);
         Player { id, link, ticket, account, inputs, chats }
     }
 
@@ -136,6 +159,7 @@ impl Player {
     fn on_message(
         &mut self,
         data: &[u8],
+        limits: &Limits,
         now: Instant,
         outbox: &mut Outbox,
         out: &mut Vec<Inbound>,
@@ -148,25 +172,25 @@ impl Player {
         match message {
             ClientMsg::Hello(_) => return Some(CloseReason::Malformed),
             ClientMsg::Input { dir, seq } => {
-                if !self.inputs.try_take(now) {
+                if !self.inputs.try_take(&limits.inputs, now) {
                     return Some(CloseReason::InputFlood);
                 }
                 out.push(Inbound::Input { player: self.id, dir, seq });
             }
             ClientMsg::Names(ids) => {
-                if !self.inputs.try_take(now) {
+                if !self.inputs.try_take(&limits.inputs, now) {
                     return Some(CloseReason::InputFlood);
                 }
                 out.push(Inbound::Names { link: self.link, ids });
             }
             ClientMsg::Chat(text) => {
-                if !self.chats.try_take(now) {
+                if !self.chats.try_take(&limits.chats, now) {
                     return Some(CloseReason::ChatFlood);
                 }
                 out.push(Inbound::Chat { player: self.id, text });
             }
             ClientMsg::Ping { client_time_ms } => {
-                if !self.inputs.try_take(now) {
+                if !self.inputs.try_take(&limits.inputs, now) {
                     return Some(CloseReason::InputFlood);
                 }
                 // Answered at once, with its own write, so the measured ping is true.
@@ -216,6 +240,22 @@ pub enum Outcome {
     Finished,
 }
 
+/// What the hub lends a connection for one read: its scratch buffer, the
+/// limits, the instant, and where the players' messages and the writes'
+/// counts go.
+pub struct Lent<'a> {
+    /// The one read buffer.
+    pub scratch: &'a mut [u8],
+    /// Budgets and limits.
+    pub limits: &'a Limits,
+    /// The instant of the read.
+    pub now: Instant,
+    /// The players' messages, in order.
+    pub out: &'a mut Vec<Inbound>,
+    /// Writes done meanwhile (pongs).
+    pub tally: &'a mut Tally,
+}
+
 /// One websocket.
 #[derive(Debug)]
 pub struct Conn {
@@ -260,7 +300,8 @@ impl Conn {
     /// answers control frames; a closing connection reads and discards
     /// instead. `input` first: bytes already held (none but after a
     /// handover, when the reader may hold frames read past the Hello).
-    pub fn read(&mut self, scratch: &mut [u8], now: Instant, out: &mut Vec<Inbound>, tally: &mut Tally) -> Outcome {
+    pub fn read(&mut self, cx: Lent<'_>) -> Outcome {
+        let Lent { scratch, limits, now, out, tally } = cx;
         if self.closing.is_some() {
             return self.linger(scratch);
         }
@@ -279,7 +320,7 @@ impl Conn {
                 }
             };
             self.heard.heard(now);
-            if let Outcome::Close(reason) = self.frames(&mut scratch[..n], now, out, tally) {
+            if let Outcome::Close(reason) = self.frames(&mut scratch[..n], limits, now, out, tally) {
                 return Outcome::Close(reason);
             }
             if n < scratch.len() {
@@ -292,25 +333,35 @@ impl Conn {
 
     /// Goes on with frames the reader kept from the handshake (right after
     /// the handover).
-    pub fn kept_frames(&mut self, now: Instant, out: &mut Vec<Inbound>, tally: &mut Tally) -> Outcome {
+    pub fn kept_frames(&mut self, cx: Lent<'_>) -> Outcome {
+        let Lent { limits, now, out, tally, .. } = cx;
         if self.reader.is_idle() {
             return Outcome::Open;
         }
-        self.frames(&mut [], now, out, tally)
+        self.frames(&mut [], limits, now, out, tally)
     }
 
     /// Feeds `input` to the reader and handles each frame.
-    fn frames(&mut self, input: &mut [u8], now: Instant, out: &mut Vec<Inbound>, tally: &mut Tally) -> Outcome {
+    fn frames(
+        &mut self,
+        input: &mut [u8],
+        limits: &Limits,
+        now: Instant,
+        out: &mut Vec<Inbound>,
+        tally: &mut Tally,
+    ) -> Outcome {
         let Conn { outbox, reader, player, controls, end, .. } = self;
         let mut verdict = None;
         let fed = reader.feed(input, &mut |frame| {
             let reason = match frame {
                 Frame::Binary(data) => match player.as_mut() {
-                    Some(p) => p.on_message(data, now, outbox, out, tally),
+                    Some(p) => p.on_message(data, limits, now, outbox, out, tally),
                     None => Some(CloseReason::HelloExpected),
                 },
                 Frame::Text => Some(CloseReason::TextFrame),
-                Frame::Ping(_) | Frame::Pong if !controls.try_take(now) => Some(CloseReason::ControlFlood),
+                Frame::Ping(_) | Frame::Pong if !controls.try_take(&limits.controls, now) => {
+                    Some(CloseReason::ControlFlood)
+                }
                 Frame::Ping(payload) => {
                     outbox.pong_next_tick(ws_frame::pong(payload));
                     None
@@ -401,6 +452,6 @@ mod tests {
         // The figure the idle-socket goal rests on (see the module doc): if
         // this grows, say why in benches/RESULTS.md.
         let size = std::mem::size_of::<Conn>();
-        assert!(size <= 320, "a connection is {size} bytes");
+        assert!(size <= 176, "a connection is {size} bytes");
     }
 }

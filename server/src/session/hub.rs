@@ -26,7 +26,7 @@
 //! socket is one boxed [`Conn`] and a map entry.
 
 use super::command::Joined;
-use super::conn::{Closing, Conn, Handover, Inbound, Limits, Outcome, Player};
+use super::conn::{Closing, Conn, Handover, Inbound, Lent, Limits, Outcome, Player};
 use super::liveness::{Check, Liveness};
 use super::outbox::{Stuck, Written};
 use super::read_end::{Linger, ReadEnd, LINGER};
@@ -154,11 +154,7 @@ impl Hub {
             held: HashMap::new(),
             closing: HashSet::new(),
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
-            limits: Limits {
-                slow: super::outbox::SlowLimits { ticks: config.outbound_ticks, time: config.write_timeout },
-                input_rate: f64::from(config.input_rate),
-                chat_rate: config.chat_rate,
-            },
+            limits: Limits::of(config),
             liveness: Liveness::new(config.ping_interval, config.peer_timeout, period, now),
             refresh_every,
             sweeps: 0,
@@ -196,7 +192,13 @@ impl Hub {
             self.open(slot, welcome, now);
         }
         let outcome = match self.conns[slot as usize].as_mut() {
-            Some(c) => c.kept_frames(now, &mut self.inbound, &mut self.tally),
+            Some(c) => c.kept_frames(Lent {
+                scratch: &mut [],
+                limits: &self.limits,
+                now,
+                out: &mut self.inbound,
+                tally: &mut self.tally,
+            }),
             None => Outcome::Open,
         };
         self.settle(slot, outcome, now);
@@ -308,7 +310,13 @@ impl Hub {
                 .intersects(EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP)
             {
                 let outcome = match self.conns.get_mut(slot as usize).and_then(Option::as_mut) {
-                    Some(c) => c.read(&mut self.scratch, now, &mut self.inbound, &mut self.tally),
+                    Some(c) => c.read(Lent {
+                        scratch: &mut self.scratch,
+                        limits: &self.limits,
+                        now,
+                        out: &mut self.inbound,
+                        tally: &mut self.tally,
+                    }),
                     None => continue,
                 };
                 self.settle(slot, outcome, now);

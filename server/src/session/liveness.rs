@@ -12,9 +12,9 @@
 //! answer.
 //!
 //! The settings and the sweep's clock are kept once ([`Liveness`]); each peer
-//! keeps only two instants ([`Heard`]).
+//! keeps only two millisecond stamps ([`Heard`], 8 bytes).
 
-use crate::clock::Instant;
+use crate::clock::{Instant, Stamp};
 use std::time::Duration;
 
 /// A sweep this much later than its period means the process was stalled;
@@ -63,19 +63,20 @@ impl Sweep {
 /// What one peer keeps: when it was last heard from and last pinged.
 #[derive(Clone, Copy, Debug)]
 pub struct Heard {
-    last_heard: Instant,
-    last_ping: Instant,
+    last_heard: Stamp,
+    last_ping: Stamp,
 }
 
 impl Heard {
     /// A peer heard from at `now`.
     pub fn new(now: Instant) -> Heard {
+        let now = Stamp::of(now);
         Heard { last_heard: now, last_ping: now }
     }
 
     /// Something (a message, a control frame) arrived from the peer at `now`.
     pub fn heard(&mut self, now: Instant) {
-        self.last_heard = self.last_heard.max(now);
+        self.last_heard = self.last_heard.max(Stamp::of(now));
     }
 }
 
@@ -105,18 +106,22 @@ impl Liveness {
     /// silence and the peer is pinged at once; otherwise a silent peer ends,
     /// and a ping is due every `ping_interval`.
     pub fn check(&self, sweep: &Sweep, peer: &mut Heard) -> Check {
-        let now = sweep.now;
+        let now = Stamp::of(sweep.now);
         if let Some(stalled) = sweep.stalled {
-            let answer_by = now + self.peer_timeout / ANSWER_SHARE;
-            let floor = answer_by.checked_sub(self.peer_timeout).unwrap_or(now);
-            peer.last_heard = (peer.last_heard + stalled).min(now).max(floor);
+            // Not silent for the stalled time, and at least half the timeout
+            // left to answer the ping sent now.
+            let shifted = peer.last_heard.after(stalled);
+            let heard = if shifted.max(now) == shifted { now } else { shifted };
+            let floor_ago = self.peer_timeout - self.peer_timeout / ANSWER_SHARE;
+            let silent_for = now.since(heard).min(floor_ago);
+            peer.last_heard = now.before(silent_for);
             peer.last_ping = now;
             return Check::Ping;
         }
-        if now.saturating_duration_since(peer.last_heard) > self.peer_timeout {
+        if now.since(peer.last_heard) > self.peer_timeout {
             return Check::Silent;
         }
-        if now.saturating_duration_since(peer.last_ping) >= self.ping_interval {
+        if now.since(peer.last_ping) >= self.ping_interval {
             peer.last_ping = now;
             return Check::Ping;
         }

@@ -33,5 +33,4 @@ pub use batch::Batch;
 pub use command::{Command, Joined, COMMAND_QUEUE};
 pub use conn::Inbound;
 pub use hub::Hub;
-pub use rate_limit::TokenBucket;
 pub use task::{serve, SessionContext};

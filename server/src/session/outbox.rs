@@ -100,8 +100,9 @@ pub struct Outbox {
     /// Allocated only while something waits (blocked) or the welcome has not
     /// gone out yet (held).
     backlog: Option<Box<Backlog>>,
-    /// The newest ping's pong, due with the next write.
-    pong: Option<Bytes>,
+    /// The newest ping's pong, due with the next write (boxed: rare, and an
+    /// idle socket's outbox stays small).
+    pong: Option<Box<Bytes>>,
     /// Before the welcome, tick frames only collect.
     held: bool,
     /// No roster sent yet: the first one a tick offers is taken.
@@ -156,7 +157,7 @@ impl Outbox {
     /// yet written is replaced: RFC 6455 section 5.5.3 allows answering only
     /// the most recent ping).
     pub fn pong_next_tick(&mut self, pong: Bytes) {
-        self.pong = Some(pong);
+        self.pong = Some(Box::new(pong));
     }
 
     /// The tick's part: writes this tick's frames (and any ping or pong due)
@@ -177,7 +178,7 @@ impl Outbox {
             return Written::Done;
         }
         let ping = std::mem::take(&mut self.ping_due).then(ws_frame::ping);
-        let pong = if self.held { None } else { self.pong.take() };
+        let pong = if self.held { None } else { self.pong.take().map(|p| *p) };
         match self.backlog.as_mut() {
             Some(b) => {
                 let want_roster = self.want_roster;

@@ -16,11 +16,12 @@
 //! [`CloseReason::ControlFlood`]. The same budget goes on in the hub.
 
 use super::command::{Command, Joined};
+use super::conn::control_budget;
 use super::conn::Handover;
 use super::frames::{Frame, FrameReader, Next};
+use super::rate_limit::{Budget, TokenBucket};
 use super::read_end::{self, ReadEnd};
 use super::socket::{ConnectionSlot, Upgraded};
-use super::TokenBucket;
 use crate::admission::Refusal;
 use crate::auth::{AuthError, Identity, Verifier};
 use crate::clock;
@@ -86,12 +87,14 @@ impl From<CloseReason> for Refused {
 /// Never panics on anything the peer sends.
 pub async fn serve<S: Upgraded>(stream: S, already_read: Bytes, slot: Option<ConnectionSlot>, ctx: SessionContext) {
     ctx.metrics.connections.inc();
-    let controls = control_budget(&ctx.config, clock::now());
+    let budget = control_budget(&ctx.config);
+    let controls = TokenBucket::full(&budget, clock::now());
     let mut hs = Handshake {
         ctx,
         stream: Some(stream),
         reader: FrameReader::new(MAX_CLIENT_MESSAGE_BYTES),
         controls,
+        budget,
         end: ReadEnd::Open,
         slot,
     };
@@ -117,13 +120,6 @@ pub async fn serve<S: Upgraded>(stream: S, already_read: Bytes, slot: Option<Con
     tracing::debug!(reason = reason.label(), "handshake refused");
 }
 
-/// The budget of pings and pongs a peer may send: `--control-rate` a second,
-/// bursts of twice that.
-pub fn control_budget(cfg: &Config, now: clock::Instant) -> TokenBucket {
-    let rate = f64::from(cfg.control_rate);
-    TokenBucket::new(rate, rate * 2.0, now)
-}
-
 /// One socket's handshake.
 struct Handshake<S> {
     ctx: SessionContext,
@@ -131,6 +127,7 @@ struct Handshake<S> {
     stream: Option<S>,
     reader: FrameReader,
     controls: TokenBucket,
+    budget: Budget,
     end: ReadEnd,
     slot: Option<ConnectionSlot>,
 }
@@ -354,7 +351,7 @@ impl<S: Upgraded> Handshake<S> {
     /// Feeds bytes to the reader until the first message: the Hello (or why
     /// not), and the pong for the newest ping seen before it.
     fn frames(&mut self, input: &mut [u8]) -> (Option<Result<Hello, Refused>>, Option<Bytes>) {
-        let Handshake { reader, controls, end, .. } = self;
+        let Handshake { reader, controls, budget, end, .. } = self;
         let mut hello = None;
         let mut pong = None;
         let now = clock::now();
@@ -369,7 +366,7 @@ impl<S: Upgraded> Handshake<S> {
                     Ok(_) => Err(CloseReason::HelloExpected),
                 },
                 Frame::Text => Err(CloseReason::TextFrame),
-                Frame::Ping(_) | Frame::Pong if !controls.try_take(now) => Err(CloseReason::ControlFlood),
+                Frame::Ping(_) | Frame::Pong if !controls.try_take(budget, now) => Err(CloseReason::ControlFlood),
                 Frame::Ping(payload) => {
                     pong = Some(ws_frame::pong(payload));
                     return Next::More;
