@@ -11,6 +11,9 @@ pub enum CloseReason {
     ClientClosed,
     /// The server is shutting down (1001).
     Shutdown,
+    /// A standalone server restarts (SIGTERM) and has no other shard to move
+    /// its players to (1012): come back soon, as a new player.
+    Restart,
     /// Not a valid FlatBuffer, a bad field, or a second Hello (4000).
     Malformed,
     /// Unknown message type (4001).
@@ -73,6 +76,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => CloseCode::Normal,
             CloseReason::Shutdown => CloseCode::GoingAway,
+            CloseReason::Restart => CloseCode::ServiceRestart,
             CloseReason::Malformed => CloseCode::MalformedMessage,
             CloseReason::Unknown => CloseCode::UnknownMessage,
             CloseReason::TooBig => CloseCode::MessageTooBig,
@@ -108,6 +112,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "client_closed",
             CloseReason::Shutdown => "shutdown",
+            CloseReason::Restart => "restart",
             CloseReason::Malformed => "malformed",
             CloseReason::Unknown => "unknown_message",
             CloseReason::TooBig => "too_big",
@@ -143,6 +148,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "bye",
             CloseReason::Shutdown => "server shutting down",
+            CloseReason::Restart => "server restarting",
             CloseReason::Malformed => "malformed message",
             CloseReason::Unknown => "unknown message type",
             CloseReason::TooBig => "message too big",
@@ -196,7 +202,7 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 29] = [
+    const ALL: [CloseReason; 30] = [
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,
@@ -212,6 +218,7 @@ mod tests {
         CloseReason::Moved,
         CloseReason::ClientClosed,
         CloseReason::Shutdown,
+        CloseReason::Restart,
         CloseReason::Malformed,
         CloseReason::Unknown,
         CloseReason::TooBig,
