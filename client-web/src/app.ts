@@ -7,6 +7,10 @@
 // (cell frames into interp/cell-world, names asked for as players come into
 // view, the camera and a minimap around the view radius, the place's count
 // from PlaceStatus).
+//
+// The own player is not interpolated: it is predicted (predict/prediction)
+// from the Inputs sent and reconciled with its own entry in each snapshot or
+// cell frame, so it answers a key at once.
 
 import { Controls } from './input/controls.js';
 import { DirectionSender } from './input/sender.js';
@@ -14,8 +18,9 @@ import { CellWorld } from './interp/cell-world.js';
 import { InterpolatedWorld, type MergedPlayers } from './interp/world.js';
 import { Connection, type ConnectionState } from './net/connection.js';
 import { KeepAlive } from './net/keepalive.js';
-import type { AoiSettings, ServerMsg, WelcomeMsg } from './net/protocol.js';
+import { FLAG_MOVING, type AoiSettings, type ServerMsg, type SnapshotMsg, type WelcomeMsg } from './net/protocol.js';
 import { socketUrl } from './net/url.js';
+import { OwnPrediction } from './predict/prediction.js';
 import { Camera } from './render/camera.js';
 import { FrameStats } from './render/frame-stats.js';
 import type { GpuHandle } from './render/gpu.js';
@@ -61,6 +66,8 @@ export class Game {
   /** Area of interest: names asked for as players come into view. */
   readonly names: NameBook;
   readonly camera = new Camera();
+  /** The own player, predicted from the Inputs sent. */
+  readonly prediction = new OwnPrediction();
   readonly frameStats = new FrameStats();
   readonly graphics: Graphics;
   readonly sender: DirectionSender;
@@ -107,13 +114,16 @@ export class Game {
     this.minimap = new Minimap(els.minimap, els.minimap.getContext('2d'));
     const send = (bytes: Uint8Array): boolean => this.conn?.send(bytes) ?? false;
     this.names = new NameBook(send, (id) => this.cells.tracks.slotOf(id) >= 0);
-    this.cells = new CellWorld({ entered: (id) => this.names.want(id) });
+    this.cells = new CellWorld({
+      entered: (id) => this.names.want(id),
+      own: (shard, tick, x, y, flags, at) => this.prediction.authoritative(shard, tick, x, y, flags, at),
+    });
     this.inView = new InViewDirectory(this.cells, this.names);
     this.chat = new Chat(els.chatLog, els.chatInput, send, () => this.own);
     this.playerList = new PlayerList(els.players, els.playerCount, els.playersTitle);
     this.playerList.show(this.roster, 'Players');
     this.hud = new Hud(els.hud);
-    this.sender = new DirectionSender(send, realTimers);
+    this.sender = new DirectionSender(send, realTimers, 50, (seq, dir, at) => this.prediction.input(seq, dir.x, dir.y, at));
     this.keepAlive = new KeepAlive(send, realTimers);
     this.controls = new Controls(window, els.canvas, (dir) => this.sender.set(dir));
     this.watchCanvas();
@@ -193,6 +203,7 @@ export class Game {
         if (this.aoi) return; // not sent with area of interest
         this.world.onSnapshot(msg, arrivalMs);
         this.camera.setBounds(msg.bounds);
+        this.ownSample(msg, arrivalMs);
         return;
       case 'welcome':
         this.welcome(msg);
@@ -226,9 +237,18 @@ export class Game {
     }
   }
 
+  /** Hands the own player's entry in a snapshot just taken to the prediction. */
+  private ownSample(msg: SnapshotMsg, arrivalMs: number): void {
+    const slot = this.world.track(msg.shardId)?.ring.newest();
+    if (!slot || slot.tick !== msg.tick || !this.own) return;
+    const i = slot.find(this.own, -1);
+    if (i >= 0) this.prediction.authoritative(msg.shardId, msg.tick, slot.x[i] as number, slot.y[i] as number, slot.flags[i] as number, arrivalMs);
+  }
+
   private welcome(w: WelcomeMsg): void {
     if (this.own && this.own !== w.playerId) this.chat.system('Rejoined as a new player.');
     this.own = w.playerId;
+    this.cells.ownId = w.playerId;
     this.shard = w.shardId;
     this.welcomeX = w.x;
     this.welcomeY = w.y;
@@ -236,6 +256,8 @@ export class Game {
     this.camera.setBounds(w.bounds);
     this.roster.setOwn(w.playerId, w.name, w.shardId);
     this.mode(w);
+    // Before the resync: the Input it sends is the first the prediction replays.
+    this.prediction.welcome(w, realTimers.now());
     this.sender.resync();
     this.keepAlive.start();
   }
@@ -261,7 +283,10 @@ export class Game {
   private state(s: ConnectionState): void {
     this.connKind = s.kind;
     this.status.connection(s);
-    if (s.kind !== 'live') this.keepAlive.stop();
+    if (s.kind !== 'live') {
+      this.keepAlive.stop();
+      this.prediction.disconnected(realTimers.now());
+    }
     if (s.kind === 'stopped' && s.rename) this.onRename(s.reason);
   }
 
@@ -324,6 +349,7 @@ export class Game {
     if (aoi) this.cells.update(now);
     else this.world.update(now);
     const players = aoi ? this.cells.players : this.world.players;
+    this.drawPrediction(players, t0);
     const own = players.indexOf(this.own);
     if (own >= 0) this.camera.follow(players.x[own] as number, players.y[own] as number, dt);
     else this.camera.follow(this.welcomeX, this.welcomeY, dt);
@@ -336,6 +362,13 @@ export class Game {
     this.frameStats.record(now, performance.now() - t0);
     this.report(now);
   };
+
+  /** Draws the own player where the prediction has it (local time `nowMs`) instead of where it was interpolated. */
+  private drawPrediction(players: MergedPlayers, nowMs: number): void {
+    const p = this.prediction;
+    p.update(nowMs);
+    if (p.active && this.own) players.put(this.own, p.x, p.y, p.heading, p.moving ? FLAG_MOVING : 0, Number.POSITIVE_INFINITY);
+  }
 
   /** Refreshes the HUD (at most every HUD_REFRESH_MS) and the players list (when it changed). */
   private report(now: number): void {

@@ -68,6 +68,17 @@ export interface MinoStats {
   namesKnown: number;
   /** Area of interest: dots on the minimap at its last redraw. */
   minimapDots: number;
+  /**
+   * Prediction of the own player: authoritative samples compared with it,
+   * the prediction error (how far each moved the prediction, world units)
+   * at the median, the 95th percentile and the largest of the last 512, and
+   * the corrections that snapped rather than faded.
+   */
+  predictionSamples: number;
+  predictionErrorP50: number;
+  predictionErrorP95: number;
+  predictionErrorMax: number;
+  predictionSnaps: number;
 }
 
 /** The object installed as `window.__mino`. */
@@ -84,6 +95,8 @@ export interface MinoHook {
   nameOf(id: number): string | null;
   /** Destroys the WebGPU device as a driver reset would; the page must recover. */
   loseDevice(): void;
+  /** Forgets the prediction error statistics (before a measurement). */
+  resetPredictionStats(): void;
 }
 
 declare global {

@@ -50,6 +50,11 @@ function emptyStats(): MinoStats {
     namesAsked: 0,
     namesKnown: 0,
     minimapDots: 0,
+    predictionSamples: 0,
+    predictionErrorP50: Number.NaN,
+    predictionErrorP95: Number.NaN,
+    predictionErrorMax: Number.NaN,
+    predictionSnaps: 0,
   };
 }
 
@@ -79,6 +84,12 @@ function gameStats(g: Game, s: MinoStats): void {
   s.sockets = g.connection?.sockets ?? 0;
   s.decodeErrors = g.connection?.decodeErrors ?? 0;
   s.inputsSent = g.sender.count;
+  const p = g.prediction;
+  s.predictionSamples = p.samples;
+  s.predictionErrorP50 = p.errorQuantile(0.5);
+  s.predictionErrorP95 = p.errorQuantile(0.95);
+  s.predictionErrorMax = p.errorMax();
+  s.predictionSnaps = p.snaps;
 }
 
 /** Interpolation stats of whole-shard mode. */
@@ -173,6 +184,10 @@ export class TestHook implements MinoHook {
 
   loseDevice(): void {
     this.game?.graphics.renderer?.device.destroy();
+  }
+
+  resetPredictionStats(): void {
+    this.game?.prediction.resetStats();
   }
 }
 
