@@ -17,7 +17,9 @@ import { DirectionSender } from './input/sender.js';
 import { CellWorld } from './interp/cell-world.js';
 import { InterpolatedWorld, type MergedPlayers } from './interp/world.js';
 import { Connection, type ConnectionState } from './net/connection.js';
+import { FrameInbox, type ReplaceableMsg } from './net/inbox.js';
 import { KeepAlive } from './net/keepalive.js';
+import { explainedByPage } from './net/policy.js';
 import { FLAG_MOVING, type AoiSettings, type ServerMsg, type SnapshotMsg, type WelcomeMsg } from './net/protocol.js';
 import { socketUrl } from './net/url.js';
 import { OwnPrediction } from './predict/prediction.js';
@@ -30,7 +32,7 @@ import { Minimap } from './render/minimap.js';
 import { InViewDirectory } from './state/in-view.js';
 import { NameBook } from './state/names.js';
 import { Roster } from './state/roster.js';
-import { realTimers } from './timers.js';
+import { afterQueuedEvents, realTimers } from './timers.js';
 import { Chat } from './ui/chat.js';
 import { Hud, type HudValues } from './ui/hud.js';
 import { PlayerList } from './ui/players.js';
@@ -82,7 +84,21 @@ export class Game {
   private readonly playerList: PlayerList;
   private readonly hud: Hud;
   /** Filled in place at each HUD refresh. */
-  private readonly hudValues: HudValues = { pingMs: Number.NaN, players: 0, inView: 0, delayMs: Number.NaN, fps: 0, frameCpuMs: Number.NaN };
+  private readonly hudValues: HudValues = {
+    pingMs: Number.NaN,
+    shard: 0,
+    players: 0,
+    inView: 0,
+    delayMs: Number.NaN,
+    fps: 0,
+    frameCpuMs: Number.NaN,
+    catchingUp: false,
+  };
+  /** Snapshots and cell frames waiting to be taken; the newest of each shard (or cell) only, when the page fell behind. */
+  readonly inbox = new FrameInbox((msg, at) => this.take(msg, at), afterQueuedEvents);
+  /** What the current outage has been (a restart, a session the server no longer knew), for what the page says after it. */
+  private sawRestart = false;
+  private sawSessionLost = false;
   private readonly controls: Controls;
   private conn: Connection | null = null;
   /** Area of interest as the last Welcome gave it (null: whole-shard snapshots). */
@@ -104,6 +120,8 @@ export class Game {
     gpu: GpuHandle,
     /** Called when the server refused the name; the page asks for another and calls [`connect`]. */
     private readonly onRename: (reason: string) => void,
+    /** The access token the page was given (in its URL's fragment), sent in every Hello; memory only. Null: a guest. */
+    private readonly accessToken: string | null = null,
   ) {
     this.canvas = els.canvas;
     const context = els.canvas.getContext('webgpu');
@@ -182,6 +200,7 @@ export class Game {
     this.conn = new Connection({
       url: socketUrl(location),
       name,
+      accessToken: this.accessToken,
       timers: realTimers,
       handlers: { message: (m, at) => this.message(m, at), state: (s) => this.state(s) },
     });
@@ -197,15 +216,11 @@ export class Game {
   private message(msg: ServerMsg, arrivalMs: number): void {
     switch (msg.kind) {
       case 'cell':
-        this.cells.onCell(msg, arrivalMs);
-        return;
       case 'snapshot':
-        if (this.aoi) return; // not sent with area of interest
-        this.world.onSnapshot(msg, arrivalMs);
-        this.camera.setBounds(msg.bounds);
-        this.ownSample(msg, arrivalMs);
+        this.inbox.offer(msg, arrivalMs);
         return;
       case 'welcome':
+        this.inbox.flush(); // the old socket's frames first
         this.welcome(msg);
         return;
       case 'names':
@@ -229,12 +244,25 @@ export class Game {
         this.keepAlive.onPong(msg.clientTimeMs, realTimers.now());
         return;
       case 'error':
-        if (msg.message) this.chat.system(`server: ${msg.message}`);
+        // What the page explains in its own words (a restart, a lost session, a refused sign-in) is not echoed.
+        if (msg.message && !explainedByPage(msg.code)) this.chat.system(`server: ${msg.message}`);
         return;
       case 'busy':
       case 'move':
         return; // the connection acts on these
     }
+  }
+
+  /** Takes a snapshot or cell frame out of the inbox into the interpolation. */
+  private take(msg: ReplaceableMsg, arrivalMs: number): void {
+    if (msg.kind === 'cell') {
+      this.cells.onCell(msg, arrivalMs);
+      return;
+    }
+    if (this.aoi) return; // not sent with area of interest
+    this.world.onSnapshot(msg, arrivalMs);
+    this.camera.setBounds(msg.bounds);
+    this.ownSample(msg, arrivalMs);
   }
 
   /** Hands the own player's entry in a snapshot just taken to the prediction. */
@@ -246,7 +274,8 @@ export class Game {
   }
 
   private welcome(w: WelcomeMsg): void {
-    if (this.own && this.own !== w.playerId) this.chat.system('Rejoined as a new player.');
+    if (this.own && this.own !== w.playerId) this.rejoined(w.name);
+    this.sawRestart = this.sawSessionLost = false;
     this.own = w.playerId;
     this.cells.ownId = w.playerId;
     this.shard = w.shardId;
@@ -280,8 +309,24 @@ export class Game {
     this.playerList.show(this.inView, 'In view');
   }
 
+  /** Says plainly why the player came back as a new one. */
+  private rejoined(name: string): void {
+    const why = this.sawRestart
+      ? 'The server restarted and could not keep your place'
+      : this.sawSessionLost
+        ? 'The server no longer knew your session'
+        : 'Your session ended';
+    const text = `${why}, so you joined again as a new player, still named ${name}.`;
+    this.chat.system(text);
+    this.status.notice(text);
+  }
+
   private state(s: ConnectionState): void {
     this.connKind = s.kind;
+    if (s.kind === 'reconnecting') {
+      this.sawRestart ||= s.why === 'restart';
+      this.sawSessionLost ||= s.why === 'session-lost';
+    }
     this.status.connection(s);
     if (s.kind !== 'live') {
       this.keepAlive.stop();
@@ -342,6 +387,7 @@ export class Game {
   private readonly frame = (now: number): void => {
     requestAnimationFrame(this.frame);
     const t0 = performance.now();
+    this.inbox.flush();
     const dt = now - this.lastFrame;
     this.lastFrame = now;
     this.resizeCanvas();
@@ -375,6 +421,8 @@ export class Game {
     if (this.hud.due(now)) {
       const v = this.hudValues;
       v.pingMs = this.keepAlive.smoothedRttMs;
+      v.shard = this.shard;
+      v.catchingUp = this.inbox.catchingUp(now);
       if (this.aoi) {
         v.players = this.placePlayers;
         v.inView = this.cells.players.count;
