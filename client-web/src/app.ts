@@ -51,6 +51,8 @@ export interface Elements {
   readonly playerCount: HTMLElement;
   readonly playersTitle: HTMLElement;
   readonly minimap: HTMLCanvasElement;
+  /** The side panels (player list and chat) over the right of the world. */
+  readonly side: HTMLElement;
 }
 
 /** Largest canvas side, device pixels. */
@@ -114,6 +116,8 @@ export class Game {
   private lastFrame = Number.NaN;
   private cssWidth = 1;
   private cssHeight = 1;
+  /** CSS pixels at the right of the canvas the side panels cover. */
+  private sideInset = 0;
 
   constructor(
     private readonly els: Elements,
@@ -346,7 +350,11 @@ export class Game {
       if (!entry) return;
       this.cssWidth = entry.contentRect.width;
       this.cssHeight = entry.contentRect.height;
+      this.measureSide();
     }).observe(canvas);
+    const side = new ResizeObserver(() => this.measureSide());
+    side.observe(this.els.side);
+    for (const panel of this.els.side.children) side.observe(panel);
     canvas.addEventListener('mousemove', (e) => this.labels.setMouse(e.offsetX, e.offsetY));
     canvas.addEventListener('mouseleave', () => this.labels.clearMouse());
     canvas.addEventListener(
@@ -364,6 +372,13 @@ export class Game {
     });
   }
 
+  /** How much of the canvas's right the side panels cover (they float over it), CSS pixels, and a gap. */
+  measureSide(): void {
+    const side = this.els.side.getBoundingClientRect();
+    const canvas = this.els.canvas.getBoundingClientRect();
+    this.sideInset = side.width > 0 && side.height > 0 ? Math.max(0, canvas.right - side.left + 8) : 0;
+  }
+
   private resizeCanvas(): void {
     const dpr = Math.min(window.devicePixelRatio || 1, 2);
     const w = this.cssWidth;
@@ -376,6 +391,7 @@ export class Game {
       canvas.height = ph;
     }
     this.camera.resize(w, h, pw / Math.max(1, w));
+    this.camera.setInsetRight(this.sideInset);
     this.minimap.resize(dpr);
   }
 

@@ -10,6 +10,7 @@ import { takeToken } from './net/token.js';
 import { CloseCode } from './generated/mino/wire.js';
 import { acquireGpu, failureMessage } from './render/gpu.js';
 import { askName } from './ui/name.js';
+import { foldable } from './ui/panels.js';
 import './style.css';
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -59,12 +60,15 @@ async function start(): Promise<void> {
     playerCount: byId('player-count'),
     playersTitle: byId('players-title'),
     minimap: byId('minimap'),
+    side: byId('side'),
   };
   const form = byId<HTMLFormElement>('name-form');
   const rename = (reason: string): void => {
     void askName(form, storage(), reason).then((name) => game.connect(name));
   };
   const game = new Game(els, got.gpu, rename, token.kind === 'token' ? token.token : null);
+  foldable(byId('roster'), byId<HTMLButtonElement>('roster-fold'), 'players', storage(), () => game.measureSide());
+  foldable(byId('chat'), byId<HTMLButtonElement>('chat-fold'), 'chat', storage(), () => game.measureSide());
   hook?.attach(game);
   window.addEventListener('pagehide', () => game.leave());
   game.connect(await askName(form, storage()));

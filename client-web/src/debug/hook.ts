@@ -79,6 +79,12 @@ export interface MinoStats {
   predictionErrorP95: number;
   predictionErrorMax: number;
   predictionSnaps: number;
+  /** Snapshots and cell frames skipped to catch up (the page fell behind the network). */
+  framesSkipped: number;
+  /** Where the camera keeps the own player across, CSS pixels from the canvas's left (the middle of what the panels leave free). */
+  focusX: number;
+  /** Half the size of the own body with its ring on screen, CSS pixels. */
+  ownBodyPx: number;
 }
 
 /** The object installed as `window.__mino`. */

@@ -6,6 +6,7 @@
 
 import type { Game } from '../app.js';
 import type { GpuFailure, GpuHandle } from '../render/gpu.js';
+import { BODY_RADIUS } from '../render/renderer.js';
 import type { MinoHook, MinoStats } from './hook.js';
 
 /** Stats before anything ran. */
@@ -55,6 +56,9 @@ function emptyStats(): MinoStats {
     predictionErrorP95: Number.NaN,
     predictionErrorMax: Number.NaN,
     predictionSnaps: 0,
+    framesSkipped: 0,
+    focusX: Number.NaN,
+    ownBodyPx: Number.NaN,
   };
 }
 
@@ -90,6 +94,9 @@ function gameStats(g: Game, s: MinoStats): void {
   s.predictionErrorP95 = p.errorQuantile(0.95);
   s.predictionErrorMax = p.errorMax();
   s.predictionSnaps = p.snaps;
+  s.framesSkipped = g.inbox.skipped;
+  s.focusX = g.camera.focusX;
+  s.ownBodyPx = Math.max(BODY_RADIUS, 3 / g.camera.zoom) * g.camera.zoom * 1.4;
 }
 
 /** Interpolation stats of whole-shard mode. */
