@@ -322,6 +322,45 @@ describe('browser client', () => {
     await cdp.detach();
   });
 
+  it('a page too slow for its frames skips to the newest snapshot, says so, and is current again within a second', async () => {
+    const before = await stats();
+    // Every animation frame now takes 250 ms of main-thread work: five snapshots arrive per frame.
+    await page.evaluate(() => {
+      const w = window as unknown as { __burn: boolean };
+      w.__burn = true;
+      const burn = (): void => {
+        if (!w.__burn) return;
+        const end = performance.now() + 250;
+        while (performance.now() < end) {
+          /* busy */
+        }
+        requestAnimationFrame(burn);
+      };
+      requestAnimationFrame(burn);
+    });
+    await until('catching up in the HUD', async () => /catching up$/.test((await page.locator('#hud').textContent()) ?? ''), 8000);
+    await new Promise((r) => setTimeout(r, 2000));
+    const slow = await stats();
+    expect(slow.framesSkipped).toBeGreaterThan(before.framesSkipped + 10);
+    // Drawn at newest minus the delay (plus a slow frame), never seconds late; pongs are never held back.
+    expect(slow.renderLagMs).toBeLessThan(slow.interpDelayMs + 300);
+    expect(slow.pingMs).toBeLessThan(600);
+    await page.evaluate(() => ((window as unknown as { __burn: boolean }).__burn = false));
+    const stopped = Date.now();
+    const s = await until('drawing at newest minus the delay again', async () => {
+      const now = await stats();
+      return now.frames > slow.frames + 10 && now.renderLagMs > 0 && now.renderLagMs <= now.interpDelayMs + 50 ? now : null;
+    }, 3000);
+    const currentMs = Date.now() - stopped;
+    // The HUD stops saying so a second after the last skip.
+    await until('the HUD no longer catching up', async () => !/catching up/.test((await page.locator('#hud').textContent()) ?? ''), 2500);
+    console.log(
+      `slow page: ${slow.framesSkipped - before.framesSkipped} snapshots skipped, render lag ${slow.renderLagMs.toFixed(0)} ms, ping ${slow.pingMs.toFixed(0)} ms; current again ${currentMs} ms after`,
+    );
+    expect(currentMs).toBeLessThan(1000);
+    expect(s.decodeErrors).toBe(0);
+  });
+
   it('loads without a missing file (a favicon, no 404)', () => {
     expect(notFound).toEqual([]);
   });

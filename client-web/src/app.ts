@@ -32,7 +32,7 @@ import { Minimap } from './render/minimap.js';
 import { InViewDirectory } from './state/in-view.js';
 import { NameBook } from './state/names.js';
 import { Roster } from './state/roster.js';
-import { afterQueuedEvents, realTimers } from './timers.js';
+import { realTimers } from './timers.js';
 import { Chat } from './ui/chat.js';
 import { Hud, type HudValues } from './ui/hud.js';
 import { PlayerList } from './ui/players.js';
@@ -97,7 +97,7 @@ export class Game {
     catchingUp: false,
   };
   /** Snapshots and cell frames waiting to be taken; the newest of each shard (or cell) only, when the page fell behind. */
-  readonly inbox = new FrameInbox((msg, at) => this.take(msg, at), afterQueuedEvents);
+  readonly inbox = new FrameInbox((msg, at) => this.take(msg, at));
   /** What the current outage has been (a restart, a session the server no longer knew), for what the page says after it. */
   private sawRestart = false;
   private sawSessionLost = false;

@@ -14,20 +14,3 @@ export const realTimers: Timers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
-
-let channel: MessageChannel | null = null;
-const queued: (() => void)[] = [];
-
-/**
- * Runs `fn` in a task of its own after the events already queued (a
- * websocket's messages that arrived together), without a timer's clamping
- * or throttling in a background tab.
- */
-export function afterQueuedEvents(fn: () => void): void {
-  if (!channel) {
-    channel = new MessageChannel();
-    channel.port1.onmessage = () => queued.shift()?.();
-  }
-  queued.push(fn);
-  channel.port2.postMessage(null);
-}

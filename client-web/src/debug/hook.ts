@@ -79,8 +79,9 @@ export interface MinoStats {
   predictionErrorP95: number;
   predictionErrorMax: number;
   predictionSnaps: number;
-  /** Snapshots and cell frames skipped to catch up (the page fell behind the network). */
+  /** Snapshots and cell frames skipped to catch up (the page fell behind the network), and the most found waiting at one animation frame. */
   framesSkipped: number;
+  framesMostWaiting: number;
   /** Where the camera keeps the own player across, CSS pixels from the canvas's left (the middle of what the panels leave free). */
   focusX: number;
   /** Half the size of the own body with its ring on screen, CSS pixels. */

@@ -57,6 +57,7 @@ function emptyStats(): MinoStats {
     predictionErrorMax: Number.NaN,
     predictionSnaps: 0,
     framesSkipped: 0,
+    framesMostWaiting: 0,
     focusX: Number.NaN,
     ownBodyPx: Number.NaN,
   };
@@ -95,6 +96,7 @@ function gameStats(g: Game, s: MinoStats): void {
   s.predictionErrorMax = p.errorMax();
   s.predictionSnaps = p.snaps;
   s.framesSkipped = g.inbox.skipped;
+  s.framesMostWaiting = g.inbox.mostWaiting;
   s.focusX = g.camera.focusX;
   s.ownBodyPx = Math.max(BODY_RADIUS, 3 / g.camera.zoom) * g.camera.zoom * 1.4;
 }

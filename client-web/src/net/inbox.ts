@@ -3,14 +3,16 @@
 //
 // Decoding a frame (verifying it, reading its header) is cheap; taking it
 // (copying every player into the interpolation buffers) is what costs at
-// thousands of players. So frames are offered here as they arrive and taken
-// in a task of their own right after the websocket's events (and at the
-// start of every animation frame). A page that keeps up takes every frame,
-// each alone. When several frames of one shard (with area of interest, of
-// one cell of a shard) are waiting, the page fell behind: only the newest is
-// taken and the older ones are skipped, since a newer frame of the same
-// shard or cell replaces everything they said. Chat, presence, pongs and the
-// rest never wait here: they are handled at once, every one.
+// thousands of players. So frames are offered here as they arrive (with
+// their arrival time) and taken once per animation frame, before the world
+// is drawn. A page that keeps up finds one or two frames of a shard waiting
+// (snapshots come at 20 Hz, frames at 60 or at least 10 a second) and takes
+// them all. When more are waiting, the page fell behind: only the newest of
+// that shard (with area of interest, of that cell of that shard) is taken,
+// since it replaces everything the older ones said, and the page is current
+// again at once. So that a page that draws no frames (a hidden tab) stays
+// bounded, a full inbox is taken at once. Chat, presence, pongs and the rest
+// never wait here: they are handled as they arrive, every one.
 
 import type { CellMsg, SnapshotMsg } from './protocol.js';
 
@@ -19,22 +21,27 @@ export type ReplaceableMsg = SnapshotMsg | CellMsg;
 
 /** How long after the last skip the page still says it is catching up, ms. */
 export const CATCHING_UP_MS = 1000;
+/** Frames of one shard (or cell) a page that keeps up may find waiting; more are a backlog. */
+export const KEEPING_UP = 2;
+/** Frames waiting at most: more are taken at once (a page drawing no frames). */
+export const INBOX_CAP = 1024;
 
 /** The frames waiting; see the module comment. */
 export class FrameInbox {
   private readonly waiting: ReplaceableMsg[] = [];
   private readonly arrivals: number[] = [];
-  private readonly newest = new Set<string>();
-  private scheduled = false;
+  private readonly counts = new Map<string, number>();
+  private readonly seen = new Set<string>();
   /** Frames skipped so far, and the local time of the last skip (ms; -Infinity before any). */
   skipped = 0;
   lastSkipMs = Number.NEGATIVE_INFINITY;
+  /** Most frames found waiting at one flush. */
+  mostWaiting = 0;
 
   constructor(
     /** Takes one frame (in arrival order), with its arrival time (local ms). */
     private readonly take: (msg: ReplaceableMsg, arrivalMs: number) => void,
-    /** Runs `fn` in a task after the events already queued (a MessageChannel in the page). */
-    private readonly schedule: (fn: () => void) => void,
+    private readonly cap = INBOX_CAP,
   ) {}
 
   /** Frames waiting now. */
@@ -46,26 +53,34 @@ export class FrameInbox {
   offer(msg: ReplaceableMsg, arrivalMs: number): void {
     this.waiting.push(msg);
     this.arrivals.push(arrivalMs);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    this.schedule(() => this.flush());
+    if (this.waiting.length >= this.cap) this.flush();
   }
 
-  /** Takes the newest waiting frame of each shard (or shard and cell), in arrival order; skips the rest. */
+  /**
+   * Takes the waiting frames in arrival order: all of a shard (or cell) with
+   * at most KEEPING_UP waiting, only the newest of one with more (the rest
+   * are skipped).
+   */
   flush(): void {
-    this.scheduled = false;
     const n = this.waiting.length;
     if (!n) return;
-    const keep = this.newest;
-    keep.clear();
-    let skipped = 0;
-    // Newest first: the first frame seen of a key is the one to take.
+    if (n > this.mostWaiting) this.mostWaiting = n;
+    const counts = this.counts;
+    counts.clear();
+    for (let i = 0; i < n; i++) {
+      const k = key(this.waiting[i] as ReplaceableMsg);
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    const seen = this.seen;
+    seen.clear();
     const taken: boolean[] = new Array<boolean>(n);
+    let skipped = 0;
+    // Newest first: the first frame seen of a backlogged key is the one to take.
     for (let i = n - 1; i >= 0; i--) {
       const k = key(this.waiting[i] as ReplaceableMsg);
-      taken[i] = !keep.has(k);
-      if (taken[i]) keep.add(k);
-      else skipped++;
+      taken[i] = (counts.get(k) ?? 0) <= KEEPING_UP || !seen.has(k);
+      seen.add(k);
+      if (!taken[i]) skipped++;
     }
     const frames = this.waiting.splice(0);
     const arrivals = this.arrivals.splice(0);
