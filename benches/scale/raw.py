@@ -48,6 +48,11 @@ class Raw:
         self.failover_totals = {a: dig(read_json(os.path.join(raw_dir, f"failover-{a}.server.json")), "totals")
                                 for a in ("kill", "drain")}
         self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
+        # The browser client's figures (client-web: the e2e tests with MINO_CLIENT_FIGURES, and
+        # `npm run figure -- --json` before and after), when they were measured.
+        self.client = read_json(os.path.join(raw_dir, "client.json"))
+        self.client_behind = {w: dig(read_json(os.path.join(raw_dir, f"client-behind-{w}.json")), "result")
+                              for w in ("before", "after")}
         self.info_lines = info_lines(os.path.join(raw_dir, "run.tsv"))
         self.run_info = dict(self.info_lines)
         self.commands = [c for s in SECTIONS for c in self.lines(f"commands-{s}.txt")]

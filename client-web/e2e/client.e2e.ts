@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
 import { launchChromium } from './harness/browser.js';
+import { recordFigure } from './harness/figures.js';
 import { OWN_BODY, Screenshot } from './harness/pixels.js';
 import { bodyRgb, hueIndex } from '../src/render/hue.js';
 import { startServer, type RunningServer } from './harness/server.js';
@@ -357,6 +358,13 @@ describe('browser client', () => {
     console.log(
       `slow page: ${slow.framesSkipped - before.framesSkipped} snapshots skipped, render lag ${slow.renderLagMs.toFixed(0)} ms, ping ${slow.pingMs.toFixed(0)} ms; current again ${currentMs} ms after`,
     );
+    recordFigure('slowPage', {
+      burnMsPerFrame: 250,
+      skipped: slow.framesSkipped - before.framesSkipped,
+      renderLagMs: slow.renderLagMs,
+      pingMs: slow.pingMs,
+      currentAgainMs: currentMs,
+    });
     expect(currentMs).toBeLessThan(1000);
     expect(s.decodeErrors).toBe(0);
   });
@@ -403,6 +411,7 @@ describe('browser client', () => {
     }, 10_000);
     const tookMs = Date.now() - back;
     console.log(`standalone restart: live again ${tookMs} ms after the server was back`);
+    recordFigure('restartBackMs', tookMs);
     expect(tookMs).toBeLessThanOrEqual(3000);
     expect(s.sockets).toBeGreaterThanOrEqual(3);
     expect(s.frames).toBeGreaterThan(before.frames);

@@ -11,6 +11,7 @@ import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
 import { launchChromium } from './harness/browser.js';
 import { startDelayProxy, type DelayProxy } from './harness/delay-proxy.js';
+import { recordFigure } from './harness/figures.js';
 import { startServer, type RunningServer } from './harness/server.js';
 
 const VIEW = { width: 960, height: 640 };
@@ -116,6 +117,7 @@ describe('own player prediction', () => {
     const page = await join(server.http, 'quick');
     const samples = await measureLatency(page, 11);
     console.log(`keydown -> own label moving, loopback: median ${median(samples).toFixed(1)} ms, samples ${samples.map((s) => s.toFixed(0)).join(' ')}`);
+    recordFigure('keydownLoopback', { medianMs: median(samples), samplesMs: samples });
     expect(samples.length).toBeGreaterThanOrEqual(9);
     expect(median(samples)).toBeLessThanOrEqual(50);
     await page.close();
@@ -126,6 +128,7 @@ describe('own player prediction', () => {
     const id = (await stats(page)).ownPlayerId;
     const samples = await measureLatency(page, 11);
     console.log(`keydown -> own label moving, 100 ms RTT ±10 %: median ${median(samples).toFixed(1)} ms, samples ${samples.map((s) => s.toFixed(0)).join(' ')}`);
+    recordFigure('keydownRtt100', { medianMs: median(samples), samplesMs: samples });
     expect(median(samples)).toBeLessThanOrEqual(50);
 
     // Walk about: four directions and diagonals, held 150-450 ms, for about 12 s.
@@ -143,6 +146,14 @@ describe('own player prediction', () => {
     console.log(
       `prediction error, 100 ms RTT ±10 %: ${s.predictionSamples} samples, p50 ${s.predictionErrorP50.toFixed(3)}, p95 ${s.predictionErrorP95.toFixed(3)}, max ${s.predictionErrorMax.toFixed(3)} world units (a step is ${STEP}), snaps ${s.predictionSnaps}`,
     );
+    recordFigure('predictionErrorRtt100', {
+      samples: s.predictionSamples,
+      p50: s.predictionErrorP50,
+      p95: s.predictionErrorP95,
+      max: s.predictionErrorMax,
+      snaps: s.predictionSnaps,
+      stepUnits: STEP,
+    });
     expect(s.predictionSamples).toBeGreaterThan(150);
     expect(s.predictionErrorP50).toBeLessThan(0.5);
     expect(s.predictionErrorP95).toBeLessThanOrEqual(STEP + 0.5);
