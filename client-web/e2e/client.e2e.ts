@@ -323,15 +323,15 @@ describe('browser client', () => {
     await cdp.detach();
   });
 
-  it('a page too slow for its frames skips to the newest snapshot, says so, and is current again within a second', async () => {
+  it('a page too slow for its frames skips its backlog of snapshots, says so, and is current again within a second', async () => {
     const before = await stats();
-    // Every animation frame now takes 250 ms of main-thread work: five snapshots arrive per frame.
+    // Every animation frame now takes 400 ms of main-thread work: eight snapshots arrive per frame.
     await page.evaluate(() => {
       const w = window as unknown as { __burn: boolean };
       w.__burn = true;
       const burn = (): void => {
         if (!w.__burn) return;
-        const end = performance.now() + 250;
+        const end = performance.now() + 400;
         while (performance.now() < end) {
           /* busy */
         }
@@ -344,7 +344,7 @@ describe('browser client', () => {
     const slow = await stats();
     expect(slow.framesSkipped).toBeGreaterThan(before.framesSkipped + 10);
     // Drawn at newest minus the delay (plus a slow frame), never seconds late; pongs are never held back.
-    expect(slow.renderLagMs).toBeLessThan(slow.interpDelayMs + 300);
+    expect(slow.renderLagMs).toBeLessThan(slow.interpDelayMs + 450);
     expect(slow.pingMs).toBeLessThan(600);
     await page.evaluate(() => ((window as unknown as { __burn: boolean }).__burn = false));
     const stopped = Date.now();
@@ -359,7 +359,7 @@ describe('browser client', () => {
       `slow page: ${slow.framesSkipped - before.framesSkipped} snapshots skipped, render lag ${slow.renderLagMs.toFixed(0)} ms, ping ${slow.pingMs.toFixed(0)} ms; current again ${currentMs} ms after`,
     );
     recordFigure('slowPage', {
-      burnMsPerFrame: 250,
+      burnMsPerFrame: 400,
       skipped: slow.framesSkipped - before.framesSkipped,
       renderLagMs: slow.renderLagMs,
       pingMs: slow.pingMs,

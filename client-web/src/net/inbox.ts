@@ -5,14 +5,15 @@
 // (copying every player into the interpolation buffers) is what costs at
 // thousands of players. So frames are offered here as they arrive (with
 // their arrival time) and taken once per animation frame, before the world
-// is drawn. A page that keeps up finds one or two frames of a shard waiting
-// (snapshots come at 20 Hz, frames at 60 or at least 10 a second) and takes
-// them all. When more are waiting, the page fell behind: only the newest of
-// that shard (with area of interest, of that cell of that shard) is taken,
-// since it replaces everything the older ones said, and the page is current
-// again at once. So that a page that draws no frames (a hidden tab) stays
-// bounded, a full inbox is taken at once. Chat, presence, pongs and the rest
-// never wait here: they are handled as they arrive, every one.
+// is drawn. A page that keeps up finds the frames of the last frame interval
+// waiting and takes them all. A page that fell behind finds a backlog: the
+// frames of a shard (with area of interest, of one cell of a shard) whose
+// server time is more than BACKLOG_MS older than the newest one waiting are
+// skipped, since the newer ones replace everything they said, and the page is
+// current again at once. (Server time, not arrival: a backlog the browser
+// held arrives all at once.) So that a page that draws no frames (a hidden
+// tab) stays bounded, a full inbox is taken at once. Chat, presence, pongs and
+// the rest never wait here: they are handled as they arrive, every one.
 
 import type { CellMsg, SnapshotMsg } from './protocol.js';
 
@@ -21,8 +22,12 @@ export type ReplaceableMsg = SnapshotMsg | CellMsg;
 
 /** How long after the last skip the page still says it is catching up, ms. */
 export const CATCHING_UP_MS = 1000;
-/** Frames of one shard (or cell) a page that keeps up may find waiting; more are a backlog. */
-export const KEEPING_UP = 2;
+/**
+ * A frame this much older (server time, ms) than the newest waiting of its
+ * shard (or cell) is a backlog and is skipped: four ticks at 20 Hz, so a page
+ * drawing 5 frames a second or more skips nothing.
+ */
+export const BACKLOG_MS = 200;
 /** Frames waiting at most: more are taken at once (a page drawing no frames). */
 export const INBOX_CAP = 1024;
 
@@ -30,8 +35,7 @@ export const INBOX_CAP = 1024;
 export class FrameInbox {
   private readonly waiting: ReplaceableMsg[] = [];
   private readonly arrivals: number[] = [];
-  private readonly counts = new Map<string, number>();
-  private readonly seen = new Set<string>();
+  private readonly newest = new Map<string, number>();
   /** Frames skipped so far, and the local time of the last skip (ms; -Infinity before any). */
   skipped = 0;
   lastSkipMs = Number.NEGATIVE_INFINITY;
@@ -57,29 +61,26 @@ export class FrameInbox {
   }
 
   /**
-   * Takes the waiting frames in arrival order: all of a shard (or cell) with
-   * at most KEEPING_UP waiting, only the newest of one with more (the rest
-   * are skipped).
+   * Takes the waiting frames in arrival order, but for those more than
+   * BACKLOG_MS (server time) older than the newest of their shard (or cell),
+   * which are skipped.
    */
   flush(): void {
     const n = this.waiting.length;
     if (!n) return;
     if (n > this.mostWaiting) this.mostWaiting = n;
-    const counts = this.counts;
-    counts.clear();
+    const newest = this.newest;
+    newest.clear();
+    // Arrival order is server order per shard: the last of a key is its newest.
     for (let i = 0; i < n; i++) {
-      const k = key(this.waiting[i] as ReplaceableMsg);
-      counts.set(k, (counts.get(k) ?? 0) + 1);
+      const m = this.waiting[i] as ReplaceableMsg;
+      newest.set(key(m), timeOf(m));
     }
-    const seen = this.seen;
-    seen.clear();
     const taken: boolean[] = new Array<boolean>(n);
     let skipped = 0;
-    // Newest first: the first frame seen of a backlogged key is the one to take.
-    for (let i = n - 1; i >= 0; i--) {
-      const k = key(this.waiting[i] as ReplaceableMsg);
-      taken[i] = (counts.get(k) ?? 0) <= KEEPING_UP || !seen.has(k);
-      seen.add(k);
+    for (let i = 0; i < n; i++) {
+      const m = this.waiting[i] as ReplaceableMsg;
+      taken[i] = olderBy(newest.get(key(m)) ?? timeOf(m), timeOf(m), m.kind === 'cell') <= BACKLOG_MS;
       if (!taken[i]) skipped++;
     }
     const frames = this.waiting.splice(0);
@@ -95,6 +96,18 @@ export class FrameInbox {
   catchingUp(nowMs: number): boolean {
     return nowMs - this.lastSkipMs < CATCHING_UP_MS;
   }
+}
+
+/** A frame's server time, ms (a cell frame's: the low 32 bits). */
+function timeOf(msg: ReplaceableMsg): number {
+  return msg.kind === 'snapshot' ? msg.serverTimeMs : msg.timeMs;
+}
+
+/** How much older `t` is than `newest`, ms; 32-bit times (cell frames) wrap. */
+function olderBy(newest: number, t: number, wraps: boolean): number {
+  if (!wraps) return newest - t;
+  const d = (newest - t) >>> 0;
+  return d < 2 ** 31 ? d : 0;
 }
 
 /** What a newer frame replaces: a shard's snapshot, or one cell of a shard. */
