@@ -499,12 +499,13 @@ class Report:
                     "The machine was shared and saturated by other work (load average on 2 cores), so these are "
                     "indicative; the slow-page row above is the controlled figure.", ""]
             rows = []
-            for w in ("before", "after"):
-                r = b.get(w)
+            runs = max(len(b["before"]), len(b["after"]))
+            for i, w in ((i, w) for i in range(runs) for w in ("before", "after")):
+                r = b[w][i] if i < len(b[w]) else None
                 if not r:
                     continue
                 skipped = r.get("framesSkipped")
-                rows.append([w, f"{r['bots']:,}", f"{r['cpuThrottle']}×",
+                rows.append([f"{w} (run {i + 1})", f"{r['bots']:,}", f"{r['cpuThrottle']}×",
                              f"{r['pingMsMedian']:.0f} / {r['pingMsMax']:.0f} ms",
                              f"{r['renderLagMsMedian']:.0f} / {r['renderLagMsP95']:.0f} ms",
                              f"{r['interpDelayMsMedian']:.0f} ms", f"{r['fpsMedian']:.1f}",
