@@ -478,7 +478,10 @@ class Report:
         if e:
             rows.append(["prediction error, 100 ms RTT ±10 %",
                          f"p50 {e['p50']:.3f}, p95 {e['p95']:.2f}, max {e['max']:.2f} world units",
-                         f"{e['samples']} samples, {e['snaps']} snaps", f"p95 ≤ one step ({e['stepUnits']})"])
+                         f"{e['samples']} samples, {e['snaps']} snaps"
+                         + (f"; uplink delay spread {e['upSpreadMs']:.1f} ms" if "upSpreadMs" in e else ""),
+                         f"p95 ≤ {e['bound']:.2f}: a step plus the walk over the uplink's spread" if "bound" in e
+                         else f"p95 ≤ one step ({e['stepUnits']})"])
         if "restartBackMs" in c:
             rows.append(["standalone restart (SIGTERM, 1012): live again after the server is back",
                          f"{c['restartBackMs']:.0f} ms", "as a new player, same name", "≤ 3 s"])

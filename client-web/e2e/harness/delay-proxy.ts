@@ -13,6 +13,14 @@ export interface DelayProxy {
   readonly http: string;
   /** Messages relayed each way so far. */
   readonly relayed: { up: number; down: number };
+  /**
+   * The spread of the delays page -> server messages really had since the
+   * last reset, ms (99th minus 1st percentile): the jitter asked for, or more
+   * when a busy machine fired the proxy's timers late.
+   */
+  upSpreadMs(): number;
+  /** Forgets the delays measured so far. */
+  resetDelays(): void;
   close(): Promise<void>;
 }
 
@@ -29,19 +37,26 @@ class DelayedPipe {
   constructor(
     private readonly opts: DelayOptions,
     private readonly deliver: (data: RawData, binary: boolean) => void,
+    /** Told each message's real delay, ms. */
+    private readonly delayed: (ms: number) => void = () => undefined,
   ) {}
 
   push(data: RawData, binary: boolean): void {
+    const received = performance.now();
     const delay = this.opts.oneWayMs * (1 + this.opts.jitter * (2 * Math.random() - 1));
-    const at = Math.max(this.last, Date.now() + delay);
+    const at = Math.max(this.last, received + delay);
     this.last = at;
-    setTimeout(() => this.deliver(data, binary), Math.max(0, at - Date.now()));
+    setTimeout(() => {
+      this.delayed(performance.now() - received);
+      this.deliver(data, binary);
+    }, Math.max(0, at - performance.now()));
   }
 }
 
 /** Starts a proxy on a free loopback port in front of the server at `target` (host:port). */
 export async function startDelayProxy(target: string, opts: DelayOptions): Promise<DelayProxy> {
   const relayed = { up: 0, down: 0 };
+  const upDelays: number[] = [];
   const wss = new WebSocketServer({ noServer: true });
   const server: Server = createServer((req, res) => {
     void fetch(`http://${target}${req.url ?? '/'}`)
@@ -55,7 +70,7 @@ export async function startDelayProxy(target: string, opts: DelayOptions): Promi
       });
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    wss.handleUpgrade(req, socket, head, (client) => relay(client, `ws://${target}${req.url ?? '/ws'}`, opts, relayed));
+    wss.handleUpgrade(req, socket, head, (client) => relay(client, `ws://${target}${req.url ?? '/ws'}`, opts, relayed, (ms) => upDelays.push(ms)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
@@ -63,6 +78,15 @@ export async function startDelayProxy(target: string, opts: DelayOptions): Promi
   return {
     http: `http://127.0.0.1:${port}/`,
     relayed,
+    upSpreadMs: () => {
+      const d = [...upDelays].sort((a, b) => a - b);
+      if (!d.length) return 0;
+      const at = (q: number): number => d[Math.min(d.length - 1, Math.floor(q * d.length))] as number;
+      return at(0.99) - at(0.01);
+    },
+    resetDelays: () => {
+      upDelays.length = 0;
+    },
     close: async () => {
       for (const c of wss.clients) c.terminate();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -71,13 +95,17 @@ export async function startDelayProxy(target: string, opts: DelayOptions): Promi
 }
 
 /** Relays between the page's socket and one to the server, each way through a delay. */
-function relay(client: WebSocket, url: string, opts: DelayOptions, relayed: { up: number; down: number }): void {
+function relay(client: WebSocket, url: string, opts: DelayOptions, relayed: { up: number; down: number }, upDelay: (ms: number) => void): void {
   const upstream = new WebSocket(url);
   const pending: [RawData, boolean][] = [];
-  const up = new DelayedPipe(opts, (data, binary) => {
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary });
-    else pending.push([data, binary]);
-  });
+  const up = new DelayedPipe(
+    opts,
+    (data, binary) => {
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary });
+      else pending.push([data, binary]);
+    },
+    upDelay,
+  );
   const down = new DelayedPipe(opts, (data, binary) => {
     if (client.readyState === WebSocket.OPEN) client.send(data, { binary });
   });
