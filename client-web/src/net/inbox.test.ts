@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FRAME_BUDGET_BYTES, bytesPerFrame } from '../testing/allocation.js';
 import { FrameInbox, type ReplaceableMsg } from './inbox.js';
 import type { CellMsg, SnapshotMsg } from './protocol.js';
 
@@ -61,5 +62,21 @@ describe('frame inbox', () => {
     expect(box.length).toBeLessThan(64);
     expect(taken.length).toBe(50);
     expect(taken.at(-1)?.[1]).toBe(639 - box.length);
+  });
+
+  it('allocates nothing in a steady frame that takes a snapshot', async () => {
+    let taken = 0;
+    const box = new FrameInbox(() => taken++);
+    const frames = Array.from({ length: 64 }, (_, i) => snapshot(1, i));
+    const cells = Array.from({ length: 64 }, (_, i) => cell(1, 5, i));
+    let f = 0;
+    const bytes = await bytesPerFrame(() => {
+      box.offer(frames[f % 64] as SnapshotMsg, f);
+      box.offer(cells[f % 64] as CellMsg, f);
+      box.flush();
+      f++;
+    });
+    expect(taken).toBeGreaterThan(1000);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });

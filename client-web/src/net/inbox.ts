@@ -33,9 +33,20 @@ export const INBOX_CAP = 1024;
 
 /** The frames waiting; see the module comment. */
 export class FrameInbox {
-  private readonly waiting: ReplaceableMsg[] = [];
-  private readonly arrivals: number[] = [];
-  private readonly newest = new Map<string, number>();
+  /**
+   * The frames waiting, [0, count), and the lists being taken, swapped at
+   * each flush. Emptied by count and by clearing the slots (setting an
+   * array's length to 0 drops its storage), so a steady flush allocates
+   * nothing.
+   */
+  private waiting: (ReplaceableMsg | null)[] = [];
+  private arrivals: number[] = [];
+  private count = 0;
+  private taking: (ReplaceableMsg | null)[] = [];
+  private takingArrivals: number[] = [];
+  /** Newest server time waiting per shard (snapshots) and per shard and cell (cell frames), as of the flush that last saw it. */
+  private readonly newestSnapshot = new Map<number, number>();
+  private readonly newestCell = new Map<number, Map<number, number>>();
   /** Frames skipped so far, and the local time of the last skip (ms; -Infinity before any). */
   skipped = 0;
   lastSkipMs = Number.NEGATIVE_INFINITY;
@@ -50,67 +61,83 @@ export class FrameInbox {
 
   /** Frames waiting now. */
   get length(): number {
-    return this.waiting.length;
+    return this.count;
   }
 
   /** Offers a frame that arrived at local `arrivalMs`; it is taken, or skipped for a newer one, at the next [`flush`]. */
   offer(msg: ReplaceableMsg, arrivalMs: number): void {
-    this.waiting.push(msg);
-    this.arrivals.push(arrivalMs);
-    if (this.waiting.length >= this.cap) this.flush();
+    const i = this.count++;
+    if (i < this.waiting.length) {
+      this.waiting[i] = msg;
+      this.arrivals[i] = arrivalMs;
+    } else {
+      this.waiting.push(msg);
+      this.arrivals.push(arrivalMs);
+    }
+    if (this.count >= this.cap) this.flush();
   }
 
   /**
    * Takes the waiting frames in arrival order, but for those more than
    * BACKLOG_MS (server time) older than the newest of their shard (or cell),
-   * which are skipped.
+   * which are skipped. Frames offered while taking wait for the next flush.
    */
   flush(): void {
-    const n = this.waiting.length;
+    const n = this.count;
     if (!n) return;
     if (n > this.mostWaiting) this.mostWaiting = n;
-    const newest = this.newest;
-    newest.clear();
+    const frames = this.waiting;
+    const arrivals = this.arrivals;
+    this.waiting = this.taking;
+    this.arrivals = this.takingArrivals;
+    this.taking = frames;
+    this.takingArrivals = arrivals;
+    this.count = 0;
     // Arrival order is server order per shard: the last of a key is its newest.
-    for (let i = 0; i < n; i++) {
-      const m = this.waiting[i] as ReplaceableMsg;
-      newest.set(key(m), timeOf(m));
-    }
-    const taken: boolean[] = new Array<boolean>(n);
+    // (An entry from an earlier flush is overwritten before it is read, so the
+    // maps are never cleared: clearing a Map allocates.)
+    for (let i = 0; i < n; i++) this.note(frames[i] as ReplaceableMsg);
     let skipped = 0;
-    for (let i = 0; i < n; i++) {
-      const m = this.waiting[i] as ReplaceableMsg;
-      taken[i] = olderBy(newest.get(key(m)) ?? timeOf(m), timeOf(m), m.kind === 'cell') <= BACKLOG_MS;
-      if (!taken[i]) skipped++;
+    try {
+      for (let i = 0; i < n; i++) {
+        const m = frames[i] as ReplaceableMsg;
+        if (this.backlog(m) > BACKLOG_MS) skipped++;
+        else this.take(m, arrivals[i] as number);
+      }
+      if (skipped) {
+        this.skipped += skipped;
+        this.lastSkipMs = arrivals[n - 1] as number;
+      }
+    } finally {
+      frames.fill(null, 0, n);
     }
-    const frames = this.waiting.splice(0);
-    const arrivals = this.arrivals.splice(0);
-    if (skipped) {
-      this.skipped += skipped;
-      this.lastSkipMs = arrivals[n - 1] as number;
-    }
-    for (let i = 0; i < n; i++) if (taken[i]) this.take(frames[i] as ReplaceableMsg, arrivals[i] as number);
   }
 
   /** Whether frames were skipped within CATCHING_UP_MS before local `nowMs`. */
   catchingUp(nowMs: number): boolean {
     return nowMs - this.lastSkipMs < CATCHING_UP_MS;
   }
-}
 
-/** A frame's server time, ms (a cell frame's: the low 32 bits). */
-function timeOf(msg: ReplaceableMsg): number {
-  return msg.kind === 'snapshot' ? msg.serverTimeMs : msg.timeMs;
-}
+  /** Notes `msg`'s server time as the newest of its shard (or cell) so far. */
+  private note(msg: ReplaceableMsg): void {
+    if (msg.kind === 'snapshot') {
+      this.newestSnapshot.set(msg.shardId, msg.serverTimeMs);
+      return;
+    }
+    let cells = this.newestCell.get(msg.shardId);
+    if (!cells) {
+      cells = new Map();
+      this.newestCell.set(msg.shardId, cells);
+    }
+    cells.set(msg.cell, msg.timeMs);
+  }
 
-/** How much older `t` is than `newest`, ms; 32-bit times (cell frames) wrap. */
-function olderBy(newest: number, t: number, wraps: boolean): number {
-  if (!wraps) return newest - t;
-  const d = (newest - t) >>> 0;
-  return d < 2 ** 31 ? d : 0;
-}
-
-/** What a newer frame replaces: a shard's snapshot, or one cell of a shard. */
-function key(msg: ReplaceableMsg): string {
-  return msg.kind === 'snapshot' ? `s${msg.shardId}` : `c${msg.shardId}:${msg.cell}`;
+  /** How much older `msg` is than the newest waiting of its shard (or cell), server ms. */
+  private backlog(msg: ReplaceableMsg): number {
+    if (msg.kind === 'snapshot') return (this.newestSnapshot.get(msg.shardId) ?? msg.serverTimeMs) - msg.serverTimeMs;
+    const newest = this.newestCell.get(msg.shardId)?.get(msg.cell) ?? msg.timeMs;
+    // 32-bit times wrap.
+    const d = (newest - msg.timeMs) >>> 0;
+    return d < 2 ** 31 ? d : 0;
+  }
 }
