@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { MergedPlayers } from '../interp/world.js';
+import { FRAME_BUDGET_BYTES, bytesPerFrame } from '../testing/allocation.js';
 import { seeded, SimServer, type SimOptions } from '../testing/sim-server.js';
 import { ACK_MASK, InputTimeline } from './inputs.js';
 import { stepLength, unitX, unitY, walkAxis } from './movement.js';
@@ -237,5 +239,23 @@ describe('own player prediction', () => {
     expect(p.x).toBe(x);
     expect(p.moving).toBe(false);
     expect(p.predicting).toBe(false);
+  });
+
+  it('allocates nothing in a frame: predicting and drawing the own player, a sample now and then', async () => {
+    const p = new OwnPrediction();
+    p.welcome({ shardId: 1, tickHz: 20, speed: SPEED, bounds: BOUNDS, x: 500, y: 500 }, 0);
+    const players = new MergedPlayers();
+    let f = 0;
+    const bytes = await bytesPerFrame(() => {
+      f++;
+      const now = f * 16;
+      if (f % 40 === 0) p.input(f, f % 80 ? 1 : -1, 0, now);
+      if (f % 3 === 0) p.authoritative(1, f, 500, 500, 0, now);
+      p.update(now);
+      players.begin();
+      players.put(7, p.x, p.y, p.heading, p.moving ? 1 : 0, Number.POSITIVE_INFINITY);
+    });
+    expect(players.count).toBe(1);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });
