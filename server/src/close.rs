@@ -11,6 +11,9 @@ pub enum CloseReason {
     ClientClosed,
     /// The server is shutting down (1001).
     Shutdown,
+    /// A standalone server restarts (SIGTERM) and has no other shard to move
+    /// its players to (1012): come back soon, as a new player.
+    Restart,
     /// Not a valid FlatBuffer, a bad field, or a second Hello (4000).
     Malformed,
     /// Unknown message type (4001).
@@ -82,6 +85,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => CloseCode::Normal,
             CloseReason::Shutdown => CloseCode::GoingAway,
+            CloseReason::Restart => CloseCode::ServiceRestart,
             CloseReason::Malformed => CloseCode::MalformedMessage,
             CloseReason::Unknown => CloseCode::UnknownMessage,
             CloseReason::TooBig => CloseCode::MessageTooBig,
@@ -120,6 +124,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "client_closed",
             CloseReason::Shutdown => "shutdown",
+            CloseReason::Restart => "restart",
             CloseReason::Malformed => "malformed",
             CloseReason::Unknown => "unknown_message",
             CloseReason::TooBig => "too_big",
@@ -158,6 +163,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "bye",
             CloseReason::Shutdown => "server shutting down",
+            CloseReason::Restart => "server restarting",
             CloseReason::Malformed => "malformed message",
             CloseReason::Unknown => "unknown message type",
             CloseReason::TooBig => "message too big",
@@ -251,7 +257,7 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 32] = [
+    const ALL: [CloseReason; 33] = [
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,
@@ -270,6 +276,7 @@ mod tests {
         CloseReason::Moved,
         CloseReason::ClientClosed,
         CloseReason::Shutdown,
+        CloseReason::Restart,
         CloseReason::Malformed,
         CloseReason::Unknown,
         CloseReason::TooBig,

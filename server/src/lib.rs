@@ -86,8 +86,9 @@ pub enum RunError {
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
 /// optional) until `life.stop` fires. When `life.drain` fires
 /// first, the shard drains: it admits nobody, reports not ready, tells its
-/// players to move (paced by `config.drain_rate`), and stops once they are all
-/// gone or after `config.drain_timeout`. Stopping closes every socket with
+/// players to move (paced by `config.drain_rate`; standalone, with no other
+/// shard to move them to, it closes every socket at once with 1012 "service
+/// restart"), and stops once they are all gone or after `config.drain_timeout`. Stopping closes every socket with
 /// "going away" (1001), stops the tick and joins every task, giving up after
 /// `config.shutdown_timeout`.
 ///
@@ -160,7 +161,10 @@ pub async fn run(
         () = cancel.cancelled() => {}
         () = life.drain.cancelled() => {
             tokio::select! {
-                () = life.drained.cancelled() => tracing::info!("drained: every player moved"),
+                () = life.drained.cancelled() => match config.redis {
+                    Some(_) => tracing::info!("drained: every player moved"),
+                    None => tracing::info!("standalone restart: every player disconnected"),
+                },
                 () = tokio::time::sleep(config.drain_timeout) => tracing::warn!("drain timed out"),
                 () = cancel.cancelled() => {}
             }

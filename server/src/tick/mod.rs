@@ -136,9 +136,17 @@ impl TickDriver {
                 biased;
                 () = life.stop.cancelled() => break,
                 () = life.drain.cancelled(), if !draining => {
-                    tracing::info!(players = self.shard.players(), "draining: moving players to other shards");
                     draining = true;
-                    self.shard.start_drain();
+                    let players = self.shard.players();
+                    let closed = self.shard.start_drain();
+                    self.carry_out();
+                    match self.cluster {
+                        Some(_) => tracing::info!(players, "draining: moving players to other shards"),
+                        None => tracing::info!(
+                            disconnected = closed,
+                            "standalone restart: no other shard to move players to; closing every socket with 1012 (service restart)"
+                        ),
+                    }
                 }
                 (tick, due) = clock.tick() => self.tick(tick, due, period),
                 // Cluster events first: an id block must land before the joins it serves.
