@@ -192,12 +192,14 @@ impl Hub {
             self.open(slot, welcome, now);
         }
         let outcome = match self.conns[slot as usize].as_mut() {
-            Some(c) => c.kept_frames(Lent {
-                scratch: &mut [],
-                limits: &self.limits,
-                now,
-                out: &mut self.inbound,
-                tally: &mut self.tally,
+            Some(c) => guarded(slot, || {
+                c.kept_frames(Lent {
+                    scratch: &mut [],
+                    limits: &self.limits,
+                    now,
+                    out: &mut self.inbound,
+                    tally: &mut self.tally,
+                })
             }),
             None => Outcome::Open,
         };
@@ -310,12 +312,14 @@ impl Hub {
                 .intersects(EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP)
             {
                 let outcome = match self.conns.get_mut(slot as usize).and_then(Option::as_mut) {
-                    Some(c) => c.read(Lent {
-                        scratch: &mut self.scratch,
-                        limits: &self.limits,
-                        now,
-                        out: &mut self.inbound,
-                        tally: &mut self.tally,
+                    Some(c) => guarded(slot, || {
+                        c.read(Lent {
+                            scratch: &mut self.scratch,
+                            limits: &self.limits,
+                            now,
+                            out: &mut self.inbound,
+                            tally: &mut self.tally,
+                        })
                     }),
                     None => continue,
                 };
@@ -601,5 +605,30 @@ fn set_interest(poller: &AsyncFd<Poller>, conn: &mut Conn, slot: u32, interest: 
     match poller.get_ref().0.modify(conn.outbox.socket(), &mut event) {
         Ok(()) => conn.interest = interest,
         Err(e) => tracing::warn!(error = %e, "epoll_ctl failed"),
+    }
+}
+
+/// Runs `read`, the handling of one socket's bytes; a panic there (a bug)
+/// closes that socket with [`CloseReason::Internal`] (1011) instead of
+/// taking the tick driver, and every other socket, down with it.
+fn guarded(slot: u32, read: impl FnOnce() -> Outcome) -> Outcome {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            tracing::error!(slot, "a panic while handling a socket's bytes; closing that socket (1011)");
+            Outcome::Close(CloseReason::Internal)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_reading_one_socket_closes_that_socket_only() {
+        assert!(matches!(guarded(3, || Outcome::Open), Outcome::Open));
+        let outcome = guarded(3, || panic!("a bug in a frame handler"));
+        assert!(matches!(outcome, Outcome::Close(CloseReason::Internal)));
     }
 }
