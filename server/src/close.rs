@@ -77,6 +77,9 @@ pub enum CloseReason {
     AuthWrongAudience,
     /// The access token is not a well-formed JWT with a subject (4036).
     AuthMalformed,
+    /// The server failed while handling this socket's bytes (1011): a bug,
+    /// caught so that it closes this socket only.
+    Internal,
 }
 
 impl CloseReason {
@@ -116,6 +119,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => CloseCode::AuthWrongIssuer,
             CloseReason::AuthWrongAudience => CloseCode::AuthWrongAudience,
             CloseReason::AuthMalformed => CloseCode::AuthMalformed,
+            CloseReason::Internal => CloseCode::InternalError,
         }
     }
 
@@ -155,6 +159,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "auth_wrong_issuer",
             CloseReason::AuthWrongAudience => "auth_wrong_audience",
             CloseReason::AuthMalformed => "auth_malformed",
+            CloseReason::Internal => "internal",
         }
     }
 
@@ -194,6 +199,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "sign-in from another service",
             CloseReason::AuthWrongAudience => "sign-in for another game",
             CloseReason::AuthMalformed => "sign-in token malformed",
+            CloseReason::Internal => "internal server error",
         }
     }
 
@@ -257,7 +263,8 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 33] = [
+    const ALL: [CloseReason; 34] = [
+        CloseReason::Internal,
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,

@@ -9,7 +9,7 @@
 //! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
-//! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
+//! | 3 session | `session` | a socket's handshake task, then the hub: every admitted socket read and written on the tick's thread (frames, the outbox, liveness, limits) |
 //! | 4 cluster | `cluster` | the Redis tasks: publisher, subscriber, registry |
 //! | 5 driver | [`tick`] | the tick driver: runs the core on the tick clock and carries out its effects |
 //! | 6 edge | `http`, `listener`, [`shutdown`] | routes, the accept loop, signals |
@@ -21,9 +21,9 @@
 //!                  │                          chat, presence, roster)
 //!                  │ frames each payload once as a websocket frame
 //!                  ▼
-//!               Fanout ─► every socket's Outbox: one non-blocking writev each
-//!                  │       (a socket that cannot take it all wakes its session
-//!                  │        task to finish the write)
+//!               Hub ─► every socket's Outbox: one non-blocking writev each
+//!                  │     (a socket that cannot take it all is watched for
+//!                  │      EPOLLOUT; the hub finishes the write)
 //!                  └─► publisher ─► Redis ─► other shards' subscribers, relayed
 //!                                              unchanged in their next tick
 //! ```
@@ -78,6 +78,9 @@ pub enum RunError {
     /// The identity service's keys cannot be loaded.
     #[error("identity keys: {0}")]
     Keys(#[from] auth::KeyError),
+    /// The poller of the players' sockets cannot be made (out of descriptors).
+    #[error("socket poller: {0}")]
+    Poller(#[from] std::io::Error),
 }
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
@@ -115,7 +118,7 @@ pub async fn run(
     };
     let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
     let driver =
-        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
+        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone())?;
     tracker.spawn(driver.run(commands_rx));
 
     let state = http::AppState {
