@@ -11,6 +11,9 @@ pub enum CloseReason {
     ClientClosed,
     /// The server is shutting down (1001).
     Shutdown,
+    /// A standalone server restarts (SIGTERM) and has no other shard to move
+    /// its players to (1012): come back soon, as a new player.
+    Restart,
     /// Not a valid FlatBuffer, a bad field, or a second Hello (4000).
     Malformed,
     /// Unknown message type (4001).
@@ -77,6 +80,9 @@ pub enum CloseReason {
     /// An operator removed the player (4040); the Error before the close
     /// carries the operator's reason.
     Kicked,
+    /// The server failed while handling this socket's bytes (1011): a bug,
+    /// caught so that it closes this socket only.
+    Internal,
 }
 
 impl CloseReason {
@@ -85,6 +91,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => CloseCode::Normal,
             CloseReason::Shutdown => CloseCode::GoingAway,
+            CloseReason::Restart => CloseCode::ServiceRestart,
             CloseReason::Malformed => CloseCode::MalformedMessage,
             CloseReason::Unknown => CloseCode::UnknownMessage,
             CloseReason::TooBig => CloseCode::MessageTooBig,
@@ -116,6 +123,7 @@ impl CloseReason {
             CloseReason::AuthWrongAudience => CloseCode::AuthWrongAudience,
             CloseReason::AuthMalformed => CloseCode::AuthMalformed,
             CloseReason::Kicked => CloseCode::Kicked,
+            CloseReason::Internal => CloseCode::InternalError,
         }
     }
 
@@ -124,6 +132,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "client_closed",
             CloseReason::Shutdown => "shutdown",
+            CloseReason::Restart => "restart",
             CloseReason::Malformed => "malformed",
             CloseReason::Unknown => "unknown_message",
             CloseReason::TooBig => "too_big",
@@ -155,6 +164,7 @@ impl CloseReason {
             CloseReason::AuthWrongAudience => "auth_wrong_audience",
             CloseReason::AuthMalformed => "auth_malformed",
             CloseReason::Kicked => "kicked",
+            CloseReason::Internal => "internal",
         }
     }
 
@@ -163,6 +173,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "bye",
             CloseReason::Shutdown => "server shutting down",
+            CloseReason::Restart => "server restarting",
             CloseReason::Malformed => "malformed message",
             CloseReason::Unknown => "unknown message type",
             CloseReason::TooBig => "message too big",
@@ -194,6 +205,7 @@ impl CloseReason {
             CloseReason::AuthWrongAudience => "sign-in for another game",
             CloseReason::AuthMalformed => "sign-in token malformed",
             CloseReason::Kicked => "removed by an operator",
+            CloseReason::Internal => "internal server error",
         }
     }
 
@@ -257,8 +269,9 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 33] = [
+    const ALL: [CloseReason; 35] = [
         CloseReason::Kicked,
+        CloseReason::Internal,
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,
@@ -277,6 +290,7 @@ mod tests {
         CloseReason::Moved,
         CloseReason::ClientClosed,
         CloseReason::Shutdown,
+        CloseReason::Restart,
         CloseReason::Malformed,
         CloseReason::Unknown,
         CloseReason::TooBig,

@@ -9,7 +9,7 @@
 //! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane`, `figures`, `order` | listen addresses, time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout, a shard's own figures, operators' orders |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
-//! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
+//! | 3 session | `session` | a socket's handshake task, then the hub: every admitted socket read and written on the tick's thread (frames, the outbox, liveness, limits) |
 //! | 4 cluster | `cluster` | the Redis tasks: publisher, subscriber, registry |
 //! | 5 driver | [`tick`] | the tick driver: runs the core on the tick clock and carries out its effects |
 //! | 6 edge | `http`, `admin`, `listener`, [`shutdown`] | routes, the admin listener (console, API, tokens), the accept loop (TCP or Unix sockets), signals |
@@ -21,9 +21,9 @@
 //!                  │                          chat, presence, roster)
 //!                  │ frames each payload once as a websocket frame
 //!                  ▼
-//!               Fanout ─► every socket's Outbox: one non-blocking writev each
-//!                  │       (a socket that cannot take it all wakes its session
-//!                  │        task to finish the write)
+//!               Hub ─► every socket's Outbox: one non-blocking writev each
+//!                  │     (a socket that cannot take it all is watched for
+//!                  │      EPOLLOUT; the hub finishes the write)
 //!                  └─► publisher ─► Redis ─► other shards' subscribers, relayed
 //!                                              unchanged in their next tick
 //! ```
@@ -85,13 +85,17 @@ pub enum RunError {
     /// The admin tokens cannot be loaded.
     #[error("admin tokens: {0}")]
     AdminTokens(#[from] admin::token::TokenError),
+    /// The poller of the players' sockets cannot be made (out of descriptors).
+    #[error("socket poller: {0}")]
+    Poller(#[from] std::io::Error),
 }
 
 /// Runs a shard on `listener` (players; TCP or a Unix socket) and `admin`
 /// (probes, metrics, the console and its API; optional) until `life.stop` fires. When `life.drain` fires
 /// first, the shard drains: it admits nobody, reports not ready, tells its
-/// players to move (paced by `config.drain_rate`), and stops once they are all
-/// gone or after `config.drain_timeout`. Stopping closes every socket with
+/// players to move (paced by `config.drain_rate`; standalone, with no other
+/// shard to move them to, it closes every socket at once with 1012 "service
+/// restart"), and stops once they are all gone or after `config.drain_timeout`. Stopping closes every socket with
 /// "going away" (1001), stops the tick and joins every task, giving up after
 /// `config.shutdown_timeout`.
 ///
@@ -133,7 +137,7 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
         tracker.clone(),
         life.clone(),
         vitals,
-    );
+    )?;
     tracker.spawn(driver.run(commands_rx));
 
     let state = http::AppState {
@@ -196,7 +200,10 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
         () = cancel.cancelled() => {}
         () = life.drain.cancelled() => {
             tokio::select! {
-                () = life.drained.cancelled() => tracing::info!("drained: every player moved"),
+                () = life.drained.cancelled() => match config.redis {
+                    Some(_) => tracing::info!("drained: every player moved"),
+                    None => tracing::info!("standalone restart: every player disconnected"),
+                },
                 () = tokio::time::sleep(config.drain_timeout) => tracing::warn!("drain timed out"),
                 () = cancel.cancelled() => {}
             }
