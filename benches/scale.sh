@@ -460,7 +460,8 @@ main() {
     printf 'rerun\t%s at %s (%s mode, commit %s)\n' "${only//,/, }" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$MODE" \
       "$(commit)" >>"$RAW/run.tsv"
   fi
-  uptime >"$RAW/load-before.txt"
+  # A partial rerun keeps the full run's load averages and records its own.
+  if [[ -z $ONLY ]]; then uptime >"$RAW/load-before.txt"; else printf 'rerun load before\t%s\n' "$(uptime)" >>"$RAW/run.tsv"; fi
   printf '%smachine\t%s\n' "${ONLY:+rerun }" "$(python3 "$PY/figures.py" --machine)" >>"$RAW/run.tsv"
   section_build
   local s
@@ -470,7 +471,7 @@ main() {
       "section_$s"
     fi
   done
-  uptime >"$RAW/load-after.txt"
+  if [[ -z $ONLY ]]; then uptime >"$RAW/load-after.txt"; else printf 'rerun load after\t%s\n' "$(uptime)" >>"$RAW/run.tsv"; fi
   if [[ -z $ONLY ]]; then
     printf 'finished\t%s\nseconds\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - T0 ))" >>"$RAW/run.tsv"
   fi
