@@ -278,8 +278,13 @@ pub struct IdleReport {
     /// Kernel TCP memory growth per connection, bytes, both ends (loopback: the
     /// bots' sockets are on this kernel too).
     pub kernel_tcp_bytes_per_connection: Option<u64>,
-    /// Server CPU per tick over the hold, ms: the cost of one message to all sockets.
-    pub server_cpu_per_broadcast_ms: Option<f64>,
+    /// Server CPU per tick over the hold, ms (ticks by the clock): what
+    /// keeping every socket up to date costs (one write a socket a tick
+    /// without keyframes, about none for idle sockets with them).
+    pub server_cpu_per_tick_ms: Option<f64>,
+    /// What one place-wide chat line costs the server per socket (`None`:
+    /// not measured, `--no-chat-cost`, or no readable server process).
+    pub chat_cost: Option<crate::scenario::chat_cost::ChatCost>,
     /// Run context.
     #[serde(flatten)]
     pub info: RunInfo,

@@ -13,7 +13,7 @@ use super::grid::{CellId, Grid, GridError, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
 use super::links::LinkId;
 use super::output::{FrameKey, ViewFrames};
-use super::viewers::{GroupKey, Viewers};
+use super::viewers::{Group, GroupKey, Viewers};
 use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
@@ -67,7 +67,7 @@ impl Aoi {
             reach: radius_cells.max(0.0).ceil() as u32 + 2,
             grid,
             own: OwnCells::default(),
-            viewers: Viewers::new(settings.hysteresis_ticks),
+            viewers: Viewers::new(settings.hysteresis_ticks, settings.keyframe_ticks),
             relayed: Vec::new(),
             at: Vec::new(),
             slots: vec![u32::MAX; cells],
@@ -134,10 +134,10 @@ impl Aoi {
         self.index(shard);
         let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
         let mut views = Vec::with_capacity(groups.len());
-        for key in &groups {
-            views.push(self.view(*key, tick.0));
+        for group in &groups {
+            views.push(self.view(*group, shard, tick.0));
             if clustered {
-                self.note_regions(*key, tick.0);
+                self.note_regions(group.key, tick.0);
             }
         }
         views
@@ -193,8 +193,12 @@ impl Aoi {
     }
 
     /// One group's frames for `tick`: its cells' frames that are due at the
-    /// periods its budget allows, nearest first.
-    fn view(&mut self, (cell, previous): GroupKey, tick: u64) -> ViewFrames {
+    /// periods its budget allows, nearest first. With keyframes, a whole
+    /// group gets every frame of its cells, and the others skip this shard's
+    /// cells that did not change since their last due tick.
+    fn view(&mut self, group: Group, shard: ShardId, tick: u64) -> ViewFrames {
+        let (cell, previous) = group.key;
+        let keyframes = self.settings.keyframe_ticks > 0;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.extend(self.stencil.cells(&self.grid, cell));
@@ -214,8 +218,17 @@ impl Aoi {
         let mut frames = Vec::new();
         for &(c, tier) in &scratch {
             let Some((column, row)) = self.grid.position(c) else { continue };
-            if interest::due(tick, column, row, periods[tier as usize]) {
+            let period = periods[tier as usize];
+            if group.whole {
                 frames.extend(self.frames_at(c).iter().cloned());
+            } else if interest::due(tick, column, row, period) {
+                // Unchanged since this tier's last due tick: already sent.
+                let quiet = |key: &FrameKey| {
+                    keyframes
+                        && key.shard == shard
+                        && self.own.changed_at(c).is_some_and(|at| at + u64::from(period) <= tick)
+                };
+                frames.extend(self.frames_at(c).iter().filter(|(key, _)| !quiet(key)).cloned());
             }
         }
         self.scratch = scratch;
@@ -269,7 +282,7 @@ mod tests {
     use mino_protocol::client::Direction;
 
     const SETTINGS: AoiConfig =
-        AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 64 * 1024 };
+        AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 64 * 1024, keyframe_ticks: 0 };
 
     fn world(players: &[(u32, f32, f32)]) -> World {
         let mut w = World::new(Bounds::new(0.0, 0.0, 3200.0, 3200.0), 100.0);
@@ -377,5 +390,28 @@ mod tests {
         }
         let later = a.regions(4 + REGION_KEEP_TICKS + 12).expect("the old region dropped");
         assert!(!later.contains(&RegionId(1)), "{later:?}");
+    }
+
+    #[test]
+    fn with_keyframes_a_still_cell_is_sent_at_keyframes_and_a_changing_one_at_its_rate() {
+        let mut w = world(&[(1, 1550.0, 1550.0), (2, 1650.0, 1550.0), (3, 1510.0, 1650.0)]);
+        let mut a = Aoi::new(AoiConfig { keyframe_ticks: 8, ..SETTINGS }, w.bounds()).expect("aoi");
+        a.add_viewer(LinkId(1), PlayerId(1));
+        w.set_direction(PlayerId(3), Direction::new(1.0, 0.0).expect("dir"), 0);
+        let (still, walking) = (a.grid().cell_of(1650.0, 1550.0), a.grid().cell_of(1510.0, 1650.0));
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        for t in 1..=16 {
+            w.step(0.05); // 5 units a tick: player 3 stays in its cell
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            for c in cells_seen(&views, &a, 1) {
+                *counts.entry(c).or_default() += 1;
+            }
+        }
+        assert_eq!(a.grid().cell_of(1590.0, 1650.0), walking);
+        assert_eq!(counts[&walking.0], 16, "a changing near cell every tick");
+        // Seen whole when the viewer is placed (tick 1), then at its group's
+        // keyframes: (t + 15 + 2 x 15) % 8 == 0 on ticks 3 and 11.
+        assert_eq!(counts[&still.0], 3, "a still cell: once placed, then at keyframes");
+        assert_eq!(counts[&a.grid().cell_of(1550.0, 1550.0).0], 3, "the viewer's own still cell too");
     }
 }
