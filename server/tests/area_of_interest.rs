@@ -126,7 +126,7 @@ async fn far_players_are_unseen_an_approaching_one_appears_before_it_is_in_view_
         if let Frame::Cell(c) = a.next().await {
             first_seen = sees(&a.players_of(&c), b.id());
             frames += 1;
-            if frames % 40 == 0 {
+            if frames.is_multiple_of(40) {
                 let _ = b.own_position().await;
             }
         }
