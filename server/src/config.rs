@@ -606,7 +606,13 @@ mod tests {
         let on = Config::from_cli(&parse(&["--cell-size", "100"]).expect("flags")).expect("valid");
         assert_eq!(
             on.aoi,
-            Some(AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 8192, keyframe_ticks: 0 })
+            Some(AoiConfig {
+                cell_size: 100.0,
+                view_radius: 200.0,
+                hysteresis_ticks: 10,
+                budget_bytes: 8192,
+                keyframe_ticks: 0
+            })
         );
         let small = Config::from_cli(&parse(&["--cell-size", "50"]).expect("flags")).expect_err("too small");
         assert!(matches!(small, ConfigError::CellTooSmall { least, .. } if least == 60.0), "{small}");

@@ -14,11 +14,12 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 /// A 500-unit world of 125-unit cells with a view radius of 250: everyone
 /// sees everyone; a keyframe every 20 ticks (1 s at 20 Hz).
-const KEYFRAMES: &[&str] = &["--world-size", "500", "--cell-size", "125", "--view-radius", "250", "--keyframe-ticks", "20"];
+const KEYFRAMES: &[&str] =
+    &["--world-size", "500", "--cell-size", "125", "--view-radius", "250", "--keyframe-ticks", "20"];
 
 /// The ticks in which `p` got any cell frame over `d`, and the ticks in which
 /// one of them had `id` in it.
-async fn ticks_over(p: &mut Player, d: Duration, id: u32) -> (BTreeSet<u64>, BTreeSet<u64>) {
+async fn ticks_over(p: &mut Player, d: Duration, id: u32) -> (BTreeSet<u32>, BTreeSet<u32>) {
     let (mut any, mut with) = (BTreeSet::new(), BTreeSet::new());
     let end = Instant::now() + d;
     while Instant::now() < end {
@@ -63,7 +64,8 @@ async fn a_newcomer_gets_its_whole_view_at_once() {
     let server = Shard::start(SERVER, KEYFRAMES);
     let mut a = Player::join(&server, "Stander").await;
     // A stands long enough that its cell is quiet.
-    ticks_over(&mut a, Duration::from_millis(500), a.id()).await;
+    let id = a.id();
+    ticks_over(&mut a, Duration::from_millis(500), id).await;
     let started = Instant::now();
     let mut b = Player::join(&server, "Newcomer").await;
     let seen = loop {

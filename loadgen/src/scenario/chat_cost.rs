@@ -13,8 +13,8 @@
 use super::Context;
 use crate::client::{Client, Incoming, JoinRequest};
 use crate::meter::Meter;
+use crate::report::ChatCost;
 use crate::swarm::Swarm;
-use serde::Serialize;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -24,23 +24,6 @@ pub const SPEAKERS: usize = 20;
 
 /// Length of each window.
 pub const WINDOW: Duration = Duration::from_secs(4);
-
-/// The figures of one measurement.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ChatCost {
-    /// Chat lines the speakers sent in the chat window.
-    pub lines: u64,
-    /// Chat lines the idle bots received in the chat window (one per line and
-    /// socket when nothing is lost).
-    pub deliveries: u64,
-    /// Server CPU over the quiet window, s (user + system).
-    pub quiet_cpu_s: f64,
-    /// Server CPU over the chat window, s.
-    pub chat_cpu_s: f64,
-    /// (chat − quiet, scaled to the same wall time) / deliveries, µs: the
-    /// server CPU one line costs one socket.
-    pub cpu_per_socket_us: Option<f64>,
-}
 
 /// Measures the cost of chat lines to every bot of `swarm` (which stays
 /// connected); `None` without a readable server process or when the

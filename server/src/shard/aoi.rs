@@ -281,8 +281,13 @@ mod tests {
     use super::*;
     use mino_protocol::client::Direction;
 
-    const SETTINGS: AoiConfig =
-        AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 64 * 1024, keyframe_ticks: 0 };
+    const SETTINGS: AoiConfig = AoiConfig {
+        cell_size: 100.0,
+        view_radius: 200.0,
+        hysteresis_ticks: 10,
+        budget_bytes: 64 * 1024,
+        keyframe_ticks: 0,
+    };
 
     fn world(players: &[(u32, f32, f32)]) -> World {
         let mut w = World::new(Bounds::new(0.0, 0.0, 3200.0, 3200.0), 100.0);
