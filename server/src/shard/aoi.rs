@@ -45,6 +45,9 @@ pub(crate) struct Aoi {
     relayed: Vec<Relayed>,
     /// This tick's frames, own and relayed, sorted by cell then shard.
     at: Vec<(FrameKey, Bytes)>,
+    /// Per frame of `at`: the tick its cell's players last changed (relayed
+    /// frames: this tick, as they are sent once).
+    changed: Vec<u64>,
     /// Per cell id: where its frames start in `at` (`u32::MAX`: none).
     slots: Vec<u32>,
     touched: Vec<CellId>,
@@ -70,6 +73,7 @@ impl Aoi {
             viewers: Viewers::new(settings.hysteresis_ticks, settings.keyframe_ticks),
             relayed: Vec::new(),
             at: Vec::new(),
+            changed: Vec::new(),
             slots: vec![u32::MAX; cells],
             touched: Vec::new(),
             scratch: Vec::new(),
@@ -131,11 +135,11 @@ impl Aoi {
         clustered: bool,
     ) -> Vec<ViewFrames> {
         self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
-        self.index(shard);
+        self.index(shard, tick.0);
         let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
         let mut views = Vec::with_capacity(groups.len());
         for group in &groups {
-            views.push(self.view(*group, shard, tick.0));
+            views.push(self.view(*group, tick.0));
             if clustered {
                 self.note_regions(group.key, tick.0);
             }
@@ -154,7 +158,7 @@ impl Aoi {
     }
 
     /// Sorts this tick's frames by cell and indexes them.
-    fn index(&mut self, shard: ShardId) {
+    fn index(&mut self, shard: ShardId, tick: u64) {
         for cell in self.touched.drain(..) {
             if let Some(slot) = self.slots.get_mut(cell.0 as usize) {
                 *slot = u32::MAX;
@@ -171,6 +175,15 @@ impl Aoi {
         self.at.extend(relayed.drain(..).map(|r| (r.key, r.framed)));
         self.relayed = relayed;
         self.at.sort_by_key(|(key, _)| (key.cell, key.shard.0));
+        let own = &self.own;
+        self.changed.clear();
+        self.changed.extend(self.at.iter().map(|(key, _)| {
+            if key.shard == shard {
+                own.changed_at(key.cell).unwrap_or(tick)
+            } else {
+                tick
+            }
+        }));
         for (i, (key, _)) in self.at.iter().enumerate() {
             if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
                 if *slot == u32::MAX {
@@ -181,24 +194,29 @@ impl Aoi {
         }
     }
 
-    /// The frames of `cell` this tick.
-    fn frames_at(&self, cell: CellId) -> &[(FrameKey, Bytes)] {
-        let Some(&start) = self.slots.get(cell.0 as usize) else { return &[] };
+    /// Where the frames of `cell` this tick are in `at` (and `changed`).
+    fn frames_at(&self, cell: CellId) -> std::ops::Range<usize> {
+        let Some(&start) = self.slots.get(cell.0 as usize) else { return 0..0 };
         if start == u32::MAX {
-            return &[];
+            return 0..0;
         }
-        let rest = &self.at[start as usize..];
-        let n = rest.iter().take_while(|(key, _)| key.cell == cell).count();
-        &rest[..n]
+        let start = start as usize;
+        let n = self.at[start..].iter().take_while(|(key, _)| key.cell == cell).count();
+        start..start + n
     }
 
     /// One group's frames for `tick`: its cells' frames that are due at the
     /// periods its budget allows, nearest first. With keyframes, a whole
-    /// group gets every frame of its cells, and the others skip this shard's
-    /// cells that did not change since their last due tick.
-    fn view(&mut self, group: Group, shard: ShardId, tick: u64) -> ViewFrames {
+    /// group gets every frame of its cells, and the others skip the cells
+    /// that did not change since their tier's last due tick (cells unchanged
+    /// for longer than the slowest period are passed over at once, so an
+    /// idle neighbourhood costs a group little).
+    fn view(&mut self, group: Group, tick: u64) -> ViewFrames {
         let (cell, previous) = group.key;
-        let keyframes = self.settings.keyframe_ticks > 0;
+        let keyframes = self.settings.keyframe_ticks > 0 && !group.whole;
+        // Unchanged since `period` ticks ago: already sent to this group.
+        let stale = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= tick;
+        let slowest = interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.extend(self.stencil.cells(&self.grid, cell));
@@ -211,24 +229,25 @@ impl Aoi {
         let mut sizes = std::mem::take(&mut self.sizes);
         sizes.clear();
         for &(c, tier) in &scratch {
-            sizes.extend(self.frames_at(c).iter().map(|(_, f)| (tier, f.len())));
+            let range = self.frames_at(c);
+            sizes.extend(range.filter(|&i| !stale(i, slowest)).map(|i| (tier, self.at[i].1.len())));
         }
         let periods = interest::fit(self.settings.budget_bytes, &sizes);
         self.sizes = sizes;
         let mut frames = Vec::new();
         for &(c, tier) in &scratch {
+            let range = self.frames_at(c);
+            if range.is_empty() || range.clone().all(|i| stale(i, slowest)) {
+                continue;
+            }
+            if group.whole {
+                frames.extend(self.at[range].iter().cloned());
+                continue;
+            }
             let Some((column, row)) = self.grid.position(c) else { continue };
             let period = periods[tier as usize];
-            if group.whole {
-                frames.extend(self.frames_at(c).iter().cloned());
-            } else if interest::due(tick, column, row, period) {
-                // Unchanged since this tier's last due tick: already sent.
-                let quiet = |key: &FrameKey| {
-                    keyframes
-                        && key.shard == shard
-                        && self.own.changed_at(c).is_some_and(|at| at + u64::from(period) <= tick)
-                };
-                frames.extend(self.frames_at(c).iter().filter(|(key, _)| !quiet(key)).cloned());
+            if interest::due(tick, column, row, period) {
+                frames.extend(range.filter(|&i| !stale(i, period)).map(|i| self.at[i].clone()));
             }
         }
         self.scratch = scratch;
