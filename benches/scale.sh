@@ -75,7 +75,7 @@ if [[ $QUICK == 1 ]]; then
   TWO_STEPS="100,500,1000"            # two shards + Redis
   HOLD=6s; SETTLE=2s; RAMP=250        # per step; ramp in bots/s
   CONTROL_BOTS="1000"; CONTROL_HOLD=6s  # players; each a batched/unbatched pair
-  IDLE_BOTS=1000; IDLE_HOLD=5s
+  IDLE_SIZES="1000"; IDLE_HOLD=5s
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
   AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
@@ -87,7 +87,7 @@ else
   TWO_STEPS="100,250,500,1000,1500,2000"
   HOLD=15s; SETTLE=2s; RAMP=250
   CONTROL_BOTS="1000 2000"; CONTROL_HOLD=12s
-  IDLE_BOTS=1000; IDLE_HOLD=8s
+  IDLE_SIZES="2000 15000"; IDLE_HOLD=8s
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
   AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
@@ -361,13 +361,22 @@ section_control() {
   done
 }
 
+# Idle websockets: standing players on a world of about one player per cell
+# of 125 units (so each sees few others), keyframes every 20 ticks (a
+# standing player's socket is written once a second), the busy rule off (the
+# ramp's handshakes must not refuse anyone: this measures memory and CPU per
+# socket, not admission).
 section_idle() {
-  local i
-  for i in $(seq "$REPEAT"); do
-    log "idle $i: $IDLE_BOTS idle websockets on one shard"
-    one_shard
-    measured "idle-$i" idle --bots "$IDLE_BOTS" --ramp 500 --hold "$IDLE_HOLD"
-    stop_all
+  local i n world
+  for n in $IDLE_SIZES; do
+    world="$(python3 -c "import math; print(max(1000, round(math.sqrt($n) * 125)))")"
+    for i in $(seq "$REPEAT"); do
+      log "idle $n/$i: $n idle websockets on one shard, world $world"
+      one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 --busy-lateness-ms 0 \
+        --max-players "$((n + 100))" --max-connections "$((n + 200))"
+      measured "idle-$n-$i" idle --bots "$n" --ramp 1000 --hold "$IDLE_HOLD"
+      stop_all
+    done
   done
 }
 

@@ -203,6 +203,17 @@ pub struct Cli {
     #[arg(long, env = "MINO_VIEW_BUDGET_BYTES", default_value_t = 8192, value_parser = RangedU64ValueParser::<usize>::new().range(512..=16 << 20))]
     pub view_budget_bytes: usize,
 
+    /// Area of interest: keyframes. 0 (the default) sends each cell at its
+    /// tier's rate whether or not its players changed. N > 0: a cell of this
+    /// shard whose players did not change (same ids, positions, headings)
+    /// is not sent again, except in a keyframe: every N ticks each view group
+    /// gets its whole view (groups take turns over the N ticks), and a socket
+    /// whose player entered another cell gets its whole view at once. A
+    /// standing player then costs its socket one write every N ticks, not
+    /// every tick. 0 to 200.
+    #[arg(long, env = "MINO_KEYFRAME_TICKS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=200))]
+    pub keyframe_ticks: u32,
+
     /// Identity: a JWKS file of the identity service's public keys (tokens
     /// pick theirs by `kid`; reloaded on SIGHUP and when the file changes).
     /// With a key file, a Hello's access token is verified; see --guests.
@@ -399,6 +410,9 @@ pub struct AoiConfig {
     pub hysteresis_ticks: u64,
     /// Bytes a socket may get a tick, on average.
     pub budget_bytes: usize,
+    /// Ticks between two keyframes of a view group; 0: no keyframes, every
+    /// cell sent at its tier's rate, changed or not (see `--keyframe-ticks`).
+    pub keyframe_ticks: u32,
 }
 
 /// Ticks two walkers approaching each other must take to cross one cell: two
@@ -531,6 +545,7 @@ fn aoi_config(cli: &Cli) -> Result<Option<AoiConfig>, ConfigError> {
         view_radius: cli.view_radius.unwrap_or(2.0 * cli.cell_size),
         hysteresis_ticks: cli.view_hysteresis_ticks,
         budget_bytes: cli.view_budget_bytes,
+        keyframe_ticks: cli.keyframe_ticks,
     }))
 }
 
@@ -591,7 +606,13 @@ mod tests {
         let on = Config::from_cli(&parse(&["--cell-size", "100"]).expect("flags")).expect("valid");
         assert_eq!(
             on.aoi,
-            Some(AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 8192 })
+            Some(AoiConfig {
+                cell_size: 100.0,
+                view_radius: 200.0,
+                hysteresis_ticks: 10,
+                budget_bytes: 8192,
+                keyframe_ticks: 0
+            })
         );
         let small = Config::from_cli(&parse(&["--cell-size", "50"]).expect("flags")).expect_err("too small");
         assert!(matches!(small, ConfigError::CellTooSmall { least, .. } if least == 60.0), "{small}");

@@ -588,9 +588,12 @@ impl Shard {
     }
 
     /// How long a client keeps drawing a player it saw in no cell frame: two
-    /// periods of the prefetch ring at its base rate, plus the hysteresis.
+    /// periods of the prefetch ring at its base rate (or two keyframe
+    /// periods, if longer: a standing player is sent once a keyframe), plus
+    /// the hysteresis.
     fn view_grace_ms(&self) -> u32 {
-        let ticks = 2 * u64::from(interest::LADDER[0][interest::Tier::Far as usize])
+        let keyframe = self.aoi.as_ref().map_or(0, |a| a.settings().keyframe_ticks);
+        let ticks = 2 * u64::from(interest::LADDER[0][interest::Tier::Far as usize].max(keyframe))
             + self.aoi.as_ref().map_or(0, |a| a.viewers().hysteresis());
         (ticks * 1000 / u64::from(self.tick_hz)) as u32
     }

@@ -483,6 +483,7 @@ fn aoi_config() -> Config {
             view_radius: 200.0,
             hysteresis_ticks: 10,
             budget_bytes: 64 * 1024,
+            keyframe_ticks: 0,
         }),
         ..config(100)
     }
