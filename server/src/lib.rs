@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
+//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `topology`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
@@ -38,6 +38,7 @@ mod close;
 mod ids;
 mod metrics;
 mod sim;
+mod topology;
 mod upgrade;
 mod ws_frame;
 
@@ -105,9 +106,9 @@ pub async fn run(
     let (commands_tx, commands_rx) = mpsc::channel(session::COMMAND_QUEUE);
     let cancel = life.stop.clone();
 
-    let (cluster_link, cluster_status, store) = match config.redis {
-        Some(_) => {
-            let (link, status, store) = cluster::start(&config, &metrics, &tracker, &cancel)?;
+    let (cluster_link, cluster_status, store) = match &config.redis {
+        Some(target) => {
+            let (link, status, store) = cluster::start(target, &config, &metrics, &tracker, &cancel)?;
             (Some(link), Some(status), Some(store))
         }
         None => (None, None, None),

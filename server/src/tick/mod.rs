@@ -16,7 +16,7 @@
 //!  ClusterEvent ────────┼─► Shard core ─frame──┤
 //!  TickClock ───────────┘     │ effects        └─► publisher (own snapshot)
 //!                             ▼
-//!   tell a session · publish · fence check · fetch ids · drained · count drops
+//!   tell a session · publish · fence check · audit · fetch ids · drained · count
 //! ```
 
 mod clock;
@@ -164,8 +164,12 @@ impl TickDriver {
                     cells,
                 }));
             }
-            let state =
-                LocalState { players: self.shard.players(), overloaded, highest_player: self.shard.highest_player() };
+            let state = LocalState {
+                players: self.shard.players(),
+                overloaded,
+                highest_player: self.shard.highest_player(),
+                epoch: self.shard.presence_epoch(),
+            };
             link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
         }
         self.carry_out();
@@ -246,6 +250,8 @@ impl TickDriver {
                     }
                 }
                 Effect::Fence { players } => self.check_ownership(players),
+                Effect::Audit { players } => self.audit(players),
+                Effect::Repaired(kind, n) => self.metrics.repaired(kind, n),
                 Effect::Unfence => {
                     if let Some(link) = &self.cluster {
                         link.status.fenced.store(false, Ordering::Relaxed);
@@ -266,6 +272,24 @@ impl TickDriver {
             }
         }
         self.effects = effects;
+    }
+
+    /// Anti-entropy: asks Redis once which of `players` another shard owns
+    /// now, and hands the answer back to the core (a failed ask is asked
+    /// again at the next audit).
+    fn audit(&self, players: Vec<(PlayerId, u64)>) {
+        let Some(link) = &self.cluster else { return };
+        let (store, events) = (link.store.clone(), link.events_tx.clone());
+        self.tracker.spawn(async move {
+            match store.lost(&players).await {
+                Ok(ids) if !ids.is_empty() => {
+                    let lost = players.into_iter().filter(|(p, _)| ids.contains(p)).collect();
+                    let _ = events.send(ClusterEvent::Audited { lost }).await;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "ownership audit failed; asked again at the next one"),
+            }
+        });
     }
 
     /// Fenced: asks Redis (until it answers) which of `players` were resumed
