@@ -106,14 +106,18 @@ pub async fn run(
     let (commands_tx, commands_rx) = mpsc::channel(session::COMMAND_QUEUE);
     let cancel = life.stop.clone();
 
+    // Presence numbers start at the start time in µs, so a restarted shard's
+    // keep increasing; the heartbeat carries the start (another value is a
+    // restart, whatever the clock said).
+    let presence_epoch = clock::wall_ms() * 1000;
     let (cluster_link, cluster_status, store) = match &config.redis {
         Some(target) => {
-            let (link, status, store) = cluster::start(target, &config, &metrics, &tracker, &cancel)?;
+            let (link, status, store) = cluster::start(target, presence_epoch, &config, &metrics, &tracker, &cancel)?;
             (Some(link), Some(status), Some(store))
         }
         None => (None, None, None),
     };
-    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
+    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), presence_epoch)?;
     let driver =
         tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
     tracker.spawn(driver.run(commands_rx));

@@ -126,9 +126,13 @@ pub struct ClusterStatus {
 /// Starts the publisher, subscriber and registry tasks on `tracker` and returns
 /// the tick loop's link, the shared status and the session store (for sessions).
 ///
+/// `epoch` is the shard's presence epoch (its heartbeat carries it from the
+/// first one on).
+///
 /// Errors: an invalid Redis URL (nothing is started).
 pub fn start(
     target: &RedisTarget,
+    epoch: u64,
     config: &Arc<Config>,
     metrics: &Metrics,
     tracker: &TaskTracker,
@@ -139,7 +143,7 @@ pub fn start(
     let status = Arc::new(ClusterStatus::default());
     let (snapshot_tx, snapshot_rx) = watch::channel(None);
     let (publish_tx, publish_rx) = mpsc::channel(PUBLISH_QUEUE);
-    let (local_tx, local_rx) = watch::channel(LocalState::default());
+    let (local_tx, local_rx) = watch::channel(LocalState { epoch, ..LocalState::default() });
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let (peers_tx, peers_rx) = watch::channel(Default::default());
     let (regions_tx, regions_rx) = watch::channel(Vec::new());
