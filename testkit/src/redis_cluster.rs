@@ -9,6 +9,7 @@ use crate::process::{self, Process};
 use crate::workdir::WorkDir;
 use crate::{port, START_WAIT, WAIT};
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,8 @@ pub struct RedisCluster {
     nodes: Vec<(Option<Process>, u16)>,
     /// The cluster node timeout.
     pub node_timeout: Duration,
+    /// The user and password of `redis-cli`, when the nodes want one.
+    admin: Option<(String, String)>,
     dir: WorkDir,
 }
 
@@ -48,16 +51,28 @@ impl RedisCluster {
     /// Panics: redis-server or redis-cli missing, or no cluster within
     /// [`START_WAIT`].
     pub fn start(node_timeout: Duration) -> RedisCluster {
+        RedisCluster::start_with(None, None, node_timeout)
+    }
+
+    /// Like [`RedisCluster::start`], each node started with the
+    /// configuration file `conf` (addresses, ports, folders and the node
+    /// timeout overridden), and `redis-cli` authenticating as `admin` (user,
+    /// password) when the file turns the default user off.
+    ///
+    /// Panics: as [`RedisCluster::start`].
+    pub fn start_with(conf: Option<&Path>, admin: Option<(&str, &str)>, node_timeout: Duration) -> RedisCluster {
         let dir = WorkDir::new("redis-cluster");
         let mut nodes = Vec::new();
         while nodes.len() < NODES {
             let port = bus_free_port();
-            if let Some(p) = spawn_node(&dir, port, node_timeout) {
+            if let Some(p) = spawn_node(&dir, conf, port, node_timeout) {
                 nodes.push((Some(p), port));
             }
         }
-        let cluster = RedisCluster { nodes, node_timeout, dir };
+        let admin = admin.map(|(u, p)| (u.to_owned(), p.to_owned()));
+        let cluster = RedisCluster { nodes, node_timeout, admin, dir };
         let mut create = Command::new("redis-cli");
+        cluster.auth(&mut create);
         create.arg("--cluster").arg("create");
         for (_, port) in &cluster.nodes {
             create.arg(format!("127.0.0.1:{port}"));
@@ -91,6 +106,7 @@ impl RedisCluster {
     /// Panics: redis-cli gets no answer within [`WAIT`].
     pub fn cli(&self, port: u16, args: &[&str]) -> String {
         let mut cmd = Command::new("redis-cli");
+        self.auth(&mut cmd);
         cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]).args(args);
         String::from_utf8_lossy(&process::run("redis-cli", &mut cmd, WAIT).stdout).into_owned()
     }
@@ -180,6 +196,13 @@ impl RedisCluster {
         }
     }
 
+    /// Adds the admin's user and password to a `redis-cli` command.
+    fn auth(&self, cmd: &mut Command) {
+        if let Some((user, pass)) = &self.admin {
+            cmd.args(["--user", user, "--pass", pass, "--no-auth-warning"]);
+        }
+    }
+
     /// Every running node says `cluster_state:ok`.
     fn all_ok(&self) -> bool {
         self.ports().iter().all(|p| self.cli(*p, &["CLUSTER", "INFO"]).contains("cluster_state:ok"))
@@ -220,13 +243,17 @@ fn bus_free_port() -> u16 {
     }
 }
 
-/// Starts a cluster node on `port`; None when it could not take the port.
-fn spawn_node(dir: &WorkDir, port: u16, node_timeout: Duration) -> Option<Process> {
-    let conf = dir.join(format!("nodes-{port}.conf"));
+/// Starts a cluster node on `port` (with the configuration file `conf`, if
+/// any); None when it could not take the port.
+fn spawn_node(dir: &WorkDir, conf: Option<&Path>, port: u16, node_timeout: Duration) -> Option<Process> {
+    let nodes_conf = dir.join(format!("nodes-{port}.conf"));
     let mut cmd = Command::new("redis-server");
+    if let Some(conf) = conf {
+        cmd.arg(conf);
+    }
     cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--protected-mode", "no"])
         .args(["--cluster-enabled", "yes", "--cluster-config-file"])
-        .arg(&conf)
+        .arg(&nodes_conf)
         .args(["--cluster-node-timeout", &node_timeout.as_millis().to_string()])
         // Replicas sync at once (the default waits 5 s for more replicas).
         .args(["--repl-diskless-sync-delay", "0"])
@@ -239,7 +266,7 @@ fn spawn_node(dir: &WorkDir, port: u16, node_timeout: Duration) -> Option<Proces
     let mut process = Process::spawn("redis-server (cluster node)", &mut cmd);
     let end = Instant::now() + START_WAIT;
     while process.is_running() && Instant::now() < end {
-        if crate::redis::ping(port).is_some_and(|a| a.starts_with("+PONG")) {
+        if crate::redis::ping(port).is_some_and(|a| a.starts_with("+PONG") || a.starts_with("-NOAUTH")) {
             return Some(process);
         }
         std::thread::sleep(Duration::from_millis(20));
