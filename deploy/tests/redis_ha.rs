@@ -11,8 +11,11 @@ use std::time::Duration;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shipped_cluster_config_carries_a_place_through_a_failover() {
     let conf = deploy_dir().join("redis/cluster/mino-redis-cluster.conf");
-    let mut cluster =
-        RedisCluster::start_with(Some(&conf), Some(("admin", "change-this-admin-password")), Duration::from_millis(1500));
+    let mut cluster = RedisCluster::start_with(
+        Some(&conf),
+        Some(("admin", "change-this-admin-password")),
+        Duration::from_millis(1500),
+    );
     let anonymous = mino_testkit::redis::ping(cluster.ports()[0]).unwrap_or_default();
     assert!(anonymous.starts_with("-NOAUTH"), "the default user is off: {anonymous:?}");
     let seeds: Vec<String> =

@@ -24,9 +24,11 @@ use redis::cluster_async::ClusterConnection;
 use redis::{ConnectionInfo, PushInfo, PushKind, Value};
 use tokio::sync::mpsc;
 
-/// Pushes a cluster feed keeps before dropping (counted by the caller as a
-/// gap: snapshots are latest-only, and presence is repaired by the periodic
-/// roster reads).
+/// Pushes a cluster feed keeps waiting for the subscriber; past it, pushes
+/// are dropped (the push sender must not block the connection): snapshots
+/// are latest-only anyway, presence is repaired by the periodic roster
+/// reads, and a subscriber that falls this far behind is one the silence
+/// watchdog rebuilds.
 pub const PUSH_QUEUE: usize = 8192;
 
 /// What a feed delivers.

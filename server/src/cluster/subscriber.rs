@@ -98,7 +98,12 @@ impl Subscriber {
                     backoff = BACKOFF_MIN;
                     renewal = Some(reason);
                 }
-                Err(e) => tracing::debug!(error = %e, "subscribe failed"),
+                Err(e) => {
+                    tracing::debug!(error = %e, "subscribe failed");
+                    if subscriptions > 0 && renewal.is_none() {
+                        renewal = Some(ResubscribeReason::ConnectionLost);
+                    }
+                }
             }
             let jitter = Duration::from_millis(rand::random_range(0..=backoff.as_millis() as u64 / 2));
             tokio::select! {
