@@ -37,9 +37,12 @@ impl Sentinel {
     /// not ready within [`START_WAIT`].
     pub fn start(down_after: Duration) -> Sentinel {
         let dir = WorkDir::new("sentinel");
-        let primary = Redis::start();
+        // Both send a full sync at once (Redis waits 5 s for more replicas
+        // by default: a primary killed within them left an empty replica).
+        let at_once = ["--protected-mode", "no", "--repl-diskless-sync-delay", "0"];
+        let primary = Redis::start_with(None, &at_once);
         let port = primary.port.to_string();
-        let replica = Redis::start_with(None, &["--protected-mode", "no", "--replicaof", "127.0.0.1", &port]);
+        let replica = Redis::start_with(None, &[&at_once[..], &["--replicaof", "127.0.0.1", &port]].concat());
         let mut sentinels = Vec::new();
         while sentinels.len() < SENTINELS {
             let sport = port::free_port();
@@ -72,7 +75,10 @@ impl Sentinel {
         let s = Sentinel { nodes: vec![primary, replica], sentinels, down_after, _dir: dir };
         let end = Instant::now() + START_WAIT * 2;
         while !s.ready() {
-            assert!(Instant::now() < end, "the sentinels did not find the replica and each other in time");
+            assert!(
+                Instant::now() < end,
+                "the replica did not sync, or the sentinels did not find it and each other, in time"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         s
@@ -114,16 +120,23 @@ impl Sentinel {
         }
     }
 
-    /// Every sentinel sees the replica and two other sentinels.
+    /// The replica holds the primary's data (its link is up), and every
+    /// sentinel sees the replica and two other sentinels.
     fn ready(&self) -> bool {
-        self.sentinels.iter().all(|(_, p)| {
-            let info = cli(*p, &["SENTINEL", "MASTER", MASTER]);
-            let field = |name: &str| {
-                let lines: Vec<&str> = info.lines().collect();
-                lines.iter().position(|l| l.trim() == name).and_then(|i| lines.get(i + 1)).map(|v| v.trim().to_owned())
-            };
-            field("num-slaves").as_deref() == Some("1") && field("num-other-sentinels").as_deref() == Some("2")
-        })
+        let synced = self.nodes[1].cli(&["INFO", "replication"]).lines().any(|l| l.trim() == "master_link_status:up");
+        synced
+            && self.sentinels.iter().all(|(_, p)| {
+                let info = cli(*p, &["SENTINEL", "MASTER", MASTER]);
+                let field = |name: &str| {
+                    let lines: Vec<&str> = info.lines().collect();
+                    lines
+                        .iter()
+                        .position(|l| l.trim() == name)
+                        .and_then(|i| lines.get(i + 1))
+                        .map(|v| v.trim().to_owned())
+                };
+                field("num-slaves").as_deref() == Some("1") && field("num-other-sentinels").as_deref() == Some("2")
+            })
     }
 }
 
