@@ -145,7 +145,10 @@ mino_redis_cluster() {
     port=$((base + i))
     mino_port_free "$port" && mino_port_free $((port + 10000)) || mino_die "port $port or $((port + 10000)) is in use (set REDIS_PORT)"
     mkdir -p "$MINO_WORK/redis-$port"
-    redis-server "$here/redis/cluster/mino-redis-cluster.conf" --bind 127.0.0.1 --port "$port" \
+    # Each node runs from its own copy: Redis may rewrite its configuration
+    # file (CONFIG REWRITE), and the shipped one must stay as shipped.
+    cp "$here/redis/cluster/mino-redis-cluster.conf" "$MINO_WORK/redis-$port.conf"
+    redis-server "$MINO_WORK/redis-$port.conf" --bind 127.0.0.1 --port "$port" \
       --dir "$MINO_WORK/redis-$port" --cluster-node-timeout 2000 --loglevel warning \
       --logfile "$MINO_WORK/redis-$port.log" &
     MINO_PIDS+=($!)
@@ -178,7 +181,11 @@ mino_redis_sentinel() {
     local extra=()
     [ "$i" = 1 ] && extra=(--replicaof 127.0.0.1 "$port" --masteruser replication
       --masterauth change-this-replication-password --repl-diskless-sync-delay 0)
-    redis-server "$here/redis/mino-redis.conf" --bind 127.0.0.1 --port $((port + i)) \
+    # From a copy: the sentinels make each node rewrite its configuration
+    # file (CONFIG REWRITE) when they reconfigure it; the shipped file must
+    # stay as shipped.
+    cp "$here/redis/mino-redis.conf" "$MINO_WORK/redis-$((port + i)).conf"
+    redis-server "$MINO_WORK/redis-$((port + i)).conf" --bind 127.0.0.1 --port $((port + i)) \
       --dir "$MINO_WORK/redis-$((port + i))" --loglevel warning --logfile "$MINO_WORK/redis-$((port + i)).log" \
       "${extra[@]}" &
     MINO_PIDS+=($!)
