@@ -4,13 +4,27 @@
 #   scripts/play.sh            # server + client + 8 bots
 #   BOTS=0 scripts/play.sh     # no bots
 #   PORT=9000 scripts/play.sh
-# Ctrl-C stops everything.
+# The first run builds the server, the bots and the client: about 2 to 3
+# minutes; later runs take seconds. Ctrl-C stops everything. Exits non-zero,
+# without starting anything, when the port is taken.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT="${PORT:-8080}"
 BOTS="${BOTS:-8}"
+# The browsers with WebGPU, as the page's own "no WebGPU" message names them
+# (client-web/src/render/gpu.ts; test/browsers.test.ts keeps them the same).
+BROWSERS="Chrome or Edge 113+, Firefox 141+ or Safari 26+"
 
-command -v npm >/dev/null 2>&1 || { echo "play: needs node and npm"; exit 1; }
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+command -v npm >/dev/null 2>&1 || { echo "play: needs node and npm" >&2; exit 1; }
+if port_taken "$PORT"; then
+  echo "play: port ${PORT} is taken (another mino, or another program); choose another: PORT=9000 scripts/play.sh" >&2
+  exit 1
+fi
+if [ ! -x target/release/mino-server ] || [ ! -d client-web/dist ]; then
+  echo "play: first run: building the server, the bots and the client takes about 2 to 3 minutes..."
+fi
 cargo build --release -p mino-server -p mino-loadgen
 (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
 
@@ -19,16 +33,27 @@ cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
 target/release/mino-server --listen "127.0.0.1:${PORT}" --static-dir client-web/dist &
-pids+=($!)
-for _ in $(seq 1 50); do
-  curl -fs "http://127.0.0.1:${PORT}/healthz" >/dev/null 2>&1 && break
+server=$!
+pids+=("$server")
+up=0
+for _ in $(seq 1 100); do
+  if ! kill -0 "$server" 2>/dev/null; then break; fi
+  if curl -fs "http://127.0.0.1:${PORT}/healthz" >/dev/null 2>&1; then up=1; break; fi
   sleep 0.1
 done
+if [ "$up" -ne 1 ]; then
+  if port_taken "$PORT"; then
+    echo "play: port ${PORT} is taken (another program got it first); choose another: PORT=9000 scripts/play.sh" >&2
+  else
+    echo "play: mino-server did not start on port ${PORT} (see its messages above)" >&2
+  fi
+  exit 1
+fi
 if [ "$BOTS" -gt 0 ]; then
   target/release/mino-loadgen --url "ws://127.0.0.1:${PORT}/ws" --bots "$BOTS" --ramp 4 --duration 24h --quiet >/dev/null &
   pids+=($!)
 fi
 echo
-echo "mino is running: open http://127.0.0.1:${PORT}/ in a browser with WebGPU (Chrome, Edge, Firefox 141+)."
+echo "mino is running: open http://127.0.0.1:${PORT}/ in a browser with WebGPU (${BROWSERS})."
 echo "Ctrl-C to stop."
-wait "${pids[0]}"
+wait "$server"

@@ -63,6 +63,12 @@ class Raw:
         for r in self.redis_runs("redis-spread-*-*"):
             self.redis_spread.setdefault(r["bots"], []).append(r)
         self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
+        # The browser client's figures (client-web: the e2e tests with MINO_CLIENT_FIGURES, and
+        # `npm run figure -- --json` before and after), when they were measured.
+        self.client = read_json(os.path.join(raw_dir, "client.json"))
+        self.client_behind = {w: [dig(read_json(p), "result")
+                                  for p in sorted(glob.glob(os.path.join(raw_dir, f"client-behind-{w}*.json")))]
+                              for w in ("before", "after")}
         self.info_lines = info_lines(os.path.join(raw_dir, "run.tsv"))
         self.run_info = dict(self.info_lines)
         self.commands = [c for s in SECTIONS for c in self.lines(f"commands-{s}.txt")]

@@ -520,6 +520,73 @@ class Report:
                 f1(gap(dig(r, "aoi"), "own_cell_gap_ms")), f1(gap(r, "relayed_snapshot_gap_ms")),
                 "–" if late is None else f"{late} of {all_ticks}", f1(redis.get("publishes_per_s")),
                 f1(redis.get("commands_per_s")), f2(redis_cpu), verdict(r)]
+    def client_section(self):
+        """The browser client: the own player's answer to a key (prediction), its error behind a
+        delayed link, a standalone restart, and a page that falls behind the network."""
+        out = ["## 10. Browser client", ""]
+        c = self.raw.client or {}
+        if not c and not any(self.raw.client_behind.values()):
+            return out + ["Not measured in this run (see client-web/e2e/README.md).", ""]
+        out += ["Real Chromium (SwiftShader WebGPU) against the real server on loopback, measured by the "
+                "client's end-to-end tests with `MINO_CLIENT_FIGURES=benches/results/raw/client.json` "
+                "(`cd client-web && npm run e2e`). Keydown → own label moving: the time from a key's "
+                "`keydown` event to the frame that moves the own player's name label (a MutationObserver), "
+                "11 presses; before prediction it was 97 ms median on loopback (issue 18), plus the round "
+                "trip over a real network. The 100 ms round trip is a loopback proxy holding every websocket "
+                "message 50 ms ±10 % each way (`e2e/harness/delay-proxy.ts`). Prediction error: how far each "
+                "authoritative sample moved the predicted position while walking about for 12 s (world "
+                "units; one step is 6 at 120 units/s and 20 Hz).", ""]
+        rows = []
+        for key, label in (("keydownLoopback", "keydown → own player moving, loopback"),
+                           ("keydownRtt100", "keydown → own player moving, 100 ms RTT ±10 %")):
+            v = c.get(key)
+            if v:
+                rows.append([label, f"{v['medianMs']:.1f} ms median", f"{len(v['samplesMs'])} presses: "
+                             + ", ".join(f"{x:.0f}" for x in v["samplesMs"]) + " ms", "≤ 50 ms"])
+        e = c.get("predictionErrorRtt100")
+        if e:
+            rows.append(["prediction error, 100 ms RTT ±10 %",
+                         f"p50 {e['p50']:.3f}, p95 {e['p95']:.2f}, max {e['max']:.2f} world units",
+                         f"{e['samples']} samples, {e['snaps']} snaps"
+                         + (f"; uplink delay spread {e['upSpreadMs']:.1f} ms" if "upSpreadMs" in e else ""),
+                         f"p95 ≤ {e['bound']:.2f}: a step plus the walk over the uplink's spread" if "bound" in e
+                         else f"p95 ≤ one step ({e['stepUnits']})"])
+        if "restartBackMs" in c:
+            rows.append(["standalone restart (SIGTERM, 1012): live again after the server is back",
+                         f"{c['restartBackMs']:.0f} ms", "as a new player, same name", "≤ 3 s"])
+        sp = c.get("slowPage")
+        if sp:
+            rows.append([f"page too slow for its frames ({sp['burnMsPerFrame']} ms of work a frame)",
+                         f"{sp['skipped']} snapshots skipped in 2 s; drawn {sp['renderLagMs']:.0f} ms from the "
+                         f"newest snapshot (negative: up to a tick past it), ping {sp['pingMs']:.0f} ms", f"current again {sp['currentAgainMs']:.0f} ms after",
+                         "< 1 s"])
+        out += table(["figure", "ours", "detail", "bound"], rows) + [""]
+        b = self.raw.client_behind
+        if any(b.values()):
+            out += ["**Falling behind.** `npm run figure -- --bots N --seconds S --cpu-throttle T --json ...`: "
+                    "N walking bots (`mino-loadgen walk`) on one release shard, the page's main thread slowed T "
+                    "times by Chromium, sampled once a second; *before* is main's client (served with "
+                    "`MINO_E2E_DIST`), *after* this one. Ping is the page's own (its pongs wait behind every "
+                    "frame it handles); \"drawn behind\" is the newest snapshot's server time minus the time drawn. "
+                    "The machine was shared and saturated by other work (load average on 2 cores), so these are "
+                    "indicative; the slow-page row above is the controlled figure.", ""]
+            rows = []
+            runs = max(len(b["before"]), len(b["after"]))
+            for i, w in ((i, w) for i in range(runs) for w in ("before", "after")):
+                r = b[w][i] if i < len(b[w]) else None
+                if not r:
+                    continue
+                skipped = r.get("framesSkipped")
+                rows.append([f"{w} (run {i + 1})", f"{r['bots']:,}", f"{r['cpuThrottle']}×",
+                             f"{r['pingMsMedian']:.0f} / {r['pingMsMax']:.0f} ms",
+                             f"{r['renderLagMsMedian']:.0f} / {r['renderLagMsP95']:.0f} ms",
+                             f"{r['interpDelayMsMedian']:.0f} ms", f"{r['fpsMedian']:.1f}",
+                             "–" if skipped is None or skipped != skipped else f"{skipped:,.0f}",
+                             "–" if r.get("hudCatchingUpShare") is None else pct(r["hudCatchingUpShare"]),
+                             "–" if r.get("loadAverage") is None else f"{r['loadAverage']:.1f}"])
+            out += table(["client", "bots", "CPU throttle", "ping median / max", "drawn behind median / p95",
+                          "HUD delay", "fps", "snapshots skipped", "HUD said catching up", "load average"], rows) + [""]
+        return out
 
     # 11 -----------------------------------------------------------------------------------
     def redis_section(self):
@@ -788,7 +855,7 @@ class Report:
         body = []
         for section in (self.gap_section, self.cpu_section, self.ticks_section, self.idle_section,
                         self.arrivals_section, self.failover_section, self.control_section, self.criterion_section,
-                        self.aoi_section, self.redis_section):
+                        self.aoi_section, self.client_section, self.redis_section):
             body += section()
         self.charts()
         doc = self.header() + self.ratios() + self.observations() + body + self.commands()

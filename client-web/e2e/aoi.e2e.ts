@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
 import { launchChromium } from './harness/browser.js';
-import { OTHER_BODY, OWN_BODY, Screenshot } from './harness/pixels.js';
+import { OWN_BODY, Screenshot } from './harness/pixels.js';
+import { bodyRgb, hueIndex } from '../src/render/hue.js';
 import { startServer, type RunningServer } from './harness/server.js';
 
 const WORLD = 2000;
@@ -190,12 +191,15 @@ describe('browser client with area of interest', () => {
       const text = (await page.locator('#hud').textContent()) ?? '';
       return /players 2 · in view/.test(text) ? text : null;
     });
-    expect(hud).toMatch(/^ping \d+ ms · players 2 · in view \d+ · delay \d+ ms · \d+ fps · cpu [\d.]+ ms$/);
-    // The camera is on the player: drawn at the canvas's centre.
+    expect(hud).toMatch(/^ping \d+ ms · shard \d+ · players 2 · in view \d+ · delay \d+ ms · \d+ fps · cpu [\d.]+ ms$/);
+    // The camera is on the player: drawn in the middle of what the side panels leave free.
     const own = await pagePosition();
+    const side = (await page.locator('#side').boundingBox()) as { x: number };
+    expect(s.focusX).toBeLessThan(side.x);
+    expect(s.focusX).toBeGreaterThan(side.x / 2 - 20);
     const at = await until('the page player at the centre', async () => {
       const p = (await page.evaluate(([x, y]) => window.__mino?.worldToScreen(x, y), own)) as Point;
-      return Math.abs(p[0] - VIEW.width / 2) < 3 && Math.abs(p[1] - VIEW.height / 2) < 3 ? p : null;
+      return Math.abs(p[0] - s.focusX) < 3 && Math.abs(p[1] - VIEW.height / 2) < 3 ? p : null;
     }, 5000);
     expect(at).toBeTruthy();
     expect(s.decodeErrors).toBe(0);
@@ -217,7 +221,7 @@ describe('browser client with area of interest', () => {
     expect(s.instances).toBe(1);
     expect(await page.locator('#players li').allTextContents()).toEqual(['aoi-player (you)']);
     const empty = await canvasShot();
-    expect(empty.blobs(OTHER_BODY)).toBe(0);
+    expect(empty.blobs(bodyRgb(hueIndex(far.id)))).toBe(0);
     expect(empty.blobs(OWN_BODY)).toBe(1);
 
     // The page player walks toward it (the keys walk along x).
@@ -249,8 +253,8 @@ describe('browser client with area of interest', () => {
     expect(distance(drawn, farAt)).toBeLessThan(2);
     const shot = await canvasShot();
     const screen = (await page.evaluate(([x, y]) => window.__mino?.worldToScreen(x, y), farAt)) as Point;
-    expect(shot.near(screen[0], screen[1], OTHER_BODY), `far-bot drawn at ${screen.join(',')}`).toBe(true);
-    expect(shot.blobs(OTHER_BODY)).toBe(1);
+    expect(shot.near(screen[0], screen[1], bodyRgb(hueIndex(far.id))), `far-bot drawn at ${screen.join(',')}`).toBe(true);
+    expect(shot.blobs(bodyRgb(hueIndex(far.id)))).toBe(1);
     await until('its name in a label', () => page.locator('#labels .label:not([hidden])', { hasText: 'far-bot' }).count());
     await until('it in the players panel', async () => {
       const items = await page.locator('#players li').allTextContents();

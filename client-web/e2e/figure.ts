@@ -4,6 +4,13 @@
 //
 //   npm run figure -- [--bots 1000] [--seconds 20] [--warmup 5] [--json out.json] [--shot out.png]
 //                     [--server-args "--world-size 2000 --cell-size 125 --view-radius 250"]
+//                     [--cpu-throttle 4]
+//
+// --cpu-throttle N slows the page's main thread N times (Chromium's CPU
+// throttling), as a saturated machine would: the figure then shows whether
+// the page keeps up (its ping, how late it draws, the snapshots it skipped to
+// catch up and how often its HUD said so). MINO_E2E_DIST serves another
+// test build (an older client) to compare.
 //
 // With --server-args giving a --cell-size (area of interest), the page draws
 // only the players in view: the figure then also reports how many that was,
@@ -17,6 +24,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
@@ -31,6 +39,8 @@ interface Options {
   shot: string | null;
   /** Extra mino-server flags (split on spaces). */
   serverArgs: string[];
+  /** Slow the page's main thread this many times (1: not at all). */
+  cpuThrottle: number;
 }
 
 function options(argv: string[]): Options {
@@ -45,6 +55,7 @@ function options(argv: string[]): Options {
     json: get('json') ?? null,
     shot: get('shot') ?? null,
     serverArgs: (get('server-args') ?? '').split(' ').filter((a) => a),
+    cpuThrottle: Number(get('cpu-throttle') ?? 1),
   };
 }
 
@@ -86,10 +97,19 @@ async function startBots(server: RunningServer, n: number): Promise<{ kind: stri
   };
 }
 
-function summarize(samples: MinoStats[]) {
+function summarize(samples: MinoStats[], huds: string[]) {
   const col = (f: (s: MinoStats) => number): number[] => samples.map(f).sort((a, b) => a - b);
   const median = (xs: number[]): number => xs[Math.floor(xs.length / 2)] ?? Number.NaN;
+  const p95 = (xs: number[]): number => xs[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] ?? Number.NaN;
+  const first = samples[0];
+  const last = samples[samples.length - 1];
   return {
+    pingMsMedian: median(col((s) => s.pingMs)),
+    pingMsMax: Math.max(...col((s) => s.pingMs)),
+    renderLagMsMedian: median(col((s) => s.renderLagMs)),
+    renderLagMsP95: p95(col((s) => s.renderLagMs)),
+    framesSkipped: first && last ? (last.framesSkipped ?? Number.NaN) - (first.framesSkipped ?? Number.NaN) : Number.NaN,
+    hudCatchingUpShare: huds.length ? huds.filter((h) => h.includes('catching up')).length / huds.length : Number.NaN,
     frameCpuMsMedian: median(col((s) => s.frameCpuMs)),
     frameCpuMsWorstWindowMax: Math.max(...col((s) => s.frameCpuMsMax)),
     fpsMedian: median(col((s) => s.fps)),
@@ -131,10 +151,17 @@ async function main(): Promise<void> {
       return s.aoi ? s.frames > 10 && s.instances >= 1 : s.instances >= opt.bots + 1;
     }, 30_000);
     await new Promise((r) => setTimeout(r, opt.warmup * 1000));
+    if (opt.cpuThrottle > 1) {
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Emulation.setCPUThrottlingRate', { rate: opt.cpuThrottle });
+      await new Promise((r) => setTimeout(r, opt.warmup * 1000));
+    }
     const samples: MinoStats[] = [];
+    const huds: string[] = [];
     for (let i = 0; i < opt.seconds; i++) {
       await new Promise((r) => setTimeout(r, 1000));
       samples.push(await stats());
+      huds.push((await page.locator('#hud').textContent()) ?? '');
     }
     if (opt.shot) await page.screenshot({ path: opt.shot });
     const last = samples[samples.length - 1];
@@ -145,14 +172,20 @@ async function main(): Promise<void> {
       adapter: last?.adapter,
       viewport: '1280x720',
       seconds: opt.seconds,
-      ...summarize(samples),
+      cpuThrottle: opt.cpuThrottle,
+      /** The machine's 1-minute load average at the end (2 cores here: above 2 it was saturated). */
+      loadAverage: loadavg()[0],
+      client: process.env.MINO_E2E_DIST ?? 'dist-e2e',
+      ...summarize(samples, huds),
     };
     console.log(JSON.stringify(result, null, 2));
     console.log(
       `figure: ${opt.bots} bots: frame CPU ${result.frameCpuMsMedian.toFixed(2)} ms median ` +
         `(worst frame ${result.frameCpuMsWorstWindowMax.toFixed(2)} ms), ${result.bodyDrawCallsMax} draw call for ` +
         `${result.instancesMedian} players (${result.drawCallsMax} per frame with the floor), ` +
-        `interpolation delay ${result.interpDelayMsMedian.toFixed(1)} ms, ${result.fpsMedian.toFixed(0)} fps` +
+        `interpolation delay ${result.interpDelayMsMedian.toFixed(1)} ms, ${result.fpsMedian.toFixed(0)} fps, ` +
+        `ping ${result.pingMsMedian.toFixed(0)} ms median (max ${result.pingMsMax.toFixed(0)}), drawn ${result.renderLagMsMedian.toFixed(0)} ms ` +
+        `behind the newest snapshot (p95 ${result.renderLagMsP95.toFixed(0)}), ${result.framesSkipped} snapshots skipped` +
         (result.aoi
           ? `; area of interest: ${result.inViewMedian} in view, ${result.trackedMedian} tracked, ` +
             `${result.cellFramesPerSecond.toFixed(0)} cell frames/s, ${result.namesAsked} names asked in ${result.namesRequests} requests`

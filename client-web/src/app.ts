@@ -7,15 +7,22 @@
 // (cell frames into interp/cell-world, names asked for as players come into
 // view, the camera and a minimap around the view radius, the place's count
 // from PlaceStatus).
+//
+// The own player is not interpolated: it is predicted (predict/prediction)
+// from the Inputs sent and reconciled with its own entry in each snapshot or
+// cell frame, so it answers a key at once.
 
 import { Controls } from './input/controls.js';
 import { DirectionSender } from './input/sender.js';
 import { CellWorld } from './interp/cell-world.js';
 import { InterpolatedWorld, type MergedPlayers } from './interp/world.js';
 import { Connection, type ConnectionState } from './net/connection.js';
+import { FrameInbox, type ReplaceableMsg } from './net/inbox.js';
 import { KeepAlive } from './net/keepalive.js';
-import type { AoiSettings, ServerMsg, WelcomeMsg } from './net/protocol.js';
+import { explainedByPage } from './net/policy.js';
+import { FLAG_MOVING, type AoiSettings, type ServerMsg, type SnapshotMsg, type WelcomeMsg } from './net/protocol.js';
 import { socketUrl } from './net/url.js';
+import { OwnPrediction } from './predict/prediction.js';
 import { Camera } from './render/camera.js';
 import { FrameStats } from './render/frame-stats.js';
 import type { GpuHandle } from './render/gpu.js';
@@ -44,6 +51,8 @@ export interface Elements {
   readonly playerCount: HTMLElement;
   readonly playersTitle: HTMLElement;
   readonly minimap: HTMLCanvasElement;
+  /** The side panels (player list and chat) over the right of the world. */
+  readonly side: HTMLElement;
 }
 
 /** Largest canvas side, device pixels. */
@@ -61,6 +70,8 @@ export class Game {
   /** Area of interest: names asked for as players come into view. */
   readonly names: NameBook;
   readonly camera = new Camera();
+  /** The own player, predicted from the Inputs sent. */
+  readonly prediction = new OwnPrediction();
   readonly frameStats = new FrameStats();
   readonly graphics: Graphics;
   readonly sender: DirectionSender;
@@ -75,7 +86,21 @@ export class Game {
   private readonly playerList: PlayerList;
   private readonly hud: Hud;
   /** Filled in place at each HUD refresh. */
-  private readonly hudValues: HudValues = { pingMs: Number.NaN, players: 0, inView: 0, delayMs: Number.NaN, fps: 0, frameCpuMs: Number.NaN };
+  private readonly hudValues: HudValues = {
+    pingMs: Number.NaN,
+    shard: 0,
+    players: 0,
+    inView: 0,
+    delayMs: Number.NaN,
+    fps: 0,
+    frameCpuMs: Number.NaN,
+    catchingUp: false,
+  };
+  /** Snapshots and cell frames waiting to be taken; the newest of each shard (or cell) only, when the page fell behind. */
+  readonly inbox = new FrameInbox((msg, at) => this.take(msg, at));
+  /** What the current outage has been (a restart, a session the server no longer knew), for what the page says after it. */
+  private sawRestart = false;
+  private sawSessionLost = false;
   private readonly controls: Controls;
   private conn: Connection | null = null;
   /** Area of interest as the last Welcome gave it (null: whole-shard snapshots). */
@@ -91,12 +116,16 @@ export class Game {
   private lastFrame = Number.NaN;
   private cssWidth = 1;
   private cssHeight = 1;
+  /** CSS pixels at the right of the canvas the side panels cover. */
+  private sideInset = 0;
 
   constructor(
     private readonly els: Elements,
     gpu: GpuHandle,
     /** Called when the server refused the name; the page asks for another and calls [`connect`]. */
     private readonly onRename: (reason: string) => void,
+    /** The access token the page was given (in its URL's fragment), sent in every Hello; memory only. Null: a guest. */
+    private readonly accessToken: string | null = null,
   ) {
     this.canvas = els.canvas;
     const context = els.canvas.getContext('webgpu');
@@ -107,13 +136,16 @@ export class Game {
     this.minimap = new Minimap(els.minimap, els.minimap.getContext('2d'));
     const send = (bytes: Uint8Array): boolean => this.conn?.send(bytes) ?? false;
     this.names = new NameBook(send, (id) => this.cells.tracks.slotOf(id) >= 0);
-    this.cells = new CellWorld({ entered: (id) => this.names.want(id) });
+    this.cells = new CellWorld({
+      entered: (id) => this.names.want(id),
+      own: (shard, tick, x, y, flags, at) => this.prediction.authoritative(shard, tick, x, y, flags, at),
+    });
     this.inView = new InViewDirectory(this.cells, this.names);
     this.chat = new Chat(els.chatLog, els.chatInput, send, () => this.own);
     this.playerList = new PlayerList(els.players, els.playerCount, els.playersTitle);
     this.playerList.show(this.roster, 'Players');
     this.hud = new Hud(els.hud);
-    this.sender = new DirectionSender(send, realTimers);
+    this.sender = new DirectionSender(send, realTimers, 50, (seq, dir, at) => this.prediction.input(seq, dir.x, dir.y, at));
     this.keepAlive = new KeepAlive(send, realTimers);
     this.controls = new Controls(window, els.canvas, (dir) => this.sender.set(dir));
     this.watchCanvas();
@@ -172,6 +204,7 @@ export class Game {
     this.conn = new Connection({
       url: socketUrl(location),
       name,
+      accessToken: this.accessToken,
       timers: realTimers,
       handlers: { message: (m, at) => this.message(m, at), state: (s) => this.state(s) },
     });
@@ -187,14 +220,11 @@ export class Game {
   private message(msg: ServerMsg, arrivalMs: number): void {
     switch (msg.kind) {
       case 'cell':
-        this.cells.onCell(msg, arrivalMs);
-        return;
       case 'snapshot':
-        if (this.aoi) return; // not sent with area of interest
-        this.world.onSnapshot(msg, arrivalMs);
-        this.camera.setBounds(msg.bounds);
+        this.inbox.offer(msg, arrivalMs);
         return;
       case 'welcome':
+        this.inbox.flush(); // the old socket's frames first
         this.welcome(msg);
         return;
       case 'names':
@@ -218,7 +248,8 @@ export class Game {
         this.keepAlive.onPong(msg.clientTimeMs, realTimers.now());
         return;
       case 'error':
-        if (msg.message) this.chat.system(`server: ${msg.message}`);
+        // What the page explains in its own words (a restart, a lost session, a refused sign-in) is not echoed.
+        if (msg.message && !explainedByPage(msg.code)) this.chat.system(`server: ${msg.message}`);
         return;
       case 'busy':
       case 'move':
@@ -226,9 +257,31 @@ export class Game {
     }
   }
 
+  /** Takes a snapshot or cell frame out of the inbox into the interpolation. */
+  private take(msg: ReplaceableMsg, arrivalMs: number): void {
+    if (msg.kind === 'cell') {
+      this.cells.onCell(msg, arrivalMs);
+      return;
+    }
+    if (this.aoi) return; // not sent with area of interest
+    this.world.onSnapshot(msg, arrivalMs);
+    this.camera.setBounds(msg.bounds);
+    this.ownSample(msg, arrivalMs);
+  }
+
+  /** Hands the own player's entry in a snapshot just taken to the prediction. */
+  private ownSample(msg: SnapshotMsg, arrivalMs: number): void {
+    const slot = this.world.track(msg.shardId)?.ring.newest();
+    if (!slot || slot.tick !== msg.tick || !this.own) return;
+    const i = slot.find(this.own, -1);
+    if (i >= 0) this.prediction.authoritative(msg.shardId, msg.tick, slot.x[i] as number, slot.y[i] as number, slot.flags[i] as number, arrivalMs);
+  }
+
   private welcome(w: WelcomeMsg): void {
-    if (this.own && this.own !== w.playerId) this.chat.system('Rejoined as a new player.');
+    if (this.own && this.own !== w.playerId) this.rejoined(w.name);
+    this.sawRestart = this.sawSessionLost = false;
     this.own = w.playerId;
+    this.cells.ownId = w.playerId;
     this.shard = w.shardId;
     this.welcomeX = w.x;
     this.welcomeY = w.y;
@@ -236,6 +289,8 @@ export class Game {
     this.camera.setBounds(w.bounds);
     this.roster.setOwn(w.playerId, w.name, w.shardId);
     this.mode(w);
+    // Before the resync: the Input it sends is the first the prediction replays.
+    this.prediction.welcome(w, realTimers.now());
     this.sender.resync();
     this.keepAlive.start();
   }
@@ -258,10 +313,29 @@ export class Game {
     this.playerList.show(this.inView, 'In view');
   }
 
+  /** Says plainly why the player came back as a new one. */
+  private rejoined(name: string): void {
+    const why = this.sawRestart
+      ? 'The server restarted and could not keep your place'
+      : this.sawSessionLost
+        ? 'The server no longer knew your session'
+        : 'Your session ended';
+    const text = `${why}, so you joined again as a new player, still named ${name}.`;
+    this.chat.system(text);
+    this.status.notice(text);
+  }
+
   private state(s: ConnectionState): void {
     this.connKind = s.kind;
+    if (s.kind === 'reconnecting') {
+      this.sawRestart ||= s.why === 'restart';
+      this.sawSessionLost ||= s.why === 'session-lost';
+    }
     this.status.connection(s);
-    if (s.kind !== 'live') this.keepAlive.stop();
+    if (s.kind !== 'live') {
+      this.keepAlive.stop();
+      this.prediction.disconnected(realTimers.now());
+    }
     if (s.kind === 'stopped' && s.rename) this.onRename(s.reason);
   }
 
@@ -276,7 +350,11 @@ export class Game {
       if (!entry) return;
       this.cssWidth = entry.contentRect.width;
       this.cssHeight = entry.contentRect.height;
+      this.measureSide();
     }).observe(canvas);
+    const side = new ResizeObserver(() => this.measureSide());
+    side.observe(this.els.side);
+    for (const panel of this.els.side.children) side.observe(panel);
     canvas.addEventListener('mousemove', (e) => this.labels.setMouse(e.offsetX, e.offsetY));
     canvas.addEventListener('mouseleave', () => this.labels.clearMouse());
     canvas.addEventListener(
@@ -294,6 +372,13 @@ export class Game {
     });
   }
 
+  /** How much of the canvas's right the side panels cover (they float over it), CSS pixels, and a gap. */
+  measureSide(): void {
+    const side = this.els.side.getBoundingClientRect();
+    const canvas = this.els.canvas.getBoundingClientRect();
+    this.sideInset = side.width > 0 && side.height > 0 ? Math.max(0, canvas.right - side.left + 8) : 0;
+  }
+
   private resizeCanvas(): void {
     const dpr = Math.min(window.devicePixelRatio || 1, 2);
     const w = this.cssWidth;
@@ -306,6 +391,7 @@ export class Game {
       canvas.height = ph;
     }
     this.camera.resize(w, h, pw / Math.max(1, w));
+    this.camera.setInsetRight(this.sideInset);
     this.minimap.resize(dpr);
   }
 
@@ -317,6 +403,7 @@ export class Game {
   private readonly frame = (now: number): void => {
     requestAnimationFrame(this.frame);
     const t0 = performance.now();
+    this.inbox.flush();
     const dt = now - this.lastFrame;
     this.lastFrame = now;
     this.resizeCanvas();
@@ -324,6 +411,7 @@ export class Game {
     if (aoi) this.cells.update(now);
     else this.world.update(now);
     const players = aoi ? this.cells.players : this.world.players;
+    this.drawPrediction(players, t0);
     const own = players.indexOf(this.own);
     if (own >= 0) this.camera.follow(players.x[own] as number, players.y[own] as number, dt);
     else this.camera.follow(this.welcomeX, this.welcomeY, dt);
@@ -337,11 +425,20 @@ export class Game {
     this.report(now);
   };
 
+  /** Draws the own player where the prediction has it (local time `nowMs`) instead of where it was interpolated. */
+  private drawPrediction(players: MergedPlayers, nowMs: number): void {
+    const p = this.prediction;
+    p.update(nowMs);
+    if (p.active && this.own) players.put(this.own, p.x, p.y, p.heading, p.moving ? FLAG_MOVING : 0, Number.POSITIVE_INFINITY);
+  }
+
   /** Refreshes the HUD (at most every HUD_REFRESH_MS) and the players list (when it changed). */
   private report(now: number): void {
     if (this.hud.due(now)) {
       const v = this.hudValues;
       v.pingMs = this.keepAlive.smoothedRttMs;
+      v.shard = this.shard;
+      v.catchingUp = this.inbox.catchingUp(now);
       if (this.aoi) {
         v.players = this.placePlayers;
         v.inView = this.cells.players.count;

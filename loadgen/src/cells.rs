@@ -178,7 +178,7 @@ mod tests {
             moving: false,
             input_seq: 0,
         });
-        CellEncoder::new().encode(&key, &bounds(), entries)
+        CellEncoder::new().encode(&key, &bounds(), entries).to_vec().into()
     }
 
     fn feed(m: &mut CellMeter, bytes: &[u8], at: Instant, stats: &Stats) -> Option<Own> {

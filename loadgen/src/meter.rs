@@ -138,10 +138,17 @@ mod tests {
     fn measures_own_busy_work_and_reads_a_pid() {
         let me = std::process::id();
         let meter = Meter::start(&[me, u32::MAX]);
-        let end = Instant::now() + Duration::from_millis(150);
+        // Spin until this process has used 150 ms of CPU (not of wall time:
+        // on a busy machine the thread gets a share of a core), or 10 s.
+        let start = Proc::Pid(me).cpu().expect("own cpu");
+        let give_up = Instant::now() + Duration::from_secs(10);
         let mut x = 0u64;
-        while Instant::now() < end {
-            x = x.wrapping_mul(31).wrapping_add(7);
+        while Proc::Pid(me).cpu().expect("own cpu").since(&start).total() < Duration::from_millis(150)
+            && Instant::now() < give_up
+        {
+            for _ in 0..10_000 {
+                x = x.wrapping_mul(31).wrapping_add(7);
+            }
         }
         std::hint::black_box(x);
         let usage = meter.finish();

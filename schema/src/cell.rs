@@ -48,13 +48,15 @@ impl CellEncoder {
     }
 
     /// Encodes the frame of one cell: `players` quantized over `bounds` (the
-    /// world's, as the Welcome gave them).
+    /// world's, as the Welcome gave them). The bytes are the encoder's,
+    /// valid until its next call: copy them once, where they are to live
+    /// (the server frames them for the websocket in the same copy).
     pub fn encode(
         &mut self,
         key: &CellKey,
         bounds: &wire::Bounds,
         players: impl IntoIterator<Item = PlayerEntry>,
-    ) -> Bytes {
+    ) -> &[u8] {
         self.staged.clear();
         self.staged.extend(players.into_iter().map(|p| p.to_wire(bounds)));
         self.fbb.reset();
@@ -70,7 +72,7 @@ impl CellEncoder {
             },
         );
         self.fbb.finish(root, None);
-        Bytes::copy_from_slice(self.fbb.finished_data())
+        self.fbb.finished_data()
     }
 }
 
@@ -200,11 +202,11 @@ mod tests {
     #[test]
     fn a_cell_frame_is_forty_bytes_and_ten_a_player() {
         let mut enc = CellEncoder::new();
-        let empty = enc.encode(&KEY, &bounds(), []);
-        assert_eq!(empty.len(), 40, "the header");
+        let empty = enc.encode(&KEY, &bounds(), []).len();
+        assert_eq!(empty, 40, "the header");
         let three = enc.encode(&KEY, &bounds(), [entry(1), entry(2), entry(70_000)]);
         assert!(three.len() <= 40 + 30 + 3, "ten bytes a player, padded to 4: {}", three.len());
-        let Ok(ServerMsg::Cell(c)) = decode(&three) else { panic!("a cell frame") };
+        let Ok(ServerMsg::Cell(c)) = decode(three) else { panic!("a cell frame") };
         let k = c.key();
         assert_eq!((k.shard_id(), k.cell(), k.tick(), k.time_ms()), (7, 12, 40, 0x2345_6789));
         let ids: Vec<u32> = c.players().iter().map(|p| entry_id(p).0).collect();
@@ -215,8 +217,8 @@ mod tests {
     #[test]
     fn a_bundle_carries_frames_unchanged() {
         let mut enc = CellEncoder::new();
-        let a = enc.encode(&KEY, &bounds(), [entry(1)]);
-        let b = enc.encode(&CellKey { cell: 13, ..KEY }, &bounds(), [entry(2), entry(3)]);
+        let a = Bytes::copy_from_slice(enc.encode(&KEY, &bounds(), [entry(1)]));
+        let b = Bytes::copy_from_slice(enc.encode(&CellKey { cell: 13, ..KEY }, &bounds(), [entry(2), entry(3)]));
         let bundle = encode_bundle(ShardId(7), 4, Tick(40), 99, &[a.clone(), b.clone()]);
         let Ok(ServerMsg::CellBundle(got)) = decode(&bundle) else { panic!("a bundle") };
         assert_eq!((got.shard(), got.region(), got.tick(), got.server_time_ms()), (ShardId(7), 4, Tick(40), 99));

@@ -388,13 +388,14 @@ pub const ENUM_MIN_CLOSE_CODE: u16 = 1000;
 pub const ENUM_MAX_CLOSE_CODE: u16 = 4036;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 33] = [
+pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 34] = [
   CloseCode::Normal,
   CloseCode::GoingAway,
   CloseCode::ProtocolError,
   CloseCode::InvalidPayload,
   CloseCode::MessageTooBig,
   CloseCode::InternalError,
+  CloseCode::ServiceRestart,
   CloseCode::MalformedMessage,
   CloseCode::UnknownMessage,
   CloseCode::HelloExpected,
@@ -425,7 +426,7 @@ pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 33] = [
 ];
 
 /// Close codes carried in the websocket close frame (and in Error). Codes
-/// 1000-1011 are RFC 6455's; 4000-4999 are mino's own. A client must not
+/// 1000-1012 are RFC 6455's; 4000-4999 are mino's own. A client must not
 /// reconnect after SessionReplaced or ProtocolVersion.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
@@ -441,6 +442,10 @@ impl CloseCode {
   pub const InvalidPayload: Self = Self(1007);
   pub const MessageTooBig: Self = Self(1009);
   pub const InternalError: Self = Self(1011);
+  /// The server restarts and has no other shard to move its players to
+  /// (a standalone SIGTERM): reconnect soon; a resume ticket will not be
+  /// known to the restarted process.
+  pub const ServiceRestart: Self = Self(1012);
   pub const MalformedMessage: Self = Self(4000);
   pub const UnknownMessage: Self = Self(4001);
   pub const HelloExpected: Self = Self(4002);
@@ -482,6 +487,7 @@ impl CloseCode {
     Self::InvalidPayload,
     Self::MessageTooBig,
     Self::InternalError,
+    Self::ServiceRestart,
     Self::MalformedMessage,
     Self::UnknownMessage,
     Self::HelloExpected,
@@ -519,6 +525,7 @@ impl CloseCode {
       Self::InvalidPayload => Some("InvalidPayload"),
       Self::MessageTooBig => Some("MessageTooBig"),
       Self::InternalError => Some("InternalError"),
+      Self::ServiceRestart => Some("ServiceRestart"),
       Self::MalformedMessage => Some("MalformedMessage"),
       Self::UnknownMessage => Some("UnknownMessage"),
       Self::HelloExpected => Some("HelloExpected"),

@@ -149,7 +149,7 @@ fn cell() -> Frame {
         PlayerEntry { id: PlayerId(3), x: 625.5, y: 499.75, heading: 0, moving: false, input_seq: 127 },
         PlayerEntry { id: PlayerId(0x0001_0002), x: 749.9, y: 375.0, heading: 255, moving: true, input_seq: 0 },
     ];
-    let bytes = CellEncoder::new().encode(&key, &aoi_world(), players.iter().copied());
+    let bytes = Bytes::copy_from_slice(CellEncoder::new().encode(&key, &aoi_world(), players.iter().copied()));
     let expect = format!(
         "{{\"shard_id\": 7, \"cell\": 54, \"tick\": 5, \"time_ms\": {}, \"server_time_ms\": {AOI_TIME_MS}, \
          \"bounds\": {}, \"players\": {}}}",
@@ -163,7 +163,7 @@ fn cell() -> Frame {
 /// The empty frame of a cell its last player just left.
 fn cell_empty() -> Frame {
     let key = CellKey { shard: ShardId(7), cell: 55, tick: Tick(6), server_time_ms: AOI_TIME_MS + 50 };
-    let bytes = CellEncoder::new().encode(&key, &aoi_world(), []);
+    let bytes = Bytes::copy_from_slice(CellEncoder::new().encode(&key, &aoi_world(), []));
     let expect = format!(
         "{{\"shard_id\": 7, \"cell\": 55, \"tick\": 6, \"time_ms\": {}, \"server_time_ms\": {}, \
          \"bounds\": {}, \"players\": []}}",

@@ -11,6 +11,9 @@ pub enum CloseReason {
     ClientClosed,
     /// The server is shutting down (1001).
     Shutdown,
+    /// A standalone server restarts (SIGTERM) and has no other shard to move
+    /// its players to (1012): come back soon, as a new player.
+    Restart,
     /// Not a valid FlatBuffer, a bad field, or a second Hello (4000).
     Malformed,
     /// Unknown message type (4001).
@@ -74,6 +77,9 @@ pub enum CloseReason {
     AuthWrongAudience,
     /// The access token is not a well-formed JWT with a subject (4036).
     AuthMalformed,
+    /// The server failed while handling this socket's bytes (1011): a bug,
+    /// caught so that it closes this socket only.
+    Internal,
 }
 
 impl CloseReason {
@@ -82,6 +88,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => CloseCode::Normal,
             CloseReason::Shutdown => CloseCode::GoingAway,
+            CloseReason::Restart => CloseCode::ServiceRestart,
             CloseReason::Malformed => CloseCode::MalformedMessage,
             CloseReason::Unknown => CloseCode::UnknownMessage,
             CloseReason::TooBig => CloseCode::MessageTooBig,
@@ -112,6 +119,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => CloseCode::AuthWrongIssuer,
             CloseReason::AuthWrongAudience => CloseCode::AuthWrongAudience,
             CloseReason::AuthMalformed => CloseCode::AuthMalformed,
+            CloseReason::Internal => CloseCode::InternalError,
         }
     }
 
@@ -120,6 +128,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "client_closed",
             CloseReason::Shutdown => "shutdown",
+            CloseReason::Restart => "restart",
             CloseReason::Malformed => "malformed",
             CloseReason::Unknown => "unknown_message",
             CloseReason::TooBig => "too_big",
@@ -150,6 +159,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "auth_wrong_issuer",
             CloseReason::AuthWrongAudience => "auth_wrong_audience",
             CloseReason::AuthMalformed => "auth_malformed",
+            CloseReason::Internal => "internal",
         }
     }
 
@@ -158,6 +168,7 @@ impl CloseReason {
         match self {
             CloseReason::ClientClosed => "bye",
             CloseReason::Shutdown => "server shutting down",
+            CloseReason::Restart => "server restarting",
             CloseReason::Malformed => "malformed message",
             CloseReason::Unknown => "unknown message type",
             CloseReason::TooBig => "message too big",
@@ -188,6 +199,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "sign-in from another service",
             CloseReason::AuthWrongAudience => "sign-in for another game",
             CloseReason::AuthMalformed => "sign-in token malformed",
+            CloseReason::Internal => "internal server error",
         }
     }
 
@@ -251,7 +263,8 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 32] = [
+    const ALL: [CloseReason; 34] = [
+        CloseReason::Internal,
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,
         CloseReason::AuthNotYetValid,
@@ -270,6 +283,7 @@ mod tests {
         CloseReason::Moved,
         CloseReason::ClientClosed,
         CloseReason::Shutdown,
+        CloseReason::Restart,
         CloseReason::Malformed,
         CloseReason::Unknown,
         CloseReason::TooBig,

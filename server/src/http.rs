@@ -2,7 +2,8 @@
 //! Prometheus `/metrics`, and the browser client's files at `/` when a static
 //! folder is configured.
 
-use crate::session::{self, socket, SessionContext};
+pub use crate::session::socket::ConnectionSlot;
+use crate::session::{self, SessionContext};
 use crate::upgrade::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -10,27 +11,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Extension, Router};
 use hyper_util::rt::TokioIo;
-use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::task::TaskTracker;
 use tower_http::services::ServeDir;
-
-/// Read buffer of a websocket, bytes: client messages are tiny, and tungstenite
-/// clears this much before every read attempt.
-pub const READ_BUFFER_BYTES: usize = 1024;
-
-/// tungstenite's settings for the read side: frames and messages no larger
-/// than a client message may be.
-pub fn websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .max_message_size(Some(MAX_CLIENT_MESSAGE_BYTES))
-        .max_frame_size(Some(MAX_CLIENT_MESSAGE_BYTES))
-}
 
 /// What the routes share.
 #[derive(Clone)]
@@ -45,20 +30,6 @@ pub struct AppState {
     pub cluster: Option<Arc<crate::cluster::ClusterStatus>>,
     /// Cancelled when the shard drains (`/readyz` turns 503).
     pub draining: tokio_util::sync::CancellationToken,
-}
-
-/// A connection slot, held by the HTTP connection and by the websocket session
-/// it upgrades to; released when both are gone.
-#[derive(Clone)]
-pub struct ConnectionSlot {
-    _permit: Arc<OwnedSemaphorePermit>,
-}
-
-impl ConnectionSlot {
-    /// A slot holding `permit` until its last clone is dropped.
-    pub fn new(permit: OwnedSemaphorePermit) -> ConnectionSlot {
-        ConnectionSlot { _permit: Arc::new(permit) }
-    }
 }
 
 /// The router of every route.
@@ -155,8 +126,8 @@ async fn websocket(
     };
     let on_upgrade = hyper::upgrade::on(&mut req);
     let ctx = state.session.clone();
+    let slot = slot.map(|Extension(slot)| slot);
     state.tracker.spawn(async move {
-        let _slot = slot;
         let upgraded = match tokio::time::timeout(ctx.config.handshake_timeout, on_upgrade).await {
             Ok(Ok(u)) => u,
             Ok(Err(e)) => return tracing::debug!(error = %e, "upgrade failed"),
@@ -166,8 +137,7 @@ async fn websocket(
             Ok(p) => p,
             Err(_) => return tracing::error!("upgraded connection is not a TCP stream"),
         };
-        let (reader, writer) = socket::split(parts.io.into_inner(), parts.read_buf, websocket_config()).await;
-        session::serve(reader, writer, ctx).await;
+        session::serve(parts.io.into_inner(), parts.read_buf, slot, ctx).await;
     });
     let mut response = StatusCode::SWITCHING_PROTOCOLS.into_response();
     let h = response.headers_mut();

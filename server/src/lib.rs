@@ -9,7 +9,7 @@
 //! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `topology`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
-//! | 3 session | `session` | one websocket: hello, limits, the outbox, the fan-out |
+//! | 3 session | `session` | a socket's handshake task, then the hub: every admitted socket read and written on the tick's thread (frames, the outbox, liveness, limits) |
 //! | 4 cluster | `cluster` | the Redis tasks: publisher, subscriber, registry |
 //! | 5 driver | [`tick`] | the tick driver: runs the core on the tick clock and carries out its effects |
 //! | 6 edge | `http`, `listener`, [`shutdown`] | routes, the accept loop, signals |
@@ -21,9 +21,9 @@
 //!                  │                          chat, presence, roster)
 //!                  │ frames each payload once as a websocket frame
 //!                  ▼
-//!               Fanout ─► every socket's Outbox: one non-blocking writev each
-//!                  │       (a socket that cannot take it all wakes its session
-//!                  │        task to finish the write)
+//!               Hub ─► every socket's Outbox: one non-blocking writev each
+//!                  │     (a socket that cannot take it all is watched for
+//!                  │      EPOLLOUT; the hub finishes the write)
 //!                  └─► publisher ─► Redis ─► other shards' subscribers, relayed
 //!                                              unchanged in their next tick
 //! ```
@@ -79,13 +79,17 @@ pub enum RunError {
     /// The identity service's keys cannot be loaded.
     #[error("identity keys: {0}")]
     Keys(#[from] auth::KeyError),
+    /// The poller of the players' sockets cannot be made (out of descriptors).
+    #[error("socket poller: {0}")]
+    Poller(#[from] std::io::Error),
 }
 
 /// Runs a shard on `listener` (players) and `admin` (probes, metrics, drain;
 /// optional) until `life.stop` fires. When `life.drain` fires
 /// first, the shard drains: it admits nobody, reports not ready, tells its
-/// players to move (paced by `config.drain_rate`), and stops once they are all
-/// gone or after `config.drain_timeout`. Stopping closes every socket with
+/// players to move (paced by `config.drain_rate`; standalone, with no other
+/// shard to move them to, it closes every socket at once with 1012 "service
+/// restart"), and stops once they are all gone or after `config.drain_timeout`. Stopping closes every socket with
 /// "going away" (1001), stops the tick and joins every task, giving up after
 /// `config.shutdown_timeout`.
 ///
@@ -119,7 +123,7 @@ pub async fn run(
     };
     let shard = shard::Shard::new(&config, StdRng::from_os_rng(), presence_epoch)?;
     let driver =
-        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone());
+        tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone())?;
     tracker.spawn(driver.run(commands_rx));
 
     let state = http::AppState {
@@ -162,7 +166,10 @@ pub async fn run(
         () = cancel.cancelled() => {}
         () = life.drain.cancelled() => {
             tokio::select! {
-                () = life.drained.cancelled() => tracing::info!("drained: every player moved"),
+                () = life.drained.cancelled() => match config.redis {
+                    Some(_) => tracing::info!("drained: every player moved"),
+                    None => tracing::info!("standalone restart: every player disconnected"),
+                },
                 () = tokio::time::sleep(config.drain_timeout) => tracing::warn!("drain timed out"),
                 () = cancel.cancelled() => {}
             }

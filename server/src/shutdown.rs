@@ -1,6 +1,8 @@
-//! The one root of shutdown. SIGTERM drains (players are told to move to other
-//! shards, then the process exits; a second SIGTERM stops at once); SIGINT
-//! stops at once, closing every socket with "going away".
+//! The one root of shutdown. SIGTERM drains (clustered, players are told to
+//! move to other shards; standalone, where there is none, every socket is
+//! closed with 1012 "service restart"; then the process exits; a second
+//! SIGTERM stops at once); SIGINT stops at once, closing every socket with
+//! "going away".
 
 use crate::tick::Lifecycle;
 

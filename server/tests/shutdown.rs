@@ -1,46 +1,49 @@
 //! SIGINT: every socket gets "going away" (1001), the process joins its tasks
-//! and exits 0. SIGTERM drains: every player gets a Move with a fresh ticket
-//! and the close code 4018, the shard reports not ready, and the process exits
-//! 0 once they are gone.
+//! and exits 0. SIGTERM standalone (no Redis: there is no other shard to move
+//! anyone to): every socket is closed at once with 1012 "service restart"
+//! after an Error saying so, the log says plainly how many were disconnected
+//! (never that they moved), and the process exits 0. SIGTERM clustered drains
+//! with Move (tests/failover.rs).
 
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{close_code, Frame, Player, Shard, Signal};
-use std::time::Duration;
+use mino_testkit::{close_code, Player, Shard, Signal, WorkDir};
+use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
-async fn graceful(sig: Signal) {
-    let mut server = Shard::start(SERVER, &[]);
+#[tokio::test]
+async fn sigterm_standalone_closes_every_socket_with_service_restart_and_exits_zero() {
+    let dir = WorkDir::new("shutdown");
+    let log = dir.path().join("server.log");
+    let mut server = Shard::start_logging_to(SERVER, &[], &log, "info");
     let mut a = Player::join(&server, "Ada").await;
     let mut b = Player::join(&server, "Bob").await;
     a.own_position().await;
-    server.signal(sig);
-    assert_eq!(a.closed().await.0, close_code(CloseCode::GoingAway));
-    assert_eq!(b.closed().await.0, close_code(CloseCode::GoingAway));
+    let sent = Instant::now();
+    server.signal(Signal::SIGTERM);
+    let restart = close_code(CloseCode::ServiceRestart);
+    for c in [&mut a, &mut b] {
+        assert_eq!(c.closed().await, (restart, restart), "1012 after an Error saying so");
+    }
+    assert!(sent.elapsed() < Duration::from_secs(2), "closed at once, not paced: {:?}", sent.elapsed());
     let status = server.wait_exit(Duration::from_secs(10)).expect("exited in time");
     assert!(status.success(), "exit status {status:?}");
-}
-
-#[tokio::test]
-async fn sigterm_drains_players_with_move_and_exits_zero() {
-    let mut server = Shard::start(SERVER, &[]);
-    let mut a = Player::join(&server, "Ada").await;
-    let mut b = Player::join(&server, "Bob").await;
-    a.own_position().await;
-    server.signal(Signal::SIGTERM);
-    for c in [&mut a, &mut b] {
-        let ticket = c.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
-        assert_eq!(ticket.len(), 24, "a fresh resume ticket");
-        assert_ne!(Some(&ticket), c.welcome.as_ref().map(|w| &w.ticket));
-        assert_eq!(c.closed().await.0, close_code(CloseCode::Moved));
-    }
-    drop((a, b));
-    let status = server.wait_exit(Duration::from_secs(10)).expect("exited once drained");
-    assert!(status.success(), "exit status {status:?}");
+    let text = std::fs::read_to_string(&log).expect("the log");
+    assert!(text.contains("disconnected=2"), "the log counts who was disconnected:\n{text}");
+    assert!(text.contains("every player disconnected"), "{text}");
+    assert!(!text.contains("moved"), "nobody moved anywhere:\n{text}");
 }
 
 #[tokio::test]
 async fn sigint_closes_sockets_with_going_away_and_exits_zero() {
-    graceful(Signal::SIGINT).await;
+    let mut server = Shard::start(SERVER, &[]);
+    let mut a = Player::join(&server, "Ada").await;
+    let mut b = Player::join(&server, "Bob").await;
+    a.own_position().await;
+    server.signal(Signal::SIGINT);
+    assert_eq!(a.closed().await.0, close_code(CloseCode::GoingAway));
+    assert_eq!(b.closed().await.0, close_code(CloseCode::GoingAway));
+    let status = server.wait_exit(Duration::from_secs(10)).expect("exited in time");
+    assert!(status.success(), "exit status {status:?}");
 }

@@ -5,8 +5,7 @@ import { PNG } from 'pngjs';
 /** An RGB colour, 0-255 per channel. */
 export type Rgb = readonly [number, number, number];
 
-/** Colours of bodies as bodies.wgsl draws them (sRGB, 0-255). */
-export const OTHER_BODY: Rgb = [247, 153, 41];
+/** The own player's body colour as bodies.wgsl draws it (sRGB, 0-255); others have their own hue (src/render/hue.ts). */
 export const OWN_BODY: Rgb = [64, 209, 255];
 
 /** A decoded screenshot. */

@@ -48,7 +48,8 @@ process.on('exit', () => {
 export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', timeoutMs = 20_000): Promise<RunningServer> {
   const bin = serverBin();
   if (!existsSync(bin)) throw new Error(`mino-server not found at ${bin}: build it (cargo build -p mino-server) or set MINO_SERVER_BIN`);
-  const dist = TEST_BUILD_DIR;
+  // MINO_E2E_DIST serves another test build (e.g. an older client, to compare figures).
+  const dist = process.env.MINO_E2E_DIST ?? TEST_BUILD_DIR;
   if (!existsSync(resolve(dist, 'index.html'))) throw new Error(`${dist} has no index.html: run npm run build:e2e first`);
   const proc = spawn(bin, ['--listen', listen, '--static-dir', dist, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],

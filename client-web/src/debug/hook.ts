@@ -68,6 +68,24 @@ export interface MinoStats {
   namesKnown: number;
   /** Area of interest: dots on the minimap at its last redraw. */
   minimapDots: number;
+  /**
+   * Prediction of the own player: authoritative samples compared with it,
+   * the prediction error (how far each moved the prediction, world units)
+   * at the median, the 95th percentile and the largest of the last 512, and
+   * the corrections that snapped rather than faded.
+   */
+  predictionSamples: number;
+  predictionErrorP50: number;
+  predictionErrorP95: number;
+  predictionErrorMax: number;
+  predictionSnaps: number;
+  /** Snapshots and cell frames skipped to catch up (the page fell behind the network), and the most found waiting at one animation frame. */
+  framesSkipped: number;
+  framesMostWaiting: number;
+  /** Where the camera keeps the own player across, CSS pixels from the canvas's left (the middle of what the panels leave free). */
+  focusX: number;
+  /** Half the size of the own body with its ring on screen, CSS pixels. */
+  ownBodyPx: number;
 }
 
 /** The object installed as `window.__mino`. */
@@ -84,6 +102,8 @@ export interface MinoHook {
   nameOf(id: number): string | null;
   /** Destroys the WebGPU device as a driver reset would; the page must recover. */
   loseDevice(): void;
+  /** Forgets the prediction error statistics (before a measurement). */
+  resetPredictionStats(): void;
 }
 
 declare global {

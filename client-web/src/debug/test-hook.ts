@@ -6,6 +6,7 @@
 
 import type { Game } from '../app.js';
 import type { GpuFailure, GpuHandle } from '../render/gpu.js';
+import { BODY_RADIUS } from '../render/renderer.js';
 import type { MinoHook, MinoStats } from './hook.js';
 
 /** Stats before anything ran. */
@@ -50,6 +51,15 @@ function emptyStats(): MinoStats {
     namesAsked: 0,
     namesKnown: 0,
     minimapDots: 0,
+    predictionSamples: 0,
+    predictionErrorP50: Number.NaN,
+    predictionErrorP95: Number.NaN,
+    predictionErrorMax: Number.NaN,
+    predictionSnaps: 0,
+    framesSkipped: 0,
+    framesMostWaiting: 0,
+    focusX: Number.NaN,
+    ownBodyPx: Number.NaN,
   };
 }
 
@@ -79,6 +89,16 @@ function gameStats(g: Game, s: MinoStats): void {
   s.sockets = g.connection?.sockets ?? 0;
   s.decodeErrors = g.connection?.decodeErrors ?? 0;
   s.inputsSent = g.sender.count;
+  const p = g.prediction;
+  s.predictionSamples = p.samples;
+  s.predictionErrorP50 = p.errorQuantile(0.5);
+  s.predictionErrorP95 = p.errorQuantile(0.95);
+  s.predictionErrorMax = p.errorMax();
+  s.predictionSnaps = p.snaps;
+  s.framesSkipped = g.inbox.skipped;
+  s.framesMostWaiting = g.inbox.mostWaiting;
+  s.focusX = g.camera.focusX;
+  s.ownBodyPx = Math.max(BODY_RADIUS, 3 / g.camera.zoom) * g.camera.zoom * 1.4;
 }
 
 /** Interpolation stats of whole-shard mode. */
@@ -173,6 +193,10 @@ export class TestHook implements MinoHook {
 
   loseDevice(): void {
     this.game?.graphics.renderer?.device.destroy();
+  }
+
+  resetPredictionStats(): void {
+    this.game?.prediction.resetStats();
   }
 }
 

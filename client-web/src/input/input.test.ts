@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeClientForTest } from '../testing/client-decode.js';
 import { STILL, dragToDirection, keysToDirection, sameDirection } from './direction.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { DirectionSender } from './sender.js';
+import { DirectionSender, nextSeq } from './sender.js';
 
 const S = Math.SQRT1_2;
 
@@ -130,6 +130,22 @@ describe('direction sender', () => {
     live.on = true;
     timers.advance(100);
     sender.resync();
-    expect(sent[sent.length - 1]).toEqual([3, 1, 0]);
+    // The Input that could not be sent used no number.
+    expect(sent[sent.length - 1]).toEqual([2, 1, 0]);
+  });
+
+  it('reports every Input sent with its number, skipping numbers whose low 7 bits are 0', () => {
+    const timers = new FakeTimers();
+    const reported: [number, number, number][] = [];
+    const sender = new DirectionSender(() => true, timers, 50, (seq, dir, at) => reported.push([seq, dir.x, at]));
+    for (let i = 0; i < 130; i++) {
+      sender.set(i % 2 ? STILL : { x: 1, y: 0 });
+      timers.advance(50);
+    }
+    expect(reported.length).toBe(130);
+    expect(reported.map(([seq]) => seq).filter((seq) => (seq & 0x7f) === 0)).toEqual([]);
+    expect(reported[126]).toEqual([127, 1, 126 * 50]);
+    expect(reported[127]?.[0]).toBe(129);
+    expect(nextSeq(0xffffffff)).toBe(1);
   });
 });

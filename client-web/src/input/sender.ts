@@ -1,6 +1,10 @@
 // Sends the direction to the server only when it changes, never more often
 // than once per `minIntervalMs` (the server allows 30 inputs a second): a change
-// inside that interval is held and the latest one goes out when it ends.
+// inside that interval is held and the latest one goes out when it ends. Each
+// Input carries the next sequence number; the server echoes its low 7 bits in
+// the player's own snapshot entry, and 0 there means "none applied yet", so
+// numbers whose low 7 bits are 0 are skipped. Every Input sent is reported
+// (for the prediction of the own player).
 
 import { encodeInput } from '../net/protocol.js';
 import type { Timers } from '../timers.js';
@@ -21,6 +25,8 @@ export class DirectionSender {
     private readonly send: (bytes: Uint8Array) => boolean,
     private readonly timers: Timers,
     private readonly minIntervalMs = 50,
+    /** Told of every Input sent: its sequence number and direction, at local `nowMs`. */
+    private readonly onSent?: (seq: number, dir: Direction, nowMs: number) => void,
   ) {}
 
   /** The direction the player wants now. */
@@ -51,11 +57,15 @@ export class DirectionSender {
       return;
     }
     const dir = this.wanted;
-    if (this.send(encodeInput(++this.seq, dir.x, dir.y))) {
+    const seq = nextSeq(this.seq);
+    const now = this.timers.now();
+    if (this.send(encodeInput(seq, dir.x, dir.y))) {
+      this.seq = seq;
       this.sent = dir;
       this.count++;
+      this.onSent?.(seq, dir, now);
     }
-    this.lastSendMs = this.timers.now();
+    this.lastSendMs = now;
   }
 
   /** Cancels a pending send. */
@@ -63,4 +73,11 @@ export class DirectionSender {
     if (this.timer !== null) this.timers.clearTimeout(this.timer);
     this.timer = null;
   }
+}
+
+/** The sequence number after `seq`: one more, skipping those whose low 7 bits are 0 (the server's "none applied"), within 32 bits. */
+export function nextSeq(seq: number): number {
+  let next = (seq + 1) >>> 0;
+  if ((next & 0x7f) === 0) next = (next + 1) >>> 0;
+  return next;
 }

@@ -35,6 +35,12 @@ import { MergedPlayers } from './world.js';
 /** Told about each player when it enters view (is first listed), e.g. to ask for its name. */
 export interface ViewListener {
   entered(id: number): void;
+  /**
+   * The own player ([`CellWorld.ownId`]) is listed by a frame taken: its
+   * shard, the frame's tick (low 32 bits), its position (world units), its
+   * flags as on the wire, and the frame's arrival (local ms).
+   */
+  own?(shardId: number, tick: number, x: number, y: number, flags: number, arrivalMs: number): void;
 }
 
 /** Largest gap between two updates of a player counted into its interval, ticks. */
@@ -59,6 +65,8 @@ export class CellWorld {
   /** Cell frames taken, and refused as older than or the same as one already taken. */
   cellFrames = 0;
   staleFrames = 0;
+  /** The own player's id (0: none yet): its entries go to the listener's `own` too. */
+  ownId = 0;
   /** Tick interval, ms; walking speed, world units/s; view grace, ms (from the Welcome). */
   tickMs = 50;
   speed = 120;
@@ -150,10 +158,23 @@ export class CellWorld {
     this.frameMs = clock.frameMs;
     this.frameArrivalMs = arrivalMs;
     for (let i = 0; i < n; i++) this.listed(i, msg.shardId, msg.cell);
+    this.ownListed(msg, n, arrivalMs);
     this.leavers(listing, msg.shardId, msg.cell);
     listing.record(msg.tick, t, arrivalMs, this.scratch.ids, n);
     if (arrivalMs > this.newestArrivalMs) this.newestArrivalMs = arrivalMs;
     if (arrivalMs - this.purgedAt > PURGE_EVERY_MS) this.purge(arrivalMs);
+  }
+
+  /** Tells the listener about the own player's entry among the `n` of the frame being taken, if it has one. */
+  private ownListed(msg: CellMsg, n: number, arrivalMs: number): void {
+    const listener = this.listener;
+    if (!listener?.own || !this.ownId) return;
+    const s = this.scratch;
+    for (let i = 0; i < n; i++) {
+      if (s.ids[i] !== this.ownId) continue;
+      listener.own(msg.shardId, msg.tick, s.x[i] as number, s.y[i] as number, s.flags[i] as number, arrivalMs);
+      return;
+    }
   }
 
   /** Player i of the scratch columns is listed in (`shard`, `cell`) by the frame being taken. */

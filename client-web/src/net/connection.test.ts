@@ -6,9 +6,9 @@ import { decodeClientForTest } from '../testing/client-decode.js';
 import { FakeSocket } from '../testing/fake-socket.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { Connection, type ConnectionState } from './connection.js';
-import { MAX_BACKOFF_MS, backoffMs } from './policy.js';
+import { AUTH_CODES, MAX_BACKOFF_MS, afterClose, authMessage, backoffMs, explainedByPage } from './policy.js';
 import { encodeChat } from './protocol.js';
-import { ProtocolVersion } from '../generated/mino/wire.js';
+import { CloseCode, ProtocolVersion } from '../generated/mino/wire.js';
 
 function frame(name: string): Uint8Array {
   const f = fixture.frames.find((x) => x.name === name);
@@ -20,13 +20,14 @@ const WELCOME_TICKET = fixture.frames.find((f) => f.name === 'welcome')?.expect.
 const MOVE_TICKET = fixture.frames.find((f) => f.name === 'move')?.expect.resume_ticket_hex;
 const hex = (b: Uint8Array | null): string | null => (b ? Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('') : null);
 
-function setup(random = 0.5): { timers: FakeTimers; sockets: FakeSocket[]; states: ConnectionState[]; conn: Connection } {
+function setup(random = 0.5, accessToken: string | null = null): { timers: FakeTimers; sockets: FakeSocket[]; states: ConnectionState[]; conn: Connection } {
   const timers = new FakeTimers();
   const sockets: FakeSocket[] = [];
   const states: ConnectionState[] = [];
   const conn = new Connection({
     url: 'ws://127.0.0.1/ws',
     name: 'Ada',
+    accessToken,
     timers,
     random: () => random,
     socket: (url) => {
@@ -89,7 +90,8 @@ describe('connection', () => {
       while (sockets.length === before) timers.advance(1);
       waits.push(timers.t - t0);
     }
-    expect(waits).toEqual([500, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+    // Capped at 2 s: a player is back within about 2 s of the server's return.
+    expect(waits).toEqual([500, 500, 1000, 2000, 2000, 2000, 2000, 2000]);
     welcomeOn(last(sockets));
     const t0 = timers.t;
     last(sockets).drop(1001);
@@ -163,6 +165,77 @@ describe('connection', () => {
     expect(conn.live).toBe(true);
   });
 
+  it('after a restart (1012) comes back soon, then tries every 2 s at most while the server is away', () => {
+    const { sockets, states, timers } = setup(1);
+    welcomeOn(last(sockets));
+    last(sockets).drop(CloseCode.ServiceRestart);
+    expect(last(states)).toMatchObject({ kind: 'reconnecting', why: 'restart' });
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const before = sockets.length;
+      const t0 = timers.t;
+      while (sockets.length === before) timers.advance(1);
+      waits.push(timers.t - t0);
+      last(sockets).drop(1006); // refused: the server is not back yet
+      expect(last(states)).toMatchObject({ kind: 'reconnecting', why: 'restart' });
+    }
+    expect(waits[0]).toBeLessThanOrEqual(500);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(2000);
+  });
+
+  it('rejoins at once as a new player, with the same name, when the server does not know the ticket', () => {
+    const { sockets, states, timers, conn } = setup(0.99);
+    welcomeOn(last(sockets));
+    last(sockets).drop(CloseCode.ServiceRestart);
+    timers.advance(500);
+    last(sockets).open();
+    expect(hex(decodeClientForTest(last(last(sockets).sent)).ticket)).toBe(WELCOME_TICKET);
+    last(sockets).drop(CloseCode.TicketInvalid);
+    expect(last(states)).toMatchObject({ kind: 'reconnecting', why: 'session-lost' });
+    expect(conn.lastReconnect).toBe('session-lost');
+    timers.advance(100);
+    expect(sockets.length).toBe(3);
+    last(sockets).open();
+    const hello = decodeClientForTest(last(last(sockets).sent));
+    expect([hello.name, hello.ticket]).toEqual(['Ada', null]);
+  });
+
+  it('sends the access token in every Hello, reconnects included', () => {
+    const { sockets, timers } = setup(0, 'eyJ.token.sig');
+    welcomeOn(last(sockets));
+    expect(decodeClientForTest(last(last(sockets).sent)).token).toBe('eyJ.token.sig');
+    last(sockets).drop(1006);
+    timers.advance(1);
+    last(sockets).open();
+    const hello = decodeClientForTest(last(last(sockets).sent));
+    expect([hello.token, hex(hello.ticket)]).toEqual(['eyJ.token.sig', WELCOME_TICKET]);
+  });
+
+  it('stops on a refused token with a plain message and never sends it again', () => {
+    const { sockets, states, timers, conn } = setup(0, 'eyJ.expired.sig');
+    last(sockets).open();
+    last(sockets).drop(CloseCode.AuthExpired);
+    timers.advance(60_000);
+    expect(sockets.length).toBe(1);
+    expect(last(states)).toEqual({ kind: 'stopped', reason: 'Sign-in expired — sign in again.', rename: false });
+    expect(conn.signedIn).toBe(true);
+  });
+
+  it('a token refused on a reconnect resumes with the ticket alone, at once', () => {
+    const { sockets, timers, conn } = setup(0, 'eyJ.token.sig');
+    welcomeOn(last(sockets));
+    last(sockets).drop(1006);
+    timers.advance(1);
+    last(sockets).open();
+    last(sockets).drop(CloseCode.AuthExpired);
+    expect(conn.signedIn).toBe(false);
+    timers.advance(0);
+    expect(sockets.length).toBe(3);
+    last(sockets).open();
+    const hello = decodeClientForTest(last(last(sockets).sent));
+    expect([hello.token, hex(hello.ticket)]).toEqual([null, WELCOME_TICKET]);
+  });
+
   it('stop() closes for good', () => {
     const { sockets, conn, timers } = setup();
     welcomeOn(last(sockets));
@@ -179,5 +252,22 @@ describe('backoff', () => {
       expect(backoffMs(a, () => 1)).toBeLessThanOrEqual(MAX_BACKOFF_MS);
       expect(backoffMs(a, () => 0)).toBeGreaterThanOrEqual(250);
     }
+  });
+});
+
+describe('close policy', () => {
+  it('has a plain message for every sign-in refusal (4030-4036) and stops on each without a ticket', () => {
+    expect(AUTH_CODES).toEqual([4030, 4031, 4032, 4033, 4034, 4035, 4036]);
+    for (const code of AUTH_CODES) {
+      const next = afterClose({ code, attempt: 0, sentToken: true, hasTicket: false }, () => 0.5);
+      expect(next).toEqual({ kind: 'stop', reason: authMessage(code), rename: false });
+      expect(authMessage(code)).toMatch(/sign/i);
+      expect(explainedByPage(code)).toBe(true);
+    }
+  });
+
+  it("explains tickets and restarts in the page's own words, and echoes other server errors", () => {
+    for (const code of [CloseCode.TicketInvalid, CloseCode.ServiceRestart, CloseCode.SessionReplaced, CloseCode.Moved]) expect(explainedByPage(code)).toBe(true);
+    expect(explainedByPage(CloseCode.InputFlood)).toBe(false);
   });
 });

@@ -1,18 +1,22 @@
-// The websocket to the shard and its lifecycle: Hello on open, Welcome (or Busy
-// or Error), then messages until the socket closes; then, by policy.ts, a
-// reconnect that presents the resume ticket (with jitter and a capped backoff),
-// a retry after Busy's delay, or a stop with the reason (session replaced). A
-// socket that goes silent or never says Welcome is abandoned and replaced.
+// The websocket to the shard and its lifecycle: Hello on open (the name, the
+// access token if the page was given one, the resume ticket when it has one),
+// Welcome (or Busy or Error), then messages until the socket closes; then, by
+// policy.ts, a reconnect that presents the resume ticket (with jitter and a
+// backoff capped at 2 s), a retry after Busy's delay, a rejoin at once as a
+// new player when the server no longer knows the session, or a stop with the
+// reason (session replaced, a refused sign-in). A refused token is never sent
+// again. A socket that goes silent or never says Welcome is abandoned and
+// replaced.
 
 import type { Timers } from '../timers.js';
-import { afterClose } from './policy.js';
+import { afterClose, type ReconnectReason } from './policy.js';
 import { decodeServer, encodeHello, type ServerMsg } from './protocol.js';
 
 /** What the connection is doing, for the page to show. */
 export type ConnectionState =
   | { readonly kind: 'connecting' }
   | { readonly kind: 'live' }
-  | { readonly kind: 'reconnecting'; readonly attempt: number; readonly inMs: number }
+  | { readonly kind: 'reconnecting'; readonly attempt: number; readonly inMs: number; readonly why: ReconnectReason }
   | { readonly kind: 'busy'; readonly reason: string; readonly inMs: number }
   | { readonly kind: 'stopped'; readonly reason: string; readonly rename: boolean };
 
@@ -41,6 +45,11 @@ export interface ConnectionOptions {
   readonly url: string;
   /** Display name sent in every Hello. */
   readonly name: string;
+  /**
+   * Access token (a JWT) sent in every Hello, reconnects included, until the
+   * server refuses it; held in memory only. Null or absent: a guest.
+   */
+  readonly accessToken?: string | null;
   readonly handlers: ConnectionHandlers;
   readonly socket?: (url: string) => SocketLike;
   readonly timers: Timers;
@@ -59,6 +68,11 @@ const ABNORMAL = 1006;
 export class Connection {
   private socket: SocketLike | null = null;
   private ticket: Uint8Array | null = null;
+  private token: string | null;
+  /** Whether the current socket's Hello carried the token. */
+  private sentToken = false;
+  /** Why the page is reconnecting, kept across the drops of one outage (a restart stays a restart). */
+  private why: ReconnectReason | null = null;
   private attempt = 0;
   private busy: { reason: string; retryAfterMs: number } | undefined;
   private error: { code: number; message: string } | undefined;
@@ -74,7 +88,19 @@ export class Connection {
   /** Sockets opened so far. */
   sockets = 0;
 
-  constructor(private readonly opts: ConnectionOptions) {}
+  constructor(private readonly opts: ConnectionOptions) {
+    this.token = opts.accessToken ?? null;
+  }
+
+  /** Why the last reconnect happened (null before any); kept until the next one. */
+  get lastReconnect(): ReconnectReason | null {
+    return this.why;
+  }
+
+  /** Whether an access token is still sent (none given, or the server refused it: false). */
+  get signedIn(): boolean {
+    return this.token !== null;
+  }
 
   /** Opens the first socket. */
   start(): void {
@@ -118,7 +144,8 @@ export class Connection {
     s.binaryType = 'arraybuffer';
     s.onopen = () => {
       this.openedAt = this.opts.timers.now();
-      s.send(encodeHello(this.opts.name, this.ticket));
+      this.sentToken = this.token !== null;
+      s.send(encodeHello(this.opts.name, this.ticket, this.token));
     };
     s.onmessage = (ev) => this.receive(ev);
     s.onclose = (ev) => this.closed(s, ev.code);
@@ -194,17 +221,22 @@ export class Connection {
     this.welcomed = false;
     this.clearTimers();
     if (this.stopped) return;
-    const next = afterClose({ code, busy: this.busy, error: this.error, attempt: this.attempt }, this.opts.random ?? Math.random);
+    const info = { code, busy: this.busy, error: this.error, attempt: this.attempt, sentToken: this.sentToken, hasTicket: this.ticket !== null };
+    const next = afterClose(info, this.opts.random ?? Math.random);
     if (next.kind === 'stop') {
       this.stopped = true;
       this.opts.handlers.state({ kind: 'stopped', reason: next.reason, rename: next.rename });
       return;
     }
     if (!next.resume) this.ticket = null;
+    if (next.dropToken) this.token = null;
+    // A server that said it restarts and then refuses connections is still restarting.
+    const outage = this.attempt > 0 && this.why === 'restart' && next.why === 'dropped';
+    this.why = outage ? 'restart' : next.why;
     this.attempt++;
     const inMs = Math.round(next.delayMs);
     if (next.busy) this.opts.handlers.state({ kind: 'busy', reason: this.busy?.reason ?? 'server busy', inMs });
-    else if (this.everWelcomed) this.opts.handlers.state({ kind: 'reconnecting', attempt: this.attempt, inMs });
+    else if (this.everWelcomed) this.opts.handlers.state({ kind: 'reconnecting', attempt: this.attempt, inMs, why: this.why });
     else this.opts.handlers.state({ kind: 'connecting' });
     this.retryTimer = this.opts.timers.setTimeout(() => this.open(), next.delayMs);
   }

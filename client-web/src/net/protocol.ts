@@ -48,6 +48,8 @@ export const MAX_NAME_CHARS: number = Limit.MaxNameChars;
 export const MAX_CHAT_CHARS: number = Limit.MaxChatChars;
 /** Largest server frame the client reads, bytes (a 100,000-player snapshot). */
 export const MAX_SERVER_MESSAGE_BYTES: number = Limit.MaxServerMessageBytes;
+/** Longest access token a Hello may carry, bytes. */
+export const MAX_ACCESS_TOKEN_BYTES: number = Limit.MaxAccessTokenBytes;
 /** Most player ids one NamesRequest may carry. */
 export const MAX_NAMES_REQUEST_IDS: number = Limit.MaxNamesRequestIds;
 /** What the verifier allows in a server frame (mino_protocol::limits::server_verifier). */
@@ -391,12 +393,17 @@ function finish(b: flatbuffers.Builder, kind: ClientBody, bodyOffset: flatbuffer
   return b.asUint8Array().slice();
 }
 
-/** A Hello with `name` (1..24 characters) and, to resume, a ticket from Welcome or Move. */
-export function encodeHello(name: string, resumeTicket?: Uint8Array | null, version = PROTOCOL_VERSION): Uint8Array {
-  const b = new flatbuffers.Builder(128);
+/**
+ * A Hello with `name` (1..24 characters), to resume a ticket from Welcome or
+ * Move, and to sign in an access token (a JWT of at most
+ * MAX_ACCESS_TOKEN_BYTES; guests send none).
+ */
+export function encodeHello(name: string, resumeTicket?: Uint8Array | null, accessToken?: string | null, version = PROTOCOL_VERSION): Uint8Array {
+  const b = new flatbuffers.Builder(128 + (accessToken?.length ?? 0));
   const nameOffset = b.createString(name);
+  const token = accessToken ? b.createString(accessToken) : 0;
   const ticket = resumeTicket?.length ? Hello.createResumeTicketVector(b, resumeTicket) : 0;
-  return finish(b, ClientBody.Hello, Hello.createHello(b, version, nameOffset, 0, ticket));
+  return finish(b, ClientBody.Hello, Hello.createHello(b, version, nameOffset, token, ticket));
 }
 
 /** An Input: the direction to walk in, (0, 0) to stand still; `seq` is the client's own count. */

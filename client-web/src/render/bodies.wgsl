@@ -1,6 +1,20 @@
 // Every player, in one instanced draw: 6 vertices (a quad) per instance, the
 // instance attribute is (x, y, heading radians, style). Style bit 0: moving,
-// bit 1: the local player (cyan with a white ring; others are orange).
+// bit 1: the local player (cyan with a white ring); bits 2-9: the player's
+// hue index (render/hue.ts: others get their own colour, never the cyan).
+
+// Other players' colours (render/hue.ts has the same numbers): hue index /
+// 256 maps to HUE_FROM + that share of HUE_SPAN degrees.
+const HUE_FROM: f32 = 225.0;
+const HUE_SPAN: f32 = 300.0;
+const SATURATION: f32 = 0.75;
+const VALUE: f32 = 0.97;
+
+fn hue_rgb(index: u32) -> vec3f {
+  let h = ((HUE_FROM + f32(index) / 256.0 * HUE_SPAN) % 360.0) / 60.0;
+  let k = (vec3f(5.0, 3.0, 1.0) + h) % vec3f(6.0);
+  return VALUE - VALUE * SATURATION * clamp(min(k, 4.0 - k), vec3f(0.0), vec3f(1.0));
+}
 
 struct BodyOut {
   @builtin(position) position: vec4f,
@@ -35,7 +49,7 @@ fn fs_body(in: BodyOut) -> @location(0) vec4f {
   // One device pixel, in radii.
   let aa = 1.0 / max(view.radius * view.px_per_unit, 1.0);
   let is_local = (in.style & 2u) != 0u;
-  let base = select(vec3f(0.97, 0.60, 0.16), vec3f(0.25, 0.82, 1.0), is_local);
+  let base = select(hue_rgb(in.style >> 2u), vec3f(0.25, 0.82, 1.0), is_local);
   var alpha = 1.0 - smoothstep(1.0 - aa, 1.0 + aa, d);
   // A dark dot towards the heading.
   let m = length(in.local - in.facing * 0.55);

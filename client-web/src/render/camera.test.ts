@@ -30,6 +30,22 @@ describe('camera', () => {
     expect(c.screenY(0)).toBeCloseTo(600 - 80, 6);
   });
 
+  it('keeps the followed player out from under the panels on the right, at the world edge too', () => {
+    const c = camera();
+    c.setInsetRight(250);
+    c.follow(500, 500, 0);
+    expect(c.focusX).toBe(275);
+    expect(c.screenX(500)).toBeCloseTo(275, 6);
+    // At the world's right edge the view goes further right, so the player stays in the free part.
+    c.follow(1000, 500, 5000); // a long frame: jumps there
+    expect(c.screenX(1000)).toBeLessThanOrEqual(800 - 250);
+    expect(c.screenX(1000)).toBeGreaterThan(400);
+    // Zoomed all the way out, too.
+    c.zoomBy(0.001);
+    c.follow(1000, 500, 5000);
+    expect(c.screenX(1000)).toBeLessThanOrEqual(800 - 250 + 1e-6);
+  });
+
   it('zooms between the whole world and close up', () => {
     const c = camera();
     c.zoomBy(0.001);

@@ -10,6 +10,11 @@
 // unsent), zoomed out at most until the screen's corners are at the view
 // radius, which is also where it starts. The prefetch ring beyond the radius
 // stays off screen, so nobody pops in at the edge.
+//
+// Panels may cover the right of the screen (the player list and the chat):
+// the followed player is kept at the centre of the part they leave free, and
+// at the world's edge the view may go that much further, so the own player is
+// never under a panel.
 
 import type { Bounds } from '../net/protocol.js';
 
@@ -32,6 +37,8 @@ export class Camera {
   private hasBounds = false;
   /** Area of interest: the view radius (world units) the screen stays within; 0 without. */
   private viewRadius = 0;
+  /** CSS pixels at the right of the screen covered by panels. */
+  private insetRight = 0;
   /** World units shown across the shorter side at the default zoom. */
   static readonly DEFAULT_SPAN = 600;
   /** Closest zoom: world units across the shorter side. */
@@ -69,6 +76,20 @@ export class Camera {
     this.zoom = this.clampZoom(this.defaultZoom());
   }
 
+  /**
+   * The right `px` CSS pixels of the screen are covered (by panels): the
+   * followed player is put in the middle of the rest. At most 60 % of the
+   * width counts.
+   */
+  setInsetRight(px: number): void {
+    this.insetRight = Number.isFinite(px) ? Math.max(0, Math.min(px, this.width * 0.6)) : 0;
+  }
+
+  /** Where the followed player is put, CSS pixels from the left: the middle of the part panels leave free. */
+  get focusX(): number {
+    return (this.width - this.insetRight) / 2;
+  }
+
   /** The view radius the camera keeps to, world units (0: whole-shard mode). */
   get radius(): number {
     return this.viewRadius;
@@ -103,11 +124,14 @@ export class Camera {
   }
 
   /**
-   * Moves towards (`tx`, `ty`) over `dtMs` (about 90 % of the way in 200 ms);
+   * Follows the player at (`px`, `ty`), keeping it at [`focusX`] across and
+   * the middle down: moves over `dtMs` about 90 % of the way in 200 ms;
    * jumps there on the first call. Without area of interest it stops at the
    * world's edge (see the module comment).
    */
-  follow(tx: number, ty: number, dtMs: number): void {
+  follow(px: number, ty: number, dtMs: number): void {
+    // The view's centre that puts the player at focusX.
+    const tx = px + this.insetRight / 2 / this.zoom;
     if (!this.placed || !(dtMs < 1000)) {
       this.x = tx;
       this.y = ty;
@@ -118,15 +142,17 @@ export class Camera {
       this.y += (ty - this.y) * k;
     }
     if (this.viewRadius > 0) return;
-    this.x = this.clampAxis(this.x, this.bounds.minX, this.bounds.maxX, this.width);
-    this.y = this.clampAxis(this.y, this.bounds.minY, this.bounds.maxY, this.height);
+    this.x = this.clampAxis(this.x, this.bounds.minX, this.bounds.maxX, this.width, this.insetRight);
+    this.y = this.clampAxis(this.y, this.bounds.minY, this.bounds.maxY, this.height, 0);
   }
 
-  private clampAxis(c: number, min: number, max: number, viewPx: number): number {
+  /** Clamps a view centre on one axis; `coveredPx` at the far end of the screen (the right) do not count as view. */
+  private clampAxis(c: number, min: number, max: number, viewPx: number, coveredPx: number): number {
     const half = viewPx / this.zoom / 2;
+    const covered = coveredPx / this.zoom;
     const margin = (max - min) * Camera.EDGE_MARGIN;
-    if (2 * half >= max - min + 2 * margin - 1e-6) return (min + max) / 2;
-    return Math.min(max + margin - half, Math.max(min - margin + half, c));
+    if (2 * half - covered >= max - min + 2 * margin - 1e-6) return (min + max) / 2 + covered / 2;
+    return Math.min(max + margin - half + covered, Math.max(min - margin + half, c));
   }
 
   /** CSS pixel x (from the viewport's left edge) of world x. One number per call, so per-frame code allocates nothing. */

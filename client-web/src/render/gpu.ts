@@ -62,6 +62,9 @@ export async function acquireGpu(gpu: GPU | undefined, timeoutMs = GPU_TIMEOUT_M
   return { ok: true, gpu: { adapter, device, info } };
 }
 
+/** The browsers with WebGPU, named the same in the README and scripts/play.sh (test/browsers.test.ts checks). */
+export const WEBGPU_BROWSERS = 'Chrome or Edge 113+, Firefox 141+ or Safari 26+';
+
 /** What to tell the player for each failure (plain text). */
 export function failureMessage(failure: GpuFailure, detail: string): string {
   const lead = {
@@ -70,5 +73,5 @@ export function failureMessage(failure: GpuFailure, detail: string): string {
     'no-device': 'The graphics adapter would not give this page a WebGPU device.',
     timeout: 'WebGPU did not answer within 3 seconds.',
   }[failure];
-  return `${lead} mino draws the world with WebGPU, so it cannot run here, and it has not joined the game. Try a current Chrome, Edge or Safari with hardware acceleration on. (${detail})`;
+  return `${lead} mino draws the world with WebGPU, so it cannot run here, and it has not joined the game. Try ${WEBGPU_BROWSERS}, with hardware acceleration on. (${detail})`;
 }

@@ -65,20 +65,47 @@ describe('name labels', () => {
 
   it('write nothing when nothing visible changed, and only what changed otherwise', () => {
     const s = scene();
-    place(s.players, [[500, 500], [520, 500], [540, 500]]);
+    // Far enough apart that no label has to give way to another.
+    place(s.players, [[500, 500], [560, 500], [620, 500]]);
     s.labels.update(s.players, OWN, s.camera, s.roster);
     const writes = { ...s.doc.writes };
     s.labels.update(s.players, OWN, s.camera, s.roster);
-    place(s.players, [[500, 500], [520.3, 500.2], [540, 500]]); // under half a pixel
+    place(s.players, [[500, 500], [560.3, 500.2], [620, 500]]); // under half a pixel
     s.labels.update(s.players, OWN, s.camera, s.roster);
     expect(s.doc.writes).toEqual(writes);
-    place(s.players, [[500, 500], [523, 500], [540, 500]]);
+    place(s.players, [[500, 500], [563, 500], [620, 500]]);
     s.labels.update(s.players, OWN, s.camera, s.roster);
     expect(s.doc.writes).toEqual({ ...writes, style: writes.style + 1 });
     s.roster.applyPresence({ kind: 'presence', shardId: 1, joined: [{ id: 2, name: 'bo' }], left: [] });
     s.labels.update(s.players, OWN, s.camera, s.roster);
     expect(s.doc.writes).toEqual({ ...writes, style: writes.style + 1, text: writes.text + 1 });
     expect(shown(s.els)).toEqual(['me', 'bo', '#3']);
+  });
+
+  it('never lets labels cover each other or the own player: they move aside, or wait when there is no room', () => {
+    const s = scene();
+    // A crowd around the own player, bodies 6 units apart: most names cannot fit.
+    place(s.players, [[500, 500], ...Array.from({ length: 8 }, (_, i): [number, number] => [500 + 6 * (i - 4), 506 + (i % 2) * 6])]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    const rects = s.els
+      .filter((e) => !e.hidden)
+      .map((e) => {
+        const x = parseFloat(e.style.getPropertyValue('--x'));
+        const y = parseFloat(e.style.getPropertyValue('--y'));
+        const w = e.textContent.length * 7 + 8;
+        return [x - w / 2, y - 17, x + w / 2, y] as const;
+      });
+    expect(rects.length).toBeGreaterThanOrEqual(3);
+    expect(rects.length).toBeLessThan(8);
+    expect(shown(s.els)[0]).toBe('me');
+    const overlap = (a: readonly number[], b: readonly number[]): boolean =>
+      (a[0] as number) < (b[2] as number) && (a[2] as number) > (b[0] as number) && (a[1] as number) < (b[3] as number) && (a[3] as number) > (b[1] as number);
+    // The own body (its ring: 9 units x 1.4 at one pixel per unit) at the centre of the 800 x 600 view.
+    const ownBody = [400 - 12.6, 300 - 12.6, 400 + 12.6, 300 + 12.6];
+    rects.forEach((r, i) => {
+      expect(overlap(r, ownBody), `label ${i} over the own player`).toBe(false);
+      rects.forEach((q, j) => expect(i === j || !overlap(r, q), `labels ${i} and ${j} overlap`).toBe(true));
+    });
   });
 
   it('hide labels of players that are gone', () => {

@@ -2,6 +2,12 @@
 // call: a fixed pool of DOM labels over the canvas, for the local player, the
 // few players nearest to it, and the one under the mouse.
 //
+// Labels never cover each other or the own player's body: they are placed in
+// order (the own player's, the hovered one's, then the nearest first), each at
+// the first free spot of a few around its body (above, below, right, left,
+// higher, lower); one with no free spot is not shown this frame. A label's
+// size is measured when its text changes (estimated where there is no layout).
+//
 // Every frame runs this, so it allocates nothing: the local player is found by
 // id through the draw list's index; each label keeps one Text node whose data
 // is set (never parsed as HTML) only when the label changes player or the
@@ -14,6 +20,14 @@ import { BODY_RADIUS, type DrawList } from './renderer.js';
 
 /** Names shown besides the local player's and the hovered one. */
 const NEAREST = 6;
+/** Room kept between two labels, and between a label and the own body, CSS pixels. */
+const GAP = 2;
+/** A label's size where nothing measures it: pixels per character and padding (12 px text), and its height. */
+const CHAR_PX = 7;
+const PAD_PX = 8;
+const LABEL_PX = 17;
+/** Candidate spots around a body, tried in order (see [`NameLabels.spot`]). */
+const SPOTS = 6;
 /** Labels in the pool: the local player, the hovered one, the nearest. */
 const POOL = NEAREST + 2;
 /** Whole CSS pixels as the value of a length property. */
@@ -34,6 +48,9 @@ class Label {
   private version = -1;
   private shownText = '';
   private own = false;
+  /** Size of the text shown, CSS pixels (measured when it changes). */
+  width = 0;
+  height = LABEL_PX;
   /** Position as last set, whole CSS pixels (NaN: never set). */
   private x = Number.NaN;
   private y = Number.NaN;
@@ -58,6 +75,7 @@ class Label {
       if (text !== this.shownText) {
         this.shownText = text;
         this.text.data = text;
+        this.measure();
       }
     }
     if (own !== this.own) {
@@ -75,6 +93,30 @@ class Label {
     if (this.el.hidden) this.el.hidden = false;
   }
 
+  /**
+   * Sets the text (as for [`show`]) of player `id` without showing it, so
+   * its size is known before it is placed; returns whether it changed.
+   */
+  prepare(id: number, names: NameSource): void {
+    if (id === this.id && names.version === this.version) return;
+    this.id = id;
+    this.version = names.version;
+    const text = names.name(id) ?? `#${id}`;
+    if (text === this.shownText) return;
+    this.shownText = text;
+    this.text.data = text;
+    this.measure();
+  }
+
+  /** Takes the label's size from the layout (shown), or estimates it. */
+  private measure(): void {
+    const wasHidden = this.el.hidden;
+    const w = wasHidden ? 0 : this.el.offsetWidth;
+    const h = wasHidden ? 0 : this.el.offsetHeight;
+    this.width = w > 0 ? w : this.shownText.length * CHAR_PX + PAD_PX;
+    this.height = h > 0 ? h : LABEL_PX;
+  }
+
   hide(): void {
     if (!this.el.hidden) this.el.hidden = true;
     this.id = -1;
@@ -87,6 +129,20 @@ export class NameLabels {
   /** Draw-list indices of the players to label this frame, the local player first. */
   private readonly pick = new Int32Array(POOL);
   private readonly pickDist = new Float64Array(NEAREST);
+  /** Rectangles taken this frame (left, top, right, bottom, CSS pixels): the own body, then each label placed. */
+  private readonly taken = new Float64Array((POOL + 1) * 4);
+  private takenCount = 0;
+  /** The spot chosen by [`spot`]: the label's bottom-centre, CSS pixels. */
+  private spotX = 0;
+  private spotY = 0;
+  /** The body being labelled (CSS pixels), a label's lift above a body, and the rectangle being tried or taken. */
+  private bx = 0;
+  private by = 0;
+  private lift = 0;
+  private rl = 0;
+  private rt = 0;
+  private rr = 0;
+  private rb = 0;
   private hasMouse = false;
   private mouseX = 0;
   private mouseY = 0;
@@ -125,7 +181,19 @@ export class NameLabels {
       this.hovered = players.ids[hover] as number;
     }
     n = this.nearest(players, own, hover, camera, n);
-    const lift = Math.max(BODY_RADIUS, 3 / camera.zoom) * camera.zoom * 1.4 + 2;
+    // The own body's extent (its ring) and the lift of a label above a body, CSS pixels.
+    const body = Math.max(BODY_RADIUS, 3 / camera.zoom) * camera.zoom * 1.4;
+    this.lift = body + 2;
+    this.takenCount = 0;
+    if (own >= 0) {
+      const ox = camera.screenX(players.x[own] as number);
+      const oy = camera.screenY(players.y[own] as number);
+      this.rl = ox - body;
+      this.rt = oy - body;
+      this.rr = ox + body;
+      this.rb = oy + body;
+      this.take();
+    }
     for (let k = 0; k < POOL; k++) {
       const label = this.labels[k] as Label;
       if (k >= n) {
@@ -133,10 +201,87 @@ export class NameLabels {
         continue;
       }
       const i = this.pick[k] as number;
-      const x = Math.round(camera.screenX(players.x[i] as number));
-      const y = Math.round(camera.screenY(players.y[i] as number) - lift);
-      label.show(players.ids[i] as number, names, k === 0 && own >= 0, x, y);
+      label.prepare(players.ids[i] as number, names);
+      this.bx = camera.screenX(players.x[i] as number);
+      this.by = camera.screenY(players.y[i] as number);
+      if (!this.place(label)) {
+        label.hide();
+        continue;
+      }
+      label.show(players.ids[i] as number, names, k === 0 && own >= 0, Math.round(this.spotX), Math.round(this.spotY));
     }
+  }
+
+  /**
+   * Finds the first free spot for `label` around the body at (bx, by), takes
+   * it and returns true; false when none is free. Positions are fields, not
+   * arguments, so the per-frame calls box no number.
+   */
+  private place(label: Label): boolean {
+    for (let s = 0; s < SPOTS; s++) {
+      this.spot(s, label.width, label.height);
+      this.rl = this.spotX - label.width / 2;
+      this.rt = this.spotY - label.height;
+      this.rr = this.rl + label.width;
+      this.rb = this.spotY;
+      if (this.free()) {
+        this.take();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Spot `s` for a `w` x `h` label of the body at (bx, by), as its bottom-centre in (spotX, spotY): above, below, right, left, higher, lower. */
+  private spot(s: number, w: number, h: number): void {
+    const { bx, by, lift } = this;
+    switch (s) {
+      case 0:
+        this.spotX = bx;
+        this.spotY = by - lift;
+        return;
+      case 1:
+        this.spotX = bx;
+        this.spotY = by + lift + h;
+        return;
+      case 2:
+        this.spotX = bx + lift + w / 2 + GAP;
+        this.spotY = by + h / 2;
+        return;
+      case 3:
+        this.spotX = bx - lift - w / 2 - GAP;
+        this.spotY = by + h / 2;
+        return;
+      case 4:
+        this.spotX = bx;
+        this.spotY = by - lift - h - GAP;
+        return;
+      default:
+        this.spotX = bx;
+        this.spotY = by + lift + 2 * h + GAP;
+    }
+  }
+
+  /** Whether the rectangle (rl, rt, rr, rb) overlaps none taken this frame (GAP apart). */
+  private free(): boolean {
+    const t = this.taken;
+    for (let r = 0; r < this.takenCount; r++) {
+      const o = r * 4;
+      if (this.rl < (t[o + 2] as number) + GAP && this.rr > (t[o] as number) - GAP && this.rt < (t[o + 3] as number) + GAP && this.rb > (t[o + 1] as number) - GAP) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Takes the rectangle (rl, rt, rr, rb) for this frame. */
+  private take(): void {
+    const o = this.takenCount * 4;
+    this.taken[o] = this.rl;
+    this.taken[o + 1] = this.rt;
+    this.taken[o + 2] = this.rr;
+    this.taken[o + 3] = this.rb;
+    this.takenCount++;
   }
 
   /** Index of the player (not the local one, index `own`) under the mouse, or -1. */

@@ -10,6 +10,7 @@ import type { Camera } from './camera.js';
 import { VIEW_FLOATS } from './camera.js';
 import bodiesWgsl from './bodies.wgsl?raw';
 import floorWgsl from './floor.wgsl?raw';
+import { hueIndex } from './hue.js';
 import { INSTANCE_BYTES, INSTANCE_FLOATS, InstanceBuffer } from './instances.js';
 import viewWgsl from './view.wgsl?raw';
 
@@ -38,9 +39,10 @@ export interface FrameDraws {
 /** Body radius, world units (never drawn smaller than MIN_BODY_PX CSS pixels). */
 export const BODY_RADIUS = 9;
 const MIN_BODY_PX = 3;
-/** Style bits of an instance (see bodies.wgsl). */
+/** Style bits of an instance (see bodies.wgsl); the hue index (render/hue.ts) sits above them. */
 const STYLE_MOVING = 1;
 const STYLE_LOCAL = 2;
+const STYLE_HUE_SHIFT = 2;
 
 /** Pipelines and buffers of one device. */
 export class Renderer {
@@ -106,7 +108,8 @@ export class Renderer {
 
   /**
    * Fills the instance mirror from `players` (the local player `ownId` last,
-   * so it is drawn on top) and returns how many instances it wrote.
+   * so it is drawn on top; each other player in its own hue) and returns how
+   * many instances it wrote.
    */
   private fill(players: DrawList, ownId: number): number {
     const n = players.count;
@@ -120,7 +123,7 @@ export class Renderer {
       d[o] = players.x[i] as number;
       d[o + 1] = players.y[i] as number;
       d[o + 2] = players.heading[i] as number;
-      d[o + 3] = (players.flags[i] as number) & STYLE_MOVING;
+      d[o + 3] = ((players.flags[i] as number) & STYLE_MOVING) | (hueIndex(players.ids[i] as number) << STYLE_HUE_SHIFT);
       w++;
     }
     if (own >= 0) {

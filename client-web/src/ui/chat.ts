@@ -1,7 +1,10 @@
 // The chat box: a bounded log of lines (name and text set as textContent,
 // never as HTML) and an input that sends a line on Enter, within the server's
 // limits (200 characters; 1 line a second with bursts of 5, kept client-side
-// so the page is never closed for flooding).
+// so the page is never closed for flooding). Enter in the world opens it;
+// sending a line (or Enter on an empty box, or Escape) gives the keys back to
+// the world, so WASD walks again instead of typing into the box. A line that
+// could not be sent stays, with the box, for another Enter.
 
 import { MAX_CHAT_CHARS, encodeChat } from '../net/protocol.js';
 import type { ChatMsg } from '../net/protocol.js';
@@ -63,7 +66,11 @@ export class Chat {
 
   private submit(): void {
     const text = [...this.input.value.trim()].slice(0, MAX_CHAT_CHARS).join('');
-    if (!text) return;
+    if (!text) {
+      this.input.value = '';
+      this.input.blur();
+      return;
+    }
     if (!this.bucket.take(performance.now())) {
       this.system('Slow down: at most one line a second.');
       return;
@@ -73,6 +80,7 @@ export class Chat {
       return;
     }
     this.input.value = '';
+    this.input.blur();
   }
 
   /** Appends a line from the network. */

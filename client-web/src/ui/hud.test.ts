@@ -14,27 +14,48 @@ function hud(): { hud: Hud; doc: FakeDocument; text: () => string } {
   return { hud: new Hud(el.asHtml()), doc, text: () => el.textContent };
 }
 
-const values = (v: Partial<HudValues> = {}): HudValues => ({ pingMs: 12.4, players: 6, inView: 3, delayMs: 100.2, fps: 59.7, frameCpuMs: 0.424, ...v });
+const values = (v: Partial<HudValues> = {}): HudValues => ({
+  pingMs: 12.4,
+  shard: 3,
+  players: 6,
+  inView: 3,
+  delayMs: 100.2,
+  fps: 59.7,
+  frameCpuMs: 0.424,
+  catchingUp: false,
+  ...v,
+});
 
 describe('hud', () => {
   it('shows every figure, and a dash for what is not known yet', () => {
     const h = hud();
     expect(h.hud.due(0)).toBe(true);
-    h.hud.show(values({ pingMs: Number.NaN, frameCpuMs: Number.NaN }));
-    expect(h.text()).toBe('ping – · players 6 · delay 100 ms · 60 fps · cpu – ms');
+    h.hud.show(values({ pingMs: Number.NaN, frameCpuMs: Number.NaN, shard: 0 }));
+    expect(h.text()).toBe('ping – · shard – · players 6 · delay 100 ms · 60 fps · cpu – ms');
     h.hud.show(values());
-    expect(h.text()).toBe('ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 3 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
   });
 
   it('shows the players in view with area of interest, and the place count as players', () => {
     const h = hud();
     h.hud.setAreaOfInterest(true);
     h.hud.show(values({ players: 1234, inView: 17 }));
-    expect(h.text()).toBe('ping 12 ms · players 1234 · in view 17 · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 3 · players 1234 · in view 17 · delay 100 ms · 60 fps · cpu 0.42 ms');
     h.hud.show(values({ players: Number.NaN, inView: 17 })); // no PlaceStatus yet
     expect(h.text()).toContain('players – · in view 17 ·');
     h.hud.setAreaOfInterest(false);
-    expect(h.text()).toBe('ping 12 ms · players – · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 3 · players – · delay 100 ms · 60 fps · cpu 0.42 ms');
+  });
+
+  it('says when it is catching up, and stops saying so', () => {
+    const h = hud();
+    h.hud.show(values({ catchingUp: true }));
+    expect(h.text()).toBe('ping 12 ms · shard 3 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms · catching up');
+    const writes = h.doc.totalWrites();
+    h.hud.show(values({ catchingUp: true }));
+    expect(h.doc.totalWrites()).toBe(writes);
+    h.hud.show(values());
+    expect(h.text()).toBe('ping 12 ms · shard 3 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
   });
 
   it('refreshes at most every HUD_REFRESH_MS', () => {
@@ -83,7 +104,7 @@ describe('a steady frame of the HUD and the players list', () => {
       }
       list.update(1, now);
     });
-    expect(h.text()).toMatch(/^ping 2\d ms · players 6 · delay 100 ms · 4 fps · cpu 1\.\d\d ms$/);
+    expect(h.text()).toMatch(/^ping 2\d ms · shard 3 · players 6 · delay 100 ms · 4 fps · cpu 1\.\d\d ms$/);
     expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });

@@ -1,6 +1,8 @@
-// The HUD line: ping, players, interpolation delay, frame rate and CPU time per
-// frame, refreshed at most four times a second; with area of interest also
-// the players in view (the place's count then comes from PlaceStatus). Its DOM
+// The HUD line: ping, the shard the player is on, players, interpolation
+// delay, frame rate and CPU time per frame, refreshed at most four times a
+// second; with area of interest also the players in view (the place's count
+// then comes from PlaceStatus); and "catching up" while the page skips
+// snapshots it could not keep up with. Its DOM
 // is built once per layout: fixed text and one Text node per figure. A refresh
 // compares each figure as shown (rounded) with the last one and rewrites only
 // the nodes whose figure changed, with strings from NumberText caches, so the
@@ -11,6 +13,8 @@ import { NumberText } from './number-text.js';
 /** What the HUD shows; times are ms. */
 export interface HudValues {
   pingMs: number;
+  /** The shard the local player is on (0: none yet). */
+  shard: number;
   /** Players in the place (NaN: not known yet). */
   players: number;
   /** With area of interest: players drawn (in view), the local one included. */
@@ -18,6 +22,8 @@ export interface HudValues {
   delayMs: number;
   fps: number;
   frameCpuMs: number;
+  /** The page skipped snapshots lately to catch up (it fell behind the network). */
+  catchingUp: boolean;
 }
 
 /** Least time between two refreshes, ms. */
@@ -25,6 +31,8 @@ export const HUD_REFRESH_MS = 250;
 /** Key of a figure that is not a finite number (shown as a dash). */
 const NONE = Number.MIN_SAFE_INTEGER;
 const DASH = '–';
+/** Shown after the figures while the page catches up. */
+export const CATCHING_UP = ' · catching up';
 
 const MS = new NumberText((k) => (k === NONE ? DASH : `${k} ms`));
 const INT = new NumberText((k) => (k === NONE ? DASH : String(k)));
@@ -54,29 +62,35 @@ function key(v: number, scale = 1): number {
 }
 
 /**
- * The heads-up display: "ping 12 ms · players 6 · delay 100 ms · 60 fps · cpu
- * 0.42 ms", and with area of interest "ping 12 ms · players 1234 · in view 17
- * · delay ...".
+ * The heads-up display: "ping 12 ms · shard 1 · players 6 · delay 100 ms ·
+ * 60 fps · cpu 0.42 ms", with area of interest "ping 12 ms · shard 1 ·
+ * players 1234 · in view 17 · delay ...", and " · catching up" at the end
+ * while the page skips snapshots.
  */
 export class Hud {
   private at = Number.NEGATIVE_INFINITY;
   private readonly ping: Figure;
+  private readonly shard: Figure;
   private readonly players: Figure;
   private readonly inView: Figure;
   private readonly delay: Figure;
   private readonly fps: Figure;
   private readonly cpu: Figure;
   private aoi = false;
+  private readonly behind: Text;
+  private behindShown = false;
 
   constructor(private readonly el: HTMLElement) {
     const doc = el.ownerDocument;
     const figure = (texts: NumberText): Figure => new Figure(doc.createTextNode(''), texts);
     this.ping = figure(MS);
+    this.shard = figure(INT);
     this.players = figure(INT);
     this.inView = figure(INT);
     this.delay = figure(MS);
     this.fps = figure(INT);
     this.cpu = figure(HUNDREDTHS);
+    this.behind = doc.createTextNode('');
     this.layout();
   }
 
@@ -93,6 +107,8 @@ export class Hud {
     this.el.replaceChildren(
       text('ping '),
       this.ping.node,
+      text(' · shard '),
+      this.shard.node,
       text(' · players '),
       this.players.node,
       ...view,
@@ -103,6 +119,7 @@ export class Hud {
       text(' fps · cpu '),
       this.cpu.node,
       text(' ms'),
+      this.behind,
     );
   }
 
@@ -119,10 +136,15 @@ export class Hud {
   /** Shows `v`, rewriting only the figures that changed as shown. */
   show(v: HudValues): void {
     this.ping.set(key(v.pingMs));
+    this.shard.set(v.shard > 0 ? key(v.shard) : NONE);
     this.players.set(key(v.players));
     if (this.aoi) this.inView.set(key(v.inView));
     this.delay.set(key(v.delayMs));
     this.fps.set(key(v.fps));
     this.cpu.set(key(v.frameCpuMs, 100));
+    if (v.catchingUp !== this.behindShown) {
+      this.behindShown = v.catchingUp;
+      this.behind.data = v.catchingUp ? CATCHING_UP : '';
+    }
   }
 }

@@ -1,12 +1,29 @@
 // What the page says about its state: a small badge over the world while
-// connecting, reconnecting or waiting out "server busy", and a panel for the
-// states the page cannot leave by itself (no WebGPU, session replaced).
+// connecting, reconnecting (and why: the connection dropped, the server
+// restarts, a move to another shard) or waiting out "server busy", a notice
+// for a few seconds when something happened the player should know (back as
+// a new player after a restart), and a panel for the states the page cannot
+// leave by itself (no WebGPU, session replaced, a refused sign-in).
 
 import type { ConnectionState } from '../net/connection.js';
+import type { ReconnectReason } from '../net/policy.js';
+
+/** How long a notice stays, ms. */
+export const NOTICE_MS = 8000;
+
+/** The badge while reconnecting, by why. */
+const RECONNECTING: Readonly<Record<ReconnectReason, string>> = {
+  dropped: 'connection lost · reconnecting…',
+  restart: 'server restarting · reconnecting…',
+  moved: 'moving to another shard · reconnecting…',
+  busy: 'server busy · reconnecting…',
+  'session-lost': 'reconnecting as a new player…',
+};
 
 /** The status badge and the stop panel. */
 export class Status {
   private countdown: ReturnType<typeof setInterval> | null = null;
+  private noticeTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly badge: HTMLElement,
@@ -24,7 +41,7 @@ export class Status {
         this.showBadge('connecting…', 'connecting');
         return;
       case 'reconnecting':
-        this.showBadge('reconnecting…', 'reconnecting');
+        this.showBadge(RECONNECTING[state.why], 'reconnecting');
         return;
       case 'busy':
         this.busy(state.reason, state.inMs);
@@ -46,6 +63,15 @@ export class Status {
     this.countdown = setInterval(tick, 250);
   }
 
+  /** Shows `text` in the badge for NOTICE_MS (a later connection state replaces it). */
+  notice(text: string): void {
+    this.showBadge(text, 'notice');
+    this.noticeTimer = setTimeout(() => {
+      this.noticeTimer = null;
+      if (this.badge.dataset.kind === 'notice') this.badge.hidden = true;
+    }, NOTICE_MS);
+  }
+
   private showBadge(text: string, kind: string): void {
     this.badge.textContent = text;
     this.badge.dataset.kind = kind;
@@ -54,7 +80,9 @@ export class Status {
 
   private stopCountdown(): void {
     if (this.countdown !== null) clearInterval(this.countdown);
+    if (this.noticeTimer !== null) clearTimeout(this.noticeTimer);
     this.countdown = null;
+    this.noticeTimer = null;
   }
 
   /** Shows a reason the page stopped, as text, over everything. */

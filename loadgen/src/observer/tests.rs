@@ -38,7 +38,7 @@ fn put(board: &Positions, x: f32, time_ms: u32, at: Instant) {
 fn show(o: &mut Observer, stats: &Stats, x: f32, time_ms: u32, at: Instant) {
     let key = CellKey { shard: ShardId(1), cell: 1, tick: Tick(1), server_time_ms: u64::from(time_ms) };
     let p = PlayerEntry { id: P, x, y: 500.0, heading: 0, moving: true, input_seq: 0 };
-    let bytes = CellEncoder::new().encode(&key, &bounds(), [p]);
+    let bytes = CellEncoder::new().encode(&key, &bounds(), [p]).to_vec();
     let Ok(ServerMsg::Cell(c)) = decode(&bytes) else { panic!("a cell frame") };
     o.on_cell(&c, bytes.len(), at, stats, 0);
 }

@@ -34,10 +34,10 @@ impl Batch {
         }
     }
 
-    /// Adds a frame that must not be dropped (a chat line, a control frame)
+    /// Adds frames that must not be dropped (chat lines, control frames)
     /// after the events already held.
-    pub fn push_event(&mut self, frame: Bytes) {
-        self.events.push(frame);
+    pub fn extend_events(&mut self, frames: impl IntoIterator<Item = Bytes>) {
+        self.events.extend(frames);
     }
 
     /// Number of events (frames never dropped) held.

@@ -1,18 +1,32 @@
-//! What a session asks of the tick driver, over one bounded queue, and the
-//! answers it waits for. The driver hands each ask to the shard core.
+//! What a handshake asks of the tick driver, over one bounded queue, and the
+//! answers it waits for. The driver hands each ask to the shard core, and
+//! the socket itself to its [`super::Hub`].
 
-use super::Outbox;
-use crate::resume::{Claimed, ResumeError};
-use crate::shard::{Admitted, Busy, LinkId};
-use mino_protocol::client::Direction;
+use super::conn::Handover;
+use crate::close::CloseReason;
+use crate::resume::{Claimed, ResumeError, Ticket};
+use crate::shard::{Busy, LinkId};
+use bytes::Bytes;
 use mino_protocol::PlayerId;
-use std::sync::Arc;
 use tokio::sync::oneshot;
 
-/// Capacity of the command queue from sessions to the tick driver.
+/// Capacity of the command queue from handshakes to the tick driver.
 pub const COMMAND_QUEUE: usize = 8192;
 
-/// What sessions ask of the tick driver.
+/// An admitted player, as its handshake task learns it.
+#[derive(Debug, Clone, Copy)]
+pub struct Joined {
+    /// The player's id.
+    pub player: PlayerId,
+    /// The link its socket is filed under.
+    pub link: LinkId,
+    /// The resume ticket carried in the welcome.
+    pub ticket: Ticket,
+    /// Where the player stands as it is welcomed, world units.
+    pub position: (f32, f32),
+}
+
+/// What handshakes ask of the tick driver.
 #[derive(Debug)]
 pub enum Command {
     /// Hold a place for a player whose resume ticket is being checked.
@@ -47,47 +61,35 @@ pub enum Command {
         /// The id, or busy when none is left.
         reply: oneshot::Sender<Result<PlayerId, Busy>>,
     },
-    /// Admit a player: new (`resume` is `None`) or resumed into a reserved place.
+    /// Admit a player (new, or resumed into a reserved place) and take its
+    /// socket into the hub; a refused one is closed there with Busy.
     Join {
         /// Validated display name (a resumed session keeps its own).
         name: String,
         /// The claimed session of a resume.
         resume: Option<Claimed>,
-        /// The socket's outbox; admitted, it gets every tick's frames (held
-        /// until the session writes the welcome), and the driver tells the
-        /// session through it to close or move.
-        outbox: Arc<Outbox>,
+        /// The account the session belongs to (`None`: a guest's).
+        account: Option<Box<str>>,
+        /// The socket and what was read of it.
+        conn: Box<Handover>,
+        /// Hold the welcome until [`Command::Welcome`] (clustered: until the
+        /// session is stored in Redis).
+        hold: bool,
         /// Where the answer goes.
-        reply: oneshot::Sender<Result<Admitted, Busy>>,
+        reply: oneshot::Sender<Result<Joined, Busy>>,
     },
-    /// A player's new wanted direction.
-    Input {
-        /// Who.
-        player: PlayerId,
-        /// Where to.
-        dir: Direction,
-        /// The input's sequence number.
-        seq: u32,
-    },
-    /// Which players are these (area of interest)?
-    Names {
-        /// The ids asked about.
-        ids: Vec<u32>,
-        /// The encoded Names message.
-        reply: oneshot::Sender<bytes::Bytes>,
-    },
-    /// A chat line (validated).
-    Chat {
-        /// Who.
-        player: PlayerId,
-        /// What.
-        text: String,
-    },
-    /// The player's socket closed.
-    Leave {
-        /// Who.
-        player: PlayerId,
-        /// Which of its sockets (a replaced socket's leave is ignored).
+    /// Write the welcome held at `Join`.
+    Welcome {
+        /// The joined socket.
         link: LinkId,
+    },
+    /// Close a socket refused before admission (in the hub, which lingers).
+    Refuse {
+        /// The socket and what was read of it.
+        conn: Box<Handover>,
+        /// Why.
+        reason: CloseReason,
+        /// A frame to write before the error and close frames (a Busy).
+        first: Option<Bytes>,
     },
 }

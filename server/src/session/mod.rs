@@ -1,13 +1,16 @@
-//! One websocket player session: the hello handshake, inbound messages with
-//! their limits, and the outbox the shard's fan-out writes each tick's frames
-//! to (one vectored write a socket a tick).
+//! Player sockets: the handshake of each in a task until it is admitted, then
+//! all of them in one hub the tick driver owns, read when ready and written
+//! once a tick (one vectored write a socket).
 //!
-//! - [`task`]: the task of one socket, from the Hello to the close.
-//! - [`command`]: what a session asks of the tick driver.
-//! - [`socket`]: the upgraded socket's two halves (our own frames are
-//!   [`crate::ws_frame`]).
-//! - [`outbox`]: a socket's write side, shared with the [`fanout`], which
-//!   writes every tick to every socket; [`batch`]: what a blocked socket keeps.
+//! - [`task`]: a socket's handshake, from the Hello to admission.
+//! - [`command`]: what a handshake asks of the tick driver.
+//! - [`socket`]: the upgraded connection, given up by tokio at the handover.
+//! - [`hub`]: every admitted socket, readiness-driven, no task per socket;
+//!   [`conn`]: one socket in it.
+//! - [`frames`]: reading the client's websocket frames with no buffer of
+//!   their own (our own frames out are [`crate::ws_frame`]).
+//! - [`outbox`]: a socket's write side; [`batch`]: what a blocked socket
+//!   keeps.
 //! - [`rate_limit`]: token buckets for inputs, chat and control frames.
 //! - [`liveness`]: when to ping the peer and when its silence ends the
 //!   session (a stall of the process is not the peer's silence).
@@ -16,7 +19,9 @@
 
 pub mod batch;
 pub mod command;
-pub mod fanout;
+pub mod conn;
+pub mod frames;
+pub mod hub;
 pub mod liveness;
 pub mod outbox;
 pub mod rate_limit;
@@ -25,8 +30,7 @@ pub mod socket;
 pub mod task;
 
 pub use batch::Batch;
-pub use command::{Command, COMMAND_QUEUE};
-pub use fanout::Fanout;
-pub use outbox::Outbox;
-pub use rate_limit::TokenBucket;
+pub use command::{Command, Joined, COMMAND_QUEUE};
+pub use conn::Inbound;
+pub use hub::Hub;
 pub use task::{serve, SessionContext};

@@ -8,17 +8,13 @@
 //! server half-closes (FIN) and keeps reading, discarding everything, until the
 //! peer's close frame, its FIN, [`LINGER`] or [`LINGER_BYTES`].
 //!
-//! [`classify`] turns a read error into a close reason and a [`ReadEnd`];
-//! [`Linger::after`] decides from the [`ReadEnd`] how to linger. Both are pure.
+//! [`classify`] turns a framing fault into a close reason;
+//! [`Linger::after`] decides from the [`ReadEnd`] how to linger. Both are
+//! pure; the hub ([`super::hub`]) carries the linger out.
 
-use super::socket::Reader;
+use super::frames::FrameError;
 use crate::close::CloseReason;
-use futures_util::StreamExt;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::error::ProtocolError;
-use tokio_tungstenite::tungstenite::{self, Message};
 
 /// Longest the server reads on after its close frame.
 pub const LINGER: Duration = Duration::from_secs(2);
@@ -65,81 +61,27 @@ impl Linger {
     }
 }
 
-/// Maps a websocket read error to a close reason and where the read side
-/// stands: a FIN without a close frame is a plain disconnect; bad framing is a
-/// protocol error (1002), text that is not UTF-8 an invalid payload (1007), a
-/// frame or message over the limit too big (1009); anything else means the
-/// connection is gone.
-pub fn classify(e: &tungstenite::Error) -> (CloseReason, ReadEnd) {
+/// Maps a framing fault of the peer's bytes to a close reason: bad framing is
+/// a protocol error (1002), a close reason that is not UTF-8 an invalid
+/// payload (1007), a message over the limit too big (1009). What follows is
+/// read as raw bytes ([`ReadEnd::Broken`]).
+pub fn classify(e: FrameError) -> CloseReason {
     match e {
-        tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => {
-            (CloseReason::ClientClosed, ReadEnd::Gone)
-        }
-        tungstenite::Error::Protocol(_) => (CloseReason::ProtocolError, ReadEnd::Broken),
-        tungstenite::Error::Utf8(_) => (CloseReason::InvalidUtf8, ReadEnd::Broken),
-        tungstenite::Error::Capacity(_) => (CloseReason::TooBig, ReadEnd::Broken),
-        _ => (CloseReason::ClientClosed, ReadEnd::Gone),
+        FrameError::Protocol => CloseReason::ProtocolError,
+        FrameError::InvalidUtf8 => CloseReason::InvalidUtf8,
+        FrameError::TooBig => CloseReason::TooBig,
     }
-}
-
-/// Reads and discards as `how` says, bounded by [`LINGER`] and
-/// [`LINGER_BYTES`]. Returns the bytes discarded (frame payloads for
-/// [`Linger::Frames`]).
-pub async fn linger(reader: &mut Reader, how: Linger) -> usize {
-    let deadline = Instant::now() + LINGER;
-    let mut discarded = 0;
-    match how {
-        Linger::No => {}
-        Linger::Frames => {
-            while discarded < LINGER_BYTES {
-                match tokio::time::timeout_at(deadline, reader.next()).await {
-                    Ok(Some(Ok(Message::Close(_)) | Err(_)) | None) | Err(_) => break,
-                    Ok(Some(Ok(m))) => discarded += m.len(),
-                }
-            }
-        }
-        Linger::Raw => {
-            let mut buf = [0u8; 4096];
-            while discarded < LINGER_BYTES {
-                match tokio::time::timeout_at(deadline, reader.get_mut().read(&mut buf)).await {
-                    Ok(Ok(0) | Err(_)) | Err(_) => break,
-                    Ok(Ok(n)) => discarded += n,
-                }
-            }
-        }
-    }
-    discarded
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio_tungstenite::tungstenite::error::CapacityError;
 
     #[test]
-    fn a_fin_without_a_close_frame_is_a_plain_disconnect() {
-        let fin = tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake);
-        assert_eq!(classify(&fin), (CloseReason::ClientClosed, ReadEnd::Gone));
-        let reset = tungstenite::Error::Io(std::io::ErrorKind::ConnectionReset.into());
-        assert_eq!(classify(&reset), (CloseReason::ClientClosed, ReadEnd::Gone));
-    }
-
-    #[test]
-    fn framing_faults_are_the_peers_and_break_the_stream() {
-        for p in [
-            ProtocolError::NonZeroReservedBits,
-            ProtocolError::UnmaskedFrameFromClient,
-            ProtocolError::FragmentedControlFrame,
-            ProtocolError::ControlFrameTooBig,
-            ProtocolError::UnknownControlFrameType(11),
-            ProtocolError::UnknownDataFrameType(3),
-            ProtocolError::UnexpectedContinueFrame,
-            ProtocolError::InvalidCloseSequence,
-        ] {
-            assert_eq!(classify(&tungstenite::Error::Protocol(p)), (CloseReason::ProtocolError, ReadEnd::Broken));
-        }
-        let big = tungstenite::Error::Capacity(CapacityError::MessageTooLong { size: 9000, max_size: 4096 });
-        assert_eq!(classify(&big), (CloseReason::TooBig, ReadEnd::Broken));
+    fn framing_faults_map_to_their_close_codes() {
+        assert_eq!(classify(FrameError::Protocol), CloseReason::ProtocolError);
+        assert_eq!(classify(FrameError::InvalidUtf8), CloseReason::InvalidUtf8);
+        assert_eq!(classify(FrameError::TooBig), CloseReason::TooBig);
     }
 
     #[test]

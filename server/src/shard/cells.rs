@@ -101,8 +101,8 @@ impl OwnCells {
     }
 }
 
-fn frame(cell: CellId, payload: Bytes) -> CellFrame {
-    let framed = ws_frame::binary(&payload);
+fn frame(cell: CellId, payload: &[u8]) -> CellFrame {
+    let framed = ws_frame::binary(payload);
     let payload = framed.slice(framed.len() - payload.len()..);
     CellFrame { cell, framed, payload }
 }

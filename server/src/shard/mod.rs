@@ -407,13 +407,27 @@ impl Shard {
         }
     }
 
-    /// Starts the drain: nobody is admitted any more, and from the next tick
-    /// on the players are told to move (see [`drain`]).
-    pub fn start_drain(&mut self) {
+    /// Starts the drain: nobody is admitted any more. Clustered, from the
+    /// next tick on the players are told to move to other shards (see
+    /// [`drain`]). Standalone there is no other shard to move them to, so
+    /// every socket is told at once to close with [`CloseReason::Restart`]
+    /// (1012, "service restart": come back soon). Either way
+    /// [`Effect::Drained`] follows once the shard is empty. Returns the
+    /// sockets told to close (0 clustered, and on a second call).
+    pub fn start_drain(&mut self) -> usize {
         self.admission.set_draining();
-        if self.drain.is_none() {
-            self.drain = Some(Drain::new(self.drain_rate, self.tick_hz));
+        if self.drain.is_some() {
+            return 0;
         }
+        self.drain = Some(Drain::new(self.drain_rate, self.tick_hz));
+        if self.clustered {
+            return 0;
+        }
+        let links: Vec<LinkId> = self.links.players().filter_map(|p| self.links.link(p)).collect();
+        for &link in &links {
+            self.effects.push(Effect::Tell { link, control: Control::Close(CloseReason::Restart) });
+        }
+        links.len()
     }
 
     /// Stops admitting anyone (shutdown).
@@ -699,11 +713,12 @@ impl Shard {
         }
     }
 
-    /// Draining: tells a tick's share of the players to move, each with a
-    /// fresh ticket, and reports when the shard is empty.
+    /// Draining: clustered, tells a tick's share of the players to move,
+    /// each with a fresh ticket; standalone they were all told to close when
+    /// the drain started. Reports when the shard is empty.
     fn drain_step(&mut self, wall_ms: u64) {
         let Some(drain) = self.drain.as_mut() else { return };
-        let due = drain.due(self.links.players());
+        let due = if self.clustered { drain.due(self.links.players()) } else { Vec::new() };
         for player in due {
             let ticket = Ticket::issue(wall_ms, &mut self.rng);
             if let (Some(local), Some(p)) = (self.local.as_mut(), self.world.player(player)) {

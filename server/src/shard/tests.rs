@@ -385,12 +385,14 @@ fn redis_out_of_reach_long_enough_fences_when_it_returns() {
 
 #[test]
 fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
-    let mut cfg = config(100);
+    let mut cfg = clustered(100);
     cfg.drain_rate = 40; // two a tick at 20 Hz
     let mut s = shard(&cfg);
+    s.cluster_event(ClusterEvent::Ids { start: 1, len: 100 });
     let mut t = Ticker::new();
     let players: Vec<Admitted> = (0..5).map(|i| join(&mut s, &format!("p{i}"))).collect();
-    s.start_drain();
+    effects(&mut s);
+    assert_eq!(s.start_drain(), 0, "clustered, nobody is told to close");
     assert_eq!(s.join("late", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Draining));
     let mut told = Vec::new();
     for expected in [2, 2, 1, 0] {
@@ -399,6 +401,7 @@ fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
             .into_iter()
             .filter_map(|e| match e {
                 Effect::Tell { link, control: Control::Move(ticket) } => Some((link, ticket)),
+                Effect::Tell { control: Control::Close(reason), .. } => panic!("closed with {reason:?}"),
                 _ => None,
             })
             .collect();
@@ -408,20 +411,43 @@ fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
     let mut links: Vec<LinkId> = told.iter().map(|(l, _)| *l).collect();
     links.sort();
     assert_eq!(links, players.iter().map(|a| a.link).collect::<Vec<_>>(), "each player told once");
-    let (link, ticket) = told[0];
-    let who = players.iter().find(|a| a.link == link).expect("a player").player;
+    for (_, ticket) in &told {
+        assert!(players.iter().all(|a| a.ticket != *ticket), "a fresh ticket");
+    }
+    for a in &players {
+        s.leave(a.player, a.link, T0);
+    }
+    t.tick(&mut s);
+    assert_eq!(effects(&mut s).iter().filter(|e| **e == Effect::Drained).count(), 1);
+    t.tick(&mut s);
+    assert!(!effects(&mut s).contains(&Effect::Drained), "reported once");
+}
+
+#[test]
+fn standalone_drain_closes_every_socket_with_restart_at_once_and_moves_nobody() {
+    let mut s = shard(&config(100));
+    let mut t = Ticker::new();
+    let players: Vec<Admitted> = (0..5).map(|i| join(&mut s, &format!("p{i}"))).collect();
+    effects(&mut s);
+    assert_eq!(s.start_drain(), 5);
+    let mut closed: Vec<LinkId> = effects(&mut s)
+        .into_iter()
+        .map(|e| match e {
+            Effect::Tell { link, control: Control::Close(CloseReason::Restart) } => link,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    closed.sort();
+    assert_eq!(closed, players.iter().map(|a| a.link).collect::<Vec<_>>(), "every socket, at once");
+    assert_eq!(s.start_drain(), 0, "told once");
+    assert_eq!(s.join("late", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Draining));
+    t.tick(&mut s);
+    assert!(effects(&mut s).is_empty(), "nobody is told to move: there is nowhere to go");
     for a in &players {
         s.leave(a.player, a.link, T0);
     }
     t.tick(&mut s);
     assert_eq!(effects(&mut s), [Effect::Drained]);
-    t.tick(&mut s);
-    assert!(effects(&mut s).is_empty(), "reported once");
-    assert_eq!(
-        s.claim_local(ticket.as_bytes(), T0 + 1, AccountGate::default()).map(|c| c.player),
-        Ok(who),
-        "the move ticket resumes"
-    );
 }
 
 #[test]

@@ -1,22 +1,26 @@
-//! The tick driver: the one task that owns the [`Shard`] core. It only
-//! carries out: it hands the sessions' commands and the cluster's events to
-//! the core as they arrive (joins are answered at once, so welcome latency is
-//! not a tick), runs the core's tick when the [`TickClock`] says, writes the
-//! tick's frames to every socket through the [`Fanout`], and carries out the
-//! core's [`Effect`]s. Every decision (fencing, drain pacing, links, the held
-//! queue) is the core's; see [`crate::shard`].
+//! The tick driver: the one task that owns the [`Shard`] core and the
+//! [`Hub`] of every admitted socket. It only carries out: it hands the
+//! handshakes' commands, the players' messages (read by the hub when their
+//! sockets are ready) and the cluster's events to the core as they arrive
+//! (joins are answered at once, so welcome latency is not a tick), runs the
+//! core's tick when the [`TickClock`] says, writes the tick's frames to every
+//! socket through the hub, and carries out the core's [`Effect`]s. Every
+//! decision (fencing, drain pacing, links, the held queue) is the core's; see
+//! [`crate::shard`].
 //!
-//! The driver never awaits a socket or Redis: the fan-out's writes do not
-//! block (a socket that cannot take a tick is finished by its own session
-//! task), publishing goes through a latest-only slot and a bounded queue, and
-//! an ownership check after a fence runs in a task of its own.
+//! The driver never awaits a socket or Redis: the hub's reads and writes do
+//! not block (a socket that cannot take a tick is finished when it has
+//! room), publishing goes through a latest-only slot and a bounded queue, and
+//! what needs Redis (an ownership check after a fence, a ticket reissued for
+//! a move, tickets refreshed) runs in a task of its own.
 //!
 //! ```text
-//!  commands (sessions) ─┐                      ┌─► Fanout ─► one writev a socket
-//!  ClusterEvent ────────┼─► Shard core ─frame──┤
-//!  TickClock ───────────┘     │ effects        └─► publisher (own snapshot)
-//!                             ▼
-//!   tell a session · publish · fence check · audit · fetch ids · drained · count
+//!  commands (handshakes) ─┐                      ┌─► Hub ─► one writev a socket
+//!  Hub (players' input) ──┤                      │
+//!  ClusterEvent ──────────┼─► Shard core ─frame──┤
+//!  TickClock ─────────────┘     │ effects        └─► publisher (own snapshot)
+//!                               ▼
+//!   tell a socket · publish · fence check · audit · fetch ids · drained · count drops
 //! ```
 
 mod clock;
@@ -24,15 +28,19 @@ mod clock;
 pub use clock::TickClock;
 
 use crate::clock as time;
+use crate::close::CloseReason;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{DropKind, Metrics};
-use crate::resume::AccountGate;
-use crate::session::{Command, Fanout, Outbox};
-use crate::shard::{ClusterEvent, Effect, LinkId, Shard, TickAt};
+use crate::resume::{AccountGate, Ticket};
+use crate::session::hub::{Refresh, CLOSE_WRITE_TIMEOUT};
+use crate::session::read_end::LINGER;
+use crate::session::{Command, Hub, Inbound, Joined};
+use crate::shard::{ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
+use crate::ws_frame;
+use mino_protocol::server as msg;
 use mino_protocol::{PlayerId, Tick};
-use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -53,23 +61,35 @@ pub struct Lifecycle {
     pub drained: CancellationToken,
 }
 
+/// How often the driver looks at closing sockets' deadlines while it stops.
+const STOPPING_STEP: Duration = Duration::from_millis(20);
+
 /// The driver's state besides the core: the sockets and the channels.
 pub struct TickDriver {
     shard: Shard,
     config: Arc<Config>,
     metrics: Metrics,
-    fanout: Fanout,
-    /// Every admitted socket by the link the core knows it as.
-    outboxes: HashMap<LinkId, Arc<Outbox>>,
+    /// Every socket past its handshake.
+    hub: Hub,
     cluster: Option<TickLink>,
     tracker: TaskTracker,
     life: Lifecycle,
     /// Reused between calls: the core's effects being carried out.
     effects: Vec<Effect>,
+    /// Reused between calls: the players' messages being carried out.
+    inbound: Vec<Inbound>,
+    /// Tickets reissued in Redis for a move, back from their tasks.
+    moves_tx: mpsc::UnboundedSender<(LinkId, Ticket)>,
+    moves: Option<mpsc::UnboundedReceiver<(LinkId, Ticket)>>,
+    /// A ticket refresh task is running (one at a time).
+    refreshing: Arc<AtomicBool>,
 }
 
 impl TickDriver {
     /// A driver of `shard`; clustered when `cluster` is given.
+    ///
+    /// Errors: the hub's poller could not be made (called outside a tokio
+    /// runtime, or out of descriptors).
     pub fn new(
         shard: Shard,
         config: Arc<Config>,
@@ -77,18 +97,23 @@ impl TickDriver {
         cluster: Option<TickLink>,
         tracker: TaskTracker,
         life: Lifecycle,
-    ) -> TickDriver {
-        TickDriver {
+    ) -> std::io::Result<TickDriver> {
+        let refresh = cluster.is_some();
+        let (moves_tx, moves) = mpsc::unbounded_channel();
+        Ok(TickDriver {
             shard,
+            hub: Hub::new(&config, metrics.clone(), refresh)?,
             config,
-            fanout: Fanout::new(metrics.clone()),
             metrics,
-            outboxes: HashMap::new(),
             cluster,
             tracker,
             life,
             effects: Vec::new(),
-        }
+            inbound: Vec::new(),
+            moves_tx,
+            moves: Some(moves),
+            refreshing: Arc::default(),
+        })
     }
 
     /// Runs until the lifecycle's stop fires or every command sender is gone.
@@ -101,6 +126,7 @@ impl TickDriver {
                 (Some(tx), rx)
             }
         };
+        let mut moves = self.moves.take().unwrap_or_else(|| mpsc::unbounded_channel().1);
         let life = self.life.clone();
         let period = self.config.tick_period();
         let mut clock = TickClock::new(period);
@@ -110,9 +136,17 @@ impl TickDriver {
                 biased;
                 () = life.stop.cancelled() => break,
                 () = life.drain.cancelled(), if !draining => {
-                    tracing::info!(players = self.shard.players(), "draining: moving players to other shards");
                     draining = true;
-                    self.shard.start_drain();
+                    let players = self.shard.players();
+                    let closed = self.shard.start_drain();
+                    self.carry_out();
+                    match self.cluster {
+                        Some(_) => tracing::info!(players, "draining: moving players to other shards"),
+                        None => tracing::info!(
+                            disconnected = closed,
+                            "standalone restart: no other shard to move players to; closing every socket with 1012 (service restart)"
+                        ),
+                    }
                 }
                 (tick, due) = clock.tick() => self.tick(tick, due, period),
                 // Cluster events first: an id block must land before the joins it serves.
@@ -120,14 +154,45 @@ impl TickDriver {
                     self.shard.cluster_event(event);
                     self.carry_out();
                 }
+                ready = self.hub.ready() => {
+                    self.hub.on_ready(&ready);
+                    self.players_said();
+                }
                 cmd = commands.recv() => match cmd {
                     Some(cmd) => self.command(cmd),
                     None => break,
                 },
+                Some((link, ticket)) = moves.recv() => self.move_out(link, ticket),
             }
         }
         self.shard.stop_admitting();
+        self.stop(&mut commands).await;
         tracing::debug!(shard = %self.shard.id(), "tick driver stopped");
+    }
+
+    /// Stopping: closes every socket ("going away"), then serves their
+    /// closes and lingers until they are all done or the longest close is
+    /// over. Handshakes still arriving are refused.
+    async fn stop(&mut self, commands: &mut mpsc::Receiver<Command>) {
+        self.hub.close_all(CloseReason::Shutdown);
+        self.players_said();
+        let deadline = time::now() + CLOSE_WRITE_TIMEOUT + LINGER + STOPPING_STEP;
+        let mut step = tokio::time::interval(STOPPING_STEP);
+        while !self.hub.is_empty() && time::now() < deadline {
+            tokio::select! {
+                ready = self.hub.ready() => self.hub.on_ready(&ready),
+                _ = step.tick() => self.hub.expire(time::now()),
+                Some(cmd) = commands.recv() => match cmd {
+                    Command::Join { conn, .. } | Command::Refuse { conn, .. } => {
+                        self.hub.refuse(*conn, CloseReason::Shutdown, None);
+                    }
+                    _ => {}
+                },
+            }
+            // Nobody is left to tell: the players' last words are dropped.
+            self.inbound = self.hub.take_inbound(std::mem::take(&mut self.inbound));
+            self.inbound.clear();
+        }
     }
 
     fn tick(&mut self, tick: Tick, due: time::Instant, period: Duration) {
@@ -152,7 +217,11 @@ impl TickDriver {
         }
         let tick = out.frame.tick;
         let shard = &self.shard;
-        self.fanout.deliver(&out.frame, |link| shard.view_of(link));
+        self.hub.deliver(&out.frame, |link| shard.view_of(link));
+        let now = time::now();
+        let refresh = self.hub.sweep(now);
+        self.hub.expire(now);
+        self.refresh(refresh);
         if let Some(link) = &self.cluster {
             if let Some(bytes) = out.publish_snapshot {
                 let cells = out.publish_cells;
@@ -172,7 +241,7 @@ impl TickDriver {
             };
             link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
         }
-        self.carry_out();
+        self.players_said();
         self.metrics.tick_duration.observe(started.elapsed().as_secs_f64());
     }
 
@@ -199,36 +268,89 @@ impl TickDriver {
             Command::NewId { reply } => {
                 let _ = reply.send(self.shard.new_id());
             }
-            Command::Join { name, resume, outbox, reply } => match self.shard.join(&name, resume, wall_ms) {
+            Command::Join { name, resume, account, conn, hold, reply } => match self.shard.join(&name, resume, wall_ms)
+            {
                 Err(busy) => {
                     self.metrics.refused(busy.refusal);
+                    let frame = ws_frame::binary(&msg::encode_busy(busy.refusal.label(), busy.retry_after_ms));
+                    self.hub.refuse(*conn, CloseReason::Busy, Some(frame));
                     let _ = reply.send(Err(busy));
                 }
                 Ok(admitted) => {
-                    let (player, link) = (admitted.player, admitted.link);
-                    self.outboxes.insert(link, outbox.clone());
+                    let joined = Joined {
+                        player: admitted.player,
+                        link: admitted.link,
+                        ticket: admitted.ticket,
+                        position: admitted.position,
+                    };
+                    self.hub.join(*conn, &joined, account, &admitted.welcome, hold);
                     self.metrics.players.set(self.shard.players() as i64);
-                    if reply.send(Ok(admitted)).is_err() {
-                        // The socket went away while we answered.
-                        self.leave(player, link, wall_ms);
-                    } else {
-                        self.fanout.add(link, outbox);
+                    if reply.send(Ok(joined)).is_err() && hold {
+                        // Its handshake task is gone: nobody will release the welcome.
+                        self.hub.welcome(joined.link);
                     }
                 }
             },
-            Command::Input { player, dir, seq } => self.shard.input(player, dir, seq),
-            Command::Names { ids, reply } => {
-                let _ = reply.send(self.shard.names(&ids));
+            Command::Welcome { link } => self.hub.welcome(link),
+            Command::Refuse { conn, reason, first } => self.hub.refuse(*conn, reason, first),
+        }
+        self.players_said();
+    }
+
+    /// Carries what the players sent (and their sockets' closes) to the
+    /// core, then the core's effects out.
+    fn players_said(&mut self) {
+        loop {
+            let mut inbound = self.hub.take_inbound(std::mem::take(&mut self.inbound));
+            if inbound.is_empty() {
+                self.inbound = inbound;
+                break;
             }
-            Command::Chat { player, text } => self.shard.chat(player, &text, wall_ms),
-            Command::Leave { player, link } => self.leave(player, link, wall_ms),
+            let wall_ms = time::wall_ms();
+            for event in inbound.drain(..) {
+                match event {
+                    Inbound::Input { player, dir, seq } => self.shard.input(player, dir, seq),
+                    Inbound::Chat { player, text } => self.shard.chat(player, &text, wall_ms),
+                    Inbound::Names { link, ids } => {
+                        let names = self.shard.names(&ids);
+                        self.hub.send(link, ws_frame::binary(&names));
+                    }
+                    Inbound::Left { player, link } => self.shard.leave(player, link, wall_ms),
+                }
+            }
+            self.inbound = inbound;
         }
         self.carry_out();
     }
 
-    fn leave(&mut self, player: PlayerId, link: LinkId, wall_ms: u64) {
-        self.outboxes.remove(&link);
-        self.shard.leave(player, link, wall_ms);
+    /// Draining: the player behind `link` gets its fresh ticket in a Move,
+    /// then its socket closes.
+    fn move_out(&mut self, link: LinkId, next: Ticket) {
+        let frame = ws_frame::binary(&msg::encode_move(next.as_bytes(), "shard draining"));
+        self.hub.close_link(link, CloseReason::Moved, Some(frame));
+        self.players_said();
+    }
+
+    /// Refreshes the TTL of `players`' tickets in Redis, in a task (one at a
+    /// time: a round that finds the last still running is skipped; each
+    /// ticket is refreshed about every third of its TTL).
+    fn refresh(&self, players: Vec<Refresh>) {
+        let Some(link) = &self.cluster else { return };
+        if players.is_empty() || self.refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (store, busy, stop) = (link.store.clone(), self.refreshing.clone(), link.stop.clone());
+        self.tracker.spawn(async move {
+            for p in players {
+                if stop.is_cancelled() {
+                    break;
+                }
+                if let Err(e) = store.refresh(p.player, p.ticket, p.account.as_deref()).await {
+                    tracing::debug!(error = %e, "ticket refresh failed");
+                }
+            }
+            busy.store(false, Ordering::Release);
+        });
     }
 
     /// Carries out what the core asked for, in order.
@@ -237,11 +359,8 @@ impl TickDriver {
         effects.extend(self.shard.effects());
         for effect in effects.drain(..) {
             match effect {
-                Effect::Tell { link, control } => {
-                    if let Some(outbox) = self.outboxes.get(&link) {
-                        outbox.tell(control);
-                    }
-                }
+                Effect::Tell { link, control: Control::Close(reason) } => self.hub.close_link(link, reason, None),
+                Effect::Tell { link, control: Control::Move(next) } => self.reissue(link, next),
                 Effect::Publish(frame) => {
                     if let Some(link) = &self.cluster {
                         if link.publish.try_send(frame).is_err() {
@@ -272,6 +391,23 @@ impl TickDriver {
             }
         }
         self.effects = effects;
+    }
+
+    /// Draining: stores the move's fresh ticket in Redis (in a task), then
+    /// moves the player out; standalone, at once.
+    fn reissue(&mut self, link: LinkId, next: Ticket) {
+        let (Some(cluster), Some((player, old))) = (&self.cluster, self.hub.ticket(link)) else {
+            let frame = ws_frame::binary(&msg::encode_move(next.as_bytes(), "shard draining"));
+            self.hub.close_link(link, CloseReason::Moved, Some(frame));
+            return;
+        };
+        let (store, moves) = (cluster.store.clone(), self.moves_tx.clone());
+        self.tracker.spawn(async move {
+            if let Err(e) = store.reissue(player, old, next).await {
+                tracing::warn!(error = %e, %player, "move ticket not stored; the player rejoins as new");
+            }
+            let _ = moves.send((link, next));
+        });
     }
 
     /// Anti-entropy: asks Redis once which of `players` another shard owns

@@ -4,7 +4,7 @@
 
 /**
  * Close codes carried in the websocket close frame (and in Error). Codes
- * 1000-1011 are RFC 6455's; 4000-4999 are mino's own. A client must not
+ * 1000-1012 are RFC 6455's; 4000-4999 are mino's own. A client must not
  * reconnect after SessionReplaced or ProtocolVersion.
  */
 export enum CloseCode {
@@ -23,6 +23,13 @@ export enum CloseCode {
   InvalidPayload = 1007,
   MessageTooBig = 1009,
   InternalError = 1011,
+
+  /**
+   * The server restarts and has no other shard to move its players to
+   * (a standalone SIGTERM): reconnect soon; a resume ticket will not be
+   * known to the restarted process.
+   */
+  ServiceRestart = 1012,
   MalformedMessage = 4000,
   UnknownMessage = 4001,
   HelloExpected = 4002,

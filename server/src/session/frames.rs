@@ -1,0 +1,443 @@
+//! Reading a client's websocket frames (RFC 6455 section 5), with no buffer
+//! of its own while the connection is idle.
+//!
+//! The caller reads from the socket into a scratch buffer it owns (one for
+//! every connection) and feeds the bytes here; whole messages and control
+//! frames are handed back as slices of those bytes, unmasked in place. Only a
+//! frame cut between two reads, or a message sent in fragments, is copied
+//! and kept, and the copy is dropped once the frame or message is complete.
+//!
+//! What is checked, each a [`FrameError`]: the reserved bits (no extension is
+//! ever negotiated) and opcodes, the client's mask, the minimal length
+//! encoding's 64-bit form (its top bit), control frames (at most 125 bytes,
+//! never fragmented), a close frame's length and that its reason is UTF-8,
+//! that text (refused: the protocol is binary) is UTF-8,
+//! the order of fragments, and the size of a message (`max_message`, also
+//! across fragments, checked from the length in the header before any
+//! payload is read).
+
+/// Longest control frame payload, bytes (RFC 6455 section 5.5).
+pub const MAX_CONTROL: usize = 125;
+
+const OP_CONTINUATION: u8 = 0x0;
+const OP_TEXT: u8 = 0x1;
+const OP_BINARY: u8 = 0x2;
+const OP_CLOSE: u8 = 0x8;
+const OP_PING: u8 = 0x9;
+const OP_PONG: u8 = 0xA;
+
+/// What a client sent: a whole message or a control frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// A whole binary message, unmasked.
+    Binary(&'a [u8]),
+    /// A text message began (the protocol is binary only).
+    Text,
+    /// A ping with its payload.
+    Ping(&'a [u8]),
+    /// A pong.
+    Pong,
+    /// The peer's close frame, with its status code if it has one.
+    Close(Option<u16>),
+}
+
+/// Why the bytes are not (or no longer) a valid frame stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// A protocol violation (RFC 6455 close code 1002).
+    #[error("websocket protocol error")]
+    Protocol,
+    /// A message over the size limit (1009).
+    #[error("websocket message too big")]
+    TooBig,
+    /// A close reason that is not UTF-8 (1007).
+    #[error("close reason not utf-8")]
+    InvalidUtf8,
+}
+
+/// What the caller says after each frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Go on with the next frame.
+    More,
+    /// Stop: the connection is closing; the bytes left are not read.
+    Stop,
+}
+
+/// State kept between reads, only while there is some.
+#[derive(Debug, Default)]
+struct Pending {
+    /// The start of a frame cut by the end of a read.
+    partial: Vec<u8>,
+    /// The fragments of a message so far (a binary message in pieces).
+    message: Vec<u8>,
+    /// A fragmented message is under way.
+    fragmented: bool,
+}
+
+/// The read side of one connection's websocket framing.
+#[derive(Debug)]
+pub struct FrameReader {
+    max_message: usize,
+    pending: Option<Box<Pending>>,
+}
+
+impl FrameReader {
+    /// A reader of messages of at most `max_message` bytes.
+    pub fn new(max_message: usize) -> FrameReader {
+        FrameReader { max_message, pending: None }
+    }
+
+    /// True when nothing is kept between reads (no allocation).
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_none()
+    }
+
+    /// Feeds `input`, just read from the socket (unmasked in place), and
+    /// hands each complete message and control frame to `on` in order, until
+    /// it says [`Next::Stop`]; the bytes after that frame are kept unread for
+    /// the next call (a session that hands its connection on after the Hello
+    /// hands its reader on too). `feed(&mut [])` goes on with what was kept.
+    ///
+    /// Errors: [`FrameError`] at the first invalid frame (the frames before it
+    /// were handed over; nothing is kept).
+    pub fn feed(&mut self, input: &mut [u8], on: &mut dyn FnMut(Frame<'_>) -> Next) -> Result<Next, FrameError> {
+        let mut pending = self.pending.take().unwrap_or_default();
+        let result = if pending.partial.is_empty() {
+            let (result, used) = parse(input, &mut pending, self.max_message, on);
+            if result.is_ok() {
+                pending.partial.extend_from_slice(&input[used..]);
+            }
+            result
+        } else {
+            let mut partial = std::mem::take(&mut pending.partial);
+            partial.extend_from_slice(input);
+            let (result, used) = parse(&mut partial, &mut pending, self.max_message, on);
+            partial.drain(..used);
+            pending.partial = partial;
+            result
+        };
+        let keep = !pending.partial.is_empty() || pending.fragmented;
+        if keep && result.is_ok() {
+            if pending.partial.capacity() > 2 * pending.partial.len().max(64) {
+                pending.partial.shrink_to_fit();
+            }
+            self.pending = Some(pending);
+        }
+        result
+    }
+}
+
+/// Parses whole frames from `buf`; returns the outcome and the bytes used
+/// (a cut frame at the end is left unused).
+fn parse(
+    buf: &mut [u8],
+    pending: &mut Pending,
+    max_message: usize,
+    on: &mut dyn FnMut(Frame<'_>) -> Next,
+) -> (Result<Next, FrameError>, usize) {
+    let mut at = 0;
+    while at < buf.len() {
+        let header = match header(&buf[at..], max_message) {
+            Ok(Some(h)) => h,
+            Ok(None) => break,
+            Err(e) => return (Err(e), at),
+        };
+        let start = at + header.len;
+        let Some(end) = start.checked_add(header.payload).filter(|end| *end <= buf.len()) else { break };
+        let payload = &mut buf[start..end];
+        for (i, b) in payload.iter_mut().enumerate() {
+            *b ^= header.mask[i % 4];
+        }
+        at = end;
+        let next = match frame(&header, &buf[start..end], pending, max_message, on) {
+            Ok(next) => next,
+            Err(e) => return (Err(e), at),
+        };
+        if next == Next::Stop {
+            return (Ok(Next::Stop), at);
+        }
+    }
+    (Ok(Next::More), at)
+}
+
+/// One frame's header, decoded.
+struct Header {
+    fin: bool,
+    opcode: u8,
+    mask: [u8; 4],
+    /// Bytes of the header.
+    len: usize,
+    /// Bytes of the payload.
+    payload: usize,
+}
+
+/// The header at the start of `buf`; `None` while it is incomplete.
+fn header(buf: &[u8], max_message: usize) -> Result<Option<Header>, FrameError> {
+    let (Some(&b0), Some(&b1)) = (buf.first(), buf.get(1)) else { return Ok(None) };
+    let (fin, rsv, opcode) = (b0 & 0x80 != 0, b0 & 0x70, b0 & 0x0f);
+    let (masked, short) = (b1 & 0x80 != 0, usize::from(b1 & 0x7f));
+    let control = opcode & 0x08 != 0;
+    if rsv != 0 || !matches!(opcode, OP_CONTINUATION | OP_TEXT | OP_BINARY | OP_CLOSE | OP_PING | OP_PONG) {
+        return Err(FrameError::Protocol);
+    }
+    if !masked || (control && (!fin || short > MAX_CONTROL)) {
+        return Err(FrameError::Protocol);
+    }
+    let (extra, payload) = match short {
+        126 => match buf.get(2..4) {
+            Some(b) => (2, usize::from(u16::from_be_bytes([b[0], b[1]]))),
+            None => return Ok(None),
+        },
+        127 => match buf.get(2..10) {
+            Some(b) => {
+                let mut n = [0u8; 8];
+                n.copy_from_slice(b);
+                let n = u64::from_be_bytes(n);
+                if n >> 63 != 0 {
+                    return Err(FrameError::Protocol);
+                }
+                (8, usize::try_from(n).unwrap_or(usize::MAX))
+            }
+            None => return Ok(None),
+        },
+        n => (0, n),
+    };
+    if payload > max_message {
+        return Err(FrameError::TooBig);
+    }
+    let Some(key) = buf.get(2 + extra..6 + extra) else { return Ok(None) };
+    let mask = [key[0], key[1], key[2], key[3]];
+    Ok(Some(Header { fin, opcode, mask, len: 6 + extra, payload }))
+}
+
+/// Hands one unmasked frame over, or builds its fragmented message.
+fn frame(
+    header: &Header,
+    payload: &[u8],
+    pending: &mut Pending,
+    max_message: usize,
+    on: &mut dyn FnMut(Frame<'_>) -> Next,
+) -> Result<Next, FrameError> {
+    match header.opcode {
+        OP_PING => Ok(on(Frame::Ping(payload))),
+        OP_PONG => Ok(on(Frame::Pong)),
+        OP_CLOSE => match payload.len() {
+            0 => Ok(on(Frame::Close(None))),
+            1 => Err(FrameError::Protocol),
+            _ => {
+                std::str::from_utf8(&payload[2..]).map_err(|_| FrameError::InvalidUtf8)?;
+                Ok(on(Frame::Close(Some(u16::from_be_bytes([payload[0], payload[1]])))))
+            }
+        },
+        OP_TEXT | OP_BINARY if pending.fragmented => Err(FrameError::Protocol),
+        OP_TEXT => {
+            // Refused whatever it says, but text that is not UTF-8 is an
+            // invalid payload first (RFC 6455 section 8.1); a first fragment
+            // may end inside a character.
+            match std::str::from_utf8(payload) {
+                Err(e) if header.fin || e.error_len().is_some() => Err(FrameError::InvalidUtf8),
+                _ => Ok(on(Frame::Text)),
+            }
+        }
+        OP_BINARY if header.fin => Ok(on(Frame::Binary(payload))),
+        OP_BINARY => {
+            pending.fragmented = true;
+            pending.message.clear();
+            pending.message.extend_from_slice(payload);
+            Ok(Next::More)
+        }
+        _ => {
+            // A continuation.
+            if !pending.fragmented {
+                return Err(FrameError::Protocol);
+            }
+            if pending.message.len() + payload.len() > max_message {
+                return Err(FrameError::TooBig);
+            }
+            pending.message.extend_from_slice(payload);
+            if !header.fin {
+                return Ok(Next::More);
+            }
+            pending.fragmented = false;
+            let message = std::mem::take(&mut pending.message);
+            Ok(on(Frame::Binary(&message)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client frame: FIN, opcode, masked with `key`.
+    fn frame(fin: bool, opcode: u8, payload: &[u8], key: [u8; 4]) -> Vec<u8> {
+        let mut out = vec![(u8::from(fin) << 7) | opcode];
+        match payload.len() {
+            n if n < 126 => out.push(0x80 | n as u8),
+            n if n <= 0xffff => {
+                out.push(0x80 | 126);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                out.push(0x80 | 127);
+                out.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        out.extend_from_slice(&key);
+        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i % 4]));
+        out
+    }
+
+    const KEY: [u8; 4] = [0x37, 0xfa, 0x21, 0x3d];
+
+    /// Feeds `chunks` one after the other; what was handed over, as text.
+    fn run(reader: &mut FrameReader, chunks: &[&[u8]]) -> (Vec<String>, Result<Next, FrameError>) {
+        let mut got = Vec::new();
+        let mut result = Ok(Next::More);
+        for chunk in chunks {
+            let mut bytes = chunk.to_vec();
+            result = reader.feed(&mut bytes, &mut |f| {
+                got.push(match f {
+                    Frame::Binary(b) => format!("bin:{}", String::from_utf8_lossy(b)),
+                    Frame::Text => "text".into(),
+                    Frame::Ping(p) => format!("ping:{}", String::from_utf8_lossy(p)),
+                    Frame::Pong => "pong".into(),
+                    Frame::Close(c) => format!("close:{c:?}"),
+                });
+                Next::More
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+        (got, result)
+    }
+
+    #[test]
+    fn whole_frames_come_back_unmasked_and_nothing_is_kept() {
+        let mut r = FrameReader::new(4096);
+        let mut bytes = frame(true, OP_BINARY, b"hello", KEY);
+        bytes.extend(frame(true, OP_PING, b"p", KEY));
+        bytes.extend(frame(true, OP_PONG, b"", KEY));
+        let (got, result) = run(&mut r, &[&bytes]);
+        assert_eq!(got, ["bin:hello", "ping:p", "pong"]);
+        assert_eq!(result, Ok(Next::More));
+        assert!(r.is_idle(), "no allocation between reads");
+    }
+
+    #[test]
+    fn a_frame_cut_anywhere_is_kept_until_it_is_whole() {
+        let bytes = frame(true, OP_BINARY, &[b'x'; 300], KEY);
+        for cut in 1..bytes.len() {
+            let mut r = FrameReader::new(4096);
+            let (got, _) = run(&mut r, &[&bytes[..cut]]);
+            assert!(got.is_empty() && !r.is_idle(), "cut at {cut}");
+            let (got, _) = run(&mut r, &[&bytes[cut..]]);
+            assert_eq!(got.len(), 1, "cut at {cut}");
+            assert!(r.is_idle(), "dropped once whole");
+        }
+    }
+
+    #[test]
+    fn fragments_make_one_message_with_control_frames_between() {
+        let mut r = FrameReader::new(4096);
+        let a = frame(false, OP_BINARY, b"ab", KEY);
+        let ping = frame(true, OP_PING, b"!", KEY);
+        let b = frame(false, OP_CONTINUATION, b"cd", KEY);
+        let c = frame(true, OP_CONTINUATION, b"ef", KEY);
+        let (got, result) = run(&mut r, &[&a, &ping, &b, &c]);
+        assert_eq!(got, ["ping:!", "bin:abcdef"]);
+        assert_eq!(result, Ok(Next::More));
+        assert!(r.is_idle());
+    }
+
+    #[test]
+    fn bad_frames_are_protocol_errors() {
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("rsv bits", {
+                let mut f = frame(true, OP_BINARY, b"x", KEY);
+                f[0] |= 0x40;
+                f
+            }),
+            ("reserved opcode", frame(true, 0x3, b"x", KEY)),
+            ("unmasked", vec![0x82, 0x01, b'x']),
+            ("fragmented ping", frame(false, OP_PING, b"x", KEY)),
+            ("long ping", frame(true, OP_PING, &[0; 126], KEY)),
+            ("stray continuation", frame(true, OP_CONTINUATION, b"x", KEY)),
+            ("one-byte close", frame(true, OP_CLOSE, &[3], KEY)),
+            ("64-bit length with the top bit", {
+                let mut f = vec![0x82, 0x80 | 127];
+                f.extend_from_slice(&(1u64 << 63).to_be_bytes());
+                f.extend_from_slice(&KEY);
+                f
+            }),
+        ];
+        for (what, bytes) in cases {
+            let (_, result) = run(&mut FrameReader::new(4096), &[&bytes]);
+            assert_eq!(result, Err(FrameError::Protocol), "{what}");
+        }
+        let mut r = FrameReader::new(4096);
+        let start = frame(false, OP_BINARY, b"a", KEY);
+        let again = frame(true, OP_BINARY, b"b", KEY);
+        assert_eq!(run(&mut r, &[&start, &again]).1, Err(FrameError::Protocol), "a new message inside one");
+    }
+
+    #[test]
+    fn sizes_are_checked_from_the_header_and_across_fragments() {
+        let mut r = FrameReader::new(16);
+        let big = frame(true, OP_BINARY, &[0; 17], KEY);
+        assert_eq!(run(&mut r, &[&big[..4]]).1, Err(FrameError::TooBig), "before the payload arrives");
+        let mut r = FrameReader::new(16);
+        let a = frame(false, OP_BINARY, &[0; 10], KEY);
+        let b = frame(true, OP_CONTINUATION, &[0; 10], KEY);
+        assert_eq!(run(&mut r, &[&a, &b]).1, Err(FrameError::TooBig));
+    }
+
+    #[test]
+    fn close_frames_carry_their_code_and_a_utf8_reason() {
+        let mut with_code = 1000u16.to_be_bytes().to_vec();
+        with_code.extend_from_slice("bye".as_bytes());
+        assert_eq!(
+            run(&mut FrameReader::new(4096), &[&frame(true, OP_CLOSE, &with_code, KEY)]).0,
+            ["close:Some(1000)"]
+        );
+        assert_eq!(run(&mut FrameReader::new(4096), &[&frame(true, OP_CLOSE, b"", KEY)]).0, ["close:None"]);
+        let mut bad = 1000u16.to_be_bytes().to_vec();
+        bad.extend_from_slice(&[0xff, 0xfe]);
+        assert_eq!(
+            run(&mut FrameReader::new(4096), &[&frame(true, OP_CLOSE, &bad, KEY)]).1,
+            Err(FrameError::InvalidUtf8)
+        );
+    }
+
+    #[test]
+    fn text_is_reported_when_utf8_and_an_invalid_payload_when_not() {
+        let text = frame(true, OP_TEXT, "héllo".as_bytes(), KEY);
+        assert_eq!(run(&mut FrameReader::new(4096), &[&text]).0, ["text"]);
+        let bad = frame(true, OP_TEXT, &[0x68, 0xc3, 0x28], KEY);
+        assert_eq!(run(&mut FrameReader::new(4096), &[&bad]).1, Err(FrameError::InvalidUtf8));
+        let cut_in_a_character = frame(false, OP_TEXT, &[0x68, 0xc3], KEY);
+        assert_eq!(run(&mut FrameReader::new(4096), &[&cut_in_a_character]).0, ["text"]);
+    }
+
+    #[test]
+    fn stop_keeps_the_rest_for_the_next_call() {
+        let mut r = FrameReader::new(4096);
+        let mut bytes = frame(true, OP_BINARY, b"hello", KEY);
+        bytes.extend(frame(true, OP_BINARY, b"after", KEY));
+        bytes.extend(&frame(true, OP_BINARY, b"cut", KEY)[..3]);
+        let mut got = 0;
+        let result = r.feed(&mut bytes, &mut |_| {
+            got += 1;
+            Next::Stop
+        });
+        assert_eq!((got, result), (1, Ok(Next::Stop)));
+        assert!(!r.is_idle(), "the rest is kept");
+        let (got, _) = run(&mut r, &[&[]]);
+        assert_eq!(got, ["bin:after"], "and read on the next call");
+        let (got, _) = run(&mut r, &[&frame(true, OP_BINARY, b"cut", KEY)[3..]]);
+        assert_eq!(got, ["bin:cut"]);
+        assert!(r.is_idle());
+    }
+}
