@@ -36,6 +36,9 @@ async fn the_shipped_cluster_config_carries_a_place_through_a_failover() {
     // Kill the primary of the place's slot; its replica takes over.
     let slot = cluster.slot("mino:{main}:shards");
     let primary = cluster.primary_of(slot).expect("served");
+    // The sessions are on the replica before the primary dies (replication
+    // is asynchronous; a write within its lag would die with the primary).
+    cluster.wait_replicated(primary);
     cluster.kill(primary);
     let now = tokio::task::block_in_place(|| cluster.wait_served(slot, Duration::from_secs(30)));
     assert_ne!(now, primary);

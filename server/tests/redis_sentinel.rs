@@ -39,6 +39,9 @@ async fn shards_follow_a_sentinel_failover_and_keep_every_player() {
     until_sees(&mut on_a, 2, bob).await;
 
     let old = sentinel.primary_port().expect("a primary");
+    // The sessions are on the replica before the primary dies (replication
+    // is asynchronous; a write within its lag would die with the primary).
+    sentinel.wait_replicated(old);
     let killed_at = Instant::now();
     sentinel.node(old).kill();
     let new = tokio::task::block_in_place(|| sentinel.wait_new_primary(old, Duration::from_secs(30)));

@@ -133,6 +133,18 @@ impl RedisCluster {
             .filter(|p| running.contains(p))
     }
 
+    /// Waits until the replica of the primary on `port` has every write the
+    /// primary acknowledged so far (Redis's `WAIT 1`, up to 5 s). Replication
+    /// is asynchronous: a write made within the replication lag before a
+    /// primary dies is lost with it, so a test that kills a primary to see
+    /// what the shards do, not what Redis loses, waits for this first.
+    ///
+    /// Panics: no replica acknowledged within 5 s.
+    pub fn wait_replicated(&self, port: u16) {
+        let acked = self.cli(port, &["WAIT", "1", "5000"]);
+        assert!(acked.trim().parse::<u32>().is_ok_and(|n| n >= 1), "no replica of :{port} caught up: {acked:?}");
+    }
+
     /// Kills the node on `port` at once (SIGKILL).
     pub fn kill(&mut self, port: u16) {
         if let Some((p, _)) = self.nodes.iter_mut().find(|(_, p)| *p == port) {

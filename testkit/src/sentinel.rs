@@ -104,6 +104,18 @@ impl Sentinel {
         self.nodes.iter_mut().find(|n| n.port == port).expect("a data node on that port")
     }
 
+    /// Waits until the replica has every write the primary on `port`
+    /// acknowledged so far (Redis's `WAIT 1`, up to 5 s): replication is
+    /// asynchronous, and a test that kills the primary to see what the shards
+    /// do, not what Redis loses, waits for this first.
+    ///
+    /// Panics: no data node on `port`, or no replica acknowledged within 5 s.
+    pub fn wait_replicated(&self, port: u16) {
+        let node = self.nodes.iter().find(|n| n.port == port).expect("a data node on that port");
+        let acked = node.cli(&["WAIT", "1", "5000"]);
+        assert!(acked.trim().parse::<u32>().is_ok_and(|n| n >= 1), "no replica of :{port} caught up: {acked:?}");
+    }
+
     /// Waits until the sentinels name another primary than `old`; returns it.
     ///
     /// Panics: not within `limit`.
