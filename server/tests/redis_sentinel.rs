@@ -50,10 +50,24 @@ async fn shards_follow_a_sentinel_failover_and_keep_every_player() {
     a.wait_ready().await;
     b.wait_ready().await;
     let ready = killed_at.elapsed();
+    // Each shard's subscription follows to the new primary (renewed once, for
+    // the lost connection): only from then on does a message published on the
+    // new primary reach it (a player's frames buffered before the kill say
+    // nothing of that).
+    for s in [&a, &b] {
+        s.wait_metric("mino_redis_resubscribes_total{reason=\"connection_lost\"}", 1.0).await;
+    }
+    let subscribed = killed_at.elapsed();
+    assert!(
+        subscribed < promoted + Duration::from_secs(3),
+        "subscribed {subscribed:?} after a promotion at {promoted:?}"
+    );
     // Relay of each other's players comes back.
     until_sees(&mut on_a, 2, bob).await;
     until_sees(&mut on_b, 1, ada).await;
-    eprintln!("sentinel failover: promoted after {promoted:?}, shards ready after {ready:?}");
+    eprintln!(
+        "sentinel failover: promoted after {promoted:?}, shards ready after {ready:?}, subscribed after {subscribed:?}"
+    );
     assert!(ready < promoted + Duration::from_secs(3), "ready {ready:?} after a promotion at {promoted:?}");
     // Nobody was dropped, and the new primary has the place's state: chat,
     // a newcomer, and a resume all work.
