@@ -7,23 +7,27 @@
 # usage: benches/scale.sh [--quick] [--skip-build] [--skip-criterion] [--repeat N]
 #                         [--only SECTION,..] [--report-only] [--results DIR]
 #                         [--aoi-players N,..] [--aoi-density D]
+#                         [--redis-spread N,..]
 #   --quick           about 3 minutes: fewer steps, short holds, no repeats
 #   --skip-build      use the release binaries already in target/release
 #   --skip-criterion  leave out the criterion micro-benchmarks
 #   --repeat N        runs of the control and idle rows (median reported);
 #                     default 3 (1 with --quick)
 #   --only LIST       run only these sections (criterion, steps, control, idle,
-#                     arrivals, failover, aoi, nginx), keep the other sections' raw
-#                     results, and rewrite RESULTS.md from all of them
+#                     arrivals, failover, aoi, redis, nginx), keep the other
+#                     sections' raw results, and rewrite RESULTS.md from all of
+#                     them
 #   --report-only     only rewrite RESULTS.md and the charts from results/raw
 #   --results DIR     write RESULTS.md, the charts and raw/ under DIR instead of
 #                     benches/ and benches/results/ (smoke runs: --results /tmp/x)
 #   --aoi-players L   the area-of-interest section's player counts, e.g. 200
 #                     (default 1000,2500,5000,7500,10000; quick 1000,2500)
 #   --aoi-density D   its players per cell (default 4)
+#   --redis-spread L  the Redis section's player counts for the load on each
+#                     cluster primary (default 1000,5000; quick 1000)
 #
-# Needs: cargo, redis-server, redis-cli, python3, curl; the nginx section
-# also nginx, openssl and envsubst. Runs on loopback only.
+# Needs: cargo, redis-server, redis-cli, redis-sentinel, python3, curl; the
+# nginx section also nginx, openssl and envsubst. Runs on loopback only.
 # Every process it starts is stopped by pid on exit; nothing else is touched.
 
 set -euo pipefail
@@ -42,6 +46,7 @@ REPORT_ONLY=0
 RESULTS_DIR=""
 AOI_PLAYERS_ARG=""
 AOI_DENSITY=4
+REDIS_SPREAD_ARG=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -53,7 +58,8 @@ while [[ $# -gt 0 ]]; do
     --results) RESULTS_DIR="$2"; shift ;;
     --aoi-players) AOI_PLAYERS_ARG="${2//,/ }"; shift ;;
     --aoi-density) AOI_DENSITY="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --redis-spread) REDIS_SPREAD_ARG="${2//,/ }"; shift ;;
+    -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -76,11 +82,12 @@ if [[ $QUICK == 1 ]]; then
   TWO_STEPS="100,500,1000"            # two shards + Redis
   HOLD=6s; SETTLE=2s; RAMP=250        # per step; ramp in bots/s
   CONTROL_BOTS="1000"; CONTROL_HOLD=6s  # players; each a batched/unbatched pair
-  IDLE_BOTS=1000; IDLE_HOLD=5s
+  IDLE_SIZES="1000"; IDLE_HOLD=5s
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
   AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
   NGINX_BOTS=1000; NGINX_HOLD=10        # seconds; each a tcp/unix pair
+  REDIS_FAILOVER_BOTS=500; REDIS_SPREAD="1000"
   CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
 else
   MODE=full
@@ -89,11 +96,12 @@ else
   TWO_STEPS="100,250,500,1000,1500,2000"
   HOLD=15s; SETTLE=2s; RAMP=250
   CONTROL_BOTS="1000 2000"; CONTROL_HOLD=12s
-  IDLE_BOTS=1000; IDLE_HOLD=8s
+  IDLE_SIZES="2000 15000"; IDLE_HOLD=8s
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
   AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
   NGINX_BOTS=1000; NGINX_HOLD=30
+  REDIS_FAILOVER_BOTS=1000; REDIS_SPREAD="1000 5000"
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
 # Area of interest: cells of 100 units, the world sized for AOI_DENSITY
@@ -101,6 +109,7 @@ fi
 # socket gets every player) run only up to AOI_OFF_MAX players, past which
 # they cannot run on one machine (10,000 players would be 2 GB/s of snapshots).
 AOI_PLAYERS="${AOI_PLAYERS_ARG:-$AOI_PLAYERS}"
+REDIS_SPREAD="${REDIS_SPREAD_ARG:-$REDIS_SPREAD}"
 AOI_CELL=100
 # Every capacity run switches the busy rule off, as the original's one-machine
 # figures did: we want to see where a process stops, not where it says no.
@@ -303,6 +312,7 @@ declare -A SECTION_FILES=(
   [arrivals]="arrivals.* logs/arrivals-*"
   [failover]="failover-* logs/failover-*"
   [aoi]="aoi-* logs/aoi-*"
+  [redis]="redis-* logs/redis-*"
   [nginx]="nginx"
 )
 begin_section() {
@@ -365,13 +375,22 @@ section_control() {
   done
 }
 
+# Idle websockets: standing players on a world of about one player per cell
+# of 125 units (so each sees few others), keyframes every 20 ticks (a
+# standing player's socket is written once a second), the busy rule off (the
+# ramp's handshakes must not refuse anyone: this measures memory and CPU per
+# socket, not admission).
 section_idle() {
-  local i
-  for i in $(seq "$REPEAT"); do
-    log "idle $i: $IDLE_BOTS idle websockets on one shard"
-    one_shard
-    measured "idle-$i" idle --bots "$IDLE_BOTS" --ramp 500 --hold "$IDLE_HOLD"
-    stop_all
+  local i n world
+  for n in $IDLE_SIZES; do
+    world="$(python3 -c "import math; print(max(1000, round(math.sqrt($n) * 125)))")"
+    for i in $(seq "$REPEAT"); do
+      log "idle $n/$i: $n idle websockets on one shard, world $world"
+      one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 --busy-lateness-ms 0 \
+        --max-players "$((n + 100))" --max-connections "$((n + 200))"
+      measured "idle-$n-$i" idle --bots "$n" --ramp 1000 --hold "$IDLE_HOLD"
+      stop_all
+    done
   done
 }
 
@@ -416,6 +435,33 @@ section_aoi() {
       measured "aoi-$n-off" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD"
       stop_all
     fi
+  done
+}
+
+# Redis beyond one node (examples/redis_ha, which starts its own Redis Cluster
+# or Sentinel, two shards and the bots in one process): a Redis primary killed
+# under REDIS_FAILOVER_BOTS bots, on a six-node cluster and under Sentinel; the
+# load on each of three cluster primaries with the place's region channels
+# spread over them, at each of REDIS_SPREAD players. REPEAT runs of each,
+# interleaved so the machine's drift falls on all; medians in RESULTS.md.
+section_redis() {
+  if [[ $BUILD == 1 ]]; then
+    log "building the redis_ha example"
+    (cd "$ROOT" && cargo build --release -p mino-server --example redis_ha)
+  fi
+  mkdir -p "$RUNBIN/examples" "$RAW/logs"
+  cp "$BIN/examples/redis_ha" "$RUNBIN/examples/redis_ha"
+  local i name n run a
+  local runs=("failover cluster $REDIS_FAILOVER_BOTS" "failover sentinel $REDIS_FAILOVER_BOTS")
+  for n in $REDIS_SPREAD; do runs+=("spread $n"); done
+  for ((i = 1; i <= REPEAT; i++)); do
+    for run in "${runs[@]}"; do
+      read -r -a a <<<"$run"
+      name="redis-${a[0]}-$([[ ${a[0]} == failover ]] && echo "${a[1]}-${a[2]}" || echo "${a[1]}")-$i"
+      log "redis: $run (run $i of $REPEAT)"
+      (cd "$ROOT" && run_logged "$name" "$RUNBIN/examples/redis_ha" "${a[@]}" "$RUNBIN/mino-server" --json "$RAW/$name.json") \
+        >"$RAW/logs/$name.log" 2>&1 || log "redis: $run failed: see $RAW/logs/$name.log"
+    done
   done
 }
 
@@ -465,7 +511,7 @@ main() {
   printf '%smachine\t%s\n' "${ONLY:+rerun }" "$(python3 "$PY/figures.py" --machine)" >>"$RAW/run.tsv"
   section_build
   local s
-  for s in criterion steps control idle arrivals failover aoi nginx; do
+  for s in criterion steps control idle arrivals failover aoi redis nginx; do
     if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
       begin_section "$s"
       "section_$s"

@@ -11,6 +11,8 @@
 #   BOTS=50 deploy/local-cluster.sh            # and 50 walking bots through nginx
 #   UPSTREAM=tcp deploy/local-cluster.sh       # shards on loopback TCP ports instead
 #   PROFILE=debug deploy/local-cluster.sh      # target/debug binaries
+#   REDIS=cluster deploy/local-cluster.sh      # on a 6-node Redis Cluster
+#   REDIS=sentinel deploy/local-cluster.sh     # primary, replica, 3 sentinels
 #
 # It is there to show failover: kill -9 a shard (its pid is printed) and its
 # players resume on the others while the rest keeps running. The script says
@@ -21,15 +23,18 @@
 # when it stops.
 #
 # Settings (environment): SHARDS (2), HTTPS_PORT (8443), HTTP_PORT (8080,
-# redirects to https on HTTPS_PORT), REDIS_PORT (6399), ADMIN_PORT (9100:
-# shard N's admin listener on 127.0.0.1:ADMIN_PORT+N), UPSTREAM (unix: shard
-# N on WORK/shard-N.sock; tcp: on 127.0.0.1:SHARD_PORT+N), SHARD_PORT
-# (8100), BOTS (0), PROFILE (release), BIN_DIR (target/PROFILE), STATIC_DIR
-# (client-web/dist, built with npm when missing and npm exists), CONSOLE_DIR
-# (client-web/dist-admin: the admin console each admin listener serves at
-# /admin/; built with the client), RESTART (0),
-# WORK (a new folder under the temporary folder: logs, sockets, certificate,
-# configuration).
+# redirects to https on HTTPS_PORT), REDIS (node, cluster or sentinel),
+# REDIS_PORT (6399; the first of 6 with cluster, of 5 with sentinel),
+# ADMIN_PORT (9100: shard N's admin listener on 127.0.0.1:ADMIN_PORT+N),
+# UPSTREAM (unix: shard N on WORK/shard-N.sock; tcp: on
+# 127.0.0.1:SHARD_PORT+N), SHARD_PORT (8100), BOTS (0), PROFILE (release),
+# BIN_DIR (target/PROFILE), STATIC_DIR (client-web/dist, built with npm when
+# missing and npm exists), CONSOLE_DIR (client-web/dist-admin: the admin
+# console each admin listener serves at /admin/; built with the client),
+# RESTART (0), WORK (a new folder under the temporary folder: logs, sockets,
+# certificate, configuration).
+# With REDIS=cluster or sentinel the Redis nodes are not watched nor
+# restarted: a Redis node killed is the Redis failover to show.
 # Needs redis-server, nginx, openssl, envsubst, curl (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +52,7 @@ done
 SHARDS="${SHARDS:-2}"
 HTTPS_PORT="${HTTPS_PORT:-8443}"
 HTTP_PORT="${HTTP_PORT:-8080}"
+REDIS="${REDIS:-node}"
 REDIS_PORT="${REDIS_PORT:-6399}"
 ADMIN_PORT="${ADMIN_PORT:-9100}"
 UPSTREAM="${UPSTREAM:-unix}"
@@ -58,7 +64,12 @@ STATIC_DIR="${STATIC_DIR:-client-web/dist}"
 CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 RESTART="${RESTART:-0}"
 
-mino_need redis-server nginx openssl envsubst curl
+mino_need redis-server redis-cli nginx openssl envsubst curl
+case "$REDIS" in
+  node | cluster) ;;
+  sentinel) mino_need redis-sentinel ;;
+  *) mino_die "REDIS must be node, cluster or sentinel" ;;
+esac
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || mino_die "SHARDS must be a positive number"
 [[ "$BOTS" =~ ^[0-9]+$ ]] || mino_die "BOTS must be a number"
 case "$UPSTREAM" in unix | tcp) ;; *) mino_die "UPSTREAM must be unix or tcp" ;; esac
@@ -112,14 +123,12 @@ trap 'exit 130' INT TERM
 restart_asked=0
 trap 'restart_asked=1' USR1
 
-redis_url="redis://127.0.0.1:$REDIS_PORT"
-
 # spawn_shard ID: starts shard ID on its socket (or port) and admin port,
 # the same ones after a restart, so nginx's upstream still names it.
 spawn_shard() {
   local id=$1 listen="unix:$MINO_WORK/shard-$1.sock"
   [ "$UPSTREAM" = tcp ] && listen="127.0.0.1:$((SHARD_PORT + id))"
-  mino_shard_spawn "$BIN_DIR/mino-server" "$id" "$redis_url" "$listen" "127.0.0.1:$((ADMIN_PORT + id))" \
+  mino_shard_spawn "$BIN_DIR/mino-server" "$id" "$MINO_REDIS_FLAGS" "$listen" "127.0.0.1:$((ADMIN_PORT + id))" \
     "${console_flags[@]}"
 }
 
@@ -133,7 +142,15 @@ spawn_bots() {
 }
 
 mino_cert "$MINO_WORK/tls"
-mino_redis "$REDIS_PORT"
+case "$REDIS" in
+  node)
+    mino_redis "$REDIS_PORT"
+    MINO_REDIS_FLAGS="redis://127.0.0.1:$REDIS_PORT"
+    MINO_REDIS_DESC="Redis on 127.0.0.1:$REDIS_PORT"
+    ;;
+  cluster) mino_redis_cluster "$REDIS_PORT" ;;
+  sentinel) mino_redis_sentinel "$REDIS_PORT" ;;
+esac
 for id in $(seq 1 "$SHARDS"); do
   spawn_shard "$id"
   mino_shard_await "$id" || mino_die "$MINO_ERROR"
@@ -142,11 +159,14 @@ mino_nginx "$HTTPS_PORT" "$HTTP_PORT" "$STATIC_DIR" 1 4096
 [ "$BOTS" -gt 0 ] && spawn_bots
 
 # The processes watched: role -> pid ("" once dead and not restarted).
-declare -A pid_of=([redis]="$MINO_REDIS_PID" [nginx]="$MINO_NGINX_PID")
+declare -A pid_of=([nginx]="$MINO_NGINX_PID")
+[ "$REDIS" = node ] && pid_of[redis]="$MINO_REDIS_PID"
 for id in $(seq 1 "$SHARDS"); do pid_of["shard-$id"]="${MINO_SHARD_PIDS[id - 1]}"; done
 [ "$BOTS" -gt 0 ] && pid_of[bots]="$MINO_BOTS_PID"
-# The roles in the order they are restarted (Redis before the shards).
-roles=(redis)
+# The roles in the order they are restarted (Redis before the shards; one
+# Redis node only: a Redis Cluster or Sentinel fails over by itself).
+roles=()
+[ "$REDIS" = node ] && roles+=(redis)
 for id in $(seq 1 "$SHARDS"); do roles+=("shard-$id"); done
 roles+=(nginx)
 [ "$BOTS" -gt 0 ] && roles+=(bots)
@@ -161,9 +181,18 @@ shard_lines() {
   done
 }
 
+# How to show a Redis failover, with more than one Redis node.
+redis_fail=""
+case "$REDIS" in
+  cluster) redis_fail="
+  fail   kill -9 the primary of the place: redis-cli --user admin --pass change-this-admin-password -p $REDIS_PORT cluster nodes" ;;
+  sentinel) redis_fail="
+  fail   kill -9 the primary: redis-cli --user mino --pass change-this-password -p $((REDIS_PORT + 2)) sentinel get-master-addr-by-name mino" ;;
+esac
+
 cat <<EOF
 
-mino is running: $SHARDS shards behind nginx (upstream over $UPSTREAM), Redis on 127.0.0.1:$REDIS_PORT (pid $MINO_REDIS_PID), nginx pid $MINO_NGINX_PID.
+mino is running: $SHARDS shards behind nginx (upstream over $UPSTREAM), $MINO_REDIS_DESC${MINO_REDIS_PID:+ (pid $MINO_REDIS_PID)}, nginx pid $MINO_NGINX_PID.
 
 $(shard_lines)
 
@@ -174,7 +203,7 @@ $(shard_lines)
   bots   $BIN_DIR/mino-loadgen --url wss://127.0.0.1:$HTTPS_PORT/ws --ca-file $MINO_WORK/tls/cert.pem --bots 20
   shards curl http://${MINO_SHARD_ADMIN[0]}/metrics   (admin listeners: not reachable through nginx)
   logs   $MINO_WORK
-  fail   kill -9 <a shard's pid>: its players resume on the others; this script says so and keeps the rest running
+  fail   kill -9 <a shard's pid>: its players resume on the others; this script says so and keeps the rest running$redis_fail
   script pid $$ (kill -USR1 $$ restarts whatever died)$([ "$RESTART" = 1 ] && echo "; --restart: restarted by itself")
 
 Ctrl-C stops everything.

@@ -99,7 +99,13 @@ const TURN_TICKS: u64 = 100;
 /// A shard with area of interest and `n` players spread at [`DENSITY`], every
 /// one a viewer; their ids.
 fn aoi_shard(n: u32) -> (Shard, Vec<PlayerId>) {
-    let aoi = AoiConfig { cell_size: CELL, view_radius: 2.0 * CELL, hysteresis_ticks: 10, budget_bytes: 8192 };
+    let aoi = AoiConfig {
+        cell_size: CELL,
+        view_radius: 2.0 * CELL,
+        hysteresis_ticks: 10,
+        budget_bytes: 8192,
+        keyframe_ticks: 0,
+    };
     let config =
         Config { max_players: n, busy_lateness: None, world_size: world_side(n), aoi: Some(aoi), ..Config::default() };
     let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0).expect("a shard");

@@ -243,6 +243,10 @@ pub struct IdleArgs {
     /// Measurement time with every connection open.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
     pub hold: Duration,
+    /// Skip the chat-line cost after the hold (two 4 s windows and 20
+    /// speakers joining the place).
+    #[arg(long)]
+    pub no_chat_cost: bool,
 }
 
 /// `arrivals` options.

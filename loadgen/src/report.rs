@@ -278,11 +278,34 @@ pub struct IdleReport {
     /// Kernel TCP memory growth per connection, bytes, both ends (loopback: the
     /// bots' sockets are on this kernel too).
     pub kernel_tcp_bytes_per_connection: Option<u64>,
-    /// Server CPU per tick over the hold, ms: the cost of one message to all sockets.
-    pub server_cpu_per_broadcast_ms: Option<f64>,
+    /// Server CPU per tick over the hold, ms (ticks by the clock): what
+    /// keeping every socket up to date costs (one write a socket a tick
+    /// without keyframes, about none for idle sockets with them).
+    pub server_cpu_per_tick_ms: Option<f64>,
+    /// What one place-wide chat line costs the server per socket (`None`:
+    /// not measured, `--no-chat-cost`, or no readable server process).
+    pub chat_cost: Option<ChatCost>,
     /// Run context.
     #[serde(flatten)]
     pub info: RunInfo,
+}
+
+/// What one place-wide chat line costs the server per socket (see
+/// `scenario/chat_cost.rs`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChatCost {
+    /// Chat lines the speakers sent in the chat window.
+    pub lines: u64,
+    /// Chat lines the idle bots received in the chat window (one per line and
+    /// socket when nothing is lost).
+    pub deliveries: u64,
+    /// Server CPU over the quiet window, s (user + system).
+    pub quiet_cpu_s: f64,
+    /// Server CPU over the chat window, s.
+    pub chat_cpu_s: f64,
+    /// (chat − quiet, scaled to the same wall time) / deliveries, µs: the
+    /// server CPU one line costs one socket.
+    pub cpu_per_socket_us: Option<f64>,
 }
 
 /// `mino-loadgen arrivals`.

@@ -1,5 +1,6 @@
 //! The idle scenario against the real server: idle sockets stay (their pongs
-//! answer the server's pings) and memory per connection is reported.
+//! answer the server's pings), memory per connection is reported, and so is
+//! what one chat line to all of them costs.
 
 use mino_testkit::loadgen::{self, num};
 use mino_testkit::{server_bin, Shard};
@@ -35,6 +36,12 @@ fn idle_sockets_answer_pings_and_memory_per_connection_is_reported() {
     assert_eq!(num(j, "rtt_ms.count"), 0.0, "idle bots never ping");
     assert!(num(j, "server_rss_after_bytes") > 0.0);
     assert!(j["server_bytes_per_connection"].is_u64(), "{j:#}");
-    assert!(num(j, "server_cpu_per_broadcast_ms") > 0.0, "{j:#}");
+    assert!(num(j, "server_cpu_per_tick_ms") > 0.0, "{j:#}");
+    // One chat line to all: 20 speakers take turns a tick for 4 s; every idle
+    // bot hears every line (but those still on their way at the end).
+    let lines = num(j, "chat_cost.lines");
+    assert!(lines >= 40.0, "{j:#}");
+    assert!(num(j, "chat_cost.deliveries") >= (lines - 5.0) * 20.0, "{j:#}");
+    assert!(j["chat_cost"]["cpu_per_socket_us"].is_number(), "{j:#}");
     assert!(num(j, "snapshot_age_ms.count") > 0.0);
 }

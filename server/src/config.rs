@@ -9,6 +9,7 @@
 //! twice in the shard TTL) is checked by [`Config::from_cli`].
 
 use crate::address::{parse_listen, ListenAddr};
+use crate::topology::RedisTarget;
 use clap::builder::RangedU64ValueParser;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use mino_protocol::ShardId;
@@ -158,8 +159,29 @@ pub struct Cli {
     /// With it, this shard joins the other shards of its place; without it, it
     /// runs standalone. Append #insecure to a rediss:// URL to accept a
     /// self-signed certificate.
-    #[arg(long, env = "MINO_REDIS_URL")]
+    #[arg(long, env = "MINO_REDIS_URL", conflicts_with_all = ["redis_cluster", "redis_sentinel"])]
     pub redis_url: Option<String>,
+
+    /// Redis Cluster (7.0+) seed nodes, comma-separated
+    /// (redis://host:port,redis://host:port; the first URL's user, password
+    /// and TLS are used for every node). Instead of --redis-url: the place's
+    /// frames go over sharded pub/sub (SPUBLISH/SSUBSCRIBE), each shard's
+    /// snapshots on a channel of their own, so a busy place spreads over the
+    /// cluster's primaries; slot moves and failovers are followed.
+    #[arg(long, env = "MINO_REDIS_CLUSTER", value_delimiter = ',', conflicts_with = "redis_sentinel")]
+    pub redis_cluster: Vec<String>,
+
+    /// Redis Sentinel URLs, comma-separated (redis://host:26379,...), with
+    /// --redis-master: the shards ask the sentinels for the primary and
+    /// follow its failovers. The primary is reached with the first URL's
+    /// user, password, database and TLS. Instead of --redis-url.
+    #[arg(long, env = "MINO_REDIS_SENTINEL", value_delimiter = ',', requires = "redis_master")]
+    pub redis_sentinel: Vec<String>,
+
+    /// With --redis-sentinel: the master's name in the sentinels'
+    /// configuration (`sentinel monitor NAME ...`).
+    #[arg(long, env = "MINO_REDIS_MASTER")]
+    pub redis_master: Option<String>,
 
     /// The place this shard serves: shards with the same place and Redis share
     /// one world. 1 to 64 of A-Z a-z 0-9 _ -.
@@ -227,6 +249,17 @@ pub struct Cli {
     /// 16,777,216.
     #[arg(long, env = "MINO_VIEW_BUDGET_BYTES", default_value_t = 8192, value_parser = RangedU64ValueParser::<usize>::new().range(512..=16 << 20))]
     pub view_budget_bytes: usize,
+
+    /// Area of interest: keyframes. 0 (the default) sends each cell at its
+    /// tier's rate whether or not its players changed. N > 0: a cell of this
+    /// shard whose players did not change (same ids, positions, headings)
+    /// is not sent again, except in a keyframe: every N ticks each view group
+    /// gets its whole view (groups take turns over the N ticks), and a socket
+    /// whose player entered another cell gets its whole view at once. A
+    /// standing player then costs its socket one write every N ticks, not
+    /// every tick. 0 to 200.
+    #[arg(long, env = "MINO_KEYFRAME_TICKS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=200))]
+    pub keyframe_ticks: u32,
 
     /// Identity: a JWKS file of the identity service's public keys (tokens
     /// pick theirs by `kid`; reloaded on SIGHUP and when the file changes).
@@ -360,8 +393,8 @@ pub struct Config {
     pub chat_rate: f64,
     /// Open connection cap.
     pub max_connections: usize,
-    /// Redis URL; `None` = standalone.
-    pub redis: Option<String>,
+    /// Where Redis is; `None` = standalone.
+    pub redis: Option<RedisTarget>,
     /// Place name (Redis key and channel prefix).
     pub place: String,
     /// Heartbeat age after which a shard is dead.
@@ -445,6 +478,9 @@ pub struct AoiConfig {
     pub hysteresis_ticks: u64,
     /// Bytes a socket may get a tick, on average.
     pub budget_bytes: usize,
+    /// Ticks between two keyframes of a view group; 0: no keyframes, every
+    /// cell sent at its tier's rate, changed or not (see `--keyframe-ticks`).
+    pub keyframe_ticks: u32,
 }
 
 /// Ticks two walkers approaching each other must take to cross one cell: two
@@ -533,7 +569,7 @@ impl Config {
             chat_rate: cli.chat_rate,
             max_connections: cli.max_connections,
             send_buffer: (cli.send_buffer_bytes > 0).then_some(cli.send_buffer_bytes),
-            redis: cli.redis_url.clone().filter(|u| !u.is_empty()),
+            redis: redis_target(cli),
             place: cli.place.clone(),
             shard_ttl: ms(cli.shard_ttl_ms),
             heartbeat: ms(cli.heartbeat_ms),
@@ -565,6 +601,21 @@ impl Config {
     }
 }
 
+/// Where Redis is, from `--redis-url`, `--redis-cluster` or
+/// `--redis-sentinel` with `--redis-master` (clap lets at most one through).
+fn redis_target(cli: &Cli) -> Option<RedisTarget> {
+    let nonempty =
+        |v: &[String]| v.iter().filter(|u| !u.trim().is_empty()).map(|u| u.trim().to_owned()).collect::<Vec<_>>();
+    let (seeds, sentinels) = (nonempty(&cli.redis_cluster), nonempty(&cli.redis_sentinel));
+    if !seeds.is_empty() {
+        return Some(RedisTarget::Cluster { seeds });
+    }
+    if let (false, Some(master)) = (sentinels.is_empty(), cli.redis_master.clone()) {
+        return Some(RedisTarget::Sentinel { sentinels, master });
+    }
+    cli.redis_url.clone().filter(|u| !u.is_empty()).map(RedisTarget::Node)
+}
+
 /// The area of interest the flags ask for, checked.
 fn aoi_config(cli: &Cli) -> Result<Option<AoiConfig>, ConfigError> {
     if cli.cell_size == 0.0 {
@@ -591,6 +642,7 @@ fn aoi_config(cli: &Cli) -> Result<Option<AoiConfig>, ConfigError> {
         view_radius: cli.view_radius.unwrap_or(2.0 * cli.cell_size),
         hysteresis_ticks: cli.view_hysteresis_ticks,
         budget_bytes: cli.view_budget_bytes,
+        keyframe_ticks: cli.keyframe_ticks,
     }))
 }
 
@@ -626,7 +678,7 @@ mod tests {
         std::env::set_var("MINO_TICK_HZ", "7");
         let (a, b) = (Config::default(), Config::default());
         std::env::remove_var("MINO_TICK_HZ");
-        assert_eq!((a.tick_hz, a.shard_id, a.redis.as_deref()), (20, ShardId(1), None));
+        assert_eq!((a.tick_hz, a.shard_id, a.redis.as_ref()), (20, ShardId(1), None));
         assert_eq!(a.shard_id, b.shard_id);
     }
 
@@ -651,7 +703,13 @@ mod tests {
         let on = Config::from_cli(&parse(&["--cell-size", "100"]).expect("flags")).expect("valid");
         assert_eq!(
             on.aoi,
-            Some(AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 8192 })
+            Some(AoiConfig {
+                cell_size: 100.0,
+                view_radius: 200.0,
+                hysteresis_ticks: 10,
+                budget_bytes: 8192,
+                keyframe_ticks: 0
+            })
         );
         let small = Config::from_cli(&parse(&["--cell-size", "50"]).expect("flags")).expect_err("too small");
         assert!(matches!(small, ConfigError::CellTooSmall { least, .. } if least == 60.0), "{small}");
@@ -682,6 +740,22 @@ mod tests {
         assert_eq!(parse(&[]).expect("defaults").listen_mode, 0o660);
         assert!(parse(&["--listen-mode", "0999"]).is_err());
         assert!(parse(&["--listen", "unix:"]).is_err());
+    }
+
+    #[test]
+    fn redis_is_one_node_a_cluster_or_sentinels_never_two() {
+        let target = |args: &[&str]| Config::from_cli(&parse(args).expect("flags")).expect("valid").redis;
+        assert_eq!(target(&["--redis-url", "redis://a"]), Some(RedisTarget::Node("redis://a".into())));
+        assert_eq!(
+            target(&["--redis-cluster", "redis://a:1,redis://b:2"]),
+            Some(RedisTarget::Cluster { seeds: vec!["redis://a:1".into(), "redis://b:2".into()] })
+        );
+        assert_eq!(
+            target(&["--redis-sentinel", "redis://s:26379", "--redis-master", "mino"]),
+            Some(RedisTarget::Sentinel { sentinels: vec!["redis://s:26379".into()], master: "mino".into() })
+        );
+        assert!(parse(&["--redis-url", "redis://a", "--redis-cluster", "redis://b"]).is_err());
+        assert!(parse(&["--redis-sentinel", "redis://s"]).is_err(), "a sentinel needs --redis-master");
     }
 
     #[test]

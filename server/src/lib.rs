@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane`, `figures`, `order` | listen addresses, time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout, a shard's own figures, operators' orders |
+//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `topology`, `backplane`, `figures`, `order` | listen addresses, time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout, a shard's own figures, operators' orders |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | a socket's handshake task, then the hub: every admitted socket read and written on the tick's thread (frames, the outbox, liveness, limits) |
@@ -41,6 +41,7 @@ mod ids;
 mod metrics;
 mod order;
 mod sim;
+mod topology;
 mod upgrade;
 mod ws_frame;
 
@@ -113,14 +114,19 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
     let (commands_tx, commands_rx) = mpsc::channel(session::COMMAND_QUEUE);
     let cancel = life.stop.clone();
 
-    let (cluster_link, cluster_status, store, peers) = match config.redis {
-        Some(_) => {
-            let (link, status, store, peers) = cluster::start(&config, &metrics, &tracker, &cancel)?;
+    // Presence numbers start at the start time in µs, so a restarted shard's
+    // keep increasing; the heartbeat carries the start (another value is a
+    // restart, whatever the clock said).
+    let presence_epoch = clock::wall_ms() * 1000;
+    let (cluster_link, cluster_status, store, peers) = match &config.redis {
+        Some(target) => {
+            let (link, status, store, peers) =
+                cluster::start(target, presence_epoch, &config, &metrics, &tracker, &cancel)?;
             (Some(link), Some(status), Some(store), Some(peers))
         }
         None => (None, None, None, None),
     };
-    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
+    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), presence_epoch)?;
     let base = figures::ShardFigures {
         tick_hz: config.tick_hz,
         max_players: config.max_players,
@@ -161,8 +167,8 @@ pub async fn run(listener: Listener, admin: Option<Listener>, config: Config, li
     };
     tracing::info!(shard = %config.shard_id, tick_hz = config.tick_hz, max_players = config.max_players, "shard running");
     if let Some(admin) = admin {
-        let place_store = match config.redis.as_deref() {
-            Some(url) => Some(admin::store::PlaceStore::new(url, &config.place)?),
+        let place_store = match config.redis.as_ref() {
+            Some(target) => Some(admin::store::PlaceStore::new(target, &config.place, &state.session.metrics)?),
             None => None,
         };
         let admin_state = admin::AdminState {

@@ -4,10 +4,11 @@
 //! (4040 with the operator's reason, the session ended) and a drain of
 //! another shard through Redis, logged with who asked; bearer tokens (401 and
 //! nothing else without), loopback by default, no cross-origin POSTs; the
-//! console's files served without a token.
+//! console's files served without a token; the same orders and searches on
+//! a Redis Cluster (sharded pub/sub).
 
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{close_code, http, Frame, Player, Redis, Response, Shard, WorkDir};
+use mino_testkit::{close_code, http, Frame, Player, Redis, RedisCluster, Response, Shard, WorkDir};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -413,4 +414,50 @@ async fn a_post_from_another_origin_is_refused() {
     let same = format!("http://{admin}");
     let r = http::send(admin, "POST", "/admin/api/shards/1/drain", &[("Origin", same.as_str())], b"").await;
     assert_eq!(r.status, 202, "{}", r.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_redis_cluster_players_are_found_kicked_and_drained_across_shards() {
+    // Orders go over sharded pub/sub (SPUBLISH) and the players hashes and
+    // snapshots are read from the nodes that own their slots.
+    let cluster = RedisCluster::start(Duration::from_millis(1500));
+    let seeds = cluster.seeds();
+    let start = |id: &'static str, extra: &'static [&'static str]| {
+        let mut args = vec!["--redis-cluster", &seeds, "--shard-id", id, "--admin-listen", "127.0.0.1:0"];
+        args.extend_from_slice(&["--heartbeat-ms", "200"]);
+        args.extend_from_slice(extra);
+        Shard::start(SERVER, &args)
+    };
+    let (one, mut two) = (start("1", &[]), start("2", &["--drain-rate", "1000"]));
+    one.wait_ready().await;
+    two.wait_ready().await;
+    let admin = Admin::of(&one, None);
+    let mut kicked = Player::join(&two, "Kim").await;
+    let mut mover = Player::join(&two, "Moe").await;
+    admin.place_until("both shards, shard 2 with its 2 players", |p| row(p, 2)["players"] == 2).await;
+
+    let end = Instant::now() + Duration::from_secs(10);
+    let found = loop {
+        let v = admin.get("/admin/api/players?q=kim").await.json();
+        if v["players"].as_array().is_some_and(|p| p.len() == 1 && p[0]["x"].is_number()) {
+            break v;
+        }
+        assert!(Instant::now() < end, "Kim never found with a position: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(found["players"][0]["shard"].as_u64(), Some(2));
+    let r =
+        admin.post(&format!("/admin/api/players/{}/kick", kicked.id()), Some(json!({ "reason": "cheating" }))).await;
+    assert_eq!((r.status, r.json()["via"].as_str()), (202, Some("redis")), "{}", r.text());
+    let said =
+        kicked.until(|f| if let Frame::Error(code, text) = f { Some((*code, text.clone())) } else { None }).await;
+    assert_eq!(said, (4040, "removed by an operator: cheating".to_owned()));
+    assert_eq!(kicked.closed().await.0, close_code(CloseCode::Kicked));
+
+    let r = admin.post("/admin/api/shards/2/drain", None).await;
+    assert_eq!((r.status, r.json()["via"].as_str()), (202, Some("redis")), "{}", r.text());
+    let ticket = mover.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
+    let back = Player::hello(&one, "ignored", Some(&ticket)).await.expect("resumed on shard 1");
+    assert_eq!(back.id(), mover.id());
+    assert!(two.wait_exit(Duration::from_secs(15)).expect("shard 2 exits once drained").success());
 }

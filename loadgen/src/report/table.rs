@@ -264,8 +264,16 @@ pub fn idle(r: &IdleReport) -> String {
         opt_bytes(r.server_bytes_per_connection),
         opt_bytes(r.kernel_tcp_bytes_per_connection)
     );
-    if let Some(ms) = r.server_cpu_per_broadcast_ms {
-        let _ = writeln!(out, "  server cpu per message to all: {ms:.3} ms");
+    if let Some(ms) = r.server_cpu_per_tick_ms {
+        let _ = writeln!(out, "  server cpu per tick: {ms:.3} ms");
+    }
+    if let Some(c) = &r.chat_cost {
+        let per = c.cpu_per_socket_us.map_or("-".to_owned(), |us| format!("{us:.2} µs"));
+        let _ = writeln!(
+            out,
+            "  one chat line to all: {per} of server cpu a socket ({} lines, {} deliveries; cpu {:.3} s quiet, {:.3} s chatting)",
+            c.lines, c.deliveries, c.quiet_cpu_s, c.chat_cpu_s
+        );
     }
     out
 }

@@ -1,10 +1,11 @@
 //! `idle`: N websockets that say Hello and then nothing (the websocket layer
 //! answers the server's pings). Measured from outside the server: its RSS per
 //! connection (with `--server-pid`), the kernel's TCP memory per connection,
-//! how long after its tick each snapshot reaches the sockets, and the server
-//! CPU one message to all of them costs.
+//! how long after its tick each snapshot reaches the sockets, the server
+//! CPU a tick costs, and what one chat line to all of them costs each socket
+//! ([`chat_cost`](super::chat_cost)).
 
-use super::{Context, Held, SHUTDOWN_TIMEOUT};
+use super::{chat_cost, Context, Held, SHUTDOWN_TIMEOUT};
 use crate::cli::IdleArgs;
 use crate::profile::{Profile, ProfileName};
 use crate::report::{round3, table, IdleReport};
@@ -41,8 +42,10 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
     let Held { measured, hold, usage, census, .. } = ctx.measure_hold(&swarm, args.hold, "idle".into()).await;
     let rss_after = server_rss(pids);
     let tcp_after = kernel_tcp_memory().ok();
-    let ticks = if census.connected == 0 { 0 } else { hold.counters.own_snapshots / census.connected as u64 };
-    let per_broadcast = usage.server_cpu().filter(|_| ticks > 0).map(|c| round3(c.total_s() * 1000.0 / ticks as f64));
+    // Ticks by the clock: with keyframes an idle socket is not sent every tick.
+    let ticks = hold.elapsed.as_secs_f64() * f64::from(swarm.stats().tick_hz());
+    let per_tick = usage.server_cpu().filter(|_| ticks >= 1.0).map(|c| round3(c.total_s() * 1000.0 / ticks));
+    let chat = if args.no_chat_cost { None } else { chat_cost::measure(ctx, &swarm).await };
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     IdleReport {
         scenario: "idle",
@@ -51,7 +54,8 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
         kernel_tcp_bytes_per_connection: per_connection(tcp_before, tcp_after, census.connected),
         server_rss_before_bytes: rss_before,
         server_rss_after_bytes: rss_after,
-        server_cpu_per_broadcast_ms: per_broadcast,
+        server_cpu_per_tick_ms: per_tick,
+        chat_cost: chat,
         measured,
         info: ctx.info(ProfileName::Idle),
     }

@@ -4,6 +4,7 @@
 //! table, plot).
 
 pub mod arrivals;
+pub mod chat_cost;
 pub mod crowd;
 pub mod failover;
 pub mod idle;

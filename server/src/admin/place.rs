@@ -253,6 +253,7 @@ mod tests {
             players: 120,
             overloaded: false,
             published_ms: 1,
+            epoch: 7,
             figures: ShardFigures { drain_from: Some(300), ..figures() },
         };
         let row = peer_row(ShardId(2), &beat);
@@ -267,9 +268,10 @@ mod tests {
 
     #[test]
     fn the_heartbeat_json_carries_the_figures_beside_its_own_fields() {
-        let beat = Heartbeat { players: 3, overloaded: true, published_ms: 9, figures: figures() };
+        let beat = Heartbeat { players: 3, overloaded: true, published_ms: 9, epoch: 5, figures: figures() };
         let json = serde_json::to_string(&beat).expect("json");
         assert!(json.contains("\"players\":3") && json.contains("\"tick_hz\":20"), "{json}");
+        assert!(json.contains("\"epoch\":5"), "the registry's own fields stay beside the figures: {json}");
         let back: Heartbeat = serde_json::from_str(&json).expect("parse");
         assert_eq!(back, beat);
         let old: Heartbeat = serde_json::from_str(r#"{"players":4,"overloaded":false,"published_ms":1}"#).expect("old");

@@ -1,16 +1,17 @@
-//! What the admin API reads and writes in the place's Redis, on a small pool
-//! of its own (an operator's search never waits behind the players'
-//! resumes): the other shards' players (their players hashes) and where they
-//! stand (their last snapshots), ending a kicked player's session, and
-//! orders to the other shards on the control channel.
+//! What the admin API reads and writes in the place's Redis, through a
+//! backplane of its own (its own small pool on one node or Sentinel, its own
+//! cluster connection on a Redis Cluster: an operator's search never waits
+//! behind the players' resumes): the other shards' players (their players
+//! hashes) and where they stand (their last snapshots), ending a kicked
+//! player's session, and orders to the other shards on the control channel
+//! (`PUBLISH`, or `SPUBLISH` on a cluster).
 
-use crate::backplane::{connection, with_conn, Keys, RedisError};
+use crate::backplane::{Backplane, RedisError, RedisTarget};
+use crate::metrics::Metrics;
 use crate::order::Order;
 use crate::resume::store::position_in;
 use crate::shard::find::PlayerQuery;
-use deadpool_redis::Pool;
 use mino_protocol::{PlayerId, ShardId};
-use redis::AsyncCommands;
 use std::collections::HashMap;
 
 /// Connections of the admin API's pool.
@@ -32,24 +33,25 @@ pub struct RemotePlayer {
 /// The admin API's access to the place's Redis.
 #[derive(Clone)]
 pub struct PlaceStore {
-    pool: Pool,
-    keys: Keys,
+    backplane: Backplane,
 }
 
 impl PlaceStore {
-    /// A store for `place` at the Redis `url`.
+    /// A store for `place` on `target` (nothing is connected yet: an
+    /// unreachable Redis is not an error here).
     ///
-    /// Errors: an invalid URL.
-    pub fn new(url: &str, place: &str) -> Result<PlaceStore, RedisError> {
-        Ok(PlaceStore { pool: connection::pool(url, POOL_SIZE)?, keys: Keys::new(place) })
+    /// Errors: a URL that is not a Redis URL.
+    pub fn new(target: &RedisTarget, place: &str, metrics: &Metrics) -> Result<PlaceStore, RedisError> {
+        Ok(PlaceStore { backplane: Backplane::new(target, place, POOL_SIZE, metrics)? })
     }
 
     /// The players of `shard` that `query` matches, with where they stand.
     ///
     /// Errors: Redis unreachable.
     pub async fn find(&self, shard: ShardId, query: &PlayerQuery) -> Result<Vec<RemotePlayer>, RedisError> {
-        let key = self.keys.players(shard);
-        let fields: HashMap<String, String> = with_conn(&self.pool, async move |c| c.hgetall(key).await).await?;
+        let keys = self.backplane.keys();
+        let fields: HashMap<String, String> =
+            self.backplane.cmd(redis::cmd("HGETALL").arg(keys.players(shard))).await?;
         let matched: Vec<(PlayerId, String)> = fields
             .into_iter()
             .filter_map(|(field, name)| Some((PlayerId(field.parse().ok()?), name)))
@@ -58,8 +60,7 @@ impl PlaceStore {
         if matched.is_empty() {
             return Ok(Vec::new());
         }
-        let key = self.keys.last_snapshot(shard);
-        let snapshot: Option<Vec<u8>> = with_conn(&self.pool, async move |c| c.get(key).await).await?;
+        let snapshot: Option<Vec<u8>> = self.backplane.cmd(redis::cmd("GET").arg(keys.last_snapshot(shard))).await?;
         Ok(matched
             .into_iter()
             .map(|(player, name)| RemotePlayer {
@@ -75,8 +76,8 @@ impl PlaceStore {
     ///
     /// Errors: Redis unreachable.
     pub async fn holds(&self, shard: ShardId, player: PlayerId) -> Result<bool, RedisError> {
-        let key = self.keys.players(shard);
-        with_conn(&self.pool, async move |c| c.hexists(key, player.0).await).await
+        let key = self.backplane.keys().players(shard);
+        self.backplane.cmd(redis::cmd("HEXISTS").arg(key).arg(player.0)).await
     }
 
     /// Ends `player`'s session: its resume ticket no longer resumes it (an
@@ -84,15 +85,15 @@ impl PlaceStore {
     ///
     /// Errors: Redis unreachable.
     pub async fn end_session(&self, player: PlayerId) -> Result<(), RedisError> {
-        let key = self.keys.session(player);
-        with_conn(&self.pool, async move |c| c.del::<_, ()>(key).await).await
+        let key = self.backplane.keys().session(player);
+        self.backplane.cmd(redis::cmd("DEL").arg(key)).await
     }
 
     /// Sends `order` to every shard of the place (the control channel).
     ///
     /// Errors: Redis unreachable.
     pub async fn publish(&self, order: &Order) -> Result<(), RedisError> {
-        let (channel, line) = (self.keys.control(), order.encode());
-        with_conn(&self.pool, async move |c| c.publish::<_, _, ()>(channel, line).await).await
+        let channel = self.backplane.keys().control();
+        self.backplane.cmd(&self.backplane.publish(&channel, order.encode().as_bytes())).await
     }
 }

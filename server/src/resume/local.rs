@@ -22,7 +22,9 @@ struct Session {
 #[derive(Debug, Default)]
 pub struct LocalSessions {
     ttl_ms: u64,
-    sessions: HashMap<PlayerId, Session>,
+    /// Boxed: the table then holds 16-byte entries, not whole sessions (a
+    /// hash table keeps up to twice the slots it needs).
+    sessions: HashMap<PlayerId, Box<Session>>,
     /// Every ticket handed out and not yet expired: the player it names and,
     /// once claimed or replaced, when (ms).
     tickets: HashMap<Ticket, (PlayerId, Option<u64>)>,
@@ -65,7 +67,7 @@ impl LocalSessions {
             expires_ms: now_ms + self.ttl_ms,
             account: account.map(str::to_owned),
         };
-        self.sessions.insert(player, session);
+        self.sessions.insert(player, Box::new(session));
     }
 
     /// An account signs in: takes its session over (the ticket `next`

@@ -13,7 +13,7 @@ use super::grid::{CellId, Grid, GridError, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
 use super::links::LinkId;
 use super::output::{FrameKey, ViewFrames};
-use super::viewers::{GroupKey, Viewers};
+use super::viewers::{Group, GroupKey, Viewers};
 use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
@@ -45,6 +45,9 @@ pub(crate) struct Aoi {
     relayed: Vec<Relayed>,
     /// This tick's frames, own and relayed, sorted by cell then shard.
     at: Vec<(FrameKey, Bytes)>,
+    /// Per frame of `at`: the tick its cell's players last changed (relayed
+    /// frames: this tick, as they are sent once).
+    changed: Vec<u64>,
     /// Per cell id: where its frames start in `at` (`u32::MAX`: none).
     slots: Vec<u32>,
     touched: Vec<CellId>,
@@ -67,9 +70,10 @@ impl Aoi {
             reach: radius_cells.max(0.0).ceil() as u32 + 2,
             grid,
             own: OwnCells::default(),
-            viewers: Viewers::new(settings.hysteresis_ticks),
+            viewers: Viewers::new(settings.hysteresis_ticks, settings.keyframe_ticks),
             relayed: Vec::new(),
             at: Vec::new(),
+            changed: Vec::new(),
             slots: vec![u32::MAX; cells],
             touched: Vec::new(),
             scratch: Vec::new(),
@@ -131,13 +135,13 @@ impl Aoi {
         clustered: bool,
     ) -> Vec<ViewFrames> {
         self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
-        self.index(shard);
+        self.index(shard, tick.0);
         let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
         let mut views = Vec::with_capacity(groups.len());
-        for key in &groups {
-            views.push(self.view(*key, tick.0));
+        for group in &groups {
+            views.push(self.view(*group, tick.0));
             if clustered {
-                self.note_regions(*key, tick.0);
+                self.note_regions(group.key, tick.0);
             }
         }
         views
@@ -154,7 +158,7 @@ impl Aoi {
     }
 
     /// Sorts this tick's frames by cell and indexes them.
-    fn index(&mut self, shard: ShardId) {
+    fn index(&mut self, shard: ShardId, tick: u64) {
         for cell in self.touched.drain(..) {
             if let Some(slot) = self.slots.get_mut(cell.0 as usize) {
                 *slot = u32::MAX;
@@ -171,6 +175,15 @@ impl Aoi {
         self.at.extend(relayed.drain(..).map(|r| (r.key, r.framed)));
         self.relayed = relayed;
         self.at.sort_by_key(|(key, _)| (key.cell, key.shard.0));
+        let own = &self.own;
+        self.changed.clear();
+        self.changed.extend(self.at.iter().map(|(key, _)| {
+            if key.shard == shard {
+                own.changed_at(key.cell).unwrap_or(tick)
+            } else {
+                tick
+            }
+        }));
         for (i, (key, _)) in self.at.iter().enumerate() {
             if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
                 if *slot == u32::MAX {
@@ -181,20 +194,29 @@ impl Aoi {
         }
     }
 
-    /// The frames of `cell` this tick.
-    fn frames_at(&self, cell: CellId) -> &[(FrameKey, Bytes)] {
-        let Some(&start) = self.slots.get(cell.0 as usize) else { return &[] };
+    /// Where the frames of `cell` this tick are in `at` (and `changed`).
+    fn frames_at(&self, cell: CellId) -> std::ops::Range<usize> {
+        let Some(&start) = self.slots.get(cell.0 as usize) else { return 0..0 };
         if start == u32::MAX {
-            return &[];
+            return 0..0;
         }
-        let rest = &self.at[start as usize..];
-        let n = rest.iter().take_while(|(key, _)| key.cell == cell).count();
-        &rest[..n]
+        let start = start as usize;
+        let n = self.at[start..].iter().take_while(|(key, _)| key.cell == cell).count();
+        start..start + n
     }
 
     /// One group's frames for `tick`: its cells' frames that are due at the
-    /// periods its budget allows, nearest first.
-    fn view(&mut self, (cell, previous): GroupKey, tick: u64) -> ViewFrames {
+    /// periods its budget allows, nearest first. With keyframes, a whole
+    /// group gets every frame of its cells, and the others skip the cells
+    /// that did not change since their tier's last due tick (cells unchanged
+    /// for longer than the slowest period are passed over at once, so an
+    /// idle neighbourhood costs a group little).
+    fn view(&mut self, group: Group, tick: u64) -> ViewFrames {
+        let (cell, previous) = group.key;
+        let keyframes = self.settings.keyframe_ticks > 0 && !group.whole;
+        // Unchanged since `period` ticks ago: already sent to this group.
+        let stale = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= tick;
+        let slowest = interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.extend(self.stencil.cells(&self.grid, cell));
@@ -207,15 +229,25 @@ impl Aoi {
         let mut sizes = std::mem::take(&mut self.sizes);
         sizes.clear();
         for &(c, tier) in &scratch {
-            sizes.extend(self.frames_at(c).iter().map(|(_, f)| (tier, f.len())));
+            let range = self.frames_at(c);
+            sizes.extend(range.filter(|&i| !stale(i, slowest)).map(|i| (tier, self.at[i].1.len())));
         }
         let periods = interest::fit(self.settings.budget_bytes, &sizes);
         self.sizes = sizes;
         let mut frames = Vec::new();
         for &(c, tier) in &scratch {
+            let range = self.frames_at(c);
+            if range.is_empty() || range.clone().all(|i| stale(i, slowest)) {
+                continue;
+            }
+            if group.whole {
+                frames.extend(self.at[range].iter().cloned());
+                continue;
+            }
             let Some((column, row)) = self.grid.position(c) else { continue };
-            if interest::due(tick, column, row, periods[tier as usize]) {
-                frames.extend(self.frames_at(c).iter().cloned());
+            let period = periods[tier as usize];
+            if interest::due(tick, column, row, period) {
+                frames.extend(range.filter(|&i| !stale(i, period)).map(|i| self.at[i].clone()));
             }
         }
         self.scratch = scratch;
@@ -268,8 +300,13 @@ mod tests {
     use super::*;
     use mino_protocol::client::Direction;
 
-    const SETTINGS: AoiConfig =
-        AoiConfig { cell_size: 100.0, view_radius: 200.0, hysteresis_ticks: 10, budget_bytes: 64 * 1024 };
+    const SETTINGS: AoiConfig = AoiConfig {
+        cell_size: 100.0,
+        view_radius: 200.0,
+        hysteresis_ticks: 10,
+        budget_bytes: 64 * 1024,
+        keyframe_ticks: 0,
+    };
 
     fn world(players: &[(u32, f32, f32)]) -> World {
         let mut w = World::new(Bounds::new(0.0, 0.0, 3200.0, 3200.0), 100.0);
@@ -377,5 +414,28 @@ mod tests {
         }
         let later = a.regions(4 + REGION_KEEP_TICKS + 12).expect("the old region dropped");
         assert!(!later.contains(&RegionId(1)), "{later:?}");
+    }
+
+    #[test]
+    fn with_keyframes_a_still_cell_is_sent_at_keyframes_and_a_changing_one_at_its_rate() {
+        let mut w = world(&[(1, 1550.0, 1550.0), (2, 1650.0, 1550.0), (3, 1510.0, 1650.0)]);
+        let mut a = Aoi::new(AoiConfig { keyframe_ticks: 8, ..SETTINGS }, w.bounds()).expect("aoi");
+        a.add_viewer(LinkId(1), PlayerId(1));
+        w.set_direction(PlayerId(3), Direction::new(1.0, 0.0).expect("dir"), 0);
+        let (still, walking) = (a.grid().cell_of(1650.0, 1550.0), a.grid().cell_of(1510.0, 1650.0));
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        for t in 1..=16 {
+            w.step(0.05); // 5 units a tick: player 3 stays in its cell
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            for c in cells_seen(&views, &a, 1) {
+                *counts.entry(c).or_default() += 1;
+            }
+        }
+        assert_eq!(a.grid().cell_of(1590.0, 1650.0), walking);
+        assert_eq!(counts[&walking.0], 16, "a changing near cell every tick");
+        // Seen whole when the viewer is placed (tick 1), then at its group's
+        // keyframes: (t + 15 + 2 x 15) % 8 == 0 on ticks 3 and 11.
+        assert_eq!(counts[&still.0], 3, "a still cell: once placed, then at keyframes");
+        assert_eq!(counts[&a.grid().cell_of(1550.0, 1550.0).0], 3, "the viewer's own still cell too");
     }
 }

@@ -7,6 +7,10 @@
 //! [`VACATED_TICKS`] ticks, so the sockets that see it learn that its players
 //! left the cell (a frame is complete for its cell) instead of waiting for a
 //! grace to pass.
+//!
+//! Each cell also remembers the tick its players last changed (ids,
+//! positions, headings, the acknowledged input), so that with keyframes a
+//! cell that did not change need not be sent again (see `aoi.rs`).
 
 use super::grid::{CellId, Grid, RegionId};
 use crate::sim::Player;
@@ -16,6 +20,7 @@ use mino_protocol::cell::{CellEncoder, CellKey};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{ShardId, Tick};
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// Ticks an emptied cell keeps getting an empty frame: the base period of the
 /// prefetch tier, so every socket that sees the cell is sent one.
@@ -41,6 +46,9 @@ pub(crate) struct OwnCells {
     /// Cells emptied recently, with the empty frames still to send.
     vacated: HashMap<CellId, u8>,
     occupied: Vec<CellId>,
+    /// Per cell with a frame: a hash of its entries and the tick they last
+    /// changed.
+    changed: HashMap<CellId, (u64, u64)>,
 }
 
 impl OwnCells {
@@ -63,6 +71,7 @@ impl OwnCells {
         for run in self.order.chunk_by(|a, b| a.0 == b.0) {
             let cell = run[0].0;
             let entries = run.iter().map(|&(_, i)| players[i as usize].entry());
+            note_change(&mut self.changed, cell, entries.clone(), tick.0);
             let payload = self.encoder.encode(&key(cell), bounds, entries);
             self.frames.push(frame(cell, payload));
             self.occupied.push(cell);
@@ -71,6 +80,7 @@ impl OwnCells {
         previous.retain(|c| self.occupied.binary_search(c).is_err());
         for cell in previous {
             self.vacated.insert(cell, VACATED_TICKS);
+            note_change(&mut self.changed, cell, std::iter::empty(), tick.0);
         }
         let encoder = &mut self.encoder;
         let frames = &mut self.frames;
@@ -80,6 +90,15 @@ impl OwnCells {
             *left > 0
         });
         self.frames.sort_unstable_by_key(|f| f.cell);
+        let vacated = &self.vacated;
+        let occupied = &self.occupied;
+        self.changed.retain(|cell, _| vacated.contains_key(cell) || occupied.binary_search(cell).is_ok());
+    }
+
+    /// The tick `cell`'s players last changed (`None`: no frame of this
+    /// shard this tick).
+    pub(crate) fn changed_at(&self, cell: CellId) -> Option<u64> {
+        self.changed.get(&cell).map(|&(_, tick)| tick)
     }
 
     /// This tick's frames, by cell.
@@ -98,6 +117,28 @@ impl OwnCells {
             }
         }
         regions
+    }
+}
+
+/// Notes `cell`'s entries of tick `tick`: a change when their hash differs
+/// from the last one (or the cell is new).
+fn note_change(
+    changed: &mut HashMap<CellId, (u64, u64)>,
+    cell: CellId,
+    entries: impl Iterator<Item = mino_protocol::entry::PlayerEntry>,
+    tick: u64,
+) {
+    let mut h = DefaultHasher::new();
+    for e in entries {
+        (e.id.0, e.x.to_bits(), e.y.to_bits(), e.heading, e.moving, e.input_seq).hash(&mut h);
+    }
+    let hash = h.finish();
+    match changed.get_mut(&cell) {
+        Some(last) if last.0 == hash => {}
+        Some(last) => *last = (hash, tick),
+        None => {
+            changed.insert(cell, (hash, tick));
+        }
     }
 }
 

@@ -10,8 +10,16 @@
 //! mino's default is 10 ticks, 0.5 s). A walker covers at most one cell in
 //! that time as long as the cell is at least top speed × hysteresis wide,
 //! which the configuration checks, so it never skips a cell.
+//!
+//! **Keyframes** (`--keyframe-ticks` N > 0). A group is *whole* on the ticks
+//! its keyframe is due (every N ticks, the groups' viewer cells taking turns
+//! as [`due`] spreads them) and for sockets whose player has just entered a
+//! cell (or joined): whole groups get every cell of their view, the others
+//! only the cells that changed (see `aoi.rs`). Sockets that need a whole view
+//! get a group of their own kind, so the choice is still made once a group.
 
 use super::grid::{CellId, Grid};
+use super::interest::due;
 use super::links::LinkId;
 use crate::sim::World;
 use mino_protocol::PlayerId;
@@ -34,19 +42,31 @@ struct Viewer {
 /// left (0: none).
 pub(crate) type GroupKey = (CellId, CellId);
 
+/// One view group of a tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Group {
+    /// Whose view.
+    pub(crate) key: GroupKey,
+    /// Send the whole view, changed or not (a keyframe, or sockets that just
+    /// entered their cell); always false without keyframes.
+    pub(crate) whole: bool,
+}
+
 /// Every socket's viewer state.
 #[derive(Debug)]
 pub(crate) struct Viewers {
     hysteresis: u64,
+    keyframe_ticks: u32,
     by_link: HashMap<LinkId, Viewer>,
-    groups: Vec<GroupKey>,
-    index: HashMap<GroupKey, usize>,
+    groups: Vec<Group>,
+    index: HashMap<Group, usize>,
 }
 
 impl Viewers {
-    /// Viewers that keep a cell they left for `hysteresis` ticks.
-    pub(crate) fn new(hysteresis: u64) -> Viewers {
-        Viewers { hysteresis, by_link: HashMap::new(), groups: Vec::new(), index: HashMap::new() }
+    /// Viewers that keep a cell they left for `hysteresis` ticks, with a
+    /// keyframe every `keyframe_ticks` ticks (0: no keyframes).
+    pub(crate) fn new(hysteresis: u64, keyframe_ticks: u32) -> Viewers {
+        Viewers { hysteresis, keyframe_ticks, by_link: HashMap::new(), groups: Vec::new(), index: HashMap::new() }
     }
 
     /// Ticks a left cell stays in view.
@@ -68,7 +88,7 @@ impl Viewers {
 
     /// Moves every viewer to the cell its player stands in at `tick` and
     /// forms the tick's groups; returns them, each once, in first-seen order.
-    pub(crate) fn update(&mut self, tick: u64, grid: &Grid, world: &World) -> &[GroupKey] {
+    pub(crate) fn update(&mut self, tick: u64, grid: &Grid, world: &World) -> &[Group] {
         self.groups.clear();
         self.index.clear();
         for viewer in self.by_link.values_mut() {
@@ -77,7 +97,8 @@ impl Viewers {
                 continue;
             };
             let cell = grid.cell_of(p.x, p.y);
-            if cell != viewer.cell {
+            let entered = cell != viewer.cell;
+            if entered {
                 if viewer.cell != CellId(0) {
                     (viewer.previous, viewer.until) = (viewer.cell, tick + self.hysteresis);
                 }
@@ -86,10 +107,13 @@ impl Viewers {
             if viewer.previous == cell || tick >= viewer.until {
                 viewer.previous = CellId(0);
             }
-            let key = (viewer.cell, viewer.previous);
+            let whole = self.keyframe_ticks > 0
+                && (entered
+                    || grid.position(cell).is_some_and(|(column, row)| due(tick, column, row, self.keyframe_ticks)));
+            let group = Group { key: (viewer.cell, viewer.previous), whole };
             let groups = &mut self.groups;
-            viewer.group = *self.index.entry(key).or_insert_with(|| {
-                groups.push(key);
+            viewer.group = *self.index.entry(group).or_insert_with(|| {
+                groups.push(group);
                 groups.len() - 1
             });
         }
@@ -114,7 +138,7 @@ mod tests {
         world.add(PlayerId(1), "a".into(), 150.0, 150.0);
         world.add(PlayerId(2), "b".into(), 160.0, 160.0);
         world.add(PlayerId(3), "c".into(), 550.0, 150.0);
-        let mut viewers = Viewers::new(10);
+        let mut viewers = Viewers::new(10, 0);
         for i in 1..=3 {
             viewers.add(LinkId(u64::from(i)), PlayerId(i));
         }
@@ -128,7 +152,7 @@ mod tests {
         assert_eq!(groups.len(), 2);
         assert_eq!(viewers.group_of(LinkId(1)), viewers.group_of(LinkId(2)));
         assert_ne!(viewers.group_of(LinkId(1)), viewers.group_of(LinkId(3)));
-        assert_eq!(groups[viewers.group_of(LinkId(3))], (grid.cell_of(550.0, 150.0), CellId(0)));
+        assert_eq!(groups[viewers.group_of(LinkId(3))].key, (grid.cell_of(550.0, 150.0), CellId(0)));
         assert_eq!(viewers.group_of(LinkId(9)), usize::MAX);
     }
 
@@ -141,11 +165,11 @@ mod tests {
         world.step(0.6); // 60 units: into the next cell
         let next = grid.cell_of(210.0, 150.0);
         let groups = viewers.update(2, &grid, &world).to_vec();
-        assert_eq!(groups[viewers.group_of(LinkId(1))], (next, start));
+        assert_eq!(groups[viewers.group_of(LinkId(1))].key, (next, start));
         let groups = viewers.update(11, &grid, &world).to_vec();
-        assert_eq!(groups[viewers.group_of(LinkId(1))], (next, start));
+        assert_eq!(groups[viewers.group_of(LinkId(1))].key, (next, start));
         let groups = viewers.update(12, &grid, &world).to_vec();
-        assert_eq!(groups[viewers.group_of(LinkId(1))], (next, CellId(0)));
+        assert_eq!(groups[viewers.group_of(LinkId(1))].key, (next, CellId(0)));
     }
 
     #[test]
@@ -158,8 +182,34 @@ mod tests {
         world.set_direction(PlayerId(1), Direction::new(-1.0, 0.0).expect("dir"), 0);
         world.step(0.6);
         let groups = viewers.update(3, &grid, &world).to_vec();
-        let (cell, previous) = groups[viewers.group_of(LinkId(1))];
+        let (cell, previous) = groups[viewers.group_of(LinkId(1))].key;
         assert_eq!(cell, grid.cell_of(150.0, 150.0));
         assert_eq!(previous, grid.cell_of(210.0, 150.0), "now the other one is the left cell");
+    }
+
+    #[test]
+    fn with_keyframes_a_group_is_whole_on_its_turn_and_for_a_socket_that_entered_a_cell() {
+        let (grid, mut world, _) = setup();
+        let mut viewers = Viewers::new(10, 4);
+        viewers.add(LinkId(1), PlayerId(1));
+        viewers.add(LinkId(2), PlayerId(2));
+        let whole = |v: &Viewers, groups: &[Group], link: u64| groups[v.group_of(LinkId(link))].whole;
+        let groups = viewers.update(1, &grid, &world).to_vec();
+        assert!(whole(&viewers, &groups, 1) && whole(&viewers, &groups, 2), "just placed: whole");
+        let turns: Vec<bool> = (2..=9)
+            .map(|t| {
+                let groups = viewers.update(t, &grid, &world).to_vec();
+                whole(&viewers, &groups, 1)
+            })
+            .collect();
+        assert_eq!(turns.iter().filter(|w| **w).count(), 2, "once every 4 ticks: {turns:?}");
+        world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
+        world.step(0.6); // into the next cell
+        let t = (10..20).find(|t| !due(*t, 2, 1, 4)).expect("a tick off the next cell's turn");
+        let groups = viewers.update(t, &grid, &world).to_vec();
+        assert!(whole(&viewers, &groups, 1), "entered a cell: whole at once");
+        assert_ne!(viewers.group_of(LinkId(1)), viewers.group_of(LinkId(2)));
+        let without = Viewers::new(10, 0).update(1, &grid, &world).iter().any(|g| g.whole);
+        assert!(!without, "no keyframes: never whole");
     }
 }
