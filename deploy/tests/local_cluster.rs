@@ -51,8 +51,13 @@ impl Script {
         dir.write("console/index.html", "<!doctype html><title>local cluster console</title>\n");
         let work = dir.join("work");
         let (https, http, redis, admin) = (free_run(0), free_run(0), free_run(0), free_run(2));
-        let mut cmd = Command::new("bash");
-        cmd.arg(mino_testkit::deploy_dir().join("local-cluster.sh"))
+        // Through `env --default-signal=INT`: a test run started in the
+        // background (`cmd &` in a script, nohup) inherits SIGINT ignored,
+        // and a shell cannot trap a signal ignored at its start, so the
+        // script would never see the Ctrl-C these tests send.
+        let mut cmd = Command::new("env");
+        cmd.args(["--default-signal=INT", "bash"])
+            .arg(mino_testkit::deploy_dir().join("local-cluster.sh"))
             .args(args)
             .env("PROFILE", "debug")
             .env("BIN_DIR", &bin_dir)
@@ -68,7 +73,7 @@ impl Script {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .process_group(0);
-        let mut child = cmd.spawn().expect("bash deploy/local-cluster.sh");
+        let mut child = cmd.spawn().expect("env bash deploy/local-cluster.sh");
         let stdout = child.stdout.take().expect("piped");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
