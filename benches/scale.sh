@@ -7,22 +7,26 @@
 # usage: benches/scale.sh [--quick] [--skip-build] [--skip-criterion] [--repeat N]
 #                         [--only SECTION,..] [--report-only] [--results DIR]
 #                         [--aoi-players N,..] [--aoi-density D]
+#                         [--redis-spread N,..]
 #   --quick           about 3 minutes: fewer steps, short holds, no repeats
 #   --skip-build      use the release binaries already in target/release
 #   --skip-criterion  leave out the criterion micro-benchmarks
 #   --repeat N        runs of the control and idle rows (median reported);
 #                     default 3 (1 with --quick)
 #   --only LIST       run only these sections (criterion, steps, control, idle,
-#                     arrivals, failover, aoi), keep the other sections' raw
-#                     results, and rewrite RESULTS.md from all of them
+#                     arrivals, failover, aoi, redis), keep the other sections'
+#                     raw results, and rewrite RESULTS.md from all of them
 #   --report-only     only rewrite RESULTS.md and the charts from results/raw
 #   --results DIR     write RESULTS.md, the charts and raw/ under DIR instead of
 #                     benches/ and benches/results/ (smoke runs: --results /tmp/x)
 #   --aoi-players L   the area-of-interest section's player counts, e.g. 200
 #                     (default 1000,2500,5000,7500,10000; quick 1000,2500)
 #   --aoi-density D   its players per cell (default 4)
+#   --redis-spread L  the Redis section's player counts for the load on each
+#                     cluster primary (default 1000,5000; quick 1000)
 #
-# Needs: cargo, redis-server, redis-cli, python3, curl. Runs on loopback only.
+# Needs: cargo, redis-server, redis-cli, redis-sentinel, python3, curl. Runs on
+# loopback only.
 # Every process it starts is stopped by pid on exit; nothing else is touched.
 
 set -euo pipefail
@@ -41,6 +45,7 @@ REPORT_ONLY=0
 RESULTS_DIR=""
 AOI_PLAYERS_ARG=""
 AOI_DENSITY=4
+REDIS_SPREAD_ARG=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -52,7 +57,8 @@ while [[ $# -gt 0 ]]; do
     --results) RESULTS_DIR="$2"; shift ;;
     --aoi-players) AOI_PLAYERS_ARG="${2//,/ }"; shift ;;
     --aoi-density) AOI_DENSITY="$2"; shift ;;
-    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --redis-spread) REDIS_SPREAD_ARG="${2//,/ }"; shift ;;
+    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -79,6 +85,7 @@ if [[ $QUICK == 1 ]]; then
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
   AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
+  REDIS_FAILOVER_BOTS=500; REDIS_SPREAD="1000"
   CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
 else
   MODE=full
@@ -91,6 +98,7 @@ else
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
   AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
+  REDIS_FAILOVER_BOTS=1000; REDIS_SPREAD="1000 5000"
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
 # Area of interest: cells of 100 units, the world sized for AOI_DENSITY
@@ -98,6 +106,7 @@ fi
 # socket gets every player) run only up to AOI_OFF_MAX players, past which
 # they cannot run on one machine (10,000 players would be 2 GB/s of snapshots).
 AOI_PLAYERS="${AOI_PLAYERS_ARG:-$AOI_PLAYERS}"
+REDIS_SPREAD="${REDIS_SPREAD_ARG:-$REDIS_SPREAD}"
 AOI_CELL=100
 # Every capacity run switches the busy rule off, as the original's one-machine
 # figures did: we want to see where a process stops, not where it says no.
@@ -300,6 +309,7 @@ declare -A SECTION_FILES=(
   [arrivals]="arrivals.* logs/arrivals-*"
   [failover]="failover-* logs/failover-*"
   [aoi]="aoi-* logs/aoi-*"
+  [redis]="redis-* logs/redis-*"
 )
 begin_section() {
   local pattern
@@ -424,6 +434,33 @@ section_aoi() {
   done
 }
 
+# Redis beyond one node (examples/redis_ha, which starts its own Redis Cluster
+# or Sentinel, two shards and the bots in one process): a Redis primary killed
+# under REDIS_FAILOVER_BOTS bots, on a six-node cluster and under Sentinel; the
+# load on each of three cluster primaries with the place's region channels
+# spread over them, at each of REDIS_SPREAD players. REPEAT runs of each,
+# interleaved so the machine's drift falls on all; medians in RESULTS.md.
+section_redis() {
+  if [[ $BUILD == 1 ]]; then
+    log "building the redis_ha example"
+    (cd "$ROOT" && cargo build --release -p mino-server --example redis_ha)
+  fi
+  mkdir -p "$RUNBIN/examples" "$RAW/logs"
+  cp "$BIN/examples/redis_ha" "$RUNBIN/examples/redis_ha"
+  local i name n run a
+  local runs=("failover cluster $REDIS_FAILOVER_BOTS" "failover sentinel $REDIS_FAILOVER_BOTS")
+  for n in $REDIS_SPREAD; do runs+=("spread $n"); done
+  for ((i = 1; i <= REPEAT; i++)); do
+    for run in "${runs[@]}"; do
+      read -r -a a <<<"$run"
+      name="redis-${a[0]}-$([[ ${a[0]} == failover ]] && echo "${a[1]}-${a[2]}" || echo "${a[1]}")-$i"
+      log "redis: $run (run $i of $REPEAT)"
+      (cd "$ROOT" && run_logged "$name" "$RUNBIN/examples/redis_ha" "${a[@]}" "$RUNBIN/mino-server" --json "$RAW/$name.json") \
+        >"$RAW/logs/$name.log" 2>&1 || log "redis: $run failed: see $RAW/logs/$name.log"
+    done
+  done
+}
+
 # The commit measured: HEAD, "+dirty" when the crates that make the binaries have local changes.
 commit() {
   local dirty=""
@@ -454,7 +491,7 @@ main() {
   uptime >"$RAW/load-before.txt"
   section_build
   local s
-  for s in criterion steps control idle arrivals failover aoi; do
+  for s in criterion steps control idle arrivals failover aoi redis; do
     if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
       begin_section "$s"
       "section_$s"

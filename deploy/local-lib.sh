@@ -55,13 +55,16 @@ mino_redis() {
   mino_wait_port "$1" "$!" redis-server
 }
 
-# mino_shard BIN ID REDIS_URL [FLAG...]: a shard on 127.0.0.1 port 0; its
-# address goes to MINO_SHARD_ADDRS, its pid to MINO_SHARD_PIDS.
+# mino_shard BIN ID REDIS [FLAG...]: a shard on 127.0.0.1 port 0; its
+# address goes to MINO_SHARD_ADDRS, its pid to MINO_SHARD_PIDS. REDIS is a
+# URL (--redis-url), or the flags MINO_REDIS_FLAGS holds (starting with --:
+# --redis-cluster ..., --redis-sentinel ... --redis-master ...).
 mino_shard() {
-  local bin=$1 id=$2 redis=$3 out i addr=""
+  local bin=$1 id=$2 redis=$3 out i addr="" redis_flags=()
   shift 3
+  if [[ $redis == --* ]]; then read -ra redis_flags <<<"$redis"; else redis_flags=(--redis-url "$redis"); fi
   out="$MINO_WORK/shard-$id.out"
-  MINO_LOG="${MINO_LOG:-info}" "$bin" --listen 127.0.0.1:0 --shard-id "$id" --redis-url "$redis" "$@" \
+  MINO_LOG="${MINO_LOG:-info}" "$bin" --listen 127.0.0.1:0 --shard-id "$id" "${redis_flags[@]}" "$@" \
     >"$out" 2>"$MINO_WORK/shard-$id.log" &
   local pid=$!
   MINO_PIDS+=("$pid")
@@ -127,4 +130,79 @@ mino_stop_all() {
   kill -KILL "${MINO_PIDS[@]}" 2>/dev/null || true
   wait 2>/dev/null || true
   MINO_PIDS=()
+}
+
+# mino_redis_cluster BASE_PORT: a six-node Redis Cluster (three primaries,
+# three replicas) on 127.0.0.1:BASE_PORT to BASE_PORT+5 (cluster bus ports
+# +10000), each node from deploy/redis/cluster/mino-redis-cluster.conf with
+# its addresses and folder overridden, joined with redis-cli --cluster
+# create. Sets MINO_REDIS_FLAGS (the shards' --redis-cluster) and
+# MINO_REDIS_DESC.
+mino_redis_cluster() {
+  local base=$1 here i port nodes=() seeds=()
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  for i in 0 1 2 3 4 5; do
+    port=$((base + i))
+    mino_port_free "$port" && mino_port_free $((port + 10000)) || mino_die "port $port or $((port + 10000)) is in use (set REDIS_PORT)"
+    mkdir -p "$MINO_WORK/redis-$port"
+    # Each node runs from its own copy: Redis may rewrite its configuration
+    # file (CONFIG REWRITE), and the shipped one must stay as shipped.
+    cp "$here/redis/cluster/mino-redis-cluster.conf" "$MINO_WORK/redis-$port.conf"
+    redis-server "$MINO_WORK/redis-$port.conf" --bind 127.0.0.1 --port "$port" \
+      --dir "$MINO_WORK/redis-$port" --cluster-node-timeout 2000 --loglevel warning \
+      --logfile "$MINO_WORK/redis-$port.log" &
+    MINO_PIDS+=($!)
+    mino_wait_port "$port" "$!" "redis-server (cluster node $port)"
+    nodes+=("127.0.0.1:$port")
+    seeds+=("redis://mino:change-this-password@127.0.0.1:$port")
+  done
+  redis-cli --user admin --pass change-this-admin-password --no-auth-warning \
+    --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$MINO_WORK/cluster-create.log" 2>&1 \
+    || mino_die "redis-cli --cluster create failed; see $MINO_WORK/cluster-create.log"
+  for i in $(seq 1 100); do
+    redis-cli --user admin --pass change-this-admin-password --no-auth-warning -p "$base" cluster info 2>/dev/null \
+      | grep -q 'cluster_state:ok' && break
+    sleep 0.1
+  done
+  MINO_REDIS_FLAGS="--redis-cluster $(IFS=,; echo "${seeds[*]}")"
+  MINO_REDIS_DESC="a Redis Cluster of 6 nodes (3 primaries, 3 replicas) on 127.0.0.1:$base-$((base + 5))"
+}
+
+# mino_redis_sentinel PORT: mino's Redis primary on 127.0.0.1:PORT, its
+# replica on PORT+1 (deploy/redis/mino-redis.conf), and three sentinels on
+# PORT+2 to PORT+4 (deploy/redis/sentinel/mino-sentinel.conf, addresses
+# rewritten for this machine). Sets MINO_REDIS_FLAGS (--redis-sentinel,
+# --redis-master) and MINO_REDIS_DESC.
+mino_redis_sentinel() {
+  local port=$1 here i s urls=()
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  for i in 0 1; do
+    mkdir -p "$MINO_WORK/redis-$((port + i))"
+    local extra=()
+    [ "$i" = 1 ] && extra=(--replicaof 127.0.0.1 "$port" --masteruser replication
+      --masterauth change-this-replication-password --repl-diskless-sync-delay 0)
+    # From a copy: the sentinels make each node rewrite its configuration
+    # file (CONFIG REWRITE) when they reconfigure it; the shipped file must
+    # stay as shipped.
+    cp "$here/redis/mino-redis.conf" "$MINO_WORK/redis-$((port + i)).conf"
+    redis-server "$MINO_WORK/redis-$((port + i)).conf" --bind 127.0.0.1 --port $((port + i)) \
+      --dir "$MINO_WORK/redis-$((port + i))" --loglevel warning --logfile "$MINO_WORK/redis-$((port + i)).log" \
+      "${extra[@]}" &
+    MINO_PIDS+=($!)
+    mino_wait_port $((port + i)) "$!" "redis-server ($((port + i)))"
+  done
+  for i in 2 3 4; do
+    s=$((port + i))
+    sed -e "s/^bind .*/bind 127.0.0.1/" -e "s/^port .*/port $s/" \
+      -e "s/^sentinel monitor mino .*/sentinel monitor mino 127.0.0.1 $port 2/" \
+      -e "s/^sentinel down-after-milliseconds mino .*/sentinel down-after-milliseconds mino 2000/" \
+      "$here/redis/sentinel/mino-sentinel.conf" >"$MINO_WORK/sentinel-$s.conf"
+    redis-sentinel "$MINO_WORK/sentinel-$s.conf" --dir "$MINO_WORK" --loglevel warning \
+      --logfile "$MINO_WORK/sentinel-$s.log" &
+    MINO_PIDS+=($!)
+    mino_wait_port "$s" "$!" "redis-sentinel ($s)"
+    urls+=("redis://mino:change-this-password@127.0.0.1:$s")
+  done
+  MINO_REDIS_FLAGS="--redis-sentinel $(IFS=,; echo "${urls[*]}") --redis-master mino"
+  MINO_REDIS_DESC="Redis primary 127.0.0.1:$port, replica :$((port + 1)), sentinels :$((port + 2))-$((port + 4)) (master mino)"
 }

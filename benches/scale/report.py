@@ -9,7 +9,8 @@ usage: report.py --raw DIR --out RESULTS.md --svg-dir DIR [--mode full|quick] [-
 Reads from DIR whatever sections ran (missing ones are reported as not run;
 see raw.py): one-shard / two-shards (steps), control-N-{batched,unbatched}-K,
 idle-K, arrivals, failover-{kill,drain}, aoi-N-{on,off}: each the loadgen's JSON plus
-NAME.server.json from analyze.py; criterion.json; run.tsv; commands-*.txt.
+NAME.server.json from analyze.py; redis-failover-{cluster,sentinel}-N-K and
+redis-spread-N-K (examples/redis_ha --json); criterion.json; run.tsv; commands-*.txt.
 Modules: raw (loading), figures (formatting, verdicts), chart (SVG).
 """
 
@@ -607,6 +608,126 @@ class Report:
                           "HUD delay", "fps", "snapshots skipped", "HUD said catching up", "load average"], rows) + [""]
         return out
 
+    # 11 -----------------------------------------------------------------------------------
+    def redis_section(self):
+        """Redis beyond one node (issue 13): a Redis primary killed under bots on a Redis
+        Cluster and under Sentinel; the load on each of three cluster primaries."""
+        out = ["## 11. Redis beyond one node", ""]
+        fo, sp = self.raw.redis_failover, self.raw.redis_spread
+        if not any(fo.values()) and not sp:
+            return out + ["Not run.", ""]
+        out += ["`examples/redis_ha` (server crate): the real `mino-server` binaries on a Redis started for the "
+                "run, the bots (loadgen's walkers) in the example's process. **Failover**: a six-node Redis "
+                "Cluster (three primaries, three replicas, `cluster-node-timeout` 2 s) or Sentinel (a primary, a "
+                "replica, three sentinels, `down-after-milliseconds` 2000); two shards, the bots split over them; "
+                "after 7 s of play the primary holding the place's slot (the sentinels' primary) is killed with "
+                "SIGKILL. Players lost: bots not in their session at the end; local play: each bot's gap between "
+                "its own shard's snapshots from the kill until relay was back (15 s at least); relay: a watcher on "
+                "each shard times the longest stop of the other shard's snapshots and when they flowed again, from "
+                "the kill. "
+                "**Spread**: two shards with area of interest (`--world-size 4000 --cell-size 125 --view-radius "
+                "250`: the place's region channels carry their own hash tags, so they spread over the three "
+                "primaries); over 20 s, each primary's CPU (`/proc/PID/stat`), `SPUBLISH` calls and every command "
+                "(`INFO commandstats`, `INFO stats`), and bytes sent (the frames times their subscribers). Runs "
+                "are interleaved (cluster, sentinel, spread at each count; again), medians of the runs with each "
+                "run's value after it; the load average is `uptime`'s, before each run. Rerun with "
+                "`benches/scale.sh --only redis` (it builds the example unless `--skip-build`).", ""]
+
+        def runs_of(values, fmt):
+            v = [x for x in values if x is not None]
+            if not v:
+                return "–"
+            return f"{fmt(median(v))}" + (f" ({', '.join(fmt(x) for x in v)})" if len(v) > 1 else "")
+
+        def load1(r):
+            return (r.get("load_before") or [None])[0]
+
+        def s2(v):
+            return "not back within 90 s" if v == float("inf") else f"{v:.2f} s"
+
+        def whole(v):
+            return f"{v:,.0f}"
+
+        if any(fo.values()):
+            modes = [m for m in ("cluster", "sentinel") if fo.get(m)]
+            rows = []
+            spec = [
+                ("runs", lambda r: None, None),
+                ("bots", lambda r: r["bots"], whole),
+                ("players lost (bots not in their first session at the end)", lambda r: r["players_lost"], whole),
+                ("bots that had to reconnect", lambda r: r["reconnected"], whole),
+                ("kill → replica promoted", lambda r: r["promoted_s"], s2),
+                ("local play: own-snapshot gap p95 from the kill until relay was back", lambda r: dig(r, "own_gap_ms", "p95"),
+                 lambda v: f"{v:.1f} ms"),
+                ("local play: own-snapshot gap p99 / max", None, None),
+                ("relayed snapshots: longest stop (the longer of the two watchers)", lambda r: max(r["relay_stop_s"]), s2),
+                ("relayed snapshots flowing again, from the kill (the later watcher)",
+                 lambda r: float("inf") if None in r["relay_back_s"] else max(r["relay_back_s"]), s2),
+                ("load average (1 min) before the run", load1, lambda v: f"{v:.1f}"),
+            ]
+            for label, get, fmt in spec:
+                row = [label]
+                for m in modes:
+                    rs = fo[m]
+                    if label == "runs":
+                        row.append(str(len(rs)))
+                    elif get is None:
+                        row.append(runs_of([dig(r, "own_gap_ms", "p99") for r in rs], lambda v: f"{v:.1f}") + " / "
+                                   + runs_of([dig(r, "own_gap_ms", "max") for r in rs], lambda v: f"{v:.1f} ms"))
+                    else:
+                        row.append(runs_of([get(r) for r in rs], fmt))
+                rows.append(row)
+            verdicts = []
+            for m in modes:
+                short = [r for r in fo[m] if r["bots_connected"] < r["bots"]]
+                verdicts.append("measured" if not short else
+                                f"{len(short)} run(s) short of bots (joined {', '.join(whole(r['bots_connected']) for r in short)})")
+            rows.append(["verdict"] + verdicts)
+            out += table(["Redis primary killed", *[f"{m} ({whole(fo[m][0]['bots'])} bots)" for m in modes]], rows) + [""]
+
+        if sp:
+            rows = []
+            for n in sorted(sp):
+                rs = sp[n]
+                # Each run's primaries, busiest (SPUBLISH/s) first: the ranks are compared across runs.
+                ranked = [sorted(r["primaries"], key=lambda p: -p["spublish_per_s"]) for r in rs]
+                joined = runs_of([r["bots_connected"] for r in rs], whole)
+                note = "measured" if all(r["bots_connected"] >= r["bots"] for r in rs) else \
+                    f"not reached: bots joined {joined} of {whole(n)}"
+                for k in range(max(len(x) for x in ranked)):
+                    nodes = [x[k] for x in ranked if k < len(x)]
+                    rows.append([whole(n) if k == 0 else "", f"{k + 1}",
+                                 runs_of([p["cpu_pct"] for p in nodes], lambda v: f"{v:.1f} %"),
+                                 runs_of([p["spublish_per_s"] for p in nodes], whole),
+                                 runs_of([p["commands_per_s"] for p in nodes], whole),
+                                 runs_of([p["sent_mb_per_s"] for p in nodes], lambda v: f"{v:.2f}"),
+                                 runs_of([load1(r) for r in rs], lambda v: f"{v:.1f}") if k == 0 else "",
+                                 note if k == 0 else ""])
+                tot = [sum(p["cpu_pct"] for p in r["primaries"]) for r in rs]
+                rows.append(["", "all three", runs_of(tot, lambda v: f"{v:.1f} %"),
+                             runs_of([sum(p["spublish_per_s"] for p in r["primaries"]) for r in rs], whole),
+                             runs_of([sum(p["commands_per_s"] for p in r["primaries"]) for r in rs], whole),
+                             runs_of([sum(p["sent_mb_per_s"] for p in r["primaries"]) for r in rs], lambda v: f"{v:.2f}"),
+                             "", ""])
+            out += ["Load on each cluster primary, the place spread over three (primaries ranked by SPUBLISH/s "
+                    "within each run):", ""]
+            out += table(["players", "primary", "CPU (% of a core)", "SPUBLISH / s", "commands / s",
+                          "sent MB / s", "load average (1 min)", "verdict"], rows) + [""]
+            out += ["SPUBLISH a second is set by the regions the players occupy, the shards and the tick rate (a "
+                    "bundle a region a shard a tick: this world's 16 regions × 2 shards × 20 Hz = 640 a second once "
+                    "every region has players), not by the player count; the bytes sent grow with the players in "
+                    "each view. The primary holding the place's slot (`{main}`) also serves the heartbeats, "
+                    "rosters, sessions and chat, hence its higher command rate."]
+            short = [n for n in sorted(sp) if any(r["bots_connected"] < r["bots"] for r in sp[n])]
+            if short:
+                out += ["", f"**Not reached on this machine: {', '.join(whole(n) for n in short)} players.** The "
+                        "bots, both shards and the six Redis nodes share its two cores (with other sessions' work): "
+                        "not every bot joined within 60 s, Redis commands timed out, the shards fenced themselves "
+                        "and their publishing fell to a few frames a second, so those rows describe a saturated "
+                        "machine, not Redis. Measure them with the bots on other machines."]
+            out += [""]
+        return out
+
     @staticmethod
     def verdicts(reports):
         """One verdict for repeated runs: all measured, or how many were not judgeable."""
@@ -754,7 +875,7 @@ class Report:
         body = []
         for section in (self.gap_section, self.cpu_section, self.ticks_section, self.idle_section,
                         self.arrivals_section, self.failover_section, self.control_section, self.criterion_section,
-                        self.aoi_section, self.client_section):
+                        self.aoi_section, self.client_section, self.redis_section):
             body += section()
         self.charts()
         doc = self.header() + self.ratios() + self.observations() + body + self.commands()

@@ -8,6 +8,7 @@
 //! never a silent clamp. The one rule between two flags (the heartbeat fits
 //! twice in the shard TTL) is checked by [`Config::from_cli`].
 
+use crate::topology::RedisTarget;
 use clap::builder::RangedU64ValueParser;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use mino_protocol::ShardId;
@@ -133,8 +134,29 @@ pub struct Cli {
     /// With it, this shard joins the other shards of its place; without it, it
     /// runs standalone. Append #insecure to a rediss:// URL to accept a
     /// self-signed certificate.
-    #[arg(long, env = "MINO_REDIS_URL")]
+    #[arg(long, env = "MINO_REDIS_URL", conflicts_with_all = ["redis_cluster", "redis_sentinel"])]
     pub redis_url: Option<String>,
+
+    /// Redis Cluster (7.0+) seed nodes, comma-separated
+    /// (redis://host:port,redis://host:port; the first URL's user, password
+    /// and TLS are used for every node). Instead of --redis-url: the place's
+    /// frames go over sharded pub/sub (SPUBLISH/SSUBSCRIBE), each shard's
+    /// snapshots on a channel of their own, so a busy place spreads over the
+    /// cluster's primaries; slot moves and failovers are followed.
+    #[arg(long, env = "MINO_REDIS_CLUSTER", value_delimiter = ',', conflicts_with = "redis_sentinel")]
+    pub redis_cluster: Vec<String>,
+
+    /// Redis Sentinel URLs, comma-separated (redis://host:26379,...), with
+    /// --redis-master: the shards ask the sentinels for the primary and
+    /// follow its failovers. The primary is reached with the first URL's
+    /// user, password, database and TLS. Instead of --redis-url.
+    #[arg(long, env = "MINO_REDIS_SENTINEL", value_delimiter = ',', requires = "redis_master")]
+    pub redis_sentinel: Vec<String>,
+
+    /// With --redis-sentinel: the master's name in the sentinels'
+    /// configuration (`sentinel monitor NAME ...`).
+    #[arg(long, env = "MINO_REDIS_MASTER")]
+    pub redis_master: Option<String>,
 
     /// The place this shard serves: shards with the same place and Redis share
     /// one world. 1 to 64 of A-Z a-z 0-9 _ -.
@@ -336,8 +358,8 @@ pub struct Config {
     pub chat_rate: f64,
     /// Open connection cap.
     pub max_connections: usize,
-    /// Redis URL; `None` = standalone.
-    pub redis: Option<String>,
+    /// Where Redis is; `None` = standalone.
+    pub redis: Option<RedisTarget>,
     /// Place name (Redis key and channel prefix).
     pub place: String,
     /// Heartbeat age after which a shard is dead.
@@ -487,7 +509,7 @@ impl Config {
             chat_rate: cli.chat_rate,
             max_connections: cli.max_connections,
             send_buffer: (cli.send_buffer_bytes > 0).then_some(cli.send_buffer_bytes),
-            redis: cli.redis_url.clone().filter(|u| !u.is_empty()),
+            redis: redis_target(cli),
             place: cli.place.clone(),
             shard_ttl: ms(cli.shard_ttl_ms),
             heartbeat: ms(cli.heartbeat_ms),
@@ -517,6 +539,21 @@ impl Config {
     pub fn tick_period(&self) -> Duration {
         Duration::from_secs_f64(1.0 / f64::from(self.tick_hz))
     }
+}
+
+/// Where Redis is, from `--redis-url`, `--redis-cluster` or
+/// `--redis-sentinel` with `--redis-master` (clap lets at most one through).
+fn redis_target(cli: &Cli) -> Option<RedisTarget> {
+    let nonempty =
+        |v: &[String]| v.iter().filter(|u| !u.trim().is_empty()).map(|u| u.trim().to_owned()).collect::<Vec<_>>();
+    let (seeds, sentinels) = (nonempty(&cli.redis_cluster), nonempty(&cli.redis_sentinel));
+    if !seeds.is_empty() {
+        return Some(RedisTarget::Cluster { seeds });
+    }
+    if let (false, Some(master)) = (sentinels.is_empty(), cli.redis_master.clone()) {
+        return Some(RedisTarget::Sentinel { sentinels, master });
+    }
+    cli.redis_url.clone().filter(|u| !u.is_empty()).map(RedisTarget::Node)
 }
 
 /// The area of interest the flags ask for, checked.
@@ -581,7 +618,7 @@ mod tests {
         std::env::set_var("MINO_TICK_HZ", "7");
         let (a, b) = (Config::default(), Config::default());
         std::env::remove_var("MINO_TICK_HZ");
-        assert_eq!((a.tick_hz, a.shard_id, a.redis.as_deref()), (20, ShardId(1), None));
+        assert_eq!((a.tick_hz, a.shard_id, a.redis.as_ref()), (20, ShardId(1), None));
         assert_eq!(a.shard_id, b.shard_id);
     }
 
@@ -620,6 +657,22 @@ mod tests {
         assert!(matches!(Config::from_cli(&fast), Err(ConfigError::CellTooSmall { least, .. }) if least == 120.0));
         let many = parse(&["--cell-size", "60", "--world-size", "1000000"]).expect("flags");
         assert!(matches!(Config::from_cli(&many), Err(ConfigError::TooManyCells { .. })));
+    }
+
+    #[test]
+    fn redis_is_one_node_a_cluster_or_sentinels_never_two() {
+        let target = |args: &[&str]| Config::from_cli(&parse(args).expect("flags")).expect("valid").redis;
+        assert_eq!(target(&["--redis-url", "redis://a"]), Some(RedisTarget::Node("redis://a".into())));
+        assert_eq!(
+            target(&["--redis-cluster", "redis://a:1,redis://b:2"]),
+            Some(RedisTarget::Cluster { seeds: vec!["redis://a:1".into(), "redis://b:2".into()] })
+        );
+        assert_eq!(
+            target(&["--redis-sentinel", "redis://s:26379", "--redis-master", "mino"]),
+            Some(RedisTarget::Sentinel { sentinels: vec!["redis://s:26379".into()], master: "mino".into() })
+        );
+        assert!(parse(&["--redis-url", "redis://a", "--redis-cluster", "redis://b"]).is_err());
+        assert!(parse(&["--redis-sentinel", "redis://s"]).is_err(), "a sentinel needs --redis-master");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, the Redis connection and key layout |
+//! | 0 leaves | [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `topology`, `backplane` | time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | a socket's handshake task, then the hub: every admitted socket read and written on the tick's thread (frames, the outbox, liveness, limits) |
@@ -38,6 +38,7 @@ mod close;
 mod ids;
 mod metrics;
 mod sim;
+mod topology;
 mod upgrade;
 mod ws_frame;
 
@@ -109,14 +110,18 @@ pub async fn run(
     let (commands_tx, commands_rx) = mpsc::channel(session::COMMAND_QUEUE);
     let cancel = life.stop.clone();
 
-    let (cluster_link, cluster_status, store) = match config.redis {
-        Some(_) => {
-            let (link, status, store) = cluster::start(&config, &metrics, &tracker, &cancel)?;
+    // Presence numbers start at the start time in µs, so a restarted shard's
+    // keep increasing; the heartbeat carries the start (another value is a
+    // restart, whatever the clock said).
+    let presence_epoch = clock::wall_ms() * 1000;
+    let (cluster_link, cluster_status, store) = match &config.redis {
+        Some(target) => {
+            let (link, status, store) = cluster::start(target, presence_epoch, &config, &metrics, &tracker, &cancel)?;
             (Some(link), Some(status), Some(store))
         }
         None => (None, None, None),
     };
-    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), clock::wall_ms() * 1000)?;
+    let shard = shard::Shard::new(&config, StdRng::from_os_rng(), presence_epoch)?;
     let driver =
         tick::TickDriver::new(shard, config.clone(), metrics.clone(), cluster_link, tracker.clone(), life.clone())?;
     tracker.spawn(driver.run(commands_rx));

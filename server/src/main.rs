@@ -15,8 +15,13 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(cli: Cli) -> anyhow::Result<()> {
+    // The redis crate's own warnings (a cluster node connection lost, each
+    // reconnection attempt) flood the log during a failover that the shard
+    // reports itself; they show when MINO_LOG names `redis`.
+    let filter = std::env::var("MINO_LOG").unwrap_or_else(|_| "info".into());
+    let filter = if filter.contains("redis") { filter } else { format!("{filter},redis=error") };
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("MINO_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info,redis=error")))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();

@@ -30,6 +30,10 @@
 //! | `mino_relay_lag_seconds` | clustered: age of a relayed snapshot when handed to sockets (publisher's tick to our tick) |
 //! | `mino_cluster_shards` | clustered: other live shards |
 //! | `mino_region_subscriptions` | clustered, area of interest: region channels subscribed |
+//! | `mino_redis_mode{mode}` | clustered: 1 for how Redis is reached: `node` (`--redis-url`), `sentinel` (`--redis-sentinel`), `cluster` (`--redis-cluster`) |
+//! | `mino_redis_failovers_total{reason}` | clustered: command connections moved to a new primary, by [`FailoverReason`] label: `readonly` (a write answered `READONLY`: the node was demoted; the pool was dropped and rebuilt), `primary_moved` (the sentinels named another primary than before) |
+//! | `mino_redis_resubscribes_total{reason}` | clustered: subscriptions renewed, by [`ResubscribeReason`] label: `slot_moved` (the server unsubscribed a shard channel whose slot migrated; subscribed again on its new node), `node_lost` (a cluster node connection dropped), `connection_lost` (the subscription connection ended), `silent` (no frames from a shard whose heartbeat says it publishes), `primary_changed` (the command connections found a demoted primary) |
+//! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost) |
 
 use crate::admission::Refusal;
 use crate::auth::AuthError;
@@ -84,6 +88,90 @@ impl DropKind {
             DropKind::RelaySnapshot => "relay_snapshot",
             DropKind::RelayReplaced => "relay_replaced",
             DropKind::Invalid => "invalid",
+        }
+    }
+}
+
+/// Why the command connections moved to a new primary: the `reason` label
+/// of `mino_redis_failovers_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailoverReason {
+    /// A write was answered `READONLY`.
+    Readonly,
+    /// The sentinels named another primary.
+    PrimaryMoved,
+}
+
+impl FailoverReason {
+    /// Every reason, for documentation tests.
+    pub const ALL: [FailoverReason; 2] = [FailoverReason::Readonly, FailoverReason::PrimaryMoved];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            FailoverReason::Readonly => "readonly",
+            FailoverReason::PrimaryMoved => "primary_moved",
+        }
+    }
+}
+
+/// Why a subscription was renewed: the `reason` label of
+/// `mino_redis_resubscribes_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResubscribeReason {
+    /// The server unsubscribed a shard channel (its slot migrated).
+    SlotMoved,
+    /// A cluster node connection dropped.
+    NodeLost,
+    /// The subscription connection ended.
+    ConnectionLost,
+    /// No frames from a shard whose heartbeat says it publishes.
+    Silent,
+    /// The command connections found a demoted primary.
+    PrimaryChanged,
+}
+
+impl ResubscribeReason {
+    /// Every reason, for documentation tests.
+    pub const ALL: [ResubscribeReason; 5] = [
+        ResubscribeReason::SlotMoved,
+        ResubscribeReason::NodeLost,
+        ResubscribeReason::ConnectionLost,
+        ResubscribeReason::Silent,
+        ResubscribeReason::PrimaryChanged,
+    ];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            ResubscribeReason::SlotMoved => "slot_moved",
+            ResubscribeReason::NodeLost => "node_lost",
+            ResubscribeReason::ConnectionLost => "connection_lost",
+            ResubscribeReason::Silent => "silent",
+            ResubscribeReason::PrimaryChanged => "primary_changed",
+        }
+    }
+}
+
+/// What the anti-entropy repaired: the `kind` label of
+/// `mino_anti_entropy_repairs_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RepairKind {
+    /// Another shard's players, from its players hash.
+    Roster,
+    /// A player here whose session another shard owns.
+    Ownership,
+}
+
+impl RepairKind {
+    /// Every kind, for documentation tests.
+    pub const ALL: [RepairKind; 2] = [RepairKind::Roster, RepairKind::Ownership];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            RepairKind::Roster => "roster",
+            RepairKind::Ownership => "ownership",
         }
     }
 }
@@ -195,6 +283,21 @@ pub struct Metrics {
     pub cluster_shards: Gauge,
     /// See module docs.
     pub region_subscriptions: Gauge,
+    /// See module docs.
+    pub redis_mode: Family<ModeLabel, Gauge>,
+    /// See module docs.
+    pub redis_failovers: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub redis_resubscribes: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub repairs: Family<KindLabel, Counter>,
+}
+
+/// Label set with one `mode` label, made only from
+/// [`crate::topology::Mode::label`].
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ModeLabel {
+    mode: &'static str,
 }
 
 /// Label set with one `kind` label, made only from [`DropKind::label`] or
@@ -236,6 +339,10 @@ impl Metrics {
             relay_lag: Histogram::new(exponential_buckets(0.001, 2.0, 15)),
             cluster_shards: Gauge::default(),
             region_subscriptions: Gauge::default(),
+            redis_mode: Family::default(),
+            redis_failovers: Family::default(),
+            redis_resubscribes: Family::default(),
+            repairs: Family::default(),
         };
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
@@ -273,12 +380,36 @@ impl Metrics {
         );
         r.register("mino_cluster_shards", "Other live shards", m.cluster_shards.clone());
         r.register("mino_region_subscriptions", "Region channels subscribed", m.region_subscriptions.clone());
+        r.register("mino_redis_mode", "1 for how Redis is reached", m.redis_mode.clone());
+        r.register("mino_redis_failovers", "Command connections moved to a new primary", m.redis_failovers.clone());
+        r.register("mino_redis_resubscribes", "Subscriptions renewed by reason", m.redis_resubscribes.clone());
+        r.register("mino_anti_entropy_repairs", "Cross-shard state repaired after a lost message", m.repairs.clone());
         m
     }
 
     /// Counts `n` dropped frames of `kind`.
     pub fn dropped(&self, kind: DropKind, n: u64) {
         self.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }).inc_by(n);
+    }
+
+    /// Marks how Redis is reached (`mode` from [`crate::topology::Mode::label`]).
+    pub fn redis_mode(&self, mode: &'static str) {
+        self.redis_mode.get_or_create(&ModeLabel { mode }).set(1);
+    }
+
+    /// Counts a move of the command connections to a new primary.
+    pub fn failover(&self, reason: FailoverReason) {
+        self.redis_failovers.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
+    }
+
+    /// Counts a renewed subscription.
+    pub fn resubscribed(&self, reason: ResubscribeReason) {
+        self.redis_resubscribes.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
+    }
+
+    /// Counts `n` repairs of `kind`.
+    pub fn repaired(&self, kind: RepairKind, n: u64) {
+        self.repairs.get_or_create(&KindLabel { kind: kind.label() }).inc_by(n);
     }
 
     /// Counts a socket closed for `reason`.
@@ -341,6 +472,18 @@ mod tests {
         }
         for refusal in UpgradeRefusal::ALL {
             assert!(row("mino_upgrades_refused_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");
+        }
+        for reason in FailoverReason::ALL {
+            assert!(row("mino_redis_failovers_total").contains(&format!("`{}`", reason.label())), "{reason:?}");
+        }
+        for reason in ResubscribeReason::ALL {
+            assert!(row("mino_redis_resubscribes_total").contains(&format!("`{}`", reason.label())), "{reason:?}");
+        }
+        for kind in RepairKind::ALL {
+            assert!(row("mino_anti_entropy_repairs_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
+        }
+        for mode in crate::topology::Mode::ALL {
+            assert!(row("mino_redis_mode").contains(&format!("`{}`", mode.label())), "{mode:?}");
         }
         for kind in AcceptErrorKind::ALL {
             assert!(row("mino_accept_errors_total").contains(&format!("`{}`", kind.label())), "{kind:?}");

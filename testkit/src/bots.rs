@@ -6,7 +6,7 @@
 use mino_loadgen::observer::Observers;
 use mino_loadgen::profile::{Profile, ProfileName};
 use mino_loadgen::progress::Progress;
-use mino_loadgen::stats::CounterValues;
+use mino_loadgen::stats::{CounterValues, Window};
 use mino_loadgen::steer::Movement;
 use mino_loadgen::swarm::{Swarm, SwarmConfig};
 use mino_loadgen::target::SourceAddrs;
@@ -92,6 +92,12 @@ impl Bots {
     /// Each bot's player id (of its latest Welcome).
     pub fn ids(&self) -> Vec<Option<PlayerId>> {
         self.swarm.bots().iter().map(|b| b.player_id()).collect()
+    }
+
+    /// What the bots measured since the last call (or the start): gap and
+    /// latency histograms and counters of that window.
+    pub fn take_window(&self) -> Window {
+        self.swarm.stats().take_window()
     }
 
     /// Everything counted since the start.

@@ -5,13 +5,17 @@
 //! (`client-web/e2e/harness`) renders nginx the same way.
 //!
 //! Layers, bottom up (declared in the repository's `layers.toml`):
-//! - [`workdir`], [`port`], [`process`]: a temporary folder, free loopback
-//!   ports, child processes that never outlive the test (killed on drop, with
-//!   their own children) and commands bounded in time.
+//! - [`workdir`], [`port`], [`process`], [`clock`]: a temporary folder, free
+//!   loopback ports, child processes that never outlive the test (killed on
+//!   drop, with their own children), commands bounded in time, and a wall
+//!   clock off by some seconds (libfaketime).
 //! - [`http`], [`metrics`]: a small HTTP/1.1 client (plain, or TLS trusting
 //!   the test's certificate) and Prometheus text parsed into values.
-//! - [`redis`], [`shard`], [`cert`], then [`nginx`]: the parts, one each: a
-//!   `redis-server` on a free port; the `mino-server` binary on port 0, whose
+//! - [`redis`], [`redis_cluster`], [`sentinel`], [`forwarder`], [`shard`],
+//!   [`cert`], then [`nginx`]: the parts, one each: a `redis-server` on a
+//!   free port; a six-node Redis Cluster; a primary, a replica and three
+//!   sentinels; a TCP forwarder (the stable address in front of a primary,
+//!   made for faults); the `mino-server` binary on port 0, whose
 //!   ready lines are parsed here and nowhere else; a self-signed certificate;
 //!   nginx from the shipped template, rendered by the shipped
 //!   `deploy/nginx/render.sh`, serving that certificate.
@@ -35,7 +39,9 @@
 
 pub mod bots;
 pub mod cert;
+pub mod clock;
 pub mod cluster;
+pub mod forwarder;
 pub mod frame;
 pub mod http;
 pub mod loadgen;
@@ -46,12 +52,15 @@ pub mod port;
 pub mod process;
 pub mod raw;
 pub mod redis;
+pub mod redis_cluster;
+pub mod sentinel;
 pub mod shard;
 pub mod workdir;
 
 pub use bots::Bots;
 pub use cert::Cert;
 pub use cluster::{Cluster, ClusterOptions};
+pub use forwarder::Forwarder;
 pub use frame::{close_code, Frame, Welcome};
 pub use http::Response;
 pub use metrics::Metrics;
@@ -61,6 +70,8 @@ pub use player::{Endpoint, Player};
 pub use process::Process;
 pub use raw::{RawReader, RawSocket, RawWriter};
 pub use redis::Redis;
+pub use redis_cluster::RedisCluster;
+pub use sentinel::Sentinel;
 pub use shard::{server_bin, Shard};
 pub use workdir::WorkDir;
 

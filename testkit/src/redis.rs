@@ -4,6 +4,7 @@
 
 use crate::port::free_port;
 use crate::process::{self, Process};
+use crate::workdir::WorkDir;
 use crate::{START_WAIT, WAIT};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -19,6 +20,9 @@ pub struct Redis {
     /// Its configuration file and extra arguments, for restarts.
     conf: Option<PathBuf>,
     args: Vec<String>,
+    /// Its working folder (`--dir`): where a replica writes the RDB it
+    /// receives, never the checkout the tests run from.
+    dir: WorkDir,
     /// Its port on 127.0.0.1.
     pub port: u16,
 }
@@ -65,7 +69,8 @@ impl Redis {
 
     fn stopped(port: u16, conf: Option<&Path>, args: &[&str]) -> Redis {
         let args = args.iter().map(|a| a.to_string()).collect();
-        Redis { process: None, conf: conf.map(Path::to_owned), args, port }
+        let dir = WorkDir::new(&format!("redis-{port}"));
+        Redis { process: None, conf: conf.map(Path::to_owned), args, dir, port }
     }
 
     /// Starts the server on `self.port` and waits until it answers; false if
@@ -77,7 +82,8 @@ impl Redis {
             cmd.arg(conf);
         }
         cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--loglevel", "warning"])
+            .args(["--loglevel", "warning", "--dir"])
+            .arg(self.dir.path())
             .args(&self.args)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());

@@ -94,7 +94,15 @@ impl Shard {
     ///
     /// Panics: as [`Shard::start`].
     pub fn start_on(bin: impl AsRef<Path>, listen: &str, args: &[&str]) -> Shard {
-        Shard::spawn(bin.as_ref(), listen, args, &log_filter(), Stdio::inherit())
+        Shard::spawn(bin.as_ref(), listen, args, &log_filter(), Stdio::inherit(), &[])
+    }
+
+    /// Like [`Shard::start`], with `env` added to its environment (e.g.
+    /// [`crate::clock::skewed`]: a wall clock off by some seconds).
+    ///
+    /// Panics: as [`Shard::start`].
+    pub fn start_with_env(bin: impl AsRef<Path>, args: &[&str], env: &[(String, String)]) -> Shard {
+        Shard::spawn(bin.as_ref(), "127.0.0.1:0", args, &log_filter(), Stdio::inherit(), env)
     }
 
     /// Like [`Shard::start`], with its log (stderr) written to `log` at the
@@ -103,15 +111,16 @@ impl Shard {
     /// Panics: as [`Shard::start`], or the log file cannot be created.
     pub fn start_logging_to(bin: impl AsRef<Path>, args: &[&str], log: &Path, filter: &str) -> Shard {
         let file = std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
-        Shard::spawn(bin.as_ref(), "127.0.0.1:0", args, filter, Stdio::from(file))
+        Shard::spawn(bin.as_ref(), "127.0.0.1:0", args, filter, Stdio::from(file), &[])
     }
 
-    fn spawn(bin: &Path, listen: &str, args: &[&str], filter: &str, stderr: Stdio) -> Shard {
+    fn spawn(bin: &Path, listen: &str, args: &[&str], filter: &str, stderr: Stdio, env: &[(String, String)]) -> Shard {
         let mut cmd = Command::new(bin);
         cmd.args(["--listen", listen])
             .args(args)
             .env("MINO_BUSY_LATENESS_MS", "0")
             .env("MINO_LOG", filter)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(stderr);
         let mut process = Process::spawn("mino-server", &mut cmd);

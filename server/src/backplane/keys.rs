@@ -1,6 +1,11 @@
 //! Redis key and channel names of one place. Everything of a place lives under
-//! `mino:{place}:` so several places can share one Redis (and, with Redis
-//! Cluster, the `{place}` hash tag keeps a place's keys in one slot).
+//! `mino:{place}:` so several places can share one Redis; with Redis Cluster
+//! the `{place}` hash tag keeps the place's keys (sessions, tickets, the
+//! registry) and its event channels (chat, presence, control) in one slot, so
+//! every transaction and script stays within one slot. The frame channels,
+//! which carry nearly all the traffic, have hash tags of their own in a
+//! cluster (each shard's snapshots, each region's cell frames), so a busy
+//! place spreads over the cluster's primaries.
 
 use mino_protocol::ShardId;
 
@@ -9,17 +14,39 @@ use mino_protocol::ShardId;
 pub struct Keys {
     prefix: String,
     place: String,
+    spread: bool,
 }
 
 impl Keys {
-    /// Names for `place` (already validated: `[A-Za-z0-9_-]{1,64}`).
+    /// Names for `place` (already validated: `[A-Za-z0-9_-]{1,64}`) on one
+    /// Redis (or Sentinel): one snapshot channel for the place.
     pub fn new(place: &str) -> Keys {
-        Keys { prefix: format!("mino:{{{place}}}:"), place: place.to_owned() }
+        Keys { prefix: format!("mino:{{{place}}}:"), place: place.to_owned(), spread: false }
     }
 
-    /// Pub/sub channel of every shard's snapshots (bytes as sent to sockets).
-    pub fn snapshots(&self) -> String {
-        format!("{}snapshots", self.prefix)
+    /// Names for `place` on a Redis Cluster: each shard's snapshots on a
+    /// channel with a hash tag of its own ([`Keys::snapshots`]).
+    pub fn spread(place: &str) -> Keys {
+        Keys { spread: true, ..Keys::new(place) }
+    }
+
+    /// Pub/sub channel of `publisher`'s snapshots (bytes as sent to
+    /// sockets): `mino:{<place>}:snapshots`, shared by every shard, on one
+    /// Redis; `mino:{<place>.s<shard, 8 hex digits>}:snapshots` on a cluster.
+    pub fn snapshots(&self, publisher: ShardId) -> String {
+        match self.spread {
+            false => format!("{}snapshots", self.prefix),
+            true => format!("mino:{{{}.s{publisher}}}:snapshots", self.place),
+        }
+    }
+
+    /// The snapshot channels to hear the shards `peers` on (one channel on
+    /// one Redis, whoever the peers are).
+    pub fn snapshot_channels(&self, peers: impl Iterator<Item = ShardId>) -> Vec<String> {
+        match self.spread {
+            false => vec![self.snapshots(ShardId(0))],
+            true => peers.map(|p| self.snapshots(p)).collect(),
+        }
     }
 
     /// Pub/sub channel of the cell-frame bundles of one region (area of
@@ -109,7 +136,7 @@ mod tests {
     fn names_share_the_place_prefix_and_hash_tag() {
         let k = Keys::new("main");
         for name in [
-            k.snapshots(),
+            k.snapshots(ShardId(2)),
             k.chat(),
             k.presence_channel(),
             k.shard(ShardId(1)),
@@ -122,5 +149,15 @@ mod tests {
         assert_eq!(k.shard(ShardId(0xab)), "mino:{main}:shard:000000ab");
         assert_eq!(k.cells(12), "mino:{main.r12}:cells", "a region has a hash tag of its own");
         assert!(k.cells(12).starts_with(&k.cells_prefix()));
+        assert_eq!(k.snapshot_channels([ShardId(1), ShardId(2)].into_iter()), ["mino:{main}:snapshots"]);
+    }
+
+    #[test]
+    fn on_a_cluster_each_shard_publishes_under_its_own_hash_tag() {
+        let k = Keys::spread("main");
+        assert_eq!(k.snapshots(ShardId(0xab)), "mino:{main.s000000ab}:snapshots");
+        assert_eq!(k.snapshot_channels([ShardId(1)].into_iter()), ["mino:{main.s00000001}:snapshots"]);
+        assert_eq!(k.session(mino_protocol::PlayerId(3)), "mino:{main}:session:3", "sessions keep the place tag");
+        assert_eq!(k.control(), "mino:{main}:control", "the claim script publishes here: same slot");
     }
 }

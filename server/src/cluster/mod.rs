@@ -1,7 +1,7 @@
 //! Clustering over Redis: shards of one place share it.
 //!
 //! ```text
-//!            tick loop ──snapshot (latest only)──► publisher ──PUBLISH──► Redis
+//!            tick loop ──snapshot (latest only)──► publisher ──(S)PUBLISH─► Redis
 //!              ▲  │ ──own chat/presence (bounded)─►                        │
 //!              │  └──local players, load (watch)──► registry ◄─heartbeat,─┤
 //!              │                                      │        ids, rosters │
@@ -24,13 +24,16 @@
 //!   ids in blocks.
 //! - [`subscriber`]: reconnects with capped backoff, resubscribes, and rebuilds a
 //!   subscription that went silent while its publishers were alive (a Redis that
-//!   dropped a slow subscriber).
+//!   dropped a slow subscriber); on a cluster it follows slot moves.
+//!
+//! None of them branches on the deployment (one node, Sentinel, Redis
+//! Cluster): [`crate::backplane::Backplane`] does.
 
 pub mod publisher;
 pub mod registry;
 pub mod subscriber;
 
-use crate::backplane::{connection, Keys};
+use crate::backplane::{Backplane, RedisError, RedisTarget};
 use crate::clock::Instant;
 use crate::config::Config;
 use crate::metrics::Metrics;
@@ -81,6 +84,8 @@ pub struct LocalState {
     /// The highest player id this shard has held: the id counter in Redis is
     /// kept above it, so ids stay unique even if Redis lost its data.
     pub highest_player: u32,
+    /// The start of this shard's presence numbering (µs at its start).
+    pub epoch: u64,
 }
 
 /// The tick loop's ends of the cluster's channels.
@@ -121,31 +126,34 @@ pub struct ClusterStatus {
 /// Starts the publisher, subscriber and registry tasks on `tracker` and returns
 /// the tick loop's link, the shared status and the session store (for sessions).
 ///
+/// `epoch` is the shard's presence epoch (its heartbeat carries it from the
+/// first one on).
+///
 /// Errors: an invalid Redis URL (nothing is started).
 pub fn start(
+    target: &RedisTarget,
+    epoch: u64,
     config: &Arc<Config>,
     metrics: &Metrics,
     tracker: &TaskTracker,
     cancel: &CancellationToken,
-) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore), connection::RedisError> {
-    let url = config.redis.as_deref().unwrap_or_default();
-    let pool = connection::pool(url, POOL_SIZE)?;
-    let client = connection::client(url)?;
-    let keys = Keys::new(&config.place);
+) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore), RedisError> {
+    let backplane = Backplane::new(target, &config.place, POOL_SIZE, metrics)?;
+    let keys = backplane.keys().clone();
     let status = Arc::new(ClusterStatus::default());
     let (snapshot_tx, snapshot_rx) = watch::channel(None);
     let (publish_tx, publish_rx) = mpsc::channel(PUBLISH_QUEUE);
-    let (local_tx, local_rx) = watch::channel(LocalState::default());
+    let (local_tx, local_rx) = watch::channel(LocalState { epoch, ..LocalState::default() });
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let (peers_tx, peers_rx) = watch::channel(Default::default());
     let (regions_tx, regions_rx) = watch::channel(Vec::new());
     let need_ids = Arc::new(Notify::new());
-    let store = SessionStore::new(pool.clone(), keys.clone(), config.ticket_ttl, config.shard_id);
+    let store = SessionStore::new(backplane.clone(), config.ticket_ttl, config.shard_id);
     let resync = Arc::new(Notify::new());
 
     tracker.spawn(
         publisher::Publisher {
-            pool: pool.clone(),
+            backplane: backplane.clone(),
             keys: keys.clone(),
             metrics: metrics.clone(),
             status: status.clone(),
@@ -158,7 +166,7 @@ pub fn start(
     );
     tracker.spawn(
         subscriber::Subscriber {
-            client,
+            backplane: backplane.clone(),
             keys: keys.clone(),
             me: config.shard_id,
             metrics: metrics.clone(),
@@ -172,7 +180,7 @@ pub fn start(
     );
     tracker.spawn(
         registry::Registry {
-            pool,
+            backplane,
             keys,
             me: config.shard_id,
             ttl: config.shard_ttl,
@@ -186,7 +194,7 @@ pub fn start(
         }
         .run(local_rx, cancel.clone()),
     );
-    tracing::info!(redis = %connection::redact(url), place = %config.place, "clustered");
+    tracing::info!(redis = %target.describe(), place = %config.place, "clustered");
     let link = TickLink {
         snapshot: snapshot_tx,
         publish: publish_tx,

@@ -12,12 +12,11 @@
 //!   task has published (healing its expiry after a pause or a Redis restart).
 
 use super::{ClusterStatus, OwnSnapshot};
-use crate::backplane::{with_conn, Keys, RedisError};
+use crate::backplane::{Backplane, Keys, RedisError};
 use crate::clock::{self, Instant};
 use crate::metrics::{DropKind, Metrics};
 use crate::shard::Outgoing;
 use bytes::Bytes;
-use deadpool_redis::Pool;
 use mino_protocol::cell;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
@@ -36,8 +35,8 @@ pub const SEQ_FIELD: &str = "_seq";
 
 /// The publishing task.
 pub struct Publisher {
-    /// Command pool.
-    pub pool: Pool,
+    /// The place's Redis.
+    pub backplane: Backplane,
     /// Channel and key names.
     pub keys: Keys,
     /// Metrics.
@@ -134,7 +133,7 @@ impl Publisher {
         let script = redis::Script::new(PARK);
         let mut inv = script.prepare_invoke();
         inv.key(self.keys.session(player)).arg(x).arg(y);
-        with_conn(&self.pool, async move |c| inv.invoke_async::<()>(c).await).await
+        self.backplane.script::<()>(&inv).await
     }
 
     /// True when a tick run at `at` is too old to speak for this shard now.
@@ -142,37 +141,36 @@ impl Publisher {
         clock::now().saturating_duration_since(at) > self.ttl / 2
     }
 
-    /// PUBLISHes a tick (the whole-shard snapshot, or with area of interest
+    /// Publishes a tick (the whole-shard snapshot, or with area of interest
     /// one bundle of cell frames per region) and keeps the snapshot as this
     /// shard's last (for the positions of players resumed elsewhere), for two
-    /// shard TTLs, in one pipeline.
+    /// shard TTLs: one pipeline on one Redis, one a slot on a cluster.
     async fn snapshot(&self, own: OwnSnapshot) -> Result<(), RedisError> {
         let ttl = (self.ttl.as_millis() as u64) * 2;
         let bytes = own.bytes;
-        let mut pipe = redis::pipe();
+        let mut batch = self.backplane.batch();
         if self.aoi {
             for (region, frames) in &own.cells {
                 let bundle = cell::encode_bundle(self.me, region.0, own.tick, own.server_time_ms, frames);
-                pipe.publish(self.keys.cells(region.0), &bundle[..]).ignore();
+                let channel = self.keys.cells(region.0);
+                batch.add(&channel, self.backplane.publish(&channel, &bundle));
             }
         } else {
-            pipe.publish(self.keys.snapshots(), &bytes[..]).ignore();
+            let channel = self.keys.snapshots(self.me);
+            batch.add(&channel, self.backplane.publish(&channel, &bytes));
         }
-        pipe.set_options(
-            self.keys.last_snapshot(self.me),
-            &bytes[..],
-            redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
-        );
-        let result = with_conn(&self.pool, async move |c| pipe.ignore().query_async::<()>(c).await).await;
+        let key = self.keys.last_snapshot(self.me);
+        let mut set = redis::cmd("SET");
+        set.arg(&key).arg(&bytes[..]).arg("PX").arg(ttl);
+        batch.add(&key, set);
+        let result = self.backplane.send(batch).await;
         self.count(&result);
         result
     }
 
     async fn publish(&self, channel: String, bytes: Bytes) -> Result<(), RedisError> {
-        let result = with_conn(&self.pool, async move |c| {
-            redis::cmd("PUBLISH").arg(channel).arg(&bytes[..]).query_async::<i64>(c).await
-        })
-        .await;
+        let cmd = self.backplane.publish(&channel, &bytes);
+        let result = self.backplane.cmd::<i64>(&cmd).await;
         self.count(&result);
         result.map(|_| ())
     }
@@ -198,8 +196,8 @@ impl Publisher {
         }
         pipe.hset(&key, SEQ_FIELD, seq).ignore();
         pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
-        pipe.publish(self.keys.presence_channel(), &bytes[..]).ignore();
-        let result = with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await;
+        pipe.add_command(self.backplane.publish(&self.keys.presence_channel(), &bytes)).ignore();
+        let result = self.backplane.pipe::<()>(&pipe).await;
         self.count(&result);
         result
     }
@@ -216,7 +214,7 @@ impl Publisher {
         }
         pipe.hset(&key, SEQ_FIELD, seq).ignore();
         pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
-        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+        self.backplane.pipe::<()>(&pipe).await
     }
 
     fn count<T>(&self, result: &Result<T, RedisError>) {

@@ -1,44 +1,90 @@
 //! The shard registry of a place, in Redis:
 //!
 //! - every [`Registry::interval`] this shard writes its heartbeat (a JSON
-//!   [`Heartbeat`] with a TTL) and its entry in the sorted set of shards
-//!   (scored by expiry), in one MULTI (its players hash is the publisher's);
+//!   [`Heartbeat`] with a TTL) and its entry in the sorted set of shards, in
+//!   one script (its players hash is the publisher's);
 //! - then it reads which other shards are alive and tells the tick loop, with
-//!   the full player list of each shard that appeared or came back, read then
-//!   and at the next [`RECHECKS`] intervals (the returning shard's publisher
-//!   rewrites its hash within one interval of waking);
+//!   the full player list of each shard that appeared, came back or
+//!   restarted, read then and at the next [`RECHECKS`] intervals (the
+//!   returning shard's publisher rewrites its hash within one interval of
+//!   waking), and of every live shard every [`ROSTER_RESYNC`] (anti-entropy:
+//!   a lost presence message is repaired by then);
 //! - it hands out cluster-unique player ids in blocks (INCRBY) when the tick
 //!   loop runs low;
 //! - on shutdown it deletes its keys so the others see it gone at once.
 //!
-//! A shard that stops heartbeating (killed, paused, cut off) is dead to the
-//! others within the TTL plus one interval; its keys expire by themselves, and
-//! the others remove its entry from the sorted set.
+//! **Liveness uses Redis's clock only.** A shard is alive while its
+//! heartbeat key exists: the key's TTL and the set's scores (expiry times)
+//! are Redis's own (`TIME` inside the scripts), so the shards' wall clocks
+//! may disagree by any amount. A shard that stops heartbeating (killed,
+//! paused, cut off) is dead to the others within the TTL plus one interval;
+//! its keys expire by themselves, and the others remove its entry from the
+//! sorted set. What remains assumed of clocks: the Redis nodes' clocks agree
+//! within a small part of the TTL (after a failover the new primary's clock
+//! judges the TTLs), and every shard's monotonic clock runs at the rate of
+//! real time (its heartbeat interval).
 
 use super::publisher::SEQ_FIELD;
 use super::{ClusterStatus, LocalState};
-use crate::backplane::{with_conn, Keys, RedisError};
-use crate::clock::wall_ms as now_ms;
+use crate::backplane::{Backplane, Keys, RedisError};
+use crate::clock::{self, Instant};
 use crate::ids::ID_FETCH;
 use crate::metrics::Metrics;
 use crate::shard::ClusterEvent;
-use deadpool_redis::Pool;
 use mino_protocol::{PlayerId, ShardId};
-use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-/// Raises the id counter to at least ARGV[1] (never lowers it).
-const RESEED: &str =
-    "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end";
+/// The heartbeat, on Redis's clock. KEYS: this shard's heartbeat key, the
+/// sorted set of shards, the id counter; ARGV: the heartbeat (JSON), the TTL
+/// (ms), this shard's id (decimal), the highest player id it holds. Writes
+/// the key with the TTL, scores the shard by Redis's now plus the TTL, drops
+/// expired entries, and raises the id counter to at least the highest id
+/// held (never lowers it). Returns Redis's now, ms.
+const HEARTBEAT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('PEXPIRE', KEYS[2], ttl * 10)
+if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[4]) then
+  redis.call('SET', KEYS[3], ARGV[4])
+end
+return now
+";
+
+/// The live shards, on Redis's clock. KEYS: the sorted set of shards; ARGV:
+/// the place's key prefix. Drops expired entries, and returns id, heartbeat,
+/// id, heartbeat... of every entry whose heartbeat key exists.
+const LIVE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local beat = redis.call('GET', ARGV[1] .. 'shard:' .. string.format('%08x', tonumber(id)))
+  if beat then
+    out[#out + 1] = id
+    out[#out + 1] = beat
+  end
+end
+return out
+";
 
 /// Extra reads of a shard's players after it appeared.
 pub const RECHECKS: u8 = 2;
+
+/// Anti-entropy: every live shard's players are read again this often, so
+/// a lost presence message (a refused write, a dropped subscriber) is
+/// repaired within this plus one heartbeat interval.
+pub const ROSTER_RESYNC: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a shard's heartbeat key holds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -48,7 +94,14 @@ pub struct Heartbeat {
     /// True while its busy rule refuses players.
     pub overloaded: bool,
     /// Its clock at the newest snapshot it published, ms (0: none yet).
+    /// Compared only with the times of its own snapshots, never with
+    /// another clock.
     pub published_ms: u64,
+    /// Its presence numbering's start (µs at its start): another value for
+    /// the same shard id is a restarted shard, whose roster replaces what
+    /// was known whatever the numbers.
+    #[serde(default)]
+    pub epoch: u64,
 }
 
 /// Splits a players hash into its sequence number and its players; fields that
@@ -66,10 +119,21 @@ pub fn parse_players(fields: HashMap<String, String>) -> (u64, Vec<(PlayerId, Ar
     (seq, players)
 }
 
+/// What the registry knows of the live shards between two reads.
+#[derive(Debug, Default)]
+struct Live {
+    /// Each live shard's presence epoch.
+    epochs: HashMap<ShardId, u64>,
+    /// Rosters still to read, per shard.
+    recheck: HashMap<ShardId, u8>,
+    /// When every roster was last read.
+    resynced: Option<Instant>,
+}
+
 /// The registry task.
 pub struct Registry {
-    /// Command pool.
-    pub pool: Pool,
+    /// The place's Redis.
+    pub backplane: Backplane,
     /// Key names.
     pub keys: Keys,
     /// This shard.
@@ -97,8 +161,7 @@ impl Registry {
     pub async fn run(self, local: watch::Receiver<LocalState>, cancel: CancellationToken) {
         let mut tick = tokio::time::interval(self.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut live: HashSet<ShardId> = HashSet::new();
-        let mut recheck: HashMap<ShardId, u8> = HashMap::new();
+        let mut live = Live::default();
         let mut ids_wanted = true;
         let (mut up, mut ever_up) = (false, false);
         loop {
@@ -112,7 +175,7 @@ impl Registry {
             }
             let state = *local.borrow();
             let ok = match self.heartbeat(&state).await {
-                Ok(()) => self.refresh(&mut live, &mut recheck, resync_all).await.is_ok(),
+                Ok(()) => self.refresh(&mut live, resync_all).await.is_ok(),
                 Err(e) => {
                     if up {
                         tracing::warn!(error = %e, "redis unreachable; local play continues");
@@ -142,7 +205,7 @@ impl Registry {
 
     async fn allocate_ids(&self) -> Result<(), RedisError> {
         let key = self.keys.next_player();
-        let end: u64 = with_conn(&self.pool, async move |c| c.incr(key, ID_FETCH).await).await?;
+        let end: u64 = self.backplane.cmd(redis::cmd("INCRBY").arg(&key).arg(ID_FETCH)).await?;
         // Ids wrap after 2^32 - 1; 0 is never used.
         let end = (end % u64::from(u32::MAX)) as u32;
         let start = end.saturating_sub(ID_FETCH - 1).max(1);
@@ -154,71 +217,69 @@ impl Registry {
     }
 
     async fn heartbeat(&self, state: &LocalState) -> Result<(), RedisError> {
-        let now = now_ms();
-        let ttl_ms = self.ttl.as_millis() as u64;
         let beat = Heartbeat {
             players: state.players,
             overloaded: state.overloaded,
             published_ms: self.status.published_ms.load(Ordering::Relaxed),
+            epoch: state.epoch,
         };
         let json = serde_json::to_string(&beat).unwrap_or_default();
-        let mut pipe = redis::pipe();
-        pipe.atomic();
-        pipe.set_options(
-            self.keys.shard(self.me),
-            json,
-            redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl_ms)),
-        )
-        .ignore();
-        pipe.zadd(self.keys.shards(), self.me.0, now + ttl_ms).ignore();
-        // Keep the id counter above every id this shard holds.
-        pipe.cmd("EVAL").arg(RESEED).arg(1).arg(self.keys.next_player()).arg(state.highest_player).ignore();
-        pipe.zrembyscore(self.keys.shards(), "-inf", now).ignore();
-        pipe.pexpire(self.keys.shards(), (ttl_ms * 10) as i64).ignore();
-        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+        let script = redis::Script::new(HEARTBEAT);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.shard(self.me))
+            .key(self.keys.shards())
+            .key(self.keys.next_player())
+            .arg(json)
+            .arg(self.ttl.as_millis() as u64)
+            .arg(self.me.0)
+            .arg(state.highest_player);
+        self.backplane.script::<u64>(&inv).await.map(|_| ())
     }
 
     /// Reads the other live shards, tells the tick loop, and fetches the players
-    /// of shards that appeared (or of all, after a resubscription).
-    async fn refresh(
-        &self,
-        live: &mut HashSet<ShardId>,
-        recheck: &mut HashMap<ShardId, u8>,
-        resync_all: bool,
-    ) -> Result<(), RedisError> {
-        let zkey = self.keys.shards();
-        let now = now_ms();
-        let ids: Vec<u32> = with_conn(&self.pool, async move |c| c.zrangebyscore(zkey, now, "+inf").await).await?;
-        let others: Vec<ShardId> = ids.into_iter().map(ShardId).filter(|s| *s != self.me).collect();
-        let beats: Vec<Option<String>> = if others.is_empty() {
-            Vec::new()
-        } else {
-            let keys: Vec<String> = others.iter().map(|s| self.keys.shard(*s)).collect();
-            with_conn(&self.pool, async move |c| redis::cmd("MGET").arg(keys).query_async(c).await).await?
-        };
-        let mut peers = HashMap::new();
-        for (shard, beat) in others.iter().zip(beats) {
-            if let Some(beat) = beat {
-                peers.insert(*shard, serde_json::from_str::<Heartbeat>(&beat).unwrap_or_default());
-            }
+    /// of shards that appeared or restarted, of all after a resubscription,
+    /// and of all every [`ROSTER_RESYNC`].
+    async fn refresh(&self, live: &mut Live, resync_all: bool) -> Result<(), RedisError> {
+        let script = redis::Script::new(LIVE);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.shards()).arg(self.keys.prefix());
+        let pairs: Vec<(u32, String)> = self.backplane.script(&inv).await?;
+        let peers: HashMap<ShardId, Heartbeat> = pairs
+            .into_iter()
+            .map(|(id, beat)| (ShardId(id), serde_json::from_str::<Heartbeat>(&beat).unwrap_or_default()))
+            .filter(|(s, _)| *s != self.me)
+            .collect();
+        let now = clock::now();
+        let resync = resync_all || live.resynced.is_none_or(|t| now.saturating_duration_since(t) >= ROSTER_RESYNC);
+        if resync {
+            live.resynced = Some(now);
         }
-        let now_live: HashSet<ShardId> = peers.keys().copied().collect();
-        for shard in &now_live {
-            if resync_all || !live.contains(shard) {
-                recheck.insert(*shard, RECHECKS + 1);
+        for (shard, beat) in &peers {
+            match live.epochs.get(shard) {
+                None => tracing::info!(shard = %shard, players = beat.players, "shard joined the view"),
+                Some(epoch) if *epoch != beat.epoch => tracing::info!(shard = %shard, "shard restarted"),
+                Some(_) if !resync => continue,
+                Some(_) => {}
             }
+            let n = if live.epochs.get(shard) == Some(&beat.epoch) { 1 } else { RECHECKS + 1 };
+            let left = live.recheck.entry(*shard).or_insert(0);
+            *left = (*left).max(n);
         }
-        recheck.retain(|s, n| now_live.contains(s) && *n > 0);
-        self.metrics.cluster_shards.set(now_live.len() as i64);
-        let _ = self.events.send(ClusterEvent::Live(now_live.iter().copied().collect())).await;
-        for (shard, n) in recheck.iter_mut() {
+        for shard in live.epochs.keys().filter(|s| !peers.contains_key(s)) {
+            tracing::info!(shard = %shard, "shard left the view (no heartbeat within the TTL)");
+        }
+        live.epochs = peers.iter().map(|(s, b)| (*s, b.epoch)).collect();
+        live.recheck.retain(|s, n| peers.contains_key(s) && *n > 0);
+        self.metrics.cluster_shards.set(peers.len() as i64);
+        let _ = self.events.send(ClusterEvent::Live(peers.keys().copied().collect())).await;
+        for (shard, n) in live.recheck.iter_mut() {
             *n -= 1;
             let key = self.keys.players(*shard);
-            let fields: HashMap<String, String> = with_conn(&self.pool, async move |c| c.hgetall(key).await).await?;
+            let fields: HashMap<String, String> = self.backplane.cmd(redis::cmd("HGETALL").arg(&key)).await?;
             let (seq, players) = parse_players(fields);
-            let _ = self.events.send(ClusterEvent::Roster { shard: *shard, seq, players }).await;
+            let epoch = peers.get(shard).map_or(0, |b| b.epoch);
+            let _ = self.events.send(ClusterEvent::Roster { shard: *shard, epoch, seq, players }).await;
         }
-        *live = now_live;
         self.peers.send_replace(peers);
         Ok(())
     }
@@ -226,10 +287,9 @@ impl Registry {
     async fn deregister(&self) -> Result<(), RedisError> {
         let (shard, players, zkey, me) =
             (self.keys.shard(self.me), self.keys.players(self.me), self.keys.shards(), self.me.0);
-        with_conn(&self.pool, async move |c| {
-            redis::pipe().atomic().del(shard).del(players).zrem(zkey, me).query_async::<()>(c).await
-        })
-        .await
+        let mut pipe = redis::pipe();
+        pipe.atomic().del(shard).del(players).zrem(zkey, me);
+        self.backplane.pipe::<()>(&pipe).await
     }
 }
 

@@ -1,30 +1,38 @@
 //! The subscription to the other shards' frames, on its own connection (never
-//! the pool). It verifies each frame, reads the shard id to route it, and hands
-//! the exact bytes to the tick loop. It reconnects with capped backoff and
-//! resubscribes when the connection ends (Redis restarted, `CLIENT KILL`, idle
-//! timeout, network reset), and a watchdog rebuilds a subscription that is
-//! silent about a shard whose heartbeat says it is publishing (a Redis that
-//! dropped this subscriber for its output buffer limit, or a half-open link).
+//! the command connections). It verifies each frame, reads the shard id to
+//! route it, and hands the exact bytes to the tick loop. It reconnects with
+//! capped backoff and resubscribes when the connection ends (Redis
+//! restarted, `CLIENT KILL`, idle timeout, network reset, a primary that
+//! failed over), and a watchdog rebuilds a subscription that is silent about
+//! a shard whose heartbeat says it is publishing (a Redis that dropped this
+//! subscriber for its output buffer limit, or a half-open link).
 //!
-//! With area of interest it also follows the regions the shard's players
-//! see: it subscribes to a region's channel as soon as a view touches the
-//! region and unsubscribes when none has for a while (the shard core decides;
-//! see [`crate::shard::aoi`]), on the same connection. A shard then hears
-//! nothing from a peer whose players are all far away, so the watchdog pings
-//! the connection instead of waiting for every peer.
+//! What it hears: the place's chat, presence and control channels, the
+//! snapshots of every live peer (one channel on one Redis; on a cluster a
+//! channel a peer, followed as peers come and go), and with area of interest
+//! the regions the shard's players see: it subscribes to a region's channel
+//! as soon as a view touches the region and unsubscribes when none has for a
+//! while (the shard core decides; see [`crate::shard::aoi`]). A shard then
+//! hears nothing from a peer whose players are all far away, so the watchdog
+//! pings the connection instead of waiting for every peer.
+//!
+//! On a Redis Cluster, a shard channel whose slot migrates is unsubscribed
+//! by the server (`sunsubscribe`); it is subscribed again at once (the
+//! cluster connection follows the `MOVED` to the slot's new node), and a
+//! lost node connection rebuilds the subscription on a fresh slot map.
+//! Every renewal is counted in `mino_redis_resubscribes_total{reason}`.
 
 use super::registry::Heartbeat;
-use crate::backplane::Keys;
+use crate::backplane::{Backplane, Feed, FeedEvent, Keys, RedisError};
 use crate::clock;
-use crate::metrics::{DropKind, Metrics};
+use crate::metrics::{DropKind, Metrics, ResubscribeReason};
 use crate::resume::store::parse_takeover;
 use crate::shard::grid::{CellId, RegionId};
 use crate::shard::ClusterEvent;
 use bytes::Bytes;
-use futures_util::StreamExt;
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::{PlayerId, ShardId};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
@@ -44,16 +52,14 @@ pub const SILENCE: Duration = Duration::from_millis(2000);
 /// How often the watchdog looks.
 const WATCHDOG: Duration = Duration::from_millis(250);
 
-/// With area of interest, how often the subscription connection is pinged.
+/// With area of interest, and on a cluster, how often the subscription
+/// connection is pinged.
 const PING_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Longest a connect and subscribe may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The subscriber task.
 pub struct Subscriber {
-    /// Client for the dedicated connection.
-    pub client: redis::Client,
+    /// The place's Redis.
+    pub backplane: Backplane,
     /// Channel names.
     pub keys: Keys,
     /// This shard (its own frames come back and are skipped).
@@ -75,7 +81,7 @@ pub struct Subscriber {
 /// Why one subscription ended.
 enum End {
     Cancelled,
-    Lost,
+    Lost(ResubscribeReason),
 }
 
 impl Subscriber {
@@ -83,11 +89,21 @@ impl Subscriber {
     pub async fn run(mut self, cancel: CancellationToken) {
         let mut backoff = BACKOFF_MIN;
         let mut subscriptions = 0u64;
+        let mut generation = self.backplane.generation();
+        let mut renewal: Option<ResubscribeReason> = None;
         loop {
-            match self.subscribe_once(&cancel, &mut subscriptions).await {
+            match self.subscribe_once(&cancel, &mut generation, &mut subscriptions, &mut renewal).await {
                 Ok(End::Cancelled) => return,
-                Ok(End::Lost) => backoff = BACKOFF_MIN,
-                Err(e) => tracing::debug!(error = %e, "subscribe failed"),
+                Ok(End::Lost(reason)) => {
+                    backoff = BACKOFF_MIN;
+                    renewal = Some(reason);
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "subscribe failed");
+                    if subscriptions > 0 && renewal.is_none() {
+                        renewal = Some(ResubscribeReason::ConnectionLost);
+                    }
+                }
             }
             let jitter = Duration::from_millis(rand::random_range(0..=backoff.as_millis() as u64 / 2));
             tokio::select! {
@@ -98,31 +114,41 @@ impl Subscriber {
         }
     }
 
+    /// The channels to hear now.
+    fn wanted(&self, regions: &[RegionId]) -> BTreeSet<String> {
+        let mut channels: BTreeSet<String> =
+            [self.keys.chat(), self.keys.presence_channel(), self.keys.control()].into_iter().collect();
+        if self.aoi {
+            channels.extend(regions.iter().map(|r| self.keys.cells(r.0)));
+        } else {
+            let peers: Vec<ShardId> = self.peers.borrow().keys().copied().collect();
+            channels.extend(self.keys.snapshot_channels(peers.into_iter()));
+        }
+        channels
+    }
+
     /// One subscription, from connect to loss. `subscriptions` counts the
-    /// successful ones; every one after the first is a reconnect.
+    /// successful ones; every one after the first is a reconnect, counted
+    /// with the reason the last one ended (`renewal`).
     async fn subscribe_once(
         &mut self,
         cancel: &CancellationToken,
+        generation: &mut watch::Receiver<u64>,
         subscriptions: &mut u64,
-    ) -> Result<End, redis::RedisError> {
-        let channels = [self.keys.snapshots(), self.keys.chat(), self.keys.presence_channel(), self.keys.control()];
+        renewal: &mut Option<ResubscribeReason>,
+    ) -> Result<End, RedisError> {
+        generation.borrow_and_update();
         let mut regions: Vec<RegionId> = self.regions.borrow_and_update().clone();
-        let region_channels: Vec<String> = regions.iter().map(|r| self.keys.cells(r.0)).collect();
-        let connect = async {
-            let (mut sink, stream) = self.client.get_async_pubsub().await?.split();
-            sink.subscribe(&channels).await?;
-            if !region_channels.is_empty() {
-                sink.subscribe(&region_channels).await?;
-            }
-            Ok::<_, redis::RedisError>((sink, stream))
-        };
-        let (mut sink, mut stream) = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
-            Ok(r) => r?,
-            Err(_) => return Err(timed_out()),
-        };
-        tracing::debug!("subscribed");
+        self.peers.borrow_and_update();
+        let mut subscribed = self.wanted(&regions);
+        let mut feed = self.backplane.feed().await?;
+        feed.subscribe(&subscribed.iter().cloned().collect::<Vec<_>>()).await?;
+        tracing::debug!(channels = subscribed.len(), "subscribed");
         if *subscriptions > 0 {
             self.metrics.redis_reconnects.inc();
+        }
+        if let Some(reason) = renewal.take() {
+            self.metrics.resubscribed(reason);
         }
         *subscriptions += 1;
         self.resync.notify_one();
@@ -130,63 +156,80 @@ impl Subscriber {
         let started = clock::now();
         let mut watchdog = tokio::time::interval(WATCHDOG);
         let mut ping = tokio::time::interval(PING_INTERVAL);
+        let pinging = self.aoi || self.backplane.mode() == crate::backplane::Mode::Cluster;
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return Ok(End::Cancelled),
-                m = stream.next() => {
-                    let Some(m) = m else {
+                event = feed.next() => match event {
+                    None => {
                         tracing::info!("redis subscription lost; resubscribing");
-                        return Ok(End::Lost);
-                    };
-                    self.route(m.get_channel_name(), m.get_payload_bytes(), &mut newest).await;
-                }
+                        return Ok(End::Lost(ResubscribeReason::ConnectionLost));
+                    }
+                    Some(FeedEvent::Message { channel, payload }) => self.route(&channel, &payload, &mut newest).await,
+                    Some(FeedEvent::Unsubscribed(channel)) => {
+                        if subscribed.contains(&channel) {
+                            tracing::info!(channel, "redis moved a channel's slot; subscribing on its new node");
+                            feed.subscribe(std::slice::from_ref(&channel)).await?;
+                            self.metrics.resubscribed(ResubscribeReason::SlotMoved);
+                            self.resync.notify_one();
+                        }
+                    }
+                    Some(FeedEvent::NodeLost) => {
+                        tracing::info!("a redis cluster node connection was lost; resubscribing");
+                        return Ok(End::Lost(ResubscribeReason::NodeLost));
+                    }
+                },
                 changed = self.regions.changed() => {
                     if changed.is_err() {
                         return Ok(End::Cancelled);
                     }
-                    let wanted = self.regions.borrow_and_update().clone();
-                    self.follow(&mut sink, &regions, &wanted).await?;
-                    regions = wanted;
+                    regions = self.regions.borrow_and_update().clone();
+                    subscribed = self.follow(&mut feed, subscribed, self.wanted(&regions)).await?;
+                    self.metrics.region_subscriptions.set(regions.len() as i64);
+                }
+                changed = self.peers.changed(), if !self.aoi => {
+                    if changed.is_err() {
+                        return Ok(End::Cancelled);
+                    }
+                    self.peers.borrow_and_update();
+                    subscribed = self.follow(&mut feed, subscribed, self.wanted(&regions)).await?;
+                }
+                changed = generation.changed() => {
+                    if changed.is_ok() {
+                        tracing::info!("redis primary changed; resubscribing");
+                        return Ok(End::Lost(ResubscribeReason::PrimaryChanged));
+                    }
                 }
                 _ = watchdog.tick(), if !self.aoi => {
                     if started.elapsed() > SILENCE && self.silent(&newest) {
                         tracing::warn!("subscription silent while publishers are alive; rebuilding");
-                        return Ok(End::Lost);
+                        return Ok(End::Lost(ResubscribeReason::Silent));
                     }
                 }
-                _ = ping.tick(), if self.aoi => {
-                    match tokio::time::timeout(SILENCE, sink.ping::<redis::Value>()).await {
-                        Ok(Ok(_)) => {}
-                        Ok(Err(e)) => return Err(e),
-                        Err(_) => {
-                            tracing::warn!("subscription connection silent; rebuilding");
-                            return Ok(End::Lost);
-                        }
+                _ = ping.tick(), if pinging => {
+                    if let Err(e) = feed.ping().await {
+                        tracing::warn!(error = %e, "subscription connection does not answer; rebuilding");
+                        return Ok(End::Lost(ResubscribeReason::Silent));
                     }
                 }
             }
         }
     }
 
-    /// Subscribes to the regions in `wanted` and not in `had`, and
-    /// unsubscribes from those in `had` only.
+    /// Subscribes to the channels in `wanted` and not in `had`, unsubscribes
+    /// from those in `had` only; returns `wanted`.
     async fn follow(
         &self,
-        sink: &mut redis::aio::PubSubSink,
-        had: &[RegionId],
-        wanted: &[RegionId],
-    ) -> Result<(), redis::RedisError> {
-        let add: Vec<String> = wanted.iter().filter(|r| !had.contains(r)).map(|r| self.keys.cells(r.0)).collect();
-        let drop: Vec<String> = had.iter().filter(|r| !wanted.contains(r)).map(|r| self.keys.cells(r.0)).collect();
-        if !add.is_empty() {
-            tokio::time::timeout(CONNECT_TIMEOUT, sink.subscribe(&add)).await.map_err(|_| timed_out())??;
-        }
-        if !drop.is_empty() {
-            tokio::time::timeout(CONNECT_TIMEOUT, sink.unsubscribe(&drop)).await.map_err(|_| timed_out())??;
-        }
-        self.metrics.region_subscriptions.set(wanted.len() as i64);
-        tracing::debug!(added = add.len(), dropped = drop.len(), regions = wanted.len(), "region subscriptions");
-        Ok(())
+        feed: &mut Feed,
+        had: BTreeSet<String>,
+        wanted: BTreeSet<String>,
+    ) -> Result<BTreeSet<String>, RedisError> {
+        let add: Vec<String> = wanted.difference(&had).cloned().collect();
+        let drop: Vec<String> = had.difference(&wanted).cloned().collect();
+        feed.subscribe(&add).await?;
+        feed.unsubscribe(&drop).await?;
+        tracing::debug!(added = add.len(), dropped = drop.len(), channels = wanted.len(), "subscriptions followed");
+        Ok(wanted)
     }
 
     /// True when a peer's heartbeat shows a publish newer than [`SILENCE`] past
@@ -285,9 +328,4 @@ impl Subscriber {
             self.metrics.dropped(DropKind::RelaySnapshot, 1);
         }
     }
-}
-
-/// A timeout as a Redis error.
-fn timed_out() -> redis::RedisError {
-    redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))
 }

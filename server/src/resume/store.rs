@@ -13,13 +13,14 @@
 //! takeover notice goes to the old owner on the control channel (it drops the
 //! player and closes its socket with "session replaced"), and the script
 //! returns the old owner's last snapshot, from which the player's position is
-//! read. A shard
+//! read. Every key a script touches, and the control channel it publishes
+//! on (`SPUBLISH` on a Redis Cluster, passed in as an argument), carry the
+//! place's hash tag: each script runs within one slot. A shard
 //! that was paused checks its players' `owner` and `gen` before it publishes
 //! again ([`SessionStore::lost`]) and drops those claimed elsewhere.
 
 use super::{AccountGate, Claimed, ResumeError, Ticket};
-use crate::backplane::{with_conn, Keys, RedisError};
-use deadpool_redis::Pool;
+use crate::backplane::{Backplane, Keys, RedisError};
 use mino_protocol::server::{decode, player_id, ServerMsg};
 use mino_protocol::{quantize, PlayerId, ShardId};
 use redis::Value;
@@ -48,14 +49,15 @@ redis.call('PEXPIRE', skey, ARGV[4])
 redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], v, 'PX', ARGV[4])
 local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
 if s[1] ~= ARGV[2] then
-  redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
+  redis.call(ARGV[8], ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
 end
 return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8], account}
 ";
 
 /// An account signs in (KEYS[1]: the account key; ARGV: key prefix, this
 /// shard, the next ticket, the TTL in ms, the display name, the account,
-/// and a player id to use when the account has no session). Its live
+/// a player id to use when the account has no session, and the publish
+/// command). Its live
 /// session is taken over as a claim would (the old owner told on the
 /// control channel); else a session is made for it under the given id.
 const LOGIN: &str = r"
@@ -73,7 +75,7 @@ if v then
     redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], v, 'PX', ARGV[4])
     local snap = redis.call('GET', ARGV[1] .. 'lastsnap:' .. s[1])
     if s[1] ~= ARGV[2] then
-      redis.call('PUBLISH', ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
+      redis.call(ARGV[8], ARGV[1] .. 'control', 'takeover ' .. v .. ' ' .. gen .. ' ' .. ARGV[2])
     end
     return {'ok', v, ARGV[5], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8], ARGV[6]}
   end
@@ -90,7 +92,7 @@ return {'new', id}
 /// Sessions of a place in Redis, as one shard uses them.
 #[derive(Clone)]
 pub struct SessionStore {
-    pool: Pool,
+    backplane: Backplane,
     keys: Keys,
     ttl: Duration,
     me: ShardId,
@@ -99,8 +101,8 @@ pub struct SessionStore {
 impl SessionStore {
     /// A store for shard `me`; sessions and tickets live `ttl` after their
     /// last refresh.
-    pub fn new(pool: Pool, keys: Keys, ttl: Duration, me: ShardId) -> SessionStore {
-        SessionStore { pool, keys, ttl, me }
+    pub fn new(backplane: Backplane, ttl: Duration, me: ShardId) -> SessionStore {
+        SessionStore { keys: backplane.keys().clone(), backplane, ttl, me }
     }
 
     fn ttl_ms(&self) -> u64 {
@@ -131,7 +133,7 @@ impl SessionStore {
             .ignore()
             .set_options(&tkey, player.0, redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)))
             .ignore();
-        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+        self.backplane.pipe::<()>(&pipe).await
     }
 
     /// Gives a session this shard owns a fresh ticket (a Move on drain); the
@@ -158,7 +160,7 @@ impl SessionStore {
                 redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
             )
             .ignore();
-        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+        self.backplane.pipe::<()>(&pipe).await
     }
 
     /// Records where a resumed player was placed (if its session exists), so
@@ -169,7 +171,7 @@ impl SessionStore {
         let script = redis::Script::new(PLACED);
         let mut inv = script.prepare_invoke();
         inv.key(self.keys.session(player)).arg(position.0).arg(position.1);
-        with_conn(&self.pool, async move |c| inv.invoke_async::<()>(c).await).await
+        self.backplane.script::<()>(&inv).await
     }
 
     /// Keeps a connected player's session and ticket (and its account's
@@ -183,7 +185,7 @@ impl SessionStore {
         if let Some(account) = account {
             pipe.pexpire(self.keys.account(account), ttl).ignore();
         }
-        with_conn(&self.pool, async move |c| pipe.query_async::<()>(c).await).await
+        self.backplane.pipe::<()>(&pipe).await
     }
 
     /// Claims the session `bytes` names for this shard, with `next` as its new
@@ -209,10 +211,9 @@ impl SessionStore {
             .arg(self.ttl_ms())
             .arg(ticket.hex())
             .arg(gate.account.unwrap_or(""))
-            .arg(if gate.require { "1" } else { "0" });
-        let reply: Value = with_conn(&self.pool, async move |c| inv.invoke_async(c).await)
-            .await
-            .map_err(|_| ResumeError::Unavailable)?;
+            .arg(if gate.require { "1" } else { "0" })
+            .arg(self.backplane.publish_command());
+        let reply: Value = self.backplane.script(&inv).await.map_err(|_| ResumeError::Unavailable)?;
         let Value::Array(items) = reply else { return Err(ResumeError::Unavailable) };
         match text(&items, 0).as_str() {
             "ok" => {}
@@ -246,10 +247,9 @@ impl SessionStore {
             .arg(self.ttl_ms())
             .arg(name)
             .arg(account)
-            .arg(new_player.0);
-        let reply: Value = with_conn(&self.pool, async move |c| inv.invoke_async(c).await)
-            .await
-            .map_err(|_| ResumeError::Unavailable)?;
+            .arg(new_player.0)
+            .arg(self.backplane.publish_command());
+        let reply: Value = self.backplane.script(&inv).await.map_err(|_| ResumeError::Unavailable)?;
         let Value::Array(items) = reply else { return Err(ResumeError::Unavailable) };
         match text(&items, 0).as_str() {
             "ok" => self.claimed(&items, next),
@@ -316,8 +316,7 @@ impl SessionStore {
         for (p, _) in players {
             pipe.cmd("HMGET").arg(self.keys.session(*p)).arg("owner").arg("gen");
         }
-        let rows: Vec<(Option<String>, Option<u64>)> =
-            with_conn(&self.pool, async move |c| pipe.query_async(c).await).await?;
+        let rows: Vec<(Option<String>, Option<u64>)> = self.backplane.pipe(&pipe).await?;
         let me = self.me.to_string();
         Ok(players
             .iter()

@@ -15,6 +15,8 @@ struct Remote {
     players: HashMap<PlayerId, Arc<str>>,
     /// The shard's presence sequence number `players` is current to.
     seq: u64,
+    /// The shard's presence epoch (0: no roster read yet).
+    epoch: u64,
     /// Newest snapshot received since the last tick, with its server time (ms).
     pending: Option<(Bytes, u64)>,
 }
@@ -135,23 +137,37 @@ impl ClusterView {
     }
 
     /// Replaces a live shard's players with its full roster from the registry
-    /// (a shard that appeared or came back), current to presence number `seq`.
-    /// A roster older than the deltas already applied is ignored (the two come
-    /// over different connections and may arrive out of order). Returns the
-    /// Presence frame of the difference, if any, for sockets.
-    pub fn roster(&mut self, shard: ShardId, seq: u64, players: Vec<(PlayerId, Arc<str>)>) -> Option<Bytes> {
-        let r = self.live.get_mut(&shard)?;
-        if seq < r.seq {
-            return None;
+    /// (a shard that appeared, came back or restarted, and every few seconds),
+    /// current to presence number `seq` of presence epoch `epoch`. A roster
+    /// older than the deltas already applied is ignored (the two come over
+    /// different connections and may arrive out of order), unless its epoch
+    /// is another one (a restarted shard numbers from its new start, whatever
+    /// its clock said). Returns the Presence frame of the difference, if any,
+    /// for sockets, and whether this repaired a shard known before (a
+    /// presence message was lost).
+    pub fn roster(
+        &mut self,
+        shard: ShardId,
+        epoch: u64,
+        seq: u64,
+        players: Vec<(PlayerId, Arc<str>)>,
+    ) -> (Option<Bytes>, bool) {
+        let Some(r) = self.live.get_mut(&shard) else { return (None, false) };
+        let known = r.epoch == epoch && r.epoch != 0;
+        if seq < r.seq && (known || r.epoch == 0) {
+            return (None, false);
         }
         r.seq = seq;
+        r.epoch = epoch;
         let fresh: HashMap<PlayerId, Arc<str>> = players.into_iter().collect();
         let joined: Vec<(PlayerId, Arc<str>)> =
             fresh.iter().filter(|(id, _)| !r.players.contains_key(id)).map(|(id, n)| (*id, n.clone())).collect();
         let left: Vec<PlayerId> = r.players.keys().filter(|id| !fresh.contains_key(id)).copied().collect();
         r.players = fresh;
-        (!joined.is_empty() || !left.is_empty())
-            .then(|| msg::encode_presence(shard, 0, joined.iter().map(|(id, n)| (*id, &**n)), left.into_iter()))
+        let changed = !joined.is_empty() || !left.is_empty();
+        let frame =
+            changed.then(|| msg::encode_presence(shard, 0, joined.iter().map(|(id, n)| (*id, &**n)), left.into_iter()));
+        (frame, changed && known)
     }
 }
 
@@ -202,12 +218,12 @@ mod tests {
         let mut v = ClusterView::default();
         v.set_live(&[ShardId(2)]);
         v.presence(ShardId(2), 1, &names(&[(10, "a"), (11, "b")]), &[]);
-        let frame = v.roster(ShardId(2), 2, names(&[(11, "b"), (12, "c")])).expect("a difference");
+        let frame = v.roster(ShardId(2), 9, 2, names(&[(11, "b"), (12, "c")])).0.expect("a difference");
         let Ok(ServerMsg::Presence(p)) = decode(&frame) else { panic!() };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(12));
         assert_eq!(left_of(&frame), [10]);
-        assert!(v.roster(ShardId(2), 2, names(&[(11, "b"), (12, "c")])).is_none(), "no change, no frame");
-        assert!(v.roster(ShardId(9), 5, vec![]).is_none(), "unknown shard ignored");
+        assert!(v.roster(ShardId(2), 9, 2, names(&[(11, "b"), (12, "c")])).0.is_none(), "no change, no frame");
+        assert!(v.roster(ShardId(9), 9, 5, vec![]).0.is_none(), "unknown shard ignored");
     }
 
     #[test]
@@ -227,11 +243,37 @@ mod tests {
         v.set_live(&[ShardId(2)]);
         // Delta 5 (Ada joined) arrives before a roster read at 4 (without her).
         assert!(v.presence(ShardId(2), 5, &names(&[(10, "Ada")]), &[]));
-        assert!(v.roster(ShardId(2), 4, vec![]).is_none());
+        assert!(v.roster(ShardId(2), 9, 4, vec![]).0.is_none());
         assert_eq!(v.player_count(), 1, "Ada kept");
         // A roster current to 6 replaces; delta 6 then is already in it.
-        v.roster(ShardId(2), 6, names(&[(10, "Ada"), (11, "Bob")]));
+        v.roster(ShardId(2), 9, 6, names(&[(10, "Ada"), (11, "Bob")]));
         assert!(!v.presence(ShardId(2), 6, &names(&[(11, "Bob")]), &[]));
         assert_eq!(v.player_count(), 2);
+    }
+
+    #[test]
+    fn a_lost_left_is_repaired_by_the_next_roster_and_counted() {
+        let mut v = ClusterView::default();
+        v.set_live(&[ShardId(2)]);
+        assert!(!v.roster(ShardId(2), 9, 3, names(&[(10, "Ada")])).1, "first roster: nothing repaired");
+        // Delta 4 (Ada left) was lost; the hash, current to 4, no longer lists her.
+        let (frame, repaired) = v.roster(ShardId(2), 9, 4, vec![]);
+        assert_eq!(left_of(&frame.expect("a difference")), [10]);
+        assert!(repaired);
+        assert_eq!(v.player_count(), 0);
+    }
+
+    #[test]
+    fn a_restarted_shard_is_believed_whatever_its_numbers() {
+        let mut v = ClusterView::default();
+        v.set_live(&[ShardId(2)]);
+        v.roster(ShardId(2), 100, 500, names(&[(10, "Ada")]));
+        // Restarted within the TTL with a clock behind: numbers from 90.
+        assert!(!v.presence(ShardId(2), 91, &names(&[(11, "Bob")]), &[]), "older numbers of the old epoch");
+        let (frame, _) = v.roster(ShardId(2), 90, 91, names(&[(11, "Bob")]));
+        assert!(frame.is_some());
+        assert_eq!(v.name(PlayerId(11)), Some("Bob"));
+        assert_eq!(v.name(PlayerId(10)), None);
+        assert!(v.presence(ShardId(2), 92, &names(&[(12, "Cy")]), &[]), "its deltas count again");
     }
 }

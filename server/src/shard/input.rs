@@ -67,11 +67,15 @@ pub enum ClusterEvent {
     },
     /// The other shards alive now.
     Live(Vec<ShardId>),
-    /// The full player list of a shard that appeared, came back, or after a
-    /// resubscription.
+    /// The full player list of a shard that appeared, came back or
+    /// restarted, after a resubscription, and every few seconds
+    /// (anti-entropy).
     Roster {
         /// Whose.
         shard: ShardId,
+        /// The shard's presence epoch (another one than before: it restarted,
+        /// and this list replaces what was known whatever the numbers).
+        epoch: u64,
         /// The presence sequence number the list is current to (0: unknown).
         seq: u64,
         /// Its players.
@@ -88,6 +92,13 @@ pub enum ClusterEvent {
     Verified {
         /// To drop.
         lost: Vec<PlayerId>,
+    },
+    /// The periodic ownership audit's answer: players here whose session
+    /// another shard owns (their takeover notices were lost).
+    Audited {
+        /// To drop, with the session generation they were audited at (a
+        /// player claimed here again since is kept).
+        lost: Vec<(PlayerId, u64)>,
     },
     /// A block of cluster-unique player ids `[start, start + len)`.
     Ids {

@@ -54,7 +54,7 @@ use crate::clock::Instant;
 use crate::close::CloseReason;
 use crate::config::Config;
 use crate::ids::{PlayerIds, ID_FETCH};
-use crate::metrics::DropKind;
+use crate::metrics::{DropKind, RepairKind};
 use crate::resume::local::LocalSessions;
 use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::sim::World;
@@ -81,6 +81,11 @@ const ID_REQUEST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Standalone: how often expired resume tickets are forgotten, ms.
 const EXPIRE_INTERVAL_MS: u64 = 1000;
+
+/// Anti-entropy, clustered: how often the shard asks Redis whether another
+/// shard owns any of its players' sessions now, so a lost takeover notice
+/// leaves a player in two places for at most this plus one round trip.
+pub const AUDIT_INTERVAL: Duration = Duration::from_secs(5);
 
 /// A refusal with the retry-after the Busy message carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +130,10 @@ pub struct Shard {
     aoi: Option<Aoi>,
     /// Publisher times (ms) of the relayed cell frames since the last tick.
     relay_times: Vec<u64>,
+    /// The start of the presence numbering (µs at the start).
+    presence_epoch: u64,
+    /// When the last ownership audit was asked for (clustered).
+    audited: Option<Instant>,
 }
 
 impl Shard {
@@ -171,6 +180,8 @@ impl Shard {
             expired_at_ms: 0,
             aoi,
             relay_times: Vec::new(),
+            presence_epoch,
+            audited: None,
         })
     }
 
@@ -202,6 +213,13 @@ impl Shard {
     /// The highest player id this shard has admitted.
     pub fn highest_player(&self) -> u32 {
         self.highest_player
+    }
+
+    /// The start of this shard's presence numbering, as given to
+    /// [`Shard::new`] (its heartbeat carries it: another value for the same
+    /// shard id is a restart).
+    pub fn presence_epoch(&self) -> u64 {
+        self.presence_epoch
     }
 
     /// True while publishing is held back (see [`fence`]).
@@ -454,8 +472,12 @@ impl Shard {
                     self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
                 }
             }
-            ClusterEvent::Roster { shard, seq, players } => {
-                let diff = self.view.roster(shard, seq, players);
+            ClusterEvent::Roster { shard, epoch, seq, players } => {
+                let (diff, repaired) = self.view.roster(shard, epoch, seq, players);
+                if repaired {
+                    tracing::warn!(shard = %shard, "another shard's players were out of date here; repaired from Redis");
+                    self.effects.push(Effect::Repaired(RepairKind::Roster, 1));
+                }
                 if let Some(frame) = diff.filter(|_| self.aoi.is_none()) {
                     self.events.push(ws_frame::binary(&frame));
                 }
@@ -479,6 +501,20 @@ impl Shard {
                 self.effects.push(Effect::Unfence);
                 let held = self.fence.lift();
                 self.effects.extend(held.into_iter().map(Effect::Publish));
+            }
+            ClusterEvent::Audited { lost } => {
+                let lost: Vec<PlayerId> =
+                    lost.into_iter().filter(|(p, g)| self.links.generation(*p) == Some(*g)).map(|(p, _)| p).collect();
+                if !lost.is_empty() {
+                    tracing::warn!(
+                        players = lost.len(),
+                        "players resumed on other shards without notice here; dropping them"
+                    );
+                    self.effects.push(Effect::Repaired(RepairKind::Ownership, lost.len() as u64));
+                }
+                for player in lost {
+                    self.drop_player(player, CloseReason::SessionReplaced);
+                }
             }
         }
     }
@@ -560,6 +596,7 @@ impl Shard {
         }
         if self.clustered {
             self.request_ids(at.now);
+            self.audit(at.now);
         } else {
             self.expire_tickets(at.wall_ms);
         }
@@ -663,6 +700,20 @@ impl Shard {
         if low && due {
             self.effects.push(Effect::NeedIds);
             self.id_requested = Some(now);
+        }
+    }
+
+    /// Clustered and not fenced: asks for an ownership audit every
+    /// [`AUDIT_INTERVAL`] (see [`Effect::Audit`]).
+    fn audit(&mut self, now: Instant) {
+        let due = self.audited.is_none_or(|t| now.saturating_duration_since(t) >= AUDIT_INTERVAL);
+        if !due || self.fence.is_fenced() {
+            return;
+        }
+        self.audited = Some(now);
+        let players = self.links.generations();
+        if !players.is_empty() {
+            self.effects.push(Effect::Audit { players });
         }
     }
 

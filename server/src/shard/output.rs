@@ -4,7 +4,7 @@
 use super::grid::{CellId, RegionId};
 use super::links::LinkId;
 use crate::close::CloseReason;
-use crate::metrics::DropKind;
+use crate::metrics::{DropKind, RepairKind};
 use crate::resume::Ticket;
 use bytes::Bytes;
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -143,6 +143,15 @@ pub enum Effect {
     },
     /// The ownership check answered: publishing resumes.
     Unfence,
+    /// Anti-entropy: ask Redis which of `players` (with the session
+    /// generation held here) another shard owns now, and answer with
+    /// [`super::ClusterEvent::Audited`]. Asked every [`super::AUDIT_INTERVAL`].
+    Audit {
+        /// Every present player and its generation.
+        players: Vec<(PlayerId, u64)>,
+    },
+    /// Anti-entropy repaired `n` things of a kind (counted).
+    Repaired(RepairKind, u64),
     /// Fetch another block of player ids (clustered, running low).
     NeedIds,
     /// With area of interest: the regions whose cell frames this shard must

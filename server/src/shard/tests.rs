@@ -22,7 +22,7 @@ fn config(max: u32) -> Config {
 }
 
 fn clustered(max: u32) -> Config {
-    Config { redis: Some("redis://127.0.0.1:1".into()), ..config(max) }
+    Config { redis: Some(crate::backplane::RedisTarget::Node("redis://127.0.0.1:1".into())), ..config(max) }
 }
 
 fn shard(config: &Config) -> Shard {
@@ -222,7 +222,12 @@ fn roster_covers_players_of_other_shards() {
     let mut s = shard(&config(10));
     let mut t = Ticker::new();
     s.cluster_event(ClusterEvent::Live(vec![ShardId(8)]));
-    s.cluster_event(ClusterEvent::Roster { shard: ShardId(8), seq: 1, players: vec![(PlayerId(500), "Far".into())] });
+    s.cluster_event(ClusterEvent::Roster {
+        shard: ShardId(8),
+        epoch: 1,
+        seq: 1,
+        players: vec![(PlayerId(500), "Far".into())],
+    });
     join(&mut s, "Ada");
     let f = t.tick(&mut s).frame;
     let ServerMsg::Roster(r) = msg(f.roster.as_ref().expect("roster")) else { panic!() };

@@ -20,7 +20,7 @@
 //!  ClusterEvent ──────────┼─► Shard core ─frame──┤
 //!  TickClock ─────────────┘     │ effects        └─► publisher (own snapshot)
 //!                               ▼
-//!   tell a socket · publish · fence check · fetch ids · drained · count drops
+//!   tell a socket · publish · fence check · audit · fetch ids · drained · count drops
 //! ```
 
 mod clock;
@@ -233,8 +233,12 @@ impl TickDriver {
                     cells,
                 }));
             }
-            let state =
-                LocalState { players: self.shard.players(), overloaded, highest_player: self.shard.highest_player() };
+            let state = LocalState {
+                players: self.shard.players(),
+                overloaded,
+                highest_player: self.shard.highest_player(),
+                epoch: self.shard.presence_epoch(),
+            };
             link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
         }
         self.players_said();
@@ -365,6 +369,8 @@ impl TickDriver {
                     }
                 }
                 Effect::Fence { players } => self.check_ownership(players),
+                Effect::Audit { players } => self.audit(players),
+                Effect::Repaired(kind, n) => self.metrics.repaired(kind, n),
                 Effect::Unfence => {
                     if let Some(link) = &self.cluster {
                         link.status.fenced.store(false, Ordering::Relaxed);
@@ -401,6 +407,24 @@ impl TickDriver {
                 tracing::warn!(error = %e, %player, "move ticket not stored; the player rejoins as new");
             }
             let _ = moves.send((link, next));
+        });
+    }
+
+    /// Anti-entropy: asks Redis once which of `players` another shard owns
+    /// now, and hands the answer back to the core (a failed ask is asked
+    /// again at the next audit).
+    fn audit(&self, players: Vec<(PlayerId, u64)>) {
+        let Some(link) = &self.cluster else { return };
+        let (store, events) = (link.store.clone(), link.events_tx.clone());
+        self.tracker.spawn(async move {
+            match store.lost(&players).await {
+                Ok(ids) if !ids.is_empty() => {
+                    let lost = players.into_iter().filter(|(p, _)| ids.contains(p)).collect();
+                    let _ = events.send(ClusterEvent::Audited { lost }).await;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "ownership audit failed; asked again at the next one"),
+            }
         });
     }
 

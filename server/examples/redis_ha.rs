@@ -1,0 +1,312 @@
+//! Measures mino on Redis's distributed engines (issue 13's figures), with the
+//! real binaries and loadgen's bots in this process:
+//!
+//! - `failover cluster|sentinel BOTS`: two shards on a six-node Redis Cluster
+//!   (node timeout 2 s) or on Sentinel (down-after 2 s), BOTS walking bots
+//!   split over them; the Redis primary holding the place is killed (SIGKILL).
+//!   Prints players lost, the bots' own-shard snapshot gap p95 and max from
+//!   the kill until relay is back, 15 s at least (local play), when the
+//!   replica was promoted, and how long relayed snapshots stopped and when
+//!   they flowed again (a watcher on each shard, watching past the 15 s while
+//!   they are stopped, up to 90 s).
+//! - `spread BOTS`: two shards with area of interest on a six-node cluster
+//!   (the place's region channels spread over the three primaries), BOTS
+//!   walkers; over 20 s, each primary's CPU (% of a core), SPUBLISH calls a
+//!   second, commands a second (every command, SPUBLISH included) and bytes
+//!   sent a second (the published frames times their subscribers).
+//!
+//! Each run prints one line of figures; with `--json FILE` it also writes
+//! them, with the load average before and after (`/proc/loadavg`), as one JSON
+//! object (what `benches/scale.sh --only redis` collects for RESULTS.md).
+//!
+//! ```sh
+//! cargo build --release -p mino-server
+//! cargo run --release -p mino-server --example redis_ha -- failover cluster 1000 target/release/mino-server
+//! cargo run --release -p mino-server --example redis_ha -- spread 5000 target/release/mino-server --json spread.json
+//! ```
+
+use mino_loadgen::profile::ProfileName;
+use mino_loadgen::stats::Metric;
+use mino_loadgen::Target;
+use mino_testkit::process::cpu_ticks;
+use mino_testkit::{server_bin, Bots, Frame, Player, RedisCluster, Sentinel, Shard};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Clock ticks a second of `/proc/PID/stat`.
+const CLK_TCK: f64 = 100.0;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let json_out = match args.iter().position(|a| a == "--json") {
+        Some(i) if i + 1 < args.len() => {
+            let path = PathBuf::from(args.remove(i + 1));
+            args.remove(i);
+            Some(path)
+        }
+        _ => None,
+    };
+    let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+    let bin = |i: usize| args.get(i).map(PathBuf::from).unwrap_or_else(server_bin);
+    let load_before = load_average();
+    let mut figures = match (arg(0), arg(1)) {
+        ("failover", mode @ ("cluster" | "sentinel")) => failover(mode, arg(2).parse().unwrap_or(1000), &bin(3)).await,
+        ("spread", n) => spread(n.parse().unwrap_or(1000), bin(2)).await,
+        _ => {
+            eprintln!("usage: redis_ha failover cluster|sentinel BOTS [SERVER] | spread BOTS [SERVER]  [--json FILE]");
+            std::process::exit(2);
+        }
+    };
+    figures["load_before"] = json!(load_before);
+    figures["load_after"] = json!(load_average());
+    if let Some(path) = json_out {
+        write_json(&path, &figures);
+    }
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`, what `uptime`
+/// shows); empty when unreadable.
+fn load_average() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).filter_map(|v| v.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Writes `figures` to `path`, pretty-printed.
+///
+/// Panics: the file cannot be written (the run's figures are then still on
+/// stdout).
+fn write_json(path: &Path, figures: &Value) {
+    let text = serde_json::to_string_pretty(figures).expect("JSON of plain numbers");
+    std::fs::write(path, text + "\n").unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
+/// Where the shards' Redis is, kept alive for the run.
+enum Backend {
+    Cluster(RedisCluster),
+    Sentinel(Sentinel),
+}
+
+impl Backend {
+    fn flags(&self) -> Vec<String> {
+        match self {
+            Backend::Cluster(c) => vec!["--redis-cluster".into(), c.seeds()],
+            Backend::Sentinel(s) => vec!["--redis-sentinel".into(), s.urls(), "--redis-master".into(), "mino".into()],
+        }
+    }
+
+    /// Kills the primary holding the place; returns when a new one serves it.
+    fn kill_primary(&mut self) -> Duration {
+        let t = Instant::now();
+        match self {
+            Backend::Cluster(c) => {
+                let slot = c.slot("mino:{main}:shards");
+                let p = c.primary_of(slot).expect("served");
+                c.kill(p);
+                c.wait_served(slot, Duration::from_secs(60));
+            }
+            Backend::Sentinel(s) => {
+                let p = s.primary_port().expect("a primary");
+                s.node(p).kill();
+                s.wait_new_primary(p, Duration::from_secs(60));
+            }
+        }
+        t.elapsed()
+    }
+}
+
+/// Two shards (ids 1 and 2) reaching Redis with `flags`, plus `extra`.
+async fn shards(flags: &[String], bin: &PathBuf, extra: &[&str]) -> Vec<Shard> {
+    let mut out = Vec::new();
+    for id in ["1", "2"] {
+        let mut args: Vec<&str> = vec!["--shard-id", id, "--max-players", "10000"];
+        args.extend(flags.iter().map(String::as_str));
+        args.extend_from_slice(extra);
+        let s = Shard::start(bin, &args);
+        s.wait_ready().await;
+        out.push(s);
+    }
+    out
+}
+
+async fn swarm(shard: &Shard, n: usize) -> Bots {
+    let target = Target::resolve(&shard.ws_url()).await.expect("target");
+    let bots = Bots::start(target, n, ProfileName::Walker).await;
+    if !bots.wait_connected(Duration::from_secs(60)).await {
+        eprintln!("only {} of {n} bots joined {} within 60 s", bots.connected(), shard.addr);
+    }
+    bots
+}
+
+/// How long relayed snapshots stopped, as a watcher saw it.
+struct RelayStop {
+    /// The longest stretch without a snapshot of the other shard.
+    longest: Duration,
+    /// When it ended (the first snapshot after it), from the watch's start;
+    /// None if still open when the watch gave up.
+    back: Option<Duration>,
+}
+
+/// Watches `shard`'s relayed snapshots on `c` for at least `span`, and past it
+/// while they are stopped (up to `limit`), so a stop that outlasts the span is
+/// measured to its end rather than cut short.
+async fn relay_watch(mut c: Player, shard: u32, span: Duration, limit: Duration) -> RelayStop {
+    let start = Instant::now();
+    let mut last = Instant::now();
+    let mut stop = RelayStop { longest: Duration::ZERO, back: Some(Duration::ZERO) };
+    let stopped = |last: Instant| last.elapsed() > Duration::from_millis(500);
+    while start.elapsed() < span || (stopped(last) && start.elapsed() < limit) {
+        // Own snapshots arrive every tick; a frame of any kind ends the wait.
+        match c.next().await {
+            Frame::Snapshot { shard: s, .. } if s == shard => {
+                if last.elapsed() > stop.longest {
+                    stop = RelayStop { longest: last.elapsed(), back: Some(start.elapsed()) };
+                }
+                last = Instant::now();
+            }
+            Frame::Closed(_) => break,
+            _ => {}
+        }
+    }
+    if last.elapsed() > stop.longest {
+        stop = RelayStop { longest: last.elapsed(), back: None };
+    }
+    stop
+}
+
+async fn failover(mode: &str, n: usize, bin: &PathBuf) -> Value {
+    let mut backend = match mode {
+        "cluster" => Backend::Cluster(RedisCluster::start(Duration::from_secs(2))),
+        _ => Backend::Sentinel(Sentinel::start(Duration::from_secs(2))),
+    };
+    let s = shards(&backend.flags(), bin, &[]).await;
+    let (a, b) = (swarm(&s[0], n / 2).await, swarm(&s[1], n - n / 2).await);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (wa, wb) = (Player::join(&s[0], "watch-a").await, Player::join(&s[1], "watch-b").await);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (_, _) = (a.take_window(), b.take_window());
+    let (span, limit) = (Duration::from_secs(15), Duration::from_secs(90));
+    let watch_a = tokio::spawn(relay_watch(wa, 2, span, limit));
+    let watch_b = tokio::spawn(relay_watch(wb, 1, span, limit));
+    let promoted = tokio::task::block_in_place(|| backend.kill_primary());
+    let (ra, rb) = (watch_a.await.expect("watch"), watch_b.await.expect("watch"));
+    let (fa, fb) = (a.take_window(), b.take_window());
+    let lat = fa.merge(&fb).latencies;
+    let own = lat.summary(Metric::SnapshotGap);
+    let relayed = lat.summary(Metric::RelayedGap);
+    let connected = a.connected() + b.connected();
+    let reconnected = a.welcomes().iter().chain(b.welcomes().iter()).filter(|w| **w > 1).count();
+    let players = s[0].players().await + s[1].players().await;
+    let secs = |d: Option<Duration>| d.map_or("not back".to_owned(), |d| format!("{:.2} s", d.as_secs_f64()));
+    println!(
+        "failover {mode} bots={n}: promoted after {:.2} s; players lost {} (bots connected {connected}/{n}, \
+         reconnected {reconnected}, shards hold {players}); local own-snapshot gap from the kill until relay was \
+         back (15 s at least): p95 {:.1} ms, p99 {:.1} ms, max {:.1} ms; relayed gap p95 {:.1} ms, max {:.1} ms; \
+         watchers' longest relay stop {:.2} s (A) / {:.2} s (B), flowing again {} / {} after the kill",
+        promoted.as_secs_f64(),
+        n - connected.min(n),
+        own.p95,
+        own.p99,
+        own.max,
+        relayed.p95,
+        relayed.max,
+        ra.longest.as_secs_f64(),
+        rb.longest.as_secs_f64(),
+        secs(ra.back),
+        secs(rb.back),
+    );
+    a.stop().await;
+    b.stop().await;
+    json!({
+        "kind": "failover",
+        "mode": mode,
+        "bots": n,
+        "promoted_s": promoted.as_secs_f64(),
+        "players_lost": n - connected.min(n),
+        "bots_connected": connected,
+        "reconnected": reconnected,
+        "shards_hold": players,
+        "own_gap_ms": { "p95": own.p95, "p99": own.p99, "max": own.max, "count": own.count },
+        "relayed_gap_ms": { "p95": relayed.p95, "max": relayed.max, "count": relayed.count },
+        "relay_stop_s": [ra.longest.as_secs_f64(), rb.longest.as_secs_f64()],
+        "relay_back_s": [ra.back.map(|d| d.as_secs_f64()), rb.back.map(|d| d.as_secs_f64())],
+    })
+}
+
+/// What one primary has done so far: CPU ticks of its process, SPUBLISH
+/// calls, every command, bytes sent.
+#[derive(Clone, Copy)]
+struct NodeCounters {
+    cpu_ticks: u64,
+    spublish: u64,
+    commands: u64,
+    sent_bytes: u64,
+}
+
+/// The number after `prefix` (`name:` or `cmdstat_x:calls=`) in an `INFO`
+/// answer, up to the next comma; 0 when absent.
+fn info_field(info: &str, prefix: &str) -> u64 {
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|v| v.split(',').next()?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The counters of each primary.
+fn node_counters(c: &RedisCluster, primaries: &[u16]) -> Vec<NodeCounters> {
+    primaries
+        .iter()
+        .map(|p| {
+            let cmds = c.cli(*p, &["INFO", "commandstats"]);
+            let stats = c.cli(*p, &["INFO", "stats"]);
+            NodeCounters {
+                cpu_ticks: cpu_ticks(c.pid(*p)).unwrap_or(0),
+                spublish: info_field(&cmds, "cmdstat_spublish:calls="),
+                commands: info_field(&stats, "total_commands_processed:"),
+                sent_bytes: info_field(&stats, "total_net_output_bytes:"),
+            }
+        })
+        .collect()
+}
+
+async fn spread(n: usize, bin: PathBuf) -> Value {
+    let cluster = RedisCluster::start(Duration::from_secs(2));
+    let aoi = ["--world-size", "4000", "--cell-size", "125", "--view-radius", "250"];
+    let s = shards(&["--redis-cluster".into(), cluster.seeds()], &bin, &aoi).await;
+    let cluster = &cluster;
+    let (a, b) = (swarm(&s[0], n / 2).await, swarm(&s[1], n - n / 2).await);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let primaries: Vec<u16> = cluster.nodes().into_iter().filter(|n| n.primary).map(|n| n.port).collect();
+    let before = node_counters(cluster, &primaries);
+    let t = Instant::now();
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let after = node_counters(cluster, &primaries);
+    let secs = t.elapsed().as_secs_f64();
+    println!("spread bots={n} (area of interest, 2 shards, 3 primaries), over {secs:.1} s:");
+    let mut nodes = Vec::new();
+    for (i, p) in primaries.iter().enumerate() {
+        let (b, a) = (before[i], after[i]);
+        let rate = |x: u64, y: u64| y.saturating_sub(x) as f64 / secs;
+        let cpu = rate(b.cpu_ticks, a.cpu_ticks) / CLK_TCK * 100.0;
+        let (spublish, commands) = (rate(b.spublish, a.spublish), rate(b.commands, a.commands));
+        let sent = rate(b.sent_bytes, a.sent_bytes) / 1e6;
+        println!(
+            "  primary :{p}: CPU {cpu:.1} % of a core, SPUBLISH {spublish:.0}/s, commands {commands:.0}/s, \
+             sent {sent:.2} MB/s"
+        );
+        nodes.push(json!({
+            "port": p,
+            "cpu_pct": cpu,
+            "spublish_per_s": spublish,
+            "commands_per_s": commands,
+            "sent_mb_per_s": sent,
+        }));
+    }
+    let connected = a.connected() + b.connected();
+    println!("  bots connected {connected}/{n}");
+    a.stop().await;
+    b.stop().await;
+    json!({ "kind": "spread", "bots": n, "bots_connected": connected, "seconds": secs, "primaries": nodes })
+}
