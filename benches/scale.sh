@@ -377,16 +377,16 @@ section_control() {
 
 # Idle websockets: standing players on a world of about one player per cell
 # of 125 units (so each sees few others), keyframes every 20 ticks (a
-# standing player's socket is written once a second), the busy rule off (the
-# ramp's handshakes must not refuse anyone: this measures memory and CPU per
-# socket, not admission).
+# standing player's socket is written once a second), the busy rule off as in
+# every section (SHARD_FLAGS): this measures memory and CPU per socket, not
+# admission.
 section_idle() {
   local i n world
   for n in $IDLE_SIZES; do
     world="$(python3 -c "import math; print(max(1000, round(math.sqrt($n) * 125)))")"
     for i in $(seq "$REPEAT"); do
       log "idle $n/$i: $n idle websockets on one shard, world $world"
-      one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 --busy-lateness-ms 0 \
+      one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 \
         --max-players "$((n + 100))" --max-connections "$((n + 200))"
       measured "idle-$n-$i" idle --bots "$n" --ramp 1000 --hold "$IDLE_HOLD"
       stop_all

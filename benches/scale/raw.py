@@ -98,6 +98,10 @@ class Raw:
         except OSError:
             return ""
 
+    def load_json(self, name):
+        """A raw file by name (`None` if absent or unreadable)."""
+        return read_json(os.path.join(self.dir, name))
+
     def run(self, label):
         """(loadgen report, server windows) of one sampled run, or None."""
         report = read_json(os.path.join(self.dir, f"{label}.json"))

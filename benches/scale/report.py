@@ -248,6 +248,24 @@ class Report:
                         "this kernel, halved here): buffers holding data in flight at that instant, not the sockets' "
                         f"fixed structures, so it swings between runs ({', '.join(kb(k) for k in kern_all)} both ends "
                         "here). The original's 2.7 to 4 KB likely counts those structures too."]
+        heap = self.raw.load_json("heap-idle-10000.json")
+        if heap:
+            b, a = heap["runs"]["before"], heap["runs"]["after"]
+            out += ["", f"**Heap profile** (heaptrack, {heap['connections']:,} idle websockets, `{heap['command']}`): "
+                        f"live heap {kb(b['live_heap_bytes_per_connection'])} a connection before ({b['what']}), "
+                        f"{kb(a['live_heap_bytes_per_connection'])} after ({a['what']}). Biggest sites after: "
+                        + ", ".join(f"{site} {n} B" for site, n in a["top"][:8])
+                        + ". Before, the session task and its tracker alone held "
+                        + f"{sum(n for site, n in b['top'] if 'task' in site or 'try_with' in site):,} B a connection. "
+                        "The RSS above adds the allocator's own overhead (a header and rounding per allocation, and "
+                        "the holes the handshakes' transient buffers leave) to the live heap."]
+        slab = self.raw.load_json("kernel-slab-idle-10000.json")
+        if slab:
+            out += ["", f"**The kernel's own cost per connection**, apart: the kernel's slab memory grew by "
+                        f"{kb(slab['bytes_per_connection_both_ends'])} a connection with {slab['connections']:,} idle "
+                        f"websockets open, {kb(slab['bytes_per_end'])} per socket end (both ends are on this kernel: "
+                        "socket, TCP state, file, epoll entry); the original reports 2.7 to 4 KB in the kernel. "
+                        f"({slab['command']}.)"]
         if best:
             bots, proc, chat, v = best
             self.summary.append([f"server memory per idle websocket ({bots:,})", "1.3 KB", kb(proc), ratio(proc, 1300), v])

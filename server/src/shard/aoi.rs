@@ -48,6 +48,10 @@ pub(crate) struct Aoi {
     /// Per frame of `at`: the tick its cell's players last changed (relayed
     /// frames: this tick, as they are sent once).
     changed: Vec<u64>,
+    /// Per region id: the latest `changed` of its frames this tick, so a
+    /// group whose regions have been still for the slowest period is passed
+    /// over without a walk of its stencil.
+    region_changed: Vec<u64>,
     /// Per cell id: where its frames start in `at` (`u32::MAX`: none).
     slots: Vec<u32>,
     touched: Vec<CellId>,
@@ -74,6 +78,7 @@ impl Aoi {
             relayed: Vec::new(),
             at: Vec::new(),
             changed: Vec::new(),
+            region_changed: Vec::new(),
             slots: vec![u32::MAX; cells],
             touched: Vec::new(),
             scratch: Vec::new(),
@@ -125,7 +130,9 @@ impl Aoi {
 
     /// Runs the tick's area of interest: encodes this shard's cells, moves the
     /// viewers, and returns each group's frames. `clustered` also tracks the
-    /// regions to hear from.
+    /// regions to hear from. With keyframes, `keyframe_extra` (the place's
+    /// status, say: websocket-framed) rides every whole group's frames, so a
+    /// standing player's socket gets it in its keyframe's one write.
     pub(crate) fn tick(
         &mut self,
         world: &World,
@@ -133,13 +140,18 @@ impl Aoi {
         tick: Tick,
         wall_ms: u64,
         clustered: bool,
+        keyframe_extra: Option<&Bytes>,
     ) -> Vec<ViewFrames> {
         self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
         self.index(shard, tick.0);
         let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
         let mut views = Vec::with_capacity(groups.len());
         for group in &groups {
-            views.push(self.view(*group, tick.0));
+            let mut view = self.view(*group, tick.0);
+            if let Some(extra) = keyframe_extra.filter(|_| group.whole) {
+                view.frames.push((FrameKey { shard, cell: CellId(0) }, extra.clone()));
+            }
+            views.push(view);
             if clustered {
                 self.note_regions(group.key, tick.0);
             }
@@ -184,6 +196,14 @@ impl Aoi {
                 tick
             }
         }));
+        let regions = (self.grid.region_columns() * self.grid.rows().div_ceil(REGION_CELLS)) as usize + 1;
+        self.region_changed.clear();
+        self.region_changed.resize(regions, 0);
+        for ((key, _), &changed) in self.at.iter().zip(&self.changed) {
+            if let Some(r) = self.grid.region_of(key.cell).and_then(|r| self.region_changed.get_mut(r.0 as usize)) {
+                *r = (*r).max(changed);
+            }
+        }
         for (i, (key, _)) in self.at.iter().enumerate() {
             if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
                 if *slot == u32::MAX {
@@ -217,6 +237,9 @@ impl Aoi {
         // Unchanged since `period` ticks ago: already sent to this group.
         let stale = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= tick;
         let slowest = interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1);
+        if keyframes && self.regions_still((cell, previous), tick.saturating_sub(u64::from(slowest))) {
+            return ViewFrames::default();
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.extend(self.stencil.cells(&self.grid, cell));
@@ -254,18 +277,34 @@ impl Aoi {
         ViewFrames { frames }
     }
 
-    /// Notes the regions a group's view touches.
-    fn note_regions(&mut self, (cell, previous): GroupKey, tick: u64) {
+    /// True when no region the view of `key` touches changed after `since`.
+    fn regions_still(&self, key: GroupKey, since: u64) -> bool {
+        let mut still = true;
+        self.each_region(key, |r| still &= self.region_changed.get(r.0 as usize).is_none_or(|&c| c <= since));
+        still
+    }
+
+    /// Calls `f` with each region the view of `(cell, previous)` touches
+    /// (a region may come twice).
+    fn each_region(&self, (cell, previous): GroupKey, mut f: impl FnMut(RegionId)) {
         for viewer in [cell, previous] {
             let Some((column, row)) = self.grid.position(viewer) else { continue };
             let low = |v: u32| v.saturating_sub(self.reach) / REGION_CELLS;
             let high = |v: u32, n: u32| (v + self.reach).min(n - 1) / REGION_CELLS;
             for region_row in low(row)..=high(row, self.grid.rows()) {
                 for region_column in low(column)..=high(column, self.grid.columns()) {
-                    let region = RegionId(1 + region_row * self.grid.region_columns() + region_column);
-                    self.regions.note(region, tick);
+                    f(RegionId(1 + region_row * self.grid.region_columns() + region_column));
                 }
             }
+        }
+    }
+
+    /// Notes the regions a group's view touches.
+    fn note_regions(&mut self, key: GroupKey, tick: u64) {
+        let mut touched = Vec::new();
+        self.each_region(key, |r| touched.push(r));
+        for region in touched {
+            self.regions.note(region, tick);
         }
     }
 }
@@ -334,7 +373,7 @@ mod tests {
     fn a_far_player_is_not_seen_and_a_near_one_is() {
         let w = world(&[(1, 1000.0, 1000.0), (2, 1150.0, 1000.0), (3, 2500.0, 2500.0)]);
         let mut a = aoi(&w);
-        let views = a.tick(&w, ShardId(7), Tick(4), 0, false);
+        let views = a.tick(&w, ShardId(7), Tick(4), 0, false, None);
         let seen = cells_seen(&views, &a, 1);
         assert!(seen.contains(&a.grid().cell_of(1150.0, 1000.0).0), "the neighbour's cell");
         assert!(!seen.contains(&a.grid().cell_of(2500.0, 2500.0).0), "the far one's cell");
@@ -352,7 +391,7 @@ mod tests {
         let mut a = aoi(&w);
         let mut counts: HashMap<u32, u32> = HashMap::new();
         for t in 1..=8 {
-            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false, None);
             for c in cells_seen(&views, &a, 1) {
                 *counts.entry(c).or_default() += 1;
             }
@@ -373,7 +412,7 @@ mod tests {
         a.add_viewer(LinkId(1), PlayerId(1));
         let mut total = 0;
         for t in 1..=16 {
-            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false, None);
             total += views[a.view_of(LinkId(1))].frames.iter().map(|(_, f)| f.len()).sum::<usize>();
         }
         assert!(total / 16 <= 8192, "{} bytes a tick on average", total / 16);
@@ -386,12 +425,12 @@ mod tests {
         let mut a = aoi(&w);
         let cell = a.grid().cell_of(1000.0, 1000.0);
         a.relay(ShardId(8), [(cell, Bytes::from_static(b"old")), (cell, Bytes::from_static(b"new"))].into_iter());
-        let views = a.tick(&w, ShardId(7), Tick(1), 0, false);
+        let views = a.tick(&w, ShardId(7), Tick(1), 0, false, None);
         let frames = &views[a.view_of(LinkId(1))].frames;
         let theirs: Vec<&[u8]> =
             frames.iter().filter(|(k, _)| k.shard == ShardId(8)).map(|(_, f)| ws_frame::payload(f)).collect();
         assert_eq!(theirs, [&b"new"[..]]);
-        let views = a.tick(&w, ShardId(7), Tick(2), 0, false);
+        let views = a.tick(&w, ShardId(7), Tick(2), 0, false, None);
         assert!(views[a.view_of(LinkId(1))].frames.iter().all(|(k, _)| k.shard != ShardId(8)), "sent once");
     }
 
@@ -399,18 +438,18 @@ mod tests {
     fn regions_follow_the_viewers_with_hysteresis() {
         let mut w = world(&[(1, 100.0, 100.0)]);
         let mut a = aoi(&w);
-        a.tick(&w, ShardId(7), Tick(1), 0, true);
+        a.tick(&w, ShardId(7), Tick(1), 0, true, None);
         assert_eq!(a.regions(1), Some(vec![RegionId(1)]));
         assert_eq!(a.regions(2), None, "unchanged");
         w.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         w.step(20.0); // 2,000 units east: another region
         for t in 2..=4 {
-            a.tick(&w, ShardId(7), Tick(t), 0, true);
+            a.tick(&w, ShardId(7), Tick(t), 0, true, None);
         }
         let both = a.regions(4).expect("a new region");
         assert!(both.contains(&RegionId(1)) && both.len() >= 2, "{both:?}");
         for t in 5..=4 + REGION_KEEP_TICKS + 12 {
-            a.tick(&w, ShardId(7), Tick(t), 0, true);
+            a.tick(&w, ShardId(7), Tick(t), 0, true, None);
         }
         let later = a.regions(4 + REGION_KEEP_TICKS + 12).expect("the old region dropped");
         assert!(!later.contains(&RegionId(1)), "{later:?}");
@@ -426,7 +465,7 @@ mod tests {
         let mut counts: HashMap<u32, u32> = HashMap::new();
         for t in 1..=16 {
             w.step(0.05); // 5 units a tick: player 3 stays in its cell
-            let views = a.tick(&w, ShardId(7), Tick(t), 0, false);
+            let views = a.tick(&w, ShardId(7), Tick(t), 0, false, None);
             for c in cells_seen(&views, &a, 1) {
                 *counts.entry(c).or_default() += 1;
             }

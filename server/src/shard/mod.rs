@@ -31,7 +31,8 @@
 //!   frames: one frame per occupied cell, shared by every socket that sees
 //!   it. Then presence and rosters are not sent to every socket (they would
 //!   grow with the square of the place): a client asks for the names of the
-//!   players it sees (`NamesRequest`), and gets a `PlaceStatus` once a second.
+//!   players it sees (`NamesRequest`), and gets a `PlaceStatus` once a second
+//!   (with keyframes: in each of its keyframes).
 
 pub mod aoi;
 mod cells;
@@ -636,11 +637,20 @@ impl Shard {
             let local = self.world.players().iter().map(|p| (p.id, &*p.name));
             ws_frame::binary(&msg::encode_roster(local.chain(self.view.players())))
         });
-        if !whole_shard && self.tick.0.is_multiple_of(u64::from(self.tick_hz)) {
+        // The place's status: once a second to everyone, or with keyframes
+        // in each socket's keyframe (no write of its own).
+        let keyframes = self.aoi.as_ref().is_some_and(|a| a.settings().keyframe_ticks > 0);
+        let status = (!whole_shard && (keyframes || self.tick.0.is_multiple_of(u64::from(self.tick_hz)))).then(|| {
             let players = self.world.len() + self.view.player_count();
-            let status = msg::encode_place_status(players as u32, 1 + self.view.live_shards() as u32);
-            self.events.push(ws_frame::binary(&status));
-        }
+            ws_frame::binary(&msg::encode_place_status(players as u32, 1 + self.view.live_shards() as u32))
+        });
+        let keyframe_status = match status {
+            Some(status) if !keyframes => {
+                self.events.push(status);
+                None
+            }
+            keyframed => keyframed,
+        };
         if let Some(delta) = self.presence.take(self.id) {
             if whole_shard {
                 self.events.push(ws_frame::binary(&delta.bytes));
@@ -653,7 +663,8 @@ impl Shard {
         }
         let (views, relay_lag_ms, publish_cells) = match self.aoi.as_mut() {
             Some(aoi) => {
-                let views = aoi.tick(&self.world, self.id, self.tick, at.wall_ms, self.clustered);
+                let views =
+                    aoi.tick(&self.world, self.id, self.tick, at.wall_ms, self.clustered, keyframe_status.as_ref());
                 let lag = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
                 let bundles = if self.clustered { aoi.bundles() } else { Vec::new() };
                 (views, lag, bundles)

@@ -593,3 +593,24 @@ fn with_guests_refused_a_guest_ticket_does_not_resume() {
     assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 1, gate), Err(ResumeError::GuestSession));
     assert!(s.claim_local(a.ticket.as_bytes(), T0 + 2, AccountGate::default()).is_ok(), "nothing was spent");
 }
+
+#[test]
+fn with_keyframes_the_place_status_rides_each_sockets_keyframe_not_the_events() {
+    let mut config = aoi_config();
+    if let Some(aoi) = config.aoi.as_mut() {
+        aoi.keyframe_ticks = 10;
+    }
+    let mut s = shard(&config);
+    let mut t = Ticker::new();
+    let a = place(&mut s, 1, 1000.0, 1000.0);
+    let (mut in_events, mut in_view) = (0, 0);
+    for _ in 0..40 {
+        let out = t.tick(&mut s);
+        let is_status = |f: &Bytes| matches!(msg(f), ServerMsg::PlaceStatus(_));
+        in_events += out.frame.events.iter().filter(|f| is_status(f)).count();
+        let view = &out.frame.views[s.view_of(a.link)];
+        in_view += view.frames.iter().filter(|(_, f)| is_status(f)).count();
+    }
+    assert_eq!(in_events, 0, "no write of its own");
+    assert!((4..=5).contains(&in_view), "once a keyframe (10 ticks) over 40 ticks, plus the first view: {in_view}");
+}

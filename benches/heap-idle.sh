@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# benches/heap-idle.sh: a heap profile of idle websockets (issue 17). Runs
+# mino-server under heaptrack with N idle bots (mino-loadgen idle), kills it
+# with SIGKILL during the hold, so what heaptrack calls "leaked" is exactly
+# what was live with every socket open, and prints the live heap per
+# connection and its biggest allocation sites.
+#
+# usage: benches/heap-idle.sh [N] [BIN_DIR] [server flags...]
+#   N        idle websockets (default 10000)
+#   BIN_DIR  where mino-server and mino-loadgen are (default target/release)
+#   flags    added to the server's (default: --keyframe-ticks 20)
+# Needs heaptrack (apt install heaptrack). Loopback only; stops by itself.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+N="${1:-10000}"; BIN="${2:-$ROOT/target/release}"; shift $(( $# > 2 ? 2 : $# ))
+FLAGS=("$@"); [[ ${#FLAGS[@]} -gt 0 ]] || FLAGS=(--keyframe-ticks 20)
+command -v heaptrack >/dev/null || { echo "heap-idle.sh: needs heaptrack (apt install heaptrack)" >&2; exit 2; }
+WORK="$(mktemp -d /tmp/mino-heap.XXXXXX)"; trap 'rm -rf "$WORK"' EXIT
+WORLD="$(python3 -c "import math; print(max(1000, round(math.sqrt($N) * 125)))")"
+heaptrack -o "$WORK/heap" "$BIN/mino-server" --listen 127.0.0.1:0 --world-size "$WORLD" --cell-size 125 \
+  --max-players $((N + 100)) --max-connections $((N + 200)) --busy-lateness-ms 0 "${FLAGS[@]}" >"$WORK/out" 2>"$WORK/err" &
+HT=$!
+for _ in $(seq 200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.1; done
+ADDR="$(sed -n 's/.*listening on http:\/\/\([0-9.:]*\).*/\1/p' "$WORK/out" | head -1)"
+[[ -n $ADDR ]] || { cat "$WORK/err" >&2; echo "heap-idle.sh: the server printed no address" >&2; exit 1; }
+SPID="$(pgrep -P "$HT" -f mino-server | head -1 || true)"; SPID="${SPID:-$(pgrep -n -f "mino-server --listen 127.0.0.1:0 --world-size $WORLD")}"
+"$BIN/mino-loadgen" idle --url "ws://$ADDR/ws" --server-pid "$SPID" --bots "$N" --ramp 1000 --hold 30s --no-chat-cost -q \
+  --json "$WORK/idle.json" >/dev/null 2>&1 &
+LG=$!
+sleep $(( N / 1000 + 12 ))
+kill -KILL "$SPID"; wait "$HT" || true; wait "$LG" || true
+heaptrack_print -F "$WORK/stacks" --flamegraph-cost-type leaked "$WORK"/heap.*zst >/dev/null 2>&1
+echo "heap-idle.sh: $N idle websockets, server flags: ${FLAGS[*]}"
+python3 "$ROOT/benches/scale/heap_summary.py" "$WORK/stacks" "$N"
