@@ -228,7 +228,7 @@ pub struct Cli {
     /// Area of interest: keyframes. 0 (the default) sends each cell at its
     /// tier's rate whether or not its players changed. N > 0: a cell of this
     /// shard whose players did not change (same ids, positions, headings)
-    /// for 64 ticks is not sent again, except in a keyframe: every N ticks each view group
+    /// is not sent again, except in a keyframe: every N ticks each view group
     /// gets its whole view (groups take turns over the N ticks), and a socket
     /// whose player entered another cell gets its whole view at once. A
     /// standing player then costs its socket one write every N ticks, not

@@ -42,9 +42,8 @@ async fn a_standing_player_is_sent_once_a_keyframe_and_a_walking_one_every_tick(
     let grace = a.welcome.as_ref().expect("welcome").view_grace_ms;
     assert!(grace >= 2 * 20 * 50, "the grace covers two keyframe periods: {grace} ms");
 
-    // Both stand: after the slowest period (64 ticks, 3.2 s) in which a new
-    // or changed cell still goes out at its tier's rate, A hears of B (and
-    // of itself) about once a second.
+    // Both stand (for a while first, so that their arrival is long sent): A
+    // hears of B (and of itself) about once a second.
     ticks_over(&mut a, Duration::from_millis(3500), b.id()).await;
     let (any, with_b) = ticks_over(&mut a, Duration::from_secs(3), b.id()).await;
     assert!(!with_b.is_empty(), "the standing player is still sent (at keyframes)");
@@ -65,7 +64,7 @@ async fn a_standing_player_is_sent_once_a_keyframe_and_a_walking_one_every_tick(
 async fn a_newcomer_gets_its_whole_view_at_once() {
     let server = Shard::start(SERVER, KEYFRAMES);
     let mut a = Player::join(&server, "Stander").await;
-    // A stands long enough that its cell is quiet (past the slowest period).
+    // A stands long enough that its cell is quiet.
     let id = a.id();
     ticks_over(&mut a, Duration::from_millis(3500), id).await;
     let started = Instant::now();

@@ -52,6 +52,10 @@ pub(crate) struct Aoi {
     /// group whose regions have been still for the slowest period is passed
     /// over without a walk of its stencil.
     region_changed: Vec<u64>,
+    /// Groups whose budget slowed a tier down, with the last tick it did:
+    /// until the slowest period has passed since, a change is looked for
+    /// over that whole period, as the tier's last due tick may be that old.
+    slowed: HashMap<GroupKey, u64>,
     /// The tick before this one that ran (a stall skips tick numbers).
     last_tick: u64,
     /// Per cell id: where its frames start in `at` (`u32::MAX`: none).
@@ -81,6 +85,7 @@ impl Aoi {
             at: Vec::new(),
             changed: Vec::new(),
             region_changed: Vec::new(),
+            slowed: HashMap::new(),
             last_tick: 0,
             slots: vec![u32::MAX; cells],
             touched: Vec::new(),
@@ -149,6 +154,8 @@ impl Aoi {
         self.index(shard, tick.0);
         let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
         let since = std::mem::replace(&mut self.last_tick, tick.0);
+        let slowest = u64::from(interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1));
+        self.slowed.retain(|_, t| *t + slowest > since);
         let mut views = Vec::with_capacity(groups.len());
         for group in &groups {
             let mut view = self.view(*group, since, tick.0);
@@ -233,21 +240,21 @@ impl Aoi {
     /// it): its cells' frames that are due at the periods its budget allows,
     /// nearest first; a due tick a stall skipped counts on the next tick that
     /// runs. With keyframes, a whole group gets every frame of its cells, and
-    /// the others leave out the frames whose cell did not change within the
-    /// slowest period (64 ticks) before `since`: a change goes out at the
-    /// tier's rate for that long, so every due tick after it sends it
-    /// whatever the budget did to the periods meanwhile, and a still cell
-    /// costs nothing but its keyframes. A group whose regions all stood still
-    /// that long is passed over without a walk of its stencil.
+    /// the others leave out the frames whose cell did not change within one
+    /// period of its tier before `since` (the tier's last due tick was served
+    /// at or before `since`); within the slowest period (64 ticks) if the
+    /// budget slowed this group's tiers lately, so a change is not lost when
+    /// a tier speeds up again. A group whose regions all stood still for the
+    /// slowest period is passed over without a walk of its stencil.
     fn view(&mut self, group: Group, since: u64, tick: u64) -> ViewFrames {
         let (cell, previous) = group.key;
         let keyframes = self.settings.keyframe_ticks > 0 && !group.whole;
-        // Unchanged since `period` ticks ago: already sent to this group.
         let since = since.min(tick.saturating_sub(1));
         let slowest = interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1);
-        // Unchanged for the slowest period before the tick that ran last:
-        // every tier's due tick came since, whatever its period was then.
-        let stale = |i: usize| keyframes && self.changed[i] + u64::from(slowest) <= since;
+        // Unchanged for `period` ticks before the tick that ran last: sent
+        // at the tier's last due tick (or earlier), nothing to send now.
+        let sent = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= since;
+        let stale = |i: usize| sent(i, slowest);
         if keyframes && self.regions_still((cell, previous), since.saturating_sub(u64::from(slowest))) {
             return ViewFrames::default();
         }
@@ -268,6 +275,10 @@ impl Aoi {
         }
         let periods = interest::fit(self.settings.budget_bytes, &sizes);
         self.sizes = sizes;
+        if keyframes && periods != &interest::LADDER[0] {
+            self.slowed.insert(group.key, tick);
+        }
+        let slowed = keyframes && self.slowed.get(&group.key).is_some_and(|&t| t + u64::from(slowest) > since);
         let mut frames = Vec::new();
         for &(c, tier) in &scratch {
             let range = self.frames_at(c);
@@ -281,7 +292,8 @@ impl Aoi {
             let Some((column, row)) = self.grid.position(c) else { continue };
             let period = periods[tier as usize];
             if interest::due_since(since, tick, column, row, period) {
-                frames.extend(range.filter(|&i| !stale(i)).map(|i| self.at[i].clone()));
+                let window = if slowed { slowest } else { period };
+                frames.extend(range.filter(|&i| !sent(i, window)).map(|i| self.at[i].clone()));
             }
         }
         self.scratch = scratch;
