@@ -42,8 +42,9 @@ async fn a_standing_player_is_sent_once_a_keyframe_and_a_walking_one_every_tick(
     let grace = a.welcome.as_ref().expect("welcome").view_grace_ms;
     assert!(grace >= 2 * 20 * 50, "the grace covers two keyframe periods: {grace} ms");
 
-    // Both stand: A hears of B (and of itself) about once a second.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Both stand (for a while first, so that their arrival is long sent): A
+    // hears of B (and of itself) about once a second.
+    ticks_over(&mut a, Duration::from_millis(3500), b.id()).await;
     let (any, with_b) = ticks_over(&mut a, Duration::from_secs(3), b.id()).await;
     assert!(!with_b.is_empty(), "the standing player is still sent (at keyframes)");
     assert!(any.len() <= 6, "about one write a second, not 20: frames in ticks {any:?}");
@@ -65,7 +66,7 @@ async fn a_newcomer_gets_its_whole_view_at_once() {
     let mut a = Player::join(&server, "Stander").await;
     // A stands long enough that its cell is quiet.
     let id = a.id();
-    ticks_over(&mut a, Duration::from_millis(500), id).await;
+    ticks_over(&mut a, Duration::from_millis(3500), id).await;
     let started = Instant::now();
     let mut b = Player::join(&server, "Newcomer").await;
     let seen = loop {

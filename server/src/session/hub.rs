@@ -184,7 +184,12 @@ impl Hub {
         let link = joined.link;
         let p = Player::new(joined.player, link, joined.ticket, account, &self.limits, now);
         let welcome = ws_frame::binary(welcome);
-        let Some(slot) = self.insert(Conn::new(handed, Some(p), now)) else { return };
+        let Some(slot) = self.insert(Conn::new(handed, Some(p), now)) else {
+            // The poller refused the socket (closed by `insert`): the player
+            // admitted for it leaves at once, as after any close.
+            self.inbound.push(Inbound::Left { player: joined.player, link });
+            return;
+        };
         self.by_link.insert(link, slot);
         if hold {
             self.held.insert(slot, Held { welcome, until: now + HELD_MAX });

@@ -52,6 +52,12 @@ pub(crate) struct Aoi {
     /// group whose regions have been still for the slowest period is passed
     /// over without a walk of its stencil.
     region_changed: Vec<u64>,
+    /// Groups whose budget slowed a tier down, with the last tick it did:
+    /// until the slowest period has passed since, a change is looked for
+    /// over that whole period, as the tier's last due tick may be that old.
+    slowed: HashMap<GroupKey, u64>,
+    /// The tick before this one that ran (a stall skips tick numbers).
+    last_tick: u64,
     /// Per cell id: where its frames start in `at` (`u32::MAX`: none).
     slots: Vec<u32>,
     touched: Vec<CellId>,
@@ -79,6 +85,8 @@ impl Aoi {
             at: Vec::new(),
             changed: Vec::new(),
             region_changed: Vec::new(),
+            slowed: HashMap::new(),
+            last_tick: 0,
             slots: vec![u32::MAX; cells],
             touched: Vec::new(),
             scratch: Vec::new(),
@@ -145,9 +153,12 @@ impl Aoi {
         self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
         self.index(shard, tick.0);
         let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
+        let since = std::mem::replace(&mut self.last_tick, tick.0);
+        let slowest = u64::from(interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1));
+        self.slowed.retain(|_, t| *t + slowest > since);
         let mut views = Vec::with_capacity(groups.len());
         for group in &groups {
-            let mut view = self.view(*group, tick.0);
+            let mut view = self.view(*group, since, tick.0);
             if let Some(extra) = keyframe_extra.filter(|_| group.whole) {
                 view.frames.push((FrameKey { shard, cell: CellId(0) }, extra.clone()));
             }
@@ -225,19 +236,26 @@ impl Aoi {
         start..start + n
     }
 
-    /// One group's frames for `tick`: its cells' frames that are due at the
-    /// periods its budget allows, nearest first. With keyframes, a whole
-    /// group gets every frame of its cells, and the others skip the cells
-    /// that did not change since their tier's last due tick (cells unchanged
-    /// for longer than the slowest period are passed over at once, so an
-    /// idle neighbourhood costs a group little).
-    fn view(&mut self, group: Group, tick: u64) -> ViewFrames {
+    /// One group's frames for `tick` (`since`: the tick that ran before
+    /// it): its cells' frames that are due at the periods its budget allows,
+    /// nearest first; a due tick a stall skipped counts on the next tick that
+    /// runs. With keyframes, a whole group gets every frame of its cells, and
+    /// the others leave out the frames whose cell did not change within one
+    /// period of its tier before `since` (the tier's last due tick was served
+    /// at or before `since`); within the slowest period (64 ticks) if the
+    /// budget slowed this group's tiers lately, so a change is not lost when
+    /// a tier speeds up again. A group whose regions all stood still for the
+    /// slowest period is passed over without a walk of its stencil.
+    fn view(&mut self, group: Group, since: u64, tick: u64) -> ViewFrames {
         let (cell, previous) = group.key;
         let keyframes = self.settings.keyframe_ticks > 0 && !group.whole;
-        // Unchanged since `period` ticks ago: already sent to this group.
-        let stale = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= tick;
+        let since = since.min(tick.saturating_sub(1));
         let slowest = interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1);
-        if keyframes && self.regions_still((cell, previous), tick.saturating_sub(u64::from(slowest))) {
+        // Unchanged for `period` ticks before the tick that ran last: sent
+        // at the tier's last due tick (or earlier), nothing to send now.
+        let sent = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= since;
+        let stale = |i: usize| sent(i, slowest);
+        if keyframes && self.regions_still((cell, previous), since.saturating_sub(u64::from(slowest))) {
             return ViewFrames::default();
         }
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -253,14 +271,18 @@ impl Aoi {
         sizes.clear();
         for &(c, tier) in &scratch {
             let range = self.frames_at(c);
-            sizes.extend(range.filter(|&i| !stale(i, slowest)).map(|i| (tier, self.at[i].1.len())));
+            sizes.extend(range.filter(|&i| !stale(i)).map(|i| (tier, self.at[i].1.len())));
         }
         let periods = interest::fit(self.settings.budget_bytes, &sizes);
         self.sizes = sizes;
+        if keyframes && periods != &interest::LADDER[0] {
+            self.slowed.insert(group.key, tick);
+        }
+        let slowed = keyframes && self.slowed.get(&group.key).is_some_and(|&t| t + u64::from(slowest) > since);
         let mut frames = Vec::new();
         for &(c, tier) in &scratch {
             let range = self.frames_at(c);
-            if range.is_empty() || range.clone().all(|i| stale(i, slowest)) {
+            if range.is_empty() || range.clone().all(&stale) {
                 continue;
             }
             if group.whole {
@@ -269,8 +291,9 @@ impl Aoi {
             }
             let Some((column, row)) = self.grid.position(c) else { continue };
             let period = periods[tier as usize];
-            if interest::due(tick, column, row, period) {
-                frames.extend(range.filter(|&i| !stale(i, period)).map(|i| self.at[i].clone()));
+            if interest::due_since(since, tick, column, row, period) {
+                let window = if slowed { slowest } else { period };
+                frames.extend(range.filter(|&i| !sent(i, window)).map(|i| self.at[i].clone()));
             }
         }
         self.scratch = scratch;
@@ -457,24 +480,115 @@ mod tests {
 
     #[test]
     fn with_keyframes_a_still_cell_is_sent_at_keyframes_and_a_changing_one_at_its_rate() {
-        let mut w = world(&[(1, 1550.0, 1550.0), (2, 1650.0, 1550.0), (3, 1510.0, 1650.0)]);
+        let mut w = world(&[(1, 1550.0, 1550.0), (2, 1650.0, 1550.0), (3, 1550.0, 1650.0)]);
         let mut a = Aoi::new(AoiConfig { keyframe_ticks: 8, ..SETTINGS }, w.bounds()).expect("aoi");
         a.add_viewer(LinkId(1), PlayerId(1));
-        w.set_direction(PlayerId(3), Direction::new(1.0, 0.0).expect("dir"), 0);
-        let (still, walking) = (a.grid().cell_of(1650.0, 1550.0), a.grid().cell_of(1510.0, 1650.0));
+        let (still, walking) = (a.grid().cell_of(1650.0, 1550.0), a.grid().cell_of(1550.0, 1650.0));
         let mut counts: HashMap<u32, u32> = HashMap::new();
-        for t in 1..=16 {
-            w.step(0.05); // 5 units a tick: player 3 stays in its cell
+        for t in 1..=96 {
+            // Player 3 paces east and west, 5 units a tick, inside its cell.
+            let east = if t % 2 == 1 { 1.0 } else { -1.0 };
+            w.set_direction(PlayerId(3), Direction::new(east, 0.0).expect("dir"), 0);
+            w.step(0.05);
             let views = a.tick(&w, ShardId(7), Tick(t), 0, false, None);
-            for c in cells_seen(&views, &a, 1) {
-                *counts.entry(c).or_default() += 1;
+            // Everyone was new on tick 1: changed cells go out at their
+            // tier's rate for the slowest period (64 ticks), so count after.
+            if t >= 70 {
+                for c in cells_seen(&views, &a, 1) {
+                    *counts.entry(c).or_default() += 1;
+                }
             }
         }
-        assert_eq!(a.grid().cell_of(1590.0, 1650.0), walking);
-        assert_eq!(counts[&walking.0], 16, "a changing near cell every tick");
-        // Seen whole when the viewer is placed (tick 1), then at its group's
-        // keyframes: (t + 15 + 2 x 15) % 8 == 0 on ticks 3 and 11.
-        assert_eq!(counts[&still.0], 3, "a still cell: once placed, then at keyframes");
+        assert_eq!(counts[&walking.0], 27, "a changing near cell every tick");
+        // Then only at the group's keyframes: (t + 15 + 2 x 15) % 8 == 0 on
+        // ticks 75, 83 and 91.
+        assert_eq!(counts[&still.0], 3, "a still cell only at keyframes");
         assert_eq!(counts[&a.grid().cell_of(1550.0, 1550.0).0], 3, "the viewer's own still cell too");
+    }
+
+    /// The ticks among `ticks` in which viewer 1 was sent `cell`, calling
+    /// `before` ahead of each tick.
+    fn seen_ticks(
+        a: &mut Aoi,
+        w: &mut World,
+        ticks: &[u64],
+        cell: CellId,
+        mut before: impl FnMut(u64, &mut World),
+    ) -> Vec<u64> {
+        let mut got = Vec::new();
+        for &t in ticks {
+            before(t, w);
+            let views = a.tick(w, ShardId(7), Tick(t), 0, false, None);
+            if cells_seen(&views, a, 1).contains(&cell.0) {
+                got.push(t);
+            }
+        }
+        got
+    }
+
+    /// Moves player `id` a few units east at once (one change of its cell).
+    fn nudge(w: &mut World, id: u32) {
+        w.set_direction(PlayerId(id), Direction::new(1.0, 0.0).expect("dir"), 0);
+        w.step(0.05);
+        w.set_direction(PlayerId(id), Direction::STILL, 0);
+    }
+
+    #[test]
+    fn with_keyframes_a_change_before_a_due_tick_a_stall_skipped_goes_out_on_the_next_tick() {
+        // A mid cell (period 2, due on odd ticks); tick 5 never runs.
+        let mut w = world(&[(1, 1550.0, 1550.0), (2, 1750.0, 1550.0)]);
+        let mut a = Aoi::new(AoiConfig { keyframe_ticks: 40, ..SETTINGS }, w.bounds()).expect("aoi");
+        a.add_viewer(LinkId(1), PlayerId(1));
+        let mid = a.grid().cell_of(1750.0, 1550.0);
+        let ticks = [1, 2, 3, 4, 6, 7, 8, 9, 10];
+        let got = seen_ticks(&mut a, &mut w, &ticks, mid, |t, w| {
+            if t == 4 {
+                nudge(w, 2);
+            }
+        });
+        assert!(got.contains(&6), "the change of tick 4 goes out on tick 6: {got:?}");
+    }
+
+    #[test]
+    fn with_keyframes_a_change_is_sent_when_the_budget_speeds_a_tier_up() {
+        // A walking crowd next door slows the mid tier down; it leaves just
+        // after a change in the mid cell, and the tier speeds up again.
+        let mut players = vec![(1, 1550.0, 1550.0), (2, 1750.0, 1550.0)];
+        for i in 0..300u32 {
+            players.push((100 + i, 1610.0 + (i % 80) as f32, 1510.0 + (i / 80) as f32 * 5.0));
+        }
+        let mut w = world(&players);
+        for i in 0..300u32 {
+            w.set_direction(PlayerId(100 + i), Direction::new(0.0, 1.0).expect("dir"), 0);
+        }
+        let mut a =
+            Aoi::new(AoiConfig { keyframe_ticks: 200, budget_bytes: 1500, ..SETTINGS }, w.bounds()).expect("aoi");
+        a.add_viewer(LinkId(1), PlayerId(1));
+        let mid = a.grid().cell_of(1750.0, 1550.0);
+        let ticks: Vec<u64> = (1..=60).collect();
+        let got = seen_ticks(&mut a, &mut w, &ticks, mid, |t, w| {
+            w.step(0.001);
+            if t == 34 {
+                nudge(w, 2);
+            }
+            if t == 36 {
+                for i in 0..300u32 {
+                    w.remove(PlayerId(100 + i));
+                }
+            }
+        });
+        assert!(got.iter().any(|&t| t > 34 && t < 60), "the change of tick 34 is sent: {got:?}");
+    }
+
+    #[test]
+    fn with_keyframes_ticks_that_run_every_other_number_still_get_keyframes() {
+        let mut w = world(&[(1, 1550.0, 1550.0), (2, 1650.0, 1650.0)]);
+        let mut a = Aoi::new(AoiConfig { keyframe_ticks: 8, ..SETTINGS }, w.bounds()).expect("aoi");
+        a.add_viewer(LinkId(1), PlayerId(1));
+        let near = a.grid().cell_of(1650.0, 1650.0);
+        let ticks: Vec<u64> = (1..=50).map(|k| 2 * k).collect();
+        let got = seen_ticks(&mut a, &mut w, &ticks, near, |_, _| {});
+        assert!(got.len() >= 1 + 100 / 8 - 1, "a still neighbour once a keyframe over 100 ticks: {got:?}");
+        assert!(got.windows(2).all(|p| p[1] - p[0] <= 8), "never more than a keyframe apart: {got:?}");
     }
 }

@@ -118,6 +118,19 @@ pub fn due(tick: u64, column: u32, row: u32, period: u32) -> bool {
     (tick + u64::from(column) + 2 * u64::from(row)).is_multiple_of(period)
 }
 
+/// True when `cell` (at `column`, `row`) was due at `period` on some tick
+/// after `since` up to `tick`: [`due`] over the ticks a stall skipped too, so
+/// a skipped due tick is served by the next tick that runs. `since ≥ tick`
+/// is the same as [`due`] on `tick`.
+pub fn due_since(since: u64, tick: u64, column: u32, row: u32, period: u32) -> bool {
+    if since >= tick {
+        return due(tick, column, row, period);
+    }
+    let period = u64::from(period.max(1));
+    let offset = u64::from(column) + 2 * u64::from(row);
+    (tick + offset) / period > (since + offset) / period
+}
+
 /// The first rung of the [`LADDER`] at which cells of the given tiers and
 /// sizes (bytes) come to at most `budget` bytes a tick on average; the floor
 /// if none does.
@@ -183,6 +196,19 @@ mod tests {
             assert_eq!(times as u32, 64 / period);
         }
         assert_ne!(due(0, 0, 0, 2), due(0, 1, 0, 2), "adjacent columns alternate");
+    }
+
+    #[test]
+    fn a_due_tick_a_stall_skipped_is_due_on_the_next_tick_that_runs() {
+        for period in [1, 2, 4, 8, 20] {
+            for since in 0..40u64 {
+                for tick in since + 1..since + 30 {
+                    let any = (since + 1..=tick).any(|t| due(t, 3, 5, period));
+                    assert_eq!(due_since(since, tick, 3, 5, period), any, "{period} {since} {tick}");
+                }
+            }
+        }
+        assert_eq!(due_since(7, 7, 3, 5, 4), due(7, 3, 5, 4));
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! get a group of their own kind, so the choice is still made once a group.
 
 use super::grid::{CellId, Grid};
-use super::interest::due;
+use super::interest::due_since;
 use super::links::LinkId;
 use crate::sim::World;
 use mino_protocol::PlayerId;
@@ -57,6 +57,9 @@ pub(crate) struct Group {
 pub(crate) struct Viewers {
     hysteresis: u64,
     keyframe_ticks: u32,
+    /// The tick of the last update (keyframes skipped by a stall are made
+    /// on the next tick that runs).
+    last_tick: u64,
     by_link: HashMap<LinkId, Viewer>,
     groups: Vec<Group>,
     index: HashMap<Group, usize>,
@@ -66,7 +69,14 @@ impl Viewers {
     /// Viewers that keep a cell they left for `hysteresis` ticks, with a
     /// keyframe every `keyframe_ticks` ticks (0: no keyframes).
     pub(crate) fn new(hysteresis: u64, keyframe_ticks: u32) -> Viewers {
-        Viewers { hysteresis, keyframe_ticks, by_link: HashMap::new(), groups: Vec::new(), index: HashMap::new() }
+        Viewers {
+            hysteresis,
+            keyframe_ticks,
+            last_tick: 0,
+            by_link: HashMap::new(),
+            groups: Vec::new(),
+            index: HashMap::new(),
+        }
     }
 
     /// Ticks a left cell stays in view.
@@ -91,6 +101,7 @@ impl Viewers {
     pub(crate) fn update(&mut self, tick: u64, grid: &Grid, world: &World) -> &[Group] {
         self.groups.clear();
         self.index.clear();
+        let since = std::mem::replace(&mut self.last_tick, tick);
         for viewer in self.by_link.values_mut() {
             let Some(p) = world.player(viewer.player) else {
                 viewer.group = usize::MAX;
@@ -109,7 +120,9 @@ impl Viewers {
             }
             let whole = self.keyframe_ticks > 0
                 && (entered
-                    || grid.position(cell).is_some_and(|(column, row)| due(tick, column, row, self.keyframe_ticks)));
+                    || grid
+                        .position(cell)
+                        .is_some_and(|(column, row)| due_since(since, tick, column, row, self.keyframe_ticks)));
             let group = Group { key: (viewer.cell, viewer.previous), whole };
             let groups = &mut self.groups;
             viewer.group = *self.index.entry(group).or_insert_with(|| {
@@ -205,7 +218,7 @@ mod tests {
         assert_eq!(turns.iter().filter(|w| **w).count(), 2, "once every 4 ticks: {turns:?}");
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.step(0.6); // into the next cell
-        let t = (10..20).find(|t| !due(*t, 2, 1, 4)).expect("a tick off the next cell's turn");
+        let t = (10..20).find(|t| !due_since(t - 1, *t, 2, 1, 4)).expect("a tick off the next cell's turn");
         let groups = viewers.update(t, &grid, &world).to_vec();
         assert!(whole(&viewers, &groups, 1), "entered a cell: whole at once");
         assert_ne!(viewers.group_of(LinkId(1)), viewers.group_of(LinkId(2)));
