@@ -14,8 +14,9 @@
 #   --repeat N        runs of the control and idle rows (median reported);
 #                     default 3 (1 with --quick)
 #   --only LIST       run only these sections (criterion, steps, control, idle,
-#                     arrivals, failover, aoi, redis), keep the other sections'
-#                     raw results, and rewrite RESULTS.md from all of them
+#                     arrivals, failover, aoi, redis, nginx), keep the other
+#                     sections' raw results, and rewrite RESULTS.md from all of
+#                     them
 #   --report-only     only rewrite RESULTS.md and the charts from results/raw
 #   --results DIR     write RESULTS.md, the charts and raw/ under DIR instead of
 #                     benches/ and benches/results/ (smoke runs: --results /tmp/x)
@@ -25,8 +26,8 @@
 #   --redis-spread L  the Redis section's player counts for the load on each
 #                     cluster primary (default 1000,5000; quick 1000)
 #
-# Needs: cargo, redis-server, redis-cli, redis-sentinel, python3, curl. Runs on
-# loopback only.
+# Needs: cargo, redis-server, redis-cli, redis-sentinel, python3, curl; the
+# nginx section also nginx, openssl and envsubst. Runs on loopback only.
 # Every process it starts is stopped by pid on exit; nothing else is touched.
 
 set -euo pipefail
@@ -58,7 +59,7 @@ while [[ $# -gt 0 ]]; do
     --aoi-players) AOI_PLAYERS_ARG="${2//,/ }"; shift ;;
     --aoi-density) AOI_DENSITY="$2"; shift ;;
     --redis-spread) REDIS_SPREAD_ARG="${2//,/ }"; shift ;;
-    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -85,6 +86,7 @@ if [[ $QUICK == 1 ]]; then
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
   AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
+  NGINX_BOTS=1000; NGINX_HOLD=10        # seconds; each a tcp/unix pair
   REDIS_FAILOVER_BOTS=500; REDIS_SPREAD="1000"
   CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
 else
@@ -98,6 +100,7 @@ else
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
   AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
+  NGINX_BOTS=1000; NGINX_HOLD=30
   REDIS_FAILOVER_BOTS=1000; REDIS_SPREAD="1000 5000"
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
@@ -310,10 +313,11 @@ declare -A SECTION_FILES=(
   [failover]="failover-* logs/failover-*"
   [aoi]="aoi-* logs/aoi-*"
   [redis]="redis-* logs/redis-*"
+  [nginx]="nginx"
 )
 begin_section() {
   local pattern
-  for pattern in ${SECTION_FILES[$1]}; do rm -f "$RAW"/$pattern; done
+  for pattern in ${SECTION_FILES[$1]}; do rm -rf "$RAW"/$pattern; done
   COMMANDS="$RAW/commands-$1.txt"
   : >"$COMMANDS"
 }
@@ -461,6 +465,20 @@ section_redis() {
   done
 }
 
+# Through nginx with TLS, shards on loopback TCP and on Unix sockets, runs
+# alternating (deploy/bench-nginx.sh, which starts its own Redis, two shards
+# and nginx from the shipped template): CPU per delivered frame of the shards
+# and of nginx. Its folder per run (summary.json, loadgen.json) and
+# compare.json go to raw/nginx/.
+section_nginx() {
+  log "through nginx (TLS): $NGINX_BOTS bots, loopback TCP vs Unix sockets, $REPEAT run(s) each"
+  run_logged nginx env BOTS="$NGINX_BOTS" HOLD="$NGINX_HOLD" REPEAT="$REPEAT" UPSTREAM=both \
+    BIN_DIR="$RUNBIN" OUT="$RAW/nginx" "$ROOT/deploy/bench-nginx.sh" \
+    || log "nginx: bench-nginx.sh exited with $? (the runs it finished are still used)"
+  # Only the figures are kept: the logs stay out of results/.
+  rm -f "$RAW"/nginx/run-*/*.log "$RAW"/nginx/run-*/loadgen.out "$RAW"/nginx/run-*/loadgen.err
+}
+
 # The commit measured: HEAD, "+dirty" when the crates that make the binaries have local changes.
 commit() {
   local dirty=""
@@ -488,16 +506,18 @@ main() {
     printf 'rerun\t%s at %s (%s mode, commit %s)\n' "${only//,/, }" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$MODE" \
       "$(commit)" >>"$RAW/run.tsv"
   fi
-  uptime >"$RAW/load-before.txt"
+  # A partial rerun keeps the full run's load averages and records its own.
+  if [[ -z $ONLY ]]; then uptime >"$RAW/load-before.txt"; else printf 'rerun load before\t%s\n' "$(uptime)" >>"$RAW/run.tsv"; fi
+  printf '%smachine\t%s\n' "${ONLY:+rerun }" "$(python3 "$PY/figures.py" --machine)" >>"$RAW/run.tsv"
   section_build
   local s
-  for s in criterion steps control idle arrivals failover aoi redis; do
+  for s in criterion steps control idle arrivals failover aoi redis nginx; do
     if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
       begin_section "$s"
       "section_$s"
     fi
   done
-  uptime >"$RAW/load-after.txt"
+  if [[ -z $ONLY ]]; then uptime >"$RAW/load-after.txt"; else printf 'rerun load after\t%s\n' "$(uptime)" >>"$RAW/run.tsv"; fi
   if [[ -z $ONLY ]]; then
     printf 'finished\t%s\nseconds\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - T0 ))" >>"$RAW/run.tsv"
   fi

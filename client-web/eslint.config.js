@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-e2e/', 'node_modules/', 'src/generated/'] },
+  { ignores: ['dist/', 'dist-e2e/', 'dist-admin/', 'node_modules/', 'src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -26,7 +26,7 @@ export default tseslint.config(
       eqeqeq: 'error',
     },
   },
-  { files: ['src/**/*.ts'], languageOptions: { globals: globals.browser } },
+  { files: ['src/**/*.ts', 'admin/**/*.ts'], languageOptions: { globals: globals.browser } },
   { files: ['e2e/**/*.ts', 'test/**/*.ts', '*.config.ts', '*.config.js'], languageOptions: { globals: globals.node } },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
 );

@@ -29,7 +29,8 @@ export default defineConfig(({ mode }) => ({
     proxy: { '/ws': { target: process.env.MINO_DEV_SERVER ?? 'http://127.0.0.1:8080', ws: true } },
   },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // The admin console's (admin/, built by vite.admin.config.ts) too.
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'admin/**/*.test.ts'],
     environment: 'node',
     reporters: ['default', './test/summary-reporter.ts'],
   },

@@ -1,34 +1,68 @@
 #!/usr/bin/env bash
 # mino on one machine the way it is deployed: Redis, N shard processes
 # clustered over it, and nginx with TLS (a self-signed certificate made here)
-# in front, serving the browser client. Everything runs under one temporary
-# folder and on 127.0.0.1 only. Prints the URL to open; Ctrl-C stops it all.
+# in front, reaching the shards over Unix sockets, serving the browser client.
+# Everything runs under one folder and on 127.0.0.1 only. Prints the URLs to
+# open; Ctrl-C stops it all.
 #
 #   deploy/local-cluster.sh                    # 2 shards at https://localhost:8443/
+#   deploy/local-cluster.sh --restart          # and restart whatever dies (as systemd would)
 #   SHARDS=3 HTTPS_PORT=9443 deploy/local-cluster.sh
 #   BOTS=50 deploy/local-cluster.sh            # and 50 walking bots through nginx
+#   UPSTREAM=tcp deploy/local-cluster.sh       # shards on loopback TCP ports instead
 #   PROFILE=debug deploy/local-cluster.sh      # target/debug binaries
 #   REDIS=cluster deploy/local-cluster.sh      # on a 6-node Redis Cluster
 #   REDIS=sentinel deploy/local-cluster.sh     # primary, replica, 3 sentinels
 #
+# It is there to show failover: kill -9 a shard (its pid is printed) and its
+# players resume on the others while the rest keeps running. The script says
+# which process died and how, where its log is, and how to restart it:
+# `kill -USR1 <the script's pid>` restarts every process that died, and with
+# --restart (or RESTART=1) each is restarted by itself after a second (at
+# most 5 times a minute, then it says so and leaves it stopped). Logs are kept
+# when it stops.
+#
 # Settings (environment): SHARDS (2), HTTPS_PORT (8443), HTTP_PORT (8080,
-# redirects to https), REDIS (node, cluster or sentinel), REDIS_PORT (6399;
-# the first of 6 with cluster, of 5 with sentinel), BOTS (0), PROFILE (release),
-# STATIC_DIR (client-web/dist, built with npm when missing and npm exists).
+# redirects to https on HTTPS_PORT), REDIS (node, cluster or sentinel),
+# REDIS_PORT (6399; the first of 6 with cluster, of 5 with sentinel),
+# ADMIN_PORT (9100: shard N's admin listener on 127.0.0.1:ADMIN_PORT+N),
+# UPSTREAM (unix: shard N on WORK/shard-N.sock; tcp: on
+# 127.0.0.1:SHARD_PORT+N), SHARD_PORT (8100), BOTS (0), PROFILE (release),
+# BIN_DIR (target/PROFILE), STATIC_DIR (client-web/dist, built with npm when
+# missing and npm exists), CONSOLE_DIR (client-web/dist-admin: the admin
+# console each admin listener serves at /admin/; built with the client),
+# RESTART (0), WORK (a new folder under the temporary folder: logs, sockets,
+# certificate, configuration).
+# With REDIS=cluster or sentinel the Redis nodes are not watched nor
+# restarted: a Redis node killed is the Redis failover to show.
 # Needs redis-server, nginx, openssl, envsubst, curl (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=deploy/local-lib.sh
 . deploy/local-lib.sh
 
+for arg in "$@"; do
+  case "$arg" in
+    --restart) RESTART=1 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) mino_die "unknown argument '$arg' (--restart, --help)" ;;
+  esac
+done
+
 SHARDS="${SHARDS:-2}"
 HTTPS_PORT="${HTTPS_PORT:-8443}"
 HTTP_PORT="${HTTP_PORT:-8080}"
 REDIS="${REDIS:-node}"
 REDIS_PORT="${REDIS_PORT:-6399}"
+ADMIN_PORT="${ADMIN_PORT:-9100}"
+UPSTREAM="${UPSTREAM:-unix}"
+SHARD_PORT="${SHARD_PORT:-8100}"
 BOTS="${BOTS:-0}"
 PROFILE="${PROFILE:-release}"
+BIN_DIR="${BIN_DIR:-target/$PROFILE}"
 STATIC_DIR="${STATIC_DIR:-client-web/dist}"
+CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
+RESTART="${RESTART:-0}"
 
 mino_need redis-server redis-cli nginx openssl envsubst curl
 case "$REDIS" in
@@ -37,33 +71,75 @@ case "$REDIS" in
   *) mino_die "REDIS must be node, cluster or sentinel" ;;
 esac
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || mino_die "SHARDS must be a positive number"
-for p in "$HTTPS_PORT" "$HTTP_PORT" "$REDIS_PORT"; do
-  mino_port_free "$p" || mino_die "port $p is in use (set HTTPS_PORT, HTTP_PORT or REDIS_PORT)"
+[[ "$BOTS" =~ ^[0-9]+$ ]] || mino_die "BOTS must be a number"
+case "$UPSTREAM" in unix | tcp) ;; *) mino_die "UPSTREAM must be unix or tcp" ;; esac
+ports=("$HTTPS_PORT" "$HTTP_PORT" "$REDIS_PORT")
+for id in $(seq 1 "$SHARDS"); do
+  ports+=($((ADMIN_PORT + id)))
+  [ "$UPSTREAM" = tcp ] && ports+=($((SHARD_PORT + id)))
+done
+for p in "${ports[@]}"; do
+  mino_port_free "$p" || mino_die "port $p is in use (set HTTPS_PORT, HTTP_PORT, REDIS_PORT, ADMIN_PORT or SHARD_PORT)"
 done
 
-bin="target/$PROFILE"
 flag=(); [ "$PROFILE" = release ] && flag=(--release)
 pkgs=(-p mino-server); [ "$BOTS" -gt 0 ] && pkgs+=(-p mino-loadgen)
-if [ ! -x "$bin/mino-server" ] || { [ "$BOTS" -gt 0 ] && [ ! -x "$bin/mino-loadgen" ]; }; then
+if [ ! -x "$BIN_DIR/mino-server" ] || { [ "$BOTS" -gt 0 ] && [ ! -x "$BIN_DIR/mino-loadgen" ]; }; then
+  [ "$BIN_DIR" = "target/$PROFILE" ] || mino_die "no binaries in $BIN_DIR"
   cargo build "${flag[@]}" "${pkgs[@]}"
 fi
 
-if [ ! -f "$STATIC_DIR/index.html" ] && [ "$STATIC_DIR" = client-web/dist ] && command -v npm >/dev/null 2>&1; then
-  (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
+if { [ ! -f "$STATIC_DIR/index.html" ] && [ "$STATIC_DIR" = client-web/dist ]; } \
+  || { [ ! -f "$CONSOLE_DIR/index.html" ] && [ "$CONSOLE_DIR" = client-web/dist-admin ]; }; then
+  if command -v npm >/dev/null 2>&1; then
+    (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
+  fi
 fi
 [ -f "$STATIC_DIR/index.html" ] || mino_die "no $STATIC_DIR/index.html: build the client (cd client-web && npm run build) or set STATIC_DIR"
 STATIC_DIR="$(cd "$STATIC_DIR" && pwd)"
+console_flags=()
+if [ -f "$CONSOLE_DIR/index.html" ]; then
+  CONSOLE_DIR="$(cd "$CONSOLE_DIR" && pwd)"
+  console_flags=(--admin-console-dir "$CONSOLE_DIR")
+else
+  echo "$(basename "$0"): no admin console in $CONSOLE_DIR (cd client-web && npm run build:admin); the admin API still answers" >&2
+fi
 
-MINO_WORK="$(mktemp -d -t mino-local-XXXXXX)"
+if [ -n "${WORK:-}" ]; then
+  mkdir -p "$WORK"
+  MINO_WORK="$(cd "$WORK" && pwd)"
+else
+  MINO_WORK="$(mktemp -d -t mino-local-XXXXXX)"
+fi
 cleanup() {
-  trap - EXIT INT TERM
+  trap - EXIT INT TERM USR1
   echo
-  echo "stopping (logs were in $MINO_WORK)"
+  echo "$(basename "$0"): stopping; logs kept in $MINO_WORK"
   mino_stop_all
-  rm -rf "$MINO_WORK"
+  rm -rf "$MINO_WORK/temp" "$MINO_WORK/redis"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+restart_asked=0
+trap 'restart_asked=1' USR1
+
+# spawn_shard ID: starts shard ID on its socket (or port) and admin port,
+# the same ones after a restart, so nginx's upstream still names it.
+spawn_shard() {
+  local id=$1 listen="unix:$MINO_WORK/shard-$1.sock"
+  [ "$UPSTREAM" = tcp ] && listen="127.0.0.1:$((SHARD_PORT + id))"
+  mino_shard_spawn "$BIN_DIR/mino-server" "$id" "$MINO_REDIS_FLAGS" "$listen" "127.0.0.1:$((ADMIN_PORT + id))" \
+    "${console_flags[@]}"
+}
+
+# spawn_bots: BOTS walking bots through nginx (MINO_BOTS_PID).
+MINO_BOTS_PID=""
+spawn_bots() {
+  "$BIN_DIR/mino-loadgen" --url "wss://127.0.0.1:$HTTPS_PORT/ws" --ca-file "$MINO_WORK/tls/cert.pem" \
+    --bots "$BOTS" --ramp 20 --duration 24h --quiet >/dev/null 2>>"$MINO_WORK/loadgen.log" &
+  MINO_BOTS_PID=$!
+  MINO_PIDS+=("$MINO_BOTS_PID")
+}
 
 mino_cert "$MINO_WORK/tls"
 case "$REDIS" in
@@ -76,39 +152,184 @@ case "$REDIS" in
   sentinel) mino_redis_sentinel "$REDIS_PORT" ;;
 esac
 for id in $(seq 1 "$SHARDS"); do
-  mino_shard "$bin/mino-server" "$id" "$MINO_REDIS_FLAGS"
+  spawn_shard "$id"
+  mino_shard_await "$id" || mino_die "$MINO_ERROR"
 done
 mino_nginx "$HTTPS_PORT" "$HTTP_PORT" "$STATIC_DIR" 1 4096
+[ "$BOTS" -gt 0 ] && spawn_bots
 
-if [ "$BOTS" -gt 0 ]; then
-  "$bin/mino-loadgen" --url "wss://127.0.0.1:$HTTPS_PORT/ws" --ca-file "$MINO_WORK/tls/cert.pem" \
-    --bots "$BOTS" --ramp 20 --duration 24h --quiet >/dev/null 2>"$MINO_WORK/loadgen.log" &
-  MINO_PIDS+=($!)
-fi
+# The processes watched: role -> pid ("" once dead and not restarted).
+declare -A pid_of=([nginx]="$MINO_NGINX_PID")
+[ "$REDIS" = node ] && pid_of[redis]="$MINO_REDIS_PID"
+for id in $(seq 1 "$SHARDS"); do pid_of["shard-$id"]="${MINO_SHARD_PIDS[id - 1]}"; done
+[ "$BOTS" -gt 0 ] && pid_of[bots]="$MINO_BOTS_PID"
+# The roles in the order they are restarted (Redis before the shards; one
+# Redis node only: a Redis Cluster or Sentinel fails over by itself).
+roles=()
+[ "$REDIS" = node ] && roles+=(redis)
+for id in $(seq 1 "$SHARDS"); do roles+=("shard-$id"); done
+roles+=(nginx)
+[ "$BOTS" -gt 0 ] && roles+=(bots)
+# role -> the times (s since the script started) of its recent automatic restarts.
+declare -A restarts_of=()
+
+shard_lines() {
+  local id
+  for id in $(seq 1 "$SHARDS"); do
+    printf '  shard %s  pid %-7s %s   admin http://%s/\n' "$id" "${pid_of[shard-$id]:-(stopped)}" \
+      "${MINO_SHARD_ADDRS[id - 1]}" "${MINO_SHARD_ADMIN[id - 1]}"
+  done
+}
+
+# How to show a Redis failover, with more than one Redis node.
+redis_fail=""
+case "$REDIS" in
+  cluster) redis_fail="
+  fail   kill -9 the primary of the place: redis-cli --user admin --pass change-this-admin-password -p $REDIS_PORT cluster nodes" ;;
+  sentinel) redis_fail="
+  fail   kill -9 the primary: redis-cli --user mino --pass change-this-password -p $((REDIS_PORT + 2)) sentinel get-master-addr-by-name mino" ;;
+esac
 
 cat <<EOF
 
-mino is running: $SHARDS shards (${MINO_SHARD_ADDRS[*]}), $MINO_REDIS_DESC, nginx in front.
+mino is running: $SHARDS shards behind nginx (upstream over $UPSTREAM), $MINO_REDIS_DESC${MINO_REDIS_PID:+ (pid $MINO_REDIS_PID)}, nginx pid $MINO_NGINX_PID.
+
+$(shard_lines)
 
   open   https://localhost:$HTTPS_PORT/   (self-signed certificate: accept the browser's warning,
          or start Chromium with --ignore-certificate-errors; WebGPU needs the https page)
-  bots   $bin/mino-loadgen --url wss://127.0.0.1:$HTTPS_PORT/ws --ca-file $MINO_WORK/tls/cert.pem --bots 20
-  shards curl http://${MINO_SHARD_ADDRS[0]}/metrics   (not reachable through nginx)
+         http://localhost:$HTTP_PORT/ redirects there
+  admin  http://${MINO_SHARD_ADMIN[0]}/admin/   (the admin console: every shard, drains, kicks; any shard's admin port serves it)
+  bots   $BIN_DIR/mino-loadgen --url wss://127.0.0.1:$HTTPS_PORT/ws --ca-file $MINO_WORK/tls/cert.pem --bots 20
+  shards curl http://${MINO_SHARD_ADMIN[0]}/metrics   (admin listeners: not reachable through nginx)
   logs   $MINO_WORK
+  fail   kill -9 <a shard's pid>: its players resume on the others; this script says so and keeps the rest running$redis_fail
+  script pid $$ (kill -USR1 $$ restarts whatever died)$([ "$RESTART" = 1 ] && echo "; --restart: restarted by itself")
 
 Ctrl-C stops everything.
 EOF
 
-# Until Ctrl-C, or until one of the processes ends by itself. With a Redis
-# Cluster or Sentinel, a Redis node killed is the failover the cluster is
-# there to show: only a shard or nginx ending stops the rest.
+# describe STATUS: how a process ended, from its wait status.
+describe() {
+  if [ "$1" -gt 128 ]; then
+    echo "was killed by SIG$(kill -l $(($1 - 128)) 2>/dev/null || echo "$(($1 - 128))")"
+  else
+    echo "exited with status $1"
+  fi
+}
+
+# consequence ROLE: what its death means for the rest.
+consequence() {
+  case "$1" in
+    shard-*) echo "Redis, nginx and the other shards keep running; its players resume on the other shards" ;;
+    redis) echo "the shards keep serving their own players but not each other's until Redis is back" ;;
+    nginx) echo "the shards keep running, but nobody reaches them through https until nginx is back" ;;
+    bots) echo "the bots are gone; the cluster keeps running" ;;
+  esac
+}
+
+# log_of ROLE: the file its output goes to.
+log_of() {
+  case "$1" in
+    redis) echo "$MINO_WORK/redis.log" ;;
+    nginx) echo "$MINO_WORK/logs/error.log" ;;
+    bots) echo "$MINO_WORK/loadgen.log" ;;
+    *) echo "$MINO_WORK/$1.log" ;;
+  esac
+}
+
+# restart ROLE: starts ROLE again on its port or socket and waits until it
+# serves; says how it went. Never exits the script.
+restart() {
+  local role=$1 st=0 pid
+  case "$role" in
+    shard-*)
+      spawn_shard "${role#shard-}"
+      pid=${MINO_SHARD_PIDS[${role#shard-} - 1]}
+      pid_of[$role]=$pid
+      mino_shard_await "${role#shard-}" || st=1
+      ;;
+    redis)
+      mino_redis_spawn "$REDIS_PORT"
+      pid=$MINO_REDIS_PID
+      pid_of[$role]=$pid
+      mino_await_port "$REDIS_PORT" "$pid" || st=1
+      MINO_ERROR="Redis did not come back; see $(log_of redis)"
+      ;;
+    nginx)
+      mino_nginx_spawn
+      pid=$MINO_NGINX_PID
+      pid_of[$role]=$pid
+      mino_await_port "$HTTPS_PORT" "$pid" || st=1
+      MINO_ERROR="nginx did not come back; see $(log_of nginx)"
+      ;;
+    bots)
+      spawn_bots
+      pid=$MINO_BOTS_PID
+      pid_of[$role]=$pid
+      ;;
+  esac
+  if [ "$st" = 0 ]; then
+    echo "$(basename "$0"): $role restarted (pid $pid)"
+  else
+    echo "$(basename "$0"): $role did not come back: $MINO_ERROR"
+  fi
+}
+
+# may_restart ROLE: true when ROLE restarted fewer than 5 times in the last 60 s
+# (and records this restart).
+may_restart() {
+  local role=$1 t kept=()
+  for t in ${restarts_of[$role]:-}; do [ $((SECONDS - t)) -lt 60 ] && kept+=("$t"); done
+  [ "${#kept[@]}" -lt 5 ] || return 1
+  kept+=("$SECONDS")
+  restarts_of[$role]="${kept[*]}"
+}
+
+# Watch until Ctrl-C: report each process that ends, restart on request.
+# pid_of[ROLE] is "" for a process that died and awaits a restart, "-" for one
+# left stopped after too many automatic restarts. Its stderr goes nowhere:
+# bash's own notice of a child killed by a signal would repeat what the
+# report says.
 set +e
-case "$REDIS" in
-  node) wait -n "${MINO_PIDS[@]}" ;;
-  *)
-    [ "$REDIS" = cluster ] && echo "  fail   kill -9 the primary of the place: redis-cli --user admin --pass change-this-admin-password -p $REDIS_PORT cluster nodes"
-    [ "$REDIS" = sentinel ] && echo "  fail   kill -9 the primary: redis-cli --user mino --pass change-this-password -p $((REDIS_PORT + 2)) sentinel get-master-addr-by-name mino"
-    wait -n "${MINO_SHARD_PIDS[@]}" "$MINO_NGINX_PID"
-    ;;
-esac
-echo "$(basename "$0"): a process exited; stopping the rest" >&2
+watch() {
+while :; do
+  sleep 0.5
+  for role in "${roles[@]}"; do
+    pid=${pid_of[$role]}
+    case "$pid" in "" | -) continue ;; esac
+    mino_alive "$pid" && continue
+    wait "$pid" 2>/dev/null
+    status=$?
+    pid_of[$role]=""
+    mino_forget_pid "$pid"
+    echo
+    echo "$(basename "$0"): $role (pid $pid) $(describe "$status")."
+    echo "  $(consequence "$role")."
+    echo "  log      $(log_of "$role")"
+    if [ "$RESTART" = 1 ]; then
+      echo "  restart  in 1 s (--restart)"
+    else
+      echo "  restart  kill -USR1 $$   (restarts every process that died; or start this script with --restart)"
+    fi
+  done
+  for role in "${roles[@]}"; do
+    case "${pid_of[$role]}" in
+      "") [ "$restart_asked" = 1 ] || [ "$RESTART" = 1 ] || continue ;;
+      -) [ "$restart_asked" = 1 ] || continue ;;
+      *) continue ;;
+    esac
+    if [ "$restart_asked" != 1 ]; then
+      if ! may_restart "$role"; then
+        echo "$(basename "$0"): $role died 5 times within a minute; left stopped (kill -USR1 $$ to try again)"
+        pid_of[$role]="-"
+        continue
+      fi
+      sleep 1
+    fi
+    restart "$role"
+  done
+  restart_asked=0
+done
+}
+watch 2>/dev/null

@@ -1,13 +1,18 @@
 # shellcheck shell=bash
 # Functions shared by deploy/local-cluster.sh and deploy/bench-nginx.sh: start
 # Redis, shards and nginx (with a self-signed certificate) as children of the
-# calling script, under one work folder, on 127.0.0.1 only. Source it; every
-# started process's pid is appended to MINO_PIDS, and mino_stop_all stops them.
+# calling script, under one work folder (MINO_WORK), on 127.0.0.1 and Unix
+# sockets only. Source it; every started process's pid is in MINO_PIDS (a
+# restarted one replaces its predecessor there), and mino_stop_all stops them.
 
 MINO_PIDS=()
 MINO_NGINX_PID=""
+MINO_REDIS_PID=""
+# By shard index (id - 1): pid, the upstream entry nginx names (127.0.0.1:PORT
+# or unix:PATH) and the admin listener's address (/metrics, /readyz, /admin/).
 MINO_SHARD_PIDS=()
 MINO_SHARD_ADDRS=()
+MINO_SHARD_ADMIN=()
 
 mino_die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 
@@ -25,18 +30,38 @@ mino_nginx_bin() { command -v nginx 2>/dev/null || echo /usr/sbin/nginx; }
 # mino_alive PID: true while the process runs (a zombie that exited is not).
 mino_alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 
+# mino_forget_pid PID: takes PID out of MINO_PIDS (it exited; a restart adds
+# its successor).
+mino_forget_pid() {
+  local p kept=()
+  for p in "${MINO_PIDS[@]}"; do [ "$p" = "$1" ] || kept+=("$p"); done
+  MINO_PIDS=("${kept[@]}")
+}
+
 # mino_port_free PORT: true when nothing listens on 127.0.0.1:PORT.
 mino_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# mino_wait_port PORT PID WHAT: waits up to 15 s for PORT to accept, while PID lives.
-mino_wait_port() {
+# mino_await_port PORT PID: waits up to 15 s for PORT to accept while PID
+# lives; status 0 when it does, 1 when PID exited, 2 when time ran out.
+mino_await_port() {
   local i
   for i in $(seq 1 150); do
     mino_port_free "$1" || return 0
-    mino_alive "$2" || mino_die "$3 exited; see its log in $MINO_WORK"
+    mino_alive "$2" || return 1
     sleep 0.1
   done
-  mino_die "$3 does not listen on 127.0.0.1:$1"
+  return 2
+}
+
+# mino_wait_port PORT PID WHAT: mino_await_port, or dies saying why.
+mino_wait_port() {
+  local st=0
+  mino_await_port "$1" "$2" || st=$?
+  case "$st" in
+    0) ;;
+    1) mino_die "$3 exited; see its log in $MINO_WORK" ;;
+    *) mino_die "$3 does not listen on 127.0.0.1:$1" ;;
+  esac
 }
 
 # mino_cert DIR: a self-signed ECDSA certificate for localhost and 127.0.0.1
@@ -46,47 +71,73 @@ mino_cert() {
     || mino_die "openssl could not make a certificate"
 }
 
-# mino_redis PORT: redis-server on 127.0.0.1:PORT, no persistence.
-mino_redis() {
+# mino_redis_spawn PORT: starts redis-server on 127.0.0.1:PORT, no persistence
+# (MINO_REDIS_PID; its log appended to MINO_WORK/redis.log), without waiting.
+mino_redis_spawn() {
   mkdir -p "$MINO_WORK/redis"
   redis-server --port "$1" --bind 127.0.0.1 --save "" --appendonly no --dir "$MINO_WORK/redis" \
     --loglevel warning --logfile "$MINO_WORK/redis.log" &
-  MINO_PIDS+=($!)
-  mino_wait_port "$1" "$!" redis-server
+  MINO_REDIS_PID=$!
+  MINO_PIDS+=("$MINO_REDIS_PID")
 }
 
-# mino_shard BIN ID REDIS [FLAG...]: a shard on 127.0.0.1 port 0; its
-# address goes to MINO_SHARD_ADDRS, its pid to MINO_SHARD_PIDS. REDIS is a
-# URL (--redis-url), or the flags MINO_REDIS_FLAGS holds (starting with --:
-# --redis-cluster ..., --redis-sentinel ... --redis-master ...).
-mino_shard() {
-  local bin=$1 id=$2 redis=$3 out i addr="" redis_flags=()
-  shift 3
+# mino_redis PORT: mino_redis_spawn, then waits until it accepts.
+mino_redis() {
+  mino_redis_spawn "$1"
+  mino_wait_port "$1" "$MINO_REDIS_PID" redis-server
+}
+
+# mino_shard_spawn BIN ID REDIS LISTEN ADMIN [FLAG...]: starts shard ID
+# listening on LISTEN (127.0.0.1:PORT, port 0 for any, or unix:PATH) with its
+# admin listener on ADMIN (127.0.0.1:PORT), clustered over REDIS, without
+# waiting. REDIS is a URL (--redis-url), or the flags MINO_REDIS_FLAGS holds
+# (starting with --: --redis-cluster ..., --redis-sentinel ... --redis-master ...). Its stderr is appended to MINO_WORK/shard-ID.log (a restart adds to
+# the same log). Sets index ID-1 of MINO_SHARD_PIDS.
+mino_shard_spawn() {
+  local bin=$1 id=$2 redis=$3 listen=$4 admin_at=$5 redis_flags=()
+  shift 5
   if [[ $redis == --* ]]; then read -ra redis_flags <<<"$redis"; else redis_flags=(--redis-url "$redis"); fi
-  out="$MINO_WORK/shard-$id.out"
-  MINO_LOG="${MINO_LOG:-info}" "$bin" --listen 127.0.0.1:0 --shard-id "$id" "${redis_flags[@]}" "$@" \
-    >"$out" 2>"$MINO_WORK/shard-$id.log" &
-  local pid=$!
-  MINO_PIDS+=("$pid")
-  MINO_SHARD_PIDS+=("$pid")
+  # Made here: the child opens it only once forked, after mino_shard_await may look.
+  : >"$MINO_WORK/shard-$id.out"
+  MINO_LOG="${MINO_LOG:-info}" "$bin" --listen "$listen" --admin-listen "$admin_at" --shard-id "$id" \
+    "${redis_flags[@]}" "$@" >>"$MINO_WORK/shard-$id.out" 2>>"$MINO_WORK/shard-$id.log" &
+  MINO_SHARD_PIDS[id - 1]=$!
+  MINO_PIDS+=("$!")
+}
+
+# mino_shard_await ID: waits up to 15 s each for shard ID's ready lines and
+# its /readyz; sets index ID-1 of MINO_SHARD_ADDRS (the upstream entry) and
+# MINO_SHARD_ADMIN. Status 0 when ready, else 1 with MINO_ERROR saying why.
+mino_shard_await() {
+  local id=$1 pid=${MINO_SHARD_PIDS[$1 - 1]} out="$MINO_WORK/shard-$1.out" i addr="" admin=""
   for i in $(seq 1 150); do
-    addr=$(sed -n 's/.*listening on http:\/\///p' "$out" | head -n1)
-    [ -n "$addr" ] && break
-    mino_alive "$pid" || mino_die "shard $id exited; see $MINO_WORK/shard-$id.log"
+    addr=$(sed -n -e 's/.*listening on http:\/\///p' -e 's/.*listening on \(unix:.*\)/\1/p' "$out" | head -n1)
+    admin=$(sed -n 's/.*admin on http:\/\///p' "$out" | head -n1)
+    [ -n "$addr" ] && [ -n "$admin" ] && break
+    mino_alive "$pid" || { MINO_ERROR="shard $id exited; see $MINO_WORK/shard-$id.log"; return 1; }
     sleep 0.1
   done
-  [ -n "$addr" ] || mino_die "shard $id printed no address"
+  [ -n "$addr" ] && [ -n "$admin" ] || { MINO_ERROR="shard $id printed no address"; return 1; }
   for i in $(seq 1 150); do
-    curl -fs "http://$addr/readyz" >/dev/null 2>&1 && break
+    curl -fs "http://$admin/readyz" >/dev/null 2>&1 && break
+    mino_alive "$pid" || { MINO_ERROR="shard $id exited; see $MINO_WORK/shard-$id.log"; return 1; }
     sleep 0.1
   done
-  curl -fs "http://$addr/readyz" >/dev/null 2>&1 || mino_die "shard $id is not ready (Redis?)"
-  MINO_SHARD_ADDRS+=("$addr")
+  curl -fs "http://$admin/readyz" >/dev/null 2>&1 || { MINO_ERROR="shard $id is not ready (Redis?)"; return 1; }
+  MINO_SHARD_ADDRS[id - 1]=$addr
+  MINO_SHARD_ADMIN[id - 1]=$admin
+}
+
+# mino_shard BIN ID REDIS LISTEN ADMIN [FLAG...]: mino_shard_spawn, then
+# mino_shard_await, or dies saying why.
+mino_shard() {
+  mino_shard_spawn "$@"
+  mino_shard_await "$2" || mino_die "$MINO_ERROR"
 }
 
 # mino_nginx HTTPS_PORT HTTP_PORT STATIC_ROOT WORKERS CONNECTIONS: renders
-# deploy/nginx/mino.conf.template for the shards started so far and runs
-# nginx in the foreground as a child (MINO_NGINX_PID).
+# deploy/nginx/mino.conf.template for the shards started so far (their
+# MINO_SHARD_ADDRS) into MINO_WORK/nginx.conf and runs it (mino_nginx_run).
 mino_nginx() {
   local here
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -109,17 +160,31 @@ mino_nginx() {
     bash "$here/nginx/render.sh" >"$MINO_WORK/nginx.conf"
   "$(mino_nginx_bin)" -t -q -p "$MINO_WORK" -c "$MINO_WORK/nginx.conf" \
     || mino_die "nginx refused $MINO_WORK/nginx.conf"
+  mino_nginx_run "$1"
+}
+
+# mino_nginx_spawn: starts nginx with MINO_WORK/nginx.conf in the foreground
+# as a child (MINO_NGINX_PID), without waiting.
+mino_nginx_spawn() {
   "$(mino_nginx_bin)" -p "$MINO_WORK" -c "$MINO_WORK/nginx.conf" -g "daemon off;" &
   MINO_NGINX_PID=$!
   MINO_PIDS+=("$MINO_NGINX_PID")
+}
+
+# mino_nginx_run HTTPS_PORT: mino_nginx_spawn, then waits until HTTPS_PORT
+# accepts.
+mino_nginx_run() {
+  mino_nginx_spawn
   mino_wait_port "$1" "$MINO_NGINX_PID" nginx
 }
 
-# mino_stop_all: SIGTERM to everything started (shards drain, nginx and Redis
-# stop), up to 10 s, then SIGKILL.
+# mino_stop_all: stops everything started: SIGINT to the shards (they close
+# their sockets at once: with every shard stopping, a drain has nowhere to
+# send players), SIGTERM to the rest, up to 10 s, then SIGKILL.
 mino_stop_all() {
   local i p left
   [ ${#MINO_PIDS[@]} -gt 0 ] || return 0
+  for p in "${MINO_SHARD_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; done
   kill -TERM "${MINO_PIDS[@]}" 2>/dev/null || true
   for i in $(seq 1 100); do
     left=0

@@ -129,8 +129,25 @@ def machine():
     return {"cores": os.cpu_count() or 1, "model": model, "mem": mem, "kernel": platform.release()}
 
 
+def describe(m):
+    """The machine as RESULTS.md's header shows it."""
+    mem = "?" if not m["mem"] else f"{m['mem'] / 2**30:.1f} GiB"
+    return f"{m['cores']} cores (`nproc`), {m['model']}, {mem} memory, Linux {m['kernel']}"
+
+
 def tool_version(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip().splitlines()[0]
     except (OSError, IndexError, subprocess.TimeoutExpired):
         return "unknown"
+
+
+if __name__ == "__main__":
+    import sys
+
+    # `figures.py --machine`: this machine's description, recorded in run.tsv
+    # by scale.sh so that a report written later names the machine measured.
+    if sys.argv[1:] == ["--machine"]:
+        print(describe(machine()))
+    else:
+        sys.exit("usage: figures.py --machine")

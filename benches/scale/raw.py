@@ -11,7 +11,7 @@ from figures import dig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # scale.sh's sections, in the order it runs them.
-SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi", "redis")
+SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi", "redis", "nginx")
 
 def read_json(path):
     try:
@@ -19,6 +19,13 @@ def read_json(path):
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def nginx_run_order(path):
+    """run-N-KIND/summary.json in the order bench-nginx.sh ran them: by N, tcp before unix."""
+    name = os.path.basename(os.path.dirname(path))  # run-N-KIND
+    _, n, kind = name.split("-", 2)
+    return int(n) if n.isdigit() else 0, kind
 
 
 def info_lines(path):
@@ -62,6 +69,10 @@ class Raw:
         self.redis_spread = {}
         for r in self.redis_runs("redis-spread-*-*"):
             self.redis_spread.setdefault(r["bots"], []).append(r)
+        # Through nginx (deploy/bench-nginx.sh): each run's summary in order, and the medians.
+        self.nginx_runs = [r for r in (read_json(p) for p in sorted(
+            glob.glob(os.path.join(raw_dir, "nginx", "run-*", "summary.json")), key=nginx_run_order)) if r]
+        self.nginx = read_json(os.path.join(raw_dir, "nginx", "compare.json"))
         self.criterion = read_json(os.path.join(raw_dir, "criterion.json"))
         # The browser client's figures (client-web: the e2e tests with MINO_CLIENT_FIGURES, and
         # `npm run figure -- --json` before and after), when they were measured.

@@ -20,9 +20,19 @@ import re
 from datetime import datetime, timezone
 
 import chart
-from figures import (JUDGE_NOTE, MEASURED, SATURATED_PCT, dig, f1, f2, gap, kb, kib, machine, mb, median, other_load, pct,
+from figures import (JUDGE_NOTE, MEASURED, SATURATED_PCT, describe, dig, f1, f2, gap, kb, kib, machine, mb, median, other_load, pct,
                      ratio, shard_max, shard_mean, shard_sum, table, tool_version, verdict)
 from raw import Raw
+
+
+def nginx_verdict(r):
+    """A bench-nginx.sh run's verdict: the loadgen's own judgement, qualified
+    when the whole machine was saturated."""
+    if not r.get("judgeable", True):
+        return JUDGE_NOTE
+    if r.get("machine_busy_pct", 0) >= SATURATED_PCT:
+        return "measured (machine saturated)"
+    return MEASURED
 
 
 # ---- sections -------------------------------------------------------------------------
@@ -522,6 +532,72 @@ class Report:
                                  f"{b_on:,.0f} B/s ÷ {b_off:,.0f} B/s", ratio(b_on, b_off), verdict(on)])
         return out + [""]
 
+    # 12 -----------------------------------------------------------------------------------
+    def nginx_section(self):
+        out = ["## 12. Through nginx with TLS: loopback TCP against Unix sockets", ""]
+        runs, cmp_ = self.raw.nginx_runs, self.raw.nginx
+        if not runs or not cmp_:
+            return out + ["Not run.", ""]
+        o = self.orig["unix_socket"]
+        bots = runs[0]["bots"]
+        out += [f"`deploy/bench-nginx.sh`: Redis, two shards and nginx as shipped (the template rendered by "
+                f"`deploy/nginx/render.sh`, TLS with a self-signed certificate, `worker_processes "
+                f"{runs[0]['nginx_workers']}`), {bots:,} walker bots over `wss://` through nginx; nginx reaches the "
+                "shards over 127.0.0.1 TCP in one kind of run and over Unix sockets (`--listen unix:PATH`, "
+                "`server unix:PATH` upstreams) in the other, the kinds alternating so the machine's other load "
+                "falls on both. CPU per delivered frame: user + system time of the shard processes, and of the "
+                "nginx workers, over the hold (`/proc/PID/stat`), divided by the frames the bots received in it. "
+                "The load average (`uptime`, 1 / 5 / 15 min) is taken before and after each run. "
+                f"Original: {o['setup']}; {o['note']}.", ""]
+        rows = []
+        for r in runs:
+            rows.append([r["upstream"], f"{r['connected']:,}", f"{r['frames_per_s_delivered']:,.0f}",
+                         f"{f2(r['shards']['user_us_per_frame'])} / {f2(r['shards']['sys_us_per_frame'])} / "
+                         f"**{f2(r['shards']['us_per_frame'])}**",
+                         f"{f2(r['nginx']['user_us_per_frame'])} / {f2(r['nginx']['sys_us_per_frame'])} / "
+                         f"**{f2(r['nginx']['us_per_frame'])}**",
+                         f2(r["shards"]["cores"]), f2(r["nginx"]["cores"]),
+                         f1(r["snapshot_gap_ms"]["p95"]), f1(r["relayed_snapshot_gap_ms"]["p95"]),
+                         f"{r['loadgen_cpu_pct']:.0f} %", f"{r['machine_busy_pct']:.0f} %",
+                         f"{r.get('load_average_before', '–')} → {r.get('load_average_after', '–')}",
+                         nginx_verdict(r)])
+        out += ["Each run, in the order run:", ""]
+        out += table(["upstream", "bots connected", "frames / s delivered", "shards user / sys / total µs a frame",
+                      "nginx user / sys / total µs a frame", "shard cores", "nginx cores", "own gap p95 ms",
+                      "relayed gap p95 ms", "loadgen CPU", "machine busy", "load average before → after", "verdict"],
+                     rows)
+        ratio_ = cmp_.get("unix_over_tcp", {})
+        # The runs of one kind spread over the other's: noise moved the figure as much as the upstream did.
+        overlap = {name: min(cmp_["tcp"][name]["runs"]) <= max(cmp_["unix"][name]["runs"])
+                   and min(cmp_["unix"][name]["runs"]) <= max(cmp_["tcp"][name]["runs"])
+                   for name in ("shard_us_per_frame", "nginx_us_per_frame")}
+        mrows = []
+        for name, label in (("shard_us_per_frame", "shards, µs a frame"), ("nginx_us_per_frame", "nginx, µs a frame")):
+            t, u = cmp_["tcp"][name], cmp_["unix"][name]
+            mrows.append([label, f"{f2(t['median'])} ({', '.join(f2(v) for v in t['runs'])})",
+                          f"{f2(u['median'])} ({', '.join(f2(v) for v in u['runs'])})",
+                          f"{ratio_[name]:.2f}×" if name in ratio_ else "–",
+                          f"{o['server_cpu_per_frame_ratio']:.2f}× (about 30 % less)" if name.startswith("shard") else
+                          "– (not published)",
+                          "yes: the machine's noise is as large as the difference" if overlap.get(name) else "no"])
+        for name, label in (("shard_user_us_per_frame", "shards, user µs a frame"),
+                            ("shard_sys_us_per_frame", "shards, system µs a frame"),
+                            ("nginx_user_us_per_frame", "nginx, user µs a frame"),
+                            ("nginx_sys_us_per_frame", "nginx, system µs a frame")):
+            t, u = cmp_["tcp"][name]["median"], cmp_["unix"][name]["median"]
+            mrows.append([label, f2(t), f2(u), ratio(u, t), "–", ""])
+        out += ["", "Medians (each run in brackets):", ""]
+        out += table(["CPU per delivered frame", "loopback TCP", "Unix socket", "Unix ÷ TCP", "original Unix ÷ TCP",
+                      "runs of the two kinds overlap"], mrows)
+        if "shard_us_per_frame" in ratio_:
+            self.summary.append([f"server CPU per delivered frame, Unix socket ÷ loopback TCP, through nginx (TLS), "
+                                 f"{bots:,} players", f"{o['server_cpu_per_frame_ratio']:.2f}× (no nginx)",
+                                 f"{ratio_['shard_us_per_frame']:.2f}× ({f2(cmp_['unix']['shard_us_per_frame']['median'])}"
+                                 f" ÷ {f2(cmp_['tcp']['shard_us_per_frame']['median'])} µs)",
+                                 ratio(ratio_["shard_us_per_frame"], o["server_cpu_per_frame_ratio"]),
+                                 "measured (runs overlap: noise)" if overlap.get("shard_us_per_frame") else MEASURED])
+        return out + [""]
+
     def aoi_report(self, n, mode):
         """The loadgen report of the area-of-interest run at `n` players in `mode`, or None."""
         run = self.raw.aoi.get(n, {}).get(mode)
@@ -787,7 +863,6 @@ class Report:
         m = self.m
         started = info.get("started", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
         secs = info.get("seconds")
-        mem = "?" if not m["mem"] else f"{m['mem'] / 2**30:.1f} GiB"
         return [
             "# mino scale results", "",
             f"Generated by `benches/scale.sh{' --quick' if self.args.mode == 'quick' else ''}` "
@@ -796,9 +871,8 @@ class Report:
             "| | |", "|---|---|",
             f"| date (UTC) | {started} |",
             f"| commit | `{self.args.commit}` |",
-            f"| machine | {m['cores']} cores (`nproc`), {m['model']}, "
-            f"{mem} memory, "
-            f"Linux {m['kernel']} |",
+            # As scale.sh recorded it; a run older than that record: this machine, said so.
+            f"| machine | {info.get('machine') or describe(m) + ' (where the report was written)'} |",
             f"| tools | {tool_version(['rustc', '--version'])}; {tool_version(['redis-server', '--version'])} |",
             f"| binaries (sha256 prefix, build time) | "
             f"{'; '.join(k.split(' ', 1)[1] + ' ' + v for k, v in self.raw.info_lines if k.startswith('binary ')) or '–'} |",
@@ -875,7 +949,7 @@ class Report:
         body = []
         for section in (self.gap_section, self.cpu_section, self.ticks_section, self.idle_section,
                         self.arrivals_section, self.failover_section, self.control_section, self.criterion_section,
-                        self.aoi_section, self.client_section, self.redis_section):
+                        self.aoi_section, self.client_section, self.redis_section, self.nginx_section):
             body += section()
         self.charts()
         doc = self.header() + self.ratios() + self.observations() + body + self.commands()

@@ -44,3 +44,16 @@ fn shard_unit_restarts_on_failure_and_outwaits_the_drain() {
     let nofile: u64 = value("LimitNOFILE").and_then(|v| v.parse().ok()).expect("LimitNOFILE");
     assert!(nofile >= 20_000 + 1024, "room for --max-connections (20000) and more");
 }
+
+#[test]
+fn shard_sockets_live_in_a_runtime_folder_that_outlives_each_instance() {
+    let unit = std::fs::read_to_string(deploy_dir().join("systemd/mino-server@.service")).expect("unit");
+    let value =
+        |key: &str| unit.lines().find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix('='))).map(str::trim);
+    assert_eq!(value("RuntimeDirectory"), Some("mino"), "/run/mino for the sockets");
+    assert_eq!(value("RuntimeDirectoryPreserve"), Some("yes"), "one instance stopping keeps the others' sockets");
+    assert_eq!(value("RuntimeDirectoryMode"), Some("0750"), "nginx's user enters it through the group");
+    assert!(value("RestrictAddressFamilies").is_some_and(|v| v.contains("AF_UNIX")));
+    let env = std::fs::read_to_string(deploy_dir().join("systemd/shard.env.example")).expect("env example");
+    assert!(env.contains("MINO_LISTEN=unix:/run/mino/shard-1.sock"), "the example shows the socket in /run/mino");
+}

@@ -1,7 +1,8 @@
 //! Through nginx with TLS in front of two clustered shards: players join over
 //! wss, are spread over both shards, see each other move and chat across
 //! shards; the browser client's files are served with caching headers; the
-//! shards' own endpoints are not public.
+//! shards' own endpoints are not public; plain http redirects to https on
+//! its own port.
 
 use mino_loadgen::failure::FailureKind;
 use mino_loadgen::profile::ProfileName;
@@ -113,7 +114,11 @@ async fn shard_endpoints_are_not_public_and_http_redirects_to_https() {
     let health = get_https(addr, "localhost", "/healthz", ca, &[]).await;
     assert_eq!((health.status, health.text().as_str()), (200, "ok\n"), "nginx answers its own liveness");
 
+    // The redirect keeps the https port (not 443 here).
     let redirect = get(cluster.nginx.http_addr(), "/play?x=1").await;
     assert_eq!(redirect.status, 301);
-    assert_eq!(redirect.header("location"), Some("https://127.0.0.1/play?x=1"));
+    let location = format!("https://127.0.0.1:{}/play?x=1", cluster.nginx.https_port);
+    assert_eq!(redirect.header("location"), Some(location.as_str()));
+    let followed = get_https(addr, "127.0.0.1", "/", ca, &[]).await;
+    assert_eq!(followed.status, 200, "the redirect's target serves the page");
 }

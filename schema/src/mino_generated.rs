@@ -385,10 +385,10 @@ impl ::flatbuffers::SimpleToVerifyInSlice for ServerVerifierLimit {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CLOSE_CODE: u16 = 1000;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CLOSE_CODE: u16 = 4036;
+pub const ENUM_MAX_CLOSE_CODE: u16 = 4040;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 34] = [
+pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 35] = [
   CloseCode::Normal,
   CloseCode::GoingAway,
   CloseCode::ProtocolError,
@@ -423,11 +423,12 @@ pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 34] = [
   CloseCode::AuthWrongIssuer,
   CloseCode::AuthWrongAudience,
   CloseCode::AuthMalformed,
+  CloseCode::Kicked,
 ];
 
 /// Close codes carried in the websocket close frame (and in Error). Codes
 /// 1000-1012 are RFC 6455's; 4000-4999 are mino's own. A client must not
-/// reconnect after SessionReplaced or ProtocolVersion.
+/// reconnect after SessionReplaced, ProtocolVersion or Kicked.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
 pub struct CloseCode(pub u16);
@@ -477,9 +478,14 @@ impl CloseCode {
   pub const AuthWrongIssuer: Self = Self(4034);
   pub const AuthWrongAudience: Self = Self(4035);
   pub const AuthMalformed: Self = Self(4036);
+  /// An operator removed the player (the admin console's kick). The Error
+  /// before the close carries the operator's reason; the session is ended
+  /// (its resume ticket no longer resumes it). Show the reason; do not
+  /// reconnect on your own (joining again is the player's choice).
+  pub const Kicked: Self = Self(4040);
 
   pub const ENUM_MIN: u16 = 1000;
-  pub const ENUM_MAX: u16 = 4036;
+  pub const ENUM_MAX: u16 = 4040;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Normal,
     Self::GoingAway,
@@ -515,6 +521,7 @@ impl CloseCode {
     Self::AuthWrongIssuer,
     Self::AuthWrongAudience,
     Self::AuthMalformed,
+    Self::Kicked,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -553,6 +560,7 @@ impl CloseCode {
       Self::AuthWrongIssuer => Some("AuthWrongIssuer"),
       Self::AuthWrongAudience => Some("AuthWrongAudience"),
       Self::AuthMalformed => Some("AuthMalformed"),
+      Self::Kicked => Some("Kicked"),
       _ => None,
     }
   }

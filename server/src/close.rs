@@ -77,6 +77,9 @@ pub enum CloseReason {
     AuthWrongAudience,
     /// The access token is not a well-formed JWT with a subject (4036).
     AuthMalformed,
+    /// An operator removed the player (4040); the Error before the close
+    /// carries the operator's reason.
+    Kicked,
     /// The server failed while handling this socket's bytes (1011): a bug,
     /// caught so that it closes this socket only.
     Internal,
@@ -119,6 +122,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => CloseCode::AuthWrongIssuer,
             CloseReason::AuthWrongAudience => CloseCode::AuthWrongAudience,
             CloseReason::AuthMalformed => CloseCode::AuthMalformed,
+            CloseReason::Kicked => CloseCode::Kicked,
             CloseReason::Internal => CloseCode::InternalError,
         }
     }
@@ -159,6 +163,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "auth_wrong_issuer",
             CloseReason::AuthWrongAudience => "auth_wrong_audience",
             CloseReason::AuthMalformed => "auth_malformed",
+            CloseReason::Kicked => "kicked",
             CloseReason::Internal => "internal",
         }
     }
@@ -199,6 +204,7 @@ impl CloseReason {
             CloseReason::AuthWrongIssuer => "sign-in from another service",
             CloseReason::AuthWrongAudience => "sign-in for another game",
             CloseReason::AuthMalformed => "sign-in token malformed",
+            CloseReason::Kicked => "removed by an operator",
             CloseReason::Internal => "internal server error",
         }
     }
@@ -263,7 +269,8 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 34] = [
+    const ALL: [CloseReason; 35] = [
+        CloseReason::Kicked,
         CloseReason::Internal,
         CloseReason::AuthRequired,
         CloseReason::AuthExpired,

@@ -8,11 +8,11 @@
 //! never a silent clamp. The one rule between two flags (the heartbeat fits
 //! twice in the shard TTL) is checked by [`Config::from_cli`].
 
+use crate::address::{parse_listen, ListenAddr};
 use crate::topology::RedisTarget;
 use clap::builder::RangedU64ValueParser;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use mino_protocol::ShardId;
-use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,17 +25,42 @@ use std::time::Duration;
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-server", version, about, long_about = None)]
 pub struct Cli {
-    /// Address to listen on (HTTP and websocket). Port 0 picks a free port; the
-    /// bound address is printed on stdout as "mino-server listening on http://ADDR".
-    #[arg(long, env = "MINO_LISTEN", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
+    /// Where to listen (HTTP and websocket): IP:PORT, a bare PORT (on
+    /// 127.0.0.1), or unix:PATH, a Unix socket for nginx on the same machine
+    /// (a stale socket left by a dead process is replaced, a live one
+    /// refused; removed at exit). Port 0 picks a free port. Printed on
+    /// stdout as "mino-server listening on http://ADDR" (or "on unix:PATH").
+    #[arg(long, env = "MINO_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    pub listen: ListenAddr,
 
-    /// Optional admin address: /healthz, /readyz, /metrics and POST /admin/drain
-    /// on a listener of their own, reachable however many sockets players hold.
-    /// Keep it private (loopback or an internal network). Printed on stdout as
-    /// "mino-server admin on http://ADDR".
-    #[arg(long, env = "MINO_ADMIN_LISTEN")]
-    pub admin_listen: Option<SocketAddr>,
+    /// Permissions of the Unix sockets this process listens on, octal (0660:
+    /// its user and group may connect; put nginx's user in that group).
+    #[arg(long, env = "MINO_LISTEN_MODE", default_value = "0660", value_parser = parse_mode)]
+    pub listen_mode: u32,
+
+    /// Optional admin listener: /healthz, /readyz, /metrics, the admin console
+    /// (/admin/) and its API, on a listener of their own, reachable however
+    /// many sockets players hold. IP:PORT, a bare PORT (127.0.0.1: loopback
+    /// by default), or unix:PATH. Listening beyond loopback needs
+    /// --admin-token-file. Printed on stdout as "mino-server admin on
+    /// http://ADDR".
+    #[arg(long, env = "MINO_ADMIN_LISTEN", value_parser = parse_listen)]
+    pub admin_listen: Option<ListenAddr>,
+
+    /// A file of admin bearer tokens, one a line: `NAME TOKEN` (NAME, the
+    /// operator logged with each action: 1 to 32 of A-Z a-z 0-9 _ . @ -) or
+    /// just `TOKEN` (logged as "admin"); tokens are 16 to 256 printable
+    /// characters; blank lines and lines starting with # are skipped. With it,
+    /// every admin route but the console's own files needs `Authorization:
+    /// Bearer TOKEN` (401 otherwise). Read again when it changes and on
+    /// SIGHUP.
+    #[arg(long, env = "MINO_ADMIN_TOKEN_FILE")]
+    pub admin_token_file: Option<PathBuf>,
+
+    /// Folder with the built admin console (client-web/dist-admin), served at
+    /// /admin/ on the admin listener.
+    #[arg(long, env = "MINO_ADMIN_CONSOLE_DIR")]
+    pub admin_console_dir: Option<PathBuf>,
 
     /// Folder with the built browser client (client-web/dist), served at /.
     #[arg(long, env = "MINO_STATIC_DIR")]
@@ -311,6 +336,14 @@ fn ranged_f64(min: f64, max: f64) -> impl Fn(&str) -> Result<f64, String> + Clon
     }
 }
 
+/// A clap parser for a file mode in octal (`0660`, `660`), at most 0777.
+fn parse_mode(s: &str) -> Result<u32, String> {
+    match u32::from_str_radix(s.trim(), 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!("{s} is not a file mode in octal (0000 to 0777)")),
+    }
+}
+
 fn parse_place(s: &str) -> Result<String, String> {
     let ok = !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok {
@@ -324,6 +357,8 @@ fn parse_place(s: &str) -> Result<String, String> {
 /// by tests directly.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The admin listener's settings.
+    pub admin: AdminConfig,
     /// See [`Cli::static_dir`].
     pub static_dir: Option<PathBuf>,
     /// Tick rate, Hz.
@@ -382,6 +417,17 @@ pub struct Config {
     pub drain_rate: u32,
     /// Bound on the drain.
     pub drain_timeout: Duration,
+}
+
+/// The admin listener and console (see [`Cli::admin_listen`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AdminConfig {
+    /// Where it listens; `None`: no admin listener.
+    pub listen: Option<ListenAddr>,
+    /// The bearer tokens' file; `None`: no token asked (loopback only).
+    pub token_file: Option<PathBuf>,
+    /// The built console; `None`: /admin/ says it is not installed.
+    pub console_dir: Option<PathBuf>,
 }
 
 /// Whether players without an access token are admitted.
@@ -465,6 +511,12 @@ pub enum ConfigError {
         /// The least it may be.
         least: f32,
     },
+    /// The admin listener is reachable from other machines with nothing
+    /// guarding it.
+    #[error(
+        "--admin-listen {0} is reachable from other machines: give --admin-token-file too (or listen on loopback)"
+    )]
+    AdminUnguarded(ListenAddr),
     /// The world would need too many cells.
     #[error("--world-size {world_size} in cells of --cell-size {cell_size} is {cells} cells, over {MAX_CELLS}")]
     TooManyCells {
@@ -489,8 +541,16 @@ impl Config {
             });
         }
         let aoi = aoi_config(cli)?;
+        if let Some(at) = cli.admin_listen.as_ref().filter(|a| !a.is_local() && cli.admin_token_file.is_none()) {
+            return Err(ConfigError::AdminUnguarded(at.clone()));
+        }
         let ms = Duration::from_millis;
         Ok(Config {
+            admin: AdminConfig {
+                listen: cli.admin_listen.clone(),
+                token_file: cli.admin_token_file.clone(),
+                console_dir: cli.admin_console_dir.clone(),
+            },
             static_dir: cli.static_dir.clone(),
             tick_hz: cli.tick_hz,
             max_players: cli.max_players,
@@ -657,6 +717,29 @@ mod tests {
         assert!(matches!(Config::from_cli(&fast), Err(ConfigError::CellTooSmall { least, .. }) if least == 120.0));
         let many = parse(&["--cell-size", "60", "--world-size", "1000000"]).expect("flags");
         assert!(matches!(Config::from_cli(&many), Err(ConfigError::TooManyCells { .. })));
+    }
+
+    #[test]
+    fn an_admin_listener_beyond_loopback_needs_a_token_file() {
+        let open = parse(&["--admin-listen", "0.0.0.0:9100"]).expect("flags");
+        let e = Config::from_cli(&open).expect_err("unguarded");
+        assert!(matches!(&e, ConfigError::AdminUnguarded(_)) && e.to_string().contains("--admin-token-file"), "{e}");
+        let guarded = parse(&["--admin-listen", "0.0.0.0:9100", "--admin-token-file", "/etc/mino/admin-tokens"]);
+        assert!(Config::from_cli(&guarded.expect("flags")).is_ok());
+        let bare = Config::from_cli(&parse(&["--admin-listen", "9100"]).expect("flags")).expect("loopback");
+        assert_eq!(bare.admin.listen.map(|a| a.to_string()).as_deref(), Some("127.0.0.1:9100"));
+        let unix = Config::from_cli(&parse(&["--admin-listen", "unix:/run/mino/admin.sock"]).expect("flags"));
+        assert!(unix.is_ok(), "a unix socket is local");
+    }
+
+    #[test]
+    fn listen_takes_addresses_ports_and_unix_sockets_with_a_mode() {
+        let cli = parse(&["--listen", "unix:/run/mino/shard-1.sock", "--listen-mode", "0600"]).expect("flags");
+        assert_eq!(cli.listen.to_string(), "unix:/run/mino/shard-1.sock");
+        assert_eq!(cli.listen_mode, 0o600);
+        assert_eq!(parse(&[]).expect("defaults").listen_mode, 0o660);
+        assert!(parse(&["--listen-mode", "0999"]).is_err());
+        assert!(parse(&["--listen", "unix:"]).is_err());
     }
 
     #[test]

@@ -1,19 +1,20 @@
-//! HTTP routes of a shard: the websocket at `/ws`, `/healthz`, `/readyz`,
-//! Prometheus `/metrics`, and the browser client's files at `/` when a static
-//! folder is configured.
+//! HTTP routes of a shard's players' listener: the websocket at `/ws`,
+//! `/healthz`, `/readyz`, Prometheus `/metrics`, and the browser client's
+//! files at `/` when a static folder is configured. (The admin listener's
+//! routes are [`crate::admin`]'s.)
 
 pub use crate::session::socket::ConnectionSlot;
+use crate::session::socket::Stream;
 use crate::session::{self, SessionContext};
 use crate::upgrade::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, get};
 use axum::{Extension, Router};
 use hyper_util::rt::TokioIo;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
-use tokio::net::TcpStream;
 use tokio_util::task::TaskTracker;
 use tower_http::services::ServeDir;
 
@@ -68,34 +69,37 @@ async fn static_file(files: ServeDir, request: Request) -> Response {
     }
 }
 
-/// The routes of the admin listener (`--admin-listen`), kept apart from the
-/// players' listener so probes and scrapes get through however many sockets
-/// players (or an attacker) hold: `/healthz`, `/readyz`, `/metrics`, and
-/// `POST /admin/drain`, which drains the shard as SIGTERM does.
-pub fn admin_router(state: AppState) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .route("/admin/drain", post(drain))
-        .with_state(state)
+/// Why a shard is not taking players.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotReady {
+    /// It is stopping.
+    ShuttingDown,
+    /// It moves its players to other shards.
+    Draining,
+    /// Clustered, its last heartbeat did not reach Redis.
+    RedisDown,
 }
 
-async fn drain(State(state): State<AppState>) -> Response {
-    tracing::info!("admin request: draining");
-    state.draining.cancel();
-    (StatusCode::ACCEPTED, "draining\n").into_response()
+impl NotReady {
+    /// What `/readyz` answers.
+    pub fn text(self) -> &'static str {
+        match self {
+            NotReady::ShuttingDown => "shutting down\n",
+            NotReady::Draining => "draining\n",
+            NotReady::RedisDown => "redis unreachable\n",
+        }
+    }
 }
 
 /// Why this shard is not taking players now (`None`: it is), as `/readyz` says.
-fn not_ready(state: &AppState) -> Option<&'static str> {
+pub fn not_ready(state: &AppState) -> Option<NotReady> {
     let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
     if state.session.cancel.is_cancelled() {
-        Some("shutting down\n")
+        Some(NotReady::ShuttingDown)
     } else if state.draining.is_cancelled() {
-        Some("draining\n")
+        Some(NotReady::Draining)
     } else if redis_down {
-        Some("redis unreachable\n")
+        Some(NotReady::RedisDown)
     } else {
         None
     }
@@ -109,7 +113,7 @@ async fn websocket(
     if let Some(why) = not_ready(&state) {
         // Refused before the upgrade, so a load balancer retries another shard
         // (nginx: proxy_next_upstream http_503) instead of a Busy after it.
-        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why).into_response();
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response();
     }
     let accept = match upgrade::accept(req.method(), req.version(), req.headers()) {
         Ok(a) => a,
@@ -133,9 +137,9 @@ async fn websocket(
             Ok(Err(e)) => return tracing::debug!(error = %e, "upgrade failed"),
             Err(_) => return tracing::debug!("upgrade timed out"),
         };
-        let parts = match upgraded.downcast::<TokioIo<TcpStream>>() {
+        let parts = match upgraded.downcast::<TokioIo<Stream>>() {
             Ok(p) => p,
-            Err(_) => return tracing::error!("upgraded connection is not a TCP stream"),
+            Err(_) => return tracing::error!("upgraded connection is not one the listener accepted"),
         };
         session::serve(parts.io.into_inner(), parts.read_buf, slot, ctx).await;
     });
@@ -149,14 +153,16 @@ async fn websocket(
     response
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
+/// `/readyz`: 200 "ready", or 503 with why not.
+pub async fn readyz(State(state): State<AppState>) -> Response {
     match not_ready(&state) {
-        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
+        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why.text()).into_response(),
         None => (StatusCode::OK, "ready\n").into_response(),
     }
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+/// `/metrics`: the Prometheus text of the shard's registry.
+pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut body = String::new();
     match prometheus_client::encoding::text::encode(&mut body, &state.registry) {
         Ok(()) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], body)

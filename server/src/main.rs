@@ -1,7 +1,8 @@
 //! `mino-server`: parse flags, start logging, bind, run until SIGINT/SIGTERM.
 
 use clap::Parser;
-use mino_server::{Cli, Config};
+use mino_server::address::ListenAddr;
+use mino_server::{Cli, Config, Listener};
 use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
@@ -12,6 +13,14 @@ fn main() -> anyhow::Result<()> {
         n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build()?,
     };
     runtime.block_on(serve(cli))
+}
+
+/// How the ready lines name an address: `http://IP:PORT`, or `unix:PATH`.
+fn announce(addr: &ListenAddr) -> String {
+    match addr {
+        ListenAddr::Tcp(a) => format!("http://{a}"),
+        ListenAddr::Unix(_) => addr.to_string(),
+    }
 }
 
 async fn serve(cli: Cli) -> anyhow::Result<()> {
@@ -32,17 +41,12 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
             std::process::exit(2);
         }
     };
-    let listener = tokio::net::TcpListener::bind(cli.listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cli.listen))?;
-    let addr = listener.local_addr()?;
-    println!("mino-server listening on http://{addr}");
-    let admin = match cli.admin_listen {
+    let listener = Listener::bind(&cli.listen, cli.listen_mode).await?;
+    println!("mino-server listening on {}", announce(&listener.local_addr()?));
+    let admin = match &cli.admin_listen {
         Some(at) => {
-            let admin = tokio::net::TcpListener::bind(at)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot listen on {at} (admin): {e}"))?;
-            println!("mino-server admin on http://{}", admin.local_addr()?);
+            let admin = Listener::bind(at, cli.listen_mode).await.map_err(|e| anyhow::anyhow!("admin: {e}"))?;
+            println!("mino-server admin on {}", announce(&admin.local_addr()?));
             Some(admin)
         }
         None => None,

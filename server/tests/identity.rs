@@ -79,7 +79,7 @@ async fn hello(
                 p.welcome = Some(w);
                 return Ok(p);
             }
-            Frame::Error(code) => {
+            Frame::Error(code, _) => {
                 let (close, _) = p.closed().await;
                 return Err((close, Some(code)));
             }

@@ -1,6 +1,7 @@
-//! A whole deployment on loopback: one Redis, N shards clustered over it,
-//! and nginx with a fresh self-signed certificate in front of them, serving a
-//! small browser-client folder. Stopped on drop, nginx first.
+//! A whole deployment on loopback: one Redis, N shards clustered over it
+//! (on loopback TCP, or on Unix sockets as nginx on the same machine reaches
+//! them), and nginx with a fresh self-signed certificate in front of them,
+//! serving a small browser-client folder. Stopped on drop, nginx first.
 
 use crate::cert::Cert;
 use crate::nginx::{Nginx, NginxSettings};
@@ -8,7 +9,7 @@ use crate::redis::Redis;
 use crate::shard::{server_bin, Shard};
 use crate::workdir::WorkDir;
 use mino_loadgen::{Target, Tls, TlsOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The page the tests' static folder serves at `/`.
@@ -31,6 +32,10 @@ pub struct ClusterOptions {
     pub proxy_timeout: String,
     /// nginx's worker_shutdown_timeout, e.g. "60s".
     pub shutdown_timeout: String,
+    /// Shards listen on Unix sockets in the cluster's folder
+    /// (`shard-N.sock`), nginx's upstream names them; their HTTP endpoints
+    /// are on an admin listener (see [`Shard::start_unix`]).
+    pub unix_sockets: bool,
 }
 
 impl Default for ClusterOptions {
@@ -44,6 +49,7 @@ impl Default for ClusterOptions {
             server_args: Vec::new(),
             proxy_timeout: "20s".into(),
             shutdown_timeout: "60s".into(),
+            unix_sockets: false,
         }
     }
 }
@@ -73,8 +79,12 @@ impl Cluster {
     pub async fn start(options: ClusterOptions) -> Cluster {
         let dir = WorkDir::new("cluster");
         let redis = Redis::start();
-        let shards: Vec<Shard> =
-            (1..=options.shards).map(|id| start_shard(&options, id, &redis, "127.0.0.1:0")).collect();
+        let shards: Vec<Shard> = (1..=options.shards)
+            .map(|id| {
+                let socket = options.unix_sockets.then(|| dir.join(format!("shard-{id}.sock")));
+                start_shard(&options, id, &redis, Listen::new(socket.as_deref(), "127.0.0.1:0"))
+            })
+            .collect();
         for s in &shards {
             s.wait_ready().await;
         }
@@ -82,23 +92,24 @@ impl Cluster {
         let static_root = dir.mkdir("client");
         dir.write("client/index.html", INDEX_HTML);
         dir.write(format!("client/{}", ASSET.0), ASSET.1);
-        let mut settings = NginxSettings::new(shards.iter().map(|s| s.addr).collect(), static_root, cert.clone());
+        let mut settings = NginxSettings::new(&shards, static_root, cert.clone());
         settings.proxy_timeout = options.proxy_timeout.clone();
         settings.shutdown_timeout = options.shutdown_timeout.clone();
         let nginx = Nginx::start(&settings, &dir);
         Cluster { nginx, shards, redis, cert, dir, options }
     }
 
-    /// Starts shard `index` (id `index + 1`) again on its address, the one
-    /// nginx's upstream names (as systemd's Restart=on-failure would), and
-    /// waits until it is ready. The old process, if still running, is killed.
+    /// Starts shard `index` (id `index + 1`) again on its address or socket,
+    /// the one nginx's upstream names (as systemd's Restart=on-failure
+    /// would), and waits until it is ready. The old process, if still
+    /// running, is killed.
     ///
     /// Panics: it does not start or get ready.
     pub async fn restart_shard(&mut self, index: usize) {
-        let addr = self.shards[index].addr.to_string();
+        let (addr, socket) = (self.shards[index].addr.to_string(), self.shards[index].socket.clone());
         self.shards[index].process().kill9();
         let id = u32::try_from(index + 1).expect("a shard index");
-        self.shards[index] = start_shard(&self.options, id, &self.redis, &addr);
+        self.shards[index] = start_shard(&self.options, id, &self.redis, Listen::new(socket.as_deref(), &addr));
         self.shards[index].wait_ready().await;
     }
 
@@ -139,10 +150,28 @@ impl Cluster {
     }
 }
 
+/// Where a shard of the cluster listens.
+enum Listen<'a> {
+    /// A TCP address.
+    Tcp(&'a str),
+    /// A Unix socket.
+    Unix(&'a Path),
+}
+
+impl<'a> Listen<'a> {
+    /// The socket when given, else the address.
+    fn new(socket: Option<&'a Path>, addr: &'a str) -> Listen<'a> {
+        socket.map_or(Listen::Tcp(addr), Listen::Unix)
+    }
+}
+
 /// Starts shard `id` of `options` on `listen`, clustered over `redis`.
-fn start_shard(options: &ClusterOptions, id: u32, redis: &Redis, listen: &str) -> Shard {
+fn start_shard(options: &ClusterOptions, id: u32, redis: &Redis, listen: Listen<'_>) -> Shard {
     let (id, url) = (id.to_string(), redis.url());
     let mut args = vec!["--shard-id", id.as_str(), "--redis-url", url.as_str()];
     args.extend(options.server_args.iter().map(String::as_str));
-    Shard::start_on(&options.bin, listen, &args)
+    match listen {
+        Listen::Tcp(addr) => Shard::start_on(&options.bin, addr, &args),
+        Listen::Unix(path) => Shard::start_unix(&options.bin, path, &args),
+    }
 }

@@ -93,8 +93,8 @@ pub enum Frame {
         /// Retry after, ms.
         retry_after_ms: u32,
     },
-    /// The close code the server is about to close with.
-    Error(u16),
+    /// The close code the server is about to close with, and why (text).
+    Error(u16, String),
     /// Answer to a Ping: the Ping's client time, ms.
     Pong(f64),
     /// Drain: the fresh resume ticket to present elsewhere.
@@ -125,7 +125,7 @@ impl From<ServerEvent> for Frame {
             }
             ServerEvent::Roster(players) => Frame::Roster(named(players)),
             ServerEvent::Busy { reason, retry_after_ms } => Frame::Busy { reason, retry_after_ms },
-            ServerEvent::Error { code, .. } => Frame::Error(code),
+            ServerEvent::Error { code, message } => Frame::Error(code, message),
             ServerEvent::Pong { client_time_ms, .. } => Frame::Pong(client_time_ms),
             ServerEvent::Move { ticket, .. } => Frame::Move(ticket),
             ServerEvent::Cell(cell) => Frame::Cell(cell),
@@ -205,7 +205,7 @@ mod tests {
         ));
         assert!(matches!(Frame::decode(&server::encode_move(&[1, 2], "drain")), Frame::Move(t) if t == [1, 2]));
         let error = server::encode_error(wire::CloseCode::TicketUsed, "used");
-        assert!(matches!(Frame::decode(&error), Frame::Error(4015)));
+        assert!(matches!(Frame::decode(&error), Frame::Error(4015, _)));
         assert_eq!(close_code(wire::CloseCode::Moved), Some(wire::CloseCode::Moved.0));
     }
 }

@@ -1,6 +1,7 @@
 //! A small HTTP/1.1 client for the tests: one request per connection over
-//! plain TCP (a shard's own endpoints) or TLS (nginx, checking its
-//! certificate against the test's own CA file), the whole answer read.
+//! plain TCP (a shard's own endpoints), a Unix socket (a shard listening on
+//! one), or TLS (nginx, checking its certificate against the test's own CA
+//! file), the whole answer read.
 
 use crate::WAIT;
 use rustls::pki_types::pem::PemObject;
@@ -10,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 /// An HTTP answer.
@@ -34,6 +35,13 @@ impl Response {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
+
+    /// The body as JSON.
+    ///
+    /// Panics: it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
 }
 
 /// GET `path` from `addr` over plain HTTP.
@@ -47,8 +55,27 @@ pub async fn get(addr: SocketAddr, path: &str) -> Response {
 ///
 /// Panics: no connection or no answer within [`WAIT`].
 pub async fn request(addr: SocketAddr, method: &str, path: &str) -> Response {
+    send(addr, method, path, &[], b"").await
+}
+
+/// `method path` to `addr` over plain HTTP with `headers` added and `body`
+/// (with its Content-Length).
+///
+/// Panics: no connection or no answer within [`WAIT`].
+pub async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let tcp = connect(addr).await;
-    exchange(tcp, method, &addr.to_string(), path, &[]).await
+    exchange(tcp, method, &addr.to_string(), path, headers, body).await
+}
+
+/// `method path` (no body) over the Unix socket at `socket`.
+///
+/// Panics: no connection or no answer within [`WAIT`].
+pub async fn request_unix(socket: &Path, method: &str, path: &str) -> Response {
+    let stream = tokio::time::timeout(WAIT, UnixStream::connect(socket))
+        .await
+        .unwrap_or_else(|_| panic!("connect {}: no connection within {WAIT:?}", socket.display()))
+        .unwrap_or_else(|e| panic!("connect {}: {e}", socket.display()));
+    exchange(stream, method, "localhost", path, &[], b"").await
 }
 
 /// GET `https://host:PORT/path` from `addr`, trusting only the certificates
@@ -63,7 +90,7 @@ pub async fn get_https(addr: SocketAddr, host: &str, path: &str, ca_file: &Path,
         .await
         .unwrap_or_else(|_| panic!("TLS handshake with {addr} timed out"))
         .unwrap_or_else(|e| panic!("TLS handshake with {addr}: {e}"));
-    exchange(tls, "GET", &format!("{host}:{}", addr.port()), path, headers).await
+    exchange(tls, "GET", &format!("{host}:{}", addr.port()), path, headers, b"").await
 }
 
 /// A TCP connection to `addr`.
@@ -99,18 +126,23 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     host: &str,
     path: &str,
     headers: &[(&str, &str)],
+    body: &[u8],
 ) -> Response {
+    // A Host among `headers` replaces the connection's own.
+    let host = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map_or(host, |(_, v)| *v);
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
-    if method != "GET" {
-        req.push_str("Content-Length: 0\r\n");
+    if method != "GET" || !body.is_empty() {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
-    for (n, v) in headers {
+    for (n, v) in headers.iter().filter(|(n, _)| !n.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("{n}: {v}\r\n"));
     }
     req.push_str("\r\n");
+    let mut req = req.into_bytes();
+    req.extend_from_slice(body);
     let mut raw = Vec::new();
     let io = async {
-        s.write_all(req.as_bytes()).await?;
+        s.write_all(&req).await?;
         // A peer that closes without close_notify still sent a whole answer.
         match s.read_to_end(&mut raw).await {
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(0),

@@ -64,7 +64,7 @@ pub use forwarder::Forwarder;
 pub use frame::{close_code, Frame, Welcome};
 pub use http::Response;
 pub use metrics::Metrics;
-pub use nginx::{Nginx, NginxSettings};
+pub use nginx::{Nginx, NginxSettings, Upstream};
 pub use nix::sys::signal::Signal;
 pub use player::{Endpoint, Player};
 pub use process::Process;

@@ -27,12 +27,47 @@ pub fn nginx_bin() -> PathBuf {
     on_path.unwrap_or_else(|| PathBuf::from("/usr/sbin/nginx"))
 }
 
+/// One shard of the upstream: a TCP address or a Unix socket on this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Upstream {
+    /// `HOST:PORT`.
+    Tcp(SocketAddr),
+    /// `unix:PATH`.
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Upstream {
+    /// As `MINO_SHARDS` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Upstream::Tcp(addr) => write!(f, "{addr}"),
+            Upstream::Unix(path) => write!(f, "unix:{}", path.display()),
+        }
+    }
+}
+
+impl From<SocketAddr> for Upstream {
+    fn from(addr: SocketAddr) -> Upstream {
+        Upstream::Tcp(addr)
+    }
+}
+
+impl From<&crate::shard::Shard> for Upstream {
+    /// Where players reach the shard: its Unix socket, or its address.
+    fn from(shard: &crate::shard::Shard) -> Upstream {
+        match &shard.socket {
+            Some(path) => Upstream::Unix(path.clone()),
+            None => Upstream::Tcp(shard.addr),
+        }
+    }
+}
+
 /// What a test sets in the rendered configuration (everything else keeps
 /// render.sh's defaults).
 #[derive(Clone, Debug)]
 pub struct NginxSettings {
-    /// Shard addresses: the upstream.
-    pub shards: Vec<SocketAddr>,
+    /// The shards: the upstream.
+    pub shards: Vec<Upstream>,
     /// Served at `/` (the browser client's files).
     pub static_root: PathBuf,
     /// Certificate and key.
@@ -52,9 +87,13 @@ pub struct NginxSettings {
 
 impl NginxSettings {
     /// Settings with render.sh's timeouts, two workers and small limits.
-    pub fn new(shards: Vec<SocketAddr>, static_root: PathBuf, cert: Cert) -> NginxSettings {
+    pub fn new<U: Into<Upstream>>(
+        shards: impl IntoIterator<Item = U>,
+        static_root: PathBuf,
+        cert: Cert,
+    ) -> NginxSettings {
         NginxSettings {
-            shards,
+            shards: shards.into_iter().map(Into::into).collect(),
             static_root,
             cert,
             proxy_timeout: "20s".into(),
@@ -79,7 +118,7 @@ fn current_user() -> String {
 ///
 /// Panics: render.sh fails.
 pub fn render(settings: &NginxSettings, dir: &WorkDir, https_port: u16, http_port: u16) -> PathBuf {
-    let shards: Vec<String> = settings.shards.iter().map(SocketAddr::to_string).collect();
+    let shards: Vec<String> = settings.shards.iter().map(Upstream::to_string).collect();
     let path = |p: PathBuf| p.to_string_lossy().into_owned();
     let vars: Vec<(&str, String)> = vec![
         ("MINO_SHARDS", shards.join(" ")),

@@ -148,7 +148,7 @@ impl Player {
         let mut error = None;
         loop {
             match self.next().await {
-                Frame::Error(code) => error = Some(code),
+                Frame::Error(code, _) => error = Some(code),
                 Frame::Closed(code) => return (code, error),
                 _ => {}
             }

@@ -314,7 +314,7 @@ impl RawReader {
                     end.reason = String::from_utf8_lossy(f.payload.get(2..).unwrap_or_default()).into_owned();
                 }
                 op::BINARY if end.code.is_none() => {
-                    if let Frame::Error(code) = Frame::decode(&f.payload) {
+                    if let Frame::Error(code, _) = Frame::decode(&f.payload) {
                         end.error = Some(code);
                     }
                 }

@@ -1,7 +1,8 @@
-//! A real `mino-server` process (a shard) on 127.0.0.1 port 0, killed on
-//! drop. The one place that starts the binary and reads the lines it prints
-//! once bound: "mino-server listening on http://ADDR" and, with
-//! `--admin-listen`, "mino-server admin on http://ADDR".
+//! A real `mino-server` process (a shard) on 127.0.0.1 port 0 or on a Unix
+//! socket, killed on drop. The one place that starts the binary and reads the
+//! lines it prints once bound: "mino-server listening on http://ADDR" (or
+//! "on unix:PATH") and, with `--admin-listen`, "mino-server admin on
+//! http://ADDR".
 
 use crate::http::{self, Response};
 use crate::metrics::Metrics;
@@ -43,10 +44,12 @@ fn target_dir() -> PathBuf {
 }
 
 /// What one line of the server's stdout announces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Announced {
     /// "mino-server listening on http://ADDR": players, HTTP and websocket.
     Listening(SocketAddr),
+    /// "mino-server listening on unix:PATH": the same, on a Unix socket.
+    ListeningUnix(PathBuf),
     /// "mino-server admin on http://ADDR": the admin listener.
     Admin(SocketAddr),
 }
@@ -58,6 +61,9 @@ impl Announced {
         if let Some(addr) = line.strip_prefix("mino-server listening on http://") {
             return addr.parse().ok().map(Announced::Listening);
         }
+        if let Some(path) = line.strip_prefix("mino-server listening on unix:") {
+            return Some(Announced::ListeningUnix(PathBuf::from(path)));
+        }
         line.strip_prefix("mino-server admin on http://")?.parse().ok().map(Announced::Admin)
     }
 }
@@ -66,10 +72,15 @@ impl Announced {
 #[derive(Debug)]
 pub struct Shard {
     process: Process,
-    /// The address it listens on (HTTP and websocket).
+    /// The address its HTTP endpoints answer on: where it listens (HTTP and
+    /// websocket), or for a shard on a Unix socket ([`Shard::start_unix`])
+    /// its admin listener, where `/metrics`, `/readyz` and `/healthz` are
+    /// served too.
     pub addr: SocketAddr,
     /// Its admin listener, when started with `--admin-listen`.
     pub admin: Option<SocketAddr>,
+    /// The Unix socket players reach it on, for a shard started on one.
+    pub socket: Option<PathBuf>,
 }
 
 impl Shard {
@@ -114,6 +125,18 @@ impl Shard {
         Shard::spawn(bin.as_ref(), "127.0.0.1:0", args, filter, Stdio::from(file), &[])
     }
 
+    /// Starts `bin` listening on the Unix socket `path` (what nginx's upstream
+    /// names), with an admin listener on 127.0.0.1 port 0 for its HTTP
+    /// endpoints ([`Shard::addr`]), and `args` added.
+    ///
+    /// Panics: as [`Shard::start`].
+    pub fn start_unix(bin: impl AsRef<Path>, path: &Path, args: &[&str]) -> Shard {
+        let listen = format!("unix:{}", path.display());
+        let mut all = vec!["--admin-listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        Shard::spawn(bin.as_ref(), &listen, &all, &log_filter(), Stdio::inherit(), &[])
+    }
+
     fn spawn(bin: &Path, listen: &str, args: &[&str], filter: &str, stderr: Stdio, env: &[(String, String)]) -> Shard {
         let mut cmd = Command::new(bin);
         cmd.args(["--listen", listen])
@@ -127,30 +150,35 @@ impl Shard {
         let stdout = process.child_mut().stdout.take().expect("piped stdout");
         let lines = read_lines(stdout);
         let wants_admin = args.iter().any(|a| a.starts_with("--admin-listen"));
-        let (mut addr, mut admin) = (None, None);
+        let (mut addr, mut socket, mut admin) = (None, None, None);
         let end = Instant::now() + START_WAIT;
-        while addr.is_none() || (wants_admin && admin.is_none()) {
+        while (addr.is_none() && socket.is_none()) || (wants_admin && admin.is_none()) {
             let left = end.saturating_duration_since(Instant::now());
             match lines.recv_timeout(left) {
                 Ok(line) => match Announced::parse(&line) {
                     Some(Announced::Listening(a)) => addr = Some(a),
+                    Some(Announced::ListeningUnix(p)) => socket = Some(p),
                     Some(Announced::Admin(a)) => admin = Some(a),
                     None => {}
                 },
                 Err(_) => panic!(
                     "mino-server ({}) printed no {} address within {START_WAIT:?} (exit: {:?})",
                     bin.display(),
-                    if addr.is_none() { "listening" } else { "admin" },
+                    if addr.is_none() && socket.is_none() { "listening" } else { "admin" },
                     process.wait_exit(Duration::ZERO)
                 ),
             }
         }
-        let addr = addr.expect("listening address");
-        Shard { process, addr, admin }
+        let addr = addr.or(admin).expect("a listening or admin address");
+        Shard { process, addr, admin, socket }
     }
 
     /// The game's websocket URL on the shard itself.
+    ///
+    /// Panics: the shard listens on a Unix socket (players reach it through
+    /// nginx, or over [`Shard::socket`]).
     pub fn ws_url(&self) -> String {
+        assert!(self.socket.is_none(), "shard on a unix socket: no ws:// URL");
         format!("ws://{}/ws", self.addr)
     }
 
@@ -257,6 +285,8 @@ mod tests {
         let admin = Announced::parse("mino-server admin on http://[::1]:9");
         assert_eq!(admin, Some(Announced::Admin("[::1]:9".parse().expect("addr"))));
         assert_eq!(Announced::parse("mino-server listening on http://nowhere"), None);
+        let unix = Announced::parse("mino-server listening on unix:/run/mino/shard-1.sock");
+        assert_eq!(unix, Some(Announced::ListeningUnix(PathBuf::from("/run/mino/shard-1.sock"))));
         assert_eq!(Announced::parse("something else"), None);
     }
 

@@ -160,7 +160,12 @@ impl Commands {
                 other => Ok(other?),
             }
         };
-        tokio::time::timeout(COMMAND_TIMEOUT, Box::pin(attempt)).await.unwrap_or(Err(RedisError::Timeout))
+        // Boxed as a trait object: the futures that await a command (a
+        // handshake claiming its session, say) stop at this type instead of
+        // carrying the connection pool's and the redis client's whole future
+        // types, which overflowed the compiler's trait-solving depth.
+        let attempt: BoxFuture<'_, Result<Value, RedisError>> = Box::pin(attempt);
+        tokio::time::timeout(COMMAND_TIMEOUT, attempt).await.unwrap_or(Err(RedisError::Timeout))
     }
 
     async fn conn(&self) -> Result<Conn, RedisError> {

@@ -36,12 +36,15 @@ pub mod subscriber;
 use crate::backplane::{Backplane, RedisError, RedisTarget};
 use crate::clock::Instant;
 use crate::config::Config;
+use crate::figures::ShardFigures;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
 use crate::shard::grid::RegionId;
 use crate::shard::{ClusterEvent, Outgoing};
 use bytes::Bytes;
-use mino_protocol::Tick;
+use mino_protocol::{ShardId, Tick};
+use registry::Heartbeat;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch, Notify};
@@ -75,7 +78,7 @@ pub struct OwnSnapshot {
 }
 
 /// This shard's state the registry writes into its heartbeat.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LocalState {
     /// Players on this shard.
     pub players: usize,
@@ -86,7 +89,13 @@ pub struct LocalState {
     pub highest_player: u32,
     /// The start of this shard's presence numbering (µs at its start).
     pub epoch: u64,
+    /// What the admin console shows of this shard (updated once a second).
+    pub figures: Arc<ShardFigures>,
 }
+
+/// The other live shards of the place and their heartbeats, as the registry
+/// last read them.
+pub type Peers = watch::Receiver<HashMap<ShardId, Heartbeat>>;
 
 /// The tick loop's ends of the cluster's channels.
 pub struct TickLink {
@@ -124,7 +133,8 @@ pub struct ClusterStatus {
 }
 
 /// Starts the publisher, subscriber and registry tasks on `tracker` and returns
-/// the tick loop's link, the shared status and the session store (for sessions).
+/// the tick loop's link, the shared status, the session store (for sessions)
+/// and the other shards' heartbeats (for the admin console).
 ///
 /// `epoch` is the shard's presence epoch (its heartbeat carries it from the
 /// first one on).
@@ -137,7 +147,7 @@ pub fn start(
     metrics: &Metrics,
     tracker: &TaskTracker,
     cancel: &CancellationToken,
-) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore), RedisError> {
+) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore, Peers), RedisError> {
     let backplane = Backplane::new(target, &config.place, POOL_SIZE, metrics)?;
     let keys = backplane.keys().clone();
     let status = Arc::new(ClusterStatus::default());
@@ -171,7 +181,7 @@ pub fn start(
             me: config.shard_id,
             metrics: metrics.clone(),
             events: events_tx.clone(),
-            peers: peers_rx,
+            peers: peers_rx.clone(),
             resync: resync.clone(),
             regions: regions_rx,
             aoi: config.aoi.is_some(),
@@ -207,5 +217,5 @@ pub fn start(
         store: store.clone(),
         stop: cancel.clone(),
     };
-    Ok((link, status, store))
+    Ok((link, status, store, peers_rx))
 }

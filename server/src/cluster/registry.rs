@@ -28,6 +28,7 @@ use super::publisher::SEQ_FIELD;
 use super::{ClusterStatus, LocalState};
 use crate::backplane::{Backplane, Keys, RedisError};
 use crate::clock::{self, Instant};
+use crate::figures::ShardFigures;
 use crate::ids::ID_FETCH;
 use crate::metrics::Metrics;
 use crate::shard::ClusterEvent;
@@ -102,6 +103,10 @@ pub struct Heartbeat {
     /// was known whatever the numbers.
     #[serde(default)]
     pub epoch: u64,
+    /// What the admin console shows of it (tick rate and lateness, relay
+    /// lag, version, uptime, drain progress...), in the same JSON object.
+    #[serde(flatten)]
+    pub figures: ShardFigures,
 }
 
 /// Splits a players hash into its sequence number and its players; fields that
@@ -173,7 +178,7 @@ impl Registry {
                 () = self.resync.notified() => resync_all = true,
                 _ = tick.tick() => {}
             }
-            let state = *local.borrow();
+            let state = local.borrow().clone();
             let ok = match self.heartbeat(&state).await {
                 Ok(()) => self.refresh(&mut live, resync_all).await.is_ok(),
                 Err(e) => {
@@ -222,6 +227,7 @@ impl Registry {
             overloaded: state.overloaded,
             published_ms: self.status.published_ms.load(Ordering::Relaxed),
             epoch: state.epoch,
+            figures: (*state.figures).clone(),
         };
         let json = serde_json::to_string(&beat).unwrap_or_default();
         let script = redis::Script::new(HEARTBEAT);

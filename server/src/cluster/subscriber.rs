@@ -26,6 +26,7 @@ use super::registry::Heartbeat;
 use crate::backplane::{Backplane, Feed, FeedEvent, Keys, RedisError};
 use crate::clock;
 use crate::metrics::{DropKind, Metrics, ResubscribeReason};
+use crate::order::Order;
 use crate::resume::store::parse_takeover;
 use crate::shard::grid::{CellId, RegionId};
 use crate::shard::ClusterEvent;
@@ -244,6 +245,11 @@ impl Subscriber {
     async fn route(&self, channel: &str, payload: &[u8], newest: &mut HashMap<ShardId, u64>) {
         if channel == self.keys.control() {
             let text = String::from_utf8_lossy(payload);
+            // An operator's order, for whichever shard it concerns (the core decides).
+            if let Some(order) = Order::parse(&text) {
+                let _ = self.events.send(ClusterEvent::Order(order)).await;
+                return;
+            }
             match parse_takeover(&text) {
                 Some((player, generation, owner)) if owner != self.me => {
                     let _ = self.events.send(ClusterEvent::Takeover { player, generation }).await;

@@ -1,33 +1,39 @@
-//! The accept loops: the players' listener (TCP with Nagle off, a cap on open
-//! connections, an HTTP/1.1 header timeout) and the admin listener (which
-//! answers even when every descriptor is in use, from a [`Reserve`]), with
-//! graceful shutdown of every connection from one token.
+//! The accept loops: the players' listener (TCP with Nagle off, or a Unix
+//! stream socket; a cap on open connections, an HTTP/1.1 header timeout) and
+//! the admin listener (which answers even when every descriptor is in use,
+//! from a [`Reserve`]), with graceful shutdown of every connection from one
+//! token.
 //!
 //! A failing accept (descriptors exhausted, most often) backs off
 //! [`ACCEPT_BACKOFF`], is counted in `mino_accept_errors_total{kind}`, and is
 //! logged once a [`throttle::WINDOW`] with the count of failures the line
 //! stands for.
 //!
+//! - [`bound`]: a bound listener, TCP or Unix, and what it accepts.
+//! - [`socket_file`]: a Unix socket's file: stale ones removed, its mode,
+//!   removed at exit.
 //! - [`throttle`]: one log line a window for a repeating failure.
 //! - [`reserve`]: the admin listener's reserved descriptor.
 
+pub mod bound;
 pub mod reserve;
+pub mod socket_file;
 pub mod throttle;
 
+pub use bound::{BindError, Listener, Peer};
 pub use reserve::Reserve;
 pub use throttle::LogThrottle;
 
 use crate::clock;
 use crate::http::ConnectionSlot;
 use crate::metrics::{AcceptErrorKind, Metrics};
+use crate::session::socket::Stream;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -48,7 +54,8 @@ pub struct AcceptConfig {
     pub max_connections: usize,
     /// Time allowed to send the request headers (slow-loris bound).
     pub header_timeout: Duration,
-    /// Fixed SO_SNDBUF for accepted sockets, bytes; `None` = autotuning.
+    /// Fixed SO_SNDBUF for accepted sockets (TCP and Unix), bytes; `None` =
+    /// the kernel's default (autotuning for TCP).
     pub send_buffer: Option<usize>,
 }
 
@@ -95,7 +102,7 @@ fn accepted(side: Side, throttle: &mut LogThrottle) {
 /// Accepts players' connections until `cancel` fires; every connection task
 /// is spawned on `tracker`.
 pub async fn accept_loop(
-    listener: TcpListener,
+    listener: Listener,
     router: Router,
     config: AcceptConfig,
     metrics: Metrics,
@@ -105,7 +112,7 @@ pub async fn accept_loop(
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let mut throttle = LogThrottle::new(throttle::WINDOW);
     loop {
-        let (tcp, peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -121,24 +128,37 @@ pub async fn accept_loop(
             tracing::debug!(%peer, "connection cap reached; closing");
             continue;
         };
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(%peer, error = %e, "set_nodelay failed");
-        }
-        if let Some(bytes) = config.send_buffer {
-            if let Err(e) = socket2::SockRef::from(&tcp).set_send_buffer_size(bytes) {
-                tracing::debug!(%peer, error = %e, "SO_SNDBUF failed");
-            }
-        }
+        tune(&stream, peer, &config);
         let slot = ConnectionSlot::new(permit);
-        let conn = Connection { tcp, peer, header_timeout: config.header_timeout, keep_alive: true };
+        let conn = Connection { stream, peer, header_timeout: config.header_timeout, keep_alive: true };
         tracker.spawn(conn.serve(router.clone(), Some(slot), cancel.clone()));
+    }
+}
+
+/// Sets what the accept settings ask of a new connection: Nagle off (TCP) and
+/// a fixed send buffer (both kinds). Failures are logged at debug: the
+/// connection works without.
+fn tune(stream: &Stream, peer: Peer, config: &AcceptConfig) {
+    let sock = match stream {
+        Stream::Tcp(tcp) => {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(%peer, error = %e, "set_nodelay failed");
+            }
+            socket2::SockRef::from(tcp)
+        }
+        Stream::Unix(unix) => socket2::SockRef::from(unix),
+    };
+    if let Some(bytes) = config.send_buffer {
+        if let Err(e) = sock.set_send_buffer_size(bytes) {
+            tracing::debug!(%peer, error = %e, "SO_SNDBUF failed");
+        }
     }
 }
 
 /// Accepts admin connections until `cancel` fires. When every descriptor is
 /// in use, answers one connection at a time from the [`Reserve`].
 pub async fn admin_loop(
-    listener: TcpListener,
+    listener: Listener,
     router: Router,
     header_timeout: Duration,
     metrics: Metrics,
@@ -156,9 +176,9 @@ pub async fn admin_loop(
             a = listener.accept() => a,
         };
         match accepted_now {
-            Ok((tcp, peer)) => {
+            Ok((stream, peer)) => {
                 accepted(Side::Admin, &mut throttle);
-                let conn = Connection { tcp, peer, header_timeout, keep_alive: true };
+                let conn = Connection { stream, peer, header_timeout, keep_alive: true };
                 tracker.spawn(conn.serve(router.clone(), None, cancel.clone()));
             }
             Err(e) => {
@@ -166,8 +186,8 @@ pub async fn admin_loop(
                 if kind == AcceptErrorKind::Descriptors && reserve.release() {
                     // No await between the release and the accept: nothing
                     // else on this thread can take the freed descriptor.
-                    if let Ok((tcp, peer)) = listener.accept().await {
-                        let conn = Connection { tcp, peer, header_timeout, keep_alive: false };
+                    if let Ok((stream, peer)) = listener.accept().await {
+                        let conn = Connection { stream, peer, header_timeout, keep_alive: false };
                         let served = conn.serve(router.clone(), None, cancel.clone());
                         let _ = tokio::time::timeout(RESERVE_CONNECTION_LIMIT, served).await;
                     }
@@ -182,8 +202,8 @@ pub async fn admin_loop(
 
 /// One accepted HTTP/1.1 connection, to serve.
 struct Connection {
-    tcp: TcpStream,
-    peer: SocketAddr,
+    stream: Stream,
+    peer: Peer,
     header_timeout: Duration,
     keep_alive: bool,
 }
@@ -193,19 +213,20 @@ impl Connection {
     /// request carrying `slot` when given; on `cancel`, finishes the request
     /// in progress (at most a second) and closes.
     async fn serve(self, router: Router, slot: Option<ConnectionSlot>, cancel: CancellationToken) {
-        let Connection { tcp, peer, header_timeout, keep_alive } = self;
+        let Connection { stream, peer, header_timeout, keep_alive } = self;
         let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             if let Some(slot) = &slot {
                 req.extensions_mut().insert(axum::Extension(slot.clone()));
                 req.extensions_mut().insert(slot.clone());
             }
+            req.extensions_mut().insert(peer);
             router.clone().oneshot(req)
         });
         let conn = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(header_timeout)
             .keep_alive(keep_alive)
-            .serve_connection(TokioIo::new(tcp), service)
+            .serve_connection(TokioIo::new(stream), service)
             .with_upgrades();
         tokio::pin!(conn);
         tokio::select! {

@@ -153,6 +153,14 @@ impl LocalSessions {
         })
     }
 
+    /// Ends `player`'s session (an operator kicked it): its tickets no longer
+    /// resume it, and its account starts a new one.
+    pub fn end(&mut self, player: PlayerId) {
+        self.sessions.remove(&player);
+        self.tickets.retain(|_, (p, _)| *p != player);
+        self.accounts.retain(|_, p| *p != player);
+    }
+
     /// Forgets parked sessions past their TTL and their tickets. A connected
     /// player's ticket stays valid however old it is; a used ticket is
     /// remembered (to be refused as used) for a TTL after its use.

@@ -1,10 +1,12 @@
-//! What a handshake asks of the tick driver, over one bounded queue, and the
-//! answers it waits for. The driver hands each ask to the shard core, and
-//! the socket itself to its [`super::Hub`].
+//! What a handshake (or the admin API) asks of the tick driver, over one
+//! bounded queue, and the answers it waits for. The driver hands each ask to
+//! the shard core, and the socket itself to its [`super::Hub`].
 
 use super::conn::Handover;
 use crate::close::CloseReason;
+use crate::order::{Order, OrderOutcome};
 use crate::resume::{Claimed, ResumeError, Ticket};
+use crate::shard::find::{Found, PlayerQuery};
 use crate::shard::{Busy, LinkId};
 use bytes::Bytes;
 use mino_protocol::PlayerId;
@@ -77,6 +79,22 @@ pub enum Command {
         hold: bool,
         /// Where the answer goes.
         reply: oneshot::Sender<Result<Joined, Busy>>,
+    },
+    /// The admin API: carry out an operator's order if it concerns this shard.
+    Order {
+        /// The order.
+        order: Order,
+        /// What became of it here.
+        reply: oneshot::Sender<OrderOutcome>,
+    },
+    /// The admin API: the players here that a query matches.
+    Find {
+        /// The query.
+        query: PlayerQuery,
+        /// Most players answered.
+        limit: usize,
+        /// The players found, by id.
+        reply: oneshot::Sender<Vec<Found>>,
     },
     /// Write the welcome held at `Join`.
     Welcome {

@@ -258,6 +258,19 @@ impl Hub {
         }
     }
 
+    /// Closes `link`'s socket because an operator removed its player
+    /// ([`CloseReason::Kicked`], 4040): the Error message and the close frame
+    /// say `why` (the operator's reason) after the reason's own text; the
+    /// close frame keeps what fits of it (123 bytes).
+    pub fn kick(&mut self, link: LinkId, why: &str) {
+        if let Some(&slot) = self.by_link.get(&link) {
+            let reason = CloseReason::Kicked;
+            let text = format!("{}: {why}", reason.message());
+            self.close_saying(slot, reason, None, &text, clock::now());
+            self.count();
+        }
+    }
+
     /// Closes every admitted socket for `reason` (shutdown).
     pub fn close_all(&mut self, reason: CloseReason) {
         let now = clock::now();
@@ -537,6 +550,12 @@ impl Hub {
     /// are written, the write side shut, and the socket lingers as
     /// [`Linger::after`] says.
     fn close(&mut self, slot: u32, reason: CloseReason, first: Option<Bytes>, now: Instant) {
+        self.close_saying(slot, reason, first, reason.message(), now);
+    }
+
+    /// [`Hub::close`] with `text` in the error and close frames instead of
+    /// the reason's own message.
+    fn close_saying(&mut self, slot: u32, reason: CloseReason, first: Option<Bytes>, text: &str, now: Instant) {
         let Some(conn) = self.conns.get_mut(slot as usize).and_then(Option::as_mut) else { return };
         if conn.closing.is_some() {
             return;
@@ -552,9 +571,9 @@ impl Hub {
         let mut frames = Vec::with_capacity(3);
         frames.extend(first);
         if reason.tells_peer() {
-            frames.push(ws_frame::binary(&msg::encode_error(code, reason.message())));
+            frames.push(ws_frame::binary(&msg::encode_error(code, text)));
         }
-        frames.push(ws_frame::close(code.0, reason.message()));
+        frames.push(ws_frame::close(code.0, text));
         let linger = Linger::after(conn.end, reason);
         conn.closing = Some(Box::new(Closing {
             linger,

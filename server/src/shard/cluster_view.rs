@@ -71,6 +71,11 @@ impl ClusterView {
         self.live.values().find_map(|r| r.players.get(&player)).map(|n| &**n)
     }
 
+    /// Every other live shard with the number of its players known here.
+    pub fn shards(&self) -> Vec<(ShardId, usize)> {
+        self.live.iter().map(|(s, r)| (*s, r.players.len())).collect()
+    }
+
     /// Number of players on other live shards.
     pub fn player_count(&self) -> usize {
         self.live.values().map(|r| r.players.len()).sum()

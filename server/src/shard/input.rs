@@ -3,6 +3,7 @@
 
 use super::grid::CellId;
 use crate::clock::Instant;
+use crate::order::Order;
 use bytes::Bytes;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
@@ -88,6 +89,9 @@ pub enum ClusterEvent {
         /// The session's generation on the new owner.
         generation: u64,
     },
+    /// An operator's order from the control channel (for whichever shard
+    /// it concerns).
+    Order(Order),
     /// After a fence: the players that were resumed elsewhere meanwhile.
     Verified {
         /// To drop.

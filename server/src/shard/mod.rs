@@ -21,6 +21,12 @@
 //!   players were resumed elsewhere meanwhile;
 //! - the drain ([`drain`]): players told to move, a tick's share of the rate
 //!   at a time;
+//! - operators' orders ([`crate::order`]): a kick closes a player's socket
+//!   with the operator's reason and ends its session; a drain order starts
+//!   the drain; players are found by name or id ([`find`]);
+//! - what the operator reads at info about the place ([`place_log`]): shards
+//!   leaving and joining the view, players resumed here (counted a second at
+//!   a time);
 //! - with area of interest ([`aoi`]), the grid, each socket's view and its
 //!   frames: one frame per occupied cell, shared by every socket that sees
 //!   it. Then presence and rosters are not sent to every socket (they would
@@ -33,11 +39,13 @@ mod cells;
 mod cluster_view;
 mod drain;
 mod fence;
+pub mod find;
 pub mod grid;
 mod input;
 pub mod interest;
 mod links;
 mod output;
+mod place_log;
 mod presence;
 #[cfg(test)]
 mod tests;
@@ -55,6 +63,7 @@ use crate::close::CloseReason;
 use crate::config::Config;
 use crate::ids::{PlayerIds, ID_FETCH};
 use crate::metrics::{DropKind, RepairKind};
+use crate::order::{KickReason, Operator, Order, OrderOutcome};
 use crate::resume::local::LocalSessions;
 use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::sim::World;
@@ -63,6 +72,7 @@ use aoi::Aoi;
 use bytes::Bytes;
 use drain::Drain;
 use fence::{Fence, Gate};
+use find::{Found, PlayerQuery};
 use grid::{CellId, GridError};
 use links::Links;
 use mino_protocol::client::Direction;
@@ -70,6 +80,7 @@ use mino_protocol::server::{self as msg, AoiInfo, WelcomeInfo};
 use mino_protocol::snapshot::{SnapshotEncoder, SnapshotHeader};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
+use place_log::{ResumeTally, ResumedFrom};
 use presence::Presence;
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -115,6 +126,8 @@ pub struct Shard {
     local: Option<LocalSessions>,
     fence: Fence,
     drain: Option<Drain>,
+    /// Draining: the players there were when the drain began.
+    drain_from: Option<usize>,
     rng: StdRng,
     tick: Tick,
     /// Chat and presence frames for sockets since the last tick.
@@ -130,6 +143,8 @@ pub struct Shard {
     aoi: Option<Aoi>,
     /// Publisher times (ms) of the relayed cell frames since the last tick.
     relay_times: Vec<u64>,
+    /// Players resumed here, until their line is due.
+    resumes: ResumeTally,
     /// The start of the presence numbering (µs at the start).
     presence_epoch: u64,
     /// When the last ownership audit was asked for (clustered).
@@ -169,6 +184,7 @@ impl Shard {
             local: (!clustered).then(|| LocalSessions::new(config.ticket_ttl.as_millis() as u64)),
             fence: Fence::new(config.shard_ttl / 2),
             drain: None,
+            drain_from: None,
             rng,
             tick: Tick(0),
             events: Vec::new(),
@@ -180,6 +196,7 @@ impl Shard {
             expired_at_ms: 0,
             aoi,
             relay_times: Vec::new(),
+            resumes: ResumeTally::default(),
             presence_epoch,
             audited: None,
         })
@@ -249,6 +266,66 @@ impl Shard {
             }
         });
         msg::encode_names(names)
+    }
+
+    /// Draining: the players there were when the drain began.
+    pub fn drain_from(&self) -> Option<usize> {
+        self.drain_from
+    }
+
+    /// The players here that `query` matches, at most `limit`, by id.
+    pub fn find(&self, query: &PlayerQuery, limit: usize) -> Vec<Found> {
+        let mut found: Vec<Found> = self
+            .world
+            .players()
+            .iter()
+            .filter(|p| query.matches(p.id, &p.name))
+            .map(|p| Found { player: p.id, name: p.name.clone(), position: (p.x, p.y) })
+            .collect();
+        found.sort_unstable_by_key(|f| f.player);
+        found.truncate(limit);
+        found
+    }
+
+    /// Carries out an operator's `order` if it concerns this shard: kicks
+    /// the player if it is here, starts the drain if this shard is named
+    /// (the driver is told with [`Effect::DrainOrdered`]). Logged with who
+    /// asked.
+    pub fn order(&mut self, order: &Order) -> OrderOutcome {
+        match order {
+            Order::Kick { player, by, reason } => self.kick(*player, by, reason),
+            Order::Drain { shard, by } if *shard == self.id => {
+                if self.drain.is_some() {
+                    return OrderOutcome::AlreadyDraining;
+                }
+                let players = self.world.len();
+                tracing::info!(operator = %by, players, "drain ordered by {by}: moving {players} players to other shards");
+                self.effects.push(Effect::DrainOrdered);
+                OrderOutcome::Draining { players }
+            }
+            Order::Drain { .. } => OrderOutcome::NotHere,
+        }
+    }
+
+    /// Closes `player`'s socket with 4040 and `reason`, and ends its session
+    /// (standalone here; clustered, the admin API ends it in Redis).
+    fn kick(&mut self, player: PlayerId, by: &Operator, reason: &KickReason) -> OrderOutcome {
+        let Some(name) = self.world.player(player).map(|p| p.name.clone()) else { return OrderOutcome::NotHere };
+        tracing::info!(operator = %by, player = player.0, %name, reason = reason.as_str(), "player {} ({name}) kicked by {by}: {}", player.0, reason.as_str());
+        if let Some(link) = self.links.remove(player) {
+            if let Some(aoi) = self.aoi.as_mut() {
+                aoi.remove_viewer(link);
+            }
+            self.effects.push(Effect::Tell { link, control: Control::Kick(reason.text()) });
+        }
+        if let Some(drain) = self.drain.as_mut() {
+            drain.forget(player);
+        }
+        if let Some(local) = self.local.as_mut() {
+            local.end(player);
+        }
+        self.remove(player);
+        OrderOutcome::Kicked { name }
     }
 
     /// The effects asked for since the last call, in order.
@@ -340,6 +417,10 @@ impl Shard {
             }
             Some(c) => {
                 self.unreserve();
+                if !c.fresh {
+                    let from = c.previous_owner.map_or(ResumedFrom::Here, ResumedFrom::Shard);
+                    self.resumes.record(from, wall_ms);
+                }
                 let name: Arc<str> = c.name.as_str().into();
                 if self.world.player(c.player).is_none() {
                     let (x, y) = c.position.unwrap_or(spawn);
@@ -421,6 +502,7 @@ impl Shard {
             return 0;
         }
         self.drain = Some(Drain::new(self.drain_rate, self.tick_hz));
+        self.drain_from = Some(self.world.len());
         if self.clustered {
             return 0;
         }
@@ -467,6 +549,18 @@ impl Shard {
             }
             ClusterEvent::Live(shards) => {
                 let others: Vec<ShardId> = shards.into_iter().filter(|s| *s != self.id).collect();
+                let change = place_log::view_change(&self.view.shards(), &others);
+                for (shard, players) in change.left {
+                    tracing::info!(
+                        shard = shard.0,
+                        players,
+                        "shard {} left this place's view ({players} players were on it)",
+                        shard.0
+                    );
+                }
+                for shard in change.joined {
+                    tracing::info!(shard = shard.0, "shard {} joined this place's view", shard.0);
+                }
                 let frames = self.view.set_live(&others);
                 if self.aoi.is_none() {
                     self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
@@ -490,6 +584,9 @@ impl Shard {
                 if self.links.generation(player).is_some_and(|g| g < generation) {
                     self.drop_player(player, CloseReason::SessionReplaced);
                 }
+            }
+            ClusterEvent::Order(order) => {
+                self.order(&order);
             }
             ClusterEvent::Verified { lost } => {
                 if !lost.is_empty() {
@@ -601,6 +698,14 @@ impl Shard {
             self.expire_tickets(at.wall_ms);
         }
         self.drain_step(at.wall_ms);
+        if let Some(line) = self.resumes.due(at.wall_ms) {
+            tracing::info!(
+                resumed = line.total,
+                "players resumed here: {} in {} ms ({line})",
+                line.total,
+                line.over_ms
+            );
+        }
         let publish_cells = if publish { publish_cells } else { Vec::new() };
         TickOutput { frame, publish_snapshot: snapshot.filter(|_| publish), publish_cells, skipped, relay_lag_ms }
     }

@@ -114,12 +114,15 @@ pub enum Outgoing {
 }
 
 /// What the core tells one session, through the driver.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Control {
     /// Close with this reason (session replaced, dropped after a pause).
     Close(CloseReason),
     /// Draining: send Move with this fresh ticket, then close.
     Move(Ticket),
+    /// An operator kicked the player: close with 4040, the Error carrying
+    /// this reason.
+    Kick(Arc<str>),
 }
 
 /// Something for the driver to do, in the order the core asked.
@@ -159,6 +162,9 @@ pub enum Effect {
     Regions(Vec<RegionId>),
     /// The drain emptied the shard.
     Drained,
+    /// An operator ordered this shard to drain (the driver starts the drain
+    /// as SIGTERM would).
+    DrainOrdered,
     /// Frames dropped on the way to Redis, counted by kind.
     Dropped(DropKind, u64),
 }

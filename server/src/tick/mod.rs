@@ -24,8 +24,10 @@
 //! ```
 
 mod clock;
+pub mod vitals;
 
 pub use clock::TickClock;
+pub use vitals::Vitals;
 
 use crate::clock as time;
 use crate::close::CloseReason;
@@ -46,6 +48,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use vitals::CoreState;
 
 /// Wait between two attempts of the ownership check after a fence.
 const CHECK_RETRY: Duration = Duration::from_millis(200);
@@ -76,6 +79,8 @@ pub struct TickDriver {
     life: Lifecycle,
     /// Reused between calls: the core's effects being carried out.
     effects: Vec<Effect>,
+    /// The shard's own figures (admin console, heartbeat).
+    vitals: Vitals,
     /// Reused between calls: the players' messages being carried out.
     inbound: Vec<Inbound>,
     /// Tickets reissued in Redis for a move, back from their tasks.
@@ -86,7 +91,8 @@ pub struct TickDriver {
 }
 
 impl TickDriver {
-    /// A driver of `shard`; clustered when `cluster` is given.
+    /// A driver of `shard`; clustered when `cluster` is given; its figures
+    /// are kept in `vitals`.
     ///
     /// Errors: the hub's poller could not be made (called outside a tokio
     /// runtime, or out of descriptors).
@@ -97,10 +103,12 @@ impl TickDriver {
         cluster: Option<TickLink>,
         tracker: TaskTracker,
         life: Lifecycle,
+        vitals: Vitals,
     ) -> std::io::Result<TickDriver> {
         let refresh = cluster.is_some();
         let (moves_tx, moves) = mpsc::unbounded_channel();
         Ok(TickDriver {
+            vitals,
             shard,
             hub: Hub::new(&config, metrics.clone(), refresh)?,
             config,
@@ -215,6 +223,8 @@ impl TickDriver {
         for lag in &out.relay_lag_ms {
             m.relay_lag.observe(*lag as f64 / 1000.0);
         }
+        let core = CoreState { drain_from: self.shard.drain_from(), fenced: self.shard.is_fenced() };
+        let figures = self.vitals.tick(started, lateness, &out.relay_lag_ms, core);
         let tick = out.frame.tick;
         let shard = &self.shard;
         self.hub.deliver(&out.frame, |link| shard.view_of(link));
@@ -233,13 +243,16 @@ impl TickDriver {
                     cells,
                 }));
             }
-            let state = LocalState {
-                players: self.shard.players(),
-                overloaded,
-                highest_player: self.shard.highest_player(),
-                epoch: self.shard.presence_epoch(),
-            };
-            link.local.send_if_modified(|s| std::mem::replace(s, state) != state);
+            link.local.send_if_modified(|s| {
+                let state = LocalState {
+                    players: self.shard.players(),
+                    overloaded,
+                    highest_player: self.shard.highest_player(),
+                    epoch: self.shard.presence_epoch(),
+                    figures: figures.unwrap_or_else(|| s.figures.clone()),
+                };
+                std::mem::replace(s, state.clone()) != state
+            });
         }
         self.players_said();
         self.metrics.tick_duration.observe(started.elapsed().as_secs_f64());
@@ -293,6 +306,12 @@ impl TickDriver {
             },
             Command::Welcome { link } => self.hub.welcome(link),
             Command::Refuse { conn, reason, first } => self.hub.refuse(*conn, reason, first),
+            Command::Order { order, reply } => {
+                let _ = reply.send(self.shard.order(&order));
+            }
+            Command::Find { query, limit, reply } => {
+                let _ = reply.send(self.shard.find(&query, limit));
+            }
         }
         self.players_said();
     }
@@ -361,6 +380,7 @@ impl TickDriver {
             match effect {
                 Effect::Tell { link, control: Control::Close(reason) } => self.hub.close_link(link, reason, None),
                 Effect::Tell { link, control: Control::Move(next) } => self.reissue(link, next),
+                Effect::Tell { link, control: Control::Kick(why) } => self.hub.kick(link, &why),
                 Effect::Publish(frame) => {
                     if let Some(link) = &self.cluster {
                         if link.publish.try_send(frame).is_err() {
@@ -387,6 +407,7 @@ impl TickDriver {
                     }
                 }
                 Effect::Drained => self.life.drained.cancel(),
+                Effect::DrainOrdered => self.life.drain.cancel(),
                 Effect::Dropped(kind, n) => self.metrics.dropped(kind, n),
             }
         }

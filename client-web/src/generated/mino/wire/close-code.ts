@@ -5,7 +5,7 @@
 /**
  * Close codes carried in the websocket close frame (and in Error). Codes
  * 1000-1012 are RFC 6455's; 4000-4999 are mino's own. A client must not
- * reconnect after SessionReplaced or ProtocolVersion.
+ * reconnect after SessionReplaced, ProtocolVersion or Kicked.
  */
 export enum CloseCode {
   Normal = 1000,
@@ -69,5 +69,13 @@ export enum CloseCode {
   AuthBadSignature = 4033,
   AuthWrongIssuer = 4034,
   AuthWrongAudience = 4035,
-  AuthMalformed = 4036
+  AuthMalformed = 4036,
+
+  /**
+   * An operator removed the player (the admin console's kick). The Error
+   * before the close carries the operator's reason; the session is ended
+   * (its resume ticket no longer resumes it). Show the reason; do not
+   * reconnect on your own (joining again is the player's choice).
+   */
+  Kicked = 4040
 }

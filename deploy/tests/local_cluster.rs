@@ -1,0 +1,249 @@
+//! `deploy/local-cluster.sh` run for real (debug binaries, free ports): it
+//! is there to show failover, so a shard killed with SIGKILL must leave the
+//! rest serving, the script must say which shard died, where its log is and
+//! how to restart it, restart it when asked (or by itself with --restart),
+//! keep the logs when it stops, and its http port must redirect to its https
+//! port.
+
+use mino_loadgen::{Target, Tls, TlsOptions};
+use mino_testkit::{http, server_bin, Frame, Player, WorkDir};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Bound on the script's start (certificate, Redis, shards, nginx).
+const START: Duration = Duration::from_secs(60);
+/// Bound on any later line the script prints.
+const LINE: Duration = Duration::from_secs(20);
+
+/// A port `p` with `p + 1 ..= p + n` free too.
+fn free_run(n: u16) -> u16 {
+    loop {
+        let p = mino_testkit::port::free_port();
+        if p < 60_000 && (1..=n).all(|i| TcpListener::bind(("127.0.0.1", p + i)).is_ok()) {
+            return p;
+        }
+    }
+}
+
+/// The script running in its own process group, its stdout read line by line.
+struct Script {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    /// Everything printed so far.
+    seen: Vec<String>,
+    work: PathBuf,
+    https: u16,
+    http: u16,
+    admin: u16,
+}
+
+impl Script {
+    fn start(dir: &WorkDir, args: &[&str]) -> Script {
+        let bin_dir = server_bin().parent().expect("target folder").to_owned();
+        let static_dir = dir.mkdir("client");
+        dir.write("client/index.html", "<!doctype html><title>local cluster test</title>\n");
+        let console_dir = dir.mkdir("console");
+        dir.write("console/index.html", "<!doctype html><title>local cluster console</title>\n");
+        let work = dir.join("work");
+        let (https, http, redis, admin) = (free_run(0), free_run(0), free_run(0), free_run(2));
+        // Through `env --default-signal=INT`: a test run started in the
+        // background (`cmd &` in a script, nohup) inherits SIGINT ignored,
+        // and a shell cannot trap a signal ignored at its start, so the
+        // script would never see the Ctrl-C these tests send.
+        let mut cmd = Command::new("env");
+        cmd.args(["--default-signal=INT", "bash"])
+            .arg(mino_testkit::deploy_dir().join("local-cluster.sh"))
+            .args(args)
+            .env("PROFILE", "debug")
+            .env("BIN_DIR", &bin_dir)
+            .env("STATIC_DIR", &static_dir)
+            .env("CONSOLE_DIR", &console_dir)
+            .env("WORK", &work)
+            .env("HTTPS_PORT", https.to_string())
+            .env("HTTP_PORT", http.to_string())
+            .env("REDIS_PORT", redis.to_string())
+            .env("ADMIN_PORT", admin.to_string())
+            .env("MINO_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0);
+        let mut child = cmd.spawn().expect("env bash deploy/local-cluster.sh");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut script = Script { child, lines, seen: Vec::new(), work, https, http, admin };
+        script.until("Ctrl-C stops everything.", START);
+        script
+    }
+
+    /// Waits for a line containing `text`; returns it.
+    fn until(&mut self, text: &str, limit: Duration) -> String {
+        let end = Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return line;
+                    }
+                }
+                Err(_) => {
+                    panic!("no line with {text:?} within {limit:?}; the script printed:\n{}", self.seen.join("\n"))
+                }
+            }
+        }
+    }
+
+    /// The pid of shard `id`, from the table printed at the start.
+    fn shard_pid(&self, id: u32) -> u32 {
+        let prefix = format!("shard {id}  pid ");
+        self.seen
+            .iter()
+            .find_map(|l| l.trim_start().strip_prefix(&prefix))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|pid| pid.parse().ok())
+            .unwrap_or_else(|| panic!("no pid of shard {id} in:\n{}", self.seen.join("\n")))
+    }
+
+    fn signal(&self, signal: &str, pid: u32) {
+        let status = Command::new("kill").args([signal, &pid.to_string()]).status().expect("kill");
+        assert!(status.success(), "kill {signal} {pid}");
+    }
+
+    fn admin(&self, id: u16) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.admin + id))
+    }
+
+    async fn target(&self) -> Target {
+        let tls =
+            Tls::new(&TlsOptions { ca_files: vec![self.work.join("tls/cert.pem")], insecure: false }).expect("tls");
+        Target::resolve_with(&format!("wss://127.0.0.1:{}/ws", self.https), Some(&tls)).await.expect("target")
+    }
+
+    /// SIGINT (Ctrl-C), then the exit; returns what it printed meanwhile.
+    fn interrupt(&mut self) -> Vec<String> {
+        self.signal("-INT", self.child.id());
+        let end = Instant::now() + Duration::from_secs(20);
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(Instant::now() < end, "the script did not stop within 20 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.lines.try_iter().collect()
+    }
+}
+
+impl Drop for Script {
+    /// Whatever is left of its process group goes.
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
+        let _ = self.child.wait();
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| !s.contains("State:\tZ"))
+}
+
+fn log_has(path: &Path, text: &str, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if std::fs::read_to_string(path).is_ok_and(|t| t.contains(text)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_restart_it() {
+    let dir = WorkDir::new("local-cluster");
+    let mut script = Script::start(&dir, &[]);
+    let target = script.target().await;
+    let mut alice = Player::join(&target, "alice").await;
+    let bob = Player::join(&target, "bob").await;
+    let (a, b) = (alice.welcome.clone().expect("welcome"), bob.welcome.clone().expect("welcome"));
+    assert_ne!(a.shard_id, b.shard_id, "one player on each shard");
+
+    // Every shard's admin listener serves the console; the script says where.
+    let console = script.seen.iter().find(|l| l.trim_start().starts_with("admin ")).cloned().unwrap_or_default();
+    assert!(console.contains(&format!("http://127.0.0.1:{}/admin/", script.admin + 1)), "{console}");
+    let page = http::get(script.admin(1), "/admin/").await;
+    assert!(page.status == 200 && page.text().contains("local cluster console"), "{}", page.text());
+
+    // The plain-http port sends browsers to the https port, not to 443.
+    let redirect = http::get(std::net::SocketAddr::from(([127, 0, 0, 1], script.http)), "/play").await;
+    assert_eq!(redirect.status, 301);
+    assert_eq!(redirect.header("location"), Some(format!("https://127.0.0.1:{}/play", script.https).as_str()));
+
+    // Bob's shard dies.
+    let doomed = b.shard_id;
+    let pid = script.shard_pid(doomed);
+    script.signal("-KILL", pid);
+    let said = script.until(&format!("shard-{doomed} (pid {pid}) was killed by SIGKILL."), LINE);
+    assert!(said.contains("local-cluster.sh"), "{said}");
+    script.until("other shards keep running", LINE);
+    let log = script.until("log ", LINE);
+    assert!(log.contains(&format!("shard-{doomed}.log")), "{log}");
+    let how = script.until("restart ", LINE);
+    assert!(how.contains(&format!("kill -USR1 {}", script.child.id())), "{how}");
+
+    // The rest keeps serving: Bob resumes on the other shard through nginx,
+    // as himself, and Alice keeps playing.
+    drop(bob);
+    let back = Player::hello(&target, "ignored", Some(&b.ticket)).await.expect("bob resumed");
+    let again = back.welcome.clone().expect("welcome");
+    assert_eq!((again.player_id, again.shard_id), (b.player_id, a.shard_id), "same player, surviving shard");
+    let snapshot = alice.until(|f| matches!(f, Frame::Snapshot { .. }).then_some(())).await;
+    assert_eq!(snapshot, ());
+    let survivor_log = script.work.join(format!("shard-{}.log", a.shard_id));
+    assert!(
+        log_has(&survivor_log, &format!("shard {doomed} left this place's view"), Duration::from_secs(10)),
+        "the survivor logs the failover"
+    );
+
+    // Asked to, the script restarts it on its socket.
+    script.signal("-USR1", script.child.id());
+    let restarted = script.until(&format!("shard-{doomed} restarted (pid "), Duration::from_secs(30));
+    assert!(!restarted.contains(&format!("pid {pid})")), "a new process: {restarted}");
+    assert_eq!(http::get(script.admin(doomed as u16), "/readyz").await.status, 200);
+
+    // Ctrl-C stops everything and keeps the logs.
+    let pids = [script.shard_pid(1), script.shard_pid(2)];
+    let last = script.interrupt();
+    assert!(last.iter().any(|l| l.contains(&format!("logs kept in {}", script.work.display()))), "{last:?}");
+    for name in ["shard-1.log", "shard-2.log", "redis.log", "logs/error.log"] {
+        assert!(script.work.join(name).exists(), "{name} kept");
+    }
+    assert!(pids.iter().all(|p| !alive(*p)), "no shard left running");
+    drop(back);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_restart_a_killed_shard_comes_back_by_itself() {
+    let dir = WorkDir::new("local-cluster-restart");
+    let mut script = Script::start(&dir, &["--restart"]);
+    let pid = script.shard_pid(1);
+    script.signal("-KILL", pid);
+    script.until(&format!("shard-1 (pid {pid}) was killed by SIGKILL."), LINE);
+    script.until("restart  in 1 s (--restart)", LINE);
+    script.until("shard-1 restarted (pid ", Duration::from_secs(30));
+    assert_eq!(http::get(script.admin(1), "/readyz").await.status, 200);
+    let target = script.target().await;
+    let mut player = Player::join(&target, "after").await;
+    let snapshot = player.until(|f| matches!(f, Frame::Snapshot { .. }).then_some(())).await;
+    assert_eq!(snapshot, (), "a player plays after the restart");
+    script.interrupt();
+}
