@@ -49,15 +49,15 @@ async fn a_standing_player_is_sent_once_a_keyframe_and_a_walking_one_every_tick(
     assert!(!with_b.is_empty(), "the standing player is still sent (at keyframes)");
     assert!(any.len() <= 6, "about one write a second, not 20: frames in ticks {any:?}");
 
-    // B walks toward the middle: A hears of it every tick.
+    // B walks toward the middle: A hears of it at B's cell's tier rate (every
+    // tick near, every 2nd or 4th farther out), not once a keyframe.
     let (_, _, x, y) = b.own_position().await;
     let (dx, dy) = if (250.0 - x).hypot(250.0 - y) > 20.0 { (250.0 - x, 250.0 - y) } else { (1.0, 0.0) };
     b.send(client::encode_input(1, dx, dy)).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
     let (any, with_b) = ticks_over(&mut a, Duration::from_millis(800), b.id()).await;
     b.send(client::encode_input(2, 0.0, 0.0)).await;
-    assert!(any.len() >= 5, "frames flow while B walks: {any:?}");
-    assert!(with_b.len() + 1 >= any.len(), "the walker in every tick's frames: {with_b:?} of {any:?}");
+    assert!(with_b.len() >= 4, "a walker at its tier's rate, not once a second: {with_b:?} of {any:?}");
 }
 
 #[tokio::test]
