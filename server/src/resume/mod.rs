@@ -98,6 +98,23 @@ pub struct Claimed {
     pub fresh: bool,
 }
 
+impl Claimed {
+    /// An account's first session: a new player `player` named `name`,
+    /// generation 0, to be placed at a spawn point, with `ticket`.
+    pub fn fresh_account(player: PlayerId, name: &str, ticket: Ticket, account: &str) -> Claimed {
+        Claimed {
+            player,
+            name: name.to_owned(),
+            position: None,
+            generation: 0,
+            previous_owner: None,
+            ticket,
+            account: Some(account.to_owned()),
+            fresh: true,
+        }
+    }
+}
+
 impl From<ResumeError> for CloseReason {
     fn from(e: ResumeError) -> Self {
         match e {

@@ -253,16 +253,7 @@ impl SessionStore {
         let Value::Array(items) = reply else { return Err(ResumeError::Unavailable) };
         match text(&items, 0).as_str() {
             "ok" => self.claimed(&items, next),
-            "new" => Ok(Claimed {
-                player: new_player,
-                name: name.to_owned(),
-                position: None,
-                generation: 0,
-                previous_owner: None,
-                ticket: next,
-                account: Some(account.to_owned()),
-                fresh: true,
-            }),
+            "new" => Ok(Claimed::fresh_account(new_player, name, next, account)),
             _ => Err(ResumeError::Unavailable),
         }
     }

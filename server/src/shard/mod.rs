@@ -373,17 +373,7 @@ impl Shard {
         if let Some(c) = self.local.as_mut().and_then(|l| l.login(account, name, next, wall_ms)) {
             return Ok(c);
         }
-        let player = self.new_id()?;
-        Ok(Claimed {
-            player,
-            name: name.to_owned(),
-            position: None,
-            generation: 0,
-            previous_owner: None,
-            ticket: next,
-            account: Some(account.to_owned()),
-            fresh: true,
-        })
+        Ok(Claimed::fresh_account(self.new_id()?, name, next, account))
     }
 
     /// A player id for a new account's player (clustered: its session is
