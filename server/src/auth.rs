@@ -241,31 +241,19 @@ impl Verifier {
     /// once a second), until `stop`; logs each reload (never a key).
     pub async fn watch(self, stop: tokio_util::sync::CancellationToken) {
         let Some(source) = self.config.keys.clone() else { return };
-        let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "no SIGHUP handler; keys reload only when the file changes");
-                None
-            }
-        };
-        let mut look = tokio::time::interval(std::time::Duration::from_secs(1));
-        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            let why = tokio::select! {
-                () = stop.cancelled() => return,
-                Some(()) = async { match hangup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => "SIGHUP",
-                _ = look.tick() => {
-                    if !self.changed() {
-                        continue;
-                    }
-                    "the key file changed"
-                }
-            };
-            match self.reload() {
-                Ok(n) => tracing::info!(keys = n, file = %path_of(&source).display(), why, "identity keys reloaded"),
-                Err(e) => tracing::warn!(error = %e, why, "identity keys not reloaded; the old keys stay"),
-            }
-        }
+        crate::reload::watch(&self, "identity keys", path_of(&source), stop).await;
+    }
+}
+
+impl crate::reload::Reloadable for Verifier {
+    type Error = KeyError;
+
+    fn changed(&self) -> bool {
+        Verifier::changed(self)
+    }
+
+    fn reload(&self) -> Result<usize, KeyError> {
+        Verifier::reload(self)
     }
 }
 

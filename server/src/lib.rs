@@ -6,7 +6,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `topology`, `backplane`, `figures`, `order` | listen addresses, time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout, a shard's own figures, operators' orders |
+//! | 0 leaves | [`address`], [`clock`], [`config`], `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `upgrade`, `ws_frame`, `topology`, `backplane`, `figures`, `order`, `reload` | listen addresses, time, flags, player ids, the world, the busy rule, close reasons, identity tokens, Prometheus metrics, the websocket opening handshake, websocket frames encoded once, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout, a shard's own figures, operators' orders, files reloaded while running |
 //! | 1 resume | `resume` | resume tickets and sessions: in memory standalone, in Redis clustered |
 //! | 2 core | [`shard`] | the I/O-free shard core: world, admission, links, presence, the cluster view, per-tick frames, fence, drain; returns effects |
 //! | 3 session | `session` | a socket's handshake task, then the hub: every admitted socket read and written on the tick's thread (frames, the outbox, liveness, limits) |
@@ -40,6 +40,7 @@ mod figures;
 mod ids;
 mod metrics;
 mod order;
+mod reload;
 mod sim;
 mod topology;
 mod upgrade;

@@ -20,11 +20,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
-
-/// How often the token file is looked at.
-pub const LOOK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Shortest token, characters.
 pub const MIN_TOKEN_CHARS: usize = 16;
@@ -205,25 +202,19 @@ impl TokenFile {
     /// Reloads the file on SIGHUP and when it changes, until `stop`; logs
     /// each reload (never a token).
     pub async fn watch(self: Arc<Self>, stop: CancellationToken) {
-        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-        let mut look = tokio::time::interval(LOOK_INTERVAL);
-        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            let why = tokio::select! {
-                () = stop.cancelled() => return,
-                Some(()) = async { match hangup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => "SIGHUP",
-                _ = look.tick() => {
-                    if !self.changed() {
-                        continue;
-                    }
-                    "the file changed"
-                }
-            };
-            match self.reload() {
-                Ok(n) => tracing::info!(tokens = n, file = %self.path.display(), why, "admin tokens reloaded"),
-                Err(e) => tracing::warn!(error = %e, why, "admin tokens not reloaded; the tokens before stay"),
-            }
-        }
+        crate::reload::watch(&*self, "admin tokens", &self.path, stop).await;
+    }
+}
+
+impl crate::reload::Reloadable for TokenFile {
+    type Error = TokenError;
+
+    fn changed(&self) -> bool {
+        TokenFile::changed(self)
+    }
+
+    fn reload(&self) -> Result<usize, TokenError> {
+        TokenFile::reload(self)
     }
 }
 
