@@ -62,6 +62,8 @@ pub(crate) struct Aoi {
     slots: Vec<u32>,
     touched: Vec<CellId>,
     scratch: Vec<(CellId, Tier)>,
+    /// Scratch: where each cell of `scratch` has its frames in `at`.
+    ranges: Vec<std::ops::Range<usize>>,
     sizes: Vec<(Tier, usize)>,
     regions: RegionInterest,
 }
@@ -90,6 +92,7 @@ impl Aoi {
             slots: vec![u32::MAX; cells],
             touched: Vec::new(),
             scratch: Vec::new(),
+            ranges: Vec::new(),
             sizes: Vec::new(),
             regions: RegionInterest::default(),
         })
@@ -269,8 +272,11 @@ impl Aoi {
         }
         let mut sizes = std::mem::take(&mut self.sizes);
         sizes.clear();
-        for &(c, tier) in &scratch {
-            let range = self.frames_at(c);
+        let mut ranges = std::mem::take(&mut self.ranges);
+        ranges.clear();
+        ranges.extend(scratch.iter().map(|&(c, _)| self.frames_at(c)));
+        for (&(_, tier), range) in scratch.iter().zip(&ranges) {
+            let range = range.clone();
             sizes.extend(range.filter(|&i| !stale(i)).map(|i| (tier, self.at[i].1.len())));
         }
         let periods = interest::fit(self.settings.budget_bytes, &sizes);
@@ -280,8 +286,8 @@ impl Aoi {
         }
         let slowed = keyframes && self.slowed.get(&group.key).is_some_and(|&t| t + u64::from(slowest) > since);
         let mut frames = Vec::new();
-        for &(c, tier) in &scratch {
-            let range = self.frames_at(c);
+        for (&(c, tier), range) in scratch.iter().zip(&ranges) {
+            let range = range.clone();
             if range.is_empty() || range.clone().all(&stale) {
                 continue;
             }
@@ -297,6 +303,7 @@ impl Aoi {
             }
         }
         self.scratch = scratch;
+        self.ranges = ranges;
         ViewFrames { frames }
     }
 
