@@ -54,6 +54,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Made first: the echo's redirections happen after the fork, maybe after the
+# first look for its address.
+: >"$out/echo.out"
+: >"$out/echo.log"
 MINO_LOG="${MINO_LOG:-warn}" "$bin" 127.0.0.1:0 >"$out/echo.out" 2>"$out/echo.log" &
 echo_pid=$!
 addr=""

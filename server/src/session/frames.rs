@@ -19,9 +19,12 @@
 //! reports a text message at its first frame ([`Frame::TextRefused`]), once
 //! that frame is known to be UTF-8 as far as it goes. A reader that takes
 //! text ([`Messages::TextAndBinary`], the conformance suite's echo) hands
-//! whole text messages over as `&str`, checking the UTF-8 of each fragment as
-//! it comes: a message is refused at the first fragment that cannot be the
-//! start of valid text, not at its end.
+//! whole text messages over as `&str`, checking their UTF-8 as the bytes come
+//! ([`Utf8Stream`]), even those of a frame cut between reads: a message is
+//! refused as soon as its bytes cannot be the start of valid text, not at its
+//! end.
+
+use super::utf8::Utf8Stream;
 
 /// Longest control frame payload, bytes (RFC 6455 section 5.5).
 pub const MAX_CONTROL: usize = 125;
@@ -97,9 +100,11 @@ struct Pending {
     fragmented: bool,
     /// The message under way is text.
     text: bool,
-    /// Bytes at the start of `message` known to be whole UTF-8 characters
-    /// (text only; a character cut by the end of a fragment comes after).
-    checked: usize,
+    /// The UTF-8 of the text message under way, checked so far.
+    utf8: Utf8Stream,
+    /// Payload bytes of the frame at the start of `partial` (a text frame cut
+    /// by the end of a read) already unmasked and checked.
+    cut_unmasked: usize,
 }
 
 /// What the parse of one read needs besides the bytes: the limits.
@@ -202,13 +207,18 @@ fn parse(
             Err(e) => return (Err(e), at),
         };
         let start = at + header.len;
-        let Some(end) = start.checked_add(header.payload).filter(|end| *end <= buf.len()) else { break };
-        let payload = &mut buf[start..end];
-        for (i, b) in payload.iter_mut().enumerate() {
-            *b ^= header.mask[i % 4];
-        }
+        let Some(end) = start.checked_add(header.payload).filter(|end| *end <= buf.len()) else {
+            if rules.messages == Messages::TextAndBinary {
+                if let Err(e) = cut_text(&header, &mut buf[start..], pending) {
+                    return (Err(e), at);
+                }
+            }
+            break;
+        };
+        let fed = std::mem::take(&mut pending.cut_unmasked);
+        unmask(&mut buf[start + fed..end], header.mask, fed);
         at = end;
-        let next = match frame(&header, &buf[start..end], pending, rules, on) {
+        let next = match frame(&header, &buf[start..end], fed, pending, rules, on) {
             Ok(next) => next,
             Err(e) => return (Err(e), at),
         };
@@ -217,6 +227,41 @@ fn parse(
         }
     }
     (Ok(Next::More), at)
+}
+
+/// Unmasks `bytes`, which start `offset` bytes into their frame's payload.
+fn unmask(bytes: &mut [u8], mask: [u8; 4], offset: usize) {
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b ^= mask[(offset + i) % 4];
+    }
+}
+
+/// True when a frame of `opcode` carries text (begins a text message, or
+/// goes on with one).
+fn carries_text(opcode: u8, pending: &Pending) -> bool {
+    match opcode {
+        OP_TEXT => !pending.fragmented,
+        OP_CONTINUATION => pending.fragmented && pending.text,
+        _ => false,
+    }
+}
+
+/// A frame cut by the end of a read, `have` its payload so far: if it carries
+/// text, unmasks and checks what came since the last read, so that text no
+/// continuation can mend fails now rather than when the frame is whole.
+///
+/// Errors: [`FrameError::InvalidUtf8`].
+fn cut_text(header: &Header, have: &mut [u8], pending: &mut Pending) -> Result<(), FrameError> {
+    if !carries_text(header.opcode, pending) {
+        return Ok(());
+    }
+    let done = pending.cut_unmasked;
+    if header.opcode == OP_TEXT && done == 0 {
+        pending.utf8 = Utf8Stream::default();
+    }
+    unmask(&mut have[done..], header.mask, done);
+    pending.cut_unmasked = have.len();
+    pending.utf8.feed(&have[done..]).map_err(|_| FrameError::InvalidUtf8)
 }
 
 /// One frame's header, decoded.
@@ -269,10 +314,13 @@ fn header(buf: &[u8], max_message: usize) -> Result<Option<Header>, FrameError> 
     Ok(Some(Header { fin, opcode, mask, len: 6 + extra, payload }))
 }
 
-/// Hands one unmasked frame over, or builds its fragmented message.
+/// Hands one unmasked frame over, or builds its fragmented message. `fed`:
+/// bytes at the start of `payload` whose UTF-8 was checked while the frame
+/// was cut (text only).
 fn frame(
     header: &Header,
     payload: &[u8],
+    fed: usize,
     pending: &mut Pending,
     rules: Rules,
     on: &mut dyn FnMut(Frame<'_>) -> Next,
@@ -292,23 +340,43 @@ fn frame(
         OP_TEXT if rules.messages == Messages::Binary => {
             // Refused whatever it says, but text that is not UTF-8 is an
             // invalid payload first (RFC 6455 section 8.1).
-            utf8_checked(payload, 0, header.fin)?;
+            let mut utf8 = Utf8Stream::default();
+            check(&mut utf8, payload, header.fin)?;
             Ok(on(Frame::TextRefused))
         }
-        OP_TEXT if header.fin => Ok(on(Frame::Text(whole_text(payload)?))),
-        OP_BINARY if header.fin => Ok(on(Frame::Binary(payload))),
-        OP_TEXT | OP_BINARY => {
-            pending.fragmented = true;
-            pending.text = header.opcode == OP_TEXT;
-            pending.message.clear();
-            pending.message.extend_from_slice(payload);
-            pending.checked = 0;
-            if pending.text {
-                pending.checked = utf8_checked(&pending.message, 0, false)?;
+        OP_TEXT => {
+            if fed == 0 {
+                pending.utf8 = Utf8Stream::default();
             }
-            Ok(Next::More)
+            check(&mut pending.utf8, &payload[fed..], header.fin)?;
+            match header.fin {
+                true => Ok(on(Frame::Text(whole_text(payload)?))),
+                false => Ok(begin(pending, payload, true)),
+            }
         }
-        _ => continuation(header, payload, pending, rules, on),
+        OP_BINARY if header.fin => Ok(on(Frame::Binary(payload))),
+        OP_BINARY => Ok(begin(pending, payload, false)),
+        _ => continuation(header, payload, fed, pending, rules, on),
+    }
+}
+
+/// The first fragment of a message: kept until its last.
+fn begin(pending: &mut Pending, payload: &[u8], text: bool) -> Next {
+    pending.fragmented = true;
+    pending.text = text;
+    pending.message.clear();
+    pending.message.extend_from_slice(payload);
+    Next::More
+}
+
+/// Feeds `bytes` to `utf8`, then ends the text if `fin`.
+///
+/// Errors: [`FrameError::InvalidUtf8`].
+fn check(utf8: &mut Utf8Stream, bytes: &[u8], fin: bool) -> Result<(), FrameError> {
+    utf8.feed(bytes).map_err(|_| FrameError::InvalidUtf8)?;
+    match fin {
+        true => utf8.finish().map_err(|_| FrameError::InvalidUtf8),
+        false => Ok(()),
     }
 }
 
@@ -316,6 +384,7 @@ fn frame(
 fn continuation(
     header: &Header,
     payload: &[u8],
+    fed: usize,
     pending: &mut Pending,
     rules: Rules,
     on: &mut dyn FnMut(Frame<'_>) -> Next,
@@ -328,7 +397,7 @@ fn continuation(
     }
     pending.message.extend_from_slice(payload);
     if pending.text {
-        pending.checked = utf8_checked(&pending.message, pending.checked, header.fin)?;
+        check(&mut pending.utf8, &payload[fed..], header.fin)?;
     }
     if !header.fin {
         return Ok(Next::More);
@@ -338,21 +407,6 @@ fn continuation(
     match pending.text {
         true => Ok(on(Frame::Text(whole_text(&message)?))),
         false => Ok(on(Frame::Binary(&message))),
-    }
-}
-
-/// Checks the UTF-8 of `bytes` past `checked` (bytes already known to be
-/// whole characters); returns how many bytes are now known to be. Unless
-/// `fin` (the message ends here), a character cut by the end is left for the
-/// next fragment.
-///
-/// Errors: [`FrameError::InvalidUtf8`] for bytes no continuation can make
-/// valid.
-fn utf8_checked(bytes: &[u8], checked: usize, fin: bool) -> Result<usize, FrameError> {
-    match std::str::from_utf8(&bytes[checked..]) {
-        Ok(_) => Ok(bytes.len()),
-        Err(e) if e.error_len().is_none() && !fin => Ok(checked + e.valid_up_to()),
-        Err(_) => Err(FrameError::InvalidUtf8),
     }
 }
 
@@ -557,6 +611,47 @@ mod tests {
         let a = frame(false, OP_TEXT, &[b'x', 0xe2, 0x82], KEY);
         let unfinished = frame(true, OP_CONTINUATION, b"", KEY);
         assert_eq!(run(&mut text_reader(), &[&a, &unfinished]).1, Err(FrameError::InvalidUtf8), "cut at the end");
+    }
+
+    #[test]
+    fn invalid_text_fails_before_its_frame_is_whole() {
+        // One frame sent in three reads; the second breaks the text.
+        let mut bytes = frame(true, OP_TEXT, &[b'a', b'b', 0xf4, 0x90, b'c', b'd'], KEY);
+        let mut r = text_reader();
+        let n = bytes.len();
+        let (head, rest) = bytes.split_at_mut(n - 4);
+        let (broken, tail) = rest.split_at_mut(2);
+        let mut got = 0;
+        assert_eq!(
+            r.feed(head, &mut |_| {
+                got += 1;
+                Next::More
+            }),
+            Ok(Next::More),
+            "valid so far"
+        );
+        assert_eq!(
+            r.feed(broken, &mut |_| {
+                got += 1;
+                Next::More
+            }),
+            Err(FrameError::InvalidUtf8),
+            "the tail {tail:?} never read"
+        );
+        assert_eq!(got, 0);
+        // Valid text cut anywhere comes out whole, unmasked once.
+        let text = "hé€𝄞!".as_bytes();
+        let mut lead = frame(false, OP_TEXT, &text[..3], KEY);
+        let cont = frame(true, OP_CONTINUATION, &text[3..], KEY);
+        lead.extend(&cont);
+        for cut in 1..lead.len() {
+            for second in cut..lead.len() {
+                let mut r = text_reader();
+                let (got, result) = run(&mut r, &[&lead[..cut], &lead[cut..second], &lead[second..]]);
+                assert_eq!((got, result), (vec!["text:hé€𝄞!".to_owned()], Ok(Next::More)), "cut at {cut} and {second}");
+                assert!(r.is_idle());
+            }
+        }
     }
 
     #[test]
