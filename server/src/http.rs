@@ -3,8 +3,9 @@
 //! files at `/` when a static folder is configured. (The admin listener's
 //! routes are [`crate::admin`]'s.)
 
+use crate::metrics::Metrics;
 pub use crate::session::socket::ConnectionSlot;
-use crate::session::socket::Stream;
+pub use crate::session::socket::Stream;
 use crate::session::{self, SessionContext};
 use crate::upgrade::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
@@ -12,9 +13,12 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::{Extension, Router};
+use bytes::Bytes;
 use hyper_util::rt::TokioIo;
 use prometheus_client::registry::Registry;
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::task::TaskTracker;
 use tower_http::services::ServeDir;
 
@@ -115,10 +119,34 @@ async fn websocket(
         // (nginx: proxy_next_upstream http_503) instead of a Busy after it.
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response();
     }
+    let ctx = state.session.clone();
+    let slot = slot.map(|Extension(slot)| slot);
+    let (metrics, timeout) = (ctx.metrics.clone(), ctx.config.handshake_timeout);
+    upgrade(&mut req, &metrics, &state.tracker, timeout, move |stream, already_read| {
+        session::serve(stream, already_read, slot, ctx)
+    })
+}
+
+/// Answers a websocket upgrade request (RFC 6455 section 4.2): a refusal
+/// (counted in `metrics`, with the status the handshake asks for), or 101
+/// and `then` run, in a task of `tracker`, on the upgraded connection and
+/// the bytes the HTTP server read past the request, once hyper hands it
+/// over (given up after `timeout`).
+pub fn upgrade<F, Fut>(
+    req: &mut Request,
+    metrics: &Metrics,
+    tracker: &TaskTracker,
+    timeout: Duration,
+    then: F,
+) -> Response
+where
+    F: FnOnce(Stream, Bytes) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let accept = match upgrade::accept(req.method(), req.version(), req.headers()) {
         Ok(a) => a,
         Err(why) => {
-            state.session.metrics.refused_upgrade(why);
+            metrics.refused_upgrade(why);
             tracing::debug!(reason = why.label(), "websocket upgrade refused");
             let mut refusal = (why.status(), format!("{why}\n")).into_response();
             if why == UpgradeRefusal::Version {
@@ -128,11 +156,9 @@ async fn websocket(
             return refusal;
         }
     };
-    let on_upgrade = hyper::upgrade::on(&mut req);
-    let ctx = state.session.clone();
-    let slot = slot.map(|Extension(slot)| slot);
-    state.tracker.spawn(async move {
-        let upgraded = match tokio::time::timeout(ctx.config.handshake_timeout, on_upgrade).await {
+    let on_upgrade = hyper::upgrade::on(req);
+    tracker.spawn(async move {
+        let upgraded = match tokio::time::timeout(timeout, on_upgrade).await {
             Ok(Ok(u)) => u,
             Ok(Err(e)) => return tracing::debug!(error = %e, "upgrade failed"),
             Err(_) => return tracing::debug!("upgrade timed out"),
@@ -141,7 +167,7 @@ async fn websocket(
             Ok(p) => p,
             Err(_) => return tracing::error!("upgraded connection is not one the listener accepted"),
         };
-        session::serve(parts.io.into_inner(), parts.read_buf, slot, ctx).await;
+        then(parts.io.into_inner(), parts.read_buf).await;
     });
     let mut response = StatusCode::SWITCHING_PROTOCOLS.into_response();
     let h = response.headers_mut();

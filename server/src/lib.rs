@@ -13,6 +13,7 @@
 //! | 4 cluster | `cluster` | the Redis tasks: publisher, subscriber, registry |
 //! | 5 driver | [`tick`] | the tick driver: runs the core on the tick clock and carries out its effects |
 //! | 6 edge | `http`, `admin`, `listener`, [`shutdown`] | routes, the admin listener (console, API, tokens), the accept loop (TCP or Unix sockets), signals |
+//! | 7 conformance | [`echo`] | the websocket layer with an echo in place of the game, for a conformance suite (not part of a shard) |
 //!
 //! One tick's frame, from the clock to the sockets:
 //!
@@ -60,6 +61,8 @@ mod admin;
 mod http;
 mod listener;
 pub mod shutdown;
+
+pub mod echo;
 
 pub use config::{Cli, Config, ConfigError};
 pub use listener::{BindError, Listener};

@@ -5,6 +5,8 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
+/// Opcode of a text data frame.
+pub const OP_TEXT: u8 = 0x1;
 /// Opcode of a binary data frame.
 pub const OP_BINARY: u8 = 0x2;
 /// Opcode of a close frame.
@@ -52,6 +54,12 @@ pub fn payload(frame: &[u8]) -> &[u8] {
 /// A binary message frame.
 pub fn binary(payload: &[u8]) -> Bytes {
     encode(OP_BINARY, payload)
+}
+
+/// A text message frame (the game never sends one; the conformance suite's
+/// echo does).
+pub fn text(payload: &str) -> Bytes {
+    encode(OP_TEXT, payload.as_bytes())
 }
 
 /// An empty ping: the same two bytes for every socket, never allocated.

@@ -67,6 +67,17 @@ pub fn control_budget(config: &Config) -> Budget {
     Budget::new(rate, rate * 2.0)
 }
 
+/// What the hub's sockets carry once past their handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum App {
+    /// The game: an admitted player's binary FlatBuffers messages.
+    Game,
+    /// Every text and binary message echoed back as it came, and every ping
+    /// answered at once: the peer a websocket conformance suite judges
+    /// ([`crate::echo`]), on the game's own framing, limits and closes.
+    Echo,
+}
+
 /// A socket handed from its handshake task to the hub, with what the task
 /// already read of it.
 #[derive(Debug)]
@@ -241,9 +252,11 @@ pub enum Outcome {
 }
 
 /// What the hub lends a connection for one read: its scratch buffer, the
-/// limits, the instant, and where the players' messages and the writes'
-/// counts go.
+/// limits, the application, the instant, and where the players' messages and
+/// the writes' counts go.
 pub struct Lent<'a> {
+    /// What the messages are for.
+    pub app: App,
     /// The one read buffer.
     pub scratch: &'a mut [u8],
     /// Budgets and limits.
@@ -301,7 +314,7 @@ impl Conn {
     /// instead. `input` first: bytes already held (none but after a
     /// handover, when the reader may hold frames read past the Hello).
     pub fn read(&mut self, cx: Lent<'_>) -> Outcome {
-        let Lent { scratch, limits, now, out, tally } = cx;
+        let Lent { app, scratch, limits, now, out, tally } = cx;
         if self.closing.is_some() {
             return self.linger(scratch);
         }
@@ -320,7 +333,7 @@ impl Conn {
                 }
             };
             self.heard.heard(now);
-            if let Outcome::Close(reason) = self.frames(&mut scratch[..n], limits, now, out, tally) {
+            if let Outcome::Close(reason) = self.frames(app, &mut scratch[..n], limits, now, out, tally) {
                 return Outcome::Close(reason);
             }
             if n < scratch.len() {
@@ -334,16 +347,17 @@ impl Conn {
     /// Goes on with frames the reader kept from the handshake (right after
     /// the handover).
     pub fn kept_frames(&mut self, cx: Lent<'_>) -> Outcome {
-        let Lent { limits, now, out, tally, .. } = cx;
+        let Lent { app, limits, now, out, tally, .. } = cx;
         if self.reader.is_idle() {
             return Outcome::Open;
         }
-        self.frames(&mut [], limits, now, out, tally)
+        self.frames(app, &mut [], limits, now, out, tally)
     }
 
-    /// Feeds `input` to the reader and handles each frame.
+    /// Feeds `input` to the reader and handles each frame as `app` does.
     fn frames(
         &mut self,
+        app: App,
         input: &mut [u8],
         limits: &Limits,
         now: Instant,
@@ -354,14 +368,17 @@ impl Conn {
         let mut verdict = None;
         let fed = reader.feed(input, &mut |frame| {
             let reason = match frame {
-                Frame::Binary(data) => match player.as_mut() {
-                    Some(p) => p.on_message(data, limits, now, outbox, out, tally),
-                    None => Some(CloseReason::HelloExpected),
+                Frame::Binary(data) => match (app, player.as_mut()) {
+                    (App::Echo, _) => echo(outbox, ws_frame::binary(data), now, tally),
+                    (App::Game, Some(p)) => p.on_message(data, limits, now, outbox, out, tally),
+                    (App::Game, None) => Some(CloseReason::HelloExpected),
                 },
-                Frame::Text => Some(CloseReason::TextFrame),
+                Frame::Text(text) if app == App::Echo => echo(outbox, ws_frame::text(text), now, tally),
+                Frame::Text(_) | Frame::TextRefused => Some(CloseReason::TextFrame),
                 Frame::Ping(_) | Frame::Pong if !controls.try_take(&limits.controls, now) => {
                     Some(CloseReason::ControlFlood)
                 }
+                Frame::Ping(payload) if app == App::Echo => echo(outbox, ws_frame::pong(payload), now, tally),
                 Frame::Ping(payload) => {
                     outbox.pong_next_tick(ws_frame::pong(payload));
                     None
@@ -440,6 +457,15 @@ impl Conn {
         } else {
             Outcome::Open
         }
+    }
+}
+
+/// Writes `frame` after what waits on `outbox` (the echo's answer); `Some`
+/// when the socket must close.
+fn echo(outbox: &mut Outbox, frame: bytes::Bytes, now: Instant, tally: &mut Tally) -> Option<CloseReason> {
+    match outbox.send(&[frame], now, tally) {
+        Written::Stuck(why) => Some(why.close_reason()),
+        Written::Done | Written::Blocked => None,
     }
 }
 

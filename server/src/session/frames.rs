@@ -11,10 +11,20 @@
 //! ever negotiated) and opcodes, the client's mask, the minimal length
 //! encoding's 64-bit form (its top bit), control frames (at most 125 bytes,
 //! never fragmented), a close frame's length and that its reason is UTF-8,
-//! that text (refused: the protocol is binary) is UTF-8,
-//! the order of fragments, and the size of a message (`max_message`, also
-//! across fragments, checked from the length in the header before any
-//! payload is read).
+//! that text is UTF-8, the order of fragments, and the size of a message
+//! (`max_message`, also across fragments, checked from the length in the
+//! header before any payload is read).
+//!
+//! Text: the game's protocol is binary, so its reader ([`Messages::Binary`])
+//! reports a text message at its first frame ([`Frame::TextRefused`]), once
+//! that frame is known to be UTF-8 as far as it goes. A reader that takes
+//! text ([`Messages::TextAndBinary`], the conformance suite's echo) hands
+//! whole text messages over as `&str`, checking their UTF-8 as the bytes come
+//! ([`Utf8Stream`]), even those of a frame cut between reads: a message is
+//! refused as soon as its bytes cannot be the start of valid text, not at its
+//! end.
+
+use super::utf8::Utf8Stream;
 
 /// Longest control frame payload, bytes (RFC 6455 section 5.5).
 pub const MAX_CONTROL: usize = 125;
@@ -26,13 +36,28 @@ const OP_CLOSE: u8 = 0x8;
 const OP_PING: u8 = 0x9;
 const OP_PONG: u8 = 0xA;
 
+/// Which data messages a reader hands over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Messages {
+    /// Binary only (the game's protocol): a text message is reported at its
+    /// first frame as [`Frame::TextRefused`].
+    Binary,
+    /// Text and binary (the conformance suite's echo): a text message is
+    /// handed over whole as [`Frame::Text`].
+    TextAndBinary,
+}
+
 /// What a client sent: a whole message or a control frame.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Frame<'a> {
     /// A whole binary message, unmasked.
     Binary(&'a [u8]),
-    /// A text message began (the protocol is binary only).
-    Text,
+    /// A whole text message, valid UTF-8 (only from a reader of
+    /// [`Messages::TextAndBinary`]).
+    Text(&'a str),
+    /// A text message began, valid UTF-8 as far as its first frame goes, and
+    /// the reader takes binary only ([`Messages::Binary`]).
+    TextRefused,
     /// A ping with its payload.
     Ping(&'a [u8]),
     /// A pong.
@@ -50,8 +75,8 @@ pub enum FrameError {
     /// A message over the size limit (1009).
     #[error("websocket message too big")]
     TooBig,
-    /// A close reason that is not UTF-8 (1007).
-    #[error("close reason not utf-8")]
+    /// Text, or a close reason, that is not UTF-8 (1007).
+    #[error("text or close reason not utf-8")]
     InvalidUtf8,
 }
 
@@ -69,23 +94,60 @@ pub enum Next {
 struct Pending {
     /// The start of a frame cut by the end of a read.
     partial: Vec<u8>,
-    /// The fragments of a message so far (a binary message in pieces).
+    /// The fragments of a message so far.
     message: Vec<u8>,
     /// A fragmented message is under way.
     fragmented: bool,
+    /// The message under way is text.
+    text: bool,
+    /// The UTF-8 of the text message under way, checked so far.
+    utf8: Utf8Stream,
+    /// Payload bytes of the frame at the start of `partial` (a text frame cut
+    /// by the end of a read) already unmasked and checked.
+    cut_unmasked: usize,
+}
+
+/// What the parse of one read needs besides the bytes: the limits.
+#[derive(Clone, Copy, Debug)]
+struct Rules {
+    max_message: usize,
+    messages: Messages,
 }
 
 /// The read side of one connection's websocket framing.
 #[derive(Debug)]
 pub struct FrameReader {
-    max_message: usize,
+    /// Longest message, bytes (a `u32` with `messages` beside it keeps the
+    /// reader, and an idle connection, small).
+    max_message: u32,
+    messages: Messages,
     pending: Option<Box<Pending>>,
 }
 
 impl FrameReader {
-    /// A reader of messages of at most `max_message` bytes.
+    /// A reader of binary messages of at most `max_message` bytes (at most
+    /// 4 GiB): the game's.
     pub fn new(max_message: usize) -> FrameReader {
-        FrameReader { max_message, pending: None }
+        FrameReader::taking(max_message, Messages::Binary)
+    }
+
+    /// A reader of `messages` of at most `max_message` bytes (at most 4 GiB).
+    pub fn taking(max_message: usize, messages: Messages) -> FrameReader {
+        let max_message = u32::try_from(max_message).unwrap_or(u32::MAX);
+        FrameReader { max_message, messages, pending: None }
+    }
+
+    /// Keeps `bytes`, read from the socket but not yet fed (those an HTTP
+    /// server read past the upgrade request), for the next [`FrameReader::feed`].
+    pub fn unread(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.pending.get_or_insert_with(Box::default).partial.extend_from_slice(bytes);
+        }
+    }
+
+    /// The limits the parse follows.
+    fn rules(&self) -> Rules {
+        Rules { max_message: self.max_message as usize, messages: self.messages }
     }
 
     /// True when nothing is kept between reads (no allocation).
@@ -102,9 +164,10 @@ impl FrameReader {
     /// Errors: [`FrameError`] at the first invalid frame (the frames before it
     /// were handed over; nothing is kept).
     pub fn feed(&mut self, input: &mut [u8], on: &mut dyn FnMut(Frame<'_>) -> Next) -> Result<Next, FrameError> {
+        let rules = self.rules();
         let mut pending = self.pending.take().unwrap_or_default();
         let result = if pending.partial.is_empty() {
-            let (result, used) = parse(input, &mut pending, self.max_message, on);
+            let (result, used) = parse(input, &mut pending, rules, on);
             if result.is_ok() {
                 pending.partial.extend_from_slice(&input[used..]);
             }
@@ -112,7 +175,7 @@ impl FrameReader {
         } else {
             let mut partial = std::mem::take(&mut pending.partial);
             partial.extend_from_slice(input);
-            let (result, used) = parse(&mut partial, &mut pending, self.max_message, on);
+            let (result, used) = parse(&mut partial, &mut pending, rules, on);
             partial.drain(..used);
             pending.partial = partial;
             result
@@ -133,24 +196,29 @@ impl FrameReader {
 fn parse(
     buf: &mut [u8],
     pending: &mut Pending,
-    max_message: usize,
+    rules: Rules,
     on: &mut dyn FnMut(Frame<'_>) -> Next,
 ) -> (Result<Next, FrameError>, usize) {
     let mut at = 0;
     while at < buf.len() {
-        let header = match header(&buf[at..], max_message) {
+        let header = match header(&buf[at..], rules.max_message) {
             Ok(Some(h)) => h,
             Ok(None) => break,
             Err(e) => return (Err(e), at),
         };
         let start = at + header.len;
-        let Some(end) = start.checked_add(header.payload).filter(|end| *end <= buf.len()) else { break };
-        let payload = &mut buf[start..end];
-        for (i, b) in payload.iter_mut().enumerate() {
-            *b ^= header.mask[i % 4];
-        }
+        let Some(end) = start.checked_add(header.payload).filter(|end| *end <= buf.len()) else {
+            if rules.messages == Messages::TextAndBinary {
+                if let Err(e) = cut_text(&header, &mut buf[start..], pending) {
+                    return (Err(e), at);
+                }
+            }
+            break;
+        };
+        let fed = std::mem::take(&mut pending.cut_unmasked);
+        unmask(&mut buf[start + fed..end], header.mask, fed);
         at = end;
-        let next = match frame(&header, &buf[start..end], pending, max_message, on) {
+        let next = match frame(&header, &buf[start..end], fed, pending, rules, on) {
             Ok(next) => next,
             Err(e) => return (Err(e), at),
         };
@@ -159,6 +227,41 @@ fn parse(
         }
     }
     (Ok(Next::More), at)
+}
+
+/// Unmasks `bytes`, which start `offset` bytes into their frame's payload.
+fn unmask(bytes: &mut [u8], mask: [u8; 4], offset: usize) {
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b ^= mask[(offset + i) % 4];
+    }
+}
+
+/// True when a frame of `opcode` carries text (begins a text message, or
+/// goes on with one).
+fn carries_text(opcode: u8, pending: &Pending) -> bool {
+    match opcode {
+        OP_TEXT => !pending.fragmented,
+        OP_CONTINUATION => pending.fragmented && pending.text,
+        _ => false,
+    }
+}
+
+/// A frame cut by the end of a read, `have` its payload so far: if it carries
+/// text, unmasks and checks what came since the last read, so that text no
+/// continuation can mend fails now rather than when the frame is whole.
+///
+/// Errors: [`FrameError::InvalidUtf8`].
+fn cut_text(header: &Header, have: &mut [u8], pending: &mut Pending) -> Result<(), FrameError> {
+    if !carries_text(header.opcode, pending) {
+        return Ok(());
+    }
+    let done = pending.cut_unmasked;
+    if header.opcode == OP_TEXT && done == 0 {
+        pending.utf8 = Utf8Stream::default();
+    }
+    unmask(&mut have[done..], header.mask, done);
+    pending.cut_unmasked = have.len();
+    pending.utf8.feed(&have[done..]).map_err(|_| FrameError::InvalidUtf8)
 }
 
 /// One frame's header, decoded.
@@ -211,12 +314,15 @@ fn header(buf: &[u8], max_message: usize) -> Result<Option<Header>, FrameError> 
     Ok(Some(Header { fin, opcode, mask, len: 6 + extra, payload }))
 }
 
-/// Hands one unmasked frame over, or builds its fragmented message.
+/// Hands one unmasked frame over, or builds its fragmented message. `fed`:
+/// bytes at the start of `payload` whose UTF-8 was checked while the frame
+/// was cut (text only).
 fn frame(
     header: &Header,
     payload: &[u8],
+    fed: usize,
     pending: &mut Pending,
-    max_message: usize,
+    rules: Rules,
     on: &mut dyn FnMut(Frame<'_>) -> Next,
 ) -> Result<Next, FrameError> {
     match header.opcode {
@@ -231,39 +337,84 @@ fn frame(
             }
         },
         OP_TEXT | OP_BINARY if pending.fragmented => Err(FrameError::Protocol),
-        OP_TEXT => {
+        OP_TEXT if rules.messages == Messages::Binary => {
             // Refused whatever it says, but text that is not UTF-8 is an
-            // invalid payload first (RFC 6455 section 8.1); a first fragment
-            // may end inside a character.
-            match std::str::from_utf8(payload) {
-                Err(e) if header.fin || e.error_len().is_some() => Err(FrameError::InvalidUtf8),
-                _ => Ok(on(Frame::Text)),
+            // invalid payload first (RFC 6455 section 8.1).
+            let mut utf8 = Utf8Stream::default();
+            check(&mut utf8, payload, header.fin)?;
+            Ok(on(Frame::TextRefused))
+        }
+        OP_TEXT => {
+            if fed == 0 {
+                pending.utf8 = Utf8Stream::default();
+            }
+            check(&mut pending.utf8, &payload[fed..], header.fin)?;
+            match header.fin {
+                true => Ok(on(Frame::Text(whole_text(payload)?))),
+                false => Ok(begin(pending, payload, true)),
             }
         }
         OP_BINARY if header.fin => Ok(on(Frame::Binary(payload))),
-        OP_BINARY => {
-            pending.fragmented = true;
-            pending.message.clear();
-            pending.message.extend_from_slice(payload);
-            Ok(Next::More)
-        }
-        _ => {
-            // A continuation.
-            if !pending.fragmented {
-                return Err(FrameError::Protocol);
-            }
-            if pending.message.len() + payload.len() > max_message {
-                return Err(FrameError::TooBig);
-            }
-            pending.message.extend_from_slice(payload);
-            if !header.fin {
-                return Ok(Next::More);
-            }
-            pending.fragmented = false;
-            let message = std::mem::take(&mut pending.message);
-            Ok(on(Frame::Binary(&message)))
-        }
+        OP_BINARY => Ok(begin(pending, payload, false)),
+        _ => continuation(header, payload, fed, pending, rules, on),
     }
+}
+
+/// The first fragment of a message: kept until its last.
+fn begin(pending: &mut Pending, payload: &[u8], text: bool) -> Next {
+    pending.fragmented = true;
+    pending.text = text;
+    pending.message.clear();
+    pending.message.extend_from_slice(payload);
+    Next::More
+}
+
+/// Feeds `bytes` to `utf8`, then ends the text if `fin`.
+///
+/// Errors: [`FrameError::InvalidUtf8`].
+fn check(utf8: &mut Utf8Stream, bytes: &[u8], fin: bool) -> Result<(), FrameError> {
+    utf8.feed(bytes).map_err(|_| FrameError::InvalidUtf8)?;
+    match fin {
+        true => utf8.finish().map_err(|_| FrameError::InvalidUtf8),
+        false => Ok(()),
+    }
+}
+
+/// A continuation frame: the next fragment of the message under way.
+fn continuation(
+    header: &Header,
+    payload: &[u8],
+    fed: usize,
+    pending: &mut Pending,
+    rules: Rules,
+    on: &mut dyn FnMut(Frame<'_>) -> Next,
+) -> Result<Next, FrameError> {
+    if !pending.fragmented {
+        return Err(FrameError::Protocol);
+    }
+    if pending.message.len() + payload.len() > rules.max_message {
+        return Err(FrameError::TooBig);
+    }
+    pending.message.extend_from_slice(payload);
+    if pending.text {
+        check(&mut pending.utf8, &payload[fed..], header.fin)?;
+    }
+    if !header.fin {
+        return Ok(Next::More);
+    }
+    pending.fragmented = false;
+    let message = std::mem::take(&mut pending.message);
+    match pending.text {
+        true => Ok(on(Frame::Text(whole_text(&message)?))),
+        false => Ok(on(Frame::Binary(&message))),
+    }
+}
+
+/// A whole text message as `&str`.
+///
+/// Errors: [`FrameError::InvalidUtf8`].
+fn whole_text(bytes: &[u8]) -> Result<&str, FrameError> {
+    std::str::from_utf8(bytes).map_err(|_| FrameError::InvalidUtf8)
 }
 
 #[cfg(test)]
@@ -300,7 +451,8 @@ mod tests {
             result = reader.feed(&mut bytes, &mut |f| {
                 got.push(match f {
                     Frame::Binary(b) => format!("bin:{}", String::from_utf8_lossy(b)),
-                    Frame::Text => "text".into(),
+                    Frame::Text(t) => format!("text:{t}"),
+                    Frame::TextRefused => "text refused".into(),
                     Frame::Ping(p) => format!("ping:{}", String::from_utf8_lossy(p)),
                     Frame::Pong => "pong".into(),
                     Frame::Close(c) => format!("close:{c:?}"),
@@ -412,13 +564,106 @@ mod tests {
     }
 
     #[test]
-    fn text_is_reported_when_utf8_and_an_invalid_payload_when_not() {
+    fn text_is_refused_when_utf8_and_an_invalid_payload_when_not() {
         let text = frame(true, OP_TEXT, "héllo".as_bytes(), KEY);
-        assert_eq!(run(&mut FrameReader::new(4096), &[&text]).0, ["text"]);
+        assert_eq!(run(&mut FrameReader::new(4096), &[&text]).0, ["text refused"]);
         let bad = frame(true, OP_TEXT, &[0x68, 0xc3, 0x28], KEY);
         assert_eq!(run(&mut FrameReader::new(4096), &[&bad]).1, Err(FrameError::InvalidUtf8));
         let cut_in_a_character = frame(false, OP_TEXT, &[0x68, 0xc3], KEY);
-        assert_eq!(run(&mut FrameReader::new(4096), &[&cut_in_a_character]).0, ["text"]);
+        assert_eq!(run(&mut FrameReader::new(4096), &[&cut_in_a_character]).0, ["text refused"]);
+        let cut_at_the_end = frame(true, OP_TEXT, &[0x68, 0xc3], KEY);
+        assert_eq!(run(&mut FrameReader::new(4096), &[&cut_at_the_end]).1, Err(FrameError::InvalidUtf8));
+    }
+
+    fn text_reader() -> FrameReader {
+        FrameReader::taking(4096, Messages::TextAndBinary)
+    }
+
+    #[test]
+    fn a_reader_taking_text_hands_whole_messages_over() {
+        let whole = frame(true, OP_TEXT, "héllo".as_bytes(), KEY);
+        assert_eq!(run(&mut text_reader(), &[&whole]).0, ["text:héllo"]);
+        // "é" is c3 a9 and "€" e2 82 ac: cut inside both, a ping between.
+        let a = frame(false, OP_TEXT, &[b'h', 0xc3], KEY);
+        let ping = frame(true, OP_PING, b"", KEY);
+        let b = frame(false, OP_CONTINUATION, &[0xa9, 0xe2], KEY);
+        let c = frame(true, OP_CONTINUATION, &[0x82, 0xac], KEY);
+        let mut r = text_reader();
+        assert_eq!(run(&mut r, &[&a, &ping, &b, &c]), (vec!["ping:".into(), "text:hé€".into()], Ok(Next::More)));
+        assert!(r.is_idle());
+        let empty = frame(true, OP_TEXT, b"", KEY);
+        assert_eq!(run(&mut text_reader(), &[&empty]).0, ["text:"]);
+        let binary = frame(true, OP_BINARY, &[0xff], KEY);
+        assert_eq!(run(&mut text_reader(), &[&binary]).0, ["bin:\u{fffd}"]);
+    }
+
+    #[test]
+    fn invalid_text_fails_at_the_fragment_that_breaks_it() {
+        let a = frame(false, OP_TEXT, b"ok", KEY);
+        // 0xf4 0x90 would be above U+10FFFF: no continuation can mend it.
+        let b = frame(false, OP_CONTINUATION, &[0xf4, 0x90], KEY);
+        let mut r = text_reader();
+        let (got, result) = run(&mut r, &[&a, &b]);
+        assert!(got.is_empty());
+        assert_eq!(result, Err(FrameError::InvalidUtf8), "before the message ends");
+        let bad_start = frame(false, OP_TEXT, &[0xc0], KEY);
+        assert_eq!(run(&mut text_reader(), &[&bad_start]).1, Err(FrameError::InvalidUtf8));
+        let a = frame(false, OP_TEXT, &[b'x', 0xe2, 0x82], KEY);
+        let unfinished = frame(true, OP_CONTINUATION, b"", KEY);
+        assert_eq!(run(&mut text_reader(), &[&a, &unfinished]).1, Err(FrameError::InvalidUtf8), "cut at the end");
+    }
+
+    #[test]
+    fn invalid_text_fails_before_its_frame_is_whole() {
+        // One frame sent in three reads; the second breaks the text.
+        let mut bytes = frame(true, OP_TEXT, &[b'a', b'b', 0xf4, 0x90, b'c', b'd'], KEY);
+        let mut r = text_reader();
+        let n = bytes.len();
+        let (head, rest) = bytes.split_at_mut(n - 4);
+        let (broken, tail) = rest.split_at_mut(2);
+        let mut got = 0;
+        assert_eq!(
+            r.feed(head, &mut |_| {
+                got += 1;
+                Next::More
+            }),
+            Ok(Next::More),
+            "valid so far"
+        );
+        assert_eq!(
+            r.feed(broken, &mut |_| {
+                got += 1;
+                Next::More
+            }),
+            Err(FrameError::InvalidUtf8),
+            "the tail {tail:?} never read"
+        );
+        assert_eq!(got, 0);
+        // Valid text cut anywhere comes out whole, unmasked once.
+        let text = "hé€𝄞!".as_bytes();
+        let mut lead = frame(false, OP_TEXT, &text[..3], KEY);
+        let cont = frame(true, OP_CONTINUATION, &text[3..], KEY);
+        lead.extend(&cont);
+        for cut in 1..lead.len() {
+            for second in cut..lead.len() {
+                let mut r = text_reader();
+                let (got, result) = run(&mut r, &[&lead[..cut], &lead[cut..second], &lead[second..]]);
+                assert_eq!((got, result), (vec!["text:hé€𝄞!".to_owned()], Ok(Next::More)), "cut at {cut} and {second}");
+                assert!(r.is_idle());
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_read_past_the_upgrade_are_read_first() {
+        let mut r = text_reader();
+        let first = frame(true, OP_TEXT, b"one", KEY);
+        let second = frame(true, OP_BINARY, b"two", KEY);
+        r.unread(&first[..4]);
+        let mut rest = first[4..].to_vec();
+        rest.extend(&second);
+        assert_eq!(run(&mut r, &[&[], &rest]).0, ["text:one", "bin:two"]);
+        assert!(r.is_idle());
     }
 
     #[test]

@@ -26,7 +26,7 @@
 //! socket is one boxed [`Conn`] and a map entry.
 
 use super::command::Joined;
-use super::conn::{Closing, Conn, Handover, Inbound, Lent, Limits, Outcome, Player};
+use super::conn::{App, Closing, Conn, Handover, Inbound, Lent, Limits, Outcome, Player};
 use super::liveness::{Check, Liveness};
 use super::outbox::{Stuck, Written};
 use super::read_end::{Linger, ReadEnd, LINGER};
@@ -114,6 +114,8 @@ struct Held {
 
 /// Every socket of the shard past its handshake.
 pub struct Hub {
+    /// What the sockets' messages are for: the game, or an echo.
+    app: App,
     poller: AsyncFd<Poller>,
     conns: Vec<Option<Box<Conn>>>,
     free: Vec<u32>,
@@ -147,6 +149,7 @@ impl Hub {
             false => 0,
         };
         Ok(Hub {
+            app: App::Game,
             poller,
             conns: Vec::new(),
             free: Vec::new(),
@@ -162,6 +165,51 @@ impl Hub {
             tally: Tally::default(),
             metrics,
         })
+    }
+
+    /// An empty hub that echoes every message of its sockets instead of
+    /// carrying them to the game ([`App::Echo`], for a websocket conformance
+    /// suite): the same reads, frames, limits, closes and lingers, with
+    /// `config`'s limits. Its sockets come in through [`Hub::adopt`].
+    ///
+    /// Errors: as [`Hub::new`].
+    pub fn echo(config: &Config, metrics: Metrics) -> io::Result<Hub> {
+        let mut hub = Hub::new(config, metrics, false)?;
+        hub.app = App::Echo;
+        Ok(hub)
+    }
+
+    /// Takes a socket straight after its upgrade (an echo hub's): opens its
+    /// outbox and reads what its reader already holds.
+    pub fn adopt(&mut self, handed: Handover) {
+        let now = clock::now();
+        let Some(slot) = self.insert(Conn::new(handed, None, now)) else { return };
+        let written = match self.conns[slot as usize].as_mut() {
+            Some(c) => c.outbox.open(None, now, &mut self.tally),
+            None => return,
+        };
+        self.after_write(slot, written, now);
+        self.kept(slot, now);
+        self.count();
+    }
+
+    /// Goes on with the frames `slot`'s reader kept from before the hub
+    /// took the socket.
+    fn kept(&mut self, slot: u32, now: Instant) {
+        let outcome = match self.conns[slot as usize].as_mut() {
+            Some(c) => guarded(slot, || {
+                c.kept_frames(Lent {
+                    app: self.app,
+                    scratch: &mut [],
+                    limits: &self.limits,
+                    now,
+                    out: &mut self.inbound,
+                    tally: &mut self.tally,
+                })
+            }),
+            None => Outcome::Open,
+        };
+        self.settle(slot, outcome, now);
     }
 
     /// Sockets in the hub, closing ones included.
@@ -196,19 +244,7 @@ impl Hub {
         } else {
             self.open(slot, welcome, now);
         }
-        let outcome = match self.conns[slot as usize].as_mut() {
-            Some(c) => guarded(slot, || {
-                c.kept_frames(Lent {
-                    scratch: &mut [],
-                    limits: &self.limits,
-                    now,
-                    out: &mut self.inbound,
-                    tally: &mut self.tally,
-                })
-            }),
-            None => Outcome::Open,
-        };
-        self.settle(slot, outcome, now);
+        self.kept(slot, now);
         self.count();
     }
 
@@ -332,6 +368,7 @@ impl Hub {
                 let outcome = match self.conns.get_mut(slot as usize).and_then(Option::as_mut) {
                     Some(c) => guarded(slot, || {
                         c.read(Lent {
+                            app: self.app,
                             scratch: &mut self.scratch,
                             limits: &self.limits,
                             now,
@@ -478,7 +515,7 @@ impl Hub {
     /// Writes the welcome, then what was gathered meanwhile.
     fn open(&mut self, slot: u32, welcome: Bytes, now: Instant) {
         let written = match self.conns[slot as usize].as_mut() {
-            Some(c) => c.outbox.open(welcome, now, &mut self.tally),
+            Some(c) => c.outbox.open(Some(welcome), now, &mut self.tally),
             None => return,
         };
         self.after_write(slot, written, now);
@@ -570,7 +607,7 @@ impl Hub {
         let code = reason.code();
         let mut frames = Vec::with_capacity(3);
         frames.extend(first);
-        if reason.tells_peer() {
+        if reason.tells_peer() && self.app == App::Game {
             frames.push(ws_frame::binary(&msg::encode_error(code, text)));
         }
         frames.push(ws_frame::close(code.0, text));

@@ -14,6 +14,7 @@
 //! - [`rate_limit`]: token buckets for inputs, chat and control frames.
 //! - [`liveness`]: when to ping the peer and when its silence ends the
 //!   session (a stall of the process is not the peer's silence).
+//! - [`utf8`]: text checked as it arrives (the echo's reader).
 //! - [`read_end`]: how the read side ended (FIN, close frame, protocol
 //!   error) and the linger after the server's close frame.
 
@@ -28,6 +29,7 @@ pub mod rate_limit;
 pub mod read_end;
 pub mod socket;
 pub mod task;
+pub mod utf8;
 
 pub use batch::Batch;
 pub use command::{Command, Joined, COMMAND_QUEUE};

@@ -231,16 +231,16 @@ impl Outbox {
         self.flush(now, tally)
     }
 
-    /// Writes the welcome, then releases the tick frames gathered meanwhile
-    /// (roster first).
-    pub fn open(&mut self, welcome: Bytes, now: Instant, tally: &mut Tally) -> Written {
+    /// Writes the welcome (if any: an echo's socket has none), then releases
+    /// the frames gathered meanwhile (roster first).
+    pub fn open(&mut self, welcome: Option<Bytes>, now: Instant, tally: &mut Tally) -> Written {
         if let Some(why) = self.stuck {
             return Written::Stuck(why);
         }
         self.held = false;
         let b = self.backlog.get_or_insert_with(Box::default);
         // After anything in flight: frames never interleave.
-        b.inflight.push_back(welcome);
+        b.inflight.extend(welcome);
         self.flush(now, tally)
     }
 
@@ -464,7 +464,7 @@ mod tests {
         let mut tally = Tally::default();
         assert_eq!(deliver(&mut o, &frame(1, b"S1", &[b"E1"], Some(b"R1")), &mut tally), Written::Done);
         assert_eq!(tally, Tally::default(), "nothing written before the welcome");
-        assert_eq!(o.open(Bytes::from_static(b"W"), Instant::now(), &mut tally), Written::Done);
+        assert_eq!(o.open(Some(Bytes::from_static(b"W")), Instant::now(), &mut tally), Written::Done);
         assert_eq!(read_exact(&mut peer, 7), b"WR1E1S1");
         assert!(o.backlog.is_none(), "an idle healthy socket keeps no box");
         let mut tick = Tally::default();
@@ -477,7 +477,7 @@ mod tests {
     fn a_blocked_socket_keeps_every_event_but_only_the_newest_snapshot() {
         let (mut o, peer) = pair(Some(4096));
         let mut tally = Tally::default();
-        o.open(Bytes::from_static(b"W"), Instant::now(), &mut tally);
+        o.open(Some(Bytes::from_static(b"W")), Instant::now(), &mut tally);
         let big = vec![b's'; 4 << 20];
         assert_eq!(deliver(&mut o, &frame(1, &big, &[], None), &mut tally), Written::Blocked);
         assert!(tally.blocked >= 1 && o.is_blocked());
@@ -496,7 +496,7 @@ mod tests {
     fn a_socket_blocked_too_many_ticks_or_too_long_is_too_slow() {
         let (mut o, _peer) = pair(Some(4096));
         let mut tally = Tally::default();
-        o.open(Bytes::from_static(b"W"), Instant::now(), &mut tally);
+        o.open(Some(Bytes::from_static(b"W")), Instant::now(), &mut tally);
         let big = vec![0u8; 256 * 1024];
         let limits = SlowLimits { ticks: 3, time: Duration::from_secs(60) };
         let mut taken = 0;
@@ -512,7 +512,7 @@ mod tests {
             assert!(taken < 100, "never too slow");
         }
         let (mut o, _peer) = pair(Some(4096));
-        o.open(Bytes::from_static(b"W"), Instant::now(), &mut tally);
+        o.open(Some(Bytes::from_static(b"W")), Instant::now(), &mut tally);
         deliver(&mut o, &frame(1, &big, &[], None), &mut tally);
         assert!(!o.too_slow(Instant::now(), LIMITS));
         assert!(o.too_slow(Instant::now() + Duration::from_secs(3), LIMITS), "blocked past the write timeout");
@@ -531,7 +531,7 @@ mod tests {
     fn pings_and_the_newest_pong_ride_the_ticks_write() {
         let (mut o, mut peer) = pair(None);
         let mut tally = Tally::default();
-        o.open(Bytes::from_static(b"W"), Instant::now(), &mut tally);
+        o.open(Some(Bytes::from_static(b"W")), Instant::now(), &mut tally);
         o.pong_next_tick(Bytes::from_static(b"P1"));
         o.pong_next_tick(Bytes::from_static(b"P2"));
         o.ping_next_tick();
@@ -545,7 +545,7 @@ mod tests {
     fn the_close_drops_frames_not_started_finishes_a_cut_one_then_shuts_the_write_side() {
         let (mut o, peer) = pair(Some(4096));
         let mut tally = Tally::default();
-        o.open(Bytes::from_static(b"W"), Instant::now(), &mut tally);
+        o.open(Some(Bytes::from_static(b"W")), Instant::now(), &mut tally);
         let big = vec![b's'; 4 << 20];
         deliver(&mut o, &frame(1, &big, &[], None), &mut tally);
         deliver(&mut o, &frame(2, b"S2", &[b"E2"], None), &mut tally);

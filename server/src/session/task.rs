@@ -365,7 +365,7 @@ impl<S: Upgraded> Handshake<S> {
                     Ok(ClientMsg::Hello(h)) => Ok(h),
                     Ok(_) => Err(CloseReason::HelloExpected),
                 },
-                Frame::Text => Err(CloseReason::TextFrame),
+                Frame::Text(_) | Frame::TextRefused => Err(CloseReason::TextFrame),
                 Frame::Ping(_) | Frame::Pong if !controls.try_take(budget, now) => Err(CloseReason::ControlFlood),
                 Frame::Ping(payload) => {
                     pong = Some(ws_frame::pong(payload));
