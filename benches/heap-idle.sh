@@ -5,14 +5,27 @@
 # what was live with every socket open, and prints the live heap per
 # connection and its biggest allocation sites.
 #
+# heaptrack sees malloc's callers only: mino-server's default allocator is
+# jemalloc (feature `jemalloc`), so without BIN_DIR this builds a server
+# without it into target/heap (the live bytes a call site holds are the same
+# under either allocator; what each allocator adds on top shows in the RSS of
+# benches/scale.sh's idle section).
+#
 # usage: benches/heap-idle.sh [N] [BIN_DIR] [server flags...]
 #   N        idle websockets (default 10000)
-#   BIN_DIR  where mino-server and mino-loadgen are (default target/release)
+#   BIN_DIR  where mino-server (built with --no-default-features) and
+#            mino-loadgen are (default: built into target/heap/release)
 #   flags    added to the server's (default: --keyframe-ticks 20)
 # Needs heaptrack (apt install heaptrack). Loopback only; stops by itself.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-N="${1:-10000}"; BIN="${2:-$ROOT/target/release}"; shift $(( $# > 2 ? 2 : $# ))
+N="${1:-10000}"; BIN="${2:-}"; shift $(( $# > 2 ? 2 : $# ))
+if [[ -z $BIN ]]; then
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target/heap" \
+    -p mino-server --no-default-features
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target/heap" -p mino-loadgen
+  BIN="$ROOT/target/heap/release"
+fi
 FLAGS=("$@"); [[ ${#FLAGS[@]} -gt 0 ]] || FLAGS=(--keyframe-ticks 20)
 command -v heaptrack >/dev/null || { echo "heap-idle.sh: needs heaptrack (apt install heaptrack)" >&2; exit 2; }
 WORK="$(mktemp -d /tmp/mino-heap.XXXXXX)"

@@ -50,7 +50,8 @@ pub struct World {
     bounds: Bounds,
     speed: f32,
     players: Vec<Player>,
-    index: HashMap<PlayerId, usize>,
+    /// Where each player is in `players` (u32: 8-byte entries).
+    index: HashMap<PlayerId, u32>,
 }
 
 impl World {
@@ -86,17 +87,17 @@ impl World {
             return false;
         }
         let (x, y) = self.clamp(x, y);
-        self.index.insert(id, self.players.len());
+        self.index.insert(id, self.players.len() as u32);
         self.players.push(Player { id, name, x, y, dir: Direction::STILL, heading: 0, input_seq: 0 });
         true
     }
 
     /// Removes a player; returns it if it was present. O(1) (swap-remove).
     pub fn remove(&mut self, id: PlayerId) -> Option<Player> {
-        let i = self.index.remove(&id)?;
+        let i = self.index.remove(&id)? as usize;
         let p = self.players.swap_remove(i);
         if let Some(moved) = self.players.get(i) {
-            self.index.insert(moved.id, i);
+            self.index.insert(moved.id, i as u32);
         }
         Some(p)
     }
@@ -105,7 +106,7 @@ impl World {
     /// `seq`; unknown ids are ignored.
     pub fn set_direction(&mut self, id: PlayerId, dir: Direction, seq: u32) {
         if let Some(&i) = self.index.get(&id) {
-            let p = &mut self.players[i];
+            let p = &mut self.players[i as usize];
             p.dir = dir;
             p.input_seq = (seq & 0x7f) as u8;
             if !dir.is_still() {
@@ -116,7 +117,7 @@ impl World {
 
     /// A player by id.
     pub fn player(&self, id: PlayerId) -> Option<&Player> {
-        self.index.get(&id).map(|&i| &self.players[i])
+        self.index.get(&id).map(|&i| &self.players[i as usize])
     }
 
     /// Every player, in storage order.

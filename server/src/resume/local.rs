@@ -4,10 +4,12 @@
 use super::{AccountGate, Claimed, ResumeError, Ticket};
 use mino_protocol::PlayerId;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Debug)]
 struct Session {
-    name: String,
+    /// Shared with the world's copy of the name: no allocation of its own.
+    name: Arc<str>,
     ticket: Ticket,
     generation: u64,
     /// Where the player stood when its socket closed (None while connected).
@@ -18,6 +20,27 @@ struct Session {
     account: Option<String>,
 }
 
+/// A ticket handed out: whose, and when it was claimed or replaced.
+#[derive(Clone, Copy, Debug)]
+struct Issued {
+    player: PlayerId,
+    /// When it was claimed or replaced, ms ([`UNUSED`]: still claimable).
+    used_ms: u64,
+}
+
+/// [`Issued::used_ms`] of a ticket that is still claimable.
+const UNUSED: u64 = u64::MAX;
+
+/// A ticket's key in the table: the first 64 of its 128 random bits. A
+/// claim still compares the whole ticket with its session's before it
+/// succeeds; two live tickets sharing a key (a 2^-64 chance a pair) would
+/// only turn one's "invalid" into "used".
+fn key(ticket: &Ticket) -> u64 {
+    let mut k = [0u8; 8];
+    k.copy_from_slice(&ticket.as_bytes()[8..16]);
+    u64::from_le_bytes(k)
+}
+
 /// Sessions of one standalone shard.
 #[derive(Debug, Default)]
 pub struct LocalSessions {
@@ -25,9 +48,10 @@ pub struct LocalSessions {
     /// Boxed: the table then holds 16-byte entries, not whole sessions (a
     /// hash table keeps up to twice the slots it needs).
     sessions: HashMap<PlayerId, Box<Session>>,
-    /// Every ticket handed out and not yet expired: the player it names and,
-    /// once claimed or replaced, when (ms).
-    tickets: HashMap<Ticket, (PlayerId, Option<u64>)>,
+    /// Every ticket handed out and not yet expired, by [`key`]: the player
+    /// it names and, once claimed or replaced, when. 24-byte entries, where
+    /// the whole ticket would take 48: one per present player.
+    tickets: HashMap<u64, Issued>,
     /// The session of each account.
     accounts: HashMap<String, PlayerId>,
 }
@@ -44,7 +68,7 @@ impl LocalSessions {
     pub fn issue(
         &mut self,
         player: PlayerId,
-        name: &str,
+        name: &Arc<str>,
         ticket: Ticket,
         generation: u64,
         now_ms: u64,
@@ -52,15 +76,15 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                self.tickets.insert(old, (player, Some(now_ms)));
+                self.tickets.insert(key(&old), Issued { player, used_ms: now_ms });
             }
         }
-        self.tickets.insert(ticket, (player, None));
+        self.tickets.insert(key(&ticket), Issued { player, used_ms: UNUSED });
         if let Some(account) = account {
             self.accounts.insert(account.to_owned(), player);
         }
         let session = Session {
-            name: name.to_owned(),
+            name: name.clone(),
             ticket,
             generation,
             parked_at: None,
@@ -76,15 +100,15 @@ impl LocalSessions {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
         let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        self.tickets.insert(session.ticket, (player, Some(now_ms)));
-        self.tickets.insert(next, (player, None));
+        self.tickets.insert(key(&session.ticket), Issued { player, used_ms: now_ms });
+        self.tickets.insert(key(&next), Issued { player, used_ms: UNUSED });
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
-        session.name = name.to_owned();
+        session.name = name.into();
         Some(Claimed {
             player,
-            name: session.name.clone(),
+            name: session.name.to_string(),
             position: session.parked_at.take(),
             generation: session.generation,
             previous_owner: None,
@@ -121,14 +145,14 @@ impl LocalSessions {
     ) -> Result<Claimed, ResumeError> {
         let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
         self.expire(now_ms);
-        let Some(&(player, used)) = self.tickets.get(&ticket) else {
+        let Some(&Issued { player, used_ms }) = self.tickets.get(&key(&ticket)) else {
             return Err(if ticket.issued_ms() + self.ttl_ms <= now_ms {
                 ResumeError::Expired
             } else {
                 ResumeError::Invalid
             });
         };
-        if used.is_some() {
+        if used_ms != UNUSED {
             return Err(ResumeError::Used);
         }
         let session = self.sessions.get_mut(&player).ok_or(ResumeError::Expired)?;
@@ -136,14 +160,14 @@ impl LocalSessions {
             return Err(ResumeError::Used);
         }
         gate.check(session.account.as_deref())?;
-        self.tickets.insert(ticket, (player, Some(now_ms)));
-        self.tickets.insert(next, (player, None));
+        self.tickets.insert(key(&ticket), Issued { player, used_ms: now_ms });
+        self.tickets.insert(key(&next), Issued { player, used_ms: UNUSED });
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
         Ok(Claimed {
             player,
-            name: session.name.clone(),
+            name: session.name.to_string(),
             position: session.parked_at.take(),
             generation: session.generation,
             previous_owner: None,
@@ -157,7 +181,7 @@ impl LocalSessions {
     /// resume it, and its account starts a new one.
     pub fn end(&mut self, player: PlayerId) {
         self.sessions.remove(&player);
-        self.tickets.retain(|_, (p, _)| *p != player);
+        self.tickets.retain(|_, issued| issued.player != player);
         self.accounts.retain(|_, p| *p != player);
     }
 
@@ -170,9 +194,9 @@ impl LocalSessions {
         let sessions = &self.sessions;
         self.accounts.retain(|_, player| sessions.contains_key(player));
         let sessions = &self.sessions;
-        self.tickets.retain(|t, (player, used)| match used {
-            Some(at) => *at + ttl > now_ms,
-            None => sessions.get(player).is_some_and(|s| s.ticket == *t),
+        self.tickets.retain(|k, issued| match issued.used_ms {
+            UNUSED => sessions.get(&issued.player).is_some_and(|s| key(&s.ticket) == *k),
+            at => at.saturating_add(ttl) > now_ms,
         });
     }
 }
@@ -190,7 +214,7 @@ mod tests {
     fn parked_player_resumes_in_place_once() {
         let mut s = LocalSessions::new(10_000);
         let first = t(0);
-        s.issue(PlayerId(7), "Ada", first, 0, 0, None);
+        s.issue(PlayerId(7), &"Ada".into(), first, 0, 0, None);
         s.park(PlayerId(7), (12.0, 34.0), 100);
         let next = t(200);
         let c = s.claim(first.as_bytes(), next, 200, AccountGate::default()).expect("claimed");
@@ -214,7 +238,7 @@ mod tests {
         );
         assert_eq!(s.claim(t(0).as_bytes(), t(0), 0, AccountGate::default()), Err(ResumeError::Invalid), "forged");
         let old = t(0);
-        s.issue(PlayerId(1), "a", old, 0, 0, None);
+        s.issue(PlayerId(1), &"a".into(), old, 0, 0, None);
         s.park(PlayerId(1), (0.0, 0.0), 0);
         assert_eq!(s.claim(old.as_bytes(), t(5_000), 5_000, AccountGate::default()), Err(ResumeError::Expired));
     }
@@ -223,10 +247,10 @@ mod tests {
     fn a_connected_players_old_ticket_stays_valid_and_a_replaced_one_is_used() {
         let mut s = LocalSessions::new(1_000);
         let first = t(0);
-        s.issue(PlayerId(1), "a", first, 0, 0, None);
+        s.issue(PlayerId(1), &"a".into(), first, 0, 0, None);
         s.expire(50_000);
         let moved = t(50_000);
-        s.issue(PlayerId(1), "a", moved, 0, 50_000, None);
+        s.issue(PlayerId(1), &"a".into(), moved, 0, 50_000, None);
         assert_eq!(s.claim(first.as_bytes(), t(50_001), 50_001, AccountGate::default()), Err(ResumeError::Used));
         assert!(s.claim(moved.as_bytes(), t(50_002), 50_002, AccountGate::default()).is_ok());
     }
