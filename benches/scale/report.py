@@ -529,6 +529,7 @@ class Report:
         out += table(["players", "observers", "players in view", "view enter p50 / p95 ms",
                       "view enter p50 / p95 ticks", "entries", "pop-ins", "blinks", "crop (entries ÷ ideal)",
                       "header bytes / tick", "all bytes ÷ ideal"], orows)
+        out += self.crowd_part()
         on, off = self.aoi_report(1000, "on"), self.aoi_report(1000, "off")
         if on and off and on.get("connected") and off.get("connected"):
             b_on, b_off = on["bytes_per_s"] / on["connected"], off["bytes_per_s"] / off["connected"]
@@ -601,6 +602,34 @@ class Report:
                                  ratio(ratio_["shard_us_per_frame"], o["server_cpu_per_frame_ratio"]),
                                  "measured (runs overlap: noise)" if overlap.get("shard_us_per_frame") else MEASURED])
         return out + [""]
+
+    def crowd_part(self):
+        """The crowd rows of section 9: everyone in one cell, against the view budget."""
+        if not self.raw.crowd:
+            return ["", "Crowd: not run.", ""]
+        out = ["", "**Crowd** (`mino-loadgen crowd`): every bot walks to the centre of a 2,000-unit world (cells of "
+                   "100 units) on two shards + Redis and stands there for the hold; the issue's goals: late ticks "
+                   "under 1 %, no socket closed as too slow, each socket's cell-frame bytes within the view budget "
+                   "(the server's default `--view-budget-bytes` 8192 a tick).", ""]
+        rows = []
+        for n in sorted(self.raw.crowd):
+            r, w = self.raw.crowd[n]
+            late, slow, budget = r.get("late_ticks") or {}, r.get("too_slow") or {}, r.get("budget") or {}
+            per_tick = budget.get("cell_bytes_per_tick") or {}
+            met = (late.get("late_share", 1) < 0.01 and slow.get("bots", 1) == 0 and (slow.get("server") or 0) == 0
+                   and budget.get("within_budget"))
+            rows.append([f"{n:,}", f"{r.get('admitted', 0):,}", f"{r.get('gathered', 0):,} / {r.get('gathered_at_end', 0):,}",
+                         f"{late.get('late', '–')} of {late.get('ticks', '–')} ({100 * late.get('late_share', 0):.1f} %)",
+                         f"{slow.get('bots', '–')} / {slow.get('server', '–')}",
+                         f"{f1(per_tick.get('p50'))} / {f1(per_tick.get('p95'))} / {f1(per_tick.get('max'))}",
+                         f"{budget.get('budget_bytes', '–'):,}" if budget else "–",
+                         f"{budget.get('bots_over_budget', '–')}", f1(budget.get("server_bytes_per_socket_tick")),
+                         f1(gap(r)), f"{verdict(r)}; goals {'met' if met else 'not met'}"])
+        out += table(["bots", "admitted", "gathered at start / end of hold", "late ticks",
+                      "closed as too slow (bots / server)", "cell bytes a socket a tick p50 / p95 / max",
+                      "budget bytes", "bots over budget", "bytes the shards wrote a socket a tick", "own gap p95 ms",
+                      "verdict"], rows)
+        return out
 
     def aoi_report(self, n, mode):
         """The loadgen report of the area-of-interest run at `n` players in `mode`, or None."""
