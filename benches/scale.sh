@@ -14,7 +14,7 @@
 #   --repeat N        runs of the control and idle rows (median reported);
 #                     default 3 (1 with --quick)
 #   --only LIST       run only these sections (criterion, steps, control, idle,
-#                     arrivals, failover, aoi, redis, nginx), keep the other
+#                     arrivals, failover, aoi, crowd, redis, nginx), keep the other
 #                     sections' raw results, and rewrite RESULTS.md from all of
 #                     them
 #   --report-only     only rewrite RESULTS.md and the charts from results/raw
@@ -86,6 +86,7 @@ if [[ $QUICK == 1 ]]; then
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=10s
   ARRIVALS_BOTS=1000; ARRIVALS_RATE=250
   AOI_PLAYERS="1000 2500"; AOI_OFF_MAX=1000; AOI_HOLD=6s
+  CROWD_BOTS=500; CROWD_HOLD=6s
   NGINX_BOTS=1000; NGINX_HOLD=10        # seconds; each a tcp/unix pair
   REDIS_FAILOVER_BOTS=500; REDIS_SPREAD="1000"
   CRITERION_ARGS=(--warm-up-time 0.5 --measurement-time 1 --sample-size 10)
@@ -100,6 +101,7 @@ else
   FAILOVER_BOTS=500; FAILOVER_OBSERVE=15s
   ARRIVALS_BOTS=2500; ARRIVALS_RATE=280
   AOI_PLAYERS="1000 2500 5000 7500 10000"; AOI_OFF_MAX=2000; AOI_HOLD=15s
+  CROWD_BOTS=2000; CROWD_HOLD=20s
   NGINX_BOTS=1000; NGINX_HOLD=30
   REDIS_FAILOVER_BOTS=1000; REDIS_SPREAD="1000 5000"
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
@@ -312,6 +314,7 @@ declare -A SECTION_FILES=(
   [arrivals]="arrivals.* logs/arrivals-*"
   [failover]="failover-* logs/failover-*"
   [aoi]="aoi-* logs/aoi-*"
+  [crowd]="crowd-* logs/crowd-*"
   [redis]="redis-* logs/redis-*"
   [nginx]="nginx"
 )
@@ -438,6 +441,19 @@ section_aoi() {
   done
 }
 
+# A crowd (area of interest): CROWD_BOTS bots on two shards + Redis all walk
+# to the world's centre and stay there, in one cell, for CROWD_HOLD; the view
+# budget (the server's default, --view-budget-bytes 8192) against what each
+# socket got, late ticks, sockets closed as too slow.
+section_crowd() {
+  local side=2000
+  log "crowd: $CROWD_BOTS players on two shards walk to the centre of a $side-unit world"
+  two_shards --cell-size "$AOI_CELL" --world-size "$side" --max-players "$CROWD_BOTS" \
+    --max-connections $((CROWD_BOTS + 100))
+  measured "crowd-$CROWD_BOTS" crowd --bots "$CROWD_BOTS" --ramp "$RAMP" --hold "$CROWD_HOLD"
+  stop_all
+}
+
 # Redis beyond one node (examples/redis_ha, which starts its own Redis Cluster
 # or Sentinel, two shards and the bots in one process): a Redis primary killed
 # under REDIS_FAILOVER_BOTS bots, on a six-node cluster and under Sentinel; the
@@ -511,7 +527,7 @@ main() {
   printf '%smachine\t%s\n' "${ONLY:+rerun }" "$(python3 "$PY/figures.py" --machine)" >>"$RAW/run.tsv"
   section_build
   local s
-  for s in criterion steps control idle arrivals failover aoi redis nginx; do
+  for s in criterion steps control idle arrivals failover aoi crowd redis nginx; do
     if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
       begin_section "$s"
       "section_$s"

@@ -11,7 +11,7 @@ from figures import dig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # scale.sh's sections, in the order it runs them.
-SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi", "redis", "nginx")
+SECTIONS = ("criterion", "steps", "control", "idle", "arrivals", "failover", "aoi", "crowd", "redis", "nginx")
 
 def read_json(path):
     try:
@@ -63,6 +63,14 @@ class Raw:
             r = self.run(label)
             if r:
                 self.aoi.setdefault(int(parts[1]), {})[parts[2]] = (r[0], r[1][0] if r[1] else None)
+        self.crowd = {}  # bots -> (report, window)
+        for path in glob.glob(os.path.join(raw_dir, "crowd-*.json")):
+            label = os.path.basename(path)[:-5]
+            if label.endswith(".server") or not label.split("-")[1].isdigit():
+                continue
+            r = self.run(label)
+            if r:
+                self.crowd[int(label.split("-")[1])] = (r[0], r[1][0] if r[1] else None)
         # Redis beyond one node (examples/redis_ha --json): failover runs by
         # mode, spread runs by player count, each a list of runs in order.
         self.redis_failover = {m: self.redis_runs(f"redis-failover-{m}-*-*") for m in ("cluster", "sentinel")}
