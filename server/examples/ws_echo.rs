@@ -12,19 +12,28 @@
 //! it accepts; SIGINT or SIGTERM stops it. `MINO_LOG` filters its log
 //! (default `warn`).
 
-use anyhow::Context;
+use clap::Parser;
 use mino_server::address::ListenAddr;
 use mino_server::{echo, Config, Listener};
 use std::io::Write;
 use tracing_subscriber::EnvFilter;
 
+/// mino's websocket layer with an echo in place of the game (for the
+/// Autobahn test suite).
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Where to listen: IP:PORT, a bare port on loopback, or unix:PATH
+    /// (127.0.0.1:0: a free port, printed).
+    #[arg(default_value = "127.0.0.1:0")]
+    listen: ListenAddr,
+    /// The longest message, bytes (larger ones close with 1009).
+    #[arg(default_value_t = echo::DEFAULT_MAX_MESSAGE)]
+    max_message: usize,
+}
+
 fn main() -> anyhow::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let at: ListenAddr = args.next().as_deref().unwrap_or("127.0.0.1:0").parse().context("listen address")?;
-    let max_message = match args.next() {
-        Some(n) => n.parse().context("longest message, bytes")?,
-        None => echo::DEFAULT_MAX_MESSAGE,
-    };
+    let Args { listen: at, max_message } = Args::parse();
     let filter = std::env::var("MINO_LOG").unwrap_or_else(|_| "warn".into());
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("warn")))
