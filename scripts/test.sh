@@ -35,13 +35,13 @@ cargo test --workspace --exclude mino-deploy
 cargo test -p mino-deploy -- --test-threads=1
 
 step "Autobahn websocket test suite (scripts/autobahn.sh)"
-# mino's own websocket layer with an echo in place of the game; fails on any
-# FAILED case. Needs the suite's Python 2.7 (see scripts/setup.sh).
-autobahn_venv="${AUTOBAHN_VENV:-$HOME/.cache/mino/autobahn-venv}"
-if [ -x "$autobahn_venv/bin/wstest" ]; then
-  bash scripts/autobahn.sh
+# mino's own websocket layer with an echo in place of the game; fails unless
+# every case passes. Needs the suite's Python 2.7 (scripts/setup.sh installs
+# it); only MINO_SKIP_AUTOBAHN=1 skips it.
+if [ "${MINO_SKIP_AUTOBAHN:-0}" = 1 ]; then
+  echo "SKIPPED: MINO_SKIP_AUTOBAHN=1"
 else
-  echo "SKIPPED: the Autobahn suite is not installed (it needs Python 2.7, which this machine lacks)"
+  bash scripts/autobahn.sh
 fi
 
 step "no Redis file left in the checkout"

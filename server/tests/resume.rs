@@ -5,7 +5,7 @@
 
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{close_code, Frame, Player, Shard};
+use mino_testkit::{close_code, Frame, Player, Redis, Shard};
 use std::time::Duration;
 
 /// The server binary cargo built for these tests.
@@ -54,6 +54,26 @@ async fn used_forged_and_id_tickets_are_refused_with_their_codes() {
     let (_, close) = Player::hello(&server, "Ada", Some(&id.to_be_bytes())).await.err().expect("id refused");
     assert_eq!(close, close_code(CloseCode::TicketInvalid));
     assert!(server.metric("mino_sockets_closed_total{reason=\"ticket_used\"}").await >= 1.0);
+}
+
+/// A ticket's first 8 bytes are its issue time, and a peer may send any: the
+/// far future (every bit set) must be refused as unknown, not overflow the
+/// expiry check (a debug build panicked there and the process died), on the
+/// standalone store and on Redis alike; the shard then still admits players.
+#[tokio::test]
+async fn a_ticket_from_the_far_future_is_invalid_and_the_shard_lives_on() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let shards = [Shard::start(SERVER, &[]), Shard::start(SERVER, &["--redis-url", &url, "--shard-id", "1"])];
+    for server in &shards {
+        server.wait_ready().await;
+        let mut forged = vec![0xff; 8];
+        forged.extend((0u8..16).map(|i| i.wrapping_mul(37)));
+        let (_, close) = Player::hello(server, "Eve", Some(&forged)).await.err().expect("refused");
+        assert_eq!(close, close_code(CloseCode::TicketInvalid));
+        let after = Player::join(server, "Ada").await;
+        assert!(after.id() > 0, "the shard still admits players");
+    }
 }
 
 #[tokio::test]

@@ -28,18 +28,9 @@ struct Issued {
     used_ms: u64,
 }
 
-/// [`Issued::used_ms`] of a ticket that is still claimable.
+/// [`Issued::used_ms`] of a ticket that is still claimable (a sentinel, not
+/// an `Option`: 16-byte values, not 24).
 const UNUSED: u64 = u64::MAX;
-
-/// A ticket's key in the table: the first 64 of its 128 random bits. A
-/// claim still compares the whole ticket with its session's before it
-/// succeeds; two live tickets sharing a key (a 2^-64 chance a pair) would
-/// only turn one's "invalid" into "used".
-fn key(ticket: &Ticket) -> u64 {
-    let mut k = [0u8; 8];
-    k.copy_from_slice(&ticket.as_bytes()[8..16]);
-    u64::from_le_bytes(k)
-}
 
 /// Sessions of one standalone shard.
 #[derive(Debug, Default)]
@@ -48,10 +39,11 @@ pub struct LocalSessions {
     /// Boxed: the table then holds 16-byte entries, not whole sessions (a
     /// hash table keeps up to twice the slots it needs).
     sessions: HashMap<PlayerId, Box<Session>>,
-    /// Every ticket handed out and not yet expired, by [`key`]: the player
-    /// it names and, once claimed or replaced, when. 24-byte entries, where
-    /// the whole ticket would take 48: one per present player.
-    tickets: HashMap<u64, Issued>,
+    /// Every ticket handed out and not yet expired: the player it names and,
+    /// once claimed or replaced, when (40-byte entries: one per present
+    /// player). Keyed by the whole ticket, so a ticket with any byte changed
+    /// is unknown here.
+    tickets: HashMap<Ticket, Issued>,
     /// The session of each account.
     accounts: HashMap<String, PlayerId>,
 }
@@ -76,10 +68,10 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                self.tickets.insert(key(&old), Issued { player, used_ms: now_ms });
+                self.tickets.insert(old, Issued { player, used_ms: now_ms });
             }
         }
-        self.tickets.insert(key(&ticket), Issued { player, used_ms: UNUSED });
+        self.tickets.insert(ticket, Issued { player, used_ms: UNUSED });
         if let Some(account) = account {
             self.accounts.insert(account.to_owned(), player);
         }
@@ -100,8 +92,8 @@ impl LocalSessions {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
         let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        self.tickets.insert(key(&session.ticket), Issued { player, used_ms: now_ms });
-        self.tickets.insert(key(&next), Issued { player, used_ms: UNUSED });
+        self.tickets.insert(session.ticket, Issued { player, used_ms: now_ms });
+        self.tickets.insert(next, Issued { player, used_ms: UNUSED });
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -145,12 +137,8 @@ impl LocalSessions {
     ) -> Result<Claimed, ResumeError> {
         let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
         self.expire(now_ms);
-        let Some(&Issued { player, used_ms }) = self.tickets.get(&key(&ticket)) else {
-            return Err(if ticket.issued_ms() + self.ttl_ms <= now_ms {
-                ResumeError::Expired
-            } else {
-                ResumeError::Invalid
-            });
+        let Some(&Issued { player, used_ms }) = self.tickets.get(&ticket) else {
+            return Err(if ticket.expired(self.ttl_ms, now_ms) { ResumeError::Expired } else { ResumeError::Invalid });
         };
         if used_ms != UNUSED {
             return Err(ResumeError::Used);
@@ -160,8 +148,8 @@ impl LocalSessions {
             return Err(ResumeError::Used);
         }
         gate.check(session.account.as_deref())?;
-        self.tickets.insert(key(&ticket), Issued { player, used_ms: now_ms });
-        self.tickets.insert(key(&next), Issued { player, used_ms: UNUSED });
+        self.tickets.insert(ticket, Issued { player, used_ms: now_ms });
+        self.tickets.insert(next, Issued { player, used_ms: UNUSED });
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -195,7 +183,7 @@ impl LocalSessions {
         self.accounts.retain(|_, player| sessions.contains_key(player));
         let sessions = &self.sessions;
         self.tickets.retain(|k, issued| match issued.used_ms {
-            UNUSED => sessions.get(&issued.player).is_some_and(|s| key(&s.ticket) == *k),
+            UNUSED => sessions.get(&issued.player).is_some_and(|s| s.ticket == *k),
             at => at.saturating_add(ttl) > now_ms,
         });
     }

@@ -220,7 +220,7 @@ impl SessionStore {
             "used" => return Err(ResumeError::Used),
             "other_account" => return Err(ResumeError::OtherAccount),
             "guest" => return Err(ResumeError::GuestSession),
-            _ if ticket.issued_ms() + self.ttl_ms() <= now_ms => return Err(ResumeError::Expired),
+            _ if ticket.expired(self.ttl_ms(), now_ms) => return Err(ResumeError::Expired),
             _ => return Err(ResumeError::Invalid),
         }
         self.claimed(&items, next)

@@ -34,6 +34,14 @@ impl Ticket {
         u64::from_be_bytes(t)
     }
 
+    /// True when a ticket issued when it says and living `ttl_ms` is past
+    /// its life at `now_ms`. The issue time is whatever the peer sent: no
+    /// value of it overflows here (a forged far-future time is simply not
+    /// expired, and the ticket is then refused as unknown).
+    pub fn expired(&self, ttl_ms: u64, now_ms: u64) -> bool {
+        self.issued_ms().saturating_add(ttl_ms) <= now_ms
+    }
+
     /// The bytes, as sent to the client.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
@@ -66,6 +74,18 @@ mod tests {
         assert_eq!(Ticket::parse(a.as_bytes()), Some(a));
         assert_eq!(a.hex().len(), 48);
         assert!(!format!("{a:?}").contains(&a.hex()[16..]), "debug output hides the secret");
+    }
+
+    #[test]
+    fn any_issue_time_a_peer_sends_is_judged_without_overflow() {
+        let mut bytes = [0xffu8; TICKET_LEN];
+        let far = Ticket::parse(&bytes).expect("24 bytes");
+        assert!(!far.expired(u64::MAX, u64::MAX - 1));
+        assert!(!far.expired(10_000, 5_000));
+        bytes[..8].copy_from_slice(&1000u64.to_be_bytes());
+        let old = Ticket::parse(&bytes).expect("24 bytes");
+        assert!(old.expired(10_000, 11_000));
+        assert!(!old.expired(10_000, 10_999));
     }
 
     #[test]
