@@ -23,8 +23,16 @@ N="${1:-10000}"; BIN="${2:-}"; shift $(( $# > 2 ? 2 : $# ))
 if [[ -z $BIN ]]; then
   cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target/heap" \
     -p mino-server --no-default-features
-  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target/heap" -p mino-loadgen
-  BIN="$ROOT/target/heap/release"
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p mino-loadgen
+  mkdir -p "$ROOT/target/heap/bin"
+  ln -sf "$ROOT/target/heap/release/mino-server" "$ROOT/target/release/mino-loadgen" "$ROOT/target/heap/bin/"
+  BIN="$ROOT/target/heap/bin"
+fi
+# A server with jemalloc inside would show heaptrack almost nothing.
+if nm "$BIN/mino-server" 2>/dev/null | grep -q '_rjem_malloc'; then
+  echo "heap-idle.sh: $BIN/mino-server is built with jemalloc, which heaptrack cannot see;" \
+    "build it with --no-default-features (or give no BIN_DIR)" >&2
+  exit 2
 fi
 FLAGS=("$@"); [[ ${#FLAGS[@]} -gt 0 ]] || FLAGS=(--keyframe-ticks 20)
 command -v heaptrack >/dev/null || { echo "heap-idle.sh: needs heaptrack (apt install heaptrack)" >&2; exit 2; }

@@ -130,6 +130,10 @@ log() { printf '[scale %4ds] %s\n' "$(( $(date +%s) - T0 ))" "$*" >&2; }
 # The binaries are copied here after the build, so a rebuild by someone else
 # during the run cannot change what is measured half-way.
 RUNBIN="$TMP/bin"
+# The server binary start_shard runs, in RUNBIN.
+SERVER_BIN=mino-server
+# The server built without jemalloc, for the idle section's comparison.
+GLIBC_BIN="$ROOT/target/heap/release/mino-server"
 
 # A command line as RESULTS.md shows it: the run's copies named by their source.
 shown() {
@@ -198,8 +202,8 @@ declare -A SHARD_PID SHARD_ADDR
 start_shard() {
   local name="$1"; shift
   local out="$TMP/$name.out" err="$TMP/$name.log"
-  printf 'shard %s\t%s\n' "$name" "$(shown "$RUNBIN/mino-server" --listen 127.0.0.1:0 "$@")" >>"$COMMANDS"
-  "$RUNBIN/mino-server" --listen 127.0.0.1:0 "$@" >"$out" 2>"$err" &
+  printf 'shard %s\t%s\n' "$name" "$(shown "$RUNBIN/$SERVER_BIN" --listen 127.0.0.1:0 "$@")" >>"$COMMANDS"
+  "$RUNBIN/$SERVER_BIN" --listen 127.0.0.1:0 "$@" >"$out" 2>"$err" &
   local pid=$!; STARTED_PIDS+=("$pid")
   local addr=""
   for _ in $(seq 100); do
@@ -310,7 +314,7 @@ declare -A SECTION_FILES=(
   [criterion]="criterion.*"
   [steps]="one-shard.* two-shards.* logs/one-shard-* logs/two-shards-*"
   [control]="control-* logs/control-*"
-  [idle]="idle-* logs/idle-*"
+  [idle]="idle-* malloc-* logs/idle-* logs/malloc-*"
   [arrivals]="arrivals.* logs/arrivals-*"
   [failover]="failover-* logs/failover-*"
   [aoi]="aoi-* logs/aoi-*"
@@ -328,6 +332,12 @@ section_build() {
   if [[ $BUILD == 1 ]]; then
     log "building release binaries"
     (cd "$ROOT" && cargo build --release -p mino-server -p mino-loadgen)
+    if wanted idle; then
+      # The idle section's allocator comparison: the same server with
+      # glibc's malloc (no jemalloc feature), in a target folder of its own.
+      log "building mino-server without jemalloc (target/heap)"
+      (cd "$ROOT" && cargo build --release -p mino-server --no-default-features --target-dir target/heap)
+    fi
   fi
   mkdir -p "$RUNBIN"
   local b
@@ -336,7 +346,16 @@ section_build() {
     printf '%sbinary %s\t%s built %s\n' "${ONLY:+rerun }" "$b" "$(sha256sum "$RUNBIN/$b" | cut -c1-12)" \
       "$(date -u -r "$BIN/$b" +%Y-%m-%dT%H:%M:%SZ)" >>"$RAW/run.tsv"
   done
+  if [[ -x $GLIBC_BIN ]]; then
+    cp "$GLIBC_BIN" "$RUNBIN/mino-server-glibc"
+    printf '%sbinary %s\t%s built %s\n' "${ONLY:+rerun }" mino-server-glibc \
+      "$(sha256sum "$RUNBIN/mino-server-glibc" | cut -c1-12)" "$(date -u -r "$GLIBC_BIN" +%Y-%m-%dT%H:%M:%SZ)" \
+      >>"$RAW/run.tsv"
+  fi
 }
+
+# True when section $1 runs in this invocation.
+wanted() { [[ -z $ONLY || $ONLY == *",$1,"* ]]; }
 
 section_criterion() {
   [[ $CRITERION == 1 ]] || return 0
@@ -395,6 +414,21 @@ section_idle() {
       stop_all
     done
   done
+  # The allocator: the largest size again with glibc's malloc in place of
+  # jemalloc (the same code otherwise), runs interleaved with nothing else.
+  n="${IDLE_SIZES##* }"
+  world="$(python3 -c "import math; print(max(1000, round(math.sqrt($n) * 125)))")"
+  if [[ ! -x $RUNBIN/mino-server-glibc ]]; then
+    log "idle: no server without jemalloc ($GLIBC_BIN): the allocator comparison is not run"
+    return 0
+  fi
+  for i in $(seq "$REPEAT"); do
+    log "idle $n/$i with glibc malloc: $n idle websockets on one shard, world $world"
+    SERVER_BIN=mino-server-glibc one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 \
+      --max-players "$((n + 100))" --max-connections "$((n + 200))"
+    measured "malloc-glibc-$n-$i" idle --bots "$n" --ramp 1000 --hold "$IDLE_HOLD" --no-chat-cost
+    stop_all
+  done
 }
 
 section_arrivals() {
@@ -442,15 +476,19 @@ section_aoi() {
 }
 
 # A crowd (area of interest): CROWD_BOTS bots on two shards + Redis all walk
-# to the world's centre and stay there, in one cell, for CROWD_HOLD; the view
+# to the middle of one cell and stay there for CROWD_HOLD; the view
 # budget (the server's default, --view-budget-bytes 8192) against what each
 # socket got, late ticks, sockets closed as too slow.
 section_crowd() {
   local side=2000
-  log "crowd: $CROWD_BOTS players on two shards walk to the centre of a $side-unit world"
+  # The middle of the cell just past the world's centre: the world's centre
+  # itself is a corner of four cells.
+  local point=$((side / 2 + AOI_CELL / 2))
+  log "crowd: $CROWD_BOTS players on two shards walk to ($point, $point), one cell of a $side-unit world"
   two_shards --cell-size "$AOI_CELL" --world-size "$side" --max-players "$CROWD_BOTS" \
     --max-connections $((CROWD_BOTS + 100))
-  measured "crowd-$CROWD_BOTS" crowd --bots "$CROWD_BOTS" --ramp "$RAMP" --hold "$CROWD_HOLD"
+  measured "crowd-$CROWD_BOTS" crowd --bots "$CROWD_BOTS" --ramp "$RAMP" --hold "$CROWD_HOLD" \
+    --point "$point,$point"
   stop_all
 }
 

@@ -50,6 +50,9 @@ class Raw:
             n = int(os.path.basename(path).split("-")[1])
             self.control[n] = {m: self.runs(f"control-{n}-{m}-*") for m in ("batched", "unbatched")}
         self.idle = self.runs("idle-*")
+        # The idle section's allocator comparison: the server without
+        # jemalloc (glibc's malloc), at the largest size.
+        self.idle_glibc = self.runs("malloc-glibc-*")
         self.arrivals = self.run("arrivals")
         self.failover = {a: read_json(os.path.join(raw_dir, f"failover-{a}.json")) for a in ("kill", "drain")}
         self.failover_totals = {a: dig(read_json(os.path.join(raw_dir, f"failover-{a}.server.json")), "totals")

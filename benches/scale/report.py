@@ -259,10 +259,21 @@ class Report:
                         + f"{sum(n for site, n in b['top'] if 'task' in site or 'try_with' in site):,} B a connection. "
                         "The RSS above adds what the allocator keeps beyond the live heap: with jemalloc (the "
                         "server's allocator since issue 17) size-class rounding and partly used slabs; glibc's malloc "
-                        "added a header per allocation and the holes the handshakes' transient buffers leave, "
-                        "1,677 to 1,774 B a connection at 15,000 against 1,268 to 1,335 B with jemalloc on the same "
-                        "build (`mino-loadgen idle`, three runs each; the profile is of a server built without "
-                        "jemalloc, as heaptrack sees malloc's callers only)."]
+                        "adds a header per allocation and the holes the handshakes' transient buffers leave (see "
+                        "the allocator comparison below). The profile is of a server built without jemalloc, as "
+                        "heaptrack sees malloc's callers only."]
+        glibc = [r for r, _ in self.raw.idle_glibc]
+        if glibc:
+            n = glibc[0]["bots"]
+            jem = [r for r, _ in sizes.get(n, [])]
+            g = [r.get("server_bytes_per_connection") for r in glibc]
+            j = [r.get("server_bytes_per_connection") for r in jem]
+            out += ["", f"**The allocator** (`mino-server` built with `--no-default-features`, glibc's malloc, "
+                        f"against the default jemalloc build of the same commit; {n:,} idle websockets, the runs "
+                        f"`malloc-glibc-*` and `idle-{n}-*`): server memory per websocket "
+                        f"{kb(median(g))} with glibc ({', '.join(f'{v:,}' for v in g)} B) against "
+                        f"{kb(median(j)) if j else '–'} with jemalloc ({', '.join(f'{v:,}' for v in j)} B), "
+                        f"{ratio(median(j), median(g)) if j else '–'}."]
         slab = self.raw.load_json("kernel-slab-idle-10000.json")
         if slab:
             out += ["", f"**The kernel's own cost per connection**, apart: the kernel's slab memory grew by "
@@ -607,26 +618,32 @@ class Report:
         """The crowd rows of section 9: everyone in one cell, against the view budget."""
         if not self.raw.crowd:
             return ["", "Crowd: not run.", ""]
-        out = ["", "**Crowd** (`mino-loadgen crowd`): every bot walks to the centre of a 2,000-unit world (cells of "
-                   "100 units) on two shards + Redis and stands there for the hold; the issue's goals: late ticks "
-                   "under 1 %, no socket closed as too slow, each socket's cell-frame bytes within the view budget "
-                   "(the server's default `--view-budget-bytes` 8192 a tick).", ""]
+        first = self.raw.crowd[min(self.raw.crowd)][0]
+        point = first.get("point") or [0, 0]
+        radius = first.get("gather_radius", 0)
+        out = ["", f"**Crowd** (`mino-loadgen crowd`): on two shards + Redis with area of interest, every bot walks "
+                   f"to ({point[0]:,.0f}, {point[1]:,.0f}) and stands within {radius:g} units of it for the hold, "
+                   "all in one cell (`scale.sh` puts the point in the middle of the cell next to the world's "
+                   "centre, so the cell holds the whole crowd). The issue's goals: late ticks under 1 %, no socket "
+                   "closed as too slow, each socket's cell-frame bytes within the view budget, which is an average "
+                   "(the server's default `--view-budget-bytes`, 8,192 bytes a tick): the byte figures are each "
+                   "socket's mean over the hold, p50 / p95 / max across sockets.", ""]
         rows = []
         for n in sorted(self.raw.crowd):
             r, w = self.raw.crowd[n]
             late, slow, budget = r.get("late_ticks") or {}, r.get("too_slow") or {}, r.get("budget") or {}
             per_tick = budget.get("cell_bytes_per_tick") or {}
-            met = (late.get("late_share", 1) < 0.01 and slow.get("bots", 1) == 0 and (slow.get("server") or 0) == 0
+            met = (late.get("late_share", 1) < 0.01 and slow.get("bots", 1) == 0 and slow.get("server") == 0
                    and budget.get("within_budget"))
             rows.append([f"{n:,}", f"{r.get('admitted', 0):,}", f"{r.get('gathered', 0):,} / {r.get('gathered_at_end', 0):,}",
                          f"{late.get('late', '–')} of {late.get('ticks', '–')} ({100 * late.get('late_share', 0):.1f} %)",
                          f"{slow.get('bots', '–')} / {slow.get('server', '–')}",
                          f"{f1(per_tick.get('p50'))} / {f1(per_tick.get('p95'))} / {f1(per_tick.get('max'))}",
-                         f"{budget.get('budget_bytes', '–'):,}" if budget else "–",
+                         f"{budget['budget_bytes']:,}" if budget.get("budget_bytes") is not None else "–",
                          f"{budget.get('bots_over_budget', '–')}", f1(budget.get("server_bytes_per_socket_tick")),
                          f1(gap(r)), f"{verdict(r)}; goals {'met' if met else 'not met'}"])
         out += table(["bots", "admitted", "gathered at start / end of hold", "late ticks",
-                      "closed as too slow (bots / server)", "cell bytes a socket a tick p50 / p95 / max",
+                      "closed as too slow (bots / server)", "cell bytes a socket a tick (its mean) p50 / p95 / max",
                       "budget bytes", "bots over budget", "bytes the shards wrote a socket a tick", "own gap p95 ms",
                       "verdict"], rows)
         return out

@@ -9,10 +9,10 @@ use tracing_subscriber::EnvFilter;
 /// The allocator: jemalloc keeps small objects in size-class slabs with no
 /// per-allocation header, so an idle websocket's few small allocations (its
 /// session, its view, its cell frame) cost their size and no more, and the
-/// handshakes' short-lived buffers leave fewer holes between them. Measured
-/// with 15,000 idle websockets (`mino-loadgen idle`, RSS growth per
-/// connection, three runs each): glibc malloc 1,677 to 1,774 bytes,
-/// jemalloc 1,295 to 1,335 bytes (benches/RESULTS.md, section 4).
+/// handshakes' short-lived buffers leave fewer holes between them. With
+/// 15,000 idle websockets glibc's malloc held about a third more memory a
+/// connection than jemalloc (benches/RESULTS.md section 4, "The allocator";
+/// `benches/scale.sh --only idle` measures both).
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
