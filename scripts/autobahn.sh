@@ -8,6 +8,7 @@
 #
 #   scripts/autobahn.sh            # every case but 12.* and 13.* (compression)
 #   CASES='5.*' scripts/autobahn.sh
+#   CASES='1.*,2.*,7.13.*' scripts/autobahn.sh   # several patterns, comma-separated
 #
 # The suite is Python 2 (wstest 25.10.1 runs on Python 2.7 only):
 # scripts/setup.sh installs it in a virtualenv, $AUTOBAHN_VENV
@@ -31,6 +32,8 @@ if [ -z "$wstest" ] || ! "$wstest" --autobahnversion >/dev/null 2>&1; then
 fi
 
 cases="${CASES:-*}"
+# As a JSON list: each comma-separated pattern quoted.
+cases_json="\"${cases//,/\",\"}\""
 # No permessage-deflate is negotiated. The 9.* performance cases (up to
 # 16 MiB messages) stay in: about 6 s here, even in a debug build.
 exclude='"12.*", "13.*"'
@@ -73,7 +76,7 @@ cat >"$out/spec.json" <<EOF
 {
   "outdir": "$PWD/$out/report",
   "servers": [{"agent": "mino", "url": "ws://$addr/ws"}],
-  "cases": ["$cases"],
+  "cases": [$cases_json],
   "exclude-cases": [$exclude],
   "exclude-agent-cases": {}
 }
