@@ -19,6 +19,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // Tests only (feature `failpoints`): fail points from FAILPOINTS.
+    #[cfg(feature = "failpoints")]
+    let _failpoints = fail::FailScenario::setup();
     let runtime = match usize::from(cli.worker_threads) {
         1 => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
         n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build()?,

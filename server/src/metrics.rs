@@ -33,6 +33,7 @@
 //! | `mino_redis_mode{mode}` | clustered: 1 for how Redis is reached: `node` (`--redis-url`), `sentinel` (`--redis-sentinel`), `cluster` (`--redis-cluster`) |
 //! | `mino_redis_failovers_total{reason}` | clustered: command connections moved to a new primary, by [`FailoverReason`] label: `readonly` (a write answered `READONLY`: the node was demoted; the pool was dropped and rebuilt), `primary_moved` (the sentinels named another primary than before) |
 //! | `mino_redis_resubscribes_total{reason}` | clustered: subscriptions renewed, by [`ResubscribeReason`] label: `slot_moved` (the server unsubscribed a shard channel whose slot migrated; subscribed again on its new node), `node_lost` (a cluster node connection dropped), `connection_lost` (the subscription connection ended), `silent` (no frames from a shard whose heartbeat says it publishes), `primary_changed` (the command connections found a demoted primary) |
+//! | `mino_core_panics_total{kind}` | panics caught in the shard core while it handled one connection's request, by [`PanicKind`] label: `command` (a handshake's request: reserve, resume claim, sign-in, join), `event` (a joined player's input, chat, names request or leave); the connection is closed (1011 where it can still be told) and the shard goes on. Any is a bug: its log line says what |
 //! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost) |
 
 use crate::admission::Refusal;
@@ -50,6 +51,29 @@ use prometheus_client::registry::{Registry, Unit};
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReasonLabel {
     reason: &'static str,
+}
+
+/// What the shard core was doing for one connection when it panicked: the
+/// `kind` label of `mino_core_panics_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PanicKind {
+    /// A request of a handshake task (reserve, resume claim, sign-in, join).
+    Command,
+    /// Something a joined player sent (input, chat, names request) or its leave.
+    Event,
+}
+
+impl PanicKind {
+    /// Every kind, for documentation tests.
+    pub const ALL: [PanicKind; 2] = [PanicKind::Command, PanicKind::Event];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            PanicKind::Command => "command",
+            PanicKind::Event => "event",
+        }
+    }
 }
 
 /// Why a frame on its way to or from Redis was dropped: the `kind` label of
@@ -291,6 +315,8 @@ pub struct Metrics {
     pub redis_resubscribes: Family<ReasonLabel, Counter>,
     /// See module docs.
     pub repairs: Family<KindLabel, Counter>,
+    /// See module docs.
+    pub core_panics: Family<KindLabel, Counter>,
 }
 
 /// Label set with one `mode` label, made only from
@@ -343,6 +369,7 @@ impl Metrics {
             redis_failovers: Family::default(),
             redis_resubscribes: Family::default(),
             repairs: Family::default(),
+            core_panics: Family::default(),
         };
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
@@ -384,7 +411,13 @@ impl Metrics {
         r.register("mino_redis_failovers", "Command connections moved to a new primary", m.redis_failovers.clone());
         r.register("mino_redis_resubscribes", "Subscriptions renewed by reason", m.redis_resubscribes.clone());
         r.register("mino_anti_entropy_repairs", "Cross-shard state repaired after a lost message", m.repairs.clone());
+        r.register("mino_core_panics", "Panics caught in the shard core, by what it was doing", m.core_panics.clone());
         m
+    }
+
+    /// Counts a panic the shard core had while doing `kind` for a connection.
+    pub fn core_panic(&self, kind: PanicKind) {
+        self.core_panics.get_or_create(&KindLabel { kind: kind.label() }).inc();
     }
 
     /// Counts `n` dropped frames of `kind`.
@@ -463,6 +496,9 @@ mod tests {
         let row = |name: &str| table.iter().find(|l| l.contains(name)).copied().unwrap_or_default();
         for kind in DropKind::ALL {
             assert!(row("mino_relay_dropped_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
+        }
+        for kind in PanicKind::ALL {
+            assert!(row("mino_core_panics_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
         }
         for e in AuthError::ALL {
             assert!(row("mino_auth_refusals_total").contains(&format!("`{}`", e.label())), "{e:?}");

@@ -111,3 +111,21 @@ pub enum Command {
         first: Option<Bytes>,
     },
 }
+
+impl Command {
+    /// Its name, for logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Command::Reserve { .. } => "reserve",
+            Command::Unreserve => "unreserve",
+            Command::ClaimLocal { .. } => "claim_local",
+            Command::LoginLocal { .. } => "login_local",
+            Command::NewId { .. } => "new_id",
+            Command::Join { .. } => "join",
+            Command::Order { .. } => "order",
+            Command::Find { .. } => "find",
+            Command::Welcome { .. } => "welcome",
+            Command::Refuse { .. } => "refuse",
+        }
+    }
+}

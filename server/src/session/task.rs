@@ -229,9 +229,20 @@ impl<S: Upgraded> Handshake<S> {
         let (tx, rx) = oneshot::channel();
         self.ctx.commands.send(Command::Reserve { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
         match rx.await {
-            Err(_) => Err(CloseReason::Shutdown.into()),
+            Err(_) => Err(self.unanswered()),
             Ok(Err(busy)) => Err(Self::busy(busy)),
             Ok(Ok(())) => Ok(()),
+        }
+    }
+
+    /// Why a request the tick driver took got no answer: the shard is
+    /// stopping, or the core panicked on it (caught, counted and logged
+    /// there), which the peer hears as 1011.
+    fn unanswered(&self) -> Refused {
+        if self.ctx.cancel.is_cancelled() {
+            CloseReason::Shutdown.into()
+        } else {
+            CloseReason::Internal.into()
         }
     }
 
@@ -258,9 +269,15 @@ impl<S: Upgraded> Handshake<S> {
                 let (tx, rx) = oneshot::channel();
                 let (account, require_account) = (account.map(str::to_owned), require);
                 let asked = self.ctx.commands.send(Command::ClaimLocal { ticket, account, require_account, reply: tx });
-                match (asked.await, rx.await) {
-                    (Ok(()), Ok(answer)) => answer,
-                    _ => return Err(CloseReason::Shutdown.into()),
+                if asked.await.is_err() {
+                    return Err(CloseReason::Shutdown.into());
+                }
+                match rx.await {
+                    Ok(answer) => answer,
+                    Err(_) => {
+                        self.unreserve(&"the claim got no answer");
+                        return Err(self.unanswered());
+                    }
                 }
             }
         };
@@ -285,7 +302,10 @@ impl<S: Upgraded> Handshake<S> {
                 let (tx, rx) = oneshot::channel();
                 self.ctx.commands.send(Command::NewId { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
                 let player = match rx.await {
-                    Err(_) => return Err(CloseReason::Shutdown.into()),
+                    Err(_) => {
+                        self.unreserve(&"no answer for a player id");
+                        return Err(self.unanswered());
+                    }
                     Ok(Err(busy)) => {
                         self.unreserve(&"no player id");
                         return Err(Self::busy(busy));
@@ -298,13 +318,19 @@ impl<S: Upgraded> Handshake<S> {
             None => {
                 let (tx, rx) = oneshot::channel();
                 let asked = self.ctx.commands.send(Command::LoginLocal { account, name, reply: tx });
-                match (asked.await, rx.await) {
-                    (Ok(()), Ok(Ok(claimed))) => Ok(claimed),
-                    (Ok(()), Ok(Err(busy))) => {
+                if asked.await.is_err() {
+                    return Err(CloseReason::Shutdown.into());
+                }
+                match rx.await {
+                    Ok(Ok(claimed)) => Ok(claimed),
+                    Ok(Err(busy)) => {
                         self.unreserve(&"no player id");
                         return Err(Self::busy(busy));
                     }
-                    _ => return Err(CloseReason::Shutdown.into()),
+                    Err(_) => {
+                        self.unreserve(&"the sign-in got no answer");
+                        return Err(self.unanswered());
+                    }
                 }
             }
         };

@@ -244,6 +244,11 @@ impl Shard {
         self.fence.is_fenced()
     }
 
+    /// The socket of `player`, if the player is here and linked.
+    pub fn link_of(&self, player: PlayerId) -> Option<LinkId> {
+        self.links.link(player)
+    }
+
     /// The view group of the socket behind `link` in the last tick's frame:
     /// an index into [`TickFrame::views`].
     pub fn view_of(&self, link: LinkId) -> usize {

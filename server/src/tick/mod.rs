@@ -33,7 +33,7 @@ use crate::clock as time;
 use crate::close::CloseReason;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
-use crate::metrics::{DropKind, Metrics};
+use crate::metrics::{DropKind, Metrics, PanicKind};
 use crate::resume::{AccountGate, Ticket};
 use crate::session::hub::{Refresh, CLOSE_WRITE_TIMEOUT};
 use crate::session::read_end::LINGER;
@@ -258,7 +258,26 @@ impl TickDriver {
         self.metrics.tick_duration.observe(started.elapsed().as_secs_f64());
     }
 
+    /// Carries out a handshake task's request. A panic in the core while
+    /// doing it is caught: the request's reply channel (or the socket it
+    /// carried) is dropped, so its connection ends (its handshake task
+    /// closes with 1011), it is counted and logged, and the shard goes on.
     fn command(&mut self, cmd: Command) {
+        let what = cmd.label();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_command(cmd)));
+        if let Err(panic) = run {
+            self.metrics.core_panic(PanicKind::Command);
+            tracing::error!(
+                command = what,
+                panic = panic_message(&*panic),
+                "the shard core panicked on a request; its connection is dropped, the shard goes on"
+            );
+        }
+        self.players_said();
+    }
+
+    fn run_command(&mut self, cmd: Command) {
+        fail::fail_point!("core-command");
         let wall_ms = time::wall_ms();
         match cmd {
             Command::Reserve { reply } => {
@@ -313,7 +332,6 @@ impl TickDriver {
                 let _ = reply.send(self.shard.find(&query, limit));
             }
         }
-        self.players_said();
     }
 
     /// Carries what the players sent (and their sockets' closes) to the
@@ -327,19 +345,50 @@ impl TickDriver {
             }
             let wall_ms = time::wall_ms();
             for event in inbound.drain(..) {
-                match event {
-                    Inbound::Input { player, dir, seq } => self.shard.input(player, dir, seq),
-                    Inbound::Chat { player, text } => self.shard.chat(player, &text, wall_ms),
-                    Inbound::Names { link, ids } => {
-                        let names = self.shard.names(&ids);
-                        self.hub.send(link, ws_frame::binary(&names));
-                    }
-                    Inbound::Left { player, link } => self.shard.leave(player, link, wall_ms),
-                }
+                self.event(event, wall_ms);
             }
             self.inbound = inbound;
         }
         self.carry_out();
+    }
+
+    /// Carries one thing a player sent (or its leave) to the core. A panic
+    /// in the core while doing it is caught: that player's socket closes
+    /// with 1011 (its leave then comes back through the hub), it is counted
+    /// and logged, and the shard goes on.
+    fn event(&mut self, event: Inbound, wall_ms: u64) {
+        let (what, player, link) = match &event {
+            Inbound::Input { player, .. } => ("input", Some(*player), None),
+            Inbound::Chat { player, .. } => ("chat", Some(*player), None),
+            Inbound::Names { link, .. } => ("names", None, Some(*link)),
+            Inbound::Left { player, link } => ("left", Some(*player), Some(*link)),
+        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fail::fail_point!("core-event");
+            match event {
+                Inbound::Input { player, dir, seq } => self.shard.input(player, dir, seq),
+                Inbound::Chat { player, text } => self.shard.chat(player, &text, wall_ms),
+                Inbound::Names { link, ids } => {
+                    let names = self.shard.names(&ids);
+                    self.hub.send(link, ws_frame::binary(&names));
+                }
+                Inbound::Left { player, link } => self.shard.leave(player, link, wall_ms),
+            }
+        }));
+        if let Err(panic) = run {
+            self.metrics.core_panic(PanicKind::Event);
+            tracing::error!(
+                event = what,
+                player = player.map(|p| p.0),
+                panic = panic_message(&*panic),
+                "the shard core panicked on a player's message; its socket is closed, the shard goes on"
+            );
+            // A leave's socket is gone already.
+            let close = if what == "left" { None } else { link.or_else(|| player.and_then(|p| self.shard.link_of(p))) };
+            if let Some(link) = close {
+                self.hub.close_link(link, CloseReason::Internal, None);
+            }
+        }
     }
 
     /// Draining: the player behind `link` gets its fresh ticket in a Move,
@@ -471,4 +520,14 @@ impl TickDriver {
             }
         });
     }
+}
+
+/// The message of a caught panic (`&str` or `String` payloads; others are
+/// named as such).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)")
 }
