@@ -76,3 +76,16 @@ async fn a_panic_on_a_handshake_request_ends_that_connection_only() {
     let bob_id = bob.id();
     sees(&mut bob, bob_id).await;
 }
+
+#[tokio::test]
+async fn a_panic_on_a_join_tells_the_joiner_and_admits_the_next() {
+    // The first request is Ada's join.
+    let server = shard_with("core-command=1*panic->off");
+    server.wait_ready().await;
+    let (_, code) = Player::hello(&server, "Ada", None).await.err().expect("refused");
+    assert_eq!(code, close_code(CloseCode::InternalError), "the joiner hears 1011, not a dropped socket");
+    assert_eq!(server.metric("mino_core_panics_total{kind=\"command\"}").await, 1.0);
+    let mut bob = Player::join(&server, "Bob").await;
+    let bob_id = bob.id();
+    sees(&mut bob, bob_id).await;
+}

@@ -35,17 +35,18 @@ use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::metrics::{DropKind, Metrics, PanicKind};
 use crate::resume::{AccountGate, Ticket};
+use crate::session::conn::Handover;
 use crate::session::hub::{Refresh, CLOSE_WRITE_TIMEOUT};
 use crate::session::read_end::LINGER;
 use crate::session::{Command, Hub, Inbound, Joined};
-use crate::shard::{ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
+use crate::shard::{Admitted, Busy, ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
 use crate::ws_frame;
 use mino_protocol::server as msg;
 use mino_protocol::{PlayerId, Tick};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use vitals::CoreState;
@@ -259,12 +260,33 @@ impl TickDriver {
     }
 
     /// Carries out a handshake task's request. A panic in the core while
-    /// doing it is caught: the request's reply channel (or the socket it
-    /// carried) is dropped, so its connection ends (its handshake task
-    /// closes with 1011), it is counted and logged, and the shard goes on.
+    /// doing it is caught, counted and logged, and the shard goes on; the
+    /// connection ends with 1011: a join's socket is refused here, and for
+    /// the other requests the reply channel is dropped, which the handshake
+    /// task that asked answers with 1011.
     fn command(&mut self, cmd: Command) {
+        use std::panic::{catch_unwind, AssertUnwindSafe};
         let what = cmd.label();
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_command(cmd)));
+        let run = match cmd {
+            // The socket rides the request: kept out of the core's call, so a
+            // panic there still closes it with 1011 rather than dropping it.
+            Command::Join { name, resume, account, conn, hold, reply } => {
+                let admitted = catch_unwind(AssertUnwindSafe(|| {
+                    fail::fail_point!("core-command");
+                    self.shard.join(&name, resume, time::wall_ms())
+                }));
+                match admitted {
+                    Ok(admitted) => {
+                        catch_unwind(AssertUnwindSafe(|| self.joined(admitted, account, *conn, hold, reply)))
+                    }
+                    Err(panic) => {
+                        self.hub.refuse(*conn, CloseReason::Internal, None);
+                        Err(panic)
+                    }
+                }
+            }
+            cmd => catch_unwind(AssertUnwindSafe(|| self.run_command(cmd))),
+        };
         if let Err(panic) = run {
             self.metrics.core_panic(PanicKind::Command);
             tracing::error!(
@@ -300,29 +322,7 @@ impl TickDriver {
             Command::NewId { reply } => {
                 let _ = reply.send(self.shard.new_id());
             }
-            Command::Join { name, resume, account, conn, hold, reply } => match self.shard.join(&name, resume, wall_ms)
-            {
-                Err(busy) => {
-                    self.metrics.refused(busy.refusal);
-                    let frame = ws_frame::binary(&msg::encode_busy(busy.refusal.label(), busy.retry_after_ms));
-                    self.hub.refuse(*conn, CloseReason::Busy, Some(frame));
-                    let _ = reply.send(Err(busy));
-                }
-                Ok(admitted) => {
-                    let joined = Joined {
-                        player: admitted.player,
-                        link: admitted.link,
-                        ticket: admitted.ticket,
-                        position: admitted.position,
-                    };
-                    self.hub.join(*conn, &joined, account, &admitted.welcome, hold);
-                    self.metrics.players.set(self.shard.players() as i64);
-                    if reply.send(Ok(joined)).is_err() && hold {
-                        // Its handshake task is gone: nobody will release the welcome.
-                        self.hub.welcome(joined.link);
-                    }
-                }
-            },
+            Command::Join { .. } => unreachable!("joins are carried out by Driver::command"),
             Command::Welcome { link } => self.hub.welcome(link),
             Command::Refuse { conn, reason, first } => self.hub.refuse(*conn, reason, first),
             Command::Order { order, reply } => {
@@ -330,6 +330,40 @@ impl TickDriver {
             }
             Command::Find { query, limit, reply } => {
                 let _ = reply.send(self.shard.find(&query, limit));
+            }
+        }
+    }
+
+    /// A join the core answered: refused (busy) or admitted (the socket
+    /// joins the hub).
+    fn joined(
+        &mut self,
+        admitted: Result<Admitted, Busy>,
+        account: Option<Box<str>>,
+        conn: Handover,
+        hold: bool,
+        reply: oneshot::Sender<Result<Joined, Busy>>,
+    ) {
+        match admitted {
+            Err(busy) => {
+                self.metrics.refused(busy.refusal);
+                let frame = ws_frame::binary(&msg::encode_busy(busy.refusal.label(), busy.retry_after_ms));
+                self.hub.refuse(conn, CloseReason::Busy, Some(frame));
+                let _ = reply.send(Err(busy));
+            }
+            Ok(admitted) => {
+                let joined = Joined {
+                    player: admitted.player,
+                    link: admitted.link,
+                    ticket: admitted.ticket,
+                    position: admitted.position,
+                };
+                self.hub.join(conn, &joined, account, &admitted.welcome, hold);
+                self.metrics.players.set(self.shard.players() as i64);
+                if reply.send(Ok(joined)).is_err() && hold {
+                    // Its handshake task is gone: nobody will release the welcome.
+                    self.hub.welcome(joined.link);
+                }
             }
         }
     }
