@@ -38,6 +38,7 @@ mod auth;
 mod backplane;
 mod close;
 mod figures;
+mod guard;
 mod ids;
 mod metrics;
 mod order;

@@ -673,13 +673,10 @@ fn set_interest(poller: &AsyncFd<Poller>, conn: &mut Conn, slot: u32, interest: 
 /// closes that socket with [`CloseReason::Internal`] (1011) instead of
 /// taking the tick driver, and every other socket, down with it.
 fn guarded(slot: u32, read: impl FnOnce() -> Outcome) -> Outcome {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            tracing::error!(slot, "a panic while handling a socket's bytes; closing that socket (1011)");
-            Outcome::Close(CloseReason::Internal)
-        }
-    }
+    crate::guard::caught(read).unwrap_or_else(|panic| {
+        tracing::error!(slot, panic, "a panic while handling a socket's bytes; closing that socket (1011)");
+        Outcome::Close(CloseReason::Internal)
+    })
 }
 
 #[cfg(test)]

@@ -33,8 +33,9 @@ use crate::clock as time;
 use crate::close::CloseReason;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
+use crate::guard;
 use crate::metrics::{DropKind, Metrics, PanicKind};
-use crate::resume::{AccountGate, Ticket};
+use crate::resume::{AccountGate, Claimed, Ticket};
 use crate::session::conn::Handover;
 use crate::session::hub::{Refresh, CLOSE_WRITE_TIMEOUT};
 use crate::session::read_end::LINGER;
@@ -265,37 +266,47 @@ impl TickDriver {
     /// the other requests the reply channel is dropped, which the handshake
     /// task that asked answers with 1011.
     fn command(&mut self, cmd: Command) {
-        use std::panic::{catch_unwind, AssertUnwindSafe};
         let what = cmd.label();
         let run = match cmd {
-            // The socket rides the request: kept out of the core's call, so a
-            // panic there still closes it with 1011 rather than dropping it.
             Command::Join { name, resume, account, conn, hold, reply } => {
-                let admitted = catch_unwind(AssertUnwindSafe(|| {
-                    fail::fail_point!("core-command");
-                    self.shard.join(&name, resume, time::wall_ms())
-                }));
-                match admitted {
-                    Ok(admitted) => {
-                        catch_unwind(AssertUnwindSafe(|| self.joined(admitted, account, *conn, hold, reply)))
-                    }
-                    Err(panic) => {
-                        self.hub.refuse(*conn, CloseReason::Internal, None);
-                        Err(panic)
-                    }
-                }
+                self.join(&name, resume, account, *conn, hold, reply)
             }
-            cmd => catch_unwind(AssertUnwindSafe(|| self.run_command(cmd))),
+            cmd => guard::caught(|| self.run_command(cmd)),
         };
         if let Err(panic) = run {
             self.metrics.core_panic(PanicKind::Command);
             tracing::error!(
                 command = what,
-                panic = panic_message(&*panic),
+                panic,
                 "the shard core panicked on a request; its connection is dropped, the shard goes on"
             );
         }
         self.players_said();
+    }
+
+    /// A join: the one request that carries its socket, so the socket is
+    /// kept out of the core's call and a panic there refuses it with 1011
+    /// rather than dropping it without a code.
+    fn join(
+        &mut self,
+        name: &str,
+        resume: Option<Claimed>,
+        account: Option<Box<str>>,
+        conn: Handover,
+        hold: bool,
+        reply: oneshot::Sender<Result<Joined, Busy>>,
+    ) -> Result<(), String> {
+        let admitted = guard::caught(|| {
+            fail::fail_point!("core-command");
+            self.shard.join(name, resume, time::wall_ms())
+        });
+        match admitted {
+            Ok(admitted) => guard::caught(|| self.joined(admitted, account, conn, hold, reply)),
+            Err(panic) => {
+                self.hub.refuse(conn, CloseReason::Internal, None);
+                Err(panic)
+            }
+        }
     }
 
     fn run_command(&mut self, cmd: Command) {
@@ -322,7 +333,7 @@ impl TickDriver {
             Command::NewId { reply } => {
                 let _ = reply.send(self.shard.new_id());
             }
-            Command::Join { .. } => unreachable!("joins are carried out by Driver::command"),
+            Command::Join { .. } => unreachable!("TickDriver::command carries joins out itself"),
             Command::Welcome { link } => self.hub.welcome(link),
             Command::Refuse { conn, reason, first } => self.hub.refuse(*conn, reason, first),
             Command::Order { order, reply } => {
@@ -391,13 +402,16 @@ impl TickDriver {
     /// with 1011 (its leave then comes back through the hub), it is counted
     /// and logged, and the shard goes on.
     fn event(&mut self, event: Inbound, wall_ms: u64) {
+        // Whose it was, for the log and the close if the core panics (a
+        // leave's socket is gone already; a player's is looked up then).
         let (what, player, link) = match &event {
             Inbound::Input { player, .. } => ("input", Some(*player), None),
             Inbound::Chat { player, .. } => ("chat", Some(*player), None),
             Inbound::Names { link, .. } => ("names", None, Some(*link)),
-            Inbound::Left { player, link } => ("left", Some(*player), Some(*link)),
+            Inbound::Left { player, .. } => ("left", Some(*player), None),
         };
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let left = matches!(event, Inbound::Left { .. });
+        let run = guard::caught(|| {
             fail::fail_point!("core-event");
             match event {
                 Inbound::Input { player, dir, seq } => self.shard.input(player, dir, seq),
@@ -408,17 +422,16 @@ impl TickDriver {
                 }
                 Inbound::Left { player, link } => self.shard.leave(player, link, wall_ms),
             }
-        }));
+        });
         if let Err(panic) = run {
             self.metrics.core_panic(PanicKind::Event);
             tracing::error!(
                 event = what,
                 player = player.map(|p| p.0),
-                panic = panic_message(&*panic),
+                panic,
                 "the shard core panicked on a player's message; its socket is closed, the shard goes on"
             );
-            // A leave's socket is gone already.
-            let close = if what == "left" { None } else { link.or_else(|| player.and_then(|p| self.shard.link_of(p))) };
+            let close = link.or_else(|| player.filter(|_| !left).and_then(|p| self.shard.link_of(p)));
             if let Some(link) = close {
                 self.hub.close_link(link, CloseReason::Internal, None);
             }
@@ -554,14 +567,4 @@ impl TickDriver {
             }
         });
     }
-}
-
-/// The message of a caught panic (`&str` or `String` payloads; others are
-/// named as such).
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(not a string)")
 }
