@@ -566,7 +566,7 @@ main() {
   section_build
   local s
   for s in criterion steps control idle arrivals failover aoi crowd redis nginx; do
-    if [[ -z $ONLY || $ONLY == *",$s,"* ]]; then
+    if wanted "$s"; then
       begin_section "$s"
       "section_$s"
     fi
