@@ -45,8 +45,8 @@ pub(crate) struct Aoi {
     relayed: Vec<Relayed>,
     /// This tick's frames, own and relayed, sorted by cell then shard.
     at: Vec<(FrameKey, Bytes)>,
-    /// Per frame of `at`: the tick its cell's players last changed (relayed
-    /// frames: this tick, as they are sent once).
+    /// Per frame of `at`, with keyframes only: the tick its cell's players
+    /// last changed (relayed frames: this tick, as they are sent once).
     changed: Vec<u64>,
     /// Per region id: the latest `changed` of its frames this tick, so a
     /// group whose regions have been still for the slowest period is passed
@@ -81,7 +81,7 @@ impl Aoi {
             stencil: Stencil::new(radius_cells),
             reach: radius_cells.max(0.0).ceil() as u32 + 2,
             grid,
-            own: OwnCells::default(),
+            own: OwnCells::new(settings.keyframe_ticks > 0),
             viewers: Viewers::new(settings.hysteresis_ticks, settings.keyframe_ticks),
             relayed: Vec::new(),
             at: Vec::new(),
@@ -155,10 +155,11 @@ impl Aoi {
     ) -> Vec<ViewFrames> {
         self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
         self.index(shard, tick.0);
-        let groups = self.viewers.update(tick.0, &self.grid, world).to_vec();
+        self.viewers.update(tick.0, &self.grid, world);
+        // Taken for the walk (each view needs `&mut self`), given back after.
+        let groups = self.viewers.take_groups();
         let since = std::mem::replace(&mut self.last_tick, tick.0);
-        let slowest = u64::from(interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1));
-        self.slowed.retain(|_, t| *t + slowest > since);
+        self.slowed.retain(|_, t| *t + u64::from(interest::SLOWEST_PERIOD) > since);
         let mut views = Vec::with_capacity(groups.len());
         for group in &groups {
             let mut view = self.view(*group, since, tick.0);
@@ -170,6 +171,7 @@ impl Aoi {
                 self.note_regions(group.key, tick.0);
             }
         }
+        self.viewers.give_back(groups);
         views
     }
 
@@ -201,6 +203,22 @@ impl Aoi {
         self.at.extend(relayed.drain(..).map(|r| (r.key, r.framed)));
         self.relayed = relayed;
         self.at.sort_by_key(|(key, _)| (key.cell, key.shard.0));
+        if self.settings.keyframe_ticks > 0 {
+            self.index_changes(shard, tick);
+        }
+        for (i, (key, _)) in self.at.iter().enumerate() {
+            if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
+                if *slot == u32::MAX {
+                    *slot = i as u32;
+                    self.touched.push(key.cell);
+                }
+            }
+        }
+    }
+
+    /// With keyframes (only they read it): the tick each frame of `at`
+    /// last changed, and per region the latest of its frames'.
+    fn index_changes(&mut self, shard: ShardId, tick: u64) {
         let own = &self.own;
         self.changed.clear();
         self.changed.extend(self.at.iter().map(|(key, _)| {
@@ -216,14 +234,6 @@ impl Aoi {
         for ((key, _), &changed) in self.at.iter().zip(&self.changed) {
             if let Some(r) = self.grid.region_of(key.cell).and_then(|r| self.region_changed.get_mut(r.0 as usize)) {
                 *r = (*r).max(changed);
-            }
-        }
-        for (i, (key, _)) in self.at.iter().enumerate() {
-            if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
-                if *slot == u32::MAX {
-                    *slot = i as u32;
-                    self.touched.push(key.cell);
-                }
             }
         }
     }
@@ -253,7 +263,7 @@ impl Aoi {
         let (cell, previous) = group.key;
         let keyframes = self.settings.keyframe_ticks > 0 && !group.whole;
         let since = since.min(tick.saturating_sub(1));
-        let slowest = interest::LADDER[interest::LADDER.len() - 1].iter().copied().max().unwrap_or(1);
+        let slowest = interest::SLOWEST_PERIOD;
         // Unchanged for `period` ticks before the tick that ran last: sent
         // at the tier's last due tick (or earlier), nothing to send now.
         let sent = |i: usize, period: u32| keyframes && self.changed[i] + u64::from(period) <= since;
@@ -310,31 +320,30 @@ impl Aoi {
     /// True when no region the view of `key` touches changed after `since`.
     fn regions_still(&self, key: GroupKey, since: u64) -> bool {
         let mut still = true;
-        self.each_region(key, |r| still &= self.region_changed.get(r.0 as usize).is_none_or(|&c| c <= since));
+        each_region(&self.grid, self.reach, key, |r| {
+            still &= self.region_changed.get(r.0 as usize).is_none_or(|&c| c <= since)
+        });
         still
-    }
-
-    /// Calls `f` with each region the view of `(cell, previous)` touches
-    /// (a region may come twice).
-    fn each_region(&self, (cell, previous): GroupKey, mut f: impl FnMut(RegionId)) {
-        for viewer in [cell, previous] {
-            let Some((column, row)) = self.grid.position(viewer) else { continue };
-            let low = |v: u32| v.saturating_sub(self.reach) / REGION_CELLS;
-            let high = |v: u32, n: u32| (v + self.reach).min(n - 1) / REGION_CELLS;
-            for region_row in low(row)..=high(row, self.grid.rows()) {
-                for region_column in low(column)..=high(column, self.grid.columns()) {
-                    f(RegionId(1 + region_row * self.grid.region_columns() + region_column));
-                }
-            }
-        }
     }
 
     /// Notes the regions a group's view touches.
     fn note_regions(&mut self, key: GroupKey, tick: u64) {
-        let mut touched = Vec::new();
-        self.each_region(key, |r| touched.push(r));
-        for region in touched {
-            self.regions.note(region, tick);
+        let regions = &mut self.regions;
+        each_region(&self.grid, self.reach, key, |r| regions.note(r, tick));
+    }
+}
+
+/// Calls `f` with each region the view of `(cell, previous)` touches, a view
+/// reaching `reach` cells each way (a region may come twice).
+fn each_region(grid: &Grid, reach: u32, (cell, previous): GroupKey, mut f: impl FnMut(RegionId)) {
+    for viewer in [cell, previous] {
+        let Some((column, row)) = grid.position(viewer) else { continue };
+        let low = |v: u32| v.saturating_sub(reach) / REGION_CELLS;
+        let high = |v: u32, n: u32| (v + reach).min(n - 1) / REGION_CELLS;
+        for region_row in low(row)..=high(row, grid.rows()) {
+            for region_column in low(column)..=high(column, grid.columns()) {
+                f(RegionId(1 + region_row * grid.region_columns() + region_column));
+            }
         }
     }
 }

@@ -47,11 +47,20 @@ pub(crate) struct OwnCells {
     vacated: HashMap<CellId, u8>,
     occupied: Vec<CellId>,
     /// Per cell with a frame: a hash of its entries and the tick they last
-    /// changed.
+    /// changed (kept only when `track_changes`).
     changed: HashMap<CellId, (u64, u64)>,
+    /// Keyframes are on: note when each cell's players last changed (a
+    /// second walk and a hash of every entry, wasted without keyframes).
+    track_changes: bool,
 }
 
 impl OwnCells {
+    /// Cells that note when their players last changed when
+    /// `track_changes` (keyframes on), for [`OwnCells::changed_at`].
+    pub(crate) fn new(track_changes: bool) -> OwnCells {
+        OwnCells { track_changes, ..OwnCells::default() }
+    }
+
     /// Encodes the frames of `players` for tick `tick` at wall time `wall_ms`.
     pub(crate) fn encode(
         &mut self,
@@ -71,7 +80,9 @@ impl OwnCells {
         for run in self.order.chunk_by(|a, b| a.0 == b.0) {
             let cell = run[0].0;
             let entries = run.iter().map(|&(_, i)| players[i as usize].entry());
-            note_change(&mut self.changed, cell, entries.clone(), tick.0);
+            if self.track_changes {
+                note_change(&mut self.changed, cell, entries.clone(), tick.0);
+            }
             let payload = self.encoder.encode(&key(cell), bounds, entries);
             self.frames.push(frame(cell, payload));
             self.occupied.push(cell);
@@ -80,7 +91,9 @@ impl OwnCells {
         previous.retain(|c| self.occupied.binary_search(c).is_err());
         for cell in previous {
             self.vacated.insert(cell, VACATED_TICKS);
-            note_change(&mut self.changed, cell, std::iter::empty(), tick.0);
+            if self.track_changes {
+                note_change(&mut self.changed, cell, std::iter::empty(), tick.0);
+            }
         }
         let encoder = &mut self.encoder;
         let frames = &mut self.frames;
@@ -90,13 +103,16 @@ impl OwnCells {
             *left > 0
         });
         self.frames.sort_unstable_by_key(|f| f.cell);
+        if !self.track_changes {
+            return;
+        }
         let vacated = &self.vacated;
         let occupied = &self.occupied;
         self.changed.retain(|cell, _| vacated.contains_key(cell) || occupied.binary_search(cell).is_ok());
     }
 
     /// The tick `cell`'s players last changed (`None`: no frame of this
-    /// shard this tick).
+    /// shard this tick, or changes not tracked).
     pub(crate) fn changed_at(&self, cell: CellId) -> Option<u64> {
         self.changed.get(&cell).map(|&(_, tick)| tick)
     }

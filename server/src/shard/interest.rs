@@ -47,6 +47,9 @@ pub enum Tier {
 /// Periods (ticks) of the four tiers, indexed by [`Tier`].
 pub type Periods = [u32; 4];
 
+/// The longest period of the [`LADDER`], ticks: the floor's outer tiers.
+pub const SLOWEST_PERIOD: u32 = 64;
+
 /// The periods a socket's cells are sent at, from the base (first) down to
 /// the floor (last); see the module docs.
 pub const LADDER: [Periods; 10] = [
@@ -222,5 +225,6 @@ mod tests {
         assert!(per_tick <= 8192.0);
         assert_eq!(fit(1, &crowd), &LADDER[9], "the floor");
         assert!(LADDER.windows(2).all(|w| (0..4).all(|i| w[0][i] <= w[1][i])), "periods only grow");
+        assert_eq!(LADDER.iter().flatten().max(), Some(&SLOWEST_PERIOD));
     }
 }

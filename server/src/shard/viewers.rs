@@ -97,6 +97,18 @@ impl Viewers {
         self.by_link.remove(&link);
     }
 
+    /// The last update's groups, taken (to walk them while changing other
+    /// state); [`Viewers::give_back`] returns the vector for the next update
+    /// to reuse.
+    pub(crate) fn take_groups(&mut self) -> Vec<Group> {
+        std::mem::take(&mut self.groups)
+    }
+
+    /// Returns the vector [`Viewers::take_groups`] took.
+    pub(crate) fn give_back(&mut self, groups: Vec<Group>) {
+        self.groups = groups;
+    }
+
     /// Moves every viewer to the cell its player stands in at `tick` and
     /// forms the tick's groups; returns them, each once, in first-seen order.
     pub(crate) fn update(&mut self, tick: u64, grid: &Grid, world: &World) -> &[Group] {
