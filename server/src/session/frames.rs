@@ -165,27 +165,34 @@ impl FrameReader {
     /// were handed over; nothing is kept).
     pub fn feed(&mut self, input: &mut [u8], on: &mut dyn FnMut(Frame<'_>) -> Next) -> Result<Next, FrameError> {
         let rules = self.rules();
-        let mut pending = self.pending.take().unwrap_or_default();
-        let result = if pending.partial.is_empty() {
-            let (result, used) = parse(input, &mut pending, rules, on);
-            if result.is_ok() {
-                pending.partial.extend_from_slice(&input[used..]);
-            }
-            result
-        } else {
-            let mut partial = std::mem::take(&mut pending.partial);
-            partial.extend_from_slice(input);
-            let (result, used) = parse(&mut partial, &mut pending, rules, on);
-            partial.drain(..used);
-            pending.partial = partial;
-            result
-        };
-        let keep = !pending.partial.is_empty() || pending.fragmented;
-        if keep && result.is_ok() {
-            if pending.partial.capacity() > 2 * pending.partial.len().max(64) {
+        // An idle reader parses into a `Pending` on the stack: a box only
+        // when something must be kept past this read (a kept one is reused).
+        let mut kept = self.pending.take();
+        let mut fresh = Pending::default();
+        let (result, keep) = {
+            let pending = kept.as_deref_mut().unwrap_or(&mut fresh);
+            let result = if pending.partial.is_empty() {
+                let (result, used) = parse(input, pending, rules, on);
+                if result.is_ok() {
+                    pending.partial.extend_from_slice(&input[used..]);
+                }
+                result
+            } else {
+                let mut partial = std::mem::take(&mut pending.partial);
+                partial.extend_from_slice(input);
+                let (result, used) = parse(&mut partial, pending, rules, on);
+                partial.drain(..used);
+                pending.partial = partial;
+                result
+            };
+            let keep = !pending.partial.is_empty() || pending.fragmented;
+            if keep && pending.partial.capacity() > 2 * pending.partial.len().max(64) {
                 pending.partial.shrink_to_fit();
             }
-            self.pending = Some(pending);
+            (result, keep)
+        };
+        if keep && result.is_ok() {
+            self.pending = Some(kept.unwrap_or_else(|| Box::new(fresh)));
         }
         result
     }
