@@ -317,19 +317,10 @@ impl Shard {
     fn kick(&mut self, player: PlayerId, by: &Operator, reason: &KickReason) -> OrderOutcome {
         let Some(name) = self.world.player(player).map(|p| p.name.clone()) else { return OrderOutcome::NotHere };
         tracing::info!(operator = %by, player = player.0, %name, reason = reason.as_str(), "player {} ({name}) kicked by {by}: {}", player.0, reason.as_str());
-        if let Some(link) = self.links.remove(player) {
-            if let Some(aoi) = self.aoi.as_mut() {
-                aoi.remove_viewer(link);
-            }
-            self.effects.push(Effect::Tell { link, control: Control::Kick(reason.text()) });
-        }
-        if let Some(drain) = self.drain.as_mut() {
-            drain.forget(player);
-        }
         if let Some(local) = self.local.as_mut() {
             local.end(player);
         }
-        self.remove(player);
+        self.unlink(player, Control::Kick(reason.text()));
         OrderOutcome::Kicked { name }
     }
 
@@ -787,8 +778,22 @@ impl Shard {
 
     /// Drops a player whose session lives elsewhere now; its socket is told why.
     fn drop_player(&mut self, player: PlayerId, reason: CloseReason) {
+        self.unlink(player, Control::Close(reason));
+    }
+
+    /// Takes `player` out of this shard while its socket is still open: the
+    /// link, its viewer and its drain entry go, the socket is told `control`
+    /// (its later goodbye then changes nothing here), and the player leaves
+    /// the world.
+    fn unlink(&mut self, player: PlayerId, control: Control) {
         if let Some(link) = self.links.remove(player) {
-            self.effects.push(Effect::Tell { link, control: Control::Close(reason) });
+            if let Some(aoi) = self.aoi.as_mut() {
+                aoi.remove_viewer(link);
+            }
+            self.effects.push(Effect::Tell { link, control });
+        }
+        if let Some(drain) = self.drain.as_mut() {
+            drain.forget(player);
         }
         self.remove(player);
     }

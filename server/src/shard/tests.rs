@@ -463,6 +463,19 @@ fn takeover_by_a_newer_generation_drops_the_player_here() {
 }
 
 #[test]
+fn a_player_dropped_for_a_newer_session_leaves_no_viewer_behind() {
+    let mut s = shard(&Config { aoi: aoi_config().aoi, ..clustered(10) });
+    s.cluster_event(ClusterEvent::Ids { start: 1, len: 1000 });
+    let a = join(&mut s, "Ada");
+    let viewers = |s: &Shard| s.aoi.as_ref().map(|a| a.viewers().len());
+    assert_eq!(viewers(&s), Some(1));
+    s.cluster_event(ClusterEvent::Takeover { player: a.player, generation: 1 });
+    assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
+    s.leave(a.player, a.link, T0);
+    assert_eq!(viewers(&s), Some(0), "no view is worked out for a socket that is gone");
+}
+
+#[test]
 fn ids_are_requested_when_low_at_most_once_a_second() {
     let mut s = shard(&clustered(10));
     let mut t = Ticker::new();

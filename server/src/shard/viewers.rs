@@ -80,6 +80,12 @@ impl Viewers {
         }
     }
 
+    /// Sockets with a viewer.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.by_link.len()
+    }
+
     /// Ticks a left cell stays in view.
     pub(crate) fn hysteresis(&self) -> u64 {
         self.hysteresis
