@@ -74,6 +74,15 @@ impl Stamp {
             self
         }
     }
+
+    /// The earlier of the two.
+    pub fn min(self, other: Stamp) -> Stamp {
+        if other.since(self) > Duration::ZERO {
+            self
+        } else {
+            other
+        }
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +105,7 @@ mod tests {
         assert_eq!(b.since(a), Duration::from_millis(2750));
         assert_eq!(a.since(b), Duration::ZERO, "never negative");
         assert_eq!(a.max(b), b);
+        assert_eq!((a.min(b), b.min(a)), (a, a));
         let near_wrap = Stamp(u32::MAX - 10);
         assert_eq!(near_wrap.after(Duration::from_millis(30)).since(near_wrap), Duration::from_millis(30));
     }

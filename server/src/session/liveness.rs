@@ -111,7 +111,7 @@ impl Liveness {
             // Not silent for the stalled time, and at least half the timeout
             // left to answer the ping sent now.
             let shifted = peer.last_heard.after(stalled);
-            let heard = if shifted.max(now) == shifted { now } else { shifted };
+            let heard = shifted.min(now);
             let floor_ago = self.peer_timeout - self.peer_timeout / ANSWER_SHARE;
             let silent_for = now.since(heard).min(floor_ago);
             peer.last_heard = now.before(silent_for);

@@ -441,9 +441,15 @@ impl TickDriver {
     /// Draining: the player behind `link` gets its fresh ticket in a Move,
     /// then its socket closes.
     fn move_out(&mut self, link: LinkId, next: Ticket) {
+        self.close_moved(link, next);
+        self.players_said();
+    }
+
+    /// Sends the socket behind `link` a Move with its fresh ticket `next`,
+    /// then closes it (4018 "moved").
+    fn close_moved(&mut self, link: LinkId, next: Ticket) {
         let frame = ws_frame::binary(&msg::encode_move(next.as_bytes(), "shard draining"));
         self.hub.close_link(link, CloseReason::Moved, Some(frame));
-        self.players_said();
     }
 
     /// Refreshes the TTL of `players`' tickets in Redis, in a task (one at a
@@ -514,8 +520,7 @@ impl TickDriver {
     /// moves the player out; standalone, at once.
     fn reissue(&mut self, link: LinkId, next: Ticket) {
         let (Some(cluster), Some((player, old))) = (&self.cluster, self.hub.ticket(link)) else {
-            let frame = ws_frame::binary(&msg::encode_move(next.as_bytes(), "shard draining"));
-            self.hub.close_link(link, CloseReason::Moved, Some(frame));
+            self.close_moved(link, next);
             return;
         };
         let (store, moves) = (cluster.store.clone(), self.moves_tx.clone());
