@@ -20,12 +20,12 @@
 
 use crate::close::CloseReason;
 use crate::config::{AuthConfig, AuthKeys, Guests};
+use crate::reload::FileStamp;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
-use std::time::SystemTime;
 
 /// Who a verified token says the player is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,8 +136,8 @@ struct Key {
 struct Keys {
     /// By `kid`; a JWKS key without one is under "".
     by_id: HashMap<String, Key>,
-    /// The file's modification time when loaded.
-    modified: Option<SystemTime>,
+    /// The file's stamp when loaded.
+    stamp: Option<FileStamp>,
 }
 
 /// Verifies Hello tokens; shared by every session (cheap to clone).
@@ -231,8 +231,8 @@ impl Verifier {
     /// True when the key file changed since it was loaded.
     pub fn changed(&self) -> bool {
         let Some(source) = &self.config.keys else { return false };
-        let loaded = self.keys.read().map_or(None, |k| k.modified);
-        modified(path_of(source)) != loaded
+        let loaded = self.keys.read().map_or(None, |k| k.stamp);
+        FileStamp::of(path_of(source)) != loaded
     }
 }
 
@@ -278,14 +278,10 @@ fn path_of(source: &AuthKeys) -> &Path {
     }
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
 fn load(source: &AuthKeys) -> Result<Keys, KeyError> {
     let path = path_of(source);
     let shown = path.display().to_string();
-    let modified = modified(path);
+    let stamp = FileStamp::of(path);
     let bytes = std::fs::read(path).map_err(|source| KeyError::Read { path: shown.clone(), source })?;
     let invalid = |why: String| KeyError::Invalid { path: shown.clone(), why };
     let mut by_id = HashMap::new();
@@ -318,7 +314,7 @@ fn load(source: &AuthKeys) -> Result<Keys, KeyError> {
             }
         }
     }
-    Ok(Keys { by_id, modified })
+    Ok(Keys { by_id, stamp })
 }
 
 /// The one algorithm a JWK verifies: its `alg` when given, else the usual
@@ -362,7 +358,7 @@ mod tests {
     const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
 
     fn now() -> u64 {
-        SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
     }
 
     fn config(dir: &Path, guests: Guests) -> AuthConfig {
@@ -453,7 +449,7 @@ mod tests {
         assert!(!v.changed());
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(d.join("secret"), b"fedcba9876543210fedcba9876543210").expect("rotate");
-        let later = SystemTime::now() + Duration::from_secs(2);
+        let later = std::time::SystemTime::now() + Duration::from_secs(2);
         let f = std::fs::File::options().write(true).open(d.join("secret")).expect("open");
         f.set_modified(later).expect("mtime");
         assert!(v.changed());

@@ -4,11 +4,28 @@
 //! logged and what was loaded before stays in force.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 /// How often the file's time and length are looked at.
 pub const LOOK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What tells a changed file: its modification time and its length (a
+/// rewrite within the file system's time resolution usually changes the
+/// length). `None` from [`FileStamp::of`]: the file cannot be looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileStamp {
+    modified: SystemTime,
+    len: u64,
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path` now.
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileStamp { modified: meta.modified().ok()?, len: meta.len() })
+    }
+}
 
 /// Something loaded from a file and replaced in place.
 pub trait Reloadable {

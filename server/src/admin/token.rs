@@ -14,13 +14,13 @@
 
 use crate::listener::Peer;
 use crate::order::{Operator, OrderError};
+use crate::reload::FileStamp;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 /// Shortest token, characters.
@@ -152,20 +152,12 @@ impl Tokens {
     }
 }
 
-/// What tells a changed file: its modification time and length.
-type Stamp = (SystemTime, u64);
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
-}
-
 /// The token file and the tokens last read from it.
 #[derive(Debug)]
 pub struct TokenFile {
     path: PathBuf,
     tokens: RwLock<Arc<Tokens>>,
-    stamp: Mutex<Option<Stamp>>,
+    stamp: Mutex<Option<FileStamp>>,
 }
 
 impl TokenFile {
@@ -173,7 +165,7 @@ impl TokenFile {
     ///
     /// Errors: [`TokenError`] (the shard does not start).
     pub fn load(path: &Path) -> Result<TokenFile, TokenError> {
-        let stamped = stamp(path);
+        let stamped = FileStamp::of(path);
         let tokens = Tokens::load(path)?;
         Ok(TokenFile { path: path.to_owned(), tokens: RwLock::new(Arc::new(tokens)), stamp: Mutex::new(stamped) })
     }
@@ -187,7 +179,7 @@ impl TokenFile {
     ///
     /// Errors: [`TokenError`]; the tokens before stay.
     pub fn reload(&self) -> Result<usize, TokenError> {
-        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) = stamp(&self.path);
+        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) = FileStamp::of(&self.path);
         let tokens = Tokens::load(&self.path)?;
         let n = tokens.count();
         *self.tokens.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tokens);
@@ -196,7 +188,7 @@ impl TokenFile {
 
     /// True when the file's time or length differ from the last read.
     fn changed(&self) -> bool {
-        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) != stamp(&self.path)
+        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) != FileStamp::of(&self.path)
     }
 
     /// Reloads the file on SIGHUP and when it changes, until `stop`; logs
