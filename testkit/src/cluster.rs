@@ -4,12 +4,12 @@
 //! serving a small browser-client folder. Stopped on drop, nginx first.
 
 use crate::cert::Cert;
-use crate::nginx::{Nginx, NginxSettings};
+use crate::nginx::{Nginx, NginxSettings, Upstream};
 use crate::redis::Redis;
 use crate::shard::{server_bin, Shard};
 use crate::workdir::WorkDir;
 use mino_loadgen::{Target, Tls, TlsOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The page the tests' static folder serves at `/`.
@@ -81,8 +81,11 @@ impl Cluster {
         let redis = Redis::start();
         let shards: Vec<Shard> = (1..=options.shards)
             .map(|id| {
-                let socket = options.unix_sockets.then(|| dir.join(format!("shard-{id}.sock")));
-                start_shard(&options, id, &redis, Listen::new(socket.as_deref(), "127.0.0.1:0"))
+                let listen = match options.unix_sockets {
+                    true => Upstream::Unix(dir.join(format!("shard-{id}.sock"))),
+                    false => Upstream::Tcp(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+                };
+                start_shard(&options, id, &redis, &listen)
             })
             .collect();
         for s in &shards {
@@ -106,10 +109,10 @@ impl Cluster {
     ///
     /// Panics: it does not start or get ready.
     pub async fn restart_shard(&mut self, index: usize) {
-        let (addr, socket) = (self.shards[index].addr.to_string(), self.shards[index].socket.clone());
+        let listen = Upstream::from(&self.shards[index]);
         self.shards[index].process().kill9();
         let id = u32::try_from(index + 1).expect("a shard index");
-        self.shards[index] = start_shard(&self.options, id, &self.redis, Listen::new(socket.as_deref(), &addr));
+        self.shards[index] = start_shard(&self.options, id, &self.redis, &listen);
         self.shards[index].wait_ready().await;
     }
 
@@ -150,28 +153,13 @@ impl Cluster {
     }
 }
 
-/// Where a shard of the cluster listens.
-enum Listen<'a> {
-    /// A TCP address.
-    Tcp(&'a str),
-    /// A Unix socket.
-    Unix(&'a Path),
-}
-
-impl<'a> Listen<'a> {
-    /// The socket when given, else the address.
-    fn new(socket: Option<&'a Path>, addr: &'a str) -> Listen<'a> {
-        socket.map_or(Listen::Tcp(addr), Listen::Unix)
-    }
-}
-
 /// Starts shard `id` of `options` on `listen`, clustered over `redis`.
-fn start_shard(options: &ClusterOptions, id: u32, redis: &Redis, listen: Listen<'_>) -> Shard {
+fn start_shard(options: &ClusterOptions, id: u32, redis: &Redis, listen: &Upstream) -> Shard {
     let (id, url) = (id.to_string(), redis.url());
     let mut args = vec!["--shard-id", id.as_str(), "--redis-url", url.as_str()];
     args.extend(options.server_args.iter().map(String::as_str));
     match listen {
-        Listen::Tcp(addr) => Shard::start_on(&options.bin, addr, &args),
-        Listen::Unix(path) => Shard::start_unix(&options.bin, path, &args),
+        Upstream::Tcp(addr) => Shard::start_on(&options.bin, &addr.to_string(), &args),
+        Upstream::Unix(path) => Shard::start_unix(&options.bin, path, &args),
     }
 }
