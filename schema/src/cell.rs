@@ -1,71 +1,90 @@
-//! Area-of-interest frames: one per occupied cell of a shard a tick, encoded
-//! once and shared by every socket that sees the cell and by the other shards.
+//! Area-of-interest frames. A shard encodes each occupied cell's players once
+//! a tick (10 bytes a player, [`encode_entries`]); a socket gets, per tick,
+//! one **view frame** per shard whose cells it sees: a `ServerMessage` with a
+//! 12-byte [`wire::FrameHeader`] (shard, tick, time), one 6-byte
+//! [`wire::CellRun`] per cell and the cells' players back to back, and no
+//! body. Every socket of a view group (players who see the same cells) shares
+//! the same frame's bytes.
 //!
-//! A cell frame is a `ServerMessage` with `cell` (a 16-byte [`wire::CellHeader`])
-//! and `players` set and no body: 40 bytes of FlatBuffers plus 10 a player
-//! (padded to a multiple of 4),
-//! the least FlatBuffers allows for a self-contained message (root offset,
-//! an 8-byte vtable, the table, the vector's length). Everything the Welcome
-//! already gave (bounds, tick rate, the grid) stays out of it.
+//! What a frame costs: about 46 bytes of FlatBuffers once (root offset,
+//! vtable, table, header, the two vectors' lengths), 6 a cell and 10 a player;
+//! nothing the Welcome already gave (bounds, tick rate, the grid). A frame per
+//! cell, as mino first sent them, cost about 42 bytes a cell with the
+//! websocket's header: at 4 players a cell that was as much as the players.
 //!
-//! Between shards, a shard's frames of one region for one tick travel in one
-//! [`wire::CellBundle`]: the frames' bytes back to back with their lengths, so
-//! a relaying shard forwards each frame unchanged (a slice of the bundle).
+//! Between shards, a shard's cells of one region for one tick travel in one
+//! [`wire::CellBundle`] with the same runs and players, so a relaying shard
+//! puts each cell's players' bytes into its own view frames unchanged.
 
 use crate::entry::PlayerEntry;
-use crate::ids::{PlayerId, ShardId, Tick};
+use crate::ids::{ShardId, Tick};
 use crate::root::finish;
 use crate::wire;
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
 
-/// Whose, where and when a cell frame is.
+/// Bytes of one player in a cell: a [`wire::PlayerState`].
+pub const ENTRY_BYTES: usize = 10;
+
+/// Bytes of one cell's run in a view frame: a [`wire::CellRun`].
+pub const RUN_BYTES: usize = 6;
+
+/// The most players one [`wire::CellRun`] counts; a cell with more comes as
+/// consecutive runs of the same cell.
+pub const MAX_RUN_PLAYERS: usize = u16::MAX as usize;
+
+/// Whose and when a view frame (or a bundle) is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CellKey {
+pub struct FrameStamp {
     /// The shard whose players these are.
     pub shard: ShardId,
-    /// The cell (1 + row * columns + column).
-    pub cell: u32,
     /// The shard's tick.
     pub tick: Tick,
-    /// Wall clock of the tick, ms since the Unix epoch (the frame carries its
-    /// low 32 bits).
+    /// Wall clock of the tick, ms since the Unix epoch (a view frame carries
+    /// its low 32 bits).
     pub server_time_ms: u64,
 }
 
-/// Reusable cell-frame encoder: keeps its builder and staging vector between
-/// frames, so a frame allocates only its output [`Bytes`].
-#[derive(Default)]
-pub struct CellEncoder {
-    fbb: FlatBufferBuilder<'static>,
-    staged: Vec<wire::PlayerState>,
+/// Appends the entries of one cell's `players`, quantized over `bounds` (the
+/// world's, as the Welcome gave them), to `out`: [`ENTRY_BYTES`] each, the
+/// bytes a view frame carries for them.
+pub fn encode_entries(bounds: &wire::Bounds, players: impl IntoIterator<Item = PlayerEntry>, out: &mut Vec<u8>) {
+    for p in players {
+        out.extend_from_slice(&p.to_wire(bounds).0);
+    }
 }
 
-impl CellEncoder {
+/// Reusable view-frame encoder: keeps its builder and staging vectors between
+/// frames.
+#[derive(Default)]
+pub struct ViewEncoder {
+    fbb: FlatBufferBuilder<'static>,
+    runs: Vec<wire::CellRun>,
+    players: Vec<wire::PlayerState>,
+}
+
+impl ViewEncoder {
     /// A new encoder.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Encodes the frame of one cell: `players` quantized over `bounds` (the
-    /// world's, as the Welcome gave them). The bytes are the encoder's,
-    /// valid until its next call: copy them once, where they are to live
-    /// (the server frames them for the websocket in the same copy).
-    pub fn encode(
-        &mut self,
-        key: &CellKey,
-        bounds: &wire::Bounds,
-        players: impl IntoIterator<Item = PlayerEntry>,
-    ) -> &[u8] {
-        self.staged.clear();
-        self.staged.extend(players.into_iter().map(|p| p.to_wire(bounds)));
+    /// Encodes the view frame of `stamp` holding `cells`: each a cell id and
+    /// its players' entries as [`encode_entries`] made them (a length that
+    /// is not a multiple of [`ENTRY_BYTES`] loses its tail). The bytes are
+    /// the encoder's, valid until its next call: copy them once, where they
+    /// are to live (the server frames them for the websocket in that copy).
+    pub fn encode<'e>(&mut self, stamp: &FrameStamp, cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> &[u8] {
+        self.stage(cells);
         self.fbb.reset();
-        let players = self.fbb.create_vector(&self.staged);
-        let header = wire::CellHeader::new(key.shard.0, key.cell, key.tick.0 as u32, key.server_time_ms as u32);
+        let runs = self.fbb.create_vector(&self.runs);
+        let players = self.fbb.create_vector(&self.players);
+        let header = wire::FrameHeader::new(stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32);
         let root = wire::ServerMessage::create(
             &mut self.fbb,
             &wire::ServerMessageArgs {
-                cell: Some(&header),
+                frame: Some(&header),
+                runs: Some(runs),
                 players: Some(players),
                 body_type: wire::ServerBody::NONE,
                 body: None,
@@ -74,78 +93,214 @@ impl CellEncoder {
         self.fbb.finish(root, None);
         self.fbb.finished_data()
     }
+
+    /// Encodes the bundle of one shard's `cells` (as for [`ViewEncoder::encode`])
+    /// of one region and tick, for the other shards.
+    pub fn encode_bundle<'e>(
+        &mut self,
+        stamp: &FrameStamp,
+        region: u32,
+        cells: impl IntoIterator<Item = (u32, &'e [u8])>,
+    ) -> Bytes {
+        self.stage(cells);
+        self.fbb.reset();
+        let runs = self.fbb.create_vector(&self.runs);
+        let players = self.fbb.create_vector(&self.players);
+        let body = wire::CellBundle::create(
+            &mut self.fbb,
+            &wire::CellBundleArgs {
+                shard_id: stamp.shard.0,
+                region,
+                tick: stamp.tick.0,
+                server_time_ms: stamp.server_time_ms,
+                runs: Some(runs),
+                players: Some(players),
+            },
+        );
+        finish(&mut self.fbb, wire::ServerBody::CellBundle, body.as_union_value())
+    }
+
+    /// Stages the runs and players of `cells`, splitting a cell of more than
+    /// [`MAX_RUN_PLAYERS`] into runs.
+    fn stage<'e>(&mut self, cells: impl IntoIterator<Item = (u32, &'e [u8])>) {
+        self.runs.clear();
+        self.players.clear();
+        for (cell, entries) in cells {
+            if entries.len() < ENTRY_BYTES {
+                // An emptied cell is news too: its players have left it.
+                self.runs.push(wire::CellRun::new(cell as u16, (cell >> 16) as u16, 0));
+                continue;
+            }
+            for chunk in entries.chunks(MAX_RUN_PLAYERS * ENTRY_BYTES) {
+                let before = self.players.len();
+                self.players.extend(chunk.chunks_exact(ENTRY_BYTES).map(|e| {
+                    let mut state = [0; ENTRY_BYTES];
+                    state.copy_from_slice(e);
+                    wire::PlayerState(state)
+                }));
+                let count = (self.players.len() - before) as u16;
+                self.runs.push(wire::CellRun::new(cell as u16, (cell >> 16) as u16, count));
+            }
+        }
+    }
 }
 
-/// A verified cell frame.
+/// The cell a run is of.
+pub fn run_cell(run: &wire::CellRun) -> u32 {
+    u32::from(run.cell_lo()) | (u32::from(run.cell_hi()) << 16)
+}
+
+/// True when the runs' counts add up to `players` entries.
+fn adds_up(runs: flatbuffers::Vector<'_, wire::CellRun>, players: usize) -> bool {
+    runs.iter().map(|r| usize::from(r.count())).sum::<usize>() == players
+}
+
+/// Byte ranges of each run's players within the players' bytes, with its
+/// cell (the runs were checked to add up).
+fn run_ranges<'a>(
+    runs: flatbuffers::Vector<'a, wire::CellRun>,
+) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> + Clone + 'a {
+    runs.iter().scan(0usize, |at, run| {
+        let start = *at;
+        *at += usize::from(run.count()) * ENTRY_BYTES;
+        Some((run_cell(run), start..*at))
+    })
+}
+
+/// A cell's players in a frame: [`ENTRY_BYTES`] each.
+#[derive(Clone, Copy, Debug)]
+pub struct Players<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Players<'a> {
+    /// Players in the cell.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / ENTRY_BYTES
+    }
+
+    /// True when the cell has none (of that shard).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The `i`th player. Panics when `i >= len()`, like a slice.
+    pub fn get(&self, i: usize) -> wire::PlayerState {
+        let mut state = [0; ENTRY_BYTES];
+        state.copy_from_slice(&self.bytes[i * ENTRY_BYTES..(i + 1) * ENTRY_BYTES]);
+        wire::PlayerState(state)
+    }
+
+    /// The players, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = wire::PlayerState> + Clone + 'a {
+        let bytes = self.bytes;
+        (0..bytes.len() / ENTRY_BYTES).map(move |i| Players { bytes }.get(i))
+    }
+
+    /// Their bytes as sent.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+/// One cell of a verified view frame: whose, where, when and its players.
 #[derive(Clone, Copy, Debug)]
 pub struct CellView<'a> {
-    key: &'a wire::CellHeader,
-    players: flatbuffers::Vector<'a, wire::PlayerState>,
+    header: &'a wire::FrameHeader,
+    cell: u32,
+    players: Players<'a>,
 }
 
 impl<'a> CellView<'a> {
-    /// The cell frame a verified message is, if it is one.
-    pub(crate) fn of(msg: &wire::ServerMessage<'a>) -> Option<CellView<'a>> {
-        Some(CellView { key: msg.cell()?, players: msg.players()? })
+    /// The shard whose players these are.
+    pub fn shard_id(&self) -> u32 {
+        self.header.shard_id()
     }
 
-    /// Shard, cell, tick and time (low 32 bits of the ms).
-    pub fn key(&self) -> &'a wire::CellHeader {
-        self.key
+    /// The cell (1 + row * grid_columns + column).
+    pub fn cell(&self) -> u32 {
+        self.cell
+    }
+
+    /// The shard's tick (low 32 bits).
+    pub fn tick(&self) -> u32 {
+        self.header.tick()
+    }
+
+    /// The tick's wall clock, low 32 bits of ms since the Unix epoch.
+    pub fn time_ms(&self) -> u32 {
+        self.header.time_ms()
     }
 
     /// The cell's players of that shard, all of them.
-    pub fn players(&self) -> flatbuffers::Vector<'a, wire::PlayerState> {
+    pub fn players(&self) -> Players<'a> {
         self.players
     }
 }
 
-/// Encodes the bundle of one shard's cell frames (`frames`, each a complete
-/// message) of one region and tick, for the other shards.
-pub fn encode_bundle(shard: ShardId, region: u32, tick: Tick, server_time_ms: u64, frames: &[Bytes]) -> Bytes {
-    let total: usize = frames.iter().map(Bytes::len).sum();
-    let mut fbb = FlatBufferBuilder::with_capacity(total + 4 * frames.len() + 96);
-    let lengths: Vec<u32> = frames.iter().map(|f| f.len() as u32).collect();
-    let lengths = fbb.create_vector(&lengths);
-    let mut joined = Vec::with_capacity(total);
-    for f in frames {
-        joined.extend_from_slice(f);
-    }
-    let joined = fbb.create_vector(&joined);
-    let body = wire::CellBundle::create(
-        &mut fbb,
-        &wire::CellBundleArgs {
-            shard_id: shard.0,
-            region,
-            tick: tick.0,
-            server_time_ms,
-            lengths: Some(lengths),
-            frames: Some(joined),
-        },
-    );
-    finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value())
+/// A verified view frame whose runs add up to its players.
+#[derive(Clone, Copy, Debug)]
+pub struct ViewFrame<'a> {
+    header: &'a wire::FrameHeader,
+    runs: flatbuffers::Vector<'a, wire::CellRun>,
+    players: &'a [u8],
 }
 
-/// A verified bundle whose lengths add up to its bytes.
+impl<'a> ViewFrame<'a> {
+    /// The view frame a verified message is, if it is one and its runs add up.
+    pub(crate) fn of(msg: &wire::ServerMessage<'a>) -> Option<ViewFrame<'a>> {
+        let (header, runs, players) = (msg.frame()?, msg.runs()?, msg.players()?);
+        adds_up(runs, players.len()).then_some(ViewFrame { header, runs, players: players.bytes() })
+    }
+
+    /// Shard, tick and time (low 32 bits of the ms).
+    pub fn header(&self) -> &'a wire::FrameHeader {
+        self.header
+    }
+
+    /// Runs in the frame (a cell may have more than one: see [`wire::CellRun`]).
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Players in the frame, all cells.
+    pub fn players(&self) -> usize {
+        self.players.len() / ENTRY_BYTES
+    }
+
+    /// The frame's cells, in order.
+    pub fn cells(&self) -> impl Iterator<Item = CellView<'a>> + 'a {
+        let (header, players) = (self.header, self.players);
+        run_ranges(self.runs).map(move |(cell, range)| CellView {
+            header,
+            cell,
+            players: Players { bytes: &players[range] },
+        })
+    }
+}
+
+/// A verified bundle whose runs add up to its players.
 #[derive(Clone, Copy, Debug)]
 pub struct Bundle<'a> {
     bundle: wire::CellBundle<'a>,
-    lengths: flatbuffers::Vector<'a, u32>,
-    frames: &'a [u8],
+    runs: flatbuffers::Vector<'a, wire::CellRun>,
+    players: &'a [u8],
 }
 
 impl<'a> Bundle<'a> {
-    /// The bundle a verified body is, if its lengths add up.
+    /// The bundle a verified body is, if its runs add up.
     pub(crate) fn of(bundle: wire::CellBundle<'a>) -> Option<Bundle<'a>> {
-        let lengths = bundle.lengths()?;
-        let frames = bundle.frames()?.bytes();
-        let total = lengths.iter().try_fold(0usize, |sum, n| sum.checked_add(n as usize))?;
-        (total == frames.len()).then_some(Bundle { bundle, lengths, frames })
+        let (runs, players) = (bundle.runs()?, bundle.players()?);
+        adds_up(runs, players.len()).then_some(Bundle { bundle, runs, players: players.bytes() })
     }
 
-    /// The publishing shard.
-    pub fn shard(&self) -> ShardId {
-        ShardId(self.bundle.shard_id())
+    /// Whose and when.
+    pub fn stamp(&self) -> FrameStamp {
+        FrameStamp {
+            shard: ShardId(self.bundle.shard_id()),
+            tick: Tick(self.bundle.tick()),
+            server_time_ms: self.bundle.server_time_ms(),
+        }
     }
 
     /// The region.
@@ -153,89 +308,118 @@ impl<'a> Bundle<'a> {
         self.bundle.region()
     }
 
-    /// The publisher's tick.
-    pub fn tick(&self) -> Tick {
-        Tick(self.bundle.tick())
+    /// Each run's cell and the byte range of its players within
+    /// [`Bundle::players`], in order.
+    pub fn cells(&self) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> + 'a {
+        run_ranges(self.runs)
     }
 
-    /// The publisher's wall clock at its tick, ms since the Unix epoch.
-    pub fn server_time_ms(&self) -> u64 {
-        self.bundle.server_time_ms()
+    /// The players' bytes, all cells back to back ([`ENTRY_BYTES`] each).
+    pub fn players(&self) -> &'a [u8] {
+        self.players
     }
-
-    /// Byte ranges of the frames within [`Bundle::bytes`], in order. Each
-    /// frame still has to be verified before it is read.
-    pub fn ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
-        self.lengths.iter().scan(0usize, |at, n| {
-            let start = *at;
-            *at += n as usize;
-            Some(start..*at)
-        })
-    }
-
-    /// The frames' bytes, back to back.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.frames
-    }
-}
-
-/// The id of a cell entry, like a snapshot entry's.
-pub fn entry_id(p: &wire::PlayerState) -> PlayerId {
-    crate::entry::player_id(p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::player_id;
+    use crate::ids::PlayerId;
     use crate::server::{decode, ServerMsg};
 
-    const KEY: CellKey = CellKey { shard: ShardId(7), cell: 12, tick: Tick(40), server_time_ms: 0x1_2345_6789 };
+    const STAMP: FrameStamp = FrameStamp { shard: ShardId(7), tick: Tick(40), server_time_ms: 0x1_2345_6789 };
 
     fn bounds() -> wire::Bounds {
         wire::Bounds::new(0.0, 0.0, 1000.0, 1000.0)
     }
 
-    fn entry(id: u32) -> PlayerEntry {
-        PlayerEntry { id: PlayerId(id), x: 110.0, y: 120.0, heading: 3, moving: true, input_seq: 5 }
+    fn entries(ids: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let players = ids.iter().map(|&id| PlayerEntry {
+            id: PlayerId(id),
+            x: 110.0,
+            y: 120.0,
+            heading: 3,
+            moving: true,
+            input_seq: 5,
+        });
+        encode_entries(&bounds(), players, &mut out);
+        out
     }
 
     #[test]
-    fn a_cell_frame_is_forty_bytes_and_ten_a_player() {
-        let mut enc = CellEncoder::new();
-        let empty = enc.encode(&KEY, &bounds(), []).len();
-        assert_eq!(empty, 40, "the header");
-        let three = enc.encode(&KEY, &bounds(), [entry(1), entry(2), entry(70_000)]);
-        assert!(three.len() <= 40 + 30 + 3, "ten bytes a player, padded to 4: {}", three.len());
-        let Ok(ServerMsg::Cell(c)) = decode(three) else { panic!("a cell frame") };
-        let k = c.key();
-        assert_eq!((k.shard_id(), k.cell(), k.tick(), k.time_ms()), (7, 12, 40, 0x2345_6789));
-        let ids: Vec<u32> = c.players().iter().map(|p| entry_id(p).0).collect();
-        assert_eq!(ids, [1, 2, 70_000]);
-        assert_eq!(crate::entry::input_seq(c.players().get(0).flags()), 5);
+    fn a_view_frame_costs_its_header_once_six_bytes_a_cell_and_ten_a_player() {
+        let mut enc = ViewEncoder::new();
+        let empty = enc.encode(&STAMP, []).len();
+        assert!(empty <= 48, "the header: {empty}");
+        let (a, b) = (entries(&[1, 2, 70_000]), entries(&[4]));
+        let cells = [(12, &a[..]), (0x1_0003, &b[..]), (14, &[][..])];
+        let frame = enc.encode(&STAMP, cells).to_vec();
+        assert!(frame.len() <= empty + 3 * RUN_BYTES + 4 * ENTRY_BYTES + 4, "{} bytes", frame.len());
+        let Ok(ServerMsg::View(v)) = decode(&frame) else { panic!("a view frame") };
+        let h = v.header();
+        assert_eq!((h.shard_id(), h.tick(), h.time_ms()), (7, 40, 0x2345_6789));
+        let got: Vec<(u32, u32, Vec<u32>)> = v
+            .cells()
+            .map(|c| (c.shard_id(), c.cell(), c.players().iter().map(|p| player_id(&p).0).collect()))
+            .collect();
+        assert_eq!(got, [(7, 12, vec![1, 2, 70_000]), (7, 0x1_0003, vec![4]), (7, 14, vec![])]);
+        let first = v.cells().next().expect("a cell");
+        assert_eq!(crate::entry::input_seq(first.players().get(0).flags()), 5);
     }
 
     #[test]
-    fn a_bundle_carries_frames_unchanged() {
-        let mut enc = CellEncoder::new();
-        let a = Bytes::copy_from_slice(enc.encode(&KEY, &bounds(), [entry(1)]));
-        let b = Bytes::copy_from_slice(enc.encode(&CellKey { cell: 13, ..KEY }, &bounds(), [entry(2), entry(3)]));
-        let bundle = encode_bundle(ShardId(7), 4, Tick(40), 99, &[a.clone(), b.clone()]);
+    fn a_cell_of_more_than_a_run_holds_comes_as_runs_of_the_same_cell() {
+        let ids: Vec<u32> = (0..MAX_RUN_PLAYERS as u32 + 3).collect();
+        let many = entries(&ids);
+        let mut enc = ViewEncoder::new();
+        let frame = enc.encode(&STAMP, [(9, &many[..])]).to_vec();
+        let Ok(ServerMsg::View(v)) = decode(&frame) else { panic!("a view frame") };
+        let runs: Vec<(u32, usize)> = v.cells().map(|c| (c.cell(), c.players().len())).collect();
+        assert_eq!(runs, [(9, MAX_RUN_PLAYERS), (9, 3)]);
+    }
+
+    #[test]
+    fn a_bundle_carries_the_players_bytes_unchanged() {
+        let (a, b) = (entries(&[1]), entries(&[2, 3]));
+        let bundle = ViewEncoder::new().encode_bundle(&STAMP, 4, [(12, &a[..]), (13, &b[..])]);
         let Ok(ServerMsg::CellBundle(got)) = decode(&bundle) else { panic!("a bundle") };
-        assert_eq!((got.shard(), got.region(), got.tick(), got.server_time_ms()), (ShardId(7), 4, Tick(40), 99));
-        let frames: Vec<&[u8]> = got.ranges().map(|r| &got.bytes()[r]).collect();
-        assert_eq!(frames, [&a[..], &b[..]]);
+        assert_eq!((got.stamp(), got.region()), (STAMP, 4));
+        let cells: Vec<(u32, &[u8])> = got.cells().map(|(c, r)| (c, &got.players()[r])).collect();
+        assert_eq!(cells, [(12, &a[..]), (13, &b[..])]);
     }
 
     #[test]
-    fn a_bundle_whose_lengths_do_not_add_up_is_refused() {
-        let mut fbb = FlatBufferBuilder::new();
-        let lengths = fbb.create_vector(&[5u32, 9]);
-        let frames = fbb.create_vector(&[0u8; 10]);
-        let body = wire::CellBundle::create(
-            &mut fbb,
-            &wire::CellBundleArgs { lengths: Some(lengths), frames: Some(frames), ..Default::default() },
-        );
-        let bytes = finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value());
-        assert!(decode(&bytes).is_err());
+    fn runs_that_do_not_add_up_are_refused() {
+        fn vectors<'f>(
+            fbb: &mut FlatBufferBuilder<'f>,
+            counts: [u16; 2],
+        ) -> (
+            flatbuffers::WIPOffset<flatbuffers::Vector<'f, wire::CellRun>>,
+            flatbuffers::WIPOffset<flatbuffers::Vector<'f, wire::PlayerState>>,
+        ) {
+            let runs: Vec<wire::CellRun> = counts.iter().map(|&n| wire::CellRun::new(1, 0, n)).collect();
+            (fbb.create_vector(&runs), fbb.create_vector(&[wire::PlayerState([0; ENTRY_BYTES]); 3]))
+        }
+        for counts in [[2u16, 2], [1, 0]] {
+            let mut fbb = FlatBufferBuilder::new();
+            let (runs, players) = vectors(&mut fbb, counts);
+            let header = wire::FrameHeader::new(1, 2, 3);
+            let args = wire::ServerMessageArgs {
+                frame: Some(&header),
+                runs: Some(runs),
+                players: Some(players),
+                ..Default::default()
+            };
+            let root = wire::ServerMessage::create(&mut fbb, &args);
+            fbb.finish(root, None);
+            assert!(decode(fbb.finished_data()).is_err(), "{counts:?}");
+            let mut fbb = FlatBufferBuilder::new();
+            let (runs, players) = vectors(&mut fbb, counts);
+            let args = wire::CellBundleArgs { runs: Some(runs), players: Some(players), ..Default::default() };
+            let body = wire::CellBundle::create(&mut fbb, &args);
+            let bytes = finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value());
+            assert!(decode(&bytes).is_err(), "bundle {counts:?}");
+        }
     }
 }

@@ -7,8 +7,9 @@
 //! - [`server`]: what a shard sends; encoders the server uses and a verified
 //!   decoder ([`server::ServerMsg`]) for bots and tests.
 //! - [`snapshot`]: the per-tick snapshot, encoded once and shared by every socket.
-//! - [`cell`]: with area of interest, one frame per occupied cell a tick, and
-//!   the region bundles shards relay them in.
+//! - [`cell`]: with area of interest, a cell's players encoded once a tick,
+//!   the view frames that carry a view's cells to a socket, and the region
+//!   bundles shards relay them in.
 //! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].
 //! - [`limits`]: sizes and verifier options; the numbers, like
 //!   [`PROTOCOL_VERSION`], are constants of `mino.fbs` that the browser shares.

@@ -11,9 +11,9 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 2;
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 3;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 2;
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 3;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
 pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
@@ -28,10 +28,10 @@ pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
 pub struct ProtocolVersion(pub u16);
 #[allow(non_upper_case_globals)]
 impl ProtocolVersion {
-  pub const Current: Self = Self(2);
+  pub const Current: Self = Self(3);
 
-  pub const ENUM_MIN: u16 = 2;
-  pub const ENUM_MAX: u16 = 2;
+  pub const ENUM_MIN: u16 = 3;
+  pub const ENUM_MAX: u16 = 3;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Current,
   ];
@@ -1302,47 +1302,46 @@ impl<'a> PlayerState {
 
 }
 
-/// Whose, where and when a cell frame is: 16 bytes.
-// struct CellHeader, aligned to 4
+/// Whose and when a view frame is: 12 bytes, once a frame.
+// struct FrameHeader, aligned to 4
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
-pub struct CellHeader(pub [u8; 16]);
-impl Default for CellHeader { 
+pub struct FrameHeader(pub [u8; 12]);
+impl Default for FrameHeader { 
   fn default() -> Self { 
-    Self([0; 16])
+    Self([0; 12])
   }
 }
-impl ::core::fmt::Debug for CellHeader {
+impl ::core::fmt::Debug for FrameHeader {
   fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    f.debug_struct("CellHeader")
+    f.debug_struct("FrameHeader")
       .field("shard_id", &self.shard_id())
-      .field("cell", &self.cell())
       .field("tick", &self.tick())
       .field("time_ms", &self.time_ms())
       .finish()
   }
 }
 
-impl ::flatbuffers::SimpleToVerifyInSlice for CellHeader {}
-impl<'a> ::flatbuffers::Follow<'a> for CellHeader {
-  type Inner = &'a CellHeader;
+impl ::flatbuffers::SimpleToVerifyInSlice for FrameHeader {}
+impl<'a> ::flatbuffers::Follow<'a> for FrameHeader {
+  type Inner = &'a FrameHeader;
   #[inline]
   unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    unsafe { <&'a CellHeader>::follow(buf, loc) }
+    unsafe { <&'a FrameHeader>::follow(buf, loc) }
   }
 }
-impl<'a> ::flatbuffers::Follow<'a> for &'a CellHeader {
-  type Inner = &'a CellHeader;
+impl<'a> ::flatbuffers::Follow<'a> for &'a FrameHeader {
+  type Inner = &'a FrameHeader;
   #[inline]
   unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    unsafe { ::flatbuffers::follow_cast_ref::<CellHeader>(buf, loc) }
+    unsafe { ::flatbuffers::follow_cast_ref::<FrameHeader>(buf, loc) }
   }
 }
-impl<'b> ::flatbuffers::Push for CellHeader {
-    type Output = CellHeader;
+impl<'b> ::flatbuffers::Push for FrameHeader {
+    type Output = FrameHeader;
     #[inline]
     unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        let src = unsafe { ::core::slice::from_raw_parts(self as *const CellHeader as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const FrameHeader as *const u8, <Self as ::flatbuffers::Push>::size()) };
         dst.copy_from_slice(src);
     }
     #[inline]
@@ -1351,7 +1350,7 @@ impl<'b> ::flatbuffers::Push for CellHeader {
     }
 }
 
-impl<'a> ::flatbuffers::Verifiable for CellHeader {
+impl<'a> ::flatbuffers::Verifiable for FrameHeader {
   #[inline]
   fn run_verifier(
     v: &mut ::flatbuffers::Verifier, pos: usize
@@ -1360,22 +1359,21 @@ impl<'a> ::flatbuffers::Verifiable for CellHeader {
   }
 }
 
-impl<'a> CellHeader {
+impl<'a> FrameHeader {
   #[allow(clippy::too_many_arguments)]
   pub fn new(
     shard_id: u32,
-    cell: u32,
     tick: u32,
     time_ms: u32,
   ) -> Self {
-    let mut s = Self([0; 16]);
+    let mut s = Self([0; 12]);
     s.set_shard_id(shard_id);
-    s.set_cell(cell);
     s.set_tick(tick);
     s.set_time_ms(time_ms);
     s
   }
 
+  /// The shard whose players the frame's cells hold.
   pub fn shard_id(&self) -> u32 {
     let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
     // Safety:
@@ -1405,36 +1403,6 @@ impl<'a> CellHeader {
     }
   }
 
-  /// 1 + row * grid_columns + column (Welcome gives the grid).
-  pub fn cell(&self) -> u32 {
-    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
-    // Safety:
-    // Created from a valid Table for this object
-    // Which contains a valid value in this slot
-    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-      ::core::ptr::copy_nonoverlapping(
-        self.0[4..].as_ptr(),
-        mem.as_mut_ptr() as *mut u8,
-        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-      );
-      mem.assume_init()
-    })
-  }
-
-  pub fn set_cell(&mut self, x: u32) {
-    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-    // Safety:
-    // Created from a valid Table for this object
-    // Which contains a valid value in this slot
-    unsafe {
-      ::core::ptr::copy_nonoverlapping(
-        &x_le as *const _ as *const u8,
-        self.0[4..].as_mut_ptr(),
-        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-      );
-    }
-  }
-
   /// The shard's tick; ticks count scheduled ticks, so a gap is visible.
   pub fn tick(&self) -> u32 {
     let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
@@ -1443,7 +1411,7 @@ impl<'a> CellHeader {
     // Which contains a valid value in this slot
     ::flatbuffers::EndianScalar::from_little_endian(unsafe {
       ::core::ptr::copy_nonoverlapping(
-        self.0[8..].as_ptr(),
+        self.0[4..].as_ptr(),
         mem.as_mut_ptr() as *mut u8,
         ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
       );
@@ -1459,7 +1427,7 @@ impl<'a> CellHeader {
     unsafe {
       ::core::ptr::copy_nonoverlapping(
         &x_le as *const _ as *const u8,
-        self.0[8..].as_mut_ptr(),
+        self.0[4..].as_mut_ptr(),
         ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
       );
     }
@@ -1475,7 +1443,7 @@ impl<'a> CellHeader {
     // Which contains a valid value in this slot
     ::flatbuffers::EndianScalar::from_little_endian(unsafe {
       ::core::ptr::copy_nonoverlapping(
-        self.0[12..].as_ptr(),
+        self.0[8..].as_ptr(),
         mem.as_mut_ptr() as *mut u8,
         ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
       );
@@ -1491,8 +1459,173 @@ impl<'a> CellHeader {
     unsafe {
       ::core::ptr::copy_nonoverlapping(
         &x_le as *const _ as *const u8,
-        self.0[12..].as_mut_ptr(),
+        self.0[8..].as_mut_ptr(),
         ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+}
+
+/// One cell of a view frame: 6 bytes. Its players are the next `count` of
+/// the frame's `players`, after those of the runs before it.
+// struct CellRun, aligned to 2
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct CellRun(pub [u8; 6]);
+impl Default for CellRun { 
+  fn default() -> Self { 
+    Self([0; 6])
+  }
+}
+impl ::core::fmt::Debug for CellRun {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("CellRun")
+      .field("cell_lo", &self.cell_lo())
+      .field("cell_hi", &self.cell_hi())
+      .field("count", &self.count())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for CellRun {}
+impl<'a> ::flatbuffers::Follow<'a> for CellRun {
+  type Inner = &'a CellRun;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a CellRun>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a CellRun {
+  type Inner = &'a CellRun;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<CellRun>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for CellRun {
+    type Output = CellRun;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const CellRun as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(2)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for CellRun {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl<'a> CellRun {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    cell_lo: u16,
+    cell_hi: u16,
+    count: u16,
+  ) -> Self {
+    let mut s = Self([0; 6]);
+    s.set_cell_lo(cell_lo);
+    s.set_cell_hi(cell_hi);
+    s.set_count(count);
+    s
+  }
+
+  /// The cell, 1 + row * grid_columns + column (Welcome gives the grid):
+  /// cell = cell_lo | cell_hi << 16.
+  pub fn cell_lo(&self) -> u16 {
+    let mut mem = ::core::mem::MaybeUninit::<<u16 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_cell_lo(&mut self, x: u16) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn cell_hi(&self) -> u16 {
+    let mut mem = ::core::mem::MaybeUninit::<<u16 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[2..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_cell_hi(&mut self, x: u16) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[2..].as_mut_ptr(),
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// Players of this cell in the frame. A cell with more than 65,535 players
+  /// of one shard comes as consecutive runs of the same cell.
+  pub fn count(&self) -> u16 {
+    let mut mem = ::core::mem::MaybeUninit::<<u16 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_count(&mut self, x: u16) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
       );
     }
   }
@@ -1985,7 +2118,7 @@ impl ::core::fmt::Debug for Ping<'_> {
 pub enum NamesRequestOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// With area of interest: which players are these? (ids seen in cell frames
+/// With area of interest: which players are these? (ids seen in view frames
 /// whose names the client does not know yet). The server answers Names with
 /// the ones it knows; at most Limit.MaxNamesRequestIds ids, counted against
 /// the input rate limit.
@@ -2465,7 +2598,7 @@ impl<'a> Welcome<'a> {
     unsafe { self._tab.get::<bool>(Welcome::VT_RESUMED, Some(false)).unwrap()}
   }
   /// Area of interest: the side of a grid cell, world units; 0 when the
-  /// server sends whole-shard snapshots instead of cell frames.
+  /// server sends whole-shard snapshots instead of view frames.
   #[inline]
   pub fn cell_size(&self) -> f32 {
     // Safety:
@@ -2490,7 +2623,7 @@ impl<'a> Welcome<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<f32>(Welcome::VT_VIEW_RADIUS, Some(0.0)).unwrap()}
   }
-  /// A player that has been in none of the cell frames received for this
+  /// A player that has been in none of the cells received for this
   /// long (ms) has left the view: draw it no more.
   #[inline]
   pub fn view_grace_ms(&self) -> u32 {
@@ -4066,10 +4199,10 @@ impl ::core::fmt::Debug for PlaceStatus<'_> {
 pub enum CellBundleOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// Between shards only (Redis), never to a client: one shard's cell frames of
-/// one region for one tick. `frames` is the frames' bytes back to back, each
-/// a complete ServerMessage cell frame, `lengths[i]` bytes long; a relaying
-/// shard forwards each unchanged.
+/// Between shards only (Redis), never to a client: one shard's cells of one
+/// region for one tick, as a view frame carries them (`runs` and `players`,
+/// see ServerMessage); a relaying shard forwards each cell's run and players'
+/// bytes unchanged.
 pub struct CellBundle<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -4087,8 +4220,8 @@ impl<'a> CellBundle<'a> {
   pub const VT_REGION: ::flatbuffers::VOffsetT = 6;
   pub const VT_TICK: ::flatbuffers::VOffsetT = 8;
   pub const VT_SERVER_TIME_MS: ::flatbuffers::VOffsetT = 10;
-  pub const VT_LENGTHS: ::flatbuffers::VOffsetT = 12;
-  pub const VT_FRAMES: ::flatbuffers::VOffsetT = 14;
+  pub const VT_RUNS: ::flatbuffers::VOffsetT = 12;
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 14;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4102,8 +4235,8 @@ impl<'a> CellBundle<'a> {
     let mut builder = CellBundleBuilder::new(_fbb);
     builder.add_server_time_ms(args.server_time_ms);
     builder.add_tick(args.tick);
-    if let Some(x) = args.frames { builder.add_frames(x); }
-    if let Some(x) = args.lengths { builder.add_lengths(x); }
+    if let Some(x) = args.players { builder.add_players(x); }
+    if let Some(x) = args.runs { builder.add_runs(x); }
     builder.add_region(args.region);
     builder.add_shard_id(args.shard_id);
     builder.finish()
@@ -4140,18 +4273,18 @@ impl<'a> CellBundle<'a> {
     unsafe { self._tab.get::<u64>(CellBundle::VT_SERVER_TIME_MS, Some(0)).unwrap()}
   }
   #[inline]
-  pub fn lengths(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+  pub fn runs(&self) -> Option<::flatbuffers::Vector<'a, CellRun>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(CellBundle::VT_LENGTHS, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, CellRun>>>(CellBundle::VT_RUNS, None)}
   }
   #[inline]
-  pub fn frames(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+  pub fn players(&self) -> Option<::flatbuffers::Vector<'a, PlayerState>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_FRAMES, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, PlayerState>>>(CellBundle::VT_PLAYERS, None)}
   }
 }
 
@@ -4165,8 +4298,8 @@ impl ::flatbuffers::Verifiable for CellBundle<'_> {
      .visit_field::<u32>("region", Self::VT_REGION, false)?
      .visit_field::<u64>("tick", Self::VT_TICK, false)?
      .visit_field::<u64>("server_time_ms", Self::VT_SERVER_TIME_MS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("lengths", Self::VT_LENGTHS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("frames", Self::VT_FRAMES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, CellRun>>>("runs", Self::VT_RUNS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, PlayerState>>>("players", Self::VT_PLAYERS, false)?
      .finish();
     Ok(())
   }
@@ -4176,8 +4309,8 @@ pub struct CellBundleArgs<'a> {
     pub region: u32,
     pub tick: u64,
     pub server_time_ms: u64,
-    pub lengths: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
-    pub frames: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub runs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, CellRun>>>,
+    pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, PlayerState>>>,
 }
 impl<'a> Default for CellBundleArgs<'a> {
   #[inline]
@@ -4187,8 +4320,8 @@ impl<'a> Default for CellBundleArgs<'a> {
       region: 0,
       tick: 0,
       server_time_ms: 0,
-      lengths: None,
-      frames: None,
+      runs: None,
+      players: None,
     }
   }
 }
@@ -4215,12 +4348,12 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CellBundleBuilder<'a, 'b, A> 
     self.fbb_.push_slot::<u64>(CellBundle::VT_SERVER_TIME_MS, server_time_ms, 0);
   }
   #[inline]
-  pub fn add_lengths(&mut self, lengths: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_LENGTHS, lengths);
+  pub fn add_runs(&mut self, runs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , CellRun>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_RUNS, runs);
   }
   #[inline]
-  pub fn add_frames(&mut self, frames: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_FRAMES, frames);
+  pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , PlayerState>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_PLAYERS, players);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CellBundleBuilder<'a, 'b, A> {
@@ -4244,19 +4377,20 @@ impl ::core::fmt::Debug for CellBundle<'_> {
       ds.field("region", &self.region());
       ds.field("tick", &self.tick());
       ds.field("server_time_ms", &self.server_time_ms());
-      ds.field("lengths", &self.lengths());
-      ds.field("frames", &self.frames());
+      ds.field("runs", &self.runs());
+      ds.field("players", &self.players());
       ds.finish()
   }
 }
 pub enum ServerMessageOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// Every server message. With area of interest, a shard sends one cell
-/// frame per occupied cell a tick: `cell` and `players` set and no body, so
-/// the frame is about 40 bytes plus 10 a player. The cell's players of that
-/// shard are all in it: a player missing from it has left the cell.
-/// Otherwise `body` says what the message is.
+/// Every server message. With area of interest, a socket gets per tick one
+/// view frame per shard whose cells it sees: `frame`, `runs` and `players`
+/// set and no body. The frame's header (about 50 bytes with the websocket's)
+/// comes once, each cell costs a 6-byte run and each player 10 bytes. A run
+/// holds all of that cell's players of that shard: a player missing from it
+/// has left the cell. Otherwise `body` says what the message is.
 pub struct ServerMessage<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -4270,10 +4404,11 @@ impl<'a> ::flatbuffers::Follow<'a> for ServerMessage<'a> {
 }
 
 impl<'a> ServerMessage<'a> {
-  pub const VT_CELL: ::flatbuffers::VOffsetT = 4;
-  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 6;
-  pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 8;
-  pub const VT_BODY: ::flatbuffers::VOffsetT = 10;
+  pub const VT_FRAME: ::flatbuffers::VOffsetT = 4;
+  pub const VT_RUNS: ::flatbuffers::VOffsetT = 6;
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 8;
+  pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 10;
+  pub const VT_BODY: ::flatbuffers::VOffsetT = 12;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4287,18 +4422,26 @@ impl<'a> ServerMessage<'a> {
     let mut builder = ServerMessageBuilder::new(_fbb);
     if let Some(x) = args.body { builder.add_body(x); }
     if let Some(x) = args.players { builder.add_players(x); }
-    if let Some(x) = args.cell { builder.add_cell(x); }
+    if let Some(x) = args.runs { builder.add_runs(x); }
+    if let Some(x) = args.frame { builder.add_frame(x); }
     builder.add_body_type(args.body_type);
     builder.finish()
   }
 
 
   #[inline]
-  pub fn cell(&self) -> Option<&'a CellHeader> {
+  pub fn frame(&self) -> Option<&'a FrameHeader> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<CellHeader>(ServerMessage::VT_CELL, None)}
+    unsafe { self._tab.get::<FrameHeader>(ServerMessage::VT_FRAME, None)}
+  }
+  #[inline]
+  pub fn runs(&self) -> Option<::flatbuffers::Vector<'a, CellRun>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, CellRun>>>(ServerMessage::VT_RUNS, None)}
   }
   #[inline]
   pub fn players(&self) -> Option<::flatbuffers::Vector<'a, PlayerState>> {
@@ -4509,7 +4652,8 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<CellHeader>("cell", Self::VT_CELL, false)?
+     .visit_field::<FrameHeader>("frame", Self::VT_FRAME, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, CellRun>>>("runs", Self::VT_RUNS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, PlayerState>>>("players", Self::VT_PLAYERS, false)?
      .visit_union::<ServerBody, _>("body_type", Self::VT_BODY_TYPE, "body", Self::VT_BODY, false, |key, v, pos| {
         match key {
@@ -4533,7 +4677,8 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
   }
 }
 pub struct ServerMessageArgs<'a> {
-    pub cell: Option<&'a CellHeader>,
+    pub frame: Option<&'a FrameHeader>,
+    pub runs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, CellRun>>>,
     pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, PlayerState>>>,
     pub body_type: ServerBody,
     pub body: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
@@ -4542,7 +4687,8 @@ impl<'a> Default for ServerMessageArgs<'a> {
   #[inline]
   fn default() -> Self {
     ServerMessageArgs {
-      cell: None,
+      frame: None,
+      runs: None,
       players: None,
       body_type: ServerBody::NONE,
       body: None,
@@ -4556,8 +4702,12 @@ pub struct ServerMessageBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, A> {
   #[inline]
-  pub fn add_cell(&mut self, cell: &CellHeader) {
-    self.fbb_.push_slot_always::<&CellHeader>(ServerMessage::VT_CELL, cell);
+  pub fn add_frame(&mut self, frame: &FrameHeader) {
+    self.fbb_.push_slot_always::<&FrameHeader>(ServerMessage::VT_FRAME, frame);
+  }
+  #[inline]
+  pub fn add_runs(&mut self, runs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , CellRun>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_RUNS, runs);
   }
   #[inline]
   pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , PlayerState>>) {
@@ -4589,7 +4739,8 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
 impl ::core::fmt::Debug for ServerMessage<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
     let mut ds = f.debug_struct("ServerMessage");
-      ds.field("cell", &self.cell());
+      ds.field("frame", &self.frame());
+      ds.field("runs", &self.runs());
       ds.field("players", &self.players());
       ds.field("body_type", &self.body_type());
       match self.body_type() {

@@ -1,5 +1,5 @@
 //! Finishing a `ServerMessage`: the root every server message shares, with
-//! its body (a cell frame builds its own root; see [`crate::cell`]).
+//! its body (a view frame builds its own root; see [`crate::cell`]).
 
 use crate::wire;
 use bytes::Bytes;
@@ -14,7 +14,7 @@ pub(crate) fn finish(
 ) -> Bytes {
     let root = wire::ServerMessage::create(
         fbb,
-        &wire::ServerMessageArgs { body_type: kind, body: Some(body), cell: None, players: None },
+        &wire::ServerMessageArgs { body_type: kind, body: Some(body), ..Default::default() },
     );
     fbb.finish(root, None);
     Bytes::copy_from_slice(fbb.finished_data())

@@ -207,8 +207,8 @@ pub enum ServerMsg<'a> {
     Names(wire::Names<'a>),
     /// See [`wire::PlaceStatus`].
     PlaceStatus(wire::PlaceStatus<'a>),
-    /// A cell frame (area of interest): see [`crate::cell::CellView`].
-    Cell(crate::cell::CellView<'a>),
+    /// A view frame (area of interest): see [`crate::cell::ViewFrame`].
+    View(crate::cell::ViewFrame<'a>),
     /// Between shards: see [`crate::cell::Bundle`].
     CellBundle(crate::cell::Bundle<'a>),
 }
@@ -239,8 +239,10 @@ pub fn decode(buf: &[u8]) -> Result<ServerMsg<'_>, ServerDecodeError> {
     use wire::ServerBody as B;
     let kind = msg.body_type();
     if kind == B::NONE {
-        if let Some(cell) = crate::cell::CellView::of(&msg) {
-            return Ok(ServerMsg::Cell(cell));
+        if msg.frame().is_some() {
+            return crate::cell::ViewFrame::of(&msg)
+                .map(ServerMsg::View)
+                .ok_or_else(|| ServerDecodeError::Malformed("a view frame whose runs do not add up".into()));
         }
     }
     match kind {

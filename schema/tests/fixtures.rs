@@ -9,7 +9,7 @@
 //! the file; otherwise the test fails unless the file matches byte for byte.
 
 use bytes::Bytes;
-use mino_protocol::cell::{CellEncoder, CellKey};
+use mino_protocol::cell::{encode_entries, FrameStamp, ViewEncoder};
 use mino_protocol::quantize::world_position;
 use mino_protocol::server::{self, AoiInfo, ServerMsg, WelcomeInfo};
 use mino_protocol::snapshot::{PlayerEntry, SnapshotEncoder, SnapshotHeader};
@@ -139,39 +139,29 @@ fn welcome_aoi() -> Frame {
     Frame { name: "welcome-aoi", kind: "Welcome", bytes, expect }
 }
 
-/// A cell frame of tick 2^32 + 5 (the header keeps the low 32 bits), with
-/// entries that echo input sequence numbers in their flags.
-fn cell() -> Frame {
-    // Cell (column 5, row 3) of the 16-column grid: 1 + 3 * 16 + 5.
-    let key = CellKey { shard: ShardId(7), cell: 54, tick: Tick((1 << 32) + 5), server_time_ms: AOI_TIME_MS };
+/// A view frame of tick 2^32 + 5 (the header keeps the low 32 bits) with
+/// two cells: one with entries that echo input sequence numbers in their
+/// flags, and one its last player just left (an empty run).
+fn view() -> Frame {
+    // Cells (column 5, row 3) and (column 6, row 3) of the 16-column grid:
+    // 1 + 3 * 16 + 5 and the next.
+    let stamp = FrameStamp { shard: ShardId(7), tick: Tick((1 << 32) + 5), server_time_ms: AOI_TIME_MS };
     let players = vec![
         PlayerEntry { id: PlayerId(70_001), x: 700.0, y: 450.0, heading: 64, moving: true, input_seq: 5 },
         PlayerEntry { id: PlayerId(3), x: 625.5, y: 499.75, heading: 0, moving: false, input_seq: 127 },
         PlayerEntry { id: PlayerId(0x0001_0002), x: 749.9, y: 375.0, heading: 255, moving: true, input_seq: 0 },
     ];
-    let bytes = Bytes::copy_from_slice(CellEncoder::new().encode(&key, &aoi_world(), players.iter().copied()));
+    let mut entries = Vec::new();
+    encode_entries(&aoi_world(), players.iter().copied(), &mut entries);
+    let bytes = Bytes::copy_from_slice(ViewEncoder::new().encode(&stamp, [(54, &entries[..]), (55, &[][..])]));
     let expect = format!(
-        "{{\"shard_id\": 7, \"cell\": 54, \"tick\": 5, \"time_ms\": {}, \"server_time_ms\": {AOI_TIME_MS}, \
-         \"bounds\": {}, \"players\": {}}}",
+        "{{\"shard_id\": 7, \"tick\": 5, \"time_ms\": {}, \"server_time_ms\": {AOI_TIME_MS}, \
+         \"bounds\": {}, \"cells\": [{{\"cell\": 54, \"players\": {}}}, {{\"cell\": 55, \"players\": []}}]}}",
         AOI_TIME_MS as u32,
         bounds_json(&aoi_world()),
         entries_json(&players, &aoi_world()),
     );
-    Frame { name: "cell", kind: "Cell", bytes, expect }
-}
-
-/// The empty frame of a cell its last player just left.
-fn cell_empty() -> Frame {
-    let key = CellKey { shard: ShardId(7), cell: 55, tick: Tick(6), server_time_ms: AOI_TIME_MS + 50 };
-    let bytes = Bytes::copy_from_slice(CellEncoder::new().encode(&key, &aoi_world(), []));
-    let expect = format!(
-        "{{\"shard_id\": 7, \"cell\": 55, \"tick\": 6, \"time_ms\": {}, \"server_time_ms\": {}, \
-         \"bounds\": {}, \"players\": []}}",
-        (AOI_TIME_MS + 50) as u32,
-        AOI_TIME_MS + 50,
-        bounds_json(&aoi_world()),
-    );
-    Frame { name: "cell-empty", kind: "Cell", bytes, expect }
+    Frame { name: "view", kind: "View", bytes, expect }
 }
 
 fn names() -> Frame {
@@ -326,8 +316,7 @@ fn frames() -> Vec<Frame> {
         welcome_aoi(),
         snapshot(),
         empty_snapshot(),
-        cell(),
-        cell_empty(),
+        view(),
         chat(),
         presence(),
         roster(),
@@ -354,7 +343,7 @@ fn kind_of(msg: &ServerMsg<'_>) -> &'static str {
         ServerMsg::Move(_) => "Move",
         ServerMsg::Names(_) => "Names",
         ServerMsg::PlaceStatus(_) => "PlaceStatus",
-        ServerMsg::Cell(_) => "Cell",
+        ServerMsg::View(_) => "View",
         ServerMsg::CellBundle(_) => "CellBundle",
     }
 }

@@ -5,7 +5,7 @@
 export { Bounds } from './wire/bounds.js';
 export { Busy } from './wire/busy.js';
 export { CellBundle } from './wire/cell-bundle.js';
-export { CellHeader } from './wire/cell-header.js';
+export { CellRun } from './wire/cell-run.js';
 export { ChatMessage } from './wire/chat-message.js';
 export { ChatSend } from './wire/chat-send.js';
 export { ClientBody } from './wire/client-body.js';
@@ -13,6 +13,7 @@ export { ClientMessage } from './wire/client-message.js';
 export { ClientVerifierLimit } from './wire/client-verifier-limit.js';
 export { CloseCode } from './wire/close-code.js';
 export { Error } from './wire/error.js';
+export { FrameHeader } from './wire/frame-header.js';
 export { Hello } from './wire/hello.js';
 export { Input } from './wire/input.js';
 export { Limit } from './wire/limit.js';

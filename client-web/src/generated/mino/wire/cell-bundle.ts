@@ -4,11 +4,15 @@
 
 import * as flatbuffers from 'flatbuffers';
 
+import { CellRun } from '../../mino/wire/cell-run.js';
+import { PlayerState } from '../../mino/wire/player-state.js';
+
+
 /**
- * Between shards only (Redis), never to a client: one shard's cell frames of
- * one region for one tick. `frames` is the frames' bytes back to back, each
- * a complete ServerMessage cell frame, `lengths[i]` bytes long; a relaying
- * shard forwards each unchanged.
+ * Between shards only (Redis), never to a client: one shard's cells of one
+ * region for one tick, as a view frame carries them (`runs` and `players`,
+ * see ServerMessage); a relaying shard forwards each cell's run and players'
+ * bytes unchanged.
  */
 export class CellBundle {
   bb: flatbuffers.ByteBuffer|null = null;
@@ -51,34 +55,24 @@ serverTimeMs():bigint {
   return offset ? this.bb!.readUint64(this.bb_pos + offset) : BigInt('0');
 }
 
-lengths(index: number):number|null {
+runs(index: number, obj?:CellRun):CellRun|null {
   const offset = this.bb!.__offset(this.bb_pos, 12);
-  return offset ? this.bb!.readUint32(this.bb!.__vector(this.bb_pos + offset) + index * 4) : 0;
+  return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
 }
 
-lengthsLength():number {
+runsLength():number {
   const offset = this.bb!.__offset(this.bb_pos, 12);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
-lengthsArray():Uint32Array|null {
-  const offset = this.bb!.__offset(this.bb_pos, 12);
-  return offset ? new Uint32Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
-}
-
-frames(index: number):number|null {
+players(index: number, obj?:PlayerState):PlayerState|null {
   const offset = this.bb!.__offset(this.bb_pos, 14);
-  return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
+  return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
 }
 
-framesLength():number {
+playersLength():number {
   const offset = this.bb!.__offset(this.bb_pos, 14);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
-}
-
-framesArray():Uint8Array|null {
-  const offset = this.bb!.__offset(this.bb_pos, 14);
-  return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
 }
 
 static startCellBundle(builder:flatbuffers.Builder) {
@@ -101,41 +95,20 @@ static addServerTimeMs(builder:flatbuffers.Builder, serverTimeMs:bigint) {
   builder.addFieldInt64(3, serverTimeMs, BigInt('0'));
 }
 
-static addLengths(builder:flatbuffers.Builder, lengthsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(4, lengthsOffset, 0);
+static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(4, runsOffset, 0);
 }
 
-static createLengthsVector(builder:flatbuffers.Builder, data:number[]|Uint32Array):flatbuffers.Offset;
-/**
- * @deprecated This Uint8Array overload will be removed in the future.
- */
-static createLengthsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset;
-static createLengthsVector(builder:flatbuffers.Builder, data:number[]|Uint32Array|Uint8Array):flatbuffers.Offset {
-  builder.startVector(4, data.length, 4);
-  for (let i = data.length - 1; i >= 0; i--) {
-    builder.addInt32(data[i]!);
-  }
-  return builder.endVector();
+static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(6, numElems, 2);
 }
 
-static startLengthsVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(4, numElems, 4);
+static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(5, playersOffset, 0);
 }
 
-static addFrames(builder:flatbuffers.Builder, framesOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(5, framesOffset, 0);
-}
-
-static createFramesVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
-  builder.startVector(1, data.length, 1);
-  for (let i = data.length - 1; i >= 0; i--) {
-    builder.addInt8(data[i]!);
-  }
-  return builder.endVector();
-}
-
-static startFramesVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(1, numElems, 1);
+static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(10, numElems, 2);
 }
 
 static endCellBundle(builder:flatbuffers.Builder):flatbuffers.Offset {
@@ -143,14 +116,14 @@ static endCellBundle(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, lengthsOffset:flatbuffers.Offset, framesOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, runsOffset:flatbuffers.Offset, playersOffset:flatbuffers.Offset):flatbuffers.Offset {
   CellBundle.startCellBundle(builder);
   CellBundle.addShardId(builder, shardId);
   CellBundle.addRegion(builder, region);
   CellBundle.addTick(builder, tick);
   CellBundle.addServerTimeMs(builder, serverTimeMs);
-  CellBundle.addLengths(builder, lengthsOffset);
-  CellBundle.addFrames(builder, framesOffset);
+  CellBundle.addRuns(builder, runsOffset);
+  CellBundle.addPlayers(builder, playersOffset);
   return CellBundle.endCellBundle(builder);
 }
 }

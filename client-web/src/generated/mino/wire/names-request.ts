@@ -5,7 +5,7 @@
 import * as flatbuffers from 'flatbuffers';
 
 /**
- * With area of interest: which players are these? (ids seen in cell frames
+ * With area of interest: which players are these? (ids seen in view frames
  * whose names the client does not know yet). The server answers Names with
  * the ones it knows; at most Limit.MaxNamesRequestIds ids, counted against
  * the input rate limit.

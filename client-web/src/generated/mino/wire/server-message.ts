@@ -4,17 +4,19 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { CellHeader } from '../../mino/wire/cell-header.js';
+import { CellRun } from '../../mino/wire/cell-run.js';
+import { FrameHeader } from '../../mino/wire/frame-header.js';
 import { PlayerState } from '../../mino/wire/player-state.js';
 import { ServerBody, unionToServerBody, unionListToServerBody } from '../../mino/wire/server-body.js';
 
 
 /**
- * Every server message. With area of interest, a shard sends one cell
- * frame per occupied cell a tick: `cell` and `players` set and no body, so
- * the frame is about 40 bytes plus 10 a player. The cell's players of that
- * shard are all in it: a player missing from it has left the cell.
- * Otherwise `body` says what the message is.
+ * Every server message. With area of interest, a socket gets per tick one
+ * view frame per shard whose cells it sees: `frame`, `runs` and `players`
+ * set and no body. The frame's header (about 50 bytes with the websocket's)
+ * comes once, each cell costs a 6-byte run and each player 10 bytes. A run
+ * holds all of that cell's players of that shard: a player missing from it
+ * has left the cell. Otherwise `body` says what the message is.
  */
 export class ServerMessage {
   bb: flatbuffers.ByteBuffer|null = null;
@@ -34,41 +36,59 @@ static getSizePrefixedRootAsServerMessage(bb:flatbuffers.ByteBuffer, obj?:Server
   return (obj || new ServerMessage()).__init(bb.readInt32(bb.position()) + bb.position(), bb);
 }
 
-cell(obj?:CellHeader):CellHeader|null {
+frame(obj?:FrameHeader):FrameHeader|null {
   const offset = this.bb!.__offset(this.bb_pos, 4);
-  return offset ? (obj || new CellHeader()).__init(this.bb_pos + offset, this.bb!) : null;
+  return offset ? (obj || new FrameHeader()).__init(this.bb_pos + offset, this.bb!) : null;
 }
 
-players(index: number, obj?:PlayerState):PlayerState|null {
+runs(index: number, obj?:CellRun):CellRun|null {
   const offset = this.bb!.__offset(this.bb_pos, 6);
-  return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
+  return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
 }
 
-playersLength():number {
+runsLength():number {
   const offset = this.bb!.__offset(this.bb_pos, 6);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
-bodyType():ServerBody {
+players(index: number, obj?:PlayerState):PlayerState|null {
   const offset = this.bb!.__offset(this.bb_pos, 8);
+  return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
+}
+
+playersLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 8);
+  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
+}
+
+bodyType():ServerBody {
+  const offset = this.bb!.__offset(this.bb_pos, 10);
   return offset ? this.bb!.readUint8(this.bb_pos + offset) : ServerBody.NONE;
 }
 
 body<T extends flatbuffers.Table>(obj:any):any|null {
-  const offset = this.bb!.__offset(this.bb_pos, 10);
+  const offset = this.bb!.__offset(this.bb_pos, 12);
   return offset ? this.bb!.__union(obj, this.bb_pos + offset) : null;
 }
 
 static startServerMessage(builder:flatbuffers.Builder) {
-  builder.startObject(4);
+  builder.startObject(5);
 }
 
-static addCell(builder:flatbuffers.Builder, cellOffset:flatbuffers.Offset) {
-  builder.addFieldStruct(0, cellOffset, 0);
+static addFrame(builder:flatbuffers.Builder, frameOffset:flatbuffers.Offset) {
+  builder.addFieldStruct(0, frameOffset, 0);
+}
+
+static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(1, runsOffset, 0);
+}
+
+static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(6, numElems, 2);
 }
 
 static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(1, playersOffset, 0);
+  builder.addFieldOffset(2, playersOffset, 0);
 }
 
 static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
@@ -76,11 +96,11 @@ static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
 }
 
 static addBodyType(builder:flatbuffers.Builder, bodyType:ServerBody) {
-  builder.addFieldInt8(2, bodyType, ServerBody.NONE);
+  builder.addFieldInt8(3, bodyType, ServerBody.NONE);
 }
 
 static addBody(builder:flatbuffers.Builder, bodyOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(3, bodyOffset, 0);
+  builder.addFieldOffset(4, bodyOffset, 0);
 }
 
 static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
@@ -88,9 +108,10 @@ static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createServerMessage(builder:flatbuffers.Builder, cellOffset:flatbuffers.Offset, playersOffset:flatbuffers.Offset, bodyType:ServerBody, bodyOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createServerMessage(builder:flatbuffers.Builder, frameOffset:flatbuffers.Offset, runsOffset:flatbuffers.Offset, playersOffset:flatbuffers.Offset, bodyType:ServerBody, bodyOffset:flatbuffers.Offset):flatbuffers.Offset {
   ServerMessage.startServerMessage(builder);
-  ServerMessage.addCell(builder, cellOffset);
+  ServerMessage.addFrame(builder, frameOffset);
+  ServerMessage.addRuns(builder, runsOffset);
   ServerMessage.addPlayers(builder, playersOffset);
   ServerMessage.addBodyType(builder, bodyType);
   ServerMessage.addBody(builder, bodyOffset);

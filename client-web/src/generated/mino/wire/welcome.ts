@@ -118,7 +118,7 @@ resumed():boolean {
 
 /**
  * Area of interest: the side of a grid cell, world units; 0 when the
- * server sends whole-shard snapshots instead of cell frames.
+ * server sends whole-shard snapshots instead of view frames.
  */
 cellSize():number {
   const offset = this.bb!.__offset(this.bb_pos, 26);
@@ -143,7 +143,7 @@ viewRadius():number {
 }
 
 /**
- * A player that has been in none of the cell frames received for this
+ * A player that has been in none of the cells received for this
  * long (ms) has left the view: draw it no more.
  */
 viewGraceMs():number {

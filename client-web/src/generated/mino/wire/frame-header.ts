@@ -5,33 +5,29 @@
 import * as flatbuffers from 'flatbuffers';
 
 /**
- * Whose, where and when a cell frame is: 16 bytes.
+ * Whose and when a view frame is: 12 bytes, once a frame.
  */
-export class CellHeader {
+export class FrameHeader {
   bb: flatbuffers.ByteBuffer|null = null;
   bb_pos = 0;
-  __init(i:number, bb:flatbuffers.ByteBuffer):CellHeader {
+  __init(i:number, bb:flatbuffers.ByteBuffer):FrameHeader {
   this.bb_pos = i;
   this.bb = bb;
   return this;
 }
 
+/**
+ * The shard whose players the frame's cells hold.
+ */
 shardId():number {
   return this.bb!.readUint32(this.bb_pos);
-}
-
-/**
- * 1 + row * grid_columns + column (Welcome gives the grid).
- */
-cell():number {
-  return this.bb!.readUint32(this.bb_pos + 4);
 }
 
 /**
  * The shard's tick; ticks count scheduled ticks, so a gap is visible.
  */
 tick():number {
-  return this.bb!.readUint32(this.bb_pos + 8);
+  return this.bb!.readUint32(this.bb_pos + 4);
 }
 
 /**
@@ -40,18 +36,17 @@ tick():number {
  * estimate of the server clock from the Welcome).
  */
 timeMs():number {
-  return this.bb!.readUint32(this.bb_pos + 12);
+  return this.bb!.readUint32(this.bb_pos + 8);
 }
 
 static sizeOf():number {
-  return 16;
+  return 12;
 }
 
-static createCellHeader(builder:flatbuffers.Builder, shard_id: number, cell: number, tick: number, time_ms: number):flatbuffers.Offset {
-  builder.prep(4, 16);
+static createFrameHeader(builder:flatbuffers.Builder, shard_id: number, tick: number, time_ms: number):flatbuffers.Offset {
+  builder.prep(4, 12);
   builder.writeInt32(time_ms);
   builder.writeInt32(tick);
-  builder.writeInt32(cell);
   builder.writeInt32(shard_id);
   return builder.offset();
 }
