@@ -14,7 +14,7 @@
 //
 // With --server-args giving a --cell-size (area of interest), the page draws
 // only the players in view: the figure then also reports how many that was,
-// how many it tracked, cell frames a second and names asked.
+// how many it tracked, view frames and cells a second and names asked.
 //
 // Server: MINO_SERVER_BIN, else target/release/mino-server if built, else
 // target/debug. Bots: target/release/mino-loadgen (walker profile) if built,
@@ -97,6 +97,13 @@ async function startBots(server: RunningServer, n: number): Promise<{ kind: stri
   };
 }
 
+/** How much `count` grew a second over `samples` (one a second); NaN with fewer than two. */
+function perSecond(samples: MinoStats[], count: (s: MinoStats) => number): number {
+  const first = samples[0];
+  const last = samples[samples.length - 1];
+  return first && last && samples.length > 1 ? (count(last) - count(first)) / (samples.length - 1) : Number.NaN;
+}
+
 function summarize(samples: MinoStats[], huds: string[]) {
   const col = (f: (s: MinoStats) => number): number[] => samples.map(f).sort((a, b) => a - b);
   const median = (xs: number[]): number => xs[Math.floor(xs.length / 2)] ?? Number.NaN;
@@ -124,8 +131,8 @@ function summarize(samples: MinoStats[], huds: string[]) {
     aoi: samples[0]?.aoi ?? false,
     inViewMedian: median(col((s) => s.inView)),
     trackedMedian: median(col((s) => s.tracked)),
-    cellFramesPerSecond:
-      samples.length > 1 ? ((samples[samples.length - 1]?.cellFrames ?? 0) - (samples[0]?.cellFrames ?? 0)) / (samples.length - 1) : Number.NaN,
+    viewFramesPerSecond: perSecond(samples, (s) => s.viewFrames),
+    cellsPerSecond: perSecond(samples, (s) => s.cellFrames),
     namesAsked: samples[samples.length - 1]?.namesAsked ?? 0,
     namesRequests: samples[samples.length - 1]?.namesRequests ?? 0,
   };
@@ -188,7 +195,7 @@ async function main(): Promise<void> {
         `behind the newest snapshot (p95 ${result.renderLagMsP95.toFixed(0)}), ${result.framesSkipped} snapshots skipped` +
         (result.aoi
           ? `; area of interest: ${result.inViewMedian} in view, ${result.trackedMedian} tracked, ` +
-            `${result.cellFramesPerSecond.toFixed(0)} cell frames/s, ${result.namesAsked} names asked in ${result.namesRequests} requests`
+            `${result.viewFramesPerSecond.toFixed(0)} view frames/s carrying ${result.cellsPerSecond.toFixed(0)} cells/s, ${result.namesAsked} names asked in ${result.namesRequests} requests`
           : ''),
     );
     if (opt.json) writeFileSync(opt.json, JSON.stringify({ result, samples }, null, 2));

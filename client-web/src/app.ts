@@ -4,13 +4,13 @@
 //
 // Two modes, as the Welcome says: whole-shard snapshots (interp/world, names
 // from the Roster and Presence, the camera over the world) or area of interest
-// (cell frames into interp/cell-world, names asked for as players come into
-// view, the camera and a minimap around the view radius, the place's count
-// from PlaceStatus).
+// (each cell of a view frame into interp/cell-world, names asked for as
+// players come into view, the camera and a minimap around the view radius,
+// the place's count from PlaceStatus).
 //
 // The own player is not interpolated: it is predicted (predict/prediction)
 // from the Inputs sent and reconciled with its own entry in each snapshot or
-// cell frame, so it answers a key at once.
+// view frame, so it answers a key at once.
 
 import { Controls } from './input/controls.js';
 import { DirectionSender } from './input/sender.js';
@@ -65,7 +65,7 @@ const MAX_CANVAS_PX = 4096;
 export class Game {
   /** Whole-shard mode: every shard's snapshots, merged. */
   readonly world = new InterpolatedWorld();
-  /** Area of interest: the players in view, from cell frames. */
+  /** Area of interest: the players in view, from the cells of view frames. */
   readonly cells: CellWorld;
   /** Area of interest: names asked for as players come into view. */
   readonly names: NameBook;
@@ -96,7 +96,7 @@ export class Game {
     frameCpuMs: Number.NaN,
     catchingUp: false,
   };
-  /** Snapshots and cell frames waiting to be taken; the newest of each shard (or cell) only, when the page fell behind. */
+  /** Snapshots and view frames' cells waiting to be taken; the newest of each shard (or cell) only, when the page fell behind. */
   readonly inbox = new FrameInbox((msg, at) => this.take(msg, at));
   /** What the current outage has been (a restart, a session the server no longer knew), for what the page says after it. */
   private sawRestart = false;
@@ -109,6 +109,7 @@ export class Game {
   private placePlayers = Number.NaN;
   private placeShards = Number.NaN;
   private own = 0;
+  private viewFramesReceived = 0;
   private shard = 0;
   private connKind: ConnectionState['kind'] | 'idle' = 'idle';
   private welcomeX = 0;
@@ -155,6 +156,11 @@ export class Game {
   /** The local player's id (0 before Welcome). */
   get ownId(): number {
     return this.own;
+  }
+
+  /** Area of interest: view frames received (each one shard's cells of one tick). */
+  get viewFrames(): number {
+    return this.viewFramesReceived;
   }
 
   /** The shard that welcomed the local player (0 before Welcome). */
@@ -219,7 +225,10 @@ export class Game {
 
   private message(msg: ServerMsg, arrivalMs: number): void {
     switch (msg.kind) {
-      case 'cell':
+      case 'view':
+        this.viewFramesReceived++;
+        for (const cell of msg.cells) this.inbox.offer(cell, arrivalMs);
+        return;
       case 'snapshot':
         this.inbox.offer(msg, arrivalMs);
         return;
@@ -257,7 +266,7 @@ export class Game {
     }
   }
 
-  /** Takes a snapshot or cell frame out of the inbox into the interpolation. */
+  /** Takes a snapshot or a view frame's cell out of the inbox into the interpolation. */
   private take(msg: ReplaceableMsg, arrivalMs: number): void {
     if (msg.kind === 'cell') {
       this.cells.onCell(msg, arrivalMs);

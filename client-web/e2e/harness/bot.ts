@@ -2,8 +2,8 @@
 // client's own protocol module: Hello, Input, ChatSend; it keeps the newest
 // snapshot's positions of every player (overall and per shard), and the chat
 // and presence messages it received. With area of interest it keeps the
-// positions of the players in the cell frames it gets instead (its own among
-// them: its own cell comes every tick).
+// positions of the players in the cells of the view frames it gets instead
+// (its own among them: its own cell comes every tick).
 
 import WebSocket from 'ws';
 import {
@@ -11,6 +11,7 @@ import {
   encodeChat,
   encodeHello,
   encodeInput,
+  type CellMsg,
   type ChatMsg,
   type PlayerColumns,
   type PresenceMsg,
@@ -29,7 +30,8 @@ export class Bot {
   readonly shardPositions = new Map<number, Map<number, [number, number]>>();
   /** Snapshots received, in all and per shard id. */
   snapshots = 0;
-  /** Cell frames received (area of interest). */
+  /** Area of interest: view frames received, and the cells they carried. */
+  viewFrames = 0;
   cellFrames = 0;
   readonly shardSnapshots = new Map<number, number>();
   closedWith: number | null = null;
@@ -99,11 +101,9 @@ export class Bot {
   private receive(msg: ServerMsg): void {
     if (msg.kind === 'chat') this.chats.push(msg);
     if (msg.kind === 'presence') this.presences.push({ ...msg, receivedAt: Date.now() });
-    if (msg.kind === 'cell') {
-      this.reserve(msg.playerCount);
-      msg.readPlayers(this.cols, this.welcome.bounds);
-      for (let i = 0; i < msg.playerCount; i++) this.positions.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
-      this.cellFrames++;
+    if (msg.kind === 'view') {
+      for (const cell of msg.cells) this.receiveCell(cell);
+      this.viewFrames++;
       return;
     }
     if (msg.kind !== 'snapshot') return;
@@ -122,12 +122,20 @@ export class Bot {
     this.snapshots++;
   }
 
+  /** Keeps the positions of the players in one cell of a view frame. */
+  private receiveCell(cell: CellMsg): void {
+    this.reserve(cell.playerCount);
+    cell.readPlayers(this.cols, this.welcome.bounds);
+    for (let i = 0; i < cell.playerCount; i++) this.positions.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
+    this.cellFrames++;
+  }
+
   /** Position of player `id` in the newest snapshot of shard `shardId`, world units. */
   positionOn(shardId: number, id: number): [number, number] | undefined {
     return this.shardPositions.get(shardId)?.get(id);
   }
 
-  /** Server-side position of player `id` in the newest snapshot, or with area of interest the newest cell frame listing it. */
+  /** Server-side position of player `id` in the newest snapshot, or with area of interest the newest cell listing it. */
   position(id: number): [number, number] | undefined {
     return this.positions.get(id);
   }

@@ -47,7 +47,7 @@ export interface MinoStats {
   sockets: number;
   decodeErrors: number;
   inputsSent: number;
-  /** Whether the server sends cell frames (area of interest) rather than whole-shard snapshots. */
+  /** Whether the server sends view frames (area of interest) rather than whole-shard snapshots. */
   aoi: boolean;
   /** Area of interest: the view radius (world units) and the camera's farthest screen corner from its centre (world units). */
   viewRadius: number;
@@ -59,7 +59,11 @@ export interface MinoStats {
   /** Area of interest: the place's players and live shards from the last PlaceStatus (NaN before one). */
   placePlayers: number;
   placeShards: number;
-  /** Area of interest: cell frames taken, and refused as repeated or older. */
+  /**
+   * Area of interest: view frames received (one a shard a tick), and the
+   * cells they carried that were taken, and refused as repeated or older.
+   */
+  viewFrames: number;
   cellFrames: number;
   staleCellFrames: number;
   /** Area of interest: NamesRequests sent, ids asked in them, names known. */
@@ -79,7 +83,7 @@ export interface MinoStats {
   predictionErrorP95: number;
   predictionErrorMax: number;
   predictionSnaps: number;
-  /** Snapshots and cell frames skipped to catch up (the page fell behind the network), and the most found waiting at one animation frame. */
+  /** Snapshots and cells of view frames skipped to catch up (the page fell behind the network), and the most found waiting at one animation frame. */
   framesSkipped: number;
   framesMostWaiting: number;
   /** Where the camera keeps the own player across, CSS pixels from the canvas's left (the middle of what the panels leave free). */

@@ -45,6 +45,7 @@ function emptyStats(): MinoStats {
     tracked: 0,
     placePlayers: Number.NaN,
     placeShards: Number.NaN,
+    viewFrames: 0,
     cellFrames: 0,
     staleCellFrames: 0,
     namesRequests: 0,
@@ -129,6 +130,7 @@ function cellStats(g: Game, s: MinoStats): void {
   s.tracked = w.tracks.count;
   s.placePlayers = g.place.players;
   s.placeShards = g.place.shards;
+  s.viewFrames = g.viewFrames;
   s.cellFrames = w.cellFrames;
   s.staleCellFrames = w.staleFrames;
   s.namesRequests = g.names.requests;

@@ -1,10 +1,10 @@
-// Area of interest in the client: cell frames feed per-player tracks, drawn
+// Area of interest in the client: the cells of view frames feed per-player tracks, drawn
 // about 100 ms behind; completeness tells "left the cell" from "still there";
 // border crossings and shard changes never blink or jump; graces hide and
 // forget; and a steady frame allocates nothing.
 import { describe, expect, it } from 'vitest';
 import type { CellMsg, PlayerColumns } from '../net/protocol.js';
-import { AOI, AOI_EPOCH, AOI_WORLD, aoiWelcome, cellFrame, cellOf } from '../testing/cells.js';
+import { AOI, AOI_EPOCH, AOI_WORLD, aoiWelcome, cellOf, viewCell } from '../testing/cells.js';
 import { FRAME_BUDGET_BYTES, MEASURED_FRAMES, WARM_FRAMES, bytesPerFrame } from '../testing/allocation.js';
 import type { TestPlayer } from '../testing/snapshots.js';
 import { CellWorld } from './cell-world.js';
@@ -36,7 +36,7 @@ function drawn(w: CellWorld, id: number): [number, number] | null {
 
 /** The own player standing at (1000, 1000): its cell's frame of `tick`, plus whoever else is in it. */
 function ownFrame(tick: number, others: TestPlayer[] = []): CellMsg {
-  return cellFrame(1, cellOf(1000, 1000), tick, [{ id: OWN, x: 1000, y: 1000 }, ...others]);
+  return viewCell(1, cellOf(1000, 1000), tick, [{ id: OWN, x: 1000, y: 1000 }, ...others]);
 }
 
 /**
@@ -60,8 +60,8 @@ function run(w: CellWorld, from: number, to: number, frames: (tick: number) => C
   }
 }
 
-describe('cell frames to tracks', () => {
-  it('draws the players of a cell frame from the next frame, and tells who entered view', () => {
+describe('cells to tracks', () => {
+  it('draws the players of a cell from the next frame, and tells who entered view', () => {
     const entered: number[] = [];
     const w = world(entered);
     w.onCell(ownFrame(1, [{ id: 7, x: 1010, y: 990 }]), arrival(1));
@@ -77,7 +77,7 @@ describe('cell frames to tracks', () => {
     const w = world();
     const x = (tick: number): number => 500 + tick * STEP;
     let last = Number.NaN;
-    run(w, 1, 60, (t) => [ownFrame(t), cellFrame(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }])], (now) => {
+    run(w, 1, 60, (t) => [ownFrame(t), viewCell(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }])], (now) => {
       const p = drawn(w, 7);
       if (!p || now < arrival(10)) return;
       // Never more than a walk's worth per update, never backwards.
@@ -102,8 +102,8 @@ describe('cell frames to tracks', () => {
     const frames = (t: number): CellMsg[] => {
       const time = AOI_EPOCH + t * TICK + late(t);
       return [
-        cellFrame(1, cellOf(1000, 1000), t, [{ id: OWN, x: 1000, y: 1000 }], time),
-        cellFrame(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }], time),
+        viewCell(1, cellOf(1000, 1000), t, [{ id: OWN, x: 1000, y: 1000 }], time),
+        viewCell(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500 }], time),
       ];
     };
     let last = Number.NaN;
@@ -135,7 +135,7 @@ describe('cell frames to tracks', () => {
     w.welcome(aoiWelcome(OWN, 1, wrap - 120), AOI);
     for (let tick = 0; tick < 10; tick++) {
       const time = wrap - 100 + tick * TICK;
-      w.onCell(cellFrame(1, cellOf(1000, 1000), tick, [{ id: OWN, x: 1000 + tick * STEP, y: 1000 }], time), arrival(tick));
+      w.onCell(viewCell(1, cellOf(1000, 1000), tick, [{ id: OWN, x: 1000 + tick * STEP, y: 1000 }], time), arrival(tick));
     }
     w.update(arrival(9));
     const p = drawn(w, OWN);
@@ -148,10 +148,10 @@ describe('cell frames to tracks', () => {
   it('ignores a frame it already has and one older than its cell\'s newest', () => {
     const w = world();
     const cell = cellOf(500, 500);
-    w.onCell(cellFrame(1, cell, 5, [{ id: 7, x: 500, y: 500 }]), arrival(5));
-    w.onCell(cellFrame(1, cell, 5, [{ id: 7, x: 600, y: 500 }]), arrival(5));
+    w.onCell(viewCell(1, cell, 5, [{ id: 7, x: 500, y: 500 }]), arrival(5));
+    w.onCell(viewCell(1, cell, 5, [{ id: 7, x: 600, y: 500 }]), arrival(5));
     // An older frame without player 7 says nothing about where it is now.
-    w.onCell(cellFrame(1, cell, 4, []), arrival(5));
+    w.onCell(viewCell(1, cell, 4, []), arrival(5));
     expect(w.staleFrames).toBe(2);
     w.update(arrival(5) + 1000);
     expect(drawn(w, 7)).toEqual([500, 500]);
@@ -172,11 +172,11 @@ describe('entering and leaving view', () => {
         (t) => {
           const here = cellOf(x(t), 500);
           const before = cellOf(x(t - 1), 500);
-          const frames = [ownFrame(t), cellFrame(1, here, t, [{ id: 7, x: x(t), y: 500 }])];
+          const frames = [ownFrame(t), viewCell(1, here, t, [{ id: 7, x: x(t), y: 500 }])];
           if (before !== here) {
             crossings++;
-            // The cell it left: empty now (the server sends vacated cells empty frames).
-            const emptied = cellFrame(1, before, t, []);
+            // The cell it left: empty now (the server sends a vacated cell as an empty run).
+            const emptied = viewCell(1, before, t, []);
             if (newFirst) frames.push(emptied);
             else frames.splice(1, 0, emptied);
           }
@@ -205,9 +205,9 @@ describe('entering and leaving view', () => {
         const frames = [ownFrame(t)];
         const cell = cellOf(x(t), 500);
         const every = x(t) < 750 ? 1 : 4; // its new cell's frames come every 4th tick only
-        if (t % every === 0) frames.push(cellFrame(1, cell, t, [{ id: 7, x: x(t), y: 500 }]));
+        if (t % every === 0) frames.push(viewCell(1, cell, t, [{ id: 7, x: x(t), y: 500 }]));
         // Its old cell, every tick, is empty once it left.
-        if (x(t) >= 750) frames.push(cellFrame(1, cellOf(700, 500), t, []));
+        if (x(t) >= 750) frames.push(viewCell(1, cellOf(700, 500), t, []));
         return frames;
       },
       (now) => {
@@ -220,11 +220,11 @@ describe('entering and leaving view', () => {
     const w = world();
     const cell = cellOf(800, 800);
     // Player 7 stands in its cell until tick 20, then is gone (it left the place): the cell's frames go on without it.
-    run(w, 1, 20, (t) => [ownFrame(t), cellFrame(1, cell, t, [{ id: 7, x: 800, y: 800 }, { id: 8, x: 810, y: 800 }])]);
+    run(w, 1, 20, (t) => [ownFrame(t), viewCell(1, cell, t, [{ id: 7, x: 800, y: 800 }, { id: 8, x: 810, y: 800 }])]);
     const hide = hideAfterMs(TICK, TICK, AOI.viewGraceMs);
     let hiddenAt = Number.NaN;
     let forgottenAt = Number.NaN;
-    run(w, 20, 60, (t) => [ownFrame(t), cellFrame(1, cell, t, [{ id: 8, x: 810, y: 800 }])], (now) => {
+    run(w, 20, 60, (t) => [ownFrame(t), viewCell(1, cell, t, [{ id: 8, x: 810, y: 800 }])], (now) => {
       if (Number.isNaN(hiddenAt) && !drawn(w, 7)) hiddenAt = now;
       if (Number.isNaN(forgottenAt) && w.tracks.slotOf(7) < 0) forgottenAt = now;
     });
@@ -242,8 +242,8 @@ describe('entering and leaving view', () => {
     const w = world();
     // 7 comes every tick, 9 (in the prefetch ring) every 4th; from tick 40 neither cell comes any more.
     run(w, 1, 40, (t) => {
-      const frames = [ownFrame(t), cellFrame(1, cellOf(800, 800), t, [{ id: 7, x: 800, y: 800 }])];
-      if (t % 4 === 0) frames.push(cellFrame(1, cellOf(1400, 1400), t, [{ id: 9, x: 1400, y: 1400 }]));
+      const frames = [ownFrame(t), viewCell(1, cellOf(800, 800), t, [{ id: 7, x: 800, y: 800 }])];
+      if (t % 4 === 0) frames.push(viewCell(1, cellOf(1400, 1400), t, [{ id: 9, x: 1400, y: 1400 }]));
       return frames;
     });
     const gone = new Map<number, number>();
@@ -267,7 +267,7 @@ describe('entering and leaving view', () => {
       w,
       1,
       80,
-      (t) => (t % 4 === 0 ? [ownFrame(t), cellFrame(1, cellOf(x(t), 300), t, [{ id: 9, x: x(t), y: 300 }])] : [ownFrame(t)]),
+      (t) => (t % 4 === 0 ? [ownFrame(t), viewCell(1, cellOf(x(t), 300), t, [{ id: 9, x: x(t), y: 300 }])] : [ownFrame(t)]),
       (now) => {
         const p = drawn(w, 9);
         if (!p || now < arrival(20)) return;
@@ -288,7 +288,7 @@ describe('entering and leaving view', () => {
     let last = Number.NaN;
     let maxMove = 0;
     let now = arrival(1) - 1;
-    const walker = (tick: number): CellMsg => cellFrame(1, cellOf(x(tick), 300), tick, [{ id: 7, x: x(tick), y: 300 }]);
+    const walker = (tick: number): CellMsg => viewCell(1, cellOf(x(tick), 300), tick, [{ id: 7, x: x(tick), y: 300 }]);
     for (let tick = 1; tick < 60; tick++) {
       for (; now < arrival(tick); now += 16) {
         w.update(now);
@@ -323,9 +323,9 @@ describe('entering and leaving view', () => {
         const frames = [ownFrame(t)];
         const p = [{ id: 7, x: x(t), y: 1300 }];
         // On shard 1 until tick 25; from tick 29 on shard 2, whose frames are relayed a tick later.
-        if (t < 25) frames.push(cellFrame(1, cellOf(x(t), 1300), t, p));
-        else frames.push(cellFrame(1, cellOf(x(24), 1300), t, []));
-        if (t >= 29) frames.push(cellFrame(2, cellOf(x(t - 1), 1300), 5000 + t, [{ id: 7, x: x(t - 1), y: 1300 }], AOI_EPOCH + (t - 1) * TICK));
+        if (t < 25) frames.push(viewCell(1, cellOf(x(t), 1300), t, p));
+        else frames.push(viewCell(1, cellOf(x(24), 1300), t, []));
+        if (t >= 29) frames.push(viewCell(2, cellOf(x(t - 1), 1300), 5000 + t, [{ id: 7, x: x(t - 1), y: 1300 }], AOI_EPOCH + (t - 1) * TICK));
         return frames;
       },
       (now) => {
@@ -342,11 +342,11 @@ describe('entering and leaving view', () => {
 
   it('starts a player who comes back after being hidden where it is now', () => {
     const w = world();
-    run(w, 1, 10, (t) => [ownFrame(t), cellFrame(1, cellOf(600, 600), t, [{ id: 7, x: 600, y: 600 }])]);
-    run(w, 10, 20, (t) => [ownFrame(t), cellFrame(1, cellOf(600, 600), t, [])]);
+    run(w, 1, 10, (t) => [ownFrame(t), viewCell(1, cellOf(600, 600), t, [{ id: 7, x: 600, y: 600 }])]);
+    run(w, 10, 20, (t) => [ownFrame(t), viewCell(1, cellOf(600, 600), t, [])]);
     expect(drawn(w, 7)).toBeNull();
     expect(w.tracks.slotOf(7)).toBeGreaterThanOrEqual(0); // hidden, not forgotten yet
-    w.onCell(cellFrame(1, cellOf(1200, 600), 20, [{ id: 7, x: 1200, y: 600 }]), arrival(20));
+    w.onCell(viewCell(1, cellOf(1200, 600), 20, [{ id: 7, x: 1200, y: 600 }]), arrival(20));
     w.update(arrival(20));
     expect(drawn(w, 7)).toEqual([1200, 600]);
   });

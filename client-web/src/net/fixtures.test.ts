@@ -58,7 +58,7 @@ const KIND: Record<string, ServerMsg['kind']> = {
   Move: 'move',
   Names: 'names',
   PlaceStatus: 'place-status',
-  Cell: 'cell',
+  View: 'view',
 };
 
 /** A decoded entry as the Rust encoder recorded it. */
@@ -129,32 +129,40 @@ describe('server frames from the Rust encoders', () => {
     });
   });
 
-  it('a cell frame carries its header and its players, dequantized over the welcome bounds', () => {
-    const c = decoded('cell');
-    const e = frame('cell').expect as {
+  it('a view frame carries its header and each cell with its players, dequantized over the welcome bounds', () => {
+    const v = decoded('view');
+    const e = frame('view').expect as {
       shard_id: number;
-      cell: number;
       tick: number;
       time_ms: number;
       server_time_ms: number;
       bounds: { min_x: number; min_y: number; max_x: number; max_y: number };
-      players: EntryExpect[];
+      cells: { cell: number; players: EntryExpect[] }[];
     };
-    if (c.kind !== 'cell') throw new Error('not a cell frame');
-    expect([c.shardId, c.cell, c.tick, c.timeMs]).toEqual([e.shard_id, e.cell, e.tick, e.time_ms]);
-    expect(c.timeMs).toBe(e.server_time_ms % 2 ** 32);
-    expect(c.playerCount).toBe(e.players.length);
-    const out = columns(c.playerCount);
-    c.readPlayers(out, boundsOf(e.bounds));
-    expectEntries(out, e.players);
+    if (v.kind !== 'view') throw new Error('not a view frame');
+    expect([v.shardId, v.tick, v.timeMs]).toEqual([e.shard_id, e.tick, e.time_ms]);
+    expect(v.timeMs).toBe(e.server_time_ms % 2 ** 32);
+    expect(v.cells.map((c) => c.cell)).toEqual(e.cells.map((c) => c.cell));
+    v.cells.forEach((c, i) => {
+      const want = e.cells[i] as { cell: number; players: EntryExpect[] };
+      expect([c.kind, c.shardId, c.tick, c.timeMs]).toEqual(['cell', e.shard_id, e.tick, e.time_ms]);
+      expect(c.playerCount).toBe(want.players.length);
+      const out = columns(c.playerCount);
+      c.readPlayers(out, boundsOf(e.bounds));
+      expectEntries(out, want.players);
+    });
     // Bit 0 moving, bits 1-7 the input sequence echo.
+    const first = v.cells[0];
+    const out = columns(3);
+    first?.readPlayers(out, boundsOf(e.bounds));
     expect(Array.from(out.flags)).toEqual([(5 << 1) | 1, 127 << 1, 1]);
   });
 
-  it('an empty cell frame is a cell frame (its players left), not a message without a body', () => {
-    const c = decoded('cell-empty');
-    if (c.kind !== 'cell') throw new Error('not a cell frame');
-    expect([c.shardId, c.cell, c.tick, c.playerCount]).toEqual([7, 55, 6, 0]);
+  it("a view frame's emptied cell is a cell without players (they left it)", () => {
+    const v = decoded('view');
+    if (v.kind !== 'view') throw new Error('not a view frame');
+    const emptied = v.cells[v.cells.length - 1];
+    expect(emptied && [emptied.shardId, emptied.cell, emptied.tick, emptied.playerCount]).toEqual([7, 55, 5, 0]);
   });
 
   it('names and place status carry their fields', () => {
@@ -234,6 +242,26 @@ describe('server frames from the Rust encoders', () => {
   });
 });
 
+/** Vtable offsets of the root ServerMessage's fields (schema/mino.fbs order). */
+const ROOT_FRAME = 4;
+const ROOT_RUNS = 6;
+const ROOT_PLAYERS = 8;
+const ROOT_BODY_TYPE = 10;
+
+/** Where the root table's vtable starts. */
+function rootVtable(view: DataView): number {
+  const root = view.getUint32(0, true);
+  return root - view.getInt32(root, true);
+}
+
+/** Where the root table's field of vtable offset `vo` is, or 0 when it is absent. */
+function rootField(view: DataView, vo: number): number {
+  const root = view.getUint32(0, true);
+  const vtable = rootVtable(view);
+  const at = vo < view.getUint16(vtable, true) ? view.getUint16(vtable + vo, true) : 0;
+  return at ? root + at : 0;
+}
+
 describe('damaged frames are refused', () => {
   it.each(frames.map((f) => [f.name, f] as const))('every truncation of %s is refused', (_name, f) => {
     const bytes = bytesOf(f.hex);
@@ -257,37 +285,51 @@ describe('damaged frames are refused', () => {
     expect(decodeServer(bytes)).toMatchObject({ ok: false });
   });
 
-  it('a cell frame whose player count points past the end is refused', () => {
-    const bytes = bytesOf(frame('cell').hex);
-    const view = new DataView(bytes.buffer);
-    const n = (frame('cell').expect.players as unknown[]).length;
-    let at = -1;
-    for (let i = 0; i + 4 <= bytes.length; i += 4) if (view.getUint32(i, true) === n) at = i;
-    expect(at).toBeGreaterThan(0);
-    view.setUint32(at, 100_000, true);
-    expect(decodeServer(bytes)).toMatchObject({ ok: false });
+  it("a view frame whose players' or runs' length points past the end is refused", () => {
+    for (const vo of [ROOT_PLAYERS, ROOT_RUNS]) {
+      const bytes = bytesOf(frame('view').hex);
+      const view = new DataView(bytes.buffer);
+      const field = rootField(view, vo);
+      expect(field).toBeGreaterThan(0);
+      const vector = field + view.getUint32(field, true);
+      view.setUint32(vector, 100_000, true);
+      expect(decodeServer(bytes)).toMatchObject({ ok: false });
+    }
   });
 
-  it('a message with neither body nor players is refused, with a header or without', () => {
-    // The empty cell frame with its players field dropped from the vtable.
-    const bytes = bytesOf(frame('cell-empty').hex);
-    const view = new DataView(bytes.buffer);
-    const root = view.getUint32(0, true);
-    const vtable = root - view.getInt32(root, true);
-    expect(view.getUint16(vtable + 6, true)).not.toBe(0); // players
-    view.setUint16(vtable + 6, 0, true);
-    expect(decodeServer(bytes)).toEqual({ ok: false, error: 'server message without a body' });
-    view.setUint16(vtable + 4, 0, true); // and the header
-    expect(decodeServer(bytes)).toEqual({ ok: false, error: 'server message without a body' });
+  it("a view frame whose runs count one player more or less than it carries is refused, saying so", () => {
+    for (const delta of [1, -1]) {
+      const bytes = bytesOf(frame('view').hex);
+      const view = new DataView(bytes.buffer);
+      const field = rootField(view, ROOT_RUNS);
+      const firstRun = field + view.getUint32(field, true) + 4;
+      view.setUint16(firstRun + 4, view.getUint16(firstRun + 4, true) + delta, true); // its count
+      expect(decodeServer(bytes)).toEqual({ ok: false, error: `view frame runs count ${3 + delta} players but it carries 3` });
+    }
+  });
+
+  it('a message with no body is refused: without a frame header as having no body, without runs or players as a bad view frame', () => {
+    const cases: [number[], string][] = [
+      [[ROOT_PLAYERS], 'view frame without runs or players'],
+      [[ROOT_RUNS], 'view frame without runs or players'],
+      [[ROOT_FRAME], 'server message without a body'],
+      [[ROOT_FRAME, ROOT_RUNS, ROOT_PLAYERS], 'server message without a body'],
+    ];
+    for (const [dropped, error] of cases) {
+      const bytes = bytesOf(frame('view').hex);
+      const view = new DataView(bytes.buffer);
+      for (const vo of dropped) {
+        expect(rootField(view, vo)).toBeGreaterThan(0);
+        view.setUint16(rootVtable(view) + vo, 0, true);
+      }
+      expect(decodeServer(bytes)).toEqual({ ok: false, error });
+    }
   });
 
   it('an unknown body type is refused as unknown', () => {
     const bytes = bytesOf(frame('pong').hex);
     const view = new DataView(bytes.buffer);
-    const root = view.getUint32(0, true);
-    const vtable = root - view.getInt32(root, true);
-    // The body's type is the root's third field (after a cell frame's two).
-    const typeAt = root + view.getUint16(vtable + 4 + 2 * 2, true);
+    const typeAt = rootField(view, ROOT_BODY_TYPE);
     expect(bytes[typeAt]).toBe(8); // Pong
     bytes[typeAt] = 42;
     const d = decodeServer(bytes);

@@ -31,9 +31,9 @@ import {
   type PlayerInfo,
 } from '../generated/mino/wire.js';
 import { SERVER_MESSAGE } from '../generated/mino/wire-layout.js';
-import { CellFrame } from './cell-frame.js';
 import { copyEntries } from './entries.js';
 import { UnknownUnionError, verifyRoot, type VerifyLimits } from './verify.js';
+import { decodeView } from './view-frame.js';
 
 export { FLAG_MOVING, INPUT_SEQ_SHIFT, dequantize, headingRadians } from './entries.js';
 
@@ -83,8 +83,9 @@ export interface PlayerColumns {
 }
 
 /**
- * Area of interest as the Welcome describes it: the server sends cell frames
- * (one per occupied cell near the player) instead of whole-shard snapshots.
+ * Area of interest as the Welcome describes it: the server sends view frames
+ * (one per shard a tick, a run per cell near the player) instead of
+ * whole-shard snapshots.
  */
 export interface AoiSettings {
   /** Side of a grid cell, world units (> 0). */
@@ -96,7 +97,7 @@ export interface AoiSettings {
    * tick; a prefetch ring one cell beyond it every fourth.
    */
   readonly viewRadius: number;
-  /** A player in none of the cell frames received for this long has left the view, ms. */
+  /** A player in none of the cells received for this long has left the view, ms. */
   readonly viewGraceMs: number;
 }
 
@@ -139,8 +140,9 @@ export interface SnapshotMsg {
 }
 
 /**
- * One cell of one shard at one tick (area of interest). Complete for its
- * (shard, cell): a player of that shard missing from it has left the cell.
+ * One cell of one shard at one tick (area of interest): a run of a view
+ * frame ([`ViewMsg`]). Complete for its (shard, cell): a player of that shard
+ * missing from it has left the cell; with no players the cell was emptied.
  * Players are read on demand, dequantized over the Welcome's bounds.
  */
 export interface CellMsg {
@@ -155,6 +157,26 @@ export interface CellMsg {
   readonly playerCount: number;
   /** Copies the players (world units over `bounds`, the Welcome's) into `out[0..playerCount)`. */
   readPlayers(out: PlayerColumns, bounds: Bounds): void;
+}
+
+/**
+ * One tick of one shard under area of interest: the shard's cells the socket
+ * sees, each with all of that shard's players in it. Shard, tick and time
+ * are the same for every cell. The players stay in the frame's bytes until
+ * a cell's `readPlayers` copies them.
+ */
+export interface ViewMsg {
+  readonly kind: 'view';
+  readonly shardId: number;
+  /** The shard's tick, low 32 bits. */
+  readonly tick: number;
+  /** Server wall clock of the tick: the low 32 bits of ms since the Unix epoch. */
+  readonly timeMs: number;
+  /**
+   * The cells, in the frame's order: one per run, but for a cell that came as
+   * consecutive runs (over 65,535 players of one shard), which is one cell.
+   */
+  readonly cells: readonly CellMsg[];
 }
 
 /** Names of players a NamesRequest asked about (those the server knows). */
@@ -227,7 +249,7 @@ export interface MoveMsg {
 export type ServerMsg =
   | WelcomeMsg
   | SnapshotMsg
-  | CellMsg
+  | ViewMsg
   | NamesMsg
   | PlaceStatusMsg
   | ChatMsg
@@ -356,11 +378,12 @@ function body(msg: ServerMessage): ServerMsg {
 
 /**
  * Verifies `bytes` as a ServerMessage and returns it as a domain value, or why
- * it was refused (over the size limit, malformed, an unknown or empty body).
- * A message with no body but a cell header and players is a cell frame.
- * Never throws and never reads outside `bytes`. A snapshot's or cell frame's
- * players stay in `bytes` until `readPlayers` copies them, so keep `bytes`
- * unchanged until then.
+ * it was refused (over the size limit, malformed, an unknown or empty body, a
+ * view frame whose runs do not add up to its players). A message with no
+ * body but a frame header is a view frame (see view-frame.ts). Never throws
+ * and never reads outside `bytes`. A snapshot's or view frame's players stay
+ * in `bytes` until `readPlayers` copies them, so keep `bytes` unchanged until
+ * then.
  */
 export function decodeServer(bytes: Uint8Array): Decoded {
   if (bytes.length > MAX_SERVER_MESSAGE_BYTES) return { ok: false, error: `frame of ${bytes.length} bytes is over the limit` };
@@ -368,22 +391,13 @@ export function decodeServer(bytes: Uint8Array): Decoded {
     verifyRoot(bytes, SERVER_MESSAGE, SERVER_LIMITS);
     const root = ServerMessage.getRootAsServerMessage(new flatbuffers.ByteBuffer(bytes));
     if (root.bodyType() === ServerBody.NONE) {
-      const header = root.cell();
-      if (header && hasPlayers(root)) return { ok: true, msg: new CellFrame(root, header) };
-      return { ok: false, error: 'server message without a body' };
+      const header = root.frame();
+      return header ? decodeView(root, header) : { ok: false, error: 'server message without a body' };
     }
     return { ok: true, msg: body(root) };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }
-}
-
-/**
- * Whether the root has a players vector: a cell frame has one, empty or not
- * (the accessor returns null only when the field is absent; it reads nothing).
- */
-function hasPlayers(root: ServerMessage): boolean {
-  return root.players(0) !== null;
 }
 
 // ------------------------------------------------------------------ encoding

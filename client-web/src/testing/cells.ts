@@ -1,6 +1,7 @@
-// Cell frames and Welcomes built in memory for the area-of-interest tests: the
-// same CellMsg and WelcomeMsg shapes that protocol.ts decodes from the wire,
-// without the bytes. Positions are exact (no 16-bit quantization).
+// The cells of view frames, and Welcomes, built in memory for the
+// area-of-interest tests: the same CellMsg and WelcomeMsg shapes that
+// protocol.ts decodes from the wire, without the bytes. Positions are exact
+// (no 16-bit quantization). For the bytes themselves see view-frames.ts.
 
 import type { AoiSettings, Bounds, CellMsg, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
 import type { TestPlayer } from './snapshots.js';
@@ -38,8 +39,11 @@ export function aoiWelcome(playerId: number, shardId = 1, serverTimeMs = AOI_EPO
   };
 }
 
-/** The frame of `cell` of `shardId` at `tick` (20 Hz from AOI_EPOCH unless `timeMs` says), listing `players`. */
-export function cellFrame(shardId: number, cell: number, tick: number, players: TestPlayer[], timeMs = AOI_EPOCH + tick * 50): CellMsg {
+/**
+ * Cell `cell` as the view frame of `shardId` at `tick` (20 Hz from AOI_EPOCH
+ * unless `timeMs` says) carries it, listing `players` (none: an emptied cell).
+ */
+export function viewCell(shardId: number, cell: number, tick: number, players: TestPlayer[], timeMs = AOI_EPOCH + tick * 50): CellMsg {
   return {
     kind: 'cell',
     shardId,
