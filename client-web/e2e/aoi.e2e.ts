@@ -60,7 +60,7 @@ async function pagePosition(): Promise<Point> {
   return until('the page player drawn', () => drawnAt(id));
 }
 
-/** A bot's own position, from the cell frames it receives (its own cell comes every tick). */
+/** A bot's own position, from the view frames it receives (its own cell comes every tick). */
 function botPosition(bot: Bot): Promise<Point> {
   return until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
 }

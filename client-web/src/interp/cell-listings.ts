@@ -1,8 +1,8 @@
-// What each (shard, cell) listed last: a cell frame is complete for its shard
-// and cell, so the players the previous frame of a cell listed and the next
-// one does not have left that cell. Kept per shard, per cell: the tick and
-// time of the newest frame (older and duplicate frames are refused) and its
-// player ids, in a reusable array.
+// What each (shard, cell) listed last: a cell of a view frame is complete for
+// its shard and cell, so the players the previous frame listed in a cell and
+// the next one does not have left that cell. Kept per shard, per cell: the
+// tick and time of the newest frame that carried it (older and duplicate
+// ones are refused) and its player ids, in a reusable array.
 
 /** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
 const HALF_TICKS = 2 ** 31;

@@ -1,17 +1,19 @@
-// The interpolated place under area of interest: cell frames in, the players
-// in view out, once a frame, in one set of columns for the one instanced draw.
+// The interpolated place under area of interest: the cells of view frames
+// in, the players in view out, once a frame, in one set of columns for the
+// one instanced draw.
 //
-// Each cell frame feeds the tracks of the players it lists (interp/
-// player-tracks: a short ring of positions per player in server time: the
-// low 32 bits of the frame's time unwrapped against the Welcome's, placed at
-// its tick's scheduled time) and is compared with the previous frame of its
-// (shard, cell) (interp/cell-listings): a frame is complete for its cell, so
-// a player the previous one listed and this one does not has left the cell. Whether it entered
-// another cell, another shard or left the place shows in the next frames: it
-// is hidden only when it has been in none of them for a few of its own update
-// intervals (interp/view-grace), so a border crossing, whose two frames come
-// in one tick or a few, never blinks. A player in no frame at all for the
-// view grace (or longer, if it is updated rarely) is forgotten. Every grace
+// Each cell a view frame carries (one per shard a tick) feeds the tracks of
+// the players it lists (interp/player-tracks: a short ring of positions per
+// player in server time: the low 32 bits of the frame's time unwrapped
+// against the Welcome's, placed at its tick's scheduled time) and is
+// compared with the previous one of its (shard, cell) (interp/cell-listings):
+// a cell is complete, so a player the previous one listed and this one does
+// not has left the cell. Whether it entered another cell, another shard or
+// left the place shows in the next frames: it is hidden only when it has been
+// in none of them for a few of its own update intervals (interp/view-grace),
+// so a border crossing, whose two cells come in one tick or a few, never
+// blinks. A player in no frame at all for the view grace (or longer, if it is
+// updated rarely) is forgotten. Every grace
 // runs on the arrival time of the newest frame, so while no frame arrives (a
 // reconnect, a frozen tab) the last view stays as it was.
 //
@@ -62,7 +64,7 @@ export class CellWorld {
   readonly clocks: ShardClocks;
   /** Bumped whenever the set of drawn players changes (someone entered, left or was hidden). */
   viewVersion = 0;
-  /** Cell frames taken, and refused as older than or the same as one already taken. */
+  /** Cells taken (one a cell of a view frame), and refused as older than or the same as one already taken. */
   cellFrames = 0;
   staleFrames = 0;
   /** The own player's id (0: none yet): its entries go to the listener's `own` too. */
@@ -93,7 +95,7 @@ export class CellWorld {
   /** The current update's step for slewing, ms. */
   private stepMs = 0;
   /**
-   * The cell frame being taken: its tick's scheduled server time (ms from the
+   * The cell being taken: its frame's tick's scheduled server time (ms from the
    * timeline's base; see interp/shard-clocks) and its arrival (local ms).
    * Fields rather than arguments, so the per-player calls pass no fractional
    * number (none is boxed).
@@ -109,7 +111,7 @@ export class CellWorld {
   }
 
   /**
-   * Takes a Welcome with area of interest: the world's bounds (cell frames are
+   * Takes a Welcome with area of interest: the world's bounds (view frames are
    * quantized over them), the tick rate, the speed, the grace, and the server
    * time frame times are unwrapped against. A Welcome from a different world
    * starts the view over; otherwise (a reconnect) the last view stays.
@@ -134,9 +136,9 @@ export class CellWorld {
   }
 
   /**
-   * Takes a cell frame that arrived at local time `arrivalMs`. A frame older
-   * than, or the same as, one already taken for its (shard, cell) is dropped;
-   * so is any frame before the first Welcome (nothing to unwrap its time
+   * Takes a view frame's cell that arrived at local time `arrivalMs`. A cell
+   * older than, or the same as, one already taken for its (shard, cell) is
+   * dropped; so is any before the first Welcome (nothing to unwrap its time
    * against, no bounds).
    */
   onCell(msg: CellMsg, arrivalMs: number): void {

@@ -1,5 +1,5 @@
-// Per-player timelines for area of interest: cell frames come at different
-// rates for different cells (the own and adjacent cells every tick, farther
+// Per-player timelines for area of interest: view frames carry different
+// cells at different rates (the own and adjacent cells every tick, farther
 // ones every 2nd or 4th, less under a crowd), and a player moves between cells
 // and shards, so each player keeps its own short ring of positions in server
 // time, wherever they came from, and is interpolated on its own.

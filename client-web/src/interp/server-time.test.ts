@@ -1,4 +1,4 @@
-// Unwrapping the 32-bit times of cell frames against a known server time.
+// Unwrapping the 32-bit times of view frames against a known server time.
 import { describe, expect, it } from 'vitest';
 import { ServerTimeline, TIME_WRAP_MS, unwrapServerTime } from './server-time.js';
 

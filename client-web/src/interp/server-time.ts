@@ -1,4 +1,4 @@
-// The server clock of cell frames: a CellHeader carries only the low 32 bits
+// The server clock of view frames: a FrameHeader carries only the low 32 bits
 // of the server's ms since the Unix epoch (they wrap every 49.7 days), so the
 // client unwraps them against a server time it already knows: the Welcome's,
 // then the newest frame's. Any reference within 24.8 days of the frame's real
@@ -9,10 +9,10 @@
 // unboxed, and the unwrapping is 32-bit integer arithmetic, so taking a frame
 // allocates nothing.
 
-/** 2^32: the period of a CellHeader's time, ms. */
+/** 2^32: the period of a FrameHeader's time, ms. */
 export const TIME_WRAP_MS = 2 ** 32;
 
-/** Unwraps CellHeader times against a moving reference; see the module comment. */
+/** Unwraps FrameHeader times against a moving reference; see the module comment. */
 export class ServerTimeline {
   /** Server time (ms since the epoch) times are counted from; NaN before the first anchor. */
   private base = Number.NaN;

@@ -1,7 +1,7 @@
-// The render clocks of area of interest: one per shard whose cell frames
+// The render clocks of area of interest: one per shard whose view frames
 // arrive (the local shard's and, clustered, the ones relayed from others),
-// each fed once per tick of its shard (a tick brings many cell frames; only
-// the first is a new sample of the network delay). A player is drawn on the
+// each fed once per tick of its shard (a tick's view frame brings many cells;
+// only the first is a new sample of the network delay). A player is drawn on the
 // clock of the shard that lists it.
 //
 // Frames are placed at their tick's scheduled time rather than the wall

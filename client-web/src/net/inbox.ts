@@ -1,14 +1,16 @@
-// Snapshots and cell frames waiting to be taken, so that a page that falls
-// behind the network catches up instead of showing the world seconds late.
+// Snapshots and the cells of view frames waiting to be taken, so that a page
+// that falls behind the network catches up instead of showing the world
+// seconds late.
 //
 // Decoding a frame (verifying it, reading its header) is cheap; taking it
 // (copying every player into the interpolation buffers) is what costs at
 // thousands of players. So frames are offered here as they arrive (with
-// their arrival time) and taken once per animation frame, before the world
-// is drawn. A page that keeps up finds the frames of the last frame interval
-// waiting and takes them all. A page that fell behind finds a backlog: the
-// frames of a shard (with area of interest, of one cell of a shard) whose
-// server time is more than BACKLOG_MS older than the newest one waiting are
+// their arrival time; a view frame offers each of its cells, in order) and
+// taken once per animation frame, before the world is drawn. A page that
+// keeps up finds the frames of the last frame interval waiting and takes
+// them all. A page that fell behind finds a backlog: the frames of a shard
+// (with area of interest, the cells of one cell of a shard) whose server
+// time is more than BACKLOG_MS older than the newest one waiting are
 // skipped, since the newer ones replace everything they said, and the page is
 // current again at once. (Server time, not arrival: a backlog the browser
 // held arrives all at once.) So that a page that draws no frames (a hidden
@@ -17,7 +19,7 @@
 
 import type { CellMsg, SnapshotMsg } from './protocol.js';
 
-/** A frame that may be skipped for a newer one of the same shard (or shard and cell). */
+/** A snapshot, or a view frame's cell, that may be skipped for a newer one of the same shard (or shard and cell). */
 export type ReplaceableMsg = SnapshotMsg | CellMsg;
 
 /** How long after the last skip the page still says it is catching up, ms. */
@@ -44,7 +46,7 @@ export class FrameInbox {
   private count = 0;
   private taking: (ReplaceableMsg | null)[] = [];
   private takingArrivals: number[] = [];
-  /** Newest server time waiting per shard (snapshots) and per shard and cell (cell frames), as of the flush that last saw it. */
+  /** Newest server time waiting per shard (snapshots) and per shard and cell (view frames' cells), as of the flush that last saw it. */
   private readonly newestSnapshot = new Map<number, number>();
   private readonly newestCell = new Map<number, Map<number, number>>();
   /** Frames skipped so far, and the local time of the last skip (ms; -Infinity before any). */

@@ -5,7 +5,7 @@
 // The server moves a player one fixed step (speed / tick rate) a tick in the
 // direction of the last Input it applied, clamped to the world (predict/
 // movement.ts), and echoes in the player's own entry of every snapshot and
-// cell frame the low 7 bits of that input's sequence number. So an
+// view frame the low 7 bits of that input's sequence number. So an
 // authoritative sample is (tick T, position P, input a applied). The first
 // sample showing a is the tick T_a the server started walking a's way; the
 // page started walking it at local time t_a (the start of a's stretch in
@@ -153,7 +153,7 @@ export class OwnPrediction {
     if (!this.live || shardId !== this.shard) return;
     if (!Number.isNaN(this.aTick)) {
       const ahead = tick - this.aTick;
-      if (ahead <= 0 && ahead > -(2 ** 31)) return; // a repeat or out of order (a cell frame's tick wraps at 2^32)
+      if (ahead <= 0 && ahead > -(2 ** 31)) return; // a repeat or out of order (a view frame's tick wraps at 2^32)
     }
     this.update(nowMs);
     const drawnX = this.x;
@@ -222,7 +222,7 @@ export class OwnPrediction {
     const base = this.inputs.start(0);
     if (Number.isNaN(this.baseTick) || Number.isNaN(this.aTick)) return base;
     let ticks = this.aTick - this.baseTick;
-    if (ticks < 0) ticks += 2 ** 32; // a cell frame's 32-bit tick wrapped
+    if (ticks < 0) ticks += 2 ** 32; // a view frame's 32-bit tick wrapped
     return base + (ticks + 1) * this.tickMs;
   }
 

@@ -1,6 +1,6 @@
 // Names of players under area of interest: the server sends no roster and no
 // presence then (they would grow with the square of the place), so the client
-// asks for the names of the ids it sees in cell frames, in batches: a
+// asks for the names of the ids it sees in view frames, in batches: a
 // NamesRequest of at most MAX_NAMES_REQUEST_IDS ids, at most one every
 // minIntervalMs (250 ms: 4 a second, which with at most 20 inputs and one
 // ping every 2 s stays well under the server's 30 input messages a second).
