@@ -185,6 +185,10 @@ describe('browser client with area of interest', () => {
     expect(s.cornerReach).toBeCloseTo(RADIUS, 0);
     expect(s.placePlayers).toBe(2);
     expect(s.placeShards).toBe(1);
+    // View frames from the real server decode (none refused) and their cells are taken.
+    expect(s.decodeErrors).toBe(0);
+    expect(s.viewFrames).toBeGreaterThan(0);
+    expect(s.cellFrames).toBeGreaterThan(0);
     expect(await page.locator('#minimap').isVisible()).toBe(true);
     expect(await page.locator('#players-title').textContent()).toBe('In view');
     const hud = await until('the HUD with the place count', async () => {
