@@ -106,13 +106,17 @@ else
   REDIS_FAILOVER_BOTS=1000; REDIS_SPREAD="1000 5000"
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
-# Area of interest: cells of 100 units, the world sized for AOI_DENSITY
-# players a cell at each count; the control rows (whole-shard snapshots, every
+# Area of interest: cells of 100 units and a view radius of AOI_RADIUS_CELLS
+# cells (at 2 cells, the server's default, whole cells make a socket 2.3x the
+# players within its radius; at 4, about 1.2x), the world sized for
+# AOI_DENSITY players a cell at each count; at 1,000 players also a run at
+# the default radius (mode on2); the control rows (whole-shard snapshots, every
 # socket gets every player) run only up to AOI_OFF_MAX players, past which
 # they cannot run on one machine (10,000 players would be 2 GB/s of snapshots).
 AOI_PLAYERS="${AOI_PLAYERS_ARG:-$AOI_PLAYERS}"
 REDIS_SPREAD="${REDIS_SPREAD_ARG:-$REDIS_SPREAD}"
 AOI_CELL=100
+AOI_RADIUS_CELLS=4
 # Every capacity run switches the busy rule off, as the original's one-machine
 # figures did: we want to see where a process stops, not where it says no.
 SHARD_FLAGS=(--busy-lateness-ms 0)
@@ -463,9 +467,16 @@ section_aoi() {
   for n in $AOI_PLAYERS; do
     side="$(python3 -c "import math; print(math.ceil(math.sqrt($n / $AOI_DENSITY)) * $AOI_CELL)")"
     log "area of interest: $n players on two shards, world $side units, $AOI_DENSITY a cell"
-    two_shards --cell-size "$AOI_CELL" --world-size "$side" --max-players "$n"
+    two_shards --cell-size "$AOI_CELL" --view-radius $((AOI_CELL * AOI_RADIUS_CELLS)) --world-size "$side" \
+      --max-players "$n"
     measured "aoi-$n-on" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD" --density "$AOI_DENSITY"
     stop_all
+    if (( n == 1000 )); then
+      log "area of interest at the default view radius (2 cells): $n players on two shards"
+      two_shards --cell-size "$AOI_CELL" --world-size "$side" --max-players "$n"
+      measured "aoi-$n-on2" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD" --density "$AOI_DENSITY"
+      stop_all
+    fi
     if (( n <= AOI_OFF_MAX )); then
       log "area of interest off (control): $n players on two shards, world $side units"
       two_shards --world-size "$side" --max-players "$n"

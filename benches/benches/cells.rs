@@ -1,4 +1,4 @@
-//! Area of interest: encoding every cell frame of a shard, at 1,000, 5,000
+//! Area of interest: encoding every occupied cell's entries of a shard, at 1,000, 5,000
 //! and 10,000 players spread at a constant density (4 a cell of 100 world
 //! units, so the world grows with the players), and the whole tick of a shard
 //! with area of interest at those sizes, every player a viewer (step the
@@ -12,11 +12,11 @@
 //! not with players times viewers. `cargo bench -p mino-benches --bench cells`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mino_protocol::cell::{CellEncoder, CellKey};
+use mino_protocol::cell::encode_entries;
 use mino_protocol::client::Direction;
 use mino_protocol::entry::PlayerEntry;
 use mino_protocol::wire::Bounds;
-use mino_protocol::{PlayerId, ShardId, Tick};
+use mino_protocol::{PlayerId, Tick};
 use mino_server::config::AoiConfig;
 use mino_server::shard::{Shard, TickAt};
 use mino_server::{clock, Config};
@@ -55,9 +55,10 @@ fn players(n: u32) -> Vec<PlayerEntry> {
         .collect()
 }
 
-/// Every occupied cell's frame: players sorted into cells, one encode a cell
-/// (as the shard does each tick). Returns the bytes encoded.
-fn encode_cells(enc: &mut CellEncoder, order: &mut Vec<(u32, u32)>, ps: &[PlayerEntry], side: f32) -> usize {
+/// Every occupied cell's entries: players sorted into cells, each cell's
+/// entries encoded into one buffer (as the shard does each tick; view frames
+/// then copy them). Returns the bytes encoded.
+fn encode_cells(buffer: &mut Vec<u8>, order: &mut Vec<(u32, u32)>, ps: &[PlayerEntry], side: f32) -> usize {
     let columns = (side / CELL).ceil() as u32;
     let bounds = Bounds::new(0.0, 0.0, side, side);
     order.clear();
@@ -66,12 +67,13 @@ fn encode_cells(enc: &mut CellEncoder, order: &mut Vec<(u32, u32)>, ps: &[Player
         (1 + r.min(columns - 1) * columns + c.min(columns - 1), i as u32)
     }));
     order.sort_unstable();
-    let mut bytes = 0;
+    buffer.clear();
+    let mut cells = 0;
     for run in order.chunk_by(|a, b| a.0 == b.0) {
-        let key = CellKey { shard: ShardId(1), cell: run[0].0, tick: Tick(1), server_time_ms: 0 };
-        bytes += enc.encode(&key, &bounds, run.iter().map(|&(_, i)| ps[i as usize])).len();
+        encode_entries(&bounds, run.iter().map(|&(_, i)| ps[i as usize]), buffer);
+        cells += 1;
     }
-    bytes
+    buffer.len() + cells
 }
 
 fn cells_encode(c: &mut Criterion) {
@@ -79,7 +81,7 @@ fn cells_encode(c: &mut Criterion) {
     for n in SIZES {
         let ps = players(n);
         let side = world_side(n);
-        let (mut enc, mut order) = (CellEncoder::new(), Vec::new());
+        let (mut enc, mut order) = (Vec::new(), Vec::new());
         group.throughput(Throughput::Elements(u64::from(n)));
         group.bench_with_input(BenchmarkId::from_parameter(n), &ps, |b, ps| {
             b.iter(|| black_box(encode_cells(&mut enc, &mut order, ps, side)))

@@ -57,11 +57,11 @@ class Raw:
         self.failover = {a: read_json(os.path.join(raw_dir, f"failover-{a}.json")) for a in ("kill", "drain")}
         self.failover_totals = {a: dig(read_json(os.path.join(raw_dir, f"failover-{a}.server.json")), "totals")
                                 for a in ("kill", "drain")}
-        self.aoi = {}  # players -> {"on": (report, window), "off": (report, window)}
+        self.aoi = {}  # players -> {"on" | "on2" | "off": (report, window)}
         for path in glob.glob(os.path.join(raw_dir, "aoi-*-*.json")):
             label = os.path.basename(path)[:-5]
             parts = label.split("-")
-            if label.endswith(".server") or len(parts) != 3 or parts[2] not in ("on", "off"):
+            if label.endswith(".server") or len(parts) != 3 or parts[2] not in ("on", "on2", "off"):
                 continue
             r = self.run(label)
             if r:

@@ -505,19 +505,25 @@ class Report:
         if not self.raw.aoi:
             return out + ["Not run.", ""]
         counts = sorted(self.raw.aoi)
-        out += ["`mino-loadgen walk --density D` on two shards + Redis with `--cell-size 100`, the world sized so "
-                "the players make D a cell at each count (the loadgen keeps them spread over it), against the same "
-                "world without area of interest (whole-shard snapshots: every socket gets every player) as the "
-                "control, where that still runs. Bytes a player a second are what the bots received; server CPU a "
+        out += ["`mino-loadgen walk --density D` on two shards + Redis with `--cell-size 100 --view-radius 400` "
+                "(a radius of 4 cells), the world sized so the players make D a cell at each count (the loadgen "
+                "keeps them spread over it), against the same world without area of interest (whole-shard "
+                "snapshots: every socket gets every player) as the control, where that still runs; at 1,000 "
+                "players also at the server's default radius of 2 cells (200 units), where whole cells bring a "
+                "socket more players beyond its radius. Each socket gets one view frame a shard a tick (a 48-byte "
+                "header, 6 bytes a cell, 10 a player; `schema/src/cell.rs`). Bytes a player a second are what the bots received; server CPU a "
                 "player a tick is both shards' user + system time over the hold, over players times ticks; Redis "
                 "from `redis-cli INFO stats cpu commandstats` sampled with the shards (PUBLISH calls, every "
                 "command, the CPU Redis reports for itself); gaps are own-shard (first frame of a tick) and, with "
                 "area of interest, own-cell (frames listing the bot).", ""]
         rows = []
+        labels = {"on": "area of interest", "on2": "area of interest, radius 2 cells", "off": "off (control)"}
         for n in counts:
-            for mode in ("on", "off"):
+            for mode in ("on", "on2", "off"):
                 run = self.raw.aoi[n].get(mode)
-                label = "area of interest" if mode == "on" else "off (control)"
+                label = labels[mode]
+                if run is None and mode == "on2":
+                    continue
                 if run is None:
                     if mode == "off":
                         rows.append([f"{n:,}", label, "not run (too many bytes for one machine)"] + [""] * 9)
@@ -528,12 +534,12 @@ class Report:
                       "Redis commands / s", "Redis CPU, cores", "verdict"], rows)
         out += ["", "Observers (a sample of the bots, `--observers`, 5 % or at least 20) with area of interest:", ""]
         orows = []
-        for n in counts:
-            o = dig(self.aoi_report(n, "on"), "aoi", "observers")
+        for n, mode in [(n, mode) for n in counts for mode in ("on", "on2")]:
+            o = dig(self.aoi_report(n, mode), "aoi", "observers")
             if not o:
                 continue
             e_ms, e_t = o["view_enter_ms"], o["view_enter_ticks"]
-            orows.append([f"{n:,}", o["observers"], f"{o['players_in_view']:.1f}",
+            orows.append([f"{n:,}" + (" (radius 2 cells)" if mode == "on2" else ""), o["observers"], f"{o['players_in_view']:.1f}",
                           f"{f1(e_ms['p50'])} / {f1(e_ms['p95'])}", f"{f2(e_t['p50'])} / {f2(e_t['p95'])}",
                           f"{o['view_enters']:,} ({o['view_enters_unseen']} unseen)", o["pop_ins"], o["blinks"],
                           f2(o["crop_ratio"]), f1(o["header_bytes_per_tick"]), f2(o["total_vs_ideal"])])

@@ -1,10 +1,10 @@
 //! What every bot measures of the area of interest in one session, cheaply:
-//! the gap between consecutive own-shard cell frames that list it (own-cell
+//! the gap between consecutive own-shard cells that list it (own-cell
 //! gap), the gap between consecutive frames of each of the 8 cells around its
 //! own (neighbour gap, per shard and cell, while the cell stays adjacent and
 //! had players in its previous frame: an occupied cell is due every tick, an
 //! emptied one gets empty frames for a few ticks and then none), and the
-//! bytes of the cell frames, entries and the rest apart.
+//! bytes of the cells, entries and the rest apart.
 
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
@@ -13,10 +13,9 @@ use mino_protocol::wire::Bounds;
 use mino_protocol::{quantize, server, PlayerId};
 use tokio::time::Instant;
 
-/// Bytes of one entry of a cell frame (id, position, heading, flags).
-pub const ENTRY_BYTES: usize = 10;
+pub use mino_protocol::cell::ENTRY_BYTES;
 
-/// The bot itself in an own-shard cell frame.
+/// The bot itself in an own-shard cell.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Own {
     /// Position, world units.
@@ -69,12 +68,11 @@ impl CellMeter {
         }
     }
 
-    /// One verified cell frame of `len` bytes arrived at `now`: records the
+    /// One verified cell of `len` bytes arrived at `now`: records the
     /// gaps into `stats` (stripe `bot`); returns the bot itself when the frame
     /// lists it.
     pub fn on_frame(&mut self, c: &CellView<'_>, len: usize, now: Instant, stats: &Stats, bot: usize) -> Option<Own> {
-        let key = c.key();
-        let (shard, cell) = (key.shard_id(), key.cell());
+        let (shard, cell) = (c.shard_id(), c.cell());
         let players = c.players();
         self.unflushed[0] += 1;
         self.unflushed[1] += len as u64;
@@ -83,10 +81,10 @@ impl CellMeter {
             if let Some(last) = self.last_own.replace(now) {
                 stats.record(bot, Metric::OwnCellGap, now - last);
             }
-            let new_tick = self.own_tick.replace(key.tick()) != Some(key.tick());
+            let new_tick = self.own_tick.replace(c.tick()) != Some(c.tick());
             self.moved_to(self.grid.cell_of(x, y));
             self.flush(stats);
-            Own { position: (x, y), time_ms: key.time_ms(), new_tick }
+            Own { position: (x, y), time_ms: c.time_ms(), new_tick }
         });
         self.neighbour_frame(shard, cell, !players.is_empty(), now, stats, bot);
         own
@@ -104,7 +102,7 @@ impl CellMeter {
     /// The bot's position in `c`, world units; checks last frame's index first.
     fn find_own(&mut self, c: &CellView<'_>) -> Option<(f32, f32)> {
         let players = c.players();
-        let at = |i: usize| (i < players.len() && server::player_id(players.get(i)) == self.own_id).then_some(i);
+        let at = |i: usize| (i < players.len() && server::player_id(&players.get(i)) == self.own_id).then_some(i);
         let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
         self.own_hint = i;
         let p = players.get(i);
@@ -143,7 +141,7 @@ impl CellMeter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mino_protocol::cell::{CellEncoder, CellKey};
+    use mino_protocol::cell::{encode_entries, FrameStamp, ViewEncoder};
     use mino_protocol::entry::PlayerEntry;
     use mino_protocol::server::{decode, ServerMsg};
     use mino_protocol::{ShardId, Tick};
@@ -167,9 +165,10 @@ mod tests {
         Bounds::new(0.0, 0.0, 1000.0, 1000.0)
     }
 
-    /// A frame of `cell` of `shard` at `tick` listing `players` at (x, y).
+    /// A view frame of `shard` at `tick` with one cell, `cell`, listing
+    /// `players` at (x, y).
     fn frame(shard: u32, cell: u32, tick: u64, players: &[(u32, f32, f32)]) -> bytes::Bytes {
-        let key = CellKey { shard: ShardId(shard), cell, tick: Tick(tick), server_time_ms: tick * 50 };
+        let stamp = FrameStamp { shard: ShardId(shard), tick: Tick(tick), server_time_ms: tick * 50 };
         let entries = players.iter().map(|&(id, x, y)| PlayerEntry {
             id: PlayerId(id),
             x,
@@ -178,11 +177,14 @@ mod tests {
             moving: false,
             input_seq: 0,
         });
-        CellEncoder::new().encode(&key, &bounds(), entries).to_vec().into()
+        let mut bytes = Vec::new();
+        encode_entries(&bounds(), entries, &mut bytes);
+        ViewEncoder::new().encode(&stamp, [(cell, &bytes[..])]).to_vec().into()
     }
 
     fn feed(m: &mut CellMeter, bytes: &[u8], at: Instant, stats: &Stats) -> Option<Own> {
-        let Ok(ServerMsg::Cell(c)) = decode(bytes) else { panic!("a cell frame") };
+        let Ok(ServerMsg::View(v)) = decode(bytes) else { panic!("a view frame") };
+        let c = v.cells().next().expect("a cell");
         m.on_frame(&c, bytes.len(), at, stats, 0)
     }
 

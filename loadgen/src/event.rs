@@ -94,8 +94,10 @@ impl PlayerPos {
     }
 }
 
-/// A cell frame (area of interest), positions still quantized: the Welcome's
-/// bounds turn them into world units ([`CellFrame::players`]).
+/// One cell of a view frame (area of interest), positions still quantized:
+/// the Welcome's bounds turn them into world units ([`CellFrame::players`]).
+/// Complete for its (shard, cell): a player of that shard missing from it
+/// has left the cell.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellFrame {
     /// The shard whose players these are.
@@ -111,15 +113,14 @@ pub struct CellFrame {
 }
 
 impl CellFrame {
-    /// Copies a verified cell frame.
+    /// Copies one cell of a verified view frame.
     pub fn of(c: &mino_protocol::cell::CellView<'_>) -> CellFrame {
-        let k = c.key();
         CellFrame {
-            shard_id: ShardId(k.shard_id()),
-            cell: k.cell(),
-            tick: k.tick(),
-            time_ms: k.time_ms(),
-            entries: c.players().iter().copied().collect(),
+            shard_id: ShardId(c.shard_id()),
+            cell: c.cell(),
+            tick: c.tick(),
+            time_ms: c.time_ms(),
+            entries: c.players().iter().collect(),
         }
     }
 
@@ -234,8 +235,8 @@ pub enum ServerEvent {
         /// Why.
         reason: String,
     },
-    /// A cell frame (area of interest).
-    Cell(CellFrame),
+    /// A view frame (area of interest): one shard's cells at one tick.
+    View(Vec<CellFrame>),
     /// Names a NamesRequest asked for.
     Names(Vec<(PlayerId, String)>),
     /// Players and shards in the place (area of interest, once a second).
@@ -281,7 +282,7 @@ impl ServerEvent {
                 ticket: m.resume_ticket().map(|t| t.bytes().to_vec()).unwrap_or_default(),
                 reason: m.reason().unwrap_or_default().to_owned(),
             },
-            ServerMsg::Cell(c) => ServerEvent::Cell(CellFrame::of(&c)),
+            ServerMsg::View(v) => ServerEvent::View(v.cells().map(|c| CellFrame::of(&c)).collect()),
             ServerMsg::Names(n) => ServerEvent::Names(infos(n.players())),
             ServerMsg::PlaceStatus(s) => ServerEvent::PlaceStatus { players: s.players(), shards: s.shards() },
             ServerMsg::CellBundle(_) => {

@@ -12,7 +12,7 @@
 //! - [`world`]: what a Welcome says about the world (bounds, speed, the
 //!   area-of-interest grid); [`region`] and [`steer`]: where a bot walks
 //!   (anywhere, a `--density` square, or a crowd's point).
-//! - [`cells`]: what every bot measures of its cell frames (own-cell and
+//! - [`cells`]: what every bot measures of its cells (own-cell and
 //!   neighbour gaps, bytes); [`observer`]: what a sample of bots measures of
 //!   the players in view (view-enter latency, pop-ins, blinks, the ideal
 //!   crop), from the shared table of every bot's position ([`positions`]).

@@ -3,7 +3,7 @@
 //! From the shared table of every bot's latest server-reported position
 //! ([`Positions`]) it knows who is within its view radius, and from the cell
 //! frames it receives who it has been shown. Once a tick (on its own-shard
-//! frame) it checks the table; on every cell frame it notes who was shown.
+//! frame) it checks the table; on every cell it notes who was shown.
 //!
 //! What it counts (see [`Tally`] and [`Metric`]):
 //! - **view enter**: a player walks (or is walked up to) within the view
@@ -22,7 +22,7 @@
 //!   stops drawing it); once per episode.
 //! - **ideal crop**: 10 bytes times the players within the radius (itself
 //!   included), each tick checked, against the entry bytes, the other bytes
-//!   of cell frames (header, vtable, padding), and every byte received.
+//!   of cells (runs, view frames' headers, padding), and every byte received.
 //!
 //! Entries and pop-ins count only after the observer has been in its
 //! session for the view grace plus a second (its first view has settled),
@@ -274,17 +274,17 @@ impl Observer {
         self.count(Tally::ObservedBytes, len as u64);
     }
 
-    /// A verified cell frame of `len` bytes arrived at `now`: notes who it
+    /// A verified cell of `len` bytes arrived at `now`: notes who it
     /// shows, resolves their pending entries and counts pop-ins.
     pub fn on_cell(&mut self, c: &CellView<'_>, len: usize, now: Instant, stats: &Stats, bot: usize) {
         let players = c.players();
         let entry_bytes = ENTRY_BYTES * players.len();
         self.count(Tally::ObservedEntryBytes, entry_bytes as u64);
         self.count(Tally::ObservedHeaderBytes, len.saturating_sub(entry_bytes) as u64);
-        let time_ms = c.key().time_ms();
+        let time_ms = c.time_ms();
         let warm = now >= self.warm_after;
         for p in players.iter() {
-            let id = server::player_id(p);
+            let id = server::player_id(&p);
             if id == self.own_id {
                 continue;
             }

@@ -1,5 +1,5 @@
 //! The latest server-reported position of every bot of a run, in one shared
-//! table: each bot publishes its own (from the own-shard cell frame that
+//! table: each bot publishes its own (from the own-shard cell that
 //! lists it), and observers read them all to know who is within their view
 //! radius. One slot a bot, written by that bot only, of atomics: no lock, and
 //! a read never waits. A read may pair one tick's position with the next

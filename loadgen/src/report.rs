@@ -132,7 +132,7 @@ pub struct Measured {
     pub verdict: &'static str,
     /// The `--server-pid` processes, if any were given.
     pub server: Option<ServerFigures>,
-    /// Area of interest (absent when the server sent no cell frames).
+    /// Area of interest (absent when the server sent no cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aoi: Option<AoiFigures>,
     /// `--density` (absent without).
@@ -475,6 +475,6 @@ mod tests {
                 assert!(v[key].get(p).is_some_and(|x| x.is_number()), "{key}.{p}");
             }
         }
-        assert!(v.get("aoi").is_none() && v.get("density").is_none(), "no cell frames: no area-of-interest fields");
+        assert!(v.get("aoi").is_none() && v.get("density").is_none(), "no cells: no area-of-interest fields");
     }
 }

@@ -1,7 +1,7 @@
 //! One welcomed session of a bot: it walks and chats as its profile says
 //! (steered as its [`Movement`] says) and measures everything it receives
 //! (snapshot gaps per shard, snapshot age, round trips, its own position,
-//! being back in place after a resume; with area of interest its cell frames
+//! being back in place after a resume; with area of interest its cells
 //! ([`CellMeter`]), publishing its position to the shared table, and as an
 //! observer the players within its view ([`Observer`])) until the server
 //! closes, the connection breaks, a Move arrives, or the run stops.
@@ -18,6 +18,7 @@ use crate::stats::{Event, Metric, Stats, Tally};
 use crate::status::BotShared;
 use crate::steer::{Movement, Steering};
 use crate::world::World;
+use mino_protocol::cell::{CellView, ViewFrame, ENTRY_BYTES, RUN_BYTES};
 use mino_protocol::server::{self, ServerMsg};
 use mino_protocol::wire::CloseCode;
 use mino_protocol::{quantize, wire, PlayerId};
@@ -262,7 +263,7 @@ impl Measure<'_> {
                 let detail = "welcome or busy inside a session".to_owned();
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
             }
-            Ok(ServerMsg::Cell(c)) => self.on_cell(&c, bytes.len(), now, rng),
+            Ok(ServerMsg::View(v)) => self.on_view(&v, bytes.len(), now, rng),
             Ok(
                 ServerMsg::Presence(_)
                 | ServerMsg::Roster(_)
@@ -308,15 +309,27 @@ impl Measure<'_> {
         }
     }
 
-    /// A cell frame (area of interest) of `len` bytes: a shard's first frame
-    /// of a tick times its gap (own or relayed); the cell meter times the
-    /// own-cell and neighbour gaps; the frame holding the bot times its age,
+    /// A view frame (area of interest) of `len` bytes: each of its cells in
+    /// turn, the first charged the frame's own header too, so that the
+    /// cells' bytes add up to the frame's.
+    fn on_view(&mut self, v: &ViewFrame<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
+        let runs = v.runs() * RUN_BYTES + v.players() * ENTRY_BYTES;
+        let mut header = len.saturating_sub(runs);
+        for c in v.cells() {
+            let own = RUN_BYTES + c.players().len() * ENTRY_BYTES + std::mem::take(&mut header);
+            self.on_cell(&c, own, now, rng);
+        }
+    }
+
+    /// One cell of a view frame, `len` bytes of it: a shard's first cell of a
+    /// tick times its gap (own or relayed); the cell meter times the
+    /// own-cell and neighbour gaps; the cell holding the bot times its age,
     /// gives its position (published, steered by, checked by an observer);
-    /// an observer notes who the frame shows.
-    fn on_cell(&mut self, c: &mino_protocol::cell::CellView<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
+    /// an observer notes who the cell shows.
+    fn on_cell(&mut self, c: &CellView<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
         self.ctx.shared.received_cell(len);
-        self.shard_tick(c.key().shard_id(), c.key().tick(), now);
+        self.shard_tick(c.shard_id(), c.tick(), now);
         let own = self.cells.as_mut().and_then(|m| m.on_frame(c, len, now, stats, bot));
         if let Some(own) = own {
             self.on_own(&own, now, rng);
@@ -326,7 +339,7 @@ impl Measure<'_> {
         }
     }
 
-    /// The bot itself in an own-shard cell frame.
+    /// The bot itself in an own-shard cell.
     fn on_own(&mut self, own: &Own, now: Instant, rng: &mut SmallRng) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
         let age_ms = (wall_ms() as u64 as u32).wrapping_sub(own.time_ms) as f64;
@@ -348,7 +361,7 @@ impl Measure<'_> {
         self.steer_out = self.steering.on_position(pos, now, rng).or(self.steer_out);
     }
 
-    /// Times `shard`'s gap once a tick, at its first cell frame of `tick`.
+    /// Times `shard`'s gap once a tick, at its first cell of `tick`.
     fn shard_tick(&mut self, shard: u32, tick: u32, now: Instant) {
         match self.last_tick.iter_mut().find(|t| t.0 == shard) {
             Some(last) if last.1 == tick => {}

@@ -36,7 +36,7 @@ pub enum Metric {
     ResumeWelcome,
     /// From the bot's socket close to its first snapshot with itself in it after resuming.
     BackInPlace,
-    /// Area of interest: between consecutive own-shard cell frames that list the bot.
+    /// Area of interest: between consecutive own-shard cells that list the bot.
     OwnCellGap,
     /// Area of interest: between consecutive frames of one (shard, cell) of the
     /// 8 cells around the bot's own, while that cell stays adjacent and had
@@ -167,10 +167,10 @@ pub enum Tally {
     Blinks,
     /// Observers: bytes of every message received.
     ObservedBytes,
-    /// Observers: bytes of the entries of the cell frames received.
+    /// Observers: bytes of the entries of the cells received.
     ObservedEntryBytes,
-    /// Observers: bytes of the cell frames received that are not entries
-    /// (header, vtable, padding).
+    /// Observers: bytes of the cells received that are not entries
+    /// (runs, view frames' headers, padding).
     ObservedHeaderBytes,
     /// Observers: 10 bytes times the players within the view radius (the
     /// observer included), summed over the ticks checked: what a perfect

@@ -128,7 +128,7 @@ impl BotShared {
         self.bytes.load(Relaxed)
     }
 
-    /// Of [`BotShared::bytes`], those of cell frames (area of interest), bytes.
+    /// Of [`BotShared::bytes`], those of cells (area of interest), bytes.
     pub fn cell_bytes(&self) -> u64 {
         self.cell_bytes.load(Relaxed)
     }
@@ -138,7 +138,7 @@ impl BotShared {
         self.bytes.fetch_add(n as u64, Relaxed);
     }
 
-    /// Counts one received cell frame of `n` bytes.
+    /// Counts one received cell of `n` bytes.
     pub(crate) fn received_cell(&self, n: usize) {
         self.cell_bytes.fetch_add(n as u64, Relaxed);
     }

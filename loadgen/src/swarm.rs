@@ -72,7 +72,7 @@ pub struct Census {
 pub struct Received {
     /// Payload bytes of every message, bytes.
     pub bytes: u64,
-    /// Of those, the cell frames', bytes.
+    /// Of those, the cells', bytes.
     pub cell_bytes: u64,
     /// Welcomes so far (a new one means a new session).
     pub welcomes: u32,

@@ -1,4 +1,4 @@
-//! One player's entry in a snapshot or a cell frame: 10 bytes on the wire
+//! One player's entry in a snapshot or a cell: 10 bytes on the wire
 //! ([`wire::PlayerState`]): the id, the quantized position, the heading and
 //! the flags (walking; the last input applied, for client-side prediction).
 

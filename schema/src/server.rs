@@ -45,7 +45,7 @@ pub struct AoiInfo {
     pub grid_columns: u32,
     /// View radius, world units.
     pub view_radius: f32,
-    /// How long a player seen in no cell frame stays drawn, ms.
+    /// How long a player seen in no cell stays drawn, ms.
     pub view_grace_ms: u32,
 }
 
@@ -238,12 +238,10 @@ pub fn decode(buf: &[u8]) -> Result<ServerMsg<'_>, ServerDecodeError> {
         .map_err(|e| ServerDecodeError::Malformed(e.to_string()))?;
     use wire::ServerBody as B;
     let kind = msg.body_type();
-    if kind == B::NONE {
-        if msg.frame().is_some() {
-            return crate::cell::ViewFrame::of(&msg)
-                .map(ServerMsg::View)
-                .ok_or_else(|| ServerDecodeError::Malformed("a view frame whose runs do not add up".into()));
-        }
+    if kind == B::NONE && msg.frame().is_some() {
+        return crate::cell::ViewFrame::of(&msg)
+            .map(ServerMsg::View)
+            .ok_or_else(|| ServerDecodeError::Malformed("a view frame whose runs do not add up".into()));
     }
     match kind {
         B::Welcome => msg.body_as_welcome().map(ServerMsg::Welcome),

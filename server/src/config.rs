@@ -221,8 +221,9 @@ pub struct Cli {
     pub drain_timeout_ms: u64,
 
     /// Area of interest: the side of a grid cell, world units. Each tick a
-    /// shard sends each socket only the cells near its player (one frame per
-    /// occupied cell, shared by every socket that sees it). 0 (the default)
+    /// shard sends each socket only the cells near its player (one view frame
+    /// a shard, shared by every socket whose player stands in the same cell;
+    /// each cell's players encoded once). 0 (the default)
     /// sends every socket the whole place instead. At least --speed x
     /// max(--view-hysteresis-ticks, 8) / --tick-hz, so a walker never skips
     /// a cell and two approaching walkers stay in each other's prefetch ring
@@ -234,7 +235,10 @@ pub struct Cli {
     /// Area of interest: the view radius, world units. Players within it are
     /// sent every tick (the own and adjacent cells) or every second tick; a
     /// prefetch ring of one cell beyond it every fourth tick. Default: two
-    /// cells. 0 to 1,000,000.
+    /// cells. Whole cells are sent, so the fewer cells the radius spans, the
+    /// more players beyond it a socket gets: at 2 cells about 2.3 times the
+    /// players within the radius, at 4 cells about 1.2 times (benches/RESULTS.md
+    /// section 9). 0 to 1,000,000.
     #[arg(long, env = "MINO_VIEW_RADIUS", value_parser = ranged_f32(0.0, 1_000_000.0))]
     pub view_radius: Option<f32>,
 
@@ -243,7 +247,7 @@ pub struct Cli {
     #[arg(long, env = "MINO_VIEW_HYSTERESIS_TICKS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=200))]
     pub view_hysteresis_ticks: u64,
 
-    /// Area of interest: bytes of cell frames one socket may get a tick, on
+    /// Area of interest: bytes of cells one socket may get a tick, on
     /// average; beyond it outer cells, then nearer ones, are sent less often
     /// (a crowd costs each socket this, not the square of the crowd). 512 to
     /// 16,777,216.

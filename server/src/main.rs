@@ -8,7 +8,7 @@ use tracing_subscriber::EnvFilter;
 
 /// The allocator: jemalloc keeps small objects in size-class slabs with no
 /// per-allocation header, so an idle websocket's few small allocations (its
-/// session, its view, its cell frame) cost their size and no more, and the
+/// session, its view, its cell) cost their size and no more, and the
 /// handshakes' short-lived buffers leave fewer holes between them. With
 /// 15,000 idle websockets glibc's malloc held about a third more memory a
 /// connection than jemalloc (benches/RESULTS.md section 4, "The allocator";

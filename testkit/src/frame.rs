@@ -74,8 +74,9 @@ pub enum Frame {
     },
     /// Every present player (id, name).
     Roster(Vec<(u32, String)>),
-    /// One shard's players of one cell at one tick (area of interest); the
-    /// Welcome's bounds turn its entries into positions.
+    /// One shard's players of one cell at one tick (area of interest: one
+    /// cell of a view frame, see [`Frame::decode_all`]); the Welcome's bounds
+    /// turn its entries into positions.
     Cell(CellFrame),
     /// Names a NamesRequest asked for (id, name).
     Names(Vec<(u32, String)>),
@@ -107,8 +108,23 @@ impl Frame {
     /// Verifies and decodes one binary message from the server.
     ///
     /// Panics: the bytes fail verification (the server must never send such).
+    /// A view frame (area of interest) gives its first cell: use
+    /// [`Frame::decode_all`] where view frames may come.
     pub fn decode(bytes: &[u8]) -> Frame {
-        Frame::from(ServerEvent::decode(bytes).expect("server sent a valid frame"))
+        let mut all = Frame::decode_all(bytes);
+        assert!(!all.is_empty(), "a view frame without cells");
+        all.swap_remove(0)
+    }
+
+    /// Verifies and decodes one binary message from the server: one frame,
+    /// or a view frame's cells, each a [`Frame::Cell`], in order.
+    ///
+    /// Panics: the bytes fail verification (the server must never send such).
+    pub fn decode_all(bytes: &[u8]) -> Vec<Frame> {
+        match ServerEvent::decode(bytes).expect("server sent a valid frame") {
+            ServerEvent::View(cells) => cells.into_iter().map(Frame::Cell).collect(),
+            other => vec![Frame::from(other)],
+        }
     }
 }
 
@@ -128,7 +144,7 @@ impl From<ServerEvent> for Frame {
             ServerEvent::Error { code, message } => Frame::Error(code, message),
             ServerEvent::Pong { client_time_ms, .. } => Frame::Pong(client_time_ms),
             ServerEvent::Move { ticket, .. } => Frame::Move(ticket),
-            ServerEvent::Cell(cell) => Frame::Cell(cell),
+            ServerEvent::View(cells) => Frame::Cell(cells.into_iter().next().expect("a view frame has cells")),
             ServerEvent::Names(players) => Frame::Names(named(players)),
             ServerEvent::PlaceStatus { players, shards } => Frame::PlaceStatus { players, shards },
         }
@@ -136,13 +152,13 @@ impl From<ServerEvent> for Frame {
 }
 
 impl Welcome {
-    /// The players of a cell frame, dequantized over the world's bounds:
+    /// The players of a cell, dequantized over the world's bounds:
     /// (id, x, y) in world units.
     pub fn players(&self, cell: &CellFrame) -> Vec<(u32, f32, f32)> {
         cell.players(&self.bounds).iter().map(|p| (p.id.0, p.x, p.y)).collect()
     }
 
-    /// A cell frame's time (the low 32 bits of its ms) as full ms since the
+    /// A cell's time (the low 32 bits of its ms) as full ms since the
     /// Unix epoch, the one nearest the Welcome's time.
     pub fn unwrap_time(&self, low: u32) -> u64 {
         let base = self.server_time_ms & !0xffff_ffff;

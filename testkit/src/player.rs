@@ -10,6 +10,7 @@ use futures_util::{SinkExt, StreamExt};
 use mino_loadgen::connection::{self, WsStream};
 use mino_loadgen::Target;
 use mino_protocol::client;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -47,6 +48,8 @@ pub struct Player {
     pub ws: WsStream,
     /// What the Welcome said, once welcomed.
     pub welcome: Option<Welcome>,
+    /// The rest of a view frame's cells, for the next calls of [`Player::next`].
+    queued: VecDeque<Frame>,
 }
 
 impl Player {
@@ -54,7 +57,7 @@ impl Player {
     ///
     /// Panics: no websocket within [`WAIT`].
     pub async fn connect(to: &impl Endpoint) -> Player {
-        Player { ws: to.open().await, welcome: None }
+        Player { ws: to.open().await, welcome: None, queued: VecDeque::new() }
     }
 
     /// Connects and joins as `name`.
@@ -113,10 +116,18 @@ impl Player {
     ///
     /// Panics: nothing within [`WAIT`], or a text frame.
     pub async fn next(&mut self) -> Frame {
+        if let Some(f) = self.queued.pop_front() {
+            return f;
+        }
         loop {
             let m = tokio::time::timeout(WAIT, self.ws.next()).await.expect("a frame in time");
             match m {
-                Some(Ok(Message::Binary(b))) => return Frame::decode(&b),
+                Some(Ok(Message::Binary(b))) => {
+                    self.queued.extend(Frame::decode_all(&b));
+                    if let Some(f) = self.queued.pop_front() {
+                        return f;
+                    }
+                }
                 Some(Ok(Message::Close(c))) => return Frame::Closed(c.map(|c| u16::from(c.code))),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
                 Some(Ok(other)) => panic!("unexpected message {other:?}"),
@@ -155,7 +166,7 @@ impl Player {
         }
     }
 
-    /// The next snapshot or cell frame that lists this player: (tick, time
+    /// The next snapshot or cell that lists this player: (tick, time
     /// ms, x, y).
     pub async fn own_position(&mut self) -> (u64, u64, f32, f32) {
         let me = self.id();
@@ -174,7 +185,7 @@ impl Player {
         .await
     }
 
-    /// The players of a cell frame: (id, x, y) in world units.
+    /// The players of a cell: (id, x, y) in world units.
     pub fn players_of(&self, cell: &mino_loadgen::event::CellFrame) -> Vec<(u32, f32, f32)> {
         self.welcome.as_ref().expect("welcomed").players(cell)
     }

@@ -1,5 +1,5 @@
 use super::*;
-use mino_protocol::cell::{CellEncoder, CellKey};
+use mino_protocol::cell::{encode_entries, FrameStamp, ViewEncoder};
 use mino_protocol::entry::PlayerEntry;
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::{ShardId, Tick};
@@ -34,12 +34,15 @@ fn put(board: &Positions, x: f32, time_ms: u32, at: Instant) {
     board.publish(1, &Report { player: P, x, y: 500.0, time_ms, at });
 }
 
-/// A cell frame at `time_ms` showing P at (x, 500).
+/// A cell at `time_ms` showing P at (x, 500).
 fn show(o: &mut Observer, stats: &Stats, x: f32, time_ms: u32, at: Instant) {
-    let key = CellKey { shard: ShardId(1), cell: 1, tick: Tick(1), server_time_ms: u64::from(time_ms) };
+    let stamp = FrameStamp { shard: ShardId(1), tick: Tick(1), server_time_ms: u64::from(time_ms) };
     let p = PlayerEntry { id: P, x, y: 500.0, heading: 0, moving: true, input_seq: 0 };
-    let bytes = CellEncoder::new().encode(&key, &bounds(), [p]).to_vec();
-    let Ok(ServerMsg::Cell(c)) = decode(&bytes) else { panic!("a cell frame") };
+    let mut entries = Vec::new();
+    encode_entries(&bounds(), [p], &mut entries);
+    let bytes = ViewEncoder::new().encode(&stamp, [(1, &entries[..])]).to_vec();
+    let Ok(ServerMsg::View(v)) = decode(&bytes) else { panic!("a view frame") };
+    let c = v.cells().next().expect("a cell");
     o.on_cell(&c, bytes.len(), at, stats, 0);
 }
 

@@ -2,7 +2,7 @@
 //! received (bytes per second, cell-frame bytes per tick, own-cell and
 //! neighbour gaps), what the observers saw (view-enter latency, unseen
 //! entries, pop-ins, blinks, the ideal crop), and with `--density` how dense
-//! the bots stood. Absent from a report when the server sent no cell frames,
+//! the bots stood. Absent from a report when the server sent no cells,
 //! so a run without area of interest reports exactly what it always did.
 
 use super::{round2, round3};
@@ -51,7 +51,7 @@ impl Spread {
 pub struct BotBytes {
     /// Payload bytes of every message, bytes.
     pub bytes: u64,
-    /// Of those, the cell frames', bytes.
+    /// Of those, the cells', bytes.
     pub cell_bytes: u64,
 }
 
@@ -84,12 +84,13 @@ pub struct ObserverFigures {
     /// 10 bytes times those players: what a perfect crop sends an observer a
     /// tick, bytes.
     pub ideal_bytes_per_tick: f64,
-    /// Entry bytes of the cell frames an observer received a tick, bytes.
+    /// Entry bytes of the view frames an observer received a tick, bytes.
     pub entry_bytes_per_tick: f64,
-    /// The rest of those cell frames (header, vtable, padding) an observer
-    /// received a tick, bytes.
+    /// The rest of those view frames (each frame's FlatBuffers header, a
+    /// 6-byte run a cell, padding; the websocket's 2 to 4 bytes a message
+    /// not counted) an observer received a tick, bytes.
     pub header_bytes_per_tick: f64,
-    /// Every byte an observer received a tick (cell frames and all other
+    /// Every byte an observer received a tick (cells and all other
     /// messages), bytes.
     pub total_bytes_per_tick: f64,
     /// Entry bytes over ideal bytes: above 1, players beyond the radius (the
@@ -141,9 +142,9 @@ pub struct AoiFigures {
     pub cell_bytes_per_tick: Spread,
     /// Cell frames received per second, all bots.
     pub cell_frames_per_s: f64,
-    /// Non-entry bytes of a cell frame (header, vtable, padding), mean, bytes.
+    /// Non-entry bytes a cell: its 6-byte run and its share of its view frame's header, mean, bytes.
     pub header_bytes_per_frame: f64,
-    /// Between consecutive own-shard cell frames listing the bot, ms.
+    /// Between consecutive own-shard cells listing the bot, ms.
     pub own_cell_gap_ms: Summary,
     /// Between consecutive frames of each adjacent cell, ms.
     pub neighbour_gap_ms: Summary,
@@ -168,7 +169,7 @@ pub struct AoiInputs<'a> {
 }
 
 impl AoiFigures {
-    /// The figures of a hold; None when no cell frame arrived in it (the
+    /// The figures of a hold; None when no cell arrived in it (the
     /// server sends whole-shard snapshots).
     pub fn of(i: &AoiInputs<'_>) -> Option<AoiFigures> {
         let c = &i.hold.counters;
@@ -251,7 +252,7 @@ mod tests {
         w.elapsed = std::time::Duration::from_secs(2);
         let per_bot = [BotBytes { bytes: 2000, cell_bytes: 400 }, BotBytes { bytes: 4000, cell_bytes: 800 }];
         let i = AoiInputs { hold: &w, whole: &w.counters, per_bot: &per_bot, tick_hz: 20, observers: 1 };
-        let a = AoiFigures::of(&i).expect("cell frames");
+        let a = AoiFigures::of(&i).expect("cells");
         assert_eq!((a.bot_bytes_per_s.p50, a.bot_bytes_per_s.max), (1000.0, 2000.0));
         assert_eq!(a.cell_bytes_per_tick.mean, 15.0, "(10 + 20) / 2 bytes a tick");
         assert_eq!((a.cell_frames_per_s, a.header_bytes_per_frame), (5.0, 40.0));

@@ -118,7 +118,7 @@ fn aoi_lines(out: &mut String, a: &AoiFigures) {
     let _ = writeln!(out, "  {:<22} {}", "neighbour gap", summary(&a.neighbour_gap_ms));
     let _ = writeln!(
         out,
-        "  {:.0} cell frames/s, {:.1} header bytes a frame; {} closed as too slow",
+        "  {:.0} cells/s, {:.1} header bytes a cell; {} closed as too slow",
         a.cell_frames_per_s, a.header_bytes_per_frame, a.too_slow_closes
     );
     if let Some(o) = &a.observers {

@@ -4,7 +4,7 @@
 //! registry) and its event channels (chat, presence, control) in one slot, so
 //! every transaction and script stays within one slot. The frame channels,
 //! which carry nearly all the traffic, have hash tags of their own in a
-//! cluster (each shard's snapshots, each region's cell frames), so a busy
+//! cluster (each shard's snapshots, each region's cells), so a busy
 //! place spreads over the cluster's primaries.
 
 use mino_protocol::ShardId;

@@ -39,7 +39,7 @@ use crate::config::Config;
 use crate::figures::ShardFigures;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
-use crate::shard::grid::RegionId;
+use crate::shard::grid::{CellId, RegionId};
 use crate::shard::{ClusterEvent, Outgoing};
 use bytes::Bytes;
 use mino_protocol::{ShardId, Tick};
@@ -70,9 +70,10 @@ pub struct OwnSnapshot {
     pub server_time_ms: u64,
     /// When the tick ran, monotonic (how old the snapshot is).
     pub at: Instant,
-    /// With area of interest, the tick's cell frames (messages) by region:
-    /// one bundle a region goes out on the region's channel.
-    pub cells: Vec<(RegionId, Vec<Bytes>)>,
+    /// With area of interest, the tick's cells (each cell's entries, 10
+    /// bytes a player) by region: one bundle a region goes out on the
+    /// region's channel.
+    pub cells: Vec<(RegionId, Vec<(CellId, Bytes)>)>,
     /// The bytes sockets got.
     pub bytes: Bytes,
 }

@@ -2,7 +2,7 @@
 //!
 //! - Snapshots: the newest of each tick; when Redis is slower than the tick,
 //!   older snapshots are skipped (oldest first) and counted. With area of
-//!   interest, a tick's cell frames go out as one bundle per region on the
+//!   interest, a tick's cells go out as one bundle per region on the
 //!   region's channel, in the same pipeline, and the whole-shard snapshot is
 //!   only kept (for resumes), not published.
 //! - Chat and presence: every frame, in order. A presence delta updates the
@@ -17,7 +17,7 @@ use crate::clock::{self, Instant};
 use crate::metrics::{DropKind, Metrics};
 use crate::shard::Outgoing;
 use bytes::Bytes;
-use mino_protocol::cell;
+use mino_protocol::cell::{FrameStamp, ViewEncoder};
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -142,7 +142,7 @@ impl Publisher {
     }
 
     /// Publishes a tick (the whole-shard snapshot, or with area of interest
-    /// one bundle of cell frames per region) and keeps the snapshot as this
+    /// one bundle of cells per region) and keeps the snapshot as this
     /// shard's last (for the positions of players resumed elsewhere), for two
     /// shard TTLs: one pipeline on one Redis, one a slot on a cluster.
     async fn snapshot(&self, own: OwnSnapshot) -> Result<(), RedisError> {
@@ -150,8 +150,10 @@ impl Publisher {
         let bytes = own.bytes;
         let mut batch = self.backplane.batch();
         if self.aoi {
-            for (region, frames) in &own.cells {
-                let bundle = cell::encode_bundle(self.me, region.0, own.tick, own.server_time_ms, frames);
+            let stamp = FrameStamp { shard: self.me, tick: own.tick, server_time_ms: own.server_time_ms };
+            let mut encoder = ViewEncoder::new();
+            for (region, cells) in &own.cells {
+                let bundle = encoder.encode_bundle(&stamp, region.0, cells.iter().map(|(c, e)| (c.0, &e[..])));
                 let channel = self.keys.cells(region.0);
                 batch.add(&channel, self.backplane.publish(&channel, &bundle));
             }

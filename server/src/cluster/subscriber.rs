@@ -300,8 +300,8 @@ impl Subscriber {
         let _ = self.events.send(event).await;
     }
 
-    /// A region bundle of another shard: verified, and each cell frame in it
-    /// verified, then handed on as slices of one copy of the bundle.
+    /// A region bundle of another shard, verified (its runs add up to its
+    /// players), handed on as each cell's slice of one copy of its players.
     fn route_cells(&self, payload: &[u8]) {
         let bundle = match decode(payload) {
             Ok(ServerMsg::CellBundle(b)) => b,
@@ -311,25 +311,15 @@ impl Subscriber {
                 return;
             }
         };
-        let shard = bundle.shard();
-        if shard == self.me {
+        let stamp = bundle.stamp();
+        if stamp.shard == self.me {
             return;
         }
-        let all = Bytes::copy_from_slice(bundle.bytes());
-        let mut frames = Vec::new();
-        for range in bundle.ranges() {
-            match decode(&all[range.clone()]) {
-                Ok(ServerMsg::Cell(c)) if c.key().shard_id() == shard.0 => {
-                    frames.push((CellId(c.key().cell()), all.slice(range)));
-                }
-                _ => {
-                    self.metrics.dropped(DropKind::Invalid, 1);
-                    return;
-                }
-            }
-        }
-        self.metrics.relay_frames.inc_by(frames.len() as u64);
-        let event = ClusterEvent::Cells { shard, server_time_ms: bundle.server_time_ms(), frames };
+        let all = Bytes::copy_from_slice(bundle.players());
+        let cells: Vec<(CellId, Bytes)> =
+            bundle.cells().map(|(cell, range)| (CellId(cell), all.slice(range))).collect();
+        self.metrics.relay_frames.inc_by(cells.len() as u64);
+        let event = ClusterEvent::Cells { stamp, cells };
         if self.events.try_send(event).is_err() {
             self.metrics.dropped(DropKind::RelaySnapshot, 1);
         }

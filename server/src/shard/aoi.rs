@@ -1,5 +1,5 @@
-//! Area of interest, put together: each tick, this shard's cell frames
-//! ([`cells`](super::cells)), the cell frames relayed from other shards, the
+//! Area of interest, put together: each tick, this shard's cells
+//! ([`cells`](super::cells)), the cells relayed from other shards, the
 //! viewers and their groups ([`viewers`](super::viewers)), and for each group
 //! the frames due under its budget ([`interest`](super::interest)); plus,
 //! clustered, the regions this shard must hear from the other shards.
@@ -8,7 +8,7 @@
 //! viewers, and per group a walk of its stencil: no per-socket encoding and no
 //! per-socket search.
 
-use super::cells::{CellFrame, OwnCells};
+use super::cells::{CellEntries, OwnCells};
 use super::grid::{CellId, Grid, GridError, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
 use super::links::LinkId;
@@ -18,6 +18,7 @@ use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
 use bytes::Bytes;
+use mino_protocol::cell::{FrameStamp, ViewEncoder, FRAME_BYTES, RUN_BYTES};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
@@ -26,11 +27,19 @@ use std::collections::HashMap;
 /// 20 Hz): subscriptions follow the players without churning at borders.
 pub const REGION_KEEP_TICKS: u64 = 40;
 
-/// A frame relayed from another shard, waiting for the next tick.
-#[derive(Debug)]
-struct Relayed {
+/// The websocket header of a view frame of 126 bytes to 64 KiB (RFC 6455
+/// section 5.2), for the budget.
+const WS_HEADER_BYTES: usize = 4;
+
+/// One cell of one shard this tick: its players' entries (10 bytes each),
+/// own or relayed, and the tick they are of.
+#[derive(Clone, Debug)]
+struct Piece {
     key: FrameKey,
-    framed: Bytes,
+    /// The publisher's tick and wall clock (ms since the Unix epoch).
+    tick: u64,
+    time_ms: u64,
+    entries: Bytes,
 }
 
 /// The area-of-interest state of a shard.
@@ -42,9 +51,14 @@ pub(crate) struct Aoi {
     reach: u32,
     own: OwnCells,
     viewers: Viewers,
-    relayed: Vec<Relayed>,
-    /// This tick's frames, own and relayed, sorted by cell then shard.
-    at: Vec<(FrameKey, Bytes)>,
+    /// Cells relayed from other shards, waiting for the next tick.
+    relayed: Vec<Piece>,
+    /// This tick's cells, own and relayed, sorted by cell then shard.
+    at: Vec<Piece>,
+    /// Builds each group's view frames.
+    encoder: ViewEncoder,
+    /// Scratch: the pieces of `at` a group is sent this tick.
+    picked: Vec<usize>,
     /// Per frame of `at`, with keyframes only: the tick its cell's players
     /// last changed (relayed frames: this tick, as they are sent once).
     changed: Vec<u64>,
@@ -85,6 +99,8 @@ impl Aoi {
             viewers: Viewers::new(settings.hysteresis_ticks, settings.keyframe_ticks),
             relayed: Vec::new(),
             at: Vec::new(),
+            encoder: ViewEncoder::new(),
+            picked: Vec::new(),
             changed: Vec::new(),
             region_changed: Vec::new(),
             slowed: HashMap::new(),
@@ -128,13 +144,15 @@ impl Aoi {
         self.viewers.group_of(link)
     }
 
-    /// Cell frames of another shard (messages as published), kept for the
-    /// next tick; a newer frame of a cell replaces an older one not yet sent.
-    pub(crate) fn relay(&mut self, shard: ShardId, frames: impl Iterator<Item = (CellId, Bytes)>) {
-        for (cell, payload) in frames {
+    /// Cells of another shard's tick `stamp` (each cell's entries as
+    /// published), kept for the next tick; a newer run of a cell replaces an
+    /// older one not yet sent.
+    pub(crate) fn relay(&mut self, stamp: FrameStamp, cells: impl Iterator<Item = (CellId, Bytes)>) {
+        for (cell, entries) in cells {
             if self.grid.position(cell).is_some() {
-                let key = FrameKey { shard, cell };
-                self.relayed.push(Relayed { key, framed: ws_frame::binary(&payload) });
+                let key = FrameKey { shard: stamp.shard, cell };
+                let (tick, time_ms) = (stamp.tick.0, stamp.server_time_ms);
+                self.relayed.push(Piece { key, tick, time_ms, entries });
             }
         }
     }
@@ -153,8 +171,8 @@ impl Aoi {
         clustered: bool,
         keyframe_extra: Option<&Bytes>,
     ) -> Vec<ViewFrames> {
-        self.own.encode(&self.grid, world.bounds(), world.players(), shard, tick, wall_ms);
-        self.index(shard, tick.0);
+        self.own.encode(&self.grid, world.bounds(), world.players(), tick.0);
+        self.index(shard, tick.0, wall_ms);
         self.viewers.update(tick.0, &self.grid, world);
         // Taken for the walk (each view needs `&mut self`), given back after.
         let groups = self.viewers.take_groups();
@@ -164,7 +182,7 @@ impl Aoi {
         for group in &groups {
             let mut view = self.view(*group, since, tick.0);
             if let Some(extra) = keyframe_extra.filter(|_| group.whole) {
-                view.frames.push((FrameKey { shard, cell: CellId(0) }, extra.clone()));
+                view.frames.push((FrameKey::status(shard), extra.clone()));
             }
             views.push(view);
             if clustered {
@@ -175,8 +193,8 @@ impl Aoi {
         views
     }
 
-    /// This tick's own frames grouped by region, for the bundles to publish.
-    pub(crate) fn bundles(&self) -> Vec<(RegionId, Vec<Bytes>)> {
+    /// This tick's own cells grouped by region, for the bundles to publish.
+    pub(crate) fn bundles(&self) -> Vec<(RegionId, Vec<(CellId, Bytes)>)> {
         self.own.by_region(&self.grid)
     }
 
@@ -185,28 +203,32 @@ impl Aoi {
         self.regions.settle(tick)
     }
 
-    /// Sorts this tick's frames by cell and indexes them.
-    fn index(&mut self, shard: ShardId, tick: u64) {
+    /// Sorts this tick's cells by cell and indexes them.
+    fn index(&mut self, shard: ShardId, tick: u64, wall_ms: u64) {
         for cell in self.touched.drain(..) {
             if let Some(slot) = self.slots.get_mut(cell.0 as usize) {
                 *slot = u32::MAX;
             }
         }
         self.at.clear();
-        self.at
-            .extend(self.own.frames().iter().map(|f: &CellFrame| (FrameKey { shard, cell: f.cell }, f.framed.clone())));
-        // Newest relayed frame of each (shard, cell): the last one received.
+        self.at.extend(self.own.cells().iter().map(|f: &CellEntries| Piece {
+            key: FrameKey { shard, cell: f.cell },
+            tick,
+            time_ms: wall_ms,
+            entries: f.entries.clone(),
+        }));
+        // Newest relayed run of each (shard, cell): the last one received.
         let mut relayed = std::mem::take(&mut self.relayed);
         relayed.reverse();
         relayed.sort_by_key(|r| (r.key.cell, r.key.shard.0));
         relayed.dedup_by_key(|r| r.key);
-        self.at.extend(relayed.drain(..).map(|r| (r.key, r.framed)));
+        self.at.append(&mut relayed);
         self.relayed = relayed;
-        self.at.sort_by_key(|(key, _)| (key.cell, key.shard.0));
+        self.at.sort_by_key(|p| (p.key.cell, p.key.shard.0));
         if self.settings.keyframe_ticks > 0 {
             self.index_changes(shard, tick);
         }
-        for (i, (key, _)) in self.at.iter().enumerate() {
+        for (i, Piece { key, .. }) in self.at.iter().enumerate() {
             if let Some(slot) = self.slots.get_mut(key.cell.0 as usize) {
                 if *slot == u32::MAX {
                     *slot = i as u32;
@@ -221,7 +243,7 @@ impl Aoi {
     fn index_changes(&mut self, shard: ShardId, tick: u64) {
         let own = &self.own;
         self.changed.clear();
-        self.changed.extend(self.at.iter().map(|(key, _)| {
+        self.changed.extend(self.at.iter().map(|Piece { key, .. }| {
             if key.shard == shard {
                 own.changed_at(key.cell).unwrap_or(tick)
             } else {
@@ -231,7 +253,7 @@ impl Aoi {
         let regions = (self.grid.region_columns() * self.grid.rows().div_ceil(REGION_CELLS)) as usize + 1;
         self.region_changed.clear();
         self.region_changed.resize(regions, 0);
-        for ((key, _), &changed) in self.at.iter().zip(&self.changed) {
+        for (Piece { key, .. }, &changed) in self.at.iter().zip(&self.changed) {
             if let Some(r) = self.grid.region_of(key.cell).and_then(|r| self.region_changed.get_mut(r.0 as usize)) {
                 *r = (*r).max(changed);
             }
@@ -245,7 +267,7 @@ impl Aoi {
             return 0..0;
         }
         let start = start as usize;
-        let n = self.at[start..].iter().take_while(|(key, _)| key.cell == cell).count();
+        let n = self.at[start..].iter().take_while(|p| p.key.cell == cell).count();
         start..start + n
     }
 
@@ -285,36 +307,65 @@ impl Aoi {
         let mut ranges = std::mem::take(&mut self.ranges);
         ranges.clear();
         ranges.extend(scratch.iter().map(|&(c, _)| self.frames_at(c)));
+        let mut shards: [Option<ShardId>; 4] = [None; 4];
         for (&(_, tier), range) in scratch.iter().zip(&ranges) {
-            let range = range.clone();
-            sizes.extend(range.filter(|&i| !stale(i)).map(|i| (tier, self.at[i].1.len())));
+            for i in range.clone().filter(|&i| !stale(i)) {
+                sizes.push((tier, RUN_BYTES + self.at[i].entries.len()));
+                let shard = Some(self.at[i].key.shard);
+                if let Some(free) = shards.iter_mut().find(|s| s.is_none() || **s == shard) {
+                    *free = shard;
+                }
+            }
         }
+        // Each shard's view frame costs its header once, at the own cell's rate.
+        let headers = shards.iter().flatten().count();
+        sizes.extend(std::iter::repeat_n((Tier::Own, FRAME_BYTES + WS_HEADER_BYTES), headers));
         let periods = interest::fit(self.settings.budget_bytes, &sizes);
         self.sizes = sizes;
         if keyframes && periods != &interest::LADDER[0] {
             self.slowed.insert(group.key, tick);
         }
         let slowed = keyframes && self.slowed.get(&group.key).is_some_and(|&t| t + u64::from(slowest) > since);
-        let mut frames = Vec::new();
+        let mut picked = std::mem::take(&mut self.picked);
+        picked.clear();
         for (&(c, tier), range) in scratch.iter().zip(&ranges) {
             let range = range.clone();
             if range.is_empty() || range.clone().all(&stale) {
                 continue;
             }
             if group.whole {
-                frames.extend(self.at[range].iter().cloned());
+                picked.extend(range);
                 continue;
             }
             let Some((column, row)) = self.grid.position(c) else { continue };
             let period = periods[tier as usize];
             if interest::due_since(since, tick, column, row, period) {
                 let window = if slowed { slowest } else { period };
-                frames.extend(range.filter(|&i| !sent(i, window)).map(|i| self.at[i].clone()));
+                picked.extend(range.filter(|&i| !sent(i, window)));
             }
         }
         self.scratch = scratch;
         self.ranges = ranges;
+        let frames = self.assemble(&mut picked);
+        self.picked = picked;
         ViewFrames { frames }
+    }
+
+    /// One view frame for each shard (and tick of it) among the `picked`
+    /// pieces of `at`, its cells nearest first, websocket-framed: the bytes
+    /// every socket of the group is sent.
+    fn assemble(&mut self, picked: &mut [usize]) -> Vec<(FrameKey, Bytes)> {
+        let at = &self.at;
+        // Stable: each shard's cells stay nearest first.
+        picked.sort_by_key(|&i| (at[i].key.shard.0, at[i].tick));
+        let mut frames = Vec::new();
+        for source in picked.chunk_by(|&a, &b| (at[a].key.shard, at[a].tick) == (at[b].key.shard, at[b].tick)) {
+            let first = &at[source[0]];
+            let stamp = FrameStamp { shard: first.key.shard, tick: Tick(first.tick), server_time_ms: first.time_ms };
+            let cells = source.iter().map(|&i| (at[i].key.cell.0, &at[i].entries[..]));
+            frames.push((FrameKey::view(stamp.shard), ws_frame::binary(self.encoder.encode(&stamp, cells))));
+        }
+        frames
     }
 
     /// True when no region the view of `key` touches changed after `since`.
@@ -377,6 +428,7 @@ impl RegionInterest {
 mod tests {
     use super::*;
     use mino_protocol::client::Direction;
+    use mino_protocol::server::{decode, ServerMsg};
 
     const SETTINGS: AoiConfig = AoiConfig {
         cell_size: 100.0,
@@ -402,8 +454,20 @@ mod tests {
         a
     }
 
+    /// Each cell the view frames sent to `link` carry, with its shard and its
+    /// players' entries, in the order sent.
+    fn runs_seen(views: &[ViewFrames], aoi: &Aoi, link: u64) -> Vec<(u32, u32, Vec<u8>)> {
+        let mut runs = Vec::new();
+        for (key, framed) in &views[aoi.view_of(LinkId(link))].frames {
+            let Ok(ServerMsg::View(v)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
+            assert_eq!(*key, FrameKey::view(ShardId(v.header().shard_id())), "keyed by its shard");
+            runs.extend(v.cells().map(|c| (c.shard_id(), c.cell(), c.players().bytes().to_vec())));
+        }
+        runs
+    }
+
     fn cells_seen(views: &[ViewFrames], aoi: &Aoi, link: u64) -> Vec<u32> {
-        let mut cells: Vec<u32> = views[aoi.view_of(LinkId(link))].frames.iter().map(|(k, _)| k.cell.0).collect();
+        let mut cells: Vec<u32> = runs_seen(views, aoi, link).into_iter().map(|(_, cell, _)| cell).collect();
         cells.sort_unstable();
         cells
     }
@@ -459,18 +523,40 @@ mod tests {
     }
 
     #[test]
-    fn relayed_frames_join_their_cell_newest_first_and_only_once() {
+    fn relayed_cells_join_their_cell_newest_first_and_only_once() {
         let w = world(&[(1, 1000.0, 1000.0)]);
         let mut a = aoi(&w);
         let cell = a.grid().cell_of(1000.0, 1000.0);
-        a.relay(ShardId(8), [(cell, Bytes::from_static(b"old")), (cell, Bytes::from_static(b"new"))].into_iter());
+        let stamp = |tick| FrameStamp { shard: ShardId(8), tick: Tick(tick), server_time_ms: tick * 50 };
+        a.relay(stamp(3), [(cell, Bytes::from_static(&[1; 10]))].into_iter());
+        a.relay(stamp(4), [(cell, Bytes::from_static(&[2; 10]))].into_iter());
+        let views = a.tick(&w, ShardId(7), Tick(1), 0, false, None);
+        let theirs: Vec<(u32, Vec<u8>)> =
+            runs_seen(&views, &a, 1).into_iter().filter(|r| r.0 == 8).map(|(_, c, e)| (c, e)).collect();
+        assert_eq!(theirs, [(cell.0, vec![2; 10])], "the newest, its bytes unchanged");
+        let frames = &views[a.view_of(LinkId(1))].frames;
+        let Ok(ServerMsg::View(v)) = decode(ws_frame::payload(&frames[1].1)) else { panic!("a view frame") };
+        assert_eq!((v.header().shard_id(), v.header().tick(), v.header().time_ms()), (8, 4, 200), "its own stamp");
+        let views = a.tick(&w, ShardId(7), Tick(2), 0, false, None);
+        assert!(runs_seen(&views, &a, 1).iter().all(|r| r.0 != 8), "sent once");
+    }
+
+    #[test]
+    fn a_group_gets_one_view_frame_a_shard_with_its_cells_nearest_first() {
+        let w = world(&[(1, 1550.0, 1550.0), (2, 1650.0, 1550.0), (3, 1750.0, 1550.0)]);
+        let mut a = aoi(&w);
+        let stamp = FrameStamp { shard: ShardId(8), tick: Tick(9), server_time_ms: 450 };
+        let far = a.grid().cell_of(1350.0, 1550.0);
+        a.relay(stamp, [(far, Bytes::from_static(&[5; 20]))].into_iter());
+        // Tick 1: the mid cells (period 2) at column 17, row 15 are due.
         let views = a.tick(&w, ShardId(7), Tick(1), 0, false, None);
         let frames = &views[a.view_of(LinkId(1))].frames;
-        let theirs: Vec<&[u8]> =
-            frames.iter().filter(|(k, _)| k.shard == ShardId(8)).map(|(_, f)| ws_frame::payload(f)).collect();
-        assert_eq!(theirs, [&b"new"[..]]);
-        let views = a.tick(&w, ShardId(7), Tick(2), 0, false, None);
-        assert!(views[a.view_of(LinkId(1))].frames.iter().all(|(k, _)| k.shard != ShardId(8)), "sent once");
+        assert_eq!(frames.iter().map(|(k, _)| k.shard.0).collect::<Vec<_>>(), [7, 8], "one frame a shard");
+        let runs = runs_seen(&views, &a, 1);
+        let own: Vec<u32> = runs.iter().filter(|r| r.0 == 7).map(|r| r.1).collect();
+        let (here, next) = (a.grid().cell_of(1550.0, 1550.0).0, a.grid().cell_of(1650.0, 1550.0).0);
+        assert_eq!(&own[..2], [here, next], "own cell, then near");
+        assert_eq!(runs.iter().filter(|r| r.0 == 8).map(|r| r.1).collect::<Vec<_>>(), [far.0]);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use super::grid::CellId;
 use crate::clock::Instant;
 use crate::order::Order;
 use bytes::Bytes;
+use mino_protocol::cell::FrameStamp;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,15 +39,12 @@ pub enum ClusterEvent {
         /// Publisher's clock at its tick, ms.
         server_time_ms: u64,
     },
-    /// Another shard's cell frames of one region and tick, messages as
-    /// published (area of interest).
+    /// Another shard's cells of one region and tick (area of interest).
     Cells {
-        /// Publisher.
-        shard: ShardId,
-        /// Publisher's clock at its tick, ms.
-        server_time_ms: u64,
-        /// Each frame's cell and exact bytes.
-        frames: Vec<(CellId, Bytes)>,
+        /// Publisher, its tick and its clock at the tick.
+        stamp: FrameStamp,
+        /// Each cell and its players' entries, the bytes as published.
+        cells: Vec<(CellId, Bytes)>,
     },
     /// Another shard's chat frame.
     Chat {

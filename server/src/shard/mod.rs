@@ -73,7 +73,7 @@ use bytes::Bytes;
 use drain::Drain;
 use fence::{Fence, Gate};
 use find::{Found, PlayerQuery};
-use grid::{CellId, GridError};
+use grid::GridError;
 use links::Links;
 use mino_protocol::client::Direction;
 use mino_protocol::server::{self as msg, AoiInfo, WelcomeInfo};
@@ -141,7 +141,7 @@ pub struct Shard {
     expired_at_ms: u64,
     /// Area of interest; `None`: whole-shard snapshots.
     aoi: Option<Aoi>,
-    /// Publisher times (ms) of the relayed cell frames since the last tick.
+    /// Publisher times (ms) of the relayed cells since the last tick.
     relay_times: Vec<u64>,
     /// Players resumed here, until their line is due.
     resumes: ResumeTally,
@@ -521,10 +521,10 @@ impl Shard {
                 }
             }
             ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
-            ClusterEvent::Cells { shard, server_time_ms, frames } => match self.aoi.as_mut() {
-                Some(aoi) if shard != self.id && self.view.is_live(shard) => {
-                    aoi.relay(shard, frames.into_iter());
-                    self.relay_times.push(server_time_ms);
+            ClusterEvent::Cells { stamp, cells } => match self.aoi.as_mut() {
+                Some(aoi) if stamp.shard != self.id && self.view.is_live(stamp.shard) => {
+                    aoi.relay(stamp, cells.into_iter());
+                    self.relay_times.push(stamp.server_time_ms);
                 }
                 _ => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
             },
@@ -658,7 +658,7 @@ impl Shard {
             None => {
                 let relayed = self.view.take_snapshots();
                 let lag = relayed.iter().map(|r| at.wall_ms.saturating_sub(r.server_time_ms)).collect();
-                let whole = |shard| FrameKey { shard, cell: CellId(0) };
+                let whole = FrameKey::view;
                 let mut frames = Vec::with_capacity(1 + relayed.len());
                 if let Some(snapshot) = &snapshot {
                     frames.push((whole(self.id), ws_frame::binary(snapshot)));
@@ -726,7 +726,7 @@ impl Shard {
         })
     }
 
-    /// How long a client keeps drawing a player it saw in no cell frame: two
+    /// How long a client keeps drawing a player it saw in no cell: two
     /// periods of the prefetch ring at its base rate (or two keyframe
     /// periods, if longer: a standing player is sent once a keyframe), plus
     /// the hysteresis.

@@ -10,20 +10,35 @@ use bytes::Bytes;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
 
-/// What a blocked socket's batch keeps only the newest of: the frame of one
-/// shard's cell (cell 0: its whole-shard snapshot).
+/// What a blocked socket's batch keeps only the newest of: one shard's frame
+/// of the tick (its whole-shard snapshot, or with area of interest its view
+/// frame), or the place's status riding a keyframe. Inside the core, with
+/// area of interest, it also names one shard's cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FrameKey {
     /// Whose players.
     pub shard: ShardId,
-    /// Which cell of the grid (0: the whole shard).
+    /// Which cell of the grid (0: the whole shard; `u32::MAX`: the status).
     pub cell: CellId,
 }
 
+impl FrameKey {
+    /// A shard's frame of the tick: its whole-shard snapshot or its view frame.
+    pub fn view(shard: ShardId) -> FrameKey {
+        FrameKey { shard, cell: CellId(0) }
+    }
+
+    /// The place's status, sent with a keyframe.
+    pub fn status(shard: ShardId) -> FrameKey {
+        FrameKey { shard, cell: CellId(u32::MAX) }
+    }
+}
+
 /// The snapshot frames one group of sockets gets in a tick (every socket of a
-/// shard without area of interest; with it, the sockets whose players stand
-/// in the same cell), websocket-framed, the same bytes for every socket of the
-/// group.
+/// shard without area of interest: each shard's snapshot; with it, the
+/// sockets whose players stand in the same cell: a view frame for each shard
+/// whose cells they see), websocket-framed, the same bytes for every socket
+/// of the group.
 #[derive(Debug, Default)]
 pub struct ViewFrames {
     /// Keyed frames, nearest first.
@@ -58,9 +73,10 @@ pub struct TickOutput {
     /// (clustered and not fenced; with area of interest, only kept in Redis
     /// for resumes).
     pub publish_snapshot: Option<Bytes>,
-    /// With area of interest, clustered and not fenced: this tick's own cell
-    /// frames (messages), by region, to publish as region bundles.
-    pub publish_cells: Vec<(RegionId, Vec<Bytes>)>,
+    /// With area of interest, clustered and not fenced: this tick's own
+    /// cells (each cell's entries, 10 bytes a player), by region, to publish
+    /// as region bundles.
+    pub publish_cells: Vec<(RegionId, Vec<(CellId, Bytes)>)>,
     /// Scheduled ticks skipped since the previous tick ran (never replayed).
     pub skipped: u64,
     /// Age of each relayed snapshot in the frame (now minus its tick's time), ms.
@@ -157,7 +173,7 @@ pub enum Effect {
     Repaired(RepairKind, u64),
     /// Fetch another block of player ids (clustered, running low).
     NeedIds,
-    /// With area of interest: the regions whose cell frames this shard must
+    /// With area of interest: the regions whose cells this shard must
     /// hear from now (all of them; subscribe and unsubscribe the difference).
     Regions(Vec<RegionId>),
     /// The drain emptied the shard.

@@ -514,16 +514,18 @@ fn place(s: &mut Shard, id: u32, x: f32, y: f32) -> Admitted {
         .expect("placed")
 }
 
-/// The players a socket is sent in one tick's cell frames.
+/// The players a socket is sent in one tick's view frames.
 fn seen(s: &Shard, out: &TickOutput, link: LinkId) -> Vec<u32> {
     let mut ids: Vec<u32> = out.frame.views[s.view_of(link)]
         .frames
         .iter()
         .flat_map(|(_, f)| match msg(f) {
-            ServerMsg::Cell(c) => c.players().iter().map(|p| player_id(p).0).collect::<Vec<_>>(),
-            other => panic!("a cell frame, not {other:?}"),
+            ServerMsg::View(v) => {
+                v.cells().flat_map(|c| c.players().iter().map(|p| player_id(&p).0)).collect::<Vec<u32>>()
+            }
+            other => panic!("a view frame, not {other:?}"),
         })
-        .collect();
+        .collect::<Vec<_>>();
     ids.sort_unstable();
     ids.dedup();
     ids
