@@ -493,7 +493,7 @@ class Report:
                          f"{self.ns(b['mean_ns'])} ({self.ns(ci[0])} to {self.ns(ci[1])})", per])
         out += ["`cargo bench -p mino-benches`: snapshot encode at 100, 1,000 and 5,000 players; client message "
                 "decode with verification; snapshot header verify of a 1,000-player frame; one shard tick (move "
-                "everyone, encode, stage presence); with area of interest, every cell frame of a shard encoded "
+                "everyone, encode, stage presence); with area of interest, every cell's entries of a shard encoded "
                 "and one shard tick at 1,000, 5,000 and 10,000 players at 4 a cell (flat per player: linear). "
                 "Times per iteration; the original published none.", ""]
         out += table(["benchmark", "median", "mean (95 % CI)", "per player"], rows)
@@ -631,7 +631,7 @@ class Report:
                    f"to ({point[0]:,.0f}, {point[1]:,.0f}) and stands within {radius:g} units of it for the hold, "
                    "all in one cell (`scale.sh` puts the point in the middle of the cell next to the world's "
                    "centre, so the cell holds the whole crowd). The issue's goals: late ticks under 1 %, no socket "
-                   "closed as too slow, each socket's cell-frame bytes within the view budget, which is an average "
+                   "closed as too slow, each socket's view-frame bytes within the view budget, which is an average "
                    "(the server's default `--view-budget-bytes`, 8,192 bytes a tick): the byte figures are each "
                    "socket's mean over the hold, p50 / p95 / max across sockets. When the crowd's own cell alone "
                    "comes to more than the budget, the budget's ladder sends even that cell less often (never "

@@ -35,7 +35,7 @@ struct Clock {
     occupied: bool,
 }
 
-/// One session's cell-frame measurements.
+/// One session's view-frame measurements.
 pub struct CellMeter {
     grid: Grid,
     bounds: Bounds,

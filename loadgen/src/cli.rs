@@ -305,7 +305,7 @@ pub struct CrowdArgs {
     /// The point everyone walks to, world units (default: the world's centre).
     #[arg(long, value_name = "X,Y", value_parser = parse_point)]
     pub point: Option<(f32, f32)>,
-    /// The server's --view-budget-bytes: cell-frame bytes a socket may get a
+    /// The server's --view-budget-bytes: view-frame bytes a socket may get a
     /// tick, on average, that the report compares each bot's with.
     #[arg(long, value_name = "BYTES", default_value_t = 8192)]
     pub budget_bytes: u64,

@@ -90,7 +90,7 @@ pub struct SessionCtx<'a> {
 
 struct Measure<'a> {
     ctx: &'a SessionCtx<'a>,
-    /// Area of interest: the cell-frame measurements.
+    /// Area of interest: the view-frame measurements.
     cells: Option<CellMeter>,
     /// Area of interest, observers only: the per-entry books.
     observer: Option<Observer>,

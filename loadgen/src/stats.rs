@@ -148,7 +148,7 @@ impl Latencies {
 /// websocket payload bytes; headers of the websocket and TCP excluded).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tally {
-    /// Cell frames received, frames.
+    /// Cells received (runs of view frames), cells.
     CellFrames,
     /// Bytes of those frames, bytes.
     CellBytes,

@@ -1,7 +1,7 @@
 //! Observers against the real server with area of interest: bots walking
 //! back and forth over cell borders, in and out of each other's view; the
 //! observers time every view entry and see no player blink, on one shard and
-//! across two shards sharing Redis (relayed cell frames).
+//! across two shards sharing Redis (relayed cells).
 
 use mino_testkit::loadgen::{self, num, LoadgenRun};
 use mino_testkit::{server_bin, Redis, Shard};

@@ -108,7 +108,7 @@ fn aoi_world() -> wire::Bounds {
 }
 
 /// Server time of the area-of-interest frames: its low 32 bits are what a
-/// cell frame carries.
+/// view frame carries.
 const AOI_TIME_MS: u64 = 1_764_450_000_150;
 
 fn welcome_aoi() -> Frame {

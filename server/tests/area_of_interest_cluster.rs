@@ -1,5 +1,5 @@
 //! Area of interest across shards: a player on one shard sees only the nearby
-//! players of another (their cell frames relayed unchanged through Redis, in
+//! players of another (their cells relayed byte for byte through Redis, in
 //! region bundles), and each shard's Redis subscriptions follow its players
 //! region by region.
 

@@ -17,7 +17,7 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 const KEYFRAMES: &[&str] =
     &["--world-size", "500", "--cell-size", "125", "--view-radius", "250", "--keyframe-ticks", "20"];
 
-/// The ticks in which `p` got any cell frame over `d`, and the ticks in which
+/// The ticks in which `p` got any cell over `d`, and the ticks in which
 /// one of them had `id` in it.
 async fn ticks_over(p: &mut Player, d: Duration, id: u32) -> (BTreeSet<u32>, BTreeSet<u32>) {
     let (mut any, mut with) = (BTreeSet::new(), BTreeSet::new());

@@ -1,5 +1,5 @@
 //! The area-of-interest figures of a measured phase: what every bot
-//! received (bytes per second, cell-frame bytes per tick, own-cell and
+//! received (bytes per second, view-frame bytes per tick, own-cell and
 //! neighbour gaps), what the observers saw (view-enter latency, unseen
 //! entries, pop-ins, blinks, the ideal crop), and with `--density` how dense
 //! the bots stood. Absent from a report when the server sent no cells,
@@ -138,9 +138,9 @@ pub struct AoiFigures {
     /// Bytes each bot received per second over the hold (bots connected
     /// throughout it), bytes/s.
     pub bot_bytes_per_s: Spread,
-    /// Cell-frame bytes each such bot received per tick, bytes.
+    /// View-frame bytes each such bot received per tick, bytes.
     pub cell_bytes_per_tick: Spread,
-    /// Cell frames received per second, all bots.
+    /// Cells received per second, all bots.
     pub cell_frames_per_s: f64,
     /// Non-entry bytes a cell: its 6-byte run and its share of its view frame's header, mean, bytes.
     pub header_bytes_per_frame: f64,

@@ -87,7 +87,7 @@ pub struct Budget {
     /// The budget compared with (`--budget-bytes`, the server's
     /// `--view-budget-bytes`), bytes a tick.
     pub budget_bytes: u64,
-    /// Cell-frame payload bytes each bot connected throughout the hold got a
+    /// View-frame payload bytes each bot connected throughout the hold got a
     /// tick, bytes.
     pub cell_bytes_per_tick: Spread,
     /// Bots whose mean is over the budget.

@@ -2,7 +2,7 @@
 //! stays. Once the crowd has gathered, a hold measures what it costs: the
 //! shards' late ticks (`mino_ticks_late_total` over `mino_ticks_total`, from
 //! their `/metrics`), sockets closed as too slow (seen by the bots and
-//! counted by the shards), and the cell-frame bytes each socket gets a tick
+//! counted by the shards), and the view-frame bytes each socket gets a tick
 //! against the view budget, beside every figure a walk reports.
 
 use super::plan::Converged;

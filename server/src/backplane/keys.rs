@@ -49,7 +49,7 @@ impl Keys {
         }
     }
 
-    /// Pub/sub channel of the cell-frame bundles of one region (area of
+    /// Pub/sub channel of the cell bundles of one region (area of
     /// interest), `mino:{<place>.r<region>}:cells`: each region has its own
     /// hash tag, so with Redis Cluster the regions of a busy place spread over
     /// the nodes (a channel per region, not per cell: subscriptions change
