@@ -60,13 +60,79 @@ pub fn encode_entries(bounds: &wire::Bounds, players: impl IntoIterator<Item = P
     }
 }
 
-/// Reusable view-frame encoder: keeps its builder and staging vectors between
-/// frames.
+/// Bytes of the view frame of `cells` (each a cell id and its entries, as
+/// for [`write_view_frame`]).
+pub fn view_frame_len<'e>(cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> usize {
+    let (runs, players) = cells.into_iter().fold((0, 0), |(runs, players), (_, entries)| {
+        let n = entries.len() / ENTRY_BYTES;
+        (runs + n.div_ceil(MAX_RUN_PLAYERS).max(1), players + n)
+    });
+    players_at(runs) + 4 + players * ENTRY_BYTES
+}
+
+/// Where a view frame of `runs` runs has its players vector (its length).
+fn players_at(runs: usize) -> usize {
+    (FRAME_BYTES - 4 + runs * RUN_BYTES).next_multiple_of(4)
+}
+
+/// Appends the view frame of `stamp` holding `cells` to `out`: each cell an
+/// id and its players' entries as [`encode_entries`] made them (a length
+/// that is not a multiple of [`ENTRY_BYTES`] loses its tail; a cell of more
+/// than [`MAX_RUN_PLAYERS`] comes as several runs), [`view_frame_len`] bytes.
+///
+/// Written front to back in one pass, with no builder, so each entry is
+/// copied once, straight from the cell's bytes into the frame. The layout is
+/// FlatBuffers' (the generated reader and verifier read it; a test checks it
+/// against the builder's): the root offset, the vtable of `frame`, `runs` and
+/// `players`, the table with the [`wire::FrameHeader`] inline, then the two
+/// vectors, each 4-byte aligned. `cells` is walked twice.
+pub fn write_view_frame<'e, I>(out: &mut Vec<u8>, stamp: &FrameStamp, cells: I)
+where
+    I: IntoIterator<Item = (u32, &'e [u8])>,
+    I::IntoIter: Clone,
+{
+    let cells = cells.into_iter();
+    let runs: usize = cells.clone().map(|(_, e)| (e.len() / ENTRY_BYTES).div_ceil(MAX_RUN_PLAYERS).max(1)).sum();
+    let players: usize = cells.clone().map(|(_, e)| e.len() / ENTRY_BYTES).sum();
+    let start = out.len();
+    let players_at = players_at(runs);
+    out.reserve(players_at + 4 + players * ENTRY_BYTES);
+    let u16s = |out: &mut Vec<u8>, v: &[u16]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    let u32s = |out: &mut Vec<u8>, v: &[u32]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    // Root offset to the table at 16; the vtable at 4 (its size, the table's
+    // size, the three fields' offsets in the table), padded to 16.
+    u32s(out, &[16]);
+    u16s(out, &[10, 24, 4, 16, 20, 0]);
+    // The table: its vtable 12 bytes back, the header, the two vectors'
+    // offsets (from where each offset is stored).
+    let header = [stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32];
+    u32s(out, &[12, header[0], header[1], header[2], 40 - 32, (players_at - 36) as u32, runs as u32]);
+    for (cell, entries) in cells.clone() {
+        let n = entries.len() / ENTRY_BYTES;
+        let mut left = n;
+        loop {
+            let count = left.min(MAX_RUN_PLAYERS);
+            u16s(out, &[cell as u16, (cell >> 16) as u16, count as u16]);
+            left -= count;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    out.resize(start + players_at, 0);
+    u32s(out, &[players as u32]);
+    for (_, entries) in cells {
+        out.extend_from_slice(&entries[..entries.len() / ENTRY_BYTES * ENTRY_BYTES]);
+    }
+}
+
+/// Reusable view-frame and bundle encoder: keeps its buffers between frames.
 #[derive(Default)]
 pub struct ViewEncoder {
     fbb: FlatBufferBuilder<'static>,
     runs: Vec<wire::CellRun>,
     players: Vec<wire::PlayerState>,
+    frame: Vec<u8>,
 }
 
 impl ViewEncoder {
@@ -75,29 +141,16 @@ impl ViewEncoder {
         Self::default()
     }
 
-    /// Encodes the view frame of `stamp` holding `cells`: each a cell id and
-    /// its players' entries as [`encode_entries`] made them (a length that
-    /// is not a multiple of [`ENTRY_BYTES`] loses its tail). The bytes are
-    /// the encoder's, valid until its next call: copy them once, where they
-    /// are to live (the server frames them for the websocket in that copy).
-    pub fn encode<'e>(&mut self, stamp: &FrameStamp, cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> &[u8] {
-        self.stage(cells);
-        self.fbb.reset();
-        let runs = self.fbb.create_vector(&self.runs);
-        let players = self.fbb.create_vector(&self.players);
-        let header = wire::FrameHeader::new(stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32);
-        let root = wire::ServerMessage::create(
-            &mut self.fbb,
-            &wire::ServerMessageArgs {
-                frame: Some(&header),
-                runs: Some(runs),
-                players: Some(players),
-                body_type: wire::ServerBody::NONE,
-                body: None,
-            },
-        );
-        self.fbb.finish(root, None);
-        self.fbb.finished_data()
+    /// Encodes the view frame of `stamp` holding `cells` ([`write_view_frame`]).
+    /// The bytes are the encoder's, valid until its next call.
+    pub fn encode<'e, I>(&mut self, stamp: &FrameStamp, cells: I) -> &[u8]
+    where
+        I: IntoIterator<Item = (u32, &'e [u8])>,
+        I::IntoIter: Clone,
+    {
+        self.frame.clear();
+        write_view_frame(&mut self.frame, stamp, cells);
+        &self.frame
     }
 
     /// Encodes the bundle of one shard's `cells` (as for [`ViewEncoder::encode`])
@@ -372,6 +425,55 @@ mod tests {
         assert_eq!(got, [(7, 12, vec![1, 2, 70_000]), (7, 0x1_0003, vec![4]), (7, 14, vec![])]);
         let first = v.cells().next().expect("a cell");
         assert_eq!(crate::entry::input_seq(first.players().get(0).flags()), 5);
+    }
+
+    /// The same frame as the generated builder makes it.
+    fn built(stamp: &FrameStamp, cells: &[(u32, &[u8])]) -> Vec<u8> {
+        let mut enc = ViewEncoder::new();
+        enc.stage(cells.iter().copied());
+        let mut fbb = FlatBufferBuilder::new();
+        let runs = fbb.create_vector(&enc.runs);
+        let players = fbb.create_vector(&enc.players);
+        let header = wire::FrameHeader::new(stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32);
+        let args = wire::ServerMessageArgs {
+            frame: Some(&header),
+            runs: Some(runs),
+            players: Some(players),
+            ..Default::default()
+        };
+        let root = wire::ServerMessage::create(&mut fbb, &args);
+        fbb.finish(root, None);
+        fbb.finished_data().to_vec()
+    }
+
+    /// A view frame's (shard, tick, time) and each cell with its players' bytes.
+    type Read = ((u32, u32, u32), Vec<(u32, Vec<u8>)>);
+
+    /// What a decoder reads of a view frame.
+    fn read(bytes: &[u8]) -> Read {
+        let Ok(ServerMsg::View(v)) = decode(bytes) else { panic!("a view frame") };
+        let h = v.header();
+        ((h.shard_id(), h.tick(), h.time_ms()), v.cells().map(|c| (c.cell(), c.players().bytes().to_vec())).collect())
+    }
+
+    #[test]
+    fn the_written_frame_reads_as_the_builders_and_is_as_long_as_said() {
+        let (a, b, many) = (entries(&[1, 2, 70_000]), entries(&[4]), entries(&(0..70_000).collect::<Vec<_>>()));
+        let cases: [&[(u32, &[u8])]; 6] = [
+            &[],
+            &[(3, &[][..])],
+            &[(12, &a[..])],
+            &[(12, &a[..]), (0x1_0003, &b[..]), (14, &[][..])],
+            &[(1, &b[..]), (2, &b[..]), (3, &b[..])],
+            &[(9, &many[..]), (10, &a[..])],
+        ];
+        for cells in cases {
+            let mut out = vec![0xee; 3];
+            write_view_frame(&mut out, &STAMP, cells.iter().copied());
+            let written = &out[3..];
+            assert_eq!(written.len(), view_frame_len(cells.iter().copied()), "{} cells", cells.len());
+            assert_eq!(read(written), read(&built(&STAMP, cells)), "{} cells", cells.len());
+        }
     }
 
     #[test]

@@ -21,8 +21,15 @@ pub const MAX_CONTROL_PAYLOAD: usize = 125;
 
 /// One final (FIN) unmasked frame of `opcode` carrying `payload`.
 pub fn encode(opcode: u8, payload: &[u8]) -> Bytes {
-    let len = payload.len();
-    let mut out = BytesMut::with_capacity(len + 10);
+    let mut out = BytesMut::with_capacity(payload.len() + 10);
+    put_header(&mut out, opcode, payload.len());
+    out.extend_from_slice(payload);
+    out.freeze()
+}
+
+/// Puts the header (2, 4 or 10 bytes) of one final unmasked frame of
+/// `opcode` whose payload is `len` bytes; the payload follows it.
+pub fn put_header(out: &mut impl BufMut, opcode: u8, len: usize) {
     out.put_u8(0x80 | (opcode & 0x0f));
     if len < 126 {
         out.put_u8(len as u8);
@@ -33,8 +40,6 @@ pub fn encode(opcode: u8, payload: &[u8]) -> Bytes {
         out.put_u8(127);
         out.put_u64(len as u64);
     }
-    out.extend_from_slice(payload);
-    out.freeze()
 }
 
 /// The payload of an unmasked frame encoded by [`encode`]: what was framed

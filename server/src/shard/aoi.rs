@@ -18,7 +18,7 @@ use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
 use bytes::Bytes;
-use mino_protocol::cell::{FrameStamp, ViewEncoder, FRAME_BYTES, RUN_BYTES};
+use mino_protocol::cell::{view_frame_len, write_view_frame, FrameStamp, FRAME_BYTES, RUN_BYTES};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
@@ -55,8 +55,9 @@ pub(crate) struct Aoi {
     relayed: Vec<Piece>,
     /// This tick's cells, own and relayed, sorted by cell then shard.
     at: Vec<Piece>,
-    /// Builds each group's view frames.
-    encoder: ViewEncoder,
+    /// Per cell id: where the group being walked has it in `scratch`
+    /// (`u32::MAX`: not there); all `u32::MAX` between groups.
+    marks: Vec<u32>,
     /// Scratch: the pieces of `at` a group is sent this tick.
     picked: Vec<usize>,
     /// Per frame of `at`, with keyframes only: the tick its cell's players
@@ -99,7 +100,7 @@ impl Aoi {
             viewers: Viewers::new(settings.hysteresis_ticks, settings.keyframe_ticks),
             relayed: Vec::new(),
             at: Vec::new(),
-            encoder: ViewEncoder::new(),
+            marks: vec![u32::MAX; cells],
             picked: Vec::new(),
             changed: Vec::new(),
             region_changed: Vec::new(),
@@ -297,10 +298,7 @@ impl Aoi {
         scratch.clear();
         scratch.extend(self.stencil.cells(&self.grid, cell));
         if previous != CellId(0) {
-            scratch.extend(self.stencil.cells(&self.grid, previous));
-            scratch.sort_unstable_by_key(|&(c, tier)| (c, tier));
-            scratch.dedup_by_key(|(c, _)| *c);
-            scratch.sort_by_key(|&(_, tier)| tier);
+            union_previous(&mut self.marks, &self.stencil, &self.grid, &mut scratch, previous);
         }
         let mut sizes = std::mem::take(&mut self.sizes);
         sizes.clear();
@@ -346,24 +344,36 @@ impl Aoi {
         }
         self.scratch = scratch;
         self.ranges = ranges;
-        let frames = self.assemble(&mut picked);
+        let frames = self.assemble(&picked);
         self.picked = picked;
         ViewFrames { frames }
     }
 
     /// One view frame for each shard (and tick of it) among the `picked`
     /// pieces of `at`, its cells nearest first, websocket-framed: the bytes
-    /// every socket of the group is sent.
-    fn assemble(&mut self, picked: &mut [usize]) -> Vec<(FrameKey, Bytes)> {
+    /// every socket of the group is sent. Each cell's entries are copied
+    /// once, straight into the frame.
+    fn assemble(&self, picked: &[usize]) -> Vec<(FrameKey, Bytes)> {
         let at = &self.at;
-        // Stable: each shard's cells stay nearest first.
-        picked.sort_by_key(|&i| (at[i].key.shard.0, at[i].tick));
+        let source = |i: usize| (at[i].key.shard, at[i].tick);
         let mut frames = Vec::new();
-        for source in picked.chunk_by(|&a, &b| (at[a].key.shard, at[a].tick) == (at[b].key.shard, at[b].tick)) {
-            let first = &at[source[0]];
-            let stamp = FrameStamp { shard: first.key.shard, tick: Tick(first.tick), server_time_ms: first.time_ms };
-            let cells = source.iter().map(|&i| (at[i].key.cell.0, &at[i].entries[..]));
-            frames.push((FrameKey::view(stamp.shard), ws_frame::binary(self.encoder.encode(&stamp, cells))));
+        let mut done: Vec<(ShardId, u64)> = Vec::new();
+        for &first in picked {
+            if done.contains(&source(first)) {
+                continue;
+            }
+            done.push(source(first));
+            let cells = picked
+                .iter()
+                .filter(move |&&i| source(i) == source(first))
+                .map(|&i| (at[i].key.cell.0, &at[i].entries[..]));
+            let (shard, tick, time) = (at[first].key.shard, Tick(at[first].tick), at[first].time_ms);
+            let stamp = FrameStamp { shard, tick, server_time_ms: time };
+            let len = view_frame_len(cells.clone());
+            let mut out = Vec::with_capacity(len + WS_HEADER_BYTES);
+            ws_frame::put_header(&mut out, ws_frame::OP_BINARY, len);
+            write_view_frame(&mut out, &stamp, cells);
+            frames.push((FrameKey::view(shard), Bytes::from(out)));
         }
         frames
     }
@@ -382,6 +392,40 @@ impl Aoi {
         let regions = &mut self.regions;
         each_region(&self.grid, self.reach, key, |r| regions.note(r, tick));
     }
+}
+
+/// Adds the cells of the stencil around `previous` to `scratch` (the stencil
+/// around a group's cell): a cell in both keeps the nearer tier, and the
+/// whole stays nearest tiers first. `marks` (per cell id, all `u32::MAX`)
+/// finds a cell in `scratch` without a sort, and is left as it was found.
+fn union_previous(
+    marks: &mut [u32],
+    stencil: &Stencil,
+    grid: &Grid,
+    scratch: &mut Vec<(CellId, Tier)>,
+    previous: CellId,
+) {
+    for (i, &(c, _)) in scratch.iter().enumerate() {
+        if let Some(mark) = marks.get_mut(c.0 as usize) {
+            *mark = i as u32;
+        }
+    }
+    for (c, tier) in stencil.cells(grid, previous) {
+        let Some(mark) = marks.get_mut(c.0 as usize) else { continue };
+        match scratch.get_mut(*mark as usize) {
+            Some(kept) => kept.1 = kept.1.min(tier),
+            None => {
+                *mark = scratch.len() as u32;
+                scratch.push((c, tier));
+            }
+        }
+    }
+    for &(c, _) in scratch.iter() {
+        if let Some(mark) = marks.get_mut(c.0 as usize) {
+            *mark = u32::MAX;
+        }
+    }
+    scratch.sort_by_key(|&(_, tier)| tier);
 }
 
 /// Calls `f` with each region the view of `(cell, previous)` touches, a view

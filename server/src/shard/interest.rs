@@ -138,11 +138,14 @@ pub fn due_since(since: u64, tick: u64, column: u32, row: u32, period: u32) -> b
 /// sizes (bytes) come to at most `budget` bytes a tick on average; the floor
 /// if none does.
 pub fn fit(budget: usize, cells: &[(Tier, usize)]) -> &'static Periods {
+    let mut tiers = [0.0f64; 4];
+    for &(tier, bytes) in cells {
+        tiers[tier as usize] += bytes as f64;
+    }
     LADDER
         .iter()
         .find(|periods| {
-            let per_tick: f64 =
-                cells.iter().map(|&(tier, bytes)| bytes as f64 / f64::from(periods[tier as usize])).sum();
+            let per_tick: f64 = tiers.iter().zip(periods.iter()).map(|(bytes, &p)| bytes / f64::from(p)).sum();
             per_tick <= budget as f64
         })
         .unwrap_or(&LADDER[LADDER.len() - 1])
