@@ -60,14 +60,34 @@ pub fn encode_entries(bounds: &wire::Bounds, players: impl IntoIterator<Item = P
     }
 }
 
-/// Bytes of the view frame of `cells` (each a cell id and its entries, as
-/// for [`write_view_frame`]).
+/// The size of a view frame: its runs and players.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameSize {
+    /// Runs (a cell of more than [`MAX_RUN_PLAYERS`] takes several).
+    pub runs: usize,
+    /// Players, all cells.
+    pub players: usize,
+}
+
+impl FrameSize {
+    /// The size of the view frame of `cells` (each a cell id and its
+    /// entries, as for [`write_view_frame`]).
+    pub fn of<'e>(cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> FrameSize {
+        cells.into_iter().fold(FrameSize { runs: 0, players: 0 }, |size, (_, entries)| {
+            let n = entries.len() / ENTRY_BYTES;
+            FrameSize { runs: size.runs + n.div_ceil(MAX_RUN_PLAYERS).max(1), players: size.players + n }
+        })
+    }
+
+    /// Bytes of the frame.
+    pub fn bytes(&self) -> usize {
+        players_at(self.runs) + 4 + self.players * ENTRY_BYTES
+    }
+}
+
+/// Bytes of the view frame of `cells` (see [`FrameSize`]).
 pub fn view_frame_len<'e>(cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> usize {
-    let (runs, players) = cells.into_iter().fold((0, 0), |(runs, players), (_, entries)| {
-        let n = entries.len() / ENTRY_BYTES;
-        (runs + n.div_ceil(MAX_RUN_PLAYERS).max(1), players + n)
-    });
-    players_at(runs) + 4 + players * ENTRY_BYTES
+    FrameSize::of(cells).bytes()
 }
 
 /// Where a view frame of `runs` runs has its players vector (its length).
@@ -75,10 +95,11 @@ fn players_at(runs: usize) -> usize {
     (FRAME_BYTES - 4 + runs * RUN_BYTES).next_multiple_of(4)
 }
 
-/// Appends the view frame of `stamp` holding `cells` to `out`: each cell an
-/// id and its players' entries as [`encode_entries`] made them (a length
-/// that is not a multiple of [`ENTRY_BYTES`] loses its tail; a cell of more
-/// than [`MAX_RUN_PLAYERS`] comes as several runs), [`view_frame_len`] bytes.
+/// Appends the view frame of `stamp` holding `cells`, of `size`
+/// ([`FrameSize::of`] the same cells), to `out`: each cell an id and its
+/// players' entries as [`encode_entries`] made them (a length that is not a
+/// multiple of [`ENTRY_BYTES`] loses its tail; a cell of more than
+/// [`MAX_RUN_PLAYERS`] comes as several runs), `size.bytes()` bytes.
 ///
 /// Written front to back in one pass, with no builder, so each entry is
 /// copied once, straight from the cell's bytes into the frame. The layout is
@@ -86,14 +107,13 @@ fn players_at(runs: usize) -> usize {
 /// against the builder's): the root offset, the vtable of `frame`, `runs` and
 /// `players`, the table with the [`wire::FrameHeader`] inline, then the two
 /// vectors, each 4-byte aligned. `cells` is walked twice.
-pub fn write_view_frame<'e, I>(out: &mut Vec<u8>, stamp: &FrameStamp, cells: I)
+pub fn write_view_frame<'e, I>(out: &mut Vec<u8>, stamp: &FrameStamp, size: FrameSize, cells: I)
 where
     I: IntoIterator<Item = (u32, &'e [u8])>,
     I::IntoIter: Clone,
 {
     let cells = cells.into_iter();
-    let runs: usize = cells.clone().map(|(_, e)| (e.len() / ENTRY_BYTES).div_ceil(MAX_RUN_PLAYERS).max(1)).sum();
-    let players: usize = cells.clone().map(|(_, e)| e.len() / ENTRY_BYTES).sum();
+    let FrameSize { runs, players } = size;
     let start = out.len();
     let players_at = players_at(runs);
     out.reserve(players_at + 4 + players * ENTRY_BYTES);
@@ -110,10 +130,12 @@ where
     for (cell, entries) in cells.clone() {
         let n = entries.len() / ENTRY_BYTES;
         let mut left = n;
+        let [a, b, c, d] = cell.to_le_bytes();
         loop {
-            let count = left.min(MAX_RUN_PLAYERS);
-            u16s(out, &[cell as u16, (cell >> 16) as u16, count as u16]);
-            left -= count;
+            let count = left.min(MAX_RUN_PLAYERS) as u16;
+            let [e, f] = count.to_le_bytes();
+            out.extend_from_slice(&[a, b, c, d, e, f]);
+            left -= usize::from(count);
             if left == 0 {
                 break;
             }
@@ -148,8 +170,9 @@ impl ViewEncoder {
         I: IntoIterator<Item = (u32, &'e [u8])>,
         I::IntoIter: Clone,
     {
+        let cells = cells.into_iter();
         self.frame.clear();
-        write_view_frame(&mut self.frame, stamp, cells);
+        write_view_frame(&mut self.frame, stamp, FrameSize::of(cells.clone()), cells);
         &self.frame
     }
 
@@ -469,7 +492,7 @@ mod tests {
         ];
         for cells in cases {
             let mut out = vec![0xee; 3];
-            write_view_frame(&mut out, &STAMP, cells.iter().copied());
+            write_view_frame(&mut out, &STAMP, FrameSize::of(cells.iter().copied()), cells.iter().copied());
             let written = &out[3..];
             assert_eq!(written.len(), view_frame_len(cells.iter().copied()), "{} cells", cells.len());
             assert_eq!(read(written), read(&built(&STAMP, cells)), "{} cells", cells.len());

@@ -18,7 +18,7 @@ use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
 use bytes::Bytes;
-use mino_protocol::cell::{view_frame_len, write_view_frame, FrameStamp, FRAME_BYTES, RUN_BYTES};
+use mino_protocol::cell::{write_view_frame, FrameSize, FrameStamp, FRAME_BYTES, RUN_BYTES};
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
@@ -79,7 +79,6 @@ pub(crate) struct Aoi {
     scratch: Vec<(CellId, Tier)>,
     /// Scratch: where each cell of `scratch` has its frames in `at`.
     ranges: Vec<std::ops::Range<usize>>,
-    sizes: Vec<(Tier, usize)>,
     regions: RegionInterest,
 }
 
@@ -110,7 +109,6 @@ impl Aoi {
             touched: Vec::new(),
             scratch: Vec::new(),
             ranges: Vec::new(),
-            sizes: Vec::new(),
             regions: RegionInterest::default(),
         })
     }
@@ -300,15 +298,14 @@ impl Aoi {
         if previous != CellId(0) {
             union_previous(&mut self.marks, &self.stencil, &self.grid, &mut scratch, previous);
         }
-        let mut sizes = std::mem::take(&mut self.sizes);
-        sizes.clear();
         let mut ranges = std::mem::take(&mut self.ranges);
         ranges.clear();
         ranges.extend(scratch.iter().map(|&(c, _)| self.frames_at(c)));
         let mut shards: [Option<ShardId>; 4] = [None; 4];
+        let mut tiers = [0usize; 4];
         for (&(_, tier), range) in scratch.iter().zip(&ranges) {
             for i in range.clone().filter(|&i| !stale(i)) {
-                sizes.push((tier, RUN_BYTES + self.at[i].entries.len()));
+                tiers[tier as usize] += RUN_BYTES + self.at[i].entries.len();
                 let shard = Some(self.at[i].key.shard);
                 if let Some(free) = shards.iter_mut().find(|s| s.is_none() || **s == shard) {
                     *free = shard;
@@ -316,10 +313,8 @@ impl Aoi {
             }
         }
         // Each shard's view frame costs its header once, at the own cell's rate.
-        let headers = shards.iter().flatten().count();
-        sizes.extend(std::iter::repeat_n((Tier::Own, FRAME_BYTES + WS_HEADER_BYTES), headers));
-        let periods = interest::fit(self.settings.budget_bytes, &sizes);
-        self.sizes = sizes;
+        tiers[Tier::Own as usize] += shards.iter().flatten().count() * (FRAME_BYTES + WS_HEADER_BYTES);
+        let periods = interest::fit(self.settings.budget_bytes, &tiers);
         if keyframes && periods != &interest::LADDER[0] {
             self.slowed.insert(group.key, tick);
         }
@@ -369,10 +364,10 @@ impl Aoi {
                 .map(|&i| (at[i].key.cell.0, &at[i].entries[..]));
             let (shard, tick, time) = (at[first].key.shard, Tick(at[first].tick), at[first].time_ms);
             let stamp = FrameStamp { shard, tick, server_time_ms: time };
-            let len = view_frame_len(cells.clone());
-            let mut out = Vec::with_capacity(len + WS_HEADER_BYTES);
-            ws_frame::put_header(&mut out, ws_frame::OP_BINARY, len);
-            write_view_frame(&mut out, &stamp, cells);
+            let size = FrameSize::of(cells.clone());
+            let mut out = Vec::with_capacity(size.bytes() + WS_HEADER_BYTES);
+            ws_frame::put_header(&mut out, ws_frame::OP_BINARY, size.bytes());
+            write_view_frame(&mut out, &stamp, size, cells);
             frames.push((FrameKey::view(shard), Bytes::from(out)));
         }
         frames

@@ -134,18 +134,14 @@ pub fn due_since(since: u64, tick: u64, column: u32, row: u32, period: u32) -> b
     (tick + offset) / period > (since + offset) / period
 }
 
-/// The first rung of the [`LADDER`] at which cells of the given tiers and
-/// sizes (bytes) come to at most `budget` bytes a tick on average; the floor
-/// if none does.
-pub fn fit(budget: usize, cells: &[(Tier, usize)]) -> &'static Periods {
-    let mut tiers = [0.0f64; 4];
-    for &(tier, bytes) in cells {
-        tiers[tier as usize] += bytes as f64;
-    }
+/// The first rung of the [`LADDER`] at which cells of `tiers` bytes each
+/// tier (indexed by [`Tier`]) come to at most `budget` bytes a tick on
+/// average; the floor if none does.
+pub fn fit(budget: usize, tiers: &[usize; 4]) -> &'static Periods {
     LADDER
         .iter()
         .find(|periods| {
-            let per_tick: f64 = tiers.iter().zip(periods.iter()).map(|(bytes, &p)| bytes / f64::from(p)).sum();
+            let per_tick: f64 = tiers.iter().zip(periods.iter()).map(|(&bytes, &p)| bytes as f64 / f64::from(p)).sum();
             per_tick <= budget as f64
         })
         .unwrap_or(&LADDER[LADDER.len() - 1])
@@ -219,12 +215,12 @@ mod tests {
 
     #[test]
     fn the_budget_steps_down_the_ladder_outer_tiers_first() {
-        let small = [(Tier::Own, 400), (Tier::Near, 3000), (Tier::Mid, 8000), (Tier::Far, 8000)];
+        let small = [400, 3000, 8000, 8000];
         assert_eq!(fit(16_384, &small), &LADDER[0]);
-        let crowd = [(Tier::Own, 20_000), (Tier::Near, 2000), (Tier::Mid, 4000), (Tier::Far, 4000)];
+        let crowd = [20_000, 2000, 4000, 4000];
         let p = fit(8192, &crowd);
         assert!(p[Tier::Own as usize] > 1, "a crowd in one's own cell is sent less often: {p:?}");
-        let per_tick: f64 = crowd.iter().map(|&(t, b)| b as f64 / f64::from(p[t as usize])).sum();
+        let per_tick: f64 = crowd.iter().zip(p).map(|(&b, &period)| b as f64 / f64::from(period)).sum();
         assert!(per_tick <= 8192.0);
         assert_eq!(fit(1, &crowd), &LADDER[9], "the floor");
         assert!(LADDER.windows(2).all(|w| (0..4).all(|i| w[0][i] <= w[1][i])), "periods only grow");
