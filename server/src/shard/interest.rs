@@ -129,8 +129,14 @@ pub fn due_since(since: u64, tick: u64, column: u32, row: u32, period: u32) -> b
     if since >= tick {
         return due(tick, column, row, period);
     }
-    let period = u64::from(period.max(1));
     let offset = u64::from(column) + 2 * u64::from(row);
+    if period.is_power_of_two() {
+        // Every period of the ladder: a shift, not a division (this runs for
+        // every cell of every group's view, every tick).
+        let shift = period.trailing_zeros();
+        return (tick + offset) >> shift > (since + offset) >> shift;
+    }
+    let period = u64::from(period.max(1));
     (tick + offset) / period > (since + offset) / period
 }
 
