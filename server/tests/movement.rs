@@ -69,3 +69,19 @@ async fn snapshots_arrive_at_20_hz_with_consecutive_ticks() {
     let skipped = ticks.windows(2).filter(|w| w[1] != w[0] + 1).count();
     assert!(skipped <= 2, "ticks {ticks:?}");
 }
+
+#[tokio::test]
+async fn ticks_fall_on_the_wall_clocks_grid() {
+    // Every shard ticks when the time since the Unix epoch is a whole number
+    // of periods (50 ms at 20 Hz), so the shards of a place tick together.
+    // A tick's server time is read as it runs, a little after it was due.
+    let server = Shard::start(SERVER, &["--tick-hz", "20"]);
+    let mut c = Player::join(&server, "Phase").await;
+    let mut past_grid = Vec::new();
+    for _ in 0..21 {
+        let (_, time_ms, _, _) = c.own_position().await;
+        past_grid.push(time_ms % 50);
+    }
+    past_grid.sort_unstable();
+    assert!(past_grid[10] <= 5, "ms past the wall clock's 50 ms grid, median over 21 ticks: {past_grid:?}");
+}

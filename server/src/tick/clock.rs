@@ -8,6 +8,16 @@
 //! the kernel schedules each expiry from the previous one), read through the
 //! runtime's reactor like a socket. Elsewhere, or if the timerfd cannot be
 //! made, it is a tokio interval.
+//!
+//! **Phase.** Ticks fall on the wall clock's grid: the first is due when the
+//! time since the Unix epoch is next a whole number of periods, and the rest
+//! follow on the monotonic clock. So every shard of a place (one machine, or
+//! machines kept in step by NTP) ticks at the same instants, and a frame
+//! another shard published at its tick reaches this one well before its next
+//! tick, every tick alike. With each process on a phase of its own, a relayed
+//! frame arriving about when this shard ticks missed the tick one time in two
+//! under load, and its players' gap was then two ticks (relayed gap p95 100 ms
+//! at 2,500 players on two shards, benches/RESULTS.md section 9).
 
 use crate::clock::Instant;
 use mino_protocol::Tick;
@@ -29,11 +39,13 @@ enum Inner {
 }
 
 impl TickClock {
-    /// A clock whose first tick is one `period` from now.
+    /// A clock whose first tick is due at the wall clock's next whole
+    /// `period` (within one period from now; see the module docs).
     pub fn new(period: Duration) -> TickClock {
-        let first = Instant::now() + period;
+        let wait = until_wall_grid(period, std::time::SystemTime::now());
+        let first = Instant::now() + wait;
         #[cfg(target_os = "linux")]
-        match timerfd::Periodic::new(period) {
+        match timerfd::Periodic::new(wait, period) {
             Ok(t) => return TickClock { inner: Inner::Timerfd(t), period, first },
             Err(e) => tracing::warn!(error = %e, "no timerfd; ticks use tokio's 1 ms timer"),
         }
@@ -85,6 +97,14 @@ impl TickClock {
     }
 }
 
+/// From `now` to the next instant at which the time since the Unix epoch is
+/// a whole number of `period`s: more than 0, at most one period.
+fn until_wall_grid(period: Duration, now: std::time::SystemTime) -> Duration {
+    let period = period.as_nanos().max(1);
+    let since_epoch = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    Duration::from_nanos(u64::try_from(period - since_epoch % period).unwrap_or(u64::MAX))
+}
+
 #[cfg(target_os = "linux")]
 mod timerfd {
     use nix::sys::time::TimeSpec;
@@ -97,9 +117,12 @@ mod timerfd {
     pub struct Periodic(AsyncFd<OwnedFd>);
 
     impl Periodic {
-        pub fn new(period: Duration) -> std::io::Result<Periodic> {
+        /// Expires first after `first`, then every `period`.
+        pub fn new(first: Duration, period: Duration) -> std::io::Result<Periodic> {
             let fd = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC)?;
-            fd.set(Expiration::Interval(TimeSpec::from_duration(period)), TimerSetTimeFlags::empty())?;
+            let expiration =
+                Expiration::IntervalDelayed(TimeSpec::from_duration(first), TimeSpec::from_duration(period));
+            fd.set(expiration, TimerSetTimeFlags::empty())?;
             let fd = OwnedFd::from(fd);
             // SAFETY: the AsyncFd owns the descriptor (an OwnedFd), so it stays
             // open for as long as it is registered with the reactor.
@@ -127,6 +150,18 @@ mod timerfd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    #[test]
+    fn the_first_tick_waits_for_the_wall_clocks_next_whole_period() {
+        let period = Duration::from_millis(50);
+        let at = |ms: u64| UNIX_EPOCH + Duration::from_millis(ms);
+        assert_eq!(until_wall_grid(period, at(1_764_450_000_010)), Duration::from_millis(40));
+        assert_eq!(until_wall_grid(period, at(1_764_450_000_049)), Duration::from_millis(1));
+        assert_eq!(until_wall_grid(period, at(1_764_450_000_050)), period, "on the grid: the next one");
+        let wait = until_wall_grid(period, SystemTime::now());
+        assert!(wait > Duration::ZERO && wait <= period);
+    }
 
     #[tokio::test]
     async fn ticks_fall_on_the_period_grid_and_missed_ones_are_skipped() {
