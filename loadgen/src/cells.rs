@@ -118,13 +118,12 @@ impl CellMeter {
     }
 
     fn neighbour_frame(&mut self, shard: u32, cell: u32, occupied: bool, now: Instant, stats: &Stats, bot: usize) {
-        let known = self.neighbours.iter().position(|n| n.shard == shard && n.cell == cell);
+        // Most cells of a view are not adjacent, and none of those is in
+        // the list (moving to another cell keeps only the adjacent ones).
         if !self.grid.adjacent(self.own_cell, cell) {
-            if let Some(i) = known {
-                self.neighbours.swap_remove(i);
-            }
             return;
         }
+        let known = self.neighbours.iter().position(|n| n.shard == shard && n.cell == cell);
         match known {
             Some(i) => {
                 let n = &mut self.neighbours[i];

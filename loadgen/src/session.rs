@@ -309,10 +309,13 @@ impl Measure<'_> {
         }
     }
 
-    /// A view frame (area of interest) of `len` bytes: each of its cells in
+    /// A view frame (area of interest) of `len` bytes: a shard's first frame
+    /// of a tick times its gap (own or relayed); then each of its cells in
     /// turn, the first charged the frame's own header too, so that the
     /// cells' bytes add up to the frame's.
     fn on_view(&mut self, v: &ViewFrame<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
+        self.ctx.shared.received_cells(len);
+        self.shard_tick(v.header().shard_id(), v.header().tick(), now);
         let runs = v.runs() * RUN_BYTES + v.players() * ENTRY_BYTES;
         let mut header = len.saturating_sub(runs);
         for c in v.cells() {
@@ -321,15 +324,12 @@ impl Measure<'_> {
         }
     }
 
-    /// One cell of a view frame, `len` bytes of it: a shard's first cell of a
-    /// tick times its gap (own or relayed); the cell meter times the
+    /// One cell of a view frame, `len` bytes of it: the cell meter times the
     /// own-cell and neighbour gaps; the cell holding the bot times its age,
     /// gives its position (published, steered by, checked by an observer);
     /// an observer notes who the cell shows.
     fn on_cell(&mut self, c: &CellView<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
-        self.ctx.shared.received_cell(len);
-        self.shard_tick(c.shard_id(), c.tick(), now);
         let own = self.cells.as_mut().and_then(|m| m.on_frame(c, len, now, stats, bot));
         if let Some(own) = own {
             self.on_own(&own, now, rng);

@@ -138,8 +138,8 @@ impl BotShared {
         self.bytes.fetch_add(n as u64, Relaxed);
     }
 
-    /// Counts one received cell of `n` bytes.
-    pub(crate) fn received_cell(&self, n: usize) {
+    /// Counts `n` bytes of received cells (a view frame's).
+    pub(crate) fn received_cells(&self, n: usize) {
         self.cell_bytes.fetch_add(n as u64, Relaxed);
     }
 }
