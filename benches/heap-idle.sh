@@ -44,7 +44,7 @@ trap cleanup EXIT
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 (( $(ulimit -n) > N + 100 )) || { echo "heap-idle.sh: $N sockets need more descriptors than ulimit -n $(ulimit -n)" >&2; exit 2; }
 WORLD="$(python3 -c "import math; print(max(1000, round(math.sqrt($N) * 125)))")"
-heaptrack -o "$WORK/heap" "$BIN/mino-server" --listen 127.0.0.1:0 --world-size "$WORLD" --cell-size 125 \
+heaptrack -o "$WORK/heap" "$BIN/mino-server" --listen 127.0.0.1:0 --world-size "$WORLD" --cell-size 125 --view-radius 250 \
   --max-players $((N + 100)) --max-connections $((N + 200)) --busy-lateness-ms 0 "${FLAGS[@]}" >"$WORK/out" 2>"$WORK/err" &
 HT=$!; PIDS+=("$HT")
 for _ in $(seq 200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.1; done

@@ -107,10 +107,10 @@ else
   CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3)
 fi
 # Area of interest: cells of 100 units and a view radius of AOI_RADIUS_CELLS
-# cells (at 2 cells, the server's default, whole cells make a socket 2.3x the
+# cells (the server's default: at 2 cells whole cells make a socket 2.3x the
 # players within its radius; at 4, about 1.2x), the world sized for
-# AOI_DENSITY players a cell at each count; at 1,000 players also a run at
-# the default radius (mode on2); the control rows (whole-shard snapshots, every
+# AOI_DENSITY players a cell at each count; at 1,000 players also a run at a
+# radius of 2 cells (mode on2); the control rows (whole-shard snapshots, every
 # socket gets every player) run only up to AOI_OFF_MAX players, past which
 # they cannot run on one machine (10,000 players would be 2 GB/s of snapshots).
 AOI_PLAYERS="${AOI_PLAYERS_ARG:-$AOI_PLAYERS}"
@@ -412,7 +412,7 @@ section_idle() {
     world="$(python3 -c "import math; print(max(1000, round(math.sqrt($n) * 125)))")"
     for i in $(seq "$REPEAT"); do
       log "idle $n/$i: $n idle websockets on one shard, world $world"
-      one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 \
+      one_shard --world-size "$world" --cell-size 125 --view-radius 250 --keyframe-ticks 20 \
         --max-players "$((n + 100))" --max-connections "$((n + 200))"
       measured "idle-$n-$i" idle --bots "$n" --ramp 1000 --hold "$IDLE_HOLD"
       stop_all
@@ -428,7 +428,7 @@ section_idle() {
   fi
   for i in $(seq "$REPEAT"); do
     log "idle $n/$i with glibc malloc: $n idle websockets on one shard, world $world"
-    SERVER_BIN=mino-server-glibc one_shard --world-size "$world" --cell-size 125 --keyframe-ticks 20 \
+    SERVER_BIN=mino-server-glibc one_shard --world-size "$world" --cell-size 125 --view-radius 250 --keyframe-ticks 20 \
       --max-players "$((n + 100))" --max-connections "$((n + 200))"
     measured "malloc-glibc-$n-$i" idle --bots "$n" --ramp 1000 --hold "$IDLE_HOLD" --no-chat-cost
     stop_all
@@ -472,8 +472,8 @@ section_aoi() {
     measured "aoi-$n-on" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD" --density "$AOI_DENSITY"
     stop_all
     if (( n == 1000 )); then
-      log "area of interest at the default view radius (2 cells): $n players on two shards"
-      two_shards --cell-size "$AOI_CELL" --world-size "$side" --max-players "$n"
+      log "area of interest at a view radius of 2 cells: $n players on two shards"
+      two_shards --cell-size "$AOI_CELL" --view-radius $((AOI_CELL * 2)) --world-size "$side" --max-players "$n"
       measured "aoi-$n-on2" walk --bots "$n" --ramp "$RAMP" --duration "$AOI_HOLD" --density "$AOI_DENSITY"
       stop_all
     fi

@@ -9,9 +9,10 @@ use mino_testkit::{server_bin, Redis, Shard};
 /// The loadgen binary cargo built for these tests.
 const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
 
-/// Cells of 100 units, walkers at 240 units/s (12 a tick): a bot crosses a
-/// cell border about every half second.
-const AOI: [&str; 6] = ["--cell-size", "100", "--speed", "240", "--view-hysteresis-ticks", "8"];
+/// Cells of 100 units and a view radius of 200 (two cells, so that the walk
+/// below is wider than a view), walkers at 240 units/s (12 a tick): a bot
+/// crosses a cell border about every half second.
+const AOI: [&str; 8] = ["--cell-size", "100", "--view-radius", "200", "--speed", "240", "--view-hysteresis-ticks", "8"];
 
 /// 20 bots, 2 a cell: a square of 3.2 cells centred on (500, 500), crossed by
 /// the borders at 400, 500 and 600 both ways, wider than the 200-unit view

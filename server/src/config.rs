@@ -234,7 +234,7 @@ pub struct Cli {
 
     /// Area of interest: the view radius, world units. Players within it are
     /// sent every tick (the own and adjacent cells) or every second tick; a
-    /// prefetch ring of one cell beyond it every fourth tick. Default: two
+    /// prefetch ring of one cell beyond it every fourth tick. Default: four
     /// cells. Whole cells are sent, so the fewer cells the radius spans, the
     /// more players beyond it a socket gets: at 2 cells about 2.3 times the
     /// players within the radius, at 4 cells about 1.2 times (benches/RESULTS.md
@@ -491,6 +491,11 @@ pub struct AoiConfig {
 /// (twice the speed) times the prefetch ring's base period of 4 ticks.
 pub const PREFETCH_CROSSING_TICKS: u64 = 8;
 
+/// The view radius when `--view-radius` is not given, in cells: whole cells
+/// are sent, and at 4 a socket gets about 1.2 times the players within its
+/// radius (2.3 times at 2 cells; benches/RESULTS.md section 9).
+pub const DEFAULT_VIEW_RADIUS_CELLS: f32 = 4.0;
+
 /// Most cells an area-of-interest grid may have (4,096 x 4,096).
 pub const MAX_CELLS: u64 = 1 << 24;
 
@@ -643,7 +648,7 @@ fn aoi_config(cli: &Cli) -> Result<Option<AoiConfig>, ConfigError> {
     }
     Ok(Some(AoiConfig {
         cell_size: cli.cell_size,
-        view_radius: cli.view_radius.unwrap_or(2.0 * cli.cell_size),
+        view_radius: cli.view_radius.unwrap_or(DEFAULT_VIEW_RADIUS_CELLS * cli.cell_size),
         hysteresis_ticks: cli.view_hysteresis_ticks,
         budget_bytes: cli.view_budget_bytes,
         keyframe_ticks: cli.keyframe_ticks,
@@ -709,7 +714,7 @@ mod tests {
             on.aoi,
             Some(AoiConfig {
                 cell_size: 100.0,
-                view_radius: 200.0,
+                view_radius: 400.0,
                 hysteresis_ticks: 10,
                 budget_bytes: 8192,
                 keyframe_ticks: 0
