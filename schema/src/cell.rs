@@ -6,8 +6,9 @@
 //! body. Every socket of a view group (players who see the same cells) shares
 //! the same frame's bytes.
 //!
-//! What a frame costs: about 46 bytes of FlatBuffers once (root offset,
-//! vtable, table, header, the two vectors' lengths), 6 a cell and 10 a player;
+//! What a frame costs: [`FRAME_BYTES`] (52) bytes of FlatBuffers once (root
+//! offset, vtable, table, header, the two vectors' lengths), 6 a cell and 10
+//! a player;
 //! nothing the Welcome already gave (bounds, tick rate, the grid). A frame per
 //! cell, as mino first sent them, cost about 42 bytes a cell with the
 //! websocket's header: at 4 players a cell that was as much as the players.
@@ -30,10 +31,10 @@ pub const ENTRY_BYTES: usize = 10;
 pub const RUN_BYTES: usize = 6;
 
 /// Bytes of a view frame with no cells: the header a frame costs once
-/// (root offset 4, vtable 10 and its padding 2, table 24 with the 12-byte
-/// [`wire::FrameHeader`], the two vectors' lengths 8). Each vector may add up
-/// to 2 bytes of padding; the websocket adds 2 to 4 bytes (RFC 6455 5.2).
-pub const FRAME_BYTES: usize = 48;
+/// (root offset 4, vtable 16, table 24 with the 12-byte
+/// [`wire::FrameHeader`], the two vectors' lengths 8). The runs may add 2
+/// bytes of padding; the websocket adds 2 to 4 bytes (RFC 6455 5.2).
+pub const FRAME_BYTES: usize = 52;
 
 /// The most players one [`wire::CellRun`] counts; a cell with more comes as
 /// consecutive runs of the same cell.
@@ -104,9 +105,10 @@ fn players_at(runs: usize) -> usize {
 /// Written front to back in one pass, with no builder, so each entry is
 /// copied once, straight from the cell's bytes into the frame. The layout is
 /// FlatBuffers' (the generated reader and verifier read it; a test checks it
-/// against the builder's): the root offset, the vtable of `frame`, `runs` and
-/// `players`, the table with the [`wire::FrameHeader`] inline, then the two
-/// vectors, each 4-byte aligned. `cells` is walked twice.
+/// against the builder's): the root offset, the vtable of the six field ids
+/// of which `players` (1), `frame` (4) and `runs` (5) are set, the table with
+/// the [`wire::FrameHeader`] inline, then the two vectors, each 4-byte
+/// aligned. `cells` is walked twice.
 pub fn write_view_frame<'e, I>(out: &mut Vec<u8>, stamp: &FrameStamp, size: FrameSize, cells: I)
 where
     I: IntoIterator<Item = (u32, &'e [u8])>,
@@ -119,14 +121,16 @@ where
     out.reserve(players_at + 4 + players * ENTRY_BYTES);
     let u16s = |out: &mut Vec<u8>, v: &[u16]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
     let u32s = |out: &mut Vec<u8>, v: &[u32]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
-    // Root offset to the table at 16; the vtable at 4 (its size, the table's
-    // size, the three fields' offsets in the table), padded to 16.
-    u32s(out, &[16]);
-    u16s(out, &[10, 24, 4, 16, 20, 0]);
-    // The table: its vtable 12 bytes back, the header, the two vectors'
-    // offsets (from where each offset is stored).
+    // Root offset to the table at 20; the vtable at 4: its size, the table's
+    // size, then each field id's offset in the table (0: absent): players at
+    // 20, frame at 4, runs at 16.
+    u32s(out, &[20]);
+    u16s(out, &[16, 24, 0, 20, 0, 0, 4, 16]);
+    // The table: its vtable 16 bytes back, the header, the two vectors'
+    // offsets (from where each offset is stored: runs at 36, players at 40),
+    // then the runs' length at 44.
     let header = [stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32];
-    u32s(out, &[12, header[0], header[1], header[2], 40 - 32, (players_at - 36) as u32, runs as u32]);
+    u32s(out, &[16, header[0], header[1], header[2], 44 - 36, (players_at - 40) as u32, runs as u32]);
     for (cell, entries) in cells.clone() {
         let n = entries.len() / ENTRY_BYTES;
         let mut left = n;
@@ -146,6 +150,7 @@ where
     for (_, entries) in cells {
         out.extend_from_slice(&entries[..entries.len() / ENTRY_BYTES * ENTRY_BYTES]);
     }
+    debug_assert_eq!(out.len() - start, size.bytes(), "a view frame of the size it was given");
 }
 
 /// Reusable view-frame and bundle encoder: keeps its buffers between frames.
@@ -208,7 +213,8 @@ impl ViewEncoder {
         self.runs.clear();
         self.players.clear();
         for (cell, entries) in cells {
-            if entries.len() < ENTRY_BYTES {
+            let entries = &entries[..entries.len() / ENTRY_BYTES * ENTRY_BYTES];
+            if entries.is_empty() {
                 // An emptied cell is news too: its players have left it.
                 self.runs.push(wire::CellRun::new(cell as u16, (cell >> 16) as u16, 0));
                 continue;
@@ -237,15 +243,23 @@ fn adds_up(runs: flatbuffers::Vector<'_, wire::CellRun>, players: usize) -> bool
     runs.iter().map(|r| usize::from(r.count())).sum::<usize>() == players
 }
 
-/// Byte ranges of each run's players within the players' bytes, with its
-/// cell (the runs were checked to add up).
+/// Each cell with the byte range of its players within the players' bytes
+/// (the runs were checked to add up): consecutive runs of one cell (a cell
+/// of more than [`MAX_RUN_PLAYERS`]) come as one cell, all its players.
 fn run_ranges<'a>(
     runs: flatbuffers::Vector<'a, wire::CellRun>,
 ) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> + Clone + 'a {
-    runs.iter().scan(0usize, |at, run| {
-        let start = *at;
-        *at += usize::from(run.count()) * ENTRY_BYTES;
-        Some((run_cell(run), start..*at))
+    let (mut next, mut at) = (0usize, 0usize);
+    std::iter::from_fn(move || {
+        if next >= runs.len() {
+            return None;
+        }
+        let (cell, start) = (run_cell(runs.get(next)), at);
+        while next < runs.len() && run_cell(runs.get(next)) == cell {
+            at += usize::from(runs.get(next).count()) * ENTRY_BYTES;
+            next += 1;
+        }
+        Some((cell, start..at))
     })
 }
 
@@ -351,7 +365,7 @@ impl<'a> ViewFrame<'a> {
     }
 
     /// The frame's cells, in order.
-    pub fn cells(&self) -> impl Iterator<Item = CellView<'a>> + 'a {
+    pub fn cells(&self) -> impl Iterator<Item = CellView<'a>> + Clone + 'a {
         let (header, players) = (self.header, self.players);
         run_ranges(self.runs).map(move |(cell, range)| CellView {
             header,
@@ -506,8 +520,9 @@ mod tests {
         let mut enc = ViewEncoder::new();
         let frame = enc.encode(&STAMP, [(9, &many[..])]).to_vec();
         let Ok(ServerMsg::View(v)) = decode(&frame) else { panic!("a view frame") };
-        let runs: Vec<(u32, usize)> = v.cells().map(|c| (c.cell(), c.players().len())).collect();
-        assert_eq!(runs, [(9, MAX_RUN_PLAYERS), (9, 3)]);
+        assert_eq!(v.runs(), 2, "two runs");
+        let cells: Vec<(u32, usize)> = v.cells().map(|c| (c.cell(), c.players().len())).collect();
+        assert_eq!(cells, [(9, MAX_RUN_PLAYERS + 3)], "read back as one cell");
     }
 
     #[test]

@@ -4220,8 +4220,8 @@ impl<'a> CellBundle<'a> {
   pub const VT_REGION: ::flatbuffers::VOffsetT = 6;
   pub const VT_TICK: ::flatbuffers::VOffsetT = 8;
   pub const VT_SERVER_TIME_MS: ::flatbuffers::VOffsetT = 10;
-  pub const VT_RUNS: ::flatbuffers::VOffsetT = 12;
-  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 14;
+  pub const VT_RUNS: ::flatbuffers::VOffsetT = 16;
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 18;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4387,7 +4387,7 @@ pub enum ServerMessageOffset {}
 
 /// Every server message. With area of interest, a socket gets per tick one
 /// view frame per shard whose cells it sees: `frame`, `runs` and `players`
-/// set and no body. The frame's header (about 50 bytes with the websocket's)
+/// set and no body. The frame's header (52 bytes, and the websocket's 2 to 4)
 /// comes once, each cell costs a 6-byte run and each player 10 bytes. A run
 /// holds all of that cell's players of that shard: a player missing from it
 /// has left the cell. Otherwise `body` says what the message is.
@@ -4404,11 +4404,11 @@ impl<'a> ::flatbuffers::Follow<'a> for ServerMessage<'a> {
 }
 
 impl<'a> ServerMessage<'a> {
-  pub const VT_FRAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_RUNS: ::flatbuffers::VOffsetT = 6;
-  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 8;
-  pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 10;
-  pub const VT_BODY: ::flatbuffers::VOffsetT = 12;
+  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 6;
+  pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 8;
+  pub const VT_BODY: ::flatbuffers::VOffsetT = 10;
+  pub const VT_FRAME: ::flatbuffers::VOffsetT = 12;
+  pub const VT_RUNS: ::flatbuffers::VOffsetT = 14;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4420,29 +4420,15 @@ impl<'a> ServerMessage<'a> {
     args: &'args ServerMessageArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ServerMessage<'bldr>> {
     let mut builder = ServerMessageBuilder::new(_fbb);
-    if let Some(x) = args.body { builder.add_body(x); }
-    if let Some(x) = args.players { builder.add_players(x); }
     if let Some(x) = args.runs { builder.add_runs(x); }
     if let Some(x) = args.frame { builder.add_frame(x); }
+    if let Some(x) = args.body { builder.add_body(x); }
+    if let Some(x) = args.players { builder.add_players(x); }
     builder.add_body_type(args.body_type);
     builder.finish()
   }
 
 
-  #[inline]
-  pub fn frame(&self) -> Option<&'a FrameHeader> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<FrameHeader>(ServerMessage::VT_FRAME, None)}
-  }
-  #[inline]
-  pub fn runs(&self) -> Option<::flatbuffers::Vector<'a, CellRun>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, CellRun>>>(ServerMessage::VT_RUNS, None)}
-  }
   #[inline]
   pub fn players(&self) -> Option<::flatbuffers::Vector<'a, PlayerState>> {
     // Safety:
@@ -4463,6 +4449,20 @@ impl<'a> ServerMessage<'a> {
     // Created from valid Table for this object
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(ServerMessage::VT_BODY, None)}
+  }
+  #[inline]
+  pub fn frame(&self) -> Option<&'a FrameHeader> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<FrameHeader>(ServerMessage::VT_FRAME, None)}
+  }
+  #[inline]
+  pub fn runs(&self) -> Option<::flatbuffers::Vector<'a, CellRun>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, CellRun>>>(ServerMessage::VT_RUNS, None)}
   }
   #[inline]
   #[allow(non_snake_case)]
@@ -4652,8 +4652,6 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<FrameHeader>("frame", Self::VT_FRAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, CellRun>>>("runs", Self::VT_RUNS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, PlayerState>>>("players", Self::VT_PLAYERS, false)?
      .visit_union::<ServerBody, _>("body_type", Self::VT_BODY_TYPE, "body", Self::VT_BODY, false, |key, v, pos| {
         match key {
@@ -4672,26 +4670,28 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
           _ => Ok(()),
         }
      })?
+     .visit_field::<FrameHeader>("frame", Self::VT_FRAME, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, CellRun>>>("runs", Self::VT_RUNS, false)?
      .finish();
     Ok(())
   }
 }
 pub struct ServerMessageArgs<'a> {
-    pub frame: Option<&'a FrameHeader>,
-    pub runs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, CellRun>>>,
     pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, PlayerState>>>,
     pub body_type: ServerBody,
     pub body: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
+    pub frame: Option<&'a FrameHeader>,
+    pub runs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, CellRun>>>,
 }
 impl<'a> Default for ServerMessageArgs<'a> {
   #[inline]
   fn default() -> Self {
     ServerMessageArgs {
-      frame: None,
-      runs: None,
       players: None,
       body_type: ServerBody::NONE,
       body: None,
+      frame: None,
+      runs: None,
     }
   }
 }
@@ -4701,14 +4701,6 @@ pub struct ServerMessageBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
   start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_frame(&mut self, frame: &FrameHeader) {
-    self.fbb_.push_slot_always::<&FrameHeader>(ServerMessage::VT_FRAME, frame);
-  }
-  #[inline]
-  pub fn add_runs(&mut self, runs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , CellRun>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_RUNS, runs);
-  }
   #[inline]
   pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , PlayerState>>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_PLAYERS, players);
@@ -4720,6 +4712,14 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
   #[inline]
   pub fn add_body(&mut self, body: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_BODY, body);
+  }
+  #[inline]
+  pub fn add_frame(&mut self, frame: &FrameHeader) {
+    self.fbb_.push_slot_always::<&FrameHeader>(ServerMessage::VT_FRAME, frame);
+  }
+  #[inline]
+  pub fn add_runs(&mut self, runs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , CellRun>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_RUNS, runs);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ServerMessageBuilder<'a, 'b, A> {
@@ -4739,8 +4739,6 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
 impl ::core::fmt::Debug for ServerMessage<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
     let mut ds = f.debug_struct("ServerMessage");
-      ds.field("frame", &self.frame());
-      ds.field("runs", &self.runs());
       ds.field("players", &self.players());
       ds.field("body_type", &self.body_type());
       match self.body_type() {
@@ -4833,6 +4831,8 @@ impl ::core::fmt::Debug for ServerMessage<'_> {
           ds.field("body", &x)
         },
       };
+      ds.field("frame", &self.frame());
+      ds.field("runs", &self.runs());
       ds.finish()
   }
 }

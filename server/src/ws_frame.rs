@@ -45,7 +45,6 @@ pub fn put_header(out: &mut impl BufMut, opcode: u8, len: usize) {
 /// The payload of an unmasked frame encoded by [`encode`]: what was framed
 /// (take it from a `Bytes` with `Bytes::slice_ref`, zero-copy). Empty for
 /// bytes too short to be a frame.
-#[cfg(test)]
 pub fn payload(frame: &[u8]) -> &[u8] {
     let len = match frame.get(1).map(|b| b & 0x7f) {
         Some(126) => 4,

@@ -242,11 +242,15 @@ describe('server frames from the Rust encoders', () => {
   });
 });
 
-/** Vtable offsets of the root ServerMessage's fields (schema/mino.fbs order). */
-const ROOT_FRAME = 4;
-const ROOT_RUNS = 6;
-const ROOT_PLAYERS = 8;
-const ROOT_BODY_TYPE = 10;
+/**
+ * Vtable offsets of the root ServerMessage's fields: 4 + 2 × the field id of
+ * schema/mino.fbs (players 1, body's type 2, frame 4, runs 5; id 0 is protocol
+ * 2's cell header, deprecated).
+ */
+const ROOT_PLAYERS = 6;
+const ROOT_BODY_TYPE = 8;
+const ROOT_FRAME = 12;
+const ROOT_RUNS = 14;
 
 /** Where the root table's vtable starts. */
 function rootVtable(view: DataView): number {

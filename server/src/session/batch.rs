@@ -4,10 +4,18 @@
 //! A healthy socket never needs one: the fan-out writes each tick's frames
 //! straight from the shared [`TickFrame`]. When a socket is blocked for several
 //! ticks, its batch keeps every chat and presence frame but only the newest
-//! snapshot of each shard: a newer snapshot replaces an unsent older one.
+//! of each shard's players: a newer whole-shard snapshot replaces an unsent
+//! older one; with area of interest, an unsent older view frame of the shard
+//! keeps only the cells the newer one lacks (rewritten, with its own tick),
+//! so a cell sent every 2nd or 4th tick, or a whole view after a keyframe, is
+//! not lost while the socket is blocked.
 
 use crate::shard::{FrameKey, TickFrame, ViewFrames};
+use crate::ws_frame;
 use bytes::Bytes;
+use mino_protocol::cell::{write_view_frame, FrameSize, FrameStamp, ViewFrame};
+use mino_protocol::server::{decode, ServerMsg};
+use mino_protocol::{ShardId, Tick};
 
 /// Frames for one write. Reused between ticks (its vectors keep their capacity).
 #[derive(Debug, Default)]
@@ -27,11 +35,33 @@ impl Batch {
         }
         self.events.extend(frame.events.iter().cloned());
         for (key, bytes) in &view.frames {
-            match self.snapshots.iter_mut().find(|(k, _)| k == key) {
-                Some(slot) => slot.1 = bytes.clone(),
-                None => self.snapshots.push((*key, bytes.clone())),
-            }
+            self.add_snapshot(*key, bytes);
         }
+    }
+
+    /// Adds one shard's frame: see the module docs.
+    fn add_snapshot(&mut self, key: FrameKey, bytes: &Bytes) {
+        let Some(mut newer) = view_cells(bytes) else {
+            match self.snapshots.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = bytes.clone(),
+                None => self.snapshots.push((key, bytes.clone())),
+            }
+            return;
+        };
+        newer.sort_unstable();
+        self.snapshots.retain_mut(|(k, older)| {
+            if *k != key {
+                return true;
+            }
+            match without(older, &newer) {
+                Some(rest) => {
+                    *older = rest;
+                    !older.is_empty()
+                }
+                None => true,
+            }
+        });
+        self.snapshots.push((key, bytes.clone()));
     }
 
     /// Adds frames that must not be dropped (chat lines, control frames)
@@ -67,11 +97,53 @@ impl Batch {
     }
 }
 
+/// The cells of a websocket-framed view frame; None for any other message.
+fn view_cells(framed: &[u8]) -> Option<Vec<u32>> {
+    match decode(ws_frame::payload(framed)) {
+        Ok(ServerMsg::View(v)) => Some(v.cells().map(|c| c.cell()).collect()),
+        _ => None,
+    }
+}
+
+/// `older` (a websocket-framed view frame) without the cells of `newer`
+/// (sorted): None when it keeps them all, empty bytes when it keeps none,
+/// else the frame rewritten with the rest under its own stamp. Anything
+/// but a view frame is replaced whole (empty bytes).
+fn without(older: &[u8], newer: &[u32]) -> Option<Bytes> {
+    let Ok(ServerMsg::View(v)) = decode(ws_frame::payload(older)) else { return Some(Bytes::new()) };
+    let kept = |c: &mino_protocol::cell::CellView<'_>| newer.binary_search(&c.cell()).is_err();
+    let (all, left) = (v.cells().count(), v.cells().filter(kept).count());
+    if left == all {
+        return None;
+    }
+    if left == 0 {
+        return Some(Bytes::new());
+    }
+    Some(rewrite(&v, kept))
+}
+
+/// The view frame `v` with only its cells that pass `keep`, websocket-framed.
+fn rewrite(v: &ViewFrame<'_>, keep: impl Fn(&mino_protocol::cell::CellView<'_>) -> bool) -> Bytes {
+    let h = v.header();
+    let stamp = FrameStamp {
+        shard: ShardId(h.shard_id()),
+        tick: Tick(u64::from(h.tick())),
+        server_time_ms: u64::from(h.time_ms()),
+    };
+    let kept: Vec<(u32, &[u8])> = v.cells().filter(|c| keep(c)).map(|c| (c.cell(), c.players().bytes())).collect();
+    let cells = kept.iter().copied();
+    let size = FrameSize::of(cells.clone());
+    let mut out = Vec::with_capacity(size.bytes() + 10);
+    ws_frame::put_header(&mut out, ws_frame::OP_BINARY, size.bytes());
+    write_view_frame(&mut out, &stamp, size, cells);
+    Bytes::from(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::shard::grid::CellId;
-    use mino_protocol::{ShardId, Tick};
+    use mino_protocol::cell::ViewEncoder;
 
     /// A tick's frames: the shared part and one view of keyed frames.
     fn frame(
@@ -108,6 +180,46 @@ mod tests {
         assert_eq!(b.len(), 5);
         assert_eq!(strings(&mut b), ["chat1", "chat2", "presence", "s1t2", "s2t1"]);
         assert!(b.is_empty());
+    }
+
+    /// A websocket-framed view frame of shard 1 at `tick` with `cells`, each
+    /// holding one player whose entry bytes are all the cell's low byte.
+    fn view_frame(tick: u64, cells: &[u32]) -> (FrameKey, Bytes) {
+        let stamp = FrameStamp { shard: ShardId(1), tick: Tick(tick), server_time_ms: tick * 50 };
+        let entries: Vec<[u8; 10]> = cells.iter().map(|&c| [c as u8; 10]).collect();
+        let payload = ViewEncoder::new().encode(&stamp, cells.iter().zip(&entries).map(|(&c, e)| (c, &e[..]))).to_vec();
+        (FrameKey::view(ShardId(1)), ws_frame::binary(&payload))
+    }
+
+    /// Each frame drained: its tick and its cells with their first entry byte.
+    fn drained(b: &mut Batch) -> Vec<(u32, Vec<(u32, u8)>)> {
+        b.drain()
+            .map(|f| {
+                let Ok(ServerMsg::View(v)) = decode(ws_frame::payload(&f)) else { panic!("a view frame") };
+                (v.header().tick(), v.cells().map(|c| (c.cell(), c.players().bytes()[0])).collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_blocked_socket_keeps_every_cell_of_its_older_view_frames_that_a_newer_one_lacks() {
+        let mut b = Batch::default();
+        let tick = |t: u64, cells: &[u32]| {
+            let frame = TickFrame { tick: Tick(t), ..TickFrame::default() };
+            (frame, ViewFrames { frames: vec![view_frame(t, cells)] })
+        };
+        // A keyframe's whole view, then the own cell every tick and a mid
+        // cell every 2nd: the far cells 3 and 4 must not be lost.
+        add(&mut b, tick(1, &[1, 2, 3, 4]), false);
+        add(&mut b, tick(2, &[1]), false);
+        add(&mut b, tick(3, &[1, 2]), false);
+        assert_eq!(drained(&mut b), [(1, vec![(3, 3), (4, 4)]), (3, vec![(1, 1), (2, 2)])]);
+        // Two frames of one shard in one tick (relayed bundles of two of its
+        // ticks) are both kept: their cells differ.
+        let frame = TickFrame { tick: Tick(9), ..TickFrame::default() };
+        let two = ViewFrames { frames: vec![view_frame(41, &[5]), view_frame(40, &[6])] };
+        b.add(&frame, &two, false);
+        assert_eq!(drained(&mut b), [(41, vec![(5, 5)]), (40, vec![(6, 6)])]);
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //! bytes (no reference count is even taken), so a tick leaves with one system
 //! call. When the kernel buffer is full, what is left is kept (as reference
 //! counts), the hub is told to watch the socket for room, and the frames of
-//! later ticks are merged into a [`Batch`]: a newer frame of the same shard
-//! and cell replaces an unsent older one, chat and presence are all kept. A
+//! later ticks are merged into a [`Batch`]: a newer snapshot of a shard
+//! replaces an unsent older one, an unsent older view frame keeps only the
+//! cells a newer one of its shard lacks, chat and presence are all kept. A
 //! socket that stays blocked for `outbound_ticks` ticks or for the write
 //! timeout is too slow. The kept frames live in a box that exists only while
 //! the socket is blocked or not yet welcomed: an idle healthy socket's outbox

@@ -28,8 +28,8 @@
 //!   leaving and joining the view, players resumed here (counted a second at
 //!   a time);
 //! - with area of interest ([`aoi`]), the grid, each socket's view and its
-//!   frames: one frame per occupied cell, shared by every socket that sees
-//!   it. Then presence and rosters are not sent to every socket (they would
+//!   frames: each occupied cell's players encoded once, one view frame a
+//!   shard for each view group, shared by every socket of the group. Then presence and rosters are not sent to every socket (they would
 //!   grow with the square of the place): a client asks for the names of the
 //!   players it sees (`NamesRequest`), and gets a `PlaceStatus` once a second
 //!   (with keyframes: in each of its keyframes).

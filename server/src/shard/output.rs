@@ -60,7 +60,7 @@ pub struct TickFrame {
     /// socket sends the first roster it sees, once.
     pub roster: Option<Bytes>,
     /// The snapshot frames of each view group. A socket that skipped ticks
-    /// sends only the newest frame of each [`FrameKey`].
+    /// sends only the newest of each shard's players (see `session::batch`).
     pub views: Vec<ViewFrames>,
 }
 

@@ -46,8 +46,8 @@ export const CELL_BUNDLE: TableLayout = {
     { name: 'region', vo: 6, kind: 'scalar', size: 4 },
     { name: 'tick', vo: 8, kind: 'scalar', size: 8 },
     { name: 'server_time_ms', vo: 10, kind: 'scalar', size: 8 },
-    { name: 'runs', vo: 12, kind: 'vector', elemSize: 6, align: 2 },
-    { name: 'players', vo: 14, kind: 'vector', elemSize: 10, align: 2 },
+    { name: 'runs', vo: 16, kind: 'vector', elemSize: 6, align: 2 },
+    { name: 'players', vo: 18, kind: 'vector', elemSize: 10, align: 2 },
   ],
 };
 
@@ -210,9 +210,9 @@ export const SNAPSHOT: TableLayout = {
 export const SERVER_MESSAGE: TableLayout = {
   name: 'ServerMessage',
   fields: [
-    { name: 'frame', vo: 4, kind: 'struct', size: 12, align: 4 },
-    { name: 'runs', vo: 6, kind: 'vector', elemSize: 6, align: 2 },
-    { name: 'players', vo: 8, kind: 'vector', elemSize: 10, align: 2 },
-    { name: 'body', vo: 12, kind: 'union', typeVo: 10, members: new Map<number, TableLayout>([[1, WELCOME], [2, SNAPSHOT], [3, CHAT_MESSAGE], [4, PRESENCE], [5, ROSTER], [6, BUSY], [7, ERROR], [8, PONG], [9, MOVE], [10, NAMES], [11, PLACE_STATUS], [12, CELL_BUNDLE]]) },
+    { name: 'players', vo: 6, kind: 'vector', elemSize: 10, align: 2 },
+    { name: 'body', vo: 10, kind: 'union', typeVo: 8, members: new Map<number, TableLayout>([[1, WELCOME], [2, SNAPSHOT], [3, CHAT_MESSAGE], [4, PRESENCE], [5, ROSTER], [6, BUSY], [7, ERROR], [8, PONG], [9, MOVE], [10, NAMES], [11, PLACE_STATUS], [12, CELL_BUNDLE]]) },
+    { name: 'frame', vo: 12, kind: 'struct', size: 12, align: 4 },
+    { name: 'runs', vo: 14, kind: 'vector', elemSize: 6, align: 2 },
   ],
 };

@@ -56,27 +56,27 @@ serverTimeMs():bigint {
 }
 
 runs(index: number, obj?:CellRun):CellRun|null {
-  const offset = this.bb!.__offset(this.bb_pos, 12);
+  const offset = this.bb!.__offset(this.bb_pos, 16);
   return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
 }
 
 runsLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 12);
+  const offset = this.bb!.__offset(this.bb_pos, 16);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
 players(index: number, obj?:PlayerState):PlayerState|null {
-  const offset = this.bb!.__offset(this.bb_pos, 14);
+  const offset = this.bb!.__offset(this.bb_pos, 18);
   return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
 }
 
 playersLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 14);
+  const offset = this.bb!.__offset(this.bb_pos, 18);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
 static startCellBundle(builder:flatbuffers.Builder) {
-  builder.startObject(6);
+  builder.startObject(8);
 }
 
 static addShardId(builder:flatbuffers.Builder, shardId:number) {
@@ -96,7 +96,7 @@ static addServerTimeMs(builder:flatbuffers.Builder, serverTimeMs:bigint) {
 }
 
 static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(4, runsOffset, 0);
+  builder.addFieldOffset(6, runsOffset, 0);
 }
 
 static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
@@ -104,7 +104,7 @@ static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
 }
 
 static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(5, playersOffset, 0);
+  builder.addFieldOffset(7, playersOffset, 0);
 }
 
 static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {

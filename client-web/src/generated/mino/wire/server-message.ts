@@ -13,7 +13,7 @@ import { ServerBody, unionToServerBody, unionListToServerBody } from '../../mino
 /**
  * Every server message. With area of interest, a socket gets per tick one
  * view frame per shard whose cells it sees: `frame`, `runs` and `players`
- * set and no body. The frame's header (about 50 bytes with the websocket's)
+ * set and no body. The frame's header (52 bytes, and the websocket's 2 to 4)
  * comes once, each cell costs a 6-byte run and each player 10 bytes. A run
  * holds all of that cell's players of that shard: a player missing from it
  * has left the cell. Otherwise `body` says what the message is.
@@ -36,59 +36,47 @@ static getSizePrefixedRootAsServerMessage(bb:flatbuffers.ByteBuffer, obj?:Server
   return (obj || new ServerMessage()).__init(bb.readInt32(bb.position()) + bb.position(), bb);
 }
 
-frame(obj?:FrameHeader):FrameHeader|null {
-  const offset = this.bb!.__offset(this.bb_pos, 4);
-  return offset ? (obj || new FrameHeader()).__init(this.bb_pos + offset, this.bb!) : null;
-}
-
-runs(index: number, obj?:CellRun):CellRun|null {
-  const offset = this.bb!.__offset(this.bb_pos, 6);
-  return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
-}
-
-runsLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 6);
-  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
-}
-
 players(index: number, obj?:PlayerState):PlayerState|null {
-  const offset = this.bb!.__offset(this.bb_pos, 8);
+  const offset = this.bb!.__offset(this.bb_pos, 6);
   return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
 }
 
 playersLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 8);
+  const offset = this.bb!.__offset(this.bb_pos, 6);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
 bodyType():ServerBody {
-  const offset = this.bb!.__offset(this.bb_pos, 10);
+  const offset = this.bb!.__offset(this.bb_pos, 8);
   return offset ? this.bb!.readUint8(this.bb_pos + offset) : ServerBody.NONE;
 }
 
 body<T extends flatbuffers.Table>(obj:any):any|null {
-  const offset = this.bb!.__offset(this.bb_pos, 12);
+  const offset = this.bb!.__offset(this.bb_pos, 10);
   return offset ? this.bb!.__union(obj, this.bb_pos + offset) : null;
 }
 
+frame(obj?:FrameHeader):FrameHeader|null {
+  const offset = this.bb!.__offset(this.bb_pos, 12);
+  return offset ? (obj || new FrameHeader()).__init(this.bb_pos + offset, this.bb!) : null;
+}
+
+runs(index: number, obj?:CellRun):CellRun|null {
+  const offset = this.bb!.__offset(this.bb_pos, 14);
+  return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
+}
+
+runsLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 14);
+  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
+}
+
 static startServerMessage(builder:flatbuffers.Builder) {
-  builder.startObject(5);
-}
-
-static addFrame(builder:flatbuffers.Builder, frameOffset:flatbuffers.Offset) {
-  builder.addFieldStruct(0, frameOffset, 0);
-}
-
-static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(1, runsOffset, 0);
-}
-
-static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(6, numElems, 2);
+  builder.startObject(6);
 }
 
 static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(2, playersOffset, 0);
+  builder.addFieldOffset(1, playersOffset, 0);
 }
 
 static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
@@ -96,11 +84,23 @@ static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
 }
 
 static addBodyType(builder:flatbuffers.Builder, bodyType:ServerBody) {
-  builder.addFieldInt8(3, bodyType, ServerBody.NONE);
+  builder.addFieldInt8(2, bodyType, ServerBody.NONE);
 }
 
 static addBody(builder:flatbuffers.Builder, bodyOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(4, bodyOffset, 0);
+  builder.addFieldOffset(3, bodyOffset, 0);
+}
+
+static addFrame(builder:flatbuffers.Builder, frameOffset:flatbuffers.Offset) {
+  builder.addFieldStruct(4, frameOffset, 0);
+}
+
+static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(5, runsOffset, 0);
+}
+
+static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(6, numElems, 2);
 }
 
 static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
@@ -108,13 +108,4 @@ static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createServerMessage(builder:flatbuffers.Builder, frameOffset:flatbuffers.Offset, runsOffset:flatbuffers.Offset, playersOffset:flatbuffers.Offset, bodyType:ServerBody, bodyOffset:flatbuffers.Offset):flatbuffers.Offset {
-  ServerMessage.startServerMessage(builder);
-  ServerMessage.addFrame(builder, frameOffset);
-  ServerMessage.addRuns(builder, runsOffset);
-  ServerMessage.addPlayers(builder, playersOffset);
-  ServerMessage.addBodyType(builder, bodyType);
-  ServerMessage.addBody(builder, bodyOffset);
-  return ServerMessage.endServerMessage(builder);
-}
 }
