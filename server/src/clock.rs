@@ -26,7 +26,13 @@ pub fn now() -> Instant {
 /// Now, wall clock: milliseconds since the Unix epoch (0 if the system clock
 /// reads before 1970).
 pub fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    since_epoch().as_millis() as u64
+}
+
+/// Now, wall clock: the time since the Unix epoch, to the nanosecond the
+/// system gives (zero if the system clock reads before 1970).
+pub fn since_epoch() -> Duration {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO)
 }
 
 /// An instant to the millisecond in four bytes, for state kept per socket:

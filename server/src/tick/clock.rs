@@ -42,7 +42,7 @@ impl TickClock {
     /// A clock whose first tick is due at the wall clock's next whole
     /// `period` (within one period from now; see the module docs).
     pub fn new(period: Duration) -> TickClock {
-        let wait = until_wall_grid(period, std::time::SystemTime::now());
+        let wait = until_wall_grid(period, crate::clock::since_epoch());
         let first = Instant::now() + wait;
         #[cfg(target_os = "linux")]
         match timerfd::Periodic::new(wait, period) {
@@ -97,12 +97,12 @@ impl TickClock {
     }
 }
 
-/// From `now` to the next instant at which the time since the Unix epoch is
-/// a whole number of `period`s: more than 0, at most one period.
-fn until_wall_grid(period: Duration, now: std::time::SystemTime) -> Duration {
+/// From `since_epoch` (now on the wall clock) to the next instant at which
+/// the time since the Unix epoch is a whole number of `period`s: more than 0,
+/// at most one period.
+fn until_wall_grid(period: Duration, since_epoch: Duration) -> Duration {
     let period = period.as_nanos().max(1);
-    let since_epoch = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    Duration::from_nanos(u64::try_from(period - since_epoch % period).unwrap_or(u64::MAX))
+    Duration::from_nanos(u64::try_from(period - since_epoch.as_nanos() % period).unwrap_or(u64::MAX))
 }
 
 #[cfg(target_os = "linux")]
@@ -150,16 +150,15 @@ mod timerfd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{SystemTime, UNIX_EPOCH};
 
     #[test]
     fn the_first_tick_waits_for_the_wall_clocks_next_whole_period() {
         let period = Duration::from_millis(50);
-        let at = |ms: u64| UNIX_EPOCH + Duration::from_millis(ms);
+        let at = Duration::from_millis;
         assert_eq!(until_wall_grid(period, at(1_764_450_000_010)), Duration::from_millis(40));
         assert_eq!(until_wall_grid(period, at(1_764_450_000_049)), Duration::from_millis(1));
         assert_eq!(until_wall_grid(period, at(1_764_450_000_050)), period, "on the grid: the next one");
-        let wait = until_wall_grid(period, SystemTime::now());
+        let wait = until_wall_grid(period, crate::clock::since_epoch());
         assert!(wait > Duration::ZERO && wait <= period);
     }
 
