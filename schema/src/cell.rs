@@ -86,6 +86,31 @@ impl FrameSize {
     }
 }
 
+/// `cells` cut into consecutive spans whose view frames come to at most
+/// `max_bytes` each (a client refuses a message over
+/// [`crate::limits::MAX_SERVER_MESSAGE_BYTES`]): (index of the span's first
+/// cell, its cells, its size). A cell is never cut: one alone over the limit
+/// (over 110,000 players of one shard) is a span of its own.
+pub fn frame_spans<'e>(
+    cells: impl IntoIterator<Item = (u32, &'e [u8])>,
+    max_bytes: usize,
+) -> Vec<(usize, usize, FrameSize)> {
+    let mut spans = Vec::with_capacity(1);
+    let (mut first, mut n, mut size) = (0, 0, FrameSize { runs: 0, players: 0 });
+    for (i, cell) in cells.into_iter().enumerate() {
+        let one = FrameSize::of([cell]);
+        let more = FrameSize { runs: size.runs + one.runs, players: size.players + one.players };
+        if n > 0 && more.bytes() > max_bytes {
+            spans.push((first, n, size));
+            (first, n, size) = (i, 1, one);
+        } else {
+            (n, size) = (n + 1, more);
+        }
+    }
+    spans.push((first, n, size));
+    spans
+}
+
 /// Bytes of the view frame of `cells` (see [`FrameSize`]).
 pub fn view_frame_len<'e>(cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> usize {
     FrameSize::of(cells).bytes()
@@ -511,6 +536,24 @@ mod tests {
             assert_eq!(written.len(), view_frame_len(cells.iter().copied()), "{} cells", cells.len());
             assert_eq!(read(written), read(&built(&STAMP, cells)), "{} cells", cells.len());
         }
+    }
+
+    #[test]
+    fn a_view_too_large_for_one_frame_is_cut_between_cells() {
+        let (a, b) = (entries(&[1, 2, 3]), entries(&[4]));
+        let cells = [(1, &a[..]), (2, &b[..]), (3, &a[..]), (4, &[][..])];
+        let whole = view_frame_len(cells.iter().copied());
+        assert_eq!(frame_spans(cells.iter().copied(), whole).len(), 1, "fits whole");
+        let limit = view_frame_len(cells[..2].iter().copied());
+        let spans = frame_spans(cells.iter().copied(), limit);
+        assert_eq!(spans.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(), [(0, 2), (2, 2)]);
+        for (first, n, size) in spans {
+            assert!(size.bytes() <= limit);
+            assert_eq!(size, FrameSize::of(cells[first..first + n].iter().copied()));
+        }
+        let tiny = frame_spans(cells.iter().copied(), 1);
+        assert_eq!(tiny.len(), 4, "a cell alone over the limit is a span of its own");
+        assert_eq!(frame_spans([], 100).len(), 1, "no cells: one empty span");
     }
 
     #[test]

@@ -18,7 +18,8 @@ use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
 use bytes::Bytes;
-use mino_protocol::cell::{write_view_frame, FrameSize, FrameStamp, FRAME_BYTES, RUN_BYTES};
+use mino_protocol::cell::{frame_spans, write_view_frame, FrameSize, FrameStamp, FRAME_BYTES, RUN_BYTES};
+use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
@@ -347,7 +348,9 @@ impl Aoi {
     /// One view frame for each shard (and tick of it) among the `picked`
     /// pieces of `at`, its cells nearest first, websocket-framed: the bytes
     /// every socket of the group is sent. Each cell's entries are copied
-    /// once, straight into the frame.
+    /// once, straight into the frame. A view over the client's message limit
+    /// (about 110,000 players of one shard) goes out as several frames of
+    /// that shard and tick, cut between cells.
     fn assemble(&self, picked: &[usize]) -> Vec<(FrameKey, Bytes)> {
         let at = &self.at;
         let source = |i: usize| (at[i].key.shard, at[i].tick);
@@ -364,11 +367,15 @@ impl Aoi {
                 .map(|&i| (at[i].key.cell.0, &at[i].entries[..]));
             let (shard, tick, time) = (at[first].key.shard, Tick(at[first].tick), at[first].time_ms);
             let stamp = FrameStamp { shard, tick, server_time_ms: time };
-            let size = FrameSize::of(cells.clone());
-            let mut out = Vec::with_capacity(size.bytes() + WS_HEADER_BYTES);
-            ws_frame::put_header(&mut out, ws_frame::OP_BINARY, size.bytes());
-            write_view_frame(&mut out, &stamp, size, cells);
-            frames.push((FrameKey::view(shard), Bytes::from(out)));
+            // One frame, unless the view would be over what a client takes.
+            let whole = FrameSize::of(cells.clone());
+            if whole.bytes() <= MAX_SERVER_MESSAGE_BYTES {
+                frames.push(framed(&stamp, whole, cells));
+                continue;
+            }
+            for (skip, n, size) in frame_spans(cells.clone(), MAX_SERVER_MESSAGE_BYTES) {
+                frames.push(framed(&stamp, size, cells.clone().skip(skip).take(n)));
+            }
         }
         frames
     }
@@ -387,6 +394,18 @@ impl Aoi {
         let regions = &mut self.regions;
         each_region(&self.grid, self.reach, key, |r| regions.note(r, tick));
     }
+}
+
+/// The view frame of `stamp` holding `cells` (of `size`), websocket-framed.
+fn framed<'e>(
+    stamp: &FrameStamp,
+    size: FrameSize,
+    cells: impl Iterator<Item = (u32, &'e [u8])> + Clone,
+) -> (FrameKey, Bytes) {
+    let mut out = Vec::with_capacity(size.bytes() + WS_HEADER_BYTES);
+    ws_frame::put_header(&mut out, ws_frame::OP_BINARY, size.bytes());
+    write_view_frame(&mut out, stamp, size, cells);
+    (FrameKey::view(stamp.shard), Bytes::from(out))
 }
 
 /// Adds the cells of the stencil around `previous` to `scratch` (the stencil
