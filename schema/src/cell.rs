@@ -493,12 +493,16 @@ mod tests {
     fn built(stamp: &FrameStamp, cells: &[(u32, &[u8])]) -> Vec<u8> {
         let mut enc = ViewEncoder::new();
         enc.stage(cells.iter().copied());
-        let mut fbb = FlatBufferBuilder::new();
-        let runs = fbb.create_vector(&enc.runs);
-        let players = fbb.create_vector(&enc.players);
         let header = wire::FrameHeader::new(stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32);
+        build_view(&header, &enc.runs, &enc.players)
+    }
+
+    /// A view frame of these fields, made by the generated builder.
+    fn build_view(header: &wire::FrameHeader, runs: &[wire::CellRun], players: &[wire::PlayerState]) -> Vec<u8> {
+        let mut fbb = FlatBufferBuilder::new();
+        let (runs, players) = (fbb.create_vector(runs), fbb.create_vector(players));
         let args = wire::ServerMessageArgs {
-            frame: Some(&header),
+            frame: Some(header),
             runs: Some(runs),
             players: Some(players),
             ..Default::default()
@@ -580,31 +584,13 @@ mod tests {
 
     #[test]
     fn runs_that_do_not_add_up_are_refused() {
-        fn vectors<'f>(
-            fbb: &mut FlatBufferBuilder<'f>,
-            counts: [u16; 2],
-        ) -> (
-            flatbuffers::WIPOffset<flatbuffers::Vector<'f, wire::CellRun>>,
-            flatbuffers::WIPOffset<flatbuffers::Vector<'f, wire::PlayerState>>,
-        ) {
-            let runs: Vec<wire::CellRun> = counts.iter().map(|&n| wire::CellRun::new(1, 0, n)).collect();
-            (fbb.create_vector(&runs), fbb.create_vector(&[wire::PlayerState([0; ENTRY_BYTES]); 3]))
-        }
+        let players = [wire::PlayerState([0; ENTRY_BYTES]); 3];
         for counts in [[2u16, 2], [1, 0]] {
+            let runs: Vec<wire::CellRun> = counts.iter().map(|&n| wire::CellRun::new(1, 0, n)).collect();
+            let frame = build_view(&wire::FrameHeader::new(1, 2, 3), &runs, &players);
+            assert!(decode(&frame).is_err(), "{counts:?}");
             let mut fbb = FlatBufferBuilder::new();
-            let (runs, players) = vectors(&mut fbb, counts);
-            let header = wire::FrameHeader::new(1, 2, 3);
-            let args = wire::ServerMessageArgs {
-                frame: Some(&header),
-                runs: Some(runs),
-                players: Some(players),
-                ..Default::default()
-            };
-            let root = wire::ServerMessage::create(&mut fbb, &args);
-            fbb.finish(root, None);
-            assert!(decode(fbb.finished_data()).is_err(), "{counts:?}");
-            let mut fbb = FlatBufferBuilder::new();
-            let (runs, players) = vectors(&mut fbb, counts);
+            let (runs, players) = (fbb.create_vector(&runs), fbb.create_vector(&players));
             let args = wire::CellBundleArgs { runs: Some(runs), players: Some(players), ..Default::default() };
             let body = wire::CellBundle::create(&mut fbb, &args);
             let bytes = finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value());
