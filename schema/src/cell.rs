@@ -61,6 +61,26 @@ pub fn encode_entries(bounds: &wire::Bounds, players: impl IntoIterator<Item = P
     }
 }
 
+/// The runs a cell's `entries` take, each its part of them: one empty run
+/// for an emptied cell (its players left it: news too), else one run per
+/// [`MAX_RUN_PLAYERS`] (a partial trailing entry dropped).
+fn cell_runs(entries: &[u8]) -> impl Iterator<Item = &[u8]> + Clone {
+    let entries = &entries[..entries.len() / ENTRY_BYTES * ENTRY_BYTES];
+    entries.is_empty().then_some(entries).into_iter().chain(entries.chunks(MAX_RUN_PLAYERS * ENTRY_BYTES))
+}
+
+/// Runs a cell of `n` players takes ([`cell_runs`]).
+fn run_count(n: usize) -> usize {
+    n.div_ceil(MAX_RUN_PLAYERS).max(1)
+}
+
+/// The 6 bytes of the run of `cell` holding `count` players.
+fn run_bytes(cell: u32, count: usize) -> [u8; RUN_BYTES] {
+    let [a, b, c, d] = cell.to_le_bytes();
+    let [e, f] = (count as u16).to_le_bytes();
+    [a, b, c, d, e, f]
+}
+
 /// The size of a view frame: its runs and players.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameSize {
@@ -76,7 +96,7 @@ impl FrameSize {
     pub fn of<'e>(cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> FrameSize {
         cells.into_iter().fold(FrameSize { runs: 0, players: 0 }, |size, (_, entries)| {
             let n = entries.len() / ENTRY_BYTES;
-            FrameSize { runs: size.runs + n.div_ceil(MAX_RUN_PLAYERS).max(1), players: size.players + n }
+            FrameSize { runs: size.runs + run_count(n), players: size.players + n }
         })
     }
 
@@ -109,11 +129,6 @@ pub fn frame_spans<'e>(
     }
     spans.push((first, n, size));
     spans
-}
-
-/// Bytes of the view frame of `cells` (see [`FrameSize`]).
-pub fn view_frame_len<'e>(cells: impl IntoIterator<Item = (u32, &'e [u8])>) -> usize {
-    FrameSize::of(cells).bytes()
 }
 
 /// Where a view frame of `runs` runs has its players vector (its length).
@@ -157,23 +172,14 @@ where
     let header = [stamp.shard.0, stamp.tick.0 as u32, stamp.server_time_ms as u32];
     u32s(out, &[16, header[0], header[1], header[2], 44 - 36, (players_at - 40) as u32, runs as u32]);
     for (cell, entries) in cells.clone() {
-        let n = entries.len() / ENTRY_BYTES;
-        let mut left = n;
-        let [a, b, c, d] = cell.to_le_bytes();
-        loop {
-            let count = left.min(MAX_RUN_PLAYERS) as u16;
-            let [e, f] = count.to_le_bytes();
-            out.extend_from_slice(&[a, b, c, d, e, f]);
-            left -= usize::from(count);
-            if left == 0 {
-                break;
-            }
+        for run in cell_runs(entries) {
+            out.extend_from_slice(&run_bytes(cell, run.len() / ENTRY_BYTES));
         }
     }
     out.resize(start + players_at, 0);
     u32s(out, &[players as u32]);
     for (_, entries) in cells {
-        out.extend_from_slice(&entries[..entries.len() / ENTRY_BYTES * ENTRY_BYTES]);
+        cell_runs(entries).for_each(|run| out.extend_from_slice(run));
     }
     debug_assert_eq!(out.len() - start, size.bytes(), "a view frame of the size it was given");
 }
@@ -238,28 +244,20 @@ impl ViewEncoder {
         self.runs.clear();
         self.players.clear();
         for (cell, entries) in cells {
-            let entries = &entries[..entries.len() / ENTRY_BYTES * ENTRY_BYTES];
-            if entries.is_empty() {
-                // An emptied cell is news too: its players have left it.
-                self.runs.push(wire::CellRun::new(cell as u16, (cell >> 16) as u16, 0));
-                continue;
-            }
-            for chunk in entries.chunks(MAX_RUN_PLAYERS * ENTRY_BYTES) {
-                let before = self.players.len();
-                self.players.extend(chunk.chunks_exact(ENTRY_BYTES).map(|e| {
+            for run in cell_runs(entries) {
+                self.runs.push(wire::CellRun(run_bytes(cell, run.len() / ENTRY_BYTES)));
+                self.players.extend(run.chunks_exact(ENTRY_BYTES).map(|e| {
                     let mut state = [0; ENTRY_BYTES];
                     state.copy_from_slice(e);
                     wire::PlayerState(state)
                 }));
-                let count = (self.players.len() - before) as u16;
-                self.runs.push(wire::CellRun::new(cell as u16, (cell >> 16) as u16, count));
             }
         }
     }
 }
 
 /// The cell a run is of.
-pub fn run_cell(run: &wire::CellRun) -> u32 {
+fn run_cell(run: &wire::CellRun) -> u32 {
     u32::from(run.cell_lo()) | (u32::from(run.cell_hi()) << 16)
 }
 
@@ -537,7 +535,7 @@ mod tests {
             let mut out = vec![0xee; 3];
             write_view_frame(&mut out, &STAMP, FrameSize::of(cells.iter().copied()), cells.iter().copied());
             let written = &out[3..];
-            assert_eq!(written.len(), view_frame_len(cells.iter().copied()), "{} cells", cells.len());
+            assert_eq!(written.len(), FrameSize::of(cells.iter().copied()).bytes(), "{} cells", cells.len());
             assert_eq!(read(written), read(&built(&STAMP, cells)), "{} cells", cells.len());
         }
     }
@@ -546,9 +544,9 @@ mod tests {
     fn a_view_too_large_for_one_frame_is_cut_between_cells() {
         let (a, b) = (entries(&[1, 2, 3]), entries(&[4]));
         let cells = [(1, &a[..]), (2, &b[..]), (3, &a[..]), (4, &[][..])];
-        let whole = view_frame_len(cells.iter().copied());
+        let whole = FrameSize::of(cells.iter().copied()).bytes();
         assert_eq!(frame_spans(cells.iter().copied(), whole).len(), 1, "fits whole");
-        let limit = view_frame_len(cells[..2].iter().copied());
+        let limit = FrameSize::of(cells[..2].iter().copied()).bytes();
         let spans = frame_spans(cells.iter().copied(), limit);
         assert_eq!(spans.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(), [(0, 2), (2, 2)]);
         for (first, n, size) in spans {
