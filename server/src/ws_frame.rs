@@ -4,6 +4,7 @@
 //! once and every socket writes those exact bytes.
 
 use bytes::{BufMut, Bytes, BytesMut};
+use mino_protocol::cell::{write_view_frame, FrameSize, FrameStamp};
 
 /// Opcode of a text data frame.
 pub const OP_TEXT: u8 = 0x1;
@@ -40,6 +41,17 @@ pub fn put_header(out: &mut impl BufMut, opcode: u8, len: usize) {
         out.put_u8(127);
         out.put_u64(len as u64);
     }
+}
+
+/// A view frame (area of interest) of `stamp` holding `cells`, of `size`,
+/// as one binary frame: the header and the view frame written straight into
+/// one buffer, each cell's entries copied once
+/// ([`mino_protocol::cell::write_view_frame`]).
+pub fn view<'e>(stamp: &FrameStamp, size: FrameSize, cells: impl Iterator<Item = (u32, &'e [u8])> + Clone) -> Bytes {
+    let mut out = Vec::with_capacity(size.bytes() + 10);
+    put_header(&mut out, OP_BINARY, size.bytes());
+    write_view_frame(&mut out, stamp, size, cells);
+    Bytes::from(out)
 }
 
 /// The payload of an unmasked frame encoded by [`encode`]: what was framed

@@ -13,7 +13,7 @@
 use crate::shard::{FrameKey, TickFrame, ViewFrames};
 use crate::ws_frame;
 use bytes::Bytes;
-use mino_protocol::cell::{write_view_frame, FrameSize, FrameStamp, ViewFrame};
+use mino_protocol::cell::{FrameSize, FrameStamp};
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::{ShardId, Tick};
 
@@ -111,32 +111,25 @@ fn view_cells(framed: &[u8]) -> Option<Vec<u32>> {
 /// but a view frame is replaced whole (empty bytes).
 fn without(older: &[u8], newer: &[u32]) -> Option<Bytes> {
     let Ok(ServerMsg::View(v)) = decode(ws_frame::payload(older)) else { return Some(Bytes::new()) };
-    let kept = |c: &mino_protocol::cell::CellView<'_>| newer.binary_search(&c.cell()).is_err();
-    let (all, left) = (v.cells().count(), v.cells().filter(kept).count());
-    if left == all {
+    let kept: Vec<(u32, &[u8])> = v
+        .cells()
+        .filter(|c| newer.binary_search(&c.cell()).is_err())
+        .map(|c| (c.cell(), c.players().bytes()))
+        .collect();
+    if kept.len() == v.cells().count() {
         return None;
     }
-    if left == 0 {
+    if kept.is_empty() {
         return Some(Bytes::new());
     }
-    Some(rewrite(&v, kept))
-}
-
-/// The view frame `v` with only its cells that pass `keep`, websocket-framed.
-fn rewrite(v: &ViewFrame<'_>, keep: impl Fn(&mino_protocol::cell::CellView<'_>) -> bool) -> Bytes {
     let h = v.header();
     let stamp = FrameStamp {
         shard: ShardId(h.shard_id()),
         tick: Tick(u64::from(h.tick())),
         server_time_ms: u64::from(h.time_ms()),
     };
-    let kept: Vec<(u32, &[u8])> = v.cells().filter(|c| keep(c)).map(|c| (c.cell(), c.players().bytes())).collect();
     let cells = kept.iter().copied();
-    let size = FrameSize::of(cells.clone());
-    let mut out = Vec::with_capacity(size.bytes() + 10);
-    ws_frame::put_header(&mut out, ws_frame::OP_BINARY, size.bytes());
-    write_view_frame(&mut out, &stamp, size, cells);
-    Bytes::from(out)
+    Some(ws_frame::view(&stamp, FrameSize::of(cells.clone()), cells))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::config::AoiConfig;
 use crate::sim::World;
 use crate::ws_frame;
 use bytes::Bytes;
-use mino_protocol::cell::{frame_spans, write_view_frame, FrameSize, FrameStamp, FRAME_BYTES, RUN_BYTES};
+use mino_protocol::cell::{frame_spans, FrameSize, FrameStamp, FRAME_BYTES, RUN_BYTES};
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -43,6 +43,13 @@ struct Piece {
     entries: Bytes,
 }
 
+impl Piece {
+    /// The view frame it goes in: its shard's, of its tick.
+    fn source(&self) -> (ShardId, u64) {
+        (self.key.shard, self.tick)
+    }
+}
+
 /// The area-of-interest state of a shard.
 pub(crate) struct Aoi {
     settings: AoiConfig,
@@ -61,6 +68,8 @@ pub(crate) struct Aoi {
     marks: Vec<u32>,
     /// Scratch: the pieces of `at` a group is sent this tick.
     picked: Vec<usize>,
+    /// Scratch: the (shard, tick) of each view frame a group's pieces make.
+    sources: Vec<(ShardId, u64)>,
     /// Per frame of `at`, with keyframes only: the tick its cell's players
     /// last changed (relayed frames: this tick, as they are sent once).
     changed: Vec<u64>,
@@ -102,6 +111,7 @@ impl Aoi {
             at: Vec::new(),
             marks: vec![u32::MAX; cells],
             picked: Vec::new(),
+            sources: Vec::new(),
             changed: Vec::new(),
             region_changed: Vec::new(),
             slowed: HashMap::new(),
@@ -302,19 +312,17 @@ impl Aoi {
         let mut ranges = std::mem::take(&mut self.ranges);
         ranges.clear();
         ranges.extend(scratch.iter().map(|&(c, _)| self.frames_at(c)));
-        let mut shards: [Option<ShardId>; 4] = [None; 4];
+        let mut sources = std::mem::take(&mut self.sources);
+        sources.clear();
         let mut tiers = [0usize; 4];
         for (&(_, tier), range) in scratch.iter().zip(&ranges) {
             for i in range.clone().filter(|&i| !stale(i)) {
                 tiers[tier as usize] += RUN_BYTES + self.at[i].entries.len();
-                let shard = Some(self.at[i].key.shard);
-                if let Some(free) = shards.iter_mut().find(|s| s.is_none() || **s == shard) {
-                    *free = shard;
-                }
+                note_source(&mut sources, self.at[i].source());
             }
         }
-        // Each shard's view frame costs its header once, at the own cell's rate.
-        tiers[Tier::Own as usize] += shards.iter().flatten().count() * (FRAME_BYTES + WS_HEADER_BYTES);
+        // Each view frame costs its header once, at the own cell's rate.
+        tiers[Tier::Own as usize] += sources.len() * (FRAME_BYTES + WS_HEADER_BYTES);
         let periods = interest::fit(self.settings.budget_bytes, &tiers);
         if keyframes && periods != &interest::LADDER[0] {
             self.slowed.insert(group.key, tick);
@@ -340,8 +348,9 @@ impl Aoi {
         }
         self.scratch = scratch;
         self.ranges = ranges;
-        let frames = self.assemble(&picked);
+        let frames = self.assemble(&picked, &mut sources);
         self.picked = picked;
+        self.sources = sources;
         ViewFrames { frames }
     }
 
@@ -351,30 +360,30 @@ impl Aoi {
     /// once, straight into the frame. A view over the client's message limit
     /// (about 110,000 players of one shard) goes out as several frames of
     /// that shard and tick, cut between cells.
-    fn assemble(&self, picked: &[usize]) -> Vec<(FrameKey, Bytes)> {
+    /// `sources` is scratch.
+    fn assemble(&self, picked: &[usize], sources: &mut Vec<(ShardId, u64)>) -> Vec<(FrameKey, Bytes)> {
         let at = &self.at;
-        let source = |i: usize| (at[i].key.shard, at[i].tick);
-        let mut frames = Vec::new();
-        let mut done: Vec<(ShardId, u64)> = Vec::new();
-        for &first in picked {
-            if done.contains(&source(first)) {
-                continue;
-            }
-            done.push(source(first));
+        sources.clear();
+        for &i in picked {
+            note_source(sources, at[i].source());
+        }
+        let mut frames = Vec::with_capacity(sources.len());
+        for &source in sources.iter() {
+            let Some(&first) = picked.iter().find(|&&i| at[i].source() == source) else { continue };
             let cells = picked
                 .iter()
-                .filter(move |&&i| source(i) == source(first))
+                .filter(move |&&i| at[i].source() == source)
                 .map(|&i| (at[i].key.cell.0, &at[i].entries[..]));
             let (shard, tick, time) = (at[first].key.shard, Tick(at[first].tick), at[first].time_ms);
             let stamp = FrameStamp { shard, tick, server_time_ms: time };
             // One frame, unless the view would be over what a client takes.
             let whole = FrameSize::of(cells.clone());
             if whole.bytes() <= MAX_SERVER_MESSAGE_BYTES {
-                frames.push(framed(&stamp, whole, cells));
+                frames.push((FrameKey::view(shard), ws_frame::view(&stamp, whole, cells)));
                 continue;
             }
             for (skip, n, size) in frame_spans(cells.clone(), MAX_SERVER_MESSAGE_BYTES) {
-                frames.push(framed(&stamp, size, cells.clone().skip(skip).take(n)));
+                frames.push((FrameKey::view(shard), ws_frame::view(&stamp, size, cells.clone().skip(skip).take(n))));
             }
         }
         frames
@@ -396,16 +405,11 @@ impl Aoi {
     }
 }
 
-/// The view frame of `stamp` holding `cells` (of `size`), websocket-framed.
-fn framed<'e>(
-    stamp: &FrameStamp,
-    size: FrameSize,
-    cells: impl Iterator<Item = (u32, &'e [u8])> + Clone,
-) -> (FrameKey, Bytes) {
-    let mut out = Vec::with_capacity(size.bytes() + WS_HEADER_BYTES);
-    ws_frame::put_header(&mut out, ws_frame::OP_BINARY, size.bytes());
-    write_view_frame(&mut out, stamp, size, cells);
-    (FrameKey::view(stamp.shard), Bytes::from(out))
+/// Adds `source` to `sources` unless it is there (a group sees a few).
+fn note_source(sources: &mut Vec<(ShardId, u64)>, source: (ShardId, u64)) {
+    if !sources.contains(&source) {
+        sources.push(source);
+    }
 }
 
 /// Adds the cells of the stencil around `previous` to `scratch` (the stencil
