@@ -361,7 +361,7 @@ impl Measure<'_> {
         self.steer_out = self.steering.on_position(pos, now, rng).or(self.steer_out);
     }
 
-    /// Times `shard`'s gap once a tick, at its first cell of `tick`.
+    /// Times `shard`'s gap once a tick, at its first frame of `tick`.
     fn shard_tick(&mut self, shard: u32, tick: u32, now: Instant) {
         match self.last_tick.iter_mut().find(|t| t.0 == shard) {
             Some(last) if last.1 == tick => {}
