@@ -27,6 +27,6 @@ export default tseslint.config(
     },
   },
   { files: ['src/**/*.ts', 'admin/**/*.ts'], languageOptions: { globals: globals.browser } },
-  { files: ['e2e/**/*.ts', 'test/**/*.ts', '*.config.ts', '*.config.js'], languageOptions: { globals: globals.node } },
+  { files: ['e2e/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', '*.config.ts', '*.config.js'], languageOptions: { globals: globals.node } },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
 );

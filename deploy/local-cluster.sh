@@ -32,7 +32,11 @@
 # missing and npm exists), CONSOLE_DIR (client-web/dist-admin: the admin
 # console each admin listener serves at /admin/; built with the client),
 # RESTART (0), WORK (a new folder under the temporary folder: logs, sockets,
-# certificate, configuration).
+# certificate, configuration), WEBTRANSPORT (on: each shard also takes
+# WebTransport sessions on a loopback UDP port, which the page learns from
+# /webtransport through nginx and then reaches directly; off: websocket
+# only), WEBTRANSPORT_PORT (0: a free UDP port for each shard, printed; else
+# shard N on UDP 127.0.0.1:WEBTRANSPORT_PORT+N).
 # With REDIS=cluster or sentinel the Redis nodes are not watched nor
 # restarted: a Redis node killed is the Redis failover to show.
 # Needs redis-server, nginx, openssl, envsubst, curl (scripts/setup.sh).
@@ -63,6 +67,8 @@ BIN_DIR="${BIN_DIR:-target/$PROFILE}"
 STATIC_DIR="${STATIC_DIR:-client-web/dist}"
 CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 RESTART="${RESTART:-0}"
+WEBTRANSPORT="${WEBTRANSPORT:-on}"
+WEBTRANSPORT_PORT="${WEBTRANSPORT_PORT:-0}"
 
 mino_need redis-server redis-cli nginx openssl envsubst curl
 case "$REDIS" in
@@ -73,6 +79,8 @@ esac
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || mino_die "SHARDS must be a positive number"
 [[ "$BOTS" =~ ^[0-9]+$ ]] || mino_die "BOTS must be a number"
 case "$UPSTREAM" in unix | tcp) ;; *) mino_die "UPSTREAM must be unix or tcp" ;; esac
+case "$WEBTRANSPORT" in on | off) ;; *) mino_die "WEBTRANSPORT must be on or off" ;; esac
+[[ "$WEBTRANSPORT_PORT" =~ ^[0-9]+$ ]] || mino_die "WEBTRANSPORT_PORT must be a number"
 ports=("$HTTPS_PORT" "$HTTP_PORT" "$REDIS_PORT")
 for id in $(seq 1 "$SHARDS"); do
   ports+=($((ADMIN_PORT + id)))
@@ -128,8 +136,19 @@ trap 'restart_asked=1' USR1
 spawn_shard() {
   local id=$1 listen="unix:$MINO_WORK/shard-$1.sock"
   [ "$UPSTREAM" = tcp ] && listen="127.0.0.1:$((SHARD_PORT + id))"
+  local wt=()
+  if [ "$WEBTRANSPORT" = on ]; then
+    local udp=0
+    [ "$WEBTRANSPORT_PORT" -gt 0 ] && udp=$((WEBTRANSPORT_PORT + id))
+    wt=(--webtransport-listen "127.0.0.1:$udp")
+  fi
   mino_shard_spawn "$BIN_DIR/mino-server" "$id" "$MINO_REDIS_FLAGS" "$listen" "127.0.0.1:$((ADMIN_PORT + id))" \
-    "${console_flags[@]}"
+    "${console_flags[@]}" "${wt[@]}"
+}
+
+# webtransport_of ID: shard ID's WebTransport address as it printed it (empty: none).
+webtransport_of() {
+  sed -n 's/.*webtransport on https:\/\///p' "$MINO_WORK/shard-$1.out" 2>/dev/null | tail -n1
 }
 
 # spawn_bots: BOTS walking bots through nginx (MINO_BOTS_PID).
@@ -176,8 +195,10 @@ declare -A restarts_of=()
 shard_lines() {
   local id
   for id in $(seq 1 "$SHARDS"); do
-    printf '  shard %s  pid %-7s %s   admin http://%s/\n' "$id" "${pid_of[shard-$id]:-(stopped)}" \
-      "${MINO_SHARD_ADDRS[id - 1]}" "${MINO_SHARD_ADMIN[id - 1]}"
+    local wt
+    wt=$(webtransport_of "$id")
+    printf '  shard %s  pid %-7s %s   admin http://%s/%s\n' "$id" "${pid_of[shard-$id]:-(stopped)}" \
+      "${MINO_SHARD_ADDRS[id - 1]}" "${MINO_SHARD_ADMIN[id - 1]}" "${wt:+   webtransport udp $wt}"
   done
 }
 

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Functions shared by deploy/local-cluster.sh and deploy/bench-nginx.sh: start
+# Functions of deploy/local-cluster.sh: start
 # Redis, shards and nginx (with a self-signed certificate) as children of the
 # calling script, under one work folder (MINO_WORK), on 127.0.0.1 and Unix
 # sockets only. Source it; every started process's pid is in MINO_PIDS (a

@@ -10,6 +10,22 @@ crate's top-level modules in layers, bottom first:
         ["client"],                   # layer 1: may import layer 0
     ]
 
+and, per TypeScript source folder, its modules the same way: each file
+(`x.ts`, `x.d.ts`) and each subfolder of the folder is one module, and the
+relative imports (`import ... from './x.js'`, `export ... from`, `import('./x')`,
+type-only ones too: a type cycle is a cycle) that reach another of them are
+its imports; `*.test.ts` files are left out, like Rust's unit tests:
+
+    [ts."client-web/src"]
+    layers = [["generated"], ["net"], ["app"]]
+
+A declaration may list `docs`, files that show its layers: between the lines
+`<!-- layers: SRC -->` and `<!-- end of layers -->` (in a `.rs` file, as `//!`
+lines) each holds the table this script makes from the declaration, one row a
+layer: its number and name, its modules, and what it is, from the comment
+above the layer in layers.toml (`# name: what ...`). The check fails when a
+file's table differs; `--write-docs` rewrites them.
+
 This script reads every `.rs` file of each declared crate (comments, strings
 and `#[cfg(test)]` items left out), finds each path that reaches another
 top-level module (`crate::x`, `crate::{x, y}`, `super::x` climbing to the
@@ -19,8 +35,9 @@ crate root, or `crate::Name` re-exported by `lib.rs` from `x`), and fails when
   - modules of one layer import each other in a cycle, or
   - a top-level module is in no layer, or a listed one does not exist.
 
-Usage: scripts/layers.py [--root DIR] [--config FILE] [--graph CRATE_SRC]
+Usage: scripts/layers.py [--root DIR] [--config FILE] [--graph CRATE_SRC] [--write-docs]
   --graph prints a crate's import edges (to decide where a new module goes).
+  --write-docs rewrites the layer tables of the declared docs.
 Exit 0 when every declared crate is layered; 1 with one line per problem
 (file:line and the import) otherwise; 2 on a bad configuration.
 Python 3.11+ (tomllib), standard library only.
@@ -337,19 +354,20 @@ def rel(path: str) -> str:
 
 
 def crate_root_reexports(root: str, modules: set[str]) -> dict[str, str]:
-    """Names the crate root re-exports from a module (`pub use x::{A, B as C}`):
-    name -> module, so `crate::A` counts as an import of `x`."""
+    """Names the crate root brings in from a module, public or not (`pub use
+    x::{A, B as C}`, `use x::y as z`): name -> module, so `crate::A` and
+    `crate::z` count as imports of `x`."""
     out: dict[str, str] = {}
     with open(root, encoding="utf-8", errors="replace") as f:
         tokens = tokenize(f.read())
-    for i in range(len(tokens) - 2):
-        if texts(tokens, i, 2) != ["pub", "use"] or tokens[i + 2].text not in modules:
+    for i in range(len(tokens) - 1):
+        if tokens[i].text != "use" or tokens[i + 1].text not in modules:
             continue
-        j = i + 3
+        j = i + 2
         while j < len(tokens) and tokens[j].text != ";":
             name, after = tokens[j].text, texts(tokens, j + 1, 1)
             if is_ident(name) and name != "self" and after and after[0] in (",", "}", ";"):
-                out.setdefault(name, tokens[i + 2].text)
+                out.setdefault(name, tokens[i + 1].text)
             j += 1
     return out
 
@@ -403,11 +421,84 @@ def read_crate(src: str) -> Crate:
     return crate
 
 
+# --- reading TypeScript source ---------------------------------------------------
+
+# An import or re-export with a source (`import x from '...'`, `import type {
+# A } from "..."` over several lines, `export * from '...'`), a side-effect
+# import (`import '...'`) or a dynamic one (`import('...')`). A statement
+# starts a line (after blanks), so commented-out lines (`//`, ` * `) are not read.
+TS_IMPORT = re.compile(
+    r"""^[ \t]*(?:import|export)\b[^;'"]*?\bfrom[ \t\n]*['"]([^'"]+)['"]"""
+    r"""|^[ \t]*import[ \t]*['"]([^'"]+)['"]"""
+    r"""|\bimport\([ \t]*['"]([^'"]+)['"][ \t]*\)""",
+    re.MULTILINE,
+)
+
+
+def ts_module(path: str) -> str | None:
+    """The module a TypeScript path relative to its declared folder is in: its
+    first component, a file's without `.d.ts`, `.ts` or `.js` (`net/x.js` is
+    `net`, `app.js` is `app`); None outside the folder or for another kind of
+    file (`style.css`)."""
+    parts = os.path.normpath(path).split(os.sep)
+    if parts[0] in ("..", "."):
+        return None
+    head = parts[0]
+    if len(parts) > 1:
+        return head
+    for ext in (".d.ts", ".ts", ".js"):
+        if head.endswith(ext):
+            return head[: -len(ext)]
+    return None
+
+
+def read_ts_folder(src: str) -> Crate:
+    """The modules of the TypeScript folder `src` and their relative imports
+    of each other (test files left out)."""
+    if not os.path.isdir(src):
+        raise ConfigError(f"{src}: no such folder")
+    crate = Crate(src)
+    files = []
+    for parent, dirs, names in os.walk(src):
+        dirs.sort()
+        for n in sorted(names):
+            if n.endswith(".ts") and not n.endswith(".test.ts"):
+                full = os.path.join(parent, n)
+                module = ts_module(os.path.relpath(full, src))
+                if module:
+                    crate.modules.add(module)
+                    files.append((full, module))
+    for full, module in files:
+        with open(full, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        lines = text.split("\n")
+        for m in TS_IMPORT.finditer(text):
+            spec = next(g for g in m.groups() if g is not None)
+            if not spec.startswith("."):
+                continue
+            target = ts_module(os.path.relpath(os.path.join(os.path.dirname(full), spec.split("?")[0]), src))
+            if target and target != module and target in crate.modules:
+                line = text.count("\n", 0, m.end()) + 1
+                crate.imports.append(Import(module, target, rel(full), line, lines[line - 1].strip()))
+    return crate
+
+
 # --- the check -----------------------------------------------------------------
 
 
-def load_config(path: str) -> dict[str, list[list[str]]]:
-    """layers.toml: crate source folder -> layers, bottom first."""
+@dataclass
+class Declared:
+    """One declaration of layers.toml: the folder, its layers bottom first,
+    and the files that show them."""
+
+    kind: str
+    src: str
+    layers: list[list[str]]
+    docs: list[str]
+
+
+def load_config(path: str) -> list[Declared]:
+    """layers.toml's declarations; kind is `crate` (Rust) or `ts` (TypeScript)."""
     if tomllib is None:
         raise ConfigError("scripts/layers.py needs Python 3.11 or newer (tomllib)")
     try:
@@ -415,17 +506,105 @@ def load_config(path: str) -> dict[str, list[list[str]]]:
             doc = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"{path}: {e}") from e
-    crates = doc.get("crate", {})
-    out: dict[str, list[list[str]]] = {}
-    for src, table in crates.items():
-        layers = table.get("layers") if isinstance(table, dict) else None
-        ok = isinstance(layers, list) and all(
-            isinstance(layer, list) and all(isinstance(m, str) for m in layer) for layer in layers
-        )
-        if not ok:
-            raise ConfigError(f'{path}: [crate."{src}"] needs `layers`, a list of lists of module names')
-        out[src] = layers
+    out: list[Declared] = []
+    for kind in ("crate", "ts"):
+        for src, table in doc.get(kind, {}).items():
+            layers = table.get("layers") if isinstance(table, dict) else None
+            ok = isinstance(layers, list) and all(
+                isinstance(layer, list) and all(isinstance(m, str) for m in layer) for layer in layers
+            )
+            if not ok:
+                raise ConfigError(f'{path}: [{kind}."{src}"] needs `layers`, a list of lists of module names')
+            docs = table.get("docs", [])
+            if not (isinstance(docs, list) and all(isinstance(d, str) for d in docs)):
+                raise ConfigError(f'{path}: [{kind}."{src}"] `docs` is a list of file paths')
+            out.append(Declared(kind, src, layers, docs))
     return out
+
+
+# --- the layers shown in the docs ------------------------------------------------
+
+DOCS_START = "<!-- layers: {src} -->"
+DOCS_END = "<!-- end of layers -->"
+
+
+def layer_comments(config_path: str, src: str) -> list[str]:
+    """The comment above each layer of the declaration of `src` in the file
+    (tomllib drops comments): one text a layer, lines joined."""
+    with open(config_path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    head = re.compile(r'^\[(crate|ts)\."' + re.escape(src) + r'"\]\s*$')
+    start = next((i for i, line in enumerate(lines) if head.match(line)), None)
+    if start is None:
+        return []
+    out: list[str] = []
+    comment: list[str] = []
+    for line in lines[start + 1 :]:
+        stripped = line.strip()
+        if line.startswith("["):
+            break
+        if stripped.startswith("#"):
+            comment.append(stripped.lstrip("#").strip())
+        elif stripped.startswith("[") and not stripped.startswith("[["):
+            out.append(" ".join(comment))
+            comment = []
+        elif not stripped.startswith("layers"):
+            comment = []
+    return out
+
+
+def layer_table(decl: Declared, comments: list[str]) -> list[str]:
+    """The Markdown table of `decl`'s layers, bottom first."""
+    rows = ["| layer | modules | what |", "|---|---|---|"]
+    for n, modules in enumerate(decl.layers):
+        text = comments[n] if n < len(comments) else ""
+        name, _, what = text.partition(": ")
+        label = f"{n} {name}" if what else str(n)
+        rows.append(f"| {label} | {', '.join(f'`{m}`' for m in modules)} | {what or text} |")
+    return rows
+
+
+def with_table(text: str, decl: Declared, table: list[str], rust: bool) -> str | None:
+    """`text` with the region of `decl` holding `table`; None without the region."""
+    prefix = "//! " if rust else ""
+    start = prefix + DOCS_START.format(src=decl.src)
+    end = prefix + DOCS_END
+    lines = text.split("\n")
+    try:
+        i = lines.index(start)
+        j = lines.index(end, i + 1)
+    except ValueError:
+        return None
+    body = [(prefix + row) for row in table]
+    return "\n".join(lines[: i + 1] + body + lines[j:])
+
+
+def docs_problems(root: str, config_path: str, decls: list[Declared], write: bool) -> list[str]:
+    """The declared docs whose layer table differs from layers.toml (each
+    rewritten when `write`)."""
+    problems = []
+    for decl in decls:
+        table = layer_table(decl, layer_comments(config_path, decl.src))
+        for doc in decl.docs:
+            path = os.path.join(root, doc)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as e:
+                problems.append(f"{doc}: {e}")
+                continue
+            wanted = with_table(text, decl, table, doc.endswith(".rs"))
+            if wanted is None:
+                marker = DOCS_START.format(src=decl.src)
+                problems.append(f"{doc}: no `{marker}` ... `{DOCS_END}` region for the layers of {decl.src}")
+            elif wanted != text:
+                if write:
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(wanted)
+                    print(f"layers: {doc}: the layers of {decl.src} rewritten")
+                else:
+                    problems.append(f"{doc}: the layers of {decl.src} differ from layers.toml (scripts/layers.py --write-docs)")
+    return problems
 
 
 def layer_of(config_path: str, src: str, layers: list[list[str]], modules: set[str]) -> dict[str, int]:
@@ -516,22 +695,28 @@ def strongly_connected(edges: dict[str, dict[str, Import]]) -> list[list[str]]:
     return found
 
 
-def check(root: str, config_path: str) -> list[str]:
-    """Every problem of every crate declared in `config_path`, relative to `root`."""
+def check(root: str, config_path: str, write_docs: bool = False) -> list[str]:
+    """Every problem of every crate declared in `config_path`, relative to
+    `root`, and of the docs that show their layers."""
     problems = []
-    for src, layers in load_config(config_path).items():
-        crate = read_crate(os.path.join(root, src))
+    decls = load_config(config_path)
+    for decl in decls:
+        kind, src, layers = decl.kind, decl.src, decl.layers
+        read = read_crate if kind == "crate" else read_ts_folder
+        crate = read(os.path.join(root, src))
         index = layer_of(config_path, src, layers, crate.modules)
         found = upward_imports(crate, index) + cycles_within_layers(crate, index)
         if not found:
             print(f"layers: {src}: {len(crate.modules)} modules in {len(layers)} layers, no upward import")
         problems += found
-    return problems
+    return problems + docs_problems(root, config_path, decls, write_docs)
 
 
 def print_graph(src: str) -> None:
-    """Prints each module's imports of other modules of the crate at `src`."""
-    crate = read_crate(src)
+    """Prints each module's imports of other modules of the crate (or the
+    TypeScript folder: one without `lib.rs` or `main.rs`) at `src`."""
+    is_rust = any(os.path.exists(os.path.join(src, r)) for r in ROOT_FILES)
+    crate = read_crate(src) if is_rust else read_ts_folder(src)
     edges: dict[str, set[str]] = {m: set() for m in crate.modules}
     for imp in crate.imports:
         edges[imp.source].add(imp.target)
@@ -545,12 +730,13 @@ def main() -> int:
     parser.add_argument("--root", default=here, help="repository root (default: this script's repository)")
     parser.add_argument("--config", help="the layer declarations (default: ROOT/layers.toml)")
     parser.add_argument("--graph", metavar="CRATE_SRC", help="print the import edges of one crate and exit")
+    parser.add_argument("--write-docs", action="store_true", help="rewrite the layer tables of the declared docs")
     args = parser.parse_args()
     try:
         if args.graph:
             print_graph(args.graph)
             return 0
-        problems = check(args.root, args.config or os.path.join(args.root, "layers.toml"))
+        problems = check(args.root, args.config or os.path.join(args.root, "layers.toml"), args.write_docs)
     except ConfigError as e:
         print(f"layers: {e}", file=sys.stderr)
         return 2

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # Builds and starts mino standalone (no Redis): the server with the browser
-# client on http://127.0.0.1:8080/, plus a few walking bots for company.
-#   scripts/play.sh            # server + client + 8 bots
-#   BOTS=0 scripts/play.sh     # no bots
+# client on http://127.0.0.1:8080/, the admin console on
+# http://127.0.0.1:9101/admin/ (loopback only), plus a few walking bots for
+# company.
+#   scripts/play.sh                  # server + client + console + 8 bots
+#   BOTS=0 scripts/play.sh           # no bots
 #   PORT=9000 scripts/play.sh
-# The first run builds the server, the bots and the client: about 2 to 3
-# minutes; later runs take seconds. Ctrl-C stops everything. Exits non-zero,
-# without starting anything, when the port is taken.
+#   ADMIN_PORT=9200 scripts/play.sh  # the console elsewhere; ADMIN_PORT=off: none
+#   WEBTRANSPORT=off scripts/play.sh # websocket only (by default the server also
+#                                    # takes WebTransport on a free loopback UDP
+#                                    # port, and the page uses it where it can)
+# The first run builds the server, the bots and the client: about 5 to 7
+# minutes on a fresh 2-core machine (README.md, "Play"); later runs take seconds.
+# Ctrl-C stops everything. Exits non-zero, without starting anything, when a
+# port is taken.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT="${PORT:-8080}"
+ADMIN_PORT="${ADMIN_PORT:-9101}"
 BOTS="${BOTS:-8}"
+WEBTRANSPORT="${WEBTRANSPORT:-on}"
 # The browsers with WebGPU, as the page's own "no WebGPU" message names them
 # (client-web/src/render/gpu.ts; test/browsers.test.ts keeps them the same).
 BROWSERS="Chrome or Edge 113+, Firefox 141+ or Safari 26+"
@@ -22,8 +31,25 @@ if port_taken "$PORT"; then
   echo "play: port ${PORT} is taken (another mino, or another program); choose another: PORT=9000 scripts/play.sh" >&2
   exit 1
 fi
+admin=()
+if [ "$ADMIN_PORT" != off ]; then
+  if [ "$ADMIN_PORT" = "$PORT" ] || port_taken "$ADMIN_PORT"; then
+    echo "play: port ${ADMIN_PORT} for the admin console is taken (or is PORT); choose another: ADMIN_PORT=9200 scripts/play.sh (or ADMIN_PORT=off)" >&2
+    exit 1
+  fi
+  # Loopback only: the console needs no token there (beyond loopback it must have --admin-token-file).
+  admin=(--admin-listen "127.0.0.1:${ADMIN_PORT}" --admin-console-dir client-web/dist-admin)
+fi
+webtransport=()
+case "$WEBTRANSPORT" in
+  # Port 0: a free UDP port; the page learns it (and the self-signed
+  # certificate's hash) from /webtransport.
+  on) webtransport=(--webtransport-listen 127.0.0.1:0) ;;
+  off) ;;
+  *) echo "play: WEBTRANSPORT must be on or off" >&2; exit 1 ;;
+esac
 if [ ! -x target/release/mino-server ] || [ ! -d client-web/dist ]; then
-  echo "play: first run: building the server, the bots and the client takes about 2 to 3 minutes..."
+  echo "play: first run: building the server, the bots and the client takes about 5 to 7 minutes on 2 cores..."
 fi
 cargo build --release -p mino-server -p mino-loadgen
 (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
@@ -32,7 +58,7 @@ pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-target/release/mino-server --listen "127.0.0.1:${PORT}" --static-dir client-web/dist &
+target/release/mino-server --listen "127.0.0.1:${PORT}" --static-dir client-web/dist "${admin[@]}" "${webtransport[@]}" &
 server=$!
 pids+=("$server")
 up=0
@@ -55,5 +81,11 @@ if [ "$BOTS" -gt 0 ]; then
 fi
 echo
 echo "mino is running: open http://127.0.0.1:${PORT}/ in a browser with WebGPU (${BROWSERS})."
+if [ ${#webtransport[@]} -gt 0 ]; then
+  echo "The page plays over WebTransport where the browser has it (the HUD says which), else over the websocket."
+fi
+if [ ${#admin[@]} -gt 0 ]; then
+  echo "The admin console (shards, players, kicks, drains): http://127.0.0.1:${ADMIN_PORT}/admin/"
+fi
 echo "Ctrl-C to stop."
 wait "$server"

@@ -29,10 +29,10 @@ step "cargo build (binaries used by the tests)"
 cargo build --workspace --bins
 
 step "cargo test"
-cargo test --workspace --exclude mino-deploy
+cargo test --workspace --exclude mino-deploy --no-fail-fast
 # The deployment tests each run nginx, Redis, two shards and bots: one at a
 # time, so two cores are not shared by several clusters at once.
-cargo test -p mino-deploy -- --test-threads=1
+cargo test -p mino-deploy --no-fail-fast -- --test-threads=1
 
 step "fail points: a panic in the shard core (feature failpoints)"
 # The shard binary rebuilt with fail points, which only these tests set;

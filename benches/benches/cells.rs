@@ -1,4 +1,4 @@
-//! Area of interest: encoding every occupied cell's entries of a shard, at 1,000, 5,000
+//! Area of interest: encoding every occupied cell's full form, at 1,000, 5,000
 //! and 10,000 players spread at a constant density (4 a cell of 100 world
 //! units, so the world grows with the players), and the whole tick of a shard
 //! with area of interest at those sizes, every player a viewer (step the
@@ -12,8 +12,8 @@
 //! not with players times viewers. `cargo bench -p mino-benches --bench cells`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mino_protocol::cell::encode_entries;
-use mino_protocol::client::Direction;
+use mino_protocol::client::{Capabilities, Direction};
+use mino_protocol::delta::encode_full;
 use mino_protocol::entry::PlayerEntry;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, Tick};
@@ -55,9 +55,9 @@ fn players(n: u32) -> Vec<PlayerEntry> {
         .collect()
 }
 
-/// Every occupied cell's entries: players sorted into cells, each cell's
-/// entries encoded into one buffer (as the shard does each tick; view frames
-/// then copy them). Returns the bytes encoded.
+/// Every occupied cell's full form: players sorted into cells (by cell, then
+/// id), each cell's full form encoded into one buffer (what the shard does
+/// for every cell that changed in a tick). Returns the bytes encoded.
 fn encode_cells(buffer: &mut Vec<u8>, order: &mut Vec<(u32, u32)>, ps: &[PlayerEntry], side: f32) -> usize {
     let columns = (side / CELL).ceil() as u32;
     let bounds = Bounds::new(0.0, 0.0, side, side);
@@ -66,11 +66,14 @@ fn encode_cells(buffer: &mut Vec<u8>, order: &mut Vec<(u32, u32)>, ps: &[PlayerE
         let (c, r) = ((p.x / CELL) as u32, (p.y / CELL) as u32);
         (1 + r.min(columns - 1) * columns + c.min(columns - 1), i as u32)
     }));
-    order.sort_unstable();
+    order.sort_unstable_by_key(|&(cell, i)| (cell, ps[i as usize].id));
     buffer.clear();
     let mut cells = 0;
+    let mut entries = Vec::new();
     for run in order.chunk_by(|a, b| a.0 == b.0) {
-        encode_entries(&bounds, run.iter().map(|&(_, i)| ps[i as usize]), buffer);
+        entries.clear();
+        entries.extend(run.iter().map(|&(_, i)| ps[i as usize].quantized(&bounds)));
+        encode_full(&entries, buffer);
         cells += 1;
     }
     buffer.len() + cells
@@ -101,17 +104,11 @@ const TURN_TICKS: u64 = 100;
 /// A shard with area of interest and `n` players spread at [`DENSITY`], every
 /// one a viewer; their ids.
 fn aoi_shard(n: u32) -> (Shard, Vec<PlayerId>) {
-    let aoi = AoiConfig {
-        cell_size: CELL,
-        view_radius: 2.0 * CELL,
-        hysteresis_ticks: 10,
-        budget_bytes: 8192,
-        keyframe_ticks: 0,
-    };
+    let aoi = AoiConfig { cell_size: CELL, view_radius: 2.0 * CELL, hysteresis_ticks: 10, budget_bytes: 8192 };
     let config =
         Config { max_players: n, busy_lateness: None, world_size: world_side(n), aoi: Some(aoi), ..Config::default() };
     let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0).expect("a shard");
-    let ids = (0..n).map(|_| shard.join("bot", None, 0).expect("admitted").player).collect();
+    let ids = (0..n).map(|_| shard.join("bot", None, 0, Capabilities::DELTAS).expect("admitted").player).collect();
     (shard, ids)
 }
 

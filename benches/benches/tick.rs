@@ -1,8 +1,9 @@
-//! One shard tick at 100, 1,000 and 5,000 players: move everyone, encode the
-//! snapshot, stage presence. `cargo bench -p mino-benches --bench tick`
+//! One shard tick at 100, 1,000 and 5,000 players without area of interest
+//! (the whole world one cell): move everyone, encode the cell's full form
+//! and deltas, assemble the view frames, stage presence. `cargo bench -p mino-benches --bench tick`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mino_protocol::client::Direction;
+use mino_protocol::client::{Capabilities, Direction};
 use mino_protocol::Tick;
 use mino_server::shard::{Shard, TickAt};
 use mino_server::{clock, Config};
@@ -22,7 +23,7 @@ fn tick(c: &mut Criterion) {
         let config = Config { max_players: n, busy_lateness: None, ..Config::default() };
         let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0).expect("a shard");
         for i in 0..n {
-            let a = shard.join("bot", None, 0).expect("admitted");
+            let a = shard.join("bot", None, 0, Capabilities::DELTAS).expect("admitted");
             let angle = i as f32;
             shard.input(a.player, Direction::new(angle.cos(), angle.sin()).expect("finite"), 0);
         }

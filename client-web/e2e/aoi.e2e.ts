@@ -4,13 +4,17 @@
 // player is not drawn; walking toward it draws it before it is on screen,
 // named without a roster; a player walking across cell borders in view never
 // blinks or jumps; one who walks out of view or leaves the place disappears.
+// At the world's corner "in view" counts only the players within the view
+// radius (not the whole cells and the prefetch ring sent), `-` zooms out until
+// the whole view radius is on screen (a player beyond it is sent but not
+// shown), and the minimap stays inside the world's frame.
 // Every wait is bounded; the server and the browser stop at the end.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
-import { launchChromium } from './harness/browser.js';
-import { OWN_BODY, Screenshot } from './harness/pixels.js';
+import { launchChromium, pageStats } from './harness/browser.js';
+import { OWN_BODY, Screenshot, type Rgb } from './harness/pixels.js';
 import { bodyRgb, hueIndex } from '../src/render/hue.js';
 import { startServer, type RunningServer } from './harness/server.js';
 
@@ -29,6 +33,9 @@ const AOI_FLAGS = [
   String(SPEED),
   '--view-hysteresis-ticks',
   '2',
+  // Not about "server busy": a busy machine's late ticks must not refuse the bots.
+  '--busy-lateness-ms',
+  '0',
 ];
 /** Farther than the prefetch ring reaches from any point of the player's cell (radius + cell + a cell's diagonal). */
 const FAR = 700;
@@ -43,11 +50,7 @@ const others: Bot[] = [];
 type Point = [number, number];
 
 function stats(): Promise<MinoStats> {
-  return page.evaluate(() => {
-    const s = window.__mino?.stats;
-    if (!s) throw new Error('no window.__mino');
-    return JSON.parse(JSON.stringify(s)) as MinoStats;
-  });
+  return pageStats(page);
 }
 
 function drawnAt(id: number): Promise<Point | null> {
@@ -101,7 +104,8 @@ async function pageWalkTo(target: Point): Promise<Point> {
     try {
       await until(`the page player near ${target.join(',')}`, async () => {
         const now = await pagePosition();
-        return Math.abs(target[axis] - now[axis]) < 20;
+        // Near, or past it (a slow poll on a busy machine may miss the window at 300 units/s).
+        return Math.abs(target[axis] - now[axis]) < 20 || Math.sign(target[axis] - now[axis]) !== Math.sign(d);
       }, 10_000);
     } finally {
       await page.keyboard.up(key);
@@ -156,7 +160,8 @@ async function stopTrace(): Promise<{ t: number; at: Point | null; own: Point | 
 beforeAll(async () => {
   server = await startServer(AOI_FLAGS);
   far = await Bot.connect(server.ws, 'far-bot');
-  expect(far.welcome.aoi).toEqual({ cellSize: CELL, gridColumns: WORLD / CELL, viewRadius: RADIUS, viewGraceMs: 500 });
+  // No view grace: the server holds cells until it forgets them.
+  expect(far.welcome.aoi).toEqual({ cellSize: CELL, gridColumns: WORLD / CELL, viewRadius: RADIUS, viewGraceMs: 0 });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: VIEW });
   page.on('pageerror', (e) => console.error('page error:', e));
@@ -195,7 +200,7 @@ describe('browser client with area of interest', () => {
       const text = (await page.locator('#hud').textContent()) ?? '';
       return /players 2 · in view/.test(text) ? text : null;
     });
-    expect(hud).toMatch(/^ping \d+ ms · shard \d+ · players 2 · in view \d+ · delay \d+ ms · \d+ fps · cpu [\d.]+ ms$/);
+    expect(hud, hud).toMatch(/^ping \d+ ms · shard [0-9a-f]{8} · players 2 · in view \d+ · delay \d+ ms · \d+ fps · cpu [\d.]+ ms · WebSocket \(WebTransport not offered\)( · catching up)?$/);
     // The camera is on the player: drawn in the middle of what the side panels leave free.
     const own = await pagePosition();
     const side = (await page.locator('#side').boundingBox()) as { x: number };
@@ -283,9 +288,13 @@ describe('browser client with area of interest', () => {
       [centre[0] + d, centre[1] - d],
     ];
     await walkTo(far, corners[3] as Point, 10);
+    const skippedBefore = (await stats()).framesSkipped;
     await startTrace(far.id);
     for (const corner of [...corners, corners[0] as Point]) await walkTo(far, corner, 10);
     const trace = await stopTrace();
+    // A page that fell behind the network catches up by skipping frames (a
+    // jump by design); the walk is judged smooth only when it kept up.
+    const skipped = (await stats()).framesSkipped - skippedBefore;
     expect(trace.length).toBeGreaterThan(60);
     const missing = trace.filter((f) => !f.at).length;
     expect(missing, 'frames without the walker').toBe(0);
@@ -301,7 +310,8 @@ describe('browser client with area of interest', () => {
       maxOver = Math.max(maxOver, distance(a, b) - (SPEED * dt * 1.3 + 1));
     }
     expect(crossings, 'cell borders crossed').toBeGreaterThanOrEqual(4);
-    expect(maxOver, 'largest step beyond a walk').toBeLessThanOrEqual(0);
+    console.log(`walker across borders: largest step beyond a walk ${maxOver.toFixed(2)} units, ${skipped} cells skipped to catch up`);
+    if (skipped === 0) expect(maxOver, 'largest step beyond a walk').toBeLessThanOrEqual(0);
   });
 
   it('takes off a player who walks out of view, and one who leaves the place', async () => {
@@ -320,8 +330,66 @@ describe('browser client with area of interest', () => {
     await until('the leaver no longer drawn', async () => !(await drawnAt(leaver.id)), 3000);
     // Its cell's next frame lacks it: hidden after a short grace (4 ticks + 2), not the whole view grace.
     expect(Date.now() - closedAt).toBeLessThan(1500);
-    const s = await stats();
+    // Counted as the HUD refreshes (four times a second).
+    const s = await until('in view: the page player alone', async () => {
+      const now = await stats();
+      return now.inView === 1 ? now : null;
+    }, 1000);
     expect(s.decodeErrors).toBe(0);
-    expect(s.inView).toBe(1);
+  });
+
+  it("at the world's corner counts in view only who is within the view radius, zooms out to show all of it, and keeps the minimap in its frame", async () => {
+    const corner = await pageWalkTo([60, 60]);
+    // far-bot stands beyond the view radius but within the cells sent (whole cells, the prefetch ring): drawn, not in view.
+    await walkTo(far, [corner[0] + RADIUS + 45, corner[1]], 10);
+    await until('far-bot sent and drawn', () => drawnAt(far.id), 5000);
+    const farAt = await botPosition(far);
+    const d = distance(farAt, await pagePosition());
+    expect(d).toBeGreaterThan(RADIUS);
+    expect(d).toBeLessThan(RADIUS + CELL);
+    const hud = await until('the HUD counting the player alone in view', async () => {
+      const text = (await page.locator('#hud').textContent()) ?? '';
+      return / · in view 1 · /.test(text) ? text : null;
+    }, 3000);
+    expect(hud).toContain(' · in view 1 · ');
+    expect((await stats()).inView).toBe(1);
+    await until('the panel without it', async () => (await page.locator('#players li').allTextContents()).join() === 'aoi-player (you)', 3000);
+
+    // "-" zooms out past the default until the whole view radius is on screen.
+    const before = await stats();
+    expect(before.freeReach).toBeLessThan(RADIUS);
+    await page.locator('#world').click({ position: { x: VIEW.width / 2, y: VIEW.height - 10 } });
+    for (let i = 0; i < 12; i++) await page.keyboard.press('-');
+    const out = await until('zoomed out', async () => {
+      const s = await stats();
+      return s.freeReach >= RADIUS ? s : null;
+    }, 3000);
+    expect(out.cornerReach).toBeGreaterThan(before.cornerReach);
+    // far-bot is on screen now, but beyond the view radius it is not shown (it fades out at the circle).
+    expect(await drawnAt(far.id)).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 200)); // a frame at the new zoom
+    const shot = await canvasShot();
+    const farScreen = (await page.evaluate(([x, y]) => window.__mino?.worldToScreen(x, y), farAt)) as Point;
+    expect(farScreen[0] > 0 && farScreen[0] < VIEW.width && farScreen[1] > 0 && farScreen[1] < VIEW.height, `far-bot at ${farScreen.join(',')} on screen`).toBe(true);
+    expect(shot.near(farScreen[0], farScreen[1], bodyRgb(hueIndex(far.id)), 3), 'far-bot is not drawn beyond the view radius').toBe(false);
+    expect(shot.blobs(OWN_BODY)).toBe(1);
+
+    // The minimap: at the corner the view radius and the screen reach past the world, but are cut at its frame.
+    const map = new Screenshot(await page.locator('#minimap').screenshot());
+    const VIEW_EDGE: Rgb = [64, 209, 255];
+    const SCREEN_EDGE: Rgb = [159, 176, 192];
+    const spilled: string[] = [];
+    for (let i = 0; i < map.width; i++) {
+      for (const [x, y] of [
+        [i, map.height - 1],
+        [i, map.height - 2],
+        [0, i],
+        [1, i],
+      ] as const) {
+        for (const c of [VIEW_EDGE, SCREEN_EDGE]) if (map.near(x, y, c, 0, 30)) spilled.push(`${x},${y}`);
+      }
+    }
+    expect(spilled, 'minimap pixels outside the world frame').toEqual([]);
+    expect(map.blobs(VIEW_EDGE, 30, 1)).toBeGreaterThan(0);
   });
 });

@@ -4,16 +4,18 @@
 // either shard). The page plays on one shard; that shard is killed (SIGKILL, a crash);
 // the page must show "reconnecting", resume on the other shard with its ticket
 // (same player id, same place, no page reload), be seen there by a bot, and
-// keep itself in the players list when the dead shard's players are announced
-// as left. Everything runs on 127.0.0.1; every wait is bounded; every process
-// started here is stopped at the end.
+// keep itself, and the players who moved with it (they resume on the survivor
+// as pages would), in the players list and labelled by name when the dead
+// shard's players are announced as left. Everything runs on 127.0.0.1; every
+// wait is bounded; every process started here is stopped at the end.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
-import { launchChromium } from './harness/browser.js';
+import { launchChromium, pageStats } from './harness/browser.js';
 import { startNginx, type RunningNginx } from './harness/nginx.js';
 import { startRedis, type RunningRedis } from './harness/redis.js';
+import { Roamer } from './harness/roamer.js';
 import { TEST_BUILD_DIR, startServer, waitReady, type RunningServer } from './harness/server.js';
 
 const SHARD_IDS = [1, 2] as const;
@@ -35,6 +37,10 @@ let browser: Browser | undefined;
 let page: Page;
 /** One bot on each shard, connected straight to it (not through nginx). */
 const bots = new Map<number, Bot>();
+/** Players on the page's shard that resume on the survivor when it dies, as pages do. */
+const movers: Roamer[] = [];
+/** Their names: natural order puts mover-2 before mover-10. */
+const MOVER_NAMES = ['mover-10', 'mover-2'];
 
 /** Everything the processes printed, for failure messages. */
 function logs(): string {
@@ -44,21 +50,8 @@ function logs(): string {
   return parts.join('\n');
 }
 
-/** [`until`], with the processes' output in the error. */
-async function waitFor<T>(what: string, check: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
-  try {
-    return await until(what, check, timeoutMs);
-  } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}\n${logs()}`);
-  }
-}
-
 function stats(): Promise<MinoStats> {
-  return page.evaluate(() => {
-    const s = window.__mino?.stats;
-    if (!s) throw new Error('no window.__mino');
-    return JSON.parse(JSON.stringify(s)) as MinoStats;
-  });
+  return pageStats(page);
 }
 
 function drawnPosition(id: number): Promise<[number, number] | null> {
@@ -77,8 +70,8 @@ beforeAll(async () => {
     await waitReady(shard);
   }
   for (const [id, shard] of shards) bots.set(id, await Bot.connect(shard.ws, `bot-${id}`));
-  // Each shard relays the other's snapshots: the cluster is formed.
-  await waitFor('each shard relaying the other', () => [...bots].every(([id, b]) => SHARD_IDS.every((s) => s === id || (b.shardSnapshots.get(s) ?? 0) > 3)), 10_000);
+  // Each shard relays the other's cells: the cluster is formed.
+  await until('each shard relaying the other', () => [...bots].every(([id, b]) => SHARD_IDS.every((s) => s === id || (b.shardCells.get(s) ?? 0) > 3)), 10_000, logs);
   nginx = await startNginx([...shards.values()].map((s) => s.addr), TEST_BUILD_DIR);
   browser = await launchChromium();
   // nginx serves the test's self-signed certificate (the page and its wss:// socket).
@@ -87,13 +80,14 @@ beforeAll(async () => {
   await page.goto(nginx.https);
   await page.fill('#name-input', NAME);
   await page.press('#name-input', 'Enter');
-  await waitFor('the page playing through nginx', async () => {
+  await until('the page playing through nginx', async () => {
     const s = await stats();
     return s.connection === 'live' && s.ownPlayerId > 0 && s.frames > 5 && s.shards === SHARD_IDS.length && (await drawnPosition(s.ownPlayerId)) !== null;
-  }, 25_000);
+  }, 25_000, logs);
 });
 
 afterAll(async () => {
+  for (const m of movers) m.close();
   await Promise.allSettled([...bots.values()].map((b) => b.close()));
   await browser?.close().catch(() => undefined);
   await nginx?.stop();
@@ -110,8 +104,15 @@ describe('a two-shard cluster behind nginx', () => {
     const survivorId = SHARD_IDS.find((s) => s !== doomedId) as number;
     const doomed = shards.get(doomedId) as RunningServer;
     const observer = bots.get(survivorId) as Bot;
-    // The other shard already sees the page's player, in the doomed shard's relayed snapshots only.
-    const seenBefore = await waitFor('the page player relayed to the other shard', () => observer.positionOn(doomedId, id), 5000);
+    const survivor = shards.get(survivorId) as RunningServer;
+    for (const name of MOVER_NAMES) movers.push(await Roamer.join(name, [doomed.ws, survivor.ws], 0, 10_000, true));
+    const moverIds = movers.map((m) => m.landing?.playerId as number);
+    await until('the movers in the page\'s list', async () => {
+      const items = await page.locator('#players li').allTextContents();
+      return MOVER_NAMES.every((n) => items.includes(n));
+    }, 5000, logs);
+    // The other shard already sees the page's player, in the doomed shard's relayed cell only.
+    const seenBefore = await until('the page player relayed to the other shard', () => observer.positionOn(doomedId, id), 5000, logs);
     expect(observer.positionOn(survivorId, id)).toBeUndefined();
     const drawnBefore = (await drawnPosition(id)) as [number, number];
     expect(distance(drawnBefore, seenBefore)).toBeLessThan(POSITION_SLACK);
@@ -128,10 +129,10 @@ describe('a two-shard cluster behind nginx', () => {
 
     const killedAt = Date.now();
     await doomed.kill();
-    const after = await waitFor(`the page live on shard ${survivorId}`, async () => {
+    const after = await until(`the page live on shard ${survivorId}`, async () => {
       const s = await stats();
       return s.connection === 'live' && s.shardId === survivorId ? s : null;
-    }, 15_000);
+    }, 15_000, logs);
     const liveAt = Date.now();
     const failoverMs = liveAt - killedAt;
 
@@ -152,29 +153,44 @@ describe('a two-shard cluster behind nginx', () => {
     const badgeMs = (badgeLog[hidden]?.t ?? 0) - (badgeLog[shown]?.t ?? 0);
     expect(await page.locator('#badge').isHidden()).toBe(true);
 
-    // The bot on the surviving shard sees the page's player in that shard's own snapshots, where it stood.
-    const seenAfter = await waitFor(`the page player in shard ${survivorId}'s snapshots`, () => observer.positionOn(survivorId, id), 5000);
+    // The bot on the surviving shard sees the page's player in that shard's own cell, where it stood.
+    const seenAfter = await until(`the page player in shard ${survivorId}'s cell`, () => observer.positionOn(survivorId, id), 5000, logs);
     expect(distance(seenAfter, seenBefore), `server position ${seenAfter.join(',')} vs ${seenBefore.join(',')}`).toBeLessThan(POSITION_SLACK);
 
+    // The movers resumed on the survivor too, as themselves.
+    await until('the movers on the survivor', () => movers.every((m) => m.landing?.shardId === survivorId), 5000, logs);
+    expect(movers.map((m) => m.landing?.playerId)).toEqual(moverIds);
+
     // The page draws itself there too, once the dead shard's track is dropped (silent 2 s).
-    const settled = await waitFor('the dead shard dropped from the view', async () => {
+    const settled = await until('the dead shard dropped from the view', async () => {
       const s = await stats();
       return s.shards === 1 && s.frames > after.frames ? s : null;
-    }, 5000);
+    }, 5000, logs);
     const drawnAfter = await drawnPosition(id);
     expect(drawnAfter, 'own player drawn after resume').not.toBeNull();
     expect(distance(drawnAfter as [number, number], drawnBefore), `drawn ${String(drawnAfter)} vs ${drawnBefore.join(',')}`).toBeLessThan(POSITION_SLACK);
-    expect(settled.instances, 'the page and the surviving bot').toBe(2);
+    expect(settled.instances, 'the page, the surviving bot and the movers').toBe(2 + movers.length);
     expect(settled.decodeErrors).toBe(0);
 
     // The surviving shard announces the dead shard's players as left, the page's
-    // player among them (it was on that shard): the page must keep listing itself.
-    const left = await waitFor(`shard ${doomedId}'s players announced as left`, () => observer.presences.find((p) => p.shardId === doomedId && p.left.includes(id)), 8000);
+    // player and the movers among them (they were on that shard): the page must
+    // keep listing itself and the movers, and their names.
+    const left = await until(`shard ${doomedId}'s players announced as left`, () => observer.presences.find((p) => p.shardId === doomedId && p.left.includes(id)), 8000, logs);
     expect(left.left).toContain((bots.get(doomedId) as Bot).id);
+    for (const m of moverIds) expect(left.left).toContain(m);
     expect(left.receivedAt, 'the page resumed before the dead shard was announced (else the page never saw the "left")').toBeGreaterThan(liveAt);
-    await new Promise((r) => setTimeout(r, 700)); // the list redraws at most twice a second
-    const names = await page.locator('#players li').allTextContents();
-    expect(names.sort()).toEqual([`${NAME} (you)`, `bot-${survivorId}`].sort());
+    await until('the page applying that "left"', () => page.evaluate((s) => (window.__mino?.leftsFrom(s) ?? 0) > 0, doomedId), 5000, logs);
+    const known = await page.evaluate((ids) => ids.map((m) => window.__mino?.nameOf(m) ?? null), moverIds);
+    expect(known, 'the movers\' names after the dead shard\'s "left"').toEqual(MOVER_NAMES);
+    const expected = [`bot-${survivorId}`, `${NAME} (you)`, 'mover-2', 'mover-10'];
+    const names = await until('the list after that "left"', async () => {
+      const items = await page.locator('#players li').allTextContents();
+      return items.length === expected.length ? items : null;
+    }, 3000, logs);
+    expect(names, 'in natural order').toEqual(expected);
+    // Their labels carry names, never "#id".
+    const labels = await page.locator('#labels .label:not([hidden])').allTextContents();
+    expect(labels.filter((t) => t.startsWith('#')), `labels ${labels.join(', ')}`).toEqual([]);
 
     console.log(
       `cluster failover: shard ${doomedId} killed -> live on shard ${survivorId} as player ${id} in ${failoverMs} ms ` +

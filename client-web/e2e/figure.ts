@@ -8,7 +8,7 @@
 //
 // --cpu-throttle N slows the page's main thread N times (Chromium's CPU
 // throttling), as a saturated machine would: the figure then shows whether
-// the page keeps up (its ping, how late it draws, the snapshots it skipped to
+// the page keeps up (its ping, how late it draws, the cells it skipped to
 // catch up and how often its HUD said so). MINO_E2E_DIST serves another
 // test build (an older client) to compare.
 //
@@ -192,7 +192,7 @@ async function main(): Promise<void> {
         `${result.instancesMedian} players (${result.drawCallsMax} per frame with the floor), ` +
         `interpolation delay ${result.interpDelayMsMedian.toFixed(1)} ms, ${result.fpsMedian.toFixed(0)} fps, ` +
         `ping ${result.pingMsMedian.toFixed(0)} ms median (max ${result.pingMsMax.toFixed(0)}), drawn ${result.renderLagMsMedian.toFixed(0)} ms ` +
-        `behind the newest snapshot (p95 ${result.renderLagMsP95.toFixed(0)}), ${result.framesSkipped} snapshots skipped` +
+        `behind the newest tick (p95 ${result.renderLagMsP95.toFixed(0)}), ${result.framesSkipped} cells skipped` +
         (result.aoi
           ? `; area of interest: ${result.inViewMedian} in view, ${result.trackedMedian} tracked, ` +
             `${result.viewFramesPerSecond.toFixed(0)} view frames/s carrying ${result.cellsPerSecond.toFixed(0)} cells/s, ${result.namesAsked} names asked in ${result.namesRequests} requests`

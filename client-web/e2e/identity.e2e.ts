@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
 import { until } from './harness/bot.js';
-import { launchChromium } from './harness/browser.js';
+import { launchChromium, pageStats } from './harness/browser.js';
 import { startServer, type RunningServer } from './harness/server.js';
 
 const SECRET = randomBytes(32).toString('hex');
@@ -34,11 +34,7 @@ function mint(claims: Record<string, unknown>): string {
 }
 
 function stats(page: Page): Promise<MinoStats> {
-  return page.evaluate(() => {
-    const s = window.__mino?.stats;
-    if (!s) throw new Error('no window.__mino');
-    return JSON.parse(JSON.stringify(s)) as MinoStats;
-  });
+  return pageStats(page);
 }
 
 /** Opens the page at `fragment`, types a name, and returns the page. */

@@ -8,8 +8,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
+import { DEFAULT_PREDICTION } from '../src/predict/prediction.js';
 import { Bot, until } from './harness/bot.js';
-import { launchChromium } from './harness/browser.js';
+import { launchChromium, pageStats } from './harness/browser.js';
 import { startDelayProxy, type DelayProxy } from './harness/delay-proxy.js';
 import { recordFigure } from './harness/figures.js';
 import { startServer, type RunningServer } from './harness/server.js';
@@ -26,11 +27,7 @@ let browser: Browser;
 let observer: Bot;
 
 function stats(page: Page): Promise<MinoStats> {
-  return page.evaluate(() => {
-    const s = window.__mino?.stats;
-    if (!s) throw new Error('no window.__mino');
-    return JSON.parse(JSON.stringify(s)) as MinoStats;
-  });
+  return pageStats(page);
 }
 
 async function join(url: string, name: string): Promise<Page> {
@@ -41,7 +38,7 @@ async function join(url: string, name: string): Promise<Page> {
   await page.press('#name-input', 'Enter');
   await until(`${name} welcomed and drawing itself`, async () => {
     const s = await stats(page);
-    return s.ownPlayerId > 0 && s.frames > 5 && s.predictionSamples > 3;
+    return s.ownPlayerId > 0 && s.frames > 5 && s.predictionSamples >= 1; // standing: its cell changes no more after the first
   }, 20_000);
   await page.locator('#world').click({ position: { x: 10, y: VIEW.height - 10 } });
   return page;
@@ -168,7 +165,12 @@ describe('own player prediction', () => {
     expect(s.predictionSamples).toBeGreaterThan(150);
     expect(s.predictionErrorP50).toBeLessThan(0.5);
     expect(s.predictionErrorP95).toBeLessThanOrEqual(bound);
-    expect(s.predictionSnaps).toBe(0);
+    // No snap while every error stays under the page's snap distance (a
+    // quarter second of walking, DEFAULT_PREDICTION): a machine that fired
+    // the proxy's timers a quarter second late makes errors that size, and
+    // the page is right to snap them then.
+    const snapUnits = Math.max(2 * STEP, SPEED * DEFAULT_PREDICTION.snapSeconds);
+    if (bound < snapUnits) expect(s.predictionSnaps).toBe(0);
     // Stopped: drawn where the server has the player.
     const server = await until('the page player on the server', () => observer.position(id));
     const drawn = await page.evaluate((own) => window.__mino?.drawnPosition(own), id);

@@ -2,25 +2,31 @@
 // renderer and the panels together and runs the frame loop. Each part owns its
 // concept; this file only routes messages and per-frame calls between them.
 //
-// Two modes, as the Welcome says: whole-shard snapshots (interp/world, names
-// from the Roster and Presence, the camera over the world) or area of interest
-// (each cell of a view frame into interp/cell-world, names asked for as
-// players come into view, the camera and a minimap around the view radius,
-// the place's count from PlaceStatus).
+// One mechanism for the players: every view frame is applied to the cells the
+// page holds (net/inbox, net/held) and each cell it changed goes into
+// interp/cell-world. What the Welcome says changes the rest: without area of
+// interest (each shard one cell) names come from the Roster and Presence and
+// the camera shows the world; with it names are asked for as players come
+// into view, the camera and a minimap follow the view radius, and the
+// place's count comes from PlaceStatus. A frame that does not apply to what
+// the page holds resyncs: a new socket (resuming), which holds nothing.
 //
 // The own player is not interpolated: it is predicted (predict/prediction)
-// from the Inputs sent and reconciled with its own entry in each snapshot or
-// view frame, so it answers a key at once.
+// from the Inputs sent and reconciled with its own entry in each cell taken,
+// so it answers a key at once.
 
 import { Controls } from './input/controls.js';
 import { DirectionSender } from './input/sender.js';
 import { CellWorld } from './interp/cell-world.js';
-import { InterpolatedWorld, type MergedPlayers } from './interp/world.js';
+import type { MergedPlayers } from './interp/world.js';
 import { Connection, type ConnectionState } from './net/connection.js';
-import { FrameInbox, type ReplaceableMsg } from './net/inbox.js';
+import { browserDial } from './net/dial.js';
+import type { HeldError } from './net/held.js';
+import { FrameInbox } from './net/inbox.js';
 import { KeepAlive } from './net/keepalive.js';
 import { explainedByPage } from './net/policy.js';
-import { FLAG_MOVING, type AoiSettings, type ServerMsg, type SnapshotMsg, type WelcomeMsg } from './net/protocol.js';
+import { FLAG_MOVING, MAX_SERVER_MESSAGE_BYTES, type AoiSettings, type ServerMsg, type WelcomeMsg } from './net/protocol.js';
+import { transportText } from './net/transport.js';
 import { socketUrl } from './net/url.js';
 import { OwnPrediction } from './predict/prediction.js';
 import { Camera } from './render/camera.js';
@@ -63,9 +69,7 @@ const MAX_CANVAS_PX = 4096;
  * (src/debug/hook.ts, test builds only) are public and read-only.
  */
 export class Game {
-  /** Whole-shard mode: every shard's snapshots, merged. */
-  readonly world = new InterpolatedWorld();
-  /** Area of interest: the players in view, from the cells of view frames. */
+  /** The players in view, from the cells view frames changed. */
   readonly cells: CellWorld;
   /** Area of interest: names asked for as players come into view. */
   readonly names: NameBook;
@@ -95,15 +99,24 @@ export class Game {
     fps: 0,
     frameCpuMs: Number.NaN,
     catchingUp: false,
+    live: false,
+    transport: '',
   };
-  /** Snapshots and view frames' cells waiting to be taken; the newest of each shard (or cell) only, when the page fell behind. */
-  readonly inbox = new FrameInbox((msg, at) => this.take(msg, at));
+  /** View frames waiting to be applied to the cells held and taken into [`cells`]; a backlog's steps skipped when the page fell behind. */
+  readonly inbox = new FrameInbox({
+    cell: (cell, span, at) => this.cells.onCell(cell, span, at),
+    forgot: (shard, cell, _tick, at) => this.cells.onForget(shard, cell, at),
+    reset: (shard, _tick, at) => this.cells.onReset(shard, at),
+    broken: (error) => this.resync(error),
+  });
+  /** Frames that did not apply to what the page held (each a resync). */
+  resyncs = 0;
   /** What the current outage has been (a restart, a session the server no longer knew), for what the page says after it. */
   private sawRestart = false;
   private sawSessionLost = false;
   private readonly controls: Controls;
   private conn: Connection | null = null;
-  /** Area of interest as the last Welcome gave it (null: whole-shard snapshots). */
+  /** Area of interest as the last Welcome gave it (null: each shard is one cell). */
   private aoi: AoiSettings | null = null;
   /** The place's players and live shards from the last PlaceStatus (NaN before one). */
   private placePlayers = Number.NaN;
@@ -138,7 +151,9 @@ export class Game {
     const send = (bytes: Uint8Array): boolean => this.conn?.send(bytes) ?? false;
     this.names = new NameBook(send, (id) => this.cells.tracks.slotOf(id) >= 0);
     this.cells = new CellWorld({
-      entered: (id) => this.names.want(id),
+      entered: (id) => {
+        if (this.aoi) this.names.want(id);
+      },
       own: (shard, tick, x, y, flags, at) => this.prediction.authoritative(shard, tick, x, y, flags, at),
     });
     this.inView = new InViewDirectory(this.cells, this.names);
@@ -158,7 +173,7 @@ export class Game {
     return this.own;
   }
 
-  /** Area of interest: view frames received (each one shard's cells of one tick). */
+  /** View frames received (one a tick with anything new, each a section per shard). */
   get viewFrames(): number {
     return this.viewFramesReceived;
   }
@@ -173,14 +188,24 @@ export class Game {
     return this.conn;
   }
 
-  /** Area of interest as the last Welcome gave it (null: whole-shard snapshots). */
+  /** Area of interest as the last Welcome gave it (null: each shard is one cell). */
   get areaOfInterest(): AoiSettings | null {
     return this.aoi;
   }
 
-  /** The players drawn in the last frame, in the current mode. */
+  /** Area of interest: the players within the view radius at the last HUD refresh, the local one included. */
+  get inViewCount(): number {
+    return this.inView.count;
+  }
+
+  /** The players drawn in the last frame. */
   get drawn(): MergedPlayers {
-    return this.aoi ? this.cells.players : this.world.players;
+    return this.cells.players;
+  }
+
+  /** Whole-shard mode: how many players shard `shard` announced as left so far (the roster's count). */
+  leftsFrom(shard: number): number {
+    return this.roster.leftsFrom(shard);
   }
 
   /** The name the page knows for `id`: the name book's with area of interest, the roster's otherwise. */
@@ -208,7 +233,7 @@ export class Game {
     this.conn?.stop();
     this.status.clearStop();
     this.conn = new Connection({
-      url: socketUrl(location),
+      dial: browserDial(location.href, socketUrl(location), realTimers, MAX_SERVER_MESSAGE_BYTES),
       name,
       accessToken: this.accessToken,
       timers: realTimers,
@@ -227,14 +252,11 @@ export class Game {
     switch (msg.kind) {
       case 'view':
         this.viewFramesReceived++;
-        for (const cell of msg.cells) this.inbox.offer(cell, arrivalMs);
-        return;
-      case 'snapshot':
         this.inbox.offer(msg, arrivalMs);
         return;
       case 'welcome':
         this.inbox.flush(); // the old socket's frames first
-        this.welcome(msg);
+        this.welcome(msg, arrivalMs);
         return;
       case 'names':
         this.names.apply(msg, arrivalMs);
@@ -266,27 +288,14 @@ export class Game {
     }
   }
 
-  /** Takes a snapshot or a view frame's cell out of the inbox into the interpolation. */
-  private take(msg: ReplaceableMsg, arrivalMs: number): void {
-    if (msg.kind === 'cell') {
-      this.cells.onCell(msg, arrivalMs);
-      return;
-    }
-    if (this.aoi) return; // not sent with area of interest
-    this.world.onSnapshot(msg, arrivalMs);
-    this.camera.setBounds(msg.bounds);
-    this.ownSample(msg, arrivalMs);
+  /** A frame did not apply to what the page holds: a new socket, which holds nothing (the player resumes). */
+  private resync(error: HeldError): void {
+    this.resyncs++;
+    console.warn(`view frame refused (${error.message}): resyncing`);
+    this.conn?.resync();
   }
 
-  /** Hands the own player's entry in a snapshot just taken to the prediction. */
-  private ownSample(msg: SnapshotMsg, arrivalMs: number): void {
-    const slot = this.world.track(msg.shardId)?.ring.newest();
-    if (!slot || slot.tick !== msg.tick || !this.own) return;
-    const i = slot.find(this.own, -1);
-    if (i >= 0) this.prediction.authoritative(msg.shardId, msg.tick, slot.x[i] as number, slot.y[i] as number, slot.flags[i] as number, arrivalMs);
-  }
-
-  private welcome(w: WelcomeMsg): void {
+  private welcome(w: WelcomeMsg, arrivalMs: number): void {
     if (this.own && this.own !== w.playerId) this.rejoined(w.name);
     this.sawRestart = this.sawSessionLost = false;
     this.own = w.playerId;
@@ -294,8 +303,9 @@ export class Game {
     this.shard = w.shardId;
     this.welcomeX = w.x;
     this.welcomeY = w.y;
-    this.world.speed = w.speed;
     this.camera.setBounds(w.bounds);
+    this.inbox.welcome(w);
+    this.cells.welcome(w, arrivalMs);
     this.roster.setOwn(w.playerId, w.name, w.shardId);
     this.mode(w);
     // Before the resync: the Input it sends is the first the prediction replays.
@@ -304,10 +314,9 @@ export class Game {
     this.keepAlive.start();
   }
 
-  /** Sets up the mode the Welcome says: area of interest or whole-shard snapshots. */
+  /** Sets up what the Welcome says: area of interest, or each shard one cell. */
   private mode(w: WelcomeMsg): void {
     const aoi = w.aoi;
-    if (!aoi && this.aoi) this.cells.clear();
     this.aoi = aoi;
     this.camera.setViewRadius(aoi?.viewRadius ?? 0);
     this.minimap.setWorld(aoi ? w.bounds : null, aoi?.viewRadius ?? 0);
@@ -316,7 +325,6 @@ export class Game {
       this.playerList.show(this.roster, 'Players');
       return;
     }
-    this.cells.welcome(w, aoi);
     this.names.setOwn(w.playerId, w.name);
     this.names.reconnected();
     this.playerList.show(this.inView, 'In view');
@@ -336,6 +344,7 @@ export class Game {
 
   private state(s: ConnectionState): void {
     this.connKind = s.kind;
+    if (s.kind === 'live') this.transportChosen();
     if (s.kind === 'reconnecting') {
       this.sawRestart ||= s.why === 'restart';
       this.sawSessionLost ||= s.why === 'session-lost';
@@ -346,6 +355,15 @@ export class Game {
       this.prediction.disconnected(realTimers.now());
     }
     if (s.kind === 'stopped' && s.rename) this.onRename(s.reason);
+  }
+
+  /** Says (in the HUD, once per connect) which transport the connection took, and why not WebTransport after a fallback. */
+  private transportChosen(): void {
+    const kind = this.conn?.transportKind;
+    if (!kind) return;
+    const fallback = this.conn?.fallback ?? null;
+    this.hudValues.transport = transportText(kind, fallback);
+    console.info(`connected over ${this.hudValues.transport}`);
   }
 
   private fatal(reason: string): void {
@@ -364,6 +382,8 @@ export class Game {
     const side = new ResizeObserver(() => this.measureSide());
     side.observe(this.els.side);
     for (const panel of this.els.side.children) side.observe(panel);
+    side.observe(this.els.hud);
+    side.observe(this.els.minimap);
     canvas.addEventListener('mousemove', (e) => this.labels.setMouse(e.offsetX, e.offsetY));
     canvas.addEventListener('mouseleave', () => this.labels.clearMouse());
     canvas.addEventListener(
@@ -381,11 +401,23 @@ export class Game {
     });
   }
 
-  /** How much of the canvas's right the side panels cover (they float over it), CSS pixels, and a gap. */
+  /**
+   * Measures the panels floating over the canvas: how much of its right the
+   * side panels cover (CSS pixels, and a gap), for the camera, and the
+   * rectangles of every panel (the side panels, the HUD, the minimap), which
+   * name labels keep clear of.
+   */
   measureSide(): void {
     const side = this.els.side.getBoundingClientRect();
     const canvas = this.els.canvas.getBoundingClientRect();
     this.sideInset = side.width > 0 && side.height > 0 ? Math.max(0, canvas.right - side.left + 8) : 0;
+    const panels = [...this.els.side.children, this.els.hud, this.els.minimap];
+    this.labels.setCovered(
+      panels.map((el) => {
+        const r = el.getBoundingClientRect();
+        return { left: r.left - canvas.left, top: r.top - canvas.top, right: r.right - canvas.left, bottom: r.bottom - canvas.top };
+      }),
+    );
   }
 
   private resizeCanvas(): void {
@@ -417,9 +449,8 @@ export class Game {
     this.lastFrame = now;
     this.resizeCanvas();
     const aoi = this.aoi !== null;
-    if (aoi) this.cells.update(now);
-    else this.world.update(now);
-    const players = aoi ? this.cells.players : this.world.players;
+    this.cells.update(now);
+    const players = this.cells.players;
     this.drawPrediction(players, t0);
     const own = players.indexOf(this.own);
     if (own >= 0) this.camera.follow(players.x[own] as number, players.y[own] as number, dt);
@@ -445,17 +476,19 @@ export class Game {
   private report(now: number): void {
     if (this.hud.due(now)) {
       const v = this.hudValues;
+      v.live = this.connKind === 'live';
       v.pingMs = this.keepAlive.smoothedRttMs;
       v.shard = this.shard;
       v.catchingUp = this.inbox.catchingUp(now);
       if (this.aoi) {
+        // Within the view radius of where the own player is drawn, not every player of the cells sent.
+        this.inView.measure(this.camera.followedX, this.camera.followedY, this.aoi.viewRadius);
         v.players = this.placePlayers;
-        v.inView = this.cells.players.count;
-        v.delayMs = this.cells.delayMs(this.shard);
+        v.inView = this.inView.count;
       } else {
-        v.players = this.world.players.count;
-        v.delayMs = this.world.delayMs(this.shard);
+        v.players = this.cells.players.count;
       }
+      v.delayMs = this.cells.delayMs(this.shard);
       v.fps = this.frameStats.fps();
       v.frameCpuMs = this.frameStats.meanCpuMs();
       this.hud.show(v);

@@ -70,7 +70,10 @@ async fn idle_player_outlives_nginx_read_timeout_kept_alive_by_server_pings() {
     }
     assert!(welcomed, "joined");
     assert!(pings >= 6, "the shard's pings (every 500 ms) came through nginx: {pings} in {hold:?}");
-    assert!(frames >= 40, "snapshots kept coming: {frames} in {hold:?}");
+    // A standing player's cell does not change: after its Welcome, roster
+    // and first view, no frame is sent; pings alone keep the upstream alive
+    // past nginx's read timeout.
+    assert!(frames < 10, "a standing player is sent nothing: {frames} frames in {hold:?}");
     assert_eq!(peer_timeouts(&cluster).await, 0.0, "the pongs reached the shard");
     assert_eq!(cluster.players().await.iter().sum::<u32>(), 1, "still joined");
     assert!(!cluster.nginx.error_log().contains("upstream timed out"), "{}", cluster.nginx.error_log());

@@ -183,6 +183,21 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     let page = http::get(script.admin(1), "/admin/").await;
     assert!(page.status == 200 && page.text().contains("local cluster console"), "{}", page.text());
 
+    // Each shard takes WebTransport on a loopback UDP port (the script
+    // prints it); nginx passes a shard's offer at /webtransport, which a
+    // page asks before it connects.
+    let https = std::net::SocketAddr::from(([127, 0, 0, 1], script.https));
+    let offer = http::get_https(https, "localhost", "/webtransport", &script.work.join("tls/cert.pem"), &[]).await;
+    assert_eq!(offer.status, 200, "{}", offer.text());
+    let offer = offer.json();
+    let addr = offer["addr"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        script.seen.iter().any(|l| l.ends_with(&format!("webtransport udp {addr}"))),
+        "the offered {addr} is a shard's printed address:\n{}",
+        script.seen.join("\n")
+    );
+    assert_eq!(offer["certificateHashes"].as_array().map(Vec::len), Some(1), "{offer}");
+
     // The plain-http port sends browsers to the https port, not to 443.
     let redirect = http::get(std::net::SocketAddr::from(([127, 0, 0, 1], script.http)), "/play").await;
     assert_eq!(redirect.status, 301);
@@ -210,7 +225,7 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     assert_eq!(snapshot, ());
     let survivor_log = script.work.join(format!("shard-{}.log", a.shard_id));
     assert!(
-        log_has(&survivor_log, &format!("shard {doomed} left this place's view"), Duration::from_secs(10)),
+        log_has(&survivor_log, &format!("shard {doomed:08x} left this place's view"), Duration::from_secs(10)),
         "the survivor logs the failover"
     );
 

@@ -104,7 +104,7 @@ async fn static_client_is_served_over_tls_with_caching_headers() {
 async fn shard_endpoints_are_not_public_and_http_redirects_to_https() {
     let cluster = Cluster::start(ClusterOptions::default()).await;
     let (addr, ca) = (cluster.nginx.https_addr(), &cluster.cert.cert);
-    let private = cluster.shards[0].get("/metrics").await;
+    let private = cluster.shards[0].operator_get("/metrics").await;
     assert!(private.status == 200 && private.text().contains("mino_players"), "the shard serves its metrics");
 
     let metrics = get_https(addr, "localhost", "/metrics", ca, &[]).await;

@@ -44,6 +44,10 @@ pub struct BotConfig {
     pub policy: ReconnectPolicy,
     /// Bound on connecting, and again on waiting for Welcome.
     pub join_timeout: Duration,
+    /// What view frames to ask for.
+    pub frames: crate::client::Frames,
+    /// How it reaches its shard (every attempt, resumes included).
+    pub transport: crate::transport::Transport,
     /// Random seed (directions, jitter).
     pub seed: u64,
     /// Where it walks.
@@ -131,7 +135,13 @@ impl Bot {
         let source = c.sources.pick(c.index);
         self.shared.set_state(BotState::Joining);
         let started = Instant::now();
-        let req = JoinRequest { name: &c.name, ticket: self.ticket.as_deref(), access_token: None };
+        let req = JoinRequest {
+            name: &c.name,
+            ticket: self.ticket.as_deref(),
+            access_token: None,
+            frames: c.frames,
+            transport: c.transport,
+        };
         let joined = tokio::select! {
             _ = cancel.cancelled() => return Next::Stop(StopReason::Stopped),
             joined = Client::join(target, source, req, c.join_timeout) => joined,
@@ -237,9 +247,9 @@ mod tests {
     use futures_util::{SinkExt, StreamExt};
     use mino_protocol::client::{decode as decode_client, ClientMsg};
     use mino_protocol::server::{encode_move, encode_welcome, WelcomeInfo};
-    use mino_protocol::snapshot::{PlayerEntry, SnapshotEncoder, SnapshotHeader};
+    use mino_protocol::snapshot::PlayerEntry;
     use mino_protocol::wire::{Bounds, CloseCode};
-    use mino_protocol::{ShardId, Tick};
+    use mino_protocol::ShardId;
     use std::sync::Mutex;
     use tokio::net::TcpListener;
     use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode as WsCode, CloseFrame};
@@ -260,9 +270,22 @@ mod tests {
         Close(u16),
         /// Snapshots every 50 ms until the bot leaves.
         Stay,
+        /// As `Stay`, but the Welcome and the snapshots put the player 50
+        /// units east of where the others do (a resume that lost its place).
+        StayElsewhere,
     }
 
-    fn welcome(resumed: bool) -> Bytes {
+    impl Then {
+        /// Where this connection's Welcome and snapshots put the player.
+        fn at(self) -> (f32, f32) {
+            match self {
+                Then::StayElsewhere => (150.0, 100.0),
+                _ => (100.0, 100.0),
+            }
+        }
+    }
+
+    fn welcome(resumed: bool, position: (f32, f32)) -> Bytes {
         encode_welcome(&WelcomeInfo {
             player_id: PLAYER,
             shard_id: ShardId(3),
@@ -272,23 +295,18 @@ mod tests {
             resume_ticket: &[7; 16],
             server_time_ms: 1,
             name: "bot",
-            position: (100.0, 100.0),
+            position,
             resumed,
             aoi: None,
+            capabilities: mino_protocol::client::Capabilities::DELTAS,
         })
     }
 
-    fn snapshot(tick: u64) -> Bytes {
-        let header = SnapshotHeader {
-            shard_id: ShardId(3),
-            tick: Tick(tick),
-            server_time_ms: 1,
-            tick_hz: 20,
-            bounds: bounds(),
-            cell: 0,
-        };
-        let me = PlayerEntry { id: PLAYER, x: 100.0, y: 100.0, heading: 0, moving: false, input_seq: 0 };
-        SnapshotEncoder::new().encode(&header, [me])
+    /// A view frame of the whole place (one cell) at `tick`, listing the bot
+    /// at `(x, y)`.
+    fn snapshot(tick: u64, (x, y): (f32, f32)) -> Bytes {
+        let me = PlayerEntry { id: PLAYER, x, y, heading: 0, moving: false, input_seq: 0 };
+        Bytes::from(mino_protocol::view::encode_full_view(3, tick, 1, &[me.quantized(&bounds())]))
     }
 
     /// A fake shard following `script` per connection; returns its URL and the
@@ -306,9 +324,10 @@ mod tests {
                 let Ok(ClientMsg::Hello(h)) = decode_client(&b) else { return };
                 let resumed = h.resume_ticket.is_some();
                 seen.lock().expect("lock").push(h.resume_ticket);
-                let _ = ws.send(Message::Binary(welcome(resumed))).await;
-                let _ = ws.send(Message::Binary(snapshot(1))).await;
-                let _ = ws.send(Message::Binary(snapshot(2))).await;
+                let at = then.at();
+                let _ = ws.send(Message::Binary(welcome(resumed, at))).await;
+                let _ = ws.send(Message::Binary(snapshot(1, at))).await;
+                let _ = ws.send(Message::Binary(snapshot(2, at))).await;
                 match then {
                     Then::Move => {
                         let _ = ws.send(Message::Binary(encode_move(&[42; 16], "drain"))).await;
@@ -316,11 +335,11 @@ mod tests {
                     Then::Close(code) => {
                         let _ = ws.close(Some(CloseFrame { code: WsCode::from(code), reason: "".into() })).await;
                     }
-                    Then::Stay => {
+                    Then::Stay | Then::StayElsewhere => {
                         tokio::spawn(async move {
                             for tick in 3.. {
                                 tokio::time::sleep(Duration::from_millis(50)).await;
-                                if ws.send(Message::Binary(snapshot(tick))).await.is_err() {
+                                if ws.send(Message::Binary(snapshot(tick, at))).await.is_err() {
                                     break;
                                 }
                             }
@@ -331,7 +350,7 @@ mod tests {
                 while let Some(Ok(_)) = ws.next().await {}
             }
         });
-        (Target { url: format!("ws://{addr}/ws"), addr, tls: None }, hellos)
+        (Target { url: format!("ws://{addr}/ws"), addr, tls: None, webtransport: None }, hellos)
     }
 
     fn bot(target: Target, stats: Arc<Stats>) -> Bot {
@@ -343,6 +362,8 @@ mod tests {
             profile: Profile::of(ProfileName::Idle),
             policy: ReconnectPolicy::default(),
             join_timeout: Duration::from_secs(2),
+            frames: crate::client::Frames::Deltas,
+            transport: crate::transport::Transport::WebSocket,
             seed: 1,
             movement: Movement::Wander,
             positions: None,
@@ -375,6 +396,20 @@ mod tests {
         assert_eq!(w.latencies.summary(Metric::ResumeWelcome).count, 1);
         assert!(w.latencies.summary(Metric::BackInPlace).max < 1000.0);
         assert_eq!(w.counters.misplaced, 0);
+    }
+
+    #[tokio::test]
+    async fn a_resume_that_puts_the_player_elsewhere_is_counted_misplaced() {
+        let (target, _) = fake_shard(vec![Then::Move, Then::StayElsewhere]).await;
+        let stats = Arc::new(Stats::new());
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn(bot(target, stats.clone()).run(cancel.clone()));
+        assert!(wait(Duration::from_secs(3), || stats.totals().back_in_place == 1).await, "{:?}", stats.totals());
+        cancel.cancel();
+        task.await.expect("bot task");
+        let w = stats.take_window();
+        assert_eq!((w.counters.resumed, w.counters.misplaced), (1, 1), "{:?}", w.counters);
+        assert!((stats.max_resume_jump() - 50.0).abs() < 0.5, "jump {}", stats.max_resume_jump());
     }
 
     #[tokio::test]

@@ -1,19 +1,22 @@
 //! What every bot measures of the area of interest in one session, cheaply:
-//! the gap between consecutive own-shard cells that list it (own-cell
-//! gap), the gap between consecutive frames of each of the 8 cells around its
-//! own (neighbour gap, per shard and cell, while the cell stays adjacent and
-//! had players in its previous frame: an occupied cell is due every tick, an
-//! emptied one gets empty frames for a few ticks and then none), and the
-//! bytes of the cells, entries and the rest apart.
+//! the gap between consecutive own-shard updates of the cell that lists it
+//! (own-cell gap), the gap between consecutive updates of each of the 8
+//! cells around its own (neighbour gap, per shard and cell, while the cell
+//! stays adjacent and had players at its previous update: a cell whose
+//! players walk is updated every tick, a still one not at all), and the
+//! bytes of the cells: the items' bodies (entries) and the rest apart.
 
+use crate::event::CellFrame;
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
-use mino_protocol::cell::CellView;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{quantize, server, PlayerId};
 use tokio::time::Instant;
 
-pub use mino_protocol::cell::ENTRY_BYTES;
+/// A player's full state on the wire (protocol 3's fixed entry: id,
+/// position, heading, flags): the yardstick of the ideal crop (every player
+/// within the radius at full state, every tick).
+pub const ENTRY_BYTES: usize = 10;
 
 /// The bot itself in an own-shard cell.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,25 +71,32 @@ impl CellMeter {
         }
     }
 
-    /// One verified cell of `len` bytes arrived at `now`: records the
-    /// gaps into `stats` (stripe `bot`); returns the bot itself when the frame
-    /// lists it.
-    pub fn on_frame(&mut self, c: &CellView<'_>, len: usize, now: Instant, stats: &Stats, bot: usize) -> Option<Own> {
-        let (shard, cell) = (c.shard_id(), c.cell());
-        let players = c.players();
+    /// One cell updated at `now` by `len` bytes of a view frame, `entries`
+    /// of them its items' bodies: records the gaps into `stats` (stripe
+    /// `bot`); returns the bot itself when the cell lists it.
+    pub fn on_frame(
+        &mut self,
+        c: &CellFrame,
+        len: usize,
+        entries: usize,
+        now: Instant,
+        stats: &Stats,
+        bot: usize,
+    ) -> Option<Own> {
+        let (shard, cell) = (c.shard_id.0, c.cell);
         self.unflushed[0] += 1;
         self.unflushed[1] += len as u64;
-        self.unflushed[2] += (ENTRY_BYTES * players.len()) as u64;
+        self.unflushed[2] += entries as u64;
         let own = (shard == self.own_shard).then(|| self.find_own(c)).flatten().map(|(x, y)| {
             if let Some(last) = self.last_own.replace(now) {
                 stats.record(bot, Metric::OwnCellGap, now - last);
             }
-            let new_tick = self.own_tick.replace(c.tick()) != Some(c.tick());
+            let new_tick = self.own_tick.replace(c.tick) != Some(c.tick);
             self.moved_to(self.grid.cell_of(x, y));
             self.flush(stats);
-            Own { position: (x, y), time_ms: c.time_ms(), new_tick }
+            Own { position: (x, y), time_ms: c.time_ms, new_tick }
         });
-        self.neighbour_frame(shard, cell, !players.is_empty(), now, stats, bot);
+        self.neighbour_frame(shard, cell, !c.entries.is_empty(), now, stats, bot);
         own
     }
 
@@ -100,12 +110,12 @@ impl CellMeter {
     }
 
     /// The bot's position in `c`, world units; checks last frame's index first.
-    fn find_own(&mut self, c: &CellView<'_>) -> Option<(f32, f32)> {
-        let players = c.players();
-        let at = |i: usize| (i < players.len() && server::player_id(&players.get(i)) == self.own_id).then_some(i);
+    fn find_own(&mut self, c: &CellFrame) -> Option<(f32, f32)> {
+        let players = &c.entries;
+        let at = |i: usize| (i < players.len() && server::player_id(&players[i]) == self.own_id).then_some(i);
         let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
         self.own_hint = i;
-        let p = players.get(i);
+        let p = &players[i];
         Some(quantize::world_position(&self.bounds, p.x(), p.y()))
     }
 
@@ -140,10 +150,7 @@ impl CellMeter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mino_protocol::cell::{encode_entries, FrameStamp, ViewEncoder};
-    use mino_protocol::entry::PlayerEntry;
-    use mino_protocol::server::{decode, ServerMsg};
-    use mino_protocol::{ShardId, Tick};
+    use mino_protocol::entry::{Entry, PlayerEntry};
     use std::time::Duration;
 
     const ME: PlayerId = PlayerId(5);
@@ -164,27 +171,20 @@ mod tests {
         Bounds::new(0.0, 0.0, 1000.0, 1000.0)
     }
 
-    /// A view frame of `shard` at `tick` with one cell, `cell`, listing
-    /// `players` at (x, y).
-    fn frame(shard: u32, cell: u32, tick: u64, players: &[(u32, f32, f32)]) -> bytes::Bytes {
-        let stamp = FrameStamp { shard: ShardId(shard), tick: Tick(tick), server_time_ms: tick * 50 };
-        let entries = players.iter().map(|&(id, x, y)| PlayerEntry {
-            id: PlayerId(id),
-            x,
-            y,
-            heading: 0,
-            moving: false,
-            input_seq: 0,
-        });
-        let mut bytes = Vec::new();
-        encode_entries(&bounds(), entries, &mut bytes);
-        ViewEncoder::new().encode(&stamp, [(cell, &bytes[..])]).to_vec().into()
+    /// `shard`'s `cell` as held at `tick`, listing `players` at (x, y).
+    fn frame(shard: u32, cell: u32, tick: u64, players: &[(u32, f32, f32)]) -> CellFrame {
+        let entries: Vec<Entry> = players
+            .iter()
+            .map(|&(id, x, y)| {
+                let p = PlayerEntry { id: PlayerId(id), x, y, heading: 0, moving: false, input_seq: 0 };
+                p.quantized(&bounds())
+            })
+            .collect();
+        CellFrame::held(shard, cell, tick as u32, tick * 50, &entries)
     }
 
-    fn feed(m: &mut CellMeter, bytes: &[u8], at: Instant, stats: &Stats) -> Option<Own> {
-        let Ok(ServerMsg::View(v)) = decode(bytes) else { panic!("a view frame") };
-        let c = v.cells().next().expect("a cell");
-        m.on_frame(&c, bytes.len(), at, stats, 0)
+    fn feed(m: &mut CellMeter, c: &CellFrame, at: Instant, stats: &Stats) -> Option<Own> {
+        m.on_frame(c, 4 + c.entries.len() * 8, c.entries.len() * 8, at, stats, 0)
     }
 
     #[test]
@@ -203,8 +203,8 @@ mod tests {
         assert_eq!(gap.count, 1);
         assert!((gap.max - 50.0).abs() < 0.1, "{gap:?}");
         assert_eq!(w.counters.tally(Tally::CellFrames), 3);
-        assert_eq!(w.counters.tally(Tally::CellEntryBytes), 40);
-        assert!(w.counters.tally(Tally::CellBytes) >= 3 * 40 + 40);
+        assert_eq!(w.counters.tally(Tally::CellEntryBytes), 32);
+        assert_eq!(w.counters.tally(Tally::CellBytes), 3 * 4 + 32);
     }
 
     #[test]
@@ -218,7 +218,7 @@ mod tests {
         feed(&mut m, &frame(1, here, 1, &[(5, 150.0, 150.0)]), tick(1), &stats);
         feed(&mut m, &frame(1, east, 1, &[(9, 250.0, 150.0)]), tick(1), &stats);
         feed(&mut m, &frame(1, far, 1, &[(8, 550.0, 150.0)]), tick(1), &stats);
-        feed(&mut m, &frame(1, east, 2, &[]), tick(2), &stats); // its player left: an empty frame
+        feed(&mut m, &frame(1, east, 2, &[]), tick(2), &stats); // its player left
         feed(&mut m, &frame(1, far, 2, &[(8, 550.0, 150.0)]), tick(2), &stats);
         feed(&mut m, &frame(1, east, 9, &[(7, 250.0, 150.0)]), tick(9), &stats); // after empty: no gap
         let w = stats.take_window();
@@ -238,7 +238,7 @@ mod tests {
         feed(&mut m, &frame(1, east, 1, &[(9, 250.0, 150.0)]), t0, &stats);
         // The bot walks three cells west: the east cell is no longer adjacent...
         feed(&mut m, &frame(1, g.cell_of(0.0, 150.0), 30, &[(5, 0.0, 150.0)]), t0 + Duration::from_secs(1), &stats);
-        // ... and back: the east cell's next frame starts a new clock.
+        // ... and back: the east cell's next update starts a new clock.
         feed(&mut m, &frame(1, g.cell_of(150.0, 150.0), 60, &[(5, 150.0, 150.0)]), t0 + Duration::from_secs(2), &stats);
         feed(&mut m, &frame(1, east, 60, &[(9, 250.0, 150.0)]), t0 + Duration::from_secs(2), &stats);
         assert_eq!(stats.take_window().latencies.summary(Metric::NeighbourGap).count, 0);

@@ -38,6 +38,32 @@ pub struct Cli {
     /// Options of every scenario.
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Spreading the bots over agents.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+}
+
+/// A run spread over agents: this process coordinates (no bots of its own).
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct FleetArgs {
+    /// Coordinate N agents (`mino-loadgen agent --coordinator ws://THIS:PORT/`
+    /// on each load machine) instead of running bots here: they share the
+    /// scenario's bots (agent k of N the bots i with i % N == k), start
+    /// together, and their histograms are merged exactly. Not for failover.
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    pub agents: Option<u16>,
+    /// Where the coordinator listens for agents (port 0: any free port;
+    /// the address is printed on stderr).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:7700", global = true)]
+    pub listen: std::net::SocketAddr,
+    /// How long the coordinator waits for the agents; it then starts with
+    /// those that joined (the others are reported as never joined).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s", global = true)]
+    pub agents_wait: Duration,
+    /// An agent (or coordinator) heard from for this long is taken for gone
+    /// (heartbeats go every second).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s", global = true)]
+    pub agent_timeout: Duration,
 }
 
 /// The scenarios.
@@ -58,6 +84,11 @@ pub enum Command {
     /// crowd): late ticks, sockets closed as too slow, bytes per socket per
     /// tick against the view budget.
     Crowd(CrowdArgs),
+    /// Run bots for a coordinator (`mino-loadgen --agents N SCENARIO ...` on
+    /// another machine): it says what to run; this process runs its share.
+    /// Local options (--threads, --source-addrs, --ca-file, --insecure)
+    /// apply here.
+    Agent(AgentArgs),
 }
 
 impl Command {
@@ -70,6 +101,7 @@ impl Command {
             Command::Arrivals(a) => a.bots,
             Command::Failover(a) => a.bots,
             Command::Crowd(a) => a.bots,
+            Command::Agent(_) => 0,
         }
     }
 
@@ -82,8 +114,24 @@ impl Command {
             Command::Arrivals(_) => "arrivals",
             Command::Failover(_) => "failover",
             Command::Crowd(_) => "crowd",
+            Command::Agent(_) => "agent",
         }
     }
+}
+
+/// `agent` options.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct AgentArgs {
+    /// The coordinator, ws://HOST:PORT/ (its --listen address as this
+    /// machine reaches it).
+    #[arg(long, value_name = "URL")]
+    pub coordinator: String,
+    /// This agent's name in the report (default: host name and process id).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// How long to keep trying to reach the coordinator (it may start later).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub wait: Duration,
 }
 
 /// Options shared by every scenario (may be given before or after the subcommand).
@@ -121,6 +169,17 @@ pub struct CommonArgs {
     /// standing still and chat (heavy: 2-5 inputs/s, a chat line every 1.5-3 s).
     #[arg(long, value_enum, default_value_t = ProfileName::Walker, global = true)]
     pub profile: ProfileName,
+    /// What view frames bots ask for: deltas (as the browser does) or full
+    /// forms (the control row of a delta measurement).
+    #[arg(long, value_enum, default_value_t = crate::client::Frames::Deltas, global = true)]
+    pub frames: crate::client::Frames,
+    /// How bots reach the shards: websocket; webtransport (a session to
+    /// each shard's --webtransport-listen address, read with its
+    /// certificate's hash from the shard's /webtransport: give the shards'
+    /// own ws:// URLs); or mix: half each (even bots on websockets, odd on
+    /// WebTransport), each transport's figures reported apart.
+    #[arg(long, value_enum, default_value_t = crate::transport::Transports::Websocket, global = true)]
+    pub transport: crate::transport::Transports,
     /// Bound on connecting, and again on waiting for Welcome after Hello.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s", global = true)]
     pub join_timeout: Duration,
@@ -163,7 +222,8 @@ pub struct CommonArgs {
     /// A shard's Prometheus endpoint, http://HOST:PORT/metrics, read at the
     /// start and end of a crowd hold (late ticks, sockets closed as too slow,
     /// bytes sent). Repeat for several shards. Default: derived from each
-    /// ws:// --url (none for wss:// URLs: name the shards' admin listeners).
+    /// ws:// --url (none for wss:// URLs; a shard with an admin listener
+    /// serves /metrics there only: name the shards' admin listeners).
     #[arg(long = "metrics-url", value_name = "URL", global = true)]
     pub metrics_urls: Vec<String>,
 }
@@ -320,7 +380,8 @@ impl Cli {
     ///
     /// Errors: top-level walk options (`--bots`, `--ramp`, `--duration`) given
     /// together with a subcommand, where they would be ignored; `--density`
-    /// with a scenario whose bots do not walk freely (idle, crowd).
+    /// with a scenario whose bots do not walk freely (idle, crowd);
+    /// `--agents` with failover or agent, or with observers.
     pub fn scenario(&self) -> Result<Command, clap::Error> {
         let conflict =
             |text: &str| <Cli as clap::CommandFactory>::command().error(clap::error::ErrorKind::ArgumentConflict, text);
@@ -333,6 +394,19 @@ impl Cli {
             }
             Some(c) => c.clone(),
         };
+        if self.fleet.agents.is_some() {
+            if let Command::Failover(_) | Command::Agent(_) = command {
+                return Err(conflict(&format!(
+                    "--agents coordinates agents; {} runs in one process (see deploy/README.md)",
+                    command.name()
+                )));
+            }
+            if matches!(self.common.observers, Some(o) if o != ObserverShare::Count(0)) {
+                return Err(conflict(
+                    "--observers needs every bot's position in one process; a run over agents has none",
+                ));
+            }
+        }
         if self.common.density.is_some() && matches!(command, Command::Idle(_) | Command::Crowd(_)) {
             return Err(conflict(&format!(
                 "--density sets where walking bots walk; {} bots do not walk freely",
@@ -494,6 +568,21 @@ mod tests {
         assert_eq!(Command::Crowd(c).bots(), 30);
         assert!(parse(&["crowd", "--point", "1;2"]).is_err());
         assert!(parse(&["crowd", "--point", "nan,2"]).is_err());
+    }
+
+    #[test]
+    fn agents_coordinate_scenarios_but_not_failover() {
+        let cli = parse(&["walk", "--bots", "600", "--agents", "3", "--listen", "127.0.0.1:0"]).expect("parses");
+        assert_eq!(cli.fleet.agents, Some(3));
+        assert!(matches!(cli.scenario(), Ok(Command::Walk(_))));
+        assert!(parse(&["--agents", "0"]).is_err());
+        assert!(parse(&["failover", "--kill-pid", "1", "--agents", "2"]).expect("parses").scenario().is_err());
+        assert!(parse(&["--agents", "2", "--observers", "10"]).expect("parses").scenario().is_err());
+        assert!(parse(&["--agents", "2", "--observers", "0"]).expect("parses").scenario().is_ok());
+        let agent = parse(&["agent", "--coordinator", "ws://10.0.0.5:7700/", "--threads", "2"]).expect("parses");
+        let Ok(Command::Agent(a)) = agent.scenario() else { panic!("agent") };
+        assert_eq!((a.coordinator.as_str(), a.name, agent.common.threads), ("ws://10.0.0.5:7700/", None, Some(2)));
+        assert!(parse(&["agent", "--coordinator", "ws://h:1/", "--agents", "2"]).expect("parses").scenario().is_err());
     }
 
     #[test]

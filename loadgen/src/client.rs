@@ -1,12 +1,17 @@
-//! One player's connection: connect, Hello, wait for Welcome (or Busy, Error,
-//! close), then send inputs, chat and pings and receive verified frames. The
-//! building block of [`crate::bot::Bot`], and usable on its own by tests.
+//! One player's connection, on either transport ([`Link`]): connect, Hello,
+//! wait for Welcome (or Busy, Error, close), then send inputs, chat and
+//! pings and receive verified frames: on a websocket every message, on
+//! WebTransport the stream's messages and the datagrams' view frames, all
+//! through [`Client::recv`] alike. The building block of
+//! [`crate::bot::Bot`], and usable on its own by tests.
 
 use crate::connection::{self, ConnectError, WsStream};
 use crate::event::{ServerEvent, Welcomed};
 use crate::failure::FailureKind;
 use crate::reconnect::JoinFailure;
 use crate::target::Target;
+use crate::transport::Transport;
+use crate::webtransport::{Ended, WtLink};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mino_protocol::client as wire_client;
@@ -18,6 +23,28 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode as WsCode, CloseFrame};
 use tokio_tungstenite::tungstenite::{self, error::ProtocolError, Message};
 
+/// What view frames a bot asks for in its Hello.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Frames {
+    /// Deltas against what the bot holds, as the browser asks.
+    #[default]
+    Deltas,
+    /// Every cell it is due as a full form (a client without the
+    /// capability: the control of a delta measurement).
+    Full,
+}
+
+impl Frames {
+    /// The Hello's capabilities for this choice.
+    pub fn capabilities(self) -> wire_client::Capabilities {
+        match self {
+            Frames::Deltas => wire_client::Capabilities::DELTAS,
+            Frames::Full => wire_client::Capabilities::NONE,
+        }
+    }
+}
+
 /// What to say in the Hello.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JoinRequest<'a> {
@@ -27,6 +54,10 @@ pub struct JoinRequest<'a> {
     pub ticket: Option<&'a [u8]>,
     /// Access token for a future identity service.
     pub access_token: Option<&'a str>,
+    /// What view frames to ask for.
+    pub frames: Frames,
+    /// How to reach the shard (WebTransport needs the target's offer).
+    pub transport: Transport,
 }
 
 /// Why a join did not end in a Welcome.
@@ -101,9 +132,29 @@ pub enum Incoming {
     Broken(FailureKind, String),
 }
 
+/// A connection on one of the transports.
+pub enum Link {
+    /// A websocket: every message on it.
+    WebSocket(Box<WsStream>),
+    /// A WebTransport session: messages on its stream, view frames as
+    /// datagrams.
+    WebTransport(Box<WtLink>),
+}
+
+/// Why a send failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The websocket is closed or broken.
+    #[error(transparent)]
+    WebSocket(#[from] tungstenite::Error),
+    /// The WebTransport stream is closed.
+    #[error("webtransport stream: {0}")]
+    WebTransport(String),
+}
+
 /// A welcomed connection.
 pub struct Client {
-    ws: WsStream,
+    link: Link,
     seq: u32,
 }
 
@@ -123,9 +174,20 @@ impl Client {
         req: JoinRequest<'_>,
         timeout: Duration,
     ) -> Result<(Client, Welcomed), JoinError> {
-        let ws = connection::connect(target, source, timeout).await?;
-        let mut client = Client { ws, seq: 0 };
-        let hello = wire_client::encode_hello(req.name, req.access_token, req.ticket);
+        let link = match req.transport {
+            Transport::WebSocket => Link::WebSocket(Box::new(connection::connect(target, source, timeout).await?)),
+            Transport::WebTransport => {
+                let offer = target.webtransport.as_ref().ok_or_else(|| ConnectError {
+                    kind: FailureKind::Handshake,
+                    detail: format!("{}: no WebTransport offer read", target.url),
+                })?;
+                Link::WebTransport(Box::new(WtLink::connect(offer, source, timeout).await?))
+            }
+        };
+        let mut client = Client { link, seq: 0 };
+        let version = mino_protocol::PROTOCOL_VERSION;
+        let hello =
+            wire_client::encode_hello_with(version, req.name, req.access_token, req.ticket, req.frames.capabilities());
         client.send(hello).await.map_err(|e| JoinError::Broken(FailureKind::ConnectionLost, e.to_string()))?;
         let deadline = Instant::now() + timeout;
         match tokio::time::timeout_at(deadline, client.first_answer()).await {
@@ -159,36 +221,58 @@ impl Client {
         }
     }
 
+    /// The transport it is on.
+    pub fn transport(&self) -> Transport {
+        match self.link {
+            Link::WebSocket(_) => Transport::WebSocket,
+            Link::WebTransport(_) => Transport::WebTransport,
+        }
+    }
+
     /// Sends one binary message and flushes it.
     ///
     /// Errors: the connection is closed or broken.
-    pub async fn send(&mut self, msg: Vec<u8>) -> Result<(), tungstenite::Error> {
-        self.ws.send(Message::Binary(msg.into())).await
+    pub async fn send(&mut self, msg: Vec<u8>) -> Result<(), SendError> {
+        match &mut self.link {
+            Link::WebSocket(ws) => Ok(ws.send(Message::Binary(msg.into())).await?),
+            Link::WebTransport(wt) => wt.send(&msg).await.map_err(SendError::WebTransport),
+        }
     }
 
     /// Sends an Input walking towards `(x, y)` (`(0, 0)`: stand still) with the next sequence number.
     ///
     /// Errors: as [`Client::send`].
-    pub async fn send_input(&mut self, x: f32, y: f32) -> Result<(), tungstenite::Error> {
+    pub async fn send_input(&mut self, x: f32, y: f32) -> Result<(), SendError> {
         self.seq = self.seq.wrapping_add(1);
         self.send(wire_client::encode_input(self.seq, x, y)).await
     }
 
     /// Sends a chat line. Errors: as [`Client::send`].
-    pub async fn send_chat(&mut self, text: &str) -> Result<(), tungstenite::Error> {
+    pub async fn send_chat(&mut self, text: &str) -> Result<(), SendError> {
         self.send(wire_client::encode_chat(text)).await
     }
 
     /// Sends a Ping carrying the wall clock in ms. Errors: as [`Client::send`].
-    pub async fn send_ping(&mut self) -> Result<(), tungstenite::Error> {
+    pub async fn send_ping(&mut self) -> Result<(), SendError> {
         self.send(wire_client::encode_ping(wall_ms())).await
     }
 
-    /// The next binary message, close or failure. Websocket pings are answered
-    /// with pongs by the websocket layer while reading.
+    /// The next binary message (on WebTransport: of the stream, or a
+    /// datagram), close or failure. Websocket pings are answered with pongs
+    /// by the websocket layer while reading. Cancel-safe.
     pub async fn recv(&mut self) -> Incoming {
+        let ws = match &mut self.link {
+            Link::WebSocket(ws) => ws,
+            Link::WebTransport(wt) => {
+                return match wt.recv().await {
+                    Ok(b) => Incoming::Frame(b),
+                    Err(Ended::Closed(code)) => Incoming::Closed(code),
+                    Err(Ended::Broken(kind, detail)) => Incoming::Broken(kind, detail),
+                }
+            }
+        };
         loop {
-            match self.ws.next().await {
+            match ws.next().await {
                 Some(Ok(Message::Binary(b))) => return Incoming::Frame(b),
                 Some(Ok(Message::Close(frame))) => return Incoming::Closed(frame.map(|f| u16::from(f.code))),
                 Some(Ok(Message::Text(_))) => return Incoming::Broken(FailureKind::Protocol, "text frame".into()),
@@ -219,11 +303,17 @@ impl Client {
     }
 
     /// Closes with 1000 (Normal) and waits up to `linger` for the server's close.
-    pub async fn close(mut self, linger: Duration) {
+    /// (WebTransport: finishes its stream, then closes the session with
+    /// 1000.)
+    pub async fn close(self, linger: Duration) {
+        let mut ws = match self.link {
+            Link::WebSocket(ws) => ws,
+            Link::WebTransport(wt) => return wt.close(linger).await,
+        };
         let frame = CloseFrame { code: WsCode::Normal, reason: "".into() };
         let _ = tokio::time::timeout(linger, async {
-            if self.ws.close(Some(frame)).await.is_ok() {
-                while let Some(Ok(_)) = self.ws.next().await {}
+            if WsStream::close(&mut ws, Some(frame)).await.is_ok() {
+                while let Some(Ok(_)) = ws.next().await {}
             }
         })
         .await;
@@ -264,7 +354,7 @@ mod tests {
             }
             while let Some(Ok(_)) = ws.next().await {}
         });
-        Target { url: format!("ws://{addr}/ws"), addr, tls: None }
+        Target { url: format!("ws://{addr}/ws"), addr, tls: None, webtransport: None }
     }
 
     fn req() -> JoinRequest<'static> {
@@ -285,6 +375,7 @@ mod tests {
             position: (3.0, 4.0),
             resumed: false,
             aoi: None,
+            capabilities: mino_protocol::client::Capabilities::DELTAS,
         });
         let t = fake(welcome, None).await;
         let (_c, w) = Client::join(&t, None, req(), Duration::from_secs(2)).await.expect("welcome");

@@ -128,7 +128,7 @@ mod tests {
     #[tokio::test]
     async fn refused_connect_is_the_servers_side() {
         let addr = closed_port().await;
-        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
+        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None, webtransport: None };
         let err = connect(&t, Some(Ipv4Addr::new(127, 0, 0, 3)), Duration::from_secs(2)).await.expect_err("refused");
         assert_eq!(err.kind, FailureKind::ConnectRefused);
     }
@@ -151,7 +151,7 @@ mod tests {
     #[tokio::test]
     async fn non_websocket_answer_is_a_handshake_failure() {
         let addr = answering(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n").await;
-        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
+        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None, webtransport: None };
         let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("503");
         assert_eq!(err.kind, FailureKind::Handshake);
         assert!(err.detail.contains("503"), "{err}");
@@ -161,7 +161,7 @@ mod tests {
     async fn wss_to_a_plain_server_is_a_handshake_failure() {
         let addr = answering(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
         let tls = crate::tls::Tls::new(&crate::tls::TlsOptions { insecure: true, ..Default::default() }).expect("tls");
-        let t = Target { url: format!("wss://{addr}/ws"), addr, tls: Some(tls) };
+        let t = Target { url: format!("wss://{addr}/ws"), addr, tls: Some(tls), webtransport: None };
         let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("not TLS");
         assert_eq!(err.kind, FailureKind::Handshake, "{err}");
     }
@@ -170,7 +170,7 @@ mod tests {
     async fn silent_server_times_out() {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = l.local_addr().expect("addr");
-        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None };
+        let t = Target { url: format!("ws://{addr}/ws"), addr, tls: None, webtransport: None };
         let err = connect(&t, None, Duration::from_millis(200)).await.expect_err("timeout");
         assert_eq!(err.kind, FailureKind::ConnectTimeout);
         drop(l);

@@ -94,7 +94,8 @@ impl PlayerPos {
     }
 }
 
-/// One cell of a view frame (area of interest), positions still quantized:
+/// One cell as a client holds it after a view frame's item (a full form or
+/// a delta applied, see [`mino_protocol::held`]), positions still quantized:
 /// the Welcome's bounds turn them into world units ([`CellFrame::players`]).
 /// Complete for its (shard, cell): a player of that shard missing from it
 /// has left the cell.
@@ -113,20 +114,35 @@ pub struct CellFrame {
 }
 
 impl CellFrame {
-    /// Copies one cell of a verified view frame.
-    pub fn of(c: &mino_protocol::cell::CellView<'_>) -> CellFrame {
+    /// The cell of `shard` and `cell` as held after a section of `tick`
+    /// (low 32 bits) whose time is `time_ms` (ms since the epoch).
+    pub fn held(shard: u32, cell: u32, tick: u32, time_ms: u64, entries: &[mino_protocol::entry::Entry]) -> CellFrame {
         CellFrame {
-            shard_id: ShardId(c.shard_id()),
-            cell: c.cell(),
-            tick: c.tick(),
-            time_ms: c.time_ms(),
-            entries: c.players().iter().collect(),
+            shard_id: ShardId(shard),
+            cell,
+            tick,
+            time_ms: time_ms as u32,
+            entries: entries.iter().map(|e| e.to_wire()).collect(),
         }
     }
 
     /// The players, dequantized over the world's `bounds`.
     pub fn players(&self, bounds: &Bounds) -> Vec<PlayerPos> {
         self.entries.iter().map(|p| PlayerPos::of(p, bounds)).collect()
+    }
+}
+
+/// A verified view frame's bytes (`ServerMessage.view`), owned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewBytes(pub Vec<u8>);
+
+impl ViewBytes {
+    /// The frame, read again (the bytes were verified when decoded).
+    ///
+    /// Errors: [`ViewError`](mino_protocol::view::ViewError) only for bytes
+    /// not made by [`ServerEvent::decode`].
+    pub fn frame(&self) -> Result<mino_protocol::view::ViewFrame<'_>, mino_protocol::view::ViewError> {
+        mino_protocol::view::ViewFrame::parse(&self.0)
     }
 }
 
@@ -235,8 +251,9 @@ pub enum ServerEvent {
         /// Why.
         reason: String,
     },
-    /// A view frame (area of interest): one shard's cells at one tick.
-    View(Vec<CellFrame>),
+    /// A view frame: sections of shards' cells, items to apply to what the
+    /// client holds ([`mino_protocol::held::Held`]).
+    View(ViewBytes),
     /// Names a NamesRequest asked for.
     Names(Vec<(PlayerId, String)>),
     /// Players and shards in the place (area of interest, once a second).
@@ -282,7 +299,7 @@ impl ServerEvent {
                 ticket: m.resume_ticket().map(|t| t.bytes().to_vec()).unwrap_or_default(),
                 reason: m.reason().unwrap_or_default().to_owned(),
             },
-            ServerMsg::View(v) => ServerEvent::View(v.cells().map(|c| CellFrame::of(&c)).collect()),
+            ServerMsg::View(v) => ServerEvent::View(ViewBytes(v.bytes().to_vec())),
             ServerMsg::Names(n) => ServerEvent::Names(infos(n.players())),
             ServerMsg::PlaceStatus(s) => ServerEvent::PlaceStatus { players: s.players(), shards: s.shards() },
             ServerMsg::CellBundle(_) => {

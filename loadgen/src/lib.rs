@@ -6,7 +6,9 @@
 //! `scripts/layers.py`):
 //! - [`target`], [`connection`], [`tls`]: where to connect and how (source
 //!   address binding, Nagle off, TLS for `wss://`, failure classification in
-//!   [`failure`]).
+//!   [`failure`]); [`transport`]: a websocket or WebTransport, and how a run
+//!   splits its bots between them; [`webtransport`]: a WebTransport session
+//!   (the shard's offer, the stream, datagrams).
 //! - [`client`]: one player's connection (Hello, Welcome/Busy/Error, send,
 //!   receive verified frames); [`event`] turns frames into owned values for tests.
 //! - [`world`]: what a Welcome says about the world (bounds, speed, the
@@ -22,6 +24,8 @@
 //! - [`swarm`]: many bots at a paced rate, on [`threads`] (one single-threaded
 //!   runtime each); [`stats`] merges what they measure.
 //! - [`cli`]: the `mino-loadgen` command line, which the scenarios run with.
+//! - [`fleet`]: a run spread over agents on several machines under one
+//!   coordinator (the protocol, the bots' shares, the coordinator's side).
 //! - [`scenario`]: walk, steps, idle, arrivals, failover and crowd runs,
 //!   reported by [`report`] (JSON and tables) and [`plot`] (SVG), with
 //!   [`meter`], [`sysinfo`] and [`limits`] for CPU, memory and local limits,
@@ -34,6 +38,7 @@ pub mod client;
 pub mod connection;
 pub mod event;
 pub mod failure;
+pub mod fleet;
 pub mod limits;
 pub mod meter;
 pub mod observer;
@@ -55,6 +60,8 @@ pub mod sysinfo;
 pub mod target;
 pub mod threads;
 pub mod tls;
+pub mod transport;
+pub mod webtransport;
 pub mod world;
 
 pub use bot::{Bot, BotConfig, BotReport};
@@ -66,3 +73,4 @@ pub use stats::{Metric, Stats, Summary};
 pub use status::{BotShared, BotState};
 pub use target::Target;
 pub use tls::{Tls, TlsOptions};
+pub use transport::{Transport, Transports};

@@ -4,13 +4,13 @@
 //! its own ceiling.
 
 use nix::sys::resource::{getrlimit, setrlimit, Resource};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// File descriptors kept free for everything but bot sockets.
 pub const RESERVED_FDS: u64 = 16;
 
 /// What this machine allows the loadgen.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LocalLimits {
     /// Soft `RLIMIT_NOFILE` in force for the run.
     pub nofile: u64,

@@ -3,7 +3,7 @@
 //! process named with `--server-pid` (CPU user/sys apart, RSS).
 
 use crate::sysinfo::{CpuTimes, MachineCpu, Memory, Proc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// A started measurement; [`Meter::finish`] ends it.
@@ -15,7 +15,7 @@ pub struct Meter {
 }
 
 /// CPU used over a window.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUse {
     /// User time, s.
     pub user_s: f64,
@@ -38,7 +38,7 @@ impl CpuUse {
 }
 
 /// One server process over a window. CPU is `None` when the pid could not be read.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServerUse {
     /// The process id.
     pub pid: u32,
@@ -53,7 +53,7 @@ pub struct ServerUse {
 }
 
 /// What a window measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     /// Wall time, s.
     pub wall_s: f64,

@@ -18,8 +18,8 @@
 //!   view grace) already inside the view radius, having been known to be
 //!   outside: it was never shown in the prefetch ring.
 //! - **blink**: a player shown while inside the view radius, still inside,
-//!   and in no frame for longer than the Welcome's `view_grace_ms` (a client
-//!   stops drawing it); once per episode.
+//!   and neither in a frame nor in what the client holds (protocol 4 holds a
+//!   cell until it is forgotten) for longer than the grace; once per episode.
 //! - **ideal crop**: 10 bytes times the players within the radius (itself
 //!   included), each tick checked, against the entry bytes, the other bytes
 //!   of cells (runs, view frames' headers, padding), and every byte received.
@@ -37,10 +37,10 @@
 //! the observer plus `N / MAX_DELAY`, not `N`.
 
 use crate::cells::ENTRY_BYTES;
+use crate::event::CellFrame;
 use crate::positions::{Positions, Report};
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
-use mino_protocol::cell::CellView;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{quantize, server, PlayerId};
 use std::collections::HashMap;
@@ -274,17 +274,16 @@ impl Observer {
         self.count(Tally::ObservedBytes, len as u64);
     }
 
-    /// A verified cell of `len` bytes arrived at `now`: notes who it
-    /// shows, resolves their pending entries and counts pop-ins.
-    pub fn on_cell(&mut self, c: &CellView<'_>, len: usize, now: Instant, stats: &Stats, bot: usize) {
-        let players = c.players();
-        let entry_bytes = ENTRY_BYTES * players.len();
-        self.count(Tally::ObservedEntryBytes, entry_bytes as u64);
-        self.count(Tally::ObservedHeaderBytes, len.saturating_sub(entry_bytes) as u64);
-        let time_ms = c.time_ms();
+    /// A cell updated at `now` by `len` bytes of a view frame, `entries` of
+    /// them its items' bodies: notes who it shows, resolves their pending
+    /// entries and counts pop-ins.
+    pub fn on_cell(&mut self, c: &CellFrame, len: usize, entries: usize, now: Instant, stats: &Stats, bot: usize) {
+        self.count(Tally::ObservedEntryBytes, entries as u64);
+        self.count(Tally::ObservedHeaderBytes, len.saturating_sub(entries) as u64);
+        let time_ms = c.time_ms;
         let warm = now >= self.warm_after;
-        for p in players.iter() {
-            let id = server::player_id(&p);
+        for p in &c.entries {
+            let id = server::player_id(p);
             if id == self.own_id {
                 continue;
             }
@@ -424,6 +423,18 @@ impl Observer {
         match self.seen.get(&r.player) {
             Some(s) if later_or_same(s.time_ms, e.time_ms) => self.record_entry(stats, bot, Duration::ZERO, 0),
             _ => self.pending.push(e),
+        }
+    }
+
+    /// The client still holds `held` at `now` (protocol 4: a cell that did
+    /// not change is not sent again, its players stay drawn until it is
+    /// forgotten): each one already shown counts as shown now, so a player
+    /// standing in a held cell never counts as a blink.
+    pub fn still_held(&mut self, held: impl Iterator<Item = PlayerId>, now: Instant) {
+        for id in held {
+            if let Some(s) = self.seen.get_mut(&id) {
+                s.at = now;
+            }
         }
     }
 

@@ -14,7 +14,7 @@ use rand::Rng;
 use std::time::Duration;
 
 /// The name of a profile, as given on the command line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProfileName {
     /// Walks, new random direction every 1–3 s; no chat.

@@ -1,15 +1,17 @@
 //! The client reconnect policy (issue 4), as pure functions of what happened:
 //! after an unexpected close, reconnect at once with a little jitter, then
 //! with capped exponential backoff, presenting the resume ticket; never after
-//! SessionReplaced; after Busy, wait retry-after (the next attempt goes to the
-//! next `--url`); after a Move, reconnect at once with the Move's ticket.
+//! SessionReplaced, nor after an operator's kick (Kicked: the schema says a
+//! client must not reconnect on its own); after Busy, wait retry-after (the
+//! next attempt goes to the next `--url`); after a Move, reconnect at once
+//! with the Move's ticket.
 
 use mino_protocol::wire::CloseCode;
 use rand::Rng;
 use std::time::Duration;
 
 /// Tunables of the policy.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReconnectPolicy {
     /// Reconnect at all after an unexpected close or a failed attempt.
     pub enabled: bool,
@@ -70,7 +72,7 @@ pub enum StopReason {
     Stopped,
     /// SessionReplaced: another session took the player over; never reconnect.
     Replaced,
-    /// The server refused the bot for good (protocol version, name, a rule the bot broke).
+    /// The server refused the bot for good (protocol version, name, a rule the bot broke, an operator's kick).
     Refused,
     /// Busy and the policy does not retry Busy.
     Busy,
@@ -92,10 +94,12 @@ pub enum Next {
     },
 }
 
-/// Close codes after which reconnecting cannot help: the bot itself is at fault.
+/// Close codes after which reconnecting cannot help (the bot itself is at
+/// fault) or is not the bot's to do (an operator removed it).
 fn final_code(code: u16) -> bool {
     let c = CloseCode(code);
     c == CloseCode::SessionReplaced
+        || c == CloseCode::Kicked
         || c == CloseCode::ProtocolVersion
         || c == CloseCode::NameInvalid
         || (CloseCode::MalformedMessage.0..=CloseCode::ChatFlood.0).contains(&code)
@@ -210,6 +214,17 @@ mod tests {
         assert!(matches!(p.after_join(used, 0, &mut rng()), Next::Retry { keep_ticket: false, .. }));
         let version = JoinFailure::Refused(CloseCode::ProtocolVersion.0);
         assert_eq!(p.after_join(version, 0, &mut rng()), Next::Stop(StopReason::Refused));
+    }
+
+    #[test]
+    fn never_reconnects_after_a_kick() {
+        let p = ReconnectPolicy::default();
+        let kicked = Ending::Closed(Some(CloseCode::Kicked.0));
+        assert_eq!(p.after_session(kicked, &mut rng()), Next::Stop(StopReason::Refused));
+        assert_eq!(
+            p.after_join(JoinFailure::Refused(CloseCode::Kicked.0), 0, &mut rng()),
+            Next::Stop(StopReason::Refused)
+        );
     }
 
     #[test]

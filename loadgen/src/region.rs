@@ -9,7 +9,7 @@ use crate::world::World;
 use rand::Rng;
 
 /// A rectangle of the world, world units (`min < max` on both axes).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Region {
     /// Smallest x, world units.
     pub min_x: f32,

@@ -3,23 +3,110 @@
 //! Latencies are ms (`{p50, p95, p99, max, count}`), rates per second, sizes
 //! bytes, CPU in seconds, µs per frame or percent as each field says. With
 //! area of interest a phase adds an `aoi` object ([`aoi::AoiFigures`]) and
-//! with `--density` a `density` one; without, neither appears.
+//! with `--density` a `density` one; without, neither appears. A
+//! `--transport mix` phase adds a `transports` array, each transport's
+//! bots' figures ([`transport::TransportFigures`]).
 
 pub mod aoi;
 pub mod crowd;
+pub mod fleet;
 pub mod table;
+pub mod transport;
 
 use crate::limits::LocalLimits;
 use crate::meter::Usage;
 use crate::stats::{Metric, Summary, Window};
 use crate::swarm::Census;
 use aoi::{AoiFigures, AoiInputs, BotBytes, DensityFigures};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Which scenario wrote a report (its `scenario` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scenario {
+    /// [`WalkReport`].
+    Walk,
+    /// [`StepsReport`].
+    Steps,
+    /// [`IdleReport`].
+    Idle,
+    /// [`ArrivalsReport`].
+    Arrivals,
+    /// [`FailoverReport`].
+    Failover,
+    /// [`crowd::CrowdReport`].
+    Crowd,
+}
+
+impl Scenario {
+    /// The name as in the JSON and on the command line.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scenario::Walk => "walk",
+            Scenario::Steps => "steps",
+            Scenario::Idle => "idle",
+            Scenario::Arrivals => "arrivals",
+            Scenario::Failover => "failover",
+            Scenario::Crowd => "crowd",
+        }
+    }
+}
+
+/// Whether a phase's figures describe the server: the loadgen's verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The loadgen's CPU stayed at or under its limit.
+    #[default]
+    #[serde(rename = "measured")]
+    Measured,
+    /// The loadgen's CPU passed its limit: the figures say more about it.
+    #[serde(rename = "not judgeable")]
+    NotJudgeable,
+}
+
+impl Verdict {
+    /// [`Verdict::Measured`] when `judgeable`.
+    pub fn of(judgeable: bool) -> Verdict {
+        if judgeable {
+            Verdict::Measured
+        } else {
+            Verdict::NotJudgeable
+        }
+    }
+
+    /// The verdict as the JSON and the tables write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Measured => "measured",
+            Verdict::NotJudgeable => "not judgeable",
+        }
+    }
+}
+
+/// How a failover run stopped its shard (its `action` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailoverAction {
+    /// SIGKILL: the shard dies at once.
+    Kill,
+    /// SIGTERM: the shard drains its players first.
+    Drain,
+}
+
+impl FailoverAction {
+    /// The name as in the JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            FailoverAction::Kill => "kill",
+            FailoverAction::Drain => "drain",
+        }
+    }
+}
+
 /// Server CPU per frame delivered to the bots, µs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PerFrame {
     /// User time per frame, µs.
     pub user: f64,
@@ -30,7 +117,7 @@ pub struct PerFrame {
 }
 
 /// The `--server-pid` processes over a measurement window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerFigures {
     /// The pids that were readable.
     pub pids: Vec<u32>,
@@ -87,7 +174,7 @@ pub fn round3(v: f64) -> f64 {
 }
 
 /// The figures of one measured phase (a walk run, or one step).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     /// Bots in a welcomed session at the end of the phase.
     pub connected: usize,
@@ -98,7 +185,7 @@ pub struct Measured {
     /// Failures in the phase (connect, join, closes, protocol); see `error_kinds`.
     pub errors: u64,
     /// Failures by kind (local_*: this machine's limits, not the server's).
-    pub error_kinds: BTreeMap<&'static str, u64>,
+    pub error_kinds: BTreeMap<String, u64>,
     /// Connect start to Welcome, ms.
     pub welcome_ms: Summary,
     /// Gap between consecutive snapshots of the bot's own shard, ms.
@@ -128,8 +215,8 @@ pub struct Measured {
     /// False when the loadgen's CPU passed the threshold: its figures then say
     /// more about the loadgen than about the server.
     pub judgeable: bool,
-    /// "measured" or "not judgeable".
-    pub verdict: &'static str,
+    /// "measured" or "not judgeable" (from `judgeable`).
+    pub verdict: Verdict,
     /// The `--server-pid` processes, if any were given.
     pub server: Option<ServerFigures>,
     /// Area of interest (absent when the server sent no cells).
@@ -138,6 +225,16 @@ pub struct Measured {
     /// `--density` (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub density: Option<DensityFigures>,
+    /// A run spread over agents (`--agents`): each agent's part of the
+    /// phase (absent in one process). The phase's `loadgen_cpu_pct` is then
+    /// the busiest host's, all its agents together, and `machine_cpu_pct`
+    /// the busiest machine's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<fleet::AgentFigures>>,
+    /// A `--transport mix` phase in one process: each transport's bots'
+    /// figures, websocket first (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transports: Option<Vec<transport::TransportFigures>>,
 }
 
 /// Inputs to [`Measured::of`].
@@ -188,7 +285,7 @@ impl Measured {
             loadgen_cpu_pct: round2(p.usage.loadgen_cpu_pct),
             machine_cpu_pct: round2(p.usage.machine_cpu_pct),
             judgeable,
-            verdict: if judgeable { "measured" } else { "not judgeable" },
+            verdict: Verdict::of(judgeable),
             server: ServerFigures::of(p.usage, hc.frames, connected),
             aoi: AoiFigures::of(&AoiInputs {
                 hold,
@@ -198,12 +295,14 @@ impl Measured {
                 observers: p.observers,
             }),
             density: None,
+            agents: None,
+            transports: None,
         }
     }
 }
 
 /// Where the bots went and from where.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     /// The target URLs.
     pub urls: Vec<String>,
@@ -214,10 +313,10 @@ pub struct RunInfo {
 }
 
 /// `mino-loadgen` (walk): N bots for a duration.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WalkReport {
-    /// Always "walk".
-    pub scenario: &'static str,
+    /// Always [`Scenario::Walk`].
+    pub scenario: Scenario,
     /// Bots started.
     pub bots: usize,
     /// Bots welcomed at least once.
@@ -235,7 +334,7 @@ pub struct WalkReport {
 }
 
 /// One step of `steps`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepReport {
     /// Bots asked for in this step.
     pub players: usize,
@@ -245,10 +344,10 @@ pub struct StepReport {
 }
 
 /// `mino-loadgen steps`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepsReport {
-    /// Always "steps".
-    pub scenario: &'static str,
+    /// Always [`Scenario::Steps`].
+    pub scenario: Scenario,
     /// Each step in order.
     pub steps: Vec<StepReport>,
     /// Distinct shard ids seen in snapshots.
@@ -259,10 +358,10 @@ pub struct StepsReport {
 }
 
 /// `mino-loadgen idle`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IdleReport {
-    /// Always "idle".
-    pub scenario: &'static str,
+    /// Always [`Scenario::Idle`].
+    pub scenario: Scenario,
     /// Idle websockets asked for.
     pub bots: usize,
     /// Figures over the hold (connected, errors, frames, the age of each
@@ -279,8 +378,8 @@ pub struct IdleReport {
     /// bots' sockets are on this kernel too).
     pub kernel_tcp_bytes_per_connection: Option<u64>,
     /// Server CPU per tick over the hold, ms (ticks by the clock): what
-    /// keeping every socket up to date costs (one write a socket a tick
-    /// without keyframes, about none for idle sockets with them).
+    /// keeping every socket up to date costs (about none for idle sockets:
+    /// a view that did not change is sent nothing).
     pub server_cpu_per_tick_ms: Option<f64>,
     /// What one place-wide chat line costs the server per socket (`None`:
     /// not measured, `--no-chat-cost`, or no readable server process).
@@ -292,7 +391,7 @@ pub struct IdleReport {
 
 /// What one place-wide chat line costs the server per socket (see
 /// `scenario/chat_cost.rs`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatCost {
     /// Chat lines the speakers sent in the chat window.
     pub lines: u64,
@@ -309,10 +408,10 @@ pub struct ChatCost {
 }
 
 /// `mino-loadgen arrivals`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArrivalsReport {
-    /// Always "arrivals".
-    pub scenario: &'static str,
+    /// Always [`Scenario::Arrivals`].
+    pub scenario: Scenario,
     /// Bots arriving.
     pub bots: usize,
     /// Asked arrival rate, bots/s.
@@ -332,12 +431,12 @@ pub struct ArrivalsReport {
 }
 
 /// `mino-loadgen failover`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailoverReport {
-    /// Always "failover".
-    pub scenario: &'static str,
-    /// "kill" (SIGKILL) or "drain" (SIGTERM).
-    pub action: &'static str,
+    /// Always [`Scenario::Failover`].
+    pub scenario: Scenario,
+    /// How the shard was stopped.
+    pub action: FailoverAction,
     /// The signalled pid.
     pub pid: u32,
     /// Bots started.
@@ -369,7 +468,7 @@ pub struct FailoverReport {
     /// Failures after the signal.
     pub errors: u64,
     /// Failures by kind.
-    pub error_kinds: BTreeMap<&'static str, u64>,
+    pub error_kinds: BTreeMap<String, u64>,
     /// Run context.
     #[serde(flatten)]
     pub info: RunInfo,
@@ -436,10 +535,10 @@ mod tests {
         };
         let ok = measure(40.0);
         assert!(ok.judgeable);
-        assert_eq!(ok.verdict, "measured");
+        assert_eq!(ok.verdict, Verdict::Measured);
         let busy = measure(71.0);
         assert!(!busy.judgeable);
-        assert_eq!(busy.verdict, "not judgeable");
+        assert_eq!(busy.verdict, Verdict::NotJudgeable);
     }
 
     #[test]
@@ -458,7 +557,7 @@ mod tests {
         });
         let limits = crate::limits::LocalLimits::check_and_raise(1);
         let report = WalkReport {
-            scenario: "walk",
+            scenario: Scenario::Walk,
             bots: 3,
             admitted: 0,
             shards_seen: 0,
@@ -476,5 +575,7 @@ mod tests {
             }
         }
         assert!(v.get("aoi").is_none() && v.get("density").is_none(), "no cells: no area-of-interest fields");
+        let back: WalkReport = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back, report, "the benches' report reads loadgen's JSON through these types");
     }
 }

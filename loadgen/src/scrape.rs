@@ -1,7 +1,8 @@
 //! A shard's Prometheus metrics read over plain HTTP (`--metrics-url`): one
 //! GET of `http://HOST:PORT/PATH`, bounded in time and size, parsed into
 //! `series -> value` (series as printed: name and labels, e.g.
-//! `mino_sockets_closed_total{reason="too_slow"}`). Scenarios read a shard
+//! `mino_sockets_closed_total{reason="too_slow"}`) by [`sample`], the
+//! workspace's one parser of Prometheus text. Scenarios read a shard
 //! at the start and the end of a hold and use the difference.
 
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ pub const MAX_ANSWER_BYTES: usize = 8 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum ScrapeError {
     /// Not an `http://` URL with a host.
-    #[error("invalid metrics URL {0:?}: use http://HOST:PORT/metrics")]
+    #[error("invalid URL {0:?}: use http://HOST:PORT/PATH (e.g. /metrics)")]
     Url(String),
     /// Connecting, sending or reading failed.
     #[error("{url}: {detail}")]
@@ -53,24 +54,7 @@ impl Scrape {
     /// Parses Prometheus (or OpenMetrics) text; comments and lines that are
     /// not `SERIES VALUE [TIMESTAMP]` are skipped.
     pub fn parse(text: &str) -> Scrape {
-        let mut values = HashMap::new();
-        for line in text.lines().map(str::trim) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let end = match line.find('{') {
-                Some(open) => match line[open..].find('}') {
-                    Some(close) => open + close + 1,
-                    None => continue,
-                },
-                None => line.find(char::is_whitespace).unwrap_or(line.len()),
-            };
-            let value = line[end..].split_whitespace().next().and_then(|v| v.parse::<f64>().ok());
-            if let Some(v) = value {
-                values.insert(line[..end].to_owned(), v);
-            }
-        }
-        Scrape { values }
+        Scrape { values: text.lines().filter_map(sample).map(|(s, v)| (s.to_owned(), v)).collect() }
     }
 
     /// The value of `series`, 0 when absent (a labelled counter appears once
@@ -83,6 +67,45 @@ impl Scrape {
     pub fn has(&self, series: &str) -> bool {
         self.values.contains_key(series)
     }
+
+    /// Every sample: (series as printed, value), in no particular order.
+    pub fn samples(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.values.iter().map(|(s, v)| (s.as_str(), *v))
+    }
+}
+
+/// One line of the text exposition format: its series (the name, with its
+/// labels as printed) and its value; a timestamp after the value is
+/// ignored. None for a comment, a blank line or a line that is not a sample.
+/// The one parser of Prometheus text in the workspace: the test kit's
+/// `Metrics` and the benches' sampler read scrapes through it.
+pub fn sample(line: &str) -> Option<(&str, f64)> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let end = match line.find('{') {
+        Some(open) => open + labels_len(&line[open..])?,
+        None => line.find(char::is_whitespace)?,
+    };
+    let value = line[end..].split_whitespace().next()?.parse().ok()?;
+    Some((&line[..end], value))
+}
+
+/// The length of the label set `{...}` at the start of `s`, quoted values
+/// (which may hold `}` and escaped quotes) skipped.
+fn labels_len(s: &str) -> Option<usize> {
+    let (mut quoted, mut escaped) = (false, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '}' if !quoted => return Some(i + 1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The metrics URL of a shard's own websocket URL: `ws://H:P/..` becomes
@@ -99,6 +122,16 @@ pub fn metrics_url_of(ws_url: &str) -> Option<String> {
 ///
 /// Errors: [`ScrapeError`].
 pub async fn scrape(url: &str) -> Result<Scrape, ScrapeError> {
+    get(url).await.map(|b| Scrape::parse(&b))
+}
+
+/// GETs `http://HOST[:PORT]/PATH` (HTTP/1.1, `Connection: close`) and
+/// returns the body of a 200 answer (de-chunked), bounded by
+/// [`SCRAPE_TIMEOUT`] and [`MAX_ANSWER_BYTES`]: the one plain HTTP client of
+/// the loadgen (metrics, a shard's `/webtransport` offer).
+///
+/// Errors: [`ScrapeError`].
+pub async fn get(url: &str) -> Result<String, ScrapeError> {
     let uri: Uri = url.parse().map_err(|_| ScrapeError::Url(url.to_owned()))?;
     let (Some("http"), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
         return Err(ScrapeError::Url(url.to_owned()));
@@ -119,7 +152,7 @@ pub async fn scrape(url: &str) -> Result<Scrape, ScrapeError> {
     })
     .await
     .map_err(|_| ScrapeError::Timeout(url.to_owned()))??;
-    body(&answer).map(|b| Scrape::parse(&b)).map_err(|detail| ScrapeError::Answer { url: url.to_owned(), detail })
+    body(&answer).map_err(|detail| ScrapeError::Answer { url: url.to_owned(), detail })
 }
 
 /// The body of a whole HTTP/1.1 answer, de-chunked; Err says what was wrong.
@@ -170,6 +203,11 @@ mod tests {
         assert_eq!(s.value("mino_players"), 7.0, "a timestamp is ignored");
         assert_eq!(s.value("mino_absent"), 0.0);
         assert!(s.has("mino_ticks_total") && !s.has("# TYPE"));
+        let quoted = "mino_sockets_closed_total{reason=\"a} \\\"b\"} 1 1700000000";
+        assert_eq!(sample(quoted), Some(("mino_sockets_closed_total{reason=\"a} \\\"b\"}", 1.0)));
+        assert_eq!(sample("mino_b{x=\"1\" 2"), None, "labels never closed");
+        assert_eq!(sample("mino_c nan_or_not"), None);
+        assert_eq!(sample("mino_a"), None, "no value");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use crate::cells::{CellMeter, Own};
 use crate::client::{wall_ms, Client, Incoming};
-use crate::event::Welcomed;
+use crate::event::{CellFrame, Welcomed};
 use crate::failure::FailureKind;
 use crate::observer::Observer;
 use crate::positions::{Positions, Report};
@@ -18,8 +18,10 @@ use crate::stats::{Event, Metric, Stats, Tally};
 use crate::status::BotShared;
 use crate::steer::{Movement, Steering};
 use crate::world::World;
-use mino_protocol::cell::{CellView, ViewFrame, ENTRY_BYTES, RUN_BYTES};
+use mino_protocol::held::{Held, Update};
+use mino_protocol::motion::Motion;
 use mino_protocol::server::{self, ServerMsg};
+use mino_protocol::view::{tick_time_ms, ItemKind, ViewFrame};
 use mino_protocol::wire::CloseCode;
 use mino_protocol::{quantize, wire, PlayerId};
 use rand::rngs::SmallRng;
@@ -31,9 +33,12 @@ use tokio_util::sync::CancellationToken;
 /// A send that does not finish in this time means the connection is stuck.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Ticks of movement a resumed player may be away from where the bot last saw
-/// it (the bot's last snapshot can be a tick older than the server's, and the
-/// first snapshot after resuming a tick newer), plus one world unit of rounding.
+/// Ticks of movement a resumed player's Welcome may place it away from where
+/// the bot last saw it (the bot's last frame can be older than the last state
+/// the old shard stored: frames in flight when it died), plus one world unit
+/// of rounding. The Welcome's position is judged, not the first frame's: a
+/// bot steers again as soon as it is welcomed, so a frame that comes late on
+/// a loaded machine shows it already walked from where it was put.
 const RESUME_TOLERANCE_TICKS: f32 = 3.0;
 
 /// Where a bot was when its previous session closed: what a resumed session checks.
@@ -103,9 +108,24 @@ struct Measure<'a> {
     clocks: Vec<(u32, Instant)>,
     resume: Option<ResumeCheck>,
     tolerance: f32,
-    /// Area of interest: the tick of the newest frame seen of each shard, so
-    /// a shard's gap is timed once a tick, not once a cell.
+    /// The tick of the newest frame seen of each shard, so a shard's gap is
+    /// timed once a tick, not once a cell.
     last_tick: Vec<(u32, u32)>,
+    /// What the bot holds of the cells view frames told it.
+    held: Held,
+    /// The world's bounds (positions are quantized over them).
+    bounds: wire::Bounds,
+    /// The Welcome's tick rate and server time, for the sections' times.
+    tick_hz: u16,
+    welcome_ms: u64,
+    /// Scratch: each updated cell's share of a frame's bytes (all, bodies).
+    shares: Vec<(u32, u32, usize, usize)>,
+    /// The tick period.
+    period: Duration,
+    /// The bot's own position as last shown, and when it was shown: a cell
+    /// that does not change is not sent (protocol 4), so a bot standing
+    /// still goes on from what it holds (see [`Measure::on_quiet_tick`]).
+    own_last: Option<((f32, f32), Instant)>,
 }
 
 /// Runs one session until it ends. `resume` is set when this Welcome resumed
@@ -148,7 +168,15 @@ pub async fn run(
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
+        held: Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX),
+        bounds: welcome.bounds,
+        tick_hz: welcome.tick_hz,
+        welcome_ms: welcome.server_time_ms,
+        shares: Vec::new(),
+        period: world.tick_period(),
+        own_last: None,
     };
+    m.check_placed(welcome.position);
     let end = m.drive(client, rng, cancel).await;
     m.finish();
     end
@@ -166,7 +194,10 @@ impl Measure<'_> {
         let turn = sleep_until(if turns { now } else { far });
         let chat = sleep_until(profile.chat.map_or(far, |c| now + c.sample(rng)));
         let ping = sleep_until(profile.ping.map_or(far, |p| now + p));
-        tokio::pin!(turn, chat, ping);
+        // Quiet ticks matter only to bots that publish or observe positions.
+        let watch = self.observer.is_some() || ctx.positions.is_some();
+        let quiet = sleep_until(if watch { now + self.period } else { far });
+        tokio::pin!(turn, chat, ping, quiet);
         loop {
             let sent = tokio::select! {
                 biased;
@@ -192,6 +223,12 @@ impl Measure<'_> {
                 _ = &mut ping => {
                     ping.as_mut().reset(profile.ping.map_or(far, |p| Instant::now() + p));
                     tokio::time::timeout(SEND_TIMEOUT, client.send_ping()).await
+                }
+                _ = &mut quiet => {
+                    let now = Instant::now();
+                    quiet.as_mut().reset(now + self.period);
+                    self.on_quiet_tick(now);
+                    continue;
                 }
             };
             match sent {
@@ -245,7 +282,6 @@ impl Measure<'_> {
             o.on_message(bytes.len());
         }
         match server::decode(&bytes) {
-            Ok(ServerMsg::Snapshot(s)) => self.on_snapshot(&s, now, rng),
             Ok(ServerMsg::Pong(p)) => {
                 let rtt_ms = wall_ms() - p.client_time_ms();
                 if rtt_ms.is_finite() && rtt_ms >= 0.0 {
@@ -263,7 +299,11 @@ impl Measure<'_> {
                 let detail = "welcome or busy inside a session".to_owned();
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
             }
-            Ok(ServerMsg::View(v)) => self.on_view(&v, bytes.len(), now, rng),
+            Ok(ServerMsg::View(v)) => {
+                if let Err(e) = self.on_view(&v, bytes.len(), now, rng) {
+                    return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, e.to_string()))));
+                }
+            }
             Ok(
                 ServerMsg::Presence(_)
                 | ServerMsg::Roster(_)
@@ -271,6 +311,10 @@ impl Measure<'_> {
                 | ServerMsg::Names(_)
                 | ServerMsg::PlaceStatus(_),
             ) => {}
+            Ok(ServerMsg::Snapshot(_)) => {
+                let detail = "a whole-shard snapshot sent to a client (protocol 4 sends view frames)".to_owned();
+                return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
+            }
             Ok(ServerMsg::CellBundle(_)) => {
                 let detail = "a bundle between shards sent to a client".to_owned();
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
@@ -280,63 +324,82 @@ impl Measure<'_> {
         None
     }
 
-    fn on_snapshot(&mut self, s: &wire::Snapshot<'_>, now: Instant, rng: &mut SmallRng) {
-        let (stats, bot) = (self.ctx.stats, self.ctx.bot);
-        let shard = s.shard_id();
-        let own = shard == self.own_shard;
-        stats.snapshot(own);
-        match self.clocks.iter_mut().find(|c| c.0 == shard) {
-            Some(clock) => {
-                stats.record(bot, if own { Metric::SnapshotGap } else { Metric::RelayedGap }, now - clock.1);
-                clock.1 = now;
-            }
-            None => {
-                self.clocks.push((shard, now));
-                stats.shard_seen(shard);
-            }
-        }
-        if !own {
-            return;
-        }
-        let age_ms = wall_ms() - s.server_time_ms() as f64;
-        if age_ms.is_finite() && age_ms >= 0.0 {
-            stats.record(bot, Metric::SnapshotAge, Duration::from_secs_f64(age_ms / 1000.0));
-        }
-        if let Some(pos) = self.own_position(s) {
-            self.ctx.shared.set_position(pos);
-            self.check_back_in_place(pos);
-            self.steer_out = self.steering.on_position(pos, now, rng).or(self.steer_out);
-        }
-    }
-
-    /// A view frame (area of interest) of `len` bytes: a shard's first frame
-    /// of a tick times its gap (own or relayed); then each of its cells in
-    /// turn, the first charged the frame's own header too, so that the
-    /// cells' bytes add up to the frame's.
-    fn on_view(&mut self, v: &ViewFrame<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
+    /// A view frame of `len` bytes: each shard's first section of a tick
+    /// times its gap (own or relayed); its items apply to what the bot holds,
+    /// and each cell they changed is measured, charged its items' bytes (the
+    /// first also the frame's and sections' headers, so that the cells'
+    /// bytes add up to the frame's).
+    ///
+    /// Errors: an item that does not apply to what the bot holds.
+    fn on_view(
+        &mut self,
+        v: &ViewFrame<'_>,
+        len: usize,
+        now: Instant,
+        rng: &mut SmallRng,
+    ) -> Result<(), mino_protocol::held::HeldError> {
         self.ctx.shared.received_cells(len);
-        self.shard_tick(v.header().shard_id(), v.header().tick(), now);
-        let runs = v.runs() * RUN_BYTES + v.players() * ENTRY_BYTES;
-        let mut header = len.saturating_sub(runs);
-        for c in v.cells() {
-            let own = RUN_BYTES + c.players().len() * ENTRY_BYTES + std::mem::take(&mut header);
-            self.on_cell(&c, own, now, rng);
+        self.shares.clear();
+        let mut items_bytes = 0;
+        for section in v.sections() {
+            self.shard_tick(section.shard, section.tick, now);
+            for cell in section.cells() {
+                let (mut all, mut bodies) = (0, 0);
+                for item in cell.items() {
+                    all += item.bytes.len();
+                    bodies += if item.kind == ItemKind::Forget { 0 } else { item.body.len() };
+                }
+                items_bytes += all;
+                self.shares.push((section.shard, cell.cell, all, bodies));
+            }
         }
+        let mut header = len.saturating_sub(items_bytes);
+        let updates = self.held.apply(v)?;
+        for update in updates {
+            let Update::Cell { shard, cell, tick } = update else { continue };
+            let Some(held) = self.held.cell(shard, cell) else { continue };
+            let time_ms = tick_time_ms(tick, self.tick_hz, self.welcome_ms);
+            let frame = CellFrame::held(shard, cell, tick, time_ms, &held.entries);
+            let (share, bodies) = match self.shares.iter_mut().find(|s| (s.0, s.1) == (shard, cell)) {
+                Some(s) => (std::mem::take(&mut s.2), std::mem::take(&mut s.3)),
+                None => (0, 0),
+            };
+            self.on_cell(&frame, share + std::mem::take(&mut header), bodies, now, rng);
+        }
+        Ok(())
     }
 
-    /// One cell of a view frame, `len` bytes of it: the cell meter times the
-    /// own-cell and neighbour gaps; the cell holding the bot times its age,
-    /// gives its position (published, steered by, checked by an observer);
-    /// an observer notes who the cell shows.
-    fn on_cell(&mut self, c: &CellView<'_>, len: usize, now: Instant, rng: &mut SmallRng) {
+    /// One cell as held after a view frame, `len` bytes of the frame (its
+    /// items' `entries` bytes of bodies): the cell meter times the own-cell
+    /// and neighbour gaps; the cell holding the bot times its age, gives its
+    /// position (published, steered by, checked by an observer); an observer
+    /// notes who the cell shows.
+    fn on_cell(&mut self, c: &CellFrame, len: usize, entries: usize, now: Instant, rng: &mut SmallRng) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
-        let own = self.cells.as_mut().and_then(|m| m.on_frame(c, len, now, stats, bot));
+        let own = match self.cells.as_mut() {
+            Some(m) => m.on_frame(c, len, entries, now, stats, bot),
+            None => self.own_in(c),
+        };
         if let Some(own) = own {
             self.on_own(&own, now, rng);
         }
         if let Some(o) = self.observer.as_mut() {
-            o.on_cell(c, len, now, stats, bot);
+            o.on_cell(c, len, entries, now, stats, bot);
         }
+    }
+
+    /// The bot in an own-shard cell (the whole place as one cell: no meter).
+    fn own_in(&mut self, c: &CellFrame) -> Option<Own> {
+        if c.shard_id.0 != self.own_shard {
+            return None;
+        }
+        let players = &c.entries;
+        let at = |i: usize| (i < players.len() && server::player_id(&players[i]) == self.own_id).then_some(i);
+        let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
+        self.own_hint = i;
+        let p = &players[i];
+        let new_tick = self.last_tick.iter().find(|t| t.0 == self.own_shard).is_some_and(|t| t.1 == c.tick);
+        Some(Own { position: quantize::world_position(&self.bounds, p.x(), p.y()), time_ms: c.time_ms, new_tick })
     }
 
     /// The bot itself in an own-shard cell.
@@ -347,24 +410,49 @@ impl Measure<'_> {
             stats.record(bot, Metric::SnapshotAge, Duration::from_secs_f64(age_ms / 1000.0));
         }
         let pos = own.position;
+        self.own_last = Some((pos, now));
         self.ctx.shared.set_position(pos);
-        self.check_back_in_place(pos);
+        self.check_back_in_place();
         if let Some(board) = self.ctx.positions {
             let report = Report { player: self.own_id, x: pos.0, y: pos.1, time_ms: own.time_ms, at: now };
             board.publish(bot, &report);
         }
         if own.new_tick {
             if let Some(o) = self.observer.as_mut() {
+                o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter().map(|e| e.id)), now);
                 o.check(pos, now, stats, bot);
             }
         }
         self.steer_out = self.steering.on_position(pos, now, rng).or(self.steer_out);
     }
 
-    /// Times `shard`'s gap once a tick, at its first frame of `tick`.
+    /// A tick period passed: when no frame showed the bot in it (its cell
+    /// did not change, so protocol 4 sent nothing), the bot is where it
+    /// holds itself; it publishes that position (time: now on the wall
+    /// clock, the shard's clock on this machine) and an observer checks
+    /// its view, as a frame of the bot would have made it do.
+    fn on_quiet_tick(&mut self, now: Instant) {
+        let Some((pos, at)) = self.own_last else { return };
+        if now.saturating_duration_since(at) < self.period + self.period / 2 {
+            return;
+        }
+        let (stats, bot) = (self.ctx.stats, self.ctx.bot);
+        if let Some(board) = self.ctx.positions {
+            let report = Report { player: self.own_id, x: pos.0, y: pos.1, time_ms: wall_ms() as u64 as u32, at: now };
+            board.publish(bot, &report);
+        }
+        if let Some(o) = self.observer.as_mut() {
+            o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter().map(|e| e.id)), now);
+            o.check(pos, now, stats, bot);
+        }
+    }
+
+    /// Times `shard`'s gap once a tick, at its first frame of `tick`; a
+    /// frame of an older tick (a datagram overtaken by a newer one) times
+    /// nothing.
     fn shard_tick(&mut self, shard: u32, tick: u32, now: Instant) {
         match self.last_tick.iter_mut().find(|t| t.0 == shard) {
-            Some(last) if last.1 == tick => {}
+            Some(last) if last.1 == tick || (tick.wrapping_sub(last.1) as i32) < 0 => {}
             Some(last) => {
                 last.1 = tick;
                 self.shard_clock(shard, now);
@@ -393,28 +481,22 @@ impl Measure<'_> {
         }
     }
 
-    /// The bot's own position in `s`, world units; checks last tick's index first.
-    fn own_position(&mut self, s: &wire::Snapshot<'_>) -> Option<(f32, f32)> {
-        let players = s.players()?;
-        let bounds = s.bounds()?;
-        let at = |i: usize| (i < players.len() && server::player_id(players.get(i)) == self.own_id).then_some(i);
-        let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
-        self.own_hint = i;
-        let p = players.get(i);
-        Some(quantize::world_position(bounds, p.x(), p.y()))
+    /// A resumed Welcome put the player at `placed`: counts it misplaced when
+    /// that is farther than the tolerance from where the bot last saw itself.
+    fn check_placed(&mut self, placed: (f32, f32)) {
+        let Some(ResumeCheck { last_position: Some((x, y)), .. }) = self.resume else { return };
+        let jump = ((placed.0 - x).powi(2) + (placed.1 - y).powi(2)).sqrt();
+        self.ctx.stats.resume_jump(jump);
+        if jump > self.tolerance {
+            self.ctx.stats.event(Event::Misplaced);
+        }
     }
 
-    fn check_back_in_place(&mut self, pos: (f32, f32)) {
+    /// The first own frame after a resume: the bot is back in place (timed
+    /// from when its previous session closed).
+    fn check_back_in_place(&mut self) {
         let Some(r) = self.resume.take() else { return };
-        let stats = self.ctx.stats;
-        stats.record(self.ctx.bot, Metric::BackInPlace, r.closed_at.elapsed());
-        stats.event(Event::BackInPlace);
-        if let Some((x, y)) = r.last_position {
-            let jump = ((pos.0 - x).powi(2) + (pos.1 - y).powi(2)).sqrt();
-            stats.resume_jump(jump);
-            if jump > self.tolerance {
-                stats.event(Event::Misplaced);
-            }
-        }
+        self.ctx.stats.record(self.ctx.bot, Metric::BackInPlace, r.closed_at.elapsed());
+        self.ctx.stats.event(Event::BackInPlace);
     }
 }

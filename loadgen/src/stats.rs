@@ -5,10 +5,19 @@
 //! that thousands of bots contend on a handful of short locks, and a window
 //! merges the stripes. Latencies are kept in µs with 3 significant digits
 //! (0.1 % resolution) up to [`MAX_RECORDED_US`]; longer values are clamped.
+//! A window travels between processes (agent to coordinator) as an
+//! [`EncodedWindow`] and merges there exactly ([`Window::alongside`]).
+//! A part of a run (one transport's bots of a `--transport mix` run) has
+//! stats of its own that pass everything on to the run's
+//! ([`Stats::part_of`]), so each part and the whole are read in windows alike.
+
+mod encoded;
+
+pub use encoded::{DecodeError, EncodedWindow};
 
 use crate::failure::FailureKind;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -70,10 +79,32 @@ impl Metric {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// The metric's name in encoded windows and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Welcome => "welcome",
+            Metric::SnapshotGap => "snapshot_gap",
+            Metric::RelayedGap => "relayed_gap",
+            Metric::SnapshotAge => "snapshot_age",
+            Metric::Rtt => "rtt",
+            Metric::ResumeWelcome => "resume_welcome",
+            Metric::BackInPlace => "back_in_place",
+            Metric::OwnCellGap => "own_cell_gap",
+            Metric::NeighbourGap => "neighbour_gap",
+            Metric::ViewEnter => "view_enter",
+            Metric::ViewEnterTicks => "view_enter_ticks",
+        }
+    }
+
+    /// The metric labelled `label` (see [`Metric::label`]).
+    pub fn of_label(label: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.label() == label)
+    }
 }
 
 /// Percentiles of one latency metric, in ms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Median, ms.
     pub p50: f64,
@@ -246,8 +277,11 @@ pub struct Counters {
     connected: AtomicI64,
 }
 
-/// A copy of [`Counters`] at one moment, or the difference of two.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// A copy of [`Counters`] at one moment, or the difference of two. Sent
+/// as is between processes (see [`EncodedWindow`]): the failure and tally
+/// counts as arrays in the order of their `ALL` lists, which the
+/// coordinator's protocol version pins.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterValues {
     /// Websocket messages received (every kind), frames.
     pub frames: u64,
@@ -278,10 +312,8 @@ pub struct CounterValues {
     /// Resumed bots whose first position was farther than the tolerance from their last one.
     pub misplaced: u64,
     /// Failures per [`FailureKind`] (index order of [`FailureKind::ALL`]).
-    #[serde(skip)]
     pub errors: [u64; FailureKind::ALL.len()],
     /// Area-of-interest totals per [`Tally`] (index order of [`Tally::ALL`]).
-    #[serde(skip)]
     pub tallies: [u64; Tally::ALL.len()],
 }
 
@@ -302,11 +334,11 @@ impl CounterValues {
     }
 
     /// Non-zero failure counts by name, for reports.
-    pub fn error_kinds(&self) -> std::collections::BTreeMap<&'static str, u64> {
+    pub fn error_kinds(&self) -> std::collections::BTreeMap<String, u64> {
         FailureKind::ALL
             .iter()
             .filter(|k| self.errors[k.index()] > 0)
-            .map(|k| (k.name(), self.errors[k.index()]))
+            .map(|k| (k.name().to_owned(), self.errors[k.index()]))
             .collect()
     }
 
@@ -410,6 +442,9 @@ pub struct Stats {
     last_disconnect_us: AtomicU64,
     max_jump_milli: AtomicU64,
     tick_hz: AtomicU64,
+    /// The run's stats when these are a part's: everything recorded here is
+    /// recorded there too.
+    whole: Option<std::sync::Arc<Stats>>,
 }
 
 impl Default for Stats {
@@ -437,11 +472,21 @@ impl Stats {
             last_disconnect_us: AtomicU64::new(0),
             max_jump_milli: AtomicU64::new(0),
             tick_hz: AtomicU64::new(0),
+            whole: None,
         }
+    }
+
+    /// Empty stats of a part of the run `whole` records: what is recorded
+    /// here is recorded in `whole` as well (each read in its own windows).
+    pub fn part_of(whole: std::sync::Arc<Stats>) -> Stats {
+        Stats { whole: Some(whole), ..Stats::new() }
     }
 
     /// Records one latency sample of bot `bot` (any index; picks the stripe).
     pub fn record(&self, bot: usize, metric: Metric, d: Duration) {
+        if let Some(w) = &self.whole {
+            w.record(bot, metric, d);
+        }
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         lock(&self.stripes[bot % STRIPES]).record(metric, us);
     }
@@ -449,11 +494,17 @@ impl Stats {
     /// Records one sample of `metric` in its raw unit: µs, or thousandths of
     /// a tick for [`Metric::ViewEnterTicks`].
     pub fn record_value(&self, bot: usize, metric: Metric, value: u64) {
+        if let Some(w) = &self.whole {
+            w.record_value(bot, metric, value);
+        }
         lock(&self.stripes[bot % STRIPES]).record(metric, value);
     }
 
     /// Adds `n` to `tally`.
     pub fn add(&self, tally: Tally, n: u64) {
+        if let Some(w) = &self.whole {
+            w.add(tally, n);
+        }
         if n > 0 {
             self.counters.tallies[tally.index()].fetch_add(n, Relaxed);
         }
@@ -461,18 +512,27 @@ impl Stats {
 
     /// Counts one received message of `bytes` payload bytes.
     pub fn frame(&self, bytes: usize) {
+        if let Some(w) = &self.whole {
+            w.frame(bytes);
+        }
         self.counters.frames.fetch_add(1, Relaxed);
         self.counters.bytes.fetch_add(bytes as u64, Relaxed);
     }
 
     /// Counts one snapshot, own shard or relayed.
     pub fn snapshot(&self, own: bool) {
+        if let Some(w) = &self.whole {
+            w.snapshot(own);
+        }
         let c = if own { &self.counters.own_snapshots } else { &self.counters.relayed_snapshots };
         c.fetch_add(1, Relaxed);
     }
 
     /// Counts one event.
     pub fn event(&self, e: Event) {
+        if let Some(w) = &self.whole {
+            w.event(e);
+        }
         let c = &self.counters;
         let counter = match e {
             Event::Welcome => &c.welcomes,
@@ -495,11 +555,17 @@ impl Stats {
 
     /// Counts one failure.
     pub fn failure(&self, kind: FailureKind) {
+        if let Some(w) = &self.whole {
+            w.failure(kind);
+        }
         self.counters.errors[kind.index()].fetch_add(1, Relaxed);
     }
 
     /// Adds `delta` (+1 on Welcome, -1 when that session ends) to the connected gauge.
     pub fn connected_delta(&self, delta: i64) {
+        if let Some(w) = &self.whole {
+            w.connected_delta(delta);
+        }
         self.counters.connected.fetch_add(delta, Relaxed);
     }
 
@@ -510,6 +576,9 @@ impl Stats {
 
     /// Notes a shard id seen in a snapshot.
     pub fn shard_seen(&self, shard: u32) {
+        if let Some(w) = &self.whole {
+            w.shard_seen(shard);
+        }
         lock(&self.shards).insert(shard);
     }
 
@@ -520,6 +589,9 @@ impl Stats {
 
     /// Notes the tick rate a Welcome gave, Hz.
     pub fn note_tick_hz(&self, hz: u16) {
+        if let Some(w) = &self.whole {
+            w.note_tick_hz(hz);
+        }
         self.tick_hz.store(u64::from(hz), Relaxed);
     }
 
@@ -530,6 +602,9 @@ impl Stats {
 
     /// Notes how far (world units) a resumed player's first position was from its last one.
     pub fn resume_jump(&self, distance: f32) {
+        if let Some(w) = &self.whole {
+            w.resume_jump(distance);
+        }
         let milli = (distance.max(0.0) as f64 * 1000.0) as u64;
         self.max_jump_milli.fetch_max(milli, Relaxed);
     }
@@ -659,5 +734,35 @@ mod tests {
         assert!(stats.last_disconnect().is_none());
         stats.event(Event::Disconnect);
         assert!(stats.last_disconnect().is_some());
+    }
+
+    #[test]
+    fn a_part_passes_everything_to_the_whole_and_keeps_its_own() {
+        let whole = std::sync::Arc::new(Stats::new());
+        let (a, b) = (Stats::part_of(whole.clone()), Stats::part_of(whole.clone()));
+        a.record(0, Metric::SnapshotGap, ms(50));
+        b.record(1, Metric::SnapshotGap, ms(70));
+        b.record_value(1, Metric::ViewEnterTicks, 1000);
+        a.frame(10);
+        b.frame(20);
+        a.snapshot(true);
+        b.event(Event::Welcome);
+        b.failure(FailureKind::Protocol);
+        a.add(Tally::CellFrames, 3);
+        a.connected_delta(1);
+        b.connected_delta(1);
+        b.shard_seen(4);
+        a.note_tick_hz(20);
+        b.resume_jump(2.0);
+        let (wa, wb, ww) = (a.take_window(), b.take_window(), whole.take_window());
+        assert_eq!(wa.latencies.summary(Metric::SnapshotGap).count, 1);
+        assert_eq!(wb.latencies.summary(Metric::SnapshotGap).count, 1);
+        assert_eq!(ww.latencies.summary(Metric::SnapshotGap).count, 2);
+        assert_eq!(ww.latencies.summary(Metric::ViewEnterTicks).count, 1);
+        assert_eq!((wa.counters.bytes, wb.counters.bytes, ww.counters.bytes), (10, 20, 30));
+        assert_eq!((ww.counters.own_snapshots, ww.counters.welcomes, ww.counters.error_total()), (1, 1, 1));
+        assert_eq!(ww.counters.tally(Tally::CellFrames), 3);
+        assert_eq!((a.connected(), b.connected(), whole.connected()), (1, 1, 2));
+        assert_eq!((whole.shards_seen(), whole.tick_hz(), whole.max_resume_jump()), (vec![4], 20, 2.0));
     }
 }

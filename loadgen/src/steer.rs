@@ -26,7 +26,7 @@ pub const STEER_COOLDOWN: Duration = Duration::from_millis(150);
 const ON_COURSE_COS: f32 = 0.985;
 
 /// Where the bots of a run walk.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Movement {
     /// Anywhere in the world, turning as the profile says.
     #[default]

@@ -1,5 +1,6 @@
 //! A swarm of bots for one run: spawned at a paced rate, tracked (every task
-//! joined at shutdown), counted by state, all recording into one [`Stats`].
+//! joined at shutdown), counted by state, all recording into one [`Stats`]
+//! (in a `--transport mix` run, each bot into its transport's part of it).
 
 use crate::bot::{Bot, BotConfig, BotReport};
 use crate::observer::Observers;
@@ -12,6 +13,7 @@ use crate::status::{BotShared, BotState};
 use crate::steer::Movement;
 use crate::target::{SourceAddrs, Target};
 use crate::threads::BotThreads;
+use crate::transport::{Transport, Transports};
 use mino_protocol::limits::MAX_NAME_CHARS;
 use serde::Serialize;
 use std::sync::Arc;
@@ -34,6 +36,10 @@ pub struct SwarmConfig {
     pub policy: ReconnectPolicy,
     /// Join timeout.
     pub join_timeout: Duration,
+    /// What view frames the bots ask for.
+    pub frames: crate::client::Frames,
+    /// Which transport each bot takes.
+    pub transports: Transports,
     /// Names are this prefix plus the bot index (cut to 24 characters).
     pub name_prefix: String,
     /// Base random seed.
@@ -47,7 +53,7 @@ pub struct SwarmConfig {
 }
 
 /// Bots by state at one moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Census {
     /// Bots spawned.
     pub bots: usize,
@@ -67,6 +73,45 @@ pub struct Census {
     pub ever_busy: usize,
 }
 
+impl Census {
+    /// The bots of two swarms together.
+    pub fn plus(&self, o: &Census) -> Census {
+        Census {
+            bots: self.bots + o.bots,
+            connected: self.connected + o.connected,
+            joining: self.joining + o.joining,
+            busy: self.busy + o.busy,
+            retrying: self.retrying + o.retrying,
+            stopped: self.stopped + o.stopped,
+            admitted: self.admitted + o.admitted,
+            ever_busy: self.ever_busy + o.ever_busy,
+        }
+    }
+}
+
+/// How many bots stood where they should after a wait (see
+/// `scenario::plan::Plan::converge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Converged {
+    /// Connected bots where they should be.
+    pub inside: usize,
+    /// Connected bots.
+    pub connected: usize,
+    /// How long the wait took, s.
+    pub seconds: f64,
+}
+
+impl Converged {
+    /// The bots of two swarms together (the longer wait kept).
+    pub fn plus(&self, o: &Converged) -> Converged {
+        Converged {
+            inside: self.inside + o.inside,
+            connected: self.connected + o.connected,
+            seconds: self.seconds.max(o.seconds),
+        }
+    }
+}
+
 /// What one bot has received so far (see [`Swarm::received`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Received {
@@ -84,12 +129,15 @@ pub struct Received {
 pub struct Swarm {
     config: SwarmConfig,
     stats: Arc<Stats>,
+    /// A mix's parts: each transport's bots record here (and so in `stats`).
+    parts: Option<[Arc<Stats>; 2]>,
     cancel: CancellationToken,
     tracker: TaskTracker,
     bots: Vec<Arc<BotShared>>,
     handles: Vec<JoinHandle<BotReport>>,
     threads: Option<BotThreads>,
     positions: Option<Arc<Positions>>,
+    numbering: (usize, usize),
 }
 
 /// `prefix` + `index`, cut so the whole fits a name.
@@ -114,21 +162,45 @@ impl Swarm {
         let threads = BotThreads::start(n)
             .inspect_err(|e| tracing::warn!("bot threads not started ({e}); bots share the main runtime"))
             .ok();
+        let stats = Arc::new(Stats::new());
+        let parts =
+            config.transports.is_mix().then(|| std::array::from_fn(|_| Arc::new(Stats::part_of(stats.clone()))));
         Swarm {
             config,
-            stats: Arc::new(Stats::new()),
+            stats,
+            parts,
             cancel: CancellationToken::new(),
             tracker: TaskTracker::new(),
             bots: Vec::new(),
             handles: Vec::new(),
             threads,
             positions,
+            numbering: (0, 1),
         }
+    }
+
+    /// Numbers this swarm's bots `first`, `first + stride`, `first + 2 *
+    /// stride`, ... in the run (names, seeds, which target and source
+    /// address each starts with): one agent's share of a run spread over
+    /// several (see `fleet::share`). By default bots are numbered 0, 1, 2, ...
+    pub fn numbered(mut self, first: usize, stride: usize) -> Swarm {
+        self.numbering = (first, stride.max(1));
+        self
     }
 
     /// The run's stats.
     pub fn stats(&self) -> &Arc<Stats> {
         &self.stats
+    }
+
+    /// A mix's part: the stats of the bots on `transport` (None: not a mix).
+    pub fn part(&self, transport: Transport) -> Option<&Arc<Stats>> {
+        self.parts.as_ref().map(|p| &p[transport.index()])
+    }
+
+    /// The transport of the bot at `local` (its place in [`Swarm::bots`]).
+    pub fn transport_of(&self, local: usize) -> Transport {
+        self.config.transports.of_bot(self.numbering.0 + local * self.numbering.1)
     }
 
     /// Every bot's shared state, by index.
@@ -148,7 +220,8 @@ impl Swarm {
 
     /// Starts one more bot.
     pub fn spawn_one(&mut self) {
-        let index = self.bots.len();
+        let local = self.bots.len();
+        let index = self.numbering.0 + local * self.numbering.1;
         let c = &self.config;
         let config = BotConfig {
             index,
@@ -158,16 +231,19 @@ impl Swarm {
             profile: c.profile,
             policy: c.policy,
             join_timeout: c.join_timeout,
+            frames: c.frames,
+            transport: c.transports.of_bot(index),
             seed: c.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             movement: c.movement,
             positions: self.positions.clone(),
             observer: c.observers.includes(index),
         };
-        let bot = Bot::new(config, self.stats.clone());
+        let stats = self.part(config.transport).unwrap_or(&self.stats).clone();
+        let bot = Bot::new(config, stats);
         self.bots.push(bot.shared());
         let run = self.tracker.track_future(bot.run(self.cancel.clone()));
         let handle = match &self.threads {
-            Some(threads) => threads.spawn(index, run),
+            Some(threads) => threads.spawn(local, run),
             None => tokio::spawn(run),
         };
         self.handles.push(handle);
@@ -229,8 +305,18 @@ impl Swarm {
 
     /// Bots by state now.
     pub fn census(&self) -> Census {
-        let mut c = Census { bots: self.bots.len(), ..Census::default() };
-        for b in &self.bots {
+        self.census_where(|_| true)
+    }
+
+    /// The bots on `transport` by state now.
+    pub fn census_of(&self, transport: Transport) -> Census {
+        self.census_where(|local| self.transport_of(local) == transport)
+    }
+
+    fn census_where(&self, keep: impl Fn(usize) -> bool) -> Census {
+        let mut c = Census::default();
+        for (_, b) in self.bots.iter().enumerate().filter(|(i, _)| keep(*i)) {
+            c.bots += 1;
             match b.state() {
                 BotState::Connected => c.connected += 1,
                 BotState::Joining => c.joining += 1,

@@ -1,6 +1,8 @@
 //! Process and machine figures read from `/proc`: CPU time (user and system
-//! apart) of this process or a server's, resident memory, the machine's busy
-//! share, and the kernel's TCP memory.
+//! apart) of this process or a server's, its state and parent, resident
+//! memory, run-queue wait, the machine's busy share, and the kernel's TCP
+//! memory. The one reader of `/proc/PID/stat` in the workspace: the test kit
+//! (`mino_testkit::process`) and the benches read processes through it.
 
 use std::io;
 use std::time::Duration;
@@ -54,10 +56,9 @@ impl Proc {
 
     /// CPU time used so far. Errors: the process is gone or `/proc` is unreadable.
     pub fn cpu(self) -> io::Result<CpuTimes> {
-        let text = std::fs::read_to_string(self.path("stat"))?;
-        let (user, system) = parse_stat_ticks(&text).ok_or_else(|| bad_data("stat"))?;
+        let stat = self.stat()?;
         let hz = clock_ticks_per_second();
-        Ok(CpuTimes { user: ticks(user, hz), system: ticks(system, hz) })
+        Ok(CpuTimes { user: ticks(stat.utime, hz), system: ticks(stat.stime, hz) })
     }
 
     /// Resident and peak memory. Errors: as [`Proc::cpu`].
@@ -69,13 +70,57 @@ impl Proc {
         })
     }
 
+    /// Its state, parent and CPU ticks. Errors: as [`Proc::cpu`].
+    pub fn stat(self) -> io::Result<Stat> {
+        parse_stat(&std::fs::read_to_string(self.path("stat"))?).ok_or_else(|| bad_data("stat"))
+    }
+
     /// True while the process exists (and is not a zombie).
     pub fn alive(self) -> bool {
-        match std::fs::read_to_string(self.path("stat")) {
-            Ok(text) => stat_fields(&text).and_then(|mut f| f.next()) != Some("Z"),
-            Err(_) => false,
-        }
+        self.stat().is_ok_and(|s| s.state != 'Z')
     }
+
+    /// Seconds its threads have spent on a CPU and runnable but waiting for
+    /// one, summed over `/proc/PID/task/*/schedstat` (the wait is what the
+    /// other processes of a shared machine cost it). Errors: as [`Proc::cpu`].
+    pub fn schedstat(self) -> io::Result<SchedStat> {
+        let mut sum = SchedStat::default();
+        for task in std::fs::read_dir(self.path("task"))? {
+            let text = std::fs::read_to_string(task?.path().join("schedstat"))?;
+            let (run, wait) = parse_schedstat(&text).ok_or_else(|| bad_data("schedstat"))?;
+            sum.run += run;
+            sum.wait += wait;
+        }
+        Ok(sum)
+    }
+}
+
+/// What `/proc/PID/stat` says of a process (the one parser of that file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    /// Its state letter (`R`, `S`, `Z` for a zombie...).
+    pub state: char,
+    /// Its parent's pid.
+    pub ppid: u32,
+    /// User-mode CPU so far, clock ticks ([`clock_ticks_per_second`]).
+    pub utime: u64,
+    /// Kernel-mode CPU so far, clock ticks.
+    pub stime: u64,
+}
+
+/// Time a process's threads ran and waited to run, summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SchedStat {
+    /// On a CPU.
+    pub run: Duration,
+    /// Runnable, waiting for a CPU.
+    pub wait: Duration,
+}
+
+/// The first two fields of a thread's `schedstat` (ns on a CPU, ns waiting).
+fn parse_schedstat(text: &str) -> Option<(Duration, Duration)> {
+    let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok().map(Duration::from_nanos));
+    Some((f.next()??, f.next()??))
 }
 
 fn bad_data(what: &str) -> io::Error {
@@ -84,6 +129,16 @@ fn bad_data(what: &str) -> io::Error {
 
 fn ticks(n: u64, hz: u64) -> Duration {
     Duration::from_nanos(n.saturating_mul(1_000_000_000) / hz.max(1))
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`; "unknown" when
+/// unreadable).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// Kernel clock ticks per second (`_SC_CLK_TCK`), 100 when unknown.
@@ -95,19 +150,18 @@ pub fn clock_ticks_per_second() -> u64 {
     }
 }
 
-/// Fields of `/proc/PID/stat` after the command name, starting with the state
-/// (field 3). The name may hold spaces and parentheses, so split at the last `)`.
-fn stat_fields(text: &str) -> Option<std::str::SplitWhitespace<'_>> {
+/// Parses `/proc/PID/stat`: the state (field 3), the parent (field 4), utime
+/// and stime (fields 14 and 15). The command name (field 2) may hold spaces
+/// and parentheses, so the fields are counted from its last `)`.
+pub fn parse_stat(text: &str) -> Option<Stat> {
     let close = text.rfind(')')?;
-    Some(text[close + 1..].split_whitespace())
-}
-
-/// `(utime, stime)` in clock ticks: fields 14 and 15 of `/proc/PID/stat`.
-pub fn parse_stat_ticks(text: &str) -> Option<(u64, u64)> {
-    let mut fields = stat_fields(text)?.skip(11);
-    let user = fields.next()?.parse().ok()?;
-    let system = fields.next()?.parse().ok()?;
-    Some((user, system))
+    let f: Vec<&str> = text[close + 1..].split_whitespace().take(13).collect();
+    Some(Stat {
+        state: f.first()?.chars().next()?,
+        ppid: f.get(1)?.parse().ok()?,
+        utime: f.get(11)?.parse().ok()?,
+        stime: f.get(12)?.parse().ok()?,
+    })
 }
 
 /// The kB value of `key` (e.g. `VmRSS:`) in `/proc/PID/status`.
@@ -187,7 +241,14 @@ mod tests {
     #[test]
     fn stat_with_spaces_and_parens_in_the_name() {
         let text = "4242 (mino (srv) x) S 1 2 3 4 5 6 7 8 9 10 1234 567 0 0 20 0 3 0 100 200 300";
-        assert_eq!(parse_stat_ticks(text), Some((1234, 567)));
+        assert_eq!(parse_stat(text), Some(Stat { state: 'S', ppid: 1, utime: 1234, stime: 567 }));
+        assert_eq!(parse_stat("42 (x) Z"), None, "cut short");
+        assert_eq!(
+            parse_schedstat("123 4500000000 7\n"),
+            Some((Duration::from_nanos(123), Duration::from_millis(4500)))
+        );
+        let s = Proc::Myself.schedstat().expect("own schedstat");
+        assert!(s.run > Duration::ZERO);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Where bots connect: `ws://` and `wss://` URLs resolved once at start, bots
-//! spread over them round-robin, and the local source addresses
+//! Where bots connect: `ws://` and `wss://` URLs resolved once at start (and,
+//! for WebTransport bots, each shard's `/webtransport` offer), bots spread
+//! over them round-robin, and the local source addresses
 //! (127.0.0.1..127.0.0.N) that loopback connections are spread over so a run
 //! is not capped by one address's ephemeral ports.
 
@@ -16,6 +17,23 @@ pub struct Target {
     pub addr: SocketAddr,
     /// TLS settings for a `wss://` URL; None for `ws://`.
     pub tls: Option<Tls>,
+    /// Where the shard takes WebTransport sessions, once read from its
+    /// `/webtransport` (see `crate::webtransport::offer`); None: not read
+    /// (a run without WebTransport bots).
+    pub webtransport: Option<WebTransportOffer>,
+}
+
+/// A shard's WebTransport address and the certificates to trust, as its
+/// `/webtransport` answers (`{"addr", "port", "certificateHashes"}`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebTransportOffer {
+    /// The UDP address of its `--webtransport-listen` (an unspecified
+    /// address in the offer is replaced by the websocket URL's).
+    pub addr: SocketAddr,
+    /// SHA-256 of the DER of each certificate to trust by hash (a browser's
+    /// `serverCertificateHashes`: a shard's self-signed one); empty: the
+    /// operator's certificate, verified against the system's roots.
+    pub hashes: Vec<[u8; 32]>,
 }
 
 /// Why a `--url` is unusable.
@@ -65,7 +83,7 @@ impl Target {
             .or(addrs.first())
             .copied()
             .ok_or_else(|| TargetError::Resolve(url.to_owned(), "no address".into()))?;
-        Ok(Target { url: url.to_owned(), addr, tls })
+        Ok(Target { url: url.to_owned(), addr, tls, webtransport: None })
     }
 
     /// True when the target is on IPv4 loopback, where 127.0.0.x source
@@ -137,7 +155,7 @@ mod tests {
     use super::*;
 
     fn target(addr: &str) -> Target {
-        Target { url: format!("ws://{addr}/ws"), addr: addr.parse().expect("addr"), tls: None }
+        Target { url: format!("ws://{addr}/ws"), addr: addr.parse().expect("addr"), tls: None, webtransport: None }
     }
 
     #[test]

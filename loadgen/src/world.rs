@@ -8,7 +8,7 @@ use crate::event::Welcomed;
 use std::time::Duration;
 
 /// The world of a Welcome.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct World {
     /// Smallest x, world units.
     pub min_x: f32,
@@ -27,7 +27,7 @@ pub struct World {
 }
 
 /// The server's area-of-interest grid and view.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Grid {
     /// World x of column 0's left edge, world units.
     pub min_x: f32,
@@ -41,9 +41,19 @@ pub struct Grid {
     pub rows: u32,
     /// View radius, world units.
     pub view_radius: f32,
-    /// How long a client keeps drawing a player no frame showed.
+    /// How long a player inside the view may go unmentioned by frames
+    /// before an observer counts a blink: the Welcome's view grace, or
+    /// [`HELD_GRACE`] when the client holds cells until they are forgotten
+    /// (protocol 4's Welcome says 0).
     pub view_grace: Duration,
 }
+
+/// The observers' grace when cells are held until forgotten: an occupied
+/// cell within the view radius is sent at least every 2nd tick (a delta with
+/// nothing to say is its tag), so a player held and inside the radius shows
+/// in a frame well within 18 ticks at 20 Hz; one missing for longer was
+/// dropped from what the client holds.
+pub const HELD_GRACE: Duration = Duration::from_millis(900);
 
 impl World {
     /// The world `w` describes.
@@ -59,7 +69,10 @@ impl World {
                 columns: w.grid_columns.max(1),
                 rows,
                 view_radius: w.view_radius.max(0.0),
-                view_grace: Duration::from_millis(u64::from(w.view_grace_ms)),
+                view_grace: match w.view_grace_ms {
+                    0 => HELD_GRACE,
+                    ms => Duration::from_millis(u64::from(ms)),
+                },
             }
         });
         World { min_x, min_y, max_x, max_y, tick_hz: w.tick_hz.max(1), speed: w.speed.max(0.0), grid }

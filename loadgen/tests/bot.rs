@@ -10,6 +10,9 @@ use mino_loadgen::target::SourceAddrs;
 use mino_loadgen::{
     Bot, BotConfig, BotState, Client, JoinRequest, Profile, ProfileName, ReconnectPolicy, Stats, Target,
 };
+use mino_protocol::held::{Held, Update};
+use mino_protocol::motion::Motion;
+use mino_protocol::view::tick_time_ms;
 use mino_testkit::{server_bin, Shard};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +33,8 @@ async fn config(urls: &[String], profile: ProfileName) -> BotConfig {
         profile: Profile::of(profile),
         policy: ReconnectPolicy::default(),
         join_timeout: Duration::from_secs(5),
+        frames: mino_loadgen::client::Frames::Deltas,
+        transport: mino_loadgen::Transport::WebSocket,
         seed: 7,
         movement: Movement::Wander,
         positions: None,
@@ -79,14 +84,23 @@ async fn client_input_walks_the_player_at_the_servers_speed() {
     assert_eq!((welcome.speed, welcome.tick_hz, welcome.resumed), (100.0, 20, false));
     let dir = if welcome.position.0 < 500.0 { 1.0 } else { -1.0 };
     client.send_input(dir, 0.0).await.expect("input");
+    // The player as the view frames show it, applied to what the client
+    // holds; each sample at its tick's time.
+    let mut held = Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX);
     let mut samples = Vec::new();
     let end = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < end {
-        let Ok(Ok(ServerEvent::Snapshot(s))) = timeout(Duration::from_secs(2), client.recv_event()).await else {
+        let Ok(Ok(ServerEvent::View(v))) = timeout(Duration::from_secs(2), client.recv_event()).await else {
             continue;
         };
-        if let Some(p) = s.player(welcome.player_id).filter(|p| p.moving) {
-            samples.push((s.server_time_ms, p.x));
+        let frame = v.frame().expect("verified");
+        for update in held.apply(&frame).expect("applies") {
+            let Update::Cell { shard, cell, tick } = update else { continue };
+            let entries = held.cell(shard, cell).map(|c| c.entries.as_slice()).unwrap_or_default();
+            if let Some(p) = entries.iter().find(|p| p.id == welcome.player_id && p.moving()) {
+                let time_ms = tick_time_ms(tick, welcome.tick_hz, welcome.server_time_ms);
+                samples.push((time_ms, p.position(&welcome.bounds).0));
+            }
         }
     }
     let (&(t0, x0), &(t1, x1)) = (samples.first().expect("moving"), samples.last().expect("moving"));

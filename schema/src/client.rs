@@ -48,6 +48,35 @@ impl Direction {
     }
 }
 
+/// What a client takes: bits of the schema's `Capability` (a Hello's ask,
+/// a Welcome's grant).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Capabilities(pub u32);
+
+impl Capabilities {
+    /// Nothing beyond protocol 4's basics: full forms only.
+    pub const NONE: Capabilities = Capabilities(0);
+    /// View frames may carry deltas.
+    pub const DELTAS: Capabilities = Capabilities(wire::Capability::Deltas.0);
+    /// Every capability this build knows.
+    pub const KNOWN: Capabilities = Capabilities(wire::Capability::Deltas.0);
+
+    /// True when every bit of `other` is set here.
+    pub fn contains(self, other: Capabilities) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The bits of these that this build knows (what a server grants).
+    pub fn known(self) -> Capabilities {
+        Capabilities(self.0 & Self::KNOWN.0)
+    }
+
+    /// The bits this build does not know.
+    pub fn unknown(self) -> u32 {
+        self.0 & !Self::KNOWN.0
+    }
+}
+
 /// A decoded, validated Hello. Its `Debug` shows neither the access token
 /// nor the ticket (both secrets), only whether they are there.
 #[derive(Clone, PartialEq)]
@@ -61,6 +90,8 @@ pub struct Hello {
     pub access_token: Option<String>,
     /// Resume ticket bytes, at most [`MAX_TICKET_BYTES`].
     pub resume_ticket: Option<Vec<u8>>,
+    /// What the client takes (unknown bits kept, for the server to log).
+    pub capabilities: Capabilities,
 }
 
 impl std::fmt::Debug for Hello {
@@ -70,6 +101,7 @@ impl std::fmt::Debug for Hello {
             .field("name", &self.name)
             .field("access_token", &self.access_token.as_ref().map(|_| "<redacted>"))
             .field("resume_ticket", &self.resume_ticket.as_ref().map(|_| "<redacted>"))
+            .field("capabilities", &self.capabilities)
             .finish()
     }
 }
@@ -171,7 +203,14 @@ fn decode_hello(h: wire::Hello<'_>) -> Result<ClientMsg, DecodeError> {
         Some(t) if !t.is_empty() => Some(t.bytes().to_vec()),
         _ => None,
     };
-    Ok(ClientMsg::Hello(Hello { protocol_version: h.protocol_version(), name, access_token, resume_ticket }))
+    let capabilities = Capabilities(h.capabilities());
+    Ok(ClientMsg::Hello(Hello {
+        protocol_version: h.protocol_version(),
+        name,
+        access_token,
+        resume_ticket,
+        capabilities,
+    }))
 }
 
 fn decode_input(i: wire::Input<'_>) -> Result<ClientMsg, DecodeError> {
@@ -219,7 +258,8 @@ fn finish(
     fbb.finished_data().to_vec()
 }
 
-/// Encodes a Hello. `resume_ticket` and `access_token` are omitted when `None`.
+/// Encodes a Hello taking deltas, as the browser does. `resume_ticket` and
+/// `access_token` are omitted when `None`.
 pub fn encode_hello(name: &str, access_token: Option<&str>, resume_ticket: Option<&[u8]>) -> Vec<u8> {
     encode_hello_version(crate::PROTOCOL_VERSION, name, access_token, resume_ticket)
 }
@@ -231,13 +271,30 @@ pub fn encode_hello_version(
     access_token: Option<&str>,
     resume_ticket: Option<&[u8]>,
 ) -> Vec<u8> {
+    encode_hello_with(version, name, access_token, resume_ticket, Capabilities::DELTAS)
+}
+
+/// Encodes a Hello asking for `capabilities`.
+pub fn encode_hello_with(
+    version: u16,
+    name: &str,
+    access_token: Option<&str>,
+    resume_ticket: Option<&[u8]>,
+    capabilities: Capabilities,
+) -> Vec<u8> {
     let mut fbb = FlatBufferBuilder::with_capacity(128);
     let name = fbb.create_string(name);
     let access_token = access_token.map(|t| fbb.create_string(t));
     let resume_ticket = resume_ticket.map(|t| fbb.create_vector(t));
     let hello = wire::Hello::create(
         &mut fbb,
-        &wire::HelloArgs { protocol_version: version, name: Some(name), access_token, resume_ticket },
+        &wire::HelloArgs {
+            protocol_version: version,
+            name: Some(name),
+            access_token,
+            resume_ticket,
+            capabilities: capabilities.0,
+        },
     );
     finish(fbb, wire::ClientBody::Hello, hello.as_union_value())
 }

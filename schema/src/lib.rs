@@ -7,23 +7,32 @@
 //! - [`server`]: what a shard sends; encoders the server uses and a verified
 //!   decoder ([`server::ServerMsg`]) for bots and tests.
 //! - [`snapshot`]: the per-tick snapshot, encoded once and shared by every socket.
-//! - [`cell`]: with area of interest, a cell's players encoded once a tick,
-//!   the view frames that carry a view's cells to a socket, and the region
-//!   bundles shards relay them in.
+//! - [`motion`]: the movement rule, integer-exact on the wire's grid, shared
+//!   by the server's simulation, the delta frames' prediction and the browser.
+//! - [`delta`]: a cell's players as a full form or a delta against an
+//!   earlier state (what the movement rule did not predict), and the rule that
+//!   applies one.
+//! - [`view`]: protocol 4's view frames (sections of a shard's cells, each
+//!   cell's items: full forms, deltas, forgets) and region bundles.
+//! - [`held`]: what a client holds of the cells view frames told it, and the
+//!   rule that applies a frame (bots, the test kit).
 //! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].
 //! - [`limits`]: sizes and verifier options; the numbers, like
 //!   [`PROTOCOL_VERSION`], are constants of `mino.fbs` that the browser shares.
 //! - [`ids`]: newtype ids.
 
-pub mod cell;
 pub mod client;
+pub mod delta;
 pub mod entry;
+pub mod held;
 pub mod ids;
 pub mod limits;
+pub mod motion;
 pub mod quantize;
 mod root;
 pub mod server;
 pub mod snapshot;
+pub mod view;
 
 #[allow(
     unsafe_code,

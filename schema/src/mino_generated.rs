@@ -11,9 +11,9 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 3;
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 4;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 3;
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 4;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
 pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
@@ -28,10 +28,10 @@ pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
 pub struct ProtocolVersion(pub u16);
 #[allow(non_upper_case_globals)]
 impl ProtocolVersion {
-  pub const Current: Self = Self(3);
+  pub const Current: Self = Self(4);
 
-  pub const ENUM_MIN: u16 = 3;
-  pub const ENUM_MAX: u16 = 3;
+  pub const ENUM_MIN: u16 = 4;
+  pub const ENUM_MAX: u16 = 4;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Current,
   ];
@@ -93,6 +93,90 @@ impl<'a> ::flatbuffers::Verifiable for ProtocolVersion {
 }
 
 impl ::flatbuffers::SimpleToVerifyInSlice for ProtocolVersion {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_CAPABILITY: u32 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_CAPABILITY: u32 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_CAPABILITY: [Capability; 1] = [
+  Capability::Deltas,
+];
+
+/// What a client can take, as bit flags in Hello.capabilities; a server
+/// grants the ones it knows in Welcome.capabilities and ignores the others.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct Capability(pub u32);
+#[allow(non_upper_case_globals)]
+impl Capability {
+  /// View frames may carry deltas (ServerMessage.view): a client without it
+  /// gets every cell it is due as a full form.
+  pub const Deltas: Self = Self(1);
+
+  pub const ENUM_MIN: u32 = 1;
+  pub const ENUM_MAX: u32 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::Deltas,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::Deltas => Some("Deltas"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for Capability {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for Capability {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u32>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for Capability {
+    type Output = Capability;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u32>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for Capability {
+  type Scalar = u32;
+  #[inline]
+  fn to_little_endian(self) -> u32 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u32) -> Self {
+    let b = u32::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for Capability {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u32::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for Capability {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_LIMIT: u32 = 24;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
@@ -383,6 +467,171 @@ impl<'a> ::flatbuffers::Verifiable for ServerVerifierLimit {
 
 impl ::flatbuffers::SimpleToVerifyInSlice for ServerVerifierLimit {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_ENTRY_FLAG: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_ENTRY_FLAG: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_ENTRY_FLAG: [EntryFlag; 1] = [
+  EntryFlag::Moving,
+];
+
+/// The bits of a player entry's flags (PlayerState.flags).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct EntryFlag(pub u8);
+#[allow(non_upper_case_globals)]
+impl EntryFlag {
+  /// Bit 0: the player is walking this tick.
+  pub const Moving: Self = Self(1);
+
+  pub const ENUM_MIN: u8 = 1;
+  pub const ENUM_MAX: u8 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::Moving,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::Moving => Some("Moving"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for EntryFlag {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for EntryFlag {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for EntryFlag {
+    type Output = EntryFlag;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for EntryFlag {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for EntryFlag {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for EntryFlag {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_ENTRY_FLAG_SHIFT: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_ENTRY_FLAG_SHIFT: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_ENTRY_FLAG_SHIFT: [EntryFlagShift; 1] = [
+  EntryFlagShift::InputSeqShift,
+];
+
+/// Where PlayerState.flags keeps the input echo: bits 1-7 are the low 7 bits
+/// of the last Input.seq the server applied for the player, so the echo is
+/// flags >> InputSeqShift (for client-side prediction).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct EntryFlagShift(pub u8);
+#[allow(non_upper_case_globals)]
+impl EntryFlagShift {
+  pub const InputSeqShift: Self = Self(1);
+
+  pub const ENUM_MIN: u8 = 1;
+  pub const ENUM_MAX: u8 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::InputSeqShift,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::InputSeqShift => Some("InputSeqShift"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for EntryFlagShift {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for EntryFlagShift {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for EntryFlagShift {
+    type Output = EntryFlagShift;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for EntryFlagShift {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for EntryFlagShift {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for EntryFlagShift {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CLOSE_CODE: u16 = 1000;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MAX_CLOSE_CODE: u16 = 4040;
@@ -428,7 +677,9 @@ pub const ENUM_VALUES_CLOSE_CODE: [CloseCode; 35] = [
 
 /// Close codes carried in the websocket close frame (and in Error). Codes
 /// 1000-1012 are RFC 6455's; 4000-4999 are mino's own. A client must not
-/// reconnect after SessionReplaced, ProtocolVersion or Kicked.
+/// reconnect after the codes marked `reconnect: "never"` (SessionReplaced,
+/// ProtocolVersion, NameInvalid, Kicked), nor send the same access token
+/// after those marked `reconnect: "without_token"` (identity, 4030-4039).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
 pub struct CloseCode(pub u16);
@@ -451,7 +702,9 @@ impl CloseCode {
   pub const UnknownMessage: Self = Self(4001);
   pub const HelloExpected: Self = Self(4002);
   pub const HelloTimeout: Self = Self(4003);
+  /// The Hello's protocol version is not this server's: the page is out of date.
   pub const ProtocolVersion: Self = Self(4004);
+  /// The Hello's name was refused: the same Hello would be refused again.
   pub const NameInvalid: Self = Self(4005);
   pub const ChatTooLong: Self = Self(4006);
   pub const InputFlood: Self = Self(4007);
@@ -461,6 +714,7 @@ impl CloseCode {
   pub const PeerTimeout: Self = Self(4010);
   pub const ServerBusy: Self = Self(4011);
   pub const TextFrame: Self = Self(4012);
+  /// Another socket resumed this session (another tab or window).
   pub const SessionReplaced: Self = Self(4013);
   pub const TicketInvalid: Self = Self(4014);
   pub const TicketUsed: Self = Self(4015);
@@ -1046,7 +1300,8 @@ impl<'a> Bounds {
 ///   x, y: quantized position, world = min + q / 65535 * (max - min)
 ///   heading: facing, 0..255 maps to 0..2*pi, counter-clockwise from +x
 ///   flags: bit 0 = moving; bits 1-7 = the low 7 bits of the last Input.seq
-///          the server applied for this player (for client-side prediction)
+///          the server applied for this player (for client-side prediction);
+///          see EntryFlag and EntryFlagShift
 // struct PlayerState, aligned to 2
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
@@ -1653,6 +1908,7 @@ impl<'a> Hello<'a> {
   pub const VT_NAME: ::flatbuffers::VOffsetT = 6;
   pub const VT_ACCESS_TOKEN: ::flatbuffers::VOffsetT = 8;
   pub const VT_RESUME_TICKET: ::flatbuffers::VOffsetT = 10;
+  pub const VT_CAPABILITIES: ::flatbuffers::VOffsetT = 12;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1664,6 +1920,7 @@ impl<'a> Hello<'a> {
     args: &'args HelloArgs<'args>
   ) -> ::flatbuffers::WIPOffset<Hello<'bldr>> {
     let mut builder = HelloBuilder::new(_fbb);
+    builder.add_capabilities(args.capabilities);
     if let Some(x) = args.resume_ticket { builder.add_resume_ticket(x); }
     if let Some(x) = args.access_token { builder.add_access_token(x); }
     if let Some(x) = args.name { builder.add_name(x); }
@@ -1706,6 +1963,15 @@ impl<'a> Hello<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Hello::VT_RESUME_TICKET, None)}
   }
+  /// What this client takes: bits of Capability. Unknown bits are ignored
+  /// (the Welcome says which were granted).
+  #[inline]
+  pub fn capabilities(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(Hello::VT_CAPABILITIES, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Hello<'_> {
@@ -1718,6 +1984,7 @@ impl ::flatbuffers::Verifiable for Hello<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("access_token", Self::VT_ACCESS_TOKEN, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("resume_ticket", Self::VT_RESUME_TICKET, false)?
+     .visit_field::<u32>("capabilities", Self::VT_CAPABILITIES, false)?
      .finish();
     Ok(())
   }
@@ -1727,6 +1994,7 @@ pub struct HelloArgs<'a> {
     pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub access_token: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub resume_ticket: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub capabilities: u32,
 }
 impl<'a> Default for HelloArgs<'a> {
   #[inline]
@@ -1736,6 +2004,7 @@ impl<'a> Default for HelloArgs<'a> {
       name: None,
       access_token: None,
       resume_ticket: None,
+      capabilities: 0,
     }
   }
 }
@@ -1762,6 +2031,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> HelloBuilder<'a, 'b, A> {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Hello::VT_RESUME_TICKET, resume_ticket);
   }
   #[inline]
+  pub fn add_capabilities(&mut self, capabilities: u32) {
+    self.fbb_.push_slot::<u32>(Hello::VT_CAPABILITIES, capabilities, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> HelloBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     HelloBuilder {
@@ -1783,6 +2056,7 @@ impl ::core::fmt::Debug for Hello<'_> {
       ds.field("name", &self.name());
       ds.field("access_token", &self.access_token());
       ds.field("resume_ticket", &self.resume_ticket());
+      ds.field("capabilities", &self.capabilities());
       ds.finish()
   }
 }
@@ -1827,7 +2101,11 @@ impl<'a> Input<'a> {
 
   /// Client-side sequence number, increasing by one per Input. The server
   /// echoes its low 7 bits in the player's own snapshot entry once the input
-  /// is applied (PlayerState.flags), for client-side prediction.
+  /// is applied (PlayerState.flags), for client-side prediction. An Input
+  /// not newer than the last one applied on its socket, in serial number
+  /// arithmetic over 32 bits (RFC 1982: 1 to 2^31 - 1 ahead, across the wrap
+  /// from 2^32 - 1 to 0), is ignored: a duplicate or an older one. A new
+  /// socket (a join, a resume) starts standing still with none applied.
   #[inline]
   pub fn seq(&self) -> u32 {
     // Safety:
@@ -2483,6 +2761,7 @@ impl<'a> Welcome<'a> {
   pub const VT_GRID_COLUMNS: ::flatbuffers::VOffsetT = 28;
   pub const VT_VIEW_RADIUS: ::flatbuffers::VOffsetT = 30;
   pub const VT_VIEW_GRACE_MS: ::flatbuffers::VOffsetT = 32;
+  pub const VT_CAPABILITIES: ::flatbuffers::VOffsetT = 34;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2495,6 +2774,7 @@ impl<'a> Welcome<'a> {
   ) -> ::flatbuffers::WIPOffset<Welcome<'bldr>> {
     let mut builder = WelcomeBuilder::new(_fbb);
     builder.add_server_time_ms(args.server_time_ms);
+    builder.add_capabilities(args.capabilities);
     builder.add_view_grace_ms(args.view_grace_ms);
     builder.add_view_radius(args.view_radius);
     builder.add_grid_columns(args.grid_columns);
@@ -2632,6 +2912,14 @@ impl<'a> Welcome<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(Welcome::VT_VIEW_GRACE_MS, Some(0)).unwrap()}
   }
+  /// The Hello's capabilities this server grants (bits of Capability).
+  #[inline]
+  pub fn capabilities(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(Welcome::VT_CAPABILITIES, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Welcome<'_> {
@@ -2655,6 +2943,7 @@ impl ::flatbuffers::Verifiable for Welcome<'_> {
      .visit_field::<u32>("grid_columns", Self::VT_GRID_COLUMNS, false)?
      .visit_field::<f32>("view_radius", Self::VT_VIEW_RADIUS, false)?
      .visit_field::<u32>("view_grace_ms", Self::VT_VIEW_GRACE_MS, false)?
+     .visit_field::<u32>("capabilities", Self::VT_CAPABILITIES, false)?
      .finish();
     Ok(())
   }
@@ -2675,6 +2964,7 @@ pub struct WelcomeArgs<'a> {
     pub grid_columns: u32,
     pub view_radius: f32,
     pub view_grace_ms: u32,
+    pub capabilities: u32,
 }
 impl<'a> Default for WelcomeArgs<'a> {
   #[inline]
@@ -2695,6 +2985,7 @@ impl<'a> Default for WelcomeArgs<'a> {
       grid_columns: 0,
       view_radius: 0.0,
       view_grace_ms: 0,
+      capabilities: 0,
     }
   }
 }
@@ -2765,6 +3056,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> WelcomeBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<u32>(Welcome::VT_VIEW_GRACE_MS, view_grace_ms, 0);
   }
   #[inline]
+  pub fn add_capabilities(&mut self, capabilities: u32) {
+    self.fbb_.push_slot::<u32>(Welcome::VT_CAPABILITIES, capabilities, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> WelcomeBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     WelcomeBuilder {
@@ -2797,6 +3092,7 @@ impl ::core::fmt::Debug for Welcome<'_> {
       ds.field("grid_columns", &self.grid_columns());
       ds.field("view_radius", &self.view_radius());
       ds.field("view_grace_ms", &self.view_grace_ms());
+      ds.field("capabilities", &self.capabilities());
       ds.finish()
   }
 }
@@ -3185,6 +3481,7 @@ impl<'a> ::flatbuffers::Follow<'a> for PlayerInfo<'a> {
 impl<'a> PlayerInfo<'a> {
   pub const VT_ID: ::flatbuffers::VOffsetT = 4;
   pub const VT_NAME: ::flatbuffers::VOffsetT = 6;
+  pub const VT_SHARD_ID: ::flatbuffers::VOffsetT = 8;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3196,6 +3493,7 @@ impl<'a> PlayerInfo<'a> {
     args: &'args PlayerInfoArgs<'args>
   ) -> ::flatbuffers::WIPOffset<PlayerInfo<'bldr>> {
     let mut builder = PlayerInfoBuilder::new(_fbb);
+    if let Some(x) = args.shard_id { builder.add_shard_id(x); }
     if let Some(x) = args.name { builder.add_name(x); }
     builder.add_id(args.id);
     builder.finish()
@@ -3216,6 +3514,16 @@ impl<'a> PlayerInfo<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(PlayerInfo::VT_NAME, None)}
   }
+  /// The shard the player is on, in a Roster (absent elsewhere: a Presence
+  /// names its shard once, and Names need none). A client told "left" by
+  /// shard S removes only players it knows to be on S.
+  #[inline]
+  pub fn shard_id(&self) -> Option<u32> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PlayerInfo::VT_SHARD_ID, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for PlayerInfo<'_> {
@@ -3226,6 +3534,7 @@ impl ::flatbuffers::Verifiable for PlayerInfo<'_> {
     v.visit_table(pos)?
      .visit_field::<u32>("id", Self::VT_ID, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+     .visit_field::<u32>("shard_id", Self::VT_SHARD_ID, false)?
      .finish();
     Ok(())
   }
@@ -3233,6 +3542,7 @@ impl ::flatbuffers::Verifiable for PlayerInfo<'_> {
 pub struct PlayerInfoArgs<'a> {
     pub id: u32,
     pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub shard_id: Option<u32>,
 }
 impl<'a> Default for PlayerInfoArgs<'a> {
   #[inline]
@@ -3240,6 +3550,7 @@ impl<'a> Default for PlayerInfoArgs<'a> {
     PlayerInfoArgs {
       id: 0,
       name: None,
+      shard_id: None,
     }
   }
 }
@@ -3256,6 +3567,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> PlayerInfoBuilder<'a, 'b, A> 
   #[inline]
   pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PlayerInfo::VT_NAME, name);
+  }
+  #[inline]
+  pub fn add_shard_id(&mut self, shard_id: u32) {
+    self.fbb_.push_slot_always::<u32>(PlayerInfo::VT_SHARD_ID, shard_id);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> PlayerInfoBuilder<'a, 'b, A> {
@@ -3277,6 +3592,7 @@ impl ::core::fmt::Debug for PlayerInfo<'_> {
     let mut ds = f.debug_struct("PlayerInfo");
       ds.field("id", &self.id());
       ds.field("name", &self.name());
+      ds.field("shard_id", &self.shard_id());
       ds.finish()
   }
 }
@@ -3434,7 +3750,7 @@ impl ::core::fmt::Debug for Presence<'_> {
 pub enum RosterOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// Every present player, sent once after Welcome.
+/// Every present player with its shard, sent once after Welcome.
 pub struct Roster<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -4220,8 +4536,8 @@ impl<'a> CellBundle<'a> {
   pub const VT_REGION: ::flatbuffers::VOffsetT = 6;
   pub const VT_TICK: ::flatbuffers::VOffsetT = 8;
   pub const VT_SERVER_TIME_MS: ::flatbuffers::VOffsetT = 10;
-  pub const VT_RUNS: ::flatbuffers::VOffsetT = 16;
-  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 18;
+  pub const VT_STEP: ::flatbuffers::VOffsetT = 20;
+  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 22;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4233,10 +4549,10 @@ impl<'a> CellBundle<'a> {
     args: &'args CellBundleArgs<'args>
   ) -> ::flatbuffers::WIPOffset<CellBundle<'bldr>> {
     let mut builder = CellBundleBuilder::new(_fbb);
+    builder.add_step(args.step);
     builder.add_server_time_ms(args.server_time_ms);
     builder.add_tick(args.tick);
-    if let Some(x) = args.players { builder.add_players(x); }
-    if let Some(x) = args.runs { builder.add_runs(x); }
+    if let Some(x) = args.items { builder.add_items(x); }
     builder.add_region(args.region);
     builder.add_shard_id(args.shard_id);
     builder.finish()
@@ -4272,19 +4588,24 @@ impl<'a> CellBundle<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(CellBundle::VT_SERVER_TIME_MS, Some(0)).unwrap()}
   }
+  /// Protocol 4: the shard's step counter at this tick (one a tick that
+  /// ran: the ticks deltas span).
   #[inline]
-  pub fn runs(&self) -> Option<::flatbuffers::Vector<'a, CellRun>> {
+  pub fn step(&self) -> u64 {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, CellRun>>>(CellBundle::VT_RUNS, None)}
+    unsafe { self._tab.get::<u64>(CellBundle::VT_STEP, Some(0)).unwrap()}
   }
+  /// Protocol 4: every occupied (or just emptied) cell's full form and the
+  /// deltas other shards' views may need (schema/src/view.rs, "region
+  /// bundle").
   #[inline]
-  pub fn players(&self) -> Option<::flatbuffers::Vector<'a, PlayerState>> {
+  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, PlayerState>>>(CellBundle::VT_PLAYERS, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_ITEMS, None)}
   }
 }
 
@@ -4298,8 +4619,8 @@ impl ::flatbuffers::Verifiable for CellBundle<'_> {
      .visit_field::<u32>("region", Self::VT_REGION, false)?
      .visit_field::<u64>("tick", Self::VT_TICK, false)?
      .visit_field::<u64>("server_time_ms", Self::VT_SERVER_TIME_MS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, CellRun>>>("runs", Self::VT_RUNS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, PlayerState>>>("players", Self::VT_PLAYERS, false)?
+     .visit_field::<u64>("step", Self::VT_STEP, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("items", Self::VT_ITEMS, false)?
      .finish();
     Ok(())
   }
@@ -4309,8 +4630,8 @@ pub struct CellBundleArgs<'a> {
     pub region: u32,
     pub tick: u64,
     pub server_time_ms: u64,
-    pub runs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, CellRun>>>,
-    pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, PlayerState>>>,
+    pub step: u64,
+    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for CellBundleArgs<'a> {
   #[inline]
@@ -4320,8 +4641,8 @@ impl<'a> Default for CellBundleArgs<'a> {
       region: 0,
       tick: 0,
       server_time_ms: 0,
-      runs: None,
-      players: None,
+      step: 0,
+      items: None,
     }
   }
 }
@@ -4348,12 +4669,12 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CellBundleBuilder<'a, 'b, A> 
     self.fbb_.push_slot::<u64>(CellBundle::VT_SERVER_TIME_MS, server_time_ms, 0);
   }
   #[inline]
-  pub fn add_runs(&mut self, runs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , CellRun>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_RUNS, runs);
+  pub fn add_step(&mut self, step: u64) {
+    self.fbb_.push_slot::<u64>(CellBundle::VT_STEP, step, 0);
   }
   #[inline]
-  pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , PlayerState>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_PLAYERS, players);
+  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_ITEMS, items);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CellBundleBuilder<'a, 'b, A> {
@@ -4377,20 +4698,17 @@ impl ::core::fmt::Debug for CellBundle<'_> {
       ds.field("region", &self.region());
       ds.field("tick", &self.tick());
       ds.field("server_time_ms", &self.server_time_ms());
-      ds.field("runs", &self.runs());
-      ds.field("players", &self.players());
+      ds.field("step", &self.step());
+      ds.field("items", &self.items());
       ds.finish()
   }
 }
 pub enum ServerMessageOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// Every server message. With area of interest, a socket gets per tick one
-/// view frame per shard whose cells it sees: `frame`, `runs` and `players`
-/// set and no body. The frame's header (52 bytes, and the websocket's 2 to 4)
-/// comes once, each cell costs a 6-byte run and each player 10 bytes. A run
-/// holds all of that cell's players of that shard: a player missing from it
-/// has left the cell. Otherwise `body` says what the message is.
+/// Every server message. A socket gets a view frame a tick (when anything in
+/// its view is new): `view` set and no body. Otherwise `body` says what the
+/// message is.
 pub struct ServerMessage<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -4404,11 +4722,9 @@ impl<'a> ::flatbuffers::Follow<'a> for ServerMessage<'a> {
 }
 
 impl<'a> ServerMessage<'a> {
-  pub const VT_PLAYERS: ::flatbuffers::VOffsetT = 6;
   pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 8;
   pub const VT_BODY: ::flatbuffers::VOffsetT = 10;
-  pub const VT_FRAME: ::flatbuffers::VOffsetT = 12;
-  pub const VT_RUNS: ::flatbuffers::VOffsetT = 14;
+  pub const VT_VIEW: ::flatbuffers::VOffsetT = 16;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4420,22 +4736,13 @@ impl<'a> ServerMessage<'a> {
     args: &'args ServerMessageArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ServerMessage<'bldr>> {
     let mut builder = ServerMessageBuilder::new(_fbb);
-    if let Some(x) = args.runs { builder.add_runs(x); }
-    if let Some(x) = args.frame { builder.add_frame(x); }
+    if let Some(x) = args.view { builder.add_view(x); }
     if let Some(x) = args.body { builder.add_body(x); }
-    if let Some(x) = args.players { builder.add_players(x); }
     builder.add_body_type(args.body_type);
     builder.finish()
   }
 
 
-  #[inline]
-  pub fn players(&self) -> Option<::flatbuffers::Vector<'a, PlayerState>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, PlayerState>>>(ServerMessage::VT_PLAYERS, None)}
-  }
   #[inline]
   pub fn body_type(&self) -> ServerBody {
     // Safety:
@@ -4450,19 +4757,15 @@ impl<'a> ServerMessage<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(ServerMessage::VT_BODY, None)}
   }
+  /// Protocol 4: a view frame, with no body: sections of a shard's cells at
+  /// one of its ticks, each cell's items (full forms, deltas, forgets); the
+  /// layout is in schema/src/view.rs.
   #[inline]
-  pub fn frame(&self) -> Option<&'a FrameHeader> {
+  pub fn view(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<FrameHeader>(ServerMessage::VT_FRAME, None)}
-  }
-  #[inline]
-  pub fn runs(&self) -> Option<::flatbuffers::Vector<'a, CellRun>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, CellRun>>>(ServerMessage::VT_RUNS, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ServerMessage::VT_VIEW, None)}
   }
   #[inline]
   #[allow(non_snake_case)]
@@ -4652,7 +4955,6 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, PlayerState>>>("players", Self::VT_PLAYERS, false)?
      .visit_union::<ServerBody, _>("body_type", Self::VT_BODY_TYPE, "body", Self::VT_BODY, false, |key, v, pos| {
         match key {
           ServerBody::Welcome => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Welcome>>("ServerBody::Welcome", pos),
@@ -4670,28 +4972,23 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
           _ => Ok(()),
         }
      })?
-     .visit_field::<FrameHeader>("frame", Self::VT_FRAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, CellRun>>>("runs", Self::VT_RUNS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("view", Self::VT_VIEW, false)?
      .finish();
     Ok(())
   }
 }
 pub struct ServerMessageArgs<'a> {
-    pub players: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, PlayerState>>>,
     pub body_type: ServerBody,
     pub body: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
-    pub frame: Option<&'a FrameHeader>,
-    pub runs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, CellRun>>>,
+    pub view: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for ServerMessageArgs<'a> {
   #[inline]
   fn default() -> Self {
     ServerMessageArgs {
-      players: None,
       body_type: ServerBody::NONE,
       body: None,
-      frame: None,
-      runs: None,
+      view: None,
     }
   }
 }
@@ -4702,10 +4999,6 @@ pub struct ServerMessageBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, A> {
   #[inline]
-  pub fn add_players(&mut self, players: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , PlayerState>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_PLAYERS, players);
-  }
-  #[inline]
   pub fn add_body_type(&mut self, body_type: ServerBody) {
     self.fbb_.push_slot::<ServerBody>(ServerMessage::VT_BODY_TYPE, body_type, ServerBody::NONE);
   }
@@ -4714,12 +5007,8 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_BODY, body);
   }
   #[inline]
-  pub fn add_frame(&mut self, frame: &FrameHeader) {
-    self.fbb_.push_slot_always::<&FrameHeader>(ServerMessage::VT_FRAME, frame);
-  }
-  #[inline]
-  pub fn add_runs(&mut self, runs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , CellRun>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_RUNS, runs);
+  pub fn add_view(&mut self, view: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_VIEW, view);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ServerMessageBuilder<'a, 'b, A> {
@@ -4739,7 +5028,6 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
 impl ::core::fmt::Debug for ServerMessage<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
     let mut ds = f.debug_struct("ServerMessage");
-      ds.field("players", &self.players());
       ds.field("body_type", &self.body_type());
       match self.body_type() {
         ServerBody::Welcome => {
@@ -4831,8 +5119,7 @@ impl ::core::fmt::Debug for ServerMessage<'_> {
           ds.field("body", &x)
         },
       };
-      ds.field("frame", &self.frame());
-      ds.field("runs", &self.runs());
+      ds.field("view", &self.view());
       ds.finish()
   }
 }

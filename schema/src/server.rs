@@ -32,8 +32,10 @@ pub struct WelcomeInfo<'a> {
     pub position: (f32, f32),
     /// True when this resumed an earlier session.
     pub resumed: bool,
-    /// Area of interest (`None`: whole-shard snapshots).
+    /// Area of interest (`None`: the whole place is one cell).
     pub aoi: Option<AoiInfo>,
+    /// The Hello's capabilities granted.
+    pub capabilities: crate::client::Capabilities,
 }
 
 /// The area-of-interest settings a Welcome tells the client.
@@ -72,6 +74,7 @@ pub fn encode_welcome(w: &WelcomeInfo<'_>) -> Bytes {
             grid_columns: w.aoi.map_or(0, |a| a.grid_columns),
             view_radius: w.aoi.map_or(0.0, |a| a.view_radius),
             view_grace_ms: w.aoi.map_or(0, |a| a.view_grace_ms),
+            capabilities: w.capabilities.0,
         },
     );
     finish(&mut fbb, wire::ServerBody::Welcome, body.as_union_value())
@@ -95,14 +98,16 @@ pub fn encode_chat(from: PlayerId, name: &str, text: &str, shard: ShardId, serve
     finish(&mut fbb, wire::ServerBody::ChatMessage, body.as_union_value())
 }
 
+/// PlayerInfos of `players`: id, name and, when given, the shard the player is on.
 fn player_infos<'a, 'f>(
     fbb: &mut FlatBufferBuilder<'f>,
-    players: impl Iterator<Item = (PlayerId, &'a str)>,
+    players: impl Iterator<Item = (PlayerId, &'a str, Option<ShardId>)>,
 ) -> WIPOffset<flatbuffers::Vector<'f, flatbuffers::ForwardsUOffset<wire::PlayerInfo<'f>>>> {
     let infos: Vec<_> = players
-        .map(|(id, name)| {
+        .map(|(id, name, shard)| {
             let name = fbb.create_string(name);
-            wire::PlayerInfo::create(fbb, &wire::PlayerInfoArgs { id: id.0, name: Some(name) })
+            let shard_id = shard.map(|s| s.0);
+            wire::PlayerInfo::create(fbb, &wire::PlayerInfoArgs { id: id.0, name: Some(name), shard_id })
         })
         .collect();
     fbb.create_vector(&infos)
@@ -117,7 +122,7 @@ pub fn encode_presence<'a>(
     left: impl Iterator<Item = PlayerId>,
 ) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(256);
-    let joined = player_infos(&mut fbb, joined);
+    let joined = player_infos(&mut fbb, joined.map(|(id, name)| (id, name, None)));
     let left: Vec<u32> = left.map(|p| p.0).collect();
     let left = fbb.create_vector(&left);
     let body = wire::Presence::create(
@@ -127,10 +132,11 @@ pub fn encode_presence<'a>(
     finish(&mut fbb, wire::ServerBody::Presence, body.as_union_value())
 }
 
-/// Encodes a Roster of every present player.
-pub fn encode_roster<'a>(players: impl Iterator<Item = (PlayerId, &'a str)>) -> Bytes {
+/// Encodes a Roster of every present player: id, name and the shard it is on
+/// (a client then drops a player on a "left" of that shard only).
+pub fn encode_roster<'a>(players: impl Iterator<Item = (PlayerId, &'a str, ShardId)>) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(4096);
-    let players = player_infos(&mut fbb, players);
+    let players = player_infos(&mut fbb, players.map(|(id, name, shard)| (id, name, Some(shard))));
     let body = wire::Roster::create(&mut fbb, &wire::RosterArgs { players: Some(players) });
     finish(&mut fbb, wire::ServerBody::Roster, body.as_union_value())
 }
@@ -170,7 +176,7 @@ pub fn encode_move(resume_ticket: &[u8], reason: &str) -> Bytes {
 /// Encodes the Names a NamesRequest asked for.
 pub fn encode_names<'a>(players: impl Iterator<Item = (PlayerId, &'a str)>) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(512);
-    let players = player_infos(&mut fbb, players);
+    let players = player_infos(&mut fbb, players.map(|(id, name)| (id, name, None)));
     let body = wire::Names::create(&mut fbb, &wire::NamesArgs { players: Some(players) });
     finish(&mut fbb, wire::ServerBody::Names, body.as_union_value())
 }
@@ -183,7 +189,7 @@ pub fn encode_place_status(players: u32, shards: u32) -> Bytes {
 }
 
 /// A verified server message, borrowing the buffer it was read from.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum ServerMsg<'a> {
     /// See [`wire::Welcome`].
     Welcome(wire::Welcome<'a>),
@@ -207,10 +213,10 @@ pub enum ServerMsg<'a> {
     Names(wire::Names<'a>),
     /// See [`wire::PlaceStatus`].
     PlaceStatus(wire::PlaceStatus<'a>),
-    /// A view frame (area of interest): see [`crate::cell::ViewFrame`].
-    View(crate::cell::ViewFrame<'a>),
-    /// Between shards: see [`crate::cell::Bundle`].
-    CellBundle(crate::cell::Bundle<'a>),
+    /// A view frame: see [`crate::view::ViewFrame`].
+    View(crate::view::ViewFrame<'a>),
+    /// Between shards: see [`crate::view::Bundle`].
+    CellBundle(crate::view::Bundle<'a>),
 }
 
 /// Why a server message could not be read.
@@ -238,10 +244,18 @@ pub fn decode(buf: &[u8]) -> Result<ServerMsg<'_>, ServerDecodeError> {
         .map_err(|e| ServerDecodeError::Malformed(e.to_string()))?;
     use wire::ServerBody as B;
     let kind = msg.body_type();
-    if kind == B::NONE && msg.frame().is_some() {
-        return crate::cell::ViewFrame::of(&msg)
-            .map(ServerMsg::View)
-            .ok_or_else(|| ServerDecodeError::Malformed("a view frame whose runs do not add up".into()));
+    if kind == B::NONE {
+        if let Some(view) = msg.view() {
+            return crate::view::ViewFrame::parse(view.bytes())
+                .map(ServerMsg::View)
+                .map_err(|e| ServerDecodeError::Malformed(format!("view frame: {e}")));
+        }
+    }
+    if kind == B::CellBundle {
+        let bundle = msg.body_as_cell_bundle().ok_or(ServerDecodeError::Unknown(kind.0))?;
+        return crate::view::Bundle::of(bundle)
+            .map(ServerMsg::CellBundle)
+            .map_err(|e| ServerDecodeError::Malformed(format!("region bundle: {e}")));
     }
     match kind {
         B::Welcome => msg.body_as_welcome().map(ServerMsg::Welcome),
@@ -255,7 +269,6 @@ pub fn decode(buf: &[u8]) -> Result<ServerMsg<'_>, ServerDecodeError> {
         B::Move => msg.body_as_move().map(ServerMsg::Move),
         B::Names => msg.body_as_names().map(ServerMsg::Names),
         B::PlaceStatus => msg.body_as_place_status().map(ServerMsg::PlaceStatus),
-        B::CellBundle => msg.body_as_cell_bundle().and_then(crate::cell::Bundle::of).map(ServerMsg::CellBundle),
         _ => None,
     }
     .ok_or(ServerDecodeError::Unknown(kind.0))
@@ -285,6 +298,7 @@ mod tests {
             position: (1.5, 2.5),
             resumed: false,
             aoi: Some(AoiInfo { cell_size: 100.0, grid_columns: 10, view_radius: 200.0, view_grace_ms: 400 }),
+            capabilities: crate::client::Capabilities::DELTAS,
         });
         let Ok(ServerMsg::Welcome(w)) = decode(&bytes) else { panic!("not a welcome") };
         assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (9, 3, 20));
@@ -292,6 +306,7 @@ mod tests {
         assert_eq!(w.bounds().map(|b| b.max_y()), Some(500.0));
         assert_eq!(w.name(), Some("Ada"));
         assert_eq!((w.cell_size(), w.grid_columns(), w.view_radius(), w.view_grace_ms()), (100.0, 10, 200.0, 400));
+        assert_eq!(w.capabilities(), 1);
     }
 
     #[test]
@@ -310,9 +325,11 @@ mod tests {
         let Ok(ServerMsg::Presence(p)) = decode(&bytes) else { panic!() };
         assert_eq!(p.joined().map(|j| j.get(0).id()), Some(2));
         assert_eq!(p.left().map(|l| l.get(0)), Some(5));
-        let bytes = encode_roster([(PlayerId(1), "a"), (PlayerId(2), "b")].into_iter());
+        assert_eq!(p.joined().map(|j| j.get(0).shard_id()), Some(None), "a Presence names its shard once");
+        let bytes = encode_roster([(PlayerId(1), "a", ShardId(7)), (PlayerId(2), "b", ShardId(9))].into_iter());
         let Ok(ServerMsg::Roster(r)) = decode(&bytes) else { panic!() };
-        assert_eq!(r.players().map(|p| p.len()), Some(2));
+        let players: Vec<_> = r.players().expect("players").iter().map(|p| (p.id(), p.shard_id())).collect();
+        assert_eq!(players, [(1, Some(7)), (2, Some(9))]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Wire size: 10 bytes a player ([`wire::PlayerState`]) plus about 80 bytes of
 //! header, so 1,000 players make a 10.1 KB frame.
 
-pub use crate::entry::{input_seq, PlayerEntry, FLAG_MOVING, INPUT_SEQ_SHIFT};
+pub use crate::entry::{input_seq, Entry, PlayerEntry, FLAG_MOVING, INPUT_SEQ_SHIFT};
 use crate::ids::{ShardId, Tick};
 use crate::root::finish;
 use crate::wire;
@@ -42,10 +42,18 @@ impl SnapshotEncoder {
         Self::default()
     }
 
-    /// Encodes a complete ServerMessage{Snapshot} of `players`.
+    /// Encodes a complete ServerMessage{Snapshot} of `players` (world
+    /// units, quantized over the header's bounds).
     pub fn encode(&mut self, header: &SnapshotHeader, players: impl IntoIterator<Item = PlayerEntry>) -> Bytes {
+        let bounds = header.bounds;
+        self.encode_entries(header, players.into_iter().map(|p| p.quantized(&bounds)))
+    }
+
+    /// Encodes a complete ServerMessage{Snapshot} of `players`, already on
+    /// the wire's grid.
+    pub fn encode_entries(&mut self, header: &SnapshotHeader, players: impl IntoIterator<Item = Entry>) -> Bytes {
         self.staged.clear();
-        self.staged.extend(players.into_iter().map(|p| p.to_wire(&header.bounds)));
+        self.staged.extend(players.into_iter().map(|p| p.to_wire()));
         self.fbb.reset();
         let players = self.fbb.create_vector(&self.staged);
         let body = wire::Snapshot::create(

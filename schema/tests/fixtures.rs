@@ -9,10 +9,12 @@
 //! the file; otherwise the test fails unless the file matches byte for byte.
 
 use bytes::Bytes;
-use mino_protocol::cell::{encode_entries, FrameStamp, ViewEncoder};
+use mino_protocol::delta::encode_full;
+use mino_protocol::entry::Entry;
 use mino_protocol::quantize::world_position;
 use mino_protocol::server::{self, AoiInfo, ServerMsg, WelcomeInfo};
 use mino_protocol::snapshot::{PlayerEntry, SnapshotEncoder, SnapshotHeader};
+use mino_protocol::view::{write_item, write_section, write_view_envelope, ItemKind, Section};
 use mino_protocol::wire::{self, CloseCode};
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::fmt::Write as _;
@@ -88,12 +90,17 @@ fn welcome() -> Frame {
         position: (250.5, 731.25),
         resumed: false,
         aoi: None,
+        capabilities: mino_protocol::client::Capabilities::DELTAS,
     });
+    // shard_id_text: the id as the server writes it for people (ShardId's
+    // Display: logs, the admin console, the page's HUD), which the client's
+    // formatShardId must match.
     let expect = format!(
-        "{{\"player_id\": 70001, \"shard_id\": {}, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 120, \
-         \"resume_ticket_hex\": {}, \"server_time_ms\": 1764450000123, \"name\": {}, \"x\": 250.5, \
-         \"y\": 731.25, \"resumed\": false, \"aoi\": null}}",
+        "{{\"player_id\": 70001, \"shard_id\": {}, \"shard_id_text\": {}, \"tick_hz\": 20, \"bounds\": {}, \
+         \"speed\": 120, \"resume_ticket_hex\": {}, \"server_time_ms\": 1764450000123, \"name\": {}, \
+         \"x\": 250.5, \"y\": 731.25, \"resumed\": false, \"aoi\": null, \"capabilities\": 1}}",
         0x00c0_ffee_u32,
+        js(&ShardId(0x00c0_ffee).to_string()),
         bounds_json(&world()),
         js(&hex(&ticket)),
         js("Zoë <b>"),
@@ -126,12 +133,13 @@ fn welcome_aoi() -> Frame {
         position: (700.0, 450.0),
         resumed: true,
         aoi: Some(aoi),
+        capabilities: mino_protocol::client::Capabilities::DELTAS,
     });
     let expect = format!(
         "{{\"player_id\": 70001, \"shard_id\": 7, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 300, \
          \"resume_ticket_hex\": {}, \"server_time_ms\": {}, \"name\": \"ann\", \"x\": 700, \"y\": 450, \
          \"resumed\": true, \"aoi\": {{\"cell_size\": 125, \"grid_columns\": 16, \"view_radius\": 250, \
-         \"view_grace_ms\": 500}}}}",
+         \"view_grace_ms\": 500}}, \"capabilities\": 1}}",
         bounds_json(&aoi_world()),
         js(&hex(&ticket)),
         AOI_TIME_MS - 50,
@@ -139,29 +147,36 @@ fn welcome_aoi() -> Frame {
     Frame { name: "welcome-aoi", kind: "Welcome", bytes, expect }
 }
 
-/// A view frame of tick 2^32 + 5 (the header keeps the low 32 bits) with
-/// two cells: one with entries that echo input sequence numbers in their
-/// flags, and one its last player just left (an empty run).
+/// A view frame (protocol 4) of shard 7 at tick 2^32 + 5 (a section keeps
+/// the low 32 bits): cell 54 as a full form of players whose flags echo input
+/// sequence numbers, and cell 55 forgotten.
 fn view() -> Frame {
     // Cells (column 5, row 3) and (column 6, row 3) of the 16-column grid:
     // 1 + 3 * 16 + 5 and the next.
-    let stamp = FrameStamp { shard: ShardId(7), tick: Tick((1 << 32) + 5), server_time_ms: AOI_TIME_MS };
     let players = vec![
-        PlayerEntry { id: PlayerId(70_001), x: 700.0, y: 450.0, heading: 64, moving: true, input_seq: 5 },
         PlayerEntry { id: PlayerId(3), x: 625.5, y: 499.75, heading: 0, moving: false, input_seq: 127 },
         PlayerEntry { id: PlayerId(0x0001_0002), x: 749.9, y: 375.0, heading: 255, moving: true, input_seq: 0 },
+        PlayerEntry { id: PlayerId(70_001), x: 700.0, y: 450.0, heading: 64, moving: true, input_seq: 5 },
     ];
-    let mut entries = Vec::new();
-    encode_entries(&aoi_world(), players.iter().copied(), &mut entries);
-    let bytes = Bytes::copy_from_slice(ViewEncoder::new().encode(&stamp, [(54, &entries[..]), (55, &[][..])]));
+    let entries: Vec<Entry> = players.iter().map(|p| p.quantized(&aoi_world())).collect();
+    let (mut body, mut full, mut forget) = (Vec::new(), Vec::new(), Vec::new());
+    encode_full(&entries, &mut body);
+    write_item(&mut full, ItemKind::Full, &body);
+    write_item(&mut forget, ItemKind::Forget, &[]);
+    let cells: Vec<(u32, Vec<&[u8]>)> = vec![(54, vec![&full]), (55, vec![&forget])];
+    let mut sections = Vec::new();
+    write_section(&mut sections, &Section { shard: 7, tick: (1 << 32) + 5, cells: &cells });
+    let mut bytes = Vec::new();
+    write_view_envelope(&mut bytes, sections.len());
+    bytes.extend_from_slice(&sections);
     let expect = format!(
-        "{{\"shard_id\": 7, \"tick\": 5, \"time_ms\": {}, \"server_time_ms\": {AOI_TIME_MS}, \
-         \"bounds\": {}, \"cells\": [{{\"cell\": 54, \"players\": {}}}, {{\"cell\": 55, \"players\": []}}]}}",
-        AOI_TIME_MS as u32,
+        "{{\"bounds\": {}, \"sections\": [{{\"shard_id\": 7, \"tick\": 5, \"cells\": [\
+         {{\"cell\": 54, \"items\": [{{\"kind\": \"full\", \"players\": {}}}]}}, \
+         {{\"cell\": 55, \"items\": [{{\"kind\": \"forget\"}}]}}]}}]}}",
         bounds_json(&aoi_world()),
         entries_json(&players, &aoi_world()),
     );
-    Frame { name: "view", kind: "View", bytes, expect }
+    Frame { name: "view", kind: "View", bytes: Bytes::from(bytes), expect }
 }
 
 fn names() -> Frame {
@@ -271,9 +286,13 @@ fn presence() -> Frame {
 }
 
 fn roster() -> Frame {
-    let players = [(1u32, "one"), (70_001u32, "Zoë <b>"), (65_535u32, "edge")];
-    let bytes = server::encode_roster(players.iter().map(|(id, n)| (PlayerId(*id), *n)));
-    let expect = format!("{{\"players\": {}}}", infos_json(&players));
+    let players = [(1u32, "one", 7u32), (70_001u32, "Zoë <b>", 0xdead_beef), (65_535u32, "edge", 7)];
+    let bytes = server::encode_roster(players.iter().map(|(id, n, s)| (PlayerId(*id), *n, ShardId(*s))));
+    let items: Vec<String> = players
+        .iter()
+        .map(|(id, name, shard)| format!("{{\"id\": {id}, \"name\": {}, \"shard_id\": {shard}}}", js(name)))
+        .collect();
+    let expect = format!("{{\"players\": [{}]}}", items.join(", "));
     Frame { name: "roster", kind: "Roster", bytes, expect }
 }
 

@@ -14,7 +14,7 @@
 //! then any server flags (e.g. `--control-rate 10000` to watch the pongs
 //! coalesce into the tick's write while the budget lasts).
 
-use mino_testkit::process::cpu_ticks;
+use mino_testkit::process::cpu;
 use mino_testkit::raw::{masked, op, RawSocket};
 use mino_testkit::{server_bin, Frame, Player, Shard};
 use std::path::PathBuf;
@@ -22,9 +22,6 @@ use std::time::{Duration, Instant};
 
 /// Pings per write of the flooder.
 const BURST: usize = 1000;
-
-/// Clock ticks a second of `/proc/PID/stat` (`getconf CLK_TCK` on Linux).
-const CLK_TCK: f64 = 100.0;
 
 #[tokio::main]
 async fn main() {
@@ -39,7 +36,7 @@ async fn main() {
     // Settle, then measure the flood window only.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (writes0, ticks0) = (server.metric("mino_writes_total").await, server.metric("mino_ticks_total").await);
-    let cpu0 = cpu_ticks(server.pid()).unwrap_or(0);
+    let cpu0 = cpu(server.pid()).unwrap_or_default();
     let started = Instant::now();
     let window = Duration::from_secs(seconds);
 
@@ -78,7 +75,7 @@ async fn main() {
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let cpu1 = cpu_ticks(server.pid()).unwrap_or(0);
+    let cpu1 = cpu(server.pid()).unwrap_or_default();
     let (writes1, ticks1) = (server.metric("mino_writes_total").await, server.metric("mino_ticks_total").await);
     let sent = flood.await.unwrap_or(0);
     let (pongs, pong_bytes, close, closed_after) = pongs.await.unwrap_or((0, 0, None, None));
@@ -97,7 +94,7 @@ async fn main() {
         writes / ticks,
         writes / ticks / 2.0
     );
-    println!("server CPU: {:.0} % of one core", (cpu1 - cpu0) as f64 / CLK_TCK / elapsed * 100.0);
+    println!("server CPU: {:.0} % of one core", cpu1.since(&cpu0).total().as_secs_f64() / elapsed * 100.0);
     println!(
         "bystander gap ms: p50 {:.1}, p99 {:.1}, max {:.1} ({} gaps)",
         pct(0.5).unwrap_or(0.0),

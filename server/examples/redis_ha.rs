@@ -8,7 +8,12 @@
 //!   the kill until relay is back, 15 s at least (local play), when the
 //!   replica was promoted, and how long relayed snapshots stopped and when
 //!   they flowed again (a watcher on each shard, watching past the 15 s while
-//!   they are stopped, up to 90 s).
+//!   they are stopped, up to 90 s). On a cluster each watcher also times the
+//!   gaps between the other shard's relayed snapshots from the kill until
+//!   the promotion, and says whether that shard's snapshot channel lives on
+//!   a healthy primary or on the killed one (shard 1's channel is on
+//!   another primary than the place's slot, shard 2's on the same one): the
+//!   relayed gap p95 on the healthy primaries during the failover.
 //! - `spread BOTS`: two shards with area of interest on a six-node cluster
 //!   (the place's region channels spread over the three primaries), BOTS
 //!   walkers; over 20 s, each primary's CPU (% of a core), SPUBLISH calls a
@@ -28,14 +33,12 @@
 use mino_loadgen::profile::ProfileName;
 use mino_loadgen::stats::Metric;
 use mino_loadgen::Target;
-use mino_testkit::process::cpu_ticks;
+use mino_testkit::process::cpu;
+use mino_testkit::redis::Info;
 use mino_testkit::{server_bin, Bots, Frame, Player, RedisCluster, Sentinel, Shard};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// Clock ticks a second of `/proc/PID/stat`.
-const CLK_TCK: f64 = 100.0;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
@@ -97,6 +100,23 @@ impl Backend {
         }
     }
 
+    /// The port of the primary holding the place.
+    fn place_primary(&self) -> u16 {
+        match self {
+            Backend::Cluster(c) => c.primary_of(c.slot("mino:{main}:shards")).expect("served"),
+            Backend::Sentinel(s) => s.primary_port().expect("a primary"),
+        }
+    }
+
+    /// True when shard `id`'s snapshot channel lives on the primary on
+    /// `port` (on Sentinel, every channel does).
+    fn channel_on(&self, id: u32, port: u16) -> bool {
+        match self {
+            Backend::Cluster(c) => c.primary_of(c.slot(&format!("mino:{{main.s{id:08x}}}:snapshots"))) == Some(port),
+            Backend::Sentinel(_) => true,
+        }
+    }
+
     /// Kills the primary holding the place; returns when a new one serves it.
     fn kill_primary(&mut self) -> Duration {
         let t = Instant::now();
@@ -147,6 +167,29 @@ struct RelayStop {
     /// When it ended (the first snapshot after it), from the watch's start;
     /// None if still open when the watch gave up.
     back: Option<Duration>,
+    /// When each snapshot of the other shard arrived.
+    arrivals: Vec<Instant>,
+}
+
+impl RelayStop {
+    /// The gaps between the snapshots that arrived from `from` to `to`
+    /// (the first one after `from` timed from `from`), ms, sorted.
+    fn gaps_ms(&self, from: Instant, to: Instant) -> Vec<f64> {
+        let mut last = from;
+        let mut gaps = Vec::new();
+        for &at in self.arrivals.iter().filter(|t| **t > from && **t <= to) {
+            gaps.push((at - last).as_secs_f64() * 1000.0);
+            last = at;
+        }
+        gaps.push((to - last).as_secs_f64() * 1000.0);
+        gaps.sort_by(f64::total_cmp);
+        gaps
+    }
+}
+
+/// The `p` quantile (0 to 1) of `sorted`, nearest rank; 0 when empty.
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
 }
 
 /// Watches `shard`'s relayed snapshots on `c` for at least `span`, and past it
@@ -155,23 +198,24 @@ struct RelayStop {
 async fn relay_watch(mut c: Player, shard: u32, span: Duration, limit: Duration) -> RelayStop {
     let start = Instant::now();
     let mut last = Instant::now();
-    let mut stop = RelayStop { longest: Duration::ZERO, back: Some(Duration::ZERO) };
+    let mut stop = RelayStop { longest: Duration::ZERO, back: Some(Duration::ZERO), arrivals: Vec::new() };
     let stopped = |last: Instant| last.elapsed() > Duration::from_millis(500);
     while start.elapsed() < span || (stopped(last) && start.elapsed() < limit) {
         // Own snapshots arrive every tick; a frame of any kind ends the wait.
         match c.next().await {
             Frame::Snapshot { shard: s, .. } if s == shard => {
                 if last.elapsed() > stop.longest {
-                    stop = RelayStop { longest: last.elapsed(), back: Some(start.elapsed()) };
+                    (stop.longest, stop.back) = (last.elapsed(), Some(start.elapsed()));
                 }
                 last = Instant::now();
+                stop.arrivals.push(last);
             }
             Frame::Closed(_) => break,
             _ => {}
         }
     }
     if last.elapsed() > stop.longest {
-        stop = RelayStop { longest: last.elapsed(), back: None };
+        (stop.longest, stop.back) = (last.elapsed(), None);
     }
     stop
 }
@@ -190,8 +234,19 @@ async fn failover(mode: &str, n: usize, bin: &PathBuf) -> Value {
     let (span, limit) = (Duration::from_secs(15), Duration::from_secs(90));
     let watch_a = tokio::spawn(relay_watch(wa, 2, span, limit));
     let watch_b = tokio::spawn(relay_watch(wb, 1, span, limit));
+    // Where each relayed shard's channel lives, asked before the kill (A
+    // watches shard 2, B shard 1).
+    let dead = backend.place_primary();
+    let healthy = [!backend.channel_on(2, dead), !backend.channel_on(1, dead)];
+    let killed_at = Instant::now();
     let promoted = tokio::task::block_in_place(|| backend.kill_primary());
     let (ra, rb) = (watch_a.await.expect("watch"), watch_b.await.expect("watch"));
+    // Each watcher's relayed gaps during the outage.
+    let outage = |r: &RelayStop, healthy: bool| {
+        let gaps = r.gaps_ms(killed_at, killed_at + promoted);
+        (healthy, quantile(&gaps, 0.95), quantile(&gaps, 1.0), gaps.len())
+    };
+    let during = [outage(&ra, healthy[0]), outage(&rb, healthy[1])];
     let (fa, fb) = (a.take_window(), b.take_window());
     let lat = fa.merge(&fb).latencies;
     let own = lat.summary(Metric::SnapshotGap);
@@ -200,6 +255,13 @@ async fn failover(mode: &str, n: usize, bin: &PathBuf) -> Value {
     let reconnected = a.welcomes().iter().chain(b.welcomes().iter()).filter(|w| **w > 1).count();
     let players = s[0].players().await + s[1].players().await;
     let secs = |d: Option<Duration>| d.map_or("not back".to_owned(), |d| format!("{:.2} s", d.as_secs_f64()));
+    for ((healthy, p95, max, count), (watcher, relayed)) in during.iter().zip([("A", 2), ("B", 1)]) {
+        let on = if *healthy { "a healthy primary" } else { "the killed primary" };
+        println!(
+            "  watcher {watcher}: shard {relayed}'s snapshots (channel on {on}) from the kill until the promotion: \
+             {count} gaps, p95 {p95:.1} ms, max {max:.1} ms"
+        );
+    }
     println!(
         "failover {mode} bots={n}: promoted after {:.2} s; players lost {} (bots connected {connected}/{n}, \
          reconnected {reconnected}, shards hold {players}); local own-snapshot gap from the kill until relay was \
@@ -232,26 +294,21 @@ async fn failover(mode: &str, n: usize, bin: &PathBuf) -> Value {
         "relayed_gap_ms": { "p95": relayed.p95, "max": relayed.max, "count": relayed.count },
         "relay_stop_s": [ra.longest.as_secs_f64(), rb.longest.as_secs_f64()],
         "relay_back_s": [ra.back.map(|d| d.as_secs_f64()), rb.back.map(|d| d.as_secs_f64())],
+        "outage_relayed_gap_ms": during
+            .iter()
+            .map(|(healthy, p95, max, count)| json!({ "healthy_primary": healthy, "p95": p95, "max": max, "gaps": count }))
+            .collect::<Vec<_>>(),
     })
 }
 
-/// What one primary has done so far: CPU ticks of its process, SPUBLISH
+/// What one primary has done so far: CPU seconds of its process, SPUBLISH
 /// calls, every command, bytes sent.
 #[derive(Clone, Copy)]
 struct NodeCounters {
-    cpu_ticks: u64,
+    cpu_s: f64,
     spublish: u64,
     commands: u64,
     sent_bytes: u64,
-}
-
-/// The number after `prefix` (`name:` or `cmdstat_x:calls=`) in an `INFO`
-/// answer, up to the next comma; 0 when absent.
-fn info_field(info: &str, prefix: &str) -> u64 {
-    info.lines()
-        .find_map(|l| l.strip_prefix(prefix))
-        .and_then(|v| v.split(',').next()?.trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// The counters of each primary.
@@ -259,13 +316,12 @@ fn node_counters(c: &RedisCluster, primaries: &[u16]) -> Vec<NodeCounters> {
     primaries
         .iter()
         .map(|p| {
-            let cmds = c.cli(*p, &["INFO", "commandstats"]);
-            let stats = c.cli(*p, &["INFO", "stats"]);
+            let info = Info::parse(&c.cli(*p, &["INFO", "stats", "commandstats"]));
             NodeCounters {
-                cpu_ticks: cpu_ticks(c.pid(*p)).unwrap_or(0),
-                spublish: info_field(&cmds, "cmdstat_spublish:calls="),
-                commands: info_field(&stats, "total_commands_processed:"),
-                sent_bytes: info_field(&stats, "total_net_output_bytes:"),
+                cpu_s: cpu(c.pid(*p)).map_or(0.0, |t| t.total().as_secs_f64()),
+                spublish: info.calls("spublish").unwrap_or(0.0) as u64,
+                commands: info.value("total_commands_processed").unwrap_or(0.0) as u64,
+                sent_bytes: info.value("total_net_output_bytes").unwrap_or(0.0) as u64,
             }
         })
         .collect()
@@ -289,7 +345,7 @@ async fn spread(n: usize, bin: PathBuf) -> Value {
     for (i, p) in primaries.iter().enumerate() {
         let (b, a) = (before[i], after[i]);
         let rate = |x: u64, y: u64| y.saturating_sub(x) as f64 / secs;
-        let cpu = rate(b.cpu_ticks, a.cpu_ticks) / CLK_TCK * 100.0;
+        let cpu = (a.cpu_s - b.cpu_s).max(0.0) / secs * 100.0;
         let (spublish, commands) = (rate(b.spublish, a.spublish), rate(b.commands, a.commands));
         let sent = rate(b.sent_bytes, a.sent_bytes) / 1e6;
         println!(

@@ -1,19 +1,26 @@
 //! Identity: the access token a Hello carries, verified against an identity
 //! service's keys with `jsonwebtoken`.
 //!
-//! A token is a JWT. Its signature, expiry (`exp`, with a small leeway),
-//! not-before (`nbf`), issuer and audience are checked; the algorithm is
-//! pinned by the key, never taken from the token (no `none`, and no
-//! algorithm confusion: an RS256 public key never verifies an HS256 token
-//! signed with it as a secret). The account is the `sub` claim; the display
-//! name is the `--auth-name-claim` claim (default `name`), checked like a
-//! Hello's name.
+//! A token is a JWT. Its signature, expiry (`exp`, with a small leeway) and
+//! not-before (`nbf`) are checked, and every claim the operator configured
+//! is required: with `--auth-issuer` a token without that `iss` (missing,
+//! `null` or another) is refused, and likewise `aud` with
+//! `--auth-audience`. The algorithm is pinned by the key, never taken from
+//! the token (no `none`, and no algorithm confusion: an RS256 public key
+//! never verifies an HS256 token signed with it as a secret). The account
+//! is the `sub` claim; the display name is the `--auth-name-claim` claim
+//! (default `name`), checked like a Hello's name.
 //!
 //! Keys come from one file: a JWKS (`--auth-jwks-file`, keys chosen by the
-//! token's `kid`; reloaded on SIGHUP and when the file changes, so keys
-//! rotate without a restart), a PEM public key (`--auth-public-key-file`:
-//! RSA for RS256, P-256 for ES256, Ed25519 for EdDSA), or an HMAC secret
-//! (`--auth-hs256-secret-file`: the file's bytes, a trailing newline trimmed).
+//! token's `kid`; a token without `kid` is checked against the JWKS's only
+//! key when it has one, else against its key without a `kid`; reloaded on
+//! SIGHUP and when the file changes, so keys rotate without a restart), a
+//! PEM public key (`--auth-public-key-file`: RSA for RS256, P-256 for
+//! ES256, Ed25519 for EdDSA), or an HMAC secret (`--auth-hs256-secret-file`:
+//! the file's bytes, a trailing newline trimmed). A JWKS holds public keys
+//! only: an identity service publishes it for anyone to read, so a
+//! symmetric (`oct`, or `HS*`) key in it would let any reader mint tokens;
+//! such a file is refused, pointing to `--auth-hs256-secret-file`.
 //!
 //! The token itself is never logged: [`Verifier::verify`] reports only why
 //! a token was refused.
@@ -52,10 +59,10 @@ pub enum AuthError {
     /// or it names another algorithm than the key's).
     #[error("access token signature invalid")]
     BadSignature,
-    /// Another issuer than `--auth-issuer`.
+    /// Another issuer than `--auth-issuer`, or none (no `iss`, or `null`).
     #[error("access token of another issuer")]
     WrongIssuer,
-    /// Not for `--auth-audience`.
+    /// Not for `--auth-audience`, or for no audience (no `aud`, or `null`).
     #[error("access token for another audience")]
     WrongAudience,
     /// Not a JWT, a claim missing or of the wrong type.
@@ -190,18 +197,7 @@ impl Verifier {
             None => keys.by_id.get(""),
         }
         .ok_or(AuthError::BadSignature)?;
-        let mut validation = Validation::new(key.algorithm);
-        validation.leeway = self.config.leeway.as_secs();
-        validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "sub"]);
-        match &self.config.issuer {
-            Some(issuer) => validation.set_issuer(&[issuer]),
-            None => validation.iss = None,
-        }
-        match &self.config.audience {
-            Some(audience) => validation.set_audience(&[audience]),
-            None => validation.validate_aud = false,
-        }
+        let validation = self.validation(key.algorithm);
         let data = jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(token, &key.key, &validation)
             .map_err(|e| refusal(e.kind()))?;
         let claims = data.claims;
@@ -214,6 +210,37 @@ impl Verifier {
             .and_then(|v| v.as_str())
             .and_then(|n| mino_protocol::client::validate_name(n).ok());
         Ok(Some(Identity { account, name }))
+    }
+
+    /// What a token verified with a key of `algorithm` must hold: a
+    /// signature of that algorithm, `exp` (and `nbf` when present) within
+    /// the leeway, a `sub`, and every claim the operator configured:
+    /// `iss` with `--auth-issuer`, `aud` with `--auth-audience`. A configured
+    /// claim that is missing, `null` or not a string (or list of strings) is
+    /// a refusal ([`AuthError::WrongIssuer`], [`AuthError::WrongAudience`]):
+    /// jsonwebtoken compares `iss` and `aud` only when present, so each is
+    /// also required.
+    fn validation(&self, algorithm: Algorithm) -> Validation {
+        let mut validation = Validation::new(algorithm);
+        validation.leeway = self.config.leeway.as_secs();
+        validation.validate_nbf = true;
+        let mut required = vec!["exp", "sub"];
+        match &self.config.issuer {
+            Some(issuer) => {
+                validation.set_issuer(&[issuer]);
+                required.push("iss");
+            }
+            None => validation.iss = None,
+        }
+        match &self.config.audience {
+            Some(audience) => {
+                validation.set_audience(&[audience]);
+                required.push("aud");
+            }
+            None => validation.validate_aud = false,
+        }
+        validation.set_required_spec_claims(&required);
+        validation
     }
 
     /// Loads the key file again (key rotation). Keeps the old keys when the
@@ -268,6 +295,8 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> AuthError {
         K::InvalidSignature | K::InvalidAlgorithm | K::InvalidEcdsaKey | K::InvalidRsaKey(_) => AuthError::BadSignature,
         K::InvalidIssuer => AuthError::WrongIssuer,
         K::InvalidAudience => AuthError::WrongAudience,
+        K::MissingRequiredClaim(claim) if claim == "iss" => AuthError::WrongIssuer,
+        K::MissingRequiredClaim(claim) if claim == "aud" => AuthError::WrongAudience,
         _ => AuthError::Malformed,
     }
 }
@@ -304,6 +333,13 @@ fn load(source: &AuthKeys) -> Result<Keys, KeyError> {
         }
         AuthKeys::Jwks(_) => {
             let set: JwkSet = serde_json::from_slice(&bytes).map_err(|e| invalid(format!("not a JWKS: {e}")))?;
+            if let Some(secret) = set.keys.iter().find(|jwk| symmetric(jwk)) {
+                let kid = secret.common.key_id.as_deref().map_or(String::new(), |k| format!(" (kid {k:?})"));
+                return Err(invalid(format!(
+                    "a symmetric key{kid} in a JWKS, which anyone may read, would let its readers sign tokens: \
+                     give an HMAC secret with --auth-hs256-secret-file instead"
+                )));
+            }
             for jwk in &set.keys {
                 let Some(algorithm) = algorithm_of(jwk) else { continue };
                 let Ok(key) = DecodingKey::from_jwk(jwk) else { continue };
@@ -317,8 +353,15 @@ fn load(source: &AuthKeys) -> Result<Keys, KeyError> {
     Ok(Keys { by_id, stamp })
 }
 
-/// The one algorithm a JWK verifies: its `alg` when given, else the usual
-/// one of its key type.
+/// True for a symmetric key: key type `oct`, or an HMAC `alg`.
+fn symmetric(jwk: &Jwk) -> bool {
+    matches!(jwk.algorithm, AlgorithmParameters::OctetKey(_))
+        || matches!(jwk.common.key_algorithm, Some(KeyAlgorithm::HS256 | KeyAlgorithm::HS384 | KeyAlgorithm::HS512))
+}
+
+/// The one algorithm a public JWK verifies: its `alg` when given, else the
+/// usual one of its key type (`None`: not one this server verifies;
+/// symmetric keys are refused before, see [`symmetric`]).
 fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
     if let Some(alg) = jwk.common.key_algorithm {
         return match alg {
@@ -331,9 +374,6 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
             KeyAlgorithm::ES256 => Some(Algorithm::ES256),
             KeyAlgorithm::ES384 => Some(Algorithm::ES384),
             KeyAlgorithm::EdDSA => Some(Algorithm::EdDSA),
-            KeyAlgorithm::HS256 => Some(Algorithm::HS256),
-            KeyAlgorithm::HS384 => Some(Algorithm::HS384),
-            KeyAlgorithm::HS512 => Some(Algorithm::HS512),
             _ => None,
         };
     }
@@ -345,7 +385,7 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
             _ => None,
         },
         AlgorithmParameters::OctetKeyPair(_) => Some(Algorithm::EdDSA),
-        AlgorithmParameters::OctetKey(_) => Some(Algorithm::HS256),
+        AlgorithmParameters::OctetKey(_) => None,
     }
 }
 
@@ -415,6 +455,49 @@ mod tests {
         let mut nosub = claims(t + 60);
         nosub.as_object_mut().expect("object").remove("sub");
         assert_eq!(v.verify(Some(&token(nosub))), Err(AuthError::Malformed));
+    }
+
+    #[test]
+    fn a_configured_claim_missing_or_null_is_refused() {
+        let d = dir();
+        let v = Verifier::load(config(&d, Guests::Deny)).expect("keys");
+        let t = now() as i64;
+        for (claim, refusal) in [("iss", AuthError::WrongIssuer), ("aud", AuthError::WrongAudience)] {
+            let mut missing = claims(t + 60);
+            missing.as_object_mut().expect("object").remove(claim);
+            assert_eq!(v.verify(Some(&token(missing))), Err(refusal), "no {claim}");
+            for bad in [serde_json::Value::Null, 42.into(), serde_json::json!([])] {
+                let mut c = claims(t + 60);
+                c[claim] = bad.clone();
+                assert_eq!(v.verify(Some(&token(c))), Err(refusal), "{claim}: {bad}");
+            }
+        }
+        // Unconfigured, neither is needed.
+        let open = AuthConfig { issuer: None, audience: None, ..config(&d, Guests::Deny) };
+        let v = Verifier::load(open).expect("keys");
+        let bare = serde_json::json!({"sub": "acct-1", "exp": t + 60});
+        assert!(v.verify(Some(&token(bare))).is_ok());
+    }
+
+    #[test]
+    fn a_jwks_with_a_symmetric_key_is_refused_and_points_to_the_secret_file() {
+        let d = dir();
+        let path = d.join("jwks.json");
+        let cfg = |path: &Path| AuthConfig { keys: Some(AuthKeys::Jwks(path.to_owned())), ..config(&d, Guests::Deny) };
+        use base64::Engine;
+        let k = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(SECRET);
+        for jwk in [
+            serde_json::json!({"kty": "oct", "kid": "s", "k": k}),
+            serde_json::json!({"kty": "oct", "kid": "s", "alg": "HS256", "k": k}),
+            serde_json::json!({"kty": "oct", "k": k, "alg": "HS512"}),
+        ] {
+            std::fs::write(&path, serde_json::json!({"keys": [jwk]}).to_string()).expect("write");
+            match Verifier::load(cfg(&path)) {
+                Err(e @ KeyError::Invalid { .. }) => assert!(e.to_string().contains("--auth-hs256-secret-file"), "{e}"),
+                Err(e) => panic!("another error: {e}"),
+                Ok(_) => panic!("a symmetric key was accepted: {jwk}"),
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Everything a player's socket goes through is the shard's code: the
 //! listener's HTTP server and its limits, the opening handshake
 //! ([`crate::upgrade`], [`crate::http::upgrade`]), the handover of the raw
-//! socket, then the hub ([`crate::session::Hub::echo`]): its readiness-driven
+//! socket, then the hub ([`crate::hub::Hub::echo`]): its readiness-driven
 //! reads, the frame reader and its RFC 6455 checks, the control-frame budget,
 //! the outbox, the close codes, the close frames and the linger. Two things
 //! differ, both at the application's seam: there is no Hello and no game (each
@@ -17,16 +17,16 @@
 //! Not part of a shard, and not started by `mino-server`.
 
 use crate::clock;
-use crate::config::Config;
+use crate::config::{Config, Writes};
 use crate::http;
+use crate::hub::conn::{control_budget, Handover};
+use crate::hub::rate_limit::{Budget, TokenBucket};
+use crate::hub::Hub;
 use crate::listener::{self, AcceptConfig, Listener};
 use crate::metrics::Metrics;
-use crate::session::conn::{control_budget, Handover};
-use crate::session::frames::{FrameReader, Messages};
-use crate::session::rate_limit::{Budget, TokenBucket};
-use crate::session::read_end::ReadEnd;
-use crate::session::socket::{ConnectionSlot, Upgraded};
-use crate::session::Hub;
+use crate::socket::{ConnectionSlot, Upgraded};
+use crate::websocket::closing::ReadEnd;
+use crate::websocket::reader::{FrameReader, Messages};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::any;
@@ -88,16 +88,16 @@ pub async fn run(
     let state = EchoState {
         adopt,
         max_message,
-        controls: control_budget(config),
-        handshake_timeout: config.handshake_timeout,
+        controls: control_budget(&config.socket),
+        handshake_timeout: config.listen.handshake_timeout,
         metrics: metrics.clone(),
         tracker: tracker.clone(),
     };
     let router = Router::new().route("/ws", any(websocket)).with_state(state);
     let accept = AcceptConfig {
-        max_connections: config.max_connections,
-        header_timeout: config.handshake_timeout,
-        send_buffer: config.send_buffer,
+        max_connections: config.listen.max_connections,
+        header_timeout: config.listen.handshake_timeout,
+        send_buffer: config.listen.send_buffer,
     };
     tracker.spawn(listener::accept_loop(listener, router, accept, metrics, tracker.clone(), cancel.clone()));
     drive(hub, adopted, cancel).await;
@@ -137,7 +137,7 @@ async fn websocket(
         let mut reader = FrameReader::taking(echo.max_message, Messages::TextAndBinary);
         reader.unread(&already_read);
         let controls = TokenBucket::full(&echo.controls, clock::now());
-        let handed = Handover { socket, reader, controls, end: ReadEnd::Open, unbatched: false, slot };
+        let handed = Handover { socket, reader, controls, end: ReadEnd::Open, writes: Writes::Batched, slot };
         // The hub counts the socket out when it drops it.
         echo.metrics.connections.inc();
         if echo.adopt.send(handed).await.is_err() {

@@ -1,13 +1,21 @@
 //! HTTP routes of a shard's players' listener: the websocket at `/ws`,
-//! `/healthz`, `/readyz`, Prometheus `/metrics`, and the browser client's
-//! files at `/` when a static folder is configured. (The admin listener's
-//! routes are [`crate::admin`]'s.)
+//! WebTransport's address and certificate hash at `/webtransport`, and the
+//! browser client's files at `/` when a static folder is configured.
+//!
+//! The operator routes (the probes `/healthz` and `/readyz`, Prometheus
+//! `/metrics`) are served here only when the shard has no admin listener
+//! (`--admin-listen`): a standalone `scripts/play.sh`, or a shard on a
+//! private address that Prometheus scrapes directly. With an admin listener
+//! they live only there ([`crate::admin`]), and the players' listener
+//! answers them 404 (or with the static folder's file of that name, which
+//! the client build has not): a shard reached directly, without the nginx
+//! template's filter, shows players no operator data.
 
 use crate::metrics::Metrics;
-pub use crate::session::socket::ConnectionSlot;
-pub use crate::session::socket::Stream;
 use crate::session::{self, SessionContext};
-use crate::upgrade::{self, UpgradeRefusal};
+pub use crate::socket::ConnectionSlot;
+pub use crate::socket::Stream;
+use crate::websocket::handshake::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -35,23 +43,42 @@ pub struct AppState {
     pub cluster: Option<Arc<crate::cluster::ClusterStatus>>,
     /// Cancelled when the shard drains (`/readyz` turns 503).
     pub draining: tokio_util::sync::CancellationToken,
+    /// WebTransport's address and certificate hash, served at
+    /// `/webtransport` (`None`: off, 404).
+    pub webtransport: Option<crate::webtransport::Offer>,
 }
 
-/// The router of every route.
+/// The router of the players' listener: `/ws` and the static files, and the
+/// operator routes unless the admin listener serves them (see the module
+/// docs).
 pub fn router(state: AppState) -> Router {
-    let static_dir = state.session.config.static_dir.clone();
-    let router = Router::new()
-        .route("/ws", any(websocket))
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .with_state(state);
+    let static_dir = state.session.config.listen.static_dir.clone();
+    let mut router = Router::new().route("/ws", any(websocket)).route("/webtransport", get(webtransport));
+    if state.session.config.admin.listen.is_none() {
+        router = router
+            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/readyz", get(readyz))
+            .route("/metrics", get(metrics));
+    }
+    let router = router.with_state(state);
     match static_dir {
         Some(dir) => {
             let files = ServeDir::new(dir).append_index_html_on_directories(true);
             router.fallback(move |request: Request| static_file(files.clone(), request))
         }
         None => router,
+    }
+}
+
+/// `/webtransport`: where the shard takes WebTransport sessions and the
+/// hashes of its self-signed certificate, as JSON
+/// ([`crate::webtransport::Offer`]); 404 when it takes none.
+async fn webtransport(State(state): State<AppState>) -> Response {
+    match &state.webtransport {
+        Some(offer) => {
+            ([(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], axum::Json(offer.clone())).into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "webtransport is off\n").into_response(),
     }
 }
 
@@ -121,7 +148,7 @@ async fn websocket(
     }
     let ctx = state.session.clone();
     let slot = slot.map(|Extension(slot)| slot);
-    let (metrics, timeout) = (ctx.metrics.clone(), ctx.config.handshake_timeout);
+    let (metrics, timeout) = (ctx.metrics.clone(), ctx.config.listen.handshake_timeout);
     upgrade(&mut req, &metrics, &state.tracker, timeout, move |stream, already_read| {
         session::serve(stream, already_read, slot, ctx)
     })
@@ -143,14 +170,14 @@ where
     F: FnOnce(Stream, Bytes) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let accept = match upgrade::accept(req.method(), req.version(), req.headers()) {
+    let accept = match handshake::accept(req.method(), req.version(), req.headers()) {
         Ok(a) => a,
         Err(why) => {
             metrics.refused_upgrade(why);
             tracing::debug!(reason = why.label(), "websocket upgrade refused");
             let mut refusal = (why.status(), format!("{why}\n")).into_response();
             if why == UpgradeRefusal::Version {
-                let version = HeaderValue::from_static(upgrade::WEBSOCKET_VERSION);
+                let version = HeaderValue::from_static(handshake::WEBSOCKET_VERSION);
                 refusal.headers_mut().insert(header::SEC_WEBSOCKET_VERSION, version);
             }
             return refusal;

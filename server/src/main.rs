@@ -1,4 +1,5 @@
-//! `mino-server`: parse flags, start logging, bind, run until SIGINT/SIGTERM.
+//! `mino-server`: parse flags, start logging, check the configuration (and
+//! the files it names), bind, run until SIGINT/SIGTERM.
 
 use clap::Parser;
 use mino_server::address::ListenAddr;
@@ -18,15 +19,21 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let config = match Config::from_cli(&Cli::parse()) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     // Tests only (feature `failpoints`): fail points from FAILPOINTS.
     #[cfg(feature = "failpoints")]
     let _failpoints = fail::FailScenario::setup();
-    let runtime = match usize::from(cli.worker_threads) {
+    let runtime = match usize::from(config.worker_threads) {
         1 => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
         n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build()?,
     };
-    runtime.block_on(serve(cli))
+    runtime.block_on(serve(config))
 }
 
 /// How the ready lines name an address: `http://IP:PORT`, or `unix:PATH`.
@@ -37,7 +44,7 @@ fn announce(addr: &ListenAddr) -> String {
     }
 }
 
-async fn serve(cli: Cli) -> anyhow::Result<()> {
+async fn serve(config: Config) -> anyhow::Result<()> {
     // The redis crate's own warnings (a cluster node connection lost, each
     // reconnection attempt) flood the log during a failover that the shard
     // reports itself; they show when MINO_LOG names `redis`.
@@ -48,24 +55,36 @@ async fn serve(cli: Cli) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let config = match Config::from_cli(&cli) {
-        Ok(config) => config,
+    // Every configuration error, the files it names included, ends the
+    // process here, before anything binds.
+    let (listen, admin_listen) = (config.listen.clone(), config.admin.listen.clone());
+    let (webtransport, peer_timeout) = (config.webtransport.clone(), config.socket.peer_timeout);
+    let mut prepared = match mino_server::prepare(config) {
+        Ok(prepared) => prepared,
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);
         }
     };
-    let listener = Listener::bind(&cli.listen, cli.listen_mode).await?;
-    println!("mino-server listening on {}", announce(&listener.local_addr()?));
-    let admin = match &cli.admin_listen {
-        Some(at) => {
-            let admin = Listener::bind(at, cli.listen_mode).await.map_err(|e| anyhow::anyhow!("admin: {e}"))?;
-            println!("mino-server admin on {}", announce(&admin.local_addr()?));
-            Some(admin)
-        }
+    // Both listeners are bound before either is announced: one that cannot
+    // be bound ends the process before it says it listens anywhere.
+    let listener = Listener::bind(&listen.addr, listen.mode).await?;
+    let admin = match &admin_listen {
+        Some(at) => Some(Listener::bind(at, listen.mode).await.map_err(|e| anyhow::anyhow!("admin: {e}"))?),
         None => None,
     };
+    if let Some(wt) = &webtransport {
+        let bound = mino_server::webtransport::bind(wt, peer_timeout)
+            .await
+            .map_err(|e| anyhow::anyhow!("webtransport: {e}"))?;
+        println!("mino-server webtransport on https://{}", bound.local_addr());
+        prepared = prepared.with_webtransport(bound);
+    }
+    println!("mino-server listening on {}", announce(&listener.local_addr()?));
+    if let Some(admin) = &admin {
+        println!("mino-server admin on {}", announce(&admin.local_addr()?));
+    }
     let life = mino_server::Lifecycle::default();
     tokio::spawn(mino_server::shutdown::on_signal(life.clone()));
-    Ok(mino_server::run(listener, admin, config, life).await?)
+    Ok(prepared.run(listener, admin, life).await?)
 }

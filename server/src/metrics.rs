@@ -16,8 +16,9 @@
 //! | `mino_sent_bytes_total` | bytes written to sockets, frame headers included |
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
 //! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
+//! | `mino_view_resyncs_total` | blocked sockets whose waiting view frames were dropped (deltas cannot be skipped): each is sent every cell it sees anew, as full forms, once its socket drains |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
-//! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::upgrade::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
+//! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::websocket::handshake::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
 //! | `mino_accept_errors_total{kind}` | failed accepts on either listener, by [`AcceptErrorKind`] label: `descriptors` (EMFILE, ENFILE: every descriptor in use; the admin listener still answers on a reserved one), `memory` (ENOBUFS, ENOMEM), `other` |
 //! | `mino_busy_refusals_total{reason}` | hellos refused, by [`crate::admission::Refusal`] label: `full`, `overloaded`, `draining`, `unavailable` (clustered, no player id to give: Redis out of reach since the start) |
 //! | `mino_auth_refusals_total{reason}` | hellos whose access token was refused, by [`crate::auth::AuthError`] label: `missing` (guests denied), `expired`, `not_yet_valid`, `bad_signature`, `wrong_issuer`, `wrong_audience`, `malformed` |
@@ -25,7 +26,7 @@
 //! | `mino_redis_up` | clustered: 1 while the last heartbeat reached Redis |
 //! | `mino_redis_reconnects_total` | clustered: subscriptions rebuilt and heartbeats recovered |
 //! | `mino_redis_publish_failures_total` | clustered: publishes that failed (the frame is dropped) |
-//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped, by [`DropKind`] label: `publish_snapshot` (Redis slower than the tick, oldest dropped), `publish_event` (the publish queue full, a publish failed, or a fenced shard's held queue full), `relay_snapshot` (tick queue full or shard not live), `relay_replaced` (two of a shard arrived within one tick; the older was never sent), `invalid` (a frame from Redis that failed verification) |
+//! | `mino_relay_dropped_total{kind}` | clustered: frames dropped, by [`DropKind`] label: `publish_snapshot` (Redis, or one slot's primary, slower than the tick: the oldest waiting is dropped), `publish_event` (the publish queue full, a publish failed, a slot lane's event backlog full while its primary is down, or a fenced shard's held queue full), `relay_snapshot` (tick queue full or shard not live), `relay_replaced` (two of a shard arrived within one tick; the older was never sent), `invalid` (a frame from Redis that failed verification) |
 //! | `mino_relay_frames_total` | clustered: frames received from other shards |
 //! | `mino_relay_lag_seconds` | clustered: age of a relayed snapshot when handed to sockets (publisher's tick to our tick) |
 //! | `mino_cluster_shards` | clustered: other live shards |
@@ -35,11 +36,15 @@
 //! | `mino_redis_resubscribes_total{reason}` | clustered: subscriptions renewed, by [`ResubscribeReason`] label: `slot_moved` (the server unsubscribed a shard channel whose slot migrated; subscribed again on its new node), `node_lost` (a cluster node connection dropped), `connection_lost` (the subscription connection ended), `silent` (no frames from a shard whose heartbeat says it publishes), `primary_changed` (the command connections found a demoted primary) |
 //! | `mino_core_panics_total{kind}` | panics caught in the shard core while it handled one connection's request, by [`PanicKind`] label: `command` (a handshake's request: reserve, resume claim, sign-in, join), `event` (a joined player's input, chat, names request or leave); the connection is closed (1011 where it can still be told) and the shard goes on. Any is a bug: its log line says what |
 //! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost) |
+//! | `mino_webtransport_sessions` | open WebTransport sessions (`--webtransport-listen`), from the QUIC handshake to the close |
+//! | `mino_webtransport_datagrams_total` | datagrams sent to WebTransport sessions (each a whole view frame, or a cut of one) |
+//! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit), `no_datagrams` (the peer takes no datagrams), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (the connection's datagram send buffer is full: the path is slower than the frames; sent, quinn would drop older datagrams unseen) |
 
 use crate::admission::Refusal;
 use crate::auth::AuthError;
 use crate::close::CloseReason;
-use crate::upgrade::UpgradeRefusal;
+use crate::topology::Mode;
+use crate::websocket::handshake::UpgradeRefusal;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -200,6 +205,35 @@ impl RepairKind {
     }
 }
 
+/// Why part of a view frame was not sent to a WebTransport session: the
+/// `reason` label of `mino_webtransport_unsent_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unsent {
+    /// A cell whose items alone are over the datagram limit.
+    TooBig,
+    /// The peer takes no datagrams.
+    NoDatagrams,
+    /// The connection refused the datagram.
+    Failed,
+    /// The connection's datagram send buffer is full.
+    Congested,
+}
+
+impl Unsent {
+    /// Every reason, for documentation tests.
+    pub const ALL: [Unsent; 4] = [Unsent::TooBig, Unsent::NoDatagrams, Unsent::Failed, Unsent::Congested];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unsent::TooBig => "too_big",
+            Unsent::NoDatagrams => "no_datagrams",
+            Unsent::Failed => "failed",
+            Unsent::Congested => "congested",
+        }
+    }
+}
+
 /// Why an `accept` failed: the `kind` label of `mino_accept_errors_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AcceptErrorKind {
@@ -282,6 +316,9 @@ pub struct Metrics {
     pub writes_blocked: Counter,
     /// See module docs.
     pub sockets_closed: Family<ReasonLabel, Counter>,
+    /// Sockets whose view frames were dropped while they were blocked, sent
+    /// their view anew.
+    pub view_resyncs: Counter,
     /// See module docs.
     pub busy_refusals: Family<ReasonLabel, Counter>,
     /// See module docs.
@@ -317,6 +354,12 @@ pub struct Metrics {
     pub repairs: Family<KindLabel, Counter>,
     /// See module docs.
     pub core_panics: Family<KindLabel, Counter>,
+    /// See module docs.
+    pub webtransport_sessions: Gauge,
+    /// See module docs.
+    pub webtransport_datagrams: Counter,
+    /// See module docs.
+    pub webtransport_unsent: Family<ReasonLabel, Counter>,
 }
 
 /// Label set with one `mode` label, made only from
@@ -351,6 +394,7 @@ impl Metrics {
             writes: Counter::default(),
             writes_blocked: Counter::default(),
             sockets_closed: Family::default(),
+            view_resyncs: Counter::default(),
             busy_refusals: Family::default(),
             auth_refusals: Family::default(),
             upgrades_refused: Family::default(),
@@ -370,6 +414,9 @@ impl Metrics {
             redis_resubscribes: Family::default(),
             repairs: Family::default(),
             core_panics: Family::default(),
+            webtransport_sessions: Gauge::default(),
+            webtransport_datagrams: Counter::default(),
+            webtransport_unsent: Family::default(),
         };
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
@@ -385,6 +432,11 @@ impl Metrics {
         r.register("mino_writes", "Socket flushes", m.writes.clone());
         r.register("mino_writes_blocked", "Writes cut short by a full socket buffer", m.writes_blocked.clone());
         r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
+        r.register(
+            "mino_view_resyncs",
+            "Blocked sockets whose view frames were dropped and sent their view anew",
+            m.view_resyncs.clone(),
+        );
         r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
         r.register("mino_auth_refusals", "Access tokens refused by reason", m.auth_refusals.clone());
         r.register("mino_upgrades_refused", "Websocket upgrades refused by reason", m.upgrades_refused.clone());
@@ -412,6 +464,17 @@ impl Metrics {
         r.register("mino_redis_resubscribes", "Subscriptions renewed by reason", m.redis_resubscribes.clone());
         r.register("mino_anti_entropy_repairs", "Cross-shard state repaired after a lost message", m.repairs.clone());
         r.register("mino_core_panics", "Panics caught in the shard core, by what it was doing", m.core_panics.clone());
+        r.register("mino_webtransport_sessions", "Open WebTransport sessions", m.webtransport_sessions.clone());
+        r.register(
+            "mino_webtransport_datagrams",
+            "Datagrams sent to WebTransport sessions",
+            m.webtransport_datagrams.clone(),
+        );
+        r.register(
+            "mino_webtransport_unsent",
+            "View frame parts not sent to WebTransport sessions, by reason",
+            m.webtransport_unsent.clone(),
+        );
         m
     }
 
@@ -420,14 +483,19 @@ impl Metrics {
         self.core_panics.get_or_create(&KindLabel { kind: kind.label() }).inc();
     }
 
+    /// Counts `n` view frame parts not sent to a WebTransport session.
+    pub fn unsent(&self, reason: Unsent, n: u64) {
+        self.webtransport_unsent.get_or_create(&ReasonLabel { reason: reason.label() }).inc_by(n);
+    }
+
     /// Counts `n` dropped frames of `kind`.
     pub fn dropped(&self, kind: DropKind, n: u64) {
         self.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }).inc_by(n);
     }
 
-    /// Marks how Redis is reached (`mode` from [`crate::topology::Mode::label`]).
-    pub fn redis_mode(&self, mode: &'static str) {
-        self.redis_mode.get_or_create(&ModeLabel { mode }).set(1);
+    /// Marks how Redis is reached.
+    pub fn redis_mode(&self, mode: Mode) {
+        self.redis_mode.get_or_create(&ModeLabel { mode: mode.label() }).set(1);
     }
 
     /// Counts a move of the command connections to a new primary.
@@ -520,6 +588,9 @@ mod tests {
         }
         for mode in crate::topology::Mode::ALL {
             assert!(row("mino_redis_mode").contains(&format!("`{}`", mode.label())), "{mode:?}");
+        }
+        for reason in Unsent::ALL {
+            assert!(row("mino_webtransport_unsent_total").contains(&format!("`{}`", reason.label())), "{reason:?}");
         }
         for kind in AcceptErrorKind::ALL {
             assert!(row("mino_accept_errors_total").contains(&format!("`{}`", kind.label())), "{kind:?}");

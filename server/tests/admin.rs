@@ -2,8 +2,9 @@
 //! players' listener, and drains the shard on request.
 
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{close_code, http, Player, Shard};
+use mino_testkit::{close_code, http, Player, Shard, WAIT};
 use std::time::Duration;
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 /// The server binary cargo built for these tests.
@@ -18,7 +19,13 @@ async fn probes_get_through_while_player_connections_are_exhausted() {
     for _ in 0..8 {
         held.push(TcpStream::connect(server.addr).await.expect("connect"));
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Every slot is taken once the server closes the connections past the
+    // cap, unanswered.
+    for over in &mut held[5..] {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(WAIT, over.read(&mut byte)).await.expect("closed within the wait");
+        assert_eq!(read.ok(), Some(0), "a connection past the cap is closed");
+    }
     assert_eq!(http::get(admin, "/healthz").await.status, 200);
     assert_eq!(http::get(admin, "/readyz").await.status, 200);
     let metrics = http::get(admin, "/metrics").await;
@@ -26,6 +33,39 @@ async fn probes_get_through_while_player_connections_are_exhausted() {
     assert!(metrics.text().contains("mino_ticks_total"));
     assert_eq!(http::get(admin, "/ws").await.status, 404, "no players on the admin listener");
     drop(held);
+}
+
+/// With an admin listener the operator routes live only there: the players'
+/// port answers `/metrics`, `/readyz` and `/healthz` with 404 (the static
+/// folder's fallback included) and no operator data. Without one, the
+/// players' port serves them (a standalone `scripts/play.sh`, or a shard on a
+/// private address).
+#[tokio::test]
+async fn operator_routes_live_only_on_the_admin_listener_when_there_is_one() {
+    let dir = mino_testkit::WorkDir::new("operator-routes");
+    dir.write("index.html", "<!doctype html><title>mino</title>\n");
+    let static_dir = dir.path().to_str().expect("utf-8").to_owned();
+    const OPERATOR: [&str; 3] = ["/metrics", "/readyz", "/healthz"];
+    for extra in [&[][..], &["--static-dir", &static_dir][..]] {
+        let mut args = vec!["--admin-listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let server = Shard::start(SERVER, &args);
+        let admin = server.admin.expect("admin address printed");
+        for path in OPERATOR {
+            let players = server.get(path).await;
+            assert_eq!(players.status, 404, "{path} on the players' port ({extra:?})");
+            assert!(!players.text().contains("mino_") && !players.text().contains("ready"), "{}", players.text());
+            assert_eq!(http::get(admin, path).await.status, 200, "{path} on the admin listener");
+        }
+        let mut c = Player::join(&server, "Ada").await;
+        c.own_position().await;
+    }
+    let bare = Shard::start(SERVER, &[]);
+    assert!(bare.admin.is_none());
+    for path in OPERATOR {
+        assert_eq!(bare.get(path).await.status, 200, "{path} on the players' port without an admin listener");
+    }
+    assert!(bare.get("/metrics").await.text().contains("mino_ticks_total"));
 }
 
 /// Standalone there is no other shard to move anyone to: a drain closes every

@@ -8,12 +8,13 @@
 //! a Redis Cluster (sharded pub/sub).
 
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{close_code, http, Frame, Player, Redis, RedisCluster, Response, Shard, WorkDir};
+use mino_testkit::{
+    close_code, http, wait, Frame, Player, Redis, RedisCluster, Response, Shard, ShardBuilder, WorkDir, WAIT,
+};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
@@ -65,38 +66,18 @@ impl Admin {
 
     /// Polls the place until `check` holds.
     async fn place_until(&self, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-        let end = Instant::now() + Duration::from_secs(10);
-        loop {
+        wait::until(what, WAIT, || async {
             let place = self.place().await;
-            if check(&place) {
-                return place;
-            }
-            assert!(Instant::now() < end, "{what}: {place:#}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            check(&place).then_some(place)
+        })
+        .await
     }
 }
 
-/// Shard `id` over `redis` with an admin listener on loopback, and `extra`.
-async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Shard {
-    let (id, url) = (id.to_string(), redis.url());
-    let mut args =
-        vec!["--redis-url", &url, "--shard-id", &id, "--admin-listen", "127.0.0.1:0", "--heartbeat-ms", "200"];
-    args.extend_from_slice(extra);
-    let s = Shard::start(SERVER, &args);
-    s.wait_ready().await;
-    s
-}
-
-/// Like [`shard`], with its log at info in `log`.
-async fn logged_shard(redis: &Redis, id: u32, log: &Path, extra: &[&str]) -> Shard {
-    let (id, url) = (id.to_string(), redis.url());
-    let mut args =
-        vec!["--redis-url", &url, "--shard-id", &id, "--admin-listen", "127.0.0.1:0", "--heartbeat-ms", "200"];
-    args.extend_from_slice(extra);
-    let s = Shard::start_logging_to(SERVER, &args, log, "info");
-    s.wait_ready().await;
-    s
+/// A shard of the place on `redis`, with an admin listener and a fast
+/// heartbeat, to start.
+fn shard(redis: &Redis, id: u32) -> ShardBuilder {
+    Shard::build(SERVER).redis(redis).id(id).admin().heartbeat(Duration::from_millis(200))
 }
 
 fn shard_ids(place: &Value) -> Vec<u64> {
@@ -105,17 +86,6 @@ fn shard_ids(place: &Value) -> Vec<u64> {
 
 fn row(place: &Value, id: u64) -> Value {
     place["shards"].as_array().and_then(|a| a.iter().find(|s| s["id"] == id).cloned()).unwrap_or(Value::Null)
-}
-
-async fn log_has(log: &Path, text: &str) -> bool {
-    let end = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < end {
-        if std::fs::read_to_string(log).is_ok_and(|t| t.contains(text)) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 #[tokio::test]
@@ -185,18 +155,15 @@ async fn a_wrong_or_missing_token_gets_401_and_nothing_else() {
 async fn tokens_are_added_and_revoked_by_changing_the_file() {
     let dir = WorkDir::new("admin-token-reload");
     let file = tokens(&dir);
-    let server = Shard::start(SERVER, &["--admin-listen", "127.0.0.1:0", "--admin-token-file", &file]);
+    let log = dir.join("shard.log");
+    let server = Shard::build(SERVER).admin().flag("admin-token-file", &file).log_to(&log, "info").start();
     let (alice, carol) = (Admin::of(&server, Some(ALICE)), Admin::of(&server, Some("carol-token-5555555555")));
     assert_eq!((alice.get("/admin/api/place").await.status, carol.get("/admin/api/place").await.status), (200, 401));
     dir.write("tokens", "carol carol-token-5555555555\n");
-    let end = Instant::now() + Duration::from_secs(10);
-    while carol.get("/admin/api/place").await.status != 200 {
-        assert!(Instant::now() < end, "the new token never worked");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait::until_true("the new token works", || async { carol.get("/admin/api/place").await.status == 200 }).await;
     assert_eq!(alice.get("/admin/api/place").await.status, 401, "alice's token is revoked");
     dir.write("tokens", "not a token file at all\n");
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(server.logged("admin tokens not reloaded").await, "the broken file was read and refused");
     assert_eq!(carol.get("/admin/api/place").await.status, 200, "a broken file keeps the tokens before");
 }
 
@@ -232,17 +199,23 @@ async fn the_console_is_served_with_its_policy_and_says_when_it_is_not_installed
 #[tokio::test]
 async fn the_place_lists_every_shard_with_its_figures_and_keeps_a_history() {
     let redis = Redis::start();
-    let one = shard(&redis, 1, &[]).await;
-    let two = shard(&redis, 2, &["--max-players", "300"]).await;
+    let one = shard(&redis, 1).ready().await;
+    let two = shard(&redis, 2).flag("max-players", 300).ready().await;
     let _p = Player::join(&two, "Bo").await;
+    // A shard relays to its own players' views: one here, so shard 2's
+    // cells are heard.
+    let _q = Player::join(&one, "Al").await;
     let admin = Admin::of(&one, None);
     let place = admin
-        .place_until("both shards, shard 2 with its player, its figures settled", |p| {
-            shard_ids(p) == [1, 2] && row(p, 2)["players"] == 1 && row(p, 2)["ticks_per_s"].as_f64() > Some(15.0)
+        .place_until("both shards with a player each, their figures settled", |p| {
+            shard_ids(p) == [1, 2]
+                && row(p, 2)["players"] == 1
+                && row(p, 2)["ticks_per_s"].as_f64() > Some(15.0)
+                && row(p, 1)["relay_lag_p99_ms"].as_f64().is_some()
         })
         .await;
     assert_eq!((place["place"].as_str(), place["served_by"].as_u64()), (Some("main"), Some(1)));
-    assert_eq!((place["clustered"].as_bool(), place["players"].as_u64()), (Some(true), Some(1)));
+    assert_eq!((place["clustered"].as_bool(), place["players"].as_u64()), (Some(true), Some(2)));
     let (here, there) = (row(&place, 1), row(&place, 2));
     assert_eq!((here["here"].as_bool(), there["here"].as_bool()), (Some(true), Some(false)));
     for r in [&here, &there] {
@@ -255,8 +228,17 @@ async fn the_place_lists_every_shard_with_its_figures_and_keeps_a_history() {
     }
     assert_eq!(there["max_players"], 300);
     assert!(here["relay_lag_p99_ms"].as_f64().is_some_and(|l| l < 1000.0), "shard 1 relays shard 2: {here}");
-    tokio::time::sleep(Duration::from_millis(2200)).await;
-    let history = admin.get("/admin/api/history").await.json();
+    let history = wait::until("two samples of the history, the last with both shards", WAIT, || async {
+        let history = admin.get("/admin/api/history").await.json();
+        let samples = history["samples"].as_array().map_or(0, Vec::len);
+        let both = history["samples"].as_array().and_then(|s| s.last()).is_some_and(|last| {
+            last["shards"]
+                .as_array()
+                .is_some_and(|s| s.len() == 2 && s.iter().any(|x| x["id"] == 2 && x["players"] == 1))
+        });
+        (samples >= 2 && both).then_some(history)
+    })
+    .await;
     assert_eq!(history["interval_ms"], 1000);
     let samples = history["samples"].as_array().expect("samples");
     assert!(samples.len() >= 2, "{history}");
@@ -270,23 +252,19 @@ async fn the_place_lists_every_shard_with_its_figures_and_keeps_a_history() {
 #[tokio::test]
 async fn players_are_found_by_name_or_id_across_the_place() {
     let redis = Redis::start();
-    let one = shard(&redis, 1, &[]).await;
-    let two = shard(&redis, 2, &[]).await;
+    let one = shard(&redis, 1).ready().await;
+    let two = shard(&redis, 2).ready().await;
     let ada = Player::join(&one, "Ada").await;
     let bob = Player::join(&two, "Bobby").await;
     let admin = Admin::of(&one, None);
     // Bobby's shard writes its players and its snapshot to Redis within a heartbeat.
-    let end = Instant::now() + Duration::from_secs(10);
-    let found = loop {
+    let found = wait::until("Bobby found with a position", WAIT, || async {
         let r = admin.get("/admin/api/players?q=BOB").await;
         assert_eq!(r.status, 200, "{}", r.text());
         let v = r.json();
-        if v["players"].as_array().is_some_and(|p| p.len() == 1 && p[0]["x"].is_number()) {
-            break v;
-        }
-        assert!(Instant::now() < end, "{v}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        v["players"].as_array().is_some_and(|p| p.len() == 1 && p[0]["x"].is_number()).then_some(v)
+    })
+    .await;
     let p = &found["players"][0];
     assert_eq!((p["id"].as_u64(), p["name"].as_str()), (Some(u64::from(bob.id())), Some("Bobby")));
     assert_eq!((p["shard"].as_u64(), p["here"].as_bool()), (Some(2), Some(false)));
@@ -313,21 +291,18 @@ async fn a_kick_closes_the_player_with_4040_and_the_reason_and_ends_its_session(
     let dir = WorkDir::new("admin-kick");
     let file = tokens(&dir);
     let log = dir.join("shard-2.log");
-    let one = shard(&redis, 1, &["--admin-token-file", &file]).await;
-    let two = logged_shard(&redis, 2, &log, &[]).await;
+    let one = shard(&redis, 1).flag("admin-token-file", &file).operator_token(ALICE).ready().await;
+    let two = shard(&redis, 2).log_to(&log, "info").ready().await;
     let admin = Admin::of(&one, Some(ALICE));
 
     // A player of the other shard, kicked through Redis.
     let mut bob = Player::join(&two, "Bob").await;
     let ticket = bob.ticket();
-    let end = Instant::now() + Duration::from_secs(10);
-    while admin.get(&format!("/admin/api/players?q={}", bob.id())).await.json()["players"]
-        .as_array()
-        .is_none_or(Vec::is_empty)
-    {
-        assert!(Instant::now() < end, "Bob never listed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait::until_true("Bob listed", || async {
+        let found = admin.get(&format!("/admin/api/players?q={}", bob.id())).await.json();
+        found["players"].as_array().is_some_and(|p| !p.is_empty())
+    })
+    .await;
     let r = admin
         .post(&format!("/admin/api/players/{}/kick", bob.id()), Some(json!({ "reason": "spamming the chat" })))
         .await;
@@ -337,7 +312,7 @@ async fn a_kick_closes_the_player_with_4040_and_the_reason_and_ends_its_session(
     let said = bob.until(|f| if let Frame::Error(code, text) = f { Some((*code, text.clone())) } else { None }).await;
     assert_eq!(said, (4040, "removed by an operator: spamming the chat".to_owned()));
     assert_eq!(bob.closed().await.0, close_code(CloseCode::Kicked));
-    assert!(log_has(&log, "kicked by alice: spamming the chat").await, "the kicking shard logs who asked");
+    assert!(wait::file_holds(&log, "kicked by alice: spamming the chat").await, "the kicking shard logs who asked");
     // Its session is over: the ticket no longer resumes it, on either shard.
     let (frame, code) = Player::hello(&one, "Bob", Some(&ticket)).await.err().expect("not resumed");
     assert_eq!(code, close_code(CloseCode::TicketInvalid), "{frame:?}");
@@ -364,8 +339,8 @@ async fn a_drain_asked_of_one_shard_moves_every_player_of_the_other() {
     let dir = WorkDir::new("admin-drain");
     let file = tokens(&dir);
     let log = dir.join("shard-2.log");
-    let one = shard(&redis, 1, &["--admin-token-file", &file]).await;
-    let mut two = logged_shard(&redis, 2, &log, &["--drain-rate", "1000"]).await;
+    let one = shard(&redis, 1).flag("admin-token-file", &file).operator_token(ALICE).ready().await;
+    let mut two = shard(&redis, 2).log_to(&log, "info").flag("drain-rate", 1000).ready().await;
     let admin = Admin::of(&one, Some(BOB));
     let mut players = Vec::new();
     for i in 0..3 {
@@ -386,7 +361,7 @@ async fn a_drain_asked_of_one_shard_moves_every_player_of_the_other() {
     }
     let status = two.wait_exit(Duration::from_secs(15)).expect("shard 2 exits once drained");
     assert!(status.success());
-    assert!(log_has(&log, "drain ordered by bob").await, "the drained shard logs who asked");
+    assert!(wait::file_holds(&log, "drain ordered by bob").await, "the drained shard logs who asked");
     let place = admin.place_until("shard 2 gone", |p| shard_ids(p) == [1]).await;
     assert_eq!(row(&place, 1)["players"], 3);
 
@@ -436,15 +411,11 @@ async fn on_a_redis_cluster_players_are_found_kicked_and_drained_across_shards()
     let mut mover = Player::join(&two, "Moe").await;
     admin.place_until("both shards, shard 2 with its 2 players", |p| row(p, 2)["players"] == 2).await;
 
-    let end = Instant::now() + Duration::from_secs(10);
-    let found = loop {
+    let found = wait::until("Kim found with a position", WAIT, || async {
         let v = admin.get("/admin/api/players?q=kim").await.json();
-        if v["players"].as_array().is_some_and(|p| p.len() == 1 && p[0]["x"].is_number()) {
-            break v;
-        }
-        assert!(Instant::now() < end, "Kim never found with a position: {v}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        v["players"].as_array().is_some_and(|p| p.len() == 1 && p[0]["x"].is_number()).then_some(v)
+    })
+    .await;
     assert_eq!(found["players"][0]["shard"].as_u64(), Some(2));
     let r =
         admin.post(&format!("/admin/api/players/{}/kick", kicked.id()), Some(json!({ "reason": "cheating" }))).await;

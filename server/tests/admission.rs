@@ -46,7 +46,7 @@ async fn burst_of_joins_never_exceeds_the_cap() {
     let mut first = admitted.pop().expect("one");
     first.own_position().await;
     drop(first);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    server.wait_metric("mino_players", 9.0).await;
     let late = Player::join(&server, "late").await;
     assert_ne!(late.id(), 0);
 }

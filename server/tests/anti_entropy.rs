@@ -17,12 +17,9 @@ use std::time::{Duration, Instant};
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
-/// A ready shard of the place at `url`.
+/// A shard of the place on the Redis at `url`, in a 10,000-unit world.
 async fn shard(url: &str, id: u32) -> Shard {
-    let id = id.to_string();
-    let server = Shard::start(SERVER, &["--redis-url", url, "--shard-id", &id, "--world-size", "10000"]);
-    server.wait_ready().await;
-    server
+    Shard::build(SERVER).redis_url(url).id(id).world_size(10_000.0).ready().await
 }
 
 /// Waits until `c` has been told of `player` (roster or presence).
@@ -49,7 +46,7 @@ async fn a_presence_left_dropped_while_redis_refused_writes_is_repaired_by_the_r
     assert!(redis.cli(&["CONFIG", "SET", "maxmemory", "1"]).starts_with("OK"));
     drop(leaver);
     a.wait_metric("mino_players", 0.0).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.wait_metric_at_least("mino_redis_publish_failures_total", 1.0).await;
     assert!(a.metric("mino_redis_publish_failures_total").await >= 1.0, "the presence publish was refused");
     assert!(redis.cli(&["CONFIG", "SET", "maxmemory", "0"]).starts_with("OK"));
     let accepted = Instant::now();
@@ -79,15 +76,19 @@ async fn a_lost_takeover_notice_is_found_by_the_ownership_audit() {
     let a = shard(&forwarder.url(), 1).await;
     let b = shard(&redis.url(), 2).await;
     let mut first = Player::join(&a, "Ada").await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // The place settled: each shard sees the other.
+    a.wait_metric("mino_cluster_shards", 1.0).await;
+    b.wait_metric("mino_cluster_shards", 1.0).await;
 
-    // Cut A off (its subscription too) for 300 ms, too short to fence it,
+    // Cut A off (its subscription too) for a moment, too short to fence it,
     // and resume Ada on B meanwhile: the takeover notice is lost to A.
+    let failed = a.metric("mino_redis_publish_failures_total").await;
     forwarder.refuse(true);
     forwarder.cut();
     let second = Player::hello(&b, "Ada", Some(&first.ticket())).await.expect("taken over on B");
     assert_eq!(second.id(), first.id());
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The cut is felt: a publish of A failed after it.
+    a.wait_metric_at_least("mino_redis_publish_failures_total", failed + 1.0).await;
     forwarder.refuse(false);
     let reconnected = Instant::now();
 

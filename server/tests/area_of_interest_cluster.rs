@@ -3,8 +3,7 @@
 //! region bundles), and each shard's Redis subscriptions follow its players
 //! region by region.
 
-use mino_protocol::client;
-use mino_testkit::{Frame, Player, Redis, Shard};
+use mino_testkit::{wait, Frame, Player, Redis, Shard};
 use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
@@ -13,26 +12,8 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 /// A 2,000-unit world of 125-unit cells (16 x 16 cells, 2 x 2 regions of
 /// 8 x 8 cells), a view radius of two cells, walkers at 300 units/s.
 async fn shard(redis: &Redis, id: u32) -> Shard {
-    let (id, url) = (id.to_string(), redis.url());
-    let args = [
-        "--redis-url",
-        &url,
-        "--shard-id",
-        &id,
-        "--world-size",
-        "2000",
-        "--cell-size",
-        "125",
-        "--view-radius",
-        "250",
-        "--speed",
-        "300",
-        "--view-hysteresis-ticks",
-        "2",
-    ];
-    let server = Shard::start(SERVER, &args);
-    server.wait_ready().await;
-    server
+    let world = Shard::build(SERVER).redis(redis).id(id).world_size(2000.0).speed(300.0);
+    world.cell_size(125.0).view_radius(250.0).flag("view-hysteresis-ticks", 2).ready().await
 }
 
 fn now_ms() -> u64 {
@@ -56,17 +37,17 @@ async fn skip_stale(p: &mut Player) {
 async fn walk_to(p: &mut Player, to: (f32, f32)) {
     skip_stale(p).await;
     let deadline = Instant::now() + Duration::from_secs(12);
-    let (mut seq, mut steered) = (1, Instant::now() - Duration::from_secs(1));
+    let mut steered = Instant::now() - Duration::from_secs(1);
     loop {
         let (_, _, x, y) = p.own_position().await;
         let (dx, dy) = (to.0 - x, to.1 - y);
         if dx.hypot(dy) < 30.0 || Instant::now() > deadline {
-            p.send(client::encode_input(seq, 0.0, 0.0)).await;
+            p.input(0.0, 0.0).await;
             return;
         }
         if steered.elapsed() >= Duration::from_millis(100) {
-            p.send(client::encode_input(seq, dx, dy)).await;
-            (seq, steered) = (seq + 1, Instant::now());
+            p.input(dx, dy).await;
+            steered = Instant::now();
         }
     }
 }
@@ -98,10 +79,8 @@ fn subscribers(redis: &Redis, region: u32) -> u32 {
 
 /// Waits up to 5 s for a region's subscriber count to become `want`.
 async fn wait_subscribers(redis: &Redis, region: u32, want: u32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while subscribers(redis, region) != want && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let what = format!("{want} subscribers of region {region}");
+    wait::until(&what, Duration::from_secs(5), || async { (subscribers(redis, region) == want).then_some(()) }).await;
     assert_eq!(subscribers(redis, region), want, "subscribers of region {region}");
 }
 

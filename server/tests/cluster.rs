@@ -4,21 +4,18 @@
 
 use futures_util::StreamExt;
 use mino_protocol::client;
-use mino_testkit::{Frame, Player, Redis, Shard};
-use std::collections::HashMap;
+use mino_protocol::server::{decode, ServerMsg};
+use mino_testkit::{Frame, Player, Redis, Shard, ShardBuilder};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
-/// A shard of the place on `redis`, ready (registered, with player ids).
-pub async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Shard {
-    let (id, url) = (id.to_string(), redis.url());
-    let mut args = vec!["--redis-url", &url, "--shard-id", &id, "--world-size", "10000", "--speed", "100"];
-    args.extend_from_slice(extra);
-    let server = Shard::start(SERVER, &args);
-    server.wait_ready().await;
-    server
+/// A shard of the place on `redis`: a 10,000-unit world, walkers at 100
+/// units/s.
+fn shard(redis: &Redis, id: u32) -> ShardBuilder {
+    Shard::build(SERVER).redis(redis).id(id).world_size(10_000.0).speed(100.0)
 }
 
 /// Positions of `player` in snapshots of `shard` seen by `c`, for `span`.
@@ -38,8 +35,8 @@ async fn track(c: &mut Player, shard: u32, player: u32, span: Duration) -> Vec<(
 #[tokio::test]
 async fn players_on_two_shards_see_each_other_move() {
     let redis = Redis::start();
-    let a = shard(&redis, 1, &[]).await;
-    let b = shard(&redis, 2, &[]).await;
+    let a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut on_a = Player::join(&a, "OnA").await;
     let mut on_b = Player::join(&b, "OnB").await;
     assert_ne!(on_a.id(), on_b.id(), "ids are unique across shards");
@@ -80,11 +77,13 @@ async fn players_on_two_shards_see_each_other_move() {
 #[tokio::test]
 async fn chat_and_presence_cross_three_shards() {
     let redis = Redis::start();
-    let (a, b, c) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await, shard(&redis, 3, &[]).await);
+    let (a, b, c) = (shard(&redis, 1).ready().await, shard(&redis, 2).ready().await, shard(&redis, 3).ready().await);
     let mut on_b = Player::join(&b, "OnB").await;
     let mut on_c = Player::join(&c, "OnC").await;
-    // Let the shards see each other before A's player arrives.
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // The shards see each other before A's player arrives.
+    for shard in [&a, &b, &c] {
+        shard.wait_metric("mino_cluster_shards", 2.0).await;
+    }
     let mut on_a = Player::join(&a, "Ada").await;
     let ada = on_a.id();
     for who in [&mut on_b, &mut on_c] {
@@ -124,44 +123,51 @@ async fn chat_and_presence_cross_three_shards() {
 #[tokio::test]
 async fn relayed_bytes_equal_published_bytes() {
     let redis = Redis::start();
-    let a = shard(&redis, 1, &[]).await;
-    let b = shard(&redis, 2, &[]).await;
-    let _on_a = Player::join(&a, "OnA").await;
-    // Record what Redis carries on the snapshot channel.
+    let a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
+    // A walker on A: its cell changes every tick, so deltas flow.
+    let mut on_a = Player::join(&a, "OnA").await;
+    on_a.send(client::encode_input(1, 0.6, 0.8)).await;
+    // Record every item shard 1 publishes on the place's region channel.
     let rc = redis::Client::open(redis.url()).expect("client");
     let mut sub = rc.get_async_pubsub().await.expect("pubsub");
-    sub.subscribe("mino:{main}:snapshots").await.expect("subscribe");
+    sub.subscribe("mino:{main.r1}:cells").await.expect("subscribe");
     let recorder = tokio::spawn(async move {
-        let mut published: HashMap<u64, Vec<u8>> = HashMap::new();
+        let mut published: HashSet<Vec<u8>> = HashSet::new();
         let mut stream = sub.on_message();
         let deadline = Instant::now() + Duration::from_secs(4);
         while let Ok(Some(m)) = tokio::time::timeout_at(deadline.into(), stream.next()).await {
             let bytes = m.get_payload_bytes().to_vec();
-            if let Frame::Snapshot { shard: 1, tick, .. } = Frame::decode(&bytes) {
-                published.insert(tick, bytes);
+            let Ok(ServerMsg::CellBundle(b)) = decode(&bytes) else { continue };
+            if b.stamp().shard.0 != 1 {
+                continue;
+            }
+            for cell in b.cells() {
+                published.insert(b.items()[cell.full.clone()].to_vec());
+                published.extend(cell.deltas.iter().map(|(_, r)| b.items()[r.clone()].to_vec()));
             }
         }
         published
     });
-    let mut on_b = Player::join(&b, "OnB").await;
-    let mut received: Vec<(u64, Vec<u8>)> = Vec::new();
+    // What a player on B taking deltas is sent of shard 1's cells.
+    let mut on_b = Player::join_deltas(&b, "OnB").await;
+    let mut received: Vec<Vec<u8>> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
         let m =
             tokio::time::timeout(mino_testkit::WAIT, on_b.ws.next()).await.expect("frame").expect("open").expect("ok");
-        let data = m.into_data().to_vec();
-        if data.is_empty() {
-            continue;
-        }
-        if let Frame::Snapshot { shard: 1, tick, .. } = Frame::decode(&data) {
-            received.push((tick, data));
+        let data = m.into_data();
+        let Ok(ServerMsg::View(v)) = decode(&data) else { continue };
+        for section in v.sections().filter(|s| s.shard == 1) {
+            for cell in section.cells() {
+                received.extend(cell.items().map(|i| i.bytes.to_vec()));
+            }
         }
     }
     let published = recorder.await.expect("recorder");
-    let compared: Vec<_> = received.iter().filter(|(t, _)| published.contains_key(t)).collect();
-    assert!(compared.len() >= 20, "compared {} relayed snapshots", compared.len());
-    for (tick, bytes) in compared {
-        assert_eq!(&published[tick], bytes, "tick {tick} relayed unchanged");
+    assert!(received.len() >= 20, "compared {} relayed items", received.len());
+    for item in &received {
+        assert!(published.contains(item), "a relayed item is exactly as published: {item:?}");
     }
 }
 

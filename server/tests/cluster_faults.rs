@@ -1,19 +1,21 @@
 //! A cluster survives Redis faults and shard faults: local play goes on, the
 //! cross-shard view comes back by itself, and dead shards leave everyone's view.
 
-use mino_testkit::{Frame, Player, Redis, Shard, Signal};
+use mino_testkit::{wait, Frame, Player, Redis, Shard, ShardBuilder, Signal, WorkDir};
 use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
-async fn shard(redis_url: &str, id: u32, extra: &[&str]) -> Shard {
-    let id = id.to_string();
-    let mut args = vec!["--redis-url", redis_url, "--shard-id", &id];
-    args.extend_from_slice(extra);
-    let server = Shard::start(SERVER, &args);
-    server.wait_ready().await;
-    server
+/// A shard of the place on `redis`.
+fn shard(redis: &Redis, id: u32) -> ShardBuilder {
+    Shard::build(SERVER).redis(redis).id(id)
+}
+
+/// [`shard`] that others find dead within a second of its last heartbeat
+/// (every 200 ms).
+fn fast(redis: &Redis, id: u32) -> ShardBuilder {
+    shard(redis, id).shard_ttl(Duration::from_millis(1000)).heartbeat(Duration::from_millis(200))
 }
 
 /// Waits until `c` receives a snapshot of `shard`; returns how long it took.
@@ -27,6 +29,25 @@ async fn until_snapshot_of(c: &mut Player, shard: u32, limit: Duration) -> Durat
             }
         }
     }
+}
+
+/// Waits until `c` receives a snapshot of `shard` taken after `after_ms`
+/// (wall clock, ms since the Unix epoch): frames queued before are skipped.
+async fn until_snapshot_after(c: &mut Player, shard: u32, after_ms: u64, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < limit, "no snapshot of shard {shard} after {after_ms} within {limit:?}");
+        if let Frame::Snapshot { shard: s, time_ms, .. } = c.next().await {
+            if s == shard && time_ms > after_ms {
+                return;
+            }
+        }
+    }
+}
+
+/// Now, wall clock, ms since the Unix epoch.
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Snapshot gaps of `shard` seen by `c` over `span`.
@@ -63,8 +84,8 @@ fn p95(mut v: Vec<Duration>) -> Duration {
 #[tokio::test]
 async fn redis_restart_keeps_local_play_and_restores_the_view_within_two_seconds() {
     let mut redis = Redis::start();
-    let a = shard(&redis.url(), 1, &[]).await;
-    let b = shard(&redis.url(), 2, &[]).await;
+    let a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut on_a = Player::join(&a, "OnA").await;
     let _on_b = Player::join(&b, "OnB").await;
     until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
@@ -91,30 +112,29 @@ async fn redis_restart_keeps_local_play_and_restores_the_view_within_two_seconds
 #[tokio::test]
 async fn killed_pubsub_connection_recovers_by_itself() {
     let redis = Redis::start();
-    let a = shard(&redis.url(), 1, &[]).await;
-    let b = shard(&redis.url(), 2, &[]).await;
+    let a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut on_a = Player::join(&a, "OnA").await;
     let _on_b = Player::join(&b, "OnB").await;
     until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
-    let killed = redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
-    assert!(killed.trim().parse::<u32>().unwrap_or(0) >= 2, "killed subscribers: {killed}");
     let before = a.metric("mino_redis_reconnects_total").await;
-    // Skip frames already queued, then B's snapshots must come back.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    until_snapshot_of(&mut on_a, 2, Duration::from_secs(2)).await;
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while a.metric("mino_redis_reconnects_total").await <= before {
-        assert!(Instant::now() < deadline, "reconnect counted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let killed = redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    let killed_ms = wall_ms();
+    assert!(killed.trim().parse::<u32>().unwrap_or(0) >= 2, "killed subscribers: {killed}");
+    // B's snapshots must come back: one taken after the kill (those queued
+    // before it are skipped).
+    until_snapshot_after(&mut on_a, 2, killed_ms, Duration::from_secs(2)).await;
+    wait::until("reconnect counted", Duration::from_secs(2), || async {
+        (a.metric("mino_redis_reconnects_total").await > before).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn paused_shard_leaves_the_view_and_returns_without_disconnecting_anyone() {
     let redis = Redis::start();
-    let fast = ["--shard-ttl-ms", "1000", "--heartbeat-ms", "200"];
-    let a = shard(&redis.url(), 1, &fast).await;
-    let b = shard(&redis.url(), 2, &fast).await;
+    let a = fast(&redis, 1).ready().await;
+    let b = fast(&redis, 2).ready().await;
     let mut on_a = Player::join(&a, "Sleeper").await;
     let mut on_b = Player::join(&b, "Watcher").await;
     let sleeper = on_a.id();
@@ -126,8 +146,9 @@ async fn paused_shard_leaves_the_view_and_returns_without_disconnecting_anyone()
         _ => None,
     })
     .await;
-    // Snapshots of A stop while it sleeps.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Snapshots of A stop while it sleeps: once B's next own snapshot is
+    // read, nothing of A is queued before it.
+    on_b.until(|f| matches!(f, Frame::Snapshot { shard: 2, .. }).then_some(())).await;
     let mut seen_a = 0;
     let start = Instant::now();
     while start.elapsed() < Duration::from_millis(600) {
@@ -155,9 +176,8 @@ async fn paused_shard_leaves_the_view_and_returns_without_disconnecting_anyone()
 #[tokio::test]
 async fn killed_shard_leaves_the_view_and_its_keys_expire() {
     let redis = Redis::start();
-    let fast = ["--shard-ttl-ms", "1000", "--heartbeat-ms", "200"];
-    let mut a = shard(&redis.url(), 1, &fast).await;
-    let b = shard(&redis.url(), 2, &fast).await;
+    let mut a = fast(&redis, 1).ready().await;
+    let b = fast(&redis, 2).ready().await;
     let on_a = Player::join(&a, "Doomed").await;
     let mut on_b = Player::join(&b, "Watcher").await;
     let doomed = on_a.id();
@@ -175,12 +195,10 @@ async fn killed_shard_leaves_the_view_and_its_keys_expire() {
     assert!(killed_at.elapsed() < Duration::from_millis(1000 + 200 + 800), "gone within TTL + interval");
     // Its keys expire by themselves: heartbeat and players within the TTL, its
     // last snapshot (kept for resumes) within two.
-    let deadline = Instant::now() + Duration::from_millis(2000 + 1500);
-    let mut left_over: Vec<String> = redis.keys().into_iter().filter(|k| k.contains("00000001")).collect();
-    while !left_over.is_empty() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        left_over = redis.keys().into_iter().filter(|k| k.contains("00000001")).collect();
-    }
+    let left_over = || redis.keys().into_iter().filter(|k| k.contains("00000001")).collect::<Vec<String>>();
+    let expiry = Duration::from_millis(2000 + 1500);
+    wait::until("keys of the dead shard expire", expiry, || async { left_over().is_empty().then_some(()) }).await;
+    let left_over = left_over();
     assert!(left_over.is_empty(), "keys of the dead shard remain: {left_over:?}");
     let members = redis.cli(&["ZRANGE", "mino:{main}:shards", "0", "-1"]);
     assert!(!members.lines().any(|m| m.trim() == "1"), "dead shard still registered: {members}");
@@ -191,8 +209,9 @@ async fn killed_shard_leaves_the_view_and_its_keys_expire() {
 async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
     let port = Redis::reserve();
     let url = format!("redis://127.0.0.1:{port}");
-    let server = Shard::start(SERVER, &["--redis-url", &url]);
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let dir = WorkDir::new("no-redis-yet");
+    let server = Shard::build(SERVER).redis_url(&url).log_to(&dir.join("shard.log"), "debug").start();
+    assert!(server.logged("subscribe failed").await, "it tried redis");
     assert_eq!(server.get("/readyz").await.status, 503);
     assert_eq!(server.get("/healthz").await.status, 200, "alive while waiting for redis");
     // The upgrade itself is refused, so a load balancer tries another shard.
@@ -210,17 +229,14 @@ async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
 async fn password_in_url_never_reaches_the_logs() {
     let port = Redis::reserve();
     let url = format!("redis://user:hunter2secret@127.0.0.1:{port}");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mino-server"))
-        .args(["--listen", "127.0.0.1:0", "--redis-url", &url])
-        .env("MINO_LOG", "debug")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let _ = child.kill();
-    let out = child.wait_with_output().expect("output");
-    let log = String::from_utf8_lossy(&out.stderr);
+    let dir = WorkDir::new("password-in-url");
+    let log = dir.join("shard.log");
+    let server = Shard::build(SERVER).redis_url(&url).log_to(&log, "debug").start();
+    // The lines that could name the URL: the cluster's, and failed
+    // connections' (the subscriber's and the publisher's pool's).
+    assert!(server.logged("subscribe failed").await && server.logged("publish failed").await, "it tried redis");
+    drop(server);
+    let log = std::fs::read_to_string(&log).expect("the log");
     assert!(log.contains("clustered"), "log has the cluster line: {log}");
     assert!(!log.contains("hunter2secret"), "password leaked into logs");
 }

@@ -3,9 +3,8 @@
 //! the admin listener still answers `/healthz` and `/metrics` from its
 //! reserved descriptor; once descriptors free up, players join again.
 
-use mino_testkit::{http, Player, Shard, WorkDir};
+use mino_testkit::{http, wait, Player, Shard, WorkDir};
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 use tokio::net::TcpStream;
 
 /// The server binary cargo built for these tests.
@@ -29,7 +28,13 @@ async fn an_exhausted_shard_logs_once_and_still_answers_its_admin_listener() {
     for _ in 0..NOFILE + 10 {
         held.push(TcpStream::connect(server.addr).await.expect("connect"));
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Accepts fail once every descriptor is in use: logged, and counted.
+    assert!(wait::file_holds(&log, "listener=\"players\" kind=\"descriptors\"").await, "the failures are logged");
+    wait::until_true("accepts failing for lack of descriptors", || async {
+        let metrics = mino_testkit::Metrics::parse(&http::get(admin, "/metrics").await.text());
+        metrics.value_or_zero("mino_accept_errors_total{kind=\"descriptors\"}") >= 10.0
+    })
+    .await;
     for _ in 0..3 {
         let health = http::get(admin, "/healthz").await;
         assert_eq!((health.status, health.text().as_str()), (200, "ok\n"));

@@ -5,31 +5,18 @@
 
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{close_code, Frame, Player, Redis, Shard, Signal};
+use mino_testkit::{close_code, wait, Frame, Player, Redis, Shard, ShardBuilder, Signal};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
-async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Shard {
-    let (id, url) = (id.to_string(), redis.url());
-    let mut args = vec![
-        "--redis-url",
-        &url,
-        "--shard-id",
-        &id,
-        "--world-size",
-        "10000",
-        "--speed",
-        "100",
-        "--shard-ttl-ms",
-        "1000",
-    ];
-    args.extend_from_slice(extra);
-    let server = Shard::start(SERVER, &args);
-    server.wait_ready().await;
-    server
+/// A shard of the place on `redis`: a 10,000-unit world, walkers at 100
+/// units/s, dead to the others a second after its last heartbeat.
+fn shard(redis: &Redis, id: u32) -> ShardBuilder {
+    let world = Shard::build(SERVER).redis(redis).id(id).world_size(10_000.0).speed(100.0);
+    world.shard_ttl(Duration::from_millis(1000))
 }
 
 /// Walkers on `server`: each walks in its own direction; returns them with the
@@ -47,28 +34,18 @@ async fn walkers(server: &Shard, n: usize) -> Vec<Player> {
 
 /// The newest own position in what `c` has received (reads what is queued).
 async fn newest_position(c: &mut Player) -> (f32, f32) {
-    let mut last = c.own_position().await;
-    while let Ok(Some(Ok(m))) =
-        tokio::time::timeout(Duration::from_millis(5), futures_util::StreamExt::next(&mut c.ws)).await
-    {
-        if let Frame::Snapshot { players, shard, tick, time_ms } = Frame::decode(&m.into_data()) {
-            if shard == c.welcome.as_ref().map_or(0, |w| w.shard_id) {
-                if let Some(p) = players.iter().find(|p| p.0 == c.id()) {
-                    last = (tick, time_ms, p.1, p.2);
-                }
-            }
-        }
-    }
-    (last.2, last.3)
+    let (_, _, x, y) = c.newest_own_position().await;
+    (x, y)
 }
 
 #[tokio::test]
 async fn killed_shard_players_resume_on_the_other_in_place() {
     let redis = Redis::start();
-    let mut a = shard(&redis, 1, &[]).await;
-    let b = shard(&redis, 2, &[]).await;
+    let mut a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut bots = walkers(&a, 10).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // They walk for ten ticks.
+    a.wait_ticks(10).await;
     let mut last = Vec::new();
     for c in &mut bots {
         last.push((c.id(), c.ticket(), newest_position(c).await));
@@ -93,14 +70,15 @@ async fn killed_shard_players_resume_on_the_other_in_place() {
 #[tokio::test]
 async fn paused_shard_drops_players_resumed_elsewhere_and_never_duplicates_them() {
     let redis = Redis::start();
-    let a = shard(&redis, 1, &[]).await;
-    let b = shard(&redis, 2, &[]).await;
+    let a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut bots = walkers(&a, 5).await;
     let mut observer = Player::join(&b, "observer").await;
     let ids: HashSet<u32> = bots.iter().map(Player::id).collect();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    b.wait_metric("mino_cluster_shards", 1.0).await;
     a.signal(Signal::SIGSTOP);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A is dead to B once its heartbeat is older than the TTL.
+    b.wait_metric("mino_cluster_shards", 0.0).await;
     let mut resumed = Vec::new();
     for c in &bots {
         resumed.push(Player::hello(&b, "x", Some(&c.ticket())).await.expect("resumed while A sleeps"));
@@ -134,16 +112,12 @@ async fn paused_shard_drops_players_resumed_elsewhere_and_never_duplicates_them(
 #[tokio::test]
 async fn drained_shard_moves_everyone_and_exits_zero() {
     let redis = Redis::start();
-    let mut a = shard(&redis, 1, &["--drain-rate", "100"]).await;
-    let b = shard(&redis, 2, &[]).await;
+    let mut a = shard(&redis, 1).flag("drain-rate", 100).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut bots = walkers(&a, 8).await;
     let ids: Vec<u32> = bots.iter().map(Player::id).collect();
     a.signal(Signal::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while a.get("/readyz").await.status != 503 {
-        assert!(Instant::now() < deadline, "draining is not ready");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait::until_true("draining is not ready", || async { a.get("/readyz").await.status == 503 }).await;
     match tokio_tungstenite::connect_async(a.ws_url()).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 503, "no upgrade while draining"),
         other => panic!("expected HTTP 503, got {:?}", other.map(|_| ())),
@@ -165,8 +139,8 @@ async fn drained_shard_moves_everyone_and_exits_zero() {
 #[tokio::test]
 async fn second_socket_on_another_shard_replaces_the_first() {
     let redis = Redis::start();
-    let a = shard(&redis, 1, &[]).await;
-    let b = shard(&redis, 2, &[]).await;
+    let a = shard(&redis, 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut first = Player::join(&a, "Ada").await;
     let second = Player::hello(&b, "Ada", Some(&first.ticket())).await.expect("taken over on B");
     assert_eq!(second.id(), first.id());
@@ -193,8 +167,8 @@ async fn a_player_killed_with_its_shard_before_any_snapshot_listed_it_resumes_wh
     let redis = Redis::start();
     // One tick a second: the shard can be stopped between a welcome and the
     // next snapshot it publishes.
-    let mut a = shard(&redis, 1, &["--tick-hz", "1"]).await;
-    let b = shard(&redis, 2, &[]).await;
+    let mut a = shard(&redis, 1).flag("tick-hz", 1).ready().await;
+    let b = shard(&redis, 2).ready().await;
     let mut placed = None;
     for attempt in 0..5 {
         let c = Player::join(&a, &format!("new{attempt}")).await;

@@ -10,7 +10,7 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
-use mino_testkit::{Frame, Player, Redis, Shard, Signal, WorkDir};
+use mino_testkit::{wait, Frame, Player, Redis, Shard, ShardBuilder, Signal, WorkDir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -42,26 +42,12 @@ fn secret_dir() -> (WorkDir, PathBuf) {
     (dir, path)
 }
 
-/// Flags verifying HS256 tokens with the secret at `path`, guests refused.
-fn hs_flags(path: &Path) -> Vec<String> {
-    [
-        "--auth-hs256-secret-file",
-        path.to_str().expect("utf-8"),
-        "--auth-issuer",
-        ISSUER,
-        "--auth-audience",
-        AUDIENCE,
-        "--guests",
-        "deny",
-        "--auth-leeway-s",
-        "5",
-    ]
-    .map(str::to_owned)
-    .to_vec()
-}
-
-fn strs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
+/// A shard verifying HS256 tokens with the secret at `path`, guests
+/// refused, to start.
+fn hs_shard(path: &Path) -> ShardBuilder {
+    let keys = Shard::build(SERVER).flag("auth-hs256-secret-file", path.display());
+    let claims = keys.flag("auth-issuer", ISSUER).flag("auth-audience", AUDIENCE);
+    claims.flag("guests", "deny").flag("auth-leeway-s", 5)
 }
 
 /// Says Hello with `token` (and `ticket`): the welcome, or the close code
@@ -99,7 +85,7 @@ fn refused_with(result: Result<Player, (Option<u16>, Option<u16>)>, code: CloseC
 #[tokio::test]
 async fn every_kind_of_bad_token_is_refused_with_its_own_code() {
     let (_dir, secret) = secret_dir();
-    let server = Shard::start(SERVER, &strs(&hs_flags(&secret)));
+    let server = hs_shard(&secret).start();
     refused_with(hello(&server, None, None).await, CloseCode::AuthRequired);
     refused_with(hello(&server, Some(&hs256(&claims("a", -60))), None).await, CloseCode::AuthExpired);
     let mut early = claims("a", 60);
@@ -130,6 +116,91 @@ async fn every_kind_of_bad_token_is_refused_with_its_own_code() {
     // A valid token plays, under the token's name.
     let p = hello(&server, Some(&hs256(&claims("acct-1", 60))), None).await.expect("admitted");
     assert!(!p.welcome.as_ref().is_some_and(|w| w.resumed));
+}
+
+/// Signs claims into a token.
+type Signer<'a> = dyn Fn(&serde_json::Value) -> String + 'a;
+
+/// Every claim the operator configured is required: a correctly signed
+/// token with no `iss` or no `aud`, or a `null` one, is refused (4034,
+/// 4035), with an HS256 secret and an RS256 public key alike, at the
+/// smallest, the default and the largest leeway.
+#[tokio::test]
+async fn a_token_without_a_configured_claim_or_with_a_null_one_is_refused() {
+    let (dir, secret) = secret_dir();
+    let (private, _) = rsa_pair(dir.path(), "claims");
+    let public = dir.path().join("claims.pub.pem");
+    let rs = |c: &serde_json::Value| {
+        encode(&Header::new(Algorithm::RS256), c, &EncodingKey::from_rsa_pem(&private).expect("key")).expect("token")
+    };
+    for leeway in ["0", "30", "300"] {
+        let claims_flags = ["--auth-issuer", ISSUER, "--auth-audience", AUDIENCE, "--guests", "deny"];
+        let hs_server = {
+            let mut args = vec!["--auth-hs256-secret-file", secret.to_str().expect("utf-8")];
+            args.extend(claims_flags);
+            args.extend(["--auth-leeway-s", leeway]);
+            Shard::start(SERVER, &args)
+        };
+        let rs_server = {
+            let mut args = vec!["--auth-public-key-file", public.to_str().expect("utf-8")];
+            args.extend(claims_flags);
+            args.extend(["--auth-leeway-s", leeway]);
+            Shard::start(SERVER, &args)
+        };
+        let signers: [(&Shard, &Signer<'_>); 2] = [(&hs_server, &hs256), (&rs_server, &rs)];
+        for (server, sign) in signers {
+            for (claim, code) in [("iss", CloseCode::AuthWrongIssuer), ("aud", CloseCode::AuthWrongAudience)] {
+                let mut missing = claims("acct-1", 60);
+                missing.as_object_mut().expect("object").remove(claim);
+                refused_with(hello(server, Some(&sign(&missing)), None).await, code);
+                let mut null = claims("acct-1", 60);
+                null[claim] = serde_json::Value::Null;
+                refused_with(hello(server, Some(&sign(&null)), None).await, code);
+            }
+            // Signed alike with both claims, the token plays.
+            assert!(hello(server, Some(&sign(&claims("acct-1", 60))), None).await.is_ok(), "leeway {leeway}");
+        }
+    }
+}
+
+/// A JWKS is public: a symmetric key in it would let any reader sign tokens.
+/// The shard refuses to start with one (pointing to
+/// `--auth-hs256-secret-file`), and a running shard keeps its keys when the
+/// file is rewritten with one.
+#[tokio::test]
+async fn a_symmetric_key_in_a_jwks_is_refused() {
+    use base64::Engine;
+    let dir = WorkDir::new("identity-oct");
+    let (private, _) = rsa_pair(dir.path(), "rs");
+    let k = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(SECRET);
+    let oct = serde_json::json!({"kty": "oct", "kid": "shared", "k": k});
+    let file = dir.path().join("jwks.json");
+    let mut with_oct: serde_json::Value = serde_json::from_str(&jwks(&[("rs", &private)])).expect("json");
+    with_oct["keys"].as_array_mut().expect("keys").push(oct);
+    std::fs::write(&file, with_oct.to_string()).expect("jwks");
+    let mut cmd = Command::new(SERVER);
+    cmd.args(["--listen", "127.0.0.1:0", "--auth-jwks-file"]).arg(&file);
+    let out = mino_testkit::process::run("mino-server", &mut cmd, Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symmetric") && stderr.contains("--auth-hs256-secret-file"), "{stderr}");
+
+    // Started with public keys only; an oct key published later is refused,
+    // and the keys before stay.
+    std::fs::write(&file, jwks(&[("rs", &private)])).expect("jwks");
+    let log = dir.path().join("server.log");
+    let args = ["--auth-jwks-file", file.to_str().expect("utf-8"), "--guests", "deny"];
+    let server = Shard::start_logging_to(SERVER, &args, &log, "info");
+    assert!(hello(&server, Some(&rs256("rs", &private, "a")), None).await.is_ok(), "the public key verifies");
+    std::fs::write(&file, with_oct.to_string()).expect("jwks");
+    assert!(wait::file_holds(&log, "--auth-hs256-secret-file").await, "the refused reload was not logged");
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = Some("shared".into());
+    let minted =
+        encode(&header, &serde_json::json!({"sub": "x", "exp": now() + 60}), &EncodingKey::from_secret(SECRET))
+            .expect("token");
+    refused_with(hello(&server, Some(&minted), None).await, CloseCode::AuthBadSignature);
+    assert!(hello(&server, Some(&rs256("rs", &private, "a")), None).await.is_ok(), "the public key still verifies");
 }
 
 /// An RSA key pair made with openssl: (private PEM, public PEM).
@@ -190,27 +261,18 @@ async fn jwks_keys_rotate_without_a_restart_on_change_and_on_sighup() {
     refused_with(hello(&server, Some(&rs256("new", &new, "b")), None).await, CloseCode::AuthBadSignature);
     // The identity service publishes the new key (the file changes).
     std::fs::write(&file, jwks(&[("old", &old), ("new", &new)])).expect("jwks");
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while hello(&server, Some(&rs256("new", &new, "b")), None).await.is_err() {
-        assert!(std::time::Instant::now() < deadline, "the new key was never loaded");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let loaded = || async { hello(&server, Some(&rs256("new", &new, "b")), None).await.is_ok() };
+    wait::until("the new key loaded", Duration::from_secs(5), || async { loaded().await.then_some(()) }).await;
     // The old key retires; SIGHUP reloads at once.
     std::fs::write(&file, jwks(&[("new", &new)])).expect("jwks");
     server.signal(Signal::SIGHUP);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while hello(&server, Some(&rs256("old", &old, "c")), None).await.is_ok() {
-        assert!(std::time::Instant::now() < deadline, "the retired key still verifies");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let retired = || async { hello(&server, Some(&rs256("old", &old, "c")), None).await.is_err() };
+    wait::until("the retired key refused", Duration::from_secs(5), || async { retired().await.then_some(()) }).await;
 }
 
+/// [`hs_shard`] of the place on `redis`, started and ready.
 async fn shard(redis: &Redis, id: u32, secret: &Path) -> Shard {
-    let mut args = hs_flags(secret);
-    args.extend(["--redis-url".into(), redis.url(), "--shard-id".into(), id.to_string()]);
-    let server = Shard::start(SERVER, &strs(&args));
-    server.wait_ready().await;
-    server
+    hs_shard(secret).redis(redis).id(id).ready().await
 }
 
 #[tokio::test]
@@ -235,11 +297,37 @@ async fn one_account_is_one_player_across_shards_and_a_second_sign_in_takes_it_o
     assert_eq!(back.id(), id);
 }
 
+/// A second sign-in of an account whose player walks, on the same shard
+/// while the first socket is silent (half-open), starts the player standing
+/// still: it does not walk on with the old socket's direction.
+#[tokio::test]
+async fn a_second_sign_in_while_walking_starts_standing_still() {
+    let (_dir, secret) = secret_dir();
+    let server = hs_shard(&secret).speed(100.0).world_size(10_000.0).flag("peer-timeout-ms", 30_000).start();
+    let token = hs256(&claims("acct-walk", 120));
+    let mut first = hello(&server, Some(&token), None).await.expect("signed in");
+    let (_, at) = first.own_entry().await;
+    let dir = if at.x < 5000.0 { 1.0 } else { -1.0 };
+    first.send(client::encode_input(1, dir, 0.0)).await;
+    while !first.own_entry().await.1.moving {}
+    let mut again = hello(&server, Some(&token), None).await.expect("signed in again");
+    assert_eq!(again.id(), first.id());
+    let (tick, at) = again.own_entry().await;
+    loop {
+        let (t, e) = again.own_entry().await;
+        assert!(!e.moving && e.input_seq == 0 && (e.x, e.y) == (at.x, at.y), "walks on after the sign-in: {e:?}");
+        if t >= tick + 10 {
+            break;
+        }
+    }
+    drop(first);
+}
+
 #[tokio::test]
 async fn the_token_never_reaches_the_log() {
     let (dir, secret) = secret_dir();
     let log = dir.path().join("server.log");
-    let server = Shard::start_logging_to(SERVER, &strs(&hs_flags(&secret)), &log, "trace");
+    let server = hs_shard(&secret).log_to(&log, "trace").start();
     let good = hs256(&claims("acct-3", 60));
     let expired = hs256(&claims("acct-3", -60));
     let _ = hello(&server, Some(&good), None).await.expect("admitted");

@@ -9,7 +9,6 @@ use mino_protocol::client;
 use mino_testkit::frame::Frame;
 use mino_testkit::raw::{masked, op, RawReader, RawSocket};
 use mino_testkit::Shard;
-use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
@@ -42,16 +41,20 @@ async fn hear(reader: &mut RawReader, text: &str, pongs: &tokio::sync::mpsc::Unb
 
 #[tokio::test]
 async fn idle_sockets_that_answer_pings_stay_open_and_all_hear_one_chat_line() {
-    // Pings every 200 ms, silence closes after 1 s: 2.5 s idle is a dozen
-    // pings each, so a hub that missed a pong (or a ping) would close someone.
+    // Pings every 200 ms, silence closes after 2 s (room for a loaded
+    // machine's late pong task): 4 s idle is twenty pings each, so a hub that
+    // missed pongs (or pings) would close someone.
     let server = Shard::start(
         SERVER,
-        &["--ping-interval-ms", "200", "--peer-timeout-ms", "1000", "--world-size", "4000", "--cell-size", "125"],
+        &["--ping-interval-ms", "200", "--peer-timeout-ms", "2000", "--world-size", "4000", "--cell-size", "125"],
     );
-    let mut idle = Vec::with_capacity(IDLE);
+    // Each socket answers pings from its join on, and ignores the rest until
+    // the line; it is kept open (its reader, and its writer in the pong
+    // task) until the counts below are read.
+    let mut listeners = Vec::with_capacity(IDLE);
     for i in 0..IDLE {
         let (socket, _) = RawSocket::join(server.addr, &format!("Idle{i}")).await;
-        let (reader, mut writer) = socket.split();
+        let (mut reader, mut writer) = socket.split();
         let (pongs, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         tokio::spawn(async move {
             while let Some(pong) = outgoing.recv().await {
@@ -60,27 +63,26 @@ async fn idle_sockets_that_answer_pings_stay_open_and_all_hear_one_chat_line() {
                 }
             }
         });
-        idle.push((reader, pongs));
+        listeners.push(tokio::spawn(async move {
+            let heard = hear(&mut reader, "to all", &pongs).await;
+            (heard, reader, pongs)
+        }));
     }
+    server.wait_metric("mino_players", IDLE as f64).await;
     assert_eq!(server.players().await, IDLE as u32);
-    let until = Instant::now() + Duration::from_millis(2500);
-    let listeners: Vec<_> = idle
-        .into_iter()
-        .map(|(mut reader, pongs)| {
-            tokio::spawn(async move {
-                // Idle: answer pings and ignore the rest until the line is due.
-                let heard_early = tokio::time::timeout_at(until.into(), hear(&mut reader, "to all", &pongs)).await;
-                assert!(heard_early.is_err(), "the socket ended (or heard the line) while idle");
-                hear(&mut reader, "to all", &pongs).await
-            })
-        })
-        .collect();
-    tokio::time::sleep_until((until + Duration::from_millis(100)).into()).await;
+    // Idle for 4 s of the shard's ticks: no socket ends (none hears the
+    // line, which is not said yet).
+    server.wait_ticks(80).await;
+    let ended = listeners.iter().filter(|l| l.is_finished()).count();
+    assert_eq!(ended, 0, "the socket ended (or heard the line) while idle");
     let (mut speaker, _) = RawSocket::join(server.addr, "Speaker").await;
     assert!(speaker.send(op::BINARY, &client::encode_chat("to all")).await);
     let mut heard = 0;
+    let mut kept = Vec::with_capacity(IDLE);
     for l in listeners {
-        heard += usize::from(l.await.expect("listener"));
+        let (got, reader, pongs) = l.await.expect("listener");
+        heard += usize::from(got);
+        kept.push((reader, pongs));
     }
     assert_eq!(heard, IDLE, "every idle socket hears the place-wide line");
     assert_eq!(server.metric("mino_sockets_closed_total{reason=\"peer_timeout\"}").await, 0.0);
@@ -118,12 +120,12 @@ async fn a_hello_and_a_chat_line_sent_with_the_upgrade_are_both_read() {
 #[tokio::test]
 async fn a_frame_cut_across_writes_is_read_whole() {
     let server = Shard::start(SERVER, &[]);
-    // Cut in the hub: half a chat frame, 300 ms (several ticks) apart.
+    // Cut in the hub: half a chat frame, six ticks apart.
     let (mut s, _) = RawSocket::join(server.addr, "Cut").await;
     let chat = masked(op::BINARY, &client::encode_chat("cut in two"));
     let (head, tail) = chat.split_at(chat.len() / 2);
     assert!(s.send_raw(head).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.wait_ticks(6).await;
     assert!(s.send_raw(tail).await);
     assert_eq!(next_chat(&mut s).await, "cut in two");
 
@@ -134,7 +136,7 @@ async fn a_frame_cut_across_writes_is_read_whole() {
     let early = [masked(op::BINARY, &client::encode_hello("Across", None, None)), head.to_vec()].concat();
     let mut s = RawSocket::open(server.addr, &early).await;
     s.welcome().await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.wait_ticks(6).await;
     assert!(s.send_raw(tail).await);
     assert_eq!(next_chat(&mut s).await, "across the handover");
 }

@@ -28,14 +28,7 @@ async fn assert_closes(server: &Shard, attack: Vec<Message>, hello_first: bool, 
     let after = bystander.own_position().await.0;
     assert!(after > before, "bystander still ticking");
     let series = format!("mino_sockets_closed_total{{reason=\"{label}\"}}");
-    let mut counted = 0.0;
-    for _ in 0..50 {
-        counted = server.metric(&series).await;
-        if counted >= 1.0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let counted = server.wait_metric_at_least(&series, 1.0).await;
     assert!(counted >= 1.0, "{series} counted");
 }
 

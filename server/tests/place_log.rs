@@ -3,10 +3,10 @@
 //! line with counts (not a line a player), and the shard rejoining the view
 //! once restarted.
 
-use mino_testkit::{Frame, Player, Redis, Shard, Signal, WorkDir};
+use mino_testkit::{wait, Frame, Player, Redis, Shard, Signal, WorkDir, WAIT};
 use std::collections::HashSet;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
@@ -22,17 +22,14 @@ fn flags(redis: &Redis, id: u32) -> Vec<String> {
 /// Waits until `log` has `at_least` lines containing every one of `parts`;
 /// returns the lines that do.
 async fn lines_with(log: &Path, parts: &[&str], at_least: usize) -> Vec<String> {
-    let end = Instant::now() + Duration::from_secs(10);
-    loop {
+    let what = format!("{at_least} lines with {parts:?} in {}", log.display());
+    wait::until(&what, WAIT, || async {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let found: Vec<String> =
             text.lines().filter(|l| parts.iter().all(|p| l.contains(p))).map(str::to_owned).collect();
-        if found.len() >= at_least {
-            return found;
-        }
-        assert!(Instant::now() < end, "no line with {parts:?} in the log:\n{text}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (found.len() >= at_least).then_some(found)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -49,7 +46,7 @@ async fn a_failover_is_told_at_info_with_counts() {
     let doomed_args: Vec<&str> = doomed_flags.iter().map(String::as_str).collect();
     let mut doomed = Shard::start(SERVER, &doomed_args);
     doomed.wait_ready().await;
-    lines_with(&log, &["INFO", "shard 2 joined this place's view"], 1).await;
+    lines_with(&log, &["INFO", "shard 00000002 joined this place's view"], 1).await;
 
     let mut observer = Player::join(&survivor, "observer").await;
     let mut on_doomed = Vec::new();
@@ -76,16 +73,16 @@ async fn a_failover_is_told_at_info_with_counts() {
         resumed.push(Player::hello(&survivor, "ignored", Some(ticket)).await.expect("resumed"));
     }
 
-    let left = lines_with(&log, &["INFO", "shard 2 left this place's view"], 1).await;
+    let left = lines_with(&log, &["INFO", "shard 00000002 left this place's view"], 1).await;
     assert!(left[0].contains(&format!("({PLAYERS} players were on it)")), "{left:?}");
     let counted = lines_with(&log, &["INFO", "players resumed here"], 1).await;
     assert_eq!(counted.len(), 1, "one line for the whole failover, not one a player: {counted:?}");
-    assert!(counted[0].contains(&format!("from shard 2: {PLAYERS}")), "{counted:?}");
+    assert!(counted[0].contains(&format!("from shard 00000002: {PLAYERS}")), "{counted:?}");
 
     // Shard 2 comes back: the survivor says so.
     let back = Shard::start(SERVER, &doomed_args);
     back.wait_ready().await;
-    let joined = lines_with(&log, &["INFO", "shard 2 joined this place's view"], 2).await;
+    let joined = lines_with(&log, &["INFO", "shard 00000002 joined this place's view"], 2).await;
     assert_eq!(joined.len(), 2, "at the start and again after the restart: {joined:?}");
     let text = std::fs::read_to_string(&log).expect("log");
     assert_eq!(text.matches("players resumed here").count(), 1, "one line for the failover:\n{text}");

@@ -15,13 +15,11 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 /// Failure detection of the test clusters.
 const NODE_TIMEOUT: Duration = Duration::from_millis(1500);
 
-/// A shard of the place on `cluster`, ready.
+/// A shard of the place on `cluster`: a 10,000-unit world, walkers at 100
+/// units/s.
 async fn shard(cluster: &RedisCluster, id: u32) -> Shard {
-    let (id, seeds) = (id.to_string(), cluster.seeds());
-    let args = ["--redis-cluster", &seeds, "--shard-id", &id, "--world-size", "10000", "--speed", "100"];
-    let server = Shard::start(SERVER, &args);
-    server.wait_ready().await;
-    server
+    let on = Shard::build(SERVER).redis_cluster(&cluster.seeds()).id(id);
+    on.world_size(10_000.0).speed(100.0).ready().await
 }
 
 /// Waits until `c` receives a snapshot of `shard` listing `player`.
@@ -62,9 +60,10 @@ async fn three_shards_on_a_cluster_play_relay_chat_presence_and_resume() {
     until_sees(&mut on_a, 2, bob).await;
     until_sees(&mut on_a, 3, cy).await;
     until_sees(&mut on_b, 1, ada).await;
-    // Each shard's snapshots go over a shard channel of its own slot.
+    // Each shard's cells go over a shard channel of its own slot (the whole
+    // place is region 1).
     for id in 1..=3u32 {
-        let channel = format!("mino:{{main.s{id:08x}}}:snapshots");
+        let channel = format!("mino:{{main.r1.s{id:08x}}}:cells");
         let port = cluster.primary_of(cluster.slot(&channel)).expect("served");
         let listed = cluster.cli(port, &["PUBSUB", "SHARDCHANNELS", "mino:*"]);
         assert!(listed.contains(&channel), "{channel} is a shard channel on its node: {listed}");
@@ -154,8 +153,8 @@ async fn migrating_the_place_and_snapshot_slots_loses_no_subscription() {
     until_sees(&mut on_a, 2, on_b.id()).await;
 
     // Move the place's slot (chat, presence, control, sessions) and B's
-    // snapshot channel's slot each to another primary, under play.
-    for key in ["mino:{main}:chat", "mino:{main.s00000002}:snapshots"] {
+    // cells' channel's slot each to another primary, under play.
+    for key in ["mino:{main}:chat", "mino:{main.r1.s00000002}:cells"] {
         let slot = cluster.slot(key);
         let from = cluster.primary_of(slot).expect("served");
         let primaries: Vec<u16> =
@@ -188,9 +187,91 @@ async fn migrating_the_place_and_snapshot_slots_loses_no_subscription() {
     assert!(bots.welcomes().iter().all(|w| *w == 1), "no bot reconnected");
     // Resume still works with the sessions on their new node.
     let ticket = on_a.ticket();
+    let players = a.players().await;
     drop(on_a);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A let the player go (its session parked in Redis).
+    a.wait_metric("mino_players", f64::from(players - 1)).await;
     let back = Player::hello(&b, "x", Some(&ticket)).await.expect("resumed after the migration");
     assert!(back.welcome.as_ref().is_some_and(|w| w.resumed));
     bots.stop().await;
+}
+
+/// Arrival times of `shard`'s snapshots at `c` until `stop` says so.
+async fn arrivals(c: &mut Player, shard: u32, stop: tokio::sync::watch::Receiver<bool>) -> Vec<Instant> {
+    let mut at = Vec::new();
+    while !*stop.borrow() {
+        if let Frame::Snapshot { shard: s, .. } = c.next().await {
+            if s == shard {
+                at.push(Instant::now());
+            }
+        }
+    }
+    at
+}
+
+/// The gaps between `arrivals`, sorted.
+fn gaps(arrivals: &[Instant]) -> Vec<Duration> {
+    let mut g: Vec<Duration> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+    g.sort_unstable();
+    g
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(Duration::MAX)
+}
+
+/// While one primary is down (killed, until its replica is promoted), frames
+/// whose channels live on the healthy primaries never wait on it: two
+/// shards whose snapshot channels are on other primaries than the place's
+/// slot (`{main}`: heartbeats, sessions, chat, presence, last snapshots)
+/// keep relaying each other's snapshots every tick or two. Before, each
+/// tick's publish waited on its write to the dead slot, a second at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_to_healthy_primaries_never_wait_on_a_dead_one() {
+    let mut cluster = RedisCluster::start(NODE_TIMEOUT);
+    let slot = cluster.slot("mino:{main}:shards");
+    let dead = cluster.primary_of(slot).expect("the place's slot is served");
+    // Two shard ids whose snapshot channels live on the other primaries.
+    let healthy = (1u32..)
+        .filter(|id| cluster.primary_of(cluster.slot(&format!("mino:{{main.s{id:08x}}}:snapshots"))) != Some(dead))
+        .take(2)
+        .collect::<Vec<_>>();
+    let (a, b) = (shard(&cluster, healthy[0]).await, shard(&cluster, healthy[1]).await);
+    let (mut on_a, mut on_b) = (Player::join(&a, "on-a").await, Player::join(&b, "on-b").await);
+    until_sees(&mut on_a, healthy[1], on_b.id()).await;
+    until_sees(&mut on_b, healthy[0], on_a.id()).await;
+    cluster.wait_replicated(dead);
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let (id_a, id_b) = (healthy[0], healthy[1]);
+    let stopped_b = stopped.clone();
+    let watch_a = tokio::spawn(async move { (arrivals(&mut on_a, id_b, stopped).await, on_a) });
+    let watch_b = tokio::spawn(async move { (arrivals(&mut on_b, id_a, stopped_b).await, on_b) });
+    let killed_at = Instant::now();
+    cluster.kill(dead);
+    let promoted = tokio::task::block_in_place(|| cluster.wait_served(slot, Duration::from_secs(20)));
+    let outage = killed_at.elapsed();
+    assert_ne!(promoted, dead, "the replica took over");
+    let _ = stop.send(true);
+    for (watch, relayed) in [(watch_a, id_b), (watch_b, id_a)] {
+        let (at, _player) = watch.await.expect("watcher");
+        let during: Vec<Instant> = at.into_iter().filter(|t| *t <= killed_at + outage).collect();
+        let g = gaps(&during);
+        let (p95, longest) = (percentile(&g, 0.95), g.last().copied().unwrap_or(Duration::MAX));
+        eprintln!(
+            "shard {relayed:08x}'s snapshots relayed during the {outage:?} outage: {} frames, gap p95 {p95:?}, longest {longest:?}",
+            during.len()
+        );
+        // Known, left for later: one shard's relay may still pause once, at
+        // the kill, for one command timeout (1 s: seen 1.05 to 1.29 s, one
+        // direction of two); never more, and not a second a tick as before.
+        assert!(longest <= Duration::from_millis(1500), "longest relayed gap {longest:?}");
+        let paused = longest.min(Duration::from_millis(1500)).as_secs_f64();
+        assert!(
+            during.len() as f64 >= (outage.as_secs_f64() - paused) * 20.0 * 0.6,
+            "frames kept coming: {} (longest gap {longest:?})",
+            during.len()
+        );
+        assert!(p95 <= Duration::from_millis(150), "relayed gap p95 {p95:?} (longest {longest:?})");
+    }
 }

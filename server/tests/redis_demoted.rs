@@ -6,7 +6,7 @@
 //! ready and admitting players again within about a second, logged and
 //! counted.
 
-use mino_testkit::{Forwarder, Frame, Player, Redis, Shard, WorkDir};
+use mino_testkit::{wait, Forwarder, Frame, Player, Redis, Shard, WorkDir, WAIT};
 use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
@@ -25,11 +25,8 @@ async fn until_sees(c: &mut Player, shard: u32, player: u32) {
 async fn a_demoted_primary_is_left_within_a_second_and_players_join_again() {
     let p = Redis::start();
     let q = Redis::start_with(None, &["--protected-mode", "no", "--replicaof", "127.0.0.1", &p.port.to_string()]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !q.cli(&["INFO", "replication"]).contains("master_link_status:up") {
-        assert!(Instant::now() < deadline, "the replica synced");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let synced = || q.cli(&["INFO", "replication"]).contains("master_link_status:up");
+    wait::until("the replica synced", WAIT, || async { synced().then_some(()) }).await;
     let forwarder = Forwarder::start(p.port);
     let dir = WorkDir::new("demoted");
     let log = dir.join("a.log");
@@ -51,7 +48,10 @@ async fn a_demoted_primary_is_left_within_a_second_and_players_join_again() {
     // 503 for 8 to 20 s. Now: never more than about a second not ready.
     let mut longest = Duration::ZERO;
     let mut since: [Option<Instant>; 2] = [None, None];
+    // Readiness sampled every 20 ms for 3 s.
+    let mut sample = tokio::time::interval(wait::POLL);
     while demoted_at.elapsed() < Duration::from_secs(3) {
+        sample.tick().await;
         for (i, shard) in [&a, &b].into_iter().enumerate() {
             let ready = shard.get("/readyz").await.status == 200;
             match (ready, since[i]) {
@@ -63,7 +63,6 @@ async fn a_demoted_primary_is_left_within_a_second_and_players_join_again() {
                 _ => {}
             }
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     for t in since.into_iter().flatten() {
         longest = longest.max(t.elapsed());

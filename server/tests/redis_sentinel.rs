@@ -9,13 +9,10 @@ use std::time::{Duration, Instant};
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
-/// A shard of the place behind `sentinel`, ready.
+/// A shard of the place on the primary `sentinel` names "mino", in a
+/// 10,000-unit world.
 async fn shard(sentinel: &Sentinel, id: u32) -> Shard {
-    let (id, urls) = (id.to_string(), sentinel.urls());
-    let args = ["--redis-sentinel", &urls, "--redis-master", "mino", "--shard-id", &id, "--world-size", "10000"];
-    let server = Shard::start(SERVER, &args);
-    server.wait_ready().await;
-    server
+    Shard::build(SERVER).redis_sentinel(&sentinel.urls(), "mino").id(id).world_size(10_000.0).ready().await
 }
 
 /// Waits until `c` receives a snapshot of `shard` listing `player`; how long it took.

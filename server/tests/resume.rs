@@ -1,12 +1,13 @@
 //! Resume on one shard (standalone, tickets in memory): a player that drops
 //! comes back with the same id, in place; tickets are single use; forged,
 //! expired and replayed tickets are refused with their own close codes; a
-//! second live socket with the same ticket replaces the first.
+//! second live socket with the same ticket replaces the first. A session
+//! taken over while its player walks (its socket half-open) starts standing
+//! still, on the same shard or another, standalone or clustered.
 
 use mino_protocol::client;
 use mino_protocol::wire::CloseCode;
 use mino_testkit::{close_code, Frame, Player, Redis, Shard};
-use std::time::Duration;
 
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
@@ -15,10 +16,17 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 async fn dropped_player_resumes_in_place_with_the_same_id() {
     let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
     let mut a = Player::join(&server, "Ada").await;
+    let (_, _, x0, y0) = a.own_position().await;
     a.send(client::encode_input(1, 1.0, 0.0)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Walk some 30 units (a third of a second).
+    loop {
+        let (_, _, nx, ny) = a.own_position().await;
+        if (nx - x0).hypot(ny - y0) >= 30.0 {
+            break;
+        }
+    }
     a.send(client::encode_input(2, 0.0, 0.0)).await;
-    // Read until the position settles (frames queued while we slept are old).
+    // Read until the position settles (frames queued while walking are old).
     let (mut x, mut y) = (f32::NAN, f32::NAN);
     let mut still = 0;
     while still < 3 {
@@ -28,7 +36,7 @@ async fn dropped_player_resumes_in_place_with_the_same_id() {
     }
     let (id, ticket) = (a.id(), a.ticket());
     drop(a);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.wait_metric("mino_players", 0.0).await;
     let b = Player::hello(&server, "ignored", Some(&ticket)).await.expect("resumed");
     let w = b.welcome.clone().expect("welcome");
     assert!(w.resumed);
@@ -43,7 +51,7 @@ async fn used_forged_and_id_tickets_are_refused_with_their_codes() {
     let a = Player::join(&server, "Ada").await;
     let (id, ticket) = (a.id(), a.ticket());
     drop(a);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.wait_metric("mino_players", 0.0).await;
     let _back = Player::hello(&server, "Ada", Some(&ticket)).await.expect("first use");
     let (_, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("replay refused");
     assert_eq!(close, close_code(CloseCode::TicketUsed));
@@ -82,7 +90,8 @@ async fn expired_ticket_is_refused() {
     let a = Player::join(&server, "Ada").await;
     let ticket = a.ticket();
     drop(a);
-    tokio::time::sleep(Duration::from_millis(2300)).await;
+    // 2.3 s of the shard's ticks: past the ticket's TTL (1 s) whatever the load.
+    server.wait_ticks(46).await;
     let (_, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("expired refused");
     assert_eq!(close, close_code(CloseCode::TicketExpired));
 }
@@ -111,13 +120,74 @@ async fn a_busy_shard_refuses_a_resume_before_spending_the_ticket() {
     let a = Player::join(&server, "Ada").await;
     let ticket = a.ticket();
     drop(a);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.wait_metric("mino_players", 0.0).await;
     let _b = Player::join(&server, "Bob").await;
     let (frame, close) = Player::hello(&server, "Ada", Some(&ticket)).await.err().expect("busy");
     assert!(matches!(frame, Frame::Busy { .. }), "{frame:?}");
     assert_eq!(close, close_code(CloseCode::ServerBusy));
     drop(_b);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.wait_metric("mino_players", 0.0).await;
     let back = Player::hello(&server, "Ada", Some(&ticket)).await.expect("the ticket still works");
     assert!(back.welcome.as_ref().is_some_and(|w| w.resumed));
+}
+
+/// Walks `p` away from the nearer wall (Input 1) until its own entry shows
+/// the input applied.
+async fn walk(p: &mut Player) {
+    let (_, at) = p.own_entry().await;
+    let b = p.welcome.as_ref().expect("welcomed").bounds;
+    let dir = if at.x < (b.min_x() + b.max_x()) / 2.0 { 1.0 } else { -1.0 };
+    p.send(client::encode_input(1, dir, 0.0)).await;
+    loop {
+        let (_, e) = p.own_entry().await;
+        if e.moving && e.input_seq == 1 {
+            return;
+        }
+    }
+}
+
+/// `p`, just resumed, stands still with no input applied over ten ticks of
+/// its shard.
+async fn stands_still(p: &mut Player, path: &str) {
+    let (first, at) = p.own_entry().await;
+    loop {
+        let (tick, e) = p.own_entry().await;
+        assert!(!e.moving && e.input_seq == 0, "{path}: walks on after the takeover, no key held: {e:?}");
+        assert_eq!((e.x, e.y), (at.x, at.y), "{path}: moved after the takeover");
+        if tick >= first + 10 {
+            return;
+        }
+    }
+}
+
+/// A session taken over while its player walks (the old socket silent, as
+/// half-open: never closed, never read) starts standing still, by every
+/// path: a ticket on the same shard, standalone and clustered, and a ticket
+/// on another shard.
+#[tokio::test]
+async fn a_session_taken_over_while_walking_starts_standing_still_by_every_path() {
+    let flags = ["--speed", "100", "--world-size", "10000", "--peer-timeout-ms", "30000"];
+    let alone = Shard::start(SERVER, &flags);
+    let redis = Redis::start();
+    let clustered = |id: u32| {
+        let mut args = flags.map(str::to_owned).to_vec();
+        args.extend(["--redis-url".into(), redis.url(), "--shard-id".into(), id.to_string()]);
+        Shard::start(SERVER, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (one, two) = (clustered(1), clustered(2));
+    one.wait_ready().await;
+    two.wait_ready().await;
+    for (path, from, to) in [
+        ("standalone, same shard", &alone, &alone),
+        ("clustered, same shard", &one, &one),
+        ("clustered, another shard", &one, &two),
+    ] {
+        let mut walker = Player::join(from, "Ada").await;
+        walk(&mut walker).await;
+        let half_open = walker;
+        let mut back = Player::hello(to, "Ada", Some(&half_open.ticket())).await.expect("taken over");
+        assert_eq!(back.id(), half_open.id(), "{path}");
+        stands_still(&mut back, path).await;
+        drop(half_open);
+    }
 }

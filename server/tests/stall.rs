@@ -50,6 +50,8 @@ async fn a_stalled_shard_pings_its_idle_players_before_it_judges_them() {
     // the clock, and the stall outlasts the peer timeout.
     tokio::time::timeout(Duration::from_secs(4), first_ping).await.expect("a first ping").expect("watcher");
     server.signal(Signal::SIGSTOP);
+    // The stall itself (the fault under test, not a wait: nothing runs in
+    // the stopped process to wait on).
     tokio::time::sleep(STALL).await;
     server.signal(Signal::SIGCONT);
     let woke = Instant::now();
@@ -59,6 +61,7 @@ async fn a_stalled_shard_pings_its_idle_players_before_it_judges_them() {
     let after = first.duration_since(woke);
     assert!(after < Duration::from_millis(900), "pinged at once on waking: {after:?}");
     // The silent player is still dropped, once given its time to answer.
-    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"peer_timeout\"}").await, 1.0);
+    server.wait_metric("mino_sockets_closed_total{reason=\"peer_timeout\"}", 1.0).await;
+    server.wait_metric("mino_players", 1.0).await;
     assert_eq!(server.players().await, 1);
 }

@@ -4,7 +4,7 @@
 //! never touched, and the file is gone after a clean exit.
 
 use futures_util::{SinkExt, StreamExt};
-use mino_protocol::client;
+use mino_protocol::{client, PROTOCOL_VERSION};
 use mino_testkit::{http, Frame, Shard, Signal, WorkDir, WAIT};
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -25,7 +25,9 @@ async fn hello_over(path: &Path, name: &str) -> (tokio_tungstenite::WebSocketStr
         .await
         .expect("upgrade in time")
         .expect("upgrade");
-    ws.send(Message::Binary(client::encode_hello(name, None, None).into())).await.expect("send hello");
+    // Full forms: every cell each tick, so frames keep coming while it stands.
+    let hello = client::encode_hello_with(PROTOCOL_VERSION, name, None, None, client::Capabilities::NONE);
+    ws.send(Message::Binary(hello.into())).await.expect("send hello");
     let first = loop {
         match tokio::time::timeout(WAIT, ws.next()).await.expect("a frame in time") {
             Some(Ok(Message::Binary(b))) => break Frame::decode(&b),
@@ -51,19 +53,22 @@ async fn a_player_plays_over_a_unix_socket() {
 
     let (mut ws, first) = hello_over(&path, "Ada").await;
     let Frame::Welcome(welcome) = first else { panic!("not a welcome: {first:?}") };
-    // Snapshots keep coming over the socket, the player in them.
-    let mut snapshots = 0;
-    while snapshots < 5 {
+    // View frames keep coming over the socket, the player in them.
+    let mut frames = 0;
+    while frames < 5 {
         if let Some(Ok(Message::Binary(b))) = tokio::time::timeout(WAIT, ws.next()).await.expect("a frame in time") {
-            if let Frame::Snapshot { players, .. } = Frame::decode(&b) {
-                assert!(players.iter().any(|p| p.0 == welcome.player_id), "own player in the snapshot");
-                snapshots += 1;
+            if let Frame::Cell(c) = Frame::decode(&b) {
+                let ids: Vec<u32> = c.entries.iter().map(|e| mino_protocol::server::player_id(e).0).collect();
+                assert!(ids.contains(&welcome.player_id), "own player in the frame: {ids:?}");
+                frames += 1;
             }
         }
     }
     shard.wait_metric("mino_players", 1.0).await;
-    // Plain HTTP over the socket too (nginx's health of the upstream).
-    assert_eq!(http::request_unix(&path, "GET", "/healthz").await.status, 200);
+    // Plain HTTP over the socket too; the probes are the admin listener's
+    // (a shard with one serves no operator route to players).
+    assert_eq!(http::request_unix(&path, "GET", "/healthz").await.status, 404, "not on the players' socket");
+    assert_eq!(shard.operator_get("/healthz").await.status, 200, "on the admin listener");
 }
 
 #[tokio::test]
@@ -108,7 +113,8 @@ async fn a_live_socket_and_other_files_are_never_taken_over() {
     assert_ne!(code, Some(0));
     assert!(stderr.contains("in use"), "{stderr}");
     live.wait_ready().await;
-    assert_eq!(http::request_unix(&path, "GET", "/healthz").await.status, 200, "the first shard keeps its socket");
+    let (_ws, frame) = hello_over(&path, "Cy").await;
+    assert!(matches!(frame, Frame::Welcome(_)), "the first shard keeps its socket: {frame:?}");
 
     let file = dir.write("not-a-socket", "keep me");
     let (code, stderr) = refused_start(&file);

@@ -22,13 +22,7 @@ async fn after_join(server: &Shard, bytes: &[u8]) -> Ending {
 
 /// Polls `series` until it reaches `want` (it only grows).
 async fn counted(server: &Shard, series: &str, want: f64) {
-    for _ in 0..100 {
-        if server.metric(series).await >= want {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{series} did not reach {want}: {}", server.metric(series).await);
+    server.wait_metric_at_least(series, want).await;
 }
 
 fn closed(reason: &str) -> String {

@@ -10,7 +10,7 @@ async fn hello_gets_welcome_with_world_and_ticket() {
     let server = Shard::start(SERVER, &["--shard-id", "42", "--world-size", "500", "--speed", "80"]);
     let c = Player::join(&server, "Ada").await;
     let w = c.welcome.clone().expect("welcome");
-    assert_eq!(w.shard_id, 42);
+    assert_eq!(w.shard_id, 0x42, "--shard-id is hex, as the logs show it");
     assert_eq!(w.tick_hz, 20);
     assert_eq!(w.speed, 80.0);
     assert_eq!((w.bounds.max_x(), w.bounds.max_y()), (500.0, 500.0));
@@ -65,9 +65,9 @@ async fn health_ready_and_metrics_respond() {
     assert_eq!(server.get("/healthz").await.status, 200);
     assert_eq!(server.get("/readyz").await.status, 200);
     let _c = Player::join(&server, "Ada").await;
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    server.wait_metric("mino_players", 1.0).await;
     assert_eq!(server.metric("mino_players").await, 1.0);
-    assert!(server.metric("mino_snapshots_encoded_total").await > 0.0);
+    assert!(server.wait_metric_at_least("mino_snapshots_encoded_total", 1.0).await >= 1.0);
     assert_eq!(server.get("/nope").await.status, 404);
     assert_eq!(server.get("/ws").await.status, 400, "a plain GET of /ws is not an upgrade");
 }

@@ -10,7 +10,7 @@ use mino_loadgen::stats::{CounterValues, Window};
 use mino_loadgen::steer::Movement;
 use mino_loadgen::swarm::{Swarm, SwarmConfig};
 use mino_loadgen::target::SourceAddrs;
-use mino_loadgen::{ReconnectPolicy, Target};
+use mino_loadgen::{ReconnectPolicy, Target, Transports};
 use mino_protocol::PlayerId;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,12 +32,21 @@ impl Bots {
     /// Starts `n` bots of `profile` joining `target` at 50 per second, and
     /// returns once all are spawned (not necessarily welcomed).
     pub async fn start(target: Target, n: usize, profile: ProfileName) -> Bots {
+        Bots::start_on(target, n, profile, Transports::Websocket).await
+    }
+
+    /// Like [`Bots::start`], the bots reaching `target` over `transports`
+    /// (WebTransport needs the target's offer:
+    /// `mino_loadgen::webtransport::offer`).
+    pub async fn start_on(target: Target, n: usize, profile: ProfileName, transports: Transports) -> Bots {
         let config = SwarmConfig {
             targets: Arc::from(vec![target]),
             sources: Arc::new(SourceAddrs::default()),
             profile: Profile::of(profile),
             policy: ReconnectPolicy::default(),
             join_timeout: Duration::from_secs(5),
+            frames: mino_loadgen::client::Frames::Deltas,
+            transports,
             name_prefix: "bot-".into(),
             seed: 7,
             threads: 0,

@@ -1,10 +1,15 @@
 //! What a test player receives, as owned values a test can match on: every
 //! server message (verified and decoded by loadgen's decoder,
 //! [`mino_loadgen::ServerEvent`]) with plain ids and positions, and the end of
-//! the websocket.
+//! the websocket. View frames apply to what the player holds
+//! ([`mino_protocol::held::Held`], see [`crate::player::Player`]); each cell
+//! they change comes as a [`Frame::Cell`], or without area of interest
+//! (the whole place one cell) as a [`Frame::Snapshot`] of its shard.
 
-use mino_loadgen::event::CellFrame;
+use mino_loadgen::event::{CellFrame, PlayerPos};
 use mino_loadgen::{ServerEvent, SnapshotFrame, Welcomed};
+use mino_protocol::held::{Held, Update};
+use mino_protocol::view::tick_time_ms;
 use mino_protocol::wire;
 
 /// What a Welcome told the player.
@@ -30,7 +35,8 @@ pub struct Welcome {
     pub ticket: Vec<u8>,
     /// Server wall clock at the Welcome, ms since the Unix epoch.
     pub server_time_ms: u64,
-    /// Area of interest: cell side, world units (0: whole-shard snapshots).
+    /// Area of interest: cell side, world units (0: none, the whole place is
+    /// one cell).
     pub cell_size: f32,
     /// Area of interest: view radius, world units.
     pub view_radius: f32,
@@ -53,6 +59,9 @@ pub enum Frame {
         time_ms: u64,
         /// Every player: id and position.
         players: Vec<(u32, f32, f32)>,
+        /// Every player's whole entry (heading, moving, the input echo), in
+        /// the order of `players`.
+        entries: Vec<PlayerPos>,
     },
     /// A chat line.
     Chat {
@@ -78,6 +87,25 @@ pub enum Frame {
     /// cell of a view frame, see [`Frame::decode_all`]); the Welcome's bounds
     /// turn its entries into positions.
     Cell(CellFrame),
+    /// A cell left the view: the player holds it no more.
+    Forgot {
+        /// Whose cell.
+        shard: u32,
+        /// The cell.
+        cell: u32,
+        /// The section's tick (low 32 bits).
+        tick: u32,
+    },
+    /// Every cell of a shard was dropped (a resync, or the shard left).
+    Reset {
+        /// The shard.
+        shard: u32,
+        /// The section's tick (low 32 bits).
+        tick: u32,
+    },
+    /// A view frame with no full form in it, read holding nothing
+    /// ([`Frame::decode`]): its deltas need what a player holds.
+    Deltas,
     /// Names a NamesRequest asked for (id, name).
     Names(Vec<(u32, String)>),
     /// Players and live shards of the place (area of interest).
@@ -105,26 +133,77 @@ pub enum Frame {
 }
 
 impl Frame {
-    /// Verifies and decodes one binary message from the server.
+    /// Verifies and decodes one binary message from the server, holding
+    /// nothing: a view frame gives its first cell (see [`Frame::decode_all`]).
     ///
     /// Panics: the bytes fail verification (the server must never send such).
-    /// A view frame (area of interest) gives its first cell: use
-    /// [`Frame::decode_all`] where view frames may come.
     pub fn decode(bytes: &[u8]) -> Frame {
-        let mut all = Frame::decode_all(bytes);
-        assert!(!all.is_empty(), "a view frame without cells");
-        all.swap_remove(0)
+        Frame::decode_all(bytes).into_iter().next().unwrap_or(Frame::Deltas)
     }
 
-    /// Verifies and decodes one binary message from the server: one frame,
-    /// or a view frame's cells, each a [`Frame::Cell`], in order.
+    /// Verifies and decodes one binary message from the server, holding
+    /// nothing before it: one frame, or a view frame's full forms, each a
+    /// [`Frame::Cell`] (times unknown: 0), in order; its deltas and forgets
+    /// are passed over (they need what a player holds: read through
+    /// [`crate::player::Player`]).
     ///
-    /// Panics: the bytes fail verification (the server must never send such).
+    /// Panics: the bytes fail verification.
     pub fn decode_all(bytes: &[u8]) -> Vec<Frame> {
         match ServerEvent::decode(bytes).expect("server sent a valid frame") {
-            ServerEvent::View(cells) => cells.into_iter().map(Frame::Cell).collect(),
+            ServerEvent::View(view) => full_forms(&view),
             other => vec![Frame::from(other)],
         }
+    }
+
+    /// Verifies and decodes one binary message, a view frame applied to
+    /// `held`: each cell it changed a [`Frame::Cell`], or with `whole` (the
+    /// Welcome of a place without area of interest) each shard it changed a
+    /// [`Frame::Snapshot`] of every player held of that shard.
+    ///
+    /// Panics: the bytes fail verification, or an item does not apply.
+    pub fn read(bytes: &[u8], held: &mut Held, whole: Option<&Welcome>) -> Vec<Frame> {
+        let view = match ServerEvent::decode(bytes).expect("server sent a valid frame") {
+            ServerEvent::View(view) => view,
+            other => return vec![Frame::from(other)],
+        };
+        let frame = view.frame().expect("verified");
+        let updates = held.apply(&frame).expect("every item applies to what the player holds");
+        let (hz, near) = whole.map_or((20, 0), |w| (w.tick_hz, w.server_time_ms));
+        let mut out = Vec::new();
+        for update in updates {
+            let (shard, cell, tick) = match update {
+                Update::Cell { shard, cell, tick } => (shard, cell, tick),
+                Update::Forgot { shard, cell, tick } => {
+                    out.push(Frame::Forgot { shard, cell, tick });
+                    continue;
+                }
+                Update::Reset { shard, tick } => {
+                    out.push(Frame::Reset { shard, tick });
+                    continue;
+                }
+            };
+            let time_ms = if near == 0 { 0 } else { tick_time_ms(tick, hz, near) };
+            match whole.filter(|w| w.cell_size == 0.0) {
+                Some(w) => {
+                    if matches!(out.last(), Some(Frame::Snapshot { shard: s, .. }) if *s == shard) {
+                        continue;
+                    }
+                    let mut entries: Vec<PlayerPos> = Vec::new();
+                    for (_, c) in held.cells().filter(|((s, _), _)| *s == shard) {
+                        entries.extend(c.entries.iter().map(|e| PlayerPos::of(&e.to_wire(), &w.bounds)));
+                    }
+                    entries.sort_unstable_by_key(|p| p.id.0);
+                    let players = entries.iter().map(|p| (p.id.0, p.x, p.y)).collect();
+                    let tick = mino_protocol::view::unwrap_tick(tick, near * u64::from(hz) / 1000);
+                    out.push(Frame::Snapshot { shard, tick, time_ms, players, entries });
+                }
+                None => {
+                    let entries = held.cell(shard, cell).map_or(&[][..], |c| &c.entries[..]);
+                    out.push(Frame::Cell(CellFrame::held(shard, cell, tick, time_ms, entries)));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -144,7 +223,7 @@ impl From<ServerEvent> for Frame {
             ServerEvent::Error { code, message } => Frame::Error(code, message),
             ServerEvent::Pong { client_time_ms, .. } => Frame::Pong(client_time_ms),
             ServerEvent::Move { ticket, .. } => Frame::Move(ticket),
-            ServerEvent::View(cells) => Frame::Cell(cells.into_iter().next().expect("a view frame has cells")),
+            ServerEvent::View(view) => full_forms(&view).into_iter().next().unwrap_or(Frame::Deltas),
             ServerEvent::Names(players) => Frame::Names(named(players)),
             ServerEvent::PlaceStatus { players, shards } => Frame::PlaceStatus { players, shards },
         }
@@ -156,6 +235,12 @@ impl Welcome {
     /// (id, x, y) in world units.
     pub fn players(&self, cell: &CellFrame) -> Vec<(u32, f32, f32)> {
         cell.players(&self.bounds).iter().map(|p| (p.id.0, p.x, p.y)).collect()
+    }
+
+    /// The whole entries of a cell's players, dequantized over the world's
+    /// bounds.
+    pub fn cell_entries(&self, cell: &CellFrame) -> Vec<PlayerPos> {
+        cell.players(&self.bounds)
     }
 
     /// A cell's time (the low 32 bits of its ms) as full ms since the
@@ -190,12 +275,31 @@ impl From<Welcomed> for Welcome {
     }
 }
 
+/// The cells of a view frame's full forms, in order (its deltas and
+/// forgets passed over).
+fn full_forms(view: &mino_loadgen::event::ViewBytes) -> Vec<Frame> {
+    let Ok(frame) = view.frame() else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut entries = Vec::new();
+    for section in frame.sections() {
+        for cell in section.cells() {
+            for item in cell.items().filter(|i| i.kind == mino_protocol::view::ItemKind::Full) {
+                if mino_protocol::delta::decode_full(item.body, usize::MAX, &mut entries).is_ok() {
+                    out.push(Frame::Cell(CellFrame::held(section.shard, cell.cell, section.tick, 0, &entries)));
+                }
+            }
+        }
+    }
+    out
+}
+
 fn snapshot(s: SnapshotFrame) -> Frame {
     Frame::Snapshot {
         shard: s.shard_id.0,
         tick: s.tick.0,
         time_ms: s.server_time_ms,
         players: s.players.iter().map(|p| (p.id.0, p.x, p.y)).collect(),
+        entries: s.players,
     }
 }
 

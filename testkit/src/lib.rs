@@ -5,10 +5,11 @@
 //! (`client-web/e2e/harness`) renders nginx the same way.
 //!
 //! Layers, bottom up (declared in the repository's `layers.toml`):
-//! - [`workdir`], [`port`], [`process`], [`clock`]: a temporary folder, free
-//!   loopback ports, child processes that never outlive the test (killed on
-//!   drop, with their own children), commands bounded in time, and a wall
-//!   clock off by some seconds (libfaketime).
+//! - [`workdir`], [`port`], [`process`], [`clock`], [`wait`]: a temporary
+//!   folder, free loopback ports, child processes that never outlive the
+//!   test (killed on drop, with their own children), commands bounded in
+//!   time, a wall clock off by some seconds (libfaketime), and waits on a
+//!   condition or a log line in place of fixed sleeps.
 //! - [`http`], [`metrics`]: a small HTTP/1.1 client (plain, or TLS trusting
 //!   the test's certificate) and Prometheus text parsed into values.
 //! - [`redis`], [`redis_cluster`], [`sentinel`], [`forwarder`], [`shard`],
@@ -23,7 +24,8 @@
 //! - [`frame`], [`player`]: a websocket test player that speaks the real
 //!   protocol, every server message decoded (by loadgen's decoder) into an
 //!   owned [`Frame`]; [`raw`]: a raw websocket client for edge cases (any
-//!   handshake bytes, frames built bit by bit, how the connection ended).
+//!   handshake bytes, frames built bit by bit, how the connection ended);
+//!   [`transport`]: a WebTransport test player (the stream and datagrams).
 //! - [`bots`], [`loadgen`]: players driven by loadgen: a swarm of its bots in
 //!   this process, and the `mino-loadgen` binary run to its JSON report.
 //!
@@ -55,6 +57,8 @@ pub mod redis;
 pub mod redis_cluster;
 pub mod sentinel;
 pub mod shard;
+pub mod transport;
+pub mod wait;
 pub mod workdir;
 
 pub use bots::Bots;
@@ -72,7 +76,8 @@ pub use raw::{RawReader, RawSocket, RawWriter};
 pub use redis::Redis;
 pub use redis_cluster::RedisCluster;
 pub use sentinel::Sentinel;
-pub use shard::{server_bin, Shard};
+pub use shard::{server_bin, Launch, Shard, ShardBuilder};
+pub use transport::TransportPlayer;
 pub use workdir::WorkDir;
 
 use std::path::PathBuf;

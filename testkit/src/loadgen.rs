@@ -1,12 +1,16 @@
 //! The `mino-loadgen` binary run to its end, as an operator runs it: its
-//! JSON report (`--json FILE`) read back, its output kept.
+//! JSON report (`--json FILE`) read back, its output kept; or run over
+//! agents: a [`Coordinator`] (`--agents N`) and its [`Agent`]s, each a
+//! process of its own on loopback.
 
-use crate::log_filter;
 use crate::process::Process;
 use crate::workdir::WorkDir;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use crate::{log_filter, START_WAIT};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Bound on one loadgen run.
 pub const RUN_WAIT: Duration = Duration::from_secs(60);
@@ -46,6 +50,154 @@ pub fn run(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
     let text = std::fs::read_to_string(&json_path).expect("json report written");
     let json = serde_json::from_str(&text).expect("valid json");
     LoadgenRun { json, stdout, stderr }
+}
+
+/// The line a coordinator prints once it listens, before its address.
+pub const COORDINATOR_LINE: &str = "coordinator listening on ";
+
+/// A `mino-loadgen ... --agents N` process: it listens on a free loopback
+/// port and waits for its agents.
+pub struct Coordinator {
+    process: Process,
+    dir: WorkDir,
+    json_path: PathBuf,
+    url: String,
+    stdout: Option<std::thread::JoinHandle<String>>,
+    stderr: Arc<Mutex<String>>,
+    args: Vec<String>,
+}
+
+impl Coordinator {
+    /// Starts `bin` with `args` (which must include `--agents N`) plus
+    /// `--listen 127.0.0.1:0 --json FILE`, and waits for its listening line.
+    ///
+    /// Panics: no listening line within [`START_WAIT`].
+    pub fn start(bin: impl AsRef<Path>, args: &[&str]) -> Coordinator {
+        let dir = WorkDir::new("coordinator");
+        let json_path = dir.join("report.json");
+        let mut cmd = Command::new(bin.as_ref());
+        cmd.args(args)
+            .args(["--listen", "127.0.0.1:0", "--json"])
+            .arg(&json_path)
+            .env("MINO_LOG", log_filter())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut process = Process::spawn("mino-loadgen coordinator", &mut cmd);
+        let stdout = process.child_mut().stdout.take().expect("piped stdout");
+        let stdout = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(stdout).read_to_string(&mut text);
+            text
+        });
+        let stderr_pipe = process.child_mut().stderr.take().expect("piped stderr");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { return };
+                if let Some(rest) = line.split_once(COORDINATOR_LINE).map(|(_, r)| r) {
+                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                }
+                let mut all = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        let url = rx.recv_timeout(START_WAIT).unwrap_or_else(|_| {
+            panic!("mino-loadgen {args:?} printed no {COORDINATOR_LINE:?} line within {START_WAIT:?}")
+        });
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Coordinator { process, dir, json_path, url, stdout: Some(stdout), stderr, args }
+    }
+
+    /// The URL agents connect to (`ws://127.0.0.1:PORT/`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Kills it (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        self.process.kill9();
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Waits until its stderr holds `text`.
+    ///
+    /// Panics: not within `limit`.
+    pub fn wait_stderr(&self, text: &str, limit: Duration) {
+        let end = Instant::now() + limit;
+        while !self.stderr().contains(text) {
+            assert!(
+                Instant::now() < end,
+                "no {text:?} on the coordinator's stderr within {limit:?}: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for its end and reads its report.
+    ///
+    /// Panics: it does not end within [`RUN_WAIT`], fails, or writes no
+    /// valid JSON report.
+    pub fn finish(mut self) -> LoadgenRun {
+        let status = self.process.wait_exit(RUN_WAIT);
+        if status.is_none() {
+            self.process.kill9();
+        }
+        let stdout = self.stdout.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        let stderr = self.stderr();
+        let args = &self.args;
+        assert!(status.is_some_and(|s| s.success()), "coordinator {args:?} failed ({status:?}): {stderr}");
+        let text = std::fs::read_to_string(&self.json_path).expect("json report written");
+        let json = serde_json::from_str(&text).expect("valid json");
+        let _ = &self.dir;
+        LoadgenRun { json, stdout, stderr }
+    }
+}
+
+/// A `mino-loadgen agent` process, its stderr kept in a file.
+pub struct Agent {
+    process: Process,
+    log: PathBuf,
+    _dir: WorkDir,
+}
+
+impl Agent {
+    /// Starts an agent named `name` of the coordinator at `url`, with
+    /// `args` (its local options) beside.
+    pub fn start(bin: impl AsRef<Path>, url: &str, name: &str, args: &[&str]) -> Agent {
+        let dir = WorkDir::new("agent");
+        let log = dir.join("stderr.log");
+        let file = std::fs::File::create(&log).expect("agent log file");
+        let mut cmd = Command::new(bin.as_ref());
+        cmd.args(["agent", "--coordinator", url, "--name", name])
+            .args(args)
+            .env("MINO_LOG", log_filter())
+            .stdout(Stdio::null())
+            .stderr(file);
+        Agent { process: Process::spawn(&format!("mino-loadgen agent {name}"), &mut cmd), log, _dir: dir }
+    }
+
+    /// The process, to signal or kill it.
+    pub fn process(&mut self) -> &mut Process {
+        &mut self.process
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits for its exit, at most `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        self.process.wait_exit(limit)
+    }
 }
 
 /// The number at `path` (keys joined by dots, e.g. `welcome_ms.p50`) of a

@@ -3,6 +3,7 @@
 //! `mino_sockets_closed_total{reason="too_slow"}`), and the metric families
 //! the text declares.
 
+use mino_loadgen::scrape::sample;
 use std::collections::BTreeSet;
 
 /// One parsed scrape.
@@ -15,15 +16,17 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Parses the text exposition format. Lines that are neither a sample,
-    /// a comment nor blank are skipped (a test then finds no value).
+    /// Parses the text exposition format (each sample line by loadgen's
+    /// `scrape::sample`, the workspace's one parser of it). Lines that are
+    /// neither a sample, a comment nor blank are skipped (a test then finds
+    /// no value).
     pub fn parse(text: &str) -> Metrics {
         let mut m = Metrics::default();
         for line in text.lines().map(str::trim) {
             if let Some(decl) = line.strip_prefix("# TYPE ") {
                 m.families.extend(decl.split_whitespace().next().map(String::from));
-            } else if !line.is_empty() && !line.starts_with('#') {
-                m.samples.extend(sample(line));
+            } else if let Some((series, value)) = sample(line) {
+                m.samples.push((series.to_owned(), value));
             }
         }
         m
@@ -41,6 +44,11 @@ impl Metrics {
         self.value(series).unwrap_or(0.0)
     }
 
+    /// Every sample: (series as printed, value), in the order of the text.
+    pub fn samples(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.samples.iter().map(|(s, v)| (s.as_str(), *v))
+    }
+
     /// The family names the scrape declares (`# TYPE` lines).
     pub fn families(&self) -> BTreeSet<&str> {
         self.families.iter().map(String::as_str).collect()
@@ -50,33 +58,6 @@ impl Metrics {
     pub fn sample_names(&self) -> BTreeSet<&str> {
         self.samples.iter().map(|(s, _)| s.split('{').next().unwrap_or(s)).collect()
     }
-}
-
-/// One sample line: its series (up to the end of the labels, or the name)
-/// and value; a timestamp after the value is ignored.
-fn sample(line: &str) -> Option<(String, f64)> {
-    let end = match line.find('{') {
-        Some(open) => open + labels_len(&line[open..])?,
-        None => line.find(char::is_whitespace)?,
-    };
-    let value = line[end..].split_whitespace().next()?.parse().ok()?;
-    Some((line[..end].to_owned(), value))
-}
-
-/// The length of the label set `{...}` at the start of `s`, quoted values
-/// (which may hold `}` and escaped quotes) skipped.
-fn labels_len(s: &str) -> Option<usize> {
-    let (mut quoted, mut escaped) = (false, false);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if quoted => escaped = true,
-            '"' => quoted = !quoted,
-            '}' if !quoted => return Some(i + 1),
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]

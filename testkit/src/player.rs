@@ -8,8 +8,11 @@ use crate::shard::Shard;
 use crate::WAIT;
 use futures_util::{SinkExt, StreamExt};
 use mino_loadgen::connection::{self, WsStream};
+use mino_loadgen::event::PlayerPos;
 use mino_loadgen::Target;
-use mino_protocol::client;
+use mino_protocol::client::{self, Capabilities};
+use mino_protocol::held::Held;
+use mino_protocol::motion::Motion;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::time::Instant;
@@ -24,13 +27,25 @@ pub trait Endpoint {
 }
 
 impl Endpoint for Shard {
-    /// The shard's own `/ws`, plain websocket.
+    /// The shard's own `/ws`, plain websocket. A 503 (not ready: a moment
+    /// without Redis on a loaded machine, or draining) is tried again after
+    /// its `Retry-After` (at most 1 s), as a page does, until [`WAIT`] runs out.
     async fn open(&self) -> WsStream {
-        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(self.ws_url()))
-            .await
-            .expect("connect in time")
-            .expect("connect");
-        ws
+        use tokio_tungstenite::tungstenite::Error;
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let attempt = tokio::time::timeout_at(deadline, tokio_tungstenite::connect_async(self.ws_url()));
+            match attempt.await.expect("connect in time") {
+                Ok((ws, _)) => return ws,
+                Err(Error::Http(r)) if r.status() == 503 => {
+                    let after = r.headers().get("retry-after").and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+                    let pause = std::time::Duration::from_secs(after.unwrap_or(1).min(1));
+                    assert!(tokio::time::Instant::now() + pause < deadline, "503 until the wait ran out: {r:?}");
+                    tokio::time::sleep(pause).await;
+                }
+                Err(e) => panic!("connect: {e}"),
+            }
+        }
     }
 }
 
@@ -50,6 +65,12 @@ pub struct Player {
     pub welcome: Option<Welcome>,
     /// The rest of a view frame's cells, for the next calls of [`Player::next`].
     queued: VecDeque<Frame>,
+    /// What view frames told the player (from its Welcome on).
+    held: Option<Held>,
+    /// Bytes of the binary messages read so far (websocket payloads).
+    received: u64,
+    /// The sequence number of the last Input [`Player::input`] sent.
+    seq: u32,
 }
 
 impl Player {
@@ -57,7 +78,7 @@ impl Player {
     ///
     /// Panics: no websocket within [`WAIT`].
     pub async fn connect(to: &impl Endpoint) -> Player {
-        Player { ws: to.open().await, welcome: None, queued: VecDeque::new() }
+        Player { ws: to.open().await, welcome: None, queued: VecDeque::new(), held: None, received: 0, seq: 0 }
     }
 
     /// Connects and joins as `name`.
@@ -67,14 +88,61 @@ impl Player {
         Player::hello(to, name, None).await.expect("welcomed")
     }
 
-    /// Connects and says hello (with a resume ticket if given); returns the
-    /// welcomed player, or the frame that came instead of a Welcome and the
-    /// close code.
+    /// Connects and says hello (with a resume ticket if given), taking full
+    /// forms (every cell it is due, every time: what a test reading
+    /// positions tick by tick wants); returns the welcomed player, or the
+    /// frame that came instead of a Welcome and the close code.
     pub async fn hello(to: &impl Endpoint, name: &str, ticket: Option<&[u8]>) -> Result<Player, (Frame, Option<u16>)> {
-        let mut p = Player::connect(to).await;
-        p.send(client::encode_hello(name, None, ticket)).await;
+        Player::hello_with(to, name, ticket, Capabilities::NONE).await
+    }
+
+    /// Connects to `shard` with a receive buffer of `rcvbuf` bytes (a
+    /// socket that stops reading fills up at once) and joins as `name`
+    /// asking for `capabilities`.
+    ///
+    /// Panics: not welcomed.
+    pub async fn join_small(shard: &Shard, name: &str, capabilities: Capabilities, rcvbuf: u32) -> Player {
+        let sock = tokio::net::TcpSocket::new_v4().expect("socket");
+        sock.set_recv_buffer_size(rcvbuf).expect("rcvbuf");
+        let tcp = sock.connect(shard.addr).await.expect("connect");
+        let stream = tokio_tungstenite::MaybeTlsStream::Plain(tcp);
+        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::client_async(shard.ws_url(), stream))
+            .await
+            .expect("upgrade in time")
+            .expect("upgrade");
+        let mut p = Player { ws, welcome: None, queued: VecDeque::new(), held: None, received: 0, seq: 0 };
+        let version = mino_protocol::PROTOCOL_VERSION;
+        p.send(client::encode_hello_with(version, name, None, None, capabilities)).await;
         match p.next().await {
             Frame::Welcome(w) => {
+                p.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
+                p.welcome = Some(w);
+                p
+            }
+            other => panic!("not welcomed: {other:?}"),
+        }
+    }
+
+    /// Connects and joins as `name` taking deltas, as the browser does.
+    ///
+    /// Panics: not welcomed.
+    pub async fn join_deltas(to: &impl Endpoint, name: &str) -> Player {
+        Player::hello_with(to, name, None, Capabilities::DELTAS).await.expect("welcomed")
+    }
+
+    /// Connects and says hello asking for `capabilities`; see [`Player::hello`].
+    pub async fn hello_with(
+        to: &impl Endpoint,
+        name: &str,
+        ticket: Option<&[u8]>,
+        capabilities: Capabilities,
+    ) -> Result<Player, (Frame, Option<u16>)> {
+        let mut p = Player::connect(to).await;
+        let version = mino_protocol::PROTOCOL_VERSION;
+        p.send(client::encode_hello_with(version, name, None, ticket, capabilities)).await;
+        match p.next().await {
+            Frame::Welcome(w) => {
+                p.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
                 p.welcome = Some(w);
                 Ok(p)
             }
@@ -106,6 +174,17 @@ impl Player {
         self.ws.send(Message::Binary(bytes.into())).await.expect("send");
     }
 
+    /// Sends an Input walking towards `(x, y)` (`(0, 0)`: stand still) with
+    /// the next sequence number of this socket (the server ignores an Input
+    /// not newer than the last it applied); returns that number.
+    ///
+    /// Panics: the connection is closed.
+    pub async fn input(&mut self, x: f32, y: f32) -> u32 {
+        self.seq = self.seq.wrapping_add(1);
+        self.send(client::encode_input(self.seq, x, y)).await;
+        self.seq
+    }
+
     /// Sends any websocket message; false when it could not (the server may
     /// already have closed).
     pub async fn try_send(&mut self, msg: Message) -> bool {
@@ -123,7 +202,18 @@ impl Player {
             let m = tokio::time::timeout(WAIT, self.ws.next()).await.expect("a frame in time");
             match m {
                 Some(Ok(Message::Binary(b))) => {
-                    self.queued.extend(Frame::decode_all(&b));
+                    self.received += b.len() as u64;
+                    let frames = match self.held.as_mut() {
+                        Some(held) => Frame::read(&b, held, self.welcome.as_ref()),
+                        None => Frame::decode_all(&b),
+                    };
+                    for f in frames {
+                        if let Frame::Welcome(w) = &f {
+                            // A Welcome on this socket (never, today) starts over.
+                            self.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
+                        }
+                        self.queued.push_back(f);
+                    }
                     if let Some(f) = self.queued.pop_front() {
                         return f;
                     }
@@ -134,6 +224,12 @@ impl Player {
                 Some(Err(_)) | None => return Frame::Closed(None),
             }
         }
+    }
+
+    /// Bytes of the binary messages read so far (their payloads, without
+    /// the websocket's 2-10 header bytes).
+    pub fn received_bytes(&self) -> u64 {
+        self.received
     }
 
     /// Skips frames until `pick` returns Some.
@@ -166,23 +262,108 @@ impl Player {
         }
     }
 
-    /// The next snapshot or cell that lists this player: (tick, time
-    /// ms, x, y).
+    /// This player's position at a tick of its own shard: (tick, time
+    /// ms since the Unix epoch, x, y in world units). The same frames, and
+    /// the same fallback for a player nothing is sent of, as [`Self::own_entry`].
+    ///
+    /// Panics when the socket closes or nothing shows it within [`WAIT`].
     pub async fn own_position(&mut self) -> (u64, u64, f32, f32) {
+        let (tick, time_ms, p) = self.own_shown().await;
+        (tick, time_ms, p.x, p.y)
+    }
+
+    /// The next frame if one comes within `wait` (`None`: none did).
+    pub async fn next_within(&mut self, wait: std::time::Duration) -> Option<Frame> {
+        if let Some(f) = self.queued.pop_front() {
+            return Some(f);
+        }
+        tokio::time::timeout(wait, self.next()).await.ok()
+    }
+
+    /// The newest own position among the frames already received (reads
+    /// what is queued, waiting at most 5 ms for more): (tick, time ms, x, y).
+    pub async fn newest_own_position(&mut self) -> (u64, u64, f32, f32) {
+        let mut last = self.own_position().await;
+        let (me, shard) = (self.id(), self.welcome.as_ref().map_or(0, |w| w.shard_id));
+        let welcome = self.welcome.clone().expect("welcomed");
+        while let Some(f) = self.next_within(std::time::Duration::from_millis(5)).await {
+            match &f {
+                Frame::Snapshot { players, shard: s, tick, time_ms, .. } if *s == shard => {
+                    if let Some(p) = players.iter().find(|p| p.0 == me) {
+                        last = (*tick, *time_ms, p.1, p.2);
+                    }
+                }
+                Frame::Cell(c) if c.shard_id.0 == shard => {
+                    if let Some(p) = welcome.players(c).into_iter().find(|p| p.0 == me) {
+                        last = (u64::from(c.tick), welcome.unwrap_time(c.time_ms), p.1, p.2);
+                    }
+                }
+                _ => {}
+            }
+        }
+        last
+    }
+
+    /// What the player holds of view frames (from its Welcome on).
+    pub fn held(&self) -> Option<&Held> {
+        self.held.as_ref()
+    }
+
+    /// This player's entry at a tick of its own shard (the Welcome's): the
+    /// next frame of that shard that shows it, or, when none shows it for
+    /// two tick periods (protocol 4 sends a cell only when it
+    /// changes: a player standing alone gets no frame), what it holds of
+    /// itself at the shard's current tick (ticks are periods since the Unix
+    /// epoch, on this machine's clock). Returns its tick and whole entry
+    /// (position, moving, the echo of the last input applied).
+    ///
+    /// Panics when the socket closes or nothing shows it within [`WAIT`].
+    pub async fn own_entry(&mut self) -> (u64, PlayerPos) {
+        let (tick, _, p) = self.own_shown().await;
+        (tick, p)
+    }
+
+    /// [`Self::own_entry`] with the tick's time: (tick, time ms, entry).
+    async fn own_shown(&mut self) -> (u64, u64, PlayerPos) {
         let me = self.id();
         let welcome = self.welcome.clone().expect("welcomed");
-        self.until(|f| match f {
-            Frame::Snapshot { tick, time_ms, players, .. } => {
-                players.iter().find(|p| p.0 == me).map(|p| (*tick, *time_ms, p.1, p.2))
+        let hz = u64::from(welcome.tick_hz.max(1));
+        let quiet = std::time::Duration::from_millis(2000 / hz);
+        let mine = |shard: u32, entries: Vec<PlayerPos>| {
+            entries.into_iter().find(|p| shard == welcome.shard_id && p.id.0 == me)
+        };
+        let deadline = Instant::now() + WAIT;
+        // Frames of other cells may come every tick while none shows it.
+        let mut quiet_until = Instant::now() + quiet;
+        loop {
+            assert!(Instant::now() < deadline, "no own entry in time");
+            let wait = quiet_until.saturating_duration_since(Instant::now());
+            let frame = if wait.is_zero() { None } else { self.next_within(wait).await };
+            let shown = match frame {
+                Some(Frame::Snapshot { shard, tick, time_ms, entries, .. }) => {
+                    mine(shard, entries).map(|p| (tick, time_ms, p))
+                }
+                Some(Frame::Cell(c)) => mine(c.shard_id.0, welcome.cell_entries(&c))
+                    .map(|p| (u64::from(c.tick), welcome.unwrap_time(c.time_ms), p)),
+                Some(Frame::Closed(code)) => panic!("closed ({code:?}) while waiting for its own entry"),
+                Some(_) => None,
+                None => {
+                    let held = self.held.as_ref().and_then(|h| {
+                        h.cells()
+                            .filter(|((shard, _), _)| *shard == welcome.shard_id)
+                            .find_map(|(_, c)| c.entries.iter().find(|e| e.id.0 == me))
+                    });
+                    quiet_until = Instant::now() + quiet;
+                    held.map(|e| {
+                        let tick = mino_loadgen::client::wall_ms() as u64 * hz / 1000;
+                        (tick, tick * 1000 / hz, PlayerPos::of(&e.to_wire(), &welcome.bounds))
+                    })
+                }
+            };
+            if let Some(found) = shown {
+                return found;
             }
-            Frame::Cell(c) => welcome
-                .players(c)
-                .into_iter()
-                .find(|p| p.0 == me)
-                .map(|p| (u64::from(c.tick), welcome.unwrap_time(c.time_ms), p.1, p.2)),
-            _ => None,
-        })
-        .await
+        }
     }
 
     /// The players of a cell: (id, x, y) in world units.

@@ -1,6 +1,10 @@
 //! Child processes that never outlive the test: signalled by pid, waited
-//! for with a bound, killed (with their own children) on drop.
+//! for with a bound, killed (with their own children) on drop; and what
+//! `/proc` says of any process (alive, children, CPU, memory, run-queue
+//! wait), read through loadgen's `sysinfo`, the one reader of
+//! `/proc/PID/stat`.
 
+use mino_loadgen::sysinfo::{CpuTimes, Proc};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::io::Read;
@@ -143,10 +147,7 @@ pub fn send(pid: u32, signal: Signal) -> bool {
 
 /// True while a process with this pid exists (and is not a zombie).
 pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat_fields(&stat).is_some_and(|f| f.first() != Some(&"Z")),
-        Err(_) => false,
-    }
+    Proc::Pid(pid).alive()
 }
 
 /// The pids whose parent is `pid` (from /proc), e.g. nginx's workers.
@@ -154,36 +155,52 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|child| {
-            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-            stat_fields(&stat).and_then(|f| f.get(1)?.parse::<u32>().ok()) == Some(pid)
-        })
-        .filter(|child| alive(*child))
+        .filter(|child| Proc::Pid(*child).stat().is_ok_and(|s| s.ppid == pid && s.state != 'Z'))
         .collect()
 }
 
-/// User plus system CPU time of `pid` so far, in clock ticks (see
-/// `getconf CLK_TCK`); None when the process is gone.
-pub fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f = stat_fields(&stat)?;
-    // Fields after the command: state(3) ppid(4) ... utime(14) stime(15).
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+/// User and system CPU time of `pid` so far; None when the process is gone.
+pub fn cpu(pid: u32) -> Option<CpuTimes> {
+    Proc::Pid(pid).cpu().ok()
 }
 
 /// Resident set size of `pid` now, bytes (`VmRSS` of /proc/PID/status); None
 /// when the process is gone.
 pub fn rss_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim();
-    Some(kb.parse::<u64>().ok()? * 1024)
+    Proc::Pid(pid).memory().ok().map(|m| m.rss)
 }
 
-/// The fields of /proc/PID/stat after the parenthesised command name (which
-/// may hold spaces): index 0 is the state, 1 the parent pid.
-fn stat_fields(stat: &str) -> Option<Vec<&str>> {
-    let (_, rest) = stat.rsplit_once(')')?;
-    Some(rest.split_whitespace().collect())
+/// What the benches sample of a process: CPU time so far, resident memory
+/// now and its threads' run-queue time so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProcSample {
+    /// User-mode CPU so far, s.
+    pub user_s: f64,
+    /// Kernel-mode CPU so far, s.
+    pub sys_s: f64,
+    /// Resident set size now, bytes.
+    pub rss: u64,
+    /// Seconds its threads ran so far (None: `schedstat` unreadable).
+    pub run_s: Option<f64>,
+    /// Seconds its threads waited for a CPU so far (None: unreadable).
+    pub wait_s: Option<f64>,
+}
+
+/// [`ProcSample`] of `pid` now; None when it is gone or a zombie.
+pub fn sample(pid: u32) -> Option<ProcSample> {
+    let p = Proc::Pid(pid);
+    if !p.alive() {
+        return None;
+    }
+    let (cpu, mem) = (p.cpu().ok()?, p.memory().ok()?);
+    let sched = p.schedstat().ok();
+    Some(ProcSample {
+        user_s: cpu.user.as_secs_f64(),
+        sys_s: cpu.system.as_secs_f64(),
+        rss: mem.rss,
+        run_s: sched.map(|s| s.run.as_secs_f64()),
+        wait_s: sched.map(|s| s.wait.as_secs_f64()),
+    })
 }
 
 #[cfg(test)]
@@ -191,22 +208,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_fields_skip_a_command_with_spaces() {
-        let stat = "42 (a b) S 7 42 42 0 -1 4194560 1 0 0 0 13 5 0 0 20 0 1 0";
-        let f = stat_fields(stat).expect("fields");
-        assert_eq!((f[0], f[1]), ("S", "7"));
-        assert_eq!((f[11], f[12]), ("13", "5"));
-    }
-
-    #[test]
     fn a_killed_child_is_gone_and_its_children_listed() {
         let mut p = Process::spawn("sleep", Command::new("sleep").arg("30"));
         let me = std::process::id();
         assert!(children_of(me).contains(&p.pid()));
-        assert!(alive(p.pid()) && cpu_ticks(p.pid()).is_some());
+        assert!(alive(p.pid()) && cpu(p.pid()).is_some());
+        assert!(sample(p.pid()).is_some_and(|s| s.rss > 0 && s.wait_s.is_some()));
         assert!(rss_bytes(p.pid()).is_some_and(|b| b > 0));
         p.kill9();
-        assert!(!p.is_running() && !alive(p.pid()));
+        assert!(!p.is_running() && !alive(p.pid()) && sample(p.pid()).is_none());
     }
 
     #[test]

@@ -150,9 +150,74 @@ impl Redis {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `INFO sections...` of this server (see [`info`]).
+    ///
+    /// Panics: it does not answer.
+    pub fn info(&self, sections: &[&str]) -> Info {
+        info(self.port, sections).unwrap_or_else(|| panic!("redis-server :{} did not answer INFO", self.port))
+    }
+
     /// Every key of the server.
     pub fn keys(&self) -> Vec<String> {
         self.cli(&["--scan"]).lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
+    }
+}
+
+/// A Redis `INFO` answer: its `key:value` lines, and the calls of each
+/// command from the `cmdstat_NAME:calls=N,...` lines of `commandstats`. The
+/// one reader of `INFO` in the workspace (the benches sample Redis with it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Info {
+    fields: std::collections::HashMap<String, String>,
+}
+
+impl Info {
+    /// Parses the text of an `INFO` answer (sections, comments and blank
+    /// lines skipped).
+    pub fn parse(text: &str) -> Info {
+        let fields = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.trim().split_once(':'))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        Info { fields }
+    }
+
+    /// The number of field `key` (e.g. `total_commands_processed`,
+    /// `used_cpu_sys`); None when absent or not a number.
+    pub fn value(&self, key: &str) -> Option<f64> {
+        self.fields.get(key)?.trim().parse().ok()
+    }
+
+    /// Calls of `command` (lower case, e.g. `publish`) from `commandstats`;
+    /// None when it was never called.
+    pub fn calls(&self, command: &str) -> Option<f64> {
+        let stats = self.fields.get(&format!("cmdstat_{command}"))?;
+        stats.split(',').find_map(|kv| kv.strip_prefix("calls="))?.parse().ok()
+    }
+}
+
+/// `INFO sections...` of the Redis on 127.0.0.1:`port`, over one connection
+/// (no password), bounded by a second; None when it does not answer.
+pub fn info(port: u16, sections: &[&str]) -> Option<Info> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    s.write_all(format!("INFO {}\r\n", sections.join(" ")).as_bytes()).ok()?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = s.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        // A bulk string: `$LEN\r\n`, LEN bytes, `\r\n`.
+        let head_end = raw.windows(2).position(|w| w == b"\r\n")?;
+        let len: usize = std::str::from_utf8(raw.get(1..head_end)?).ok()?.parse().ok()?;
+        if raw.first() == Some(&b'$') && raw.len() >= head_end + 2 + len {
+            return Some(Info::parse(&String::from_utf8_lossy(&raw[head_end + 2..head_end + 2 + len])));
+        }
     }
 }
 
@@ -165,4 +230,29 @@ pub fn ping(port: u16) -> Option<String> {
     let mut buf = [0u8; 256];
     let n = s.read(&mut buf).ok()?;
     Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_fields_and_command_calls() {
+        let text = "# Stats\r\ntotal_commands_processed:42\r\nused_cpu_sys:1.25\r\n\r\n# Commandstats\r\n\
+            cmdstat_publish:calls=7,usec=30,usec_per_call=4.29\r\n";
+        let i = Info::parse(text);
+        assert_eq!((i.value("total_commands_processed"), i.value("used_cpu_sys")), (Some(42.0), Some(1.25)));
+        assert_eq!((i.calls("publish"), i.calls("spublish")), (Some(7.0), None));
+        assert_eq!(i.value("# Stats"), None);
+    }
+
+    #[test]
+    fn a_real_redis_answers_info() {
+        let redis = Redis::start();
+        let before = redis.info(&["stats"]).value("total_commands_processed").expect("a count");
+        redis.cli(&["PUBLISH", "x", "y"]);
+        let after = redis.info(&["stats", "commandstats"]);
+        assert!(after.value("total_commands_processed").is_some_and(|n| n > before));
+        assert_eq!(after.calls("publish"), Some(1.0));
+    }
 }

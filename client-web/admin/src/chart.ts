@@ -2,6 +2,7 @@
 // with a line a shard, its colour the shard's in the table. The geometry is
 // pure (tested); the drawing builds SVG elements (no markup strings).
 
+import { formatShardId } from '../../src/net/shard-id.js';
 import type { Series } from './history.js';
 
 /** A shard's colour, the same in the table and the charts. */
@@ -81,7 +82,7 @@ export function drawChart(figure: HTMLElement, series: readonly Series[], span: 
     const key = doc.createElement('span');
     key.className = 'key';
     key.style.color = shardColor(s.id);
-    key.textContent = `■ shard ${s.id} `;
+    key.textContent = `■ shard ${formatShardId(s.id)} `;
     legend.append(key);
   }
   figure.append(svg, legend);

@@ -3,18 +3,22 @@
 // serving this page (`/admin/api/`). Asks for a bearer token when the
 // listener wants one, and keeps it for the tab's life only.
 
+import { formatShardId } from '../../src/net/shard-id.js';
 import './style.css';
 import { ActionLog } from './action-log.js';
 import { AdminApi, ApiError, type FoundPlayer, type Place, type ShardRow } from './api.js';
 import { drawChart } from './chart.js';
 import { askKickReason, confirmDrain } from './dialogs.js';
 import { byId } from './dom.js';
+import { servingShardGone, type Gone } from './gone.js';
 import { HistoryModel } from './history.js';
 import { PlaceView } from './place-view.js';
 import { PlayersView } from './players-view.js';
 
 /** Between two reads of the place, ms. */
 const REFRESH_MS = 1000;
+/** Between two reads once the shard serving this console is gone, ms (it may be started again). */
+const GONE_REFRESH_MS = 10_000;
 /** Between two reads of the history (the charts), ms. */
 const HISTORY_MS = 2000;
 /** What the charts show: the last five minutes, ms (the server keeps as much). */
@@ -29,6 +33,10 @@ class Console {
   private lastPlace: Place | null = null;
   private lastHistoryAt = 0;
   private lastOkAt = 0;
+  /** This page asked the shard serving it to drain. */
+  private drainedHere = false;
+  /** The shard serving this console, once it is gone or silent. */
+  private gone: Gone | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly doc: Document) {
@@ -59,6 +67,12 @@ class Console {
     this.timer = null;
     try {
       const place = await this.api.place();
+      if (this.gone) {
+        // Started again (or back on the network): a new life.
+        this.log.add(`shard ${this.gone.id} answers again`, 'info');
+        this.drainedHere = false;
+      }
+      this.gone = null;
       this.showPlace(place);
       if (Date.now() - this.lastHistoryAt >= HISTORY_MS) {
         this.history.replace(await this.api.history());
@@ -72,9 +86,37 @@ class Console {
         this.showLogin(this.api.token ? 'That token was refused.' : '');
         return;
       }
-      this.freshness(e instanceof Error ? e.message : String(e));
+      this.unanswered(e instanceof Error ? e.message : String(e));
     }
-    this.timer = setTimeout(() => void this.tick(), REFRESH_MS);
+    this.timer = setTimeout(() => void this.tick(), this.gone?.kind === 'gone' ? GONE_REFRESH_MS : REFRESH_MS);
+  }
+
+  /**
+   * A read failed: the figures are no longer live. A serving shard that was
+   * draining (or asked to) is gone, said at once; one silent for a while is
+   * shown as not answering. Its row says so, the other shards' rows are
+   * unknown (there is no shard left to ask), and the headline says what to do.
+   */
+  private unanswered(error: string): void {
+    const last = this.lastPlace;
+    const gone = last ? servingShardGone(last, Date.now() - this.lastOkAt, this.drainedHere) : null;
+    if (!last || !gone) {
+      this.freshness(error);
+      return;
+    }
+    if (this.gone?.kind !== gone.kind) {
+      this.log.add(gone.kind === 'gone' ? `shard ${gone.id} (this page) ${gone.state.replace('gone: ', '')}` : `shard ${gone.id} (this page) does not answer`, 'info');
+    }
+    this.gone = gone;
+    this.placeView.showGone(last, gone);
+    byId(this.doc, 'summary', HTMLElement).textContent = gone.summary;
+    const node = byId(this.doc, 'freshness', HTMLElement);
+    const since = new Date(this.lastOkAt).toLocaleTimeString('en-GB', { hour12: false });
+    node.textContent =
+      gone.kind === 'gone'
+        ? `last answer ${since}; looking again every ${GONE_REFRESH_MS / 1000} s in case it is started again`
+        : `no answer since ${since}: ${error}; retrying`;
+    node.className = 'bad';
   }
 
   private showPlace(place: Place): void {
@@ -85,7 +127,7 @@ class Console {
     const n = place.shards.length;
     byId(doc, 'summary', HTMLElement).textContent =
       `place ${place.place} · ${n} shard${n === 1 ? '' : 's'} · ${place.players} player${place.players === 1 ? '' : 's'} · ` +
-      `served by shard ${place.servedBy}${place.clustered ? '' : ' (standalone)'}`;
+      `served by shard ${formatShardId(place.servedBy)}${place.clustered ? '' : ' (standalone)'}`;
     this.noteDepartures(place);
     this.placeView.show(place);
     this.lastPlace = place;
@@ -98,10 +140,10 @@ class Console {
     for (const old of this.lastPlace.shards) {
       if (now.has(old.id)) continue;
       const how = old.drain ? 'drained and left the place' : 'left the place (its players resume on the others)';
-      this.log.add(`shard ${old.id} ${how}`, 'info');
+      this.log.add(`shard ${formatShardId(old.id)} ${how}`, 'info');
     }
     for (const s of place.shards) {
-      if (!this.lastPlace.shards.some((o) => o.id === s.id)) this.log.add(`shard ${s.id} joined the place`, 'info');
+      if (!this.lastPlace.shards.some((o) => o.id === s.id)) this.log.add(`shard ${formatShardId(s.id)} joined the place`, 'info');
     }
   }
 
@@ -149,10 +191,17 @@ class Console {
     if (!(await confirmDrain(byId(this.doc, 'drain-dialog', HTMLDialogElement), row, place))) return;
     try {
       const a = await this.api.drain(row.id);
-      const via = a.via === 'here' ? 'this shard drains' : 'sent through Redis';
-      this.log.add(`drain of shard ${a.shard}: ${a.players ?? row.players} players to move (${via})`, 'ok');
+      this.drainedHere ||= row.here;
+      const players = a.players ?? row.players;
+      if (place.clustered) {
+        const via = a.via === 'here' ? 'this shard drains' : 'sent through Redis';
+        this.log.add(`drain of shard ${formatShardId(a.shard)}: ${players} players to move (${via})`, 'ok');
+      } else {
+        const who = `its ${players} player${players === 1 ? '' : 's'}`;
+        this.log.add(`drain of shard ${formatShardId(a.shard)} (standalone): ${who} disconnected, then it stops`, 'ok');
+      }
     } catch (e) {
-      this.log.add(`drain of shard ${row.id} refused: ${e instanceof Error ? e.message : String(e)}`, 'error');
+      this.log.add(`drain of shard ${formatShardId(row.id)} refused: ${e instanceof Error ? e.message : String(e)}`, 'error');
     }
     void this.tick();
   }
@@ -162,7 +211,7 @@ class Console {
     if (reason === null) return;
     try {
       const a = await this.api.kick(player.id, reason);
-      const via = a.via === 'here' ? 'on this shard' : `on shard ${a.shard}, through Redis`;
+      const via = a.via === 'here' ? 'on this shard' : `on shard ${formatShardId(a.shard)}, through Redis`;
       this.log.add(`player ${player.id} (${player.name}) kicked ${via}: “${reason}”`, 'ok');
       this.playersView.remove(player.id);
     } catch (e) {

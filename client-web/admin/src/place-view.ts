@@ -1,9 +1,13 @@
 // The shards table: one row a live shard with its figures, a drain button
-// and the drain's progress. Rebuilt from each place answer.
+// and the drain's progress. Rebuilt from each place answer; once the shard
+// serving the page is gone, the last answer with that shard gone and the
+// others unknown.
 
+import { formatShardId } from '../../src/net/shard-id.js';
 import type { Place, ShardRow } from './api.js';
 import { shardColor } from './chart.js';
 import { el } from './dom.js';
+import type { Gone } from './gone.js';
 import { drainProgress, formatMs, formatPlayers, formatRate, formatUptime, ticksBehind } from './format.js';
 
 /** What the state column says. */
@@ -29,12 +33,30 @@ export class PlaceView {
     this.body.replaceChildren(...rows);
   }
 
+  /**
+   * Shows `place`, the last answer, as no longer live: the shard that
+   * served it (`gone`) with its state, the others unknown, no drain buttons.
+   */
+  showGone(place: Place, gone: Gone): void {
+    this.show(place);
+    for (const tr of Array.from(this.body.rows)) {
+      const mine = tr.dataset.shard === String(gone.id);
+      tr.dataset.state = mine ? gone.kind : 'unknown';
+      const state = tr.querySelector('td.state');
+      if (state) {
+        state.textContent = mine ? gone.state : 'unknown: no shard to ask';
+        state.className = 'state bad';
+      }
+      tr.querySelector('td.drain')?.replaceChildren();
+    }
+  }
+
   private row(doc: Document, r: ShardRow, place: Place): HTMLTableRowElement {
     const tr = el(doc, 'tr', null, { 'data-shard': String(r.id), 'data-state': r.state });
     const name = el(doc, 'th', null, { scope: 'row' });
     const swatch = el(doc, 'span', '■ ', { class: 'swatch', 'aria-hidden': 'true' });
     swatch.style.color = shardColor(r.id);
-    name.append(swatch, `${r.id}${r.here ? ' (this page)' : ''}`);
+    name.append(swatch, `${formatShardId(r.id)}${r.here ? ' (this page)' : ''}`);
     const ticks = el(doc, 'td', formatRate(r.ticksPerS, r.tickHz), { class: 'ticks' });
     if (ticksBehind(r.ticksPerS, r.tickHz)) ticks.classList.add('bad');
     const players = el(doc, 'td', formatPlayers(r.players, r.maxPlayers), { class: 'players' });
@@ -61,7 +83,7 @@ export class PlaceView {
     const td = el(doc, 'td', null, { class: 'drain' });
     if (r.drain) {
       const p = drainProgress(r.drain);
-      const bar = el(doc, 'progress', null, { max: '1', value: String(p.done), 'aria-label': `shard ${r.id} drain` });
+      const bar = el(doc, 'progress', null, { max: '1', value: String(p.done), 'aria-label': `shard ${formatShardId(r.id)} drain` });
       td.append(bar, el(doc, 'span', ` ${p.text}`, { class: 'drain-text' }));
       return td;
     }

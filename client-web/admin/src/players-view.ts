@@ -1,6 +1,7 @@
 // The players search: results with where each player is, and a kick
 // button. Pure of the API: it shows what it is given.
 
+import { formatShardId } from '../../src/net/shard-id.js';
 import type { FoundPlayer, SearchResult } from './api.js';
 import { el } from './dom.js';
 import { formatPosition } from './format.js';
@@ -46,7 +47,7 @@ export class PlayersView {
     tr.append(
       el(doc, 'td', String(p.id)),
       el(doc, 'td', p.name, { class: 'name' }),
-      el(doc, 'td', `${p.shard}${p.here ? ' (this page)' : ''}`, { class: 'shard' }),
+      el(doc, 'td', `${formatShardId(p.shard)}${p.here ? ' (this page)' : ''}`, { class: 'shard' }),
       el(doc, 'td', formatPosition(p.x, p.y), { class: 'position' }),
       cell,
     );

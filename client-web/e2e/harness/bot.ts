@@ -1,17 +1,22 @@
 // A bot over a real websocket (the `ws` package) that speaks through the
-// client's own protocol module: Hello, Input, ChatSend; it keeps the newest
-// snapshot's positions of every player (overall and per shard), and the chat
-// and presence messages it received. With area of interest it keeps the
-// positions of the players in the cells of the view frames it gets instead
-// (its own among them: its own cell comes every tick).
+// client's own protocol module: Hello, Input, ChatSend; it applies its view
+// frames to the cells it holds (net/held.ts) and keeps the newest positions
+// of every player (overall and per shard: without area of interest each
+// shard is one cell), and the chat and presence messages it received. It
+// asks for no deltas unless told to, so every cell it is due comes whole,
+// every due tick (its own cell every tick), as a count of frames can tell.
 
 import WebSocket from 'ws';
+import { Held, type HeldCell } from '../../src/net/held.js';
+import { MAX_CELL_PLAYERS } from '../../src/net/inbox.js';
+import { Motion } from '../../src/net/motion.js';
 import {
+  CAPABILITIES,
+  PROTOCOL_VERSION,
   decodeServer,
   encodeChat,
   encodeHello,
   encodeInput,
-  type CellMsg,
   type ChatMsg,
   type PlayerColumns,
   type PresenceMsg,
@@ -24,16 +29,16 @@ export class Bot {
   readonly chats: ChatMsg[] = [];
   /** Presence messages with the local time they arrived (Date.now(), ms). */
   readonly presences: (PresenceMsg & { readonly receivedAt: number })[] = [];
-  /** Newest snapshot positions by player id, world units (of whichever shard sent the newest snapshot). */
+  /** Newest positions by player id, world units (of whichever cell listed it last). */
   readonly positions = new Map<number, [number, number]>();
-  /** Newest snapshot positions of each shard: shard id -> player id -> world units. */
+  /** Newest positions of each shard's players held: shard id -> player id -> world units. */
   readonly shardPositions = new Map<number, Map<number, [number, number]>>();
-  /** Snapshots received, in all and per shard id. */
-  snapshots = 0;
-  /** Area of interest: view frames received, and the cells they carried. */
+  /** View frames received, and the cells they changed (in all, and per shard id; without area of interest each shard is one cell). */
   viewFrames = 0;
   cellFrames = 0;
-  readonly shardSnapshots = new Map<number, number>();
+  readonly shardCells = new Map<number, number>();
+  /** The cells the bot holds. */
+  readonly held: Held;
   closedWith: number | null = null;
   private seq = 0;
   private readonly cols: PlayerColumns = {
@@ -47,10 +52,12 @@ export class Bot {
   private constructor(
     private readonly socket: WebSocket,
     readonly welcome: WelcomeMsg,
-  ) {}
+  ) {
+    this.held = new Held(new Motion(welcome.bounds, welcome.speed, welcome.tickHz), MAX_CELL_PLAYERS);
+  }
 
-  /** Connects to `url` as `name` and waits (at most `timeoutMs`) for Welcome. */
-  static connect(url: string, name: string, timeoutMs = 10_000): Promise<Bot> {
+  /** Connects to `url` as `name` (taking deltas if `deltas`) and waits (at most `timeoutMs`) for Welcome. */
+  static connect(url: string, name: string, timeoutMs = 10_000, deltas = false): Promise<Bot> {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(url);
       socket.binaryType = 'arraybuffer';
@@ -59,7 +66,7 @@ export class Bot {
         socket.terminate();
         reject(new Error(`${name}: no welcome within ${timeoutMs} ms`));
       }, timeoutMs);
-      socket.on('open', () => socket.send(encodeHello(name)));
+      socket.on('open', () => socket.send(encodeHello(name, null, null, PROTOCOL_VERSION, deltas ? CAPABILITIES : 0)));
       socket.on('message', (data: ArrayBuffer) => {
         const d = decodeServer(new Uint8Array(data));
         if (!d.ok) return;
@@ -101,41 +108,40 @@ export class Bot {
   private receive(msg: ServerMsg): void {
     if (msg.kind === 'chat') this.chats.push(msg);
     if (msg.kind === 'presence') this.presences.push({ ...msg, receivedAt: Date.now() });
-    if (msg.kind === 'view') {
-      for (const cell of msg.cells) this.receiveCell(cell);
-      this.viewFrames++;
-      return;
+    if (msg.kind !== 'view') return;
+    this.viewFrames++;
+    const error = this.held.apply(msg.bytes, msg.start, msg.end);
+    if (error) throw new Error(`bot ${this.welcome.name}: ${error.message}`);
+    for (let i = 0; i < this.held.updateCount; i++) {
+      const u = this.held.update(i);
+      if (u.kind === 'reset') this.shardPositions.delete(u.shard);
+      if (u.kind === 'cell' && u.held) this.receiveCell(u.held);
     }
-    if (msg.kind !== 'snapshot') return;
-    const n = msg.playerCount;
-    this.reserve(n);
-    msg.readPlayers(this.cols);
-    this.positions.clear();
-    const ofShard = new Map<number, [number, number]>();
-    for (let i = 0; i < n; i++) {
-      const at: [number, number] = [this.cols.x[i] as number, this.cols.y[i] as number];
-      this.positions.set(this.cols.ids[i] as number, at);
-      ofShard.set(this.cols.ids[i] as number, at);
-    }
-    this.shardPositions.set(msg.shardId, ofShard);
-    this.shardSnapshots.set(msg.shardId, (this.shardSnapshots.get(msg.shardId) ?? 0) + 1);
-    this.snapshots++;
   }
 
-  /** Keeps the positions of the players in one cell of a view frame. */
-  private receiveCell(cell: CellMsg): void {
+  /** Keeps the positions of the players of a cell a view frame changed, and its shard's players held. */
+  private receiveCell(cell: HeldCell): void {
     this.reserve(cell.playerCount);
     cell.readPlayers(this.cols, this.welcome.bounds);
     for (let i = 0; i < cell.playerCount; i++) this.positions.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
+    const ofShard = new Map<number, [number, number]>();
+    this.held.forEachCell((c) => {
+      if (c.shard !== cell.shard) return;
+      this.reserve(c.playerCount);
+      c.readPlayers(this.cols, this.welcome.bounds);
+      for (let i = 0; i < c.playerCount; i++) ofShard.set(this.cols.ids[i] as number, [this.cols.x[i] as number, this.cols.y[i] as number]);
+    });
+    this.shardPositions.set(cell.shard, ofShard);
+    this.shardCells.set(cell.shard, (this.shardCells.get(cell.shard) ?? 0) + 1);
     this.cellFrames++;
   }
 
-  /** Position of player `id` in the newest snapshot of shard `shardId`, world units. */
+  /** Position of player `id` among shard `shardId`'s players held, world units. */
   positionOn(shardId: number, id: number): [number, number] | undefined {
     return this.shardPositions.get(shardId)?.get(id);
   }
 
-  /** Server-side position of player `id` in the newest snapshot, or with area of interest the newest cell listing it. */
+  /** Server-side position of player `id` in the newest cell listing it. */
   position(id: number): [number, number] | undefined {
     return this.positions.get(id);
   }
@@ -169,13 +175,31 @@ export class Bot {
 /** A value, or something falsy meaning "not yet". */
 type Maybe<T> = T | null | undefined | false | 0 | '';
 
+/**
+ * Keeps `bot` walking to and fro (turning every 400 ms) until the returned
+ * function stops it: its shard's cell changes every tick, so view frames keep
+ * coming (a still place sends none), as in a busy place.
+ */
+export function keepWalking(bot: Bot): () => void {
+  let dir = 1;
+  bot.walk(dir, 0);
+  const timer = setInterval(() => {
+    dir = -dir;
+    bot.walk(dir, 0);
+  }, 400);
+  return () => {
+    clearInterval(timer);
+    bot.walk(0, 0);
+  };
+}
+
 /** Polls `check` every 50 ms until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
-export async function until<T>(what: string, check: () => Maybe<T> | Promise<Maybe<T>>, timeoutMs = 10_000): Promise<T> {
+export async function until<T>(what: string, check: () => Maybe<T> | Promise<Maybe<T>>, timeoutMs = 10_000, context?: () => string): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context ? `\n${context()}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,6 +1,6 @@
 // Figures the end-to-end tests measure, kept for benches/RESULTS.md: when
 // MINO_CLIENT_FIGURES names a JSON file, each figure is merged into it under
-// its key (benches/scale/report.py renders the file as the browser client's
+// its key (benches/src/report/client.rs renders the file as the browser client's
 // section). Without it, nothing is written.
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

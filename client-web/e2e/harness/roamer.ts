@@ -1,8 +1,10 @@
 // A player over a real websocket (the `ws` package, the client's own
 // protocol module) that does what a page does when its shard drains: on a
 // Move it reconnects to the next shard's URL with the Move's ticket and
-// resumes as itself. It records every welcome (player and shard), the
-// server's last Error and how its sockets closed.
+// resumes as itself; with `followDrops`, a connection that drops (its shard
+// died) too, at once, as a page behind a load balancer would. It records
+// every welcome (player and shard), the server's last Error and how its
+// sockets closed.
 
 import WebSocket from 'ws';
 import { decodeServer, encodeHello } from '../../src/net/protocol.js';
@@ -29,11 +31,16 @@ export class Roamer {
   private constructor(
     readonly name: string,
     private readonly urls: readonly string[],
+    private readonly followDrops: boolean,
   ) {}
 
-  /** Joins on `urls[first]` as `name`; resolves once welcomed (at most `timeoutMs`). */
-  static async join(name: string, urls: readonly string[], first = 0, timeoutMs = 10_000): Promise<Roamer> {
-    const r = new Roamer(name, urls);
+  /**
+   * Joins on `urls[first]` as `name`; resolves once welcomed (at most
+   * `timeoutMs`). With `followDrops` a dropped connection (1006: its shard
+   * died) resumes on the next URL too.
+   */
+  static async join(name: string, urls: readonly string[], first = 0, timeoutMs = 10_000, followDrops = false): Promise<Roamer> {
+    const r = new Roamer(name, urls, followDrops);
     r.at = first;
     r.open();
     const end = Date.now() + timeoutMs;
@@ -71,10 +78,13 @@ export class Roamer {
     });
     socket.on('close', (code) => {
       this.closes.push(code);
-      if (moving && !this.stopped) {
-        // The next shard: the way a load balancer would send the page elsewhere.
+      const dropped = this.followDrops && code === 1006 && this.ticket !== null;
+      if ((moving || dropped) && !this.stopped) {
+        // The next shard: the way a load balancer would send the page elsewhere
+        // (after a drop, 20 ms later: a refused connection drops too).
         this.at = (this.at + 1) % this.urls.length;
-        this.open();
+        if (moving) this.open();
+        else setTimeout(() => this.stopped || this.open(), 20);
       }
     });
     socket.on('error', () => undefined);

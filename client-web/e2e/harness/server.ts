@@ -27,6 +27,14 @@ export interface RunningServer {
   readonly http: string;
   /** ws://ADDR/ws */
   readonly ws: string;
+  /** The admin listener (e.g. 127.0.0.1:41235), when started with --admin-listen. */
+  readonly admin: string | null;
+  /**
+   * http://ADDR/ where /metrics, /readyz and /healthz answer: the admin
+   * listener when there is one (they are served only there then), else the
+   * players' address.
+   */
+  readonly operator: string;
   readonly proc: ChildProcess;
   /** Everything it printed, for failure messages. */
   output(): string;
@@ -43,7 +51,8 @@ process.on('exit', () => {
 
 /**
  * Starts `mino-server --listen LISTEN --static-dir dist-e2e ...extra` and waits
- * (at most `timeoutMs`) for its "listening on http://ADDR" line.
+ * (at most `timeoutMs`) for its "listening on http://ADDR" line (and its
+ * "admin on http://ADDR" line when `extra` has --admin-listen).
  */
 export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', timeoutMs = 20_000): Promise<RunningServer> {
   const bin = serverBin();
@@ -60,14 +69,16 @@ export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', 
   let log = '';
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   void exited.then(() => running.delete(proc));
-  const addr = await new Promise<string>((resolveAddr, reject) => {
+  const wantsAdmin = extra.includes('--admin-listen');
+  const [addr, admin] = await new Promise<[string, string | null]>((resolveAddr, reject) => {
     const timer = setTimeout(() => reject(new Error(`mino-server printed no address in ${timeoutMs} ms:\n${log}`)), timeoutMs);
     const onData = (chunk: Buffer): void => {
       log += chunk.toString();
       const m = /listening on http:\/\/(\S+)/.exec(log);
-      if (m?.[1]) {
+      const a = /admin on http:\/\/(\S+)/.exec(log);
+      if (m?.[1] && (!wantsAdmin || a?.[1])) {
         clearTimeout(timer);
-        resolveAddr(m[1]);
+        resolveAddr([m[1], a?.[1] ?? null]);
       }
     };
     proc.stdout?.on('data', onData);
@@ -88,6 +99,8 @@ export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', 
     addr,
     http: `http://${addr}/`,
     ws: `ws://${addr}/ws`,
+    admin,
+    operator: `http://${admin ?? addr}/`,
     proc,
     output: () => log,
     stop: (graceMs = 6000) => stopWith('SIGTERM', graceMs),
@@ -95,18 +108,23 @@ export async function startServer(extra: string[] = [], listen = '127.0.0.1:0', 
   };
 }
 
-/** Fetches /metrics and returns the value of gauge or counter `name` (NaN if absent). */
+/** Fetches /metrics (on the operator address) and returns the value of gauge or counter `name` (NaN if absent). */
 export async function metric(server: RunningServer, name: string): Promise<number> {
-  const text = await (await fetch(`${server.http}metrics`)).text();
+  const text = await (await fetch(`${server.operator}metrics`)).text();
   const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
   return m?.[1] ? Number(m[1]) : Number.NaN;
 }
 
-/** Waits (at most `timeoutMs`) until the server's /readyz answers 200 (for a shard: registered in Redis). */
-export async function waitReady(server: RunningServer, timeoutMs = 10_000): Promise<void> {
+/**
+ * Waits (at most `timeoutMs`) until the server's /readyz (on the operator
+ * address) answers 200 (for a shard: registered in Redis); `token`: the bearer
+ * token an admin listener with --admin-token-file asks for.
+ */
+export async function waitReady(server: RunningServer, timeoutMs = 10_000, token?: string): Promise<void> {
   const end = Date.now() + timeoutMs;
+  const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
   for (;;) {
-    const status = await fetch(`${server.http}readyz`).then((r) => r.status, () => 0);
+    const status = await fetch(`${server.operator}readyz`, { headers }).then((r) => r.status, () => 0);
     if (status === 200) return;
     if (Date.now() > end) throw new Error(`${server.addr} not ready within ${timeoutMs} ms (last status ${status}):\n${server.output()}`);
     await new Promise((r) => setTimeout(r, 50));

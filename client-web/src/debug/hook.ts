@@ -22,13 +22,18 @@ export interface MinoStats {
   /** Interpolation delay of the local player's shard and its jitter estimate, ms. */
   interpDelayMs: number;
   jitterMs: number;
-  /** Newest snapshot's server time minus the server time drawn, local player's shard, ms (about the delay). */
+  /** Newest tick's server time minus the server time drawn, local player's shard, ms (about the delay). */
   renderLagMs: number;
   /** Render-time jumps so far (hidden tab, stalls, bursts). */
   renderSnaps: number;
-  /** Snapshots held over all shards, and how many shards send. */
-  bufferedSnapshots: number;
+  /**
+   * Positions held for the player with the most (bounded whatever happens:
+   * interp/player-tracks' SAMPLES), and the shards with a cell held.
+   */
+  bufferedSamples: number;
   shards: number;
+  /** View frames that did not apply to what the page held, each a resync (a new socket). */
+  resyncs: number;
   /** The WebGPU adapter in use. */
   adapter: { architecture: string; vendor: string; description: string };
   /** Devices used so far (1 + recoveries from a lost device), and the last recovery time, ms. */
@@ -41,27 +46,45 @@ export interface MinoStats {
   shardId: number;
   /** Connection state kind. */
   connection: string;
+  /** A reconnect is scheduled (false while live, and for good after a stop). */
+  reconnectPending: boolean;
   /** Smoothed ping, ms. */
   pingMs: number;
-  /** Websockets opened, frames refused by the verifier, inputs sent. */
+  /**
+   * The transport in use ('webtransport' or 'websocket'; '' before the
+   * first dial ends) and why it is the websocket after WebTransport was
+   * tried (net/transport.ts, `Fallback`; '' when it is not a fallback).
+   */
+  transport: string;
+  fallback: string;
+  /** View frames dropped because they came before this transport's Welcome (a datagram overtaking it). */
+  earlyViews: number;
+  /** Transports opened (websockets or WebTransport sessions), frames refused by the verifier, inputs sent. */
   sockets: number;
   decodeErrors: number;
   inputsSent: number;
-  /** Whether the server sends view frames (area of interest) rather than whole-shard snapshots. */
+  /** Whether the Welcome gave area of interest (else each shard is one cell). */
   aoi: boolean;
-  /** Area of interest: the view radius (world units) and the camera's farthest screen corner from its centre (world units). */
+  /**
+   * Area of interest: the view radius (world units), the camera's farthest
+   * screen corner from its centre (world units), and how far the part of the
+   * screen the panels leave free reaches from the followed player at its
+   * nearest edge (world units: the whole view radius is on screen when this
+   * is at least the radius).
+   */
   viewRadius: number;
   cornerReach: number;
-  /** Players drawn in the last frame (the local one included). */
+  freeReach: number;
+  /** Players in view, the local one included: drawn in the last frame; with area of interest, within the view radius (as the HUD counts them). */
   inView: number;
-  /** Area of interest: players tracked (drawn, new or hidden after leaving their cell). */
+  /** Players tracked (drawn, new or hidden after leaving their cell). */
   tracked: number;
   /** Area of interest: the place's players and live shards from the last PlaceStatus (NaN before one). */
   placePlayers: number;
   placeShards: number;
   /**
-   * Area of interest: view frames received (one a shard a tick), and the
-   * cells they carried that were taken, and refused as repeated or older.
+   * View frames received (one a tick with anything new), and the cells they
+   * changed that were taken, and refused as repeated or older.
    */
   viewFrames: number;
   cellFrames: number;
@@ -83,7 +106,7 @@ export interface MinoStats {
   predictionErrorP95: number;
   predictionErrorMax: number;
   predictionSnaps: number;
-  /** Snapshots and cells of view frames skipped to catch up (the page fell behind the network), and the most found waiting at one animation frame. */
+  /** Cells changed by view frames applied but not taken, to catch up (the page fell behind the network), and the most frames found waiting at one animation frame. */
   framesSkipped: number;
   framesMostWaiting: number;
   /** Where the camera keeps the own player across, CSS pixels from the canvas's left (the middle of what the panels leave free). */
@@ -98,12 +121,16 @@ export interface MinoHook {
   readonly stats: MinoStats;
   /** CSS pixel position in the page of world point (x, y) as the camera shows it now, or null before the first frame. */
   worldToScreen(x: number, y: number): [number, number] | null;
+  /** The world point (world units) under CSS pixel (x, y) of the page as the camera shows it now, or null before the first frame. */
+  screenToWorld(x: number, y: number): [number, number] | null;
   /** Position at which player `id` was drawn in the last frame, world units, or null. */
   drawnPosition(id: number): [number, number] | null;
   /** The ids drawn in the last frame. */
   drawnIds(): number[];
   /** The name the page knows for player `id` (roster or name book), or null. */
   nameOf(id: number): string | null;
+  /** Whole-shard mode: how many players shard `shard` announced as left so far (applied to the roster). */
+  leftsFrom(shard: number): number;
   /** Destroys the WebGPU device as a driver reset would; the page must recover. */
   loseDevice(): void;
   /** Forgets the prediction error statistics (before a measurement). */

@@ -25,8 +25,9 @@ function emptyStats(): MinoStats {
     jitterMs: Number.NaN,
     renderLagMs: Number.NaN,
     renderSnaps: 0,
-    bufferedSnapshots: 0,
+    bufferedSamples: 0,
     shards: 0,
+    resyncs: 0,
     adapter: { architecture: '', vendor: '', description: '' },
     deviceGeneration: 0,
     lastRecoveryMs: Number.NaN,
@@ -34,13 +35,18 @@ function emptyStats(): MinoStats {
     ownPlayerId: 0,
     shardId: 0,
     connection: 'idle',
+    reconnectPending: false,
     pingMs: Number.NaN,
+    transport: '',
+    fallback: '',
+    earlyViews: 0,
     sockets: 0,
     decodeErrors: 0,
     inputsSent: 0,
     aoi: false,
     viewRadius: 0,
     cornerReach: Number.NaN,
+    freeReach: Number.NaN,
     inView: 0,
     tracked: 0,
     placePlayers: Number.NaN,
@@ -78,15 +84,19 @@ function gameStats(g: Game, s: MinoStats): void {
     s.instanceCapacity = r.instances.capacity;
     s.instanceAllocations = r.instances.allocations;
   }
-  if (g.areaOfInterest) cellStats(g, s);
-  else snapshotStats(g, s);
+  interpStats(g, s);
+  if (g.areaOfInterest) aoiStats(g, s);
   s.adapter = { ...g.graphics.info };
   s.deviceGeneration = g.graphics.generation;
   s.lastRecoveryMs = g.graphics.lastRecoveryMs;
   s.ownPlayerId = g.ownId;
   s.shardId = g.shardId;
   s.connection = g.connectionState;
+  s.reconnectPending = g.connection?.reconnectPending ?? false;
   s.pingMs = g.keepAlive.smoothedRttMs;
+  s.transport = g.connection?.transportKind ?? '';
+  s.fallback = g.connection?.fallback ?? '';
+  s.earlyViews = g.connection?.earlyViews ?? 0;
   s.sockets = g.connection?.sockets ?? 0;
   s.decodeErrors = g.connection?.decodeErrors ?? 0;
   s.inputsSent = g.sender.count;
@@ -102,37 +112,35 @@ function gameStats(g: Game, s: MinoStats): void {
   s.ownBodyPx = Math.max(BODY_RADIUS, 3 / g.camera.zoom) * g.camera.zoom * 1.4;
 }
 
-/** Interpolation stats of whole-shard mode. */
-function snapshotStats(g: Game, s: MinoStats): void {
-  const track = g.world.track(g.shardId);
-  s.interpDelayMs = g.world.delayMs(g.shardId);
-  s.jitterMs = track?.clock.jitterMs ?? Number.NaN;
-  s.renderLagMs = (track?.ring.newest()?.serverTimeMs ?? Number.NaN) - (track?.sampleTimeMs ?? Number.NaN);
-  s.renderSnaps = g.world.snaps();
-  s.bufferedSnapshots = g.world.bufferedSnapshots();
-  s.shards = g.world.shardCount;
-  s.inView = g.world.players.count;
-}
-
-/** Interpolation, view and names stats of area of interest. */
-function cellStats(g: Game, s: MinoStats): void {
+/** Interpolation and view stats (with or without area of interest). */
+function interpStats(g: Game, s: MinoStats): void {
   const w = g.cells;
   const own = w.clocks.of(g.shardId);
-  s.aoi = true;
-  s.viewRadius = g.camera.radius;
-  s.cornerReach = Math.hypot(g.camera.width, g.camera.height) / 2 / g.camera.zoom;
   s.interpDelayMs = w.delayMs(g.shardId);
   s.jitterMs = own?.clock.jitterMs ?? Number.NaN;
   s.renderLagMs = own?.clock.ready ? own.newestMs - own.clock.renderMs : Number.NaN;
   s.renderSnaps = w.snaps();
-  s.shards = w.clocks.list.length;
+  let most = 0;
+  for (let slot = 0; slot < w.tracks.count; slot++) most = Math.max(most, w.tracks.samples(slot));
+  s.bufferedSamples = most;
+  s.shards = g.inbox.held?.shardCount ?? 0;
+  s.resyncs = g.resyncs;
   s.inView = w.players.count;
   s.tracked = w.tracks.count;
-  s.placePlayers = g.place.players;
-  s.placeShards = g.place.shards;
   s.viewFrames = g.viewFrames;
   s.cellFrames = w.cellFrames;
   s.staleCellFrames = w.staleFrames;
+}
+
+/** View and names stats of area of interest. */
+function aoiStats(g: Game, s: MinoStats): void {
+  s.aoi = true;
+  s.viewRadius = g.camera.radius;
+  s.cornerReach = Math.hypot(g.camera.width, g.camera.height) / 2 / g.camera.zoom;
+  s.freeReach = Math.min(g.camera.focusX, g.camera.height / 2) / g.camera.zoom;
+  s.inView = g.inViewCount;
+  s.placePlayers = g.place.players;
+  s.placeShards = g.place.shards;
   s.namesRequests = g.names.requests;
   s.namesAsked = g.names.idsAsked;
   s.namesKnown = g.names.size;
@@ -178,6 +186,13 @@ export class TestHook implements MinoHook {
     return [rect.left + g.camera.screenX(x), rect.top + g.camera.screenY(y)];
   }
 
+  screenToWorld(x: number, y: number): [number, number] | null {
+    const g = this.game;
+    if (!g?.frameStats.frames) return null;
+    const rect = g.canvas.getBoundingClientRect();
+    return [g.camera.worldX(x - rect.left), g.camera.worldY(y - rect.top)];
+  }
+
   drawnPosition(id: number): [number, number] | null {
     const p = this.game?.drawn;
     const i = p ? p.indexOf(id) : -1;
@@ -191,6 +206,10 @@ export class TestHook implements MinoHook {
 
   nameOf(id: number): string | null {
     return this.game?.nameOf(id) ?? null;
+  }
+
+  leftsFrom(shard: number): number {
+    return this.game?.leftsFrom(shard) ?? 0;
   }
 
   loseDevice(): void {

@@ -1,14 +1,20 @@
-// What each (shard, cell) listed last: a cell of a view frame is complete for
-// its shard and cell, so the players the previous frame listed in a cell and
-// the next one does not have left that cell. Kept per shard, per cell: the
-// tick and time of the newest frame that carried it (older and duplicate
-// ones are refused) and its player ids, in a reusable array.
+// What each (shard, cell) listed last: a held cell is complete for its shard
+// and cell, so the players it listed when last taken and not when taken next
+// have left that cell. Kept per shard, per cell while the cell is held: the
+// tick and time of the newest state taken (older and duplicate ones are
+// refused) and its player ids, in a reusable array. A cell forgotten or reset
+// is dropped (its players left it).
 
 /** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
 const HALF_TICKS = 2 ** 31;
 
 /** The newest frame of one (shard, cell). */
 export class CellListing {
+  constructor(
+    readonly shard: number,
+    readonly cell: number,
+  ) {}
+
   /** Tick (low 32 bits) and server time (ms) of the frame; -1 / -Infinity before any. */
   tick = -1;
   timeMs = Number.NEGATIVE_INFINITY;
@@ -19,19 +25,21 @@ export class CellListing {
   ids = new Uint32Array(8);
 
   /**
-   * Whether a frame of tick `tick` taken at server time `timeMs` is newer than
-   * this one: a later tick (wrapping at 2^32), or a later time (a shard that
-   * restarted counts its ticks from the start again). The same frame again,
-   * or an older one, is not.
+   * Whether a state of tick `of.tick` taken at server time `timeMs` is newer
+   * than this one: a later tick (wrapping at 2^32), or a later time. The same
+   * state again, or an older one, is not. (The tick is read from an object:
+   * a u32 past the small integers passed as a number is boxed.)
    */
-  isNewer(tick: number, timeMs: number): boolean {
+  isNewer(of: { readonly tick: number }, timeMs: number): boolean {
+    const tick = of.tick;
     if (this.tick < 0) return true;
     const ahead = (tick - this.tick) >>> 0;
     return (ahead > 0 && ahead < HALF_TICKS) || timeMs > this.timeMs;
   }
 
-  /** Records a newer frame that listed `ids[0..count)`. */
-  record(tick: number, timeMs: number, arrivalMs: number, ids: Uint32Array, count: number): void {
+  /** Records a newer state, of tick `of.tick`, that listed `ids[0..count)`. */
+  record(of: { readonly tick: number }, timeMs: number, arrivalMs: number, ids: Uint32Array, count: number): void {
+    const tick = of.tick;
     if (count > this.ids.length) {
       let cap = this.ids.length;
       while (cap < count) cap *= 2;
@@ -45,50 +53,92 @@ export class CellListing {
   }
 }
 
-/** The newest listing of every (shard, cell) seen. */
+/** One shard's listings, by cell. */
+interface ShardListings {
+  readonly shard: number;
+  readonly cells: Map<number, CellListing>;
+}
+
+/**
+ * The newest listing of every (shard, cell) held. Shard ids are u32s, most
+ * past V8's small integers (random ids): never a Map key (a lookup would box
+ * one), shards are found by a scan (a view spans a few).
+ */
 export class CellListings {
-  private readonly shards = new Map<number, Map<number, CellListing>>();
+  private readonly shards: ShardListings[] = [];
   private cells = 0;
-  /** The cut-off of the running [`purge`], and its callbacks, made once (a purge allocates nothing). */
-  private purgeBefore = 0;
-  private readonly purgeCell = (listing: CellListing, cell: number, cells: Map<number, CellListing>): void => {
-    if (listing.arrivalMs >= this.purgeBefore) return;
-    cells.delete(cell);
-    this.cells--;
-  };
-  private readonly purgeShard = (cells: Map<number, CellListing>, shard: number): void => {
-    cells.forEach(this.purgeCell);
-    if (!cells.size) this.shards.delete(shard);
-  };
+
+  /** The listings of `shard`, if any. */
+  private cellsOf(shard: number): Map<number, CellListing> | undefined {
+    const shards = this.shards;
+    for (let i = 0; i < shards.length; i++) {
+      const s = shards[i] as ShardListings;
+      if (s.shard === shard) return s.cells;
+    }
+    return undefined;
+  }
+
+  /** Removes `shard`'s entry. */
+  private remove(shard: number): void {
+    const i = this.shards.findIndex((s) => s.shard === shard);
+    if (i >= 0) this.shards.splice(i, 1);
+  }
 
   /** The listing of (`shard`, `cell`), made empty on first use. */
   of(shard: number, cell: number): CellListing {
-    let cells = this.shards.get(shard);
+    let cells = this.cellsOf(shard);
     if (!cells) {
       cells = new Map();
-      this.shards.set(shard, cells);
+      this.shards.push({ shard, cells });
     }
     let listing = cells.get(cell);
     if (!listing) {
-      listing = new CellListing();
+      listing = new CellListing(shard, cell);
       cells.set(cell, listing);
       this.cells++;
     }
     return listing;
   }
 
+  /** The listing of (`shard`, `cell`), if kept. */
+  find(shard: number, cell: number): CellListing | undefined {
+    return this.cellsOf(shard)?.get(cell);
+  }
+
+  /** Whether a cell of `shard` is listed. */
+  hasShard(shard: number): boolean {
+    return this.cellsOf(shard) !== undefined;
+  }
+
+  /** Drops the listing of (`shard`, `cell`) (a forgotten cell), after `f` read it. */
+  drop(shard: number, cell: number, f: (listing: CellListing) => void): void {
+    const cells = this.cellsOf(shard);
+    const listing = cells?.get(cell);
+    if (!cells || !listing) return;
+    f(listing);
+    cells.delete(cell);
+    this.cells--;
+    if (!cells.size) this.remove(shard);
+  }
+
+  /** Drops every listing of `shard` (a reset), after `f` read each. */
+  dropShard(shard: number, f: (listing: CellListing) => void): void {
+    const cells = this.cellsOf(shard);
+    if (!cells) return;
+    cells.forEach(f);
+    this.cells -= cells.size;
+    this.remove(shard);
+  }
+
+  /** Drops every listing (a new socket holds nothing), after `f` read each. */
+  dropAll(f: (listing: CellListing) => void): void {
+    for (const s of this.shards) s.cells.forEach(f);
+    this.shards.length = 0;
+    this.cells = 0;
+  }
+
   /** Number of (shard, cell) listings kept. */
   get size(): number {
     return this.cells;
-  }
-
-  /**
-   * Forgets listings whose newest frame arrived before `beforeMs` (local
-   * time): cells long out of view, and shards that are gone. Their players
-   * were forgotten long before, so nothing is lost.
-   */
-  purge(beforeMs: number): void {
-    this.purgeBefore = beforeMs;
-    this.shards.forEach(this.purgeShard);
   }
 }

@@ -1,31 +1,41 @@
-// The interpolated place under area of interest: the cells of view frames
-// in, the players in view out, once a frame, in one set of columns for the
-// one instanced draw.
+// The interpolated place: the cells the page holds in, the players in view
+// out, once a frame, in one set of columns for the one instanced draw. With
+// area of interest the cells are the grid's near the player; without it each
+// shard is one cell: one mechanism.
 //
-// Each cell a view frame carries (one per shard a tick) feeds the tracks of
-// the players it lists (interp/player-tracks: a short ring of positions per
-// player in server time: the low 32 bits of the frame's time unwrapped
-// against the Welcome's, placed at its tick's scheduled time) and is
-// compared with the previous one of its (shard, cell) (interp/cell-listings):
-// a cell is complete, so a player the previous one listed and this one does
-// not has left the cell. Whether it entered another cell, another shard or
-// left the place shows in the next frames: it is hidden only when it has been
-// in none of them for a few of its own update intervals (interp/view-grace),
-// so a border crossing, whose two cells come in one tick or a few, never
-// blinks. A player in no frame at all for the view grace (or longer, if it is
-// updated rarely) is forgotten. Every grace
-// runs on the arrival time of the newest frame, so while no frame arrives (a
-// reconnect, a frozen tab) the last view stays as it was.
+// Each cell a view frame changed (net/inbox hands it over as held after the
+// frame) feeds the tracks of the players it lists (interp/player-tracks: a
+// short ring of positions per player in server time: its tick's time,
+// unwrapped against the Welcome's, interp/server-time) and is compared with
+// the previous state taken of its (shard, cell) (interp/cell-listings): a
+// held cell is complete, so a player it listed before and not now has left
+// the cell. A cell that is forgotten (it left the view) or reset (its shard
+// resynced or left), and every cell at a new socket's Welcome (which holds
+// nothing), is left by all its players. Whether a player that left entered
+// another cell, another shard or left the place shows in the next frames: it
+// is hidden only when it has been in no held cell for a few of its own update
+// intervals (interp/view-grace), so a border crossing, whose two cells come in
+// one tick or a few, never blinks, and forgotten after the view grace. A
+// player whose cell still holds it stays, however long nothing is new (a
+// reconnect, a frozen tab, or just a still place: a still cell is sent
+// nothing, its players stand where they were held); the graces run on local
+// time from when the frame that left the cell arrived (a still place sends
+// no frame after it).
+//
+// A delta says its players that stayed were held unchanged until its span
+// before its tick; one whose newest sample is older (it stood) gets that
+// sample again there, so a player that starts walking walks from then, not
+// across the whole time it stood.
 //
 // A player is drawn at its shard's render time (interp/shard-clocks: about
 // 100 ms behind the newest tick), further back by its extra delay when it is
 // updated less often than every tick, so it stays between two samples; one
 // who enters view is drawn from the next frame, at its first position. When a
-// player's sample is late it waits a tick past its newest, its delay
+// walking player's sample is late it waits a tick past its newest, its delay
 // stretched, and goes on from there (then catches up at the slew rate), so a
-// late frame costs a pause, never a jump.
+// late frame costs a pause, never a jump; a standing one simply stands.
 
-import type { AoiSettings, Bounds, CellMsg, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
+import type { Bounds, CellState, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
 import { CellListings, type CellListing } from './cell-listings.js';
 import { DEFAULT_CLOCK, type ClockOptions } from './clock.js';
 import { DRAWN, HIDDEN, PlayerTracks } from './player-tracks.js';
@@ -51,8 +61,7 @@ const MAX_INTERVAL_TICKS = 64;
 const INTERVAL_WEIGHT = 0.5;
 /** Most a frame's time step counts for slewing, ms (a long gap moves nothing further). */
 const MAX_FRAME_STEP_MS = 250;
-/** Listings of cells silent this long are forgotten, ms, checked every PURGE_EVERY_MS. */
-const LISTING_KEEP_MS = 30_000;
+/** Clocks of shards silent and no longer held are forgotten, checked this often, ms. */
 const PURGE_EVERY_MS = 5000;
 
 /** The players in view, interpolated; see the module comment. */
@@ -64,7 +73,7 @@ export class CellWorld {
   readonly clocks: ShardClocks;
   /** Bumped whenever the set of drawn players changes (someone entered, left or was hidden). */
   viewVersion = 0;
-  /** Cells taken (one a cell of a view frame), and refused as older than or the same as one already taken. */
+  /** Cells taken (one a cell a view frame changed), and refused as older than or the same as one already taken. */
   cellFrames = 0;
   staleFrames = 0;
   /** The own player's id (0: none yet): its entries go to the listener's `own` too. */
@@ -88,8 +97,7 @@ export class CellWorld {
    * that stay small integers, which JavaScript engines never box.
    */
   readonly timeline = new ServerTimeline();
-  /** Local arrival of the newest frame, ms: the clock every grace runs on. */
-  private newestArrivalMs = Number.NEGATIVE_INFINITY;
+
   private lastUpdateMs = Number.NaN;
   private purgedAt = Number.NEGATIVE_INFINITY;
   /** The current update's step for slewing, ms. */
@@ -102,6 +110,11 @@ export class CellWorld {
    */
   private frameMs = 0;
   private frameArrivalMs = 0;
+  /** The delta's base: until this server time (ms from the timeline's base) its players stood as held; NaN: unknown. */
+  private baseMs = Number.NaN;
+  /** The shard (a u32, often past the small integers: a field, never an argument) and cell being taken. */
+  private frameShard = 0;
+  private frameCell = 0;
 
   constructor(
     private readonly listener?: ViewListener,
@@ -111,76 +124,115 @@ export class CellWorld {
   }
 
   /**
-   * Takes a Welcome with area of interest: the world's bounds (view frames are
-   * quantized over them), the tick rate, the speed, the grace, and the server
-   * time frame times are unwrapped against. A Welcome from a different world
-   * starts the view over; otherwise (a reconnect) the last view stays.
+   * Takes a Welcome that arrived at local `arrivalMs`: the world's bounds
+   * (cells are quantized over them), the tick rate, the speed, the grace, and
+   * the server time ticks are unwrapped against. A Welcome from a different
+   * world starts the view over; otherwise (a reconnect) the last view stays,
+   * but the new socket holds nothing: every cell is left by its players until
+   * the new socket's frames list them again (see the module comment).
    */
-  welcome(w: WelcomeMsg, aoi: AoiSettings): void {
+  welcome(w: WelcomeMsg, arrivalMs: number): void {
     const b = this.bounds;
     if (b && (b.minX !== w.bounds.minX || b.minY !== w.bounds.minY || b.maxX !== w.bounds.maxX || b.maxY !== w.bounds.maxY)) this.clear();
     this.bounds = w.bounds;
     this.tickMs = 1000 / Math.max(1, w.tickHz);
     this.speed = w.speed;
-    this.graceMs = aoi.viewGraceMs;
-    this.timeline.anchor(w.serverTimeMs);
+    this.graceMs = w.viewGraceMs;
+    this.timeline.anchor(w.serverTimeMs, w.tickHz);
+    this.arrived(arrivalMs);
+    this.listings.dropAll(this.leftAll);
   }
 
   /** Forgets every player, listing and clock. */
   clear(): void {
     while (this.tracks.count) this.tracks.remove(this.tracks.count - 1);
-    this.listings.purge(Number.POSITIVE_INFINITY);
+    this.listings.dropAll(() => undefined);
     this.clocks.purge(Number.POSITIVE_INFINITY);
     this.timeline.reset();
     this.viewVersion++;
   }
 
   /**
-   * Takes a view frame's cell that arrived at local time `arrivalMs`. A cell
-   * older than, or the same as, one already taken for its (shard, cell) is
+   * Takes a cell a view frame changed, as held after it, that arrived at
+   * local time `arrivalMs`; `span` ticks: its players that stayed were held
+   * unchanged until `span` ticks before its tick (0: unknown). A state older
+   * than, or the same as, one already taken for its (shard, cell) is
    * dropped; so is any before the first Welcome (nothing to unwrap its time
    * against, no bounds).
    */
-  onCell(msg: CellMsg, arrivalMs: number): void {
+  onCell(msg: CellState, span: number, arrivalMs: number): void {
     if (!this.bounds || !this.timeline.anchored) {
       this.staleFrames++;
       return;
     }
-    const t = this.timeline.relative(msg.timeMs);
-    const listing = this.listings.of(msg.shardId, msg.cell);
-    if (!listing.isNewer(msg.tick, t)) {
+    const t = this.timeline.relative(msg);
+    const listing = this.listings.of(msg.shard, msg.cell);
+    if (!listing.isNewer(msg, t)) {
       this.staleFrames++;
       return;
     }
     this.cellFrames++;
-    const clock = this.clocks.observe(msg.shardId, msg.tick, t, arrivalMs, this.tickMs);
+    const clock = this.clocks.observe(msg, t, arrivalMs, this.tickMs);
     const n = msg.playerCount;
     this.reserve(n);
     msg.readPlayers(this.scratch, this.bounds);
     this.frameMs = clock.frameMs;
     this.frameArrivalMs = arrivalMs;
-    for (let i = 0; i < n; i++) this.listed(i, msg.shardId, msg.cell);
+    this.baseMs = span > 0 ? clock.frameMs - span * this.tickMs : Number.NaN;
+    this.frameShard = msg.shard;
+    this.frameCell = msg.cell;
+    for (let i = 0; i < n; i++) this.listed(i);
     this.ownListed(msg, n, arrivalMs);
-    this.leavers(listing, msg.shardId, msg.cell);
-    listing.record(msg.tick, t, arrivalMs, this.scratch.ids, n);
-    if (arrivalMs > this.newestArrivalMs) this.newestArrivalMs = arrivalMs;
+    this.leavers(listing);
+    listing.record(msg, t, arrivalMs, this.scratch.ids, n);
+    this.arrived(arrivalMs);
+  }
+
+  /** The cell (`shard`, `cell`) left the view (a frame that arrived at local `arrivalMs` forgot it): its players left it. */
+  onForget(shard: number, cell: number, arrivalMs: number): void {
+    this.frameArrivalMs = arrivalMs;
+    this.listings.drop(shard, cell, this.leftAll);
+    this.arrived(arrivalMs);
+  }
+
+  /** Every cell of `shard` was dropped (a resync, or the shard left): their players left them. */
+  onReset(shard: number, arrivalMs: number): void {
+    this.frameArrivalMs = arrivalMs;
+    this.listings.dropShard(shard, this.leftAll);
+    this.arrived(arrivalMs);
+  }
+
+  /** Marks every player a dropped cell listed, still in it, as having left it at the frame's arrival. Made once. */
+  private readonly leftAll = (listing: CellListing): void => {
+    const tr = this.tracks;
+    for (let k = 0; k < listing.count; k++) {
+      const slot = tr.slotOf(listing.ids[k] as number);
+      if (slot < 0 || tr.cell[slot] !== listing.cell || tr.shard[slot] !== listing.shard) continue;
+      if (Number.isNaN(tr.leftAt[slot])) tr.leftAt[slot] = this.frameArrivalMs;
+    }
+  };
+
+  /** A frame arrived at local `arrivalMs`: the periodic purge. */
+  private arrived(arrivalMs: number): void {
     if (arrivalMs - this.purgedAt > PURGE_EVERY_MS) this.purge(arrivalMs);
   }
 
-  /** Tells the listener about the own player's entry among the `n` of the frame being taken, if it has one. */
-  private ownListed(msg: CellMsg, n: number, arrivalMs: number): void {
+  /** Tells the listener about the own player's entry among the `n` of the cell being taken, if it has one. */
+  private ownListed(msg: CellState, n: number, arrivalMs: number): void {
     const listener = this.listener;
     if (!listener?.own || !this.ownId) return;
     const s = this.scratch;
     for (let i = 0; i < n; i++) {
       if (s.ids[i] !== this.ownId) continue;
-      listener.own(msg.shardId, msg.tick, s.x[i] as number, s.y[i] as number, s.flags[i] as number, arrivalMs);
+      listener.own(msg.shard, msg.tick, s.x[i] as number, s.y[i] as number, s.flags[i] as number, arrivalMs);
       return;
     }
   }
 
-  /** Player i of the scratch columns is listed in (`shard`, `cell`) by the frame being taken. */
-  private listed(i: number, shard: number, cell: number): void {
+  /** Player i of the scratch columns is listed by the cell being taken. */
+  private listed(i: number): void {
+    const shard = this.frameShard;
+    const cell = this.frameCell;
     const tr = this.tracks;
     const t = this.frameMs;
     const s = this.scratch;
@@ -193,6 +245,8 @@ export class CellWorld {
       // Back after being hidden: it starts over where it is now.
       if (tr.hidden[slot] === HIDDEN) tr.clearSamples(slot);
       if (tr.shard[slot] !== shard) this.changedShard(slot);
+      // It stayed in the cell: it stood where it was held until the delta's base.
+      else if (tr.cell[slot] === cell && this.baseMs === this.baseMs && tr.newestMs(slot) < this.baseMs) tr.repeatNewest(slot, this.baseMs);
     }
     const gap = t - tr.newestMs(slot);
     if (tr.push(slot, t, s.x[i] as number, s.y[i] as number, s.heading[i] as number, s.flags[i] as number)) this.measure(slot, gap);
@@ -239,8 +293,10 @@ export class CellWorld {
     tr.interval[slot] = tr.samples(slot) === 2 ? gap : old + (gap - old) * INTERVAL_WEIGHT;
   }
 
-  /** Marks the players the previous frame of (`shard`, `cell`) listed, and the one being taken did not, as having left it. */
-  private leavers(previous: CellListing, shard: number, cell: number): void {
+  /** Marks the players the previous state of the cell being taken listed, and this one does not, as having left it. */
+  private leavers(previous: CellListing): void {
+    const shard = this.frameShard;
+    const cell = this.frameCell;
     const tr = this.tracks;
     const t = this.frameMs;
     for (let k = 0; k < previous.count; k++) {
@@ -264,19 +320,21 @@ export class CellWorld {
     const tr = this.tracks;
     tr.tickMs = this.tickMs;
     tr.speed = this.speed;
-    const now = this.newestArrivalMs;
+    const now = nowMs;
     for (let slot = tr.count - 1; slot >= 0; slot--) {
-      const interval = tr.interval[slot] as number;
-      if (now - (tr.seenAt[slot] as number) > forgetAfterMs(interval, this.tickMs, this.graceMs)) {
-        if (tr.hidden[slot] === DRAWN) this.viewVersion++;
-        tr.remove(slot); // the last slot, already done this frame, moves here
-        continue;
-      }
       const left = tr.leftAt[slot] as number;
-      if (left === left && now - left > hideAfterMs(interval, this.tickMs, this.graceMs)) {
-        if (tr.hidden[slot] === DRAWN) this.viewVersion++;
-        tr.hidden[slot] = HIDDEN;
-        continue;
+      if (left === left) {
+        const interval = tr.interval[slot] as number;
+        if (now - left > forgetAfterMs(interval, this.tickMs, this.graceMs)) {
+          if (tr.hidden[slot] === DRAWN) this.viewVersion++;
+          tr.remove(slot); // the last slot, already done this frame, moves here
+          continue;
+        }
+        if (now - left > hideAfterMs(interval, this.tickMs, this.graceMs)) {
+          if (tr.hidden[slot] === DRAWN) this.viewVersion++;
+          tr.hidden[slot] = HIDDEN;
+          continue;
+        }
       }
       this.draw(slot);
     }
@@ -301,8 +359,9 @@ export class CellWorld {
       // Its next sample is late: it waits a tick past its newest (extrapolated)
       // with its delay stretched, so it goes on from there when the sample
       // comes rather than jumping ahead to where the render time has got to.
+      // (A standing player's next sample is not late: a still cell sends nothing.)
       const most = tr.newestMs(slot) + this.tickMs;
-      if (t > most && extra < MAX_EXTRA_DELAY_MS) {
+      if (t > most && extra < MAX_EXTRA_DELAY_MS && tr.newestMoving(slot)) {
         extra = Math.min(MAX_EXTRA_DELAY_MS, extra + t - most);
         t = c.clock.renderMs - extra;
       }
@@ -351,7 +410,9 @@ export class CellWorld {
 
   private purge(nowMs: number): void {
     this.purgedAt = nowMs;
-    this.listings.purge(nowMs - LISTING_KEEP_MS);
-    this.clocks.purge(nowMs);
+    this.clocks.purge(nowMs, this.holdsShard);
   }
+
+  /** Whether a cell of the shard is listed (its clock is kept). Made once. */
+  private readonly holdsShard = (shard: number): boolean => this.listings.hasShard(shard);
 }

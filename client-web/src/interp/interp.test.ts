@@ -1,10 +1,12 @@
 // Interpolation timing: a scripted 20 Hz server and network drive the
-// interpolated world frame by frame, with no real clock.
+// interpolated place frame by frame (one walker whose cell changes every
+// tick), with no real clock.
 import { describe, expect, it } from 'vitest';
-import { snapshotOf } from '../testing/snapshots.js';
-import { InterpolatedWorld } from './world.js';
+import { AOI_EPOCH, aoiWelcome, viewCell } from '../testing/cells.js';
+import { SAMPLES } from './player-tracks.js';
+import { CellWorld } from './cell-world.js';
 
-const EPOCH = 1_764_450_000_000; // server clock = EPOCH + local clock
+const EPOCH = AOI_EPOCH; // server clock = EPOCH + local clock
 const TICK = 50;
 const FRAME = 1000 / 60;
 const SPEED = 120; // world units per second
@@ -15,7 +17,10 @@ const walkerX = (t: number): number => 100 + (SPEED * (t - EPOCH)) / 1000;
 
 interface FrameLog {
   now: number;
+  /** The shard's render time (server ms since the epoch). */
   sample: number;
+  /** The walker's own draw time: the render time less its extra delay (a late sample stretches it). */
+  drawn: number;
   x: number;
   delay: number;
   newest: number;
@@ -23,16 +28,18 @@ interface FrameLog {
 
 /** A 20 Hz shard with one walking player, a network with scripted latency, and a 60 fps page. */
 class Sim {
-  readonly world = new InterpolatedWorld();
+  readonly world = new CellWorld();
   now = 0;
   private serverNow = 0; // local time of the next tick
-  private tick = 1;
   private inFlight: { arrival: number; tick: number; t: number }[] = [];
+  private lastTick = Number.NaN;
   newestServerTime = Number.NaN;
   log: FrameLog[] = [];
 
-  /** `latency(tick, sentAt)` gives the one-way delay of each snapshot, ms. */
-  constructor(private latency: (tick: number, sentAt: number) => number = () => 20) {}
+  /** `latency(tick, sentAt)` gives the one-way delay of each frame, ms. */
+  constructor(private latency: (tick: number, sentAt: number) => number = () => 20) {
+    this.world.welcome(aoiWelcome(2, SHARD, EPOCH), 0);
+  }
 
   setLatency(f: (tick: number, sentAt: number) => number): void {
     this.latency = f;
@@ -60,8 +67,8 @@ class Sim {
 
   private send(): void {
     const t = EPOCH + this.serverNow;
-    this.inFlight.push({ arrival: this.serverNow + this.latency(this.tick, this.serverNow), tick: this.tick, t });
-    this.tick++;
+    const tick = this.serverNow / TICK; // ticks count periods since the epoch
+    this.inFlight.push({ arrival: this.serverNow + this.latency(tick, this.serverNow), tick, t });
   }
 
   private deliver(): void {
@@ -69,19 +76,27 @@ class Sim {
     while (this.inFlight.length && (this.inFlight[0]?.arrival ?? Infinity) <= this.now) {
       const m = this.inFlight.shift();
       if (!m) break;
-      this.world.onSnapshot(snapshotOf(SHARD, m.tick, m.t, [{ id: 1, x: walkerX(m.t), y: 500, flags: 1 }]), this.now);
+      // A delta from the previous frame (this walker walks on through a stall: the span is the ticks between).
+      const span = Number.isNaN(this.lastTick) ? 0 : m.tick - this.lastTick;
+      this.lastTick = m.tick;
+      this.world.onCell(viewCell(SHARD, 1, m.tick, [{ id: 1, x: walkerX(m.t), y: 500, flags: 1 }]), span, this.now);
       this.newestServerTime = Math.max(this.newestServerTime || 0, m.t);
     }
   }
 
   private frame(): void {
     this.world.update(this.now);
-    const track = this.world.track(SHARD);
+    const clock = this.world.clocks.of(SHARD)?.clock;
     const p = this.world.players;
     const i = p.indexOf(1);
+    const sample = clock?.ready ? EPOCH + clock.renderMs : Number.NaN;
+    const tr = this.world.tracks;
+    const slot = tr.slotOf(1);
     this.log.push({
       now: this.now,
-      sample: track?.sampleTimeMs ?? Number.NaN,
+      sample,
+      // As the tracks draw it: at most a tick past its newest sample, at its oldest before that.
+      drawn: slot >= 0 ? Math.max(EPOCH + tr.oldestMs(slot), Math.min(sample - (tr.extra[slot] as number), EPOCH + tr.newestMs(slot) + TICK)) : Number.NaN,
       x: i >= 0 ? (p.x[i] as number) : Number.NaN,
       delay: this.world.delayMs(SHARD),
       newest: this.newestServerTime,
@@ -92,6 +107,12 @@ class Sim {
     const f = this.log[this.log.length - 1];
     if (!f) throw new Error('no frame rendered');
     return f;
+  }
+
+  /** Positions held for the walker (bounded). */
+  buffered(): number {
+    const slot = this.world.tracks.slotOf(1);
+    return slot >= 0 ? this.world.tracks.samples(slot) : 0;
   }
 
   /** Frames whose render time advanced faster than 1.15x real time (a jump). */
@@ -116,7 +137,7 @@ describe('render clock', () => {
     expect(f.sample).toBeLessThanOrEqual(f.newest);
   });
 
-  it('interpolates between the snapshots around the render time', () => {
+  it('interpolates between the samples around the render time', () => {
     const sim = new Sim(() => 20);
     sim.run(2000);
     for (const f of sim.log.slice(60)) expect(Math.abs(f.x - walkerX(f.sample))).toBeLessThan(0.01);
@@ -125,13 +146,14 @@ describe('render clock', () => {
     for (let i = 1; i < xs.length; i++) expect((xs[i] as number) - (xs[i - 1] as number)).toBeGreaterThan(1.5);
   });
 
-  it('never extrapolates more than one tick past the newest snapshot', () => {
+  it('never extrapolates a walker more than one tick past its newest sample', () => {
     const sim = new Sim(() => 20);
     sim.run(1000);
     sim.run(2000, { stalled: true });
     const newest = sim.last.newest;
-    for (const f of sim.log.filter((l) => !Number.isNaN(l.sample))) {
-      expect(f.sample).toBeLessThanOrEqual(f.newest + TICK + 1e-6);
+    // The clock runs on; the walker waits a tick past its newest, its own delay stretched.
+    for (const f of sim.log.filter((l) => !Number.isNaN(l.drawn))) {
+      expect(f.drawn).toBeLessThanOrEqual(f.newest + TICK + 1e-6);
     }
     expect(sim.last.x).toBeLessThanOrEqual(walkerX(newest) + (SPEED * TICK) / 1000 + 1e-3);
     expect(sim.last.x).toBeCloseTo(walkerX(newest + TICK), 3);
@@ -143,7 +165,7 @@ describe('render clock', () => {
     const before = sim.log.length;
     sim.run(10_000, { hidden: true });
     expect(sim.log.length).toBe(before);
-    expect(sim.world.bufferedSnapshots()).toBeLessThanOrEqual(32);
+    expect(sim.buffered()).toBeLessThanOrEqual(SAMPLES);
     sim.run(FRAME * 1.01);
     const f = sim.last;
     expect(Math.abs(f.sample - (EPOCH + f.now - 20 - f.delay))).toBeLessThan(0.5);
@@ -152,7 +174,7 @@ describe('render clock', () => {
     expect(Math.abs(f.x - walkerX(f.sample))).toBeLessThan(0.01);
   });
 
-  it('after a server stall it is back at newest minus the delay within half a second, without fast-forwarding', () => {
+  it('after a server stall the clock is back at newest minus the delay within half a second, without fast-forwarding', () => {
     const sim = new Sim(() => 20);
     sim.run(1000);
     sim.run(2000, { stalled: true });
@@ -161,14 +183,16 @@ describe('render clock', () => {
     expect(sim.fastFrames(resumed)).toBeLessThanOrEqual(1);
     for (const f of sim.log.filter((l) => l.now >= resumed + 500)) {
       expect(Math.abs(f.sample - (f.newest - f.delay))).toBeLessThanOrEqual(TICK);
-      expect(Math.abs(f.x - walkerX(f.sample))).toBeLessThan(0.01);
+      // The walker, drawn at its own time (its delay stretched while it waited, up to a second: before
+      // the samples it holds, at its oldest), is where it was then.
+      expect(Math.abs(f.x - walkerX(f.drawn))).toBeLessThan(0.01);
     }
   });
 
-  it('after a late burst of snapshots it is back within half a second, without fast-forwarding', () => {
+  it('after a late burst of frames it is back within half a second, without fast-forwarding', () => {
     const sim = new Sim(() => 20);
     sim.run(1000);
-    // For 600 ms the network holds every snapshot, then delivers them all at once.
+    // For 600 ms the network holds every frame, then delivers them all at once.
     const holdUntil = sim.now + 600;
     sim.setLatency((_tick, sentAt) => (sentAt < holdUntil ? holdUntil - sentAt : 20));
     sim.run(600);
@@ -181,11 +205,11 @@ describe('render clock', () => {
     // The burst counted as jitter: the delay grew, within bounds.
     expect(sim.last.delay).toBeGreaterThan(100);
     expect(sim.last.delay).toBeLessThanOrEqual(250);
-    expect(sim.world.bufferedSnapshots()).toBeLessThanOrEqual(32);
+    expect(sim.buffered()).toBeLessThanOrEqual(SAMPLES);
   });
 
   it('after a late start it jumps ahead to newest minus the delay instead of fast-forwarding', () => {
-    // The first 2 s of snapshots all arrive 400 ms late (a congested start), then on time:
+    // The first 2 s of frames all arrive 400 ms late (a congested start), then on time:
     // the offset estimate drops by 380 ms at once.
     const sim = new Sim(() => 420);
     sim.run(2000);

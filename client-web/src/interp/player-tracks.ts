@@ -9,8 +9,8 @@
 // compacted by moving the last player into a removed one's slot. Nothing here
 // allocates except growing, by doubling, when more players are tracked.
 
+import { FLAG_MOVING } from '../net/protocol.js';
 import { IdIndex } from './id-index.js';
-import type { PlayerSink } from './track.js';
 
 /** [`PlayerTracks.hidden`]: drawn in the last frame. */
 export const DRAWN = 0;
@@ -18,6 +18,11 @@ export const DRAWN = 0;
 export const NOT_YET_DRAWN = 1;
 /** [`PlayerTracks.hidden`]: hidden after leaving its cell and every other frame. */
 export const HIDDEN = 2;
+
+/** Where interpolated players are written, one call a player (interp/world's MergedPlayers). */
+export interface PlayerSink {
+  put(id: number, x: number, y: number, heading: number, flags: number, priority: number): void;
+}
 
 /** Positions kept per player: at 20 Hz, 0.8 s of every-tick updates. */
 export const SAMPLES = 16;
@@ -124,6 +129,29 @@ export class PlayerTracks {
     return n ? (this.st[this.at(slot, n - 1)] as number) : Number.NEGATIVE_INFINITY;
   }
 
+  /** Server time of the oldest sample of `slot`, ms (Infinity when none). */
+  oldestMs(slot: number): number {
+    return this.size[slot] ? (this.st[this.at(slot, 0)] as number) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Whether the newest sample of `slot` is walking (false when it has none). */
+  newestMoving(slot: number): boolean {
+    const n = this.size[slot] as number;
+    return n > 0 && ((this.sf[this.at(slot, n - 1)] as number) & FLAG_MOVING) !== 0;
+  }
+
+  /**
+   * Repeats the newest sample of `slot` at server time `t` (ms, later than
+   * it): the player was known to stand there until then (a delta's base).
+   * Nothing happens without a sample.
+   */
+  repeatNewest(slot: number, t: number): void {
+    const n = this.size[slot] as number;
+    if (!n) return;
+    const i = this.at(slot, n - 1);
+    this.push(slot, t, this.sx[i] as number, this.sy[i] as number, this.sh[i] as number, this.sf[i] as number);
+  }
+
   /** Forgets the samples of `slot` (it starts over from its next one). */
   clearSamples(slot: number): void {
     this.size[slot] = 0;
@@ -167,7 +195,8 @@ export class PlayerTracks {
   /**
    * Writes the player of `slot` as it stood at server time [`drawMs`] into
    * `sink`: between the two samples around it, at most one tick past the
-   * newest (then held), at the oldest before it. A move between two samples
+   * newest when that one walks (then held; a standing one is where it
+   * stays: a still cell sends nothing new), at the oldest before it. A move between two samples
    * longer than a walk at [`speed`] is a teleport and is not interpolated.
    * Nothing is written for a slot without samples. Hot path: allocates
    * nothing.
@@ -180,7 +209,8 @@ export class PlayerTracks {
     const newest = base + ((head + n - 1) % SAMPLES);
     const tn = this.st[newest] as number;
     const t = this.drawMs;
-    const tc = t === t ? Math.min(t, tn + this.tickMs) : tn;
+    const ahead = ((this.sf[newest] as number) & FLAG_MOVING) !== 0 ? this.tickMs : 0;
+    const tc = t === t ? Math.min(t, tn + ahead) : tn;
     let k = n - 1;
     while (k >= 0 && (this.st[base + ((head + k) % SAMPLES)] as number) > tc) k--;
     let a: number;

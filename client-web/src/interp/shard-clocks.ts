@@ -1,8 +1,8 @@
-// The render clocks of area of interest: one per shard whose view frames
-// arrive (the local shard's and, clustered, the ones relayed from others),
-// each fed once per tick of its shard (a tick's view frame brings many cells;
-// only the first is a new sample of the network delay). A player is drawn on the
-// clock of the shard that lists it.
+// The render clocks: one per shard whose cells view frames bring (the local
+// shard's and, clustered, the ones relayed from others), each fed once per
+// tick of its shard that changed a cell (a tick's view frame brings many
+// cells; only the first is a new sample of the network delay). A player is
+// drawn on the clock of the shard that lists it.
 //
 // Frames are placed at their tick's scheduled time rather than the wall
 // clock's reading when the tick ran: a shard moves its players by exactly one
@@ -60,7 +60,7 @@ export const RESYNC_MS = 1000;
 /** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
 const HALF_TICKS = 2 ** 31;
 
-/** Shards silent this long are forgotten, ms (their players were forgotten long before). */
+/** Shards silent this long, with no cell held, are forgotten, ms (their players were forgotten long before). */
 export const SHARD_CLOCK_KEEP_MS = 60_000;
 
 /** Every shard's clock, found by shard id in O(1). */
@@ -78,13 +78,16 @@ export class ShardClocks {
   }
 
   /**
-   * Takes a frame of tick `tick` (run at server time `timeMs`) of `shardId`,
-   * arrived at local `arrivalMs`, and returns the shard's clock, its
+   * Takes a frame of `of.tick` (run at server time `timeMs`) of `of.shard`
+   * (read from an object: u32s past the small integers passed as numbers
+   * are boxed), arrived at local `arrivalMs`, and returns the shard's clock, its
    * `frameMs` set to the tick's scheduled time. Only a shard's new tick (or a
    * later time: a restarted shard) is a sample of its clock; `tickMs` is the
    * tick interval.
    */
-  observe(shardId: number, tick: number, timeMs: number, arrivalMs: number, tickMs: number): ShardClock {
+  observe(of: { readonly shard: number; readonly tick: number }, timeMs: number, arrivalMs: number, tickMs: number): ShardClock {
+    const shardId = of.shard;
+    const tick = of.tick;
     let c = this.of(shardId);
     if (!c) {
       c = new ShardClock(shardId, this.options);
@@ -110,11 +113,16 @@ export class ShardClocks {
     for (let i = 0; i < this.list.length; i++) (this.list[i] as ShardClock).clock.advance(nowMs);
   }
 
-  /** Forgets shards whose last frame arrived over SHARD_CLOCK_KEEP_MS before `nowMs`. */
-  purge(nowMs: number): void {
+  /**
+   * Forgets shards whose last frame arrived over SHARD_CLOCK_KEEP_MS before
+   * `nowMs`, but for those `keep` says are still needed (a shard whose cells
+   * are held but still sends nothing new).
+   */
+  purge(nowMs: number, keep: (shardId: number) => boolean = () => false): void {
     let removed = false;
     for (let i = this.list.length - 1; i >= 0; i--) {
-      if (nowMs - (this.list[i] as ShardClock).lastArrivalMs <= SHARD_CLOCK_KEEP_MS) continue;
+      const c = this.list[i] as ShardClock;
+      if (nowMs - c.lastArrivalMs <= SHARD_CLOCK_KEEP_MS || keep(c.shardId)) continue;
       this.list.splice(i, 1);
       removed = true;
     }

@@ -1,19 +1,28 @@
-// Merging shards by player id, dropping dead shards, not interpolating
-// teleports, and a steady frame that allocates nothing.
+// Without area of interest each shard is one cell: every shard's players
+// merged by id (a player that moved between shards shown once), a reset
+// shard's players taken off, teleports not interpolated, and a steady frame of
+// one big cell that allocates nothing.
 import { describe, expect, it } from 'vitest';
-import type { PlayerColumns, SnapshotMsg } from '../net/protocol.js';
+import type { CellState, PlayerColumns } from '../net/protocol.js';
 import { FRAME_BUDGET_BYTES, MEASURED_FRAMES, WARM_FRAMES, bytesPerFrame } from '../testing/allocation.js';
-import { WORLD, snapshotOf, type TestPlayer } from '../testing/snapshots.js';
-import { InterpolatedWorld } from './world.js';
+import { AOI_TICK0, aoiWelcome, viewCell, type TestPlayer } from '../testing/cells.js';
+import { CellWorld } from './cell-world.js';
 
-const EPOCH = 1_764_450_000_000;
+/** Without area of interest: the whole shard is cell 1. */
+const WHOLE = 1;
 
-/** Feeds ticks [from, to) of `shard` listing `players(tick)`, each arriving 10 ms after its tick. */
-function feed(w: InterpolatedWorld, shard: number, from: number, to: number, players: (tick: number) => TestPlayer[]): void {
-  for (let tick = from; tick < to; tick++) w.onSnapshot(snapshotOf(shard, tick, EPOCH + tick * 50, players(tick)), tick * 50 + 10);
+function world(): CellWorld {
+  const w = new CellWorld();
+  w.welcome({ ...aoiWelcome(99), aoi: null }, 0);
+  return w;
 }
 
-function positions(w: InterpolatedWorld): Map<number, [number, number]> {
+/** Feeds ticks [from, to) of `shard`'s one cell listing `players(tick)`, each arriving 10 ms after its tick. */
+function feed(w: CellWorld, shard: number, from: number, to: number, players: (tick: number) => TestPlayer[]): void {
+  for (let tick = from; tick < to; tick++) w.onCell(viewCell(shard, WHOLE, tick, players(tick)), 1, tick * 50 + 10);
+}
+
+function positions(w: CellWorld): Map<number, [number, number]> {
   const out = new Map<number, [number, number]>();
   const p = w.players;
   for (let i = 0; i < p.count; i++) {
@@ -23,20 +32,20 @@ function positions(w: InterpolatedWorld): Map<number, [number, number]> {
   return out;
 }
 
-describe('shard merging', () => {
+describe('shards merged (each shard one cell)', () => {
   it('shows the players of every shard together', () => {
-    const w = new InterpolatedWorld();
+    const w = world();
     feed(w, 1, 1, 20, () => [{ id: 10, x: 100, y: 100 }]);
     feed(w, 2, 1, 20, () => [{ id: 20, x: 200, y: 200 }, { id: 21, x: 300, y: 300 }]);
     w.update(20 * 50);
     expect([...positions(w).keys()].sort()).toEqual([10, 20, 21]);
-    expect(w.shardCount).toBe(2);
+    expect(w.clocks.list.length).toBe(2);
   });
 
   it('shows a player that moved between shards once, from the shard that lists it now', () => {
-    const w = new InterpolatedWorld();
-    // Player 5 walks on shard 1 until tick 10, then shard 2 lists it (at x=400) while
-    // shard 1 still sends its other player; both shards' snapshots overlap in time.
+    const w = world();
+    // Player 5 stands on shard 1 until tick 10, then shard 2 lists it (at x=400) while
+    // shard 1 still lists its other player; both shards' cells overlap in time.
     feed(w, 1, 1, 30, (t) => (t < 10 ? [{ id: 5, x: 300, y: 0 }, { id: 6, x: 0, y: 0 }] : [{ id: 6, x: 0, y: 0 }]));
     feed(w, 2, 8, 30, () => [{ id: 5, x: 400, y: 0 }]);
     for (let now = 9 * 50; now <= 30 * 50; now += 16) {
@@ -48,24 +57,22 @@ describe('shard merging', () => {
     expect(positions(w).get(6)).toEqual([0, 0]);
   });
 
-  it('drops a shard that went silent while another still sends, and keeps the view when all are silent', () => {
-    const w = new InterpolatedWorld(2000);
+  it("takes a shard's players off at its reset (it left the place), and keeps the view when nothing comes", () => {
+    const w = world();
     feed(w, 1, 1, 20, () => [{ id: 1, x: 10, y: 10 }]);
     feed(w, 2, 1, 80, () => [{ id: 2, x: 20, y: 20 }]);
+    w.onReset(1, 20 * 50 + 10);
     w.update(80 * 50);
     expect([...positions(w).keys()]).toEqual([2]);
-    expect(w.shardCount).toBe(1);
-    // Nobody sends for a minute: the last view stays.
+    // Nothing comes for a minute (a still place sends nothing): the last view stays.
     w.update(80 * 50 + 60_000);
     expect([...positions(w).keys()]).toEqual([2]);
   });
 
   it('does not slide a player across the world after a teleport', () => {
-    const w = new InterpolatedWorld();
-    feed(w, 1, 1, 11, (t) => [{ id: 1, x: t < 10 ? 10 : 900, y: 10 }]);
+    const w = world();
+    feed(w, 1, 1, 11, (t) => [{ id: 1, x: t < 10 ? 10 : 900, y: 10, flags: 1 }]);
     // Render exactly between tick 9 (x=10) and tick 10 (x=900).
-    const track = w.track(1);
-    expect(track).toBeDefined();
     for (let now = 0; now < 1000; now += 10) {
       w.update(now);
       const x = positions(w).get(1)?.[0];
@@ -73,45 +80,35 @@ describe('shard merging', () => {
     }
   });
 
-  it('ignores duplicate and out-of-order snapshots', () => {
-    const w = new InterpolatedWorld();
+  it('ignores a repeated and an older state of a cell', () => {
+    const w = world();
     feed(w, 1, 1, 10, () => [{ id: 1, x: 1, y: 1 }]);
-    const before = w.bufferedSnapshots();
-    w.onSnapshot(snapshotOf(1, 5, EPOCH + 250, [{ id: 1, x: 999, y: 999 }]), 600);
-    w.onSnapshot(snapshotOf(1, 9, EPOCH + 450, [{ id: 1, x: 999, y: 999 }]), 600);
-    expect(w.bufferedSnapshots()).toBe(before);
-  });
-
-  it('starts a shard over when its ticks restart (same shard id, later time)', () => {
-    const w = new InterpolatedWorld();
-    feed(w, 1, 100, 110, () => [{ id: 1, x: 1, y: 1 }]);
-    w.onSnapshot(snapshotOf(1, 1, EPOCH + 200 * 50, [{ id: 2, x: 5, y: 5 }]), 200 * 50 + 10);
-    expect(w.bufferedSnapshots()).toBe(1);
-    w.update(200 * 50 + 20);
-    expect([...positions(w).keys()]).toEqual([2]);
+    const slot = w.tracks.slotOf(1);
+    const before = w.tracks.samples(slot);
+    w.onCell(viewCell(1, WHOLE, 5, [{ id: 1, x: 999, y: 999 }]), 1, 600);
+    w.onCell(viewCell(1, WHOLE, 9, [{ id: 1, x: 999, y: 999 }]), 1, 600);
+    expect(w.tracks.samples(slot)).toBe(before);
+    expect(w.staleFrames).toBe(2);
   });
 });
 
-/** Tick `tick` of shard 1, whose `count` players walk to and fro; copies without allocating. */
-class WalkSnapshot implements SnapshotMsg {
-  readonly kind = 'snapshot';
-  readonly shardId = 1;
-  readonly tickHz = 20;
-  readonly bounds = WORLD;
-  readonly cell = 0;
-  readonly serverTimeMs: number;
+/** Tick `t` of shard 1's one cell, whose `playerCount` players walk to and fro; copies without allocating. */
+class WalkShard implements CellState {
+  readonly shard = 0xc0ff_ee00;
+  readonly cell = WHOLE;
+  readonly tick: number;
 
   constructor(
-    readonly tick: number,
+    private readonly t: number,
     readonly playerCount: number,
   ) {
-    this.serverTimeMs = EPOCH + tick * 50;
+    this.tick = (AOI_TICK0 + t) % 2 ** 32;
   }
 
   readPlayers(out: PlayerColumns): void {
     for (let i = 0; i < this.playerCount; i++) {
       out.ids[i] = i + 1;
-      out.x[i] = 350 + Math.abs(((i * 37 + this.tick * 3) % 600) - 300);
+      out.x[i] = 350 + Math.abs(((i * 37 + this.t * 3) % 600) - 300);
       out.y[i] = 100 + ((i * 53) % 800);
       out.heading[i] = (i % 8) * 0.7;
       out.flags[i] = 1;
@@ -120,20 +117,20 @@ class WalkSnapshot implements SnapshotMsg {
 }
 
 describe('a steady frame', () => {
-  it('allocates nothing: 500 walking players, snapshots arriving at 20 Hz, frames at 60 Hz', async () => {
-    const w = new InterpolatedWorld();
+  it('allocates nothing: 500 walking players in one shard, its cell changed every tick at 20 Hz, frames at 60 Hz', async () => {
+    const w = world();
     const frameMs = 16;
-    const ticks = Math.ceil(((WARM_FRAMES + MEASURED_FRAMES) * frameMs) / 50) + 2;
-    const snapshots = Array.from({ length: ticks }, (_, t) => new WalkSnapshot(t, 500));
+    const ticks = Math.ceil(((WARM_FRAMES + 3 * MEASURED_FRAMES) * frameMs) / 50) + 2;
+    const cells = Array.from({ length: ticks }, (_, t) => new WalkShard(t, 500));
     let now = 0;
     let next = 0;
     const bytes = await bytesPerFrame(() => {
       now += frameMs;
-      while (next * 50 + 10 <= now) w.onSnapshot(snapshots[next++] as WalkSnapshot, now);
+      while (next * 50 + 10 <= now) w.onCell(cells[next++] as WalkShard, 1, now);
       w.update(now);
       w.players.indexOf(1);
     });
     expect(w.players.count).toBe(500);
     expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
-  });
+  }, 30_000);
 });

@@ -1,14 +1,9 @@
-// Every shard's interpolated players merged into one set, by player id: a player
-// that moved between shards (or whose shard died and who resumed elsewhere)
-// appears once, taken from the shard that listed it most recently. A shard
-// that has sent nothing for `staleMs` while another still sends is dropped.
-// While no shard sends (a reconnect, a stall) the last view is kept as it is.
+// The players drawn in one frame, in columns for the one instanced draw: each
+// player once, by id (the own player's prediction replaces its interpolated
+// copy, by priority).
 
-import type { Bounds, SnapshotMsg } from '../net/protocol.js';
-import type { ClockOptions } from './clock.js';
-import { DEFAULT_CLOCK } from './clock.js';
 import { IdIndex } from './id-index.js';
-import { ShardTrack, type PlayerSink } from './track.js';
+import type { PlayerSink } from './player-tracks.js';
 
 /**
  * Merged players of one frame in columns; [0, count) is valid, arrays are
@@ -71,89 +66,5 @@ export class MergedPlayers implements PlayerSink {
     this.heading = copy(this.heading, new Float32Array(cap));
     this.flags = copy(this.flags, new Uint8Array(cap));
     this.priority = copy(this.priority, new Float64Array(cap));
-  }
-}
-
-/** The interpolated view of the place across shards. */
-export class InterpolatedWorld {
-  /** Tracks by shard id, and the same tracks in a list the frame loop walks without an iterator. */
-  private readonly tracks = new Map<number, ShardTrack>();
-  private readonly list: ShardTrack[] = [];
-  readonly players = new MergedPlayers();
-  /** Walking speed, world units per second (from Welcome). */
-  speed = 120;
-  /** World bounds from the newest snapshot or Welcome. */
-  bounds: Bounds | null = null;
-
-  constructor(
-    /** A shard silent this long while another sends is dropped, ms. */
-    private readonly staleMs = 2000,
-    private readonly capacity = 32,
-    private readonly clock: ClockOptions = DEFAULT_CLOCK,
-  ) {}
-
-  /** Stores a snapshot that arrived at local time `arrivalMs`. */
-  onSnapshot(msg: SnapshotMsg, arrivalMs: number): void {
-    let track = this.tracks.get(msg.shardId);
-    if (!track) {
-      track = new ShardTrack(msg.shardId, this.capacity, this.clock);
-      this.tracks.set(msg.shardId, track);
-      this.list.push(track);
-    }
-    track.push(msg, arrivalMs);
-    this.bounds = msg.bounds;
-  }
-
-  /** Interpolates every shard at local time `nowMs` into [`players`]; allocates nothing. */
-  update(nowMs: number): void {
-    this.dropStale(nowMs);
-    this.players.begin();
-    for (let i = 0; i < this.list.length; i++) (this.list[i] as ShardTrack).sample(nowMs, this.speed, this.players);
-  }
-
-  private dropStale(nowMs: number): void {
-    if (this.list.length < 2) return;
-    let live = false;
-    for (let i = 0; i < this.list.length; i++) live ||= nowMs - (this.list[i] as ShardTrack).lastArrivalMs < this.staleMs;
-    if (!live) return;
-    for (let i = this.list.length - 1; i >= 0; i--) {
-      const t = this.list[i] as ShardTrack;
-      if (nowMs - t.lastArrivalMs < this.staleMs) continue;
-      this.list.splice(i, 1);
-      this.tracks.delete(t.shardId);
-    }
-  }
-
-  /** The track of `shardId`, if any. */
-  track(shardId: number): ShardTrack | undefined {
-    return this.tracks.get(shardId);
-  }
-
-  /** Number of shards with snapshots. */
-  get shardCount(): number {
-    return this.tracks.size;
-  }
-
-  /** Interpolation delay of `shardId`'s track, or the largest of all when absent; ms (NaN when none). */
-  delayMs(shardId?: number): number {
-    const own = shardId === undefined ? undefined : this.tracks.get(shardId);
-    if (own?.clock.ready) return own.clock.delayMs;
-    let d = Number.NaN;
-    for (const t of this.list) if (t.clock.ready) d = Number.isNaN(d) ? t.clock.delayMs : Math.max(d, t.clock.delayMs);
-    return d;
-  }
-
-  /** Number of snapshot slots in use over every shard (bounded by shards x capacity). */
-  bufferedSnapshots(): number {
-    let n = 0;
-    for (const t of this.list) n += t.ring.length;
-    return n;
-  }
-
-  /** Render-time jumps of every shard so far. */
-  snaps(): number {
-    let n = 0;
-    for (const t of this.list) n += t.clock.snaps;
-    return n;
   }
 }

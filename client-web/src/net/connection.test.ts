@@ -6,9 +6,11 @@ import { decodeClientForTest } from '../testing/client-decode.js';
 import { FakeSocket } from '../testing/fake-socket.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { Connection, type ConnectionState } from './connection.js';
-import { AUTH_CODES, MAX_BACKOFF_MS, afterClose, authMessage, backoffMs, explainedByPage } from './policy.js';
+import { AUTH_CODES, MAX_BACKOFF_MS, afterClose, authMessage, backoffMs, explainedByPage, kickedMessage } from './policy.js';
 import { encodeChat } from './protocol.js';
-import { CloseCode, ProtocolVersion } from '../generated/mino/wire.js';
+import { websocketDial } from './transport.js';
+import { CLOSE_RULES } from '../generated/mino/close-rules.js';
+import { Capability, CloseCode, ProtocolVersion } from '../generated/mino/wire.js';
 
 function frame(name: string): Uint8Array {
   const f = fixture.frames.find((x) => x.name === name);
@@ -25,16 +27,15 @@ function setup(random = 0.5, accessToken: string | null = null): { timers: FakeT
   const sockets: FakeSocket[] = [];
   const states: ConnectionState[] = [];
   const conn = new Connection({
-    url: 'ws://127.0.0.1/ws',
     name: 'Ada',
     accessToken,
     timers,
     random: () => random,
-    socket: (url) => {
+    dial: websocketDial('ws://127.0.0.1/ws', (url) => {
       const s = new FakeSocket(url);
       sockets.push(s);
       return s;
-    },
+    }),
     handlers: { message: () => undefined, state: (s) => states.push(s) },
   });
   conn.start();
@@ -53,13 +54,13 @@ function welcomeOn(s: FakeSocket): void {
 }
 
 describe('connection', () => {
-  it('says hello with the name, and only sends once welcomed', () => {
+  it('says hello with the name, taking deltas, and only sends once welcomed', () => {
     const { sockets, conn, states } = setup();
     const s = last(sockets);
     expect(s.binaryType).toBe('arraybuffer');
     s.open();
     const hello = decodeClientForTest(last(s.sent));
-    expect([hello.kind, hello.name, hello.version, hello.ticket]).toEqual(['hello', 'Ada', ProtocolVersion.Current, null]);
+    expect([hello.kind, hello.name, hello.version, hello.ticket, hello.capabilities]).toEqual(['hello', 'Ada', ProtocolVersion.Current, null, Capability.Deltas]);
     expect(conn.send(encodeChat('early'))).toBe(false);
     s.deliver(frame('welcome'));
     expect(last(states)).toEqual({ kind: 'live' });
@@ -74,6 +75,19 @@ describe('connection', () => {
     timers.advance(249);
     expect(sockets.length).toBe(1);
     timers.advance(1);
+    expect(sockets.length).toBe(2);
+    last(sockets).open();
+    expect(hex(decodeClientForTest(last(last(sockets).sent)).ticket)).toBe(WELCOME_TICKET);
+  });
+
+  it('resyncs on asking: drops the live socket at once (no close handshake) and reconnects resuming the ticket', () => {
+    const { sockets, states, timers, conn } = setup(0.5);
+    welcomeOn(last(sockets));
+    const old = last(sockets);
+    conn.resync();
+    expect(old.onmessage).toBeNull(); // nothing more is read from it
+    expect(last(states)).toMatchObject({ kind: 'reconnecting', attempt: 1, why: 'dropped' });
+    timers.advance(250);
     expect(sockets.length).toBe(2);
     last(sockets).open();
     expect(hex(decodeClientForTest(last(last(sockets).sent)).ticket)).toBe(WELCOME_TICKET);
@@ -269,5 +283,82 @@ describe('close policy', () => {
   it("explains tickets and restarts in the page's own words, and echoes other server errors", () => {
     for (const code of [CloseCode.TicketInvalid, CloseCode.ServiceRestart, CloseCode.SessionReplaced, CloseCode.Moved]) expect(explainedByPage(code)).toBe(true);
     expect(explainedByPage(CloseCode.InputFlood)).toBe(false);
+  });
+});
+
+/** Every close code of the schema (the generated enum's numeric values). */
+const ALL_CODES: readonly number[] = Object.values(CloseCode).filter((v): v is number => typeof v === 'number');
+
+describe("the schema's reconnect rules (CloseCode's `reconnect` attribute, generated)", () => {
+  it('marks at least the codes the schema names: session replaced, protocol version, kicked and sign-in refusals', () => {
+    for (const code of [CloseCode.SessionReplaced, CloseCode.ProtocolVersion, CloseCode.Kicked]) expect(CLOSE_RULES.get(code)).toBe('never');
+    for (const code of AUTH_CODES) expect(CLOSE_RULES.get(code)).toBe('without_token');
+  });
+
+  it('stops for good after every "never" code, in its own words, whatever came before it', () => {
+    const never = [...CLOSE_RULES].filter(([, rule]) => rule === 'never').map(([code]) => code);
+    expect(never.length).toBeGreaterThanOrEqual(3);
+    for (const code of never) {
+      for (const info of [
+        { code, attempt: 0 },
+        { code, attempt: 3, hasTicket: true, sentToken: true },
+        { code: 1006, attempt: 0, hasTicket: true, error: { code, message: 'why' } },
+      ]) {
+        const next = afterClose(info, () => 0.5);
+        expect(next.kind, `code ${code}`).toBe('stop');
+        if (next.kind === 'stop') expect(next.reason, `code ${code} has its own words`).not.toMatch(/The server ended this game \(code/);
+      }
+      expect(explainedByPage(code)).toBe(true);
+    }
+  });
+
+  it('never sends the token again after every "without_token" code: stops without a ticket, resumes without the token with one', () => {
+    const refusals = [...CLOSE_RULES].filter(([, rule]) => rule === 'without_token').map(([code]) => code);
+    expect(refusals.length).toBeGreaterThanOrEqual(7);
+    for (const code of refusals) {
+      expect(afterClose({ code, attempt: 0, sentToken: true, hasTicket: false }, () => 0.5)).toEqual({ kind: 'stop', reason: authMessage(code), rename: false });
+      expect(AUTH_CODES, `code ${code} has its own words`).toContain(code);
+      const next = afterClose({ code, attempt: 0, sentToken: true, hasTicket: true }, () => 0.5);
+      expect(next).toMatchObject({ kind: 'reconnect', resume: true, dropToken: true });
+      expect(explainedByPage(code)).toBe(true);
+    }
+  });
+
+  it('retries every code the schema does not mark', () => {
+    const unmarked = ALL_CODES.filter((code) => !CLOSE_RULES.has(code));
+    expect(unmarked).toContain(CloseCode.ServiceRestart);
+    for (const code of unmarked) expect(afterClose({ code, attempt: 0, hasTicket: true }, () => 0.5).kind, `code ${code}`).toBe('reconnect');
+  });
+
+  it('a connection closed with any "never" code opens no socket again, and says why', () => {
+    for (const [code, rule] of CLOSE_RULES) {
+      if (rule !== 'never') continue;
+      const { sockets, states, timers } = setup();
+      welcomeOn(last(sockets));
+      last(sockets).drop(code);
+      timers.advance(120_000);
+      expect(sockets.length, `code ${code}`).toBe(1);
+      expect(last(states).kind).toBe('stopped');
+    }
+  });
+});
+
+describe('a kick', () => {
+  it("stops with the operator's reason and never reconnects", () => {
+    const { sockets, states, timers } = setup();
+    welcomeOn(last(sockets));
+    const s = last(sockets);
+    // The server's Error before the close (close.rs: "removed by an operator: WHY").
+    s.error(CloseCode.Kicked, 'removed by an operator: spamming the chat');
+    s.drop(CloseCode.Kicked);
+    timers.advance(120_000);
+    expect(sockets.length).toBe(1);
+    expect(last(states)).toEqual({ kind: 'stopped', reason: 'An operator removed you from the game: “spamming the chat”. Reload the page to join again.', rename: false });
+  });
+
+  it('says so without a reason when none came', () => {
+    expect(kickedMessage(undefined)).toBe('An operator removed you from the game. Reload the page to join again.');
+    expect(kickedMessage('removed by an operator: ')).toBe('An operator removed you from the game. Reload the page to join again.');
+    expect(kickedMessage('go away')).toContain('“go away”');
   });
 });

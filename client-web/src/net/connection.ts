@@ -1,16 +1,19 @@
-// The websocket to the shard and its lifecycle: Hello on open (the name, the
-// access token if the page was given one, the resume ticket when it has one),
-// Welcome (or Busy or Error), then messages until the socket closes; then, by
+// The connection to the shard and its lifecycle, over whichever transport
+// the dial gives (net/transport.ts: the websocket or WebTransport, chosen by
+// net/dial.ts at every connect): Hello on open (the name, the access token
+// if the page was given one, the resume ticket when it has one), Welcome (or
+// Busy or Error), then messages until the transport closes; then, by
 // policy.ts, a reconnect that presents the resume ticket (with jitter and a
 // backoff capped at 2 s), a retry after Busy's delay, a rejoin at once as a
 // new player when the server no longer knows the session, or a stop with the
 // reason (session replaced, a refused sign-in). A refused token is never sent
-// again. A socket that goes silent or never says Welcome is abandoned and
+// again. A transport that goes silent or never says Welcome is abandoned and
 // replaced.
 
 import type { Timers } from '../timers.js';
 import { afterClose, type ReconnectReason } from './policy.js';
 import { decodeServer, encodeHello, type ServerMsg } from './protocol.js';
+import type { Dial, Dialed, Fallback, Transport, TransportKind } from './transport.js';
 
 /** What the connection is doing, for the page to show. */
 export type ConnectionState =
@@ -19,18 +22,6 @@ export type ConnectionState =
   | { readonly kind: 'reconnecting'; readonly attempt: number; readonly inMs: number; readonly why: ReconnectReason }
   | { readonly kind: 'busy'; readonly reason: string; readonly inMs: number }
   | { readonly kind: 'stopped'; readonly reason: string; readonly rename: boolean };
-
-/** The part of WebSocket the connection uses (a fake one in tests). */
-export interface SocketLike {
-  binaryType: BinaryType;
-  readonly readyState: number;
-  onopen: ((ev: Event) => unknown) | null;
-  onmessage: ((ev: MessageEvent) => unknown) | null;
-  onclose: ((ev: CloseEvent) => unknown) | null;
-  onerror: ((ev: Event) => unknown) | null;
-  send(data: Uint8Array): void;
-  close(code?: number, reason?: string): void;
-}
 
 /** Callbacks of a [`Connection`]. */
 export interface ConnectionHandlers {
@@ -42,7 +33,8 @@ export interface ConnectionHandlers {
 
 /** Settings of a [`Connection`]. */
 export interface ConnectionOptions {
-  readonly url: string;
+  /** Opens a transport to the shard, at the start and at every reconnect. */
+  readonly dial: Dial;
   /** Display name sent in every Hello. */
   readonly name: string;
   /**
@@ -51,25 +43,25 @@ export interface ConnectionOptions {
    */
   readonly accessToken?: string | null;
   readonly handlers: ConnectionHandlers;
-  readonly socket?: (url: string) => SocketLike;
   readonly timers: Timers;
   readonly random?: () => number;
-  /** Give up on a socket that has not said Welcome this long after opening, ms. */
+  /** Give up on a transport that has not said Welcome this long after opening, ms. */
   readonly welcomeTimeoutMs?: number;
-  /** Give up on a live socket that has sent nothing this long, ms (snapshots come 20 times a second). */
+  /** Give up on a live transport that has sent nothing this long, ms (a still place sends no frames, but net/keepalive pings every 2 s and each Pong counts). */
   readonly silenceMs?: number;
 }
 
-const OPEN = 1;
 /** Close code of a connection that dropped without a close frame. */
 const ABNORMAL = 1006;
 
 /** One player's connection, reconnecting as policy says until stopped. */
 export class Connection {
-  private socket: SocketLike | null = null;
+  private transport: Transport | null = null;
+  /** The transport of the last dial and why it is not WebTransport (null: it is, or none yet). */
+  private dialed: Dialed | null = null;
   private ticket: Uint8Array | null = null;
   private token: string | null;
-  /** Whether the current socket's Hello carried the token. */
+  /** Whether the current transport's Hello carried the token. */
   private sentToken = false;
   /** Why the page is reconnecting, kept across the drops of one outage (a restart stays a restart). */
   private why: ReconnectReason | null = null;
@@ -77,6 +69,8 @@ export class Connection {
   private busy: { reason: string; retryAfterMs: number } | undefined;
   private error: { code: number; message: string } | undefined;
   private welcomed = false;
+  /** A dial is under way (WebTransport being tried): no transport yet. */
+  private dialing = false;
   private everWelcomed = false;
   private stopped = false;
   private retryTimer: unknown = null;
@@ -85,8 +79,10 @@ export class Connection {
   private lastMessageAt = 0;
   /** Frames refused by the verifier so far. */
   decodeErrors = 0;
-  /** Sockets opened so far. */
+  /** Transports opened (dialed) so far. */
   sockets = 0;
+  /** View frames that came before this transport's Welcome (a datagram may overtake it on the stream), dropped. */
+  earlyViews = 0;
 
   constructor(private readonly opts: ConnectionOptions) {
     this.token = opts.accessToken ?? null;
@@ -102,15 +98,25 @@ export class Connection {
     return this.token !== null;
   }
 
-  /** Opens the first socket. */
+  /** The kind of the current (or last) transport; null before the first dial ends. */
+  get transportKind(): TransportKind | null {
+    return this.dialed?.transport.kind ?? null;
+  }
+
+  /** Why the current (or last) transport is the websocket rather than WebTransport (null: it is not a fallback). */
+  get fallback(): Fallback | null {
+    return this.dialed?.fallback ?? null;
+  }
+
+  /** Opens the first transport. */
   start(): void {
     this.open();
   }
 
-  /** Sends one message if a socket is live (welcomed); returns whether it was sent. */
+  /** Sends one message if a transport is live (welcomed); returns whether it was sent. */
   send(bytes: Uint8Array): boolean {
-    if (!this.welcomed || !this.socket || this.socket.readyState !== OPEN) return false;
-    this.socket.send(bytes);
+    if (!this.welcomed || !this.transport?.isOpen) return false;
+    this.transport.send(bytes);
     return true;
   }
 
@@ -118,15 +124,30 @@ export class Connection {
   stop(): void {
     this.stopped = true;
     this.clearTimers();
-    const s = this.socket;
-    this.socket = null;
-    if (s) {
-      this.detach(s);
-      s.close(1000, 'leaving');
-    }
+    const t = this.transport;
+    this.transport = null;
+    t?.close(1000, 'leaving');
   }
 
-  /** Whether a Welcome was received on the current socket. */
+  /**
+   * Drops the live transport at once and reconnects as after a dropped link
+   * (resuming with the ticket): the page could not apply a frame to what it
+   * held, and a new transport starts from nothing. Nothing happens without a
+   * transport or once stopped.
+   */
+  resync(): void {
+    const t = this.transport;
+    if (!t || this.stopped) return;
+    t.close(1000, 'resync');
+    this.closed(t, ABNORMAL);
+  }
+
+  /** Whether a reconnect is waiting to happen (false once stopped for good). */
+  get reconnectPending(): boolean {
+    return this.retryTimer !== null;
+  }
+
+  /** Whether a Welcome was received on the current transport. */
   get live(): boolean {
     return this.welcomed;
   }
@@ -134,40 +155,74 @@ export class Connection {
   private open(): void {
     this.retryTimer = null;
     if (this.stopped) return;
-    const make = this.opts.socket ?? ((url: string) => new WebSocket(url));
-    const s = make(this.opts.url);
-    this.socket = s;
     this.sockets++;
     this.welcomed = false;
     this.busy = undefined;
     this.error = undefined;
-    s.binaryType = 'arraybuffer';
-    s.onopen = () => {
-      this.openedAt = this.opts.timers.now();
-      this.sentToken = this.token !== null;
-      s.send(encodeHello(this.opts.name, this.ticket, this.token));
-    };
-    s.onmessage = (ev) => this.receive(ev);
-    s.onclose = (ev) => this.closed(s, ev.code);
-    s.onerror = () => undefined; // a close event always follows
     this.openedAt = this.opts.timers.now();
+    this.dialing = true;
     this.watch();
+    const dialed = this.opts.dial();
+    if (dialed instanceof Promise) {
+      dialed.then(
+        (d) => this.attach(d),
+        () => this.dialFailed(),
+      );
+    } else this.attach(dialed);
   }
 
-  private receive(ev: MessageEvent): void {
-    const now = this.opts.timers.now();
-    this.lastMessageAt = now;
-    if (!(ev.data instanceof ArrayBuffer)) {
-      this.decodeErrors++;
+  /** A dial that gave no transport at all (it never should: the websocket is its fallback) counts as a drop. */
+  private dialFailed(): void {
+    this.dialing = false;
+    if (this.transport === null && !this.stopped) this.ended(ABNORMAL);
+  }
+
+  /** Starts the transport a dial gave (closed at once if the page stopped meanwhile). */
+  private attach(dialed: Dialed): void {
+    this.dialing = false;
+    const t = dialed.transport;
+    if (this.stopped) {
+      t.close(1000, 'leaving');
       return;
     }
-    const decoded = decodeServer(new Uint8Array(ev.data));
+    this.dialed = dialed;
+    this.transport = t;
+    this.openedAt = this.opts.timers.now();
+    t.start({
+      open: () => {
+        this.openedAt = this.opts.timers.now();
+        this.sentToken = this.token !== null;
+        t.send(encodeHello(this.opts.name, this.ticket, this.token));
+      },
+      message: (bytes) => {
+        if (t === this.transport) this.receive(bytes);
+      },
+      malformed: () => {
+        if (t !== this.transport) return;
+        this.lastMessageAt = this.opts.timers.now();
+        this.decodeErrors++;
+      },
+      closed: (code) => this.closed(t, code),
+    });
+  }
+
+  private receive(bytes: Uint8Array): void {
+    const now = this.opts.timers.now();
+    this.lastMessageAt = now;
+    const decoded = decodeServer(bytes);
     if (!decoded.ok) {
       this.decodeErrors++;
       return;
     }
     const msg = decoded.msg;
     switch (msg.kind) {
+      case 'view':
+        if (!this.welcomed) {
+          // It belongs to this transport's player, who is not welcomed yet: what it holds starts at the Welcome.
+          this.earlyViews++;
+          return;
+        }
+        break;
       case 'welcome':
         this.welcomed = true;
         this.everWelcomed = true;
@@ -190,34 +245,34 @@ export class Connection {
     this.opts.handlers.message(msg, now);
   }
 
-  /** Periodic check for a socket that never said Welcome or went silent. */
+  /** Periodic check for a transport that never said Welcome or went silent. */
   private watch(): void {
     if (this.watchTimer !== null) this.opts.timers.clearTimeout(this.watchTimer);
     this.watchTimer = this.opts.timers.setTimeout(() => {
       this.watchTimer = null;
-      const s = this.socket;
-      if (!s || this.stopped) return;
+      if (this.stopped) return;
+      const t = this.transport;
       const now = this.opts.timers.now();
       const silent = this.welcomed && now - this.lastMessageAt > (this.opts.silenceMs ?? 8000);
-      const noWelcome = !this.welcomed && now - this.openedAt > (this.opts.welcomeTimeoutMs ?? 10_000);
-      if (silent || noWelcome) {
+      const noWelcome = !this.welcomed && !this.dialing && now - this.openedAt > (this.opts.welcomeTimeoutMs ?? 10_000);
+      if (t && (silent || noWelcome)) {
         // Do not wait for a close handshake over a dead link: drop it and go on at once.
-        this.detach(s);
-        s.close(1000, silent ? 'silent' : 'no welcome');
-        this.closed(s, ABNORMAL);
+        t.close(1000, silent ? 'silent' : 'no welcome');
+        this.closed(t, ABNORMAL);
         return;
       }
       this.watch();
     }, 1000);
   }
 
-  private detach(s: SocketLike): void {
-    s.onopen = s.onmessage = s.onclose = s.onerror = null;
+  private closed(t: Transport, code: number): void {
+    if (t !== this.transport) return;
+    this.ended(code);
   }
 
-  private closed(s: SocketLike, code: number): void {
-    if (s !== this.socket) return;
-    this.socket = null;
+  /** The transport (or the dial) ended with `code`: what the close policy says next. */
+  private ended(code: number): void {
+    this.transport = null;
     this.welcomed = false;
     this.clearTimers();
     if (this.stopped) return;

@@ -1,9 +1,13 @@
 // Decodes the real server frames that mino_protocol's Rust encoders wrote to
 // schema/fixtures/server-frames.json (schema/tests/fixtures.rs) and checks every
-// value, then checks that damaged copies of them are refused, not misread.
+// value (a view frame applied to held cells), then checks that damaged copies
+// of them are refused, not misread.
 import { describe, expect, it } from 'vitest';
+import { formatShardId } from './shard-id.js';
 import fixture from '../../../schema/fixtures/server-frames.json';
-import { decodeServer, type Bounds, type PlayerColumns, type ServerMsg } from './protocol.js';
+import { Held } from './held.js';
+import { Motion } from './motion.js';
+import { decodeServer, type Bounds, type PlayerColumns, type ServerMsg, type ViewMsg } from './protocol.js';
 
 interface Frame {
   name: string;
@@ -46,9 +50,10 @@ function columns(n: number): PlayerColumns {
   };
 }
 
-const KIND: Record<string, ServerMsg['kind']> = {
+/** What each body decodes as; null: refused (a snapshot goes between shards only, never to a page). */
+const KIND: Record<string, ServerMsg['kind'] | null> = {
   Welcome: 'welcome',
-  Snapshot: 'snapshot',
+  Snapshot: null,
   ChatMessage: 'chat',
   Presence: 'presence',
   Roster: 'roster',
@@ -85,20 +90,28 @@ function boundsOf(b: { min_x: number; min_y: number; max_x: number; max_y: numbe
   return { minX: b.min_x, minY: b.min_y, maxX: b.max_x, maxY: b.max_y };
 }
 
+/** Held cells over `b` at the walk game's speed and 20 Hz (the fixture's frame has full forms and forgets only). */
+function heldOf(b: { min_x: number; min_y: number; max_x: number; max_y: number }): Held {
+  return new Held(new Motion(boundsOf(b), 300, 20), 1000);
+}
+
 describe('server frames from the Rust encoders', () => {
   it('covers every server message kind', () => {
     expect(new Set(frames.map((f) => f.kind))).toEqual(new Set(Object.keys(KIND)));
   });
 
-  it.each(frames.map((f) => [f.name, f] as const))('%s decodes as its kind', (_name, f) => {
+  it.each(frames.map((f) => [f.name, f] as const))('%s decodes as its kind (a snapshot is refused)', (_name, f) => {
     const d = decodeServer(bytesOf(f.hex));
-    expect(d.ok && d.msg.kind).toBe(KIND[f.kind]);
+    if (KIND[f.kind] === null) expect(d).toEqual({ ok: false, error: 'a Snapshot is never sent to a page' });
+    else expect(d.ok && d.msg.kind).toBe(KIND[f.kind]);
   });
 
   it('welcome carries every field', () => {
     const w = decoded('welcome');
     const e = frame('welcome').expect;
     if (w.kind !== 'welcome') throw new Error('not a welcome');
+    // The shard id as the server writes it for people (ShardId's Display).
+    expect(formatShardId(w.shardId)).toBe((e as { shard_id_text: string }).shard_id_text);
     expect(w.playerId).toBe(e.player_id);
     expect(w.shardId).toBe(e.shard_id);
     expect(w.tickHz).toBe(e.tick_hz);
@@ -109,6 +122,8 @@ describe('server frames from the Rust encoders', () => {
     expect(w.name).toBe(e.name);
     expect([w.x, w.y, w.resumed]).toEqual([e.x, e.y, e.resumed]);
     expect(w.aoi).toBeNull();
+    expect(w.viewGraceMs).toBe(0);
+    expect(w.capabilities).toBe((e as { capabilities: number }).capabilities);
   });
 
   it('a welcome with area of interest carries the grid, the view radius and the grace', () => {
@@ -127,42 +142,40 @@ describe('server frames from the Rust encoders', () => {
       viewRadius: e.aoi.view_radius,
       viewGraceMs: e.aoi.view_grace_ms,
     });
+    expect(w.viewGraceMs).toBe(e.aoi.view_grace_ms);
+    expect(w.capabilities).toBe(1);
   });
 
-  it('a view frame carries its header and each cell with its players, dequantized over the welcome bounds', () => {
+  it("a view frame's sections apply to held cells: each cell with its players, dequantized over the welcome bounds", () => {
     const v = decoded('view');
     const e = frame('view').expect as {
-      shard_id: number;
-      tick: number;
-      time_ms: number;
-      server_time_ms: number;
       bounds: { min_x: number; min_y: number; max_x: number; max_y: number };
-      cells: { cell: number; players: EntryExpect[] }[];
+      sections: { shard_id: number; tick: number; cells: { cell: number; items: { kind: string; players?: EntryExpect[] }[] }[] }[];
     };
     if (v.kind !== 'view') throw new Error('not a view frame');
-    expect([v.shardId, v.tick, v.timeMs]).toEqual([e.shard_id, e.tick, e.time_ms]);
-    expect(v.timeMs).toBe(e.server_time_ms % 2 ** 32);
-    expect(v.cells.map((c) => c.cell)).toEqual(e.cells.map((c) => c.cell));
-    v.cells.forEach((c, i) => {
-      const want = e.cells[i] as { cell: number; players: EntryExpect[] };
-      expect([c.kind, c.shardId, c.tick, c.timeMs]).toEqual(['cell', e.shard_id, e.tick, e.time_ms]);
-      expect(c.playerCount).toBe(want.players.length);
-      const out = columns(c.playerCount);
-      c.readPlayers(out, boundsOf(e.bounds));
-      expectEntries(out, want.players);
-    });
+    const held = heldOf(e.bounds);
+    expect(held.apply(v.bytes, v.start, v.end)).toBeNull();
+    const section = e.sections[0] as (typeof e.sections)[number];
+    const full = section.cells[0] as (typeof section.cells)[number];
+    const u = held.update(0);
+    expect([u.kind, u.shard, u.cell, u.tick]).toEqual(['cell', section.shard_id, full.cell, section.tick]);
+    const players = (full.items[0] as { players: EntryExpect[] }).players;
+    const c = held.cell(section.shard_id, full.cell);
+    expect(c?.playerCount).toBe(players.length);
+    const out = columns(players.length);
+    c?.readPlayers(out, boundsOf(e.bounds));
+    expectEntries(out, players);
     // Bit 0 moving, bits 1-7 the input sequence echo.
-    const first = v.cells[0];
-    const out = columns(3);
-    first?.readPlayers(out, boundsOf(e.bounds));
-    expect(Array.from(out.flags)).toEqual([(5 << 1) | 1, 127 << 1, 1]);
+    expect(Array.from(out.flags)).toEqual([127 << 1, 1, (5 << 1) | 1]);
   });
 
-  it("a view frame's emptied cell is a cell without players (they left it)", () => {
-    const v = decoded('view');
-    if (v.kind !== 'view') throw new Error('not a view frame');
-    const emptied = v.cells[v.cells.length - 1];
-    expect(emptied && [emptied.shardId, emptied.cell, emptied.tick, emptied.playerCount]).toEqual([7, 55, 5, 0]);
+  it("a view frame's forget drops its cell (it left the view)", () => {
+    const v = decoded('view') as ViewMsg;
+    const held = heldOf({ min_x: 0, min_y: 0, max_x: 2000, max_y: 2000 });
+    expect(held.apply(v.bytes, v.start, v.end)).toBeNull();
+    const forgot = held.update(held.updateCount - 1);
+    expect([forgot.kind, forgot.shard, forgot.cell, forgot.tick]).toEqual(['forgot', 7, 55, 5]);
+    expect(held.cell(7, 55)).toBeUndefined();
   });
 
   it('names and place status carry their fields', () => {
@@ -170,38 +183,6 @@ describe('server frames from the Rust encoders', () => {
     if (n.kind !== 'names') throw new Error('not names');
     expect(n.players).toEqual(frame('names').expect.players);
     expect(decoded('place-status')).toEqual({ kind: 'place-status', players: 12345, shards: 3 });
-  });
-
-  it('snapshot players dequantize to the Rust positions', () => {
-    const s = decoded('snapshot');
-    const e = frame('snapshot').expect as {
-      shard_id: number;
-      tick: number;
-      server_time_ms: number;
-      tick_hz: number;
-      cell: number;
-      players: EntryExpect[];
-    };
-    if (s.kind !== 'snapshot') throw new Error('not a snapshot');
-    expect([s.shardId, s.tick, s.serverTimeMs, s.tickHz, s.cell]).toEqual([
-      e.shard_id,
-      e.tick,
-      e.server_time_ms,
-      e.tick_hz,
-      e.cell,
-    ]);
-    expect(s.playerCount).toBe(e.players.length);
-    const out = columns(s.playerCount);
-    s.readPlayers(out);
-    expectEntries(out, e.players);
-  });
-
-  it('an empty snapshot keeps its header and bounds', () => {
-    const s = decoded('snapshot-empty');
-    if (s.kind !== 'snapshot') throw new Error('not a snapshot');
-    expect(s.playerCount).toBe(0);
-    expect(s.bounds).toEqual({ minX: -500, minY: -250, maxX: 500, maxY: 250 });
-    expect([s.tickHz, s.cell]).toEqual([30, 3]);
   });
 
   it('chat text arrives verbatim, markup and all', () => {
@@ -225,7 +206,8 @@ describe('server frames from the Rust encoders', () => {
     expect(p.shardId).toBe(pe.shard_id);
     expect(p.joined).toEqual(pe.joined);
     expect(p.left).toEqual(pe.left);
-    expect(r.players).toEqual(frame('roster').expect.players);
+    const re = frame('roster').expect as { players: { id: number; name: string; shard_id: number }[] };
+    expect(r.players).toEqual(re.players.map((x) => ({ id: x.id, name: x.name, shard: x.shard_id })));
   });
 
   it('busy, error, pong and move carry their fields', () => {
@@ -244,13 +226,10 @@ describe('server frames from the Rust encoders', () => {
 
 /**
  * Vtable offsets of the root ServerMessage's fields: 4 + 2 × the field id of
- * schema/mino.fbs (players 1, body's type 2, frame 4, runs 5; id 0 is protocol
- * 2's cell header, deprecated).
+ * schema/mino.fbs (body's type 2, view 6).
  */
-const ROOT_PLAYERS = 6;
 const ROOT_BODY_TYPE = 8;
-const ROOT_FRAME = 12;
-const ROOT_RUNS = 14;
+const ROOT_VIEW = 16;
 
 /** Where the root table's vtable starts. */
 function rootVtable(view: DataView): number {
@@ -277,57 +256,40 @@ describe('damaged frames are refused', () => {
     expect(decodeServer(bytes.subarray(0, 3)).ok).toBe(false);
   });
 
-  it('a snapshot whose player count points past the end is refused', () => {
-    const bytes = bytesOf(frame('snapshot').hex);
-    const view = new DataView(bytes.buffer);
-    // The players vector length is the u32 right before the first 10-byte entry; find it by value.
-    const n = (frame('snapshot').expect.players as unknown[]).length;
-    let at = -1;
-    for (let i = 0; i + 4 <= bytes.length; i += 4) if (view.getUint32(i, true) === n) at = i;
-    expect(at).toBeGreaterThan(0);
-    view.setUint32(at, 1_000_000, true);
-    expect(decodeServer(bytes)).toMatchObject({ ok: false });
-  });
-
-  it("a view frame whose players' or runs' length points past the end is refused", () => {
-    for (const vo of [ROOT_PLAYERS, ROOT_RUNS]) {
+  it("a view frame whose view's length points past the end is refused", () => {
+    for (const past of [1, 100_000]) {
       const bytes = bytesOf(frame('view').hex);
       const view = new DataView(bytes.buffer);
-      const field = rootField(view, vo);
+      const field = rootField(view, ROOT_VIEW);
       expect(field).toBeGreaterThan(0);
       const vector = field + view.getUint32(field, true);
-      view.setUint32(vector, 100_000, true);
+      view.setUint32(vector, view.getUint32(vector, true) + past, true);
       expect(decodeServer(bytes)).toMatchObject({ ok: false });
     }
   });
 
-  it("a view frame whose runs count one player more or less than it carries is refused, saying so", () => {
-    for (const delta of [1, -1]) {
-      const bytes = bytesOf(frame('view').hex);
-      const view = new DataView(bytes.buffer);
-      const field = rootField(view, ROOT_RUNS);
-      const firstRun = field + view.getUint32(field, true) + 4;
-      view.setUint16(firstRun + 4, view.getUint16(firstRun + 4, true) + delta, true); // its count
-      expect(decodeServer(bytes)).toEqual({ ok: false, error: `view frame runs count ${3 + delta} players but it carries 3` });
-    }
+  it("a view frame whose view is a byte short verifies as a message but its held cells refuse it, saying why", () => {
+    const bytes = bytesOf(frame('view').hex);
+    const view = new DataView(bytes.buffer);
+    const vector = rootField(view, ROOT_VIEW) + view.getUint32(rootField(view, ROOT_VIEW), true);
+    view.setUint32(vector, view.getUint32(vector, true) - 1, true);
+    const d = decodeServer(bytes);
+    if (!d.ok || d.msg.kind !== 'view') throw new Error('a view frame');
+    const held = heldOf({ min_x: 0, min_y: 0, max_x: 2000, max_y: 2000 });
+    expect(held.apply(d.msg.bytes, d.msg.start, d.msg.end)?.message).toBe('view frame: truncated');
+    expect(held.cell(7, 54)).toBeUndefined();
   });
 
-  it('a message with no body is refused: without a frame header as having no body, without runs or players as a bad view frame', () => {
-    const cases: [number[], string][] = [
-      [[ROOT_PLAYERS], 'view frame without runs or players'],
-      [[ROOT_RUNS], 'view frame without runs or players'],
-      [[ROOT_FRAME], 'server message without a body'],
-      [[ROOT_FRAME, ROOT_RUNS, ROOT_PLAYERS], 'server message without a body'],
-    ];
-    for (const [dropped, error] of cases) {
-      const bytes = bytesOf(frame('view').hex);
-      const view = new DataView(bytes.buffer);
-      for (const vo of dropped) {
-        expect(rootField(view, vo)).toBeGreaterThan(0);
-        view.setUint16(rootVtable(view) + vo, 0, true);
-      }
-      expect(decodeServer(bytes)).toEqual({ ok: false, error });
-    }
+  it('a message with no body and no view (or an empty one) is refused as having no body', () => {
+    const bytes = bytesOf(frame('view').hex);
+    const view = new DataView(bytes.buffer);
+    expect(rootField(view, ROOT_VIEW)).toBeGreaterThan(0);
+    view.setUint16(rootVtable(view) + ROOT_VIEW, 0, true);
+    expect(decodeServer(bytes)).toEqual({ ok: false, error: 'server message without a body' });
+    const empty = bytesOf(frame('view').hex);
+    const ev = new DataView(empty.buffer);
+    ev.setUint32(rootField(ev, ROOT_VIEW) + ev.getUint32(rootField(ev, ROOT_VIEW), true), 0, true);
+    expect(decodeServer(empty)).toEqual({ ok: false, error: 'server message without a body' });
   });
 
   it('an unknown body type is refused as unknown', () => {

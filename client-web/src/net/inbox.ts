@@ -1,39 +1,68 @@
-// Snapshots and the cells of view frames waiting to be taken, so that a page
-// that falls behind the network catches up instead of showing the world
-// seconds late.
+// View frames waiting to be applied and taken, so that a page that falls
+// behind the network catches up instead of showing the world seconds late.
 //
-// Decoding a frame (verifying it, reading its header) is cheap; taking it
-// (copying every player into the interpolation buffers) is what costs at
-// thousands of players. So frames are offered here as they arrive (with
-// their arrival time; a view frame offers each of its cells, in order) and
-// taken once per animation frame, before the world is drawn. A page that
-// keeps up finds the frames of the last frame interval waiting and takes
-// them all. A page that fell behind finds a backlog: the frames of a shard
-// (with area of interest, the cells of one cell of a shard) whose server
-// time is more than BACKLOG_MS older than the newest one waiting are
-// skipped, since the newer ones replace everything they said, and the page is
-// current again at once. (Server time, not arrival: a backlog the browser
-// held arrives all at once.) So that a page that draws no frames (a hidden
-// tab) stays bounded, a full inbox is taken at once. Chat, presence, pongs and
-// the rest never wait here: they are handled as they arrive, every one.
+// Every frame must be applied to what the page holds (net/held.ts), in order:
+// a delta needs the state before it. Applying is cheap; taking a changed cell
+// (copying its players into the interpolation) is what costs at thousands of
+// players. So frames are offered here as they arrive (with their arrival
+// time), and applied and taken once per animation frame, before the world is
+// drawn. A page that keeps up finds the frames of the last frame interval
+// waiting and takes every cell they changed, in order. A page that fell
+// behind finds a backlog: a cell a frame changed at a tick more than
+// BACKLOG_MS older than the newest tick of its shard waiting is applied but
+// not taken then; it is taken once, as it is held by then, before its shard's
+// first frame that is not a backlog (or at the end), so what a skipped frame
+// said is never lost (a cell that went still is not changed again), only
+// the steps between. (Server time, not arrival: a backlog the browser held
+// arrives all at once.) Forgets and resets are always taken. So that a page
+// that draws no frames (a hidden tab) stays bounded, a full inbox is applied
+// at once. A frame that does not apply breaks the chain: the rest are
+// dropped, and so is every frame until the next Welcome (a new socket, which
+// holds nothing). Chat, presence, pongs and the rest never wait here.
 
-import type { CellMsg, SnapshotMsg } from './protocol.js';
+import { Held, type HeldCell, type HeldError, type Update } from './held.js';
+import type { ViewMsg, WelcomeMsg } from './messages.js';
+import { Motion } from './motion.js';
+import { ViewCursor } from './view.js';
 
-/** A snapshot, or a view frame's cell, that may be skipped for a newer one of the same shard (or shard and cell). */
-export type ReplaceableMsg = SnapshotMsg | CellMsg;
+/** What the inbox tells the page, in the order the frames said it. */
+export interface FrameTaker {
+  /**
+   * A cell a frame changed, as held after that frame, arrived at local
+   * `arrivalMs`; `span` ticks: its players that stayed were held unchanged
+   * until `span` ticks before the cell's tick (0: unknown, a full form or a
+   * skipped backlog).
+   */
+  cell(cell: HeldCell, span: number, arrivalMs: number): void;
+  /** The cell left the view (its section's tick, low 32 bits). */
+  forgot(shard: number, cell: number, tick: number, arrivalMs: number): void;
+  /** Every cell of the shard was dropped (a resync, or the shard left). */
+  reset(shard: number, tick: number, arrivalMs: number): void;
+  /** A frame did not apply: the page must resync (a new socket); nothing more is taken until a Welcome. */
+  broken(error: HeldError): void;
+}
 
 /** How long after the last skip the page still says it is catching up, ms. */
 export const CATCHING_UP_MS = 1000;
 /**
- * A frame this much older (server time, ms) than the newest waiting of its
- * shard (or cell) is a backlog and is skipped: four ticks at 20 Hz, so a page
- * drawing 5 frames a second or more skips nothing.
+ * A cell changed this much earlier (server time, ms) than the newest tick of
+ * its shard waiting is a backlog: four ticks at 20 Hz, so a page drawing 5
+ * frames a second or more skips nothing.
  */
 export const BACKLOG_MS = 200;
-/** Frames waiting at most: more are taken at once (a page drawing no frames). */
+/** Frames waiting at most: more are applied at once (a page drawing no frames). */
 export const INBOX_CAP = 1024;
+/**
+ * Most players a cell may hold: more is a broken frame. A frame is at most
+ * Limit.MaxServerMessageBytes (1,100,000) and a player takes at least 7
+ * bytes of a full form, so no honest cell comes near it.
+ */
+export const MAX_CELL_PLAYERS = 200_000;
 
-/** The frames waiting; see the module comment. */
+/** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
+const HALF_TICKS = 2 ** 31;
+
+/** The frames waiting, what the page holds, and the backlog rule; see the module comment. */
 export class FrameInbox {
   /**
    * The frames waiting, [0, count), and the lists being taken, swapped at
@@ -41,23 +70,36 @@ export class FrameInbox {
    * array's length to 0 drops its storage), so a steady flush allocates
    * nothing.
    */
-  private waiting: (ReplaceableMsg | null)[] = [];
+  private waiting: (ViewMsg | null)[] = [];
   private arrivals: number[] = [];
   private count = 0;
-  private taking: (ReplaceableMsg | null)[] = [];
+  private taking: (ViewMsg | null)[] = [];
   private takingArrivals: number[] = [];
-  /** Newest server time waiting per shard (snapshots) and per shard and cell (view frames' cells), as of the flush that last saw it. */
-  private readonly newestSnapshot = new Map<number, number>();
-  private readonly newestCell = new Map<number, Map<number, number>>();
-  /** Frames skipped so far, and the local time of the last skip (ms; -Infinity before any). */
+  /** The newest tick waiting of each shard at the running flush: [0, shardCount). */
+  private shardIds = new Float64Array(8);
+  private shardTicks = new Float64Array(8);
+  private shardCount = 0;
+  /** Cells of a backlog not taken yet, (shard, cell) (rare: plain arrays). */
+  private readonly pendingShards: number[] = [];
+  private readonly pendingCells: number[] = [];
+  private readonly cursor = new ViewCursor();
+  /** What the page holds (null before the first Welcome: frames are dropped). */
+  private heldCells: Held | null = null;
+  /** A frame did not apply: nothing is applied until the next Welcome. */
+  private brokenChain = false;
+  /** Backlog threshold, ticks (from the Welcome's tick rate). */
+  private backlogTicks = 4;
+  /** Cells skipped so far, and the local time of the last skip (ms; -Infinity before any). */
   skipped = 0;
   lastSkipMs = Number.NEGATIVE_INFINITY;
   /** Most frames found waiting at one flush. */
   mostWaiting = 0;
+  /** View frames applied so far. */
+  applied = 0;
 
   constructor(
-    /** Takes one frame (in arrival order), with its arrival time (local ms). */
-    private readonly take: (msg: ReplaceableMsg, arrivalMs: number) => void,
+    /** Told what each frame did, in arrival order. */
+    private readonly taker: FrameTaker,
     private readonly cap = INBOX_CAP,
   ) {}
 
@@ -66,8 +108,26 @@ export class FrameInbox {
     return this.count;
   }
 
-  /** Offers a frame that arrived at local `arrivalMs`; it is taken, or skipped for a newer one, at the next [`flush`]. */
-  offer(msg: ReplaceableMsg, arrivalMs: number): void {
+  /** What the page holds (null before the first Welcome). */
+  get held(): Held | null {
+    return this.heldCells;
+  }
+
+  /**
+   * A new socket was welcomed: it holds nothing, so neither does the page
+   * (call [`flush`] first, for the old socket's frames). Deltas predict with
+   * the Welcome's world, speed and tick rate.
+   */
+  welcome(w: WelcomeMsg): void {
+    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS);
+    this.brokenChain = false;
+    this.backlogTicks = Math.max(1, Math.floor((BACKLOG_MS * Math.max(1, w.tickHz)) / 1000));
+    this.count = 0;
+  }
+
+  /** Offers a frame that arrived at local `arrivalMs`; it is applied at the next [`flush`] (at once when the inbox is full). */
+  offer(msg: ViewMsg, arrivalMs: number): void {
+    if (this.brokenChain || !this.heldCells) return;
     const i = this.count++;
     if (i < this.waiting.length) {
       this.waiting[i] = msg;
@@ -80,9 +140,9 @@ export class FrameInbox {
   }
 
   /**
-   * Takes the waiting frames in arrival order, but for those more than
-   * BACKLOG_MS (server time) older than the newest of their shard (or cell),
-   * which are skipped. Frames offered while taking wait for the next flush.
+   * Applies the waiting frames in arrival order and takes what each changed,
+   * but for the backlog (see the module comment). Frames offered while taking
+   * wait for the next flush.
    */
   flush(): void {
     const n = this.count;
@@ -95,51 +155,147 @@ export class FrameInbox {
     this.taking = frames;
     this.takingArrivals = arrivals;
     this.count = 0;
-    // Arrival order is server order per shard: the last of a key is its newest.
-    // (An entry from an earlier flush is overwritten before it is read, so the
-    // maps are never cleared: clearing a Map allocates.)
-    for (let i = 0; i < n; i++) this.note(frames[i] as ReplaceableMsg);
-    let skipped = 0;
+    this.shardCount = 0;
+    for (let i = 0; i < n; i++) this.note(frames[i] as ViewMsg);
     try {
-      for (let i = 0; i < n; i++) {
-        const m = frames[i] as ReplaceableMsg;
-        if (this.backlog(m) > BACKLOG_MS) skipped++;
-        else this.take(m, arrivals[i] as number);
-      }
-      if (skipped) {
-        this.skipped += skipped;
-        this.lastSkipMs = arrivals[n - 1] as number;
-      }
+      for (let i = 0; i < n && !this.brokenChain; i++) this.apply(frames[i] as ViewMsg, arrivals[i] as number);
+      if (!this.brokenChain) this.takePending(-1, arrivals[n - 1] as number);
     } finally {
       frames.fill(null, 0, n);
+      this.pendingShards.length = 0;
+      this.pendingCells.length = 0;
     }
   }
 
-  /** Whether frames were skipped within CATCHING_UP_MS before local `nowMs`. */
+  /** Whether cells were skipped within CATCHING_UP_MS before local `nowMs`. */
   catchingUp(nowMs: number): boolean {
     return nowMs - this.lastSkipMs < CATCHING_UP_MS;
   }
 
-  /** Notes `msg`'s server time as the newest of its shard (or cell) so far. */
-  private note(msg: ReplaceableMsg): void {
-    if (msg.kind === 'snapshot') {
-      this.newestSnapshot.set(msg.shardId, msg.serverTimeMs);
-      return;
+  /** Notes the ticks of `msg`'s sections as their shards' newest so far (a malformed frame: as far as it reads). */
+  private note(msg: ViewMsg): void {
+    const c = this.cursor;
+    try {
+      c.begin(msg.bytes, msg.start, msg.end);
+      while (c.nextSection()) this.noteTick(c);
+    } catch {
+      // Held.apply refuses it, saying why.
     }
-    let cells = this.newestCell.get(msg.shardId);
-    if (!cells) {
-      cells = new Map();
-      this.newestCell.set(msg.shardId, cells);
-    }
-    cells.set(msg.cell, msg.timeMs);
   }
 
-  /** How much older `msg` is than the newest waiting of its shard (or cell), server ms. */
-  private backlog(msg: ReplaceableMsg): number {
-    if (msg.kind === 'snapshot') return (this.newestSnapshot.get(msg.shardId) ?? msg.serverTimeMs) - msg.serverTimeMs;
-    const newest = this.newestCell.get(msg.shardId)?.get(msg.cell) ?? msg.timeMs;
-    // 32-bit times wrap.
-    const d = (newest - msg.timeMs) >>> 0;
-    return d < 2 ** 31 ? d : 0;
+  /**
+   * Notes the cursor's section. (Shard ids and ticks are u32s past the small
+   * integers: read from objects, never passed as numbers, which boxes them.)
+   */
+  private noteTick(c: ViewCursor): void {
+    const shard = c.shard;
+    const tick = c.tick;
+    for (let i = 0; i < this.shardCount; i++) {
+      if (this.shardIds[i] !== shard) continue;
+      const ahead = (tick - (this.shardTicks[i] as number)) >>> 0;
+      if (ahead > 0 && ahead < HALF_TICKS) this.shardTicks[i] = tick;
+      return;
+    }
+    if (this.shardCount === this.shardIds.length) {
+      const ids = new Float64Array(this.shardCount * 2);
+      const ticks = new Float64Array(this.shardCount * 2);
+      ids.set(this.shardIds);
+      ticks.set(this.shardTicks);
+      this.shardIds = ids;
+      this.shardTicks = ticks;
+    }
+    this.shardIds[this.shardCount] = shard;
+    this.shardTicks[this.shardCount] = tick;
+    this.shardCount++;
+  }
+
+  /** Ticks the update's tick is behind the newest waiting of its shard (0 when not behind). */
+  private behind(u: Update): number {
+    const shard = u.shard;
+    const tick = u.tick;
+    for (let i = 0; i < this.shardCount; i++) {
+      if (this.shardIds[i] !== shard) continue;
+      const d = ((this.shardTicks[i] as number) - tick) >>> 0;
+      return d < HALF_TICKS ? d : 0;
+    }
+    return 0;
+  }
+
+  /** Applies one frame and takes what it changed. */
+  private apply(msg: ViewMsg, arrivalMs: number): void {
+    const held = this.heldCells as Held;
+    const error = held.apply(msg.bytes, msg.start, msg.end);
+    this.applied++;
+    if (error) {
+      this.brokenChain = true;
+      this.taker.broken(error);
+      return;
+    }
+    const updates = held.updateCount;
+    let span = 0;
+    let first = true;
+    for (let i = 0; i < updates; i++) {
+      const u = held.update(i);
+      if (u.kind === 'forgot') {
+        this.dropPending(u.shard, u.cell);
+        this.taker.forgot(u.shard, u.cell, u.tick, arrivalMs);
+        continue;
+      }
+      if (u.kind === 'reset') {
+        this.dropPending(u.shard, -1);
+        this.taker.reset(u.shard, u.tick, arrivalMs);
+        continue;
+      }
+      // A cell's consecutive items (a chain of deltas) are taken once, with their spans added.
+      span = first ? u.span : span > 0 && u.span > 0 ? span + u.span : 0;
+      const next = i + 1 < updates ? held.update(i + 1) : null;
+      first = !(next && next.kind === 'cell' && next.shard === u.shard && next.cell === u.cell);
+      if (!first) continue;
+      const cell = u.held;
+      if (!cell) continue; // the frame dropped it afterwards: its forget or reset follows
+      if (this.behind(u) > this.backlogTicks) {
+        this.skip(u.shard, u.cell, arrivalMs);
+        continue;
+      }
+      // A cell whose earlier changes were skipped: what it held before is unknown to the taker.
+      if (this.dropPending(u.shard, u.cell)) span = 0;
+      this.takePending(u.shard, arrivalMs);
+      this.taker.cell(cell, span, arrivalMs);
+    }
+  }
+
+  /** A backlog's cell: taken later, as held then. */
+  private skip(shard: number, cell: number, arrivalMs: number): void {
+    this.skipped++;
+    this.lastSkipMs = arrivalMs;
+    for (let i = 0; i < this.pendingShards.length; i++) if (this.pendingShards[i] === shard && this.pendingCells[i] === cell) return;
+    this.pendingShards.push(shard);
+    this.pendingCells.push(cell);
+  }
+
+  /** Forgets the pending (shard, cell) (-1: every cell of the shard); whether one was pending. */
+  private dropPending(shard: number, cell: number): boolean {
+    let dropped = false;
+    for (let i = this.pendingShards.length - 1; i >= 0; i--) {
+      if (this.pendingShards[i] !== shard || (cell >= 0 && this.pendingCells[i] !== cell)) continue;
+      this.pendingShards.splice(i, 1);
+      this.pendingCells.splice(i, 1);
+      dropped = true;
+    }
+    return dropped;
+  }
+
+  /** Takes the pending cells of `shard` (-1: of every shard) as they are held now. */
+  private takePending(shard: number, arrivalMs: number): void {
+    if (this.pendingShards.length === 0) return;
+    const held = this.heldCells as Held;
+    for (let i = this.pendingShards.length - 1; i >= 0; i--) {
+      const s = this.pendingShards[i] as number;
+      if (shard >= 0 && s !== shard) continue;
+      const cell = held.cell(s, this.pendingCells[i] as number);
+      this.pendingShards.splice(i, 1);
+      this.pendingCells.splice(i, 1);
+      if (cell) this.taker.cell(cell, 0, arrivalMs);
+    }
   }
 }

@@ -2,7 +2,15 @@
 // resume ticket, with or without the access token) or stop and say why. Pure:
 // the close code, what the server said before closing, the attempt count and
 // what the Hello carried in; a decision out.
+//
+// The schema marks the codes a client must not simply retry (the `reconnect`
+// attribute of CloseCode, generated into close-rules.ts): after a "never"
+// code the page stops and says why in its own words; after a
+// "without_token" code it never sends that token again. A marked code the
+// page has no words for yet still stops (or drops the token), with a plain
+// message; every other code is retried.
 
+import { CLOSE_RULES } from '../generated/mino/close-rules.js';
 import { CloseCode } from '../generated/mino/wire.js';
 
 /** Why the connection ended, as far as the client saw it. */
@@ -85,17 +93,30 @@ const AUTH_REFUSALS: ReadonlyMap<number, string> = new Map([
   [CloseCode.AuthMalformed, 'Sign-in damaged on the way — sign in again.'],
 ]);
 
+/** A refused access token whose code the page has no words for (a newer server's). */
+const AUTH_REFUSED = 'Sign-in refused — sign in again.';
+
 /** The close codes of a refused access token, in order. */
 export const AUTH_CODES: readonly number[] = [...AUTH_REFUSALS.keys()];
 
-/** Whether `code` is a refusal of the access token (4030-4036). */
+/** Whether `code` is a refusal of the access token (the schema's "without_token" codes, 4030-4039). */
 export function isAuthRefusal(code: number): boolean {
-  return AUTH_REFUSALS.has(code);
+  return CLOSE_RULES.get(code) === 'without_token';
 }
 
 /** The plain message for an access-token refusal `code`, or undefined for another code. */
 export function authMessage(code: number): string | undefined {
-  return AUTH_REFUSALS.get(code);
+  return AUTH_REFUSALS.get(code) ?? (isAuthRefusal(code) ? AUTH_REFUSED : undefined);
+}
+
+/** The start of the Error text of a kick, before the operator's reason (server/src/close.rs, `Kicked`). */
+const KICKED_PREFIX = /^removed by an operator:\s*/;
+
+/** What the page says when an operator removed the player: the operator's reason, quoted, if one came. */
+export function kickedMessage(errorText: string | undefined): string {
+  const why = (errorText ?? '').replace(KICKED_PREFIX, '').trim();
+  const said = why ? `: “${why}”` : '';
+  return `An operator removed you from the game${said}. Reload the page to join again.`;
 }
 
 /** Close codes the page explains in its own words, so the server's Error text is not echoed into the chat. */
@@ -111,12 +132,13 @@ const EXPLAINED: ReadonlySet<number> = new Set([
   CloseCode.TicketExpired,
   CloseCode.TicketLive,
   CloseCode.Moved,
+  CloseCode.Kicked,
   ...AUTH_REFUSALS.keys(),
 ]);
 
-/** Whether the page says in its own words what an Error of `code` means. */
+/** Whether the page says in its own words what an Error of `code` means (every code the schema says not to retry among them). */
 export function explainedByPage(code: number): boolean {
-  return EXPLAINED.has(code);
+  return EXPLAINED.has(code) || CLOSE_RULES.has(code);
 }
 
 /** Decides what follows a close; see [`NextStep`]. */
@@ -141,6 +163,8 @@ export function afterClose(info: CloseInfo, random: () => number): NextStep {
       return { kind: 'stop', reason: `This page is older than the server${said}. Reload it.`, rename: false };
     case CloseCode.NameInvalid:
       return { kind: 'stop', reason: `The server refused that name${said}. Pick another one.`, rename: true };
+    case CloseCode.Kicked:
+      return { kind: 'stop', reason: kickedMessage(info.error?.message), rename: false };
     case CloseCode.ServerBusy: {
       const wait = info.busy?.retryAfterMs ?? backoffMs(Math.max(1, info.attempt), random);
       // Up to 20 % more, so refused players do not all come back in the same tick.
@@ -157,6 +181,8 @@ export function afterClose(info: CloseInfo, random: () => number): NextStep {
       // The server restarts: it will be away a moment; retry soon, then every 2 s at most.
       return { kind: 'reconnect', delayMs: backoffMs(info.attempt, random), resume: true, busy: false, why: 'restart' };
     default:
+      // A code the schema says not to retry that the page has no words for: stop all the same.
+      if (CLOSE_RULES.get(code) === 'never') return { kind: 'stop', reason: `The server ended this game (code ${code})${said}. Reload the page to play again.`, rename: false };
       // A drop, a server going away, a ticket still live elsewhere, a server-side error:
       // come back and resume.
       return { kind: 'reconnect', delayMs: backoffMs(info.attempt, random), resume: true, busy: false, why: 'dropped' };

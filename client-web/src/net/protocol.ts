@@ -6,6 +6,7 @@
 import * as flatbuffers from 'flatbuffers';
 import {
   Busy,
+  Capability,
   ChatMessage,
   ChatSend,
   ClientBody,
@@ -26,27 +27,48 @@ import {
   ServerBody,
   ServerMessage,
   ServerVerifierLimit,
-  Snapshot,
   Welcome,
   type PlayerInfo,
 } from '../generated/mino/wire.js';
 import { SERVER_MESSAGE } from '../generated/mino/wire-layout.js';
-import { copyEntries } from './entries.js';
+import type { AoiSettings, Bounds, Decoded, PlayerName, RosterEntry, ServerMsg } from './messages.js';
 import { UnknownUnionError, verifyRoot, type VerifyLimits } from './verify.js';
-import { decodeView } from './view-frame.js';
 
 export { FLAG_MOVING, INPUT_SEQ_SHIFT, dequantize, headingRadians } from './entries.js';
+export type {
+  AoiSettings,
+  Bounds,
+  BusyMsg,
+  CellState,
+  ChatMsg,
+  Decoded,
+  ErrorMsg,
+  MoveMsg,
+  NamesMsg,
+  PlaceStatusMsg,
+  PlayerColumns,
+  PlayerName,
+  PongMsg,
+  PresenceMsg,
+  RosterEntry,
+  RosterMsg,
+  ServerMsg,
+  ViewMsg,
+  WelcomeMsg,
+} from './messages.js';
 
 // The protocol's numbers are constants of schema/mino.fbs (generated, shared
 // with the Rust crate's mino_protocol::limits and PROTOCOL_VERSION).
 
 /** The protocol version every Hello carries. */
 export const PROTOCOL_VERSION: number = ProtocolVersion.Current;
+/** What the page takes (Hello.capabilities): view frames with deltas (net/held.ts applies them). */
+export const CAPABILITIES: number = Capability.Deltas;
 /** Longest display name, characters (Unicode scalar values). */
 export const MAX_NAME_CHARS: number = Limit.MaxNameChars;
 /** Longest chat line, characters. */
 export const MAX_CHAT_CHARS: number = Limit.MaxChatChars;
-/** Largest server frame the client reads, bytes (a 100,000-player snapshot). */
+/** Largest server frame the client reads, bytes. */
 export const MAX_SERVER_MESSAGE_BYTES: number = Limit.MaxServerMessageBytes;
 /** Longest access token a Hello may carry, bytes. */
 export const MAX_ACCESS_TOKEN_BYTES: number = Limit.MaxAccessTokenBytes;
@@ -55,213 +77,6 @@ export const MAX_NAMES_REQUEST_IDS: number = Limit.MaxNamesRequestIds;
 /** What the verifier allows in a server frame (mino_protocol::limits::server_verifier). */
 const SERVER_LIMITS: VerifyLimits = { maxDepth: ServerVerifierLimit.MaxDepth, maxTables: ServerVerifierLimit.MaxTables };
 
-/** The world's rectangle, world units. */
-export interface Bounds {
-  readonly minX: number;
-  readonly minY: number;
-  readonly maxX: number;
-  readonly maxY: number;
-}
-
-/** A player id with a display name. */
-export interface PlayerName {
-  readonly id: number;
-  readonly name: string;
-}
-
-/**
- * Column storage that snapshot players are copied into: index i of every array
- * is one player. Positions are world units, heading radians counter-clockwise
- * from +x, flags as on the wire. Each array holds at least the players copied.
- */
-export interface PlayerColumns {
-  ids: Uint32Array;
-  x: Float32Array;
-  y: Float32Array;
-  heading: Float32Array;
-  flags: Uint8Array;
-}
-
-/**
- * Area of interest as the Welcome describes it: the server sends view frames
- * (one per shard a tick, a run per cell near the player) instead of
- * whole-shard snapshots.
- */
-export interface AoiSettings {
-  /** Side of a grid cell, world units (> 0). */
-  readonly cellSize: number;
-  /** Columns of the grid: cell = 1 + row * gridColumns + column. */
-  readonly gridColumns: number;
-  /**
-   * View radius, world units: players within it come at least every second
-   * tick; a prefetch ring one cell beyond it every fourth.
-   */
-  readonly viewRadius: number;
-  /** A player in none of the cells received for this long has left the view, ms. */
-  readonly viewGraceMs: number;
-}
-
-/** The server admitted the player. */
-export interface WelcomeMsg {
-  readonly kind: 'welcome';
-  readonly playerId: number;
-  readonly shardId: number;
-  /** Snapshot rate, Hz. */
-  readonly tickHz: number;
-  readonly bounds: Bounds;
-  /** Walking speed, world units per second. */
-  readonly speed: number;
-  /** Secret; presented in a later Hello to resume. A copy, not a view. */
-  readonly resumeTicket: Uint8Array;
-  /** Server wall clock, ms since the Unix epoch. */
-  readonly serverTimeMs: number;
-  readonly name: string;
-  /** Position now, world units. */
-  readonly x: number;
-  readonly y: number;
-  readonly resumed: boolean;
-  /** Area of interest, or null when the server sends whole-shard snapshots (cell_size 0). */
-  readonly aoi: AoiSettings | null;
-}
-
-/** One tick of one shard. Players are read on demand into reusable columns. */
-export interface SnapshotMsg {
-  readonly kind: 'snapshot';
-  readonly shardId: number;
-  readonly tick: number;
-  /** Server wall clock of the tick, ms since the Unix epoch. */
-  readonly serverTimeMs: number;
-  readonly tickHz: number;
-  readonly bounds: Bounds;
-  readonly cell: number;
-  readonly playerCount: number;
-  /** Copies the players (dequantized to world units) into `out[0..playerCount)`. */
-  readPlayers(out: PlayerColumns): void;
-}
-
-/**
- * One cell of one shard at one tick (area of interest): a run of a view
- * frame ([`ViewMsg`]). Complete for its (shard, cell): a player of that shard
- * missing from it has left the cell; with no players the cell was emptied.
- * Players are read on demand, dequantized over the Welcome's bounds.
- */
-export interface CellMsg {
-  readonly kind: 'cell';
-  readonly shardId: number;
-  /** 1 + row * gridColumns + column. */
-  readonly cell: number;
-  /** The shard's tick, low 32 bits. */
-  readonly tick: number;
-  /** Server wall clock of the tick: the low 32 bits of ms since the Unix epoch (unwrap it against a server time). */
-  readonly timeMs: number;
-  readonly playerCount: number;
-  /** Copies the players (world units over `bounds`, the Welcome's) into `out[0..playerCount)`. */
-  readPlayers(out: PlayerColumns, bounds: Bounds): void;
-}
-
-/**
- * One tick of one shard under area of interest: the shard's cells the socket
- * sees, each with all of that shard's players in it. Shard, tick and time
- * are the same for every cell. The players stay in the frame's bytes until
- * a cell's `readPlayers` copies them.
- */
-export interface ViewMsg {
-  readonly kind: 'view';
-  readonly shardId: number;
-  /** The shard's tick, low 32 bits. */
-  readonly tick: number;
-  /** Server wall clock of the tick: the low 32 bits of ms since the Unix epoch. */
-  readonly timeMs: number;
-  /**
-   * The cells, in the frame's order: one per run, but for a cell that came as
-   * consecutive runs (over 65,535 players of one shard), which is one cell.
-   */
-  readonly cells: readonly CellMsg[];
-}
-
-/** Names of players a NamesRequest asked about (those the server knows). */
-export interface NamesMsg {
-  readonly kind: 'names';
-  readonly players: readonly PlayerName[];
-}
-
-/** With area of interest, once a second: the place's players and live shards. */
-export interface PlaceStatusMsg {
-  readonly kind: 'place-status';
-  readonly players: number;
-  readonly shards: number;
-}
-
-/** A chat line; the sender receives its own line too. */
-export interface ChatMsg {
-  readonly kind: 'chat';
-  readonly fromId: number;
-  readonly name: string;
-  readonly text: string;
-  readonly shardId: number;
-  readonly serverTimeMs: number;
-}
-
-/** Players of one shard that joined or left. */
-export interface PresenceMsg {
-  readonly kind: 'presence';
-  readonly shardId: number;
-  readonly joined: readonly PlayerName[];
-  readonly left: readonly number[];
-}
-
-/** Every present player, sent once after Welcome. */
-export interface RosterMsg {
-  readonly kind: 'roster';
-  readonly players: readonly PlayerName[];
-}
-
-/** Not admitted now; the socket closes with 4011 next. */
-export interface BusyMsg {
-  readonly kind: 'busy';
-  readonly reason: string;
-  readonly retryAfterMs: number;
-}
-
-/** Why the server is about to close the socket. */
-export interface ErrorMsg {
-  readonly kind: 'error';
-  /** A CloseCode of the schema. */
-  readonly code: number;
-  readonly message: string;
-}
-
-/** Answer to a Ping. */
-export interface PongMsg {
-  readonly kind: 'pong';
-  readonly clientTimeMs: number;
-  readonly serverTimeMs: number;
-}
-
-/** The shard drains: reconnect and present this ticket. */
-export interface MoveMsg {
-  readonly kind: 'move';
-  readonly resumeTicket: Uint8Array;
-  readonly reason: string;
-}
-
-/** Every server message as a domain value. */
-export type ServerMsg =
-  | WelcomeMsg
-  | SnapshotMsg
-  | ViewMsg
-  | NamesMsg
-  | PlaceStatusMsg
-  | ChatMsg
-  | PresenceMsg
-  | RosterMsg
-  | BusyMsg
-  | ErrorMsg
-  | PongMsg
-  | MoveMsg;
-
-/** The outcome of decoding one frame: a message or why it was refused. */
-export type Decoded = { readonly ok: true; readonly msg: ServerMsg } | { readonly ok: false; readonly error: string };
 
 // ------------------------------------------------------------------ decoding
 
@@ -280,7 +95,7 @@ function infos(len: number, at: (i: number) => PlayerInfo | null): PlayerName[] 
 
 /**
  * The Welcome's area of interest, or null without one. A cell size that is
- * not a positive finite number, or no grid, means whole-shard snapshots.
+ * not a positive finite number, or no grid, means each shard is one cell.
  */
 function aoiSettings(w: Welcome): AoiSettings | null {
   const cellSize = w.cellSize();
@@ -291,23 +106,6 @@ function aoiSettings(w: Welcome): AoiSettings | null {
     gridColumns: w.gridColumns(),
     viewRadius: Number.isFinite(viewRadius) && viewRadius > 0 ? viewRadius : 2 * cellSize,
     viewGraceMs: w.viewGraceMs(),
-  };
-}
-
-function snapshotMsg(s: Snapshot): SnapshotMsg {
-  const b = bounds(s.bounds());
-  return {
-    kind: 'snapshot',
-    shardId: s.shardId(),
-    tick: Number(s.tick()),
-    serverTimeMs: Number(s.serverTimeMs()),
-    tickHz: s.tickHz(),
-    bounds: b,
-    cell: s.cell(),
-    playerCount: s.playersLength(),
-    readPlayers(out: PlayerColumns): void {
-      copyEntries(s.playersLength(), (i, into) => s.players(i, into), b, out);
-    },
   };
 }
 
@@ -329,10 +127,10 @@ function body(msg: ServerMessage): ServerMsg {
         y: w.y(),
         resumed: w.resumed(),
         aoi: aoiSettings(w),
+        viewGraceMs: w.viewGraceMs(),
+        capabilities: w.capabilities(),
       };
     }
-    case ServerBody.Snapshot:
-      return snapshotMsg(msg.body(new Snapshot()) as Snapshot);
     case ServerBody.ChatMessage: {
       const c = msg.body(new ChatMessage()) as ChatMessage;
       const serverTimeMs = Number(c.serverTimeMs());
@@ -345,7 +143,12 @@ function body(msg: ServerMessage): ServerMsg {
     }
     case ServerBody.Roster: {
       const r = msg.body(new Roster()) as Roster;
-      return { kind: 'roster', players: infos(r.playersLength(), (i) => r.players(i)) };
+      const players: RosterEntry[] = [];
+      for (let i = 0; i < r.playersLength(); i++) {
+        const p = r.players(i);
+        if (p) players.push({ id: p.id(), name: p.name() ?? '', shard: p.shardId() });
+      }
+      return { kind: 'roster', players };
     }
     case ServerBody.Busy: {
       const b = msg.body(new Busy()) as Busy;
@@ -371,6 +174,10 @@ function body(msg: ServerMessage): ServerMsg {
       const p = msg.body(new PlaceStatus()) as PlaceStatus;
       return { kind: 'place-status', players: p.players(), shards: p.shards() };
     }
+    case ServerBody.Snapshot:
+    case ServerBody.CellBundle:
+      // Between shards only (Redis): a page is sent view frames.
+      throw new Error(`a ${ServerBody[msg.bodyType()]} is never sent to a page`);
     default:
       throw new UnknownUnionError(msg.bodyType());
   }
@@ -378,12 +185,11 @@ function body(msg: ServerMessage): ServerMsg {
 
 /**
  * Verifies `bytes` as a ServerMessage and returns it as a domain value, or why
- * it was refused (over the size limit, malformed, an unknown or empty body, a
- * view frame whose runs do not add up to its players). A message with no
- * body but a frame header is a view frame (see view-frame.ts). Never throws
- * and never reads outside `bytes`. A snapshot's or view frame's players stay
- * in `bytes` until `readPlayers` copies them, so keep `bytes` unchanged until
- * then.
+ * it was refused (over the size limit, malformed, an unknown body, no body and
+ * no view, a body a client is never sent). A message with no body but a
+ * `view` is a view frame: its bytes stay in `bytes`, located, for net/held.ts
+ * to verify and apply (so keep `bytes` unchanged until then). Never throws
+ * and never reads outside `bytes`.
  */
 export function decodeServer(bytes: Uint8Array): Decoded {
   if (bytes.length > MAX_SERVER_MESSAGE_BYTES) return { ok: false, error: `frame of ${bytes.length} bytes is over the limit` };
@@ -391,8 +197,10 @@ export function decodeServer(bytes: Uint8Array): Decoded {
     verifyRoot(bytes, SERVER_MESSAGE, SERVER_LIMITS);
     const root = ServerMessage.getRootAsServerMessage(new flatbuffers.ByteBuffer(bytes));
     if (root.bodyType() === ServerBody.NONE) {
-      const header = root.frame();
-      return header ? decodeView(root, header) : { ok: false, error: 'server message without a body' };
+      const view = root.viewArray();
+      if (!view || view.length === 0) return { ok: false, error: 'server message without a body' };
+      const start = view.byteOffset - bytes.byteOffset;
+      return { ok: true, msg: { kind: 'view', bytes, start, end: start + view.length } };
     }
     return { ok: true, msg: body(root) };
   } catch (e) {
@@ -410,14 +218,15 @@ function finish(b: flatbuffers.Builder, kind: ClientBody, bodyOffset: flatbuffer
 /**
  * A Hello with `name` (1..24 characters), to resume a ticket from Welcome or
  * Move, and to sign in an access token (a JWT of at most
- * MAX_ACCESS_TOKEN_BYTES; guests send none).
+ * MAX_ACCESS_TOKEN_BYTES; guests send none), taking `capabilities` (bits of
+ * the schema's Capability; the page's own by default: deltas).
  */
-export function encodeHello(name: string, resumeTicket?: Uint8Array | null, accessToken?: string | null, version = PROTOCOL_VERSION): Uint8Array {
+export function encodeHello(name: string, resumeTicket?: Uint8Array | null, accessToken?: string | null, version = PROTOCOL_VERSION, capabilities = CAPABILITIES): Uint8Array {
   const b = new flatbuffers.Builder(128 + (accessToken?.length ?? 0));
   const nameOffset = b.createString(name);
   const token = accessToken ? b.createString(accessToken) : 0;
   const ticket = resumeTicket?.length ? Hello.createResumeTicketVector(b, resumeTicket) : 0;
-  return finish(b, ClientBody.Hello, Hello.createHello(b, version, nameOffset, token, ticket));
+  return finish(b, ClientBody.Hello, Hello.createHello(b, version, nameOffset, token, ticket, capabilities));
 }
 
 /** An Input: the direction to walk in, (0, 0) to stand still; `seq` is the client's own count. */

@@ -1,9 +1,10 @@
-// The server's movement rule, for predicting the own player: each tick moves
-// a walking player by exactly one fixed step of speed / tick rate (world
-// units) in its wanted direction, normalized as the server normalizes it, and
-// clamps each axis to the world's bounds (so a player walking into a wall
-// slides along it). Mirrors server/src/sim.rs `World::step` and
-// schema/src/client.rs `Direction::new`. Pure functions.
+// Walking in world units, for drawing the own player between ticks: a
+// wanted direction normalized as the server normalizes it
+// (schema/src/client.rs `Direction::new`), walked a distance and clamped per
+// axis to the world's bounds (so a player walking into a wall slides along
+// it). The server's exact rule, a fixed integer step a tick on the wire's
+// grid, is net/motion.ts; the prediction walks at that step's velocity.
+// Pure functions.
 
 import type { Bounds } from '../net/protocol.js';
 

@@ -4,11 +4,18 @@ import { FRAME_BUDGET_BYTES, bytesPerFrame } from '../testing/allocation.js';
 import { seeded, SimServer, type SimOptions } from '../testing/sim-server.js';
 import { ACK_MASK, InputTimeline } from './inputs.js';
 import { stepLength, unitX, unitY, walkAxis } from './movement.js';
+import { Motion } from '../net/motion.js';
 import { OwnPrediction } from './prediction.js';
 
 const BOUNDS = { minX: 0, minY: 0, maxX: 1000, maxY: 1000 };
 const SPEED = 120;
-const STEP = SPEED / 20; // 6 world units a tick at 20 Hz
+const STEP = SPEED / 20; // 6 world units a tick at 20 Hz, nominally
+/** The server's step east a tick on the 16-bit grid (393 of 65535 over 1,000 units: 5.9968 units). */
+const STEP_EAST = (new Motion(BOUNDS, SPEED, 20).stepX(0) * 1000) / 65535;
+/** Walking east, world units a second, as the server walks. */
+const SPEED_EAST = STEP_EAST * 20;
+/** Where the sim server puts a player asked to stand at 500: the nearest point of the grid. */
+const START = (Math.round(0.5 * 65535) / 65535) * 1000;
 const FRAME_MS = 16;
 
 /** An input the page sends at `at` ms: a direction. */
@@ -101,9 +108,9 @@ describe('own player prediction', () => {
     const run = play([[100, 1, 0]], 200);
     const before = run.drawn.find(([t]) => t === 96) as [number, number, number];
     const after = run.drawn.find(([t]) => t === 112) as [number, number, number];
-    expect(before[1]).toBe(500);
-    // 12 ms of walking at 120 units/s by the first frame after the key.
-    expect(after[1]).toBeCloseTo(500 + (SPEED * 12) / 1000, 6);
+    expect(before[1]).toBe(START);
+    // 12 ms of walking at the server's speed east by the first frame after the key.
+    expect(after[1]).toBeCloseTo(START + (SPEED_EAST * 12) / 1000, 6);
     expect(run.prediction.moving).toBe(true);
     expect(run.prediction.heading).toBeCloseTo(0, 9);
   });
@@ -218,7 +225,7 @@ describe('own player prediction', () => {
     // The server walked one step less; the page ends where it stopped.
     const [, x] = run.drawn.at(-1) as [number, number, number];
     expect(x).toBeCloseTo(run.server.x, 6);
-    expect(run.server.x).toBeCloseTo(500 + SPEED * 1.4 - STEP, 3);
+    expect(run.server.x).toBeCloseTo(START + SPEED_EAST * 1.4 - STEP_EAST, 3);
   });
 
   it('ignores samples of another shard and repeats, and holds still without a socket', () => {
@@ -227,7 +234,7 @@ describe('own player prediction', () => {
     p.input(1, 1, 0, 100);
     p.authoritative(2, 50, 10, 10, 0, 150);
     p.update(200);
-    expect(p.x).toBeCloseTo(512, 6);
+    expect(p.x).toBeCloseTo(500 + SPEED_EAST * 0.1, 6);
     p.authoritative(1, 5, 500, 500, 1 << 1, 200);
     const samples = p.samples;
     p.authoritative(1, 5, 900, 900, 1 << 1, 210);

@@ -29,6 +29,7 @@
 import type { Bounds } from '../net/protocol.js';
 import { INPUT_SEQ_SHIFT } from '../net/protocol.js';
 import { InputTimeline } from './inputs.js';
+import { Motion, headingOf } from '../net/motion.js';
 import { unitX, unitY, walkAxis } from './movement.js';
 
 /** Tuning of an [`OwnPrediction`]. */
@@ -79,6 +80,8 @@ export class OwnPrediction {
   private speed = 0;
   private tickMs = 50;
   private bounds: Bounds = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+  /** The server's movement rule for the Welcome's world (net/motion.ts). */
+  private motion: Motion | null = null;
   /** The last authoritative position and its tick (NaN: the Welcome's). */
   private ax = 0;
   private ay = 0;
@@ -119,6 +122,7 @@ export class OwnPrediction {
     this.speed = w.speed;
     this.tickMs = 1000 / Math.max(1, w.tickHz);
     this.bounds = w.bounds;
+    this.motion = new Motion(w.bounds, w.speed, w.tickHz);
     this.inputs.reset(nowMs);
     this.baseTick = Number.NaN;
     this.ax = w.x;
@@ -137,10 +141,27 @@ export class OwnPrediction {
     this.live = false;
   }
 
-  /** Input `seq` was sent at local `nowMs`: walk (dirX, dirY) from now on (normalized as the server does). */
+  /**
+   * Input `seq` was sent at local `nowMs`: walk (dirX, dirY) from now on, as
+   * the server will: along the heading it makes of the direction, at its
+   * step's exact speed (net/motion.ts), or stand for a still direction.
+   */
   input(seq: number, dirX: number, dirY: number, nowMs: number): void {
     if (!this.live) return;
-    this.inputs.push(nowMs, unitX(dirX, dirY), unitY(dirX, dirY), seq);
+    const ux = unitX(dirX, dirY);
+    const uy = unitY(dirX, dirY);
+    if ((ux === 0 && uy === 0) || this.motion === null || this.speed <= 0) {
+      this.inputs.push(nowMs, 0, 0, seq);
+      return;
+    }
+    // The server's step a tick, in world units a second, over the speed: the
+    // direction scaled so that walking `speed` units takes the server's time.
+    const h = headingOf(ux, uy);
+    const b = this.bounds;
+    const perSecond = 1000 / this.tickMs / this.speed;
+    const vx = ((this.motion.stepX(h) * (b.maxX - b.minX)) / 65535) * perSecond;
+    const vy = ((this.motion.stepY(h) * (b.maxY - b.minY)) / 65535) * perSecond;
+    this.inputs.push(nowMs, vx, vy, seq);
   }
 
   /**

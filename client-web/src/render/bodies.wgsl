@@ -22,6 +22,8 @@ struct BodyOut {
   @location(0) local: vec2f,
   @location(1) @interpolate(flat) style: u32,
   @location(2) @interpolate(flat) facing: vec2f,
+  // Area of interest: 1 within the view radius, fading to 0 beyond (the local player: always 1).
+  @location(3) @interpolate(flat) shown: f32,
 }
 
 // Half-size of the quad in radii: room for the local player's ring.
@@ -40,6 +42,7 @@ fn vs_body(@builtin(vertex_index) vi: u32, @location(0) inst: vec4f) -> BodyOut 
   out.local = corner;
   out.style = u32(inst.w);
   out.facing = vec2f(cos(inst.z), sin(inst.z));
+  out.shown = select(in_view(inst.xy), 1.0, (out.style & 2u) != 0u);
   return out;
 }
 
@@ -60,6 +63,7 @@ fn fs_body(in: BodyOut) -> @location(0) vec4f {
     color = mix(color, vec3f(1.0), ring * (1.0 - alpha));
     alpha = max(alpha, ring);
   }
+  alpha = alpha * in.shown;
   if (alpha <= 0.004) {
     discard;
   }

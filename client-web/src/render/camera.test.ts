@@ -1,6 +1,6 @@
 // The camera: world <-> screen mapping, following, zoom limits, staying on the world.
 import { describe, expect, it } from 'vitest';
-import { Camera } from './camera.js';
+import { Camera, VIEW_FLOATS } from './camera.js';
 
 function camera(): Camera {
   const c = new Camera();
@@ -61,9 +61,10 @@ describe('camera', () => {
     const c = camera();
     c.resize(800, 600, 2);
     c.follow(500, 500, 0);
-    const out = new Float32Array(12);
+    const out = new Float32Array(VIEW_FLOATS);
     c.writeView(out, 9);
-    expect(Array.from(out)).toEqual([500, 500, 2 / 800, 2 / 600, 0, 0, 1000, 1000, 1600, 1200, 9, 2].map(Math.fround));
+    // ... and the view radius's circle: the followed player and no radius (whole-shard mode).
+    expect(Array.from(out)).toEqual([500, 500, 2 / 800, 2 / 600, 0, 0, 1000, 1000, 1600, 1200, 9, 2, 500, 500, 0, 0].map(Math.fround));
   });
 });
 
@@ -88,16 +89,40 @@ describe('camera with area of interest', () => {
     expect([c.screenX(1000), c.screenY(1000)]).toEqual([400, 300]);
   });
 
-  it('zooms in, but never out past the view radius', () => {
+  /** World distance from the view centre to the nearer edge of the part of the screen the panels leave free. */
+  function freeReach(c: Camera, inset = 0): number {
+    return Math.min(c.width - inset, c.height) / 2 / c.zoom;
+  }
+
+  it('zooms out from the default until the whole view radius fits the screen, with a margin, and no further', () => {
     const c = aoiCamera();
+    const start = c.zoom;
+    c.zoomBy(0.8); // one press of "-"
+    expect(c.zoom).toBeLessThan(start);
     c.zoomBy(0.01);
-    expect(cornerReach(c)).toBeCloseTo(250, 6);
+    expect(freeReach(c)).toBeCloseTo(250 * (1 + Camera.VIEW_MARGIN), 6);
+    expect(cornerReach(c)).toBeGreaterThan(250);
     c.zoomBy(100);
     expect(c.zoom).toBeCloseTo(600 / Camera.MIN_SPAN, 9);
-    // A larger window shows no more of the world than the radius either.
+    // A larger window shows the same circle, no more.
     c.zoomBy(0.01);
     c.resize(1600, 1000, 1);
-    expect(cornerReach(c)).toBeCloseTo(250, 6);
+    expect(freeReach(c)).toBeCloseTo(250 * (1 + Camera.VIEW_MARGIN), 6);
+  });
+
+  it('fits the circle into what the panels leave free', () => {
+    const c = aoiCamera();
+    c.setInsetRight(300);
+    c.zoomBy(0.01);
+    expect(freeReach(c, 300)).toBeCloseTo(250 * (1 + Camera.VIEW_MARGIN), 6);
+  });
+
+  it('puts the view radius and its centre (the followed player) in the view uniform', () => {
+    const c = aoiCamera();
+    c.follow(1234, 567, 0);
+    const out = new Float32Array(VIEW_FLOATS);
+    c.writeView(out, 9);
+    expect(Array.from(out.subarray(12))).toEqual([1234, 567, 250, 0]);
   });
 
   it('follows the player to the world\'s edge and past it, centred', () => {

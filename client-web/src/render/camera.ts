@@ -5,11 +5,14 @@
 // inside the edge of the screen. World y grows upwards; screen y downwards.
 //
 // With area of interest (a view radius) the server sends only what is near
-// the player, so the camera shows no more than that: centred on the player
-// (no stop at the world's edge, which would show the far side of the view
-// unsent), zoomed out at most until the screen's corners are at the view
-// radius, which is also where it starts. The prefetch ring beyond the radius
-// stays off screen, so nobody pops in at the edge.
+// the player: the camera is centred on the player (no stop at the world's
+// edge, which would show the far side of the view unsent) and starts with the
+// screen's corners at the view radius. The player may zoom out (wheel, `-`)
+// until the whole circle of the view radius fits in the part of the screen
+// the panels leave free, with a small margin: the floor outside that circle
+// is dimmed and bodies fade out at it (render/floor.wgsl, bodies.wgsl; the
+// circle's centre and radius are in the view uniform), so what is drawn is
+// what the view radius covers, and nobody pops in on screen.
 //
 // Panels may cover the right of the screen (the player list and the chat):
 // the followed player is kept at the centre of the part they leave free, and
@@ -19,7 +22,7 @@
 import type { Bounds } from '../net/protocol.js';
 
 /** Floats the camera writes into the shared uniform buffer (see render/view.wgsl). */
-export const VIEW_FLOATS = 12;
+export const VIEW_FLOATS = 16;
 
 /** Camera state and world <-> screen mapping. */
 export class Camera {
@@ -45,6 +48,11 @@ export class Camera {
   static readonly MIN_SPAN = 120;
   /** Margin beyond the world's edge the view may show, as a fraction of the world's size. */
   static readonly EDGE_MARGIN = 0.08;
+  /** Area of interest: margin around the view radius's circle at the farthest zoom out, as a fraction of the radius. */
+  static readonly VIEW_MARGIN = 0.06;
+  /** Where the followed player was last put, world units: the centre of the view radius's circle. */
+  private focusWorldX = 0;
+  private focusWorldY = 0;
 
   /** Sets the world's bounds (from Welcome or a snapshot). */
   setBounds(b: Bounds): void {
@@ -82,7 +90,10 @@ export class Camera {
    * width counts.
    */
   setInsetRight(px: number): void {
-    this.insetRight = Number.isFinite(px) ? Math.max(0, Math.min(px, this.width * 0.6)) : 0;
+    const inset = Number.isFinite(px) ? Math.max(0, Math.min(px, this.width * 0.6)) : 0;
+    if (inset === this.insetRight) return;
+    this.insetRight = inset;
+    this.zoom = this.clampZoom(this.zoom);
   }
 
   /** Where the followed player is put, CSS pixels from the left: the middle of the part panels leave free. */
@@ -90,22 +101,36 @@ export class Camera {
     return (this.width - this.insetRight) / 2;
   }
 
+  /** Where the followed player was last put, world units (the centre of the view radius's circle). */
+  get followedX(): number {
+    return this.focusWorldX;
+  }
+
+  get followedY(): number {
+    return this.focusWorldY;
+  }
+
   /** The view radius the camera keeps to, world units (0: whole-shard mode). */
   get radius(): number {
     return this.viewRadius;
   }
 
+  /** The zoom to start at: 600 world units across the shorter side; with area of interest, the screen's corners at the view radius. */
   private defaultZoom(): number {
-    if (this.viewRadius > 0) return this.fitZoom();
+    if (this.viewRadius > 0) return Math.max(this.fitZoom(), Math.hypot(this.width, this.height) / 2 / this.viewRadius);
     return Math.min(this.width, this.height) / Camera.DEFAULT_SPAN;
   }
 
   /**
    * The farthest zoom out: the whole world (and its margin) fits the view;
-   * with area of interest, the screen's corners are at the view radius.
+   * with area of interest, the whole circle of the view radius (and
+   * VIEW_MARGIN) fits the part of the screen the panels leave free.
    */
   fitZoom(): number {
-    if (this.viewRadius > 0) return Math.hypot(this.width, this.height) / 2 / this.viewRadius;
+    if (this.viewRadius > 0) {
+      const free = Math.min(Math.max(1, this.width - this.insetRight), this.height);
+      return free / (2 * this.viewRadius * (1 + Camera.VIEW_MARGIN));
+    }
     const w = this.bounds.maxX - this.bounds.minX;
     const h = this.bounds.maxY - this.bounds.minY;
     const k = 1 + 2 * Camera.EDGE_MARGIN;
@@ -130,6 +155,8 @@ export class Camera {
    * world's edge (see the module comment).
    */
   follow(px: number, ty: number, dtMs: number): void {
+    this.focusWorldX = px;
+    this.focusWorldY = ty;
     // The view's centre that puts the player at focusX.
     const tx = px + this.insetRight / 2 / this.zoom;
     if (!this.placed || !(dtMs < 1000)) {
@@ -177,8 +204,10 @@ export class Camera {
 
   /**
    * Writes the view uniform: centre, clip units per world unit, bounds, the
-   * viewport in device pixels, the body radius (world units) and device pixels
-   * per world unit, in the layout of `struct View` in the shaders.
+   * viewport in device pixels, the body radius (world units), device pixels
+   * per world unit, and the view radius's circle (the followed player's
+   * position and the radius, world units; 0 without area of interest), in
+   * the layout of `struct View` in the shaders.
    */
   writeView(out: Float32Array, radius: number): void {
     out[0] = this.x;
@@ -193,5 +222,9 @@ export class Camera {
     out[9] = this.height * this.dpr;
     out[10] = radius;
     out[11] = this.zoom * this.dpr;
+    out[12] = this.focusWorldX;
+    out[13] = this.focusWorldY;
+    out[14] = this.viewRadius;
+    out[15] = 0;
   }
 }

@@ -1,5 +1,6 @@
 // The world's floor, drawn as one full-screen triangle: a 50-unit grid inside
-// the bounds, a darker outside, and a bright line on the bounds themselves.
+// the bounds, a darker outside, and a bright line on the bounds themselves;
+// with area of interest, dimmed beyond the view radius with a faint line on it.
 
 struct FloorOut {
   @builtin(position) position: vec4f,
@@ -34,5 +35,10 @@ fn fs_floor(in: FloorOut) -> @location(0) vec4f {
   }
   let border = 1.0 - smoothstep(px, 2.0 * px, abs(dist));
   color = mix(color, vec3f(0.45, 0.55, 0.70), border);
+  if (view.view_radius > 0.0) {
+    let edge = length(w - view.focus) - view.view_radius;
+    color = color * mix(VIEW_DIM, 1.0, 1.0 - smoothstep(0.0, 2.0 * px, edge));
+    color = mix(color, vec3f(0.25, 0.55, 0.70), 0.5 * (1.0 - smoothstep(px, 2.0 * px, abs(edge))));
+  }
   return vec4f(color, 1.0);
 }

@@ -5,7 +5,7 @@ import { MergedPlayers } from '../interp/world.js';
 import { Roster } from '../state/roster.js';
 import { FRAME_BUDGET_BYTES, MEASURED_FRAMES, bytesPerFrame } from '../testing/allocation.js';
 import { FakeDocument, type FakeElement } from '../testing/fake-dom.js';
-import { WORLD } from '../testing/snapshots.js';
+import { WORLD } from '../testing/cells.js';
 import { Camera } from './camera.js';
 import { NameLabels } from './labels.js';
 
@@ -21,7 +21,7 @@ function scene(): { doc: FakeDocument; els: FakeElement[]; labels: NameLabels; c
   camera.setBounds(WORLD);
   camera.follow(500, 500, 0);
   const roster = new Roster();
-  roster.applyRoster({ kind: 'roster', players: [{ id: OWN, name: 'me' }] });
+  roster.applyRoster({ kind: 'roster', players: [{ id: OWN, name: 'me', shard: 1 }] });
   return { doc, els: container.children as FakeElement[], labels, camera, players: new MergedPlayers(), roster };
 }
 
@@ -108,6 +108,44 @@ describe('name labels', () => {
     });
   });
 
+  it("keep clear of the page's panels: a name that would lie under one moves aside or waits", () => {
+    const s = scene();
+    // A panel over the right of the view, from x = 560 (CSS px), and the HUD over the top left.
+    const panel = { left: 560, top: 0, right: 800, bottom: 600 };
+    const hud = { left: 0, top: 0, right: 300, bottom: 40 };
+    s.labels.setCovered([panel, hud]);
+    // 2 stands just left of the panel (its name would reach into it above the body), 3 under it, 4 under the HUD (its name goes below).
+    place(s.players, [[500, 500], [640, 500], [700, 480], [150, 790]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    const boxes = s.els
+      .filter((e) => !e.hidden)
+      .map((e) => {
+        const x = parseFloat(e.style.getPropertyValue('--x'));
+        const y = parseFloat(e.style.getPropertyValue('--y'));
+        const w = e.textContent.length * 7 + 8;
+        return { text: e.textContent, box: [x - w / 2, y - 17, x + w / 2, y] as const };
+      });
+    expect(boxes.map((b) => b.text)).toContain('me');
+    for (const { text, box } of boxes) {
+      for (const r of [panel, hud]) expect(box[0] < r.right && box[2] > r.left && box[1] < r.bottom && box[3] > r.top, `${text} under a panel`).toBe(false);
+    }
+    expect(shown(s.els)).not.toContain('#3');
+    // Without panels, they are labelled.
+    s.labels.setCovered([]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(shown(s.els)).toEqual(expect.arrayContaining(['#2', '#3', '#4']));
+  });
+
+  it('with area of interest, label only the players within the view radius', () => {
+    const s = scene();
+    s.camera.setViewRadius(100);
+    s.camera.zoomBy(0.001);
+    s.camera.follow(500, 500, 0);
+    place(s.players, [[500, 500], [590, 500], [640, 500]]);
+    s.labels.update(s.players, OWN, s.camera, s.roster);
+    expect(shown(s.els)).toEqual(['me', '#2']);
+  });
+
   it('hide labels of players that are gone', () => {
     const s = scene();
     place(s.players, [[500, 500], [520, 500]]);
@@ -121,7 +159,7 @@ describe('name labels', () => {
 describe('a steady frame of labels', () => {
   it('allocates nothing while 500 players walk under them', async () => {
     const s = scene();
-    s.roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}` })) });
+    s.roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}`, shard: 1 })) });
     let frame = 0;
     const bytes = await bytesPerFrame(() => {
       const t = frame++ * 0.31;

@@ -2,11 +2,15 @@
 // call: a fixed pool of DOM labels over the canvas, for the local player, the
 // few players nearest to it, and the one under the mouse.
 //
-// Labels never cover each other or the own player's body: they are placed in
-// order (the own player's, the hovered one's, then the nearest first), each at
-// the first free spot of a few around its body (above, below, right, left,
-// higher, lower); one with no free spot is not shown this frame. A label's
-// size is measured when its text changes (estimated where there is no layout).
+// Labels never cover each other, the own player's body or the page's panels
+// (the side panels, the HUD, the minimap: a label under a see-through panel
+// would show through it): they are placed in order (the own player's, the
+// hovered one's, then the nearest first), each at the first free spot of a few
+// around its body (above, below, right, left, higher, lower); one with no free
+// spot is not shown this frame. With area of interest only players within the
+// view radius get one (the bodies beyond it fade out, render/bodies.wgsl). A
+// label's size is measured when its text changes (estimated where there is no
+// layout).
 //
 // Every frame runs this, so it allocates nothing: the local player is found by
 // id through the draw list's index; each label keeps one Text node whose data
@@ -30,6 +34,16 @@ const LABEL_PX = 17;
 const SPOTS = 6;
 /** Labels in the pool: the local player, the hovered one, the nearest. */
 const POOL = NEAREST + 2;
+/** Most panel rectangles labels keep clear of. */
+export const MAX_COVERED = 8;
+
+/** A rectangle of the canvas, CSS pixels from its top left. */
+export interface ScreenRect {
+  readonly left: number;
+  readonly top: number;
+  readonly right: number;
+  readonly bottom: number;
+}
 /** Whole CSS pixels as the value of a length property. */
 const PX = new NumberText((n) => `${n}px`, 8192);
 
@@ -129,9 +143,12 @@ export class NameLabels {
   /** Draw-list indices of the players to label this frame, the local player first. */
   private readonly pick = new Int32Array(POOL);
   private readonly pickDist = new Float64Array(NEAREST);
-  /** Rectangles taken this frame (left, top, right, bottom, CSS pixels): the own body, then each label placed. */
-  private readonly taken = new Float64Array((POOL + 1) * 4);
+  /** Rectangles taken this frame (left, top, right, bottom, CSS pixels): the panels, the own body, then each label placed. */
+  private readonly taken = new Float64Array((MAX_COVERED + POOL + 1) * 4);
   private takenCount = 0;
+  /** The panels' rectangles (left, top, right, bottom), set on layout changes. */
+  private readonly covered = new Float64Array(MAX_COVERED * 4);
+  private coveredCount = 0;
   /** The spot chosen by [`spot`]: the label's bottom-centre, CSS pixels. */
   private spotX = 0;
   private spotY = 0;
@@ -169,6 +186,20 @@ export class NameLabels {
     this.hasMouse = false;
   }
 
+  /** The rectangles (canvas CSS pixels) the page's panels cover: no label goes there. At most MAX_COVERED; empty ones are skipped. */
+  setCovered(rects: readonly ScreenRect[]): void {
+    this.coveredCount = 0;
+    for (const r of rects) {
+      if (this.coveredCount === MAX_COVERED) break;
+      if (!(r.right > r.left && r.bottom > r.top)) continue;
+      const o = this.coveredCount++ * 4;
+      this.covered[o] = r.left;
+      this.covered[o + 1] = r.top;
+      this.covered[o + 2] = r.right;
+      this.covered[o + 3] = r.bottom;
+    }
+  }
+
   /** Places the labels for this frame; names come from `names`. */
   update(players: DrawList, ownId: number, camera: Camera, names: NameSource): void {
     let n = 0;
@@ -185,6 +216,8 @@ export class NameLabels {
     const body = Math.max(BODY_RADIUS, 3 / camera.zoom) * camera.zoom * 1.4;
     this.lift = body + 2;
     this.takenCount = 0;
+    for (let r = 0; r < this.coveredCount * 4; r++) this.taken[r] = this.covered[r] as number;
+    this.takenCount = this.coveredCount;
     if (own >= 0) {
       const ox = camera.screenX(players.x[own] as number);
       const oy = camera.screenY(players.y[own] as number);
@@ -284,6 +317,15 @@ export class NameLabels {
     this.takenCount++;
   }
 
+  /** Whether player `i` is within the view radius of the local one (index `own`); always without area of interest or a local player. */
+  private inView(players: DrawList, i: number, own: number, camera: Camera): boolean {
+    const r = camera.radius;
+    if (r <= 0 || own < 0) return true;
+    const dx = (players.x[i] as number) - (players.x[own] as number);
+    const dy = (players.y[i] as number) - (players.y[own] as number);
+    return dx * dx + dy * dy <= r * r;
+  }
+
   /** Index of the player (not the local one, index `own`) under the mouse, or -1. */
   private hoverIndex(players: DrawList, camera: Camera, own: number): number {
     if (!this.hasMouse) return -1;
@@ -293,7 +335,7 @@ export class NameLabels {
     let best = -1;
     let bestD = reach * reach;
     for (let i = 0; i < players.count; i++) {
-      if (i === own) continue;
+      if (i === own || !this.inView(players, i, own, camera)) continue;
       const dx = (players.x[i] as number) - wx;
       const dy = (players.y[i] as number) - wy;
       const d = dx * dx + dy * dy;
@@ -317,6 +359,7 @@ export class NameLabels {
       const px = players.x[i] as number;
       const py = players.y[i] as number;
       if (Math.abs(px - camera.x) > halfW || Math.abs(py - camera.y) > halfH) continue;
+      if (!this.inView(players, i, own, camera)) continue;
       const d = (px - fx) * (px - fx) + (py - fy) * (py - fy);
       if (m === NEAREST && d >= (this.pickDist[m - 1] as number)) continue;
       // Insertion into the sorted top list.

@@ -38,6 +38,56 @@ class FakeContext implements MinimapContext {
     this.arcs++;
   }
   stroke(): void {}
+  save(): void {}
+  restore(): void {}
+  rect(): void {}
+  clip(): void {}
+}
+
+/** A FakeContext that also keeps the extent of what is stroked as it shows through the clip in force (one save deep). */
+class ClipContext extends FakeContext {
+  private readonly clipRect = new Float64Array(4);
+  private clipped = false;
+  private readonly path = new Float64Array(4);
+  private readonly saved = new Float64Array(4);
+  private savedClipped = false;
+  /** The extent of everything stroked, as it shows after the clip in force: x0, y0, x1, y1. */
+  readonly reach = new Float64Array([Infinity, Infinity, -Infinity, -Infinity]);
+  private drawn(x0: number, y0: number, x1: number, y1: number): void {
+    const c = this.clipRect;
+    const k = this.clipped;
+    const r = this.reach;
+    r[0] = Math.min(r[0] as number, k ? Math.max(x0, c[0] as number) : x0);
+    r[1] = Math.min(r[1] as number, k ? Math.max(y0, c[1] as number) : y0);
+    r[2] = Math.max(r[2] as number, k ? Math.min(x1, c[2] as number) : x1);
+    r[3] = Math.max(r[3] as number, k ? Math.min(y1, c[3] as number) : y1);
+  }
+  override arc(x?: number, y?: number, r?: number): void {
+    super.arc();
+    this.drawn((x ?? 0) - (r ?? 0), (y ?? 0) - (r ?? 0), (x ?? 0) + (r ?? 0), (y ?? 0) + (r ?? 0));
+  }
+  override strokeRect(x?: number, y?: number, w?: number, h?: number): void {
+    super.strokeRect();
+    this.drawn(x ?? 0, y ?? 0, (x ?? 0) + (w ?? 0), (y ?? 0) + (h ?? 0));
+  }
+  override save(): void {
+    this.saved.set(this.clipRect);
+    this.savedClipped = this.clipped;
+  }
+  override restore(): void {
+    this.clipRect.set(this.saved);
+    this.clipped = this.savedClipped;
+  }
+  override rect(x?: number, y?: number, w?: number, h?: number): void {
+    this.path[0] = x ?? 0;
+    this.path[1] = y ?? 0;
+    this.path[2] = (x ?? 0) + (w ?? 0);
+    this.path[3] = (y ?? 0) + (h ?? 0);
+  }
+  override clip(): void {
+    this.clipRect.set(this.path);
+    this.clipped = true;
+  }
 }
 
 function scene(): { map: Minimap; el: { hidden: boolean; width: number; height: number }; ctx: FakeContext; camera: Camera; players: MergedPlayers } {
@@ -82,6 +132,23 @@ describe('minimap', () => {
     expect(s.ctx.ownAt[0]).toBeCloseTo(4 + inner / 4, 6);
     expect(s.ctx.ownAt[1]).toBeCloseTo(4 + inner / 4, 6);
     expect([s.map.mapX(0), s.map.mapY(0), s.map.mapX(2000), s.map.mapY(2000)]).toEqual([4, MINIMAP_PX - 4, MINIMAP_PX - 4, 4]);
+  });
+
+  it("stays inside the world's frame at the world's corner: the screen and the view radius are cut there", () => {
+    const s = scene();
+    const ctx = new ClipContext();
+    s.map = new Minimap(s.el, ctx);
+    s.map.setWorld(AOI_WORLD, 250);
+    s.camera.zoomBy(0.01); // zoomed all the way out
+    s.camera.follow(0, 0, 0);
+    s.players.begin();
+    s.players.put(1, 0, 0, 0, 0, 0);
+    s.map.update(s.players, 1, s.camera, 0);
+    // The world's frame is [4, MINIMAP_PX - 4] on both axes; whatever is drawn reaches no further.
+    const [x0, y0, x1, y1] = Array.from(ctx.reach);
+    expect([x0, y0]).toEqual([4, 4]);
+    expect([x1, y1]).toEqual([MINIMAP_PX - 4, MINIMAP_PX - 4]);
+    expect(ctx.arcs).toBe(1);
   });
 
   it('redraws at most every MINIMAP_REFRESH_MS', () => {

@@ -1,6 +1,7 @@
 // The minimap (area of interest): the whole world in a corner, where the local
 // player stands in it, its view radius and what the screen shows, and the
-// players in view as dots. The main view shows only the view radius around the
+// players in view as dots. At the world's edge the screen's rectangle and the
+// view radius reach past the world: they are cut at the world's frame. The main view shows only the view radius around the
 // player, so this is how a player finds their way in a large world. A small
 // 2D canvas of its own, redrawn at most ten times a second from the frame's
 // draw list, so it costs no draw call of the WebGPU pass and allocates nothing.
@@ -12,7 +13,20 @@ import type { DrawList } from './renderer.js';
 /** The part of CanvasRenderingContext2D the minimap draws with (a fake one in tests). */
 export type MinimapContext = Pick<
   CanvasRenderingContext2D,
-  'fillStyle' | 'strokeStyle' | 'lineWidth' | 'setTransform' | 'clearRect' | 'fillRect' | 'strokeRect' | 'beginPath' | 'arc' | 'stroke'
+  | 'fillStyle'
+  | 'strokeStyle'
+  | 'lineWidth'
+  | 'setTransform'
+  | 'clearRect'
+  | 'fillRect'
+  | 'strokeRect'
+  | 'beginPath'
+  | 'arc'
+  | 'stroke'
+  | 'save'
+  | 'restore'
+  | 'rect'
+  | 'clip'
 >;
 
 /** Side of the minimap, CSS pixels. */
@@ -96,6 +110,14 @@ export class Minimap {
     this.at = nowMs;
     c.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     c.clearRect(0, 0, MINIMAP_PX, MINIMAP_PX);
+    this.world(c, b);
+    this.screen(c, camera);
+    this.dots = this.players(c, players, ownId);
+    c.restore();
+  }
+
+  /** The world's rectangle and its frame, then a clip to it (undone by the caller's `restore`). */
+  private world(c: MinimapContext, b: Bounds): void {
     c.fillStyle = WORLD_FILL;
     c.strokeStyle = WORLD_EDGE;
     c.lineWidth = 1;
@@ -105,20 +127,26 @@ export class Minimap {
     const hs = (b.maxY - b.minY) * this.scale;
     c.fillRect(x0, y0, ws, hs);
     c.strokeRect(x0, y0, ws, hs);
-    this.screen(c, camera);
-    this.dots = this.players(c, players, ownId);
+    c.save();
+    c.beginPath();
+    c.rect(x0, y0, ws, hs);
+    c.clip();
   }
 
-  /** The rectangle the screen shows, and the view radius around its centre. */
+  /** The rectangle the screen shows, and the view radius around the followed player. */
   private screen(c: MinimapContext, camera: Camera): void {
+    // mapX / mapY written out: every call here passes its numbers straight to the context.
+    const k = this.scale;
+    const minX = this.bounds?.minX ?? 0;
+    const minY = this.bounds?.minY ?? 0;
     const halfW = camera.width / camera.zoom / 2;
     const halfH = camera.height / camera.zoom / 2;
     c.strokeStyle = SCREEN_EDGE;
-    c.strokeRect(this.mapX(camera.x - halfW), this.mapY(camera.y + halfH), 2 * halfW * this.scale, 2 * halfH * this.scale);
+    c.strokeRect(this.left + (camera.x - halfW - minX) * k, this.bottom - (camera.y + halfH - minY) * k, 2 * halfW * k, 2 * halfH * k);
     if (this.radius <= 0) return;
     c.strokeStyle = VIEW_EDGE;
     c.beginPath();
-    c.arc(this.mapX(camera.x), this.mapY(camera.y), Math.max(2, this.radius * this.scale), 0, 2 * Math.PI);
+    c.arc(this.left + (camera.followedX - minX) * k, this.bottom - (camera.followedY - minY) * k, Math.max(2, this.radius * k), 0, 2 * Math.PI);
     c.stroke();
   }
 

@@ -1,14 +1,15 @@
 // The roster across shards: joins and leaves per shard, players that move
-// between shards on resume, and our own player kept through a Roster.
+// between shards on resume (in every order the Roster, the joins and the
+// dead shard's "left" can come in), and our own player kept through a Roster.
 import { describe, expect, it } from 'vitest';
-import type { PlayerName, PresenceMsg, RosterMsg } from '../net/protocol.js';
+import type { PlayerName, PresenceMsg, RosterEntry, RosterMsg } from '../net/protocol.js';
 import { Roster } from './roster.js';
 
 function presence(shardId: number, joined: PlayerName[], left: number[] = []): PresenceMsg {
   return { kind: 'presence', shardId, joined, left };
 }
 
-function rosterOf(...players: PlayerName[]): RosterMsg {
+function rosterOf(...players: RosterEntry[]): RosterMsg {
   return { kind: 'roster', players };
 }
 
@@ -21,11 +22,11 @@ describe('roster', () => {
     const r = new Roster();
     r.applyPresence(presence(1, [{ id: 10, name: 'ada' }, { id: 11, name: 'bob' }]));
     expect(ids(r)).toEqual([10, 11]);
-    expect(r.shard(10)).toBe(1);
+    expect(r.shards(10)).toEqual([1]);
     r.applyPresence(presence(1, [], [10]));
     expect(ids(r)).toEqual([11]);
     expect(r.name(10)).toBeUndefined();
-    expect(r.shard(10)).toBeUndefined();
+    expect(r.shards(10)).toBeUndefined();
   });
 
   it('ignores a "left" from the shard a player moved away from', () => {
@@ -33,11 +34,11 @@ describe('roster', () => {
     r.applyPresence(presence(1, [{ id: 10, name: 'ada' }]));
     // Shard 1 died; ada resumed on shard 2, which announces her...
     r.applyPresence(presence(2, [{ id: 10, name: 'ada' }]));
-    expect(r.shard(10)).toBe(2);
     const version = r.version;
     // ...and then shard 2 announces every player of dead shard 1 as left, on 1's behalf.
     r.applyPresence(presence(1, [], [10]));
     expect(r.name(10)).toBe('ada');
+    expect(r.shards(10)).toEqual([2]);
     expect(r.version).toBe(version);
     // Leaving her current shard does remove her.
     r.applyPresence(presence(2, [], [10]));
@@ -50,15 +51,53 @@ describe('roster', () => {
     r.applyPresence(presence(1, [{ id: 10, name: 'ada' }]));
     r.applyPresence(presence(1, [], [10]));
     r.applyPresence(presence(2, [{ id: 10, name: 'ada' }]));
-    expect(r.shard(10)).toBe(2);
+    expect(r.shards(10)).toEqual([2]);
     expect(r.size).toBe(1);
   });
 
-  it('players known only from a Roster have no shard: any leave removes them', () => {
+  it('after a failover, the Roster of the survivor keeps everyone who moved with us through the dead shard\'s "left"', () => {
+    // We and two others were on shard 1; shard 1 died; all three resumed on
+    // shard 2, the others first: shard 2's Roster lists them on shard 2, and
+    // bob (never on shard 1) too. Shard 2's "left" for shard 1 comes seconds later.
     const r = new Roster();
-    r.applyRoster(rosterOf({ id: 10, name: 'ada' }, { id: 11, name: 'bob' }));
-    expect(r.shard(10)).toBeNull();
+    r.setOwn(5, 'me', 1);
+    r.applyPresence(presence(1, [{ id: 10, name: 'bot-1' }, { id: 11, name: 'bot-2' }, { id: 12, name: 'stayed' }]));
+    r.setOwn(5, 'me', 2);
+    r.applyRoster(rosterOf({ id: 5, name: 'me', shard: 2 }, { id: 10, name: 'bot-1', shard: 2 }, { id: 11, name: 'bot-2', shard: 2 }, { id: 20, name: 'bob', shard: 2 }, { id: 12, name: 'stayed', shard: 1 }));
+    r.applyPresence(presence(1, [], [5, 10, 11, 12]));
+    expect(r.sorted().map((p) => p.name)).toEqual(['bob', 'bot-1', 'bot-2', 'me']);
+    expect(r.shards(10)).toEqual([2]);
+  });
+
+  it('a Roster that lists a player on two shards (it moved; the old one has not said "left" yet) keeps it through that "left"', () => {
+    const r = new Roster();
+    r.applyRoster(rosterOf({ id: 10, name: 'ada', shard: 1 }, { id: 10, name: 'ada', shard: 3 }));
+    expect(r.size).toBe(1);
+    expect(r.shards(10)).toEqual([1, 3]);
+    r.applyPresence(presence(1, [], [10]));
+    expect(r.shards(10)).toEqual([3]);
+    r.applyPresence(presence(3, [], [10]));
+    expect(r.size).toBe(0);
+  });
+
+  it('a "left" of another shard does not remove a player the Roster has on its shard, and one of its shard does', () => {
+    const r = new Roster();
+    r.applyRoster(rosterOf({ id: 10, name: 'ada', shard: 2 }, { id: 11, name: 'bob', shard: 2 }));
     r.applyPresence(presence(7, [], [10]));
+    expect(ids(r)).toEqual([10, 11]);
+    r.applyPresence(presence(2, [], [10]));
+    expect(ids(r)).toEqual([11]);
+  });
+
+  it('players from a Roster without shards (an older server) go on any "left"', () => {
+    const r = new Roster();
+    r.applyRoster(rosterOf({ id: 10, name: 'ada', shard: null }, { id: 11, name: 'bob', shard: null }));
+    expect(r.shards(10)).toBeNull();
+    r.applyPresence(presence(7, [], [10]));
+    expect(ids(r)).toEqual([11]);
+    // A join says where it is from then on.
+    r.applyPresence(presence(2, [{ id: 11, name: 'bob' }]));
+    r.applyPresence(presence(7, [], [11]));
     expect(ids(r)).toEqual([11]);
   });
 
@@ -66,16 +105,15 @@ describe('roster', () => {
     const r = new Roster();
     // Welcomed on shard 1; the Roster that follows lists everyone.
     r.setOwn(5, 'me', 1);
-    r.applyRoster(rosterOf({ id: 5, name: 'me' }, { id: 11, name: 'bob' }));
-    expect(r.shard(5)).toBe(1);
-    // Shard 1 dies; we resume on shard 2 with the same id. Its Roster may still
-    // list us as a player of shard 1 as well; its "left" for shard 1 comes later.
+    r.applyRoster(rosterOf({ id: 5, name: 'me', shard: 1 }, { id: 11, name: 'bob', shard: 1 }));
+    expect(r.shards(5)).toEqual([1]);
+    // Shard 1 dies; we resume on shard 2 with the same id.
     r.setOwn(5, 'me', 2);
-    r.applyRoster(rosterOf({ id: 5, name: 'me' }, { id: 11, name: 'bob' }, { id: 5, name: 'me' }));
+    r.applyRoster(rosterOf({ id: 5, name: 'me', shard: 2 }, { id: 11, name: 'bob', shard: 1 }));
     expect(r.size).toBe(2);
     r.applyPresence(presence(1, [], [5, 11]));
     expect(r.name(5)).toBe('me');
-    expect(r.shard(5)).toBe(2);
+    expect(r.shards(5)).toEqual([2]);
     expect(ids(r)).toEqual([5]);
     expect(r.sorted()).toEqual([{ id: 5, name: 'me' }]);
   });
@@ -83,9 +121,16 @@ describe('roster', () => {
   it('a Roster that lacks our own player still lists it', () => {
     const r = new Roster();
     r.setOwn(5, 'me', 3);
-    r.applyRoster(rosterOf({ id: 11, name: 'bob' }));
+    r.applyRoster(rosterOf({ id: 11, name: 'bob', shard: 3 }));
     expect(ids(r)).toEqual([5, 11]);
-    expect(r.shard(5)).toBe(3);
+    expect(r.shards(5)).toEqual([3]);
+  });
+
+  it('sorts names naturally: bot-2 before bot-10, then by id', () => {
+    const r = new Roster();
+    r.applyPresence(presence(1, ['bot-10', 'bot-2', 'Bot-1', 'bot-1', 'ada'].map((name, i) => ({ id: 20 - i, name }))));
+    r.applyPresence(presence(1, [{ id: 3, name: 'bot-2' }]));
+    expect(r.sorted().map((p) => `${p.name}#${p.id}`)).toEqual(['ada#16', 'bot-1#17', 'Bot-1#18', 'bot-2#3', 'bot-2#19', 'bot-10#20']);
   });
 
   it('bumps the version only on changes', () => {
@@ -101,5 +146,7 @@ describe('roster', () => {
     expect(r.version).toBe(v0 + 2);
     r.applyPresence(presence(2, [{ id: 12, name: 'cy' }]));
     expect(r.version).toBe(v0 + 2);
+    r.applyPresence(presence(2, [{ id: 12, name: 'cyd' }]));
+    expect(r.version).toBe(v0 + 3);
   });
 });

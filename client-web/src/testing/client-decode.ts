@@ -17,6 +17,8 @@ export interface ClientForTest {
   ticket: Uint8Array | null;
   /** A Hello's access token (null: none). */
   token: string | null;
+  /** A Hello's capabilities (bits of the schema's Capability). */
+  capabilities: number;
   clientTimeMs: number;
   /** A NamesRequest's ids. */
   ids: number[];
@@ -24,7 +26,7 @@ export interface ClientForTest {
 
 /** Decodes one message produced by protocol.ts's encoders. */
 export function decodeClientForTest(bytes: Uint8Array): ClientForTest {
-  const out: ClientForTest = { kind: 'none', seq: 0, x: 0, y: 0, text: '', name: '', version: 0, ticket: null, token: null, clientTimeMs: 0, ids: [] };
+  const out: ClientForTest = { kind: 'none', seq: 0, x: 0, y: 0, text: '', name: '', version: 0, ticket: null, token: null, capabilities: 0, clientTimeMs: 0, ids: [] };
   const m = ClientMessage.getRootAsClientMessage(new flatbuffers.ByteBuffer(bytes));
   switch (m.bodyType()) {
     case ClientBody.Input: {
@@ -35,7 +37,7 @@ export function decodeClientForTest(bytes: Uint8Array): ClientForTest {
       return { ...out, kind: 'chat', text: (m.body(new ChatSend()) as ChatSend).text() ?? '' };
     case ClientBody.Hello: {
       const h = m.body(new Hello()) as Hello;
-      return { ...out, kind: 'hello', name: h.name() ?? '', version: h.protocolVersion(), ticket: h.resumeTicketArray(), token: h.accessToken() };
+      return { ...out, kind: 'hello', name: h.name() ?? '', version: h.protocolVersion(), ticket: h.resumeTicketArray(), token: h.accessToken(), capabilities: h.capabilities() };
     }
     case ClientBody.Ping:
       return { ...out, kind: 'ping', clientTimeMs: (m.body(new Ping()) as Ping).clientTimeMs() };

@@ -1,6 +1,8 @@
 // An in-memory stand-in for WebSocket that a test opens, feeds and closes by hand.
 
-import type { SocketLike } from '../net/connection.js';
+import * as flatbuffers from 'flatbuffers';
+import type { SocketLike } from '../net/transport.js';
+import { Error as ErrorMsg, ServerBody, ServerMessage, type CloseCode } from '../generated/mino/wire.js';
 
 /** One fake socket: records what the client sent; the test plays the server. */
 export class FakeSocket implements SocketLike {
@@ -34,6 +36,17 @@ export class FakeSocket implements SocketLike {
   deliver(bytes: Uint8Array): void {
     const copy = bytes.slice();
     this.onmessage?.({ data: copy.buffer } as MessageEvent);
+  }
+
+  /** The server sends an Error of `code` saying `message` (encoded with the generated builder). */
+  error(code: CloseCode, message: string): void {
+    const b = new flatbuffers.Builder(64);
+    const body = ErrorMsg.createError(b, code, b.createString(message));
+    ServerMessage.startServerMessage(b);
+    ServerMessage.addBodyType(b, ServerBody.Error);
+    ServerMessage.addBody(b, body);
+    b.finish(ServerMessage.endServerMessage(b));
+    this.deliver(b.asUint8Array());
   }
 
   /** The connection closes with `code`. */

@@ -1,14 +1,16 @@
 // A deterministic stand-in for a shard's movement and its network, for the
 // prediction tests: ticks every 1/tickHz (counting scheduled ticks, a skipped
 // one skipped), applies the Inputs that have arrived, moves a player one
-// fixed step in the direction of the last one (server/src/sim.rs's rule,
-// clamped to the bounds), and sends each tick's sample (position and the
+// step of the server's integer rule along the heading of the last one
+// (net/motion.ts, as server/src/sim.rs: on the wire's 16-bit grid, clamped),
+// and sends each tick's sample (position and the
 // echoed input bits) back after a one-way delay. Delays may jitter; the link
 // keeps order, as a websocket does.
 
 import type { Bounds } from '../net/protocol.js';
 import { FLAG_MOVING, INPUT_SEQ_SHIFT } from '../net/protocol.js';
-import { clamp, unitX, unitY } from '../predict/movement.js';
+import { Motion, headingOf } from '../net/motion.js';
+import { unitX, unitY } from '../predict/movement.js';
 
 /** One authoritative sample as the page receives it. */
 export interface SimSample {
@@ -37,10 +39,14 @@ export interface SimOptions {
 
 /** The shard and both directions of the link. */
 export class SimServer {
+  /** Where the player stands, world units (its quantized position dequantized). */
   x: number;
   y: number;
-  private dx = 0;
-  private dy = 0;
+  private qx: number;
+  private qy: number;
+  private heading = 0;
+  private moving = false;
+  private readonly motion: Motion;
   private ack = 0;
   private tick = 0;
   private nextTickMs: number;
@@ -52,8 +58,12 @@ export class SimServer {
   private readonly random: () => number;
 
   constructor(private readonly o: SimOptions) {
-    this.x = o.x;
-    this.y = o.y;
+    const b = o.bounds;
+    this.motion = new Motion(b, o.speed, o.tickHz);
+    this.qx = Math.round(((o.x - b.minX) / (b.maxX - b.minX)) * 65535);
+    this.qy = Math.round(((o.y - b.minY) / (b.maxY - b.minY)) * 65535);
+    this.x = b.minX + (this.qx / 65535) * (b.maxX - b.minX);
+    this.y = b.minY + (this.qy / 65535) * (b.maxY - b.minY);
     this.nextTickMs = o.firstTickMs ?? 25;
     this.random = o.random ?? seeded(1);
   }
@@ -75,15 +85,18 @@ export class SimServer {
       while (this.inbound.length && (this.inbound[0]?.at ?? Infinity) <= at) {
         const i = this.inbound.shift();
         if (!i) break;
-        this.dx = unitX(i.dx, i.dy);
-        this.dy = unitY(i.dx, i.dy);
+        const ux = unitX(i.dx, i.dy);
+        const uy = unitY(i.dx, i.dy);
+        this.moving = ux !== 0 || uy !== 0;
+        if (this.moving) this.heading = headingOf(ux, uy);
         this.ack = i.seq & 0x7f;
       }
-      const d = this.o.speed / this.o.tickHz;
       const b = this.o.bounds;
-      this.x = clamp(this.x + this.dx * d, b.minX, b.maxX);
-      this.y = clamp(this.y + this.dy * d, b.minY, b.maxY);
-      const moving = this.dx !== 0 || this.dy !== 0 ? FLAG_MOVING : 0;
+      this.qx = this.motion.advanceX(this.qx, this.heading, this.moving, 1);
+      this.qy = this.motion.advanceY(this.qy, this.heading, this.moving, 1);
+      this.x = b.minX + (this.qx / 65535) * (b.maxX - b.minX);
+      this.y = b.minY + (this.qy / 65535) * (b.maxY - b.minY);
+      const moving = this.moving ? FLAG_MOVING : 0;
       const arriveMs = Math.max(this.lastDown, at + this.o.oneWayMs(this.random()));
       this.lastDown = arriveMs;
       this.outbound.push({ arriveMs, tick: this.tick, x: this.x, y: this.y, flags: moving | (this.ack << INPUT_SEQ_SHIFT) });

@@ -23,6 +23,8 @@ const values = (v: Partial<HudValues> = {}): HudValues => ({
   fps: 59.7,
   frameCpuMs: 0.424,
   catchingUp: false,
+  live: true,
+  transport: '',
   ...v,
 });
 
@@ -33,29 +35,60 @@ describe('hud', () => {
     h.hud.show(values({ pingMs: Number.NaN, frameCpuMs: Number.NaN, shard: 0 }));
     expect(h.text()).toBe('ping – · shard – · players 6 · delay 100 ms · 60 fps · cpu – ms');
     h.hud.show(values());
-    expect(h.text()).toBe('ping 12 ms · shard 3 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
   });
 
   it('shows the players in view with area of interest, and the place count as players', () => {
     const h = hud();
     h.hud.setAreaOfInterest(true);
     h.hud.show(values({ players: 1234, inView: 17 }));
-    expect(h.text()).toBe('ping 12 ms · shard 3 · players 1234 · in view 17 · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 1234 · in view 17 · delay 100 ms · 60 fps · cpu 0.42 ms');
     h.hud.show(values({ players: Number.NaN, inView: 17 })); // no PlaceStatus yet
     expect(h.text()).toContain('players – · in view 17 ·');
     h.hud.setAreaOfInterest(false);
-    expect(h.text()).toBe('ping 12 ms · shard 3 · players – · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players – · delay 100 ms · 60 fps · cpu 0.42 ms');
   });
 
   it('says when it is catching up, and stops saying so', () => {
     const h = hud();
     h.hud.show(values({ catchingUp: true }));
-    expect(h.text()).toBe('ping 12 ms · shard 3 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms · catching up');
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms · catching up');
     const writes = h.doc.totalWrites();
     h.hud.show(values({ catchingUp: true }));
     expect(h.doc.totalWrites()).toBe(writes);
     h.hud.show(values());
-    expect(h.text()).toBe('ping 12 ms · shard 3 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms');
+  });
+
+  it('writes the shard id as the server does: 8 lowercase hex digits', () => {
+    const h = hud();
+    h.hud.show(values({ shard: 0xdead_beef }));
+    expect(h.text()).toContain(' · shard deadbeef · ');
+    h.hud.show(values({ shard: 42 }));
+    expect(h.text()).toContain(' · shard 0000002a · ');
+  });
+
+  it('says which transport is in use while live, and why not WebTransport after a fallback', () => {
+    const h = hud();
+    h.hud.show(values({ transport: 'WebTransport' }));
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms · WebTransport');
+    const writes = h.doc.totalWrites();
+    h.hud.show(values({ transport: 'WebTransport' }));
+    expect(h.doc.totalWrites()).toBe(writes);
+    h.hud.show(values({ transport: 'WebSocket (WebTransport refused)', catchingUp: true }));
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 6 · delay 100 ms · 60 fps · cpu 0.42 ms · WebSocket (WebTransport refused) · catching up');
+    h.hud.show(values({ transport: 'WebSocket', live: false }));
+    expect(h.text()).toBe('ping – · shard – · players – · delay – · 60 fps · cpu 0.42 ms · disconnected');
+  });
+
+  it('shows no stale figure while disconnected, and says so; the local ones stay', () => {
+    const h = hud();
+    h.hud.setAreaOfInterest(true);
+    h.hud.show(values({ catchingUp: true }));
+    h.hud.show(values({ live: false, catchingUp: true }));
+    expect(h.text()).toBe('ping – · shard – · players – · in view – · delay – · 60 fps · cpu 0.42 ms · disconnected');
+    h.hud.show(values());
+    expect(h.text()).toBe('ping 12 ms · shard 00000003 · players 6 · in view 3 · delay 100 ms · 60 fps · cpu 0.42 ms');
   });
 
   it('refreshes at most every HUD_REFRESH_MS', () => {
@@ -84,7 +117,7 @@ describe('a steady frame of the HUD and the players list', () => {
     const h = hud();
     const list = new PlayerList(h.doc.createElement('ul').asHtml(), h.doc.createElement('span').asHtml());
     const roster = new Roster();
-    roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}` })) });
+    roster.applyRoster({ kind: 'roster', players: Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `p${i + 1}`, shard: 1 })) });
     list.show(roster, 'Players');
     const stats = new FrameStats();
     const v = values();
@@ -104,7 +137,7 @@ describe('a steady frame of the HUD and the players list', () => {
       }
       list.update(1, now);
     });
-    expect(h.text()).toMatch(/^ping 2\d ms · shard 3 · players 6 · delay 100 ms · 4 fps · cpu 1\.\d\d ms$/);
+    expect(h.text()).toMatch(/^ping 2\d ms · shard 00000003 · players 6 · delay 100 ms · 4 fps · cpu 1\.\d\d ms$/);
     expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });

@@ -9,7 +9,7 @@ const REDRAW_MS = 500;
 /** Whom the list shows: `version` changes whenever the list or a name may have. */
 export interface PlayerDirectory {
   readonly version: number;
-  /** Every player listed, sorted for display (by name, then id). */
+  /** Every player listed, in list order (state/player-order: natural order of names, then id). */
   sorted(): { id: number; name: string }[];
 }
 

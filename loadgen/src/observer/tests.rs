@@ -1,8 +1,5 @@
 use super::*;
-use mino_protocol::cell::{encode_entries, FrameStamp, ViewEncoder};
 use mino_protocol::entry::PlayerEntry;
-use mino_protocol::server::{decode, ServerMsg};
-use mino_protocol::{ShardId, Tick};
 
 const ME: PlayerId = PlayerId(1);
 const P: PlayerId = PlayerId(2);
@@ -36,14 +33,9 @@ fn put(board: &Positions, x: f32, time_ms: u32, at: Instant) {
 
 /// A cell at `time_ms` showing P at (x, 500).
 fn show(o: &mut Observer, stats: &Stats, x: f32, time_ms: u32, at: Instant) {
-    let stamp = FrameStamp { shard: ShardId(1), tick: Tick(1), server_time_ms: u64::from(time_ms) };
     let p = PlayerEntry { id: P, x, y: 500.0, heading: 0, moving: true, input_seq: 0 };
-    let mut entries = Vec::new();
-    encode_entries(&bounds(), [p], &mut entries);
-    let bytes = ViewEncoder::new().encode(&stamp, [(1, &entries[..])]).to_vec();
-    let Ok(ServerMsg::View(v)) = decode(&bytes) else { panic!("a view frame") };
-    let c = v.cells().next().expect("a cell");
-    o.on_cell(&c, bytes.len(), at, stats, 0);
+    let c = CellFrame::held(1, 1, 1, u64::from(time_ms), &[p.quantized(&bounds())]);
+    o.on_cell(&c, 50, 8, at, stats, 0);
 }
 
 fn ms(n: u64) -> Duration {
@@ -199,8 +191,8 @@ fn the_ideal_counts_ten_bytes_a_player_inside_and_the_frames_are_split() {
     o.check((500.0, 500.0), t0 + ms(50), &stats, 0);
     let c = stats.take_window().counters;
     assert_eq!(c.tally(Tally::IdealBytes), 10 + 10 + 10, "both ticks itself, the first P too");
-    assert_eq!(c.tally(Tally::ObservedEntryBytes), 10);
-    assert!(c.tally(Tally::ObservedHeaderBytes) >= 40);
+    assert_eq!(c.tally(Tally::ObservedEntryBytes), 8, "the cell's item body");
+    assert_eq!(c.tally(Tally::ObservedHeaderBytes), 50 - 8, "the rest of its share of the frame");
     assert_eq!((c.tally(Tally::ObservedBytes), c.tally(Tally::ObservedTicks)), (100, 2));
 }
 

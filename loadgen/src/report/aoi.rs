@@ -9,10 +9,10 @@ use super::{round2, round3};
 use crate::cells::ENTRY_BYTES;
 use crate::region::Region;
 use crate::stats::{CounterValues, Metric, Summary, Tally, Window};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a per-bot quantity spreads over the bots.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Mean.
     pub mean: f64,
@@ -47,7 +47,7 @@ impl Spread {
 
 /// What one bot received over a hold (it was connected, in one session,
 /// from its start to its end).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct BotBytes {
     /// Payload bytes of every message, bytes.
     pub bytes: u64,
@@ -56,7 +56,7 @@ pub struct BotBytes {
 }
 
 /// What the observers measured.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ObserverFigures {
     /// Bots that observe (`--observers`).
     pub observers: usize,
@@ -133,7 +133,7 @@ impl ObserverFigures {
 }
 
 /// The area-of-interest figures of a phase.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AoiFigures {
     /// Bytes each bot received per second over the hold (bots connected
     /// throughout it), bytes/s.
@@ -169,12 +169,14 @@ pub struct AoiInputs<'a> {
 }
 
 impl AoiFigures {
-    /// The figures of a hold; None when no cell arrived in it (the
-    /// server sends whole-shard snapshots).
+    /// The figures of a hold; None when no cell arrived in the whole run
+    /// (a server of whole-shard snapshots, protocol 3). A hold in which no
+    /// cell arrived (everyone stood still: protocol 4 sends nothing then)
+    /// has figures of zero.
     pub fn of(i: &AoiInputs<'_>) -> Option<AoiFigures> {
         let c = &i.hold.counters;
         let frames = c.tally(Tally::CellFrames);
-        if frames == 0 {
+        if frames == 0 && i.whole.tally(Tally::CellFrames) == 0 {
             return None;
         }
         let secs = i.hold.elapsed.as_secs_f64().max(1e-9);
@@ -186,7 +188,7 @@ impl AoiFigures {
             bot_bytes_per_s: Spread::of(&mut rates),
             cell_bytes_per_tick: Spread::of(&mut cells),
             cell_frames_per_s: round2(frames as f64 / secs),
-            header_bytes_per_frame: round2(header as f64 / frames as f64),
+            header_bytes_per_frame: round2(header as f64 / frames.max(1) as f64),
             own_cell_gap_ms: i.hold.latencies.summary(Metric::OwnCellGap),
             neighbour_gap_ms: i.hold.latencies.summary(Metric::NeighbourGap),
             too_slow_closes: i.whole.tally(Tally::TooSlowCloses),
@@ -196,7 +198,7 @@ impl AoiFigures {
 }
 
 /// How dense the bots of a `--density` run stood at the end of a hold.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DensityFigures {
     /// Players per cell asked for.
     pub players_per_cell: f64,

@@ -4,9 +4,9 @@
 //! each shard's `/metrics` read at the start and the end of the hold.
 
 use super::aoi::{BotBytes, Spread};
-use super::{round2, round3, Measured, RunInfo};
+use super::{round2, round3, Measured, RunInfo, Scenario};
 use crate::scrape::Scrape;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The series of a shard's ticks, late ticks, bytes sent and too-slow closes.
 const TICKS: &str = "mino_ticks_total";
@@ -33,7 +33,7 @@ impl ShardScrapes {
 }
 
 /// Ticks that started late over the hold, every shard read.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LateTicks {
     /// Shards read (both times).
     pub shards: usize,
@@ -63,7 +63,7 @@ impl LateTicks {
 }
 
 /// Sockets closed as too slow.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TooSlow {
     /// Sessions the bots saw closed with 4009 (TooSlow), from the ramp to the
     /// end of the hold.
@@ -82,7 +82,7 @@ impl TooSlow {
 }
 
 /// Bytes per socket per tick against the view budget.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     /// The budget compared with (`--budget-bytes`, the server's
     /// `--view-budget-bytes`), bytes a tick.
@@ -119,10 +119,10 @@ impl Budget {
 }
 
 /// `mino-loadgen crowd`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrowdReport {
-    /// Always "crowd".
-    pub scenario: &'static str,
+    /// Always [`Scenario::Crowd`].
+    pub scenario: Scenario,
     /// Bots started.
     pub bots: usize,
     /// Bots welcomed at least once.

@@ -4,6 +4,7 @@ use super::aoi::{AoiFigures, DensityFigures, ObserverFigures, Spread};
 use super::crowd::CrowdReport;
 use super::{ArrivalsReport, FailoverReport, IdleReport, Measured, RunInfo, ServerFigures, StepsReport, WalkReport};
 use crate::stats::Summary;
+use mino_protocol::ShardId;
 use std::fmt::Write;
 
 /// `p50 / p95 / p99 / max` in ms, or "-" without samples.
@@ -86,14 +87,23 @@ fn measured_lines(out: &mut String, m: &Measured) {
         m.ticks_per_s,
         m.seconds
     );
-    let _ =
-        writeln!(out, "  loadgen cpu {:.1} %, machine {:.1} %: {}", m.loadgen_cpu_pct, m.machine_cpu_pct, m.verdict);
+    let _ = writeln!(
+        out,
+        "  loadgen cpu {:.1} %, machine {:.1} %: {}",
+        m.loadgen_cpu_pct,
+        m.machine_cpu_pct,
+        m.verdict.label()
+    );
+    super::transport::lines(out, m);
     server_lines(out, &m.server);
     if let Some(a) = &m.aoi {
         aoi_lines(out, a);
     }
     if let Some(d) = &m.density {
         density_line(out, d);
+    }
+    if let Some(agents) = &m.agents {
+        super::fleet::agent_lines(out, agents);
     }
 }
 
@@ -161,7 +171,9 @@ pub fn walk(r: &WalkReport) -> String {
     let mut out = String::new();
     header(&mut out, &format!("walk: {} bots", r.bots), &r.info);
     measured_lines(&mut out, &r.measured);
-    let _ = writeln!(out, "  shards seen {} {:?}", r.shards_seen, r.shard_ids);
+    // Shard ids as the shards' logs write them (ShardId's Display: 8 lowercase hex digits).
+    let ids: Vec<String> = r.shard_ids.iter().map(|id| ShardId(*id).to_string()).collect();
+    let _ = writeln!(out, "  shards seen {} [{}]", r.shards_seen, ids.join(", "));
     out
 }
 
@@ -203,7 +215,7 @@ pub fn steps(r: &StepsReport) -> String {
             m.ticks_per_s,
             m.loadgen_cpu_pct,
             srv,
-            m.verdict
+            m.verdict.label()
         );
     }
     if r.steps.iter().any(|s| s.measured.aoi.is_some()) {
@@ -339,7 +351,7 @@ pub fn crowd(r: &CrowdReport) -> String {
 /// The failover summary.
 pub fn failover(r: &FailoverReport) -> String {
     let mut out = String::new();
-    header(&mut out, &format!("failover: {} pid {} with {} bots", r.action, r.pid, r.bots), &r.info);
+    header(&mut out, &format!("failover: {} pid {} with {} bots", r.action.label(), r.pid, r.bots), &r.info);
     let _ = writeln!(
         out,
         "  connected before {}, affected {}, lost {}, resumed {}, fresh rejoins {}, misplaced {} (max jump {:.2} units)",

@@ -2,12 +2,12 @@
 //! (unless `--retry-busy`): joins that timed out, Busy refusals, welcome
 //! latency, then the snapshot gaps of the admitted crowd over a short hold.
 
-use super::{Context, Held, SHUTDOWN_TIMEOUT};
+use super::{Context, Held};
 use crate::cli::ArrivalsArgs;
 use crate::failure::FailureKind;
 use crate::profile::Profile;
 use crate::reconnect::ReconnectPolicy;
-use crate::report::{round2, table, ArrivalsReport};
+use crate::report::{round2, table, ArrivalsReport, Scenario};
 use tokio::time::Instant;
 
 /// Runs the arrivals scenario and reports.
@@ -24,16 +24,16 @@ pub async fn measure(ctx: &Context, args: &ArrivalsArgs) -> ArrivalsReport {
     ctx.check_capacity(args.bots);
     let profile = Profile::of(ctx.common.profile);
     let policy = ReconnectPolicy { retry_busy: args.retry_busy, ..ReconnectPolicy::single_attempt() };
-    let mut swarm = ctx.swarm(profile, policy);
+    let mut crew = ctx.crew(profile, policy).await;
     let started = Instant::now();
-    swarm.ramp_to(args.bots, args.rate, &ctx.progress, &ctx.stop).await;
-    let achieved = swarm.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
-    ctx.settle(&swarm).await;
-    ctx.converge(&swarm).await;
-    let Held { measured, whole, census, .. } = ctx.measure_hold(&swarm, args.hold, "hold".into()).await;
-    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    crew.ramp_to(ctx, args.bots, args.rate).await;
+    let achieved = crew.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    crew.settle(ctx).await;
+    crew.converge(ctx).await;
+    let Held { measured, whole, census, .. } = crew.measure_hold(ctx, args.hold, "hold".into()).await;
+    crew.shutdown(ctx).await;
     ArrivalsReport {
-        scenario: "arrivals",
+        scenario: Scenario::Arrivals,
         bots: census.bots,
         rate_per_s: args.rate,
         achieved_rate_per_s: round2(achieved),

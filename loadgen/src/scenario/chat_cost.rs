@@ -10,11 +10,11 @@
 //! socket. Measured from outside (`/proc` of `--server-pid`), so it counts the
 //! kernel's share of every write too.
 
+use super::crew::Crew;
 use super::Context;
 use crate::client::{Client, Incoming, JoinRequest};
 use crate::meter::Meter;
 use crate::report::ChatCost;
-use crate::swarm::Swarm;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -25,10 +25,10 @@ pub const SPEAKERS: usize = 20;
 /// Length of each window.
 pub const WINDOW: Duration = Duration::from_secs(4);
 
-/// Measures the cost of chat lines to every bot of `swarm` (which stays
-/// connected); `None` without a readable server process or when the
-/// speakers cannot join.
-pub async fn measure(ctx: &Context, swarm: &Swarm) -> Option<ChatCost> {
+/// Measures the cost of chat lines to every bot of `crew` (which stays
+/// connected; `tick_hz` its Welcomes' tick rate); `None` without a readable
+/// server process or when the speakers cannot join.
+pub async fn measure(ctx: &Context, crew: &Crew<'_>, tick_hz: u16) -> Option<ChatCost> {
     let pids = &ctx.common.server_pids;
     let target = ctx.targets.first()?.clone();
     let mut speakers = Vec::with_capacity(SPEAKERS);
@@ -69,10 +69,10 @@ pub async fn measure(ctx: &Context, swarm: &Swarm) -> Option<ChatCost> {
     let meter = Meter::start(pids);
     tokio::time::sleep(WINDOW).await;
     let quiet = meter.finish();
-    swarm.stats().take_window();
+    crew.take_window(ctx).await;
 
     let meter = Meter::start(pids);
-    let tick = Duration::from_millis(1000 / u64::from(swarm.stats().tick_hz().max(1)));
+    let tick = Duration::from_millis(1000 / u64::from(tick_hz.max(1)));
     let mut every = tokio::time::interval(tick);
     // A late tick of ours must not send a burst of lines that would share
     // one server write (and make a line look cheaper than it is).
@@ -89,7 +89,7 @@ pub async fn measure(ctx: &Context, swarm: &Swarm) -> Option<ChatCost> {
     // Lines still on their way when the window closes are left out of both
     // the CPU and the count alike: the window ends when the last is sent.
     let chat = meter.finish();
-    let deliveries = swarm.stats().take_window().counters.chat_received;
+    let deliveries = crew.take_window(ctx).await.counters.chat_received;
     stop.cancel();
     for t in tasks {
         let _ = t.await;

@@ -6,11 +6,11 @@
 //! against the view budget, beside every figure a walk reports.
 
 use super::plan::Converged;
-use super::{Context, Held, SHUTDOWN_TIMEOUT};
+use super::{Context, Held};
 use crate::cli::CrowdArgs;
 use crate::profile::Profile;
 use crate::report::crowd::{Budget, CrowdReport, LateTicks, ShardScrapes, TooSlow};
-use crate::report::table;
+use crate::report::{table, Scenario};
 use crate::scrape::{metrics_url_of, scrape, Scrape};
 use crate::stats::Tally;
 use crate::steer::Movement;
@@ -60,16 +60,16 @@ fn pair(
 pub async fn measure(ctx: &Context, args: &CrowdArgs) -> CrowdReport {
     ctx.check_capacity(args.bots);
     let profile = Profile::of(ctx.common.profile);
-    let mut swarm = ctx.swarm(profile, ctx.policy());
-    swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
-    ctx.settle(&swarm).await;
-    let gathered: Converged = ctx.plan.converge(ctx, &swarm, "gathering", args.gather_timeout).await;
+    let mut crew = ctx.crew(profile, ctx.policy()).await;
+    crew.ramp_to(ctx, args.bots, args.ramp).await;
+    crew.settle(ctx).await;
+    let gathered: Converged = crew.converge_to(ctx, "gathering", args.gather_timeout).await;
     let urls = metrics_urls(ctx);
     let before = scrape_all(&urls).await;
-    let Held { measured, whole, hold, census, per_bot, .. } = ctx.measure_hold(&swarm, args.hold, "crowd".into()).await;
+    let Held { measured, whole, hold, census, per_bot, .. } = crew.measure_hold(ctx, args.hold, "crowd".into()).await;
     let after = scrape_all(&urls).await;
-    let gathered_at_end = ctx.plan.count_placed(&swarm).inside;
-    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    let gathered_at_end = crew.count_placed(ctx).await.inside;
+    crew.shutdown(ctx).await;
     let (shards, scrape_errors) = pair(&urls, before, after);
     let ticks = hold.elapsed.as_secs_f64() * f64::from(swarm_tick_hz(ctx, &measured));
     let budget = measured.aoi.as_ref().map(|_| Budget::of(args.budget_bytes, &per_bot, ticks, &shards));
@@ -78,7 +78,7 @@ pub async fn measure(ctx: &Context, args: &CrowdArgs) -> CrowdReport {
         _ => [f32::NAN, f32::NAN],
     };
     CrowdReport {
-        scenario: "crowd",
+        scenario: Scenario::Crowd,
         bots: census.bots,
         admitted: census.admitted,
         point,

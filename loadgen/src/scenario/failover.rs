@@ -7,7 +7,7 @@
 use super::{Context, SHUTDOWN_TIMEOUT};
 use crate::cli::FailoverArgs;
 use crate::profile::Profile;
-use crate::report::{round2, table, FailoverReport};
+use crate::report::{round2, table, FailoverAction, FailoverReport, Scenario};
 use crate::stats::Metric;
 use crate::swarm::Swarm;
 use crate::sysinfo::Proc;
@@ -25,8 +25,8 @@ const POLL: Duration = Duration::from_millis(20);
 /// writing the report failed.
 pub async fn run(ctx: &Context, args: &FailoverArgs) -> anyhow::Result<()> {
     let (pid, signal, action) = match (args.kill_pid, args.drain_pid) {
-        (Some(pid), None) => (pid, Signal::SIGKILL, "kill"),
-        (None, Some(pid)) => (pid, Signal::SIGTERM, "drain"),
+        (Some(pid), None) => (pid, Signal::SIGKILL, FailoverAction::Kill),
+        (None, Some(pid)) => (pid, Signal::SIGTERM, FailoverAction::Drain),
         _ => anyhow::bail!("give exactly one of --kill-pid and --drain-pid"),
     };
     anyhow::ensure!(Proc::Pid(pid).alive(), "no live process with pid {pid}");
@@ -58,7 +58,7 @@ fn lost(swarm: &Swarm, before: &[(usize, PlayerId)]) -> usize {
 pub async fn measure(
     ctx: &Context,
     args: &FailoverArgs,
-    action: &'static str,
+    action: FailoverAction,
     signal: impl FnOnce() -> anyhow::Result<()>,
     pid: u32,
 ) -> anyhow::Result<FailoverReport> {
@@ -84,7 +84,7 @@ pub async fn measure(
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     let since = |t: Instant| round2(t.saturating_duration_since(t0).as_secs_f64() * 1000.0);
     Ok(FailoverReport {
-        scenario: "failover",
+        scenario: Scenario::Failover,
         action,
         pid,
         bots: census.bots,

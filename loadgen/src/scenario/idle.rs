@@ -5,10 +5,10 @@
 //! CPU a tick costs, and what one chat line to all of them costs each socket
 //! ([`chat_cost`](super::chat_cost)).
 
-use super::{chat_cost, Context, Held, SHUTDOWN_TIMEOUT};
+use super::{chat_cost, Context, Held};
 use crate::cli::IdleArgs;
 use crate::profile::{Profile, ProfileName};
-use crate::report::{round3, table, IdleReport};
+use crate::report::{round3, table, IdleReport, Scenario};
 use crate::sysinfo::{kernel_tcp_memory, Proc};
 
 /// Runs the idle scenario and reports.
@@ -36,19 +36,20 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
     let pids = &ctx.common.server_pids;
     let rss_before = server_rss(pids);
     let tcp_before = kernel_tcp_memory().ok();
-    let mut swarm = ctx.swarm(Profile::of(ProfileName::Idle), ctx.policy());
-    swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
-    ctx.settle(&swarm).await;
-    let Held { measured, hold, usage, census, .. } = ctx.measure_hold(&swarm, args.hold, "idle".into()).await;
+    let mut crew = ctx.crew(Profile::of(ProfileName::Idle), ctx.policy()).await;
+    crew.ramp_to(ctx, args.bots, args.ramp).await;
+    crew.settle(ctx).await;
+    let Held { measured, hold, usage, census, .. } = crew.measure_hold(ctx, args.hold, "idle".into()).await;
     let rss_after = server_rss(pids);
     let tcp_after = kernel_tcp_memory().ok();
-    // Ticks by the clock: with keyframes an idle socket is not sent every tick.
-    let ticks = hold.elapsed.as_secs_f64() * f64::from(swarm.stats().tick_hz());
+    // Ticks by the clock: an idle socket is sent nothing while its view stands still.
+    let tick_hz = crew.shards(ctx).await.1;
+    let ticks = hold.elapsed.as_secs_f64() * f64::from(tick_hz);
     let per_tick = usage.server_cpu().filter(|_| ticks >= 1.0).map(|c| round3(c.total_s() * 1000.0 / ticks));
-    let chat = if args.no_chat_cost { None } else { chat_cost::measure(ctx, &swarm).await };
-    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    let chat = if args.no_chat_cost { None } else { chat_cost::measure(ctx, &crew, tick_hz).await };
+    crew.shutdown(ctx).await;
     IdleReport {
-        scenario: "idle",
+        scenario: Scenario::Idle,
         bots: args.bots,
         server_bytes_per_connection: per_connection(rss_before, rss_after, census.connected),
         kernel_tcp_bytes_per_connection: per_connection(tcp_before, tcp_after, census.connected),

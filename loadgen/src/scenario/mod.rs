@@ -1,10 +1,13 @@
 //! The load-test scenarios and what they share: resolving targets, checking
 //! local limits, planning where the bots walk and who observes ([`plan`]),
-//! building the swarm, measuring a hold window, and writing the report (JSON,
-//! table, plot).
+//! building the bots ([`crew`]: a swarm here, or agents' swarms), measuring
+//! a hold window, and writing the report (JSON, table, plot). A run over
+//! agents is coordinated here and carried out by [`agent`]s.
 
+pub mod agent;
 pub mod arrivals;
 pub mod chat_cost;
+pub mod crew;
 pub mod crowd;
 pub mod failover;
 pub mod idle;
@@ -12,7 +15,9 @@ pub mod plan;
 pub mod steps;
 pub mod walk;
 
-use crate::cli::{Cli, Command, CommonArgs};
+use crate::cli::{Cli, Command, CommonArgs, FleetArgs};
+use crate::fleet::wire::RunPlan;
+use crate::fleet::{Fleet, FleetOptions};
 use crate::limits::LocalLimits;
 use crate::meter::{Meter, Usage};
 use crate::plot::{self, GapPoint};
@@ -20,12 +25,16 @@ use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::reconnect::ReconnectPolicy;
 use crate::report::aoi::BotBytes;
+use crate::report::transport::{TransportFigures, TransportPhase};
 use crate::report::{self, Measured, Phase, RunInfo};
 use crate::stats::Window;
-use crate::swarm::{Census, Received, Swarm, SwarmConfig};
+use crate::swarm::{Census, Converged, Received, Swarm, SwarmConfig};
 use crate::target::{self, SourceAddrs, Target};
 use crate::tls::{Tls, TlsOptions};
+use crate::transport::Transport;
+use crate::webtransport;
 use anyhow::Context as _;
+use crew::Crew;
 use plan::Plan;
 use serde::Serialize;
 use std::sync::Arc;
@@ -56,6 +65,45 @@ pub struct Context {
     pub seed: u64,
     /// Where the bots walk and who observes (set by [`run`] before the scenario).
     pub plan: Plan,
+    /// The agents when this process coordinates a run over them (`--agents`):
+    /// the scenario's bots are theirs (set by [`run`]).
+    pub fleet: Option<Arc<Fleet>>,
+}
+
+/// What one process measured over a hold, before its figures are computed
+/// (see [`Context::hold_raw`]); an agent sends it to its coordinator.
+pub struct HeldRaw {
+    /// The window before the hold (the ramp and settle).
+    pub ramp: Window,
+    /// The hold's window.
+    pub hold: Window,
+    /// CPU and memory over the hold.
+    pub usage: Usage,
+    /// Bots by state at the end of the hold.
+    pub census: Census,
+    /// What each bot connected throughout the hold received in it.
+    pub per_bot: Vec<BotBytes>,
+    /// Bots standing where the plan wants them at the end.
+    pub placed: Converged,
+    /// Bots that observe.
+    pub observers: usize,
+    /// The tick rate of the Welcomes, Hz (0: none yet).
+    pub tick_hz: u16,
+    /// A `--transport mix` run: each transport's part of the hold (none
+    /// otherwise, and none over agents: their parts are not sent).
+    pub parts: Vec<PartRaw>,
+}
+
+/// One transport's part of a hold (a `--transport mix` run).
+pub struct PartRaw {
+    /// The transport.
+    pub transport: Transport,
+    /// Its bots' window before the hold.
+    pub ramp: Window,
+    /// Its bots' window of the hold.
+    pub hold: Window,
+    /// Its bots by state at the end of the hold.
+    pub census: Census,
 }
 
 /// One measured hold (see [`Context::measure_hold`]).
@@ -76,10 +124,12 @@ pub struct Held {
 
 impl Context {
     /// Resolves the targets (with one TLS configuration shared by every
-    /// `wss://` target) and checks (and raises) the local limits.
+    /// `wss://` target; with WebTransport bots, each shard's offer) and
+    /// checks (and raises) the local limits.
     ///
     /// Errors: a URL that is neither ws:// nor wss:// or does not resolve, an
-    /// unreadable `--ca-file`.
+    /// unreadable `--ca-file`; with WebTransport bots, a shard without an
+    /// offer (no `--webtransport-listen`) or a `wss://` URL.
     pub async fn new(common: CommonArgs, stop: CancellationToken) -> anyhow::Result<Context> {
         let tls = if common.urls.iter().any(|u| target::is_tls(u)) {
             Some(Tls::new(&TlsOptions { ca_files: common.ca_files.clone(), insecure: common.insecure })?)
@@ -88,7 +138,14 @@ impl Context {
         };
         let mut targets = Vec::with_capacity(common.urls.len());
         for url in &common.urls {
-            targets.push(Target::resolve_with(url, tls.as_ref()).await?);
+            let mut target = Target::resolve_with(url, tls.as_ref()).await?;
+            if common.transport.uses(Transport::WebTransport) {
+                let offer = webtransport::offer(&target)
+                    .await
+                    .with_context(|| format!("--transport {}", common.transport.label()))?;
+                target.webtransport = Some(offer);
+            }
+            targets.push(target);
         }
         let sources = SourceAddrs::for_targets(&targets, common.source_addrs);
         let limits = LocalLimits::check_and_raise(sources.len());
@@ -102,7 +159,17 @@ impl Context {
             seed,
             common,
             plan: Plan::default(),
+            fleet: None,
         })
+    }
+
+    /// The bots of a scenario, with the given behaviour: an empty swarm
+    /// here, or (coordinating) one on every agent.
+    pub async fn crew(&self, profile: Profile, policy: ReconnectPolicy) -> Crew<'_> {
+        match &self.fleet {
+            None => Crew::Local(Box::new(self.swarm(profile, policy))),
+            Some(fleet) => Crew::on_agents(self, fleet, profile, policy).await,
+        }
     }
 
     /// Prints a line on stderr unless quiet.
@@ -112,8 +179,12 @@ impl Context {
         }
     }
 
-    /// Says what the local limits allow, and warns when `bots` will not fit.
+    /// Says what the local limits allow, and warns when `bots` will not fit
+    /// (coordinating, nothing: the bots run on the agents, each checks its own).
     pub fn check_capacity(&self, bots: usize) {
+        if self.fleet.is_some() {
+            return;
+        }
         self.note(&self.limits.describe());
         if let Some(w) = self.limits.warning_for(bots as u64) {
             tracing::warn!("{w}");
@@ -137,6 +208,8 @@ impl Context {
             profile,
             policy,
             join_timeout: self.common.join_timeout,
+            frames: self.common.frames,
+            transports: self.common.transport,
             name_prefix: self.common.name_prefix.clone(),
             seed: self.seed,
             threads: self.common.threads.unwrap_or(0),
@@ -180,36 +253,99 @@ impl Context {
     /// (and settle), holds for `d`, and measures the phase: welcome latencies
     /// and counters over ramp + hold, gaps, rates and CPU over the hold.
     pub async fn measure_hold(&self, swarm: &Swarm, d: Duration, label: String) -> Held {
+        let raw = self.hold_raw(swarm, d, label).await;
+        self.held_of(raw)
+    }
+
+    /// What [`Context::measure_hold`] measures, before the figures.
+    pub async fn hold_raw(&self, swarm: &Swarm, d: Duration, label: String) -> HeldRaw {
         let ramp = swarm.stats().take_window();
+        let part_ramps = Transport::ALL.map(|t| swarm.part(t).map(|p| p.take_window()));
         let before = swarm.received();
         let (hold, usage) = self.hold(swarm, d, label).await;
         let per_bot = bot_bytes(&before, &swarm.received());
-        let census = swarm.census();
-        let whole = ramp.merge(&hold);
-        let observers = (0..swarm.len()).filter(|i| self.plan.observers.includes(*i)).count();
+        let parts: Vec<PartRaw> = Transport::ALL
+            .into_iter()
+            .zip(part_ramps)
+            .filter_map(|(transport, ramp)| {
+                let hold = swarm.part(transport)?.take_window();
+                Some(PartRaw { transport, ramp: ramp?, hold, census: swarm.census_of(transport) })
+            })
+            .collect();
+        // A mix's whole is its parts side by side, so that they add up to it
+        // exactly (the whole's own windows close a moment apart from theirs).
+        let (ramp, hold) = match parts.split_first() {
+            None => (ramp, hold),
+            Some((first, rest)) => rest.iter().fold((first.ramp.clone(), first.hold.clone()), |(r, h), p| {
+                (r.alongside(&p.ramp), h.alongside(&p.hold))
+            }),
+        };
+        HeldRaw {
+            parts,
+            ramp,
+            hold,
+            usage,
+            census: swarm.census(),
+            per_bot,
+            placed: self.plan.count_placed(swarm),
+            observers: (0..swarm.len()).filter(|i| self.plan.observers.includes(*i)).count(),
+            tick_hz: swarm.stats().tick_hz(),
+        }
+    }
+
+    /// The figures of a hold.
+    pub fn held_of(&self, raw: HeldRaw) -> Held {
+        let whole = raw.ramp.merge(&raw.hold);
         let mut measured = Measured::of(&Phase {
             whole: &whole,
-            hold: &hold,
-            usage: &usage,
-            census,
+            hold: &raw.hold,
+            usage: &raw.usage,
+            census: raw.census,
             max_loadgen_cpu: self.common.max_loadgen_cpu,
-            per_bot: &per_bot,
-            tick_hz: swarm.stats().tick_hz(),
-            observers,
+            per_bot: &raw.per_bot,
+            tick_hz: raw.tick_hz,
+            observers: raw.observers,
         });
-        measured.density = self.plan.density_figures(swarm);
-        Held { measured, whole, hold, usage, census, per_bot }
+        measured.density = self.plan.density_figures(raw.placed);
+        if !raw.parts.is_empty() {
+            let figures = raw.parts.iter().map(|p| {
+                let whole = p.ramp.merge(&p.hold);
+                TransportFigures::of(&TransportPhase {
+                    transport: p.transport,
+                    whole: &whole,
+                    hold: &p.hold,
+                    census: p.census,
+                })
+            });
+            measured.transports = Some(figures.collect());
+        }
+        Held { measured, whole, hold: raw.hold, usage: raw.usage, census: raw.census, per_bot: raw.per_bot }
     }
 
     /// Writes the JSON (if asked) and prints the table (unless quiet).
     ///
     /// Errors: the JSON file could not be written.
+    /// Coordinating, the report gains a `fleet` object (the run's agents,
+    /// see [`report::fleet::FleetReport`]) and the table their lines.
     pub fn finish(&self, report: &impl Serialize, table: String) -> anyhow::Result<()> {
+        let fleet = self.fleet.as_ref().map(|f| f.report());
         if let Some(path) = &self.common.json {
-            report::write_json(path, report)?;
+            match &fleet {
+                None => report::write_json(path, report)?,
+                Some(f) => {
+                    let mut value = serde_json::to_value(report)?;
+                    if let Some(object) = value.as_object_mut() {
+                        object.insert("fleet".into(), serde_json::to_value(f)?);
+                    }
+                    report::write_json(path, &value)?;
+                }
+            }
         }
         if !self.common.quiet {
             print!("{table}");
+            if let Some(f) = &fleet {
+                print!("{}", report::fleet::fleet_lines(f));
+            }
         }
         Ok(())
     }
@@ -240,16 +376,61 @@ impl Context {
 /// Errors: bad options, unresolvable URLs, unwritable output files.
 pub async fn run(cli: Cli, stop: CancellationToken) -> anyhow::Result<()> {
     let scenario = cli.scenario()?;
+    if let Command::Agent(a) = &scenario {
+        return agent::run(a, cli.common, cli.fleet.agent_timeout, stop).await;
+    }
     let mut ctx = Context::new(cli.common, stop).await?;
     ctx.plan = Plan::make(&ctx, &scenario).await?;
-    match scenario {
+    if let Some(n) = cli.fleet.agents {
+        // Observers need every bot's position in one process: none here.
+        ctx.plan.observers = Default::default();
+        ctx.fleet = Some(Arc::new(coordinate(&ctx, &scenario, &cli.fleet, usize::from(n)).await?));
+    }
+    let result = match scenario {
         Command::Walk(a) => walk::run(&ctx, &a).await,
         Command::Steps(a) => steps::run(&ctx, &a).await,
         Command::Idle(a) => idle::run(&ctx, &a).await,
         Command::Arrivals(a) => arrivals::run(&ctx, &a).await,
         Command::Failover(a) => failover::run(&ctx, &a).await,
         Command::Crowd(a) => crowd::run(&ctx, &a).await,
+        Command::Agent(_) => Ok(()),
+    };
+    if let Some(fleet) = &ctx.fleet {
+        fleet.dismiss().await;
+        if result.is_ok() && fleet.live() == 0 {
+            anyhow::bail!("every agent was lost before the end (the report says when and why)");
+        }
     }
+    result
+}
+
+/// Listens for `n` agents, takes those that join within the wait, and gives
+/// them the run's plan.
+///
+/// Errors: the address cannot be bound, or no agent joined or started.
+async fn coordinate(ctx: &Context, scenario: &Command, args: &FleetArgs, n: usize) -> anyhow::Result<Fleet> {
+    let options = FleetOptions { listen: args.listen, agents: n, wait: args.agents_wait, silence: args.agent_timeout };
+    let fleet = Fleet::bind(options).await?;
+    // Always printed: operators start their agents with this address.
+    eprintln!(
+        "coordinator listening on ws://{}/ (waiting up to {:?} for {n} agents)",
+        fleet.address(),
+        args.agents_wait
+    );
+    let plan = RunPlan {
+        scenario: scenario.name().into(),
+        urls: ctx.common.urls.clone(),
+        join_timeout_ms: u64::try_from(ctx.common.join_timeout.as_millis()).unwrap_or(u64::MAX),
+        name_prefix: ctx.common.name_prefix.clone(),
+        seed: ctx.seed,
+        movement: ctx.plan.movement,
+        world: ctx.plan.world,
+        density: ctx.plan.density,
+        transport: ctx.common.transport,
+    };
+    let ready = fleet.gather(&plan, &ctx.stop).await?;
+    ctx.note(&format!("{ready} of {n} agents ready"));
+    Ok(fleet)
 }
 
 /// What each bot received between `before` and `after` (same order), for the

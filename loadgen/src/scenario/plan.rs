@@ -11,6 +11,7 @@ use crate::region::Region;
 use crate::report::aoi::DensityFigures;
 use crate::report::round2;
 use crate::steer::{Movement, RETURN_STEPS};
+pub use crate::swarm::Converged;
 use crate::swarm::Swarm;
 use crate::world::World;
 use anyhow::Context as _;
@@ -50,17 +51,6 @@ pub struct Plan {
     pub observers: Observers,
     /// `--density`: the density asked for.
     pub density: Option<f64>,
-}
-
-/// How many bots stood where they should after a wait.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Converged {
-    /// Connected bots where they should be.
-    pub inside: usize,
-    /// Connected bots.
-    pub connected: usize,
-    /// How long the wait took, s.
-    pub seconds: f64,
 }
 
 impl Plan {
@@ -117,11 +107,10 @@ impl Plan {
     /// the time to walk the world's diagonal plus [`CONVERGE_SLACK`]);
     /// nothing to wait for when wandering.
     pub async fn converge(&self, ctx: &Context, swarm: &Swarm, label: &str, limit: Option<Duration>) -> Converged {
-        let Some(world) = self.world.filter(|_| self.movement != Movement::Wander) else {
+        if self.world.is_none() || self.movement == Movement::Wander {
             return self.count_placed(swarm);
-        };
-        let walk = Duration::from_secs_f32(world.diagonal() / world.speed.max(1.0));
-        let limit = limit.unwrap_or(walk + CONVERGE_SLACK);
+        }
+        let limit = self.converge_bound(limit);
         let started = Instant::now();
         let bar = ctx.progress.counter(swarm.len() as u64, label.to_owned());
         let result = loop {
@@ -139,14 +128,22 @@ impl Plan {
         Converged { seconds: round2(started.elapsed().as_secs_f64()), ..result }
     }
 
-    /// How dense the bots stand (None without `--density`).
-    pub fn density_figures(&self, swarm: &Swarm) -> Option<DensityFigures> {
+    /// How long [`Plan::converge`] waits at most: `limit`, or the time to
+    /// walk the world's diagonal plus [`CONVERGE_SLACK`] (none without a
+    /// probed world).
+    pub fn converge_bound(&self, limit: Option<Duration>) -> Duration {
+        let walk = self.world.map_or(Duration::ZERO, |w| Duration::from_secs_f32(w.diagonal() / w.speed.max(1.0)));
+        limit.unwrap_or(walk + CONVERGE_SLACK)
+    }
+
+    /// How dense the bots stand (None without `--density`), `placed` of
+    /// them where they should.
+    pub fn density_figures(&self, placed: Converged) -> Option<DensityFigures> {
         let (Some(d), Movement::Within(region), Some(grid)) =
             (self.density, self.movement, self.world.and_then(|w| w.grid))
         else {
             return None;
         };
-        let c = self.count_placed(swarm);
         let r = |v: f32| (v * 100.0).round() / 100.0;
         Some(DensityFigures {
             players_per_cell: d,
@@ -157,9 +154,9 @@ impl Plan {
                 max_y: r(region.max_y),
             },
             region_cells: round2(region.cells(grid.cell_size)),
-            inside: c.inside,
-            connected: c.connected,
-            achieved_per_cell: round2(region.density(c.inside, grid.cell_size)),
+            inside: placed.inside,
+            connected: placed.connected,
+            achieved_per_cell: round2(region.density(placed.inside, grid.cell_size)),
         })
     }
 }

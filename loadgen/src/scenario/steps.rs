@@ -1,10 +1,10 @@
 //! `steps`: rising player counts, each ramped to, settled and held; one row of
 //! figures per step, each marked "not judgeable" when the loadgen was too busy.
 
-use super::{Context, SHUTDOWN_TIMEOUT};
+use super::Context;
 use crate::cli::StepsArgs;
 use crate::profile::Profile;
-use crate::report::{table, StepReport, StepsReport};
+use crate::report::{table, Scenario, StepReport, StepsReport};
 
 /// Runs the steps scenario and reports.
 ///
@@ -25,25 +25,25 @@ pub async fn run(ctx: &Context, args: &StepsArgs) -> anyhow::Result<()> {
 pub async fn measure(ctx: &Context, args: &StepsArgs) -> StepsReport {
     ctx.check_capacity(args.steps.iter().copied().max().unwrap_or(0));
     let profile = Profile::of(ctx.common.profile);
-    let mut swarm = ctx.swarm(profile, ctx.policy());
+    let mut crew = ctx.crew(profile, ctx.policy()).await;
     let mut steps = Vec::with_capacity(args.steps.len());
     for &n in &args.steps {
-        let _between = swarm.stats().take_window();
-        if !swarm.ramp_to(n, args.ramp, &ctx.progress, &ctx.stop).await {
+        let _between = crew.take_window(ctx).await;
+        if !crew.ramp_to(ctx, n, args.ramp).await {
             break;
         }
-        ctx.settle(&swarm).await;
-        ctx.converge(&swarm).await;
+        crew.settle(ctx).await;
+        crew.converge(ctx).await;
         if !ctx.progress.hold(args.settle, format!("settle {n}"), &ctx.stop, String::new).await {
             break;
         }
-        let measured = ctx.measure_hold(&swarm, args.hold, format!("hold {n}")).await.measured;
+        let measured = crew.measure_hold(ctx, args.hold, format!("hold {n}")).await.measured;
         steps.push(StepReport { players: n, measured });
         if ctx.stop.is_cancelled() {
             break;
         }
     }
-    let shards_seen = swarm.stats().shards_seen().len();
-    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
-    StepsReport { scenario: "steps", steps, shards_seen, info: ctx.info(profile.name) }
+    let shards_seen = crew.shards(ctx).await.0.len();
+    crew.shutdown(ctx).await;
+    StepsReport { scenario: Scenario::Steps, steps, shards_seen, info: ctx.info(profile.name) }
 }

@@ -1,10 +1,10 @@
 //! `walk`: N bots join at R per second and walk; after every bot has an
 //! outcome, the run is measured for a duration.
 
-use super::{Context, Held, SHUTDOWN_TIMEOUT};
+use super::{Context, Held};
 use crate::cli::WalkArgs;
 use crate::profile::Profile;
-use crate::report::{table, WalkReport};
+use crate::report::{table, Scenario, WalkReport};
 
 /// Runs the walk scenario and reports.
 ///
@@ -19,15 +19,15 @@ pub async fn run(ctx: &Context, args: &WalkArgs) -> anyhow::Result<()> {
 pub async fn measure(ctx: &Context, args: &WalkArgs) -> WalkReport {
     ctx.check_capacity(args.bots);
     let profile = Profile::of(ctx.common.profile);
-    let mut swarm = ctx.swarm(profile, ctx.policy());
-    swarm.ramp_to(args.bots, args.ramp, &ctx.progress, &ctx.stop).await;
-    ctx.settle(&swarm).await;
-    ctx.converge(&swarm).await;
-    let Held { measured, census, .. } = ctx.measure_hold(&swarm, args.duration, "walk".into()).await;
-    let shard_ids = swarm.stats().shards_seen();
-    swarm.shutdown(SHUTDOWN_TIMEOUT).await;
+    let mut crew = ctx.crew(profile, ctx.policy()).await;
+    crew.ramp_to(ctx, args.bots, args.ramp).await;
+    crew.settle(ctx).await;
+    crew.converge(ctx).await;
+    let Held { measured, census, .. } = crew.measure_hold(ctx, args.duration, "walk".into()).await;
+    let (shard_ids, _) = crew.shards(ctx).await;
+    crew.shutdown(ctx).await;
     WalkReport {
-        scenario: "walk",
+        scenario: Scenario::Walk,
         bots: census.bots,
         admitted: census.admitted,
         shards_seen: shard_ids.len(),

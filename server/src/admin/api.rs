@@ -17,7 +17,7 @@ use super::place::{History, ShardRow};
 use super::token::Asker;
 use super::AdminState;
 use crate::order::{KickReason, Order, OrderOutcome};
-use crate::session::Command;
+use crate::session::Ask;
 use crate::shard::find::PlayerQuery;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -84,10 +84,10 @@ impl IntoResponse for ApiError {
 }
 
 /// Asks the tick loop and waits for its answer.
-async fn ask<T>(state: &AdminState, make: impl FnOnce(oneshot::Sender<T>) -> Command) -> Result<T, ApiError> {
+async fn ask<T>(state: &AdminState, make: impl FnOnce(oneshot::Sender<T>) -> Ask) -> Result<T, ApiError> {
     let stopping = || ApiError::Unavailable("the shard is stopping".into());
     let (tx, rx) = oneshot::channel();
-    state.app.session.commands.send(make(tx)).await.map_err(|_| stopping())?;
+    state.app.session.commands.send(make(tx).into()).await.map_err(|_| stopping())?;
     tokio::time::timeout(ASK_TIMEOUT, rx).await.map_err(|_| stopping())?.map_err(|_| stopping())
 }
 
@@ -172,7 +172,7 @@ pub async fn players(
     let query = PlayerQuery::parse(&text).ok_or_else(|| ApiError::BadRequest("q: 1 to 64 characters".into()))?;
     let limit = params.limit.unwrap_or(DEFAULT_RESULTS).clamp(1, MAX_RESULTS);
     let me = state.config().shard_id;
-    let local = ask(&state, |reply| Command::Find { query: query.clone(), limit: limit + 1, reply }).await?;
+    let local = ask(&state, |reply| Ask::Find { query: query.clone(), limit: limit + 1, reply }).await?;
     let mut found: Vec<FoundPlayer> = local
         .into_iter()
         .map(|f| FoundPlayer {
@@ -223,8 +223,34 @@ pub struct OrderAnswer {
     /// Players the drained shard had, if it was a drain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub players: Option<usize>,
-    /// `here` or `redis`.
-    pub via: &'static str,
+    /// How the order went.
+    pub via: Via,
+}
+
+/// How an order went: carried out here, or sent through Redis to the shard
+/// it concerns. Answered as its label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// This shard carried it out.
+    Here,
+    /// Sent to the shard it concerns on the control channel.
+    Redis,
+}
+
+impl Via {
+    /// Its label in the answer and the log: `here` or `redis`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Via::Here => "here",
+            Via::Redis => "redis",
+        }
+    }
+}
+
+impl Serialize for Via {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.label())
+    }
 }
 
 /// `POST /admin/api/shards/ID/drain`: drains shard ID (here, or through
@@ -237,24 +263,25 @@ pub async fn drain(
     let shard = ShardId(id);
     let order = Order::Drain { shard, by: asker.operator.clone() };
     if shard == state.config().shard_id {
-        tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = id, "admin: drain of this shard asked by {} from {}", asker.operator, asker.peer);
-        return match ask(&state, |reply| Command::Order { order, reply }).await? {
+        tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = %shard, "admin: drain of this shard asked by {} from {}", asker.operator, asker.peer);
+        return match ask(&state, |reply| Ask::Order { order, reply }).await? {
             OrderOutcome::Draining { players } => {
-                let answer = OrderAnswer { shard: id, player: None, name: None, players: Some(players), via: "here" };
+                let answer =
+                    OrderAnswer { shard: id, player: None, name: None, players: Some(players), via: Via::Here };
                 Ok((StatusCode::ACCEPTED, Json(answer)))
             }
-            OrderOutcome::AlreadyDraining => Err(ApiError::Conflict(format!("shard {id} is draining already"))),
-            OrderOutcome::NotHere | OrderOutcome::Kicked { .. } => Err(ApiError::NotFound(format!("no shard {id}"))),
+            OrderOutcome::AlreadyDraining => Err(ApiError::Conflict(format!("shard {shard} is draining already"))),
+            OrderOutcome::NotHere | OrderOutcome::Kicked { .. } => Err(ApiError::NotFound(format!("no shard {shard}"))),
         };
     }
-    let beat = state.peer(shard).ok_or_else(|| ApiError::NotFound(format!("no live shard {id} in the place")))?;
+    let beat = state.peer(shard).ok_or_else(|| ApiError::NotFound(format!("no live shard {shard} in the place")))?;
     if beat.figures.drain_from.is_some() {
-        return Err(ApiError::Conflict(format!("shard {id} is draining already")));
+        return Err(ApiError::Conflict(format!("shard {shard} is draining already")));
     }
-    let store = state.store.as_ref().ok_or_else(|| ApiError::NotFound(format!("no shard {id}")))?;
-    tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = id, "admin: drain of shard {id} asked by {} from {} (sent through redis)", asker.operator, asker.peer);
+    let store = state.store.as_ref().ok_or_else(|| ApiError::NotFound(format!("no shard {shard}")))?;
+    tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = %shard, "admin: drain of shard {shard} asked by {} from {} (sent through redis)", asker.operator, asker.peer);
     store.publish(&order).await.map_err(|e| ApiError::Unavailable(format!("redis: {e}")))?;
-    let answer = OrderAnswer { shard: id, player: None, name: None, players: Some(beat.players), via: "redis" };
+    let answer = OrderAnswer { shard: id, player: None, name: None, players: Some(beat.players), via: Via::Redis };
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }
 
@@ -279,12 +306,12 @@ pub async fn kick(
     let order = Order::Kick { player, by: asker.operator.clone(), reason: reason.clone() };
     tracing::info!(operator = %asker.operator, peer = %asker.peer, player = id, reason = reason.as_str(), "admin: kick of player {id} asked by {} from {}: {}", asker.operator, asker.peer, reason.as_str());
     let me = state.config().shard_id;
-    if let OrderOutcome::Kicked { name } = ask(&state, |reply| Command::Order { order: order.clone(), reply }).await? {
+    if let OrderOutcome::Kicked { name } = ask(&state, |reply| Ask::Order { order: order.clone(), reply }).await? {
         // Clustered, its session ends in Redis too, so the kicked client's
         // automatic resume finds nothing to resume.
         end_session(&state, player).await;
         let answer =
-            OrderAnswer { shard: me.0, player: Some(id), name: Some(name.to_string()), players: None, via: "here" };
+            OrderAnswer { shard: me.0, player: Some(id), name: Some(name.to_string()), players: None, via: Via::Here };
         return Ok((StatusCode::ACCEPTED, Json(answer)));
     }
     let not_found = || ApiError::NotFound(format!("no player {id} in the place"));
@@ -300,7 +327,7 @@ pub async fn kick(
     // Before the order goes out: once kicked, the client may try to resume.
     end_session(&state, player).await;
     store.publish(&order).await.map_err(|e| ApiError::Unavailable(format!("redis: {e}")))?;
-    let answer = OrderAnswer { shard: shard.0, player: Some(id), name: None, players: None, via: "redis" };
+    let answer = OrderAnswer { shard: shard.0, player: Some(id), name: None, players: None, via: Via::Redis };
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }
 
@@ -329,5 +356,11 @@ mod tests {
             assert_eq!(e.label(), kind);
             assert_eq!(e.into_response().status().as_u16(), status);
         }
+    }
+
+    #[test]
+    fn via_is_answered_as_its_label() {
+        let labels = [Via::Here, Via::Redis].map(|via| serde_json::to_value(via).expect("json"));
+        assert_eq!(labels, [serde_json::Value::from("here"), serde_json::Value::from("redis")]);
     }
 }

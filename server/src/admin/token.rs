@@ -21,6 +21,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 /// Shortest token, characters.
@@ -134,12 +135,15 @@ impl Tokens {
         Ok(Tokens { entries })
     }
 
-    /// The operator whose token `presented` is. Every token is compared in
-    /// full, whatever matched, so the time taken says nothing of the tokens.
+    /// The operator whose token `presented` is. Every token is compared
+    /// with `subtle`'s constant-time equality, whatever matched, so the time
+    /// taken says nothing of the tokens' bytes (only, as for any length
+    /// check, whether the lengths are equal).
     pub fn operator(&self, presented: &[u8]) -> Option<Operator> {
         let mut found = None;
         for (operator, token) in &self.entries {
-            if constant_time_eq(token, presented) && found.is_none() {
+            let equal: bool = token.ct_eq(presented).into();
+            if equal && found.is_none() {
                 found = Some(operator.clone());
             }
         }
@@ -208,15 +212,6 @@ impl crate::reload::Reloadable for TokenFile {
     fn reload(&self) -> Result<usize, TokenError> {
         TokenFile::reload(self)
     }
-}
-
-/// Equal bytes, compared without an early exit.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for (i, x) in a.iter().enumerate() {
-        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
-    }
-    diff == 0
 }
 
 /// Who made a request: the operator (from the token) and the peer.
@@ -349,11 +344,14 @@ mod tests {
     }
 
     #[test]
-    fn comparison_needs_every_byte() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
-        assert!(!constant_time_eq(b"ab", b"abc"));
-        assert!(!constant_time_eq(b"", b"a"));
+    fn a_token_differing_in_any_byte_or_its_length_names_nobody() {
+        let tokens = parse(&format!("alice {TOKEN_A}\n")).expect("valid");
+        for i in 0..TOKEN_A.len() {
+            let mut other = TOKEN_A.as_bytes().to_vec();
+            other[i] ^= 1;
+            assert_eq!(tokens.operator(&other), None, "byte {i}");
+        }
+        assert_eq!(tokens.operator(&TOKEN_A.as_bytes()[1..]), None);
+        assert!(tokens.operator(TOKEN_A.as_bytes()).is_some());
     }
 }

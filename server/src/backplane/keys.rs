@@ -4,8 +4,8 @@
 //! registry) and its event channels (chat, presence, control) in one slot, so
 //! every transaction and script stays within one slot. The frame channels,
 //! which carry nearly all the traffic, have hash tags of their own in a
-//! cluster (each shard's snapshots, each region's cells), so a busy
-//! place spreads over the cluster's primaries.
+//! cluster (each shard's cells of each region), so a busy place spreads over
+//! the cluster's primaries.
 
 use mino_protocol::ShardId;
 
@@ -30,32 +30,33 @@ impl Keys {
         Keys { spread: true, ..Keys::new(place) }
     }
 
-    /// Pub/sub channel of `publisher`'s snapshots (bytes as sent to
-    /// sockets): `mino:{<place>}:snapshots`, shared by every shard, on one
-    /// Redis; `mino:{<place>.s<shard, 8 hex digits>}:snapshots` on a cluster.
-    pub fn snapshots(&self, publisher: ShardId) -> String {
+    /// Pub/sub channel of `publisher`'s region bundles of one region,
+    /// `mino:{<place>.r<region>}:cells` on one Redis (every shard's bundles
+    /// of the region on one channel), `mino:{<place>.r<region>.s<shard, 8
+    /// hex digits>}:cells` on a cluster: a hash tag per region and shard, so
+    /// a busy place spreads over the nodes (a place without area of interest
+    /// is one region: a channel per shard). A channel per region, not per
+    /// cell: subscriptions change with players crossing regions, not cells.
+    pub fn cells(&self, region: u32, publisher: ShardId) -> String {
         match self.spread {
-            false => format!("{}snapshots", self.prefix),
-            true => format!("mino:{{{}.s{publisher}}}:snapshots", self.place),
+            false => format!("mino:{{{}.r{region}}}:cells", self.place),
+            true => format!("mino:{{{}.r{region}.s{publisher}}}:cells", self.place),
         }
     }
 
-    /// The snapshot channels to hear the shards `peers` on (one channel on
-    /// one Redis, whoever the peers are).
-    pub fn snapshot_channels(&self, peers: impl Iterator<Item = ShardId>) -> Vec<String> {
+    /// The region channels to hear `regions` of the shards `peers` on (on
+    /// one Redis, one a region whoever the peers are).
+    pub fn cell_channels(&self, regions: &[u32], peers: &[ShardId]) -> Vec<String> {
         match self.spread {
-            false => vec![self.snapshots(ShardId(0))],
-            true => peers.map(|p| self.snapshots(p)).collect(),
+            false => regions.iter().map(|&r| self.cells(r, ShardId(0))).collect(),
+            true => regions.iter().flat_map(|&r| peers.iter().map(move |&p| self.cells(r, p))).collect(),
         }
     }
 
-    /// Pub/sub channel of the cell bundles of one region (area of
-    /// interest), `mino:{<place>.r<region>}:cells`: each region has its own
-    /// hash tag, so with Redis Cluster the regions of a busy place spread over
-    /// the nodes (a channel per region, not per cell: subscriptions change
-    /// with players crossing regions, not cells).
-    pub fn cells(&self, region: u32) -> String {
-        format!("mino:{{{}.r{region}}}:cells", self.place)
+    /// True on a Redis Cluster: region channels are per shard, and a
+    /// subscriber follows the live shards.
+    pub fn spreads(&self) -> bool {
+        self.spread
     }
 
     /// The prefix of every region channel of the place.
@@ -135,28 +136,29 @@ mod tests {
     #[test]
     fn names_share_the_place_prefix_and_hash_tag() {
         let k = Keys::new("main");
-        for name in [
-            k.snapshots(ShardId(2)),
-            k.chat(),
-            k.presence_channel(),
-            k.shard(ShardId(1)),
-            k.players(ShardId(1)),
-            k.shards(),
-            k.next_player(),
-        ] {
+        for name in
+            [k.chat(), k.presence_channel(), k.shard(ShardId(1)), k.players(ShardId(1)), k.shards(), k.next_player()]
+        {
             assert!(name.starts_with("mino:{main}:"), "{name}");
         }
         assert_eq!(k.shard(ShardId(0xab)), "mino:{main}:shard:000000ab");
-        assert_eq!(k.cells(12), "mino:{main.r12}:cells", "a region has a hash tag of its own");
-        assert!(k.cells(12).starts_with(&k.cells_prefix()));
-        assert_eq!(k.snapshot_channels([ShardId(1), ShardId(2)].into_iter()), ["mino:{main}:snapshots"]);
+        assert_eq!(k.cells(12, ShardId(2)), "mino:{main.r12}:cells", "a region has a hash tag of its own");
+        assert!(k.cells(12, ShardId(2)).starts_with(&k.cells_prefix()));
+        assert_eq!(
+            k.cell_channels(&[1, 12], &[ShardId(1), ShardId(2)]),
+            ["mino:{main.r1}:cells", "mino:{main.r12}:cells"]
+        );
     }
 
     #[test]
     fn on_a_cluster_each_shard_publishes_under_its_own_hash_tag() {
         let k = Keys::spread("main");
-        assert_eq!(k.snapshots(ShardId(0xab)), "mino:{main.s000000ab}:snapshots");
-        assert_eq!(k.snapshot_channels([ShardId(1)].into_iter()), ["mino:{main.s00000001}:snapshots"]);
+        assert_eq!(k.cells(3, ShardId(0xab)), "mino:{main.r3.s000000ab}:cells");
+        assert!(k.cells(3, ShardId(0xab)).starts_with(&k.cells_prefix()));
+        assert_eq!(
+            k.cell_channels(&[1], &[ShardId(1), ShardId(2)]),
+            ["mino:{main.r1.s00000001}:cells", "mino:{main.r1.s00000002}:cells"]
+        );
         assert_eq!(k.session(mino_protocol::PlayerId(3)), "mino:{main}:session:3", "sessions keep the place tag");
         assert_eq!(k.control(), "mino:{main}:control", "the claim script publishes here: same slot");
     }

@@ -3,7 +3,8 @@
 //! thing of the place lives. The tasks that use it (publisher, subscriber,
 //! registry: [`crate::cluster`]) and resume's session store
 //! ([`crate::resume::store`]) never branch on the deployment: they run
-//! commands ([`Backplane::run`], [`Backplane::send`]), publish with
+//! commands ([`Backplane::cmd`], [`Backplane::pipe`]), write in lanes that
+//! never wait on each other ([`Lanes`]), publish with
 //! [`Backplane::publish`], and read a [`Feed`].
 //!
 //! | | one node | Sentinel | Redis Cluster |
@@ -16,13 +17,15 @@
 //! Where Redis is comes typed from the flags ([`crate::topology`]). Modules:
 //! [`connection`] (timeouts, errors,
 //! redaction), [`primary`] (finding the primary, its pool), [`commands`],
-//! [`batch`] (pipelines by slot), [`feed`] (subscriptions), [`keys`] (names).
+//! [`batch`] (pipelines by slot), [`lanes`] (writes a slot at a time, slots
+//! independent), [`feed`] (subscriptions), [`keys`] (names).
 
 pub mod batch;
 pub mod commands;
 pub mod connection;
 pub mod feed;
 pub mod keys;
+pub mod lanes;
 pub mod primary;
 
 pub use crate::topology::{Mode, RedisTarget};
@@ -31,6 +34,7 @@ pub use commands::Request;
 pub use connection::RedisError;
 pub use feed::{Feed, FeedEvent};
 pub use keys::Keys;
+pub use lanes::Lanes;
 
 use crate::metrics::Metrics;
 use commands::Commands;
@@ -86,7 +90,7 @@ impl Backplane {
                 (Commands::cluster(client, metrics.clone()), Keys::spread(place), infos)
             }
         };
-        metrics.redis_mode(target.mode().label());
+        metrics.redis_mode(target.mode());
         Ok(Backplane { commands, keys, mode: target.mode(), seeds: Arc::new(seeds) })
     }
 
@@ -144,13 +148,11 @@ impl Backplane {
         convert(self.commands.run(Request::Script(inv)).await?)
     }
 
-    /// Sends a batch, its pipelines at once, replies ignored.
-    ///
-    /// Errors: the first pipeline that failed.
-    pub async fn send(&self, batch: Batch) -> Result<(), RedisError> {
-        let pipes = batch.into_pipelines();
-        let each = pipes.iter().map(|pipe| self.commands.run(Request::Pipe(pipe)));
-        futures_util::future::join_all(each).await.into_iter().try_for_each(|r| r.map(|_| ()))
+    /// The slot `key` (a key, or a channel) is written in: its own on a
+    /// Redis Cluster, one for every key on one node or Sentinel (the lane a
+    /// write of it goes on, see [`lanes`]).
+    pub fn slot_of(&self, key: &str) -> redis::cluster_routing::Slot {
+        batch::slot_of(self.mode == Mode::Cluster, key)
     }
 
     /// A new subscription connection.

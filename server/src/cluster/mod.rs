@@ -39,7 +39,7 @@ use crate::config::Config;
 use crate::figures::ShardFigures;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
-use crate::shard::grid::{CellId, RegionId};
+use crate::shard::grid::RegionId;
 use crate::shard::{ClusterEvent, Outgoing};
 use bytes::Bytes;
 use mino_protocol::{ShardId, Tick};
@@ -70,10 +70,11 @@ pub struct OwnSnapshot {
     pub server_time_ms: u64,
     /// When the tick ran, monotonic (how old the snapshot is).
     pub at: Instant,
-    /// With area of interest, the tick's cells (each cell's entries, 10
-    /// bytes a player) by region: one bundle a region goes out on the
-    /// region's channel.
-    pub cells: Vec<(RegionId, Vec<(CellId, Bytes)>)>,
+    /// The shard's step at that tick.
+    pub step: u64,
+    /// The tick's cells' items (full forms and deltas) by region: one
+    /// bundle a region goes out on the region's channel.
+    pub cells: Vec<(RegionId, Bytes)>,
     /// The bytes sockets got.
     pub bytes: Bytes,
 }
@@ -106,8 +107,8 @@ pub struct TickLink {
     pub publish: mpsc::Sender<Outgoing>,
     /// Local players and load for the heartbeat.
     pub local: watch::Sender<LocalState>,
-    /// Events from the cluster tasks.
-    pub events: mpsc::Receiver<ClusterEvent>,
+    /// Events from the cluster tasks (taken by the tick driver as it starts).
+    pub events: Option<mpsc::Receiver<ClusterEvent>>,
     /// Wakes the registry to fetch player ids.
     pub need_ids: Arc<Notify>,
     /// With area of interest, the regions to hear from (for the subscriber).
@@ -133,23 +134,30 @@ pub struct ClusterStatus {
     pub fenced: AtomicBool,
 }
 
-/// Starts the publisher, subscriber and registry tasks on `tracker` and returns
-/// the tick loop's link, the shared status, the session store (for sessions)
-/// and the other shards' heartbeats (for the admin console).
+/// The backplane of the cluster tasks: the place's Redis at `target`, with
+/// [`POOL_SIZE`] command connections (nothing is connected yet).
+///
+/// Errors: an invalid Redis URL.
+pub fn backplane(target: &RedisTarget, place: &str, metrics: &Metrics) -> Result<Backplane, RedisError> {
+    Backplane::new(target, place, POOL_SIZE, metrics)
+}
+
+/// Starts the publisher, subscriber and registry tasks on `tracker`, over
+/// `backplane` (see [`backplane`]), and returns the tick loop's link, the
+/// shared status, the session store (for sessions) and the other shards'
+/// heartbeats (for the admin console).
 ///
 /// `epoch` is the shard's presence epoch (its heartbeat carries it from the
 /// first one on).
-///
-/// Errors: an invalid Redis URL (nothing is started).
 pub fn start(
-    target: &RedisTarget,
+    backplane: Backplane,
     epoch: u64,
     config: &Arc<Config>,
     metrics: &Metrics,
     tracker: &TaskTracker,
     cancel: &CancellationToken,
-) -> Result<(TickLink, Arc<ClusterStatus>, SessionStore, Peers), RedisError> {
-    let backplane = Backplane::new(target, &config.place, POOL_SIZE, metrics)?;
+) -> (TickLink, Arc<ClusterStatus>, SessionStore, Peers) {
+    let target = config.redis.as_ref().map_or_else(String::new, |t| t.describe());
     let keys = backplane.keys().clone();
     let status = Arc::new(ClusterStatus::default());
     let (snapshot_tx, snapshot_rx) = watch::channel(None);
@@ -171,7 +179,6 @@ pub fn start(
             me: config.shard_id,
             ttl: config.shard_ttl,
             interval: config.heartbeat,
-            aoi: config.aoi.is_some(),
         }
         .run(snapshot_rx, publish_rx, cancel.clone()),
     );
@@ -185,7 +192,6 @@ pub fn start(
             peers: peers_rx.clone(),
             resync: resync.clone(),
             regions: regions_rx,
-            aoi: config.aoi.is_some(),
         }
         .run(cancel.clone()),
     );
@@ -205,12 +211,12 @@ pub fn start(
         }
         .run(local_rx, cancel.clone()),
     );
-    tracing::info!(redis = %target.describe(), place = %config.place, "clustered");
+    tracing::info!(redis = %target, place = %config.place, "clustered");
     let link = TickLink {
         snapshot: snapshot_tx,
         publish: publish_tx,
         local: local_tx,
-        events: events_rx,
+        events: Some(events_rx),
         need_ids,
         regions: regions_tx,
         events_tx,
@@ -218,5 +224,5 @@ pub fn start(
         store: store.clone(),
         stop: cancel.clone(),
     };
-    Ok((link, status, store, peers_rx))
+    (link, status, store, peers_rx)
 }

@@ -1,23 +1,31 @@
 //! Publishes this shard's frames to its place, and owns its players hash.
 //!
-//! - Snapshots: the newest of each tick; when Redis is slower than the tick,
-//!   older snapshots are skipped (oldest first) and counted. With area of
-//!   interest, a tick's cells go out as one bundle per region on the
-//!   region's channel, in the same pipeline, and the whole-shard snapshot is
-//!   only kept (for resumes), not published.
+//! - Ticks: the newest; when Redis is slower than the tick, older ticks are
+//!   skipped (oldest first) and counted (the other shards' views then send
+//!   those cells whole, see `shard::streams`). A tick's cells go out as one
+//!   bundle per region on the region's channel (a shard without area of
+//!   interest is one region), and the whole-shard snapshot is kept in Redis
+//!   in the same pipeline (for resumes), not published.
 //! - Chat and presence: every frame, in order. A presence delta updates the
 //!   players hash in the same MULTI as its PUBLISH, so a peer that reads the
 //!   hash after seeing a delta never finds the hash behind it.
 //! - Every heartbeat interval the hash is rewritten whole from the players this
 //!   task has published (healing its expiry after a pause or a Redis restart).
+//!
+//! Every write goes out on its slot's lane ([`Lanes`]): on a Redis Cluster a
+//! tick's frames to the healthy primaries never wait on a primary that is
+//! down (its lanes hold their own newest frame and a bounded backlog of
+//! events until it is back or replaced), and this task never waits on a
+//! write at all: it hands each tick over and goes on.
 
 use super::{ClusterStatus, OwnSnapshot};
-use crate::backplane::{Backplane, Keys, RedisError};
+use crate::backplane::lanes::{Backlog, Outcome, Write};
+use crate::backplane::{Backplane, Keys, Lanes};
 use crate::clock::{self, Instant};
 use crate::metrics::{DropKind, Metrics};
 use crate::shard::Outgoing;
 use bytes::Bytes;
-use mino_protocol::cell::{FrameStamp, ViewEncoder};
+use mino_protocol::view::{encode_bundle, FrameStamp};
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -49,8 +57,22 @@ pub struct Publisher {
     pub ttl: Duration,
     /// Interval of the full rewrite of the players hash.
     pub interval: Duration,
-    /// Area of interest: cell bundles instead of whole-shard snapshots.
-    pub aoi: bool,
+}
+
+/// What a lane's write was, for what the publisher does once it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Job {
+    /// One slot's share of a tick: publishes frames (or only stores the
+    /// shard's last snapshot), stamped with the tick's server time, ms.
+    Tick { server_time_ms: u64, publishes: bool },
+    /// A chat frame.
+    Chat,
+    /// A presence delta and the players hash's update.
+    Presence,
+    /// The players hash rewritten whole.
+    Rewrite,
+    /// A player's position parked in its session.
+    Park,
 }
 
 impl Publisher {
@@ -61,9 +83,11 @@ impl Publisher {
         mut outgoing: mpsc::Receiver<Outgoing>,
         cancel: CancellationToken,
     ) {
+        let mut lanes: Lanes<Job> = Lanes::new(self.backplane.clone());
         let mut last_tick: Option<Tick> = None;
         let mut players: HashMap<PlayerId, Arc<str>> = HashMap::new();
         let mut seq = 0u64;
+        let mut rewriting = false;
         // The tick's clock of the newest snapshot handed over: when it is old,
         // the process was frozen and the tick loop has yet to check what is
         // still ours, so nothing stale may be written.
@@ -74,16 +98,21 @@ impl Publisher {
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
+                (job, outcome) = lanes.next() => {
+                    rewriting &= job != Job::Rewrite;
+                    self.ended(job, outcome);
+                }
                 item = outgoing.recv() => match item {
                     Some(Outgoing::Chat(bytes)) => {
-                        if self.publish(self.keys.chat(), bytes).await.is_err() {
-                            self.metrics.dropped(DropKind::PublishEvent, 1);
-                        }
+                        let channel = self.keys.chat();
+                        let pipe = pipeline(self.backplane.publish(&channel, &bytes));
+                        lanes.push(self.backplane.slot_of(&channel), event(pipe, Job::Chat));
                     }
                     Some(Outgoing::Park { player, x, y }) => {
-                        if let Err(e) = self.park(player, x, y).await {
-                            tracing::debug!(error = %e, "park failed");
-                        }
+                        let key = self.keys.session(player);
+                        let mut park = redis::cmd("EVAL");
+                        park.arg(PARK).arg(1).arg(&key).arg(x).arg(y);
+                        lanes.push(self.backplane.slot_of(&key), event(pipeline(park), Job::Park));
                     }
                     Some(Outgoing::Presence { bytes, seq: s, joined, left }) => {
                         for id in &left {
@@ -91,9 +120,8 @@ impl Publisher {
                         }
                         players.extend(joined.iter().cloned());
                         seq = s;
-                        if self.presence(bytes, seq, &joined, &left).await.is_err() {
-                            self.metrics.dropped(DropKind::PublishEvent, 1);
-                        }
+                        let key = self.keys.players(self.me);
+                        lanes.push(self.backplane.slot_of(&key), event(self.presence(&bytes, seq, &joined, &left), Job::Presence));
                     }
                     None => break,
                 },
@@ -111,29 +139,43 @@ impl Publisher {
                         self.metrics.dropped(DropKind::PublishSnapshot, own.tick.0.saturating_sub(prev.0 + 1));
                     }
                     last_tick = Some(own.tick);
-                    let published_ms = own.server_time_ms;
-                    if self.snapshot(own).await.is_ok() {
-                        self.status.published_ms.store(published_ms, Ordering::Relaxed);
-                    }
+                    self.snapshot(own, &mut lanes);
                 }
                 _ = rewrite.tick() => {
-                    if self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick) {
+                    if rewriting || self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick) {
                         continue;
                     }
-                    if let Err(e) = self.rewrite(&players, seq).await {
-                        tracing::debug!(error = %e, "players hash rewrite failed");
-                    }
+                    let key = self.keys.players(self.me);
+                    lanes.push(self.backplane.slot_of(&key), event(self.rewrite(&players, seq), Job::Rewrite));
+                    rewriting = true;
                 }
             }
         }
     }
 
-    /// Records where a player left in its session (if the session still exists).
-    async fn park(&self, player: PlayerId, x: f32, y: f32) -> Result<(), RedisError> {
-        let script = redis::Script::new(PARK);
-        let mut inv = script.prepare_invoke();
-        inv.key(self.keys.session(player)).arg(x).arg(y);
-        self.backplane.script::<()>(&inv).await
+    /// What a write's end means: the newest published tick, or a failure or
+    /// a drop counted.
+    fn ended(&self, job: Job, outcome: Outcome) {
+        match (job, outcome) {
+            (Job::Tick { server_time_ms, publishes: true }, Outcome::Sent) => {
+                self.status.published_ms.fetch_max(server_time_ms, Ordering::Relaxed);
+            }
+            (_, Outcome::Sent) => {}
+            (Job::Park, Outcome::Failed(e)) => tracing::debug!(error = %e, "park failed"),
+            (Job::Rewrite, Outcome::Failed(e)) => tracing::debug!(error = %e, "players hash rewrite failed"),
+            (job, Outcome::Failed(e)) => {
+                self.metrics.publish_failures.inc();
+                tracing::debug!(error = %e, "publish failed");
+                if matches!(job, Job::Chat | Job::Presence) {
+                    self.metrics.dropped(DropKind::PublishEvent, 1);
+                }
+            }
+            (Job::Tick { publishes: true, .. }, Outcome::Replaced | Outcome::Stale) => {
+                self.metrics.dropped(DropKind::PublishSnapshot, 1);
+            }
+            (Job::Chat | Job::Presence, Outcome::Overflow) => self.metrics.dropped(DropKind::PublishEvent, 1),
+            (_, Outcome::Replaced | Outcome::Stale | Outcome::Overflow) => {}
+        }
     }
 
     /// True when a tick run at `at` is too old to speak for this shard now.
@@ -141,50 +183,34 @@ impl Publisher {
         clock::now().saturating_duration_since(at) > self.ttl / 2
     }
 
-    /// Publishes a tick (the whole-shard snapshot, or with area of interest
-    /// one bundle of cells per region) and keeps the snapshot as this
+    /// Publishes a tick (one bundle of cells per region; a shard without
+    /// area of interest is one region) and keeps the snapshot as this
     /// shard's last (for the positions of players resumed elsewhere), for two
-    /// shard TTLs: one pipeline on one Redis, one a slot on a cluster.
-    async fn snapshot(&self, own: OwnSnapshot) -> Result<(), RedisError> {
+    /// shard TTLs: one pipeline on one Redis, one a slot on a cluster, each
+    /// on its lane, not started once stale.
+    fn snapshot(&self, own: OwnSnapshot, lanes: &mut Lanes<Job>) {
         let ttl = (self.ttl.as_millis() as u64) * 2;
         let bytes = own.bytes;
         let mut batch = self.backplane.batch();
-        if self.aoi {
-            let stamp = FrameStamp { shard: self.me, tick: own.tick, server_time_ms: own.server_time_ms };
-            let mut encoder = ViewEncoder::new();
-            for (region, cells) in &own.cells {
-                let bundle = encoder.encode_bundle(&stamp, region.0, cells.iter().map(|(c, e)| (c.0, &e[..])));
-                let channel = self.keys.cells(region.0);
-                batch.add(&channel, self.backplane.publish(&channel, &bundle));
-            }
-        } else {
-            let channel = self.keys.snapshots(self.me);
-            batch.add(&channel, self.backplane.publish(&channel, &bytes));
+        let stamp = FrameStamp { shard: self.me, tick: own.tick, server_time_ms: own.server_time_ms };
+        for (region, items) in &own.cells {
+            let bundle = encode_bundle(&stamp, own.step, region.0, items);
+            let channel = self.keys.cells(region.0, self.me);
+            batch.publish(&channel, self.backplane.publish(&channel, &bundle));
         }
         let key = self.keys.last_snapshot(self.me);
         let mut set = redis::cmd("SET");
         set.arg(&key).arg(&bytes[..]).arg("PX").arg(ttl);
         batch.add(&key, set);
-        let result = self.backplane.send(batch).await;
-        self.count(&result);
-        result
-    }
-
-    async fn publish(&self, channel: String, bytes: Bytes) -> Result<(), RedisError> {
-        let cmd = self.backplane.publish(&channel, &bytes);
-        let result = self.backplane.cmd::<i64>(&cmd).await;
-        self.count(&result);
-        result.map(|_| ())
+        let deadline = Some(own.at + self.ttl / 2);
+        for group in batch.into_groups() {
+            let job = Job::Tick { server_time_ms: own.server_time_ms, publishes: group.publishes };
+            lanes.push(group.slot, Write { pipe: group.pipe, backlog: Backlog::Newest, deadline, tag: job });
+        }
     }
 
     /// One MULTI: apply the delta to the players hash, refresh its TTL, PUBLISH.
-    async fn presence(
-        &self,
-        bytes: Bytes,
-        seq: u64,
-        joined: &[(PlayerId, Arc<str>)],
-        left: &[PlayerId],
-    ) -> Result<(), RedisError> {
+    fn presence(&self, bytes: &Bytes, seq: u64, joined: &[(PlayerId, Arc<str>)], left: &[PlayerId]) -> redis::Pipeline {
         let key = self.keys.players(self.me);
         let mut pipe = redis::pipe();
         pipe.atomic();
@@ -198,15 +224,13 @@ impl Publisher {
         }
         pipe.hset(&key, SEQ_FIELD, seq).ignore();
         pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
-        pipe.add_command(self.backplane.publish(&self.keys.presence_channel(), &bytes)).ignore();
-        let result = self.backplane.pipe::<()>(&pipe).await;
-        self.count(&result);
-        result
+        pipe.add_command(self.backplane.publish(&self.keys.presence_channel(), bytes)).ignore();
+        pipe
     }
 
     /// One MULTI: replace the players hash with `players` (current to `seq`) and
     /// refresh its TTL.
-    async fn rewrite(&self, players: &HashMap<PlayerId, Arc<str>>, seq: u64) -> Result<(), RedisError> {
+    fn rewrite(&self, players: &HashMap<PlayerId, Arc<str>>, seq: u64) -> redis::Pipeline {
         let key = self.keys.players(self.me);
         let mut pipe = redis::pipe();
         pipe.atomic().del(&key).ignore();
@@ -216,13 +240,18 @@ impl Publisher {
         }
         pipe.hset(&key, SEQ_FIELD, seq).ignore();
         pipe.pexpire(&key, self.ttl.as_millis() as i64).ignore();
-        self.backplane.pipe::<()>(&pipe).await
+        pipe
     }
+}
 
-    fn count<T>(&self, result: &Result<T, RedisError>) {
-        if let Err(e) = result {
-            self.metrics.publish_failures.inc();
-            tracing::debug!(error = %e, "publish failed");
-        }
-    }
+/// One command as a pipeline, its reply ignored.
+fn pipeline(cmd: redis::Cmd) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.add_command(cmd).ignore();
+    pipe
+}
+
+/// An event's write: in order on its lane, never stale.
+fn event(pipe: redis::Pipeline, job: Job) -> Write<Job> {
+    Write { pipe, backlog: Backlog::InOrder, deadline: None, tag: job }
 }

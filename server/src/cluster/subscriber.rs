@@ -24,12 +24,12 @@
 
 use super::registry::Heartbeat;
 use crate::backplane::{Backplane, Feed, FeedEvent, Keys, RedisError};
-use crate::clock;
 use crate::metrics::{DropKind, Metrics, ResubscribeReason};
 use crate::order::Order;
 use crate::resume::store::parse_takeover;
-use crate::shard::grid::{CellId, RegionId};
+use crate::shard::grid::RegionId;
 use crate::shard::ClusterEvent;
+use crate::shard::Relayed;
 use bytes::Bytes;
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::{PlayerId, ShardId};
@@ -45,13 +45,6 @@ pub const BACKOFF_MIN: Duration = Duration::from_millis(50);
 /// Longest wait between reconnection attempts (keeps recovery within 2 s of
 /// Redis coming back).
 pub const BACKOFF_MAX: Duration = Duration::from_millis(500);
-
-/// A live publisher may be this far (its own clock) ahead of the newest
-/// snapshot received from it before the subscription is rebuilt.
-pub const SILENCE: Duration = Duration::from_millis(2000);
-
-/// How often the watchdog looks.
-const WATCHDOG: Duration = Duration::from_millis(250);
 
 /// With area of interest, and on a cluster, how often the subscription
 /// connection is pinged.
@@ -73,10 +66,9 @@ pub struct Subscriber {
     pub peers: watch::Receiver<HashMap<ShardId, Heartbeat>>,
     /// Tells the registry to re-read rosters after each subscription.
     pub resync: Arc<Notify>,
-    /// With area of interest: the regions to hear from.
+    /// The regions to hear from (one, the whole world, without area of
+    /// interest).
     pub regions: watch::Receiver<Vec<RegionId>>,
-    /// Area of interest: region bundles, and a ping watchdog.
-    pub aoi: bool,
 }
 
 /// Why one subscription ended.
@@ -119,12 +111,9 @@ impl Subscriber {
     fn wanted(&self, regions: &[RegionId]) -> BTreeSet<String> {
         let mut channels: BTreeSet<String> =
             [self.keys.chat(), self.keys.presence_channel(), self.keys.control()].into_iter().collect();
-        if self.aoi {
-            channels.extend(regions.iter().map(|r| self.keys.cells(r.0)));
-        } else {
-            let peers: Vec<ShardId> = self.peers.borrow().keys().copied().collect();
-            channels.extend(self.keys.snapshot_channels(peers.into_iter()));
-        }
+        let regions: Vec<u32> = regions.iter().map(|r| r.0).collect();
+        let peers: Vec<ShardId> = self.peers.borrow().keys().copied().filter(|p| *p != self.me).collect();
+        channels.extend(self.keys.cell_channels(&regions, &peers));
         channels
     }
 
@@ -153,11 +142,7 @@ impl Subscriber {
         }
         *subscriptions += 1;
         self.resync.notify_one();
-        let mut newest: HashMap<ShardId, u64> = HashMap::new();
-        let started = clock::now();
-        let mut watchdog = tokio::time::interval(WATCHDOG);
         let mut ping = tokio::time::interval(PING_INTERVAL);
-        let pinging = self.aoi || self.backplane.mode() == crate::backplane::Mode::Cluster;
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return Ok(End::Cancelled),
@@ -166,7 +151,7 @@ impl Subscriber {
                         tracing::info!("redis subscription lost; resubscribing");
                         return Ok(End::Lost(ResubscribeReason::ConnectionLost));
                     }
-                    Some(FeedEvent::Message { channel, payload }) => self.route(&channel, &payload, &mut newest).await,
+                    Some(FeedEvent::Message { channel, payload }) => self.route(&channel, &payload).await,
                     Some(FeedEvent::Unsubscribed(channel)) => {
                         if subscribed.contains(&channel) {
                             tracing::info!(channel, "redis moved a channel's slot; subscribing on its new node");
@@ -188,7 +173,7 @@ impl Subscriber {
                     subscribed = self.follow(&mut feed, subscribed, self.wanted(&regions)).await?;
                     self.metrics.region_subscriptions.set(regions.len() as i64);
                 }
-                changed = self.peers.changed(), if !self.aoi => {
+                changed = self.peers.changed(), if self.keys.spreads() => {
                     if changed.is_err() {
                         return Ok(End::Cancelled);
                     }
@@ -201,13 +186,7 @@ impl Subscriber {
                         return Ok(End::Lost(ResubscribeReason::PrimaryChanged));
                     }
                 }
-                _ = watchdog.tick(), if !self.aoi => {
-                    if started.elapsed() > SILENCE && self.silent(&newest) {
-                        tracing::warn!("subscription silent while publishers are alive; rebuilding");
-                        return Ok(End::Lost(ResubscribeReason::Silent));
-                    }
-                }
-                _ = ping.tick(), if pinging => {
+                _ = ping.tick() => {
                     if let Err(e) = feed.ping().await {
                         tracing::warn!(error = %e, "subscription connection does not answer; rebuilding");
                         return Ok(End::Lost(ResubscribeReason::Silent));
@@ -233,16 +212,7 @@ impl Subscriber {
         Ok(wanted)
     }
 
-    /// True when a peer's heartbeat shows a publish newer than [`SILENCE`] past
-    /// the newest snapshot received from it.
-    fn silent(&self, newest: &HashMap<ShardId, u64>) -> bool {
-        self.peers.borrow().iter().any(|(shard, beat)| {
-            let got = newest.get(shard).copied().unwrap_or(0);
-            beat.published_ms > 0 && got > 0 && beat.published_ms > got + SILENCE.as_millis() as u64
-        })
-    }
-
-    async fn route(&self, channel: &str, payload: &[u8], newest: &mut HashMap<ShardId, u64>) {
+    async fn route(&self, channel: &str, payload: &[u8]) {
         if channel == self.keys.control() {
             let text = String::from_utf8_lossy(payload);
             // An operator's order, for whichever shard it concerns (the core decides).
@@ -259,7 +229,7 @@ impl Subscriber {
             }
             return;
         }
-        if self.aoi && channel.starts_with(&self.keys.cells_prefix()) {
+        if channel.starts_with(&self.keys.cells_prefix()) {
             return self.route_cells(payload);
         }
         let msg = match decode(payload) {
@@ -272,16 +242,6 @@ impl Subscriber {
         };
         let bytes = || Bytes::copy_from_slice(payload);
         let event = match msg {
-            ServerMsg::Snapshot(s) if ShardId(s.shard_id()) != self.me => {
-                let shard = ShardId(s.shard_id());
-                newest.insert(shard, s.server_time_ms());
-                self.metrics.relay_frames.inc();
-                let e = ClusterEvent::Snapshot { shard, bytes: bytes(), server_time_ms: s.server_time_ms() };
-                if self.events.try_send(e).is_err() {
-                    self.metrics.dropped(DropKind::RelaySnapshot, 1);
-                }
-                return;
-            }
             ServerMsg::Chat(c) if ShardId(c.shard_id()) != self.me => ClusterEvent::Chat { bytes: bytes() },
             ServerMsg::Presence(p) if ShardId(p.shard_id()) != self.me => ClusterEvent::Presence {
                 shard: ShardId(p.shard_id()),
@@ -300,13 +260,14 @@ impl Subscriber {
         let _ = self.events.send(event).await;
     }
 
-    /// A region bundle of another shard, verified (its runs add up to its
-    /// players), handed on as each cell's slice of one copy of its players.
+    /// A region bundle of another shard, verified (every cell's items read
+    /// end to end), handed on with one copy of its items that every cell's
+    /// items are slices of.
     fn route_cells(&self, payload: &[u8]) {
         let bundle = match decode(payload) {
             Ok(ServerMsg::CellBundle(b)) => b,
             Ok(_) | Err(_) => {
-                tracing::warn!("dropping an invalid cell bundle from redis");
+                tracing::warn!("dropping an invalid cell bundle from redis (or one of another protocol version)");
                 self.metrics.dropped(DropKind::Invalid, 1);
                 return;
             }
@@ -315,11 +276,10 @@ impl Subscriber {
         if stamp.shard == self.me {
             return;
         }
-        let all = Bytes::copy_from_slice(bundle.players());
-        let cells: Vec<(CellId, Bytes)> =
-            bundle.cells().map(|(cell, range)| (CellId(cell), all.slice(range))).collect();
+        let (step, items) = (bundle.step(), Bytes::copy_from_slice(bundle.items()));
+        let cells = bundle.into_cells();
         self.metrics.relay_frames.inc_by(cells.len() as u64);
-        let event = ClusterEvent::Cells { stamp, cells };
+        let event = ClusterEvent::Bundle(Relayed { stamp, step, items, cells });
         if self.events.try_send(event).is_err() {
             self.metrics.dropped(DropKind::RelaySnapshot, 1);
         }

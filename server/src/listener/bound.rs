@@ -7,7 +7,7 @@
 
 use super::socket_file::{self, SocketFile, SocketFileError};
 use crate::address::ListenAddr;
-use crate::session::socket::Stream;
+use crate::socket::Stream;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;

@@ -27,8 +27,9 @@ pub use throttle::LogThrottle;
 use crate::clock;
 use crate::http::ConnectionSlot;
 use crate::metrics::{AcceptErrorKind, Metrics};
-use crate::session::socket::Stream;
+use crate::socket::Stream;
 use axum::Router;
+use futures_util::FutureExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -184,9 +185,14 @@ pub async fn admin_loop(
             Err(e) => {
                 let kind = accept_failed(Side::Admin, &e, &metrics, &mut throttle);
                 if kind == AcceptErrorKind::Descriptors && reserve.release() {
-                    // No await between the release and the accept: nothing
-                    // else on this thread can take the freed descriptor.
-                    if let Ok((stream, peer)) = listener.accept().await {
+                    // The accept is polled once, with no await after the
+                    // release: nothing else on this thread can take the
+                    // freed descriptor. With no connection waiting (an accept
+                    // fails with EMFILE whether one waits or not, and tokio
+                    // tries one again after each success) the reserve is
+                    // taken back at once; awaiting here would let the
+                    // players' listener take it, and lose it for good.
+                    if let Some(Ok((stream, peer))) = listener.accept().now_or_never() {
                         let conn = Connection { stream, peer, header_timeout, keep_alive: false };
                         let served = conn.serve(router.clone(), None, cancel.clone());
                         let _ = tokio::time::timeout(RESERVE_CONNECTION_LIMIT, served).await;

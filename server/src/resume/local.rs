@@ -4,6 +4,7 @@
 use super::{AccountGate, Claimed, ResumeError, Ticket};
 use mino_protocol::PlayerId;
 use std::collections::HashMap;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 
 #[derive(Debug)]
@@ -24,13 +25,23 @@ struct Session {
 #[derive(Clone, Copy, Debug)]
 struct Issued {
     player: PlayerId,
-    /// When it was claimed or replaced, ms ([`UNUSED`]: still claimable).
-    used_ms: u64,
+    /// When it was claimed or replaced, ms (at least 1); `None`: still
+    /// claimable. The niche of `NonZeroU64` keeps an entry 16 bytes.
+    used: Option<NonZeroU64>,
 }
 
-/// [`Issued::used_ms`] of a ticket that is still claimable (a sentinel, not
-/// an `Option`: 16-byte values, not 24).
-const UNUSED: u64 = u64::MAX;
+impl Issued {
+    /// A ticket of `player` that is still claimable.
+    fn unused(player: PlayerId) -> Issued {
+        Issued { player, used: None }
+    }
+
+    /// A ticket of `player` claimed or replaced at `now_ms` (a use at ms 0
+    /// is kept as ms 1).
+    fn used(player: PlayerId, now_ms: u64) -> Issued {
+        Issued { player, used: NonZeroU64::new(now_ms.max(1)) }
+    }
+}
 
 /// Sessions of one standalone shard.
 #[derive(Debug, Default)]
@@ -68,10 +79,10 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                self.tickets.insert(old, Issued { player, used_ms: now_ms });
+                self.tickets.insert(old, Issued::used(player, now_ms));
             }
         }
-        self.tickets.insert(ticket, Issued { player, used_ms: UNUSED });
+        self.tickets.insert(ticket, Issued::unused(player));
         if let Some(account) = account {
             self.accounts.insert(account.to_owned(), player);
         }
@@ -92,8 +103,8 @@ impl LocalSessions {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
         let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        self.tickets.insert(session.ticket, Issued { player, used_ms: now_ms });
-        self.tickets.insert(next, Issued { player, used_ms: UNUSED });
+        self.tickets.insert(session.ticket, Issued::used(player, now_ms));
+        self.tickets.insert(next, Issued::unused(player));
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -137,10 +148,10 @@ impl LocalSessions {
     ) -> Result<Claimed, ResumeError> {
         let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
         self.expire(now_ms);
-        let Some(&Issued { player, used_ms }) = self.tickets.get(&ticket) else {
+        let Some(&Issued { player, used }) = self.tickets.get(&ticket) else {
             return Err(if ticket.expired(self.ttl_ms, now_ms) { ResumeError::Expired } else { ResumeError::Invalid });
         };
-        if used_ms != UNUSED {
+        if used.is_some() {
             return Err(ResumeError::Used);
         }
         let session = self.sessions.get_mut(&player).ok_or(ResumeError::Expired)?;
@@ -148,8 +159,8 @@ impl LocalSessions {
             return Err(ResumeError::Used);
         }
         gate.check(session.account.as_deref())?;
-        self.tickets.insert(ticket, Issued { player, used_ms: now_ms });
-        self.tickets.insert(next, Issued { player, used_ms: UNUSED });
+        self.tickets.insert(ticket, Issued::used(player, now_ms));
+        self.tickets.insert(next, Issued::unused(player));
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -182,9 +193,9 @@ impl LocalSessions {
         let sessions = &self.sessions;
         self.accounts.retain(|_, player| sessions.contains_key(player));
         let sessions = &self.sessions;
-        self.tickets.retain(|k, issued| match issued.used_ms {
-            UNUSED => sessions.get(&issued.player).is_some_and(|s| s.ticket == *k),
-            at => at.saturating_add(ttl) > now_ms,
+        self.tickets.retain(|k, issued| match issued.used {
+            None => sessions.get(&issued.player).is_some_and(|s| s.ticket == *k),
+            Some(at) => at.get().saturating_add(ttl) > now_ms,
         });
     }
 }
@@ -193,6 +204,11 @@ impl LocalSessions {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn an_issued_ticket_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Issued>(), 16);
+    }
 
     fn t(now: u64) -> Ticket {
         Ticket::issue(now, &mut rand::rngs::StdRng::from_os_rng())

@@ -1,11 +1,12 @@
 //! What a handshake (or the admin API) asks of the tick driver, over one
 //! bounded queue, and the answers it waits for. The driver hands each ask to
-//! the shard core, and the socket itself to its [`super::Hub`].
+//! the shard core, and the socket itself to its hub (`crate::hub::Hub`).
 
-use super::conn::Handover;
 use crate::close::CloseReason;
+use crate::hub::conn::Handover;
+use crate::hub::{Handed, Joined, Welcome};
 use crate::order::{Order, OrderOutcome};
-use crate::resume::{Claimed, ResumeError, Ticket};
+use crate::resume::{Claimed, ResumeError};
 use crate::shard::find::{Found, PlayerQuery};
 use crate::shard::{Busy, LinkId};
 use bytes::Bytes;
@@ -15,22 +16,44 @@ use tokio::sync::oneshot;
 /// Capacity of the command queue from handshakes to the tick driver.
 pub const COMMAND_QUEUE: usize = 8192;
 
-/// An admitted player, as its handshake task learns it.
-#[derive(Debug, Clone, Copy)]
-pub struct Joined {
-    /// The player's id.
-    pub player: PlayerId,
-    /// The link its socket is filed under.
-    pub link: LinkId,
-    /// The resume ticket carried in the welcome.
-    pub ticket: Ticket,
-    /// Where the player stands as it is welcomed, world units.
-    pub position: (f32, f32),
-}
-
-/// What handshakes ask of the tick driver.
+/// What handshakes (and the admin API) ask of the tick driver: a join,
+/// which carries its socket and is answered apart from the rest (a panic of
+/// the core on it must still close that socket with a code), or any other
+/// ask.
 #[derive(Debug)]
 pub enum Command {
+    /// Admit a player and take its socket into the hub.
+    Join(Box<Join>),
+    /// Anything else.
+    Ask(Ask),
+}
+
+/// Admit a player (new, or resumed into a reserved place) and take its
+/// socket into the hub; a refused one is closed there with Busy.
+#[derive(Debug)]
+pub struct Join {
+    /// Validated display name (a resumed session keeps its own).
+    pub name: String,
+    /// The claimed session of a resume.
+    pub resume: Option<Claimed>,
+    /// The account the session belongs to (`None`: a guest's).
+    pub account: Option<Box<str>>,
+    /// What the Hello said the client takes (the Welcome grants the known
+    /// ones).
+    pub capabilities: mino_protocol::client::Capabilities,
+    /// The socket and what was read of it, or a session's queue.
+    pub conn: Handed,
+    /// When the welcome goes out: at once, or held until
+    /// [`Ask::ReleaseWelcome`] (clustered: until the session is stored in
+    /// Redis).
+    pub welcome: Welcome,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<Result<Joined, Busy>>,
+}
+
+/// What handshakes and the admin API ask of the tick driver, besides a join.
+#[derive(Debug)]
+pub enum Ask {
     /// Hold a place for a player whose resume ticket is being checked.
     Reserve {
         /// Ok, or busy with a retry-after.
@@ -63,23 +86,6 @@ pub enum Command {
         /// The id, or busy when none is left.
         reply: oneshot::Sender<Result<PlayerId, Busy>>,
     },
-    /// Admit a player (new, or resumed into a reserved place) and take its
-    /// socket into the hub; a refused one is closed there with Busy.
-    Join {
-        /// Validated display name (a resumed session keeps its own).
-        name: String,
-        /// The claimed session of a resume.
-        resume: Option<Claimed>,
-        /// The account the session belongs to (`None`: a guest's).
-        account: Option<Box<str>>,
-        /// The socket and what was read of it.
-        conn: Box<Handover>,
-        /// Hold the welcome until [`Command::Welcome`] (clustered: until the
-        /// session is stored in Redis).
-        hold: bool,
-        /// Where the answer goes.
-        reply: oneshot::Sender<Result<Joined, Busy>>,
-    },
     /// The admin API: carry out an operator's order if it concerns this shard.
     Order {
         /// The order.
@@ -96,8 +102,8 @@ pub enum Command {
         /// The players found, by id.
         reply: oneshot::Sender<Vec<Found>>,
     },
-    /// Write the welcome held at `Join`.
-    Welcome {
+    /// Write the welcome held at a [`Join`] ([`Welcome::Held`]).
+    ReleaseWelcome {
         /// The joined socket.
         link: LinkId,
     },
@@ -116,16 +122,37 @@ impl Command {
     /// Its name, for logs.
     pub fn label(&self) -> &'static str {
         match self {
-            Command::Reserve { .. } => "reserve",
-            Command::Unreserve => "unreserve",
-            Command::ClaimLocal { .. } => "claim_local",
-            Command::LoginLocal { .. } => "login_local",
-            Command::NewId { .. } => "new_id",
-            Command::Join { .. } => "join",
-            Command::Order { .. } => "order",
-            Command::Find { .. } => "find",
-            Command::Welcome { .. } => "welcome",
-            Command::Refuse { .. } => "refuse",
+            Command::Join(_) => "join",
+            Command::Ask(ask) => ask.label(),
         }
+    }
+}
+
+impl Ask {
+    /// Its name, for logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Ask::Reserve { .. } => "reserve",
+            Ask::Unreserve => "unreserve",
+            Ask::ClaimLocal { .. } => "claim_local",
+            Ask::LoginLocal { .. } => "login_local",
+            Ask::NewId { .. } => "new_id",
+            Ask::Order { .. } => "order",
+            Ask::Find { .. } => "find",
+            Ask::ReleaseWelcome { .. } => "release_welcome",
+            Ask::Refuse { .. } => "refuse",
+        }
+    }
+}
+
+impl From<Ask> for Command {
+    fn from(ask: Ask) -> Command {
+        Command::Ask(ask)
+    }
+}
+
+impl From<Join> for Command {
+    fn from(join: Join) -> Command {
+        Command::Join(Box::new(join))
     }
 }

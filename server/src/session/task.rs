@@ -15,31 +15,28 @@
 //! (`--control-rate`, burst twice that); past it the socket closes with
 //! [`CloseReason::ControlFlood`]. The same budget goes on in the hub.
 
-use super::command::{Command, Joined};
-use super::conn::control_budget;
-use super::conn::Handover;
-use super::frames::{Frame, FrameReader, Next};
-use super::rate_limit::{Budget, TokenBucket};
-use super::read_end::{self, ReadEnd};
-use super::socket::{ConnectionSlot, Upgraded};
-use crate::admission::Refusal;
-use crate::auth::{AuthError, Identity, Verifier};
+use super::admit::Refused;
+use super::command::{Ask, Command};
+use crate::auth::Verifier;
 use crate::clock;
 use crate::close::CloseReason;
 use crate::config::Config;
+use crate::hub::conn::{control_budget, Handover};
+use crate::hub::rate_limit::{Budget, TokenBucket};
+use crate::hub::Handed;
 use crate::metrics::Metrics;
 use crate::resume::store::SessionStore;
-use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
-use crate::shard::{Busy, LinkId};
-use crate::ws_frame;
+use crate::socket::{ConnectionSlot, Upgraded};
+use crate::websocket::closing::{self, ReadEnd};
+use crate::websocket::frame as ws_frame;
+use crate::websocket::reader::{Frame, FrameReader, Next};
 use bytes::Bytes;
 use mino_protocol::client::{self, ClientMsg, Hello};
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
-use mino_protocol::server as msg;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
@@ -68,26 +65,13 @@ const PONG_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 /// smaller).
 const HANDSHAKE_READ_BYTES: usize = 4096;
 
-/// Why a handshake ended before admission: the reason and a frame to send
-/// before the error and close frames (a Busy).
-struct Refused {
-    reason: CloseReason,
-    first: Option<Bytes>,
-}
-
-impl From<CloseReason> for Refused {
-    fn from(reason: CloseReason) -> Refused {
-        Refused { reason, first: None }
-    }
-}
-
 /// Runs one socket's handshake, then hands the socket to the tick driver's
 /// hub. `already_read`: bytes the HTTP server read past the upgrade request;
 /// `slot`: the connection's share of `--max-connections`, kept until it closes.
 /// Never panics on anything the peer sends.
 pub async fn serve<S: Upgraded>(stream: S, already_read: Bytes, slot: Option<ConnectionSlot>, ctx: SessionContext) {
     ctx.metrics.connections.inc();
-    let budget = control_budget(&ctx.config);
+    let budget = control_budget(&ctx.config.socket);
     let controls = TokenBucket::full(&budget, clock::now());
     let mut hs = Handshake {
         ctx,
@@ -106,7 +90,7 @@ pub async fn serve<S: Upgraded>(stream: S, already_read: Bytes, slot: Option<Con
     let ctx = hs.ctx.clone();
     match hs.hand_over() {
         Some(conn) => {
-            if ctx.commands.send(Command::Refuse { conn, reason, first }).await.is_err() {
+            if ctx.commands.send(Ask::Refuse { conn, reason, first }.into()).await.is_err() {
                 // The driver is gone (shutdown): the socket just closes.
                 ctx.metrics.closed(reason);
                 ctx.metrics.connections.dec();
@@ -134,7 +118,7 @@ struct Handshake<S> {
 
 impl<S: Upgraded> Handshake<S> {
     async fn run(&mut self, already_read: Bytes) -> Result<(), Refused> {
-        let (cancel, limit) = (self.ctx.cancel.clone(), self.ctx.config.handshake_timeout);
+        let (cancel, limit) = (self.ctx.cancel.clone(), self.ctx.config.listen.handshake_timeout);
         let read = Box::pin(self.read_hello(already_read));
         let hello = tokio::select! {
             () = cancel.cancelled() => return Err(CloseReason::Shutdown.into()),
@@ -143,46 +127,8 @@ impl<S: Upgraded> Handshake<S> {
                 Ok(hello) => hello?,
             },
         };
-        let started = clock::now();
-        let identity = self.identify(&hello)?;
-        let resume = match (hello.resume_ticket, &identity) {
-            (Some(bytes), _) => {
-                let account = identity.as_ref().map(|i| i.account.as_str());
-                let require = identity.is_none() && self.ctx.auth.verify(None).is_err();
-                Some(Box::pin(self.claim(bytes, account, require)).await?)
-            }
-            (None, Some(identity)) => Some(Box::pin(self.login(identity, &hello.name)).await?),
-            (None, None) => None,
-        };
-        let account = resume.as_ref().and_then(|c| c.account.as_deref()).map(Box::from);
-        let claimed_in = started.elapsed();
-        let resumed = resume.is_some();
-        let name = identity.and_then(|i| i.name).unwrap_or(hello.name);
-        let store = self.ctx.store.clone();
-        let commands = self.ctx.commands.clone();
-        let Some(conn) = self.hand_over() else { return Err(CloseReason::ClientClosed.into()) };
-        let (reply_tx, reply_rx) = oneshot::channel();
-        let join = Command::Join { name: name.clone(), resume, account, conn, hold: store.is_some(), reply: reply_tx };
-        if commands.send(join).await.is_err() {
-            return Ok(());
-        }
-        // From here on the socket is the hub's, admitted or refused.
-        let Ok(Ok(joined)) = reply_rx.await else { return Ok(()) };
-        let Joined { player, link, ticket, position } = joined;
-        if let Some(store) = store {
-            let mut guard = WelcomeGuard { link, commands: &commands, armed: true };
-            let stored = match resumed {
-                false => Box::pin(store.register(player, &name, ticket, position)).await,
-                true => Box::pin(store.placed(player, position)).await,
-            };
-            if let Err(e) = stored {
-                tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere in place");
-            }
-            guard.armed = false;
-            let _ = commands.send(Command::Welcome { link }).await;
-        }
-        tracing::debug!(%player, resumed, ?claimed_in, welcomed_in = ?started.elapsed(), "welcomed");
-        Ok(())
+        let ctx = self.ctx.clone();
+        ctx.admit(hello, || self.hand_over().map(Handed::Socket)).await.map(|_| ())
     }
 
     /// The socket and what was read of it, for the hub. `None` when the
@@ -198,146 +144,8 @@ impl<S: Upgraded> Handshake<S> {
         };
         let reader = std::mem::replace(&mut self.reader, FrameReader::new(MAX_CLIENT_MESSAGE_BYTES));
         let controls = self.controls.clone();
-        let unbatched = self.ctx.config.unbatched_writes;
-        Some(Box::new(Handover { socket, reader, controls, end: self.end, unbatched, slot: self.slot.take() }))
-    }
-
-    /// A Busy frame to send before the close.
-    fn busy(busy: Busy) -> Refused {
-        let Busy { refusal, retry_after_ms } = busy;
-        let frame = ws_frame::binary(&msg::encode_busy(Refusal::label(refusal), retry_after_ms));
-        Refused { reason: CloseReason::Busy, first: Some(frame) }
-    }
-
-    /// The Hello's verified identity (`None`: a guest). A Hello without a
-    /// token but with a ticket passes here even when guests are refused: its
-    /// claim admits only an account's session.
-    fn identify(&self, hello: &Hello) -> Result<Option<Identity>, Refused> {
-        match self.ctx.auth.verify(hello.access_token.as_deref()) {
-            Ok(identity) => Ok(identity),
-            Err(AuthError::Missing) if hello.resume_ticket.is_some() => Ok(None),
-            Err(e) => {
-                self.ctx.metrics.auth_refused(e);
-                tracing::debug!(reason = e.label(), "access token refused");
-                Err(CloseReason::from(e).into())
-            }
-        }
-    }
-
-    /// Holds a place at the tick driver for a resume or a sign-in.
-    async fn reserve(&mut self) -> Result<(), Refused> {
-        let (tx, rx) = oneshot::channel();
-        self.ctx.commands.send(Command::Reserve { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
-        match rx.await {
-            Err(_) => Err(self.unanswered()),
-            Ok(Err(busy)) => Err(Self::busy(busy)),
-            Ok(Ok(())) => Ok(()),
-        }
-    }
-
-    /// Why a request the tick driver took got no answer: the shard is
-    /// stopping, or the core panicked on it (caught, counted and logged
-    /// there), which the peer hears as 1011.
-    fn unanswered(&self) -> Refused {
-        if self.ctx.cancel.is_cancelled() {
-            CloseReason::Shutdown.into()
-        } else {
-            CloseReason::Internal.into()
-        }
-    }
-
-    /// Gives back the place held by [`Handshake::reserve`].
-    fn unreserve(&self, e: &dyn std::fmt::Display) {
-        let _ = self.ctx.commands.try_send(Command::Unreserve);
-        tracing::debug!(error = %e, "resume or sign-in refused");
-    }
-
-    /// Reserves a place, then claims the session the ticket names (in Redis,
-    /// or standalone at the tick loop), of `account` when the Hello had a
-    /// token and of any account when `require` (guests refused); gives the
-    /// place back if refused.
-    async fn claim(&mut self, ticket: Vec<u8>, account: Option<&str>, require: bool) -> Result<Claimed, Refused> {
-        self.reserve().await?;
-        let gate = AccountGate { account, require };
-        let claimed = match &self.ctx.store {
-            Some(store) => {
-                let now = clock::wall_ms();
-                let next = Ticket::issue(now, &mut rand::rng());
-                store.claim(&ticket, next, now, gate).await
-            }
-            None => {
-                let (tx, rx) = oneshot::channel();
-                let (account, require_account) = (account.map(str::to_owned), require);
-                let asked = self.ctx.commands.send(Command::ClaimLocal { ticket, account, require_account, reply: tx });
-                if asked.await.is_err() {
-                    return Err(CloseReason::Shutdown.into());
-                }
-                match rx.await {
-                    Ok(answer) => answer,
-                    Err(_) => {
-                        self.unreserve(&"the claim got no answer");
-                        return Err(self.unanswered());
-                    }
-                }
-            }
-        };
-        claimed.map_err(|e| {
-            self.unreserve(&e);
-            if e == ResumeError::GuestSession {
-                self.ctx.metrics.auth_refused(AuthError::Missing);
-            }
-            CloseReason::from(e).into()
-        })
-    }
-
-    /// An account signs in: reserves a place, then takes the account's live
-    /// session over wherever it is (its older socket is told "session
-    /// replaced"), or makes its first one; gives the place back if refused.
-    async fn login(&mut self, identity: &Identity, hello_name: &str) -> Result<Claimed, Refused> {
-        self.reserve().await?;
-        let name = identity.name.clone().unwrap_or_else(|| hello_name.to_owned());
-        let account = identity.account.clone();
-        let claimed = match &self.ctx.store {
-            Some(store) => {
-                let (tx, rx) = oneshot::channel();
-                self.ctx.commands.send(Command::NewId { reply: tx }).await.map_err(|_| CloseReason::Shutdown)?;
-                let player = match rx.await {
-                    Err(_) => {
-                        self.unreserve(&"no answer for a player id");
-                        return Err(self.unanswered());
-                    }
-                    Ok(Err(busy)) => {
-                        self.unreserve(&"no player id");
-                        return Err(Self::busy(busy));
-                    }
-                    Ok(Ok(player)) => player,
-                };
-                let next = Ticket::issue(clock::wall_ms(), &mut rand::rng());
-                store.login(&account, &name, next, player).await.map_err(CloseReason::from)
-            }
-            None => {
-                let (tx, rx) = oneshot::channel();
-                let asked = self.ctx.commands.send(Command::LoginLocal { account, name, reply: tx });
-                if asked.await.is_err() {
-                    return Err(CloseReason::Shutdown.into());
-                }
-                match rx.await {
-                    Ok(Ok(claimed)) => Ok(claimed),
-                    Ok(Err(busy)) => {
-                        self.unreserve(&"no player id");
-                        return Err(Self::busy(busy));
-                    }
-                    Err(_) => {
-                        self.unreserve(&"the sign-in got no answer");
-                        return Err(self.unanswered());
-                    }
-                }
-            }
-        };
-        claimed.map_err(|e| {
-            self.unreserve(&e.label());
-            e.into()
-        })
+        let writes = self.ctx.config.socket.writes;
+        Some(Box::new(Handover { socket, reader, controls, end: self.end, writes, slot: self.slot.take() }))
     }
 
     /// Reads until the first application message, which must be a valid
@@ -408,26 +216,8 @@ impl<S: Upgraded> Handshake<S> {
         });
         if let Err(e) = fed {
             self.end = ReadEnd::Broken;
-            return (Some(Err(read_end::classify(e).into())), pong);
+            return (Some(Err(closing::classify(e).into())), pong);
         }
         (hello, pong)
-    }
-}
-
-/// Releases a held welcome if the handshake task ends before it is done
-/// with Redis (a panic): the player is never left unwelcomed.
-struct WelcomeGuard<'a> {
-    link: LinkId,
-    commands: &'a mpsc::Sender<Command>,
-    armed: bool,
-}
-
-impl Drop for WelcomeGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            // The queue is bounded: if full, the hub welcomes the player
-            // after its backstop (`HELD_MAX`).
-            let _ = self.commands.try_send(Command::Welcome { link: self.link });
-        }
     }
 }

@@ -1,7 +1,7 @@
 //! What this shard knows of the other shards of its place: which are alive,
-//! their players (for the roster and for "left" when a shard dies), and their
-//! newest snapshot not yet handed to sockets. I/O-free: fed by the cluster
-//! tasks through the tick loop, read by the shard core once a tick.
+//! and their players (for the roster and for "left" when a shard dies; their
+//! cells are streams of the area, see `aoi.rs`). I/O-free: fed by the
+//! cluster tasks through the tick loop, read by the shard core once a tick.
 
 use bytes::Bytes;
 use mino_protocol::server as msg;
@@ -17,37 +17,12 @@ struct Remote {
     seq: u64,
     /// The shard's presence epoch (0: no roster read yet).
     epoch: u64,
-    /// Newest snapshot received since the last tick, with its server time (ms).
-    pending: Option<(Bytes, u64)>,
 }
 
 /// The other live shards of the place.
 #[derive(Debug, Default)]
 pub struct ClusterView {
     live: HashMap<ShardId, Remote>,
-}
-
-/// What became of a relayed snapshot handed to the view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Relay {
-    /// Kept for the next tick.
-    Kept,
-    /// Kept, replacing an older one of the same shard not yet handed to
-    /// sockets (two arrived within one tick: the older is never sent).
-    Replaced,
-    /// Dropped: the shard is not known to be alive.
-    Dropped,
-}
-
-/// A relayed snapshot ready for sockets, with its age.
-#[derive(Debug, Clone)]
-pub struct Relayed {
-    /// The shard that published it.
-    pub shard: ShardId,
-    /// The bytes exactly as published.
-    pub bytes: Bytes,
-    /// The publisher's clock when its tick ran, ms since the epoch.
-    pub server_time_ms: u64,
 }
 
 impl ClusterView {
@@ -61,9 +36,11 @@ impl ClusterView {
         self.live.contains_key(&shard)
     }
 
-    /// Players on other live shards.
-    pub fn players(&self) -> impl Iterator<Item = (PlayerId, &str)> {
-        self.live.values().flat_map(|r| r.players.iter().map(|(id, n)| (*id, &**n)))
+    /// Players on other live shards, each with the shard that lists it (a
+    /// player that moved may be listed by its old shard too until that shard's
+    /// "left" or death is known here).
+    pub fn players(&self) -> impl Iterator<Item = (PlayerId, &str, ShardId)> {
+        self.live.iter().flat_map(|(s, r)| r.players.iter().map(move |(id, n)| (*id, &**n, *s)))
     }
 
     /// The name of a player of another live shard.
@@ -79,18 +56,6 @@ impl ClusterView {
     /// Number of players on other live shards.
     pub fn player_count(&self) -> usize {
         self.live.values().map(|r| r.players.len()).sum()
-    }
-
-    /// Stores a snapshot of a live shard until the next tick; a newer one
-    /// replaces an unsent older one. See [`Relay`].
-    pub fn snapshot(&mut self, shard: ShardId, bytes: Bytes, server_time_ms: u64) -> Relay {
-        match self.live.get_mut(&shard) {
-            Some(r) => match r.pending.replace((bytes, server_time_ms)) {
-                Some(_) => Relay::Replaced,
-                None => Relay::Kept,
-            },
-            None => Relay::Dropped,
-        }
     }
 
     /// Applies presence delta number `seq` of a live shard. Returns false (not
@@ -109,16 +74,6 @@ impl ClusterView {
             r.players.remove(id);
         }
         true
-    }
-
-    /// Takes the snapshots received since the last call.
-    pub fn take_snapshots(&mut self) -> Vec<Relayed> {
-        self.live
-            .iter_mut()
-            .filter_map(|(shard, r)| {
-                r.pending.take().map(|(bytes, server_time_ms)| Relayed { shard: *shard, bytes, server_time_ms })
-            })
-            .collect()
     }
 
     /// Applies the registry's list of live shards (other than this one).
@@ -193,19 +148,6 @@ mod tests {
     }
 
     #[test]
-    fn snapshots_of_unknown_shards_are_dropped_and_newest_wins() {
-        let mut v = ClusterView::default();
-        assert_eq!(v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1), Relay::Dropped);
-        v.set_live(&[ShardId(2)]);
-        assert_eq!(v.snapshot(ShardId(2), Bytes::from_static(b"a"), 1), Relay::Kept);
-        assert_eq!(v.snapshot(ShardId(2), Bytes::from_static(b"b"), 2), Relay::Replaced);
-        let got = v.take_snapshots();
-        assert_eq!(got.len(), 1);
-        assert_eq!((&got[0].bytes[..], got[0].server_time_ms), (&b"b"[..], 2));
-        assert!(v.take_snapshots().is_empty(), "taken once");
-    }
-
-    #[test]
     fn dead_shard_yields_left_for_all_its_players() {
         let mut v = ClusterView::default();
         v.set_live(&[ShardId(2), ShardId(3)]);
@@ -237,8 +179,8 @@ mod tests {
         v.set_live(&[ShardId(2)]);
         v.presence(ShardId(2), 1, &names(&[(10, "a")]), &[]);
         v.presence(ShardId(2), 2, &names(&[(11, "b")]), &[PlayerId(10)]);
-        let ps: Vec<_> = v.players().map(|(id, n)| (id.0, n.to_owned())).collect();
-        assert_eq!(ps, [(11, "b".to_owned())]);
+        let ps: Vec<_> = v.players().map(|(id, n, s)| (id.0, n.to_owned(), s)).collect();
+        assert_eq!(ps, [(11, "b".to_owned(), ShardId(2))]);
         assert!(!v.presence(ShardId(5), 1, &names(&[(1, "x")]), &[]));
     }
 

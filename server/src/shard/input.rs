@@ -1,11 +1,9 @@
 //! What drives the core besides the sessions' commands: the tick's timing,
 //! and what the cluster tasks (and the driver's own ownership check) report.
 
-use super::grid::CellId;
 use crate::clock::Instant;
 use crate::order::Order;
 use bytes::Bytes;
-use mino_protocol::cell::FrameStamp;
 use mino_protocol::{PlayerId, ShardId, Tick};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,22 +28,9 @@ pub struct TickAt {
 /// What the cluster tasks tell the core (through the driver).
 #[derive(Debug)]
 pub enum ClusterEvent {
-    /// Another shard's snapshot, bytes as published.
-    Snapshot {
-        /// Publisher.
-        shard: ShardId,
-        /// Exact bytes.
-        bytes: Bytes,
-        /// Publisher's clock at its tick, ms.
-        server_time_ms: u64,
-    },
-    /// Another shard's cells of one region and tick (area of interest).
-    Cells {
-        /// Publisher, its tick and its clock at the tick.
-        stamp: FrameStamp,
-        /// Each cell and its players' entries, the bytes as published.
-        cells: Vec<(CellId, Bytes)>,
-    },
+    /// Another shard's cells of one region and step: their full forms and
+    /// deltas, as published.
+    Bundle(super::aoi::Relayed),
     /// Another shard's chat frame.
     Chat {
         /// Exact bytes.

@@ -70,6 +70,8 @@ pub const LADDER: [Periods; 10] = [
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stencil {
     offsets: Vec<(i32, i32, Tier)>,
+    /// The same offsets as runs along rows: (dy, first dx, last dx, tier).
+    runs: Vec<(i32, i32, i32, Tier)>,
 }
 
 impl Stencil {
@@ -94,8 +96,17 @@ impl Stencil {
                 offsets.push((dx, dy, tier));
             }
         }
+        let mut by_row = offsets.clone();
+        by_row.sort_by_key(|&(dx, dy, _)| (dy, dx));
+        let mut runs: Vec<(i32, i32, i32, Tier)> = Vec::new();
+        for (dx, dy, tier) in by_row {
+            match runs.last_mut() {
+                Some(run) if run.0 == dy && run.2 + 1 == dx && run.3 == tier => run.2 = dx,
+                _ => runs.push((dy, dx, dx, tier)),
+            }
+        }
         offsets.sort_by_key(|&(dx, dy, tier)| (tier, dy, dx));
-        Stencil { offsets }
+        Stencil { offsets, runs }
     }
 
     /// The cells seen from `viewer` with their tiers, nearest tiers first
@@ -103,6 +114,24 @@ impl Stencil {
     pub fn cells<'a>(&'a self, grid: &'a Grid, viewer: CellId) -> impl Iterator<Item = (CellId, Tier)> + 'a {
         let (column, row) = grid.position(viewer).unwrap_or((0, 0));
         self.offsets.iter().filter_map(move |&(dx, dy, tier)| Some((grid.offset(column, row, dx, dy)?, tier)))
+    }
+
+    /// Calls `f` with each cell seen from `viewer` and its tier, row by row
+    /// (the cells of [`Stencil::cells`], in another order): runs of a row's
+    /// cells, clipped to the grid once a run (this runs for every view,
+    /// every tick).
+    pub fn each(&self, grid: &Grid, viewer: CellId, mut f: impl FnMut(CellId, Tier)) {
+        let (column, row) = grid.position(viewer).unwrap_or((0, 0));
+        let last = i64::from(grid.columns()) - 1;
+        for &(dy, first, end, tier) in &self.runs {
+            let Some(r) = row.checked_add_signed(dy).filter(|r| *r < grid.rows()) else { continue };
+            let (from, to) =
+                ((i64::from(column) + i64::from(first)).max(0), (i64::from(column) + i64::from(end)).min(last));
+            let base = grid.cell(0, r).0;
+            for c in from..=to {
+                f(CellId(base + c as u32), tier);
+            }
+        }
     }
 
     /// Number of cells in the stencil, by tier.
@@ -183,6 +212,22 @@ mod tests {
                 let a = i as f32 / 64.0 * std::f32::consts::TAU;
                 let (x, y) = (vx + radius * 0.999 * a.cos(), vy + radius * 0.999 * a.sin());
                 assert!(seen.contains(&grid.cell_of(x, y)), "({x}, {y}) seen from ({vx}, {vy})");
+            }
+        }
+    }
+
+    #[test]
+    fn each_walks_the_cells_of_cells_row_by_row() {
+        let grid = Grid::new(&Bounds::new(0.0, 0.0, 1000.0, 700.0), 100.0).expect("grid");
+        for radius in [0.0, 1.0, 2.5, 4.0] {
+            let s = Stencil::new(radius);
+            for viewer in (1..=grid.columns() * grid.rows()).map(CellId) {
+                let mut want: Vec<(CellId, Tier)> = s.cells(&grid, viewer).collect();
+                let mut got = Vec::new();
+                s.each(&grid, viewer, |c, t| got.push((c, t)));
+                assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "row by row");
+                want.sort_unstable();
+                assert_eq!(got, want, "radius {radius}, viewer {viewer:?}");
             }
         }
     }

@@ -27,15 +27,16 @@
 //! - what the operator reads at info about the place ([`place_log`]): shards
 //!   leaving and joining the view, players resumed here (counted a second at
 //!   a time);
-//! - with area of interest ([`aoi`]), the grid, each socket's view and its
-//!   frames: each occupied cell's players encoded once, one view frame a
-//!   shard for each view group, shared by every socket of the group. Then presence and rosters are not sent to every socket (they would
-//!   grow with the square of the place): a client asks for the names of the
-//!   players it sees (`NamesRequest`), and gets a `PlaceStatus` once a second
-//!   (with keyframes: in each of its keyframes).
+//! - the area ([`aoi`]): the grid (one cell for the whole world without area
+//!   of interest), every cell's stream of full forms and deltas, own and
+//!   relayed, each socket's view and its frames, assembled once a view and
+//!   shared by every socket of it;
+//! - what the place tells every socket ([`News`]): the whole place's
+//!   presence and roster, or with area of interest only a `PlaceStatus` once
+//!   a second (rosters would grow with the square of the place): a client
+//!   asks for the names of the players it sees (`NamesRequest`).
 
 pub mod aoi;
-mod cells;
 mod cluster_view;
 mod drain;
 mod fence;
@@ -45,17 +46,22 @@ mod input;
 pub mod interest;
 mod links;
 mod output;
+mod own;
 mod place_log;
 mod presence;
+mod streams;
 #[cfg(test)]
 mod tests;
 mod viewers;
+mod views;
 
-pub use cluster_view::{ClusterView, Relay};
+pub use aoi::Relayed;
+pub use cluster_view::ClusterView;
 pub use fence::HELD_MAX;
 pub use input::{ClusterEvent, TickAt};
 pub use links::LinkId;
-pub use output::{Admitted, Control, Effect, FrameKey, Outgoing, TickFrame, TickOutput, ViewFrames};
+pub use output::{Admitted, Control, Effect, Outgoing, TickFrame, TickOutput, ViewFrames};
+pub use viewers::Form;
 
 use crate::admission::{Admission, Refusal};
 use crate::clock::Instant;
@@ -68,13 +74,14 @@ use crate::resume::local::LocalSessions;
 use crate::resume::{AccountGate, Claimed, ResumeError, Ticket};
 use crate::sim::World;
 use crate::ws_frame;
-use aoi::Aoi;
+use aoi::{Aoi, AreaSettings};
 use bytes::Bytes;
 use drain::Drain;
 use fence::{Fence, Gate};
 use find::{Found, PlayerQuery};
 use grid::GridError;
 use links::Links;
+use mino_protocol::client::Capabilities;
 use mino_protocol::client::Direction;
 use mino_protocol::server::{self as msg, AoiInfo, WelcomeInfo};
 use mino_protocol::snapshot::{SnapshotEncoder, SnapshotHeader};
@@ -98,6 +105,18 @@ const EXPIRE_INTERVAL_MS: u64 = 1000;
 /// leaves a player in two places for at most this plus one round trip.
 pub const AUDIT_INTERVAL: Duration = Duration::from_secs(5);
 
+/// What every socket is told of the place besides its view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum News {
+    /// The whole place (no area of interest): presence and rosters of every
+    /// player, as the seed sent them.
+    Place,
+    /// With area of interest: a `PlaceStatus` once a second; names on
+    /// request (`NamesRequest`), since rosters would grow with the square of
+    /// the place.
+    Nearby,
+}
+
 /// A refusal with the retry-after the Busy message carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Busy {
@@ -111,8 +130,6 @@ pub struct Busy {
 pub struct Shard {
     id: ShardId,
     tick_hz: u16,
-    /// The fixed step of one tick, seconds (1 / tick rate).
-    step: f32,
     clustered: bool,
     busy_retry_ms: u32,
     drain_rate: u32,
@@ -139,9 +156,11 @@ pub struct Shard {
     highest_player: u32,
     id_requested: Option<Instant>,
     expired_at_ms: u64,
-    /// Area of interest; `None`: whole-shard snapshots.
-    aoi: Option<Aoi>,
-    /// Publisher times (ms) of the relayed cells since the last tick.
+    /// The area: cells, streams, views (one cell without area of interest).
+    area: Aoi,
+    /// What every socket is told of the place.
+    news: News,
+    /// Publisher times (ms) of the relayed bundles since the last tick.
     relay_times: Vec<u64>,
     /// Players resumed here, until their line is due.
     resumes: ResumeTally,
@@ -166,15 +185,26 @@ impl Shard {
         let ids = if clustered { PlayerIds::Blocks(Default::default()) } else { PlayerIds::Local { next: 1 } };
         let s = config.world_size;
         let bounds = Bounds::new(0.0, 0.0, s, s);
-        let aoi = config.aoi.map(|a| Aoi::new(a, &bounds)).transpose()?;
+        let (settings, news) = match config.aoi {
+            Some(a) => (
+                AreaSettings {
+                    cell_size: a.cell_size,
+                    view_radius: a.view_radius,
+                    hysteresis_ticks: a.hysteresis_ticks,
+                    budget_bytes: a.budget_bytes,
+                },
+                News::Nearby,
+            ),
+            None => (AreaSettings::whole(&bounds), News::Place),
+        };
+        let area = Aoi::new(settings, &bounds, config.shard_id)?;
         Ok(Shard {
             id: config.shard_id,
             tick_hz: config.tick_hz,
-            step: 1.0 / f32::from(config.tick_hz),
             clustered,
             busy_retry_ms: config.busy_retry.as_millis() as u32,
             drain_rate: config.drain_rate,
-            world: World::new(bounds, config.speed),
+            world: World::new(bounds, config.speed, config.tick_hz),
             admission: Admission::new(config.max_players, config.busy_lateness),
             encoder: SnapshotEncoder::new(),
             ids,
@@ -194,7 +224,8 @@ impl Shard {
             highest_player: 0,
             id_requested: None,
             expired_at_ms: 0,
-            aoi,
+            area,
+            news,
             relay_times: Vec::new(),
             resumes: ResumeTally::default(),
             presence_epoch,
@@ -249,15 +280,21 @@ impl Shard {
         self.links.link(player)
     }
 
-    /// The view group of the socket behind `link` in the last tick's frame:
-    /// an index into [`TickFrame::views`].
+    /// The view of the socket behind `link` in the last tick's frame: an
+    /// index into [`TickFrame::views`] (`usize::MAX`: none yet).
     pub fn view_of(&self, link: LinkId) -> usize {
-        self.aoi.as_ref().map_or(0, |a| a.view_of(link))
+        self.area.view_of(link).unwrap_or(usize::MAX)
     }
 
-    /// True with area of interest.
+    /// True with area of interest (the place's news are then only a status).
     pub fn has_aoi(&self) -> bool {
-        self.aoi.is_some()
+        self.news == News::Nearby
+    }
+
+    /// The socket behind `link` lost view frames (blocked too long): it is
+    /// sent its view anew from the next tick.
+    pub fn resync(&mut self, link: LinkId) {
+        self.area.resync(link);
     }
 
     /// The Names message answering a NamesRequest for `ids`: those of them
@@ -285,7 +322,7 @@ impl Shard {
             .players()
             .iter()
             .filter(|p| query.matches(p.id, &p.name))
-            .map(|p| Found { player: p.id, name: p.name.clone(), position: (p.x, p.y) })
+            .map(|p| Found { player: p.id, name: p.name.clone(), position: self.world.position(p) })
             .collect();
         found.sort_unstable_by_key(|f| f.player);
         found.truncate(limit);
@@ -388,7 +425,13 @@ impl Shard {
     ///
     /// Errors: [`Busy`] for a new player when full, overloaded, draining or
     /// out of ids.
-    pub fn join(&mut self, name: &str, resume: Option<Claimed>, wall_ms: u64) -> Result<Admitted, Busy> {
+    pub fn join(
+        &mut self,
+        name: &str,
+        resume: Option<Claimed>,
+        wall_ms: u64,
+        capabilities: Capabilities,
+    ) -> Result<Admitted, Busy> {
         let b = *self.world.bounds();
         let spawn = (self.rng.random_range(b.min_x()..=b.max_x()), self.rng.random_range(b.min_y()..=b.max_y()));
         let account = resume.as_ref().and_then(|c| c.account.clone());
@@ -416,6 +459,12 @@ impl Shard {
                 (c.player, name, c.ticket, c.generation, !c.fresh)
             }
         };
+        // Every session starts standing still with no input applied, as its
+        // Welcome says, whatever the path: a new player or one resumed here
+        // from elsewhere is added still, and one taken over while still here
+        // (a half-open socket resumed, a second sign-in) is stopped, or it
+        // would walk on with the old socket's last direction and no key held.
+        self.world.set_direction(player, Direction::STILL, 0);
         self.highest_player = self.highest_player.max(player.0);
         if let Some(local) = self.local.as_mut() {
             local.issue(player, &name, ticket, generation, wall_ms, account.as_deref());
@@ -427,14 +476,14 @@ impl Shard {
         if let Some(old) = replaced {
             self.effects.push(Effect::Tell { link: old, control: Control::Close(CloseReason::SessionReplaced) });
         }
-        if let Some(aoi) = self.aoi.as_mut() {
-            if let Some(old) = replaced {
-                aoi.remove_viewer(old);
-            }
-            aoi.add_viewer(link, player);
+        if let Some(old) = replaced {
+            self.area.remove_viewer(old);
         }
-        let welcome = self.welcome(player, &name, ticket, wall_ms, resumed);
-        let position = self.world.player(player).map_or((0.0, 0.0), |p| (p.x, p.y));
+        let granted = capabilities.known();
+        let form = if granted.contains(Capabilities::DELTAS) { Form::Deltas } else { Form::Full };
+        self.area.add_viewer(link, player, form);
+        let welcome = self.welcome(player, &name, ticket, wall_ms, resumed, granted);
+        let position = self.world.player(player).map_or((0.0, 0.0), |p| self.world.position(p));
         Ok(Admitted { player, welcome, ticket, link, position })
     }
 
@@ -445,14 +494,12 @@ impl Shard {
         if !self.links.end(player, link) {
             return;
         }
-        if let Some(aoi) = self.aoi.as_mut() {
-            aoi.remove_viewer(link);
-        }
+        self.area.remove_viewer(link);
         if let Some(drain) = self.drain.as_mut() {
             drain.forget(player);
         }
         if let (Some(local), Some(p)) = (self.local.as_mut(), self.world.player(player)) {
-            local.park(player, (p.x, p.y), wall_ms);
+            local.park(player, self.world.position(p), wall_ms);
         }
         self.park(player);
         self.remove(player);
@@ -509,46 +556,34 @@ impl Shard {
     /// Applies what the cluster tasks (and the driver's ownership check) report.
     pub fn cluster_event(&mut self, event: ClusterEvent) {
         match event {
-            ClusterEvent::Snapshot { shard, bytes, server_time_ms } => {
-                let relay = match shard == self.id {
-                    true => Relay::Dropped,
-                    false => self.view.snapshot(shard, ws_frame::binary(&bytes), server_time_ms),
-                };
-                match relay {
-                    Relay::Kept => {}
-                    Relay::Replaced => self.effects.push(Effect::Dropped(DropKind::RelayReplaced, 1)),
-                    Relay::Dropped => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
+            ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
+            ClusterEvent::Bundle(bundle) => {
+                let (shard, time) = (bundle.stamp.shard, bundle.stamp.server_time_ms);
+                if shard != self.id && self.view.is_live(shard) && self.area.relay(bundle) {
+                    self.relay_times.push(time);
+                } else {
+                    self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1));
                 }
             }
-            ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
-            ClusterEvent::Cells { stamp, cells } => match self.aoi.as_mut() {
-                Some(aoi) if stamp.shard != self.id && self.view.is_live(stamp.shard) => {
-                    aoi.relay(stamp, cells.into_iter());
-                    self.relay_times.push(stamp.server_time_ms);
-                }
-                _ => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
-            },
             ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
-                if shard != self.id && self.view.presence(shard, seq, &joined, &left) && self.aoi.is_none() {
+                if shard != self.id && self.view.presence(shard, seq, &joined, &left) && self.news == News::Place {
                     self.events.push(ws_frame::binary(&bytes));
                 }
             }
             ClusterEvent::Live(shards) => {
                 let others: Vec<ShardId> = shards.into_iter().filter(|s| *s != self.id).collect();
                 let change = place_log::view_change(&self.view.shards(), &others);
-                for (shard, players) in change.left {
-                    tracing::info!(
-                        shard = shard.0,
-                        players,
-                        "shard {} left this place's view ({players} players were on it)",
-                        shard.0
-                    );
+                for &(shard, players) in &change.left {
+                    tracing::info!(shard = %shard, players, "shard {shard} left this place's view ({players} players were on it)");
                 }
                 for shard in change.joined {
-                    tracing::info!(shard = shard.0, "shard {} joined this place's view", shard.0);
+                    tracing::info!(shard = %shard, "shard {shard} joined this place's view");
+                }
+                for (shard, _) in &change.left {
+                    self.area.shard_left(*shard);
                 }
                 let frames = self.view.set_live(&others);
-                if self.aoi.is_none() {
+                if self.news == News::Place {
                     self.events.extend(frames.iter().map(|f| ws_frame::binary(f)));
                 }
             }
@@ -558,7 +593,7 @@ impl Shard {
                     tracing::warn!(shard = %shard, "another shard's players were out of date here; repaired from Redis");
                     self.effects.push(Effect::Repaired(RepairKind::Roster, 1));
                 }
-                if let Some(frame) = diff.filter(|_| self.aoi.is_none()) {
+                if let Some(frame) = diff.filter(|_| self.news == News::Place) {
                     self.events.push(ws_frame::binary(&frame));
                 }
             }
@@ -614,31 +649,20 @@ impl Shard {
         if self.clustered && self.fence.on_tick(at.now, at.redis_up) {
             self.effects.push(Effect::Fence { players: self.links.generations() });
         }
-        self.world.step(self.step);
-        let whole_shard = self.aoi.is_none();
-        // With area of interest the whole-shard snapshot only goes to Redis
-        // (where a resume elsewhere reads positions from it).
-        let snapshot = (whole_shard || self.clustered).then(|| self.encode_snapshot(at.wall_ms));
-        let roster = (whole_shard && self.presence.anyone_joined()).then(|| {
-            let local = self.world.players().iter().map(|p| (p.id, &*p.name));
-            ws_frame::binary(&msg::encode_roster(local.chain(self.view.players())))
-        });
-        // The place's status: once a second to everyone, or with keyframes
-        // in each socket's keyframe (no write of its own).
-        let keyframes = self.aoi.as_ref().is_some_and(|a| a.settings().keyframe_ticks > 0);
-        let status = (!whole_shard && (keyframes || self.tick.0.is_multiple_of(u64::from(self.tick_hz)))).then(|| {
+        self.world.step();
+        let place = self.news == News::Place;
+        // Clustered, the whole-shard snapshot goes to Redis, where a resume
+        // elsewhere reads positions from it.
+        let snapshot = self.clustered.then(|| self.encode_snapshot(at.wall_ms));
+        let roster = (place && self.presence.anyone_joined()).then(|| self.encode_roster());
+        // With area of interest, the place's status once a second.
+        if !place && self.tick.0.is_multiple_of(u64::from(self.tick_hz)) {
             let players = self.world.len() + self.view.player_count();
-            ws_frame::binary(&msg::encode_place_status(players as u32, 1 + self.view.live_shards() as u32))
-        });
-        let keyframe_status = match status {
-            Some(status) if !keyframes => {
-                self.events.push(status);
-                None
-            }
-            keyframed => keyframed,
-        };
+            let status = msg::encode_place_status(players as u32, 1 + self.view.live_shards() as u32);
+            self.events.push(ws_frame::binary(&status));
+        }
         if let Some(delta) = self.presence.take(self.id) {
-            if whole_shard {
+            if place {
                 self.events.push(ws_frame::binary(&delta.bytes));
             }
             if self.clustered {
@@ -647,30 +671,15 @@ impl Shard {
                 self.chat_out.push(presence);
             }
         }
-        let (views, relay_lag_ms, publish_cells) = match self.aoi.as_mut() {
-            Some(aoi) => {
-                let views =
-                    aoi.tick(&self.world, self.id, self.tick, at.wall_ms, self.clustered, keyframe_status.as_ref());
-                let lag = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
-                let bundles = if self.clustered { aoi.bundles() } else { Vec::new() };
-                (views, lag, bundles)
-            }
-            None => {
-                let relayed = self.view.take_snapshots();
-                let lag = relayed.iter().map(|r| at.wall_ms.saturating_sub(r.server_time_ms)).collect();
-                let whole = FrameKey::view;
-                let mut frames = Vec::with_capacity(1 + relayed.len());
-                if let Some(snapshot) = &snapshot {
-                    frames.push((whole(self.id), ws_frame::binary(snapshot)));
-                }
-                frames.extend(relayed.into_iter().map(|r| (whole(r.shard), r.bytes)));
-                (vec![ViewFrames { frames }], lag, Vec::new())
-            }
-        };
+        self.area.tick(&self.world, self.tick, self.clustered);
+        let views =
+            (0..self.area.views_len()).map(|v| ViewFrames { frames: self.area.frames_of(v).to_vec() }).collect();
+        let relay_lag_ms = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
+        let publish_cells = if self.clustered { self.area.bundles() } else { Vec::new() };
         let frame = TickFrame { tick: self.tick, events: std::mem::take(&mut self.events), roster, views };
         let publish = self.clustered && !self.fence.is_fenced();
         if publish {
-            if let Some(regions) = self.aoi.as_mut().and_then(|a| a.regions(self.tick.0)) {
+            if let Some(regions) = self.area.regions(self.tick.0) {
                 self.effects.push(Effect::Regions(regions));
             }
         }
@@ -693,7 +702,14 @@ impl Shard {
             );
         }
         let publish_cells = if publish { publish_cells } else { Vec::new() };
-        TickOutput { frame, publish_snapshot: snapshot.filter(|_| publish), publish_cells, skipped, relay_lag_ms }
+        TickOutput {
+            frame,
+            publish_snapshot: snapshot.filter(|_| publish),
+            publish_cells,
+            step: self.area.step(),
+            skipped,
+            relay_lag_ms,
+        }
     }
 
     // ------------------------------------------------------------- helpers
@@ -703,14 +719,23 @@ impl Shard {
         Busy { refusal, retry_after_ms: base + self.rng.random_range(0..=base / 2) }
     }
 
-    fn welcome(&self, player: PlayerId, name: &str, ticket: Ticket, wall_ms: u64, resumed: bool) -> Bytes {
-        let aoi = self.aoi.as_ref().map(|a| AoiInfo {
-            cell_size: a.settings().cell_size,
-            grid_columns: a.grid().columns(),
-            view_radius: a.settings().view_radius,
-            view_grace_ms: self.view_grace_ms(),
+    fn welcome(
+        &self,
+        player: PlayerId,
+        name: &str,
+        ticket: Ticket,
+        wall_ms: u64,
+        resumed: bool,
+        capabilities: Capabilities,
+    ) -> Bytes {
+        // Protocol 4 holds cells until they are forgotten: no grace.
+        let aoi = (self.news == News::Nearby).then(|| AoiInfo {
+            cell_size: self.area.settings().cell_size,
+            grid_columns: self.area.grid().columns(),
+            view_radius: self.area.settings().view_radius,
+            view_grace_ms: 0,
         });
-        let p = self.world.player(player).map_or((0.0, 0.0), |p| (p.x, p.y));
+        let p = self.world.player(player).map_or((0.0, 0.0), |p| self.world.position(p));
         msg::encode_welcome(&WelcomeInfo {
             player_id: player,
             shard_id: self.id,
@@ -723,18 +748,20 @@ impl Shard {
             position: p,
             resumed,
             aoi,
+            capabilities,
         })
     }
 
-    /// How long a client keeps drawing a player it saw in no cell: two
-    /// periods of the prefetch ring at its base rate (or two keyframe
-    /// periods, if longer: a standing player is sent once a keyframe), plus
-    /// the hysteresis.
-    fn view_grace_ms(&self) -> u32 {
-        let keyframe = self.aoi.as_ref().map_or(0, |a| a.settings().keyframe_ticks);
-        let ticks = 2 * u64::from(interest::LADDER[0][interest::Tier::Far as usize].max(keyframe))
-            + self.aoi.as_ref().map_or(0, |a| a.viewers().hysteresis());
-        (ticks * 1000 / u64::from(self.tick_hz)) as u32
+    /// The Roster for sockets that joined this tick: every player here, on
+    /// this shard, and every player of the other live shards, on the shard
+    /// that lists it. A player here that another shard still lists (it moved
+    /// here; that shard's "left" or death is not known yet) is listed once,
+    /// here, so a client's "left" from the old shard cannot remove it.
+    fn encode_roster(&self) -> Bytes {
+        let here = self.id;
+        let local = self.world.players().iter().map(|p| (p.id, &*p.name, here));
+        let remote = self.view.players().filter(|(id, _, _)| self.world.player(*id).is_none());
+        ws_frame::binary(&msg::encode_roster(local.chain(remote)))
     }
 
     fn encode_snapshot(&mut self, wall_ms: u64) -> Bytes {
@@ -746,7 +773,7 @@ impl Shard {
             bounds: *self.world.bounds(),
             cell: 0,
         };
-        self.encoder.encode(&header, self.world.players().iter().map(|p| p.entry()))
+        self.encoder.encode_entries(&header, self.world.players().iter().map(|p| p.entry()))
     }
 
     /// Publishes `out` now, or holds it while fenced (clustered only).
@@ -764,7 +791,8 @@ impl Shard {
             return;
         }
         if let Some(p) = self.world.player(player) {
-            let park = Outgoing::Park { player, x: p.x, y: p.y };
+            let (x, y) = self.world.position(p);
+            let park = Outgoing::Park { player, x, y };
             self.gate(park);
         }
     }
@@ -787,9 +815,7 @@ impl Shard {
     /// the world.
     fn unlink(&mut self, player: PlayerId, control: Control) {
         if let Some(link) = self.links.remove(player) {
-            if let Some(aoi) = self.aoi.as_mut() {
-                aoi.remove_viewer(link);
-            }
+            self.area.remove_viewer(link);
             self.effects.push(Effect::Tell { link, control });
         }
         if let Some(drain) = self.drain.as_mut() {

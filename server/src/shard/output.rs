@@ -1,48 +1,23 @@
 //! What the core hands back to its driver: the frames of a tick for every
 //! socket, what to publish, and the [`Effect`]s to carry out.
 
-use super::grid::{CellId, RegionId};
+use super::grid::RegionId;
 use super::links::LinkId;
 use crate::close::CloseReason;
 use crate::metrics::{DropKind, RepairKind};
 use crate::resume::Ticket;
 use bytes::Bytes;
-use mino_protocol::{PlayerId, ShardId, Tick};
+use mino_protocol::{PlayerId, Tick};
 use std::sync::Arc;
 
-/// What a blocked socket's batch keeps only the newest of: one shard's frame
-/// of the tick (its whole-shard snapshot, or with area of interest its view
-/// frame), or the place's status riding a keyframe. Inside the core, with
-/// area of interest, it also names one shard's cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FrameKey {
-    /// Whose players.
-    pub shard: ShardId,
-    /// Which cell of the grid (0: the whole shard; `u32::MAX`: the status).
-    pub cell: CellId,
-}
-
-impl FrameKey {
-    /// A shard's frame of the tick: its whole-shard snapshot or its view frame.
-    pub fn view(shard: ShardId) -> FrameKey {
-        FrameKey { shard, cell: CellId(0) }
-    }
-
-    /// The place's status, sent with a keyframe.
-    pub fn status(shard: ShardId) -> FrameKey {
-        FrameKey { shard, cell: CellId(u32::MAX) }
-    }
-}
-
-/// The snapshot frames one group of sockets gets in a tick (every socket of a
-/// shard without area of interest: each shard's snapshot; with it, the
-/// sockets whose players stand in the same cell: a view frame for each shard
-/// whose cells they see), websocket-framed, the same bytes for every socket
-/// of the group.
+/// The view frames one view's sockets get in a tick: websocket-framed, the
+/// same bytes for every socket of the view; usually one message, none when
+/// nothing is new, several when one would be over the client's limit.
 #[derive(Debug, Default)]
 pub struct ViewFrames {
-    /// Keyed frames, nearest first.
-    pub frames: Vec<(FrameKey, Bytes)>,
+    /// The messages, in order: every one must be delivered (a socket that
+    /// cannot take them is resynced, see `session::batch`).
+    pub frames: Vec<Bytes>,
 }
 
 /// What the sockets of the shard receive for one tick: websocket frames,
@@ -59,8 +34,7 @@ pub struct TickFrame {
     /// All present players, when someone joined since the last tick; a new
     /// socket sends the first roster it sees, once.
     pub roster: Option<Bytes>,
-    /// The snapshot frames of each view group. A socket that skipped ticks
-    /// sends only the newest of each shard's players (see `session::batch`).
+    /// The view frames of each view ([`super::Shard::view_of`]).
     pub views: Vec<ViewFrames>,
 }
 
@@ -73,10 +47,12 @@ pub struct TickOutput {
     /// (clustered and not fenced; with area of interest, only kept in Redis
     /// for resumes).
     pub publish_snapshot: Option<Bytes>,
-    /// With area of interest, clustered and not fenced: this tick's own
-    /// cells (each cell's entries, 10 bytes a player), by region, to publish
-    /// as region bundles.
-    pub publish_cells: Vec<(RegionId, Vec<(CellId, Bytes)>)>,
+    /// Clustered and not fenced: this tick's own cells' items (every cell's
+    /// full form and deltas, `CellBundle.items`), by region, to publish as
+    /// region bundles.
+    pub publish_cells: Vec<(RegionId, Bytes)>,
+    /// This shard's step at the tick (the bundles carry it).
+    pub step: u64,
     /// Scheduled ticks skipped since the previous tick ran (never replayed).
     pub skipped: u64,
     /// Age of each relayed snapshot in the frame (now minus its tick's time), ms.

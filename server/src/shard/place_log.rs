@@ -52,14 +52,14 @@ pub struct Resumes {
 }
 
 impl fmt::Display for Resumes {
-    /// `from shard 2: 248, reconnected here: 2`.
+    /// `from shard 00000002: 248, reconnected here: 2` (a shard as [`ShardId`] writes it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, (from, n)) in self.by_origin.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
             match from {
-                ResumedFrom::Shard(s) => write!(f, "from shard {}: {n}", s.0)?,
+                ResumedFrom::Shard(s) => write!(f, "from shard {s}: {n}")?,
                 ResumedFrom::Here => write!(f, "reconnected here: {n}")?,
             }
         }
@@ -120,7 +120,7 @@ mod tests {
         let line = t.due(11_050).expect("due after a second");
         assert_eq!(line.total, 250);
         assert_eq!(line.over_ms, 1050);
-        assert_eq!(line.to_string(), "from shard 2: 248, reconnected here: 2");
+        assert_eq!(line.to_string(), "from shard 00000002: 248, reconnected here: 2");
         assert_eq!(t.due(20_000), None, "told once");
         t.record(ResumedFrom::Here, 30_000);
         assert_eq!(t.due(31_000).map(|l| l.total), Some(1), "a new window");

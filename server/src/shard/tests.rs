@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::resume::{AccountGate, Claimed};
-use mino_protocol::server::{decode, player_id, ServerMsg};
+use mino_protocol::entry::Entry;
+use mino_protocol::held::{Held, Update};
+use mino_protocol::server::{decode, ServerMsg};
 use rand::SeedableRng;
 
 /// The message a websocket frame of a tick carries.
@@ -61,11 +63,39 @@ fn effects(s: &mut Shard) -> Vec<Effect> {
 }
 
 fn join(s: &mut Shard, name: &str) -> Admitted {
-    s.join(name, None, T0).expect("admitted")
+    s.join(name, None, T0, Capabilities::DELTAS).expect("admitted")
+}
+
+/// What a socket holds after `out`'s frames of its view, applied to `held`:
+/// each (shard, cell, tick) changed.
+fn apply(held: &mut Held, s: &Shard, out: &TickOutput, link: LinkId) -> Vec<(u32, u32, u32)> {
+    let Some(view) = out.frame.views.get(s.view_of(link)) else { return Vec::new() };
+    let mut changed = Vec::new();
+    for f in &view.frames {
+        let ServerMsg::View(v) = msg(f) else { panic!("a view frame") };
+        for u in held.apply(&v).expect("applies") {
+            if let Update::Cell { shard, cell, tick } = u {
+                changed.push((shard, cell, tick));
+            }
+        }
+    }
+    changed
+}
+
+/// A holder of a shard's frames.
+fn holder(s: &Shard) -> Held {
+    Held::new(s.world().motion().clone(), usize::MAX)
+}
+
+/// Every player a holder holds.
+fn held_players(held: &Held) -> Vec<Entry> {
+    let mut all: Vec<Entry> = held.cells().flat_map(|(_, c)| c.entries.iter().copied()).collect();
+    all.sort_unstable_by_key(|e| e.id);
+    all
 }
 
 fn position(s: &Shard, p: PlayerId) -> (f32, f32) {
-    s.world().player(p).map(|p| (p.x, p.y)).expect("present")
+    s.world().player(p).map(|p| s.world().position(p)).expect("present")
 }
 
 #[test]
@@ -84,9 +114,10 @@ fn tick_frame_has_snapshot_presence_and_roster_once() {
     let mut s = shard(&config(10));
     let mut t = Ticker::new();
     let a = join(&mut s, "Ada");
-    let f = t.tick(&mut s).frame;
+    let out = t.tick(&mut s);
+    assert_eq!(out.frame.views[s.view_of(a.link)].frames.len(), 1, "one view frame: the new player's cell");
+    let f = out.frame;
     assert_eq!(f.tick, Tick(1));
-    assert_eq!((f.views.len(), f.views[0].frames.len()), (1, 1));
     assert!(f.roster.is_some());
     assert_eq!(f.events.len(), 1, "one presence for the join");
     let ServerMsg::Presence(p) = msg(&f.events[0]) else { panic!("presence") };
@@ -107,7 +138,8 @@ fn every_tick_moves_one_fixed_step_however_late_it_starts() {
         let before = position(&s, a.player);
         s.tick(t.at(0, lateness, true));
         let after = position(&s, a.player);
-        assert_eq!((after.0 - before.0).abs(), 120.0 / 20.0, "one step of speed / tick rate");
+        let step = (after.0 - before.0).abs();
+        assert!((step - 120.0 / 20.0).abs() < 0.02, "one step of speed / tick rate: {step}");
         assert_eq!(after.1, y0);
     }
     let _ = x0;
@@ -124,23 +156,25 @@ fn a_skipped_tick_is_skipped_not_replayed_and_tick_numbers_count_scheduled_ticks
     // A 2 s stall: 39 scheduled ticks never ran.
     let out = s.tick(t.at(39, 0, true));
     assert_eq!((out.frame.tick, out.skipped), (Tick(41), 39));
-    let ServerMsg::Snapshot(snap) = msg(&out.frame.views[0].frames[0].1) else { panic!("snapshot") };
-    assert_eq!(snap.tick(), 41, "the client sees the gap");
-    assert_eq!((position(&s, a.player).0 - before.0).abs(), 6.0, "one step, not forty");
+    let ServerMsg::View(v) = msg(&out.frame.views[s.view_of(a.link)].frames[0]) else { panic!("a view frame") };
+    assert_eq!(v.sections().next().map(|s| s.tick), Some(41), "the client sees the gap");
+    let step = (position(&s, a.player).0 - before.0).abs();
+    assert!((step - 6.0).abs() < 0.02, "one step, not forty: {step}");
 }
 
 #[test]
 fn snapshot_carries_the_moved_position() {
     let mut s = shard(&config(10));
     let mut t = Ticker::new();
-    let a = s.join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0).expect("resumed");
+    let a =
+        s.join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0, Capabilities::DELTAS).expect("resumed");
     s.input(a.player, Direction::new(1.0, 0.0).expect("dir"), 0);
-    let f = t.tick(&mut s).frame;
-    let ServerMsg::Snapshot(snap) = msg(&f.views[0].frames[0].1) else { panic!("snapshot") };
-    let p = snap.players().expect("players").get(0);
-    assert_eq!(player_id(p), a.player);
-    let b = snap.bounds().copied().expect("bounds");
-    let (x, _) = mino_protocol::quantize::world_position(&b, p.x(), p.y());
+    let out = t.tick(&mut s);
+    let mut held = holder(&s);
+    apply(&mut held, &s, &out, a.link);
+    let players = held_players(&held);
+    assert_eq!(players.iter().map(|e| e.id).collect::<Vec<_>>(), [a.player]);
+    let (x, _) = players[0].position(s.world().bounds());
     assert!((x - 106.0).abs() < 0.05, "x = {x}");
 }
 
@@ -163,7 +197,7 @@ fn leave_stages_presence_left_and_join_then_leave_is_silent() {
 fn cap_refuses_and_lateness_makes_busy() {
     let mut s = shard(&config(1));
     join(&mut s, "a");
-    let busy = s.join("b", None, T0).expect_err("full");
+    let busy = s.join("b", None, T0, Capabilities::DELTAS).expect_err("full");
     assert_eq!(busy.refusal, Refusal::Full);
     assert!((2000..=3000).contains(&busy.retry_after_ms), "{busy:?}");
     let mut s = shard(&config(100));
@@ -171,7 +205,10 @@ fn cap_refuses_and_lateness_makes_busy() {
     for _ in 0..crate::admission::WINDOW_TICKS {
         s.tick(t.at(0, 40, true));
     }
-    assert_eq!(s.join("c", None, T0).map(|a| a.player).map_err(|b| b.refusal), Err(Refusal::Overloaded));
+    assert_eq!(
+        s.join("c", None, T0, Capabilities::DELTAS).map(|a| a.player).map_err(|b| b.refusal),
+        Err(Refusal::Overloaded)
+    );
 }
 
 fn claimed(player: PlayerId, position: Option<(f32, f32)>) -> Claimed {
@@ -191,21 +228,47 @@ fn claimed(player: PlayerId, position: Option<(f32, f32)>) -> Claimed {
 fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
     let mut s = shard(&clustered(10));
     let mut t = Ticker::new();
-    assert_eq!(s.join("a", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Unavailable), "no ids yet");
+    assert_eq!(
+        s.join("a", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        Err(Refusal::Unavailable),
+        "no ids yet"
+    );
     s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
     let a = join(&mut s, "Ada");
     assert_eq!(a.player, PlayerId(1000));
     s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
-    let theirs = Bytes::from_static(b"snapshot of shard 8");
-    s.cluster_event(ClusterEvent::Snapshot { shard: ShardId(8), bytes: theirs.clone(), server_time_ms: T0 });
-    s.cluster_event(ClusterEvent::Snapshot { shard: ShardId(9), bytes: theirs.clone(), server_time_ms: T0 });
+    // Shard 8's bundle of the whole world (one cell): one player's full form.
+    let theirs = Entry { id: PlayerId(5000), x: 100, y: 200, heading: 3, flags: 1 };
+    let (mut body, mut full, mut items) = (Vec::new(), Vec::new(), Vec::new());
+    mino_protocol::delta::encode_full(&[theirs], &mut body);
+    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
+    mino_protocol::view::write_bundle_cell(&mut items, 0, 1, &full, &[]);
+    let bundle = |shard: u32, step: u64| {
+        let stamp = mino_protocol::view::FrameStamp { shard: ShardId(shard), tick: Tick(step), server_time_ms: T0 };
+        let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, &items);
+        let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+        ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
+    };
+    s.cluster_event(bundle(8, 3));
+    s.cluster_event(bundle(9, 3));
     assert_eq!(effects(&mut s), [Effect::Dropped(DropKind::RelaySnapshot, 1)], "unknown shard dropped");
+    // A cell first heard is sent at its next step (nobody here has its
+    // earlier steps): whole, as published.
+    t.tick(&mut s);
+    effects(&mut s);
+    s.cluster_event(bundle(8, 4));
     let chat = Bytes::from_static(b"chat from 8");
     s.cluster_event(ClusterEvent::Chat { bytes: chat.clone() });
     let out = t.tick(&mut s);
-    let frames = &out.frame.views[0].frames;
-    assert_eq!(frames.len(), 2);
-    assert_eq!((frames[1].0.shard, ws_frame::payload(&frames[1].1)), (ShardId(8), &theirs[..]));
+    let frames = &out.frame.views[s.view_of(a.link)].frames;
+    assert_eq!(frames.len(), 1, "one view frame a tick");
+    let ServerMsg::View(v) = msg(&frames[0]) else { panic!("a view frame") };
+    let relayed: Vec<&[u8]> = v
+        .sections()
+        .filter(|s| s.shard == 8)
+        .flat_map(|s| s.cells().flat_map(|c| c.items().map(|i| i.bytes).collect::<Vec<_>>()).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(relayed, [&full[..]], "shard 8's item, as published");
     assert!(out.frame.events.iter().any(|e| ws_frame::payload(e) == &chat[..]), "relayed unchanged");
     assert!(out.publish_snapshot.is_some());
     let published: Vec<Effect> = effects(&mut s);
@@ -213,8 +276,7 @@ fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
         !published.iter().any(|e| matches!(e, Effect::Publish(Outgoing::Chat(b)) if b == &chat)),
         "relayed frames are not published again"
     );
-    assert!(published.iter().any(|e| matches!(e, Effect::Publish(Outgoing::Presence { .. }))));
-    assert_eq!(out.relay_lag_ms, [50]);
+    assert_eq!(out.relay_lag_ms, [100]);
 }
 
 #[test]
@@ -231,9 +293,30 @@ fn roster_covers_players_of_other_shards() {
     join(&mut s, "Ada");
     let f = t.tick(&mut s).frame;
     let ServerMsg::Roster(r) = msg(f.roster.as_ref().expect("roster")) else { panic!() };
-    let mut names: Vec<_> = r.players().expect("players").iter().map(|p| p.name().unwrap_or("").to_owned()).collect();
+    let mut names: Vec<_> =
+        r.players().expect("players").iter().map(|p| (p.name().unwrap_or("").to_owned(), p.shard_id())).collect();
     names.sort();
-    assert_eq!(names, ["Ada", "Far"]);
+    assert_eq!(names, [("Ada".to_owned(), Some(7)), ("Far".to_owned(), Some(8))], "each on its shard");
+}
+
+#[test]
+fn roster_lists_a_player_that_moved_here_once_on_this_shard() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    s.cluster_event(ClusterEvent::Live(vec![ShardId(8)]));
+    let ada = join(&mut s, "Ada");
+    // Shard 8 still lists Ada (she resumed here; its "left" or death is not known yet).
+    s.cluster_event(ClusterEvent::Roster {
+        shard: ShardId(8),
+        epoch: 1,
+        seq: 1,
+        players: vec![(ada.player, "Ada".into()), (PlayerId(500), "Far".into())],
+    });
+    let f = t.tick(&mut s).frame;
+    let ServerMsg::Roster(r) = msg(f.roster.as_ref().expect("roster")) else { panic!() };
+    let mut listed: Vec<_> = r.players().expect("players").iter().map(|p| (p.id(), p.shard_id())).collect();
+    listed.sort();
+    assert_eq!(listed, [(ada.player.0, Some(7)), (500, Some(8))]);
 }
 
 #[test]
@@ -266,10 +349,14 @@ fn resume_keeps_id_and_position_and_reservations_count_against_the_cap() {
     let a = join(&mut s, "Ada");
     let at = position(&s, a.player);
     s.reserve().expect("room for one more");
-    assert_eq!(s.join("Bob", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Full), "reserved");
+    assert_eq!(
+        s.join("Bob", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        Err(Refusal::Full),
+        "reserved"
+    );
     t.tick(&mut s);
     s.leave(a.player, a.link, T0);
-    let back = s.join("ignored", Some(claimed(a.player, Some(at))), T0).expect("resumed");
+    let back = s.join("ignored", Some(claimed(a.player, Some(at))), T0, Capabilities::DELTAS).expect("resumed");
     assert_eq!(back.player, a.player);
     let Ok(ServerMsg::Welcome(w)) = decode(&back.welcome) else { panic!("welcome") };
     assert!(w.resumed());
@@ -284,7 +371,7 @@ fn a_second_socket_takes_the_session_over_and_the_first_is_told_to_close() {
     let a = join(&mut s, "Ada");
     let at = position(&s, a.player);
     s.reserve().expect("room");
-    let again = s.join("Ada", Some(claimed(a.player, None)), T0).expect("resumed");
+    let again = s.join("Ada", Some(claimed(a.player, None)), T0, Capabilities::DELTAS).expect("resumed");
     assert_ne!(again.link, a.link);
     assert_eq!(position(&s, a.player), at, "still here: the entity is kept");
     assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
@@ -292,6 +379,34 @@ fn a_second_socket_takes_the_session_over_and_the_first_is_told_to_close() {
     assert_eq!(s.players(), 1, "the replaced socket's goodbye changes nothing");
     s.leave(a.player, again.link, T0);
     assert_eq!(s.players(), 0);
+}
+
+#[test]
+fn a_session_taken_over_while_walking_starts_standing_still_with_no_input_applied() {
+    let mut s = shard(&config(10));
+    let mut t = Ticker::new();
+    let a = join(&mut s, "Ada");
+    s.input(a.player, Direction::new(1.0, 0.0).expect("dir"), 5);
+    t.tick(&mut s);
+    let own = |s: &Shard| s.world().player(a.player).map(|p| (p.entry().moving(), p.input_seq));
+    assert_eq!(own(&s), Some((true, 5)));
+    // A ticket's takeover, and an account's second sign-in, alike.
+    s.reserve().expect("room");
+    let again = s.join("Ada", Some(claimed(a.player, None)), T0, Capabilities::DELTAS).expect("resumed");
+    assert_eq!(own(&s), Some((false, 0)), "stopped, and the echo says no input of the new socket yet");
+    let at = position(&s, a.player);
+    t.tick(&mut s);
+    assert_eq!(position(&s, a.player), at, "standing");
+    s.reserve().expect("room");
+    let first = s.login_local("acct-1", "Bo", T0).expect("signed in");
+    let b = s.join("Bo", Some(first), T0, Capabilities::DELTAS).expect("joined");
+    s.input(b.player, Direction::new(0.0, 1.0).expect("dir"), 9);
+    t.tick(&mut s);
+    s.reserve().expect("room");
+    let second = s.login_local("acct-1", "Bo", T0 + 5).expect("signed in again");
+    s.join("Bo", Some(second), T0 + 5, Capabilities::DELTAS).expect("joined again");
+    assert_eq!(s.world().player(b.player).map(|p| (p.entry().moving(), p.input_seq)), Some((false, 0)));
+    drop(again);
 }
 
 #[test]
@@ -393,7 +508,10 @@ fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
     let players: Vec<Admitted> = (0..5).map(|i| join(&mut s, &format!("p{i}"))).collect();
     effects(&mut s);
     assert_eq!(s.start_drain(), 0, "clustered, nobody is told to close");
-    assert_eq!(s.join("late", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Draining));
+    assert_eq!(
+        s.join("late", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        Err(Refusal::Draining)
+    );
     let mut told = Vec::new();
     for expected in [2, 2, 1, 0] {
         t.tick(&mut s);
@@ -440,7 +558,10 @@ fn standalone_drain_closes_every_socket_with_restart_at_once_and_moves_nobody() 
     closed.sort();
     assert_eq!(closed, players.iter().map(|a| a.link).collect::<Vec<_>>(), "every socket, at once");
     assert_eq!(s.start_drain(), 0, "told once");
-    assert_eq!(s.join("late", None, T0).map(|_| ()).map_err(|b| b.refusal), Err(Refusal::Draining));
+    assert_eq!(
+        s.join("late", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        Err(Refusal::Draining)
+    );
     t.tick(&mut s);
     assert!(effects(&mut s).is_empty(), "nobody is told to move: there is nowhere to go");
     for a in &players {
@@ -467,7 +588,7 @@ fn a_player_dropped_for_a_newer_session_leaves_no_viewer_behind() {
     let mut s = shard(&Config { aoi: aoi_config().aoi, ..clustered(10) });
     s.cluster_event(ClusterEvent::Ids { start: 1, len: 1000 });
     let a = join(&mut s, "Ada");
-    let viewers = |s: &Shard| s.aoi.as_ref().map(|a| a.viewers().len());
+    let viewers = |s: &Shard| Some(s.area.viewers_len());
     assert_eq!(viewers(&s), Some(1));
     s.cluster_event(ClusterEvent::Takeover { player: a.player, generation: 1 });
     assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
@@ -501,7 +622,6 @@ fn aoi_config() -> Config {
             view_radius: 200.0,
             hysteresis_ticks: 10,
             budget_bytes: 64 * 1024,
-            keyframe_ticks: 0,
         }),
         ..config(100)
     }
@@ -510,25 +630,15 @@ fn aoi_config() -> Config {
 /// A player joined and moved to `(x, y)` (a resume into place).
 fn place(s: &mut Shard, id: u32, x: f32, y: f32) -> Admitted {
     s.reserve().expect("room");
-    s.join("p", Some(Claimed { player: PlayerId(id), position: Some((x, y)), ..claimed(PlayerId(id), None) }), T0)
-        .expect("placed")
+    let resume = Claimed { player: PlayerId(id), position: Some((x, y)), ..claimed(PlayerId(id), None) };
+    s.join("p", Some(resume), T0, Capabilities::DELTAS).expect("placed")
 }
 
-/// The players a socket is sent in one tick's view frames.
+/// The players a socket holds after one tick's view frames (its first).
 fn seen(s: &Shard, out: &TickOutput, link: LinkId) -> Vec<u32> {
-    let mut ids: Vec<u32> = out.frame.views[s.view_of(link)]
-        .frames
-        .iter()
-        .flat_map(|(_, f)| match msg(f) {
-            ServerMsg::View(v) => {
-                v.cells().flat_map(|c| c.players().iter().map(|p| player_id(&p).0)).collect::<Vec<u32>>()
-            }
-            other => panic!("a view frame, not {other:?}"),
-        })
-        .collect::<Vec<_>>();
-    ids.sort_unstable();
-    ids.dedup();
-    ids
+    let mut held = holder(s);
+    apply(&mut held, s, out, link);
+    held_players(&held).iter().map(|e| e.id.0).collect()
 }
 
 #[test]
@@ -540,7 +650,7 @@ fn with_area_of_interest_a_socket_gets_only_the_cells_near_its_player() {
     let far = place(&mut s, 3, 3000.0, 3000.0);
     let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
     assert_eq!((w.cell_size(), w.grid_columns(), w.view_radius()), (100.0, 32, 200.0));
-    assert!(w.view_grace_ms() >= 400);
+    assert_eq!(w.view_grace_ms(), 0, "cells are held until forgotten");
     let out = t.tick(&mut s);
     assert_eq!(seen(&s, &out, a.link), [1, 2], "itself and its neighbour");
     assert_eq!(seen(&s, &out, far.link), [3], "alone out there");
@@ -572,9 +682,9 @@ fn the_own_entry_echoes_the_last_input_applied() {
     let a = join(&mut s, "Ada");
     s.input(a.player, Direction::new(0.0, 1.0).expect("dir"), 130);
     let out = t.tick(&mut s);
-    let ServerMsg::Snapshot(snap) = msg(&out.frame.views[0].frames[0].1) else { panic!("snapshot") };
-    let flags = snap.players().expect("players").get(0).flags();
-    assert_eq!(mino_protocol::snapshot::input_seq(flags), 130 & 0x7f);
+    let mut held = holder(&s);
+    apply(&mut held, &s, &out, a.link);
+    assert_eq!(held_players(&held)[0].input_seq(), 130 & 0x7f);
 }
 
 #[test]
@@ -583,13 +693,13 @@ fn an_account_signs_in_once_and_a_second_sign_in_takes_its_session_over() {
     s.reserve().expect("room");
     let first = s.login_local("acct-1", "Ada", T0).expect("signed in");
     assert!(first.fresh, "a new player for a new account");
-    let a = s.join("Ada", Some(first), T0).expect("joined");
+    let a = s.join("Ada", Some(first), T0, Capabilities::DELTAS).expect("joined");
     let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
     assert!(!w.resumed(), "a fresh account is welcomed as new");
     s.reserve().expect("room");
     let again = s.login_local("acct-1", "Ada2", T0 + 5).expect("signed in again");
     assert_eq!((again.player, again.fresh, again.generation), (a.player, false, 1));
-    let b = s.join("Ada2", Some(again), T0 + 5).expect("joined");
+    let b = s.join("Ada2", Some(again), T0 + 5, Capabilities::DELTAS).expect("joined");
     assert_eq!(b.player, a.player, "one player for one account");
     assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
     assert_eq!(s.players(), 1);
@@ -607,25 +717,4 @@ fn with_guests_refused_a_guest_ticket_does_not_resume() {
     let gate = AccountGate { account: None, require: true };
     assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 1, gate), Err(ResumeError::GuestSession));
     assert!(s.claim_local(a.ticket.as_bytes(), T0 + 2, AccountGate::default()).is_ok(), "nothing was spent");
-}
-
-#[test]
-fn with_keyframes_the_place_status_rides_each_sockets_keyframe_not_the_events() {
-    let mut config = aoi_config();
-    if let Some(aoi) = config.aoi.as_mut() {
-        aoi.keyframe_ticks = 10;
-    }
-    let mut s = shard(&config);
-    let mut t = Ticker::new();
-    let a = place(&mut s, 1, 1000.0, 1000.0);
-    let (mut in_events, mut in_view) = (0, 0);
-    for _ in 0..40 {
-        let out = t.tick(&mut s);
-        let is_status = |f: &Bytes| matches!(msg(f), ServerMsg::PlaceStatus(_));
-        in_events += out.frame.events.iter().filter(|f| is_status(f)).count();
-        let view = &out.frame.views[s.view_of(a.link)];
-        in_view += view.frames.iter().filter(|(_, f)| is_status(f)).count();
-    }
-    assert_eq!(in_events, 0, "no write of its own");
-    assert!((4..=5).contains(&in_view), "once a keyframe (10 ticks) over 40 ticks, plus the first view: {in_view}");
 }

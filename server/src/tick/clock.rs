@@ -30,6 +30,8 @@ pub struct TickClock {
     period: Duration,
     /// When the first tick was due.
     first: Instant,
+    /// The first tick's number: whole periods from the Unix epoch to it.
+    origin: u64,
 }
 
 enum Inner {
@@ -42,20 +44,24 @@ impl TickClock {
     /// A clock whose first tick is due at the wall clock's next whole
     /// `period` (within one period from now; see the module docs).
     pub fn new(period: Duration) -> TickClock {
-        let wait = until_wall_grid(period, crate::clock::since_epoch());
+        let since = crate::clock::since_epoch();
+        let wait = until_wall_grid(period, since);
+        let origin = u64::try_from((since + wait).as_nanos() / period.as_nanos().max(1)).unwrap_or(u64::MAX / 2);
         let first = Instant::now() + wait;
         #[cfg(target_os = "linux")]
         match timerfd::Periodic::new(wait, period) {
-            Ok(t) => return TickClock { inner: Inner::Timerfd(t), period, first },
+            Ok(t) => return TickClock { inner: Inner::Timerfd(t), period, first, origin },
             Err(e) => tracing::warn!(error = %e, "no timerfd; ticks use tokio's 1 ms timer"),
         }
         let mut interval = tokio::time::interval_at(first, period);
         interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        TickClock { inner: Inner::Tokio(interval), period, first }
+        TickClock { inner: Inner::Tokio(interval), period, first, origin }
     }
 
-    /// Waits for the next tick; returns its number (1 for the first, counting
-    /// scheduled ticks, so missed ones leave a gap) and the instant it was due
+    /// Waits for the next tick; returns its number (whole periods since the
+    /// Unix epoch: the shards of a place number their ticks alike, a tick's
+    /// wall time is its number times the period, and missed ones leave a
+    /// gap) and the instant it was due
     /// (the latest due instant, when ticks were missed). Cancel-safe.
     pub async fn tick(&mut self) -> (Tick, Instant) {
         let due = self.due().await;
@@ -66,7 +72,7 @@ impl TickClock {
     fn number(&self, due: Instant) -> Tick {
         let period = self.period.as_nanos().max(1);
         let k = due.saturating_duration_since(self.first).as_nanos() / period;
-        Tick(u64::try_from(k).unwrap_or(u64::MAX - 1) + 1)
+        Tick(self.origin.saturating_add(u64::try_from(k).unwrap_or(u64::MAX / 2)))
     }
 
     async fn due(&mut self) -> Instant {
@@ -167,14 +173,16 @@ mod tests {
         let period = Duration::from_millis(20);
         let mut clock = TickClock::new(period);
         let (n, first) = clock.tick().await;
-        assert_eq!((n, first), (Tick(1), clock.first));
+        assert_eq!((n, first), (Tick(clock.origin), clock.first));
+        let wall = crate::clock::since_epoch().as_nanos() / period.as_nanos();
+        assert!(u128::from(n.0).abs_diff(wall) <= 1, "numbered in periods since the epoch: {} vs {wall}", n.0);
         // Block the runtime across three due ticks, as a stalled process would.
         std::thread::sleep(Duration::from_millis(70));
         let (late_n, late) = clock.tick().await;
         let skipped = late - first;
         assert!(skipped >= period * 3, "the latest due tick, not the next missed one: {skipped:?}");
         assert_eq!(skipped.as_nanos() % period.as_nanos(), 0, "on the grid: {skipped:?}");
-        assert_eq!(late_n.0 - 1, (skipped.as_nanos() / period.as_nanos()) as u64, "numbers count scheduled ticks");
+        assert_eq!(late_n.0 - n.0, (skipped.as_nanos() / period.as_nanos()) as u64, "numbers count scheduled ticks");
         let (next_n, next) = clock.tick().await;
         assert_eq!((next - late, next_n.0), (period, late_n.0 + 1), "missed ticks are not replayed");
     }

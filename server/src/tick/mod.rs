@@ -34,14 +34,14 @@ use crate::close::CloseReason;
 use crate::cluster::{LocalState, OwnSnapshot, TickLink};
 use crate::config::Config;
 use crate::guard;
+use crate::hub::remote::FromSession;
+use crate::hub::{Handed, Hub, Inbound, Joined, Refresh, Tickets, Welcome, CLOSE_WRITE_TIMEOUT};
 use crate::metrics::{DropKind, Metrics, PanicKind};
-use crate::resume::{AccountGate, Claimed, Ticket};
-use crate::session::conn::Handover;
-use crate::session::hub::{Refresh, CLOSE_WRITE_TIMEOUT};
-use crate::session::read_end::LINGER;
-use crate::session::{Command, Hub, Inbound, Joined};
+use crate::resume::{AccountGate, Ticket};
+use crate::session::{Ask, Command, Join};
 use crate::shard::{Admitted, Busy, ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
-use crate::ws_frame;
+use crate::websocket::closing::LINGER;
+use crate::websocket::frame as ws_frame;
 use mino_protocol::server as msg;
 use mino_protocol::{PlayerId, Tick};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +54,11 @@ use vitals::CoreState;
 
 /// Wait between two attempts of the ownership check after a fence.
 const CHECK_RETRY: Duration = Duration::from_millis(200);
+
+/// Capacity of the queue of moves whose fresh ticket is stored in Redis
+/// (draining: at most `--drain-rate` a second come back; a full queue makes
+/// the storing tasks wait, never the driver).
+const MOVE_QUEUE: usize = 1024;
 
 /// Shutdown signals the driver takes part in.
 #[derive(Clone, Debug, Default)]
@@ -85,11 +90,15 @@ pub struct TickDriver {
     vitals: Vitals,
     /// Reused between calls: the players' messages being carried out.
     inbound: Vec<Inbound>,
-    /// Tickets reissued in Redis for a move, back from their tasks.
-    moves_tx: mpsc::UnboundedSender<(LinkId, Ticket)>,
-    moves: Option<mpsc::UnboundedReceiver<(LinkId, Ticket)>>,
+    /// Tickets reissued in Redis for a move, back from their tasks: the
+    /// sender each task gets a clone of, and the receiver [`TickDriver::run`]
+    /// takes.
+    moves_tx: mpsc::Sender<(LinkId, Ticket)>,
+    moves: Option<mpsc::Receiver<(LinkId, Ticket)>>,
     /// A ticket refresh task is running (one at a time).
     refreshing: Arc<AtomicBool>,
+    /// What the WebTransport sessions' tasks say (`None`: none are served).
+    sessions: Option<mpsc::Receiver<FromSession>>,
 }
 
 impl TickDriver {
@@ -107,12 +116,12 @@ impl TickDriver {
         life: Lifecycle,
         vitals: Vitals,
     ) -> std::io::Result<TickDriver> {
-        let refresh = cluster.is_some();
-        let (moves_tx, moves) = mpsc::unbounded_channel();
+        let tickets = if cluster.is_some() { Tickets::Redis } else { Tickets::Local };
+        let (moves_tx, moves) = mpsc::channel(MOVE_QUEUE);
         Ok(TickDriver {
             vitals,
             shard,
-            hub: Hub::new(&config, metrics.clone(), refresh)?,
+            hub: Hub::new(&config, metrics.clone(), tickets)?,
             config,
             metrics,
             cluster,
@@ -123,20 +132,29 @@ impl TickDriver {
             moves_tx,
             moves: Some(moves),
             refreshing: Arc::default(),
+            sessions: None,
         })
+    }
+
+    /// Serves sessions whose I/O runs in tasks of their own (WebTransport):
+    /// what they say comes on `sessions`.
+    pub fn with_sessions(mut self, sessions: mpsc::Receiver<FromSession>) -> TickDriver {
+        self.sessions = Some(sessions);
+        self
+    }
+
+    /// The capacity of each such session's queue (see
+    /// [`crate::hub::remote::queue_capacity`]).
+    pub fn session_queue(&self) -> usize {
+        self.hub.remote_queue()
     }
 
     /// Runs until the lifecycle's stop fires or every command sender is gone.
     pub async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
-        // Standalone, this queue never yields (its sender lives as long as the loop).
-        let (_keep, mut cluster_events) = match self.cluster.as_mut() {
-            Some(link) => (None, std::mem::replace(&mut link.events, mpsc::channel(1).1)),
-            None => {
-                let (tx, rx) = mpsc::channel(1);
-                (Some(tx), rx)
-            }
-        };
-        let mut moves = self.moves.take().unwrap_or_else(|| mpsc::unbounded_channel().1);
+        // Standalone there is no queue of cluster events.
+        let mut cluster_events = self.cluster.as_mut().and_then(|link| link.events.take());
+        let mut moves = self.moves.take();
+        let mut sessions = self.sessions.take();
         let life = self.life.clone();
         let period = self.config.tick_period();
         let mut clock = TickClock::new(period);
@@ -160,7 +178,7 @@ impl TickDriver {
                 }
                 (tick, due) = clock.tick() => self.tick(tick, due, period),
                 // Cluster events first: an id block must land before the joins it serves.
-                Some(event) = cluster_events.recv() => {
+                Some(event) = next(&mut cluster_events) => {
                     self.shard.cluster_event(event);
                     self.carry_out();
                 }
@@ -172,7 +190,11 @@ impl TickDriver {
                     Some(cmd) => self.command(cmd),
                     None => break,
                 },
-                Some((link, ticket)) = moves.recv() => self.move_out(link, ticket),
+                Some((link, ticket)) = next(&mut moves) => self.move_out(link, ticket),
+                Some(said) = next(&mut sessions) => {
+                    self.hub.on_session(said);
+                    self.players_said();
+                }
             }
         }
         self.shard.stop_admitting();
@@ -193,10 +215,9 @@ impl TickDriver {
                 ready = self.hub.ready() => self.hub.on_ready(&ready),
                 _ = step.tick() => self.hub.expire(time::now()),
                 Some(cmd) = commands.recv() => match cmd {
-                    Command::Join { conn, .. } | Command::Refuse { conn, .. } => {
-                        self.hub.refuse(*conn, CloseReason::Shutdown, None);
-                    }
-                    _ => {}
+                    Command::Join(join) => self.refuse(join.conn, CloseReason::Shutdown, None),
+                    Command::Ask(Ask::Refuse { conn, .. }) => self.hub.refuse(*conn, CloseReason::Shutdown, None),
+                    Command::Ask(_) => {}
                 },
             }
             // Nobody is left to tell: the players' last words are dropped.
@@ -229,7 +250,12 @@ impl TickDriver {
         let figures = self.vitals.tick(started, lateness, &out.relay_lag_ms, core);
         let tick = out.frame.tick;
         let shard = &self.shard;
-        self.hub.deliver(&out.frame, |link| shard.view_of(link));
+        let mut resync = Vec::new();
+        self.hub.deliver(&out.frame, |link| shard.view_of(link), &mut resync);
+        self.metrics.view_resyncs.inc_by(resync.len() as u64);
+        for link in resync {
+            self.shard.resync(link);
+        }
         let now = time::now();
         let refresh = self.hub.sweep(now);
         self.hub.expire(now);
@@ -239,6 +265,7 @@ impl TickDriver {
                 let cells = out.publish_cells;
                 link.snapshot.send_replace(Some(OwnSnapshot {
                     tick,
+                    step: out.step,
                     server_time_ms: wall_ms,
                     at: started,
                     bytes,
@@ -268,10 +295,8 @@ impl TickDriver {
     fn command(&mut self, cmd: Command) {
         let what = cmd.label();
         let run = match cmd {
-            Command::Join { name, resume, account, conn, hold, reply } => {
-                self.join(&name, resume, account, *conn, hold, reply)
-            }
-            cmd => guard::caught(|| self.run_command(cmd)),
+            Command::Join(join) => self.join(*join),
+            Command::Ask(ask) => guard::caught(|| self.ask(ask)),
         };
         if let Err(panic) = run {
             self.metrics.core_panic(PanicKind::Command);
@@ -287,33 +312,35 @@ impl TickDriver {
     /// A join: the one request that carries its socket, so the socket is
     /// kept out of the core's call and a panic there refuses it with 1011
     /// rather than dropping it without a code.
-    fn join(
-        &mut self,
-        name: &str,
-        resume: Option<Claimed>,
-        account: Option<Box<str>>,
-        conn: Handover,
-        hold: bool,
-        reply: oneshot::Sender<Result<Joined, Busy>>,
-    ) -> Result<(), String> {
+    fn join(&mut self, join: Join) -> Result<(), String> {
+        let Join { name, resume, account, capabilities, conn, welcome, reply } = join;
         let admitted = guard::caught(|| {
             fail::fail_point!("core-command");
-            self.shard.join(name, resume, time::wall_ms())
+            self.shard.join(&name, resume, time::wall_ms(), capabilities)
         });
         match admitted {
-            Ok(admitted) => guard::caught(|| self.joined(admitted, account, conn, hold, reply)),
+            Ok(admitted) => guard::caught(|| self.joined(admitted, account, conn, welcome, reply)),
             Err(panic) => {
-                self.hub.refuse(conn, CloseReason::Internal, None);
+                self.refuse(conn, CloseReason::Internal, None);
                 Err(panic)
             }
         }
     }
 
-    fn run_command(&mut self, cmd: Command) {
+    /// Refuses a joining connection, whichever it is.
+    fn refuse(&mut self, conn: Handed, reason: CloseReason, first: Option<bytes::Bytes>) {
+        match conn {
+            Handed::Socket(conn) => self.hub.refuse(*conn, reason, first),
+            Handed::Session(conn) => self.hub.refuse_remote(conn, reason, first),
+        }
+    }
+
+    /// Carries out an ask other than a join.
+    fn ask(&mut self, ask: Ask) {
         fail::fail_point!("core-command");
         let wall_ms = time::wall_ms();
-        match cmd {
-            Command::Reserve { reply } => {
+        match ask {
+            Ask::Reserve { reply } => {
                 let answer = self.shard.reserve();
                 if let Err(busy) = &answer {
                     self.metrics.refused(busy.refusal);
@@ -322,24 +349,23 @@ impl TickDriver {
                     self.shard.unreserve();
                 }
             }
-            Command::Unreserve => self.shard.unreserve(),
-            Command::ClaimLocal { ticket, account, require_account, reply } => {
+            Ask::Unreserve => self.shard.unreserve(),
+            Ask::ClaimLocal { ticket, account, require_account, reply } => {
                 let gate = AccountGate { account: account.as_deref(), require: require_account };
                 let _ = reply.send(self.shard.claim_local(&ticket, wall_ms, gate));
             }
-            Command::LoginLocal { account, name, reply } => {
+            Ask::LoginLocal { account, name, reply } => {
                 let _ = reply.send(self.shard.login_local(&account, &name, wall_ms));
             }
-            Command::NewId { reply } => {
+            Ask::NewId { reply } => {
                 let _ = reply.send(self.shard.new_id());
             }
-            Command::Join { .. } => unreachable!("TickDriver::command carries joins out itself"),
-            Command::Welcome { link } => self.hub.welcome(link),
-            Command::Refuse { conn, reason, first } => self.hub.refuse(*conn, reason, first),
-            Command::Order { order, reply } => {
+            Ask::ReleaseWelcome { link } => self.hub.welcome(link),
+            Ask::Refuse { conn, reason, first } => self.hub.refuse(*conn, reason, first),
+            Ask::Order { order, reply } => {
                 let _ = reply.send(self.shard.order(&order));
             }
-            Command::Find { query, limit, reply } => {
+            Ask::Find { query, limit, reply } => {
                 let _ = reply.send(self.shard.find(&query, limit));
             }
         }
@@ -351,15 +377,15 @@ impl TickDriver {
         &mut self,
         admitted: Result<Admitted, Busy>,
         account: Option<Box<str>>,
-        conn: Handover,
-        hold: bool,
+        conn: Handed,
+        welcome: Welcome,
         reply: oneshot::Sender<Result<Joined, Busy>>,
     ) {
         match admitted {
             Err(busy) => {
                 self.metrics.refused(busy.refusal);
                 let frame = ws_frame::binary(&msg::encode_busy(busy.refusal.label(), busy.retry_after_ms));
-                self.hub.refuse(conn, CloseReason::Busy, Some(frame));
+                self.refuse(conn, CloseReason::Busy, Some(frame));
                 let _ = reply.send(Err(busy));
             }
             Ok(admitted) => {
@@ -369,9 +395,14 @@ impl TickDriver {
                     ticket: admitted.ticket,
                     position: admitted.position,
                 };
-                self.hub.join(conn, &joined, account, &admitted.welcome, hold);
+                match conn {
+                    Handed::Socket(conn) => self.hub.join(*conn, &joined, account, &admitted.welcome, welcome),
+                    Handed::Session(conn) => {
+                        self.hub.join_remote(conn, &joined, account, &admitted.welcome, welcome);
+                    }
+                }
                 self.metrics.players.set(self.shard.players() as i64);
-                if reply.send(Ok(joined)).is_err() && hold {
+                if reply.send(Ok(joined)).is_err() && welcome == Welcome::Held {
                     // Its handshake task is gone: nobody will release the welcome.
                     self.hub.welcome(joined.link);
                 }
@@ -528,7 +559,7 @@ impl TickDriver {
             if let Err(e) = store.reissue(player, old, next).await {
                 tracing::warn!(error = %e, %player, "move ticket not stored; the player rejoins as new");
             }
-            let _ = moves.send((link, next));
+            let _ = moves.send((link, next)).await;
         });
     }
 
@@ -573,3 +604,15 @@ impl TickDriver {
         });
     }
 }
+
+/// The next item of `queue`; with no queue (standalone: no cluster events),
+/// never.
+async fn next<T>(queue: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match queue {
+        Some(queue) => queue.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests;

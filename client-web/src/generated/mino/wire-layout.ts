@@ -46,8 +46,8 @@ export const CELL_BUNDLE: TableLayout = {
     { name: 'region', vo: 6, kind: 'scalar', size: 4 },
     { name: 'tick', vo: 8, kind: 'scalar', size: 8 },
     { name: 'server_time_ms', vo: 10, kind: 'scalar', size: 8 },
-    { name: 'runs', vo: 16, kind: 'vector', elemSize: 6, align: 2 },
-    { name: 'players', vo: 18, kind: 'vector', elemSize: 10, align: 2 },
+    { name: 'step', vo: 20, kind: 'scalar', size: 8 },
+    { name: 'items', vo: 22, kind: 'vector', elemSize: 1, align: 1 },
   ],
 };
 
@@ -76,6 +76,7 @@ export const HELLO: TableLayout = {
     { name: 'name', vo: 6, kind: 'string' },
     { name: 'access_token', vo: 8, kind: 'string' },
     { name: 'resume_ticket', vo: 10, kind: 'vector', elemSize: 1, align: 1 },
+    { name: 'capabilities', vo: 12, kind: 'scalar', size: 4 },
   ],
 };
 
@@ -130,6 +131,7 @@ export const PLAYER_INFO: TableLayout = {
   fields: [
     { name: 'id', vo: 4, kind: 'scalar', size: 4 },
     { name: 'name', vo: 6, kind: 'string' },
+    { name: 'shard_id', vo: 8, kind: 'scalar', size: 4 },
   ],
 };
 
@@ -191,6 +193,7 @@ export const WELCOME: TableLayout = {
     { name: 'grid_columns', vo: 28, kind: 'scalar', size: 4 },
     { name: 'view_radius', vo: 30, kind: 'scalar', size: 4 },
     { name: 'view_grace_ms', vo: 32, kind: 'scalar', size: 4 },
+    { name: 'capabilities', vo: 34, kind: 'scalar', size: 4 },
   ],
 };
 
@@ -210,9 +213,7 @@ export const SNAPSHOT: TableLayout = {
 export const SERVER_MESSAGE: TableLayout = {
   name: 'ServerMessage',
   fields: [
-    { name: 'players', vo: 6, kind: 'vector', elemSize: 10, align: 2 },
     { name: 'body', vo: 10, kind: 'union', typeVo: 8, members: new Map<number, TableLayout>([[1, WELCOME], [2, SNAPSHOT], [3, CHAT_MESSAGE], [4, PRESENCE], [5, ROSTER], [6, BUSY], [7, ERROR], [8, PONG], [9, MOVE], [10, NAMES], [11, PLACE_STATUS], [12, CELL_BUNDLE]]) },
-    { name: 'frame', vo: 12, kind: 'struct', size: 12, align: 4 },
-    { name: 'runs', vo: 14, kind: 'vector', elemSize: 6, align: 2 },
+    { name: 'view', vo: 16, kind: 'vector', elemSize: 1, align: 1 },
   ],
 };

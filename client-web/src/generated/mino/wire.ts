@@ -4,6 +4,7 @@
 
 export { Bounds } from './wire/bounds.js';
 export { Busy } from './wire/busy.js';
+export { Capability } from './wire/capability.js';
 export { CellBundle } from './wire/cell-bundle.js';
 export { CellRun } from './wire/cell-run.js';
 export { ChatMessage } from './wire/chat-message.js';
@@ -12,6 +13,8 @@ export { ClientBody } from './wire/client-body.js';
 export { ClientMessage } from './wire/client-message.js';
 export { ClientVerifierLimit } from './wire/client-verifier-limit.js';
 export { CloseCode } from './wire/close-code.js';
+export { EntryFlag } from './wire/entry-flag.js';
+export { EntryFlagShift } from './wire/entry-flag-shift.js';
 export { Error } from './wire/error.js';
 export { FrameHeader } from './wire/frame-header.js';
 export { Hello } from './wire/hello.js';

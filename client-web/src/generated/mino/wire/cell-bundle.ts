@@ -4,10 +4,6 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { CellRun } from '../../mino/wire/cell-run.js';
-import { PlayerState } from '../../mino/wire/player-state.js';
-
-
 /**
  * Between shards only (Redis), never to a client: one shard's cells of one
  * region for one tick, as a view frame carries them (`runs` and `players`,
@@ -55,28 +51,37 @@ serverTimeMs():bigint {
   return offset ? this.bb!.readUint64(this.bb_pos + offset) : BigInt('0');
 }
 
-runs(index: number, obj?:CellRun):CellRun|null {
-  const offset = this.bb!.__offset(this.bb_pos, 16);
-  return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
+/**
+ * Protocol 4: the shard's step counter at this tick (one a tick that
+ * ran: the ticks deltas span).
+ */
+step():bigint {
+  const offset = this.bb!.__offset(this.bb_pos, 20);
+  return offset ? this.bb!.readUint64(this.bb_pos + offset) : BigInt('0');
 }
 
-runsLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 16);
+/**
+ * Protocol 4: every occupied (or just emptied) cell's full form and the
+ * deltas other shards' views may need (schema/src/view.rs, "region
+ * bundle").
+ */
+items(index: number):number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 22);
+  return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
+}
+
+itemsLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 22);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
-players(index: number, obj?:PlayerState):PlayerState|null {
-  const offset = this.bb!.__offset(this.bb_pos, 18);
-  return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
-}
-
-playersLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 18);
-  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
+itemsArray():Uint8Array|null {
+  const offset = this.bb!.__offset(this.bb_pos, 22);
+  return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
 }
 
 static startCellBundle(builder:flatbuffers.Builder) {
-  builder.startObject(8);
+  builder.startObject(10);
 }
 
 static addShardId(builder:flatbuffers.Builder, shardId:number) {
@@ -95,20 +100,24 @@ static addServerTimeMs(builder:flatbuffers.Builder, serverTimeMs:bigint) {
   builder.addFieldInt64(3, serverTimeMs, BigInt('0'));
 }
 
-static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(6, runsOffset, 0);
+static addStep(builder:flatbuffers.Builder, step:bigint) {
+  builder.addFieldInt64(8, step, BigInt('0'));
 }
 
-static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(6, numElems, 2);
+static addItems(builder:flatbuffers.Builder, itemsOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(9, itemsOffset, 0);
 }
 
-static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(7, playersOffset, 0);
+static createItemsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
+  builder.startVector(1, data.length, 1);
+  for (let i = data.length - 1; i >= 0; i--) {
+    builder.addInt8(data[i]!);
+  }
+  return builder.endVector();
 }
 
-static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(10, numElems, 2);
+static startItemsVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(1, numElems, 1);
 }
 
 static endCellBundle(builder:flatbuffers.Builder):flatbuffers.Offset {
@@ -116,14 +125,14 @@ static endCellBundle(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, runsOffset:flatbuffers.Offset, playersOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, step:bigint, itemsOffset:flatbuffers.Offset):flatbuffers.Offset {
   CellBundle.startCellBundle(builder);
   CellBundle.addShardId(builder, shardId);
   CellBundle.addRegion(builder, region);
   CellBundle.addTick(builder, tick);
   CellBundle.addServerTimeMs(builder, serverTimeMs);
-  CellBundle.addRuns(builder, runsOffset);
-  CellBundle.addPlayers(builder, playersOffset);
+  CellBundle.addStep(builder, step);
+  CellBundle.addItems(builder, itemsOffset);
   return CellBundle.endCellBundle(builder);
 }
 }

@@ -5,7 +5,9 @@
 /**
  * Close codes carried in the websocket close frame (and in Error). Codes
  * 1000-1012 are RFC 6455's; 4000-4999 are mino's own. A client must not
- * reconnect after SessionReplaced, ProtocolVersion or Kicked.
+ * reconnect after the codes marked `reconnect: "never"` (SessionReplaced,
+ * ProtocolVersion, NameInvalid, Kicked), nor send the same access token
+ * after those marked `reconnect: "without_token"` (identity, 4030-4039).
  */
 export enum CloseCode {
   Normal = 1000,
@@ -34,7 +36,15 @@ export enum CloseCode {
   UnknownMessage = 4001,
   HelloExpected = 4002,
   HelloTimeout = 4003,
+
+  /**
+   * The Hello's protocol version is not this server's: the page is out of date.
+   */
   ProtocolVersion = 4004,
+
+  /**
+   * The Hello's name was refused: the same Hello would be refused again.
+   */
   NameInvalid = 4005,
   ChatTooLong = 4006,
   InputFlood = 4007,
@@ -47,6 +57,10 @@ export enum CloseCode {
   PeerTimeout = 4010,
   ServerBusy = 4011,
   TextFrame = 4012,
+
+  /**
+   * Another socket resumed this session (another tab or window).
+   */
   SessionReplaced = 4013,
   TicketInvalid = 4014,
   TicketUsed = 4015,

@@ -73,8 +73,17 @@ resumeTicketArray():Uint8Array|null {
   return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
 }
 
+/**
+ * What this client takes: bits of Capability. Unknown bits are ignored
+ * (the Welcome says which were granted).
+ */
+capabilities():number {
+  const offset = this.bb!.__offset(this.bb_pos, 12);
+  return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
+}
+
 static startHello(builder:flatbuffers.Builder) {
-  builder.startObject(4);
+  builder.startObject(5);
 }
 
 static addProtocolVersion(builder:flatbuffers.Builder, protocolVersion:number) {
@@ -105,17 +114,22 @@ static startResumeTicketVector(builder:flatbuffers.Builder, numElems:number) {
   builder.startVector(1, numElems, 1);
 }
 
+static addCapabilities(builder:flatbuffers.Builder, capabilities:number) {
+  builder.addFieldInt32(4, capabilities, 0);
+}
+
 static endHello(builder:flatbuffers.Builder):flatbuffers.Offset {
   const offset = builder.endObject();
   return offset;
 }
 
-static createHello(builder:flatbuffers.Builder, protocolVersion:number, nameOffset:flatbuffers.Offset, accessTokenOffset:flatbuffers.Offset, resumeTicketOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createHello(builder:flatbuffers.Builder, protocolVersion:number, nameOffset:flatbuffers.Offset, accessTokenOffset:flatbuffers.Offset, resumeTicketOffset:flatbuffers.Offset, capabilities:number):flatbuffers.Offset {
   Hello.startHello(builder);
   Hello.addProtocolVersion(builder, protocolVersion);
   Hello.addName(builder, nameOffset);
   Hello.addAccessToken(builder, accessTokenOffset);
   Hello.addResumeTicket(builder, resumeTicketOffset);
+  Hello.addCapabilities(builder, capabilities);
   return Hello.endHello(builder);
 }
 }

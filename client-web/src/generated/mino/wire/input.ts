@@ -29,7 +29,11 @@ static getSizePrefixedRootAsInput(bb:flatbuffers.ByteBuffer, obj?:Input):Input {
 /**
  * Client-side sequence number, increasing by one per Input. The server
  * echoes its low 7 bits in the player's own snapshot entry once the input
- * is applied (PlayerState.flags), for client-side prediction.
+ * is applied (PlayerState.flags), for client-side prediction. An Input
+ * not newer than the last one applied on its socket, in serial number
+ * arithmetic over 32 bits (RFC 1982: 1 to 2^31 - 1 ahead, across the wrap
+ * from 2^32 - 1 to 0), is ignored: a duplicate or an older one. A new
+ * socket (a join, a resume) starts standing still with none applied.
  */
 seq():number {
   const offset = this.bb!.__offset(this.bb_pos, 4);

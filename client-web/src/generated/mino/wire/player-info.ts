@@ -34,8 +34,18 @@ name(optionalEncoding?:any):string|Uint8Array|null {
   return offset ? this.bb!.__string(this.bb_pos + offset, optionalEncoding) : null;
 }
 
+/**
+ * The shard the player is on, in a Roster (absent elsewhere: a Presence
+ * names its shard once, and Names need none). A client told "left" by
+ * shard S removes only players it knows to be on S.
+ */
+shardId():number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 8);
+  return offset ? this.bb!.readUint32(this.bb_pos + offset) : null;
+}
+
 static startPlayerInfo(builder:flatbuffers.Builder) {
-  builder.startObject(2);
+  builder.startObject(3);
 }
 
 static addId(builder:flatbuffers.Builder, id:number) {
@@ -46,15 +56,21 @@ static addName(builder:flatbuffers.Builder, nameOffset:flatbuffers.Offset) {
   builder.addFieldOffset(1, nameOffset, 0);
 }
 
+static addShardId(builder:flatbuffers.Builder, shardId:number) {
+  builder.addFieldInt32(2, shardId, null);
+}
+
 static endPlayerInfo(builder:flatbuffers.Builder):flatbuffers.Offset {
   const offset = builder.endObject();
   return offset;
 }
 
-static createPlayerInfo(builder:flatbuffers.Builder, id:number, nameOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createPlayerInfo(builder:flatbuffers.Builder, id:number, nameOffset:flatbuffers.Offset, shardId:number|null):flatbuffers.Offset {
   PlayerInfo.startPlayerInfo(builder);
   PlayerInfo.addId(builder, id);
   PlayerInfo.addName(builder, nameOffset);
+  if (shardId !== null)
+    PlayerInfo.addShardId(builder, shardId);
   return PlayerInfo.endPlayerInfo(builder);
 }
 }

@@ -11,7 +11,8 @@ import * as flatbuffers from 'flatbuffers';
  *   x, y: quantized position, world = min + q / 65535 * (max - min)
  *   heading: facing, 0..255 maps to 0..2*pi, counter-clockwise from +x
  *   flags: bit 0 = moving; bits 1-7 = the low 7 bits of the last Input.seq
- *          the server applied for this player (for client-side prediction)
+ *          the server applied for this player (for client-side prediction);
+ *          see EntryFlag and EntryFlagShift
  */
 export class PlayerState {
   bb: flatbuffers.ByteBuffer|null = null;

@@ -8,7 +8,7 @@ import { PlayerInfo } from '../../mino/wire/player-info.js';
 
 
 /**
- * Every present player, sent once after Welcome.
+ * Every present player with its shard, sent once after Welcome.
  */
 export class Roster {
   bb: flatbuffers.ByteBuffer|null = null;

@@ -4,19 +4,13 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { CellRun } from '../../mino/wire/cell-run.js';
-import { FrameHeader } from '../../mino/wire/frame-header.js';
-import { PlayerState } from '../../mino/wire/player-state.js';
 import { ServerBody, unionToServerBody, unionListToServerBody } from '../../mino/wire/server-body.js';
 
 
 /**
- * Every server message. With area of interest, a socket gets per tick one
- * view frame per shard whose cells it sees: `frame`, `runs` and `players`
- * set and no body. The frame's header (52 bytes, and the websocket's 2 to 4)
- * comes once, each cell costs a 6-byte run and each player 10 bytes. A run
- * holds all of that cell's players of that shard: a player missing from it
- * has left the cell. Otherwise `body` says what the message is.
+ * Every server message. A socket gets a view frame a tick (when anything in
+ * its view is new): `view` set and no body. Otherwise `body` says what the
+ * message is.
  */
 export class ServerMessage {
   bb: flatbuffers.ByteBuffer|null = null;
@@ -36,16 +30,6 @@ static getSizePrefixedRootAsServerMessage(bb:flatbuffers.ByteBuffer, obj?:Server
   return (obj || new ServerMessage()).__init(bb.readInt32(bb.position()) + bb.position(), bb);
 }
 
-players(index: number, obj?:PlayerState):PlayerState|null {
-  const offset = this.bb!.__offset(this.bb_pos, 6);
-  return offset ? (obj || new PlayerState()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 10, this.bb!) : null;
-}
-
-playersLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 6);
-  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
-}
-
 bodyType():ServerBody {
   const offset = this.bb!.__offset(this.bb_pos, 8);
   return offset ? this.bb!.readUint8(this.bb_pos + offset) : ServerBody.NONE;
@@ -56,31 +40,28 @@ body<T extends flatbuffers.Table>(obj:any):any|null {
   return offset ? this.bb!.__union(obj, this.bb_pos + offset) : null;
 }
 
-frame(obj?:FrameHeader):FrameHeader|null {
-  const offset = this.bb!.__offset(this.bb_pos, 12);
-  return offset ? (obj || new FrameHeader()).__init(this.bb_pos + offset, this.bb!) : null;
+/**
+ * Protocol 4: a view frame, with no body: sections of a shard's cells at
+ * one of its ticks, each cell's items (full forms, deltas, forgets); the
+ * layout is in schema/src/view.rs.
+ */
+view(index: number):number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 16);
+  return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
 }
 
-runs(index: number, obj?:CellRun):CellRun|null {
-  const offset = this.bb!.__offset(this.bb_pos, 14);
-  return offset ? (obj || new CellRun()).__init(this.bb!.__vector(this.bb_pos + offset) + index * 6, this.bb!) : null;
-}
-
-runsLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 14);
+viewLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 16);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
+viewArray():Uint8Array|null {
+  const offset = this.bb!.__offset(this.bb_pos, 16);
+  return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
+}
+
 static startServerMessage(builder:flatbuffers.Builder) {
-  builder.startObject(6);
-}
-
-static addPlayers(builder:flatbuffers.Builder, playersOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(1, playersOffset, 0);
-}
-
-static startPlayersVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(10, numElems, 2);
+  builder.startObject(7);
 }
 
 static addBodyType(builder:flatbuffers.Builder, bodyType:ServerBody) {
@@ -91,16 +72,20 @@ static addBody(builder:flatbuffers.Builder, bodyOffset:flatbuffers.Offset) {
   builder.addFieldOffset(3, bodyOffset, 0);
 }
 
-static addFrame(builder:flatbuffers.Builder, frameOffset:flatbuffers.Offset) {
-  builder.addFieldStruct(4, frameOffset, 0);
+static addView(builder:flatbuffers.Builder, viewOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(6, viewOffset, 0);
 }
 
-static addRuns(builder:flatbuffers.Builder, runsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(5, runsOffset, 0);
+static createViewVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
+  builder.startVector(1, data.length, 1);
+  for (let i = data.length - 1; i >= 0; i--) {
+    builder.addInt8(data[i]!);
+  }
+  return builder.endVector();
 }
 
-static startRunsVector(builder:flatbuffers.Builder, numElems:number) {
-  builder.startVector(6, numElems, 2);
+static startViewVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(1, numElems, 1);
 }
 
 static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {

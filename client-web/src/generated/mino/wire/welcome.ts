@@ -151,8 +151,16 @@ viewGraceMs():number {
   return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
 }
 
+/**
+ * The Hello's capabilities this server grants (bits of Capability).
+ */
+capabilities():number {
+  const offset = this.bb!.__offset(this.bb_pos, 34);
+  return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
+}
+
 static startWelcome(builder:flatbuffers.Builder) {
-  builder.startObject(15);
+  builder.startObject(16);
 }
 
 static addPlayerId(builder:flatbuffers.Builder, playerId:number) {
@@ -225,6 +233,10 @@ static addViewRadius(builder:flatbuffers.Builder, viewRadius:number) {
 
 static addViewGraceMs(builder:flatbuffers.Builder, viewGraceMs:number) {
   builder.addFieldInt32(14, viewGraceMs, 0);
+}
+
+static addCapabilities(builder:flatbuffers.Builder, capabilities:number) {
+  builder.addFieldInt32(15, capabilities, 0);
 }
 
 static endWelcome(builder:flatbuffers.Builder):flatbuffers.Offset {

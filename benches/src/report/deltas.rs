@@ -1,0 +1,495 @@
+//! Section 15, shared delta frames (issue 25): the trace of candidate
+//! encodings, then bots taking deltas against bots taking full frames (the
+//! control) in the same run, and the issue's figures with a verdict each.
+
+use super::fmt::{count, f1, f2, median, ratio, table, DASH};
+use super::load::{FramesPair, Sampled};
+use super::verdict::{self, p95, JUDGE_NOTE, SATURATED};
+use super::Report;
+use crate::raw::{DeltaTrace, CHOSEN_ENCODING};
+use mino_loadgen::report::crowd::CrowdReport;
+use mino_loadgen::report::{Measured, WalkReport};
+
+/// The figures of one walking run.
+struct Walk {
+    bytes_per_player_s: Option<f64>,
+    entry_bytes_per_visible: Option<f64>,
+    own_p95: Option<f64>,
+    relayed_p95: Option<f64>,
+    cpu_player_tick_us: Option<f64>,
+    cpu_frame_us: Option<f64>,
+    runqueue: Option<f64>,
+}
+
+impl Walk {
+    fn of((r, w): &Sampled<WalkReport>) -> Walk {
+        let m = &r.measured;
+        let connected = m.connected as f64;
+        // The shards' own tick rate (a socket with nothing new gets no
+        // frame, so the rate the bots saw is not the tick rate).
+        let tick_hz = w.as_ref().and_then(|w| {
+            let rates: Vec<f64> = w.shards.values().map(|s| s.ticks_per_s).collect();
+            (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
+        });
+        let cpu_player_tick_us = match (&m.server, tick_hz) {
+            (Some(s), Some(hz)) if connected > 0.0 && hz > 0.0 && m.seconds > 0.0 => {
+                Some((s.cpu_user_s + s.cpu_sys_s) * 1e6 / (connected * hz * m.seconds))
+            }
+            _ => None,
+        };
+        let observers = m.aoi.as_ref().and_then(|a| a.observers.as_ref());
+        Walk {
+            bytes_per_player_s: (connected > 0.0).then(|| m.bytes_per_s / connected),
+            entry_bytes_per_visible: observers
+                .filter(|o| o.players_in_view > 0.0)
+                .map(|o| o.entry_bytes_per_tick / o.players_in_view),
+            own_p95: p95(&m.snapshot_gap_ms),
+            relayed_p95: p95(&m.relayed_snapshot_gap_ms),
+            cpu_player_tick_us,
+            cpu_frame_us: m.server.as_ref().map(|s| s.cpu_per_frame_us.total),
+            runqueue: verdict::shard_mean(w.as_ref(), |s| s.runqueue_wait_share),
+        }
+    }
+
+    fn cells(&self, aoi: bool) -> Vec<String> {
+        let mut row = vec![self.bytes_per_player_s.map_or(DASH.into(), count)];
+        if aoi {
+            row.push(f2(self.entry_bytes_per_visible));
+        }
+        row.extend([
+            f1(self.own_p95),
+            f1(self.relayed_p95),
+            f2(self.cpu_player_tick_us),
+            f2(self.cpu_frame_us),
+            f2(self.runqueue),
+        ]);
+        row
+    }
+
+    fn median(runs: &[Walk]) -> Walk {
+        let m = |f: fn(&Walk) -> Option<f64>| median(runs.iter().map(f));
+        Walk {
+            bytes_per_player_s: m(|w| w.bytes_per_player_s),
+            entry_bytes_per_visible: m(|w| w.entry_bytes_per_visible),
+            own_p95: m(|w| w.own_p95),
+            relayed_p95: m(|w| w.relayed_p95),
+            cpu_player_tick_us: m(|w| w.cpu_player_tick_us),
+            cpu_frame_us: m(|w| w.cpu_frame_us),
+            runqueue: m(|w| w.runqueue),
+        }
+    }
+}
+
+/// What the runs' verdicts allow: every run judgeable (the loadgen stayed
+/// under its limit), and whether any ran on a saturated machine.
+#[derive(Clone, Copy, Debug)]
+struct Judged {
+    judgeable: bool,
+    saturated: bool,
+}
+
+impl Judged {
+    fn of<'a>(runs: impl IntoIterator<Item = &'a Measured>) -> Judged {
+        let v: Vec<&str> = runs.into_iter().map(verdict::of).collect();
+        Judged { judgeable: v.iter().all(|v| *v != JUDGE_NOTE), saturated: v.contains(&SATURATED) }
+    }
+
+    fn and(self, other: Judged) -> Judged {
+        Judged { judgeable: self.judgeable && other.judgeable, saturated: self.saturated || other.saturated }
+    }
+}
+
+/// met / not met / not judgeable, from a judgement and what the runs allow.
+fn goal(met: Option<bool>, j: Judged) -> String {
+    let v = match (met, j.judgeable) {
+        (_, false) => return "not judgeable".into(),
+        (None, true) => return "not judgeable (no figure)".into(),
+        (Some(true), true) => "**met**",
+        (Some(false), true) => "not met",
+    };
+    if j.saturated {
+        format!("{v} (machine saturated)")
+    } else {
+        v.into()
+    }
+}
+
+impl Report {
+    pub(super) fn deltas_section(&mut self) -> Vec<String> {
+        let mut out = vec!["## 15. Shared delta frames".to_owned(), String::new()];
+        let d = self.raw.deltas.clone();
+        if d.trace_walk.is_none() && d.aoi.is_none() && d.whole.is_none() && d.crowd.is_none() {
+            out.extend(["Not run.".to_owned(), String::new()]);
+            return out;
+        }
+        out.extend([
+            "Protocol 4 (issue 25) sends a cell's entries as a delta against the same cell's previous frame: \
+             residuals against the heading-step prediction the server and the browser compute alike, explicit \
+             leave and enter records, the same bytes to every socket holding the baseline, the cell's full form to \
+             every socket that does not; a socket with nothing new gets no write. What is compared: the same \
+             binaries and the same run, bots that say in their Hello that they take deltas (the loadgen's default, \
+             as the browser's) against bots that do not (`mino-loadgen --frames full`, the control: a client \
+             without the capability, which gets full frames), alternating (deltas first in odd runs), \
+             `benches/scale.sh --only deltas`; raw files `deltas-KIND-N-FRAMES-I.json` (the loadgen's report) and \
+             `.server.json` (the shards' windows); the commands are at the end."
+                .to_owned(),
+            String::new(),
+        ]);
+        out.extend(self.trace_part(d.trace_walk.as_ref(), d.trace_crowd.as_ref()));
+        let aoi = d.aoi.as_ref().map(|p| self.walk_part(p, true));
+        if let Some((lines, _)) = &aoi {
+            out.extend(lines.iter().cloned());
+        }
+        let whole = d.whole.as_ref().map(|p| self.walk_part(p, false));
+        if let Some((lines, _)) = &whole {
+            out.extend(lines.iter().cloned());
+        }
+        let crowd = d.crowd.as_ref().map(|p| self.crowd_part15(p));
+        if let Some((lines, _)) = &crowd {
+            out.extend(lines.iter().cloned());
+        }
+        out.extend(self.goals_part(&d, aoi.map(|a| a.1), whole.map(|w| w.1), crowd.map(|c| c.1)));
+        out
+    }
+
+    fn trace_part(&self, walk: Option<&DeltaTrace>, crowd: Option<&DeltaTrace>) -> Vec<String> {
+        let mut out = vec![
+            "**The trace** (`benches/src/bin/delta_trace.rs`, issue 25's \"measure before choosing\"): the server's \
+             own simulation, grid and view stencil run offline for some seconds of a game, every cell's entries \
+             recorded every tick, and for every socket's view (own and near cells every tick, mid every 2nd, \
+             prefetch every 4th) the bytes each candidate encoding would send. Raw: `deltas-trace-walk.json` \
+             (`delta_trace walk --players 1000`: walkers, 4 a cell, two shards) and `deltas-trace-crowd.json` \
+             (`delta_trace crowd --players 2000 --shuffle 0.05`: a crowd standing in one cell, 5 % of it taking a \
+             step now and then). The encoding protocol 4 chose is in bold."
+                .to_owned(),
+            String::new(),
+        ];
+        for (name, t) in [("Walk", walk), ("Crowd", crowd)] {
+            match t {
+                Some(t) => {
+                    out.push(format!("*{name}:* {}", t.markdown(true).trim_end()));
+                    out.push(String::new());
+                }
+                None => out.extend([format!("*{name}:* not run."), String::new()]),
+            }
+        }
+        out
+    }
+
+    /// The walking runs of one kind: each run, then the medians, and the
+    /// medians of deltas (for the goals), and the control's.
+    fn walk_part(&self, p: &FramesPair<WalkReport>, aoi: bool) -> (Vec<String>, WalkGoals) {
+        let n = count(p.players as f64);
+        let mut out = vec![if aoi {
+            format!(
+                "**{n} walkers, two shards + Redis, area of interest** (`--cell-size 100 --view-radius 400`, world \
+                 1,600 units, `mino-loadgen walk --density 4 --observers 5%`, as section 9's 1,000 row). Bytes a \
+                 player a second are what the bots received (payload); entry bytes per visible player per tick are \
+                 the observers' entry bytes a tick ÷ the players within their view radius (item headers, frame \
+                 headers and websocket headers apart; full frames: 10 bytes an entry, plus players beyond the \
+                 radius in whole cells); gaps p95 between frames of the own shard and of the other shard (with \
+                 deltas a socket with nothing new gets no frame); server CPU is both shards' user + system time over \
+                 the hold ÷ (players × the shards' ticks), and ÷ the frames the bots received; run-queue wait is the \
+                 share of a core the shards' threads spent runnable but waiting for a CPU (other sessions' work on \
+                 the shared machine), mean of the two shards."
+            )
+        } else {
+            format!(
+                "**The same, whole shard** ({n} walkers on two shards + Redis, world 1,600 units, no `--cell-size`, \
+                 no `--density`: every socket gets every player)."
+            )
+        }];
+        out.push(String::new());
+        let mut head = vec!["frames", "run", "bytes / player / s"];
+        if aoi {
+            head.push("entry bytes / visible player / tick");
+        }
+        head.extend([
+            "own gap p95 ms",
+            "relayed gap p95 ms",
+            "server CPU / player / tick µs",
+            "server CPU / delivered frame µs",
+            "shards' run-queue wait",
+            "verdict",
+        ]);
+        let mut rows = Vec::new();
+        let mut medians = Vec::new();
+        for (label, runs) in [("deltas", &p.deltas), ("full (control)", &p.full)] {
+            let walks: Vec<Walk> = runs.iter().map(Walk::of).collect();
+            for (i, (w, (r, _))) in walks.iter().zip(runs).enumerate() {
+                let mut row = vec![label.to_owned(), (i + 1).to_string()];
+                row.extend(w.cells(aoi));
+                row.push(verdict::of(&r.measured).into());
+                rows.push(row);
+            }
+            let m = Walk::median(&walks);
+            let mut row = vec![format!("**{label}**"), format!("median of {}", runs.len())];
+            row.extend(m.cells(aoi));
+            row.push(verdict::of_runs(runs.iter().map(|(r, _)| &r.measured)));
+            rows.push(row);
+            medians.push(m);
+        }
+        out.extend(table(&head, &rows));
+        let full = medians.pop();
+        let deltas = medians.pop();
+        if let (Some(dl), Some(fl)) = (&deltas, &full) {
+            out.push(String::new());
+            out.push(format!(
+                "Deltas ÷ full, medians: bytes a player a second {}, server CPU a player a tick {}, server CPU a \
+                 delivered frame {}.",
+                ratio(dl.bytes_per_player_s, fl.bytes_per_player_s),
+                ratio(dl.cpu_player_tick_us, fl.cpu_player_tick_us),
+                ratio(dl.cpu_frame_us, fl.cpu_frame_us),
+            ));
+        }
+        out.push(String::new());
+        let goals = WalkGoals {
+            deltas,
+            full,
+            judged_deltas: Judged::of(p.deltas.iter().map(|(r, _)| &r.measured)),
+            judged_full: Judged::of(p.full.iter().map(|(r, _)| &r.measured)),
+        };
+        (out, goals)
+    }
+
+    fn crowd_part15(&self, p: &FramesPair<CrowdReport>) -> (Vec<String>, CrowdGoals) {
+        let n = count(p.players as f64);
+        let mut out = vec![
+            format!(
+                "**A crowd of {n} standing in one cell** (`mino-loadgen crowd`, two shards + Redis, `--cell-size \
+                 100`, world 2,000 units, as section 9's crowd): the own gap p95 (between frames of the own shard; \
+                 with deltas a socket whose cells did not change gets no frame, so a long gap there is not a stale \
+                 position), the bytes each socket's view frames came to a tick (its mean, median across sockets) \
+                 and the late ticks. A run is judgeable only when at least 95 % of the bots gathered at the start \
+                 and at the end of the hold: on a machine that cannot run the count, bots fail to connect or to \
+                 reach the point (the loadgen's errors), and the figures describe the machine."
+            ),
+            String::new(),
+        ];
+        let mut rows = Vec::new();
+        let mut medians = Vec::new();
+        for (label, runs) in [("deltas", &p.deltas), ("full (control)", &p.full)] {
+            let gap = |r: &CrowdReport| p95(&r.measured.snapshot_gap_ms);
+            let bytes = |r: &CrowdReport| r.budget.as_ref().map(|b| b.cell_bytes_per_tick.p50);
+            let late = |r: &CrowdReport| r.late_ticks.as_ref().map(|l| 100.0 * l.late_share);
+            for (i, (r, _)) in runs.iter().enumerate() {
+                rows.push(vec![
+                    label.to_owned(),
+                    (i + 1).to_string(),
+                    format!(
+                        "{} / {} / {} / {}",
+                        count(r.admitted as f64),
+                        count(r.gathered as f64),
+                        count(r.gathered_at_end as f64),
+                        count(r.measured.connected as f64)
+                    ),
+                    count(r.measured.errors as f64),
+                    f1(gap(r)),
+                    f1(bytes(r)),
+                    f1(late(r)),
+                    crowd_verdict(r),
+                ]);
+            }
+            let g = median(runs.iter().map(|(r, _)| gap(r)));
+            rows.push(vec![
+                format!("**{label}**"),
+                format!("median of {}", runs.len()),
+                String::new(),
+                String::new(),
+                f1(g),
+                f1(median(runs.iter().map(|(r, _)| bytes(r)))),
+                f1(median(runs.iter().map(|(r, _)| late(r)))),
+                match runs.iter().filter(|(r, _)| !gathered(r)).count() {
+                    0 => verdict::of_runs(runs.iter().map(|(r, _)| &r.measured)),
+                    k => format!("{JUDGE_NOTE} ({k} of {} runs without the crowd)", runs.len()),
+                },
+            ]);
+            medians.push(g);
+        }
+        out.extend(table(
+            &[
+                "frames",
+                "run",
+                "admitted / gathered at start / at end of hold / connected",
+                "errors (the loadgen's)",
+                "own gap p95 ms",
+                "view-frame bytes a socket a tick (p50 across sockets)",
+                "late ticks %",
+                "verdict",
+            ],
+            &rows,
+        ));
+        out.push(String::new());
+        let goals = CrowdGoals {
+            players: p.players,
+            own_p95: medians.first().copied().flatten(),
+            judged: {
+                let j = Judged::of(p.deltas.iter().map(|(r, _)| &r.measured));
+                Judged { judgeable: j.judgeable && p.deltas.iter().all(|(r, _)| gathered(r)), ..j }
+            },
+        };
+        (out, goals)
+    }
+
+    fn goals_part(
+        &self,
+        d: &super::load::DeltaRuns,
+        aoi: Option<WalkGoals>,
+        whole: Option<WalkGoals>,
+        crowd: Option<CrowdGoals>,
+    ) -> Vec<String> {
+        let mut out = vec![
+            "**Issue 25's figures**: today (the issue's column, before protocol 4), the goal, ours (medians of the \
+             deltas runs above) and whether it was met; a goal is not judgeable when a run it reads was (the \
+             loadgen passed its CPU limit); \"machine saturated\" when a run it reads had the whole machine at least \
+             95 % busy: the shards then competed for the cores, and gaps describe the machine as much as the \
+             server (see the run-queue wait above)."
+                .to_owned(),
+            String::new(),
+        ];
+        let mut rows = Vec::new();
+        let none = || ("not run".to_owned(), "not judgeable (not run)".to_owned());
+        let walk = |g: &Option<WalkGoals>, f: fn(&Walk) -> Option<f64>, limit: f64, show: fn(f64) -> String| match g {
+            Some(g) => {
+                let v = g.deltas.as_ref().and_then(f);
+                (v.map_or(DASH.into(), show), goal(v.map(|v| v <= limit), g.judged_deltas))
+            }
+            None => none(),
+        };
+        let kb = |v: f64| format!("{} KB", f1(Some(v / 1000.0)));
+        let (ours, v) = walk(&aoi, |w| w.bytes_per_player_s, 5000.0, kb);
+        rows.push(row(
+            "bytes a player a second, 1,000 walkers, two shards + Redis, radius 4 cells",
+            "50.0 KB",
+            "≤ 5 KB",
+            ours,
+            v,
+        ));
+        let (ours, v) = walk(&whole, |w| w.bytes_per_player_s, 20000.0, kb);
+        rows.push(row("the same, whole shard (no area of interest), 1,000", "197-204 KB", "≤ 20 KB", ours, v));
+        let (ours, v) = walk(&aoi, |w| w.entry_bytes_per_visible, 1.0, |v| f2(Some(v)));
+        rows.push(row("entry bytes per visible walking player per tick", "10", "≤ 1", ours, v));
+        let (ours, v) = match &aoi {
+            Some(g) => {
+                let own = g.deltas.as_ref().and_then(|w| w.own_p95);
+                let relayed = g.deltas.as_ref().and_then(|w| w.relayed_p95);
+                let met = own.zip(relayed).map(|(o, r)| o <= 55.0 && r <= 55.0);
+                (format!("{} / {} ms", f1(own), f1(relayed)), goal(met, g.judged_deltas))
+            }
+            None => none(),
+        };
+        rows.push(row("gap p95 own / relayed at 1,000", "53-54 ms", "≤ 55 ms", ours, v));
+        let (ours, v) = match &crowd {
+            Some(c) => {
+                let shown = format!("{} ms ({} players)", f1(c.own_p95), count(c.players as f64));
+                let met = if c.players >= 2000 { c.own_p95.map(|g| g <= 60.0) } else { None };
+                let v = if !c.judged.judgeable {
+                    format!(
+                        "{JUDGE_NOTE} (this machine did not run a crowd of {}: see the runs)",
+                        count(c.players as f64)
+                    )
+                } else if c.players < 2000 {
+                    format!("{JUDGE_NOTE} (fewer than 2,000 players)")
+                } else {
+                    goal(met, c.judged)
+                };
+                (shown, v)
+            }
+            None => none(),
+        };
+        rows.push(row("crowd of 2,000 standing in one cell: own gap p95", "207 ms", "≤ 60 ms", ours, v));
+        rows.push(row(
+            "15,000 standing players, one shard, `--cell-size 125`, no other flag: connected / memory a socket / \
+             CPU a tick",
+            "5,609 / – / 42 ms (with `--keyframe-ticks 20`: 15,000 / 1.05 KB / 32.8 ms)",
+            "15,000 / ≤ 1.3 KB / ≤ 5 ms",
+            "not measured here (section 4, idle; its committed runs predate protocol 4)".into(),
+            "not judgeable (not run)".into(),
+        ));
+        let (ours, v) = match &aoi {
+            Some(g) => {
+                let dl = g.deltas.as_ref().and_then(|w| w.cpu_player_tick_us);
+                let fl = g.full.as_ref().and_then(|w| w.cpu_player_tick_us);
+                (
+                    format!("{} µs against the control's {} µs", f2(dl), f2(fl)),
+                    goal(dl.zip(fl).map(|(d, f)| d <= f), g.judged_deltas.and(g.judged_full)),
+                )
+            }
+            None => none(),
+        };
+        rows.push(row("server CPU a player a tick, 1,000 walkers", "control row", "≤ the control's", ours, v));
+        let (ours, v) = match &aoi {
+            Some(g) => {
+                let dl = g.deltas.as_ref().and_then(|w| w.cpu_frame_us);
+                let fl = g.full.as_ref().and_then(|w| w.cpu_frame_us);
+                (
+                    format!("{} µs against the control's {} µs", f2(dl), f2(fl)),
+                    match g.judged_deltas.and(g.judged_full) {
+                        j if !j.judgeable => "not judgeable".into(),
+                        j if j.saturated => "reported (machine saturated)".into(),
+                        _ => "reported".into(),
+                    },
+                )
+            }
+            None => none(),
+        };
+        rows.push(row("server CPU per delivered frame, 1,000 walkers", "control row", "report it", ours, v));
+        rows.push(row(
+            "the browser's decode time for a tick's frames at ~165 in view (Chromium)",
+            "control row",
+            "report it",
+            "not measured here (client-web: `npm run bench:decode:browser`)".into(),
+            "not judgeable (not run)".into(),
+        ));
+        out.extend(table(&["figure", "today", "goal", "ours", "verdict"], &rows));
+        out.push(String::new());
+        if let Some(t) = d.trace_walk.as_ref().and_then(DeltaTrace::chosen) {
+            out.push(format!(
+                "The trace's estimate for the chosen encoding ({CHOSEN_ENCODING}) on the walk: {} entry bytes a \
+                 player in view a tick, {} bytes a socket a second in all.",
+                f2(Some(t.entry_bytes_per_player_tick)),
+                count(t.bytes_per_socket_s)
+            ));
+            out.push(String::new());
+        }
+        out
+    }
+}
+
+/// The deltas and control medians of a walking kind, and whether each
+/// kind's runs were all judgeable.
+struct WalkGoals {
+    deltas: Option<Walk>,
+    full: Option<Walk>,
+    judged_deltas: Judged,
+    judged_full: Judged,
+}
+
+/// The crowd's deltas median.
+struct CrowdGoals {
+    players: u64,
+    own_p95: Option<f64>,
+    judged: Judged,
+}
+
+/// Whether the crowd was there to measure: at least 95 % of the bots
+/// gathered at the start and at the end of the hold. On a machine that
+/// cannot run the count, bots fail to connect or to reach the point, and the
+/// figures describe the machine.
+fn gathered(r: &CrowdReport) -> bool {
+    let want = 0.95 * r.bots as f64;
+    r.gathered as f64 >= want && r.gathered_at_end as f64 >= want
+}
+
+/// A crowd run's verdict: the loadgen's, or not judgeable without the crowd.
+fn crowd_verdict(r: &CrowdReport) -> String {
+    if gathered(r) {
+        verdict::of(&r.measured).into()
+    } else {
+        format!("{JUDGE_NOTE} (the crowd did not gather: {} of {})", count(r.gathered as f64), count(r.bots as f64))
+    }
+}
+
+fn row(figure: &str, today: &str, goal: &str, ours: String, verdict: String) -> Vec<String> {
+    vec![figure.to_owned(), today.to_owned(), goal.to_owned(), ours, verdict]
+}

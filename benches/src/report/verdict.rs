@@ -1,0 +1,86 @@
+//! How a figure is judged, as the original judged its own: the loadgen's
+//! verdict (not judgeable past 70 % of its CPU), qualified when the whole
+//! machine was saturated; one verdict for repeated runs; and the figures
+//! the verdicts read (gaps with samples, a window's shards, the other load).
+
+use crate::raw::{ShardWindow, Window};
+use mino_loadgen::report::{Measured, Verdict};
+use mino_loadgen::Summary;
+
+/// Machine busy share (all cores, percent) from which a measured figure is
+/// qualified.
+pub const SATURATED_PCT: u32 = 95;
+
+/// "not judgeable".
+pub const JUDGE_NOTE: &str = "not judgeable";
+
+/// "measured".
+pub const MEASURED: &str = "measured";
+
+/// "measured (machine saturated)".
+pub const SATURATED: &str = "measured (machine saturated)";
+
+/// The loadgen's verdict of a phase, qualified when the whole machine was
+/// saturated while the loadgen itself stayed under its limit (the shards
+/// then competed for CPU).
+pub fn of(m: &Measured) -> &'static str {
+    judge(m.verdict, m.machine_cpu_pct)
+}
+
+/// [`of`] from a verdict and the machine's busy share, percent.
+pub fn judge(v: Verdict, machine_cpu_pct: f64) -> &'static str {
+    match v {
+        Verdict::Measured if machine_cpu_pct >= f64::from(SATURATED_PCT) => SATURATED,
+        v => v.label(),
+    }
+}
+
+/// One verdict for repeated runs: all measured, or how many were not
+/// judgeable, or how many ran on a saturated machine.
+pub fn of_runs<'a>(reports: impl IntoIterator<Item = &'a Measured>) -> String {
+    let v: Vec<&str> = reports.into_iter().map(of).collect();
+    let bad = v.iter().filter(|x| **x == JUDGE_NOTE).count();
+    if bad > 0 {
+        return format!("{JUDGE_NOTE} ({bad} of {} runs)", v.len());
+    }
+    match v.iter().filter(|x| **x != MEASURED).count() {
+        0 => MEASURED.into(),
+        sat => format!("measured ({sat} of {} runs on a saturated machine)", v.len()),
+    }
+}
+
+/// The 95th percentile of `s`, None without samples.
+pub fn p95(s: &Summary) -> Option<f64> {
+    (s.count > 0).then_some(s.p95)
+}
+
+/// The 99th percentile of `s`, None without samples.
+pub fn p99(s: &Summary) -> Option<f64> {
+    (s.count > 0).then_some(s.p99)
+}
+
+/// The sum of a figure over a window's shards; None without a window or
+/// when a shard lacks it.
+pub fn shard_sum(w: Option<&Window>, f: impl Fn(&ShardWindow) -> Option<f64>) -> Option<f64> {
+    w?.shards.values().map(f).sum()
+}
+
+/// The mean of a figure over the shards that have it.
+pub fn shard_mean(w: Option<&Window>, f: impl Fn(&ShardWindow) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = w?.shards.values().filter_map(f).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The largest of a figure over the shards that have it.
+pub fn shard_max(w: Option<&Window>, f: impl Fn(&ShardWindow) -> Option<f64>) -> Option<f64> {
+    w?.shards.values().filter_map(f).reduce(f64::max)
+}
+
+/// Cores busy with neither the loadgen, the shards nor Redis during the
+/// hold: the shared machine's noise.
+pub fn other_load(m: &Measured, w: Option<&Window>, cores: f64) -> f64 {
+    let mut busy = (m.machine_cpu_pct - m.loadgen_cpu_pct) / 100.0 * cores;
+    busy -= m.server.as_ref().map_or(0.0, |s| s.cores);
+    busy -= w.and_then(|w| w.redis.as_ref()).map_or(0.0, |r| r.cpu_cores);
+    busy.max(0.0)
+}

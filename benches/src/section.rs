@@ -1,0 +1,119 @@
+//! The scale runner's sections: what each measures is in benches/README.md;
+//! here their names, their order, and the raw files each writes (a rerun of
+//! a section replaces exactly those).
+
+/// One section of the scale run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Section {
+    /// Criterion micro-benchmarks.
+    Criterion,
+    /// Snapshot gap, CPU per frame and ticks against players (one shard, two).
+    Steps,
+    /// Batched writes against one write per frame.
+    Control,
+    /// Memory and CPU per idle websocket (and the allocator).
+    Idle,
+    /// Players arriving at a rate.
+    Arrivals,
+    /// A shard killed, then drained.
+    Failover,
+    /// Area of interest against whole-shard snapshots.
+    Aoi,
+    /// Everyone in one cell.
+    Crowd,
+    /// Redis Cluster and Sentinel (`examples/redis_ha`).
+    Redis,
+    /// Through nginx with TLS, loopback TCP against Unix sockets.
+    Nginx,
+    /// The same walking game on Colyseus, side by side with mino.
+    Peer,
+    /// Shared delta frames against full frames (issue 25).
+    Deltas,
+    /// WebTransport beside the websocket, straight and through nginx (issue 28).
+    #[value(name = "webtransport")]
+    WebTransport,
+}
+
+impl Section {
+    /// Every section, in the order a run takes them.
+    pub const ALL: [Section; 13] = [
+        Section::Criterion,
+        Section::Steps,
+        Section::Control,
+        Section::Idle,
+        Section::Arrivals,
+        Section::Failover,
+        Section::Aoi,
+        Section::Crowd,
+        Section::Redis,
+        Section::Nginx,
+        Section::Peer,
+        Section::Deltas,
+        Section::WebTransport,
+    ];
+
+    /// Its name on the command line and in `commands-NAME.txt`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Section::Criterion => "criterion",
+            Section::Steps => "steps",
+            Section::Control => "control",
+            Section::Idle => "idle",
+            Section::Arrivals => "arrivals",
+            Section::Failover => "failover",
+            Section::Aoi => "aoi",
+            Section::Crowd => "crowd",
+            Section::Redis => "redis",
+            Section::Nginx => "nginx",
+            Section::Peer => "peer",
+            Section::Deltas => "deltas",
+            Section::WebTransport => "webtransport",
+        }
+    }
+
+    /// Whether a file or folder of `raw/` (its name, or `logs/NAME`) was
+    /// written by this section: a rerun removes them first.
+    pub fn owns(self, name: &str) -> bool {
+        let name = name.strip_prefix("logs/").unwrap_or(name);
+        let prefixes: &[&str] = match self {
+            Section::Criterion => &["criterion."],
+            Section::Steps => &["one-shard", "two-shards"],
+            Section::Control => &["control-"],
+            Section::Idle => &["idle-", "malloc-"],
+            Section::Arrivals => &["arrivals"],
+            Section::Failover => &["failover-"],
+            Section::Aoi => &["aoi-"],
+            Section::Crowd => &["crowd-"],
+            Section::Redis => &["redis-"],
+            Section::Nginx => &["nginx"],
+            Section::Peer => &["peer-"],
+            Section::Deltas => &["deltas-"],
+            Section::WebTransport => &["webtransport"],
+        };
+        prefixes.iter().any(|p| name.starts_with(p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_own_their_files_only() {
+        assert!(Section::Steps.owns("one-shard.server.json") && Section::Steps.owns("logs/two-shards-shard-a.log"));
+        assert!(Section::Idle.owns("malloc-glibc-15000-1.json") && !Section::Idle.owns("aoi-1000-on.json"));
+        assert!(Section::Nginx.owns("nginx") && !Section::Nginx.owns("run.tsv"));
+        for s in Section::ALL {
+            assert!(!s.owns("run.tsv") && !s.owns("commands-steps.txt") && !s.owns("heap-idle-10000.json"), "{s:?}");
+        }
+        assert_eq!(Section::ALL.iter().filter(|s| s.owns("criterion.json")).count(), 1);
+        assert!(
+            Section::Deltas.owns("deltas-aoi-1000-full-2.server.json")
+                && Section::Deltas.owns("deltas-trace-walk.json")
+        );
+        assert!(
+            !Section::Aoi.owns("deltas-aoi-1000-deltas-1.json")
+                && !Section::Crowd.owns("deltas-crowd-2000-full-1.json")
+        );
+    }
+}

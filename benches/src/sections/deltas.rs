@@ -1,0 +1,162 @@
+//! Section 15, shared delta frames (issue 25): the trace of candidate
+//! encodings (`delta_trace walk` and `crowd`), then the same binaries with
+//! bots that take deltas (the default) against bots that do not (`--frames
+//! full`, a client without the capability: the control row), alternating in
+//! one run: 1,000 walkers on two shards + Redis with area of interest, the
+//! same without it (whole shard), and a crowd standing in one cell.
+
+use super::{secs, strings};
+use crate::parts::{one_phase, Deployment, PhasesOf, Shards};
+use crate::plan::{AOI_CELL, AOI_RADIUS_CELLS, TRACE_SHUFFLE};
+use crate::runner::Run;
+
+/// The frames a run's bots ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frames {
+    /// Shared delta frames (the loadgen's default, as the browser's).
+    Deltas,
+    /// Full forms only (`--frames full`): the control.
+    Full,
+}
+
+impl Frames {
+    /// As the raw files name it: `deltas`, `full`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Frames::Deltas => "deltas",
+            Frames::Full => "full",
+        }
+    }
+
+    /// The pair in run `i`'s order (1-based): deltas first in odd runs, so
+    /// that drift in the machine's load falls on both.
+    pub fn order(i: u32) -> [Frames; 2] {
+        if i % 2 == 1 {
+            [Frames::Deltas, Frames::Full]
+        } else {
+            [Frames::Full, Frames::Deltas]
+        }
+    }
+}
+
+/// The runs with bots, by what they measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Two shards + Redis, area of interest (`--cell-size 100 --view-radius 400`), walkers at 4 a cell.
+    Aoi,
+    /// The same world without area of interest.
+    Whole,
+    /// Everyone standing in one cell.
+    Crowd,
+}
+
+impl Kind {
+    /// As the raw files name it: `aoi`, `whole`, `crowd`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Aoi => "aoi",
+            Kind::Whole => "whole",
+            Kind::Crowd => "crowd",
+        }
+    }
+}
+
+/// The crowd's world, units a side (as the crowd section's).
+const CROWD_SIDE: u32 = 2000;
+
+/// Runs the traces, then each kind's pairs `repeat` times.
+///
+/// Errors: results could not be written.
+pub async fn run(run: &mut Run) -> anyhow::Result<()> {
+    let p = run.plan.deltas.clone();
+    for (game, players, extra) in [
+        ("walk", p.trace_walk, Vec::new()),
+        ("crowd", p.trace_crowd, strings(["--shuffle".to_owned(), TRACE_SHUFFLE.to_string()])),
+    ] {
+        let label = format!("deltas-trace-{game}");
+        run.log(&format!("{label}: delta_trace {game} --players {players}"));
+        run.status(&format!("{label}: delta_trace {game} --players {players}"));
+        let json = run.paths.raw.join(format!("{label}.json"));
+        let mut args = strings([game.to_owned(), "--players".into(), players.to_string()]);
+        args.extend(extra);
+        args.extend(["--json".to_owned(), json.to_string_lossy().into_owned()]);
+        let log = run.paths.raw.join(format!("logs/{label}.log"));
+        if !run.command(&label, run.binary("delta_trace"), &args, Some(&log)).await? {
+            run.log(&format!("{label}: delta_trace failed (see {})", log.display()));
+        }
+    }
+    let side = ((f64::from(p.walkers) / 4.0).sqrt().ceil() as u32) * AOI_CELL;
+    for kind in [Kind::Aoi, Kind::Whole, Kind::Crowd] {
+        let n = if kind == Kind::Crowd { p.crowd } else { p.walkers };
+        for i in 1..=run.plan.repeat {
+            for frames in Frames::order(i) {
+                let label = format!("deltas-{}-{n}-{}-{i}", kind.label(), frames.label());
+                let (flags, scenario, mut args) = match kind {
+                    Kind::Aoi | Kind::Whole => {
+                        let mut flags = Vec::new();
+                        if kind == Kind::Aoi {
+                            flags.extend(strings([
+                                "--cell-size".to_owned(),
+                                AOI_CELL.to_string(),
+                                "--view-radius".into(),
+                                (AOI_CELL * AOI_RADIUS_CELLS).to_string(),
+                            ]));
+                        }
+                        flags.extend(strings([
+                            "--world-size".to_owned(),
+                            side.to_string(),
+                            "--max-players".into(),
+                            n.to_string(),
+                        ]));
+                        let mut args = strings([
+                            "--bots".to_owned(),
+                            n.to_string(),
+                            "--ramp".into(),
+                            run.plan.steps.ramp.to_string(),
+                            "--duration".into(),
+                            secs(p.hold),
+                        ]);
+                        if kind == Kind::Aoi {
+                            args.extend(strings(["--density", "4", "--observers", "5%"]));
+                        }
+                        (flags, "walk", args)
+                    }
+                    Kind::Crowd => {
+                        // The middle of the cell just past the world's
+                        // centre (the centre is a corner of four cells).
+                        let point = CROWD_SIDE / 2 + AOI_CELL / 2;
+                        let flags = strings([
+                            "--cell-size".to_owned(),
+                            AOI_CELL.to_string(),
+                            "--world-size".into(),
+                            CROWD_SIDE.to_string(),
+                            "--max-players".into(),
+                            n.to_string(),
+                            "--max-connections".into(),
+                            (n + 100).to_string(),
+                        ]);
+                        let args = strings([
+                            "--bots".to_owned(),
+                            n.to_string(),
+                            "--ramp".into(),
+                            run.plan.steps.ramp.to_string(),
+                            "--hold".into(),
+                            secs(p.hold),
+                            "--point".into(),
+                            format!("{point},{point}"),
+                        ]);
+                        (flags, "crowd", args)
+                    }
+                };
+                if frames == Frames::Full {
+                    args.extend(strings(["--frames", "full"]));
+                }
+                run.log(&format!("{label}: {n} players on two shards, {} frames", frames.label()));
+                let d = Deployment::two(run, &Shards::with(&flags)).await;
+                d.measured(run, &label, scenario, &args, PhasesOf::Report(one_phase)).await?;
+                d.stop(run, &label);
+            }
+        }
+    }
+    Ok(())
+}

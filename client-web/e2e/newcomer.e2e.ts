@@ -1,0 +1,165 @@
+// What a newcomer meets on a narrow screen (420 CSS pixels wide), end to end:
+// the real mino-server, the page in real Chromium, bots named bot-1, bot-2
+// and bot-10. The name field stops at the schema's 24 characters and says so
+// as one types; the players list is in natural order (bot-2 before bot-10);
+// the HUD names the shard as the server's logs do (8 hex digits) and wraps
+// beside the side panels rather than running under them; a player standing
+// under a panel gets no name label showing through it.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MinoStats } from '../src/debug/hook.js';
+import { Bot, until } from './harness/bot.js';
+import { launchChromium, pageStats } from './harness/browser.js';
+import { startServer, type RunningServer } from './harness/server.js';
+
+const VIEW = { width: 420, height: 720 };
+const BOT_NAMES = ['bot-10', 'bot-2', 'bot-1'];
+
+let server: RunningServer;
+let browser: Browser;
+let page: Page;
+const bots: Bot[] = [];
+
+type Box = { x: number; y: number; width: number; height: number };
+
+function stats(): Promise<MinoStats> {
+  return pageStats(page);
+}
+
+function overlap(a: Box, b: Box): boolean {
+  return a.x < b.x + b.width && a.x + a.width > b.x && a.y < b.y + b.height && a.y + a.height > b.y;
+}
+
+async function box(selector: string): Promise<Box> {
+  const b = await page.locator(selector).boundingBox();
+  if (!b) throw new Error(`${selector} has no box`);
+  return b;
+}
+
+/** Walks `bot` to within `near` units of `target` (world units), steering ten times a second, then stops it. */
+async function walkTo(bot: Bot, target: readonly [number, number], near = 6, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const at = await until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
+    const dx = target[0] - at[0];
+    const dy = target[1] - at[1];
+    if (Math.hypot(dx, dy) < near) break;
+    if (Date.now() > end) throw new Error(`${bot.welcome.name} did not reach ${target.join(',')} (at ${at.join(',')})`);
+    bot.walk(dx, dy);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  bot.walk(0, 0);
+}
+
+beforeAll(async () => {
+  server = await startServer(['--busy-lateness-ms', '0']);
+  for (const name of BOT_NAMES) bots.push(await Bot.connect(server.ws, name));
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: VIEW });
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.goto(server.http);
+  await page.locator('#name-form:not([hidden])').waitFor({ timeout: 10_000 });
+});
+
+afterAll(async () => {
+  await Promise.allSettled(bots.map((b) => b.close()));
+  await browser?.close().catch(() => undefined);
+  await server?.stop();
+});
+
+describe('a newcomer on a 420-pixel screen', () => {
+  it('cannot type a name past 24 characters, and is told so as they type', async () => {
+    const input = page.locator('#name-input');
+    await input.fill('');
+    await input.pressSequentially('new');
+    expect(await page.locator('#name-count').textContent()).toBe('3 of 24 characters');
+    await input.fill('');
+    await input.pressSequentially('abcdefghijklmnopqrstuvwxyz0123');
+    expect(await input.inputValue()).toBe('abcdefghijklmnopqrstuvwx');
+    expect(await page.locator('#name-count').textContent()).toBe('24 of 24 characters: the most a name may have');
+    await input.fill('newcomer');
+    await input.press('Enter');
+    await until('the page playing', async () => {
+      const s = await stats();
+      return s.connection === 'live' && s.ownPlayerId > 0 && s.instances === BOT_NAMES.length + 1;
+    }, 20_000);
+  });
+
+  it('lists players in natural order', async () => {
+    const names = await until('every player listed', async () => {
+      const items = await page.locator('#players li').allTextContents();
+      return items.length === BOT_NAMES.length + 1 ? items : null;
+    });
+    expect(names).toEqual(['bot-1', 'bot-2', 'bot-10', 'newcomer (you)']);
+  });
+
+  it('shows the shard as the logs do and keeps the HUD beside the panels', async () => {
+    const s = await stats();
+    const hud = await until('the HUD with the shard', async () => {
+      const text = (await page.locator('#hud').textContent()) ?? '';
+      return / · shard [0-9a-f]{8} · /.test(text) ? text : null;
+    });
+    expect(hud).toContain(` · shard ${s.shardId.toString(16).padStart(8, '0')} · `);
+    const hudBox = await box('#hud');
+    for (const panel of ['#roster', '#chat']) expect(overlap(hudBox, await box(panel)), `the HUD under ${panel}`).toBe(false);
+    expect(hudBox.height, 'wrapped onto more lines').toBeGreaterThan(20);
+  });
+
+  it('shows no name label through a panel: a player standing under one is not labelled there', async () => {
+    const roster = await box('#roster');
+    // A world point under the players panel (at least 30 pixels inside it) and inside the world (20 units in).
+    const underPanel = (): Promise<[number, number] | null> =>
+      page.evaluate((r) => {
+        for (let y = r.y + 30; y <= r.y + r.height - 30; y += 10) {
+          for (let x = r.x + 30; x <= r.x + r.width - 30; x += 10) {
+            const w = window.__mino?.screenToWorld(x, y);
+            if (w && w[0] >= 20 && w[0] <= 980 && w[1] >= 20 && w[1] <= 980) return w;
+          }
+        }
+        return null;
+      }, roster);
+    let target: [number, number] | null = await underPanel();
+    if (!target) {
+      // At the world's right (or top) edge the panel covers only what lies beyond it: walk left and down a while.
+      await page.locator('#world').click({ position: { x: 40, y: VIEW.height - 40 } });
+      await page.keyboard.down('ArrowLeft');
+      await page.keyboard.down('ArrowDown');
+      try {
+        target = await until('a point of the world under the panel', underPanel, 12_000);
+      } finally {
+        await page.keyboard.up('ArrowLeft');
+        await page.keyboard.up('ArrowDown');
+      }
+      // Once the camera has stopped following (the same point twice, 200 ms apart).
+      let last: [number, number] | null = target;
+      target = await until('the camera at rest', async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        const now = await underPanel();
+        const rest = now && last && Math.hypot(now[0] - last[0], now[1] - last[1]) < 1 ? now : null;
+        last = now;
+        return rest;
+      }, 5000);
+    }
+    if (!target) throw new Error('no point of the world under the panel');
+    const walker = bots[0] as Bot;
+    await walkTo(walker, target, 6, 20_000);
+    const at = (await page.evaluate(([x, y]) => window.__mino?.worldToScreen(x, y), target)) as [number, number];
+    expect(overlap({ x: at[0], y: at[1], width: 1, height: 1 }, roster), `${walker.welcome.name} at ${at.join(',')} under the panel ${JSON.stringify(roster)}`).toBe(true);
+    await until(`${walker.welcome.name} drawn there`, async () => {
+      const p = await page.evaluate((id) => window.__mino?.drawnPosition(id), walker.id);
+      return p && Math.hypot(p[0] - target[0], p[1] - target[1]) < 10;
+    }, 5000);
+    // A few frames for the labels to be placed where it stands now.
+    await page.evaluate(() => new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))));
+    const panels = await Promise.all(['#roster', '#chat', '#hud'].map((p) => box(p)));
+    const labels = await page.locator('#labels .label:not([hidden])').evaluateAll((els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { text: e.textContent ?? '', box: { x: r.x, y: r.y, width: r.width, height: r.height } };
+      }),
+    );
+    expect(labels.some((l) => l.text === 'newcomer')).toBe(true);
+    for (const l of labels) for (const p of panels) expect(overlap(l.box, p), `label ${l.text} ${JSON.stringify(l.box)} over a panel ${JSON.stringify(p)}`).toBe(false);
+    expect(labels.map((l) => l.text)).not.toContain(walker.welcome.name);
+  });
+});

@@ -1,0 +1,283 @@
+// What the page holds of the cells protocol 4's view frames told it: each
+// (shard, cell)'s players as of the last item applied, and the rule that
+// applies a frame (schema/src/held.rs, held to schema/fixtures/delta.json).
+// A cell never told is empty: a delta applies to the empty state then
+// (players entering a cell that was empty); a full form replaces the cell; a
+// forget drops it (the cell left the view).
+//
+// Applying a frame allocates nothing once its cells are known: each cell
+// keeps two column sets (what it holds, and the one the next item is written
+// into, swapped when the item applies), forgotten cells are kept for reuse,
+// and the updates a frame made are reused objects.
+
+import { headingRadians } from './entries.js';
+import { DeltaError, Entries, NO_ENTRIES, Reader, applyDelta, decodeFull } from './delta.js';
+import type { Motion } from './motion.js';
+import type { Bounds, PlayerColumns } from './messages.js';
+import { KIND_FORGET, KIND_FULL, ViewCursor, type ViewError, verifyViewFrame } from './view.js';
+
+/** One cell as held. */
+export class HeldCell {
+  /** The low 32 bits of the tick of the section that last changed it. */
+  tick = 0;
+  /** Its players, sorted by id. */
+  entries = new Entries();
+  /** Where the next item is written; swapped with `entries` when it applies. */
+  spare = new Entries();
+
+  constructor(
+    public shard: number,
+    public cell: number,
+  ) {}
+
+  /** Players in the cell. */
+  get playerCount(): number {
+    return this.entries.count;
+  }
+
+  /**
+   * Copies the players into `out[0, playerCount)`: ids, positions in world
+   * units over `b` (the Welcome's bounds), headings in radians, flags as on
+   * the wire. The arrays of `out` must hold `playerCount` players.
+   */
+  readPlayers(out: PlayerColumns, b: Bounds): void {
+    const e = this.entries;
+    const sx = (b.maxX - b.minX) / 65535;
+    const sy = (b.maxY - b.minY) / 65535;
+    for (let i = 0; i < e.count; i++) {
+      out.ids[i] = e.ids[i] as number;
+      out.x[i] = b.minX + (e.x[i] as number) * sx;
+      out.y[i] = b.minY + (e.y[i] as number) * sy;
+      out.heading[i] = headingRadians(e.heading[i] as number);
+      out.flags[i] = e.flags[i] as number;
+    }
+  }
+}
+
+/** What one item of a frame did to a cell (Rust's `held::Update`). */
+export class Update {
+  /**
+   * 'cell': the cell now holds new players at `tick`; 'forgot': it left the
+   * view and was dropped; 'reset': every cell of the shard was dropped (a
+   * resync, or the shard left; `cell` is 0).
+   */
+  kind: 'cell' | 'forgot' | 'reset' = 'cell';
+  shard = 0;
+  cell = 0;
+  /** The section's tick (low 32 bits). */
+  tick = 0;
+  /**
+   * 'cell': the item's span, ticks: a delta from the state the cell held
+   * `span` ticks before `tick` (so its players that stayed were where they
+   * were held until then); 0 for a full form (and 'forgot', 'reset').
+   */
+  span = 0;
+  /**
+   * The cell as held after the frame ('cell'), so the page reads it without
+   * a lookup; null for 'forgot' and 'reset', and for a cell the frame dropped afterwards.
+   */
+  held: HeldCell | null = null;
+}
+
+/** One shard's held cells. */
+interface ShardCells {
+  readonly shard: number;
+  readonly cells: Map<number, HeldCell>;
+}
+
+/**
+ * Why a frame could not be applied: its bytes ('frame': nothing was
+ * applied), or an item that does not fit what is held ('item': the frame's
+ * earlier items stay applied). A client resyncs (reconnects) rather than
+ * draw on.
+ */
+export class HeldError {
+  constructor(
+    readonly kind: 'frame' | 'item',
+    readonly error: ViewError | DeltaError,
+    /** The item's cell ('item'). */
+    readonly shard = 0,
+    readonly cell = 0,
+  ) {}
+
+  /** What went wrong, for a log line. */
+  get message(): string {
+    return this.kind === 'frame' ? this.error.message : `cell ${this.cell} of shard ${this.shard}: ${this.error.message}`;
+  }
+}
+
+/**
+ * Every cell the page holds, and the rule deltas predict with.
+ *
+ * Shard ids and ticks are u32s, most of them past V8's small integers (shard
+ * ids are random, ticks follow the wall clock): they are compared and
+ * stored, never used as a Map key or returned, so that reading them
+ * allocates nothing. Shards are found by a scan (a view spans a few).
+ */
+export class Held {
+  private readonly shards: ShardCells[] = [];
+  /** Forgotten cells, kept for reuse with their arrays. */
+  private readonly free: HeldCell[] = [];
+  private readonly cursor = new ViewCursor();
+  private readonly reader = new Reader();
+  private readonly updates: Update[] = [];
+  private updated = 0;
+
+  /**
+   * Nothing held yet; deltas predict with `motion` (the Welcome's world,
+   * speed and tick rate); a cell holds at most `maxPlayers`.
+   */
+  constructor(
+    readonly motion: Motion,
+    readonly maxPlayers: number,
+  ) {}
+
+  /**
+   * Verifies the view frame bytes[start, end) (ServerMessage.view) and applies
+   * it item by item: null when every item applied, else why not (see
+   * [`HeldError`]). The updates it made are `update(0..updateCount)`.
+   * Throws RangeError if [start, end) is not within `bytes`.
+   */
+  apply(bytes: Uint8Array, start = 0, end = bytes.length): HeldError | null {
+    this.updated = 0;
+    const bad = verifyViewFrame(bytes, start, end);
+    if (bad) return new HeldError('frame', bad);
+    const c = this.cursor;
+    c.begin(bytes, start, end);
+    while (c.nextSection()) {
+      if (c.cellCount === 0) {
+        this.forgetShard(c.shard);
+        for (let i = 0; i < this.updated; i++) {
+          const u = this.updates[i] as Update;
+          if (u.shard === c.shard) u.held = null;
+        }
+        this.note(c, 'reset', null);
+        continue;
+      }
+      while (c.nextCell()) {
+        while (c.nextItem()) {
+          const error = this.applyItem(c);
+          if (error) {
+            this.updated = 0;
+            return new HeldError('item', error, c.shard, c.cell);
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Updates the last frame made (none after an error). */
+  get updateCount(): number {
+    return this.updated;
+  }
+
+  /** Update `i` (0 <= i < updateCount) of the last frame; reused by the next. */
+  update(i: number): Update {
+    return this.updates[i] as Update;
+  }
+
+  /** Shards with a cell held. */
+  get shardCount(): number {
+    let n = 0;
+    for (let i = 0; i < this.shards.length; i++) if ((this.shards[i] as ShardCells).cells.size > 0) n++;
+    return n;
+  }
+
+  /** The cell of `shard` and `cell` id, if held. */
+  cell(shard: number, cell: number): HeldCell | undefined {
+    return this.cellsOf(shard)?.get(cell);
+  }
+
+  /** Calls `f` on every held cell (in no set order). */
+  forEachCell(f: (cell: HeldCell) => void): void {
+    for (const s of this.shards) for (const c of s.cells.values()) f(c);
+  }
+
+  /** Drops every cell of `shard` (its shard left the place). */
+  forgetShard(shard: number): void {
+    const i = this.shards.findIndex((s) => s.shard === shard);
+    if (i < 0) return;
+    for (const c of (this.shards[i] as ShardCells).cells.values()) this.free.push(c);
+    this.shards.splice(i, 1);
+  }
+
+  /** Drops everything (a new Welcome). */
+  clear(): void {
+    while (this.shards.length > 0) this.forgetShard((this.shards[0] as ShardCells).shard);
+  }
+
+  /** The cells of `shard`, if any is held. */
+  private cellsOf(shard: number): Map<number, HeldCell> | undefined {
+    const shards = this.shards;
+    for (let i = 0; i < shards.length; i++) {
+      const s = shards[i] as ShardCells;
+      if (s.shard === shard) return s.cells;
+    }
+    return undefined;
+  }
+
+  /** Applies the cursor's item to its cell; the item's error, if it does not apply. */
+  private applyItem(c: ViewCursor): DeltaError | null {
+    let cells = this.cellsOf(c.shard);
+    const held = cells?.get(c.cell);
+    if (c.kind === KIND_FORGET) {
+      if (held) {
+        cells?.delete(c.cell);
+        this.free.push(held);
+        for (let i = 0; i < this.updated; i++) if ((this.updates[i] as Update).held === held) (this.updates[i] as Update).held = null;
+      }
+      this.note(c, 'forgot', null);
+      return null;
+    }
+    const into = held ?? this.fresh(c.shard, c.cell);
+    const r = this.reader.reset(c.bytes, c.bodyStart, c.bodyEnd);
+    try {
+      if (c.kind === KIND_FULL) decodeFull(r, this.maxPlayers, into.spare);
+      else applyDelta(held ? held.entries : NO_ENTRIES, r, c.span, this.motion, this.maxPlayers, into.spare);
+    } catch (e) {
+      if (!held) this.free.push(into);
+      if (e instanceof DeltaError) return e;
+      throw e;
+    }
+    const spare = into.entries;
+    into.entries = into.spare;
+    into.spare = spare;
+    into.tick = c.tick;
+    if (!held) {
+      if (!cells) {
+        cells = new Map();
+        this.shards.push({ shard: c.shard, cells });
+      }
+      cells.set(c.cell, into);
+    }
+    this.note(c, 'cell', into);
+    return null;
+  }
+
+  /** A cell to write a newly told cell into: a forgotten one's, or a new one. */
+  private fresh(shard: number, cell: number): HeldCell {
+    const c = this.free.pop() ?? new HeldCell(shard, cell);
+    c.shard = shard;
+    c.cell = cell;
+    c.tick = 0;
+    c.entries.count = 0;
+    return c;
+  }
+
+  /** Records an update of the cursor's section (a reset) or item: its cell as held, or null. */
+  private note(c: ViewCursor, kind: Update['kind'], held: HeldCell | null): void {
+    let u = this.updates[this.updated];
+    if (!u) {
+      u = new Update();
+      this.updates.push(u);
+    }
+    u.kind = kind;
+    u.shard = c.shard;
+    u.cell = kind === 'reset' ? 0 : c.cell;
+    u.tick = c.tick;
+    u.span = kind === 'cell' ? c.span : 0;
+    u.held = held;
+    this.updated++;
+  }
+}

@@ -1,0 +1,131 @@
+// Protocol 4 view frames written in the tests, for what the shared fixture
+// (schema/fixtures/delta.json, written by Rust) does not need to pin: frames
+// of a size a test picks (a steady frame of walkers for the allocation test
+// and the decode benchmark). Only full forms, empty deltas and heading
+// changes: anything subtler comes from Rust's encoders. Trusts its input.
+
+/** A player as the wire carries it (quantized position, heading 0..255, flags). */
+export interface WirePlayer {
+  readonly id: number;
+  readonly x: number;
+  readonly y: number;
+  readonly heading: number;
+  readonly flags: number;
+}
+
+/** Appends `v` (a non-negative integer below 2^53) as a LEB128 varint. */
+export function putVarint(out: number[], v: number): void {
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+}
+
+/** The body of a full form of `players` (sorted by id). */
+export function fullBody(players: readonly WirePlayer[]): number[] {
+  const out: number[] = [];
+  putVarint(out, players.length);
+  let last = 0;
+  for (const p of players) {
+    putVarint(out, p.id - last);
+    last = p.id;
+    out.push(p.x & 0xff, p.x >> 8, p.y & 0xff, p.y >> 8, p.heading, p.flags);
+  }
+  return out;
+}
+
+/**
+ * The body of a delta whose only records are heading changes: `turns` as
+ * [base index, new heading], by increasing index (fewer than 8). Every other
+ * player goes where the movement rule puts it.
+ */
+export function turnsBody(turns: readonly (readonly [number, number])[]): number[] {
+  if (turns.length === 0) return [];
+  const out = [turns.length << 2];
+  let last = 0;
+  for (const [index, heading] of turns) {
+    putVarint(out, (index - last) * 8 + 1);
+    last = index;
+    out.push(heading);
+  }
+  return out;
+}
+
+/** An item: kind 0 (full), 1..7 (a delta over 2^(kind-1) ticks) or 8 (forget), and its body. */
+export function item(kind: number, body: readonly number[]): number[] {
+  const out: number[] = [];
+  if (body.length < 15) out.push(kind | (body.length << 4));
+  else {
+    out.push(kind | 0xf0);
+    putVarint(out, body.length - 15);
+  }
+  return out.concat(body);
+}
+
+/** One section: a shard's cells (by increasing id) at its tick, each with its items. */
+export function section(shard: number, tick: number, cells: readonly (readonly [number, readonly (readonly number[])[]])[]): number[] {
+  const out: number[] = [];
+  const u32 = (v: number) => out.push(v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff);
+  u32(shard);
+  u32(tick);
+  putVarint(out, cells.length);
+  let previous = 0;
+  for (const [cell, items] of cells) {
+    putVarint(out, (cell - previous) * 2 + (items.length > 1 ? 1 : 0));
+    previous = cell;
+    if (items.length > 1) putVarint(out, items.length);
+    for (const i of items) out.push(...i);
+  }
+  return out;
+}
+
+/** A frame of sections. */
+export function frameOf(...sections: (readonly number[])[]): Uint8Array {
+  return Uint8Array.from(sections.flat());
+}
+
+/**
+ * The walker scene's shard and first tick: past 2^30 (V8's small integers),
+ * as most are (shard ids are random u32s, ticks follow the wall clock).
+ */
+const SHARD = 0xdead_beef;
+const TICK = 0xffff_fff0;
+
+/** A view of walkers as the decode benchmark and the allocation test read it. */
+export interface WalkerScene {
+  /** The world's bounds (world units), speed (units/s) and tick rate (Hz). */
+  readonly bounds: { minX: number; minY: number; maxX: number; maxY: number };
+  readonly speed: number;
+  readonly tickHz: number;
+  /** Players in view, cells in view. */
+  readonly players: number;
+  readonly cells: number;
+  /** The frame that tells every cell's full form. */
+  readonly setup: Uint8Array;
+  /**
+   * Two steady frames (take them in turn): every cell an empty delta over
+   * one tick (its walkers going straight), but `turning` cells where one
+   * walker turns.
+   */
+  readonly steady: readonly [Uint8Array, Uint8Array];
+}
+
+/**
+ * `players` walkers (nearly all walking) in a 3 x 3 view of cells of one
+ * shard, 4,000 world units a side at 120 units/s and 20 Hz (the walk game's
+ * speed); in each steady frame `turning` of the cells have a walker turn.
+ */
+export function walkerScene(players = 165, turning = 3): WalkerScene {
+  const cells = 9;
+  const byCell: WirePlayer[][] = Array.from({ length: cells }, () => []);
+  for (let i = 0; i < players; i++) {
+    const c = i % cells;
+    byCell[c]?.push({ id: 1000 + i * 7, x: 20_000 + (i * 97) % 20_000, y: 20_000 + (i * 53) % 20_000, heading: (i * 37) & 255, flags: i % 10 === 0 ? 0 : 1 });
+  }
+  const cellId = (c: number) => 1 + Math.floor(c / 3) * 64 + (c % 3);
+  const setup = frameOf(section(SHARD, TICK, byCell.map((ps, c) => [cellId(c), [item(0, fullBody(ps))]] as const)));
+  const steady = (heading: number) =>
+    frameOf(section(SHARD, TICK + 1, byCell.map((_, c) => [cellId(c), [item(1, c < turning ? turnsBody([[c, heading]]) : [])]] as const)));
+  return { bounds: { minX: 0, minY: 0, maxX: 4000, maxY: 4000 }, speed: 120, tickHz: 20, players, cells, setup, steady: [steady(10), steady(200)] };
+}

@@ -1,0 +1,318 @@
+//! A bot's WebTransport session (the `wtransport` crate's client, quinn
+//! underneath): the shard's offer read from its `/webtransport` ([`offer`]),
+//! a session opened to it trusting the certificate by the offered SHA-256
+//! hash as a browser's `serverCertificateHashes` does (no verification is
+//! ever switched off), and then the websocket's messages on one
+//! bidirectional stream, each after a 4-byte little-endian length, with
+//! view frames arriving as datagrams ([`WtLink`]). Each bot has its own
+//! endpoint (its own UDP socket and port, like a browser tab), bound to the
+//! bot's source address on loopback runs.
+
+use crate::connection::ConnectError;
+use crate::failure::FailureKind;
+use crate::scrape;
+use crate::target::{Target, WebTransportOffer};
+use bytes::{Buf, Bytes, BytesMut};
+use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+use wtransport::endpoint::endpoint_side;
+use wtransport::error::ConnectionError;
+use wtransport::tls::Sha256Digest;
+use wtransport::{ClientConfig, Connection, Endpoint, RecvStream, SendStream, VarInt};
+
+/// Bytes of a stream message's length prefix.
+pub const PREFIX_BYTES: usize = 4;
+
+/// Bytes read off the stream at once.
+const READ_CHUNK_BYTES: usize = 4 * 1024;
+
+/// How long a bot waits for the session's close code once its stream ended.
+const CLOSE_CODE_WAIT: Duration = Duration::from_secs(1);
+
+/// A bot that sends nothing (it stands still) sends a QUIC ping this often,
+/// so its shard hears from it within the idle timeout.
+const KEEP_ALIVE: Duration = Duration::from_secs(1);
+
+/// The websocket's Normal close (1000), as the application error code a
+/// bot closes its session with.
+const NORMAL_CLOSE: u32 = 1000;
+
+/// Why a shard's offer could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum OfferError {
+    /// A `wss://` URL reaches a proxy; nginx does not proxy WebTransport.
+    #[error("{0}: WebTransport bots need each shard's own ws:// URL (a proxy does not carry WebTransport)")]
+    Proxy(String),
+    /// The GET failed or was not answered 200 (a shard without
+    /// `--webtransport-listen` answers 404).
+    #[error("the shard's /webtransport: {0}")]
+    Get(#[from] scrape::ScrapeError),
+    /// The answer is not the offer's JSON.
+    #[error("{url}: not a WebTransport offer: {detail}")]
+    Answer {
+        /// The URL read.
+        url: String,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+/// The offer's JSON, as the shard writes it.
+#[derive(serde::Deserialize)]
+struct OfferJson {
+    addr: SocketAddr,
+    #[serde(rename = "certificateHashes", default)]
+    certificate_hashes: Vec<HashJson>,
+}
+
+#[derive(serde::Deserialize)]
+struct HashJson {
+    algorithm: String,
+    value: String,
+}
+
+/// Reads the WebTransport offer of the shard behind `target`
+/// (`ws://H:P/..` → `http://H:P/webtransport`); an unspecified address in
+/// it is replaced by the URL's.
+///
+/// Errors: [`OfferError`].
+pub async fn offer(target: &Target) -> Result<WebTransportOffer, OfferError> {
+    if crate::target::is_tls(&target.url) {
+        return Err(OfferError::Proxy(target.url.clone()));
+    }
+    let url = format!("http://{}/webtransport", target.addr);
+    let text = scrape::get(&url).await?;
+    parse_offer(&text, target.addr.ip()).map_err(|detail| OfferError::Answer { url, detail })
+}
+
+/// The offer in `text`, its unspecified address replaced by `host`.
+fn parse_offer(text: &str, host: IpAddr) -> Result<WebTransportOffer, String> {
+    let json: OfferJson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut hashes = Vec::with_capacity(json.certificate_hashes.len());
+    for h in &json.certificate_hashes {
+        if !h.algorithm.eq_ignore_ascii_case("sha-256") {
+            return Err(format!("hash algorithm {:?} (sha-256 expected)", h.algorithm));
+        }
+        hashes.push(hex32(&h.value).ok_or_else(|| format!("not 32 hex bytes: {:?}", h.value))?);
+    }
+    let mut addr = json.addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(host);
+    }
+    Ok(WebTransportOffer { addr, hashes })
+}
+
+/// 64 hex digits as 32 bytes.
+fn hex32(text: &str) -> Option<[u8; 32]> {
+    let digits = text.as_bytes();
+    if digits.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in digits.chunks_exact(2).enumerate() {
+        out[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// How a session's reading ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// The shard closed the session with this application code (the
+    /// websocket's close code), or with none.
+    Closed(Option<u16>),
+    /// The session broke (timed out, reset, a malformed stream).
+    Broken(FailureKind, String),
+}
+
+/// One open session: its stream (both halves) and what was read of it.
+pub struct WtLink {
+    conn: Connection,
+    send: SendStream,
+    recv: RecvStream,
+    /// Stream bytes read, not yet a whole message.
+    buf: BytesMut,
+    /// Kept as long as the session: its UDP socket and driver.
+    _endpoint: Endpoint<endpoint_side::Client>,
+}
+
+impl WtLink {
+    /// Opens a session to `offer` (from `source` when given and the shard
+    /// is on IPv4) and its bidirectional stream, within `timeout`, which is
+    /// also the session's QUIC idle timeout: a session that hears nothing
+    /// from its shard this long is over. That is how a shard that died
+    /// without closing (killed, its machine gone) is noticed: a websocket's
+    /// TCP is reset at once by the dead process's kernel, UDP has no such
+    /// signal. A live shard is never this silent: it sends a view frame
+    /// every tick a bot's cells change, and acknowledges the bot's
+    /// keep-alive pings when they do not. (The idle timeout bounds the
+    /// handshake too, so a shorter one would cut handshakes a loaded shard
+    /// is still finishing.)
+    ///
+    /// Errors: [`ConnectError`]: the endpoint could not bind (a local
+    /// failure), no session in time (a timeout), a refused handshake.
+    pub async fn connect(
+        offer: &WebTransportOffer,
+        source: Option<Ipv4Addr>,
+        timeout: Duration,
+    ) -> Result<WtLink, ConnectError> {
+        match tokio::time::timeout(timeout, WtLink::open(offer, source, timeout)).await {
+            Ok(r) => r,
+            Err(_) => Err(ConnectError {
+                kind: FailureKind::ConnectTimeout,
+                detail: format!("no WebTransport session in {timeout:?}"),
+            }),
+        }
+    }
+
+    async fn open(offer: &WebTransportOffer, source: Option<Ipv4Addr>, idle: Duration) -> Result<WtLink, ConnectError> {
+        let bind = match (source, offer.addr) {
+            (Some(ip), SocketAddr::V4(_)) => SocketAddr::new(IpAddr::V4(ip), 0),
+            (_, SocketAddr::V4(_)) => SocketAddr::from(([0, 0, 0, 0], 0)),
+            (_, SocketAddr::V6(_)) => SocketAddr::from(([0u16; 8], 0)),
+        };
+        let builder = ClientConfig::builder().with_bind_address(bind);
+        let builder = if offer.hashes.is_empty() {
+            builder.with_native_certs()
+        } else {
+            builder.with_server_certificate_hashes(offer.hashes.iter().map(|h| Sha256Digest::new(*h)))
+        };
+        let config = builder
+            .keep_alive_interval(Some(KEEP_ALIVE))
+            .max_idle_timeout(Some(idle))
+            .map_err(|e| ConnectError { kind: FailureKind::Io, detail: format!("idle timeout: {e}") })?
+            .build();
+        let endpoint = Endpoint::client(config).map_err(|e| ConnectError {
+            kind: FailureKind::of_io(&e),
+            detail: format!("WebTransport endpoint on {bind}: {e}"),
+        })?;
+        let handshake =
+            |e: &dyn std::fmt::Display| ConnectError { kind: FailureKind::Handshake, detail: e.to_string() };
+        let conn = endpoint.connect(format!("https://{}/", offer.addr)).await.map_err(|e| handshake(&e))?;
+        let (send, recv) = conn.open_bi().await.map_err(|e| handshake(&e))?.await.map_err(|e| handshake(&e))?;
+        Ok(WtLink { conn, send, recv, buf: BytesMut::with_capacity(READ_CHUNK_BYTES), _endpoint: endpoint })
+    }
+
+    /// Sends one message on the stream, after its length.
+    ///
+    /// Errors: the stream is closed (the text says why).
+    pub async fn send(&mut self, message: &[u8]) -> Result<(), String> {
+        let mut out = Vec::with_capacity(PREFIX_BYTES + message.len());
+        out.extend_from_slice(&(message.len() as u32).to_le_bytes());
+        out.extend_from_slice(message);
+        self.send.write_all(&out).await.map_err(|e| e.to_string())
+    }
+
+    /// The next message of the stream or datagram (a view frame), as it
+    /// came; the stream is read first when both are ready. Cancel-safe:
+    /// what was read of a message stays buffered.
+    ///
+    /// Errors: how the session ended ([`Ended`]); a length over the
+    /// protocol's largest server message is a protocol failure.
+    pub async fn recv(&mut self) -> Result<Bytes, Ended> {
+        loop {
+            if let Some(message) = self.buffered()? {
+                return Ok(message);
+            }
+            let mut chunk = [0u8; READ_CHUNK_BYTES];
+            tokio::select! {
+                biased;
+                read = self.recv.read(&mut chunk) => match read {
+                    Ok(Some(n)) => self.buf.extend_from_slice(&chunk[..n]),
+                    Ok(None) | Err(_) => return Err(self.ended().await),
+                },
+                datagram = self.conn.receive_datagram() => match datagram {
+                    Ok(d) => return Ok(d.payload()),
+                    Err(e) => return Err(ended_by(e)),
+                },
+            }
+        }
+    }
+
+    /// A whole message at the head of the buffer, if there is one.
+    fn buffered(&mut self) -> Result<Option<Bytes>, Ended> {
+        if self.buf.len() < PREFIX_BYTES {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+        if len > MAX_SERVER_MESSAGE_BYTES {
+            return Err(Ended::Broken(FailureKind::Protocol, format!("a {len}-byte stream message")));
+        }
+        if self.buf.len() < PREFIX_BYTES + len {
+            return Ok(None);
+        }
+        self.buf.advance(PREFIX_BYTES);
+        Ok(Some(self.buf.split_to(len).freeze()))
+    }
+
+    /// The stream ended: how the session did (its close code, if it comes
+    /// within [`CLOSE_CODE_WAIT`]).
+    async fn ended(&self) -> Ended {
+        match tokio::time::timeout(CLOSE_CODE_WAIT, self.conn.closed()).await {
+            Ok(e) => ended_by(e),
+            Err(_) => Ended::Broken(FailureKind::ConnectionLost, "the stream ended, the session stayed".into()),
+        }
+    }
+
+    /// Closes the session with 1000 (Normal) and waits up to `linger` for
+    /// what the shard sends until it is gone.
+    pub async fn close(self, linger: Duration) {
+        let _ = tokio::time::timeout(linger, async {
+            let mut send = self.send;
+            let _ = send.finish().await;
+        })
+        .await;
+        self.conn.close(VarInt::from_u32(NORMAL_CLOSE), b"");
+    }
+}
+
+/// What a session's error says of its end.
+fn ended_by(e: ConnectionError) -> Ended {
+    match e {
+        ConnectionError::ApplicationClosed(close) => Ended::Closed(u16::try_from(close.code().into_inner()).ok()),
+        ConnectionError::TimedOut => Ended::Broken(FailureKind::ConnectionLost, "session timed out".into()),
+        other => Ended::Broken(FailureKind::ConnectionLost, other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HASH: &str = "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF";
+
+    #[test]
+    fn an_offer_gives_the_address_and_hashes() {
+        let text = format!(
+            r#"{{"addr":"0.0.0.0:4433","port":4433,"certificateHashes":[{{"algorithm":"sha-256","value":"{HASH}"}}]}}"#
+        );
+        let offer = parse_offer(&text, IpAddr::V4(Ipv4Addr::new(127, 0, 0, 9))).expect("offer");
+        assert_eq!(offer.addr, "127.0.0.9:4433".parse().expect("addr"), "unspecified: the URL's host");
+        assert_eq!(offer.hashes.len(), 1);
+        assert_eq!((offer.hashes[0][0], offer.hashes[0][1], offer.hashes[0][31]), (0x00, 0x11, 0xff));
+        let given = parse_offer(r#"{"addr":"10.0.0.2:5","port":5}"#, IpAddr::V4(Ipv4Addr::LOCALHOST)).expect("offer");
+        assert_eq!((given.addr, given.hashes.len()), ("10.0.0.2:5".parse().expect("addr"), 0));
+    }
+
+    #[test]
+    fn a_bad_offer_says_why() {
+        let host = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        assert!(parse_offer("not json", host).is_err());
+        let md5 = r#"{"addr":"1.2.3.4:5","certificateHashes":[{"algorithm":"md5","value":"00"}]}"#;
+        assert!(parse_offer(md5, host).expect_err("md5").contains("md5"));
+        let short = r#"{"addr":"1.2.3.4:5","certificateHashes":[{"algorithm":"sha-256","value":"0011"}]}"#;
+        assert!(parse_offer(short, host).expect_err("short").contains("32 hex bytes"));
+    }
+
+    #[tokio::test]
+    async fn a_proxy_url_has_no_offer() {
+        let t = Target {
+            url: "wss://127.0.0.1:1/ws".into(),
+            addr: "127.0.0.1:1".parse().expect("addr"),
+            tls: None,
+            webtransport: None,
+        };
+        assert!(matches!(offer(&t).await, Err(OfferError::Proxy(_))));
+    }
+}

@@ -1,0 +1,167 @@
+//! Bots on WebTransport (`--transport webtransport|mix`) against the real
+//! server started with `--webtransport-listen`: they connect by the
+//! certificate hash the shard offers, walk, see each other in datagrams,
+//! time their gaps; a mix reports each transport apart; a killed shard's
+//! WebTransport bots resume on the other shard of a cluster as the same
+//! players.
+
+use mino_testkit::loadgen::{self, num, LoadgenRun};
+use mino_testkit::{server_bin, Redis, Shard};
+use serde_json::Value;
+
+/// The loadgen binary cargo built for these tests.
+const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
+
+/// Area of interest as in `observers.rs` (cells of 100, a view radius of
+/// 200, walkers crossing a border about every half second), and
+/// WebTransport on a free UDP port.
+const SHARD: [&str; 10] = [
+    "--cell-size",
+    "100",
+    "--view-radius",
+    "200",
+    "--speed",
+    "240",
+    "--view-hysteresis-ticks",
+    "8",
+    "--webtransport-listen",
+    "127.0.0.1:0",
+];
+
+/// 20 bots walking over cell borders for 5 s, every one an observer.
+fn border_walk(url: &str, transport: &str) -> LoadgenRun {
+    let args = [
+        "--url",
+        url,
+        "--transport",
+        transport,
+        "--bots",
+        "20",
+        "--ramp",
+        "40",
+        "--duration",
+        "5s",
+        "--density",
+        "2",
+        "--observers",
+        "100%",
+        "-q",
+    ];
+    loadgen::run(LOADGEN, &args)
+}
+
+/// Gaps of a 20 Hz shard as bots measure them: many, a median of a tick.
+fn assert_gaps_timed(j: &Value, what: &str) {
+    let gaps = &j["snapshot_gap_ms"];
+    assert!(num(gaps, "count") > 20.0 * 20.0 * 3.0, "{what}: {gaps:#}");
+    let p50 = num(gaps, "p50");
+    assert!((40.0..=60.0).contains(&p50), "{what}: median gap {p50} ms");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webtransport_bots_walk_see_each_other_and_time_their_gaps() {
+    let server = Shard::start(server_bin(), &SHARD);
+    let url = server.ws_url();
+    let run = tokio::task::spawn_blocking(move || border_walk(&url, "webtransport")).await.expect("loadgen");
+    let j = &run.json;
+    assert_eq!((num(j, "connected"), num(j, "errors")), (20.0, 0.0), "{j:#}");
+    assert_gaps_timed(j, "webtransport");
+    assert!(num(j, "aoi.own_cell_gap_ms.count") > 0.0, "{:#}", j["aoi"]);
+    // They see each other: players walking into an observer's view are
+    // shown to it, by datagrams only.
+    let o = &j["aoi"]["observers"];
+    let enters = num(o, "view_enters");
+    assert!(enters >= 20.0, "players walked into view: {o:#}");
+    assert!(num(o, "view_enter_ms.count") >= 0.9 * enters, "{o:#}");
+    assert_eq!(num(o, "blinks"), 0.0, "{o:#}");
+    // The shard sent them datagrams: they were on WebTransport.
+    assert!(server.metric("mino_webtransport_datagrams_total").await > 20.0 * 20.0 * 3.0);
+    assert!(j.get("transports").is_none(), "one transport, no split: {j:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mix_reports_each_transport_apart() {
+    let server = Shard::start(server_bin(), &SHARD);
+    let url = server.ws_url();
+    let run = tokio::task::spawn_blocking(move || border_walk(&url, "mix")).await.expect("loadgen");
+    let j = &run.json;
+    assert_eq!((num(j, "connected"), num(j, "errors")), (20.0, 0.0), "{j:#}");
+    let parts = j["transports"].as_array().unwrap_or_else(|| panic!("transports in {j:#}"));
+    let names: Vec<&str> = parts.iter().filter_map(|p| p["transport"].as_str()).collect();
+    assert_eq!(names, ["websocket", "webtransport"], "{j:#}");
+    let mut gaps = 0.0;
+    for p in parts {
+        assert_eq!((num(p, "bots"), num(p, "connected"), num(p, "errors")), (10.0, 10.0, 0.0), "{p:#}");
+        let p50 = num(p, "snapshot_gap_ms.p50");
+        assert!((40.0..=60.0).contains(&p50), "{p:#}");
+        assert!(num(p, "own_cell_gap_ms.count") > 0.0, "{p:#}");
+        gaps += num(p, "snapshot_gap_ms.count");
+    }
+    assert_eq!(gaps, num(j, "snapshot_gap_ms.count"), "the parts make up the whole: {j:#}");
+    assert!(server.metric("mino_webtransport_datagrams_total").await > 0.0);
+}
+
+#[test]
+fn a_shard_without_webtransport_is_refused_at_the_start() {
+    let server = Shard::start(server_bin(), &[]);
+    let out = std::process::Command::new(LOADGEN)
+        .args(["--url", &server.ws_url(), "--transport", "webtransport", "--bots", "1", "--duration", "1s", "-q"])
+        .output()
+        .expect("loadgen runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/webtransport") && stderr.contains("404"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players() {
+    let redis = Redis::start();
+    let shard =
+        |id: u32| Shard::build(server_bin()).redis(&redis).id(id).flag("webtransport-listen", "127.0.0.1:0").start();
+    let (doomed, other) = (shard(1), shard(2));
+    for s in [&doomed, &other] {
+        s.wait_ready().await;
+        s.wait_metric("mino_cluster_shards", 1.0).await;
+    }
+    let (pid, urls) = (doomed.pid().to_string(), [doomed.ws_url(), other.ws_url()]);
+    let run = tokio::task::spawn_blocking(move || {
+        let args = [
+            "failover",
+            "--transport",
+            "webtransport",
+            "--bots",
+            "6",
+            "--ramp",
+            "60",
+            "--warmup",
+            "1s",
+            "--kill-pid",
+            &pid,
+            "--observe",
+            "10s",
+            // Also the sessions' QUIC idle timeout: how soon a bot on the
+            // killed shard notices (UDP has no reset).
+            "--join-timeout",
+            "3s",
+            "--url",
+            &urls[0],
+            "--url",
+            &urls[1],
+            "-q",
+        ];
+        loadgen::run(LOADGEN, &args)
+    })
+    .await
+    .expect("loadgen");
+    let j = &run.json;
+    assert_eq!(j["action"], "kill");
+    assert_eq!(num(j, "connected_before"), 6.0, "{j:#}");
+    // The cluster places players by where they stand: the doomed shard has
+    // some of the six, every one of which comes back as itself.
+    let affected = num(j, "affected");
+    assert!(affected >= 1.0, "{j:#}");
+    assert_eq!((num(j, "resumed"), num(j, "lost"), num(j, "fresh_rejoins")), (affected, 0.0, 0.0), "{j:#}");
+    assert_eq!(num(j, "back_in_place_ms.count"), affected, "{j:#}");
+    assert_eq!(num(j, "connected_after"), 6.0, "{j:#}");
+    drop(doomed);
+}

@@ -1,0 +1,709 @@
+//! Shared delta frames: a cell's players as a **full form** (every player's
+//! entry) or a **delta** against the same cell's state some ticks before
+//! (only what the movement rule did not predict), the items view frames and
+//! region bundles carry. Encoders, a strict decoder that never reads outside
+//! its bytes, and the one rule that applies a delta, used by the server's
+//! tests, the bots and the test kit (the browser mirrors it in
+//! `client-web/src/net/delta.ts`, held to the same bytes by
+//! `schema/fixtures/delta.json`).
+//!
+//! A cell's state is its players' [`Entry`]s sorted by id. A delta over
+//! `span` ticks (a power of two, 1 to 64) from a base state holds, in order:
+//!
+//! - **leaves**: players of the base that are gone, as gaps between their
+//!   indices in the base (varints);
+//! - **changes**: players that stayed whose heading or flags changed, or whose
+//!   position is not the prediction: the gap to its base index shifted left 3
+//!   with 3 bits saying what follows (heading byte, flags byte, a position
+//!   residual as two zigzag varints, x then y);
+//! - **enters**: new players: the gap from the previous enter's id (varint;
+//!   the first's is its id), x and y (u16 little-endian), heading, flags.
+//!
+//! The counts come first in one byte (leaves 0-3 in bits 0-1, changes 0-7 in
+//! bits 2-4, enters 0-6 in bits 5-7), or the escape `0b111_00000` followed by
+//! the three counts as varints. A delta with nothing to say is empty: every
+//! player that stayed is where the rule puts it.
+//!
+//! **Prediction.** Every player that stayed takes its new heading and flags
+//! (from its change, else its base ones), then walks `span` ticks with them
+//! ([`Motion::advance`]: its heading's step a tick when the walking flag is
+//! set, each axis clamped), then adds its residual. The server simulates on
+//! the same grid with the same rule, so a walker going straight, or standing,
+//! costs nothing; a turn costs its index and two bytes. (Source: the
+//! research note's "predicted delta", `research/bandwidth.md` §5-7, and
+//! Fiedler's "Snapshot Compression": changed-only records with relative
+//! indices.)
+//!
+//! A **full form**: the count (varint), then each player as an enter is
+//! written (id gaps; the first is the id).
+
+use crate::entry::Entry;
+use crate::ids::PlayerId;
+use crate::motion::Motion;
+
+/// The longest span of a delta, ticks (the slowest period of a view's tiers).
+pub const MAX_SPAN: u32 = 64;
+
+/// Bytes of a player in a full form or an enter, after its id's varint.
+pub const ENTRY_TAIL_BYTES: usize = 6;
+
+/// Why bytes are not a valid item: the decoders' and [`apply`]'s errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeltaError {
+    /// The bytes end inside a field.
+    #[error("truncated")]
+    Truncated,
+    /// A varint longer than 10 bytes or past 64 bits.
+    #[error("bad varint")]
+    Varint,
+    /// Bytes left over after the last field.
+    #[error("{0} trailing bytes")]
+    Trailing(usize),
+    /// Ids not strictly increasing, or an id past 32 bits.
+    #[error("ids out of order")]
+    Ids,
+    /// A leave or change index past the base, or not increasing.
+    #[error("index out of range")]
+    Index,
+    /// A change record with nothing in it, or for a player that left.
+    #[error("bad change record")]
+    Change,
+    /// A residual that puts a player off the grid.
+    #[error("position off the grid")]
+    Position,
+    /// An enter of a player who is already there.
+    #[error("entered twice")]
+    Duplicate,
+    /// A span that is not a power of two of at most [`MAX_SPAN`].
+    #[error("bad span {0}")]
+    Span(u32),
+    /// More players than the limit given.
+    #[error("too many players")]
+    TooMany,
+    /// A counts byte that is neither the compact form nor the escape.
+    #[error("bad counts")]
+    Counts,
+}
+
+const HEADING: u8 = 1;
+const FLAGS: u8 = 2;
+const POSITION: u8 = 4;
+/// The counts byte's escape: "enters" 7, the counts follow as varints.
+const ESCAPE: u8 = 7 << 5;
+
+/// Appends `v` as a LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// A cursor over bytes that refuses to read past them.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// Reads `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True when every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// One byte.
+    ///
+    /// Errors: [`DeltaError::Truncated`].
+    pub fn u8(&mut self) -> Result<u8, DeltaError> {
+        let (&b, rest) = self.bytes.split_first().ok_or(DeltaError::Truncated)?;
+        self.bytes = rest;
+        Ok(b)
+    }
+
+    /// A little-endian u16.
+    ///
+    /// Errors: [`DeltaError::Truncated`].
+    pub fn u16(&mut self) -> Result<u16, DeltaError> {
+        Ok(u16::from_le_bytes([self.u8()?, self.u8()?]))
+    }
+
+    /// A little-endian u32.
+    ///
+    /// Errors: [`DeltaError::Truncated`].
+    pub fn u32(&mut self) -> Result<u32, DeltaError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A LEB128 varint of at most 64 bits.
+    ///
+    /// Errors: [`DeltaError::Truncated`], [`DeltaError::Varint`].
+    pub fn varint(&mut self) -> Result<u64, DeltaError> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.u8()?;
+            if shift == 63 && b > 1 {
+                return Err(DeltaError::Varint);
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(DeltaError::Varint)
+    }
+
+    /// A varint that must fit a `usize` count no larger than `max`.
+    ///
+    /// Errors: as [`Reader::varint`]; [`DeltaError::TooMany`].
+    pub fn count(&mut self, max: usize) -> Result<usize, DeltaError> {
+        let v = self.varint()?;
+        usize::try_from(v).ok().filter(|&n| n <= max).ok_or(DeltaError::TooMany)
+    }
+
+    /// The next `n` bytes.
+    ///
+    /// Errors: [`DeltaError::Truncated`].
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DeltaError> {
+        if n > self.bytes.len() {
+            return Err(DeltaError::Truncated);
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    /// Errors unless every byte was read.
+    ///
+    /// Errors: [`DeltaError::Trailing`].
+    pub fn finish(&self) -> Result<(), DeltaError> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(DeltaError::Trailing(self.bytes.len()))
+        }
+    }
+}
+
+/// Appends a player's entry after its id gap: x, y, heading, flags.
+fn put_tail(out: &mut Vec<u8>, e: &Entry) {
+    out.extend_from_slice(&e.x.to_le_bytes());
+    out.extend_from_slice(&e.y.to_le_bytes());
+    out.extend_from_slice(&[e.heading, e.flags]);
+}
+
+/// Appends the full form of `entries` (sorted by id) to `out`.
+pub fn encode_full(entries: &[Entry], out: &mut Vec<u8>) {
+    put_varint(out, entries.len() as u64);
+    let mut last = 0u64;
+    for e in entries {
+        put_varint(out, u64::from(e.id.0) - last);
+        last = u64::from(e.id.0);
+        put_tail(out, e);
+    }
+}
+
+/// Reads one player of a full form or an enter: its id after `last` (the
+/// previous id, or `None` for the first).
+fn read_entry(r: &mut Reader<'_>, last: Option<u32>) -> Result<Entry, DeltaError> {
+    let gap = r.varint()?;
+    let id = match last {
+        None => gap,
+        Some(_) if gap == 0 => return Err(DeltaError::Ids),
+        Some(last) => u64::from(last).checked_add(gap).ok_or(DeltaError::Ids)?,
+    };
+    let id = u32::try_from(id).map_err(|_| DeltaError::Ids)?;
+    let (x, y) = (r.u16()?, r.u16()?);
+    let (heading, flags) = (r.u8()?, r.u8()?);
+    Ok(Entry { id: PlayerId(id), x, y, heading, flags })
+}
+
+/// Reads a full form into `out` (cleared first): at most `max_players`.
+///
+/// Errors: any [`DeltaError`] of a malformed or truncated form.
+pub fn decode_full(body: &[u8], max_players: usize, out: &mut Vec<Entry>) -> Result<(), DeltaError> {
+    out.clear();
+    let mut r = Reader::new(body);
+    // Each player takes at least 7 bytes: a count past that is a lie.
+    let n = r.count(max_players.min(r.remaining() / (1 + ENTRY_TAIL_BYTES)))?;
+    out.reserve(n);
+    let mut last = None;
+    for _ in 0..n {
+        let e = read_entry(&mut r, last)?;
+        last = Some(e.id.0);
+        out.push(e);
+    }
+    r.finish()
+}
+
+/// What [`encode_delta`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeltaSummary {
+    /// Players of the base that left.
+    pub leaves: usize,
+    /// Players that stayed with a change record.
+    pub changes: usize,
+    /// Players that entered.
+    pub enters: usize,
+    /// The state is exactly the base's (nobody moved, turned or came and
+    /// went): a holder of the base holds this state already.
+    pub unchanged: bool,
+}
+
+/// Appends the delta from `base` to `new` (both sorted by id) over `span`
+/// ticks to `out`, with `motion` predicting the players that stayed.
+pub fn encode_delta(base: &[Entry], new: &[Entry], span: u32, motion: &Motion, out: &mut Vec<u8>) -> DeltaSummary {
+    let mut leaves: Vec<u64> = Vec::new();
+    let mut changes: Vec<(usize, u8, Entry, (i64, i64))> = Vec::new();
+    let mut enters: Vec<&Entry> = Vec::new();
+    let mut unchanged = base.len() == new.len();
+    let (mut i, mut j) = (0, 0);
+    while i < base.len() || j < new.len() {
+        match (base.get(i), new.get(j)) {
+            (Some(b), Some(n)) if b.id == n.id => {
+                unchanged &= b == n;
+                let at = motion.advance((b.x, b.y), n.heading, n.moving(), span);
+                let residual = (i64::from(n.x) - i64::from(at.0), i64::from(n.y) - i64::from(at.1));
+                let what = if b.heading != n.heading { HEADING } else { 0 }
+                    | if b.flags != n.flags { FLAGS } else { 0 }
+                    | if residual != (0, 0) { POSITION } else { 0 };
+                if what != 0 {
+                    changes.push((i, what, *n, residual));
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(b), Some(n)) if n.id < b.id => {
+                enters.push(n);
+                unchanged = false;
+                j += 1;
+            }
+            (None, Some(n)) => {
+                enters.push(n);
+                unchanged = false;
+                j += 1;
+            }
+            (Some(_), _) => {
+                leaves.push(i as u64);
+                unchanged = false;
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    let summary = DeltaSummary { leaves: leaves.len(), changes: changes.len(), enters: enters.len(), unchanged };
+    if leaves.is_empty() && changes.is_empty() && enters.is_empty() {
+        return summary;
+    }
+    if leaves.len() < 4 && changes.len() < 8 && enters.len() < 7 {
+        out.push((leaves.len() | changes.len() << 2 | enters.len() << 5) as u8);
+    } else {
+        out.push(ESCAPE);
+        put_varint(out, leaves.len() as u64);
+        put_varint(out, changes.len() as u64);
+        put_varint(out, enters.len() as u64);
+    }
+    let mut last = 0;
+    for &index in &leaves {
+        put_varint(out, index - last);
+        last = index;
+    }
+    let mut last = 0;
+    for (index, what, n, residual) in changes {
+        put_varint(out, ((index - last) as u64) << 3 | u64::from(what));
+        last = index;
+        if what & HEADING != 0 {
+            out.push(n.heading);
+        }
+        if what & FLAGS != 0 {
+            out.push(n.flags);
+        }
+        if what & POSITION != 0 {
+            put_varint(out, zigzag(residual.0));
+            put_varint(out, zigzag(residual.1));
+        }
+    }
+    let mut last = 0u64;
+    for e in enters {
+        put_varint(out, u64::from(e.id.0) - last);
+        last = u64::from(e.id.0);
+        put_tail(out, e);
+    }
+    summary
+}
+
+/// Applies the delta `body` over `span` ticks to `base` (sorted by id), into
+/// `out` (cleared first), with `motion` predicting the players that stayed;
+/// the result holds at most `max_players`.
+///
+/// Errors: any [`DeltaError`] of a malformed or truncated delta, or one that
+/// does not fit `base` (an index past it, a leaving player changed, an enter
+/// of someone there, a position off the grid). `out` is then unspecified.
+pub fn apply(
+    base: &[Entry],
+    body: &[u8],
+    span: u32,
+    motion: &Motion,
+    max_players: usize,
+    out: &mut Vec<Entry>,
+) -> Result<(), DeltaError> {
+    if !span.is_power_of_two() || span > MAX_SPAN {
+        return Err(DeltaError::Span(span));
+    }
+    out.clear();
+    let mut r = Reader::new(body);
+    let (leaves, changes, enters) = match r.u8() {
+        Err(_) => (0, 0, 0),
+        Ok(ESCAPE) => {
+            let n = r.remaining();
+            (r.count(base.len())?, r.count(base.len())?, r.count(n / (1 + ENTRY_TAIL_BYTES))?)
+        }
+        Ok(b) if b >> 5 == 7 => return Err(DeltaError::Counts),
+        Ok(b) => (usize::from(b & 3), usize::from(b >> 2 & 7), usize::from(b >> 5)),
+    };
+    if leaves > base.len() || changes > base.len() - leaves {
+        return Err(DeltaError::Index);
+    }
+    // Which base players left (marked), then the others in order.
+    let mut gone = vec![false; if leaves > 0 { base.len() } else { 0 }];
+    let mut index = 0usize;
+    for k in 0..leaves {
+        let gap = r.count(base.len())?;
+        if k > 0 && gap == 0 {
+            return Err(DeltaError::Index);
+        }
+        index = index.checked_add(gap).filter(|&i| i < base.len()).ok_or(DeltaError::Index)?;
+        gone[index] = true;
+    }
+    out.reserve(base.len() - leaves + enters);
+    // Each change record is read whole (its index, then what it holds) before
+    // the next one's index.
+    let mut next_change = if changes > 0 { Some(read_change(&mut r, None, base.len())?) } else { None };
+    let mut changes_left = changes;
+    for (i, b) in base.iter().enumerate() {
+        let change = match next_change {
+            Some((at, what)) if at == i => Some(what),
+            _ => None,
+        };
+        let gone_here = leaves > 0 && gone[i];
+        if gone_here && change.is_some() {
+            return Err(DeltaError::Change);
+        }
+        let mut e = *b;
+        let mut residual = (0, 0);
+        if let Some(what) = change {
+            if what & HEADING != 0 {
+                e.heading = r.u8()?;
+            }
+            if what & FLAGS != 0 {
+                e.flags = r.u8()?;
+            }
+            if what & POSITION != 0 {
+                residual = (unzigzag(r.varint()?), unzigzag(r.varint()?));
+            }
+            changes_left -= 1;
+            next_change = if changes_left > 0 { Some(read_change(&mut r, Some(i), base.len())?) } else { None };
+        }
+        if gone_here {
+            continue;
+        }
+        let (x, y) = motion.advance((e.x, e.y), e.heading, e.moving(), span);
+        e.x = on_grid(x, residual.0)?;
+        e.y = on_grid(y, residual.1)?;
+        out.push(e);
+    }
+    if next_change.is_some() || changes_left > 0 {
+        return Err(DeltaError::Index);
+    }
+    if out.len() + enters > max_players {
+        return Err(DeltaError::TooMany);
+    }
+    let stayed = out.len();
+    let mut last = None;
+    for _ in 0..enters {
+        let e = read_entry(&mut r, last)?;
+        last = Some(e.id.0);
+        out.push(e);
+    }
+    r.finish()?;
+    if enters > 0 {
+        merge_enters(out, stayed)?;
+    }
+    Ok(())
+}
+
+/// `at` moved by `residual`, if that stays on the grid.
+fn on_grid(at: u16, residual: i64) -> Result<u16, DeltaError> {
+    i64::from(at).checked_add(residual).and_then(|v| u16::try_from(v).ok()).ok_or(DeltaError::Position)
+}
+
+/// The next change record's base index (after `previous`) and what it holds.
+fn read_change(r: &mut Reader<'_>, previous: Option<usize>, base: usize) -> Result<(usize, u8), DeltaError> {
+    let v = r.varint()?;
+    let (gap, what) = (v >> 3, (v & 7) as u8);
+    if what == 0 || (previous.is_some() && gap == 0) {
+        return Err(DeltaError::Change);
+    }
+    let index = usize::try_from(gap)
+        .ok()
+        .and_then(|g| g.checked_add(previous.unwrap_or(0)))
+        .filter(|&i| i < base)
+        .ok_or(DeltaError::Index)?;
+    Ok((index, what))
+}
+
+/// Sorts the players that stayed (`out[..stayed]`, sorted) and the enters
+/// after them (sorted) into one list by id; an id in both is an error.
+fn merge_enters(out: &mut Vec<Entry>, stayed: usize) -> Result<(), DeltaError> {
+    if stayed == 0 || out[stayed - 1].id < out[stayed].id {
+        return Ok(());
+    }
+    let enters = out.split_off(stayed);
+    let stay = std::mem::take(out);
+    out.reserve(stay.len() + enters.len());
+    let (mut a, mut b) = (stay.into_iter().peekable(), enters.into_iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x.id == y.id => return Err(DeltaError::Duplicate),
+            (Some(x), Some(y)) if x.id < y.id => out.extend(a.next()),
+            (Some(_), Some(_)) | (None, Some(_)) => out.extend(b.next()),
+            (Some(_), None) => out.extend(a.next()),
+            (None, None) => return Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+// Counts bytes are written as enters_changes_leaves (3, 3 and 2 bits).
+#[allow(clippy::unusual_byte_groupings)]
+mod tests {
+    use super::*;
+    use crate::entry::flags;
+    use crate::wire::Bounds;
+
+    fn motion() -> Motion {
+        Motion::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 120.0, 20)
+    }
+
+    fn e(id: u32, x: u16, y: u16, heading: u8, moving: bool) -> Entry {
+        Entry { id: PlayerId(id), x, y, heading, flags: flags(moving, 0) }
+    }
+
+    fn roundtrip(base: &[Entry], new: &[Entry], span: u32) -> (Vec<u8>, DeltaSummary) {
+        let m = motion();
+        let mut body = Vec::new();
+        let summary = encode_delta(base, new, span, &m, &mut body);
+        let mut out = Vec::new();
+        apply(base, &body, span, &m, usize::MAX, &mut out).expect("applies");
+        assert_eq!(out, new, "the delta rebuilds the new state");
+        (body, summary)
+    }
+
+    #[test]
+    fn walkers_going_straight_and_players_standing_cost_nothing() {
+        let m = motion();
+        let base = vec![e(3, 100, 100, 0, true), e(7, 5000, 60_000, 77, true), e(9, 40_000, 40_000, 5, false)];
+        let new: Vec<Entry> = base
+            .iter()
+            .map(|b| {
+                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), 4);
+                Entry { x, y, ..*b }
+            })
+            .collect();
+        let (body, summary) = roundtrip(&base, &new, 4);
+        assert!(body.is_empty(), "{body:?}");
+        assert!(!summary.unchanged, "the walkers moved");
+        let (body, summary) = roundtrip(&base[2..], &new[2..], 1);
+        assert!(body.is_empty() && summary.unchanged, "standing");
+    }
+
+    #[test]
+    fn a_turn_costs_its_index_and_two_bytes() {
+        let m = motion();
+        let base = vec![e(1, 1000, 1000, 0, true), e(2, 2000, 2000, 0, true)];
+        let mut new = base.clone();
+        new[1].heading = 64;
+        new[1].flags = flags(true, 5);
+        (new[1].x, new[1].y) = m.advance((base[1].x, base[1].y), 64, true, 1);
+        (new[0].x, new[0].y) = m.advance((base[0].x, base[0].y), 0, true, 1);
+        let (body, summary) = roundtrip(&base, &new, 1);
+        assert_eq!(summary.changes, 1);
+        assert_eq!(body.len(), 1 + 1 + 2, "counts, index and what, heading, flags: {body:?}");
+    }
+
+    #[test]
+    fn leaves_enters_and_residuals_round_trip() {
+        let base =
+            vec![e(1, 0, 0, 0, false), e(5, 10, 10, 0, true), e(8, 65_535, 65_535, 3, true), e(20, 7, 7, 9, false)];
+        let new = vec![
+            e(2, 1, 2, 3, true),
+            e(5, 999, 12, 0, true),
+            e(9, 4, 4, 4, false),
+            e(20, 7, 7, 9, false),
+            e(70_000, 9, 9, 9, true),
+        ];
+        let (_, summary) = roundtrip(&base, &new, 2);
+        assert_eq!((summary.leaves, summary.enters), (2, 3));
+        // Many of each: the escape.
+        let base: Vec<Entry> = (1..=300).map(|i| e(i * 2, i as u16, 0, 0, false)).collect();
+        let new: Vec<Entry> = (1..=300).map(|i| e(i * 2 + 1, 0, i as u16, 1, true)).collect();
+        let (body, _) = roundtrip(&base, &new, 64);
+        assert_eq!(body[0], ESCAPE);
+        roundtrip(&[], &new, 1);
+        roundtrip(&new, &[], 1);
+    }
+
+    #[test]
+    fn many_changes_with_every_field_round_trip() {
+        let base: Vec<Entry> = (1..=40).map(|i| e(i, (i * 1000) as u16, 500, (i * 7) as u8, i % 3 == 0)).collect();
+        let mut new = base.clone();
+        for (k, n) in new.iter_mut().enumerate() {
+            match k % 5 {
+                0 => n.heading = n.heading.wrapping_add(9),
+                1 => n.flags = flags(!n.moving(), 3),
+                2 => n.x = n.x.wrapping_add(77),
+                3 => {
+                    n.heading = 1;
+                    n.flags = flags(true, 9);
+                    n.y = 4000;
+                }
+                _ => {}
+            }
+        }
+        let (body, summary) = roundtrip(&base, &new, 8);
+        assert!(summary.changes >= 30 && body[0] == ESCAPE, "{summary:?}");
+    }
+
+    #[test]
+    fn several_changes_of_every_kind_round_trip() {
+        let m = motion();
+        let base: Vec<Entry> = (1..=12).map(|i| e(i * 3, i as u16 * 1000, 500, i as u8, i % 3 != 0)).collect();
+        let mut new: Vec<Entry> = base
+            .iter()
+            .map(|b| {
+                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), 2);
+                Entry { x, y, ..*b }
+            })
+            .collect();
+        new[0].heading = 200;
+        new[1].flags = flags(false, 9);
+        new[2].x += 7;
+        new[4].heading = 3;
+        new[4].flags = flags(true, 1);
+        new[4].y -= 3;
+        new[11].y = 0;
+        let (body, summary) = roundtrip(&base, &new, 2);
+        assert_eq!(summary.changes, 5, "{body:?}");
+        // And with leaves and enters among them, past the compact counts.
+        new.remove(3);
+        new.remove(6);
+        new.push(e(1000, 1, 1, 1, true));
+        for (k, p) in new.iter_mut().enumerate() {
+            p.heading = p.heading.wrapping_add(k as u8);
+        }
+        let (body, summary) = roundtrip(&base, &new, 2);
+        assert_eq!((summary.leaves, summary.enters), (2, 1));
+        assert_eq!(body[0], ESCAPE, "{} changes", summary.changes);
+    }
+
+    #[test]
+    fn ids_and_residuals_past_their_range_are_refused_not_wrapped() {
+        let m = motion();
+        let mut out = Vec::new();
+        // A full form whose second id gap would wrap 64 bits back to id 2.
+        let mut full = Vec::new();
+        put_varint(&mut full, 2);
+        put_varint(&mut full, 5);
+        full.extend_from_slice(&[0; ENTRY_TAIL_BYTES]);
+        put_varint(&mut full, u64::MAX - 2);
+        full.extend_from_slice(&[0; ENTRY_TAIL_BYTES]);
+        assert_eq!(decode_full(&full, 10, &mut out), Err(DeltaError::Ids));
+        // A residual of i64::MAX from x = 100.
+        let base = vec![e(1, 100, 100, 0, false)];
+        let mut body = vec![0b000_001_00, 4];
+        put_varint(&mut body, u64::MAX - 1);
+        put_varint(&mut body, 0);
+        assert_eq!(apply(&base, &body, 1, &m, 10, &mut out), Err(DeltaError::Position));
+    }
+
+    #[test]
+    fn a_full_form_round_trips_and_refuses_unsorted_ids() {
+        let entries = vec![e(1, 1, 2, 3, true), e(2, 4, 5, 6, false), e(1 << 31, 65_535, 0, 255, true)];
+        let mut body = Vec::new();
+        encode_full(&entries, &mut body);
+        let mut out = Vec::new();
+        decode_full(&body, 10, &mut out).expect("decodes");
+        assert_eq!(out, entries);
+        assert_eq!(decode_full(&body, 2, &mut out), Err(DeltaError::TooMany));
+        let mut bad = Vec::new();
+        put_varint(&mut bad, 2);
+        put_varint(&mut bad, 5);
+        put_tail(&mut bad, &entries[0]);
+        put_varint(&mut bad, 0);
+        put_tail(&mut bad, &entries[0]);
+        assert_eq!(decode_full(&bad, 10, &mut out), Err(DeltaError::Ids));
+    }
+
+    #[test]
+    fn malformed_deltas_are_refused_never_read_past() {
+        let m = motion();
+        let base = vec![e(1, 0, 0, 0, false), e(2, 0, 0, 0, false)];
+        let mut out = Vec::new();
+        let cases: &[(&[u8], DeltaError)] = &[
+            (&[0b000_001_00], DeltaError::Truncated),
+            (&[0b000_000_01, 2], DeltaError::Index),
+            (&[0b000_000_10, 1, 0], DeltaError::Index),
+            (&[0b000_001_00, 0 << 3], DeltaError::Change),
+            (&[0b000_001_01, 0, 1], DeltaError::Change),
+            (&[0b000_001_00, 4, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], DeltaError::Position),
+            (&[0b001_000_00, 1, 0, 0, 0, 0, 0, 0], DeltaError::Duplicate),
+            (&[0, 0], DeltaError::Trailing(1)),
+            (&[ESCAPE, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], DeltaError::Varint),
+            (&[ESCAPE, 3, 0, 0], DeltaError::TooMany),
+        ];
+        for (body, want) in cases {
+            assert_eq!(apply(&base, body, 1, &m, usize::MAX, &mut out), Err(*want), "{body:?}");
+        }
+        assert_eq!(apply(&base, &[], 3, &m, usize::MAX, &mut out), Err(DeltaError::Span(3)));
+        assert_eq!(apply(&base, &[0b001_000_00, 9, 0, 0, 0, 0, 0, 0], 1, &m, 2, &mut out), Err(DeltaError::TooMany));
+    }
+
+    #[test]
+    fn every_cut_and_every_flipped_byte_is_refused_or_read_within_bounds() {
+        let m = motion();
+        let base = vec![e(1, 0, 0, 0, false), e(5, 10, 10, 0, true), e(8, 65_000, 65_000, 3, true)];
+        let new = vec![e(2, 1, 2, 3, true), e(5, 999, 12, 9, true), e(9, 4, 4, 4, false)];
+        let mut body = Vec::new();
+        encode_delta(&base, &new, 2, &m, &mut body);
+        let mut out = Vec::new();
+        for cut in 0..body.len() {
+            assert!(apply(&base, &body[..cut], 2, &m, usize::MAX, &mut out).is_err() || cut == 0);
+        }
+        for i in 0..body.len() {
+            for bit in 0..8 {
+                let mut b = body.clone();
+                b[i] ^= 1 << bit;
+                let _ = apply(&base, &b, 2, &m, usize::MAX, &mut out);
+            }
+        }
+    }
+}

@@ -1,0 +1,689 @@
+//! View frames (protocol 4) and the region bundles shards relay them in: the
+//! bytes of `ServerMessage.view` and `CellBundle.items`, with a writer and a
+//! strict reader for each.
+//!
+//! **Items.** What a socket is told of one cell of one shard is one or more
+//! items, each self-contained (so a relaying shard copies a published item
+//! into its own frames byte for byte):
+//!
+//! ```text
+//! item  := tag [len - 15: varint, when the tag's length is 15] body
+//! tag   := kind (bits 0-3) | length (bits 4-7; 15: a varint follows)
+//! kind  := 0 full form | 1..=7 delta over 2^(kind-1) ticks | 8 forget
+//! ```
+//!
+//! A full form replaces what the socket holds of the cell; a delta applies
+//! to it ([`crate::delta`]); a forget (no body) drops it: the cell left the
+//! socket's view. A cell's items apply in order.
+//!
+//! **A view frame** is one websocket message a tick: sections, each one
+//! shard's cells at one of its ticks.
+//!
+//! ```text
+//! frame   := section+
+//! section := shard (u32 le) tick (u32 le, the low bits) cells (varint) cell*
+//!            (no cells: a reset, every cell of the shard dropped)
+//! cell    := varint((cell_id - previous_cell_id) << 1 | several) [items: varint, when several] item+
+//! ```
+//!
+//! Cells of a section are in increasing order (the first's "previous" is 0).
+//! What it costs: the FlatBuffers envelope once a message (36 bytes), 9 a
+//! section, about 2 a cell (its reference and an item's tag) plus the
+//! item's body. An empty delta (walkers going straight) is the tag alone.
+//!
+//! **A region bundle** carries one shard's tick of one region to the other
+//! shards (Redis): for every occupied (or just emptied) cell, its full form
+//! and the deltas the views of other shards may need (those of the tick's
+//! spans in which the cell changed).
+//!
+//! ```text
+//! bundle := cell*        (up to the end)
+//! cell   := varint(cell_id - previous_cell_id) full-item deltas (varint) delta-item*
+//! ```
+
+use crate::delta::{put_varint, DeltaError, Reader, MAX_SPAN};
+use crate::ids::{ShardId, Tick};
+use crate::root::finish;
+use crate::wire;
+use bytes::Bytes;
+use flatbuffers::FlatBufferBuilder;
+use std::ops::Range;
+
+/// Whose and when a bundle (or a view's section) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameStamp {
+    /// The shard whose players these are.
+    pub shard: ShardId,
+    /// The shard's tick.
+    pub tick: Tick,
+    /// Wall clock of the tick, ms since the Unix epoch.
+    pub server_time_ms: u64,
+}
+
+/// Bytes of the FlatBuffers envelope of a view frame message (a
+/// `ServerMessage` with only `view` set): the root offset, the vtable of the
+/// seven field ids (18 bytes and 2 of padding), the table (its vtable offset
+/// and the vector's) and the vector's length. The sections follow it.
+pub const VIEW_ENVELOPE_BYTES: usize = 36;
+
+/// Appends the envelope of a view frame message whose sections come to
+/// `len` bytes: the sections must follow it, making a valid `ServerMessage`
+/// (FlatBuffers' layout, written by hand so the sections are copied once;
+/// a test checks it against the builder's).
+pub fn write_view_envelope(out: &mut Vec<u8>, len: usize) {
+    let u16s = |out: &mut Vec<u8>, v: &[u16]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    // Root offset to the table at 24; the vtable at 4: its size (4 + 7
+    // slots), the table's size (8), then each field id's offset in the
+    // table: only `view` (6), at 4.
+    out.extend_from_slice(&24u32.to_le_bytes());
+    u16s(out, &[18, 8, 0, 0, 0, 0, 0, 0, 4, 0]);
+    // The table: the vtable 20 bytes back, the vector 4 bytes on from where
+    // its offset is stored; then the vector's length.
+    out.extend_from_slice(&20i32.to_le_bytes());
+    out.extend_from_slice(&4u32.to_le_bytes());
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+}
+
+/// A view frame message (`ServerMessage.view`) of `sections` (as
+/// [`write_section`] wrote them): the envelope, then the sections.
+pub fn encode_view(sections: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(VIEW_ENVELOPE_BYTES + sections.len());
+    write_view_envelope(&mut out, sections.len());
+    out.extend_from_slice(sections);
+    out
+}
+
+/// A view frame message of one section: `shard`'s `cell` at `tick` as the
+/// full form of `entries` (sorted by id). For tests and tools.
+pub fn encode_full_view(shard: u32, tick: u64, cell: u32, entries: &[crate::entry::Entry]) -> Vec<u8> {
+    let (mut body, mut item, mut sections) = (Vec::new(), Vec::new(), Vec::new());
+    crate::delta::encode_full(entries, &mut body);
+    write_item(&mut item, ItemKind::Full, &body);
+    let cells: Vec<(u32, Vec<&[u8]>)> = vec![(cell, vec![&item])];
+    write_section(&mut sections, &Section { shard, tick, cells: &cells });
+    encode_view(&sections)
+}
+
+/// What an item says of its cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    /// Every player of the cell ([`crate::delta::encode_full`]).
+    Full,
+    /// What changed over `span` ticks (a power of two up to
+    /// [`MAX_SPAN`]; [`crate::delta::encode_delta`]).
+    Delta {
+        /// Ticks since the state the delta applies to.
+        span: u32,
+    },
+    /// The cell left the view: drop it.
+    Forget,
+}
+
+const KIND_FULL: u8 = 0;
+const KIND_FORGET: u8 = 8;
+const LEN_VARINT: u8 = 15;
+
+/// Why bytes are not a valid view frame or bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ViewError {
+    /// A field is malformed or cut short.
+    #[error("{0}")]
+    Bytes(#[from] DeltaError),
+    /// An item kind that does not exist.
+    #[error("unknown item kind {0}")]
+    Kind(u8),
+    /// A forget with a body.
+    #[error("a forget with a body")]
+    ForgetBody,
+    /// Cells out of order, or a cell id past 32 bits.
+    #[error("cells out of order")]
+    Cells,
+    /// A cell with no items, or "several" items that are fewer than two.
+    #[error("bad item count")]
+    Items,
+    /// A bundle cell whose first item is not a full form, or a delta that
+    /// is not a delta.
+    #[error("bad bundle cell")]
+    Bundle,
+    /// A frame with no sections.
+    #[error("empty frame")]
+    EmptySection,
+}
+
+impl ItemKind {
+    fn code(self) -> u8 {
+        match self {
+            ItemKind::Full => KIND_FULL,
+            ItemKind::Delta { span } => 1 + span.max(1).trailing_zeros().min(6) as u8,
+            ItemKind::Forget => KIND_FORGET,
+        }
+    }
+
+    fn of(code: u8) -> Result<ItemKind, ViewError> {
+        match code {
+            KIND_FULL => Ok(ItemKind::Full),
+            1..=7 => Ok(ItemKind::Delta { span: 1 << (code - 1) }),
+            KIND_FORGET => Ok(ItemKind::Forget),
+            other => Err(ViewError::Kind(other)),
+        }
+    }
+}
+
+/// Appends one item: its tag, length and `body` (empty for a forget).
+/// A delta's span must be a power of two up to [`MAX_SPAN`].
+pub fn write_item(out: &mut Vec<u8>, kind: ItemKind, body: &[u8]) {
+    debug_assert!(!matches!(kind, ItemKind::Delta { span } if !span.is_power_of_two() || span > MAX_SPAN));
+    let len = body.len();
+    let code = if len < usize::from(LEN_VARINT) { len as u8 } else { LEN_VARINT };
+    out.push(kind.code() | code << 4);
+    if code == LEN_VARINT {
+        put_varint(out, (len - usize::from(LEN_VARINT)) as u64);
+    }
+    out.extend_from_slice(body);
+}
+
+/// One item read from a frame or a bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item<'a> {
+    /// What it says.
+    pub kind: ItemKind,
+    /// Its body.
+    pub body: &'a [u8],
+    /// All of its bytes (tag, length, body), as a relay copies them.
+    pub bytes: &'a [u8],
+}
+
+/// Reads one item.
+fn read_item<'a>(r: &mut Reader<'a>) -> Result<Item<'a>, ViewError> {
+    let start = r.clone();
+    let tag = r.u8()?;
+    let kind = ItemKind::of(tag & 0x0f)?;
+    let code = tag >> 4;
+    let len = if code == LEN_VARINT { usize::from(LEN_VARINT) + r.count(r.remaining())? } else { usize::from(code) };
+    if kind == ItemKind::Forget && len > 0 {
+        return Err(ViewError::ForgetBody);
+    }
+    let body = r.take(len)?;
+    let used = start.remaining() - r.remaining();
+    let bytes = start.clone().take(used)?;
+    Ok(Item { kind, body, bytes })
+}
+
+/// Reads one item from `bytes`, which must hold exactly one.
+///
+/// Errors: [`ViewError`] for anything else.
+pub fn parse_item(bytes: &[u8]) -> Result<Item<'_>, ViewError> {
+    let mut r = Reader::new(bytes);
+    let item = read_item(&mut r)?;
+    r.finish()?;
+    Ok(item)
+}
+
+/// One section of a view frame to write: a shard's cells at one of its ticks.
+pub struct Section<'a, C> {
+    /// Whose players.
+    pub shard: u32,
+    /// The shard's tick (its low 32 bits go on the wire).
+    pub tick: u64,
+    /// Each cell and its items' bytes (each as [`write_item`] made it), by
+    /// increasing cell id; at least one item a cell.
+    pub cells: &'a [C],
+}
+
+/// A cell of a [`Section`]: its id and its items' bytes.
+pub trait SectionCell {
+    /// The cell id.
+    fn cell(&self) -> u32;
+    /// Its items, each the whole bytes of one item, in order.
+    fn items(&self) -> &[&[u8]];
+}
+
+impl SectionCell for (u32, Vec<&[u8]>) {
+    fn cell(&self) -> u32 {
+        self.0
+    }
+    fn items(&self) -> &[&[u8]] {
+        &self.1
+    }
+}
+
+/// Appends one section to a view frame's bytes.
+pub fn write_section<C: SectionCell>(out: &mut Vec<u8>, section: &Section<'_, C>) {
+    out.extend_from_slice(&section.shard.to_le_bytes());
+    out.extend_from_slice(&(section.tick as u32).to_le_bytes());
+    put_varint(out, section.cells.len() as u64);
+    let mut previous = 0u32;
+    for c in section.cells {
+        let items = c.items();
+        let several = items.len() > 1;
+        put_varint(out, u64::from(c.cell() - previous) << 1 | u64::from(several));
+        previous = c.cell();
+        if several {
+            put_varint(out, items.len() as u64);
+        }
+        for item in items {
+            out.extend_from_slice(item);
+        }
+    }
+}
+
+/// Bytes of a section of `cells` cells whose items come to `item_bytes`,
+/// at most (cell references of up to 4 bytes).
+pub fn section_bytes_at_most(cells: usize, item_bytes: usize) -> usize {
+    8 + 5 + cells * (5 + 5) + item_bytes
+}
+
+/// One cell of a view frame, as read.
+#[derive(Clone, Debug)]
+pub struct ViewCell<'a> {
+    /// The cell id.
+    pub cell: u32,
+    items: Reader<'a>,
+    count: usize,
+}
+
+impl<'a> ViewCell<'a> {
+    /// Its items, in order (verified by [`ViewFrame::parse`]).
+    pub fn items(&self) -> impl Iterator<Item = Item<'a>> + '_ {
+        let mut r = self.items.clone();
+        (0..self.count).map_while(move |_| read_item(&mut r).ok())
+    }
+}
+
+/// One section of a view frame, as read.
+#[derive(Clone, Debug)]
+pub struct ViewSection<'a> {
+    /// Whose players.
+    pub shard: u32,
+    /// The low 32 bits of the shard's tick.
+    pub tick: u32,
+    cells: Reader<'a>,
+    count: usize,
+}
+
+impl<'a> ViewSection<'a> {
+    /// Its cells, in increasing order (verified by [`ViewFrame::parse`]).
+    pub fn cells(&self) -> impl Iterator<Item = ViewCell<'a>> + '_ {
+        let mut r = self.cells.clone();
+        let mut previous = 0u32;
+        (0..self.count).map_while(move |_| read_cell(&mut r, &mut previous).ok())
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True with no cells: a reset (drop every cell of the shard).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Reads one cell (its reference and items) after `previous`.
+fn read_cell<'a>(r: &mut Reader<'a>, previous: &mut u32) -> Result<ViewCell<'a>, ViewError> {
+    let v = r.varint()?;
+    let gap = v >> 1;
+    if gap == 0 {
+        return Err(ViewError::Cells);
+    }
+    let cell = u64::from(*previous).checked_add(gap).and_then(|c| u32::try_from(c).ok()).ok_or(ViewError::Cells)?;
+    *previous = cell;
+    let count = if v & 1 == 1 { r.count(r.remaining())? } else { 1 };
+    if count == 0 || (v & 1 == 1 && count < 2) {
+        return Err(ViewError::Items);
+    }
+    let items = r.clone();
+    for _ in 0..count {
+        read_item(r)?;
+    }
+    Ok(ViewCell { cell, items, count })
+}
+
+/// A verified view frame: the bytes of `ServerMessage.view`.
+#[derive(Clone, Debug)]
+pub struct ViewFrame<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> ViewFrame<'a> {
+    /// Verifies `bytes` end to end (every section, cell and item within
+    /// them, cells increasing, kinds known, lengths exact).
+    ///
+    /// Errors: [`ViewError`].
+    pub fn parse(bytes: &'a [u8]) -> Result<ViewFrame<'a>, ViewError> {
+        let mut r = Reader::new(bytes);
+        if r.is_empty() {
+            return Err(ViewError::EmptySection);
+        }
+        while !r.is_empty() {
+            read_section(&mut r)?;
+        }
+        Ok(ViewFrame { bytes })
+    }
+
+    /// Its sections, in order.
+    pub fn sections(&self) -> impl Iterator<Item = ViewSection<'a>> + '_ {
+        let mut r = Reader::new(self.bytes);
+        std::iter::from_fn(move || if r.is_empty() { None } else { read_section(&mut r).ok() })
+    }
+
+    /// The frame's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+fn read_section<'a>(r: &mut Reader<'a>) -> Result<ViewSection<'a>, ViewError> {
+    let shard = r.u32()?;
+    let tick = r.u32()?;
+    let count = r.count(r.remaining())?;
+    let cells = r.clone();
+    let mut previous = 0u32;
+    for _ in 0..count {
+        read_cell(r, &mut previous)?;
+    }
+    Ok(ViewSection { shard, tick, cells, count })
+}
+
+/// Appends one cell of a region bundle: its full form's item and its
+/// deltas' items (each as [`write_item`] made them), after `previous` (the
+/// last cell written, 0 for the first; cells increase).
+pub fn write_bundle_cell(out: &mut Vec<u8>, previous: u32, cell: u32, full: &[u8], deltas: &[&[u8]]) {
+    put_varint(out, u64::from(cell - previous));
+    out.extend_from_slice(full);
+    put_varint(out, deltas.len() as u64);
+    for d in deltas {
+        out.extend_from_slice(d);
+    }
+}
+
+/// One cell of a region bundle, as read: where its items are in the
+/// bundle's bytes (so a relay slices them without copying).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundleCell {
+    /// The cell id.
+    pub cell: u32,
+    /// Its full form's item.
+    pub full: Range<usize>,
+    /// Its deltas' items and their spans.
+    pub deltas: Vec<(u32, Range<usize>)>,
+}
+
+/// Reads a region bundle's items (`CellBundle.items`), verified end to end.
+///
+/// Errors: [`ViewError`].
+pub fn read_bundle(bytes: &[u8]) -> Result<Vec<BundleCell>, ViewError> {
+    let mut r = Reader::new(bytes);
+    let mut cells = Vec::new();
+    let mut previous = 0u32;
+    let at = |r: &Reader<'_>| bytes.len() - r.remaining();
+    while !r.is_empty() {
+        let gap = r.varint()?;
+        if gap == 0 {
+            return Err(ViewError::Cells);
+        }
+        previous = u64::from(previous).checked_add(gap).and_then(|c| u32::try_from(c).ok()).ok_or(ViewError::Cells)?;
+        let start = at(&r);
+        let full = read_item(&mut r)?;
+        if full.kind != ItemKind::Full {
+            return Err(ViewError::Bundle);
+        }
+        let full = start..at(&r);
+        let n = r.count(r.remaining())?;
+        let mut deltas = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = at(&r);
+            let ItemKind::Delta { span } = read_item(&mut r)?.kind else { return Err(ViewError::Bundle) };
+            deltas.push((span, start..at(&r)));
+        }
+        cells.push(BundleCell { cell: previous, full, deltas });
+    }
+    Ok(cells)
+}
+
+/// The full tick whose low 32 bits are `low`, the one nearest `near`.
+pub fn unwrap_tick(low: u32, near: u64) -> u64 {
+    let base = near & !0xffff_ffff;
+    [base.wrapping_sub(1 << 32), base, base.wrapping_add(1 << 32)]
+        .into_iter()
+        .map(|high| high | u64::from(low))
+        .min_by_key(|t| t.abs_diff(near))
+        .unwrap_or(u64::from(low))
+}
+
+/// The wall time (ms since the Unix epoch) of a section's tick `low` (its
+/// low 32 bits): ticks are whole periods of `1 / tick_hz` s since the
+/// epoch, so a tick's time is its number times the period; `near_ms` (a
+/// recent server time, such as the Welcome's) picks which wrap.
+pub fn tick_time_ms(low: u32, tick_hz: u16, near_ms: u64) -> u64 {
+    let hz = u64::from(tick_hz.max(1));
+    let tick = unwrap_tick(low, near_ms * hz / 1000);
+    tick.saturating_mul(1000) / hz
+}
+
+/// Encodes a region bundle: one shard's cells of one region at one tick
+/// (`stamp`) and step (`step`), `items` as [`write_bundle_cell`] wrote them.
+pub fn encode_bundle(stamp: &FrameStamp, step: u64, region: u32, items: &[u8]) -> Bytes {
+    let mut fbb = FlatBufferBuilder::with_capacity(items.len() + 96);
+    let items = fbb.create_vector(items);
+    let body = wire::CellBundle::create(
+        &mut fbb,
+        &wire::CellBundleArgs {
+            shard_id: stamp.shard.0,
+            region,
+            tick: stamp.tick.0,
+            server_time_ms: stamp.server_time_ms,
+            step,
+            items: Some(items),
+        },
+    );
+    finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value())
+}
+
+/// A verified region bundle of protocol 4 (its items read end to end).
+#[derive(Clone, Debug)]
+pub struct Bundle<'a> {
+    bundle: wire::CellBundle<'a>,
+    items: &'a [u8],
+    cells: Vec<BundleCell>,
+}
+
+impl<'a> Bundle<'a> {
+    /// The bundle a verified body is.
+    ///
+    /// Errors: [`ViewError::Bundle`] for one of another protocol (no items),
+    /// any other [`ViewError`] for malformed items.
+    pub fn of(bundle: wire::CellBundle<'a>) -> Result<Bundle<'a>, ViewError> {
+        let items = bundle.items().ok_or(ViewError::Bundle)?.bytes();
+        let cells = read_bundle(items)?;
+        Ok(Bundle { bundle, items, cells })
+    }
+
+    /// Whose and when.
+    pub fn stamp(&self) -> FrameStamp {
+        FrameStamp {
+            shard: ShardId(self.bundle.shard_id()),
+            tick: Tick(self.bundle.tick()),
+            server_time_ms: self.bundle.server_time_ms(),
+        }
+    }
+
+    /// The publisher's step.
+    pub fn step(&self) -> u64 {
+        self.bundle.step()
+    }
+
+    /// The region.
+    pub fn region(&self) -> u32 {
+        self.bundle.region()
+    }
+
+    /// The items' bytes.
+    pub fn items(&self) -> &'a [u8] {
+        self.items
+    }
+
+    /// Its cells, with where their items are in [`Bundle::items`].
+    pub fn cells(&self) -> &[BundleCell] {
+        &self.cells
+    }
+
+    /// Its cells, taken.
+    pub fn into_cells(self) -> Vec<BundleCell> {
+        self.cells
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(kind: ItemKind, body: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_item(&mut out, kind, body);
+        out
+    }
+
+    #[test]
+    fn a_ticks_time_is_its_number_of_periods() {
+        let now_ms = 1_764_450_000_050u64;
+        let tick = now_ms / 50;
+        assert_eq!(tick_time_ms(tick as u32, 20, now_ms - 3000), now_ms);
+        assert_eq!(unwrap_tick(5, (1 << 32) - 3), (1 << 32) + 5, "past a wrap");
+        assert_eq!(unwrap_tick(u32::MAX, (1 << 32) + 2), u64::from(u32::MAX), "before a wrap");
+    }
+
+    #[test]
+    fn the_envelope_is_what_the_builder_makes() {
+        let sections = [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        let view = fbb.create_vector(&sections);
+        let msg = crate::wire::ServerMessage::create(
+            &mut fbb,
+            &crate::wire::ServerMessageArgs { view: Some(view), ..Default::default() },
+        );
+        fbb.finish(msg, None);
+        let mut mine = Vec::new();
+        write_view_envelope(&mut mine, sections.len());
+        assert_eq!(mine.len(), VIEW_ENVELOPE_BYTES);
+        mine.extend_from_slice(&sections);
+        let read = flatbuffers::root::<crate::wire::ServerMessage>(&mine).expect("verifies");
+        assert_eq!(read.view().map(|v| v.bytes().to_vec()), Some(sections.to_vec()));
+        assert_eq!(read.body_type(), crate::wire::ServerBody::NONE);
+        let theirs = fbb.finished_data();
+        let back = flatbuffers::root::<crate::wire::ServerMessage>(theirs).expect("verifies");
+        assert_eq!(back.view().map(|v| v.bytes().to_vec()), Some(sections.to_vec()));
+        assert!(theirs.len() <= mine.len() + 4, "the builder's is no smaller: {} vs {}", theirs.len(), mine.len());
+    }
+
+    #[test]
+    fn items_say_their_kind_and_length_in_one_byte_when_short() {
+        assert_eq!(item(ItemKind::Delta { span: 1 }, &[]), [0x01]);
+        assert_eq!(item(ItemKind::Delta { span: 64 }, &[9, 9]), [0x27, 9, 9]);
+        assert_eq!(item(ItemKind::Forget, &[]), [0x08]);
+        let long = vec![7u8; 300];
+        let bytes = item(ItemKind::Full, &long);
+        assert_eq!(&bytes[..3], [0xf0, 0x9d, 0x02], "15 in the tag, then 285 as a varint");
+        let read = parse_item(&bytes).expect("an item");
+        assert_eq!((read.kind, read.body.len(), read.bytes.len()), (ItemKind::Full, 300, bytes.len()));
+    }
+
+    #[test]
+    fn a_frame_of_sections_reads_back_and_costs_what_the_docs_say() {
+        let (walkers, turn, forget) = (
+            item(ItemKind::Delta { span: 1 }, &[]),
+            item(ItemKind::Delta { span: 2 }, &[4, 1, 9, 9]),
+            item(ItemKind::Forget, &[]),
+        );
+        let own: Vec<(u32, Vec<&[u8]>)> = vec![(5, vec![&walkers]), (6, vec![&turn, &walkers]), (300, vec![&forget])];
+        let theirs: Vec<(u32, Vec<&[u8]>)> = vec![(70_000, vec![&walkers])];
+        let mut out = Vec::new();
+        write_section(&mut out, &Section { shard: 7, tick: (1 << 33) + 12, cells: &own });
+        write_section(&mut out, &Section { shard: 8, tick: 11, cells: &theirs });
+        assert_eq!(out.len(), 9 + (1 + 1) + (1 + 1 + 5 + 1) + (2 + 1) + 9 + (3 + 1));
+        let frame = ViewFrame::parse(&out).expect("valid");
+        type Cells = Vec<(u32, Vec<ItemKind>)>;
+        let sections: Vec<(u32, u32, Cells)> = frame
+            .sections()
+            .map(|s| (s.shard, s.tick, s.cells().map(|c| (c.cell, c.items().map(|i| i.kind).collect())).collect()))
+            .collect();
+        let d = |span| ItemKind::Delta { span };
+        assert_eq!(
+            sections,
+            [
+                (7, 12, vec![(5, vec![d(1)]), (6, vec![d(2), d(1)]), (300, vec![ItemKind::Forget])]),
+                (8, 11, vec![(70_000, vec![d(1)])])
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_frames_are_refused_and_never_read_past() {
+        let walkers = item(ItemKind::Delta { span: 1 }, &[]);
+        let cells: Vec<(u32, Vec<&[u8]>)> = vec![(5, vec![&walkers]), (9, vec![&walkers, &walkers])];
+        let mut good = Vec::new();
+        write_section(&mut good, &Section { shard: 1, tick: 1, cells: &cells });
+        assert!(ViewFrame::parse(&good).is_ok());
+        for cut in 0..good.len() {
+            assert!(ViewFrame::parse(&good[..cut]).is_err(), "cut at {cut}");
+        }
+        // The section's 9 bytes, cell 5 (10, then its item), cell 9 (9:
+        // gap 4 and several, then 2 items).
+        let mut bad = good.clone();
+        bad[13] = 0x09;
+        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Kind(9)));
+        let mut bad = good.clone();
+        bad[11] = 0x01;
+        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Cells));
+        let mut bad = good.clone();
+        bad[12] = 1;
+        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Items));
+        // A bundle's second cell whose gap would wrap 64 bits.
+        let mut bundle = Vec::new();
+        write_bundle_cell(&mut bundle, 0, 4, &item(ItemKind::Full, &[0]), &[]);
+        put_varint(&mut bundle, u64::MAX - 1);
+        assert_eq!(read_bundle(&bundle).err(), Some(ViewError::Cells));
+        assert_eq!(ViewFrame::parse(&[0x18]).err(), Some(ViewError::Bytes(DeltaError::Truncated)));
+        assert_eq!(parse_item(&[0x18, 0]).err(), Some(ViewError::ForgetBody));
+        for i in 0..good.len() {
+            for bit in 0..8 {
+                let mut b = good.clone();
+                b[i] ^= 1 << bit;
+                if let Ok(f) = ViewFrame::parse(&b) {
+                    for s in f.sections() {
+                        for c in s.cells() {
+                            assert!(c.items().count() >= 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bundle_reads_back_with_its_items_in_place() {
+        let full = item(ItemKind::Full, &[1, 2, 3]);
+        let (d1, d2) = (item(ItemKind::Delta { span: 1 }, &[]), item(ItemKind::Delta { span: 2 }, &[5]));
+        let mut out = Vec::new();
+        write_bundle_cell(&mut out, 0, 4, &full, &[&d1, &d2]);
+        write_bundle_cell(&mut out, 4, 90, &full, &[]);
+        let cells = read_bundle(&out).expect("valid");
+        assert_eq!(cells.len(), 2);
+        assert_eq!((cells[0].cell, &out[cells[0].full.clone()]), (4, &full[..]));
+        assert_eq!(
+            cells[0].deltas.iter().map(|(s, r)| (*s, &out[r.clone()])).collect::<Vec<_>>(),
+            [(1, &d1[..]), (2, &d2[..])]
+        );
+        assert_eq!((cells[1].cell, cells[1].deltas.len()), (90, 0));
+        let mut bad = Vec::new();
+        write_bundle_cell(&mut bad, 0, 4, &d1, &[]);
+        assert_eq!(read_bundle(&bad).err(), Some(ViewError::Bundle));
+        // A bundle is cells up to its end: a cut between cells is a shorter
+        // bundle, a cut inside one is refused.
+        let first = 1 + full.len() + 1 + d1.len() + d2.len();
+        for cut in (1..out.len()).filter(|&c| c != first) {
+            assert!(read_bundle(&out[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,813 @@
+//! Protocol 4's view frames for tests, built with the protocol's own encoders:
+//! the worlds they predict in, scripted sequences that cover every item and
+//! record kind, random walks over cells, tiers and shards, and frames and
+//! deltas that are malformed on purpose. Shared by the fixture
+//! (`tests/delta_fixture.rs`), the fuzz corpus (`tests/fuzz_corpus.rs`) and
+//! the differential oracle (`examples/delta_oracle.rs`).
+#![allow(dead_code)] // each user takes a part
+// Counts bytes are written as enters_changes_leaves (3, 3 and 2 bits).
+#![allow(clippy::unusual_byte_groupings)]
+
+use mino_protocol::delta::{encode_delta, encode_full, put_varint};
+use mino_protocol::entry::{flags, Entry};
+use mino_protocol::held::Held;
+use mino_protocol::motion::Motion;
+use mino_protocol::view::{write_item, write_section, ItemKind, Section};
+use mino_protocol::wire::Bounds;
+use mino_protocol::PlayerId;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A world deltas predict in: bounds (world units, f32 as the Welcome
+/// carries them), walking speed (world units/s), tick rate (Hz), and the most
+/// players a held cell may have.
+#[derive(Clone, Copy, Debug)]
+pub struct World {
+    /// min_x, min_y, max_x, max_y.
+    pub bounds: [f32; 4],
+    /// World units a second.
+    pub speed: f32,
+    /// Ticks a second.
+    pub tick_hz: u16,
+    /// Most players of one held cell.
+    pub max_players: usize,
+}
+
+impl World {
+    /// Its movement rule.
+    pub fn motion(&self) -> Motion {
+        let [a, b, c, d] = self.bounds;
+        Motion::new(&Bounds::new(a, b, c, d), self.speed, self.tick_hz)
+    }
+
+    /// A client holding nothing yet.
+    pub fn held(&self) -> Held {
+        Held::new(self.motion(), self.max_players)
+    }
+}
+
+/// The worlds: the walk game's, an odd one (offset bounds, fractional speed,
+/// 30 Hz), and a small one with few players a cell (big steps, walls hit
+/// often, the player limit reached).
+pub const WORLDS: [World; 3] = [
+    World { bounds: [0.0, 0.0, 1000.0, 1000.0], speed: 120.0, tick_hz: 20, max_players: 1000 },
+    World { bounds: [-50.0, 10.0, 1234.5, 777.25], speed: 333.3, tick_hz: 30, max_players: 500 },
+    World { bounds: [0.0, 0.0, 100.0, 50.0], speed: 10.0, tick_hz: 10, max_players: 12 },
+];
+
+/// A named sequence of view frames (the bytes of `ServerMessage.view`) in
+/// one world, applied in order by one client.
+pub struct Sequence {
+    /// What it shows.
+    pub name: &'static str,
+    /// Index into [`WORLDS`].
+    pub world: usize,
+    /// The frames.
+    pub frames: Vec<Vec<u8>>,
+}
+
+/// A player: id, quantized position, heading, walking, input seq.
+pub fn p(id: u32, x: u16, y: u16, heading: u8, moving: bool, seq: u8) -> Entry {
+    Entry { id: PlayerId(id), x, y, heading, flags: flags(moving, seq) }
+}
+
+/// A full form's item.
+pub fn full(entries: &[Entry]) -> Vec<u8> {
+    let mut body = Vec::new();
+    encode_full(entries, &mut body);
+    item(ItemKind::Full, &body)
+}
+
+/// A delta's item from `base` to `new` over `span` ticks.
+pub fn delta(base: &[Entry], new: &[Entry], span: u32, motion: &Motion) -> Vec<u8> {
+    let mut body = Vec::new();
+    encode_delta(base, new, span, motion, &mut body);
+    item(ItemKind::Delta { span }, &body)
+}
+
+/// A forget's item.
+pub fn forget() -> Vec<u8> {
+    item(ItemKind::Forget, &[])
+}
+
+/// An item of `kind` around `body`.
+pub fn item(kind: ItemKind, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_item(&mut out, kind, body);
+    out
+}
+
+/// A raw item: tag `kind | 0 << 4` with a length, as [`item`] writes it, of
+/// a kind code (so a malformed body or an unknown kind can be written).
+pub fn raw_item(code: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let len = body.len();
+    if len < 15 {
+        out.push(code | (len as u8) << 4);
+    } else {
+        out.push(code | 15 << 4);
+        put_varint(&mut out, (len - 15) as u64);
+    }
+    out.extend_from_slice(body);
+    out
+}
+
+/// One section's cells: (cell id, its items), cells increasing.
+pub type Cells = Vec<(u32, Vec<Vec<u8>>)>;
+
+/// A view frame of sections: (shard, tick, cells).
+pub fn frame(sections: &[(u32, u64, Cells)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (shard, tick, cells) in sections {
+        let cells: Vec<(u32, Vec<&[u8]>)> =
+            cells.iter().map(|(c, items)| (*c, items.iter().map(Vec::as_slice).collect())).collect();
+        write_section(&mut out, &Section { shard: *shard, tick: *tick, cells: &cells });
+    }
+    out
+}
+
+/// xorshift64*: a tiny deterministic generator, so every run builds the same
+/// frames.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// True with probability `per_mille` / 1000.
+    pub fn chance(&mut self, per_mille: u64) -> bool {
+        self.below(1000) < per_mille
+    }
+}
+
+/// Every sequence: the scripted ones, then the random walks.
+pub fn sequences() -> Vec<Sequence> {
+    vec![
+        every_change(),
+        spans(),
+        long_items(),
+        shards_and_several_items(),
+        forget_and_return(),
+        resets(),
+        item_errors(),
+        walk("walk: two shards, tiers of 1 to 8 ticks, the walk game's world", 0, 0x5eed_0001, 20, 40),
+        walk("walk: the odd world, from a tick near 32-bit wrap", 1, 0x5eed_0002, 14, 36),
+        walk("walk: the small world, walls and the player limit", 2, 0x5eed_0003, 10, 36),
+    ]
+}
+
+/// Every change record: each what-bit combination, residuals of both signs
+/// and of several bytes, a walker clamped at a wall, then leaves and enters
+/// in the compact counts and past them (the escape).
+fn every_change() -> Sequence {
+    let m = WORLDS[0].motion();
+    let base: Vec<Entry> = (0..12)
+        .map(|i| p(10 + i * 7, 5000 + i as u16 * 4000, 30_000, (i * 21) as u8, i % 4 != 3, i as u8))
+        .chain([p(200, 65_400, 100, 0, true, 1), p(201, 3, 65_535, 160, true, 2)])
+        .collect();
+    let walked = |b: &Entry, span: u32| {
+        let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
+        Entry { x, y, ..*b }
+    };
+    let mut t1: Vec<Entry> = base.iter().map(|b| walked(b, 1)).collect();
+    // 1 heading: a turn, at the new heading's step.
+    let turn = |b: &Entry, h: u8| {
+        let (x, y) = m.advance((b.x, b.y), h, b.moving(), 1);
+        Entry { x, y, heading: h, ..*b }
+    };
+    t1[0] = turn(&base[0], 77);
+    // 2 flags: a new input seq.
+    t1[1].flags = flags(true, 100);
+    // 3 heading and flags.
+    t1[2] = turn(&base[2], 200);
+    t1[2].flags = flags(true, 55);
+    // 4 position: pushed, residual of both signs, one of several bytes.
+    t1[4].x += 3;
+    t1[4].y -= 2_000;
+    // 5 heading and position.
+    t1[5] = turn(&base[5], 1);
+    t1[5].y += 70;
+    // 6 flags and position: stopped part way.
+    t1[6] = Entry { flags: flags(false, 6), x: base[6].x + 100, ..base[6] };
+    // 7 all three: started walking somewhere else.
+    t1[7] = Entry { heading: 9, flags: flags(true, 7), x: 60_000, y: 1, ..base[7] };
+    let mut t2: Vec<Entry> = t1.iter().map(|b| walked(b, 1)).collect();
+    t2.remove(9);
+    t2.remove(3);
+    t2[0].heading = 80;
+    t2.push(p(500, 1, 2, 3, true, 4));
+    t2.push(p(9, 700, 800, 128, false, 0));
+    t2.sort_by_key(|e| e.id);
+    let mut t3: Vec<Entry> = t2.iter().map(|b| walked(b, 1)).filter(|e| e.id.0 % 3 != 0).collect();
+    for e in t3.iter_mut().step_by(2) {
+        e.heading = e.heading.wrapping_add(100);
+    }
+    t3.extend((0..9).map(|i| p(1000 + i * 1000, i as u16 * 7000, 60_000 - i as u16, i as u8, i % 2 == 0, 0)));
+    t3.sort_by_key(|e| e.id);
+    let cell = 1;
+    let frames = vec![
+        frame(&[(1, 100, vec![(cell, vec![full(&base)])])]),
+        frame(&[(1, 101, vec![(cell, vec![delta(&base, &t1, 1, &m)])])]),
+        frame(&[(1, 102, vec![(cell, vec![delta(&t1, &t2, 1, &m)])])]),
+        frame(&[(1, 103, vec![(cell, vec![delta(&t2, &t3, 1, &m)])])]),
+        frame(&[(1, 104, vec![(cell, vec![delta(&t3, &[], 1, &m)])])]),
+    ];
+    Sequence { name: "every change record, leaves and enters, the counts' escape", world: 0, frames }
+}
+
+/// Deltas over every span (kinds 1 to 7): 1, 2, 4 ... 64 ticks, walkers
+/// going straight (empty deltas) and one turning between frames.
+fn spans() -> Sequence {
+    let m = WORLDS[1].motion();
+    let mut state: Vec<Entry> =
+        (0..6).map(|i| p(3 + i, 30_000 + i as u16 * 11, 30_000 - i as u16 * 13, (i * 40) as u8, true, 0)).collect();
+    state.push(p(40, 12, 34, 0, false, 3));
+    let mut frames = vec![frame(&[(2, 1000, vec![(5, vec![full(&state)])])])];
+    let mut tick = 1000u64;
+    for (k, span) in [1u32, 2, 4, 8, 16, 32, 64].into_iter().enumerate() {
+        let mut next: Vec<Entry> = state
+            .iter()
+            .map(|b| {
+                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
+                Entry { x, y, ..*b }
+            })
+            .collect();
+        if k % 2 == 1 {
+            // Turned half way: the rest of the way at the new heading.
+            let b = state[k % 6];
+            let half = m.advance((b.x, b.y), b.heading, true, span / 2);
+            let h = b.heading.wrapping_add(64);
+            let (x, y) = m.advance(half, h, true, span - span / 2);
+            next[k % 6] = Entry { x, y, heading: h, ..b };
+        }
+        tick += u64::from(span);
+        frames.push(frame(&[(2, tick, vec![(5, vec![delta(&state, &next, span, &m)])])]));
+        state = next;
+    }
+    Sequence { name: "deltas over 1 to 64 ticks", world: 1, frames }
+}
+
+/// Item lengths in the tag (under 15), at 15 (the tag says 15, a varint 0
+/// follows), and long (a varint of two bytes); the biggest ids and cell id.
+fn long_items() -> Sequence {
+    let m = WORLDS[0].motion();
+    // A full form of two players with one-byte ids: 1 + 2 * 7 = 15 bytes.
+    let fifteen = [p(1, 2, 3, 4, true, 5), p(2, 6, 7, 8, false, 9)];
+    let crowd: Vec<Entry> =
+        (0..150u32).map(|i| p(i * 13 + 1, (i * 400) as u16, 65_535 - i as u16, i as u8, true, 0)).collect();
+    let big = [p(u32::MAX - 1, 0, 0, 0, false, 0), p(u32::MAX, 65_535, 65_535, 255, true, 127)];
+    let mut with_big = fifteen.to_vec();
+    with_big.extend_from_slice(&big);
+    let frames = vec![
+        frame(&[(0, 0, vec![(1, vec![full(&fifteen)]), (2, vec![full(&crowd)]), (u32::MAX, vec![full(&big)])])]),
+        frame(&[(0, 1, vec![(1, vec![delta(&fifteen, &with_big, 1, &m)])])]),
+        frame(&[(u32::MAX, u64::from(u32::MAX), vec![(9, vec![delta(&[], &fifteen, 1, &m)])])]),
+    ];
+    Sequence { name: "item lengths in the tag, at 15 and long; the largest ids", world: 0, frames }
+}
+
+/// Several sections and shards in one frame (the same shard twice at two
+/// ticks, the same cell id in two shards), cells with several items.
+fn shards_and_several_items() -> Sequence {
+    let m = WORLDS[0].motion();
+    let a = vec![p(5, 100, 100, 0, true, 0), p(6, 200, 200, 64, true, 0)];
+    let b: Vec<Entry> = a
+        .iter()
+        .map(|e| {
+            let (x, y) = m.advance((e.x, e.y), e.heading, true, 1);
+            Entry { x, y, ..*e }
+        })
+        .collect();
+    let c = vec![p(6, 50_000, 50_000, 3, false, 1)];
+    let frames = vec![
+        frame(&[
+            (7, 50, vec![(3, vec![full(&a)]), (4, vec![full(&c)])]),
+            (9, 49, vec![(3, vec![full(&c)])]),
+            (7, 51, vec![(4, vec![delta(&c, &c, 1, &m)]), (8, vec![full(&a), delta(&a, &b, 1, &m)])]),
+        ]),
+        frame(&[
+            (9, 50, vec![(3, vec![delta(&c, &[], 1, &m), forget()])]),
+            (7, 52, vec![(3, vec![forget(), full(&b)]), (8, vec![delta(&b, &b, 1, &m), delta(&b, &a, 1, &m)])]),
+        ]),
+    ];
+    Sequence { name: "sections of several shards, cells of several items", world: 0, frames }
+}
+
+/// A cell forgotten, then told by a delta (onto the empty state: only
+/// enters), then by a full form; a delta onto a cell never held.
+fn forget_and_return() -> Sequence {
+    let m = WORLDS[2].motion();
+    let a = vec![p(1, 10_000, 10_000, 10, true, 0), p(2, 20_000, 20_000, 20, false, 0)];
+    let frames = vec![
+        frame(&[(3, 10, vec![(12, vec![full(&a)])])]),
+        frame(&[(3, 11, vec![(12, vec![forget()]), (13, vec![delta(&[], &a, 1, &m)])])]),
+        frame(&[(3, 12, vec![(12, vec![delta(&[], &a[1..], 2, &m)])])]),
+        frame(&[(3, 13, vec![(12, vec![full(&a)]), (13, vec![forget()])])]),
+    ];
+    Sequence { name: "forgets, deltas onto cells never held or forgotten", world: 2, frames }
+}
+
+/// Resets: a section with no cells drops every cell of its shard (a resync,
+/// or the shard left), the other shards' cells stay; a reset then the
+/// shard's cells anew in one frame; a reset of a shard holding nothing.
+fn resets() -> Sequence {
+    let m = WORLDS[2].motion();
+    let a = vec![p(1, 10_000, 10_000, 10, true, 0), p(2, 20_000, 20_000, 20, false, 0)];
+    let frames = vec![
+        frame(&[(3, 10, vec![(12, vec![full(&a)]), (13, vec![full(&a[1..])])]), (4, 10, vec![(12, vec![full(&a)])])]),
+        frame(&[(3, 11, vec![])]),
+        frame(&[(4, 12, vec![]), (4, 12, vec![(12, vec![delta(&[], &a, 1, &m)])]), (5, 12, vec![])]),
+    ];
+    Sequence { name: "resets of a shard's cells", world: 2, frames }
+}
+
+/// Frames that verify but carry an item that does not apply to what is held:
+/// the items before it stay applied (Held's rule), the frames after apply.
+fn item_errors() -> Sequence {
+    let m = WORLDS[2].motion();
+    let a = vec![p(1, 100, 100, 0, false, 0), p(4, 200, 200, 0, false, 0)];
+    let body = |bytes: &[u8]| item(ItemKind::Delta { span: 1 }, bytes);
+    let cells = |items: Vec<Vec<u8>>| vec![(2, vec![full(&a)]), (3, items)];
+    let too_many: Vec<Entry> = (1..=13).map(|i| p(i, 0, 0, 0, false, 0)).collect();
+    let bad = [
+        // A delta onto a cell never held that changes a player.
+        body(&[0b000_001_00, 1, 7]),
+        // An enter of a player already there (cell 2 holds 1 and 4).
+        body(&[0b001_000_00, 4, 0, 0, 0, 0, 0, 0]),
+        // A leaving player changed.
+        body(&[0b000_001_01, 0, 1, 7]),
+        // A residual off the grid.
+        body(&[0b000_001_00, 4, 0xff, 0xff, 0x07, 0]),
+        // More players than the world's limit (12).
+        full(&too_many),
+        // Ids not increasing.
+        raw_item(0, &[2, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        // A counts byte that is neither compact nor the escape.
+        body(&[0b111_000_01, 0]),
+        // Bytes after the last record.
+        body(&[0b000_000_01, 0, 0]),
+        // A record cut short.
+        body(&[0b000_001_00, 4, 0x80]),
+        // A varint of eleven bytes.
+        body(&[0b000_000_01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0]),
+    ];
+    let mut frames = Vec::new();
+    for (k, b) in bad.into_iter().enumerate() {
+        let tick = 20 + k as u64;
+        let items = if k == 0 { vec![b] } else { vec![delta(&[], &a, 1, &m), b] };
+        let cells = if k == 0 { vec![(9, items)] } else { cells(items) };
+        frames.push(frame(&[(4, tick, cells), (5, tick, vec![(1, vec![full(&a[..1])])])]));
+        frames.push(frame(&[(4, tick, vec![(3, vec![forget()])])]));
+    }
+    Sequence { name: "items that do not apply to what is held", world: 2, frames }
+}
+
+/// What a walk's client holds of one cell: the tick it was last told and the
+/// players then.
+struct Chain {
+    tick: u64,
+    entries: Vec<Entry>,
+}
+
+/// A random walk of `players` players over a grid of cells of two shards for
+/// `ticks` ticks, told as a server would: cells due by their tier (every 1,
+/// 2, 4 or 8 ticks), a delta over the ticks since the cell was last told
+/// (a full form when the span is not a power of two or the client holds
+/// nothing), an emptied cell's delta, forgets of cells leaving the view and
+/// full forms when they return; now and then a delta onto a cell never held,
+/// or a full form and a delta in one cell.
+pub fn walk(name: &'static str, world: usize, seed: u64, players: u32, ticks: u64) -> Sequence {
+    let m = WORLDS[world].motion();
+    let mut rng = Rng(seed);
+    let shards = [11u32, 0x8000_0001];
+    // Cells of a 4 x 4 grid over the 16-bit square.
+    let cell_of = |e: &Entry| 1 + u32::from(e.y >> 14) * 4 + u32::from(e.x >> 14);
+    let mut next_id = 100u32;
+    let mut spawn = |rng: &mut Rng| {
+        next_id += 1 + rng.below(50) as u32;
+        let (x, y) = (rng.next() as u16, rng.next() as u16);
+        p(next_id, x, y, rng.next() as u8, rng.chance(800), rng.next() as u8 & 127)
+    };
+    let mut all: Vec<Entry> = (0..players).map(|_| spawn(&mut rng)).collect();
+    let mut held: BTreeMap<(u32, u32), Chain> = BTreeMap::new();
+    let mut away: BTreeSet<(u32, u32)> = BTreeSet::new();
+    let start = if world == 1 { u64::from(u32::MAX) - 20 } else { 1 };
+    let mut frames = Vec::new();
+    for tick in start..start + ticks {
+        if tick > start {
+            step(&mut all, &m, &mut rng);
+            if rng.chance(150) {
+                all.push(spawn(&mut rng));
+            }
+            if rng.chance(120) && !all.is_empty() {
+                let i = rng.below(all.len() as u64) as usize;
+                all.remove(i);
+            }
+        }
+        // Each (shard, cell)'s players now, sorted by id.
+        let mut now: BTreeMap<(u32, u32), Vec<Entry>> = BTreeMap::new();
+        for e in &all {
+            now.entry((shards[(e.id.0 % 2) as usize], cell_of(e))).or_default().push(*e);
+        }
+        now.values_mut().for_each(|v| v.sort_by_key(|e| e.id));
+        // Cells leave the view and come back now and then.
+        if rng.chance(100) {
+            if let Some(&key) = held.keys().nth(rng.below(held.len().max(1) as u64) as usize) {
+                away.insert(key);
+            }
+        }
+        if rng.chance(150) {
+            if let Some(&key) = away.iter().next() {
+                away.remove(&key);
+            }
+        }
+        let keys: BTreeSet<(u32, u32)> = now.keys().chain(held.keys()).copied().collect();
+        let mut sections: BTreeMap<u32, Cells> = BTreeMap::new();
+        for key in keys {
+            let entries = now.get(&key).cloned().unwrap_or_default();
+            let items = if away.contains(&key) {
+                if held.remove(&key).is_none() {
+                    continue;
+                }
+                vec![forget()]
+            } else {
+                let period = [1u64, 1, 2, 4, 8][(key.1 % 5) as usize];
+                if tick % period != 0 {
+                    continue;
+                }
+                match held.get(&key) {
+                    Some(chain) if (tick - chain.tick).is_power_of_two() && tick - chain.tick <= 64 => {
+                        let span = (tick - chain.tick) as u32;
+                        if rng.chance(40) {
+                            vec![full(&chain.entries), delta(&chain.entries, &entries, span, &m)]
+                        } else {
+                            vec![delta(&chain.entries, &entries, span, &m)]
+                        }
+                    }
+                    Some(_) => vec![full(&entries)],
+                    None if entries.is_empty() => continue,
+                    None if rng.chance(200) => vec![delta(&[], &entries, 1, &m)],
+                    None => vec![full(&entries)],
+                }
+            };
+            if !items.iter().any(|i| i[0] & 0x0f == 8) {
+                held.insert(key, Chain { tick, entries });
+            }
+            sections.entry(key.0).or_default().push((key.1, items));
+        }
+        let mut sections: Vec<(u32, u64, Cells)> = sections.into_iter().map(|(s, c)| (s, tick, c)).collect();
+        if sections.is_empty() {
+            continue;
+        }
+        if rng.chance(300) {
+            sections.reverse();
+        }
+        frames.push(frame(&sections));
+    }
+    Sequence { name, world, frames }
+}
+
+/// One tick of a walk: turns, stops and starts, new inputs, pushes, each
+/// walker its heading's step.
+fn step(all: &mut [Entry], m: &Motion, rng: &mut Rng) {
+    for e in all.iter_mut() {
+        if rng.chance(60) {
+            e.heading = rng.next() as u8;
+        }
+        if rng.chance(30) {
+            e.flags ^= 1;
+        }
+        if rng.chance(30) {
+            e.flags = (e.flags & 1) | (rng.next() as u8 & 0xfe);
+        }
+        (e.x, e.y) = m.advance((e.x, e.y), e.heading, e.moving(), 1);
+        if rng.chance(20) {
+            e.x = e.x.saturating_add(rng.below(600) as u16).saturating_sub(300);
+        }
+    }
+}
+
+/// View frames that do not verify, each with the error Rust's
+/// `ViewFrame::parse` gives (its Debug form).
+pub fn bad_frames() -> Vec<(&'static str, Vec<u8>)> {
+    let d1 = item(ItemKind::Delta { span: 1 }, &[]);
+    let good = frame(&[(1, 2, vec![(5, vec![d1.clone()]), (9, vec![d1.clone(), d1.clone()])])]);
+    let with = |at: usize, b: u8| {
+        let mut f = good.clone();
+        f[at] = b;
+        f
+    };
+    let section = |rest: &[u8]| {
+        let mut f = vec![1, 0, 0, 0, 2, 0, 0, 0];
+        f.extend_from_slice(rest);
+        f
+    };
+    vec![
+        ("empty", Vec::new()),
+        ("a section cut in its header", good[..6].to_vec()),
+        ("cut between cells", good[..11].to_vec()),
+        ("cut inside the second cell's items", good[..good.len() - 1].to_vec()),
+        ("more cells than bytes", section(&[9, 10, 1])),
+        ("a cell count of eleven bytes", section(&[0xff; 11])),
+        ("an unknown item kind", with(13, 0x09)),
+        ("item kind 15", with(14, 0x0f)),
+        ("a cell id not increasing", with(11, 0x01)),
+        ("several items, but one", with(12, 1)),
+        ("several items, but none", with(12, 0)),
+        ("a cell past 32 bits", section(&[1, 0xfe, 0xff, 0xff, 0xff, 0x3f, 0x01])),
+        ("a forget with a body", section(&[1, 2, 0x18, 0])),
+        ("a long item cut short", section(&[1, 2, 0xf0, 0x02, 1, 2, 3])),
+        ("a long item's length past the frame", section(&[1, 2, 0xf1, 0xff, 0xff, 0xff, 0x0f])),
+        ("a second section cut short", [good.clone(), vec![3, 0, 0, 0]].concat()),
+    ]
+}
+
+/// A delta that does not apply.
+pub struct BadDelta {
+    /// What is wrong.
+    pub name: &'static str,
+    /// Index into [`WORLDS`].
+    pub world: usize,
+    /// What it applies to.
+    pub base: Vec<Entry>,
+    /// Its span, ticks.
+    pub span: u32,
+    /// Its bytes.
+    pub body: Vec<u8>,
+    /// The most players the result may have.
+    pub max_players: usize,
+}
+
+/// Deltas that do not apply, each refused by `delta::apply`.
+pub fn bad_deltas() -> Vec<BadDelta> {
+    let base = vec![p(1, 0, 0, 0, false, 0), p(2, 0, 0, 0, false, 0)];
+    let esc = 0b111_000_00;
+    let bad = |name, base: &[Entry], span, body: &[u8], max_players| BadDelta {
+        name,
+        world: 0,
+        base: base.to_vec(),
+        span,
+        body: body.to_vec(),
+        max_players,
+    };
+    let case = |name, body: &[u8]| bad(name, &base, 1, body, 100);
+    vec![
+        case("a change record cut", &[0b000_001_00]),
+        case("a leave past the base", &[0b000_000_01, 2]),
+        case("leaves not increasing", &[0b000_000_10, 1, 0]),
+        case("a change of nothing", &[0b000_001_00, 0]),
+        case("a change of a player that left", &[0b000_001_01, 0, 1]),
+        case("a residual off the grid", &[0b000_001_00, 4, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
+        case("a residual below the grid", &[0b000_001_00, 4, 1, 0]),
+        case("an enter of a player there", &[0b001_000_00, 1, 0, 0, 0, 0, 0, 0]),
+        case("a byte after the records", &[0, 0]),
+        case(
+            "an escaped count of eleven bytes",
+            &[esc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+        ),
+        case("more leaves than the base", &[esc, 3, 0, 0]),
+        case("more enters than bytes", &[esc, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0]),
+        case("changes past the base", &[0b000_011_00, 4, 4, 4]),
+        case("leaves and changes past the base", &[0b000_010_01, 0, 4, 4]),
+        case("two changes of one player", &[0b000_010_00, 12, 0, 0, 0, 4, 0, 0]),
+        case("a second change at the base's end", &[0b000_010_00, 12, 0, 0, 12, 0, 0]),
+        case("enters out of order", &[0b010_000_00, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        case("a counts byte of 7 enters and more", &[0b111_001_00]),
+        case("an enter's id past 32 bits", &[0b001_000_00, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0, 0, 0, 0]),
+        bad("an enter past the player limit", &base, 1, &[0b001_000_00, 9, 0, 0, 0, 0, 0, 0], 2),
+        bad("a span of 3 ticks", &base, 3, &[], 100),
+        bad("a span of 128 ticks", &base, 128, &[], 100),
+        bad("a span of 0", &base, 0, &[], 100),
+        bad("a change onto the empty state", &[], 1, &[0b000_001_00, 1, 7], 100),
+    ]
+}
+
+/// Full forms that do not decode: (what, body, max players).
+pub fn bad_fulls() -> Vec<(&'static str, Vec<u8>, usize)> {
+    let one = [1u8, 5, 0, 0, 0, 0, 0, 0];
+    vec![
+        ("empty", Vec::new(), 10),
+        ("a count of eleven bytes", vec![0xff; 11], 10),
+        ("a count past its bytes", vec![2, 5, 0, 0, 0, 0, 0, 0], 10),
+        ("a count past the limit", one.to_vec(), 0),
+        ("a player cut short", one[..7].to_vec(), 10),
+        ("a byte after the players", [&one[..], &[0]].concat(), 10),
+        ("ids not increasing", vec![2, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 10),
+        ("an id past 32 bits", vec![1, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0], 10),
+    ]
+}
+
+/// What a client holds, as a view frame of full forms (one section a shard
+/// and tick): a client that applies it to nothing holds what `held` holds.
+/// `None` when `held` holds nothing (a frame has at least one section).
+pub fn held_frame(held: &Held) -> Option<Vec<u8>> {
+    let mut cells: Vec<_> = held.cells().collect();
+    cells.sort_by_key(|((shard, cell), c)| (*shard, c.tick, *cell));
+    let mut sections: Vec<(u32, u64, Cells)> = Vec::new();
+    for ((shard, cell), c) in cells {
+        match sections.last_mut() {
+            Some((s, t, list)) if *s == *shard && *t == u64::from(c.tick) => list.push((*cell, vec![full(&c.entries)])),
+            _ => sections.push((*shard, u64::from(c.tick), vec![(*cell, vec![full(&c.entries)])])),
+        }
+    }
+    (!sections.is_empty()).then(|| frame(&sections))
+}
+
+/// A mutant of the valid view frame `frame`, sent to a client holding
+/// `held`: bytes flipped, set, cut, inserted, deleted or repeated; or, read
+/// as sections, an item's body mutated (its length kept right), its kind
+/// changed, its body replaced by a delta from a state near what is held (so
+/// that it applies, or fits nearly), an item dropped or repeated, a cell
+/// moved, or cells swapped; or both.
+pub fn mutate(frame: &[u8], held: &Held, rng: &mut Rng) -> Vec<u8> {
+    match rng.below(10) {
+        0..=2 => mutate_bytes(frame, rng),
+        3..=8 => mutate_items(frame, held, rng),
+        _ => {
+            let m = mutate_items(frame, held, rng);
+            mutate_bytes(&m, rng)
+        }
+    }
+}
+
+/// Bytes that matter to varints, tags and counts.
+const INTERESTING: [u8; 10] = [0x00, 0x01, 0x07, 0x08, 0x0f, 0x7f, 0x80, 0xe0, 0xf0, 0xff];
+
+/// One to four byte edits.
+pub fn mutate_bytes(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        if out.is_empty() {
+            out.push(rng.next() as u8);
+            continue;
+        }
+        let i = rng.below(out.len() as u64) as usize;
+        match rng.below(9) {
+            0 => out[i] ^= 1 << rng.below(8),
+            1 => out[i] = rng.next() as u8,
+            2 => out[i] = INTERESTING[rng.below(INTERESTING.len() as u64) as usize],
+            3 => out.truncate(i),
+            4 => out.insert(i, rng.next() as u8),
+            5 => {
+                out.remove(i);
+            }
+            6 => {
+                let j = (i + 1 + rng.below(8) as usize).min(out.len());
+                let piece = out[i..j].to_vec();
+                let at = rng.below(out.len() as u64 + 1) as usize;
+                out.splice(at..at, piece);
+            }
+            7 => {
+                let n = 1 + rng.below(10) as usize;
+                out.splice(i..i, std::iter::repeat_n(0xff, n));
+            }
+            _ => out[i] = out[i].wrapping_add(1 + rng.below(3) as u8),
+        }
+    }
+    out
+}
+
+/// A frame's sections as read: (shard, tick, cells of (cell, items of (kind, body))).
+type Sections = Vec<(u32, u64, Vec<(u32, Vec<(ItemKind, Vec<u8>)>)>)>;
+
+fn sections_of(frame: &[u8]) -> Sections {
+    let Ok(f) = mino_protocol::view::ViewFrame::parse(frame) else { return Vec::new() };
+    f.sections()
+        .map(|s| {
+            let cells = s.cells().map(|c| (c.cell, c.items().map(|i| (i.kind, i.body.to_vec())).collect())).collect();
+            (s.shard, u64::from(s.tick), cells)
+        })
+        .collect()
+}
+
+/// Writes sections as `write_section` does, but for cells in any order (a
+/// cell not after the one before it gets the gap that wraps 32 bits, which
+/// no reader accepts).
+fn write_sections(sections: &Sections) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (shard, tick, cells) in sections {
+        out.extend_from_slice(&shard.to_le_bytes());
+        out.extend_from_slice(&(*tick as u32).to_le_bytes());
+        put_varint(&mut out, cells.len() as u64);
+        let mut previous = 0u32;
+        for (cell, items) in cells {
+            let several = items.len() > 1;
+            put_varint(&mut out, u64::from(cell.wrapping_sub(previous)) << 1 | u64::from(several));
+            previous = *cell;
+            if several {
+                put_varint(&mut out, items.len() as u64);
+            }
+            for (kind, body) in items {
+                out.extend(match kind {
+                    ItemKind::Forget if !body.is_empty() => raw_item(8, body),
+                    _ => item(*kind, body),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A state near `entries`: a player gone, one come, one moved, turned or stopped.
+fn near(entries: &[Entry], rng: &mut Rng) -> Vec<Entry> {
+    let mut out = entries.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        let i = if out.is_empty() { 0 } else { rng.below(out.len() as u64) as usize };
+        match rng.below(6) {
+            0 if !out.is_empty() => {
+                out.remove(i);
+            }
+            1 | 0 => {
+                let id = match rng.below(3) {
+                    0 => rng.next() as u32,
+                    1 => out.get(i).map_or(1, |e| e.id.0.wrapping_add(1)),
+                    _ => rng.below(200) as u32,
+                };
+                if !out.iter().any(|e| e.id.0 == id) {
+                    out.push(p(id, rng.next() as u16, rng.next() as u16, rng.next() as u8, rng.chance(700), 0));
+                    out.sort_by_key(|e| e.id);
+                }
+            }
+            2 if !out.is_empty() => out[i].x = out[i].x.wrapping_add(rng.below(5000) as u16),
+            3 if !out.is_empty() => out[i].heading = rng.next() as u8,
+            4 if !out.is_empty() => out[i].flags ^= 1 | (rng.next() as u8 & 0xfe),
+            _ if !out.is_empty() => out[i].y = if rng.chance(500) { 0 } else { 65_535 },
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One edit of the frame's sections, cells or items, written back well
+/// framed (unless the edit is of the framing itself).
+pub fn mutate_items(frame: &[u8], held: &Held, rng: &mut Rng) -> Vec<u8> {
+    let mut sections = sections_of(frame);
+    if sections.is_empty() {
+        return mutate_bytes(frame, rng);
+    }
+    let s = rng.below(sections.len() as u64) as usize;
+    let (shard, _, cells) = &mut sections[s];
+    let shard = *shard;
+    if cells.is_empty() {
+        // A reset: give it a cell (or leave its bytes to the byte edits).
+        if rng.chance(500) {
+            cells.push((1 + rng.below(40) as u32, vec![(ItemKind::Forget, Vec::new())]));
+            return write_sections(&sections);
+        }
+        return mutate_bytes(frame, rng);
+    }
+    let c = rng.below(cells.len() as u64) as usize;
+    let op = rng.below(9);
+    if op == 7 && cells.len() > 1 {
+        let n = cells.len();
+        cells.swap(c, (c + 1) % n);
+        return write_sections(&sections);
+    }
+    let (cell, items) = &mut cells[c];
+    let k = rng.below(items.len() as u64) as usize;
+    let base: Vec<Entry> = held.cell(shard, *cell).map(|h| h.entries.clone()).unwrap_or_default();
+    match op {
+        0 | 1 => items[k].1 = mutate_bytes(&items[k].1, rng),
+        2 => {
+            items[k].0 = match rng.below(4) {
+                0 => ItemKind::Full,
+                1 => ItemKind::Forget,
+                _ => ItemKind::Delta { span: 1 << rng.below(7) },
+            }
+        }
+        3 | 4 => {
+            // A delta from a state near the one held (or from it), to one
+            // near it.
+            let from = if rng.chance(500) { base.clone() } else { near(&base, rng) };
+            let to = near(&from, rng);
+            let span = 1 << rng.below(7);
+            let mut body = Vec::new();
+            encode_delta(&from, &to, span, &WORLDS[rng.below(3) as usize].motion(), &mut body);
+            items[k] = (ItemKind::Delta { span }, body);
+        }
+        5 => {
+            let again = items[k].clone();
+            if items.len() > 1 && rng.chance(500) {
+                items.remove(k);
+            } else {
+                items.insert(k, again);
+            }
+        }
+        6 => *cell = cell.wrapping_add(1 + rng.below(2) as u32),
+        _ => {
+            let mut body = Vec::new();
+            encode_full(&near(&base, rng), &mut body);
+            items[k] = (ItemKind::Full, body);
+        }
+    }
+    write_sections(&sections)
+}

@@ -1,0 +1,104 @@
+//! A player's socket once admitted: pings and the silence that drops it, how
+//! long its writes may stay blocked, and what it may send per second.
+
+use super::parse::ranged_f64;
+use clap::Args;
+use std::time::Duration;
+
+/// The flags of each admitted socket.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Players' sockets")]
+pub struct SocketArgs {
+    /// Interval between websocket pings the server sends, ms (a ping goes out
+    /// with the next tick's write; checked once a second). 100 to 600,000.
+    #[arg(long, env = "MINO_PING_INTERVAL_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub ping_interval_ms: u64,
+
+    /// A peer that sent nothing (not even a pong) for this long is dropped, ms
+    /// (checked once a second). 200 to 3,600,000.
+    #[arg(long, env = "MINO_PEER_TIMEOUT_MS", default_value_t = 15000, value_parser = clap::value_parser!(u64).range(200..=3_600_000))]
+    pub peer_timeout_ms: u64,
+
+    /// A socket whose writes stay blocked this long is closed as too slow, ms.
+    /// 50 to 600,000.
+    #[arg(long, env = "MINO_WRITE_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..=600_000))]
+    pub write_timeout_ms: u64,
+
+    /// Ticks in a row a socket's writes may stay blocked (its kernel buffer
+    /// full) before it is closed as too slow. Meanwhile its view frames wait
+    /// in order (past 64, they are dropped and the socket is sent its view
+    /// anew); chat and presence are kept (at most 1,024 frames). 2 to 1,000.
+    #[arg(long, env = "MINO_OUTBOUND_TICKS", default_value_t = 40, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub outbound_ticks: u32,
+
+    /// Sustained input messages a player may send per second (burst: twice
+    /// this). 1 to 10,000.
+    #[arg(long, env = "MINO_INPUT_RATE", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub input_rate: u32,
+
+    /// Websocket pings and pongs a socket may send per second, sustained
+    /// (burst: twice this); past it the socket closes with 4019. An admitted
+    /// player's pings are answered with the next tick's write, the newest
+    /// only. 1 to 10,000.
+    #[arg(long, env = "MINO_CONTROL_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub control_rate: u32,
+
+    /// Sustained chat lines a player may send per second, as a fraction (burst:
+    /// 5). 0.01 to 1,000.
+    #[arg(long, env = "MINO_CHAT_RATE", default_value_t = 1.0, value_parser = ranged_f64(0.01, 1000.0))]
+    pub chat_rate: f64,
+
+    /// Benchmark control only: write each frame with its own system call
+    /// instead of one vectored write a tick, to measure what batching saves.
+    #[arg(long, env = "MINO_UNBATCHED_WRITES", hide = true)]
+    pub unbatched_writes: bool,
+}
+
+/// Each admitted socket's limits (see [`SocketArgs`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SocketConfig {
+    /// Server ping interval.
+    pub ping_interval: Duration,
+    /// Silence after which a peer is dropped.
+    pub peer_timeout: Duration,
+    /// Longest a socket write may stay blocked.
+    pub write_timeout: Duration,
+    /// Ticks in a row a socket may stay blocked.
+    pub outbound_ticks: u32,
+    /// Inputs per second, sustained.
+    pub input_rate: u32,
+    /// Pings and pongs per second a socket may send, sustained.
+    pub control_rate: u32,
+    /// Chat lines per second, sustained.
+    pub chat_rate: f64,
+    /// How each socket's frames are written.
+    pub writes: Writes,
+}
+
+/// How a socket's frames are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Writes {
+    /// A tick's frames with one vectored write.
+    #[default]
+    Batched,
+    /// Each frame with its own system call (`--unbatched-writes`: the
+    /// benchmark's control row, to measure what batching saves).
+    Unbatched,
+}
+
+impl SocketArgs {
+    /// The typed settings (every value was range-checked by clap).
+    pub fn config(&self) -> SocketConfig {
+        let ms = Duration::from_millis;
+        SocketConfig {
+            ping_interval: ms(self.ping_interval_ms),
+            peer_timeout: ms(self.peer_timeout_ms),
+            write_timeout: ms(self.write_timeout_ms),
+            outbound_ticks: self.outbound_ticks,
+            input_rate: self.input_rate,
+            control_rate: self.control_rate,
+            chat_rate: self.chat_rate,
+            writes: if self.unbatched_writes { Writes::Unbatched } else { Writes::Batched },
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! WebTransport (HTTP/3 over QUIC, UDP): off unless `--webtransport-listen`
+//! is given; the certificate is the operator's or made at start.
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The WebTransport listener's flags.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "WebTransport")]
+pub struct WebTransportArgs {
+    /// Serve WebTransport sessions on this UDP address (IP:PORT; port 0
+    /// picks a free one), beside the websocket: the same messages on one
+    /// reliable stream, view frames as datagrams. Off when not given.
+    /// Printed on stdout as "mino-server webtransport on https://ADDR".
+    #[arg(long, env = "MINO_WEBTRANSPORT_LISTEN")]
+    pub webtransport_listen: Option<SocketAddr>,
+
+    /// The address players reach this shard's WebTransport by (HOST:PORT,
+    /// a name, an IPv4 or a [bracketed] IPv6 address), offered at
+    /// /webtransport instead of the listen address: for a shard behind NAT
+    /// or a port forward, on another machine than the nginx that serves the
+    /// page, or with the operator's certificate (its name, which the
+    /// browser checks). Without it the page is offered the listen address
+    /// (an unspecified one, 0.0.0.0 or [::], means the page's own host).
+    #[arg(long, env = "MINO_WEBTRANSPORT_ADVERTISE", requires = "webtransport_listen", value_parser = parse_advertised)]
+    pub webtransport_advertise: Option<Advertised>,
+
+    /// The certificate chain (PEM) WebTransport presents, the operator's
+    /// (the same as nginx's). Without it (and --webtransport-key) a
+    /// self-signed ECDSA P-256 certificate valid 13 days is made at start;
+    /// its SHA-256 hash is logged and served at /webtransport for the
+    /// page's serverCertificateHashes.
+    #[arg(long, env = "MINO_WEBTRANSPORT_CERT", requires = "webtransport_key")]
+    pub webtransport_cert: Option<PathBuf>,
+
+    /// The private key (PEM, PKCS#8) of --webtransport-cert.
+    #[arg(long, env = "MINO_WEBTRANSPORT_KEY", requires = "webtransport_cert")]
+    pub webtransport_key: Option<PathBuf>,
+
+    /// Largest datagram sent, bytes: each view frame is cut to the lower of
+    /// this and the connection's current limit (a little over 1,200 bytes
+    /// on most paths). 64 to 65,535.
+    #[arg(long, env = "MINO_WEBTRANSPORT_DATAGRAM_BYTES", default_value_t = 65_535, value_parser = clap::value_parser!(u16).range(64..))]
+    pub webtransport_datagram_bytes: u16,
+}
+
+/// An address players reach WebTransport by (`--webtransport-advertise`):
+/// a host (a DNS name, an IPv4 address, or an IPv6 address in brackets) and
+/// a UDP port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Advertised {
+    /// The host as written (IPv6 with its brackets).
+    pub host: String,
+    /// The UDP port (1 to 65,535).
+    pub port: u16,
+}
+
+impl std::fmt::Display for Advertised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.host, self.port)
+    }
+}
+
+/// Parses `HOST:PORT` for [`Advertised`]: the host a DNS name or an IPv4
+/// address (letters, digits, '.', '-') or a bracketed IPv6 address, the
+/// port 1 to 65,535.
+fn parse_advertised(s: &str) -> Result<Advertised, String> {
+    let (host, port) = s.rsplit_once(':').ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
+    let port: u16 = port.parse().map_err(|_| format!("{port:?} is not a port"))?;
+    if port == 0 {
+        return Err("port 0 cannot be reached".into());
+    }
+    let name = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    let ipv6 = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok());
+    if !name && !ipv6 {
+        return Err(format!("{host:?} is not a host name, an IPv4 address or a [bracketed] IPv6 address"));
+    }
+    Ok(Advertised { host: host.to_owned(), port })
+}
+
+/// Whose certificate WebTransport presents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Certificate {
+    /// The operator's: a PEM chain and its key.
+    Files {
+        /// The chain.
+        cert: PathBuf,
+        /// The key.
+        key: PathBuf,
+    },
+    /// One made at start, self-signed, valid less than 14 days (what
+    /// browsers take by hash).
+    SelfSigned,
+}
+
+/// WebTransport's settings (see [`WebTransportArgs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebTransportConfig {
+    /// The UDP address.
+    pub listen: SocketAddr,
+    /// The address offered to pages instead of `listen`, if given.
+    pub advertise: Option<Advertised>,
+    /// The certificate.
+    pub certificate: Certificate,
+    /// Largest datagram sent, bytes (the connection's own limit may be
+    /// lower).
+    pub datagram_bytes: usize,
+}
+
+impl WebTransportArgs {
+    /// The typed settings; `None` when WebTransport is off.
+    pub fn config(&self) -> Option<WebTransportConfig> {
+        let listen = self.webtransport_listen?;
+        let certificate = match (&self.webtransport_cert, &self.webtransport_key) {
+            (Some(cert), Some(key)) => Certificate::Files { cert: cert.clone(), key: key.clone() },
+            _ => Certificate::SelfSigned,
+        };
+        Some(WebTransportConfig {
+            listen,
+            advertise: self.webtransport_advertise.clone(),
+            certificate,
+            datagram_bytes: usize::from(self.webtransport_datagram_bytes),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_advertised_address_is_a_name_an_ipv4_or_a_bracketed_ipv6_with_a_port() {
+        let ok = |s: &str| parse_advertised(s).map(|a| a.to_string());
+        assert_eq!(ok("shard-3.play.example.com:4433"), Ok("shard-3.play.example.com:4433".into()));
+        assert_eq!(ok("203.0.113.7:443"), Ok("203.0.113.7:443".into()));
+        assert_eq!(ok("[2001:db8::7]:4433"), Ok("[2001:db8::7]:4433".into()));
+        for bad in ["4433", ":4433", "host:0", "host:70000", "host:x", "2001:db8::7:4433", "[nope]:1", "a/b:1", "a b:1"]
+        {
+            assert!(parse_advertised(bad).is_err(), "{bad} taken");
+        }
+    }
+}

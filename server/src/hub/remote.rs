@@ -1,0 +1,357 @@
+//! Sessions whose I/O runs in a task of their own (WebTransport, see
+//! `crate::webtransport`): the hub keeps their player as it keeps a
+//! websocket's, and hands each one its tick's messages over a bounded
+//! queue instead of writing a socket. What the session's peer says comes
+//! back to the tick driver over one queue shared by every such session
+//! ([`FromSession`]) and is read by the same rules as a websocket's
+//! ([`super::conn::Player`]: budgets, input order, pings).
+//!
+//! Messages are plaintext (the websocket framing taken off the shared
+//! frames, zero-copy): the session frames them for its own transport.
+
+use super::conn::{Limits, Player};
+use super::{Inbound, Welcome, HELD_MAX};
+use crate::clock::Instant;
+use crate::close::CloseReason;
+use crate::metrics::Metrics;
+use crate::shard::{LinkId, TickFrame, ViewFrames};
+use crate::websocket::frame as ws_frame;
+use bytes::Bytes;
+use mino_protocol::server as msg;
+use std::collections::HashMap;
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+
+/// Capacity of the queue from every session task to the tick driver.
+pub const FROM_SESSIONS_QUEUE: usize = 8192;
+
+/// Most items waiting in one session's queue beyond its too-slow ticks
+/// (replies to pings and names between two ticks).
+const QUEUE_SLACK: usize = 16;
+
+/// What the hub hands one session task, in order.
+#[derive(Debug)]
+pub enum ToSession {
+    /// One tick's messages: `messages` go on the reliable stream (events,
+    /// the roster, the welcome and what was gathered before it), `views`
+    /// as datagrams. Each a plaintext `ServerMessage`.
+    Tick {
+        /// Reliable, in order.
+        messages: Vec<Bytes>,
+        /// View frames (each cut into datagrams as the connection allows).
+        views: Vec<Bytes>,
+    },
+    /// One message on the reliable stream (a pong, names, a move).
+    Message(Bytes),
+    /// Close: write `first` (a Busy, a Move) if any, then the Error
+    /// message of `reason` (if it tells the peer) with `text`, and close
+    /// the session with the reason's code.
+    Close {
+        /// Why.
+        reason: CloseReason,
+        /// What the Error message says.
+        text: Box<str>,
+        /// A message before the Error.
+        first: Option<Bytes>,
+    },
+}
+
+/// What a session task tells the tick driver.
+#[derive(Debug)]
+pub enum FromSession {
+    /// One message its peer sent on the reliable stream (a whole
+    /// `ClientMessage`, not yet verified).
+    Message(LinkId, Bytes),
+    /// The session must close for this reason (its peer left, broke the
+    /// stream's framing, or the connection failed).
+    Closed(LinkId, CloseReason),
+}
+
+/// A session handed from its task to the hub: where its messages go.
+#[derive(Debug)]
+pub struct Handover {
+    /// The session's queue (bounded).
+    pub to: mpsc::Sender<ToSession>,
+}
+
+/// The capacity of a session's queue: the ticks a websocket may stay
+/// blocked before it is too slow, plus room for replies.
+pub fn queue_capacity(limits: &Limits) -> usize {
+    limits.slow.ticks as usize + QUEUE_SLACK
+}
+
+/// One admitted session.
+#[derive(Debug)]
+struct Remote {
+    player: Player,
+    to: mpsc::Sender<ToSession>,
+    /// Until its welcome goes out: the welcome, when it goes at the latest,
+    /// and what the ticks gathered meanwhile.
+    held: Option<Box<HeldRemote>>,
+    /// No roster sent yet: the first one a tick offers is taken.
+    want_roster: bool,
+}
+
+#[derive(Debug)]
+struct HeldRemote {
+    welcome: Bytes,
+    until: Instant,
+    messages: Vec<Bytes>,
+    views: Vec<Bytes>,
+}
+
+/// Every admitted session of the hub that runs in a task of its own.
+#[derive(Debug, Default)]
+pub struct Remotes {
+    by_link: HashMap<LinkId, Remote>,
+}
+
+/// The plaintext of a server frame the core made for websockets.
+fn plain(frame: &Bytes) -> Bytes {
+    frame.slice_ref(ws_frame::payload(frame))
+}
+
+impl Remotes {
+    /// Takes an admitted session of `player`; its welcome (`message`,
+    /// plaintext) goes out now or when released.
+    pub fn join(&mut self, handed: Handover, player: Player, message: &[u8], welcome: Welcome, now: Instant) {
+        let link = player.link;
+        let welcome_bytes = Bytes::copy_from_slice(message);
+        let mut remote = Remote { player, to: handed.to, held: None, want_roster: true };
+        match welcome {
+            Welcome::Now => {
+                let _ = remote.to.try_send(ToSession::Message(welcome_bytes));
+            }
+            Welcome::Held => {
+                remote.held = Some(Box::new(HeldRemote {
+                    welcome: welcome_bytes,
+                    until: now + HELD_MAX,
+                    messages: Vec::new(),
+                    views: Vec::new(),
+                }));
+            }
+        }
+        self.by_link.insert(link, remote);
+    }
+
+    /// True when `link` is a session of this table.
+    pub fn has(&self, link: LinkId) -> bool {
+        self.by_link.contains_key(&link)
+    }
+
+    /// The player behind `link` and its ticket.
+    pub fn ticket(&self, link: LinkId) -> Option<(mino_protocol::PlayerId, crate::resume::Ticket)> {
+        self.by_link.get(&link).map(|r| (r.player.id, r.player.ticket))
+    }
+
+    /// Writes the held welcome of `link`, then what was gathered.
+    pub fn welcome(&mut self, link: LinkId, metrics: &Metrics, out: &mut Vec<Inbound>) {
+        let Some(remote) = self.by_link.get_mut(&link) else { return };
+        let Some(held) = remote.held.take() else { return };
+        let HeldRemote { welcome, mut messages, views, .. } = *held;
+        messages.insert(0, welcome);
+        if let Err(reason) = offer(&remote.to, ToSession::Tick { messages, views }) {
+            self.close(link, reason, None, metrics, out);
+        }
+    }
+
+    /// Welcomes every session held past its backstop.
+    pub fn overdue(&mut self, now: Instant, metrics: &Metrics, out: &mut Vec<Inbound>) {
+        let late: Vec<LinkId> = self
+            .by_link
+            .iter()
+            .filter(|(_, r)| r.held.as_ref().is_some_and(|h| now >= h.until))
+            .map(|(l, _)| *l)
+            .collect();
+        for link in late {
+            tracing::warn!(link = link.0, "welcome held too long; sending it");
+            self.welcome(link, metrics, out);
+        }
+    }
+
+    /// Sends `frame` (a websocket frame of the core's) to `link`'s session.
+    pub fn send(&mut self, link: LinkId, frame: &Bytes, metrics: &Metrics, out: &mut Vec<Inbound>) {
+        let Some(remote) = self.by_link.get_mut(&link) else { return };
+        if let Err(reason) = offer(&remote.to, ToSession::Message(plain(frame))) {
+            self.close(link, reason, None, metrics, out);
+        }
+    }
+
+    /// One message the session's peer sent: read as a websocket player's
+    /// (budgets, input order); a ping is answered on the stream at once.
+    pub fn on_message(
+        &mut self,
+        link: LinkId,
+        data: &[u8],
+        limits: &Limits,
+        now: Instant,
+        metrics: &Metrics,
+        out: &mut Vec<Inbound>,
+    ) {
+        let Some(remote) = self.by_link.get_mut(&link) else { return };
+        let verdict = match remote.player.on_message(data, limits, now, out) {
+            Err(reason) => Some(reason),
+            Ok(None) => None,
+            Ok(Some(pong)) => offer(&remote.to, ToSession::Message(pong)).err(),
+        };
+        if let Some(reason) = verdict {
+            self.close(link, reason, None, metrics, out);
+        }
+    }
+
+    /// Hands every session its part of the tick: the events, the first
+    /// roster it sees, and its view's frames; a session whose queue is full
+    /// is too slow.
+    pub fn deliver(
+        &mut self,
+        frame: &TickFrame,
+        view_of: impl Fn(LinkId) -> usize,
+        metrics: &Metrics,
+        out: &mut Vec<Inbound>,
+    ) {
+        let none = ViewFrames::default();
+        let mut slow = Vec::new();
+        for (link, remote) in &mut self.by_link {
+            let view = frame.views.get(view_of(*link)).unwrap_or(&none);
+            let mut messages: Vec<Bytes> = frame.events.iter().map(plain).collect();
+            if remote.want_roster {
+                if let Some(roster) = &frame.roster {
+                    messages.push(plain(roster));
+                    remote.want_roster = false;
+                }
+            }
+            let views: Vec<Bytes> = view.frames.iter().map(plain).collect();
+            if let Some(held) = remote.held.as_mut() {
+                held.messages.extend(messages);
+                held.views.extend(views);
+                continue;
+            }
+            if messages.is_empty() && views.is_empty() {
+                continue;
+            }
+            if let Err(reason) = offer(&remote.to, ToSession::Tick { messages, views }) {
+                slow.push((*link, reason));
+            }
+        }
+        for (link, reason) in slow {
+            self.close(link, reason, None, metrics, out);
+        }
+    }
+
+    /// The players whose tickets a sweep refreshes, as the hub's sweep
+    /// picks them.
+    pub fn players(&self) -> impl Iterator<Item = &Player> {
+        self.by_link.values().map(|r| &r.player)
+    }
+
+    /// Closes `link`'s session: its player leaves (an [`Inbound::Left`]),
+    /// the task is told to write `first`, the Error and close with `text`.
+    pub fn close_saying(
+        &mut self,
+        link: LinkId,
+        reason: CloseReason,
+        first: Option<&Bytes>,
+        text: &str,
+        metrics: &Metrics,
+        out: &mut Vec<Inbound>,
+    ) {
+        let Some(remote) = self.by_link.remove(&link) else { return };
+        out.push(Inbound::Left { player: remote.player.id, link });
+        metrics.closed(reason);
+        tracing::debug!(player = %remote.player.id, reason = reason.label(), "webtransport session closed");
+        // A full queue: the task finds it closed after what waits (and
+        // closes as too slow).
+        let _ = remote.to.try_send(ToSession::Close { reason, text: text.into(), first: first.map(plain) });
+    }
+
+    /// [`Remotes::close_saying`] with the reason's own message.
+    pub fn close(
+        &mut self,
+        link: LinkId,
+        reason: CloseReason,
+        first: Option<&Bytes>,
+        metrics: &Metrics,
+        out: &mut Vec<Inbound>,
+    ) {
+        self.close_saying(link, reason, first, reason.message(), metrics, out);
+    }
+
+    /// Closes every session for `reason`.
+    pub fn close_all(&mut self, reason: CloseReason, metrics: &Metrics, out: &mut Vec<Inbound>) {
+        let links: Vec<LinkId> = self.by_link.keys().copied().collect();
+        for link in links {
+            self.close(link, reason, None, metrics, out);
+        }
+    }
+}
+
+/// Refuses a session before admission: its task writes `first` (a Busy
+/// websocket frame of the core's) and the Error, and closes.
+pub fn refuse(handed: Handover, reason: CloseReason, first: Option<&Bytes>, metrics: &Metrics) {
+    metrics.closed(reason);
+    let text = reason.message().into();
+    let _ = handed.to.try_send(ToSession::Close { reason, text, first: first.map(plain) });
+}
+
+/// Queues `item`. Errors: why the session closes: its queue is full (too
+/// slow), or its task is gone (it ended without a word: a panic).
+fn offer(to: &mpsc::Sender<ToSession>, item: ToSession) -> Result<(), CloseReason> {
+    match to.try_send(item) {
+        Ok(()) => Ok(()),
+        Err(TrySendError::Full(_)) => Err(CloseReason::TooSlow),
+        Err(TrySendError::Closed(_)) => Err(CloseReason::ClientClosed),
+    }
+}
+
+/// The Error message `reason` sends with `text` before a close, if it tells
+/// the peer (plaintext).
+pub fn error_message(reason: CloseReason, text: &str) -> Option<Bytes> {
+    reason.tells_peer().then(|| msg::encode_error(reason.code(), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock;
+    use crate::resume::Ticket;
+    use mino_protocol::PlayerId;
+
+    fn joined(remotes: &mut Remotes, link: u64, queue: usize) -> mpsc::Receiver<ToSession> {
+        let limits = Limits::of(&crate::config::Config::default().socket);
+        let (to, rx) = mpsc::channel(queue);
+        let now = clock::now();
+        let ticket = Ticket::issue(0, &mut rand::rng());
+        let player = Player::new(PlayerId(link as u32), LinkId(link), ticket, None, &limits, now);
+        remotes.join(Handover { to }, player, b"welcome", Welcome::Now, now);
+        rx
+    }
+
+    fn tick_with_an_event() -> TickFrame {
+        TickFrame { events: vec![ws_frame::binary(b"chat")], ..TickFrame::default() }
+    }
+
+    #[tokio::test]
+    async fn a_session_gets_plaintext_and_one_whose_queue_fills_is_too_slow() {
+        let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
+        let mut rx = joined(&mut remotes, 1, 2);
+        remotes.deliver(&tick_with_an_event(), |_| 0, &metrics, &mut out);
+        assert!(matches!(rx.try_recv(), Ok(ToSession::Message(w)) if &w[..] == b"welcome"));
+        let Ok(ToSession::Tick { messages, views }) = rx.try_recv() else { panic!("the tick") };
+        assert_eq!(messages, vec![Bytes::from_static(b"chat")], "the websocket framing taken off");
+        assert!(views.is_empty());
+        // Nobody reads: the queue fills and the session is closed as too slow.
+        for _ in 0..3 {
+            remotes.deliver(&tick_with_an_event(), |_| 0, &metrics, &mut out);
+        }
+        assert_eq!(out, vec![Inbound::Left { player: PlayerId(1), link: LinkId(1) }]);
+        assert!(!remotes.has(LinkId(1)));
+    }
+
+    #[tokio::test]
+    async fn a_session_whose_task_is_gone_leaves() {
+        let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
+        drop(joined(&mut remotes, 2, 4));
+        remotes.deliver(&tick_with_an_event(), |_| 0, &metrics, &mut out);
+        assert_eq!(out, vec![Inbound::Left { player: PlayerId(2), link: LinkId(2) }]);
+    }
+}

@@ -1,0 +1,514 @@
+//! Every cell's **stream**, of this shard and of every other shard seen here:
+//! what a view needs to bring a socket from any step it may hold of the cell
+//! to the newest one. One mechanism for own and relayed cells: this shard's
+//! encoder ([`super::own`]) and the other shards' region bundles fill streams
+//! the same way, and the views ([`super::views`]) read only streams.
+//!
+//! A stream keeps the cell's newest full form, the deltas of the last
+//! [`MAX_SPAN`] steps (each "over `span` steps, ending at `step`"), and which
+//! of those steps changed the cell. Deltas are aligned: the one over `q`
+//! steps ends only on a step `s` with `(s + offset) % q == 0` (`offset` is
+//! the cell's column + 2 × row, the due rule of [`super::interest`]), so the
+//! tiers' periods (powers of two) all read the same deltas, and a socket at
+//! any step reaches a later one through at most a dozen of them
+//! ([`Stream::chain`]).
+//!
+//! Steps count the ticks a shard ran (one a tick, a stall skips none), so a
+//! delta's span is the number of times the movement rule applied.
+
+use super::grid::CellId;
+use bytes::Bytes;
+use mino_protocol::delta::MAX_SPAN;
+use mino_protocol::ShardId;
+use std::collections::VecDeque;
+
+/// The largest step `<= at` on the grid of `period` for a cell of `offset`:
+/// the step a view holding the cell at that period was last sent it.
+pub(crate) fn aligned(at: u64, period: u32, offset: u64) -> u64 {
+    let p = u64::from(period.max(1));
+    // Every period of the ladder and every span is a power of two: a mask,
+    // not a division (this runs for every stream of every view, every tick).
+    let r = if p.is_power_of_two() { (at + offset) & (p - 1) } else { (at + offset) % p };
+    at.saturating_sub(r)
+}
+
+/// One cell of one shard.
+#[derive(Clone, Debug)]
+pub(crate) struct Stream {
+    /// The newest full form's item bytes (tag and body), of step `latest`.
+    full: Bytes,
+    /// The cell held players at `latest`.
+    occupied: bool,
+    /// The newest step known.
+    latest: u64,
+    /// `latest` as of the previous tick: views' holdings are aligned below it.
+    prev: u64,
+    /// Bit i: the cell changed at step `latest - i` (the last 64 steps).
+    changes: u64,
+    /// A holding of a step before this one is not to be trusted (a stream
+    /// heard from mid-way: no view was sent its earlier steps; or a lost
+    /// bundle): no chain starts before it, the full form is sent instead.
+    known_from: u64,
+    /// Deltas of the last [`MAX_SPAN`] steps: (end step, span, item bytes),
+    /// oldest first.
+    deltas: VecDeque<(u64, u32, Bytes)>,
+    /// The cell's offset in the due rule.
+    offset: u64,
+    /// A smoothed size of the cell's one-step delta, bytes (for the budget).
+    weight: f32,
+}
+
+impl Stream {
+    /// A stream first heard at `step`; holdings of steps before `known_from`
+    /// are not trusted (`step + 1` for a cell another shard's bundle brings
+    /// for the first time: no view here has been sent any of its steps; 0 for
+    /// an own cell, known empty before).
+    pub(crate) fn new(step: u64, offset: u64, known_from: u64) -> Stream {
+        Stream {
+            full: Bytes::new(),
+            occupied: false,
+            latest: step,
+            prev: step,
+            changes: 0,
+            known_from,
+            deltas: VecDeque::new(),
+            offset,
+            weight: 0.0,
+        }
+    }
+
+    /// The newest step.
+    pub(crate) fn latest(&self) -> u64 {
+        self.latest
+    }
+
+    /// The newest step as of the previous tick.
+    pub(crate) fn prev(&self) -> u64 {
+        self.prev
+    }
+
+    /// The cell's offset in the due rule.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The newest full form's item.
+    pub(crate) fn full(&self) -> &Bytes {
+        &self.full
+    }
+
+    /// The cell held players at its newest step.
+    pub(crate) fn occupied(&self) -> bool {
+        self.occupied
+    }
+
+    /// What a socket seeing the cell every step costs a tick, bytes (smoothed).
+    pub(crate) fn weight(&self) -> f32 {
+        self.weight
+    }
+
+    /// Records step `step` (after `latest`): the full form, whether the cell
+    /// holds players, whether its state changed since the step before, and
+    /// the deltas ending at it (span and item bytes). A step that does not
+    /// follow the last one leaves the steps between unknown.
+    pub(crate) fn push(&mut self, step: u64, full: Bytes, occupied: bool, changed: bool, deltas: &[(u32, Bytes)]) {
+        if step < self.latest || (step == self.latest && !self.full.is_empty()) {
+            return;
+        }
+        if step > self.latest + 1 {
+            // Steps were lost (or this stream was idle and not told): unknown.
+            self.known_from = self.known_from.max(step);
+            let shift = (step - self.latest).min(64);
+            self.changes = if shift >= 64 { 0 } else { self.changes << shift };
+        } else if step == self.latest + 1 {
+            self.changes <<= 1;
+        }
+        self.changes |= u64::from(changed);
+        self.latest = step;
+        self.full = full;
+        self.occupied = occupied;
+        let one = deltas.iter().find(|(span, _)| *span == 1).map_or(0.0, |(_, b)| b.len() as f32 + 1.0);
+        self.weight = 0.8 * self.weight + 0.2 * if changed { one } else { 0.0 };
+        self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, b.clone())));
+        let oldest = step.saturating_sub(u64::from(MAX_SPAN));
+        while self.deltas.front().is_some_and(|d| d.0 <= oldest) {
+            self.deltas.pop_front();
+        }
+    }
+
+    /// Moves the stream to `step` with nothing new (an own cell that did
+    /// not change this step).
+    pub(crate) fn still(&mut self, step: u64) {
+        if step > self.latest {
+            let shift = step - self.latest;
+            self.changes = if shift >= 64 { 0 } else { self.changes << shift };
+            self.latest = step;
+            self.weight *= 0.8;
+        }
+    }
+
+    /// The delta items ending at `step`, shortest span first.
+    pub(crate) fn deltas_at(&self, step: u64) -> impl Iterator<Item = &[u8]> {
+        let end = self.deltas.len() - self.deltas.iter().rev().take_while(|d| d.0 > step).count();
+        let start = end - self.deltas.range(..end).rev().take_while(|d| d.0 == step).count();
+        self.deltas.range(start..end).map(|d| &d.2[..])
+    }
+
+    /// The deltas ending at `step`, newest first: a search from the newest
+    /// end, which views and bundles mostly ask for (the history holds up
+    /// to [`MAX_SPAN`] steps of deltas of every aligned span).
+    fn ending_at(&self, step: u64) -> impl Iterator<Item = &(u64, u32, Bytes)> {
+        self.deltas.iter().rev().skip_while(move |d| d.0 > step).take_while(move |d| d.0 == step)
+    }
+
+    /// The tick ended: every view's holding is now aligned below `latest`.
+    pub(crate) fn settle(&mut self) {
+        self.prev = self.latest;
+    }
+
+    /// True unless the cell is known not to have changed in `(from, to]`
+    /// (steps not known count as changed).
+    pub(crate) fn changed_within(&self, from: u64, to: u64) -> bool {
+        if to <= from {
+            return false;
+        }
+        if from < self.known_from || to > self.latest || self.latest - from > 64 {
+            return true;
+        }
+        // Bits latest - to .. latest - from - 1 of `changes`.
+        let (lo, hi) = (self.latest - to, self.latest - from);
+        let width = hi - lo;
+        let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+        (self.changes >> lo) & mask != 0
+    }
+
+    /// The last step up to `latest` at which the cell changed, if within the
+    /// last 64 steps.
+    pub(crate) fn last_change(&self) -> Option<u64> {
+        (self.changes != 0).then(|| self.latest - u64::from(self.changes.trailing_zeros()))
+    }
+
+    /// The delta items that bring a holder of step `from` to step `to`, in
+    /// order: aligned steps of the largest span that fits, skipping spans in
+    /// which the cell did not change. `None` when one is missing (lost or
+    /// older than the history), or `from` is not known: send the full form.
+    pub(crate) fn chain(&self, from: u64, to: u64, mut out: impl FnMut(&Bytes)) -> Option<()> {
+        if from < self.known_from {
+            return None;
+        }
+        let span = to.saturating_sub(from);
+        if span.is_power_of_two() && span <= u64::from(MAX_SPAN) && (from + self.offset) & (span - 1) == 0 {
+            // One aligned span (a view due at its period, the usual case):
+            // the delta over it, if the cell changed.
+            if self.changed_within(from, to) {
+                out(&self.ending_at(to).find(|d| u64::from(d.1) == span)?.2);
+            }
+            return Some(());
+        }
+        let mut at = from;
+        while at < to {
+            // The largest aligned span from `at` (a power of two dividing
+            // `at + offset`, at most MAX_SPAN) that does not pass `to`.
+            let mut q = 1u64 << (at + self.offset).trailing_zeros().min(MAX_SPAN.trailing_zeros());
+            while at + q > to {
+                q /= 2;
+            }
+            let end = at + q;
+            if self.changed_within(at, end) {
+                let item = self.ending_at(end).find(|d| u64::from(d.1) == q)?;
+                out(&item.2);
+            }
+            at = end;
+        }
+        Some(())
+    }
+}
+
+/// Where a shard's streams come from: index 0 is this shard, the others
+/// are the shards heard through Redis.
+pub(crate) type SourceId = u16;
+
+/// This shard's source.
+pub(crate) const OWN: SourceId = 0;
+
+/// One shard whose cells are seen here.
+#[derive(Debug)]
+pub(crate) struct Source {
+    /// Whose cells.
+    pub(crate) shard: ShardId,
+    /// Its recent steps and the ticks they ran at, oldest first.
+    ticks: VecDeque<(u64, u64)>,
+    /// Still alive (a dead shard's source is emptied and reused).
+    pub(crate) live: bool,
+}
+
+impl Source {
+    /// The tick step `step` ran at (its nearest known one otherwise).
+    pub(crate) fn tick_of(&self, step: u64) -> u64 {
+        match self.ticks.iter().rev().find(|(s, _)| *s <= step) {
+            Some(&(s, t)) => t + (step - s),
+            None => self.ticks.front().map_or(step, |&(s, t)| t.saturating_sub(s - step)),
+        }
+    }
+
+    /// Step `step` ran at tick `tick`.
+    pub(crate) fn ran(&mut self, step: u64, tick: u64) {
+        if self.ticks.back().is_some_and(|&(s, _)| s >= step) {
+            return;
+        }
+        self.ticks.push_back((step, tick));
+        while self.ticks.len() > 2 * MAX_SPAN as usize {
+            self.ticks.pop_front();
+        }
+    }
+}
+
+/// The streams of one cell, one a shard with something there.
+#[derive(Debug, Default)]
+pub(crate) struct Slot {
+    /// (source, stream), by source.
+    pub(crate) streams: Vec<(SourceId, Stream)>,
+}
+
+/// Every stream, found by cell id in O(1).
+#[derive(Debug)]
+pub(crate) struct Streams {
+    /// Per cell id: its slot in `slots` (`u32::MAX`: none).
+    slot_of: Vec<u32>,
+    slots: Vec<Slot>,
+    cells: Vec<CellId>,
+    free: Vec<u32>,
+    sources: Vec<Source>,
+}
+
+impl Streams {
+    /// No streams over a grid of `cells` cells (ids 1..=cells), this
+    /// shard's source being `own`.
+    pub(crate) fn new(cells: usize, own: ShardId) -> Streams {
+        Streams {
+            slot_of: vec![u32::MAX; cells + 1],
+            slots: Vec::new(),
+            cells: Vec::new(),
+            free: Vec::new(),
+            sources: vec![Source { shard: own, ticks: VecDeque::new(), live: true }],
+        }
+    }
+
+    /// The streams of `cell` (none: the cell is empty and still).
+    pub(crate) fn at(&self, cell: CellId) -> &[(SourceId, Stream)] {
+        match self.slot_of.get(cell.0 as usize) {
+            Some(&i) if i != u32::MAX => &self.slots[i as usize].streams,
+            _ => &[],
+        }
+    }
+
+    /// The stream of `source` at `cell`.
+    pub(crate) fn get(&self, source: SourceId, cell: CellId) -> Option<&Stream> {
+        self.at(cell).iter().find(|(s, _)| *s == source).map(|(_, st)| st)
+    }
+
+    /// The stream of `source` at `cell`, made with `new` if there is none
+    /// (`None` for a cell off the grid, or cell 0).
+    pub(crate) fn get_or_insert(
+        &mut self,
+        source: SourceId,
+        cell: CellId,
+        new: impl FnOnce() -> Stream,
+    ) -> Option<&mut Stream> {
+        let &i = self.slot_of.get(cell.0 as usize).filter(|_| cell.0 != 0)?;
+        let i = if i == u32::MAX {
+            let i = match self.free.pop() {
+                Some(i) => i,
+                None => {
+                    self.slots.push(Slot::default());
+                    self.cells.push(cell);
+                    (self.slots.len() - 1) as u32
+                }
+            };
+            self.cells[i as usize] = cell;
+            self.slot_of[cell.0 as usize] = i;
+            i
+        } else {
+            i
+        };
+        let slot = &mut self.slots[i as usize];
+        let at = match slot.streams.iter().position(|(s, _)| *s == source) {
+            Some(at) => at,
+            None => {
+                let at = slot.streams.partition_point(|(s, _)| *s < source);
+                slot.streams.insert(at, (source, new()));
+                at
+            }
+        };
+        Some(&mut slot.streams[at].1)
+    }
+
+    /// Removes the stream of `source` at `cell`.
+    pub(crate) fn remove(&mut self, source: SourceId, cell: CellId) {
+        let Some(&i) = self.slot_of.get(cell.0 as usize).filter(|&&i| i != u32::MAX) else { return };
+        let slot = &mut self.slots[i as usize];
+        slot.streams.retain(|(s, _)| *s != source);
+        if slot.streams.is_empty() {
+            self.slot_of[cell.0 as usize] = u32::MAX;
+            self.free.push(i);
+        }
+    }
+
+    /// Every cell with streams.
+    pub(crate) fn cells(&self) -> impl Iterator<Item = (CellId, &Slot)> {
+        self.cells.iter().zip(&self.slots).filter(|(c, _)| self.slot_of[c.0 as usize] != u32::MAX).map(|(c, s)| (*c, s))
+    }
+
+    /// Every stream, mutably.
+    pub(crate) fn each_mut(&mut self, mut f: impl FnMut(CellId, SourceId, &mut Stream)) {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let cell = self.cells[i];
+            if self.slot_of[cell.0 as usize] != i as u32 {
+                continue;
+            }
+            for (source, stream) in &mut slot.streams {
+                f(cell, *source, stream);
+            }
+        }
+    }
+
+    /// The source of `shard`, made if new.
+    pub(crate) fn source_of(&mut self, shard: ShardId) -> SourceId {
+        if let Some(i) = self.sources.iter().position(|s| s.shard == shard && s.live) {
+            return i as SourceId;
+        }
+        let fresh = Source { shard, ticks: VecDeque::new(), live: true };
+        match self.sources.iter().position(|s| !s.live) {
+            Some(i) => {
+                self.sources[i] = fresh;
+                i as SourceId
+            }
+            None => {
+                self.sources.push(fresh);
+                (self.sources.len() - 1) as SourceId
+            }
+        }
+    }
+
+    /// Source ids in use up to this (live or not).
+    pub(crate) fn sources_len(&self) -> SourceId {
+        self.sources.len() as SourceId
+    }
+
+    /// The source `id`.
+    pub(crate) fn source(&self, id: SourceId) -> &Source {
+        &self.sources[usize::from(id)]
+    }
+
+    /// The source `id`, mutably.
+    pub(crate) fn source_mut(&mut self, id: SourceId) -> &mut Source {
+        &mut self.sources[usize::from(id)]
+    }
+
+    /// The live sources other than this shard's.
+    pub(crate) fn relayed(&self) -> impl Iterator<Item = (SourceId, &Source)> {
+        self.sources.iter().enumerate().skip(1).filter(|(_, s)| s.live).map(|(i, s)| (i as SourceId, s))
+    }
+
+    /// Forgets every stream of `source` (its shard left the place) and
+    /// retires it; returns the cells it had.
+    pub(crate) fn drop_source(&mut self, source: SourceId) -> Vec<CellId> {
+        let cells: Vec<CellId> =
+            self.cells().filter(|(_, slot)| slot.streams.iter().any(|(s, _)| *s == source)).map(|(c, _)| c).collect();
+        for &cell in &cells {
+            self.remove(source, cell);
+        }
+        if let Some(s) = self.sources.get_mut(usize::from(source)) {
+            s.live = false;
+            s.ticks.clear();
+        }
+        cells
+    }
+
+    /// The tick ended: every stream's holdings settle.
+    pub(crate) fn settle(&mut self) {
+        self.each_mut(|_, _, s| s.settle());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(tag: u8) -> Bytes {
+        Bytes::from(vec![tag])
+    }
+
+    /// A stream with deltas for every aligned span at every step 1..=n, each
+    /// item's byte naming (span, step): changed at every step in `changed`.
+    fn stream(n: u64, offset: u64, changed: &[u64]) -> Stream {
+        let mut s = Stream::new(0, offset, 0);
+        for step in 1..=n {
+            let c = changed.contains(&step);
+            let mut deltas = Vec::new();
+            let mut q = 1u32;
+            while q <= MAX_SPAN && (step + offset).is_multiple_of(u64::from(q)) {
+                if changed.iter().any(|&x| x > step - u64::from(q).min(step) && x <= step) {
+                    deltas.push((q, Bytes::from(format!("{q}@{step}"))));
+                }
+                q *= 2;
+            }
+            s.push(step, item(0), true, c, &deltas);
+        }
+        s
+    }
+
+    fn names(items: &[Bytes]) -> Vec<String> {
+        items.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect()
+    }
+
+    #[test]
+    fn aligned_steps_follow_the_due_rule() {
+        assert_eq!(aligned(10, 1, 3), 10);
+        assert_eq!(aligned(10, 4, 3), 9, "9 + 3 is a multiple of 4");
+        assert_eq!(aligned(10, 4, 2), 10);
+        assert_eq!(aligned(1, 64, 0), 0);
+    }
+
+    #[test]
+    fn a_chain_takes_the_largest_aligned_spans_and_skips_still_ones() {
+        let s = stream(40, 0, &(1..=40).collect::<Vec<_>>());
+        let mut out = Vec::new();
+        s.chain(13, 20, |b| out.push(b.clone())).expect("known");
+        assert_eq!(names(&out), ["1@14", "2@16", "4@20"]);
+        out.clear();
+        s.chain(16, 32, |b| out.push(b.clone())).expect("known");
+        assert_eq!(names(&out), ["16@32"]);
+        let still = stream(40, 0, &[3, 30]);
+        out.clear();
+        still.chain(4, 29, |b| out.push(b.clone())).expect("known");
+        assert!(out.is_empty(), "nothing changed in between: {:?}", names(&out));
+        out.clear();
+        still.chain(24, 32, |b| out.push(b.clone())).expect("known");
+        assert_eq!(names(&out), ["8@32"]);
+    }
+
+    #[test]
+    fn unknown_steps_break_the_chain() {
+        let mut s = stream(10, 0, &[5, 10]);
+        s.push(14, item(0), true, true, &[(1, item(1)), (2, item(2))]);
+        assert!(s.changed_within(11, 12), "lost steps count as changed");
+        let mut out = Vec::new();
+        assert!(s.chain(10, 14, |b| out.push(b.clone())).is_none());
+        out.clear();
+        assert!(s.chain(13, 14, |b| out.push(b.clone())).is_none(), "13 was lost: not to be trusted");
+        let fresh = Stream::new(100, 0, 101);
+        assert!(fresh.chain(50, 100, |b| out.push(b.clone())).is_none(), "heard from mid-way");
+    }
+
+    #[test]
+    fn changes_are_remembered_for_64_steps() {
+        let mut s = stream(10, 0, &[3]);
+        assert!(s.changed_within(2, 3) && !s.changed_within(3, 10));
+        assert_eq!(s.last_change(), Some(3));
+        s.still(70);
+        assert!(s.changed_within(2, 3), "out of the window: unknown");
+        assert_eq!(s.last_change(), None);
+        assert!(!s.changed_within(10, 70));
+    }
+}

@@ -1,0 +1,668 @@
+//! Views: the sockets that hold the same thing of the same cells get the same
+//! frame, assembled once a tick from the cells' streams ([`super::streams`]).
+//!
+//! **Holdings.** A view holds each cell of its key's view (own and relayed
+//! alike) at a step: by default the cell's last due step for its tier's
+//! period, the step its stream's deltas are aligned on; so every view of the
+//! same key holds the same steps, and the streams' one encode of each delta
+//! serves all of them. A cell is due when its aligned step passes; the view
+//! then sends it the delta from its holding to the new aligned step (or
+//! nothing when the cell did not change meanwhile: a standing crowd costs
+//! nothing, and a socket with nothing new gets no frame).
+//!
+//! **Exceptions.** A view holds some cells at other steps, or not at all,
+//! when its sockets just came: a socket that joined (holds nothing: full
+//! forms as its cells come due), one whose player crossed into another cell
+//! (it holds what its old view held: cells of both views whose tier changed
+//! are brought over by a chain of deltas, cells new to it come as full forms,
+//! cells it leaves are forgotten), one whose frames were dropped (a resync:
+//! every shard's cells reset and sent whole), and a view whose budget changed
+//! its tiers' periods. Exceptions are resolved as their cells come due; a
+//! view with none left joins its key's canonical view. So deltas are encoded
+//! once a cell, and frames assembled once a view, whatever the sockets.
+//!
+//! **Full form.** A socket that did not ask for deltas is sent every cell it
+//! is due as a full form (as protocol 3 sent every cell), in views of its own.
+
+use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
+use super::interest::{self, Stencil, Tier};
+use super::streams::{aligned, SourceId, Stream, Streams};
+use super::viewers::{Form, Fresh, GroupKey, Move};
+use crate::ws_frame;
+use bytes::Bytes;
+use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
+use mino_protocol::view::{
+    write_item, write_section, write_view_envelope, ItemKind, Section, SectionCell, VIEW_ENVELOPE_BYTES,
+};
+use mino_protocol::ShardId;
+use std::collections::HashMap;
+
+/// What a view holds of one (source, cell), when not its due step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holding {
+    /// The state at this step.
+    At(u64),
+    /// Nothing: the next due step sends the full form.
+    Unheld,
+}
+
+/// One view: its key, form and tiers' rung, and what it holds otherwise.
+#[derive(Debug)]
+struct View {
+    key: GroupKey,
+    form: Form,
+    /// The rung of [`interest::LADDER`] its budget allows.
+    level: usize,
+    /// (cell, source, holding), by cell then source.
+    exceptions: Vec<(CellId, SourceId, Holding)>,
+    /// To drop in the next frame: (source, cell).
+    forgets: Vec<(SourceId, CellId)>,
+    /// Shards to reset (every cell dropped) at the start of the next frame.
+    resets: Vec<ShardId>,
+    sockets: u32,
+    canonical: bool,
+    /// The step it was last walked.
+    visited: u64,
+    frames: Vec<Bytes>,
+}
+
+/// What a tick's views read.
+pub(crate) struct Area<'a> {
+    /// The grid.
+    pub(crate) grid: &'a Grid,
+    /// The view stencil.
+    pub(crate) stencil: &'a Stencil,
+    /// Every stream.
+    pub(crate) streams: &'a Streams,
+    /// Bytes a socket may get a tick on average (`usize::MAX`: no budget).
+    pub(crate) budget: usize,
+    /// This shard's step.
+    pub(crate) step: u64,
+    /// Per region id: the last step a stream in it changed.
+    pub(crate) region_changed: &'a [u64],
+    /// Cells of the stencil's reach around a viewer cell, each way.
+    pub(crate) reach: u32,
+}
+
+/// One item of a frame being assembled.
+#[derive(Clone, Debug)]
+struct Piece {
+    source: SourceId,
+    step: u64,
+    cell: CellId,
+    /// Its place among the tick's pieces: a cell's items keep their order.
+    order: u32,
+    item: Bytes,
+}
+
+impl Piece {
+    fn new(source: SourceId, step: u64, cell: CellId, item: Bytes) -> Piece {
+        Piece { source, step, cell, order: 0, item }
+    }
+}
+
+/// Every view.
+#[derive(Debug, Default)]
+pub(crate) struct Views {
+    views: Vec<View>,
+    free: Vec<u32>,
+    canonical: HashMap<(GroupKey, Form), u32>,
+    /// Movers of this tick: (from view, key, form, fresh) -> their view.
+    movers: HashMap<(Option<u32>, GroupKey, Form, Option<Fresh>), u32>,
+    /// Per cell id: a tier + 1 while a stencil is marked (0: not in it).
+    marks: Vec<u8>,
+    /// Scratch: a view's cells with their tiers, ascending.
+    cells: Vec<(CellId, Tier)>,
+    other: Vec<(CellId, Tier)>,
+    near: Vec<(CellId, Tier)>,
+    far: Vec<(CellId, Tier)>,
+    /// Per cell id, this tick: what a socket seeing the cell every step
+    /// costs, bytes (the budget's weights), and its streams; by form.
+    weights: Vec<(u32, u32, u8)>,
+    pieces: Vec<Piece>,
+    /// Scratch: a frame's body while it is written.
+    body: Vec<u8>,
+    forget: Bytes,
+}
+
+impl Views {
+    /// Views over a grid of `cells` cells.
+    pub(crate) fn new(cells: usize) -> Views {
+        let mut forget = Vec::new();
+        write_item(&mut forget, ItemKind::Forget, &[]);
+        Views {
+            marks: vec![0; cells + 1],
+            weights: vec![(0, 0, 0); cells + 1],
+            forget: Bytes::from(forget),
+            ..Views::default()
+        }
+    }
+
+    /// The frames of view `view` this tick (none: nothing new).
+    pub(crate) fn frames(&self, view: u32) -> &[Bytes] {
+        self.views.get(view as usize).map_or(&[], |v| &v.frames[..])
+    }
+
+    /// View indices in use up to this (the tick's views are indexed by them).
+    pub(crate) fn capacity(&self) -> usize {
+        self.views.len()
+    }
+
+    /// The keys of the views sockets are in.
+    pub(crate) fn live_keys(&self) -> impl Iterator<Item = GroupKey> + '_ {
+        self.views.iter().filter(|v| v.sockets > 0).map(|v| v.key)
+    }
+
+    /// `source`'s shard left: every view drops what it held of it, and its
+    /// sockets are told to drop its cells.
+    pub(crate) fn reset_all(&mut self, source: SourceId, streams: &Streams) {
+        let shard = streams.source(source).shard;
+        for v in self.views.iter_mut().filter(|v| v.sockets > 0) {
+            v.exceptions.retain(|&(_, s, _)| s != source);
+            v.forgets.retain(|&(s, _)| s != source);
+            v.resets.push(shard);
+        }
+    }
+
+    /// A socket left view `view`.
+    pub(crate) fn leave(&mut self, view: u32) {
+        if let Some(v) = self.views.get_mut(view as usize) {
+            v.sockets = v.sockets.saturating_sub(1);
+        }
+    }
+
+    /// Places this tick's movers in views (made for them when they need
+    /// one); returns each mover's view, in the order of `moves`.
+    pub(crate) fn place(&mut self, moves: &[Move], area: &Area<'_>, out: &mut Vec<u32>) {
+        self.movers.clear();
+        out.clear();
+        for m in moves {
+            let group = (m.from, m.key, m.form, m.fresh);
+            let to = match self.movers.get(&group) {
+                Some(&to) => to,
+                None => {
+                    let to = self.made_for(m, area);
+                    self.movers.insert(group, to);
+                    to
+                }
+            };
+            if let Some(from) = m.from {
+                self.leave(from);
+            }
+            self.views[to as usize].sockets += 1;
+            out.push(to);
+        }
+    }
+
+    /// The view a mover goes to: its key's canonical view when it holds
+    /// exactly what that view holds, else one made for it.
+    fn made_for(&mut self, m: &Move, area: &Area<'_>) -> u32 {
+        let level = self.canonical.get(&(m.key, m.form)).map_or(0, |&i| self.views[i as usize].level);
+        let mut view = View {
+            key: m.key,
+            form: m.form,
+            level,
+            exceptions: Vec::new(),
+            forgets: Vec::new(),
+            resets: Vec::new(),
+            sockets: 0,
+            canonical: false,
+            visited: 0,
+            frames: Vec::new(),
+        };
+        self.walk_into(m.key, area, Which::Cells);
+        match (m.fresh, m.from) {
+            (Some(fresh), _) => {
+                if fresh == Fresh::Resync {
+                    view.resets.push(area.streams.source(super::streams::OWN).shard);
+                    view.resets.extend(area.streams.relayed().map(|(_, s)| s.shard));
+                }
+                if m.form == Form::Deltas {
+                    for &(cell, _) in &self.cells {
+                        for (source, _) in area.streams.at(cell) {
+                            view.exceptions.push((cell, *source, Holding::Unheld));
+                        }
+                    }
+                }
+            }
+            (None, Some(from)) => self.carry_over(from, &mut view, area),
+            (None, None) => {}
+        }
+        view.exceptions.sort_unstable_by_key(|&(c, s, _)| (c, s));
+        if view.exceptions.is_empty() && view.forgets.is_empty() && view.resets.is_empty() {
+            if let Some(&i) = self.canonical.get(&(m.key, m.form)) {
+                return i;
+            }
+        }
+        self.insert(view)
+    }
+
+    /// A mover from view `from` to `view`'s key: what it holds of the cells
+    /// of both views that is not what `view` holds by default, and the cells
+    /// it leaves.
+    fn carry_over(&mut self, from: u32, view: &mut View, area: &Area<'_>) {
+        let Some(old) = self.views.get(from as usize) else { return };
+        let (old_key, old_level, old_form) = (old.key, old.level, old.form);
+        let old_exceptions = old.exceptions.clone();
+        view.forgets.extend(old.forgets.iter().copied());
+        // The old view's cells, marked with their tiers.
+        self.walk_into(old_key, area, Which::Other);
+        for &(cell, tier) in &self.other {
+            if let Some(m) = self.marks.get_mut(cell.0 as usize) {
+                *m = tier as u8 + 1;
+            }
+        }
+        for &(cell, tier) in &self.cells {
+            let old_tier = self.marks.get(cell.0 as usize).copied().unwrap_or(0);
+            for (source, stream) in area.streams.at(cell) {
+                let implicit =
+                    Holding::At(aligned(stream.prev(), interest::LADDER[view.level][tier as usize], stream.offset()));
+                let held = if old_tier == 0 || old_form != view.form {
+                    Holding::Unheld
+                } else {
+                    match old_exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)) {
+                        Ok(i) => old_exceptions[i].2,
+                        Err(_) => Holding::At(aligned(
+                            stream.prev(),
+                            interest::LADDER[old_level][usize::from(old_tier - 1)],
+                            stream.offset(),
+                        )),
+                    }
+                };
+                if held != implicit && view.form == Form::Deltas {
+                    view.exceptions.push((cell, *source, held));
+                }
+            }
+        }
+        // Cells of the old view not in the new one: forgotten.
+        for &(cell, _) in &self.cells {
+            if let Some(m) = self.marks.get_mut(cell.0 as usize) {
+                *m = 0;
+            }
+        }
+        for &(cell, _) in &self.other {
+            let Some(m) = self.marks.get_mut(cell.0 as usize) else { continue };
+            if *m != 0 {
+                *m = 0;
+                view.forgets.extend(area.streams.at(cell).iter().map(|(s, _)| (*s, cell)));
+            }
+        }
+    }
+
+    fn insert(&mut self, view: View) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.views[i as usize] = view;
+                i
+            }
+            None => {
+                self.views.push(view);
+                (self.views.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The cells of `key`'s view with their tiers (the union of both cells'
+    /// stencils, each at its nearer tier), into `cells` or `other`.
+    fn walk_into(&mut self, (cell, previous): GroupKey, area: &Area<'_>, which: Which) {
+        let out = match which {
+            Which::Cells => &mut self.cells,
+            Which::Other => &mut self.other,
+        };
+        out.clear();
+        if previous == CellId(0) {
+            area.stencil.each(area.grid, cell, |c, tier| out.push((c, tier)));
+            return;
+        }
+        // Both stencils come by ascending cell: merged, each cell once at
+        // its nearer tier, still ascending.
+        let (a, b) = (&mut self.near, &mut self.far);
+        a.clear();
+        b.clear();
+        area.stencil.each(area.grid, cell, |c, tier| a.push((c, tier)));
+        area.stencil.each(area.grid, previous, |c, tier| b.push((c, tier)));
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            match (a.get(i), b.get(j)) {
+                (Some(&x), Some(&y)) if x.0 == y.0 => {
+                    out.push((x.0, x.1.min(y.1)));
+                    (i, j) = (i + 1, j + 1);
+                }
+                (Some(&x), Some(&y)) if x.0 < y.0 => {
+                    out.push(x);
+                    i += 1;
+                }
+                (Some(&x), None) => {
+                    out.push(x);
+                    i += 1;
+                }
+                (_, Some(&y)) => {
+                    out.push(y);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+    }
+
+    /// First thing a tick: views that hold what their key's canonical view
+    /// holds (no exceptions left, same rung) join it, and views nobody is in
+    /// are freed; `remap[view]` is where a view's sockets went (`u32::MAX`:
+    /// stayed), for the viewers.
+    pub(crate) fn merge(&mut self, remap: &mut Vec<u32>) {
+        remap.clear();
+        remap.resize(self.views.len(), u32::MAX);
+        // By index: a view joins another of the same list.
+        #[allow(clippy::needless_range_loop)]
+        for i in 0..self.views.len() {
+            let v = &mut self.views[i];
+            if v.sockets == 0 {
+                if v.canonical {
+                    self.canonical.remove(&(v.key, v.form));
+                    v.canonical = false;
+                }
+                if v.visited != u64::MAX {
+                    v.visited = u64::MAX;
+                    v.exceptions = Vec::new();
+                    v.frames = Vec::new();
+                    self.free.push(i as u32);
+                }
+                continue;
+            }
+            if v.canonical || !v.exceptions.is_empty() || !v.forgets.is_empty() || !v.resets.is_empty() {
+                continue;
+            }
+            let (key, form, level) = (v.key, v.form, v.level);
+            match self.canonical.get(&(key, form)) {
+                Some(&c) if self.views[c as usize].level == level => {
+                    remap[i] = c;
+                    let sockets = std::mem::take(&mut self.views[i].sockets);
+                    self.views[c as usize].sockets += sockets;
+                }
+                Some(_) => {}
+                None => {
+                    self.canonical.insert((key, form), i as u32);
+                    self.views[i].canonical = true;
+                }
+            }
+        }
+    }
+
+    /// Assembles each live view's frames for this tick.
+    pub(crate) fn tick(&mut self, area: &Area<'_>) {
+        if area.budget != usize::MAX {
+            self.weigh(area.streams);
+        }
+        for i in 0..self.views.len() {
+            self.views[i].frames.clear();
+            if self.views[i].sockets == 0 || self.idle(i, area) {
+                continue;
+            }
+            self.assemble(i, area);
+        }
+    }
+
+    /// Each cell's weights this tick, once for every view's budget: what a
+    /// socket seeing it every step costs by form (a delta's smoothed size,
+    /// the full form's bytes while occupied; 2 bytes a stream of header),
+    /// and its streams.
+    fn weigh(&mut self, streams: &Streams) {
+        for w in &mut self.weights {
+            *w = (0, 0, 0);
+        }
+        for (cell, slot) in streams.cells() {
+            let Some(w) = self.weights.get_mut(cell.0 as usize) else { continue };
+            for (_, stream) in &slot.streams {
+                w.0 += stream.weight() as u32 + 2;
+                w.1 += if stream.occupied() { stream.full().len() as u32 + 2 } else { 0 };
+            }
+            w.2 = u8::try_from(slot.streams.len()).unwrap_or(u8::MAX);
+        }
+    }
+
+    /// True when nothing in the view's regions changed for the slowest
+    /// period, and it holds nothing out of the ordinary: nothing can be due
+    /// (never for full forms, which are sent whether or not anything changed).
+    fn idle(&self, i: usize, area: &Area<'_>) -> bool {
+        let v = &self.views[i];
+        if v.form == Form::Full
+            || !v.exceptions.is_empty()
+            || !v.forgets.is_empty()
+            || !v.resets.is_empty()
+            || v.visited == 0
+        {
+            return false;
+        }
+        let since = area.step.saturating_sub(u64::from(interest::SLOWEST_PERIOD));
+        let mut still = true;
+        each_region(area.grid, area.reach, v.key, |r| {
+            still &= area.region_changed.get(r.0 as usize).is_none_or(|&c| c < since);
+        });
+        still
+    }
+
+    /// Assembles view `i`'s frames for this tick.
+    fn assemble(&mut self, i: usize, area: &Area<'_>) {
+        let key = self.views[i].key;
+        self.walk_into(key, area, Which::Cells);
+        self.views[i].visited = area.step;
+        self.budget(i, area);
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
+        let v = &mut self.views[i];
+        let periods = interest::LADDER[v.level];
+        // Source by source, cells ascending: the pieces come in the frame's
+        // order (sections by source, cells ascending) but for steps that
+        // differ, which `frames` sorts.
+        for source in 0..area.streams.sources_len() {
+            for &(cell, tier) in &self.cells {
+                if let Some(stream) = area.streams.get(source, cell) {
+                    decide(v, source, cell, stream, periods[tier as usize], &mut pieces);
+                }
+            }
+        }
+        for (source, cell) in std::mem::take(&mut v.forgets) {
+            let step = area.streams.get(source, cell).map_or(0, Stream::latest);
+            pieces.push(Piece::new(source, step, cell, self.forget.clone()));
+        }
+        let resets = std::mem::take(&mut v.resets);
+        if !pieces.is_empty() || !resets.is_empty() {
+            v.frames = frames(&mut pieces, &resets, area.streams, &mut self.body);
+        }
+        self.pieces = pieces;
+    }
+
+    /// Sets view `i`'s rung for this tick's weights; cells whose period
+    /// changes keep what they hold as exceptions.
+    fn budget(&mut self, i: usize, area: &Area<'_>) {
+        if area.budget == usize::MAX {
+            return;
+        }
+        let v = &mut self.views[i];
+        let mut tiers = [0usize; 4];
+        let mut sources = 0;
+        for &(cell, tier) in &self.cells {
+            let Some(&(deltas, full, n)) = self.weights.get(cell.0 as usize) else { continue };
+            tiers[tier as usize] += match v.form {
+                Form::Deltas => deltas,
+                Form::Full => full,
+            } as usize;
+            sources = sources.max(usize::from(n));
+        }
+        tiers[Tier::Own as usize] += VIEW_ENVELOPE_BYTES + 4 + sources * 9;
+        let fit = interest::fit(area.budget, &tiers);
+        let level = interest::LADDER.iter().position(|p| p == fit).unwrap_or(0);
+        if level == v.level {
+            return;
+        }
+        if v.form == Form::Deltas {
+            let (old, new) = (interest::LADDER[v.level], interest::LADDER[level]);
+            for &(cell, tier) in &self.cells {
+                for (source, stream) in area.streams.at(cell) {
+                    let t = tier as usize;
+                    let (was, now) = (
+                        aligned(stream.prev(), old[t], stream.offset()),
+                        aligned(stream.prev(), new[t], stream.offset()),
+                    );
+                    if was != now && v.exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err() {
+                        let at = v.exceptions.partition_point(|&(c, s, _)| (c, s) < (cell, *source));
+                        v.exceptions.insert(at, (cell, *source, Holding::At(was)));
+                    }
+                }
+            }
+        }
+        v.level = level;
+    }
+}
+
+/// Which scratch list a walk fills.
+#[derive(Clone, Copy)]
+enum Which {
+    Cells,
+    Other,
+}
+
+/// What view `v` is sent of one (source, cell) this tick, at `period`.
+fn decide(v: &mut View, source: SourceId, cell: CellId, stream: &Stream, period: u32, pieces: &mut Vec<Piece>) {
+    let k = stream.offset();
+    let (before, target) = (aligned(stream.prev(), period, k), aligned(stream.latest(), period, k));
+    let due = target > before;
+    let at = v.exceptions.binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s));
+    if at.is_err() && !due {
+        return;
+    }
+    let full = |pieces: &mut Vec<Piece>| {
+        pieces.push(Piece::new(source, stream.latest(), cell, stream.full().clone()));
+        Holding::At(stream.latest())
+    };
+    if v.form == Form::Full {
+        if due && (stream.occupied() || stream.changed_within(before, target)) {
+            full(pieces);
+        }
+        return;
+    }
+    let holding = at.map_or(Holding::At(before), |i| v.exceptions[i].2);
+    let now = match holding {
+        Holding::Unheld if !due => Holding::Unheld,
+        Holding::Unheld if stream.occupied() || stream.last_change().is_some() => full(pieces),
+        Holding::Unheld => Holding::At(target),
+        Holding::At(h) if h >= target => Holding::At(h),
+        // A chain over steps in which the cell did not change is empty.
+        Holding::At(h) => {
+            let mark = pieces.len();
+            match stream.chain(h, target, |item| pieces.push(Piece::new(source, target, cell, item.clone()))) {
+                Some(()) => Holding::At(target),
+                None => {
+                    pieces.truncate(mark);
+                    full(pieces)
+                }
+            }
+        }
+    };
+    match (at, now == Holding::At(target)) {
+        (Ok(i), true) => {
+            v.exceptions.remove(i);
+        }
+        (Ok(i), false) => v.exceptions[i].2 = now,
+        (Err(i), false) => v.exceptions.insert(i, (cell, source, now)),
+        (Err(_), true) => {}
+    }
+}
+
+/// A section's cell as written: its id and items.
+struct Cell<'p> {
+    cell: u32,
+    items: &'p [&'p [u8]],
+}
+
+impl SectionCell for Cell<'_> {
+    fn cell(&self) -> u32 {
+        self.cell
+    }
+    fn items(&self) -> &[&[u8]] {
+        self.items
+    }
+}
+
+/// The websocket messages of a frame of `pieces` (sorted here) after
+/// `resets`: sections by source and step, cells in order, cut into several
+/// messages between cells when over the client's message limit. `body` is
+/// scratch.
+fn frames(pieces: &mut [Piece], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>) -> Vec<Bytes> {
+    // A piece's order within its cell (chains and forgets keep their order).
+    if !pieces.is_sorted_by_key(|p| (p.source, p.step, p.cell)) {
+        for (i, p) in pieces.iter_mut().enumerate() {
+            p.order = i as u32;
+        }
+        pieces.sort_unstable_by_key(|p| (p.source, p.step, p.cell, p.order));
+    }
+    let mut out = Vec::new();
+    body.clear();
+    let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
+    let flush = |body: &mut Vec<u8>, out: &mut Vec<Bytes>| {
+        if body.is_empty() {
+            return;
+        }
+        let mut message = Vec::with_capacity(body.len() + VIEW_ENVELOPE_BYTES + 10);
+        ws_frame::put_header(&mut message, crate::websocket::Opcode::Binary, body.len() + VIEW_ENVELOPE_BYTES);
+        write_view_envelope(&mut message, body.len());
+        message.extend_from_slice(body);
+        out.push(Bytes::from(message));
+        body.clear();
+    };
+    for &shard in resets {
+        let cells: [Cell<'_>; 0] = [];
+        write_section(body, &Section { shard: shard.0, tick: 0, cells: &cells });
+    }
+    // Every item's bytes in order, and the cells as runs of them.
+    let items: Vec<&[u8]> = pieces.iter().map(|p| &p.item[..]).collect();
+    let mut cells: Vec<Cell<'_>> = Vec::new();
+    let mut at = 0;
+    for section in pieces.chunk_by(|a, b| (a.source, a.step) == (b.source, b.step)) {
+        let source = streams.source(section[0].source);
+        let tick = source.tick_of(section[0].step);
+        cells.clear();
+        for c in section.chunk_by(|a, b| a.cell == b.cell) {
+            cells.push(Cell { cell: c[0].cell.0, items: &items[at..at + c.len()] });
+            at += c.len();
+        }
+        let mut start = 0;
+        while start < cells.len() {
+            // As many cells as the message has room for (a section header
+            // and a cell's reference take at most 13 and 10 bytes).
+            let room = limit.saturating_sub(body.len() + 13);
+            let (mut end, mut bytes) = (start, 0);
+            while end < cells.len() {
+                let more = cells[end].items.iter().map(|i| i.len()).sum::<usize>() + 10;
+                if end > start && bytes + more > room {
+                    break;
+                }
+                bytes += more;
+                end += 1;
+            }
+            if bytes > room && !body.is_empty() {
+                flush(body, &mut out);
+                continue;
+            }
+            write_section(body, &Section { shard: source.shard.0, tick, cells: &cells[start..end] });
+            start = end;
+        }
+    }
+    flush(body, &mut out);
+    out
+}
+
+/// Calls `f` with each region the view of `(cell, previous)` touches, a view
+/// reaching `reach` cells each way (a region may come twice).
+pub(crate) fn each_region(grid: &Grid, reach: u32, (cell, previous): GroupKey, mut f: impl FnMut(RegionId)) {
+    for viewer in [cell, previous] {
+        let Some((column, row)) = grid.position(viewer) else { continue };
+        let low = |v: u32| v.saturating_sub(reach) / REGION_CELLS;
+        let high = |v: u32, n: u32| (v + reach).min(n - 1) / REGION_CELLS;
+        for region_row in low(row)..=high(row, grid.rows()) {
+            for region_column in low(column)..=high(column, grid.columns()) {
+                f(RegionId(1 + region_row * grid.region_columns() + region_column));
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! View frames as datagrams. A view frame that fits the connection's
+//! current datagram limit goes as it is, one datagram; a larger one is cut
+//! between sections and cells into several view frames, each a whole
+//! `ServerMessage` a client decodes and applies alone (so one lost costs
+//! only its cells, for one tick). A cell is never cut: one whose items
+//! alone exceed the limit cannot be sent, and is counted.
+//!
+//! This is for sessions served full forms (no deltas, see
+//! `ARCHITECTURE.md`, "WebTransport"): every item then stands alone, so
+//! any cut is valid and datagrams may arrive in any order.
+
+use bytes::Bytes;
+use mino_protocol::server::{self, ServerMsg};
+use mino_protocol::view::{encode_view, section_bytes_at_most, write_section, Section, VIEW_ENVELOPE_BYTES};
+
+/// What cutting one view frame came to.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Datagrams, each a whole view frame message within the limit.
+    pub datagrams: Vec<Bytes>,
+    /// Cells left out: each alone is over the limit.
+    pub too_big: usize,
+}
+
+/// Cuts `message` (a view frame `ServerMessage`, as the shard core built
+/// it) into datagrams of at most `max` bytes each.
+pub fn cut(message: &Bytes, max: usize) -> Cut {
+    if message.len() <= max {
+        return Cut { datagrams: vec![message.clone()], too_big: 0 };
+    }
+    let Ok(ServerMsg::View(frame)) = server::decode(message) else {
+        // Not a view frame (the core makes none such): one thing not sent.
+        return Cut { datagrams: Vec::new(), too_big: 1 };
+    };
+    let room = max.saturating_sub(VIEW_ENVELOPE_BYTES);
+    let mut out = Cut::default();
+    let mut sections = Vec::new();
+    for section in frame.sections() {
+        let (shard, tick) = (section.shard, u64::from(section.tick));
+        let mut cells: Vec<(u32, Vec<&[u8]>)> = Vec::new();
+        let mut item_bytes = 0;
+        if section.is_empty() {
+            // A reset: a section with no cells.
+            let mut reset = Vec::new();
+            write_section(&mut reset, &Section { shard, tick, cells: &cells });
+            if sections.len() + reset.len() > room {
+                flush(&mut sections, &mut out);
+            }
+            sections.extend_from_slice(&reset);
+            continue;
+        }
+        for cell in section.cells() {
+            let items: Vec<&[u8]> = cell.items().map(|i| i.bytes).collect();
+            let size: usize = items.iter().map(|i| i.len()).sum();
+            if sections.len() + section_bytes_at_most(cells.len() + 1, item_bytes + size) > room {
+                if !cells.is_empty() {
+                    write_section(&mut sections, &Section { shard, tick, cells: &cells });
+                    cells.clear();
+                    item_bytes = 0;
+                }
+                flush(&mut sections, &mut out);
+                if section_bytes_at_most(1, size) > room {
+                    out.too_big += 1;
+                    continue;
+                }
+            }
+            cells.push((cell.cell, items));
+            item_bytes += size;
+        }
+        if !cells.is_empty() {
+            write_section(&mut sections, &Section { shard, tick, cells: &cells });
+        }
+    }
+    flush(&mut sections, &mut out);
+    out
+}
+
+/// Ends the datagram being filled, if it has anything.
+fn flush(sections: &mut Vec<u8>, out: &mut Cut) {
+    if !sections.is_empty() {
+        out.datagrams.push(Bytes::from(encode_view(sections)));
+        sections.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mino_protocol::delta::encode_full;
+    use mino_protocol::entry::Entry;
+    use mino_protocol::view::{write_item, ItemKind};
+    use mino_protocol::PlayerId;
+
+    /// A full form item of `players` players.
+    fn full(first: u32, players: u32) -> Vec<u8> {
+        let entries: Vec<Entry> = (first..first + players)
+            .map(|i| Entry { id: PlayerId(i), x: i as u16 * 7, y: i as u16 * 3, heading: 0, flags: 0 })
+            .collect();
+        let (mut body, mut item) = (Vec::new(), Vec::new());
+        encode_full(&entries, &mut body);
+        write_item(&mut item, ItemKind::Full, &body);
+        item
+    }
+
+    /// A view frame of two shards' sections: `cells` cells of `players`
+    /// players each, and a reset.
+    fn frame(cells: u32, players: u32) -> Bytes {
+        let items: Vec<Vec<u8>> = (0..cells).map(|c| full(c * 100 + 1, players)).collect();
+        let list: Vec<(u32, Vec<&[u8]>)> =
+            items.iter().enumerate().map(|(c, i)| (c as u32 * 3 + 1, vec![&i[..]])).collect();
+        let mut sections = Vec::new();
+        write_section(&mut sections, &Section { shard: 9, tick: 1000, cells: &list });
+        write_section(&mut sections, &Section::<(u32, Vec<&[u8]>)> { shard: 4, tick: 999, cells: &[] });
+        write_section(&mut sections, &Section { shard: 5, tick: 998, cells: &list[..2] });
+        Bytes::from(encode_view(&sections))
+    }
+
+    /// Every (shard, tick, cell, items) a datagram holds, and its resets.
+    fn contents(datagrams: &[Bytes]) -> Vec<(u32, u32, u32, Vec<Vec<u8>>)> {
+        let mut all = Vec::new();
+        for d in datagrams {
+            let Ok(ServerMsg::View(f)) = server::decode(d) else { panic!("a view frame") };
+            for s in f.sections() {
+                if s.is_empty() {
+                    all.push((s.shard, s.tick, 0, Vec::new()));
+                }
+                for c in s.cells() {
+                    all.push((s.shard, s.tick, c.cell, c.items().map(|i| i.bytes.to_vec()).collect()));
+                }
+            }
+        }
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn a_frame_that_fits_goes_whole() {
+        let f = frame(3, 2);
+        let cut = cut(&f, 1200);
+        assert_eq!(cut, Cut { datagrams: vec![f], too_big: 0 });
+    }
+
+    #[test]
+    fn a_large_frame_is_cut_between_cells_into_frames_that_stand_alone() {
+        let f = frame(40, 20);
+        assert!(f.len() > 3000, "the frame is {} bytes", f.len());
+        for max in [300, 700, 1200] {
+            let c = cut(&f, max);
+            assert_eq!(c.too_big, 0);
+            assert!(c.datagrams.len() > 1);
+            assert!(c.datagrams.iter().all(|d| d.len() <= max), "every datagram within {max}");
+            assert_eq!(contents(&c.datagrams), contents(std::slice::from_ref(&f)), "every cell and reset, once");
+        }
+    }
+
+    #[test]
+    fn a_cell_over_the_limit_is_counted_and_the_others_go() {
+        let f = frame(5, 40);
+        let c = cut(&f, 200);
+        assert_eq!(c.too_big, 7, "each cell alone is over 200 bytes");
+        assert_eq!(contents(&c.datagrams), vec![(4, 999, 0, Vec::new())], "the reset still goes");
+    }
+}

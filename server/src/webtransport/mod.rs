@@ -1,0 +1,212 @@
+//! WebTransport (HTTP/3 over QUIC, on UDP) beside the websocket, with the
+//! `wtransport` crate (quinn underneath), on when `--webtransport-listen`
+//! is given.
+//!
+//! A session is a player like any other: its client opens one
+//! bidirectional stream that carries exactly the websocket's binary
+//! messages (the same FlatBuffers, each with a 4-byte length prefix:
+//! [`framing`]) from the Hello to the Error before a close, and the
+//! session is admitted through the same path (token, resume, sign-in,
+//! admission) and read by the same rules in the hub. View frames go as
+//! datagrams, each a whole view frame within the connection's current
+//! datagram limit ([`datagrams`]); the frame's plaintext is built once per
+//! view by the core as for websockets, only QUIC's encryption is per
+//! connection. A session is served full forms (no deltas), so every
+//! datagram stands alone and a lost one costs its cells one tick.
+//!
+//! Each session runs in a task of its own ([`session`]), as quinn's API
+//! has it; the hub hands it its tick over a bounded queue
+//! (`crate::hub::remote`).
+//!
+//! The certificate is the operator's (`--webtransport-cert`,
+//! `--webtransport-key`), or one made at start: self-signed ECDSA P-256,
+//! valid [`SELF_SIGNED_DAYS`] days (browsers take such a certificate by its
+//! SHA-256 hash, `serverCertificateHashes`, only when it is valid less than
+//! 14 days), its hash logged and offered at the players' listener's
+//! `/webtransport` ([`Offer`]). It is not renewed while the shard runs: a
+//! shard started with one must restart within that time.
+
+pub mod datagrams;
+pub mod framing;
+mod session;
+
+use crate::config::{Certificate, WebTransportConfig};
+use crate::hub::remote::FromSession;
+use crate::session::SessionContext;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use wtransport::endpoint::endpoint_side::Server;
+use wtransport::{Endpoint, Identity, ServerConfig};
+
+/// Days a self-signed certificate is valid (browsers take one by hash only
+/// when it is valid less than 14 days).
+pub const SELF_SIGNED_DAYS: u32 = 13;
+
+/// QUIC keep-alive: a silent session is pinged this often, so a NAT keeps
+/// its mapping and a gone peer is found within the idle timeout.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// Why WebTransport could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum WebTransportError {
+    /// The operator's certificate or key could not be loaded.
+    #[error("certificate: {0}")]
+    Certificate(String),
+    /// The self-signed certificate could not be made.
+    #[error("self-signed certificate: {0}")]
+    SelfSigned(String),
+    /// The idle timeout is out of QUIC's range.
+    #[error("idle timeout: {0}")]
+    IdleTimeout(String),
+    /// The UDP address could not be bound.
+    #[error("bind {addr}: {error}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// What a page needs to open a session, served at `/webtransport` as JSON:
+/// `{"addr": "HOST:PORT", "port": PORT, "certificateHashes": [{"algorithm":
+/// "sha-256", "value": HEX}]}` (no hashes with the operator's certificate,
+/// which browsers verify as usual). The address is `--webtransport-advertise`
+/// when given, else the bound UDP address, which may be unspecified
+/// (`0.0.0.0`): the page then uses its own host with the port.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Offer {
+    /// Where players reach it: the advertised address, or the bound one.
+    pub addr: String,
+    /// Its port.
+    pub port: u16,
+    /// The certificate's hashes, for `serverCertificateHashes`.
+    #[serde(rename = "certificateHashes")]
+    pub certificate_hashes: Vec<CertificateHash>,
+}
+
+/// One `serverCertificateHashes` entry.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CertificateHash {
+    /// Always "sha-256".
+    pub algorithm: &'static str,
+    /// The certificate's SHA-256, 64 lowercase hex digits.
+    pub value: String,
+}
+
+/// A bound WebTransport endpoint, not yet accepting.
+pub struct Bound {
+    endpoint: Endpoint<Server>,
+    /// The bound UDP address.
+    local: SocketAddr,
+    offer: Offer,
+    datagram_bytes: usize,
+}
+
+impl Bound {
+    /// Where it listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// What a page needs to open a session.
+    pub fn offer(&self) -> &Offer {
+        &self.offer
+    }
+}
+
+/// Loads or makes the certificate and binds the UDP address; sessions idle
+/// for `idle` (the websocket's peer timeout) are closed.
+///
+/// Errors: [`WebTransportError`].
+pub async fn bind(config: &WebTransportConfig, idle: Duration) -> Result<Bound, WebTransportError> {
+    let (identity, self_signed) = match &config.certificate {
+        Certificate::Files { cert, key } => {
+            let identity =
+                Identity::load_pemfiles(cert, key).await.map_err(|e| WebTransportError::Certificate(e.to_string()))?;
+            (identity, false)
+        }
+        Certificate::SelfSigned => {
+            let ip = config.listen.ip().to_string();
+            // The advertised host too (browsers take a certificate by hash
+            // whatever its names, other clients may check them).
+            let advertised = config.advertise.as_ref().map(|a| a.host.trim_matches(['[', ']']).to_owned());
+            let names = ["localhost", "127.0.0.1", "::1", ip.as_str()].into_iter().chain(advertised.as_deref());
+            let identity = Identity::self_signed_builder()
+                .subject_alt_names(names)
+                .from_now_utc()
+                .validity_days(SELF_SIGNED_DAYS)
+                .build()
+                .map_err(|e| WebTransportError::SelfSigned(e.to_string()))?;
+            (identity, true)
+        }
+    };
+    let certificate_hashes = match identity.certificate_chain().as_slice().first() {
+        Some(cert) if self_signed => {
+            let value: String = cert.hash().as_ref().iter().map(|b| format!("{b:02x}")).collect();
+            vec![CertificateHash { algorithm: "sha-256", value }]
+        }
+        _ => Vec::new(),
+    };
+    let server = ServerConfig::builder()
+        .with_bind_address(config.listen)
+        .with_identity(identity)
+        .keep_alive_interval(Some(KEEP_ALIVE))
+        .max_idle_timeout(Some(idle))
+        .map_err(|e| WebTransportError::IdleTimeout(e.to_string()))?
+        .build();
+    let bind_error = |error| WebTransportError::Bind { addr: config.listen, error };
+    let endpoint = Endpoint::server(server).map_err(bind_error)?;
+    let addr = endpoint.local_addr().map_err(bind_error)?;
+    match certificate_hashes.first() {
+        Some(hash) => {
+            tracing::info!(%addr, sha256 = %hash.value, days = SELF_SIGNED_DAYS, "webtransport: self-signed certificate (not renewed: restart within its validity)")
+        }
+        None => tracing::info!(%addr, "webtransport: the operator's certificate"),
+    }
+    let offer = match &config.advertise {
+        Some(advertised) => Offer { addr: advertised.to_string(), port: advertised.port, certificate_hashes },
+        None => Offer { addr: addr.to_string(), port: addr.port(), certificate_hashes },
+    };
+    Ok(Bound { endpoint, local: addr, offer, datagram_bytes: config.datagram_bytes })
+}
+
+/// What the accept loop hands every session.
+pub struct Serving {
+    /// Admission, settings, metrics, the shutdown token.
+    pub ctx: SessionContext,
+    /// What sessions tell the tick driver.
+    pub to_driver: mpsc::Sender<FromSession>,
+    /// Each session's queue from the hub, items.
+    pub queue: usize,
+}
+
+/// Accepts sessions until `cancel` fires, each served in a task on
+/// `tracker`; at most `--max-connections` sessions at once (more are
+/// refused at the QUIC handshake).
+pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, cancel: CancellationToken) {
+    let Serving { ctx, to_driver, queue } = serving;
+    let slots = Arc::new(Semaphore::new(ctx.config.listen.max_connections));
+    let shared = session::Shared { ctx, to_driver, queue, datagram_bytes: bound.datagram_bytes };
+    loop {
+        let incoming = tokio::select! {
+            () = cancel.cancelled() => break,
+            incoming = bound.endpoint.accept() => incoming,
+        };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            tracing::debug!(peer = %incoming.remote_address(), "session cap reached; refused");
+            incoming.refuse();
+            continue;
+        };
+        let shared = shared.clone();
+        tracker.spawn(async move {
+            session::serve(incoming, shared).await;
+            drop(permit);
+        });
+    }
+}

@@ -1,0 +1,300 @@
+//! One WebTransport session, in a task of its own for its whole life (the
+//! quinn API's model; its cost a player is measured in
+//! deploy/README.md, "WebTransport"):
+//!
+//! 1. the QUIC and HTTP/3 handshakes and the session's CONNECT, then the
+//!    client's one bidirectional stream, within `--handshake-timeout-ms`;
+//! 2. the Hello (length-prefixed on the stream, [`super::framing`]) and
+//!    the same admission as a websocket's ([`SessionContext::admit`]),
+//!    served full forms (the Hello's DELTAS capability is not granted);
+//! 3. until it closes: the peer's messages go to the tick driver
+//!    ([`FromSession`]), read there by the websocket's rules; what the hub
+//!    hands the session ([`ToSession`]) is written on the stream, view
+//!    frames sent as datagrams ([`super::datagrams`]);
+//! 4. the close: the Error message on the stream (for every close the peer
+//!    can still hear, a drain's Moved included: browsers do not show the
+//!    connection's close code to the page), the stream finished, then the
+//!    connection closed with the reason's close code as its application
+//!    error code.
+
+use super::datagrams;
+use super::framing::{self, FramingError, MessageReader};
+use crate::close::CloseReason;
+use crate::hub::remote::{self, FromSession, ToSession};
+use crate::hub::Handed;
+use crate::metrics::{Metrics, Unsent};
+use crate::session::{Refused, SessionContext};
+use crate::shard::LinkId;
+use crate::websocket::frame as ws_frame;
+use bytes::{Bytes, BytesMut};
+use mino_protocol::client::{self, Capabilities, ClientMsg, Hello};
+use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+use wtransport::endpoint::IncomingSession;
+use wtransport::error::SendDatagramError;
+use wtransport::{Connection, RecvStream, SendStream, VarInt};
+
+/// Longest the close's last messages may take to be acknowledged.
+const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Most bytes WebTransport adds before a datagram's payload (the session
+/// id, a QUIC variable-length integer).
+const DATAGRAM_HEADER_MAX: usize = 8;
+
+/// What every session shares.
+#[derive(Clone)]
+pub struct Shared {
+    /// Admission, settings, metrics, the shutdown token.
+    pub ctx: SessionContext,
+    /// What sessions tell the tick driver.
+    pub to_driver: mpsc::Sender<FromSession>,
+    /// Each session's queue from the hub, items.
+    pub queue: usize,
+    /// Largest datagram sent, bytes (the connection's limit may be lower).
+    pub datagram_bytes: usize,
+}
+
+/// Serves one incoming session until it closes. Never panics on what the
+/// peer sends.
+pub async fn serve(incoming: IncomingSession, shared: Shared) {
+    let limit = shared.ctx.config.listen.handshake_timeout;
+    let connected = async { incoming.await.ok()?.accept().await.ok() };
+    let Ok(Some(conn)) = timeout(limit, connected).await else {
+        tracing::debug!("webtransport handshake failed or timed out");
+        return;
+    };
+    let metrics = shared.ctx.metrics.clone();
+    metrics.webtransport_sessions.inc();
+    Session { conn, shared, link: None }.run(limit).await;
+    metrics.webtransport_sessions.dec();
+}
+
+/// One established session.
+struct Session {
+    conn: Connection,
+    shared: Shared,
+    /// The link it was admitted under.
+    link: Option<LinkId>,
+}
+
+impl Session {
+    async fn run(mut self, limit: Duration) {
+        let cancel = self.shared.ctx.cancel.clone();
+        let stream = tokio::select! {
+            () = cancel.cancelled() => None,
+            opened = timeout(limit, self.conn.accept_bi()) => opened.ok().and_then(Result::ok),
+        };
+        let Some((mut send, mut recv)) = stream else {
+            self.refuse(None, CloseReason::HelloTimeout.into()).await;
+            return;
+        };
+        let mut reader = MessageReader::new(MAX_CLIENT_MESSAGE_BYTES);
+        let hello = tokio::select! {
+            () = cancel.cancelled() => Err(CloseReason::Shutdown),
+            hello = timeout(limit, read_hello(&mut reader, &mut recv)) => hello.unwrap_or(Err(CloseReason::HelloTimeout)),
+        };
+        let mut hello = match hello {
+            Ok(hello) => hello,
+            Err(reason) => return self.refuse(Some(&mut send), reason.into()).await,
+        };
+        // Full forms only: every datagram stands alone (ARCHITECTURE.md, "WebTransport").
+        hello.capabilities = Capabilities(hello.capabilities.0 & !Capabilities::DELTAS.0);
+        let (to, from_hub) = mpsc::channel(self.shared.queue);
+        let ctx = self.shared.ctx.clone();
+        match ctx.admit(hello, || Some(Handed::Session(remote::Handover { to }))).await {
+            Err(refused) => return self.refuse(Some(&mut send), refused).await,
+            Ok(link) => self.link = link,
+        }
+        self.serve(send, recv, reader, from_hub).await;
+    }
+
+    /// Closes a session refused before the hub took it.
+    async fn refuse(&self, send: Option<&mut SendStream>, refused: Refused) {
+        let Refused { reason, first } = refused;
+        self.shared.ctx.metrics.closed(reason);
+        let first = first.map(|f| f.slice_ref(ws_frame::payload(&f)));
+        close(&self.conn, send, reason, reason.message(), first).await;
+        tracing::debug!(reason = reason.label(), "webtransport handshake refused");
+    }
+
+    /// The admitted session's life: the peer's messages to the driver, the
+    /// hub's to the peer, until the hub says close.
+    async fn serve(
+        &self,
+        mut send: SendStream,
+        mut recv: RecvStream,
+        mut reader: MessageReader,
+        mut from_hub: mpsc::Receiver<ToSession>,
+    ) {
+        let write_timeout = self.shared.ctx.config.socket.write_timeout;
+        let mut reading = self.link.is_some();
+        let mut out = BytesMut::new();
+        loop {
+            tokio::select! {
+                item = from_hub.recv() => {
+                    let Some(item) = item else {
+                        // The hub dropped the session without a close (its
+                        // queue was full): too slow.
+                        close(&self.conn, Some(&mut send), CloseReason::TooSlow, CloseReason::TooSlow.message(), None).await;
+                        return;
+                    };
+                    let messages = match item {
+                        ToSession::Close { reason, text, first } => {
+                            close(&self.conn, Some(&mut send), reason, &text, first).await;
+                            return;
+                        }
+                        ToSession::Message(m) => vec![m],
+                        ToSession::Tick { messages, views } => {
+                            for view in &views {
+                                self.send_view(view);
+                            }
+                            messages
+                        }
+                    };
+                    if messages.is_empty() {
+                        continue;
+                    }
+                    out.clear();
+                    for m in &messages {
+                        framing::put(&mut out, m);
+                    }
+                    match timeout(write_timeout, send.write_all(&out)).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => self.tell(CloseReason::ClientClosed).await,
+                        Err(_) => self.tell(CloseReason::TooSlow).await,
+                    }
+                }
+                message = reader.next(&mut recv), if reading => match message {
+                    Ok(Some(message)) => {
+                        let Some(link) = self.link else { continue };
+                        if self.shared.to_driver.send(FromSession::Message(link, message)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) | Err(FramingError::Truncated | FramingError::Failed) => {
+                        reading = false;
+                        self.tell(CloseReason::ClientClosed).await;
+                    }
+                    Err(FramingError::TooBig(_)) => {
+                        reading = false;
+                        self.tell(CloseReason::TooBig).await;
+                    }
+                },
+                _ = self.conn.closed() => {
+                    self.tell(CloseReason::ClientClosed).await;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Tells the driver the session must close for `reason` (it answers
+    /// with [`ToSession::Close`]).
+    async fn tell(&self, reason: CloseReason) {
+        if let Some(link) = self.link {
+            let _ = self.shared.to_driver.send(FromSession::Closed(link, reason)).await;
+        }
+    }
+
+    /// Sends a view frame as datagrams within the connection's current
+    /// limit (read at every send), counting what cannot go.
+    fn send_view(&self, view: &Bytes) {
+        let metrics: &Metrics = &self.shared.ctx.metrics;
+        let Some(limit) = self.conn.max_datagram_size() else {
+            metrics.unsent(Unsent::NoDatagrams, 1);
+            return;
+        };
+        let cut = datagrams::cut(view, limit.min(self.shared.datagram_bytes));
+        if cut.too_big > 0 {
+            metrics.unsent(Unsent::TooBig, cut.too_big as u64);
+        }
+        for datagram in cut.datagrams {
+            // quinn drops the oldest waiting datagrams to make room: count
+            // instead (the session's header is a few bytes more).
+            let space = self.conn.quic_connection().datagram_send_buffer_space();
+            if space < datagram.len() + DATAGRAM_HEADER_MAX {
+                metrics.unsent(Unsent::Congested, 1);
+                continue;
+            }
+            match self.conn.send_datagram(&datagram) {
+                Ok(()) => {
+                    metrics.webtransport_datagrams.inc();
+                }
+                Err(SendDatagramError::UnsupportedByPeer) => metrics.unsent(Unsent::NoDatagrams, 1),
+                Err(SendDatagramError::NotConnected | SendDatagramError::TooLarge) => {
+                    metrics.unsent(Unsent::Failed, 1);
+                }
+            }
+        }
+    }
+}
+
+/// Reads the first message, which must be a Hello of this protocol version.
+async fn read_hello(reader: &mut MessageReader, recv: &mut RecvStream) -> Result<Hello, CloseReason> {
+    let message = match reader.next(recv).await {
+        Ok(Some(message)) => message,
+        Ok(None) | Err(FramingError::Truncated | FramingError::Failed) => return Err(CloseReason::ClientClosed),
+        Err(FramingError::TooBig(_)) => return Err(CloseReason::TooBig),
+    };
+    match client::decode(&message) {
+        Err(e) => Err(CloseReason::from(&e)),
+        Ok(ClientMsg::Hello(h)) if h.protocol_version != mino_protocol::PROTOCOL_VERSION => {
+            Err(CloseReason::ProtocolVersion)
+        }
+        Ok(ClientMsg::Hello(h)) => Ok(h),
+        Ok(_) => Err(CloseReason::HelloExpected),
+    }
+}
+
+/// Whether a session's close tells the peer why with an Error message on
+/// the stream: every close the peer can still hear (not when it left or went
+/// silent). More than a websocket's ([`CloseReason::tells_peer`]: its close
+/// frame carries the code) because the connection's application close code
+/// does not reach a browser's page (Chromium 156: `closed` rejects with
+/// "Connection lost", no code): a drain's Moved, a Busy, a protocol error
+/// reach the page's close policy only as this Error.
+fn tells_peer(reason: CloseReason) -> bool {
+    !matches!(reason, CloseReason::ClientClosed | CloseReason::PeerTimeout)
+}
+
+/// The Error message closing a session for `reason` with `text`, if it
+/// tells the peer ([`tells_peer`]): the websocket's, and the same for the
+/// closes whose code a websocket's close frame alone carries.
+fn error_message(reason: CloseReason, text: &str) -> Option<Bytes> {
+    remote::error_message(reason, text)
+        .or_else(|| tells_peer(reason).then(|| mino_protocol::server::encode_error(reason.code(), text)))
+}
+
+/// Closes a session: `first` and the Error message of `reason` (if it tells
+/// the peer, [`tells_peer`]) on the stream, the stream finished (acknowledged, within
+/// [`CLOSE_WRITE_TIMEOUT`]), then the connection closed with the reason's
+/// close code and `text`.
+async fn close(
+    conn: &Connection,
+    send: Option<&mut SendStream>,
+    reason: CloseReason,
+    text: &str,
+    first: Option<Bytes>,
+) {
+    let code = reason.code();
+    if let Some(send) = send {
+        let mut out = BytesMut::new();
+        if let Some(first) = first {
+            framing::put(&mut out, &first);
+        }
+        if let Some(error) = error_message(reason, text) {
+            framing::put(&mut out, &error);
+        }
+        let flushed = async {
+            if !out.is_empty() {
+                send.write_all(&out).await?;
+            }
+            send.finish().await
+        };
+        let _ = timeout(CLOSE_WRITE_TIMEOUT, flushed).await;
+    }
+    let text = text.as_bytes();
+    conn.close(VarInt::from_u32(u32::from(code.0)), &text[..text.len().min(123)]);
+}

@@ -1,0 +1,69 @@
+//! A bad configuration, the files it names included (admin tokens, identity
+//! keys), and a Redis URL that is not one, end the process before it binds
+//! anything: it exits 2 with a message naming what is wrong, and never says
+//! it listens (neither "listening on" nor "admin on"), even with an admin
+//! listener beyond loopback asked for.
+
+use mino_testkit::process;
+use mino_testkit::WorkDir;
+use std::process::Command;
+use std::time::Duration;
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
+/// Runs the server with `args` (on 127.0.0.1 port 0, logging at debug)
+/// expecting it to refuse to start: its exit code, stdout and stderr.
+fn refused(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(SERVER);
+    cmd.args(["--listen", "127.0.0.1:0"]).args(args).env("MINO_LOG", "debug");
+    let out = process::run("mino-server", &mut cmd, Duration::from_secs(20));
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
+    let dir = WorkDir::new("bad-config");
+    let bad_tokens = dir.write("tokens", "alice short\n").display().to_string();
+    let short_secret = dir.write("secret", "too short\n").display().to_string();
+    let oct = dir.write(
+        "jwks.json",
+        r#"{"keys":[{"kty":"oct","kid":"k","k":"c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA"}]}"#,
+    );
+    let oct = oct.display().to_string();
+    let missing = dir.join("nothing-here").display().to_string();
+    let cases: [(&[&str], &str); 7] = [
+        (&["--admin-listen", "0.0.0.0:0", "--admin-token-file", &bad_tokens], "line 1"),
+        (&["--admin-listen", "127.0.0.1:0", "--admin-token-file", &missing], "nothing-here"),
+        (&["--admin-listen", "127.0.0.1:0", "--auth-hs256-secret-file", &short_secret], "at least 32"),
+        (&["--auth-jwks-file", &oct], "--auth-hs256-secret-file"),
+        (&["--auth-public-key-file", &missing], "nothing-here"),
+        (&["--admin-listen", "127.0.0.1:0", "--redis-url", "not a redis url"], "redis"),
+        (&["--redis-cluster", "redis://127.0.0.1:1,not a url"], "redis"),
+    ];
+    for (args, says) in cases {
+        let (code, stdout, stderr) = refused(args);
+        for said in [&stdout, &stderr] {
+            assert!(!said.contains("listening on") && !said.contains("admin on"), "{args:?} bound first: {said}");
+            assert!(!said.contains("admin listener"), "{args:?} started its admin listener: {said}");
+        }
+        assert_eq!(code, Some(2), "{args:?}: exit code; stderr: {stderr}");
+        assert!(
+            stderr.contains("error: ") && stderr.to_lowercase().contains(&says.to_lowercase()),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A listener that cannot be bound (the admin port taken) ends the process
+/// before it announces either listener.
+#[test]
+fn a_listener_that_cannot_be_bound_ends_the_process_before_either_is_announced() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let at = taken.local_addr().expect("addr").to_string();
+    let (code, stdout, stderr) = refused(&["--admin-listen", &at]);
+    assert!(code.is_some_and(|c| c != 0), "exit code {code:?}: {stderr}");
+    assert!(!stdout.contains("listening on") && !stdout.contains("admin on"), "announced first: {stdout}");
+    assert!(stderr.contains("admin"), "{stderr}");
+}

@@ -1,0 +1,372 @@
+//! Shared delta frames against the real binary: a socket taking deltas
+//! holds, at every tick, exactly what a socket taking full forms standing
+//! beside it holds, with walkers crossing cells on two shards (relayed); and
+//! every break of its chain (it joined late, its view took cells in, the
+//! budget moved its tiers, its frames were dropped, it resumed on another
+//! shard, bundles were lost on the way, the other shard restarted) ends in a
+//! resync, never in a wrong position. A standing crowd costs nothing; a Hello
+//! with capabilities the server does not know is answered with those it
+//! grants.
+
+use futures_util::StreamExt;
+use mino_loadgen::profile::ProfileName;
+use mino_loadgen::Target;
+use mino_protocol::client::{self, Capabilities};
+use mino_testkit::{Bots, Frame, Player, Redis, Shard, Signal};
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
+/// One test at a time: each runs Redis, shards and bots on the two cores.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Walkers a shard gets; `MINO_EXACT_WALKERS` raises it (the figure run:
+/// 500 a shard, `MINO_EXACT_SECS=60`).
+fn walkers() -> usize {
+    std::env::var("MINO_EXACT_WALKERS").ok().and_then(|v| v.parse().ok()).unwrap_or(60)
+}
+
+/// Seconds the main comparison runs; `MINO_EXACT_SECS` raises it.
+fn seconds() -> u64 {
+    std::env::var("MINO_EXACT_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
+}
+
+/// A 2,000-unit world of 125-unit cells, a view radius of two cells,
+/// walkers at 300 units/s (they cross a cell in under half a second), plus
+/// `extra` flags.
+async fn shard(redis: &Redis, id: u32, extra: &[&str]) -> Shard {
+    shard_sized(redis, id, "2000", extra).await
+}
+
+/// [`shard`] in a world of `size` units a side.
+async fn shard_sized(redis: &Redis, id: u32, size: &str, extra: &[&str]) -> Shard {
+    let (id, url) = (format!("{id:x}"), redis.url());
+    let mut args = vec![
+        "--redis-url",
+        &url,
+        "--shard-id",
+        &id,
+        "--world-size",
+        size,
+        "--cell-size",
+        "125",
+        "--view-radius",
+        "250",
+        "--speed",
+        "300",
+        "--view-hysteresis-ticks",
+        "2",
+        "--busy-lateness-ms",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    let server = Shard::start(SERVER, &args);
+    server.wait_ready().await;
+    server
+}
+
+async fn bots(shard: &Shard, n: usize) -> Bots {
+    let target = Target::resolve(&shard.ws_url()).await.expect("target");
+    let bots = Bots::start(target, n, ProfileName::Walker).await;
+    assert!(bots.wait_connected(Duration::from_secs(60)).await, "{} of {n} bots connected", bots.connected());
+    bots
+}
+
+/// Walks `p` to within 20 units of `to` (steering every 100 ms) and stops.
+async fn walk_to(p: &mut Player, to: (f32, f32)) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut seq = 1;
+    loop {
+        let (_, _, x, y) = p.newest_own_position().await;
+        let (dx, dy) = (to.0 - x, to.1 - y);
+        if dx.hypot(dy) < 20.0 || Instant::now() > deadline {
+            p.send(client::encode_input(seq, 0.0, 0.0)).await;
+            return;
+        }
+        p.send(client::encode_input(seq, dx, dy)).await;
+        seq += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every update a player got of each (shard, cell): tick -> its players
+/// (id, x, y), sorted by id, or `None` from where it was forgotten (or its
+/// shard reset) on: the player held nothing of it then.
+type Book = HashMap<(u32, u32), BTreeMap<u32, Option<Vec<(u32, f32, f32)>>>>;
+
+/// The newest tick a book has of any cell.
+fn newest(book: &Book) -> u32 {
+    book.values().filter_map(|cell| cell.keys().next_back().copied()).max().unwrap_or(0)
+}
+
+/// Records what `p` gets until `until`.
+async fn record(p: &mut Player, book: &mut Book, until: Instant) {
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match p.next_within(left).await {
+            Some(Frame::Cell(c)) => {
+                let players = p.players_of(&c);
+                book.entry((c.shard_id.0, c.cell)).or_default().insert(c.tick, Some(players));
+            }
+            // Not held from this tick on, until told again.
+            Some(Frame::Forgot { shard, cell, tick }) => {
+                book.entry((shard, cell)).or_default().insert(tick, None);
+            }
+            Some(Frame::Reset { shard, tick }) => {
+                for (_, cell) in book.iter_mut().filter(|(k, _)| k.0 == shard) {
+                    cell.insert(tick, None);
+                }
+            }
+            Some(Frame::Closed(_)) | None => return,
+            Some(_) => {}
+        }
+    }
+}
+
+/// Records two players side by side for `span`.
+async fn record_both(d: &mut Player, f: &mut Player, span: Duration) -> (Book, Book) {
+    let until = Instant::now() + span;
+    let (mut db, mut fb) = (Book::new(), Book::new());
+    tokio::join!(record(d, &mut db, until), record(f, &mut fb, until));
+    (db, fb)
+}
+
+/// Compares the deltas' book against the full forms' truth: every update
+/// both got at one tick must be equal. With `beside` (the two in one view,
+/// on shard `beside`) also the deltas' state as of each tick the full forms
+/// were sent one of that shard's cells: its steps come one a tick, so both
+/// are sent the same steps (a relayed stream's newest step may run ahead of
+/// the step its deltas are aligned on when bundles arrive bunched, and full
+/// forms are of the newest). Up to a tick before the newest both read: the
+/// last tick's frames may have reached one reader and not yet the other when
+/// recording stopped. Returns (same-tick, as-of) comparisons made.
+fn compare(deltas: &Book, full: &Book, beside: Option<u32>) -> (usize, usize) {
+    let (mut exact, mut as_of) = (0, 0);
+    let horizon = newest(deltas).min(newest(full)).saturating_sub(1);
+    for (key, truth) in full {
+        let Some(held) = deltas.get(key) else { continue };
+        for (tick, players) in truth.range(..=horizon) {
+            let Some(players) = players else { continue };
+            if let Some(got) = held.get(tick) {
+                assert_eq!(
+                    got.as_ref(),
+                    Some(players),
+                    "cell {key:?} at tick {tick}: the deltas' socket holds another state"
+                );
+                exact += 1;
+            } else if beside == Some(key.0) {
+                if let Some((at, Some(got))) = held.range(..*tick).next_back() {
+                    let near: Vec<u32> = truth.range(at.saturating_sub(3)..=*tick).map(|(t, _)| *t).collect();
+                    let mine: Vec<u32> = held.range(at.saturating_sub(3)..=*tick).map(|(t, _)| *t).collect();
+                    assert_eq!(
+                        got, players,
+                        "cell {key:?} at tick {tick}: still as of tick {at}, but it changed (full forms at {near:?}, deltas at {mine:?})"
+                    );
+                    as_of += 1;
+                }
+            }
+        }
+    }
+    (exact, as_of)
+}
+
+/// The middle of a cell near the world's middle: two players walked to
+/// within 20 units of it stand in one cell, so their views are the same.
+const MIDDLE: (f32, f32) = (1062.5, 1062.5);
+
+/// A player taking deltas and one taking full forms, both walked to `spot`
+/// and standing there (their views settled: the same cells).
+async fn pair_at(shard: &Shard, spot: (f32, f32)) -> (Player, Player) {
+    let mut d = Player::join_deltas(shard, "deltas").await;
+    let mut f = Player::join(shard, "full").await;
+    tokio::join!(walk_to(&mut d, spot), walk_to(&mut f, spot));
+    // The hysteresis (2 ticks) passes; read what came meanwhile.
+    record_both(&mut d, &mut f, Duration::from_millis(300)).await;
+    (d, f)
+}
+
+#[tokio::test]
+async fn a_delta_socket_holds_exactly_what_a_full_socket_beside_it_holds() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let (a, b) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await);
+    let (_wa, _wb) = (bots(&a, walkers()).await, bots(&b, walkers()).await);
+    let (mut d, mut f) = pair_at(&a, MIDDLE).await;
+    let skipped = a.metric("mino_ticks_skipped_total").await;
+    let (db, fb) = record_both(&mut d, &mut f, Duration::from_secs(seconds())).await;
+    // The as-of comparison assumes a step a tick: a stall that skipped ticks
+    // (a loaded machine) shifts the tiers' due ticks against the steps, and
+    // only the same-tick comparisons are judged then.
+    let stalled = a.metric("mino_ticks_skipped_total").await > skipped;
+    let (exact, as_of) = compare(&db, &fb, (!stalled).then_some(1));
+    assert!(exact > 100 && (as_of > 0 || stalled), "compared {exact} updates at one tick and {as_of} as of a tick");
+    assert!(
+        fb.keys().any(|k| k.0 == 2) && db.keys().any(|k| k.0 == 2),
+        "the other shard's cells, relayed, compared too"
+    );
+    let deltas: usize = db.values().map(BTreeMap::len).sum();
+    let fulls: usize = fb.values().map(BTreeMap::len).sum();
+    assert!(deltas < fulls, "standing cells are not sent again: {deltas} updates against {fulls}");
+}
+
+#[tokio::test]
+async fn a_late_joiner_and_a_view_that_takes_cells_in_hold_exactly_what_they_are_told() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let (a, b) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await);
+    let (_wa, _wb) = (bots(&a, walkers()).await, bots(&b, walkers()).await);
+    let mut f = Player::join(&a, "full").await;
+    walk_to(&mut f, (700.0, 700.0)).await;
+    // Joined while everyone walks: its first frames are full forms.
+    let mut d = Player::join_deltas(&a, "late").await;
+    walk_to(&mut d, (1500.0, 1500.0)).await;
+    // It walks over to the full one: cells come into its view on the way;
+    // both record until 3 s after it arrived (however long a loaded machine
+    // makes the walk).
+    let (mut db, mut fb) = (Book::new(), Book::new());
+    let (arrived, mut end) = tokio::sync::watch::channel(None::<Instant>);
+    tokio::join!(
+        async {
+            walk_to(&mut d, (700.0, 700.0)).await;
+            let until = Instant::now() + Duration::from_secs(3);
+            let _ = arrived.send(Some(until));
+            record(&mut d, &mut db, until).await;
+        },
+        async {
+            loop {
+                record(&mut f, &mut fb, Instant::now() + Duration::from_millis(200)).await;
+                if end.borrow_and_update().is_some_and(|u| Instant::now() >= u) {
+                    break;
+                }
+            }
+        }
+    );
+    let (exact, _) = compare(&db, &fb, None);
+    let sizes = |b: &Book| (b.len(), b.values().map(BTreeMap::len).sum::<usize>(), newest(b));
+    assert!(exact > 50, "compared {exact} updates at one tick; deltas' book {:?}, full {:?}", sizes(&db), sizes(&fb));
+}
+
+#[tokio::test]
+async fn a_budget_that_moves_the_tiers_never_leaves_a_wrong_position() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    // A budget so small that the walkers around make every view slow its
+    // outer tiers, and let them speed up again as the walkers pass.
+    let a = shard(&redis, 1, &["--view-budget-bytes", "512"]).await;
+    let _w = bots(&a, 2 * walkers()).await;
+    let (mut d, mut f) = pair_at(&a, MIDDLE).await;
+    let (db, fb) = record_both(&mut d, &mut f, Duration::from_secs(seconds())).await;
+    // Same-tick comparisons only: full forms weigh more than deltas, so the
+    // two views may stand on different rungs of the ladder.
+    let (exact, as_of) = compare(&db, &fb, None);
+    assert!(exact > 50, "compared {exact} updates at one tick, {as_of} as of one");
+}
+
+#[tokio::test]
+async fn a_socket_whose_frames_were_dropped_is_resynced_exactly() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    // A small world crowded with walkers (every cell in view, many crossings
+    // a tick) fills the stalled socket's buffers in a few seconds; the write
+    // timeout and the tick limit are long enough that it is resynced, not
+    // closed.
+    let flags = ["--send-buffer-bytes", "4096", "--write-timeout-ms", "30000", "--outbound-ticks", "1000"];
+    let a = shard_sized(&redis, 1, "750", &flags).await;
+    let _w = bots(&a, 3 * walkers()).await;
+    let spot = (437.5, 437.5);
+    let mut d = Player::join_small(&a, "stalls", Capabilities::DELTAS, 4096).await;
+    let mut f = Player::join(&a, "full").await;
+    tokio::join!(walk_to(&mut d, spot), walk_to(&mut f, spot));
+    // The deltas' socket stops reading until more than 64 frames wait for
+    // it: they are dropped and the socket resynced.
+    let mut fb = Book::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while a.metric("mino_view_resyncs_total").await < 1.0 {
+        assert!(Instant::now() < deadline, "the stalled socket was never resynced");
+        record(&mut f, &mut fb, Instant::now() + Duration::from_millis(200)).await;
+    }
+    let mut db = Book::new();
+    let until = Instant::now() + Duration::from_secs(4);
+    tokio::join!(record(&mut d, &mut db, until), record(&mut f, &mut fb, until));
+    let (exact, _) = compare(&db, &fb, None);
+    let sizes = |b: &Book| (b.len(), b.values().map(BTreeMap::len).sum::<usize>(), newest(b));
+    assert!(exact > 50, "compared {exact} updates at one tick; deltas' book {:?}, full {:?}", sizes(&db), sizes(&fb));
+}
+
+#[tokio::test]
+async fn a_player_resumed_on_another_shard_holds_exactly_what_it_is_told() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let mut a = shard(&redis, 1, &[]).await;
+    let b = shard(&redis, 2, &[]).await;
+    let _wb = bots(&b, walkers()).await;
+    let d = Player::join_deltas(&a, "mover").await;
+    let ticket = d.ticket();
+    let mut f = Player::join(&b, "full").await;
+    a.signal(Signal::SIGKILL);
+    a.wait_exit(Duration::from_secs(5)).expect("killed");
+    drop(d);
+    let version = mino_protocol::PROTOCOL_VERSION;
+    let mut d =
+        Player::hello_with(&b, "ignored", Some(&ticket), Capabilities::DELTAS).await.expect("resumed on the other");
+    assert!(d.welcome.as_ref().is_some_and(|w| w.resumed && w.shard_id == 2), "resumed: {version}");
+    // Both walk to one cell, so that they see the same cells.
+    tokio::join!(walk_to(&mut d, MIDDLE), walk_to(&mut f, MIDDLE));
+    let (db, fb) = record_both(&mut d, &mut f, Duration::from_secs(4)).await;
+    let (exact, _) = compare(&db, &fb, None);
+    assert!(exact > 20, "compared {exact} updates at one tick");
+}
+
+#[tokio::test]
+async fn lost_bundles_and_a_restarted_shard_resync_exactly() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let a = shard(&redis, 1, &[]).await;
+    let mut b = shard(&redis, 2, &[]).await;
+    let wb = bots(&b, walkers()).await;
+    let (mut d, mut f) = pair_at(&a, MIDDLE).await;
+    let (mut db, mut fb) = record_both(&mut d, &mut f, Duration::from_secs(2)).await;
+    // Shard 1's subscription is cut: bundles are lost until it resubscribes.
+    redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    let until = Instant::now() + Duration::from_secs(3);
+    tokio::join!(record(&mut d, &mut db, until), record(&mut f, &mut fb, until));
+    // Shard 2 restarts with its id: its steps count from 1 again.
+    drop(wb);
+    b.signal(Signal::SIGKILL);
+    b.wait_exit(Duration::from_secs(5)).expect("killed");
+    let b = shard(&redis, 2, &[]).await;
+    let _wb = bots(&b, walkers()).await;
+    let until = Instant::now() + Duration::from_secs(5);
+    tokio::join!(record(&mut d, &mut db, until), record(&mut f, &mut fb, until));
+    let (exact, as_of) = compare(&db, &fb, Some(1));
+    assert!(exact > 100, "compared {exact} updates at one tick, {as_of} as of one");
+    assert!(fb.keys().any(|k| k.0 == 2), "the restarted shard's cells were seen");
+}
+
+#[tokio::test]
+async fn a_standing_crowd_costs_nothing_and_unknown_capabilities_are_not_granted() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let a = shard(&redis, 1, &[]).await;
+    let mut d = Player::join_deltas(&a, "still").await;
+    let _others = [Player::join_deltas(&a, "s1").await, Player::join_deltas(&a, "s2").await];
+    // Everyone stands: after the joins' frames, nothing is new.
+    let mut book = Book::new();
+    record(&mut d, &mut book, Instant::now() + Duration::from_millis(500)).await;
+    let mut quiet = Book::new();
+    record(&mut d, &mut quiet, Instant::now() + Duration::from_secs(2)).await;
+    assert!(quiet.is_empty(), "no frame while nobody moves: {quiet:?}");
+    // A Hello asking for bits this server does not know gets a Welcome
+    // granting only those it does.
+    let mut p = Player::connect(&a).await;
+    p.send(client::encode_hello_with(mino_protocol::PROTOCOL_VERSION, "curious", None, None, Capabilities(u32::MAX)))
+        .await;
+    let Some(Ok(Message::Binary(b))) = p.ws.next().await else { panic!("an answer") };
+    let Ok(mino_protocol::server::ServerMsg::Welcome(w)) = mino_protocol::server::decode(&b) else {
+        panic!("a welcome")
+    };
+    assert_eq!(w.capabilities(), Capabilities::KNOWN.0, "only the known ones granted");
+    p.ws.close(None).await.ok();
+}

@@ -1,0 +1,361 @@
+//! WebTransport beside the websocket (`--webtransport-listen`), against the
+//! real binary on a loopback UDP port: a session joins through the same
+//! admission as a websocket, gets its Welcome on its stream, walks with
+//! Inputs on it, and sees itself and a websocket player walk in view frames
+//! sent as datagrams (each applied alone); the websocket player sees it
+//! too. A malformed message closes the session with the websocket's close
+//! code; a view frame over the datagram limit is cut, and what cannot go
+//! is counted.
+
+use mino_protocol::server::{self, ServerMsg};
+use mino_protocol::view::ItemKind;
+use mino_protocol::wire::CloseCode;
+use mino_testkit::{Frame, Player, Shard, TransportPlayer};
+use std::time::{Duration, Instant};
+
+/// The server binary cargo built for these tests.
+const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
+
+/// Bound on the waits of these tests.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A shard with WebTransport on a loopback UDP port, in a world of
+/// `world` units, and `extra` flags.
+fn shard_of(world: &str, extra: &[&str]) -> Shard {
+    let mut args = vec!["--webtransport-listen", "127.0.0.1:0", "--speed", "100", "--world-size", world];
+    args.extend_from_slice(extra);
+    Shard::start(SERVER, &args)
+}
+
+fn shard(extra: &[&str]) -> Shard {
+    shard_of("2000", extra)
+}
+
+/// Where `id` is in a whole-shard snapshot frame, if listed.
+fn position(frame: &Frame, id: u32) -> Option<(f32, f32)> {
+    match frame {
+        Frame::Snapshot { players, .. } => players.iter().find(|p| p.0 == id).map(|p| (p.1, p.2)),
+        _ => None,
+    }
+}
+
+/// Reads datagrams until `id` has moved over 20 units from where the
+/// first datagram listing it put it.
+async fn sees_walk(wt: &mut TransportPlayer, id: u32) -> (f32, f32) {
+    let deadline = Instant::now() + WAIT;
+    let mut first = None;
+    loop {
+        assert!(Instant::now() < deadline, "player {id} not seen walking in datagrams");
+        for frame in wt.datagram().await {
+            let Some((x, y)) = position(&frame, id) else { continue };
+            let (x0, y0) = *first.get_or_insert((x, y));
+            if (x - x0).hypot(y - y0) > 20.0 {
+                return (x, y);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_joins_walks_and_sees_itself_and_a_websocket_player_in_datagrams() {
+    let server = shard(&[]);
+    let mut wt = TransportPlayer::join(&server, "Quic").await;
+    let welcome = wt.welcome.clone().expect("welcomed on the stream");
+    assert!(welcome.player_id > 0);
+    assert_eq!(welcome.cell_size, 0.0, "the whole shard is one cell");
+    let mut ws = Player::join(&server, "Sock").await;
+    server.wait_metric("mino_players", 2.0).await;
+    assert_eq!(server.metric("mino_webtransport_sessions").await, 1.0);
+
+    // The session walks with Inputs on its stream, and sees itself walk.
+    let dir = if welcome.x < 1000.0 { 1.0 } else { -1.0 };
+    wt.input(dir, 0.0).await;
+    let me = wt.id();
+    let (x, _) = sees_walk(&mut wt, me).await;
+    assert!((x - welcome.x) * dir > 20.0, "walked along x: from {} to {x}", welcome.x);
+
+    // The websocket player walks too: the session sees it in its datagrams.
+    let (_, _, wx, _) = ws.own_position().await;
+    ws.input(if wx < 1000.0 { 1.0 } else { -1.0 }, 0.0).await;
+    sees_walk(&mut wt, ws.id()).await;
+
+    // And the websocket player sees the session's player.
+    ws.until(|f| position(f, me)).await;
+    assert!(server.metric("mino_webtransport_datagrams_total").await > 0.0);
+    assert_eq!(server.metric("mino_webtransport_unsent_total{reason=\"too_big\"}").await, 0.0);
+}
+
+#[tokio::test]
+async fn a_session_is_served_full_forms_that_stand_alone() {
+    // Whatever the Hello asks, a session is not granted deltas: every
+    // datagram carries full forms only, so each applies on its own.
+    let server = shard(&[]);
+    let mut wt = TransportPlayer::join(&server, "Alone").await;
+    let mut ws = Player::join(&server, "Walker").await;
+    ws.input(1.0, 1.0).await;
+    wt.input(-1.0, 1.0).await;
+    for _ in 0..20 {
+        wt.datagram().await;
+        let Ok(ServerMsg::View(frame)) = server::decode(&wt.last_datagram) else { panic!("a view frame") };
+        let items = frame
+            .sections()
+            .flat_map(|s| s.cells().flat_map(|c| c.items().map(|i| i.kind).collect::<Vec<_>>()).collect::<Vec<_>>());
+        for kind in items {
+            assert!(matches!(kind, ItemKind::Full | ItemKind::Forget), "a {kind:?} item in a datagram");
+        }
+    }
+    let held = wt.held().expect("held");
+    assert!(held.cells().count() >= 1);
+}
+
+#[tokio::test]
+async fn a_malformed_message_on_the_stream_closes_with_the_websockets_code() {
+    let server = shard(&[]);
+    let garbage = vec![0xffu8; 12];
+
+    let mut ws = Player::join(&server, "Sock").await;
+    ws.send(garbage.clone()).await;
+    let (ws_close, ws_error) = ws.closed().await;
+
+    let mut wt = TransportPlayer::join(&server, "Quic").await;
+    wt.send(&garbage).await;
+    let (wt_close, wt_error) = wt.closed().await;
+
+    let malformed = Some(CloseCode::MalformedMessage.0);
+    assert_eq!(ws_close, malformed, "the websocket's close code");
+    assert_eq!(wt_error, ws_error, "the same Error message before the close");
+    assert_eq!(wt_close, malformed, "the session's close code is the websocket's");
+    server.wait_metric("mino_sockets_closed_total{reason=\"malformed\"}", 2.0).await;
+    server.wait_metric("mino_players", 0.0).await;
+}
+
+#[tokio::test]
+async fn a_first_message_that_is_not_a_hello_is_refused_as_on_the_websocket() {
+    let server = shard(&[]);
+    let mut wt = TransportPlayer::connect(&server).await;
+    wt.send(&mino_protocol::client::encode_input(1, 1.0, 0.0)).await;
+    let (close, error) = wt.closed().await;
+    assert_eq!(close, Some(CloseCode::HelloExpected.0));
+    assert_eq!(error, Some(CloseCode::HelloExpected.0));
+}
+
+#[tokio::test]
+async fn a_length_over_the_message_limit_closes_as_too_big() {
+    let server = shard(&[]);
+    let mut wt = TransportPlayer::join(&server, "Big").await;
+    wt.send_raw(&(1u32 << 20).to_le_bytes()).await;
+    let (close, _) = wt.closed().await;
+    assert_eq!(close, Some(CloseCode::MessageTooBig.0));
+}
+
+#[tokio::test]
+async fn a_view_frame_over_the_datagram_limit_is_cut_between_cells() {
+    // A small world of 16 cells, all in view, and a lowered datagram limit:
+    // a frame of every cell is over it, so it comes cut between cells, each
+    // datagram within the limit and applied alone.
+    let server =
+        shard_of("400", &["--cell-size", "100", "--view-radius", "400", "--webtransport-datagram-bytes", "120"]);
+    let mut crowd = Vec::new();
+    for i in 0..12 {
+        crowd.push(Player::join(&server, &format!("P{i}")).await);
+    }
+    let mut wt = TransportPlayer::join(&server, "Small").await;
+    server.wait_metric("mino_players", 13.0).await;
+    let deadline = Instant::now() + WAIT;
+    let mut cells = std::collections::HashSet::new();
+    // How many datagrams carried each tick's cells: over one, a frame was cut.
+    let mut per_tick = std::collections::HashMap::<u32, u32>::new();
+    let held = |wt: &TransportPlayer| wt.held().map_or(0, |h| h.cells().map(|(_, c)| c.entries.len()).sum::<usize>());
+    while cells.len() < 4 || per_tick.values().all(|n| *n < 2) || held(&wt) < 13 {
+        assert!(Instant::now() < deadline, "datagrams of several cells, a frame cut (seen {cells:?}, {per_tick:?})");
+        let mut ticks = std::collections::HashSet::new();
+        for f in wt.datagram().await {
+            if let Frame::Cell(c) = f {
+                cells.insert((c.shard_id.0, c.cell));
+                ticks.insert(c.tick);
+            }
+        }
+        for tick in ticks {
+            *per_tick.entry(tick).or_default() += 1;
+        }
+        assert!(wt.last_datagram.len() <= 120, "a datagram of {} bytes", wt.last_datagram.len());
+    }
+    assert_eq!(held(&wt), 13, "every player held, from cut frames");
+}
+
+#[tokio::test]
+async fn a_cell_over_the_datagram_limit_is_counted_and_not_sent() {
+    // A limit so low that the whole shard's one cell, with four players,
+    // does not fit: nothing goes as a datagram, every frame is counted, and
+    // the stream still works.
+    let server = shard(&["--webtransport-datagram-bytes", "64"]);
+    let mut others = Vec::new();
+    for i in 0..3 {
+        others.push(Player::join(&server, &format!("P{i}")).await);
+    }
+    let mut wt = TransportPlayer::join(&server, "Tiny").await;
+    server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"too_big\"}", 5.0).await;
+    assert_eq!(server.metric("mino_webtransport_datagrams_total").await, 0.0);
+    wt.send(&mino_protocol::client::encode_ping(12.5)).await;
+    loop {
+        if let Frame::Pong(t) = wt.message().await {
+            assert_eq!(t, 12.5);
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_operators_certificate_is_served_and_offers_no_hash() {
+    let dir = mino_testkit::WorkDir::new("wt-cert");
+    let cert = mino_testkit::Cert::self_signed(dir.path());
+    let (c, k) = (cert.cert.to_string_lossy().into_owned(), cert.key.to_string_lossy().into_owned());
+    let server = shard(&["--webtransport-cert", &c, "--webtransport-key", &k]);
+    let offer = server.get("/webtransport").await;
+    let json: serde_json::Value = serde_json::from_slice(&offer.body).expect("JSON");
+    assert_eq!(json["port"].as_u64(), server.webtransport.map(|a| u64::from(a.port())));
+    assert_eq!(json["certificateHashes"].as_array().map(Vec::len), Some(0), "browsers verify it as usual");
+    let chain = wtransport::tls::CertificateChain::load_pemfile(&cert.cert).await.expect("the PEM");
+    let hash = chain.as_slice()[0].hash();
+    let wt = TransportPlayer::connect_trusting(&server, vec![hash]).await.say_hello("Op").await;
+    assert!(wt.id() > 0, "welcomed with the operator's certificate");
+}
+
+#[tokio::test]
+async fn an_advertised_address_is_offered_instead_of_the_listen_address() {
+    // A shard behind a port forward, or on another machine than the page's
+    // nginx: pages are told where players reach it, with its hash.
+    let server = shard(&["--webtransport-advertise", "shard-7.play.example.com:4433"]);
+    let offer = server.get("/webtransport").await;
+    let json: serde_json::Value = serde_json::from_slice(&offer.body).expect("JSON");
+    assert_eq!(json["addr"], "shard-7.play.example.com:4433");
+    assert_eq!(json["port"], 4433);
+    assert_eq!(json["certificateHashes"].as_array().map(Vec::len), Some(1));
+    // Sessions are still taken on the listen address.
+    let wt = TransportPlayer::join(&server, "Far").await;
+    assert!(wt.id() > 0);
+}
+
+#[tokio::test]
+async fn webtransport_is_off_unless_asked() {
+    let server = Shard::start(SERVER, &[]);
+    assert_eq!(server.webtransport, None);
+    assert_eq!(server.get("/webtransport").await.status, 404);
+}
+
+#[tokio::test]
+async fn a_session_its_client_closes_leaves_within_a_round_trip_not_the_idle_timeout() {
+    // The idle timeout is the peer timeout (60 s here): the player must
+    // leave long before it, on the client's close.
+    let server = shard(&["--peer-timeout-ms", "60000"]);
+    let wt = TransportPlayer::join(&server, "Bye").await;
+    server.wait_metric("mino_players", 1.0).await;
+    wt.conn.close(wtransport::VarInt::from_u32(0), b"bye");
+    let closed = Instant::now();
+    server.wait_metric("mino_players", 0.0).await;
+    assert!(closed.elapsed() < Duration::from_secs(2), "left after {:?}", closed.elapsed());
+    server.wait_metric("mino_webtransport_sessions", 0.0).await;
+    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"client_closed\"}").await, 1.0);
+}
+
+#[tokio::test]
+async fn a_session_resumes_with_its_ticket_in_place_as_a_websocket_does() {
+    let server = shard(&[]);
+    let first = TransportPlayer::join(&server, "Again").await;
+    let (id, ticket) = (first.id(), first.ticket());
+    first.conn.close(wtransport::VarInt::from_u32(0), b"reconnecting");
+    server.wait_metric("mino_players", 0.0).await;
+    let again = TransportPlayer::connect(&server).await.hello_with("Again", Some(&ticket)).await;
+    let again = again.unwrap_or_else(|(f, code)| panic!("not resumed: {f:?} {code:?}"));
+    let welcome = again.welcome.clone().expect("welcomed");
+    assert!(welcome.resumed, "the Welcome says resumed");
+    assert_eq!(welcome.player_id, id, "the same player");
+    // The ticket was spent: a websocket presenting it again is refused.
+    let refused = Player::hello(&server, "Again", Some(&ticket)).await;
+    assert!(refused.is_err(), "a spent ticket is refused");
+}
+
+#[tokio::test]
+async fn a_full_shard_refuses_a_session_with_busy_and_the_websockets_code() {
+    let server = shard(&["--max-players", "1"]);
+    let _ws = Player::join(&server, "First").await;
+    let mut wt = TransportPlayer::connect(&server).await;
+    let hello = mino_protocol::client::encode_hello_with(
+        mino_protocol::PROTOCOL_VERSION,
+        "Second",
+        None,
+        None,
+        mino_protocol::client::Capabilities::DELTAS,
+    );
+    wt.send(&hello).await;
+    let Frame::Busy { reason, .. } = wt.message().await else { panic!("not refused with Busy") };
+    assert_eq!(reason, "full");
+    // The code reaches a page as the Error before the close too (browsers
+    // do not show the connection's close code).
+    let (close, error) = wt.closed().await;
+    assert_eq!(close, Some(CloseCode::ServerBusy.0));
+    assert_eq!(error, Some(CloseCode::ServerBusy.0), "an Error with the code before the close");
+    server.wait_metric("mino_busy_refusals_total{reason=\"full\"}", 1.0).await;
+}
+
+#[tokio::test]
+async fn clustered_a_session_is_welcomed_once_stored_and_seen_by_the_other_shards_players() {
+    // Clustered, the welcome waits until the session is stored in Redis
+    // (held in the hub meanwhile); the session's player is then relayed to
+    // the other shard's players like any other.
+    let redis = mino_testkit::Redis::start();
+    let start = |id: u32| {
+        Shard::build(SERVER).redis(&redis).id(id).world_size(2000.0).flag("webtransport-listen", "127.0.0.1:0").start()
+    };
+    let (a, b) = (start(1), start(2));
+    a.wait_ready().await;
+    b.wait_ready().await;
+    let mut wt = TransportPlayer::join(&a, "Relayed").await;
+    assert_eq!(wt.welcome.as_ref().map(|w| w.shard_id), Some(1));
+    let mut other = Player::join(&b, "Other").await;
+    let me = wt.id();
+    other.until(|f| position(f, me)).await;
+    let them = other.id();
+    let deadline = Instant::now() + WAIT;
+    'seen: loop {
+        assert!(Instant::now() < deadline, "the other shard's player in the session's datagrams");
+        for f in wt.datagram().await {
+            if position(&f, them).is_some() {
+                break 'seen;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_drained_session_is_told_moved_by_an_error_and_resumes_on_another_shard_in_place() {
+    // A drain closes a websocket with Move then the close code Moved; a
+    // page cannot read a QUIC close code, so a session gets the Move, then
+    // an Error of code Moved on its stream before the close, and resumes on
+    // the other shard over WebTransport with the same id.
+    let redis = mino_testkit::Redis::start();
+    let start = |id: u32| {
+        let shard = Shard::build(SERVER).redis(&redis).id(id).world_size(2000.0);
+        shard.flag("webtransport-listen", "127.0.0.1:0").flag("drain-rate", 100)
+    };
+    let a = start(1).ready().await;
+    let b = start(2).ready().await;
+    let mut wt = TransportPlayer::join(&a, "Mover").await;
+    let id = wt.id();
+    a.signal(mino_testkit::Signal::SIGTERM);
+    let ticket = loop {
+        match wt.message().await {
+            Frame::Move(ticket) => break ticket,
+            Frame::Closed(code) => panic!("closed ({code:?}) without a Move"),
+            _ => {}
+        }
+    };
+    let (close, error) = wt.closed().await;
+    assert_eq!(error, Some(CloseCode::Moved.0), "an Error of code Moved before the close");
+    assert_eq!(close, Some(CloseCode::Moved.0), "the session's close code");
+    let moved = TransportPlayer::connect(&b).await.hello_with("Mover", Some(&ticket)).await;
+    let moved = moved.unwrap_or_else(|(f, code)| panic!("not resumed on B: {f:?} {code:?}"));
+    let welcome = moved.welcome.as_ref().expect("welcomed");
+    assert!(welcome.resumed, "resumed");
+    assert_eq!((welcome.player_id, welcome.shard_id), (id, 2), "the same player, on shard 2");
+}
