@@ -40,6 +40,11 @@ export default defineConfig(({ mode }) => ({
     // The allocation tests run thousands of frames and force collections: on
     // a loaded 2-core machine one took 5.3 s, past vitest's 5 s default.
     testTimeout: 30_000,
+    // The allocation tests (src/testing/allocation.ts) measure optimized
+    // code: V8 must optimize on the main thread, which only a flag given at
+    // the process's start does (set later, a background compiler starved by
+    // the other test files left the code unoptimized through every round).
+    poolOptions: { forks: { execArgv: ['--no-concurrent-recompilation'] } },
     reporters: ['default', './test/summary-reporter.ts'],
   },
 }));

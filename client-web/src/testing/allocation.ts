@@ -17,7 +17,9 @@ import vm from 'node:vm';
 
 v8.setFlagsFromString('--expose-gc');
 // Optimize on the main thread, so that code marked hot during the warm-up is
-// optimized before the measurement rather than at some point during it.
+// optimized before the measurement rather than at some point during it. Set
+// here it may come too late (the compiler's thread exists from the start):
+// vite.config.ts gives the test processes the same flag on their command line.
 v8.setFlagsFromString('--no-concurrent-recompilation');
 const gc = vm.runInNewContext('gc') as () => void;
 
