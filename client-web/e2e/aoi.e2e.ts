@@ -288,13 +288,18 @@ describe('browser client with area of interest', () => {
       [centre[0] + d, centre[1] - d],
     ];
     await walkTo(far, corners[3] as Point, 10);
-    const skippedBefore = (await stats()).framesSkipped;
+    const before = await stats();
     await startTrace(far.id);
     for (const corner of [...corners, corners[0] as Point]) await walkTo(far, corner, 10);
     const trace = await stopTrace();
-    // A page that fell behind the network catches up by skipping frames (a
-    // jump by design); the walk is judged smooth only when it kept up.
-    const skipped = (await stats()).framesSkipped - skippedBefore;
+    // A page that fell behind the network catches up by skipping frames, and
+    // a render clock more than its snap bound (50 ms) off after a late burst
+    // of frames (a stalled server or page) jumps to its target: jumps by
+    // design (src/interp/clock.ts); the walk is judged smooth only when it
+    // kept up (one such snap, seen once in a full run, was a 7.5-unit step).
+    const after = await stats();
+    const skipped = after.framesSkipped - before.framesSkipped;
+    const snaps = after.renderSnaps - before.renderSnaps;
     expect(trace.length).toBeGreaterThan(60);
     const missing = trace.filter((f) => !f.at).length;
     expect(missing, 'frames without the walker').toBe(0);
@@ -310,8 +315,10 @@ describe('browser client with area of interest', () => {
       maxOver = Math.max(maxOver, distance(a, b) - (SPEED * dt * 1.3 + 1));
     }
     expect(crossings, 'cell borders crossed').toBeGreaterThanOrEqual(4);
-    console.log(`walker across borders: largest step beyond a walk ${maxOver.toFixed(2)} units, ${skipped} cells skipped to catch up`);
-    if (skipped === 0) expect(maxOver, 'largest step beyond a walk').toBeLessThanOrEqual(0);
+    console.log(
+      `walker across borders: largest step beyond a walk ${maxOver.toFixed(2)} units, ${skipped} cells skipped to catch up, ${snaps} render-clock snaps`,
+    );
+    if (skipped === 0 && snaps === 0) expect(maxOver, 'largest step beyond a walk').toBeLessThanOrEqual(0);
   });
 
   it('takes off a player who walks out of view, and one who leaves the place', async () => {
