@@ -171,12 +171,22 @@ describe('own player prediction', () => {
     // the page is right to snap them then.
     const snapUnits = Math.max(2 * STEP, SPEED * DEFAULT_PREDICTION.snapSeconds);
     if (bound < snapUnits) expect(s.predictionSnaps).toBe(0);
-    // Stopped: drawn where the server has the player.
-    const server = await until('the page player on the server', () => observer.position(id));
-    const drawn = await page.evaluate((own) => window.__mino?.drawnPosition(own), id);
-    expect(drawn).toBeTruthy();
-    const [dx, dy] = drawn as [number, number];
-    expect(Math.hypot(dx - server[0], dy - server[1])).toBeLessThan(0.5);
+    // Stopped: drawn where the server has the player, once the last frames
+    // came through the proxy (waited for, not assumed after a fixed time: a
+    // loaded machine fires the proxy's timers late).
+    let apart = Number.NaN;
+    await until(
+      'the page player drawn where the server has it',
+      async () => {
+        const server = observer.position(id);
+        const drawn = await page.evaluate((own) => window.__mino?.drawnPosition(own), id);
+        if (!server || !drawn) return null;
+        apart = Math.hypot(drawn[0] - server[0], drawn[1] - server[1]);
+        return apart < 0.5 || null;
+      },
+      3000,
+    ).catch(() => undefined);
+    expect(apart, 'drawn this far from the server, world units').toBeLessThan(0.5);
     await page.close();
   });
 });

@@ -13,8 +13,9 @@
 //!    frames sent as datagrams ([`super::datagrams`]);
 //! 4. the close: the Error message on the stream (for every close the peer
 //!    can still hear, a drain's Moved included: browsers do not show the
-//!    connection's close code to the page), the stream finished, then the
-//!    connection closed with the reason's close code as its application
+//!    connection's close code to the page), the stream finished, the peer
+//!    given a moment to read it and close (a browser drops what its page has
+//!    not read when the connection closes), then the connection closed with the reason's close code as its application
 //!    error code.
 
 use super::datagrams;
@@ -38,6 +39,13 @@ use wtransport::{Connection, RecvStream, SendStream, VarInt};
 
 /// Longest the close's last messages may take to be acknowledged.
 const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Longest a close waits, once its last messages are acknowledged, for the
+/// peer to close the session itself (a page closes it when it has read the
+/// stream to its end). A browser drops what its page has not yet read of a
+/// stream when the connection closes: closing at once lost the Error (and
+/// so the kick's reason) now and then.
+const CLOSE_PEER_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Most bytes WebTransport adds before a datagram's payload (the session
 /// id, a QUIC variable-length integer).
@@ -269,8 +277,9 @@ fn error_message(reason: CloseReason, text: &str) -> Option<Bytes> {
 
 /// Closes a session: `first` and the Error message of `reason` (if it tells
 /// the peer, [`tells_peer`]) on the stream, the stream finished (acknowledged, within
-/// [`CLOSE_WRITE_TIMEOUT`]), then the connection closed with the reason's
-/// close code and `text`.
+/// [`CLOSE_WRITE_TIMEOUT`]), the peer given [`CLOSE_PEER_TIMEOUT`] to read
+/// it and close, then the connection closed with the reason's close code and
+/// `text`.
 async fn close(
     conn: &Connection,
     send: Option<&mut SendStream>,
@@ -293,7 +302,9 @@ async fn close(
             }
             send.finish().await
         };
-        let _ = timeout(CLOSE_WRITE_TIMEOUT, flushed).await;
+        if let Ok(Ok(())) = timeout(CLOSE_WRITE_TIMEOUT, flushed).await {
+            let _ = timeout(CLOSE_PEER_TIMEOUT, conn.closed()).await;
+        }
     }
     let text = text.as_bytes();
     conn.close(VarInt::from_u32(u32::from(code.0)), &text[..text.len().min(123)]);
