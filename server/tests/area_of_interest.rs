@@ -32,11 +32,30 @@ fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
     (a.0 - b.0).hypot(a.1 - b.1)
 }
 
-/// Walks `p` to within `near` units of `to` and stops it there; returns
-/// where it stopped (the test kit's walk, after the backlog).
-async fn walk_to(p: &mut Player, to: (f32, f32), near: f32) -> (f32, f32) {
+/// Walks `p` to within `near` units of `(x, y)` and stops it there; returns
+/// where it stopped. Steers at most ten times a second (well under the
+/// input rate limit).
+async fn walk_to(p: &mut Player, (x, y): (f32, f32), near: f32) -> (f32, f32) {
     skip_stale(p).await;
-    p.walk_to(to, near, Duration::from_secs(10)).await
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut steered = Instant::now() - Duration::from_secs(1);
+    loop {
+        let (_, _, px, py) = p.own_position().await;
+        let (dx, dy) = (x - px, y - py);
+        if dx.hypot(dy) < near || Instant::now() > deadline {
+            p.input(0.0, 0.0).await;
+            // The stop lands within a tick or two.
+            for _ in 0..3 {
+                p.own_position().await;
+            }
+            let (_, _, px, py) = p.own_position().await;
+            return (px, py);
+        }
+        if steered.elapsed() >= Duration::from_millis(100) {
+            p.input(dx, dy).await;
+            steered = Instant::now();
+        }
+    }
 }
 
 /// Skips the frames that waited in the socket while the test did something

@@ -75,11 +75,21 @@ async fn bots(shard: &Shard, n: usize) -> Bots {
     bots
 }
 
-/// Walks `p` to within 20 units of `to` and stops (the test kit's walk: its
-/// inputs' sequence numbers go on from the player's last, so a second walk
-/// is not ignored as old).
+/// Walks `p` to within 20 units of `to` (steering every 100 ms) and stops.
 async fn walk_to(p: &mut Player, to: (f32, f32)) {
-    p.walk_to(to, 20.0, Duration::from_secs(15)).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut seq = 1;
+    loop {
+        let (_, _, x, y) = p.newest_own_position().await;
+        let (dx, dy) = (to.0 - x, to.1 - y);
+        if dx.hypot(dy) < 20.0 || Instant::now() > deadline {
+            p.send(client::encode_input(seq, 0.0, 0.0)).await;
+            return;
+        }
+        p.send(client::encode_input(seq, dx, dy)).await;
+        seq += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Every update a player got of each (shard, cell): tick -> its players

@@ -304,37 +304,6 @@ impl Player {
         last
     }
 
-    /// Walks to within `near` world units of `to`, then stands still;
-    /// returns where it stopped. It reads past a backlog first, then steers
-    /// toward `to` at most every 100 ms (well under the input rate limit), as
-    /// frames showing the player come (no fixed sleeps). It stops where it is
-    /// after `within`. The position returned comes once the stop has landed
-    /// (a few frames later).
-    ///
-    /// Panics when the socket closes or nothing shows the player within [`WAIT`].
-    pub async fn walk_to(&mut self, to: (f32, f32), near: f32, within: std::time::Duration) -> (f32, f32) {
-        let steer_every = std::time::Duration::from_millis(100);
-        let deadline = Instant::now() + within;
-        let (_, _, mut x, mut y) = self.newest_own_position().await;
-        let mut steered: Option<Instant> = None;
-        loop {
-            let (dx, dy) = (to.0 - x, to.1 - y);
-            if dx.hypot(dy) < near || Instant::now() > deadline {
-                self.input(0.0, 0.0).await;
-                for _ in 0..3 {
-                    self.own_position().await;
-                }
-                let (_, _, x, y) = self.own_position().await;
-                return (x, y);
-            }
-            if steered.is_none_or(|t| t.elapsed() >= steer_every) {
-                self.input(dx, dy).await;
-                steered = Some(Instant::now());
-            }
-            (_, _, x, y) = self.own_position().await;
-        }
-    }
-
     /// What the player holds of view frames (from its Welcome on).
     pub fn held(&self) -> Option<&Held> {
         self.held.as_ref()
