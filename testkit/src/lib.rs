@@ -12,11 +12,13 @@
 //!   condition or a log line in place of fixed sleeps.
 //! - [`http`], [`metrics`]: a small HTTP/1.1 client (plain, or TLS trusting
 //!   the test's certificate) and Prometheus text parsed into values.
-//! - [`redis`], [`redis_cluster`], [`sentinel`], [`forwarder`], [`shard`],
-//!   [`cert`], then [`nginx`]: the parts, one each: a `redis-server` on a
-//!   free port; a six-node Redis Cluster; a primary, a replica and three
-//!   sentinels; a TCP forwarder (the stable address in front of a primary,
-//!   made for faults); the `mino-server` binary on port 0, whose
+//! - [`redis`], [`redis_cluster`], [`sentinel`], [`forwarder`], [`link`],
+//!   [`shard`], [`cert`], then [`nginx`]: the parts, one each: a
+//!   `redis-server` on a free port; a six-node Redis Cluster; a primary, a
+//!   replica and three sentinels; a TCP forwarder (the stable address in
+//!   front of a primary, made for faults); a link with loss, delay and
+//!   jitter for TCP and UDP (in a private network namespace, on loopback
+//!   addresses); the `mino-server` binary on port 0, whose
 //!   ready lines are parsed here and nowhere else; a self-signed certificate;
 //!   nginx from the shipped template, rendered by the shipped
 //!   `deploy/nginx/render.sh`, serving that certificate.
@@ -46,6 +48,7 @@ pub mod cluster;
 pub mod forwarder;
 pub mod frame;
 pub mod http;
+pub mod link;
 pub mod loadgen;
 pub mod metrics;
 pub mod nginx;
