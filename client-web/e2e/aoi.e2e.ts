@@ -17,6 +17,7 @@ import { launchChromium, pageStats } from './harness/browser.js';
 import { OWN_BODY, Screenshot, type Rgb } from './harness/pixels.js';
 import { bodyRgb, hueIndex } from '../src/render/hue.js';
 import { startServer, type RunningServer } from './harness/server.js';
+import { startTrace, stopTrace } from './harness/trace.js';
 
 const WORLD = 2000;
 const CELL = 125;
@@ -129,34 +130,6 @@ async function canvasShot(): Promise<Screenshot> {
   return shot;
 }
 
-/**
- * Records, every animation frame in the page, whether player `id` was drawn
- * and where (and where the local player was), until `stopTrace` is called.
- */
-async function startTrace(id: number): Promise<void> {
-  await page.evaluate((watched) => {
-    const w = window as unknown as { __trace: { t: number; at: [number, number] | null; own: [number, number] | null }[]; __tracing: boolean };
-    w.__trace = [];
-    w.__tracing = true;
-    const own = (): number => window.__mino?.stats.ownPlayerId ?? 0;
-    const ownId = own();
-    const step = (t: number): void => {
-      if (!w.__tracing) return;
-      w.__trace.push({ t, at: window.__mino?.drawnPosition(watched) ?? null, own: window.__mino?.drawnPosition(ownId) ?? null });
-      requestAnimationFrame(step);
-    };
-    requestAnimationFrame(step);
-  }, id);
-}
-
-async function stopTrace(): Promise<{ t: number; at: Point | null; own: Point | null }[]> {
-  return page.evaluate(() => {
-    const w = window as unknown as { __trace: { t: number; at: [number, number] | null; own: [number, number] | null }[]; __tracing: boolean };
-    w.__tracing = false;
-    return w.__trace;
-  });
-}
-
 beforeAll(async () => {
   server = await startServer(AOI_FLAGS);
   far = await Bot.connect(server.ws, 'far-bot');
@@ -235,7 +208,7 @@ describe('browser client with area of interest', () => {
 
     // The page player walks toward it (the keys walk along x).
     await page.locator('#world').click({ position: { x: VIEW.width / 2, y: VIEW.height - 10 } });
-    await startTrace(far.id);
+    await startTrace(page, far.id);
     const key = farAt[0] > start[0] ? 'ArrowRight' : 'ArrowLeft';
     await page.keyboard.down(key);
     try {
@@ -246,7 +219,7 @@ describe('browser client with area of interest', () => {
     } finally {
       await page.keyboard.up(key);
     }
-    const trace = await stopTrace();
+    const trace = await stopTrace(page);
     const first = trace.find((f) => f.at && f.own);
     expect(first, 'the far player was drawn on the way').toBeDefined();
     // Drawn while still beyond the screen's corners from the page player: it did not pop in on screen.
@@ -289,14 +262,15 @@ describe('browser client with area of interest', () => {
     ];
     await walkTo(far, corners[3] as Point, 10);
     const before = await stats();
-    await startTrace(far.id);
+    await startTrace(page, far.id);
     for (const corner of [...corners, corners[0] as Point]) await walkTo(far, corner, 10);
-    const trace = await stopTrace();
+    const trace = await stopTrace(page);
     // A page that fell behind the network catches up by skipping frames, and
     // a render clock more than its snap bound (50 ms) off after a late burst
     // of frames (a stalled server or page) jumps to its target: jumps by
     // design (src/interp/clock.ts); the walk is judged smooth only when it
-    // kept up (one such snap, seen once in a full run, was a 7.5-unit step).
+    // kept up. (Steps of 7.5 units seen in loaded full runs were the trace's
+    // own timing, a frame off the positions: harness/trace.ts.)
     const after = await stats();
     const skipped = after.framesSkipped - before.framesSkipped;
     const snaps = after.renderSnaps - before.renderSnaps;

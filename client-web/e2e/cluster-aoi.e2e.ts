@@ -14,6 +14,7 @@ import { Bot, until } from './harness/bot.js';
 import { launchChromium, pageStats } from './harness/browser.js';
 import { startRedis, type RunningRedis } from './harness/redis.js';
 import { startServer, waitReady, type RunningServer } from './harness/server.js';
+import { startTrace, stopTrace } from './harness/trace.js';
 
 const WORLD = 2000;
 const CELL = 125;
@@ -121,23 +122,9 @@ describe('area of interest across two shards', () => {
     await until('the walker of shard 2 drawn', () => drawnAt(walker.id), 5000);
     const held = await stats();
     expect(held.shards, 'cells of both shards held').toBe(2);
-    await page.evaluate((watched) => {
-      const w = window as unknown as { __trace: { t: number; at: [number, number] | null }[]; __tracing: boolean };
-      w.__trace = [];
-      w.__tracing = true;
-      const step = (t: number): void => {
-        if (!w.__tracing) return;
-        w.__trace.push({ t, at: window.__mino?.drawnPosition(watched) ?? null });
-        requestAnimationFrame(step);
-      };
-      requestAnimationFrame(step);
-    }, walker.id);
+    await startTrace(page, walker.id);
     for (const corner of [...corners, corners[0] as Point]) await walkTo(walker, corner, 10);
-    const trace = await page.evaluate(() => {
-      const w = window as unknown as { __trace: { t: number; at: [number, number] | null }[]; __tracing: boolean };
-      w.__tracing = false;
-      return w.__trace;
-    });
+    const trace = await stopTrace(page);
     expect(trace.length).toBeGreaterThan(30);
     expect(trace.filter((f) => !f.at).length, 'frames without the walker').toBe(0);
     let crossings = 0;

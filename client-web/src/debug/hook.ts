@@ -123,6 +123,8 @@ export interface MinoHook {
   worldToScreen(x: number, y: number): [number, number] | null;
   /** The world point (world units) under CSS pixel (x, y) of the page as the camera shows it now, or null before the first frame. */
   screenToWorld(x: number, y: number): [number, number] | null;
+  /** The animation frame time (ms, `requestAnimationFrame`'s clock) of the last frame drawn, or null before one: what `drawnPosition` is as of. */
+  drawnAtMs(): number | null;
   /** Position at which player `id` was drawn in the last frame, world units, or null. */
   drawnPosition(id: number): [number, number] | null;
   /** The ids drawn in the last frame. */

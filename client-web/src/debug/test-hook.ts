@@ -193,6 +193,11 @@ export class TestHook implements MinoHook {
     return [g.camera.worldX(x - rect.left), g.camera.worldY(y - rect.top)];
   }
 
+  drawnAtMs(): number | null {
+    const g = this.game;
+    return g?.frameStats.frames ? g.frameStats.newestMs() : null;
+  }
+
   drawnPosition(id: number): [number, number] | null {
     const p = this.game?.drawn;
     const i = p ? p.indexOf(id) : -1;

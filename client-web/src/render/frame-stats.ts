@@ -21,6 +21,11 @@ export class FrameStats {
     this.frames++;
   }
 
+  /** When the newest frame recorded started (its animation frame's time, ms), or NaN before one. */
+  newestMs(): number {
+    return this.n === 0 ? Number.NaN : (this.at[(this.n - 1) % WINDOW] as number);
+  }
+
   /** Frames per second over the window (0 before two frames). */
   fps(): number {
     const k = Math.min(this.n, WINDOW);
