@@ -39,6 +39,7 @@ pub mod connection;
 pub mod event;
 pub mod failure;
 pub mod fleet;
+pub mod freeze;
 pub mod limits;
 pub mod meter;
 pub mod observer;

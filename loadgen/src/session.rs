@@ -10,6 +10,7 @@ use crate::cells::{CellMeter, Own};
 use crate::client::{wall_ms, Client, Incoming};
 use crate::event::{CellFrame, Welcomed};
 use crate::failure::FailureKind;
+use crate::freeze::Freeze;
 use crate::observer::Observer;
 use crate::positions::{Positions, Report};
 use crate::profile::Profile;
@@ -106,6 +107,8 @@ struct Measure<'a> {
     own_id: PlayerId,
     own_hint: usize,
     clocks: Vec<(u32, Instant)>,
+    /// The own shard's longest snapshot gap of the current span.
+    freeze: Freeze,
     resume: Option<ResumeCheck>,
     tolerance: f32,
     /// The tick of the newest frame seen of each shard, so a shard's gap is
@@ -165,6 +168,7 @@ pub async fn run(
         own_id: welcome.player_id,
         own_hint: 0,
         clocks: Vec::with_capacity(4),
+        freeze: Freeze::new(now),
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
@@ -471,8 +475,12 @@ impl Measure<'_> {
         stats.snapshot(own);
         match self.clocks.iter_mut().find(|c| c.0 == shard) {
             Some(clock) => {
-                stats.record(bot, if own { Metric::SnapshotGap } else { Metric::RelayedGap }, now - clock.1);
+                let gap = now - clock.1;
+                stats.record(bot, if own { Metric::SnapshotGap } else { Metric::RelayedGap }, gap);
                 clock.1 = now;
+                if let Some(longest) = own.then(|| self.freeze.gap(gap, now)).flatten() {
+                    stats.record(bot, Metric::LongestFreeze, longest);
+                }
             }
             None => {
                 self.clocks.push((shard, now));

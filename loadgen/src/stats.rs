@@ -58,11 +58,14 @@ pub enum Metric {
     /// time minus the entry's, over the tick period), recorded in thousandths
     /// of a tick so that its [`Summary`] reads in ticks.
     ViewEnterTicks,
+    /// The longest gap between the bot's own shard's snapshots in each
+    /// [`crate::freeze::FREEZE_SPAN`] of a session, one sample a span.
+    LongestFreeze,
 }
 
 impl Metric {
     /// Every metric; index = position.
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 12] = [
         Metric::Welcome,
         Metric::SnapshotGap,
         Metric::RelayedGap,
@@ -74,6 +77,7 @@ impl Metric {
         Metric::NeighbourGap,
         Metric::ViewEnter,
         Metric::ViewEnterTicks,
+        Metric::LongestFreeze,
     ];
 
     fn index(self) -> usize {
@@ -94,6 +98,7 @@ impl Metric {
             Metric::NeighbourGap => "neighbour_gap",
             Metric::ViewEnter => "view_enter",
             Metric::ViewEnterTicks => "view_enter_ticks",
+            Metric::LongestFreeze => "longest_freeze",
         }
     }
 

@@ -29,6 +29,10 @@ pub struct TransportFigures {
     pub snapshot_gap_ms: Summary,
     /// Gap between consecutive frames of each other shard, ms (hold).
     pub relayed_snapshot_gap_ms: Summary,
+    /// The longest own-shard snapshot gap of each bot in each 10 s span
+    /// (`mino_loadgen::freeze`), ms (hold; absent in older reports).
+    #[serde(default)]
+    pub longest_freeze_ms: Summary,
     /// Area of interest: gap between consecutive own-shard cells that list
     /// the bot, ms (hold; count 0 without area of interest).
     pub own_cell_gap_ms: Summary,
@@ -72,6 +76,7 @@ impl TransportFigures {
             welcome_ms: p.whole.latencies.summary(Metric::Welcome),
             snapshot_gap_ms: p.hold.latencies.summary(Metric::SnapshotGap),
             relayed_snapshot_gap_ms: p.hold.latencies.summary(Metric::RelayedGap),
+            longest_freeze_ms: p.hold.latencies.summary(Metric::LongestFreeze),
             own_cell_gap_ms: p.hold.latencies.summary(Metric::OwnCellGap),
             rtt_ms: p.hold.latencies.summary(Metric::Rtt),
             frames_per_s: round2(hc.frames as f64 / secs),
