@@ -364,3 +364,29 @@ async fn a_drained_session_is_told_moved_by_an_error_and_resumes_on_another_shar
     assert!(welcome.resumed, "resumed");
     assert_eq!((welcome.player_id, welcome.shard_id), (id, 2), "the same player, on shard 2");
 }
+
+#[tokio::test]
+async fn a_session_under_the_bbr_congestion_controller_walks_and_sees_itself() {
+    // --webtransport-congestion bbr changes only how each connection paces
+    // and backs off (RESULTS.md section 16 measures it behind loss).
+    let server = shard(&["--webtransport-congestion", "bbr"]);
+    let mut wt = TransportPlayer::join(&server, "Bbr").await;
+    let welcome = wt.welcome.clone().expect("welcomed on the stream");
+    let dir = if welcome.x < 1000.0 { 1.0 } else { -1.0 };
+    wt.input(dir, 0.0).await;
+    let me = wt.id();
+    let (x, _) = sees_walk(&mut wt, me).await;
+    assert!((x - welcome.x) * dir > 20.0, "walked along x: from {} to {x}", welcome.x);
+    assert!(server.metric("mino_webtransport_datagrams_total").await > 0.0);
+}
+
+#[test]
+fn an_unknown_congestion_controller_is_refused_naming_the_choices() {
+    let out = std::process::Command::new(SERVER)
+        .args(["--webtransport-listen", "127.0.0.1:0", "--webtransport-congestion", "reno2"])
+        .output()
+        .expect("the server runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cubic") && err.contains("bbr"), "{err}");
+}

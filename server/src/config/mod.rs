@@ -29,7 +29,7 @@ pub use listen::{ListenArgs, ListenConfig};
 pub use shard::ShardArgs;
 pub use socket::{SocketArgs, SocketConfig, Writes};
 pub use stop::StopArgs;
-pub use webtransport::{Advertised, Certificate, WebTransportArgs, WebTransportConfig};
+pub use webtransport::{Advertised, Certificate, Congestion, WebTransportArgs, WebTransportConfig};
 
 use crate::address::ListenAddr;
 use crate::topology::RedisTarget;

@@ -30,7 +30,7 @@ pub mod datagrams;
 pub mod framing;
 mod session;
 
-use crate::config::{Certificate, WebTransportConfig};
+use crate::config::{Certificate, Congestion, WebTransportConfig};
 use crate::hub::remote::FromSession;
 use crate::session::SessionContext;
 use serde::Serialize;
@@ -153,9 +153,18 @@ pub async fn bind(config: &WebTransportConfig, idle: Duration) -> Result<Bound, 
         }
         _ => Vec::new(),
     };
+    let mut transport = wtransport::config::QuicTransportConfig::default();
+    match config.congestion {
+        Congestion::Cubic => {}
+        Congestion::Bbr => {
+            transport.congestion_controller_factory(std::sync::Arc::new(
+                wtransport::quinn::congestion::BbrConfig::default(),
+            ));
+        }
+    }
     let server = ServerConfig::builder()
         .with_bind_address(config.listen)
-        .with_identity(identity)
+        .with_custom_transport(identity, transport)
         .keep_alive_interval(Some(KEEP_ALIVE))
         .max_idle_timeout(Some(idle))
         .map_err(|e| WebTransportError::IdleTimeout(e.to_string()))?
