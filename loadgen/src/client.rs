@@ -215,6 +215,11 @@ impl Client {
                     let message = e.message().unwrap_or_default().to_owned();
                     refusal = Some(JoinError::Refused { code: e.code().0, message });
                 }
+                // On WebTransport a view frame is a datagram, sent after the
+                // Welcome but not ordered with the stream it is on: when the
+                // Welcome's packet was lost and is resent, frames overtake it.
+                // They are dropped, as the browser does (its `earlyViews`).
+                Ok(ServerMsg::View(_)) if self.transport() == Transport::WebTransport => {}
                 Ok(_) => return Err(JoinError::Broken(FailureKind::Protocol, "message before welcome".into())),
                 Err(e) => return Err(JoinError::Broken(FailureKind::Protocol, e.to_string())),
             }

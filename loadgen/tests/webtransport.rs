@@ -165,3 +165,45 @@ async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players
     assert_eq!(num(j, "connected_after"), 6.0, "{j:#}");
     drop(doomed);
 }
+
+#[test]
+fn webtransport_bots_join_and_walk_through_a_lossy_link_with_no_failure() {
+    use mino_testkit::link::{self, Impairment, Link, FAR, NEAR};
+    // 10 % loss each way: a Welcome's packet is lost for some of 30 bots,
+    // and the view frames sent after it, datagrams, overtake it while it is
+    // resent; a bot must drop them as the browser does, not fail.
+    link::test_in_namespace("webtransport_bots_join_and_walk_through_a_lossy_link_with_no_failure", || {
+        let link = Link::start(Impairment::lossy(0.10, std::time::Duration::from_millis(20))).expect("the lossy link");
+        let port = std::net::UdpSocket::bind((NEAR, 0)).expect("a UDP port").local_addr().expect("addr").port();
+        let (listen, advertise) = (format!("{NEAR}:{port}"), format!("{FAR}:{port}"));
+        let mut flags: Vec<&str> = SHARD[..8].to_vec();
+        flags.extend(["--webtransport-listen", &listen, "--webtransport-advertise", &advertise]);
+        let launch = mino_testkit::Launch { listen: format!("{NEAR}:0"), ..mino_testkit::Launch::default() };
+        let shard = Shard::launch(server_bin(), &flags, &launch);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        rt.block_on(shard.wait_ready());
+        let url = format!("ws://{FAR}:{}/ws", shard.addr.port());
+        let args = [
+            "walk",
+            "--url",
+            &url,
+            "--transport",
+            "webtransport",
+            "--bots",
+            "30",
+            "--ramp",
+            "30",
+            "--duration",
+            "3s",
+            // The kernel's source address (the link's near one), not 127.0.0.x.
+            "--source-addrs",
+            "0",
+            "--quiet",
+        ];
+        let run = loadgen::run(LOADGEN, &args);
+        let j = &run.json;
+        assert_eq!(num(j, "connected"), 30.0, "{j:#}");
+        assert_eq!(num(j, "errors"), 0.0, "failures: {}", j["error_kinds"]);
+        assert!(link.counts().dropped > 0, "the link lost packets: {:?}", link.counts());
+    });
+}

@@ -126,6 +126,29 @@ pub fn isolated(command: &mut Command) -> &mut Command {
     }
 }
 
+/// Set in the child that runs a test's body (see [`test_in_namespace`]).
+const TEST_CHILD: &str = "MINO_LINK_TEST_CHILD";
+
+/// Runs the test `name` of the running test binary again in a child
+/// process in a private network namespace, where `body` runs; the test in
+/// the parent fails with the child's output when the child fails. (A test
+/// process runs many threads; only a fresh child can be put wholly in a
+/// namespace.)
+///
+/// Panics: the child could not start, failed, or did not run the test.
+pub fn test_in_namespace(name: &str, body: impl FnOnce()) {
+    if std::env::var_os(TEST_CHILD).is_some() {
+        return body();
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut child = Command::new(exe);
+    child.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(TEST_CHILD, "1");
+    let out = isolated(&mut child).output().expect("the test binary runs again");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "in a private network namespace:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "the child ran the test:\n{stdout}");
+}
+
 /// Whether this process's network namespace is a private one: it has no
 /// device but `lo` and the link's own (a fresh namespace's, as
 /// [`isolate`] makes; the machine's has its network devices). Reading

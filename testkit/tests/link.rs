@@ -7,26 +7,7 @@
 use mino_testkit::link::{self, Impairment, Link, FAR, NEAR};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Set in the child that runs a test's body.
-const CHILD: &str = "MINO_LINK_TEST_CHILD";
-
-/// Runs the test `name` again in a child process in a private network
-/// namespace, where `body` runs; fails with the child's output.
-fn in_namespace(name: &str, body: fn()) {
-    if std::env::var_os(CHILD).is_some() {
-        return body();
-    }
-    let exe = std::env::current_exe().expect("the test binary");
-    let mut child = Command::new(exe);
-    child.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(CHILD, "1");
-    let out = link::isolated(&mut child).output().expect("the test binary runs again");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "in a private network namespace:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "the child ran the test:\n{stdout}");
-}
 
 /// 10 % loss each way, 40 ms round trip, no jitter.
 fn impairment() -> Impairment {
@@ -35,7 +16,7 @@ fn impairment() -> Impairment {
 
 #[test]
 fn udp_through_the_link_takes_the_round_trip_and_loses_what_was_asked() {
-    in_namespace("udp_through_the_link_takes_the_round_trip_and_loses_what_was_asked", || {
+    link::test_in_namespace("udp_through_the_link_takes_the_round_trip_and_loses_what_was_asked", || {
         let link = Link::start(impairment()).expect("the link starts");
         let echo = UdpSocket::bind((NEAR, 0)).expect("bind the echo");
         let port = echo.local_addr().expect("its port").port();
@@ -95,7 +76,7 @@ fn udp_through_the_link_takes_the_round_trip_and_loses_what_was_asked() {
 
 #[test]
 fn tcp_through_the_link_delivers_every_byte_in_order_despite_loss() {
-    in_namespace("tcp_through_the_link_delivers_every_byte_in_order_despite_loss", || {
+    link::test_in_namespace("tcp_through_the_link_delivers_every_byte_in_order_despite_loss", || {
         let link = Link::start(impairment()).expect("the link starts");
         let listener = TcpListener::bind((NEAR, 0)).expect("listen");
         let port = listener.local_addr().expect("its port").port();
