@@ -9,7 +9,8 @@
 //! - `redis-*.json`: what `examples/redis_ha --json` writes ([`RedisHaRun`]);
 //! - `nginx/run-N-KIND/summary.json` and `nginx/compare.json` ([`NginxRun`],
 //!   [`NginxCompare`]);
-//! - `webtransport/run-N-KIND/summary.json` ([`WebTransportRun`]);
+//! - `webtransport/run-N-KIND/summary.json` ([`WebTransportRun`]), and
+//!   `lossy.json` ([`Lossy`], what the `lossy` binary writes);
 //! - `criterion.json` ([`Criterion`]), `peer-*.json` ([`PeerRun`]),
 //!   `agents-KIND-R.json` ([`AgentsRun`], loadgen's `agents` example);
 //! - `deltas-trace-GAME.json`: what `delta_trace --json` writes ([`DeltaTrace`]);
@@ -483,6 +484,55 @@ pub struct WebTransportRun {
     pub load_average_before: String,
     /// And after.
     pub load_average_after: String,
+}
+
+/// Issue 28's loss figure: what `lossy --out DIR` writes (`lossy.json`):
+/// walkers on one shard behind the test kit's lossy link, each transport's
+/// runs alternating.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lossy {
+    /// Walkers a run.
+    pub bots: u32,
+    /// The loadgen's hold of each run, s.
+    pub hold_s: u64,
+    /// Packets the link dropped each way, percent.
+    pub loss_pct_each_way: f64,
+    /// The link's round trip, ms.
+    pub rtt_ms: u64,
+    /// The link's jitter each way, ms.
+    pub jitter_ms: u64,
+    /// Packets the link passed over every run, both ways.
+    pub packets_passed: u64,
+    /// Packets it dropped.
+    pub packets_dropped: u64,
+    /// Each run, in the order run.
+    pub runs: Vec<LossyRun>,
+}
+
+/// One run behind the lossy link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LossyRun {
+    /// `websocket`, `webtransport` (the shard's default congestion
+    /// controller, CUBIC) or `webtransport-bbr` (`--webtransport-congestion
+    /// bbr`).
+    pub kind: String,
+    /// Bots connected at the end.
+    pub connected: u64,
+    /// Failures the bots saw.
+    pub errors: u64,
+    /// Failures by kind.
+    pub error_kinds: BTreeMap<String, u64>,
+    /// Own-shard snapshot gap over the hold, ms.
+    pub snapshot_gap_ms: Gap,
+    /// The longest own-shard gap of each bot in each 10 s of the hold, ms
+    /// (`mino_loadgen::freeze`).
+    pub longest_freeze_ms: Gap,
+    /// Payload bytes a connected bot received a second.
+    pub bytes_per_s_a_player: f64,
+    /// The loadgen's CPU, percent of its cores.
+    pub loadgen_cpu_pct: f64,
+    /// The loadgen's verdict.
+    pub judgeable: bool,
 }
 
 /// One figure over the runs of one kind.

@@ -3,8 +3,8 @@
 //! section whose files are absent did not run and is reported so.
 
 use crate::raw::{
-    self, Commands, Criterion, DeltaTrace, NginxCompare, NginxRun, RawError, RedisFailover, RedisHaRun, RedisSpread,
-    RunLog, Totals, WebTransportRun, Window, Windows,
+    self, Commands, Criterion, DeltaTrace, Lossy, NginxCompare, NginxRun, RawError, RedisFailover, RedisHaRun,
+    RedisSpread, RunLog, Totals, WebTransportRun, Window, Windows,
 };
 use crate::section::Section;
 use mino_loadgen::report::crowd::CrowdReport;
@@ -427,6 +427,8 @@ pub struct Raw {
     pub nginx: Option<NginxCompare>,
     /// WebTransport beside the websocket: each run, by run number then kind.
     pub webtransport: Vec<WebTransportRun>,
+    /// Both transports behind the lossy link (`lossy.json`).
+    pub lossy: Option<Lossy>,
     /// Criterion's estimates.
     pub criterion: Option<Criterion>,
     /// The browser client.
@@ -529,6 +531,7 @@ impl Raw {
             nginx_runs: nginx_runs(dir)?,
             nginx: raw::read(&file("nginx/compare.json"))?,
             webtransport: numbered_runs(dir, "webtransport")?,
+            lossy: raw::read(&file("lossy.json"))?,
             criterion: raw::read(&file("criterion.json"))?,
             client: raw::read(&file("client.json"))?,
             behind_before: behind(dir, "before")?,

@@ -22,6 +22,7 @@ mod deltas;
 mod failover;
 mod gap;
 mod idle;
+mod lossy;
 mod nginx;
 mod peer;
 mod redis;

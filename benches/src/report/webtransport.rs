@@ -213,16 +213,12 @@ impl Report {
                 ),
                 wt_verdict.clone(),
             ],
-            vec![
-                "2 % loss each way, 40 ms round trip, 200 walkers: gap p99 and longest freeze p99".into(),
-                "WebTransport ≤ 110 ms and ≤ 160 ms; websocket beside".into(),
-                DASH.into(),
-                "not measured: the test kit has no lossy link yet".into(),
-            ],
+            self.lossy_goal_row(),
         ];
         out.extend(["", "Issue 28's figures:", ""].map(String::from));
         out.extend(table(&["figure", "goal", "ours (medians)", "verdict"], &grows));
         out.push(String::new());
+        out.extend(self.lossy_part());
         out
     }
 }
