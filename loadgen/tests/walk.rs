@@ -92,6 +92,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "judgeable",
         "loadgen_cpu_pct",
         "local_limits",
+        "longest_freeze_ms",
         "machine_cpu_pct",
         "profile",
         "relayed_snapshot_gap_ms",
