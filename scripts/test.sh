@@ -67,6 +67,9 @@ if [ -f client-web/package.json ]; then
     npm test
     npm run build
     MINO_SERVER_BIN="$PWD/../target/debug/mino-server" npm run e2e
+    # Behind the test kit's lossy link (a private network namespace and a TUN
+    # device: root), 2 % loss each way, 40 ms round trip: e2e/lossy/.
+    MINO_SERVER_BIN="$PWD/../target/debug/mino-server" npm run e2e:lossy
   )
 fi
 

@@ -1,0 +1,130 @@
+// Behind a lossy link: the page on WebTransport draws a walking bot without
+// a freeze, where the page on a websocket freezes now and then. Runs only
+// under `mino-link` (testkit/src/bin/mino-link.rs: a private network
+// namespace behind the test kit's lossy link, 2 % of packets lost each way
+// and a 40 ms round trip as scripts/test.sh runs it; `npm run e2e:lossy`):
+// the shard listens on the link's near address and the page, the bots and
+// WebTransport reach it at the far one, every packet through the link.
+//
+// A lost datagram costs its tick: the interpolation, 100 ms behind, bridges
+// one lost tick and draws on; two in a row (about one 10 s span in 12 at
+// 2 %) hold the drawing for about 50 ms. A lost TCP segment holds every
+// later frame until it is resent (a retransmission timeout, 200 ms or more).
+import { createSocket } from 'node:dgram';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MinoStats } from '../../src/debug/hook.js';
+import { Bot, keepWalking, until } from '../harness/bot.js';
+import { launchChromium, pageStats } from '../harness/browser.js';
+import { startServer, type RunningServer } from '../harness/server.js';
+import { startTrace, stopTrace, type TraceSample } from '../harness/trace.js';
+
+const NEAR = process.env.MINO_LINK_NEAR;
+const FAR = process.env.MINO_LINK_FAR;
+const VIEW = { width: 900, height: 600 };
+/** How long the walker is traced, ms. */
+const TRACE_MS = 8000;
+/** The longest the page on WebTransport may draw the walker standing still, ms. */
+const WT_FREEZE_MS = 250;
+
+let server: RunningServer;
+let browser: Browser;
+let walker: Bot;
+let stopWalking: (() => void) | undefined;
+let httpFar = '';
+let wsFar = '';
+
+/** A free UDP port on the near address. */
+function freeUdpPort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createSocket('udp4');
+    s.once('error', reject);
+    s.bind(0, host, () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The longest stretch the trace shows the walker drawn in one place, ms. */
+function longestStill(trace: TraceSample[]): number {
+  let longest = 0;
+  let since: number | null = null;
+  for (let i = 1; i < trace.length; i++) {
+    const a = trace[i - 1]?.at;
+    const b = trace[i]?.at;
+    const t = trace[i]?.t ?? 0;
+    const still = a && b && Math.hypot(a[0] - b[0], a[1] - b[1]) < 0.01;
+    if (still) {
+      since ??= trace[i - 1]?.t ?? t;
+      longest = Math.max(longest, t - since);
+    } else {
+      since = null;
+    }
+  }
+  return longest;
+}
+
+/** Plays as `name` over `transport` and returns the page once it draws the walker. */
+async function play(name: string, transport: 'webtransport' | 'websocket'): Promise<Page> {
+  const page = await browser.newPage({ viewport: VIEW });
+  page.on('pageerror', (e) => console.error('page error:', e));
+  if (transport === 'websocket') {
+    // A browser without WebTransport: the page takes the websocket.
+    await page.addInitScript(() => Reflect.deleteProperty(window, 'WebTransport'));
+  }
+  await page.goto(httpFar);
+  await page.fill('#name-input', name);
+  await page.press('#name-input', 'Enter');
+  await until(`${name} live over ${transport}, drawing the walker`, async () => {
+    const s: MinoStats = await pageStats(page);
+    const drawn = await page.evaluate((id) => window.__mino?.drawnPosition(id) ?? null, walker.id);
+    return s.connection === 'live' && s.transport === transport && drawn !== null;
+  }, 30_000);
+  return page;
+}
+
+/** Traces the walker on `page` for TRACE_MS and returns its longest drawn stand-still, ms. */
+async function freeze(page: Page): Promise<number> {
+  await startTrace(page, walker.id);
+  await new Promise((r) => setTimeout(r, TRACE_MS));
+  const trace = await stopTrace(page);
+  expect(trace.length, 'frames drawn').toBeGreaterThan(TRACE_MS / 100);
+  expect(trace.filter((f) => !f.at), 'frames without the walker').toHaveLength(0);
+  return longestStill(trace);
+}
+
+beforeAll(async () => {
+  if (!NEAR || !FAR) throw new Error('run under mino-link (npm run e2e:lossy): MINO_LINK_NEAR and MINO_LINK_FAR are not set');
+  const port = await freeUdpPort(NEAR);
+  server = await startServer(
+    ['--busy-lateness-ms', '0', '--webtransport-listen', `${NEAR}:${port}`, '--webtransport-advertise', `${FAR}:${port}`],
+    `${NEAR}:0`,
+    30_000,
+  );
+  httpFar = server.http.replace(NEAR, FAR);
+  wsFar = server.ws.replace(NEAR, FAR);
+  walker = await Bot.connect(wsFar, 'walker');
+  stopWalking = keepWalking(walker);
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  stopWalking?.();
+  await walker?.close();
+  await browser?.close().catch(() => undefined);
+  await server?.stop();
+});
+
+describe(`behind a lossy link (${process.env.MINO_LINK ?? 'not set'})`, () => {
+  it('draws a walking bot over WebTransport without a freeze, and says how long the websocket froze', async () => {
+    const wt = await play('wt-lossy', 'webtransport');
+    const wtFreeze = await freeze(wt);
+    const ws = await play('ws-lossy', 'websocket');
+    const wsFreeze = await freeze(ws);
+    console.log(`walker drawn standing still at most: WebTransport ${wtFreeze.toFixed(0)} ms, websocket ${wsFreeze.toFixed(0)} ms over ${TRACE_MS} ms`);
+    expect(wtFreeze, 'the longest the WebTransport page drew the walker still').toBeLessThan(WT_FREEZE_MS);
+    const s = await pageStats(wt);
+    expect(s.decodeErrors).toBe(0);
+  });
+});

@@ -1,0 +1,80 @@
+//! `mino-link`: runs a command behind the test kit's lossy link
+//! ([`mino_testkit::link`]): this process moves into a network namespace of
+//! its own, starts the link, and runs the command there, so it and what it
+//! starts (a shard, Chromium, bots) reach `127.0.1.2` through the link and
+//! everything else on loopback as usual. The command is told the addresses
+//! in `MINO_LINK_NEAR` (listen here) and `MINO_LINK_FAR` (dial this), and
+//! the link's settings in `MINO_LINK`. Exits with the command's code (2
+//! when the namespace or the link cannot be made: run as root).
+//!
+//! ```text
+//! mino-link --loss-pct 2 --rtt-ms 40 -- npx vitest run --config vitest.e2e.config.ts e2e/lossy.e2e.ts
+//! ```
+
+use clap::Parser;
+use mino_testkit::link::{self, Impairment, Link, FAR, NEAR};
+use std::process::Command;
+use std::time::Duration;
+
+/// Flags.
+#[derive(Parser, Debug)]
+#[command(about = "Runs a command behind a link with loss, delay and jitter (needs root)")]
+struct Args {
+    /// Packets lost each way, percent (0 to 100).
+    #[arg(long, default_value_t = 2.0)]
+    loss_pct: f64,
+    /// Round trip, ms (half each way).
+    #[arg(long, default_value_t = 40)]
+    rtt_ms: u64,
+    /// Jitter each way, ms (uniform; at most half the round trip).
+    #[arg(long, default_value_t = 0)]
+    jitter_ms: u64,
+    /// Seed of the loss and jitter draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The command and its arguments.
+    #[arg(required = true, last = true)]
+    command: Vec<String>,
+}
+
+fn main() {
+    let args = Args::parse();
+    if !(0.0..=100.0).contains(&args.loss_pct) {
+        eprintln!("mino-link: --loss-pct {} is not 0 to 100", args.loss_pct);
+        std::process::exit(2);
+    }
+    if let Err(e) = link::isolate() {
+        eprintln!("mino-link: a private network namespace is needed (run as root): {e}");
+        std::process::exit(2);
+    }
+    let impairment = Impairment {
+        loss: args.loss_pct / 100.0,
+        delay: Duration::from_millis(args.rtt_ms) / 2,
+        jitter: Duration::from_millis(args.jitter_ms),
+        seed: args.seed,
+    };
+    let link = match Link::start(impairment) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mino-link: the link: {e}");
+            std::process::exit(2);
+        }
+    };
+    let (program, rest) = args.command.split_first().expect("clap requires a command");
+    let status = Command::new(program)
+        .args(rest)
+        .env("MINO_LINK_NEAR", NEAR.to_string())
+        .env("MINO_LINK_FAR", FAR.to_string())
+        .env("MINO_LINK", format!("loss {} % each way, rtt {} ms, jitter {} ms", args.loss_pct, args.rtt_ms, args.jitter_ms))
+        .status();
+    let counts = link.counts();
+    drop(link);
+    eprintln!("mino-link: {} packets passed, {} dropped", counts.passed, counts.dropped);
+    match status {
+        Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+        Err(e) => {
+            eprintln!("mino-link: {program}: {e}");
+            std::process::exit(2);
+        }
+    }
+}
