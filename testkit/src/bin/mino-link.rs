@@ -65,7 +65,10 @@ fn main() {
         .args(rest)
         .env("MINO_LINK_NEAR", NEAR.to_string())
         .env("MINO_LINK_FAR", FAR.to_string())
-        .env("MINO_LINK", format!("loss {} % each way, rtt {} ms, jitter {} ms", args.loss_pct, args.rtt_ms, args.jitter_ms))
+        .env(
+            "MINO_LINK",
+            format!("loss {} % each way, rtt {} ms, jitter {} ms", args.loss_pct, args.rtt_ms, args.jitter_ms),
+        )
         .status();
     let counts = link.counts();
     drop(link);
