@@ -45,7 +45,7 @@ pub struct AppState {
     pub draining: tokio_util::sync::CancellationToken,
     /// WebTransport's address and certificate hash, served at
     /// `/webtransport` (`None`: off, 404).
-    pub webtransport: Option<crate::webtransport::Offer>,
+    pub webtransport: Option<crate::webtransport::LiveOffer>,
 }
 
 /// The router of the players' listener: `/ws` and the static files, and the
@@ -76,7 +76,7 @@ pub fn router(state: AppState) -> Router {
 async fn webtransport(State(state): State<AppState>) -> Response {
     match &state.webtransport {
         Some(offer) => {
-            ([(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], axum::Json(offer.clone())).into_response()
+            ([(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], axum::Json(offer.get())).into_response()
         }
         None => (StatusCode::NOT_FOUND, "webtransport is off\n").into_response(),
     }

@@ -390,3 +390,37 @@ fn an_unknown_congestion_controller_is_refused_naming_the_choices() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cubic") && err.contains("bbr"), "{err}");
 }
+
+/// The certificate hash a shard offers at `/webtransport` now.
+async fn offered_hash(server: &Shard) -> String {
+    let offer = server.get("/webtransport").await;
+    let json: serde_json::Value = serde_json::from_slice(&offer.body).expect("/webtransport is JSON");
+    json["certificateHashes"][0]["value"].as_str().expect("a hash").to_owned()
+}
+
+#[tokio::test]
+async fn the_self_signed_certificate_is_renewed_without_dropping_an_open_session() {
+    let server = shard(&["--webtransport-cert-renew-s", "1"]);
+    let first = offered_hash(&server).await;
+    let mut old = TransportPlayer::join(&server, "Old").await;
+    // A new certificate, and its hash offered, within a few renewals.
+    let deadline = Instant::now() + WAIT;
+    while offered_hash(&server).await == first {
+        assert!(Instant::now() < deadline, "/webtransport still offers the first certificate");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A new session joins by the new hash; the old one goes on, both ways.
+    let mut new = TransportPlayer::join(&server, "New").await;
+    server.wait_metric("mino_players", 2.0).await;
+    for wt in [&mut old, &mut new] {
+        wt.send(&mino_protocol::client::encode_ping(7.0)).await;
+        loop {
+            if let Frame::Pong(t) = wt.message().await {
+                assert_eq!(t, 7.0);
+                break;
+            }
+        }
+        assert!(!wt.datagram().await.is_empty(), "datagrams still come");
+    }
+    assert_eq!(server.metric("mino_webtransport_sessions").await, 2.0);
+}

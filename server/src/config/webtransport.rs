@@ -52,6 +52,13 @@ pub struct WebTransportArgs {
     /// loss-based controller takes random loss for congestion.
     #[arg(long, env = "MINO_WEBTRANSPORT_CONGESTION", value_enum, default_value_t = Congestion::Cubic)]
     pub webtransport_congestion: Congestion,
+
+    /// The self-signed certificate (no --webtransport-cert) is replaced by
+    /// a new one this often, seconds: new sessions get it and /webtransport
+    /// offers its hash; open sessions keep theirs. 1 to 1,036,800 (12 days:
+    /// it is valid 13); default 10 days.
+    #[arg(long, env = "MINO_WEBTRANSPORT_CERT_RENEW_S", default_value_t = 864_000, value_parser = clap::value_parser!(u64).range(1..=1_036_800))]
+    pub webtransport_cert_renew_s: u64,
 }
 
 /// A QUIC congestion controller (`--webtransport-congestion`).
@@ -112,7 +119,7 @@ pub enum Certificate {
         key: PathBuf,
     },
     /// One made at start, self-signed, valid less than 14 days (what
-    /// browsers take by hash).
+    /// browsers take by hash), and renewed while the shard runs.
     SelfSigned,
 }
 
@@ -130,6 +137,8 @@ pub struct WebTransportConfig {
     pub datagram_bytes: usize,
     /// The sessions' congestion controller.
     pub congestion: Congestion,
+    /// How often a self-signed certificate is replaced.
+    pub renew_every: std::time::Duration,
 }
 
 impl WebTransportArgs {
@@ -146,6 +155,7 @@ impl WebTransportArgs {
             certificate,
             datagram_bytes: usize::from(self.webtransport_datagram_bytes),
             congestion: self.webtransport_congestion,
+            renew_every: std::time::Duration::from_secs(self.webtransport_cert_renew_s),
         })
     }
 }

@@ -23,12 +23,15 @@
 //! valid [`SELF_SIGNED_DAYS`] days (browsers take such a certificate by its
 //! SHA-256 hash, `serverCertificateHashes`, only when it is valid less than
 //! 14 days), its hash logged and offered at the players' listener's
-//! `/webtransport` ([`Offer`]). It is not renewed while the shard runs: a
-//! shard started with one must restart within that time.
+//! `/webtransport` ([`Offer`]), and renewed while the shard runs
+//! ([`certificate`]).
 
+pub mod certificate;
 pub mod datagrams;
 pub mod framing;
 mod session;
+
+pub use certificate::{LiveOffer, SELF_SIGNED_DAYS};
 
 use crate::config::{Certificate, Congestion, WebTransportConfig};
 use crate::hub::remote::FromSession;
@@ -42,10 +45,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use wtransport::endpoint::endpoint_side::Server;
 use wtransport::{Endpoint, Identity, ServerConfig};
-
-/// Days a self-signed certificate is valid (browsers take one by hash only
-/// when it is valid less than 14 days).
-pub const SELF_SIGNED_DAYS: u32 = 13;
 
 /// QUIC keep-alive: a silent session is pinged this often, so a NAT keeps
 /// its mapping and a gone peer is found within the idle timeout.
@@ -104,8 +103,10 @@ pub struct Bound {
     endpoint: Endpoint<Server>,
     /// The bound UDP address.
     local: SocketAddr,
-    offer: Offer,
+    offer: LiveOffer,
     datagram_bytes: usize,
+    /// Set for a self-signed certificate.
+    renew: Option<Renewal>,
 }
 
 impl Bound {
@@ -114,8 +115,8 @@ impl Bound {
         self.local
     }
 
-    /// What a page needs to open a session.
-    pub fn offer(&self) -> &Offer {
+    /// What a page needs to open a session, as served now.
+    pub fn offer(&self) -> &LiveOffer {
         &self.offer
     }
 }
@@ -125,64 +126,89 @@ impl Bound {
 ///
 /// Errors: [`WebTransportError`].
 pub async fn bind(config: &WebTransportConfig, idle: Duration) -> Result<Bound, WebTransportError> {
-    let (identity, self_signed) = match &config.certificate {
-        Certificate::Files { cert, key } => {
-            let identity =
-                Identity::load_pemfiles(cert, key).await.map_err(|e| WebTransportError::Certificate(e.to_string()))?;
-            (identity, false)
+    let made = certificate::make(config).await?;
+    let renew = (config.certificate == Certificate::SelfSigned).then_some(config.renew_every);
+    let server = server_config(config, made.identity, idle)?;
+    let bind_error = |error| WebTransportError::Bind { addr: config.listen, error };
+    let endpoint = Endpoint::server(server).map_err(bind_error)?;
+    let addr = endpoint.local_addr().map_err(bind_error)?;
+    match made.hashes.first() {
+        Some(hash) => tracing::info!(
+            %addr,
+            sha256 = %hash.value,
+            days = certificate::SELF_SIGNED_DAYS,
+            renew_every_s = config.renew_every.as_secs(),
+            "webtransport: self-signed certificate"
+        ),
+        None => tracing::info!(%addr, "webtransport: the operator's certificate"),
+    }
+    let offer = match &config.advertise {
+        Some(advertised) => {
+            Offer { addr: advertised.to_string(), port: advertised.port, certificate_hashes: made.hashes }
         }
-        Certificate::SelfSigned => {
-            let ip = config.listen.ip().to_string();
-            // The advertised host too (browsers take a certificate by hash
-            // whatever its names, other clients may check them).
-            let advertised = config.advertise.as_ref().map(|a| a.host.trim_matches(['[', ']']).to_owned());
-            let names = ["localhost", "127.0.0.1", "::1", ip.as_str()].into_iter().chain(advertised.as_deref());
-            let identity = Identity::self_signed_builder()
-                .subject_alt_names(names)
-                .from_now_utc()
-                .validity_days(SELF_SIGNED_DAYS)
-                .build()
-                .map_err(|e| WebTransportError::SelfSigned(e.to_string()))?;
-            (identity, true)
-        }
+        None => Offer { addr: addr.to_string(), port: addr.port(), certificate_hashes: made.hashes },
     };
-    let certificate_hashes = match identity.certificate_chain().as_slice().first() {
-        Some(cert) if self_signed => {
-            let value: String = cert.hash().as_ref().iter().map(|b| format!("{b:02x}")).collect();
-            vec![CertificateHash { algorithm: "sha-256", value }]
-        }
-        _ => Vec::new(),
-    };
+    Ok(Bound {
+        endpoint,
+        local: addr,
+        offer: LiveOffer::new(offer),
+        datagram_bytes: config.datagram_bytes,
+        renew: renew.map(|every| Renewal { every, config: config.clone(), idle }),
+    })
+}
+
+/// The endpoint's settings with `identity`: the bound address, keep-alive,
+/// the idle timeout and the congestion controller.
+///
+/// Errors: [`WebTransportError::IdleTimeout`].
+fn server_config(
+    config: &WebTransportConfig,
+    identity: Identity,
+    idle: Duration,
+) -> Result<ServerConfig, WebTransportError> {
     let mut transport = wtransport::config::QuicTransportConfig::default();
     match config.congestion {
         Congestion::Cubic => {}
         Congestion::Bbr => {
-            transport.congestion_controller_factory(std::sync::Arc::new(
-                wtransport::quinn::congestion::BbrConfig::default(),
-            ));
+            transport.congestion_controller_factory(Arc::new(wtransport::quinn::congestion::BbrConfig::default()));
         }
     }
-    let server = ServerConfig::builder()
+    Ok(ServerConfig::builder()
         .with_bind_address(config.listen)
         .with_custom_transport(identity, transport)
         .keep_alive_interval(Some(KEEP_ALIVE))
         .max_idle_timeout(Some(idle))
         .map_err(|e| WebTransportError::IdleTimeout(e.to_string()))?
-        .build();
-    let bind_error = |error| WebTransportError::Bind { addr: config.listen, error };
-    let endpoint = Endpoint::server(server).map_err(bind_error)?;
-    let addr = endpoint.local_addr().map_err(bind_error)?;
-    match certificate_hashes.first() {
-        Some(hash) => {
-            tracing::info!(%addr, sha256 = %hash.value, days = SELF_SIGNED_DAYS, "webtransport: self-signed certificate (not renewed: restart within its validity)")
+        .build())
+}
+
+/// How a self-signed certificate is renewed: every `every`, with the
+/// endpoint's settings.
+struct Renewal {
+    every: Duration,
+    config: WebTransportConfig,
+    idle: Duration,
+}
+
+impl Renewal {
+    /// Makes a new certificate, gives it to the endpoint for new sessions
+    /// and offers its hash. A failure is logged; the old one stays.
+    fn renew(&self, endpoint: &Endpoint<Server>, offer: &LiveOffer) {
+        let made = match certificate::self_signed(&self.config) {
+            Ok(m) => m,
+            Err(e) => return tracing::error!(error = %e, "webtransport: certificate not renewed"),
+        };
+        let hashes = made.hashes;
+        let reloaded = server_config(&self.config, made.identity, self.idle)
+            .map_err(|e| e.to_string())
+            .and_then(|c| endpoint.reload_config(c, false).map_err(|e| e.to_string()));
+        if let Err(e) = reloaded {
+            return tracing::error!(error = %e, "webtransport: certificate not renewed");
         }
-        None => tracing::info!(%addr, "webtransport: the operator's certificate"),
+        let sha256 = hashes.first().map(|h| h.value.clone()).unwrap_or_default();
+        offer.set(certificate::offer(&offer.get(), hashes));
+        tracing::info!(%sha256, days = certificate::SELF_SIGNED_DAYS, "webtransport: self-signed certificate renewed (open sessions keep theirs)");
     }
-    let offer = match &config.advertise {
-        Some(advertised) => Offer { addr: advertised.to_string(), port: advertised.port, certificate_hashes },
-        None => Offer { addr: addr.to_string(), port: addr.port(), certificate_hashes },
-    };
-    Ok(Bound { endpoint, local: addr, offer, datagram_bytes: config.datagram_bytes })
 }
 
 /// What the accept loop hands every session.
@@ -197,14 +223,23 @@ pub struct Serving {
 
 /// Accepts sessions until `cancel` fires, each served in a task on
 /// `tracker`; at most `--max-connections` sessions at once (more are
-/// refused at the QUIC handshake).
+/// refused at the QUIC handshake). A self-signed certificate is renewed
+/// here, every `--webtransport-cert-renew-s`.
 pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, cancel: CancellationToken) {
     let Serving { ctx, to_driver, queue } = serving;
     let slots = Arc::new(Semaphore::new(ctx.config.listen.max_connections));
     let shared = session::Shared { ctx, to_driver, queue, datagram_bytes: bound.datagram_bytes };
+    let mut renew_at = bound.renew.as_ref().map(|r| tokio::time::Instant::now() + r.every);
     loop {
         let incoming = tokio::select! {
             () = cancel.cancelled() => break,
+            () = sleep_until(renew_at) => {
+                if let Some(r) = &bound.renew {
+                    r.renew(&bound.endpoint, &bound.offer);
+                    renew_at = Some(tokio::time::Instant::now() + r.every);
+                }
+                continue;
+            }
             incoming = bound.endpoint.accept() => incoming,
         };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
@@ -217,5 +252,13 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
             session::serve(incoming, shared).await;
             drop(permit);
         });
+    }
+}
+
+/// Sleeps until `at`, or forever when there is none.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
