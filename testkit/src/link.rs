@@ -83,6 +83,51 @@ impl Impairment {
     }
 }
 
+/// A link's settings as command-line flags (`mino-link`, the `lossy`
+/// bench): `--loss-pct`, `--rtt-ms`, `--jitter-ms`, `--seed`.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct LinkArgs {
+    /// Packets lost each way, percent (0 to 100).
+    #[arg(long, default_value_t = 2.0, value_parser = parse_pct)]
+    pub loss_pct: f64,
+    /// Round trip, ms (half each way).
+    #[arg(long, default_value_t = 40)]
+    pub rtt_ms: u64,
+    /// Jitter each way, ms (uniform; at most half the round trip).
+    #[arg(long, default_value_t = 0)]
+    pub jitter_ms: u64,
+    /// Seed of the loss and jitter draws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl LinkArgs {
+    /// What the link does to each packet.
+    pub fn impairment(&self) -> Impairment {
+        Impairment {
+            loss: self.loss_pct / 100.0,
+            delay: Duration::from_millis(self.rtt_ms) / 2,
+            jitter: Duration::from_millis(self.jitter_ms),
+            seed: self.seed,
+        }
+    }
+
+    /// "loss 2 % each way, rtt 40 ms, jitter 0 ms".
+    pub fn describe(&self) -> String {
+        format!("loss {} % each way, rtt {} ms, jitter {} ms", self.loss_pct, self.rtt_ms, self.jitter_ms)
+    }
+}
+
+/// A percentage, 0 to 100.
+fn parse_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not 0 to 100"))
+    }
+}
+
 /// Packets the link has seen (both ways together).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkCounts {

@@ -23,10 +23,9 @@
 use clap::Parser;
 use mino_benches::raw::{self, Lossy, LossyRun};
 use mino_loadgen::report::WalkReport;
-use mino_testkit::link::{self, Impairment, Link, FAR, NEAR};
+use mino_testkit::link::{self, Link, LinkArgs, FAR, NEAR};
 use mino_testkit::{Launch, Shard, WorkDir};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Flags.
 #[derive(Parser, Debug, Clone)]
@@ -46,15 +45,9 @@ struct Args {
     /// The measured hold of each run, seconds (the freeze is sampled every 10 s).
     #[arg(long, default_value_t = 30)]
     hold_s: u64,
-    /// Packets lost each way, percent.
-    #[arg(long, default_value_t = 2.0)]
-    loss_pct: f64,
-    /// Round trip of the link, ms.
-    #[arg(long, default_value_t = 40)]
-    rtt_ms: u64,
-    /// Jitter each way, ms (uniform, at most half the round trip).
-    #[arg(long, default_value_t = 0)]
-    jitter_ms: u64,
+    /// The link.
+    #[command(flatten)]
+    link: LinkArgs,
     /// Where to write `lossy.json` (`mino_benches::raw::Lossy`: the link
     /// and each run; the report takes medians).
     #[arg(long)]
@@ -197,13 +190,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 async fn run(args: Args) {
-    let impairment = Impairment {
-        loss: args.loss_pct / 100.0,
-        delay: Duration::from_millis(args.rtt_ms) / 2,
-        jitter: Duration::from_millis(args.jitter_ms),
-        seed: 1,
-    };
-    let link = Link::start(impairment).expect("the lossy link starts");
+    let link = Link::start(args.link.impairment()).expect("the lossy link starts");
     let work = WorkDir::new("lossy-bench");
     let mut runs = Vec::new();
     for round in 0..args.rounds {
@@ -217,16 +204,16 @@ async fn run(args: Args) {
     let lossy = Lossy {
         bots: args.bots,
         hold_s: args.hold_s,
-        loss_pct_each_way: args.loss_pct,
-        rtt_ms: args.rtt_ms,
-        jitter_ms: args.jitter_ms,
+        loss_pct_each_way: args.link.loss_pct,
+        rtt_ms: args.link.rtt_ms,
+        jitter_ms: args.link.jitter_ms,
         packets_passed: counts.passed,
         packets_dropped: counts.dropped,
         runs,
     };
     println!(
         "| kind | {} walkers, {} % loss each way, {} ms round trip: gap p99 (median) | longest freeze p99 (median) | runs (gap p99 / freeze p99, ms) |",
-        args.bots, args.loss_pct, args.rtt_ms
+        args.bots, args.link.loss_pct, args.link.rtt_ms
     );
     println!("|---|---|---|---|");
     for t in Kind::ALL.map(Kind::label) {

@@ -12,26 +12,15 @@
 //! ```
 
 use clap::Parser;
-use mino_testkit::link::{self, Impairment, Link, FAR, NEAR};
+use mino_testkit::link::{self, Link, LinkArgs, FAR, NEAR};
 use std::process::Command;
-use std::time::Duration;
 
 /// Flags.
 #[derive(Parser, Debug)]
 #[command(about = "Runs a command behind a link with loss, delay and jitter (needs root)")]
 struct Args {
-    /// Packets lost each way, percent (0 to 100).
-    #[arg(long, default_value_t = 2.0)]
-    loss_pct: f64,
-    /// Round trip, ms (half each way).
-    #[arg(long, default_value_t = 40)]
-    rtt_ms: u64,
-    /// Jitter each way, ms (uniform; at most half the round trip).
-    #[arg(long, default_value_t = 0)]
-    jitter_ms: u64,
-    /// Seed of the loss and jitter draws.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    link: LinkArgs,
     /// The command and its arguments.
     #[arg(required = true, last = true)]
     command: Vec<String>,
@@ -39,20 +28,11 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    if !(0.0..=100.0).contains(&args.loss_pct) {
-        eprintln!("mino-link: --loss-pct {} is not 0 to 100", args.loss_pct);
-        std::process::exit(2);
-    }
     if let Err(e) = link::isolate() {
         eprintln!("mino-link: a private network namespace is needed (run as root): {e}");
         std::process::exit(2);
     }
-    let impairment = Impairment {
-        loss: args.loss_pct / 100.0,
-        delay: Duration::from_millis(args.rtt_ms) / 2,
-        jitter: Duration::from_millis(args.jitter_ms),
-        seed: args.seed,
-    };
+    let impairment = args.link.impairment();
     let link = match Link::start(impairment) {
         Ok(l) => l,
         Err(e) => {
@@ -65,10 +45,7 @@ fn main() {
         .args(rest)
         .env("MINO_LINK_NEAR", NEAR.to_string())
         .env("MINO_LINK_FAR", FAR.to_string())
-        .env(
-            "MINO_LINK",
-            format!("loss {} % each way, rtt {} ms, jitter {} ms", args.loss_pct, args.rtt_ms, args.jitter_ms),
-        )
+        .env("MINO_LINK", args.link.describe())
         .status();
     let counts = link.counts();
     drop(link);
