@@ -174,6 +174,11 @@ describe('a newcomer on a 420-pixel screen', () => {
       console.log(`the newcomer drawn at ${ownAt?.join(',')}, by a panel: its own label not required`);
     }
     for (const l of labels) for (const p of panels) expect(overlap(l.box, p), `label ${l.text} ${JSON.stringify(l.box)} over a panel ${JSON.stringify(p)}`).toBe(false);
-    expect(labels.map((l) => l.text)).not.toContain(walker.welcome.name);
+    // The walker under the panel is not labelled there: no label above lies
+    // over a panel. It may be labelled beside the panel, at a spot around its
+    // body that is clear of it (src/render/labels.ts: above, below, right,
+    // left, higher, lower), as a player under the HUD is (labels.test.ts).
+    const beside = labels.find((l) => l.text === walker.welcome.name);
+    console.log(`the walker under the panel: ${beside ? `labelled beside it at ${JSON.stringify(beside.box)}` : 'not labelled'}`);
   });
 });
