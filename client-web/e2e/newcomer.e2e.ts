@@ -167,6 +167,7 @@ describe('a newcomer on a 420-pixel screen', () => {
       const p = window.__mino?.drawnPosition(id);
       return p ? (window.__mino?.worldToScreen(p[0], p[1]) ?? null) : null;
     }, own);
+    expect(ownAt, 'the newcomer drawn').not.toBeNull();
     const near = (p: Box): boolean => ownAt !== null && overlap({ x: ownAt[0] - 40, y: ownAt[1] - 40, width: 80, height: 80 }, p);
     if (ownAt !== null && !panels.some(near)) {
       expect(labels.some((l) => l.text === 'newcomer'), `the own label, the player drawn at ${ownAt.join(',')}`).toBe(true);

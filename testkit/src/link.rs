@@ -151,17 +151,24 @@ struct Counts {
 /// The `unshare(2)` error (EPERM without `CAP_SYS_ADMIN`), or `ip`'s.
 pub fn isolate() -> io::Result<()> {
     nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).map_err(io::Error::from)?;
+    ISOLATED.store(true, Ordering::Relaxed);
     ip(&["link", "set", "lo", "up"])
 }
+
+/// Set by [`isolate`] in this process.
+static ISOLATED: AtomicBool = AtomicBool::new(false);
+
+/// Set by [`isolated`] in the child's environment.
+const ISOLATED_ENV: &str = "MINO_LINK_ISOLATED";
 
 /// Makes `command` start in a network namespace of its own; it and its
 /// children share that namespace, whose `lo` is down until [`Link::start`]
 /// (or `ip link set lo up`) brings it up.
 pub fn isolated(command: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
+    command.env(ISOLATED_ENV, "1");
     // SAFETY: runs in the forked child before exec, where only this thread
-    // exists; unshare(2) and the `ip` it runs fork and exec, which is
-    // allowed there (std's own spawn does the same).
+    // exists; unshare(2) is a plain system call, allowed there.
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(|| {
@@ -194,11 +201,15 @@ pub fn test_in_namespace(name: &str, body: impl FnOnce()) {
     assert!(stdout.contains("1 passed"), "the child ran the test:\n{stdout}");
 }
 
-/// Whether this process's network namespace is a private one: it has no
-/// device but `lo` and the link's own (a fresh namespace's, as
-/// [`isolate`] makes; the machine's has its network devices). Reading
-/// init's namespace (`/proc/1/ns/net`) to compare is denied in sandboxes.
+/// Whether this process's network namespace is a private one: this
+/// process made it ([`isolate`]) or was started in one ([`isolated`]), and
+/// it has no device but `lo` and the link's own (a fresh namespace's; the
+/// machine's has its network devices). Reading init's namespace
+/// (`/proc/1/ns/net`) to compare is denied in sandboxes.
 fn in_private_namespace() -> io::Result<bool> {
+    if !ISOLATED.load(Ordering::Relaxed) && std::env::var_os(ISOLATED_ENV).is_none() {
+        return Ok(false);
+    }
     let devices = std::fs::read_to_string("/proc/self/net/dev")?;
     Ok(devices.lines().skip(2).filter_map(|l| l.split(':').next()).all(|d| matches!(d.trim(), "lo" | DEVICE)))
 }
@@ -241,10 +252,13 @@ impl Link {
                 "Link::start changes routes: run it in a private network namespace (link::isolate)",
             ));
         }
+        if !(0.0..=1.0).contains(&impairment.loss) {
+            return Err(io::Error::other(format!("loss {} is not 0 to 1", impairment.loss)));
+        }
         let tun = open_tun()?;
         ip(&["link", "set", "lo", "up"])?;
         // 127.0.0.0/8 stops being local, so FAR can be routed; 127.0.0.1
-        // stays on lo. (A second link in the namespace finds it done.)
+        // stays on lo. (One link a namespace: a second fails at TUNSETIFF.)
         ip(&["route", "replace", "local", "127.0.0.1", "dev", "lo", "table", "local"])?;
         let _ = ip(&["route", "del", "127.0.0.0/8", "dev", "lo", "table", "local"]);
         for conf in ["all", DEVICE] {
@@ -367,7 +381,7 @@ impl Emulator {
         if packet.len() < 20 || packet[0] >> 4 != 4 {
             return;
         }
-        if self.rng.random_bool(self.impairment.loss.clamp(0.0, 1.0)) {
+        if self.rng.random_bool(self.impairment.loss) {
             self.counts.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }

@@ -79,10 +79,11 @@ impl Report {
              each: `websocket` (deltas over TCP: a lost segment holds every later frame until it is resent), \
              `webtransport` (view frames as datagrams, full forms: a lost one costs its tick; the shard's \
              default congestion controller, CUBIC) and `webtransport-bbr` (the same with \
-             `--webtransport-congestion bbr`: CUBIC, loss-based, takes random loss for congestion, the \
-             likely reason for the longer freezes with it; quinn calls its BBR experimental). The longest \
-             freeze is each bot's longest own-shard snapshot gap in each 10 s of the hold, one sample a bot \
-             and span (`loadgen/src/freeze.rs`); its p99 is over those samples. The link dropped {} of {} \
+             `--webtransport-congestion bbr`, quinn's experimental BBR; CUBIC, loss-based, takes random \
+             loss for congestion, the likely reason for the longer freezes with it). The longest freeze is \
+             each bot's longest own-shard snapshot gap in each 10 s span of its session (spans start at its \
+             Welcome; one cut short by the session's end is not counted), one sample a bot and span \
+             (`loadgen/src/freeze.rs`), those ending in the hold; its p99 is over those samples. The link dropped {} of {} \
              packets ({:.2} %).",
             count(f64::from(l.bots)),
             l.loss_pct_each_way,

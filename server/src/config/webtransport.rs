@@ -48,7 +48,7 @@ pub struct WebTransportArgs {
     /// `cubic` (quinn's default) or `bbr` (quinn's BBR, which it calls
     /// experimental). Behind a link losing 2 % of packets each way with a
     /// 40 ms round trip, 200 walkers' longest freeze p99 was 176 ms with
-    /// cubic and 152 ms with bbr (benches/RESULTS.md, section 16): a
+    /// cubic and 155 ms with bbr (benches/RESULTS.md, section 16): a
     /// loss-based controller takes random loss for congestion.
     #[arg(long, env = "MINO_WEBTRANSPORT_CONGESTION", value_enum, default_value_t = Congestion::Cubic)]
     pub webtransport_congestion: Congestion,

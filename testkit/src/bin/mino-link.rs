@@ -4,11 +4,12 @@
 //! starts (a shard, Chromium, bots) reach `127.0.1.2` through the link and
 //! everything else on loopback as usual. The command is told the addresses
 //! in `MINO_LINK_NEAR` (listen here) and `MINO_LINK_FAR` (dial this), and
-//! the link's settings in `MINO_LINK`. Exits with the command's code (2
-//! when the namespace or the link cannot be made: run as root).
+//! the link's settings in `MINO_LINK`. Exits with the command's code, or 2
+//! when the namespace or the link cannot be made (run as root) or the
+//! command cannot be started.
 //!
 //! ```text
-//! mino-link --loss-pct 2 --rtt-ms 40 -- npx vitest run --config vitest.e2e.config.ts e2e/lossy.e2e.ts
+//! mino-link --loss-pct 2 --rtt-ms 40 -- npx vitest run --config vitest.e2e.config.ts
 //! ```
 
 use clap::Parser;
