@@ -1,5 +1,8 @@
 // Behind a lossy link: the page on WebTransport draws a walking bot without
-// a freeze, where the page on a websocket freezes now and then. Runs only
+// a freeze, and a page on a websocket beside it is measured the same way and
+// logged (with one bot its short TCP stalls mostly hide in the interpolation
+// buffer; the loadgen's figure, benches/RESULTS.md section 16, is where the
+// two transports differ). Runs only
 // under `mino-link` (testkit/src/bin/mino-link.rs: a private network
 // namespace behind the test kit's lossy link, 2 % of packets lost each way
 // and a 40 ms round trip as scripts/test.sh runs it; `npm run e2e:lossy`):
