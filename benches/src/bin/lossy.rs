@@ -22,6 +22,7 @@
 
 use clap::Parser;
 use mino_benches::raw::{self, Lossy, LossyRun};
+use mino_benches::sections::webtransport::{shard_flags, DENSITY};
 use mino_loadgen::report::WalkReport;
 use mino_testkit::link::{self, Link, LinkArgs, FAR, NEAR};
 use mino_testkit::{Launch, Shard, WorkDir};
@@ -53,12 +54,6 @@ struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
 }
-
-/// Cell side, world units (section 16's).
-const CELL: u32 = 100;
-
-/// Walkers a cell.
-const DENSITY: u32 = 4;
 
 /// A kind of run: a transport, and for WebTransport the shard's
 /// congestion controller.
@@ -108,32 +103,17 @@ fn free_udp_port() -> u16 {
 
 /// One run of `transport`'s walkers through the link.
 async fn one(args: &Args, kind: Kind, work: &WorkDir, round: usize) -> LossyRun {
-    let side = ((f64::from(args.bots) / f64::from(DENSITY)).sqrt().ceil() as u32 * CELL).to_string();
     let wt_port = free_udp_port();
-    let (wt_listen, wt_advertise) = (format!("{NEAR}:{wt_port}"), format!("{FAR}:{wt_port}"));
-    let (cell, radius, max) = (CELL.to_string(), (CELL * 4).to_string(), args.bots.to_string());
-    let flags = [
-        "--webtransport-listen",
-        &wt_listen,
-        "--webtransport-advertise",
-        &wt_advertise,
-        "--cell-size",
-        &cell,
-        "--view-radius",
-        &radius,
-        "--world-size",
-        &side,
-        "--max-players",
-        &max,
-        "--webtransport-congestion",
-        kind.congestion(),
-    ];
+    let mut flags = shard_flags(args.bots, &format!("{NEAR}:{wt_port}"));
+    flags.extend(["--webtransport-advertise".into(), format!("{FAR}:{wt_port}")]);
+    flags.extend(["--webtransport-congestion".into(), kind.congestion().into()]);
     let name = format!("round-{round}-{}", kind.label());
     let launch = Launch {
         listen: format!("{NEAR}:0"),
         log: Some((work.join(format!("{name}.shard.log")), "warn".into())),
         ..Launch::default()
     };
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let shard = Shard::launch(&args.server, &flags, &launch);
     shard.wait_ready().await;
     let url = format!("ws://{FAR}:{}/ws", shard.addr.port());

@@ -37,7 +37,7 @@ const CELL: u32 = 100;
 const RADIUS_CELLS: u32 = 4;
 
 /// Walkers a cell.
-const DENSITY: u32 = 4;
+pub const DENSITY: u32 = 4;
 
 /// Joins a second (half the other sections': a QUIC handshake costs the
 /// loaded machine more than a websocket's).
@@ -92,25 +92,34 @@ struct Parts {
     _work: WorkDir,
 }
 
+/// The shard's flags for `bots` walkers: WebTransport on
+/// `webtransport_listen`, area of interest (cells of [`CELL`], a view radius
+/// of [`RADIUS_CELLS`]), a world of [`DENSITY`] walkers a cell, room for
+/// them all. The `lossy` bench starts the same shard.
+pub fn shard_flags(bots: u32, webtransport_listen: &str) -> Vec<String> {
+    let side = ((f64::from(bots) / f64::from(DENSITY)).sqrt().ceil() as u32) * CELL;
+    [
+        "--webtransport-listen",
+        webtransport_listen,
+        "--cell-size",
+        &CELL.to_string(),
+        "--view-radius",
+        &(CELL * RADIUS_CELLS).to_string(),
+        "--world-size",
+        &side.to_string(),
+        "--max-players",
+        &bots.to_string(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// Starts the shard (and nginx) of a run of `bots` walkers.
 async fn parts(run: &Run, kind: WtKind, bots: u32) -> Parts {
     let work = WorkDir::new("webtransport-bench");
-    let side = ((f64::from(bots) / f64::from(DENSITY)).sqrt().ceil() as u32) * CELL;
-    let (cell, radius, side, max) =
-        (CELL.to_string(), (CELL * RADIUS_CELLS).to_string(), side.to_string(), bots.to_string());
-    let args = [
-        "--webtransport-listen",
-        "127.0.0.1:0",
-        "--cell-size",
-        &cell,
-        "--view-radius",
-        &radius,
-        "--world-size",
-        &side,
-        "--max-players",
-        &max,
-    ];
+    let args = shard_flags(bots, "127.0.0.1:0");
     let launch = Launch { log: Some((work.join("shard.log"), "warn".into())), ..Launch::default() };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let shard = Shard::launch(run.binary("mino-server"), &args, &launch);
     shard.wait_ready().await;
     let nginx = (kind == WtKind::WebsocketNginx).then(|| {
