@@ -14,7 +14,7 @@ import { Bot, until } from './harness/bot.js';
 import { launchChromium, pageStats } from './harness/browser.js';
 import { startRedis, type RunningRedis } from './harness/redis.js';
 import { startServer, waitReady, type RunningServer } from './harness/server.js';
-import { startTrace, stopTrace } from './harness/trace.js';
+import { largestStep, startTrace, stopTrace } from './harness/trace.js';
 
 const WORLD = 2000;
 const CELL = 125;
@@ -129,18 +129,16 @@ describe('area of interest across two shards', () => {
     expect(trace.filter((f) => !f.at).length, 'frames without the walker').toBe(0);
     let crossings = 0;
     let moved = 0;
-    let maxOver = 0;
     for (let i = 1; i < trace.length; i++) {
       const a = trace[i - 1]?.at as Point;
       const b = trace[i]?.at as Point;
-      const dt = ((trace[i]?.t ?? 0) - (trace[i - 1]?.t ?? 0)) / 1000;
       if (Math.floor(a[0] / CELL) !== Math.floor(b[0] / CELL) || Math.floor(a[1] / CELL) !== Math.floor(b[1] / CELL)) crossings++;
       if (distance(a, b) > 0) moved++;
-      // Never more than a walk's worth between two frames (the render clock slews up to 15 %, a player's extra delay 10 %).
-      maxOver = Math.max(maxOver, distance(a, b) - (SPEED * dt * 1.3 + 1));
     }
     expect(crossings, 'cell borders crossed').toBeGreaterThanOrEqual(4);
-    expect(maxOver, 'largest step beyond a walk').toBeLessThanOrEqual(0);
+    // Never more than a walk's worth between two frames.
+    const step = largestStep(trace, SPEED);
+    expect(step.over, `largest step beyond a walk, in ${step.around}`).toBeLessThanOrEqual(0);
     // Interpolated: it moves in most frames, not a step a tick.
     expect(moved / trace.length).toBeGreaterThan(0.5);
     // Stopped: drawn where its own shard has it.

@@ -45,3 +45,38 @@ export async function stopTrace(page: Page): Promise<TraceSample[]> {
     return w.__trace;
   });
 }
+
+/** The largest step between two drawn frames beyond a walk, and where it was. */
+export interface LargestStep {
+  /** World units beyond `speed` x the frames' interval x 1.3 + 1 (0 or less: none). */
+  over: number;
+  /** The frames around it (time ms, position), for the failure's message. */
+  around: string;
+}
+
+/**
+ * The step of the watched player between two consecutive frames of `trace`
+ * (every frame must have it drawn) that goes furthest beyond a walk at
+ * `speed` (world units/s) over the frames' interval: at most 30 % fast is a
+ * walk (the render clock slews up to 15 % and a player's extra delay 10 %
+ * to close errors), plus one unit of rounding.
+ */
+export function largestStep(trace: TraceSample[], speed: number): LargestStep {
+  let over = Number.NEGATIVE_INFINITY;
+  let worst = 0;
+  for (let i = 1; i < trace.length; i++) {
+    const a = trace[i - 1] as TraceSample;
+    const b = trace[i] as TraceSample;
+    if (!a.at || !b.at) continue;
+    const step = Math.hypot(b.at[0] - a.at[0], b.at[1] - a.at[1]) - (speed * ((b.t - a.t) / 1000) * 1.3 + 1);
+    if (step > over) {
+      over = step;
+      worst = i;
+    }
+  }
+  const around = trace
+    .slice(Math.max(0, worst - 4), worst + 4)
+    .map((f) => `${f.t.toFixed(0)} ms: ${f.at ? f.at.map((v) => v.toFixed(1)).join(',') : '-'}`)
+    .join('; ');
+  return { over: Math.max(0, over), around };
+}

@@ -358,6 +358,68 @@ describe('entering and leaving view', () => {
     expect(last).toBeGreaterThan(x(50));
   });
 
+  it('draws a walker whose frames after a stop or a turn are late never past where it went, nor pulled back', () => {
+    // Walks +x to (750, 300) at tick 30, then +y from tick 31 (or stops there); the
+    // frames of ticks 29-33 come with tick 34's, 200 ms late.
+    for (const turn of [true, false]) {
+      const w = world();
+      const at = (tick: number): [number, number] => [300 + Math.min(tick, 30) * STEP, 300 + (turn ? Math.max(0, tick - 30) * STEP : 0)];
+      const frame = (tick: number): CellState => {
+        const [x, y] = at(tick);
+        return viewCell(1, cellOf(x, y), tick, [{ id: 7, x, y, flags: turn || tick <= 30 ? 1 : 0 }]);
+      };
+      let last: [number, number] | null = null;
+      let maxStep = 0;
+      let now = arrival(1) - 1;
+      for (let tick = 1; tick < 100; tick++) {
+        for (; now < arrival(tick); now += 16) {
+          w.update(now);
+          const p = drawn(w, 7);
+          if (!p) continue;
+          // Never past the corner along x, never off the path.
+          expect(p[0], `${turn ? 'turn' : 'stop'} at ${now}`).toBeLessThanOrEqual(750 + 1e-3);
+          if (last) maxStep = Math.max(maxStep, Math.hypot(p[0] - last[0], p[1] - last[1]));
+          last = p;
+        }
+        w.onCell(ownFrame(tick), 1, arrival(tick));
+        if (tick < 29 || tick > 33) w.onCell(frame(tick), 1, arrival(tick));
+        if (tick === 34) for (let late = 29; late < 34; late++) w.onCell(frame(late), 1, arrival(tick));
+      }
+      // A walk's worth per 16 ms frame, at most 30 % fast while catching up.
+      expect(maxStep, turn ? 'turn' : 'stop').toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
+      // And it caught up: about 100 ms behind its newest again.
+      const [x, y] = last as [number, number];
+      expect(Math.hypot(at(99)[0] - x, at(99)[1] - y)).toBeLessThanOrEqual((turn ? 130 / TICK : 0) * STEP);
+    }
+  });
+
+  it('a player that stood starts walking from where it is drawn when its first step comes from another cell', () => {
+    const w = world();
+    // 7 stands at (620, 500), by the border of the next cell (625), from tick 1.
+    const a = cellOf(620, 500);
+    w.onCell(viewCell(1, a, 1, [{ id: 7, x: 620, y: 500 }]), 0, arrival(1));
+    run(w, 1, 30, (t) => [ownFrame(t)]);
+    expect(drawn(w, 7)).toEqual([620, 500]);
+    // From tick 30 it walks +x: its first step is already in the next cell.
+    const x = (tick: number): number => 620 + (tick - 29) * STEP;
+    let last = 620;
+    let maxStep = 0;
+    run(
+      w,
+      30,
+      50,
+      (t) => [ownFrame(t), viewCell(1, a, t, []), viewCell(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500, flags: 1 }])],
+      () => {
+        const p = drawn(w, 7) as [number, number];
+        maxStep = Math.max(maxStep, p[0] - last);
+        last = p[0];
+      },
+      (f) => (f.cell === a ? 1 : f.cell === cellOf(1000, 1000) ? 1 : 0),
+    );
+    expect(maxStep).toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
+    expect(last).toBeGreaterThan(x(45));
+  });
+
   it('continues a player that moved to another shard without a jump or a blink', () => {
     const w = world();
     const x = (tick: number): number => 1000 + tick * 5;

@@ -31,9 +31,11 @@
 // 100 ms behind the newest tick), further back by its extra delay when it is
 // updated less often than every tick, so it stays between two samples; one
 // who enters view is drawn from the next frame, at its first position. When a
-// walking player's sample is late it waits a tick past its newest, its delay
+// walking player's sample is late it waits at its newest (never drawn past
+// it: the next sample may show a stop, a turn or a stalled server), its delay
 // stretched, and goes on from there (then catches up at the slew rate), so a
-// late frame costs a pause, never a jump; a standing one simply stands.
+// late frame costs a pause, never a jump; a standing one simply stands, and
+// when it sets off it walks from where it is drawn (`started`).
 
 import type { Bounds, CellState, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
 import { CellListings, type CellListing } from './cell-listings.js';
@@ -249,6 +251,7 @@ export class CellWorld {
       else if (tr.cell[slot] === cell && this.baseMs === this.baseMs && tr.newestMs(slot) < this.baseMs) tr.repeatNewest(slot, this.baseMs);
     }
     const gap = t - tr.newestMs(slot);
+    this.started(slot, t, s.x[i] as number, s.y[i] as number);
     if (tr.push(slot, t, s.x[i] as number, s.y[i] as number, s.heading[i] as number, s.flags[i] as number)) this.measure(slot, gap);
     tr.shard[slot] = shard;
     tr.cell[slot] = cell;
@@ -291,6 +294,31 @@ export class CellWorld {
     if (tr.samples(slot) < 2 || !(gap > 0) || gap > MAX_INTERVAL_TICKS * this.tickMs) return;
     const old = tr.interval[slot] as number;
     tr.interval[slot] = tr.samples(slot) === 2 ? gap : old + (gap - old) * INTERVAL_WEIGHT;
+  }
+
+  /**
+   * A player whose newest sample stands moved by its next one, at server
+   * time `t` (ms), to (`x`, `y`): it set off at the latest when a walk at
+   * [`speed`] still gets it there, and stood until then (that sample again,
+   * when it is later than the newest). If it was drawn standing later than
+   * that (a frame whose base is older than the render time: its first step
+   * came from another cell, or a slow tier), its extra delay stretches by
+   * the difference, so it walks on from where it is drawn instead of jumping
+   * ahead; the delay slews back as for a late frame. A move longer than
+   * a walk since the newest is a teleport and is left to [`PlayerTracks.emit`].
+   */
+  private started(slot: number, t: number, x: number, y: number): void {
+    const tr = this.tracks;
+    const tn = tr.newestMs(slot);
+    if (!(tn < t) || tr.newestMoving(slot) || !(this.speed > 0)) return;
+    const walkMs = (Math.hypot(x - tr.newestX(slot), y - tr.newestY(slot)) / this.speed) * 1000;
+    if (walkMs === 0 || walkMs > t - tn + this.tickMs) return;
+    const from = Math.max(tn, t - walkMs);
+    if (from > tn) tr.repeatNewest(slot, from);
+    const drawnMs = tr.drawnMs[slot] as number;
+    if (tr.hidden[slot] === DRAWN && drawnMs > from) {
+      tr.extra[slot] = Math.min(MAX_EXTRA_DELAY_MS, (tr.extra[slot] as number) + drawnMs - from);
+    }
   }
 
   /** Marks the players the previous state of the cell being taken listed, and this one does not, as having left it. */
@@ -356,17 +384,18 @@ export class CellWorld {
     let t = Number.NaN;
     if (c?.clock.ready) {
       t = c.clock.renderMs - extra;
-      // Its next sample is late: it waits a tick past its newest (extrapolated)
-      // with its delay stretched, so it goes on from there when the sample
-      // comes rather than jumping ahead to where the render time has got to.
-      // (A standing player's next sample is not late: a still cell sends nothing.)
-      const most = tr.newestMs(slot) + this.tickMs;
+      // Its next sample is late: it waits at its newest with its delay
+      // stretched, so it goes on from there when the sample comes rather
+      // than jumping ahead to where the render time has got to. (A standing
+      // player's next sample is not late: a still cell sends nothing.)
+      const most = tr.newestMs(slot);
       if (t > most && extra < MAX_EXTRA_DELAY_MS && tr.newestMoving(slot)) {
         extra = Math.min(MAX_EXTRA_DELAY_MS, extra + t - most);
         t = c.clock.renderMs - extra;
       }
     }
     tr.extra[slot] = extra;
+    tr.drawnMs[slot] = t;
     tr.drawMs = t;
     tr.emit(slot, this.players);
     if (tr.hidden[slot] !== DRAWN) {

@@ -95,8 +95,8 @@ class Sim {
     this.log.push({
       now: this.now,
       sample,
-      // As the tracks draw it: at most a tick past its newest sample, at its oldest before that.
-      drawn: slot >= 0 ? Math.max(EPOCH + tr.oldestMs(slot), Math.min(sample - (tr.extra[slot] as number), EPOCH + tr.newestMs(slot) + TICK)) : Number.NaN,
+      // As the tracks draw it: at its newest sample at most, at its oldest before that.
+      drawn: slot >= 0 ? Math.max(EPOCH + tr.oldestMs(slot), Math.min(sample - (tr.extra[slot] as number), EPOCH + tr.newestMs(slot))) : Number.NaN,
       x: i >= 0 ? (p.x[i] as number) : Number.NaN,
       delay: this.world.delayMs(SHARD),
       newest: this.newestServerTime,
@@ -146,17 +146,16 @@ describe('render clock', () => {
     for (let i = 1; i < xs.length; i++) expect((xs[i] as number) - (xs[i - 1] as number)).toBeGreaterThan(1.5);
   });
 
-  it('never extrapolates a walker more than one tick past its newest sample', () => {
+  it('never draws a walker past its newest sample', () => {
     const sim = new Sim(() => 20);
     sim.run(1000);
     sim.run(2000, { stalled: true });
     const newest = sim.last.newest;
-    // The clock runs on; the walker waits a tick past its newest, its own delay stretched.
+    // The clock runs on; the walker waits at its newest, its own delay stretched.
     for (const f of sim.log.filter((l) => !Number.isNaN(l.drawn))) {
-      expect(f.drawn).toBeLessThanOrEqual(f.newest + TICK + 1e-6);
+      expect(f.drawn).toBeLessThanOrEqual(f.newest + 1e-6);
     }
-    expect(sim.last.x).toBeLessThanOrEqual(walkerX(newest) + (SPEED * TICK) / 1000 + 1e-3);
-    expect(sim.last.x).toBeCloseTo(walkerX(newest + TICK), 3);
+    expect(sim.last.x).toBeCloseTo(walkerX(newest), 3);
   });
 
   it('after a hidden tab it jumps straight to newest minus the delay, buffer bounded', () => {

@@ -28,7 +28,7 @@ describe('player tracks', () => {
     expect(at(tr, s, 0)[0]).toBe(150);
   });
 
-  it('interpolates between the samples around the time, one tick past the newest at most', () => {
+  it('interpolates between the samples around the time, and holds the newest after it', () => {
     const tr = new PlayerTracks();
     tr.speed = 300;
     tr.tickMs = 50;
@@ -40,8 +40,8 @@ describe('player tracks', () => {
     expect([x, y]).toEqual([7.5, 0]);
     expect(h).toBeCloseTo(Math.PI / 4, 6);
     expect(at(tr, s, 75)[0]).toBe(22.5);
-    expect(at(tr, s, 125)[0]).toBe(37.5); // extrapolated half a tick
-    expect(at(tr, s, 1000)[0]).toBe(45); // at most one tick past the newest
+    expect(at(tr, s, 125)[0]).toBe(30); // never extrapolated: a walker's next sample may show a stop or a turn
+    expect(at(tr, s, 1000)[0]).toBe(30);
     tr.drawMs = Number.NaN;
     expect(at(tr, s, Number.NaN)[0]).toBe(30); // no render time yet: the newest
   });

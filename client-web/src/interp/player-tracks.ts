@@ -69,6 +69,8 @@ export class PlayerTracks {
   extra = new Float32Array(0);
   /** [`DRAWN`], [`NOT_YET_DRAWN`] or [`HIDDEN`]. */
   hidden = new Uint8Array(0);
+  /** Server time the player was last drawn at (its render time less its extra delay), ms; NaN before. */
+  drawnMs = new Float64Array(0);
   /** Ring of samples per slot: index of the oldest and how many. */
   private head = new Uint8Array(0);
   private size = new Uint8Array(0);
@@ -105,6 +107,7 @@ export class PlayerTracks {
     this.interval[slot] = tickMs;
     this.extra[slot] = 0;
     this.hidden[slot] = NOT_YET_DRAWN;
+    this.drawnMs[slot] = Number.NaN;
     this.head[slot] = 0;
     this.size[slot] = 0;
     return slot;
@@ -132,6 +135,17 @@ export class PlayerTracks {
   /** Server time of the oldest sample of `slot`, ms (Infinity when none). */
   oldestMs(slot: number): number {
     return this.size[slot] ? (this.st[this.at(slot, 0)] as number) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Position of the newest sample of `slot`, world units (NaN when none). */
+  newestX(slot: number): number {
+    const n = this.size[slot] as number;
+    return n ? (this.sx[this.at(slot, n - 1)] as number) : Number.NaN;
+  }
+
+  newestY(slot: number): number {
+    const n = this.size[slot] as number;
+    return n ? (this.sy[this.at(slot, n - 1)] as number) : Number.NaN;
   }
 
   /** Whether the newest sample of `slot` is walking (false when it has none). */
@@ -194,9 +208,10 @@ export class PlayerTracks {
 
   /**
    * Writes the player of `slot` as it stood at server time [`drawMs`] into
-   * `sink`: between the two samples around it, at most one tick past the
-   * newest when that one walks (then held; a standing one is where it
-   * stays: a still cell sends nothing new), at the oldest before it. A move between two samples
+   * `sink`: between the two samples around it, at the newest after it (never
+   * extrapolated: a walker drawn past its newest would be pulled back when
+   * its next sample shows a stop, a turn or a stalled server; cell-world
+   * stretches a late walker's delay instead), at the oldest before it. A move between two samples
    * longer than a walk at [`speed`] is a teleport and is not interpolated.
    * Nothing is written for a slot without samples. Hot path: allocates
    * nothing.
@@ -209,8 +224,7 @@ export class PlayerTracks {
     const newest = base + ((head + n - 1) % SAMPLES);
     const tn = this.st[newest] as number;
     const t = this.drawMs;
-    const ahead = ((this.sf[newest] as number) & FLAG_MOVING) !== 0 ? this.tickMs : 0;
-    const tc = t === t ? Math.min(t, tn + ahead) : tn;
+    const tc = t === t ? Math.min(t, tn) : tn;
     let k = n - 1;
     while (k >= 0 && (this.st[base + ((head + k) % SAMPLES)] as number) > tc) k--;
     let a: number;
@@ -255,6 +269,7 @@ export class PlayerTracks {
     this.interval[to] = this.interval[from] as number;
     this.extra[to] = this.extra[from] as number;
     this.hidden[to] = this.hidden[from] as number;
+    this.drawnMs[to] = this.drawnMs[from] as number;
     this.head[to] = this.head[from] as number;
     this.size[to] = this.size[from] as number;
     this.st.copyWithin(to * SAMPLES, from * SAMPLES, (from + 1) * SAMPLES);
@@ -281,6 +296,7 @@ export class PlayerTracks {
     this.interval = keep(this.interval, new Float32Array(cap));
     this.extra = keep(this.extra, new Float32Array(cap));
     this.hidden = keep(this.hidden, new Uint8Array(cap));
+    this.drawnMs = keep(this.drawnMs, new Float64Array(cap));
     this.head = keep(this.head, new Uint8Array(cap));
     this.size = keep(this.size, new Uint8Array(cap));
     this.st = keep(this.st, new Float64Array(cap * SAMPLES));
