@@ -38,7 +38,7 @@
 //! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost) |
 //! | `mino_webtransport_sessions` | open WebTransport sessions (`--webtransport-listen`), from the QUIC handshake to the close |
 //! | `mino_webtransport_datagrams_total` | datagrams sent to WebTransport sessions (each a whole view frame, or a cut of one) |
-//! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit), `no_datagrams` (the peer takes no datagrams), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (the connection's datagram send buffer is full: the path is slower than the frames; sent, quinn would drop older datagrams unseen) |
+//! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit), `no_datagrams` (the peer takes no datagrams), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (datagrams that found the session's send queue, `--webtransport-send-queue-bytes`, full: the path is slower than the frames; each was sent, and quinn dropped the oldest waiting datagrams, stale by then, to make room) |
 
 use crate::admission::Refusal;
 use crate::auth::AuthError;
@@ -215,7 +215,8 @@ pub enum Unsent {
     NoDatagrams,
     /// The connection refused the datagram.
     Failed,
-    /// The connection's datagram send buffer is full.
+    /// The session's send queue was full: the datagram went, older waiting
+    /// ones (stale by then) were dropped to make room.
     Congested,
 }
 

@@ -31,33 +31,6 @@ const AOI: &[&str] = &[
 fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
     (a.0 - b.0).hypot(a.1 - b.1)
 }
-
-/// Walks `p` to within `near` units of `(x, y)` and stops it there; returns
-/// where it stopped. Steers at most ten times a second (well under the
-/// input rate limit).
-async fn walk_to(p: &mut Player, (x, y): (f32, f32), near: f32) -> (f32, f32) {
-    skip_stale(p).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut steered = Instant::now() - Duration::from_secs(1);
-    loop {
-        let (_, _, px, py) = p.own_position().await;
-        let (dx, dy) = (x - px, y - py);
-        if dx.hypot(dy) < near || Instant::now() > deadline {
-            p.input(0.0, 0.0).await;
-            // The stop lands within a tick or two.
-            for _ in 0..3 {
-                p.own_position().await;
-            }
-            let (_, _, px, py) = p.own_position().await;
-            return (px, py);
-        }
-        if steered.elapsed() >= Duration::from_millis(100) {
-            p.input(dx, dy).await;
-            steered = Instant::now();
-        }
-    }
-}
-
 /// Skips the frames that waited in the socket while the test did something
 /// else: reads until a frame of the last 60 ms arrives.
 async fn skip_stale(p: &mut Player) {
@@ -106,8 +79,8 @@ async fn far_players_are_unseen_an_approaching_one_appears_before_it_is_in_view_
     let mut b = Player::join(&server, "Walker").await;
     let w = a.welcome.clone().expect("welcome");
     assert_eq!((w.cell_size, w.view_radius), (125.0, 250.0));
-    let here = walk_to(&mut a, (125.0, 125.0), 30.0).await;
-    let far = walk_to(&mut b, (875.0, 875.0), 30.0).await;
+    let here = a.walk_to((125.0, 125.0), 30.0).await;
+    let far = b.walk_to((875.0, 875.0), 30.0).await;
     let ticks = watch(&mut a, 20).await;
     assert!(ticks.iter().all(|t| sees(t, b.id()).is_none()), "a player 1,000 units away is not sent");
     assert!(ticks.iter().all(|t| sees(t, a.id()).is_some()), "the own cell comes every tick");
@@ -135,10 +108,10 @@ async fn far_players_are_unseen_an_approaching_one_appears_before_it_is_in_view_
     assert!(distance(at, here) < 250.0 + 4.0 * 125.0, "not seen from afar: {at:?} from {here:?}");
 
     // Once near, it is sent every tick; then it walks away and stops being sent.
-    walk_to(&mut b, here, 30.0).await;
+    b.walk_to(here, 30.0).await;
     let near = watch(&mut a, 10).await;
     assert!(near.iter().all(|t| sees(t, b.id()).is_some()), "a neighbour every tick: {near:?} (A at {here:?})");
-    walk_to(&mut b, (875.0, 875.0), 30.0).await;
+    b.walk_to((875.0, 875.0), 30.0).await;
     let gone = watch(&mut a, 10).await;
     assert!(gone.iter().all(|t| sees(t, b.id()).is_none()), "a player that left is sent no more");
 }
@@ -152,8 +125,8 @@ async fn walking_back_and_forth_across_cell_borders_never_drops_a_neighbour() {
     );
     let mut a = Player::join(&server, "Still").await;
     let mut b = Player::join(&server, "Pacer").await;
-    walk_to(&mut a, (150.0, 150.0), 15.0).await;
-    walk_to(&mut b, (185.0, 150.0), 10.0).await;
+    a.walk_to((150.0, 150.0), 15.0).await;
+    b.walk_to((185.0, 150.0), 10.0).await;
     // B paces over the border at x = 200, from 175 to 225 and back: each
     // leg ends when A's frames show B past its goal (not after a fixed time,
     // which a loaded machine stretches unevenly), so B stays in A's own or
@@ -224,8 +197,8 @@ async fn names_of_players_in_view_come_on_request() {
     let server = Shard::start(SERVER, AOI);
     let mut a = Player::join(&server, "Asker").await;
     let mut b = Player::join(&server, "Bea").await;
-    let here = walk_to(&mut a, (500.0, 500.0), 30.0).await;
-    walk_to(&mut b, here, 30.0).await;
+    let here = a.walk_to((500.0, 500.0), 30.0).await;
+    b.walk_to(here, 30.0).await;
     let b_id = b.id();
     let seen = a.until(|f| match f {
         Frame::Cell(c) if c.entries.iter().any(|e| mino_protocol::server::player_id(e).0 == b_id) => Some(()),

@@ -31,27 +31,6 @@ async fn skip_stale(p: &mut Player) {
         }
     }
 }
-
-/// Walks `p` to within 30 units of `to` and stops it (steering ten times a
-/// second).
-async fn walk_to(p: &mut Player, to: (f32, f32)) {
-    skip_stale(p).await;
-    let deadline = Instant::now() + Duration::from_secs(12);
-    let mut steered = Instant::now() - Duration::from_secs(1);
-    loop {
-        let (_, _, x, y) = p.own_position().await;
-        let (dx, dy) = (to.0 - x, to.1 - y);
-        if dx.hypot(dy) < 30.0 || Instant::now() > deadline {
-            p.input(0.0, 0.0).await;
-            return;
-        }
-        if steered.elapsed() >= Duration::from_millis(100) {
-            p.input(dx, dy).await;
-            steered = Instant::now();
-        }
-    }
-}
-
 /// The ids of everyone `p` is sent for about one second, with the shard
 /// that sent each.
 async fn seen_for_a_second(p: &mut Player) -> Vec<(u32, u32)> {
@@ -92,9 +71,9 @@ async fn a_player_sees_only_the_nearby_players_of_another_shard_and_subscription
     let mut p = Player::join(&one, "OnOne").await;
     let mut near = Player::join(&two, "NearOnTwo").await;
     let mut far = Player::join(&two, "FarOnTwo").await;
-    walk_to(&mut p, (200.0, 200.0)).await;
-    walk_to(&mut near, (260.0, 200.0)).await;
-    walk_to(&mut far, (1800.0, 1800.0)).await;
+    p.walk_to((200.0, 200.0), 30.0).await;
+    near.walk_to((260.0, 200.0), 30.0).await;
+    far.walk_to((1800.0, 1800.0), 30.0).await;
 
     let seen = seen_for_a_second(&mut p).await;
     assert!(seen.contains(&(near.id(), 2)), "the nearby player of shard 2, relayed: {seen:?}");
@@ -106,7 +85,7 @@ async fn a_player_sees_only_the_nearby_players_of_another_shard_and_subscription
 
     // The player of shard 1 walks over to the far one: shard 1 starts hearing
     // region 4, and after the keep time stops hearing region 1.
-    walk_to(&mut p, (1750.0, 1800.0)).await;
+    p.walk_to((1750.0, 1800.0), 30.0).await;
     wait_subscribers(&redis, 4, 2).await;
     let seen = seen_for_a_second(&mut p).await;
     assert!(seen.contains(&(far.id(), 2)), "now the far one is near: {seen:?}");

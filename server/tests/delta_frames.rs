@@ -74,24 +74,6 @@ async fn bots(shard: &Shard, n: usize) -> Bots {
     assert!(bots.wait_connected(Duration::from_secs(60)).await, "{} of {n} bots connected", bots.connected());
     bots
 }
-
-/// Walks `p` to within 20 units of `to` (steering every 100 ms) and stops.
-async fn walk_to(p: &mut Player, to: (f32, f32)) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let mut seq = 1;
-    loop {
-        let (_, _, x, y) = p.newest_own_position().await;
-        let (dx, dy) = (to.0 - x, to.1 - y);
-        if dx.hypot(dy) < 20.0 || Instant::now() > deadline {
-            p.send(client::encode_input(seq, 0.0, 0.0)).await;
-            return;
-        }
-        p.send(client::encode_input(seq, dx, dy)).await;
-        seq += 1;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Every update a player got of each (shard, cell): tick -> its players
 /// (id, x, y), sorted by id, or `None` from where it was forgotten (or its
 /// shard reset) on: the player held nothing of it then.
@@ -176,12 +158,15 @@ fn compare(deltas: &Book, full: &Book, beside: Option<u32>) -> (usize, usize) {
 /// within 20 units of it stand in one cell, so their views are the same.
 const MIDDLE: (f32, f32) = (1062.5, 1062.5);
 
+/// The shards' cell size, world units.
+const CELL: f32 = 125.0;
+
 /// A player taking deltas and one taking full forms, both walked to `spot`
 /// and standing there (their views settled: the same cells).
 async fn pair_at(shard: &Shard, spot: (f32, f32)) -> (Player, Player) {
     let mut d = Player::join_deltas(shard, "deltas").await;
     let mut f = Player::join(shard, "full").await;
-    tokio::join!(walk_to(&mut d, spot), walk_to(&mut f, spot));
+    tokio::join!(d.walk_to(spot, 20.0), f.walk_to(spot, 20.0));
     // The hysteresis (2 ticks) passes; read what came meanwhile.
     record_both(&mut d, &mut f, Duration::from_millis(300)).await;
     (d, f)
@@ -194,8 +179,18 @@ async fn a_delta_socket_holds_exactly_what_a_full_socket_beside_it_holds() {
     let (a, b) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await);
     let (_wa, _wb) = (bots(&a, walkers()).await, bots(&b, walkers()).await);
     let (mut d, mut f) = pair_at(&a, MIDDLE).await;
+    // A visitor waits in the cell above theirs, then steps into their cell
+    // and stands: their cell changes, then stands still while the full
+    // socket is still sent it every tick, so the as-of comparison always
+    // has ticks to judge (walkers passing through it are left to chance).
+    let mut visitor = Player::join(&a, "visitor").await;
+    visitor.walk_to((MIDDLE.0, MIDDLE.1 + CELL), 20.0).await;
     let skipped = a.metric("mino_ticks_skipped_total").await;
-    let (db, fb) = record_both(&mut d, &mut f, Duration::from_secs(seconds())).await;
+    let until = Instant::now() + Duration::from_secs(seconds());
+    let ((db, fb), ()) = tokio::join!(record_both(&mut d, &mut f, Duration::from_secs(seconds())), async {
+        visitor.walk_to((MIDDLE.0, MIDDLE.1 + CELL / 4.0), 20.0).await;
+        record(&mut visitor, &mut Book::new(), until).await;
+    });
     // The as-of comparison assumes a step a tick: a stall that skipped ticks
     // (a loaded machine) shifts the tiers' due ticks against the steps, and
     // only the same-tick comparisons are judged then.
@@ -218,10 +213,10 @@ async fn a_late_joiner_and_a_view_that_takes_cells_in_hold_exactly_what_they_are
     let (a, b) = (shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await);
     let (_wa, _wb) = (bots(&a, walkers()).await, bots(&b, walkers()).await);
     let mut f = Player::join(&a, "full").await;
-    walk_to(&mut f, (700.0, 700.0)).await;
+    f.walk_to((700.0, 700.0), 20.0).await;
     // Joined while everyone walks: its first frames are full forms.
     let mut d = Player::join_deltas(&a, "late").await;
-    walk_to(&mut d, (1500.0, 1500.0)).await;
+    d.walk_to((1500.0, 1500.0), 20.0).await;
     // It walks over to the full one: cells come into its view on the way;
     // both record until 3 s after it arrived (however long a loaded machine
     // makes the walk).
@@ -229,7 +224,7 @@ async fn a_late_joiner_and_a_view_that_takes_cells_in_hold_exactly_what_they_are
     let (arrived, mut end) = tokio::sync::watch::channel(None::<Instant>);
     tokio::join!(
         async {
-            walk_to(&mut d, (700.0, 700.0)).await;
+            d.walk_to((700.0, 700.0), 20.0).await;
             let until = Instant::now() + Duration::from_secs(3);
             let _ = arrived.send(Some(until));
             record(&mut d, &mut db, until).await;
@@ -278,7 +273,7 @@ async fn a_socket_whose_frames_were_dropped_is_resynced_exactly() {
     let spot = (437.5, 437.5);
     let mut d = Player::join_small(&a, "stalls", Capabilities::DELTAS, 4096).await;
     let mut f = Player::join(&a, "full").await;
-    tokio::join!(walk_to(&mut d, spot), walk_to(&mut f, spot));
+    tokio::join!(d.walk_to(spot, 20.0), f.walk_to(spot, 20.0));
     // The deltas' socket stops reading until more than 64 frames wait for
     // it: they are dropped and the socket resynced.
     let mut fb = Book::new();
@@ -313,7 +308,7 @@ async fn a_player_resumed_on_another_shard_holds_exactly_what_it_is_told() {
         Player::hello_with(&b, "ignored", Some(&ticket), Capabilities::DELTAS).await.expect("resumed on the other");
     assert!(d.welcome.as_ref().is_some_and(|w| w.resumed && w.shard_id == 2), "resumed: {version}");
     // Both walk to one cell, so that they see the same cells.
-    tokio::join!(walk_to(&mut d, MIDDLE), walk_to(&mut f, MIDDLE));
+    tokio::join!(d.walk_to(MIDDLE, 20.0), f.walk_to(MIDDLE, 20.0));
     let (db, fb) = record_both(&mut d, &mut f, Duration::from_secs(4)).await;
     let (exact, _) = compare(&db, &fb, None);
     assert!(exact > 20, "compared {exact} updates at one tick");

@@ -426,3 +426,69 @@ async fn the_self_signed_certificate_is_renewed_without_dropping_an_open_session
     }
     assert_eq!(server.metric("mino_webtransport_sessions").await, 2.0);
 }
+
+#[tokio::test]
+async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
+    // Clients send no datagrams and the shard reads none. Four sessions
+    // each send 24 MB of junk datagrams anyway: each stays served, a
+    // websocket player beside them sees every tick, and the shard holds at
+    // most a couple of KB of them a session (quinn's default would hold
+    // 1.25 MB a session: 5 MB here).
+    let server = shard(&[]);
+    let mut ws = Player::join(&server, "Beside").await;
+    let mut floods = Vec::new();
+    for i in 0..4 {
+        floods.push(TransportPlayer::join(&server, &format!("Flood{i}")).await);
+    }
+    server.wait_metric("mino_players", 5.0).await;
+    // Warmed up: every session has had datagrams.
+    for wt in &mut floods {
+        wt.datagram().await;
+    }
+    let before = mino_testkit::process::rss_bytes(server.pid()).expect("the shard's RSS");
+    let sent: Vec<usize> =
+        futures_util::future::join_all(floods.iter().map(|wt| wt.flood_datagrams(24_000, 1_000))).await;
+    assert!(sent.iter().all(|&n| n == 24_000), "every junk datagram went: {sent:?}");
+    // Still open, still served: the websocket player sees ten ticks on, every session datagrams.
+    let tick_of = |f: &Frame| match f {
+        Frame::Snapshot { tick, .. } => Some(*tick),
+        _ => None,
+    };
+    let first = ws.until(tick_of).await;
+    for wt in &mut floods {
+        wt.datagram().await;
+    }
+    ws.until(|f| tick_of(f).filter(|&t| t >= first + 10)).await;
+    let grown = mino_testkit::process::rss_bytes(server.pid()).expect("the shard's RSS").saturating_sub(before);
+    assert!(grown < 2 << 20, "the shard grew by {} KB under the flood", grown >> 10);
+    assert_eq!(server.metric("mino_webtransport_sessions").await, 4.0);
+}
+
+#[tokio::test]
+async fn a_datagram_that_is_not_the_sessions_closes_it_with_http3s_datagram_error() {
+    // A QUIC datagram that names no WebTransport session (its first bytes
+    // are not a quarter stream id): HTTP/3's H3_DATAGRAM_ERROR (0x33,
+    // RFC 9297) closes the session, and the shard serves the others.
+    let server = shard(&[]);
+    let mut bad = TransportPlayer::join(&server, "Garbled").await;
+    let mut good = TransportPlayer::join(&server, "Fine").await;
+    server.wait_metric("mino_webtransport_sessions", 2.0).await;
+    bad.send_quic_datagrams(1, vec![0xEE; 16].into()).await;
+    let (code, _) = bad.closed().await;
+    assert_eq!(code, Some(0x33), "closed by the HTTP/3 layer with H3_DATAGRAM_ERROR");
+    server.wait_metric("mino_webtransport_sessions", 1.0).await;
+    good.datagram().await;
+}
+
+#[test]
+fn a_send_queue_outside_its_range_is_refused_naming_it() {
+    for bad in ["4095", "1048577", "lots"] {
+        let out = std::process::Command::new(SERVER)
+            .args(["--webtransport-listen", "127.0.0.1:0", "--webtransport-send-queue-bytes", bad])
+            .output()
+            .expect("the server runs");
+        assert!(!out.status.success(), "{bad} taken");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--webtransport-send-queue-bytes"), "{bad}: {err}");
+    }
+}

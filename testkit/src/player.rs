@@ -366,6 +366,38 @@ impl Player {
         }
     }
 
+    /// Walks to within `near` world units of `to` and stops there; returns
+    /// where it stood once its own entry showed it standing (world units).
+    /// Steers from the newest position it is sent (frames that waited in
+    /// the socket are skipped), at most ten times a second: well under the
+    /// input rate limit. A stop lands a tick or two after it is sent, so it
+    /// may stand up to two ticks' walk past `near`.
+    ///
+    /// Panics: not within `near` in 15 s, or the socket closes.
+    pub async fn walk_to(&mut self, to: (f32, f32), near: f32) -> (f32, f32) {
+        let deadline = Instant::now() + std::time::Duration::from_secs(15);
+        let mut steered: Option<Instant> = None;
+        loop {
+            let (_, _, x, y) = self.newest_own_position().await;
+            let (dx, dy) = (to.0 - x, to.1 - y);
+            if dx.hypot(dy) < near {
+                break;
+            }
+            assert!(Instant::now() < deadline, "player {} did not reach {to:?} in 15 s (at {x}, {y})", self.id());
+            if steered.is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(100)) {
+                self.input(dx, dy).await;
+                steered = Some(Instant::now());
+            }
+        }
+        self.input(0.0, 0.0).await;
+        loop {
+            let (_, p) = self.own_entry().await;
+            if !p.moving {
+                return (p.x, p.y);
+            }
+        }
+    }
+
     /// The players of a cell: (id, x, y) in world units.
     pub fn players_of(&self, cell: &mino_loadgen::event::CellFrame) -> Vec<(u32, f32, f32)> {
         self.welcome.as_ref().expect("welcomed").players(cell)

@@ -234,6 +234,41 @@ impl TransportPlayer {
         }
     }
 
+    /// Sends `count` WebTransport datagrams of this session, each `len`
+    /// bytes of `0xEE` (no message: what a flood or a confused client
+    /// sends), as fast as the connection takes them; returns how many went.
+    ///
+    /// Panics: the shard takes no datagrams this large.
+    pub async fn flood_datagrams(&self, count: usize, len: usize) -> usize {
+        // An HTTP/3 datagram: the session's quarter stream id (RFC 9297),
+        // a QUIC varint, then the payload.
+        let quarter = self.conn.session_id().into_u64() / 4;
+        assert!(quarter < 64, "a one-byte quarter stream id");
+        let mut datagram = vec![quarter as u8];
+        datagram.resize(1 + len, 0xEE);
+        self.send_quic_datagrams(count, datagram.into()).await
+    }
+
+    /// Sends `count` copies of `bytes` as QUIC datagrams as they are (not
+    /// framed as this session's: `[0xEE, ..]` names no stream at all), as
+    /// fast as the connection takes them; returns how many went (until the
+    /// connection closed).
+    ///
+    /// Panics: the shard takes no datagrams this large.
+    pub async fn send_quic_datagrams(&self, count: usize, bytes: bytes::Bytes) -> usize {
+        let quic = self.conn.quic_connection();
+        let most = quic.max_datagram_size().expect("the shard takes datagrams");
+        assert!(bytes.len() <= most, "datagrams of {} bytes, over the shard's {most}", bytes.len());
+        let mut sent = 0;
+        for _ in 0..count {
+            if quic.send_datagram_wait(bytes.clone()).await.is_err() {
+                break;
+            }
+            sent += 1;
+        }
+        sent
+    }
+
     /// The next datagram, a view frame applied to what the player holds:
     /// each cell it changed.
     ///

@@ -44,6 +44,18 @@ pub struct WebTransportArgs {
     #[arg(long, env = "MINO_WEBTRANSPORT_DATAGRAM_BYTES", default_value_t = 65_535, value_parser = clap::value_parser!(u16).range(64..))]
     pub webtransport_datagram_bytes: u16,
 
+    /// Most bytes of datagrams waiting to be sent on one session, bytes:
+    /// when the path is slower than the frames (a congestion window
+    /// closed by loss, a slow link), a new frame's datagrams push out the
+    /// oldest waiting ones, which are stale by then, instead of queueing
+    /// behind them; counted as `mino_webtransport_unsent_total{reason=
+    /// "congested"}`. It must hold one tick's frame of a session (the
+    /// default, 64 KiB, is 8 ticks at the default view budget and a whole
+    /// shard of 4,000 players' full forms). quinn's own default is 1 MB, a
+    /// minute of stale frames on a slow path. 4,096 to 1,048,576.
+    #[arg(long, env = "MINO_WEBTRANSPORT_SEND_QUEUE_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u32).range(4_096..=1_048_576))]
+    pub webtransport_send_queue_bytes: u32,
+
     /// The congestion controller of each session (QUIC's, per connection):
     /// `cubic` (quinn's default) or `bbr` (quinn's BBR, which it calls
     /// experimental). Behind a link losing 2 % of packets each way with a
@@ -137,6 +149,8 @@ pub struct WebTransportConfig {
     pub datagram_bytes: usize,
     /// The sessions' congestion controller.
     pub congestion: Congestion,
+    /// Most bytes of datagrams waiting on one session.
+    pub send_queue_bytes: usize,
     /// How often a self-signed certificate is replaced.
     pub renew_every: std::time::Duration,
 }
@@ -155,6 +169,7 @@ impl WebTransportArgs {
             certificate,
             datagram_bytes: usize::from(self.webtransport_datagram_bytes),
             congestion: self.webtransport_congestion,
+            send_queue_bytes: self.webtransport_send_queue_bytes as usize,
             renew_every: std::time::Duration::from_secs(self.webtransport_cert_renew_s),
         })
     }

@@ -50,6 +50,13 @@ use wtransport::{Endpoint, Identity, ServerConfig};
 /// its mapping and a gone peer is found within the idle timeout.
 const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
+/// Most bytes of a session's datagrams held unread, bytes. Clients send
+/// none (everything they say goes on the stream), and the shard reads
+/// none: what a client sends anyway is dropped, oldest first, beyond this,
+/// instead of quinn's default 1.25 MB a session that a flood would fill.
+/// It is also the largest datagram a client is told it may send.
+pub const RECEIVE_QUEUE_BYTES: usize = 2_048;
+
 /// Why WebTransport could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum WebTransportError {
@@ -158,7 +165,7 @@ pub async fn bind(config: &WebTransportConfig, idle: Duration) -> Result<Bound, 
 }
 
 /// The endpoint's settings with `identity`: the bound address, keep-alive,
-/// the idle timeout and the congestion controller.
+/// the idle timeout, the congestion controller and the datagram queues.
 ///
 /// Errors: [`WebTransportError::IdleTimeout`].
 fn server_config(
@@ -167,6 +174,8 @@ fn server_config(
     idle: Duration,
 ) -> Result<ServerConfig, WebTransportError> {
     let mut transport = wtransport::config::QuicTransportConfig::default();
+    transport.datagram_send_buffer_size(config.send_queue_bytes);
+    transport.datagram_receive_buffer_size(Some(RECEIVE_QUEUE_BYTES));
     match config.congestion {
         Congestion::Cubic => {}
         Congestion::Bbr => {

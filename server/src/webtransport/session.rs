@@ -219,12 +219,13 @@ impl Session {
             metrics.unsent(Unsent::TooBig, cut.too_big as u64);
         }
         for datagram in cut.datagrams {
-            // quinn drops the oldest waiting datagrams to make room: count
-            // instead (the session's header is a few bytes more).
+            // A full queue (the path is slower than the frames): quinn drops
+            // the oldest waiting datagrams, stale by now, to make room for
+            // this one; counted once a datagram that displaced any (the
+            // session's header is a few bytes more).
             let space = self.conn.quic_connection().datagram_send_buffer_space();
             if space < datagram.len() + DATAGRAM_HEADER_MAX {
                 metrics.unsent(Unsent::Congested, 1);
-                continue;
             }
             match self.conn.send_datagram(&datagram) {
                 Ok(()) => {
