@@ -11,6 +11,8 @@
 //!   [`NginxCompare`]);
 //! - `webtransport/run-N-KIND/summary.json` ([`WebTransportRun`]), and
 //!   `lossy.json` ([`Lossy`], what the `lossy` binary writes);
+//!   `decode-browser.json` ([`DecodeBrowser`], what client-web's
+//!   `npm run bench:decode:browser -- --json` writes);
 //! - `criterion.json` ([`Criterion`]), `peer-*.json` ([`PeerRun`]),
 //!   `agents-KIND-R.json` ([`AgentsRun`], loadgen's `agents` example);
 //! - `deltas-trace-GAME.json`: what `delta_trace --json` writes ([`DeltaTrace`]);
@@ -484,6 +486,50 @@ pub struct WebTransportRun {
     pub load_average_before: String,
     /// And after.
     pub load_average_after: String,
+}
+
+/// Issue 25's browser decode figure: what `npm run bench:decode:browser --
+/// --json PATH` writes (`decode-browser.json`): a tick's view frame of
+/// `players` walkers in `cells` cells applied to the cells held and read, in
+/// real Chromium, by case (client-web/bench/decode-core.ts).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodeBrowser {
+    /// Chromium's version.
+    pub chromium: String,
+    /// Players in view.
+    pub players: u32,
+    /// Cells they are in.
+    pub cells: u32,
+    /// Timed rounds.
+    pub rounds: u32,
+    /// Frames a round.
+    pub batch: u32,
+    /// Each case: deltas (every walker straight; a walker turning in 3
+    /// cells), the full forms of every cell (a resync: what a client
+    /// without deltas decodes every tick), applied but not read.
+    pub cases: Vec<DecodeCase>,
+}
+
+/// One case of [`DecodeBrowser`]: microseconds a frame (the page's clock).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodeCase {
+    /// What is decoded.
+    pub name: String,
+    /// Median over the rounds, µs a frame.
+    pub median_us: f64,
+    /// First quartile, µs.
+    pub q1_us: f64,
+    /// Third quartile, µs.
+    pub q3_us: f64,
+    /// The frame's bytes (0: not shown).
+    pub bytes: u64,
+}
+
+impl DecodeBrowser {
+    /// The case whose name starts with `prefix`.
+    pub fn case(&self, prefix: &str) -> Option<&DecodeCase> {
+        self.cases.iter().find(|c| c.name.starts_with(prefix))
+    }
 }
 
 /// Issue 28's loss figure: what `lossy --out DIR` writes (`lossy.json`):

@@ -6,13 +6,19 @@
 // resolution is 100 us in a page that is not cross-origin isolated, so each
 // round times 2,000 frames at once).
 //
-//   cd client-web && npm run bench:decode:browser [-- ROUNDS]
+//   cd client-web && npm run bench:decode:browser [-- ROUNDS] [--json PATH]
+//
+// With --json the results are also written to PATH (the benches' report
+// reads benches/results/raw/decode-browser.json: `mino_benches::raw::DecodeBrowser`).
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { build, type Rollup } from 'vite';
 import { launchChromium } from '../e2e/harness/browser.js';
-import { formatResults, type CaseResult } from './decode-core.js';
+import { BATCH, CELLS, PLAYERS, formatResults, type CaseResult } from './decode-core.js';
 
-const ROUNDS = Number(process.argv[2] ?? 31);
+const { values, positionals } = parseArgs({ options: { json: { type: 'string' } }, allowPositionals: true });
+const ROUNDS = Number(positionals[0] ?? 31);
 
 const built = (await build({
   configFile: false,
@@ -34,6 +40,10 @@ try {
   const results = await page.evaluate((rounds) => (window as unknown as { __bench: (r: number) => CaseResult[] }).__bench(rounds), ROUNDS);
   console.log(`Chromium ${version}`);
   console.log(formatResults(results, ROUNDS, 'wall-clock'));
+  if (values.json) {
+    const cases = results.map((r) => ({ name: r.name, median_us: r.median, q1_us: r.q1, q3_us: r.q3, bytes: r.bytes }));
+    writeFileSync(values.json, `${JSON.stringify({ chromium: version, players: PLAYERS, cells: CELLS, rounds: ROUNDS, batch: BATCH, cases }, null, 2)}\n`);
+  }
 } finally {
   await browser.close();
 }

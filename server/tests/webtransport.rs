@@ -430,10 +430,10 @@ async fn the_self_signed_certificate_is_renewed_without_dropping_an_open_session
 #[tokio::test]
 async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     // Clients send no datagrams and the shard reads none. Four sessions
-    // each send 24 MB of junk datagrams anyway: each stays served, a
-    // websocket player beside them sees every tick, and the shard holds at
-    // most a couple of KB of them a session (quinn's default would hold
-    // 1.25 MB a session: 5 MB here).
+    // each send 3 MB of them anyway: each stays served, a websocket player
+    // beside them sees every tick, and the shard holds at most a couple of
+    // KB of them a session (quinn's default would hold 1.25 MB a session:
+    // 5 MB here).
     let server = shard(&[]);
     let mut ws = Player::join(&server, "Beside").await;
     let mut floods = Vec::new();
@@ -447,21 +447,21 @@ async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     }
     let before = mino_testkit::process::rss_bytes(server.pid()).expect("the shard's RSS");
     let sent: Vec<usize> =
-        futures_util::future::join_all(floods.iter().map(|wt| wt.flood_datagrams(24_000, 1_000))).await;
-    assert!(sent.iter().all(|&n| n == 24_000), "every junk datagram went: {sent:?}");
-    // Still open, still served: the websocket player sees ten ticks on, every session datagrams.
-    let tick_of = |f: &Frame| match f {
-        Frame::Snapshot { tick, .. } => Some(*tick),
-        _ => None,
-    };
-    let first = ws.until(tick_of).await;
-    for wt in &mut floods {
-        wt.datagram().await;
-    }
-    ws.until(|f| tick_of(f).filter(|&t| t >= first + 10)).await;
+        futures_util::future::join_all(floods.iter().map(|wt| wt.flood_datagrams(3_000, 1_000))).await;
+    assert!(sent.iter().all(|&n| n == 3_000), "every datagram of the flood went: {sent:?}");
     let grown = mino_testkit::process::rss_bytes(server.pid()).expect("the shard's RSS").saturating_sub(before);
     assert!(grown < 2 << 20, "the shard grew by {} KB under the flood", grown >> 10);
+    // Still open and served after it: the websocket player sees ten more
+    // ticks from its newest, and the shard sends the sessions ten ticks' datagrams.
     assert_eq!(server.metric("mino_webtransport_sessions").await, 4.0);
+    let sent_before = server.metric("mino_webtransport_datagrams_total").await;
+    let (first, ..) = ws.newest_own_position().await;
+    ws.until(|f| match f {
+        Frame::Snapshot { tick, .. } if *tick >= first + 10 => Some(()),
+        _ => None,
+    })
+    .await;
+    server.wait_metric_at_least("mino_webtransport_datagrams_total", sent_before + 40.0).await;
 }
 
 #[tokio::test]
@@ -482,7 +482,7 @@ async fn a_datagram_that_is_not_the_sessions_closes_it_with_http3s_datagram_erro
 
 #[test]
 fn a_send_queue_outside_its_range_is_refused_naming_it() {
-    for bad in ["4095", "1048577", "lots"] {
+    for bad in ["16383", "1048577", "lots"] {
         let out = std::process::Command::new(SERVER)
             .args(["--webtransport-listen", "127.0.0.1:0", "--webtransport-send-queue-bytes", bad])
             .output()
@@ -491,4 +491,13 @@ fn a_send_queue_outside_its_range_is_refused_naming_it() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--webtransport-send-queue-bytes"), "{bad}: {err}");
     }
+    // Under two ticks of a view's frames: a frame would push out its own datagrams.
+    let out = std::process::Command::new(SERVER)
+        .args(["--webtransport-listen", "127.0.0.1:0", "--view-budget-bytes", "20000"])
+        .args(["--webtransport-send-queue-bytes", "32768"])
+        .output()
+        .expect("the server runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("twice --view-budget-bytes"), "{err}");
 }

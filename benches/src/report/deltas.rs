@@ -2,13 +2,13 @@
 //! encodings, then bots taking deltas against bots taking full frames (the
 //! control) in the same run, and the issue's figures with a verdict each.
 
-use super::fmt::{count, f1, f2, median, ratio, table, DASH};
+use super::fmt::{count, f1, f2, kb, median, ratio, table, DASH};
 use super::load::{FramesPair, Sampled};
 use super::verdict::{self, p95, JUDGE_NOTE, SATURATED};
 use super::Report;
 use crate::raw::{DeltaTrace, CHOSEN_ENCODING};
 use mino_loadgen::report::crowd::CrowdReport;
-use mino_loadgen::report::{Measured, WalkReport};
+use mino_loadgen::report::{IdleReport, Measured, WalkReport};
 
 /// The figures of one walking run.
 struct Walk {
@@ -398,13 +398,14 @@ impl Report {
             None => none(),
         };
         rows.push(row("crowd of 2,000 standing in one cell: own gap p95", "207 ms", "≤ 60 ms", ours, v));
+        let (ours, v) = self.standing_15000();
         rows.push(row(
             "15,000 standing players, one shard, `--cell-size 125`, no other flag: connected / memory a socket / \
              CPU a tick",
             "5,609 / – / 42 ms (with `--keyframe-ticks 20`: 15,000 / 1.05 KB / 32.8 ms)",
             "15,000 / ≤ 1.3 KB / ≤ 5 ms",
-            "not measured here (section 4, idle; its committed runs predate protocol 4)".into(),
-            "not judgeable (not run)".into(),
+            ours,
+            v,
         ));
         let (ours, v) = match &aoi {
             Some(g) => {
@@ -434,12 +435,13 @@ impl Report {
             None => none(),
         };
         rows.push(row("server CPU per delivered frame, 1,000 walkers", "control row", "report it", ours, v));
+        let (ours, v) = self.decode_browser();
         rows.push(row(
             "the browser's decode time for a tick's frames at ~165 in view (Chromium)",
             "control row",
             "report it",
-            "not measured here (client-web: `npm run bench:decode:browser`)".into(),
-            "not judgeable (not run)".into(),
+            ours,
+            v,
         ));
         out.extend(table(&["figure", "today", "goal", "ours", "verdict"], &rows));
         out.push(String::new());
@@ -453,6 +455,73 @@ impl Report {
             out.push(String::new());
         }
         out
+    }
+}
+
+impl Report {
+    /// Issue 25's browser decode figure, from `decode-browser.json`: the
+    /// steady tick's deltas (walkers straight; one turning in 3 cells)
+    /// against the full forms a client without deltas decodes every tick.
+    fn decode_browser(&self) -> (String, String) {
+        let Some(d) = &self.raw.decode_browser else {
+            return (
+                "not measured here (client-web: `npm run bench:decode:browser -- --json`)".into(),
+                "not judgeable (not run)".into(),
+            );
+        };
+        let us = |prefix: &str| d.case(prefix).map(|c| c.median_us);
+        let (straight, turning, full) =
+            (us("deltas: every walker going straight"), us("deltas: a walker turning"), us("full forms"));
+        (
+            format!(
+                "{} players in {} cells, µs a tick's frame applied and read (median of {} rounds, Chromium {}): deltas {} \
+                 (walkers straight) and {} (one turning in 3 cells) against the control's full forms {} ({})",
+                d.players,
+                d.cells,
+                d.rounds,
+                d.chromium,
+                f2(straight),
+                f2(turning),
+                f2(full),
+                ratio(straight, full)
+            ),
+            if straight.is_some() && full.is_some() { "reported".into() } else { "not judgeable (no figure)".into() },
+        )
+    }
+
+    /// Issue 25's 15,000 standing players, from section 4's idle runs of
+    /// that size (medians): connected, server memory a socket (RSS growth ÷
+    /// connections) and server CPU a tick, with the verdict; not judgeable
+    /// when none ran, or they ran with `--keyframe-ticks` (before protocol 4).
+    fn standing_15000(&self) -> (String, String) {
+        let runs: Vec<&IdleReport> = self.raw.idle.iter().map(|(r, _)| r).filter(|r| r.bots == 15_000).collect();
+        if runs.is_empty() {
+            return ("not measured here (section 4, idle)".into(), "not judgeable (not run)".into());
+        }
+        if self.raw.commands.iter().any(|(_, c)| c.contains("--keyframe-ticks")) {
+            return (
+                "not measured here (section 4, idle: its runs predate protocol 4)".into(),
+                "not judgeable (not run)".into(),
+            );
+        }
+        let med = |f: fn(&IdleReport) -> Option<f64>| median(runs.iter().map(|r| f(r)));
+        let connected = med(|r| Some(r.measured.connected as f64));
+        let memory = med(|r| r.server_bytes_per_connection.map(|v| v as f64));
+        let tick = med(|r| r.server_cpu_per_tick_ms);
+        let met = match (connected, memory, tick) {
+            (Some(n), Some(m), Some(t)) => Some(n >= 15_000.0 && m <= 1300.0 && t <= 5.0),
+            _ => None,
+        };
+        (
+            format!(
+                "{} / {} / {} ms (section 4, median of {})",
+                connected.map_or(DASH.into(), count),
+                kb(memory),
+                f2(tick),
+                runs.len()
+            ),
+            goal(met, Judged::of(runs.iter().map(|r| &r.measured))),
+        )
     }
 }
 

@@ -3,8 +3,8 @@
 //! section whose files are absent did not run and is reported so.
 
 use crate::raw::{
-    self, Commands, Criterion, DeltaTrace, Lossy, NginxCompare, NginxRun, RawError, RedisFailover, RedisHaRun,
-    RedisSpread, RunLog, Totals, WebTransportRun, Window, Windows,
+    self, Commands, Criterion, DecodeBrowser, DeltaTrace, Lossy, NginxCompare, NginxRun, RawError, RedisFailover,
+    RedisHaRun, RedisSpread, RunLog, Totals, WebTransportRun, Window, Windows,
 };
 use crate::section::Section;
 use mino_loadgen::report::crowd::CrowdReport;
@@ -429,6 +429,8 @@ pub struct Raw {
     pub webtransport: Vec<WebTransportRun>,
     /// Both transports behind the lossy link (`lossy.json`).
     pub lossy: Option<Lossy>,
+    /// The browser's decode time (`decode-browser.json`).
+    pub decode_browser: Option<DecodeBrowser>,
     /// Criterion's estimates.
     pub criterion: Option<Criterion>,
     /// The browser client.
@@ -532,6 +534,7 @@ impl Raw {
             nginx: raw::read(&file("nginx/compare.json"))?,
             webtransport: numbered_runs(dir, "webtransport")?,
             lossy: raw::read(&file("lossy.json"))?,
+            decode_browser: raw::read(&file("decode-browser.json"))?,
             criterion: raw::read(&file("criterion.json"))?,
             client: raw::read(&file("client.json"))?,
             behind_before: behind(dir, "before")?,

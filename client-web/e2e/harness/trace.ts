@@ -48,7 +48,7 @@ export async function stopTrace(page: Page): Promise<TraceSample[]> {
 
 /** The largest step between two drawn frames beyond a walk, and where it was. */
 export interface LargestStep {
-  /** World units beyond `speed` x the frames' interval x 1.3 + 1 (0 or less: none). */
+  /** World units beyond `speed` x the frames' interval x 1.3 + 1 (0: none; never negative). */
   over: number;
   /** The frames around it (time ms, position), for the failure's message. */
   around: string;

@@ -360,7 +360,8 @@ describe('entering and leaving view', () => {
 
   it('draws a walker whose frames after a stop or a turn are late never past where it went, nor pulled back', () => {
     // Walks +x to (750, 300) at tick 30, then +y from tick 31 (or stops there); the
-    // frames of ticks 29-33 come with tick 34's, 200 ms late.
+    // frames of ticks 31-33 come with tick 34's, in order, up to 150 ms late: drawn
+    // a tick past its newest (tick 30's), it would be at 765 and pulled back.
     for (const turn of [true, false]) {
       const w = world();
       const at = (tick: number): [number, number] => [300 + Math.min(tick, 30) * STEP, 300 + (turn ? Math.max(0, tick - 30) * STEP : 0)];
@@ -382,8 +383,8 @@ describe('entering and leaving view', () => {
           last = p;
         }
         w.onCell(ownFrame(tick), 1, arrival(tick));
-        if (tick < 29 || tick > 33) w.onCell(frame(tick), 1, arrival(tick));
-        if (tick === 34) for (let late = 29; late < 34; late++) w.onCell(frame(late), 1, arrival(tick));
+        if (tick <= 30 || tick > 34) w.onCell(frame(tick), 1, arrival(tick));
+        if (tick === 34) for (let late = 31; late <= 34; late++) w.onCell(frame(late), 1, arrival(tick));
       }
       // A walk's worth per 16 ms frame, at most 30 % fast while catching up.
       expect(maxStep, turn ? 'turn' : 'stop').toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
@@ -418,6 +419,34 @@ describe('entering and leaving view', () => {
     );
     expect(maxStep).toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
     expect(last).toBeGreaterThan(x(45));
+  });
+
+  it('a player that stood and whose first steps come late walks on from where it is drawn, its delay stretched', () => {
+    const w = world();
+    // 7 stands at (620, 500) from tick 1, by the border of the next cell (625).
+    const a = cellOf(620, 500);
+    w.onCell(viewCell(1, a, 1, [{ id: 7, x: 620, y: 500 }]), 0, arrival(1));
+    run(w, 1, 30, (t) => [ownFrame(t)]);
+    // From tick 30 it walks +x into the next cell; both cells' frames of ticks 30-33 come
+    // with tick 34's, in order: by then the render time (about tick 32) is past its set-off.
+    const x = (tick: number): number => 620 + (tick - 29) * STEP;
+    const frames = (t: number): CellState[] => [viewCell(1, a, t, []), viewCell(1, cellOf(x(t), 500), t, [{ id: 7, x: x(t), y: 500, flags: 1 }])];
+    let last = 620;
+    let maxStep = 0;
+    let now = arrival(30) - 1;
+    for (let tick = 30; tick < 50; tick++) {
+      for (; now < arrival(tick); now += 16) {
+        w.update(now);
+        const p = drawn(w, 7) as [number, number];
+        maxStep = Math.max(maxStep, p[0] - last);
+        last = p[0];
+      }
+      w.onCell(ownFrame(tick), 1, arrival(tick));
+      if (tick > 33) for (let t = tick === 34 ? 30 : tick; t <= tick; t++) for (const f of frames(t)) w.onCell(f, 1, arrival(tick));
+    }
+    expect(maxStep).toBeLessThanOrEqual(STEP * (16 / TICK) * 1.3 + 0.5);
+    expect(last).toBeGreaterThan(x(40));
+    expect(w.tracks.extra[w.tracks.slotOf(7)]).toBeGreaterThan(0);
   });
 
   it('continues a player that moved to another shard without a jump or a blink', () => {

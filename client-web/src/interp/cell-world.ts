@@ -244,6 +244,9 @@ export class CellWorld {
       slot = tr.add(id, this.tickMs);
       this.listener?.entered(id);
     } else {
+      // A listing older than one taken (a datagram overtaken on the path):
+      // nothing in it is news, and its cell is not where the player is.
+      if (t < (tr.seenMs[slot] as number)) return;
       // Back after being hidden: it starts over where it is now.
       if (tr.hidden[slot] === HIDDEN) tr.clearSamples(slot);
       if (tr.shard[slot] !== shard) this.changedShard(slot);
@@ -255,7 +258,7 @@ export class CellWorld {
     if (tr.push(slot, t, s.x[i] as number, s.y[i] as number, s.heading[i] as number, s.flags[i] as number)) this.measure(slot, gap);
     tr.shard[slot] = shard;
     tr.cell[slot] = cell;
-    if (t > (tr.seenMs[slot] as number)) tr.seenMs[slot] = t;
+    tr.seenMs[slot] = t;
     tr.seenAt[slot] = this.frameArrivalMs;
     tr.leftAt[slot] = Number.NaN;
   }
@@ -309,11 +312,13 @@ export class CellWorld {
    */
   private started(slot: number, t: number, x: number, y: number): void {
     const tr = this.tracks;
+    if (tr.samples(slot) === 0 || tr.newestMoving(slot) || !(this.speed > 0)) return;
     const tn = tr.newestMs(slot);
-    if (!(tn < t) || tr.newestMoving(slot) || !(this.speed > 0)) return;
+    if (!(tn < t)) return;
     const walkMs = (Math.hypot(x - tr.newestX(slot), y - tr.newestY(slot)) / this.speed) * 1000;
     if (walkMs === 0 || walkMs > t - tn + this.tickMs) return;
-    const from = Math.max(tn, t - walkMs);
+    // Server times are whole ms.
+    const from = Math.max(tn, Math.floor(t - walkMs));
     if (from > tn) tr.repeatNewest(slot, from);
     const drawnMs = tr.drawnMs[slot] as number;
     if (tr.hidden[slot] === DRAWN && drawnMs > from) {
@@ -374,8 +379,12 @@ export class CellWorld {
     const target = extraDelayMs(tr.interval[slot] as number, this.tickMs);
     if (tr.previousShard[slot] === tr.previousShard[slot]) this.rebase(slot);
     let extra = tr.extra[slot] as number;
-    if (tr.hidden[slot] !== DRAWN || tr.samples(slot) < 3) {
+    if (tr.hidden[slot] !== DRAWN) {
       extra = target;
+    } else if (tr.samples(slot) < 3) {
+      // Its interval is not measured yet: the target as it is, but never
+      // less than a stretch `started` made (that would jump it ahead).
+      extra = Math.max(target, extra);
     } else {
       const most = EXTRA_DELAY_SLEW * this.stepMs;
       extra += Math.max(-most, Math.min(most, target - extra));

@@ -143,6 +143,7 @@ export class PlayerTracks {
     return n ? (this.sx[this.at(slot, n - 1)] as number) : Number.NaN;
   }
 
+  /** [`newestX`]'s y, world units (NaN when none). */
   newestY(slot: number): number {
     const n = this.size[slot] as number;
     return n ? (this.sy[this.at(slot, n - 1)] as number) : Number.NaN;

@@ -154,6 +154,15 @@ pub enum ConfigError {
         "--admin-listen {0} is reachable from other machines: give --admin-token-file too (or listen on loopback)"
     )]
     AdminUnguarded(ListenAddr),
+    /// WebTransport's send queue cannot hold two ticks of a view's frames:
+    /// a frame's last datagrams would push out its first before they are sent.
+    #[error("--webtransport-send-queue-bytes {queue} is under twice --view-budget-bytes {budget}: a tick's frame would push out its own first datagrams")]
+    SendQueueTooSmall {
+        /// The send queue given, bytes.
+        queue: u32,
+        /// The view budget given, bytes a tick.
+        budget: usize,
+    },
     /// The world would need too many cells.
     #[error("--world-size {world_size} in cells of --cell-size {cell_size} is {cells} cells, over {MAX_CELLS}")]
     TooManyCells {
@@ -174,6 +183,14 @@ impl Config {
         let Cli { listen, admin, shard, socket, cluster, aoi, auth, stop, webtransport } = cli;
         let (heartbeat, shard_ttl) = cluster.heartbeat_and_ttl()?;
         let walkers = Walkers { world_size: shard.world_size, speed: shard.speed, tick_hz: shard.tick_hz };
+        if webtransport.webtransport_listen.is_some()
+            && (webtransport.webtransport_send_queue_bytes as usize) < 2 * aoi.view_budget_bytes
+        {
+            return Err(ConfigError::SendQueueTooSmall {
+                queue: webtransport.webtransport_send_queue_bytes,
+                budget: aoi.view_budget_bytes,
+            });
+        }
         let aoi = aoi.config(walkers)?;
         let ms = Duration::from_millis;
         Ok(Config {

@@ -49,11 +49,14 @@ pub struct WebTransportArgs {
     /// closed by loss, a slow link), a new frame's datagrams push out the
     /// oldest waiting ones, which are stale by then, instead of queueing
     /// behind them; counted as `mino_webtransport_unsent_total{reason=
-    /// "congested"}`. It must hold one tick's frame of a session (the
-    /// default, 64 KiB, is 8 ticks at the default view budget and a whole
-    /// shard of 4,000 players' full forms). quinn's own default is 1 MB, a
-    /// minute of stale frames on a slow path. 4,096 to 1,048,576.
-    #[arg(long, env = "MINO_WEBTRANSPORT_SEND_QUEUE_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u32).range(4_096..=1_048_576))]
+    /// "congested"}`. It must hold a tick's frame of a session, or the
+    /// frame's last datagrams push out its first before quinn sends any: at
+    /// least twice --view-budget-bytes (refused otherwise); the default,
+    /// 64 KiB, is 8 ticks at the default view budget and a whole shard of
+    /// about 8,000 players' full forms (8 bytes a player). quinn's own
+    /// default is 1 MB, a minute of stale frames on a slow path. 16,384 to
+    /// 1,048,576.
+    #[arg(long, env = "MINO_WEBTRANSPORT_SEND_QUEUE_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u32).range(16_384..=1_048_576))]
     pub webtransport_send_queue_bytes: u32,
 
     /// The congestion controller of each session (QUIC's, per connection):

@@ -47,9 +47,17 @@ const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 /// so the kick's reason) now and then.
 const CLOSE_PEER_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Most bytes WebTransport adds before a datagram's payload (the session
-/// id, a QUIC variable-length integer).
-const DATAGRAM_HEADER_MAX: usize = 8;
+/// Bytes WebTransport adds before a datagram's payload: the session's
+/// quarter stream id (RFC 9297) as a QUIC variable-length integer (RFC 9000
+/// section 16: 1, 2, 4 or 8 bytes).
+fn datagram_header_bytes(conn: &Connection) -> usize {
+    match conn.session_id().into_u64() / 4 {
+        0..64 => 1,
+        64..16_384 => 2,
+        16_384..1_073_741_824 => 4,
+        _ => 8,
+    }
+}
 
 /// What every session shares.
 #[derive(Clone)]
@@ -221,10 +229,9 @@ impl Session {
         for datagram in cut.datagrams {
             // A full queue (the path is slower than the frames): quinn drops
             // the oldest waiting datagrams, stale by now, to make room for
-            // this one; counted once a datagram that displaced any (the
-            // session's header is a few bytes more).
+            // this one; counted once a datagram that displaced any.
             let space = self.conn.quic_connection().datagram_send_buffer_space();
-            if space < datagram.len() + DATAGRAM_HEADER_MAX {
+            if space < datagram.len() + datagram_header_bytes(&self.conn) {
                 metrics.unsent(Unsent::Congested, 1);
             }
             match self.conn.send_datagram(&datagram) {
