@@ -256,7 +256,7 @@ pub enum ServerEvent {
     View(ViewBytes),
     /// Names a NamesRequest asked for.
     Names(Vec<(PlayerId, String)>),
-    /// Players and shards in the place (area of interest, once a second).
+    /// Players and shards in the place (area of interest; when it changed, at most once a second).
     PlaceStatus {
         /// Players in the place.
         players: u32,

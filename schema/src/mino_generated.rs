@@ -4400,8 +4400,9 @@ impl ::core::fmt::Debug for Names<'_> {
 pub enum PlaceStatusOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// With area of interest, once a second: how many players the place has
-/// (presence and rosters are not sent to every socket then).
+/// With area of interest: how many players the place has (presence and
+/// rosters are not sent to every socket then). Sent when it changed or a
+/// socket came, at most once a second; never while nothing changes.
 pub struct PlaceStatus<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }

@@ -99,7 +99,7 @@ mod tests {
             tick: Tick(tick),
             events: events.iter().map(|e| Bytes::from_static(e.as_bytes())).collect(),
             roster: roster.map(|r| Bytes::from_static(r.as_bytes())),
-            views: Vec::new(),
+            ..TickFrame::default()
         };
         let view = ViewFrames { frames: views.iter().map(|b| Bytes::from_static(b.as_bytes())).collect() };
         (frame, view)

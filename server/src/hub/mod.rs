@@ -475,18 +475,17 @@ impl Hub {
         std::mem::replace(&mut self.inbound, spare)
     }
 
-    /// Writes `frame` to every admitted socket (the frames for all, and those
-    /// of the view group `view_of` names for its link); closes the ones that
-    /// failed or fell too far behind.
-    pub fn deliver(&mut self, frame: &TickFrame, view_of: impl Fn(LinkId) -> usize, resync: &mut Vec<LinkId>) {
-        let view_of = &view_of;
+    /// Writes `frame` to every admitted socket (the frames for all, and
+    /// those of its view if it is among the frame's recipients); closes the
+    /// ones that failed or fell too far behind.
+    pub fn deliver(&mut self, frame: &TickFrame, resync: &mut Vec<LinkId>) {
         let now = clock::now();
         let none = ViewFrames::default();
         let mut stuck = Vec::new();
         for (slot, conn) in self.conns.iter_mut().enumerate() {
             let Some(conn) = conn else { continue };
             let Some(link) = conn.player.as_ref().map(|p| p.link) else { continue };
-            let view = frame.views.get(view_of(link)).unwrap_or(&none);
+            let view = frame.recipients.view_of(link).and_then(|v| frame.views.get(v)).unwrap_or(&none);
             match conn.outbox.deliver(frame, view, now, self.limits.slow, &mut self.tally) {
                 Written::Done => unwatch(&self.poller, conn, slot as u32),
                 Written::Blocked => watch(&self.poller, conn, slot as u32),
@@ -499,7 +498,7 @@ impl Hub {
         for (slot, why) in stuck {
             self.stuck(slot, why, now);
         }
-        self.remotes.deliver(frame, view_of, &self.metrics, &mut self.inbound);
+        self.remotes.deliver(frame, &self.metrics, &mut self.inbound);
         self.count();
     }
 

@@ -353,14 +353,16 @@ impl Outbox {
             b.inflight.extend(frames.cloned());
             return;
         }
+        if frames.clone().next().is_none() {
+            // Nothing this tick (a standing socket's usual tick): no slices
+            // to set up, no call.
+            return;
+        }
         let mut slices = [IoSlice::new(&[]); MAX_SLICES];
         let mut n = 0;
         for (slot, f) in slices.iter_mut().zip(frames.clone()) {
             *slot = IoSlice::new(f);
             n += 1;
-        }
-        if n == 0 {
-            return;
         }
         let mut written = match (&self.socket).write_vectored(&slices[..n]) {
             Ok(0) => {
@@ -435,6 +437,7 @@ mod tests {
             events: events.iter().map(|e| Bytes::copy_from_slice(e)).collect(),
             roster: roster.map(Bytes::copy_from_slice),
             views: vec![ViewFrames { frames: vec![Bytes::copy_from_slice(snapshot)] }],
+            ..TickFrame::default()
         }
     }
 

@@ -14,7 +14,7 @@ use super::{Inbound, Welcome, HELD_MAX};
 use crate::clock::Instant;
 use crate::close::CloseReason;
 use crate::metrics::Metrics;
-use crate::shard::{LinkId, TickFrame, ViewFrames};
+use crate::shard::{LinkId, TickFrame};
 use crate::websocket::frame as ws_frame;
 use bytes::Bytes;
 use mino_protocol::server as msg;
@@ -202,17 +202,9 @@ impl Remotes {
     /// Hands every session its part of the tick: the events, the first
     /// roster it sees, and its view's frames; a session whose queue is full
     /// is too slow.
-    pub fn deliver(
-        &mut self,
-        frame: &TickFrame,
-        view_of: impl Fn(LinkId) -> usize,
-        metrics: &Metrics,
-        out: &mut Vec<Inbound>,
-    ) {
-        let none = ViewFrames::default();
+    pub fn deliver(&mut self, frame: &TickFrame, metrics: &Metrics, out: &mut Vec<Inbound>) {
         let mut slow = Vec::new();
         for (link, remote) in &mut self.by_link {
-            let view = frame.views.get(view_of(*link)).unwrap_or(&none);
             let mut messages: Vec<Bytes> = frame.events.iter().map(plain).collect();
             if remote.want_roster {
                 if let Some(roster) = &frame.roster {
@@ -220,7 +212,7 @@ impl Remotes {
                     remote.want_roster = false;
                 }
             }
-            let views: Vec<Bytes> = view.frames.iter().map(plain).collect();
+            let views: Vec<Bytes> = frame.view_frames(*link).iter().map(plain).collect();
             if let Some(held) = remote.held.as_mut() {
                 held.messages.extend(messages);
                 held.views.extend(views);
@@ -334,14 +326,14 @@ mod tests {
     async fn a_session_gets_plaintext_and_one_whose_queue_fills_is_too_slow() {
         let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
         let mut rx = joined(&mut remotes, 1, 2);
-        remotes.deliver(&tick_with_an_event(), |_| 0, &metrics, &mut out);
+        remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
         assert!(matches!(rx.try_recv(), Ok(ToSession::Message(w)) if &w[..] == b"welcome"));
         let Ok(ToSession::Tick { messages, views }) = rx.try_recv() else { panic!("the tick") };
         assert_eq!(messages, vec![Bytes::from_static(b"chat")], "the websocket framing taken off");
         assert!(views.is_empty());
         // Nobody reads: the queue fills and the session is closed as too slow.
         for _ in 0..3 {
-            remotes.deliver(&tick_with_an_event(), |_| 0, &metrics, &mut out);
+            remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
         }
         assert_eq!(out, vec![Inbound::Left { player: PlayerId(1), link: LinkId(1) }]);
         assert!(!remotes.has(LinkId(1)));
@@ -351,7 +343,7 @@ mod tests {
     async fn a_session_whose_task_is_gone_leaves() {
         let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
         drop(joined(&mut remotes, 2, 4));
-        remotes.deliver(&tick_with_an_event(), |_| 0, &metrics, &mut out);
+        remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
         assert_eq!(out, vec![Inbound::Left { player: PlayerId(2), link: LinkId(2) }]);
     }
 }

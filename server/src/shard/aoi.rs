@@ -15,6 +15,7 @@
 use super::grid::{CellId, Grid, GridError, RegionId};
 use super::interest::Stencil;
 use super::links::LinkId;
+use super::output::Recipients;
 use super::own::OwnCells;
 use super::streams::{Stream, Streams, OWN};
 use super::viewers::{Form, Move, Viewers};
@@ -224,7 +225,7 @@ impl Aoi {
         if self.remap.iter().any(|&r| r != u32::MAX) {
             self.viewers.remap(&self.remap);
         }
-        self.viewers.update(tick.0, &self.grid, world, &mut self.moves);
+        self.viewers.update(tick.0, &self.grid, world, self.own.crossed(), &mut self.moves);
         let area = Area {
             grid: &self.grid,
             stencil: &self.stencil,
@@ -252,6 +253,16 @@ impl Aoi {
     /// none when nothing is new).
     pub(crate) fn frames_of(&self, view: usize) -> &[Bytes] {
         self.views.frames(view as u32)
+    }
+
+    /// The sockets whose view has frames this tick, with their view: one
+    /// pass over the viewers, none when no view has frames.
+    pub(crate) fn recipients(&self) -> Recipients {
+        if (0..self.views_len()).all(|v| self.frames_of(v).is_empty()) {
+            return Recipients::default();
+        }
+        let links = self.viewers.placed().filter(|&(_, view)| !self.frames_of(view as usize).is_empty()).collect();
+        Recipients::new(links)
     }
 
     /// Views of the tick (indices up to this).

@@ -32,9 +32,10 @@
 //!   relayed, each socket's view and its frames, assembled once a view and
 //!   shared by every socket of it;
 //! - what the place tells every socket ([`News`]): the whole place's
-//!   presence and roster, or with area of interest only a `PlaceStatus` once
-//!   a second (rosters would grow with the square of the place): a client
-//!   asks for the names of the players it sees (`NamesRequest`).
+//!   presence and roster, or with area of interest only a `PlaceStatus`, at
+//!   most once a second and only when it changed ([`status`]; rosters would
+//!   grow with the square of the place): a client asks for the names of the
+//!   players it sees (`NamesRequest`).
 
 pub mod aoi;
 mod cluster_view;
@@ -49,6 +50,7 @@ mod output;
 mod own;
 mod place_log;
 mod presence;
+mod status;
 mod streams;
 #[cfg(test)]
 mod tests;
@@ -60,7 +62,7 @@ pub use cluster_view::ClusterView;
 pub use fence::HELD_MAX;
 pub use input::{ClusterEvent, TickAt};
 pub use links::LinkId;
-pub use output::{Admitted, Control, Effect, Outgoing, TickFrame, TickOutput, ViewFrames};
+pub use output::{Admitted, Control, Effect, Outgoing, Recipients, TickFrame, TickOutput, ViewFrames};
 pub use viewers::Form;
 
 use crate::admission::{Admission, Refusal};
@@ -91,6 +93,7 @@ use place_log::{ResumeTally, ResumedFrom};
 use presence::Presence;
 use rand::rngs::StdRng;
 use rand::Rng;
+use status::StatusGate;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,7 +114,8 @@ pub enum News {
     /// The whole place (no area of interest): presence and rosters of every
     /// player, as the seed sent them.
     Place,
-    /// With area of interest: a `PlaceStatus` once a second; names on
+    /// With area of interest: a `PlaceStatus` when it changed, at most once
+    /// a second; names on
     /// request (`NamesRequest`), since rosters would grow with the square of
     /// the place.
     Nearby,
@@ -160,6 +164,8 @@ pub struct Shard {
     area: Aoi,
     /// What every socket is told of the place.
     news: News,
+    /// With area of interest: when the place's status goes out.
+    status: StatusGate,
     /// Publisher times (ms) of the relayed bundles since the last tick.
     relay_times: Vec<u64>,
     /// Players resumed here, until their line is due.
@@ -226,6 +232,7 @@ impl Shard {
             expired_at_ms: 0,
             area,
             news,
+            status: StatusGate::default(),
             relay_times: Vec::new(),
             resumes: ResumeTally::default(),
             presence_epoch,
@@ -482,6 +489,7 @@ impl Shard {
         let granted = capabilities.known();
         let form = if granted.contains(Capabilities::DELTAS) { Form::Deltas } else { Form::Full };
         self.area.add_viewer(link, player, form);
+        self.status.admitted();
         let welcome = self.welcome(player, &name, ticket, wall_ms, resumed, granted);
         let position = self.world.player(player).map_or((0.0, 0.0), |p| self.world.position(p));
         Ok(Admitted { player, welcome, ticket, link, position })
@@ -655,11 +663,13 @@ impl Shard {
         // elsewhere reads positions from it.
         let snapshot = self.clustered.then(|| self.encode_snapshot(at.wall_ms));
         let roster = (place && self.presence.anyone_joined()).then(|| self.encode_roster());
-        // With area of interest, the place's status once a second.
+        // With area of interest, the place's status, checked once a second.
         if !place && self.tick.0.is_multiple_of(u64::from(self.tick_hz)) {
-            let players = self.world.len() + self.view.player_count();
-            let status = msg::encode_place_status(players as u32, 1 + self.view.live_shards() as u32);
-            self.events.push(ws_frame::binary(&status));
+            let players = (self.world.len() + self.view.player_count()) as u32;
+            let shards = 1 + self.view.live_shards() as u32;
+            if self.status.due(players, shards) {
+                self.events.push(ws_frame::binary(&msg::encode_place_status(players, shards)));
+            }
         }
         if let Some(delta) = self.presence.take(self.id) {
             if place {
@@ -676,7 +686,8 @@ impl Shard {
             (0..self.area.views_len()).map(|v| ViewFrames { frames: self.area.frames_of(v).to_vec() }).collect();
         let relay_lag_ms = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
         let publish_cells = if self.clustered { self.area.bundles() } else { Vec::new() };
-        let frame = TickFrame { tick: self.tick, events: std::mem::take(&mut self.events), roster, views };
+        let recipients = self.area.recipients();
+        let frame = TickFrame { tick: self.tick, events: std::mem::take(&mut self.events), roster, views, recipients };
         let publish = self.clustered && !self.fence.is_fenced();
         if publish {
             if let Some(regions) = self.area.regions(self.tick.0) {

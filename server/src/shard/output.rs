@@ -20,9 +20,49 @@ pub struct ViewFrames {
     pub frames: Vec<Bytes>,
 }
 
+/// The sockets whose view has frames this tick, with their view (an index
+/// into [`TickFrame::views`]), sorted by link. Every other socket's view has
+/// nothing this tick, so the fan-out visits only these (and the sockets with
+/// something of their own to write): a standing crowd's sockets cost it
+/// nothing.
+#[derive(Debug, Default)]
+pub struct Recipients {
+    /// (link, view), sorted by link.
+    links: Vec<(LinkId, u32)>,
+}
+
+impl Recipients {
+    /// From (link, view) pairs in any order.
+    pub fn new(mut links: Vec<(LinkId, u32)>) -> Recipients {
+        links.sort_unstable_by_key(|(link, _)| *link);
+        Recipients { links }
+    }
+
+    /// The view of `link`, if its view has frames this tick. O(log n).
+    pub fn view_of(&self, link: LinkId) -> Option<usize> {
+        let i = self.links.binary_search_by_key(&link, |(l, _)| *l).ok()?;
+        Some(self.links[i].1 as usize)
+    }
+
+    /// Every (link, view), sorted by link.
+    pub fn iter(&self) -> impl Iterator<Item = (LinkId, usize)> + '_ {
+        self.links.iter().map(|&(link, view)| (link, view as usize))
+    }
+
+    /// How many sockets get view frames this tick.
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// True when no socket gets a view frame this tick.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+}
+
 /// What the sockets of the shard receive for one tick: websocket frames,
 /// each encoded once. Nothing in it is per socket: a socket gets the frames
-/// for every socket plus those of its view group ([`super::Shard::view_of`]),
+/// for every socket plus those of its view group ([`TickFrame::recipients`]),
 /// and the fan-out writes those exact bytes.
 #[derive(Debug, Default)]
 pub struct TickFrame {
@@ -36,6 +76,22 @@ pub struct TickFrame {
     pub roster: Option<Bytes>,
     /// The view frames of each view ([`super::Shard::view_of`]).
     pub views: Vec<ViewFrames>,
+    /// Who gets which view's frames; every other socket gets none.
+    pub recipients: Recipients,
+}
+
+impl TickFrame {
+    /// The frames of `link`'s view this tick (none for a socket not among
+    /// the [`TickFrame::recipients`]).
+    pub fn view_frames(&self, link: LinkId) -> &[Bytes] {
+        self.recipients.view_of(link).and_then(|v| self.views.get(v)).map_or(&[], |v| &v.frames[..])
+    }
+
+    /// True when the tick has nothing for every socket (no event, no
+    /// roster): only [`TickFrame::recipients`] get anything from it.
+    pub fn is_quiet(&self) -> bool {
+        self.events.is_empty() && self.roster.is_none()
+    }
 }
 
 /// Everything one tick produced besides its [`Effect`]s.

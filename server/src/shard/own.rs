@@ -18,19 +18,33 @@ use mino_protocol::entry::Entry;
 use mino_protocol::motion::Motion;
 use mino_protocol::quantize;
 use mino_protocol::view::{write_bundle_cell, write_item, ItemKind};
+use mino_protocol::PlayerId;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// A cell's states over the last steps: (the step from which it holds, the
-/// players), oldest first; the last is the current one.
+/// players), oldest first; the last is the current one. The last change and
+/// whether the cell is occupied are kept beside them, so a cell that stands
+/// still is passed over without reading its states.
 #[derive(Debug, Default)]
 struct History {
     states: VecDeque<(u64, Arc<[Entry]>)>,
+    /// The step of the current state (0: none yet).
+    last_change: u64,
+    /// The current state holds players.
+    occupied: bool,
 }
 
 impl History {
     fn current(&self) -> &[Entry] {
         self.states.back().map_or(&[], |(_, s)| s)
+    }
+
+    /// The state from step `step` on is `now`.
+    fn push(&mut self, step: u64, now: Arc<[Entry]>) {
+        self.occupied = !now.is_empty();
+        self.last_change = step;
+        self.states.push_back((step, now));
     }
 
     /// The state at step `at` (empty before the first).
@@ -50,7 +64,7 @@ impl History {
 
     /// The last step the state changed.
     fn last_change(&self) -> u64 {
-        self.states.back().map_or(0, |(s, _)| *s)
+        self.last_change
     }
 
     /// Forgets states no delta of a step after `step` can start from.
@@ -65,12 +79,19 @@ impl History {
 /// This shard's cells.
 #[derive(Debug, Default)]
 pub(crate) struct OwnCells {
-    /// Scratch: (cell, index of the player), sorted by cell then id.
+    /// Each player's cell and entry at the last step, in the world's storage
+    /// order: a player whose record still matches changed nothing.
+    last: Vec<(CellId, Entry)>,
+    /// Scratch: cells that may have changed this step, sorted, unique.
+    dirty: Vec<CellId>,
+    /// Scratch: players that may be in another cell than at the last step
+    /// (crossed a border, came, or were swapped in storage by a removal).
+    crossed: Vec<PlayerId>,
+    /// Scratch: (cell, index of the player) of the dirty cells' players,
+    /// sorted by cell then id.
     order: Vec<(CellId, u32)>,
     /// Cells holding players, or changed in the last 64 steps.
     history: HashMap<CellId, History>,
-    /// Scratch: this step's occupied cells and their entries' ranges.
-    occupied: Vec<(CellId, std::ops::Range<usize>)>,
     entries: Vec<Entry>,
     body: Vec<u8>,
     /// The cells that changed this step (sorted), for the region bundles.
@@ -85,39 +106,74 @@ fn item(kind: ItemKind, body: &[u8]) -> Bytes {
 }
 
 impl OwnCells {
+    /// The cells that may have changed since the last step (`dirty`): the old
+    /// and new cell of every player whose cell or entry differs from its
+    /// record, of every player that came or went, in one pass over the
+    /// players in storage order (a removal swaps the last player into the
+    /// gap: both records then differ). Records `last` anew.
+    fn find_dirty(&mut self, grid: &Grid, world: &World) {
+        let bounds = world.bounds();
+        let players = world.players();
+        self.dirty.clear();
+        self.crossed.clear();
+        for (i, p) in players.iter().enumerate() {
+            let (x, y) = quantize::world_position(bounds, p.x, p.y);
+            let now = (grid.cell_of(x, y), p.entry());
+            match self.last.get_mut(i) {
+                Some(was) if *was == now => {}
+                Some(was) => {
+                    self.dirty.extend([was.0, now.0]);
+                    if was.0 != now.0 || was.1.id != now.1.id {
+                        self.crossed.push(p.id);
+                    }
+                    *was = now;
+                }
+                None => {
+                    self.dirty.push(now.0);
+                    self.crossed.push(p.id);
+                    self.last.push(now);
+                }
+            }
+        }
+        self.dirty.extend(self.last.drain(players.len()..).map(|(cell, _)| cell));
+        self.dirty.sort_unstable();
+        self.dirty.dedup();
+    }
+
     /// Encodes step `step`: every cell of `world`'s players on `grid`, into
     /// the own streams of `streams` (deltas predicted with `motion`).
     pub(crate) fn encode(&mut self, step: u64, grid: &Grid, world: &World, motion: &Motion, streams: &mut Streams) {
-        let players = world.players();
-        let bounds = world.bounds();
+        self.find_dirty(grid, world);
+        // Only the dirty cells' players: a standing crowd's cells are not
+        // even looked at.
         self.order.clear();
-        self.order.extend(players.iter().enumerate().map(|(i, p)| {
-            let (x, y) = quantize::world_position(bounds, p.x, p.y);
-            (grid.cell_of(x, y), i as u32)
-        }));
-        self.order.sort_unstable_by_key(|&(cell, i)| (cell, players[i as usize].id));
-        self.entries.clear();
-        self.entries.extend(self.order.iter().map(|&(_, i)| players[i as usize].entry()));
-        self.occupied.clear();
-        let mut start = 0;
-        for run in self.order.chunk_by(|a, b| a.0 == b.0) {
-            self.occupied.push((run[0].0, start..start + run.len()));
-            start += run.len();
+        if !self.dirty.is_empty() {
+            let dirty = &self.dirty;
+            self.order.extend(
+                self.last
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (cell, _))| dirty.binary_search(cell).is_ok())
+                    .map(|(i, (cell, _))| (*cell, i as u32)),
+            );
+            let last = &self.last;
+            self.order.sort_unstable_by_key(|&(cell, i)| (cell, last[i as usize].1.id));
         }
         self.changed.clear();
-        // Occupied cells whose players changed, then cells emptied.
-        for (cell, range) in &self.occupied {
-            let now = &self.entries[range.clone()];
-            let history = self.history.entry(*cell).or_default();
-            if history.current() != now {
-                history.states.push_back((step, Arc::from(now)));
-                self.changed.push(*cell);
+        let mut runs = self.order.chunk_by(|a, b| a.0 == b.0).peekable();
+        for &cell in &self.dirty {
+            self.entries.clear();
+            if let Some(run) = runs.next_if(|run| run[0].0 == cell) {
+                self.entries.extend(run.iter().map(|&(_, i)| self.last[i as usize].1));
             }
-        }
-        for (cell, history) in &mut self.history {
-            if !history.current().is_empty() && self.occupied.binary_search_by_key(cell, |(c, _)| *c).is_err() {
-                history.states.push_back((step, Arc::from(&[][..])));
-                self.changed.push(*cell);
+            let now = &self.entries[..];
+            if now.is_empty() && !self.history.contains_key(&cell) {
+                continue;
+            }
+            let history = self.history.entry(cell).or_default();
+            if history.current() != now {
+                history.push(step, Arc::from(now));
+                self.changed.push(cell);
             }
         }
         self.changed.sort_unstable();
@@ -134,7 +190,7 @@ impl OwnCells {
             if !recent {
                 stream.still(step);
                 history.trim(step);
-                if history.current().is_empty() {
+                if !history.occupied {
                     gone.push(cell);
                 }
                 continue;
@@ -157,7 +213,7 @@ impl OwnCells {
             } else {
                 stream.full().clone()
             };
-            stream.push(step, full, !history.current().is_empty(), changed, &deltas);
+            stream.push(step, full, history.occupied, changed, &deltas);
             history.trim(step);
         }
         for cell in gone {
@@ -190,13 +246,19 @@ impl OwnCells {
     pub(crate) fn changed(&self) -> &[CellId] {
         &self.changed
     }
+
+    /// Players that may stand in another cell than at the last step: every
+    /// player whose cell changed is among them.
+    pub(crate) fn crossed(&self) -> &[PlayerId] {
+        &self.crossed
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use mino_protocol::client::Direction;
-    use mino_protocol::delta::apply;
+    use mino_protocol::delta::{apply, decode_full};
     use mino_protocol::view::{parse_item, read_bundle};
     use mino_protocol::wire::Bounds;
     use mino_protocol::PlayerId;
@@ -248,6 +310,76 @@ mod tests {
         }
         let now: Vec<Entry> = world.players().iter().map(|p| p.entry()).collect();
         assert_eq!(replay(&items, &motion), now);
+    }
+
+    /// Each occupied cell's players, sorted by id, from scratch.
+    fn truth(grid: &Grid, world: &World) -> HashMap<CellId, Vec<Entry>> {
+        let mut cells: HashMap<CellId, Vec<Entry>> = HashMap::new();
+        for p in world.players() {
+            let (x, y) = world.position(p);
+            cells.entry(grid.cell_of(x, y)).or_default().push(p.entry());
+        }
+        for entries in cells.values_mut() {
+            entries.sort_unstable_by_key(|e| e.id);
+        }
+        cells
+    }
+
+    #[test]
+    fn only_changed_cells_are_looked_at_yet_every_cell_matches_the_world_through_joins_leaves_and_turns() {
+        use rand::{Rng, SeedableRng};
+        let (grid, mut world, mut streams, mut own) = setup();
+        let motion = world.motion().clone();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for id in 1..=40u32 {
+            world.add(PlayerId(id), "p".into(), rng.random_range(0.0..1000.0), rng.random_range(0.0..1000.0));
+        }
+        let mut next = 41u32;
+        for step in 1..=300u64 {
+            match rng.random_range(0..10) {
+                // Leaves from the middle swap the last player into the gap.
+                0 => {
+                    let ids: Vec<PlayerId> = world.players().iter().map(|p| p.id).collect();
+                    if let Some(&id) = ids.get(rng.random_range(0..ids.len().max(1))) {
+                        world.remove(id);
+                    }
+                }
+                1 => {
+                    world.add(PlayerId(next), "p".into(), rng.random_range(0.0..1000.0), 500.0);
+                    next += 1;
+                }
+                2..=4 => {
+                    let ids: Vec<PlayerId> = world.players().iter().map(|p| p.id).collect();
+                    let id = ids[rng.random_range(0..ids.len())];
+                    let (x, y) = (rng.random_range(-1.0..1.0f32), rng.random_range(-1.0..1.0f32));
+                    let dir = if step % 3 == 0 { Direction::STILL } else { Direction::new(x, y).expect("dir") };
+                    world.set_direction(id, dir, step as u32);
+                }
+                _ => {}
+            }
+            world.step();
+            own.encode(step, &grid, &world, &motion, &mut streams);
+            let truth = truth(&grid, &world);
+            for (cell, entries) in &truth {
+                let stream = streams.get(OWN, *cell).expect("an occupied cell has a stream");
+                let item = parse_item(stream.full()).expect("an item");
+                let mut got = Vec::new();
+                decode_full(item.body, usize::MAX, &mut got).expect("decodes");
+                assert_eq!(&got, entries, "step {step}: cell {cell:?}");
+            }
+            for (cell, _) in streams.cells() {
+                if let Some(stream) = streams.get(OWN, cell) {
+                    assert_eq!(stream.occupied(), truth.contains_key(&cell), "step {step}: cell {cell:?}");
+                }
+            }
+        }
+        // Nobody walks: the next step finds nothing to look at.
+        for p in world.players().iter().map(|p| p.id).collect::<Vec<_>>() {
+            world.set_direction(p, Direction::STILL, 0);
+        }
+        own.encode(301, &grid, &world, &motion, &mut streams);
+        own.encode(302, &grid, &world, &motion, &mut streams);
+        assert!(own.dirty.is_empty() && own.order.is_empty() && own.changed().is_empty());
     }
 
     #[test]

@@ -659,20 +659,32 @@ fn with_area_of_interest_a_socket_gets_only_the_cells_near_its_player() {
 }
 
 #[test]
-fn with_area_of_interest_names_are_asked_for_and_the_place_is_counted_once_a_second() {
+fn with_area_of_interest_names_are_asked_for_and_the_place_is_counted_when_it_changes() {
     let mut s = shard(&aoi_config());
     let mut t = Ticker::new();
-    place(&mut s, 1, 1000.0, 1000.0);
+    let a = place(&mut s, 1, 1000.0, 1000.0);
     place(&mut s, 2, 1120.0, 1000.0);
     let names = s.names(&[2, 99]);
     let Ok(ServerMsg::Names(n)) = decode(&names) else { panic!("names") };
     let got: Vec<(u32, &str)> =
         n.players().expect("players").iter().map(|p| (p.id(), p.name().unwrap_or(""))).collect();
     assert_eq!(got, [(2, "Ada")], "unknown ids left out");
-    let statuses: usize = (0..40)
-        .map(|_| t.tick(&mut s).frame.events.iter().filter(|e| matches!(msg(e), ServerMsg::PlaceStatus(_))).count())
-        .sum();
-    assert_eq!(statuses, 2, "once a second");
+    let mut statuses = |s: &mut Shard, ticks: usize| -> Vec<(u32, u32)> {
+        (0..ticks)
+            .flat_map(|_| t.tick(s).frame.events)
+            .filter_map(|e| match msg(&e) {
+                ServerMsg::PlaceStatus(p) => Some((p.players(), p.shards())),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(statuses(&mut s, 20), [(2, 1)], "the place once, within a second of the joins");
+    assert_eq!(statuses(&mut s, 60), [], "nothing while nothing changes: standing sockets are written nothing");
+    s.leave(a.player, a.link, T0);
+    place(&mut s, 3, 500.0, 500.0);
+    assert_eq!(statuses(&mut s, 20), [(2, 1)], "same count, but the newcomer is told the place");
+    s.leave(PlayerId(3), s.link_of(PlayerId(3)).expect("linked"), T0);
+    assert_eq!(statuses(&mut s, 20), [(1, 1)], "a leave changes the count");
 }
 
 #[test]
@@ -717,4 +729,25 @@ fn with_guests_refused_a_guest_ticket_does_not_resume() {
     let gate = AccountGate { account: None, require: true };
     assert_eq!(s.claim_local(a.ticket.as_bytes(), T0 + 1, gate), Err(ResumeError::GuestSession));
     assert!(s.claim_local(a.ticket.as_bytes(), T0 + 2, AccountGate::default()).is_ok(), "nothing was spent");
+}
+
+#[test]
+fn a_standing_crowds_tick_has_no_recipients_and_a_walkers_viewers_are_its_recipients() {
+    let mut s = shard(&aoi_config());
+    let mut t = Ticker::new();
+    let far = place(&mut s, 1, 300.0, 300.0);
+    let a = place(&mut s, 2, 1500.0, 1500.0);
+    let b = place(&mut s, 3, 1520.0, 1500.0);
+    // The joins' full forms go out over the ladder's slowest period.
+    for _ in 0..2 * interest::SLOWEST_PERIOD {
+        t.tick(&mut s);
+    }
+    let out = t.tick(&mut s);
+    assert!(out.frame.recipients.is_empty() && out.frame.is_quiet(), "nobody moves: nothing for anyone");
+    s.input(a.player, Direction::new(1.0, 0.0).expect("dir"), 1);
+    let out = t.tick(&mut s);
+    let got: Vec<LinkId> = out.frame.recipients.iter().map(|(link, _)| link).collect();
+    assert_eq!(got, [a.link, b.link], "the walker and its neighbour, not the far player");
+    assert!(!out.frame.view_frames(a.link).is_empty() && out.frame.view_frames(far.link).is_empty());
+    assert_eq!(out.frame.recipients.view_of(b.link), Some(s.view_of(b.link)));
 }

@@ -75,12 +75,17 @@ pub(crate) struct Move {
 pub(crate) struct Viewers {
     hysteresis: u64,
     by_link: HashMap<LinkId, Viewer>,
+    /// The socket of each player with a viewer.
+    by_player: HashMap<PlayerId, LinkId>,
+    /// Sockets to look at in the next update whatever their player did:
+    /// new, resynced, or still seeing a cell they left.
+    attention: Vec<LinkId>,
 }
 
 impl Viewers {
     /// Viewers that keep a cell they left for `hysteresis` ticks.
     pub(crate) fn new(hysteresis: u64) -> Viewers {
-        Viewers { hysteresis, by_link: HashMap::new() }
+        Viewers { hysteresis, by_link: HashMap::new(), by_player: HashMap::new(), attention: Vec::new() }
     }
 
     /// Sockets with a viewer.
@@ -103,11 +108,17 @@ impl Viewers {
             fresh: Some(Fresh::Joined),
         };
         self.by_link.insert(link, viewer);
+        self.by_player.insert(player, link);
+        self.attention.push(link);
     }
 
     /// The socket `link` is gone; returns the view it was in.
     pub(crate) fn remove(&mut self, link: LinkId) -> Option<u32> {
-        self.by_link.remove(&link).and_then(|v| v.view)
+        let viewer = self.by_link.remove(&link)?;
+        if self.by_player.get(&viewer.player) == Some(&link) {
+            self.by_player.remove(&viewer.player);
+        }
+        viewer.view
     }
 
     /// The socket `link` lost frames: it starts over at the next tick.
@@ -115,16 +126,33 @@ impl Viewers {
         if let Some(v) = self.by_link.get_mut(&link) {
             if v.fresh.is_none() {
                 v.fresh = Some(Fresh::Resync);
+                self.attention.push(link);
             }
         }
     }
 
     /// Moves every viewer to the cell its player stands in at `tick` and
     /// returns the sockets whose key changed (or that need a fresh view).
-    /// A socket whose player is gone leaves its view (`from`, with no key).
-    pub(crate) fn update(&mut self, tick: u64, grid: &Grid, world: &World, moves: &mut Vec<Move>) {
+    /// Looks only at the sockets of `crossed` (the players that may stand in
+    /// another cell since the last update, see
+    /// [`super::own::OwnCells::crossed`]) and those needing attention: a
+    /// standing player's socket costs nothing. A socket whose player is not
+    /// in `world` is left as it is.
+    pub(crate) fn update(
+        &mut self,
+        tick: u64,
+        grid: &Grid,
+        world: &World,
+        crossed: &[PlayerId],
+        moves: &mut Vec<Move>,
+    ) {
         moves.clear();
-        for (&link, viewer) in &mut self.by_link {
+        let mut look = std::mem::take(&mut self.attention);
+        look.extend(crossed.iter().filter_map(|p| self.by_player.get(p)));
+        look.sort_unstable();
+        look.dedup();
+        for link in look {
+            let Some(viewer) = self.by_link.get_mut(&link) else { continue };
             let Some(p) = world.player(viewer.player) else { continue };
             let (x, y) = world.position(p);
             let cell = grid.cell_of(x, y);
@@ -142,6 +170,9 @@ impl Viewers {
             let fresh = viewer.fresh.take();
             if key != before || fresh.is_some() || viewer.view.is_none() {
                 moves.push(Move { link, from: viewer.view, key, form: viewer.form, fresh });
+            }
+            if viewer.previous != CellId(0) {
+                self.attention.push(link);
             }
         }
     }
@@ -165,6 +196,11 @@ impl Viewers {
     /// The view of `link`.
     pub(crate) fn view_of(&self, link: LinkId) -> Option<u32> {
         self.by_link.get(&link).and_then(|v| v.view)
+    }
+
+    /// Every placed socket and its view.
+    pub(crate) fn placed(&self) -> impl Iterator<Item = (LinkId, u32)> + '_ {
+        self.by_link.iter().filter_map(|(&link, v)| Some((link, v.view?)))
     }
 
     /// The key of `link`.
@@ -193,14 +229,14 @@ mod tests {
     fn a_new_socket_moves_once_then_stays() {
         let (grid, world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &mut moves);
+        viewers.update(1, &grid, &world, &[], &mut moves);
         assert_eq!(moves.len(), 1);
         assert_eq!((moves[0].from, moves[0].fresh), (None, Some(Fresh::Joined)));
         viewers.place(LinkId(1), 0);
-        viewers.update(2, &grid, &world, &mut moves);
+        viewers.update(2, &grid, &world, &[], &mut moves);
         assert!(moves.is_empty());
         viewers.resync(LinkId(1));
-        viewers.update(3, &grid, &world, &mut moves);
+        viewers.update(3, &grid, &world, &[], &mut moves);
         assert_eq!((moves[0].from, moves[0].fresh), (Some(0), Some(Fresh::Resync)));
     }
 
@@ -208,18 +244,18 @@ mod tests {
     fn a_left_cell_stays_in_view_for_the_hysteresis_then_goes() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &mut moves);
+        viewers.update(1, &grid, &world, &[], &mut moves);
         viewers.place(LinkId(1), 0);
         let first = grid.cell_of(150.0, 150.0);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6); // 60 units: into the next cell
-        viewers.update(2, &grid, &world, &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(1)], &mut moves);
         let next = grid.cell_of(210.0, 150.0);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, first)));
         assert_eq!(moves.len(), 1, "the key changed");
-        viewers.update(11, &grid, &world, &mut moves);
+        viewers.update(11, &grid, &world, &[], &mut moves);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, first)));
-        viewers.update(12, &grid, &world, &mut moves);
+        viewers.update(12, &grid, &world, &[], &mut moves);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, CellId(0))));
         assert_eq!(moves.len(), 1, "the key changed again");
     }
@@ -228,14 +264,28 @@ mod tests {
     fn walking_back_into_the_left_cell_is_not_a_second_cell() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &mut moves);
+        viewers.update(1, &grid, &world, &[], &mut moves);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(2, &grid, &world, &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(1)], &mut moves);
         world.set_direction(PlayerId(1), Direction::new(-1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(3, &grid, &world, &mut moves);
+        viewers.update(3, &grid, &world, &[PlayerId(1)], &mut moves);
         let key = (grid.cell_of(150.0, 150.0), grid.cell_of(210.0, 150.0));
         assert_eq!(viewers.key_of(LinkId(1)), Some(key), "now the other one is the left cell");
+    }
+
+    #[test]
+    fn only_the_sockets_of_crossed_players_and_those_needing_attention_are_looked_at() {
+        let (grid, mut world, mut viewers) = setup();
+        let mut moves = Vec::new();
+        viewers.update(1, &grid, &world, &[], &mut moves);
+        viewers.place(LinkId(1), 0);
+        world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
+        world.walk_for(0.6);
+        viewers.update(2, &grid, &world, &[PlayerId(2)], &mut moves);
+        assert!(moves.is_empty(), "not among the crossed: its socket is not even looked at");
+        viewers.update(3, &grid, &world, &[PlayerId(1)], &mut moves);
+        assert_eq!(moves.len(), 1, "among the crossed: it moves");
     }
 }

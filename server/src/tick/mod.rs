@@ -249,9 +249,8 @@ impl TickDriver {
         let core = CoreState { drain_from: self.shard.drain_from(), fenced: self.shard.is_fenced() };
         let figures = self.vitals.tick(started, lateness, &out.relay_lag_ms, core);
         let tick = out.frame.tick;
-        let shard = &self.shard;
         let mut resync = Vec::new();
-        self.hub.deliver(&out.frame, |link| shard.view_of(link), &mut resync);
+        self.hub.deliver(&out.frame, &mut resync);
         self.metrics.view_resyncs.inc_by(resync.len() as u64);
         for link in resync {
             self.shard.resync(link);

@@ -5,8 +5,9 @@
 import * as flatbuffers from 'flatbuffers';
 
 /**
- * With area of interest, once a second: how many players the place has
- * (presence and rosters are not sent to every socket then).
+ * With area of interest: how many players the place has (presence and
+ * rosters are not sent to every socket then). Sent when it changed or a
+ * socket came, at most once a second; never while nothing changes.
  */
 export class PlaceStatus {
   bb: flatbuffers.ByteBuffer|null = null;
