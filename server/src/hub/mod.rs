@@ -156,6 +156,10 @@ pub struct Hub {
     metrics: Metrics,
     /// Sessions whose I/O runs in a task of their own (WebTransport).
     remotes: Remotes,
+    /// Slots whose outbox may need the next tick even when it brings them
+    /// nothing ([`Outbox::needs_tick`]): a quiet tick visits only these and
+    /// its recipients. May hold duplicates and freed slots.
+    attention: Vec<u32>,
 }
 
 impl Hub {
@@ -195,6 +199,7 @@ impl Hub {
             tally: Tally::default(),
             metrics,
             remotes: Remotes::default(),
+            attention: Vec::new(),
         })
     }
 
@@ -477,22 +482,24 @@ impl Hub {
 
     /// Writes `frame` to every admitted socket (the frames for all, and
     /// those of its view if it is among the frame's recipients); closes the
-    /// ones that failed or fell too far behind.
+    /// ones that failed or fell too far behind. A quiet tick (no event, no
+    /// roster) visits only its recipients and the sockets with something of
+    /// their own to write: a standing crowd's sockets are not touched.
     pub fn deliver(&mut self, frame: &TickFrame, resync: &mut Vec<LinkId>) {
         let now = clock::now();
-        let none = ViewFrames::default();
         let mut stuck = Vec::new();
-        for (slot, conn) in self.conns.iter_mut().enumerate() {
-            let Some(conn) = conn else { continue };
-            let Some(link) = conn.player.as_ref().map(|p| p.link) else { continue };
-            let view = frame.recipients.view_of(link).and_then(|v| frame.views.get(v)).unwrap_or(&none);
-            match conn.outbox.deliver(frame, view, now, self.limits.slow, &mut self.tally) {
-                Written::Done => unwatch(&self.poller, conn, slot as u32),
-                Written::Blocked => watch(&self.poller, conn, slot as u32),
-                Written::Stuck(why) => stuck.push((slot as u32, why)),
+        if frame.is_quiet() {
+            let mut visit = std::mem::take(&mut self.attention);
+            visit.extend(frame.recipients.iter().filter_map(|(link, _)| self.by_link.get(&link).copied()));
+            visit.sort_unstable();
+            visit.dedup();
+            for slot in visit {
+                self.deliver_to(slot, frame, now, &mut stuck, resync);
             }
-            if conn.outbox.take_resync() {
-                resync.push(link);
+        } else {
+            self.attention.clear();
+            for slot in 0..self.conns.len() as u32 {
+                self.deliver_to(slot, frame, now, &mut stuck, resync);
             }
         }
         for (slot, why) in stuck {
@@ -500,6 +507,39 @@ impl Hub {
         }
         self.remotes.deliver(frame, &self.metrics, &mut self.inbound);
         self.count();
+    }
+
+    /// [`Hub::deliver`] to one slot (none, or no player yet: nothing).
+    fn deliver_to(
+        &mut self,
+        slot: u32,
+        frame: &TickFrame,
+        now: Instant,
+        stuck: &mut Vec<(u32, Stuck)>,
+        resync: &mut Vec<LinkId>,
+    ) {
+        let Some(conn) = self.conns.get_mut(slot as usize).and_then(Option::as_mut) else { return };
+        let Some(link) = conn.player.as_ref().map(|p| p.link) else { return };
+        let none = ViewFrames::default();
+        let view = frame.recipients.view_of(link).and_then(|v| frame.views.get(v)).unwrap_or(&none);
+        match conn.outbox.deliver(frame, view, now, self.limits.slow, &mut self.tally) {
+            Written::Done => unwatch(&self.poller, conn, slot),
+            Written::Blocked => watch(&self.poller, conn, slot),
+            Written::Stuck(why) => stuck.push((slot, why)),
+        }
+        if conn.outbox.take_resync() {
+            resync.push(link);
+        }
+        if conn.outbox.needs_tick() {
+            self.attention.push(slot);
+        }
+    }
+
+    /// `slot`'s outbox may need the next tick whatever it brings.
+    fn notice(&mut self, slot: u32) {
+        if self.conns.get(slot as usize).and_then(Option::as_ref).is_some_and(|c| c.outbox.needs_tick()) {
+            self.attention.push(slot);
+        }
     }
 
     /// The periodic sweep, when due at `now`: pings, closes silent and
@@ -522,7 +562,10 @@ impl Hub {
             let Some(player) = &conn.player else { continue };
             match self.liveness.check(&sweep, &mut conn.heard) {
                 Check::Silent => close.push((slot as u32, CloseReason::PeerTimeout)),
-                Check::Ping => conn.outbox.ping_next_tick(),
+                Check::Ping => {
+                    conn.outbox.ping_next_tick();
+                    self.attention.push(slot as u32);
+                }
                 Check::Fine => {}
             }
             if conn.outbox.too_slow(now, self.limits.slow) {
@@ -588,6 +631,7 @@ impl Hub {
             return None;
         }
         self.conns[slot as usize] = Some(conn);
+        self.attention.push(slot);
         Some(slot)
     }
 
@@ -637,6 +681,7 @@ impl Hub {
                 }
             }
         }
+        self.notice(slot);
     }
 
     /// A socket whose writes failed or fell too far behind.
@@ -670,6 +715,7 @@ impl Hub {
                 if let Some(why) = conn.outbox.stuck() {
                     self.stuck(slot, why, now);
                 }
+                self.notice(slot);
             }
             Outcome::Close(reason) => self.close(slot, reason, None, now),
             Outcome::Finished => self.remove(slot),

@@ -161,6 +161,15 @@ impl Outbox {
         self.ping_due = true;
     }
 
+    /// True when a tick with nothing for this socket (no event, no roster, no
+    /// view frame) would still do something here: a ping or pong to write,
+    /// frames kept (held for the welcome, or blocked), or a failure to
+    /// report. False for a standing player's healthy socket, which the hub
+    /// then does not visit on such a tick.
+    pub fn needs_tick(&self) -> bool {
+        self.stuck.is_some() || self.ping_due || self.pong.is_some() || self.backlog.is_some()
+    }
+
     /// Answers the newest ping with the next tick's write (an older pong not
     /// yet written is replaced: RFC 6455 section 5.5.3 allows answering only
     /// the most recent ping).

@@ -213,3 +213,40 @@ async fn close_frames_a_peer_never_reads_are_given_up_after_the_write_timeout() 
     hub.expire(clock::now());
     assert_eq!(hub.len(), 0, "given up at the write timeout");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_quiet_tick_visits_only_its_recipients_yet_every_due_ping_goes_out() {
+    use crate::shard::{Recipients, TickFrame, ViewFrames};
+    let config = config(Duration::from_secs(600));
+    let mut hub = hub(&config, Tickets::Local);
+    let mut peers = Vec::new();
+    for n in 1..=3 {
+        let (socket, mut peer) = loopback();
+        hub.join(handover(socket, &config.socket), &joined(n), None, b"welcome", Welcome::Now);
+        assert_eq!(next_frame(&mut peer), Some((Opcode::Binary, b"welcome".to_vec())));
+        peer.set_read_timeout(Some(Duration::from_millis(200))).expect("read timeout");
+        peers.push(peer);
+    }
+    let quiet = |tick: u64, to: Option<u64>| TickFrame {
+        tick: mino_protocol::Tick(tick),
+        views: vec![ViewFrames { frames: vec![ws_frame::binary(b"view")] }],
+        recipients: Recipients::new(to.map(|l| (LinkId(l), 0)).into_iter().collect()),
+        ..TickFrame::default()
+    };
+    let mut resync = Vec::new();
+    hub.deliver(&quiet(1, Some(2)), &mut resync);
+    assert!(hub.attention.is_empty(), "nothing pending anywhere: the next quiet tick visits only its recipients");
+    assert_eq!(next_frame(&mut peers[1]), Some((Opcode::Binary, b"view".to_vec())));
+    let mut nothing = [0u8; 1];
+    for i in [0, 2] {
+        assert!(peers[i].read(&mut nothing).is_err(), "socket {} is not a recipient: written nothing", i + 1);
+    }
+    // A ping falls due on a tick that brings nobody anything: it goes out.
+    tokio::time::advance(config.socket.ping_interval + sweep_period(&config)).await;
+    hub.sweep(clock::now());
+    hub.deliver(&quiet(2, None), &mut resync);
+    for peer in &mut peers {
+        assert_eq!(next_frame(peer).map(|(op, _)| op), Some(Opcode::Ping));
+    }
+    assert!(hub.attention.is_empty());
+}

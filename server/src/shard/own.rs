@@ -67,11 +67,16 @@ impl History {
         self.last_change
     }
 
-    /// Forgets states no delta of a step after `step` can start from.
+    /// Forgets states no delta of a step after `step` can start from; a
+    /// cell left with its current state only keeps no spare room.
     fn trim(&mut self, step: u64) {
         let oldest = step.saturating_sub(u64::from(MAX_SPAN));
+        let before = self.states.len();
         while self.states.len() > 1 && self.states[1].0 <= oldest {
             self.states.pop_front();
+        }
+        if self.states.len() == 1 && before > 1 {
+            self.states.shrink_to_fit();
         }
     }
 }

@@ -145,6 +145,15 @@ impl Stream {
             self.latest = step;
             self.weight *= 0.8;
         }
+        // No chain can reach deltas older than the history: a cell standing
+        // still keeps none (nor room for them).
+        let oldest = step.saturating_sub(u64::from(MAX_SPAN));
+        if self.deltas.front().is_some_and(|d| d.0 <= oldest) {
+            self.deltas.retain(|d| d.0 > oldest);
+            if self.deltas.is_empty() {
+                self.deltas = VecDeque::new();
+            }
+        }
     }
 
     /// The delta items ending at `step`, shortest span first.
@@ -336,6 +345,9 @@ impl Streams {
             Some(at) => at,
             None => {
                 let at = slot.streams.partition_point(|(s, _)| *s < source);
+                // Most cells have one source: room for exactly one more, not
+                // the four a first push would make.
+                slot.streams.reserve_exact(1);
                 slot.streams.insert(at, (source, new()));
                 at
             }

@@ -372,6 +372,12 @@ impl Views {
             if v.canonical || !v.exceptions.is_empty() || !v.forgets.is_empty() || !v.resets.is_empty() {
                 continue;
             }
+            // Caught up: what it held out of the ordinary (a joined socket's
+            // whole view) is freed, not kept as capacity by a standing
+            // player's view for as long as it stands.
+            v.exceptions = Vec::new();
+            v.forgets = Vec::new();
+            v.resets = Vec::new();
             let (key, form, level) = (v.key, v.form, v.level);
             match self.canonical.get(&(key, form)) {
                 Some(&c) if self.views[c as usize].level == level => {
