@@ -33,6 +33,8 @@ struct History {
     last_change: u64,
     /// The current state holds players.
     occupied: bool,
+    /// Listed in [`OwnCells::recent`].
+    recent: bool,
 }
 
 impl History {
@@ -97,6 +99,10 @@ pub(crate) struct OwnCells {
     order: Vec<(CellId, u32)>,
     /// Cells holding players, or changed in the last 64 steps.
     history: HashMap<CellId, History>,
+    /// The cells changed in the last 64 steps (each once): the only ones a
+    /// step encodes; the others' streams are stilled in one pass
+    /// ([`Streams::still_own`]).
+    recent: Vec<CellId>,
     entries: Vec<Entry>,
     body: Vec<u8>,
     /// The cells that changed this step (sorted), for the region bundles.
@@ -182,22 +188,37 @@ impl OwnCells {
             }
         }
         self.changed.sort_unstable();
+        for cell in &self.changed {
+            if let Some(history) = self.history.get_mut(cell).filter(|h| !h.recent) {
+                history.recent = true;
+                self.recent.push(*cell);
+            }
+        }
         let mut gone = Vec::new();
-        for (&cell, history) in &mut self.history {
-            let Some((column, row)) = grid.position(cell) else { continue };
+        let mut i = 0;
+        while i < self.recent.len() {
+            let cell = self.recent[i];
+            let (Some(history), Some((column, row))) = (self.history.get_mut(&cell), grid.position(cell)) else {
+                self.recent.swap_remove(i);
+                continue;
+            };
             let offset = u64::from(column) + 2 * u64::from(row);
             let changed = history.last_change() == step;
             let recent = step - history.last_change().min(step) < u64::from(MAX_SPAN);
             let Some(stream) = streams.get_or_insert(OWN, cell, || Stream::new(step.saturating_sub(1), offset, 0))
             else {
+                self.recent.swap_remove(i);
                 continue;
             };
             if !recent {
+                // Still for 64 steps: settled, out of the list.
                 stream.still(step);
                 history.trim(step);
+                history.recent = false;
                 if !history.occupied {
                     gone.push(cell);
                 }
+                self.recent.swap_remove(i);
                 continue;
             }
             let mut deltas = Vec::new();
@@ -220,7 +241,9 @@ impl OwnCells {
             };
             stream.push(step, full, history.occupied, changed, &deltas);
             history.trim(step);
+            i += 1;
         }
+        streams.still_own(step);
         for cell in gone {
             self.history.remove(&cell);
             streams.remove(OWN, cell);
@@ -375,6 +398,7 @@ mod tests {
             for (cell, _) in streams.cells() {
                 if let Some(stream) = streams.get(OWN, cell) {
                     assert_eq!(stream.occupied(), truth.contains_key(&cell), "step {step}: cell {cell:?}");
+                    assert_eq!(stream.latest(), step, "every own stream is at the step, settled or not");
                 }
             }
         }
