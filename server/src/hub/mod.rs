@@ -521,7 +521,7 @@ impl Hub {
         let Some(conn) = self.conns.get_mut(slot as usize).and_then(Option::as_mut) else { return };
         let Some(link) = conn.player.as_ref().map(|p| p.link) else { return };
         let none = ViewFrames::default();
-        let view = frame.recipients.view_of(link).and_then(|v| frame.views.get(v)).unwrap_or(&none);
+        let view = frame.view(link).unwrap_or(&none);
         match conn.outbox.deliver(frame, view, now, self.limits.slow, &mut self.tally) {
             Written::Done => unwatch(&self.poller, conn, slot),
             Written::Blocked => watch(&self.poller, conn, slot),

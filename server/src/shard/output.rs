@@ -84,7 +84,12 @@ impl TickFrame {
     /// The frames of `link`'s view this tick (none for a socket not among
     /// the [`TickFrame::recipients`]).
     pub fn view_frames(&self, link: LinkId) -> &[Bytes] {
-        self.recipients.view_of(link).and_then(|v| self.views.get(v)).map_or(&[], |v| &v.frames[..])
+        self.view(link).map_or(&[], |v| &v.frames[..])
+    }
+
+    /// `link`'s view this tick, if it is among the recipients.
+    pub fn view(&self, link: LinkId) -> Option<&ViewFrames> {
+        self.recipients.view_of(link).and_then(|v| self.views.get(v))
     }
 
     /// True when the tick has nothing for every socket (no event, no

@@ -131,9 +131,21 @@ impl Stream {
         let one = deltas.iter().find(|(span, _)| *span == 1).map_or(0.0, |(_, b)| b.len() as f32 + 1.0);
         self.weight = 0.8 * self.weight + 0.2 * if changed { one } else { 0.0 };
         self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, b.clone())));
+        self.forget_deltas(step);
+    }
+
+    /// Drops the deltas no chain to `step` or later can reach (ending
+    /// [`MAX_SPAN`] steps or more before it); a stream left with none keeps
+    /// no room for them.
+    fn forget_deltas(&mut self, step: u64) {
         let oldest = step.saturating_sub(u64::from(MAX_SPAN));
-        while self.deltas.front().is_some_and(|d| d.0 <= oldest) {
-            self.deltas.pop_front();
+        if self.deltas.front().is_some_and(|d| d.0 <= oldest) {
+            while self.deltas.front().is_some_and(|d| d.0 <= oldest) {
+                self.deltas.pop_front();
+            }
+            if self.deltas.is_empty() {
+                self.deltas = VecDeque::new();
+            }
         }
     }
 
@@ -146,15 +158,8 @@ impl Stream {
             self.latest = step;
             self.weight *= 0.8;
         }
-        // No chain can reach deltas older than the history: a cell standing
-        // still keeps none (nor room for them).
-        let oldest = step.saturating_sub(u64::from(MAX_SPAN));
-        if self.deltas.front().is_some_and(|d| d.0 <= oldest) {
-            self.deltas.retain(|d| d.0 > oldest);
-            if self.deltas.is_empty() {
-                self.deltas = VecDeque::new();
-            }
-        }
+        // A cell standing still keeps no deltas (nor room for them).
+        self.forget_deltas(step);
     }
 
     /// The delta items ending at `step`, shortest span first.
