@@ -216,7 +216,12 @@ fn idle_over_two_agents_measures_the_server_from_the_coordinator() {
     let j = &run.json;
     assert_eq!((num(j, "connected"), num(j, "errors")), (20.0, 0.0), "{j:#}");
     assert!(j["server_bytes_per_connection"].is_u64(), "{j:#}");
-    assert!(num(j, "server_cpu_per_tick_ms") > 0.0, "{j:#}");
+    // The coordinator read the server's process: its memory, and its CPU in
+    // clock ticks (10 ms), which 20 standing players may not fill in 2 s, so
+    // the figure is only required to be there (absent when not read).
+    assert_eq!(j["server"]["pids"], serde_json::json!([server.pid()]), "{j:#}");
+    assert!(num(j, "server_rss_after_bytes") > 0.0, "{j:#}");
+    assert!(num(j, "server_cpu_per_tick_ms") >= 0.0, "{j:#}");
     // The speakers join from the coordinator; the agents' idle bots hear
     // every line (but those still on their way at the end). A line a tick
     // for 4 s is 80; a loaded machine delays some ticks.

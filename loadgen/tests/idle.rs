@@ -36,7 +36,10 @@ fn idle_sockets_answer_pings_and_memory_per_connection_is_reported() {
     assert_eq!(num(j, "rtt_ms.count"), 0.0, "idle bots never ping");
     assert!(num(j, "server_rss_after_bytes") > 0.0);
     assert!(j["server_bytes_per_connection"].is_u64(), "{j:#}");
-    assert!(num(j, "server_cpu_per_tick_ms") > 0.0, "{j:#}");
+    // Read from the server's /proc in clock ticks (10 ms): 20 standing
+    // players may cost less than one in the hold, so the figure is only
+    // required to be there (it is absent when the server was not read).
+    assert!(num(j, "server_cpu_per_tick_ms") >= 0.0, "{j:#}");
     // One chat line to all: 20 speakers take turns a tick for 4 s; every idle
     // bot hears every line (but those still on their way at the end).
     let lines = num(j, "chat_cost.lines");
