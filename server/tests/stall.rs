@@ -12,27 +12,28 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
 /// What a reading player saw: the close code (if it closed before
 /// `until`) and when each ping arrived; the first ping is also sent on
-/// `first_ping`.
+/// `first_ping`. The player comes back, still connected when it did not
+/// close, so its socket outlives the watch.
 async fn watch(
     mut p: Player,
     until: Instant,
     first_ping: tokio::sync::oneshot::Sender<()>,
-) -> (Option<Option<u16>>, Vec<Instant>) {
+) -> (Option<Option<u16>>, Vec<Instant>, Player) {
     let mut pings = Vec::new();
     let mut first_ping = Some(first_ping);
     loop {
         let left = until.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, p.ws.next()).await {
-            Err(_) => return (None, pings),
+            Err(_) => return (None, pings, p),
             Ok(Some(Ok(Message::Ping(_)))) => {
                 pings.push(Instant::now());
                 if let Some(tx) = first_ping.take() {
                     let _ = tx.send(());
                 }
             }
-            Ok(Some(Ok(Message::Close(c)))) => return (Some(c.map(|c| u16::from(c.code))), pings),
+            Ok(Some(Ok(Message::Close(c)))) => return (Some(c.map(|c| u16::from(c.code))), pings, p),
             Ok(Some(Ok(_))) => {}
-            Ok(Some(Err(_)) | None) => return (Some(None), pings),
+            Ok(Some(Err(_)) | None) => return (Some(None), pings, p),
         }
     }
 }
@@ -55,7 +56,9 @@ async fn a_stalled_shard_pings_its_idle_players_before_it_judges_them() {
     tokio::time::sleep(STALL).await;
     server.signal(Signal::SIGCONT);
     let woke = Instant::now();
-    let (closed, pings) = watcher.await.expect("watcher");
+    // The healthy player is kept connected to the end: its socket closing
+    // would race the player count below.
+    let (closed, pings, _healthy) = watcher.await.expect("watcher");
     assert_eq!(closed, None, "the healthy idle player stays through the stall");
     let first = pings.iter().find(|t| **t > woke).expect("pinged after waking");
     let after = first.duration_since(woke);
