@@ -187,9 +187,11 @@ impl Aoi {
             let Some(stream) = self.streams.get_or_insert(source, id, || Stream::new(step, offset, step + 1)) else {
                 continue;
             };
-            stream.push(step, items.slice(cell.full.clone()), occupied, changed, &deltas);
+            // A cell new here, or with steps lost on the way, is news to
+            // the views as much as a change: none of them may stay idle.
+            let news = stream.push(step, items.slice(cell.full.clone()), occupied, changed, &deltas);
             taken = true;
-            if changed {
+            if news {
                 if let Some(r) = self.region_changed.get_mut(region.0 as usize) {
                     *r = self.step;
                 }

@@ -112,10 +112,22 @@ impl Stream {
     /// holds players, whether its state changed since the step before, and
     /// the deltas ending at it (span and item bytes). A step that does not
     /// follow the last one leaves the steps between unknown.
-    pub(crate) fn push(&mut self, step: u64, full: Bytes, occupied: bool, changed: bool, deltas: &[(u32, Bytes)]) {
+    ///
+    /// Returns true when views may have something new to send of the cell:
+    /// it changed, it is new here, or steps were lost (a change among them
+    /// is not known); false for a step already recorded or a still one.
+    pub(crate) fn push(
+        &mut self,
+        step: u64,
+        full: Bytes,
+        occupied: bool,
+        changed: bool,
+        deltas: &[(u32, Bytes)],
+    ) -> bool {
         if step < self.latest || (step == self.latest && !self.full.is_empty()) {
-            return;
+            return false;
         }
+        let news = changed || self.full.is_empty() || step > self.latest + 1;
         if step > self.latest + 1 {
             // Steps were lost (or this stream was idle and not told): unknown.
             self.known_from = self.known_from.max(step);
@@ -132,6 +144,7 @@ impl Stream {
         self.weight = 0.8 * self.weight + 0.2 * if changed { one } else { 0.0 };
         self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, b.clone())));
         self.forget_deltas(step);
+        news
     }
 
     /// Drops the deltas no chain to `step` or later can reach (ending

@@ -66,6 +66,15 @@ struct View {
     frames: Vec<Bytes>,
 }
 
+impl View {
+    /// True when the view holds exactly what its tiers say (every cell at
+    /// its due step) and has nothing else to send: the only state another
+    /// socket can be known to share, so the only view one may join.
+    fn is_plain(&self) -> bool {
+        self.exceptions.is_empty() && self.forgets.is_empty() && self.resets.is_empty()
+    }
+}
+
 /// What a tick's views read.
 pub(crate) struct Area<'a> {
     /// The grid.
@@ -194,8 +203,10 @@ impl Views {
         }
     }
 
-    /// The view a mover goes to: its key's canonical view when it holds
-    /// exactly what that view holds, else one made for it.
+    /// The view a mover goes to: its key's canonical view when both hold
+    /// exactly what their tiers say (a canonical view may itself hold a cell
+    /// at another step for a while: sent whole after a lost bundle, or kept
+    /// when its budget moved its tiers), else one made for it.
     fn made_for(&mut self, m: &Move, area: &Area<'_>) -> u32 {
         let level = self.canonical.get(&(m.key, m.form)).map_or(0, |&i| self.views[i as usize].level);
         let mut view = View {
@@ -229,8 +240,8 @@ impl Views {
             (None, None) => {}
         }
         view.exceptions.sort_unstable_by_key(|&(c, s, _)| (c, s));
-        if view.exceptions.is_empty() && view.forgets.is_empty() && view.resets.is_empty() {
-            if let Some(&i) = self.canonical.get(&(m.key, m.form)) {
+        if view.is_plain() {
+            if let Some(&i) = self.canonical.get(&(m.key, m.form)).filter(|&&i| self.views[i as usize].is_plain()) {
                 return i;
             }
         }
@@ -369,7 +380,7 @@ impl Views {
                 }
                 continue;
             }
-            if v.canonical || !v.exceptions.is_empty() || !v.forgets.is_empty() || !v.resets.is_empty() {
+            if v.canonical || !v.is_plain() {
                 continue;
             }
             // Caught up: what it held out of the ordinary (a joined socket's
@@ -380,7 +391,9 @@ impl Views {
             v.resets = Vec::new();
             let (key, form, level) = (v.key, v.form, v.level);
             match self.canonical.get(&(key, form)) {
-                Some(&c) if self.views[c as usize].level == level => {
+                // Only a canonical view that holds what its tiers say: its
+                // exceptions are not what the joining sockets hold.
+                Some(&c) if self.views[c as usize].level == level && self.views[c as usize].is_plain() => {
                     remap[i] = c;
                     let sockets = std::mem::take(&mut self.views[i].sockets);
                     self.views[c as usize].sockets += sockets;

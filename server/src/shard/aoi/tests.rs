@@ -137,19 +137,35 @@ fn run(
     seed: u64,
     each: impl FnMut(u64, &mut [Shard], &mut Vec<Socket>),
 ) -> [u64; 2] {
-    run_lossy(shards, sockets, ticks, seed, 0.0, each)
+    run_lossy(shards, sockets, ticks, seed, Relay::default(), each)
 }
 
-/// [`run`], losing each region bundle on the way with probability `loss`.
+/// How bundles travel between the shards in a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Relay {
+    /// Each region bundle is lost on the way with this probability.
+    loss: f64,
+    /// Each tick a shard has heard only part of what was published for it
+    /// (in order: a random prefix) with this probability; the rest comes
+    /// later (bundles late by a tick or more, then several at once).
+    late: f64,
+    /// Bundles published before this tick are lost (a shard that starts
+    /// hearing the others late).
+    from_tick: u64,
+}
+
+/// [`run`], the bundles travelling as `relay` says.
 fn run_lossy(
     shards: &mut [Shard],
     sockets: &mut Vec<Socket>,
     ticks: std::ops::RangeInclusive<u64>,
     seed: u64,
-    loss: f64,
+    relay: Relay,
     mut each: impl FnMut(u64, &mut [Shard], &mut Vec<Socket>),
 ) -> [u64; 2] {
     let mut rng = StdRng::seed_from_u64(seed);
+    // Per shard: bundles published for it, not heard yet, in order.
+    let mut pending: Vec<std::collections::VecDeque<Relayed>> = shards.iter().map(|_| Default::default()).collect();
     let mut seq = 0;
     let mut history: Vec<HashMap<u64, Truth>> = vec![HashMap::new(); shards.len()];
     let mut bytes = [0u64; 2];
@@ -169,11 +185,17 @@ fn run_lossy(
             for (region, items) in regions {
                 let encoded = mino_protocol::view::encode_bundle(&stamp, *step, region.0, items);
                 let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-                for s in shards.iter_mut().filter(|s| s.id != *from) {
-                    if !rng.random_bool(loss) {
-                        s.area.relay(relayed(&b));
+                for (i, _) in shards.iter().enumerate().filter(|(_, s)| s.id != *from) {
+                    if t >= relay.from_tick && !rng.random_bool(relay.loss) {
+                        pending[i].push_back(relayed(&b));
                     }
                 }
+            }
+        }
+        for (s, queue) in shards.iter_mut().zip(&mut pending) {
+            let heard = if rng.random_bool(relay.late) { rng.random_range(0..=queue.len()) } else { queue.len() };
+            for b in queue.drain(..heard) {
+                s.area.relay(b);
             }
         }
         for socket in sockets.iter_mut() {
@@ -292,7 +314,8 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
         let form = if i % 3 == 2 { Form::Full } else { Form::Deltas };
         sockets.push(socket(&mut shards, i % 2, i * 13, form));
     }
-    run_lossy(&mut shards, &mut sockets, 1..=300, 15, 0.05, |t, shards, sockets| {
+    let relay = Relay { loss: 0.05, ..Relay::default() };
+    run_lossy(&mut shards, &mut sockets, 1..=300, 15, relay, |t, shards, sockets| {
         if t == 120 {
             sockets[1].blocked = Some(140);
         }
@@ -323,4 +346,104 @@ fn a_full_form_socket_is_sent_its_cells_every_due_tick_standing_or_not() {
         }
     }
     assert_eq!(sent, [70, 0], "full forms every tick (the own cell is due every tick); nothing new for deltas");
+}
+
+#[test]
+fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
+    // Redis delivers a shard's bundles in order, but a receiving shard's
+    // tick may come before this step's bundles, then hear several steps at
+    // once; with a tight budget (tiers slowed) and lost bundles besides.
+    let tight = AreaSettings { budget_bytes: 1500, ..settings() };
+    for (late, seed) in [(0.3, 23), (0.7, 24)] {
+        let mut shards = vec![shard(1, 300, seed, tight), shard(2, 300, seed + 100, tight)];
+        everyone_walks(&mut shards);
+        let mut sockets = Vec::new();
+        for i in 0..12 {
+            let form = if i % 4 == 3 { Form::Full } else { Form::Deltas };
+            sockets.push(socket(&mut shards, i % 2, i * 11, form));
+        }
+        let relay = Relay { loss: 0.02, late, ..Relay::default() };
+        run_lossy(&mut shards, &mut sockets, 1..=300, seed, relay, |_, _, _| {});
+    }
+}
+
+#[test]
+fn sockets_that_share_views_while_bundles_are_lost_never_take_a_delta_twice() {
+    // Many sockets with the same key share one (canonical) view; a lost
+    // bundle makes that view send some cells whole and hold them at another
+    // step than its tiers say, and a tight budget moves it up and down the
+    // ladder. A socket that joins it meanwhile (a mover, a view that caught
+    // up) must hold what it holds, exceptions and all.
+    let tight = AreaSettings { budget_bytes: 1500, ..settings() };
+    for seed in [31, 32, 33] {
+        let mut shards = vec![shard(1, 200, seed, tight), shard(2, 200, seed + 100, tight)];
+        for s in &mut shards {
+            // A band of 60 walking side by side, and 40 standing in its way.
+            for k in 0..100u32 {
+                let id = PlayerId(s.id.0 * 10_000 + 5_000 + k);
+                let (x, y) = (300.0 + (k % 10) as f32 * 3.0, 300.0 + (k / 10) as f32 * 3.0);
+                s.world.add(id, "b".into(), x, y);
+                if k < 60 {
+                    s.world.set_direction(id, Direction::new(1.0, 0.6).expect("dir"), 1);
+                }
+            }
+        }
+        everyone_walks(&mut shards);
+        let mut sockets = Vec::new();
+        for i in 0..40 {
+            let form = if i % 8 == 7 { Form::Full } else { Form::Deltas };
+            sockets.push(socket(&mut shards, i % 2, 200 + i, form));
+        }
+        let relay = Relay { loss: 0.1, late: 0.3, ..Relay::default() };
+        run_lossy(&mut shards, &mut sockets, 1..=250, seed, relay, |_, _, _| {});
+    }
+}
+
+#[test]
+fn standing_players_of_a_shard_heard_late_are_shown() {
+    // Shard 1's players stand still from the start; shard 2 hears nothing of
+    // it for 100 ticks (longer than the slowest tier: its views are idle by
+    // then), so the first bundle it hears of each cell says "no change". The
+    // cells are new here all the same: the views near them must send them,
+    // not sleep as if nothing happened.
+    let mut shards = vec![shard(1, 200, 41, settings()), shard(2, 200, 42, settings())];
+    let mut sockets = vec![socket(&mut shards, 1, 0, Form::Deltas), socket(&mut shards, 1, 1, Form::Deltas)];
+    for t in 1..=140 {
+        for s in shards.iter_mut() {
+            s.world.step();
+            s.area.tick(&s.world, Tick(t), true);
+        }
+        if t >= 100 {
+            let (step, regions) = (shards[0].area.step(), shards[0].area.bundles());
+            let stamp = FrameStamp { shard: ShardId(1), tick: Tick(t), server_time_ms: t * 50 };
+            for (region, items) in &regions {
+                let encoded = mino_protocol::view::encode_bundle(&stamp, step, region.0, items);
+                let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+                shards[1].area.relay(relayed(&b));
+            }
+        }
+        for socket in &mut sockets {
+            let area = &shards[1].area;
+            let view = area.view_of(socket.link).expect("placed");
+            for framed in area.frames_of(view) {
+                apply(&mut socket.held, framed);
+            }
+        }
+    }
+    let occupied: Vec<u32> = shards[0]
+        .world
+        .players()
+        .iter()
+        .map(|p| {
+            let (x, y) = shards[0].world.position(p);
+            shards[0].area.grid().cell_of(x, y).0
+        })
+        .collect();
+    for socket in &sockets {
+        let held: Vec<u32> = socket.held.cells().filter(|((s, _), _)| *s == 1).map(|((_, c), _)| *c).collect();
+        assert!(
+            occupied.iter().any(|c| held.contains(c)),
+            "a socket of shard 2 holds none of shard 1's occupied cells: {held:?}"
+        );
+    }
 }
