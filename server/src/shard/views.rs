@@ -36,6 +36,7 @@ use mino_protocol::view::{
 };
 use mino_protocol::ShardId;
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// What a view holds of one (source, cell), when not its due step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,22 +94,30 @@ pub(crate) struct Area<'a> {
     pub(crate) reach: u32,
 }
 
-/// One item of a frame being assembled.
+/// One item of a frame being assembled: its bytes borrowed from the
+/// streams (no reference count taken: a tick assembles tens of thousands).
 #[derive(Clone, Debug)]
-struct Piece {
+struct Piece<'a> {
     source: SourceId,
     step: u64,
     cell: CellId,
     /// Its place among the tick's pieces: a cell's items keep their order.
     order: u32,
-    item: Bytes,
+    item: &'a [u8],
 }
 
-impl Piece {
-    fn new(source: SourceId, step: u64, cell: CellId, item: Bytes) -> Piece {
+impl<'a> Piece<'a> {
+    fn new(source: SourceId, step: u64, cell: CellId, item: &'a [u8]) -> Piece<'a> {
         Piece { source, step, cell, order: 0, item }
     }
 }
+
+/// The forget item (a cell to drop), the same bytes for every cell.
+static FORGET: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let mut forget = Vec::new();
+    write_item(&mut forget, ItemKind::Forget, &[]);
+    forget
+});
 
 /// Every view.
 #[derive(Debug, Default)]
@@ -128,23 +137,16 @@ pub(crate) struct Views {
     /// Per cell id, this tick: what a socket seeing the cell every step
     /// costs, bytes (the budget's weights), and its streams; by form.
     weights: Vec<(u32, u32, u8)>,
-    pieces: Vec<Piece>,
+    /// The most pieces a view had last tick (the next tick's room).
+    pieces: usize,
     /// Scratch: a frame's body while it is written.
     body: Vec<u8>,
-    forget: Bytes,
 }
 
 impl Views {
     /// Views over a grid of `cells` cells.
     pub(crate) fn new(cells: usize) -> Views {
-        let mut forget = Vec::new();
-        write_item(&mut forget, ItemKind::Forget, &[]);
-        Views {
-            marks: vec![0; cells + 1],
-            weights: vec![(0, 0, 0); cells + 1],
-            forget: Bytes::from(forget),
-            ..Views::default()
-        }
+        Views { marks: vec![0; cells + 1], weights: vec![(0, 0, 0); cells + 1], ..Views::default() }
     }
 
     /// The frames of view `view` this tick (none: nothing new).
@@ -408,16 +410,21 @@ impl Views {
     }
 
     /// Assembles each live view's frames for this tick.
-    pub(crate) fn tick(&mut self, area: &Area<'_>) {
+    pub(crate) fn tick<'a>(&mut self, area: &Area<'a>) {
         if area.budget != usize::MAX {
             self.weigh(area.streams);
         }
+        // One list for every view of the tick, its pieces borrowing the
+        // streams' bytes.
+        let mut pieces: Vec<Piece<'a>> = Vec::with_capacity(self.pieces);
         for i in 0..self.views.len() {
             self.views[i].frames.clear();
             if self.views[i].sockets == 0 || self.idle(i, area) {
                 continue;
             }
-            self.assemble(i, area);
+            pieces.clear();
+            self.assemble(i, area, &mut pieces);
+            self.pieces = self.pieces.max(pieces.len());
         }
     }
 
@@ -461,13 +468,11 @@ impl Views {
     }
 
     /// Assembles view `i`'s frames for this tick.
-    fn assemble(&mut self, i: usize, area: &Area<'_>) {
+    fn assemble<'a>(&mut self, i: usize, area: &Area<'a>, pieces: &mut Vec<Piece<'a>>) {
         let key = self.views[i].key;
         self.walk_into(key, area, Which::Cells);
         self.views[i].visited = area.step;
         self.budget(i, area);
-        let mut pieces = std::mem::take(&mut self.pieces);
-        pieces.clear();
         let v = &mut self.views[i];
         let periods = interest::LADDER[v.level];
         // Source by source, cells ascending: the pieces come in the frame's
@@ -476,19 +481,18 @@ impl Views {
         for source in 0..area.streams.sources_len() {
             for &(cell, tier) in &self.cells {
                 if let Some(stream) = area.streams.get(source, cell) {
-                    decide(v, source, cell, stream, periods[tier as usize], &mut pieces);
+                    decide(v, source, cell, stream, periods[tier as usize], pieces);
                 }
             }
         }
         for (source, cell) in std::mem::take(&mut v.forgets) {
             let step = area.streams.get(source, cell).map_or(0, Stream::latest);
-            pieces.push(Piece::new(source, step, cell, self.forget.clone()));
+            pieces.push(Piece::new(source, step, cell, &FORGET));
         }
         let resets = std::mem::take(&mut v.resets);
         if !pieces.is_empty() || !resets.is_empty() {
-            v.frames = frames(&mut pieces, &resets, area.streams, &mut self.body);
+            v.frames = frames(pieces, &resets, area.streams, &mut self.body);
         }
-        self.pieces = pieces;
     }
 
     /// Sets view `i`'s rung for this tick's weights; cells whose period
@@ -542,7 +546,14 @@ enum Which {
 }
 
 /// What view `v` is sent of one (source, cell) this tick, at `period`.
-fn decide(v: &mut View, source: SourceId, cell: CellId, stream: &Stream, period: u32, pieces: &mut Vec<Piece>) {
+fn decide<'a>(
+    v: &mut View,
+    source: SourceId,
+    cell: CellId,
+    stream: &'a Stream,
+    period: u32,
+    pieces: &mut Vec<Piece<'a>>,
+) {
     let k = stream.offset();
     let (before, target) = (aligned(stream.prev(), period, k), aligned(stream.latest(), period, k));
     let due = target > before;
@@ -550,8 +561,8 @@ fn decide(v: &mut View, source: SourceId, cell: CellId, stream: &Stream, period:
     if at.is_err() && !due {
         return;
     }
-    let full = |pieces: &mut Vec<Piece>| {
-        pieces.push(Piece::new(source, stream.latest(), cell, stream.full().clone()));
+    let full = |pieces: &mut Vec<Piece<'a>>| {
+        pieces.push(Piece::new(source, stream.latest(), cell, stream.full()));
         Holding::At(stream.latest())
     };
     if v.form == Form::Full {
@@ -569,7 +580,7 @@ fn decide(v: &mut View, source: SourceId, cell: CellId, stream: &Stream, period:
         // A chain over steps in which the cell did not change is empty.
         Holding::At(h) => {
             let mark = pieces.len();
-            match stream.chain(h, target, |item| pieces.push(Piece::new(source, target, cell, item.clone()))) {
+            match stream.chain(h, target, |item| pieces.push(Piece::new(source, target, cell, item))) {
                 Some(()) => Holding::At(target),
                 None => {
                     pieces.truncate(mark);
@@ -607,7 +618,7 @@ impl SectionCell for Cell<'_> {
 /// `resets`: sections by source and step, cells in order, cut into several
 /// messages between cells when over the client's message limit. `body` is
 /// scratch.
-fn frames(pieces: &mut [Piece], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>) -> Vec<Bytes> {
+fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>) -> Vec<Bytes> {
     // A piece's order within its cell (chains and forgets keep their order).
     if !pieces.is_sorted_by_key(|p| (p.source, p.step, p.cell)) {
         for (i, p) in pieces.iter_mut().enumerate() {
@@ -634,7 +645,7 @@ fn frames(pieces: &mut [Piece], resets: &[ShardId], streams: &Streams, body: &mu
         write_section(body, &Section { shard: shard.0, tick: 0, cells: &cells });
     }
     // Every item's bytes in order, and the cells as runs of them.
-    let items: Vec<&[u8]> = pieces.iter().map(|p| &p.item[..]).collect();
+    let items: Vec<&[u8]> = pieces.iter().map(|p| p.item).collect();
     let mut cells: Vec<Cell<'_>> = Vec::new();
     let mut at = 0;
     for section in pieces.chunk_by(|a, b| (a.source, a.step) == (b.source, b.step)) {
