@@ -10,7 +10,7 @@ use crate::event::CellFrame;
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
 use mino_protocol::wire::Bounds;
-use mino_protocol::{quantize, server, PlayerId};
+use mino_protocol::{quantize, PlayerId};
 use tokio::time::Instant;
 
 /// A player's full state on the wire (protocol 3's fixed entry: id,
@@ -112,11 +112,11 @@ impl CellMeter {
     /// The bot's position in `c`, world units; checks last frame's index first.
     fn find_own(&mut self, c: &CellFrame) -> Option<(f32, f32)> {
         let players = &c.entries;
-        let at = |i: usize| (i < players.len() && server::player_id(&players[i]) == self.own_id).then_some(i);
+        let at = |i: usize| (i < players.len() && players[i].id == self.own_id).then_some(i);
         let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
         self.own_hint = i;
         let p = &players[i];
-        Some(quantize::world_position(&self.bounds, p.x(), p.y()))
+        Some(quantize::world_position(&self.bounds, p.x, p.y))
     }
 
     fn moved_to(&mut self, cell: u32) {
@@ -172,7 +172,7 @@ mod tests {
     }
 
     /// `shard`'s `cell` as held at `tick`, listing `players` at (x, y).
-    fn frame(shard: u32, cell: u32, tick: u64, players: &[(u32, f32, f32)]) -> CellFrame {
+    fn frame(shard: u32, cell: u32, tick: u64, players: &[(u32, f32, f32)]) -> CellFrame<'static> {
         let entries: Vec<Entry> = players
             .iter()
             .map(|&(id, x, y)| {
@@ -180,7 +180,7 @@ mod tests {
                 p.quantized(&bounds())
             })
             .collect();
-        CellFrame::held(shard, cell, tick as u32, tick * 50, &entries)
+        CellFrame::held(shard, cell, tick as u32, tick * 50, &entries).into_owned()
     }
 
     fn feed(m: &mut CellMeter, c: &CellFrame, at: Instant, stats: &Stats) -> Option<Own> {

@@ -2,10 +2,12 @@
 //! values instead of FlatBuffers views (the measuring bots read the views
 //! directly and never build these).
 
+use mino_protocol::entry::Entry;
 use mino_protocol::server::{self, ServerDecodeError, ServerMsg};
 use mino_protocol::snapshot::{self, FLAG_MOVING};
 use mino_protocol::wire::{self, Bounds};
 use mino_protocol::{quantize, PlayerId, ShardId, Tick};
+use std::borrow::Cow;
 
 /// What a Welcome says.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,6 +82,12 @@ pub struct PlayerPos {
 }
 
 impl PlayerPos {
+    /// One held entry, dequantized over `bounds`.
+    pub fn of_entry(e: &Entry, bounds: &Bounds) -> PlayerPos {
+        let (x, y) = quantize::world_position(bounds, e.x, e.y);
+        PlayerPos { id: e.id, x, y, heading: e.heading, moving: e.moving(), input_seq: e.input_seq() }
+    }
+
     /// One entry, dequantized over `bounds`.
     pub fn of(p: &wire::PlayerState, bounds: &Bounds) -> PlayerPos {
         let (x, y) = quantize::world_position(bounds, p.x(), p.y());
@@ -98,9 +106,11 @@ impl PlayerPos {
 /// a delta applied, see [`mino_protocol::held`]), positions still quantized:
 /// the Welcome's bounds turn them into world units ([`CellFrame::players`]).
 /// Complete for its (shard, cell): a player of that shard missing from it
-/// has left the cell.
+/// has left the cell. A bot reads the entries where it holds them (borrowed:
+/// a crowd's cell is a thousand entries, updated every tick); the test kit
+/// keeps its own copy.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CellFrame {
+pub struct CellFrame<'a> {
     /// The shard whose players these are.
     pub shard_id: ShardId,
     /// The cell.
@@ -109,26 +119,26 @@ pub struct CellFrame {
     pub tick: u32,
     /// Server wall clock of the tick, the low 32 bits of the ms.
     pub time_ms: u32,
-    /// Every entry as on the wire.
-    pub entries: Vec<wire::PlayerState>,
+    /// Every entry, sorted by id.
+    pub entries: Cow<'a, [Entry]>,
 }
 
-impl CellFrame {
+impl<'a> CellFrame<'a> {
     /// The cell of `shard` and `cell` as held after a section of `tick`
-    /// (low 32 bits) whose time is `time_ms` (ms since the epoch).
-    pub fn held(shard: u32, cell: u32, tick: u32, time_ms: u64, entries: &[mino_protocol::entry::Entry]) -> CellFrame {
-        CellFrame {
-            shard_id: ShardId(shard),
-            cell,
-            tick,
-            time_ms: time_ms as u32,
-            entries: entries.iter().map(|e| e.to_wire()).collect(),
-        }
+    /// (low 32 bits) whose time is `time_ms` (ms since the epoch), reading
+    /// `entries` where they are.
+    pub fn held(shard: u32, cell: u32, tick: u32, time_ms: u64, entries: &'a [Entry]) -> CellFrame<'a> {
+        CellFrame { shard_id: ShardId(shard), cell, tick, time_ms: time_ms as u32, entries: Cow::Borrowed(entries) }
+    }
+
+    /// The same cell with a copy of its entries (kept past the held state).
+    pub fn into_owned(self) -> CellFrame<'static> {
+        CellFrame { entries: Cow::Owned(self.entries.into_owned()), ..self }
     }
 
     /// The players, dequantized over the world's `bounds`.
     pub fn players(&self, bounds: &Bounds) -> Vec<PlayerPos> {
-        self.entries.iter().map(|p| PlayerPos::of(p, bounds)).collect()
+        self.entries.iter().map(|e| PlayerPos::of_entry(e, bounds)).collect()
     }
 }
 

@@ -42,7 +42,7 @@ use crate::positions::{Positions, Report};
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
 use mino_protocol::wire::Bounds;
-use mino_protocol::{quantize, server, PlayerId};
+use mino_protocol::{quantize, PlayerId};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -282,13 +282,13 @@ impl Observer {
         self.count(Tally::ObservedHeaderBytes, len.saturating_sub(entries) as u64);
         let time_ms = c.time_ms;
         let warm = now >= self.warm_after;
-        for p in &c.entries {
-            let id = server::player_id(p);
+        for p in c.entries.iter() {
+            let id = p.id;
             if id == self.own_id {
                 continue;
             }
             let first = self.seen.get(&id).is_none_or(|s| now.saturating_duration_since(s.at) > self.grace);
-            if first && warm && self.pops_in(id, quantize::world_position(&self.bounds, p.x(), p.y())) {
+            if first && warm && self.pops_in(id, quantize::world_position(&self.bounds, p.x, p.y)) {
                 self.count(Tally::PopIns, 1);
             }
             self.seen.insert(id, Seen { at: now, time_ms, blinked: false });

@@ -116,6 +116,8 @@ struct Measure<'a> {
     last_tick: Vec<(u32, u32)>,
     /// What the bot holds of the cells view frames told it.
     held: Held,
+    /// Scratch: the entries of the cell being read after a view frame.
+    cell_entries: Vec<mino_protocol::entry::Entry>,
     /// The world's bounds (positions are quantized over them).
     bounds: wire::Bounds,
     /// The Welcome's tick rate and server time, for the sections' times.
@@ -173,6 +175,7 @@ pub async fn run(
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
         held: Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX),
+        cell_entries: Vec::new(),
         bounds: welcome.bounds,
         tick_hz: welcome.tick_hz,
         welcome_ms: welcome.server_time_ms,
@@ -359,17 +362,32 @@ impl Measure<'_> {
         }
         let mut header = len.saturating_sub(items_bytes);
         let updates = self.held.apply(v)?;
+        // The cell's entries are read from a copy kept for the purpose (the
+        // held state cannot stay borrowed while the bot acts on them): one
+        // copy of the bytes, no allocation once it has grown.
+        let mut entries = std::mem::take(&mut self.cell_entries);
+        // Updates come in the frame's order, as the shares were noted.
+        let mut at = 0;
         for update in updates {
             let Update::Cell { shard, cell, tick } = update else { continue };
             let Some(held) = self.held.cell(shard, cell) else { continue };
+            entries.clear();
+            entries.extend_from_slice(&held.entries);
             let time_ms = tick_time_ms(tick, self.tick_hz, self.welcome_ms);
-            let frame = CellFrame::held(shard, cell, tick, time_ms, &held.entries);
-            let (share, bodies) = match self.shares.iter_mut().find(|s| (s.0, s.1) == (shard, cell)) {
-                Some(s) => (std::mem::take(&mut s.2), std::mem::take(&mut s.3)),
+            let frame = CellFrame::held(shard, cell, tick, time_ms, &entries);
+            let is = |s: &(u32, u32, usize, usize)| (s.0, s.1) == (shard, cell);
+            let found =
+                self.shares[at..].iter().position(is).map(|i| at + i).or_else(|| self.shares.iter().position(is));
+            let (share, bodies) = match found {
+                Some(i) => {
+                    at = i;
+                    (std::mem::take(&mut self.shares[i].2), std::mem::take(&mut self.shares[i].3))
+                }
                 None => (0, 0),
             };
             self.on_cell(&frame, share + std::mem::take(&mut header), bodies, now, rng);
         }
+        self.cell_entries = entries;
         Ok(())
     }
 
@@ -398,12 +416,12 @@ impl Measure<'_> {
             return None;
         }
         let players = &c.entries;
-        let at = |i: usize| (i < players.len() && server::player_id(&players[i]) == self.own_id).then_some(i);
+        let at = |i: usize| (i < players.len() && players[i].id == self.own_id).then_some(i);
         let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
         self.own_hint = i;
         let p = &players[i];
         let new_tick = self.last_tick.iter().find(|t| t.0 == self.own_shard).is_some_and(|t| t.1 == c.tick);
-        Some(Own { position: quantize::world_position(&self.bounds, p.x(), p.y()), time_ms: c.time_ms, new_tick })
+        Some(Own { position: quantize::world_position(&self.bounds, p.x, p.y), time_ms: c.time_ms, new_tick })
     }
 
     /// The bot itself in an own-shard cell.

@@ -383,8 +383,9 @@ pub fn apply(
     if leaves > base.len() || changes > base.len() - leaves {
         return Err(DeltaError::Index);
     }
-    // Which base players left (marked), then the others in order.
-    let mut gone = vec![false; if leaves > 0 { base.len() } else { 0 }];
+    // The leaves are checked here, then read again in step with the walk
+    // over the base (a second cursor over the same bytes: no allocation).
+    let mut leave_gaps = r.clone();
     let mut index = 0usize;
     for k in 0..leaves {
         let gap = r.count(base.len())?;
@@ -392,8 +393,18 @@ pub fn apply(
             return Err(DeltaError::Index);
         }
         index = index.checked_add(gap).filter(|&i| i < base.len()).ok_or(DeltaError::Index)?;
-        gone[index] = true;
     }
+    // The next base index that left (checked above: strictly increasing).
+    let mut leaves_left = leaves;
+    let mut next_leave = |previous: Option<usize>| -> Option<usize> {
+        if leaves_left == 0 {
+            return None;
+        }
+        leaves_left -= 1;
+        let gap = leave_gaps.count(base.len()).ok()?;
+        Some(previous.map_or(gap, |p| p + gap))
+    };
+    let mut leave = next_leave(None);
     out.reserve(base.len() - leaves + enters);
     // Each change record is read whole (its index, then what it holds) before
     // the next one's index.
@@ -404,7 +415,10 @@ pub fn apply(
             Some((at, what)) if at == i => Some(what),
             _ => None,
         };
-        let gone_here = leaves > 0 && gone[i];
+        let gone_here = leave == Some(i);
+        if gone_here {
+            leave = next_leave(leave);
+        }
         if gone_here && change.is_some() {
             return Err(DeltaError::Change);
         }

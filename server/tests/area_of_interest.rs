@@ -201,7 +201,7 @@ async fn names_of_players_in_view_come_on_request() {
     b.walk_to(here, 30.0).await;
     let b_id = b.id();
     let seen = a.until(|f| match f {
-        Frame::Cell(c) if c.entries.iter().any(|e| mino_protocol::server::player_id(e).0 == b_id) => Some(()),
+        Frame::Cell(c) if c.entries.iter().any(|e| e.id.0 == b_id) => Some(()),
         _ => None,
     });
     tokio::time::timeout(Duration::from_secs(5), seen).await.expect("B seen");

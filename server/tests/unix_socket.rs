@@ -58,7 +58,7 @@ async fn a_player_plays_over_a_unix_socket() {
     while frames < 5 {
         if let Some(Ok(Message::Binary(b))) = tokio::time::timeout(WAIT, ws.next()).await.expect("a frame in time") {
             if let Frame::Cell(c) = Frame::decode(&b) {
-                let ids: Vec<u32> = c.entries.iter().map(|e| mino_protocol::server::player_id(e).0).collect();
+                let ids: Vec<u32> = c.entries.iter().map(|e| e.id.0).collect();
                 assert!(ids.contains(&welcome.player_id), "own player in the frame: {ids:?}");
                 frames += 1;
             }

@@ -86,7 +86,7 @@ pub enum Frame {
     /// One shard's players of one cell at one tick (area of interest: one
     /// cell of a view frame, see [`Frame::decode_all`]); the Welcome's bounds
     /// turn its entries into positions.
-    Cell(CellFrame),
+    Cell(CellFrame<'static>),
     /// A cell left the view: the player holds it no more.
     Forgot {
         /// Whose cell.
@@ -199,7 +199,7 @@ impl Frame {
                 }
                 None => {
                     let entries = held.cell(shard, cell).map_or(&[][..], |c| &c.entries[..]);
-                    out.push(Frame::Cell(CellFrame::held(shard, cell, tick, time_ms, entries)));
+                    out.push(Frame::Cell(CellFrame::held(shard, cell, tick, time_ms, entries).into_owned()));
                 }
             }
         }
@@ -285,7 +285,9 @@ fn full_forms(view: &mino_loadgen::event::ViewBytes) -> Vec<Frame> {
         for cell in section.cells() {
             for item in cell.items().filter(|i| i.kind == mino_protocol::view::ItemKind::Full) {
                 if mino_protocol::delta::decode_full(item.body, usize::MAX, &mut entries).is_ok() {
-                    out.push(Frame::Cell(CellFrame::held(section.shard, cell.cell, section.tick, 0, &entries)));
+                    out.push(Frame::Cell(
+                        CellFrame::held(section.shard, cell.cell, section.tick, 0, &entries).into_owned(),
+                    ));
                 }
             }
         }

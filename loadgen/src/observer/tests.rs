@@ -34,7 +34,8 @@ fn put(board: &Positions, x: f32, time_ms: u32, at: Instant) {
 /// A cell at `time_ms` showing P at (x, 500).
 fn show(o: &mut Observer, stats: &Stats, x: f32, time_ms: u32, at: Instant) {
     let p = PlayerEntry { id: P, x, y: 500.0, heading: 0, moving: true, input_seq: 0 };
-    let c = CellFrame::held(1, 1, 1, u64::from(time_ms), &[p.quantized(&bounds())]);
+    let held = [p.quantized(&bounds())];
+    let c = CellFrame::held(1, 1, 1, u64::from(time_ms), &held);
     o.on_cell(&c, 50, 8, at, stats, 0);
 }
 
