@@ -57,7 +57,19 @@ pub(crate) struct Stream {
     offset: u64,
     /// A smoothed size of the cell's one-step delta, bytes (for the budget).
     weight: f32,
+    /// Per period 1, 2 and 4 (the base rung's, see [`super::interest::LADDER`]):
+    /// the index in `deltas` of the delta over exactly that period ending
+    /// at the aligned step at or below `latest` ([`NO_DELTA`]: none). Every
+    /// view due at such a period reads it here (the tick's commonest
+    /// question) instead of searching the history.
+    due: [u16; DUE_PERIODS],
 }
+
+/// Periods 1, 2 and 4 have their due delta noted in the stream.
+const DUE_PERIODS: usize = 3;
+
+/// [`Stream`]'s `due`: no such delta.
+const NO_DELTA: u16 = u16::MAX;
 
 impl Stream {
     /// A stream first heard at `step`; holdings of steps before `known_from`
@@ -75,6 +87,7 @@ impl Stream {
             deltas: VecDeque::new(),
             offset,
             weight: 0.0,
+            due: [NO_DELTA; DUE_PERIODS],
         }
     }
 
@@ -144,7 +157,48 @@ impl Stream {
         self.weight = 0.8 * self.weight + 0.2 * if changed { one } else { 0.0 };
         self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, b.clone())));
         self.forget_deltas(step);
+        self.note_due();
         news
+    }
+
+    /// Notes the due delta of each of the first [`DUE_PERIODS`] periods
+    /// (after every change of `latest` or `deltas`).
+    fn note_due(&mut self) {
+        if self.deltas.is_empty() {
+            self.due = [NO_DELTA; DUE_PERIODS];
+            return;
+        }
+        for k in 0..DUE_PERIODS {
+            let span = 1u32 << k;
+            let to = aligned(self.latest, span, self.offset);
+            self.due[k] = self.search(span, to).and_then(|i| u16::try_from(i).ok()).unwrap_or(NO_DELTA);
+        }
+    }
+
+    /// The index in `deltas` of the delta over `span` steps ending at `to`.
+    fn search(&self, span: u32, to: u64) -> Option<usize> {
+        let n = self.deltas.len();
+        self.deltas
+            .iter()
+            .rev()
+            .enumerate()
+            .skip_while(|(_, d)| d.0 > to)
+            .take_while(|(_, d)| d.0 == to)
+            .find_map(|(back, d)| (d.1 == span).then_some(n - 1 - back))
+    }
+
+    /// The delta item over `span` steps ending at `to`, if kept.
+    fn delta_over(&self, span: u64, to: u64) -> Option<&[u8]> {
+        let k = span.trailing_zeros() as usize;
+        let span = u32::try_from(span).ok()?;
+        let index = if k < DUE_PERIODS && to == aligned(self.latest, span, self.offset) {
+            let i = self.due[k];
+            debug_assert_eq!((i != NO_DELTA).then_some(usize::from(i)), self.search(span, to), "the noted due delta");
+            (i != NO_DELTA).then_some(usize::from(i))
+        } else {
+            self.search(span, to)
+        };
+        index.map(|i| &self.deltas[i].2[..])
     }
 
     /// Drops the deltas no chain to `step` or later can reach (ending
@@ -173,6 +227,9 @@ impl Stream {
         }
         // A cell standing still keeps no deltas (nor room for them).
         self.forget_deltas(step);
+        if !self.deltas.is_empty() || self.due != [NO_DELTA; DUE_PERIODS] {
+            self.note_due();
+        }
     }
 
     /// The delta items ending at `step`, shortest span first.
@@ -180,13 +237,6 @@ impl Stream {
         let end = self.deltas.len() - self.deltas.iter().rev().take_while(|d| d.0 > step).count();
         let start = end - self.deltas.range(..end).rev().take_while(|d| d.0 == step).count();
         self.deltas.range(start..end).map(|d| &d.2[..])
-    }
-
-    /// The deltas ending at `step`, newest first: a search from the newest
-    /// end, which views and bundles mostly ask for (the history holds up
-    /// to [`MAX_SPAN`] steps of deltas of every aligned span).
-    fn ending_at(&self, step: u64) -> impl Iterator<Item = &(u64, u32, Bytes)> {
-        self.deltas.iter().rev().skip_while(move |d| d.0 > step).take_while(move |d| d.0 == step)
     }
 
     /// The tick ended: every view's holding is now aligned below `latest`.
@@ -229,7 +279,7 @@ impl Stream {
             // One aligned span (a view due at its period, the usual case):
             // the delta over it, if the cell changed.
             if self.changed_within(from, to) {
-                out(&self.ending_at(to).find(|d| u64::from(d.1) == span)?.2);
+                out(self.delta_over(span, to)?);
             }
             return Some(());
         }
@@ -243,8 +293,7 @@ impl Stream {
             }
             let end = at + q;
             if self.changed_within(at, end) {
-                let item = self.ending_at(end).find(|d| u64::from(d.1) == q)?;
-                out(&item.2);
+                out(self.delta_over(q, end)?);
             }
             at = end;
         }
