@@ -1,6 +1,7 @@
-//! Owned, verified server messages for tests and tools that want plain Rust
-//! values instead of FlatBuffers views (the measuring bots read the views
-//! directly and never build these).
+//! Verified server messages as plain Rust values, for tests and tools that
+//! want them instead of FlatBuffers views. The measuring bots read the
+//! views directly; of these they build only [`CellFrame`]s, over the entries
+//! they hold.
 
 use mino_protocol::entry::Entry;
 use mino_protocol::server::{self, ServerDecodeError, ServerMsg};
@@ -106,9 +107,10 @@ impl PlayerPos {
 /// a delta applied, see [`mino_protocol::held`]), positions still quantized:
 /// the Welcome's bounds turn them into world units ([`CellFrame::players`]).
 /// Complete for its (shard, cell): a player of that shard missing from it
-/// has left the cell. A bot reads the entries where it holds them (borrowed:
-/// a crowd's cell is a thousand entries, updated every tick); the test kit
-/// keeps its own copy.
+/// has left the cell. A bot borrows the entries from a scratch copy of what
+/// it holds (one copy of the bytes into room kept between frames: a crowd's
+/// cell is a thousand entries, updated every tick); the test kit keeps its
+/// own copy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellFrame<'a> {
     /// The shard whose players these are.

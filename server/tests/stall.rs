@@ -56,9 +56,10 @@ async fn a_stalled_shard_pings_its_idle_players_before_it_judges_them() {
     tokio::time::sleep(STALL).await;
     server.signal(Signal::SIGCONT);
     let woke = Instant::now();
-    // The healthy player is kept connected to the end: its socket closing
-    // would race the player count below.
-    let (closed, pings, _healthy) = watcher.await.expect("watcher");
+    // The healthy player stays connected and answering pings to the end:
+    // its socket closing (or falling silent) would race the count below.
+    let (closed, pings, mut healthy) = watcher.await.expect("watcher");
+    let reader = tokio::spawn(async move { while let Some(Ok(_)) = healthy.ws.next().await {} });
     assert_eq!(closed, None, "the healthy idle player stays through the stall");
     let first = pings.iter().find(|t| **t > woke).expect("pinged after waking");
     let after = first.duration_since(woke);
@@ -67,4 +68,5 @@ async fn a_stalled_shard_pings_its_idle_players_before_it_judges_them() {
     server.wait_metric("mino_sockets_closed_total{reason=\"peer_timeout\"}", 1.0).await;
     server.wait_metric("mino_players", 1.0).await;
     assert_eq!(server.players().await, 1);
+    reader.abort();
 }

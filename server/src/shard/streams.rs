@@ -189,6 +189,7 @@ impl Stream {
 
     /// The delta item over `span` steps ending at `to`, if kept.
     fn delta_over(&self, span: u64, to: u64) -> Option<&[u8]> {
+        debug_assert!(span.is_power_of_two(), "spans are powers of two");
         let k = span.trailing_zeros() as usize;
         let span = u32::try_from(span).ok()?;
         let index = if k < DUE_PERIODS && to == aligned(self.latest, span, self.offset) {
@@ -577,6 +578,46 @@ mod tests {
         out.clear();
         still.chain(24, 32, |b| out.push(Bytes::copy_from_slice(b))).expect("known");
         assert_eq!(names(&out), ["8@32"]);
+    }
+
+    #[test]
+    fn the_due_delta_of_each_base_period_is_the_one_a_search_finds() {
+        let chain = |s: &Stream, from: u64, to: u64| {
+            let mut out = Vec::new();
+            s.chain(from, to, |b| out.push(Bytes::copy_from_slice(b))).map(|()| names(&out))
+        };
+        for offset in [0, 1, 3] {
+            // Changed at every step: the due delta of each period ends at
+            // the aligned step at or below the newest.
+            let mut s = stream(40, offset, &(1..=40).collect::<Vec<_>>());
+            for period in [1u64, 2, 4] {
+                let to = aligned(40, period as u32, offset);
+                assert_eq!(chain(&s, to - period, to), Some(vec![format!("{period}@{to}")]), "offset {offset}");
+            }
+            // Still for three steps: a span after the last change has
+            // nothing new; one ending at or before it has its delta; one
+            // across it has none kept (the full form is sent).
+            for step in 41..=43 {
+                s.still(step);
+            }
+            for period in [1u64, 2, 4] {
+                let to = aligned(43, period as u32, offset);
+                let want = if to <= 40 {
+                    Some(vec![format!("{period}@{to}")])
+                } else if to - period >= 40 {
+                    Some(Vec::new())
+                } else {
+                    None
+                };
+                assert_eq!(chain(&s, to - period, to), want, "offset {offset}, period {period} after still");
+            }
+            // Still for longer than the history: nothing kept, nothing due.
+            for step in 44..=120 {
+                s.still(step);
+            }
+            assert_eq!(s.due, [NO_DELTA; DUE_PERIODS]);
+            assert_eq!(chain(&s, 119, 120), Some(Vec::new()));
+        }
     }
 
     #[test]

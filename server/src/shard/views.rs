@@ -18,7 +18,10 @@
 //! cells it leaves are forgotten), one whose frames were dropped (a resync:
 //! every shard's cells reset and sent whole), and a view whose budget changed
 //! its tiers' periods. Exceptions are resolved as their cells come due; a
-//! view with none left joins its key's canonical view. So deltas are encoded
+//! view with none left joins its key's canonical view, when that view has
+//! none either (a canonical view holds a cell at another step for a while
+//! after a lost bundle or a change of rung, and a socket joining it then
+//! would be sent deltas from a step it does not hold). So deltas are encoded
 //! once a cell, and frames assembled once a view, whatever the sockets.
 //!
 //! **Full form.** A socket that did not ask for deltas is sent every cell it
@@ -137,7 +140,8 @@ pub(crate) struct Views {
     /// Per cell id, this tick: what a socket seeing the cell every step
     /// costs, bytes (the budget's weights), and its streams; by form.
     weights: Vec<(u32, u32, u8)>,
-    /// The most pieces a view had last tick (the next tick's room).
+    /// The most pieces a view has had in a tick (the room each tick's list
+    /// starts with).
     pieces: usize,
     /// Scratch: a frame's body while it is written.
     body: Vec<u8>,
@@ -229,6 +233,15 @@ impl Views {
                 if fresh == Fresh::Resync {
                     view.resets.push(area.streams.source(super::streams::OWN).shard);
                     view.resets.extend(area.streams.relayed().map(|(_, s)| s.shard));
+                    // A shard that left since the last frame is no longer a
+                    // source, but the socket still holds its cells.
+                    if let Some(old) = m.from.and_then(|f| self.views.get(f as usize)) {
+                        for &shard in &old.resets {
+                            if !view.resets.contains(&shard) {
+                                view.resets.push(shard);
+                            }
+                        }
+                    }
                 }
                 if m.form == Form::Deltas {
                     for &(cell, _) in &self.cells {
@@ -258,6 +271,9 @@ impl Views {
         let (old_key, old_level, old_form) = (old.key, old.level, old.form);
         let old_exceptions = old.exceptions.clone();
         view.forgets.extend(old.forgets.iter().copied());
+        // Shards that left since the old view's last frame: its sockets
+        // still hold their cells.
+        view.resets.extend(old.resets.iter().copied());
         // The old view's cells, marked with their tiers.
         self.walk_into(old_key, area, Which::Other);
         for &(cell, tier) in &self.other {
@@ -359,7 +375,7 @@ impl Views {
     }
 
     /// First thing a tick: views that hold what their key's canonical view
-    /// holds (no exceptions left, same rung) join it, and views nobody is in
+    /// holds (neither has exceptions, same rung) join it, and views nobody is in
     /// are freed; `remap[view]` is where a view's sockets went (`u32::MAX`:
     /// stayed), for the viewers.
     pub(crate) fn merge(&mut self, remap: &mut Vec<u32>) {
@@ -485,6 +501,18 @@ impl Views {
                 }
             }
         }
+        // An exception on a stream that is gone (an own cell empty and still
+        // for 64 steps is dropped before a slow tier came due): the cell is
+        // empty, and a socket holding it at some step drops it.
+        v.exceptions.retain(|&(cell, source, holding)| {
+            if area.streams.get(source, cell).is_some() {
+                return true;
+            }
+            if let Holding::At(_) = holding {
+                pieces.push(Piece::new(source, area.step, cell, &FORGET));
+            }
+            false
+        });
         for (source, cell) in std::mem::take(&mut v.forgets) {
             let step = area.streams.get(source, cell).map_or(0, Stream::latest);
             pieces.push(Piece::new(source, step, cell, &FORGET));

@@ -149,9 +149,6 @@ struct Relay {
     /// (in order: a random prefix) with this probability; the rest comes
     /// later (bundles late by a tick or more, then several at once).
     late: f64,
-    /// Bundles published before this tick are lost (a shard that starts
-    /// hearing the others late).
-    from_tick: u64,
 }
 
 /// [`run`], the bundles travelling as `relay` says.
@@ -186,7 +183,7 @@ fn run_lossy(
                 let encoded = mino_protocol::view::encode_bundle(&stamp, *step, region.0, items);
                 let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
                 for (i, _) in shards.iter().enumerate().filter(|(_, s)| s.id != *from) {
-                    if t >= relay.from_tick && !rng.random_bool(relay.loss) {
+                    if !rng.random_bool(relay.loss) {
                         pending[i].push_back(relayed(&b));
                     }
                 }
@@ -266,6 +263,36 @@ fn a_shard_that_leaves_is_dropped_by_every_socket() {
 }
 
 #[test]
+fn a_socket_that_moves_or_resyncs_as_a_shard_leaves_still_drops_its_cells() {
+    // The shard leaves between ticks; in the next tick some sockets cross
+    // into another cell (a new view) and one is resynced (a fresh view):
+    // each must still be told to drop the shard's cells.
+    let mut shards = vec![shard(1, 300, 51, settings()), shard(2, 300, 52, settings())];
+    everyone_walks(&mut shards);
+    let mut sockets: Vec<Socket> = (0..30).map(|i| socket(&mut shards, 0, i * 9, Form::Deltas)).collect();
+    run(&mut shards, &mut sockets, 1..=40, 53, |_, _, _| {});
+    let before: Vec<Option<usize>> = sockets.iter().map(|k| shards[0].area.view_of(k.link)).collect();
+    shards[0].area.resync(sockets[0].link);
+    shards[0].area.shard_left(ShardId(2));
+    let s = &mut shards[0];
+    s.world.step();
+    s.area.tick(&s.world, Tick(41), true);
+    let mut moved = 0;
+    for (k, socket) in sockets.iter_mut().enumerate() {
+        let view = s.area.view_of(socket.link).expect("placed");
+        moved += usize::from(Some(view) != before[k]);
+        for framed in s.area.frames_of(view) {
+            apply(&mut socket.held, framed);
+        }
+        assert!(
+            socket.held.cells().all(|((shard, _), _)| *shard == 1),
+            "socket {k} still holds the cells of the shard that left"
+        );
+    }
+    assert!(moved >= 2, "the resynced socket and at least one that crossed have new views: {moved}");
+}
+
+#[test]
 fn the_whole_world_as_one_cell_sends_deltas_and_nothing_while_everyone_stands() {
     let bounds = Bounds::new(0.0, 0.0, SIDE, SIDE);
     let mut shards = vec![shard(1, 300, 10, AreaSettings::whole(&bounds))];
@@ -314,7 +341,7 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
         let form = if i % 3 == 2 { Form::Full } else { Form::Deltas };
         sockets.push(socket(&mut shards, i % 2, i * 13, form));
     }
-    let relay = Relay { loss: 0.05, ..Relay::default() };
+    let relay = Relay { loss: 0.05, late: 0.0 };
     run_lossy(&mut shards, &mut sockets, 1..=300, 15, relay, |t, shards, sockets| {
         if t == 120 {
             sockets[1].blocked = Some(140);
@@ -362,7 +389,7 @@ fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
             let form = if i % 4 == 3 { Form::Full } else { Form::Deltas };
             sockets.push(socket(&mut shards, i % 2, i * 11, form));
         }
-        let relay = Relay { loss: 0.02, late, ..Relay::default() };
+        let relay = Relay { loss: 0.02, late };
         run_lossy(&mut shards, &mut sockets, 1..=300, seed, relay, |_, _, _| {});
     }
 }
@@ -394,7 +421,7 @@ fn sockets_that_share_views_while_bundles_are_lost_never_take_a_delta_twice() {
             let form = if i % 8 == 7 { Form::Full } else { Form::Deltas };
             sockets.push(socket(&mut shards, i % 2, 200 + i, form));
         }
-        let relay = Relay { loss: 0.1, late: 0.3, ..Relay::default() };
+        let relay = Relay { loss: 0.1, late: 0.3 };
         run_lossy(&mut shards, &mut sockets, 1..=250, seed, relay, |_, _, _| {});
     }
 }
