@@ -17,9 +17,13 @@ async fn dropped_player_resumes_in_place_with_the_same_id() {
     let server = Shard::start(SERVER, &["--speed", "100", "--world-size", "10000"]);
     let mut a = Player::join(&server, "Ada").await;
     let (_, _, x0, y0) = a.own_position().await;
-    a.send(client::encode_input(1, 1.0, 0.0)).await;
-    // Walk some 30 units (a third of a second).
+    // Walk some 30 units (a third of a second) toward the middle of the
+    // 10,000-unit world: a player spawned by its east edge could not walk east.
+    let dx = if x0 < 5000.0 { 1.0 } else { -1.0 };
+    a.send(client::encode_input(1, dx, 0.0)).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
+        assert!(std::time::Instant::now() < deadline, "walked 30 units within 10 s");
         let (_, _, nx, ny) = a.own_position().await;
         if (nx - x0).hypot(ny - y0) >= 30.0 {
             break;
