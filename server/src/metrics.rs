@@ -12,6 +12,7 @@
 //! | `mino_ticks_late_total` | ticks that started more than a fifth of a period late |
 //! | `mino_ticks_skipped_total` | scheduled ticks skipped after a stall (never replayed) |
 //! | `mino_snapshots_encoded_total` | snapshots encoded (one a tick) |
+//! | `mino_views_assembled_total` | views whose frames a tick assembled (one per group of sockets seeing the same cells); a view whose cells did not change is skipped, so a standing place adds none |
 //! | `mino_frames_sent_total` | websocket frames written whole (tick frames, pings, pongs, welcome, busy, move, error, close) |
 //! | `mino_sent_bytes_total` | bytes written to sockets, frame headers included |
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
@@ -308,6 +309,8 @@ pub struct Metrics {
     /// See module docs.
     pub snapshots_encoded: Counter,
     /// See module docs.
+    pub views_assembled: Counter,
+    /// See module docs.
     pub frames_sent: Counter,
     /// See module docs.
     pub bytes_sent: Counter,
@@ -390,6 +393,7 @@ impl Metrics {
             ticks_late: Counter::default(),
             ticks_skipped: Counter::default(),
             snapshots_encoded: Counter::default(),
+            views_assembled: Counter::default(),
             frames_sent: Counter::default(),
             bytes_sent: Counter::default(),
             writes: Counter::default(),
@@ -428,6 +432,7 @@ impl Metrics {
         r.register("mino_ticks_late", "Ticks started over a fifth of a period late", m.ticks_late.clone());
         r.register("mino_ticks_skipped", "Scheduled ticks skipped after a stall", m.ticks_skipped.clone());
         r.register("mino_snapshots_encoded", "Snapshots encoded", m.snapshots_encoded.clone());
+        r.register("mino_views_assembled", "Views whose frames a tick assembled", m.views_assembled.clone());
         r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
         r.register_with_unit("mino_sent", "Bytes written to sockets", Unit::Bytes, m.bytes_sent.clone());
         r.register("mino_writes", "Socket flushes", m.writes.clone());

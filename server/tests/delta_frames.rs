@@ -350,9 +350,15 @@ async fn a_standing_crowd_costs_nothing_and_unknown_capabilities_are_not_granted
     // Everyone stands: after the joins' frames, nothing is new.
     let mut book = Book::new();
     record(&mut d, &mut book, Instant::now() + Duration::from_millis(500)).await;
+    // A view is looked at until the slowest tier has passed since its
+    // cells last changed (64 ticks after the joins); then not at all.
+    a.wait_ticks(64).await;
     let mut quiet = Book::new();
+    let (assembled, ticks) = (a.metric("mino_views_assembled_total").await, a.metric("mino_ticks_total").await);
     record(&mut d, &mut quiet, Instant::now() + Duration::from_secs(2)).await;
     assert!(quiet.is_empty(), "no frame while nobody moves: {quiet:?}");
+    assert!(a.metric("mino_ticks_total").await >= ticks + 10.0, "the shard ticked meanwhile");
+    assert_eq!(a.metric("mino_views_assembled_total").await, assembled, "no view assembled while nobody moves");
     // A Hello asking for bits this server does not know gets a Welcome
     // granting only those it does.
     let mut p = Player::connect(&a).await;

@@ -79,8 +79,9 @@ pub(crate) struct Aoi {
     views: Views,
     /// This shard's step: one a tick that ran.
     step: u64,
-    /// Per region id: the last step a stream in it changed.
-    region_changed: Vec<u64>,
+    /// Per region id: the last step a stream in it changed (none: never
+    /// since the shard started).
+    region_changed: Vec<Option<u64>>,
     /// Per relayed source: the last publisher step heard.
     heard: HashMap<ShardId, u64>,
     regions: RegionInterest,
@@ -108,7 +109,7 @@ impl Aoi {
             viewers: Viewers::new(settings.hysteresis_ticks),
             views: Views::new(cells),
             step: 0,
-            region_changed: vec![0; regions],
+            region_changed: vec![None; regions],
             heard: HashMap::new(),
             regions: RegionInterest::default(),
             moves: Vec::new(),
@@ -193,7 +194,7 @@ impl Aoi {
             taken = true;
             if news {
                 if let Some(r) = self.region_changed.get_mut(region.0 as usize) {
-                    *r = self.step;
+                    *r = Some(self.step);
                 }
             }
         }
@@ -220,7 +221,7 @@ impl Aoi {
         self.own.encode(step, &self.grid, world, world.motion(), &mut self.streams);
         for &cell in self.own.changed() {
             if let Some(r) = self.grid.region_of(cell).and_then(|r| self.region_changed.get_mut(r.0 as usize)) {
-                *r = step;
+                *r = Some(step);
             }
         }
         self.views.merge(&mut self.remap);
@@ -265,6 +266,11 @@ impl Aoi {
         }
         let links = self.viewers.placed().filter(|&(_, view)| !self.frames_of(view as usize).is_empty()).collect();
         Recipients::new(links)
+    }
+
+    /// How many views the last tick assembled.
+    pub(crate) fn assembled(&self) -> usize {
+        self.views.assembled()
     }
 
     /// Views of the tick (indices up to this).

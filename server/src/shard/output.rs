@@ -118,6 +118,10 @@ pub struct TickOutput {
     pub skipped: u64,
     /// Age of each relayed snapshot in the frame (now minus its tick's time), ms.
     pub relay_lag_ms: Vec<u64>,
+    /// Views whose frames the tick assembled: a view whose cells did not
+    /// change and that holds nothing out of the ordinary is skipped, so a
+    /// standing place assembles none.
+    pub views_assembled: usize,
 }
 
 /// A welcome for an admitted player.

@@ -751,3 +751,29 @@ fn a_standing_crowds_tick_has_no_recipients_and_a_walkers_viewers_are_its_recipi
     assert!(!out.frame.view_frames(a.link).is_empty() && out.frame.view_frames(far.link).is_empty());
     assert_eq!(out.frame.recipients.view_of(b.link), Some(s.view_of(b.link)));
 }
+
+#[test]
+fn a_standing_place_one_player_a_cell_assembles_no_view() {
+    for config in [aoi_config(), Config { aoi: aoi_config().aoi, ..clustered(100) }] {
+        standing_place_assembles_no_view(config);
+    }
+}
+
+fn standing_place_assembles_no_view(config: Config) {
+    let mut s = shard(&config);
+    let mut t = Ticker::new();
+    let mut id = 1;
+    for row in 0..8 {
+        for column in 0..8 {
+            place(&mut s, id, 1000.0 + 100.0 * column as f32 + 50.0, 1000.0 + 100.0 * row as f32 + 50.0);
+            id += 1;
+        }
+    }
+    for _ in 0..4 * interest::SLOWEST_PERIOD {
+        t.tick(&mut s);
+    }
+    for _ in 0..interest::SLOWEST_PERIOD {
+        t.tick(&mut s);
+        assert_eq!(s.views_assembled(), 0, "64 players standing one a cell: every view idle");
+    }
+}

@@ -91,8 +91,9 @@ pub(crate) struct Area<'a> {
     pub(crate) budget: usize,
     /// This shard's step.
     pub(crate) step: u64,
-    /// Per region id: the last step a stream in it changed.
-    pub(crate) region_changed: &'a [u64],
+    /// Per region id: the last step a stream in it changed (none: never
+    /// since the shard started).
+    pub(crate) region_changed: &'a [Option<u64>],
     /// Cells of the stencil's reach around a viewer cell, each way.
     pub(crate) reach: u32,
 }
@@ -145,6 +146,8 @@ pub(crate) struct Views {
     pieces: usize,
     /// Scratch: a frame's body while it is written.
     body: Vec<u8>,
+    /// Views assembled in the last tick (the others were idle or empty).
+    assembled: usize,
 }
 
 impl Views {
@@ -156,6 +159,11 @@ impl Views {
     /// The frames of view `view` this tick (none: nothing new).
     pub(crate) fn frames(&self, view: u32) -> &[Bytes] {
         self.views.get(view as usize).map_or(&[], |v| &v.frames[..])
+    }
+
+    /// How many views the last tick assembled (a standing place: none).
+    pub(crate) fn assembled(&self) -> usize {
+        self.assembled
     }
 
     /// View indices in use up to this (the tick's views are indexed by them).
@@ -433,12 +441,14 @@ impl Views {
         // One list for every view of the tick, its pieces borrowing the
         // streams' bytes.
         let mut pieces: Vec<Piece<'a>> = Vec::with_capacity(self.pieces);
+        self.assembled = 0;
         for i in 0..self.views.len() {
             self.views[i].frames.clear();
             if self.views[i].sockets == 0 || self.idle(i, area) {
                 continue;
             }
             pieces.clear();
+            self.assembled += 1;
             self.assemble(i, area, &mut pieces);
             self.pieces = self.pieces.max(pieces.len());
         }
@@ -478,7 +488,7 @@ impl Views {
         let since = area.step.saturating_sub(u64::from(interest::SLOWEST_PERIOD));
         let mut still = true;
         each_region(area.grid, area.reach, v.key, |r| {
-            still &= area.region_changed.get(r.0 as usize).is_none_or(|&c| c < since);
+            still &= area.region_changed.get(r.0 as usize).copied().flatten().is_none_or(|c| c < since);
         });
         still
     }

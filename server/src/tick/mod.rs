@@ -240,6 +240,7 @@ impl TickDriver {
         m.ticks.inc();
         m.ticks_skipped.inc_by(out.skipped);
         m.snapshots_encoded.inc();
+        m.views_assembled.inc_by(out.views_assembled as u64);
         m.players.set(self.shard.players() as i64);
         let overloaded = self.shard.admission().is_overloaded();
         m.overloaded.set(i64::from(overloaded));
