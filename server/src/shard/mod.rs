@@ -293,12 +293,6 @@ impl Shard {
         self.area.view_of(link).unwrap_or(usize::MAX)
     }
 
-    /// How many views the last tick assembled: a view whose cells did not
-    /// change and that holds nothing out of the ordinary is skipped.
-    pub fn views_assembled(&self) -> usize {
-        self.area.assembled()
-    }
-
     /// True with area of interest (the place's news are then only a status).
     pub fn has_aoi(&self) -> bool {
         self.news == News::Nearby

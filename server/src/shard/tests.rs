@@ -773,7 +773,7 @@ fn standing_place_assembles_no_view(config: Config) {
         t.tick(&mut s);
     }
     for _ in 0..interest::SLOWEST_PERIOD {
-        t.tick(&mut s);
-        assert_eq!(s.views_assembled(), 0, "64 players standing one a cell: every view idle");
+        let out = t.tick(&mut s);
+        assert_eq!(out.views_assembled, 0, "64 players standing one a cell: every view idle");
     }
 }
