@@ -57,12 +57,17 @@ pub struct LocalSessions {
     tickets: HashMap<Ticket, Issued>,
     /// The session of each account.
     accounts: HashMap<String, PlayerId>,
+    /// Nothing expires before this, ms: at most the earliest parked
+    /// session's or used ticket's end (a lower bound: an unparked session
+    /// leaves it early, costing one sweep). A place of connected players
+    /// has nothing to expire and is not swept.
+    next_expiry_ms: u64,
 }
 
 impl LocalSessions {
     /// Tickets and parked sessions live `ttl_ms` after issue or parking.
     pub fn new(ttl_ms: u64) -> LocalSessions {
-        LocalSessions { ttl_ms, ..Default::default() }
+        LocalSessions { ttl_ms, next_expiry_ms: u64::MAX, ..Default::default() }
     }
 
     /// Records a new session's (or a resumed session's fresh) ticket, of
@@ -79,7 +84,7 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                self.tickets.insert(old, Issued::used(player, now_ms));
+                Self::mark_used(&mut self.tickets, &mut self.next_expiry_ms, self.ttl_ms, old, player, now_ms);
             }
         }
         self.tickets.insert(ticket, Issued::unused(player));
@@ -103,7 +108,7 @@ impl LocalSessions {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
         let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        self.tickets.insert(session.ticket, Issued::used(player, now_ms));
+        Self::mark_used(&mut self.tickets, &mut self.next_expiry_ms, self.ttl_ms, session.ticket, player, now_ms);
         self.tickets.insert(next, Issued::unused(player));
         session.ticket = next;
         session.generation += 1;
@@ -131,6 +136,7 @@ impl LocalSessions {
         if let Some(s) = self.sessions.get_mut(&player) {
             s.parked_at = Some(position);
             s.expires_ms = now_ms + self.ttl_ms;
+            self.next_expiry_ms = self.next_expiry_ms.min(s.expires_ms);
         }
     }
 
@@ -159,7 +165,7 @@ impl LocalSessions {
             return Err(ResumeError::Used);
         }
         gate.check(session.account.as_deref())?;
-        self.tickets.insert(ticket, Issued::used(player, now_ms));
+        Self::mark_used(&mut self.tickets, &mut self.next_expiry_ms, self.ttl_ms, ticket, player, now_ms);
         self.tickets.insert(next, Issued::unused(player));
         session.ticket = next;
         session.generation += 1;
@@ -188,6 +194,9 @@ impl LocalSessions {
     /// player's ticket stays valid however old it is; a used ticket is
     /// remembered (to be refused as used) for a TTL after its use.
     pub fn expire(&mut self, now_ms: u64) {
+        if now_ms < self.next_expiry_ms {
+            return;
+        }
         let ttl = self.ttl_ms;
         self.sessions.retain(|_, s| s.parked_at.is_none() || s.expires_ms > now_ms);
         let sessions = &self.sessions;
@@ -197,6 +206,27 @@ impl LocalSessions {
             None => sessions.get(&issued.player).is_some_and(|s| s.ticket == *k),
             Some(at) => at.get().saturating_add(ttl) > now_ms,
         });
+        let parked = self.sessions.values().filter(|s| s.parked_at.is_some()).map(|s| s.expires_ms);
+        let used = self.tickets.values().filter_map(|i| i.used).map(|at| at.get().saturating_add(ttl));
+        self.next_expiry_ms = parked.chain(used).min().unwrap_or(u64::MAX);
+    }
+
+    /// Marks `ticket` of `player` used at `now_ms`: refused as used for the
+    /// TTL, then forgotten. On the fields, as callers hold a session
+    /// borrowed from the table.
+    fn mark_used(
+        tickets: &mut HashMap<Ticket, Issued>,
+        next_expiry_ms: &mut u64,
+        ttl_ms: u64,
+        ticket: Ticket,
+        player: PlayerId,
+        now_ms: u64,
+    ) {
+        let issued = Issued::used(player, now_ms);
+        tickets.insert(ticket, issued);
+        if let Some(at) = issued.used {
+            *next_expiry_ms = (*next_expiry_ms).min(at.get().saturating_add(ttl_ms));
+        }
     }
 }
 
@@ -257,5 +287,29 @@ mod tests {
         s.issue(PlayerId(1), &"a".into(), moved, 0, 50_000, None);
         assert_eq!(s.claim(first.as_bytes(), t(50_001), 50_001, AccountGate::default()), Err(ResumeError::Used));
         assert!(s.claim(moved.as_bytes(), t(50_002), 50_002, AccountGate::default()).is_ok());
+    }
+
+    #[test]
+    fn used_tickets_and_parked_sessions_end_after_the_ttl_whatever_came_between() {
+        let mut s = LocalSessions::new(1_000);
+        let (a, b, c) = (t(0), t(100), t(0));
+        s.issue(PlayerId(1), &"a".into(), a, 0, 0, None);
+        s.issue(PlayerId(2), &"c".into(), c, 0, 0, None);
+        // Nothing parked, nothing used: connected players never expire.
+        s.expire(10_000);
+        assert_eq!((s.sessions.len(), s.tickets.len()), (2, 2));
+        s.claim(a.as_bytes(), b, 100, AccountGate::default()).expect("claimed");
+        s.park(PlayerId(2), (1.0, 2.0), 500);
+        assert_eq!(s.claim(a.as_bytes(), t(1_050), 1_050, AccountGate::default()), Err(ResumeError::Used));
+        // A was used at 100: forgotten after 1,100 (refused now as an old
+        // ticket, not as a used one).
+        assert_eq!(s.claim(a.as_bytes(), t(1_200), 1_200, AccountGate::default()), Err(ResumeError::Expired));
+        // C's session, parked at 500, ends at 1,500.
+        s.expire(1_499);
+        assert!(s.sessions.contains_key(&PlayerId(2)));
+        s.expire(1_500);
+        assert!(!s.sessions.contains_key(&PlayerId(2)), "parked past its TTL");
+        assert_eq!(s.claim(c.as_bytes(), t(1_600), 1_600, AccountGate::default()), Err(ResumeError::Expired));
+        assert_eq!(s.next_expiry_ms, u64::MAX, "only connected player 1 is left: nothing to expire");
     }
 }
