@@ -224,8 +224,7 @@ impl Aoi {
                 *r = Some(step);
             }
         }
-        self.views.merge(&mut self.remap);
-        if self.remap.iter().any(|&r| r != u32::MAX) {
+        if self.views.merge(&mut self.remap) {
             self.viewers.remap(&self.remap);
         }
         self.viewers.update(tick.0, &self.grid, world, self.own.crossed(), &mut self.moves);
@@ -261,7 +260,7 @@ impl Aoi {
     /// The sockets whose view has frames this tick, with their view: one
     /// pass over the viewers, none when no view has frames.
     pub(crate) fn recipients(&self) -> Recipients {
-        if (0..self.views_len()).all(|v| self.frames_of(v).is_empty()) {
+        if self.views.assembled() == 0 || (0..self.views_len()).all(|v| self.frames_of(v).is_empty()) {
             return Recipients::default();
         }
         let links = self.viewers.placed().filter(|&(_, view)| !self.frames_of(view as usize).is_empty()).collect();

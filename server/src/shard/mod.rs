@@ -682,8 +682,12 @@ impl Shard {
             }
         }
         self.area.tick(&self.world, self.tick, self.clustered);
-        let views =
-            (0..self.area.views_len()).map(|v| ViewFrames { frames: self.area.frames_of(v).to_vec() }).collect();
+        // Only assembled views have frames: a standing place lists none.
+        let views = if self.area.assembled() == 0 {
+            Vec::new()
+        } else {
+            (0..self.area.views_len()).map(|v| ViewFrames { frames: self.area.frames_of(v).to_vec() }).collect()
+        };
         let relay_lag_ms = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
         let publish_cells = if self.clustered { self.area.bundles() } else { Vec::new() };
         let recipients = self.area.recipients();

@@ -148,6 +148,10 @@ pub(crate) struct Views {
     body: Vec<u8>,
     /// Views assembled in the last tick (the others were idle or empty).
     assembled: usize,
+    /// Something that may let a view join another or be freed happened
+    /// since the last [`Views::merge`] (a socket moved or left, a view was
+    /// assembled or reset); without it the merge has nothing to do.
+    unsettled: bool,
 }
 
 impl Views {
@@ -180,6 +184,7 @@ impl Views {
     /// sockets are told to drop its cells.
     pub(crate) fn reset_all(&mut self, source: SourceId, streams: &Streams) {
         let shard = streams.source(source).shard;
+        self.unsettled = true;
         for v in self.views.iter_mut().filter(|v| v.sockets > 0) {
             v.exceptions.retain(|&(_, s, _)| s != source);
             v.forgets.retain(|&(s, _)| s != source);
@@ -191,6 +196,7 @@ impl Views {
     pub(crate) fn leave(&mut self, view: u32) {
         if let Some(v) = self.views.get_mut(view as usize) {
             v.sockets = v.sockets.saturating_sub(1);
+            self.unsettled = true;
         }
     }
 
@@ -199,6 +205,7 @@ impl Views {
     pub(crate) fn place(&mut self, moves: &[Move], area: &Area<'_>, out: &mut Vec<u32>) {
         self.movers.clear();
         out.clear();
+        self.unsettled |= !moves.is_empty();
         for m in moves {
             let group = (m.from, m.key, m.form, m.fresh);
             let to = match self.movers.get(&group) {
@@ -385,8 +392,16 @@ impl Views {
     /// First thing a tick: views that hold what their key's canonical view
     /// holds (neither has exceptions, same rung) join it, and views nobody is in
     /// are freed; `remap[view]` is where a view's sockets went (`u32::MAX`:
-    /// stayed), for the viewers.
-    pub(crate) fn merge(&mut self, remap: &mut Vec<u32>) {
+    /// stayed), for the viewers. Returns true when any view's sockets went
+    /// elsewhere (`remap` is then filled; else it is not to be read). A
+    /// tick after nothing moved (a standing place) does nothing here.
+    pub(crate) fn merge(&mut self, remap: &mut Vec<u32>) -> bool {
+        if !std::mem::take(&mut self.unsettled) {
+            return false;
+        }
+        // Whether this pass changed anything: then the next tick passes
+        // again (a view freed here may leave another to be canonical).
+        let (mut moved, mut changed) = (false, false);
         remap.clear();
         remap.resize(self.views.len(), u32::MAX);
         // By index: a view joins another of the same list.
@@ -397,8 +412,10 @@ impl Views {
                 if v.canonical {
                     self.canonical.remove(&(v.key, v.form));
                     v.canonical = false;
+                    changed = true;
                 }
                 if v.visited != u64::MAX {
+                    changed = true;
                     v.visited = u64::MAX;
                     v.exceptions = Vec::new();
                     v.frames = Vec::new();
@@ -421,6 +438,7 @@ impl Views {
                 // exceptions are not what the joining sockets hold.
                 Some(&c) if self.views[c as usize].level == level && self.views[c as usize].is_plain() => {
                     remap[i] = c;
+                    (moved, changed) = (true, true);
                     let sockets = std::mem::take(&mut self.views[i].sockets);
                     self.views[c as usize].sockets += sockets;
                 }
@@ -428,9 +446,12 @@ impl Views {
                 None => {
                     self.canonical.insert((key, form), i as u32);
                     self.views[i].canonical = true;
+                    changed = true;
                 }
             }
         }
+        self.unsettled |= changed;
+        moved
     }
 
     /// Assembles each live view's frames for this tick.
@@ -449,6 +470,7 @@ impl Views {
             }
             pieces.clear();
             self.assembled += 1;
+            self.unsettled = true;
             self.assemble(i, area, &mut pieces);
             self.pieces = self.pieces.max(pieces.len());
         }
