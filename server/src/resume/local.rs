@@ -84,7 +84,8 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                Self::mark_used(&mut self.tickets, &mut self.next_expiry_ms, self.ttl_ms, old, player, now_ms);
+                self.tickets.insert(old, Issued::used(player, now_ms));
+                lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
             }
         }
         self.tickets.insert(ticket, Issued::unused(player));
@@ -108,7 +109,8 @@ impl LocalSessions {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
         let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        Self::mark_used(&mut self.tickets, &mut self.next_expiry_ms, self.ttl_ms, session.ticket, player, now_ms);
+        self.tickets.insert(session.ticket, Issued::used(player, now_ms));
+        lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
         self.tickets.insert(next, Issued::unused(player));
         session.ticket = next;
         session.generation += 1;
@@ -136,7 +138,7 @@ impl LocalSessions {
         if let Some(s) = self.sessions.get_mut(&player) {
             s.parked_at = Some(position);
             s.expires_ms = now_ms + self.ttl_ms;
-            self.next_expiry_ms = self.next_expiry_ms.min(s.expires_ms);
+            lower(&mut self.next_expiry_ms, s.expires_ms);
         }
     }
 
@@ -165,7 +167,8 @@ impl LocalSessions {
             return Err(ResumeError::Used);
         }
         gate.check(session.account.as_deref())?;
-        Self::mark_used(&mut self.tickets, &mut self.next_expiry_ms, self.ttl_ms, ticket, player, now_ms);
+        self.tickets.insert(ticket, Issued::used(player, now_ms));
+        lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
         self.tickets.insert(next, Issued::unused(player));
         session.ticket = next;
         session.generation += 1;
@@ -210,24 +213,13 @@ impl LocalSessions {
         let used = self.tickets.values().filter_map(|i| i.used).map(|at| at.get().saturating_add(ttl));
         self.next_expiry_ms = parked.chain(used).min().unwrap_or(u64::MAX);
     }
+}
 
-    /// Marks `ticket` of `player` used at `now_ms`: refused as used for the
-    /// TTL, then forgotten. On the fields, as callers hold a session
-    /// borrowed from the table.
-    fn mark_used(
-        tickets: &mut HashMap<Ticket, Issued>,
-        next_expiry_ms: &mut u64,
-        ttl_ms: u64,
-        ticket: Ticket,
-        player: PlayerId,
-        now_ms: u64,
-    ) {
-        let issued = Issued::used(player, now_ms);
-        tickets.insert(ticket, issued);
-        if let Some(at) = issued.used {
-            *next_expiry_ms = (*next_expiry_ms).min(at.get().saturating_add(ttl_ms));
-        }
-    }
+/// Lowers `bound` (ms) to `end`: something ends then (a used ticket's or a
+/// parked session's TTL; a use at ms 0, kept as 1, ends a ms later than this
+/// says, which a lower bound allows).
+fn lower(bound: &mut u64, end: u64) {
+    *bound = (*bound).min(end);
 }
 
 #[cfg(test)]
