@@ -19,7 +19,7 @@ use super::output::Recipients;
 use super::own::OwnCells;
 use super::streams::{Stream, Streams, OWN};
 use super::viewers::{Form, Move, Viewers};
-use super::views::{each_region, Area, Views};
+use super::views::{Area, Views};
 use crate::sim::World;
 use bytes::Bytes;
 use mino_protocol::view::FrameStamp;
@@ -224,7 +224,7 @@ impl Aoi {
                 *r = Some(step);
             }
         }
-        if self.views.merge(&mut self.remap) {
+        if self.views.merge(&self.grid, self.reach, &mut self.remap) {
             self.viewers.remap(&self.remap);
         }
         self.viewers.update(tick.0, &self.grid, world, self.own.crossed(), &mut self.moves);
@@ -243,9 +243,8 @@ impl Aoi {
         }
         self.views.tick(&area);
         if clustered {
-            let (grid, reach, regions) = (&self.grid, self.reach, &mut self.regions);
-            for key in self.views.live_keys() {
-                each_region(grid, reach, key, |r| regions.note(r, tick.0));
+            for r in self.views.live_regions() {
+                self.regions.note(r, tick.0);
             }
         }
         self.streams.settle();
@@ -260,7 +259,7 @@ impl Aoi {
     /// The sockets whose view has frames this tick, with their view: one
     /// pass over the viewers, none when no view has frames.
     pub(crate) fn recipients(&self) -> Recipients {
-        if self.views.assembled() == 0 || (0..self.views_len()).all(|v| self.frames_of(v).is_empty()) {
+        if self.views.with_frames().is_empty() {
             return Recipients::default();
         }
         let links = self.viewers.placed().filter(|&(_, view)| !self.frames_of(view as usize).is_empty()).collect();

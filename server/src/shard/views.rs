@@ -67,6 +67,8 @@ struct View {
     canonical: bool,
     /// The step it was last walked.
     visited: u64,
+    /// The step it was last woken (each view is looked at once a tick).
+    woken: u64,
     frames: Vec<Bytes>,
 }
 
@@ -76,6 +78,13 @@ impl View {
     /// socket can be known to share, so the only view one may join.
     fn is_plain(&self) -> bool {
         self.exceptions.is_empty() && self.forgets.is_empty() && self.resets.is_empty()
+    }
+
+    /// True when the view may have something to send whatever its regions
+    /// do: full forms (sent at every due step), something out of the
+    /// ordinary, or never walked.
+    fn restless(&self) -> bool {
+        self.form == Form::Full || !self.is_plain() || self.visited == 0
     }
 }
 
@@ -148,6 +157,15 @@ pub(crate) struct Views {
     body: Vec<u8>,
     /// Views assembled in the last tick (the others were idle or empty).
     assembled: usize,
+    /// Per region id: the views whose key's view touches it, each once.
+    by_region: Vec<Vec<u32>>,
+    /// Views that may have something to send whatever their regions do
+    /// ([`View::restless`]) or were just given sockets: looked at next tick.
+    restless: Vec<u32>,
+    /// Scratch: the views a tick looks at.
+    woken: Vec<u32>,
+    /// The views with frames this tick.
+    with_frames: Vec<u32>,
     /// Something that may let a view join another or be freed happened
     /// since the last [`Views::merge`] (a socket moved or left, a view was
     /// assembled or reset); without it the merge has nothing to do.
@@ -165,6 +183,20 @@ impl Views {
         self.views.get(view as usize).map_or(&[], |v| &v.frames[..])
     }
 
+    /// The views with frames this tick, ascending (a standing place: none).
+    pub(crate) fn with_frames(&self) -> &[u32] {
+        &self.with_frames
+    }
+
+    /// The regions some socket's view touches (each once, in no order).
+    pub(crate) fn live_regions(&self) -> impl Iterator<Item = RegionId> + '_ {
+        self.by_region
+            .iter()
+            .enumerate()
+            .filter(|(_, views)| views.iter().any(|&v| self.views[v as usize].sockets > 0))
+            .map(|(r, _)| RegionId(r as u32))
+    }
+
     /// How many views the last tick assembled (a standing place: none).
     pub(crate) fn assembled(&self) -> usize {
         self.assembled
@@ -175,20 +207,16 @@ impl Views {
         self.views.len()
     }
 
-    /// The keys of the views sockets are in.
-    pub(crate) fn live_keys(&self) -> impl Iterator<Item = GroupKey> + '_ {
-        self.views.iter().filter(|v| v.sockets > 0).map(|v| v.key)
-    }
-
     /// `source`'s shard left: every view drops what it held of it, and its
     /// sockets are told to drop its cells.
     pub(crate) fn reset_all(&mut self, source: SourceId, streams: &Streams) {
         let shard = streams.source(source).shard;
         self.unsettled = true;
-        for v in self.views.iter_mut().filter(|v| v.sockets > 0) {
+        for (i, v) in self.views.iter_mut().enumerate().filter(|(_, v)| v.sockets > 0) {
             v.exceptions.retain(|&(_, s, _)| s != source);
             v.forgets.retain(|&(s, _)| s != source);
             v.resets.push(shard);
+            self.restless.push(i as u32);
         }
     }
 
@@ -220,6 +248,7 @@ impl Views {
                 self.leave(from);
             }
             self.views[to as usize].sockets += 1;
+            self.restless.push(to);
             out.push(to);
         }
     }
@@ -240,6 +269,7 @@ impl Views {
             sockets: 0,
             canonical: false,
             visited: 0,
+            woken: 0,
             frames: Vec::new(),
         };
         self.walk_into(m.key, area, Which::Cells);
@@ -275,7 +305,7 @@ impl Views {
                 return i;
             }
         }
-        self.insert(view)
+        self.insert(view, area)
     }
 
     /// A mover from view `from` to `view`'s key: what it holds of the cells
@@ -333,8 +363,9 @@ impl Views {
         }
     }
 
-    fn insert(&mut self, view: View) -> u32 {
-        match self.free.pop() {
+    fn insert(&mut self, view: View, area: &Area<'_>) -> u32 {
+        let key = view.key;
+        let i = match self.free.pop() {
             Some(i) => {
                 self.views[i as usize] = view;
                 i
@@ -343,7 +374,32 @@ impl Views {
                 self.views.push(view);
                 (self.views.len() - 1) as u32
             }
-        }
+        };
+        let by_region = &mut self.by_region;
+        each_distinct_region(area.grid, area.reach, key, |r| {
+            let r = r.0 as usize;
+            if by_region.len() <= r {
+                by_region.resize_with(r + 1, Vec::new);
+            }
+            by_region[r].push(i);
+        });
+        i
+    }
+
+    /// Frees view `i` (nobody is in it).
+    fn free(&mut self, i: usize, grid: &Grid, reach: u32) {
+        let v = &mut self.views[i];
+        v.visited = u64::MAX;
+        v.exceptions = Vec::new();
+        v.frames = Vec::new();
+        let key = v.key;
+        let by_region = &mut self.by_region;
+        each_distinct_region(grid, reach, key, |r| {
+            if let Some(views) = by_region.get_mut(r.0 as usize) {
+                views.retain(|&v| v as usize != i);
+            }
+        });
+        self.free.push(i as u32);
     }
 
     /// The cells of `key`'s view with their tiers (the union of both cells'
@@ -395,7 +451,7 @@ impl Views {
     /// stayed), for the viewers. Returns true when any view's sockets went
     /// elsewhere (`remap` is then filled; else it is not to be read). A
     /// tick after nothing moved (a standing place) does nothing here.
-    pub(crate) fn merge(&mut self, remap: &mut Vec<u32>) -> bool {
+    pub(crate) fn merge(&mut self, grid: &Grid, reach: u32, remap: &mut Vec<u32>) -> bool {
         if !std::mem::take(&mut self.unsettled) {
             return false;
         }
@@ -416,10 +472,7 @@ impl Views {
                 }
                 if v.visited != u64::MAX {
                     changed = true;
-                    v.visited = u64::MAX;
-                    v.exceptions = Vec::new();
-                    v.frames = Vec::new();
-                    self.free.push(i as u32);
+                    self.free(i, grid, reach);
                 }
                 continue;
             }
@@ -454,25 +507,93 @@ impl Views {
         moved
     }
 
-    /// Assembles each live view's frames for this tick.
+    /// Assembles each live view's frames for this tick. Only the views that
+    /// may have something to send are looked at: those touching a region
+    /// that changed within the slowest period, and the restless ones (a
+    /// standing place looks at none).
     pub(crate) fn tick<'a>(&mut self, area: &Area<'a>) {
         if area.budget != usize::MAX {
             self.weigh(area.streams);
         }
+        for &i in &self.with_frames {
+            self.views[i as usize].frames.clear();
+        }
+        self.with_frames.clear();
+        self.wake(area);
         // One list for every view of the tick, its pieces borrowing the
         // streams' bytes.
         let mut pieces: Vec<Piece<'a>> = Vec::with_capacity(self.pieces);
         self.assembled = 0;
-        for i in 0..self.views.len() {
-            self.views[i].frames.clear();
-            if self.views[i].sockets == 0 || self.idle(i, area) {
+        let woken = std::mem::take(&mut self.woken);
+        for &i in &woken {
+            let i = i as usize;
+            if self.views[i].sockets == 0 {
                 continue;
             }
-            pieces.clear();
-            self.assembled += 1;
-            self.unsettled = true;
-            self.assemble(i, area, &mut pieces);
-            self.pieces = self.pieces.max(pieces.len());
+            if !self.idle(i, area) {
+                pieces.clear();
+                self.assembled += 1;
+                self.unsettled = true;
+                self.assemble(i, area, &mut pieces);
+                self.pieces = self.pieces.max(pieces.len());
+                if !self.views[i].frames.is_empty() {
+                    self.with_frames.push(i as u32);
+                }
+            }
+            if self.views[i].restless() {
+                self.restless.push(i as u32);
+            }
+        }
+        self.woken = woken;
+    }
+
+    /// Fills `woken`, ascending and each once: the restless views and those
+    /// touching a region changed within the slowest period (every view
+    /// [`Views::idle`] may find not idle).
+    fn wake(&mut self, area: &Area<'_>) {
+        let since = area.step.saturating_sub(u64::from(interest::SLOWEST_PERIOD));
+        let step = area.step;
+        self.woken.clear();
+        let (views, woken) = (&mut self.views, &mut self.woken);
+        let mut wake = |i: u32| {
+            if let Some(v) = views.get_mut(i as usize).filter(|v| v.woken != step) {
+                v.woken = step;
+                woken.push(i);
+            }
+        };
+        for i in self.restless.drain(..) {
+            wake(i);
+        }
+        for (r, changed) in area.region_changed.iter().enumerate() {
+            if changed.is_some_and(|c| c >= since) {
+                for &i in self.by_region.get(r).map_or(&[][..], |v| &v[..]) {
+                    wake(i);
+                }
+            }
+        }
+        self.woken.sort_unstable();
+        #[cfg(test)]
+        self.check_wake(area);
+    }
+
+    /// Tests only: the region index is exact, and every live view left
+    /// unwoken is idle (what waking only some views must never change).
+    #[cfg(test)]
+    fn check_wake(&self, area: &Area<'_>) {
+        for (i, v) in self.views.iter().enumerate() {
+            if v.visited == u64::MAX {
+                assert!(self.by_region.iter().all(|views| !views.contains(&(i as u32))), "freed view {i} indexed");
+                continue;
+            }
+            let mut regions = Vec::new();
+            each_distinct_region(area.grid, area.reach, v.key, |r| regions.push(r.0 as usize));
+            for (r, views) in self.by_region.iter().enumerate() {
+                let n = views.iter().filter(|&&x| x as usize == i).count();
+                assert_eq!(n, usize::from(regions.contains(&r)), "view {i} in region {r}");
+            }
+            if v.sockets > 0 && v.woken != area.step {
+                assert!(self.idle(i, area), "view {i} not woken but not idle");
+            }
         }
     }
 
@@ -742,9 +863,18 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
     out
 }
 
+/// Calls `f` once with each region the view of `(cell, previous)` touches.
+fn each_distinct_region(grid: &Grid, reach: u32, key: GroupKey, mut f: impl FnMut(RegionId)) {
+    let mut regions: Vec<RegionId> = Vec::new();
+    each_region(grid, reach, key, |r| regions.push(r));
+    regions.sort_unstable_by_key(|r| r.0);
+    regions.dedup();
+    regions.into_iter().for_each(&mut f);
+}
+
 /// Calls `f` with each region the view of `(cell, previous)` touches, a view
 /// reaching `reach` cells each way (a region may come twice).
-pub(crate) fn each_region(grid: &Grid, reach: u32, (cell, previous): GroupKey, mut f: impl FnMut(RegionId)) {
+fn each_region(grid: &Grid, reach: u32, (cell, previous): GroupKey, mut f: impl FnMut(RegionId)) {
     for viewer in [cell, previous] {
         let Some((column, row)) = grid.position(viewer) else { continue };
         let low = |v: u32| v.saturating_sub(reach) / REGION_CELLS;

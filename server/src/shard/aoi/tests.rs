@@ -474,3 +474,79 @@ fn standing_players_of_a_shard_heard_late_are_shown() {
         );
     }
 }
+
+#[test]
+fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_view() {
+    // Nobody walks: past the slowest tier every view is idle and a tick looks
+    // at none of them. What a socket is owed all the same (a joiner's cells,
+    // a resync's, a shard gone) must still reach it the next tick.
+    let mut shards = vec![shard(1, 200, 51, settings()), shard(2, 200, 52, settings())];
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::Deltas), socket(&mut shards, 0, 1, Form::Full)];
+    let tick = |shards: &mut [Shard], sockets: &mut [Socket], t: u64| {
+        for s in shards.iter_mut() {
+            s.world.step();
+            s.area.tick(&s.world, Tick(t), true);
+        }
+        let bundles: Vec<Published> = shards.iter().map(|s| (s.id, s.area.step(), s.area.bundles())).collect();
+        for (from, step, regions) in &bundles {
+            let stamp = FrameStamp { shard: *from, tick: Tick(t), server_time_ms: t * 50 };
+            for (region, items) in regions {
+                let encoded = mino_protocol::view::encode_bundle(&stamp, *step, region.0, items);
+                let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+                for s in shards.iter_mut().filter(|s| s.id != *from) {
+                    s.area.relay(relayed(&b));
+                }
+            }
+        }
+        for socket in sockets.iter_mut() {
+            let area = &shards[socket.shard].area;
+            for framed in area.frames_of(area.view_of(socket.link).expect("placed")) {
+                apply(&mut socket.held, framed);
+            }
+        }
+    };
+    // The own cells each socket holds are the truth, its player's among them.
+    let holds_its_view = |shards: &[Shard], socket: &Socket, player: usize| {
+        let s = &shards[0];
+        let truth = truth(s);
+        let (x, y) = s.world.position(&s.world.players()[player]);
+        let own = (1, s.area.grid().cell_of(x, y).0);
+        assert!(socket.held.cells().any(|(key, _)| *key == own), "it holds its player's cell");
+        for (key, held) in socket.held.cells().filter(|((shard, _), _)| *shard == 1) {
+            assert_eq!(held.entries, truth.get(key).cloned().unwrap_or_default(), "cell {key:?}");
+        }
+    };
+    for t in 1..=100 {
+        tick(&mut shards, &mut sockets, t);
+    }
+    // Only the full-form socket's view is assembled (full forms are sent at
+    // every due step, standing or not).
+    assert_eq!(shards[0].area.assembled(), 1, "a standing place assembles no deltas view");
+    holds_its_view(&shards, &sockets[0], 0);
+
+    sockets.push(socket(&mut shards, 0, 2, Form::Deltas));
+    tick(&mut shards, &mut sockets, 101);
+    holds_its_view(&shards, &sockets[2], 2);
+
+    // A socket whose frames were dropped holds nothing it can trust.
+    sockets[0].held = Held::new(shards[0].world.motion().clone(), usize::MAX);
+    shards[0].area.resync(sockets[0].link);
+    tick(&mut shards, &mut sockets, 102);
+    holds_its_view(&shards, &sockets[0], 0);
+
+    for t in 103..=200 {
+        tick(&mut shards, &mut sockets, t);
+    }
+    assert_eq!(shards[0].area.assembled(), 1, "standing again");
+    assert!(sockets.iter().all(|s| s.held.cells().any(|((shard, _), _)| *shard == 2)), "all see the other shard");
+    shards[0].area.shard_left(ShardId(2));
+    let s = &mut shards[0];
+    s.world.step();
+    s.area.tick(&s.world, Tick(201), false);
+    for socket in &mut sockets {
+        for framed in s.area.frames_of(s.area.view_of(socket.link).expect("placed")) {
+            apply(&mut socket.held, framed);
+        }
+        assert!(socket.held.cells().all(|((shard, _), _)| *shard == 1), "the other shard's cells are gone");
+    }
+}
