@@ -595,6 +595,13 @@ impl Views {
                 assert!(self.idle(i, area), "view {i} not woken but not idle");
             }
         }
+        let mut live: Vec<u32> = self.live_regions().map(|r| r.0).collect();
+        let mut want = Vec::new();
+        for v in self.views.iter().filter(|v| v.sockets > 0) {
+            each_region(area.grid, area.reach, v.key, |r| want.push(r.0));
+        }
+        (live.sort_unstable(), want.sort_unstable(), want.dedup());
+        assert_eq!(live, want, "the regions live views touch");
     }
 
     /// Each cell's weights this tick, once for every view's budget: what a
