@@ -382,6 +382,10 @@ pub struct IdleReport {
     /// Kernel TCP memory growth per connection, bytes, both ends (loopback: the
     /// bots' sockets are on this kernel too).
     pub kernel_tcp_bytes_per_connection: Option<u64>,
+    /// How long the place stood after the last join before the hold, ms
+    /// (`--stand`; absent in reports made before it: 0).
+    #[serde(default)]
+    pub stand_ms: u64,
     /// Server CPU per tick over the hold, ms (ticks by the clock): what
     /// keeping every socket up to date costs (about none for idle sockets:
     /// a view that did not change is sent nothing).

@@ -56,11 +56,21 @@ impl Report {
             "No other flag: since protocol 4 (shared delta frames) a standing player's socket is written nothing \
              while its view does not change."
         };
+        let stand = match self.raw.idle.iter().map(|(r, _)| r.stand_ms).max().unwrap_or(0) {
+            0 => "The hold starts at the last join (these runs were taken before `--stand`): its server CPU \
+                  includes the views the last joins woke, looked at for the slowest tier (64 ticks)."
+                .to_owned(),
+            ms => format!(
+                "The hold starts once the place has stood {} s since the last join (`--stand`): a join wakes the \
+                 views of its region for the slowest tier (64 ticks, 3.2 s), a cost of joining, not of standing.",
+                f2(Some(ms as f64 / 1000.0))
+            ),
+        };
         out.extend([
             format!(
                 "`mino-loadgen idle`: websockets that say Hello and then only answer pings, on a fresh shard each \
                  run (median of {repeats} run(s) a size). Every mino connection is a player standing still: a world \
-                 of about one player per 125-unit cell (area of interest), the busy rule off. {keyframes} \
+                 of about one player per 125-unit cell (area of interest), the busy rule off. {keyframes} {stand} \
                  \"One chat line to all\" is the server's extra CPU while 20 speakers take turns \
                  saying a line every tick, divided by the lines the idle sockets received (`chat_cost` in the JSON). \
                  The original: {} idle websockets on one process and one core, {} each, one message to all {} to {} \

@@ -39,6 +39,10 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
     let mut crew = ctx.crew(Profile::of(ProfileName::Idle), ctx.policy()).await;
     crew.ramp_to(ctx, args.bots, args.ramp).await;
     crew.settle(ctx).await;
+    tokio::select! {
+        _ = ctx.stop.cancelled() => {}
+        _ = tokio::time::sleep(args.stand) => {}
+    }
     let Held { measured, hold, usage, census, .. } = crew.measure_hold(ctx, args.hold, "idle".into()).await;
     let rss_after = server_rss(pids);
     let tcp_after = kernel_tcp_memory().ok();
@@ -55,6 +59,7 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
         kernel_tcp_bytes_per_connection: per_connection(tcp_before, tcp_after, census.connected),
         server_rss_before_bytes: rss_before,
         server_rss_after_bytes: rss_after,
+        stand_ms: u64::try_from(args.stand.as_millis()).unwrap_or(u64::MAX),
         server_cpu_per_tick_ms: per_tick,
         chat_cost: chat,
         measured,
