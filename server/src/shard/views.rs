@@ -50,34 +50,75 @@ enum Holding {
     Unheld,
 }
 
-/// One view: its key, form and tiers' rung, and what it holds otherwise.
-#[derive(Debug)]
-struct View {
-    key: GroupKey,
-    form: Form,
-    /// The rung of [`interest::LADDER`] its budget allows.
-    level: usize,
+/// What a view holds or owes out of the ordinary (most views: nothing, and
+/// no allocation: see [`View::owed`]).
+#[derive(Debug, Default)]
+struct Owed {
     /// (cell, source, holding), by cell then source.
     exceptions: Vec<(CellId, SourceId, Holding)>,
     /// To drop in the next frame: (source, cell).
     forgets: Vec<(SourceId, CellId)>,
     /// Shards to reset (every cell dropped) at the start of the next frame.
     resets: Vec<ShardId>,
-    sockets: u32,
+}
+
+impl Owed {
+    fn is_empty(&self) -> bool {
+        self.exceptions.is_empty() && self.forgets.is_empty() && self.resets.is_empty()
+    }
+}
+
+/// One view: its key, form and tiers' rung, and what it holds otherwise.
+/// A standing player's view is one of these and nothing else (48 bytes).
+#[derive(Debug)]
+struct View {
+    key: GroupKey,
+    form: Form,
+    /// The rung of [`interest::LADDER`] its budget allows.
+    level: u8,
     canonical: bool,
+    sockets: u32,
+    /// What it holds or owes out of the ordinary (`None`: nothing).
+    owed: Option<Box<Owed>>,
     /// The step it was last walked.
     visited: u64,
     /// The step it was last woken (each view is looked at once a tick).
     woken: u64,
-    frames: Vec<Bytes>,
+    /// Its frames this tick: a range of [`Views::messages`].
+    frames: (u32, u32),
 }
+
+// A standing player's view costs this and nothing more.
+const _: () = assert!(std::mem::size_of::<View>() == 48);
 
 impl View {
     /// True when the view holds exactly what its tiers say (every cell at
     /// its due step) and has nothing else to send: the only state another
     /// socket can be known to share, so the only view one may join.
     fn is_plain(&self) -> bool {
-        self.exceptions.is_empty() && self.forgets.is_empty() && self.resets.is_empty()
+        self.owed.as_ref().is_none_or(|o| o.is_empty())
+    }
+
+    /// Its exceptions, by cell then source.
+    fn exceptions(&self) -> &[(CellId, SourceId, Holding)] {
+        self.owed.as_ref().map_or(&[], |o| &o.exceptions[..])
+    }
+
+    /// What it owes, made when first needed.
+    fn owed_mut(&mut self) -> &mut Owed {
+        self.owed.get_or_insert_with(Box::default)
+    }
+
+    /// Drops what it owes once that is nothing (no room kept).
+    fn settle(&mut self) {
+        if self.is_plain() {
+            self.owed = None;
+        }
+    }
+
+    /// The periods of its tiers.
+    fn periods(&self) -> &'static [u32; 4] {
+        &interest::LADDER[usize::from(self.level)]
     }
 
     /// True when the view may have something to send whatever its regions
@@ -157,6 +198,8 @@ pub(crate) struct Views {
     body: Vec<u8>,
     /// Views assembled in the last tick (the others were idle or empty).
     assembled: usize,
+    /// Every view's frames this tick, view after view.
+    messages: Vec<Bytes>,
     /// Per region id: the views whose key's view touches it, each once.
     by_region: Vec<Vec<u32>>,
     /// Views that may have something to send whatever their regions do
@@ -180,7 +223,7 @@ impl Views {
 
     /// The frames of view `view` this tick (none: nothing new).
     pub(crate) fn frames(&self, view: u32) -> &[Bytes] {
-        self.views.get(view as usize).map_or(&[], |v| &v.frames[..])
+        self.views.get(view as usize).map_or(&[], |v| &self.messages[v.frames.0 as usize..v.frames.1 as usize])
     }
 
     /// The views with frames this tick, ascending (a standing place: none).
@@ -213,9 +256,10 @@ impl Views {
         let shard = streams.source(source).shard;
         self.unsettled = true;
         for (i, v) in self.views.iter_mut().enumerate().filter(|(_, v)| v.sockets > 0) {
-            v.exceptions.retain(|&(_, s, _)| s != source);
-            v.forgets.retain(|&(s, _)| s != source);
-            v.resets.push(shard);
+            let owed = v.owed_mut();
+            owed.exceptions.retain(|&(_, s, _)| s != source);
+            owed.forgets.retain(|&(s, _)| s != source);
+            owed.resets.push(shard);
             self.restless.push(i as u32);
         }
     }
@@ -263,35 +307,33 @@ impl Views {
             key: m.key,
             form: m.form,
             level,
-            exceptions: Vec::new(),
-            forgets: Vec::new(),
-            resets: Vec::new(),
-            sockets: 0,
             canonical: false,
+            sockets: 0,
+            owed: None,
             visited: 0,
             woken: 0,
-            frames: Vec::new(),
+            frames: (0, 0),
         };
         self.walk_into(m.key, area, Which::Cells);
         match (m.fresh, m.from) {
             (Some(fresh), _) => {
+                let owed = view.owed_mut();
                 if fresh == Fresh::Resync {
-                    view.resets.push(area.streams.source(super::streams::OWN).shard);
-                    view.resets.extend(area.streams.relayed().map(|(_, s)| s.shard));
+                    owed.resets.push(area.streams.source(super::streams::OWN).shard);
+                    owed.resets.extend(area.streams.relayed().map(|(_, s)| s.shard));
                     // A shard that left since the last frame is no longer a
                     // source, but the socket still holds its cells.
-                    if let Some(old) = m.from.and_then(|f| self.views.get(f as usize)) {
-                        for &shard in &old.resets {
-                            if !view.resets.contains(&shard) {
-                                view.resets.push(shard);
-                            }
+                    let old = m.from.and_then(|f| self.views.get(f as usize)).and_then(|v| v.owed.as_ref());
+                    for &shard in old.map_or(&[][..], |o| &o.resets[..]) {
+                        if !owed.resets.contains(&shard) {
+                            owed.resets.push(shard);
                         }
                     }
                 }
                 if m.form == Form::Deltas {
                     for &(cell, _) in &self.cells {
                         for (source, _) in area.streams.at(cell) {
-                            view.exceptions.push((cell, *source, Holding::Unheld));
+                            owed.exceptions.push((cell, *source, Holding::Unheld));
                         }
                     }
                 }
@@ -299,7 +341,10 @@ impl Views {
             (None, Some(from)) => self.carry_over(from, &mut view, area),
             (None, None) => {}
         }
-        view.exceptions.sort_unstable_by_key(|&(c, s, _)| (c, s));
+        if let Some(owed) = view.owed.as_mut() {
+            owed.exceptions.sort_unstable_by_key(|&(c, s, _)| (c, s));
+        }
+        view.settle();
         if view.is_plain() {
             if let Some(&i) = self.canonical.get(&(m.key, m.form)).filter(|&&i| self.views[i as usize].is_plain()) {
                 return i;
@@ -313,12 +358,15 @@ impl Views {
     /// it leaves.
     fn carry_over(&mut self, from: u32, view: &mut View, area: &Area<'_>) {
         let Some(old) = self.views.get(from as usize) else { return };
-        let (old_key, old_level, old_form) = (old.key, old.level, old.form);
-        let old_exceptions = old.exceptions.clone();
-        view.forgets.extend(old.forgets.iter().copied());
-        // Shards that left since the old view's last frame: its sockets
-        // still hold their cells.
-        view.resets.extend(old.resets.iter().copied());
+        let (old_key, old_periods, old_form) = (old.key, old.periods(), old.form);
+        let old_exceptions = old.exceptions().to_vec();
+        if let Some(old) = old.owed.as_ref() {
+            let owed = view.owed_mut();
+            owed.forgets.extend(old.forgets.iter().copied());
+            // Shards that left since the old view's last frame: its sockets
+            // still hold their cells.
+            owed.resets.extend(old.resets.iter().copied());
+        }
         // The old view's cells, marked with their tiers.
         self.walk_into(old_key, area, Which::Other);
         for &(cell, tier) in &self.other {
@@ -329,22 +377,19 @@ impl Views {
         for &(cell, tier) in &self.cells {
             let old_tier = self.marks.get(cell.0 as usize).copied().unwrap_or(0);
             for (source, stream) in area.streams.at(cell) {
-                let implicit =
-                    Holding::At(aligned(stream.prev(), interest::LADDER[view.level][tier as usize], stream.offset()));
+                let implicit = Holding::At(aligned(stream.prev(), view.periods()[tier as usize], stream.offset()));
                 let held = if old_tier == 0 || old_form != view.form {
                     Holding::Unheld
                 } else {
                     match old_exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)) {
                         Ok(i) => old_exceptions[i].2,
-                        Err(_) => Holding::At(aligned(
-                            stream.prev(),
-                            interest::LADDER[old_level][usize::from(old_tier - 1)],
-                            stream.offset(),
-                        )),
+                        Err(_) => {
+                            Holding::At(aligned(stream.prev(), old_periods[usize::from(old_tier - 1)], stream.offset()))
+                        }
                     }
                 };
                 if held != implicit && view.form == Form::Deltas {
-                    view.exceptions.push((cell, *source, held));
+                    view.owed_mut().exceptions.push((cell, *source, held));
                 }
             }
         }
@@ -358,7 +403,7 @@ impl Views {
             let Some(m) = self.marks.get_mut(cell.0 as usize) else { continue };
             if *m != 0 {
                 *m = 0;
-                view.forgets.extend(area.streams.at(cell).iter().map(|(s, _)| (*s, cell)));
+                view.owed_mut().forgets.extend(area.streams.at(cell).iter().map(|(s, _)| (*s, cell)));
             }
         }
     }
@@ -390,8 +435,8 @@ impl Views {
     fn free(&mut self, i: usize, grid: &Grid, reach: u32) {
         let v = &mut self.views[i];
         v.visited = u64::MAX;
-        v.exceptions = Vec::new();
-        v.frames = Vec::new();
+        v.owed = None;
+        v.frames = (0, 0);
         let key = v.key;
         let by_region = &mut self.by_region;
         each_distinct_region(grid, reach, key, |r| {
@@ -482,9 +527,7 @@ impl Views {
             // Caught up: what it held out of the ordinary (a joined socket's
             // whole view) is freed, not kept as capacity by a standing
             // player's view for as long as it stands.
-            v.exceptions = Vec::new();
-            v.forgets = Vec::new();
-            v.resets = Vec::new();
+            v.owed = None;
             let (key, form, level) = (v.key, v.form, v.level);
             match self.canonical.get(&(key, form)) {
                 // Only a canonical view that holds what its tiers say: its
@@ -516,9 +559,10 @@ impl Views {
             self.weigh(area.streams);
         }
         for &i in &self.with_frames {
-            self.views[i as usize].frames.clear();
+            self.views[i as usize].frames = (0, 0);
         }
         self.with_frames.clear();
+        self.messages.clear();
         self.wake(area);
         // One list for every view of the tick, its pieces borrowing the
         // streams' bytes.
@@ -536,7 +580,7 @@ impl Views {
                 self.unsettled = true;
                 self.assemble(i, area, &mut pieces);
                 self.pieces = self.pieces.max(pieces.len());
-                if !self.views[i].frames.is_empty() {
+                if self.views[i].frames.1 > self.views[i].frames.0 {
                     self.with_frames.push(i as u32);
                 }
             }
@@ -600,7 +644,9 @@ impl Views {
         for v in self.views.iter().filter(|v| v.sockets > 0) {
             each_region(area.grid, area.reach, v.key, |r| want.push(r.0));
         }
-        (live.sort_unstable(), want.sort_unstable(), want.dedup());
+        live.sort_unstable();
+        want.sort_unstable();
+        want.dedup();
         assert_eq!(live, want, "the regions live views touch");
     }
 
@@ -627,12 +673,7 @@ impl Views {
     /// (never for full forms, which are sent whether or not anything changed).
     fn idle(&self, i: usize, area: &Area<'_>) -> bool {
         let v = &self.views[i];
-        if v.form == Form::Full
-            || !v.exceptions.is_empty()
-            || !v.forgets.is_empty()
-            || !v.resets.is_empty()
-            || v.visited == 0
-        {
+        if v.form == Form::Full || !v.is_plain() || v.visited == 0 {
             return false;
         }
         let since = area.step.saturating_sub(u64::from(interest::SLOWEST_PERIOD));
@@ -650,7 +691,7 @@ impl Views {
         self.views[i].visited = area.step;
         self.budget(i, area);
         let v = &mut self.views[i];
-        let periods = interest::LADDER[v.level];
+        let periods = *v.periods();
         // Source by source, cells ascending: the pieces come in the frame's
         // order (sections by source, cells ascending) but for steps that
         // differ, which `frames` sorts.
@@ -664,22 +705,28 @@ impl Views {
         // An exception on a stream that is gone (an own cell empty and still
         // for 64 steps is dropped before a slow tier came due): the cell is
         // empty, and a socket holding it at some step drops it.
-        v.exceptions.retain(|&(cell, source, holding)| {
-            if area.streams.get(source, cell).is_some() {
-                return true;
+        let mut resets = Vec::new();
+        if let Some(owed) = v.owed.as_mut() {
+            owed.exceptions.retain(|&(cell, source, holding)| {
+                if area.streams.get(source, cell).is_some() {
+                    return true;
+                }
+                if let Holding::At(_) = holding {
+                    pieces.push(Piece::new(source, area.step, cell, &FORGET));
+                }
+                false
+            });
+            for (source, cell) in std::mem::take(&mut owed.forgets) {
+                let step = area.streams.get(source, cell).map_or(0, Stream::latest);
+                pieces.push(Piece::new(source, step, cell, &FORGET));
             }
-            if let Holding::At(_) = holding {
-                pieces.push(Piece::new(source, area.step, cell, &FORGET));
-            }
-            false
-        });
-        for (source, cell) in std::mem::take(&mut v.forgets) {
-            let step = area.streams.get(source, cell).map_or(0, Stream::latest);
-            pieces.push(Piece::new(source, step, cell, &FORGET));
+            resets = std::mem::take(&mut owed.resets);
         }
-        let resets = std::mem::take(&mut v.resets);
+        v.settle();
         if !pieces.is_empty() || !resets.is_empty() {
-            v.frames = frames(pieces, &resets, area.streams, &mut self.body);
+            let start = self.messages.len() as u32;
+            frames(pieces, &resets, area.streams, &mut self.body, &mut self.messages);
+            v.frames = (start, self.messages.len() as u32);
         }
     }
 
@@ -702,12 +749,12 @@ impl Views {
         }
         tiers[Tier::Own as usize] += VIEW_ENVELOPE_BYTES + 4 + sources * 9;
         let fit = interest::fit(area.budget, &tiers);
-        let level = interest::LADDER.iter().position(|p| p == fit).unwrap_or(0);
+        let level = interest::LADDER.iter().position(|p| p == fit).unwrap_or(0) as u8;
         if level == v.level {
             return;
         }
         if v.form == Form::Deltas {
-            let (old, new) = (interest::LADDER[v.level], interest::LADDER[level]);
+            let (old, new) = (*v.periods(), interest::LADDER[usize::from(level)]);
             for &(cell, tier) in &self.cells {
                 for (source, stream) in area.streams.at(cell) {
                     let t = tier as usize;
@@ -715,9 +762,11 @@ impl Views {
                         aligned(stream.prev(), old[t], stream.offset()),
                         aligned(stream.prev(), new[t], stream.offset()),
                     );
-                    if was != now && v.exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err() {
-                        let at = v.exceptions.partition_point(|&(c, s, _)| (c, s) < (cell, *source));
-                        v.exceptions.insert(at, (cell, *source, Holding::At(was)));
+                    if was != now && v.exceptions().binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err()
+                    {
+                        let exceptions = &mut v.owed_mut().exceptions;
+                        let at = exceptions.partition_point(|&(c, s, _)| (c, s) < (cell, *source));
+                        exceptions.insert(at, (cell, *source, Holding::At(was)));
                     }
                 }
             }
@@ -745,7 +794,7 @@ fn decide<'a>(
     let k = stream.offset();
     let (before, target) = (aligned(stream.prev(), period, k), aligned(stream.latest(), period, k));
     let due = target > before;
-    let at = v.exceptions.binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s));
+    let at = v.exceptions().binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s));
     if at.is_err() && !due {
         return;
     }
@@ -759,7 +808,7 @@ fn decide<'a>(
         }
         return;
     }
-    let holding = at.map_or(Holding::At(before), |i| v.exceptions[i].2);
+    let holding = at.map_or(Holding::At(before), |i| v.exceptions()[i].2);
     let now = match holding {
         Holding::Unheld if !due => Holding::Unheld,
         Holding::Unheld if stream.occupied() || stream.last_change().is_some() => full(pieces),
@@ -779,10 +828,10 @@ fn decide<'a>(
     };
     match (at, now == Holding::At(target)) {
         (Ok(i), true) => {
-            v.exceptions.remove(i);
+            v.owed_mut().exceptions.remove(i);
         }
-        (Ok(i), false) => v.exceptions[i].2 = now,
-        (Err(i), false) => v.exceptions.insert(i, (cell, source, now)),
+        (Ok(i), false) => v.owed_mut().exceptions[i].2 = now,
+        (Err(i), false) => v.owed_mut().exceptions.insert(i, (cell, source, now)),
         (Err(_), true) => {}
     }
 }
@@ -802,11 +851,11 @@ impl SectionCell for Cell<'_> {
     }
 }
 
-/// The websocket messages of a frame of `pieces` (sorted here) after
-/// `resets`: sections by source and step, cells in order, cut into several
-/// messages between cells when over the client's message limit. `body` is
-/// scratch.
-fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>) -> Vec<Bytes> {
+/// Appends to `out` the websocket messages of a frame of `pieces` (sorted
+/// here) after `resets`: sections by source and step, cells in order, cut
+/// into several messages between cells when over the client's message
+/// limit. `body` is scratch.
+fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>, out: &mut Vec<Bytes>) {
     // A piece's order within its cell (chains and forgets keep their order).
     if !pieces.is_sorted_by_key(|p| (p.source, p.step, p.cell)) {
         for (i, p) in pieces.iter_mut().enumerate() {
@@ -814,7 +863,6 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
         }
         pieces.sort_unstable_by_key(|p| (p.source, p.step, p.cell, p.order));
     }
-    let mut out = Vec::new();
     body.clear();
     let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
     let flush = |body: &mut Vec<u8>, out: &mut Vec<Bytes>| {
@@ -859,15 +907,14 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
                 end += 1;
             }
             if bytes > room && !body.is_empty() {
-                flush(body, &mut out);
+                flush(body, out);
                 continue;
             }
             write_section(body, &Section { shard: source.shard.0, tick, cells: &cells[start..end] });
             start = end;
         }
     }
-    flush(body, &mut out);
-    out
+    flush(body, out);
 }
 
 /// Calls `f` once with each region the view of `(cell, previous)` touches.
