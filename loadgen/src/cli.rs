@@ -216,7 +216,7 @@ pub struct CommonArgs {
     /// Area of interest: bots that also measure view-enter latency, pop-ins,
     /// blinks and the ideal-crop ratio, from a shared table of every bot's
     /// position: a count (e.g. 50, 0 for none) or a share of the bots (e.g.
-    /// 10%). Default: 5 %, at least 20.
+    /// 10%). Default: 5 %, at least 20; none for idle (nothing moves).
     #[arg(long, value_name = "N|P%", global = true)]
     pub observers: Option<ObserverShare>,
     /// A shard's Prometheus endpoint, http://HOST:PORT/metrics, read at the

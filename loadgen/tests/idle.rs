@@ -50,4 +50,9 @@ fn idle_sockets_answer_pings_and_memory_per_connection_is_reported() {
     // not change, and no view frame reaches an idle socket during the hold.
     assert_eq!(num(j, "snapshot_age_ms.count"), 0.0, "{j:#}");
     assert_eq!(num(j, "snapshot_gap_ms.count"), 0.0, "{j:#}");
+    // Nothing moves, so no bot observes unless asked to (observed bots wake
+    // every tick to publish where they stand), and the hold starts once the
+    // place has stood for --stand.
+    assert!(j["aoi"]["observers"].is_null(), "{j:#}");
+    assert_eq!(num(j, "stand_ms"), 4000.0, "{j:#}");
 }

@@ -6,7 +6,7 @@
 use super::Context;
 use crate::cli::Command;
 use crate::client::{Client, JoinRequest};
-use crate::observer::Observers;
+use crate::observer::{ObserverShare, Observers};
 use crate::region::Region;
 use crate::report::aoi::DensityFigures;
 use crate::report::round2;
@@ -61,7 +61,13 @@ impl Plan {
     /// without area of interest.
     pub async fn make(ctx: &Context, command: &Command) -> anyhow::Result<Plan> {
         let bots = command.bots();
-        let observers = Observers::of(ctx.common.observers.unwrap_or_default(), bots);
+        // Nothing moves in an idle place: no observer unless asked for (each
+        // observed bot would wake every tick to publish where it stands).
+        let default = match command {
+            Command::Idle(_) => ObserverShare::Count(0),
+            _ => ObserverShare::default(),
+        };
+        let observers = Observers::of(ctx.common.observers.unwrap_or(default), bots);
         let crowd_point = match command {
             Command::Crowd(a) => Some(a.point),
             _ => None,
