@@ -303,11 +303,11 @@ pub struct IdleArgs {
     /// Measurement time with every connection open.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
     pub hold: Duration,
-    /// How long the place stands after the last bot joined before the hold
+    /// How long the place stands after every bot joined before the hold
     /// is measured: a join changes its region, whose views the server looks
-    /// at for its slowest tier (64 ticks, 3.2 s at 20 Hz), so the hold
-    /// measures players standing, not the last joins. 0s measures from the
-    /// last join.
+    /// at for its slowest tier (64 ticks: 3.2 s at 20 Hz; the default covers
+    /// tick rates of 16 Hz and more), so the hold measures players standing,
+    /// not the last joins. 0s measures from the last join.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "4s")]
     pub stand: Duration,
     /// Skip the chat-line cost after the hold (two 4 s windows and 20

@@ -264,6 +264,14 @@ impl Views {
         }
     }
 
+    /// `sockets` sockets join view `view`: it is looked at next tick, since
+    /// a view nobody was in may have been left out of the restless ones
+    /// (a full-form view is never idle).
+    fn give(&mut self, view: u32, sockets: u32) {
+        self.views[view as usize].sockets += sockets;
+        self.restless.push(view);
+    }
+
     /// A socket left view `view`.
     pub(crate) fn leave(&mut self, view: u32) {
         if let Some(v) = self.views.get_mut(view as usize) {
@@ -291,8 +299,7 @@ impl Views {
             if let Some(from) = m.from {
                 self.leave(from);
             }
-            self.views[to as usize].sockets += 1;
-            self.restless.push(to);
+            self.give(to, 1);
             out.push(to);
         }
     }
@@ -536,7 +543,7 @@ impl Views {
                     remap[i] = c;
                     (moved, changed) = (true, true);
                     let sockets = std::mem::take(&mut self.views[i].sockets);
-                    self.views[c as usize].sockets += sockets;
+                    self.give(c, sockets);
                 }
                 Some(_) => {}
                 None => {
@@ -726,7 +733,10 @@ impl Views {
         if !pieces.is_empty() || !resets.is_empty() {
             let start = self.messages.len() as u32;
             frames(pieces, &resets, area.streams, &mut self.body, &mut self.messages);
-            v.frames = (start, self.messages.len() as u32);
+            let end = self.messages.len() as u32;
+            if end > start {
+                v.frames = (start, end);
+            }
         }
     }
 

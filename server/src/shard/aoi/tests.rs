@@ -550,3 +550,46 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
         assert!(socket.held.cells().all(|((shard, _), _)| *shard == 1), "the other shard's cells are gone");
     }
 }
+
+#[test]
+fn a_full_form_socket_resynced_into_a_freed_view_is_sent_its_whole_view_in_a_standing_place() {
+    // Two full-form sockets: X's view is made first (index 0), A's second.
+    // X leaves (index 0 is freed); the place stands past the slowest tier;
+    // A is resynced, its new view takes index 0 and, once it caught up,
+    // joins A's old (canonical) view at the next merge. That view must go
+    // on being assembled: full forms are sent at every due step, and the
+    // resync dropped every cell the socket held.
+    let mut shards = vec![shard(1, 200, 61, settings())];
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::Full), socket(&mut shards, 0, 1, Form::Full)];
+    let deliver = |shards: &mut [Shard], sockets: &mut [Socket], t: u64| {
+        let s = &mut shards[0];
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), false);
+        for socket in sockets.iter_mut() {
+            let Some(view) = s.area.view_of(socket.link) else { continue };
+            for framed in s.area.frames_of(view) {
+                apply(&mut socket.held, framed);
+            }
+        }
+    };
+    for t in 1..=10 {
+        deliver(&mut shards, &mut sockets, t);
+    }
+    shards[0].area.remove_viewer(sockets[0].link);
+    let a = sockets.remove(1);
+    let mut sockets = vec![a];
+    for t in 11..=90 {
+        deliver(&mut shards, &mut sockets, t);
+    }
+    let before: Vec<(u32, u32)> = sockets[0].held.cells().map(|(k, _)| *k).collect();
+    assert!(!before.is_empty(), "it holds its view");
+    sockets[0].held = Held::new(shards[0].world.motion().clone(), usize::MAX);
+    shards[0].area.resync(sockets[0].link);
+    for t in 91..=100 {
+        deliver(&mut shards, &mut sockets, t);
+    }
+    let mut after: Vec<(u32, u32)> = sockets[0].held.cells().map(|(k, _)| *k).collect();
+    let mut before = before;
+    (before.sort_unstable(), after.sort_unstable());
+    assert_eq!(after, before, "after the resync it holds its whole view again");
+}
