@@ -590,6 +590,7 @@ fn a_full_form_socket_resynced_into_a_freed_view_is_sent_its_whole_view_in_a_sta
     }
     let mut after: Vec<(u32, u32)> = sockets[0].held.cells().map(|(k, _)| *k).collect();
     let mut before = before;
-    (before.sort_unstable(), after.sort_unstable());
+    before.sort_unstable();
+    after.sort_unstable();
     assert_eq!(after, before, "after the resync it holds its whole view again");
 }
