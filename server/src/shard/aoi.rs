@@ -54,7 +54,7 @@ impl AreaSettings {
 }
 
 /// What one other shard's bundle brought.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Relayed {
     /// Its publisher, tick and wall clock.
     pub stamp: FrameStamp,

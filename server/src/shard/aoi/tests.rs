@@ -35,9 +35,6 @@ struct Socket {
     blocked: Option<u64>,
 }
 
-/// One shard's bundles of a tick: its id, its step, each region's items.
-type Published = (ShardId, u64, Vec<(RegionId, Bytes)>);
-
 fn settings() -> AreaSettings {
     AreaSettings { cell_size: 100.0, view_radius: 300.0, hysteresis_ticks: 10, budget_bytes: 8192 }
 }
@@ -89,6 +86,34 @@ fn apply(held: &mut Held, framed: &Bytes) {
 
 fn relayed(b: &Bundle<'_>) -> Relayed {
     Relayed { stamp: b.stamp(), step: b.step(), items: Bytes::copy_from_slice(b.items()), cells: b.cells().to_vec() }
+}
+
+/// Every region bundle `shards` published after tick `t`, as a subscriber
+/// hears it (encoded and decoded), with the shard that published it.
+fn published(shards: &[Shard], t: u64) -> Vec<(ShardId, Relayed)> {
+    let mut out = Vec::new();
+    for s in shards {
+        let (step, regions) = (s.area.step(), s.area.bundles());
+        let stamp = FrameStamp { shard: s.id, tick: Tick(t), server_time_ms: t * 50 };
+        for (region, items) in &regions {
+            let encoded = mino_protocol::view::encode_bundle(&stamp, step, region.0, items);
+            let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+            out.push((s.id, relayed(&b)));
+        }
+    }
+    out
+}
+
+/// Applies to `socket` this tick's frames of its view in `area` (none
+/// before it is placed); returns their bytes.
+fn deliver(area: &Aoi, socket: &mut Socket) -> u64 {
+    let Some(view) = area.view_of(socket.link) else { return 0 };
+    let mut bytes = 0;
+    for framed in area.frames_of(view) {
+        bytes += framed.len() as u64;
+        apply(&mut socket.held, framed);
+    }
+    bytes
 }
 
 /// Every cell `socket` holds is the true state of that cell at its tick.
@@ -176,16 +201,10 @@ fn run_lossy(
             s.area.tick(&s.world, Tick(t), true);
             history[i].insert(t, truth(s));
         }
-        let bundles: Vec<Published> = shards.iter().map(|s| (s.id, s.area.step(), s.area.bundles())).collect();
-        for (from, step, regions) in &bundles {
-            let stamp = FrameStamp { shard: *from, tick: Tick(t), server_time_ms: t * 50 };
-            for (region, items) in regions {
-                let encoded = mino_protocol::view::encode_bundle(&stamp, *step, region.0, items);
-                let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-                for (i, _) in shards.iter().enumerate().filter(|(_, s)| s.id != *from) {
-                    if !rng.random_bool(relay.loss) {
-                        pending[i].push_back(relayed(&b));
-                    }
+        for (from, b) in published(shards, t) {
+            for (i, _) in shards.iter().enumerate().filter(|(_, s)| s.id != from) {
+                if !rng.random_bool(relay.loss) {
+                    pending[i].push_back(b.clone());
                 }
             }
         }
@@ -204,12 +223,7 @@ fn run_lossy(
                 shards[socket.shard].area.resync(socket.link);
                 continue;
             }
-            let area = &shards[socket.shard].area;
-            let Some(view) = area.view_of(socket.link) else { continue };
-            for framed in area.frames_of(view) {
-                bytes[usize::from(socket.form == Form::Full)] += framed.len() as u64;
-                apply(&mut socket.held, framed);
-            }
+            bytes[usize::from(socket.form == Form::Full)] += deliver(&shards[socket.shard].area, socket);
             check(socket, shards, &history, t);
         }
     }
@@ -255,10 +269,7 @@ fn a_shard_that_leaves_is_dropped_by_every_socket() {
     let s = &mut shards[0];
     s.world.step();
     s.area.tick(&s.world, Tick(41), true);
-    let view = s.area.view_of(sockets[0].link).expect("placed");
-    for framed in s.area.frames_of(view) {
-        apply(&mut sockets[0].held, framed);
-    }
+    deliver(&s.area, &mut sockets[0]);
     assert!(sockets[0].held.cells().all(|((s, _), _)| *s == 1), "the other shard's cells are gone");
 }
 
@@ -281,9 +292,7 @@ fn a_socket_that_moves_or_resyncs_as_a_shard_leaves_still_drops_its_cells() {
     for (k, socket) in sockets.iter_mut().enumerate() {
         let view = s.area.view_of(socket.link).expect("placed");
         moved += usize::from(Some(view) != before[k]);
-        for framed in s.area.frames_of(view) {
-            apply(&mut socket.held, framed);
-        }
+        deliver(&s.area, socket);
         assert!(
             socket.held.cells().all(|((shard, _), _)| *shard == 1),
             "socket {k} still holds the cells of the shard that left"
@@ -441,20 +450,12 @@ fn standing_players_of_a_shard_heard_late_are_shown() {
             s.area.tick(&s.world, Tick(t), true);
         }
         if t >= 100 {
-            let (step, regions) = (shards[0].area.step(), shards[0].area.bundles());
-            let stamp = FrameStamp { shard: ShardId(1), tick: Tick(t), server_time_ms: t * 50 };
-            for (region, items) in &regions {
-                let encoded = mino_protocol::view::encode_bundle(&stamp, step, region.0, items);
-                let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-                shards[1].area.relay(relayed(&b));
+            for (_, b) in published(&shards[..1], t) {
+                shards[1].area.relay(b);
             }
         }
         for socket in &mut sockets {
-            let area = &shards[1].area;
-            let view = area.view_of(socket.link).expect("placed");
-            for framed in area.frames_of(view) {
-                apply(&mut socket.held, framed);
-            }
+            deliver(&shards[1].area, socket);
         }
     }
     let occupied: Vec<u32> = shards[0]
@@ -487,22 +488,13 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
             s.world.step();
             s.area.tick(&s.world, Tick(t), true);
         }
-        let bundles: Vec<Published> = shards.iter().map(|s| (s.id, s.area.step(), s.area.bundles())).collect();
-        for (from, step, regions) in &bundles {
-            let stamp = FrameStamp { shard: *from, tick: Tick(t), server_time_ms: t * 50 };
-            for (region, items) in regions {
-                let encoded = mino_protocol::view::encode_bundle(&stamp, *step, region.0, items);
-                let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-                for s in shards.iter_mut().filter(|s| s.id != *from) {
-                    s.area.relay(relayed(&b));
-                }
+        for (from, b) in published(shards, t) {
+            for s in shards.iter_mut().filter(|s| s.id != from) {
+                s.area.relay(b.clone());
             }
         }
         for socket in sockets.iter_mut() {
-            let area = &shards[socket.shard].area;
-            for framed in area.frames_of(area.view_of(socket.link).expect("placed")) {
-                apply(&mut socket.held, framed);
-            }
+            deliver(&shards[socket.shard].area, socket);
         }
     };
     // The own cells each socket holds are the truth, its player's among them.
@@ -544,9 +536,7 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
     s.world.step();
     s.area.tick(&s.world, Tick(201), false);
     for socket in &mut sockets {
-        for framed in s.area.frames_of(s.area.view_of(socket.link).expect("placed")) {
-            apply(&mut socket.held, framed);
-        }
+        deliver(&s.area, socket);
         assert!(socket.held.cells().all(|((shard, _), _)| *shard == 1), "the other shard's cells are gone");
     }
 }
@@ -561,32 +551,29 @@ fn a_full_form_socket_resynced_into_a_freed_view_is_sent_its_whole_view_in_a_sta
     // resync dropped every cell the socket held.
     let mut shards = vec![shard(1, 200, 61, settings())];
     let mut sockets = vec![socket(&mut shards, 0, 0, Form::Full), socket(&mut shards, 0, 1, Form::Full)];
-    let deliver = |shards: &mut [Shard], sockets: &mut [Socket], t: u64| {
+    let step = |shards: &mut [Shard], sockets: &mut [Socket], t: u64| {
         let s = &mut shards[0];
         s.world.step();
         s.area.tick(&s.world, Tick(t), false);
         for socket in sockets.iter_mut() {
-            let Some(view) = s.area.view_of(socket.link) else { continue };
-            for framed in s.area.frames_of(view) {
-                apply(&mut socket.held, framed);
-            }
+            deliver(&s.area, socket);
         }
     };
     for t in 1..=10 {
-        deliver(&mut shards, &mut sockets, t);
+        step(&mut shards, &mut sockets, t);
     }
     shards[0].area.remove_viewer(sockets[0].link);
     let a = sockets.remove(1);
     let mut sockets = vec![a];
     for t in 11..=90 {
-        deliver(&mut shards, &mut sockets, t);
+        step(&mut shards, &mut sockets, t);
     }
     let before: Vec<(u32, u32)> = sockets[0].held.cells().map(|(k, _)| *k).collect();
     assert!(!before.is_empty(), "it holds its view");
     sockets[0].held = Held::new(shards[0].world.motion().clone(), usize::MAX);
     shards[0].area.resync(sockets[0].link);
     for t in 91..=100 {
-        deliver(&mut shards, &mut sockets, t);
+        step(&mut shards, &mut sockets, t);
     }
     let mut after: Vec<(u32, u32)> = sockets[0].held.cells().map(|(k, _)| *k).collect();
     let mut before = before;
