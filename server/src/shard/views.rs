@@ -205,8 +205,9 @@ pub(crate) struct Views {
     /// Views that may have something to send whatever their regions do
     /// ([`View::restless`]) or were just given sockets: looked at next tick.
     restless: Vec<u32>,
-    /// Scratch: the views a tick looks at.
-    woken: Vec<u32>,
+    /// Scratch: the views a tick looks at, each with whether a region it
+    /// touches changed within the slowest period (then it is not idle).
+    woken: Vec<(u32, bool)>,
     /// The views with frames this tick.
     with_frames: Vec<u32>,
     /// Something that may let a view join another or be freed happened
@@ -576,12 +577,12 @@ impl Views {
         let mut pieces: Vec<Piece<'a>> = Vec::with_capacity(self.pieces);
         self.assembled = 0;
         let woken = std::mem::take(&mut self.woken);
-        for &i in &woken {
+        for &(i, changed) in &woken {
             let i = i as usize;
             if self.views[i].sockets == 0 {
                 continue;
             }
-            if !self.idle(i, area) {
+            if changed || !self.idle(i, area) {
                 pieces.clear();
                 self.assembled += 1;
                 self.unsettled = true;
@@ -598,31 +599,31 @@ impl Views {
         self.woken = woken;
     }
 
-    /// Fills `woken`, ascending and each once: the restless views and those
-    /// touching a region changed within the slowest period (every view
-    /// [`Views::idle`] may find not idle).
+    /// Fills `woken`, ascending and each once: the views touching a region
+    /// changed within the slowest period (not idle, no need to ask) and the
+    /// restless ones (every other view [`Views::idle`] may find not idle).
     fn wake(&mut self, area: &Area<'_>) {
         let since = area.step.saturating_sub(u64::from(interest::SLOWEST_PERIOD));
         let step = area.step;
         self.woken.clear();
         let (views, woken) = (&mut self.views, &mut self.woken);
-        let mut wake = |i: u32| {
+        let mut wake = |i: u32, changed: bool| {
             if let Some(v) = views.get_mut(i as usize).filter(|v| v.woken != step) {
                 v.woken = step;
-                woken.push(i);
+                woken.push((i, changed));
             }
         };
-        for i in self.restless.drain(..) {
-            wake(i);
-        }
         for (r, changed) in area.region_changed.iter().enumerate() {
             if changed.is_some_and(|c| c >= since) {
                 for &i in self.by_region.get(r).map_or(&[][..], |v| &v[..]) {
-                    wake(i);
+                    wake(i, true);
                 }
             }
         }
-        self.woken.sort_unstable();
+        for i in self.restless.drain(..) {
+            wake(i, false);
+        }
+        self.woken.sort_unstable_by_key(|&(i, _)| i);
         #[cfg(test)]
         self.check_wake(area);
     }
@@ -644,6 +645,9 @@ impl Views {
             }
             if v.sockets > 0 && v.woken != area.step {
                 assert!(self.idle(i, area), "view {i} not woken but not idle");
+            }
+            if let Some(&(_, true)) = self.woken.iter().find(|&&(w, _)| w as usize == i) {
+                assert!(v.visited == u64::MAX || !self.idle(i, area), "view {i} woken as changed but idle");
             }
         }
         let mut live: Vec<u32> = self.live_regions().map(|r| r.0).collect();
