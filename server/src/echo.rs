@@ -24,7 +24,7 @@ use crate::hub::rate_limit::{Budget, TokenBucket};
 use crate::hub::Hub;
 use crate::listener::{self, AcceptConfig, Listener};
 use crate::metrics::Metrics;
-use crate::socket::{ConnectionSlot, Upgraded};
+use crate::socket::{SlotHold, Upgraded};
 use crate::websocket::closing::ReadEnd;
 use crate::websocket::reader::{FrameReader, Messages};
 use axum::extract::{Request, State};
@@ -122,12 +122,7 @@ async fn drive(mut hub: Hub, mut adopted: mpsc::Receiver<Handover>, cancel: Canc
 }
 
 /// `/ws`: the upgrade, then the socket to the hub.
-async fn websocket(
-    State(echo): State<EchoState>,
-    slot: Option<Extension<ConnectionSlot>>,
-    mut req: Request,
-) -> Response {
-    let slot = slot.map(|Extension(slot)| slot);
+async fn websocket(State(echo): State<EchoState>, slot: Option<Extension<SlotHold>>, mut req: Request) -> Response {
     let (metrics, tracker, timeout) = (echo.metrics.clone(), echo.tracker.clone(), echo.handshake_timeout);
     http::upgrade(&mut req, &metrics, &tracker, timeout, move |stream, already_read| async move {
         let socket = match stream.into_socket() {
@@ -137,6 +132,7 @@ async fn websocket(
         let mut reader = FrameReader::taking(echo.max_message, Messages::TextAndBinary);
         reader.unread(&already_read);
         let controls = TokenBucket::full(&echo.controls, clock::now());
+        let slot = slot.and_then(|Extension(hold)| hold.take());
         let handed = Handover { socket, reader, controls, end: ReadEnd::Open, writes: Writes::Batched, slot };
         // The hub counts the socket out when it drops it.
         echo.metrics.connections.inc();

@@ -13,7 +13,7 @@
 
 use crate::metrics::Metrics;
 use crate::session::{self, SessionContext};
-pub use crate::socket::ConnectionSlot;
+pub use crate::socket::SlotHold;
 pub use crate::socket::Stream;
 use crate::websocket::handshake::{self, UpgradeRefusal};
 use axum::extract::{Request, State};
@@ -136,20 +136,17 @@ pub fn not_ready(state: &AppState) -> Option<NotReady> {
     }
 }
 
-async fn websocket(
-    State(state): State<AppState>,
-    slot: Option<Extension<ConnectionSlot>>,
-    mut req: Request,
-) -> Response {
+async fn websocket(State(state): State<AppState>, slot: Option<Extension<SlotHold>>, mut req: Request) -> Response {
     if let Some(why) = not_ready(&state) {
         // Refused before the upgrade, so a load balancer retries another shard
         // (nginx: proxy_next_upstream http_503) instead of a Busy after it.
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response();
     }
     let ctx = state.session.clone();
-    let slot = slot.map(|Extension(slot)| slot);
     let (metrics, timeout) = (ctx.metrics.clone(), ctx.config.listen.handshake_timeout);
     upgrade(&mut req, &metrics, &state.tracker, timeout, move |stream, already_read| {
+        // Taken once the upgrade is done: a refused one leaves it with the HTTP connection.
+        let slot = slot.and_then(|Extension(hold)| hold.take());
         session::serve(stream, already_read, slot, ctx)
     })
 }

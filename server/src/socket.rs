@@ -8,24 +8,37 @@ use socket2::Socket;
 use std::io::{self, IoSlice};
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::OwnedSemaphorePermit;
 
-/// A connection slot (of `--max-connections`), held by the HTTP connection
-/// and by the websocket it upgrades to, in its handshake task then in the
-/// hub; released when both are gone.
-#[derive(Clone, Debug)]
+/// A connection slot (of `--max-connections`), released when dropped. The
+/// HTTP connection holds it through a [`SlotHold`] until a websocket upgrade
+/// takes it over; the websocket then keeps it in its handshake task and in
+/// the hub with no allocation of its own (an idle websocket's bytes count).
+#[derive(Debug)]
 pub struct ConnectionSlot {
-    _permit: Arc<OwnedSemaphorePermit>,
+    _permit: OwnedSemaphorePermit,
 }
 
-impl ConnectionSlot {
-    /// A slot holding `permit` until its last clone is dropped.
-    pub fn new(permit: OwnedSemaphorePermit) -> ConnectionSlot {
-        ConnectionSlot { _permit: Arc::new(permit) }
+/// An HTTP connection's hold on its slot, shared by the requests it serves
+/// until a websocket upgrade takes the slot ([`SlotHold::take`]); the slot
+/// is released when the last clone goes without one having taken it.
+#[derive(Clone, Debug)]
+pub struct SlotHold(Arc<Mutex<Option<ConnectionSlot>>>);
+
+impl SlotHold {
+    /// A hold on a slot of `permit`.
+    pub fn new(permit: OwnedSemaphorePermit) -> SlotHold {
+        SlotHold(Arc::new(Mutex::new(Some(ConnectionSlot { _permit: permit }))))
+    }
+
+    /// Takes the slot over (once the upgrade is done); `None` when it was
+    /// taken already.
+    pub fn take(&self) -> Option<ConnectionSlot> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 }
 

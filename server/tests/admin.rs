@@ -35,6 +35,29 @@ async fn probes_get_through_while_player_connections_are_exhausted() {
     drop(held);
 }
 
+/// A websocket keeps the slot of the HTTP connection it upgraded (the
+/// upgrade takes it over) until it closes: with a cap of 2 and two players
+/// in, a third connection is closed unanswered; once one player's socket is
+/// dropped (`mino_connections` back to 1), a new player is let in.
+#[tokio::test]
+async fn a_websocket_holds_its_connection_slot_until_it_closes() {
+    let server = Shard::start(SERVER, &["--admin-listen", "127.0.0.1:0", "--max-connections", "2"]);
+    let first = Player::join(&server, "first").await;
+    let _second = Player::join(&server, "second").await;
+    let mut over = TcpStream::connect(server.addr).await.expect("connect");
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(WAIT, over.read(&mut byte)).await.expect("closed within the wait");
+    assert_eq!(read.ok(), Some(0), "two websockets hold both slots: a third connection is closed");
+    drop(first);
+    let end = tokio::time::Instant::now() + WAIT;
+    while server.metric("mino_connections").await > 1.0 {
+        assert!(tokio::time::Instant::now() < end, "the closed websocket was never dropped");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let third = Player::join(&server, "third").await;
+    assert!(third.welcome.is_some(), "the slot came back with the closed websocket");
+}
+
 /// With an admin listener the operator routes live only there: the players'
 /// port answers `/metrics`, `/readyz` and `/healthz` with 404 (the static
 /// folder's fallback included) and no operator data. Without one, the

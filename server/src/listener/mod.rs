@@ -25,7 +25,7 @@ pub use reserve::Reserve;
 pub use throttle::LogThrottle;
 
 use crate::clock;
-use crate::http::ConnectionSlot;
+use crate::http::SlotHold;
 use crate::metrics::{AcceptErrorKind, Metrics};
 use crate::socket::Stream;
 use axum::Router;
@@ -130,7 +130,7 @@ pub async fn accept_loop(
             continue;
         };
         tune(&stream, peer, &config);
-        let slot = ConnectionSlot::new(permit);
+        let slot = SlotHold::new(permit);
         let conn = Connection { stream, peer, header_timeout: config.header_timeout, keep_alive: true };
         tracker.spawn(conn.serve(router.clone(), Some(slot), cancel.clone()));
     }
@@ -218,11 +218,10 @@ impl Connection {
     /// Serves the connection's requests with `router` (with upgrades), each
     /// request carrying `slot` when given; on `cancel`, finishes the request
     /// in progress (at most a second) and closes.
-    async fn serve(self, router: Router, slot: Option<ConnectionSlot>, cancel: CancellationToken) {
+    async fn serve(self, router: Router, slot: Option<SlotHold>, cancel: CancellationToken) {
         let Connection { stream, peer, header_timeout, keep_alive } = self;
         let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             if let Some(slot) = &slot {
-                req.extensions_mut().insert(axum::Extension(slot.clone()));
                 req.extensions_mut().insert(slot.clone());
             }
             req.extensions_mut().insert(peer);
