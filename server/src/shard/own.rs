@@ -19,16 +19,19 @@ use mino_protocol::motion::Motion;
 use mino_protocol::quantize;
 use mino_protocol::view::{write_bundle_cell, write_item, ItemKind};
 use mino_protocol::PlayerId;
-use std::collections::{HashMap, VecDeque};
+use smallvec::SmallVec;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A cell's states over the last steps: (the step from which it holds, the
 /// players), oldest first; the last is the current one. The last change and
 /// whether the cell is occupied are kept beside them, so a cell that stands
-/// still is passed over without reading its states.
+/// still is passed over without reading its states. A settled cell's one
+/// state is held inline (no allocation of its own: a standing player's cell
+/// costs its table entry and its state).
 #[derive(Debug, Default)]
 struct History {
-    states: VecDeque<(u64, Arc<[Entry]>)>,
+    states: SmallVec<[(u64, Arc<[Entry]>); 1]>,
     /// The step of the current state (0: none yet).
     last_change: u64,
     /// The current state holds players.
@@ -39,14 +42,14 @@ struct History {
 
 impl History {
     fn current(&self) -> &[Entry] {
-        self.states.back().map_or(&[], |(_, s)| s)
+        self.states.last().map_or(&[], |(_, s)| s)
     }
 
     /// The state from step `step` on is `now`.
     fn push(&mut self, step: u64, now: Arc<[Entry]>) {
         self.occupied = !now.is_empty();
         self.last_change = step;
-        self.states.push_back((step, now));
+        self.states.push((step, now));
     }
 
     /// The state at step `at` (empty before the first).
@@ -74,9 +77,9 @@ impl History {
     fn trim(&mut self, step: u64) {
         let oldest = step.saturating_sub(u64::from(MAX_SPAN));
         let before = self.states.len();
-        while self.states.len() > 1 && self.states[1].0 <= oldest {
-            self.states.pop_front();
-        }
+        // The states superseded by one that began by `oldest`, in one move.
+        let gone = self.states[1.min(before)..].partition_point(|(s, _)| *s <= oldest);
+        self.states.drain(..gone);
         if self.states.len() == 1 && before > 1 {
             self.states.shrink_to_fit();
         }
