@@ -25,21 +25,24 @@ struct Session {
 #[derive(Clone, Copy, Debug)]
 struct Issued {
     player: PlayerId,
+    /// The ticket's [`Ticket::check`]: a ticket of the same key and another
+    /// check is one never handed out.
+    check: u32,
     /// When it was claimed or replaced, ms (at least 1); `None`: still
     /// claimable. The niche of `NonZeroU64` keeps an entry 16 bytes.
     used: Option<NonZeroU64>,
 }
 
 impl Issued {
-    /// A ticket of `player` that is still claimable.
-    fn unused(player: PlayerId) -> Issued {
-        Issued { player, used: None }
+    /// `ticket` of `player`, still claimable.
+    fn unused(player: PlayerId, ticket: &Ticket) -> Issued {
+        Issued { player, check: ticket.check(), used: None }
     }
 
-    /// A ticket of `player` claimed or replaced at `now_ms` (a use at ms 0
+    /// `ticket` of `player`, claimed or replaced at `now_ms` (a use at ms 0
     /// is kept as ms 1).
-    fn used(player: PlayerId, now_ms: u64) -> Issued {
-        Issued { player, used: NonZeroU64::new(now_ms.max(1)) }
+    fn used(player: PlayerId, ticket: &Ticket, now_ms: u64) -> Issued {
+        Issued { player, check: ticket.check(), used: NonZeroU64::new(now_ms.max(1)) }
     }
 }
 
@@ -50,11 +53,12 @@ pub struct LocalSessions {
     /// Boxed: the table then holds 16-byte entries, not whole sessions (a
     /// hash table keeps up to twice the slots it needs).
     sessions: HashMap<PlayerId, Box<Session>>,
-    /// Every ticket handed out and not yet expired: the player it names and,
-    /// once claimed or replaced, when (40-byte entries: one per present
-    /// player). Keyed by the whole ticket, so a ticket with any byte changed
-    /// is unknown here.
-    tickets: HashMap<Ticket, Issued>,
+    /// Every ticket handed out and not yet expired, by [`Ticket::key`]: the
+    /// player it names, its check and, once claimed or replaced, when
+    /// (24-byte entries, not the 40 of the whole ticket as key: one per
+    /// present player). The whole ticket is the session's: a claim must
+    /// match it byte for byte; a used one is known by key and check.
+    tickets: HashMap<u64, Issued>,
     /// The session of each account.
     accounts: HashMap<String, PlayerId>,
     /// Nothing expires before this, ms: at most the earliest parked
@@ -84,11 +88,11 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                self.tickets.insert(old, Issued::used(player, now_ms));
+                self.tickets.insert(old.key(), Issued::used(player, &old, now_ms));
                 lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
             }
         }
-        self.tickets.insert(ticket, Issued::unused(player));
+        self.tickets.insert(ticket.key(), Issued::unused(player, &ticket));
         if let Some(account) = account {
             self.accounts.insert(account.to_owned(), player);
         }
@@ -109,9 +113,9 @@ impl LocalSessions {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
         let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        self.tickets.insert(session.ticket, Issued::used(player, now_ms));
+        self.tickets.insert(session.ticket.key(), Issued::used(player, &session.ticket, now_ms));
         lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
-        self.tickets.insert(next, Issued::unused(player));
+        self.tickets.insert(next.key(), Issued::unused(player, &next));
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -156,7 +160,8 @@ impl LocalSessions {
     ) -> Result<Claimed, ResumeError> {
         let ticket = Ticket::parse(bytes).ok_or(ResumeError::Invalid)?;
         self.expire(now_ms);
-        let Some(&Issued { player, used }) = self.tickets.get(&ticket) else {
+        let issued = self.tickets.get(&ticket.key()).filter(|i| i.check == ticket.check());
+        let Some(&Issued { player, used, .. }) = issued else {
             return Err(if ticket.expired(self.ttl_ms, now_ms) { ResumeError::Expired } else { ResumeError::Invalid });
         };
         if used.is_some() {
@@ -164,12 +169,13 @@ impl LocalSessions {
         }
         let session = self.sessions.get_mut(&player).ok_or(ResumeError::Expired)?;
         if session.ticket != ticket {
-            return Err(ResumeError::Used);
+            // Its key and check, not all its bytes: not a ticket handed out.
+            return Err(ResumeError::Invalid);
         }
         gate.check(session.account.as_deref())?;
-        self.tickets.insert(ticket, Issued::used(player, now_ms));
+        self.tickets.insert(ticket.key(), Issued::used(player, &ticket, now_ms));
         lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
-        self.tickets.insert(next, Issued::unused(player));
+        self.tickets.insert(next.key(), Issued::unused(player, &next));
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -206,7 +212,7 @@ impl LocalSessions {
         self.accounts.retain(|_, player| sessions.contains_key(player));
         let sessions = &self.sessions;
         self.tickets.retain(|k, issued| match issued.used {
-            None => sessions.get(&issued.player).is_some_and(|s| s.ticket == *k),
+            None => sessions.get(&issued.player).is_some_and(|s| s.ticket.key() == *k),
             Some(at) => at.get().saturating_add(ttl) > now_ms,
         });
         let parked = self.sessions.values().filter(|s| s.parked_at.is_some()).map(|s| s.expires_ms);
@@ -267,6 +273,27 @@ mod tests {
         s.issue(PlayerId(1), &"a".into(), old, 0, 0, None);
         s.park(PlayerId(1), (0.0, 0.0), 0);
         assert_eq!(s.claim(old.as_bytes(), t(5_000), 5_000, AccountGate::default()), Err(ResumeError::Expired));
+    }
+
+    #[test]
+    fn a_ticket_is_claimed_only_whole_not_by_its_key() {
+        let mut s = LocalSessions::new(1_000);
+        let live = t(0);
+        s.issue(PlayerId(1), &"a".into(), live, 0, 0, None);
+        // The same key (and issue time), another last byte.
+        let mut forged = live.as_bytes().to_vec();
+        *forged.last_mut().expect("a ticket has bytes") ^= 1;
+        assert_eq!(Ticket::parse(&forged).map(|f| f.key()), Some(live.key()));
+        assert_eq!(s.claim(&forged, t(10), 10, AccountGate::default()), Err(ResumeError::Invalid));
+        assert!(s.claim(live.as_bytes(), t(20), 20, AccountGate::default()).is_ok(), "the live ticket still works");
+        // Used now: the same again is used, a variant of it in any byte but the key's is unknown.
+        assert_eq!(s.claim(live.as_bytes(), t(30), 30, AccountGate::default()), Err(ResumeError::Used));
+        for at in (0..8).chain(16..24) {
+            let mut variant = live.as_bytes().to_vec();
+            variant[at] ^= 0x5a;
+            assert_eq!(s.claim(&variant, t(40), 40, AccountGate::default()), Err(ResumeError::Invalid), "byte {at}");
+        }
+        assert_eq!(std::mem::size_of::<(u64, Issued)>(), 24, "a ticket's table entry");
     }
 
     #[test]
