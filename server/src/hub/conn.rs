@@ -93,7 +93,7 @@ pub struct Handover {
     pub end: ReadEnd,
     /// How its frames are written.
     pub writes: Writes,
-    /// Its share of `--max-connections`.
+    /// Its slot of `--max-connections` (taken over from its HTTP connection).
     pub slot: Option<ConnectionSlot>,
 }
 
@@ -321,7 +321,7 @@ pub struct Conn {
     pub closing: Option<Box<Closing>>,
     /// The readiness the hub's poller watches for (its epoll flags).
     pub interest: u32,
-    /// Its share of `--max-connections`, given back when it is dropped.
+    /// Its slot of `--max-connections`, given back when it is dropped.
     _slot: Option<ConnectionSlot>,
 }
 

@@ -212,7 +212,9 @@ impl LocalSessions {
         self.accounts.retain(|_, player| sessions.contains_key(player));
         let sessions = &self.sessions;
         self.tickets.retain(|k, issued| match issued.used {
-            None => sessions.get(&issued.player).is_some_and(|s| s.ticket.key() == *k),
+            None => {
+                sessions.get(&issued.player).is_some_and(|s| s.ticket.key() == *k && s.ticket.check() == issued.check)
+            }
             Some(at) => at.get().saturating_add(ttl) > now_ms,
         });
         let parked = self.sessions.values().filter(|s| s.parked_at.is_some()).map(|s| s.expires_ms);

@@ -294,6 +294,20 @@ mod tests {
     use mino_protocol::wire::Bounds;
     use mino_protocol::PlayerId;
 
+    #[test]
+    fn a_cells_history_is_small_and_a_settled_one_allocates_nothing() {
+        // One per occupied cell (a standing player each, at 15,000 idle): if
+        // this grows, say why in benches/RESULTS.md section 4.
+        assert!(std::mem::size_of::<History>() <= 48, "History is {} bytes", std::mem::size_of::<History>());
+        let mut h = History::default();
+        for step in 1..=3 {
+            h.push(step, Arc::from(&[][..]));
+        }
+        h.trim(3 + u64::from(MAX_SPAN));
+        assert_eq!(h.states.len(), 1);
+        assert!(!h.states.spilled(), "the one state left is inline");
+    }
+
     fn setup() -> (Grid, World, Streams, OwnCells) {
         let bounds = Bounds::new(0.0, 0.0, 1000.0, 1000.0);
         let grid = Grid::new(&bounds, 100.0).expect("grid");
