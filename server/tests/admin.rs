@@ -49,11 +49,7 @@ async fn a_websocket_holds_its_connection_slot_until_it_closes() {
     let read = tokio::time::timeout(WAIT, over.read(&mut byte)).await.expect("closed within the wait");
     assert_eq!(read.ok(), Some(0), "two websockets hold both slots: a third connection is closed");
     drop(first);
-    let end = tokio::time::Instant::now() + WAIT;
-    while server.metric("mino_connections").await > 1.0 {
-        assert!(tokio::time::Instant::now() < end, "the closed websocket was never dropped");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server.wait_metric("mino_connections", 1.0).await;
     let third = Player::join(&server, "third").await;
     assert!(third.welcome.is_some(), "the slot came back with the closed websocket");
 }

@@ -88,11 +88,10 @@ impl LocalSessions {
     ) {
         if let Some(old) = self.sessions.get(&player).map(|s| s.ticket) {
             if old != ticket {
-                self.tickets.insert(old.key(), Issued::used(player, &old, now_ms));
-                lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
+                self.retire(player, &old, now_ms);
             }
         }
-        self.tickets.insert(ticket.key(), Issued::unused(player, &ticket));
+        self.hand_out(player, &ticket);
         if let Some(account) = account {
             self.accounts.insert(account.to_owned(), player);
         }
@@ -112,10 +111,10 @@ impl LocalSessions {
     pub fn login(&mut self, account: &str, name: &str, next: Ticket, now_ms: u64) -> Option<Claimed> {
         self.expire(now_ms);
         let player = *self.accounts.get(account)?;
-        let session = self.sessions.get_mut(&player).filter(|s| s.account.as_deref() == Some(account))?;
-        self.tickets.insert(session.ticket.key(), Issued::used(player, &session.ticket, now_ms));
-        lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
-        self.tickets.insert(next.key(), Issued::unused(player, &next));
+        let old = self.sessions.get(&player).filter(|s| s.account.as_deref() == Some(account))?.ticket;
+        self.retire(player, &old, now_ms);
+        self.hand_out(player, &next);
+        let session = self.sessions.get_mut(&player)?;
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -167,15 +166,15 @@ impl LocalSessions {
         if used.is_some() {
             return Err(ResumeError::Used);
         }
-        let session = self.sessions.get_mut(&player).ok_or(ResumeError::Expired)?;
+        let session = self.sessions.get(&player).ok_or(ResumeError::Expired)?;
         if session.ticket != ticket {
             // Its key and check, not all its bytes: not a ticket handed out.
             return Err(ResumeError::Invalid);
         }
         gate.check(session.account.as_deref())?;
-        self.tickets.insert(ticket.key(), Issued::used(player, &ticket, now_ms));
-        lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
-        self.tickets.insert(next.key(), Issued::unused(player, &next));
+        self.retire(player, &ticket, now_ms);
+        self.hand_out(player, &next);
+        let session = self.sessions.get_mut(&player).ok_or(ResumeError::Expired)?;
         session.ticket = next;
         session.generation += 1;
         session.expires_ms = now_ms + self.ttl_ms;
@@ -220,6 +219,20 @@ impl LocalSessions {
         let parked = self.sessions.values().filter(|s| s.parked_at.is_some()).map(|s| s.expires_ms);
         let used = self.tickets.values().filter_map(|i| i.used).map(|at| at.get().saturating_add(ttl));
         self.next_expiry_ms = parked.chain(used).min().unwrap_or(u64::MAX);
+    }
+}
+
+impl LocalSessions {
+    /// `ticket` of `player` was claimed or replaced at `now_ms`: refused as
+    /// used for a TTL from now.
+    fn retire(&mut self, player: PlayerId, ticket: &Ticket, now_ms: u64) {
+        self.tickets.insert(ticket.key(), Issued::used(player, ticket, now_ms));
+        lower(&mut self.next_expiry_ms, now_ms + self.ttl_ms);
+    }
+
+    /// `ticket` is `player`'s claimable one.
+    fn hand_out(&mut self, player: PlayerId, ticket: &Ticket) {
+        self.tickets.insert(ticket.key(), Issued::unused(player, ticket));
     }
 }
 

@@ -30,29 +30,28 @@ impl Ticket {
     /// Eight of its random bytes as a number: a key to find it by (two
     /// live tickets share one with odds of about n^2 / 2^65 for n tickets).
     pub fn key(&self) -> u64 {
-        let mut k = [0u8; 8];
-        k.copy_from_slice(&self.0[8..16]);
-        u64::from_le_bytes(k)
+        u64::from_le_bytes(self.eight(8))
     }
 
     /// Its other 16 bytes folded to 4 (a multiply-xor mix of two words):
     /// kept beside the key, so that a ticket whose key is known but any
     /// other byte differs is told apart (the odds it is not: 2^-32).
     pub fn check(&self) -> u32 {
-        let word = |at: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&self.0[at..at + 8]);
-            u64::from_le_bytes(w)
-        };
-        let h = word(0).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ word(16).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let (a, b) = (u64::from_le_bytes(self.eight(0)), u64::from_le_bytes(self.eight(16)));
+        let h = a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         (h ^ (h >> 32)) as u32
     }
 
     /// When it was issued, ms since the epoch.
     pub fn issued_ms(&self) -> u64 {
-        let mut t = [0u8; 8];
-        t.copy_from_slice(&self.0[..8]);
-        u64::from_be_bytes(t)
+        u64::from_be_bytes(self.eight(0))
+    }
+
+    /// Its bytes `at..at + 8` (`at` is at most 16: a ticket is 24 bytes).
+    fn eight(&self, at: usize) -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.0[at..at + 8]);
+        b
     }
 
     /// True when a ticket issued when it says and living `ttl_ms` is past
