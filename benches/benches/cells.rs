@@ -18,7 +18,7 @@ use mino_protocol::entry::PlayerEntry;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{PlayerId, Tick};
 use mino_server::config::AoiConfig;
-use mino_server::shard::{Shard, TickAt};
+use mino_server::shard::{Carrier, Shard, TickAt};
 use mino_server::{clock, Config};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -108,7 +108,9 @@ fn aoi_shard(n: u32) -> (Shard, Vec<PlayerId>) {
     let config =
         Config { max_players: n, busy_lateness: None, world_size: world_side(n), aoi: Some(aoi), ..Config::default() };
     let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0).expect("a shard");
-    let ids = (0..n).map(|_| shard.join("bot", None, 0, Capabilities::DELTAS).expect("admitted").player).collect();
+    let ids = (0..n)
+        .map(|_| shard.join("bot", None, 0, Capabilities::DELTAS, Carrier::Stream).expect("admitted").player)
+        .collect();
     (shard, ids)
 }
 

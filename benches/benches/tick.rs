@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mino_protocol::client::{Capabilities, Direction};
 use mino_protocol::Tick;
-use mino_server::shard::{Shard, TickAt};
+use mino_server::shard::{Carrier, Shard, TickAt};
 use mino_server::{clock, Config};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -23,7 +23,7 @@ fn tick(c: &mut Criterion) {
         let config = Config { max_players: n, busy_lateness: None, ..Config::default() };
         let mut shard = Shard::new(&config, StdRng::seed_from_u64(1), 0).expect("a shard");
         for i in 0..n {
-            let a = shard.join("bot", None, 0, Capabilities::DELTAS).expect("admitted");
+            let a = shard.join("bot", None, 0, Capabilities::DELTAS, Carrier::Stream).expect("admitted");
             let angle = i as f32;
             shard.input(a.player, Direction::new(angle.cos(), angle.sin()).expect("finite"), 0);
         }

@@ -109,6 +109,31 @@ async fn a_session_is_served_full_forms_that_stand_alone() {
 }
 
 #[tokio::test]
+async fn a_standing_place_sends_a_session_nothing_but_its_refresh() {
+    // A session is sent full forms of what changed (repeated a few due
+    // steps) and its view whole once every 64 ticks: a standing place costs
+    // it about one datagram a refresh, not one a tick.
+    let server = shard(&["--tick-hz", "60"]);
+    let mut wt = TransportPlayer::join(&server, "Still").await;
+    let _ws = Player::join(&server, "Other").await;
+    server.wait_metric("mino_players", 2.0).await;
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "the session never held both players");
+        wt.datagram().await;
+        if wt.held().is_some_and(|h| h.cells().map(|(_, c)| c.entries.len()).sum::<usize>() == 2) {
+            break;
+        }
+    }
+    let ticks = server.metric("mino_ticks_total").await;
+    let sent = server.metric("mino_webtransport_datagrams_total").await;
+    server.wait_metric_at_least("mino_ticks_total", ticks + 200.0).await;
+    let more = server.metric("mino_webtransport_datagrams_total").await - sent;
+    assert!(more <= 8.0, "{more} datagrams in 200 ticks of a standing place (3 repeats, a refresh every 64 ticks)");
+    assert!(more >= 2.0, "{more} datagrams in 200 ticks: no refresh");
+}
+
+#[tokio::test]
 async fn a_malformed_message_on_the_stream_closes_with_the_websockets_code() {
     let server = shard(&[]);
     let garbage = vec![0xffu8; 12];
@@ -452,8 +477,10 @@ async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     let grown = mino_testkit::process::rss_bytes(server.pid()).expect("the shard's RSS").saturating_sub(before);
     assert!(grown < 2 << 20, "the shard grew by {} KB under the flood", grown >> 10);
     // Still open and served after it: the websocket player sees ten more
-    // ticks from its newest, and the shard sends the sessions ten ticks' datagrams.
+    // ticks from its newest, and, as it walks (a standing place sends the
+    // sessions nothing new), the shard sends the sessions ten ticks' datagrams.
     assert_eq!(server.metric("mino_webtransport_sessions").await, 4.0);
+    ws.input(1.0, 1.0).await;
     let sent_before = server.metric("mino_webtransport_datagrams_total").await;
     let (first, ..) = ws.newest_own_position().await;
     ws.until(|f| match f {

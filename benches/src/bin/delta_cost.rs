@@ -23,7 +23,7 @@ use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::view::{encode_bundle, FrameStamp};
 use mino_protocol::{PlayerId, ShardId, Tick};
 use mino_server::clock::Instant;
-use mino_server::shard::{ClusterEvent, LinkId, Relayed, Shard, TickAt, TickOutput};
+use mino_server::shard::{Carrier, ClusterEvent, LinkId, Relayed, Shard, TickAt, TickOutput};
 use mino_server::{clock, Config};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -134,7 +134,7 @@ impl Place {
         };
         for i in 0..cli.players {
             let one = &mut place.shards[(i % 2) as usize];
-            let a = one.shard.join("bot", None, 0, caps).expect("admitted");
+            let a = one.shard.join("bot", None, 0, caps, Carrier::Stream).expect("admitted");
             let wait = rng.random_range(0..60);
             one.players.push((a.player, a.link, wait));
         }

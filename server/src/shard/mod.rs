@@ -63,7 +63,7 @@ pub use fence::HELD_MAX;
 pub use input::{ClusterEvent, TickAt};
 pub use links::LinkId;
 pub use output::{Admitted, Control, Effect, Outgoing, Recipients, TickFrame, TickOutput, ViewFrames};
-pub use viewers::Form;
+pub use viewers::{Carrier, Form};
 
 use crate::admission::{Admission, Refusal};
 use crate::clock::Instant;
@@ -428,7 +428,8 @@ impl Shard {
     /// else the claimed session, with its own id and name, in place, into a
     /// place held by [`Shard::reserve`]. A second socket of a player still
     /// here takes it over: the older one is told to close
-    /// ([`CloseReason::SessionReplaced`]).
+    /// ([`CloseReason::SessionReplaced`]). Its frames take the [`Form`] of
+    /// its Hello's `capabilities` and its socket's `carrier`.
     ///
     /// Errors: [`Busy`] for a new player when full, overloaded, draining or
     /// out of ids.
@@ -438,6 +439,7 @@ impl Shard {
         resume: Option<Claimed>,
         wall_ms: u64,
         capabilities: Capabilities,
+        carrier: Carrier,
     ) -> Result<Admitted, Busy> {
         let b = *self.world.bounds();
         let spawn = (self.rng.random_range(b.min_x()..=b.max_x()), self.rng.random_range(b.min_y()..=b.max_y()));
@@ -487,7 +489,7 @@ impl Shard {
             self.area.remove_viewer(old);
         }
         let granted = capabilities.known();
-        let form = if granted.contains(Capabilities::DELTAS) { Form::Deltas } else { Form::Full };
+        let form = Form::of(granted.contains(Capabilities::DELTAS), carrier);
         self.area.add_viewer(link, player, form);
         self.status.admitted();
         let welcome = self.welcome(player, &name, ticket, wall_ms, resumed, granted);

@@ -63,7 +63,7 @@ fn effects(s: &mut Shard) -> Vec<Effect> {
 }
 
 fn join(s: &mut Shard, name: &str) -> Admitted {
-    s.join(name, None, T0, Capabilities::DELTAS).expect("admitted")
+    s.join(name, None, T0, Capabilities::DELTAS, Carrier::Stream).expect("admitted")
 }
 
 /// What a socket holds after `out`'s frames of its view, applied to `held`:
@@ -166,8 +166,9 @@ fn a_skipped_tick_is_skipped_not_replayed_and_tick_numbers_count_scheduled_ticks
 fn snapshot_carries_the_moved_position() {
     let mut s = shard(&config(10));
     let mut t = Ticker::new();
-    let a =
-        s.join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0, Capabilities::DELTAS).expect("resumed");
+    let a = s
+        .join("Ada", Some(claimed(PlayerId(42), Some((100.0, 100.0)))), T0, Capabilities::DELTAS, Carrier::Stream)
+        .expect("resumed");
     s.input(a.player, Direction::new(1.0, 0.0).expect("dir"), 0);
     let out = t.tick(&mut s);
     let mut held = holder(&s);
@@ -197,7 +198,7 @@ fn leave_stages_presence_left_and_join_then_leave_is_silent() {
 fn cap_refuses_and_lateness_makes_busy() {
     let mut s = shard(&config(1));
     join(&mut s, "a");
-    let busy = s.join("b", None, T0, Capabilities::DELTAS).expect_err("full");
+    let busy = s.join("b", None, T0, Capabilities::DELTAS, Carrier::Stream).expect_err("full");
     assert_eq!(busy.refusal, Refusal::Full);
     assert!((2000..=3000).contains(&busy.retry_after_ms), "{busy:?}");
     let mut s = shard(&config(100));
@@ -206,7 +207,7 @@ fn cap_refuses_and_lateness_makes_busy() {
         s.tick(t.at(0, 40, true));
     }
     assert_eq!(
-        s.join("c", None, T0, Capabilities::DELTAS).map(|a| a.player).map_err(|b| b.refusal),
+        s.join("c", None, T0, Capabilities::DELTAS, Carrier::Stream).map(|a| a.player).map_err(|b| b.refusal),
         Err(Refusal::Overloaded)
     );
 }
@@ -229,7 +230,7 @@ fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
     let mut s = shard(&clustered(10));
     let mut t = Ticker::new();
     assert_eq!(
-        s.join("a", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        s.join("a", None, T0, Capabilities::DELTAS, Carrier::Stream).map(|_| ()).map_err(|b| b.refusal),
         Err(Refusal::Unavailable),
         "no ids yet"
     );
@@ -350,13 +351,15 @@ fn resume_keeps_id_and_position_and_reservations_count_against_the_cap() {
     let at = position(&s, a.player);
     s.reserve().expect("room for one more");
     assert_eq!(
-        s.join("Bob", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        s.join("Bob", None, T0, Capabilities::DELTAS, Carrier::Stream).map(|_| ()).map_err(|b| b.refusal),
         Err(Refusal::Full),
         "reserved"
     );
     t.tick(&mut s);
     s.leave(a.player, a.link, T0);
-    let back = s.join("ignored", Some(claimed(a.player, Some(at))), T0, Capabilities::DELTAS).expect("resumed");
+    let back = s
+        .join("ignored", Some(claimed(a.player, Some(at))), T0, Capabilities::DELTAS, Carrier::Stream)
+        .expect("resumed");
     assert_eq!(back.player, a.player);
     let Ok(ServerMsg::Welcome(w)) = decode(&back.welcome) else { panic!("welcome") };
     assert!(w.resumed());
@@ -371,7 +374,8 @@ fn a_second_socket_takes_the_session_over_and_the_first_is_told_to_close() {
     let a = join(&mut s, "Ada");
     let at = position(&s, a.player);
     s.reserve().expect("room");
-    let again = s.join("Ada", Some(claimed(a.player, None)), T0, Capabilities::DELTAS).expect("resumed");
+    let again =
+        s.join("Ada", Some(claimed(a.player, None)), T0, Capabilities::DELTAS, Carrier::Stream).expect("resumed");
     assert_ne!(again.link, a.link);
     assert_eq!(position(&s, a.player), at, "still here: the entity is kept");
     assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
@@ -392,19 +396,20 @@ fn a_session_taken_over_while_walking_starts_standing_still_with_no_input_applie
     assert_eq!(own(&s), Some((true, 5)));
     // A ticket's takeover, and an account's second sign-in, alike.
     s.reserve().expect("room");
-    let again = s.join("Ada", Some(claimed(a.player, None)), T0, Capabilities::DELTAS).expect("resumed");
+    let again =
+        s.join("Ada", Some(claimed(a.player, None)), T0, Capabilities::DELTAS, Carrier::Stream).expect("resumed");
     assert_eq!(own(&s), Some((false, 0)), "stopped, and the echo says no input of the new socket yet");
     let at = position(&s, a.player);
     t.tick(&mut s);
     assert_eq!(position(&s, a.player), at, "standing");
     s.reserve().expect("room");
     let first = s.login_local("acct-1", "Bo", T0).expect("signed in");
-    let b = s.join("Bo", Some(first), T0, Capabilities::DELTAS).expect("joined");
+    let b = s.join("Bo", Some(first), T0, Capabilities::DELTAS, Carrier::Stream).expect("joined");
     s.input(b.player, Direction::new(0.0, 1.0).expect("dir"), 9);
     t.tick(&mut s);
     s.reserve().expect("room");
     let second = s.login_local("acct-1", "Bo", T0 + 5).expect("signed in again");
-    s.join("Bo", Some(second), T0 + 5, Capabilities::DELTAS).expect("joined again");
+    s.join("Bo", Some(second), T0 + 5, Capabilities::DELTAS, Carrier::Stream).expect("joined again");
     assert_eq!(s.world().player(b.player).map(|p| (p.entry().moving(), p.input_seq)), Some((false, 0)));
     drop(again);
 }
@@ -509,7 +514,7 @@ fn drain_moves_a_ticks_share_each_once_with_fresh_tickets_then_reports_empty() {
     effects(&mut s);
     assert_eq!(s.start_drain(), 0, "clustered, nobody is told to close");
     assert_eq!(
-        s.join("late", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        s.join("late", None, T0, Capabilities::DELTAS, Carrier::Stream).map(|_| ()).map_err(|b| b.refusal),
         Err(Refusal::Draining)
     );
     let mut told = Vec::new();
@@ -559,7 +564,7 @@ fn standalone_drain_closes_every_socket_with_restart_at_once_and_moves_nobody() 
     assert_eq!(closed, players.iter().map(|a| a.link).collect::<Vec<_>>(), "every socket, at once");
     assert_eq!(s.start_drain(), 0, "told once");
     assert_eq!(
-        s.join("late", None, T0, Capabilities::DELTAS).map(|_| ()).map_err(|b| b.refusal),
+        s.join("late", None, T0, Capabilities::DELTAS, Carrier::Stream).map(|_| ()).map_err(|b| b.refusal),
         Err(Refusal::Draining)
     );
     t.tick(&mut s);
@@ -631,7 +636,7 @@ fn aoi_config() -> Config {
 fn place(s: &mut Shard, id: u32, x: f32, y: f32) -> Admitted {
     s.reserve().expect("room");
     let resume = Claimed { player: PlayerId(id), position: Some((x, y)), ..claimed(PlayerId(id), None) };
-    s.join("p", Some(resume), T0, Capabilities::DELTAS).expect("placed")
+    s.join("p", Some(resume), T0, Capabilities::DELTAS, Carrier::Stream).expect("placed")
 }
 
 /// The players a socket holds after one tick's view frames (its first).
@@ -705,13 +710,13 @@ fn an_account_signs_in_once_and_a_second_sign_in_takes_its_session_over() {
     s.reserve().expect("room");
     let first = s.login_local("acct-1", "Ada", T0).expect("signed in");
     assert!(first.fresh, "a new player for a new account");
-    let a = s.join("Ada", Some(first), T0, Capabilities::DELTAS).expect("joined");
+    let a = s.join("Ada", Some(first), T0, Capabilities::DELTAS, Carrier::Stream).expect("joined");
     let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
     assert!(!w.resumed(), "a fresh account is welcomed as new");
     s.reserve().expect("room");
     let again = s.login_local("acct-1", "Ada2", T0 + 5).expect("signed in again");
     assert_eq!((again.player, again.fresh, again.generation), (a.player, false, 1));
-    let b = s.join("Ada2", Some(again), T0 + 5, Capabilities::DELTAS).expect("joined");
+    let b = s.join("Ada2", Some(again), T0 + 5, Capabilities::DELTAS, Carrier::Stream).expect("joined");
     assert_eq!(b.player, a.player, "one player for one account");
     assert_eq!(effects(&mut s), [Effect::Tell { link: a.link, control: Control::Close(CloseReason::SessionReplaced) }]);
     assert_eq!(s.players(), 1);

@@ -26,11 +26,21 @@
 //!
 //! **Full form.** A socket that did not ask for deltas is sent every cell it
 //! is due as a full form (as protocol 3 sent every cell), in views of its own.
+//!
+//! **Datagram form.** A socket whose frames may be lost (WebTransport) holds
+//! nothing a delta could safely apply to, so it is sent full forms, but only
+//! of what changed: a cell at its due steps while it changes and for
+//! [`REPEATS`] due steps after, a cell new to the view once, and once every
+//! [`REFRESH_STEPS`] every occupied cell of the view (so a change whose
+//! every repeat was lost is wrong for at most that long). Its views hold
+//! cells as delta views do (a joiner's and a mover's new cells are unheld
+//! exceptions), so a standing place sends them nothing between refreshes
+//! and wakes them only on their refresh step.
 
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
 use super::streams::{aligned, SourceId, Stream, Streams};
-use super::viewers::{Form, Fresh, GroupKey, Move};
+use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
@@ -56,8 +66,9 @@ enum Holding {
 struct Owed {
     /// (cell, source, holding), by cell then source.
     exceptions: Vec<(CellId, SourceId, Holding)>,
-    /// To drop in the next frame: (source, cell).
-    forgets: Vec<(SourceId, CellId)>,
+    /// To drop in the next frames: (source, cell, frames left to tell it
+    /// in: 1, or [`REPEATS`] for a datagram view, whose frames may be lost).
+    forgets: Vec<(SourceId, CellId, u32)>,
     /// Shards to reset (every cell dropped) at the start of the next frame.
     resets: Vec<ShardId>,
 }
@@ -126,6 +137,11 @@ impl View {
     /// ordinary, or never walked.
     fn restless(&self) -> bool {
         self.form == Form::Full || !self.is_plain() || self.visited == 0
+    }
+
+    /// True when view `i` is a datagram view whose refresh is at `step`.
+    fn refreshes(&self, i: usize, step: u64) -> bool {
+        self.form == Form::Datagram && step % REFRESH_STEPS == i as u64 % REFRESH_STEPS
     }
 }
 
@@ -210,6 +226,8 @@ pub(crate) struct Views {
     woken: Vec<(u32, bool)>,
     /// The views with frames this tick.
     with_frames: Vec<u32>,
+    /// The views of [`Form::Datagram`], woken on their refresh steps.
+    datagram: Vec<u32>,
     /// Something that may let a view join another or be freed happened
     /// since the last [`Views::merge`] (a socket moved or left, a view was
     /// assembled or reset); without it the merge has nothing to do.
@@ -259,7 +277,7 @@ impl Views {
         for (i, v) in self.views.iter_mut().enumerate().filter(|(_, v)| v.sockets > 0) {
             let owed = v.owed_mut();
             owed.exceptions.retain(|&(_, s, _)| s != source);
-            owed.forgets.retain(|&(s, _)| s != source);
+            owed.forgets.retain(|&(s, _, _)| s != source);
             owed.resets.push(shard);
             self.restless.push(i as u32);
         }
@@ -338,7 +356,7 @@ impl Views {
                         }
                     }
                 }
-                if m.form == Form::Deltas {
+                if m.form != Form::Full {
                     for &(cell, _) in &self.cells {
                         for (source, _) in area.streams.at(cell) {
                             owed.exceptions.push((cell, *source, Holding::Unheld));
@@ -396,7 +414,14 @@ impl Views {
                         }
                     }
                 };
-                if held != implicit && view.form == Form::Deltas {
+                // A datagram view's sockets hold whatever step they were
+                // last sent: only a cell new to them is owed.
+                let owed = match view.form {
+                    Form::Deltas => held != implicit,
+                    Form::Datagram => held == Holding::Unheld,
+                    Form::Full => false,
+                };
+                if owed {
                     view.owed_mut().exceptions.push((cell, *source, held));
                 }
             }
@@ -411,13 +436,14 @@ impl Views {
             let Some(m) = self.marks.get_mut(cell.0 as usize) else { continue };
             if *m != 0 {
                 *m = 0;
-                view.owed_mut().forgets.extend(area.streams.at(cell).iter().map(|(s, _)| (*s, cell)));
+                let times = if view.form == Form::Datagram { REPEATS } else { 1 };
+                view.owed_mut().forgets.extend(area.streams.at(cell).iter().map(|(s, _)| (*s, cell, times)));
             }
         }
     }
 
     fn insert(&mut self, view: View, area: &Area<'_>) -> u32 {
-        let key = view.key;
+        let (key, form) = (view.key, view.form);
         let i = match self.free.pop() {
             Some(i) => {
                 self.views[i as usize] = view;
@@ -436,6 +462,9 @@ impl Views {
             }
             by_region[r].push(i);
         });
+        if form == Form::Datagram {
+            self.datagram.push(i);
+        }
         i
     }
 
@@ -445,7 +474,10 @@ impl Views {
         v.visited = u64::MAX;
         v.owed = None;
         v.frames = (0, 0);
-        let key = v.key;
+        let (key, form) = (v.key, v.form);
+        if form == Form::Datagram {
+            self.datagram.retain(|&v| v as usize != i);
+        }
         let by_region = &mut self.by_region;
         each_distinct_region(grid, reach, key, |r| {
             if let Some(views) = by_region.get_mut(r.0 as usize) {
@@ -623,6 +655,9 @@ impl Views {
         for i in self.restless.drain(..) {
             wake(i, false);
         }
+        for &i in self.datagram.iter().filter(|&&i| u64::from(i) % REFRESH_STEPS == step % REFRESH_STEPS) {
+            wake(i, false);
+        }
         self.woken.sort_unstable_by_key(|&(i, _)| i);
         #[cfg(test)]
         self.check_wake(area);
@@ -684,7 +719,7 @@ impl Views {
     /// (never for full forms, which are sent whether or not anything changed).
     fn idle(&self, i: usize, area: &Area<'_>) -> bool {
         let v = &self.views[i];
-        if v.form == Form::Full || !v.is_plain() || v.visited == 0 {
+        if v.form == Form::Full || !v.is_plain() || v.visited == 0 || v.refreshes(i, area.step) {
             return false;
         }
         let since = area.step.saturating_sub(u64::from(interest::SLOWEST_PERIOD));
@@ -703,13 +738,14 @@ impl Views {
         self.budget(i, area);
         let v = &mut self.views[i];
         let periods = *v.periods();
+        let refresh = v.refreshes(i, area.step);
         // Source by source, cells ascending: the pieces come in the frame's
         // order (sections by source, cells ascending) but for steps that
         // differ, which `frames` sorts.
         for source in 0..area.streams.sources_len() {
             for &(cell, tier) in &self.cells {
                 if let Some(stream) = area.streams.get(source, cell) {
-                    decide(v, source, cell, stream, periods[tier as usize], pieces);
+                    decide(v, source, cell, stream, periods[tier as usize], refresh, pieces);
                 }
             }
         }
@@ -727,10 +763,18 @@ impl Views {
                 }
                 false
             });
-            for (source, cell) in std::mem::take(&mut owed.forgets) {
-                let step = area.streams.get(source, cell).map_or(0, Stream::latest);
-                pieces.push(Piece::new(source, step, cell, &FORGET));
-            }
+            let cells = &self.cells;
+            owed.forgets.retain_mut(|(source, cell, times)| {
+                // A repeated forget of a cell back in the view would drop
+                // what it is sent now.
+                if cells.binary_search_by_key(cell, |&(c, _)| c).is_ok() {
+                    return false;
+                }
+                let step = area.streams.get(*source, *cell).map_or(0, Stream::latest);
+                pieces.push(Piece::new(*source, step, *cell, &FORGET));
+                *times -= 1;
+                *times > 0
+            });
             resets = std::mem::take(&mut owed.resets);
         }
         v.settle();
@@ -757,7 +801,7 @@ impl Views {
             let Some(&(deltas, full, n)) = self.weights.get(cell.0 as usize) else { continue };
             tiers[tier as usize] += match v.form {
                 Form::Deltas => deltas,
-                Form::Full => full,
+                Form::Full | Form::Datagram => full,
             } as usize;
             sources = sources.max(usize::from(n));
         }
@@ -796,20 +840,22 @@ enum Which {
     Other,
 }
 
-/// What view `v` is sent of one (source, cell) this tick, at `period`.
+/// What view `v` is sent of one (source, cell) this tick, at `period`
+/// (`refresh`: a datagram view's refresh step).
 fn decide<'a>(
     v: &mut View,
     source: SourceId,
     cell: CellId,
     stream: &'a Stream,
     period: u32,
+    refresh: bool,
     pieces: &mut Vec<Piece<'a>>,
 ) {
     let k = stream.offset();
     let (before, target) = (aligned(stream.prev(), period, k), aligned(stream.latest(), period, k));
     let due = target > before;
     let at = v.exceptions().binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s));
-    if at.is_err() && !due {
+    if at.is_err() && !due && !refresh {
         return;
     }
     let full = |pieces: &mut Vec<Piece<'a>>| {
@@ -819,6 +865,26 @@ fn decide<'a>(
     if v.form == Form::Full {
         if due && (stream.occupied() || stream.changed_within(before, target)) {
             full(pieces);
+        }
+        return;
+    }
+    if v.form == Form::Datagram {
+        match at {
+            // New to the view: sent whole at its due step (or the refresh).
+            Ok(_) if !due && !refresh => {}
+            Ok(i) => {
+                if stream.occupied() || stream.last_change().is_some() {
+                    full(pieces);
+                }
+                v.owed_mut().exceptions.remove(i);
+            }
+            Err(_) => {
+                let window = u64::from(period.saturating_mul(REPEATS).min(interest::SLOWEST_PERIOD));
+                let changed = due && stream.changed_within(target.saturating_sub(window), target);
+                if changed || (refresh && stream.occupied()) {
+                    full(pieces);
+                }
+            }
         }
         return;
     }

@@ -39,7 +39,7 @@ use crate::hub::{Handed, Hub, Inbound, Joined, Refresh, Tickets, Welcome, CLOSE_
 use crate::metrics::{DropKind, Metrics, PanicKind};
 use crate::resume::{AccountGate, Ticket};
 use crate::session::{Ask, Command, Join};
-use crate::shard::{Admitted, Busy, ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
+use crate::shard::{Admitted, Busy, Carrier, ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
 use crate::websocket::closing::LINGER;
 use crate::websocket::frame as ws_frame;
 use mino_protocol::server as msg;
@@ -316,7 +316,11 @@ impl TickDriver {
         let Join { name, resume, account, capabilities, conn, welcome, reply } = join;
         let admitted = guard::caught(|| {
             fail::fail_point!("core-command");
-            self.shard.join(&name, resume, time::wall_ms(), capabilities)
+            let carrier = match conn {
+                Handed::Socket(_) => Carrier::Stream,
+                Handed::Session(_) => Carrier::Datagrams,
+            };
+            self.shard.join(&name, resume, time::wall_ms(), capabilities, carrier)
         });
         match admitted {
             Ok(admitted) => guard::caught(|| self.joined(admitted, account, conn, welcome, reply)),

@@ -11,8 +11,9 @@
 //! datagrams, each a whole view frame within the connection's current
 //! datagram limit ([`datagrams`]); the frame's plaintext is built once per
 //! view by the core as for websockets, only QUIC's encryption is per
-//! connection. A session is served full forms (no deltas), so every
-//! datagram stands alone and a lost one costs its cells one tick.
+//! connection. A session is served full forms (no deltas) of what changed
+//! (the datagram form, `shard/views.rs`), so every datagram stands alone and
+//! a lost one costs its cells one tick.
 //!
 //! Each session runs in a task of its own ([`session`]), as quinn's API
 //! has it; the hub hands it its tick over a bounded queue

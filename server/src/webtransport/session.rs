@@ -115,7 +115,8 @@ impl Session {
             Ok(hello) => hello,
             Err(reason) => return self.refuse(Some(&mut send), reason.into()).await,
         };
-        // Full forms only: every datagram stands alone (ARCHITECTURE.md, "WebTransport").
+        // Full forms only: every datagram stands alone (ARCHITECTURE.md,
+        // "WebTransport"); the shard serves it the datagram form.
         hello.capabilities = Capabilities(hello.capabilities.0 & !Capabilities::DELTAS.0);
         let (to, from_hub) = mpsc::channel(self.shared.queue);
         let ctx = self.shared.ctx.clone();

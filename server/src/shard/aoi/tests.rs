@@ -8,7 +8,7 @@ use super::*;
 use crate::ws_frame;
 use mino_protocol::client::Direction;
 use mino_protocol::entry::Entry;
-use mino_protocol::held::Held;
+use mino_protocol::held::{Held, Update};
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::view::Bundle;
 use rand::rngs::StdRng;
@@ -151,17 +151,28 @@ fn everyone_walks(shards: &mut [Shard]) {
     }
 }
 
+/// The forms' sockets' bytes, indexed by [`Form`]: deltas, full, datagram.
+type Bytes3 = [u64; 3];
+
+fn form_index(form: Form) -> usize {
+    match form {
+        Form::Deltas => 0,
+        Form::Full => 1,
+        Form::Datagram => 2,
+    }
+}
+
 /// Runs `ticks` ticks of `shards` (relaying each one's bundles to the
 /// others before their next tick) with `sockets`, calling `each` first and
-/// checking every socket after every tick; returns the bytes the deltas'
-/// and the full forms' sockets got.
+/// checking every socket after every tick; returns the bytes each form's
+/// sockets got.
 fn run(
     shards: &mut [Shard],
     sockets: &mut Vec<Socket>,
     ticks: std::ops::RangeInclusive<u64>,
     seed: u64,
     each: impl FnMut(u64, &mut [Shard], &mut Vec<Socket>),
-) -> [u64; 2] {
+) -> Bytes3 {
     run_lossy(shards, sockets, ticks, seed, Relay::default(), each)
 }
 
@@ -184,13 +195,13 @@ fn run_lossy(
     seed: u64,
     relay: Relay,
     mut each: impl FnMut(u64, &mut [Shard], &mut Vec<Socket>),
-) -> [u64; 2] {
+) -> Bytes3 {
     let mut rng = StdRng::seed_from_u64(seed);
     // Per shard: bundles published for it, not heard yet, in order.
     let mut pending: Vec<std::collections::VecDeque<Relayed>> = shards.iter().map(|_| Default::default()).collect();
     let mut seq = 0;
     let mut history: Vec<HashMap<u64, Truth>> = vec![HashMap::new(); shards.len()];
-    let mut bytes = [0u64; 2];
+    let mut bytes = [0u64; 3];
     for t in ticks {
         each(t, shards, sockets);
         for s in shards.iter_mut() {
@@ -223,7 +234,7 @@ fn run_lossy(
                 shards[socket.shard].area.resync(socket.link);
                 continue;
             }
-            bytes[usize::from(socket.form == Form::Full)] += deliver(&shards[socket.shard].area, socket);
+            bytes[form_index(socket.form)] += deliver(&shards[socket.shard].area, socket);
             check(socket, shards, &history, t);
         }
     }
@@ -235,12 +246,14 @@ fn every_socket_holds_exactly_the_state_it_was_told_own_and_relayed_deltas_and_f
     let mut shards = vec![shard(1, 250, 1, settings()), shard(2, 250, 2, settings())];
     let mut sockets = Vec::new();
     for i in 0..12 {
-        let form = if i % 2 == 0 { Form::Deltas } else { Form::Full };
+        let form = [Form::Deltas, Form::Full, Form::Deltas, Form::Datagram][i % 4];
         sockets.push(socket(&mut shards, i % 2, i * 7, form));
     }
     everyone_walks(&mut shards);
-    let [deltas, full] = run(&mut shards, &mut sockets, 1..=300, 9, |_, _, _| {});
-    assert!(deltas > 0 && deltas * 3 < full, "deltas {deltas} bytes against full forms {full}");
+    let [deltas, full, datagram] = run(&mut shards, &mut sockets, 1..=300, 9, |_, _, _| {});
+    // Per socket: 6 take deltas, 3 full forms, 3 datagram full forms.
+    assert!(deltas > 0 && deltas * 3 < full * 2, "deltas {deltas} bytes against full forms {full}");
+    assert!(datagram > 0 && datagram <= full, "datagram forms {datagram} bytes against full forms {full}");
 }
 
 #[test]
@@ -307,7 +320,7 @@ fn the_whole_world_as_one_cell_sends_deltas_and_nothing_while_everyone_stands() 
     let mut shards = vec![shard(1, 300, 10, AreaSettings::whole(&bounds))];
     everyone_walks(&mut shards);
     let mut sockets = vec![socket(&mut shards, 0, 0, Form::Deltas), socket(&mut shards, 0, 1, Form::Full)];
-    let [deltas, full] = run(&mut shards, &mut sockets, 1..=100, 11, |_, _, _| {});
+    let [deltas, full, _] = run(&mut shards, &mut sockets, 1..=100, 11, |_, _, _| {});
     assert!(deltas > 0 && deltas * 5 < full, "{deltas} against {full}");
     let ids: Vec<PlayerId> = shards[0].world.players().iter().map(|p| p.id).collect();
     for p in ids {
@@ -347,7 +360,7 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
     everyone_walks(&mut shards);
     let mut sockets = Vec::new();
     for i in 0..10 {
-        let form = if i % 3 == 2 { Form::Full } else { Form::Deltas };
+        let form = [Form::Deltas, Form::Datagram, Form::Full][i % 3];
         sockets.push(socket(&mut shards, i % 2, i * 13, form));
     }
     let relay = Relay { loss: 0.05, late: 0.0 };
@@ -357,6 +370,7 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
         }
         if t == 200 {
             sockets.push(socket(shards, 0, 200, Form::Deltas));
+            sockets.push(socket(shards, 1, 201, Form::Datagram));
         }
     });
 }
@@ -395,7 +409,7 @@ fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
         everyone_walks(&mut shards);
         let mut sockets = Vec::new();
         for i in 0..12 {
-            let form = if i % 4 == 3 { Form::Full } else { Form::Deltas };
+            let form = [Form::Deltas, Form::Datagram, Form::Deltas, Form::Full][i % 4];
             sockets.push(socket(&mut shards, i % 2, i * 11, form));
         }
         let relay = Relay { loss: 0.02, late };
@@ -427,7 +441,11 @@ fn sockets_that_share_views_while_bundles_are_lost_never_take_a_delta_twice() {
         everyone_walks(&mut shards);
         let mut sockets = Vec::new();
         for i in 0..40 {
-            let form = if i % 8 == 7 { Form::Full } else { Form::Deltas };
+            let form = match i % 8 {
+                7 => Form::Full,
+                3 | 5 => Form::Datagram,
+                _ => Form::Deltas,
+            };
             sockets.push(socket(&mut shards, i % 2, 200 + i, form));
         }
         let relay = Relay { loss: 0.1, late: 0.3 };
@@ -580,4 +598,98 @@ fn a_full_form_socket_resynced_into_a_freed_view_is_sent_its_whole_view_in_a_sta
     before.sort_unstable();
     after.sort_unstable();
     assert_eq!(after, before, "after the resync it holds its whole view again");
+}
+
+#[test]
+fn a_datagram_socket_is_sent_what_changed_then_nothing_but_its_refresh() {
+    // Everyone walks, then stops: a datagram socket (full forms, every frame
+    // standing alone) is sent each changing cell, the stop repeated for a
+    // few due steps, then nothing but its view's refresh every 64 steps, and
+    // holds the place as it stands throughout. A second one joining the
+    // standing place is sent its view (its own cell at once).
+    let mut shards = vec![shard(1, 120, 71, settings())];
+    everyone_walks(&mut shards);
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::Datagram), socket(&mut shards, 0, 1, Form::Full)];
+    run(&mut shards, &mut sockets, 1..=30, 72, |_, _, _| {});
+    let ids: Vec<PlayerId> = shards[0].world.players().iter().map(|p| p.id).collect();
+    for p in ids {
+        shards[0].world.stop(p);
+    }
+    let holds_the_place = |s: &Shard, socket: &Socket, player: usize| {
+        let truth = truth(s);
+        let (x, y) = s.world.position(&s.world.players()[player]);
+        assert!(socket.held.cells().any(|(key, _)| *key == (1, s.area.grid().cell_of(x, y).0)), "its own cell");
+        for (key, held) in socket.held.cells() {
+            assert_eq!(held.entries, truth.get(key).cloned().unwrap_or_default(), "cell {key:?} as it stands");
+        }
+    };
+    let mut sent = Vec::new();
+    for t in 31..=200 {
+        let s = &mut shards[0];
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), false);
+        let view = s.area.view_of(sockets[0].link).expect("placed");
+        if !s.area.frames_of(view).is_empty() {
+            sent.push(t);
+        }
+        if t == 150 {
+            sockets.push(socket(&mut shards, 0, 2, Form::Datagram));
+            continue;
+        }
+        for socket in sockets.iter_mut() {
+            deliver(&shards[0].area, socket);
+        }
+        if t == 151 {
+            holds_the_place(&shards[0], &sockets[2], 2);
+        }
+    }
+    holds_the_place(&shards[0], &sockets[0], 0);
+    // The stop at 31, repeated at the next due steps of the slowest tier
+    // (every 4th: 3 repeats, 12 steps); then only refreshes, 64 apart.
+    let (repeats, refreshes): (Vec<u64>, Vec<u64>) = sent.iter().partition(|&&t| t <= 31 + 12);
+    assert!(repeats.contains(&31), "the stop is sent: {sent:?}");
+    assert!(
+        (2..=3).contains(&refreshes.len()) && refreshes.windows(2).all(|w| w[1] - w[0] == 64),
+        "after the repeats, only refreshes 64 steps apart: {sent:?}"
+    );
+}
+
+#[test]
+fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
+    // A forget may be lost with its datagram, leaving the page a cell it no
+    // longer sees: a datagram socket is told in the next 3 frames, a deltas
+    // socket (its frames all arrive) once.
+    let mut shards = vec![shard(1, 150, 81, settings())];
+    everyone_walks(&mut shards);
+    // Two walk along x from the left edge: they leave cells behind for good.
+    for id in [PlayerId(9001), PlayerId(9002)] {
+        shards[0].world.add(id, "x".into(), 20.0, 700.0);
+        shards[0].world.set_direction(id, Direction::new(1.0, 0.0).expect("dir"), 1);
+    }
+    let mut sockets = [socket(&mut shards, 0, 150, Form::Datagram), socket(&mut shards, 0, 151, Form::Deltas)];
+    // Per socket: each forgotten cell's ticks of being told.
+    let mut told: [HashMap<u32, Vec<u64>>; 2] = Default::default();
+    for t in 1..=120 {
+        let s = &mut shards[0];
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), false);
+        for (k, socket) in sockets.iter_mut().enumerate() {
+            let Some(view) = s.area.view_of(socket.link) else { continue };
+            for framed in s.area.frames_of(view) {
+                let Ok(ServerMsg::View(frame)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
+                for update in socket.held.apply(&frame).expect("applies") {
+                    if let Update::Forgot { cell, .. } = update {
+                        told[k].entry(cell).or_default().push(t);
+                    }
+                }
+            }
+        }
+    }
+    for (k, times) in [(0, 3), (1, 1)] {
+        assert!(!told[k].is_empty(), "socket {k} left cells behind");
+        for (cell, ticks) in &told[k] {
+            let want: Vec<u64> = (ticks[0]..ticks[0] + times).collect();
+            assert_eq!(ticks, &want, "socket {k}: cell {cell} told in consecutive frames");
+        }
+    }
 }
