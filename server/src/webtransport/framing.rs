@@ -14,7 +14,7 @@ use wtransport::RecvStream;
 /// Bytes of the length prefix.
 pub const PREFIX_BYTES: usize = 4;
 
-/// Bytes asked of the stream at once.
+/// Bytes taken off the stream at once, at most.
 const READ_CHUNK: usize = 4096;
 
 /// Why no more messages come from a stream.
@@ -72,13 +72,15 @@ impl MessageReader {
     ///
     /// Errors: [`FramingError`].
     pub async fn next(&mut self, stream: &mut RecvStream) -> Result<Option<Bytes>, FramingError> {
-        let mut chunk = [0u8; READ_CHUNK];
         loop {
             if let Some(message) = self.take()? {
                 return Ok(Some(message));
             }
-            match stream.read(&mut chunk).await {
-                Ok(Some(n)) => self.feed(&chunk[..n]),
+            // quinn's own received bytes, not a copy into a buffer of ours:
+            // a buffer on this future's stack would be held, across the
+            // await, in every session's task for as long as it lives (4 KB).
+            match stream.quic_stream_mut().read_chunk(READ_CHUNK, true).await {
+                Ok(Some(chunk)) => self.feed(&chunk.bytes),
                 Ok(None) if self.buf.is_empty() => return Ok(None),
                 Ok(None) => return Err(FramingError::Truncated),
                 Err(_) => return Err(FramingError::Failed),

@@ -258,6 +258,9 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
             continue;
         };
         let shared = shared.clone();
+        // Boxed before the task takes it: the task is sized for everything
+        // it holds, for as long as the session lives.
+        let incoming = Box::new(incoming);
         tracker.spawn(async move {
             session::serve(incoming, shared).await;
             drop(permit);

@@ -74,9 +74,11 @@ pub struct Shared {
 
 /// Serves one incoming session until it closes. Never panics on what the
 /// peer sends.
-pub async fn serve(incoming: IncomingSession, shared: Shared) {
+pub async fn serve(incoming: Box<IncomingSession>, shared: Shared) {
     let limit = shared.ctx.config.listen.handshake_timeout;
-    let connected = async { incoming.await.ok()?.accept().await.ok() };
+    // The handshake's and the admission's futures are boxed: a session's
+    // task is sized for its largest state, for as long as it lives.
+    let connected = Box::pin(async { (*incoming).await.ok()?.accept().await.ok() });
     let Ok(Some(conn)) = timeout(limit, connected).await else {
         tracing::debug!("webtransport handshake failed or timed out");
         return;
@@ -120,7 +122,7 @@ impl Session {
         hello.capabilities = Capabilities(hello.capabilities.0 & !Capabilities::DELTAS.0);
         let (to, from_hub) = mpsc::channel(self.shared.queue);
         let ctx = self.shared.ctx.clone();
-        match ctx.admit(hello, || Some(Handed::Session(remote::Handover { to }))).await {
+        match Box::pin(ctx.admit(hello, || Some(Handed::Session(remote::Handover { to })))).await {
             Err(refused) => return self.refuse(Some(&mut send), refused).await,
             Ok(link) => self.link = link,
         }
