@@ -30,10 +30,10 @@ pub enum Form {
     Full,
     /// Full forms of the cells that changed, each sent at its due steps for
     /// [`REPEATS`] due steps after its last change (a cell of walkers: every
-    /// due step; a still cell: nothing once repeated), and every occupied
-    /// cell of the view once every [`REFRESH_STEPS`]: for a transport that
-    /// may lose a frame (WebTransport datagrams), where every frame must
-    /// stand alone, yet a standing place should cost (almost) nothing.
+    /// due step; a still cell: nothing once repeated), and every cell of the
+    /// view again once every [`REFRESH_STEPS`]: for a transport that may
+    /// lose a frame (WebTransport datagrams), where every frame must stand
+    /// alone, yet a standing place should cost (almost) nothing.
     Datagram,
 }
 
@@ -43,10 +43,12 @@ pub enum Form {
 /// most that many steps of walking off until the next refresh.
 pub const REPEATS: u32 = 3;
 
-/// Steps between two refreshes of a [`Form::Datagram`] view (every occupied
-/// cell sent whole, whatever changed), 64 (3.2 s at 20 Hz): the longest a
-/// cell stays wrong after every repeat of its last change was lost. Views
-/// take turns: view `i` refreshes on steps where `step % 64 == i % 64`.
+/// Steps between two refreshes of a cell for a [`Form::Datagram`] view
+/// (sent whole, whatever changed), 64 (3.2 s at 20 Hz): the longest a cell
+/// stays wrong after every repeat of its last change was lost. A view that
+/// is looked at refreshes each cell at the cell's own turn (its period-64
+/// due step); a view of a standing place, looked at only then, refreshes
+/// all its cells at its turn: view `i` on steps where `step % 64 == i % 64`.
 pub const REFRESH_STEPS: u64 = 64;
 
 /// How a socket's frames travel to its client.

@@ -30,12 +30,14 @@
 //! **Datagram form.** A socket whose frames may be lost (WebTransport) holds
 //! nothing a delta could safely apply to, so it is sent full forms, but only
 //! of what changed: a cell at its due steps while it changes and for
-//! [`REPEATS`] due steps after, a cell new to the view once, and once every
-//! [`REFRESH_STEPS`] every occupied cell of the view (so a change whose
-//! every repeat was lost is wrong for at most that long). Its views hold
-//! cells as delta views do (a joiner's and a mover's new cells are unheld
-//! exceptions), so a standing place sends them nothing between refreshes
-//! and wakes them only on their refresh step.
+//! [`REPEATS`] due steps after, a cell new to the view (or one whose tier
+//! changed after it changed) once, and every cell again once every
+//! [`REFRESH_STEPS`] of its steps while the view is looked at, and the whole
+//! view (emptied cells too) on the view's own turn every [`REFRESH_STEPS`]
+//! (so a change whose every repeat was lost is wrong for at most that
+//! long). Its views hold cells as delta views do (a joiner's and a mover's
+//! new cells are unheld exceptions), so a standing place sends them nothing
+//! between refreshes and wakes them only on their turn.
 
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
@@ -414,15 +416,20 @@ impl Views {
                         }
                     }
                 };
-                // A datagram view's sockets hold whatever step they were
-                // last sent: only a cell new to them is owed.
-                let owed = match view.form {
-                    Form::Deltas => held != implicit,
-                    Form::Datagram => held == Holding::Unheld,
-                    Form::Full => false,
+                // A datagram view's sockets hold what they were last sent: a
+                // cell new to them is owed, and so is one that changed since
+                // the old view's last due step (the new tier's window may not
+                // reach back), whole.
+                let owed = match (view.form, held) {
+                    (Form::Deltas, _) => (held != implicit).then_some(held),
+                    (Form::Datagram, Holding::Unheld) => Some(Holding::Unheld),
+                    (Form::Datagram, Holding::At(h)) => {
+                        stream.changed_within(h, stream.latest()).then_some(Holding::Unheld)
+                    }
+                    (Form::Full, _) => None,
                 };
-                if owed {
-                    view.owed_mut().exceptions.push((cell, *source, held));
+                if let Some(owed) = owed {
+                    view.owed_mut().exceptions.push((cell, *source, owed));
                 }
             }
         }
@@ -811,7 +818,7 @@ impl Views {
         if level == v.level {
             return;
         }
-        if v.form == Form::Deltas {
+        if v.form != Form::Full {
             let (old, new) = (*v.periods(), interest::LADDER[usize::from(level)]);
             for &(cell, tier) in &self.cells {
                 for (source, stream) in area.streams.at(cell) {
@@ -820,11 +827,18 @@ impl Views {
                         aligned(stream.prev(), old[t], stream.offset()),
                         aligned(stream.prev(), new[t], stream.offset()),
                     );
-                    if was != now && v.exceptions().binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err()
-                    {
+                    // A datagram view owes the cell whole when it changed since
+                    // it was last due: the new period's window may not reach back.
+                    let held = match v.form {
+                        Form::Datagram if stream.changed_within(was, stream.latest()) => Some(Holding::Unheld),
+                        Form::Datagram | Form::Full => None,
+                        Form::Deltas => Some(Holding::At(was)),
+                    };
+                    let Some(held) = held.filter(|_| was != now) else { continue };
+                    if v.exceptions().binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err() {
                         let exceptions = &mut v.owed_mut().exceptions;
                         let at = exceptions.partition_point(|&(c, s, _)| (c, s) < (cell, *source));
-                        exceptions.insert(at, (cell, *source, Holding::At(was)));
+                        exceptions.insert(at, (cell, *source, held));
                     }
                 }
             }
@@ -879,9 +893,17 @@ fn decide<'a>(
                 v.owed_mut().exceptions.remove(i);
             }
             Err(_) => {
+                // Every change since the last due step, and the repeats of
+                // the ones before it.
                 let window = u64::from(period.saturating_mul(REPEATS).min(interest::SLOWEST_PERIOD));
-                let changed = due && stream.changed_within(target.saturating_sub(window), target);
-                if changed || (refresh && stream.occupied()) {
+                let changed = due && stream.changed_within(before.min(target.saturating_sub(window)), target);
+                // Each cell is refreshed on its own every 64 of its steps
+                // (a walker's view changes: its view's turn alone would not
+                // bound the wait), besides the view's turn; an emptied cell
+                // too, or a lost emptying would leave its players shown.
+                let every = REFRESH_STEPS as u32;
+                let own_turn = aligned(stream.latest(), every, k) > aligned(stream.prev(), every, k);
+                if changed || refresh || own_turn {
                     full(pieces);
                 }
             }

@@ -12,8 +12,9 @@
 //! datagram limit ([`datagrams`]); the frame's plaintext is built once per
 //! view by the core as for websockets, only QUIC's encryption is per
 //! connection. A session is served full forms (no deltas) of what changed
-//! (the datagram form, `shard/views.rs`), so every datagram stands alone and
-//! a lost one costs its cells one tick.
+//! (the datagram form, `shard/views.rs`), so every datagram stands alone: a
+//! lost one costs walking cells one tick, and a change repeated 3 times or
+//! refreshed within 64 ticks.
 //!
 //! Each session runs in a task of its own ([`session`]), as quinn's API
 //! has it; the hub hands it its tick over a bounded queue
