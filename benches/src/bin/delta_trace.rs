@@ -33,7 +33,7 @@ use mino_server::shard::interest::{self, Stencil, Tier};
 use mino_server::sim::World;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Parser)]
 #[command(about = "Bytes of candidate delta encodings over a recorded trace of the walk game and a crowd")]
@@ -266,7 +266,15 @@ fn ids_bytes(entries: &[Entry]) -> usize {
 
 /// The item of `new` against `base` over `span` ticks, and its sizes; the
 /// predicted delta's bytes go to `body` (leave gaps, change records, enters).
-fn item(base: Option<&[Entry]>, new: &[Entry], span: u32, motion: &Motion, body: &mut Vec<u8>) -> (Change, Sizes) {
+fn item(
+    base: Option<&[Entry]>,
+    new: &[Entry],
+    span: u32,
+    motion: &Motion,
+    body: &mut Vec<u8>,
+    entered: &mut Vec<PlayerId>,
+) -> (Change, Sizes) {
+    entered.clear();
     let full_fixed = 10 * new.len();
     let full_compact = varint(new.len() as u64) + ids_bytes(new) + 6 * new.len();
     let Some(base) = base else {
@@ -285,7 +293,7 @@ fn item(base: Option<&[Entry]>, new: &[Entry], span: u32, motion: &Motion, body:
     let (mut changed, mut bits) = (0usize, 0usize);
     let index_bits = (usize::BITS - base.len().max(1).leading_zeros()) as usize;
     let (mut i, mut j, mut last_index_b) = (0, 0, 0usize);
-    let mut entered = Vec::new();
+    let mut entries_in = Vec::new();
     while i < base.len() || j < new.len() {
         match (base.get(i), new.get(j)) {
             (Some(b), Some(n)) if b.id == n.id => {
@@ -319,13 +327,14 @@ fn item(base: Option<&[Entry]>, new: &[Entry], span: u32, motion: &Motion, body:
             }
             (_, Some(n)) => {
                 c.enters += 1;
-                entered.push(*n);
+                entries_in.push(*n);
+                entered.push(n.id);
                 j += 1;
             }
             _ => break,
         }
     }
-    let enters = ids_bytes(&entered) + 6 * entered.len();
+    let enters = ids_bytes(&entries_in) + 6 * entries_in.len();
     // The chosen encoding, for real: mino_protocol::delta.
     body.clear();
     mino_protocol::delta::encode_delta(base, new, span, motion, body);
@@ -367,6 +376,12 @@ struct Totals {
     sizes: Sizes,
     /// Bytes of the delta items' cell references and tags (lean framing).
     delta_item_headers: u64,
+    /// Of those, the items of empty deltas (walkers going straight): the
+    /// bytes of their cell references and tags.
+    empty_item_headers: u64,
+    /// Enters of players the view held in another of its cells at the
+    /// delta's base step (moves between cells of the view).
+    moves_in_view: u64,
     turns: u64,
     residuals: u64,
     enters: u64,
@@ -387,6 +402,8 @@ impl Default for Totals {
             keyframes: 0,
             sizes: Sizes::default(),
             delta_item_headers: 0,
+            empty_item_headers: 0,
+            moves_in_view: 0,
             turns: 0,
             residuals: 0,
             enters: 0,
@@ -407,7 +424,12 @@ fn measure(
     let mut t = Totals::default();
     let ladder = interest::LADDER[0];
     let mut body = Vec::new();
+    let mut entered = Vec::new();
+    // Per tick: (a socket's viewer cell, span) -> the players in its view's
+    // cells `span` ticks before.
+    let mut seen: HashMap<(CellId, u32), HashSet<PlayerId>> = HashMap::new();
     for (k, cells) in history.iter().enumerate().skip(4) {
+        seen.clear();
         let tick = k as u64;
         for (socket, &own) in viewers[k].iter().enumerate() {
             let previous_own = viewers[k - 1][socket];
@@ -434,10 +456,11 @@ fn measure(
                         t.full_items += 1;
                         any_full[shard as usize] = true;
                         t.sizes.full_fixed += 10 * new.len();
-                        t.sizes.full_compact += item(None, new, period, motion, &mut Vec::new()).1.full_compact;
+                        t.sizes.full_compact +=
+                            item(None, new, period, motion, &mut Vec::new(), &mut entered).1.full_compact;
                     }
                     body.clear();
-                    let (change, sizes) = item(base, new, period, motion, &mut body);
+                    let (change, sizes) = item(base, new, period, motion, &mut body, &mut entered);
                     let static_cell = base.is_some()
                         && !change.walking
                         && change.leaves + change.turns + change.residuals + change.enters == 0;
@@ -454,6 +477,13 @@ fn measure(
                     // (one byte, plus a varint length past 14 bytes of body).
                     let len = sizes.delta_predicted;
                     t.delta_item_headers += 2 + if len >= 15 { varint((len - 15) as u64) as u64 } else { 0 };
+                    if base.is_some() && len == 0 {
+                        t.empty_item_headers += 2;
+                    }
+                    if base.is_some() && !entered.is_empty() {
+                        let held = held_at(&mut seen, history, viewers, grid, stencil, k, socket, period, shards);
+                        t.moves_in_view += entered.iter().filter(|id| held.contains(id)).count() as u64;
+                    }
                     t.turns += change.turns as u64;
                     t.residuals += change.residuals as u64;
                     t.enters += change.enters as u64;
@@ -470,6 +500,33 @@ fn measure(
         }
     }
     t
+}
+
+/// The players socket `socket` held in its view's cells at tick `k - span`
+/// (its view then), made once a tick for each viewer cell and span.
+#[allow(clippy::too_many_arguments)]
+fn held_at<'a>(
+    seen: &'a mut HashMap<(CellId, u32), HashSet<PlayerId>>,
+    history: &[Cells],
+    viewers: &[Vec<CellId>],
+    grid: &Grid,
+    stencil: &Stencil,
+    k: usize,
+    socket: usize,
+    span: u32,
+    shards: u32,
+) -> &'a HashSet<PlayerId> {
+    let then = k - span as usize;
+    let own = viewers[then][socket];
+    seen.entry((own, span)).or_insert_with(|| {
+        let mut ids = HashSet::new();
+        for (cell, _) in stencil.cells(grid, own) {
+            for shard in 0..shards {
+                ids.extend(history[then].get(&(shard, cell)).into_iter().flatten().map(|e| e.id));
+            }
+        }
+        ids
+    })
 }
 
 impl Totals {
@@ -498,6 +555,13 @@ impl Totals {
             }
         };
         let entropy = self.entropy_bound();
+        // Next steps measured (not built): an empty delta's item left out
+        // (the client advancing a cell not sent by the rule), and a move
+        // between two cells of the view sent as one (an enter's 6 bytes of
+        // position, heading and flags replaced by 1: at best, since a player
+        // that turned since the step the view holds needs its residual).
+        let empty = self.empty_item_headers as f64 / st;
+        let moves = self.sizes.delta_predicted - 5 * self.moves_in_view as usize;
         let rows = vec![
             row(
                 "full, fixed 10 B (today: 6 B runs, 52 B frames)",
@@ -520,6 +584,21 @@ impl Totals {
                 items,
                 lean_headers,
             ),
+            row(
+                &format!("{CHOSEN_ENCODING}, no item for an empty delta"),
+                self.sizes.delta_predicted,
+                items - empty,
+                lean_headers,
+            ),
+            row(
+                &format!(
+                    "{CHOSEN_ENCODING}, an enter of a player held in another cell of the view as its id and 1 byte"
+                ),
+                moves,
+                items,
+                lean_headers,
+            ),
+            row(&format!("{CHOSEN_ENCODING}, both"), moves, items - empty, lean_headers),
         ];
         let d = self.delta_items.max(1) as f64;
         DeltaTrace {

@@ -160,7 +160,7 @@ impl Report {
              prefetch every 4th) the bytes each candidate encoding would send. Raw: `deltas-trace-walk.json` \
              (`delta_trace walk --players 1000`: walkers, 4 a cell, two shards) and `deltas-trace-crowd.json` \
              (`delta_trace crowd --players 2000 --shuffle 0.05`: a crowd standing in one cell, 5 % of it taking a \
-             step now and then). The encoding protocol 4 chose is in bold."
+             step now and then). The encoding protocol 4 chose is in bold. Its last three rows are next steps,              measured and not built: no item for a delta with nothing to say (walkers going straight; the client              would advance a cell it is not sent by the rule, so it must know which cells were due), and a move              between two cells of the view sent as a move (an enter of a player the view held in another of its              cells at the delta's base step, its 6 bytes of position, heading and flags replaced by 1: at best,              since a player that turned after the step the view holds would need its residual; the same cell's              bytes then differ between views that hold the origin cell and views that do not, so a cell would              have two forms)."
                 .to_owned(),
             String::new(),
         ];
