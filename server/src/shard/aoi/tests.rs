@@ -241,7 +241,24 @@ fn run_lossy(
     bytes
 }
 
-/// Everyone stops, and `ticks` ticks later (bundles all heard) every
+/// One tick of `shards` with no steering and every bundle heard at once,
+/// each socket taking its frames.
+fn tick_all(shards: &mut [Shard], sockets: &mut [Socket], t: u64) {
+    for s in shards.iter_mut() {
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), true);
+    }
+    for (from, b) in published(shards, t) {
+        for s in shards.iter_mut().filter(|s| s.id != from) {
+            s.area.relay(b.clone());
+        }
+    }
+    for socket in sockets.iter_mut() {
+        deliver(&shards[socket.shard].area, socket);
+    }
+}
+
+/// Everyone stops, and 140 ticks later (bundles all heard) every
 /// datagram socket holds the place as it stands: each cell it holds is the
 /// cell now (a missed stop, or an emptying, would show), however its frames
 /// got there. Its frames stand alone, so the check after each tick (the
@@ -254,18 +271,7 @@ fn datagram_sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &
         }
     }
     for t in from..from + 140 {
-        for s in shards.iter_mut() {
-            s.world.step();
-            s.area.tick(&s.world, Tick(t), true);
-        }
-        for (from, b) in published(shards, t) {
-            for s in shards.iter_mut().filter(|s| s.id != from) {
-                s.area.relay(b.clone());
-            }
-        }
-        for socket in sockets.iter_mut() {
-            deliver(&shards[socket.shard].area, socket);
-        }
+        tick_all(shards, sockets, t);
     }
     let truths: HashMap<u32, Truth> = shards.iter().map(|s| (s.id.0, truth(s))).collect();
     for socket in sockets.iter().filter(|s| s.form == Form::Datagram) {
@@ -552,20 +558,7 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
     // a resync's, a shard gone) must still reach it the next tick.
     let mut shards = vec![shard(1, 200, 51, settings()), shard(2, 200, 52, settings())];
     let mut sockets = vec![socket(&mut shards, 0, 0, Form::Deltas), socket(&mut shards, 0, 1, Form::Full)];
-    let tick = |shards: &mut [Shard], sockets: &mut [Socket], t: u64| {
-        for s in shards.iter_mut() {
-            s.world.step();
-            s.area.tick(&s.world, Tick(t), true);
-        }
-        for (from, b) in published(shards, t) {
-            for s in shards.iter_mut().filter(|s| s.id != from) {
-                s.area.relay(b.clone());
-            }
-        }
-        for socket in sockets.iter_mut() {
-            deliver(&shards[socket.shard].area, socket);
-        }
-    };
+    let tick = tick_all;
     // The own cells each socket holds are the truth, its player's among them.
     let holds_its_view = |shards: &[Shard], socket: &Socket, player: usize| {
         let s = &shards[0];
