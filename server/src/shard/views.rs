@@ -33,9 +33,10 @@
 //! [`REPEATS`] due steps after, a cell new to the view (or one whose tier
 //! changed after it changed) once, and every cell again once every
 //! [`REFRESH_STEPS`] of its steps while the view is looked at, and the whole
-//! view (emptied cells too) on the view's own turn every [`REFRESH_STEPS`]
-//! (so a change whose every repeat was lost is wrong for at most that
-//! long). Its views hold cells as delta views do (a joiner's and a mover's
+//! view (emptied cells too, and a forget of each own cell of it with no
+//! stream) on the view's own turn every [`REFRESH_STEPS`] (so a change
+//! whose every repeat was lost is wrong for at most that long; not so a
+//! cell that left the view whose forgets were all lost). Its views hold cells as delta views do (a joiner's and a mover's
 //! new cells are unheld exceptions), so a standing place sends them nothing
 //! between refreshes and wakes them only on their turn.
 
@@ -753,6 +754,17 @@ impl Views {
             for &(cell, tier) in &self.cells {
                 if let Some(stream) = area.streams.get(source, cell) {
                     decide(v, source, cell, stream, periods[tier as usize], refresh, pieces);
+                }
+            }
+        }
+        // A datagram view's turn also forgets each own cell of the view that
+        // has no stream: an own cell empty and still for 64 steps loses its
+        // stream, and a socket that lost every frame of its emptying would
+        // otherwise show its players for good (relayed streams are kept).
+        if refresh {
+            for &(cell, _) in &self.cells {
+                if area.streams.get(super::streams::OWN, cell).is_none() {
+                    pieces.push(Piece::new(super::streams::OWN, area.step, cell, &FORGET));
                 }
             }
         }

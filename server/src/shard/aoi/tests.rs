@@ -33,6 +33,9 @@ struct Socket {
     /// Frames are not delivered until this tick (a blocked socket whose
     /// frames were dropped), then it is resynced.
     blocked: Option<u64>,
+    /// Each message lost on the way with this probability, as datagrams
+    /// are (a datagram socket's; none is resynced for it).
+    drops: Option<(f64, StdRng)>,
 }
 
 fn settings() -> AreaSettings {
@@ -110,6 +113,9 @@ fn deliver(area: &Aoi, socket: &mut Socket) -> u64 {
     let Some(view) = area.view_of(socket.link) else { return 0 };
     let mut bytes = 0;
     for framed in area.frames_of(view) {
+        if socket.drops.as_mut().is_some_and(|(p, rng)| rng.random_bool(*p)) {
+            continue;
+        }
         bytes += framed.len() as u64;
         apply(&mut socket.held, framed);
     }
@@ -138,7 +144,7 @@ fn socket(shards: &mut [Shard], shard: usize, player: usize, form: Form) -> Sock
     let link = LinkId(u64::from(p.0));
     s.area.add_viewer(link, p, form);
     let held = Held::new(s.world.motion().clone(), usize::MAX);
-    Socket { shard, link, form, held, blocked: None }
+    Socket { shard, link, form, held, blocked: None, drops: None }
 }
 
 fn everyone_walks(shards: &mut [Shard]) {
@@ -284,10 +290,12 @@ fn datagram_sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &
             let now = truths.get(&key.0).and_then(|t| t.get(key)).cloned().unwrap_or_default();
             if view.contains(&key.1) {
                 assert_eq!(held.entries, now, "a datagram socket holds cell {key:?} as it stood at tick {}", held.tick);
-            } else {
+            } else if socket.drops.is_none() {
                 // A cell that emptied and was dropped before the view left
                 // it is never forgotten (nor is it for a deltas socket): it
-                // must at least show nobody.
+                // must at least show nobody. (A socket whose frames are lost
+                // may have lost all 3 of a cell's forgets: ARCHITECTURE.md
+                // names that limit.)
                 assert!(held.entries.is_empty(), "a datagram socket holds players in {key:?}, out of its view");
             }
         }
@@ -417,6 +425,9 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
         let form = [Form::Deltas, Form::Datagram, Form::Full][i % 3];
         sockets.push(socket(&mut shards, i % 2, i * 13, form));
     }
+    for (k, socket) in sockets.iter_mut().filter(|s| s.form == Form::Datagram).enumerate() {
+        socket.drops = Some((0.2, StdRng::seed_from_u64(k as u64)));
+    }
     let relay = Relay { loss: 0.05, late: 0.0 };
     run_lossy(&mut shards, &mut sockets, 1..=300, 15, relay, |t, shards, sockets| {
         if t == 120 {
@@ -466,6 +477,9 @@ fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
         for i in 0..12 {
             let form = [Form::Deltas, Form::Datagram, Form::Deltas, Form::Full][i % 4];
             sockets.push(socket(&mut shards, i % 2, i * 11, form));
+        }
+        for (k, socket) in sockets.iter_mut().filter(|s| s.form == Form::Datagram).enumerate() {
+            socket.drops = Some((0.3, StdRng::seed_from_u64(seed + k as u64)));
         }
         let relay = Relay { loss: 0.02, late };
         run_lossy(&mut shards, &mut sockets, 1..=300, seed, relay, |_, _, _| {});
@@ -712,7 +726,9 @@ fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
         shards[0].world.set_direction(id, Direction::new(1.0, 0.0).expect("dir"), 1);
     }
     let mut sockets = [socket(&mut shards, 0, 150, Form::Datagram), socket(&mut shards, 0, 151, Form::Deltas)];
-    // Per socket: each forgotten cell's ticks of being told.
+    // Per socket: each cell it held and was told to forget, its ticks of
+    // being told (a datagram view's turn also forgets the own cells of the
+    // view that have no stream, held or not: those are left out).
     let mut told: [HashMap<u32, Vec<u64>>; 2] = Default::default();
     for t in 1..=120 {
         let s = &mut shards[0];
@@ -722,9 +738,12 @@ fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
             let Some(view) = s.area.view_of(socket.link) else { continue };
             for framed in s.area.frames_of(view) {
                 let Ok(ServerMsg::View(frame)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
+                let held: Vec<u32> = socket.held.cells().map(|((_, c), _)| *c).collect();
                 for update in socket.held.apply(&frame).expect("applies") {
                     if let Update::Forgot { cell, .. } = update {
-                        told[k].entry(cell).or_default().push(t);
+                        if held.contains(&cell) || told[k].contains_key(&cell) {
+                            told[k].entry(cell).or_default().push(t);
+                        }
                     }
                 }
             }
@@ -734,7 +753,9 @@ fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
         assert!(!told[k].is_empty(), "socket {k} left cells behind");
         for (cell, ticks) in &told[k] {
             let want: Vec<u64> = (ticks[0]..ticks[0] + times).collect();
-            assert_eq!(ticks, &want, "socket {k}: cell {cell} told in consecutive frames");
+            let first = &ticks[..ticks.len().min(times as usize)];
+            assert_eq!(first, &want[..], "socket {k}: cell {cell} told in consecutive frames: {ticks:?}");
+            assert!(k == 0 || ticks.len() == 1, "a deltas socket is told once: {ticks:?}");
         }
     }
 }
