@@ -96,14 +96,11 @@ impl Stream {
         self.latest
     }
 
-    /// The newest step as of the previous tick.
-    pub(crate) fn prev(&self) -> u64 {
-        self.prev
-    }
-
-    /// The cell's offset in the due rule.
-    pub(crate) fn offset(&self) -> u64 {
-        self.offset
+    /// For a view sending the cell every `period` steps: the aligned step
+    /// it held before this tick and the one it holds after; the cell is
+    /// due when the second is later.
+    pub(crate) fn due_steps(&self, period: u32) -> (u64, u64) {
+        (aligned(self.prev, period, self.offset), aligned(self.latest, period, self.offset))
     }
 
     /// The newest full form's item.

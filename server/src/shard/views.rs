@@ -36,13 +36,14 @@
 //! view (emptied cells too, and a forget of each own cell of it with no
 //! stream) on the view's own turn every [`REFRESH_STEPS`] (so a change
 //! whose every repeat was lost is wrong for at most that long; not so a
-//! cell that left the view whose forgets were all lost). Its views hold cells as delta views do (a joiner's and a mover's
-//! new cells are unheld exceptions), so a standing place sends them nothing
-//! between refreshes and wakes them only on their turn.
+//! cell that left the view whose forgets were all lost). Its views hold
+//! cells as delta views do (a joiner's and a mover's new cells are unheld
+//! exceptions), so a standing place sends them nothing between refreshes
+//! and wakes them only on their turn.
 
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
-use super::streams::{aligned, SourceId, Stream, Streams};
+use super::streams::{SourceId, Stream, Streams};
 use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
@@ -144,8 +145,14 @@ impl View {
 
     /// True when view `i` is a datagram view whose refresh is at `step`.
     fn refreshes(&self, i: usize, step: u64) -> bool {
-        self.form == Form::Datagram && step % REFRESH_STEPS == i as u64 % REFRESH_STEPS
+        self.form == Form::Datagram && turn(i as u64, step)
     }
+}
+
+/// True when `step` is datagram view `i`'s turn to refresh (views take
+/// turns, so a standing place's refreshes are spread over the steps).
+fn turn(i: u64, step: u64) -> bool {
+    step % REFRESH_STEPS == i % REFRESH_STEPS
 }
 
 /// What a tick's views read.
@@ -406,15 +413,13 @@ impl Views {
         for &(cell, tier) in &self.cells {
             let old_tier = self.marks.get(cell.0 as usize).copied().unwrap_or(0);
             for (source, stream) in area.streams.at(cell) {
-                let implicit = Holding::At(aligned(stream.prev(), view.periods()[tier as usize], stream.offset()));
+                let implicit = Holding::At(stream.due_steps(view.periods()[tier as usize]).0);
                 let held = if old_tier == 0 || old_form != view.form {
                     Holding::Unheld
                 } else {
                     match old_exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)) {
                         Ok(i) => old_exceptions[i].2,
-                        Err(_) => {
-                            Holding::At(aligned(stream.prev(), old_periods[usize::from(old_tier - 1)], stream.offset()))
-                        }
+                        Err(_) => Holding::At(stream.due_steps(old_periods[usize::from(old_tier - 1)]).0),
                     }
                 };
                 // A datagram view's sockets hold what they were last sent: a
@@ -663,7 +668,7 @@ impl Views {
         for i in self.restless.drain(..) {
             wake(i, false);
         }
-        for &i in self.datagram.iter().filter(|&&i| u64::from(i) % REFRESH_STEPS == step % REFRESH_STEPS) {
+        for &i in self.datagram.iter().filter(|&&i| turn(u64::from(i), step)) {
             wake(i, false);
         }
         self.woken.sort_unstable_by_key(|&(i, _)| i);
@@ -835,10 +840,7 @@ impl Views {
             for &(cell, tier) in &self.cells {
                 for (source, stream) in area.streams.at(cell) {
                     let t = tier as usize;
-                    let (was, now) = (
-                        aligned(stream.prev(), old[t], stream.offset()),
-                        aligned(stream.prev(), new[t], stream.offset()),
-                    );
+                    let (was, now) = (stream.due_steps(old[t]).0, stream.due_steps(new[t]).0);
                     // A datagram view owes the cell whole when it changed since
                     // it was last due: the new period's window may not reach back.
                     let held = match v.form {
@@ -877,8 +879,7 @@ fn decide<'a>(
     refresh: bool,
     pieces: &mut Vec<Piece<'a>>,
 ) {
-    let k = stream.offset();
-    let (before, target) = (aligned(stream.prev(), period, k), aligned(stream.latest(), period, k));
+    let (before, target) = stream.due_steps(period);
     let due = target > before;
     let at = v.exceptions().binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s));
     if at.is_err() && !due && !refresh {
@@ -913,9 +914,8 @@ fn decide<'a>(
                 // (a walker's view changes: its view's turn alone would not
                 // bound the wait), besides the view's turn; an emptied cell
                 // too, or a lost emptying would leave its players shown.
-                let every = REFRESH_STEPS as u32;
-                let own_turn = aligned(stream.latest(), every, k) > aligned(stream.prev(), every, k);
-                if changed || refresh || own_turn {
+                let (held, now) = stream.due_steps(REFRESH_STEPS as u32);
+                if changed || refresh || now > held {
                     full(pieces);
                 }
             }

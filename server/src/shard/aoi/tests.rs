@@ -247,6 +247,18 @@ fn run_lossy(
     bytes
 }
 
+/// The cells of `s` that `socket` holds are the truth now, its `player`'s
+/// own cell among them.
+fn holds_own_cells(s: &Shard, socket: &Socket, player: usize) {
+    let truth = truth(s);
+    let (x, y) = s.world.position(&s.world.players()[player]);
+    let own = (s.id.0, s.area.grid().cell_of(x, y).0);
+    assert!(socket.held.cells().any(|(key, _)| *key == own), "it holds its player's cell");
+    for (key, held) in socket.held.cells().filter(|((shard, _), _)| *shard == s.id.0) {
+        assert_eq!(held.entries, truth.get(key).cloned().unwrap_or_default(), "cell {key:?} as it stands");
+    }
+}
+
 /// One tick of `shards` with no steering and every bundle heard at once,
 /// each socket taking its frames.
 fn tick_all(shards: &mut [Shard], sockets: &mut [Socket], t: u64) {
@@ -573,17 +585,7 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
     let mut shards = vec![shard(1, 200, 51, settings()), shard(2, 200, 52, settings())];
     let mut sockets = vec![socket(&mut shards, 0, 0, Form::Deltas), socket(&mut shards, 0, 1, Form::Full)];
     let tick = tick_all;
-    // The own cells each socket holds are the truth, its player's among them.
-    let holds_its_view = |shards: &[Shard], socket: &Socket, player: usize| {
-        let s = &shards[0];
-        let truth = truth(s);
-        let (x, y) = s.world.position(&s.world.players()[player]);
-        let own = (1, s.area.grid().cell_of(x, y).0);
-        assert!(socket.held.cells().any(|(key, _)| *key == own), "it holds its player's cell");
-        for (key, held) in socket.held.cells().filter(|((shard, _), _)| *shard == 1) {
-            assert_eq!(held.entries, truth.get(key).cloned().unwrap_or_default(), "cell {key:?}");
-        }
-    };
+    let holds_its_view = |shards: &[Shard], socket: &Socket, player: usize| holds_own_cells(&shards[0], socket, player);
     for t in 1..=100 {
         tick(&mut shards, &mut sockets, t);
     }
@@ -673,14 +675,7 @@ fn a_datagram_socket_is_sent_what_changed_then_nothing_but_its_refresh() {
     for p in ids {
         shards[0].world.stop(p);
     }
-    let holds_the_place = |s: &Shard, socket: &Socket, player: usize| {
-        let truth = truth(s);
-        let (x, y) = s.world.position(&s.world.players()[player]);
-        assert!(socket.held.cells().any(|(key, _)| *key == (1, s.area.grid().cell_of(x, y).0)), "its own cell");
-        for (key, held) in socket.held.cells() {
-            assert_eq!(held.entries, truth.get(key).cloned().unwrap_or_default(), "cell {key:?} as it stands");
-        }
-    };
+    let holds_the_place = holds_own_cells;
     let mut sent = Vec::new();
     for t in 31..=200 {
         let s = &mut shards[0];
