@@ -559,8 +559,9 @@ pub struct Lossy {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LossyRun {
     /// `websocket`, `webtransport` (the shard's default congestion
-    /// controller, CUBIC) or `webtransport-bbr` (`--webtransport-congestion
-    /// bbr`).
+    /// controller: CUBIC, floored at 16 KiB since the window floor, bare
+    /// before), `webtransport-no-floor` (`--webtransport-window-floor-bytes
+    /// 0`) or `webtransport-bbr` (`--webtransport-congestion bbr`).
     pub kind: String,
     /// Bots connected at the end.
     pub connected: u64,

@@ -414,6 +414,31 @@ async fn a_session_under_the_bbr_congestion_controller_walks_and_sees_itself() {
     assert!(server.metric("mino_webtransport_datagrams_total").await > 0.0);
 }
 
+#[tokio::test]
+async fn a_session_without_the_window_floor_walks_and_sees_itself() {
+    // --webtransport-window-floor-bytes 0 leaves quinn's CUBIC as it is
+    // (the floor's control in RESULTS.md section 16).
+    let server = shard(&["--webtransport-window-floor-bytes", "0"]);
+    let mut wt = TransportPlayer::join(&server, "Bare").await;
+    let welcome = wt.welcome.clone().expect("welcomed on the stream");
+    let dir = if welcome.x < 1000.0 { 1.0 } else { -1.0 };
+    wt.input(dir, 0.0).await;
+    let me = wt.id();
+    let (x, _) = sees_walk(&mut wt, me).await;
+    assert!((x - welcome.x) * dir > 20.0, "walked along x: from {} to {x}", welcome.x);
+}
+
+#[test]
+fn a_window_floor_past_a_mebibyte_is_refused() {
+    let out = std::process::Command::new(SERVER)
+        .args(["--webtransport-listen", "127.0.0.1:0", "--webtransport-window-floor-bytes", "2000000"])
+        .output()
+        .expect("the server runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--webtransport-window-floor-bytes") && err.contains("1048576"), "{err}");
+}
+
 #[test]
 fn an_unknown_congestion_controller_is_refused_naming_the_choices() {
     let out = std::process::Command::new(SERVER)

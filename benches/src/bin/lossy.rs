@@ -6,8 +6,10 @@
 //! costs its tick), alternating, in one run. Reports, median over the
 //! rounds: each transport's own-shard snapshot gap p99 and the longest
 //! freeze p99 (the longest gap a bot saw in each 10 s, `mino_loadgen::freeze`).
-//! WebTransport runs twice a round: with the shard's default congestion
-//! controller (CUBIC) and with `--webtransport-congestion bbr`.
+//! WebTransport runs three times a round: with the shard's defaults (CUBIC,
+//! its window floored at 16 KiB), with CUBIC as quinn has it
+//! (`--webtransport-window-floor-bytes 0`, the floor's control) and with
+//! `--webtransport-congestion bbr`.
 //!
 //! ```text
 //! cargo build --release -p mino-server -p mino-loadgen -p mino-benches --bin lossy
@@ -61,19 +63,24 @@ struct Args {
 enum Kind {
     /// Websockets, over TCP.
     Tcp,
-    /// WebTransport, over QUIC with the default congestion controller (CUBIC).
+    /// WebTransport, over QUIC with the default congestion controller (CUBIC,
+    /// its window floored at the default `--webtransport-window-floor-bytes`).
     Quic,
+    /// WebTransport, CUBIC as quinn has it: `--webtransport-window-floor-bytes 0`
+    /// (the control of the floor).
+    QuicUnfloored,
     /// WebTransport, over QUIC with `--webtransport-congestion bbr`.
     QuicBbr,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::Tcp, Kind::Quic, Kind::QuicBbr];
+    const ALL: [Kind; 4] = [Kind::Tcp, Kind::Quic, Kind::QuicUnfloored, Kind::QuicBbr];
 
     fn label(self) -> &'static str {
         match self {
             Kind::Tcp => "websocket",
             Kind::Quic => "webtransport",
+            Kind::QuicUnfloored => "webtransport-no-floor",
             Kind::QuicBbr => "webtransport-bbr",
         }
     }
@@ -82,7 +89,7 @@ impl Kind {
     fn transport(self) -> &'static str {
         match self {
             Kind::Tcp => "websocket",
-            Kind::Quic | Kind::QuicBbr => "webtransport",
+            Kind::Quic | Kind::QuicUnfloored | Kind::QuicBbr => "webtransport",
         }
     }
 
@@ -90,8 +97,13 @@ impl Kind {
     fn congestion(self) -> &'static str {
         match self {
             Kind::QuicBbr => "bbr",
-            Kind::Tcp | Kind::Quic => "cubic",
+            Kind::Tcp | Kind::Quic | Kind::QuicUnfloored => "cubic",
         }
+    }
+
+    /// The shard's `--webtransport-window-floor-bytes`, when not its default.
+    fn window_floor(self) -> Option<&'static str> {
+        (self == Kind::QuicUnfloored).then_some("0")
     }
 }
 
@@ -107,6 +119,9 @@ async fn one(args: &Args, kind: Kind, work: &WorkDir, round: usize) -> LossyRun 
     let mut flags = shard_flags(args.bots, &format!("{NEAR}:{wt_port}"));
     flags.extend(["--webtransport-advertise".into(), format!("{FAR}:{wt_port}")]);
     flags.extend(["--webtransport-congestion".into(), kind.congestion().into()]);
+    if let Some(floor) = kind.window_floor() {
+        flags.extend(["--webtransport-window-floor-bytes".into(), floor.into()]);
+    }
     let name = format!("round-{round}-{}", kind.label());
     let launch = Launch {
         listen: format!("{NEAR}:0"),

@@ -61,12 +61,26 @@ pub struct WebTransportArgs {
 
     /// The congestion controller of each session (QUIC's, per connection):
     /// `cubic` (quinn's default) or `bbr` (quinn's BBR, which it calls
-    /// experimental). Behind a link losing 2 % of packets each way with a
-    /// 40 ms round trip, 200 walkers' longest freeze p99 was 176 ms with
-    /// cubic and 155 ms with bbr (benches/RESULTS.md, section 16): a
-    /// loss-based controller takes random loss for congestion.
+    /// experimental), either with its window floored at
+    /// --webtransport-window-floor-bytes. Behind a link losing 2 % of
+    /// packets each way with a 40 ms round trip, 200 walkers' longest
+    /// freeze p99 was 154 ms with cubic and 153 ms with bbr
+    /// (benches/RESULTS.md, section 16).
     #[arg(long, env = "MINO_WEBTRANSPORT_CONGESTION", value_enum, default_value_t = Congestion::Cubic)]
     pub webtransport_congestion: Congestion,
+
+    /// The least congestion window of a session, bytes (0: none, the
+    /// controller's own minimum of two packets). A session's frames are
+    /// bounded by the tick, so its flow never fills a window and CUBIC
+    /// never regrows one that loss cut: on a path with random loss the
+    /// window falls to two packets for good and each frame after a loss
+    /// waits for acknowledgements (`webtransport/congestion.rs`; behind 2 %
+    /// loss each way the longest freeze p99 was 178 ms without the
+    /// floor, 154 ms with it). The default, 16 KiB, is two ticks at
+    /// the default view budget: a session sending more than this a round
+    /// trip is still held to its path by the controller. 0 to 1,048,576.
+    #[arg(long, env = "MINO_WEBTRANSPORT_WINDOW_FLOOR_BYTES", default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
+    pub webtransport_window_floor_bytes: u32,
 
     /// The self-signed certificate (no --webtransport-cert) is replaced by
     /// a new one this often, seconds: new sessions get it and /webtransport
@@ -152,6 +166,8 @@ pub struct WebTransportConfig {
     pub datagram_bytes: usize,
     /// The sessions' congestion controller.
     pub congestion: Congestion,
+    /// The least congestion window, bytes (0: none).
+    pub window_floor_bytes: u64,
     /// Most bytes of datagrams waiting on one session.
     pub send_queue_bytes: usize,
     /// How often a self-signed certificate is replaced.
@@ -172,6 +188,7 @@ impl WebTransportArgs {
             certificate,
             datagram_bytes: usize::from(self.webtransport_datagram_bytes),
             congestion: self.webtransport_congestion,
+            window_floor_bytes: u64::from(self.webtransport_window_floor_bytes),
             send_queue_bytes: self.webtransport_send_queue_bytes as usize,
             renew_every: std::time::Duration::from_secs(self.webtransport_cert_renew_s),
         })

@@ -29,6 +29,7 @@
 //! ([`certificate`]).
 
 pub mod certificate;
+pub mod congestion;
 pub mod datagrams;
 pub mod framing;
 mod session;
@@ -38,6 +39,7 @@ pub use certificate::{LiveOffer, SELF_SIGNED_DAYS};
 use crate::config::{Certificate, Congestion, WebTransportConfig};
 use crate::hub::remote::FromSession;
 use crate::session::SessionContext;
+use congestion::FlooredFactory;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -178,12 +180,17 @@ fn server_config(
     let mut transport = wtransport::config::QuicTransportConfig::default();
     transport.datagram_send_buffer_size(config.send_queue_bytes);
     transport.datagram_receive_buffer_size(Some(RECEIVE_QUEUE_BYTES));
+    let floor = config.window_floor_bytes;
     match config.congestion {
-        Congestion::Cubic => {}
-        Congestion::Bbr => {
-            transport.congestion_controller_factory(Arc::new(wtransport::quinn::congestion::BbrConfig::default()));
-        }
-    }
+        Congestion::Cubic => transport.congestion_controller_factory(Arc::new(FlooredFactory {
+            inner: Arc::new(wtransport::quinn::congestion::CubicConfig::default()),
+            floor,
+        })),
+        Congestion::Bbr => transport.congestion_controller_factory(Arc::new(FlooredFactory {
+            inner: Arc::new(wtransport::quinn::congestion::BbrConfig::default()),
+            floor,
+        })),
+    };
     Ok(ServerConfig::builder()
         .with_bind_address(config.listen)
         .with_custom_transport(identity, transport)
