@@ -1,7 +1,9 @@
 //! Sessions whose I/O runs in a task of their own (WebTransport, see
 //! `crate::webtransport`): the hub keeps their player as it keeps a
-//! websocket's, and hands each one its tick's messages over a bounded
-//! queue instead of writing a socket. What the session's peer says comes
+//! websocket's, sends its view frames as datagrams itself on the tick's
+//! thread ([`Datagrams`]: the session's task is not woken for them), and
+//! hands its task the stream's messages over a bounded queue instead of
+//! writing a socket. What the session's peer says comes
 //! back to the tick driver over one queue shared by every such session
 //! ([`FromSession`]) and is read by the same rules as a websocket's
 //! ([`super::conn::Player`]: budgets, input order, pings).
@@ -32,15 +34,11 @@ const QUEUE_SLACK: usize = 16;
 /// What the hub hands one session task, in order.
 #[derive(Debug)]
 pub enum ToSession {
-    /// One tick's messages: `messages` go on the reliable stream (events,
-    /// the roster, the welcome and what was gathered before it), `views`
-    /// as datagrams. Each a plaintext `ServerMessage`.
-    Tick {
-        /// Reliable, in order.
-        messages: Vec<Bytes>,
-        /// View frames (each cut into datagrams as the connection allows).
-        views: Vec<Bytes>,
-    },
+    /// One tick's messages for the reliable stream, in order (events, the
+    /// roster, the welcome and what was gathered before it), each a
+    /// plaintext `ServerMessage`. (View frames do not come this way: the
+    /// hub sends them as datagrams itself, [`Datagrams`].)
+    Messages(Vec<Bytes>),
     /// One message on the reliable stream (a pong, names, a move).
     Message(Bytes),
     /// Close: write `first` (a Busy, a Move) if any, then the Error
@@ -67,11 +65,23 @@ pub enum FromSession {
     Closed(LinkId, CloseReason),
 }
 
+/// Where a session's view frames go: the hub sends them as datagrams on
+/// the tick's thread, so a session's task wakes only for its stream (the
+/// transport still encrypts and writes in its own tasks).
+pub trait Datagrams: Send + Sync + std::fmt::Debug {
+    /// Sends `view` (a plaintext view frame message), cut to the path's
+    /// current datagram limit; what cannot go is counted, never queued
+    /// here.
+    fn send_view(&self, view: &Bytes);
+}
+
 /// A session handed from its task to the hub: where its messages go.
 #[derive(Debug)]
 pub struct Handover {
     /// The session's queue (bounded).
     pub to: mpsc::Sender<ToSession>,
+    /// Its datagrams.
+    pub datagrams: Box<dyn Datagrams>,
 }
 
 /// The capacity of a session's queue: the ticks a websocket may stay
@@ -85,6 +95,7 @@ pub fn queue_capacity(limits: &Limits) -> usize {
 struct Remote {
     player: Player,
     to: mpsc::Sender<ToSession>,
+    datagrams: Box<dyn Datagrams>,
     /// Until its welcome goes out: the welcome, when it goes at the latest,
     /// and what the ticks gathered meanwhile.
     held: Option<Box<HeldRemote>>,
@@ -117,7 +128,7 @@ impl Remotes {
     pub fn join(&mut self, handed: Handover, player: Player, message: &[u8], welcome: Welcome, now: Instant) {
         let link = player.link;
         let welcome_bytes = Bytes::copy_from_slice(message);
-        let mut remote = Remote { player, to: handed.to, held: None, want_roster: true };
+        let mut remote = Remote { player, to: handed.to, datagrams: handed.datagrams, held: None, want_roster: true };
         match welcome {
             Welcome::Now => {
                 let _ = remote.to.try_send(ToSession::Message(welcome_bytes));
@@ -150,8 +161,11 @@ impl Remotes {
         let Some(held) = remote.held.take() else { return };
         let HeldRemote { welcome, mut messages, views, .. } = *held;
         messages.insert(0, welcome);
-        if let Err(reason) = offer(&remote.to, ToSession::Tick { messages, views }) {
-            self.close(link, reason, None, metrics, out);
+        if let Err(reason) = offer(&remote.to, ToSession::Messages(messages)) {
+            return self.close(link, reason, None, metrics, out);
+        }
+        for view in &views {
+            remote.datagrams.send_view(view);
         }
     }
 
@@ -199,9 +213,10 @@ impl Remotes {
         }
     }
 
-    /// Hands every session its part of the tick: the events, the first
-    /// roster it sees, and its view's frames; a session whose queue is full
-    /// is too slow.
+    /// Hands every session its part of the tick: its view's frames as
+    /// datagrams, and to its task the events and the first roster it sees;
+    /// a session whose queue is full is too slow, one whose task is gone
+    /// leaves.
     pub fn deliver(&mut self, frame: &TickFrame, metrics: &Metrics, out: &mut Vec<Inbound>) {
         let mut slow = Vec::new();
         for (link, remote) in &mut self.by_link {
@@ -212,16 +227,24 @@ impl Remotes {
                     remote.want_roster = false;
                 }
             }
-            let views: Vec<Bytes> = frame.view_frames(*link).iter().map(plain).collect();
+            let views = frame.view_frames(*link);
             if let Some(held) = remote.held.as_mut() {
                 held.messages.extend(messages);
-                held.views.extend(views);
+                held.views.extend(views.iter().map(plain));
                 continue;
             }
-            if messages.is_empty() && views.is_empty() {
+            if remote.to.is_closed() {
+                // Its task ended without a word (a panic).
+                slow.push((*link, CloseReason::ClientClosed));
                 continue;
             }
-            if let Err(reason) = offer(&remote.to, ToSession::Tick { messages, views }) {
+            for view in views {
+                remote.datagrams.send_view(&plain(view));
+            }
+            if messages.is_empty() {
+                continue;
+            }
+            if let Err(reason) = offer(&remote.to, ToSession::Messages(messages)) {
                 slow.push((*link, reason));
             }
         }
@@ -308,14 +331,25 @@ mod tests {
     use crate::resume::Ticket;
     use mino_protocol::PlayerId;
 
-    fn joined(remotes: &mut Remotes, link: u64, queue: usize) -> mpsc::Receiver<ToSession> {
+    /// The views a test session was sent as datagrams.
+    #[derive(Clone, Debug, Default)]
+    struct Sent(std::sync::Arc<std::sync::Mutex<Vec<Bytes>>>);
+
+    impl Datagrams for Sent {
+        fn send_view(&self, view: &Bytes) {
+            self.0.lock().expect("not poisoned").push(view.clone());
+        }
+    }
+
+    fn joined(remotes: &mut Remotes, link: u64, queue: usize) -> (mpsc::Receiver<ToSession>, Sent) {
         let limits = Limits::of(&crate::config::Config::default().socket);
         let (to, rx) = mpsc::channel(queue);
         let now = clock::now();
         let ticket = Ticket::issue(0, &mut rand::rng());
         let player = Player::new(PlayerId(link as u32), LinkId(link), ticket, None, &limits, now);
-        remotes.join(Handover { to }, player, b"welcome", Welcome::Now, now);
-        rx
+        let sent = Sent::default();
+        remotes.join(Handover { to, datagrams: Box::new(sent.clone()) }, player, b"welcome", Welcome::Now, now);
+        (rx, sent)
     }
 
     fn tick_with_an_event() -> TickFrame {
@@ -325,12 +359,12 @@ mod tests {
     #[tokio::test]
     async fn a_session_gets_plaintext_and_one_whose_queue_fills_is_too_slow() {
         let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
-        let mut rx = joined(&mut remotes, 1, 2);
+        let (mut rx, sent) = joined(&mut remotes, 1, 2);
         remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
         assert!(matches!(rx.try_recv(), Ok(ToSession::Message(w)) if &w[..] == b"welcome"));
-        let Ok(ToSession::Tick { messages, views }) = rx.try_recv() else { panic!("the tick") };
+        let Ok(ToSession::Messages(messages)) = rx.try_recv() else { panic!("the tick") };
         assert_eq!(messages, vec![Bytes::from_static(b"chat")], "the websocket framing taken off");
-        assert!(views.is_empty());
+        assert!(sent.0.lock().expect("not poisoned").is_empty(), "no view frame this tick");
         // Nobody reads: the queue fills and the session is closed as too slow.
         for _ in 0..3 {
             remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
@@ -342,7 +376,7 @@ mod tests {
     #[tokio::test]
     async fn a_session_whose_task_is_gone_leaves() {
         let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
-        drop(joined(&mut remotes, 2, 4));
+        drop(joined(&mut remotes, 2, 4).0);
         remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
         assert_eq!(out, vec![Inbound::Left { player: PlayerId(2), link: LinkId(2) }]);
     }

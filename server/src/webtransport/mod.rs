@@ -17,8 +17,11 @@
 //! refreshed within 64 ticks.
 //!
 //! Each session runs in a task of its own ([`session`]), as quinn's API
-//! has it; the hub hands it its tick over a bounded queue
-//! (`crate::hub::remote`).
+//! has it, for its stream: the hub hands it the stream's messages over a
+//! bounded queue (`crate::hub::remote`) and sends its view frames as
+//! datagrams itself, on the tick's thread (quinn's `send_datagram` is a
+//! queue and a wake of the connection's driver), so a session's task wakes
+//! only when its stream has something to say.
 //!
 //! The certificate is the operator's (`--webtransport-cert`,
 //! `--webtransport-key`), or one made at start: self-signed ECDSA P-256,

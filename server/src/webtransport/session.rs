@@ -9,8 +9,9 @@
 //!    served full forms (the Hello's DELTAS capability is not granted);
 //! 3. until it closes: the peer's messages go to the tick driver
 //!    ([`FromSession`]), read there by the websocket's rules; what the hub
-//!    hands the session ([`ToSession`]) is written on the stream, view
-//!    frames sent as datagrams ([`super::datagrams`]);
+//!    hands the session ([`ToSession`]) is written on the stream; view
+//!    frames the hub sends as datagrams itself, on the tick's thread
+//!    ([`SessionDatagrams`], [`super::datagrams`]);
 //! 4. the close: the Error message on the stream (for every close the peer
 //!    can still hear, a drain's Moved included: browsers do not show the
 //!    connection's close code to the page), the stream finished, the peer
@@ -122,7 +123,12 @@ impl Session {
         hello.capabilities = Capabilities(hello.capabilities.0 & !Capabilities::DELTAS.0);
         let (to, from_hub) = mpsc::channel(self.shared.queue);
         let ctx = self.shared.ctx.clone();
-        match Box::pin(ctx.admit(hello, || Some(Handed::Session(remote::Handover { to })))).await {
+        let datagrams = Box::new(SessionDatagrams {
+            conn: self.conn.clone(),
+            metrics: self.shared.ctx.metrics.clone(),
+            datagram_bytes: self.shared.datagram_bytes,
+        });
+        match Box::pin(ctx.admit(hello, || Some(Handed::Session(remote::Handover { to, datagrams })))).await {
             Err(refused) => return self.refuse(Some(&mut send), refused).await,
             Ok(link) => self.link = link,
         }
@@ -165,16 +171,8 @@ impl Session {
                             return;
                         }
                         ToSession::Message(m) => vec![m],
-                        ToSession::Tick { messages, views } => {
-                            for view in &views {
-                                self.send_view(view);
-                            }
-                            messages
-                        }
+                        ToSession::Messages(messages) => messages,
                     };
-                    if messages.is_empty() {
-                        continue;
-                    }
                     out.clear();
                     for m in &messages {
                         framing::put(&mut out, m);
@@ -216,16 +214,32 @@ impl Session {
             let _ = self.shared.to_driver.send(FromSession::Closed(link, reason)).await;
         }
     }
+}
 
+/// A session's datagrams, sent by the hub on the tick's thread.
+struct SessionDatagrams {
+    conn: Connection,
+    metrics: Metrics,
+    /// Largest datagram sent, bytes (the connection's limit may be lower).
+    datagram_bytes: usize,
+}
+
+impl std::fmt::Debug for SessionDatagrams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionDatagrams").field("datagram_bytes", &self.datagram_bytes).finish_non_exhaustive()
+    }
+}
+
+impl remote::Datagrams for SessionDatagrams {
     /// Sends a view frame as datagrams within the connection's current
     /// limit (read at every send), counting what cannot go.
     fn send_view(&self, view: &Bytes) {
-        let metrics: &Metrics = &self.shared.ctx.metrics;
+        let metrics = &self.metrics;
         let Some(limit) = self.conn.max_datagram_size() else {
             metrics.unsent(Unsent::NoDatagrams, 1);
             return;
         };
-        let cut = datagrams::cut(view, limit.min(self.shared.datagram_bytes));
+        let cut = datagrams::cut(view, limit.min(self.datagram_bytes));
         if cut.too_big > 0 {
             metrics.unsent(Unsent::TooBig, cut.too_big as u64);
         }
