@@ -91,6 +91,9 @@ impl Game {
 }
 
 const TICK_HZ: u16 = 20;
+/// The trace's last rows: a next step measured, not built.
+const CROSSINGS: &str =
+    "predicted crossings (a straight walk from one cell of the view to another: no leave, no enter)";
 const SPEED: f32 = 120.0;
 const WARMUP: u64 = 60;
 
@@ -382,6 +385,14 @@ struct Totals {
     /// Enters of players the view held in another of its cells at the
     /// delta's base step (moves between cells of the view).
     moves_in_view: u64,
+    /// Entry bytes with predicted crossings: no leave for a player whose
+    /// straight walk took it out of the cell, no enter for one the view
+    /// held at the base step that walked straight in (the client moves
+    /// both by the rule), a held mover that turned as its id and 1 byte
+    /// plus its change.
+    crossing_bytes: u64,
+    /// Of the items, those predicted crossings leave empty: their headers.
+    crossing_empty_headers: u64,
     turns: u64,
     residuals: u64,
     enters: u64,
@@ -404,6 +415,8 @@ impl Default for Totals {
             delta_item_headers: 0,
             empty_item_headers: 0,
             moves_in_view: 0,
+            crossing_bytes: 0,
+            crossing_empty_headers: 0,
             turns: 0,
             residuals: 0,
             enters: 0,
@@ -424,7 +437,23 @@ fn measure(
     let mut t = Totals::default();
     let ladder = interest::LADDER[0];
     let mut body = Vec::new();
+    let mut crossing = Vec::new();
     let mut entered = Vec::new();
+    // Every player's entry a tick, by id (a player's shard is fixed).
+    let by_id: Vec<HashMap<PlayerId, Entry>> =
+        history.iter().map(|cells| cells.values().flatten().map(|e| (e.id, *e)).collect()).collect();
+    // Whether `id` walked straight over the `span` ticks to `k`: its heading
+    // and flags unchanged, its position the rule's.
+    let straight = |id: PlayerId, k: usize, span: u32| -> bool {
+        match (by_id[k - span as usize].get(&id), by_id[k].get(&id)) {
+            (Some(b), Some(n)) => {
+                b.heading == n.heading
+                    && b.flags == n.flags
+                    && motion.advance((b.x, b.y), b.heading, b.moving(), span) == (n.x, n.y)
+            }
+            _ => false,
+        }
+    };
     // Per tick: (a socket's viewer cell, span) -> the players in its view's
     // cells `span` ticks before.
     let mut seen: HashMap<(CellId, u32), HashSet<PlayerId>> = HashMap::new();
@@ -480,9 +509,31 @@ fn measure(
                     if base.is_some() && len == 0 {
                         t.empty_item_headers += 2;
                     }
-                    if base.is_some() && !entered.is_empty() {
+                    if let Some(base) = base {
                         let held = held_at(&mut seen, history, viewers, grid, stencil, k, socket, period, shards);
                         t.moves_in_view += entered.iter().filter(|id| held.contains(id)).count() as u64;
+                        let has = |list: &[Entry], id: PlayerId| list.binary_search_by_key(&id, |e| e.id).is_ok();
+                        let kept_base: Vec<Entry> =
+                            base.iter().filter(|b| has(new, b.id) || !straight(b.id, k, period)).copied().collect();
+                        let mut turned_movers = 0usize;
+                        let kept_new: Vec<Entry> = new
+                            .iter()
+                            .filter(|n| {
+                                if has(base, n.id) || !held.contains(&n.id) {
+                                    return true;
+                                }
+                                let walked = straight(n.id, k, period);
+                                turned_movers += usize::from(!walked);
+                                !walked
+                            })
+                            .copied()
+                            .collect();
+                        crossing.clear();
+                        mino_protocol::delta::encode_delta(&kept_base, &kept_new, period, motion, &mut crossing);
+                        t.crossing_bytes += crossing.len().saturating_sub(5 * turned_movers) as u64;
+                        if crossing.is_empty() {
+                            t.crossing_empty_headers += 2;
+                        }
                     }
                     t.turns += change.turns as u64;
                     t.residuals += change.residuals as u64;
@@ -599,6 +650,13 @@ impl Totals {
                 lean_headers,
             ),
             row(&format!("{CHOSEN_ENCODING}, both"), moves, items - empty, lean_headers),
+            row(&format!("{CHOSEN_ENCODING}, {CROSSINGS}"), self.crossing_bytes as usize, items, lean_headers),
+            row(
+                &format!("{CHOSEN_ENCODING}, {CROSSINGS}, no item for an empty delta"),
+                self.crossing_bytes as usize,
+                items - self.crossing_empty_headers as f64 / st,
+                lean_headers,
+            ),
         ];
         let d = self.delta_items.max(1) as f64;
         DeltaTrace {

@@ -160,7 +160,19 @@ impl Report {
              prefetch every 4th) the bytes each candidate encoding would send. Raw: `deltas-trace-walk.json` \
              (`delta_trace walk --players 1000`: walkers, 4 a cell, two shards) and `deltas-trace-crowd.json` \
              (`delta_trace crowd --players 2000 --shuffle 0.05`: a crowd standing in one cell, 5 % of it taking a \
-             step now and then). The encoding protocol 4 chose is in bold. Its last three rows are next steps,              measured and not built: no item for a delta with nothing to say (walkers going straight; the client              would advance a cell it is not sent by the rule, so it must know which cells were due), and a move              between two cells of the view sent as a move (an enter of a player the view held in another of its              cells at the delta's base step, its 6 bytes of position, heading and flags replaced by 1: at best,              since a player that turned after the step the view holds would need its residual; the same cell's              bytes then differ between views that hold the origin cell and views that do not, so a cell would              have two forms)."
+             step now and then). The encoding protocol 4 chose is in bold. Its last five rows are next steps, \
+             measured and not built: no item for a delta with nothing to say (walkers going straight; the client \
+             would advance a cell it is not sent by the rule, so it must know which cells were due); a move \
+             between two cells of the view sent as a move (an enter of a player the view held in another of its \
+             cells at the delta's base step, its 6 bytes of position, heading and flags replaced by 1: at best, \
+             since a player that turned after the step the view holds would need its residual; the same cell's \
+             bytes then differ between views that hold the origin cell and views that do not, so a cell would \
+             have two forms); and predicted crossings, the move carried by the rule itself: a player that walked \
+             straight out of a cell needs no leave (the client's rule puts it past the border and into the cell \
+             there, or out of the view), and a view that held it at the base step needs no enter where it went, \
+             so a straight walk across the view costs nothing, as a straight walk within a cell does now (a view \
+             that did not hold it still takes the full enter: two forms again; at best too, since the view's \
+             holdings are taken as all at the base step)."
                 .to_owned(),
             String::new(),
         ];
@@ -451,6 +463,27 @@ impl Report {
                  player in view a tick, {} bytes a socket a second in all.",
                 f2(Some(t.entry_bytes_per_player_tick)),
                 count(t.bytes_per_socket_s)
+            ));
+            out.push(String::new());
+        }
+        // The cheapest next step the trace found, against the goal.
+        let best = d.trace_walk.as_ref().and_then(|w| {
+            w.rows
+                .iter()
+                .filter(|r| r.encoding.starts_with(CHOSEN_ENCODING))
+                .min_by(|a, b| a.bytes_per_socket_s.total_cmp(&b.bytes_per_socket_s))
+        });
+        if let Some(best) = best.filter(|b| b.encoding != CHOSEN_ENCODING) {
+            out.push(format!(
+                "Its fewest bytes among the next steps: {} ({} entry bytes a player in view a tick, {} bytes a \
+                 socket a second, {:.2}x the chosen encoding's on the trace; measured offline, not built).",
+                best.encoding.trim_start_matches(CHOSEN_ENCODING).trim_start_matches(", "),
+                f2(Some(best.entry_bytes_per_player_tick)),
+                count(best.bytes_per_socket_s),
+                d.trace_walk
+                    .as_ref()
+                    .and_then(DeltaTrace::chosen)
+                    .map_or(f64::NAN, |c| best.bytes_per_socket_s / c.bytes_per_socket_s),
             ));
             out.push(String::new());
         }
