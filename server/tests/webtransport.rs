@@ -562,3 +562,19 @@ fn a_send_queue_outside_its_range_is_refused_naming_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("twice --view-budget-bytes"), "{err}");
 }
+
+#[tokio::test]
+async fn a_peer_advertising_a_datagram_frame_under_the_header_is_counted_and_the_tick_goes_on() {
+    // A datagram frame size of 9 bytes: quinn's limit is then under
+    // WebTransport's own header (wtransport's max_datagram_size underflows,
+    // a panic in a debug build). The hub sends datagrams on the tick's
+    // thread: the session's view frames must be counted as not sent, and
+    // the shard must keep ticking.
+    let server = shard(&[]);
+    let tiny = TransportPlayer::connect_advertising(&server, 9).await;
+    let tiny = tiny.say_hello("Tiny").await;
+    assert!(tiny.welcome.is_some(), "welcomed on the stream");
+    server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"no_datagrams\"}", 1.0).await;
+    server.wait_ticks(20).await;
+    assert_eq!(server.metric("mino_webtransport_sessions").await, 1.0, "the session stays");
+}

@@ -74,8 +74,29 @@ impl TransportPlayer {
     ///
     /// Panics: as [`TransportPlayer::connect`].
     pub async fn connect_trusting(shard: &Shard, hashes: Vec<Sha256Digest>) -> TransportPlayer {
+        TransportPlayer::connect_with(shard, hashes, None).await
+    }
+
+    /// Opens a session and its stream to `shard`, telling it the largest
+    /// datagram frame this client takes is `max_datagram_frame_bytes`
+    /// (QUIC's `max_datagram_frame_size`; quinn's receive buffer size): a
+    /// peer that may set the shard's datagram limit below WebTransport's
+    /// own header.
+    ///
+    /// Panics: as [`TransportPlayer::connect`].
+    pub async fn connect_advertising(shard: &Shard, max_datagram_frame_bytes: usize) -> TransportPlayer {
+        let hashes = offered_hashes(shard).await;
+        TransportPlayer::connect_with(shard, hashes, Some(max_datagram_frame_bytes)).await
+    }
+
+    async fn connect_with(shard: &Shard, hashes: Vec<Sha256Digest>, datagram_frame: Option<usize>) -> TransportPlayer {
         let addr = shard.webtransport.expect("the shard was started with --webtransport-listen");
-        let config = ClientConfig::builder().with_bind_default().with_server_certificate_hashes(hashes).build();
+        let mut config = ClientConfig::builder().with_bind_default().with_server_certificate_hashes(hashes).build();
+        if let Some(bytes) = datagram_frame {
+            let mut transport = wtransport::quinn::TransportConfig::default();
+            transport.datagram_receive_buffer_size(Some(bytes));
+            config.quic_config_mut().transport_config(std::sync::Arc::new(transport));
+        }
         let endpoint = Endpoint::client(config).expect("a client endpoint");
         let url = format!("https://{addr}/");
         let conn =

@@ -513,27 +513,51 @@ fn measure(
                         let held = held_at(&mut seen, history, viewers, grid, stencil, k, socket, period, shards);
                         t.moves_in_view += entered.iter().filter(|id| held.contains(id)).count() as u64;
                         let has = |list: &[Entry], id: PlayerId| list.binary_search_by_key(&id, |e| e.id).is_ok();
+                        // Straight since the client last heard of the player:
+                        // over the span, and over the slowest tier's period
+                        // (the cell it came from may be held that far back).
+                        let slowest = *ladder.iter().max().unwrap_or(&1);
+                        let walked = |id: PlayerId| {
+                            straight(id, k, period) && (k < slowest as usize + 1 || straight(id, k, slowest))
+                        };
                         let kept_base: Vec<Entry> =
-                            base.iter().filter(|b| has(new, b.id) || !straight(b.id, k, period)).copied().collect();
+                            base.iter().filter(|b| has(new, b.id) || !walked(b.id)).copied().collect();
+                        // A held mover that turned: its id and 1 byte, plus its
+                        // change against the state the view held.
                         let mut turned_movers = 0usize;
+                        let mut turned_change = 0usize;
                         let kept_new: Vec<Entry> = new
                             .iter()
                             .filter(|n| {
                                 if has(base, n.id) || !held.contains(&n.id) {
                                     return true;
                                 }
-                                let walked = straight(n.id, k, period);
-                                turned_movers += usize::from(!walked);
-                                !walked
+                                if walked(n.id) {
+                                    return false;
+                                }
+                                turned_movers += 1;
+                                if let Some(h) = by_id[k - period as usize].get(&n.id) {
+                                    let at = motion.advance((h.x, h.y), n.heading, n.moving(), period);
+                                    let r = (i64::from(n.x) - i64::from(at.0), i64::from(n.y) - i64::from(at.1));
+                                    turned_change +=
+                                        usize::from(h.heading != n.heading) + usize::from(h.flags != n.flags);
+                                    if r != (0, 0) {
+                                        turned_change += varint(zigzag(r.0)) + varint(zigzag(r.1));
+                                    }
+                                }
+                                true
                             })
                             .copied()
                             .collect();
                         crossing.clear();
                         mino_protocol::delta::encode_delta(&kept_base, &kept_new, period, motion, &mut crossing);
-                        t.crossing_bytes += crossing.len().saturating_sub(5 * turned_movers) as u64;
+                        t.crossing_bytes += (crossing.len().saturating_sub(5 * turned_movers) + turned_change) as u64;
                         if crossing.is_empty() {
                             t.crossing_empty_headers += 2;
                         }
+                    } else {
+                        // A cell new to the view: its full form, as today.
+                        t.crossing_bytes += sizes.delta_predicted as u64;
                     }
                     t.turns += change.turns as u64;
                     t.residuals += change.residuals as u64;

@@ -171,8 +171,11 @@ impl Report {
              straight out of a cell needs no leave (the client's rule puts it past the border and into the cell \
              there, or out of the view), and a view that held it at the base step needs no enter where it went, \
              so a straight walk across the view costs nothing, as a straight walk within a cell does now (a view \
-             that did not hold it still takes the full enter: two forms again; at best too, since the view's \
-             holdings are taken as all at the base step)."
+             that did not hold it still takes the full enter: two forms again). A player counts as walking \
+             straight when its heading, flags and the rule's position held over the span and over the slowest \
+             tier's period (the cell it came from may be held that far back); a held mover that turned costs \
+             its id, 1 byte and its change; a cell new to the view its full form. At best still, since the \
+             view's holdings are taken as all at the base step."
                 .to_owned(),
             String::new(),
         ];

@@ -84,7 +84,7 @@ impl Report {
              flow is application-limited, so CUBIC never regrows a window that random loss cut, and at two \
              packets a frame sent after a loss waits for acknowledgements) and `webtransport-bbr` \
              (`--webtransport-congestion bbr`, quinn's experimental BBR, which does not take random loss for \
-             congestion). The longest freeze is \
+             congestion; with the default floor too, which BBR's own window keeps above). The longest freeze is \
              each bot's longest own-shard snapshot gap in each 10 s span of its session (spans start at its \
              Welcome; one cut short by the session's end is not counted), one sample a bot and span \
              (`loadgen/src/freeze.rs`), those ending in the hold; its p99 is over those samples. The link dropped {} of {} \

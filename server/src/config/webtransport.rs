@@ -78,7 +78,10 @@ pub struct WebTransportArgs {
     /// loss each way the longest freeze p99 was 178 ms without the
     /// floor, 154 ms with it). The default, 16 KiB, is two ticks at
     /// the default view budget: a session sending more than this a round
-    /// trip is still held to its path by the controller. 0 to 1,048,576.
+    /// trip is still held to its path by the controller. Below it a session
+    /// does not back off on loss (so on a truly full path it keeps sending
+    /// up to this a round trip); persistent congestion and ECN marks lift
+    /// it for 2 s. 0 to 1,048,576.
     #[arg(long, env = "MINO_WEBTRANSPORT_WINDOW_FLOOR_BYTES", default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
     pub webtransport_window_floor_bytes: u32,
 

@@ -164,8 +164,8 @@ impl Remotes {
         if let Err(reason) = offer(&remote.to, ToSession::Messages(messages)) {
             return self.close(link, reason, None, metrics, out);
         }
-        for view in &views {
-            remote.datagrams.send_view(view);
+        if let Err(reason) = send_views(remote.datagrams.as_ref(), views.iter()) {
+            self.close(link, reason, None, metrics, out);
         }
     }
 
@@ -238,8 +238,9 @@ impl Remotes {
                 slow.push((*link, CloseReason::ClientClosed));
                 continue;
             }
-            for view in views {
-                remote.datagrams.send_view(&plain(view));
+            if let Err(reason) = send_views(remote.datagrams.as_ref(), views.iter().map(plain)) {
+                slow.push((*link, reason));
+                continue;
             }
             if messages.is_empty() {
                 continue;
@@ -306,6 +307,19 @@ pub fn refuse(handed: Handover, reason: CloseReason, first: Option<&Bytes>, metr
     metrics.closed(reason);
     let text = reason.message().into();
     let _ = handed.to.try_send(ToSession::Close { reason, text, first: first.map(plain) });
+}
+
+/// Sends `views` as datagrams; a panic in the transport (peer-controlled
+/// limits reach its arithmetic) is kept to this session, which closes as
+/// [`CloseReason::Internal`], instead of stopping the tick.
+fn send_views<V: std::borrow::Borrow<Bytes>>(
+    datagrams: &dyn Datagrams,
+    views: impl Iterator<Item = V>,
+) -> Result<(), CloseReason> {
+    crate::guard::caught(|| views.for_each(|v| datagrams.send_view(v.borrow()))).map_err(|panic| {
+        tracing::error!(panic, "a session's datagrams panicked; closing it");
+        CloseReason::Internal
+    })
 }
 
 /// Queues `item`. Errors: why the session closes: its queue is full (too

@@ -17,11 +17,20 @@
 //! what the tick sends leaves when it is sent; above the floor the
 //! controller rules as before, so a session that sends more than the floor
 //! a round trip (a crowded view on a slow path) is still held to the path.
+//!
+//! **What it gives up.** Below the floor, random loss and congestion look
+//! alike to the controller, and the floor ignores both: a session keeps
+//! sending up to the floor a round trip on a path that is really full
+//! (RFC 9221 asks datagrams to be congestion-controlled). Two signals that
+//! are not random loss lift it for [`PAUSE`]: persistent congestion (RFC
+//! 9002 §7.6: everything lost for several round trips) and an ECN
+//! congestion mark. It also raises the first window to the floor (quinn's
+//! own: 12,000 bytes at its first MTU).
 
 use quinn_proto::RttEstimator;
 use std::any::Any;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wtransport::quinn::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
 /// Builds `inner`'s controllers with a window of at least `floor` bytes.
@@ -35,9 +44,12 @@ pub struct FlooredFactory<F> {
 
 impl<F: ControllerFactory + Send + Sync + 'static> ControllerFactory for FlooredFactory<F> {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
-        Box::new(Floored { inner: self.inner.clone().build(now, current_mtu), floor: self.floor })
+        Box::new(Floored { inner: self.inner.clone().build(now, current_mtu), floor: self.floor, paused_until: None })
     }
 }
+
+/// How long persistent congestion or an ECN mark lifts the floor.
+pub const PAUSE: Duration = Duration::from_secs(2);
 
 /// A controller whose window (and so its pacing, which quinn derives from
 /// the window) never falls below `floor` bytes; everything else is the
@@ -45,10 +57,22 @@ impl<F: ControllerFactory + Send + Sync + 'static> ControllerFactory for Floored
 struct Floored {
     inner: Box<dyn Controller>,
     floor: u64,
+    /// Until when the floor is lifted (the path said it is congested).
+    paused_until: Option<Instant>,
+}
+
+impl Floored {
+    /// Ends a pause that is over.
+    fn resume(&mut self, now: Instant) {
+        if self.paused_until.is_some_and(|until| now >= until) {
+            self.paused_until = None;
+        }
+    }
 }
 
 impl Controller for Floored {
     fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
+        self.resume(now);
         self.inner.on_sent(now, bytes, last_packet_number);
     }
 
@@ -61,6 +85,11 @@ impl Controller for Floored {
     }
 
     fn on_congestion_event(&mut self, now: Instant, sent: Instant, is_persistent_congestion: bool, lost_bytes: u64) {
+        // Persistent congestion, or an ECN mark (no bytes lost): the path
+        // says it is full, which random loss does not.
+        if is_persistent_congestion || lost_bytes == 0 {
+            self.paused_until = Some(now + PAUSE);
+        }
         self.inner.on_congestion_event(now, sent, is_persistent_congestion, lost_bytes);
     }
 
@@ -69,7 +98,10 @@ impl Controller for Floored {
     }
 
     fn window(&self) -> u64 {
-        self.inner.window().max(self.floor)
+        match self.paused_until {
+            Some(_) => self.inner.window(),
+            None => self.inner.window().max(self.floor),
+        }
     }
 
     fn metrics(&self) -> ControllerMetrics {
@@ -79,7 +111,7 @@ impl Controller for Floored {
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
-        Box::new(Floored { inner: self.inner.clone_box(), floor: self.floor })
+        Box::new(Floored { inner: self.inner.clone_box(), floor: self.floor, paused_until: self.paused_until })
     }
 
     fn initial_window(&self) -> u64 {
@@ -102,12 +134,11 @@ mod tests {
         Arc::new(FlooredFactory { inner: Arc::new(CubicConfig::default()), floor }).build(Instant::now(), MTU)
     }
 
-    /// Random loss on an application-limited flow: a loss every 100 ms
-    /// (more than a round trip apart, so each is a congestion event of
-    /// its own), the batches of acknowledgements in between saying the
-    /// sender was application-limited. (CUBIC's per-packet `on_ack`
-    /// returns at once when application-limited; quinn does not let a
-    /// test make the `RttEstimator` it takes.)
+    /// Random loss: a loss every 100 ms (more than a round trip apart, so
+    /// each is a congestion event of its own). Nothing regrows the window
+    /// in between: on an application-limited flow CUBIC's per-packet
+    /// `on_ack` returns at once, and quinn does not let a test make the
+    /// `RttEstimator` that call takes, so the test leaves it out.
     fn lossy_app_limited(c: &mut dyn Controller, losses: u32) {
         let start = Instant::now();
         for i in 0..losses {
@@ -141,5 +172,22 @@ mod tests {
         assert_eq!(floored.window(), bare.window());
         assert_eq!(floored.initial_window(), bare.initial_window());
         assert!(floored.window() > 1_000);
+    }
+
+    #[test]
+    fn persistent_congestion_or_an_ecn_mark_lifts_the_floor_for_a_while() {
+        let start = Instant::now();
+        for persistent in [true, false] {
+            let mut c = cubic(16_384);
+            let now = start + Duration::from_secs(1);
+            // Persistent congestion, or an ECN mark (no bytes lost).
+            let lost = if persistent { 10_000 } else { 0 };
+            c.on_congestion_event(now, now - Duration::from_millis(500), persistent, lost);
+            assert!(c.window() < 16_384, "held to the path: {}", c.window());
+            c.on_sent(now + PAUSE / 2, 900, 1);
+            assert!(c.window() < 16_384, "still within the pause");
+            c.on_sent(now + PAUSE, 900, 2);
+            assert_eq!(c.window(), 16_384, "the floor again after the pause");
+        }
     }
 }

@@ -235,7 +235,12 @@ impl remote::Datagrams for SessionDatagrams {
     /// limit (read at every send), counting what cannot go.
     fn send_view(&self, view: &Bytes) {
         let metrics = &self.metrics;
-        let Some(limit) = self.conn.max_datagram_size() else {
+        // quinn's limit less the session's header, computed here: a peer
+        // may advertise a datagram frame size under the header (wtransport's
+        // own max_datagram_size() then underflows).
+        let limit = self.conn.quic_connection().max_datagram_size();
+        let Some(limit) = limit.and_then(|l| l.checked_sub(datagram_header_bytes(&self.conn))).filter(|l| *l > 0)
+        else {
             metrics.unsent(Unsent::NoDatagrams, 1);
             return;
         };
