@@ -118,6 +118,8 @@ struct Measure<'a> {
     held: Held,
     /// Scratch: the entries of the cell being read after a view frame.
     cell_entries: Vec<mino_protocol::entry::Entry>,
+    /// What the last view frame did, cell by cell (reused frame to frame).
+    updates: Vec<Update>,
     /// The world's bounds (positions are quantized over them).
     bounds: wire::Bounds,
     /// The Welcome's tick rate and server time, for the sections' times.
@@ -176,6 +178,7 @@ pub async fn run(
         last_tick: Vec::with_capacity(4),
         held: Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX),
         cell_entries: Vec::new(),
+        updates: Vec::new(),
         bounds: welcome.bounds,
         tick_hz: welcome.tick_hz,
         welcome_ms: welcome.server_time_ms,
@@ -361,14 +364,19 @@ impl Measure<'_> {
             }
         }
         let mut header = len.saturating_sub(items_bytes);
-        let updates = self.held.apply(v)?;
+        let mut updates = std::mem::take(&mut self.updates);
+        let applied = self.held.apply_into(v, &mut updates);
+        if let Err(e) = applied {
+            self.updates = updates;
+            return Err(e);
+        }
         // The cell's entries are read from a copy kept for the purpose (the
         // held state cannot stay borrowed while the bot acts on them): one
         // copy of the bytes, no allocation once it has grown.
         let mut entries = std::mem::take(&mut self.cell_entries);
         // Updates come in the frame's order, as the shares were noted.
         let mut at = 0;
-        for update in updates {
+        for &update in &updates {
             let Update::Cell { shard, cell, tick } = update else { continue };
             let Some(held) = self.held.cell(shard, cell) else { continue };
             entries.clear();
@@ -388,6 +396,7 @@ impl Measure<'_> {
             self.on_cell(&frame, share + std::mem::take(&mut header), bodies, now, rng);
         }
         self.cell_entries = entries;
+        self.updates = updates;
         Ok(())
     }
 
