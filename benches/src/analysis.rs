@@ -8,7 +8,7 @@
 //! its last hold-length. A failover run has no plateau: each shard's totals
 //! over the whole run instead.
 
-use crate::raw::{Labelled, Quantiles, RedisWindow, ShardTotals, ShardWindow, Totals, Window, Windows};
+use crate::raw::{Labelled, Quantiles, RedisWindow, ShardTotals, ShardWindow, Spread, Totals, Window, Windows};
 use crate::sampler::{Sample, Series};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -163,6 +163,10 @@ fn shard_window(samples: &[Sample], i0: usize, i1: usize, name: &str) -> Option<
                 / delta(a, b, "mino_tick_duration_seconds_count").max(1.0),
             3,
         ),
+        tick_deliver_ms: (|| {
+            let q = |q| bucket_quantile(a, b, "mino_tick_deliver_seconds", q);
+            Some(Spread { p5: q(0.05)?, p50: q(0.50)?, p95: q(0.95)? })
+        })(),
         relay_lag_ms: Quantiles {
             p50: bucket_quantile(a, b, "mino_relay_lag_seconds", 0.50),
             p99: bucket_quantile(a, b, "mino_relay_lag_seconds", 0.99),

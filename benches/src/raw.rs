@@ -139,6 +139,18 @@ pub struct Quantiles {
     pub p99: Option<f64>,
 }
 
+/// Low, middle and high quantiles interpolated in a Prometheus histogram's
+/// buckets, ms.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// 5th percentile, ms.
+    pub p5: f64,
+    /// Median, ms.
+    pub p50: f64,
+    /// 95th percentile, ms.
+    pub p95: f64,
+}
+
 /// One shard over a window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardWindow {
@@ -164,6 +176,13 @@ pub struct ShardWindow {
     pub bytes_per_frame: Option<f64>,
     /// Mean tick work, ms.
     pub tick_ms_mean: f64,
+    /// The tick's writes to the websockets (`mino_tick_deliver_seconds`), ms:
+    /// p5, median, p95 (None from a server without the metric, or without
+    /// ticks). The last socket written waits this long after the first, so
+    /// the spread p95 - p5 is about the spread those sockets' gaps take
+    /// from the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_deliver_ms: Option<Spread>,
     /// Publisher's tick to the receiving shard's tick, ms.
     pub relay_lag_ms: Quantiles,
     /// Relayed snapshots replaced before the next tick.

@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
 
 /// The metric families kept (the rest is not read by the analysis).
-pub const KEEP: [&str; 17] = [
+pub const KEEP: [&str; 18] = [
     "mino_players",
     "mino_connections",
     "mino_ticks_total",
@@ -33,6 +33,7 @@ pub const KEEP: [&str; 17] = [
     "mino_sockets_closed_total",
     "mino_tick_duration_seconds_sum",
     "mino_tick_duration_seconds_count",
+    "mino_tick_deliver_seconds",
     "mino_redis_publish_failures_total",
     "mino_redis_reconnects_total",
 ];

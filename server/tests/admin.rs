@@ -100,3 +100,21 @@ async fn admin_drain_standalone_closes_players_with_service_restart_and_exits_ze
     let status = server.wait_exit(Duration::from_secs(10)).expect("exited after the drain");
     assert!(status.success());
 }
+
+/// `/metrics` tells the part of each tick spent writing to the websockets
+/// (`mino_tick_deliver_seconds`), one observation a tick, within the tick's
+/// whole work: a player joined, its frames written every tick.
+#[tokio::test]
+async fn the_ticks_socket_writes_are_timed_within_the_tick() {
+    let server = Shard::start(SERVER, &[]);
+    let _player = Player::join(&server, "timed").await;
+    server.wait_metric_at_least("mino_tick_deliver_seconds_count", 20.0).await;
+    let m = server.metrics().await;
+    let (deliver, ticks) =
+        (m.value_or_zero("mino_tick_deliver_seconds_count"), m.value_or_zero("mino_tick_duration_seconds_count"));
+    // A scrape may fall between a tick's two observations: one apart.
+    assert!((deliver - ticks).abs() <= 1.0, "one a tick: {deliver} for {ticks} ticks");
+    let (spent, whole) =
+        (m.value_or_zero("mino_tick_deliver_seconds_sum"), m.value_or_zero("mino_tick_duration_seconds_sum"));
+    assert!(spent > 0.0 && spent <= whole + 0.05, "the writes took {spent} s of the ticks' {whole} s");
+}

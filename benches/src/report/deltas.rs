@@ -19,6 +19,9 @@ struct Walk {
     cpu_player_tick_us: Option<f64>,
     cpu_frame_us: Option<f64>,
     runqueue: Option<f64>,
+    /// The shards' socket writes a tick, p5 and p95, ms (mean of the shards).
+    writes_p5: Option<f64>,
+    writes_p95: Option<f64>,
 }
 
 impl Walk {
@@ -48,6 +51,8 @@ impl Walk {
             cpu_player_tick_us,
             cpu_frame_us: m.server.as_ref().map(|s| s.cpu_per_frame_us.total),
             runqueue: verdict::shard_mean(w.as_ref(), |s| s.runqueue_wait_share),
+            writes_p5: verdict::shard_mean(w.as_ref(), |s| s.tick_deliver_ms.map(|d| d.p5)),
+            writes_p95: verdict::shard_mean(w.as_ref(), |s| s.tick_deliver_ms.map(|d| d.p95)),
         }
     }
 
@@ -62,6 +67,10 @@ impl Walk {
             f2(self.cpu_player_tick_us),
             f2(self.cpu_frame_us),
             f2(self.runqueue),
+            match (self.writes_p5, self.writes_p95) {
+                (Some(lo), Some(hi)) => format!("{} / {}", f1(Some(lo)), f1(Some(hi))),
+                _ => DASH.into(),
+            },
         ]);
         row
     }
@@ -76,6 +85,8 @@ impl Walk {
             cpu_player_tick_us: m(|w| w.cpu_player_tick_us),
             cpu_frame_us: m(|w| w.cpu_frame_us),
             runqueue: m(|w| w.runqueue),
+            writes_p5: m(|w| w.writes_p5),
+            writes_p95: m(|w| w.writes_p95),
         }
     }
 }
@@ -206,7 +217,11 @@ impl Report {
                  deltas a socket with nothing new gets no frame); server CPU is both shards' user + system time over \
                  the hold ÷ (players × the shards' ticks), and ÷ the frames the bots received; run-queue wait is the \
                  share of a core the shards' threads spent runnable but waiting for a CPU (other sessions' work on \
-                 the shared machine), mean of the two shards."
+                 the shared machine), mean of the two shards; socket writes a tick are the part of a tick spent \
+                 writing its frames to the websockets (`mino_tick_deliver_seconds`, p5 and p95 over the hold, mean \
+                 of the two shards): the last socket written waits that long after the first, so the spread between \
+                 the two is about the spread the server adds to those sockets' gaps (on this machine each loopback \
+                 write also runs the bot's receive and wakes its thread)."
             )
         } else {
             format!(
@@ -225,6 +240,7 @@ impl Report {
             "server CPU / player / tick µs",
             "server CPU / delivered frame µs",
             "shards' run-queue wait",
+            "socket writes a tick p5 / p95 ms",
             "verdict",
         ]);
         let mut rows = Vec::new();

@@ -251,7 +251,9 @@ impl TickDriver {
         let figures = self.vitals.tick(started, lateness, &out.relay_lag_ms, core);
         let tick = out.frame.tick;
         let mut resync = Vec::new();
+        let delivering = time::now();
         self.hub.deliver(&out.frame, &mut resync);
+        m.tick_deliver.observe(delivering.elapsed().as_secs_f64());
         self.metrics.view_resyncs.inc_by(resync.len() as u64);
         for link in resync {
             self.shard.resync(link);
