@@ -101,6 +101,23 @@ struct Remote {
     held: Option<Box<HeldRemote>>,
     /// No roster sent yet: the first one a tick offers is taken.
     want_roster: bool,
+    /// From its welcome's queueing to the tick after the next: its first
+    /// views, held back. The welcome goes by the session's task and its
+    /// stream, the views straight to quinn from here, so views sent with it
+    /// reached the client before it, and a client drops the view frames
+    /// that come before its Welcome (the browser does, `earlyViews`): the
+    /// cells of a standing place, sent whole once, were then missing until
+    /// the view's refresh, 64 ticks on.
+    first_views: Option<FirstViews>,
+}
+
+/// A session's first views, held until a whole tick has passed since its
+/// welcome was queued.
+#[derive(Debug, Default)]
+struct FirstViews {
+    views: Vec<Bytes>,
+    /// A tick has been delivered since the welcome was queued.
+    ticked: bool,
 }
 
 #[derive(Debug)]
@@ -128,10 +145,18 @@ impl Remotes {
     pub fn join(&mut self, handed: Handover, player: Player, message: &[u8], welcome: Welcome, now: Instant) {
         let link = player.link;
         let welcome_bytes = Bytes::copy_from_slice(message);
-        let mut remote = Remote { player, to: handed.to, datagrams: handed.datagrams, held: None, want_roster: true };
+        let mut remote = Remote {
+            player,
+            to: handed.to,
+            datagrams: handed.datagrams,
+            held: None,
+            want_roster: true,
+            first_views: None,
+        };
         match welcome {
             Welcome::Now => {
                 let _ = remote.to.try_send(ToSession::Message(welcome_bytes));
+                remote.first_views = Some(FirstViews::default());
             }
             Welcome::Held => {
                 remote.held = Some(Box::new(HeldRemote {
@@ -164,9 +189,7 @@ impl Remotes {
         if let Err(reason) = offer(&remote.to, ToSession::Messages(messages)) {
             return self.close(link, reason, None, metrics, out);
         }
-        if let Err(reason) = send_views(remote.datagrams.as_ref(), views.iter()) {
-            self.close(link, reason, None, metrics, out);
-        }
+        remote.first_views = Some(FirstViews { views, ticked: false });
     }
 
     /// Welcomes every session held past its backstop.
@@ -238,7 +261,19 @@ impl Remotes {
                 slow.push((*link, CloseReason::ClientClosed));
                 continue;
             }
-            if let Err(reason) = send_views(remote.datagrams.as_ref(), views.iter().map(plain)) {
+            let sent = match remote.first_views.take() {
+                None => send_views(remote.datagrams.as_ref(), views.iter().map(plain)),
+                Some(mut first) if !first.ticked => {
+                    first.views.extend(views.iter().map(plain));
+                    first.ticked = true;
+                    remote.first_views = Some(first);
+                    Ok(())
+                }
+                Some(first) => {
+                    send_views(remote.datagrams.as_ref(), first.views.into_iter().chain(views.iter().map(plain)))
+                }
+            };
+            if let Err(reason) = sent {
                 slow.push((*link, reason));
                 continue;
             }
@@ -385,6 +420,49 @@ mod tests {
         }
         assert_eq!(out, vec![Inbound::Left { player: PlayerId(1), link: LinkId(1) }]);
         assert!(!remotes.has(LinkId(1)));
+    }
+
+    /// A tick whose one view (`view`) goes to `link`.
+    fn tick_with_a_view(link: u64, view: &'static [u8]) -> TickFrame {
+        TickFrame {
+            views: vec![crate::shard::ViewFrames { frames: vec![ws_frame::binary(view)] }],
+            recipients: crate::shard::Recipients::new(vec![(LinkId(link), 0)]),
+            ..TickFrame::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sessions_first_views_wait_a_whole_tick_after_its_welcome() {
+        // Sent with the welcome, they overtook it (the welcome goes by the
+        // session's task and stream) and the client dropped them.
+        let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
+        let (_rx, sent) = joined(&mut remotes, 3, 8);
+        let views = |sent: &Sent| sent.0.lock().expect("not poisoned").clone();
+        remotes.deliver(&tick_with_a_view(3, b"first"), &metrics, &mut out);
+        assert!(views(&sent).is_empty(), "the tick the welcome was queued in holds its views");
+        remotes.deliver(&tick_with_a_view(3, b"second"), &metrics, &mut out);
+        assert_eq!(views(&sent), vec![Bytes::from_static(b"first"), Bytes::from_static(b"second")], "in order");
+        remotes.deliver(&tick_with_a_view(3, b"third"), &metrics, &mut out);
+        assert_eq!(views(&sent).len(), 3, "then each tick's as it comes");
+        // A held welcome (clustered: until the session is stored): what the
+        // ticks gathered meanwhile waits for the tick after its release too.
+        let (_rx, sent) = joined(&mut remotes, 4, 8);
+        let now = clock::now();
+        remotes.by_link.get_mut(&LinkId(4)).expect("joined").held = Some(Box::new(HeldRemote {
+            welcome: Bytes::from_static(b"w"),
+            until: now,
+            messages: vec![],
+            views: vec![],
+        }));
+        remotes.deliver(&tick_with_a_view(4, b"gathered"), &metrics, &mut out);
+        remotes.welcome(LinkId(4), &metrics, &mut out);
+        assert!(views(&sent).is_empty(), "not sent with the welcome");
+        remotes.deliver(&tick_with_a_view(4, b"next"), &metrics, &mut out);
+        assert!(views(&sent).is_empty(), "nor in the tick it was released in");
+        remotes.deliver(&tick_with_a_view(4, b"after"), &metrics, &mut out);
+        let got: Vec<Bytes> = views(&sent);
+        assert_eq!(got, ["gathered", "next", "after"].map(|v| Bytes::from(v.as_bytes())), "all, in order");
+        assert!(out.is_empty(), "nobody closed: {out:?}");
     }
 
     #[tokio::test]

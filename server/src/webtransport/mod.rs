@@ -21,7 +21,11 @@
 //! bounded queue (`crate::hub::remote`) and sends its view frames as
 //! datagrams itself, on the tick's thread (quinn's `send_datagram` is a
 //! queue and a wake of the connection's driver), so a session's task wakes
-//! only when its stream has something to say.
+//! only when its stream has something to say. A session's first views wait
+//! a whole tick after its welcome is queued: sent with it, they overtook it
+//! (the welcome goes by the task and the stream) and clients, which drop the
+//! view frames that come before their Welcome, missed a standing place's
+//! cells until the view's refresh.
 //!
 //! The certificate is the operator's (`--webtransport-cert`,
 //! `--webtransport-key`), or one made at start: self-signed ECDSA P-256,
