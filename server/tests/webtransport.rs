@@ -367,6 +367,65 @@ async fn clustered_a_session_is_welcomed_once_stored_and_seen_by_the_other_shard
 }
 
 #[tokio::test]
+async fn clustered_a_session_gets_no_view_before_its_welcome_and_holds_a_standing_place() {
+    // A browser drops the view frames that come before its Welcome. Here the
+    // session's store in Redis is held up (DEBUG SLEEP), so the welcome waits
+    // in the hub over several ticks that gather views; those must not go out
+    // with the welcome (which goes by the session's task and stream: the
+    // datagrams overtook it), or the standing place's cells, sent whole once,
+    // are missing until the view's refresh.
+    let redis = mino_testkit::Redis::start_with(None, &["--protected-mode", "no", "--enable-debug-command", "yes"]);
+    let shard = Shard::build(SERVER)
+        .redis(&redis)
+        .id(1)
+        .world_size(500.0)
+        .flag("webtransport-listen", "127.0.0.1:0")
+        .flag("cell-size", "100")
+        .flag("view-radius", "400")
+        .start();
+    shard.wait_ready().await;
+    let mut standing = Vec::new();
+    for k in 0..4 {
+        standing.push(Player::join(&shard, &format!("Still{k}")).await);
+    }
+    shard.wait_metric("mino_players", 4.0).await;
+    let ids: Vec<u32> = standing.iter().map(Player::id).collect();
+    let port = redis.port;
+    let sleep = std::thread::spawn(move || {
+        let mut cli = std::process::Command::new("redis-cli");
+        cli.args(["-p", &port.to_string(), "DEBUG", "SLEEP", "0.4"]).output().expect("redis-cli runs")
+    });
+    // Redis is asleep once a PING goes unanswered for 50 ms.
+    let asleep = || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("redis listens");
+        s.set_read_timeout(Some(Duration::from_millis(50))).expect("a read timeout");
+        s.write_all(b"PING\r\n").expect("written");
+        s.read(&mut [0u8; 64]).is_err()
+    };
+    let started = Instant::now();
+    while !asleep() {
+        assert!(started.elapsed() < WAIT, "DEBUG SLEEP never took Redis");
+    }
+    let mut wt = TransportPlayer::join(&shard, "Late").await;
+    let early = wt.drop_arrived_datagrams().await;
+    assert!(sleep.join().expect("the sleep ends").status.success(), "DEBUG SLEEP ran");
+    assert_eq!(early, 0, "no view frame came before the Welcome");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let held: Vec<u32> = wt
+            .held()
+            .map(|h| h.cells().flat_map(|(_, c)| c.entries.iter().map(|e| e.id.0)).collect())
+            .unwrap_or_default();
+        if ids.iter().all(|id| held.contains(id)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the standing players {ids:?} held by the session: {held:?}");
+        wt.datagram().await;
+    }
+}
+
+#[tokio::test]
 async fn a_drained_session_is_told_moved_by_an_error_and_resumes_on_another_shard_in_place() {
     // A drain closes a websocket with Move then the close code Moved; a
     // page cannot read a QUIC close code, so a session gets the Move, then

@@ -305,6 +305,17 @@ impl TransportPlayer {
         Frame::read(&d.payload(), held, self.welcome.as_ref())
     }
 
+    /// Drops the datagrams that have arrived and were not read, as a browser
+    /// drops the view frames that come before its Welcome; how many.
+    pub async fn drop_arrived_datagrams(&mut self) -> usize {
+        let mut dropped = 0;
+        // A zero timeout still polls once: what has arrived is taken.
+        while let Ok(Ok(_)) = tokio::time::timeout(std::time::Duration::ZERO, self.conn.receive_datagram()).await {
+            dropped += 1;
+        }
+        dropped
+    }
+
     /// What the player holds of datagrams.
     pub fn held(&self) -> Option<&Held> {
         self.held.as_ref()
