@@ -31,8 +31,6 @@ use crate::websocket::frame as ws_frame;
 use bytes::{Bytes, BytesMut};
 use mino_protocol::client::{self, Capabilities, ClientMsg, Hello};
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::timeout;
@@ -88,7 +86,7 @@ pub async fn serve(incoming: Box<IncomingSession>, shared: Shared) {
     };
     let metrics = shared.ctx.metrics.clone();
     metrics.webtransport_sessions.inc();
-    Session { conn, shared, link: None, welcomed: Arc::default() }.run(limit).await;
+    Session { conn, shared, link: None }.run(limit).await;
     metrics.webtransport_sessions.dec();
 }
 
@@ -98,9 +96,6 @@ struct Session {
     shared: Shared,
     /// The link it was admitted under.
     link: Option<LinkId>,
-    /// Set once its first messages (the Welcome) are written; the hub's
-    /// [`SessionDatagrams`] reads it.
-    welcomed: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -132,7 +127,6 @@ impl Session {
             conn: self.conn.clone(),
             metrics: self.shared.ctx.metrics.clone(),
             datagram_bytes: self.shared.datagram_bytes,
-            welcomed: self.welcomed.clone(),
         });
         match Box::pin(ctx.admit(hello, || Some(Handed::Session(remote::Handover { to, datagrams })))).await {
             Err(refused) => return self.refuse(Some(&mut send), refused).await,
@@ -184,9 +178,7 @@ impl Session {
                         framing::put(&mut out, m);
                     }
                     match timeout(write_timeout, send.write_all(&out)).await {
-                        // The first messages hold the Welcome: the hub may now
-                        // send views (see `hub::remote::Datagrams::welcomed`).
-                        Ok(Ok(())) => self.welcomed.store(true, Ordering::Release),
+                        Ok(Ok(())) => {}
                         Ok(Err(_)) => self.tell(CloseReason::ClientClosed).await,
                         Err(_) => self.tell(CloseReason::TooSlow).await,
                     }
@@ -230,8 +222,6 @@ struct SessionDatagrams {
     metrics: Metrics,
     /// Largest datagram sent, bytes (the connection's limit may be lower).
     datagram_bytes: usize,
-    /// Set by the session's task once it has written its first messages.
-    welcomed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for SessionDatagrams {
@@ -241,10 +231,6 @@ impl std::fmt::Debug for SessionDatagrams {
 }
 
 impl remote::Datagrams for SessionDatagrams {
-    fn welcomed(&self) -> bool {
-        self.welcomed.load(Ordering::Acquire)
-    }
-
     /// Sends a view frame as datagrams within the connection's current
     /// limit (read at every send), counting what cannot go.
     fn send_view(&self, view: &Bytes) {
