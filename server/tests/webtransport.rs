@@ -391,25 +391,18 @@ async fn clustered_a_session_gets_no_view_before_its_welcome_and_holds_a_standin
     shard.wait_metric("mino_players", 4.0).await;
     let ids: Vec<u32> = standing.iter().map(Player::id).collect();
     let port = redis.port;
-    let sleep = std::thread::spawn(move || {
+    let pause = std::thread::spawn(move || {
         let mut cli = std::process::Command::new("redis-cli");
         cli.args(["-p", &port.to_string(), "DEBUG", "SLEEP", "0.4"]).output().expect("redis-cli runs")
     });
-    // Redis is asleep once a PING goes unanswered for 50 ms.
-    let asleep = || {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("redis listens");
-        s.set_read_timeout(Some(Duration::from_millis(50))).expect("a read timeout");
-        s.write_all(b"PING\r\n").expect("written");
-        s.read(&mut [0u8; 64]).is_err()
-    };
+    // Redis is paused once a PING goes unanswered for 50 ms.
     let started = Instant::now();
-    while !asleep() {
-        assert!(started.elapsed() < WAIT, "DEBUG SLEEP never took Redis");
+    while mino_testkit::redis::ping_within(port, Duration::from_millis(50)).is_some() {
+        assert!(started.elapsed() < WAIT, "DEBUG SLEEP never paused Redis");
     }
     let mut wt = TransportPlayer::join(&shard, "Late").await;
     let early = wt.drop_arrived_datagrams().await;
-    assert!(sleep.join().expect("the sleep ends").status.success(), "DEBUG SLEEP ran");
+    assert!(pause.join().expect("the pause ends").status.success(), "DEBUG SLEEP ran");
     assert_eq!(early, 0, "no view frame came before the Welcome");
     let deadline = Instant::now() + WAIT;
     loop {

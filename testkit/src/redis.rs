@@ -224,8 +224,14 @@ pub fn info(port: u16, sections: &[&str]) -> Option<Info> {
 /// The raw answer of a Redis on `port` to an unauthenticated PING, None when
 /// nothing answers within a second.
 pub fn ping(port: u16) -> Option<String> {
+    ping_within(port, Duration::from_secs(1))
+}
+
+/// [`ping`], None when nothing answers within `wait` (a Redis paused by
+/// `DEBUG SLEEP` or `CLIENT PAUSE` answers nothing).
+pub fn ping_within(port: u16, wait: Duration) -> Option<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    s.set_read_timeout(Some(wait)).ok()?;
     s.write_all(b"PING\r\n").ok()?;
     let mut buf = [0u8; 256];
     let n = s.read(&mut buf).ok()?;
