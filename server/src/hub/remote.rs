@@ -73,6 +73,12 @@ pub trait Datagrams: Send + Sync + std::fmt::Debug {
     /// current datagram limit; what cannot go is counted, never queued
     /// here.
     fn send_view(&self, view: &Bytes);
+
+    /// True once the session's task has written its first messages (the
+    /// Welcome) to the stream: its first views wait for it.
+    fn welcomed(&self) -> bool {
+        true
+    }
 }
 
 /// A session handed from its task to the hub: where its messages go.
@@ -111,14 +117,18 @@ struct Remote {
     first_views: Option<FirstViews>,
 }
 
-/// A session's first views, held until a whole tick has passed since its
-/// welcome was queued.
+/// A session's first views, held until its task has written the welcome
+/// and a whole tick has passed since (or [`FIRST_VIEWS_MAX_TICKS`]).
 #[derive(Debug, Default)]
 struct FirstViews {
     views: Vec<Bytes>,
-    /// A tick has been delivered since the welcome was queued.
-    ticked: bool,
+    /// Ticks delivered since the welcome was queued.
+    ticks: u32,
 }
+
+/// Longest a session's first views wait for its welcome to be written,
+/// ticks (a task that cannot write is closed as too slow meanwhile).
+const FIRST_VIEWS_MAX_TICKS: u32 = 20;
 
 #[derive(Debug)]
 struct HeldRemote {
@@ -189,7 +199,7 @@ impl Remotes {
         if let Err(reason) = offer(&remote.to, ToSession::Messages(messages)) {
             return self.close(link, reason, None, metrics, out);
         }
-        remote.first_views = Some(FirstViews { views, ticked: false });
+        remote.first_views = Some(FirstViews { views, ticks: 0 });
     }
 
     /// Welcomes every session held past its backstop.
@@ -263,9 +273,13 @@ impl Remotes {
             }
             let sent = match remote.first_views.take() {
                 None => send_views(remote.datagrams.as_ref(), views.iter().map(plain)),
-                Some(mut first) if !first.ticked => {
+                // Held while the welcome is not written, and for the tick in
+                // which it was: the views then follow it by a tick at least.
+                Some(mut first)
+                    if first.ticks < FIRST_VIEWS_MAX_TICKS && (first.ticks == 0 || !remote.datagrams.welcomed()) =>
+                {
                     first.views.extend(views.iter().map(plain));
-                    first.ticked = true;
+                    first.ticks += 1;
                     remote.first_views = Some(first);
                     Ok(())
                 }
@@ -380,13 +394,18 @@ mod tests {
     use crate::resume::Ticket;
     use mino_protocol::PlayerId;
 
-    /// The views a test session was sent as datagrams.
+    /// The views a test session was sent as datagrams, and whether its
+    /// task has written the welcome (yes, unless told otherwise).
     #[derive(Clone, Debug, Default)]
-    struct Sent(std::sync::Arc<std::sync::Mutex<Vec<Bytes>>>);
+    struct Sent(std::sync::Arc<std::sync::Mutex<Vec<Bytes>>>, std::sync::Arc<std::sync::atomic::AtomicBool>);
 
     impl Datagrams for Sent {
         fn send_view(&self, view: &Bytes) {
             self.0.lock().expect("not poisoned").push(view.clone());
+        }
+
+        fn welcomed(&self) -> bool {
+            !self.1.load(std::sync::atomic::Ordering::Relaxed)
         }
     }
 
@@ -463,6 +482,16 @@ mod tests {
         let got: Vec<Bytes> = views(&sent);
         assert_eq!(got, ["gathered", "next", "after"].map(|v| Bytes::from(v.as_bytes())), "all, in order");
         assert!(out.is_empty(), "nobody closed: {out:?}");
+        // A task that has not written the welcome yet: held until it has.
+        let (_rx, sent) = joined(&mut remotes, 5, 8);
+        sent.1.store(true, std::sync::atomic::Ordering::Relaxed);
+        for _ in 0..3 {
+            remotes.deliver(&tick_with_a_view(5, b"v"), &metrics, &mut out);
+        }
+        assert!(views(&sent).is_empty(), "the welcome is not written");
+        sent.1.store(false, std::sync::atomic::Ordering::Relaxed);
+        remotes.deliver(&tick_with_a_view(5, b"v"), &metrics, &mut out);
+        assert_eq!(views(&sent).len(), 4, "written: every view held, then this tick's");
     }
 
     #[tokio::test]

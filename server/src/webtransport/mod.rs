@@ -22,7 +22,8 @@
 //! datagrams itself, on the tick's thread (quinn's `send_datagram` is a
 //! queue and a wake of the connection's driver), so a session's task wakes
 //! only when its stream has something to say. A session's first views wait
-//! a whole tick after its welcome is queued: sent with it, they overtook it
+//! until its task has written the welcome to the stream, and a whole tick
+//! after it was queued (at most 20 ticks): sent with it, they overtook it
 //! (the welcome goes by the task and the stream) and clients, which drop the
 //! view frames that come before their Welcome, missed a standing place's
 //! cells until the view's refresh.

@@ -31,6 +31,8 @@ use crate::websocket::frame as ws_frame;
 use bytes::{Bytes, BytesMut};
 use mino_protocol::client::{self, Capabilities, ClientMsg, Hello};
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::timeout;
@@ -86,7 +88,7 @@ pub async fn serve(incoming: Box<IncomingSession>, shared: Shared) {
     };
     let metrics = shared.ctx.metrics.clone();
     metrics.webtransport_sessions.inc();
-    Session { conn, shared, link: None }.run(limit).await;
+    Session { conn, shared, link: None, welcomed: Arc::default() }.run(limit).await;
     metrics.webtransport_sessions.dec();
 }
 
@@ -96,6 +98,9 @@ struct Session {
     shared: Shared,
     /// The link it was admitted under.
     link: Option<LinkId>,
+    /// Set once its first messages (the Welcome) are written; the hub's
+    /// [`SessionDatagrams`] reads it.
+    welcomed: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -127,6 +132,7 @@ impl Session {
             conn: self.conn.clone(),
             metrics: self.shared.ctx.metrics.clone(),
             datagram_bytes: self.shared.datagram_bytes,
+            welcomed: self.welcomed.clone(),
         });
         match Box::pin(ctx.admit(hello, || Some(Handed::Session(remote::Handover { to, datagrams })))).await {
             Err(refused) => return self.refuse(Some(&mut send), refused).await,
@@ -178,7 +184,9 @@ impl Session {
                         framing::put(&mut out, m);
                     }
                     match timeout(write_timeout, send.write_all(&out)).await {
-                        Ok(Ok(())) => {}
+                        // The first messages hold the Welcome: the hub may now
+                        // send views (see `hub::remote::Datagrams::welcomed`).
+                        Ok(Ok(())) => self.welcomed.store(true, Ordering::Release),
                         Ok(Err(_)) => self.tell(CloseReason::ClientClosed).await,
                         Err(_) => self.tell(CloseReason::TooSlow).await,
                     }
@@ -222,6 +230,8 @@ struct SessionDatagrams {
     metrics: Metrics,
     /// Largest datagram sent, bytes (the connection's limit may be lower).
     datagram_bytes: usize,
+    /// Set by the session's task once it has written its first messages.
+    welcomed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for SessionDatagrams {
@@ -231,6 +241,10 @@ impl std::fmt::Debug for SessionDatagrams {
 }
 
 impl remote::Datagrams for SessionDatagrams {
+    fn welcomed(&self) -> bool {
+        self.welcomed.load(Ordering::Acquire)
+    }
+
     /// Sends a view frame as datagrams within the connection's current
     /// limit (read at every send), counting what cannot go.
     fn send_view(&self, view: &Bytes) {
