@@ -224,7 +224,10 @@ describe('browser client', () => {
     const hoverAt = (await page.evaluate(([wx, wy]) => window.__mino?.worldToScreen(wx, wy), [hx, hy] as const)) as [number, number];
     await page.mouse.move(hoverAt[0], hoverAt[1]);
     await settle();
-    const overlays = await page.addStyleTag({ content: '#hud, #side { visibility: hidden !important; }' });
+    // The labels are hidden for the colours too: a name may cover another player's body (labels keep
+    // off each other and the own player only), and a bot under one would read as the label's colour.
+    // Hidden, not removed: their boxes, read below, keep their places.
+    const overlays = await page.addStyleTag({ content: '#hud, #side, #labels { visibility: hidden !important; }' });
     const shot = new Screenshot(await page.screenshot({ type: 'png' }));
     const labels = await page.evaluate(() =>
       [...document.querySelectorAll<HTMLElement>('#labels .label:not([hidden])')].map((e) => {
