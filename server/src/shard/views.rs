@@ -36,7 +36,9 @@
 //! view (emptied cells too, and a forget of each own cell of it with no
 //! stream) on the view's own turn every [`REFRESH_STEPS`] (so a change
 //! whose every repeat was lost is wrong for at most that long; not so a
-//! cell that left the view whose forgets were all lost). Its views hold
+//! cell that left the view whose forgets were all lost). A cell that left
+//! the view is forgotten, and a shard that left the place reset, in
+//! [`REPEATS`] frames. Its views hold
 //! cells as delta views do (a joiner's and a mover's new cells are unheld
 //! exceptions), so a standing place sends them nothing between refreshes
 //! and wakes them only on their turn.
@@ -73,8 +75,28 @@ struct Owed {
     /// To drop in the next frames: (source, cell, frames left to tell it
     /// in: 1, or [`REPEATS`] for a datagram view, whose frames may be lost).
     forgets: Vec<(SourceId, CellId, u32)>,
-    /// Shards to reset (every cell dropped) at the start of the next frame.
-    resets: Vec<ShardId>,
+    /// Shards to reset (every cell dropped) at the start of the next frames.
+    resets: Vec<Reset>,
+}
+
+/// A shard whose cells a view's sockets are told to drop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Reset {
+    shard: ShardId,
+    /// Frames left to tell it in: 1, or [`REPEATS`] for a datagram view
+    /// when the shard left the place (its frames may be lost, and nothing
+    /// else would ever drop the cells of a shard that is gone).
+    left: u32,
+    /// Told at least once: a repeat is not sent once the shard is heard
+    /// from again (it would drop the cells the shard sends anew).
+    told: bool,
+}
+
+impl Reset {
+    /// A reset told once (`left` 1) or in several frames.
+    fn new(shard: ShardId, left: u32) -> Reset {
+        Reset { shard, left, told: false }
+    }
 }
 
 impl Owed {
@@ -285,10 +307,12 @@ impl Views {
         let shard = streams.source(source).shard;
         self.unsettled = true;
         for (i, v) in self.views.iter_mut().enumerate().filter(|(_, v)| v.sockets > 0) {
+            let times = if v.form == Form::Datagram { REPEATS } else { 1 };
             let owed = v.owed_mut();
             owed.exceptions.retain(|&(_, s, _)| s != source);
             owed.forgets.retain(|&(s, _, _)| s != source);
-            owed.resets.push(shard);
+            owed.resets.retain(|r| r.shard != shard);
+            owed.resets.push(Reset::new(shard, times));
             self.restless.push(i as u32);
         }
     }
@@ -355,14 +379,14 @@ impl Views {
             (Some(fresh), _) => {
                 let owed = view.owed_mut();
                 if fresh == Fresh::Resync {
-                    owed.resets.push(area.streams.source(super::streams::OWN).shard);
-                    owed.resets.extend(area.streams.relayed().map(|(_, s)| s.shard));
+                    owed.resets.push(Reset::new(area.streams.source(super::streams::OWN).shard, 1));
+                    owed.resets.extend(area.streams.relayed().map(|(_, s)| Reset::new(s.shard, 1)));
                     // A shard that left since the last frame is no longer a
                     // source, but the socket still holds its cells.
                     let old = m.from.and_then(|f| self.views.get(f as usize)).and_then(|v| v.owed.as_ref());
-                    for &shard in old.map_or(&[][..], |o| &o.resets[..]) {
-                        if !owed.resets.contains(&shard) {
-                            owed.resets.push(shard);
+                    for &reset in old.map_or(&[][..], |o| &o.resets[..]) {
+                        if !owed.resets.iter().any(|r| r.shard == reset.shard) {
+                            owed.resets.push(reset);
                         }
                     }
                 }
@@ -799,7 +823,15 @@ impl Views {
                 *times -= 1;
                 *times > 0
             });
-            resets = std::mem::take(&mut owed.resets);
+            owed.resets.retain_mut(|r| {
+                if r.told && area.streams.relayed().any(|(_, s)| s.shard == r.shard) {
+                    return false;
+                }
+                resets.push(r.shard);
+                r.told = true;
+                r.left -= 1;
+                r.left > 0
+            });
         }
         v.settle();
         if !pieces.is_empty() || !resets.is_empty() {

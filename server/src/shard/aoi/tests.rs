@@ -709,6 +709,45 @@ fn a_datagram_socket_is_sent_what_changed_then_nothing_but_its_refresh() {
 }
 
 #[test]
+fn a_datagram_socket_is_told_a_departed_shard_in_three_frames() {
+    // The reset of a shard that left may be lost with its datagram, and
+    // nothing else would ever drop the cells of a shard that is gone: a
+    // datagram socket is told in its next 3 frames, a deltas socket (its
+    // frames all arrive) once. The datagram socket's first frame is lost.
+    let mut shards = vec![shard(1, 100, 6, settings()), shard(2, 100, 7, settings())];
+    everyone_walks(&mut shards);
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::Datagram), socket(&mut shards, 0, 1, Form::Deltas)];
+    run(&mut shards, &mut sockets, 1..=40, 8, |_, _, _| {});
+    for k in &sockets {
+        assert!(k.held.cells().any(|((s, _), _)| *s == 2), "socket of {:?} sees the other shard", k.form);
+    }
+    shards[0].area.shard_left(ShardId(2));
+    let mut told = [Vec::new(), Vec::new()];
+    for t in 41..=50 {
+        let s = &mut shards[0];
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), true);
+        for (k, socket) in sockets.iter_mut().enumerate() {
+            let Some(view) = s.area.view_of(socket.link) else { continue };
+            for framed in s.area.frames_of(view) {
+                let Ok(ServerMsg::View(frame)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
+                if frame.sections().any(|section| section.shard == 2 && section.is_empty()) {
+                    told[k].push(t);
+                }
+                if k == 0 && t == 41 {
+                    continue;
+                }
+                socket.held.apply(&frame).expect("applies");
+            }
+        }
+    }
+    assert_eq!(told, [vec![41, 42, 43], vec![41]], "the datagram socket told three times, the deltas socket once");
+    for k in &sockets {
+        assert!(k.held.cells().all(|((s, _), _)| *s == 1), "socket of {:?} dropped the shard that left", k.form);
+    }
+}
+
+#[test]
 fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
     // A forget may be lost with its datagram, leaving the page a cell it no
     // longer sees: a datagram socket is told in the next 3 frames, a deltas
