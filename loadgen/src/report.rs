@@ -192,6 +192,10 @@ pub struct Measured {
     pub snapshot_gap_ms: Summary,
     /// Gap between consecutive snapshots of each other shard (relayed), ms.
     pub relayed_snapshot_gap_ms: Summary,
+    /// The own shard's gap less the ticks between that sent the socket
+    /// nothing (`Metric::NewsGap`), ms (absent in older reports).
+    #[serde(default)]
+    pub news_gap_ms: Summary,
     /// The longest own-shard snapshot gap of each bot in each 10 s span
     /// (`mino_loadgen::freeze`), ms (hold; absent in older reports).
     #[serde(default)]
@@ -278,6 +282,7 @@ impl Measured {
             welcome_ms: whole.latencies.summary(Metric::Welcome),
             snapshot_gap_ms: hold.latencies.summary(Metric::SnapshotGap),
             relayed_snapshot_gap_ms: hold.latencies.summary(Metric::RelayedGap),
+            news_gap_ms: hold.latencies.summary(Metric::NewsGap),
             longest_freeze_ms: hold.latencies.summary(Metric::LongestFreeze),
             snapshot_age_ms: hold.latencies.summary(Metric::SnapshotAge),
             rtt_ms: hold.latencies.summary(Metric::Rtt),

@@ -106,7 +106,8 @@ struct Measure<'a> {
     own_shard: u32,
     own_id: PlayerId,
     own_hint: usize,
-    clocks: Vec<(u32, Instant)>,
+    /// Per shard: (shard, the tick and arrival of its newest frame).
+    clocks: Vec<(u32, u32, Instant)>,
     /// The own shard's longest snapshot gap of the current span.
     freeze: Freeze,
     resume: Option<ResumeCheck>,
@@ -486,31 +487,40 @@ impl Measure<'_> {
             Some(last) if last.1 == tick || (tick.wrapping_sub(last.1) as i32) < 0 => {}
             Some(last) => {
                 last.1 = tick;
-                self.shard_clock(shard, now);
+                self.shard_clock(shard, tick, now);
             }
             None => {
                 self.last_tick.push((shard, tick));
-                self.shard_clock(shard, now);
+                self.shard_clock(shard, tick, now);
             }
         }
     }
 
-    /// Times the gap since `shard`'s previous frame.
-    fn shard_clock(&mut self, shard: u32, now: Instant) {
+    /// Times the gap since `shard`'s previous frame (and, for the own
+    /// shard, that gap less the ticks between that sent nothing:
+    /// [`Metric::NewsGap`]).
+    fn shard_clock(&mut self, shard: u32, tick: u32, now: Instant) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
         let own = shard == self.own_shard;
         stats.snapshot(own);
         match self.clocks.iter_mut().find(|c| c.0 == shard) {
             Some(clock) => {
-                let gap = now - clock.1;
+                let gap = now - clock.2;
                 stats.record(bot, if own { Metric::SnapshotGap } else { Metric::RelayedGap }, gap);
-                clock.1 = now;
+                if own {
+                    stats.record(
+                        bot,
+                        Metric::NewsGap,
+                        crate::stats::news_gap(gap, tick.wrapping_sub(clock.1), self.period),
+                    );
+                }
+                (clock.1, clock.2) = (tick, now);
                 if let Some(longest) = own.then(|| self.freeze.gap(gap, now)).flatten() {
                     stats.record(bot, Metric::LongestFreeze, longest);
                 }
             }
             None => {
-                self.clocks.push((shard, now));
+                self.clocks.push((shard, tick, now));
                 stats.shard_seen(shard);
             }
         }

@@ -37,6 +37,15 @@ pub enum Metric {
     SnapshotGap,
     /// Between consecutive snapshots of one other (relayed) shard.
     RelayedGap,
+    /// Between consecutive snapshots of the bot's own shard, less a tick
+    /// period for every tick between their two ticks (ticks in which the
+    /// shard sent the socket nothing: with protocol 4's deltas, a socket
+    /// whose cells did not change gets no frame). With full frames it is
+    /// [`Metric::SnapshotGap`]; with deltas it is the gap a frame every tick
+    /// would have had, so a standing crowd's figure times delivery, not
+    /// stillness. Over datagrams a lost tick counts as such a tick too: read
+    /// it beside [`Metric::LongestFreeze`] there.
+    NewsGap,
     /// Arrival wall clock minus the snapshot's `server_time_ms` (same-host runs only).
     SnapshotAge,
     /// Ping to Pong round trip.
@@ -65,10 +74,11 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric; index = position.
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 13] = [
         Metric::Welcome,
         Metric::SnapshotGap,
         Metric::RelayedGap,
+        Metric::NewsGap,
         Metric::SnapshotAge,
         Metric::Rtt,
         Metric::ResumeWelcome,
@@ -90,6 +100,7 @@ impl Metric {
             Metric::Welcome => "welcome",
             Metric::SnapshotGap => "snapshot_gap",
             Metric::RelayedGap => "relayed_gap",
+            Metric::NewsGap => "news_gap",
             Metric::SnapshotAge => "snapshot_age",
             Metric::Rtt => "rtt",
             Metric::ResumeWelcome => "resume_welcome",
@@ -106,6 +117,19 @@ impl Metric {
     pub fn of_label(label: &str) -> Option<Metric> {
         Metric::ALL.into_iter().find(|m| m.label() == label)
     }
+}
+
+/// [`Metric::NewsGap`]: the `gap` between two frames of the own shard whose
+/// ticks are `ticks` apart (wrapping low bits: 1 for consecutive ticks),
+/// less a `period` for each tick between them; at least zero. A tick
+/// difference past a minute of ticks at 20 Hz (a shard restarted, its ticks
+/// counted anew) takes nothing off.
+pub fn news_gap(gap: Duration, ticks: u32, period: Duration) -> Duration {
+    let silent = ticks.saturating_sub(1);
+    if silent > 1_200 {
+        return gap;
+    }
+    gap.saturating_sub(period * silent)
 }
 
 /// Percentiles of one latency metric, in ms.
@@ -675,6 +699,17 @@ mod tests {
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
+    }
+
+    #[test]
+    fn a_news_gap_takes_off_the_ticks_that_sent_nothing() {
+        let (ms, period) = (Duration::from_millis, Duration::from_millis(50));
+        assert_eq!(news_gap(ms(53), 1, period), ms(53), "consecutive ticks: the gap itself");
+        assert_eq!(news_gap(ms(152), 3, period), ms(52), "two silent ticks between");
+        assert_eq!(news_gap(ms(90), 3, period), ms(0), "early: at least zero");
+        assert_eq!(news_gap(ms(60), 0, period), ms(60), "the same tick (never timed): the gap");
+        assert_eq!(news_gap(ms(400), 5_000, period), ms(400), "a shard's ticks counted anew");
+        assert_eq!(news_gap(ms(110), 1u32.wrapping_sub(u32::MAX), period), ms(60), "the low bits wrapped");
     }
 
     #[test]

@@ -15,6 +15,8 @@ struct Walk {
     bytes_per_player_s: Option<f64>,
     entry_bytes_per_visible: Option<f64>,
     own_p95: Option<f64>,
+    /// The own gap p95 with the ticks that sent nothing taken out.
+    news_p95: Option<f64>,
     relayed_p95: Option<f64>,
     cpu_player_tick_us: Option<f64>,
     cpu_frame_us: Option<f64>,
@@ -47,6 +49,7 @@ impl Walk {
                 .filter(|o| o.players_in_view > 0.0)
                 .map(|o| o.entry_bytes_per_tick / o.players_in_view),
             own_p95: p95(&m.snapshot_gap_ms),
+            news_p95: p95(&m.news_gap_ms),
             relayed_p95: p95(&m.relayed_snapshot_gap_ms),
             cpu_player_tick_us,
             cpu_frame_us: m.server.as_ref().map(|s| s.cpu_per_frame_us.total),
@@ -63,6 +66,7 @@ impl Walk {
         }
         row.extend([
             f1(self.own_p95),
+            f1(self.news_p95),
             f1(self.relayed_p95),
             f2(self.cpu_player_tick_us),
             f2(self.cpu_frame_us),
@@ -81,6 +85,7 @@ impl Walk {
             bytes_per_player_s: m(|w| w.bytes_per_player_s),
             entry_bytes_per_visible: m(|w| w.entry_bytes_per_visible),
             own_p95: m(|w| w.own_p95),
+            news_p95: m(|w| w.news_p95),
             relayed_p95: m(|w| w.relayed_p95),
             cpu_player_tick_us: m(|w| w.cpu_player_tick_us),
             cpu_frame_us: m(|w| w.cpu_frame_us),
@@ -236,6 +241,7 @@ impl Report {
         }
         head.extend([
             "own gap p95 ms",
+            "own gap p95, silent ticks out, ms",
             "relayed gap p95 ms",
             "server CPU / player / tick µs",
             "server CPU / delivered frame µs",
@@ -290,7 +296,9 @@ impl Report {
                 "**A crowd of {n} standing in one cell** (`mino-loadgen crowd`, two shards + Redis, `--cell-size \
                  100`, world 2,000 units, as section 9's crowd): the own gap p95 (between frames of the own shard; \
                  with deltas a socket whose cells did not change gets no frame, so a long gap there is not a stale \
-                 position), the bytes each socket's view frames came to a tick (its mean, median across sockets) \
+                 position), the same with the silent ticks taken out (each gap less a tick period for every tick \
+                 between its two frames' ticks: the gap a frame every tick would have had, what the issue's goal \
+                 times, so the goal is judged on it), the bytes each socket's view frames came to a tick (its mean, median across sockets) \
                  and the late ticks. A run is judgeable only when at least 95 % of the bots gathered at the start \
                  and at the end of the hold: on a machine that cannot run the count, bots fail to connect or to \
                  reach the point (the loadgen's errors), and the figures describe the machine."
@@ -301,6 +309,7 @@ impl Report {
         let mut medians = Vec::new();
         for (label, runs) in [("deltas", &p.deltas), ("full (control)", &p.full)] {
             let gap = |r: &CrowdReport| p95(&r.measured.snapshot_gap_ms);
+            let news = |r: &CrowdReport| p95(&r.measured.news_gap_ms);
             let bytes = |r: &CrowdReport| r.budget.as_ref().map(|b| b.cell_bytes_per_tick.p50);
             let late = |r: &CrowdReport| r.late_ticks.as_ref().map(|l| 100.0 * l.late_share);
             for (i, (r, _)) in runs.iter().enumerate() {
@@ -316,18 +325,21 @@ impl Report {
                     ),
                     count(r.measured.errors as f64),
                     f1(gap(r)),
+                    f1(news(r)),
                     f1(bytes(r)),
                     f1(late(r)),
                     crowd_verdict(r),
                 ]);
             }
             let g = median(runs.iter().map(|(r, _)| gap(r)));
+            let n = median(runs.iter().map(|(r, _)| news(r)));
             rows.push(vec![
                 format!("**{label}**"),
                 format!("median of {}", runs.len()),
                 String::new(),
                 String::new(),
                 f1(g),
+                f1(n),
                 f1(median(runs.iter().map(|(r, _)| bytes(r)))),
                 f1(median(runs.iter().map(|(r, _)| late(r)))),
                 match runs.iter().filter(|(r, _)| !gathered(r)).count() {
@@ -335,7 +347,7 @@ impl Report {
                     k => format!("{JUDGE_NOTE} ({k} of {} runs without the crowd)", runs.len()),
                 },
             ]);
-            medians.push(g);
+            medians.push((g, n));
         }
         out.extend(table(
             &[
@@ -344,6 +356,7 @@ impl Report {
                 "admitted / gathered at start / at end of hold / connected",
                 "errors (the loadgen's)",
                 "own gap p95 ms",
+                "own gap p95, silent ticks out, ms",
                 "view-frame bytes a socket a tick (p50 across sockets)",
                 "late ticks %",
                 "verdict",
@@ -353,7 +366,8 @@ impl Report {
         out.push(String::new());
         let goals = CrowdGoals {
             players: p.players,
-            own_p95: medians.first().copied().flatten(),
+            own_p95: medians.first().and_then(|m| m.0),
+            news_p95: medians.first().and_then(|m| m.1),
             judged: {
                 let j = Judged::of(p.deltas.iter().map(|(r, _)| &r.measured));
                 Judged { judgeable: j.judgeable && p.deltas.iter().all(|(r, _)| gathered(r)), ..j }
@@ -412,8 +426,20 @@ impl Report {
         rows.push(row("gap p95 own / relayed at 1,000", "53-54 ms", "≤ 55 ms", ours, v));
         let (ours, v) = match &crowd {
             Some(c) => {
-                let shown = format!("{} ms ({} players)", f1(c.own_p95), count(c.players as f64));
-                let met = if c.players >= 2000 { c.own_p95.map(|g| g <= 60.0) } else { None };
+                // Judged on the gap with the silent ticks out where the runs
+                // have it: a standing crowd's socket gets no frame when
+                // nothing changed (item 4), which the raw gap counts.
+                let judged = c.news_p95.or(c.own_p95);
+                let shown = match c.news_p95 {
+                    Some(n) => format!(
+                        "{} ms with the silent ticks out ({} ms counting them; {} players)",
+                        f1(Some(n)),
+                        f1(c.own_p95),
+                        count(c.players as f64)
+                    ),
+                    None => format!("{} ms ({} players)", f1(c.own_p95), count(c.players as f64)),
+                };
+                let met = if c.players >= 2000 { judged.map(|g| g <= 60.0) } else { None };
                 let v = if !c.judged.judgeable {
                     format!(
                         "{JUDGE_NOTE} (this machine did not run a crowd of {}: see the runs)",
@@ -590,6 +616,8 @@ struct WalkGoals {
 struct CrowdGoals {
     players: u64,
     own_p95: Option<f64>,
+    /// The same with the silent ticks taken out (none in older raw files).
+    news_p95: Option<f64>,
     judged: Judged,
 }
 

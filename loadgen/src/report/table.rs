@@ -72,6 +72,7 @@ fn measured_lines(out: &mut String, m: &Measured) {
         ("welcome", &m.welcome_ms),
         ("snapshot gap (own)", &m.snapshot_gap_ms),
         ("snapshot gap (relayed)", &m.relayed_snapshot_gap_ms),
+        ("gap, silent ticks out", &m.news_gap_ms),
         ("longest freeze / 10 s", &m.longest_freeze_ms),
         ("snapshot age", &m.snapshot_age_ms),
         ("ping round trip", &m.rtt_ms),
