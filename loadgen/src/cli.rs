@@ -380,6 +380,21 @@ pub struct CrowdArgs {
     /// the time to walk the world's diagonal, plus 5 s).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub gather_timeout: Option<Duration>,
+    /// The share of the crowd (0 to 1) that, once gathered, takes a short step
+    /// every 1 to 3 s and walks back: the crowd's cell then changes every
+    /// tick, so the hold measures how a changing crowd's frames arrive. With
+    /// 0 the crowd stands still, and a shard that sends only what changed
+    /// (protocol 4's deltas) sends it nothing.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = parse_share)]
+    pub shuffle: f32,
+}
+
+/// A share from 0 to 1.
+fn parse_share(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a share from 0 to 1")),
+    }
 }
 
 impl Cli {
@@ -575,6 +590,12 @@ mod tests {
         assert_eq!(Command::Crowd(c).bots(), 30);
         assert!(parse(&["crowd", "--point", "1;2"]).is_err());
         assert!(parse(&["crowd", "--point", "nan,2"]).is_err());
+        let Ok(Command::Crowd(c)) = parse(&["crowd", "--shuffle", "0.05"]).expect("parses").scenario() else {
+            panic!("crowd")
+        };
+        assert_eq!(c.shuffle, 0.05);
+        assert!(parse(&["crowd", "--shuffle", "1.5"]).is_err(), "a share is at most 1");
+        assert!(parse(&["crowd", "--shuffle", "-0.1"]).is_err());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::profile::Profile;
 use crate::reconnect::Ending;
 use crate::stats::{Event, Metric, Stats, Tally};
 use crate::status::BotShared;
-use crate::steer::{Movement, Steering};
+use crate::steer::{Movement, Steering, SHUFFLE_EVERY};
 use crate::world::World;
 use mino_protocol::held::{Held, Update};
 use mino_protocol::motion::Motion;
@@ -26,6 +26,7 @@ use mino_protocol::view::{tick_time_ms, ItemKind, ViewFrame};
 use mino_protocol::wire::CloseCode;
 use mino_protocol::{quantize, wire, PlayerId};
 use rand::rngs::SmallRng;
+use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::{sleep_until, Instant};
@@ -208,7 +209,14 @@ impl Measure<'_> {
         // Quiet ticks matter only to bots that publish or observe positions.
         let watch = self.observer.is_some() || ctx.positions.is_some();
         let quiet = sleep_until(if watch { now + self.period } else { far });
-        tokio::pin!(turn, chat, ping, quiet);
+        // A shuffling crowd bot steps out now and then (`crowd --shuffle`).
+        let shuffles = match ctx.movement {
+            Movement::Gather(g) => rng.random_bool(f64::from(g.shuffle.clamp(0.0, 1.0))),
+            _ => false,
+        };
+        let next_shuffle = |rng: &mut SmallRng| Instant::now() + rng.random_range(SHUFFLE_EVERY);
+        let shuffle = sleep_until(if shuffles { next_shuffle(rng) } else { far });
+        tokio::pin!(turn, chat, ping, quiet, shuffle);
         loop {
             let sent = tokio::select! {
                 biased;
@@ -234,6 +242,12 @@ impl Measure<'_> {
                 _ = &mut ping => {
                     ping.as_mut().reset(profile.ping.map_or(far, |p| Instant::now() + p));
                     tokio::time::timeout(SEND_TIMEOUT, client.send_ping()).await
+                }
+                _ = &mut shuffle => {
+                    shuffle.as_mut().reset(next_shuffle(rng));
+                    let Some((pos, _)) = self.own_last else { continue };
+                    let Some((x, y)) = self.steering.shuffle(pos, Instant::now(), rng) else { continue };
+                    tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await
                 }
                 _ = &mut quiet => {
                     let now = Instant::now();

@@ -33,10 +33,25 @@ pub enum Movement {
     Wander,
     /// Inside the region (world units), turning as the profile says.
     Within(Region),
-    /// To this point (world units), then stand there; the profile's turns
-    /// are ignored.
-    Gather((f32, f32)),
+    /// To a point, then stand there; the profile's turns are ignored.
+    Gather(Gathering),
 }
+
+/// Where a crowd gathers, and how still it stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Gathering {
+    /// The point, world units.
+    pub point: (f32, f32),
+    /// The share of the bots (0 to 1) that, once at the point, take a step
+    /// now and then ([`Steering::shuffle`], every [`SHUFFLE_EVERY`] or so):
+    /// `crowd --shuffle`. With none the crowd stands still, and a shard that
+    /// sends only what changed sends it nothing.
+    pub shuffle: f32,
+}
+
+/// A shuffling crowd bot steps out about this often: each wait is drawn
+/// from 1 to 3 s (mean 2 s, as `delta_trace crowd --shuffle` steps).
+pub const SHUFFLE_EVERY: std::ops::RangeInclusive<Duration> = Duration::from_secs(1)..=Duration::from_secs(3);
 
 /// One bot's steering state.
 #[derive(Clone, Debug)]
@@ -77,7 +92,7 @@ impl Steering {
         let want = match self.movement {
             Movement::Wander => None,
             Movement::Within(region) => self.back_inside(&region, pos, rng),
-            Movement::Gather(point) => self.towards(point, pos),
+            Movement::Gather(g) => self.towards(g.point, pos),
         }?;
         if self.last_steer.is_some_and(|t| now.saturating_duration_since(t) < STEER_COOLDOWN) {
             return None;
@@ -85,6 +100,24 @@ impl Steering {
         self.last_steer = Some(now);
         self.dir = want;
         Some(want)
+    }
+
+    /// A shuffling crowd bot's step: standing at its point (within
+    /// [`ARRIVE_STEPS`] of walking) at `pos`, it sets out in a random
+    /// direction; the positions that follow stop it once the cooldown has
+    /// passed, or walk it back when it went past [`ARRIVE_STEPS`]. None when
+    /// not gathering, not standing at the point, or within the cooldown.
+    pub fn shuffle(&mut self, pos: (f32, f32), now: Instant, rng: &mut impl Rng) -> Option<(f32, f32)> {
+        let Movement::Gather(g) = self.movement else { return None };
+        let at_point = (g.point.0 - pos.0).hypot(g.point.1 - pos.1) <= ARRIVE_STEPS * self.step;
+        let cooled = self.last_steer.is_none_or(|t| now.saturating_duration_since(t) >= STEER_COOLDOWN);
+        if self.dir != (0.0, 0.0) || !at_point || !cooled {
+            return None;
+        }
+        let a = rng.random_range(0.0..std::f32::consts::TAU);
+        self.dir = (a.cos(), a.sin());
+        self.last_steer = Some(now);
+        Some(self.dir)
     }
 
     fn back_inside(&self, region: &Region, pos: (f32, f32), rng: &mut impl Rng) -> Option<(f32, f32)> {
@@ -161,7 +194,7 @@ mod tests {
 
     #[test]
     fn gathering_walks_to_the_point_stops_and_stays() {
-        let mut s = Steering::new(Movement::Gather((500.0, 500.0)), 6.0);
+        let mut s = Steering::new(Movement::Gather(Gathering { point: (500.0, 500.0), shuffle: 0.0 }), 6.0);
         let mut rng = rng();
         let mut t = Instant::now();
         assert_eq!(s.turn((0.0, 1.0)), None, "profile turns are ignored");
@@ -176,5 +209,30 @@ mod tests {
         t += STEER_COOLDOWN;
         let back = s.on_position((540.0, 500.0), t, &mut rng).expect("too far: back");
         assert!(back.0 < 0.0);
+    }
+
+    #[test]
+    fn a_shuffling_bot_steps_out_from_its_point_and_comes_back() {
+        let point = (500.0, 500.0);
+        let mut s = Steering::new(Movement::Gather(Gathering { point, shuffle: 1.0 }), 6.0);
+        let mut rng = rng();
+        let mut t = Instant::now();
+        assert_eq!(s.shuffle((100.0, 500.0), t, &mut rng), None, "not at its point yet");
+        let out = s.shuffle(point, t, &mut rng).expect("at its point, standing: a step");
+        assert!((out.0.hypot(out.1) - 1.0).abs() < 1e-5, "a unit direction: {out:?}");
+        assert_eq!(s.shuffle(point, t + STEER_COOLDOWN, &mut rng), None, "already stepping");
+        // Within the cooldown the positions that follow change nothing.
+        let walked = |ticks: f32| (point.0 + out.0 * 6.0 * ticks, point.1 + out.1 * 6.0 * ticks);
+        assert_eq!(s.on_position(walked(1.0), t + Duration::from_millis(50), &mut rng), None, "cooling down");
+        // Past the arrival distance once cooled: back to the point, then a stop.
+        t += STEER_COOLDOWN;
+        let back = s.on_position(walked(4.0), t, &mut rng).expect("walks back");
+        assert!(back.0 * out.0 + back.1 * out.1 < -0.99, "back the way it came: {back:?} after {out:?}");
+        t += STEER_COOLDOWN;
+        assert_eq!(s.on_position(walked(1.0), t, &mut rng), Some((0.0, 0.0)), "at its point again: stop");
+        t += STEER_COOLDOWN;
+        assert!(s.shuffle(walked(1.0), t, &mut rng).is_some(), "and steps again when asked");
+        let mut still = Steering::new(Movement::Within(REGION), 6.0);
+        assert_eq!(still.shuffle(point, t, &mut rng), None, "only a gathering bot shuffles");
     }
 }

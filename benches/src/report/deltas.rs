@@ -291,17 +291,29 @@ impl Report {
 
     fn crowd_part15(&self, p: &FramesPair<CrowdReport>) -> (Vec<String>, CrowdGoals) {
         let n = count(p.players as f64);
+        let shuffle = p.deltas.first().map_or(0.0, |(r, _)| r.shuffle);
+        let how = if shuffle > 0.0 {
+            format!(
+                "{} % of it taking a short step every 1 to 3 s and walking back (`--shuffle {shuffle}`, as the \
+                 trace's crowd), so that its cell changes every tick; a crowd standing quite still is sent nothing \
+                 with deltas, and its hold's frames are then only the last arrivals'",
+                f1(Some(f64::from(shuffle) * 100.0))
+            )
+        } else {
+            "standing still".to_owned()
+        };
         let mut out = vec![
             format!(
-                "**A crowd of {n} standing in one cell** (`mino-loadgen crowd`, two shards + Redis, `--cell-size \
-                 100`, world 2,000 units, as section 9's crowd): the own gap p95 (between frames of the own shard; \
-                 with deltas a socket whose cells did not change gets no frame, so a long gap there is not a stale \
-                 position), the same with the silent ticks taken out (each gap less a tick period for every tick \
-                 between its two frames' ticks: the gap a frame every tick would have had, what the issue's goal \
-                 times, so the goal is judged on it), the bytes each socket's view frames came to a tick (its mean, median across sockets) \
-                 and the late ticks. A run is judgeable only when at least 95 % of the bots gathered at the start \
-                 and at the end of the hold: on a machine that cannot run the count, bots fail to connect or to \
-                 reach the point (the loadgen's errors), and the figures describe the machine."
+                "**A crowd of {n} in one cell** (`mino-loadgen crowd`, two shards + Redis, `--cell-size 100`, world \
+                 2,000 units, as section 9's crowd; {how}): the own gap p95 (between frames of the own shard), the \
+                 same with the silent ticks taken out (each gap less a tick period for every tick between its two \
+                 frames' ticks: with deltas a socket whose cells did not change gets no frame, and this is the gap a \
+                 frame every tick would have had, what the goal is judged on), the snapshot age p95 (a frame's \
+                 arrival less its tick's time: how late the crowd sees itself), the bytes each socket's view frames \
+                 came to a tick (its mean, median across sockets) and the late ticks. A run is judgeable only when \
+                 at least 95 % of the bots gathered at the start and at the end of the hold: on a machine that \
+                 cannot run the count, bots fail to connect or to reach the point (the loadgen's errors), and the \
+                 figures describe the machine."
             ),
             String::new(),
         ];
@@ -310,6 +322,7 @@ impl Report {
         for (label, runs) in [("deltas", &p.deltas), ("full (control)", &p.full)] {
             let gap = |r: &CrowdReport| p95(&r.measured.snapshot_gap_ms);
             let news = |r: &CrowdReport| p95(&r.measured.news_gap_ms);
+            let age = |r: &CrowdReport| p95(&r.measured.snapshot_age_ms);
             let bytes = |r: &CrowdReport| r.budget.as_ref().map(|b| b.cell_bytes_per_tick.p50);
             let late = |r: &CrowdReport| r.late_ticks.as_ref().map(|l| 100.0 * l.late_share);
             for (i, (r, _)) in runs.iter().enumerate() {
@@ -326,6 +339,7 @@ impl Report {
                     count(r.measured.errors as f64),
                     f1(gap(r)),
                     f1(news(r)),
+                    f1(age(r)),
                     f1(bytes(r)),
                     f1(late(r)),
                     crowd_verdict(r),
@@ -340,6 +354,7 @@ impl Report {
                 String::new(),
                 f1(g),
                 f1(n),
+                f1(median(runs.iter().map(|(r, _)| age(r)))),
                 f1(median(runs.iter().map(|(r, _)| bytes(r)))),
                 f1(median(runs.iter().map(|(r, _)| late(r)))),
                 match runs.iter().filter(|(r, _)| !gathered(r)).count() {
@@ -357,6 +372,7 @@ impl Report {
                 "errors (the loadgen's)",
                 "own gap p95 ms",
                 "own gap p95, silent ticks out, ms",
+                "snapshot age p95 ms",
                 "view-frame bytes a socket a tick (p50 across sockets)",
                 "late ticks %",
                 "verdict",

@@ -144,6 +144,10 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
                             secs(p.hold),
                             "--point".into(),
                             format!("{point},{point}"),
+                            // Some of the crowd steps now and then, as the
+                            // trace's crowd: a still crowd is sent nothing.
+                            "--shuffle".into(),
+                            TRACE_SHUFFLE.to_string(),
                         ]);
                         (flags, "crowd", args)
                     }

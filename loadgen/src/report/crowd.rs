@@ -131,6 +131,10 @@ pub struct CrowdReport {
     pub point: [f32; 2],
     /// How near the point a bot counts as gathered, world units.
     pub gather_radius: f32,
+    /// The share of the crowd that took a step now and then (`--shuffle`;
+    /// 0 in older reports: a still crowd).
+    #[serde(default)]
+    pub shuffle: f32,
     /// Connected bots gathered when the hold started.
     pub gathered: usize,
     /// Connected bots gathered at the end of the hold.

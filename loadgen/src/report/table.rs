@@ -315,6 +315,9 @@ pub fn crowd(r: &CrowdReport) -> String {
         "  gathered within {:.0} units: {} when measuring started ({:.1} s), {} at the end",
         r.gather_radius, r.gathered, r.gather_s, r.gathered_at_end
     );
+    if r.shuffle > 0.0 {
+        let _ = writeln!(out, "  {:.0} % of the crowd stepping out every 1 to 3 s (--shuffle)", r.shuffle * 100.0);
+    }
     measured_lines(&mut out, &r.measured);
     match &r.late_ticks {
         Some(l) => {

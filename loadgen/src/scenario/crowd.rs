@@ -73,9 +73,9 @@ pub async fn measure(ctx: &Context, args: &CrowdArgs) -> CrowdReport {
     let (shards, scrape_errors) = pair(&urls, before, after);
     let ticks = hold.elapsed.as_secs_f64() * f64::from(swarm_tick_hz(ctx, &measured));
     let budget = measured.aoi.as_ref().map(|_| Budget::of(args.budget_bytes, &per_bot, ticks, &shards));
-    let point = match ctx.plan.movement {
-        Movement::Gather(p) => [p.0, p.1],
-        _ => [f32::NAN, f32::NAN],
+    let (point, shuffle) = match ctx.plan.movement {
+        Movement::Gather(g) => ([g.point.0, g.point.1], g.shuffle),
+        _ => ([f32::NAN, f32::NAN], 0.0),
     };
     CrowdReport {
         scenario: Scenario::Crowd,
@@ -83,6 +83,7 @@ pub async fn measure(ctx: &Context, args: &CrowdArgs) -> CrowdReport {
         admitted: census.admitted,
         point,
         gather_radius: ctx.plan.gather_radius(),
+        shuffle,
         gathered: gathered.inside,
         gathered_at_end,
         gather_s: gathered.seconds,

@@ -10,7 +10,7 @@ use crate::observer::{ObserverShare, Observers};
 use crate::region::Region;
 use crate::report::aoi::DensityFigures;
 use crate::report::round2;
-use crate::steer::{Movement, RETURN_STEPS};
+use crate::steer::{Gathering, Movement, RETURN_STEPS};
 pub use crate::swarm::Converged;
 use crate::swarm::Swarm;
 use crate::world::World;
@@ -69,7 +69,7 @@ impl Plan {
         };
         let observers = Observers::of(ctx.common.observers.unwrap_or(default), bots);
         let crowd_point = match command {
-            Command::Crowd(a) => Some(a.point),
+            Command::Crowd(a) => Some((a.point, a.shuffle)),
             _ => None,
         };
         if ctx.common.density.is_none() && crowd_point.is_none() {
@@ -77,7 +77,9 @@ impl Plan {
         }
         let world = probe(ctx).await?;
         let movement = match (crowd_point, ctx.common.density) {
-            (Some(point), _) => Movement::Gather(point.unwrap_or_else(|| world.centre())),
+            (Some((point, shuffle)), _) => {
+                Movement::Gather(Gathering { point: point.unwrap_or_else(|| world.centre()), shuffle })
+            }
             (None, Some(d)) => Movement::Within(Region::for_density(&world, bots, d, &ctx.targets[0].url)?),
             (None, None) => Movement::Wander,
         };
@@ -90,7 +92,7 @@ impl Plan {
         match self.movement {
             Movement::Wander => true,
             Movement::Within(r) => r.contains(p, REGION_MARGIN_STEPS * step),
-            Movement::Gather(point) => (p.0 - point.0).hypot(p.1 - point.1) <= self.gather_radius(),
+            Movement::Gather(g) => (p.0 - g.point.0).hypot(p.1 - g.point.1) <= self.gather_radius(),
         }
     }
 
