@@ -73,6 +73,34 @@ fn a_crowd_gathers_at_the_point_and_the_server_keeps_each_socket_within_its_budg
 }
 
 #[test]
+fn a_shuffling_crowd_changes_every_tick_and_is_seen_every_tick() {
+    // Half of 30 bots step out every 1 to 3 s once gathered: the crowd's
+    // cell changes nearly every tick, so every socket is sent a frame nearly
+    // every tick of the hold (a still crowd is sent nothing), and the crowd
+    // stays gathered.
+    let server = Shard::start(server_bin(), &["--cell-size", "100", "--speed", "240", "--view-hysteresis-ticks", "8"]);
+    let args = ["--bots", "30", "--ramp", "100", "--hold", "3s", "--point", "450,450", "-q"];
+    let url = server.ws_url();
+    let crowd = |extra: &[&str]| {
+        let mut all = vec!["crowd", "--url", &url];
+        all.extend(args);
+        all.extend(extra);
+        loadgen::run(LOADGEN, &all).json
+    };
+    let shuffled = crowd(&["--shuffle", "0.5"]);
+    assert_eq!(num(&shuffled, "shuffle"), 0.5);
+    assert!(num(&shuffled, "gathered_at_end") >= 28.0, "the shufflers stay near the point: {shuffled:#}");
+    let ticks = num(&shuffled, "late_ticks.ticks");
+    let gaps = num(&shuffled, "snapshot_gap_ms.count");
+    assert!(gaps >= 0.6 * 30.0 * ticks, "a frame in most ticks for every bot: {gaps} gaps in {ticks} ticks");
+    assert!(num(&shuffled, "news_gap_ms.p50") <= 60.0, "{:#}", shuffled["news_gap_ms"]);
+    let still = crowd(&[]);
+    assert_eq!(num(&still, "shuffle"), 0.0);
+    let still_gaps = num(&still, "snapshot_gap_ms.count");
+    assert!(still_gaps < gaps / 4.0, "a still crowd is sent (next to) nothing: {still_gaps} gaps against {gaps}");
+}
+
+#[test]
 fn a_crowd_against_a_shard_that_does_not_answer_metrics_says_so() {
     let server = Shard::start(server_bin(), &["--cell-size", "100", "--speed", "240", "--view-hysteresis-ticks", "8"]);
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr");

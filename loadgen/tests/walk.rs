@@ -94,6 +94,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "local_limits",
         "longest_freeze_ms",
         "machine_cpu_pct",
+        "news_gap_ms",
         "profile",
         "relayed_snapshot_gap_ms",
         "rtt_ms",
