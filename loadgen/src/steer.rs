@@ -102,22 +102,31 @@ impl Steering {
         Some(want)
     }
 
-    /// A shuffling crowd bot's step: standing at its point (within
-    /// [`ARRIVE_STEPS`] of walking) at `pos`, it sets out in a random
-    /// direction; the positions that follow stop it once the cooldown has
-    /// passed, or walk it back when it went past [`ARRIVE_STEPS`]. None when
-    /// not gathering, not standing at the point, or within the cooldown.
+    /// A shuffling crowd bot's step: standing near its point (within
+    /// [`RETURN_STEPS`] of walking) at `pos`, it sets out: in a random
+    /// direction when within [`ARRIVE_STEPS`], else back towards the point (a
+    /// stop sent near the point takes effect a tick or more later, so a bot
+    /// can come to rest past [`ARRIVE_STEPS`], where [`Steering::on_position`]
+    /// leaves it standing). The positions that follow stop it once the
+    /// cooldown has passed and it is within [`ARRIVE_STEPS`], or walk it back
+    /// when it went past. None when not gathering, walking, farther than
+    /// [`RETURN_STEPS`] (it is still on its way), or within the cooldown.
     pub fn shuffle(&mut self, pos: (f32, f32), now: Instant, rng: &mut impl Rng) -> Option<(f32, f32)> {
         let Movement::Gather(g) = self.movement else { return None };
-        let at_point = (g.point.0 - pos.0).hypot(g.point.1 - pos.1) <= ARRIVE_STEPS * self.step;
+        let distance = (g.point.0 - pos.0).hypot(g.point.1 - pos.1);
         let cooled = self.last_steer.is_none_or(|t| now.saturating_duration_since(t) >= STEER_COOLDOWN);
-        if self.dir != (0.0, 0.0) || !at_point || !cooled {
+        if self.dir != (0.0, 0.0) || distance > RETURN_STEPS * self.step || !cooled {
             return None;
         }
-        let a = rng.random_range(0.0..std::f32::consts::TAU);
-        self.dir = (a.cos(), a.sin());
+        let dir = if distance > ARRIVE_STEPS * self.step {
+            unit(g.point, pos)?
+        } else {
+            let a = rng.random_range(0.0..std::f32::consts::TAU);
+            (a.cos(), a.sin())
+        };
+        self.dir = dir;
         self.last_steer = Some(now);
-        Some(self.dir)
+        Some(dir)
     }
 
     fn back_inside(&self, region: &Region, pos: (f32, f32), rng: &mut impl Rng) -> Option<(f32, f32)> {
@@ -234,5 +243,26 @@ mod tests {
         assert!(s.shuffle(walked(1.0), t, &mut rng).is_some(), "and steps again when asked");
         let mut still = Steering::new(Movement::Within(REGION), 6.0);
         assert_eq!(still.shuffle(point, t, &mut rng), None, "only a gathering bot shuffles");
+    }
+
+    #[test]
+    fn a_shuffling_bot_that_came_to_rest_past_its_point_steps_back_towards_it() {
+        let point = (500.0, 500.0);
+        let mut s = Steering::new(Movement::Gather(Gathering { point, shuffle: 1.0 }), 6.0);
+        let mut rng = rng();
+        let mut t = Instant::now();
+        // Walking back, the stop took effect 4 steps past the point.
+        s.on_position((100.0, 500.0), t, &mut rng).expect("go");
+        t += STEER_COOLDOWN;
+        assert_eq!(s.on_position((490.0, 500.0), t, &mut rng), Some((0.0, 0.0)), "arrived: stop");
+        t += STEER_COOLDOWN;
+        let rest = (524.0, 500.0);
+        assert_eq!(s.on_position(rest, t, &mut rng), None, "standing within the return distance: stays");
+        let step = s.shuffle(rest, t, &mut rng).expect("standing 4 steps out: a step all the same");
+        assert!(step.0 < -0.99, "towards the point: {step:?}");
+        t += STEER_COOLDOWN;
+        assert_eq!(s.on_position((506.0, 500.0), t, &mut rng), Some((0.0, 0.0)), "back within arrival: stop");
+        t += STEER_COOLDOWN;
+        assert_eq!(s.shuffle((540.0, 500.0), t, &mut rng), None, "beyond the return distance it is on its way");
     }
 }
