@@ -40,11 +40,15 @@ pub enum Metric {
     /// Between consecutive snapshots of the bot's own shard, less a tick
     /// period for every tick between their two ticks (ticks in which the
     /// shard sent the socket nothing: with protocol 4's deltas, a socket
-    /// whose cells did not change gets no frame). With full frames it is
-    /// [`Metric::SnapshotGap`]; with deltas it is the gap a frame every tick
+    /// whose cells did not change gets no frame): the gap a frame every tick
     /// would have had, so a standing crowd's figure times delivery, not
-    /// stillness. Over datagrams a lost tick counts as such a tick too: read
-    /// it beside [`Metric::LongestFreeze`] there.
+    /// stillness. With full frames, where every tick sends a frame, it
+    /// differs from [`Metric::SnapshotGap`] only where ticks were missing.
+    /// A bot cannot tell why a tick is missing: one the shard skipped after a
+    /// stall (tick numbers count scheduled ticks: `mino_ticks_skipped_total`)
+    /// or, over datagrams, one lost counts as silent too, so the figure hides
+    /// stalls and loss. Read it beside the shards' skipped ticks (the crowd
+    /// report has them) and [`Metric::LongestFreeze`].
     NewsGap,
     /// Arrival wall clock minus the snapshot's `server_time_ms` (same-host runs only).
     SnapshotAge,

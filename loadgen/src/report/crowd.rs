@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// The series of a shard's ticks, late ticks, bytes sent and too-slow closes.
 const TICKS: &str = "mino_ticks_total";
 const TICKS_LATE: &str = "mino_ticks_late_total";
+const TICKS_SKIPPED: &str = "mino_ticks_skipped_total";
 const SENT_BYTES: &str = "mino_sent_bytes_total";
 const PLAYERS: &str = "mino_players";
 const TOO_SLOW: &str = "mino_sockets_closed_total{reason=\"too_slow\"}";
@@ -43,6 +44,13 @@ pub struct LateTicks {
     pub late: u64,
     /// `late / ticks` (0 without ticks).
     pub late_share: f64,
+    /// Scheduled ticks the shards skipped after a stall
+    /// (`mino_ticks_skipped_total`; None in older reports). A bot cannot tell
+    /// a skipped tick from one that sent it nothing (tick numbers count
+    /// scheduled ticks), so the own gap with the silent ticks out
+    /// (`Metric::NewsGap`) hides a stall: read it only where this is 0.
+    #[serde(default)]
+    pub skipped: Option<u64>,
 }
 
 impl LateTicks {
@@ -53,11 +61,13 @@ impl LateTicks {
         }
         let ticks: f64 = shards.iter().map(|s| s.delta(TICKS)).sum();
         let late: f64 = shards.iter().map(|s| s.delta(TICKS_LATE)).sum();
+        let skipped: f64 = shards.iter().map(|s| s.delta(TICKS_SKIPPED)).sum();
         Some(LateTicks {
             shards: shards.len(),
             ticks: ticks as u64,
             late: late as u64,
             late_share: if ticks > 0.0 { round3(late / ticks) } else { 0.0 },
+            skipped: Some(skipped as u64),
         })
     }
 }
@@ -170,12 +180,14 @@ mod tests {
         let shards = [
             shard(
                 "mino_ticks_total 100\nmino_ticks_late_total 1\n",
-                "mino_ticks_total 300\nmino_ticks_late_total 11\nmino_players 10\nmino_sent_bytes_total 40000\n",
+                "mino_ticks_total 300\nmino_ticks_late_total 11\nmino_ticks_skipped_total 9\nmino_players 10\n\
+                 mino_sent_bytes_total 40000\n",
             ),
             shard("mino_ticks_total 0\n", "mino_ticks_total 200\nmino_players 30\nmino_sent_bytes_total 40000\n"),
         ];
         let late = LateTicks::of(&shards).expect("read");
         assert_eq!((late.shards, late.ticks, late.late, late.late_share), (2, 400, 10, 0.025));
+        assert_eq!(late.skipped, Some(9), "skipped ticks are read too");
         let per_bot = [BotBytes { bytes: 0, cell_bytes: 2000 }, BotBytes { bytes: 0, cell_bytes: 20_000 }];
         let b = Budget::of(500, &per_bot, 20.0, &shards);
         assert_eq!((b.bots_over_budget, b.within_budget), (1, false));

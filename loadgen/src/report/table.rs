@@ -323,11 +323,12 @@ pub fn crowd(r: &CrowdReport) -> String {
         Some(l) => {
             let _ = writeln!(
                 out,
-                "  late ticks {} of {} ({:.1} %) on {} shard(s)",
+                "  late ticks {} of {} ({:.1} %) on {} shard(s); ticks skipped after a stall {}",
                 l.late,
                 l.ticks,
                 l.late_share * 100.0,
-                l.shards
+                l.shards,
+                l.skipped.map_or_else(|| "-".into(), |n| n.to_string())
             );
         }
         None => {
