@@ -107,8 +107,9 @@ struct Remote {
     held: Option<Box<HeldRemote>>,
     /// No roster sent yet: the first one a tick offers is taken.
     want_roster: bool,
-    /// From its welcome's queueing to the tick after the next: its first
-    /// views, held back. The welcome goes by the session's task and its
+    /// From its welcome's queueing until its task has written it and a
+    /// whole tick has passed (see [`FirstViews`]): its first views, held
+    /// back. The welcome goes by the session's task and its
     /// stream, the views straight to quinn from here, so views sent with it
     /// reached the client before it, and a client drops the view frames
     /// that come before its Welcome (the browser does, `earlyViews`): the
@@ -127,7 +128,11 @@ struct FirstViews {
 }
 
 /// Longest a session's first views wait for its welcome to be written,
-/// ticks (a task that cannot write is closed as too slow meanwhile).
+/// ticks (1 s at 20 Hz). They then go all the same: a task that has not
+/// written its welcome in a second is stuck behind a peer that does not
+/// read, which its write timeout (`--write-timeout-ms`, 2 s by default)
+/// closes later; the views may then reach the client before its Welcome and
+/// be dropped, costing it the standing cells until the view's refresh.
 const FIRST_VIEWS_MAX_TICKS: u32 = 20;
 
 #[derive(Debug)]
@@ -395,17 +400,30 @@ mod tests {
     use mino_protocol::PlayerId;
 
     /// The views a test session was sent as datagrams, and whether its
-    /// task has written the welcome (yes, unless told otherwise).
+    /// task has yet to write the welcome (written, unless told otherwise).
     #[derive(Clone, Debug, Default)]
-    struct Sent(std::sync::Arc<std::sync::Mutex<Vec<Bytes>>>, std::sync::Arc<std::sync::atomic::AtomicBool>);
+    struct Sent {
+        views: std::sync::Arc<std::sync::Mutex<Vec<Bytes>>>,
+        welcome_unwritten: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Sent {
+        fn views(&self) -> Vec<Bytes> {
+            self.views.lock().expect("not poisoned").clone()
+        }
+
+        fn welcome_written(&self, written: bool) {
+            self.welcome_unwritten.store(!written, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 
     impl Datagrams for Sent {
         fn send_view(&self, view: &Bytes) {
-            self.0.lock().expect("not poisoned").push(view.clone());
+            self.views.lock().expect("not poisoned").push(view.clone());
         }
 
         fn welcomed(&self) -> bool {
-            !self.1.load(std::sync::atomic::Ordering::Relaxed)
+            !self.welcome_unwritten.load(std::sync::atomic::Ordering::Relaxed)
         }
     }
 
@@ -432,7 +450,7 @@ mod tests {
         assert!(matches!(rx.try_recv(), Ok(ToSession::Message(w)) if &w[..] == b"welcome"));
         let Ok(ToSession::Messages(messages)) = rx.try_recv() else { panic!("the tick") };
         assert_eq!(messages, vec![Bytes::from_static(b"chat")], "the websocket framing taken off");
-        assert!(sent.0.lock().expect("not poisoned").is_empty(), "no view frame this tick");
+        assert!(sent.views().is_empty(), "no view frame this tick");
         // Nobody reads: the queue fills and the session is closed as too slow.
         for _ in 0..3 {
             remotes.deliver(&tick_with_an_event(), &metrics, &mut out);
@@ -456,7 +474,7 @@ mod tests {
         // session's task and stream) and the client dropped them.
         let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
         let (_rx, sent) = joined(&mut remotes, 3, 8);
-        let views = |sent: &Sent| sent.0.lock().expect("not poisoned").clone();
+        let views = |sent: &Sent| sent.views();
         remotes.deliver(&tick_with_a_view(3, b"first"), &metrics, &mut out);
         assert!(views(&sent).is_empty(), "the tick the welcome was queued in holds its views");
         remotes.deliver(&tick_with_a_view(3, b"second"), &metrics, &mut out);
@@ -484,14 +502,25 @@ mod tests {
         assert!(out.is_empty(), "nobody closed: {out:?}");
         // A task that has not written the welcome yet: held until it has.
         let (_rx, sent) = joined(&mut remotes, 5, 8);
-        sent.1.store(true, std::sync::atomic::Ordering::Relaxed);
+        sent.welcome_written(false);
         for _ in 0..3 {
             remotes.deliver(&tick_with_a_view(5, b"v"), &metrics, &mut out);
         }
         assert!(views(&sent).is_empty(), "the welcome is not written");
-        sent.1.store(false, std::sync::atomic::Ordering::Relaxed);
+        sent.welcome_written(true);
         remotes.deliver(&tick_with_a_view(5, b"v"), &metrics, &mut out);
         assert_eq!(views(&sent).len(), 4, "written: every view held, then this tick's");
+        // One that never writes it: its views wait FIRST_VIEWS_MAX_TICKS
+        // ticks at most, then go (its write timeout closes it, if stuck).
+        let (_rx, sent) = joined(&mut remotes, 6, 64);
+        sent.welcome_written(false);
+        for _ in 0..FIRST_VIEWS_MAX_TICKS {
+            remotes.deliver(&tick_with_a_view(6, b"v"), &metrics, &mut out);
+        }
+        assert!(views(&sent).is_empty(), "held for {FIRST_VIEWS_MAX_TICKS} ticks");
+        remotes.deliver(&tick_with_a_view(6, b"v"), &metrics, &mut out);
+        assert_eq!(views(&sent).len(), FIRST_VIEWS_MAX_TICKS as usize + 1, "then every view held, and this tick's");
+        assert!(out.is_empty(), "nobody closed: {out:?}");
     }
 
     #[tokio::test]

@@ -748,6 +748,43 @@ fn a_datagram_socket_is_told_a_departed_shard_in_three_frames() {
 }
 
 #[test]
+fn a_datagram_sockets_reset_is_not_repeated_once_the_shard_is_heard_from_again() {
+    // The shard leaves and is heard from again in the same tick (a restart,
+    // or a partition that healed): its cells come anew, and a repeat of the
+    // reset would drop them. The datagram socket is told once, then holds
+    // the shard's cells as they are.
+    let mut shards = vec![shard(1, 100, 6, settings()), shard(2, 100, 7, settings())];
+    everyone_walks(&mut shards);
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::Datagram)];
+    run(&mut shards, &mut sockets, 1..=40, 8, |_, _, _| {});
+    shards[0].area.shard_left(ShardId(2));
+    let mut told = Vec::new();
+    for t in 41..=50 {
+        for s in shards.iter_mut() {
+            s.world.step();
+            s.area.tick(&s.world, Tick(t), true);
+        }
+        let s = &shards[0];
+        let view = s.area.view_of(sockets[0].link).expect("placed");
+        for framed in s.area.frames_of(view) {
+            let Ok(ServerMsg::View(frame)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
+            if frame.sections().any(|section| section.shard == 2 && section.is_empty()) {
+                told.push(t);
+            }
+            sockets[0].held.apply(&frame).expect("applies");
+        }
+        for (from, b) in published(&shards, t) {
+            for s in shards.iter_mut().filter(|s| s.id != from) {
+                s.area.relay(b.clone());
+            }
+        }
+    }
+    assert_eq!(told, vec![41], "told once: the shard was heard from again before the repeats");
+    assert!(sockets[0].held.cells().any(|((s, _), _)| *s == 2), "it holds the shard's cells sent anew");
+    datagram_sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 51);
+}
+
+#[test]
 fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
     // A forget may be lost with its datagram, leaving the page a cell it no
     // longer sees: a datagram socket is told in the next 3 frames, a deltas
