@@ -295,7 +295,7 @@ impl Report {
         let how = if shuffle > 0.0 {
             format!(
                 "{} % of it taking a short step every 1 to 3 s and walking back (`--shuffle {shuffle}`, as the \
-                 trace's crowd), so that its cell changes every tick; a crowd standing quite still is sent nothing \
+                 trace's crowd), so that its cell changes in most ticks; a crowd standing quite still is sent nothing \
                  with deltas, and its hold's frames are then only the last arrivals'",
                 f1(Some(f64::from(shuffle) * 100.0))
             )

@@ -31,6 +31,13 @@ impl ShardScrapes {
     fn delta(&self, series: &str) -> f64 {
         (self.after.value(series) - self.before.value(series)).max(0.0)
     }
+
+    /// A counter's growth over the hold; None when either read lacks it or
+    /// it fell (the shard restarted).
+    fn counted(&self, series: &str) -> Option<f64> {
+        let (before, after) = (self.before.has(series), self.after.has(series));
+        (before && after).then(|| self.after.value(series) - self.before.value(series)).filter(|d| *d >= 0.0)
+    }
 }
 
 /// Ticks that started late over the hold, every shard read.
@@ -45,29 +52,32 @@ pub struct LateTicks {
     /// `late / ticks` (0 without ticks).
     pub late_share: f64,
     /// Scheduled ticks the shards skipped after a stall
-    /// (`mino_ticks_skipped_total`; None in older reports). A bot cannot tell
-    /// a skipped tick from one that sent it nothing (tick numbers count
-    /// scheduled ticks), so the own gap with the silent ticks out
-    /// (`Metric::NewsGap`) hides a stall: read it only where this is 0.
+    /// (`mino_ticks_skipped_total`). None unless every shard was read and
+    /// had the counter both times, rising (older reports lack it too). A bot
+    /// cannot tell a skipped tick from one that sent it nothing (tick
+    /// numbers count scheduled ticks), so the own gap with the silent ticks
+    /// out (`Metric::NewsGap`) hides a stall: read it only where this is 0.
     #[serde(default)]
     pub skipped: Option<u64>,
 }
 
 impl LateTicks {
-    /// The late ticks of `shards`; None when none was read.
-    pub fn of(shards: &[ShardScrapes]) -> Option<LateTicks> {
+    /// The late ticks of `shards`; None when none was read. `all_read`:
+    /// no shard's metrics failed to read (else the skipped ticks are not
+    /// known).
+    pub fn of(shards: &[ShardScrapes], all_read: bool) -> Option<LateTicks> {
         if shards.is_empty() {
             return None;
         }
         let ticks: f64 = shards.iter().map(|s| s.delta(TICKS)).sum();
         let late: f64 = shards.iter().map(|s| s.delta(TICKS_LATE)).sum();
-        let skipped: f64 = shards.iter().map(|s| s.delta(TICKS_SKIPPED)).sum();
+        let skipped: Option<f64> = shards.iter().map(|s| s.counted(TICKS_SKIPPED)).sum();
         Some(LateTicks {
             shards: shards.len(),
             ticks: ticks as u64,
             late: late as u64,
             late_share: if ticks > 0.0 { round3(late / ticks) } else { 0.0 },
-            skipped: Some(skipped as u64),
+            skipped: skipped.filter(|_| all_read).map(|k| k as u64),
         })
     }
 }
@@ -185,18 +195,33 @@ mod tests {
             ),
             shard("mino_ticks_total 0\n", "mino_ticks_total 200\nmino_players 30\nmino_sent_bytes_total 40000\n"),
         ];
-        let late = LateTicks::of(&shards).expect("read");
+        let late = LateTicks::of(&shards, true).expect("read");
         assert_eq!((late.shards, late.ticks, late.late, late.late_share), (2, 400, 10, 0.025));
-        assert_eq!(late.skipped, Some(9), "skipped ticks are read too");
+        assert_eq!(late.skipped, None, "the second shard has no skipped ticks' counter: not known");
         let per_bot = [BotBytes { bytes: 0, cell_bytes: 2000 }, BotBytes { bytes: 0, cell_bytes: 20_000 }];
         let b = Budget::of(500, &per_bot, 20.0, &shards);
         assert_eq!((b.bots_over_budget, b.within_budget), (1, false));
         assert_eq!(b.cell_bytes_per_tick.max, 1000.0);
         assert_eq!(b.server_bytes_per_socket_tick, Some(10.0), "80,000 bytes over 8,000 socket ticks");
-        assert_eq!(LateTicks::of(&[]), None);
+        assert_eq!(LateTicks::of(&[], true), None);
         let slow = shard("", "mino_sockets_closed_total{reason=\"too_slow\"} 2\n");
         assert_eq!(TooSlow::of(1, &[slow]), TooSlow { bots: 1, server: Some(2) });
         assert_eq!(TooSlow::of(0, &[]).server, None);
         assert_eq!(Budget::of(500, &per_bot, 20.0, &[]).server_bytes_per_socket_tick, None);
+    }
+
+    #[test]
+    fn skipped_ticks_are_known_only_when_every_shard_counted_them() {
+        let skipped = |before: &str, after: &str| shard(before, after);
+        let read = [
+            skipped("mino_ticks_skipped_total 3\n", "mino_ticks_skipped_total 12\n"),
+            skipped("mino_ticks_skipped_total 0\n", "mino_ticks_skipped_total 0\n"),
+        ];
+        assert_eq!(LateTicks::of(&read, true).and_then(|l| l.skipped), Some(9), "summed");
+        assert_eq!(LateTicks::of(&read, false).and_then(|l| l.skipped), None, "a shard not read");
+        let restarted = [skipped("mino_ticks_skipped_total 5\n", "mino_ticks_skipped_total 1\n")];
+        assert_eq!(LateTicks::of(&restarted, true).and_then(|l| l.skipped), None, "the counter fell");
+        let absent = [skipped("mino_ticks_total 1\n", "mino_ticks_skipped_total 1\n")];
+        assert_eq!(LateTicks::of(&absent, true).and_then(|l| l.skipped), None, "not in the first read");
     }
 }

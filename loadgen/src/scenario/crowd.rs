@@ -87,7 +87,7 @@ pub async fn measure(ctx: &Context, args: &CrowdArgs) -> CrowdReport {
         gathered: gathered.inside,
         gathered_at_end,
         gather_s: gathered.seconds,
-        late_ticks: LateTicks::of(&shards),
+        late_ticks: LateTicks::of(&shards, scrape_errors.is_empty()),
         too_slow: TooSlow::of(whole.counters.tally(Tally::TooSlowCloses), &shards),
         budget,
         scrape_errors,

@@ -128,10 +128,10 @@ struct FirstViews {
 }
 
 /// Longest a session's first views wait for its welcome to be written,
-/// ticks (1 s at 20 Hz). They then go all the same: a task that has not
-/// written its welcome in a second is stuck behind a peer that does not
-/// read, which its write timeout (`--write-timeout-ms`, 2 s by default)
-/// closes later; the views may then reach the client before its Welcome and
+/// ticks (1 s at the default 20 Hz). They then go all the same: a task that
+/// has not written its welcome by then is behind a slow or stuck peer, which
+/// its write timeout (`--write-timeout-ms`, 2 s by default) closes if it
+/// stays stuck; the views may then reach the client before its Welcome and
 /// be dropped, costing it the standing cells until the view's refresh.
 const FIRST_VIEWS_MAX_TICKS: u32 = 20;
 

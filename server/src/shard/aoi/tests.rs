@@ -749,9 +749,9 @@ fn a_datagram_socket_is_told_a_departed_shard_in_three_frames() {
 
 #[test]
 fn a_datagram_sockets_reset_is_not_repeated_once_the_shard_is_heard_from_again() {
-    // The shard leaves and is heard from again in the same tick (a restart,
-    // or a partition that healed): its cells come anew, and a repeat of the
-    // reset would drop them. The datagram socket is told once, then holds
+    // The shard leaves and is heard from again right after the tick that
+    // told it (a restart, or a partition that healed): its cells come anew,
+    // and a repeat of the reset would drop them. The datagram socket is told once, then holds
     // the shard's cells as they are.
     let mut shards = vec![shard(1, 100, 6, settings()), shard(2, 100, 7, settings())];
     everyone_walks(&mut shards);
