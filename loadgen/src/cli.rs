@@ -383,8 +383,9 @@ pub struct CrowdArgs {
     /// The share of the crowd (0 to 1) that, once gathered, takes a short step
     /// every 1 to 3 s and walks back: with enough shufflers (0.05 of 2,000
     /// is 100, a step each every 2 s on average, each some ticks long) the
-    /// crowd's cell changes in most ticks, so the hold measures how a changing crowd's frames arrive
-    /// (few shufflers leave ticks with nothing new, which deltas skip). With
+    /// crowd's cell changes in most ticks, so the hold measures how a
+    /// changing crowd's frames arrive (few shufflers leave ticks with
+    /// nothing new, which deltas skip). With
     /// 0 the crowd stands still, and a shard that sends only what changed
     /// (protocol 4's deltas) sends it nothing.
     #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = parse_share)]

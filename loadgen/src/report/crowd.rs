@@ -212,16 +212,15 @@ mod tests {
 
     #[test]
     fn skipped_ticks_are_known_only_when_every_shard_counted_them() {
-        let skipped = |before: &str, after: &str| shard(before, after);
         let read = [
-            skipped("mino_ticks_skipped_total 3\n", "mino_ticks_skipped_total 12\n"),
-            skipped("mino_ticks_skipped_total 0\n", "mino_ticks_skipped_total 0\n"),
+            shard("mino_ticks_skipped_total 3\n", "mino_ticks_skipped_total 12\n"),
+            shard("mino_ticks_skipped_total 0\n", "mino_ticks_skipped_total 0\n"),
         ];
         assert_eq!(LateTicks::of(&read, true).and_then(|l| l.skipped), Some(9), "summed");
         assert_eq!(LateTicks::of(&read, false).and_then(|l| l.skipped), None, "a shard not read");
-        let restarted = [skipped("mino_ticks_skipped_total 5\n", "mino_ticks_skipped_total 1\n")];
+        let restarted = [shard("mino_ticks_skipped_total 5\n", "mino_ticks_skipped_total 1\n")];
         assert_eq!(LateTicks::of(&restarted, true).and_then(|l| l.skipped), None, "the counter fell");
-        let absent = [skipped("mino_ticks_total 1\n", "mino_ticks_skipped_total 1\n")];
+        let absent = [shard("mino_ticks_total 1\n", "mino_ticks_skipped_total 1\n")];
         assert_eq!(LateTicks::of(&absent, true).and_then(|l| l.skipped), None, "not in the first read");
     }
 }
