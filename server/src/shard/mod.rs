@@ -40,6 +40,7 @@
 pub mod aoi;
 mod cluster_view;
 mod drain;
+mod due;
 mod fence;
 pub mod find;
 pub mod grid;

@@ -299,6 +299,43 @@ impl Stream {
     }
 }
 
+/// What a view holding a stream at its aligned step for some period (no
+/// exception) is sent of it this tick: see [`Stream::due`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due<'s> {
+    /// Nothing: the cell is not due, or did not change since the holding.
+    Nothing,
+    /// One delta item, over one aligned span ending at the step given.
+    Delta(&'s [u8], u64),
+    /// Anything else (a full form, a chain of several deltas, a missing
+    /// delta): ask [`Stream::chain`] and the full form.
+    Ask,
+}
+
+impl Stream {
+    /// What a view holding the cell at its aligned step for `period` before
+    /// this tick is sent, when that is nothing or one delta (the case of
+    /// almost every view, which [`super::due::DueTable`] tabulates once
+    /// a tick): the same as [`Stream::due_steps`] then [`Stream::chain`]
+    /// from the first step to the second would give.
+    pub(crate) fn due(&self, period: u32) -> Due<'_> {
+        let (before, target) = self.due_steps(period);
+        if target <= before {
+            return Due::Nothing;
+        }
+        let span = target - before;
+        let one_span =
+            span.is_power_of_two() && span <= u64::from(MAX_SPAN) && (before + self.offset) & (span - 1) == 0;
+        if before < self.known_from || !one_span {
+            return Due::Ask;
+        }
+        if !self.changed_within(before, target) {
+            return Due::Nothing;
+        }
+        self.delta_over(span, target).map_or(Due::Ask, |item| Due::Delta(item, target))
+    }
+}
+
 /// Where a shard's streams come from: index 0 is this shard, the others
 /// are the shards heard through Redis.
 pub(crate) type SourceId = u16;
@@ -432,6 +469,16 @@ impl Streams {
         }
     }
 
+    /// The slot index of `cell`'s streams (none: no stream there).
+    pub(crate) fn slot_of(&self, cell: CellId) -> Option<u32> {
+        self.slot_of.get(cell.0 as usize).copied().filter(|&i| i != u32::MAX)
+    }
+
+    /// Slot indices in use up to this.
+    pub(crate) fn slots_len(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Removes the stream of `source` at `cell`.
     pub(crate) fn remove(&mut self, source: SourceId, cell: CellId) {
         let Some(&i) = self.slot_of.get(cell.0 as usize).filter(|&&i| i != u32::MAX) else { return };
@@ -533,18 +580,22 @@ mod tests {
     fn stream(n: u64, offset: u64, changed: &[u64]) -> Stream {
         let mut s = Stream::new(0, offset, 0);
         for step in 1..=n {
-            let c = changed.contains(&step);
-            let mut deltas = Vec::new();
-            let mut q = 1u32;
-            while q <= MAX_SPAN && (step + offset).is_multiple_of(u64::from(q)) {
-                if changed.iter().any(|&x| x > step - u64::from(q).min(step) && x <= step) {
-                    deltas.push((q, Bytes::from(format!("{q}@{step}"))));
-                }
-                q *= 2;
-            }
-            s.push(step, item(0), true, c, &deltas);
+            push_step(&mut s, step, offset, changed);
         }
         s
+    }
+
+    /// Records step `step` of [`stream`]'s stream.
+    fn push_step(s: &mut Stream, step: u64, offset: u64, changed: &[u64]) {
+        let mut deltas = Vec::new();
+        let mut q = 1u32;
+        while q <= MAX_SPAN && (step + offset).is_multiple_of(u64::from(q)) {
+            if changed.iter().any(|&x| x > step - u64::from(q).min(step) && x <= step) {
+                deltas.push((q, Bytes::from(format!("{q}@{step}"))));
+            }
+            q *= 2;
+        }
+        s.push(step, item(0), true, changed.contains(&step), &deltas);
     }
 
     fn names(items: &[Bytes]) -> Vec<String> {
@@ -615,6 +666,45 @@ mod tests {
             assert_eq!(s.due, [NO_DELTA; DUE_PERIODS]);
             assert_eq!(chain(&s, 119, 120), Some(Vec::new()));
         }
+    }
+
+    #[test]
+    fn the_due_answer_is_the_chain_from_the_held_step() {
+        let some: Vec<u64> = vec![5, 17, 18, 30, 64, 65];
+        let every: Vec<u64> = (1..=100).collect();
+        // Answers that are a delta, and that are nothing when due.
+        let (mut deltas, mut still) = (0, 0);
+        for offset in [0, 1, 3] {
+            for changed in [&every[..], &some[..], &[]] {
+                let mut s = Stream::new(0, offset, 0);
+                for step in 1..=100 {
+                    push_step(&mut s, step, offset, changed);
+                    for period in [1u32, 2, 3, 4, 8, 16, 32, 64] {
+                        let (before, target) = s.due_steps(period);
+                        let mut chain = Vec::new();
+                        let whole = s.chain(before, target, |b| chain.push(b));
+                        let at = format!("offset {offset}, step {step}, period {period}");
+                        match s.due(period) {
+                            Due::Nothing => {
+                                assert!(target <= before || whole == Some(()) && chain.is_empty(), "{at}");
+                                still += usize::from(target > before);
+                            }
+                            Due::Delta(item, to) => {
+                                assert_eq!((to, whole, &chain[..]), (target, Some(()), &[item][..]), "{at}");
+                                deltas += 1;
+                            }
+                            Due::Ask => assert!(target > before, "{at}"),
+                        }
+                    }
+                    s.settle();
+                }
+            }
+        }
+        assert!(deltas > 500 && still > 500, "{deltas} deltas, {still} due and still");
+        // Steps heard mid-way: a holding before them is asked about.
+        let mut s = Stream::new(10, 0, 11);
+        push_step(&mut s, 12, 0, &[12]);
+        assert_eq!(s.due(1), Due::Ask);
     }
 
     #[test]

@@ -43,9 +43,10 @@
 //! exceptions), so a standing place sends them nothing between refreshes
 //! and wakes them only on their turn.
 
+use super::due::{DueRoom, DueTable};
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
-use super::streams::{SourceId, Stream, Streams};
+use super::streams::{Due, SourceId, Stream, Streams};
 use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
@@ -129,6 +130,12 @@ struct View {
 const _: () = assert!(std::mem::size_of::<View>() == 48);
 
 impl View {
+    /// A view of `key` in `form` at rung `level`, holding nothing out of
+    /// the ordinary, with no socket, never walked.
+    fn new(key: GroupKey, form: Form, level: u8) -> View {
+        View { key, form, level, canonical: false, sockets: 0, owed: None, visited: 0, woken: 0, frames: (0, 0) }
+    }
+
     /// True when the view holds exactly what its tiers say (every cell at
     /// its due step) and has nothing else to send: the only state another
     /// socket can be known to share, so the only view one may join.
@@ -198,7 +205,7 @@ pub(crate) struct Area<'a> {
 
 /// One item of a frame being assembled: its bytes borrowed from the
 /// streams (no reference count taken: a tick assembles tens of thousands).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Piece<'a> {
     source: SourceId,
     step: u64,
@@ -242,6 +249,13 @@ pub(crate) struct Views {
     /// The most pieces a view has had in a tick (the room each tick's list
     /// starts with).
     pieces: usize,
+    /// Scratch: a plain view's cells that have streams, with their slot
+    /// and period.
+    slots: Vec<(CellId, u32, u32)>,
+    /// Scratch: the (source, cell) pairs a view holds exceptions of.
+    excepted: Vec<(SourceId, CellId)>,
+    /// Room for the tick's [`DueTable`].
+    due_room: DueRoom,
     /// Scratch: a frame's body while it is written.
     body: Vec<u8>,
     /// Views assembled in the last tick (the others were idle or empty).
@@ -363,17 +377,7 @@ impl Views {
     /// when its budget moved its tiers), else one made for it.
     fn made_for(&mut self, m: &Move, area: &Area<'_>) -> u32 {
         let level = self.canonical.get(&(m.key, m.form)).map_or(0, |&i| self.views[i as usize].level);
-        let mut view = View {
-            key: m.key,
-            form: m.form,
-            level,
-            canonical: false,
-            sockets: 0,
-            owed: None,
-            visited: 0,
-            woken: 0,
-            frames: (0, 0),
-        };
+        let mut view = View::new(m.key, m.form, level);
         self.walk_into(m.key, area, Which::Cells);
         match (m.fresh, m.from) {
             (Some(fresh), _) => {
@@ -646,6 +650,10 @@ impl Views {
         let mut pieces: Vec<Piece<'a>> = Vec::with_capacity(self.pieces);
         self.assembled = 0;
         let woken = std::mem::take(&mut self.woken);
+        // What views holding a cell at its aligned step are sent of it, once
+        // for all of them.
+        let room = std::mem::take(&mut self.due_room);
+        let mut due = DueTable::new(area.streams, room);
         for &(i, changed) in &woken {
             let i = i as usize;
             if self.views[i].sockets == 0 {
@@ -655,7 +663,7 @@ impl Views {
                 pieces.clear();
                 self.assembled += 1;
                 self.unsettled = true;
-                self.assemble(i, area, &mut pieces);
+                self.assemble(i, area, &mut due, &mut pieces);
                 self.pieces = self.pieces.max(pieces.len());
                 if self.views[i].frames.1 > self.views[i].frames.0 {
                     self.with_frames.push(i as u32);
@@ -666,6 +674,7 @@ impl Views {
             }
         }
         self.woken = woken;
+        self.due_room = due.into_room();
     }
 
     /// Fills `woken`, ascending and each once: the views touching a region
@@ -768,7 +777,7 @@ impl Views {
     }
 
     /// Assembles view `i`'s frames for this tick.
-    fn assemble<'a>(&mut self, i: usize, area: &Area<'a>, pieces: &mut Vec<Piece<'a>>) {
+    fn assemble<'a>(&mut self, i: usize, area: &Area<'a>, due: &mut DueTable<'a>, pieces: &mut Vec<Piece<'a>>) {
         let key = self.views[i].key;
         self.walk_into(key, area, Which::Cells);
         self.views[i].visited = area.step;
@@ -779,10 +788,48 @@ impl Views {
         // Source by source, cells ascending: the pieces come in the frame's
         // order (sections by source, cells ascending) but for steps that
         // differ, which `frames` sorts.
-        for source in 0..area.streams.sources_len() {
-            for &(cell, tier) in &self.cells {
-                if let Some(stream) = area.streams.get(source, cell) {
-                    decide(v, source, cell, stream, periods[tier as usize], refresh, pieces);
+        if v.form == Form::Deltas {
+            // A deltas view reads the tick's table for each (source, cell)
+            // it holds no exception of, asking the stream only what the table
+            // does not say; `decide` changes only its own pair's exception,
+            // so the table stays right for the pairs still to read.
+            // The pairs it holds exceptions of, by source then cell (a copy:
+            // `decide` may change those already read).
+            self.excepted.clear();
+            self.excepted.extend(v.exceptions().iter().map(|&(cell, source, _)| (source, cell)));
+            self.excepted.sort_unstable();
+            let mut excepted = self.excepted.iter().peekable();
+            self.slots.clear();
+            self.slots.extend(self.cells.iter().filter_map(|&(cell, tier)| {
+                area.streams.slot_of(cell).map(|slot| (cell, slot, periods[tier as usize]))
+            }));
+            for source in 0..area.streams.sources_len() {
+                for &(cell, slot, period) in &self.slots {
+                    #[cfg(test)]
+                    let mark = pieces.len();
+                    while excepted.next_if(|&&e| e < (source, cell)).is_some() {}
+                    let plain = excepted.next_if_eq(&&(source, cell)).is_none();
+                    match if plain { due.get(slot, source, cell, period) } else { Due::Ask } {
+                        Due::Nothing => {}
+                        Due::Delta(item, step) => pieces.push(Piece::new(source, step, cell, item)),
+                        Due::Ask => {
+                            if let Some(stream) = area.streams.get(source, cell) {
+                                decide(v, source, cell, stream, period, refresh, pieces);
+                            }
+                        }
+                    }
+                    #[cfg(test)]
+                    if plain {
+                        check_due(v, source, cell, period, area, due, &pieces[mark..]);
+                    }
+                }
+            }
+        } else {
+            for source in 0..area.streams.sources_len() {
+                for &(cell, tier) in &self.cells {
+                    if let Some(stream) = area.streams.get(source, cell) {
+                        decide(v, source, cell, stream, periods[tier as usize], refresh, pieces);
+                    }
                 }
             }
         }
@@ -980,6 +1027,29 @@ fn decide<'a>(
         (Err(i), false) => v.owed_mut().exceptions.insert(i, (cell, source, now)),
         (Err(_), true) => {}
     }
+}
+
+/// Tests only: what the due table made of (`source`, `cell`) for deltas
+/// view `v`, which holds no exception of it, is what asking the stream gives (`pushed`: the pieces it pushed).
+#[cfg(test)]
+fn check_due(
+    v: &View,
+    source: SourceId,
+    cell: CellId,
+    period: u32,
+    area: &Area<'_>,
+    due: &mut DueTable<'_>,
+    pushed: &[Piece<'_>],
+) {
+    let Some(stream) = area.streams.get(source, cell) else { return };
+    if due.get(area.streams.slot_of(cell).unwrap_or(u32::MAX), source, cell, period) == Due::Ask {
+        return;
+    }
+    let mut probe = View::new(v.key, v.form, v.level);
+    let mut want = Vec::new();
+    decide(&mut probe, source, cell, stream, period, false, &mut want);
+    assert!(probe.is_plain(), "the table's answer for {cell:?} of source {source} leaves an exception");
+    assert_eq!(pushed, &want[..], "the table's answer for {cell:?} of source {source}");
 }
 
 /// A section's cell as written: its id and items.
