@@ -11,9 +11,11 @@
 //! read it from a dense table indexed by slot and source. An answer that is
 //! not nothing or one delta ([`Due::Ask`]) is worked out by the view itself.
 //!
-//! Measured: 1,000 walkers over 2 shards (benches/README.md section 15's
-//! walk), the views' share of the shard's CPU samples went from 21 % to
-//! about 11 % (`perf record` of the shard, `loadgen walk --frames deltas`).
+//! Measured (same frames, the digest unchanged): section 15's walk without
+//! sockets, `target/release/delta_cost --frames deltas`, median of 7, went
+//! from 9.14 to 6.65 µs a player a tick (full frames: 8.27); with sockets,
+//! 1,000 walkers over 2 shards, the views' share of a shard's `perf record`
+//! samples went from 21 % to 14 %.
 
 use super::grid::CellId;
 use super::streams::{Due, SourceId, Streams};
