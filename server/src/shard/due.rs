@@ -50,13 +50,12 @@ pub(crate) struct DueTable<'a> {
 
 impl<'a> DueTable<'a> {
     /// A table of this tick's `streams`, nothing worked out yet, in `room`
-    /// (taken back with [`DueTable::into_room`]): 28 bytes a stream slot
-    /// and source, set in one pass.
+    /// (taken back with [`DueTable::into_room`]). Its 28 bytes a stream slot
+    /// and source are set at the first read, so a tick that assembles no
+    /// view (a standing place) writes none.
     pub(crate) fn new(streams: &'a Streams, mut room: DueRoom) -> DueTable<'a> {
-        let sources = usize::from(streams.sources_len());
         room.clear();
-        room.resize(streams.slots_len() * sources, [UNKNOWN; PERIODS]);
-        DueTable { streams, entries: room, items: Vec::new(), sources }
+        DueTable { streams, entries: room, items: Vec::new(), sources: usize::from(streams.sources_len()) }
     }
 
     /// What a view holding `cell` (of slot `slot`) at its aligned step for
@@ -67,6 +66,9 @@ impl<'a> DueTable<'a> {
         let k = period.trailing_zeros() as usize;
         if !period.is_power_of_two() || k >= PERIODS {
             return Due::Ask;
+        }
+        if self.entries.is_empty() {
+            self.entries.resize(self.streams.slots_len() * self.sources, [UNKNOWN; PERIODS]);
         }
         let at = slot as usize * self.sources + usize::from(source);
         let Some(entry) = self.entries.get_mut(at).map(|row| &mut row[k]) else { return Due::Ask };

@@ -249,7 +249,7 @@ pub(crate) struct Views {
     /// The most pieces a view has had in a tick (the room each tick's list
     /// starts with).
     pieces: usize,
-    /// Scratch: a plain view's cells that have streams, with their slot
+    /// Scratch: a deltas view's cells that have streams, with their slot
     /// and period.
     slots: Vec<(CellId, u32, u32)>,
     /// Scratch: the (source, cell) pairs a view holds exceptions of.
@@ -791,14 +791,13 @@ impl Views {
         if v.form == Form::Deltas {
             // A deltas view reads the tick's table for each (source, cell)
             // it holds no exception of, asking the stream only what the table
-            // does not say; `decide` changes only its own pair's exception,
-            // so the table stays right for the pairs still to read.
-            // The pairs it holds exceptions of, by source then cell (a copy:
-            // `decide` may change those already read).
+            // does not say. The pairs it holds exceptions of are a copy taken
+            // first: `decide` changes only its own pair's exception, so the
+            // copy stays right for the pairs still to read.
             self.excepted.clear();
             self.excepted.extend(v.exceptions().iter().map(|&(cell, source, _)| (source, cell)));
             self.excepted.sort_unstable();
-            let mut excepted = self.excepted.iter().peekable();
+            let mut excepted = Excepted { rest: &self.excepted };
             self.slots.clear();
             self.slots.extend(self.cells.iter().filter_map(|&(cell, tier)| {
                 area.streams.slot_of(cell).map(|slot| (cell, slot, periods[tier as usize]))
@@ -807,8 +806,7 @@ impl Views {
                 for &(cell, slot, period) in &self.slots {
                     #[cfg(test)]
                     let mark = pieces.len();
-                    while excepted.next_if(|&&e| e < (source, cell)).is_some() {}
-                    let plain = excepted.next_if_eq(&&(source, cell)).is_none();
+                    let plain = !excepted.holds((source, cell));
                     match if plain { due.get(slot, source, cell, period) } else { Due::Ask } {
                         Due::Nothing => {}
                         Due::Delta(item, step) => pieces.push(Piece::new(source, step, cell, item)),
@@ -937,6 +935,28 @@ impl Views {
             }
         }
         v.level = level;
+    }
+}
+
+/// A view's excepted (source, cell) pairs, ascending, asked of in
+/// ascending order (source-major, as a view's pieces are gathered).
+struct Excepted<'s> {
+    /// The pairs not passed yet.
+    rest: &'s [(SourceId, CellId)],
+}
+
+impl Excepted<'_> {
+    /// True when `pair` is excepted. Pairs below it are passed for good,
+    /// asked of or not (an exception's cell with no stream left is never
+    /// asked of, and must not hide the ones after it).
+    fn holds(&mut self, pair: (SourceId, CellId)) -> bool {
+        while let [first, tail @ ..] = self.rest {
+            if *first >= pair {
+                break;
+            }
+            self.rest = tail;
+        }
+        self.rest.first() == Some(&pair)
     }
 }
 
@@ -1154,5 +1174,24 @@ fn each_region(grid: &Grid, reach: u32, (cell, previous): GroupKey, mut f: impl 
                 f(RegionId(1 + region_row * grid.region_columns() + region_column));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excepted_pairs_not_asked_of_do_not_hide_the_next_ones() {
+        let pairs = [(0, CellId(3)), (0, CellId(5)), (1, CellId(2)), (1, CellId(9))];
+        let mut excepted = Excepted { rest: &pairs };
+        // Cell 3 is never asked of (its stream is gone): cell 5 still is excepted.
+        assert!(!excepted.holds((0, CellId(4))));
+        assert!(excepted.holds((0, CellId(5))));
+        assert!(!excepted.holds((0, CellId(7))));
+        // Source 1's cell 2 is passed unasked, its cell 9 is found.
+        assert!(!excepted.holds((1, CellId(4))));
+        assert!(excepted.holds((1, CellId(9))));
+        assert!(!excepted.holds((2, CellId(1))), "past the last pair");
     }
 }
