@@ -2,7 +2,7 @@
 //! encodings, then bots taking deltas against bots taking full frames (the
 //! control) in the same run, and the issue's figures with a verdict each.
 
-use super::fmt::{count, f1, f2, kb, median, ratio, table, DASH};
+use super::fmt::{count, f1, f2, general, kb, median, ratio, table, DASH};
 use super::load::{FramesPair, Sampled};
 use super::verdict::{self, p95, JUDGE_NOTE, SATURATED};
 use super::Report;
@@ -297,7 +297,7 @@ impl Report {
                 "{} % of it taking a short step every 1 to 3 s and walking back (`--shuffle {shuffle}`, as the \
                  trace's crowd), so that its cell changes in most ticks; a crowd standing quite still is sent nothing \
                  with deltas, and its hold's frames are then only the last arrivals'",
-                f1(Some(f64::from(shuffle) * 100.0))
+                general(f64::from(shuffle) * 100.0)
             )
         } else {
             "standing still".to_owned()
@@ -394,6 +394,7 @@ impl Report {
             own_p95: medians.first().and_then(|m| m.0),
             news_p95: medians.first().and_then(|m| m.1),
             skipped: p.deltas.iter().map(|(r, _)| skipped(r)).sum(),
+            shuffle,
             judged: {
                 let j = Judged::of(p.deltas.iter().map(|(r, _)| &r.measured));
                 Judged { judgeable: j.judgeable && p.deltas.iter().all(|(r, _)| gathered(r)), ..j }
@@ -495,13 +496,11 @@ impl Report {
             }
             None => none(),
         };
-        rows.push(row(
-            "crowd of 2,000 in one cell (standing, 5 % shuffling): own gap p95",
-            "207 ms",
-            "≤ 60 ms",
-            ours,
-            v,
-        ));
+        let how = match crowd.as_ref().map(|c| c.shuffle).filter(|&s| s > 0.0) {
+            None => "standing".to_owned(),
+            Some(shuffle) => format!("standing, {} % shuffling", general(f64::from(shuffle) * 100.0)),
+        };
+        rows.push(row(&format!("crowd of 2,000 in one cell ({how}): own gap p95"), "207 ms", "≤ 60 ms", ours, v));
         let (ours, v) = self.standing_15000();
         rows.push(row(
             "15,000 standing players, one shard, `--cell-size 125`, no other flag: connected / memory a socket / \
@@ -670,6 +669,8 @@ struct CrowdGoals {
     /// the silent ticks out counts a skipped tick as silent, so it is judged
     /// on only where this is 0.
     skipped: Option<u64>,
+    /// The share of the crowd that shuffled (`--shuffle`; 0: it stood).
+    shuffle: f32,
     judged: Judged,
 }
 
