@@ -299,6 +299,7 @@ mod tests {
             resumed,
             aoi: None,
             capabilities: mino_protocol::client::Capabilities::DELTAS,
+            cell_expiry_ms: 0,
         })
     }
 

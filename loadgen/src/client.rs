@@ -381,6 +381,7 @@ mod tests {
             resumed: false,
             aoi: None,
             capabilities: mino_protocol::client::Capabilities::DELTAS,
+            cell_expiry_ms: 0,
         });
         let t = fake(welcome, None).await;
         let (_c, w) = Client::join(&t, None, req(), Duration::from_secs(2)).await.expect("welcome");

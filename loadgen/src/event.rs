@@ -41,6 +41,8 @@ pub struct Welcomed {
     pub view_radius: f32,
     /// Area of interest: how long an unseen player stays drawn, ms.
     pub view_grace_ms: u32,
+    /// A held cell sent nothing for this long is dropped, ms (0: never).
+    pub cell_expiry_ms: u32,
 }
 
 impl Welcomed {
@@ -61,6 +63,7 @@ impl Welcomed {
             grid_columns: w.grid_columns(),
             view_radius: w.view_radius(),
             view_grace_ms: w.view_grace_ms(),
+            cell_expiry_ms: w.cell_expiry_ms(),
         }
     }
 }

@@ -116,8 +116,11 @@ struct Measure<'a> {
     /// The tick of the newest frame seen of each shard, so a shard's gap is
     /// timed once a tick, not once a cell.
     last_tick: Vec<(u32, u32)>,
-    /// What the bot holds of the cells view frames told it.
+    /// What the bot holds of the cells view frames told it (cells expire
+    /// as the Welcome says, on a clock from `welcomed`).
     held: Held,
+    /// When the session began: the clock of the held cells' expiry.
+    welcomed: Instant,
     /// Scratch: the entries of the cell being read after a view frame.
     cell_entries: Vec<mino_protocol::entry::Entry>,
     /// What the last view frame did, cell by cell (reused frame to frame).
@@ -178,7 +181,9 @@ pub async fn run(
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
-        held: Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX),
+        held: Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX)
+            .expiring(welcome.cell_expiry_ms),
+        welcomed: now,
         cell_entries: Vec::new(),
         updates: Vec::new(),
         bounds: welcome.bounds,
@@ -380,7 +385,8 @@ impl Measure<'_> {
         }
         let mut header = len.saturating_sub(items_bytes);
         let mut updates = std::mem::take(&mut self.updates);
-        let applied = self.held.apply_into(v, &mut updates);
+        let since_ms = u64::try_from(now.saturating_duration_since(self.welcomed).as_millis()).unwrap_or(u64::MAX);
+        let applied = self.held.apply_at(v, since_ms, &mut updates);
         if let Err(e) = applied {
             self.updates = updates;
             return Err(e);

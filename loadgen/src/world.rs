@@ -162,6 +162,7 @@ mod tests {
             grid_columns: if cell_size > 0.0 { (1000.0 / cell_size).ceil() as u32 } else { 0 },
             view_radius: 2.0 * cell_size,
             view_grace_ms: 900,
+            cell_expiry_ms: 0,
         }
     }
 

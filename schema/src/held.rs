@@ -4,7 +4,10 @@
 //! `net/held.ts` does the same (both tested on `schema/fixtures/delta.json`).
 //!
 //! A cell never told is empty: a delta applies to the empty state then
-//! (players entering a cell that was empty). A forget drops the cell.
+//! (players entering a cell that was empty). A forget drops the cell, and so
+//! does expiry when the Welcome gave one (`cell_expiry_ms`, for a session
+//! whose frames may be lost): a cell sent nothing for that long is dropped as
+//! if forgotten, since every cell of the view is sent whole more often.
 
 use crate::delta::{self, DeltaError};
 use crate::entry::Entry;
@@ -81,13 +84,64 @@ pub struct Held {
     /// rather than SipHash, which was a tenth of a bot's time.
     cells: FxHashMap<(u32, u32), HeldCell>,
     scratch: Vec<Entry>,
+    /// Dropping cells sent nothing for a while (`None`: held until forgotten).
+    expiry: Option<Expiry>,
+}
+
+/// When each held cell was last sent something, for a client whose cells
+/// expire.
+#[derive(Debug)]
+struct Expiry {
+    /// A cell sent nothing for longer than this is dropped, ms.
+    after_ms: u64,
+    /// By (shard, cell): the caller's clock when an item last applied to it,
+    /// ms (entries of cells dropped otherwise are removed at the next scan).
+    heard: FxHashMap<(u32, u32), u64>,
+    /// The clock at the last scan, ms (cells are scanned at most every
+    /// [`EXPIRY_SCAN_MS`]).
+    scanned_ms: u64,
+}
+
+/// Least time between two scans for expired cells, ms.
+pub const EXPIRY_SCAN_MS: u64 = 1000;
+
+impl Expiry {
+    /// Drops the cells of `cells` heard of last before `now_ms - after_ms`,
+    /// pushing a [`Update::Forgot`] for each (at the tick it was held at).
+    fn scan(&mut self, now_ms: u64, cells: &mut FxHashMap<(u32, u32), HeldCell>, updates: &mut Vec<Update>) {
+        if now_ms.saturating_sub(self.scanned_ms) < EXPIRY_SCAN_MS {
+            return;
+        }
+        self.scanned_ms = now_ms;
+        let after_ms = self.after_ms;
+        self.heard.retain(|&(shard, cell), &mut heard| {
+            if now_ms.saturating_sub(heard) <= after_ms {
+                return cells.contains_key(&(shard, cell));
+            }
+            if let Some(held) = cells.remove(&(shard, cell)) {
+                updates.push(Update::Forgot { shard, cell, tick: held.tick });
+            }
+            false
+        });
+    }
 }
 
 impl Held {
     /// Nothing held yet; deltas predict with `motion` (the Welcome's world);
     /// a cell holds at most `max_players`.
     pub fn new(motion: Motion, max_players: usize) -> Held {
-        Held { motion, max_players, cells: FxHashMap::default(), scratch: Vec::new() }
+        Held { motion, max_players, cells: FxHashMap::default(), scratch: Vec::new(), expiry: None }
+    }
+
+    /// The same, dropping a cell that [`Held::apply_at`] applied nothing to
+    /// for longer than `after_ms` (the Welcome's `cell_expiry_ms`; 0: never).
+    pub fn expiring(mut self, after_ms: u32) -> Held {
+        self.expiry = (after_ms > 0).then(|| Expiry {
+            after_ms: u64::from(after_ms),
+            heard: FxHashMap::default(),
+            scanned_ms: 0,
+        });
+        self
     }
 
     /// Applies the verified `frame`, item by item, and returns what changed
@@ -107,6 +161,34 @@ impl Held {
     /// then holds what the frame's earlier items did.
     pub fn apply_into(&mut self, frame: &ViewFrame<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         updates.clear();
+        self.apply_items(frame, updates)
+    }
+
+    /// [`Held::apply_into`] for a frame that arrived at `now_ms` on the
+    /// caller's clock (ms, never going back): first, when cells expire
+    /// ([`Held::expiring`]), the cells applied nothing to for longer than
+    /// that are dropped, each as a [`Update::Forgot`] at the tick it was
+    /// held at (scanned at most every [`EXPIRY_SCAN_MS`]); then the frame.
+    ///
+    /// Errors: as [`Held::apply_into`].
+    pub fn apply_at(&mut self, frame: &ViewFrame<'_>, now_ms: u64, updates: &mut Vec<Update>) -> Result<(), HeldError> {
+        updates.clear();
+        let Some(expiry) = self.expiry.as_mut() else { return self.apply_items(frame, updates) };
+        expiry.scan(now_ms, &mut self.cells, updates);
+        let from = updates.len();
+        let applied = self.apply_items(frame, updates);
+        if let Some(expiry) = self.expiry.as_mut() {
+            for u in &updates[from..] {
+                if let Update::Cell { shard, cell, .. } = *u {
+                    expiry.heard.insert((shard, cell), now_ms);
+                }
+            }
+        }
+        applied
+    }
+
+    /// Applies `frame`'s items after what `updates` holds.
+    fn apply_items(&mut self, frame: &ViewFrame<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         for section in frame.sections() {
             if section.is_empty() {
                 self.forget_shard(section.shard);
@@ -221,5 +303,53 @@ mod tests {
         let updates = held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
         assert_eq!(updates, [Update::Forgot { shard: 7, cell: 4, tick: 13 }]);
         assert!(held.cell(7, 4).is_none());
+    }
+
+    /// A frame of shard 7 at `tick` with one full form of `entries` in each of `cells`.
+    fn full_frame(tick: u64, cells: &[u32], entries: &[Entry]) -> Vec<u8> {
+        let (mut body, mut item, mut frame) = (Vec::new(), Vec::new(), Vec::new());
+        encode_full(entries, &mut body);
+        write_item(&mut item, ItemKind::Full, &body);
+        let cells: Vec<(u32, Vec<&[u8]>)> = cells.iter().map(|&c| (c, vec![&item[..]])).collect();
+        write_section(&mut frame, &Section { shard: 7, tick, cells: &cells });
+        frame
+    }
+
+    #[test]
+    fn cells_sent_nothing_for_the_expiry_are_dropped_as_forgotten() {
+        let m = Motion::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 120.0, 20);
+        let players = [e(1, 100, 0, false)];
+        let mut held = Held::new(m.clone(), 100).expiring(5_000);
+        let mut never = Held::new(m, 100);
+        let mut updates = Vec::new();
+        let mut apply = |held: &mut Held, tick: u64, cells: &[u32], now_ms: u64| {
+            let frame = full_frame(tick, cells, &players);
+            held.apply_at(&ViewFrame::parse(&frame).expect("valid"), now_ms, &mut updates).expect("applies");
+            updates.clone()
+        };
+        for h in [&mut held, &mut never] {
+            apply(h, 10, &[1, 2], 1_000);
+            // Cell 1 is sent again; cell 2 is not (its forget was lost).
+            assert_eq!(apply(h, 20, &[1], 3_000), [Update::Cell { shard: 7, cell: 1, tick: 20 }]);
+        }
+        // 5 s after cell 2 was last sent: still held.
+        assert_eq!(apply(&mut held, 30, &[1], 6_000), [Update::Cell { shard: 7, cell: 1, tick: 30 }]);
+        assert!(held.cell(7, 2).is_some());
+        // Past it: dropped before the frame applies, at the tick it was held at.
+        let updates = apply(&mut held, 40, &[1], 7_001);
+        assert_eq!(
+            updates,
+            [Update::Forgot { shard: 7, cell: 2, tick: 10 }, Update::Cell { shard: 7, cell: 1, tick: 40 }]
+        );
+        assert!(held.cell(7, 2).is_none());
+        assert!(held.cell(7, 1).is_some(), "a cell sent something within the expiry stays");
+        // Sent again, it is held again, and its clock starts anew.
+        apply(&mut held, 50, &[2], 7_100);
+        assert_eq!(apply(&mut held, 60, &[1], 12_000), [Update::Cell { shard: 7, cell: 1, tick: 60 }]);
+        assert!(held.cell(7, 2).is_some());
+        // Without an expiry (a reliable transport) nothing is ever dropped.
+        assert_eq!(apply(&mut never, 30, &[1], 1_000_000), [Update::Cell { shard: 7, cell: 1, tick: 30 }]);
+        assert!(never.cell(7, 2).is_some());
+        assert!(Held::new(Motion::new(&Bounds::new(0.0, 0.0, 1.0, 1.0), 1.0, 20), 1).expiring(0).expiry.is_none());
     }
 }

@@ -2762,6 +2762,7 @@ impl<'a> Welcome<'a> {
   pub const VT_VIEW_RADIUS: ::flatbuffers::VOffsetT = 30;
   pub const VT_VIEW_GRACE_MS: ::flatbuffers::VOffsetT = 32;
   pub const VT_CAPABILITIES: ::flatbuffers::VOffsetT = 34;
+  pub const VT_CELL_EXPIRY_MS: ::flatbuffers::VOffsetT = 36;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2774,6 +2775,7 @@ impl<'a> Welcome<'a> {
   ) -> ::flatbuffers::WIPOffset<Welcome<'bldr>> {
     let mut builder = WelcomeBuilder::new(_fbb);
     builder.add_server_time_ms(args.server_time_ms);
+    builder.add_cell_expiry_ms(args.cell_expiry_ms);
     builder.add_capabilities(args.capabilities);
     builder.add_view_grace_ms(args.view_grace_ms);
     builder.add_view_radius(args.view_radius);
@@ -2920,6 +2922,18 @@ impl<'a> Welcome<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(Welcome::VT_CAPABILITIES, Some(0)).unwrap()}
   }
+  /// A cell held and sent nothing for this long (ms) is dropped, as if
+  /// forgotten; 0: cells are held until forgotten. A session whose frames
+  /// may be lost (WebTransport datagrams) is sent every cell of its view
+  /// whole at least every 64 ticks, so a cell it still holds after several
+  /// of those is one whose forgets (or its shard's resets) were all lost.
+  #[inline]
+  pub fn cell_expiry_ms(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(Welcome::VT_CELL_EXPIRY_MS, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Welcome<'_> {
@@ -2944,6 +2958,7 @@ impl ::flatbuffers::Verifiable for Welcome<'_> {
      .visit_field::<f32>("view_radius", Self::VT_VIEW_RADIUS, false)?
      .visit_field::<u32>("view_grace_ms", Self::VT_VIEW_GRACE_MS, false)?
      .visit_field::<u32>("capabilities", Self::VT_CAPABILITIES, false)?
+     .visit_field::<u32>("cell_expiry_ms", Self::VT_CELL_EXPIRY_MS, false)?
      .finish();
     Ok(())
   }
@@ -2965,6 +2980,7 @@ pub struct WelcomeArgs<'a> {
     pub view_radius: f32,
     pub view_grace_ms: u32,
     pub capabilities: u32,
+    pub cell_expiry_ms: u32,
 }
 impl<'a> Default for WelcomeArgs<'a> {
   #[inline]
@@ -2986,6 +3002,7 @@ impl<'a> Default for WelcomeArgs<'a> {
       view_radius: 0.0,
       view_grace_ms: 0,
       capabilities: 0,
+      cell_expiry_ms: 0,
     }
   }
 }
@@ -3060,6 +3077,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> WelcomeBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<u32>(Welcome::VT_CAPABILITIES, capabilities, 0);
   }
   #[inline]
+  pub fn add_cell_expiry_ms(&mut self, cell_expiry_ms: u32) {
+    self.fbb_.push_slot::<u32>(Welcome::VT_CELL_EXPIRY_MS, cell_expiry_ms, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> WelcomeBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     WelcomeBuilder {
@@ -3093,6 +3114,7 @@ impl ::core::fmt::Debug for Welcome<'_> {
       ds.field("view_radius", &self.view_radius());
       ds.field("view_grace_ms", &self.view_grace_ms());
       ds.field("capabilities", &self.capabilities());
+      ds.field("cell_expiry_ms", &self.cell_expiry_ms());
       ds.finish()
   }
 }

@@ -36,6 +36,9 @@ pub struct WelcomeInfo<'a> {
     pub aoi: Option<AoiInfo>,
     /// The Hello's capabilities granted.
     pub capabilities: crate::client::Capabilities,
+    /// A held cell sent nothing for this long is dropped, ms (0: held until
+    /// forgotten; see [`crate::held::Held::expiring`]).
+    pub cell_expiry_ms: u32,
 }
 
 /// The area-of-interest settings a Welcome tells the client.
@@ -75,6 +78,7 @@ pub fn encode_welcome(w: &WelcomeInfo<'_>) -> Bytes {
             view_radius: w.aoi.map_or(0.0, |a| a.view_radius),
             view_grace_ms: w.aoi.map_or(0, |a| a.view_grace_ms),
             capabilities: w.capabilities.0,
+            cell_expiry_ms: w.cell_expiry_ms,
         },
     );
     finish(&mut fbb, wire::ServerBody::Welcome, body.as_union_value())
@@ -299,6 +303,7 @@ mod tests {
             resumed: false,
             aoi: Some(AoiInfo { cell_size: 100.0, grid_columns: 10, view_radius: 200.0, view_grace_ms: 400 }),
             capabilities: crate::client::Capabilities::DELTAS,
+            cell_expiry_ms: 12_800,
         });
         let Ok(ServerMsg::Welcome(w)) = decode(&bytes) else { panic!("not a welcome") };
         assert_eq!((w.player_id(), w.shard_id(), w.tick_hz()), (9, 3, 20));
@@ -307,6 +312,7 @@ mod tests {
         assert_eq!(w.name(), Some("Ada"));
         assert_eq!((w.cell_size(), w.grid_columns(), w.view_radius(), w.view_grace_ms()), (100.0, 10, 200.0, 400));
         assert_eq!(w.capabilities(), 1);
+        assert_eq!(w.cell_expiry_ms(), 12_800);
     }
 
     #[test]

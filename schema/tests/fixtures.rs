@@ -91,6 +91,7 @@ fn welcome() -> Frame {
         resumed: false,
         aoi: None,
         capabilities: mino_protocol::client::Capabilities::DELTAS,
+        cell_expiry_ms: 0,
     });
     // shard_id_text: the id as the server writes it for people (ShardId's
     // Display: logs, the admin console, the page's HUD), which the client's
@@ -134,6 +135,7 @@ fn welcome_aoi() -> Frame {
         resumed: true,
         aoi: Some(aoi),
         capabilities: mino_protocol::client::Capabilities::DELTAS,
+        cell_expiry_ms: 0,
     });
     let expect = format!(
         "{{\"player_id\": 70001, \"shard_id\": 7, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 300, \

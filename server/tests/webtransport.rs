@@ -629,3 +629,99 @@ async fn a_peer_advertising_a_datagram_frame_under_the_header_is_counted_and_the
     server.wait_ticks(20).await;
     assert_eq!(server.metric("mino_webtransport_sessions").await, 1.0, "the session stays");
 }
+
+/// Where `id` is held by `wt`: its (shard, cell) and position, world units.
+fn held_at(wt: &TransportPlayer, id: u32) -> Option<((u32, u32), (f32, f32))> {
+    let bounds = wt.welcome.as_ref().expect("welcomed").bounds;
+    let held = wt.held()?;
+    held.cells().find_map(|(&key, c)| {
+        let e = c.entries.iter().find(|e| e.id.0 == id)?;
+        Some((key, mino_protocol::quantize::world_position(&bounds, e.x, e.y)))
+    })
+}
+
+#[tokio::test]
+async fn a_cell_whose_forgets_were_all_lost_is_dropped_at_the_welcomes_expiry() {
+    // A session walks up to a standing player, then away until that
+    // player's cell leaves its view; every datagram with a forget of that
+    // cell is lost on the way. The session still holds the cell (its player
+    // a ghost), but is sent nothing more of it, so it drops it once the
+    // Welcome's cell expiry passed (4 refreshes of 64 ticks: 4,266 ms at 60
+    // Hz). A 1000-unit world of 100-unit cells: the view (own and near
+    // cells, and a prefetch ring) reaches 2 cells each way, and walking to
+    // the corner away from the player puts 5 cells between them.
+    let args = [
+        "--webtransport-listen",
+        "127.0.0.1:0",
+        "--world-size",
+        "1000",
+        "--cell-size",
+        "100",
+        "--view-radius",
+        "100",
+        "--speed",
+        "500",
+        "--tick-hz",
+        "60",
+    ];
+    let server = Shard::start(SERVER, &args);
+    let still = Player::join(&server, "Still").await;
+    let mut wt = TransportPlayer::join(&server, "Away").await;
+    let expiry = wt.welcome.as_ref().map(|w| w.cell_expiry_ms);
+    assert_eq!(expiry, Some(4 * 64 * 1000 / 60), "the Welcome gives a datagram session its cell expiry");
+    assert_eq!(still.welcome.as_ref().map(|w| w.cell_expiry_ms), Some(0), "a websocket's cells never expire");
+    let target = still.welcome.as_ref().map(|w| (w.x, w.y)).expect("welcomed");
+    let deadline = Instant::now() + WAIT;
+    // Up to the standing player, until its cell is held (steering a few
+    // times a second, well within the input budget).
+    let mut steered = Instant::now() - WAIT;
+    let cell = loop {
+        assert!(Instant::now() < deadline, "the session never held the standing player");
+        if let Some((cell, _)) = held_at(&wt, still.id()) {
+            break cell;
+        }
+        if let Some((_, (x, y))) = held_at(&wt, wt.id()).filter(|_| steered.elapsed() > Duration::from_millis(200)) {
+            wt.input(target.0 - x, target.1 - y).await;
+            steered = Instant::now();
+        }
+        wt.datagram().await;
+    };
+    // Away to the far corner, losing the cell's forgets.
+    let b = wt.welcome.as_ref().expect("welcomed").bounds;
+    let away = |v: f32, lo: f32, hi: f32| if v < (lo + hi) / 2.0 { 1.0 } else { -1.0 };
+    wt.input(away(target.0, b.min_x(), b.max_x()), away(target.1, b.min_y(), b.max_y())).await;
+    let forgets = |f: &mino_protocol::view::ViewFrame<'_>| {
+        f.sections()
+            .filter(|s| s.shard == cell.0)
+            .any(|s| s.cells().any(|c| c.cell == cell.1 && c.items().any(|i| i.kind == ItemKind::Forget)))
+    };
+    let lost_at = loop {
+        assert!(Instant::now() < deadline, "the cell never left the session's view");
+        if wt.datagram_unless(forgets).await.is_none() {
+            break Instant::now();
+        }
+    };
+    assert!(wt.held().is_some_and(|h| h.cell(cell.0, cell.1).is_some()), "the lost forget left the cell held");
+    // Nothing more of it comes: it is dropped by the expiry alone.
+    let deadline = lost_at + Duration::from_millis(4_266) + WAIT;
+    let (mut lost, mut dropped) = (1, None);
+    while dropped.is_none() {
+        assert!(Instant::now() < deadline, "the ghost cell was never dropped");
+        match wt.datagram_unless(forgets).await {
+            None => lost += 1,
+            Some(frames) => {
+                let forgot = |f: &Frame| matches!(*f, Frame::Forgot { shard, cell: c, .. } if (shard, c) == cell);
+                if frames.iter().any(forgot) {
+                    dropped = Some(lost_at.elapsed());
+                }
+            }
+        }
+    }
+    let after = dropped.expect("dropped");
+    assert!(wt.held().is_some_and(|h| h.cell(cell.0, cell.1).is_none()), "the cell is no longer held");
+    // The cell was last sent something at most one refresh (64 ticks, 1.07
+    // s) before it left the view; it is scanned for at most every second.
+    assert!(after >= Duration::from_millis(4_266 - 1_100), "dropped {after:?} after its forget: before the expiry");
+    assert!(after <= Duration::from_millis(4_266 + 2_500), "dropped {after:?} after its forget: long past the expiry");
+    assert!(lost <= 3, "{lost} datagrams with its forget: a forget is repeated in 3 frames");
+}

@@ -42,6 +42,8 @@ pub struct Welcome {
     pub view_radius: f32,
     /// Area of interest: how long an unseen player stays drawn, ms.
     pub view_grace_ms: u32,
+    /// A held cell sent nothing for this long is dropped, ms (0: never).
+    pub cell_expiry_ms: u32,
 }
 
 /// One thing a test player received.
@@ -158,16 +160,19 @@ impl Frame {
     /// Verifies and decodes one binary message, a view frame applied to
     /// `held`: each cell it changed a [`Frame::Cell`], or with `whole` (the
     /// Welcome of a place without area of interest) each shard it changed a
-    /// [`Frame::Snapshot`] of every player held of that shard.
+    /// [`Frame::Snapshot`] of every player held of that shard. `now_ms` is
+    /// when it arrived (ms on the player's clock), for cells that expire
+    /// ([`Held::apply_at`]: each expired cell a [`Frame::Forgot`] first).
     ///
     /// Panics: the bytes fail verification, or an item does not apply.
-    pub fn read(bytes: &[u8], held: &mut Held, whole: Option<&Welcome>) -> Vec<Frame> {
+    pub fn read(bytes: &[u8], held: &mut Held, whole: Option<&Welcome>, now_ms: u64) -> Vec<Frame> {
         let view = match ServerEvent::decode(bytes).expect("server sent a valid frame") {
             ServerEvent::View(view) => view,
             other => return vec![Frame::from(other)],
         };
         let frame = view.frame().expect("verified");
-        let updates = held.apply(&frame).expect("every item applies to what the player holds");
+        let mut updates = Vec::new();
+        held.apply_at(&frame, now_ms, &mut updates).expect("every item applies to what the player holds");
         let (hz, near) = whole.map_or((20, 0), |w| (w.tick_hz, w.server_time_ms));
         let mut out = Vec::new();
         for update in updates {
@@ -271,6 +276,7 @@ impl From<Welcomed> for Welcome {
             cell_size: w.cell_size,
             view_radius: w.view_radius,
             view_grace_ms: w.view_grace_ms,
+            cell_expiry_ms: w.cell_expiry_ms,
         }
     }
 }

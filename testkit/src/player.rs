@@ -204,7 +204,8 @@ impl Player {
                 Some(Ok(Message::Binary(b))) => {
                     self.received += b.len() as u64;
                     let frames = match self.held.as_mut() {
-                        Some(held) => Frame::read(&b, held, self.welcome.as_ref()),
+                        // A websocket's cells never expire (its Welcome says 0).
+                        Some(held) => Frame::read(&b, held, self.welcome.as_ref(), 0),
                         None => Frame::decode_all(&b),
                     };
                     for f in frames {

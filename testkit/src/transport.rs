@@ -13,6 +13,8 @@ use crate::WAIT;
 use mino_protocol::client::{self, Capabilities};
 use mino_protocol::held::Held;
 use mino_protocol::motion::Motion;
+use mino_protocol::server::ServerMsg;
+use mino_protocol::view::ViewFrame;
 use wtransport::error::ConnectionError;
 use wtransport::tls::Sha256Digest;
 use wtransport::{ClientConfig, Connection, Endpoint, RecvStream, SendStream};
@@ -36,6 +38,8 @@ pub struct TransportPlayer {
     seq: u32,
     /// The last datagram received, as it came.
     pub last_datagram: bytes::Bytes,
+    /// When the session opened: the clock of the held cells' expiry.
+    opened: std::time::Instant,
     /// Kept alive as long as the session.
     _endpoint: Endpoint<wtransport::endpoint::endpoint_side::Client>,
 }
@@ -115,6 +119,7 @@ impl TransportPlayer {
             held: None,
             seq: 0,
             last_datagram: bytes::Bytes::new(),
+            opened: std::time::Instant::now(),
             _endpoint: endpoint,
         }
     }
@@ -156,7 +161,8 @@ impl TransportPlayer {
         loop {
             match p.message().await {
                 Frame::Welcome(w) => {
-                    p.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
+                    let held = Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX);
+                    p.held = Some(held.expiring(w.cell_expiry_ms));
                     p.welcome = Some(w);
                     return Ok(self);
                 }
@@ -296,13 +302,27 @@ impl TransportPlayer {
     /// Panics: none within [`WAIT`], the session closed, or the datagram is
     /// not a valid view frame that applies alone.
     pub async fn datagram(&mut self) -> Vec<Frame> {
+        self.datagram_unless(|_| false).await.unwrap_or_default()
+    }
+
+    /// The next datagram, as [`TransportPlayer::datagram`], unless `lose`
+    /// says it is lost on the way: then it is not applied, and `None`.
+    ///
+    /// Panics: as [`TransportPlayer::datagram`].
+    pub async fn datagram_unless(&mut self, lose: impl Fn(&ViewFrame<'_>) -> bool) -> Option<Vec<Frame>> {
         let d = tokio::time::timeout(WAIT, self.conn.receive_datagram())
             .await
             .expect("a datagram in time")
             .expect("the session is open");
         self.last_datagram = d.payload();
+        if let Ok(ServerMsg::View(frame)) = mino_protocol::server::decode(&self.last_datagram) {
+            if lose(&frame) {
+                return None;
+            }
+        }
+        let now_ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
         let held = self.held.as_mut().expect("welcomed");
-        Frame::read(&d.payload(), held, self.welcome.as_ref())
+        Some(Frame::read(&d.payload(), held, self.welcome.as_ref(), now_ms))
     }
 
     /// Drops the datagrams that have arrived and were not read, as a browser

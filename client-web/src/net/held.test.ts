@@ -59,6 +59,34 @@ describe('held cells', () => {
     expect(left).toBe(0);
   });
 
+  it('drops a cell sent nothing for longer than the expiry, before the frame, as forgotten', () => {
+    const h = new Held(new Motion(BOUNDS, 120, 20), 100, 5000);
+    const cells = (tick: number, ...ids: number[]) => frameOf(section(1, tick, ids.map((c) => [c, [item(0, fullBody([A]))]])));
+    const updates = () => Array.from({ length: h.updateCount }, (_, i) => h.update(i)).map((u) => [u.kind, u.cell, u.tick]);
+    expect(h.apply(cells(10, 2, 3), 0, undefined, 1000)).toBeNull();
+    // Cell 3 is sent nothing more (its forgets were lost); 5 s on it is still held.
+    expect(h.apply(cells(20, 2), 0, undefined, 3000)).toBeNull();
+    expect(h.apply(cells(30, 2), 0, undefined, 6000)).toBeNull();
+    expect(updates()).toEqual([['cell', 2, 30]]);
+    expect(ids(h.cell(1, 3))).toEqual([7]);
+    // Past it: dropped first, at the tick it was held at; cell 2 stays.
+    expect(h.apply(cells(40, 2), 0, undefined, 7001)).toBeNull();
+    expect(updates()).toEqual([
+      ['forgot', 3, 10],
+      ['cell', 2, 40],
+    ]);
+    expect([h.cell(1, 3), ids(h.cell(1, 2))]).toEqual([undefined, [7]]);
+    // Sent again, it is held again, its clock anew.
+    expect(h.apply(cells(50, 3), 0, undefined, 7100)).toBeNull();
+    expect(h.apply(cells(60, 2), 0, undefined, 12000)).toBeNull();
+    expect(ids(h.cell(1, 3))).toEqual([7]);
+    // Without an expiry (a reliable transport) nothing is dropped.
+    const never = held();
+    expect(never.apply(cells(10, 2, 3), 0, undefined, 1000)).toBeNull();
+    expect(never.apply(cells(20, 2), 0, undefined, 1_000_000)).toBeNull();
+    expect(ids(never.cell(1, 3))).toEqual([7]);
+  });
+
   it('drops every cell of a shard at a section with no cells (a reset), the other shards kept', () => {
     const h = held();
     const told = frameOf(

@@ -3,7 +3,11 @@
 // applies a frame (schema/src/held.rs, held to schema/fixtures/delta.json).
 // A cell never told is empty: a delta applies to the empty state then
 // (players entering a cell that was empty); a full form replaces the cell; a
-// forget drops it (the cell left the view).
+// forget drops it (the cell left the view). When the Welcome gives a cell
+// expiry (a session whose frames may be lost: its forgets may all be lost, yet
+// every cell of its view is sent whole more often than that), a cell sent
+// nothing for that long is dropped as if forgotten (schema/src/held.rs's
+// `expiring`).
 //
 // Applying a frame allocates nothing once its cells are known: each cell
 // keeps two column sets (what it holds, and the one the next item is written
@@ -16,10 +20,15 @@ import type { Motion } from './motion.js';
 import type { Bounds, PlayerColumns } from './messages.js';
 import { KIND_FORGET, KIND_FULL, ViewCursor, type ViewError, verifyViewFrame } from './view.js';
 
+/** Least time between two scans for expired cells, ms (Rust's `EXPIRY_SCAN_MS`). */
+export const EXPIRY_SCAN_MS = 1000;
+
 /** One cell as held. */
 export class HeldCell {
   /** The low 32 bits of the tick of the section that last changed it. */
   tick = 0;
+  /** The local time an item last applied to it, ms (for the cell expiry). */
+  heardMs = 0;
   /** Its players, sorted by id. */
   entries = new Entries();
   /** Where the next item is written; swapped with `entries` when it applies. */
@@ -121,27 +130,39 @@ export class Held {
   private readonly cursor = new ViewCursor();
   private readonly reader = new Reader();
   private readonly updates: Update[] = [];
+  /** The arrival time of the frame being applied, ms. */
+  private nowMs = 0;
   private updated = 0;
+  /** Local time of the last scan for expired cells, ms. */
+  private scannedMs = -Infinity;
 
   /**
    * Nothing held yet; deltas predict with `motion` (the Welcome's world,
-   * speed and tick rate); a cell holds at most `maxPlayers`.
+   * speed and tick rate); a cell holds at most `maxPlayers`; a cell sent
+   * nothing for longer than `expiryMs` is dropped (the Welcome's
+   * cell_expiry_ms; 0: held until forgotten).
    */
   constructor(
     readonly motion: Motion,
     readonly maxPlayers: number,
+    readonly expiryMs = 0,
   ) {}
 
   /**
    * Verifies the view frame bytes[start, end) (ServerMessage.view) and applies
    * it item by item: null when every item applied, else why not (see
-   * [`HeldError`]). The updates it made are `update(0..updateCount)`.
-   * Throws RangeError if [start, end) is not within `bytes`.
+   * [`HeldError`]). The updates it made are `update(0..updateCount)`. With an
+   * expiry, `nowMs` is when the frame arrived (local ms, never going back):
+   * first the cells sent nothing for longer than the expiry are dropped, each
+   * a 'forgot' update at the tick it was held at (scanned at most every
+   * EXPIRY_SCAN_MS). Throws RangeError if [start, end) is not within `bytes`.
    */
-  apply(bytes: Uint8Array, start = 0, end = bytes.length): HeldError | null {
+  apply(bytes: Uint8Array, start = 0, end = bytes.length, nowMs = 0): HeldError | null {
     this.updated = 0;
     const bad = verifyViewFrame(bytes, start, end);
     if (bad) return new HeldError('frame', bad);
+    this.nowMs = nowMs;
+    if (this.expiryMs > 0 && nowMs - this.scannedMs >= EXPIRY_SCAN_MS) this.expire(nowMs);
     const c = this.cursor;
     c.begin(bytes, start, end);
     while (c.nextSection()) {
@@ -165,6 +186,19 @@ export class Held {
       }
     }
     return null;
+  }
+
+  /** Drops every cell sent nothing for longer than the expiry before `nowMs`, noting each as forgotten. */
+  private expire(nowMs: number): void {
+    this.scannedMs = nowMs;
+    for (const s of this.shards) {
+      for (const c of s.cells.values()) {
+        if (nowMs - c.heardMs <= this.expiryMs) continue;
+        s.cells.delete(c.cell);
+        this.free.push(c);
+        this.noteExpired(c);
+      }
+    }
   }
 
   /** Updates the last frame made (none after an error). */
@@ -244,6 +278,7 @@ export class Held {
     into.entries = into.spare;
     into.spare = spare;
     into.tick = c.tick;
+    into.heardMs = this.nowMs;
     if (!held) {
       if (!cells) {
         cells = new Map();
@@ -267,17 +302,34 @@ export class Held {
 
   /** Records an update of the cursor's section (a reset) or item: its cell as held, or null. */
   private note(c: ViewCursor, kind: Update['kind'], held: HeldCell | null): void {
-    let u = this.updates[this.updated];
-    if (!u) {
-      u = new Update();
-      this.updates.push(u);
-    }
+    const u = this.nextUpdate();
     u.kind = kind;
     u.shard = c.shard;
     u.cell = kind === 'reset' ? 0 : c.cell;
     u.tick = c.tick;
     u.span = kind === 'cell' ? c.span : 0;
     u.held = held;
+  }
+
+  /** Records the expiry of `c`: forgotten at the tick it was held at. (Fields copied object to object: u32s are never passed as numbers, which boxes them.) */
+  private noteExpired(c: HeldCell): void {
+    const u = this.nextUpdate();
+    u.kind = 'forgot';
+    u.shard = c.shard;
+    u.cell = c.cell;
+    u.tick = c.tick;
+    u.span = 0;
+    u.held = null;
+  }
+
+  /** The next update to fill (reused frame to frame). */
+  private nextUpdate(): Update {
+    let u = this.updates[this.updated];
+    if (!u) {
+      u = new Update();
+      this.updates.push(u);
+    }
     this.updated++;
+    return u;
   }
 }

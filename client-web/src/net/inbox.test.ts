@@ -25,6 +25,7 @@ const WELCOME: WelcomeMsg = {
   aoi: null,
   viewGraceMs: 0,
   capabilities: 1,
+  cellExpiryMs: 0,
 };
 
 function view(bytes: Uint8Array): ViewMsg {
@@ -44,7 +45,7 @@ function deltaFrame(shard: number, t: number, ...cells: number[]): ViewMsg {
 }
 
 /** An inbox welcomed, recording what it takes as `s<shard>c<cell>@<tick>` (`~` forgot, `!` reset, `span` after a colon). */
-function inbox(cap?: number): { box: FrameInbox; taken: string[]; errors: string[] } {
+function inbox(cap?: number, welcome: WelcomeMsg = WELCOME): { box: FrameInbox; taken: string[]; errors: string[] } {
   const taken: string[] = [];
   const errors: string[] = [];
   const taker: FrameTaker = {
@@ -54,7 +55,7 @@ function inbox(cap?: number): { box: FrameInbox; taken: string[]; errors: string
     broken: (e) => errors.push(e.message),
   };
   const box = new FrameInbox(taker, cap);
-  box.welcome(WELCOME);
+  box.welcome(welcome);
   return { box, taken, errors };
 }
 
@@ -101,6 +102,23 @@ describe('frame inbox', () => {
     // The first of cell 5 taken after skipped ones has no span: what it held before is unknown.
     expect(taken).toEqual(['s1c6@0:0', 's1c5@6:0', 's1c5@7:1', 's1c5@8:1', 's1c5@9:1', 's1c5@10:1']);
     expect(box.skipped).toBe(7);
+  });
+
+  it("takes a cell the Welcome's expiry dropped (sent nothing for that long, by arrival time) as forgotten", () => {
+    const { box, taken } = inbox(undefined, { ...WELCOME, cellExpiryMs: 5000 });
+    box.offer(fullFrame(1, 1, 5, 6), 1000);
+    box.offer(deltaFrame(1, 2, 5), 3000);
+    box.flush();
+    box.offer(deltaFrame(1, 3, 5), 7001);
+    box.flush();
+    expect(taken).toEqual(['s1c5@1:0', 's1c6@1:0', 's1c5@2:1', '~s1c6@1', 's1c5@3:1']);
+    expect(box.held?.cell(1, 6)).toBeUndefined();
+    // A Welcome without one (a websocket) keeps every cell.
+    const still = inbox();
+    still.box.offer(fullFrame(1, 1, 5, 6), 1000);
+    still.box.offer(deltaFrame(1, 2, 5), 1_000_000);
+    still.box.flush();
+    expect(still.taken).toEqual(['s1c5@1:0', 's1c6@1:0', 's1c5@2:1']);
   });
 
   it('always takes forgets and resets, and a chain of items of a cell once, with their spans added', () => {

@@ -119,7 +119,7 @@ export class FrameInbox {
    * the Welcome's world, speed and tick rate.
    */
   welcome(w: WelcomeMsg): void {
-    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS);
+    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS, w.cellExpiryMs);
     this.brokenChain = false;
     this.backlogTicks = Math.max(1, Math.floor((BACKLOG_MS * Math.max(1, w.tickHz)) / 1000));
     this.count = 0;
@@ -224,7 +224,7 @@ export class FrameInbox {
   /** Applies one frame and takes what it changed. */
   private apply(msg: ViewMsg, arrivalMs: number): void {
     const held = this.heldCells as Held;
-    const error = held.apply(msg.bytes, msg.start, msg.end);
+    const error = held.apply(msg.bytes, msg.start, msg.end, arrivalMs);
     this.applied++;
     if (error) {
       this.brokenChain = true;

@@ -75,6 +75,11 @@ export interface WelcomeMsg {
   readonly viewGraceMs: number;
   /** The Hello's capabilities the server granted (bits of the schema's Capability). */
   readonly capabilities: number;
+  /**
+   * A held cell sent nothing for this long is dropped as if forgotten, ms; 0:
+   * held until forgotten (net/held). Set for a session whose frames may be lost.
+   */
+  readonly cellExpiryMs: number;
 }
 
 /**

@@ -129,6 +129,7 @@ function body(msg: ServerMessage): ServerMsg {
         aoi: aoiSettings(w),
         viewGraceMs: w.viewGraceMs(),
         capabilities: w.capabilities(),
+        cellExpiryMs: w.cellExpiryMs(),
       };
     }
     case ServerBody.ChatMessage: {

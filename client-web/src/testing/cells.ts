@@ -51,6 +51,7 @@ export function aoiWelcome(playerId: number, shardId = 1, serverTimeMs = AOI_EPO
     aoi,
     viewGraceMs: aoi.viewGraceMs,
     capabilities: 1,
+    cellExpiryMs: 0,
   };
 }
 

@@ -122,6 +122,15 @@ pub enum News {
     Nearby,
 }
 
+/// What an admitted socket was granted, as its Welcome says.
+#[derive(Clone, Copy, Debug)]
+struct Granted {
+    /// The Hello's capabilities this server knows.
+    capabilities: Capabilities,
+    /// The form its frames take (its cells' expiry).
+    form: Form,
+}
+
 /// A refusal with the retry-after the Busy message carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Busy {
@@ -493,7 +502,7 @@ impl Shard {
         let form = Form::of(granted.contains(Capabilities::DELTAS), carrier);
         self.area.add_viewer(link, player, form);
         self.status.admitted();
-        let welcome = self.welcome(player, &name, ticket, wall_ms, resumed, granted);
+        let welcome = self.welcome(player, &name, ticket, wall_ms, resumed, Granted { capabilities: granted, form });
         let position = self.world.player(player).map_or((0.0, 0.0), |p| self.world.position(p));
         Ok(Admitted { player, welcome, ticket, link, position })
     }
@@ -745,7 +754,7 @@ impl Shard {
         ticket: Ticket,
         wall_ms: u64,
         resumed: bool,
-        capabilities: Capabilities,
+        granted: Granted,
     ) -> Bytes {
         // Protocol 4 holds cells until they are forgotten: no grace.
         let aoi = (self.news == News::Nearby).then(|| AoiInfo {
@@ -767,7 +776,8 @@ impl Shard {
             position: p,
             resumed,
             aoi,
-            capabilities,
+            capabilities: granted.capabilities,
+            cell_expiry_ms: granted.form.cell_expiry_ms(self.tick_hz),
         })
     }
 

@@ -656,6 +656,7 @@ fn with_area_of_interest_a_socket_gets_only_the_cells_near_its_player() {
     let Ok(ServerMsg::Welcome(w)) = decode(&a.welcome) else { panic!("welcome") };
     assert_eq!((w.cell_size(), w.grid_columns(), w.view_radius()), (100.0, 32, 200.0));
     assert_eq!(w.view_grace_ms(), 0, "cells are held until forgotten");
+    assert_eq!(w.cell_expiry_ms(), 0, "a websocket's cells never expire: its forgets all arrive");
     let out = t.tick(&mut s);
     assert_eq!(seen(&s, &out, a.link), [1, 2], "itself and its neighbour");
     assert_eq!(seen(&s, &out, far.link), [3], "alone out there");

@@ -51,6 +51,16 @@ pub const REPEATS: u32 = 3;
 /// all its cells at its turn: view `i` on steps where `step % 64 == i % 64`.
 pub const REFRESH_STEPS: u64 = 64;
 
+/// Refreshes a [`Form::Datagram`] client waits for a held cell before it
+/// drops it: 4, so a cell is dropped 12.8 s (at 20 Hz) after the last thing
+/// sent of it. A cell in the view is sent whole at least every
+/// [`REFRESH_STEPS`], so one sent nothing for 4 of them has left the view
+/// (its forgets were all lost) or belongs to a shard that left the place
+/// (its resets were all lost); a cell still in view is dropped wrongly only
+/// when 4 refreshes in a row were lost (at 2 % random loss, 1 in 6 million),
+/// and comes back at the next.
+pub const EXPIRY_REFRESHES: u64 = 4;
+
 /// How a socket's frames travel to its client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Carrier {
@@ -69,6 +79,21 @@ impl Form {
             (Carrier::Datagrams, _) => Form::Datagram,
             (Carrier::Stream, true) => Form::Deltas,
             (Carrier::Stream, false) => Form::Full,
+        }
+    }
+
+    /// How long its client keeps a cell it is sent nothing of, ms, at
+    /// `tick_hz` (the Welcome's `cell_expiry_ms`): [`EXPIRY_REFRESHES`]
+    /// refreshes for [`Form::Datagram`]; 0 (until forgotten) for the
+    /// others, whose frames all arrive, so a forget is never lost (and a
+    /// still cell is sent nothing for good).
+    pub fn cell_expiry_ms(self, tick_hz: u16) -> u32 {
+        match self {
+            Form::Datagram => {
+                let ms = EXPIRY_REFRESHES * REFRESH_STEPS * 1000 / u64::from(tick_hz.max(1));
+                u32::try_from(ms).unwrap_or(u32::MAX)
+            }
+            Form::Deltas | Form::Full => 0,
         }
     }
 }
@@ -258,6 +283,14 @@ mod tests {
     use super::*;
     use mino_protocol::client::Direction;
     use mino_protocol::wire::Bounds;
+
+    #[test]
+    fn only_a_datagram_client_drops_cells_after_four_refreshes() {
+        assert_eq!(Form::Datagram.cell_expiry_ms(20), 12_800, "4 x 64 ticks of 50 ms");
+        assert_eq!(Form::Datagram.cell_expiry_ms(60), 4_266);
+        assert_eq!(Form::Datagram.cell_expiry_ms(0), 256_000, "a tick rate of 0 is taken as 1 Hz");
+        assert_eq!((Form::Deltas.cell_expiry_ms(20), Form::Full.cell_expiry_ms(20)), (0, 0));
+    }
 
     fn setup() -> (Grid, World, Viewers) {
         let bounds = Bounds::new(0.0, 0.0, 1000.0, 1000.0);

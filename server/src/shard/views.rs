@@ -35,10 +35,11 @@
 //! [`REFRESH_STEPS`] of its steps while the view is looked at, and the whole
 //! view (emptied cells too, and a forget of each own cell of it with no
 //! stream) on the view's own turn every [`REFRESH_STEPS`] (so a change
-//! whose every repeat was lost is wrong for at most that long; not so a
-//! cell that left the view whose forgets were all lost). A cell that left
-//! the view is forgotten, and a shard that left the place reset, in
-//! [`REPEATS`] frames. Its views hold
+//! whose every repeat was lost is wrong for at most that long). A cell
+//! that left the view is forgotten, and a shard that left the place reset,
+//! in [`REPEATS`] frames; its client drops a cell sent nothing for
+//! [`super::viewers::EXPIRY_REFRESHES`] refreshes (the Welcome's cell
+//! expiry), so one whose forgets were all lost is gone then. Its views hold
 //! cells as delta views do (a joiner's and a mover's new cells are unheld
 //! exceptions), so a standing place sends them nothing between refreshes
 //! and wakes them only on their turn.

@@ -194,6 +194,7 @@ export const WELCOME: TableLayout = {
     { name: 'view_radius', vo: 30, kind: 'scalar', size: 4 },
     { name: 'view_grace_ms', vo: 32, kind: 'scalar', size: 4 },
     { name: 'capabilities', vo: 34, kind: 'scalar', size: 4 },
+    { name: 'cell_expiry_ms', vo: 36, kind: 'scalar', size: 4 },
   ],
 };
 

@@ -159,8 +159,20 @@ capabilities():number {
   return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
 }
 
+/**
+ * A cell held and sent nothing for this long (ms) is dropped, as if
+ * forgotten; 0: cells are held until forgotten. A session whose frames
+ * may be lost (WebTransport datagrams) is sent every cell of its view
+ * whole at least every 64 ticks, so a cell it still holds after several
+ * of those is one whose forgets (or its shard's resets) were all lost.
+ */
+cellExpiryMs():number {
+  const offset = this.bb!.__offset(this.bb_pos, 36);
+  return offset ? this.bb!.readUint32(this.bb_pos + offset) : 0;
+}
+
 static startWelcome(builder:flatbuffers.Builder) {
-  builder.startObject(16);
+  builder.startObject(17);
 }
 
 static addPlayerId(builder:flatbuffers.Builder, playerId:number) {
@@ -237,6 +249,10 @@ static addViewGraceMs(builder:flatbuffers.Builder, viewGraceMs:number) {
 
 static addCapabilities(builder:flatbuffers.Builder, capabilities:number) {
   builder.addFieldInt32(15, capabilities, 0);
+}
+
+static addCellExpiryMs(builder:flatbuffers.Builder, cellExpiryMs:number) {
+  builder.addFieldInt32(16, cellExpiryMs, 0);
 }
 
 static endWelcome(builder:flatbuffers.Builder):flatbuffers.Offset {
