@@ -176,9 +176,12 @@ impl Report {
              prefetch every 4th) the bytes each candidate encoding would send. Raw: `deltas-trace-walk.json` \
              (`delta_trace walk --players 1000`: walkers, 4 a cell, two shards) and `deltas-trace-crowd.json` \
              (`delta_trace crowd --players 2000 --shuffle 0.05`: a crowd standing in one cell, 5 % of it taking a \
-             step now and then). The encoding protocol 4 chose is in bold. Its last five rows are next steps, \
+             step now and then). The encoding protocol 4 chose is in bold. Its last six rows are next steps, \
              measured and not built: no item for a delta with nothing to say (walkers going straight; the client \
-             would advance a cell it is not sent by the rule, so it must know which cells were due); a move \
+             would advance a cell it is not sent by the rule, so it must know which cells were due); runs of \
+             empty deltas (a stateless alternative: empty deltas of one span in cells one id apart as one \
+             reference, one tag and a count, 3 bytes instead of 2 a cell; few runs form, since a cell's delta \
+             is empty only when all its walkers went straight); a move \
              between two cells of the view sent as a move (an enter of a player the view held in another of its \
              cells at the delta's base step, its 6 bytes of position, heading and flags replaced by 1: at best, \
              since a player that turned after the step the view holds would need its residual; the same cell's \
