@@ -81,7 +81,8 @@ pub struct Cli {
     /// The deltas section's hold, seconds (default 15; quick 6).
     #[arg(long)]
     pub deltas_hold: Option<u64>,
-    /// The webtransport section's walkers on its one shard (default 1000; quick 500).
+    /// The webtransport section's walkers on its one shard (default 500; quick 300). With 1,000 the
+    /// WebTransport bots and the shard saturate a 2-core machine: hundreds of connects time out.
     #[arg(long)]
     pub webtransport_bots: Option<u32>,
     /// The webtransport section's hold, seconds (default 15; quick 8).
