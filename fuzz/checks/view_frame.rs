@@ -13,14 +13,23 @@
 //! - `Held::apply` applies it or names a cell of the frame; after it, every
 //!   held cell is sorted by id with at most the world's players, and every
 //!   cell it changed (and still holds) survives the encoders: its full form decodes to it, and
-//!   a delta to it from what was held before applies back to it.
+//!   a delta to it from what was held before applies back to it;
+//! - a second client whose cells expire ([`Held::expiring`], as a WebTransport
+//!   session's), given the frames [`STEP_MS`] apart, never panics and never
+//!   holds a cell told nothing for longer than the expiry and two scans.
 
 use crate::delta_cases::WORLDS;
 use mino_protocol::delta::{self, encode_delta, encode_full};
 use mino_protocol::entry::Entry;
-use mino_protocol::held::{HeldError, Update};
+use mino_protocol::held::{HeldError, Update, EXPIRY_SCAN_MS};
 use mino_protocol::view::{write_section, ItemKind, Section, ViewFrame};
 use std::collections::BTreeMap;
+
+/// The expiring client's cell expiry, ms.
+const EXPIRY_MS: u32 = 2_000;
+
+/// Time between two frames on the expiring client's clock, ms.
+const STEP_MS: u64 = 700;
 
 /// The frames of a fuzz input, and its world.
 pub fn split(data: &[u8]) -> (usize, Vec<&[u8]>) {
@@ -53,8 +62,25 @@ pub fn check(data: &[u8]) {
     let world = &WORLDS[world];
     let motion = world.motion();
     let mut held = world.held();
-    for bytes in frames {
+    let mut expiring = world.held().expiring(EXPIRY_MS);
+    // When each cell was last told to the expiring client, ms.
+    let mut told = BTreeMap::new();
+    let mut updates = Vec::new();
+    for (i, bytes) in frames.into_iter().enumerate() {
         let Ok(frame) = ViewFrame::parse(bytes) else { continue };
+        let now = i as u64 * STEP_MS;
+        // An item that does not apply leaves the updates of those before it.
+        let _ = expiring.apply_at(&frame, now, &mut updates);
+        for u in &updates {
+            if let Update::Cell { shard, cell, .. } = *u {
+                told.insert((shard, cell), now);
+            }
+        }
+        for (key, _) in expiring.cells() {
+            let last = told.get(key).copied().expect("a held cell was told");
+            let most = u64::from(EXPIRY_MS) + EXPIRY_SCAN_MS + STEP_MS;
+            assert!(now - last <= most, "cell {key:?} held {} ms after it was last told", now - last);
+        }
         let items = reads_back(bytes, &frame);
         let before: BTreeMap<(u32, u32), Vec<Entry>> = held.cells().map(|(k, c)| (*k, c.entries.clone())).collect();
         match held.apply(&frame) {
