@@ -347,6 +347,22 @@ mod tests {
         apply(&mut held, 50, &[2], 7_100);
         assert_eq!(apply(&mut held, 60, &[1], 12_000), [Update::Cell { shard: 7, cell: 1, tick: 60 }]);
         assert!(held.cell(7, 2).is_some());
+        // Past it again, but within a second of the last scan: kept until the next.
+        assert_eq!(apply(&mut held, 70, &[1], 12_200), [Update::Cell { shard: 7, cell: 1, tick: 70 }]);
+        assert!(held.cell(7, 2).is_some(), "no scan within EXPIRY_SCAN_MS of the last");
+        let updates = apply(&mut held, 80, &[1], 13_000);
+        assert_eq!(updates[0], Update::Forgot { shard: 7, cell: 2, tick: 50 });
+        let heard = |h: &Held| h.expiry.as_ref().map_or(0, |e| e.heard.len());
+        assert_eq!(heard(&held), 1, "a dropped cell's time is dropped with it");
+        // A cell forgotten by its item: its time goes at the next scan.
+        let (mut forget, mut frame) = (Vec::new(), Vec::new());
+        write_item(&mut forget, ItemKind::Forget, &[]);
+        let cells: Vec<(u32, Vec<&[u8]>)> = vec![(1, vec![&forget])];
+        write_section(&mut frame, &Section { shard: 7, tick: 90, cells: &cells });
+        held.apply_at(&ViewFrame::parse(&frame).expect("valid"), 13_100, &mut Vec::new()).expect("applies");
+        assert_eq!(held.cells().count(), 0);
+        apply(&mut held, 100, &[3], 14_000);
+        assert_eq!(heard(&held), 1, "only cell 3's time is kept");
         // Without an expiry (a reliable transport) nothing is ever dropped.
         assert_eq!(apply(&mut never, 30, &[1], 1_000_000), [Update::Cell { shard: 7, cell: 1, tick: 30 }]);
         assert!(never.cell(7, 2).is_some());

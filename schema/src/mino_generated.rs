@@ -2922,11 +2922,13 @@ impl<'a> Welcome<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(Welcome::VT_CAPABILITIES, Some(0)).unwrap()}
   }
-  /// A cell held and sent nothing for this long (ms) is dropped, as if
-  /// forgotten; 0: cells are held until forgotten. A session whose frames
-  /// may be lost (WebTransport datagrams) is sent every cell of its view
-  /// whole at least every 64 ticks, so a cell it still holds after several
-  /// of those is one whose forgets (or its shard's resets) were all lost.
+  /// A cell held and sent nothing for this long (ms, on the client's clock)
+  /// is dropped, as if forgotten; 0: cells are held until forgotten. A
+  /// session whose frames may be lost (WebTransport datagrams) is sent every
+  /// cell of its view whole at least every 64 ticks, with or without area of
+  /// interest (without it each shard is one cell), and is given 4 of those:
+  /// a cell it still holds after them is one whose forgets (or its shard's
+  /// resets) were all lost.
   #[inline]
   pub fn cell_expiry_ms(&self) -> u32 {
     // Safety:

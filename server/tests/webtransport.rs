@@ -630,6 +630,16 @@ async fn a_peer_advertising_a_datagram_frame_under_the_header_is_counted_and_the
     assert_eq!(server.metric("mino_webtransport_sessions").await, 1.0, "the session stays");
 }
 
+/// A shard with WebTransport, cells of 100 units in a world of `world`
+/// whose views reach 2 cells each way (a radius of 100 and the prefetch
+/// ring), walkers at `speed` units a second, 60 ticks a second (a cell
+/// expiry of 4,266 ms).
+fn cells_of_100_at_60_hz(world: &str, speed: &str) -> Shard {
+    let args = ["--webtransport-listen", "127.0.0.1:0", "--world-size", world, "--speed", speed];
+    let cells = ["--cell-size", "100", "--view-radius", "100", "--tick-hz", "60"];
+    Shard::start(SERVER, &[&args[..], &cells[..]].concat())
+}
+
 /// Where `id` is held by `wt`: its (shard, cell) and position, world units.
 fn held_at(wt: &TransportPlayer, id: u32) -> Option<((u32, u32), (f32, f32))> {
     let bounds = wt.welcome.as_ref().expect("welcomed").bounds;
@@ -650,21 +660,7 @@ async fn a_cell_whose_forgets_were_all_lost_is_dropped_at_the_welcomes_expiry() 
     // Hz). A 1000-unit world of 100-unit cells: the view (own and near
     // cells, and a prefetch ring) reaches 2 cells each way, and walking to
     // the corner away from the player puts 5 cells between them.
-    let args = [
-        "--webtransport-listen",
-        "127.0.0.1:0",
-        "--world-size",
-        "1000",
-        "--cell-size",
-        "100",
-        "--view-radius",
-        "100",
-        "--speed",
-        "500",
-        "--tick-hz",
-        "60",
-    ];
-    let server = Shard::start(SERVER, &args);
+    let server = cells_of_100_at_60_hz("1000", "500");
     let still = Player::join(&server, "Still").await;
     let mut wt = TransportPlayer::join(&server, "Away").await;
     let expiry = wt.welcome.as_ref().map(|w| w.cell_expiry_ms);
@@ -724,4 +720,42 @@ async fn a_cell_whose_forgets_were_all_lost_is_dropped_at_the_welcomes_expiry() 
     assert!(after >= Duration::from_millis(4_266 - 1_100), "dropped {after:?} after its forget: before the expiry");
     assert!(after <= Duration::from_millis(4_266 + 2_500), "dropped {after:?} after its forget: long past the expiry");
     assert!(lost <= 3, "{lost} datagrams with its forget: a forget is repeated in 3 frames");
+}
+
+#[tokio::test]
+async fn a_still_place_in_view_is_kept_past_the_cell_expiry() {
+    // A standing place sends a session only its refreshes (every 64 ticks,
+    // 1.07 s at 60 Hz), each the whole view: no cell in view goes unsent
+    // for the expiry (4,266 ms), so none is dropped. A world of 3 x 3
+    // cells of 100 is all in every view (the view reaches 2 cells each way).
+    let server = cells_of_100_at_60_hz("300", "100");
+    let still = Player::join(&server, "Still").await;
+    let mut wt = TransportPlayer::join(&server, "Watcher").await;
+    let deadline = Instant::now() + WAIT;
+    while held_at(&wt, still.id()).is_none() {
+        assert!(Instant::now() < deadline, "the session never held the standing player");
+        wt.datagram().await;
+    }
+    // The players' cells (the refreshes also forget the empty cells, which
+    // hold nothing).
+    let cells = [held_at(&wt, still.id()), held_at(&wt, wt.id())].map(|at| at.map(|(cell, _)| cell));
+    let from = Instant::now();
+    let (mut datagrams, mut dropped) = (0, Vec::new());
+    while from.elapsed() < Duration::from_millis(2 * 4_266) {
+        for f in wt.datagram().await {
+            let gone = match f {
+                Frame::Forgot { shard, cell, .. } => cells.contains(&Some((shard, cell))),
+                Frame::Reset { .. } => true,
+                _ => false,
+            };
+            if gone {
+                dropped.push(f);
+            }
+        }
+        datagrams += 1;
+    }
+    assert!(cells.iter().all(Option::is_some), "both players held: {cells:?}");
+    assert!(dropped.is_empty(), "the players' cells dropped in a still place: {dropped:?}");
+    assert!(held_at(&wt, still.id()).is_some(), "the standing player is still held after twice the expiry");
+    assert!((4..=40).contains(&datagrams), "{datagrams} datagrams in {:?}: refreshes only", from.elapsed());
 }

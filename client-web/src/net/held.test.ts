@@ -80,6 +80,12 @@ describe('held cells', () => {
     expect(h.apply(cells(50, 3), 0, undefined, 7100)).toBeNull();
     expect(h.apply(cells(60, 2), 0, undefined, 12000)).toBeNull();
     expect(ids(h.cell(1, 3))).toEqual([7]);
+    // Past it again, within a second of the last scan: kept until the next scan.
+    expect(h.apply(cells(70, 2), 0, undefined, 12200)).toBeNull();
+    expect(ids(h.cell(1, 3))).toEqual([7]);
+    expect(h.apply(cells(80, 2), 0, undefined, 13000)).toBeNull();
+    expect(updates()[0]).toEqual(['forgot', 3, 50]);
+    expect(h.cell(1, 3)).toBeUndefined();
     // Without an expiry (a reliable transport) nothing is dropped.
     const never = held();
     expect(never.apply(cells(10, 2, 3), 0, undefined, 1000)).toBeNull();
@@ -136,15 +142,16 @@ describe('held cells', () => {
     expect([ids(h.cell(1, 2)), h.cell(1, 3)]).toEqual([[7], undefined]);
   });
 
-  it('applies and reads a steady frame of 165 walkers without allocating', async () => {
+  it('applies and reads a steady frame of 165 walkers without allocating, its cells expiring', async () => {
     const scene = walkerScene(165, 3);
-    const h = new Held(new Motion(scene.bounds, scene.speed, scene.tickHz), 1000);
+    const h = new Held(new Motion(scene.bounds, scene.speed, scene.tickHz), 1000, 12_800);
     expect(h.apply(scene.setup)).toBeNull();
     const out = columns(64);
     let frame = 0;
     let read = 0;
     const bytes = await bytesPerFrame(() => {
-      const error = h.apply(scene.steady[frame++ & 1] as Uint8Array);
+      // Fractional arrival times, as performance.now() gives, a second apart: the expiry scans every frame.
+      const error = h.apply(scene.steady[frame & 1] as Uint8Array, 0, undefined, frame++ * 1000.5);
       if (error) throw new Error(error.message);
       for (let i = 0; i < h.updateCount; i++) {
         const c = h.update(i).held;

@@ -29,6 +29,10 @@ export class HeldCell {
   tick = 0;
   /** The local time an item last applied to it, ms (for the cell expiry). */
   heardMs = 0;
+  /** The map of its shard's held cells it is in (null: not held). */
+  home: Map<number, HeldCell> | null = null;
+  /** Its index in the list of every held cell (-1: not held). */
+  at = -1;
   /** Its players, sorted by id. */
   entries = new Entries();
   /** Where the next item is written; swapped with `entries` when it applies. */
@@ -127,6 +131,8 @@ export class Held {
   private readonly shards: ShardCells[] = [];
   /** Forgotten cells, kept for reuse with their arrays. */
   private readonly free: HeldCell[] = [];
+  /** Every held cell, in no order (the expiry scans it: a Map's iterator would allocate). */
+  private readonly all: HeldCell[] = [];
   private readonly cursor = new ViewCursor();
   private readonly reader = new Reader();
   private readonly updates: Update[] = [];
@@ -162,7 +168,7 @@ export class Held {
     const bad = verifyViewFrame(bytes, start, end);
     if (bad) return new HeldError('frame', bad);
     this.nowMs = nowMs;
-    if (this.expiryMs > 0 && nowMs - this.scannedMs >= EXPIRY_SCAN_MS) this.expire(nowMs);
+    if (this.expiryMs > 0 && nowMs - this.scannedMs >= EXPIRY_SCAN_MS) this.expire();
     const c = this.cursor;
     c.begin(bytes, start, end);
     while (c.nextSection()) {
@@ -188,17 +194,43 @@ export class Held {
     return null;
   }
 
-  /** Drops every cell sent nothing for longer than the expiry before `nowMs`, noting each as forgotten. */
-  private expire(nowMs: number): void {
+  /**
+   * Drops every cell sent nothing for longer than the expiry before the
+   * frame's arrival, noting each as forgotten. (The time is read from the
+   * object, not passed: a fractional number passed to a call is boxed.)
+   */
+  private expire(): void {
+    const nowMs = this.nowMs;
     this.scannedMs = nowMs;
-    for (const s of this.shards) {
-      for (const c of s.cells.values()) {
-        if (nowMs - c.heardMs <= this.expiryMs) continue;
-        s.cells.delete(c.cell);
-        this.free.push(c);
-        this.noteExpired(c);
-      }
+    const all = this.all;
+    // Backwards: a dropped cell's place takes the last one, already looked at.
+    for (let i = all.length - 1; i >= 0; i--) {
+      const c = all[i] as HeldCell;
+      if (nowMs - c.heardMs <= this.expiryMs) continue;
+      this.unhold(c);
+      this.noteExpired(c);
     }
+  }
+
+  /** Files `c` as held in `cells`. */
+  private hold(c: HeldCell, cells: Map<number, HeldCell>): void {
+    cells.set(c.cell, c);
+    c.home = cells;
+    c.at = this.all.length;
+    this.all.push(c);
+  }
+
+  /** Drops held cell `c` (kept for reuse). */
+  private unhold(c: HeldCell): void {
+    c.home?.delete(c.cell);
+    c.home = null;
+    const last = this.all.pop() as HeldCell;
+    if (last !== c) {
+      this.all[c.at] = last;
+      last.at = c.at;
+    }
+    c.at = -1;
+    this.free.push(c);
   }
 
   /** Updates the last frame made (none after an error). */
@@ -232,7 +264,7 @@ export class Held {
   forgetShard(shard: number): void {
     const i = this.shards.findIndex((s) => s.shard === shard);
     if (i < 0) return;
-    for (const c of (this.shards[i] as ShardCells).cells.values()) this.free.push(c);
+    for (const c of (this.shards[i] as ShardCells).cells.values()) this.unhold(c);
     this.shards.splice(i, 1);
   }
 
@@ -257,8 +289,7 @@ export class Held {
     const held = cells?.get(c.cell);
     if (c.kind === KIND_FORGET) {
       if (held) {
-        cells?.delete(c.cell);
-        this.free.push(held);
+        this.unhold(held);
         for (let i = 0; i < this.updated; i++) if ((this.updates[i] as Update).held === held) (this.updates[i] as Update).held = null;
       }
       this.note(c, 'forgot', null);
@@ -284,7 +315,7 @@ export class Held {
         cells = new Map();
         this.shards.push({ shard: c.shard, cells });
       }
-      cells.set(c.cell, into);
+      this.hold(into, cells);
     }
     this.note(c, 'cell', into);
     return null;

@@ -157,7 +157,10 @@ describe('frame inbox', () => {
     expect(box.held?.cell(1, 5)?.playerCount).toBe(1);
   });
 
-  it('allocates nothing in a steady frame that applies and takes a frame of 165 walkers', async () => {
+  it.each([
+    ['a websocket', 0, 1],
+    ['a WebTransport session, its cells expiring, at fractional arrival times', 12_800, 16.7],
+  ])('allocates nothing in a steady frame that applies and takes a frame of 165 walkers: %s', async (_, cellExpiryMs, frameMs) => {
     let read = 0;
     const out = { ids: new Uint32Array(256), x: new Float32Array(256), y: new Float32Array(256), heading: new Float32Array(256), flags: new Uint8Array(256) };
     const s = walkerScene(165, 3);
@@ -172,13 +175,13 @@ describe('frame inbox', () => {
         throw new Error(e.message);
       },
     });
-    box.welcome({ ...WELCOME, bounds: s.bounds, speed: s.speed, tickHz: s.tickHz });
+    box.welcome({ ...WELCOME, bounds: s.bounds, speed: s.speed, tickHz: s.tickHz, cellExpiryMs });
     box.offer(view(s.setup), 0);
     box.flush();
     const steady = [view(s.steady[0]), view(s.steady[1])];
     let f = 0;
     const bytes = await bytesPerFrame(() => {
-      box.offer(steady[f & 1] as ViewMsg, f);
+      box.offer(steady[f & 1] as ViewMsg, f * frameMs);
       box.flush();
       f++;
     });

@@ -57,8 +57,10 @@ pub const REFRESH_STEPS: u64 = 64;
 /// [`REFRESH_STEPS`], so one sent nothing for 4 of them has left the view
 /// (its forgets were all lost) or belongs to a shard that left the place
 /// (its resets were all lost); a cell still in view is dropped wrongly only
-/// when 4 refreshes in a row were lost (at 2 % random loss, 1 in 6 million),
-/// and comes back at the next.
+/// when 4 refreshes in a row were lost (at 2 % loss, independent, 1 in 6
+/// million; bursts make it likelier) or the shard's ticks ran over 4 times
+/// slower than their rate for that long (the client's clock is wall time),
+/// and comes back at the next refresh.
 pub const EXPIRY_REFRESHES: u64 = 4;
 
 /// How a socket's frames travel to its client.
