@@ -281,7 +281,7 @@ restart() {
       mino_nginx_spawn
       pid=$MINO_NGINX_PID
       pid_of[$role]=$pid
-      mino_await_port "$HTTPS_PORT" "$pid" || st=1
+      mino_nginx_await "$HTTPS_PORT" "$pid" || st=1
       MINO_ERROR="nginx did not come back; see $(log_of nginx)"
       ;;
     bots)

@@ -164,18 +164,42 @@ mino_nginx() {
 }
 
 # mino_nginx_spawn: starts nginx with MINO_WORK/nginx.conf in the foreground
-# as a child (MINO_NGINX_PID), without waiting.
+# as a child (MINO_NGINX_PID), without waiting (a pid file left by one killed
+# is removed first: mino_nginx_await waits for the new one's).
 mino_nginx_spawn() {
+  rm -f "$MINO_WORK/nginx.pid"
   "$(mino_nginx_bin)" -p "$MINO_WORK" -c "$MINO_WORK/nginx.conf" -g "daemon off;" &
   MINO_NGINX_PID=$!
   MINO_PIDS+=("$MINO_NGINX_PID")
 }
 
-# mino_nginx_run HTTPS_PORT: mino_nginx_spawn, then waits until HTTPS_PORT
-# accepts.
+# mino_nginx_await HTTPS_PORT PID: returns 0 once nginx (PID) is up: the port
+# accepts and nginx wrote its pid file, which it does only once every
+# listener is bound (with one port taken by another process, nginx retries
+# for a few seconds with the others already accepting, then exits); 1 if it
+# exited, 2 if neither within 15 s (as mino_await_port).
+mino_nginx_await() {
+  local i
+  mino_await_port "$1" "$2" || return $?
+  for i in $(seq 1 150); do
+    [ -s "$MINO_WORK/nginx.pid" ] && return 0
+    mino_alive "$2" || return 1
+    sleep 0.1
+  done
+  return 2
+}
+
+# mino_nginx_run HTTPS_PORT: mino_nginx_spawn, then waits until nginx is up
+# (mino_nginx_await), or dies saying why.
 mino_nginx_run() {
+  local st=0
   mino_nginx_spawn
-  mino_wait_port "$1" "$MINO_NGINX_PID" nginx
+  mino_nginx_await "$1" "$MINO_NGINX_PID" || st=$?
+  case "$st" in
+    0) ;;
+    1) mino_die "nginx exited; see $MINO_WORK/logs/error.log" ;;
+    *) mino_die "nginx did not start listening on 127.0.0.1:$1 within 15 s" ;;
+  esac
 }
 
 # mino_stop_all: stops everything started: SIGINT to the shards (they close

@@ -6,9 +6,9 @@
 //! port.
 
 use mino_loadgen::{Target, Tls, TlsOptions};
+use mino_testkit::port::{free_port, free_run};
 use mino_testkit::{http, server_bin, Frame, Player, WorkDir};
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,16 +19,6 @@ use std::time::{Duration, Instant};
 const START: Duration = Duration::from_secs(60);
 /// Bound on any later line the script prints.
 const LINE: Duration = Duration::from_secs(20);
-
-/// A port `p` with `p + 1 ..= p + n` free too.
-fn free_run(n: u16) -> u16 {
-    loop {
-        let p = mino_testkit::port::free_port();
-        if p < 60_000 && (1..=n).all(|i| TcpListener::bind(("127.0.0.1", p + i)).is_ok()) {
-            return p;
-        }
-    }
-}
 
 /// The script running in its own process group, its stdout read line by line.
 struct Script {
@@ -43,14 +33,24 @@ struct Script {
 }
 
 impl Script {
+    /// Starts the script with `args` on free ports and waits until it says
+    /// everything is up.
     fn start(dir: &WorkDir, args: &[&str]) -> Script {
+        let mut script = Script::spawn(dir, args, free_port());
+        script.until("Ctrl-C stops everything.", START);
+        script
+    }
+
+    /// Starts the script with `args`, nginx's plain-http port on `http` (the
+    /// others free), without waiting.
+    fn spawn(dir: &WorkDir, args: &[&str], http: u16) -> Script {
         let bin_dir = server_bin().parent().expect("target folder").to_owned();
         let static_dir = dir.mkdir("client");
         dir.write("client/index.html", "<!doctype html><title>local cluster test</title>\n");
         let console_dir = dir.mkdir("console");
         dir.write("console/index.html", "<!doctype html><title>local cluster console</title>\n");
         let work = dir.join("work");
-        let (https, http, redis, admin) = (free_run(0), free_run(0), free_run(0), free_run(2));
+        let (https, redis, admin) = (free_port(), free_port(), free_run(2));
         // Through `env --default-signal=INT`: a test run started in the
         // background (`cmd &` in a script, nohup) inherits SIGINT ignored,
         // and a shell cannot trap a signal ignored at its start, so the
@@ -81,9 +81,22 @@ impl Script {
                 let _ = tx.send(line);
             }
         });
-        let mut script = Script { child, lines, seen: Vec::new(), work, https, http, admin };
-        script.until("Ctrl-C stops everything.", START);
-        script
+        Script { child, lines, seen: Vec::new(), work, https, http, admin }
+    }
+
+    /// Waits for the script's exit (within [`START`]): its status and what it
+    /// printed meanwhile.
+    fn exit(&mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let end = Instant::now() + START;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                self.seen.extend(self.lines.try_iter());
+                return (status, self.seen.clone());
+            }
+            assert!(Instant::now() < end, "the script did not exit within {START:?}");
+            self.seen.extend(self.lines.try_iter());
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Waits for a line containing `text`; returns it.
@@ -244,6 +257,28 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     }
     assert!(pids.iter().all(|p| !alive(*p)), "no shard left running");
     drop(back);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_taken_while_nginx_starts_stops_the_script_saying_so() {
+    // The script checks its ports are free before it starts anything; one
+    // taken after that check (another program's socket, here bound but not
+    // listening, so the check passes) makes nginx retry it for a few
+    // seconds, its https port already accepting, then exit. The script must
+    // not say everything is up then: it stops (saying on stderr that nginx
+    // exited), and nginx's log says why.
+    let taken = tokio::net::TcpSocket::new_v4().expect("socket");
+    let http = free_port();
+    taken.bind(std::net::SocketAddr::from(([127, 0, 0, 1], http))).expect("bind the http port");
+    let dir = WorkDir::new("local-cluster-taken");
+    let mut script = Script::spawn(&dir, &[], http);
+    let (status, said) = script.exit();
+    assert!(!status.success(), "the script failed: {status:?}");
+    let said = said.join("\n");
+    assert!(!said.contains("Ctrl-C stops everything."), "it never said it was up:\n{said}");
+    assert!(said.contains("stopping; logs kept in"), "it stopped:\n{said}");
+    let log = std::fs::read_to_string(script.work.join("logs/error.log")).unwrap_or_default();
+    assert!(log.contains(&format!("bind() to 127.0.0.1:{http} failed")), "nginx's log says why:\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

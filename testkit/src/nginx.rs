@@ -181,13 +181,18 @@ pub struct Nginx {
 impl Nginx {
     /// Renders the configuration into `dir` and starts nginx in the
     /// foreground on free ports (others if a parallel test took them), then
-    /// waits until both ports accept connections.
+    /// waits until both ports accept connections and nginx wrote its pid
+    /// file, which it does once every listener is bound (a port another
+    /// process holds, or listens on, makes nginx retry it for a few seconds
+    /// and exit, its other port accepting meanwhile).
     ///
     /// Panics: nginx is missing, refuses the configuration, or never listens.
     pub fn start(settings: &NginxSettings, dir: &WorkDir) -> Nginx {
         for _ in 0..5 {
             let (https_port, http_port) = (free_port(), free_port());
             let conf = render(settings, dir, https_port, http_port);
+            let pid_file = dir.join("nginx.pid");
+            let _ = std::fs::remove_file(&pid_file);
             let mut process = Process::spawn(
                 "nginx",
                 Command::new(nginx_bin())
@@ -201,7 +206,8 @@ impl Nginx {
             );
             let end = Instant::now() + START_WAIT;
             while process.is_running() && Instant::now() < end {
-                if listening(https_port) && listening(http_port) {
+                let bound = std::fs::metadata(&pid_file).is_ok_and(|m| m.len() > 0);
+                if bound && listening(https_port) && listening(http_port) {
                     return Nginx { process, conf, prefix: dir.path().to_owned(), https_port, http_port };
                 }
                 std::thread::sleep(Duration::from_millis(20));
