@@ -21,6 +21,9 @@ use std::collections::hash_map::Entry as Slot;
 pub struct HeldCell {
     /// The low 32 bits of the tick of the section that last changed it.
     pub tick: u32,
+    /// When an item last applied to it, ms on the clock of
+    /// [`Held::apply_at`] (0 through [`Held::apply_into`]).
+    pub heard_ms: u64,
     /// Its players, sorted by id.
     pub entries: Vec<Entry>,
 }
@@ -84,19 +87,17 @@ pub struct Held {
     /// rather than SipHash, which was a tenth of a bot's time.
     cells: FxHashMap<(u32, u32), HeldCell>,
     scratch: Vec<Entry>,
+    /// The arrival of the frame being applied, ms ([`HeldCell::heard_ms`]).
+    now_ms: u64,
     /// Dropping cells sent nothing for a while (`None`: held until forgotten).
     expiry: Option<Expiry>,
 }
 
-/// When each held cell was last sent something, for a client whose cells
-/// expire.
+/// The expiry of a client's cells.
 #[derive(Debug)]
 struct Expiry {
     /// A cell sent nothing for longer than this is dropped, ms.
     after_ms: u64,
-    /// By (shard, cell): the caller's clock when an item last applied to it,
-    /// ms (entries of cells dropped otherwise are removed at the next scan).
-    heard: FxHashMap<(u32, u32), u64>,
     /// The clock at the last scan, ms (cells are scanned at most every
     /// [`EXPIRY_SCAN_MS`]).
     scanned_ms: u64,
@@ -113,15 +114,12 @@ impl Expiry {
             return;
         }
         self.scanned_ms = now_ms;
-        let after_ms = self.after_ms;
-        self.heard.retain(|&(shard, cell), &mut heard| {
-            if now_ms.saturating_sub(heard) <= after_ms {
-                return cells.contains_key(&(shard, cell));
-            }
-            if let Some(held) = cells.remove(&(shard, cell)) {
+        cells.retain(|&(shard, cell), held| {
+            let keep = now_ms.saturating_sub(held.heard_ms) <= self.after_ms;
+            if !keep {
                 updates.push(Update::Forgot { shard, cell, tick: held.tick });
             }
-            false
+            keep
         });
     }
 }
@@ -130,17 +128,13 @@ impl Held {
     /// Nothing held yet; deltas predict with `motion` (the Welcome's world);
     /// a cell holds at most `max_players`.
     pub fn new(motion: Motion, max_players: usize) -> Held {
-        Held { motion, max_players, cells: FxHashMap::default(), scratch: Vec::new(), expiry: None }
+        Held { motion, max_players, cells: FxHashMap::default(), scratch: Vec::new(), now_ms: 0, expiry: None }
     }
 
     /// The same, dropping a cell that [`Held::apply_at`] applied nothing to
     /// for longer than `after_ms` (the Welcome's `cell_expiry_ms`; 0: never).
     pub fn expiring(mut self, after_ms: u32) -> Held {
-        self.expiry = (after_ms > 0).then(|| Expiry {
-            after_ms: u64::from(after_ms),
-            heard: FxHashMap::default(),
-            scanned_ms: 0,
-        });
+        self.expiry = (after_ms > 0).then(|| Expiry { after_ms: u64::from(after_ms), scanned_ms: 0 });
         self
     }
 
@@ -161,6 +155,7 @@ impl Held {
     /// then holds what the frame's earlier items did.
     pub fn apply_into(&mut self, frame: &ViewFrame<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         updates.clear();
+        self.now_ms = 0;
         self.apply_items(frame, updates)
     }
 
@@ -173,18 +168,11 @@ impl Held {
     /// Errors: as [`Held::apply_into`].
     pub fn apply_at(&mut self, frame: &ViewFrame<'_>, now_ms: u64, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         updates.clear();
-        let Some(expiry) = self.expiry.as_mut() else { return self.apply_items(frame, updates) };
-        expiry.scan(now_ms, &mut self.cells, updates);
-        let from = updates.len();
-        let applied = self.apply_items(frame, updates);
+        self.now_ms = now_ms;
         if let Some(expiry) = self.expiry.as_mut() {
-            for u in &updates[from..] {
-                if let Update::Cell { shard, cell, .. } = *u {
-                    expiry.heard.insert((shard, cell), now_ms);
-                }
-            }
+            expiry.scan(now_ms, &mut self.cells, updates);
         }
-        applied
+        self.apply_items(frame, updates)
     }
 
     /// Applies `frame`'s items after what `updates` holds.
@@ -223,6 +211,7 @@ impl Held {
                     let held = slot.or_default();
                     std::mem::swap(&mut held.entries, &mut self.scratch);
                     held.tick = section.tick;
+                    held.heard_ms = self.now_ms;
                     updates.push(Update::Cell { shard: section.shard, cell: cell.cell, tick: section.tick });
                 }
             }
@@ -352,7 +341,8 @@ mod tests {
         assert!(held.cell(7, 2).is_some(), "no scan within EXPIRY_SCAN_MS of the last");
         let updates = apply(&mut held, 80, &[1], 13_000);
         assert_eq!(updates[0], Update::Forgot { shard: 7, cell: 2, tick: 50 });
-        let heard = |h: &Held| h.expiry.as_ref().map_or(0, |e| e.heard.len());
+        // Each held cell keeps its own time: none is kept for a cell not held.
+        let heard = |h: &Held| h.cells().filter(|(_, c)| c.heard_ms > 0).count();
         assert_eq!(heard(&held), 1, "a dropped cell's time is dropped with it");
         // A cell forgotten by its item: its time goes at the next scan.
         let (mut forget, mut frame) = (Vec::new(), Vec::new());
