@@ -99,7 +99,7 @@ fn welcome() -> Frame {
     let expect = format!(
         "{{\"player_id\": 70001, \"shard_id\": {}, \"shard_id_text\": {}, \"tick_hz\": 20, \"bounds\": {}, \
          \"speed\": 120, \"resume_ticket_hex\": {}, \"server_time_ms\": 1764450000123, \"name\": {}, \
-         \"x\": 250.5, \"y\": 731.25, \"resumed\": false, \"aoi\": null, \"capabilities\": 1}}",
+         \"x\": 250.5, \"y\": 731.25, \"resumed\": false, \"aoi\": null, \"capabilities\": 1, \"cell_expiry_ms\": 0}}",
         0x00c0_ffee_u32,
         js(&ShardId(0x00c0_ffee).to_string()),
         bounds_json(&world()),
@@ -135,13 +135,14 @@ fn welcome_aoi() -> Frame {
         resumed: true,
         aoi: Some(aoi),
         capabilities: mino_protocol::client::Capabilities::DELTAS,
-        cell_expiry_ms: 0,
+        // As a WebTransport session's (4 refreshes of 64 ticks at 20 Hz).
+        cell_expiry_ms: 12_800,
     });
     let expect = format!(
         "{{\"player_id\": 70001, \"shard_id\": 7, \"tick_hz\": 20, \"bounds\": {}, \"speed\": 300, \
          \"resume_ticket_hex\": {}, \"server_time_ms\": {}, \"name\": \"ann\", \"x\": 700, \"y\": 450, \
          \"resumed\": true, \"aoi\": {{\"cell_size\": 125, \"grid_columns\": 16, \"view_radius\": 250, \
-         \"view_grace_ms\": 500}}, \"capabilities\": 1}}",
+         \"view_grace_ms\": 500}}, \"capabilities\": 1, \"cell_expiry_ms\": 12800}}",
         bounds_json(&aoi_world()),
         js(&hex(&ticket)),
         AOI_TIME_MS - 50,

@@ -124,6 +124,7 @@ describe('server frames from the Rust encoders', () => {
     expect(w.aoi).toBeNull();
     expect(w.viewGraceMs).toBe(0);
     expect(w.capabilities).toBe((e as { capabilities: number }).capabilities);
+    expect(w.cellExpiryMs).toBe((e as { cell_expiry_ms: number }).cell_expiry_ms);
   });
 
   it('a welcome with area of interest carries the grid, the view radius and the grace', () => {
@@ -132,6 +133,7 @@ describe('server frames from the Rust encoders', () => {
       server_time_ms: number;
       bounds: { min_x: number; min_y: number; max_x: number; max_y: number };
       aoi: { cell_size: number; grid_columns: number; view_radius: number; view_grace_ms: number };
+      cell_expiry_ms: number;
     };
     if (w.kind !== 'welcome') throw new Error('not a welcome');
     expect(w.bounds).toEqual(boundsOf(e.bounds));
@@ -144,6 +146,7 @@ describe('server frames from the Rust encoders', () => {
     });
     expect(w.viewGraceMs).toBe(e.aoi.view_grace_ms);
     expect(w.capabilities).toBe(1);
+    expect(w.cellExpiryMs).toBe(e.cell_expiry_ms);
   });
 
   it("a view frame's sections apply to held cells: each cell with its players, dequantized over the welcome bounds", () => {
