@@ -22,6 +22,13 @@ async fn shard(cluster: &RedisCluster, id: u32) -> Shard {
     on.world_size(10_000.0).speed(100.0).ready().await
 }
 
+/// The shard channel that shard `id`'s cells go out on: the whole place is
+/// region 1, and on a cluster each shard's region channel has a hash tag of
+/// its own.
+fn cells_channel(id: u32) -> String {
+    format!("mino:{{main.r1.s{id:08x}}}:cells")
+}
+
 /// Waits until `c` receives a snapshot of `shard` listing `player`.
 async fn until_sees(c: &mut Player, shard: u32, player: u32) {
     c.until(|f| match f {
@@ -63,7 +70,7 @@ async fn three_shards_on_a_cluster_play_relay_chat_presence_and_resume() {
     // Each shard's cells go over a shard channel of its own slot (the whole
     // place is region 1).
     for id in 1..=3u32 {
-        let channel = format!("mino:{{main.r1.s{id:08x}}}:cells");
+        let channel = cells_channel(id);
         let port = cluster.primary_of(cluster.slot(&channel)).expect("served");
         let listed = cluster.cli(port, &["PUBSUB", "SHARDCHANNELS", "mino:*"]);
         assert!(listed.contains(&channel), "{channel} is a shard channel on its node: {listed}");
@@ -154,8 +161,8 @@ async fn migrating_the_place_and_snapshot_slots_loses_no_subscription() {
 
     // Move the place's slot (chat, presence, control, sessions) and B's
     // cells' channel's slot each to another primary, under play.
-    for key in ["mino:{main}:chat", "mino:{main.r1.s00000002}:cells"] {
-        let slot = cluster.slot(key);
+    for key in ["mino:{main}:chat".to_owned(), cells_channel(2)] {
+        let slot = cluster.slot(&key);
         let from = cluster.primary_of(slot).expect("served");
         let primaries: Vec<u16> =
             cluster.nodes().into_iter().filter(|n| n.primary && !n.failed).map(|n| n.port).collect();
@@ -224,22 +231,36 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// whose channels live on the healthy primaries never wait on it: two
 /// shards whose snapshot channels are on other primaries than the place's
 /// slot (`{main}`: heartbeats, sessions, chat, presence, last snapshots)
-/// keep relaying each other's snapshots every tick or two. Before, each
-/// tick's publish waited on its write to the dead slot, a second at a time.
+/// keep relaying each other's snapshots every tick, without one pause.
+/// Before, each tick's publish waited on its write to the dead slot, a
+/// second at a time; and then the subscriber, rebuilding its subscription at
+/// the node's loss, waited up to 2 s on a subscribe to the dead primary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_to_healthy_primaries_never_wait_on_a_dead_one() {
     let mut cluster = RedisCluster::start(NODE_TIMEOUT);
     let slot = cluster.slot("mino:{main}:shards");
     let dead = cluster.primary_of(slot).expect("the place's slot is served");
-    // Two shard ids whose snapshot channels live on the other primaries.
+    // Two shard ids whose cells channels live on the other primaries.
     let healthy = (1u32..)
-        .filter(|id| cluster.primary_of(cluster.slot(&format!("mino:{{main.s{id:08x}}}:snapshots"))) != Some(dead))
+        .filter(|id| cluster.primary_of(cluster.slot(&cells_channel(*id))) != Some(dead))
         .take(2)
         .collect::<Vec<_>>();
     let (a, b) = (shard(&cluster, healthy[0]).await, shard(&cluster, healthy[1]).await);
     let (mut on_a, mut on_b) = (Player::join(&a, "on-a").await, Player::join(&b, "on-b").await);
     until_sees(&mut on_a, healthy[1], on_b.id()).await;
     until_sees(&mut on_b, healthy[0], on_a.id()).await;
+    // What the test stands on, read from the cluster rather than assumed:
+    // the shards' cells channels are subscribed on live primaries, and
+    // none on the one to be killed. (Channels were named otherwise once;
+    // the test then chose by the old name, and half its runs measured a
+    // channel on the dead primary, that is the failover's length.)
+    let on_dead = cluster.cli(dead, &["PUBSUB", "SHARDCHANNELS", "mino:*"]);
+    for id in &healthy {
+        let channel = cells_channel(*id);
+        let port = cluster.primary_of(cluster.slot(&channel)).expect("served");
+        assert!(cluster.cli(port, &["PUBSUB", "SHARDCHANNELS", "mino:*"]).contains(&channel), "{channel} on :{port}");
+        assert!(!on_dead.contains(&channel), "{channel} is not on the primary to be killed: {on_dead}");
+    }
     cluster.wait_replicated(dead);
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -262,13 +283,14 @@ async fn frames_to_healthy_primaries_never_wait_on_a_dead_one() {
             "shard {relayed:08x}'s snapshots relayed during the {outage:?} outage: {} frames, gap p95 {p95:?}, longest {longest:?}",
             during.len()
         );
-        // Known, left for later: one shard's relay may still pause once, at
-        // the kill, for one command timeout (1 s: seen 1.05 to 1.29 s, one
-        // direction of two); never more, and not a second a tick as before.
-        assert!(longest <= Duration::from_millis(1500), "longest relayed gap {longest:?}");
-        let paused = longest.min(Duration::from_millis(1500)).as_secs_f64();
+        // Not one pause: neither publisher nor subscriber waits on the dead
+        // primary (seen: longest 51 to 56 ms in 10 runs; before, the
+        // subscription was rebuilt at the node's loss and a subscribe to a
+        // channel on the dead primary held up the others' for 1 to 2 s).
+        // The bound leaves room for a loaded machine: 6 ticks.
+        assert!(longest <= Duration::from_millis(300), "longest relayed gap {longest:?}");
         assert!(
-            during.len() as f64 >= (outage.as_secs_f64() - paused) * 20.0 * 0.6,
+            during.len() as f64 >= outage.as_secs_f64() * 20.0 * 0.7,
             "frames kept coming: {} (longest gap {longest:?})",
             during.len()
         );

@@ -17,6 +17,7 @@
 use super::connection::{RedisError, COMMAND_TIMEOUT};
 use super::primary::Locator;
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use redis::aio::{PubSubSink, PubSubStream};
 use redis::cluster::ClusterClientBuilder;
@@ -96,61 +97,53 @@ impl Feed {
         Ok(Feed::Cluster { conn, pushes })
     }
 
-    /// Subscribes to `channels`.
+    /// Subscribes to `channel` (`subscribe`), or unsubscribes from it: a
+    /// future of its own, holding clones of the feed's command handles, so
+    /// the feed's owner goes on reading messages while it runs and one
+    /// channel's command never waits on another's (on a cluster, each goes
+    /// to the node owning the channel's slot; one down holds up only its
+    /// own channels).
     ///
-    /// Errors: a refusal, a lost connection, or no answer in time.
-    pub async fn subscribe(&mut self, channels: &[String]) -> Result<(), RedisError> {
-        if channels.is_empty() {
-            return Ok(());
-        }
-        let run = async {
-            match self {
-                Feed::Node { sink, .. } => sink.subscribe(channels).await,
-                Feed::Cluster { conn, .. } => {
-                    let each = channels.iter().map(|c| {
-                        let mut conn = conn.clone();
-                        async move { conn.ssubscribe(c).await }
-                    });
-                    futures_util::future::try_join_all(each).await.map(|_| ())
-                }
+    /// Errors: a refusal, a lost connection, or no answer within twice the
+    /// command timeout.
+    pub fn change(&self, channel: String, subscribe: bool) -> BoxFuture<'static, Result<(), RedisError>> {
+        let run: BoxFuture<'static, redis::RedisResult<()>> = match (self, subscribe) {
+            (Feed::Node { sink, .. }, true) => {
+                let mut sink = sink.clone();
+                Box::pin(async move { sink.subscribe(&channel).await })
+            }
+            (Feed::Node { sink, .. }, false) => {
+                let mut sink = sink.clone();
+                Box::pin(async move { sink.unsubscribe(&channel).await })
+            }
+            (Feed::Cluster { conn, .. }, true) => {
+                let mut conn = conn.clone();
+                Box::pin(async move { conn.ssubscribe(&channel).await })
+            }
+            (Feed::Cluster { conn, .. }, false) => {
+                let mut conn = conn.clone();
+                Box::pin(async move { conn.sunsubscribe(&channel).await })
             }
         };
-        Ok(tokio::time::timeout(COMMAND_TIMEOUT * 2, run).await.map_err(|_| RedisError::Timeout)??)
+        within_timeout(run)
     }
 
-    /// Unsubscribes from `channels`.
+    /// Checks the connection (every node of a cluster feed) answers; a
+    /// future of its own, as [`Feed::change`].
     ///
-    /// Errors: as [`Feed::subscribe`].
-    pub async fn unsubscribe(&mut self, channels: &[String]) -> Result<(), RedisError> {
-        if channels.is_empty() {
-            return Ok(());
-        }
-        let run = async {
-            match self {
-                Feed::Node { sink, .. } => sink.unsubscribe(channels).await,
-                Feed::Cluster { conn, .. } => {
-                    let each = channels.iter().map(|c| {
-                        let mut conn = conn.clone();
-                        async move { conn.sunsubscribe(c).await }
-                    });
-                    futures_util::future::try_join_all(each).await.map(|_| ())
-                }
+    /// Errors: a node does not answer within twice the command timeout.
+    pub fn ping(&self) -> BoxFuture<'static, Result<(), RedisError>> {
+        let run: BoxFuture<'static, redis::RedisResult<()>> = match self {
+            Feed::Node { sink, .. } => {
+                let mut sink = sink.clone();
+                Box::pin(async move { sink.ping::<Value>().await.map(|_| ()) })
+            }
+            Feed::Cluster { conn, .. } => {
+                let mut conn = conn.clone();
+                Box::pin(async move { redis::cmd("PING").query_async::<Value>(&mut conn).await.map(|_| ()) })
             }
         };
-        Ok(tokio::time::timeout(COMMAND_TIMEOUT * 2, run).await.map_err(|_| RedisError::Timeout)??)
-    }
-
-    /// Checks the connection (every node of a cluster feed) answers.
-    ///
-    /// Errors: a node does not answer.
-    pub async fn ping(&mut self) -> Result<(), RedisError> {
-        let run = async {
-            match self {
-                Feed::Node { sink, .. } => sink.ping::<Value>().await.map(|_| ()),
-                Feed::Cluster { conn, .. } => redis::cmd("PING").query_async::<Value>(conn).await.map(|_| ()),
-            }
-        };
-        Ok(tokio::time::timeout(COMMAND_TIMEOUT * 2, run).await.map_err(|_| RedisError::Timeout)??)
+        within_timeout(run)
     }
 
     /// The next message or notice; `None` when the connection ended.
@@ -168,6 +161,12 @@ impl Feed {
             },
         }
     }
+}
+
+/// `run`, failed with [`RedisError::Timeout`] if it takes longer than twice
+/// the command timeout.
+fn within_timeout(run: BoxFuture<'static, redis::RedisResult<()>>) -> BoxFuture<'static, Result<(), RedisError>> {
+    Box::pin(async move { Ok(tokio::time::timeout(COMMAND_TIMEOUT * 2, run).await.map_err(|_| RedisError::Timeout)??) })
 }
 
 /// What a RESP3 push means to a feed (`None`: a confirmation, nothing to do).

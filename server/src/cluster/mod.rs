@@ -32,6 +32,7 @@
 pub mod publisher;
 pub mod registry;
 pub mod subscriber;
+pub mod subscriptions;
 
 use crate::backplane::{Backplane, RedisError, RedisTarget};
 use crate::clock::Instant;

@@ -165,7 +165,7 @@ impl Publisher {
             (Job::Rewrite, Outcome::Failed(e)) => tracing::debug!(error = %e, "players hash rewrite failed"),
             (job, Outcome::Failed(e)) => {
                 self.metrics.publish_failures.inc();
-                tracing::debug!(error = %e, "publish failed");
+                tracing::debug!(error = %e, ?job, "publish failed");
                 if matches!(job, Job::Chat | Job::Presence) {
                     self.metrics.dropped(DropKind::PublishEvent, 1);
                 }

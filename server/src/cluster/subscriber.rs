@@ -16,14 +16,22 @@
 //! hears nothing from a peer whose players are all far away, so the watchdog
 //! pings the connection instead of waiting for every peer.
 //!
-//! On a Redis Cluster, a shard channel whose slot migrates is unsubscribed
-//! by the server (`sunsubscribe`); it is subscribed again at once (the
-//! cluster connection follows the `MOVED` to the slot's new node), and a
-//! lost node connection rebuilds the subscription on a fresh slot map.
-//! Every renewal is counted in `mino_redis_resubscribes_total{reason}`.
+//! Subscribing and unsubscribing never stop the reading: each channel's
+//! command runs beside it, on its own ([`super::subscriptions`] keeps the
+//! books), and a channel whose command failed is tried again a second later
+//! while the others are heard. On a Redis Cluster, a shard channel whose
+//! slot migrates is unsubscribed by the server (`sunsubscribe`); it is
+//! subscribed again at once (the cluster connection follows the `MOVED` to
+//! the slot's new node). A lost node connection subscribes every channel
+//! again on the same connection: the channels on the nodes that are up go
+//! on being heard, and those on a dead primary come back as soon as a node
+//! serves them (a replica serves its primary's sharded pub/sub). Every
+//! renewal is counted in `mino_redis_resubscribes_total{reason}` once every
+//! channel is held again.
 
 use super::registry::Heartbeat;
-use crate::backplane::{Backplane, Feed, FeedEvent, Keys, RedisError};
+use super::subscriptions::{Change, Renewal, Subscriptions};
+use crate::backplane::{Backplane, FeedEvent, Keys, RedisError};
 use crate::metrics::{DropKind, Metrics, ResubscribeReason};
 use crate::order::Order;
 use crate::resume::store::parse_takeover;
@@ -31,6 +39,8 @@ use crate::shard::grid::RegionId;
 use crate::shard::ClusterEvent;
 use crate::shard::Relayed;
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::{PlayerId, ShardId};
 use std::collections::{BTreeSet, HashMap};
@@ -69,6 +79,12 @@ pub struct Subscriber {
     /// The regions to hear from (one, the whole world, without area of
     /// interest).
     pub regions: watch::Receiver<Vec<RegionId>>,
+}
+
+/// A subscription command or ping that ended, and how.
+enum Ran {
+    Change(Change, Result<(), RedisError>),
+    Ping(Result<(), RedisError>),
 }
 
 /// Why one subscription ended.
@@ -118,8 +134,14 @@ impl Subscriber {
     }
 
     /// One subscription, from connect to loss. `subscriptions` counts the
-    /// successful ones; every one after the first is a reconnect, counted
-    /// with the reason the last one ended (`renewal`).
+    /// connections whose channels were all held once; every one after the
+    /// first is a reconnect, counted with the reason the last one ended
+    /// (`renewal`).
+    ///
+    /// Messages are read and routed all along: every subscription command
+    /// and the ping run beside the reading, a channel at a time, so a
+    /// channel whose node is down (until its replica is promoted) holds up
+    /// neither the messages nor the commands of the others.
     async fn subscribe_once(
         &mut self,
         cancel: &CancellationToken,
@@ -130,22 +152,37 @@ impl Subscriber {
         generation.borrow_and_update();
         let mut regions: Vec<RegionId> = self.regions.borrow_and_update().clone();
         self.peers.borrow_and_update();
-        let mut subscribed = self.wanted(&regions);
         let mut feed = self.backplane.feed().await?;
-        feed.subscribe(&subscribed.iter().cloned().collect::<Vec<_>>()).await?;
-        tracing::debug!(channels = subscribed.len(), "subscribed");
-        if *subscriptions > 0 {
-            self.metrics.redis_reconnects.inc();
-        }
-        if let Some(reason) = renewal.take() {
-            self.metrics.resubscribed(reason);
-        }
-        *subscriptions += 1;
-        self.resync.notify_one();
+        let mut channels = Subscriptions::new(self.wanted(&regions), Renewal::Connection(renewal.take()));
+        let mut running: FuturesUnordered<BoxFuture<'static, Ran>> = FuturesUnordered::new();
+        let mut pinging = false;
         let mut ping = tokio::time::interval(PING_INTERVAL);
+        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            for change in channels.changes() {
+                let run = feed.change(change.channel.clone(), change.subscribe);
+                running.push(Box::pin(async move { Ran::Change(change, run.await) }));
+            }
+            if let Some(done) = channels.renewed() {
+                self.renewed(done, subscriptions, channels.held());
+            }
             tokio::select! {
                 () = cancel.cancelled() => return Ok(End::Cancelled),
+                Some(ran) = running.next() => match ran {
+                    Ran::Change(change, result) => {
+                        if let Err(e) = &result {
+                            tracing::debug!(channel = change.channel, subscribe = change.subscribe, error = %e, "subscription command failed; trying again in a second");
+                        }
+                        channels.done(&change, result.is_ok());
+                    }
+                    Ran::Ping(result) => {
+                        pinging = false;
+                        if let Err(e) = result {
+                            tracing::warn!(error = %e, "subscription connection does not answer; rebuilding");
+                            return Ok(End::Lost(ResubscribeReason::Silent));
+                        }
+                    }
+                },
                 event = feed.next() => match event {
                     None => {
                         tracing::info!("redis subscription lost; resubscribing");
@@ -153,16 +190,12 @@ impl Subscriber {
                     }
                     Some(FeedEvent::Message { channel, payload }) => self.route(&channel, &payload).await,
                     Some(FeedEvent::Unsubscribed(channel)) => {
-                        if subscribed.contains(&channel) {
-                            tracing::info!(channel, "redis moved a channel's slot; subscribing on its new node");
-                            feed.subscribe(std::slice::from_ref(&channel)).await?;
-                            self.metrics.resubscribed(ResubscribeReason::SlotMoved);
-                            self.resync.notify_one();
-                        }
+                        tracing::info!(channel, "redis moved a channel's slot; subscribing on its new node");
+                        channels.lost(&channel, ResubscribeReason::SlotMoved);
                     }
                     Some(FeedEvent::NodeLost) => {
-                        tracing::info!("a redis cluster node connection was lost; resubscribing");
-                        return Ok(End::Lost(ResubscribeReason::NodeLost));
+                        tracing::info!("a redis cluster node connection was lost; subscribing every channel again");
+                        channels.lost_all(ResubscribeReason::NodeLost);
                     }
                 },
                 changed = self.regions.changed() => {
@@ -170,7 +203,7 @@ impl Subscriber {
                         return Ok(End::Cancelled);
                     }
                     regions = self.regions.borrow_and_update().clone();
-                    subscribed = self.follow(&mut feed, subscribed, self.wanted(&regions)).await?;
+                    channels.want(self.wanted(&regions));
                     self.metrics.region_subscriptions.set(regions.len() as i64);
                 }
                 changed = self.peers.changed(), if self.keys.spreads() => {
@@ -178,7 +211,7 @@ impl Subscriber {
                         return Ok(End::Cancelled);
                     }
                     self.peers.borrow_and_update();
-                    subscribed = self.follow(&mut feed, subscribed, self.wanted(&regions)).await?;
+                    channels.want(self.wanted(&regions));
                 }
                 changed = generation.changed() => {
                     if changed.is_ok() {
@@ -187,29 +220,37 @@ impl Subscriber {
                     }
                 }
                 _ = ping.tick() => {
-                    if let Err(e) = feed.ping().await {
-                        tracing::warn!(error = %e, "subscription connection does not answer; rebuilding");
-                        return Ok(End::Lost(ResubscribeReason::Silent));
+                    channels.retry();
+                    if !pinging {
+                        pinging = true;
+                        let run = feed.ping();
+                        running.push(Box::pin(async move { Ran::Ping(run.await) }));
                     }
                 }
             }
         }
     }
 
-    /// Subscribes to the channels in `wanted` and not in `had`, unsubscribes
-    /// from those in `had` only; returns `wanted`.
-    async fn follow(
-        &self,
-        feed: &mut Feed,
-        had: BTreeSet<String>,
-        wanted: BTreeSet<String>,
-    ) -> Result<BTreeSet<String>, RedisError> {
-        let add: Vec<String> = wanted.difference(&had).cloned().collect();
-        let drop: Vec<String> = had.difference(&wanted).cloned().collect();
-        feed.subscribe(&add).await?;
-        feed.unsubscribe(&drop).await?;
-        tracing::debug!(added = add.len(), dropped = drop.len(), channels = wanted.len(), "subscriptions followed");
-        Ok(wanted)
+    /// Every wanted channel is held (again): counts it, and has the registry
+    /// read the rosters again (what was said while not subscribed).
+    fn renewed(&self, renewal: Renewal, subscriptions: &mut u64, channels: usize) {
+        match renewal {
+            Renewal::Connection(after) => {
+                if *subscriptions > 0 {
+                    self.metrics.redis_reconnects.inc();
+                }
+                if let Some(reason) = after {
+                    self.metrics.resubscribed(reason);
+                }
+                *subscriptions += 1;
+                tracing::debug!(channels, "subscribed");
+            }
+            Renewal::Again(reason) => {
+                self.metrics.resubscribed(reason);
+                tracing::debug!(channels, ?reason, "subscribed again");
+            }
+        }
+        self.resync.notify_one();
     }
 
     async fn route(&self, channel: &str, payload: &[u8]) {

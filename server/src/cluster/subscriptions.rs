@@ -1,0 +1,256 @@
+//! Which channels a subscription connection should hear, which it does, and
+//! which commands to send to close the difference: the subscriber's
+//! bookkeeping, free of I/O (the subscriber runs the commands and reports
+//! each one's end here).
+//!
+//! Every channel goes its own way: a command a channel, and a channel whose
+//! command failed (on a Redis Cluster, its node is down until a replica is
+//! promoted) is tried again at the next [`Subscriptions::retry`] while the
+//! others are held and heard as usual. A lost node's channels are not
+//! known by name, so [`Subscriptions::lost_all`] subscribes every channel
+//! again: on the nodes that are up, a second `SSUBSCRIBE` of a channel
+//! changes nothing and loses no message.
+
+use crate::metrics::ResubscribeReason;
+use std::collections::{BTreeSet, HashMap};
+
+/// Why every wanted channel is being subscribed (again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Renewal {
+    /// A new connection: the first of this subscriber, or one after the
+    /// last ended for the reason given.
+    Connection(Option<ResubscribeReason>),
+    /// On the same connection, after the reason given.
+    Again(ResubscribeReason),
+}
+
+/// One command to send: subscribe to (`subscribe`) or unsubscribe from
+/// `channel`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The channel.
+    pub channel: String,
+    /// Subscribe (true) or unsubscribe (false).
+    pub subscribe: bool,
+}
+
+/// The channels of one subscription connection.
+#[derive(Debug)]
+pub struct Subscriptions {
+    /// What should be heard.
+    wanted: BTreeSet<String>,
+    /// What the connection is subscribed to, as far as its replies said.
+    held: BTreeSet<String>,
+    /// Channels with a command in flight: subscribe (true) or not.
+    pending: HashMap<String, bool>,
+    /// Channels whose last command failed: not tried again before the next
+    /// [`Subscriptions::retry`].
+    failed: BTreeSet<String>,
+    /// A renewal under way: it ends when every wanted channel is held.
+    renewal: Option<Renewal>,
+}
+
+impl Subscriptions {
+    /// A new connection that should hear `wanted`, subscribed for `renewal`'s
+    /// sake (nothing held yet).
+    pub fn new(wanted: BTreeSet<String>, renewal: Renewal) -> Subscriptions {
+        Subscriptions {
+            wanted,
+            held: BTreeSet::new(),
+            pending: HashMap::new(),
+            failed: BTreeSet::new(),
+            renewal: Some(renewal),
+        }
+    }
+
+    /// From now on, hear `wanted`.
+    pub fn want(&mut self, wanted: BTreeSet<String>) {
+        self.wanted = wanted;
+    }
+
+    /// The server dropped `channel` (on a cluster, its slot moved): it is
+    /// subscribed again, a renewal for `reason` when it was wanted.
+    pub fn lost(&mut self, channel: &str, reason: ResubscribeReason) {
+        if self.held.remove(channel) && self.wanted.contains(channel) {
+            self.renewal.get_or_insert(Renewal::Again(reason));
+        }
+    }
+
+    /// Any channel may have been dropped (a cluster node's connection was
+    /// lost, which channels it served is not known): every wanted channel
+    /// is subscribed again, a renewal for `reason`.
+    pub fn lost_all(&mut self, reason: ResubscribeReason) {
+        let wanted = &self.wanted;
+        // Held channels no longer wanted stay held, to be unsubscribed.
+        self.held.retain(|c| !wanted.contains(c));
+        self.renewal.get_or_insert(Renewal::Again(reason));
+    }
+
+    /// The commands to send now (each marked in flight): a subscribe for
+    /// each wanted channel not held, an unsubscribe for each held channel no
+    /// longer wanted; none for a channel with a command in flight, or whose
+    /// last command failed since the last [`Subscriptions::retry`].
+    pub fn changes(&mut self) -> Vec<Change> {
+        let idle = |c: &&String| !self.pending.contains_key(*c) && !self.failed.contains(*c);
+        let add =
+            self.wanted.difference(&self.held).filter(idle).map(|c| Change { channel: c.clone(), subscribe: true });
+        let drop =
+            self.held.difference(&self.wanted).filter(idle).map(|c| Change { channel: c.clone(), subscribe: false });
+        let changes: Vec<Change> = add.chain(drop).collect();
+        for c in &changes {
+            self.pending.insert(c.channel.clone(), c.subscribe);
+        }
+        changes
+    }
+
+    /// `change`'s command ended: `ok`, or failed (tried again after the next
+    /// [`Subscriptions::retry`]).
+    pub fn done(&mut self, change: &Change, ok: bool) {
+        self.pending.remove(&change.channel);
+        match (ok, change.subscribe) {
+            (true, true) => {
+                self.held.insert(change.channel.clone());
+            }
+            (true, false) => {
+                self.held.remove(&change.channel);
+            }
+            (false, _) => {
+                self.failed.insert(change.channel.clone());
+            }
+        }
+    }
+
+    /// Channels whose command failed may be tried again.
+    pub fn retry(&mut self) {
+        self.failed.clear();
+    }
+
+    /// The renewal that just ended, if one did: every wanted channel is held
+    /// (once each; None until then, and after).
+    pub fn renewed(&mut self) -> Option<Renewal> {
+        if self.wanted.is_subset(&self.held) {
+            self.renewal.take()
+        } else {
+            None
+        }
+    }
+
+    /// How many channels are held.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(channels: &[&str]) -> BTreeSet<String> {
+        channels.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn names(changes: &[Change]) -> Vec<(&str, bool)> {
+        changes.iter().map(|c| (c.channel.as_str(), c.subscribe)).collect()
+    }
+
+    fn all_done(s: &mut Subscriptions, changes: &[Change]) {
+        for c in changes {
+            s.done(c, true);
+        }
+    }
+
+    #[test]
+    fn a_new_connection_subscribes_each_channel_and_is_renewed_once_all_are_held() {
+        let mut s = Subscriptions::new(set(&["a", "b"]), Renewal::Connection(None));
+        let first = s.changes();
+        assert_eq!(names(&first), [("a", true), ("b", true)]);
+        assert!(s.changes().is_empty(), "nothing sent twice while in flight");
+        s.done(&first[0], true);
+        assert_eq!(s.renewed(), None, "b is not held yet");
+        s.done(&first[1], true);
+        assert_eq!(s.renewed(), Some(Renewal::Connection(None)));
+        assert_eq!(s.renewed(), None, "once");
+    }
+
+    #[test]
+    fn a_failed_channel_waits_for_the_retry_while_the_others_are_held() {
+        let mut s = Subscriptions::new(set(&["down", "up"]), Renewal::Connection(None));
+        let first = s.changes();
+        s.done(&first[0], false);
+        s.done(&first[1], true);
+        assert_eq!(s.held(), 1, "the channel that answered is held");
+        assert!(s.changes().is_empty(), "the failed one is not tried again at once");
+        assert_eq!(s.renewed(), None);
+        s.retry();
+        let again = s.changes();
+        assert_eq!(names(&again), [("down", true)]);
+        s.done(&again[0], true);
+        assert_eq!(s.renewed(), Some(Renewal::Connection(None)));
+    }
+
+    #[test]
+    fn following_the_wanted_set_subscribes_the_new_and_unsubscribes_the_old() {
+        let mut s = Subscriptions::new(set(&["a", "b"]), Renewal::Connection(None));
+        let first = s.changes();
+        all_done(&mut s, &first);
+        let _ = s.renewed();
+        s.want(set(&["b", "c"]));
+        let follow = s.changes();
+        assert_eq!(names(&follow), [("c", true), ("a", false)]);
+        all_done(&mut s, &follow);
+        assert!(s.changes().is_empty());
+        assert_eq!(s.held(), 2);
+        assert_eq!(s.renewed(), None, "following is not a renewal");
+    }
+
+    #[test]
+    fn a_channel_dropped_while_its_subscribe_is_in_flight_is_unsubscribed_after() {
+        let mut s = Subscriptions::new(set(&["a"]), Renewal::Connection(None));
+        let first = s.changes();
+        s.want(BTreeSet::new());
+        assert!(s.changes().is_empty(), "a's command is in flight");
+        s.done(&first[0], true);
+        assert_eq!(names(&s.changes()), [("a", false)]);
+    }
+
+    #[test]
+    fn a_moved_channel_is_subscribed_again_and_counted_as_moved() {
+        let mut s = Subscriptions::new(set(&["a", "b"]), Renewal::Connection(None));
+        let first = s.changes();
+        all_done(&mut s, &first);
+        let _ = s.renewed();
+        s.lost("b", ResubscribeReason::SlotMoved);
+        let again = s.changes();
+        assert_eq!(names(&again), [("b", true)]);
+        s.done(&again[0], true);
+        assert_eq!(s.renewed(), Some(Renewal::Again(ResubscribeReason::SlotMoved)));
+        s.lost("gone", ResubscribeReason::SlotMoved);
+        assert_eq!(s.renewed(), None, "a channel not held is no renewal");
+    }
+
+    #[test]
+    fn a_lost_node_subscribes_every_channel_again() {
+        let mut s = Subscriptions::new(set(&["a", "b"]), Renewal::Connection(None));
+        let first = s.changes();
+        all_done(&mut s, &first);
+        let _ = s.renewed();
+        s.lost_all(ResubscribeReason::NodeLost);
+        let again = s.changes();
+        assert_eq!(names(&again), [("a", true), ("b", true)]);
+        all_done(&mut s, &again);
+        assert_eq!(s.renewed(), Some(Renewal::Again(ResubscribeReason::NodeLost)));
+    }
+
+    #[test]
+    fn a_lost_node_still_unsubscribes_what_is_no_longer_wanted() {
+        let mut s = Subscriptions::new(set(&["a", "b"]), Renewal::Connection(None));
+        let first = s.changes();
+        all_done(&mut s, &first);
+        s.want(set(&["a"]));
+        let drop = s.changes();
+        s.done(&drop[0], false);
+        s.lost_all(ResubscribeReason::NodeLost);
+        s.retry();
+        assert_eq!(names(&s.changes()), [("a", true), ("b", false)]);
+    }
+}
