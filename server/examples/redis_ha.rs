@@ -11,9 +11,11 @@
 //!   they are stopped, up to 90 s). On a cluster each watcher also times the
 //!   gaps between the other shard's relayed snapshots from the kill until
 //!   the promotion, and says whether that shard's snapshot channel lives on
-//!   a healthy primary or on the killed one (shard 1's channel is on
-//!   another primary than the place's slot, shard 2's on the same one): the
-//!   relayed gap p95 on the healthy primaries during the failover.
+//!   a healthy primary or on the killed one (the shard ids are chosen so
+//!   that the first shard's cells channel is on another primary than the
+//!   place's slot and the second's on the same one, by the server's own
+//!   names, [`mino_server::Keys`]): the relayed gap p95 on the healthy
+//!   primaries during the failover.
 //! - `spread BOTS`: two shards with area of interest on a six-node cluster
 //!   (the place's region channels spread over the three primaries), BOTS
 //!   walkers; over 20 s, each primary's CPU (% of a core), SPUBLISH calls a
@@ -33,6 +35,8 @@
 use mino_loadgen::profile::ProfileName;
 use mino_loadgen::stats::Metric;
 use mino_loadgen::Target;
+use mino_protocol::ShardId;
+use mino_server::Keys;
 use mino_testkit::process::cpu;
 use mino_testkit::redis::Info;
 use mino_testkit::{server_bin, Bots, Frame, Player, RedisCluster, Sentinel, Shard};
@@ -108,12 +112,24 @@ impl Backend {
         }
     }
 
-    /// True when shard `id`'s snapshot channel lives on the primary on
-    /// `port` (on Sentinel, every channel does).
+    /// True when shard `id`'s cells channel (the whole place is region 1)
+    /// lives on the primary on `port` (on Sentinel, every channel does).
     fn channel_on(&self, id: u32, port: u16) -> bool {
         match self {
-            Backend::Cluster(c) => c.primary_of(c.slot(&format!("mino:{{main.s{id:08x}}}:snapshots"))) == Some(port),
+            Backend::Cluster(c) => c.primary_of(c.slot(&Keys::spread("main").cells(1, ShardId(id)))) == Some(port),
             Backend::Sentinel(_) => true,
+        }
+    }
+
+    /// Two shard ids: the first's channel on another primary than the
+    /// place's, the second's on the place's (1 and 2 on Sentinel, where
+    /// every channel is on the one primary).
+    fn shard_ids(&self) -> [u32; 2] {
+        let place = self.place_primary();
+        let first = |on: bool| (1u32..).find(|id| self.channel_on(*id, place) == on).expect("an id");
+        match self {
+            Backend::Cluster(_) => [first(false), first(true)],
+            Backend::Sentinel(_) => [1, 2],
         }
     }
 
@@ -137,11 +153,11 @@ impl Backend {
     }
 }
 
-/// Two shards (ids 1 and 2) reaching Redis with `flags`, plus `extra`.
-async fn shards(flags: &[String], bin: &PathBuf, extra: &[&str]) -> Vec<Shard> {
+/// Two shards (ids `ids`) reaching Redis with `flags`, plus `extra`.
+async fn shards(ids: [u32; 2], flags: &[String], bin: &PathBuf, extra: &[&str]) -> Vec<Shard> {
     let mut out = Vec::new();
-    for id in ["1", "2"] {
-        let mut args: Vec<&str> = vec!["--shard-id", id, "--max-players", "10000"];
+    for id in ids.map(|id| id.to_string()) {
+        let mut args: Vec<&str> = vec!["--shard-id", &id, "--max-players", "10000"];
         args.extend(flags.iter().map(String::as_str));
         args.extend_from_slice(extra);
         let s = Shard::start(bin, &args);
@@ -225,19 +241,20 @@ async fn failover(mode: &str, n: usize, bin: &PathBuf) -> Value {
         "cluster" => Backend::Cluster(RedisCluster::start(Duration::from_secs(2))),
         _ => Backend::Sentinel(Sentinel::start(Duration::from_secs(2))),
     };
-    let s = shards(&backend.flags(), bin, &[]).await;
+    let ids = backend.shard_ids();
+    let s = shards(ids, &backend.flags(), bin, &[]).await;
     let (a, b) = (swarm(&s[0], n / 2).await, swarm(&s[1], n - n / 2).await);
     tokio::time::sleep(Duration::from_secs(5)).await;
     let (wa, wb) = (Player::join(&s[0], "watch-a").await, Player::join(&s[1], "watch-b").await);
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (_, _) = (a.take_window(), b.take_window());
     let (span, limit) = (Duration::from_secs(15), Duration::from_secs(90));
-    let watch_a = tokio::spawn(relay_watch(wa, 2, span, limit));
-    let watch_b = tokio::spawn(relay_watch(wb, 1, span, limit));
+    let watch_a = tokio::spawn(relay_watch(wa, ids[1], span, limit));
+    let watch_b = tokio::spawn(relay_watch(wb, ids[0], span, limit));
     // Where each relayed shard's channel lives, asked before the kill (A
-    // watches shard 2, B shard 1).
+    // watches the second shard, on the place's primary; B the first).
     let dead = backend.place_primary();
-    let healthy = [!backend.channel_on(2, dead), !backend.channel_on(1, dead)];
+    let healthy = [!backend.channel_on(ids[1], dead), !backend.channel_on(ids[0], dead)];
     let killed_at = Instant::now();
     let promoted = tokio::task::block_in_place(|| backend.kill_primary());
     let (ra, rb) = (watch_a.await.expect("watch"), watch_b.await.expect("watch"));
@@ -255,7 +272,7 @@ async fn failover(mode: &str, n: usize, bin: &PathBuf) -> Value {
     let reconnected = a.welcomes().iter().chain(b.welcomes().iter()).filter(|w| **w > 1).count();
     let players = s[0].players().await + s[1].players().await;
     let secs = |d: Option<Duration>| d.map_or("not back".to_owned(), |d| format!("{:.2} s", d.as_secs_f64()));
-    for ((healthy, p95, max, count), (watcher, relayed)) in during.iter().zip([("A", 2), ("B", 1)]) {
+    for ((healthy, p95, max, count), (watcher, relayed)) in during.iter().zip([("A", ids[1]), ("B", ids[0])]) {
         let on = if *healthy { "a healthy primary" } else { "the killed primary" };
         println!(
             "  watcher {watcher}: shard {relayed}'s snapshots (channel on {on}) from the kill until the promotion: \
@@ -330,7 +347,7 @@ fn node_counters(c: &RedisCluster, primaries: &[u16]) -> Vec<NodeCounters> {
 async fn spread(n: usize, bin: PathBuf) -> Value {
     let cluster = RedisCluster::start(Duration::from_secs(2));
     let aoi = ["--world-size", "4000", "--cell-size", "125", "--view-radius", "250"];
-    let s = shards(&["--redis-cluster".into(), cluster.seeds()], &bin, &aoi).await;
+    let s = shards([1, 2], &["--redis-cluster".into(), cluster.seeds()], &bin, &aoi).await;
     let cluster = &cluster;
     let (a, b) = (swarm(&s[0], n / 2).await, swarm(&s[1], n - n / 2).await);
     tokio::time::sleep(Duration::from_secs(5)).await;

@@ -74,6 +74,9 @@ pub mod webtransport;
 
 pub mod echo;
 
+/// The Redis key and channel names of a place, as the shards use them (for
+/// operators' tools, the tests and the benches, so none names them by hand).
+pub use backplane::Keys;
 pub use config::{Cli, Config, ConfigError};
 pub use listener::{BindError, Listener};
 pub use tick::Lifecycle;

@@ -5,7 +5,8 @@
 
 use mino_loadgen::profile::ProfileName;
 use mino_loadgen::Target;
-use mino_protocol::client;
+use mino_protocol::{client, ShardId};
+use mino_server::Keys;
 use mino_testkit::{Bots, Frame, Player, RedisCluster, Shard, Signal};
 use std::time::{Duration, Instant};
 
@@ -22,11 +23,11 @@ async fn shard(cluster: &RedisCluster, id: u32) -> Shard {
     on.world_size(10_000.0).speed(100.0).ready().await
 }
 
-/// The shard channel that shard `id`'s cells go out on: the whole place is
-/// region 1, and on a cluster each shard's region channel has a hash tag of
-/// its own.
+/// The shard channel that shard `id`'s cells go out on, named by the
+/// server's own [`Keys`] (the whole place is region 1; on a cluster each
+/// shard's region channel has a hash tag of its own).
 fn cells_channel(id: u32) -> String {
-    format!("mino:{{main.r1.s{id:08x}}}:cells")
+    Keys::spread("main").cells(1, ShardId(id))
 }
 
 /// Waits until `c` receives a snapshot of `shard` listing `player`.

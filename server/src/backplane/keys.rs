@@ -19,13 +19,13 @@ pub struct Keys {
 
 impl Keys {
     /// Names for `place` (already validated: `[A-Za-z0-9_-]{1,64}`) on one
-    /// Redis (or Sentinel): one snapshot channel for the place.
+    /// Redis (or Sentinel): one cells channel a region for every shard.
     pub fn new(place: &str) -> Keys {
         Keys { prefix: format!("mino:{{{place}}}:"), place: place.to_owned(), spread: false }
     }
 
-    /// Names for `place` on a Redis Cluster: each shard's snapshots on a
-    /// channel with a hash tag of its own ([`Keys::snapshots`]).
+    /// Names for `place` on a Redis Cluster: each shard's cells of a region on
+    /// a channel with a hash tag of its own ([`Keys::cells`]).
     pub fn spread(place: &str) -> Keys {
         Keys { spread: true, ..Keys::new(place) }
     }
