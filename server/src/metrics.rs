@@ -35,7 +35,7 @@
 //! | `mino_region_subscriptions` | clustered, area of interest: region channels subscribed |
 //! | `mino_redis_mode{mode}` | clustered: 1 for how Redis is reached: `node` (`--redis-url`), `sentinel` (`--redis-sentinel`), `cluster` (`--redis-cluster`) |
 //! | `mino_redis_failovers_total{reason}` | clustered: command connections moved to a new primary, by [`FailoverReason`] label: `readonly` (a write answered `READONLY`: the node was demoted; the pool was dropped and rebuilt), `primary_moved` (the sentinels named another primary than before) |
-//! | `mino_redis_resubscribes_total{reason}` | clustered: subscriptions renewed, by [`ResubscribeReason`] label: `slot_moved` (the server unsubscribed a shard channel whose slot migrated; subscribed again on its new node), `node_lost` (a cluster node connection dropped), `connection_lost` (the subscription connection ended), `silent` (no frames from a shard whose heartbeat says it publishes), `primary_changed` (the command connections found a demoted primary) |
+//! | `mino_redis_resubscribes_total{reason}` | clustered: subscriptions renewed, by [`ResubscribeReason`] label: `slot_moved` (the server unsubscribed a shard channel whose slot migrated; subscribed again on its new node), `node_lost` (a cluster node connection dropped), `connection_lost` (the subscription connection ended), `silent` (the subscription connection did not answer a ping), `primary_changed` (the command connections found a demoted primary) |
 //! | `mino_core_panics_total{kind}` | panics caught in the shard core while it handled one connection's request, by [`PanicKind`] label: `command` (a handshake's request: reserve, resume claim, sign-in, join), `event` (a joined player's input, chat, names request or leave); the connection is closed (1011 where it can still be told) and the shard goes on. Any is a bug: its log line says what |
 //! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost) |
 //! | `mino_webtransport_sessions` | open WebTransport sessions (`--webtransport-listen`), from the QUIC handshake to the close |
@@ -156,7 +156,7 @@ pub enum ResubscribeReason {
     NodeLost,
     /// The subscription connection ended.
     ConnectionLost,
-    /// No frames from a shard whose heartbeat says it publishes.
+    /// The subscription connection did not answer a ping.
     Silent,
     /// The command connections found a demoted primary.
     PrimaryChanged,

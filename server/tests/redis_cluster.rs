@@ -297,4 +297,11 @@ async fn frames_to_healthy_primaries_never_wait_on_a_dead_one() {
         );
         assert!(p95 <= Duration::from_millis(150), "relayed gap p95 {p95:?} (longest {longest:?})");
     }
+    // And the subscriber's books agree: every channel, those on the dead
+    // primary too, held again and counted once (a shard that never tried
+    // its failed channels again would not count it, whatever the client
+    // library re-subscribes by itself).
+    for s in [&a, &b] {
+        s.wait_metric_at_least("mino_redis_resubscribes_total{reason=\"node_lost\"}", 1.0).await;
+    }
 }

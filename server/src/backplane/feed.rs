@@ -9,10 +9,12 @@
 //!   must share a slot), each sent to the node that owns the channel's slot.
 //!
 //! Besides messages, a cluster feed reports what redis-rs does not repair by
-//! itself: a shard channel the server unsubscribed (its slot migrated to
-//! another node; the server says `sunsubscribe`, the client's own record
-//! drops the channel) and a node connection lost. The subscriber decides what
-//! to do (resubscribe, rebuild); see `crate::cluster::subscriber`.
+//! itself: a shard channel unsubscribed (the server's `sunsubscribe` when
+//! its slot migrated, after which the client's own record drops the
+//! channel; also the confirmation of the subscriber's own unsubscribe) and
+//! a node connection lost (redis-rs reconnects and subscribes again what it
+//! tracks, but not a channel whose subscribe failed). The subscriber
+//! subscribes again; see `crate::cluster::subscriber`.
 
 use super::connection::{RedisError, COMMAND_TIMEOUT};
 use super::primary::Locator;
@@ -27,9 +29,8 @@ use tokio::sync::mpsc;
 
 /// Pushes a cluster feed keeps waiting for the subscriber; past it, pushes
 /// are dropped (the push sender must not block the connection): snapshots
-/// are latest-only anyway, presence is repaired by the periodic roster
-/// reads, and a subscriber that falls this far behind is one the silence
-/// watchdog rebuilds.
+/// are latest-only anyway, and presence is repaired by the periodic roster
+/// reads.
 pub const PUSH_QUEUE: usize = 8192;
 
 /// What a feed delivers.

@@ -74,7 +74,7 @@ impl Keys {
         format!("{}presence", self.prefix)
     }
 
-    /// A shard's heartbeat: a JSON [`super::registry::Heartbeat`], with a TTL.
+    /// A shard's heartbeat: a JSON `Heartbeat` (the registry's), with a TTL.
     pub fn shard(&self, id: ShardId) -> String {
         format!("{}shard:{id}", self.prefix)
     }

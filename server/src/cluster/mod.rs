@@ -22,9 +22,10 @@
 //! - [`registry`]: heartbeats with a TTL, which shards are alive (and their
 //!   players, read when a shard appears and twice more), cluster-unique player
 //!   ids in blocks.
-//! - [`subscriber`]: reconnects with capped backoff, resubscribes, and rebuilds a
-//!   subscription that went silent while its publishers were alive (a Redis that
-//!   dropped a slow subscriber); on a cluster it follows slot moves.
+//! - [`subscriber`]: reconnects with capped backoff and resubscribes, rebuilds a
+//!   subscription whose connection does not answer a ping, and runs every
+//!   channel's command beside the reading ([`subscriptions`] keeps the books): on a
+//!   cluster it follows slot moves, and a node down holds up only its own channels.
 //!
 //! None of them branches on the deployment (one node, Sentinel, Redis
 //! Cluster): [`crate::backplane::Backplane`] does.

@@ -153,7 +153,8 @@ pub struct Registry {
     pub status: Arc<ClusterStatus>,
     /// Events to the tick loop.
     pub events: mpsc::Sender<ClusterEvent>,
-    /// The other live shards' heartbeats, for the subscriber's watchdog.
+    /// The other live shards' heartbeats (on a cluster, the subscriber
+    /// follows their channels).
     pub peers: watch::Sender<HashMap<ShardId, Heartbeat>>,
     /// Notified by the tick loop when it runs low on ids.
     pub need_ids: Arc<Notify>,

@@ -3,9 +3,9 @@
 //! route it, and hands the exact bytes to the tick loop. It reconnects with
 //! capped backoff and resubscribes when the connection ends (Redis
 //! restarted, `CLIENT KILL`, idle timeout, network reset, a primary that
-//! failed over), and a watchdog rebuilds a subscription that is silent about
-//! a shard whose heartbeat says it is publishing (a Redis that dropped this
-//! subscriber for its output buffer limit, or a half-open link).
+//! failed over), and rebuilds one whose connection does not answer a ping
+//! (a half-open link; a Redis that dropped this subscriber for its output
+//! buffer limit ends the connection).
 //!
 //! What it hears: the place's chat, presence and control channels, the
 //! snapshots of every live peer (one channel on one Redis; on a cluster a
@@ -30,7 +30,7 @@
 //! channel is held again.
 
 use super::registry::Heartbeat;
-use super::subscriptions::{Change, Renewal, Subscriptions};
+use super::subscriptions::{Change, Renewal, Subscriptions, FAILURES_TO_WARN};
 use crate::backplane::{Backplane, FeedEvent, Keys, RedisError};
 use crate::metrics::{DropKind, Metrics, ResubscribeReason};
 use crate::order::Order;
@@ -170,10 +170,15 @@ impl Subscriber {
                 () = cancel.cancelled() => return Ok(End::Cancelled),
                 Some(ran) = running.next() => match ran {
                     Ran::Change(change, result) => {
+                        let failures = channels.done(&change, result.is_ok());
                         if let Err(e) = &result {
-                            tracing::debug!(channel = change.channel, subscribe = change.subscribe, error = %e, "subscription command failed; trying again in a second");
+                            let (channel, subscribe) = (&change.channel, change.subscribe);
+                            if failures == FAILURES_TO_WARN {
+                                tracing::warn!(channel, subscribe, failures, error = %e, "a subscription command keeps failing; trying again every second");
+                            } else {
+                                tracing::debug!(channel, subscribe, error = %e, "subscription command failed; trying again in a second");
+                            }
                         }
-                        channels.done(&change, result.is_ok());
                     }
                     Ran::Ping(result) => {
                         pinging = false;
@@ -190,8 +195,9 @@ impl Subscriber {
                     }
                     Some(FeedEvent::Message { channel, payload }) => self.route(&channel, &payload).await,
                     Some(FeedEvent::Unsubscribed(channel)) => {
-                        tracing::info!(channel, "redis moved a channel's slot; subscribing on its new node");
-                        channels.lost(&channel, ResubscribeReason::SlotMoved);
+                        if channels.lost(&channel, ResubscribeReason::SlotMoved) {
+                            tracing::info!(channel, "redis moved a channel's slot; subscribing on its new node");
+                        }
                     }
                     Some(FeedEvent::NodeLost) => {
                         tracing::info!("a redis cluster node connection was lost; subscribing every channel again");
