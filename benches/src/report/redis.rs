@@ -112,21 +112,28 @@ impl Report {
              not in their session at the end; local play: each bot's gap between its own shard's snapshots from the \
              kill until relay was back (15 s at least); relay: a watcher on each shard times the longest stop of the \
              other shard's snapshots and when they flowed again, from the kill, and on a cluster the gaps between \
-             them from the kill to the promotion, by where the relayed shard's snapshot channel lives (shard 1's on \
-             another primary than the place's slot, shard 2's on the killed one; on Sentinel every channel is on the \
-             killed primary). With the publisher's writes in lanes, one a slot (issue 24), a shard whose channel is \
-             on a healthy primary keeps publishing every tick through the outage; before, every tick's publish \
-             waited on its write to the dead slot (a command timeout, 1 s), so its snapshots arrived about once a \
-             second until the promotion. From the kill to the promotion, the relayed gap p95 of the shard on a \
-             healthy primary, the same runs with the server before (commit 32aa7cf) and after, interleaved \
-             (`benches/results/raw/issue24/`): at 200 bots, the machine not saturated, 58.6 ms (52.0, 59.3, 58.6 \
-             ms; max 99 ms) after and 1,051.5 ms (1,051.5, 1,045.8, 1,051.9 ms) before (`target/release/examples/\
-             redis_ha failover cluster 200 target/release/mino-server`); at 1,000 bots (the table below), where the \
-             bots, both shards and six Redis nodes share two busy cores (load average 10 to 15), 233 ms (233, 1,301, \
-             140 ms) after and 1,387 ms (1,180, 1,636, 1,387 ms) before. The shard whose channel is on the killed \
-             primary kept relaying in two of three runs as well: a replica serves sharded pub/sub (`SPUBLISH`, \
-             `SSUBSCRIBE`) of its primary's slots. Sentinel has one primary for everything: its relay stops until \
-             the promotion either way (before: 5.53, 3.83, 3.56 s for promotions after 3.68, 3.15, 2.90 s). \
+             them from the kill to the promotion, by where the relayed shard's cells channel lives (the example picks \
+             the two shard ids so that the first's channel is on another primary than the place's slot and the \
+             second's on the killed one, by the server's own names, `mino_server::Keys`; on Sentinel every channel \
+             is on the killed primary). With the publisher's writes in lanes, one a slot (issue 24), a shard whose \
+             channel is on a healthy primary keeps publishing every tick through the outage; before, every tick's \
+             publish waited on its write to the dead slot (a command timeout, 1 s), so its snapshots arrived about \
+             once a second until the promotion (at 200 bots, relayed gap p95 1,051.5 ms before and 58.6 ms after, \
+             `benches/results/raw/issue24/`). Until 2026-12-04 the example chose by a channel name from before \
+             regions (`mino:{main.sN}:snapshots`), so its 'killed primary' column was in fact a second shard on a \
+             healthy primary, and the claim then made here that such a shard kept relaying was unfounded. The \
+             subscriber too now waits on no dead primary: at a node's loss it rebuilt its whole subscription, all \
+             channels or none, so a subscribe to a channel on the dead primary could stop the relay of every \
+             channel for 1.2 s (3 of 10 runs of the cluster test) or cost a few frames (a gap of 100 to 150 ms); \
+             each channel's command now runs on its own beside the reading. At 200 bots, the same runs with the \
+             server before (commit 721e26b) and after, interleaved (`benches/results/raw/subscriber/`, \
+             `target/release/examples/redis_ha failover cluster 200 BIN`): the healthy shard's longest relayed gap \
+             from the kill to the promotion 102.7 ms before (102.7, 147.8, 100.3) and 55.1 ms after (71.7, 55.1, \
+             52.3). A shard whose channel is on the killed primary stops for one command timeout, 1.05 s (its \
+             publisher's write to the dead node times out), then relays again before the promotion: a replica \
+             serves its primary's sharded pub/sub (`SPUBLISH`, `SSUBSCRIBE`). Sentinel has one primary for \
+             everything: its relay stops until the promotion either way (before: 5.53, 3.83, 3.56 s for \
+             promotions after 3.68, 3.15, 2.90 s). \
              **Spread**: two shards with area of interest (`--world-size 4000 --cell-size 125 --view-radius 250`: \
              the place's region channels carry their own hash tags, so they spread over the three primaries); over 20 s, each primary's CPU \
              (`/proc/PID/stat`), `SPUBLISH` calls and every command (`INFO commandstats`, `INFO stats`), and bytes \
