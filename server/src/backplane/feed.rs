@@ -108,22 +108,24 @@ impl Feed {
     /// Errors: a refusal, a lost connection, or no answer within twice the
     /// command timeout.
     pub fn change(&self, channel: String, subscribe: bool) -> BoxFuture<'static, Result<(), RedisError>> {
-        let run: BoxFuture<'static, redis::RedisResult<()>> = match (self, subscribe) {
-            (Feed::Node { sink, .. }, true) => {
+        let run: BoxFuture<'static, redis::RedisResult<()>> = match self {
+            Feed::Node { sink, .. } => {
                 let mut sink = sink.clone();
-                Box::pin(async move { sink.subscribe(&channel).await })
+                Box::pin(async move {
+                    match subscribe {
+                        true => sink.subscribe(&channel).await,
+                        false => sink.unsubscribe(&channel).await,
+                    }
+                })
             }
-            (Feed::Node { sink, .. }, false) => {
-                let mut sink = sink.clone();
-                Box::pin(async move { sink.unsubscribe(&channel).await })
-            }
-            (Feed::Cluster { conn, .. }, true) => {
+            Feed::Cluster { conn, .. } => {
                 let mut conn = conn.clone();
-                Box::pin(async move { conn.ssubscribe(&channel).await })
-            }
-            (Feed::Cluster { conn, .. }, false) => {
-                let mut conn = conn.clone();
-                Box::pin(async move { conn.sunsubscribe(&channel).await })
+                Box::pin(async move {
+                    match subscribe {
+                        true => conn.ssubscribe(&channel).await,
+                        false => conn.sunsubscribe(&channel).await,
+                    }
+                })
             }
         };
         within_timeout(run)

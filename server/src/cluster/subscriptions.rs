@@ -64,6 +64,9 @@ pub struct Subscriptions {
     streaks: HashMap<String, u32>,
     /// A renewal under way: it ends when every wanted channel is held.
     renewal: Option<Renewal>,
+    /// Something changed since the last [`Subscriptions::changes`] (the
+    /// subscriber asks after every message; most change nothing).
+    dirty: bool,
 }
 
 impl Subscriptions {
@@ -80,11 +83,13 @@ impl Subscriptions {
             failed: BTreeSet::new(),
             streaks: HashMap::new(),
             renewal: Some(renewal),
+            dirty: true,
         }
     }
 
     /// From now on, hear `wanted`.
     pub fn want(&mut self, wanted: BTreeSet<String>) {
+        self.dirty = true;
         self.wanted = wanted;
     }
 
@@ -95,6 +100,7 @@ impl Subscriptions {
     /// wanted channel is subscribed again, a renewal for `reason`. True when
     /// the server dropped a wanted channel that was held or being subscribed.
     pub fn lost(&mut self, channel: &str, reason: ResubscribeReason) -> bool {
+        self.dirty = true;
         if self.ours.remove(channel) {
             self.held.remove(channel);
             return false;
@@ -115,6 +121,7 @@ impl Subscriptions {
     /// lost, which channels it served is not known): every wanted channel
     /// is subscribed again, a renewal for `reason`.
     pub fn lost_all(&mut self, reason: ResubscribeReason) {
+        self.dirty = true;
         let wanted = &self.wanted;
         // Held channels no longer wanted stay held, to be unsubscribed.
         self.held.retain(|c| !wanted.contains(c));
@@ -131,6 +138,9 @@ impl Subscriptions {
     /// in flight, or whose last command failed since the last
     /// [`Subscriptions::retry`].
     pub fn changes(&mut self) -> Vec<Change> {
+        if !std::mem::take(&mut self.dirty) {
+            return Vec::new();
+        }
         let idle = |c: &&String| !self.pending.contains_key(*c) && !self.failed.contains(*c);
         let add =
             self.wanted.difference(&self.held).filter(idle).map(|c| Change { channel: c.clone(), subscribe: true });
@@ -154,6 +164,7 @@ impl Subscriptions {
     /// [`Subscriptions::retry`]). Returns the channel's failed commands in a
     /// row (0 on success).
     pub fn done(&mut self, change: &Change, ok: bool) -> u32 {
+        self.dirty = true;
         let channel = &change.channel;
         self.pending.remove(channel);
         let stale = self.stale.remove(channel);
@@ -182,12 +193,14 @@ impl Subscriptions {
 
     /// Channels whose command failed may be tried again.
     pub fn retry(&mut self) {
+        self.dirty = true;
         self.failed.clear();
     }
 
     /// The renewal that just ended, if one did: every wanted channel is held
     /// (once each; None until then, and after).
     pub fn renewed(&mut self) -> Option<Renewal> {
+        self.renewal?;
         if self.wanted.is_subset(&self.held) {
             self.renewal.take()
         } else {
