@@ -110,6 +110,30 @@ describe('camera with area of interest', () => {
     expect(freeReach(c)).toBeCloseTo(250 * (1 + Camera.VIEW_MARGIN), 6);
   });
 
+  it('starts at the default zoom when the viewport is measured after the Welcome (the CI flake: a zoom for 1 x 1, clamped to the farthest out)', () => {
+    const c = new Camera();
+    c.setBounds({ minX: 0, minY: 0, maxX: 2000, maxY: 2000 });
+    c.setViewRadius(250);
+    c.resize(800, 600, 1);
+    c.setInsetRight(200);
+    expect(cornerReach(c)).toBeCloseTo(250, 6);
+    // Whole shard the same: 600 world units across the shorter side, not the whole world.
+    const w = new Camera();
+    w.setBounds({ minX: 0, minY: 0, maxX: 1000, maxY: 1000 });
+    w.resize(800, 600, 1);
+    expect(w.zoom).toBeCloseTo(1, 9);
+  });
+
+  it("keeps the player's zoom through a resize, and drops it for a new view radius", () => {
+    const c = aoiCamera();
+    c.zoomBy(0.8);
+    const chosen = c.zoom;
+    c.resize(900, 700, 1);
+    expect(c.zoom).toBeCloseTo(chosen, 9);
+    c.setViewRadius(300);
+    expect(cornerReach(c)).toBeCloseTo(300, 6);
+  });
+
   it('fits the circle into what the panels leave free', () => {
     const c = aoiCamera();
     c.setInsetRight(300);

@@ -29,8 +29,16 @@ export class Camera {
   /** View centre, world units. */
   x = 0;
   y = 0;
-  /** CSS pixels per world unit. */
+  /** CSS pixels per world unit: [`chosen`] or the default, within the zoom limits. */
   zoom = 1;
+  /**
+   * The zoom the player chose (wheel, `+`, `-`), CSS pixels per world unit;
+   * `null` until they do, or since the world or the view radius changed: the
+   * default zoom for the current viewport. So a viewport measured late (the
+   * page laid out after the Welcome) starts at the default, not at a zoom
+   * computed for a 1 x 1 viewport and clamped to the farthest out.
+   */
+  private chosen: number | null = null;
   /** Viewport, CSS pixels, and device pixels per CSS pixel. */
   width = 1;
   height = 1;
@@ -59,8 +67,9 @@ export class Camera {
     const old = this.bounds;
     const changed = old.minX !== b.minX || old.minY !== b.minY || old.maxX !== b.maxX || old.maxY !== b.maxY;
     this.bounds = b;
-    if (changed || !this.hasBounds) this.zoom = this.clampZoom(this.defaultZoom());
+    if (changed || !this.hasBounds) this.chosen = null;
     this.hasBounds = true;
+    this.rezoom();
   }
 
   /** Sets the viewport size in CSS pixels and the device pixel ratio. */
@@ -69,7 +78,7 @@ export class Camera {
     this.width = Math.max(1, width);
     this.height = Math.max(1, height);
     this.dpr = dpr;
-    if (changed) this.zoom = this.clampZoom(this.zoom);
+    if (changed) this.rezoom();
   }
 
   /**
@@ -81,7 +90,8 @@ export class Camera {
     const r = Number.isFinite(radius) && radius > 0 ? radius : 0;
     if (r === this.viewRadius) return;
     this.viewRadius = r;
-    this.zoom = this.clampZoom(this.defaultZoom());
+    this.chosen = null;
+    this.rezoom();
   }
 
   /**
@@ -93,7 +103,7 @@ export class Camera {
     const inset = Number.isFinite(px) ? Math.max(0, Math.min(px, this.width * 0.6)) : 0;
     if (inset === this.insetRight) return;
     this.insetRight = inset;
-    this.zoom = this.clampZoom(this.zoom);
+    this.rezoom();
   }
 
   /** Where the followed player is put, CSS pixels from the left: the middle of the part panels leave free. */
@@ -145,7 +155,13 @@ export class Camera {
 
   /** Multiplies the zoom by `factor` (>1 closer), within [whole world, MIN_SPAN]. */
   zoomBy(factor: number): void {
-    this.zoom = this.clampZoom(this.zoom * factor);
+    this.chosen = this.clampZoom(this.zoom * factor);
+    this.zoom = this.chosen;
+  }
+
+  /** Derives the zoom from the viewport, the panels, the world and the player's choice. */
+  private rezoom(): void {
+    this.zoom = this.clampZoom(this.chosen ?? this.defaultZoom());
   }
 
   /**
