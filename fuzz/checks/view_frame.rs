@@ -82,7 +82,7 @@ pub fn check(data: &[u8]) {
             assert!(now - last <= most, "cell {key:?} held {} ms after it was last told", now - last);
         }
         let items = reads_back(bytes, &frame);
-        let before: BTreeMap<(u32, u32), Vec<Entry>> = held.cells().map(|(k, c)| (*k, c.entries.clone())).collect();
+        let before: BTreeMap<(u32, u32), Vec<Entry>> = held.cells().map(|(k, c)| (*k, c.entries.to_vec())).collect();
         match held.apply(&frame) {
             Ok(updates) => {
                 let resets = frame.sections().filter(|s| s.is_empty()).count();
@@ -90,7 +90,7 @@ pub fn check(data: &[u8]) {
                 for u in &updates {
                     // A cell told, then forgotten in the same frame, is not held.
                     let Update::Cell { shard, cell, .. } = *u else { continue };
-                    let Some(now) = held.cell(shard, cell).map(|c| &c.entries) else { continue };
+                    let Some(now) = held.cell(shard, cell).map(|c| c.entries) else { continue };
                     let mut body = Vec::new();
                     encode_full(now, &mut body);
                     let mut back = Vec::new();

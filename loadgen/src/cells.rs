@@ -111,11 +111,7 @@ impl CellMeter {
 
     /// The bot's position in `c`, world units; checks last frame's index first.
     fn find_own(&mut self, c: &CellFrame) -> Option<(f32, f32)> {
-        let players = &c.entries;
-        let at = |i: usize| (i < players.len() && players[i].id == self.own_id).then_some(i);
-        let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
-        self.own_hint = i;
-        let p = &players[i];
+        let p = c.find(self.own_id, &mut self.own_hint)?;
         Some(quantize::world_position(&self.bounds, p.x, p.y))
     }
 

@@ -401,7 +401,7 @@ impl Measure<'_> {
             let Update::Cell { shard, cell, tick } = update else { continue };
             let Some(held) = self.held.cell(shard, cell) else { continue };
             entries.clear();
-            entries.extend_from_slice(&held.entries);
+            entries.extend_from_slice(held.entries);
             let time_ms = tick_time_ms(tick, self.tick_hz, self.welcome_ms);
             let frame = CellFrame::held(shard, cell, tick, time_ms, &entries);
             let is = |s: &(u32, u32, usize, usize)| (s.0, s.1) == (shard, cell);
@@ -445,11 +445,7 @@ impl Measure<'_> {
         if c.shard_id.0 != self.own_shard {
             return None;
         }
-        let players = &c.entries;
-        let at = |i: usize| (i < players.len() && players[i].id == self.own_id).then_some(i);
-        let i = at(self.own_hint).or_else(|| (0..players.len()).find_map(at))?;
-        self.own_hint = i;
-        let p = &players[i];
+        let p = c.find(self.own_id, &mut self.own_hint)?;
         let new_tick = self.last_tick.iter().find(|t| t.0 == self.own_shard).is_some_and(|t| t.1 == c.tick);
         Some(Own { position: quantize::world_position(&self.bounds, p.x, p.y), time_ms: c.time_ms, new_tick })
     }

@@ -96,7 +96,7 @@ async fn client_input_walks_the_player_at_the_servers_speed() {
         let frame = v.frame().expect("verified");
         for update in held.apply(&frame).expect("applies") {
             let Update::Cell { shard, cell, tick } = update else { continue };
-            let entries = held.cell(shard, cell).map(|c| c.entries.as_slice()).unwrap_or_default();
+            let entries = held.cell(shard, cell).map(|c| c.entries).unwrap_or_default();
             if let Some(p) = entries.iter().find(|p| p.id == welcome.player_id && p.moving()) {
                 let time_ms = tick_time_ms(tick, welcome.tick_hz, welcome.server_time_ms);
                 samples.push((time_ms, p.position(&welcome.bounds).0));

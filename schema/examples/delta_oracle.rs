@@ -78,7 +78,7 @@ fn digest(held: &Held, updates: Option<&[Update]>) -> String {
         for w in [*shard, *cell, c.tick, c.entries.len() as u32] {
             h.word(w);
         }
-        for e in &c.entries {
+        for e in c.entries {
             h.word(e.id.0);
             h.word(u32::from(e.x) | u32::from(e.y) << 16);
             h.word(u32::from(e.heading) | u32::from(e.flags) << 8);

@@ -60,7 +60,7 @@ fn held_json(held: &Held) -> String {
     cells.sort_by_key(|(k, _)| **k);
     let items: Vec<String> = cells
         .iter()
-        .map(|((shard, cell), c)| format!("[{shard}, {cell}, {}, {}]", c.tick, entries_json(&c.entries)))
+        .map(|((shard, cell), c)| format!("[{shard}, {cell}, {}, {}]", c.tick, entries_json(c.entries)))
         .collect();
     format!("[{}]", items.join(", "))
 }

@@ -203,7 +203,7 @@ impl Frame {
                     out.push(Frame::Snapshot { shard, tick, time_ms, players, entries });
                 }
                 None => {
-                    let entries = held.cell(shard, cell).map_or(&[][..], |c| &c.entries[..]);
+                    let entries = held.cell(shard, cell).map_or(&[][..], |c| c.entries);
                     out.push(Frame::Cell(CellFrame::held(shard, cell, tick, time_ms, entries).into_owned()));
                 }
             }

@@ -615,8 +615,8 @@ pub fn held_frame(held: &Held) -> Option<Vec<u8>> {
     let mut sections: Vec<(u32, u64, Cells)> = Vec::new();
     for ((shard, cell), c) in cells {
         match sections.last_mut() {
-            Some((s, t, list)) if *s == *shard && *t == u64::from(c.tick) => list.push((*cell, vec![full(&c.entries)])),
-            _ => sections.push((*shard, u64::from(c.tick), vec![(*cell, vec![full(&c.entries)])])),
+            Some((s, t, list)) if *s == *shard && *t == u64::from(c.tick) => list.push((*cell, vec![full(c.entries)])),
+            _ => sections.push((*shard, u64::from(c.tick), vec![(*cell, vec![full(c.entries)])])),
         }
     }
     (!sections.is_empty()).then(|| frame(&sections))
@@ -774,7 +774,7 @@ pub fn mutate_items(frame: &[u8], held: &Held, rng: &mut Rng) -> Vec<u8> {
     }
     let (cell, items) = &mut cells[c];
     let k = rng.below(items.len() as u64) as usize;
-    let base: Vec<Entry> = held.cell(shard, *cell).map(|h| h.entries.clone()).unwrap_or_default();
+    let base: Vec<Entry> = held.cell(shard, *cell).map(|h| h.entries.to_vec()).unwrap_or_default();
     match op {
         0 | 1 => items[k].1 = mutate_bytes(&items[k].1, rng),
         2 => {
