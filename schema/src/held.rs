@@ -141,7 +141,8 @@ pub struct Held {
     /// Where the next pass writes; it then takes [`Held::now`]'s place (both
     /// keep their room, so a bot allocates nothing once they have grown).
     next: Layout,
-    /// A cell's players between two items: the item's base, and its result.
+    /// A cell's players as an earlier item of the section left them (the base
+    /// of its next item; a cell not changed yet is read from [`Held::now`]).
     cell: Vec<Entry>,
     scratch: Vec<Entry>,
     /// The arrival of the frame being applied, ms ([`HeldCell::heard_ms`]).
