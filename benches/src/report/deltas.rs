@@ -24,6 +24,11 @@ struct Walk {
     /// The shards' socket writes a tick, p5 and p95, ms (mean of the shards).
     writes_p5: Option<f64>,
     writes_p95: Option<f64>,
+    /// The bots' own share: the loadgen's CPU, percent of its cores, and the
+    /// own snapshot age p50 (a frame's arrival at its bot less its tick's
+    /// time), ms.
+    bots_cpu_pct: Option<f64>,
+    age_p50: Option<f64>,
 }
 
 impl Walk {
@@ -56,6 +61,8 @@ impl Walk {
             runqueue: verdict::shard_mean(w.as_ref(), |s| s.runqueue_wait_share),
             writes_p5: verdict::shard_mean(w.as_ref(), |s| s.tick_deliver_ms.map(|d| d.p5)),
             writes_p95: verdict::shard_mean(w.as_ref(), |s| s.tick_deliver_ms.map(|d| d.p95)),
+            bots_cpu_pct: m.loadgen_cpu_pct.is_finite().then_some(m.loadgen_cpu_pct),
+            age_p50: (m.snapshot_age_ms.count > 0).then_some(m.snapshot_age_ms.p50),
         }
     }
 
@@ -75,6 +82,7 @@ impl Walk {
                 (Some(lo), Some(hi)) => format!("{} / {}", f1(Some(lo)), f1(Some(hi))),
                 _ => DASH.into(),
             },
+            format!("{} % / {}", f1(self.bots_cpu_pct), f1(self.age_p50)),
         ]);
         row
     }
@@ -92,6 +100,8 @@ impl Walk {
             runqueue: m(|w| w.runqueue),
             writes_p5: m(|w| w.writes_p5),
             writes_p95: m(|w| w.writes_p95),
+            bots_cpu_pct: m(|w| w.bots_cpu_pct),
+            age_p50: m(|w| w.age_p50),
         }
     }
 }
@@ -229,7 +239,10 @@ impl Report {
                  writing its frames to the websockets (`mino_tick_deliver_seconds`, p5 and p95 over the hold, mean \
                  of the two shards): the last socket written waits that long after the first, so the spread between \
                  the two is about the spread the server adds to those sockets' gaps (on this machine each loopback \
-                 write also runs the bot's receive and wakes its thread)."
+                 write also runs the bot's receive and wakes its thread); the bots' CPU (percent of the cores the \
+                 loadgen may use) and the own snapshot age p50 (a frame's arrival at its bot less its tick's time) \
+                 are the bots' own share of the gaps: a bot timestamps a frame when its thread gets to it, after the \
+                 frames of the bots before it on that thread."
             )
         } else {
             format!(
@@ -250,6 +263,7 @@ impl Report {
             "server CPU / delivered frame µs",
             "shards' run-queue wait",
             "socket writes a tick p5 / p95 ms",
+            "bots' CPU / own snapshot age p50 ms",
             "verdict",
         ]);
         let mut rows = Vec::new();
