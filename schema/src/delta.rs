@@ -567,6 +567,17 @@ mod tests {
         Entry { id: PlayerId(id), x, y, heading, flags: flags(moving, 0) }
     }
 
+    /// A seeded xorshift: `next(n)` is the next number below `n` (0 for n = 0),
+    /// the same sequence every run.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n.max(1)
+        }
+    }
+
     fn roundtrip(base: &[Entry], new: &[Entry], span: u32) -> (Vec<u8>, DeltaSummary) {
         let m = motion();
         let mut body = Vec::new();
@@ -636,13 +647,7 @@ mod tests {
         // Enters whose ids fall between, before and after the stayers', 0 to
         // 40 of them: the in-place merge (up to 16) and the other agree.
         let m = motion();
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n.max(1)
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         for case in 0..2_000 {
             let base: Vec<Entry> = (0..next(30)).map(|k| e(k as u32 * 4 + 2, 100, 100, 0, false)).collect();
             let mut new = base.clone();
@@ -672,13 +677,7 @@ mod tests {
         // others entered (runs of plain walkers between records exercise
         // the decoder's copy path, the records its slow one).
         let m = motion();
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n.max(1)
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for case in 0..10_000 {
             let span = 1 << next(7);
             let mut base: Vec<Entry> = (0..next(40))

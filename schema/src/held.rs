@@ -385,6 +385,7 @@ mod tests {
     use super::*;
     use crate::delta::{encode_delta, encode_full};
     use crate::entry::flags;
+    use crate::view::tests::item;
     use crate::view::{write_item, write_section, Section};
     use crate::wire::Bounds;
     use crate::PlayerId;
@@ -435,12 +436,6 @@ mod tests {
             cells.iter().map(|(c, items)| (*c, items.iter().map(Vec::as_slice).collect())).collect();
         let mut out = Vec::new();
         write_section(&mut out, &Section { shard, tick, cells: &cells });
-        out
-    }
-
-    fn item(kind: ItemKind, body: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        write_item(&mut out, kind, body);
         out
     }
 

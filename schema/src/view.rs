@@ -536,10 +536,11 @@ impl<'a> Bundle<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn item(kind: ItemKind, body: &[u8]) -> Vec<u8> {
+    /// One item of `kind` with `body`, as [`write_item`] writes it.
+    pub(crate) fn item(kind: ItemKind, body: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         write_item(&mut out, kind, body);
         out

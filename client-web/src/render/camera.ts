@@ -67,8 +67,9 @@ export class Camera {
     const old = this.bounds;
     const changed = old.minX !== b.minX || old.minY !== b.minY || old.maxX !== b.maxX || old.maxY !== b.maxY;
     this.bounds = b;
-    if (changed || !this.hasBounds) this.chosen = null;
+    if (!changed && this.hasBounds) return;
     this.hasBounds = true;
+    this.chosen = null;
     this.rezoom();
   }
 
