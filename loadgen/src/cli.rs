@@ -352,7 +352,9 @@ pub struct FailoverArgs {
     /// SIGTERM (drain) this shard process after the warm-up.
     #[arg(long, value_name = "PID")]
     pub drain_pid: Option<u32>,
-    /// Longest wait after the signal for every bot to be back in place.
+    /// Longest wait after the signal for every bot to be back: connected as
+    /// the same player and heard from a live shard since (a bot on a killed
+    /// shard is connected until it notices).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "15s")]
     pub observe: Duration,
 }

@@ -141,7 +141,7 @@ impl Grid {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use mino_protocol::wire::Bounds;
     use mino_protocol::{PlayerId, ShardId};

@@ -138,9 +138,10 @@ async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players
             "--kill-pid",
             &pid,
             // A bound, not a wait (the run ends once all are back): a bot
-            // notices the kill only after the 3 s idle timeout below, and on
-            // a loaded machine its resume may need a second attempt (seen
-            // once in CI: one of three not back within 10 s).
+            // notices the kill only after the 3 s idle timeout below, the
+            // bots one by one, and on a loaded machine a resume may need a
+            // second attempt. A bot still waiting out its idle timeout is
+            // connected but not back (a CI run once counted it lost).
             "--observe",
             "20s",
             // Also the sessions' QUIC idle timeout: how soon a bot on the
