@@ -4,17 +4,29 @@
 //! ([`FailureKind`]).
 
 use crate::failure::FailureKind;
+use crate::stamped::Stamped;
 use crate::target::Target;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-/// A bot's websocket over plain TCP (`ws://`) or TLS over TCP (`wss://`).
-pub type WsStream = WebSocketStream<MaybeTlsStream<TcpStream>>;
+/// A bot's websocket over plain TCP (`ws://`) or TLS over TCP (`wss://`),
+/// its reads stamped with the kernel's receive time ([`Stamped`]).
+pub type WsStream = WebSocketStream<MaybeTlsStream<Stamped>>;
+
+/// When the bytes of the websocket's last read reached its socket (wall
+/// clock); None when the read carried no stamp.
+pub fn received_at(ws: &WsStream) -> Option<SystemTime> {
+    match ws.get_ref() {
+        MaybeTlsStream::Plain(s) => s.received(),
+        MaybeTlsStream::Rustls(tls) => tls.get_ref().0.received(),
+        _ => None,
+    }
+}
 
 /// Most bytes a bot reads from its socket at once, and its initial read
 /// buffer (which grows to fit larger frames). Small: tungstenite zeroes this
@@ -66,6 +78,7 @@ pub async fn connect(target: &Target, source: Option<Ipv4Addr>, timeout: Duratio
 
 async fn connect_inner(target: &Target, source: Option<Ipv4Addr>) -> Result<WsStream, ConnectError> {
     let tcp = tcp_connect(target.addr, source).await?;
+    let tcp = Stamped::new(tcp).map_err(|e| ConnectError::io("SO_TIMESTAMPNS", e))?;
     let request = target
         .url
         .as_str()

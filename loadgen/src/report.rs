@@ -200,6 +200,11 @@ pub struct Measured {
     /// (`mino_loadgen::freeze`), ms (hold; absent in older reports).
     #[serde(default)]
     pub longest_freeze_ms: Summary,
+    /// The own shard's gap as the frames reached the bots' sockets (kernel
+    /// receive times: the bots' own scheduling left out; websockets only),
+    /// ms (absent in older reports).
+    #[serde(default)]
+    pub socket_gap_ms: Summary,
     /// Arrival minus the snapshot's server time (same host clocks), ms.
     pub snapshot_age_ms: Summary,
     /// Ping round trip, ms.
@@ -284,6 +289,7 @@ impl Measured {
             relayed_snapshot_gap_ms: hold.latencies.summary(Metric::RelayedGap),
             news_gap_ms: hold.latencies.summary(Metric::NewsGap),
             longest_freeze_ms: hold.latencies.summary(Metric::LongestFreeze),
+            socket_gap_ms: hold.latencies.summary(Metric::SocketGap),
             snapshot_age_ms: hold.latencies.summary(Metric::SnapshotAge),
             rtt_ms: hold.latencies.summary(Metric::Rtt),
             frames: whole.counters.frames,

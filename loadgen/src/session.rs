@@ -95,6 +95,14 @@ pub struct SessionCtx<'a> {
     pub observer: bool,
 }
 
+/// When a message arrived: when the bot got to it, and when it reached the
+/// socket (the kernel's stamp, [`Client::arrived`]; None without one).
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    now: Instant,
+    at_socket: Option<Instant>,
+}
+
 struct Measure<'a> {
     ctx: &'a SessionCtx<'a>,
     /// Area of interest: the view-frame measurements.
@@ -109,6 +117,9 @@ struct Measure<'a> {
     own_hint: usize,
     /// Per shard: (shard, the tick and arrival of its newest frame).
     clocks: Vec<(u32, u32, Instant)>,
+    /// When the own shard's last timed frame reached the socket (None: it
+    /// carried no kernel stamp, or none yet).
+    own_at_socket: Option<Instant>,
     /// The own shard's longest snapshot gap of the current span.
     freeze: Freeze,
     resume: Option<ResumeCheck>,
@@ -177,6 +188,7 @@ pub async fn run(
         own_id: welcome.player_id,
         own_hint: 0,
         clocks: Vec::with_capacity(4),
+        own_at_socket: None,
         freeze: Freeze::new(now),
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
@@ -226,7 +238,7 @@ impl Measure<'_> {
             let sent = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return SessionEnd::new(Ending::Stopped, None),
-                incoming = client.recv() => match self.on_incoming(incoming, rng) {
+                incoming = client.recv() => match self.on_incoming(incoming, client, rng) {
                     Some(end) => return end,
                     None => match self.steer_out.take() {
                         Some((x, y)) => tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await,
@@ -287,7 +299,7 @@ impl Measure<'_> {
     }
 
     /// Handles one received item; Some when the session is over.
-    fn on_incoming(&mut self, incoming: Incoming, rng: &mut SmallRng) -> Option<SessionEnd> {
+    fn on_incoming(&mut self, incoming: Incoming, client: &Client, rng: &mut SmallRng) -> Option<SessionEnd> {
         let bytes = match incoming {
             Incoming::Frame(b) => b,
             Incoming::Closed(code) => {
@@ -305,6 +317,7 @@ impl Measure<'_> {
             }
         };
         let now = Instant::now();
+        let arrived = client.arrived(now);
         let stats = self.ctx.stats;
         stats.frame(bytes.len());
         self.ctx.shared.received(bytes.len());
@@ -330,7 +343,7 @@ impl Measure<'_> {
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
             }
             Ok(ServerMsg::View(v)) => {
-                if let Err(e) = self.on_view(&v, bytes.len(), now, rng) {
+                if let Err(e) = self.on_view(&v, bytes.len(), Arrival { now, at_socket: arrived }, rng) {
                     return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, e.to_string()))));
                 }
             }
@@ -365,14 +378,15 @@ impl Measure<'_> {
         &mut self,
         v: &ViewFrame<'_>,
         len: usize,
-        now: Instant,
+        arrival: Arrival,
         rng: &mut SmallRng,
     ) -> Result<(), mino_protocol::held::HeldError> {
+        let now = arrival.now;
         self.ctx.shared.received_cells(len);
         self.shares.clear();
         let mut items_bytes = 0;
         for section in v.sections() {
-            self.shard_tick(section.shard, section.tick, now);
+            self.shard_tick(section.shard, section.tick, arrival);
             for cell in section.cells() {
                 let (mut all, mut bodies) = (0, 0);
                 for item in cell.items() {
@@ -498,16 +512,16 @@ impl Measure<'_> {
     /// Times `shard`'s gap once a tick, at its first frame of `tick`; a
     /// frame of an older tick (a datagram overtaken by a newer one) times
     /// nothing.
-    fn shard_tick(&mut self, shard: u32, tick: u32, now: Instant) {
+    fn shard_tick(&mut self, shard: u32, tick: u32, arrival: Arrival) {
         match self.last_tick.iter_mut().find(|t| t.0 == shard) {
             Some(last) if last.1 == tick || (tick.wrapping_sub(last.1) as i32) < 0 => {}
             Some(last) => {
                 last.1 = tick;
-                self.shard_clock(shard, tick, now);
+                self.shard_clock(shard, tick, arrival);
             }
             None => {
                 self.last_tick.push((shard, tick));
-                self.shard_clock(shard, tick, now);
+                self.shard_clock(shard, tick, arrival);
             }
         }
     }
@@ -515,10 +529,17 @@ impl Measure<'_> {
     /// Times the gap since `shard`'s previous frame (and, for the own
     /// shard, that gap less the ticks between that sent nothing:
     /// [`Metric::NewsGap`]).
-    fn shard_clock(&mut self, shard: u32, tick: u32, now: Instant) {
+    fn shard_clock(&mut self, shard: u32, tick: u32, arrival: Arrival) {
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
         let own = shard == self.own_shard;
+        let now = arrival.now;
         stats.snapshot(own);
+        if own {
+            if let (Some(at), Some(before)) = (arrival.at_socket, self.own_at_socket) {
+                stats.record(bot, Metric::SocketGap, at.saturating_duration_since(before));
+            }
+            self.own_at_socket = arrival.at_socket;
+        }
         match self.clocks.iter_mut().find(|c| c.0 == shard) {
             Some(clock) => {
                 let gap = now - clock.2;

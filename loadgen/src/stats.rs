@@ -74,11 +74,16 @@ pub enum Metric {
     /// The longest gap between the bot's own shard's snapshots in each
     /// [`crate::freeze::FREEZE_SPAN`] of a session, one sample a span.
     LongestFreeze,
+    /// Between consecutive snapshots of the bot's own shard as they reached
+    /// its socket (the kernel's receive time, [`crate::stamped`]), not when
+    /// the bot's thread got to them: [`Metric::SnapshotGap`] less the bots'
+    /// own scheduling. Websockets only (no sample over WebTransport).
+    SocketGap,
 }
 
 impl Metric {
     /// Every metric; index = position.
-    pub const ALL: [Metric; 13] = [
+    pub const ALL: [Metric; 14] = [
         Metric::Welcome,
         Metric::SnapshotGap,
         Metric::RelayedGap,
@@ -92,6 +97,7 @@ impl Metric {
         Metric::ViewEnter,
         Metric::ViewEnterTicks,
         Metric::LongestFreeze,
+        Metric::SocketGap,
     ];
 
     fn index(self) -> usize {
@@ -114,6 +120,7 @@ impl Metric {
             Metric::ViewEnter => "view_enter",
             Metric::ViewEnterTicks => "view_enter_ticks",
             Metric::LongestFreeze => "longest_freeze",
+            Metric::SocketGap => "socket_gap",
         }
     }
 

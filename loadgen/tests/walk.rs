@@ -28,6 +28,12 @@ fn twenty_walkers_connect_and_see_a_snapshot_every_tick() {
     let p50 = num(j, "snapshot_gap_ms.p50");
     assert!((45.0..=56.0).contains(&p50), "median gap {p50} ms");
     assert!(num(j, "snapshot_gap_ms.count") > 20.0 * 20.0 * 2.0);
+    // The same gaps timed at the socket (kernel receive times): as many,
+    // bar the reads before the kernel turned stamps on, and one tick apart.
+    let at_socket = num(j, "socket_gap_ms.count");
+    assert!(at_socket >= 0.9 * num(j, "snapshot_gap_ms.count"), "{j:#}");
+    let p50 = num(j, "socket_gap_ms.p50");
+    assert!((45.0..=56.0).contains(&p50), "median gap at the socket {p50} ms");
     let ticks = num(j, "ticks_per_s");
     assert!((18.0..=21.0).contains(&ticks), "tick rate seen {ticks}");
     assert!(num(j, "frames") > 0.0 && num(j, "bytes") > num(j, "frames"));
@@ -36,6 +42,7 @@ fn twenty_walkers_connect_and_see_a_snapshot_every_tick() {
     assert!(num(j, "server.cpu_per_frame_us.total") > 0.0, "{j:#}");
     assert!(num(j, "server.rss_per_player_bytes") > 0.0);
     assert!(run.stdout.contains("snapshot gap (own)"), "summary printed: {}", run.stdout);
+    assert!(run.stdout.contains("own gap at the socket"), "summary printed: {}", run.stdout);
 }
 
 #[test]
@@ -105,6 +112,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "shards_seen",
         "snapshot_age_ms",
         "snapshot_gap_ms",
+        "socket_gap_ms",
         "ticks_per_s",
         "urls",
         "verdict",

@@ -77,6 +77,7 @@ async fn webtransport_bots_walk_see_each_other_and_time_their_gaps() {
     // The shard sent them datagrams: they were on WebTransport.
     assert!(server.metric("mino_webtransport_datagrams_total").await > 20.0 * 20.0 * 3.0);
     assert!(j.get("transports").is_none(), "one transport, no split: {j:#}");
+    assert_eq!(num(j, "socket_gap_ms.count"), 0.0, "datagrams carry no kernel stamp here: {j:#}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,6 +9,7 @@ use crate::WAIT;
 use futures_util::{SinkExt, StreamExt};
 use mino_loadgen::connection::{self, WsStream};
 use mino_loadgen::event::PlayerPos;
+use mino_loadgen::stamped::Stamped;
 use mino_loadgen::Target;
 use mino_protocol::client::{self, Capabilities};
 use mino_protocol::held::Held;
@@ -34,7 +35,11 @@ impl Endpoint for Shard {
         use tokio_tungstenite::tungstenite::Error;
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
-            let attempt = tokio::time::timeout_at(deadline, tokio_tungstenite::connect_async(self.ws_url()));
+            let attempt = tokio::time::timeout_at(deadline, async {
+                let tcp = tokio::net::TcpStream::connect(self.addr).await.expect("connect");
+                let stream = tokio_tungstenite::MaybeTlsStream::Plain(Stamped::new(tcp).expect("stamps"));
+                tokio_tungstenite::client_async(self.ws_url(), stream).await
+            });
             match attempt.await.expect("connect in time") {
                 Ok((ws, _)) => return ws,
                 Err(Error::Http(r)) if r.status() == 503 => {
@@ -105,7 +110,7 @@ impl Player {
         let sock = tokio::net::TcpSocket::new_v4().expect("socket");
         sock.set_recv_buffer_size(rcvbuf).expect("rcvbuf");
         let tcp = sock.connect(shard.addr).await.expect("connect");
-        let stream = tokio_tungstenite::MaybeTlsStream::Plain(tcp);
+        let stream = tokio_tungstenite::MaybeTlsStream::Plain(Stamped::new(tcp).expect("stamps"));
         let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::client_async(shard.ws_url(), stream))
             .await
             .expect("upgrade in time")

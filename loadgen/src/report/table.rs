@@ -71,6 +71,7 @@ fn measured_lines(out: &mut String, m: &Measured) {
     for (name, s) in [
         ("welcome", &m.welcome_ms),
         ("snapshot gap (own)", &m.snapshot_gap_ms),
+        ("own gap at the socket", &m.socket_gap_ms),
         ("snapshot gap (relayed)", &m.relayed_snapshot_gap_ms),
         ("gap, silent ticks out", &m.news_gap_ms),
         ("longest freeze / 10 s", &m.longest_freeze_ms),
