@@ -234,14 +234,15 @@ impl Client {
         }
     }
 
-    /// When the message [`Client::recv`] returned last reached the socket:
-    /// the kernel's receive time of the read that brought its last bytes,
-    /// on the clock of `now` (taken just after `recv` returned). None over
-    /// WebTransport and for reads without a stamp.
-    pub fn arrived(&self, now: Instant) -> Option<Instant> {
-        let Link::WebSocket(ws) = &self.link else { return None };
-        let waited = SystemTime::now().duration_since(connection::received_at(ws)?).unwrap_or_default();
-        now.checked_sub(waited)
+    /// When the message [`Client::recv`] returned last reached the socket
+    /// (wall clock): the kernel's receive time of the read that brought its
+    /// last bytes ([`crate::stamped`]). None over WebTransport and for reads
+    /// without a stamp.
+    pub fn received_at(&self) -> Option<SystemTime> {
+        match &self.link {
+            Link::WebSocket(ws) => connection::received_at(ws),
+            Link::WebTransport(_) => None,
+        }
     }
 
     /// Sends one binary message and flushes it.

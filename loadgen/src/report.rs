@@ -201,7 +201,9 @@ pub struct Measured {
     #[serde(default)]
     pub longest_freeze_ms: Summary,
     /// The own shard's gap as the frames reached the bots' sockets (kernel
-    /// receive times: the bots' own scheduling left out; websockets only),
+    /// receive times: most of the bots' own scheduling left out, not all: a
+    /// late read that takes in one frame and part of the next stamps both
+    /// with the later arrival; websockets only),
     /// ms (absent in older reports).
     #[serde(default)]
     pub socket_gap_ms: Summary,

@@ -28,7 +28,7 @@ use mino_protocol::{quantize, wire, PlayerId};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -96,11 +96,12 @@ pub struct SessionCtx<'a> {
 }
 
 /// When a message arrived: when the bot got to it, and when it reached the
-/// socket (the kernel's stamp, [`Client::arrived`]; None without one).
+/// socket (the kernel's stamp, wall clock, [`Client::received_at`]; None
+/// without one).
 #[derive(Clone, Copy, Debug)]
 struct Arrival {
     now: Instant,
-    at_socket: Option<Instant>,
+    at_socket: Option<SystemTime>,
 }
 
 struct Measure<'a> {
@@ -119,7 +120,7 @@ struct Measure<'a> {
     clocks: Vec<(u32, u32, Instant)>,
     /// When the own shard's last timed frame reached the socket (None: it
     /// carried no kernel stamp, or none yet).
-    own_at_socket: Option<Instant>,
+    own_at_socket: Option<SystemTime>,
     /// The own shard's longest snapshot gap of the current span.
     freeze: Freeze,
     resume: Option<ResumeCheck>,
@@ -317,7 +318,7 @@ impl Measure<'_> {
             }
         };
         let now = Instant::now();
-        let arrived = client.arrived(now);
+        let at_socket = client.received_at();
         let stats = self.ctx.stats;
         stats.frame(bytes.len());
         self.ctx.shared.received(bytes.len());
@@ -343,7 +344,7 @@ impl Measure<'_> {
                 return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, detail))));
             }
             Ok(ServerMsg::View(v)) => {
-                if let Err(e) = self.on_view(&v, bytes.len(), Arrival { now, at_socket: arrived }, rng) {
+                if let Err(e) = self.on_view(&v, bytes.len(), Arrival { now, at_socket }, rng) {
                     return Some(SessionEnd::new(Ending::Protocol, Some((FailureKind::Protocol, e.to_string()))));
                 }
             }
@@ -535,8 +536,8 @@ impl Measure<'_> {
         let now = arrival.now;
         stats.snapshot(own);
         if own {
-            if let (Some(at), Some(before)) = (arrival.at_socket, self.own_at_socket) {
-                stats.record(bot, Metric::SocketGap, at.saturating_duration_since(before));
+            if let Some(gap) = arrival.at_socket.zip(self.own_at_socket).and_then(|(at, b)| at.duration_since(b).ok()) {
+                stats.record(bot, Metric::SocketGap, gap);
             }
             self.own_at_socket = arrival.at_socket;
         }

@@ -56,15 +56,19 @@ impl Stamped {
     }
 }
 
-/// One `recvmsg` into `buf`: bytes read and the stamp, if any.
+/// One `recvmsg` into `buf`: bytes read and the stamp, if any. Control
+/// data the kernel had to cut (`MSG_CTRUNC`: no room for the stamp) is read
+/// as no stamp; the bytes are kept either way.
 fn read_stamped(fd: i32, buf: &mut [u8], cmsg: &mut [u8]) -> io::Result<(usize, Option<SystemTime>)> {
     let mut iov = [IoSliceMut::new(buf)];
-    let msg = recvmsg::<()>(fd, &mut iov, Some(cmsg), MsgFlags::MSG_DONTWAIT).map_err(io::Error::from)?;
+    let msg = recvmsg::<()>(fd, &mut iov, Some(cmsg), MsgFlags::empty()).map_err(io::Error::from)?;
     let mut stamp = None;
-    for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmTimestampns(ts) = c {
-            let d = Duration::new(ts.tv_sec().max(0) as u64, ts.tv_nsec().clamp(0, 999_999_999) as u32);
-            stamp = UNIX_EPOCH.checked_add(d);
+    if !msg.flags.contains(MsgFlags::MSG_CTRUNC) {
+        for c in msg.cmsgs().into_iter().flatten() {
+            if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                let d = Duration::new(ts.tv_sec().max(0) as u64, ts.tv_nsec().clamp(0, 999_999_999) as u32);
+                stamp = UNIX_EPOCH.checked_add(d);
+            }
         }
     }
     Ok((msg.bytes, stamp))
@@ -78,18 +82,30 @@ impl AsyncRead for Stamped {
             let fd = this.tcp.as_raw_fd();
             let cmsg = &mut this.cmsg;
             let room = buf.initialize_unfilled();
-            match this.tcp.try_io(Interest::READABLE, || read_stamped(fd, room, cmsg)) {
-                Ok((n, stamp)) => {
-                    if n > 0 {
-                        this.received = stamp;
-                    }
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
+            let wanted = room.len();
+            // A read shorter than the room drained the socket: it is handed
+            // back as WouldBlock so that the readiness is cleared (as tokio's
+            // own TcpStream does), which saves the next read's empty call.
+            let mut drained = None;
+            let read = this.tcp.try_io(Interest::READABLE, || {
+                let (n, stamp) = read_stamped(fd, room, cmsg)?;
+                if n > 0 && n < wanted {
+                    drained = Some((n, stamp));
+                    return Err(io::ErrorKind::WouldBlock.into());
                 }
+                Ok((n, stamp))
+            });
+            let (n, stamp) = match (read, drained) {
+                (_, Some(got)) | (Ok(got), None) => got,
                 // Readiness was cleared: wait for the next.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
+                (Err(e), None) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                (Err(e), None) => return Poll::Ready(Err(e)),
+            };
+            if n > 0 {
+                this.received = stamp;
             }
+            buf.advance(n);
+            return Poll::Ready(Ok(()));
         }
     }
 }

@@ -76,8 +76,12 @@ pub enum Metric {
     LongestFreeze,
     /// Between consecutive snapshots of the bot's own shard as they reached
     /// its socket (the kernel's receive time, [`crate::stamped`]), not when
-    /// the bot's thread got to them: [`Metric::SnapshotGap`] less the bots'
-    /// own scheduling. Websockets only (no sample over WebTransport).
+    /// the bot's thread got to them: [`Metric::SnapshotGap`] less most of the
+    /// bots' own scheduling. Not all of it: a bot that reads late may take in
+    /// one frame and part of the next in one read, which is stamped with the
+    /// later arrival; and a bot that reads late enough fills its receive
+    /// window, which holds the server's next writes back. Websockets only (no
+    /// sample over WebTransport).
     SocketGap,
 }
 

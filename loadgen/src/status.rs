@@ -28,6 +28,7 @@ pub enum BotState {
 pub struct BotShared {
     state: AtomicU8,
     player_id: AtomicU32,
+    shard_id: AtomicU32,
     x: AtomicU32,
     y: AtomicU32,
     has_position: AtomicBool,
@@ -66,6 +67,11 @@ impl BotShared {
             0 => None,
             id => Some(PlayerId(id)),
         }
+    }
+
+    /// The shard of the latest Welcome (0 before any).
+    pub fn shard_id(&self) -> u32 {
+        self.shard_id.load(Relaxed)
     }
 
     /// The bot's last position seen in its own shard's snapshot, world units.
@@ -117,6 +123,7 @@ impl BotShared {
     /// Records a Welcome: its player id and position, and the Connected state.
     pub(crate) fn welcomed(&self, w: &Welcomed) {
         self.player_id.store(w.player_id.0, Relaxed);
+        self.shard_id.store(w.shard_id.0, Relaxed);
         self.set_position(w.position);
         self.ever_welcomed.store(true, Relaxed);
         self.welcomes.fetch_add(1, Relaxed);

@@ -16,7 +16,7 @@ struct Walk {
     entry_bytes_per_visible: Option<f64>,
     own_p95: Option<f64>,
     /// The own gap p95 as the frames reached the bots' sockets (kernel
-    /// receive times: the bots' own scheduling left out).
+    /// receive times: most of the bots' own scheduling left out).
     socket_p95: Option<f64>,
     /// The own gap p95 with the ticks that sent nothing taken out.
     news_p95: Option<f64>,
@@ -240,7 +240,9 @@ impl Report {
                  radius in whole cells); gaps p95 between frames of the own shard and of the other shard (with \
                  deltas a socket with nothing new gets no frame), and the own gap p95 at the socket (the same gaps \
                  between the kernel's receive times of the frames, `SO_TIMESTAMPNS`: when a frame reached the bot's \
-                 socket, not when the bot's thread got to it, so the bots' own scheduling is left out; absent in runs \
+                 socket, not when the bot's thread got to it, so most of the bots' own scheduling is left out: not a \
+                 late read that takes in one frame and part of the next, stamped with the later arrival, nor a bot \
+                 so late that its receive window holds the server's writes back; absent in runs \
                  before it was measured); server CPU is both shards' user + system time over \
                  the hold ÷ (players × the shards' ticks), and ÷ the frames the bots received; run-queue wait is the \
                  share of a core the shards' threads spent runnable but waiting for a CPU (other sessions' work on \

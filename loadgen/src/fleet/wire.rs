@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// The protocol's version: a coordinator refuses an agent of another.
 /// Raised whenever a message changes shape (including the failure kinds and
 /// tallies an [`EncodedWindow`] carries as arrays).
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// An agent's first message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

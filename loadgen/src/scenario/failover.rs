@@ -49,11 +49,6 @@ fn connected(swarm: &Swarm) -> Vec<(usize, PlayerId)> {
         .collect()
 }
 
-fn lost(swarm: &Swarm, before: &[(usize, PlayerId)]) -> usize {
-    let bots = swarm.bots();
-    before.iter().filter(|(i, id)| !(bots[*i].is_connected() && bots[*i].player_id() == Some(*id))).count()
-}
-
 /// Warms up, calls `signal`, observes, and returns the report (no output).
 ///
 /// Errors: `signal` failed.
@@ -72,16 +67,18 @@ pub async fn measure(
     ctx.converge(&swarm).await;
     ctx.progress.hold(args.warmup, "warm-up".into(), &ctx.stop, String::new).await;
     let before = connected(&swarm);
+    let mut returns = Returns::new(swarm.bots(), &before);
     let _warmup = swarm.stats().take_window();
     let t0 = Instant::now();
     if let Err(e) = signal() {
         swarm.shutdown(SHUTDOWN_TIMEOUT).await;
         return Err(e.context(format!("signalling pid {pid}")));
     }
-    let exit = observe(ctx, &swarm, &before, pid, t0, args.observe).await;
+    let exit = observe(ctx, &swarm, &mut returns, pid, t0, args.observe).await;
     let w = swarm.stats().take_window();
     let census = swarm.census();
-    let lost = lost(&swarm, &before);
+    returns.poll();
+    let lost = returns.lost();
     let stats = swarm.stats().clone();
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     let since = |t: Instant| round2(t.saturating_duration_since(t0).as_secs_f64() * 1000.0);
@@ -108,52 +105,60 @@ pub async fn measure(
     })
 }
 
-/// How long after the process exits a bot's received bytes are taken as the
-/// baseline that says it is on a live shard again: frames the dead process
-/// sent before it died, still in a bot's socket buffer, are read by then.
-const DEAD_FRAMES_READ: Duration = Duration::from_millis(500);
-
 /// Which of the bots connected before the signal are back: connected as the
-/// same player and heard from a live shard since.
+/// same player, and welcomed again if their shard was one that bots left.
 ///
 /// "Connected" alone does not say a bot is back: a bot on the killed shard
 /// counts as connected until it notices, which over WebTransport is its idle
 /// timeout (UDP has no reset), and such bots notice one by one (a CI run
 /// ended the observation when one of two had resumed and the other had not
-/// noticed yet, and counted it lost). So a bot counts once it was welcomed
-/// again since the signal, or received bytes after the dead process's last
-/// frames were read ([`Returns::dead_frames_read`]).
+/// noticed yet, and counted it lost). So the shards bots left since the
+/// signal are noted (a bot that was welcomed again or is not connected left
+/// the shard it was on at the signal): every bot that was on one of those
+/// must be welcomed again; a bot on another shard is back while it stays
+/// connected as itself, whether or not it is sent anything (a standing bot
+/// may be sent nothing at all).
 struct Returns<'a> {
     bots: &'a [Arc<BotShared>],
     before: &'a [(usize, PlayerId)],
-    /// Each `before` bot's welcomes at the signal.
-    welcomes: Vec<u32>,
-    /// Each `before` bot's received bytes once the dead process's frames
-    /// were read; None until then.
-    bytes: Option<Vec<u64>>,
+    /// Each `before` bot's welcomes and shard at the signal.
+    at_signal: Vec<(u32, u32)>,
+    /// The shards some bot left since the signal.
+    left: Vec<u32>,
 }
 
 impl<'a> Returns<'a> {
-    /// Taken at the signal.
+    /// Taken just before the signal.
     fn new(bots: &'a [Arc<BotShared>], before: &'a [(usize, PlayerId)]) -> Returns<'a> {
-        let welcomes = before.iter().map(|(i, _)| bots[*i].welcomes()).collect();
-        Returns { bots, before, welcomes, bytes: None }
+        let at_signal = before.iter().map(|(i, _)| (bots[*i].welcomes(), bots[*i].shard_id())).collect();
+        Returns { bots, before, at_signal, left: Vec::new() }
     }
 
-    /// Takes the bytes baseline (the first call counts).
-    fn dead_frames_read(&mut self) {
-        if self.bytes.is_none() {
-            self.bytes = Some(self.before.iter().map(|(i, _)| self.bots[*i].bytes()).collect());
+    /// Notes the shards bots have left since the signal.
+    fn poll(&mut self) {
+        for ((i, _), (welcomes, shard)) in self.before.iter().zip(&self.at_signal) {
+            let bot = &self.bots[*i];
+            if (bot.welcomes() > *welcomes || !bot.is_connected()) && !self.left.contains(shard) {
+                self.left.push(*shard);
+            }
         }
     }
 
-    /// True when every bot is back; false before the baseline is taken.
-    fn all_back(&self) -> bool {
-        let Some(bytes) = &self.bytes else { return false };
-        self.before.iter().zip(bytes).zip(&self.welcomes).all(|(((i, id), b), w)| {
-            let bot = &self.bots[*i];
-            bot.is_connected() && bot.player_id() == Some(*id) && (bot.welcomes() > *w || bot.bytes() > *b)
-        })
+    /// True once some bot left its shard.
+    fn any_left(&self) -> bool {
+        !self.left.is_empty()
+    }
+
+    /// Whether `before[k]` is back.
+    fn is_back(&self, k: usize) -> bool {
+        let ((i, id), (welcomes, shard)) = (self.before[k], self.at_signal[k]);
+        let bot = &self.bots[i];
+        bot.is_connected() && bot.player_id() == Some(id) && (bot.welcomes() > welcomes || !self.left.contains(&shard))
+    }
+
+    /// Bots connected before that are not back.
+    fn lost(&self) -> usize {
+        (0..self.before.len()).filter(|k| !self.is_back(*k)).count()
     }
 }
 
@@ -162,28 +167,27 @@ impl<'a> Returns<'a> {
 async fn observe(
     ctx: &Context,
     swarm: &Swarm,
-    before: &[(usize, PlayerId)],
+    returns: &mut Returns<'_>,
     pid: u32,
     t0: Instant,
     limit: Duration,
 ) -> Option<Instant> {
-    let bar = ctx.progress.counter(before.len() as u64, "back in place".into());
-    let mut returns = Returns::new(swarm.bots(), before);
+    let total = returns.before.len();
+    let bar = ctx.progress.counter(total as u64, "back in place".into());
     let mut exited = None;
     while t0.elapsed() < limit && !ctx.stop.is_cancelled() {
         if exited.is_none() && !Proc::Pid(pid).alive() {
             exited = Some(Instant::now());
         }
-        if exited.is_some_and(|t: Instant| t.elapsed() >= DEAD_FRAMES_READ) {
-            returns.dead_frames_read();
-        }
-        bar.set_position((before.len() - lost(swarm, before)) as u64);
-        let someone_left = swarm.stats().last_disconnect().is_some_and(|t| t > t0);
+        returns.poll();
+        let missing = returns.lost();
+        bar.set_position((total - missing) as u64);
+        let someone_left = swarm.stats().last_disconnect().is_some_and(|t| t > t0) && returns.any_left();
         // Every resumed bot must also have seen itself in a snapshot again, or
         // back-in-place (and misplacement) would be measured on a part only.
         let totals = swarm.stats().totals();
         let placed = totals.back_in_place >= totals.resumed;
-        if returns.all_back() && someone_left && placed {
+        if exited.is_some() && missing == 0 && someone_left && placed {
             break;
         }
         tokio::time::sleep(POLL).await;
@@ -196,34 +200,37 @@ async fn observe(
 mod tests {
     use super::*;
 
-    fn welcome(bot: &BotShared, id: u32) {
-        bot.welcomed(&crate::event::Welcomed { player_id: PlayerId(id), ..crate::world::tests::welcomed(0.0) });
+    fn welcome(bot: &BotShared, id: u32, shard: u32) {
+        let w = crate::world::tests::welcomed(0.0);
+        bot.welcomed(&crate::event::Welcomed { player_id: PlayerId(id), shard_id: mino_protocol::ShardId(shard), ..w });
     }
 
     #[test]
     fn a_bot_that_has_not_noticed_the_kill_is_not_back() {
+        // Bot 0 on shard 1, which lives; bots 1 and 2 on shard 2, killed.
         let bots: Vec<Arc<BotShared>> = (0..3).map(|_| Arc::default()).collect();
-        for (i, bot) in bots.iter().enumerate() {
-            welcome(bot, i as u32 + 1);
-            bot.received(100);
+        for (i, shard) in [1, 2, 2].into_iter().enumerate() {
+            welcome(&bots[i], i as u32 + 1, shard);
         }
         let before = connected_of(&bots);
         let mut returns = Returns::new(&bots, &before);
-        // Bot 0 is on the live shard, bot 1 resumed at once, bot 2 was on
-        // the killed shard and has not noticed: still "connected".
-        assert!(!returns.all_back(), "nothing is back before the dead frames are read");
-        welcome(&bots[1], 2);
-        returns.dead_frames_read();
-        bots[0].received(10);
-        assert!(!returns.all_back(), "bot 2 has heard nothing since the kill");
-        bots[2].received(10);
-        assert!(returns.all_back());
-        returns.dead_frames_read();
-        assert!(returns.all_back(), "the first baseline counts");
+        returns.poll();
+        assert!(!returns.any_left(), "nobody noticed yet");
+        // Bot 1 noticed and resumed on shard 1 at once; bot 2 has not
+        // noticed (over WebTransport, until its idle timeout): it is still
+        // connected as itself, and still not back.
+        welcome(&bots[1], 2, 1);
+        returns.poll();
+        assert!(returns.any_left());
+        assert_eq!(returns.lost(), 1, "bot 2 is on the shard bot 1 left");
+        assert!(returns.is_back(0), "bot 0 stayed on a live shard, sent something or not");
         bots[2].set_state(crate::status::BotState::Retrying);
-        assert!(!returns.all_back(), "a bot reconnecting is not back");
-        welcome(&bots[2], 9);
-        assert!(!returns.all_back(), "a bot back as another player is not back");
+        returns.poll();
+        assert_eq!(returns.lost(), 1, "a bot reconnecting is not back");
+        welcome(&bots[2], 9, 1);
+        assert_eq!(returns.lost(), 1, "a bot back as another player is not back");
+        welcome(&bots[2], 3, 1);
+        assert_eq!(returns.lost(), 0);
     }
 
     fn connected_of(bots: &[Arc<BotShared>]) -> Vec<(usize, PlayerId)> {
