@@ -353,8 +353,8 @@ pub struct FailoverArgs {
     #[arg(long, value_name = "PID")]
     pub drain_pid: Option<u32>,
     /// Longest wait after the signal for every bot to be back: connected as
-    /// the same player and heard from a live shard since (a bot on a killed
-    /// shard is connected until it notices).
+    /// the same player, and welcomed again if it was on a shard bots left (a
+    /// bot on a killed shard is connected until it notices).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "15s")]
     pub observe: Duration,
 }
