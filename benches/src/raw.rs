@@ -472,6 +472,10 @@ pub struct WebTransportRun {
     pub window_s: f64,
     /// Own-shard gap over the loadgen's hold, ms.
     pub snapshot_gap_ms: Gap,
+    /// The same gap as the frames reached the bots' sockets (kernel receive
+    /// times; websockets only: none over WebTransport, nor in older runs), ms.
+    #[serde(default)]
+    pub socket_gap_ms: Gap,
     /// Own-shard frames a connected bot received a second, Hz.
     pub ticks_per_s: f64,
     /// Delivered frames a second: a bot's view of one tick, however many

@@ -238,6 +238,7 @@ async fn one(run: &Run, kind: WtKind, dir: &Path) -> anyhow::Result<WebTransport
         connected: m.connected as u64,
         window_s: round(window, 2),
         snapshot_gap_ms: m.snapshot_gap_ms,
+        socket_gap_ms: m.socket_gap_ms,
         ticks_per_s: m.ticks_per_s,
         view_frames_per_s_delivered: round(view_frames_per_s, 1),
         messages_per_s_delivered: m.frames_per_s,
