@@ -106,54 +106,64 @@ pub async fn measure(
 }
 
 /// Which of the bots connected before the signal are back: connected as the
-/// same player, and welcomed again if their shard was one that bots left.
+/// same player, and welcomed again if they were on the shard that died.
 ///
 /// "Connected" alone does not say a bot is back: a bot on the killed shard
 /// counts as connected until it notices, which over WebTransport is its idle
 /// timeout (UDP has no reset), and such bots notice one by one (a CI run
 /// ended the observation when one of two had resumed and the other had not
-/// noticed yet, and counted it lost). So the shards bots left since the
-/// signal are noted (a bot that was welcomed again or is not connected left
-/// the shard it was on at the signal): every bot that was on one of those
-/// must be welcomed again; a bot on another shard is back while it stays
-/// connected as itself, whether or not it is sent anything (a standing bot
-/// may be sent nothing at all).
+/// noticed yet, and counted it lost). So the shard that died is worked out
+/// from the bots: one signal stops one shard, and it is the shard that most
+/// bots have left since (a bot left its shard once it was welcomed again or
+/// was seen not connected). Every bot that was on it must be welcomed again;
+/// a bot on another shard is back while it stays connected as itself,
+/// whether or not it is sent anything (a standing bot may be sent nothing),
+/// and a bot of a live shard that lost its connection meanwhile is back once
+/// welcomed again.
 struct Returns<'a> {
     bots: &'a [Arc<BotShared>],
     before: &'a [(usize, PlayerId)],
-    /// Each `before` bot's welcomes and shard at the signal.
-    at_signal: Vec<(u32, u32)>,
-    /// The shards some bot left since the signal.
-    left: Vec<u32>,
+    /// Each `before` bot's welcomes and shard at the signal, and whether it
+    /// left that shard since.
+    at_signal: Vec<(u32, u32, bool)>,
+    /// The shard most bots left (the one that died); None until one left.
+    dead: Option<u32>,
 }
 
 impl<'a> Returns<'a> {
     /// Taken just before the signal.
     fn new(bots: &'a [Arc<BotShared>], before: &'a [(usize, PlayerId)]) -> Returns<'a> {
-        let at_signal = before.iter().map(|(i, _)| (bots[*i].welcomes(), bots[*i].shard_id())).collect();
-        Returns { bots, before, at_signal, left: Vec::new() }
+        let at_signal = before.iter().map(|(i, _)| (bots[*i].welcomes(), bots[*i].shard_id(), false)).collect();
+        Returns { bots, before, at_signal, dead: None }
     }
 
-    /// Notes the shards bots have left since the signal.
+    /// Notes the bots that left their shards, and which shard most left.
     fn poll(&mut self) {
-        for ((i, _), (welcomes, shard)) in self.before.iter().zip(&self.at_signal) {
+        for ((i, _), (welcomes, _, left)) in self.before.iter().zip(&mut self.at_signal) {
             let bot = &self.bots[*i];
-            if (bot.welcomes() > *welcomes || !bot.is_connected()) && !self.left.contains(shard) {
-                self.left.push(*shard);
+            *left |= bot.welcomes() > *welcomes || !bot.is_connected();
+        }
+        let leavers = |shard: u32| self.at_signal.iter().filter(|(_, s, left)| *left && *s == shard).count();
+        let most = self.at_signal.iter().filter(|a| a.2).map(|a| a.1).max_by_key(|s| leavers(*s));
+        // The shard taken for dead changes only when another has strictly
+        // more leavers.
+        if let Some(most) = most {
+            if self.dead.is_none_or(|d| leavers(most) > leavers(d)) {
+                self.dead = Some(most);
             }
         }
     }
 
     /// True once some bot left its shard.
     fn any_left(&self) -> bool {
-        !self.left.is_empty()
+        self.dead.is_some()
     }
 
     /// Whether `before[k]` is back.
     fn is_back(&self, k: usize) -> bool {
-        let ((i, id), (welcomes, shard)) = (self.before[k], self.at_signal[k]);
+        let ((i, id), (welcomes, shard, _)) = (self.before[k], self.at_signal[k]);
         let bot = &self.bots[i];
-        bot.is_connected() && bot.player_id() == Some(id) && (bot.welcomes() > welcomes || !self.left.contains(&shard))
+        bot.is_connected() && bot.player_id() == Some(id) && (bot.welcomes() > welcomes || self.dead != Some(shard))
     }
 
     /// Bots connected before that are not back.
@@ -230,6 +240,35 @@ mod tests {
         welcome(&bots[2], 9, 1);
         assert_eq!(returns.lost(), 1, "a bot back as another player is not back");
         welcome(&bots[2], 3, 1);
+        assert_eq!(returns.lost(), 0);
+    }
+
+    #[test]
+    fn a_live_shard_bot_that_reconnects_does_not_make_its_shard_dead() {
+        // Bots 0 and 1 on shard 1, which lives; bots 2, 3 and 4 on shard 2,
+        // killed, noticed one by one (WebTransport).
+        let bots: Vec<Arc<BotShared>> = (0..5).map(|_| Arc::default()).collect();
+        for (i, shard) in [1, 1, 2, 2, 2].into_iter().enumerate() {
+            welcome(&bots[i], i as u32 + 1, shard);
+        }
+        let before = connected_of(&bots);
+        let mut returns = Returns::new(&bots, &before);
+        // Bot 0's connection breaks first, for reasons of its own: shard 1 is
+        // taken for dead for now, and no bot counts as back that was not
+        // welcomed again on it.
+        bots[0].set_state(crate::status::BotState::Retrying);
+        returns.poll();
+        assert_eq!(returns.lost(), 2, "bots 0 and 1: {:?}", returns.dead);
+        welcome(&bots[0], 1, 1);
+        // Bots 2 and 3 notice and resume: shard 2 has more leavers.
+        welcome(&bots[2], 3, 1);
+        welcome(&bots[3], 4, 1);
+        returns.poll();
+        assert_eq!(returns.dead, Some(2));
+        assert!(returns.is_back(1), "bot 1 stayed on shard 1");
+        assert_eq!(returns.lost(), 1, "bot 4 has not noticed yet");
+        welcome(&bots[4], 5, 1);
+        returns.poll();
         assert_eq!(returns.lost(), 0);
     }
 
