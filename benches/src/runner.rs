@@ -139,13 +139,13 @@ impl Run {
             for entry in std::fs::read_dir(&dir)?.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let rel = if dir.ends_with("logs") { format!("logs/{name}") } else { name };
-                if rel != "logs" && section.owns(&rel) {
-                    let p = entry.path();
-                    if p.is_dir() {
+                let p = entry.path();
+                if p.is_dir() {
+                    if section.owns_folder(&rel) {
                         std::fs::remove_dir_all(&p)?;
-                    } else {
-                        std::fs::remove_file(&p)?;
                     }
+                } else if section.owns(&rel) {
+                    std::fs::remove_file(&p)?;
                 }
             }
         }

@@ -71,8 +71,20 @@ impl Section {
         }
     }
 
-    /// Whether a file or folder of `raw/` (its name, or `logs/NAME`) was
-    /// written by this section: a rerun removes them first.
+    /// Whether the folder `name` of `raw/` is the one this section writes
+    /// (a rerun removes it first). Only these: any other folder is a record
+    /// kept by hand (say `webtransport-repeat3/`, rows of an earlier attempt)
+    /// and survives every rerun, whatever its name starts with.
+    pub fn owns_folder(self, name: &str) -> bool {
+        match self {
+            Section::Nginx => name == "nginx",
+            Section::WebTransport => name == "webtransport",
+            _ => false,
+        }
+    }
+
+    /// Whether a file of `raw/` (its name, or `logs/NAME`) was written by
+    /// this section: a rerun removes them first.
     pub fn owns(self, name: &str) -> bool {
         let name = name.strip_prefix("logs/").unwrap_or(name);
         let prefixes: &[&str] = match self {
@@ -102,7 +114,7 @@ mod tests {
     fn sections_own_their_files_only() {
         assert!(Section::Steps.owns("one-shard.server.json") && Section::Steps.owns("logs/two-shards-shard-a.log"));
         assert!(Section::Idle.owns("malloc-glibc-15000-1.json") && !Section::Idle.owns("aoi-1000-on.json"));
-        assert!(Section::Nginx.owns("nginx") && !Section::Nginx.owns("run.tsv"));
+        assert!(Section::Nginx.owns("nginx-tcp-1.json") && !Section::Nginx.owns("run.tsv"));
         for s in Section::ALL {
             assert!(!s.owns("run.tsv") && !s.owns("commands-steps.txt") && !s.owns("heap-idle-10000.json"), "{s:?}");
         }
@@ -115,5 +127,15 @@ mod tests {
             !Section::Aoi.owns("deltas-aoi-1000-deltas-1.json")
                 && !Section::Crowd.owns("deltas-crowd-2000-full-1.json")
         );
+    }
+
+    #[test]
+    fn folders_kept_by_hand_survive_every_section() {
+        assert!(Section::Nginx.owns_folder("nginx") && Section::WebTransport.owns_folder("webtransport"));
+        for s in Section::ALL {
+            for kept in ["webtransport-repeat3", "deltas-cpu-pairs", "nginx-old", "loadgen-held", "logs"] {
+                assert!(!s.owns_folder(kept), "{s:?} {kept}");
+            }
+        }
     }
 }
