@@ -84,23 +84,26 @@ impl Section {
     }
 
     /// Whether a file of `raw/` (its name, or `logs/NAME`) was written by
-    /// this section: a rerun removes them first.
+    /// this section: a rerun removes them first. A prefix is a label and the
+    /// separator after it (`.` or `-`), so that a file kept by hand whose
+    /// name merely starts like a label survives; the sections that write
+    /// folders ([`Section::owns_folder`]) own no file.
     pub fn owns(self, name: &str) -> bool {
         let name = name.strip_prefix("logs/").unwrap_or(name);
         let prefixes: &[&str] = match self {
             Section::Criterion => &["criterion."],
-            Section::Steps => &["one-shard", "two-shards"],
+            Section::Steps => &["one-shard.", "one-shard-", "two-shards.", "two-shards-"],
             Section::Control => &["control-"],
             Section::Idle => &["idle-", "malloc-"],
-            Section::Arrivals => &["arrivals"],
+            Section::Arrivals => &["arrivals.", "arrivals-"],
             Section::Failover => &["failover-"],
             Section::Aoi => &["aoi-"],
             Section::Crowd => &["crowd-"],
             Section::Redis => &["redis-"],
-            Section::Nginx => &["nginx"],
+            Section::Nginx => &[],
             Section::Peer => &["peer-"],
             Section::Deltas => &["deltas-"],
-            Section::WebTransport => &["webtransport"],
+            Section::WebTransport => &[],
         };
         prefixes.iter().any(|p| name.starts_with(p))
     }
@@ -114,7 +117,12 @@ mod tests {
     fn sections_own_their_files_only() {
         assert!(Section::Steps.owns("one-shard.server.json") && Section::Steps.owns("logs/two-shards-shard-a.log"));
         assert!(Section::Idle.owns("malloc-glibc-15000-1.json") && !Section::Idle.owns("aoi-1000-on.json"));
-        assert!(Section::Nginx.owns("nginx-tcp-1.json") && !Section::Nginx.owns("run.tsv"));
+        assert!(Section::Arrivals.owns("arrivals.server.json") && Section::Arrivals.owns("logs/arrivals-loadgen.log"));
+        // Kept by hand: a name that starts like a label, but not as a label.
+        assert!(!Section::Steps.owns("one-shards-old.json") && !Section::Arrivals.owns("arrivalsold.json"));
+        for (s, name) in [(Section::Nginx, "nginx-tcp-1.json"), (Section::WebTransport, "webtransport-repeat3.json")] {
+            assert!(!s.owns(name) && !s.owns(&format!("logs/{name}")), "{s:?} writes folders only");
+        }
         for s in Section::ALL {
             assert!(!s.owns("run.tsv") && !s.owns("commands-steps.txt") && !s.owns("heap-idle-10000.json"), "{s:?}");
         }
