@@ -19,6 +19,9 @@ pub const BUSY_RULE_OFF: [&str; 2] = ["--busy-lateness-ms", "0"];
 /// Bound on the shards seeing each other once started.
 const CLUSTER_WAIT: Duration = Duration::from_secs(10);
 
+/// The shards a deployment starts, by name, and their `--shard-id`s.
+const SHARD_IDS: [(&str, u32); 2] = [("a", 1), ("b", 2)];
+
 /// Which server binary a deployment runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerBin {
@@ -69,7 +72,7 @@ impl Deployment {
     /// One standalone shard (`a`).
     pub async fn one(run: &Run, how: &Shards<'_>) -> Deployment {
         let mut d = Deployment { shards: Vec::new(), redis: None, logs: Vec::new() };
-        d.start_shard(run, "a", 1, None, how).await;
+        d.start_shard(run, SHARD_IDS[0], None, how).await;
         d
     }
 
@@ -83,14 +86,15 @@ impl Deployment {
         );
         let url = redis.url();
         let mut d = Deployment { shards: Vec::new(), redis: Some(redis), logs: Vec::new() };
-        d.start_shard(run, "a", 1, Some(&url), how).await;
-        d.start_shard(run, "b", 2, Some(&url), how).await;
+        for shard in SHARD_IDS {
+            d.start_shard(run, shard, Some(&url), how).await;
+        }
         d.wait_cluster(run).await;
         d
     }
 
-    async fn start_shard(&mut self, run: &Run, name: &str, id: u32, redis: Option<&str>, how: &Shards<'_>) {
-        let mut args = vec!["--shard-id".to_owned(), id.to_string()];
+    async fn start_shard(&mut self, run: &Run, (name, id): (&str, u32), redis: Option<&str>, how: &Shards<'_>) {
+        let mut args = vec!["--shard-id".to_owned(), format!("{id:x}")];
         if let Some(url) = redis {
             args.extend(["--redis-url".to_owned(), url.to_owned()]);
         }
@@ -134,6 +138,13 @@ impl Deployment {
     /// The shard named `name`.
     pub fn shard(&self, name: &str) -> Option<&Shard> {
         self.shards.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+
+    /// The `--shard-id` the shard named `name` was started with (a hex
+    /// number, as the shards read it).
+    pub fn shard_id(&self, name: &str) -> Option<String> {
+        self.shard(name)?;
+        SHARD_IDS.iter().find(|(n, _)| *n == name).map(|(_, id)| format!("{id:x}"))
     }
 
     /// The loadgen's target flags: each shard's URL and pid.

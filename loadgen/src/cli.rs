@@ -6,6 +6,7 @@
 use crate::observer::ObserverShare;
 use crate::profile::ProfileName;
 use clap::{Args, Parser, Subcommand};
+use mino_protocol::ShardId;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -352,9 +353,16 @@ pub struct FailoverArgs {
     /// SIGTERM (drain) this shard process after the warm-up.
     #[arg(long, value_name = "PID")]
     pub drain_pid: Option<u32>,
+    /// The signalled shard's id, as its logs and Welcomes show it (hex): its
+    /// bots must be welcomed again to count as back. Default: the shard most
+    /// bots left after the signal (exact unless more bots of live shards
+    /// break on their own than the dead shard's bots have noticed).
+    #[arg(long, value_name = "HEX")]
+    pub shard_id: Option<ShardId>,
     /// Longest wait after the signal for every bot to be back: connected as
-    /// the same player, and welcomed again if it was on a shard bots left (a
-    /// bot on a killed shard is connected until it notices).
+    /// the same player, and welcomed again if it was on the shard that died
+    /// (a bot on a killed shard is connected until it notices: over
+    /// WebTransport, its idle timeout).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "15s")]
     pub observe: Duration,
 }
@@ -551,7 +559,11 @@ mod tests {
         assert!(parse(&["failover", "--kill-pid", "1", "--drain-pid", "2"]).is_err());
         let cli = parse(&["failover", "--drain-pid", "42"]).expect("parses");
         let Ok(Command::Failover(f)) = cli.scenario() else { panic!("failover") };
-        assert_eq!((f.kill_pid, f.drain_pid), (None, Some(42)));
+        assert_eq!((f.kill_pid, f.drain_pid, f.shard_id), (None, Some(42), None));
+        let cli = parse(&["failover", "--kill-pid", "42", "--shard-id", "2A"]).expect("parses");
+        let Ok(Command::Failover(f)) = cli.scenario() else { panic!("failover") };
+        assert_eq!(f.shard_id, Some(ShardId(42)));
+        assert!(parse(&["failover", "--kill-pid", "42", "--shard-id", "0"]).is_err(), "no shard has the id 0");
     }
 
     #[test]

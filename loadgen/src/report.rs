@@ -467,8 +467,19 @@ pub struct FailoverReport {
     pub connected_before: usize,
     /// Bots whose session ended after the signal.
     pub affected: u64,
-    /// Bots connected before the signal and not connected as the same player at the end.
+    /// Bots connected before the signal and not back at the end: connected
+    /// as the same player, and welcomed again if they were on the shard that
+    /// died (`dead_shards`).
     pub lost: usize,
+    /// The shard taken for the one the signal stopped, 8 hex digits: the one
+    /// given with `--shard-id`, or else the one most bots left (several while
+    /// tied; none when no bot left). Empty in reports from before.
+    #[serde(default)]
+    pub dead_shards: Vec<String>,
+    /// Whether `dead_shards` was given (`--shard-id`) rather than worked out
+    /// from the bots.
+    #[serde(default)]
+    pub dead_shard_given: bool,
     /// Welcomes that resumed the same player.
     pub resumed: u64,
     /// Reconnects that came back as a new player.

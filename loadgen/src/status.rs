@@ -28,14 +28,16 @@ pub enum BotState {
 pub struct BotShared {
     state: AtomicU8,
     player_id: AtomicU32,
-    shard_id: AtomicU32,
+    /// Welcomes received (high 32 bits) and the latest Welcome's shard (low
+    /// 32 bits), in one word so that a reader never sees one without the
+    /// other ([`BotShared::welcome`]).
+    welcome: AtomicU64,
     x: AtomicU32,
     y: AtomicU32,
     has_position: AtomicBool,
     close_code: AtomicU32,
     ever_welcomed: AtomicBool,
     ever_busy: AtomicBool,
-    welcomes: AtomicU32,
     bytes: AtomicU64,
     cell_bytes: AtomicU64,
 }
@@ -71,7 +73,14 @@ impl BotShared {
 
     /// The shard of the latest Welcome (0 before any).
     pub fn shard_id(&self) -> u32 {
-        self.shard_id.load(Relaxed)
+        self.welcome().1
+    }
+
+    /// Welcomes received so far and the shard of the latest (0 before any),
+    /// read together: a Welcome arriving meanwhile is seen whole or not at all.
+    pub fn welcome(&self) -> (u32, u32) {
+        let w = self.welcome.load(Relaxed);
+        ((w >> 32) as u32, w as u32)
     }
 
     /// The bot's last position seen in its own shard's snapshot, world units.
@@ -117,16 +126,17 @@ impl BotShared {
 
     /// Welcomes received (first join plus resumes and rejoins).
     pub fn welcomes(&self) -> u32 {
-        self.welcomes.load(Relaxed)
+        self.welcome().0
     }
 
     /// Records a Welcome: its player id and position, and the Connected state.
     pub(crate) fn welcomed(&self, w: &Welcomed) {
         self.player_id.store(w.player_id.0, Relaxed);
-        self.shard_id.store(w.shard_id.0, Relaxed);
         self.set_position(w.position);
         self.ever_welcomed.store(true, Relaxed);
-        self.welcomes.fetch_add(1, Relaxed);
+        // Only the bot's own task writes: a load and a store suffice.
+        let count = u64::from(self.welcomes().wrapping_add(1));
+        self.welcome.store(count << 32 | u64::from(w.shard_id.0), Relaxed);
         self.set_state(BotState::Connected);
     }
 

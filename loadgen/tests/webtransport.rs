@@ -138,6 +138,8 @@ async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players
             "1s",
             "--kill-pid",
             &pid,
+            "--shard-id",
+            "1",
             // A bound, not a wait (the run ends once all are back): a bot
             // notices the kill only after the 3 s idle timeout below, the
             // bots one by one, and on a loaded machine a resume may need a
@@ -161,6 +163,7 @@ async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players
     .expect("loadgen");
     let j = &run.json;
     assert_eq!(j["action"], "kill");
+    assert_eq!((&j["dead_shards"][0], &j["dead_shard_given"]), (&"00000001".into(), &true.into()), "{j:#}");
     assert_eq!(num(j, "connected_before"), 6.0, "{j:#}");
     // The cluster places players by where they stand: the doomed shard has
     // some of the six, every one of which comes back as itself.

@@ -51,7 +51,7 @@ mod generated;
 /// The generated FlatBuffers types (`mino.wire` namespace of `mino.fbs`).
 pub use generated::mino::wire;
 
-pub use ids::{PlayerId, ShardId, Tick};
+pub use ids::{PlayerId, ShardId, ShardIdError, Tick};
 
 /// The protocol version a Hello must carry: `ProtocolVersion.Current` of
 /// `mino.fbs`, bumped there on any incompatible schema change.

@@ -15,6 +15,7 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
         run.log(&format!("failover: {action} shard b with {} bots on two shards", p.bots));
         let d = Deployment::two(run, &Shards { busy_rule: true, ..Shards::with(&[]) }).await;
         let pid = d.shard("b").map_or(0, |s| s.pid());
+        let id = d.shard_id("b").unwrap_or_default();
         let label = format!("failover-{action}");
         let args = strings([
             "--bots".to_owned(),
@@ -25,6 +26,8 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
             "5s".into(),
             format!("--{action}-pid"),
             pid.to_string(),
+            "--shard-id".into(),
+            id,
             "--observe".into(),
             secs(p.observe),
         ]);

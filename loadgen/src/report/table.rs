@@ -364,6 +364,12 @@ pub fn failover(r: &FailoverReport) -> String {
         "  connected before {}, affected {}, lost {}, resumed {}, fresh rejoins {}, misplaced {} (max jump {:.2} units)",
         r.connected_before, r.affected, r.lost, r.resumed, r.fresh_rejoins, r.misplaced, r.max_resume_jump
     );
+    let dead = match (r.dead_shards.is_empty(), r.dead_shard_given) {
+        (true, _) => "unknown (no bot left its shard)".to_owned(),
+        (false, true) => format!("{} (given)", r.dead_shards.join(", ")),
+        (false, false) => format!("{} (the shard most bots left)", r.dead_shards.join(", ")),
+    };
+    let _ = writeln!(out, "  the shard that died: {dead}");
     let _ = writeln!(out, "  {:<22} p50 / p95 / p99 / max, ms", "from socket close to");
     let _ = writeln!(out, "  {:<22} {}", "resumed welcome", summary(&r.resume_welcome_ms));
     let _ = writeln!(out, "  {:<22} {}", "back in place", summary(&r.back_in_place_ms));

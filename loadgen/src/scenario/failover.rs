@@ -1,8 +1,9 @@
 //! `failover`: bots spread over several shards; after a warm-up one shard is
 //! killed (SIGKILL) or drained (SIGTERM), and every affected bot is timed from
 //! its socket close to the Welcome that resumed it and to its first snapshot
-//! back in place. Bots lost = connected before, not connected as the same
-//! player at the end.
+//! back in place. Bots lost = connected before and not back at the end
+//! (see [`Returns`]: connected as the same player, and welcomed again if they
+//! were on the shard that died).
 
 use super::{Context, SHUTDOWN_TIMEOUT};
 use crate::cli::FailoverArgs;
@@ -12,9 +13,10 @@ use crate::stats::Metric;
 use crate::status::BotShared;
 use crate::swarm::Swarm;
 use crate::sysinfo::Proc;
-use mino_protocol::PlayerId;
+use mino_protocol::{PlayerId, ShardId};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,7 +69,7 @@ pub async fn measure(
     ctx.converge(&swarm).await;
     ctx.progress.hold(args.warmup, "warm-up".into(), &ctx.stop, String::new).await;
     let before = connected(&swarm);
-    let mut returns = Returns::new(swarm.bots(), &before);
+    let mut returns = Returns::new(swarm.bots(), &before, args.shard_id);
     let _warmup = swarm.stats().take_window();
     let t0 = Instant::now();
     if let Err(e) = signal() {
@@ -79,6 +81,7 @@ pub async fn measure(
     let census = swarm.census();
     returns.poll();
     let lost = returns.lost();
+    let (dead_shards, dead_shard_given) = (returns.dead.shown(), matches!(returns.dead, Dead::Given(_)));
     let stats = swarm.stats().clone();
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     let since = |t: Instant| round2(t.saturating_duration_since(t0).as_secs_f64() * 1000.0);
@@ -90,6 +93,8 @@ pub async fn measure(
         connected_before: before.len(),
         affected: w.counters.disconnects,
         lost,
+        dead_shards,
+        dead_shard_given,
         resumed: w.counters.resumed,
         fresh_rejoins: w.counters.fresh_rejoins,
         misplaced: w.counters.misplaced,
@@ -105,6 +110,33 @@ pub async fn measure(
     })
 }
 
+/// The shard the signal stopped, as far as the run knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Dead {
+    /// Given with `--shard-id`: exact.
+    Given(ShardId),
+    /// Worked out from the bots: the shards that most bots have left since
+    /// the signal, several while they are tied (empty until a bot left).
+    Inferred(Vec<u32>),
+}
+
+impl Dead {
+    fn holds(&self, shard: u32) -> bool {
+        match self {
+            Dead::Given(id) => id.0 == shard,
+            Dead::Inferred(shards) => shards.contains(&shard),
+        }
+    }
+
+    /// The shards, as the report shows them (8 hex digits each).
+    fn shown(&self) -> Vec<String> {
+        match self {
+            Dead::Given(id) => vec![id.to_string()],
+            Dead::Inferred(shards) => shards.iter().map(|s| ShardId(*s).to_string()).collect(),
+        }
+    }
+}
+
 /// Which of the bots connected before the signal are back: connected as the
 /// same player, and welcomed again if they were on the shard that died.
 ///
@@ -112,58 +144,70 @@ pub async fn measure(
 /// counts as connected until it notices, which over WebTransport is its idle
 /// timeout (UDP has no reset), and such bots notice one by one (a CI run
 /// ended the observation when one of two had resumed and the other had not
-/// noticed yet, and counted it lost). So the shard that died is worked out
-/// from the bots: one signal stops one shard, and it is the shard that most
-/// bots have left since (a bot left its shard once it was welcomed again or
-/// was seen not connected). Every bot that was on it must be welcomed again;
-/// a bot on another shard is back while it stays connected as itself,
-/// whether or not it is sent anything (a standing bot may be sent nothing),
-/// and a bot of a live shard that lost its connection meanwhile is back once
-/// welcomed again.
+/// noticed yet, and counted it lost). So every bot that was on the shard
+/// that died must be welcomed again; a bot on another shard is back while it
+/// stays connected as itself, whether or not it is sent anything (a standing
+/// bot may be sent nothing), and a bot of a live shard that lost its
+/// connection meanwhile is back once welcomed again.
+///
+/// Which shard died is exact with `--shard-id` ([`Dead::Given`]). Without it,
+/// it is worked out from the bots ([`Dead::Inferred`]): one signal stops one
+/// shard, and it is the shard that most bots have left since (a bot left its
+/// shard once it was welcomed again or was seen not connected); while shards
+/// are tied, the bots of each of them must be welcomed again. That can still
+/// err when more bots of live shards broke on their own than the dead shard's
+/// bots noticed: then a bot of the dead shard that has not noticed counts as
+/// back.
 struct Returns<'a> {
     bots: &'a [Arc<BotShared>],
     before: &'a [(usize, PlayerId)],
     /// Each `before` bot's welcomes and shard at the signal, and whether it
     /// left that shard since.
     at_signal: Vec<(u32, u32, bool)>,
-    /// The shard most bots left (the one that died); None until one left.
-    dead: Option<u32>,
+    dead: Dead,
 }
 
 impl<'a> Returns<'a> {
-    /// Taken just before the signal.
-    fn new(bots: &'a [Arc<BotShared>], before: &'a [(usize, PlayerId)]) -> Returns<'a> {
-        let at_signal = before.iter().map(|(i, _)| (bots[*i].welcomes(), bots[*i].shard_id(), false)).collect();
-        Returns { bots, before, at_signal, dead: None }
+    /// Taken just before the signal; `given` is `--shard-id`.
+    fn new(bots: &'a [Arc<BotShared>], before: &'a [(usize, PlayerId)], given: Option<ShardId>) -> Returns<'a> {
+        let at_signal = before
+            .iter()
+            .map(|(i, _)| {
+                let (welcomes, shard) = bots[*i].welcome();
+                (welcomes, shard, false)
+            })
+            .collect();
+        let dead = given.map_or(Dead::Inferred(Vec::new()), Dead::Given);
+        Returns { bots, before, at_signal, dead }
     }
 
-    /// Notes the bots that left their shards, and which shard most left.
+    /// Notes the bots that left their shards and, unless given, which shards
+    /// most left.
     fn poll(&mut self) {
         for ((i, _), (welcomes, _, left)) in self.before.iter().zip(&mut self.at_signal) {
             let bot = &self.bots[*i];
             *left |= bot.welcomes() > *welcomes || !bot.is_connected();
         }
-        let leavers = |shard: u32| self.at_signal.iter().filter(|(_, s, left)| *left && *s == shard).count();
-        let most = self.at_signal.iter().filter(|a| a.2).map(|a| a.1).max_by_key(|s| leavers(*s));
-        // The shard taken for dead changes only when another has strictly
-        // more leavers.
-        if let Some(most) = most {
-            if self.dead.is_none_or(|d| leavers(most) > leavers(d)) {
-                self.dead = Some(most);
+        if let Dead::Inferred(shards) = &mut self.dead {
+            let mut leavers: BTreeMap<u32, usize> = BTreeMap::new();
+            for (_, shard, _) in self.at_signal.iter().filter(|a| a.2) {
+                *leavers.entry(*shard).or_default() += 1;
             }
+            let most = leavers.values().copied().max().unwrap_or(0);
+            *shards = leavers.into_iter().filter(|(_, n)| *n == most).map(|(s, _)| s).collect();
         }
     }
 
     /// True once some bot left its shard.
     fn any_left(&self) -> bool {
-        self.dead.is_some()
+        self.at_signal.iter().any(|a| a.2)
     }
 
     /// Whether `before[k]` is back.
     fn is_back(&self, k: usize) -> bool {
         let ((i, id), (welcomes, shard, _)) = (self.before[k], self.at_signal[k]);
         let bot = &self.bots[i];
-        bot.is_connected() && bot.player_id() == Some(id) && (bot.welcomes() > welcomes || self.dead != Some(shard))
+        bot.is_connected() && bot.player_id() == Some(id) && (bot.welcomes() > welcomes || !self.dead.holds(shard))
     }
 
     /// Bots connected before that are not back.
@@ -218,12 +262,9 @@ mod tests {
     #[test]
     fn a_bot_that_has_not_noticed_the_kill_is_not_back() {
         // Bot 0 on shard 1, which lives; bots 1 and 2 on shard 2, killed.
-        let bots: Vec<Arc<BotShared>> = (0..3).map(|_| Arc::default()).collect();
-        for (i, shard) in [1, 2, 2].into_iter().enumerate() {
-            welcome(&bots[i], i as u32 + 1, shard);
-        }
+        let bots = welcomed_on(&[1, 2, 2]);
         let before = connected_of(&bots);
-        let mut returns = Returns::new(&bots, &before);
+        let mut returns = Returns::new(&bots, &before, None);
         returns.poll();
         assert!(!returns.any_left(), "nobody noticed yet");
         // Bot 1 noticed and resumed on shard 1 at once; bot 2 has not
@@ -247,12 +288,9 @@ mod tests {
     fn a_live_shard_bot_that_reconnects_does_not_make_its_shard_dead() {
         // Bots 0 and 1 on shard 1, which lives; bots 2, 3 and 4 on shard 2,
         // killed, noticed one by one (WebTransport).
-        let bots: Vec<Arc<BotShared>> = (0..5).map(|_| Arc::default()).collect();
-        for (i, shard) in [1, 1, 2, 2, 2].into_iter().enumerate() {
-            welcome(&bots[i], i as u32 + 1, shard);
-        }
+        let bots = welcomed_on(&[1, 1, 2, 2, 2]);
         let before = connected_of(&bots);
-        let mut returns = Returns::new(&bots, &before);
+        let mut returns = Returns::new(&bots, &before, None);
         // Bot 0's connection breaks first, for reasons of its own: shard 1 is
         // taken for dead for now, and no bot counts as back that was not
         // welcomed again on it.
@@ -264,12 +302,73 @@ mod tests {
         welcome(&bots[2], 3, 1);
         welcome(&bots[3], 4, 1);
         returns.poll();
-        assert_eq!(returns.dead, Some(2));
+        assert_eq!(returns.dead, Dead::Inferred(vec![2]));
         assert!(returns.is_back(1), "bot 1 stayed on shard 1");
         assert_eq!(returns.lost(), 1, "bot 4 has not noticed yet");
         welcome(&bots[4], 5, 1);
         returns.poll();
         assert_eq!(returns.lost(), 0);
+    }
+
+    #[test]
+    fn while_shards_are_tied_every_one_of_them_counts_as_dead() {
+        // Bot 0 on shard 1, which lives; bots 1 and 2 on shard 2, killed.
+        let bots = welcomed_on(&[1, 2, 2]);
+        let before = connected_of(&bots);
+        let mut returns = Returns::new(&bots, &before, None);
+        // Bot 0 breaks on its own and comes back; bot 1 notices the kill and
+        // resumes: one leaver each. Bot 2 has not noticed: not back.
+        bots[0].set_state(crate::status::BotState::Retrying);
+        returns.poll();
+        welcome(&bots[0], 1, 1);
+        welcome(&bots[1], 2, 1);
+        returns.poll();
+        assert_eq!(returns.dead, Dead::Inferred(vec![1, 2]));
+        assert_eq!(returns.lost(), 1, "bot 2, on a shard tied for most leavers");
+        assert!(!returns.is_back(2));
+        welcome(&bots[2], 3, 1);
+        returns.poll();
+        assert_eq!((returns.dead.clone(), returns.lost()), (Dead::Inferred(vec![2]), 0));
+    }
+
+    #[test]
+    fn a_given_shard_is_the_dead_one_whoever_leaves() {
+        // Bots 0, 1 and 2 on shard 1, which lives; bot 3 on shard 2, killed
+        // and given. Two of shard 1's bots break on their own first.
+        let bots = welcomed_on(&[1, 1, 1, 2]);
+        let before = connected_of(&bots);
+        let mut returns = Returns::new(&bots, &before, Some(ShardId(2)));
+        assert!(!returns.any_left());
+        for i in [0, 1] {
+            bots[i].set_state(crate::status::BotState::Retrying);
+            returns.poll();
+            welcome(&bots[i], i as u32 + 1, 1);
+        }
+        returns.poll();
+        assert!(returns.any_left());
+        assert_eq!(returns.dead.shown(), ["00000002"]);
+        assert_eq!(returns.lost(), 1, "bot 3 has not noticed: inferred, shard 1 would be taken for dead");
+        welcome(&bots[3], 4, 1);
+        returns.poll();
+        assert_eq!(returns.lost(), 0);
+    }
+
+    #[test]
+    fn a_welcome_is_read_whole() {
+        let bot = BotShared::default();
+        assert_eq!(bot.welcome(), (0, 0));
+        welcome(&bot, 7, 0xdead_beef);
+        welcome(&bot, 7, 3);
+        assert_eq!(bot.welcome(), (2, 3));
+    }
+
+    /// Bots welcomed on these shards, bot `i` as player `i + 1`.
+    fn welcomed_on(shards: &[u32]) -> Vec<Arc<BotShared>> {
+        let bots: Vec<Arc<BotShared>> = shards.iter().map(|_| Arc::default()).collect();
+        for (i, shard) in shards.iter().enumerate() {
+            welcome(&bots[i], i as u32 + 1, *shard);
+        }
+        bots
     }
 
     fn connected_of(bots: &[Arc<BotShared>]) -> Vec<(usize, PlayerId)> {

@@ -2,6 +2,7 @@
 //! place name, a shard id in hex. Each error names the range or the shape it
 //! wanted, so clap's message names the flag and why.
 
+use mino_protocol::{ShardId, ShardIdError};
 use std::num::NonZeroU32;
 
 /// A clap parser for an `f32` within `min..=max` (NaN refused).
@@ -49,12 +50,8 @@ pub(super) fn parse_place(s: &str) -> Result<String, String> {
 /// A clap parser for a shard id: 1 to 8 hex digits (either case), not zero,
 /// as [`ShardId`](mino_protocol::ShardId)'s Display writes it.
 pub(super) fn parse_shard_id(s: &str) -> Result<NonZeroU32, String> {
-    let digits = s.trim();
-    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{s:?} is not 1 to 8 hex digits (a shard id as the logs show it, e.g. 2a or 0000002a)"));
-    }
-    let id = u32::from_str_radix(digits, 16).map_err(|e| e.to_string())?;
-    NonZeroU32::new(id).ok_or_else(|| "a shard id is not zero".to_owned())
+    let ShardId(id) = s.parse().map_err(|e: ShardIdError| e.to_string())?;
+    NonZeroU32::new(id).ok_or_else(|| ShardIdError::Zero.to_string())
 }
 
 #[cfg(test)]
