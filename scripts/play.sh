@@ -10,23 +10,54 @@
 #   WEBTRANSPORT=off scripts/play.sh # websocket only (by default the server also
 #                                    # takes WebTransport on a free loopback UDP
 #                                    # port, and the page uses it where it can)
+#   PROFILE=debug scripts/play.sh    # debug binaries (a faster first build)
 # The first run builds the server, the bots and the client: about 5 to 7
 # minutes on a fresh 2-core machine (README.md, "Play"); later runs take seconds.
 # Ctrl-C stops everything. Exits non-zero, without starting anything, when a
-# port is taken.
+# port is taken or a setting is wrong.
+#
+# Settings (environment): PORT (8080), ADMIN_PORT (9101, or off), BOTS (8),
+# WEBTRANSPORT (on or off), PROFILE (release or debug), BIN_DIR
+# (CARGO_TARGET_DIR or target, then /PROFILE: built with cargo first; any
+# other folder is used as it is), STATIC_DIR (client-web/dist) and
+# CONSOLE_DIR (client-web/dist-admin): built with npm first when both are the
+# defaults, else used as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "play: unknown argument '$arg' (--help; settings go in the environment)" >&2; exit 1 ;;
+  esac
+done
 PORT="${PORT:-8080}"
 ADMIN_PORT="${ADMIN_PORT:-9101}"
 BOTS="${BOTS:-8}"
 WEBTRANSPORT="${WEBTRANSPORT:-on}"
+PROFILE="${PROFILE:-release}"
+built_bins="${CARGO_TARGET_DIR:-target}/$PROFILE"
+BIN_DIR="${BIN_DIR:-$built_bins}"
+STATIC_DIR="${STATIC_DIR:-client-web/dist}"
+CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 # The browsers with WebGPU, as the page's own "no WebGPU" message names them
 # (client-web/src/render/gpu.ts; test/browsers.test.ts keeps them the same).
 BROWSERS="Chrome or Edge 113+, Firefox 141+ or Safari 26+"
 
+die() { echo "play: $*" >&2; exit 1; }
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# healthy PORT: 127.0.0.1:PORT answers GET /healthz with 200 (bash only: no curl needed).
+healthy() {
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    IFS= read -r -t 2 status <&3 && [[ "$status" == "HTTP/1."?" 200"* ]]
+  ) 2>/dev/null
+}
 
-command -v npm >/dev/null 2>&1 || { echo "play: needs node and npm" >&2; exit 1; }
+[[ "$PORT" =~ ^[1-9][0-9]*$ ]] || die "PORT must be a port number"
+[[ "$ADMIN_PORT" =~ ^[1-9][0-9]*$ || "$ADMIN_PORT" == off ]] || die "ADMIN_PORT must be a port number or off"
+[[ "$BOTS" =~ ^[0-9]+$ ]] || die "BOTS must be a number"
+case "$PROFILE" in release | debug) ;; *) die "PROFILE must be release or debug" ;; esac
 if port_taken "$PORT"; then
   echo "play: port ${PORT} is taken (another mino, or another program); choose another: PORT=9000 scripts/play.sh" >&2
   exit 1
@@ -38,7 +69,7 @@ if [ "$ADMIN_PORT" != off ]; then
     exit 1
   fi
   # Loopback only: the console needs no token there (beyond loopback it must have --admin-token-file).
-  admin=(--admin-listen "127.0.0.1:${ADMIN_PORT}" --admin-console-dir client-web/dist-admin)
+  admin=(--admin-listen "127.0.0.1:${ADMIN_PORT}")
 fi
 webtransport=()
 case "$WEBTRANSPORT" in
@@ -46,37 +77,60 @@ case "$WEBTRANSPORT" in
   # certificate's hash) from /webtransport.
   on) webtransport=(--webtransport-listen 127.0.0.1:0) ;;
   off) ;;
-  *) echo "play: WEBTRANSPORT must be on or off" >&2; exit 1 ;;
+  *) die "WEBTRANSPORT must be on or off" ;;
 esac
-if [ ! -x target/release/mino-server ] || [ ! -d client-web/dist ]; then
-  echo "play: first run: building the server, the bots and the client takes about 5 to 7 minutes on 2 cores..."
+
+if [ "$BIN_DIR" = "$built_bins" ]; then
+  if [ ! -x "$BIN_DIR/mino-server" ]; then
+    echo "play: first run: building the server, the bots and the client takes about 5 to 7 minutes on 2 cores..."
+  fi
+  flag=(); [ "$PROFILE" = release ] && flag=(--release)
+  cargo build "${flag[@]}" -p mino-server -p mino-loadgen
 fi
-cargo build --release -p mino-server -p mino-loadgen
-(cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
+for bin in mino-server mino-loadgen; do
+  [ -x "$BIN_DIR/$bin" ] || die "no $BIN_DIR/$bin (set BIN_DIR to the folder of the built binaries)"
+done
+if [ "$STATIC_DIR" = client-web/dist ] && [ "$CONSOLE_DIR" = client-web/dist-admin ]; then
+  command -v npm >/dev/null 2>&1 || die "needs node and npm (to build the browser client)"
+  (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
+fi
+[ -f "$STATIC_DIR/index.html" ] || die "no $STATIC_DIR/index.html (cd client-web && npm run build, or set STATIC_DIR)"
+if [ ${#admin[@]} -gt 0 ]; then
+  [ -f "$CONSOLE_DIR/index.html" ] || die "no $CONSOLE_DIR/index.html (cd client-web && npm run build, or set CONSOLE_DIR)"
+  admin+=(--admin-console-dir "$CONSOLE_DIR")
+fi
 
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
+# Runs once, at the exit however it comes (Ctrl-C: the INT trap exits). SIGINT
+# is the server's "stop at once" (SIGTERM would drain first, and a second
+# SIGTERM is taken for impatience).
+cleanup() {
+  trap - EXIT INT TERM
+  kill -INT "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-target/release/mino-server --listen "127.0.0.1:${PORT}" --static-dir client-web/dist "${admin[@]}" "${webtransport[@]}" &
+"$BIN_DIR/mino-server" --listen "127.0.0.1:${PORT}" --static-dir "$STATIC_DIR" "${admin[@]}" "${webtransport[@]}" &
 server=$!
 pids+=("$server")
+# The probes are the admin listener's when there is one, else the players' port's.
+probes="$PORT"; [ ${#admin[@]} -gt 0 ] && probes="$ADMIN_PORT"
 up=0
-for _ in $(seq 1 100); do
+for _ in $(seq 1 200); do
   if ! kill -0 "$server" 2>/dev/null; then break; fi
-  if curl -fs "http://127.0.0.1:${PORT}/healthz" >/dev/null 2>&1; then up=1; break; fi
+  if healthy "$probes"; then up=1; break; fi
   sleep 0.1
 done
 if [ "$up" -ne 1 ]; then
-  if port_taken "$PORT"; then
-    echo "play: port ${PORT} is taken (another program got it first); choose another: PORT=9000 scripts/play.sh" >&2
-  else
-    echo "play: mino-server did not start on port ${PORT} (see its messages above)" >&2
+  if kill -0 "$server" 2>/dev/null; then
+    die "mino-server did not answer http://127.0.0.1:${probes}/healthz within 20 s"
   fi
-  exit 1
+  die "mino-server stopped at its start (see its messages above)"
 fi
 if [ "$BOTS" -gt 0 ]; then
-  target/release/mino-loadgen --url "ws://127.0.0.1:${PORT}/ws" --bots "$BOTS" --ramp 4 --duration 24h --quiet >/dev/null &
+  "$BIN_DIR/mino-loadgen" --url "ws://127.0.0.1:${PORT}/ws" --bots "$BOTS" --ramp 4 --duration 24h --quiet >/dev/null &
   pids+=($!)
 fi
 echo

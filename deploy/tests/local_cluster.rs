@@ -7,12 +7,10 @@
 
 use mino_loadgen::{Target, Tls, TlsOptions};
 use mino_testkit::port::{free_port, free_run};
+use mino_testkit::script::Script;
 use mino_testkit::{http, server_bin, Frame, Player, WorkDir};
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Bound on the script's start (certificate, Redis, shards, nginx).
@@ -20,30 +18,40 @@ const START: Duration = Duration::from_secs(60);
 /// Bound on any later line the script prints.
 const LINE: Duration = Duration::from_secs(20);
 
-/// The script running in its own process group, its stdout read line by line.
-struct Script {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    /// Everything printed so far.
-    seen: Vec<String>,
+/// The script running in its own process group, and the ports it was given.
+struct Cluster {
+    script: Script,
     work: PathBuf,
     https: u16,
     http: u16,
     admin: u16,
 }
 
-impl Script {
+impl std::ops::Deref for Cluster {
+    type Target = Script;
+    fn deref(&self) -> &Script {
+        &self.script
+    }
+}
+
+impl std::ops::DerefMut for Cluster {
+    fn deref_mut(&mut self) -> &mut Script {
+        &mut self.script
+    }
+}
+
+impl Cluster {
     /// Starts the script with `args` on free ports and waits until it says
     /// everything is up.
-    fn start(dir: &WorkDir, args: &[&str]) -> Script {
-        let mut script = Script::spawn(dir, args, free_port());
-        script.until("Ctrl-C stops everything.", START);
-        script
+    fn start(dir: &WorkDir, args: &[&str]) -> Cluster {
+        let mut cluster = Cluster::spawn(dir, args, free_port());
+        cluster.until("Ctrl-C stops everything.", START);
+        cluster
     }
 
     /// Starts the script with `args`, nginx's plain-http port on `http` (the
     /// others free), without waiting.
-    fn spawn(dir: &WorkDir, args: &[&str], http: u16) -> Script {
+    fn spawn(dir: &WorkDir, args: &[&str], http: u16) -> Cluster {
         let bin_dir = server_bin().parent().expect("target folder").to_owned();
         let static_dir = dir.mkdir("client");
         dir.write("client/index.html", "<!doctype html><title>local cluster test</title>\n");
@@ -51,15 +59,8 @@ impl Script {
         dir.write("console/index.html", "<!doctype html><title>local cluster console</title>\n");
         let work = dir.join("work");
         let (https, redis, admin) = (free_port(), free_port(), free_run(2));
-        // Through `env --default-signal=INT`: a test run started in the
-        // background (`cmd &` in a script, nohup) inherits SIGINT ignored,
-        // and a shell cannot trap a signal ignored at its start, so the
-        // script would never see the Ctrl-C these tests send.
-        let mut cmd = Command::new("env");
-        cmd.args(["--default-signal=INT", "bash"])
-            .arg(mino_testkit::deploy_dir().join("local-cluster.sh"))
-            .args(args)
-            .env("PROFILE", "debug")
+        let mut cmd = Script::bash(&mino_testkit::deploy_dir().join("local-cluster.sh"), args);
+        cmd.env("PROFILE", "debug")
             .env("BIN_DIR", &bin_dir)
             .env("STATIC_DIR", &static_dir)
             .env("CONSOLE_DIR", &console_dir)
@@ -69,53 +70,8 @@ impl Script {
             .env("REDIS_PORT", redis.to_string())
             .env("ADMIN_PORT", admin.to_string())
             .env("MINO_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .process_group(0);
-        let mut child = cmd.spawn().expect("env bash deploy/local-cluster.sh");
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        Script { child, lines, seen: Vec::new(), work, https, http, admin }
-    }
-
-    /// Waits for the script's exit (within [`START`]): its status and what it
-    /// printed meanwhile.
-    fn exit(&mut self) -> (std::process::ExitStatus, Vec<String>) {
-        let end = Instant::now() + START;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                self.seen.extend(self.lines.try_iter());
-                return (status, self.seen.clone());
-            }
-            assert!(Instant::now() < end, "the script did not exit within {START:?}");
-            self.seen.extend(self.lines.try_iter());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Waits for a line containing `text`; returns it.
-    fn until(&mut self, text: &str, limit: Duration) -> String {
-        let end = Instant::now() + limit;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if line.contains(text) {
-                        return line;
-                    }
-                }
-                Err(_) => {
-                    panic!("no line with {text:?} within {limit:?}; the script printed:\n{}", self.seen.join("\n"))
-                }
-            }
-        }
+            .stderr(Stdio::inherit());
+        Cluster { script: Script::spawn(cmd), work, https, http, admin }
     }
 
     /// The pid of shard `id`, from the table printed at the start.
@@ -129,11 +85,6 @@ impl Script {
             .unwrap_or_else(|| panic!("no pid of shard {id} in:\n{}", self.seen.join("\n")))
     }
 
-    fn signal(&self, signal: &str, pid: u32) {
-        let status = Command::new("kill").args([signal, &pid.to_string()]).status().expect("kill");
-        assert!(status.success(), "kill {signal} {pid}");
-    }
-
     fn admin(&self, id: u16) -> std::net::SocketAddr {
         std::net::SocketAddr::from(([127, 0, 0, 1], self.admin + id))
     }
@@ -142,26 +93,6 @@ impl Script {
         let tls =
             Tls::new(&TlsOptions { ca_files: vec![self.work.join("tls/cert.pem")], insecure: false }).expect("tls");
         Target::resolve_with(&format!("wss://127.0.0.1:{}/ws", self.https), Some(&tls)).await.expect("target")
-    }
-
-    /// SIGINT (Ctrl-C), then the exit; returns what it printed meanwhile.
-    fn interrupt(&mut self) -> Vec<String> {
-        self.signal("-INT", self.child.id());
-        let end = Instant::now() + Duration::from_secs(20);
-        while self.child.try_wait().expect("wait").is_none() {
-            assert!(Instant::now() < end, "the script did not stop within 20 s");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.lines.try_iter().collect()
-    }
-}
-
-impl Drop for Script {
-    /// Whatever is left of its process group goes.
-    fn drop(&mut self) {
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
-        let _ = self.child.wait();
     }
 }
 
@@ -183,7 +114,7 @@ fn log_has(path: &Path, text: &str, limit: Duration) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_restart_it() {
     let dir = WorkDir::new("local-cluster");
-    let mut script = Script::start(&dir, &[]);
+    let mut script = Cluster::start(&dir, &[]);
     let target = script.target().await;
     let mut alice = Player::join(&target, "alice").await;
     let bob = Player::join(&target, "bob").await;
@@ -219,14 +150,14 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     // Bob's shard dies.
     let doomed = b.shard_id;
     let pid = script.shard_pid(doomed);
-    script.signal("-KILL", pid);
+    Script::signal("-KILL", pid);
     let said = script.until(&format!("shard-{doomed} (pid {pid}) was killed by SIGKILL."), LINE);
     assert!(said.contains("local-cluster.sh"), "{said}");
     script.until("other shards keep running", LINE);
     let log = script.until("log ", LINE);
     assert!(log.contains(&format!("shard-{doomed}.log")), "{log}");
     let how = script.until("restart ", LINE);
-    assert!(how.contains(&format!("kill -USR1 {}", script.child.id())), "{how}");
+    assert!(how.contains(&format!("kill -USR1 {}", script.pid())), "{how}");
 
     // The rest keeps serving: Bob resumes on the other shard through nginx,
     // as himself, and Alice keeps playing.
@@ -243,14 +174,14 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     );
 
     // Asked to, the script restarts it on its socket.
-    script.signal("-USR1", script.child.id());
+    Script::signal("-USR1", script.pid());
     let restarted = script.until(&format!("shard-{doomed} restarted (pid "), Duration::from_secs(30));
     assert!(!restarted.contains(&format!("pid {pid})")), "a new process: {restarted}");
     assert_eq!(http::get(script.admin(doomed as u16), "/readyz").await.status, 200);
 
     // Ctrl-C stops everything and keeps the logs.
     let pids = [script.shard_pid(1), script.shard_pid(2)];
-    let last = script.interrupt();
+    let (_, last) = script.interrupt(Duration::from_secs(20));
     assert!(last.iter().any(|l| l.contains(&format!("logs kept in {}", script.work.display()))), "{last:?}");
     for name in ["shard-1.log", "shard-2.log", "redis.log", "logs/error.log"] {
         assert!(script.work.join(name).exists(), "{name} kept");
@@ -271,8 +202,8 @@ async fn a_port_taken_while_nginx_starts_stops_the_script_saying_so() {
     let http = free_port();
     taken.bind(std::net::SocketAddr::from(([127, 0, 0, 1], http))).expect("bind the http port");
     let dir = WorkDir::new("local-cluster-taken");
-    let mut script = Script::spawn(&dir, &[], http);
-    let (status, said) = script.exit();
+    let mut script = Cluster::spawn(&dir, &[], http);
+    let (status, said) = script.exit(START);
     assert!(!status.success(), "the script failed: {status:?}");
     let said = said.join("\n");
     assert!(!said.contains("Ctrl-C stops everything."), "it never said it was up:\n{said}");
@@ -284,9 +215,9 @@ async fn a_port_taken_while_nginx_starts_stops_the_script_saying_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_restart_a_killed_shard_comes_back_by_itself() {
     let dir = WorkDir::new("local-cluster-restart");
-    let mut script = Script::start(&dir, &["--restart"]);
+    let mut script = Cluster::start(&dir, &["--restart"]);
     let pid = script.shard_pid(1);
-    script.signal("-KILL", pid);
+    Script::signal("-KILL", pid);
     script.until(&format!("shard-1 (pid {pid}) was killed by SIGKILL."), LINE);
     script.until("restart  in 1 s (--restart)", LINE);
     script.until("shard-1 restarted (pid ", Duration::from_secs(30));
@@ -295,5 +226,5 @@ async fn with_restart_a_killed_shard_comes_back_by_itself() {
     let mut player = Player::join(&target, "after").await;
     let snapshot = player.until(|f| matches!(f, Frame::Snapshot { .. }).then_some(())).await;
     assert_eq!(snapshot, (), "a player plays after the restart");
-    script.interrupt();
+    script.interrupt(Duration::from_secs(20));
 }

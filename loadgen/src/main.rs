@@ -4,6 +4,7 @@
 
 use clap::Parser;
 use mino_loadgen::cli::Cli;
+use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 
 fn main() -> anyhow::Result<()> {
@@ -18,6 +19,7 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     // The scenario's control runs here; the bots run on their own threads.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

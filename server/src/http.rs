@@ -4,7 +4,7 @@
 //!
 //! The operator routes (the probes `/healthz` and `/readyz`, Prometheus
 //! `/metrics`) are served here only when the shard has no admin listener
-//! (`--admin-listen`): a standalone `scripts/play.sh`, or a shard on a
+//! (`--admin-listen`): `ADMIN_PORT=off scripts/play.sh`, or a shard on a
 //! private address that Prometheus scrapes directly. With an admin listener
 //! they live only there ([`crate::admin`]), and the players' listener
 //! answers them 404 (or with the static folder's file of that name, which

@@ -57,7 +57,7 @@ async fn a_websocket_holds_its_connection_slot_until_it_closes() {
 /// With an admin listener the operator routes live only there: the players'
 /// port answers `/metrics`, `/readyz` and `/healthz` with 404 (the static
 /// folder's fallback included) and no operator data. Without one, the
-/// players' port serves them (a standalone `scripts/play.sh`, or a shard on a
+/// players' port serves them (`ADMIN_PORT=off scripts/play.sh`, or a shard on a
 /// private address).
 #[tokio::test]
 async fn operator_routes_live_only_on_the_admin_listener_when_there_is_one() {

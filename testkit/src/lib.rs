@@ -5,11 +5,12 @@
 //! (`client-web/e2e/harness`) renders nginx the same way.
 //!
 //! Layers, bottom up (declared in the repository's `layers.toml`):
-//! - [`workdir`], [`port`], [`process`], [`clock`], [`wait`]: a temporary
-//!   folder, free loopback ports, child processes that never outlive the
-//!   test (killed on drop, with their own children), commands bounded in
-//!   time, a wall clock off by some seconds (libfaketime), and waits on a
-//!   condition or a log line in place of fixed sleeps.
+//! - [`workdir`], [`port`], [`process`], [`script`], [`clock`], [`wait`]: a
+//!   temporary folder, free loopback ports, child processes that never
+//!   outlive the test (killed on drop, with their own children), commands
+//!   bounded in time, a shipped shell script run in its own process group and
+//!   read line by line, a wall clock off by some seconds (libfaketime), and
+//!   waits on a condition or a log line in place of fixed sleeps.
 //! - [`http`], [`metrics`]: a small HTTP/1.1 client (plain, or TLS trusting
 //!   the test's certificate) and Prometheus text parsed into values.
 //! - [`redis`], [`redis_cluster`], [`sentinel`], [`forwarder`], [`link`],
@@ -58,6 +59,7 @@ pub mod process;
 pub mod raw;
 pub mod redis;
 pub mod redis_cluster;
+pub mod script;
 pub mod sentinel;
 pub mod shard;
 pub mod transport;
