@@ -480,6 +480,10 @@ pub struct FailoverReport {
     /// from the bots.
     #[serde(default)]
     pub dead_shard_given: bool,
+    /// Bots connected before the signal that were on `dead_shards` then (a
+    /// given shard that no bot was on is a wrong `--shard-id`).
+    #[serde(default)]
+    pub dead_shard_bots: usize,
     /// Welcomes that resumed the same player.
     pub resumed: u64,
     /// Reconnects that came back as a new player.

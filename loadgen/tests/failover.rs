@@ -45,6 +45,7 @@ fn killed_shard_bots_move_to_the_next_url_as_new_players() {
     assert_eq!(num(j, "lost"), 3.0, "new player ids are not the same players: {j:#}");
     // No --shard-id: the shard that died is the one its bots left.
     assert_eq!((&j["dead_shards"][0], &j["dead_shard_given"]), (&"00000001".into(), &false.into()), "{j:#}");
+    assert_eq!(num(j, "dead_shard_bots"), 3.0, "{j:#}");
     assert_eq!(num(j, "connected_after"), 6.0, "{j:#}");
     assert!(num(j, "process_exit_ms") < 1000.0, "{j:#}");
     assert!(num(j, "error_kinds.connection_lost") >= 3.0, "{j:#}");

@@ -164,6 +164,7 @@ async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players
     let j = &run.json;
     assert_eq!(j["action"], "kill");
     assert_eq!((&j["dead_shards"][0], &j["dead_shard_given"]), (&"00000001".into(), &true.into()), "{j:#}");
+    assert!(num(j, "dead_shard_bots") >= 1.0, "{j:#}");
     assert_eq!(num(j, "connected_before"), 6.0, "{j:#}");
     // The cluster places players by where they stand: the doomed shard has
     // some of the six, every one of which comes back as itself.

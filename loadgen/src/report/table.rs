@@ -364,10 +364,12 @@ pub fn failover(r: &FailoverReport) -> String {
         "  connected before {}, affected {}, lost {}, resumed {}, fresh rejoins {}, misplaced {} (max jump {:.2} units)",
         r.connected_before, r.affected, r.lost, r.resumed, r.fresh_rejoins, r.misplaced, r.max_resume_jump
     );
+    let (shards, bots) = (r.dead_shards.join(", "), r.dead_shard_bots);
     let dead = match (r.dead_shards.is_empty(), r.dead_shard_given) {
         (true, _) => "unknown (no bot left its shard)".to_owned(),
-        (false, true) => format!("{} (given)", r.dead_shards.join(", ")),
-        (false, false) => format!("{} (the shard most bots left)", r.dead_shards.join(", ")),
+        (false, true) if bots == 0 => format!("{shards} (given; no bot was on it: a wrong --shard-id?)"),
+        (false, true) => format!("{shards} (given; {bots} bots on it at the signal)"),
+        (false, false) => format!("{shards} (the shard most bots left; {bots} bots on it at the signal)"),
     };
     let _ = writeln!(out, "  the shard that died: {dead}");
     let _ = writeln!(out, "  {:<22} p50 / p95 / p99 / max, ms", "from socket close to");

@@ -70,6 +70,9 @@ pub async fn measure(
     ctx.progress.hold(args.warmup, "warm-up".into(), &ctx.stop, String::new).await;
     let before = connected(&swarm);
     let mut returns = Returns::new(swarm.bots(), &before, args.shard_id);
+    if let Some(id) = args.shard_id.filter(|_| returns.on_dead() == 0) {
+        tracing::warn!("--shard-id {id}: none of the {} connected bots is on that shard", before.len());
+    }
     let _warmup = swarm.stats().take_window();
     let t0 = Instant::now();
     if let Err(e) = signal() {
@@ -82,6 +85,7 @@ pub async fn measure(
     returns.poll();
     let lost = returns.lost();
     let (dead_shards, dead_shard_given) = (returns.dead.shown(), matches!(returns.dead, Dead::Given(_)));
+    let dead_shard_bots = returns.on_dead();
     let stats = swarm.stats().clone();
     swarm.shutdown(SHUTDOWN_TIMEOUT).await;
     let since = |t: Instant| round2(t.saturating_duration_since(t0).as_secs_f64() * 1000.0);
@@ -95,6 +99,7 @@ pub async fn measure(
         lost,
         dead_shards,
         dead_shard_given,
+        dead_shard_bots,
         resumed: w.counters.resumed,
         fresh_rejoins: w.counters.fresh_rejoins,
         misplaced: w.counters.misplaced,
@@ -196,6 +201,12 @@ impl<'a> Returns<'a> {
             let most = leavers.values().copied().max().unwrap_or(0);
             *shards = leavers.into_iter().filter(|(_, n)| *n == most).map(|(s, _)| s).collect();
         }
+    }
+
+    /// How many of the bots connected before were on the shard that died
+    /// (as far as known) at the signal.
+    fn on_dead(&self) -> usize {
+        self.at_signal.iter().filter(|(_, shard, _)| self.dead.holds(*shard)).count()
     }
 
     /// True once some bot left its shard.
@@ -346,7 +357,7 @@ mod tests {
         }
         returns.poll();
         assert!(returns.any_left());
-        assert_eq!(returns.dead.shown(), ["00000002"]);
+        assert_eq!((returns.dead.shown(), returns.on_dead()), (vec!["00000002".to_owned()], 1));
         assert_eq!(returns.lost(), 1, "bot 3 has not noticed: inferred, shard 1 would be taken for dead");
         welcome(&bots[3], 4, 1);
         returns.poll();
