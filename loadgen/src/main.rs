@@ -20,6 +20,9 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        // A log line that cannot be written is lost, not reported with a
+        // panicking eprint! (as the server).
+        .log_internal_errors(false)
         .init();
     // The scenario's control runs here; the bots run on their own threads.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

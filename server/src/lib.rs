@@ -81,11 +81,14 @@ pub use config::{Cli, Config, ConfigError};
 pub use listener::{BindError, Listener};
 pub use tick::Lifecycle;
 
+use futures_util::FutureExt;
 use prometheus_client::registry::Registry;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 /// Why a shard could not start: [`prepare`]'s configuration errors (found
@@ -107,6 +110,10 @@ pub enum RunError {
     /// The poller of the players' sockets cannot be made (out of descriptors).
     #[error("socket poller: {0}")]
     Poller(#[from] std::io::Error),
+    /// The tick driver panicked: the shard stopped (every socket closed)
+    /// rather than go on serving sockets that nothing ticks.
+    #[error("the tick driver panicked; the shard stopped")]
+    TickPanicked,
 }
 
 /// A shard whose configuration was checked and whose files were read (the
@@ -236,7 +243,18 @@ impl Prepared {
             sessions = Some((to_driver, driver.session_queue()));
             driver = driver.with_sessions(from_sessions);
         }
-        tracker.spawn(driver.run(commands_rx));
+        // The tick is the shard: a panic that ends it (outside the core's
+        // requests and messages, which are caught one by one) stops the
+        // process, with an error, instead of leaving it listening.
+        let tick_panicked = CancellationToken::new();
+        let (stop, panicked) = (life.stop.clone(), tick_panicked.clone());
+        tracker.spawn(async move {
+            if AssertUnwindSafe(driver.run(commands_rx)).catch_unwind().await.is_err() {
+                tracing::error!("the tick driver panicked: stopping the shard");
+                panicked.cancel();
+                stop.cancel();
+            }
+        });
 
         let state = http::AppState {
             session: session::SessionContext {
@@ -321,6 +339,9 @@ impl Prepared {
             tracing::warn!(tasks = tracker.len(), "shutdown timed out; abandoning remaining tasks");
         }
         tracing::info!("shard stopped");
+        if tick_panicked.is_cancelled() {
+            return Err(RunError::TickPanicked);
+        }
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 use clap::Parser;
 use mino_server::address::ListenAddr;
 use mino_server::{Cli, Config, Listener};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use tracing_subscriber::EnvFilter;
 
 /// The allocator: jemalloc keeps small objects in size-class slabs with no
@@ -61,6 +61,13 @@ fn announce(addr: &ListenAddr) -> String {
     }
 }
 
+/// Prints a ready line on standard output. A closed standard output (its
+/// reader gone) loses the line instead of panicking as `println!` would.
+fn ready_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
 async fn serve(config: Config) -> anyhow::Result<()> {
     // The redis crate's own warnings (a cluster node connection lost, each
     // reconnection attempt) flood the log during a failover that the shard
@@ -71,6 +78,12 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info,redis=error")))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        // A log line that cannot be written (the pipe's reader gone) is lost;
+        // by default the subscriber would report it with eprint!, which
+        // panics on that same closed stderr, in whichever task logged: the
+        // tick driver, the signal handler (the process then ignored SIGTERM
+        // and SIGINT).
+        .log_internal_errors(false)
         .init();
     // Every configuration error, the files it names included, ends the
     // process here, before anything binds.
@@ -94,12 +107,12 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         let bound = mino_server::webtransport::bind(wt, peer_timeout)
             .await
             .map_err(|e| anyhow::anyhow!("webtransport: {e}"))?;
-        println!("mino-server webtransport on https://{}", bound.local_addr());
+        ready_line(&format!("mino-server webtransport on https://{}", bound.local_addr()));
         prepared = prepared.with_webtransport(bound);
     }
-    println!("mino-server listening on {}", announce(&listener.local_addr()?));
+    ready_line(&format!("mino-server listening on {}", announce(&listener.local_addr()?)));
     if let Some(admin) = &admin {
-        println!("mino-server admin on {}", announce(&admin.local_addr()?));
+        ready_line(&format!("mino-server admin on {}", announce(&admin.local_addr()?)));
     }
     let life = mino_server::Lifecycle::default();
     tokio::spawn(mino_server::shutdown::on_signal(life.clone()));

@@ -89,3 +89,12 @@ async fn a_panic_on_a_join_tells_the_joiner_and_admits_the_next() {
     let bob_id = bob.id();
     sees(&mut bob, bob_id).await;
 }
+
+#[tokio::test]
+async fn a_panic_that_ends_the_tick_stops_the_process_with_an_error() {
+    // Outside the core's guards (one request, one message): the tick driver
+    // itself. The shard must not go on listening with nothing ticking.
+    let mut server = shard_with("tick=1*panic->off");
+    let status = server.wait_exit(std::time::Duration::from_secs(10)).expect("the process stopped");
+    assert_eq!(status.code(), Some(1), "an error exit: {status:?}");
+}

@@ -47,3 +47,47 @@ async fn sigint_closes_sockets_with_going_away_and_exits_zero() {
     let status = server.wait_exit(Duration::from_secs(10)).expect("exited in time");
     assert!(status.success(), "exit status {status:?}");
 }
+
+/// A shard whose log pipe's reader is gone (a log shipper, a `| head`, a
+/// `| tee` that exited) still stops on a signal, with its usual exit: a log
+/// line it cannot write is lost. (The log subscriber reported such a line
+/// with a panicking `eprint!`, in the signal handler's task: the process then
+/// ignored SIGTERM and SIGINT, and only SIGKILL ended it.)
+#[test]
+fn a_shard_whose_log_pipe_is_closed_still_stops_on_a_signal() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    for signal in ["-TERM", "-INT"] {
+        let port = mino_testkit::port::free_port();
+        let mut child = Command::new(SERVER)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .env("MINO_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mino-server starts");
+        let mut out = BufReader::new(child.stdout.take().expect("piped"));
+        let mut line = String::new();
+        out.read_line(&mut line).expect("a ready line");
+        assert!(line.contains("listening on"), "{line}");
+        // Both readers go: every later write to stdout or stderr fails (EPIPE).
+        drop(out);
+        drop(child.stderr.take());
+        let status = Command::new("kill").args([signal, &child.id().to_string()]).status().expect("kill");
+        assert!(status.success());
+        let end = Instant::now() + Duration::from_secs(10);
+        let exit = loop {
+            if let Some(exit) = child.try_wait().expect("wait") {
+                break exit;
+            }
+            if Instant::now() > end {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("kill {signal}: the shard did not stop within 10 s with its log pipe closed");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(exit.success(), "kill {signal}: exit status {exit:?}");
+    }
+}

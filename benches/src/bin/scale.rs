@@ -12,6 +12,7 @@ async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_env("MINO_LOG").unwrap_or_else(|_| EnvFilter::new("warn")))
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .init();
     tokio::select! {
         r = cli::main(cli) => match r {

@@ -227,6 +227,8 @@ impl TickDriver {
     }
 
     fn tick(&mut self, tick: Tick, due: time::Instant, period: Duration) {
+        // Tests only: a panic outside the core's guards ends the driver.
+        fail::fail_point!("tick");
         let started = time::now();
         let lateness = started.saturating_duration_since(due);
         let m = &self.metrics;
