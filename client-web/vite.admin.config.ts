@@ -9,6 +9,8 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   root: resolve(import.meta.dirname, 'admin'),
   base: './',
+  // The game's public files (its favicon) serve the console too.
+  publicDir: resolve(import.meta.dirname, 'public'),
   build: {
     outDir: resolve(import.meta.dirname, 'dist-admin'),
     emptyOutDir: true,

@@ -36,6 +36,8 @@ const shards = new Map<number, RunningServer>();
 const admins = new Map<number, string>();
 let browser: Browser | undefined;
 let page: Page;
+/** The console's own files answered 404 since it loaded (its favicon, any asset). */
+const missing: string[] = [];
 let tokenDir = '';
 const roamers: Roamer[] = [];
 
@@ -77,6 +79,10 @@ beforeAll(async () => {
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.on('pageerror', (e) => console.error('page error:', e));
+  page.on('response', (r) => {
+    // The page's own files (the API's answers are the tests' business).
+    if (r.status() === 404 && !new URL(r.url()).pathname.startsWith('/admin/api/')) missing.push(r.url());
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -167,6 +173,10 @@ describe('the admin console', () => {
     const two = shards.get(2) as RunningServer;
     await until('shard 2 exited', () => two.proc.exitCode !== null, 10_000, logs);
     expect(two.proc.exitCode).toBe(0);
+  });
+
+  it('loads without a missing file (its favicon, no 404)', () => {
+    expect(missing).toEqual([]);
   });
 });
 

@@ -2,7 +2,10 @@
 
 use super::aoi::{AoiFigures, DensityFigures, ObserverFigures, Spread};
 use super::crowd::CrowdReport;
-use super::{ArrivalsReport, FailoverReport, IdleReport, Measured, RunInfo, ServerFigures, StepsReport, WalkReport};
+use super::{
+    ArrivalsReport, FailoverAction, FailoverReport, IdleReport, Measured, RunInfo, ServerFigures, StepsReport,
+    WalkReport,
+};
 use crate::stats::Summary;
 use mino_protocol::ShardId;
 use std::fmt::Write;
@@ -376,9 +379,14 @@ pub fn failover(r: &FailoverReport) -> String {
     let _ = writeln!(out, "  {:<22} {}", "resumed welcome", summary(&r.resume_welcome_ms));
     let _ = writeln!(out, "  {:<22} {}", "back in place", summary(&r.back_in_place_ms));
     let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.0} ms"));
+    // A kill's sockets close as the kernel resets them; a drain empties the shard.
+    let emptied = match r.action {
+        FailoverAction::Kill => "last affected socket closed",
+        FailoverAction::Drain => "time to empty",
+    };
     let _ = writeln!(
         out,
-        "  time to empty {}, process exit {}, connected after {}, errors {} {:?}",
+        "  {emptied} {}, process exit {}, connected after {}, failures after the signal {} {:?}",
         ms(r.time_to_empty_ms),
         ms(r.process_exit_ms),
         r.connected_after,
