@@ -21,12 +21,14 @@
 # (CARGO_TARGET_DIR or target, then /PROFILE: built with cargo first; any
 # other folder is used as it is), STATIC_DIR (client-web/dist) and
 # CONSOLE_DIR (client-web/dist-admin): built with npm first when both are the
-# defaults, else used as they are.
+# defaults, else used as they are. Relative folders are from the repository's
+# root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$self")/.."
 for arg in "$@"; do
   case "$arg" in
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$self" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "play: unknown argument '$arg' (--help; settings go in the environment)" >&2; exit 1 ;;
   esac
 done
@@ -58,6 +60,7 @@ healthy() {
 [[ "$ADMIN_PORT" =~ ^[1-9][0-9]*$ || "$ADMIN_PORT" == off ]] || die "ADMIN_PORT must be a port number or off"
 [[ "$BOTS" =~ ^[0-9]+$ ]] || die "BOTS must be a number"
 case "$PROFILE" in release | debug) ;; *) die "PROFILE must be release or debug" ;; esac
+case "$WEBTRANSPORT" in on | off) ;; *) die "WEBTRANSPORT must be on or off" ;; esac
 if port_taken "$PORT"; then
   echo "play: port ${PORT} is taken (another mino, or another program); choose another: PORT=9000 scripts/play.sh" >&2
   exit 1
@@ -77,7 +80,6 @@ case "$WEBTRANSPORT" in
   # certificate's hash) from /webtransport.
   on) webtransport=(--webtransport-listen 127.0.0.1:0) ;;
   off) ;;
-  *) die "WEBTRANSPORT must be on or off" ;;
 esac
 
 if [ "$BIN_DIR" = "$built_bins" ]; then
@@ -107,6 +109,15 @@ pids=()
 cleanup() {
   trap - EXIT INT TERM
   kill -INT "${pids[@]}" 2>/dev/null || true
+  # A child that has not installed its handler yet ignores SIGINT (started
+  # with & and no job control): after 10 s, SIGKILL.
+  for _ in $(seq 1 100); do
+    running=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running=1; done
+    [ "$running" -eq 0 ] && break
+    sleep 0.1
+  done
+  kill -KILL "${pids[@]}" 2>/dev/null || true
   wait 2>/dev/null || true
 }
 trap cleanup EXIT

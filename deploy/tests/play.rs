@@ -35,7 +35,10 @@ fn command(dir: &WorkDir, settings: &[(&str, String)]) -> Command {
     dir.write("console/index.html", "<!doctype html><title>play test console</title>\n");
     let bin_dir = server_bin().parent().expect("target folder").to_owned();
     let mut cmd = Script::bash(&play(), &[]);
-    cmd.env("PROFILE", "debug")
+    // BIN_DIR given: no build (a CARGO_TARGET_DIR naming the same folder
+    // would make it the default, which is built first).
+    cmd.env_remove("CARGO_TARGET_DIR")
+        .env("PROFILE", "debug")
         .env("BIN_DIR", bin_dir)
         .env("STATIC_DIR", dir.join("client"))
         .env("CONSOLE_DIR", dir.join("console"))
@@ -119,15 +122,20 @@ async fn play_without_the_console_is_ready_on_the_players_port() {
 
 #[test]
 fn play_lists_its_settings_and_refuses_an_argument() {
-    let help = Script::bash(&play(), &["--help"]).output().expect("play.sh --help");
-    let text = String::from_utf8_lossy(&help.stdout);
-    assert!(help.status.success(), "{text}");
+    let dir = WorkDir::new("play-help");
+    let mut help = Script::spawn(Script::bash(&play(), &["--help"]));
+    let (status, said) = help.exit(STOP);
+    let text = said.join("\n");
+    assert!(status.success(), "{text}");
     for setting in ["PORT", "ADMIN_PORT", "BOTS", "WEBTRANSPORT", "PROFILE", "BIN_DIR", "STATIC_DIR", "CONSOLE_DIR"] {
         assert!(text.contains(setting), "--help names {setting}: {text}");
     }
-    let other = Script::bash(&play(), &["--bots", "3"]).output().expect("play.sh --bots");
-    assert_eq!(other.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&other.stderr).contains("unknown argument '--bots'"));
+    let mut cmd = Script::bash(&play(), &["--bots", "3"]);
+    cmd.stderr(Stdio::from(std::fs::File::create(dir.join("stderr")).expect("stderr file")));
+    let (status, _) = Script::spawn(cmd).exit(STOP);
+    assert_eq!(status.code(), Some(1));
+    let stderr = std::fs::read_to_string(dir.join("stderr")).expect("stderr");
+    assert!(stderr.contains("unknown argument '--bots'"), "{stderr}");
 }
 
 #[test]
@@ -135,20 +143,22 @@ fn play_refuses_a_bad_setting_or_a_taken_port_before_starting_anything() {
     let dir = WorkDir::new("play-refused");
     let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
     let taken = taken.local_addr().expect("addr").port().to_string();
+    // Each case on free ports but for the one it is about.
     let port = || ("PORT", free_port().to_string());
+    let no_console = || ("ADMIN_PORT", "off".to_owned());
     let cases: [(Vec<(&str, String)>, &str); 5] = [
-        (vec![port(), ("BOTS", "abc".into())], "BOTS must be a number"),
-        (vec![port(), ("PROFILE", "fast".into())], "PROFILE must be release or debug"),
-        (vec![port(), ("WEBTRANSPORT", "maybe".into())], "WEBTRANSPORT must be on or off"),
-        (vec![("PORT", taken.clone())], "is taken"),
+        (vec![port(), no_console(), ("BOTS", "abc".into())], "BOTS must be a number"),
+        (vec![port(), no_console(), ("PROFILE", "fast".into())], "PROFILE must be release or debug"),
+        (vec![port(), no_console(), ("WEBTRANSPORT", "maybe".into())], "WEBTRANSPORT must be on or off"),
+        (vec![("PORT", taken.clone()), no_console()], "is taken"),
         (vec![port(), ("ADMIN_PORT", taken.clone())], "for the admin console is taken"),
     ];
     for (settings, why) in cases {
-        let mut cmd = command(&dir, &settings);
-        let out = cmd.stdin(Stdio::null()).output().expect("play.sh runs");
+        let mut script = Script::spawn(command(&dir, &settings));
+        let (status, said) = script.exit(STOP);
         let stderr = std::fs::read_to_string(dir.join("stderr")).expect("stderr");
-        assert_eq!(out.status.code(), Some(1), "{settings:?}: {stderr}");
+        assert_eq!(status.code(), Some(1), "{settings:?}: {stderr}");
         assert!(stderr.contains(why), "{settings:?}: {stderr}");
-        assert!(!String::from_utf8_lossy(&out.stdout).contains("mino is running"), "{settings:?}");
+        assert!(!said.join("\n").contains("mino is running"), "{settings:?}");
     }
 }

@@ -98,6 +98,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     };
     // Both listeners are bound before either is announced: one that cannot
     // be bound ends the process before it says it listens anywhere.
+    // The signals are the shard's before it says it listens: a SIGTERM sent
+    // as soon as it does is a drain, not the default's instant death.
+    let signals = mino_server::shutdown::Signals::install()?;
     let listener = Listener::bind(&listen.addr, listen.mode).await?;
     let admin = match &admin_listen {
         Some(at) => Some(Listener::bind(at, listen.mode).await.map_err(|e| anyhow::anyhow!("admin: {e}"))?),
@@ -115,6 +118,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         ready_line(&format!("mino-server admin on {}", announce(&admin.local_addr()?)));
     }
     let life = mino_server::Lifecycle::default();
-    tokio::spawn(mino_server::shutdown::on_signal(life.clone()));
+    tokio::spawn(signals.run(life.clone()));
     Ok(prepared.run(listener, admin, life).await?)
 }

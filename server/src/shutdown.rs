@@ -6,13 +6,42 @@
 
 use crate::tick::Lifecycle;
 
-/// Turns SIGTERM and SIGINT into `life`'s drain and stop. Returns once stopping.
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// SIGTERM's and SIGINT's handlers, installed: from [`Signals::install`] on,
+/// those signals are the shard's to act on, not the default's (which ends
+/// the process at once, with no drain). Installed before the shard says it
+/// listens, so that a signal sent as soon as it does is acted on.
+pub struct Signals {
+    term: Signal,
+    int: Signal,
+}
+
+impl Signals {
+    /// Installs the handlers (inside a tokio runtime).
+    ///
+    /// Errors: the signal handlers could not be installed.
+    pub fn install() -> std::io::Result<Signals> {
+        Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+    }
+
+    /// Turns SIGTERM and SIGINT into `life`'s drain and stop. Returns once stopping.
+    pub async fn run(self, life: Lifecycle) {
+        let Signals { mut term, mut int } = self;
+        on_signals(&mut term, &mut int, life).await;
+    }
+}
+
+/// Installs the handlers and acts on the signals ([`Signals`]). Returns once
+/// stopping.
 ///
 /// Errors: the signal handlers could not be installed.
 pub async fn on_signal(life: Lifecycle) -> std::io::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
+    Signals::install()?.run(life).await;
+    Ok(())
+}
+
+async fn on_signals(term: &mut Signal, int: &mut Signal, life: Lifecycle) {
     loop {
         tokio::select! {
             _ = term.recv() => {
@@ -28,7 +57,7 @@ pub async fn on_signal(life: Lifecycle) -> std::io::Result<()> {
                 tracing::info!("SIGINT: shutting down");
                 life.stop.cancel();
             }
-            () = life.stop.cancelled() => return Ok(()),
+            () = life.stop.cancelled() => return,
         }
     }
 }

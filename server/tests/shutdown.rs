@@ -55,39 +55,35 @@ async fn sigint_closes_sockets_with_going_away_and_exits_zero() {
 /// ignored SIGTERM and SIGINT, and only SIGKILL ended it.)
 #[test]
 fn a_shard_whose_log_pipe_is_closed_still_stops_on_a_signal() {
+    use mino_testkit::process::Process;
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    for signal in ["-TERM", "-INT"] {
+    for signal in [Signal::SIGTERM, Signal::SIGINT] {
         let port = mino_testkit::port::free_port();
-        let mut child = Command::new(SERVER)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
+        let mut cmd = Command::new(SERVER);
+        cmd.args(["--listen", &format!("127.0.0.1:{port}")])
             .env("MINO_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mino-server starts");
-        let mut out = BufReader::new(child.stdout.take().expect("piped"));
-        let mut line = String::new();
-        out.read_line(&mut line).expect("a ready line");
+            .stderr(Stdio::piped());
+        // Killed on drop, whatever happens here.
+        let mut server = Process::spawn("mino-server", &mut cmd);
+        let stdout = server.child_mut().stdout.take().expect("piped");
+        let (tx, ready) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        // The reader ends with its one line: both readers are gone, and every
+        // later write to stdout or stderr fails (EPIPE).
+        let line = ready.recv_timeout(Duration::from_secs(20)).expect("a ready line within 20 s");
         assert!(line.contains("listening on"), "{line}");
-        // Both readers go: every later write to stdout or stderr fails (EPIPE).
-        drop(out);
-        drop(child.stderr.take());
-        let status = Command::new("kill").args([signal, &child.id().to_string()]).status().expect("kill");
-        assert!(status.success());
-        let end = Instant::now() + Duration::from_secs(10);
-        let exit = loop {
-            if let Some(exit) = child.try_wait().expect("wait") {
-                break exit;
-            }
-            if Instant::now() > end {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("kill {signal}: the shard did not stop within 10 s with its log pipe closed");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        assert!(exit.success(), "kill {signal}: exit status {exit:?}");
+        drop(server.child_mut().stderr.take());
+        assert!(server.signal(signal), "{signal:?} sent");
+        let exit = server.wait_exit(Duration::from_secs(10));
+        let exit =
+            exit.unwrap_or_else(|| panic!("{signal:?}: the shard did not stop within 10 s with its log pipe closed"));
+        assert!(exit.success(), "{signal:?}: exit status {exit:?}");
     }
 }

@@ -81,9 +81,13 @@ impl Script {
         let end = Instant::now() + limit;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
-                // The reader thread may still hold the last lines.
-                std::thread::sleep(Duration::from_millis(50));
-                self.seen.extend(self.lines.try_iter());
+                // The reader thread may still hold the last lines: take them
+                // until the pipe closes (a child of the script may still hold
+                // it open: then for at most a second).
+                let drain = Instant::now() + Duration::from_secs(1);
+                while let Ok(line) = self.lines.recv_timeout(drain.saturating_duration_since(Instant::now())) {
+                    self.seen.push(line);
+                }
                 return (status, self.seen.clone());
             }
             assert!(Instant::now() < end, "the script did not exit within {limit:?}:\n{}", self.seen.join("\n"));

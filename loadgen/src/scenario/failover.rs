@@ -16,7 +16,7 @@ use crate::sysinfo::Proc;
 use mino_protocol::{PlayerId, ShardId};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -158,11 +158,11 @@ impl Dead {
 /// Which shard died is exact with `--shard-id` ([`Dead::Given`]). Without it,
 /// it is worked out from the bots ([`Dead::Inferred`]): one signal stops one
 /// shard, and it is the shard that most bots have left since (a bot left its
-/// shard once it was welcomed again or was seen not connected); while shards
-/// are tied, the bots of each of them must be welcomed again. That can still
-/// err when more bots of live shards broke on their own than the dead shard's
-/// bots noticed: then a bot of the dead shard that has not noticed counts as
-/// back.
+/// shard once it was welcomed again or was seen not connected), leaving out
+/// any shard that welcomed one of its own bots again (it is alive); while
+/// shards are tied, the bots of each of them must be welcomed again. That
+/// can still err when more bots of live shards broke on their own and came
+/// back elsewhere than the dead shard's bots noticed.
 struct Returns<'a> {
     bots: &'a [Arc<BotShared>],
     before: &'a [(usize, PlayerId)],
@@ -194,8 +194,19 @@ impl<'a> Returns<'a> {
             *left |= bot.welcomes() > *welcomes || !bot.is_connected();
         }
         if let Dead::Inferred(shards) = &mut self.dead {
+            // A shard that welcomed one of its own bots again since the
+            // signal is alive, however many left it.
+            let alive: BTreeSet<u32> = self
+                .before
+                .iter()
+                .zip(&self.at_signal)
+                .filter_map(|((i, _), (welcomes, shard, _))| {
+                    let (now, on) = self.bots[*i].welcome();
+                    (now > *welcomes && on == *shard).then_some(on)
+                })
+                .collect();
             let mut leavers: BTreeMap<u32, usize> = BTreeMap::new();
-            for (_, shard, _) in self.at_signal.iter().filter(|a| a.2) {
+            for (_, shard, _) in self.at_signal.iter().filter(|a| a.2 && !alive.contains(&a.1)) {
                 *leavers.entry(*shard).or_default() += 1;
             }
             let most = leavers.values().copied().max().unwrap_or(0);
@@ -323,20 +334,40 @@ mod tests {
 
     #[test]
     fn while_shards_are_tied_every_one_of_them_counts_as_dead() {
-        // Bot 0 on shard 1, which lives; bots 1 and 2 on shard 2, killed.
-        let bots = welcomed_on(&[1, 2, 2]);
+        // Bot 0 on shard 1 and bot 3 on shard 3, which live; bots 1 and 2 on
+        // shard 2, killed.
+        let bots = welcomed_on(&[1, 2, 2, 3]);
         let before = connected_of(&bots);
         let mut returns = Returns::new(&bots, &before, None);
-        // Bot 0 breaks on its own and comes back; bot 1 notices the kill and
-        // resumes: one leaver each. Bot 2 has not noticed: not back.
+        // Bot 0 breaks on its own and comes back on shard 3; bot 1 notices
+        // the kill and resumes: one leaver each. Bot 2 has not noticed: not
+        // back.
         bots[0].set_state(crate::status::BotState::Retrying);
         returns.poll();
-        welcome(&bots[0], 1, 1);
+        welcome(&bots[0], 1, 3);
         welcome(&bots[1], 2, 1);
         returns.poll();
         assert_eq!(returns.dead, Dead::Inferred(vec![1, 2]));
         assert_eq!(returns.lost(), 1, "bot 2, on a shard tied for most leavers");
         assert!(!returns.is_back(2));
+        welcome(&bots[2], 3, 1);
+        returns.poll();
+        assert_eq!((returns.dead.clone(), returns.lost()), (Dead::Inferred(vec![2]), 0));
+    }
+
+    #[test]
+    fn a_shard_that_welcomes_its_own_bot_again_is_alive() {
+        // Bots 0 and 1 on shard 1, which lives; bot 2 alone on shard 2,
+        // killed. Bot 0 breaks on its own and comes back to shard 1; bot 2
+        // resumes on shard 1: one leaver each, but shard 1 is alive, so
+        // bot 1, which stayed, is back (tied, it would count as lost until
+        // the run's end).
+        let bots = welcomed_on(&[1, 1, 2]);
+        let before = connected_of(&bots);
+        let mut returns = Returns::new(&bots, &before, None);
+        bots[0].set_state(crate::status::BotState::Retrying);
+        returns.poll();
+        welcome(&bots[0], 1, 1);
         welcome(&bots[2], 3, 1);
         returns.poll();
         assert_eq!((returns.dead.clone(), returns.lost()), (Dead::Inferred(vec![2]), 0));
