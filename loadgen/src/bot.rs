@@ -34,8 +34,10 @@ pub struct BotConfig {
     pub index: usize,
     /// Display name (1 to 24 characters).
     pub name: String,
-    /// Targets; the bot starts at `index % len` and moves to the next on each attempt.
+    /// Targets; the bot starts at `target_slot % len` and moves to the next on each attempt.
     pub targets: Arc<[Target]>,
+    /// Where it starts in `targets` ([`crate::transport::Transports::target_slot`]).
+    pub target_slot: usize,
     /// Local source addresses.
     pub sources: Arc<SourceAddrs>,
     /// Behaviour.
@@ -131,7 +133,7 @@ impl Bot {
     /// One join and, if welcomed, one session; returns what to do next.
     async fn attempt(&mut self, hop: usize, attempt: &mut u32, cancel: &CancellationToken) -> Next {
         let c = &self.config;
-        let target = &c.targets[pick(c.targets.len(), c.index, hop)];
+        let target = &c.targets[pick(c.targets.len(), c.target_slot, hop)];
         let source = c.sources.pick(c.index);
         self.shared.set_state(BotState::Joining);
         let started = Instant::now();
@@ -359,6 +361,7 @@ mod tests {
             index: 0,
             name: "bot".into(),
             targets: vec![target].into(),
+            target_slot: 0,
             sources: Arc::new(SourceAddrs::default()),
             profile: Profile::of(ProfileName::Idle),
             policy: ReconnectPolicy::default(),

@@ -178,7 +178,8 @@ pub struct CommonArgs {
     /// each shard's --webtransport-listen address, read with its
     /// certificate's hash from the shard's /webtransport: give the shards'
     /// own ws:// URLs); or mix: half each (even bots on websockets, odd on
-    /// WebTransport), each transport's figures reported apart.
+    /// WebTransport, both spread over every --url), each transport's
+    /// figures reported apart.
     #[arg(long, value_enum, default_value_t = crate::transport::Transports::Websocket, global = true)]
     pub transport: crate::transport::Transports,
     /// Bound on connecting, and again on waiting for Welcome after Hello.

@@ -227,6 +227,7 @@ impl Swarm {
             index,
             name: bot_name(&c.name_prefix, index),
             targets: c.targets.clone(),
+            target_slot: c.transports.target_slot(index),
             sources: c.sources.clone(),
             profile: c.profile,
             policy: c.policy,

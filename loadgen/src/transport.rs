@@ -69,6 +69,18 @@ impl Transports {
         }
     }
 
+    /// Where bot `index` starts in the list of targets (then `% targets`):
+    /// its index, or in a mix `index / 2`, so that both transports reach
+    /// every target (by parity alone, with two targets every websocket bot
+    /// would start on the first and every WebTransport bot on the second,
+    /// and the transports' figures would compare shards).
+    pub fn target_slot(self, index: usize) -> usize {
+        match self {
+            Transports::Mix => index / 2,
+            Transports::Websocket | Transports::Webtransport => index,
+        }
+    }
+
     /// True when the bots may use `t`.
     pub fn uses(self, t: Transport) -> bool {
         match self {
@@ -105,6 +117,19 @@ mod tests {
         assert!((0..5).all(|i| Transports::Websocket.of_bot(i) == ws));
         assert!((0..5).all(|i| Transports::Webtransport.of_bot(i) == wt));
         assert!(Transports::Mix.uses(ws) && Transports::Mix.uses(wt) && !Transports::Websocket.uses(wt));
+    }
+
+    #[test]
+    fn in_a_mix_both_transports_start_on_every_target() {
+        for targets in 1..=4 {
+            let mut reached = std::collections::BTreeSet::new();
+            for bot in 0..4 * targets {
+                let first = crate::target::pick(targets, Transports::Mix.target_slot(bot), 0);
+                reached.insert((Transports::Mix.of_bot(bot), first));
+            }
+            assert_eq!(reached.len(), 2 * targets, "{targets} targets: {reached:?}");
+        }
+        assert_eq!(Transports::Websocket.target_slot(5), 5);
     }
 
     #[test]

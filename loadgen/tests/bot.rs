@@ -29,6 +29,7 @@ async fn config(urls: &[String], profile: ProfileName) -> BotConfig {
         index: 0,
         name: "tester".into(),
         targets: targets.into(),
+        target_slot: 0,
         sources: Arc::new(sources),
         profile: Profile::of(profile),
         policy: ReconnectPolicy::default(),
