@@ -41,6 +41,8 @@ fn main() -> anyhow::Result<()> {
         .init();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
+        // The signals are the echo's before it says it listens.
+        let signals = mino_server::shutdown::Signals::install()?;
         let listener = Listener::bind(&at, 0o660).await?;
         let mut out = std::io::stdout();
         match listener.local_addr()? {
@@ -49,7 +51,7 @@ fn main() -> anyhow::Result<()> {
         }
         out.flush()?;
         let life = mino_server::Lifecycle::default();
-        tokio::spawn(mino_server::shutdown::on_signal(life.clone()));
+        tokio::spawn(signals.run(life.clone()));
         let stop = life.stop.clone();
         tokio::spawn(async move {
             // SIGTERM asks a shard to drain; the echo has nothing to drain.

@@ -5,7 +5,6 @@
 //! "going away".
 
 use crate::tick::Lifecycle;
-
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// SIGTERM's and SIGINT's handlers, installed: from [`Signals::install`] on,
@@ -28,36 +27,23 @@ impl Signals {
     /// Turns SIGTERM and SIGINT into `life`'s drain and stop. Returns once stopping.
     pub async fn run(self, life: Lifecycle) {
         let Signals { mut term, mut int } = self;
-        on_signals(&mut term, &mut int, life).await;
-    }
-}
-
-/// Installs the handlers and acts on the signals ([`Signals`]). Returns once
-/// stopping.
-///
-/// Errors: the signal handlers could not be installed.
-pub async fn on_signal(life: Lifecycle) -> std::io::Result<()> {
-    Signals::install()?.run(life).await;
-    Ok(())
-}
-
-async fn on_signals(term: &mut Signal, int: &mut Signal, life: Lifecycle) {
-    loop {
-        tokio::select! {
-            _ = term.recv() => {
-                if life.drain.is_cancelled() {
-                    tracing::info!("second SIGTERM: stopping now");
-                    life.stop.cancel();
-                } else {
-                    tracing::info!("SIGTERM: draining");
-                    life.drain.cancel();
+        loop {
+            tokio::select! {
+                _ = term.recv() => {
+                    if life.drain.is_cancelled() {
+                        tracing::info!("second SIGTERM: stopping now");
+                        life.stop.cancel();
+                    } else {
+                        tracing::info!("SIGTERM: draining");
+                        life.drain.cancel();
+                    }
                 }
+                _ = int.recv() => {
+                    tracing::info!("SIGINT: shutting down");
+                    life.stop.cancel();
+                }
+                () = life.stop.cancelled() => return,
             }
-            _ = int.recv() => {
-                tracing::info!("SIGINT: shutting down");
-                life.stop.cancel();
-            }
-            () = life.stop.cancelled() => return,
         }
     }
 }

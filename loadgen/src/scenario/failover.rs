@@ -297,8 +297,7 @@ mod tests {
         assert!(returns.any_left());
         assert_eq!(returns.lost(), 1, "bot 2 is on the shard bot 1 left");
         assert!(returns.is_back(0), "bot 0 stayed on a live shard, sent something or not");
-        bots[2].set_state(crate::status::BotState::Retrying);
-        returns.poll();
+        breaks(&bots[2], &mut returns);
         assert_eq!(returns.lost(), 1, "a bot reconnecting is not back");
         welcome(&bots[2], 9, 1);
         assert_eq!(returns.lost(), 1, "a bot back as another player is not back");
@@ -316,8 +315,7 @@ mod tests {
         // Bot 0's connection breaks first, for reasons of its own: shard 1 is
         // taken for dead for now, and no bot counts as back that was not
         // welcomed again on it.
-        bots[0].set_state(crate::status::BotState::Retrying);
-        returns.poll();
+        breaks(&bots[0], &mut returns);
         assert_eq!(returns.lost(), 2, "bots 0 and 1: {:?}", returns.dead);
         welcome(&bots[0], 1, 1);
         // Bots 2 and 3 notice and resume: shard 2 has more leavers.
@@ -342,8 +340,7 @@ mod tests {
         // Bot 0 breaks on its own and comes back on shard 3; bot 1 notices
         // the kill and resumes: one leaver each. Bot 2 has not noticed: not
         // back.
-        bots[0].set_state(crate::status::BotState::Retrying);
-        returns.poll();
+        breaks(&bots[0], &mut returns);
         welcome(&bots[0], 1, 3);
         welcome(&bots[1], 2, 1);
         returns.poll();
@@ -365,8 +362,7 @@ mod tests {
         let bots = welcomed_on(&[1, 1, 2]);
         let before = connected_of(&bots);
         let mut returns = Returns::new(&bots, &before, None);
-        bots[0].set_state(crate::status::BotState::Retrying);
-        returns.poll();
+        breaks(&bots[0], &mut returns);
         welcome(&bots[0], 1, 1);
         welcome(&bots[2], 3, 1);
         returns.poll();
@@ -382,8 +378,7 @@ mod tests {
         let mut returns = Returns::new(&bots, &before, Some(ShardId(2)));
         assert!(!returns.any_left());
         for i in [0, 1] {
-            bots[i].set_state(crate::status::BotState::Retrying);
-            returns.poll();
+            breaks(&bots[i], &mut returns);
             welcome(&bots[i], i as u32 + 1, 1);
         }
         returns.poll();
@@ -402,6 +397,12 @@ mod tests {
         welcome(&bot, 7, 0xdead_beef);
         welcome(&bot, 7, 3);
         assert_eq!(bot.welcome(), (2, 3));
+    }
+
+    /// `bot`'s connection breaks, and the next poll sees it.
+    fn breaks(bot: &BotShared, returns: &mut Returns<'_>) {
+        bot.set_state(crate::status::BotState::Retrying);
+        returns.poll();
     }
 
     /// Bots welcomed on these shards, bot `i` as player `i + 1`.
