@@ -202,6 +202,19 @@ shard_lines() {
   done
 }
 
+# How to run WebTransport bots: they read each shard's /webtransport at its
+# own ws:// address (nginx carries no WebTransport), so only over TCP.
+wt_bots=""
+if [ "$WEBTRANSPORT" = on ] && [ "$UPSTREAM" = tcp ]; then
+  wt_urls=""
+  for addr in "${MINO_SHARD_ADDRS[@]}"; do wt_urls+=" --url ws://$addr/ws"; done
+  wt_bots="
+         $BIN_DIR/mino-loadgen$wt_urls --transport webtransport --bots 20   (or --transport mix)"
+elif [ "$WEBTRANSPORT" = on ]; then
+  wt_bots="
+         WebTransport bots (--transport webtransport or mix) need each shard's own ws:// URL: start with UPSTREAM=tcp"
+fi
+
 # How to show a Redis failover, with more than one Redis node.
 redis_fail=""
 case "$REDIS" in
@@ -221,7 +234,7 @@ $(shard_lines)
          or start Chromium with --ignore-certificate-errors; WebGPU needs the https page)
          http://localhost:$HTTP_PORT/ redirects there
   admin  http://${MINO_SHARD_ADMIN[0]}/admin/   (the admin console: every shard, drains, kicks; any shard's admin port serves it)
-  bots   $BIN_DIR/mino-loadgen --url wss://127.0.0.1:$HTTPS_PORT/ws --ca-file $MINO_WORK/tls/cert.pem --bots 20
+  bots   $BIN_DIR/mino-loadgen --url wss://127.0.0.1:$HTTPS_PORT/ws --ca-file $MINO_WORK/tls/cert.pem --bots 20$wt_bots
   shards curl http://${MINO_SHARD_ADMIN[0]}/metrics   (admin listeners: not reachable through nginx)
   logs   $MINO_WORK
   fail   kill -9 <a shard's pid>: its players resume on the others; this script says so and keeps the rest running$redis_fail

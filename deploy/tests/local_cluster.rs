@@ -44,14 +44,19 @@ impl Cluster {
     /// Starts the script with `args` on free ports and waits until it says
     /// everything is up.
     fn start(dir: &WorkDir, args: &[&str]) -> Cluster {
-        let mut cluster = Cluster::spawn(dir, args, free_port());
+        Cluster::start_with(dir, args, &[])
+    }
+
+    /// [`Cluster::start`] with more settings (environment) for the script.
+    fn start_with(dir: &WorkDir, args: &[&str], settings: &[(&str, String)]) -> Cluster {
+        let mut cluster = Cluster::spawn(dir, args, free_port(), settings);
         cluster.until("Ctrl-C stops everything.", START);
         cluster
     }
 
-    /// Starts the script with `args`, nginx's plain-http port on `http` (the
-    /// others free), without waiting.
-    fn spawn(dir: &WorkDir, args: &[&str], http: u16) -> Cluster {
+    /// Starts the script with `args` and `settings`, nginx's plain-http port
+    /// on `http` (the others free), without waiting.
+    fn spawn(dir: &WorkDir, args: &[&str], http: u16, settings: &[(&str, String)]) -> Cluster {
         let bin_dir = server_bin().parent().expect("target folder").to_owned();
         let static_dir = dir.mkdir("client");
         dir.write("client/index.html", "<!doctype html><title>local cluster test</title>\n");
@@ -70,6 +75,7 @@ impl Cluster {
             .env("REDIS_PORT", redis.to_string())
             .env("ADMIN_PORT", admin.to_string())
             .env("MINO_LOG", "info")
+            .envs(settings.iter().map(|(k, v)| (k, v)))
             .stderr(Stdio::inherit());
         Cluster { script: Script::spawn(cmd), work, https, http, admin }
     }
@@ -142,6 +148,14 @@ async fn a_killed_shard_leaves_the_rest_serving_and_the_script_says_how_to_resta
     );
     assert_eq!(offer["certificateHashes"].as_array().map(Vec::len), Some(1), "{offer}");
 
+    // WebTransport bots need each shard's own ws:// address, which Unix
+    // sockets do not give: the script says how to get one.
+    assert!(
+        script.seen.iter().any(|l| l.contains("WebTransport bots") && l.contains("start with UPSTREAM=tcp")),
+        "{}",
+        script.seen.join("\n")
+    );
+
     // The plain-http port sends browsers to the https port, not to 443.
     let redirect = http::get(std::net::SocketAddr::from(([127, 0, 0, 1], script.http)), "/play").await;
     assert_eq!(redirect.status, 301);
@@ -202,7 +216,7 @@ async fn a_port_taken_while_nginx_starts_stops_the_script_saying_so() {
     let http = free_port();
     taken.bind(std::net::SocketAddr::from(([127, 0, 0, 1], http))).expect("bind the http port");
     let dir = WorkDir::new("local-cluster-taken");
-    let mut script = Cluster::spawn(&dir, &[], http);
+    let mut script = Cluster::spawn(&dir, &[], http, &[]);
     let (status, said) = script.exit(START);
     assert!(!status.success(), "the script failed: {status:?}");
     let said = said.join("\n");
@@ -226,5 +240,33 @@ async fn with_restart_a_killed_shard_comes_back_by_itself() {
     let mut player = Player::join(&target, "after").await;
     let snapshot = player.until(|f| matches!(f, Frame::Snapshot { .. }).then_some(())).await;
     assert_eq!(snapshot, (), "a player plays after the restart");
+    script.interrupt(Duration::from_secs(20));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tcp_the_printed_webtransport_bots_command_runs() {
+    let dir = WorkDir::new("local-cluster-tcp");
+    let shard_port = free_run(3);
+    let mut script =
+        Cluster::start_with(&dir, &[], &[("UPSTREAM", "tcp".into()), ("SHARD_PORT", shard_port.to_string())]);
+    // The line the script prints, run as printed (fewer bots, a short run).
+    let line = script
+        .seen
+        .iter()
+        .find(|l| l.contains("--transport webtransport"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no WebTransport bots line:\n{}", script.seen.join("\n")));
+    let command = line.split("   (or").next().unwrap_or_default().replace("--bots 20", "--bots 4");
+    let mut words = command.split_whitespace();
+    let bin = words.next().expect("a command");
+    let mut args: Vec<&str> = words.collect();
+    for id in 1..=2 {
+        let url = format!("ws://127.0.0.1:{}/ws", shard_port + id);
+        assert!(args.contains(&url.as_str()), "shard {id}'s own URL in {command}");
+    }
+    args.extend(["--duration", "1s", "--quiet"]);
+    let run = mino_testkit::loadgen::run(bin, &args);
+    assert_eq!(mino_testkit::loadgen::num(&run.json, "connected"), 4.0, "{:#}", run.json);
+    assert_eq!(mino_testkit::loadgen::num(&run.json, "shards_seen"), 2.0, "{:#}", run.json);
     script.interrupt(Duration::from_secs(20));
 }

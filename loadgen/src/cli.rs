@@ -59,11 +59,11 @@ pub struct FleetArgs {
     pub listen: std::net::SocketAddr,
     /// How long the coordinator waits for the agents; it then starts with
     /// those that joined (the others are reported as never joined).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s", global = true)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "60s", global = true)]
     pub agents_wait: Duration,
     /// An agent (or coordinator) heard from for this long is taken for gone
     /// (heartbeats go every second).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s", global = true)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s", global = true)]
     pub agent_timeout: Duration,
 }
 
@@ -131,7 +131,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// How long to keep trying to reach the coordinator (it may start later).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "60s")]
     pub wait: Duration,
 }
 
@@ -183,7 +183,7 @@ pub struct CommonArgs {
     #[arg(long, value_enum, default_value_t = crate::transport::Transports::Websocket, global = true)]
     pub transport: crate::transport::Transports,
     /// Bound on connecting, and again on waiting for Welcome after Hello.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s", global = true)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "10s", global = true)]
     pub join_timeout: Duration,
     /// Loopback targets: spread connections over source addresses
     /// 127.0.0.1..127.0.0.N (0: let the kernel pick).
@@ -194,7 +194,7 @@ pub struct CommonArgs {
     #[arg(long, global = true)]
     pub no_reconnect: bool,
     /// Loadgen CPU, percent of its cores, above which a step is "not judgeable".
-    #[arg(long, value_name = "PERCENT", default_value_t = 70.0, global = true)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 70.0, global = true, value_parser = positive_f64)]
     pub max_loadgen_cpu: f64,
     /// Bot names are this prefix plus the bot's index.
     #[arg(long, value_name = "PREFIX", default_value = "bot-", global = true)]
@@ -205,7 +205,7 @@ pub struct CommonArgs {
     /// Threads that run bots, each its share of them on a single-threaded
     /// runtime, so a bot's timing does not depend on work stealing (default:
     /// one per core).
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, value_parser = positive_count)]
     pub threads: Option<usize>,
     /// Area of interest: players per cell. The bots walk inside a square
     /// centred on the world's centre, sqrt(N / D) cells a side for N bots
@@ -238,13 +238,13 @@ const WALK_DURATION: Duration = Duration::from_secs(30);
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct WalkArgs {
     /// Number of bots.
-    #[arg(long, value_name = "N", default_value_t = WALK_BOTS)]
+    #[arg(long, value_name = "N", default_value_t = WALK_BOTS, value_parser = positive_count)]
     pub bots: usize,
     /// Join rate, bots per second.
-    #[arg(long, value_name = "PER_S", default_value_t = WALK_RAMP)]
+    #[arg(long, value_name = "PER_S", default_value_t = WALK_RAMP, value_parser = positive_f64)]
     pub ramp: f64,
     /// Measurement time after every bot has joined (or been refused).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "30s")]
     pub duration: Duration,
 }
 
@@ -252,13 +252,13 @@ pub struct WalkArgs {
 #[derive(Args, Debug, Clone, PartialEq, Default)]
 pub struct TopWalkArgs {
     /// Walk: number of bots [default: 100].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_count)]
     pub bots: Option<usize>,
     /// Walk: join rate, bots per second [default: 100].
-    #[arg(long, value_name = "PER_S")]
+    #[arg(long, value_name = "PER_S", value_parser = positive_f64)]
     pub ramp: Option<f64>,
     /// Walk: measurement time after every bot has joined or been refused [default: 30s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub duration: Option<Duration>,
 }
 
@@ -283,10 +283,10 @@ pub struct StepsArgs {
     #[arg(long, value_name = "N,N,..", value_delimiter = ',', required = true)]
     pub steps: Vec<usize>,
     /// Measurement time of each step, after its ramp and settle.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "20s")]
     pub hold: Duration,
     /// Join rate during each ramp, bots per second.
-    #[arg(long, value_name = "PER_S", default_value_t = 100.0)]
+    #[arg(long, value_name = "PER_S", default_value_t = 100.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Wait after a ramp before measuring.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
@@ -297,13 +297,13 @@ pub struct StepsArgs {
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct IdleArgs {
     /// Number of idle websockets.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = positive_count)]
     pub bots: usize,
     /// Open rate, connections per second.
-    #[arg(long, value_name = "PER_S", default_value_t = 500.0)]
+    #[arg(long, value_name = "PER_S", default_value_t = 500.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Measurement time with every connection open.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "10s")]
     pub hold: Duration,
     /// How long the place stands after every bot joined before the hold
     /// is measured: a join changes its region, whose views the server looks
@@ -322,13 +322,13 @@ pub struct IdleArgs {
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct ArrivalsArgs {
     /// Number of arriving players.
-    #[arg(long, value_name = "N", default_value_t = 2500)]
+    #[arg(long, value_name = "N", default_value_t = 2500, value_parser = positive_count)]
     pub bots: usize,
     /// Arrival rate, players per second.
-    #[arg(long, value_name = "PER_S", default_value_t = 250.0)]
+    #[arg(long, value_name = "PER_S", default_value_t = 250.0, value_parser = positive_f64)]
     pub rate: f64,
     /// Measurement time after the last arrival's outcome.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s")]
     pub hold: Duration,
     /// Retry after Busy (default: a refused arrival is counted, not retried).
     #[arg(long)]
@@ -340,10 +340,10 @@ pub struct ArrivalsArgs {
 #[command(group(clap::ArgGroup::new("action").required(true).args(["kill_pid", "drain_pid"])))]
 pub struct FailoverArgs {
     /// Number of bots, spread over every --url.
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = positive_count)]
     pub bots: usize,
     /// Join rate, bots per second.
-    #[arg(long, value_name = "PER_S", default_value_t = 200.0)]
+    #[arg(long, value_name = "PER_S", default_value_t = 200.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Time between the last join and the signal.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
@@ -364,7 +364,7 @@ pub struct FailoverArgs {
     /// the same player, and welcomed again if it was on the shard that died
     /// (a bot on a killed shard is connected until it notices: over
     /// WebTransport, its idle timeout).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "15s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "15s")]
     pub observe: Duration,
 }
 
@@ -372,13 +372,13 @@ pub struct FailoverArgs {
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct CrowdArgs {
     /// Number of bots.
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = positive_count)]
     pub bots: usize,
     /// Join rate, bots per second.
-    #[arg(long, value_name = "PER_S", default_value_t = 100.0)]
+    #[arg(long, value_name = "PER_S", default_value_t = 100.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Measurement time once the crowd has gathered.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "20s")]
     pub hold: Duration,
     /// The point everyone walks to, world units (default: the world's centre).
     #[arg(long, value_name = "X,Y", value_parser = parse_point)]
@@ -460,6 +460,27 @@ pub fn positive_f64(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("{text:?} is not a positive number")),
+    }
+}
+
+/// Parses a count of at least 1.
+///
+/// Errors: a message saying what is accepted.
+pub fn positive_count(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{text:?} is not a count of at least 1")),
+    }
+}
+
+/// Parses a duration as [`parse_duration`] does, refusing zero (a window
+/// that measures nothing, a timeout that never waits).
+///
+/// Errors: a message naming the accepted forms, or saying it is zero.
+pub fn positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err(format!("{text:?} is no time: give more than 0, e.g. 500ms or 30s")),
+        d => Ok(d),
     }
 }
 
@@ -641,5 +662,32 @@ mod tests {
         assert!(parse_duration("3 parsecs").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn counts_rates_and_windows_that_measure_nothing_are_refused() {
+        for args in [
+            &["--bots", "0"][..],
+            &["walk", "--bots", "0"],
+            &["--duration", "0"],
+            &["walk", "--duration", "0ms"],
+            &["--ramp", "0"],
+            &["idle", "--ramp=-5"],
+            &["idle", "--hold", "0s"],
+            &["steps", "--steps", "10", "--hold", "0"],
+            &["arrivals", "--rate", "0"],
+            &["failover", "--kill-pid", "1", "--observe", "0"],
+            &["crowd", "--bots", "0"],
+            &["--threads", "0"],
+            &["--join-timeout", "0"],
+        ] {
+            let error = parse(args).expect_err(&format!("{args:?} parsed"));
+            assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation, "{args:?}");
+        }
+        // Waits that may be none stay allowed.
+        assert!(parse(&["idle", "--stand", "0s"]).is_ok());
+        assert!(parse(&["steps", "--steps", "10", "--settle", "0"]).is_ok());
+        assert_eq!(positive_duration("1ms"), Ok(Duration::from_millis(1)));
+        assert_eq!(positive_count("3"), Ok(3));
     }
 }

@@ -382,6 +382,9 @@ pub struct IdleReport {
     pub scenario: Scenario,
     /// Idle websockets asked for.
     pub bots: usize,
+    /// Bots welcomed at least once (absent in reports made before it: 0).
+    #[serde(default)]
+    pub admitted: usize,
     /// Figures over the hold (connected, errors, frames, the age of each
     /// snapshot on arrival: how long one message takes to reach all sockets).
     #[serde(flatten)]
@@ -509,6 +512,77 @@ pub struct FailoverReport {
     /// Run context.
     #[serde(flatten)]
     pub info: RunInfo,
+}
+
+/// What every scenario's report says of its bots' joining, for the run's exit
+/// status: a run in which no bot was ever welcomed measured nothing (a wrong
+/// `--url`, no shard listening, every join refused), so the loadgen prints
+/// its report and then fails (`scenario::Context::finish`).
+pub trait Joins {
+    /// Bots welcomed at least once over the run.
+    fn welcomed(&self) -> usize;
+    /// Failures over the run, by kind.
+    fn failures(&self) -> BTreeMap<String, u64>;
+}
+
+impl Joins for WalkReport {
+    fn welcomed(&self) -> usize {
+        self.admitted
+    }
+    fn failures(&self) -> BTreeMap<String, u64> {
+        self.measured.error_kinds.clone()
+    }
+}
+
+impl Joins for StepsReport {
+    fn welcomed(&self) -> usize {
+        self.steps.iter().map(|s| s.measured.connected).max().unwrap_or(0)
+    }
+    fn failures(&self) -> BTreeMap<String, u64> {
+        let mut all = BTreeMap::new();
+        for (kind, n) in self.steps.iter().flat_map(|s| &s.measured.error_kinds) {
+            *all.entry(kind.clone()).or_insert(0) += n;
+        }
+        all
+    }
+}
+
+impl Joins for IdleReport {
+    fn welcomed(&self) -> usize {
+        self.admitted
+    }
+    fn failures(&self) -> BTreeMap<String, u64> {
+        self.measured.error_kinds.clone()
+    }
+}
+
+impl Joins for ArrivalsReport {
+    fn welcomed(&self) -> usize {
+        self.admitted
+    }
+    fn failures(&self) -> BTreeMap<String, u64> {
+        self.measured.error_kinds.clone()
+    }
+}
+
+impl Joins for FailoverReport {
+    fn welcomed(&self) -> usize {
+        self.connected_before
+    }
+    fn failures(&self) -> BTreeMap<String, u64> {
+        self.error_kinds.clone()
+    }
+}
+
+/// The error of a run in which no bot was welcomed: what failed, and where.
+pub fn nobody_welcomed(failures: &BTreeMap<String, u64>, urls: &[String]) -> String {
+    let failed = if failures.is_empty() {
+        "no failure was seen either".to_owned()
+    } else {
+        let kinds: Vec<String> = failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!("failures: {}", kinds.join(", "))
+    };
+    format!("no bot was welcomed ({failed}); is a shard listening at {}?", urls.join(", "))
 }
 
 /// Writes `report` as pretty JSON to `path`.

@@ -45,6 +45,9 @@ pub enum TargetError {
     /// Neither `ws://` nor `wss://`.
     #[error("unsupported scheme in {0:?}: use ws:// or wss://")]
     Scheme(String),
+    /// A port that is not 1 to 65535.
+    #[error("bad port in {0:?}: use 1 to 65535")]
+    Port(String),
     /// The host did not resolve.
     #[error("cannot resolve {0:?}: {1}")]
     Resolve(String, String),
@@ -104,7 +107,17 @@ pub fn host_port(url: &str) -> Result<(String, u16), TargetError> {
     };
     let host = uri.host().ok_or_else(|| TargetError::Invalid(url.to_owned()))?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
-    Ok((host, uri.port_u16().unwrap_or(default_port)))
+    // `Uri` reads a port past 65535 as no port at all: look at the text.
+    let authority = uri.authority().map_or("", |a| a.as_str());
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let given = authority.rsplit_once(':').map(|(_, p)| p).filter(|p| !p.contains(']'));
+    match given {
+        None | Some("") => Ok((host, default_port)),
+        Some(p) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => Ok((host, port)),
+            _ => Err(TargetError::Port(url.to_owned())),
+        },
+    }
 }
 
 /// True for a `wss://` URL (case-insensitive scheme).
@@ -167,6 +180,11 @@ mod tests {
         assert_eq!(host_port("wss://h:8443/ws").ok(), Some(("h".into(), 8443)));
         assert!(matches!(host_port("http://h/ws"), Err(TargetError::Scheme(_))));
         assert!(host_port("not a url").is_err());
+        for bad in ["ws://127.0.0.1:99999/ws", "ws://127.0.0.1:0/ws", "wss://[::1]:70000/ws", "ws://h:x1/ws"] {
+            assert!(matches!(host_port(bad), Err(TargetError::Port(_))), "{bad}");
+        }
+        assert_eq!(host_port("ws://u:p@h:81/ws").ok(), Some(("h".into(), 81)));
+        assert_eq!(host_port("ws://[::1]/ws").ok(), Some(("::1".into(), 80)));
         assert!(is_tls("wss://h/ws") && is_tls("WSS://h/ws") && !is_tls("ws://h/ws"));
     }
 

@@ -1,6 +1,7 @@
 //! The default walk scenario against the real server: the issue-2 command line.
 
 use mino_testkit::loadgen::{self, num};
+use mino_testkit::process::Process;
 use mino_testkit::{server_bin, Shard};
 
 /// The loadgen binary cargo built for these tests.
@@ -67,11 +68,49 @@ fn unreachable_server_is_reported_as_refused_not_as_local() {
         l.local_addr().expect("addr").port()
     };
     let url = format!("ws://127.0.0.1:{port}/ws");
-    let run = loadgen::run(LOADGEN, &["--url", &url, "--bots", "3", "--duration", "0.5s", "--no-reconnect", "--quiet"]);
+    let run = loadgen::run_failing(
+        LOADGEN,
+        &["--url", &url, "--bots", "3", "--duration", "0.5s", "--no-reconnect", "--quiet"],
+    );
     let j = &run.json;
     assert_eq!(num(j, "connected"), 0.0);
     assert_eq!(num(j, "error_kinds.connect_refused"), 3.0, "{j:#}");
     assert!(j["error_kinds"].get("local_fd_limit").is_none());
+    // A run that welcomed no bot measured nothing: it fails, saying why and where.
+    assert!(
+        run.stderr
+            .contains("no bot was welcomed (failures: connect_refused 3); is a shard listening at ws://127.0.0.1:"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn bad_options_are_refused_before_any_bot_starts() {
+    for (args, says) in [
+        (&["--url", "ws://127.0.0.1:99999/ws", "--bots", "1", "--duration", "1s"][..], "bad port"),
+        (&["--bots", "0"], "not a count of at least 1"),
+        (&["--duration", "0"], "is no time"),
+    ] {
+        let mut cmd = std::process::Command::new(LOADGEN);
+        let out = cmd.args(args).arg("--quiet").output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_summary_whose_reader_is_gone_is_lost_without_a_panic() {
+    let server = Shard::start(server_bin(), &[]);
+    let mut cmd = std::process::Command::new(LOADGEN);
+    cmd.args(["--url", &server.ws_url(), "--bots", "2", "--duration", "0.5s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut loadgen = Process::spawn("mino-loadgen", &mut cmd);
+    drop(loadgen.child_mut().stdout.take());
+    let out = loadgen.output(loadgen::RUN_WAIT).expect("finishes");
+    let (status, stderr) = (out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(status.success() && !stderr.contains("panicked"), "{status:?}: {stderr}");
 }
 
 #[test]

@@ -212,6 +212,12 @@ async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
     let dir = WorkDir::new("no-redis-yet");
     let server = Shard::build(SERVER).redis_url(&url).log_to(&dir.join("shard.log"), "debug").start();
     assert!(server.logged("subscribe failed").await, "it tried redis");
+    // The operator is told at once, at the default level (a warning), not
+    // only once redis was reached and then lost.
+    assert!(
+        server.logged("WARN mino_server::cluster::registry: redis unreachable; this shard takes no players").await,
+        "the shard says redis is unreachable"
+    );
     assert_eq!(server.get("/readyz").await.status, 503);
     assert_eq!(server.get("/healthz").await.status, 200, "alive while waiting for redis");
     // The upgrade itself is refused, so a load balancer tries another shard.
@@ -221,6 +227,7 @@ async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
     }
     let _redis = Redis::start_on(port);
     server.wait_ready().await;
+    assert!(server.logged("redis reachable; shard registered").await);
     let c = Player::join(&server, "Late").await;
     assert_ne!(c.id(), 0);
 }

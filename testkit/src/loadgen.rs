@@ -32,9 +32,29 @@ pub struct LoadgenRun {
 /// Panics: it does not finish within [`RUN_WAIT`], fails, or writes no valid
 /// JSON report.
 pub fn run(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
+    run_to_end(bin.as_ref(), args, Exit::Success)
+}
+
+/// Runs `bin` as [`run`] does, for a run that must fail (exit status not 0)
+/// and still write its report: e.g. one in which no bot was welcomed.
+///
+/// Panics: it does not finish within [`RUN_WAIT`], succeeds, or writes no
+/// valid JSON report.
+pub fn run_failing(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
+    run_to_end(bin.as_ref(), args, Exit::Failure)
+}
+
+/// The exit a run must end with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exit {
+    Success,
+    Failure,
+}
+
+fn run_to_end(bin: &Path, args: &[&str], exit: Exit) -> LoadgenRun {
     let dir = WorkDir::new("loadgen");
     let json_path = dir.join("report.json");
-    let mut cmd = Command::new(bin.as_ref());
+    let mut cmd = Command::new(bin);
     cmd.args(args)
         .arg("--json")
         .arg(&json_path)
@@ -46,7 +66,10 @@ pub fn run(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
         process.output(RUN_WAIT).unwrap_or_else(|| panic!("mino-loadgen {args:?} did not finish in {RUN_WAIT:?}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "mino-loadgen {args:?} failed: {stderr}");
+    match exit {
+        Exit::Success => assert!(out.status.success(), "mino-loadgen {args:?} failed: {stderr}"),
+        Exit::Failure => assert!(!out.status.success(), "mino-loadgen {args:?} succeeded: {stderr}"),
+    }
     let text = std::fs::read_to_string(&json_path).expect("json report written");
     let json = serde_json::from_str(&text).expect("valid json");
     LoadgenRun { json, stdout, stderr }

@@ -61,12 +61,13 @@ fn server_lines(out: &mut String, s: &Option<ServerFigures>) {
 }
 
 fn measured_lines(out: &mut String, m: &Measured) {
+    // Refusals are said only when there were some ("busy 0 (0 refusals)" read as two counts of nothing).
+    let refusals = if m.busy_refusals > 0 { format!(" ({} refusals)", m.busy_refusals) } else { String::new() };
     let _ = writeln!(
         out,
-        "  connected {}, busy {} ({} refusals), errors {}{}",
+        "  connected {}, busy {}{refusals}, errors {}{}",
         m.connected,
         m.busy,
-        m.busy_refusals,
         m.errors,
         if m.error_kinds.is_empty() { String::new() } else { format!(" {:?}", m.error_kinds) }
     );

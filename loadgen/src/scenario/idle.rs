@@ -55,6 +55,7 @@ pub async fn measure(ctx: &Context, args: &IdleArgs) -> IdleReport {
     IdleReport {
         scenario: Scenario::Idle,
         bots: args.bots,
+        admitted: census.admitted,
         server_bytes_per_connection: per_connection(rss_before, rss_after, census.connected),
         kernel_tcp_bytes_per_connection: per_connection(tcp_before, tcp_after, census.connected),
         server_rss_before_bytes: rss_before,

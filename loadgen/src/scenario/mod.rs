@@ -37,6 +37,7 @@ use anyhow::Context as _;
 use crew::Crew;
 use plan::Plan;
 use serde::Serialize;
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -179,13 +180,13 @@ impl Context {
         }
     }
 
-    /// Says what the local limits allow, and warns when `bots` will not fit
-    /// (coordinating, nothing: the bots run on the agents, each checks its own).
+    /// Warns when `bots` will not fit the local limits (what they allow is
+    /// in the report; coordinating, nothing: the bots run on the agents,
+    /// each checks its own).
     pub fn check_capacity(&self, bots: usize) {
         if self.fleet.is_some() {
             return;
         }
-        self.note(&self.limits.describe());
         if let Some(w) = self.limits.warning_for(bots as u64) {
             tracing::warn!("{w}");
         }
@@ -322,12 +323,15 @@ impl Context {
         Held { measured, whole, hold: raw.hold, usage: raw.usage, census: raw.census, per_bot: raw.per_bot }
     }
 
-    /// Writes the JSON (if asked) and prints the table (unless quiet).
+    /// Writes the JSON (if asked) and prints the table (unless quiet; a
+    /// closed stdout loses it, as the log does a line).
     ///
-    /// Errors: the JSON file could not be written.
+    /// Errors: the JSON file could not be written; no bot was welcomed over
+    /// the run ([`report::Joins`]: it measured nothing; the report is
+    /// written and printed first, with its failures).
     /// Coordinating, the report gains a `fleet` object (the run's agents,
     /// see [`report::fleet::FleetReport`]) and the table their lines.
-    pub fn finish(&self, report: &impl Serialize, table: String) -> anyhow::Result<()> {
+    pub fn finish(&self, report: &(impl Serialize + report::Joins), table: String) -> anyhow::Result<()> {
         let fleet = self.fleet.as_ref().map(|f| f.report());
         if let Some(path) = &self.common.json {
             match &fleet {
@@ -342,10 +346,15 @@ impl Context {
             }
         }
         if !self.common.quiet {
-            print!("{table}");
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(table.as_bytes());
             if let Some(f) = &fleet {
-                print!("{}", report::fleet::fleet_lines(f));
+                let _ = out.write_all(report::fleet::fleet_lines(f).as_bytes());
             }
+            let _ = out.flush();
+        }
+        if report.welcomed() == 0 && !self.stop.is_cancelled() {
+            anyhow::bail!(report::nobody_welcomed(&report.failures(), &self.common.urls));
         }
         Ok(())
     }

@@ -30,6 +30,7 @@
 //! None of them branches on the deployment (one node, Sentinel, Redis
 //! Cluster): [`crate::backplane::Backplane`] does.
 
+pub mod outage;
 pub mod publisher;
 pub mod registry;
 pub mod subscriber;

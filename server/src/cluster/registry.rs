@@ -24,6 +24,7 @@
 //! judges the TTLs), and every shard's monotonic clock runs at the rate of
 //! real time (its heartbeat interval).
 
+use super::outage::{Outage, Say};
 use super::publisher::SEQ_FIELD;
 use super::{ClusterStatus, LocalState};
 use crate::backplane::{Backplane, Keys, RedisError};
@@ -170,6 +171,8 @@ impl Registry {
         let mut live = Live::default();
         let mut ids_wanted = true;
         let (mut up, mut ever_up) = (false, false);
+        let mut outage = Outage::default();
+        let start = Instant::now();
         loop {
             let mut resync_all = false;
             tokio::select! {
@@ -183,14 +186,25 @@ impl Registry {
             let ok = match self.heartbeat(&state).await {
                 Ok(()) => self.refresh(&mut live, resync_all).await.is_ok(),
                 Err(e) => {
-                    if up {
-                        tracing::warn!(error = %e, "redis unreachable; local play continues");
+                    let every = self.interval;
+                    match outage.failed(start.elapsed()) {
+                        Say::Nothing => {}
+                        Say::NeverReached => tracing::warn!(
+                            error = %e, ?every,
+                            "redis unreachable; this shard takes no players until it registers (retrying)"
+                        ),
+                        Say::Lost => tracing::warn!(error = %e, "redis unreachable; local play continues"),
+                        Say::Still { down_for, failures } => tracing::warn!(
+                            error = %e, down_for_s = down_for.as_secs(), failures,
+                            "redis still unreachable"
+                        ),
                     }
                     false
                 }
             };
             if ok && !up {
-                tracing::info!(shard = %self.me, "redis reachable; shard registered");
+                let down_for_s = outage.reached(start.elapsed()).map(|d| d.as_secs_f64());
+                tracing::info!(shard = %self.me, ?down_for_s, "redis reachable; shard registered");
                 if ever_up {
                     self.metrics.redis_reconnects.inc();
                 }
