@@ -53,6 +53,7 @@ pub mod report;
 pub mod scenario;
 pub mod scrape;
 pub mod session;
+pub mod silence;
 pub mod stamped;
 pub mod stats;
 pub mod status;

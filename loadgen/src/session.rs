@@ -15,9 +15,11 @@ use crate::observer::Observer;
 use crate::positions::{Positions, Report};
 use crate::profile::Profile;
 use crate::reconnect::Ending;
+use crate::silence::{self, Silence, Verdict};
 use crate::stats::{Event, Metric, Stats, Tally};
 use crate::status::BotShared;
 use crate::steer::{Movement, Steering, SHUFFLE_EVERY};
+use crate::transport::Transport;
 use crate::world::World;
 use mino_protocol::held::{Held, Update};
 use mino_protocol::motion::Motion;
@@ -234,12 +236,16 @@ impl Measure<'_> {
         };
         let next_shuffle = |rng: &mut SmallRng| Instant::now() + rng.random_range(SHUFFLE_EVERY);
         let shuffle = sleep_until(if shuffles { next_shuffle(rng) } else { far });
-        tokio::pin!(turn, chat, ping, quiet, shuffle);
+        // A WebTransport shard that died says nothing: its silence tells (see
+        // `silence`). A websocket's is reset by the dead process's kernel.
+        let mut silence = (client.transport() == Transport::WebTransport).then(|| Silence::new(Duration::ZERO));
+        let listen = sleep_until(if silence.is_some() { now + silence::MAX_PROBE_AFTER } else { far });
+        tokio::pin!(turn, chat, ping, quiet, shuffle, listen);
         loop {
             let sent = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return SessionEnd::new(Ending::Stopped, None),
-                incoming = client.recv() => match self.on_incoming(incoming, client, rng) {
+                incoming = client.recv() => match self.on_incoming(incoming, client, rng, silence.as_mut(), now) {
                     Some(end) => return end,
                     None => match self.steer_out.take() {
                         Some((x, y)) => tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await,
@@ -273,6 +279,23 @@ impl Measure<'_> {
                     self.on_quiet_tick(now);
                     continue;
                 }
+                _ = &mut listen => {
+                    let Some(s) = silence.as_mut() else { continue };
+                    match s.check(now.elapsed()) {
+                        Verdict::Wait(at) => {
+                            listen.as_mut().reset(now + at);
+                            continue;
+                        }
+                        Verdict::Probe(at) => {
+                            listen.as_mut().reset(now + at);
+                            tokio::time::timeout(SEND_TIMEOUT, client.send_ping()).await
+                        }
+                        Verdict::Dead(quiet) => {
+                            let detail = format!("silent for {} ms: the shard stopped answering", quiet.as_millis());
+                            return SessionEnd::new(Ending::Lost, Some((FailureKind::ConnectionLost, detail)));
+                        }
+                    }
+                }
             };
             match sent {
                 Ok(Ok(())) => ctx.stats.event(Event::Sent),
@@ -299,10 +322,23 @@ impl Measure<'_> {
         }
     }
 
-    /// Handles one received item; Some when the session is over.
-    fn on_incoming(&mut self, incoming: Incoming, client: &Client, rng: &mut SmallRng) -> Option<SessionEnd> {
+    /// Handles one received item (a message is heard by `silence`, whose
+    /// clock started at `start`); Some when the session is over.
+    fn on_incoming(
+        &mut self,
+        incoming: Incoming,
+        client: &Client,
+        rng: &mut SmallRng,
+        silence: Option<&mut Silence>,
+        start: Instant,
+    ) -> Option<SessionEnd> {
         let bytes = match incoming {
-            Incoming::Frame(b) => b,
+            Incoming::Frame(b) => {
+                if let Some(s) = silence {
+                    s.heard(start.elapsed());
+                }
+                b
+            }
             Incoming::Closed(code) => {
                 if code == Some(CloseCode::TooSlow.0) {
                     self.ctx.stats.add(Tally::TooSlowCloses, 1);

@@ -141,12 +141,13 @@ impl WtLink {
     /// Opens a session to `offer` (from `source` when given and the shard
     /// is on IPv4) and its bidirectional stream, within `timeout`, which is
     /// also the session's QUIC idle timeout: a session that hears nothing
-    /// from its shard this long is over. That is how a shard that died
-    /// without closing (killed, its machine gone) is noticed: a websocket's
-    /// TCP is reset at once by the dead process's kernel, UDP has no such
-    /// signal. A live shard is never this silent: it sends a view frame
-    /// every tick a bot's cells change, and acknowledges the bot's
-    /// keep-alive pings when they do not. (The idle timeout bounds the
+    /// from its shard this long is over. A shard that died without closing
+    /// (killed, its machine gone) is noticed sooner, by the session's
+    /// silence (`crate::silence`: a websocket's TCP is reset at once by the
+    /// dead process's kernel, UDP has no such signal); the idle timeout is
+    /// the bound behind it. A live shard is never this silent: it sends a
+    /// view frame every tick a bot's cells change, and acknowledges the
+    /// bot's keep-alive pings when they do not. (The idle timeout bounds the
     /// handshake too, so a shorter one would cut handshakes a loaded shard
     /// is still finishing.)
     ///

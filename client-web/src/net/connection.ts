@@ -8,11 +8,13 @@
 // new player when the server no longer knows the session, or a stop with the
 // reason (session replaced, a refused sign-in). A refused token is never sent
 // again. A transport that goes silent or never says Welcome is abandoned and
-// replaced.
+// replaced; a WebTransport session sooner, when a Ping its silence called for
+// goes unanswered (net/silence.ts: a killed shard sends no reset over UDP).
 
 import type { Timers } from '../timers.js';
 import { afterClose, type ReconnectReason } from './policy.js';
-import { decodeServer, encodeHello, type ServerMsg } from './protocol.js';
+import { decodeServer, encodeHello, encodePing, type ServerMsg } from './protocol.js';
+import { Silence } from './silence.js';
 import type { Dial, Dialed, Fallback, Transport, TransportKind } from './transport.js';
 
 /** What the connection is doing, for the page to show. */
@@ -51,6 +53,9 @@ export interface ConnectionOptions {
   readonly silenceMs?: number;
 }
 
+/** How often the connection looks for a silent transport or a missing Welcome, ms. */
+const WATCH_EVERY_MS = 1000;
+
 /** Close code of a connection that dropped without a close frame. */
 const ABNORMAL = 1006;
 
@@ -75,6 +80,8 @@ export class Connection {
   private stopped = false;
   private retryTimer: unknown = null;
   private watchTimer: unknown = null;
+  /** The current WebTransport session's silence (null: a websocket, or not welcomed yet). */
+  private silence: Silence | null = null;
   private openedAt = 0;
   private lastMessageAt = 0;
   /** Frames refused by the verifier so far. */
@@ -209,6 +216,7 @@ export class Connection {
   private receive(bytes: Uint8Array): void {
     const now = this.opts.timers.now();
     this.lastMessageAt = now;
+    this.silence?.heard(now);
     const decoded = decodeServer(bytes);
     if (!decoded.ok) {
       this.decodeErrors++;
@@ -225,6 +233,8 @@ export class Connection {
         break;
       case 'welcome':
         this.welcomed = true;
+        // A dead WebTransport shard is noticed by its silence; a websocket's is reset at once.
+        this.silence = this.transport?.kind === 'webtransport' ? new Silence(now) : null;
         this.everWelcomed = true;
         this.attempt = 0;
         this.ticket = msg.resumeTicket.length ? msg.resumeTicket : null;
@@ -245,15 +255,27 @@ export class Connection {
     this.opts.handlers.message(msg, now);
   }
 
-  /** Periodic check for a transport that never said Welcome or went silent. */
-  private watch(): void {
+  /**
+   * Periodic check (every second, sooner when a WebTransport session's
+   * silence is due: net/silence.ts) for a transport that never said Welcome
+   * or went silent.
+   */
+  private watch(delayMs = WATCH_EVERY_MS): void {
     if (this.watchTimer !== null) this.opts.timers.clearTimeout(this.watchTimer);
     this.watchTimer = this.opts.timers.setTimeout(() => {
       this.watchTimer = null;
       if (this.stopped) return;
       const t = this.transport;
       const now = this.opts.timers.now();
-      const silent = this.welcomed && now - this.lastMessageAt > (this.opts.silenceMs ?? 8000);
+      let next = WATCH_EVERY_MS;
+      let unanswered = false;
+      if (t && this.welcomed && this.silence) {
+        const v = this.silence.check(now);
+        if (v.kind === 'probe') t.send(encodePing(now));
+        if (v.kind === 'dead') unanswered = true;
+        else next = Math.min(next, Math.max(1, v.atMs - now));
+      }
+      const silent = unanswered || (this.welcomed && now - this.lastMessageAt > (this.opts.silenceMs ?? 8000));
       const noWelcome = !this.welcomed && !this.dialing && now - this.openedAt > (this.opts.welcomeTimeoutMs ?? 10_000);
       if (t && (silent || noWelcome)) {
         // Do not wait for a close handshake over a dead link: drop it and go on at once.
@@ -261,8 +283,8 @@ export class Connection {
         this.closed(t, ABNORMAL);
         return;
       }
-      this.watch();
-    }, 1000);
+      this.watch(next);
+    }, delayMs);
   }
 
   private closed(t: Transport, code: number): void {

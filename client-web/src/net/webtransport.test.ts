@@ -129,6 +129,37 @@ describe('webtransport transport', () => {
     expect(decodeClientForTest(last(written(last(r.sessions)))).ticket).not.toBeNull();
   });
 
+  it('takes a shard that stops answering for dead: a Ping after five quiet ticks, a new session a second later', async () => {
+    const r = await rig();
+    const s = last(r.sessions);
+    s.streamMessage(frame('welcome'));
+    await settle();
+    for (let i = 0; i < 20; i++) {
+      r.timers.advance(50);
+      s.datagram(frame('view'));
+      await settle();
+    }
+    const sent = written(s).length;
+    r.timers.advance(240);
+    expect(written(s).length, 'no Ping before five ticks of silence').toBe(sent);
+    r.timers.advance(20);
+    expect(decodeClientForTest(last(written(s))).kind).toBe('ping');
+    // Any answer ends the silence.
+    s.streamMessage(frame('pong'));
+    await settle();
+    r.timers.advance(1200);
+    expect(s.closedByPage, 'answered: alive').toBeNull();
+    // Then no answer: gone, and the connection moves on (resuming) without waiting for QUIC's idle timeout.
+    r.timers.advance(1100);
+    await settle();
+    expect(s.closedByPage).not.toBeNull();
+    expect(last(r.states)).toMatchObject({ kind: 'reconnecting', why: 'dropped' });
+    r.timers.advance(2000);
+    await settle();
+    expect(r.sessions.length).toBe(2);
+    expect(decodeClientForTest(last(written(last(r.sessions)))).ticket).not.toBeNull();
+  });
+
   it('acts on the Error before the close as on a websocket close code: a replaced session stops', async () => {
     const r = await rig();
     const s = last(r.sessions);
