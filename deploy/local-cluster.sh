@@ -209,7 +209,7 @@ if [ "$WEBTRANSPORT" = on ] && [ "$UPSTREAM" = tcp ]; then
   wt_urls=""
   for addr in "${MINO_SHARD_ADDRS[@]}"; do wt_urls+=" --url ws://$addr/ws"; done
   wt_bots="
-         $BIN_DIR/mino-loadgen$wt_urls --transport webtransport --bots 20   (or --transport mix)"
+         $BIN_DIR/mino-loadgen$wt_urls --transport webtransport --bots 20   # or --transport mix"
 elif [ "$WEBTRANSPORT" = on ]; then
   wt_bots="
          WebTransport bots (--transport webtransport or mix) need each shard's own ws:// URL: start with UPSTREAM=tcp"

@@ -256,7 +256,7 @@ async fn over_tcp_the_printed_webtransport_bots_command_runs() {
         .find(|l| l.contains("--transport webtransport"))
         .cloned()
         .unwrap_or_else(|| panic!("no WebTransport bots line:\n{}", script.seen.join("\n")));
-    let command = line.split("   (or").next().unwrap_or_default().replace("--bots 20", "--bots 4");
+    let command = line.split("   #").next().unwrap_or_default().replace("--bots 20", "--bots 4");
     let mut words = command.split_whitespace();
     let bin = words.next().expect("a command");
     let mut args: Vec<&str> = words.collect();

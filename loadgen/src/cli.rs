@@ -363,7 +363,7 @@ pub struct FailoverArgs {
     /// Longest wait after the signal for every bot to be back: connected as
     /// the same player, and welcomed again if it was on the shard that died
     /// (a bot on a killed shard is connected until it notices: over
-    /// WebTransport, its idle timeout).
+    /// WebTransport, by its silence, a second or more after the kill).
     #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "15s")]
     pub observe: Duration,
 }

@@ -226,6 +226,16 @@ impl Client {
         }
     }
 
+    /// What its transport says of the path (see [`crate::silence`]): a
+    /// WebTransport session's round trip and packets received; nothing for
+    /// a websocket.
+    pub fn path(&self) -> crate::silence::Path {
+        match &self.link {
+            Link::WebSocket(_) => crate::silence::Path::default(),
+            Link::WebTransport(wt) => wt.path(),
+        }
+    }
+
     /// The transport it is on.
     pub fn transport(&self) -> Transport {
         match self.link {

@@ -7,7 +7,19 @@ use mino_loadgen::cli::Cli;
 use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The cause, not a backtrace (RUST_BACKTRACE would add one to
+            // anyhow's report): a failed run is an answer, not a crash.
+            eprintln!("mino-loadgen: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Err(e) = cli.scenario() {
         e.exit();

@@ -75,7 +75,9 @@ pub struct Profile {
     pub stand_chance: f64,
     /// Interval between chat lines; None: never chats.
     pub chat: Option<Every>,
-    /// Keep-alive Ping interval (also measures the round trip); None: never pings.
+    /// Keep-alive Ping interval (also measures the round trip); None: no
+    /// keep-alive (a WebTransport session still pings when its silence calls
+    /// for it: `crate::silence`).
     pub ping: Option<Duration>,
 }
 

@@ -64,6 +64,9 @@ pub enum Verdict {
     /// The loadgen's CPU passed its limit: the figures say more about it.
     #[serde(rename = "not judgeable")]
     NotJudgeable,
+    /// No bot was connected at the phase's end: there was nothing to measure.
+    #[serde(rename = "nothing measured")]
+    NothingMeasured,
 }
 
 impl Verdict {
@@ -81,6 +84,7 @@ impl Verdict {
         match self {
             Verdict::Measured => "measured",
             Verdict::NotJudgeable => "not judgeable",
+            Verdict::NothingMeasured => "nothing measured",
         }
     }
 }
@@ -227,10 +231,10 @@ pub struct Measured {
     pub loadgen_cpu_pct: f64,
     /// The whole machine's busy share, percent.
     pub machine_cpu_pct: f64,
-    /// False when the loadgen's CPU passed the threshold: its figures then say
-    /// more about the loadgen than about the server.
+    /// False when the loadgen's CPU passed the threshold (its figures then say
+    /// more about the loadgen than about the server), or no bot was connected.
     pub judgeable: bool,
-    /// "measured" or "not judgeable" (from `judgeable`).
+    /// "measured", "not judgeable" or "nothing measured" (no bot connected).
     pub verdict: Verdict,
     /// The `--server-pid` processes, if any were given.
     pub server: Option<ServerFigures>,
@@ -278,8 +282,8 @@ impl Measured {
         let (whole, hold) = (p.whole, p.hold);
         let secs = hold.elapsed.as_secs_f64().max(1e-9);
         let hc = &hold.counters;
-        let judgeable = p.usage.loadgen_cpu_pct <= p.max_loadgen_cpu;
         let connected = p.census.connected;
+        let judgeable = p.usage.loadgen_cpu_pct <= p.max_loadgen_cpu && connected > 0;
         Measured {
             connected,
             busy: p.census.ever_busy,
@@ -303,7 +307,7 @@ impl Measured {
             loadgen_cpu_pct: round2(p.usage.loadgen_cpu_pct),
             machine_cpu_pct: round2(p.usage.machine_cpu_pct),
             judgeable,
-            verdict: Verdict::of(judgeable),
+            verdict: if connected == 0 { Verdict::NothingMeasured } else { Verdict::of(judgeable) },
             server: ServerFigures::of(p.usage, hc.frames, connected),
             aoi: AoiFigures::of(&AoiInputs {
                 hold,
@@ -368,6 +372,10 @@ pub struct StepsReport {
     pub scenario: Scenario,
     /// Each step in order.
     pub steps: Vec<StepReport>,
+    /// Bots welcomed at least once by the last step measured (absent in
+    /// reports made before it: 0).
+    #[serde(default)]
+    pub admitted: usize,
     /// Distinct shard ids seen in snapshots.
     pub shards_seen: usize,
     /// Run context.
@@ -523,6 +531,8 @@ pub trait Joins {
     fn welcomed(&self) -> usize;
     /// Failures over the run, by kind.
     fn failures(&self) -> BTreeMap<String, u64>;
+    /// Busy refusals over the run (a shard listening, but full or late).
+    fn refusals(&self) -> u64;
 }
 
 impl Joins for WalkReport {
@@ -532,11 +542,14 @@ impl Joins for WalkReport {
     fn failures(&self) -> BTreeMap<String, u64> {
         self.measured.error_kinds.clone()
     }
+    fn refusals(&self) -> u64 {
+        self.measured.busy_refusals
+    }
 }
 
 impl Joins for StepsReport {
     fn welcomed(&self) -> usize {
-        self.steps.iter().map(|s| s.measured.connected).max().unwrap_or(0)
+        self.admitted
     }
     fn failures(&self) -> BTreeMap<String, u64> {
         let mut all = BTreeMap::new();
@@ -544,6 +557,9 @@ impl Joins for StepsReport {
             *all.entry(kind.clone()).or_insert(0) += n;
         }
         all
+    }
+    fn refusals(&self) -> u64 {
+        self.steps.iter().map(|s| s.measured.busy_refusals).sum()
     }
 }
 
@@ -554,6 +570,9 @@ impl Joins for IdleReport {
     fn failures(&self) -> BTreeMap<String, u64> {
         self.measured.error_kinds.clone()
     }
+    fn refusals(&self) -> u64 {
+        self.measured.busy_refusals
+    }
 }
 
 impl Joins for ArrivalsReport {
@@ -562,6 +581,9 @@ impl Joins for ArrivalsReport {
     }
     fn failures(&self) -> BTreeMap<String, u64> {
         self.measured.error_kinds.clone()
+    }
+    fn refusals(&self) -> u64 {
+        self.measured.busy_refusals
     }
 }
 
@@ -572,16 +594,24 @@ impl Joins for FailoverReport {
     fn failures(&self) -> BTreeMap<String, u64> {
         self.error_kinds.clone()
     }
+    fn refusals(&self) -> u64 {
+        0
+    }
 }
 
 /// The error of a run in which no bot was welcomed: what failed, and where.
-pub fn nobody_welcomed(failures: &BTreeMap<String, u64>, urls: &[String]) -> String {
-    let failed = if failures.is_empty() {
-        "no failure was seen either".to_owned()
-    } else {
-        let kinds: Vec<String> = failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        format!("failures: {}", kinds.join(", "))
-    };
+pub fn nobody_welcomed(report: &impl Joins, urls: &[String]) -> String {
+    let (failures, refusals) = (report.failures(), report.refusals());
+    let kinds: Vec<String> = failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let failed = if kinds.is_empty() { String::new() } else { format!("failures: {}", kinds.join(", ")) };
+    if refusals > 0 {
+        let and = if failed.is_empty() { String::new() } else { format!("; {failed}") };
+        return format!(
+            "no bot was welcomed: the shards at {} refused every join as busy ({refusals} refusals{and})",
+            urls.join(", ")
+        );
+    }
+    let failed = if failed.is_empty() { "no failure was seen either".to_owned() } else { failed };
     format!("no bot was welcomed ({failed}); is a shard listening at {}?", urls.join(", "))
 }
 
@@ -650,6 +680,18 @@ mod tests {
         let busy = measure(71.0);
         assert!(!busy.judgeable);
         assert_eq!(busy.verdict, Verdict::NotJudgeable);
+        let nobody = Measured::of(&Phase {
+            whole: &w,
+            hold: &w,
+            usage: &usage(40.0),
+            census: Census { bots: 1, ..Census::default() },
+            max_loadgen_cpu: 70.0,
+            per_bot: &[],
+            tick_hz: 20,
+            observers: 0,
+        });
+        assert!(!nobody.judgeable);
+        assert_eq!(nobody.verdict, Verdict::NothingMeasured);
     }
 
     #[test]

@@ -136,9 +136,10 @@ pub async fn get(url: &str) -> Result<String, ScrapeError> {
     let (Some("http"), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
         return Err(ScrapeError::Url(url.to_owned()));
     };
-    let host_port = match authority.port_u16() {
-        Some(_) => authority.as_str().to_owned(),
-        None => format!("{}:80", authority.host()),
+    let host_port = match crate::target::given_port(authority.as_str()) {
+        Ok(Some(_)) => authority.as_str().to_owned(),
+        Ok(None) => format!("{}:80", authority.host()),
+        Err(()) => return Err(ScrapeError::Url(url.to_owned())),
     };
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
@@ -240,5 +241,7 @@ mod tests {
         let s = scrape(&format!("http://{addr}/metrics")).await.expect("scraped");
         assert_eq!(s.value("mino_ticks_total"), 120.0);
         assert!(matches!(scrape("https://h/metrics").await, Err(ScrapeError::Url(_))));
+        // A port past 65535 is refused, not read as none (port 80).
+        assert!(matches!(scrape("http://127.0.0.1:99999/metrics").await, Err(ScrapeError::Url(_))));
     }
 }

@@ -239,7 +239,7 @@ impl Measure<'_> {
         // A WebTransport shard that died says nothing: its silence tells (see
         // `silence`). A websocket's is reset by the dead process's kernel.
         let mut silence = (client.transport() == Transport::WebTransport).then(|| Silence::new(Duration::ZERO));
-        let listen = sleep_until(if silence.is_some() { now + silence::MAX_PROBE_AFTER } else { far });
+        let listen = sleep_until(if silence.is_some() { now + silence::MIN_PROBE_AFTER } else { far });
         tokio::pin!(turn, chat, ping, quiet, shuffle, listen);
         loop {
             let sent = tokio::select! {
@@ -281,13 +281,17 @@ impl Measure<'_> {
                 }
                 _ = &mut listen => {
                     let Some(s) = silence.as_mut() else { continue };
-                    match s.check(now.elapsed()) {
-                        Verdict::Wait(at) => {
-                            listen.as_mut().reset(now + at);
+                    let at = now.elapsed();
+                    // Looked at every MIN_PROBE_AFTER at least: a message since
+                    // may have brought the Ping's time nearer.
+                    let next = |due: Duration| now + due.min(at + silence::MIN_PROBE_AFTER);
+                    match s.check(at, client.path()) {
+                        Verdict::Wait(due) => {
+                            listen.as_mut().reset(next(due));
                             continue;
                         }
-                        Verdict::Probe(at) => {
-                            listen.as_mut().reset(now + at);
+                        Verdict::Probe(due) => {
+                            listen.as_mut().reset(next(due));
                             tokio::time::timeout(SEND_TIMEOUT, client.send_ping()).await
                         }
                         Verdict::Dead(quiet) => {

@@ -10,29 +10,44 @@
 //! --transport webtransport`: all 20 bots of the killed shard misplaced,
 //! their sockets closed 11 s after the kill; over websockets 2 ms and none).
 //!
-//! The rule, the browser's too (`client-web/src/net/silence.ts`): a session
-//! that hears nothing for [`probe_after`] (five of its usual gaps between
-//! messages, from [`MIN_PROBE_AFTER`] while frames come every tick up to
-//! [`MAX_PROBE_AFTER`] in a still place, where the keep-alive's Pongs are all
-//! that comes) sends a Ping; if nothing at all comes within [`ANSWER_WITHIN`]
-//! of it, the shard is taken for dead and the session is closed and resumed
-//! elsewhere. A live shard answers a Ping within a round trip, and a walking
-//! place's frames come every 50 ms, so a live session is never that quiet.
-//! I/O-free: the caller keeps the clock and sends the Ping.
+//! The rule, the browser's too (`client-web/src/net/silence.ts`, the same
+//! test cases): a session that hears no message for [`probe_after`] (five of
+//! its usual gaps between messages: [`MIN_PROBE_AFTER`] while frames come
+//! every tick, up to [`MAX_PROBE_AFTER`]) sends a Ping, and judges at the end
+//! of [`answer_within`] of it (at least [`MIN_ANSWER_WITHIN`], and four round
+//! trips: QUIC resends a lost Ping or Pong after about one):
+//!
+//! - a message came meanwhile: alive, the silence is over;
+//! - none came, but the transport received packets since the Ping (the
+//!   shard's QUIC stack acknowledged it: the process lives, its tick is late
+//!   or stalled, and its Pong, answered by the tick, waits; a shard with
+//!   `--worker-threads` above 1, whose QUIC runs beside the tick): alive,
+//!   and another Ping;
+//! - nothing at all came (or the transport cannot tell): the shard is taken
+//!   for dead, and the session is closed and resumed elsewhere. A shard on
+//!   one thread (the default) that stalls that long, its QUIC with it, is
+//!   left as a dead one would be: its players go on elsewhere (a shard of
+//!   one thread stalled 2.5 s by a fail point lost its 20 WebTransport bots,
+//!   which resumed; websockets wait for their 8 s silence).
+//!
+//! I/O-free: the caller keeps the clock, sends the Ping and reads its
+//! transport's round trip and packet count.
 
 use std::time::Duration;
 
 /// Shortest silence that sends a Ping (five ticks at 20 Hz).
 pub const MIN_PROBE_AFTER: Duration = Duration::from_millis(250);
 
-/// Longest silence before a Ping: the browser's keep-alive interval (in a
-/// still place the Ping is the one the keep-alive sends anyway).
+/// Longest silence before a Ping: the browser's keep-alive interval.
 pub const MAX_PROBE_AFTER: Duration = Duration::from_millis(2000);
 
-/// How long after the Ping a shard that said nothing is taken for dead: a
-/// few round trips of a poor mobile link, and more than TCP's 200 ms minimum
-/// retransmission timeout twice over (a lost Ping or answer is resent).
-pub const ANSWER_WITHIN: Duration = Duration::from_millis(1000);
+/// Least time given a Ping to be answered: TCP's and QUIC's first resends
+/// come well within it on a fast link.
+pub const MIN_ANSWER_WITHIN: Duration = Duration::from_millis(1000);
+
+/// Round trips given a Ping to be answered (a lost Ping or Pong is resent
+/// after about one, then after twice as long).
+const ANSWER_ROUND_TRIPS: u32 = 4;
 
 /// Gaps the silence must pass, in units of the session's usual gap.
 const GAPS: u32 = 5;
@@ -46,6 +61,21 @@ pub fn probe_after(usual: Option<Duration>) -> Duration {
     usual.map_or(MAX_PROBE_AFTER, |g| (g * GAPS).clamp(MIN_PROBE_AFTER, MAX_PROBE_AFTER))
 }
 
+/// How long a Ping is given to be answered on a path of round trip `rtt`
+/// (None: not known).
+pub fn answer_within(rtt: Option<Duration>) -> Duration {
+    rtt.map_or(MIN_ANSWER_WITHIN, |r| (r * ANSWER_ROUND_TRIPS).max(MIN_ANSWER_WITHIN))
+}
+
+/// What the transport says of its path now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Path {
+    /// Its smoothed round trip (None: not known).
+    pub rtt: Option<Duration>,
+    /// Packets it has received so far (None: it cannot tell).
+    pub packets: Option<u64>,
+}
+
 /// What the silence calls for now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -53,37 +83,45 @@ pub enum Verdict {
     Wait(Duration),
     /// Send a Ping now (then look again at the offset given).
     Probe(Duration),
-    /// Nothing came within [`ANSWER_WITHIN`] of the Ping: the shard is gone,
-    /// silent this long.
+    /// No message and no packet came within the answer time of the Ping:
+    /// the shard is gone, silent this long.
     Dead(Duration),
+}
+
+/// A Ping sent: when, and the packets the transport had received then.
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    at: Duration,
+    packets: Option<u64>,
+    answer: Duration,
 }
 
 /// One session's silence; times are offsets on the caller's monotonic clock.
 #[derive(Clone, Debug)]
 pub struct Silence {
-    /// When something last came.
+    /// When a message last came.
     last: Duration,
     /// The usual gap between messages, seconds.
     usual_s: Option<f64>,
-    /// When the Ping of this silence was sent.
-    probed: Option<Duration>,
+    /// The Ping of this silence.
+    probe: Option<Probe>,
 }
 
 impl Silence {
     /// A session that heard from its shard at `now` (its Welcome).
     pub fn new(now: Duration) -> Silence {
-        Silence { last: now, usual_s: None, probed: None }
+        Silence { last: now, usual_s: None, probe: None }
     }
 
-    /// Something came at `now`: any message counts.
+    /// A message came at `now`: any message counts.
     pub fn heard(&mut self, now: Duration) {
         let gap = now.saturating_sub(self.last).as_secs_f64();
         // A silence that needed a Ping is not a usual gap.
-        if self.probed.is_none() {
+        if self.probe.is_none() {
             self.usual_s = Some(self.usual_s.map_or(gap, |u| u + GAP_WEIGHT * (gap - u)));
         }
         self.last = now;
-        self.probed = None;
+        self.probe = None;
     }
 
     /// The usual gap between messages (None before the second message).
@@ -91,22 +129,33 @@ impl Silence {
         self.usual_s.map(Duration::from_secs_f64)
     }
 
-    /// What to do at `now`.
-    pub fn check(&mut self, now: Duration) -> Verdict {
-        let quiet = now.saturating_sub(self.last);
-        match self.probed {
-            Some(at) if now >= at + ANSWER_WITHIN => Verdict::Dead(quiet),
-            Some(at) => Verdict::Wait(at + ANSWER_WITHIN),
+    /// What to do at `now`, the transport's path being `path`.
+    pub fn check(&mut self, now: Duration, path: Path) -> Verdict {
+        match self.probe {
+            Some(p) if now < p.at + p.answer => Verdict::Wait(p.at + p.answer),
+            Some(p) => {
+                let packets_came = matches!((p.packets, path.packets), (Some(then), Some(now)) if now > then);
+                if packets_came {
+                    self.ping(now, path)
+                } else {
+                    Verdict::Dead(now.saturating_sub(self.last))
+                }
+            }
             None => {
                 let due = self.last + probe_after(self.usual());
                 if now >= due {
-                    self.probed = Some(now);
-                    Verdict::Probe(now + ANSWER_WITHIN)
+                    self.ping(now, path)
                 } else {
                     Verdict::Wait(due)
                 }
             }
         }
+    }
+
+    fn ping(&mut self, now: Duration, path: Path) -> Verdict {
+        let answer = answer_within(path.rtt);
+        self.probe = Some(Probe { at: now, packets: path.packets, answer });
+        Verdict::Probe(now + answer)
     }
 }
 
@@ -127,41 +176,71 @@ mod tests {
         s
     }
 
-    #[test]
-    fn a_walking_place_pings_after_five_quiet_ticks_and_gives_up_a_second_later() {
-        let mut s = steady(50 * MS, 2000 * MS);
-        assert_eq!(s.check(2100 * MS), Verdict::Wait(2250 * MS));
-        assert_eq!(s.check(2250 * MS), Verdict::Probe(3250 * MS));
-        assert_eq!(s.check(2300 * MS), Verdict::Wait(3250 * MS), "one Ping a silence");
-        assert_eq!(s.check(3250 * MS), Verdict::Dead(1250 * MS));
+    /// A path of round trip `rtt` ms that has received `packets`.
+    fn path(rtt: u64, packets: u64) -> Path {
+        Path { rtt: Some(Duration::from_millis(rtt)), packets: Some(packets) }
     }
 
     #[test]
-    fn any_answer_ends_the_silence_and_it_does_not_count_as_a_usual_gap() {
+    fn a_walking_place_pings_after_five_quiet_ticks_and_gives_up_a_second_later() {
         let mut s = steady(50 * MS, 2000 * MS);
-        assert_eq!(s.check(2250 * MS), Verdict::Probe(3250 * MS));
+        assert_eq!(s.check(2100 * MS, path(1, 90)), Verdict::Wait(2250 * MS));
+        assert_eq!(s.check(2250 * MS, path(1, 90)), Verdict::Probe(3250 * MS));
+        assert_eq!(s.check(2300 * MS, path(1, 90)), Verdict::Wait(3250 * MS), "one Ping at a time");
+        assert_eq!(s.check(3250 * MS, path(1, 90)), Verdict::Dead(1250 * MS));
+    }
+
+    #[test]
+    fn any_message_ends_the_silence_and_it_does_not_count_as_a_usual_gap() {
+        let mut s = steady(50 * MS, 2000 * MS);
+        assert_eq!(s.check(2250 * MS, path(1, 90)), Verdict::Probe(3250 * MS));
         s.heard(2260 * MS);
         let usual = s.usual().expect("usual");
         assert!((49 * MS..=51 * MS).contains(&usual), "{usual:?}");
-        assert_eq!(s.check(2400 * MS), Verdict::Wait(2510 * MS));
+        assert_eq!(s.check(2400 * MS, path(1, 91)), Verdict::Wait(2510 * MS));
     }
 
     #[test]
     fn a_still_place_heard_only_by_its_pongs_waits_the_keepalive_interval() {
         let mut s = steady(2000 * MS, 20_000 * MS);
-        assert_eq!(s.check(21_000 * MS), Verdict::Wait(22_000 * MS));
-        assert_eq!(s.check(22_000 * MS), Verdict::Probe(23_000 * MS));
-        assert_eq!(s.check(23_000 * MS), Verdict::Dead(3000 * MS));
+        assert_eq!(s.check(21_000 * MS, path(1, 9)), Verdict::Wait(22_000 * MS));
+        assert_eq!(s.check(22_000 * MS, path(1, 9)), Verdict::Probe(23_000 * MS));
+        assert_eq!(s.check(23_000 * MS, path(1, 9)), Verdict::Dead(3000 * MS));
         // Before a second message there is no usual gap: the longest wait.
         let mut fresh = Silence::new(Duration::ZERO);
-        assert_eq!(fresh.check(MS), Verdict::Wait(MAX_PROBE_AFTER));
+        assert_eq!(fresh.check(MS, Path::default()), Verdict::Wait(MAX_PROBE_AFTER));
     }
 
     #[test]
-    fn the_wait_before_a_ping_is_bounded_both_ways() {
+    fn a_slow_path_gets_four_round_trips_to_answer() {
+        let mut s = steady(50 * MS, 2000 * MS);
+        assert_eq!(s.check(2250 * MS, path(1200, 90)), Verdict::Probe(7050 * MS));
+        assert_eq!(s.check(7000 * MS, path(1200, 90)), Verdict::Wait(7050 * MS));
+        assert_eq!(s.check(7050 * MS, path(1200, 90)), Verdict::Dead(5050 * MS));
+    }
+
+    #[test]
+    fn packets_without_a_message_are_a_live_shard_whose_tick_stalled() {
+        let mut s = steady(50 * MS, 2000 * MS);
+        assert_eq!(s.check(2250 * MS, path(1, 90)), Verdict::Probe(3250 * MS));
+        // Its QUIC stack acknowledged the Ping: another Ping, not a death.
+        assert_eq!(s.check(3250 * MS, path(1, 91)), Verdict::Probe(4250 * MS));
+        assert_eq!(s.check(4250 * MS, path(1, 91)), Verdict::Dead(2250 * MS), "then nothing at all");
+        // A transport that cannot count packets has only the messages.
+        let mut blind = steady(50 * MS, 2000 * MS);
+        let none = Path { rtt: None, packets: None };
+        assert_eq!(blind.check(2250 * MS, none), Verdict::Probe(3250 * MS));
+        assert_eq!(blind.check(3250 * MS, none), Verdict::Dead(1250 * MS));
+    }
+
+    #[test]
+    fn the_waits_are_bounded_both_ways() {
         assert_eq!(probe_after(Some(MS)), MIN_PROBE_AFTER);
         assert_eq!(probe_after(Some(100 * MS)), 500 * MS);
         assert_eq!(probe_after(Some(60_000 * MS)), MAX_PROBE_AFTER);
         assert_eq!(probe_after(None), MAX_PROBE_AFTER);
+        assert_eq!(answer_within(Some(40 * MS)), MIN_ANSWER_WITHIN);
+        assert_eq!(answer_within(Some(500 * MS)), 2000 * MS);
+        assert_eq!(answer_within(None), MIN_ANSWER_WITHIN);
     }
 }

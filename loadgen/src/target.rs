@@ -107,15 +107,23 @@ pub fn host_port(url: &str) -> Result<(String, u16), TargetError> {
     };
     let host = uri.host().ok_or_else(|| TargetError::Invalid(url.to_owned()))?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
-    // `Uri` reads a port past 65535 as no port at all: look at the text.
-    let authority = uri.authority().map_or("", |a| a.as_str());
+    match given_port(uri.authority().map_or("", |a| a.as_str())) {
+        Ok(port) => Ok((host, port.unwrap_or(default_port))),
+        Err(()) => Err(TargetError::Port(url.to_owned())),
+    }
+}
+
+/// The port an URL's authority (`[user@]host[:port]`) gives: None when it
+/// gives none; Err when it is not 1 to 65535 (`http::Uri` reads a port past
+/// 65535 as no port at all, and the default port would be dialled).
+#[allow(clippy::result_unit_err)]
+pub fn given_port(authority: &str) -> Result<Option<u16>, ()> {
     let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let given = authority.rsplit_once(':').map(|(_, p)| p).filter(|p| !p.contains(']'));
-    match given {
-        None | Some("") => Ok((host, default_port)),
+    match authority.rsplit_once(':').map(|(_, p)| p).filter(|p| !p.contains(']')) {
+        None | Some("") => Ok(None),
         Some(p) => match p.parse::<u16>() {
-            Ok(port) if port > 0 => Ok((host, port)),
-            _ => Err(TargetError::Port(url.to_owned())),
+            Ok(port) if port > 0 => Ok(Some(port)),
+            _ => Err(()),
         },
     }
 }

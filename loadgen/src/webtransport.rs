@@ -195,6 +195,14 @@ impl WtLink {
         Ok(WtLink { conn, send, recv, buf: BytesMut::with_capacity(READ_CHUNK_BYTES), _endpoint: endpoint })
     }
 
+    /// The session's smoothed round trip and the UDP datagrams it has
+    /// received (quinn's counts): whether the shard's QUIC stack still
+    /// answers, whatever its tick does.
+    pub fn path(&self) -> crate::silence::Path {
+        let received = self.conn.quic_connection().stats().udp_rx.datagrams;
+        crate::silence::Path { rtt: Some(self.conn.rtt()), packets: Some(received) }
+    }
+
     /// Sends one message on the stream, after its length.
     ///
     /// Errors: the stream is closed (the text says why).

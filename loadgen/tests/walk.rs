@@ -162,3 +162,18 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
     let p50 = num(j, "snapshot_gap_ms.p50");
     assert!((45.0..=56.0).contains(&p50), "whole-shard snapshots still time the gap: {p50} ms");
 }
+
+#[test]
+fn a_run_whose_every_join_is_refused_as_busy_says_so() {
+    let server = Shard::start(server_bin(), &["--max-players", "1"]);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    // The one slot is taken: every bot is told Busy.
+    let _holder = rt.block_on(mino_testkit::Player::join(&server, "holder"));
+    let run = loadgen::run_failing(
+        LOADGEN,
+        &["--url", &server.ws_url(), "--bots", "2", "--duration", "0.5s", "--no-reconnect", "--quiet"],
+    );
+    assert_eq!(run.json["verdict"], "nothing measured", "{:#}", run.json);
+    assert!(run.stderr.contains("refused every join as busy (2 refusals)"), "{}", run.stderr);
+    assert!(!run.stderr.contains("is a shard listening"), "{}", run.stderr);
+}

@@ -227,7 +227,8 @@ async fn shard_started_without_redis_is_not_ready_until_redis_comes() {
     }
     let _redis = Redis::start_on(port);
     server.wait_ready().await;
-    assert!(server.logged("redis reachable; shard registered").await);
+    assert!(server.logged("redis reachable; shard registered shard=").await);
+    assert!(server.logged(" down_for_s=").await, "how long redis was unreachable");
     let c = Player::join(&server, "Late").await;
     assert_ne!(c.id(), 0);
 }

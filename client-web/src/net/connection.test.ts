@@ -170,6 +170,20 @@ describe('connection', () => {
     expect(sockets.length).toBe(3);
   });
 
+  it('sends a websocket no silence Ping: a dead process resets its TCP, and only the 8 s silence applies', () => {
+    const { sockets, timers } = setup(0);
+    const s = last(sockets);
+    welcomeOn(s);
+    for (let i = 0; i < 20; i++) {
+      timers.advance(50);
+      s.deliver(frame('view'));
+    }
+    const sent = s.sent.length;
+    timers.advance(3000);
+    expect(s.sent.length, 'nothing sent in 3 s of quiet').toBe(sent);
+    expect(s.closedByClient).toBeNull();
+  });
+
   it('ignores frames that fail verification and text frames', () => {
     const { sockets, conn } = setup();
     welcomeOn(last(sockets));

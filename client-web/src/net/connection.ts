@@ -14,7 +14,7 @@
 import type { Timers } from '../timers.js';
 import { afterClose, type ReconnectReason } from './policy.js';
 import { decodeServer, encodeHello, encodePing, type ServerMsg } from './protocol.js';
-import { Silence } from './silence.js';
+import { MIN_PROBE_AFTER_MS, Silence } from './silence.js';
 import type { Dial, Dialed, Fallback, Transport, TransportKind } from './transport.js';
 
 /** What the connection is doing, for the page to show. */
@@ -82,6 +82,8 @@ export class Connection {
   private watchTimer: unknown = null;
   /** The current WebTransport session's silence (null: a websocket, or not welcomed yet). */
   private silence: Silence | null = null;
+  /** The latest round trip a Pong showed, ms (null: none yet): the silence's when the transport gives none. */
+  private pongRttMs: number | null = null;
   private openedAt = 0;
   private lastMessageAt = 0;
   /** Frames refused by the verifier so far. */
@@ -243,6 +245,9 @@ export class Connection {
       case 'move':
         if (msg.resumeTicket.length) this.ticket = msg.resumeTicket;
         break;
+      case 'pong':
+        if (now >= msg.clientTimeMs && now - msg.clientTimeMs < 60_000) this.pongRttMs = now - msg.clientTimeMs;
+        break;
       case 'busy':
         this.busy = { reason: msg.reason, retryAfterMs: msg.retryAfterMs };
         break;
@@ -270,10 +275,12 @@ export class Connection {
       let next = WATCH_EVERY_MS;
       let unanswered = false;
       if (t && this.welcomed && this.silence) {
-        const v = this.silence.check(now);
+        const path = t.path();
+        const v = this.silence.check(now, { rttMs: path.rttMs ?? this.pongRttMs, packets: path.packets });
         if (v.kind === 'probe') t.send(encodePing(now));
+        // Looked at every MIN_PROBE_AFTER_MS at least: a message since may have brought the Ping's time nearer.
         if (v.kind === 'dead') unanswered = true;
-        else next = Math.min(next, Math.max(1, v.atMs - now));
+        else next = Math.min(next, MIN_PROBE_AFTER_MS, Math.max(1, v.atMs - now));
       }
       const silent = unanswered || (this.welcomed && now - this.lastMessageAt > (this.opts.silenceMs ?? 8000));
       const noWelcome = !this.welcomed && !this.dialing && now - this.openedAt > (this.opts.welcomeTimeoutMs ?? 10_000);

@@ -1,6 +1,6 @@
 // The silence rule, with the same cases as loadgen/src/silence.rs's tests.
 import { describe, expect, it } from 'vitest';
-import { MAX_PROBE_AFTER_MS, MIN_PROBE_AFTER_MS, Silence, probeAfterMs } from './silence.js';
+import { MAX_PROBE_AFTER_MS, MIN_ANSWER_WITHIN_MS, MIN_PROBE_AFTER_MS, Silence, UNKNOWN_PATH, answerWithinMs, probeAfterMs, type Path } from './silence.js';
 
 /** A session heard every `gapMs` from 0 to `untilMs`. */
 function steady(gapMs: number, untilMs: number): Silence {
@@ -9,35 +9,57 @@ function steady(gapMs: number, untilMs: number): Silence {
   return s;
 }
 
+const path = (rttMs: number, packets: number): Path => ({ rttMs, packets });
+
 describe('silence', () => {
   it('in a walking place pings after five quiet ticks and gives up a second later', () => {
     const s = steady(50, 2000);
-    expect(s.check(2100)).toEqual({ kind: 'wait', atMs: 2250 });
-    expect(s.check(2250)).toEqual({ kind: 'probe', atMs: 3250 });
-    expect(s.check(2300)).toEqual({ kind: 'wait', atMs: 3250 });
-    expect(s.check(3250)).toEqual({ kind: 'dead', quietMs: 1250 });
+    expect(s.check(2100, path(1, 90))).toEqual({ kind: 'wait', atMs: 2250 });
+    expect(s.check(2250, path(1, 90))).toEqual({ kind: 'probe', atMs: 3250 });
+    expect(s.check(2300, path(1, 90))).toEqual({ kind: 'wait', atMs: 3250 });
+    expect(s.check(3250, path(1, 90))).toEqual({ kind: 'dead', quietMs: 1250 });
   });
 
-  it('ends with any answer, which does not count as a usual gap', () => {
+  it('ends with any message, which does not count as a usual gap', () => {
     const s = steady(50, 2000);
-    expect(s.check(2250).kind).toBe('probe');
+    expect(s.check(2250, path(1, 90)).kind).toBe('probe');
     s.heard(2260);
     expect(s.usualMs).toBeCloseTo(50, 6);
-    expect(s.check(2400)).toEqual({ kind: 'wait', atMs: 2510 });
+    expect(s.check(2400, path(1, 91))).toEqual({ kind: 'wait', atMs: 2510 });
   });
 
   it('in a still place heard only by its Pongs waits the keep-alive interval', () => {
     const s = steady(2000, 20_000);
-    expect(s.check(21_000)).toEqual({ kind: 'wait', atMs: 22_000 });
-    expect(s.check(22_000)).toEqual({ kind: 'probe', atMs: 23_000 });
-    expect(s.check(23_000)).toEqual({ kind: 'dead', quietMs: 3000 });
-    expect(new Silence(0).check(1)).toEqual({ kind: 'wait', atMs: MAX_PROBE_AFTER_MS });
+    expect(s.check(21_000, path(1, 9))).toEqual({ kind: 'wait', atMs: 22_000 });
+    expect(s.check(22_000, path(1, 9))).toEqual({ kind: 'probe', atMs: 23_000 });
+    expect(s.check(23_000, path(1, 9))).toEqual({ kind: 'dead', quietMs: 3000 });
+    expect(new Silence(0).check(1, UNKNOWN_PATH)).toEqual({ kind: 'wait', atMs: MAX_PROBE_AFTER_MS });
   });
 
-  it('bounds the wait before a Ping both ways', () => {
+  it('gives a slow path four round trips to answer', () => {
+    const s = steady(50, 2000);
+    expect(s.check(2250, path(1200, 90))).toEqual({ kind: 'probe', atMs: 7050 });
+    expect(s.check(7000, path(1200, 90))).toEqual({ kind: 'wait', atMs: 7050 });
+    expect(s.check(7050, path(1200, 90))).toEqual({ kind: 'dead', quietMs: 5050 });
+  });
+
+  it('takes packets without a message for a live shard whose tick stalled', () => {
+    const s = steady(50, 2000);
+    expect(s.check(2250, path(1, 90))).toEqual({ kind: 'probe', atMs: 3250 });
+    expect(s.check(3250, path(1, 91))).toEqual({ kind: 'probe', atMs: 4250 });
+    expect(s.check(4250, path(1, 91))).toEqual({ kind: 'dead', quietMs: 2250 });
+    const blind = steady(50, 2000);
+    expect(blind.check(2250, UNKNOWN_PATH)).toEqual({ kind: 'probe', atMs: 3250 });
+    expect(blind.check(3250, UNKNOWN_PATH)).toEqual({ kind: 'dead', quietMs: 1250 });
+  });
+
+  it('bounds the waits both ways', () => {
     expect(probeAfterMs(1)).toBe(MIN_PROBE_AFTER_MS);
     expect(probeAfterMs(100)).toBe(500);
     expect(probeAfterMs(60_000)).toBe(MAX_PROBE_AFTER_MS);
     expect(probeAfterMs(null)).toBe(MAX_PROBE_AFTER_MS);
+    expect(answerWithinMs(40)).toBe(MIN_ANSWER_WITHIN_MS);
+    expect(answerWithinMs(500)).toBe(2000);
+    expect(answerWithinMs(null)).toBe(MIN_ANSWER_WITHIN_MS);
   });
 });

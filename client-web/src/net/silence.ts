@@ -1,24 +1,35 @@
 // A WebTransport session whose shard died without closing it, noticed by
-// its silence: the rule of loadgen/src/silence.rs, which the bots follow too.
+// its silence: the rule of loadgen/src/silence.rs, which the bots follow too
+// (the same test cases).
 //
 // Over a websocket the dead process's kernel resets the TCP connection at
 // once. Over WebTransport nothing comes: a killed shard's UDP port just stops
 // answering, and the session would wait for QUIC's idle timeout (or the
-// connection's 8 s silence). So a session that hears nothing for five of its
-// usual gaps between messages (from MIN_PROBE_AFTER_MS while frames come
-// every tick up to MAX_PROBE_AFTER_MS in a still place, where the keep-alive's
-// Pongs are all that comes) sends a Ping; if nothing at all comes within
-// ANSWER_WITHIN_MS of it, the shard is taken for dead, and the connection
-// resumes elsewhere. A live shard answers a Ping within a round trip, and a
-// walking place's frames come every 50 ms, so a live session is never that
-// quiet. No I/O: the caller keeps the clock and sends the Ping.
+// connection's 8 s silence). So a session that hears no message for five of
+// its usual gaps (MIN_PROBE_AFTER_MS while frames come every tick, up to
+// MAX_PROBE_AFTER_MS) sends a Ping, and judges at the end of answerWithinMs
+// of it (at least MIN_ANSWER_WITHIN_MS, and four round trips: QUIC resends a
+// lost Ping or Pong after about one):
+// - a message came meanwhile: alive, the silence is over;
+// - none came, but the transport received packets since the Ping (the
+//   shard's QUIC stack acknowledged it: the process lives, its tick is late
+//   or stalled, and its Pong, answered by the tick, waits; a shard with
+//   --worker-threads above 1, whose QUIC runs beside the tick): alive, and
+//   another Ping;
+// - nothing at all came (or the transport cannot tell: Chromium 156 has no
+//   WebTransport.getStats()): the shard is taken for dead, and the
+//   connection resumes elsewhere, as from a shard that stalled that long.
+// No I/O: the caller keeps the clock, sends the Ping and reads its
+// transport's round trip and packet count.
 
 /** Shortest silence that sends a Ping, ms (five ticks at 20 Hz). */
 export const MIN_PROBE_AFTER_MS = 250;
 /** Longest silence before a Ping, ms: the keep-alive's interval. */
 export const MAX_PROBE_AFTER_MS = 2000;
-/** How long after the Ping a shard that said nothing is taken for dead, ms. */
-export const ANSWER_WITHIN_MS = 1000;
+/** Least time given a Ping to be answered, ms. */
+export const MIN_ANSWER_WITHIN_MS = 1000;
+/** Round trips given a Ping to be answered. */
+const ANSWER_ROUND_TRIPS = 4;
 /** Gaps the silence must pass, in units of the session's usual gap. */
 const GAPS = 5;
 /** Weight of a new gap in the usual gap (an exponential mean). */
@@ -30,6 +41,20 @@ export function probeAfterMs(usualMs: number | null): number {
   return Math.min(MAX_PROBE_AFTER_MS, Math.max(MIN_PROBE_AFTER_MS, usualMs * GAPS));
 }
 
+/** How long a Ping is given to be answered on a path of round trip `rttMs` (null: not known). */
+export function answerWithinMs(rttMs: number | null): number {
+  return rttMs === null ? MIN_ANSWER_WITHIN_MS : Math.max(MIN_ANSWER_WITHIN_MS, rttMs * ANSWER_ROUND_TRIPS);
+}
+
+/** What the transport says of its path now: its smoothed round trip (ms) and the packets it has received (null: not known). */
+export interface Path {
+  readonly rttMs: number | null;
+  readonly packets: number | null;
+}
+
+/** A path the transport says nothing of. */
+export const UNKNOWN_PATH: Path = { rttMs: null, packets: null };
+
 /** What the silence calls for now: nothing until `atMs`, a Ping now (look again at `atMs`), or the shard is gone. */
 export type Verdict =
   | { readonly kind: 'wait'; readonly atMs: number }
@@ -40,20 +65,21 @@ export type Verdict =
 export class Silence {
   private last: number;
   private usual: number | null = null;
-  private probed: number | null = null;
+  /** The Ping of this silence: when, the packets received then, and its answer time. */
+  private probe: { at: number; packets: number | null; answer: number } | null = null;
 
   /** A session that heard from its shard at `nowMs` (its Welcome). */
   constructor(nowMs: number) {
     this.last = nowMs;
   }
 
-  /** Something came at `nowMs`: any message counts. */
+  /** A message came at `nowMs`: any message counts. */
   heard(nowMs: number): void {
     const gap = Math.max(0, nowMs - this.last);
     // A silence that needed a Ping is not a usual gap.
-    if (this.probed === null) this.usual = this.usual === null ? gap : this.usual + GAP_WEIGHT * (gap - this.usual);
+    if (this.probe === null) this.usual = this.usual === null ? gap : this.usual + GAP_WEIGHT * (gap - this.usual);
     this.last = nowMs;
-    this.probed = null;
+    this.probe = null;
   }
 
   /** The usual gap between messages, ms (null before the second message). */
@@ -61,15 +87,21 @@ export class Silence {
     return this.usual;
   }
 
-  /** What to do at `nowMs`. */
-  check(nowMs: number): Verdict {
-    if (this.probed !== null) {
-      const deadAt = this.probed + ANSWER_WITHIN_MS;
-      return nowMs >= deadAt ? { kind: 'dead', quietMs: nowMs - this.last } : { kind: 'wait', atMs: deadAt };
+  /** What to do at `nowMs`, the transport's path being `path`. */
+  check(nowMs: number, path: Path): Verdict {
+    const p = this.probe;
+    if (p !== null) {
+      if (nowMs < p.at + p.answer) return { kind: 'wait', atMs: p.at + p.answer };
+      const packetsCame = p.packets !== null && path.packets !== null && path.packets > p.packets;
+      return packetsCame ? this.ping(nowMs, path) : { kind: 'dead', quietMs: nowMs - this.last };
     }
     const due = this.last + probeAfterMs(this.usual);
-    if (nowMs < due) return { kind: 'wait', atMs: due };
-    this.probed = nowMs;
-    return { kind: 'probe', atMs: nowMs + ANSWER_WITHIN_MS };
+    return nowMs >= due ? this.ping(nowMs, path) : { kind: 'wait', atMs: due };
+  }
+
+  private ping(nowMs: number, path: Path): Verdict {
+    const answer = answerWithinMs(path.rttMs);
+    this.probe = { at: nowMs, packets: path.packets, answer };
+    return { kind: 'probe', atMs: nowMs + answer };
   }
 }

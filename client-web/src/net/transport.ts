@@ -6,6 +6,8 @@
 // resume tickets and the close policy (net/policy.ts) are the same code on
 // both; which one a page gets is net/dial.ts's decision.
 
+import { UNKNOWN_PATH, type Path } from './silence.js';
+
 /** The transports: a websocket, or a WebTransport session (HTTP/3 over QUIC). */
 export type TransportKind = 'websocket' | 'webtransport';
 
@@ -66,6 +68,8 @@ export interface Transport {
   send(bytes: Uint8Array): void;
   /** Closes from this side with a websocket close code; no event follows. */
   close(code: number, reason: string): void;
+  /** What it knows of its path (round trip, packets received), as of its last look: net/silence.ts. */
+  path(): Path;
 }
 
 /** A transport a dial produced, and why it is the websocket when WebTransport was wanted (null: it was not, or it is WebTransport). */
@@ -94,6 +98,11 @@ const OPEN = 1;
 /** The websocket: binary messages both ways; its close event's code is the close code. */
 export class WebSocketTransport implements Transport {
   readonly kind = 'websocket';
+
+  /** Nothing: the browser's websocket says nothing of its TCP connection. */
+  path(): Path {
+    return UNKNOWN_PATH;
+  }
 
   constructor(private readonly socket: SocketLike) {
     socket.binaryType = 'arraybuffer';

@@ -77,6 +77,17 @@ function written(s: FakeSession): Uint8Array[] {
   return out;
 }
 
+/** Welcomes the session, then a view frame every tick (50 ms) for a second: a walking place. */
+async function walkingPlace(r: Rig, s: FakeSession): Promise<void> {
+  s.streamMessage(frame('welcome'));
+  await settle();
+  for (let i = 0; i < 20; i++) {
+    r.timers.advance(50);
+    s.datagram(frame('view'));
+    await settle();
+  }
+}
+
 describe('webtransport transport', () => {
   it('says hello on the stream, length-prefixed, and plays: stream messages and datagrams alike', async () => {
     const r = await rig();
@@ -132,13 +143,7 @@ describe('webtransport transport', () => {
   it('takes a shard that stops answering for dead: a Ping after five quiet ticks, a new session a second later', async () => {
     const r = await rig();
     const s = last(r.sessions);
-    s.streamMessage(frame('welcome'));
-    await settle();
-    for (let i = 0; i < 20; i++) {
-      r.timers.advance(50);
-      s.datagram(frame('view'));
-      await settle();
-    }
+    await walkingPlace(r, s);
     const sent = written(s).length;
     r.timers.advance(240);
     expect(written(s).length, 'no Ping before five ticks of silence').toBe(sent);
@@ -158,6 +163,35 @@ describe('webtransport transport', () => {
     await settle();
     expect(r.sessions.length).toBe(2);
     expect(decodeClientForTest(last(written(last(r.sessions)))).ticket).not.toBeNull();
+  });
+
+  it('keeps a session whose QUIC stack still answers while its tick is silent, and gives a slow path its round trips', async () => {
+    const r = await rig();
+    const s = last(r.sessions);
+    s.stats = { packetsReceived: 100, smoothedRtt: 600 };
+    await walkingPlace(r, s);
+    // The Ping at 250 ms of silence; a 600 ms round trip gets 2.4 s to answer.
+    r.timers.advance(250);
+    await settle();
+    expect(decodeClientForTest(last(written(s))).kind).toBe('ping');
+    r.timers.advance(2000);
+    await settle();
+    expect(s.closedByPage, 'within four round trips').toBeNull();
+    // No message, but packets came (the shard acknowledged): alive, another Ping.
+    s.stats = { packetsReceived: 103, smoothedRtt: 600 };
+    r.timers.advance(250);
+    await settle();
+    r.timers.advance(250);
+    await settle();
+    expect(s.closedByPage, 'its QUIC stack answers').toBeNull();
+    const pings = written(s).filter((m) => decodeClientForTest(m).kind === 'ping').length;
+    expect(pings).toBe(2);
+    // Then nothing at all: dead.
+    r.timers.advance(2500);
+    await settle();
+    r.timers.advance(250);
+    await settle();
+    expect(s.closedByPage).not.toBeNull();
   });
 
   it('acts on the Error before the close as on a websocket close code: a replaced session stops', async () => {

@@ -16,6 +16,7 @@
 
 import { FramingError, MessageReader, framed } from './framing.js';
 import type { Transport, TransportEvents } from './transport.js';
+import { UNKNOWN_PATH, type Path } from './silence.js';
 
 /** A session's close as the browser reports it. */
 export interface SessionCloseInfo {
@@ -36,6 +37,20 @@ export interface SessionLike {
   readonly datagrams: { readonly readable: ReadableStream<Uint8Array> };
   createBidirectionalStream(): Promise<BidiStreamLike>;
   close(info?: SessionCloseInfo): void;
+  /**
+   * The connection's statistics (the spec's `packetsReceived`, `smoothedRtt`
+   * in ms), where the browser has them: Chromium 156 has no `getStats()` on
+   * a WebTransport, so a page there judges its silence by messages alone,
+   * with the Pongs' round trip (net/silence.ts).
+   */
+  getStats?(): Promise<unknown>;
+}
+
+/** The path facts read from a session's `getStats()` answer (fields not numbers are unknown). */
+export function pathOfStats(stats: unknown): Path {
+  const s = (typeof stats === 'object' && stats !== null ? stats : {}) as Record<string, unknown>;
+  const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+  return { rttMs: num(s.smoothedRtt), packets: num(s.packetsReceived) };
 }
 
 /** Close code of a transport that dropped without one. */
@@ -56,6 +71,9 @@ export class WebTransportTransport implements Transport {
   private ended = false;
   /** Datagrams taken (each a view frame). */
   datagrams = 0;
+  /** The path as the session's statistics last said (refreshed at each look). */
+  private lastPath: Path = UNKNOWN_PATH;
+  private statsPending = false;
 
   constructor(
     private readonly session: SessionLike,
@@ -86,6 +104,21 @@ export class WebTransportTransport implements Transport {
     if (!this.isOpen) return;
     // Writes queue in order; a failed one means the session is going, which `closed` reports.
     this.writer.write(framed(bytes)).catch(() => undefined);
+  }
+
+  /** The path as last read, and a new read started (the statistics come asynchronously). */
+  path(): Path {
+    if (this.session.getStats && !this.statsPending && !this.ended) {
+      this.statsPending = true;
+      this.session.getStats().then(
+        (s) => {
+          this.lastPath = pathOfStats(s);
+          this.statsPending = false;
+        },
+        () => (this.statsPending = false),
+      );
+    }
+    return this.lastPath;
   }
 
   close(code: number, reason: string): void {

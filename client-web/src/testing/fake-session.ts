@@ -26,6 +26,8 @@ export class FakeSession implements SessionLike {
   /** The page's close, if it closed. */
   closedByPage: SessionCloseInfo | null = null;
   streamsOpened = 0;
+  /** What `getStats()` answers (Chromium's fields), set by the test; null: the method is absent. */
+  stats: { packetsReceived?: number; smoothedRtt?: number } | null = null;
   private readonly readyD = deferred<unknown>();
   private readonly closedD = deferred<SessionCloseInfo>();
   private datagramCtl!: ReadableStreamDefaultController<Uint8Array>;
@@ -51,6 +53,11 @@ export class FakeSession implements SessionLike {
     const e = new Error('WebTransportError: Opening handshake failed.');
     this.readyD.reject(e);
     this.closedD.reject(e);
+  }
+
+  get getStats(): (() => Promise<unknown>) | undefined {
+    const stats = this.stats;
+    return stats === null ? undefined : () => Promise.resolve({ ...stats });
   }
 
   createBidirectionalStream(): Promise<BidiStreamLike> {

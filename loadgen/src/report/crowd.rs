@@ -185,6 +185,9 @@ impl super::Joins for CrowdReport {
     fn failures(&self) -> BTreeMap<String, u64> {
         self.measured.error_kinds.clone()
     }
+    fn refusals(&self) -> u64 {
+        self.measured.busy_refusals
+    }
 }
 
 #[cfg(test)]

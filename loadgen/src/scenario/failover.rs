@@ -146,8 +146,8 @@ impl Dead {
 /// same player, and welcomed again if they were on the shard that died.
 ///
 /// "Connected" alone does not say a bot is back: a bot on the killed shard
-/// counts as connected until it notices, which over WebTransport is its idle
-/// timeout (UDP has no reset), and such bots notice one by one (a CI run
+/// counts as connected until it notices, which over WebTransport takes its
+/// silence (UDP has no reset: `crate::silence`), and such bots notice one by one (a CI run
 /// ended the observation when one of two had resumed and the other had not
 /// noticed yet, and counted it lost). So every bot that was on the shard
 /// that died must be welcomed again; a bot on another shard is back while it
@@ -290,7 +290,7 @@ mod tests {
         returns.poll();
         assert!(!returns.any_left(), "nobody noticed yet");
         // Bot 1 noticed and resumed on shard 1 at once; bot 2 has not
-        // noticed (over WebTransport, until its idle timeout): it is still
+        // noticed (over WebTransport, until its silence tells): it is still
         // connected as itself, and still not back.
         welcome(&bots[1], 2, 1);
         returns.poll();

@@ -27,6 +27,7 @@ pub async fn measure(ctx: &Context, args: &StepsArgs) -> StepsReport {
     let profile = Profile::of(ctx.common.profile);
     let mut crew = ctx.crew(profile, ctx.policy()).await;
     let mut steps = Vec::with_capacity(args.steps.len());
+    let mut admitted = 0;
     for &n in &args.steps {
         let _between = crew.take_window(ctx).await;
         if !crew.ramp_to(ctx, n, args.ramp).await {
@@ -37,13 +38,14 @@ pub async fn measure(ctx: &Context, args: &StepsArgs) -> StepsReport {
         if !ctx.progress.hold(args.settle, format!("settle {n}"), &ctx.stop, String::new).await {
             break;
         }
-        let measured = crew.measure_hold(ctx, args.hold, format!("hold {n}")).await.measured;
-        steps.push(StepReport { players: n, measured });
+        let held = crew.measure_hold(ctx, args.hold, format!("hold {n}")).await;
+        admitted = admitted.max(held.census.admitted);
+        steps.push(StepReport { players: n, measured: held.measured });
         if ctx.stop.is_cancelled() {
             break;
         }
     }
     let shards_seen = crew.shards(ctx).await.0.len();
     crew.shutdown(ctx).await;
-    StepsReport { scenario: Scenario::Steps, steps, shards_seen, info: ctx.info(profile.name) }
+    StepsReport { scenario: Scenario::Steps, steps, admitted, shards_seen, info: ctx.info(profile.name) }
 }

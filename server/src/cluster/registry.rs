@@ -203,8 +203,13 @@ impl Registry {
                 }
             };
             if ok && !up {
-                let down_for_s = outage.reached(start.elapsed()).map(|d| d.as_secs_f64());
-                tracing::info!(shard = %self.me, ?down_for_s, "redis reachable; shard registered");
+                match outage.reached(start.elapsed()) {
+                    Some(down) => tracing::info!(
+                        shard = %self.me, down_for_s = down.as_secs_f64(),
+                        "redis reachable; shard registered"
+                    ),
+                    None => tracing::info!(shard = %self.me, "redis reachable; shard registered"),
+                }
                 if ever_up {
                     self.metrics.redis_reconnects.inc();
                 }
