@@ -113,13 +113,14 @@ impl Silence {
         Silence { last: now, usual_s: None, probe: None }
     }
 
-    /// A message came at `now`: any message counts.
+    /// A message came at `now`: any message counts, and its gap is learnt
+    /// (a silence that needed a Ping too: a place gone still, whose Pongs
+    /// are all that comes, lengthens the usual gap towards
+    /// [`MAX_PROBE_AFTER`] instead of being pinged every
+    /// [`MIN_PROBE_AFTER`] for ever).
     pub fn heard(&mut self, now: Duration) {
         let gap = now.saturating_sub(self.last).as_secs_f64();
-        // A silence that needed a Ping is not a usual gap.
-        if self.probe.is_none() {
-            self.usual_s = Some(self.usual_s.map_or(gap, |u| u + GAP_WEIGHT * (gap - u)));
-        }
+        self.usual_s = Some(self.usual_s.map_or(gap, |u| u + GAP_WEIGHT * (gap - u)));
         self.last = now;
         self.probe = None;
     }
@@ -191,13 +192,28 @@ mod tests {
     }
 
     #[test]
-    fn any_message_ends_the_silence_and_it_does_not_count_as_a_usual_gap() {
+    fn any_message_ends_the_silence_and_a_place_gone_still_is_pinged_less_and_less() {
         let mut s = steady(50 * MS, 2000 * MS);
         assert_eq!(s.check(2250 * MS, path(1, 90)), Verdict::Probe(3250 * MS));
         s.heard(2260 * MS);
+        // The silence's 260 ms is learnt: 50 + (260 - 50) / 8.
         let usual = s.usual().expect("usual");
-        assert!((49 * MS..=51 * MS).contains(&usual), "{usual:?}");
-        assert_eq!(s.check(2400 * MS, path(1, 91)), Verdict::Wait(2510 * MS));
+        assert!((76 * MS..=77 * MS).contains(&usual), "{usual:?}");
+        assert!(matches!(s.check(2400 * MS, path(1, 91)), Verdict::Wait(_)));
+        // Only Pongs come now, each a round trip after its Ping: the Pings
+        // grow rarer, up to one each MAX_PROBE_AFTER.
+        let mut t = 2260 * MS;
+        let mut pings = Vec::new();
+        while t < 60_000 * MS {
+            t += MS;
+            if let Verdict::Probe(_) = s.check(t, path(1, 91)) {
+                pings.push(t);
+                s.heard(t + MS);
+            }
+        }
+        let last_gap = pings[pings.len() - 1] - pings[pings.len() - 2];
+        assert!(last_gap >= MAX_PROBE_AFTER, "pinged every {last_gap:?} at the end");
+        assert!(pings.len() < 60, "{} Pings in a minute", pings.len());
     }
 
     #[test]

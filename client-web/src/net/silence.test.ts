@@ -20,12 +20,23 @@ describe('silence', () => {
     expect(s.check(3250, path(1, 90))).toEqual({ kind: 'dead', quietMs: 1250 });
   });
 
-  it('ends with any message, which does not count as a usual gap', () => {
+  it('ends with any message, and pings a place gone still less and less', () => {
     const s = steady(50, 2000);
     expect(s.check(2250, path(1, 90)).kind).toBe('probe');
     s.heard(2260);
-    expect(s.usualMs).toBeCloseTo(50, 6);
-    expect(s.check(2400, path(1, 91))).toEqual({ kind: 'wait', atMs: 2510 });
+    // The silence's 260 ms is learnt: 50 + (260 - 50) / 8.
+    expect(s.usualMs).toBeCloseTo(76.25, 6);
+    expect(s.check(2400, path(1, 91)).kind).toBe('wait');
+    // Only Pongs come now, each a round trip after its Ping: the Pings grow rarer, up to one each MAX_PROBE_AFTER_MS.
+    const pings: number[] = [];
+    for (let t = 2261; t < 60_000; t++) {
+      if (s.check(t, path(1, 91)).kind === 'probe') {
+        pings.push(t);
+        s.heard(t + 1);
+      }
+    }
+    expect(pings[pings.length - 1]! - pings[pings.length - 2]!).toBeGreaterThanOrEqual(MAX_PROBE_AFTER_MS);
+    expect(pings.length).toBeLessThan(60);
   });
 
   it('in a still place heard only by its Pongs waits the keep-alive interval', () => {

@@ -73,11 +73,15 @@ export class Silence {
     this.last = nowMs;
   }
 
-  /** A message came at `nowMs`: any message counts. */
+  /**
+   * A message came at `nowMs`: any message counts, and its gap is learnt (a
+   * silence that needed a Ping too: a place gone still, whose Pongs are all
+   * that comes, lengthens the usual gap towards MAX_PROBE_AFTER_MS instead of
+   * being pinged every MIN_PROBE_AFTER_MS for ever).
+   */
   heard(nowMs: number): void {
     const gap = Math.max(0, nowMs - this.last);
-    // A silence that needed a Ping is not a usual gap.
-    if (this.probe === null) this.usual = this.usual === null ? gap : this.usual + GAP_WEIGHT * (gap - this.usual);
+    this.usual = this.usual === null ? gap : this.usual + GAP_WEIGHT * (gap - this.usual);
     this.last = nowMs;
     this.probe = null;
   }
