@@ -226,13 +226,13 @@ impl Client {
         }
     }
 
-    /// What its transport says of the path (see [`crate::silence`]): a
-    /// WebTransport session's round trip and packets received; nothing for
-    /// a websocket.
-    pub fn path(&self) -> crate::silence::Path {
+    /// What its transport says of its path now, `as_of` on the caller's
+    /// clock (see [`crate::silence`]): a WebTransport session's round trip
+    /// and packets received; nothing for a websocket.
+    pub fn path(&self, as_of: std::time::Duration) -> crate::silence::Path {
         match &self.link {
-            Link::WebSocket(_) => crate::silence::Path::default(),
-            Link::WebTransport(wt) => wt.path(),
+            Link::WebSocket(_) => crate::silence::Path { as_of, ..crate::silence::Path::default() },
+            Link::WebTransport(wt) => wt.path(as_of),
         }
     }
 

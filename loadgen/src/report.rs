@@ -64,7 +64,8 @@ pub enum Verdict {
     /// The loadgen's CPU passed its limit: the figures say more about it.
     #[serde(rename = "not judgeable")]
     NotJudgeable,
-    /// No bot was connected at the phase's end: there was nothing to measure.
+    /// No bot was connected at the phase's end and no frame came in it:
+    /// there was nothing to measure.
     #[serde(rename = "nothing measured")]
     NothingMeasured,
 }
@@ -234,7 +235,8 @@ pub struct Measured {
     /// False when the loadgen's CPU passed the threshold (its figures then say
     /// more about the loadgen than about the server), or no bot was connected.
     pub judgeable: bool,
-    /// "measured", "not judgeable" or "nothing measured" (no bot connected).
+    /// "measured", "not judgeable" or "nothing measured" (no bot connected
+    /// at the end, no frame in the hold).
     pub verdict: Verdict,
     /// The `--server-pid` processes, if any were given.
     pub server: Option<ServerFigures>,
@@ -283,7 +285,9 @@ impl Measured {
         let secs = hold.elapsed.as_secs_f64().max(1e-9);
         let hc = &hold.counters;
         let connected = p.census.connected;
-        let judgeable = p.usage.loadgen_cpu_pct <= p.max_loadgen_cpu && connected > 0;
+        // Nothing to measure: no bot connected at the end, and no frame in the hold.
+        let nothing = connected == 0 && hc.frames == 0;
+        let judgeable = p.usage.loadgen_cpu_pct <= p.max_loadgen_cpu && !nothing;
         Measured {
             connected,
             busy: p.census.ever_busy,
@@ -307,7 +311,7 @@ impl Measured {
             loadgen_cpu_pct: round2(p.usage.loadgen_cpu_pct),
             machine_cpu_pct: round2(p.usage.machine_cpu_pct),
             judgeable,
-            verdict: if connected == 0 { Verdict::NothingMeasured } else { Verdict::of(judgeable) },
+            verdict: if nothing { Verdict::NothingMeasured } else { Verdict::of(judgeable) },
             server: ServerFigures::of(p.usage, hc.frames, connected),
             aoi: AoiFigures::of(&AoiInputs {
                 hold,
@@ -604,12 +608,13 @@ pub fn nobody_welcomed(report: &impl Joins, urls: &[String]) -> String {
     let (failures, refusals) = (report.failures(), report.refusals());
     let kinds: Vec<String> = failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let failed = if kinds.is_empty() { String::new() } else { format!("failures: {}", kinds.join(", ")) };
-    if refusals > 0 {
-        let and = if failed.is_empty() { String::new() } else { format!("; {failed}") };
-        return format!(
-            "no bot was welcomed: the shards at {} refused every join as busy ({refusals} refusals{and})",
-            urls.join(", ")
-        );
+    let times = if refusals == 1 { "1 refusal".to_owned() } else { format!("{refusals} refusals") };
+    match (refusals, failed.is_empty()) {
+        (0, _) => {}
+        (_, true) => {
+            return format!("no bot was welcomed: every join was refused as busy ({times}) by {}", urls.join(", "))
+        }
+        (_, false) => return format!("no bot was welcomed: joins refused as busy ({times}); {failed}"),
     }
     let failed = if failed.is_empty() { "no failure was seen either".to_owned() } else { failed };
     format!("no bot was welcomed ({failed}); is a shard listening at {}?", urls.join(", "))

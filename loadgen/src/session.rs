@@ -285,7 +285,7 @@ impl Measure<'_> {
                     // Looked at every MIN_PROBE_AFTER at least: a message since
                     // may have brought the Ping's time nearer.
                     let next = |due: Duration| now + due.min(at + silence::MIN_PROBE_AFTER);
-                    match s.check(at, client.path()) {
+                    match s.check(at, client.path(at)) {
                         Verdict::Wait(due) => {
                             listen.as_mut().reset(next(due));
                             continue;

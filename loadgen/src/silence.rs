@@ -24,7 +24,12 @@
 //!   `--worker-threads` above 1, whose QUIC runs beside the tick): alive,
 //!   and another Ping;
 //! - nothing at all came (or the transport cannot tell): the shard is taken
-//!   for dead, and the session is closed and resumed elsewhere. A shard on
+//!   for dead, and the session is closed and resumed elsewhere;
+//! - and whatever the packets, no message for [`MAX_QUIET`] (a tick that
+//!   hangs while its QUIC answers) is dead too: the page's websocket bound.
+//!
+//! A packet count is only believed when read at or after the answer time
+//! (a page reads its browser's asynchronously, a look late). A shard on
 //!   one thread (the default) that stalls that long, its QUIC with it, is
 //!   left as a dead one would be: its players go on elsewhere (a shard of
 //!   one thread stalled 2.5 s by a fail point lost its 20 WebTransport bots,
@@ -38,12 +43,24 @@ use std::time::Duration;
 /// Shortest silence that sends a Ping (five ticks at 20 Hz).
 pub const MIN_PROBE_AFTER: Duration = Duration::from_millis(250);
 
-/// Longest silence before a Ping: the browser's keep-alive interval.
-pub const MAX_PROBE_AFTER: Duration = Duration::from_millis(2000);
+/// Longest silence before a Ping: a little more than the keep-alive's 2 s,
+/// so in a still place the keep-alive's own Pong comes first.
+pub const MAX_PROBE_AFTER: Duration = Duration::from_millis(2250);
 
 /// Least time given a Ping to be answered: TCP's and QUIC's first resends
 /// come well within it on a fast link.
 pub const MIN_ANSWER_WITHIN: Duration = Duration::from_millis(1000);
+
+/// Most time given a Ping to be answered, whatever the round trip read.
+pub const MAX_ANSWER_WITHIN: Duration = Duration::from_millis(5000);
+
+/// Longest silence a session takes, packets or not (the page's websocket
+/// silence bound).
+pub const MAX_QUIET: Duration = Duration::from_millis(8000);
+
+/// How soon to look again when the packet count is older than the answer
+/// time.
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// Round trips given a Ping to be answered (a lost Ping or Pong is resent
 /// after about one, then after twice as long).
@@ -64,16 +81,18 @@ pub fn probe_after(usual: Option<Duration>) -> Duration {
 /// How long a Ping is given to be answered on a path of round trip `rtt`
 /// (None: not known).
 pub fn answer_within(rtt: Option<Duration>) -> Duration {
-    rtt.map_or(MIN_ANSWER_WITHIN, |r| (r * ANSWER_ROUND_TRIPS).max(MIN_ANSWER_WITHIN))
+    rtt.map_or(MIN_ANSWER_WITHIN, |r| (r * ANSWER_ROUND_TRIPS).clamp(MIN_ANSWER_WITHIN, MAX_ANSWER_WITHIN))
 }
 
-/// What the transport says of its path now.
+/// What the transport says of its path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Path {
     /// Its smoothed round trip (None: not known).
     pub rtt: Option<Duration>,
-    /// Packets it has received so far (None: it cannot tell).
+    /// Packets it had received by `as_of` (None: it cannot tell).
     pub packets: Option<u64>,
+    /// When the reading was taken, on the silence's clock.
+    pub as_of: Duration,
 }
 
 /// What the silence calls for now.
@@ -133,7 +152,9 @@ impl Silence {
     /// What to do at `now`, the transport's path being `path`.
     pub fn check(&mut self, now: Duration, path: Path) -> Verdict {
         match self.probe {
+            _ if now.saturating_sub(self.last) >= MAX_QUIET => Verdict::Dead(now.saturating_sub(self.last)),
             Some(p) if now < p.at + p.answer => Verdict::Wait(p.at + p.answer),
+            Some(p) if path.packets.is_some() && path.as_of < p.at + p.answer => Verdict::Wait(now + RECHECK),
             Some(p) => {
                 let packets_came = matches!((p.packets, path.packets), (Some(then), Some(now)) if now > then);
                 if packets_came {
@@ -177,9 +198,10 @@ mod tests {
         s
     }
 
-    /// A path of round trip `rtt` ms that has received `packets`.
+    /// A path of round trip `rtt` ms that has received `packets`, read now
+    /// (as the bots read quinn's).
     fn path(rtt: u64, packets: u64) -> Path {
-        Path { rtt: Some(Duration::from_millis(rtt)), packets: Some(packets) }
+        Path { rtt: Some(Duration::from_millis(rtt)), packets: Some(packets), as_of: Duration::MAX }
     }
 
     #[test]
@@ -219,9 +241,10 @@ mod tests {
     #[test]
     fn a_still_place_heard_only_by_its_pongs_waits_the_keepalive_interval() {
         let mut s = steady(2000 * MS, 20_000 * MS);
-        assert_eq!(s.check(21_000 * MS, path(1, 9)), Verdict::Wait(22_000 * MS));
-        assert_eq!(s.check(22_000 * MS, path(1, 9)), Verdict::Probe(23_000 * MS));
-        assert_eq!(s.check(23_000 * MS, path(1, 9)), Verdict::Dead(3000 * MS));
+        // A little past the keep-alive's 2 s, so its own Pong comes first.
+        assert_eq!(s.check(21_000 * MS, path(1, 9)), Verdict::Wait(22_250 * MS));
+        assert_eq!(s.check(22_250 * MS, path(1, 9)), Verdict::Probe(23_250 * MS));
+        assert_eq!(s.check(23_250 * MS, path(1, 9)), Verdict::Dead(3250 * MS));
         // Before a second message there is no usual gap: the longest wait.
         let mut fresh = Silence::new(Duration::ZERO);
         assert_eq!(fresh.check(MS, Path::default()), Verdict::Wait(MAX_PROBE_AFTER));
@@ -242,11 +265,35 @@ mod tests {
         // Its QUIC stack acknowledged the Ping: another Ping, not a death.
         assert_eq!(s.check(3250 * MS, path(1, 91)), Verdict::Probe(4250 * MS));
         assert_eq!(s.check(4250 * MS, path(1, 91)), Verdict::Dead(2250 * MS), "then nothing at all");
+        // Packets for ever, no message: dead at MAX_QUIET all the same (a hung tick).
+        let mut hung = steady(50 * MS, 2000 * MS);
+        let mut t = 2000 * MS;
+        let mut packets = 90;
+        let verdict = loop {
+            t += 10 * MS;
+            packets += 1;
+            match hung.check(t, path(1, packets)) {
+                Verdict::Dead(quiet) => break quiet,
+                _ => continue,
+            }
+        };
+        assert_eq!(verdict, MAX_QUIET);
         // A transport that cannot count packets has only the messages.
         let mut blind = steady(50 * MS, 2000 * MS);
-        let none = Path { rtt: None, packets: None };
+        let none = Path { rtt: None, packets: None, as_of: Duration::ZERO };
         assert_eq!(blind.check(2250 * MS, none), Verdict::Probe(3250 * MS));
         assert_eq!(blind.check(3250 * MS, none), Verdict::Dead(1250 * MS));
+    }
+
+    #[test]
+    fn a_packet_count_read_before_the_answer_time_is_not_believed() {
+        let mut s = steady(50 * MS, 2000 * MS);
+        let read_at = |packets: u64, at: Duration| Path { rtt: Some(MS), packets: Some(packets), as_of: at };
+        assert_eq!(s.check(2250 * MS, read_at(90, 2100 * MS)), Verdict::Probe(3250 * MS));
+        // At the answer time the count in hand was read 200 ms before it: look again soon.
+        assert_eq!(s.check(3250 * MS, read_at(90, 3050 * MS)), Verdict::Wait(3300 * MS));
+        // A reading from after it, with the Ping's acknowledgement: alive.
+        assert_eq!(s.check(3300 * MS, read_at(91, 3260 * MS)), Verdict::Probe(4300 * MS));
     }
 
     #[test]
@@ -257,6 +304,7 @@ mod tests {
         assert_eq!(probe_after(None), MAX_PROBE_AFTER);
         assert_eq!(answer_within(Some(40 * MS)), MIN_ANSWER_WITHIN);
         assert_eq!(answer_within(Some(500 * MS)), 2000 * MS);
+        assert_eq!(answer_within(Some(60_000 * MS)), MAX_ANSWER_WITHIN);
         assert_eq!(answer_within(None), MIN_ANSWER_WITHIN);
     }
 }

@@ -196,11 +196,11 @@ impl WtLink {
     }
 
     /// The session's smoothed round trip and the UDP datagrams it has
-    /// received (quinn's counts): whether the shard's QUIC stack still
-    /// answers, whatever its tick does.
-    pub fn path(&self) -> crate::silence::Path {
+    /// received (quinn's counts, read now: `as_of`): whether the shard's
+    /// QUIC stack still answers, whatever its tick does.
+    pub fn path(&self, as_of: Duration) -> crate::silence::Path {
         let received = self.conn.quic_connection().stats().udp_rx.datagrams;
-        crate::silence::Path { rtt: Some(self.conn.rtt()), packets: Some(received) }
+        crate::silence::Path { rtt: Some(self.conn.rtt()), packets: Some(received), as_of }
     }
 
     /// Sends one message on the stream, after its length.

@@ -174,6 +174,6 @@ fn a_run_whose_every_join_is_refused_as_busy_says_so() {
         &["--url", &server.ws_url(), "--bots", "2", "--duration", "0.5s", "--no-reconnect", "--quiet"],
     );
     assert_eq!(run.json["verdict"], "nothing measured", "{:#}", run.json);
-    assert!(run.stderr.contains("refused every join as busy (2 refusals)"), "{}", run.stderr);
+    assert!(run.stderr.contains("every join was refused as busy (2 refusals) by ws://"), "{}", run.stderr);
     assert!(!run.stderr.contains("is a shard listening"), "{}", run.stderr);
 }

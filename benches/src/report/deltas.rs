@@ -123,7 +123,7 @@ struct Judged {
 impl Judged {
     fn of<'a>(runs: impl IntoIterator<Item = &'a Measured>) -> Judged {
         let v: Vec<&str> = runs.into_iter().map(verdict::of).collect();
-        Judged { judgeable: v.iter().all(|v| *v != JUDGE_NOTE), saturated: v.contains(&SATURATED) }
+        Judged { judgeable: v.iter().all(|v| verdict::judgeable(v)), saturated: v.contains(&SATURATED) }
     }
 
     fn and(self, other: Judged) -> Judged {

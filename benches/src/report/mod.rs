@@ -193,8 +193,8 @@ impl Report {
                  original ran on separate AWS machines (server, nginx with TLS, load generator apart) and on a \
                  desktop with pinned cores, so ratios against it are indicative, not a contest. Each figure carries \
                  a verdict as the original's did: **measured**; **not judgeable** when the loadgen's own CPU passed \
-                 70 % of the cores during that step (it then measures itself more than the server); **not \
-                 measured** with the reason. Where the loadgen stayed under its limit but the whole machine was at \
+                 70 % of the cores during that step (it then measures itself more than the server); **nothing \
+                 measured** when no bot was connected at its end; **not measured** with the reason. Where the loadgen stayed under its limit but the whole machine was at \
                  least {} % busy, the verdict reads **measured (machine saturated)**: the shards then competed for \
                  the cores. \"Other load\" is the cores busy with none of our processes during a hold (other \
                  sessions' builds and tests); \"run-queue wait\" is the share of a core a shard's threads spent \

@@ -20,6 +20,15 @@ pub const MEASURED: &str = "measured";
 /// "measured (machine saturated)".
 pub const SATURATED: &str = "measured (machine saturated)";
 
+/// "nothing measured": no bot was connected at the phase's end.
+pub const NOTHING: &str = "nothing measured";
+
+/// Whether a verdict of [`of`] lets its figures be judged: measured, on a
+/// saturated machine or not.
+pub fn judgeable(verdict: &str) -> bool {
+    verdict == MEASURED || verdict == SATURATED
+}
+
 /// The loadgen's verdict of a phase, qualified when the whole machine was
 /// saturated while the loadgen itself stayed under its limit (the shards
 /// then competed for CPU).
@@ -35,10 +44,15 @@ pub fn judge(v: Verdict, machine_cpu_pct: f64) -> &'static str {
     }
 }
 
-/// One verdict for repeated runs: all measured, or how many were not
-/// judgeable, or how many ran on a saturated machine.
+/// One verdict for repeated runs: all measured, or how many measured
+/// nothing, or how many were not judgeable, or how many ran on a saturated
+/// machine.
 pub fn of_runs<'a>(reports: impl IntoIterator<Item = &'a Measured>) -> String {
     let v: Vec<&str> = reports.into_iter().map(of).collect();
+    let nothing = v.iter().filter(|x| **x == NOTHING).count();
+    if nothing > 0 {
+        return format!("{NOTHING} ({nothing} of {} runs)", v.len());
+    }
     let bad = v.iter().filter(|x| **x == JUDGE_NOTE).count();
     if bad > 0 {
         return format!("{JUDGE_NOTE} ({bad} of {} runs)", v.len());

@@ -235,8 +235,10 @@ export class Connection {
         break;
       case 'welcome':
         this.welcomed = true;
-        // A dead WebTransport shard is noticed by its silence; a websocket's is reset at once.
+        // A dead WebTransport shard is noticed by its silence (looked at from now on); a websocket's is reset at once.
         this.silence = this.transport?.kind === 'webtransport' ? new Silence(now) : null;
+        this.pongRttMs = null;
+        if (this.silence) this.watch(MIN_PROBE_AFTER_MS);
         this.everWelcomed = true;
         this.attempt = 0;
         this.ticket = msg.resumeTicket.length ? msg.resumeTicket : null;
@@ -275,8 +277,8 @@ export class Connection {
       let next = WATCH_EVERY_MS;
       let unanswered = false;
       if (t && this.welcomed && this.silence) {
-        const path = t.path();
-        const v = this.silence.check(now, { rttMs: path.rttMs ?? this.pongRttMs, packets: path.packets });
+        const path = t.path(now);
+        const v = this.silence.check(now, { ...path, rttMs: path.rttMs ?? this.pongRttMs });
         if (v.kind === 'probe') t.send(encodePing(now));
         // Looked at every MIN_PROBE_AFTER_MS at least: a message since may have brought the Ping's time nearer.
         if (v.kind === 'dead') unanswered = true;

@@ -18,16 +18,26 @@
 //   another Ping;
 // - nothing at all came (or the transport cannot tell: Chromium 156 has no
 //   WebTransport.getStats()): the shard is taken for dead, and the
-//   connection resumes elsewhere, as from a shard that stalled that long.
+//   connection resumes elsewhere, as from a shard that stalled that long;
+// - and whatever the packets, no message for MAX_QUIET_MS (a tick that hangs
+//   while its QUIC answers) is dead too: the websocket's silence bound.
+// A packet count is only believed when read at or after the answer time (a
+// page reads its browser's asynchronously, a look late).
 // No I/O: the caller keeps the clock, sends the Ping and reads its
 // transport's round trip and packet count.
 
 /** Shortest silence that sends a Ping, ms (five ticks at 20 Hz). */
 export const MIN_PROBE_AFTER_MS = 250;
-/** Longest silence before a Ping, ms: the keep-alive's interval. */
-export const MAX_PROBE_AFTER_MS = 2000;
+/** Longest silence before a Ping, ms: a little more than the keep-alive's 2 s, so in a still place its own Pong comes first. */
+export const MAX_PROBE_AFTER_MS = 2250;
 /** Least time given a Ping to be answered, ms. */
 export const MIN_ANSWER_WITHIN_MS = 1000;
+/** Most time given a Ping to be answered, ms, whatever the round trip read. */
+export const MAX_ANSWER_WITHIN_MS = 5000;
+/** Longest silence a session takes, packets or not, ms (the websocket's silence bound). */
+export const MAX_QUIET_MS = 8000;
+/** How soon to look again when the packet count is older than the answer time, ms. */
+const RECHECK_MS = 50;
 /** Round trips given a Ping to be answered. */
 const ANSWER_ROUND_TRIPS = 4;
 /** Gaps the silence must pass, in units of the session's usual gap. */
@@ -43,17 +53,18 @@ export function probeAfterMs(usualMs: number | null): number {
 
 /** How long a Ping is given to be answered on a path of round trip `rttMs` (null: not known). */
 export function answerWithinMs(rttMs: number | null): number {
-  return rttMs === null ? MIN_ANSWER_WITHIN_MS : Math.max(MIN_ANSWER_WITHIN_MS, rttMs * ANSWER_ROUND_TRIPS);
+  return rttMs === null ? MIN_ANSWER_WITHIN_MS : Math.min(MAX_ANSWER_WITHIN_MS, Math.max(MIN_ANSWER_WITHIN_MS, rttMs * ANSWER_ROUND_TRIPS));
 }
 
-/** What the transport says of its path now: its smoothed round trip (ms) and the packets it has received (null: not known). */
+/** What the transport says of its path: its smoothed round trip (ms) and the packets it had received (null: not known) when read, at `asOfMs` on the silence's clock. */
 export interface Path {
   readonly rttMs: number | null;
   readonly packets: number | null;
+  readonly asOfMs: number;
 }
 
 /** A path the transport says nothing of. */
-export const UNKNOWN_PATH: Path = { rttMs: null, packets: null };
+export const UNKNOWN_PATH: Path = { rttMs: null, packets: null, asOfMs: 0 };
 
 /** What the silence calls for now: nothing until `atMs`, a Ping now (look again at `atMs`), or the shard is gone. */
 export type Verdict =
@@ -94,8 +105,10 @@ export class Silence {
   /** What to do at `nowMs`, the transport's path being `path`. */
   check(nowMs: number, path: Path): Verdict {
     const p = this.probe;
+    if (nowMs - this.last >= MAX_QUIET_MS) return { kind: 'dead', quietMs: nowMs - this.last };
     if (p !== null) {
       if (nowMs < p.at + p.answer) return { kind: 'wait', atMs: p.at + p.answer };
+      if (path.packets !== null && path.asOfMs < p.at + p.answer) return { kind: 'wait', atMs: nowMs + RECHECK_MS };
       const packetsCame = p.packets !== null && path.packets !== null && path.packets > p.packets;
       return packetsCame ? this.ping(nowMs, path) : { kind: 'dead', quietMs: nowMs - this.last };
     }

@@ -68,8 +68,8 @@ export interface Transport {
   send(bytes: Uint8Array): void;
   /** Closes from this side with a websocket close code; no event follows. */
   close(code: number, reason: string): void;
-  /** What it knows of its path (round trip, packets received), as of its last look: net/silence.ts. */
-  path(): Path;
+  /** What it knows of its path (round trip, packets received) as of its last look, looking again at `nowMs`: net/silence.ts. */
+  path(nowMs: number): Path;
 }
 
 /** A transport a dial produced, and why it is the websocket when WebTransport was wanted (null: it was not, or it is WebTransport). */

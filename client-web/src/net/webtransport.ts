@@ -46,12 +46,15 @@ export interface SessionLike {
   getStats?(): Promise<unknown>;
 }
 
-/** The path facts read from a session's `getStats()` answer (fields not numbers are unknown). */
-export function pathOfStats(stats: unknown): Path {
+/** The path facts read from a session's `getStats()` answer, asked for at `asOfMs` (fields not numbers are unknown). */
+export function pathOfStats(stats: unknown, asOfMs: number): Path {
   const s = (typeof stats === 'object' && stats !== null ? stats : {}) as Record<string, unknown>;
   const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
-  return { rttMs: num(s.smoothedRtt), packets: num(s.packetsReceived) };
+  return { rttMs: num(s.smoothedRtt), packets: num(s.packetsReceived), asOfMs };
 }
+
+/** A statistics read unanswered this long is given up and another asked for, ms. */
+const STATS_STUCK_MS = 1000;
 
 /** Close code of a transport that dropped without one. */
 const ABNORMAL = 1006;
@@ -73,7 +76,8 @@ export class WebTransportTransport implements Transport {
   datagrams = 0;
   /** The path as the session's statistics last said (refreshed at each look). */
   private lastPath: Path = UNKNOWN_PATH;
-  private statsPending = false;
+  /** When the read in flight was asked for (null: none). */
+  private statsAskedAt: number | null = null;
 
   constructor(
     private readonly session: SessionLike,
@@ -106,17 +110,28 @@ export class WebTransportTransport implements Transport {
     this.writer.write(framed(bytes)).catch(() => undefined);
   }
 
-  /** The path as last read, and a new read started (the statistics come asynchronously). */
-  path(): Path {
-    if (this.session.getStats && !this.statsPending && !this.ended) {
-      this.statsPending = true;
-      this.session.getStats().then(
-        (s) => {
-          this.lastPath = pathOfStats(s);
-          this.statsPending = false;
-        },
-        () => (this.statsPending = false),
-      );
+  /**
+   * The path as last read (its `asOfMs`: when that read was asked for), and
+   * a new read asked for at `nowMs` (the statistics come asynchronously, so
+   * the silence believes a count only once read late enough).
+   */
+  path(nowMs: number): Path {
+    const stuck = this.statsAskedAt !== null && nowMs - this.statsAskedAt > STATS_STUCK_MS;
+    if (this.session.getStats && !this.ended && (this.statsAskedAt === null || stuck)) {
+      const asked = nowMs;
+      this.statsAskedAt = asked;
+      const done = (): void => {
+        if (this.statsAskedAt === asked) this.statsAskedAt = null;
+      };
+      try {
+        this.session.getStats().then((s) => {
+          if (asked >= this.lastPath.asOfMs) this.lastPath = pathOfStats(s, asked);
+          done();
+        }, done);
+      } catch {
+        // A browser whose getStats throws: the messages alone, as without one.
+        done();
+      }
     }
     return this.lastPath;
   }
