@@ -533,21 +533,28 @@ pub struct FailoverReport {
 pub trait Joins {
     /// Bots welcomed at least once over the run.
     fn welcomed(&self) -> usize;
-    /// Failures over the run, by kind.
-    fn failures(&self) -> BTreeMap<String, u64>;
+    /// The run's measured phases (a walk's one, each step of steps).
+    fn phases(&self) -> Vec<&Measured>;
+    /// Failures over the run, by kind: its phases' together.
+    fn failures(&self) -> BTreeMap<String, u64> {
+        let mut all = BTreeMap::new();
+        for (kind, n) in self.phases().into_iter().flat_map(|m| &m.error_kinds) {
+            *all.entry(kind.clone()).or_insert(0) += n;
+        }
+        all
+    }
     /// Busy refusals over the run (a shard listening, but full or late).
-    fn refusals(&self) -> u64;
+    fn refusals(&self) -> u64 {
+        self.phases().iter().map(|m| m.busy_refusals).sum()
+    }
 }
 
 impl Joins for WalkReport {
     fn welcomed(&self) -> usize {
         self.admitted
     }
-    fn failures(&self) -> BTreeMap<String, u64> {
-        self.measured.error_kinds.clone()
-    }
-    fn refusals(&self) -> u64 {
-        self.measured.busy_refusals
+    fn phases(&self) -> Vec<&Measured> {
+        vec![&self.measured]
     }
 }
 
@@ -555,15 +562,8 @@ impl Joins for StepsReport {
     fn welcomed(&self) -> usize {
         self.admitted
     }
-    fn failures(&self) -> BTreeMap<String, u64> {
-        let mut all = BTreeMap::new();
-        for (kind, n) in self.steps.iter().flat_map(|s| &s.measured.error_kinds) {
-            *all.entry(kind.clone()).or_insert(0) += n;
-        }
-        all
-    }
-    fn refusals(&self) -> u64 {
-        self.steps.iter().map(|s| s.measured.busy_refusals).sum()
+    fn phases(&self) -> Vec<&Measured> {
+        self.steps.iter().map(|s| &s.measured).collect()
     }
 }
 
@@ -571,11 +571,8 @@ impl Joins for IdleReport {
     fn welcomed(&self) -> usize {
         self.admitted
     }
-    fn failures(&self) -> BTreeMap<String, u64> {
-        self.measured.error_kinds.clone()
-    }
-    fn refusals(&self) -> u64 {
-        self.measured.busy_refusals
+    fn phases(&self) -> Vec<&Measured> {
+        vec![&self.measured]
     }
 }
 
@@ -583,23 +580,21 @@ impl Joins for ArrivalsReport {
     fn welcomed(&self) -> usize {
         self.admitted
     }
-    fn failures(&self) -> BTreeMap<String, u64> {
-        self.measured.error_kinds.clone()
-    }
-    fn refusals(&self) -> u64 {
-        self.measured.busy_refusals
+    fn phases(&self) -> Vec<&Measured> {
+        vec![&self.measured]
     }
 }
 
+/// Failover has no measured phase: its failures after the signal, no refusal.
 impl Joins for FailoverReport {
     fn welcomed(&self) -> usize {
         self.connected_before
     }
+    fn phases(&self) -> Vec<&Measured> {
+        Vec::new()
+    }
     fn failures(&self) -> BTreeMap<String, u64> {
         self.error_kinds.clone()
-    }
-    fn refusals(&self) -> u64 {
-        0
     }
 }
 

@@ -7,7 +7,6 @@ use super::aoi::{BotBytes, Spread};
 use super::{round2, round3, Measured, RunInfo, Scenario};
 use crate::scrape::Scrape;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// The series of a shard's ticks, late ticks, bytes sent and too-slow closes.
 const TICKS: &str = "mino_ticks_total";
@@ -182,11 +181,8 @@ impl super::Joins for CrowdReport {
     fn welcomed(&self) -> usize {
         self.admitted
     }
-    fn failures(&self) -> BTreeMap<String, u64> {
-        self.measured.error_kinds.clone()
-    }
-    fn refusals(&self) -> u64 {
-        self.measured.busy_refusals
+    fn phases(&self) -> Vec<&Measured> {
+        vec![&self.measured]
     }
 }
 
