@@ -1,4 +1,4 @@
-// Differential test of protocol 4's decoders, Rust against TypeScript: the
+// Differential test of protocol 5's view frame decoders, Rust against TypeScript: the
 // Rust oracle (schema/examples/delta_oracle.rs, run here with cargo) prints
 // valid view frames of the shared cases and many mutants of them (bytes
 // flipped, cut, inserted; items' bodies, kinds and deltas changed; cells
@@ -108,7 +108,7 @@ interface Seed {
   frame: Uint8Array;
 }
 
-describe('protocol 4: the browser decodes as Rust does', () => {
+describe('protocol 5: the browser decodes as Rust does', () => {
   it(`agrees with Rust on ${CASES} mutants of valid frames (seed ${SEED})`, { timeout: 900_000 }, async () => {
     const worlds: World[] = [];
     const seeds: Seed[] = [];

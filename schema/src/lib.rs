@@ -12,7 +12,7 @@
 //! - [`delta`]: a cell's players as a full form or a delta against an
 //!   earlier state (what the movement rule did not predict), and the rule that
 //!   applies one.
-//! - [`view`]: protocol 4's view frames (sections of a shard's cells, each
+//! - [`view`]: protocol 5's view frames (sections of a shard's cells, each
 //!   cell's items: full forms, deltas, forgets) and region bundles.
 //! - [`held`]: what a client holds of the cells view frames told it, and the
 //!   rule that applies a frame (bots, the test kit).

@@ -1,4 +1,4 @@
-//! View frames (protocol 4) and the region bundles shards relay them in: the
+//! View frames (protocol 5) and the region bundles shards relay them in: the
 //! bytes of `ServerMessage.view` and `CellBundle.items`, with a writer and a
 //! strict reader for each.
 //!
@@ -23,13 +23,18 @@
 //! frame   := section+
 //! section := shard (u32 le) tick (u32 le, the low bits) cells (varint) cell*
 //!            (no cells: a reset, every cell of the shard dropped)
-//! cell    := varint((cell_id - previous_cell_id) << 1 | several) [items: varint, when several] item+
+//! cell    := varint((cell_id - previous_cell_id) << 3 | mode) [items: varint, when several] item*
+//! mode    := 0 one item follows | 1 several (their count follows)
+//!          | 2..=7 no item follows: the cell's one item is an empty delta over 2^(mode-2) ticks
 //! ```
 //!
 //! Cells of a section are in increasing order (the first's "previous" is 0).
 //! What it costs: the FlatBuffers envelope once a message (36 bytes), 9 a
 //! section, about 2 a cell (its reference and an item's tag) plus the
-//! item's body. An empty delta (walkers going straight) is the tag alone.
+//! item's body; an empty delta of up to 32 ticks (walkers going straight,
+//! the commonest item by far) is the reference alone, one byte while cells
+//! are fewer than 16 apart (protocol 5; in protocol 4 it was the reference
+//! and the tag, and a reference's one byte spanned gaps up to 63).
 //!
 //! **A region bundle** carries one shard's tick of one region to the other
 //! shards (Redis): for every occupied (or just emptied) cell, its full form
@@ -255,20 +260,46 @@ pub fn write_section<C: SectionCell>(out: &mut Vec<u8>, section: &Section<'_, C>
     let mut previous = 0u32;
     for c in section.cells {
         let items = c.items();
-        let several = items.len() > 1;
-        put_varint(out, u64::from(c.cell() - previous) << 1 | u64::from(several));
+        let mode = match items {
+            [one] => empty_delta_mode(one).unwrap_or(REF_ONE),
+            _ => REF_SEVERAL,
+        };
+        put_varint(out, u64::from(c.cell() - previous) << REF_MODE_BITS | mode);
         previous = c.cell();
-        if several {
+        if mode == REF_SEVERAL {
             put_varint(out, items.len() as u64);
         }
-        for item in items {
-            out.extend_from_slice(item);
+        if mode <= REF_SEVERAL {
+            for item in items {
+                out.extend_from_slice(item);
+            }
         }
     }
 }
 
+/// Bits of a cell reference that say what follows it (the rest is the gap
+/// from the previous cell).
+const REF_MODE_BITS: u32 = 3;
+/// A reference's mode: one item follows.
+const REF_ONE: u64 = 0;
+/// A reference's mode: several items follow, their count first.
+const REF_SEVERAL: u64 = 1;
+/// The tags of the empty deltas a reference says by its mode (2 to 7:
+/// spans 1 to 32 ticks): an item read from such a cell borrows its bytes
+/// here, the same bytes as the item it stands for.
+static EMPTY_DELTA_TAGS: [u8; 6] = [1, 2, 3, 4, 5, 6];
+
+/// The reference mode that says `item`, when it is an empty delta over at
+/// most 32 ticks (its tag alone: kind 1 to 6, length 0).
+fn empty_delta_mode(item: &[u8]) -> Option<u64> {
+    match item {
+        [tag] if EMPTY_DELTA_TAGS.contains(tag) => Some(u64::from(*tag) + 1),
+        _ => None,
+    }
+}
+
 /// Bytes of a section of `cells` cells whose items come to `item_bytes`,
-/// at most (cell references of up to 4 bytes).
+/// at most (a cell's reference and item count up to 5 bytes each).
 pub fn section_bytes_at_most(cells: usize, item_bytes: usize) -> usize {
     8 + 5 + cells * (5 + 5) + item_bytes
 }
@@ -323,14 +354,19 @@ impl<'a> ViewSection<'a> {
 /// Reads one cell (its reference and items) after `previous`.
 fn read_cell<'a>(r: &mut Reader<'a>, previous: &mut u32) -> Result<ViewCell<'a>, ViewError> {
     let v = r.varint()?;
-    let gap = v >> 1;
+    let (gap, mode) = (v >> REF_MODE_BITS, v & ((1 << REF_MODE_BITS) - 1));
     if gap == 0 {
         return Err(ViewError::Cells);
     }
     let cell = u64::from(*previous).checked_add(gap).and_then(|c| u32::try_from(c).ok()).ok_or(ViewError::Cells)?;
     *previous = cell;
-    let count = if v & 1 == 1 { r.count(r.remaining())? } else { 1 };
-    if count == 0 || (v & 1 == 1 && count < 2) {
+    if mode > REF_SEVERAL {
+        let at = (mode - 2) as usize;
+        return Ok(ViewCell { cell, items: Reader::new(&EMPTY_DELTA_TAGS[at..=at]), count: 1 });
+    }
+    let several = mode == REF_SEVERAL;
+    let count = if several { r.count(r.remaining())? } else { 1 };
+    if count == 0 || (several && count < 2) {
         return Err(ViewError::Items);
     }
     let items = r.clone();
@@ -481,7 +517,7 @@ pub fn encode_bundle(stamp: &FrameStamp, step: u64, region: u32, items: &[u8]) -
     finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value())
 }
 
-/// A verified region bundle of protocol 4 (its items read end to end).
+/// A verified region bundle of protocol 4 or 5 (the same bytes) (its items read end to end).
 #[derive(Clone, Debug)]
 pub struct Bundle<'a> {
     bundle: wire::CellBundle<'a>,
@@ -591,6 +627,39 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn an_empty_delta_of_up_to_32_ticks_is_its_cells_reference_alone() {
+        let spans = [1, 2, 4, 8, 16, 32, 64];
+        let items: Vec<Vec<u8>> = spans.iter().map(|&span| item(ItemKind::Delta { span }, &[])).collect();
+        let cells: Vec<(u32, Vec<&[u8]>)> =
+            items.iter().enumerate().map(|(i, it)| (i as u32 + 1, vec![&it[..]])).collect();
+        let mut out = Vec::new();
+        write_section(&mut out, &Section { shard: 3, tick: 4, cells: &cells });
+        // Modes 2 to 7 say spans 1 to 32; span 64 has no mode: one item, its tag.
+        let refs: Vec<u8> = (2..=7).map(|mode| 1 << 3 | mode).chain([1 << 3, 0x07]).collect();
+        assert_eq!(out[9..], refs[..]);
+        let frame = ViewFrame::parse(&out).expect("valid");
+        let Some(section) = frame.sections().next() else { panic!("a section") };
+        type Read = Vec<(u32, Vec<(ItemKind, Vec<u8>, Vec<u8>)>)>;
+        let read: Read = section
+            .cells()
+            .map(|c| (c.cell, c.items().map(|i| (i.kind, i.body.to_vec(), i.bytes.to_vec())).collect()))
+            .collect();
+        let want: Vec<_> = spans
+            .iter()
+            .zip(&items)
+            .enumerate()
+            .map(|(i, (&span, it))| (i as u32 + 1, vec![(ItemKind::Delta { span }, vec![], it.clone())]))
+            .collect();
+        assert_eq!(read, want, "each read back as the item it stands for, bytes and all");
+        // Within several items, or alone with a body, an empty delta keeps its tag.
+        let turn = item(ItemKind::Delta { span: 1 }, &[4, 1, 9, 9]);
+        let cells: Vec<(u32, Vec<&[u8]>)> = vec![(2, vec![&items[0], &items[0]]), (3, vec![&turn])];
+        let mut out = Vec::new();
+        write_section(&mut out, &Section { shard: 3, tick: 4, cells: &cells });
+        assert_eq!(out[9..], [2 << 3 | 1, 2, 0x01, 0x01, 1 << 3, 0x41, 4, 1, 9, 9]);
+    }
+
+    #[test]
     fn a_frame_of_sections_reads_back_and_costs_what_the_docs_say() {
         let (walkers, turn, forget) = (
             item(ItemKind::Delta { span: 1 }, &[]),
@@ -602,7 +671,10 @@ pub(crate) mod tests {
         let mut out = Vec::new();
         write_section(&mut out, &Section { shard: 7, tick: (1 << 33) + 12, cells: &own });
         write_section(&mut out, &Section { shard: 8, tick: 11, cells: &theirs });
-        assert_eq!(out.len(), 9 + (1 + 1) + (1 + 1 + 5 + 1) + (2 + 1) + 9 + (3 + 1));
+        // Cell 5's empty delta is its reference alone; cell 6 has two items
+        // (reference, count, the turn's 5 bytes, the tag); cell 300, 294
+        // on, a reference of 2 bytes; shard 8's cell a reference of 3.
+        assert_eq!(out.len(), 9 + 1 + (1 + 1 + 5 + 1) + (2 + 1) + 9 + 3);
         let frame = ViewFrame::parse(&out).expect("valid");
         type Cells = Vec<(u32, Vec<ItemKind>)>;
         let sections: Vec<(u32, u32, Cells)> = frame
@@ -629,16 +701,18 @@ pub(crate) mod tests {
         for cut in 0..good.len() {
             assert!(ViewFrame::parse(&good[..cut]).is_err(), "cut at {cut}");
         }
-        // The section's 9 bytes, cell 5 (10, then its item), cell 9 (9:
-        // gap 4 and several, then 2 items).
+        // The section's 9 bytes, cell 5 (its reference alone: gap 5, an
+        // empty delta of 1 tick), cell 9 (its reference: gap 4 and several,
+        // the count, then 2 items).
+        assert_eq!(good[9..], [5 << 3 | 2, 4 << 3 | 1, 2, 0x01, 0x01]);
         let mut bad = good.clone();
         bad[13] = 0x09;
         assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Kind(9)));
         let mut bad = good.clone();
-        bad[11] = 0x01;
+        bad[10] = 0x01;
         assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Cells));
         let mut bad = good.clone();
-        bad[12] = 1;
+        bad[11] = 1;
         assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Items));
         // A bundle's second cell whose gap would wrap 64 bits.
         let mut bundle = Vec::new();

@@ -1,4 +1,4 @@
-//! The shared fixture of protocol 4's view frames: sequences of frames built
+//! The shared fixture of protocol 5's view frames: sequences of frames built
 //! with `mino_protocol`'s encoders (`tests/delta_cases`), and after each
 //! frame what a client holds as `Held` computes it (every cell's tick and
 //! players) and the updates the frame made; frames that do not verify, deltas
@@ -277,7 +277,7 @@ fn bad_fulls_json(cover: &mut Coverage) -> String {
 fn fixture(cover: &mut Coverage) -> String {
     let worlds: Vec<String> = WORLDS.iter().map(|w| format!("    {}", world_json(w))).collect();
     format!(
-        "{{\n  \"about\": \"schema/tests/delta_fixture.rs: protocol 4's view frames (mino_protocol::view, delta, held) and what a client holds after each\",\n  \"worlds\": [\n{}\n  ],\n  \"sequences\": {},\n  \"bad_frames\": {},\n  \"bad_deltas\": {},\n  \"bad_fulls\": {}\n}}\n",
+        "{{\n  \"about\": \"schema/tests/delta_fixture.rs: protocol 5's view frames (mino_protocol::view, delta, held) and what a client holds after each\",\n  \"worlds\": [\n{}\n  ],\n  \"sequences\": {},\n  \"bad_frames\": {},\n  \"bad_deltas\": {},\n  \"bad_fulls\": {}\n}}\n",
         worlds.join(",\n"),
         sequences_json(cover),
         bad_frames_json(cover),

@@ -150,7 +150,7 @@ fn welcome_aoi() -> Frame {
     Frame { name: "welcome-aoi", kind: "Welcome", bytes, expect }
 }
 
-/// A view frame (protocol 4) of shard 7 at tick 2^32 + 5 (a section keeps
+/// A view frame (protocol 5) of shard 7 at tick 2^32 + 5 (a section keeps
 /// the low 32 bits): cell 54 as a full form of players whose flags echo input
 /// sequence numbers, and cell 55 forgotten.
 fn view() -> Frame {

@@ -92,6 +92,8 @@ impl Game {
 
 const TICK_HZ: u16 = 20;
 /// The trace's last rows: a next step measured, not built.
+/// Protocol 5's framing, as the trace's row names it.
+const PROTOCOL_5: &str = "an empty delta said by its cell's reference (protocol 5)";
 const CROSSINGS: &str =
     "predicted crossings (a straight walk from one cell of the view to another: no leave, no enter)";
 const SPEED: f32 = 120.0;
@@ -687,6 +689,15 @@ impl Totals {
             ),
             row("delta vs last frame, changed entries", self.sizes.delta_changed, items, lean_headers),
             row(CHOSEN_ENCODING, self.sizes.delta_predicted, items, lean_headers),
+            // Protocol 5: an empty delta (over up to 32 ticks: every tier's
+            // period but the budget ladder's floor) is its cell's reference
+            // alone, a byte instead of the reference and the tag.
+            row(
+                &format!("{CHOSEN_ENCODING}, {PROTOCOL_5}"),
+                self.sizes.delta_predicted,
+                items - empty / 2.0,
+                lean_headers,
+            ),
             row("delta vs prediction, bit-packed", self.sizes.delta_bits, items, lean_headers),
             row(
                 "delta vs prediction, order-0 entropy bound (ideal small coder)",

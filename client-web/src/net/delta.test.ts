@@ -1,4 +1,4 @@
-// Protocol 4 against the shared fixture Rust's encoders and Held wrote
+// Protocol 5 against the shared fixture Rust's encoders and Held wrote
 // (schema/tests/delta_fixture.rs): every sequence of view frames applied in
 // order must leave exactly the cells Rust's Held holds, make the same
 // updates and fail at the same items with the same errors; every malformed
@@ -104,7 +104,7 @@ function replay(seq: Sequence, junk: number, fill: number): void {
   });
 }
 
-describe('protocol 4 against the Rust fixture', () => {
+describe('protocol 5 against the Rust fixture', () => {
   it('has sequences, malformed frames, deltas and full forms to check', () => {
     expect(sequences.length).toBeGreaterThanOrEqual(9);
     expect(sequences.reduce((n, s) => n + s.frames.length, 0)).toBeGreaterThan(100);

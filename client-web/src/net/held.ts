@@ -1,4 +1,4 @@
-// What the page holds of the cells protocol 4's view frames told it: each
+// What the page holds of the cells protocol 5's view frames told it: each
 // (shard, cell)'s players as of the last item applied, and the rule that
 // applies a frame (schema/src/held.rs, held to schema/fixtures/delta.json).
 // A cell never told is empty: a delta applies to the empty state then

@@ -1,11 +1,14 @@
-// Protocol 4's view frames in the browser: the bytes of ServerMessage.view,
+// Protocol 5's view frames in the browser: the bytes of ServerMessage.view,
 // one websocket message a tick, read with the rules of schema/src/view.rs
 // (the same errors, held to schema/fixtures/delta.json).
 //
 //   frame   := section+
 //   section := shard (u32 le) tick (u32 le, the low bits) cells (varint) cell*
-//   cell    := varint((cell_id - previous_cell_id) << 1 | several)
-//              [items: varint, when several] item+
+//   cell    := varint((cell_id - previous_cell_id) << 3 | mode)
+//              [items: varint, when several] item*
+//   mode    := 0 one item follows | 1 several (their count follows)
+//            | 2..=7 no item follows: the cell's one item is an empty delta
+//              over 2^(mode-2) ticks (walkers going straight: the reference alone)
 //   item    := tag [len - 15: varint, when the tag's length is 15] body
 //   tag     := kind (bits 0-3) | length (bits 4-7; 15: a varint follows)
 //   kind    := 0 full form | 1..=7 delta over 2^(kind-1) ticks | 8 forget
@@ -24,6 +27,10 @@ export const KIND_FULL = 0;
 export const KIND_FORGET = 8;
 /** A tag's length nibble saying a varint length follows. */
 const LEN_VARINT = 15;
+/** Bits of a cell reference saying what follows it (the rest is the gap). */
+const REF_MODE_BITS = 3;
+/** A reference's mode: several items follow, their count first (0: one item). */
+const REF_SEVERAL = 1;
 
 /** Why bytes are not a valid view frame: the names of Rust's `ViewError`. */
 export type ViewErrorKind = 'Bytes' | 'Kind' | 'ForgetBody' | 'Cells' | 'Items' | 'EmptySection';
@@ -94,6 +101,8 @@ export class ViewCursor {
   private cellsLeft = 0;
   private itemsLeft = 0;
   private previousCell = 0;
+  /** The span of the empty delta the cell's reference said (0: its items follow it). */
+  private emptySpan = 0;
 
   /** Starts on bytes[start, end). */
   begin(bytes: Uint8Array, start: number, end: number): void {
@@ -125,13 +134,20 @@ export class ViewCursor {
     this.cellsLeft--;
     const r = this.r;
     const v = r.varint();
-    const several = (r.low & 1) === 1;
-    const gap = v < 0x8000_0000 ? v >>> 1 : Math.floor(v / 2);
+    const mode = r.low & ((1 << REF_MODE_BITS) - 1);
+    const gap = Math.floor(v / (1 << REF_MODE_BITS));
     if (gap === 0) throw new ViewError('Cells');
     const cell = this.previousCell + gap;
     if (cell > 0xffff_ffff) throw new ViewError('Cells');
     this.cell = cell;
     this.previousCell = cell;
+    if (mode > REF_SEVERAL) {
+      this.emptySpan = 1 << (mode - 2);
+      this.itemsLeft = 1;
+      return true;
+    }
+    this.emptySpan = 0;
+    const several = mode === REF_SEVERAL;
     const count = several ? r.count(r.remaining()) : 1;
     if (count === 0 || (several && count < 2)) throw new ViewError('Items');
     this.itemsLeft = count;
@@ -143,6 +159,13 @@ export class ViewCursor {
     if (this.itemsLeft === 0) return false;
     this.itemsLeft--;
     const r = this.r;
+    if (this.emptySpan > 0) {
+      // Said by the reference: no bytes of its own.
+      this.kind = 1 + Math.log2(this.emptySpan);
+      this.span = this.emptySpan;
+      this.bodyStart = this.bodyEnd = r.pos;
+      return true;
+    }
     const tag = r.u8();
     const kind = tag & 0x0f;
     if (kind > KIND_FORGET) throw new ViewError('Kind', kind);

@@ -1,4 +1,4 @@
-// Protocol 4 view frames written in the tests, for what the shared fixture
+// Protocol 5 view frames written in the tests, for what the shared fixture
 // (schema/fixtures/delta.json, written by Rust) does not need to pin: frames
 // of a size a test picks (a steady frame of walkers for the allocation test
 // and the decode benchmark). Only full forms, empty deltas and heading
@@ -72,10 +72,15 @@ export function section(shard: number, tick: number, cells: readonly (readonly [
   putVarint(out, cells.length);
   let previous = 0;
   for (const [cell, items] of cells) {
-    putVarint(out, (cell - previous) * 2 + (items.length > 1 ? 1 : 0));
+    // Mode 0: one item; 1: several; 2..=7: an empty delta over 2^(mode-2)
+    // ticks, said by the reference alone (its tag, 1..=6, is not written).
+    const only = items.length === 1 ? items[0] : undefined;
+    const emptyTag = only?.length === 1 && (only[0] as number) >= 1 && (only[0] as number) <= 6 ? (only[0] as number) : 0;
+    const mode = emptyTag > 0 ? emptyTag + 1 : items.length > 1 ? 1 : 0;
+    putVarint(out, (cell - previous) * 8 + mode);
     previous = cell;
     if (items.length > 1) putVarint(out, items.length);
-    for (const i of items) out.push(...i);
+    if (emptyTag === 0) for (const i of items) out.push(...i);
   }
   return out;
 }
