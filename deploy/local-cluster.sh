@@ -28,9 +28,10 @@
 # ADMIN_PORT (9100: shard N's admin listener on 127.0.0.1:ADMIN_PORT+N),
 # UPSTREAM (unix: shard N on WORK/shard-N.sock; tcp: on
 # 127.0.0.1:SHARD_PORT+N), SHARD_PORT (8100), BOTS (0), PROFILE (release),
-# BIN_DIR (target/PROFILE), STATIC_DIR (client-web/dist, built with npm when
-# missing and npm exists), CONSOLE_DIR (client-web/dist-admin: the admin
-# console each admin listener serves at /admin/; built with the client),
+# BIN_DIR (target/PROFILE, built with cargo at every start), STATIC_DIR
+# (client-web/dist, built with npm at every start when npm exists),
+# CONSOLE_DIR (client-web/dist-admin: the admin console each admin listener
+# serves at /admin/; built with the client),
 # RESTART (0), WORK (a new folder under the temporary folder: logs, sockets,
 # certificate, configuration), WEBTRANSPORT (on: each shard also takes
 # WebTransport sessions on a loopback UDP port, which the page learns from
@@ -92,13 +93,18 @@ done
 
 flag=(); [ "$PROFILE" = release ] && flag=(--release)
 pkgs=(-p mino-server); [ "$BOTS" -gt 0 ] && pkgs+=(-p mino-loadgen)
-if [ ! -x "$BIN_DIR/mino-server" ] || { [ "$BOTS" -gt 0 ] && [ ! -x "$BIN_DIR/mino-loadgen" ]; }; then
-  [ "$BIN_DIR" = "target/$PROFILE" ] || mino_die "no binaries in $BIN_DIR"
+# The default folders are built every time, as scripts/play.sh does (cargo and
+# vite do nothing much when nothing changed): binaries or a page left from an
+# older checkout would speak another protocol than each other (4004). Folders
+# given are taken as they are.
+if [ "$BIN_DIR" = "target/$PROFILE" ]; then
   cargo build "${flag[@]}" "${pkgs[@]}"
 fi
+for bin in mino-server $([ "$BOTS" -gt 0 ] && echo mino-loadgen); do
+  [ -x "$BIN_DIR/$bin" ] || mino_die "no $BIN_DIR/$bin (set BIN_DIR to the folder of the built binaries)"
+done
 
-if { [ ! -f "$STATIC_DIR/index.html" ] && [ "$STATIC_DIR" = client-web/dist ]; } \
-  || { [ ! -f "$CONSOLE_DIR/index.html" ] && [ "$CONSOLE_DIR" = client-web/dist-admin ]; }; then
+if [ "$STATIC_DIR" = client-web/dist ] || [ "$CONSOLE_DIR" = client-web/dist-admin ]; then
   if command -v npm >/dev/null 2>&1; then
     (cd client-web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
   fi

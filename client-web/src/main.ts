@@ -40,7 +40,7 @@ async function start(): Promise<void> {
     panel.hidden = false;
     return;
   }
-  const got = await acquireGpu(navigator.gpu);
+  const got = await acquireGpu(navigator.gpu, window.isSecureContext);
   if (!got.ok) {
     hook?.noGpu(got.failure);
     panel.textContent = failureMessage(got.failure, got.detail);

@@ -13,10 +13,12 @@ pub mod fleet;
 pub mod table;
 pub mod transport;
 
+use crate::failure::FailureKind;
 use crate::limits::LocalLimits;
 use crate::meter::Usage;
 use crate::stats::{Metric, Summary, Window};
 use crate::swarm::Census;
+use crate::transport::Transports;
 use aoi::{AoiFigures, AoiInputs, BotBytes, DensityFigures};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -598,8 +600,10 @@ impl Joins for FailoverReport {
     }
 }
 
-/// The error of a run in which no bot was welcomed: what failed, and where.
-pub fn nobody_welcomed(report: &impl Joins, urls: &[String]) -> String {
+/// The error of a run in which no bot was welcomed: what failed, and where
+/// (over `transports`: a WebTransport session needs the UDP port the shard
+/// offers as well as its `--url`).
+pub fn nobody_welcomed(report: &impl Joins, urls: &[String], transports: Transports) -> String {
     let (failures, refusals) = (report.failures(), report.refusals());
     let kinds: Vec<String> = failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let failed = if kinds.is_empty() { String::new() } else { format!("failures: {}", kinds.join(", ")) };
@@ -612,7 +616,21 @@ pub fn nobody_welcomed(report: &impl Joins, urls: &[String]) -> String {
         (_, false) => return format!("no bot was welcomed: joins refused as busy ({times}); {failed}"),
     }
     let failed = if failed.is_empty() { "no failure was seen either".to_owned() } else { failed };
-    format!("no bot was welcomed ({failed}); is a shard listening at {}?", urls.join(", "))
+    let udp = match transports {
+        Transports::Websocket => "",
+        Transports::Webtransport | Transports::Mix => {
+            ", and the UDP port its /webtransport offers reachable from here (--transport webtransport)"
+        }
+    };
+    // The bots' own addresses: 127.0.0.2 and on do not reach a shard
+    // behind a link emulator (mino-link) or in another network namespace.
+    let sources = if failures.contains_key(FailureKind::LocalAddrUnavailable.name()) {
+        "; local_addr_unavailable: this machine refused the bots' source addresses (127.0.0.1 to 127.0.0.N, \
+         --source-addrs), as inside mino-link: try --source-addrs 0"
+    } else {
+        ""
+    };
+    format!("no bot was welcomed ({failed}); is a shard listening at {}{udp}?{sources}", urls.join(", "))
 }
 
 /// Writes `report` as pretty JSON to `path`.
@@ -730,5 +748,35 @@ mod tests {
         assert!(v.get("aoi").is_none() && v.get("density").is_none(), "no cells: no area-of-interest fields");
         let back: WalkReport = serde_json::from_value(v).expect("reads back");
         assert_eq!(back, report, "the benches' report reads loadgen's JSON through these types");
+    }
+
+    /// Failures alone, for [`nobody_welcomed`]'s wording.
+    struct Failed(BTreeMap<String, u64>);
+
+    impl Joins for Failed {
+        fn welcomed(&self) -> usize {
+            0
+        }
+        fn phases(&self) -> Vec<&Measured> {
+            Vec::new()
+        }
+        fn failures(&self) -> BTreeMap<String, u64> {
+            self.0.clone()
+        }
+    }
+
+    #[test]
+    fn nobody_welcomed_says_where_to_look_for_the_transport_and_the_failures() {
+        let urls = ["ws://127.0.0.1:9/ws".to_owned()];
+        let failed = |kind: &str| Failed(BTreeMap::from([(kind.to_owned(), 3)]));
+        let ws = nobody_welcomed(&failed("connect_refused"), &urls, Transports::Websocket);
+        assert_eq!(
+            ws,
+            "no bot was welcomed (failures: connect_refused 3); is a shard listening at ws://127.0.0.1:9/ws?"
+        );
+        let wt = nobody_welcomed(&failed("connect_timeout"), &urls, Transports::Mix);
+        assert!(wt.contains("ws://127.0.0.1:9/ws, and the UDP port its /webtransport offers reachable"), "{wt}");
+        let local = nobody_welcomed(&failed("local_addr_unavailable"), &urls, Transports::Websocket);
+        assert!(local.ends_with("as inside mino-link: try --source-addrs 0"), "{local}");
     }
 }

@@ -114,6 +114,25 @@ fn a_shard_without_webtransport_is_refused_at_the_start() {
     assert!(stderr.contains("/webtransport") && stderr.contains("404"), "{stderr}");
 }
 
+#[test]
+fn webtransport_bots_that_reach_no_session_say_to_check_the_offered_udp_port() {
+    // The shard offers a UDP port nothing listens on: its websocket is fine,
+    // the sessions are not. The run fails naming both.
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let advertise = format!("127.0.0.1:{closed}");
+    let server =
+        Shard::start(server_bin(), &["--webtransport-listen", "127.0.0.1:0", "--webtransport-advertise", &advertise]);
+    let url = server.ws_url();
+    let args = ["--url", &url, "--transport", "webtransport", "--bots", "2", "--duration", "0.5s"];
+    let run = loadgen::run_failing(LOADGEN, &[&args[..], &["--join-timeout", "1s", "--no-reconnect", "-q"]].concat());
+    assert_eq!(num(&run.json, "connected"), 0.0, "{:#}", run.json);
+    assert!(
+        run.stderr.contains(&format!("is a shard listening at {url}, and the UDP port its /webtransport offers")),
+        "{}",
+        run.stderr
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_shards_webtransport_bots_resume_on_the_other_as_the_same_players() {
     let redis = Redis::start();

@@ -83,7 +83,7 @@ impl Capabilities {
 pub struct Hello {
     /// The client's protocol version (checked by the server against [`crate::PROTOCOL_VERSION`]).
     pub protocol_version: u16,
-    /// Display name, trimmed, 1 to [`MAX_NAME_CHARS`] characters, no control characters.
+    /// Display name, trimmed, 1 to [`MAX_NAME_CHARS`] characters, as [`validate_name`] allows.
     pub name: String,
     /// An identity service's access token (a JWT), at most
     /// [`MAX_ACCESS_TOKEN_BYTES`]; guests omit it.
@@ -237,15 +237,56 @@ fn decode_chat(c: wire::ChatSend<'_>) -> Result<ClientMsg, DecodeError> {
 
 /// Trims `raw` and checks it is a valid display name.
 ///
-/// Errors: [`DecodeError::NameInvalid`] when empty, over [`MAX_NAME_CHARS`], or with
-/// control characters.
+/// Errors: [`DecodeError::NameInvalid`] when empty, over [`MAX_NAME_CHARS`],
+/// with control characters or bidirectional formatting characters (which
+/// would reorder the text drawn after the name: a roster's " (you)", a chat
+/// line), or with nothing visible (only white space and invisible
+/// characters). The browser's `validName` (`client-web/src/net/protocol.ts`)
+/// is the same rule.
 pub fn validate_name(raw: &str) -> Result<String, DecodeError> {
     let name = raw.trim();
     let chars = name.chars().count();
-    if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+    if chars == 0
+        || chars > MAX_NAME_CHARS
+        || name.chars().any(|c| c.is_control() || is_bidi_format(c))
+        || name.chars().all(|c| c.is_whitespace() || is_default_ignorable(c))
+    {
         return Err(DecodeError::NameInvalid);
     }
     Ok(name.to_owned())
+}
+
+/// The explicit bidirectional formatting characters and marks (Unicode
+/// UAX #9, sections 2.1-2.6: ALM, LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI,
+/// RLI, FSI, PDI).
+fn is_bidi_format(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode
+/// 16): characters drawn as nothing (zero-width spaces and joiners, fillers,
+/// variation selectors, tags).
+fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
 }
 
 fn finish(
@@ -396,6 +437,21 @@ mod tests {
         assert!(validate_name("   ").is_err());
         assert!(validate_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
         assert!(validate_name("a\u{7}b").is_err());
+        // The same cases as the browser's validName (client-web/src/net/protocol.test.ts).
+        for bad in [
+            "\u{202E}evil",
+            "a\u{2066}b",
+            "\u{200F}x",
+            "\u{200B}",
+            " \u{200B}\u{2060} ",
+            "\u{3164}",
+            "\u{FE0F}\u{00AD}",
+        ] {
+            assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+        for good in ["Zoë 🎮", "👨\u{200D}👩\u{200D}👧", "שלום", "❤\u{FE0F}", "a\u{200B}b"] {
+            assert_eq!(validate_name(good).as_deref(), Ok(good), "{good:?}");
+        }
         assert_eq!(validate_name(&"é".repeat(MAX_NAME_CHARS)).map(|n| n.chars().count()), Ok(MAX_NAME_CHARS));
         assert_eq!(decode(&encode_chat(&"y".repeat(MAX_CHAT_CHARS + 1))), Err(DecodeError::ChatTooLong));
         assert_eq!(decode(&encode_chat("hi")), Ok(ClientMsg::Chat("hi".into())));

@@ -72,8 +72,15 @@ pub fn router(state: AppState) -> Router {
 
 /// `/webtransport`: where the shard takes WebTransport sessions and the
 /// hashes of its self-signed certificate, as JSON
-/// ([`crate::webtransport::Offer`]); 404 when it takes none.
+/// ([`crate::webtransport::Offer`]); 404 when it takes none; 503 while it
+/// takes no players (draining, stopping, Redis unreachable), as `/ws`
+/// answers then, so a load balancer asks another shard (nginx:
+/// `proxy_next_upstream http_503`) instead of sending the page to one that
+/// would refuse its Hello as busy.
 async fn webtransport(State(state): State<AppState>) -> Response {
+    if let (Some(_), Some(why)) = (&state.webtransport, not_ready(&state)) {
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response();
+    }
     match &state.webtransport {
         Some(offer) => {
             ([(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], axum::Json(offer.get())).into_response()

@@ -102,6 +102,12 @@ async fn wrong_protocol_version_and_bad_names_are_refused() {
     assert_closes(&server, vec![bin(long)], false, CloseCode::NameInvalid, "name_invalid").await;
     let blank = client::encode_hello("   ", None, None);
     assert_closes(&server, vec![bin(blank)], false, CloseCode::NameInvalid, "name_invalid").await;
+    // Text-direction overrides (they reorder what is drawn after the name)
+    // and names of invisible characters only.
+    for name in ["\u{202E}evil", "\u{200B}"] {
+        let hello = client::encode_hello(name, None, None);
+        assert_closes(&server, vec![bin(hello)], false, CloseCode::NameInvalid, "name_invalid").await;
+    }
 }
 
 #[tokio::test]

@@ -441,6 +441,12 @@ async fn a_drained_session_is_told_moved_by_an_error_and_resumes_on_another_shar
             _ => {}
         }
     };
+    // Draining, the shard offers no WebTransport: 503, as /ws answers, so
+    // nginx asks the other shard (a page sent here would be refused as busy).
+    let offer = a.get("/webtransport").await;
+    assert_eq!(offer.status, 503, "a draining shard's offer: {:?}", String::from_utf8_lossy(&offer.body));
+    assert_eq!(String::from_utf8_lossy(&offer.body), "draining\n");
+    assert_eq!(b.get("/webtransport").await.status, 200, "the other shard's");
     let (close, error) = wt.closed().await;
     assert_eq!(error, Some(CloseCode::Moved.0), "an Error of code Moved before the close");
     assert_eq!(close, Some(CloseCode::Moved.0), "the session's close code");

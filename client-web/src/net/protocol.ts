@@ -263,13 +263,55 @@ export function encodeNamesRequest(ids: ArrayLike<number>): Uint8Array {
 }
 
 /**
- * A display name as the server accepts it: trimmed, 1 to MAX_NAME_CHARS
- * characters, no control characters; null otherwise.
+ * The explicit bidirectional formatting characters and marks (UAX #9: ALM,
+ * LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI), and control
+ * characters: never in a name.
+ */
+// eslint-disable-next-line no-control-regex
+const NAME_FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/**
+ * Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt,
+ * Unicode 16), as ranges of code points: characters drawn as nothing
+ * (zero-width spaces and joiners, fillers, variation selectors, tags).
+ */
+const DEFAULT_IGNORABLE: readonly (readonly [number, number])[] = [
+  [0x00ad, 0x00ad],
+  [0x034f, 0x034f],
+  [0x061c, 0x061c],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180b, 0x180f],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x206f],
+  [0x3164, 0x3164],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xffa0, 0xffa0],
+  [0xfff0, 0xfff8],
+  [0x1bca0, 0x1bca3],
+  [0x1d173, 0x1d17a],
+  [0xe0000, 0xe0fff],
+];
+
+const WHITE_SPACE = /^\p{White_Space}$/u;
+
+/** True for a character drawn as something: not white space (Unicode's White_Space, Rust's char::is_whitespace) nor default ignorable. */
+function visible(ch: string): boolean {
+  const cp = ch.codePointAt(0) ?? 0;
+  return !WHITE_SPACE.test(ch) && !DEFAULT_IGNORABLE.some(([lo, hi]) => cp >= lo && cp <= hi);
+}
+
+/**
+ * A display name as the server accepts it (schema/src/client.rs,
+ * validate_name): trimmed, 1 to MAX_NAME_CHARS characters, no control or
+ * bidirectional formatting characters (they would reorder the text drawn
+ * after the name), something visible; null otherwise.
  */
 export function validName(raw: string): string | null {
   const name = raw.trim();
   const chars = [...name].length;
-  // eslint-disable-next-line no-control-regex
-  if (chars === 0 || chars > MAX_NAME_CHARS || /[\u0000-\u001f\u007f-\u009f]/.test(name)) return null;
+  if (chars === 0 || chars > MAX_NAME_CHARS || NAME_FORBIDDEN.test(name) || ![...name].some(visible)) return null;
   return name;
 }

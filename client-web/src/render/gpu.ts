@@ -4,7 +4,7 @@
 // counts as a failure; a late answer is ignored (and its device destroyed).
 
 /** Why there is no device. */
-export type GpuFailure = 'no-webgpu' | 'no-adapter' | 'no-device' | 'timeout';
+export type GpuFailure = 'insecure-context' | 'no-webgpu' | 'no-adapter' | 'no-device' | 'timeout';
 
 /** A working device with what the HUD and tests report about it. */
 export interface GpuHandle {
@@ -32,10 +32,14 @@ function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
 
 /**
  * Requests a high-performance adapter and a device from `gpu` (navigator.gpu,
- * possibly undefined). Never throws; each step is bounded by `timeoutMs`.
+ * possibly undefined) on a page that is a secure context or not
+ * (window.isSecureContext: browsers give WebGPU only to those, so a page
+ * over plain http on another host than localhost has none, in any browser).
+ * Never throws; each step is bounded by `timeoutMs`.
  */
-export async function acquireGpu(gpu: GPU | undefined, timeoutMs = GPU_TIMEOUT_MS): Promise<GpuResult> {
+export async function acquireGpu(gpu: GPU | undefined, secureContext: boolean, timeoutMs = GPU_TIMEOUT_MS): Promise<GpuResult> {
   if (!gpu || typeof gpu.requestAdapter !== 'function') {
+    if (!secureContext) return { ok: false, failure: 'insecure-context', detail: 'navigator.gpu is missing: not a secure context' };
     return { ok: false, failure: 'no-webgpu', detail: 'navigator.gpu is missing' };
   }
   let adapter: GPUAdapter | null | typeof TIMED_OUT;
@@ -67,6 +71,9 @@ export const WEBGPU_BROWSERS = 'Chrome or Edge 113+, Firefox 141+ or Safari 26+'
 
 /** What to tell the player for each failure (plain text). */
 export function failureMessage(failure: GpuFailure, detail: string): string {
+  if (failure === 'insecure-context') {
+    return `This page came over plain http from another address than localhost, and browsers give WebGPU only to secure pages (https, or http on localhost). mino draws the world with WebGPU, so it cannot run here, and it has not joined the game. Open it over https (deploy/ has nginx with TLS), or at http://localhost. (${detail})`;
+  }
   const lead = {
     'no-webgpu': 'This browser has no WebGPU.',
     'no-adapter': 'WebGPU is there, but it found no graphics adapter to use.',

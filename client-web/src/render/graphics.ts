@@ -46,7 +46,7 @@ export class Graphics {
     const instances = this.renderer?.instances;
     this.renderer = null;
     for (let attempt = 0; attempt < RECOVERY_TRIES && !this.disposed; attempt++) {
-      const got = await acquireGpu(navigator.gpu);
+      const got = await acquireGpu(navigator.gpu, window.isSecureContext);
       if (this.disposed) {
         if (got.ok) got.gpu.device.destroy();
         return;

@@ -61,7 +61,7 @@ export function askName(form: HTMLFormElement, storage: Storage | null, problem 
       e.preventDefault();
       const name = validName(input.value);
       if (!name) {
-        error.textContent = `A name is 1 to ${MAX_NAME_CHARS} characters, without control characters.`;
+        error.textContent = `A name is 1 to ${MAX_NAME_CHARS} characters, something visible, without control or text-direction characters.`;
         return;
       }
       try {

@@ -354,7 +354,7 @@ impl Context {
             let _ = out.flush();
         }
         if report.welcomed() == 0 && !self.stop.is_cancelled() {
-            anyhow::bail!(report::nobody_welcomed(report, &self.common.urls));
+            anyhow::bail!(report::nobody_welcomed(report, &self.common.urls, self.common.transport));
         }
         Ok(())
     }

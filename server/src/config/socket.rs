@@ -15,7 +15,10 @@ pub struct SocketArgs {
     pub ping_interval_ms: u64,
 
     /// A peer that sent nothing (not even a pong) for this long is dropped, ms
-    /// (checked once a second). 200 to 3,600,000.
+    /// (checked once a second); a WebTransport session's QUIC idle timeout.
+    /// A dead or unreachable peer, not an idle player: a browser answers
+    /// websocket pings and QUIC keep-alives itself, even for a hidden or
+    /// frozen tab, whose player therefore stays. 200 to 3,600,000.
     #[arg(long, env = "MINO_PEER_TIMEOUT_MS", default_value_t = 15000, value_parser = clap::value_parser!(u64).range(200..=3_600_000))]
     pub peer_timeout_ms: u64,
 
