@@ -770,6 +770,9 @@ impl PeerRun {
 /// The encoding protocol 4 chose, as [`DeltaTrace`]'s rows name it.
 pub const CHOSEN_ENCODING: &str = "delta vs heading-step prediction, bytes";
 
+/// Protocol 5's framing, as the trace's rows name it after [`CHOSEN_ENCODING`].
+pub const PROTOCOL_5_FRAMING: &str = "an empty delta said by its cell's reference (protocol 5)";
+
 /// `deltas-trace-GAME.json`: the bytes of candidate encodings of the cells'
 /// entries over a recorded trace of a game (`delta_trace walk|crowd --json
 /// FILE`, `benches/src/bin/delta_trace.rs`), what its table prints.

@@ -22,7 +22,7 @@
 //! ```
 
 use clap::{Parser, Subcommand};
-use mino_benches::raw::{self, DeltaTrace, TraceRow, CHOSEN_ENCODING};
+use mino_benches::raw::{self, DeltaTrace, TraceRow, CHOSEN_ENCODING, PROTOCOL_5_FRAMING as PROTOCOL_5};
 use mino_protocol::client::Direction;
 use mino_protocol::entry::Entry;
 use mino_protocol::motion::Motion;
@@ -92,8 +92,6 @@ impl Game {
 
 const TICK_HZ: u16 = 20;
 /// The trace's last rows: a next step measured, not built.
-/// Protocol 5's framing, as the trace's row names it.
-const PROTOCOL_5: &str = "an empty delta said by its cell's reference (protocol 5)";
 const CROSSINGS: &str =
     "predicted crossings (a straight walk from one cell of the view to another: no leave, no enter)";
 const SPEED: f32 = 120.0;
@@ -727,6 +725,12 @@ impl Totals {
                 lean_headers,
             ),
             row(&format!("{CHOSEN_ENCODING}, {CROSSINGS}"), self.crossing_bytes as usize, items, lean_headers),
+            row(
+                &format!("{CHOSEN_ENCODING}, {CROSSINGS}, {PROTOCOL_5}"),
+                self.crossing_bytes as usize,
+                items - self.crossing_empty_headers as f64 / st / 2.0,
+                lean_headers,
+            ),
             row(
                 &format!("{CHOSEN_ENCODING}, {CROSSINGS}, no item for an empty delta"),
                 self.crossing_bytes as usize,

@@ -6,7 +6,7 @@ use super::fmt::{count, f1, f2, general, kb, median, ratio, table, DASH};
 use super::load::{FramesPair, Sampled};
 use super::verdict::{self, p95, JUDGE_NOTE, SATURATED};
 use super::Report;
-use crate::raw::{DeltaTrace, CHOSEN_ENCODING};
+use crate::raw::{DeltaTrace, CHOSEN_ENCODING, PROTOCOL_5_FRAMING};
 use mino_loadgen::report::crowd::CrowdReport;
 use mino_loadgen::report::{IdleReport, Measured, WalkReport};
 
@@ -192,7 +192,10 @@ impl Report {
              prefetch every 4th) the bytes each candidate encoding would send. Raw: `deltas-trace-walk.json` \
              (`delta_trace walk --players 1000`: walkers, 4 a cell, two shards) and `deltas-trace-crowd.json` \
              (`delta_trace crowd --players 2000 --shuffle 0.05`: a crowd standing in one cell, 5 % of it taking a \
-             step now and then). The encoding protocol 4 chose is in bold. Its last six rows are next steps, \
+             step now and then). The encoding protocol 4 chose is in bold; the row after it is the same with \
+             protocol 5's framing, built (an empty delta over up to 32 ticks is its cell's reference alone, \
+             one byte instead of two). Its last seven rows are next steps (the last but one with protocol 5's \
+             framing), \
              measured and not built: no item for a delta with nothing to say (walkers going straight; the client \
              would advance a cell it is not sent by the rule, so it must know which cells were due); runs of \
              empty deltas (a stateless alternative: empty deltas of one span in cells one id apart as one \
@@ -580,11 +583,20 @@ impl Report {
         out.extend(table(&["figure", "today", "goal", "ours", "verdict"], &rows));
         out.push(String::new());
         if let Some(t) = d.trace_walk.as_ref().and_then(DeltaTrace::chosen) {
+            let framed = d
+                .trace_walk
+                .as_ref()
+                .and_then(|w| w.rows.iter().find(|r| r.encoding == format!("{CHOSEN_ENCODING}, {PROTOCOL_5_FRAMING}")));
             out.push(format!(
                 "The trace's estimate for the chosen encoding ({CHOSEN_ENCODING}) on the walk: {} entry bytes a \
-                 player in view a tick, {} bytes a socket a second in all.",
+                 player in view a tick, {} bytes a socket a second in all{}.",
                 f2(Some(t.entry_bytes_per_player_tick)),
-                count(t.bytes_per_socket_s)
+                count(t.bytes_per_socket_s),
+                framed.map_or(String::new(), |r| format!(
+                    "; with protocol 5's framing, {} ({:.2}x)",
+                    count(r.bytes_per_socket_s),
+                    r.bytes_per_socket_s / t.bytes_per_socket_s
+                ))
             ));
             out.push(String::new());
         }
