@@ -29,6 +29,9 @@ fn shard_unit_restarts_on_failure_and_outwaits_the_drain() {
     let value =
         |key: &str| unit.lines().find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix('='))).map(str::trim);
     assert_eq!(value("Restart"), Some("on-failure"));
+    // `systemctl reload`: SIGHUP, which the shard takes as a reload (a test
+    // in server/tests/shutdown.rs: it plays on).
+    assert_eq!(value("ExecReload"), Some("/bin/kill -HUP $MAINPID"));
     assert_eq!(value("EnvironmentFile"), Some("-/etc/mino/shard.env"));
     assert!(unit.contains("EnvironmentFile=/etc/mino/%i.env"));
     let stop: u64 = value("TimeoutStopSec").and_then(|v| v.trim_end_matches('s').parse().ok()).expect("seconds");

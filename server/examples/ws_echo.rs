@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         // The signals are the echo's before it says it listens.
-        let signals = mino_server::shutdown::Signals::install()?;
+        let signals = mino_server::shutdown::Signals::install(Vec::new())?;
         let listener = Listener::bind(&at, 0o660).await?;
         let mut out = std::io::stdout();
         match listener.local_addr()? {

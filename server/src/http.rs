@@ -79,7 +79,7 @@ pub fn router(state: AppState) -> Router {
 /// would refuse its Hello as busy.
 async fn webtransport(State(state): State<AppState>) -> Response {
     if let (Some(_), Some(why)) = (&state.webtransport, not_ready(&state)) {
-        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response();
+        return unready(&state, why);
     }
     match &state.webtransport {
         Some(offer) => {
@@ -119,6 +119,19 @@ pub enum NotReady {
 }
 
 impl NotReady {
+    /// Every reason, in the metrics table's order (the table's test reads it).
+    #[cfg(test)]
+    pub const ALL: [NotReady; 3] = [NotReady::ShuttingDown, NotReady::Draining, NotReady::RedisDown];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            NotReady::ShuttingDown => "shutting_down",
+            NotReady::Draining => "draining",
+            NotReady::RedisDown => "redis_down",
+        }
+    }
+
     /// What `/readyz` answers.
     pub fn text(self) -> &'static str {
         match self {
@@ -127,6 +140,13 @@ impl NotReady {
             NotReady::RedisDown => "redis unreachable\n",
         }
     }
+}
+
+/// A request that would begin a session (a websocket upgrade, a WebTransport
+/// offer) refused because the shard takes no players: 503, counted.
+fn unready(state: &AppState, why: NotReady) -> Response {
+    state.session.metrics.refused_unready(why.label());
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response()
 }
 
 /// Why this shard is not taking players now (`None`: it is), as `/readyz` says.
@@ -147,7 +167,7 @@ async fn websocket(State(state): State<AppState>, slot: Option<Extension<SlotHol
     if let Some(why) = not_ready(&state) {
         // Refused before the upgrade, so a load balancer retries another shard
         // (nginx: proxy_next_upstream http_503) instead of a Busy after it.
-        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], why.text()).into_response();
+        return unready(&state, why);
     }
     let ctx = state.session.clone();
     let (metrics, timeout) = (ctx.metrics.clone(), ctx.config.listen.handshake_timeout);

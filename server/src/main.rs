@@ -89,6 +89,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // process here, before anything binds.
     let (listen, admin_listen) = (config.listen.clone(), config.admin.listen.clone());
     let (webtransport, peer_timeout) = (config.webtransport.clone(), config.socket.peer_timeout);
+    let reloads = config.reloaded_files();
     let mut prepared = match mino_server::prepare(config) {
         Ok(prepared) => prepared,
         Err(e) => {
@@ -100,7 +101,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // be bound ends the process before it says it listens anywhere.
     // The signals are the shard's before it says it listens: a SIGTERM sent
     // as soon as it does is a drain, not the default's instant death.
-    let signals = mino_server::shutdown::Signals::install()?;
+    let signals = mino_server::shutdown::Signals::install(reloads)?;
     let listener = Listener::bind(&listen.addr, listen.mode).await?;
     let admin = match &admin_listen {
         Some(at) => Some(Listener::bind(at, listen.mode).await.map_err(|e| anyhow::anyhow!("admin: {e}"))?),

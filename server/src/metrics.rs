@@ -21,6 +21,8 @@
 //! | `mino_view_resyncs_total` | blocked sockets whose waiting view frames were dropped (deltas cannot be skipped): each is sent every cell it sees anew, as full forms, once its socket drains |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
 //! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::websocket::handshake::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
+//! | `mino_unready_refusals_total{reason}` | requests that would begin a session (a websocket upgrade, a `/webtransport` offer) refused with 503 while the shard takes no players, by [`crate::http::NotReady`] label: `shutting_down`, `draining`, `redis_down` (clustered, the last heartbeat did not reach Redis); a load balancer asks another shard |
+//! | `mino_connections_over_cap_total` | connections accepted while `--max-connections` were open: sent a 503 and closed at once (a warning says so at most once every 10 s) |
 //! | `mino_accept_errors_total{kind}` | failed accepts on either listener, by [`AcceptErrorKind`] label: `descriptors` (EMFILE, ENFILE: every descriptor in use; the admin listener still answers on a reserved one), `memory` (ENOBUFS, ENOMEM), `other` |
 //! | `mino_busy_refusals_total{reason}` | hellos refused, by [`crate::admission::Refusal`] label: `full`, `overloaded`, `draining`, `unavailable` (clustered, no player id to give: Redis out of reach since the start) |
 //! | `mino_auth_refusals_total{reason}` | hellos whose access token was refused, by [`crate::auth::AuthError`] label: `missing` (guests denied), `expired`, `not_yet_valid`, `bad_signature`, `wrong_issuer`, `wrong_audience`, `malformed` |
@@ -334,6 +336,10 @@ pub struct Metrics {
     pub auth_refusals: Family<ReasonLabel, Counter>,
     pub upgrades_refused: Family<ReasonLabel, Counter>,
     /// See module docs.
+    pub unready_refusals: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub connections_over_cap: Counter,
+    /// See module docs.
     pub accept_errors: Family<KindLabel, Counter>,
     /// See module docs.
     pub overloaded: Gauge,
@@ -409,6 +415,8 @@ impl Metrics {
             busy_refusals: Family::default(),
             auth_refusals: Family::default(),
             upgrades_refused: Family::default(),
+            unready_refusals: Family::default(),
+            connections_over_cap: Counter::default(),
             accept_errors: Family::default(),
             overloaded: Gauge::default(),
             redis_up: Gauge::default(),
@@ -458,7 +466,17 @@ impl Metrics {
         r.register("mino_busy_refusals", "Hellos refused by reason", m.busy_refusals.clone());
         r.register("mino_auth_refusals", "Access tokens refused by reason", m.auth_refusals.clone());
         r.register("mino_upgrades_refused", "Websocket upgrades refused by reason", m.upgrades_refused.clone());
+        r.register(
+            "mino_unready_refusals",
+            "Session requests refused while taking no players, by reason",
+            m.unready_refusals.clone(),
+        );
         r.register("mino_accept_errors", "Failed accepts by kind", m.accept_errors.clone());
+        r.register(
+            "mino_connections_over_cap",
+            "Connections refused because --max-connections were open",
+            m.connections_over_cap.clone(),
+        );
         r.register("mino_admission_overloaded", "1 while the busy rule refuses players", m.overloaded.clone());
         r.register("mino_redis_up", "1 while the last heartbeat reached Redis", m.redis_up.clone());
         r.register(
@@ -551,6 +569,12 @@ impl Metrics {
         self.upgrades_refused.get_or_create(&ReasonLabel { reason: why.label() }).inc();
     }
 
+    /// Counts a session request refused because the shard takes no players,
+    /// for `reason` (a `crate::http::NotReady` label).
+    pub fn refused_unready(&self, reason: &'static str) {
+        self.unready_refusals.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
     /// Counts a failed accept.
     pub fn accept_failed(&self, kind: AcceptErrorKind) {
         self.accept_errors.get_or_create(&KindLabel { kind: kind.label() }).inc();
@@ -591,6 +615,9 @@ mod tests {
         }
         for refusal in Refusal::ALL {
             assert!(row("mino_busy_refusals_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");
+        }
+        for why in crate::http::NotReady::ALL {
+            assert!(row("mino_unready_refusals_total").contains(&format!("`{}`", why.label())), "{why:?}");
         }
         for refusal in UpgradeRefusal::ALL {
             assert!(row("mino_upgrades_refused_total").contains(&format!("`{}`", refusal.label())), "{refusal:?}");

@@ -19,25 +19,33 @@ async fn probes_get_through_while_player_connections_are_exhausted() {
     for _ in 0..8 {
         held.push(TcpStream::connect(server.addr).await.expect("connect"));
     }
-    // Every slot is taken once the server closes the connections past the
-    // cap, unanswered.
+    // Every slot is taken once the server refuses the connections past the
+    // cap: a 503 (so a load balancer asks another shard), then closed.
     for over in &mut held[5..] {
-        let mut byte = [0u8; 1];
-        let read = tokio::time::timeout(WAIT, over.read(&mut byte)).await.expect("closed within the wait");
-        assert_eq!(read.ok(), Some(0), "a connection past the cap is closed");
+        assert_refused_over_cap(over).await;
     }
     assert_eq!(http::get(admin, "/healthz").await.status, 200);
     assert_eq!(http::get(admin, "/readyz").await.status, 200);
     let metrics = http::get(admin, "/metrics").await;
     assert_eq!(metrics.status, 200);
     assert!(metrics.text().contains("mino_ticks_total"));
+    assert!(metrics.text().contains("mino_connections_over_cap_total 3"), "each counted");
     assert_eq!(http::get(admin, "/ws").await.status, 404, "no players on the admin listener");
     drop(held);
 }
 
+/// `over`, a connection past the cap, is answered 503 and closed.
+async fn assert_refused_over_cap(over: &mut TcpStream) {
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(WAIT, over.read_to_end(&mut answer)).await.expect("closed within the wait");
+    assert!(read.is_ok(), "{read:?}");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "a connection past the cap: {answer:?}");
+}
+
 /// A websocket keeps the slot of the HTTP connection it upgraded (the
 /// upgrade takes it over) until it closes: with a cap of 2 and two players
-/// in, a third connection is closed unanswered; once one player's socket is
+/// in, a third connection is refused (503); once one player's socket is
 /// dropped (`mino_connections` back to 1), a new player is let in.
 #[tokio::test]
 async fn a_websocket_holds_its_connection_slot_until_it_closes() {
@@ -45,9 +53,8 @@ async fn a_websocket_holds_its_connection_slot_until_it_closes() {
     let first = Player::join(&server, "first").await;
     let _second = Player::join(&server, "second").await;
     let mut over = TcpStream::connect(server.addr).await.expect("connect");
-    let mut byte = [0u8; 1];
-    let read = tokio::time::timeout(WAIT, over.read(&mut byte)).await.expect("closed within the wait");
-    assert_eq!(read.ok(), Some(0), "two websockets hold both slots: a third connection is closed");
+    // Two websockets hold both slots: a third connection is refused.
+    assert_refused_over_cap(&mut over).await;
     drop(first);
     server.wait_metric("mino_connections", 1.0).await;
     let third = Player::join(&server, "third").await;

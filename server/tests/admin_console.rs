@@ -365,8 +365,20 @@ async fn a_drain_asked_of_one_shard_moves_every_player_of_the_other() {
     let place = admin.place_until("shard 2 gone", |p| shard_ids(p) == [1]).await;
     assert_eq!(row(&place, 1)["players"], 3);
 
-    // This shard itself, and the answers when it cannot be done.
+    // This shard itself, and the answers when it cannot be done. Shard ids
+    // in the path are hex, as shards are shown; anything else is a 400 in
+    // the API's JSON, as a bad player id or query is.
     assert_eq!(admin.post("/admin/api/shards/7/drain", None).await.status, 404);
+    assert_eq!(
+        admin.post("/admin/api/shards/0000000f/drain", None).await.json()["error"],
+        "no live shard 0000000f in the place"
+    );
+    for bad in ["/admin/api/shards/xyz/drain", "/admin/api/shards/123456789/drain", "/admin/api/players/abc/kick"] {
+        let r = admin.post(bad, Some(serde_json::json!({"reason": "x"}))).await;
+        assert_eq!((r.status, r.json()["kind"].as_str()), (400, Some("bad_request")), "{bad}");
+    }
+    let r = admin.get("/admin/api/players?q=a&limit=-1").await;
+    assert_eq!((r.status, r.json()["kind"].as_str()), (400, Some("bad_request")));
     let r = admin.post("/admin/api/shards/1/drain", None).await;
     assert_eq!((r.status, r.json()["via"].as_str()), (202, Some("here")));
     assert_eq!(admin.post("/admin/api/shards/1/drain", None).await.status, 409);

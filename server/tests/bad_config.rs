@@ -33,7 +33,7 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
     );
     let oct = oct.display().to_string();
     let missing = dir.join("nothing-here").display().to_string();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--admin-listen", "0.0.0.0:0", "--admin-token-file", &bad_tokens], "line 1"),
         (&["--admin-listen", "127.0.0.1:0", "--admin-token-file", &missing], "nothing-here"),
         (&["--admin-listen", "127.0.0.1:0", "--auth-hs256-secret-file", &short_secret], "at least 32"),
@@ -41,6 +41,9 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
         (&["--auth-public-key-file", &missing], "nothing-here"),
         (&["--admin-listen", "127.0.0.1:0", "--redis-url", "not a redis url"], "redis"),
         (&["--redis-cluster", "redis://127.0.0.1:1,not a url"], "redis"),
+        // A peer timeout that would drop idle players who answer every ping.
+        (&["--ping-interval-ms", "5000", "--peer-timeout-ms", "1000"], "--peer-timeout-ms 1000 drops an idle player"),
+        (&["--ping-interval-ms", "5000", "--peer-timeout-ms", "5500"], "give at least 6001"),
     ];
     for (args, says) in cases {
         let (code, stdout, stderr) = refused(args);

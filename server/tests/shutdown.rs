@@ -48,6 +48,24 @@ async fn sigint_closes_sockets_with_going_away_and_exits_zero() {
     assert!(status.success(), "exit status {status:?}");
 }
 
+#[tokio::test]
+async fn sighup_with_nothing_to_reload_is_said_and_the_shard_plays_on() {
+    // SIGHUP is `systemctl reload`: a shard with no file to read again
+    // said nothing and died of it (the signal's default), which systemd
+    // takes for a clean exit and does not restart.
+    let dir = WorkDir::new("sighup");
+    let log = dir.join("shard.log");
+    let server = Shard::build(SERVER).log_to(&log, "info").ready().await;
+    let mut a = Player::join(&server, "Ada").await;
+    a.own_position().await;
+    server.signal(Signal::SIGHUP);
+    assert!(server.logged("SIGHUP: nothing to reload").await, "{:?}", std::fs::read_to_string(&log));
+    let mut b = Player::join(&server, "Bob").await;
+    b.own_position().await;
+    a.own_position().await;
+    assert_eq!(server.players().await, 2, "both play on");
+}
+
 /// A shard whose log pipe's reader is gone (a log shipper, a `| head`, a
 /// `| tee` that exited) still stops on a signal, with its usual exit: a log
 /// line it cannot write is lost. (The log subscriber reported such a line

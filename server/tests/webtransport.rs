@@ -447,6 +447,7 @@ async fn a_drained_session_is_told_moved_by_an_error_and_resumes_on_another_shar
     assert_eq!(offer.status, 503, "a draining shard's offer: {:?}", String::from_utf8_lossy(&offer.body));
     assert_eq!(String::from_utf8_lossy(&offer.body), "draining\n");
     assert_eq!(b.get("/webtransport").await.status, 200, "the other shard's");
+    assert!(a.metric("mino_unready_refusals_total{reason=\"draining\"}").await >= 1.0, "counted");
     let (close, error) = wt.closed().await;
     assert_eq!(error, Some(CloseCode::Moved.0), "an Error of code Moved before the close");
     assert_eq!(close, Some(CloseCode::Moved.0), "the session's close code");

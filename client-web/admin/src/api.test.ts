@@ -89,6 +89,9 @@ describe('AdminApi', () => {
     await expect(new AdminApi('/a/', new MemoryStorage(), fakeFetch(401, '', seen)).place()).rejects.toMatchObject({ status: 401, kind: 'unauthorized' });
     const conflict = new AdminApi('/a/', new MemoryStorage(), fakeFetch(409, { error: 'shard 2 is draining already', kind: 'conflict' }, seen));
     await expect(conflict.drain(2)).rejects.toMatchObject({ status: 409, kind: 'conflict', message: 'shard 2 is draining already' });
+    // The shard id in the path is hex, as shards are shown (the API's 400 otherwise).
+    await conflict.drain(0xb2).catch(() => undefined);
+    expect(seen.at(-1)?.url).toBe('/a/shards/b2/drain');
     const down = new AdminApi('/a/', new MemoryStorage(), () => Promise.reject(new TypeError('Failed to fetch')));
     const e = await down.place().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ApiError);

@@ -277,7 +277,7 @@ export class AdminApi {
   }
 
   drain(shard: number): Promise<OrderAnswer> {
-    return this.request('POST', `shards/${shard}/drain`).then(parseOrderAnswer);
+    return this.request('POST', `shards/${shard.toString(16)}/drain`).then(parseOrderAnswer);
   }
 
   kick(player: number, reason: string): Promise<OrderAnswer> {

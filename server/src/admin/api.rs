@@ -6,7 +6,7 @@
 //! | `GET place` | `{place, served_by, clustered, players, shards: [ShardRow]}`: every live shard |
 //! | `GET history` | `{interval_ms, samples: [{at_ms, shards: [{id, players, lateness_p99_ms}]}]}`: the last 5 minutes |
 //! | `GET players?q=TEXT&limit=N` | `{query, players: [{id, name, shard, here, x, y}], truncated, partial}`: by id or part of the name (N: 1 to 200, 50) |
-//! | `POST shards/ID/drain` | 202 `{shard, players, via}`; 404 no such live shard, 409 draining already |
+//! | `POST shards/ID/drain` (ID in hex, as shards are shown) | 202 `{shard, players, via}`; 404 no such live shard, 409 draining already |
 //! | `POST players/ID/kick` with `{"reason": TEXT}` | 202 `{player, shard, via}` (`name` too when here); 400 bad reason, 404 not in the place |
 //!
 //! `via` says how the order went: `here` (this shard carried it out) or
@@ -19,6 +19,7 @@ use super::AdminState;
 use crate::order::{KickReason, Order, OrderOutcome};
 use crate::session::Ask;
 use crate::shard::find::PlayerQuery;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -166,8 +167,9 @@ pub struct SearchResult {
 /// `GET /admin/api/players?q=TEXT`: players of the place by id or name.
 pub async fn players(
     State(state): State<AdminState>,
-    Query(params): Query<SearchParams>,
+    query: Result<Query<SearchParams>, QueryRejection>,
 ) -> Result<Json<SearchResult>, ApiError> {
+    let Query(params) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let text = params.q.unwrap_or_default();
     let query = PlayerQuery::parse(&text).ok_or_else(|| ApiError::BadRequest("q: 1 to 64 characters".into()))?;
     let limit = params.limit.unwrap_or(DEFAULT_RESULTS).clamp(1, MAX_RESULTS);
@@ -254,13 +256,16 @@ impl Serialize for Via {
 }
 
 /// `POST /admin/api/shards/ID/drain`: drains shard ID (here, or through
-/// Redis), as SIGTERM would.
+/// Redis), as SIGTERM would. ID is in the form shards are shown in (the
+/// logs, `--shard-id`): 1 to 8 hex digits (`b2` or `000000b2`).
 pub async fn drain(
     State(state): State<AdminState>,
     Extension(asker): Extension<Asker>,
-    Path(id): Path<u32>,
+    path: Result<Path<String>, PathRejection>,
 ) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
-    let shard = ShardId(id);
+    let Path(text) = path.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let shard: ShardId = text.parse().map_err(|e| ApiError::BadRequest(format!("shard id: {e}")))?;
+    let id = shard.0;
     let order = Order::Drain { shard, by: asker.operator.clone() };
     if shard == state.config().shard_id {
         tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = %shard, "admin: drain of this shard asked by {} from {}", asker.operator, asker.peer);
@@ -297,9 +302,10 @@ pub struct KickBody {
 pub async fn kick(
     State(state): State<AdminState>,
     Extension(asker): Extension<Asker>,
-    Path(id): Path<u32>,
+    path: Result<Path<u32>, PathRejection>,
     body: Result<Json<KickBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
+    let Path(id) = path.map_err(|e| ApiError::BadRequest(format!("player id, a number: {}", e.body_text())))?;
     let Json(body) = body.map_err(|e| ApiError::BadRequest(format!("a JSON body {{\"reason\": TEXT}}: {e}")))?;
     let reason = KickReason::new(&body.reason).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let player = PlayerId(id);

@@ -246,7 +246,11 @@ pub async fn guard(State(file): State<Option<Arc<TokenFile>>>, mut req: Request,
             let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
             if matches!(peer, Peer::Tcp(_)) && !loopback_host(host) {
                 tracing::debug!(%peer, host, "admin request naming another host than loopback");
-                return StatusCode::FORBIDDEN.into_response();
+                let body = serde_json::json!({
+                    "error": "this admin listener answers only requests naming a loopback host (localhost, 127.0.0.1, [::1])",
+                    "kind": "forbidden",
+                });
+                return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
             }
             Operator::local()
         }
@@ -255,7 +259,7 @@ pub async fn guard(State(file): State<Option<Arc<TokenFile>>>, mut req: Request,
             let presented = req
                 .headers()
                 .get(header::AUTHORIZATION)
-                .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+                .and_then(|v| bearer_token(v.as_bytes()))
                 .and_then(|t| tokens.operator(t));
             match presented {
                 Some(operator) => operator,
@@ -268,6 +272,18 @@ pub async fn guard(State(file): State<Option<Arc<TokenFile>>>, mut req: Request,
     };
     req.extensions_mut().insert(Asker { operator, peer });
     next.run(req).await
+}
+
+/// The token of an `Authorization` value of the Bearer scheme (RFC 6750
+/// section 2.1; the scheme's name in any case, RFC 9110 section 11.1), with
+/// the spaces after the scheme skipped.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let scheme = value.get(..6)?;
+    let rest = value.get(6..)?;
+    if !scheme.eq_ignore_ascii_case(b"Bearer") || !rest.starts_with(b" ") {
+        return None;
+    }
+    Some(rest.trim_ascii_start())
 }
 
 /// 401 with the scheme to use and no body.
@@ -286,6 +302,16 @@ mod tests {
 
     fn parse(text: &str) -> Result<Tokens, TokenError> {
         Tokens::parse(text, Path::new("tokens"))
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for value in ["Bearer tok", "bearer tok", "BEARER  tok"] {
+            assert_eq!(bearer_token(value.as_bytes()), Some(&b"tok"[..]), "{value}");
+        }
+        for value in ["Bearertok", "Basic tok", "Bear", ""] {
+            assert_eq!(bearer_token(value.as_bytes()), None, "{value}");
+        }
     }
 
     #[test]

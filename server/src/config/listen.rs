@@ -34,7 +34,8 @@ pub struct ListenArgs {
     #[arg(long, env = "MINO_HANDSHAKE_TIMEOUT_MS", default_value_t = 10000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub handshake_timeout_ms: u64,
 
-    /// Most open connections (websockets plus plain HTTP) at once. 1 to
+    /// Most open connections (websockets plus plain HTTP) at once; one past
+    /// it is answered 503 and closed (mino_connections_over_cap_total). 1 to
     /// 10,000,000.
     #[arg(long, env = "MINO_MAX_CONNECTIONS", default_value_t = 20_000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub max_connections: usize,

@@ -127,6 +127,17 @@ pub struct Config {
     pub webtransport: Option<WebTransportConfig>,
 }
 
+impl Config {
+    /// What the shard reads again on SIGHUP and when the file changes
+    /// ([`crate::reload`]), as the logs name it: "admin tokens" (with
+    /// `--admin-token-file`), "identity keys" (with a JWKS or public key file).
+    pub fn reloaded_files(&self) -> Vec<&'static str> {
+        let tokens = self.admin.token_file.as_ref().map(|_| "admin tokens");
+        let keys = self.auth.keys.as_ref().map(|_| "identity keys");
+        tokens.into_iter().chain(keys).collect()
+    }
+}
+
 /// Flags that parse one by one but not together.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {
@@ -138,6 +149,15 @@ pub enum ConfigError {
         heartbeat_ms: u64,
         /// The shard TTL given, ms.
         shard_ttl_ms: u64,
+    },
+    /// An idle peer that answers every ping would be dropped: the ping goes
+    /// out after the interval and a sweep, and the timeout must outlast both.
+    #[error("--peer-timeout-ms {peer_timeout_ms} drops an idle player who answers every ping: give at least {least_ms} (more than --ping-interval-ms and the sweep that sends the ping)")]
+    PeerTimeoutTooShort {
+        /// The peer timeout given, ms.
+        peer_timeout_ms: u64,
+        /// The least it may be, ms.
+        least_ms: u64,
     },
     /// A walker could cross a whole cell while the cell it left is still in
     /// view, and skip the next one.
@@ -196,7 +216,7 @@ impl Config {
         Ok(Config {
             listen: listen.config(),
             admin: admin.config()?,
-            socket: socket.config(),
+            socket: socket.config()?,
             tick_hz: shard.tick_hz,
             max_players: shard.max_players,
             shard_id: shard.shard_id(),

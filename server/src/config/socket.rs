@@ -2,8 +2,15 @@
 //! long its writes may stay blocked, and what it may send per second.
 
 use super::parse::ranged_f64;
+use super::ConfigError;
 use clap::Args;
 use std::time::Duration;
+
+/// Longest period of the liveness sweep (pings, peer timeout, ticket refresh).
+const SWEEP_MAX: Duration = Duration::from_secs(1);
+
+/// Shortest period of the liveness sweep.
+const SWEEP_MIN: Duration = Duration::from_millis(10);
 
 /// The flags of each admitted socket.
 #[derive(Args, Debug, Clone)]
@@ -91,9 +98,21 @@ pub enum Writes {
 
 impl SocketArgs {
     /// The typed settings (every value was range-checked by clap).
-    pub fn config(&self) -> SocketConfig {
+    ///
+    /// Errors: [`ConfigError::PeerTimeoutTooShort`] when an idle peer that
+    /// answers every ping would still be dropped: the peer timeout must
+    /// outlast the ping interval and the sweep that sends the ping.
+    pub fn config(&self) -> Result<SocketConfig, ConfigError> {
         let ms = Duration::from_millis;
-        SocketConfig {
+        let (ping_interval, peer_timeout) = (ms(self.ping_interval_ms), ms(self.peer_timeout_ms));
+        let sweep = sweep_period(ping_interval, peer_timeout);
+        if peer_timeout <= ping_interval + sweep {
+            return Err(ConfigError::PeerTimeoutTooShort {
+                peer_timeout_ms: self.peer_timeout_ms,
+                least_ms: (ping_interval + sweep).as_millis() as u64 + 1,
+            });
+        }
+        Ok(SocketConfig {
             ping_interval: ms(self.ping_interval_ms),
             peer_timeout: ms(self.peer_timeout_ms),
             write_timeout: ms(self.write_timeout_ms),
@@ -102,6 +121,20 @@ impl SocketArgs {
             control_rate: self.control_rate,
             chat_rate: self.chat_rate,
             writes: if self.unbatched_writes { Writes::Unbatched } else { Writes::Batched },
-        }
+        })
+    }
+}
+
+/// The liveness sweep's period for a ping interval and a peer timeout: at
+/// most [`SWEEP_MAX`], the ping interval and a quarter of the timeout (so a
+/// ping goes out at most this late, and silence is judged this finely).
+fn sweep_period(ping_interval: Duration, peer_timeout: Duration) -> Duration {
+    SWEEP_MAX.min(ping_interval).min(peer_timeout / 4).max(SWEEP_MIN)
+}
+
+impl SocketConfig {
+    /// The liveness sweep's period (see [`crate::hub::liveness`]).
+    pub fn sweep_period(&self) -> Duration {
+        sweep_period(self.ping_interval, self.peer_timeout)
     }
 }

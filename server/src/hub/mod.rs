@@ -104,9 +104,6 @@ pub const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 /// only a backstop).
 pub const HELD_MAX: Duration = Duration::from_secs(10);
 
-/// Longest period of the sweep (pings, peer timeout, ticket refresh).
-pub const SWEEP_MAX: Duration = Duration::from_secs(1);
-
 /// Where the players' resume tickets live, which decides whether the sweep
 /// refreshes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,10 +167,7 @@ impl Hub {
     /// (must be called within a tokio runtime).
     pub fn new(config: &Config, metrics: Metrics, tickets: Tickets) -> io::Result<Hub> {
         let poller = Poller::new()?;
-        let period = SWEEP_MAX
-            .min(config.socket.ping_interval)
-            .min(config.socket.peer_timeout / 4)
-            .max(Duration::from_millis(10));
+        let period = config.socket.sweep_period();
         let now = clock::now();
         let refresh_every = match tickets {
             Tickets::Redis => {

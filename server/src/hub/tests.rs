@@ -92,7 +92,7 @@ fn hub(config: &Config, tickets: Tickets) -> Hub {
 
 /// The sweep's period for `config` (see [`Hub::new`]).
 fn sweep_period(config: &Config) -> Duration {
-    SWEEP_MAX.min(config.socket.ping_interval).min(config.socket.peer_timeout / 4)
+    config.socket.sweep_period()
 }
 
 #[tokio::test(start_paused = true)]

@@ -100,6 +100,34 @@ fn accepted(side: Side, throttle: &mut LogThrottle) {
     }
 }
 
+/// What a connection past the cap is sent before it is closed: a load
+/// balancer takes a 503 for "ask another shard" (nginx:
+/// `proxy_next_upstream http_503`), a bare close for a failed connection.
+const OVER_CAP_RESPONSE: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// Refuses a connection accepted while `--max-connections` (`cap`) are
+/// open: a 503 written if the socket takes it at once (never waited for),
+/// the connection closed, counted, and said at most once a
+/// [`throttle::WINDOW`] with how many since the last line.
+fn refuse_over_cap(stream: &Stream, peer: Peer, cap: usize, metrics: &Metrics, throttle: &mut LogThrottle) {
+    let _ = match stream {
+        Stream::Tcp(s) => s.try_write(OVER_CAP_RESPONSE),
+        Stream::Unix(s) => s.try_write(OVER_CAP_RESPONSE),
+    };
+    metrics.connections_over_cap.inc();
+    if let Some(refused) = throttle.failed(clock::now()) {
+        tracing::warn!(
+            %peer,
+            cap,
+            refused,
+            "connection cap reached (--max-connections {cap}): {refused} connection(s) refused with 503 since the \
+             last such line (at most one a {:?})",
+            throttle::WINDOW
+        );
+    }
+}
+
 /// Accepts players' connections until `cancel` fires; every connection task
 /// is spawned on `tracker`.
 pub async fn accept_loop(
@@ -112,6 +140,7 @@ pub async fn accept_loop(
 ) {
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let mut throttle = LogThrottle::new(throttle::WINDOW);
+    let mut over_cap = LogThrottle::new(throttle::WINDOW);
     loop {
         let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => break,
@@ -126,7 +155,7 @@ pub async fn accept_loop(
         };
         accepted(Side::Players, &mut throttle);
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            tracing::debug!(%peer, "connection cap reached; closing");
+            refuse_over_cap(&stream, peer, config.max_connections, &metrics, &mut over_cap);
             continue;
         };
         tune(&stream, peer, &config);
