@@ -41,6 +41,7 @@ use crate::event::CellFrame;
 use crate::positions::{Positions, Report};
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
+use mino_protocol::entry::Entry;
 use mino_protocol::wire::Bounds;
 use mino_protocol::{quantize, PlayerId};
 use std::collections::HashMap;
@@ -177,6 +178,8 @@ struct Pending {
     at: Instant,
     /// The entering player's report time (its shard's clock).
     time_ms: u32,
+    /// Where it was reported then, on the wire's grid (quantized).
+    position: (u16, u16),
 }
 
 /// The bot's own latest position.
@@ -419,21 +422,33 @@ impl Observer {
     /// `r`'s player just came within the radius.
     fn entered(&mut self, r: &Report, now: Instant, stats: &Stats, bot: usize) {
         self.count(Tally::ViewEnters, 1);
-        let e = Pending { player: r.player, at: now.max(r.at), time_ms: r.time_ms };
+        let position = quantize::position(&self.bounds, r.x, r.y);
+        let e = Pending { player: r.player, at: now.max(r.at), time_ms: r.time_ms, position };
         match self.seen.get(&r.player) {
             Some(s) if later_or_same(s.time_ms, e.time_ms) => self.record_entry(stats, bot, Duration::ZERO, 0),
             _ => self.pending.push(e),
         }
     }
 
-    /// The client still holds `held` at `now` (protocol 4: a cell that did
-    /// not change is not sent again, its players stay drawn until it is
-    /// forgotten): each one already shown counts as shown now, so a player
-    /// standing in a held cell never counts as a blink.
-    pub fn still_held(&mut self, held: impl Iterator<Item = PlayerId>, now: Instant) {
-        for id in held {
-            if let Some(s) = self.seen.get_mut(&id) {
+    /// The client still holds `held` (players as the wire has them) at
+    /// `now` (protocol 4 and on: a cell that did not change is not sent
+    /// again, its players stay drawn until it is forgotten): each one
+    /// already shown counts as shown now, so a player standing in a held
+    /// cell never counts as a blink; and a pending entry of a player held
+    /// where it was reported at its entry was shown by a frame that came
+    /// before the entry was known (latency 0): a walker that stopped just
+    /// inside the radius, whose cell then never changed, counted as unseen.
+    pub fn still_held<'a>(&mut self, held: impl Iterator<Item = &'a Entry>, now: Instant, stats: &Stats, bot: usize) {
+        for e in held {
+            if let Some(s) = self.seen.get_mut(&e.id) {
                 s.at = now;
+            }
+            if self.pending.is_empty() {
+                continue;
+            }
+            if let Some(k) = self.pending.iter().position(|p| p.player == e.id && p.position == (e.x, e.y)) {
+                self.pending.swap_remove(k);
+                self.record_entry(stats, bot, Duration::ZERO, 0);
             }
         }
     }

@@ -522,7 +522,7 @@ impl Measure<'_> {
         }
         if own.new_tick {
             if let Some(o) = self.observer.as_mut() {
-                o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter().map(|e| e.id)), now);
+                o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter()), now, stats, bot);
                 o.check(pos, now, stats, bot);
             }
         }
@@ -545,7 +545,7 @@ impl Measure<'_> {
             board.publish(bot, &report);
         }
         if let Some(o) = self.observer.as_mut() {
-            o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter().map(|e| e.id)), now);
+            o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter()), now, stats, bot);
             o.check(pos, now, stats, bot);
         }
     }

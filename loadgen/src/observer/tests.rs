@@ -181,6 +181,33 @@ fn an_entry_never_shown_is_unseen() {
 }
 
 #[test]
+fn an_entry_held_where_it_was_reported_was_shown_already() {
+    // A walker shown (at 1000) in a cell the observer sees every other
+    // tick, stopping just inside the radius: its own frame (at 1050) is
+    // later than the observer's last frame of its cell, which then never
+    // changes and is never sent again. Held at the reported position, it is
+    // shown: latency 0, not unseen 5 s on.
+    let t0 = Instant::now();
+    let (mut o, board, stats) = setup(t0);
+    put(&board, 800.0, 900, t0);
+    o.check((500.0, 500.0), t0, &stats, 0);
+    show(&mut o, &stats, 650.0, 1000, t0 + ms(40));
+    put(&board, 650.0, 1050, t0 + ms(50));
+    o.check((500.0, 500.0), t0 + ms(50), &stats, 0);
+    let elsewhere = PlayerEntry { id: P, x: 640.0, y: 500.0, heading: 0, moving: false, input_seq: 0 };
+    o.still_held([elsewhere.quantized(&bounds())].iter(), t0 + ms(100), &stats, 0);
+    assert_eq!(stats.take_window().latencies.summary(Metric::ViewEnter).count, 0, "held elsewhere: not shown");
+    let there = PlayerEntry { x: 650.0, ..elsewhere };
+    o.still_held([there.quantized(&bounds())].iter(), t0 + ms(150), &stats, 0);
+    let later = t0 + ms(150) + PENDING_LIMIT;
+    o.check((500.0, 500.0), later, &stats, 0);
+    let w = stats.take_window();
+    assert_eq!(w.latencies.summary(Metric::ViewEnter).count, 1, "shown, at 0");
+    assert_eq!(w.latencies.summary(Metric::ViewEnter).max, 0.0);
+    assert_eq!(w.counters.tally(Tally::ViewEntersUnseen), 0, "not unseen");
+}
+
+#[test]
 fn the_ideal_counts_ten_bytes_a_player_inside_and_the_frames_are_split() {
     let t0 = Instant::now();
     let (mut o, board, stats) = setup(t0);
