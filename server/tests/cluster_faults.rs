@@ -110,6 +110,38 @@ async fn redis_restart_keeps_local_play_and_restores_the_view_within_two_seconds
 }
 
 #[tokio::test]
+async fn a_shard_back_from_a_redis_outage_keeps_the_others_until_they_beat_again() {
+    // Redis restarted empty, and A back before B has written its heartbeat
+    // again (B is paused meanwhile, so that A is first). A dropped B from
+    // its view then and took it back a beat later: every page on A saw B's
+    // players leave and come back. Within a TTL of its own return, A keeps B.
+    let dir = WorkDir::new("outage-flap");
+    let log = dir.join("a.log");
+    let mut redis = Redis::start();
+    let ttl = Duration::from_millis(8000);
+    let a = shard(&redis, 1).shard_ttl(ttl).heartbeat(Duration::from_millis(200)).log_to(&log, "info").ready().await;
+    let b = shard(&redis, 2).shard_ttl(ttl).ready().await;
+    let mut on_a = Player::join(&a, "OnA").await;
+    let _on_b = Player::join(&b, "OnB").await;
+    until_snapshot_of(&mut on_a, 2, Duration::from_secs(5)).await;
+    redis.kill();
+    a.wait_metric("mino_redis_up", 0.0).await;
+    b.signal(Signal::SIGSTOP);
+    redis.restart();
+    // Logged once A's first heartbeat and read of the registry since it was
+    // back are done (the registry's line on a shard gone comes before it);
+    // only this return says how long Redis was gone.
+    let back = a.logged(" down_for_s=").await;
+    b.signal(Signal::SIGCONT);
+    assert!(back, "A came back");
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!said.contains("shard left the view"), "A dropped B meanwhile: {said}");
+    until_snapshot_of(&mut on_a, 2, Duration::from_secs(10)).await;
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!said.contains("left this place's view"), "A's view dropped B meanwhile: {said}");
+}
+
+#[tokio::test]
 async fn killed_pubsub_connection_recovers_by_itself() {
     let redis = Redis::start();
     let a = shard(&redis, 1).ready().await;

@@ -130,6 +130,9 @@ pub fn parse_players(fields: HashMap<String, String>) -> (u64, Vec<(PlayerId, Ar
 struct Live {
     /// Each live shard's presence epoch.
     epochs: HashMap<ShardId, u64>,
+    /// When this shard reached Redis again after losing it: for a TTL from
+    /// then, a shard missing from the registry is kept (see [`Registry::refresh`]).
+    back: Option<Instant>,
     /// Rosters still to read, per shard.
     recheck: HashMap<ShardId, u8>,
     /// When every roster was last read.
@@ -184,7 +187,12 @@ impl Registry {
             }
             let state = local.borrow().clone();
             let ok = match self.heartbeat(&state).await {
-                Ok(()) => self.refresh(&mut live, resync_all).await.is_ok(),
+                Ok(()) => {
+                    if !up && ever_up {
+                        live.back = Some(clock::now());
+                    }
+                    self.refresh(&mut live, resync_all).await.is_ok()
+                }
                 Err(e) => {
                     let every = self.interval;
                     match outage.failed(start.elapsed()) {
@@ -270,12 +278,26 @@ impl Registry {
         let mut inv = script.prepare_invoke();
         inv.key(self.keys.shards()).arg(self.keys.prefix());
         let pairs: Vec<(u32, String)> = self.backplane.script(&inv).await?;
-        let peers: HashMap<ShardId, Heartbeat> = pairs
+        let mut peers: HashMap<ShardId, Heartbeat> = pairs
             .into_iter()
             .map(|(id, beat)| (ShardId(id), serde_json::from_str::<Heartbeat>(&beat).unwrap_or_default()))
             .filter(|(s, _)| *s != self.me)
             .collect();
+        // Back from an outage of its own, this shard reads a registry the
+        // others could not write to meanwhile either (or a Redis restarted
+        // empty): a shard missing from it now may only not have beaten yet.
+        // For a TTL it keeps its last heartbeat instead of leaving the view
+        // (its players vanished from every page and came back a beat later).
         let now = clock::now();
+        if live.back.is_some_and(|b| now.saturating_duration_since(b) < self.ttl) {
+            let before = self.peers.borrow();
+            let missing: Vec<ShardId> = live.epochs.keys().filter(|s| !peers.contains_key(s)).copied().collect();
+            for shard in missing {
+                if let Some(beat) = before.get(&shard) {
+                    peers.insert(shard, beat.clone());
+                }
+            }
+        }
         let resync = resync_all || live.resynced.is_none_or(|t| now.saturating_duration_since(t) >= ROSTER_RESYNC);
         if resync {
             live.resynced = Some(now);
