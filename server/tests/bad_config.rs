@@ -59,6 +59,19 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
     }
 }
 
+#[test]
+fn the_admin_listener_on_the_players_address_is_a_configuration_error() {
+    // It was found only when the second listener failed to bind (exit 1).
+    for players in ["127.0.0.1:20999", "0.0.0.0:20999"] {
+        let mut cmd = Command::new(SERVER);
+        cmd.args(["--listen", players, "--admin-listen", "127.0.0.1:20999"]);
+        let out = process::run("mino-server", &mut cmd, Duration::from_secs(20));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{players}: {stderr}");
+        assert!(stderr.contains("is --listen's address too"), "{players}: {stderr}");
+    }
+}
+
 /// A listener that cannot be bound (the admin port taken) ends the process
 /// before it announces either listener.
 #[test]

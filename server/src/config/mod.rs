@@ -127,6 +127,23 @@ pub struct Config {
     pub webtransport: Option<WebTransportConfig>,
 }
 
+/// True when two listeners would take the same address: the same Unix
+/// socket path, or TCP on the same port (not 0, the kernel's pick) of the
+/// same IP, or of an unspecified one that covers the other (0.0.0.0 every
+/// IPv4 address; [::] every address, dual-stack as Linux binds it).
+fn same_listener(a: &ListenAddr, b: &ListenAddr) -> bool {
+    let covers = |x: &std::net::SocketAddr, y: &std::net::SocketAddr| {
+        x.ip() == y.ip() || (x.ip().is_unspecified() && (x.is_ipv6() || y.is_ipv4()))
+    };
+    match (a, b) {
+        (ListenAddr::Unix(a), ListenAddr::Unix(b)) => a == b,
+        (ListenAddr::Tcp(a), ListenAddr::Tcp(b)) => {
+            a.port() != 0 && a.port() == b.port() && (covers(a, b) || covers(b, a))
+        }
+        _ => false,
+    }
+}
+
 impl Config {
     /// What the shard reads again on SIGHUP and when the file changes
     /// ([`crate::reload`]), as the logs name it: "admin tokens" (with
@@ -150,6 +167,9 @@ pub enum ConfigError {
         /// The shard TTL given, ms.
         shard_ttl_ms: u64,
     },
+    /// The admin listener would take the players' listener's address.
+    #[error("--admin-listen {0} is --listen's address too: give the admin listener its own port or socket")]
+    SameListener(ListenAddr),
     /// An idle peer that answers every ping would be dropped: the ping goes
     /// out after the interval and a sweep, and the timeout must outlast both.
     #[error("--peer-timeout-ms {peer_timeout_ms} drops an idle player who answers every ping: give at least {least_ms} (more than --ping-interval-ms and the sweep that sends the ping)")]
@@ -212,10 +232,14 @@ impl Config {
             });
         }
         let aoi = aoi.config(walkers)?;
+        let admin = admin.config()?;
+        if let Some(at) = admin.listen.as_ref().filter(|at| same_listener(at, &listen.listen)) {
+            return Err(ConfigError::SameListener(at.clone()));
+        }
         let ms = Duration::from_millis;
         Ok(Config {
             listen: listen.config(),
-            admin: admin.config()?,
+            admin,
             socket: socket.config()?,
             tick_hz: shard.tick_hz,
             max_players: shard.max_players,

@@ -124,7 +124,10 @@ impl std::fmt::Display for Advertised {
 /// address (letters, digits, '.', '-') or a bracketed IPv6 address, the
 /// port 1 to 65,535.
 fn parse_advertised(s: &str) -> Result<Advertised, String> {
-    let (host, port) = s.rsplit_once(':').ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
+    let (host, port) = s
+        .rsplit_once(':')
+        .filter(|(_, port)| !port.ends_with(']'))
+        .ok_or_else(|| format!("{s:?} is not HOST:PORT (an IPv6 address in brackets, then :PORT)"))?;
     let port: u16 = port.parse().map_err(|_| format!("{port:?} is not a port"))?;
     if port == 0 {
         return Err("port 0 cannot be reached".into());
@@ -212,5 +215,7 @@ mod tests {
         {
             assert!(parse_advertised(bad).is_err(), "{bad} taken");
         }
+        // A bracketed IPv6 address without its port says so (it said `"1]" is not a port`).
+        assert!(parse_advertised("[::1]").is_err_and(|e| e.contains("not HOST:PORT")), "[::1]");
     }
 }

@@ -358,7 +358,9 @@ impl Shard {
                     return OrderOutcome::AlreadyDraining;
                 }
                 let players = self.world.len();
-                tracing::info!(operator = %by, players, "drain ordered by {by}: moving {players} players to other shards");
+                // What the drain does with them (moved, or closed with 1012
+                // when standalone) is said when it starts.
+                tracing::info!(operator = %by, players, "drain ordered by {by} ({players} players here)");
                 self.effects.push(Effect::DrainOrdered);
                 OrderOutcome::Draining { players }
             }
