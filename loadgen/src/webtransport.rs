@@ -46,7 +46,7 @@ pub enum OfferError {
     Proxy(String),
     /// The GET failed or was not answered 200 (a shard without
     /// `--webtransport-listen` answers 404).
-    #[error("the shard's /webtransport: {0}")]
+    #[error("the shard's /webtransport (a shard started without --webtransport-listen answers 404)")]
     Get(#[from] scrape::ScrapeError),
     /// The answer is not the offer's JSON.
     #[error("{url}: not a WebTransport offer: {detail}")]

@@ -446,9 +446,13 @@ mod tests {
             " \u{200B}\u{2060} ",
             "\u{3164}",
             "\u{FE0F}\u{00AD}",
+            &format!("\u{FEFF}{}", "x".repeat(MAX_NAME_CHARS)),
         ] {
             assert!(validate_name(bad).is_err(), "{bad:?}");
         }
+        // Trimmed of White_Space: U+0085 goes, U+FEFF stays.
+        assert_eq!(validate_name("\u{85}bob\u{85}").as_deref(), Ok("bob"));
+        assert_eq!(validate_name("bob\u{FEFF}").as_deref(), Ok("bob\u{FEFF}"));
         for good in ["Zoë 🎮", "👨\u{200D}👩\u{200D}👧", "שלום", "❤\u{FE0F}", "a\u{200B}b"] {
             assert_eq!(validate_name(good).as_deref(), Ok(good), "{good:?}");
         }

@@ -4782,7 +4782,7 @@ impl<'a> ServerMessage<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(ServerMessage::VT_BODY, None)}
   }
-  /// Protocol 4: a view frame, with no body: sections of a shard's cells at
+  /// Protocol 4 and on: a view frame, with no body: sections of a shard's cells at
   /// one of its ticks, each cell's items (full forms, deltas, forgets); the
   /// layout is in schema/src/view.rs.
   #[inline]

@@ -651,6 +651,18 @@ pub(crate) mod tests {
             .map(|(i, (&span, it))| (i as u32 + 1, vec![(ItemKind::Delta { span }, vec![], it.clone())]))
             .collect();
         assert_eq!(read, want, "each read back as the item it stands for, bytes and all");
+        // A reference of one item followed by an empty delta's tag (never
+        // written, but valid) reads as the same item.
+        let header = [3, 0, 0, 0, 4, 0, 0, 0, 1];
+        let odd = [&header[..], &[5 << 3, 0x02]].concat();
+        let frame = ViewFrame::parse(&odd).expect("valid");
+        let mut kinds = Vec::new();
+        for section in frame.sections() {
+            for cell in section.cells() {
+                kinds.extend(cell.items().map(|i| i.kind));
+            }
+        }
+        assert_eq!(kinds, [ItemKind::Delta { span: 2 }]);
         // Within several items, or alone with a body, an empty delta keeps its tag.
         let turn = item(ItemKind::Delta { span: 1 }, &[4, 1, 9, 9]);
         let cells: Vec<(u32, Vec<&[u8]>)> = vec![(2, vec![&items[0], &items[0]]), (3, vec![&turn])];

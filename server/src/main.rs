@@ -5,6 +5,7 @@ use clap::Parser;
 use mino_server::address::ListenAddr;
 use mino_server::{Cli, Config, Listener};
 use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
 /// The allocator: jemalloc keeps small objects in size-class slabs with no
@@ -35,7 +36,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[export_name = "_rjem_malloc_conf"]
 static MALLOC_CONF: &[u8; 17] = b"dirty_decay_ms:0\0";
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let config = match Config::from_cli(&Cli::parse()) {
         Ok(config) => config,
         Err(e) => {
@@ -47,10 +48,19 @@ fn main() -> anyhow::Result<()> {
     #[cfg(feature = "failpoints")]
     let _failpoints = fail::FailScenario::setup();
     let runtime = match usize::from(config.worker_threads) {
-        1 => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
-        n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build()?,
+        1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
     };
-    runtime.block_on(serve(config))
+    let ran = runtime.map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(serve(config)));
+    match ran {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The cause's chain on one line, no backtrace (RUST_BACKTRACE
+            // is for bugs, not for a port in use).
+            eprintln!("mino-server: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// How the ready lines name an address: `http://IP:PORT`, or `unix:PATH`.
@@ -104,7 +114,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let signals = mino_server::shutdown::Signals::install(reloads)?;
     let listener = Listener::bind(&listen.addr, listen.mode).await?;
     let admin = match &admin_listen {
-        Some(at) => Some(Listener::bind(at, listen.mode).await.map_err(|e| anyhow::anyhow!("admin: {e}"))?),
+        Some(at) => Some(Listener::bind(at, listen.mode).await.map_err(|e| anyhow::Error::new(e).context("admin"))?),
         None => None,
     };
     if let Some(wt) = &webtransport {

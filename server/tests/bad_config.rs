@@ -43,7 +43,7 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
         (&["--redis-cluster", "redis://127.0.0.1:1,not a url"], "redis"),
         // A peer timeout that would drop idle players who answer every ping.
         (&["--ping-interval-ms", "5000", "--peer-timeout-ms", "1000"], "--peer-timeout-ms 1000 drops an idle player"),
-        (&["--ping-interval-ms", "5000", "--peer-timeout-ms", "5500"], "give at least 6001"),
+        (&["--ping-interval-ms", "1000", "--peer-timeout-ms", "1466"], "give at least 1467"),
     ];
     for (args, says) in cases {
         let (code, stdout, stderr) = refused(args);

@@ -5,7 +5,7 @@ import { validName } from './protocol.js';
 
 describe('display names', () => {
   it('refuses control and bidirectional formatting characters, and names with nothing visible', () => {
-    for (const bad of ['', '   ', 'x'.repeat(25), 'a\u0007b', '\u202eevil', 'a\u2066b', '\u200fx', '\u200b', ' \u200b\u2060 ', '\u3164', '\ufe0f\u00ad']) {
+    for (const bad of ['', '   ', 'x'.repeat(25), 'a\u0007b', '\u202eevil', 'a\u2066b', '\u200fx', '\u200b', ' \u200b\u2060 ', '\u3164', '\ufe0f\u00ad', '\ufeff' + 'x'.repeat(24)]) {
       expect(validName(bad), JSON.stringify(bad)).toBeNull();
     }
   });
@@ -14,5 +14,10 @@ describe('display names', () => {
     for (const good of ['Zoë 🎮', '👨\u200d👩\u200d👧', 'שלום', '❤\ufe0f', 'a\u200bb', 'é'.repeat(24)]) {
       expect(validName(` ${good} `), JSON.stringify(good)).toBe(good);
     }
+  });
+
+  it('trims white space as Unicode (and Rust) count it: U+0085 goes, U+FEFF stays', () => {
+    expect(validName('\u0085bob\u0085')).toBe('bob');
+    expect(validName('bob\ufeff')).toBe('bob\ufeff');
   });
 });

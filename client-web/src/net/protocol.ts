@@ -310,7 +310,9 @@ function visible(ch: string): boolean {
  * after the name), something visible; null otherwise.
  */
 export function validName(raw: string): string | null {
-  const name = raw.trim();
+  // Unicode's White_Space at both ends, as Rust's str::trim (String.trim
+  // also takes U+FEFF and leaves U+0085).
+  const name = raw.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
   const chars = [...name].length;
   if (chars === 0 || chars > MAX_NAME_CHARS || NAME_FORBIDDEN.test(name) || ![...name].some(visible)) return null;
   return name;

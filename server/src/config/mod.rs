@@ -147,9 +147,10 @@ fn same_listener(a: &ListenAddr, b: &ListenAddr) -> bool {
 impl Config {
     /// What the shard reads again on SIGHUP and when the file changes
     /// ([`crate::reload`]), as the logs name it: "admin tokens" (with
-    /// `--admin-token-file`), "identity keys" (with a JWKS or public key file).
+    /// `--admin-token-file` and an admin listener, which alone reads them),
+    /// "identity keys" (with a JWKS or public key file).
     pub fn reloaded_files(&self) -> Vec<&'static str> {
-        let tokens = self.admin.token_file.as_ref().map(|_| "admin tokens");
+        let tokens = self.admin.token_file.as_ref().filter(|_| self.admin.listen.is_some()).map(|_| "admin tokens");
         let keys = self.auth.keys.as_ref().map(|_| "identity keys");
         tokens.into_iter().chain(keys).collect()
     }
@@ -313,6 +314,16 @@ pub(crate) mod tests {
         let (a, b) = (Config::default(), Config::default());
         assert_eq!((a.tick_hz, a.shard_id, a.redis.as_ref()), (20, ShardId(1), None));
         assert_eq!(a.shard_id, b.shard_id);
+    }
+
+    #[test]
+    fn sighup_reloads_the_admin_tokens_only_where_an_admin_listener_reads_them() {
+        let reloads = |args: &[&str]| Config::from_cli(&parse(args).expect("flags")).expect("valid").reloaded_files();
+        assert_eq!(reloads(&[]), Vec::<&str>::new());
+        // A token file in a shared environment, but no admin listener here.
+        assert_eq!(reloads(&["--admin-token-file", "/etc/mino/admin-tokens"]), Vec::<&str>::new());
+        let both = ["--admin-listen", "127.0.0.1:0", "--admin-token-file", "/etc/mino/admin-tokens"];
+        assert_eq!(reloads(&both), ["admin tokens"]);
     }
 
     #[test]

@@ -12,6 +12,11 @@ const SWEEP_MAX: Duration = Duration::from_secs(1);
 /// Shortest period of the liveness sweep.
 const SWEEP_MIN: Duration = Duration::from_millis(10);
 
+/// What a peer timeout leaves an idle peer beyond the ping interval and the
+/// sweep that sends the ping: the ping waits for the next tick's write
+/// (50 ms at 20 Hz), then the round trip.
+const ANSWER_MARGIN: Duration = Duration::from_millis(100);
+
 /// The flags of each admitted socket.
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Players' sockets")]
@@ -100,16 +105,17 @@ impl SocketArgs {
     /// The typed settings (every value was range-checked by clap).
     ///
     /// Errors: [`ConfigError::PeerTimeoutTooShort`] when an idle peer that
-    /// answers every ping would still be dropped: the peer timeout must
-    /// outlast the ping interval and the sweep that sends the ping.
+    /// answers every ping could still be dropped: the peer timeout must
+    /// outlast the ping interval, the sweep that sends the ping and the
+    /// answer (see [`least_peer_timeout`]).
     pub fn config(&self) -> Result<SocketConfig, ConfigError> {
         let ms = Duration::from_millis;
         let (ping_interval, peer_timeout) = (ms(self.ping_interval_ms), ms(self.peer_timeout_ms));
-        let sweep = sweep_period(ping_interval, peer_timeout);
-        if peer_timeout <= ping_interval + sweep {
+        let least = least_peer_timeout(ping_interval);
+        if peer_timeout < least {
             return Err(ConfigError::PeerTimeoutTooShort {
                 peer_timeout_ms: self.peer_timeout_ms,
-                least_ms: (ping_interval + sweep).as_millis() as u64 + 1,
+                least_ms: least.as_millis() as u64,
             });
         }
         Ok(SocketConfig {
@@ -132,9 +138,42 @@ fn sweep_period(ping_interval: Duration, peer_timeout: Duration) -> Duration {
     SWEEP_MAX.min(ping_interval).min(peer_timeout / 4).max(SWEEP_MIN)
 }
 
+/// The shortest peer timeout (whole ms) that an idle peer answering every
+/// ping outlasts with a ping interval of `ping_interval`: at least the
+/// interval, the sweep that sends the ping (which itself depends on the
+/// timeout) and [`ANSWER_MARGIN`].
+fn least_peer_timeout(ping_interval: Duration) -> Duration {
+    let from = ping_interval + ANSWER_MARGIN;
+    (0..=SWEEP_MAX.as_millis() as u64)
+        .map(|extra| from + Duration::from_millis(extra))
+        .find(|&p| p >= from + sweep_period(ping_interval, p))
+        .unwrap_or(from + SWEEP_MAX)
+}
+
 impl SocketConfig {
     /// The liveness sweep's period (see [`crate::hub::liveness`]).
     pub fn sweep_period(&self) -> Duration {
         sweep_period(self.ping_interval, self.peer_timeout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_least_peer_timeout_is_itself_taken_and_one_ms_less_is_not() {
+        // Each ping interval's least outlasts the interval, the sweep its own
+        // value gives and the margin; a ms less does not (the sweep shrinks
+        // with the timeout, so the least is where the two meet).
+        for ping_ms in [100, 200, 1000, 2000, 5000, 600_000] {
+            let ping = Duration::from_millis(ping_ms);
+            let least = least_peer_timeout(ping);
+            let enough = |p: Duration| p >= ping + sweep_period(ping, p) + ANSWER_MARGIN;
+            assert!(enough(least), "{ping_ms}: {least:?}");
+            assert!(!enough(least - Duration::from_millis(1)), "{ping_ms}: {least:?} is not the least");
+        }
+        assert_eq!(least_peer_timeout(Duration::from_millis(1000)), Duration::from_millis(1467));
+        assert_eq!(least_peer_timeout(Duration::from_millis(5000)), Duration::from_millis(6100));
     }
 }

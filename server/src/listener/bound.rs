@@ -16,16 +16,17 @@ use tokio::net::{TcpListener, UnixListener};
 /// Why a listener could not be bound.
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
-    /// The bind itself failed (address in use, no permission...).
-    #[error("cannot listen on {addr}: {source}")]
+    /// The bind itself failed (address in use, no permission...); its
+    /// source says why (shown as `{e:#}` prints the chain).
+    #[error("cannot listen on {addr}")]
     Io {
         /// Where.
         addr: ListenAddr,
         /// What failed.
         source: io::Error,
     },
-    /// The Unix socket's path cannot be used.
-    #[error("cannot listen on a unix socket: {0}")]
+    /// The Unix socket's path cannot be used; its source says why.
+    #[error("cannot listen on a unix socket")]
     SocketFile(#[from] SocketFileError),
 }
 

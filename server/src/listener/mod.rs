@@ -103,6 +103,9 @@ fn accepted(side: Side, throttle: &mut LogThrottle) {
 /// What a connection past the cap is sent before it is closed: a load
 /// balancer takes a 503 for "ask another shard" (nginx:
 /// `proxy_next_upstream http_503`), a bare close for a failed connection.
+/// Best effort: closed with its request unread, the connection ends with a
+/// reset, which may reach the peer before the 503 does (RFC 9112 section
+/// 9.6); nginx retries on that error as on the 503.
 const OVER_CAP_RESPONSE: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 

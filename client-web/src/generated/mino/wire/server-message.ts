@@ -41,7 +41,7 @@ body<T extends flatbuffers.Table>(obj:any):any|null {
 }
 
 /**
- * Protocol 4: a view frame, with no body: sections of a shard's cells at
+ * Protocol 4 and on: a view frame, with no body: sections of a shard's cells at
  * one of its ticks, each cell's items (full forms, deltas, forgets); the
  * layout is in schema/src/view.rs.
  */
