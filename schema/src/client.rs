@@ -249,12 +249,16 @@ pub fn validate_name(raw: &str) -> Result<String, DecodeError> {
     if chars == 0
         || chars > MAX_NAME_CHARS
         || name.chars().any(|c| c.is_control() || is_bidi_format(c))
-        || name.chars().all(|c| c.is_whitespace() || is_default_ignorable(c))
+        || name.chars().all(|c| c.is_whitespace() || is_default_ignorable(c) || c == BRAILLE_BLANK)
     {
         return Err(DecodeError::NameInvalid);
     }
     Ok(name.to_owned())
 }
+
+/// U+2800 BRAILLE PATTERN BLANK: not Default_Ignorable, but drawn as
+/// nothing in every font (a name of it alone looks empty).
+const BRAILLE_BLANK: char = '\u{2800}';
 
 /// The explicit bidirectional formatting characters and marks (Unicode
 /// UAX #9, sections 2.1-2.6: ALM, LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI,
@@ -446,6 +450,7 @@ mod tests {
             " \u{200B}\u{2060} ",
             "\u{3164}",
             "\u{FE0F}\u{00AD}",
+            "\u{2800}\u{2800}",
             &format!("\u{FEFF}{}", "x".repeat(MAX_NAME_CHARS)),
         ] {
             assert!(validate_name(bad).is_err(), "{bad:?}");

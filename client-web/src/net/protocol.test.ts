@@ -5,7 +5,7 @@ import { validName } from './protocol.js';
 
 describe('display names', () => {
   it('refuses control and bidirectional formatting characters, and names with nothing visible', () => {
-    for (const bad of ['', '   ', 'x'.repeat(25), 'a\u0007b', '\u202eevil', 'a\u2066b', '\u200fx', '\u200b', ' \u200b\u2060 ', '\u3164', '\ufe0f\u00ad', '\ufeff' + 'x'.repeat(24)]) {
+    for (const bad of ['', '   ', 'x'.repeat(25), 'a\u0007b', '\u202eevil', 'a\u2066b', '\u200fx', '\u200b', ' \u200b\u2060 ', '\u3164', '\ufe0f\u00ad', '\u2800\u2800', '\ufeff' + 'x'.repeat(24)]) {
       expect(validName(bad), JSON.stringify(bad)).toBeNull();
     }
   });

@@ -297,10 +297,13 @@ const DEFAULT_IGNORABLE: readonly (readonly [number, number])[] = [
 
 const WHITE_SPACE = /^\p{White_Space}$/u;
 
-/** True for a character drawn as something: not white space (Unicode's White_Space, Rust's char::is_whitespace) nor default ignorable. */
+/** U+2800 BRAILLE PATTERN BLANK: not default ignorable, but drawn as nothing in every font. */
+const BRAILLE_BLANK = 0x2800;
+
+/** True for a character drawn as something: not white space (Unicode's White_Space, Rust's char::is_whitespace), default ignorable, nor the braille blank. */
 function visible(ch: string): boolean {
   const cp = ch.codePointAt(0) ?? 0;
-  return !WHITE_SPACE.test(ch) && !DEFAULT_IGNORABLE.some(([lo, hi]) => cp >= lo && cp <= hi);
+  return !WHITE_SPACE.test(ch) && cp !== BRAILLE_BLANK && !DEFAULT_IGNORABLE.some(([lo, hi]) => cp >= lo && cp <= hi);
 }
 
 /**
