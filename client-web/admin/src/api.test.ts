@@ -48,6 +48,11 @@ describe('admin API answers', () => {
     expect(place.shards[0]).toMatchObject({ id: 2, maxPlayers: 5000, relayLagP99Ms: null, drain: { from: 300, left: 120 }, state: 'draining' });
   });
 
+  it('read a peer seen before this shard lost Redis as of unknown Redis', () => {
+    const place = parsePlace({ place: 'main', served_by: 1, clustered: true, players: 120, shards: [{ ...ROW, redis: 'unknown' }] });
+    expect(place.shards[0]?.redis).toBe('unknown');
+  });
+
   it('refuse a field of the wrong type or an unknown state', () => {
     expect(() => parsePlace({ place: 'main', served_by: 1, clustered: true, players: 1, shards: [{ ...ROW, players: '5' }] })).toThrow(ShapeError);
     expect(() => parsePlace({ place: 'main', served_by: 1, clustered: true, players: 1, shards: [{ ...ROW, state: 'odd' }] })).toThrow(/state/);

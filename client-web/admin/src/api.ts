@@ -4,7 +4,7 @@
 // when the listener asks for one.
 
 /** A shard's link to Redis. */
-export type RedisState = 'up' | 'fenced' | 'down' | 'standalone';
+export type RedisState = 'up' | 'fenced' | 'down' | 'standalone' | 'unknown';
 /** Whether a shard takes players. */
 export type ShardState = 'ready' | 'draining' | 'stopping' | 'redis_down';
 
@@ -146,7 +146,7 @@ function array(o: Json, key: string, what: string): unknown[] {
   return v;
 }
 
-const REDIS_STATES: readonly RedisState[] = ['up', 'fenced', 'down', 'standalone'];
+const REDIS_STATES: readonly RedisState[] = ['up', 'fenced', 'down', 'standalone', 'unknown'];
 const SHARD_STATES: readonly ShardState[] = ['ready', 'draining', 'stopping', 'redis_down'];
 
 /** Checks one shard row. */

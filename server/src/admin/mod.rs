@@ -100,12 +100,11 @@ impl AdminState {
     /// Every live shard's row, by id: this one and the others the registry
     /// last read.
     pub fn rows(&self) -> Vec<ShardRow> {
-        let mut rows = vec![self.own_row()];
-        if let Some(peers) = &self.peers {
-            rows.extend(peers.borrow().iter().map(|(id, beat)| place::peer_row(*id, beat)));
+        let own = self.own_row();
+        match &self.peers {
+            Some(peers) => place::rows(own, peers.borrow().iter().map(|(id, beat)| (*id, beat))),
+            None => vec![own],
         }
-        rows.sort_by_key(|r| r.id);
-        rows
     }
 
     /// The other live shards' ids, in order.

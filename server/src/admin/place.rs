@@ -28,6 +28,9 @@ pub enum RedisState {
     Down,
     /// It runs without Redis.
     Standalone,
+    /// Another shard's, while this one cannot reach Redis: its row is its
+    /// last heartbeat read before, which may no longer be so.
+    Unknown,
 }
 
 impl RedisState {
@@ -38,6 +41,7 @@ impl RedisState {
             RedisState::Fenced => "fenced",
             RedisState::Down => "down",
             RedisState::Standalone => "standalone",
+            RedisState::Unknown => "unknown",
         }
     }
 }
@@ -142,6 +146,24 @@ pub struct OwnState {
 /// The row of this shard.
 pub fn own_row(own: OwnState, figures: &ShardFigures) -> ShardRow {
     row(own.id, true, own.players, own.overloaded, own.redis, own.state, figures)
+}
+
+/// Every live shard's row, by id: this one (`own`), and the others from
+/// their last heartbeats read. While this shard cannot reach Redis those are
+/// out of date: their Redis is shown as unknown, not as up.
+pub fn rows<'a>(own: ShardRow, peers: impl Iterator<Item = (ShardId, &'a Heartbeat)>) -> Vec<ShardRow> {
+    let cut_off = own.redis == RedisState::Down;
+    let mut rows = vec![own];
+    rows.extend(peers.map(|(id, beat)| {
+        let row = peer_row(id, beat);
+        if cut_off {
+            ShardRow { redis: RedisState::Unknown, ..row }
+        } else {
+            row
+        }
+    }));
+    rows.sort_by_key(|r| r.id);
+    rows
 }
 
 /// The row of another shard, from its heartbeat (written only while it
@@ -264,6 +286,19 @@ mod tests {
         assert_eq!((json["state"].as_str(), json["redis"].as_str()), (Some("draining"), Some("up")));
         assert_eq!(json["drain"]["from"], 300);
         assert!(json["relay_lag_p99_ms"].is_null());
+    }
+
+    #[test]
+    fn peers_read_before_this_shard_lost_redis_show_their_redis_as_unknown() {
+        let own = |redis| OwnState { id: ShardId(1), players: 3, overloaded: false, redis, state: ShardState::Ready };
+        let beat = Heartbeat { players: 20, overloaded: false, published_ms: 1, epoch: 7, figures: figures() };
+        for (mine, theirs) in [(RedisState::Up, RedisState::Up), (RedisState::Down, RedisState::Unknown)] {
+            let rows = rows(own_row(own(mine), &figures()), [(ShardId(2), &beat)].into_iter());
+            let seen: Vec<_> = rows.iter().map(|r| (r.id, r.redis)).collect();
+            assert_eq!(seen, [(1, mine), (2, theirs)]);
+        }
+        let json = serde_json::to_value(RedisState::Unknown).expect("json");
+        assert_eq!(json, "unknown");
     }
 
     #[test]
