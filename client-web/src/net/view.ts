@@ -101,8 +101,8 @@ export class ViewCursor {
   private cellsLeft = 0;
   private itemsLeft = 0;
   private previousCell = 0;
-  /** The span of the empty delta the cell's reference said (0: its items follow it). */
-  private emptySpan = 0;
+  /** The kind (1..6) of the empty delta the cell's reference said (0: its items follow it). */
+  private emptyKind = 0;
 
   /** Starts on bytes[start, end). */
   begin(bytes: Uint8Array, start: number, end: number): void {
@@ -142,11 +142,11 @@ export class ViewCursor {
     this.cell = cell;
     this.previousCell = cell;
     if (mode > REF_SEVERAL) {
-      this.emptySpan = 1 << (mode - 2);
+      this.emptyKind = mode - 1;
       this.itemsLeft = 1;
       return true;
     }
-    this.emptySpan = 0;
+    this.emptyKind = 0;
     const several = mode === REF_SEVERAL;
     const count = several ? r.count(r.remaining()) : 1;
     if (count === 0 || (several && count < 2)) throw new ViewError('Items');
@@ -159,10 +159,10 @@ export class ViewCursor {
     if (this.itemsLeft === 0) return false;
     this.itemsLeft--;
     const r = this.r;
-    if (this.emptySpan > 0) {
+    if (this.emptyKind > 0) {
       // Said by the reference: no bytes of its own.
-      this.kind = 1 + Math.log2(this.emptySpan);
-      this.span = this.emptySpan;
+      this.kind = this.emptyKind;
+      this.span = 1 << (this.emptyKind - 1);
       this.bodyStart = this.bodyEnd = r.pos;
       return true;
     }
