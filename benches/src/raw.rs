@@ -808,6 +808,24 @@ pub struct DeltaTrace {
     pub leaves: f64,
     /// Full frames' entry bytes a socket a second, bytes/s.
     pub full_entry_bytes_per_s: f64,
+    /// The due rule the trace ran with: `spread` (the server's) or
+    /// `uniform` (every cell of a period due on the same ticks); absent in
+    /// traces before it was a choice: the server's.
+    #[serde(default = "spread")]
+    pub phase: String,
+    /// Enters a socket a tick of players that were in a neighbouring cell
+    /// of their shard at the delta's base step (absent before it was
+    /// counted: 0).
+    #[serde(default)]
+    pub movers: f64,
+    /// Of those, the ones the move-ins row sends as moves.
+    #[serde(default)]
+    pub moveins: f64,
+}
+
+/// [`DeltaTrace::phase`]'s value in traces before it was recorded.
+fn spread() -> String {
+    "spread".to_owned()
 }
 
 /// One encoding over a trace.
@@ -864,6 +882,12 @@ impl DeltaTrace {
             self.leaves,
             self.full_entry_bytes_per_s,
         ));
+        if self.movers > 0.0 {
+            out.push_str(&format!(
+                "Enters from a neighbouring cell a socket a tick: {:.2}, of them sent as moves by the move-ins row: {:.2}.\n",
+                self.movers, self.moveins
+            ));
+        }
         out
     }
 
@@ -959,8 +983,21 @@ mod tests {
             enters: 0.2,
             leaves: 0.2,
             full_entry_bytes_per_s: 19608.0,
+            phase: "spread".into(),
+            movers: 0.2,
+            moveins: 0.1,
         };
         let text = t.markdown(true);
+        assert!(text.contains("a socket a tick: 0.20, of them sent as moves by the move-ins row: 0.10."), "{text}");
+        // A trace written before the phase and the movers were recorded
+        // reads as the server's rule, with no movers counted.
+        let mut old = serde_json::to_value(&t).expect("json");
+        for key in ["phase", "movers", "moveins"] {
+            old.as_object_mut().expect("an object").remove(key);
+        }
+        let old: DeltaTrace = serde_json::from_value(old).expect("an old trace");
+        assert_eq!((old.phase.as_str(), old.movers), ("spread", 0.0));
+        assert!(!old.markdown(true).contains("move-ins"));
         assert!(
             text.starts_with("1000 players over 2 shard(s), a 1581-unit world, 400 ticks; a socket sees 98.0 players"),
             "{text}"

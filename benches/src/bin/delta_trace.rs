@@ -58,6 +58,12 @@ struct Cli {
     /// Random seed.
     #[arg(long, global = true, default_value_t = 1)]
     seed: u64,
+    /// When a cell is due at a period: `spread` (the server's rule, a cell's
+    /// column + 2 x row shifting its phase, so neighbours take turns) or
+    /// `uniform` (every cell of a period due on the same ticks: a measured
+    /// alternative, not built).
+    #[arg(long, global = true, value_enum, default_value_t = Phase::Spread)]
+    phase: Phase,
     /// Also write the figures as JSON to FILE (the scale runner's
     /// `deltas-trace-GAME.json`, which RESULTS.md renders).
     #[arg(long, global = true, value_name = "FILE")]
@@ -90,10 +96,31 @@ impl Game {
     }
 }
 
+/// The rule of which ticks a cell is due on at a period.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// The server's ([`interest::due`]).
+    Spread,
+    /// Every cell on the multiples of the period.
+    Uniform,
+}
+
+impl Phase {
+    fn due(self, tick: u64, column: u32, row: u32, period: u32) -> bool {
+        match self {
+            Phase::Spread => interest::due(tick, column, row, period),
+            Phase::Uniform => tick.is_multiple_of(u64::from(period.max(1))),
+        }
+    }
+}
+
 const TICK_HZ: u16 = 20;
 /// The trace's last rows: a next step measured, not built.
 const CROSSINGS: &str =
     "predicted crossings (a straight walk from one cell of the view to another: no leave, no enter)";
+/// A measured alternative, not built: see [`Totals::movein_bytes`].
+const MOVE_INS: &str =
+    "move-ins (an enter from a neighbouring cell the view advances over the same span: its id and 1 byte)";
 const SPEED: f32 = 120.0;
 const WARMUP: u64 = 60;
 
@@ -141,8 +168,8 @@ fn main() {
             viewers.push(world.players().iter().map(|p| cell_of(&world, &grid, p.x, p.y)).collect());
         }
     }
-    let totals = measure(&history, &viewers, &grid, &stencil, &motion, cli.shards);
-    let trace = totals.trace(cli.game.label(), cli.players, side, cli.shards, cli.ticks);
+    let totals = measure(&history, &viewers, &grid, &stencil, &motion, cli.shards, cli.phase);
+    let trace = totals.trace(cli.game.label(), cli.players, side, cli.shards, cli.ticks, cli.phase);
     println!("{}", trace.markdown(false));
     if let Some(path) = &cli.json {
         if let Err(e) = raw::write(path, &trace) {
@@ -393,6 +420,19 @@ struct Totals {
     crossing_bytes: u64,
     /// Of the items, those predicted crossings leave empty: their headers.
     crossing_empty_headers: u64,
+    /// Entry bytes with move-ins (a measured alternative, not built): an
+    /// enter of a player that was in a neighbouring cell of its shard at
+    /// the delta's base step, when the view advances that cell over the
+    /// same span in the same section, sent as its id gap, 1 byte (the
+    /// origin's direction and what follows) and its change if it turned,
+    /// in place of its id gap and 6 bytes. A cell's delta then has two
+    /// forms; a view takes the one with moves only when it advances the
+    /// origin of every mover of the item with it, else the one without.
+    movein_bytes: u64,
+    /// Enters from a neighbouring cell of the same shard (movers).
+    movers: u64,
+    /// Of those, the ones sent as moves.
+    moveins: u64,
     /// Header bytes saved by sending each run of empty deltas of one span
     /// in consecutive cells (ids one apart) as one reference, one tag and a
     /// count (3 bytes) instead of a reference and a tag each.
@@ -422,6 +462,9 @@ impl Default for Totals {
             crossing_bytes: 0,
             crossing_empty_headers: 0,
             run_saved_headers: 0,
+            movein_bytes: 0,
+            movers: 0,
+            moveins: 0,
             turns: 0,
             residuals: 0,
             enters: 0,
@@ -438,6 +481,7 @@ fn measure(
     stencil: &Stencil,
     motion: &Motion,
     shards: u32,
+    phase: Phase,
 ) -> Totals {
     let mut t = Totals::default();
     let ladder = interest::LADDER[0];
@@ -459,6 +503,23 @@ fn measure(
             _ => false,
         }
     };
+    // Every player's cell a tick (ids are unique across shards).
+    let cell_at: Vec<HashMap<PlayerId, CellId>> = history
+        .iter()
+        .map(|cells| cells.iter().flat_map(|((_, c), es)| es.iter().map(move |e| (e.id, *c))).collect())
+        .collect();
+    // A viewer cell's stencil: cell -> its tier.
+    let mut tiers_of: HashMap<CellId, HashMap<CellId, Tier>> = HashMap::new();
+    // The bytes a turned mover's change costs: heading, flags, residual.
+    let change_bytes = |n: &Entry, k: usize, period: u32| -> usize {
+        by_id[k - period as usize].get(&n.id).map_or(0, |h| {
+            let at = motion.advance((h.x, h.y), n.heading, n.moving(), period);
+            let r = (i64::from(n.x) - i64::from(at.0), i64::from(n.y) - i64::from(at.1));
+            usize::from(h.heading != n.heading)
+                + usize::from(h.flags != n.flags)
+                + if r != (0, 0) { varint(zigzag(r.0)) + varint(zigzag(r.1)) } else { 0 }
+        })
+    };
     // Per tick: (a socket's viewer cell, span) -> the players in its view's
     // cells `span` ticks before.
     let mut seen: HashMap<(CellId, u32), HashSet<PlayerId>> = HashMap::new();
@@ -478,7 +539,7 @@ fn measure(
                 for shard in 0..shards {
                     let new = cells.get(&(shard, cell));
                     t.players_in_view += new.map_or(0, Vec::len) as u64;
-                    if !interest::due(tick, column, row, period) {
+                    if !phase.due(tick, column, row, period) {
                         continue;
                     }
                     let new = new.map_or(&[][..], Vec::as_slice);
@@ -557,6 +618,34 @@ fn measure(
                             })
                             .copied()
                             .collect();
+                        // Move-ins: this item's movers, and whether the view
+                        // advances every mover's origin over the same span.
+                        let mut saved = 0usize;
+                        let mut all_advanced = true;
+                        let mut movers = 0u64;
+                        for n in new.iter().filter(|n| !has(base, n.id)) {
+                            let Some(&origin) = cell_at[k - period as usize].get(&n.id) else { continue };
+                            let Some((oc, or)) = grid.position(origin) else { continue };
+                            if oc.abs_diff(column) > 1 || or.abs_diff(row) > 1 || origin == cell {
+                                continue;
+                            }
+                            movers += 1;
+                            let tiers = tiers_of.entry(own).or_insert_with(|| stencil.cells(grid, own).collect());
+                            let advanced = tiers.get(&origin).is_some_and(|&ot| {
+                                ladder[ot as usize] == period
+                                    && phase.due(tick, oc, or, period)
+                                    && (ot == Tier::Own || stencil.cells(grid, previous_own).any(|(c, _)| c == origin))
+                            });
+                            all_advanced &= advanced;
+                            saved += 5usize.saturating_sub(change_bytes(n, k, period));
+                        }
+                        t.movers += movers;
+                        if all_advanced && movers > 0 {
+                            t.moveins += movers;
+                            t.movein_bytes += (sizes.delta_predicted - saved) as u64;
+                        } else {
+                            t.movein_bytes += sizes.delta_predicted as u64;
+                        }
                         crossing.clear();
                         mino_protocol::delta::encode_delta(&kept_base, &kept_new, period, motion, &mut crossing);
                         t.crossing_bytes += (crossing.len().saturating_sub(5 * turned_movers) + turned_change) as u64;
@@ -566,6 +655,7 @@ fn measure(
                     } else {
                         // A cell new to the view: its full form, as today.
                         t.crossing_bytes += sizes.delta_predicted as u64;
+                        t.movein_bytes += sizes.delta_predicted as u64;
                     }
                     t.turns += change.turns as u64;
                     t.residuals += change.residuals as u64;
@@ -641,7 +731,7 @@ fn held_at<'a>(
 
 impl Totals {
     /// The trace's figures, as `--json` writes them and the table prints them.
-    fn trace(&self, game: &str, players: u32, side: f32, shards: u32, ticks: u64) -> DeltaTrace {
+    fn trace(&self, game: &str, players: u32, side: f32, shards: u32, ticks: u64, phase: Phase) -> DeltaTrace {
         let st = self.socket_ticks.max(1) as f64;
         let in_view = self.players_in_view as f64 / st;
         let per = |bytes: usize| bytes as f64 / st / in_view.max(1e-9);
@@ -737,6 +827,12 @@ impl Totals {
                 items - self.crossing_empty_headers as f64 / st,
                 lean_headers,
             ),
+            row(
+                &format!("{CHOSEN_ENCODING}, {MOVE_INS}, {PROTOCOL_5}"),
+                self.movein_bytes as usize,
+                items - empty / 2.0,
+                lean_headers,
+            ),
         ];
         let d = self.delta_items.max(1) as f64;
         DeltaTrace {
@@ -755,6 +851,13 @@ impl Totals {
             enters: self.enters as f64 / st,
             leaves: self.leaves as f64 / st,
             full_entry_bytes_per_s: full * f64::from(TICK_HZ),
+            phase: match phase {
+                Phase::Spread => "spread",
+                Phase::Uniform => "uniform",
+            }
+            .to_owned(),
+            movers: self.movers as f64 / st,
+            moveins: self.moveins as f64 / st,
         }
     }
 

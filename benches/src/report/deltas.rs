@@ -167,7 +167,7 @@ impl Report {
                 .to_owned(),
             String::new(),
         ]);
-        out.extend(self.trace_part(d.trace_walk.as_ref(), d.trace_crowd.as_ref()));
+        out.extend(self.trace_part(d.trace_walk.as_ref(), d.trace_walk_uniform.as_ref(), d.trace_crowd.as_ref()));
         let aoi = d.aoi.as_ref().map(|p| self.walk_part(p, true));
         if let Some((lines, _)) = &aoi {
             out.extend(lines.iter().cloned());
@@ -184,7 +184,12 @@ impl Report {
         out
     }
 
-    fn trace_part(&self, walk: Option<&DeltaTrace>, crowd: Option<&DeltaTrace>) -> Vec<String> {
+    fn trace_part(
+        &self,
+        walk: Option<&DeltaTrace>,
+        uniform: Option<&DeltaTrace>,
+        crowd: Option<&DeltaTrace>,
+    ) -> Vec<String> {
         let mut out = vec![
             "**The trace** (`benches/src/bin/delta_trace.rs`, issue 25's \"measure before choosing\"): the server's \
              own simulation, grid and view stencil run offline for some seconds of a game, every cell's entries \
@@ -194,7 +199,7 @@ impl Report {
              (`delta_trace crowd --players 2000 --shuffle 0.05`: a crowd standing in one cell, 5 % of it taking a \
              step now and then). The encoding protocol 4 chose is in bold; the row after it is the same with \
              protocol 5's framing, built (an empty delta over up to 32 ticks is its cell's reference alone, \
-             one byte instead of two). Its last seven rows are next steps (the last but one with protocol 5's \
+             one byte instead of two). Its last eight rows are next steps (the sixth and the last with protocol 5's \
              framing), \
              measured and not built: no item for a delta with nothing to say (walkers going straight; the client \
              would advance a cell it is not sent by the rule, so it must know which cells were due); runs of \
@@ -213,11 +218,23 @@ impl Report {
              straight when its heading, flags and the rule's position held over the span and over the slowest \
              tier's period (the cell it came from may be held that far back); a held mover that turned costs \
              its id, 1 byte and its change; a cell new to the view its full form. At best still, since the \
-             view's holdings are taken as all at the base step."
+             view's holdings are taken as all at the base step. The last row is what the view's real holdings \
+             allow of a move: **move-ins**, an enter of a player that was in a neighbouring cell of its shard at \
+             the delta's base step sent as its id, 1 byte (the origin's direction and what follows) and its change \
+             if it turned, where a view advances that cell over the same span in the same section (the client \
+             then holds the player's base state); the cell's delta has two forms, and a view takes the one with \
+             moves only when it advances the origin of every mover of the item with it. A neighbour is advanced \
+             with a cell only at the same period and phase: with the server's due rule (a cell's column + 2 x row \
+             shifts its phase) neighbours in a row never are at periods 2 and 4, so the same walk was traced \
+             again with every cell of a period due on the same ticks (`delta_trace walk --players 1000 --phase \
+             uniform`, raw `deltas-trace-walk-uniform.json`; not built: a view's outer cells would then all be \
+             sent on the same ticks rather than spread over them)."
                 .to_owned(),
             String::new(),
         ];
-        for (name, t) in [("Walk", walk), ("Crowd", crowd)] {
+        for (name, t) in
+            [("Walk", walk), ("Walk, every cell of a period due on the same ticks", uniform), ("Crowd", crowd)]
+        {
             match t {
                 Some(t) => {
                     out.push(format!("*{name}:* {}", t.markdown(true).trim_end()));

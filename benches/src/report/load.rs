@@ -73,6 +73,9 @@ pub struct FramesPair<R> {
 pub struct DeltaRuns {
     /// `deltas-trace-walk.json`.
     pub trace_walk: Option<DeltaTrace>,
+    /// `deltas-trace-walk-uniform.json`: the same walk with every cell of a
+    /// period due on the same ticks.
+    pub trace_walk_uniform: Option<DeltaTrace>,
     /// `deltas-trace-crowd.json`.
     pub trace_crowd: Option<DeltaTrace>,
     /// Walkers with area of interest.
@@ -547,6 +550,7 @@ impl Raw {
             agents: agents_runs(dir)?,
             deltas: DeltaRuns {
                 trace_walk: raw::read(&file("deltas-trace-walk.json"))?,
+                trace_walk_uniform: raw::read(&file("deltas-trace-walk-uniform.json"))?,
                 trace_crowd: raw::read(&file("deltas-trace-crowd.json"))?,
                 aoi: frames_pair(dir, "aoi")?,
                 whole: frames_pair(dir, "whole")?,

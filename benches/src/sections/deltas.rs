@@ -69,13 +69,15 @@ const CROWD_SIDE: u32 = 2000;
 /// Errors: results could not be written.
 pub async fn run(run: &mut Run) -> anyhow::Result<()> {
     let p = run.plan.deltas.clone();
-    for (game, players, extra) in [
-        ("walk", p.trace_walk, Vec::new()),
-        ("crowd", p.trace_crowd, strings(["--shuffle".to_owned(), TRACE_SHUFFLE.to_string()])),
+    for (game, name, players, extra) in [
+        ("walk", "walk", p.trace_walk, Vec::new()),
+        ("walk", "walk-uniform", p.trace_walk, strings(["--phase".to_owned(), "uniform".into()])),
+        ("crowd", "crowd", p.trace_crowd, strings(["--shuffle".to_owned(), TRACE_SHUFFLE.to_string()])),
     ] {
-        let label = format!("deltas-trace-{game}");
-        run.log(&format!("{label}: delta_trace {game} --players {players}"));
-        run.status(&format!("{label}: delta_trace {game} --players {players}"));
+        let label = format!("deltas-trace-{name}");
+        let said = format!("{label}: delta_trace {game} --players {players} {}", extra.join(" "));
+        run.log(said.trim_end());
+        run.status(said.trim_end());
         let json = run.paths.raw.join(format!("{label}.json"));
         let mut args = strings([game.to_owned(), "--players".into(), players.to_string()]);
         args.extend(extra);
