@@ -121,6 +121,8 @@ const CROSSINGS: &str =
 /// A measured alternative, not built: see [`Totals::movein_bytes`].
 const MOVE_INS: &str =
     "move-ins (an enter from a neighbouring cell the view advances over the same span: its id and 1 byte)";
+/// A measured alternative, not built: see [`Totals::handoff_bytes`].
+const HANDOFF: &str = "handoff (a player that changed cells stays in its old cell's item, moved by the rule; a full entry where the view does not advance that cell with the new one)";
 const SPEED: f32 = 120.0;
 const WARMUP: u64 = 60;
 
@@ -429,6 +431,19 @@ struct Totals {
     /// forms; a view takes the one with moves only when it advances the
     /// origin of every mover of the item with it, else the one without.
     movein_bytes: u64,
+    /// Entry bytes with handoff (a measured alternative, not built): a
+    /// player that left a cell for another of its shard stays in the
+    /// cell's item (the client moves it by the rule into the cell its
+    /// position is in, when the view advances that cell in the same section
+    /// over the same span; else drops it); one that came from another cell
+    /// is in no record of the cell it came to, and a view that does not
+    /// advance its origin with that cell takes its full entry in a
+    /// supplement keyed by the origin.
+    handoff_bytes: u64,
+    /// Of the items, those handoff leaves empty: their headers.
+    handoff_empty_headers: u64,
+    /// Supplements sent (one an item and origin).
+    supplements: u64,
     /// Enters from a neighbouring cell of the same shard (movers).
     movers: u64,
     /// Of those, the ones sent as moves.
@@ -463,6 +478,9 @@ impl Default for Totals {
             crossing_empty_headers: 0,
             run_saved_headers: 0,
             movein_bytes: 0,
+            handoff_bytes: 0,
+            handoff_empty_headers: 0,
+            supplements: 0,
             movers: 0,
             moveins: 0,
             turns: 0,
@@ -646,6 +664,62 @@ fn measure(
                         } else {
                             t.movein_bytes += sizes.delta_predicted as u64;
                         }
+                        // Handoff: a player that left the cell for another of
+                        // its shard stays in this item (no leave; a change if
+                        // it turned); one that came from another cell is not
+                        // in it: the view that advances its origin over the
+                        // same span has it by the rule, any other takes its
+                        // full entry in a supplement (keyed by origin: a tag
+                        // and a count, 2 bytes, and id gap and 6 bytes each).
+                        let on_shard = |id: PlayerId| by_id[k].contains_key(&id);
+                        let mut extra = 0usize;
+                        let stay_base: Vec<Entry> = base
+                            .iter()
+                            .filter(|b| {
+                                if has(new, b.id) || !on_shard(b.id) {
+                                    return true;
+                                }
+                                if let Some(n) = by_id[k].get(&b.id) {
+                                    let c = change_bytes(n, k, period);
+                                    extra += if c > 0 { 1 + c } else { 0 };
+                                }
+                                false
+                            })
+                            .copied()
+                            .collect();
+                        let mut supplements: HashMap<CellId, (usize, PlayerId)> = HashMap::new();
+                        let stay_new: Vec<Entry> = new
+                            .iter()
+                            .filter(|n| {
+                                if has(base, n.id) {
+                                    return true;
+                                }
+                                let Some(&origin) = cell_at[k - period as usize].get(&n.id) else { return true };
+                                let Some((oc, or)) = grid.position(origin) else { return true };
+                                let tiers = tiers_of.entry(own).or_insert_with(|| stencil.cells(grid, own).collect());
+                                let advanced = tiers.get(&origin).is_some_and(|&ot| {
+                                    ladder[ot as usize] == period
+                                        && phase.due(tick, oc, or, period)
+                                        && (ot == Tier::Own
+                                            || stencil.cells(grid, previous_own).any(|(c, _)| c == origin))
+                                });
+                                if !advanced {
+                                    let s = supplements.entry(origin).or_insert((2, PlayerId(0)));
+                                    s.0 += varint(u64::from(n.id.0 - s.1 .0)) + 6;
+                                    s.1 = n.id;
+                                }
+                                false
+                            })
+                            .copied()
+                            .collect();
+                        crossing.clear();
+                        mino_protocol::delta::encode_delta(&stay_base, &stay_new, period, motion, &mut crossing);
+                        let supplemented: usize = supplements.values().map(|s| s.0).sum();
+                        t.handoff_bytes += (crossing.len() + extra + supplemented) as u64;
+                        if crossing.is_empty() && extra == 0 {
+                            t.handoff_empty_headers += 2;
+                        }
+                        t.supplements += supplements.len() as u64;
                         crossing.clear();
                         mino_protocol::delta::encode_delta(&kept_base, &kept_new, period, motion, &mut crossing);
                         t.crossing_bytes += (crossing.len().saturating_sub(5 * turned_movers) + turned_change) as u64;
@@ -656,6 +730,7 @@ fn measure(
                         // A cell new to the view: its full form, as today.
                         t.crossing_bytes += sizes.delta_predicted as u64;
                         t.movein_bytes += sizes.delta_predicted as u64;
+                        t.handoff_bytes += sizes.delta_predicted as u64;
                     }
                     t.turns += change.turns as u64;
                     t.residuals += change.residuals as u64;
@@ -831,6 +906,18 @@ impl Totals {
                 &format!("{CHOSEN_ENCODING}, {MOVE_INS}, {PROTOCOL_5}"),
                 self.movein_bytes as usize,
                 items - empty / 2.0,
+                lean_headers,
+            ),
+            row(
+                &format!("{CHOSEN_ENCODING}, {HANDOFF}, {PROTOCOL_5}"),
+                self.handoff_bytes as usize,
+                items - self.handoff_empty_headers as f64 / st / 2.0,
+                lean_headers,
+            ),
+            row(
+                &format!("{CHOSEN_ENCODING}, {HANDOFF}, no item for an empty delta"),
+                self.handoff_bytes as usize,
+                items - self.handoff_empty_headers as f64 / st,
                 lean_headers,
             ),
         ];
