@@ -4,7 +4,8 @@
 // as one types; the players list is in natural order (bot-2 before bot-10);
 // the HUD names the shard as the server's logs do (8 hex digits) and wraps
 // beside the side panels rather than running under them; a player standing
-// under a panel gets no name label showing through it.
+// under a panel gets no name label showing through it; and on a 320 x 240
+// screen the HUD keeps off the middle, where the own player is drawn.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
@@ -181,5 +182,21 @@ describe('a newcomer on a 420-pixel screen', () => {
     // left, higher, lower), as a player under the HUD is (labels.test.ts).
     const beside = labels.find((l) => l.text === walker.welcome.name);
     console.log(`the walker under the panel: ${beside ? `labelled beside it at ${JSON.stringify(beside.box)}` : 'not labelled'}`);
+  });
+
+  it('keeps the HUD off the middle of a 320 x 240 screen, where the own player is drawn', async () => {
+    const small = { width: 320, height: 240 };
+    await page.setViewportSize(small);
+    try {
+      const hud = await until('the HUD laid out for the small screen', async () => {
+        const b = await box('#hud');
+        return b.width < small.width / 2 ? b : null;
+      });
+      // Wrapped beside the panels, the figures would reach 200 pixels down.
+      expect(hud.y + hud.height, `the HUD ${JSON.stringify(hud)}`).toBeLessThanOrEqual(small.height / 2 - 20);
+      expect(hud.height, 'some of the HUD shows').toBeGreaterThan(20);
+    } finally {
+      await page.setViewportSize(VIEW);
+    }
   });
 });
