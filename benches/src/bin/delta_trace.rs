@@ -546,6 +546,18 @@ fn measure(
         let tick = k as u64;
         for (socket, &own) in viewers[k].iter().enumerate() {
             let previous_own = viewers[k - 1][socket];
+            // Whether the view advances `origin` over `period` ticks this
+            // tick: in its stencil at that period, due now, and held (in the
+            // view a tick ago, or its own cell).
+            let tiers = &*tiers_of.entry(own).or_insert_with(|| stencil.cells(grid, own).collect());
+            let advanced = |origin: CellId, period: u32| -> bool {
+                let Some((oc, or)) = grid.position(origin) else { return false };
+                tiers.get(&origin).is_some_and(|&ot| {
+                    ladder[ot as usize] == period
+                        && phase.due(tick, oc, or, period)
+                        && (ot == Tier::Own || stencil.cells(grid, previous_own).any(|(c, _)| c == origin))
+                })
+            };
             t.socket_ticks += 1;
             let mut sent = vec![false; shards as usize];
             let mut any_full = vec![false; shards as usize];
@@ -648,13 +660,7 @@ fn measure(
                                 continue;
                             }
                             movers += 1;
-                            let tiers = tiers_of.entry(own).or_insert_with(|| stencil.cells(grid, own).collect());
-                            let advanced = tiers.get(&origin).is_some_and(|&ot| {
-                                ladder[ot as usize] == period
-                                    && phase.due(tick, oc, or, period)
-                                    && (ot == Tier::Own || stencil.cells(grid, previous_own).any(|(c, _)| c == origin))
-                            });
-                            all_advanced &= advanced;
+                            all_advanced &= advanced(origin, period);
                             saved += 5usize.saturating_sub(change_bytes(n, k, period));
                         }
                         t.movers += movers;
@@ -695,15 +701,7 @@ fn measure(
                                     return true;
                                 }
                                 let Some(&origin) = cell_at[k - period as usize].get(&n.id) else { return true };
-                                let Some((oc, or)) = grid.position(origin) else { return true };
-                                let tiers = tiers_of.entry(own).or_insert_with(|| stencil.cells(grid, own).collect());
-                                let advanced = tiers.get(&origin).is_some_and(|&ot| {
-                                    ladder[ot as usize] == period
-                                        && phase.due(tick, oc, or, period)
-                                        && (ot == Tier::Own
-                                            || stencil.cells(grid, previous_own).any(|(c, _)| c == origin))
-                                });
-                                if !advanced {
+                                if !advanced(origin, period) {
                                     let s = supplements.entry(origin).or_insert((2, PlayerId(0)));
                                     s.0 += varint(u64::from(n.id.0 - s.1 .0)) + 6;
                                     s.1 = n.id;
