@@ -1,9 +1,11 @@
-//! Control frames against a per-socket budget: a ping flood closes with the
-//! flood code (4019) within its burst, other players keep their ticks, and
-//! pings within the budget are answered in the tick's one write (the newest
-//! only), so writes stay one a socket a tick.
+//! Frames that are not messages against a per-socket budget: a ping flood
+//! closes with the flood code (4019) within its burst, other players keep
+//! their ticks, and pings within the budget are answered in the tick's one
+//! write (the newest only), so writes stay one a socket a tick; a message in
+//! endless empty fragments closes as too big (1009) at its fragment limit,
+//! where it once held every tick of the shard for as long as it lasted.
 
-use mino_testkit::raw::{masked, op, RawSocket};
+use mino_testkit::raw::{frame, masked, op, RawSocket};
 use mino_testkit::{Player, Shard};
 use std::time::{Duration, Instant};
 
@@ -72,4 +74,32 @@ async fn pings_within_the_budget_ride_the_ticks_write_and_the_newest_is_answered
     assert_eq!(server.metric("mino_sockets_closed_total{reason=\"control_flood\"}").await, 0.0);
     drop(writer);
     drain.abort();
+}
+
+#[tokio::test]
+async fn a_message_of_endless_empty_fragments_closes_as_too_big_and_no_tick_waits_for_it() {
+    let server = Shard::start(SERVER, &[]);
+    let mut bystander = Player::join(&server, "Bystander").await;
+    let (flooder, _) = RawSocket::join(server.addr, "Flooder").await;
+    let skipped = server.metric("mino_ticks_skipped_total").await;
+    // A binary message begun and never finished: empty continuation
+    // frames back to back, 1,000 a write, for at most 5 s.
+    let mut burst = frame(false, 0, op::BINARY, true, &[]);
+    burst.extend((0..1000).flat_map(|_| frame(false, 0, op::CONTINUATION, true, &[])));
+    let started = Instant::now();
+    let (mut reader, mut writer) = flooder.split();
+    let flood =
+        tokio::spawn(
+            async move { while started.elapsed() < Duration::from_secs(5) && writer.send_raw(&burst).await {} },
+        );
+    let end = reader.ending().await;
+    assert_eq!(end.code, Some(1009), "{end:?}");
+    assert!(started.elapsed() < Duration::from_secs(2), "closed at its limit: {:?}", started.elapsed());
+    flood.await.expect("flooder");
+    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"too_big\"}").await, 1.0);
+    let before = bystander.own_position().await.0;
+    let after = bystander.own_position().await.0;
+    assert!(after > before, "the bystander still ticks");
+    let skipped = server.metric("mino_ticks_skipped_total").await - skipped;
+    assert!(skipped <= 2.0, "{skipped} ticks skipped");
 }

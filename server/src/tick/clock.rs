@@ -25,9 +25,18 @@ use std::time::Duration;
 use tokio::time::{Interval, MissedTickBehavior};
 
 /// A periodic clock. Missed ticks (after a stall) are skipped, never replayed.
+///
+/// **Overdue.** The timer is read through the runtime's reactor, which is
+/// polled only when the tick loop yields. A loop kept busy by sockets that
+/// are always ready (a peer flooding frames) would never see it fire, and
+/// every tick would wait for the flood to end: so the loop also asks
+/// [`TickClock::overdue`], by the monotonic clock, between its other work.
+/// Each due instant is served once, by whichever way notices it first.
 pub struct TickClock {
     inner: Inner,
     period: Duration,
+    /// The next due instant not yet served.
+    next: Instant,
     /// When the first tick was due.
     first: Instant,
     /// The first tick's number: whole periods from the Unix epoch to it.
@@ -50,12 +59,12 @@ impl TickClock {
         let first = Instant::now() + wait;
         #[cfg(target_os = "linux")]
         match timerfd::Periodic::new(wait, period) {
-            Ok(t) => return TickClock { inner: Inner::Timerfd(t), period, first, origin },
+            Ok(t) => return TickClock { inner: Inner::Timerfd(t), period, next: first, first, origin },
             Err(e) => tracing::warn!(error = %e, "no timerfd; ticks use tokio's 1 ms timer"),
         }
         let mut interval = tokio::time::interval_at(first, period);
         interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        TickClock { inner: Inner::Tokio(interval), period, first, origin }
+        TickClock { inner: Inner::Tokio(interval), period, next: first, first, origin }
     }
 
     /// Waits for the next tick; returns its number (whole periods since the
@@ -64,8 +73,32 @@ impl TickClock {
     /// gap) and the instant it was due
     /// (the latest due instant, when ticks were missed). Cancel-safe.
     pub async fn tick(&mut self) -> (Tick, Instant) {
-        let due = self.due().await;
-        (self.number(due), due)
+        loop {
+            let due = self.due().await;
+            // Already served by [`TickClock::overdue`]: wait for the next.
+            if due >= self.next {
+                self.next = due + self.period;
+                return (self.number(due), due);
+            }
+        }
+    }
+
+    /// The tick due by now and not yet served, if any (its number and due
+    /// instant, as [`TickClock::tick`] gives them), read from the monotonic
+    /// clock rather than the timer: see the type's docs. Cheap (a clock
+    /// read) when none is due.
+    pub fn overdue(&mut self) -> Option<(Tick, Instant)> {
+        let now = Instant::now();
+        if now < self.next {
+            return None;
+        }
+        let due = self.latest_due(now);
+        self.next = due + self.period;
+        #[cfg(target_os = "linux")]
+        if let Inner::Timerfd(t) = &self.inner {
+            t.take_expirations();
+        }
+        Some((self.number(due), due))
     }
 
     /// The number of the tick due at `due` (on the grid).
@@ -137,6 +170,14 @@ mod timerfd {
             Ok(Periodic(registered.map_err(std::io::Error::from)?))
         }
 
+        /// Takes the expirations counted so far, if any, without waiting (a
+        /// tick served by [`super::TickClock::overdue`]).
+        pub fn take_expirations(&self) {
+            let mut count = [0u8; 8];
+            // Nothing to take (EAGAIN) is as good as taking it.
+            let _ = nix::unistd::read(self.0.get_ref(), &mut count);
+        }
+
         /// Waits until the timer expired at least once since the last call.
         ///
         /// Errors: the reactor is gone, or reading the timer failed.
@@ -185,5 +226,25 @@ mod tests {
         assert_eq!(late_n.0 - n.0, (skipped.as_nanos() / period.as_nanos()) as u64, "numbers count scheduled ticks");
         let (next_n, next) = clock.tick().await;
         assert_eq!((next - late, next_n.0), (period, late_n.0 + 1), "missed ticks are not replayed");
+    }
+
+    #[tokio::test]
+    async fn a_loop_that_never_yields_still_finds_its_tick_overdue_and_each_is_served_once() {
+        let period = Duration::from_millis(20);
+        let mut clock = TickClock::new(period);
+        let (n, _) = clock.tick().await;
+        assert_eq!(clock.overdue(), None, "just served");
+        // Busy without yielding (the reactor never polled) past the next due
+        // instant: the timer cannot tell, the clock can.
+        let busy = std::time::Instant::now();
+        while busy.elapsed() < period + Duration::from_millis(5) {
+            std::hint::spin_loop();
+        }
+        let (m, due) = clock.overdue().expect("a tick overdue by the clock");
+        assert_eq!(m.0, n.0 + 1);
+        assert_eq!(clock.overdue(), None, "served once");
+        // The timer's expiry for that instant does not serve it again.
+        let (k, next) = clock.tick().await;
+        assert_eq!((k.0, next - due), (m.0 + 1, period));
     }
 }

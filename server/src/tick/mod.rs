@@ -160,6 +160,15 @@ impl TickDriver {
         let mut clock = TickClock::new(period);
         let mut draining = false;
         loop {
+            // A tick due while sockets kept the loop busy (the timer is read
+            // only when the loop yields: see `TickClock::overdue`).
+            if let Some((tick, due)) = clock.overdue() {
+                self.tick(tick, due, period);
+                // Let the runtime's other tasks (the admin listener, Redis)
+                // run between ticks, however busy the sockets are.
+                tokio::task::yield_now().await;
+                continue;
+            }
             tokio::select! {
                 biased;
                 () = life.stop.cancelled() => break,

@@ -63,13 +63,14 @@ impl Linger {
 
 /// Maps a framing fault of the peer's bytes to a close reason: bad framing is
 /// a protocol error (1002), a close reason that is not UTF-8 an invalid
-/// payload (1007), a message over the limit too big (1009). What follows is
+/// payload (1007), a message over the limit, in bytes or in fragments, too
+/// big (1009). What follows is
 /// read as raw bytes ([`ReadEnd::Broken`]).
 pub fn classify(e: FrameError) -> CloseReason {
     match e {
         FrameError::Protocol => CloseReason::ProtocolError,
         FrameError::InvalidUtf8 => CloseReason::InvalidUtf8,
-        FrameError::TooBig => CloseReason::TooBig,
+        FrameError::TooBig | FrameError::TooFragmented => CloseReason::TooBig,
     }
 }
 
