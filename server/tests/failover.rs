@@ -137,6 +137,50 @@ async fn drained_shard_moves_everyone_and_exits_zero() {
 }
 
 #[tokio::test]
+async fn players_drained_then_killed_with_their_new_shard_resume_where_they_stood() {
+    // Drained from A, resumed on B at once (as a websocket page does, before
+    // A has closed the old socket), walked on B, then B is killed: C must
+    // resume them where they stood on B. A's parks of their positions go
+    // through its publisher and may land after B's claim; one that did was
+    // taken over B's newer position (an outside trial: 10 of 20 players up
+    // to 888 units off, 7 runs of 7).
+    let redis = Redis::start();
+    let mut a = shard(&redis, 1).flag("drain-rate", 100).ready().await;
+    let mut b = shard(&redis, 2).ready().await;
+    let c = shard(&redis, 3).ready().await;
+    let mut bots = walkers(&a, 10).await;
+    a.wait_ticks(5).await;
+    a.signal(Signal::SIGTERM);
+    let mut moved = Vec::new();
+    for (i, old) in bots.iter_mut().enumerate() {
+        let ticket = old.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
+        let mut on_b = Player::hello(&b, "x", Some(&ticket)).await.expect("resumed on B");
+        let angle = i as f32 + 1.5;
+        on_b.send(client::encode_input(1, angle.cos(), angle.sin())).await;
+        moved.push(on_b);
+    }
+    drop(bots);
+    a.wait_exit(Duration::from_secs(10)).expect("A exited after the drain");
+    // A second of walking on B: 100 units from where A parked them.
+    b.wait_ticks(20).await;
+    let mut last = Vec::new();
+    for p in &mut moved {
+        last.push((p.id(), p.ticket(), newest_position(p).await));
+    }
+    b.signal(Signal::SIGKILL);
+    b.wait_exit(Duration::from_secs(5)).expect("killed");
+    let mut back = Vec::new();
+    for (id, ticket, (x, y)) in last {
+        let p = Player::hello(&c, "x", Some(&ticket)).await.expect("resumed on C");
+        let w = p.welcome.clone().expect("welcome");
+        assert_eq!((w.player_id, w.resumed), (id, true));
+        let off = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
+        assert!(off <= 10.5, "player {id} resumed {off} units from where it stood on B");
+        back.push(p);
+    }
+}
+
+#[tokio::test]
 async fn second_socket_on_another_shard_replaces_the_first() {
     let redis = Redis::start();
     let a = shard(&redis, 1).ready().await;

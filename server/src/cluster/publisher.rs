@@ -35,8 +35,14 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 /// Sets `x` and `y` of a session that still exists (never creates one).
-const PARK: &str =
-    "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'x', ARGV[1], 'y', ARGV[2]) end";
+///
+/// Only while the session is still this shard's (`owner` ARGV[3]) at the
+/// generation it held (`gen` ARGV[4]): a park goes through the publisher's
+/// lanes and may land after another shard's claim, whose resume would then
+/// take this stale position over the player's newer one.
+pub const PARK: &str = r"
+local s = redis.call('HMGET', KEYS[1], 'owner', 'gen')
+if s[1] == ARGV[3] and s[2] == ARGV[4] then redis.call('HSET', KEYS[1], 'x', ARGV[1], 'y', ARGV[2]) end";
 
 /// Field of the players hash holding the presence sequence number it is current to.
 pub const SEQ_FIELD: &str = "_seq";
@@ -108,10 +114,10 @@ impl Publisher {
                         let pipe = pipeline(self.backplane.publish(&channel, &bytes));
                         lanes.push(self.backplane.slot_of(&channel), event(pipe, Job::Chat));
                     }
-                    Some(Outgoing::Park { player, x, y }) => {
+                    Some(Outgoing::Park { player, x, y, generation }) => {
                         let key = self.keys.session(player);
                         let mut park = redis::cmd("EVAL");
-                        park.arg(PARK).arg(1).arg(&key).arg(x).arg(y);
+                        park.arg(PARK).arg(1).arg(&key).arg(x).arg(y).arg(self.me.to_string()).arg(generation);
                         lanes.push(self.backplane.slot_of(&key), event(pipeline(park), Job::Park));
                     }
                     Some(Outgoing::Presence { bytes, seq: s, joined, left }) => {

@@ -26,9 +26,12 @@ use mino_protocol::{quantize, PlayerId, ShardId};
 use redis::Value;
 use std::time::Duration;
 
-/// Sets `sx` and `sy` of a session that still exists (never creates one).
-const PLACED: &str =
-    "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'sx', ARGV[1], 'sy', ARGV[2]) end";
+/// Sets `sx` and `sy` of a session that still exists (never creates one)
+/// and is still this shard's (`owner` ARGV[3]): the write may land after
+/// another shard claimed the player, as a park may (`cluster::publisher`'s
+/// `PARK`).
+const PLACED: &str = r"
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[3] then redis.call('HSET', KEYS[1], 'sx', ARGV[1], 'sy', ARGV[2]) end";
 
 const CLAIM: &str = r"
 local v = redis.call('GET', KEYS[1])
@@ -170,7 +173,7 @@ impl SessionStore {
     pub async fn placed(&self, player: PlayerId, position: (f32, f32)) -> Result<(), RedisError> {
         let script = redis::Script::new(PLACED);
         let mut inv = script.prepare_invoke();
-        inv.key(self.keys.session(player)).arg(position.0).arg(position.1);
+        inv.key(self.keys.session(player)).arg(position.0).arg(position.1).arg(self.me.to_string());
         self.backplane.script::<()>(&inv).await
     }
 

@@ -513,6 +513,7 @@ impl Shard {
     /// nothing; otherwise the player leaves, and its position is kept for a
     /// resume (standalone here, clustered in its Redis session).
     pub fn leave(&mut self, player: PlayerId, link: LinkId, wall_ms: u64) {
+        let generation = self.links.generation(player).unwrap_or(0);
         if !self.links.end(player, link) {
             return;
         }
@@ -523,7 +524,7 @@ impl Shard {
         if let (Some(local), Some(p)) = (self.local.as_mut(), self.world.player(player)) {
             local.park(player, self.world.position(p), wall_ms);
         }
-        self.park(player);
+        self.park(player, generation);
         self.remove(player);
     }
 
@@ -816,14 +817,15 @@ impl Shard {
         }
     }
 
-    /// Clustered: records where `player` stands in its session in Redis.
-    fn park(&mut self, player: PlayerId) {
+    /// Clustered: records where `player` stands in its session in Redis,
+    /// while the session is still this shard's at `generation`.
+    fn park(&mut self, player: PlayerId, generation: u64) {
         if !self.clustered {
             return;
         }
         if let Some(p) = self.world.player(player) {
             let (x, y) = self.world.position(p);
-            let park = Outgoing::Park { player, x, y };
+            let park = Outgoing::Park { player, x, y, generation };
             self.gate(park);
         }
     }
@@ -905,7 +907,8 @@ impl Shard {
             if let Some(link) = self.links.link(player) {
                 self.effects.push(Effect::Tell { link, control: Control::Move(ticket) });
             }
-            self.park(player);
+            let generation = self.links.generation(player).unwrap_or(0);
+            self.park(player, generation);
         }
         let players = self.world.len();
         if self.drain.as_mut().is_some_and(|d| d.emptied(players)) {

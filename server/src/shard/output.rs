@@ -154,6 +154,11 @@ pub enum Outgoing {
         x: f32,
         /// Where, world units.
         y: f32,
+        /// The session's generation this shard held it at: parked only while
+        /// the session is still this shard's at that generation (a park
+        /// that lands after another shard claimed the player would leave
+        /// its resume a stale position, hundreds of units off).
+        generation: u64,
     },
     /// A presence frame, for the presence channel, with its delta: the
     /// publisher applies the delta to this shard's players hash in the same
