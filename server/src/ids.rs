@@ -53,6 +53,17 @@ impl PlayerIds {
         }
     }
 
+    /// The highest id this shard may still hand out: the last of its blocks
+    /// (0 standalone, or with no block). The heartbeat keeps the place's id
+    /// counter above it, so that a Redis that lost the counter never grants
+    /// another shard a block overlapping one held here.
+    pub fn highest_reserved(&self) -> u32 {
+        match self {
+            PlayerIds::Local { .. } => 0,
+            PlayerIds::Blocks(blocks) => blocks.iter().map(|&(_, end)| end.saturating_sub(1)).max().unwrap_or(0),
+        }
+    }
+
     /// Adds the block `[start, start + len)` (clustered only; ignored standalone
     /// and for id 0).
     pub fn add_block(&mut self, start: u32, len: u32) {
@@ -66,6 +77,17 @@ impl PlayerIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_highest_reserved_id_is_the_last_of_the_blocks_held_taken_or_not() {
+        let mut ids = PlayerIds::Blocks(Default::default());
+        assert_eq!(ids.highest_reserved(), 0);
+        ids.add_block(1025, 1024);
+        ids.add_block(3073, 1024);
+        assert_eq!(ids.take(), Some(PlayerId(1025)));
+        assert_eq!(ids.highest_reserved(), 4096);
+        assert_eq!(PlayerIds::Local { next: 7 }.highest_reserved(), 0);
+    }
 
     #[test]
     fn local_ids_count_up_from_one() {

@@ -142,6 +142,33 @@ async fn a_shard_back_from_a_redis_outage_keeps_the_others_until_they_beat_again
 }
 
 #[tokio::test]
+async fn after_redis_lost_the_id_counter_no_shard_is_granted_ids_another_holds() {
+    // Each shard holds a block of 1,024 ids and has handed out one. Redis
+    // restarts empty: the heartbeats raise the counter again, to the end of
+    // the blocks held, not to the highest id handed out (then a new shard
+    // was granted the unused tail of a live one's block, two players shared
+    // an id, and the older was dropped with 4013, never to reconnect).
+    let mut redis = Redis::start();
+    let a = fast(&redis, 1).ready().await;
+    let b = fast(&redis, 2).ready().await;
+    let on_a = Player::join(&a, "OnA").await;
+    let on_b = Player::join(&b, "OnB").await;
+    let held = on_a.id().max(on_b.id()).div_ceil(1024) * 1024;
+    redis.kill();
+    a.wait_metric("mino_redis_up", 0.0).await;
+    redis.restart();
+    let counter = || {
+        let keys = redis.cli(&["--scan", "--pattern", "*next_player*"]);
+        let key = keys.lines().next().unwrap_or_default().to_owned();
+        redis.cli(&["GET", &key]).trim().parse::<u32>().unwrap_or(0)
+    };
+    wait::until_true("the counter raised past the blocks held", || async { counter() >= held }).await;
+    let c = fast(&redis, 3).ready().await;
+    let on_c = Player::join(&c, "OnC").await;
+    assert!(on_c.id() > held, "C was granted id {} within the blocks A and B hold (to {held})", on_c.id());
+}
+
+#[tokio::test]
 async fn killed_pubsub_connection_recovers_by_itself() {
     let redis = Redis::start();
     let a = shard(&redis, 1).ready().await;

@@ -89,8 +89,9 @@ pub struct LocalState {
     pub players: usize,
     /// True while the busy rule refuses players.
     pub overloaded: bool,
-    /// The highest player id this shard has held: the id counter in Redis is
-    /// kept above it, so ids stay unique even if Redis lost its data.
+    /// The highest player id this shard has held or may still hand out (the
+    /// end of its id blocks): the id counter in Redis is kept above it, so
+    /// ids stay unique even if Redis lost its data.
     pub highest_player: u32,
     /// The start of this shard's presence numbering (µs at its start).
     pub epoch: u64,

@@ -44,10 +44,11 @@ use tokio_util::sync::CancellationToken;
 
 /// The heartbeat, on Redis's clock. KEYS: this shard's heartbeat key, the
 /// sorted set of shards, the id counter; ARGV: the heartbeat (JSON), the TTL
-/// (ms), this shard's id (decimal), the highest player id it holds. Writes
-/// the key with the TTL, scores the shard by Redis's now plus the TTL, drops
-/// expired entries, and raises the id counter to at least the highest id
-/// held (never lowers it). Returns Redis's now, ms.
+/// (ms), this shard's id (decimal), the highest player id it holds or may
+/// still hand out (the end of its id blocks). Writes the key with the TTL,
+/// scores the shard by Redis's now plus the TTL, drops expired entries, and
+/// raises the id counter to at least that id (never lowers it). Returns
+/// Redis's now, ms.
 const HEARTBEAT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

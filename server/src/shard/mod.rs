@@ -275,9 +275,11 @@ impl Shard {
         &self.view
     }
 
-    /// The highest player id this shard has admitted.
+    /// The highest player id this shard has admitted or may still hand out
+    /// (the end of the id blocks it holds): the heartbeat keeps the place's
+    /// id counter above it.
     pub fn highest_player(&self) -> u32 {
-        self.highest_player
+        self.highest_player.max(self.ids.highest_reserved())
     }
 
     /// The start of this shard's presence numbering, as given to
