@@ -181,6 +181,39 @@ async fn players_drained_then_killed_with_their_new_shard_resume_where_they_stoo
 }
 
 #[tokio::test]
+async fn players_resume_after_redis_restarted_empty_and_their_shard_died() {
+    // Redis restarted without its data takes every session and ticket with
+    // it; the shards write their players' again (the heartbeat finds its own
+    // key gone), so a shard killed after that still hands its players over
+    // (an outside trial: 20 of 20 resumes refused, the players back as new
+    // ones under new ids).
+    let mut redis = Redis::start();
+    let mut a = shard(&redis, 1).heartbeat(Duration::from_millis(200)).ready().await;
+    let b = shard(&redis, 2).heartbeat(Duration::from_millis(200)).ready().await;
+    let mut bots = walkers(&a, 5).await;
+    redis.kill();
+    a.wait_metric("mino_redis_up", 0.0).await;
+    redis.restart();
+    let sessions = || redis.cli(&["--scan", "--pattern", "*session:*"]).lines().count();
+    wait::until_true("the sessions written again", || async { sessions() == 5 }).await;
+    let mut last = Vec::new();
+    for c in &mut bots {
+        last.push((c.id(), c.ticket(), newest_position(c).await));
+    }
+    a.signal(Signal::SIGKILL);
+    a.wait_exit(Duration::from_secs(5)).expect("killed");
+    let mut back = Vec::new();
+    for (id, ticket, (x, y)) in last {
+        let p = Player::hello(&b, "x", Some(&ticket)).await.expect("resumed on B");
+        let w = p.welcome.clone().expect("welcome");
+        assert_eq!((w.player_id, w.resumed), (id, true));
+        let off = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
+        assert!(off <= 10.5, "player {id} resumed {off} units away");
+        back.push(p);
+    }
+}
+
+#[tokio::test]
 async fn second_socket_on_another_shard_replaces_the_first() {
     let redis = Redis::start();
     let a = shard(&redis, 1).ready().await;

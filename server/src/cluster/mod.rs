@@ -136,6 +136,10 @@ pub struct ClusterStatus {
     pub published_ms: AtomicU64,
     /// True while the shard holds back publishing (see [`crate::shard`]).
     pub fenced: AtomicBool,
+    /// Set by the registry when Redis lost this shard's keys (restarted
+    /// empty): the tick loop writes every player's session and ticket again,
+    /// then clears it.
+    pub sessions_lost: AtomicBool,
 }
 
 /// The backplane of the cluster tasks: the place's Redis at `target`, with

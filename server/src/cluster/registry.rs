@@ -48,11 +48,14 @@ use tokio_util::sync::CancellationToken;
 /// still hand out (the end of its id blocks). Writes the key with the TTL,
 /// scores the shard by Redis's now plus the TTL, drops expired entries, and
 /// raises the id counter to at least that id (never lowers it). Returns
-/// Redis's now, ms.
+/// Redis's now, ms, and 1 when this shard's heartbeat key was there before
+/// (0: the first beat, or Redis lost the key: restarted empty, or the
+/// shard was away longer than the TTL).
 const HEARTBEAT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
+local had = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -60,7 +63,7 @@ redis.call('PEXPIRE', KEYS[2], ttl * 10)
 if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[4]) then
   redis.call('SET', KEYS[3], ARGV[4])
 end
-return now
+return {now, had}
 ";
 
 /// The live shards, on Redis's clock. KEYS: the sorted set of shards; ARGV:
@@ -188,7 +191,16 @@ impl Registry {
             }
             let state = local.borrow().clone();
             let ok = match self.heartbeat(&state).await {
-                Ok(()) => {
+                Ok(had) => {
+                    if !had && ever_up {
+                        // What this shard wrote is gone (Redis restarted
+                        // empty, or this shard was away past its TTL): its
+                        // players' sessions and tickets too, so a resume of
+                        // any of them would fail. The tick loop writes them
+                        // again.
+                        tracing::warn!(shard = %self.me, "redis lost this shard's keys; writing its players' sessions and tickets again");
+                        self.status.sessions_lost.store(true, Ordering::Release);
+                    }
                     if !up && ever_up {
                         live.back = Some(clock::now());
                     }
@@ -250,7 +262,9 @@ impl Registry {
         Ok(())
     }
 
-    async fn heartbeat(&self, state: &LocalState) -> Result<(), RedisError> {
+    /// Writes the heartbeat; true when this shard's heartbeat key was
+    /// still there (see [`HEARTBEAT`]).
+    async fn heartbeat(&self, state: &LocalState) -> Result<bool, RedisError> {
         let beat = Heartbeat {
             players: state.players,
             overloaded: state.overloaded,
@@ -268,7 +282,7 @@ impl Registry {
             .arg(self.ttl.as_millis() as u64)
             .arg(self.me.0)
             .arg(state.highest_player);
-        self.backplane.script::<u64>(&inv).await.map(|_| ())
+        self.backplane.script::<(u64, u8)>(&inv).await.map(|(_, had)| had == 1)
     }
 
     /// Reads the other live shards, tells the tick loop, and fetches the players

@@ -536,6 +536,20 @@ impl Hub {
         }
     }
 
+    /// Every player here, for a refresh of them all at once (Redis lost
+    /// their sessions).
+    pub fn every_refresh(&self) -> Vec<Refresh> {
+        let local = self.conns.iter().flatten().filter_map(|c| c.player.as_ref());
+        let mut all: Vec<Refresh> =
+            local.map(|p| Refresh { player: p.id, ticket: p.ticket, account: p.account.clone() }).collect();
+        all.extend(self.remotes.players().map(|p| Refresh {
+            player: p.id,
+            ticket: p.ticket,
+            account: p.account.clone(),
+        }));
+        all
+    }
+
     /// The periodic sweep, when due at `now`: pings, closes silent and
     /// too-slow sockets, welcomes sockets held past [`HELD_MAX`]; returns the
     /// players whose tickets are due for a refresh (each about every third of

@@ -57,6 +57,37 @@ end
 return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8], account}
 ";
 
+/// Keeps a connected player's session, ticket and account key from
+/// expiring, and writes again those Redis lost (restarted empty): KEYS: the
+/// session, the ticket, the account key (a signed-in player's only); ARGV:
+/// the TTL (ms), this shard, the session's generation, the name, the ticket
+/// (hex), the player id, the account ('' for a guest). A session that is
+/// there is not rewritten, and its ticket and account key are written again
+/// only while it is this shard's with that ticket (a player claimed
+/// elsewhere meanwhile keeps the claim's). Returns 1 when something was
+/// written again.
+const KEEP: &str = r"
+local ttl = tonumber(ARGV[1])
+local wrote = 0
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'gen', ARGV[3], 'name', ARGV[4], 'ticket', ARGV[5])
+  if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'account', ARGV[7]) end
+  wrote = 1
+end
+redis.call('PEXPIRE', KEYS[1], ttl)
+local s = redis.call('HMGET', KEYS[1], 'owner', 'ticket')
+if s[1] == ARGV[2] and s[2] == ARGV[5] then
+  for i = 2, #KEYS do
+    if redis.call('EXISTS', KEYS[i]) == 0 then
+      redis.call('SET', KEYS[i], ARGV[6], 'PX', ttl)
+      wrote = 1
+    end
+  end
+end
+for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+return wrote
+";
+
 /// An account signs in (KEYS[1]: the account key; ARGV: key prefix, this
 /// shard, the next ticket, the TTL in ms, the display name, the account,
 /// a player id to use when the account has no session, and the publish
@@ -91,6 +122,22 @@ redis.call('SET', ARGV[1] .. 'ticket:' .. ARGV[3], id, 'PX', ARGV[4])
 redis.call('SET', KEYS[1], id, 'PX', ARGV[4])
 return {'new', id}
 ";
+
+/// What a shard knows of one of its players' sessions, to keep it in Redis
+/// ([`SessionStore::refresh`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Kept<'a> {
+    /// Who.
+    pub player: PlayerId,
+    /// Its current ticket.
+    pub ticket: Ticket,
+    /// Its account, if signed in.
+    pub account: Option<&'a str>,
+    /// Its name.
+    pub name: &'a str,
+    /// The session's generation this shard holds it at.
+    pub generation: u64,
+}
 
 /// Sessions of a place in Redis, as one shard uses them.
 #[derive(Clone)]
@@ -178,17 +225,25 @@ impl SessionStore {
     }
 
     /// Keeps a connected player's session and ticket (and its account's
-    /// entry) from expiring.
+    /// entry) from expiring, and writes again what of them Redis lost (see
+    /// [`KEEP`]); true when something was written again.
     ///
     /// Errors: Redis unreachable.
-    pub async fn refresh(&self, player: PlayerId, ticket: Ticket, account: Option<&str>) -> Result<(), RedisError> {
-        let ttl = self.ttl_ms() as i64;
-        let mut pipe = redis::pipe();
-        pipe.pexpire(self.keys.session(player), ttl).ignore().pexpire(self.keys.ticket(&ticket.hex()), ttl).ignore();
-        if let Some(account) = account {
-            pipe.pexpire(self.keys.account(account), ttl).ignore();
+    pub async fn refresh(&self, kept: &Kept<'_>) -> Result<bool, RedisError> {
+        let script = redis::Script::new(KEEP);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.session(kept.player)).key(self.keys.ticket(&kept.ticket.hex()));
+        if let Some(account) = kept.account {
+            inv.key(self.keys.account(account));
         }
-        self.backplane.pipe::<()>(&pipe).await
+        inv.arg(self.ttl_ms())
+            .arg(self.me.to_string())
+            .arg(kept.generation)
+            .arg(kept.name)
+            .arg(kept.ticket.hex())
+            .arg(kept.player.0)
+            .arg(kept.account.unwrap_or(""));
+        self.backplane.script::<u8>(&inv).await.map(|wrote| wrote == 1)
     }
 
     /// Claims the session `bytes` names for this shard, with `next` as its new

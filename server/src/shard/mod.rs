@@ -282,6 +282,11 @@ impl Shard {
         self.highest_player.max(self.ids.highest_reserved())
     }
 
+    /// The generation of `player`'s session this shard holds it at.
+    pub fn generation(&self, player: PlayerId) -> Option<u64> {
+        self.links.generation(player)
+    }
+
     /// The start of this shard's presence numbering, as given to
     /// [`Shard::new`] (its heartbeat carries it: another value for the same
     /// shard id is a restart).

@@ -37,6 +37,7 @@ use crate::guard;
 use crate::hub::remote::FromSession;
 use crate::hub::{Handed, Hub, Inbound, Joined, Refresh, Tickets, Welcome, CLOSE_WRITE_TIMEOUT};
 use crate::metrics::{DropKind, Metrics, PanicKind};
+use crate::resume::store::Kept;
 use crate::resume::{AccountGate, Ticket};
 use crate::session::{Ask, Command, Join};
 use crate::shard::{Admitted, Busy, Carrier, ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
@@ -503,20 +504,55 @@ impl TickDriver {
     /// Refreshes the TTL of `players`' tickets in Redis, in a task (one at a
     /// time: a round that finds the last still running is skipped; each
     /// ticket is refreshed about every third of its TTL).
+    ///
+    /// When Redis lost this shard's keys (the registry says so), every
+    /// player's session and ticket is written again in the next round
+    /// instead ([`crate::resume::store::SessionStore::refresh`] writes what
+    /// is missing).
     fn refresh(&self, players: Vec<Refresh>) {
         let Some(link) = &self.cluster else { return };
-        if players.is_empty() || self.refreshing.swap(true, Ordering::AcqRel) {
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let players = match link.status.sessions_lost.swap(false, Ordering::AcqRel) {
+            true => self.hub.every_refresh(),
+            false => players,
+        };
+        // What the store writes again when Redis lost it: the name and the
+        // session's generation, from the core.
+        let kept: Vec<(Refresh, Arc<str>, u64)> = players
+            .into_iter()
+            .filter_map(|r| {
+                let name = self.shard.world().player(r.player)?.name.clone();
+                let generation = self.shard.generation(r.player)?;
+                Some((r, name, generation))
+            })
+            .collect();
+        if kept.is_empty() {
+            self.refreshing.store(false, Ordering::Release);
             return;
         }
         let (store, busy, stop) = (link.store.clone(), self.refreshing.clone(), link.stop.clone());
         self.tracker.spawn(async move {
-            for p in players {
+            let mut restored = 0usize;
+            for (r, name, generation) in &kept {
                 if stop.is_cancelled() {
                     break;
                 }
-                if let Err(e) = store.refresh(p.player, p.ticket, p.account.as_deref()).await {
-                    tracing::debug!(error = %e, "ticket refresh failed");
+                let k = Kept {
+                    player: r.player,
+                    ticket: r.ticket,
+                    account: r.account.as_deref(),
+                    name,
+                    generation: *generation,
+                };
+                match store.refresh(&k).await {
+                    Ok(wrote) => restored += usize::from(wrote),
+                    Err(e) => tracing::debug!(error = %e, "ticket refresh failed"),
                 }
+            }
+            if restored > 0 {
+                tracing::info!(players = restored, "sessions and tickets Redis had lost written again");
             }
             busy.store(false, Ordering::Release);
         });
