@@ -214,6 +214,34 @@ async fn players_resume_after_redis_restarted_empty_and_their_shard_died() {
 }
 
 #[tokio::test]
+async fn a_drain_below_the_tick_rate_keeps_its_pace() {
+    // --drain-rate 4 at 20 Hz: a Move every fifth tick, not one a tick (all
+    // four players were told within 150 ms, whatever the rate under 20).
+    let redis = Redis::start();
+    let a = shard(&redis, 1).flag("drain-rate", 4).ready().await;
+    let _b = shard(&redis, 2).ready().await;
+    let mut bots = walkers(&a, 4).await;
+    a.signal(Signal::SIGTERM);
+    // Each bot read on its own task: when its Move came.
+    let tasks: Vec<_> = bots
+        .drain(..)
+        .map(|mut c| {
+            tokio::spawn(async move {
+                c.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
+                (Instant::now(), c)
+            })
+        })
+        .collect();
+    let mut told = Vec::new();
+    for t in tasks {
+        told.push(t.await.expect("a bot").0);
+    }
+    told.sort();
+    let spread = told[3] - told[0];
+    assert!(spread >= Duration::from_millis(600), "four moves at 4 a second came within {spread:?}");
+}
+
+#[tokio::test]
 async fn second_socket_on_another_shard_replaces_the_first() {
     let redis = Redis::start();
     let a = shard(&redis, 1).ready().await;

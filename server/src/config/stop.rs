@@ -7,8 +7,9 @@ use clap::Args;
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Drain and shutdown")]
 pub struct StopArgs {
-    /// Drain (SIGTERM): players told to move to another shard per second.
-    /// Paced so the remaining shards are not stampeded. 1 to 1,000,000.
+    /// Drain (SIGTERM): players told to move to another shard per second
+    /// (below the tick rate, one every few ticks). Paced so the remaining
+    /// shards are not stampeded. 1 to 1,000,000.
     #[arg(long, env = "MINO_DRAIN_RATE", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub drain_rate: u32,
 

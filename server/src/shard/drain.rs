@@ -1,6 +1,8 @@
 //! Drain pacing: a draining shard tells its players to move to another shard
-//! a tick's share of `--drain-rate` at a time (at least one a tick), so the
-//! shards that take them are not stampeded. Each player is told once.
+//! at `--drain-rate` a second, a tick's share at a time (the fractions carried
+//! from tick to tick: 1 a second at 20 Hz is one every 20th tick, 30 a second
+//! one and two in turn), so the shards that take them are not stampeded. The
+//! first is told at once. Each player is told once.
 
 use mino_protocol::PlayerId;
 use std::collections::HashSet;
@@ -8,7 +10,12 @@ use std::collections::HashSet;
 /// The drain of one shard, once started.
 #[derive(Debug)]
 pub(crate) struct Drain {
-    per_tick: usize,
+    /// Moves a tick, in 1/`tick_hz` of a move: `rate`.
+    rate: u64,
+    tick_hz: u64,
+    /// Moves earned and not made, in 1/`tick_hz` of a move (a tick's share
+    /// of the rate each tick; the first tick's share is at least a whole one).
+    credit: u64,
     moved: HashSet<PlayerId>,
     emptied: bool,
 }
@@ -16,12 +23,20 @@ pub(crate) struct Drain {
 impl Drain {
     /// A drain moving `rate` players a second at `tick_hz` ticks a second.
     pub(crate) fn new(rate: u32, tick_hz: u16) -> Drain {
-        Drain { per_tick: (rate / u32::from(tick_hz)).max(1) as usize, moved: HashSet::new(), emptied: false }
+        let tick_hz = u64::from(tick_hz.max(1));
+        let rate = u64::from(rate);
+        Drain { rate, tick_hz, credit: rate.max(tick_hz), moved: HashSet::new(), emptied: false }
     }
 
     /// Of `present` players, the ones to move this tick (marked as moved).
     pub(crate) fn due(&mut self, present: impl Iterator<Item = PlayerId>) -> Vec<PlayerId> {
-        let due: Vec<PlayerId> = present.filter(|p| !self.moved.contains(p)).take(self.per_tick).collect();
+        // The first tick's share is in `credit` already; later ticks earn
+        // their share (the credit is capped at a second's worth plus one, so a
+        // drain with nobody left to move does not bank a burst).
+        let whole = usize::try_from(self.credit / self.tick_hz).unwrap_or(usize::MAX);
+        let due: Vec<PlayerId> = present.filter(|p| !self.moved.contains(p)).take(whole).collect();
+        self.credit -= due.len() as u64 * self.tick_hz;
+        self.credit = (self.credit + self.rate).min((self.rate + 1) * self.tick_hz);
         self.moved.extend(due.iter().copied());
         due
     }
@@ -56,11 +71,35 @@ mod tests {
     }
 
     #[test]
-    fn a_slow_rate_still_moves_one_a_tick_and_a_returning_player_is_moved_again() {
+    fn a_rate_below_the_tick_rate_is_kept_and_a_returning_player_is_moved_again() {
+        // 1 a second at 20 Hz: the first at once, the next 20 ticks later.
+        let mut d = Drain::new(1, 20);
+        let present = || (1..=3).map(PlayerId);
+        let moved: Vec<usize> = (0..41).map(|_| d.due(present()).len()).collect();
+        let at: Vec<usize> = moved.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, _)| i).collect();
+        assert_eq!(at, [0, 20, 40], "{moved:?}");
         let mut d = Drain::new(1, 20);
         assert_eq!(d.due([PlayerId(1), PlayerId(2)].into_iter()), [PlayerId(1)]);
         d.forget(PlayerId(1));
+        for _ in 0..19 {
+            assert!(d.due([PlayerId(1)].into_iter()).is_empty());
+        }
         assert_eq!(d.due([PlayerId(1)].into_iter()), [PlayerId(1)]);
+    }
+
+    #[test]
+    fn fractions_of_a_move_a_tick_are_carried() {
+        // 30 a second at 20 Hz: 1.5 a tick, 30 in the first second.
+        let mut d = Drain::new(30, 20);
+        let present: Vec<PlayerId> = (1..=100).map(PlayerId).collect();
+        let in_a_second: usize = (0..20).map(|_| d.due(present.iter().copied()).len()).sum();
+        assert!((29..=31).contains(&in_a_second), "{in_a_second}");
+        // Nobody left for a while banks no burst: at most a second's worth.
+        let mut d = Drain::new(30, 20);
+        for _ in 0..100 {
+            d.due(std::iter::empty());
+        }
+        assert!(d.due(present.iter().copied()).len() <= 31);
     }
 
     #[test]
