@@ -44,6 +44,13 @@ fn main() -> ExitCode {
             std::process::exit(2);
         }
     };
+    let filter = match log_filter() {
+        Ok(filter) => filter,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     // Tests only (feature `failpoints`): fail points from FAILPOINTS.
     #[cfg(feature = "failpoints")]
     let _failpoints = fail::FailScenario::setup();
@@ -51,7 +58,7 @@ fn main() -> ExitCode {
         1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
         n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
     };
-    let ran = runtime.map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(serve(config)));
+    let ran = runtime.map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(serve(config, filter)));
     match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -78,14 +85,23 @@ fn ready_line(line: &str) {
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+/// The log filter MINO_LOG gives (`info` when unset).
+///
+/// Errors: MINO_LOG is not a filter (`tracing_subscriber`'s directives:
+/// `info`, `mino_server=debug,warn`, ...), said with the variable's value.
+fn log_filter() -> Result<EnvFilter, String> {
     // The redis crate's own warnings (a cluster node connection lost, each
     // reconnection attempt) flood the log during a failover that the shard
     // reports itself; they show when MINO_LOG names `redis`.
-    let filter = std::env::var("MINO_LOG").unwrap_or_else(|_| "info".into());
-    let filter = if filter.contains("redis") { filter } else { format!("{filter},redis=error") };
+    let given = std::env::var("MINO_LOG").unwrap_or_else(|_| "info".into());
+    let filter = if given.contains("redis") { given.clone() } else { format!("{given},redis=error") };
+    EnvFilter::try_new(&filter)
+        .map_err(|e| format!("MINO_LOG={given:?} is not a log filter ({e}); e.g. info, or mino_server=debug,warn"))
+}
+
+async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info,redis=error")))
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         // A log line that cannot be written (the pipe's reader gone) is lost;

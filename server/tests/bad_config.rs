@@ -15,8 +15,13 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 /// Runs the server with `args` (on 127.0.0.1 port 0, logging at debug)
 /// expecting it to refuse to start: its exit code, stdout and stderr.
 fn refused(args: &[&str]) -> (Option<i32>, String, String) {
+    refused_with(args, "debug")
+}
+
+/// [`refused`] with MINO_LOG set to `log`.
+fn refused_with(args: &[&str], log: &str) -> (Option<i32>, String, String) {
     let mut cmd = Command::new(SERVER);
-    cmd.args(["--listen", "127.0.0.1:0"]).args(args).env("MINO_LOG", "debug");
+    cmd.args(["--listen", "127.0.0.1:0"]).args(args).env("MINO_LOG", log);
     let out = process::run("mino-server", &mut cmd, Duration::from_secs(20));
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.code(), text(&out.stdout), text(&out.stderr))
@@ -33,7 +38,7 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
     );
     let oct = oct.display().to_string();
     let missing = dir.join("nothing-here").display().to_string();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 15] = [
         (&["--admin-listen", "0.0.0.0:0", "--admin-token-file", &bad_tokens], "line 1"),
         (&["--admin-listen", "127.0.0.1:0", "--admin-token-file", &missing], "nothing-here"),
         (&["--admin-listen", "127.0.0.1:0", "--auth-hs256-secret-file", &short_secret], "at least 32"),
@@ -44,6 +49,17 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
         // A peer timeout that would drop idle players who answer every ping.
         (&["--ping-interval-ms", "5000", "--peer-timeout-ms", "1000"], "--peer-timeout-ms 1000 drops an idle player"),
         (&["--ping-interval-ms", "1000", "--peer-timeout-ms", "1466"], "give at least 1467"),
+        // Empty where empty means nothing: a standalone shard behind nginx
+        // would split the place.
+        (&["--redis-url", ""], "--redis-url is empty"),
+        // Identity flags with no key to verify a token: every signed-in
+        // player refused.
+        (&["--guests", "deny"], "--guests deny needs a key"),
+        (&["--auth-issuer", "https://id.example"], "--auth-issuer needs a key"),
+        (&["--auth-audience", "mino"], "--auth-audience needs a key"),
+        // Folders that are not there: the page would be a blank 404.
+        (&["--static-dir", &missing], "not a folder"),
+        (&["--admin-listen", "127.0.0.1:0", "--admin-console-dir", &missing], "not a folder"),
     ];
     for (args, says) in cases {
         let (code, stdout, stderr) = refused(args);
@@ -82,4 +98,12 @@ fn a_listener_that_cannot_be_bound_ends_the_process_before_either_is_announced()
     assert!(code.is_some_and(|c| c != 0), "exit code {code:?}: {stderr}");
     assert!(!stdout.contains("listening on") && !stdout.contains("admin on"), "announced first: {stdout}");
     assert!(stderr.contains("admin"), "{stderr}");
+}
+
+#[test]
+fn a_log_filter_that_is_not_one_is_a_configuration_error() {
+    let (code, stdout, stderr) = refused_with(&[], "garbage===");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("MINO_LOG=\"garbage===\" is not a log filter"), "{stderr}");
+    assert!(!stdout.contains("listening on"), "{stdout}");
 }

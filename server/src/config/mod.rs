@@ -204,6 +204,33 @@ pub enum ConfigError {
         /// The view budget given, bytes a tick.
         budget: usize,
     },
+    /// A flag given empty (most often an environment variable set to
+    /// nothing) where empty means nothing: a shard started standalone by an
+    /// empty MINO_REDIS_URL would split the place behind nginx.
+    #[error("--{flag} is empty ({env} set to nothing?): {hint}")]
+    Empty {
+        /// The flag.
+        flag: &'static str,
+        /// Its environment variable.
+        env: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+    /// A flag that needs the identity service's key and was given without
+    /// one: every signed-in player would be refused.
+    #[error("{flag} needs a key to verify tokens with: give --auth-jwks-file, --auth-public-key-file or --auth-hs256-secret-file")]
+    NoAuthKey {
+        /// The flag, as given.
+        flag: &'static str,
+    },
+    /// A folder flag naming something that is not a folder.
+    #[error("--{flag} {path}: not a folder")]
+    NotAFolder {
+        /// The flag.
+        flag: &'static str,
+        /// The path given.
+        path: String,
+    },
     /// The world would need too many cells.
     #[error("--world-size {world_size} in cells of --cell-size {cell_size} is {cells} cells, over {MAX_CELLS}")]
     TooManyCells {
@@ -233,6 +260,30 @@ impl Config {
             });
         }
         let aoi = aoi.config(walkers)?;
+        if cluster.redis_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
+            let hint = "unset it for a standalone shard, or give the place's Redis";
+            return Err(ConfigError::Empty { flag: "redis-url", env: "MINO_REDIS_URL", hint });
+        }
+        let keyless = auth.auth_jwks_file.is_none()
+            && auth.auth_public_key_file.is_none()
+            && auth.auth_hs256_secret_file.is_none();
+        if keyless {
+            let given = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+            if auth.guests == Guests::Deny {
+                return Err(ConfigError::NoAuthKey { flag: "--guests deny" });
+            }
+            if given(&auth.auth_issuer) {
+                return Err(ConfigError::NoAuthKey { flag: "--auth-issuer" });
+            }
+            if given(&auth.auth_audience) {
+                return Err(ConfigError::NoAuthKey { flag: "--auth-audience" });
+            }
+        }
+        for (flag, dir) in [("static-dir", &listen.static_dir), ("admin-console-dir", &admin.admin_console_dir)] {
+            if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
+                return Err(ConfigError::NotAFolder { flag, path: dir.display().to_string() });
+            }
+        }
         let admin = admin.config()?;
         if let Some(at) = admin.listen.as_ref().filter(|at| same_listener(at, &listen.listen)) {
             return Err(ConfigError::SameListener(at.clone()));
