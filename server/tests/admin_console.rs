@@ -165,6 +165,15 @@ async fn tokens_are_added_and_revoked_by_changing_the_file() {
     dir.write("tokens", "not a token file at all\n");
     assert!(server.logged("admin tokens not reloaded").await, "the broken file was read and refused");
     assert_eq!(carol.get("/admin/api/place").await.status, 200, "a broken file keeps the tokens before");
+    // Emptied, or deleted: every token is revoked (an operator locking
+    // everyone out is obeyed, where the tokens before stayed in force).
+    dir.write("tokens", "# nobody\n");
+    wait::until_true("the emptied file revokes", || async { carol.get("/admin/api/place").await.status == 401 }).await;
+    dir.write("tokens", "carol carol-token-5555555555\n");
+    wait::until_true("carol back", || async { carol.get("/admin/api/place").await.status == 200 }).await;
+    std::fs::remove_file(&file).expect("delete the token file");
+    wait::until_true("the deleted file revokes", || async { carol.get("/admin/api/place").await.status == 401 }).await;
+    assert!(server.logged("every token revoked").await);
 }
 
 #[tokio::test]

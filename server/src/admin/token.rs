@@ -6,8 +6,10 @@
 //! The file holds one token a line, `NAME TOKEN` or just `TOKEN` (named
 //! "admin"); NAME is the operator logged with each action. It is read again
 //! when it changes (looked at once a second) and on SIGHUP, so tokens are
-//! added and revoked without a restart; a file that does not parse is logged
-//! and the tokens before it stay. A wrong or missing token gets 401 with
+//! added and revoked without a restart; emptied or deleted, every token is
+//! revoked (the admin API then refuses every request until tokens are
+//! written again); a file that does not parse is logged and the tokens before
+//! it stay. At start a file with no token is an error. A wrong or missing token gets 401 with
 //! `WWW-Authenticate: Bearer` and nothing else. Without a token file (a
 //! loopback listener) every request passes, as operator "local". Every
 //! request gets an [`Asker`]: the operator and the peer.
@@ -150,7 +152,13 @@ impl Tokens {
         found
     }
 
-    /// How many tokens there are (at least one).
+    /// No token: every request refused (a token file emptied or deleted).
+    pub fn none() -> Tokens {
+        Tokens { entries: Vec::new() }
+    }
+
+    /// How many tokens there are (at least one at start; none once the
+    /// file was emptied or deleted).
     pub fn count(&self) -> usize {
         self.entries.len()
     }
@@ -179,12 +187,25 @@ impl TokenFile {
         self.tokens.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Reads the file again; the tokens now in force, counted.
+    /// Reads the file again; the tokens now in force, counted. A file with
+    /// no token, or none at all, revokes every token (an operator locking
+    /// everyone out is obeyed).
     ///
-    /// Errors: [`TokenError`]; the tokens before stay.
+    /// Errors: [`TokenError`] other than those two; the tokens before stay.
     pub fn reload(&self) -> Result<usize, TokenError> {
         *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) = FileStamp::of(&self.path);
-        let tokens = Tokens::load(&self.path)?;
+        let tokens = match Tokens::load(&self.path) {
+            Ok(tokens) => tokens,
+            Err(TokenError::Empty(_)) => Tokens::none(),
+            Err(TokenError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Tokens::none(),
+            Err(e) => return Err(e),
+        };
+        if tokens.count() == 0 {
+            tracing::warn!(
+                file = %self.path.display(),
+                "admin token file empty or gone: every token revoked; the admin API refuses every request until tokens are written again"
+            );
+        }
         let n = tokens.count();
         *self.tokens.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tokens);
         Ok(n)
