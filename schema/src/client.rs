@@ -227,12 +227,58 @@ fn decode_names(n: wire::NamesRequest<'_>) -> Result<ClientMsg, DecodeError> {
 }
 
 fn decode_chat(c: wire::ChatSend<'_>) -> Result<ClientMsg, DecodeError> {
-    let text = c.text().unwrap_or("").trim();
+    chat_line(c.text().unwrap_or("")).map(ClientMsg::Chat).ok_or(DecodeError::ChatTooLong)
+}
+
+/// Most combining marks kept on one character in a chat line (a run of
+/// hundreds stacks above and below the lines around it).
+pub const MAX_COMBINING_RUN: usize = 4;
+
+/// A chat line as it is relayed, or `None` when it is not one: trimmed, 1 to
+/// [`MAX_CHAT_CHARS`] characters; control characters made spaces, the
+/// bidirectional embeddings, overrides and isolates dropped (they would
+/// reorder what follows the line where it is drawn), runs of combining marks
+/// cut to [`MAX_COMBINING_RUN`]; and something visible left (not only white
+/// space and invisible characters, as a name must have). The browser's
+/// `chatLine` (`client-web/src/net/protocol.ts`) is the same rule.
+pub fn chat_line(raw: &str) -> Option<String> {
+    let text = raw.trim();
     let chars = text.chars().count();
     if chars == 0 || chars > MAX_CHAT_CHARS {
-        return Err(DecodeError::ChatTooLong);
+        return None;
     }
-    Ok(ClientMsg::Chat(text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()))
+    let mut out = String::with_capacity(text.len());
+    let mut run = 0;
+    for c in text.chars() {
+        if is_bidi_embedding(c) {
+            continue;
+        }
+        run = if is_combining_mark(c) { run + 1 } else { 0 };
+        if run > MAX_COMBINING_RUN {
+            continue;
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+    }
+    let line = out.trim();
+    let visible = line.chars().any(|c| !(c.is_whitespace() || is_default_ignorable(c) || c == BRAILLE_BLANK));
+    visible.then(|| line.to_owned())
+}
+
+/// The explicit embeddings, overrides and isolates of UAX #9 (LRE, RLE,
+/// PDF, LRO, RLO, LRI, RLI, FSI, PDI): the bidirectional formatting
+/// characters whose effect runs on past themselves.
+fn is_bidi_embedding(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The combining diacritical mark blocks (U+0300-036F and its extended and
+/// supplement blocks, for symbols, and half marks): what "zalgo" text
+/// stacks.
+fn is_combining_mark(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0300}'..='\u{036F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}' | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}'
+    )
 }
 
 /// Trims `raw` and checks it is a valid display name.
@@ -378,6 +424,22 @@ pub fn encode_names_request(ids: &[u32]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// A chat line and what is relayed of it (`None`: refused). The same as
+    /// `client-web/src/net/protocol.test.ts`'s.
+    const CHAT_CASES: &[(&str, Option<&str>)] = &[
+        ("  hi  ", Some("hi")),
+        ("a\tb", Some("a b")),
+        ("\u{202E}evil\u{202C} text", Some("evil text")),
+        ("\u{2067}x\u{2069}", Some("x")),
+        ("\u{200F}shalom", Some("\u{200F}shalom")),
+        ("\u{200B}\u{200B}", None),
+        ("\u{2800}", None),
+        ("\u{202E}", None),
+        ("   ", None),
+        ("e\u{301}\u{302}\u{303}\u{304}\u{305}\u{306}!", Some("e\u{301}\u{302}\u{303}\u{304}!")),
+        ("caf\u{e9}", Some("caf\u{e9}")),
+    ];
+
     #[test]
     fn names_requests_round_trip_and_too_many_ids_are_refused() {
         assert_eq!(decode(&encode_names_request(&[3, 9])), Ok(ClientMsg::Names(vec![3, 9])));
@@ -464,6 +526,10 @@ mod tests {
         assert_eq!(validate_name(&"é".repeat(MAX_NAME_CHARS)).map(|n| n.chars().count()), Ok(MAX_NAME_CHARS));
         assert_eq!(decode(&encode_chat(&"y".repeat(MAX_CHAT_CHARS + 1))), Err(DecodeError::ChatTooLong));
         assert_eq!(decode(&encode_chat("hi")), Ok(ClientMsg::Chat("hi".into())));
+        // The chat line's rule (the browser's test has the same cases).
+        for (raw, line) in CHAT_CASES {
+            assert_eq!(chat_line(raw).as_deref(), *line, "{raw:?}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
-// The display name rule, as the server's (schema/src/client.rs,
-// validate_name, whose unit test has the same cases).
+// The display name and chat line rules, as the server's (schema/src/client.rs,
+// validate_name and chat_line, whose unit tests have the same cases).
 import { describe, expect, it } from 'vitest';
-import { validName } from './protocol.js';
+import { chatLine, validName } from './protocol.js';
 
 describe('display names', () => {
   it('refuses control and bidirectional formatting characters, and names with nothing visible', () => {
@@ -19,5 +19,24 @@ describe('display names', () => {
   it('trims white space as Unicode (and Rust) count it: U+0085 goes, U+FEFF stays', () => {
     expect(validName('\u0085bob\u0085')).toBe('bob');
     expect(validName('bob\ufeff')).toBe('bob\ufeff');
+  });
+});
+
+describe('chat lines', () => {
+  it('drops embeddings and overrides, cuts stacked marks, refuses lines with nothing visible (the server test cases)', () => {
+    const cases: [string, string | null][] = [
+      ['  hi  ', 'hi'],
+      ['a\tb', 'a b'],
+      ['\u202eevil\u202c text', 'evil text'],
+      ['\u2067x\u2069', 'x'],
+      ['\u200fshalom', '\u200fshalom'],
+      ['\u200b\u200b', null],
+      ['\u2800', null],
+      ['\u202e', null],
+      ['   ', null],
+      ['e\u0301\u0302\u0303\u0304\u0305\u0306!', 'e\u0301\u0302\u0303\u0304!'],
+      ['caf\u00e9', 'caf\u00e9'],
+    ];
+    for (const [raw, line] of cases) expect(chatLine(raw), JSON.stringify(raw)).toBe(line);
   });
 });

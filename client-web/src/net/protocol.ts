@@ -306,6 +306,64 @@ function visible(ch: string): boolean {
   return !WHITE_SPACE.test(ch) && cp !== BRAILLE_BLANK && !DEFAULT_IGNORABLE.some(([lo, hi]) => cp >= lo && cp <= hi);
 }
 
+/** Most combining marks kept on one character in a chat line (schema's MAX_COMBINING_RUN). */
+export const MAX_COMBINING_RUN = 4;
+
+/** The bidirectional embeddings, overrides and isolates (UAX #9: LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI). */
+const BIDI_EMBEDDING: readonly [number, number][] = [
+  [0x202a, 0x202e],
+  [0x2066, 0x2069],
+];
+
+/** The combining diacritical mark blocks (and their extended and supplement blocks, for symbols, and half marks). */
+const COMBINING_MARK: readonly [number, number][] = [
+  [0x0300, 0x036f],
+  [0x1ab0, 0x1aff],
+  [0x1dc0, 0x1dff],
+  [0x20d0, 0x20ff],
+  [0xfe20, 0xfe2f],
+];
+
+/** True when `ch`'s code point is in one of `ranges` (inclusive). */
+function within(ch: string, ranges: readonly [number, number][]): boolean {
+  const cp = ch.codePointAt(0) ?? 0;
+  return ranges.some(([lo, hi]) => cp >= lo && cp <= hi);
+}
+
+/** C0 and C1 control characters (Rust's char::is_control). */
+function control(ch: string): boolean {
+  const cp = ch.codePointAt(0) ?? 0;
+  return cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f);
+}
+
+/** Unicode's White_Space at both ends, as Rust's str::trim. */
+function trimWhiteSpace(text: string): string {
+  return text.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
+}
+
+/**
+ * A chat line as the server relays it (schema/src/client.rs, chat_line, whose
+ * unit test has the same cases): trimmed, 1 to MAX_CHAT_CHARS characters;
+ * control characters made spaces, bidirectional embeddings, overrides and
+ * isolates dropped, runs of combining marks cut to MAX_COMBINING_RUN;
+ * something visible left; null otherwise (the server would close the socket
+ * for it).
+ */
+export function chatLine(raw: string): string | null {
+  const chars = [...trimWhiteSpace(raw)];
+  if (chars.length === 0 || chars.length > MAX_CHAT_CHARS) return null;
+  let out = '';
+  let run = 0;
+  for (const ch of chars) {
+    if (within(ch, BIDI_EMBEDDING)) continue;
+    run = within(ch, COMBINING_MARK) ? run + 1 : 0;
+    if (run > MAX_COMBINING_RUN) continue;
+    out += control(ch) ? ' ' : ch;
+  }
+  const line = trimWhiteSpace(out);
+  return [...line].some(visible) ? line : null;
+}
+
 /**
  * A display name as the server accepts it (schema/src/client.rs,
  * validate_name): trimmed, 1 to MAX_NAME_CHARS characters, no control or

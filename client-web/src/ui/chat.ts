@@ -6,7 +6,7 @@
 // the world, so WASD walks again instead of typing into the box. A line that
 // could not be sent stays, with the box, for another Enter.
 
-import { MAX_CHAT_CHARS, encodeChat } from '../net/protocol.js';
+import { MAX_CHAT_CHARS, chatLine, encodeChat } from '../net/protocol.js';
 import type { ChatMsg } from '../net/protocol.js';
 
 /** Lines kept in the log. */
@@ -65,7 +65,8 @@ export class Chat {
   }
 
   private submit(): void {
-    const text = [...this.input.value.trim()].slice(0, MAX_CHAT_CHARS).join('');
+    // As the server takes it (a line it would refuse would close the socket).
+    const text = chatLine([...this.input.value.trim()].slice(0, MAX_CHAT_CHARS).join(''));
     if (!text) {
       this.input.value = '';
       this.input.blur();
