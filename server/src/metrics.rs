@@ -437,6 +437,16 @@ impl Metrics {
             webtransport_datagrams: Counter::default(),
             webtransport_unsent: Family::default(),
         };
+        // The series that alerts take `increase` or `rate` of exist from the
+        // start, at 0: a counter's series made at its first increment has no
+        // earlier sample, so Prometheus would see no increase on the first
+        // panic or failed accept.
+        for kind in PanicKind::ALL {
+            drop(m.core_panics.get_or_create(&KindLabel { kind: kind.label() }));
+        }
+        for kind in AcceptErrorKind::ALL {
+            drop(m.accept_errors.get_or_create(&KindLabel { kind: kind.label() }));
+        }
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
         r.register("mino_connections", "Open websockets", m.connections.clone());
@@ -599,6 +609,22 @@ mod tests {
     use super::*;
 
     /// Every label a family can carry is documented in the table above.
+    #[test]
+    fn the_alerted_counters_have_every_series_from_the_start() {
+        let mut registry = Registry::default();
+        let _m = Metrics::register(&mut registry);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        for kind in PanicKind::ALL {
+            let series = format!("mino_core_panics_total{{kind=\"{}\"}} 0", kind.label());
+            assert!(text.contains(&series), "{series} missing");
+        }
+        for kind in AcceptErrorKind::ALL {
+            let series = format!("mino_accept_errors_total{{kind=\"{}\"}} 0", kind.label());
+            assert!(text.contains(&series), "{series} missing");
+        }
+    }
+
     #[test]
     fn every_label_is_documented() {
         let docs = include_str!("metrics.rs");
