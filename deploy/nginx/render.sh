@@ -21,7 +21,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # unix:PATH; cheaper per frame than loopback TCP). Each becomes one server of
 # the upstream, with passive health checks (MAX_FAILS failed attempts within
 # FAIL_TIMEOUT mark a shard down for FAIL_TIMEOUT).
-: "${MINO_SHARDS:=127.0.0.1:8081 127.0.0.1:8082}"
+# The default only when unset: set and empty is a mistake, refused below.
+: "${MINO_SHARDS=127.0.0.1:8081 127.0.0.1:8082}"
 : "${MINO_UPSTREAM_MAX_FAILS:=1}"
 : "${MINO_UPSTREAM_FAIL_TIMEOUT:=5s}"
 
@@ -68,6 +69,11 @@ backups=""
 for shard in $MINO_SHARDS; do
   if ! [[ "$shard" =~ ^[A-Za-z0-9._-]+:[0-9]{1,5}$|^\[[0-9A-Fa-f:]+\]:[0-9]{1,5}$|^unix:/[A-Za-z0-9._/@+-]+$ ]]; then
     echo "render.sh: MINO_SHARDS entry '$shard' is not HOST:PORT or unix:/PATH" >&2
+    exit 1
+  fi
+  port="${shard##*:}"
+  if [[ "$shard" != unix:* ]] && { [ "$((10#$port))" -lt 1 ] || [ "$((10#$port))" -gt 65535 ]; }; then
+    echo "render.sh: MINO_SHARDS entry '$shard': port $port is not 1 to 65535" >&2
     exit 1
   fi
   primaries+="        server ${shard} max_fails=${MINO_UPSTREAM_MAX_FAILS} fail_timeout=${MINO_UPSTREAM_FAIL_TIMEOUT};"$'\n'

@@ -60,8 +60,9 @@ fn nginx_t_fails_when_the_certificate_is_missing() {
 
 #[test]
 fn renderer_refuses_malformed_or_missing_shards() {
-    for bad in ["   ", "localhost", "10.0.0.1:80;evil", "10.0.0.1:8080 nope", "unix:", "unix:rel.sock", "unix:/x;evil"]
-    {
+    let bad_ones =
+        ["", "   ", "localhost", "10.0.0.1:80;evil", "10.0.0.1:8080 nope", "unix:", "unix:rel.sock", "unix:/x;evil"];
+    for bad in bad_ones.into_iter().chain(["127.0.0.1:99999", "127.0.0.1:0", "[::1]:70000"]) {
         let out = render_with(&[("MINO_SHARDS", bad.into())]);
         assert!(!out.status.success(), "MINO_SHARDS={bad:?} was accepted");
     }

@@ -114,7 +114,8 @@ pub enum NotReady {
     ShuttingDown,
     /// It moves its players to other shards.
     Draining,
-    /// Clustered, its last heartbeat did not reach Redis.
+    /// Clustered, its last heartbeat did not reach Redis, or Redis refused
+    /// it (out of memory).
     RedisDown,
 }
 
@@ -137,7 +138,7 @@ impl NotReady {
         match self {
             NotReady::ShuttingDown => "shutting down\n",
             NotReady::Draining => "draining\n",
-            NotReady::RedisDown => "redis unreachable\n",
+            NotReady::RedisDown => "redis unavailable (unreachable, or refusing this shard's commands)\n",
         }
     }
 }

@@ -300,7 +300,9 @@ async fn a_kick_closes_the_player_with_4040_and_the_reason_and_ends_its_session(
     let dir = WorkDir::new("admin-kick");
     let file = tokens(&dir);
     let log = dir.join("shard-2.log");
-    let one = shard(&redis, 1).flag("admin-token-file", &file).operator_token(ALICE).ready().await;
+    let log_one = dir.join("shard-1.log");
+    let one =
+        shard(&redis, 1).flag("admin-token-file", &file).operator_token(ALICE).log_to(&log_one, "info").ready().await;
     let two = shard(&redis, 2).log_to(&log, "info").ready().await;
     let admin = Admin::of(&one, Some(ALICE));
 
@@ -337,6 +339,11 @@ async fn a_kick_closes_the_player_with_4040_and_the_reason_and_ends_its_session(
     // Nobody, a bad reason, a body that is not JSON.
     let r = admin.post("/admin/api/players/999999/kick", Some(json!({ "reason": "x" }))).await;
     assert_eq!((r.status, r.json()["kind"].as_str()), (404, Some("not_found")));
+    // The kicks done are logged where they were asked; a kick of nobody is
+    // not an action (it was logged at info as one).
+    assert!(wait::file_holds(&log_one, &format!("admin: kick of player {} asked by alice", ada.id())).await);
+    let said = std::fs::read_to_string(&log_one).unwrap_or_default();
+    assert!(!said.contains("kick of player 999999"), "{said}");
     let r = admin.post("/admin/api/players/1/kick", Some(json!({ "reason": "two\nlines" }))).await;
     assert_eq!(r.status, 400, "{}", r.text());
     assert_eq!(admin.post("/admin/api/players/1/kick", None).await.status, 400);
@@ -348,7 +355,9 @@ async fn a_drain_asked_of_one_shard_moves_every_player_of_the_other() {
     let dir = WorkDir::new("admin-drain");
     let file = tokens(&dir);
     let log = dir.join("shard-2.log");
-    let one = shard(&redis, 1).flag("admin-token-file", &file).operator_token(ALICE).ready().await;
+    let log_one = dir.join("shard-1.log");
+    let one =
+        shard(&redis, 1).flag("admin-token-file", &file).operator_token(ALICE).log_to(&log_one, "info").ready().await;
     let mut two = shard(&redis, 2).log_to(&log, "info").flag("drain-rate", 1000).ready().await;
     let admin = Admin::of(&one, Some(BOB));
     let mut players = Vec::new();

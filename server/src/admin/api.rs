@@ -310,9 +310,12 @@ pub async fn kick(
     let reason = KickReason::new(&body.reason).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let player = PlayerId(id);
     let order = Order::Kick { player, by: asker.operator.clone(), reason: reason.clone() };
-    tracing::info!(operator = %asker.operator, peer = %asker.peer, player = id, reason = reason.as_str(), "admin: kick of player {id} asked by {} from {}: {}", asker.operator, asker.peer, reason.as_str());
     let me = state.config().shard_id;
+    // Logged once the player is found (here, or on the shard that holds it):
+    // a kick of nobody is a 404, not an action.
+    let asked = || tracing::info!(operator = %asker.operator, peer = %asker.peer, player = id, reason = reason.as_str(), "admin: kick of player {id} asked by {} from {}: {}", asker.operator, asker.peer, reason.as_str());
     if let OrderOutcome::Kicked { name } = ask(&state, |reply| Ask::Order { order: order.clone(), reply }).await? {
+        asked();
         // Clustered, its session ends in Redis too, so the kicked client's
         // automatic resume finds nothing to resume.
         end_session(&state, player).await;
@@ -330,6 +333,7 @@ pub async fn kick(
         }
     }
     let shard = holder.ok_or_else(not_found)?;
+    asked();
     // Before the order goes out: once kicked, the client may try to resume.
     end_session(&state, player).await;
     store.publish(&order).await.map_err(|e| ApiError::Unavailable(format!("redis: {e}")))?;

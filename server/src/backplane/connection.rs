@@ -28,6 +28,15 @@ pub enum RedisError {
     Timeout,
 }
 
+impl RedisError {
+    /// True when Redis answered, with an error (out of memory, a script
+    /// refused, ...): it is reachable and refuses the command, which the
+    /// logs say apart from a Redis that does not answer.
+    pub fn answered(&self) -> bool {
+        matches!(self, RedisError::Command(e) if e.code().is_some())
+    }
+}
+
 /// Installs rustls' ring provider once (for rediss://).
 pub(crate) fn crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -208,16 +208,19 @@ impl Registry {
                 }
                 Err(e) => {
                     let every = self.interval;
+                    // Redis that answers with an error (out of memory) is
+                    // not unreachable, and the fix is another.
+                    let what = if e.answered() { "redis refuses this shard's commands" } else { "redis unreachable" };
                     match outage.failed(start.elapsed()) {
                         Say::Nothing => {}
                         Say::NeverReached => tracing::warn!(
                             error = %e, ?every,
-                            "redis unreachable; this shard takes no players until it registers (retrying)"
+                            "{what}; this shard takes no players until it registers (retrying)"
                         ),
-                        Say::Lost => tracing::warn!(error = %e, "redis unreachable; local play continues"),
+                        Say::Lost => tracing::warn!(error = %e, "{what}; local play continues"),
                         Say::Still { down_for, failures } => tracing::warn!(
                             error = %e, down_for_s = down_for.as_secs(), failures,
-                            "redis still unreachable"
+                            "{what} (still)"
                         ),
                     }
                     false
@@ -329,7 +332,9 @@ impl Registry {
             *left = (*left).max(n);
         }
         for shard in live.epochs.keys().filter(|s| !peers.contains_key(s)) {
-            tracing::info!(shard = %shard, "shard left the view (no heartbeat within the TTL)");
+            // A shard that stops cleanly (a drain, SIGTERM) removes its keys
+            // and is gone at the next read; a dead one lasts its TTL.
+            tracing::info!(shard = %shard, "shard left the view (it stopped and removed its keys, or no heartbeat came within the TTL)");
         }
         live.epochs = peers.iter().map(|(s, b)| (*s, b.epoch)).collect();
         live.recheck.retain(|s, n| peers.contains_key(s) && *n > 0);

@@ -733,7 +733,7 @@ impl Shard {
         if let Some(line) = self.resumes.due(at.wall_ms) {
             tracing::info!(
                 resumed = line.total,
-                "players resumed here: {} in {} ms ({line})",
+                "players resumed here: {} in the last {} ms, counted a second at a time, not how long each took ({line})",
                 line.total,
                 line.over_ms
             );
