@@ -117,12 +117,15 @@ pub enum NotReady {
     /// Clustered, its last heartbeat did not reach Redis, or Redis refused
     /// it (out of memory).
     RedisDown,
+    /// Clustered, another process holds its shard id's heartbeat (the same
+    /// `--shard-id` started twice in one place).
+    IdTaken,
 }
 
 impl NotReady {
     /// Every reason, in the metrics table's order (the table's test reads it).
     #[cfg(test)]
-    pub const ALL: [NotReady; 3] = [NotReady::ShuttingDown, NotReady::Draining, NotReady::RedisDown];
+    pub const ALL: [NotReady; 4] = [NotReady::ShuttingDown, NotReady::Draining, NotReady::RedisDown, NotReady::IdTaken];
 
     /// The metric label.
     pub fn label(self) -> &'static str {
@@ -130,6 +133,7 @@ impl NotReady {
             NotReady::ShuttingDown => "shutting_down",
             NotReady::Draining => "draining",
             NotReady::RedisDown => "redis_down",
+            NotReady::IdTaken => "shard_id_taken",
         }
     }
 
@@ -139,6 +143,7 @@ impl NotReady {
             NotReady::ShuttingDown => "shutting down\n",
             NotReady::Draining => "draining\n",
             NotReady::RedisDown => "redis unavailable (unreachable, or refusing this shard's commands)\n",
+            NotReady::IdTaken => "another process holds this shard id in the place\n",
         }
     }
 }
@@ -153,10 +158,13 @@ fn unready(state: &AppState, why: NotReady) -> Response {
 /// Why this shard is not taking players now (`None`: it is), as `/readyz` says.
 pub fn not_ready(state: &AppState) -> Option<NotReady> {
     let redis_down = state.cluster.as_ref().is_some_and(|c| !c.redis_up.load(std::sync::atomic::Ordering::Relaxed));
+    let id_taken = state.cluster.as_ref().is_some_and(|c| c.id_taken.load(std::sync::atomic::Ordering::Relaxed));
     if state.session.cancel.is_cancelled() {
         Some(NotReady::ShuttingDown)
     } else if state.draining.is_cancelled() {
         Some(NotReady::Draining)
+    } else if id_taken {
+        Some(NotReady::IdTaken)
     } else if redis_down {
         Some(NotReady::RedisDown)
     } else {

@@ -169,6 +169,37 @@ async fn after_redis_lost_the_id_counter_no_shard_is_granted_ids_another_holds()
 }
 
 #[tokio::test]
+async fn a_second_process_with_a_live_shards_id_takes_no_players_until_that_one_is_gone() {
+    // The same --shard-id started twice in one place (an env file copied)
+    // was taken by both: both admitted players, the place view showed one
+    // shard, and the other shards dropped the relayed frames of one of them.
+    let redis = Redis::start();
+    let mut first = fast(&redis, 1).ready().await;
+    let _on_first = Player::join(&first, "OnFirst").await;
+    let second = fast(&redis, 1).start();
+    wait::until_true("the second process refuses", || async {
+        let r = second.get("/readyz").await;
+        r.status == 503 && r.text().contains("another process holds this shard id")
+    })
+    .await;
+    // It stays so while the first beats.
+    first.wait_ticks(30).await;
+    assert_eq!(second.get("/readyz").await.status, 503, "the second took the id while the first lives");
+    assert_eq!(first.get("/readyz").await.status, 200, "the first is unaffected");
+    match tokio_tungstenite::connect_async(second.ws_url()).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 503, "no player on the second"),
+        other => panic!("expected HTTP 503, got {:?}", other.map(|_| ())),
+    }
+    assert_eq!(second.metric("mino_unready_refusals_total{reason=\"shard_id_taken\"}").await, 1.0);
+    // Once the first is gone (killed: its heartbeat lasts its TTL), the
+    // second registers.
+    first.signal(Signal::SIGKILL);
+    first.wait_exit(Duration::from_secs(5)).expect("killed");
+    second.wait_ready().await;
+    let _on_second = Player::join(&second, "OnSecond").await;
+}
+
+#[tokio::test]
 async fn killed_pubsub_connection_recovers_by_itself() {
     let redis = Redis::start();
     let a = shard(&redis, 1).ready().await;

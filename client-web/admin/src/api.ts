@@ -6,7 +6,7 @@
 /** A shard's link to Redis. */
 export type RedisState = 'up' | 'fenced' | 'down' | 'standalone' | 'unknown';
 /** Whether a shard takes players. */
-export type ShardState = 'ready' | 'draining' | 'stopping' | 'redis_down';
+export type ShardState = 'ready' | 'draining' | 'stopping' | 'redis_down' | 'id_taken';
 
 /** One live shard of the place (`GET /admin/api/place`). */
 export interface ShardRow {
@@ -147,7 +147,7 @@ function array(o: Json, key: string, what: string): unknown[] {
 }
 
 const REDIS_STATES: readonly RedisState[] = ['up', 'fenced', 'down', 'standalone', 'unknown'];
-const SHARD_STATES: readonly ShardState[] = ['ready', 'draining', 'stopping', 'redis_down'];
+const SHARD_STATES: readonly ShardState[] = ['ready', 'draining', 'stopping', 'redis_down', 'id_taken'];
 
 /** Checks one shard row. */
 export function parseShardRow(v: unknown): ShardRow {

@@ -16,6 +16,7 @@ const STATE_TEXT: Readonly<Record<ShardRow['state'], string>> = {
   draining: 'draining',
   stopping: 'stopping',
   redis_down: 'not ready: Redis unreachable',
+  id_taken: 'not ready: another process has this shard id',
 };
 
 /** The shards table. */

@@ -86,6 +86,7 @@ impl AdminState {
             Some(NotReady::Draining) => ShardState::Draining,
             Some(NotReady::ShuttingDown) => ShardState::Stopping,
             Some(NotReady::RedisDown) => ShardState::RedisDown,
+            Some(NotReady::IdTaken) => ShardState::IdTaken,
         };
         let own = OwnState {
             id: self.config().shard_id,

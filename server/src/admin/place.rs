@@ -57,6 +57,8 @@ pub enum ShardState {
     Stopping,
     /// It cannot reach Redis.
     RedisDown,
+    /// Another process holds its shard id (the same id started twice).
+    IdTaken,
 }
 
 impl ShardState {
@@ -67,6 +69,7 @@ impl ShardState {
             ShardState::Draining => "draining",
             ShardState::Stopping => "stopping",
             ShardState::RedisDown => "redis_down",
+            ShardState::IdTaken => "id_taken",
         }
     }
 }

@@ -140,6 +140,9 @@ pub struct ClusterStatus {
     /// empty): the tick loop writes every player's session and ticket again,
     /// then clears it.
     pub sessions_lost: AtomicBool,
+    /// True while another process holds this shard id's heartbeat (the same
+    /// `--shard-id` started twice): this one takes no players.
+    pub id_taken: AtomicBool,
 }
 
 /// The backplane of the cluster tasks: the place's Redis at `target`, with

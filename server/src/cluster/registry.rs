@@ -48,14 +48,25 @@ use tokio_util::sync::CancellationToken;
 /// still hand out (the end of its id blocks). Writes the key with the TTL,
 /// scores the shard by Redis's now plus the TTL, drops expired entries, and
 /// raises the id counter to at least that id (never lowers it). Returns
-/// Redis's now, ms, and 1 when this shard's heartbeat key was there before
-/// (0: the first beat, or Redis lost the key: restarted empty, or the
-/// shard was away longer than the TTL).
+/// Redis's now, ms, 1 when this shard's heartbeat key was there before (0:
+/// the first beat, or Redis lost the key: restarted empty, or the shard was
+/// away longer than the TTL), and 0 (ARGV[5], this process's epoch, is the
+/// key's or there is none) or the key's remaining ms when another process
+/// holds the key: a heartbeat of this shard id with another epoch, that is,
+/// another process started with the same id (or one that died, whose key
+/// lasts its TTL). Then nothing is written.
 const HEARTBEAT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
-local had = redis.call('EXISTS', KEYS[1])
+local prev = redis.call('GET', KEYS[1])
+if prev then
+  local ok, beat = pcall(cjson.decode, prev)
+  if ok and type(beat) == 'table' and beat['epoch'] ~= nil and tonumber(beat['epoch']) ~= tonumber(ARGV[5]) then
+    return {now, 1, math.max(redis.call('PTTL', KEYS[1]), 1)}
+  end
+end
+local had = prev and 1 or 0
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -63,8 +74,25 @@ redis.call('PEXPIRE', KEYS[2], ttl * 10)
 if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[4]) then
   redis.call('SET', KEYS[3], ARGV[4])
 end
-return {now, had}
+return {now, had, 0}
 ";
+
+/// What a heartbeat found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Beat {
+    /// Written; `had`: this shard's key was still there.
+    Written {
+        /// The key was there before (see [`HEARTBEAT`]).
+        had: bool,
+    },
+    /// Not written: the key is another process's (the same shard id started
+    /// twice, or a predecessor that died), for at most `expires_in` more
+    /// unless it beats again.
+    Taken {
+        /// The key's remaining time to live.
+        expires_in: Duration,
+    },
+}
 
 /// The live shards, on Redis's clock. KEYS: the sorted set of shards; ARGV:
 /// the place's key prefix. Drops expired entries, and returns id, heartbeat,
@@ -190,8 +218,23 @@ impl Registry {
                 _ = tick.tick() => {}
             }
             let state = local.borrow().clone();
-            let ok = match self.heartbeat(&state).await {
-                Ok(had) => {
+            let beat = self.heartbeat(&state).await;
+            let taken = matches!(beat, Ok(Beat::Taken { .. }));
+            // Said once a change; stored below, with Redis's state, once the
+            // ids of a shard just registered are asked for (ready before
+            // them, its first players would be refused as busy).
+            if self.status.id_taken.load(Ordering::Acquire) != taken {
+                match beat {
+                    Ok(Beat::Taken { expires_in }) => tracing::error!(
+                        shard = %self.me, expires_in_ms = expires_in.as_millis() as u64,
+                        "this shard id's heartbeat is another process's (the same --shard-id started twice in this place, or one that died and whose heartbeat has not expired yet): this one takes no players until that heartbeat expires; two processes with one id would split the place"
+                    ),
+                    _ => tracing::info!(shard = %self.me, "the other process with this shard id is gone; registering"),
+                }
+            }
+            let ok = match beat {
+                Ok(Beat::Taken { .. }) => false,
+                Ok(Beat::Written { had }) => {
                     if !had && ever_up {
                         // What this shard wrote is gone (Redis restarted
                         // empty, or this shard was away past its TTL): its
@@ -244,8 +287,10 @@ impl Registry {
             if ok && ids_wanted {
                 ids_wanted = self.allocate_ids().await.is_err();
             }
-            self.status.redis_up.store(ok, Ordering::Relaxed);
-            self.metrics.redis_up.set(i64::from(ok));
+            // Redis answered a heartbeat refused for a taken id: it is up.
+            self.status.id_taken.store(taken, Ordering::Release);
+            self.status.redis_up.store(ok || taken, Ordering::Relaxed);
+            self.metrics.redis_up.set(i64::from(ok || taken));
         }
         if let Err(e) = self.deregister().await {
             tracing::debug!(error = %e, "could not remove this shard's keys; they expire by themselves");
@@ -265,9 +310,8 @@ impl Registry {
         Ok(())
     }
 
-    /// Writes the heartbeat; true when this shard's heartbeat key was
-    /// still there (see [`HEARTBEAT`]).
-    async fn heartbeat(&self, state: &LocalState) -> Result<bool, RedisError> {
+    /// Writes the heartbeat (see [`HEARTBEAT`]).
+    async fn heartbeat(&self, state: &LocalState) -> Result<Beat, RedisError> {
         let beat = Heartbeat {
             players: state.players,
             overloaded: state.overloaded,
@@ -284,8 +328,13 @@ impl Registry {
             .arg(json)
             .arg(self.ttl.as_millis() as u64)
             .arg(self.me.0)
-            .arg(state.highest_player);
-        self.backplane.script::<(u64, u8)>(&inv).await.map(|(_, had)| had == 1)
+            .arg(state.highest_player)
+            .arg(state.epoch);
+        let (_, had, taken): (u64, u8, u64) = self.backplane.script(&inv).await?;
+        Ok(match taken {
+            0 => Beat::Written { had: had == 1 },
+            ms => Beat::Taken { expires_in: Duration::from_millis(ms) },
+        })
     }
 
     /// Reads the other live shards, tells the tick loop, and fetches the players
