@@ -53,6 +53,11 @@ describe('admin API answers', () => {
     expect(place.shards[0]?.redis).toBe('unknown');
   });
 
+  it('read a shard whose id another process holds (the same --shard-id started twice)', () => {
+    const place = parsePlace({ place: 'main', served_by: 1, clustered: true, players: 0, shards: [{ ...ROW, state: 'id_taken' }] });
+    expect(place.shards[0]?.state).toBe('id_taken');
+  });
+
   it('refuse a field of the wrong type or an unknown state', () => {
     expect(() => parsePlace({ place: 'main', served_by: 1, clustered: true, players: 1, shards: [{ ...ROW, players: '5' }] })).toThrow(ShapeError);
     expect(() => parsePlace({ place: 'main', served_by: 1, clustered: true, players: 1, shards: [{ ...ROW, state: 'odd' }] })).toThrow(/state/);
