@@ -34,11 +34,11 @@ cargo test --workspace --exclude mino-deploy --no-fail-fast
 # time, so two cores are not shared by several clusters at once.
 cargo test -p mino-deploy --no-fail-fast -- --test-threads=1
 
-step "fail points: a panic in the shard core (feature failpoints)"
+step "fail points: a panic in the shard core, ticks overrunning their period (feature failpoints)"
 # The shard binary rebuilt with fail points, which only these tests set;
 # the tests above ran the binary as shipped.
 cargo clippy -q -p mino-server --features failpoints --all-targets -- -D warnings
-cargo test -p mino-server --features failpoints --test core_panics
+cargo test -p mino-server --features failpoints --test core_panics --test overrun
 
 step "Autobahn websocket test suite (scripts/autobahn.sh)"
 # mino's own websocket layer with an echo in place of the game; fails unless

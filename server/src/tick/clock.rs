@@ -241,10 +241,12 @@ mod tests {
             std::hint::spin_loop();
         }
         let (m, due) = clock.overdue().expect("a tick overdue by the clock");
-        assert_eq!(m.0, n.0 + 1);
+        // The next, or a later one when this machine was slower still.
+        assert!(m.0 > n.0, "{m:?} after {n:?}");
         assert_eq!(clock.overdue(), None, "served once");
         // The timer's expiry for that instant does not serve it again.
         let (k, next) = clock.tick().await;
-        assert_eq!((k.0, next - due), (m.0 + 1, period));
+        assert!(k.0 > m.0 && next > due, "{k:?} at {next:?} after {m:?} at {due:?}");
+        assert_eq!((next - due).as_nanos() % period.as_nanos(), 0, "on the grid");
     }
 }

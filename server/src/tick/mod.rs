@@ -160,15 +160,22 @@ impl TickDriver {
         let period = self.config.tick_period();
         let mut clock = TickClock::new(period);
         let mut draining = false;
+        // True right after a tick served by the clock: the next pass goes
+        // through the `select!` first, so that stop, drain, commands and the
+        // sockets are heard between ticks even when every tick is overdue
+        // (a tick that takes a period or more).
+        let mut just_ticked = false;
         loop {
             // A tick due while sockets kept the loop busy (the timer is read
             // only when the loop yields: see `TickClock::overdue`).
-            if let Some((tick, due)) = clock.overdue() {
-                self.tick(tick, due, period);
-                // Let the runtime's other tasks (the admin listener, Redis)
-                // run between ticks, however busy the sockets are.
-                tokio::task::yield_now().await;
-                continue;
+            if !std::mem::take(&mut just_ticked) {
+                if let Some((tick, due)) = clock.overdue() {
+                    self.tick(tick, due, period);
+                    just_ticked = true;
+                    // Let the runtime's other tasks (the admin listener,
+                    // Redis) run between ticks, however busy the sockets are.
+                    tokio::task::yield_now().await;
+                }
             }
             tokio::select! {
                 biased;
