@@ -157,7 +157,10 @@ pub fn prepare(config: Config) -> Result<Prepared, RunError> {
     // Presence numbers start at the start time in µs, so a restarted shard's
     // keep increasing; the heartbeat carries the start (another value is a
     // restart, whatever the clock said).
-    let presence_epoch = clock::wall_ms() * 1000;
+    // Microseconds, so that two processes started in the same millisecond
+    // (a supervisor starting two units at once) still tell themselves apart
+    // (the heartbeat takes the epoch for the process's own).
+    let presence_epoch = u64::try_from(clock::since_epoch().as_micros()).unwrap_or(u64::MAX);
     let shard = shard::Shard::new(&config, StdRng::from_os_rng(), presence_epoch)?;
     let config = Arc::new(config);
     Ok(Prepared {

@@ -21,7 +21,7 @@
 //! | `mino_view_resyncs_total` | blocked sockets whose waiting view frames were dropped (deltas cannot be skipped): each is sent every cell it sees anew, as full forms, once its socket drains |
 //! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
 //! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::websocket::handshake::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
-//! | `mino_unready_refusals_total{reason}` | requests that would begin a session (a websocket upgrade, a `/webtransport` offer) refused with 503 while the shard takes no players, by [`crate::http::NotReady`] label: `shutting_down`, `draining`, `redis_down` (clustered, the last heartbeat did not reach Redis); a load balancer asks another shard |
+//! | `mino_unready_refusals_total{reason}` | requests that would begin a session (a websocket upgrade, a `/webtransport` offer) refused with 503 while the shard takes no players, by [`crate::http::NotReady`] label: `shutting_down`, `draining`, `redis_down` (clustered, the last heartbeat did not reach Redis, or Redis refused it), `shard_id_taken` (another process of the place holds this shard id); a load balancer asks another shard |
 //! | `mino_connections_over_cap_total` | connections accepted while `--max-connections` were open: sent a 503 when the socket takes it at once (best effort: a request still unread turns the close into a reset, which may erase it; a load balancer retries on either) and closed (a warning says so at most once every 10 s) |
 //! | `mino_accept_errors_total{kind}` | failed accepts on either listener, by [`AcceptErrorKind`] label: `descriptors` (EMFILE, ENFILE: every descriptor in use; the admin listener still answers on a reserved one), `memory` (ENOBUFS, ENOMEM), `other` |
 //! | `mino_busy_refusals_total{reason}` | hellos refused, by [`crate::admission::Refusal`] label: `full`, `overloaded`, `draining`, `unavailable` (clustered, no player id to give: Redis out of reach since the start) |
@@ -447,6 +447,9 @@ impl Metrics {
         for kind in AcceptErrorKind::ALL {
             drop(m.accept_errors.get_or_create(&KindLabel { kind: kind.label() }));
         }
+        for kind in DropKind::ALL {
+            drop(m.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }));
+        }
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
         r.register("mino_connections", "Open websockets", m.connections.clone());
@@ -608,7 +611,8 @@ impl Metrics {
 mod tests {
     use super::*;
 
-    /// Every label a family can carry is documented in the table above.
+    /// The counters alerts take `increase` or `rate` of have every label's
+    /// series from the start, at 0.
     #[test]
     fn the_alerted_counters_have_every_series_from_the_start() {
         let mut registry = Registry::default();
@@ -623,8 +627,13 @@ mod tests {
             let series = format!("mino_accept_errors_total{{kind=\"{}\"}} 0", kind.label());
             assert!(text.contains(&series), "{series} missing");
         }
+        for kind in DropKind::ALL {
+            let series = format!("mino_relay_dropped_total{{kind=\"{}\"}} 0", kind.label());
+            assert!(text.contains(&series), "{series} missing");
+        }
     }
 
+    /// Every label a family can carry is documented in the table above.
     #[test]
     fn every_label_is_documented() {
         let docs = include_str!("metrics.rs");

@@ -169,34 +169,72 @@ async fn after_redis_lost_the_id_counter_no_shard_is_granted_ids_another_holds()
 }
 
 #[tokio::test]
-async fn a_second_process_with_a_live_shards_id_takes_no_players_until_that_one_is_gone() {
+async fn a_second_process_with_a_live_shards_id_takes_no_players_and_touches_nothing_of_it() {
     // The same --shard-id started twice in one place (an env file copied)
     // was taken by both: both admitted players, the place view showed one
     // shard, and the other shards dropped the relayed frames of one of them.
     let redis = Redis::start();
     let mut first = fast(&redis, 1).ready().await;
     let _on_first = Player::join(&first, "OnFirst").await;
-    let second = fast(&redis, 1).start();
+    let mut second = fast(&redis, 1).start();
     wait::until_true("the second process refuses", || async {
         let r = second.get("/readyz").await;
         r.status == 503 && r.text().contains("another process holds this shard id")
     })
     .await;
-    // It stays so while the first beats.
-    first.wait_ticks(30).await;
-    assert_eq!(second.get("/readyz").await.status, 503, "the second took the id while the first lives");
-    assert_eq!(first.get("/readyz").await.status, 200, "the first is unaffected");
     match tokio_tungstenite::connect_async(second.ws_url()).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 503, "no player on the second"),
         other => panic!("expected HTTP 503, got {:?}", other.map(|_| ())),
     }
     assert_eq!(second.metric("mino_unready_refusals_total{reason=\"shard_id_taken\"}").await, 1.0);
-    // Once the first is gone (killed: its heartbeat lasts its TTL), the
-    // second registers.
+    // It stays so while the first beats, and writes nothing as shard 1: the
+    // first's roster in Redis keeps its player through the second's beats.
+    let roster = || {
+        let keys = redis.cli(&["--scan", "--pattern", "*players:00000001*"]);
+        let key = keys.lines().next().unwrap_or_default().to_owned();
+        redis.cli(&["HLEN", &key]).trim().parse::<u32>().unwrap_or(0)
+    };
+    wait::until_true("the first's roster written", || async { roster() >= 1 }).await;
+    let written = roster();
+    for _ in 0..5 {
+        first.wait_ticks(6).await;
+        assert_eq!(roster(), written, "the first's roster, through the second's beats");
+    }
+    assert_eq!(second.get("/readyz").await.status, 503, "the second took the id while the first lives");
+    assert_eq!(first.get("/readyz").await.status, 200, "the first is unaffected");
+    // Stopped, the second leaves the first's keys alone.
+    second.signal(Signal::SIGTERM);
+    second.wait_exit(Duration::from_secs(10)).expect("the second stopped");
+    assert!(redis.cli(&["--scan", "--pattern", "*shard:00000001*"]).lines().count() >= 1, "the first's heartbeat");
+    assert_eq!(roster(), written);
+    // A third waits, and registers once the first is gone (killed: its
+    // heartbeat lasts its TTL).
+    let third = fast(&redis, 1).start();
     first.signal(Signal::SIGKILL);
     first.wait_exit(Duration::from_secs(5)).expect("killed");
+    third.wait_ready().await;
+    let _on_third = Player::join(&third, "OnThird").await;
+}
+
+#[tokio::test]
+async fn a_shard_whose_id_was_taken_while_it_was_away_moves_its_players_and_stops() {
+    // The first is away from Redis past its TTL (paused); a second process
+    // started with the same id takes it meanwhile. Back, the first finds its
+    // id another's: it moves its players away and stops, so that one
+    // process serves the id.
+    let redis = Redis::start();
+    let mut first = fast(&redis, 1).ready().await;
+    let mut on_first = Player::join(&first, "OnFirst").await;
+    let second = fast(&redis, 1).start();
+    first.signal(Signal::SIGSTOP);
     second.wait_ready().await;
-    let _on_second = Player::join(&second, "OnSecond").await;
+    first.signal(Signal::SIGCONT);
+    let ticket = on_first.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
+    let status = first.wait_exit(Duration::from_secs(15)).expect("the first stopped");
+    assert!(status.success(), "{status:?}");
+    let back = Player::hello(&second, "x", Some(&ticket)).await.expect("resumed on the second");
+    assert_eq!(back.id(), on_first.id());
+    assert_eq!(second.get("/readyz").await.status, 200);
 }
 
 #[tokio::test]

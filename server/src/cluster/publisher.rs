@@ -136,6 +136,11 @@ impl Publisher {
                         break;
                     }
                     let Some(own) = snapshots.borrow_and_update().clone() else { continue };
+                    // A process refused for a taken shard id writes nothing
+                    // as that shard (its last snapshot is the other's).
+                    if self.status.id_taken.load(Ordering::Relaxed) {
+                        continue;
+                    }
                     newest_tick = newest_tick.max(own.at);
                     if self.stale(own.at) {
                         self.metrics.dropped(DropKind::PublishSnapshot, 1);
@@ -148,7 +153,8 @@ impl Publisher {
                     self.snapshot(own, &mut lanes);
                 }
                 _ = rewrite.tick() => {
-                    if rewriting || self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick) {
+                    let taken = self.status.id_taken.load(Ordering::Relaxed);
+                    if rewriting || taken || self.status.fenced.load(Ordering::Relaxed) || self.stale(newest_tick) {
                         continue;
                     }
                     let key = self.keys.players(self.me);

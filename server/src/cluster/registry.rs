@@ -77,6 +77,23 @@ end
 return {now, had, 0}
 ";
 
+/// Removes a stopping shard's heartbeat, players hash and registry entry
+/// (KEYS, in that order; ARGV: its id, this process's epoch), unless the
+/// heartbeat is another process's (its epoch another): the same id started
+/// twice, the other serving it.
+const DEREGISTER: &str = r"
+local prev = redis.call('GET', KEYS[1])
+if prev then
+  local ok, beat = pcall(cjson.decode, prev)
+  if ok and type(beat) == 'table' and beat['epoch'] ~= nil and tonumber(beat['epoch']) ~= tonumber(ARGV[2]) then
+    return 0
+  end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 1
+";
+
 /// What a heartbeat found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Beat {
@@ -223,14 +240,26 @@ impl Registry {
             // Said once a change; stored below, with Redis's state, once the
             // ids of a shard just registered are asked for (ready before
             // them, its first players would be refused as busy).
-            if self.status.id_taken.load(Ordering::Acquire) != taken {
-                match beat {
-                    Ok(Beat::Taken { expires_in }) => tracing::error!(
+            let was_taken = self.status.id_taken.load(Ordering::Acquire);
+            match beat {
+                Ok(Beat::Taken { expires_in }) if !was_taken && ever_up => {
+                    // This process served the id and lost its heartbeat
+                    // (away from Redis past the TTL); another took the id
+                    // meanwhile. One process must serve it: this one goes.
+                    tracing::error!(
                         shard = %self.me, expires_in_ms = expires_in.as_millis() as u64,
-                        "this shard id's heartbeat is another process's (the same --shard-id started twice in this place, or one that died and whose heartbeat has not expired yet): this one takes no players until that heartbeat expires; two processes with one id would split the place"
-                    ),
-                    _ => tracing::info!(shard = %self.me, "the other process with this shard id is gone; registering"),
+                        "another process took this shard id while this one was away from redis: moving this one's players away and stopping"
+                    );
+                    let _ = self.events.send(ClusterEvent::Superseded).await;
                 }
+                Ok(Beat::Taken { expires_in }) if !was_taken => tracing::error!(
+                    shard = %self.me, expires_in_ms = expires_in.as_millis() as u64,
+                    "this shard id's heartbeat is another process's (the same --shard-id started twice in this place, or one that died and whose heartbeat has not expired yet): this one takes no players until that heartbeat expires; two processes with one id would split the place"
+                ),
+                Ok(Beat::Written { .. }) if was_taken => {
+                    tracing::info!(shard = %self.me, "the other process with this shard id is gone; registering");
+                }
+                _ => {}
             }
             let ok = match beat {
                 Ok(Beat::Taken { .. }) => false,
@@ -287,12 +316,15 @@ impl Registry {
             if ok && ids_wanted {
                 ids_wanted = self.allocate_ids().await.is_err();
             }
-            // Redis answered a heartbeat refused for a taken id: it is up.
             self.status.id_taken.store(taken, Ordering::Release);
-            self.status.redis_up.store(ok || taken, Ordering::Relaxed);
+            // A process whose id is taken is fenced as one cut off from Redis
+            // (it publishes nothing as this shard: no snapshot, no roster),
+            // though Redis answered it: the metric says Redis is up.
+            self.status.redis_up.store(ok, Ordering::Relaxed);
             self.metrics.redis_up.set(i64::from(ok || taken));
         }
-        if let Err(e) = self.deregister().await {
+        let epoch = local.borrow().epoch;
+        if let Err(e) = self.deregister(epoch).await {
             tracing::debug!(error = %e, "could not remove this shard's keys; they expire by themselves");
         }
     }
@@ -401,12 +433,18 @@ impl Registry {
         Ok(())
     }
 
-    async fn deregister(&self) -> Result<(), RedisError> {
-        let (shard, players, zkey, me) =
-            (self.keys.shard(self.me), self.keys.players(self.me), self.keys.shards(), self.me.0);
-        let mut pipe = redis::pipe();
-        pipe.atomic().del(shard).del(players).zrem(zkey, me);
-        self.backplane.pipe::<()>(&pipe).await
+    /// Removes this shard's keys, when they are this process's (`epoch`;
+    /// see [`DEREGISTER`]): a process refused for a taken id, or superseded,
+    /// leaves the other's alone.
+    async fn deregister(&self, epoch: u64) -> Result<(), RedisError> {
+        let script = redis::Script::new(DEREGISTER);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.shard(self.me))
+            .key(self.keys.players(self.me))
+            .key(self.keys.shards())
+            .arg(self.me.0)
+            .arg(epoch);
+        self.backplane.script::<()>(&inv).await
     }
 }
 

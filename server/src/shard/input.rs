@@ -51,6 +51,11 @@ pub enum ClusterEvent {
     },
     /// The other shards alive now.
     Live(Vec<ShardId>),
+    /// Another process took this shard's id while this one was away from
+    /// Redis longer than its TTL (the same `--shard-id` started twice): this
+    /// one moves its players away and stops, so that one process serves the
+    /// id. Handled by the tick driver (a drain), not the core.
+    Superseded,
     /// The full player list of a shard that appeared, came back or
     /// restarted, after a resubscription, and every few seconds
     /// (anti-entropy).

@@ -639,6 +639,8 @@ impl Shard {
             ClusterEvent::Order(order) => {
                 self.order(&order);
             }
+            // The driver drains the shard; nothing for the core.
+            ClusterEvent::Superseded => {}
             ClusterEvent::Verified { lost } => {
                 if !lost.is_empty() {
                     tracing::warn!(players = lost.len(), "dropping players resumed on other shards meanwhile");

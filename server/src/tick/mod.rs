@@ -196,6 +196,12 @@ impl TickDriver {
                 (tick, due) = clock.tick() => self.tick(tick, due, period),
                 // Cluster events first: an id block must land before the joins it serves.
                 Some(event) = next(&mut cluster_events) => {
+                    if matches!(event, ClusterEvent::Superseded) {
+                        // Drained as SIGTERM would: the players move away
+                        // with their tickets, then the process ends.
+                        self.life.drain.cancel();
+                        continue;
+                    }
                     self.shard.cluster_event(event);
                     self.carry_out();
                 }
