@@ -58,17 +58,23 @@ return {'ok', v, s[3], s[1], tostring(gen), snap, s[5], s[6], s[7], s[8], accoun
 ";
 
 /// Keeps a connected player's session, ticket and account key from
-/// expiring, and writes again those Redis lost (restarted empty): KEYS: the
-/// session, the ticket, the account key (a signed-in player's only); ARGV:
-/// the TTL (ms), this shard, the session's generation, the name, the ticket
-/// (hex), the player id, the account ('' for a guest). A session that is
-/// there is not rewritten, and its ticket and account key are written again
-/// only while it is this shard's with that ticket (a player claimed
-/// elsewhere meanwhile keeps the claim's). Returns 1 when something was
-/// written again.
+/// expiring and, after Redis lost this shard's keys (ARGV[8] '1': restarted
+/// empty), writes again those it lost: KEYS: the session, the ticket, the
+/// account key (a signed-in player's only); ARGV: the TTL (ms), this shard,
+/// the session's generation, the name, the ticket (hex), the player id, the
+/// account ('' for a guest), whether to restore. A session that is there is
+/// not rewritten, and its ticket and account key are written again only
+/// while it is this shard's with that ticket (a player claimed elsewhere
+/// meanwhile keeps the claim's). Only after a loss: a session missing
+/// otherwise was ended on purpose (an operator's kick), and stays ended.
+/// Returns 1 when something was written again.
 const KEEP: &str = r"
 local ttl = tonumber(ARGV[1])
 local wrote = 0
+if ARGV[8] ~= '1' then
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  return 0
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'gen', ARGV[3], 'name', ARGV[4], 'ticket', ARGV[5])
   if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'account', ARGV[7]) end
@@ -137,6 +143,9 @@ pub struct Kept<'a> {
     pub name: &'a str,
     /// The session's generation this shard holds it at.
     pub generation: u64,
+    /// Redis lost this shard's keys: write again what is missing (else
+    /// only renew).
+    pub restore: bool,
 }
 
 /// Sessions of a place in Redis, as one shard uses them.
@@ -242,7 +251,8 @@ impl SessionStore {
             .arg(kept.name)
             .arg(kept.ticket.hex())
             .arg(kept.player.0)
-            .arg(kept.account.unwrap_or(""));
+            .arg(kept.account.unwrap_or(""))
+            .arg(if kept.restore { "1" } else { "0" });
         self.backplane.script::<u8>(&inv).await.map(|wrote| wrote == 1)
     }
 

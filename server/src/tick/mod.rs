@@ -527,10 +527,8 @@ impl TickDriver {
         if self.refreshing.swap(true, Ordering::AcqRel) {
             return;
         }
-        let players = match link.status.sessions_lost.swap(false, Ordering::AcqRel) {
-            true => self.hub.every_refresh(),
-            false => players,
-        };
+        let restore = link.status.sessions_lost.swap(false, Ordering::AcqRel);
+        let players = if restore { self.hub.every_refresh() } else { players };
         // What the store writes again when Redis lost it: the name and the
         // session's generation, from the core.
         let kept: Vec<(Refresh, Arc<str>, u64)> = players
@@ -558,6 +556,7 @@ impl TickDriver {
                     account: r.account.as_deref(),
                     name,
                     generation: *generation,
+                    restore,
                 };
                 match store.refresh(&k).await {
                     Ok(wrote) => restored += usize::from(wrote),
