@@ -237,8 +237,8 @@ pub const MAX_COMBINING_RUN: usize = 4;
 /// A chat line as it is relayed, or `None` when it is not one: trimmed, 1 to
 /// [`MAX_CHAT_CHARS`] characters; control characters made spaces, the
 /// bidirectional embeddings, overrides and isolates dropped (they would
-/// reorder what follows the line where it is drawn), runs of combining marks
-/// cut to [`MAX_COMBINING_RUN`]; and something visible left (not only white
+/// reorder what follows the line where it is drawn), runs of marks (general
+/// category M) cut to [`MAX_COMBINING_RUN`]; and something visible left (not only white
 /// space and invisible characters, as a name must have). The browser's
 /// `chatLine` (`client-web/src/net/protocol.ts`) is the same rule.
 pub fn chat_line(raw: &str) -> Option<String> {
@@ -271,14 +271,10 @@ fn is_bidi_embedding(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// The combining diacritical mark blocks (U+0300-036F and its extended and
-/// supplement blocks, for symbols, and half marks): what "zalgo" text
-/// stacks.
+/// A mark (Unicode's general category M: nonspacing, spacing and
+/// enclosing marks), what "zalgo" text stacks, in any script.
 fn is_combining_mark(c: char) -> bool {
-    matches!(
-        c,
-        '\u{0300}'..='\u{036F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}' | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}'
-    )
+    unicode_normalization::char::is_combining_mark(c)
 }
 
 /// Trims `raw` and checks it is a valid display name.
@@ -438,6 +434,11 @@ mod tests {
         ("   ", None),
         ("e\u{301}\u{302}\u{303}\u{304}\u{305}\u{306}!", Some("e\u{301}\u{302}\u{303}\u{304}!")),
         ("caf\u{e9}", Some("caf\u{e9}")),
+        // Marks of other scripts stack too: Cyrillic's enclosing, Hebrew's,
+        // Thai's.
+        ("\u{430}\u{488}\u{488}\u{488}\u{488}\u{488}\u{489}", Some("\u{430}\u{488}\u{488}\u{488}\u{488}")),
+        ("\u{5d0}\u{591}\u{592}\u{593}\u{594}\u{595}\u{596}", Some("\u{5d0}\u{591}\u{592}\u{593}\u{594}")),
+        ("\u{e01}\u{e34}\u{e35}\u{e36}\u{e37}\u{e38}", Some("\u{e01}\u{e34}\u{e35}\u{e36}\u{e37}")),
     ];
 
     #[test]

@@ -36,6 +36,9 @@ describe('chat lines', () => {
       ['   ', null],
       ['e\u0301\u0302\u0303\u0304\u0305\u0306!', 'e\u0301\u0302\u0303\u0304!'],
       ['caf\u00e9', 'caf\u00e9'],
+      ['\u0430\u0488\u0488\u0488\u0488\u0488\u0489', '\u0430\u0488\u0488\u0488\u0488'],
+      ['\u05d0\u0591\u0592\u0593\u0594\u0595\u0596', '\u05d0\u0591\u0592\u0593\u0594'],
+      ['\u0e01\u0e34\u0e35\u0e36\u0e37\u0e38', '\u0e01\u0e34\u0e35\u0e36\u0e37'],
     ];
     for (const [raw, line] of cases) expect(chatLine(raw), JSON.stringify(raw)).toBe(line);
   });

@@ -315,14 +315,8 @@ const BIDI_EMBEDDING: readonly [number, number][] = [
   [0x2066, 0x2069],
 ];
 
-/** The combining diacritical mark blocks (and their extended and supplement blocks, for symbols, and half marks). */
-const COMBINING_MARK: readonly [number, number][] = [
-  [0x0300, 0x036f],
-  [0x1ab0, 0x1aff],
-  [0x1dc0, 0x1dff],
-  [0x20d0, 0x20ff],
-  [0xfe20, 0xfe2f],
-];
+/** A mark (Unicode's general category M: nonspacing, spacing and enclosing marks), what "zalgo" text stacks, in any script. */
+const MARK = /^\p{M}$/u;
 
 /** True when `ch`'s code point is in one of `ranges` (inclusive). */
 function within(ch: string, ranges: readonly [number, number][]): boolean {
@@ -345,7 +339,7 @@ function trimWhiteSpace(text: string): string {
  * A chat line as the server relays it (schema/src/client.rs, chat_line, whose
  * unit test has the same cases): trimmed, 1 to MAX_CHAT_CHARS characters;
  * control characters made spaces, bidirectional embeddings, overrides and
- * isolates dropped, runs of combining marks cut to MAX_COMBINING_RUN;
+ * isolates dropped, runs of marks (general category M) cut to MAX_COMBINING_RUN;
  * something visible left; null otherwise (the server would close the socket
  * for it).
  */
@@ -356,7 +350,7 @@ export function chatLine(raw: string): string | null {
   let run = 0;
   for (const ch of chars) {
     if (within(ch, BIDI_EMBEDDING)) continue;
-    run = within(ch, COMBINING_MARK) ? run + 1 : 0;
+    run = MARK.test(ch) ? run + 1 : 0;
     if (run > MAX_COMBINING_RUN) continue;
     out += control(ch) ? ' ' : ch;
   }

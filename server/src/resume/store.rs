@@ -27,11 +27,12 @@ use redis::Value;
 use std::time::Duration;
 
 /// Sets `sx` and `sy` of a session that still exists (never creates one)
-/// and is still this shard's (`owner` ARGV[3]): the write may land after
-/// another shard claimed the player, as a park may (`cluster::publisher`'s
-/// `PARK`).
+/// and is still this shard's (`owner` ARGV[3]) at the claim's generation
+/// (`gen` ARGV[4]): the write may land after another claim of the player,
+/// as a park may (`cluster::publisher`'s `PARK`).
 const PLACED: &str = r"
-if redis.call('HGET', KEYS[1], 'owner') == ARGV[3] then redis.call('HSET', KEYS[1], 'sx', ARGV[1], 'sy', ARGV[2]) end";
+local s = redis.call('HMGET', KEYS[1], 'owner', 'gen')
+if s[1] == ARGV[3] and s[2] == ARGV[4] then redis.call('HSET', KEYS[1], 'sx', ARGV[1], 'sy', ARGV[2]) end";
 
 const CLAIM: &str = r"
 local v = redis.call('GET', KEYS[1])
@@ -222,14 +223,15 @@ impl SessionStore {
         self.backplane.pipe::<()>(&pipe).await
     }
 
-    /// Records where a resumed player was placed (if its session exists), so
-    /// a resume elsewhere finds it there until a snapshot lists it.
+    /// Records where a resumed player was placed (if its session is still
+    /// this shard's at the claim's `generation`), so a resume elsewhere finds
+    /// it there until a snapshot lists it.
     ///
     /// Errors: Redis unreachable.
-    pub async fn placed(&self, player: PlayerId, position: (f32, f32)) -> Result<(), RedisError> {
+    pub async fn placed(&self, player: PlayerId, position: (f32, f32), generation: u64) -> Result<(), RedisError> {
         let script = redis::Script::new(PLACED);
         let mut inv = script.prepare_invoke();
-        inv.key(self.keys.session(player)).arg(position.0).arg(position.1).arg(self.me.to_string());
+        inv.key(self.keys.session(player)).arg(position.0).arg(position.1).arg(self.me.to_string()).arg(generation);
         self.backplane.script::<()>(&inv).await
     }
 

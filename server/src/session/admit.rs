@@ -77,7 +77,9 @@ impl SessionContext {
         };
         let account = resume.as_ref().and_then(|c| c.account.as_deref()).map(Box::from);
         let claimed_in = started.elapsed();
-        let resumed = resume.is_some();
+        // The claim's generation: where the player was placed is written
+        // only while the session is still at it.
+        let resumed = resume.as_ref().map(|c| c.generation);
         let name = identity.and_then(|i| i.name).unwrap_or(hello.name);
         let store = self.store.clone();
         let commands = self.commands.clone();
@@ -94,8 +96,8 @@ impl SessionContext {
         if let Some(store) = store {
             let mut guard = WelcomeGuard { link, commands: &commands, armed: true };
             let stored = match resumed {
-                false => Box::pin(store.register(player, &name, ticket, position)).await,
-                true => Box::pin(store.placed(player, position)).await,
+                None => Box::pin(store.register(player, &name, ticket, position)).await,
+                Some(generation) => Box::pin(store.placed(player, position, generation)).await,
             };
             if let Err(e) = stored {
                 tracing::warn!(error = %e, %player, "session not stored in redis; it cannot resume elsewhere in place");

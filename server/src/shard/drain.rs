@@ -31,12 +31,13 @@ impl Drain {
     /// Of `present` players, the ones to move this tick (marked as moved).
     pub(crate) fn due(&mut self, present: impl Iterator<Item = PlayerId>) -> Vec<PlayerId> {
         // The first tick's share is in `credit` already; later ticks earn
-        // their share (the credit is capped at a second's worth plus one, so a
-        // drain with nobody left to move does not bank a burst).
+        // their share (the credit is capped at a tick's share, or one move,
+        // and the fraction of one more: a drain with nobody left to move
+        // banks no burst).
         let whole = usize::try_from(self.credit / self.tick_hz).unwrap_or(usize::MAX);
         let due: Vec<PlayerId> = present.filter(|p| !self.moved.contains(p)).take(whole).collect();
         self.credit -= due.len() as u64 * self.tick_hz;
-        self.credit = (self.credit + self.rate).min((self.rate + 1) * self.tick_hz);
+        self.credit = (self.credit + self.rate).min(self.rate.max(self.tick_hz) + self.tick_hz - 1);
         self.moved.extend(due.iter().copied());
         due
     }
@@ -94,12 +95,17 @@ mod tests {
         let present: Vec<PlayerId> = (1..=100).map(PlayerId).collect();
         let in_a_second: usize = (0..20).map(|_| d.due(present.iter().copied()).len()).sum();
         assert!((29..=31).contains(&in_a_second), "{in_a_second}");
-        // Nobody left for a while banks no burst: at most a second's worth.
+        // Nobody left for a while banks no burst: at most a tick's share.
         let mut d = Drain::new(30, 20);
         for _ in 0..100 {
             d.due(std::iter::empty());
         }
-        assert!(d.due(present.iter().copied()).len() <= 31);
+        assert_eq!(d.due(present.iter().copied()).len(), 2, "30 a second: 1.5 a tick, rounded up");
+        let mut d = Drain::new(200, 20);
+        for _ in 0..100 {
+            d.due(std::iter::empty());
+        }
+        assert_eq!(d.due(present.iter().copied()).len(), 10, "200 a second: 10 a tick, not 201");
     }
 
     #[test]
