@@ -25,7 +25,7 @@ const CONSOLE_DIR = resolve(CLIENT_DIR, 'dist-admin');
 const TOKEN = 'e2e-operator-token-0123';
 /**
  * Players on shard 2 at the drain (one more is kicked first). Shard 2 drains
- * one a tick (--drain-rate 1: 20 a second), so the drain lasts 2 s and the
+ * one a tick (--drain-rate 20 at 20 Hz), so the drain lasts 2 s and the
  * page, reading every second, shows its progress.
  */
 const ON_TWO = 40;
@@ -65,7 +65,7 @@ beforeAll(async () => {
   writeFileSync(tokenFile, `e2e ${TOKEN}\n`);
   for (const id of [1, 2]) {
     const flags = ['--redis-url', redis.url, '--shard-id', String(id), '--busy-lateness-ms', '0', '--heartbeat-ms', '200'];
-    flags.push('--admin-listen', '127.0.0.1:0', '--admin-console-dir', CONSOLE_DIR, '--drain-rate', id === 2 ? '1' : '1000');
+    flags.push('--admin-listen', '127.0.0.1:0', '--admin-console-dir', CONSOLE_DIR, '--drain-rate', id === 2 ? '20' : '1000');
     if (id === 1) flags.push('--admin-token-file', tokenFile);
     const shard = await startServer(flags);
     shards.set(id, shard);
