@@ -36,6 +36,14 @@ fn run() -> anyhow::Result<()> {
         // panicking eprint! (as the server).
         .log_internal_errors(false)
         .init();
+    // A report file that cannot be written is said now, not after the run.
+    if let Some(path) = &cli.common.json {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?;
+    }
     // The scenario's control runs here; the bots run on their own threads.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {

@@ -66,8 +66,8 @@ pub enum Verdict {
     /// The loadgen's CPU passed its limit: the figures say more about it.
     #[serde(rename = "not judgeable")]
     NotJudgeable,
-    /// No bot was connected at the phase's end and no frame came in it:
-    /// there was nothing to measure.
+    /// No bot was connected at the phase's end (none came, or their shard
+    /// died or stopped during it): its figures describe no run.
     #[serde(rename = "nothing measured")]
     NothingMeasured,
 }
@@ -287,8 +287,10 @@ impl Measured {
         let secs = hold.elapsed.as_secs_f64().max(1e-9);
         let hc = &hold.counters;
         let connected = p.census.connected;
-        // Nothing to measure: no bot connected at the end, and no frame in the hold.
-        let nothing = connected == 0 && hc.frames == 0;
+        // Nothing to measure: no bot connected at the end (a shard killed
+        // mid-hold leaves the frames before it, figures of a run that did not
+        // last).
+        let nothing = connected == 0;
         let judgeable = p.usage.loadgen_cpu_pct <= p.max_loadgen_cpu && !nothing;
         Measured {
             connected,

@@ -75,6 +75,12 @@ impl Proc {
         parse_stat(&std::fs::read_to_string(self.path("stat"))?).ok_or_else(|| bad_data("stat"))
     }
 
+    /// Its command name (`/proc/PID/comm`: the executable's name, at most
+    /// 15 bytes). Errors: as [`Proc::cpu`].
+    pub fn name(self) -> io::Result<String> {
+        Ok(std::fs::read_to_string(self.path("comm"))?.trim_end().to_owned())
+    }
+
     /// True while the process exists (and is not a zombie).
     pub fn alive(self) -> bool {
         self.stat().is_ok_and(|s| s.state != 'Z')

@@ -96,3 +96,51 @@ fn failover_refuses_a_dead_pid() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no live process"));
 }
+
+#[test]
+fn failover_refuses_a_pid_that_is_not_a_shard() {
+    // A mistyped pid was killed whatever it was (a `sleep` here), and the
+    // run reported success.
+    let mut other = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+    let pid = other.id().to_string();
+    let out = std::process::Command::new(LOADGEN)
+        .args(["failover", "--kill-pid", &pid, "--url", "ws://127.0.0.1:9/ws", "-q"])
+        .output()
+        .expect("run");
+    let alive = other.try_wait().expect("wait").is_none();
+    let _ = other.kill();
+    let _ = other.wait();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a mino-server"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(alive, "the sleep was signalled");
+}
+
+#[test]
+fn a_report_file_that_cannot_be_written_is_said_before_the_run() {
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(LOADGEN)
+        .args([
+            "walk",
+            "--bots",
+            "1",
+            "--duration",
+            "30s",
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--json",
+            "/nonexistent/x.json",
+        ])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--json /nonexistent/x.json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "said after the run");
+}

@@ -34,6 +34,12 @@ pub async fn run(ctx: &Context, args: &FailoverArgs) -> anyhow::Result<()> {
         _ => anyhow::bail!("give exactly one of --kill-pid and --drain-pid"),
     };
     anyhow::ensure!(Proc::Pid(pid).alive(), "no live process with pid {pid}");
+    // A mistyped pid would signal whatever runs under it (Redis, a shell).
+    let name = Proc::Pid(pid).name().unwrap_or_default();
+    anyhow::ensure!(
+        name == "mino-server",
+        "pid {pid} is {name:?}, not a mino-server: refusing to signal it (give a shard's pid)"
+    );
     let raw = i32::try_from(pid).map_err(|_| anyhow::anyhow!("pid {pid} out of range"))?;
     let report =
         measure(ctx, args, action, || kill(Pid::from_raw(raw), signal).map_err(anyhow::Error::from), pid).await?;

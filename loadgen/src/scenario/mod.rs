@@ -333,6 +333,16 @@ impl Context {
     /// see [`report::fleet::FleetReport`]) and the table their lines.
     pub fn finish(&self, report: &(impl Serialize + report::Joins), table: String) -> anyhow::Result<()> {
         let fleet = self.fleet.as_ref().map(|f| f.report());
+        // The table first: a JSON file that cannot be written loses the
+        // file, not the run's figures.
+        if !self.common.quiet {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(table.as_bytes());
+            if let Some(f) = &fleet {
+                let _ = out.write_all(report::fleet::fleet_lines(f).as_bytes());
+            }
+            let _ = out.flush();
+        }
         if let Some(path) = &self.common.json {
             match &fleet {
                 None => report::write_json(path, report)?,
@@ -344,14 +354,6 @@ impl Context {
                     report::write_json(path, &value)?;
                 }
             }
-        }
-        if !self.common.quiet {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(table.as_bytes());
-            if let Some(f) = &fleet {
-                let _ = out.write_all(report::fleet::fleet_lines(f).as_bytes());
-            }
-            let _ = out.flush();
         }
         if report.welcomed() == 0 && !self.stop.is_cancelled() {
             anyhow::bail!(report::nobody_welcomed(report, &self.common.urls, self.common.transport));
