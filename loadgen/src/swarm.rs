@@ -200,7 +200,7 @@ impl Swarm {
 
     /// The transport of the bot at `local` (its place in [`Swarm::bots`]).
     pub fn transport_of(&self, local: usize) -> Transport {
-        self.config.transports.of_bot(self.numbering.0 + local * self.numbering.1)
+        self.config.transports.of_bot(local)
     }
 
     /// Every bot's shared state, by index.
@@ -227,13 +227,13 @@ impl Swarm {
             index,
             name: bot_name(&c.name_prefix, index),
             targets: c.targets.clone(),
-            target_slot: c.transports.target_slot(index),
+            target_slot: c.transports.target_slot(index, self.numbering.0, local),
             sources: c.sources.clone(),
             profile: c.profile,
             policy: c.policy,
             join_timeout: c.join_timeout,
             frames: c.frames,
-            transport: c.transports.of_bot(index),
+            transport: c.transports.of_bot(local),
             seed: c.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             movement: c.movement,
             positions: self.positions.clone(),

@@ -52,31 +52,36 @@ pub enum Transports {
     Websocket,
     /// Every bot on WebTransport.
     Webtransport,
-    /// Half each, by the bot's run-wide index: even on a websocket, odd on
-    /// WebTransport (so every ramp, and every agent's share of 2 or more
-    /// bots, holds both); the report gives each transport's figures apart.
+    /// Half each, by the bot's place in its share (its process's bots: all
+    /// of them in one process, an agent's share over agents): even on a
+    /// websocket, odd on WebTransport, so every ramp, and every agent's share
+    /// of 2 or more bots, holds both; the report gives each transport's
+    /// figures apart.
     Mix,
 }
 
 impl Transports {
-    /// The transport of bot `index` (its run-wide number).
-    pub fn of_bot(self, index: usize) -> Transport {
+    /// The transport of the bot at `local` in its share (see
+    /// [`Transports::Mix`]; one process: its run-wide index).
+    pub fn of_bot(self, local: usize) -> Transport {
         match self {
             Transports::Websocket => Transport::WebSocket,
             Transports::Webtransport => Transport::WebTransport,
-            Transports::Mix if index.is_multiple_of(2) => Transport::WebSocket,
+            Transports::Mix if local.is_multiple_of(2) => Transport::WebSocket,
             Transports::Mix => Transport::WebTransport,
         }
     }
 
-    /// Where bot `index` starts in the list of targets (then `% targets`):
-    /// its index, or in a mix `index / 2`, so that both transports reach
-    /// every target (by parity alone, with two targets every websocket bot
-    /// would start on the first and every WebTransport bot on the second,
-    /// and the transports' figures would compare shards).
-    pub fn target_slot(self, index: usize) -> usize {
+    /// Where the bot of run-wide number `index`, at `local` in a share whose
+    /// first bot is number `first`, starts in the list of targets (then
+    /// `% targets`): its index, or in a mix `first + local / 2`, so that
+    /// both transports reach every target (by parity alone, with two
+    /// targets every websocket bot would start on the first and every
+    /// WebTransport bot on the second, and the transports' figures would
+    /// compare shards). One process: `first` 0, `local` the index.
+    pub fn target_slot(self, index: usize, first: usize, local: usize) -> usize {
         match self {
-            Transports::Mix => index / 2,
+            Transports::Mix => first + local / 2,
             Transports::Websocket | Transports::Webtransport => index,
         }
     }
@@ -124,12 +129,32 @@ mod tests {
         for targets in 1..=4 {
             let mut reached = std::collections::BTreeSet::new();
             for bot in 0..4 * targets {
-                let first = crate::target::pick(targets, Transports::Mix.target_slot(bot), 0);
+                let first = crate::target::pick(targets, Transports::Mix.target_slot(bot, 0, bot), 0);
                 reached.insert((Transports::Mix.of_bot(bot), first));
             }
             assert_eq!(reached.len(), 2 * targets, "{targets} targets: {reached:?}");
         }
-        assert_eq!(Transports::Websocket.target_slot(5), 5);
+        assert_eq!(Transports::Websocket.target_slot(5, 1, 2), 5);
+    }
+
+    #[test]
+    fn over_agents_every_share_holds_both_transports_on_every_target() {
+        // Agent k of n runs the bots k, k + n, k + 2n, ...: by the run-wide
+        // index's parity, with 2 agents one ran only websockets and the other
+        // only WebTransport (an outside trial).
+        for agents in 1..=4 {
+            for k in 0..agents {
+                for targets in 1..=2 {
+                    let mut reached = std::collections::BTreeSet::new();
+                    for local in 0..8 * targets {
+                        let index = k + local * agents;
+                        let slot = Transports::Mix.target_slot(index, k, local);
+                        reached.insert((Transports::Mix.of_bot(local), crate::target::pick(targets, slot, 0)));
+                    }
+                    assert_eq!(reached.len(), 2 * targets, "agent {k} of {agents}, {targets} targets: {reached:?}");
+                }
+            }
+        }
     }
 
     #[test]
