@@ -194,7 +194,7 @@ pub struct CommonArgs {
     #[arg(long, global = true)]
     pub no_reconnect: bool,
     /// Loadgen CPU, percent of its cores, above which a step is "not judgeable".
-    #[arg(long, value_name = "PERCENT", default_value_t = 70.0, global = true, value_parser = positive_f64)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 70.0, global = true, value_parser = percent)]
     pub max_loadgen_cpu: f64,
     /// Bot names are this prefix plus the bot's index.
     #[arg(long, value_name = "PREFIX", default_value = "bot-", global = true)]
@@ -463,6 +463,14 @@ pub fn positive_f64(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses a percentage above 0 and at most 100.
+pub fn percent(text: &str) -> Result<f64, String> {
+    match positive_f64(text) {
+        Ok(v) if v <= 100.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a percentage above 0 and at most 100")),
+    }
+}
+
 /// Parses a count of at least 1.
 ///
 /// Errors: a message saying what is accepted.
@@ -515,6 +523,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_limit_is_a_percentage() {
+        assert_eq!(percent("70"), Ok(70.0));
+        assert_eq!(percent("100"), Ok(100.0));
+        for bad in ["0", "100.5", "500", "-3", "x"] {
+            assert!(percent(bad).is_err(), "{bad}");
+        }
+    }
     use clap::CommandFactory;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {

@@ -37,12 +37,13 @@ fn run() -> anyhow::Result<()> {
         .log_internal_errors(false)
         .init();
     // A report file that cannot be written is said now, not after the run.
-    if let Some(path) = &cli.common.json {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?;
+    for (flag, path) in [("--json", &cli.common.json), ("--plot", &cli.common.plot)] {
+        // Its folder, that is: no file is made before there is something
+        // to write.
+        let folder = path.as_ref().map(|p| p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(".".as_ref()));
+        if let (Some(path), Some(folder)) = (path, folder) {
+            anyhow::ensure!(folder.is_dir(), "{flag} {}: no folder {}", path.display(), folder.display());
+        }
     }
     // The scenario's control runs here; the bots run on their own threads.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

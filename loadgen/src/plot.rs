@@ -94,8 +94,8 @@ fn series(
     Ok(())
 }
 
-fn draw_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow::anyhow!("plot: {e:?}")
+fn draw_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow::anyhow!("plot: {e}")
 }
 
 #[cfg(test)]

@@ -49,9 +49,12 @@ pub enum FleetError {
         /// The error.
         source: std::io::Error,
     },
-    /// No agent joined within the wait (or the run was stopped first).
+    /// No agent joined within the wait.
     #[error("no agent joined within {0:?}")]
     NoAgents(Duration),
+    /// The run was stopped (Ctrl-C, SIGTERM) while waiting for agents.
+    #[error("stopped while waiting for agents (none had joined)")]
+    StoppedWaiting,
     /// Every agent was lost before it could start.
     #[error("no agent could start: {0}")]
     NoneStarted(String),
@@ -110,7 +113,10 @@ impl Fleet {
         let mut joined = self.accept(&listener, stop).await;
         drop(listener);
         if joined.is_empty() {
-            return Err(FleetError::NoAgents(self.options.wait));
+            return Err(match stop.is_cancelled() {
+                true => FleetError::StoppedWaiting,
+                false => FleetError::NoAgents(self.options.wait),
+            });
         }
         joined.sort_by(|a, b| a.1.name.cmp(&b.1.name));
         let count = joined.len();
