@@ -86,7 +86,7 @@ fn measured_lines(out: &mut String, m: &Measured) {
     }
     let _ = writeln!(
         out,
-        "  received {} frames, {}; {:.0} frames/s, {}/s; {:.2} ticks/s per bot over {:.1} s",
+        "  received {} frames, {} in all (ramp and hold); {:.0} frames/s, {}/s; {:.2} ticks/s per bot over the {:.1} s hold",
         m.frames,
         bytes(m.bytes as f64),
         m.frames_per_s,
