@@ -340,6 +340,10 @@ pub struct RunInfo {
     pub profile: crate::profile::ProfileName,
     /// What the local limits allow.
     pub local_limits: LocalLimits,
+    /// The bots' transport: `websocket`, `webtransport` or `mix` (absent in
+    /// reports before it was written: websocket).
+    #[serde(default)]
+    pub transport: crate::transport::Transports,
 }
 
 /// `mino-loadgen` (walk): N bots for a duration.
@@ -736,7 +740,12 @@ mod tests {
             shards_seen: 0,
             shard_ids: vec![],
             measured,
-            info: RunInfo { urls: vec![], profile: crate::profile::ProfileName::Walker, local_limits: limits },
+            info: RunInfo {
+                urls: vec![],
+                profile: crate::profile::ProfileName::Walker,
+                local_limits: limits,
+                transport: crate::transport::Transports::Websocket,
+            },
         };
         let v = serde_json::to_value(&report).expect("serializes");
         for key in ["bots", "connected", "busy", "errors", "frames", "bytes", "shards_seen"] {

@@ -39,7 +39,13 @@ fn opt_bytes(n: Option<u64>) -> String {
 }
 
 fn header(out: &mut String, title: &str, info: &RunInfo) {
-    let _ = writeln!(out, "{title} ({} profile) -> {}", info.profile.as_str(), info.urls.join(", "));
+    let _ = writeln!(
+        out,
+        "{title} ({} profile, {}) -> {}",
+        info.profile.as_str(),
+        info.transport.label(),
+        info.urls.join(", ")
+    );
     let _ = writeln!(out, "  {}", info.local_limits.describe());
 }
 

@@ -230,7 +230,12 @@ impl Context {
 
     /// The run context for reports.
     pub fn info(&self, profile: crate::profile::ProfileName) -> RunInfo {
-        RunInfo { urls: self.common.urls.clone(), profile, local_limits: self.limits.clone() }
+        RunInfo {
+            urls: self.common.urls.clone(),
+            profile,
+            local_limits: self.limits.clone(),
+            transport: self.common.transport,
+        }
     }
 
     /// Lets joining bots settle: at most the join timeout (twice: connect, then Welcome) plus a second.
