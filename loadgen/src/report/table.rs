@@ -52,14 +52,19 @@ fn header(out: &mut String, title: &str, info: &RunInfo) {
 fn server_lines(out: &mut String, s: &Option<ServerFigures>) {
     let Some(s) = s else { return };
     let f = &s.cpu_per_frame_us;
+    // No frame delivered (an idle run): nothing per frame, not 0 µs.
+    let per_frame = match f.total > 0.0 {
+        true => format!("user {:.2} µs, sys {:.2} µs, total {:.2} µs", f.user, f.sys, f.total),
+        false => "-".to_owned(),
+    };
     let _ = writeln!(
         out,
-        "  server {:?}: {:.2} cores (user {:.2} s, sys {:.2} s); per delivered frame user {:.2} µs, sys {:.2} µs, total {:.2} µs",
-        s.pids, s.cores, s.cpu_user_s, s.cpu_sys_s, f.user, f.sys, f.total
+        "  server {:?}: {:.2} cores (user {:.2} s, sys {:.2} s); per delivered frame {per_frame}",
+        s.pids, s.cores, s.cpu_user_s, s.cpu_sys_s
     );
     let _ = writeln!(
         out,
-        "  server rss {} ({} per player, peak {})",
+        "  server rss {} ({} per player, peak {} over the process's life)",
         bytes(s.rss_bytes as f64),
         bytes(s.rss_per_player_bytes as f64),
         bytes(s.rss_peak_bytes as f64)

@@ -27,7 +27,9 @@ fn server_rss(pids: &[u32]) -> Option<u64> {
 
 fn per_connection(before: Option<u64>, after: Option<u64>, n: usize) -> Option<u64> {
     let (b, a) = (before?, after?);
-    (n > 0).then(|| a.saturating_sub(b) / n as u64)
+    // A reading that went down (the allocator gave memory back meanwhile)
+    // measures nothing: not "0 bytes a connection".
+    (n > 0 && a >= b).then(|| (a - b) / n as u64)
 }
 
 /// Runs the idle connections and returns the report (no output).
@@ -75,7 +77,7 @@ mod tests {
     #[test]
     fn per_connection_needs_both_readings_and_connections() {
         assert_eq!(per_connection(Some(1000), Some(3000), 2), Some(1000));
-        assert_eq!(per_connection(Some(3000), Some(1000), 2), Some(0));
+        assert_eq!(per_connection(Some(3000), Some(1000), 2), None, "a reading that went down");
         assert_eq!(per_connection(None, Some(1000), 2), None);
         assert_eq!(per_connection(Some(1), Some(2), 0), None);
     }
