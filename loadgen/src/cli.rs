@@ -443,6 +443,11 @@ impl Cli {
                 ));
             }
         }
+        if matches!(command, Command::Agent(_)) && (self.common.json.is_some() || self.common.plot.is_some()) {
+            return Err(conflict(
+                "an agent writes no report: give --json and --plot to the coordinator (the run with --agents)",
+            ));
+        }
         if self.common.density.is_some() && matches!(command, Command::Idle(_) | Command::Crowd(_)) {
             return Err(conflict(&format!(
                 "--density sets where walking bots walk; {} bots do not walk freely",
@@ -562,6 +567,17 @@ mod tests {
         assert_eq!(w, WalkArgs { bots: 20, ramp: 5.0, duration: Duration::from_secs(30) });
         assert_eq!(cli.common.json, Some(PathBuf::from("out.json")));
         assert_eq!(cli.common.urls, ["ws://127.0.0.1:8080/ws"]);
+    }
+
+    #[test]
+    fn an_agent_takes_no_report_options() {
+        // They were taken and ignored: no file was written.
+        for flag in ["--json", "--plot"] {
+            let cli = parse(&["agent", "--coordinator", "127.0.0.1:9", flag, "out.x"]).expect("parses");
+            let e = cli.scenario().expect_err("refused");
+            assert!(e.to_string().contains("an agent writes no report"), "{e}");
+        }
+        assert!(parse(&["agent", "--coordinator", "127.0.0.1:9"]).expect("parses").scenario().is_ok());
     }
 
     #[test]
