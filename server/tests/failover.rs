@@ -38,6 +38,29 @@ async fn newest_position(c: &mut Player) -> (f32, f32) {
     (x, y)
 }
 
+/// Kills `victim` (SIGKILL) and resumes each of `players` (on it) on `on`
+/// with its ticket: each must come back with its id, within 10.5 units of
+/// where it last saw itself (one tick of walking at 100 units/s and 20 Hz,
+/// plus a tick the bot had not read yet). Returns the resumed players.
+async fn kill_and_resume_in_place(victim: &mut Shard, players: &mut [Player], on: &Shard) -> Vec<Player> {
+    let mut last = Vec::new();
+    for p in players.iter_mut() {
+        last.push((p.id(), p.ticket(), newest_position(p).await));
+    }
+    victim.signal(Signal::SIGKILL);
+    victim.wait_exit(Duration::from_secs(5)).expect("killed");
+    let mut back = Vec::new();
+    for (id, ticket, (x, y)) in last {
+        let p = Player::hello(on, "x", Some(&ticket)).await.expect("resumed");
+        let w = p.welcome.clone().expect("welcome");
+        assert_eq!((w.player_id, w.resumed), (id, true));
+        let off = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
+        assert!(off <= 10.5, "player {id} resumed {off} units from where it stood");
+        back.push(p);
+    }
+    back
+}
+
 #[tokio::test]
 async fn killed_shard_players_resume_on_the_other_in_place() {
     let redis = Redis::start();
@@ -46,24 +69,8 @@ async fn killed_shard_players_resume_on_the_other_in_place() {
     let mut bots = walkers(&a, 10).await;
     // They walk for ten ticks.
     a.wait_ticks(10).await;
-    let mut last = Vec::new();
-    for c in &mut bots {
-        last.push((c.id(), c.ticket(), newest_position(c).await));
-    }
-    a.signal(Signal::SIGKILL);
-    a.wait_exit(Duration::from_secs(5)).expect("killed");
-    let mut resumed = Vec::new();
-    for (id, ticket, (x, y)) in last {
-        let back = Player::hello(&b, "ignored", Some(&ticket)).await.expect("resumed on the other shard");
-        let w = back.welcome.clone().expect("welcome");
-        assert!(w.resumed);
-        assert_eq!((w.player_id, w.shard_id), (id, 2));
-        let moved = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
-        // Within one tick of walking (5 units at 100 units/s and 20 Hz), plus a
-        // tick the bot had not read yet.
-        assert!(moved <= 10.5, "player {id} resumed {moved} units away");
-        resumed.push(back);
-    }
+    let resumed = kill_and_resume_in_place(&mut a, &mut bots, &b).await;
+    assert!(resumed.iter().all(|p| p.welcome.as_ref().is_some_and(|w| w.shard_id == 2)));
     b.wait_metric("mino_players", 10.0).await;
 }
 
@@ -163,21 +170,7 @@ async fn players_drained_then_killed_with_their_new_shard_resume_where_they_stoo
     a.wait_exit(Duration::from_secs(10)).expect("A exited after the drain");
     // A second of walking on B: 100 units from where A parked them.
     b.wait_ticks(20).await;
-    let mut last = Vec::new();
-    for p in &mut moved {
-        last.push((p.id(), p.ticket(), newest_position(p).await));
-    }
-    b.signal(Signal::SIGKILL);
-    b.wait_exit(Duration::from_secs(5)).expect("killed");
-    let mut back = Vec::new();
-    for (id, ticket, (x, y)) in last {
-        let p = Player::hello(&c, "x", Some(&ticket)).await.expect("resumed on C");
-        let w = p.welcome.clone().expect("welcome");
-        assert_eq!((w.player_id, w.resumed), (id, true));
-        let off = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
-        assert!(off <= 10.5, "player {id} resumed {off} units from where it stood on B");
-        back.push(p);
-    }
+    kill_and_resume_in_place(&mut b, &mut moved, &c).await;
 }
 
 #[tokio::test]
@@ -196,21 +189,7 @@ async fn players_resume_after_redis_restarted_empty_and_their_shard_died() {
     redis.restart();
     let sessions = || redis.cli(&["--scan", "--pattern", "*session:*"]).lines().count();
     wait::until_true("the sessions written again", || async { sessions() == 5 }).await;
-    let mut last = Vec::new();
-    for c in &mut bots {
-        last.push((c.id(), c.ticket(), newest_position(c).await));
-    }
-    a.signal(Signal::SIGKILL);
-    a.wait_exit(Duration::from_secs(5)).expect("killed");
-    let mut back = Vec::new();
-    for (id, ticket, (x, y)) in last {
-        let p = Player::hello(&b, "x", Some(&ticket)).await.expect("resumed on B");
-        let w = p.welcome.clone().expect("welcome");
-        assert_eq!((w.player_id, w.resumed), (id, true));
-        let off = ((w.x - x).powi(2) + (w.y - y).powi(2)).sqrt();
-        assert!(off <= 10.5, "player {id} resumed {off} units away");
-        back.push(p);
-    }
+    kill_and_resume_in_place(&mut a, &mut bots, &b).await;
 }
 
 #[tokio::test]
