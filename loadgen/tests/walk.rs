@@ -153,6 +153,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "snapshot_gap_ms",
         "socket_gap_ms",
         "ticks_per_s",
+        "transport",
         "urls",
         "verdict",
         "welcome_ms",
