@@ -260,8 +260,7 @@ pub fn chat_line(raw: &str) -> Option<String> {
         out.push(if c.is_control() { ' ' } else { c });
     }
     let line = out.trim();
-    let visible = line.chars().any(|c| !(c.is_whitespace() || is_default_ignorable(c) || c == BRAILLE_BLANK));
-    visible.then(|| line.to_owned())
+    line.chars().any(is_visible).then(|| line.to_owned())
 }
 
 /// The explicit embeddings, overrides and isolates of UAX #9 (LRE, RLE,
@@ -291,11 +290,18 @@ pub fn validate_name(raw: &str) -> Result<String, DecodeError> {
     if chars == 0
         || chars > MAX_NAME_CHARS
         || name.chars().any(|c| c.is_control() || is_bidi_format(c))
-        || name.chars().all(|c| c.is_whitespace() || is_default_ignorable(c) || c == BRAILLE_BLANK)
+        || !name.chars().any(is_visible)
     {
         return Err(DecodeError::NameInvalid);
     }
     Ok(name.to_owned())
+}
+
+/// True for a character drawn as something: not white space, not
+/// Default_Ignorable, not the braille blank (a name and a chat line must have
+/// one; the page's `visible` is the same rule).
+fn is_visible(c: char) -> bool {
+    !(c.is_whitespace() || is_default_ignorable(c) || c == BRAILLE_BLANK)
 }
 
 /// U+2800 BRAILLE PATTERN BLANK: not Default_Ignorable, but drawn as

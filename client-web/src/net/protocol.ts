@@ -367,7 +367,7 @@ export function chatLine(raw: string): string | null {
 export function validName(raw: string): string | null {
   // Unicode's White_Space at both ends, as Rust's str::trim (String.trim
   // also takes U+FEFF and leaves U+0085).
-  const name = raw.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
+  const name = trimWhiteSpace(raw);
   const chars = [...name].length;
   if (chars === 0 || chars > MAX_NAME_CHARS || NAME_FORBIDDEN.test(name) || ![...name].some(visible)) return null;
   return name;
