@@ -23,6 +23,7 @@ use crate::backplane::lanes::{Backlog, Outcome, Write};
 use crate::backplane::{Backplane, Keys, Lanes};
 use crate::clock::{self, Instant};
 use crate::metrics::{DropKind, Metrics};
+use crate::resume::store::WRITE_IF_HELD;
 use crate::shard::Outgoing;
 use bytes::Bytes;
 use mino_protocol::view::{encode_bundle, FrameStamp};
@@ -33,16 +34,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-
-/// Sets `x` and `y` of a session that still exists (never creates one).
-///
-/// Only while the session is still this shard's (`owner` ARGV[3]) at the
-/// generation it held (`gen` ARGV[4]): a park goes through the publisher's
-/// lanes and may land after another shard's claim, whose resume would then
-/// take this stale position over the player's newer one.
-pub const PARK: &str = r"
-local s = redis.call('HMGET', KEYS[1], 'owner', 'gen')
-if s[1] == ARGV[3] and s[2] == ARGV[4] then redis.call('HSET', KEYS[1], 'x', ARGV[1], 'y', ARGV[2]) end";
 
 /// Field of the players hash holding the presence sequence number it is current to.
 pub const SEQ_FIELD: &str = "_seq";
@@ -117,7 +108,10 @@ impl Publisher {
                     Some(Outgoing::Park { player, x, y, generation }) => {
                         let key = self.keys.session(player);
                         let mut park = redis::cmd("EVAL");
-                        park.arg(PARK).arg(1).arg(&key).arg(x).arg(y).arg(self.me.to_string()).arg(generation);
+                        // Only while the session is still this shard's (a park
+                        // may land after another shard's claim).
+                        park.arg(WRITE_IF_HELD).arg(1).arg(&key).arg(self.me.to_string()).arg(generation);
+                        park.arg("x").arg(x).arg("y").arg(y);
                         lanes.push(self.backplane.slot_of(&key), event(pipeline(park), Job::Park));
                     }
                     Some(Outgoing::Presence { bytes, seq: s, joined, left }) => {

@@ -26,13 +26,16 @@ use mino_protocol::{quantize, PlayerId, ShardId};
 use redis::Value;
 use std::time::Duration;
 
-/// Sets `sx` and `sy` of a session that still exists (never creates one)
-/// and is still this shard's (`owner` ARGV[3]) at the claim's generation
-/// (`gen` ARGV[4]): the write may land after another claim of the player,
-/// as a park may (`cluster::publisher`'s `PARK`).
-const PLACED: &str = r"
+/// Sets fields of a session only while it is still one shard's at one
+/// generation (never creates one): KEYS[1] the session; ARGV: the shard
+/// (`owner`, 8 hex digits), the generation (`gen`), then field, value,
+/// field, value... A shard's writes to a session after its claim (where the
+/// player was placed: `sx`, `sy`; where it left: `x`, `y`, the publisher's
+/// park) may land after another shard's claim of the player, whose resume
+/// would then take this stale position over the player's newer one.
+pub const WRITE_IF_HELD: &str = r"
 local s = redis.call('HMGET', KEYS[1], 'owner', 'gen')
-if s[1] == ARGV[3] and s[2] == ARGV[4] then redis.call('HSET', KEYS[1], 'sx', ARGV[1], 'sy', ARGV[2]) end";
+if s[1] == ARGV[1] and s[2] == ARGV[2] then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end";
 
 const CLAIM: &str = r"
 local v = redis.call('GET', KEYS[1])
@@ -229,9 +232,10 @@ impl SessionStore {
     ///
     /// Errors: Redis unreachable.
     pub async fn placed(&self, player: PlayerId, position: (f32, f32), generation: u64) -> Result<(), RedisError> {
-        let script = redis::Script::new(PLACED);
+        let script = redis::Script::new(WRITE_IF_HELD);
         let mut inv = script.prepare_invoke();
-        inv.key(self.keys.session(player)).arg(position.0).arg(position.1).arg(self.me.to_string()).arg(generation);
+        inv.key(self.keys.session(player)).arg(self.me.to_string()).arg(generation);
+        inv.arg("sx").arg(position.0).arg("sy").arg(position.1);
         self.backplane.script::<()>(&inv).await
     }
 
