@@ -42,6 +42,23 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
+/// Lua: `others(key, epoch)`, true when `key` holds a heartbeat of another
+/// process than the one whose presence epoch is `epoch` (the same shard id
+/// started twice; epochs are microseconds, exact in Lua's numbers). Part of
+/// [`HEARTBEAT`] and [`DEREGISTER`].
+macro_rules! others_heartbeat {
+    () => {
+        r"
+local function others(key, epoch)
+  local prev = redis.call('GET', key)
+  if not prev then return false end
+  local ok, beat = pcall(cjson.decode, prev)
+  return ok and type(beat) == 'table' and beat['epoch'] ~= nil and tonumber(beat['epoch']) ~= tonumber(epoch)
+end
+"
+    };
+}
+
 /// The heartbeat, on Redis's clock. KEYS: this shard's heartbeat key, the
 /// sorted set of shards, the id counter; ARGV: the heartbeat (JSON), the TTL
 /// (ms), this shard's id (decimal), the highest player id it holds or may
@@ -55,18 +72,16 @@ use tokio_util::sync::CancellationToken;
 /// holds the key: a heartbeat of this shard id with another epoch, that is,
 /// another process started with the same id (or one that died, whose key
 /// lasts its TTL). Then nothing is written.
-const HEARTBEAT: &str = r"
+const HEARTBEAT: &str = concat!(
+    others_heartbeat!(),
+    r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
-local prev = redis.call('GET', KEYS[1])
-if prev then
-  local ok, beat = pcall(cjson.decode, prev)
-  if ok and type(beat) == 'table' and beat['epoch'] ~= nil and tonumber(beat['epoch']) ~= tonumber(ARGV[5]) then
-    return {now, 1, math.max(redis.call('PTTL', KEYS[1]), 1)}
-  end
+if others(KEYS[1], ARGV[5]) then
+  return {now, 1, math.max(redis.call('PTTL', KEYS[1]), 1)}
 end
-local had = prev and 1 or 0
+local had = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -75,24 +90,24 @@ if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[4]) then
   redis.call('SET', KEYS[3], ARGV[4])
 end
 return {now, had, 0}
-";
+"
+);
 
 /// Removes a stopping shard's heartbeat, players hash and registry entry
 /// (KEYS, in that order; ARGV: its id, this process's epoch), unless the
 /// heartbeat is another process's (its epoch another): the same id started
 /// twice, the other serving it.
-const DEREGISTER: &str = r"
-local prev = redis.call('GET', KEYS[1])
-if prev then
-  local ok, beat = pcall(cjson.decode, prev)
-  if ok and type(beat) == 'table' and beat['epoch'] ~= nil and tonumber(beat['epoch']) ~= tonumber(ARGV[2]) then
-    return 0
-  end
+const DEREGISTER: &str = concat!(
+    others_heartbeat!(),
+    r"
+if others(KEYS[1], ARGV[2]) then
+  return 0
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
-";
+"
+);
 
 /// What a heartbeat found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
