@@ -524,6 +524,10 @@ impl TickDriver {
     /// is missing).
     fn refresh(&self, players: Vec<Refresh>) {
         let Some(link) = &self.cluster else { return };
+        // Most ticks have no ticket due and nothing lost: nothing to take.
+        if players.is_empty() && !link.status.sessions_lost.load(Ordering::Acquire) {
+            return;
+        }
         if self.refreshing.swap(true, Ordering::AcqRel) {
             return;
         }
