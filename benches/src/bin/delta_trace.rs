@@ -635,15 +635,7 @@ fn measure(
                                     return false;
                                 }
                                 turned_movers += 1;
-                                if let Some(h) = by_id[k - period as usize].get(&n.id) {
-                                    let at = motion.advance((h.x, h.y), n.heading, n.moving(), period);
-                                    let r = (i64::from(n.x) - i64::from(at.0), i64::from(n.y) - i64::from(at.1));
-                                    turned_change +=
-                                        usize::from(h.heading != n.heading) + usize::from(h.flags != n.flags);
-                                    if r != (0, 0) {
-                                        turned_change += varint(zigzag(r.0)) + varint(zigzag(r.1));
-                                    }
-                                }
+                                turned_change += change_bytes(n, k, period);
                                 true
                             })
                             .copied()
