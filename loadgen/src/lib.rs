@@ -29,7 +29,8 @@
 //! - [`scenario`]: walk, steps, idle, arrivals, failover and crowd runs,
 //!   reported by [`report`] (JSON and tables) and [`plot`] (SVG), with
 //!   [`meter`], [`sysinfo`] and [`limits`] for CPU, memory and local limits,
-//!   and [`scrape`] for the shards' own metrics.
+//!   and [`scrape`] for the shards' own metrics; [`interrupt`] says whether
+//!   a run was cut short.
 
 pub mod bot;
 pub mod cells;
@@ -40,6 +41,7 @@ pub mod event;
 pub mod failure;
 pub mod fleet;
 pub mod freeze;
+pub mod interrupt;
 pub mod limits;
 pub mod meter;
 pub mod observer;

@@ -4,6 +4,7 @@
 
 use clap::Parser;
 use mino_loadgen::cli::Cli;
+use mino_loadgen::interrupt::Interruptions;
 use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 
@@ -47,30 +48,36 @@ fn run() -> anyhow::Result<()> {
     }
     // The scenario's control runs here; the bots run on their own threads.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let interruptions = Interruptions::new();
     runtime.block_on(async {
         let stop = CancellationToken::new();
-        let signals = tokio::spawn(stop_on_signal(stop.clone()));
-        let result = mino_loadgen::scenario::run(cli, stop).await;
+        let signals = tokio::spawn(stop_on_signal(stop.clone(), interruptions.clone()));
+        let result = mino_loadgen::scenario::run(cli, stop, interruptions).await;
         signals.abort();
         result
     })
 }
 
-/// Cancels `stop` on the first Ctrl-C or SIGTERM.
-async fn stop_on_signal(stop: CancellationToken) {
+/// Cancels `stop` on the first Ctrl-C or SIGTERM, marking the run
+/// interrupted by it (the report says so).
+async fn stop_on_signal(stop: CancellationToken, interruptions: Interruptions) {
+    const SIGINT: &str = "SIGINT (Ctrl-C)";
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!("no SIGTERM handler: {e}");
             let _ = tokio::signal::ctrl_c().await;
+            interruptions.mark(SIGINT);
             stop.cancel();
             return;
         }
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-    tracing::warn!("stopping early; reporting what was measured");
+    let signal = tokio::select! {
+        _ = tokio::signal::ctrl_c() => SIGINT,
+        _ = term.recv() => "SIGTERM",
+    };
+    // Always said, as the report will: the figures are a partial run's.
+    eprintln!("mino-loadgen: {signal}: stopping early; the report is marked interrupted");
+    interruptions.mark(signal);
     stop.cancel();
 }

@@ -70,6 +70,11 @@ pub enum Verdict {
     /// died or stopped during it): its figures describe no run.
     #[serde(rename = "nothing measured")]
     NothingMeasured,
+    /// The run was cut short by the phase's end (Ctrl-C, SIGTERM, an agent
+    /// lost; the report's `interrupted` says which and when): its figures
+    /// are a partial phase's.
+    #[serde(rename = "interrupted")]
+    Interrupted,
 }
 
 impl Verdict {
@@ -88,6 +93,7 @@ impl Verdict {
             Verdict::Measured => "measured",
             Verdict::NotJudgeable => "not judgeable",
             Verdict::NothingMeasured => "nothing measured",
+            Verdict::Interrupted => "interrupted",
         }
     }
 }
@@ -237,8 +243,9 @@ pub struct Measured {
     /// False when the loadgen's CPU passed the threshold (its figures then say
     /// more about the loadgen than about the server), or no bot was connected.
     pub judgeable: bool,
-    /// "measured", "not judgeable" or "nothing measured" (no bot connected
-    /// at the end, no frame in the hold).
+    /// "measured", "not judgeable", "nothing measured" (no bot connected
+    /// at the end, no frame in the hold) or "interrupted" (the run was cut
+    /// short by the phase's end: see the report's `interrupted`).
     pub verdict: Verdict,
     /// The `--server-pid` processes, if any were given.
     pub server: Option<ServerFigures>,
@@ -344,6 +351,10 @@ pub struct RunInfo {
     /// reports before it was written: websocket).
     #[serde(default)]
     pub transport: crate::transport::Transports,
+    /// Why and when the run was cut short (Ctrl-C, SIGTERM, an agent lost);
+    /// null for a run that ran to its end (absent in older reports).
+    #[serde(default)]
+    pub interrupted: Option<crate::interrupt::Interrupted>,
 }
 
 /// `mino-loadgen` (walk): N bots for a duration.
@@ -745,6 +756,7 @@ mod tests {
                 profile: crate::profile::ProfileName::Walker,
                 local_limits: limits,
                 transport: crate::transport::Transports::Websocket,
+                interrupted: None,
             },
         };
         let v = serde_json::to_value(&report).expect("serializes");

@@ -130,6 +130,11 @@ fn an_agent_killed_mid_run_is_reported_and_the_others_still_report() {
     assert_eq!(verdict("doomed"), Some(Value::from("lost")), "{j:#}");
     assert_ne!(verdict("survivor"), Some(Value::from("lost")), "{j:#}");
     assert!(run.stderr.contains("agent doomed lost during"), "{}", run.stderr);
+    // A partial run: the report says so, and why.
+    let reason = j["interrupted"]["reason"].as_str().unwrap_or_else(|| panic!("interrupted in {j:#}"));
+    assert!(reason.starts_with("agent doomed lost during"), "{reason}");
+    assert_eq!(j["verdict"], "interrupted", "{j:#}");
+    assert!(run.stdout.contains("INTERRUPTED at "), "{}", run.stdout);
     let status = survivor.wait_exit(EXIT_WAIT).expect("the survivor leaves after bye");
     assert!(status.success(), "{}", survivor.stderr());
 }

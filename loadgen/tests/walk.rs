@@ -2,7 +2,9 @@
 
 use mino_testkit::loadgen::{self, num};
 use mino_testkit::process::Process;
-use mino_testkit::{server_bin, Shard};
+use mino_testkit::workdir::WorkDir;
+use mino_testkit::{server_bin, Shard, Signal};
+use std::io::{BufRead, BufReader};
 
 /// The loadgen binary cargo built for these tests.
 const LOADGEN: &str = env!("CARGO_BIN_EXE_mino-loadgen");
@@ -135,6 +137,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "errors",
         "frames",
         "frames_per_s",
+        "interrupted",
         "judgeable",
         "loadgen_cpu_pct",
         "local_limits",
@@ -159,6 +162,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "welcome_ms",
     ];
     assert_eq!(keys, old, "{j:#}");
+    assert!(j["interrupted"].is_null(), "a run that ran to its end: {j:#}");
     assert_eq!(num(j, "connected"), 6.0);
     let p50 = num(j, "snapshot_gap_ms.p50");
     assert!((45.0..=56.0).contains(&p50), "whole-shard snapshots still time the gap: {p50} ms");
@@ -177,4 +181,44 @@ fn a_run_whose_every_join_is_refused_as_busy_says_so() {
     assert_eq!(run.json["verdict"], "nothing measured", "{:#}", run.json);
     assert!(run.stderr.contains("every join was refused as busy (2 refusals) by ws://"), "{}", run.stderr);
     assert!(!run.stderr.contains("is a shard listening"), "{}", run.stderr);
+}
+
+#[test]
+fn a_walk_stopped_by_ctrl_c_is_marked_interrupted() {
+    let server = Shard::start(server_bin(), &[]);
+    let dir = WorkDir::new("interrupted");
+    let json = dir.join("report.json");
+    let mut cmd = std::process::Command::new(LOADGEN);
+    cmd.args(["--url", &server.ws_url(), "--bots", "4", "--ramp", "50", "--duration", "30s", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut walk = Process::spawn("mino-loadgen", &mut cmd);
+    // The hold has begun once it says so; then Ctrl-C.
+    let stderr = walk.child_mut().stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("walk: measuring for") => break,
+            Some(Ok(line)) => seen.push(line),
+            _ => panic!("the loadgen ended before its hold: {seen:?}"),
+        }
+    }
+    assert!(walk.signal(Signal::SIGINT), "still running");
+    let out = walk.output(loadgen::RUN_WAIT).expect("stops after Ctrl-C");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(out.status.success(), "an interrupted run still reports: {rest:?}");
+    let text = std::fs::read_to_string(&json).expect("json report written");
+    let j: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    assert_eq!(j["interrupted"]["reason"], "SIGINT (Ctrl-C)", "{j:#}");
+    let at = num(&j, "interrupted.at_s");
+    assert!(at > 0.0 && at < 30.0, "{j:#}");
+    assert_eq!(j["verdict"], "interrupted", "the hold was cut short: {j:#}");
+    assert_eq!(j["judgeable"], false, "{j:#}");
+    assert!(num(&j, "seconds") < 30.0, "{j:#}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("INTERRUPTED at ") && stdout.contains("SIGINT (Ctrl-C); a partial run"), "{stdout}");
+    assert!(stdout.contains(": interrupted\n"), "the phase's verdict: {stdout}");
+    assert!(rest.iter().any(|l| l.contains("SIGINT (Ctrl-C): stopping early")), "{rest:?}");
 }

@@ -8,6 +8,7 @@
 use super::link::{Link, LinkEnd, LinkSender};
 use super::share::Share;
 use super::wire::{Answer, Hello, Order, RunPlan, PROTOCOL};
+use crate::interrupt::Interruptions;
 use crate::report::fleet::{AgentEntry, AgentStatus, FleetReport};
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -67,6 +68,7 @@ pub struct Fleet {
     listener: tokio::sync::Mutex<Option<TcpListener>>,
     links: tokio::sync::Mutex<Vec<Option<Link<Order, Answer>>>>,
     entries: Mutex<Vec<AgentEntry>>,
+    interruptions: Interruptions,
 }
 
 /// The wall clock, ms since the Unix epoch.
@@ -79,10 +81,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Fleet {
-    /// Listens on `options.listen` (port 0: any free port).
+    /// Listens on `options.listen` (port 0: any free port). An agent lost
+    /// before the bots' shutdown marks the run interrupted in
+    /// `interruptions` (its bots are missing from what follows).
     ///
     /// Errors: the address cannot be bound.
-    pub async fn bind(options: FleetOptions) -> Result<Fleet, FleetError> {
+    pub async fn bind(options: FleetOptions, interruptions: Interruptions) -> Result<Fleet, FleetError> {
         let listen_error = |source| FleetError::Listen { addr: options.listen, source };
         let listener = TcpListener::bind(options.listen).await.map_err(listen_error)?;
         let address = listener.local_addr().map_err(listen_error)?;
@@ -92,6 +96,7 @@ impl Fleet {
             listener: tokio::sync::Mutex::new(Some(listener)),
             links: tokio::sync::Mutex::new(Vec::new()),
             entries: Mutex::new(Vec::new()),
+            interruptions,
         })
     }
 
@@ -268,6 +273,10 @@ impl Fleet {
         let mut entries = lock(&self.entries);
         let Some(e) = entries.get_mut(i) else { return };
         eprintln!("agent {} lost during {during}: {} ({reason})", e.name, status.label());
+        // Lost while its bots were closing, it took nothing from the figures.
+        if during != Order::Shutdown.label() {
+            self.interruptions.mark(format!("agent {} lost during {during}: {} ({reason})", e.name, status.label()));
+        }
         e.status = status;
         e.lost_during = Some(during.to_owned());
         e.reason = Some(reason);

@@ -46,6 +46,13 @@ fn header(out: &mut String, title: &str, info: &RunInfo) {
         info.transport.label(),
         info.urls.join(", ")
     );
+    if let Some(i) = &info.interrupted {
+        let _ = writeln!(
+            out,
+            "  INTERRUPTED at {:.1} s: {}; a partial run: its figures are not a full run's",
+            i.at_s, i.reason
+        );
+    }
     let _ = writeln!(out, "  {}", info.local_limits.describe());
 }
 

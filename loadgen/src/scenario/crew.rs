@@ -231,6 +231,7 @@ impl Agents<'_> {
     /// Every agent holds `d`; this process reads the `--server-pid`s over
     /// the same time; the agents' windows merge.
     async fn measure_hold(&self, ctx: &Context, d: Duration, label: String) -> Held {
+        ctx.note_hold(d, &label);
         let meter = Meter::start(&ctx.common.server_pids);
         let order = Order::Hold { ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX), label: label.clone() };
         let (answers, servers) = tokio::join!(self.fleet.order(order, d + ORDER_SLACK, &ctx.stop), async {
@@ -252,7 +253,7 @@ impl Agents<'_> {
         let raw = merge(holds.into_iter().map(|(_, h)| h.raw), servers, busiest);
         let reported = figures.iter().any(|f| f.verdict != AgentVerdict::Lost);
         let mut held = ctx.held_of(raw);
-        if !reported {
+        if !reported && held.measured.verdict != Verdict::Interrupted {
             held.measured.judgeable = false;
             held.measured.verdict = Verdict::NotJudgeable;
         }

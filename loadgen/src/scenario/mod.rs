@@ -18,6 +18,7 @@ pub mod walk;
 use crate::cli::{Cli, Command, CommonArgs, FleetArgs};
 use crate::fleet::wire::RunPlan;
 use crate::fleet::{Fleet, FleetOptions};
+use crate::interrupt::Interruptions;
 use crate::limits::LocalLimits;
 use crate::meter::{Meter, Usage};
 use crate::plot::{self, GapPoint};
@@ -62,6 +63,9 @@ pub struct Context {
     pub progress: Progress,
     /// Fires on Ctrl-C/SIGTERM: scenarios stop early and report what they have.
     pub stop: CancellationToken,
+    /// Whether the run was cut short (a signal, an agent lost), for the
+    /// report (set by [`run`]; none of its own otherwise).
+    pub interruptions: Interruptions,
     /// Base seed of the run.
     pub seed: u64,
     /// Where the bots walk and who observes (set by [`run`] before the scenario).
@@ -157,6 +161,7 @@ impl Context {
             sources: Arc::new(sources),
             limits,
             stop,
+            interruptions: Interruptions::new(),
             seed,
             common,
             plan: Plan::default(),
@@ -235,6 +240,7 @@ impl Context {
             profile,
             local_limits: self.limits.clone(),
             transport: self.common.transport,
+            interrupted: self.interruptions.first(),
         }
     }
 
@@ -249,10 +255,18 @@ impl Context {
     /// Measures a hold of `d`: CPU and memory of the loadgen and the servers,
     /// and the stats window it covered.
     pub async fn hold(&self, swarm: &Swarm, d: Duration, label: String) -> (Window, Usage) {
+        self.note_hold(d, &label);
         let meter = Meter::start(&self.common.server_pids);
         let stats = swarm.stats().clone();
         self.progress.hold(d, label, &self.stop, || format!("{} connected", stats.connected())).await;
         (swarm.stats().take_window(), meter.finish())
+    }
+
+    /// Says a hold starts (unless quiet): the progress bar is not drawn
+    /// when stderr is no terminal, and a log then shows where measuring
+    /// began.
+    pub fn note_hold(&self, d: Duration, label: &str) {
+        self.note(&format!("{label}: measuring for {d:?}"));
     }
 
     /// The measuring step every scenario shares: closes the window of the ramp
@@ -299,7 +313,8 @@ impl Context {
         }
     }
 
-    /// The figures of a hold.
+    /// The figures of a hold; a hold the run was cut short by its end
+    /// (see [`Context::interruptions`]) is [`report::Verdict::Interrupted`].
     pub fn held_of(&self, raw: HeldRaw) -> Held {
         let whole = raw.ramp.merge(&raw.hold);
         let mut measured = Measured::of(&Phase {
@@ -313,6 +328,10 @@ impl Context {
             observers: raw.observers,
         });
         measured.density = self.plan.density_figures(raw.placed);
+        if self.interruptions.first().is_some() {
+            measured.judgeable = false;
+            measured.verdict = report::Verdict::Interrupted;
+        }
         if !raw.parts.is_empty() {
             let figures = raw.parts.iter().map(|p| {
                 let whole = p.ramp.merge(&p.hold);
@@ -387,15 +406,18 @@ impl Context {
     }
 }
 
-/// Runs the scenario `cli` names until it ends or `stop` fires.
+/// Runs the scenario `cli` names until it ends or `stop` fires; the report
+/// says whether the run was cut short, from `interruptions` (the signal
+/// handler marks them; coordinating, so does the fleet when it loses an agent).
 ///
 /// Errors: bad options, unresolvable URLs, unwritable output files.
-pub async fn run(cli: Cli, stop: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(cli: Cli, stop: CancellationToken, interruptions: Interruptions) -> anyhow::Result<()> {
     let scenario = cli.scenario()?;
     if let Command::Agent(a) = &scenario {
         return agent::run(a, cli.common, cli.fleet.agent_timeout, stop).await;
     }
     let mut ctx = Context::new(cli.common, stop).await?;
+    ctx.interruptions = interruptions;
     ctx.plan = Plan::make(&ctx, &scenario).await?;
     if let Some(n) = cli.fleet.agents {
         // Observers need every bot's position in one process: none here.
@@ -426,7 +448,7 @@ pub async fn run(cli: Cli, stop: CancellationToken) -> anyhow::Result<()> {
 /// Errors: the address cannot be bound, or no agent joined or started.
 async fn coordinate(ctx: &Context, scenario: &Command, args: &FleetArgs, n: usize) -> anyhow::Result<Fleet> {
     let options = FleetOptions { listen: args.listen, agents: n, wait: args.agents_wait, silence: args.agent_timeout };
-    let fleet = Fleet::bind(options).await?;
+    let fleet = Fleet::bind(options, ctx.interruptions.clone()).await?;
     // Always printed: operators start their agents with this address.
     eprintln!(
         "coordinator listening on ws://{}/ (waiting up to {:?} for {n} agents)",
