@@ -219,6 +219,7 @@ pub struct CommonArgs {
     /// blinks and the ideal-crop ratio, from a shared table of every bot's
     /// position: a count (e.g. 50, 0 for none) or a share of the bots (e.g.
     /// 10%). Default: 5 %, at least 20; none for idle (nothing moves).
+    /// Given (not 0) against a server without area of interest, refused.
     #[arg(long, value_name = "N|P%", global = true)]
     pub observers: Option<ObserverShare>,
     /// A shard's Prometheus endpoint, http://HOST:PORT/metrics, read at the

@@ -89,3 +89,27 @@ async fn border_walkers_on_two_shards_see_each_other_through_redis() {
     assert!(num(j, "relayed_snapshot_gap_ms.count") > 0.0);
     assert_entries_timed_and_no_blinks(j);
 }
+
+#[test]
+fn observers_asked_for_without_area_of_interest_are_refused() {
+    // No --cell-size: every socket sees the whole place, no view to enter.
+    let server = Shard::start(server_bin(), &[]);
+    let out = std::process::Command::new(LOADGEN)
+        .args(["--url", &server.ws_url(), "--bots", "3", "--duration", "1s", "--observers", "2", "--quiet"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--observers needs area of interest")
+            && stderr.contains("every socket sees the whole place")
+            && stderr.contains("--cell-size"),
+        "{stderr}"
+    );
+    // None asked for: nothing to refuse.
+    let run = loadgen::run(
+        LOADGEN,
+        &["--url", &server.ws_url(), "--bots", "3", "--duration", "500ms", "--observers", "0", "-q"],
+    );
+    assert_eq!(num(&run.json, "connected"), 3.0, "{:#}", run.json);
+}

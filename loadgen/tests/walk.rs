@@ -118,10 +118,7 @@ fn a_summary_whose_reader_is_gone_is_lost_without_a_panic() {
 #[test]
 fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
     let server = Shard::start(server_bin(), &[]);
-    let run = loadgen::run(
-        LOADGEN,
-        &["--url", &server.ws_url(), "--bots", "6", "--duration", "1s", "--observers", "100%", "-q"],
-    );
+    let run = loadgen::run(LOADGEN, &["--url", &server.ws_url(), "--bots", "6", "--duration", "1s", "-q"]);
     let j = &run.json;
     let mut keys: Vec<&str> = j.as_object().expect("an object").keys().map(String::as_str).collect();
     keys.sort_unstable();

@@ -55,10 +55,11 @@ pub struct Plan {
 
 impl Plan {
     /// The plan of `command` run with `ctx`'s options: probes the first
-    /// target when `--density` or `crowd` needs the world.
+    /// target when `--density`, `crowd` or `--observers` (given, not 0)
+    /// needs the world.
     ///
-    /// Errors: the probe was not welcomed; `--density` against a server
-    /// without area of interest.
+    /// Errors: the probe was not welcomed; `--density` or `--observers`
+    /// against a server without area of interest.
     pub async fn make(ctx: &Context, command: &Command) -> anyhow::Result<Plan> {
         let bots = command.bots();
         // Nothing moves in an idle place: no observer unless asked for (each
@@ -72,10 +73,17 @@ impl Plan {
             Command::Crowd(a) => Some((a.point, a.shuffle)),
             _ => None,
         };
-        if ctx.common.density.is_none() && crowd_point.is_none() {
+        // Observers asked for time what area of interest shows them: a
+        // server without sends every socket the whole place, and they
+        // would measure nothing (the default share is left alone there).
+        let observing = ctx.common.observers.is_some() && observers.count > 0;
+        if ctx.common.density.is_none() && crowd_point.is_none() && !observing {
             return Ok(Plan { observers, ..Plan::default() });
         }
         let world = probe(ctx).await?;
+        if observing && world.grid.is_none() {
+            anyhow::bail!(no_view_to_observe(&ctx.targets[0].url));
+        }
         let movement = match (crowd_point, ctx.common.density) {
             (Some((point, shuffle)), _) => {
                 Movement::Gather(Gathering { point: point.unwrap_or_else(|| world.centre()), shuffle })
@@ -167,6 +175,17 @@ impl Plan {
             achieved_per_cell: round2(region.density(placed.inside, grid.cell_size)),
         })
     }
+}
+
+/// Why `--observers` is refused against the shard at `url`: its Welcome has
+/// no cell size, so every socket sees the whole place and no player enters
+/// or leaves an observer's view.
+pub fn no_view_to_observe(url: &str) -> String {
+    format!(
+        "--observers needs area of interest, but {url} sends whole-shard snapshots (its Welcome has no cell size): \
+         every socket sees the whole place, so no player enters or leaves a view; start mino-server with \
+         --cell-size, or leave --observers out"
+    )
 }
 
 /// Joins the first target once as [`PROBE_NAME`], reads its Welcome, and
