@@ -6,8 +6,9 @@
 //! [`link`] and [`wire`]):
 //! 1. The coordinator listens (`--listen`). Each agent connects and says
 //!    `hello` (protocol version, name, host, cores). The coordinator takes
-//!    agents until N have joined or `--agents-wait` passes, then stops
-//!    listening; agents that never joined are reported as such.
+//!    agents until N have joined or `--agents-wait` passes; agents that
+//!    never joined are reported as such. Any agent that connects after is
+//!    answered `refuse` (the run has its agents) and closed, until the end.
 //! 2. It sorts the agents by name and `assign`s agent `k` of `n` its
 //!    [`share`] (the bots `i` with `i % n == k`) and the run's plan (targets,
 //!    seed, where bots walk); each answers `ready` once its targets resolve.

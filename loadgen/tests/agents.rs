@@ -273,3 +273,28 @@ fn a_crowd_over_two_agents_gathers_and_keeps_every_bots_budget() {
     assert_eq!(j["budget"]["within_budget"], true, "{j:#}");
     assert!(j["aoi"]["observers"].is_null(), "no observers over agents: {j:#}");
 }
+
+#[test]
+fn an_agent_beyond_those_expected_is_told_the_run_has_them_all() {
+    let server = Shard::start(server_bin(), &[]);
+    let url = server.ws_url();
+    let coordinator = Coordinator::start(
+        LOADGEN,
+        &["walk", "--bots", "4", "--ramp", "100", "--duration", "6s", "--url", &url, "--agents", "1"],
+    );
+    let _taken = Agent::start(LOADGEN, coordinator.url(), "taken", &["--threads", "1"]);
+    coordinator.wait_stderr("1 of 1 agents ready", EXIT_WAIT);
+    let mut extra = Agent::start(LOADGEN, coordinator.url(), "extra", &["--threads", "1"]);
+    let status = extra.wait_exit(EXIT_WAIT).unwrap_or_else(|| panic!("extra agent still running: {}", extra.stderr()));
+    assert!(!status.success(), "a refused agent fails: {}", extra.stderr());
+    assert!(
+        extra.stderr().contains("the coordinator refused this agent: this run expects 1 agent and has it"),
+        "{}",
+        extra.stderr()
+    );
+    let run = coordinator.finish();
+    assert!(run.stderr.contains("agent extra from 127.0.0.1:"), "{}", run.stderr);
+    let fleet = &run.json["fleet"];
+    assert_eq!((num(fleet, "joined"), num(fleet, "finished")), (1.0, 1.0), "{fleet:#}");
+    assert!(run.json["interrupted"].is_null(), "{:#}", run.json);
+}

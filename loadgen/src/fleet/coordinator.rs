@@ -69,6 +69,17 @@ pub struct Fleet {
     links: tokio::sync::Mutex<Vec<Option<Link<Order, Answer>>>>,
     entries: Mutex<Vec<AgentEntry>>,
     interruptions: Interruptions,
+    /// Once the agents are gathered: the listener, answering every agent
+    /// that connects after with a refusal that says why.
+    latecomers: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.latecomers).take() {
+            task.abort();
+        }
+    }
 }
 
 /// The wall clock, ms since the Unix epoch.
@@ -97,6 +108,7 @@ impl Fleet {
             links: tokio::sync::Mutex::new(Vec::new()),
             entries: Mutex::new(Vec::new()),
             interruptions,
+            latecomers: Mutex::new(None),
         })
     }
 
@@ -106,9 +118,10 @@ impl Fleet {
     }
 
     /// Takes the agents that join until as many as asked for have, the wait
-    /// passes, or `stop` fires; stops listening; shares the bots among them
-    /// (in the order of their names) and waits until each is ready.
-    /// Returns how many are.
+    /// passes, or `stop` fires; from then on refuses every agent that
+    /// connects, saying why ([`Order::Refuse`]: the run has its agents);
+    /// shares the bots among them (in the order of their names) and waits
+    /// until each is ready. Returns how many are.
     ///
     /// Errors: no agent joined, or none could start.
     pub async fn gather(&self, plan: &RunPlan, stop: &CancellationToken) -> Result<usize, FleetError> {
@@ -116,7 +129,6 @@ impl Fleet {
             return Err(FleetError::NoAgents(Duration::ZERO));
         };
         let mut joined = self.accept(&listener, stop).await;
-        drop(listener);
         if joined.is_empty() {
             return Err(match stop.is_cancelled() {
                 true => FleetError::StoppedWaiting,
@@ -125,6 +137,8 @@ impl Fleet {
         }
         joined.sort_by(|a, b| a.1.name.cmp(&b.1.name));
         let count = joined.len();
+        let reason = full(self.options.agents, count);
+        *lock(&self.latecomers) = Some(tokio::spawn(refuse_latecomers(listener, reason, self.options.silence)));
         let mut taken: Vec<String> = Vec::with_capacity(count);
         for (agent, (link, hello, address)) in joined.into_iter().enumerate() {
             let name = unique(&hello.name, &taken);
@@ -282,8 +296,12 @@ impl Fleet {
         e.reason = Some(reason);
     }
 
-    /// Says goodbye to every live agent (marked finished) and closes the links.
+    /// Says goodbye to every live agent (marked finished) and closes the
+    /// links; stops listening.
     pub async fn dismiss(&self) {
+        if let Some(task) = lock(&self.latecomers).take() {
+            task.abort();
+        }
         let links: Vec<(usize, Link<Order, Answer>)> =
             self.links.lock().await.iter_mut().enumerate().filter_map(|(i, l)| l.take().map(|l| (i, l))).collect();
         for (i, link) in links {
@@ -319,6 +337,46 @@ impl Fleet {
             never_joined: self.options.agents.saturating_sub(agents.len()),
             finished: agents.iter().filter(|a| a.status.is_live()).count(),
             agents,
+        }
+    }
+}
+
+/// Why an agent that connects after the run took its agents is refused:
+/// `joined` of the `expected`.
+fn full(expected: usize, joined: usize) -> String {
+    let agents = |n: usize| if n == 1 { "1 agent".to_owned() } else { format!("{n} agents") };
+    if joined >= expected {
+        let them = if expected == 1 { "it" } else { "them all" };
+        format!("this run expects {} and has {them}; it takes no more", agents(expected))
+    } else {
+        format!(
+            "this run expected {} and started with the {joined} that joined within --agents-wait; it takes no more",
+            agents(expected)
+        )
+    }
+}
+
+/// Answers every agent that connects to `listener` (after the run took its
+/// agents) with a refusal for `reason`, one at a time, each bounded by the
+/// handshake and a close; runs until aborted.
+async fn refuse_latecomers(listener: TcpListener, reason: String, silence: Duration) {
+    loop {
+        let (tcp, address) = match listener.accept().await {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!("accepting a late agent: {e}");
+                // Out of descriptors, say: not a busy loop meanwhile.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        match handshake(tcp, silence).await {
+            Ok((link, hello)) => {
+                eprintln!("agent {} from {address} refused: {reason}", hello.name);
+                let _ = link.send(Order::Refuse { reason: reason.clone() }).await;
+                link.close(CLOSE_WAIT).await;
+            }
+            Err(e) => tracing::warn!("{address} connected after the agents were gathered: {e}"),
         }
     }
 }
@@ -362,6 +420,17 @@ async fn handshake(tcp: TcpStream, silence: Duration) -> Result<(Link<Order, Ans
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_late_agent_is_told_the_run_has_its_agents() {
+        assert_eq!(full(1, 1), "this run expects 1 agent and has it; it takes no more");
+        assert_eq!(full(3, 3), "this run expects 3 agents and has them all; it takes no more");
+        assert!(
+            full(3, 2).starts_with("this run expected 3 agents and started with the 2 that joined"),
+            "{}",
+            full(3, 2)
+        );
+    }
 
     #[test]
     fn names_are_made_unique() {
