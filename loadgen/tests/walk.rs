@@ -46,6 +46,12 @@ fn twenty_walkers_connect_and_see_a_snapshot_every_tick() {
     assert!(num(j, "server.rss_per_player_bytes") > 0.0);
     assert!(run.stdout.contains("snapshot gap (own)"), "summary printed: {}", run.stdout);
     assert!(run.stdout.contains("own gap at the socket"), "summary printed: {}", run.stdout);
+    // The gap less silent ticks hides a stall's skipped ticks too: the table says so.
+    assert!(
+        run.stdout.contains("gap, silent ticks out") && run.stdout.contains(mino_loadgen::report::table::NEWS_GAP_NOTE),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -78,6 +78,12 @@ fn server_lines(out: &mut String, s: &Option<ServerFigures>) {
     );
 }
 
+/// The note under "gap, silent ticks out" (see `Metric::NewsGap`): a shard
+/// numbers its ticks by the clock, so the ticks it skipped after a stall are
+/// taken out like those that sent a socket nothing.
+pub const NEWS_GAP_NOTE: &str = "^ takes out a stall's skipped ticks too (ticks go by the clock): read it beside \
+     the shards' skipped ticks (mino_ticks_skipped_total; crowd reports them) and the longest freeze";
+
 fn measured_lines(out: &mut String, m: &Measured) {
     // Refusals are said only when there were some ("busy 0 (0 refusals)" read as two counts of nothing).
     let refusals = if m.busy_refusals > 0 { format!(" ({} refusals)", m.busy_refusals) } else { String::new() };
@@ -101,6 +107,9 @@ fn measured_lines(out: &mut String, m: &Measured) {
         ("ping round trip", &m.rtt_ms),
     ] {
         let _ = writeln!(out, "  {name:<22} {}", summary(s));
+        if std::ptr::eq(s, &m.news_gap_ms) && s.count > 0 {
+            let _ = writeln!(out, "  {:<22} {NEWS_GAP_NOTE}", "");
+        }
     }
     let _ = writeln!(
         out,
