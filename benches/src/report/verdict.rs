@@ -20,6 +20,9 @@ pub const MEASURED: &str = "measured";
 /// "measured (machine saturated)".
 pub const SATURATED: &str = "measured (machine saturated)";
 
+/// "interrupted": the run was cut short (Ctrl-C, an agent lost).
+pub const INTERRUPTED: &str = "interrupted";
+
 /// "nothing measured": no bot was connected at the phase's end.
 pub const NOTHING: &str = "nothing measured";
 
@@ -45,8 +48,8 @@ pub fn judge(v: Verdict, machine_cpu_pct: f64) -> &'static str {
 }
 
 /// One verdict for repeated runs: all measured, or how many measured
-/// nothing, or how many were not judgeable, or how many ran on a saturated
-/// machine.
+/// nothing, or how many were not judgeable, or how many were interrupted,
+/// or how many ran on a saturated machine.
 pub fn of_runs<'a>(reports: impl IntoIterator<Item = &'a Measured>) -> String {
     let v: Vec<&str> = reports.into_iter().map(of).collect();
     let nothing = v.iter().filter(|x| **x == NOTHING).count();
@@ -57,7 +60,11 @@ pub fn of_runs<'a>(reports: impl IntoIterator<Item = &'a Measured>) -> String {
     if bad > 0 {
         return format!("{JUDGE_NOTE} ({bad} of {} runs)", v.len());
     }
-    match v.iter().filter(|x| **x != MEASURED).count() {
+    let cut = v.iter().filter(|x| **x == INTERRUPTED).count();
+    if cut > 0 {
+        return format!("{INTERRUPTED} ({cut} of {} runs)", v.len());
+    }
+    match v.iter().filter(|x| **x == SATURATED).count() {
         0 => MEASURED.into(),
         sat => format!("measured ({sat} of {} runs on a saturated machine)", v.len()),
     }
@@ -97,4 +104,27 @@ pub fn other_load(m: &Measured, w: Option<&Window>, cores: f64) -> f64 {
     busy -= m.server.as_ref().map_or(0.0, |s| s.cores);
     busy -= w.and_then(|w| w.redis.as_ref()).map_or(0.0, |r| r.cpu_cores);
     busy.max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(verdict: Verdict, machine_cpu_pct: f64) -> Measured {
+        Measured { verdict, machine_cpu_pct, ..Measured::default() }
+    }
+
+    #[test]
+    fn repeated_runs_name_the_worst_verdict_and_its_count() {
+        let (ok, busy) = (run(Verdict::Measured, 50.0), run(Verdict::Measured, 99.0));
+        assert_eq!(of_runs([&ok, &ok]), MEASURED);
+        assert_eq!(of_runs([&ok, &busy]), "measured (1 of 2 runs on a saturated machine)");
+        let cut = run(Verdict::Interrupted, 50.0);
+        assert_eq!(of_runs([&ok, &cut, &busy]), "interrupted (1 of 3 runs)", "not a saturated machine");
+        assert!(!judgeable(of(&cut)));
+        let over = run(Verdict::NotJudgeable, 50.0);
+        assert_eq!(of_runs([&cut, &over]), "not judgeable (1 of 2 runs)");
+        let none = run(Verdict::NothingMeasured, 50.0);
+        assert_eq!(of_runs([&over, &none]), "nothing measured (1 of 2 runs)");
+    }
 }
