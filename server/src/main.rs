@@ -94,9 +94,38 @@ fn log_filter() -> Result<EnvFilter, String> {
     // reconnection attempt) flood the log during a failover that the shard
     // reports itself; they show when MINO_LOG names `redis`.
     let given = std::env::var("MINO_LOG").unwrap_or_else(|_| "info".into());
+    if let Some((word, level)) = misspelt_level(&given) {
+        return Err(format!(
+            "MINO_LOG={given:?}: {word:?} is not a level (it would be read as a target's name, \
+             logging nothing else); did you mean {level:?}? Levels: off, error, warn, info, debug, trace"
+        ));
+    }
     let filter = if given.contains("redis") { given.clone() } else { format!("{given},redis=error") };
     EnvFilter::try_new(&filter)
         .map_err(|e| format!("MINO_LOG={given:?} is not a log filter ({e}); e.g. info, or mino_server=debug,warn"))
+}
+
+/// Levels a log directive may name.
+const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
+/// The first bare word of `filter` (a directive without `=`, `[` or `::`)
+/// that is not a level but one or two letters from one, or `warning`, with
+/// the level meant. `tracing_subscriber` takes such a word as a target's
+/// name at every level and everything else off: `MINO_LOG=inf` silenced the
+/// shard. Real targets (`mino_server`, `tokio`, `h3`) are further from every
+/// level than that.
+fn misspelt_level(filter: &str) -> Option<(&str, &'static str)> {
+    filter.split(',').map(str::trim).filter(|w| !w.is_empty() && !w.contains(['=', '[', ':'])).find_map(|word| {
+        let lower = word.to_ascii_lowercase();
+        if LEVELS.contains(&lower.as_str()) {
+            return None;
+        }
+        if lower == "warning" {
+            return Some((word, "warn"));
+        }
+        let (distance, level) = LEVELS.iter().map(|l| (strsim::damerau_levenshtein(&lower, l), *l)).min()?;
+        (distance <= 2 && lower.len() >= 2 && distance < lower.len()).then_some((word, level))
+    })
 }
 
 async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
@@ -147,4 +176,23 @@ async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
     let life = mino_server::Lifecycle::default();
     tokio::spawn(signals.run(life.clone()));
     Ok(prepared.run(listener, admin, life).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::misspelt_level;
+
+    #[test]
+    fn a_word_one_slip_from_a_level_is_caught_and_targets_are_not() {
+        for (filter, level) in
+            [("inf", "info"), ("warning", "warn"), ("mino_server=debug,eror", "error"), ("DEBG", "debug")]
+        {
+            assert_eq!(misspelt_level(filter).map(|(_, l)| l), Some(level), "{filter}");
+        }
+        for filter in
+            ["info", "WARN", "mino_server", "tokio", "h3", "quinn", "redis", "mino_server=debug,warn", "off", ""]
+        {
+            assert_eq!(misspelt_level(filter), None, "{filter}");
+        }
+    }
 }

@@ -102,6 +102,9 @@ fn a_listener_that_cannot_be_bound_ends_the_process_before_either_is_announced()
 
 #[test]
 fn a_log_filter_that_is_not_one_is_a_configuration_error() {
+    let (code, _, stderr) = refused_with(&[], "inf");
+    assert_eq!(code, Some(2), "a level misspelt silenced every log: {stderr}");
+    assert!(stderr.contains("did you mean \"info\""), "{stderr}");
     let (code, stdout, stderr) = refused_with(&[], "garbage===");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("MINO_LOG=\"garbage===\" is not a log filter"), "{stderr}");
