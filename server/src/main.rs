@@ -144,6 +144,13 @@ async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
     // process here, before anything binds.
     let (listen, admin_listen) = (config.listen.clone(), config.admin.listen.clone());
     let (webtransport, peer_timeout) = (config.webtransport.clone(), config.socket.peer_timeout);
+    if webtransport.is_some() && config.aoi.is_none() {
+        tracing::warn!(
+            "webtransport without area of interest (--cell-size): the place is one cell, whose view frame \
+             outgrows a datagram past about 150 players; sessions then get it on their stream, where a lost \
+             packet delays it as on a websocket"
+        );
+    }
     let reloads = config.reloaded_files();
     let mut prepared = match mino_server::prepare(config) {
         Ok(prepared) => prepared,

@@ -223,18 +223,31 @@ async fn a_view_frame_over_the_datagram_limit_is_cut_between_cells() {
 }
 
 #[tokio::test]
-async fn a_cell_over_the_datagram_limit_is_counted_and_not_sent() {
+async fn a_cell_over_the_datagram_limit_goes_on_the_stream_and_is_counted() {
     // A limit so low that the whole shard's one cell, with four players,
-    // does not fit: nothing goes as a datagram, every frame is counted, and
-    // the stream still works.
+    // does not fit a datagram (as a place without area of interest of some
+    // 150 players does not fit a real path's): no datagram goes, each frame
+    // is counted, and the cell comes on the stream, whole, so the session
+    // still sees every player (it saw none before).
     let server = shard(&["--webtransport-datagram-bytes", "64"]);
     let mut others = Vec::new();
     for i in 0..3 {
         others.push(Player::join(&server, &format!("P{i}")).await);
     }
     let mut wt = TransportPlayer::join(&server, "Tiny").await;
+    let me = wt.id();
     server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"too_big\"}", 5.0).await;
     assert_eq!(server.metric("mino_webtransport_datagrams_total").await, 0.0);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "the cell of all four players on the stream");
+        if let Frame::Cell(c) = wt.message().await {
+            let ids: Vec<u32> = c.entries.iter().map(|e| e.id.0).collect();
+            if ids.len() == 4 && ids.contains(&me) {
+                break;
+            }
+        }
+    }
     wt.send(&mino_protocol::client::encode_ping(12.5)).await;
     loop {
         if let Frame::Pong(t) = wt.message().await {

@@ -71,8 +71,9 @@ pub enum FromSession {
 pub trait Datagrams: Send + Sync + std::fmt::Debug {
     /// Sends `view` (a plaintext view frame message), cut to the path's
     /// current datagram limit; what cannot go is counted, never queued
-    /// here.
-    fn send_view(&self, view: &Bytes);
+    /// here. Returns a view frame of the cells each alone over the limit,
+    /// for the hub to queue on the session's stream.
+    fn send_view(&self, view: &Bytes) -> Option<Bytes>;
 
     /// True once the session's task has written its first messages (the
     /// Welcome) to the stream: its first views wait for it.
@@ -286,15 +287,18 @@ impl Remotes {
                     first.views.extend(views.iter().map(plain));
                     first.ticks += 1;
                     remote.first_views = Some(first);
-                    Ok(())
+                    Ok(Vec::new())
                 }
                 Some(first) => {
                     send_views(remote.datagrams.as_ref(), first.views.into_iter().chain(views.iter().map(plain)))
                 }
             };
-            if let Err(reason) = sent {
-                slow.push((*link, reason));
-                continue;
+            match sent {
+                Ok(stream) => messages.extend(stream),
+                Err(reason) => {
+                    slow.push((*link, reason));
+                    continue;
+                }
             }
             if messages.is_empty() {
                 continue;
@@ -369,8 +373,8 @@ pub fn refuse(handed: Handover, reason: CloseReason, first: Option<&Bytes>, metr
 fn send_views<V: std::borrow::Borrow<Bytes>>(
     datagrams: &dyn Datagrams,
     views: impl Iterator<Item = V>,
-) -> Result<(), CloseReason> {
-    crate::guard::caught(|| views.for_each(|v| datagrams.send_view(v.borrow()))).map_err(|panic| {
+) -> Result<Vec<Bytes>, CloseReason> {
+    crate::guard::caught(|| views.filter_map(|v| datagrams.send_view(v.borrow())).collect()).map_err(|panic| {
         tracing::error!(panic, "a session's datagrams panicked; closing it");
         CloseReason::Internal
     })
@@ -418,8 +422,9 @@ mod tests {
     }
 
     impl Datagrams for Sent {
-        fn send_view(&self, view: &Bytes) {
+        fn send_view(&self, view: &Bytes) -> Option<Bytes> {
             self.views.lock().expect("not poisoned").push(view.clone());
+            None
         }
 
         fn welcomed(&self) -> bool {

@@ -3,7 +3,11 @@
 //! between sections and cells into several view frames, each a whole
 //! `ServerMessage` a client decodes and applies alone (so one lost costs
 //! only its cells, for one tick). A cell is never cut: one whose items
-//! alone exceed the limit cannot be sent, and is counted.
+//! alone exceed the limit goes on the session's reliable stream instead, in
+//! a view frame of its own, and is counted (a place without area of
+//! interest is one cell, over a datagram past about 150 players: its players
+//! then see the place as a websocket's would, with a lost packet delaying
+//! it, rather than not at all).
 //!
 //! This is for sessions served full forms (no deltas, see
 //! `ARCHITECTURE.md`, "WebTransport"): every item then stands alone, so
@@ -18,7 +22,10 @@ use mino_protocol::view::{encode_view, section_bytes_at_most, write_section, Sec
 pub struct Cut {
     /// Datagrams, each a whole view frame message within the limit.
     pub datagrams: Vec<Bytes>,
-    /// Cells left out: each alone is over the limit.
+    /// The cells each alone over the limit, as one view frame message for
+    /// the reliable stream (none when every cell fits a datagram).
+    pub stream: Option<Bytes>,
+    /// How many cells went to `stream`.
     pub too_big: usize,
 }
 
@@ -26,18 +33,19 @@ pub struct Cut {
 /// it) into datagrams of at most `max` bytes each.
 pub fn cut(message: &Bytes, max: usize) -> Cut {
     if message.len() <= max {
-        return Cut { datagrams: vec![message.clone()], too_big: 0 };
+        return Cut { datagrams: vec![message.clone()], stream: None, too_big: 0 };
     }
     let Ok(ServerMsg::View(frame)) = server::decode(message) else {
-        // Not a view frame (the core makes none such): one thing not sent.
-        return Cut { datagrams: Vec::new(), too_big: 1 };
+        // Not a view frame (the core makes none such): the stream takes it whole.
+        return Cut { datagrams: Vec::new(), stream: Some(message.clone()), too_big: 1 };
     };
     let room = max.saturating_sub(VIEW_ENVELOPE_BYTES);
     let mut out = Cut::default();
-    let mut sections = Vec::new();
+    let (mut sections, mut stream) = (Vec::new(), Vec::new());
     for section in frame.sections() {
         let (shard, tick) = (section.shard, u64::from(section.tick));
         let mut cells: Vec<(u32, Vec<&[u8]>)> = Vec::new();
+        let mut over: Vec<(u32, Vec<&[u8]>)> = Vec::new();
         let mut item_bytes = 0;
         if section.is_empty() {
             // A reset: a section with no cells.
@@ -61,6 +69,7 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
                 flush(&mut sections, &mut out);
                 if section_bytes_at_most(1, size) > room {
                     out.too_big += 1;
+                    over.push((cell.cell, items));
                     continue;
                 }
             }
@@ -70,8 +79,14 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
         if !cells.is_empty() {
             write_section(&mut sections, &Section { shard, tick, cells: &cells });
         }
+        if !over.is_empty() {
+            write_section(&mut stream, &Section { shard, tick, cells: &over });
+        }
     }
     flush(&mut sections, &mut out);
+    if !stream.is_empty() {
+        out.stream = Some(Bytes::from(encode_view(&stream)));
+    }
     out
 }
 
@@ -137,7 +152,7 @@ mod tests {
     fn a_frame_that_fits_goes_whole() {
         let f = frame(3, 2);
         let cut = cut(&f, 1200);
-        assert_eq!(cut, Cut { datagrams: vec![f], too_big: 0 });
+        assert_eq!(cut, Cut { datagrams: vec![f], stream: None, too_big: 0 });
     }
 
     #[test]
@@ -146,7 +161,7 @@ mod tests {
         assert!(f.len() > 3000, "the frame is {} bytes", f.len());
         for max in [300, 700, 1200] {
             let c = cut(&f, max);
-            assert_eq!(c.too_big, 0);
+            assert_eq!((c.too_big, &c.stream), (0, &None));
             assert!(c.datagrams.len() > 1);
             assert!(c.datagrams.iter().all(|d| d.len() <= max), "every datagram within {max}");
             assert_eq!(contents(&c.datagrams), contents(std::slice::from_ref(&f)), "every cell and reset, once");
@@ -154,10 +169,30 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_over_the_limit_is_counted_and_the_others_go() {
+    fn a_cell_over_the_limit_goes_on_the_stream_and_the_others_as_datagrams() {
         let f = frame(5, 40);
         let c = cut(&f, 200);
         assert_eq!(c.too_big, 7, "each cell alone is over 200 bytes");
         assert_eq!(contents(&c.datagrams), vec![(4, 999, 0, Vec::new())], "the reset still goes");
+        let stream = c.stream.expect("the cells over the limit, for the stream");
+        let mut all = contents(&c.datagrams);
+        all.extend(contents(std::slice::from_ref(&stream)));
+        all.sort();
+        assert_eq!(all, contents(std::slice::from_ref(&f)), "every cell once, by datagram or by the stream");
+        // Some fit, some do not: 3 cells of 2 players, 2 of 40.
+        let mixed = {
+            let items: Vec<Vec<u8>> =
+                [2, 40, 2, 40, 2].iter().enumerate().map(|(c, n)| full(c as u32 * 100 + 1, *n)).collect();
+            let list: Vec<(u32, Vec<&[u8]>)> =
+                items.iter().enumerate().map(|(c, i)| (c as u32 + 1, vec![&i[..]])).collect();
+            let mut sections = Vec::new();
+            write_section(&mut sections, &Section { shard: 9, tick: 7, cells: &list });
+            Bytes::from(encode_view(&sections))
+        };
+        let c = cut(&mixed, 200);
+        assert_eq!(c.too_big, 2);
+        let on_stream: Vec<u32> = contents(&[c.stream.expect("two cells")]).iter().map(|x| x.2).collect();
+        assert_eq!(on_stream, [2, 4]);
+        assert!(c.datagrams.iter().all(|d| d.len() <= 200));
     }
 }

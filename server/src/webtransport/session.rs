@@ -246,8 +246,9 @@ impl remote::Datagrams for SessionDatagrams {
     }
 
     /// Sends a view frame as datagrams within the connection's current
-    /// limit (read at every send), counting what cannot go.
-    fn send_view(&self, view: &Bytes) {
+    /// limit (read at every send), counting what cannot go; the cells over
+    /// the limit come back, for the stream.
+    fn send_view(&self, view: &Bytes) -> Option<Bytes> {
         let metrics = &self.metrics;
         // quinn's limit less the session's header, computed here: a peer
         // may advertise a datagram frame size under the header (wtransport's
@@ -256,7 +257,7 @@ impl remote::Datagrams for SessionDatagrams {
         let Some(limit) = limit.and_then(|l| l.checked_sub(datagram_header_bytes(&self.conn))).filter(|l| *l > 0)
         else {
             metrics.unsent(Unsent::NoDatagrams, 1);
-            return;
+            return None;
         };
         let cut = datagrams::cut(view, limit.min(self.datagram_bytes));
         if cut.too_big > 0 {
@@ -280,6 +281,7 @@ impl remote::Datagrams for SessionDatagrams {
                 }
             }
         }
+        cut.stream
     }
 }
 
