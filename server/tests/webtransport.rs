@@ -558,6 +558,52 @@ async fn the_self_signed_certificate_is_renewed_without_dropping_an_open_session
 }
 
 #[tokio::test]
+async fn streams_the_shard_never_reads_hold_at_most_its_receive_window() {
+    // A client that opens streams past its one and fills them: the shard
+    // never reads them, and with quinn's windows (1.25 MB a stream, no
+    // limit a session) an outside trial made it hold 250 MB a session.
+    // Now each takes 16 KiB and all of them 64 KiB, then the client's writes
+    // wait (its own included: it spent its window); the shard still writes
+    // to it.
+    let server = shard(&[]);
+    let mut wt = TransportPlayer::join(&server, "Filler").await;
+    let chunk = vec![7u8; 4096];
+    // A write that has not gone within this is held by flow control.
+    let held_back = Duration::from_millis(700);
+    let mut written = 0usize;
+    for _ in 0..6 {
+        let opened = tokio::time::timeout(held_back, async {
+            match wt.conn.open_bi().await {
+                Ok(opening) => opening.await.ok(),
+                Err(_) => None,
+            }
+        })
+        .await;
+        let Ok(Some((mut send, _recv))) = opened else { break };
+        // At most 256 KiB a stream: quinn's defaults took it all at once.
+        for _ in 0..64 {
+            match tokio::time::timeout(held_back, send.write_all(&chunk)).await {
+                Ok(Ok(())) => written += chunk.len(),
+                _ => break,
+            }
+        }
+    }
+    let window = mino_server::webtransport::RECEIVE_WINDOW_BYTES as usize;
+    assert!(written >= 16 * 1024, "the first extra stream took its window ({written} bytes)");
+    assert!(written <= window, "{written} bytes held for streams never read (at most {window})");
+    // The client spent its own window: what it sends now waits, but the
+    // shard still writes to it, and to everyone else.
+    let _later = Player::join(&server, "Later").await;
+    loop {
+        if let Frame::Presence { joined, .. } = wt.message().await {
+            if joined.iter().any(|(_, name)| name == "Later") {
+                break;
+            }
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     // Clients send no datagrams and the shard reads none. Four sessions
     // each send 3 MB of them anyway: each stays served, a websocket player

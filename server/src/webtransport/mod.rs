@@ -69,6 +69,29 @@ const KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// It is also the largest datagram a client is told it may send.
 pub const RECEIVE_QUEUE_BYTES: usize = 2_048;
 
+/// Most bytes a session's client may have sent on one stream and the
+/// shard not read yet (QUIC's stream flow control window), bytes. A client
+/// sends only small messages (4 KiB at most: a Hello) on its one stream,
+/// which the shard reads as they come; quinn's default, 1.25 MB a stream,
+/// let a client fill streams the shard never reads (extra ones it opened)
+/// and hold about 250 MB of the shard's memory a session (an outside trial).
+pub const STREAM_RECEIVE_WINDOW_BYTES: u32 = 16 * 1024;
+
+/// Most bytes a session's client may have sent on all its streams and the
+/// shard not read yet, bytes (quinn's default is unlimited): the most a
+/// session can make the shard hold however many streams it opens.
+pub const RECEIVE_WINDOW_BYTES: u32 = 64 * 1024;
+
+/// Most bidirectional streams a session's client may have open at once:
+/// HTTP/3's CONNECT request and the session's one stream, and room for a
+/// browser's extra ones (more than 2 are never read: the bytes they may
+/// hold are bounded by [`RECEIVE_WINDOW_BYTES`]).
+pub const MAX_BIDI_STREAMS: u32 = 8;
+
+/// Most unidirectional streams a session's client may have open at once:
+/// HTTP/3's control and QPACK streams, and room for reserved (grease) ones.
+pub const MAX_UNI_STREAMS: u32 = 16;
+
 /// Why WebTransport could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum WebTransportError {
@@ -177,7 +200,8 @@ pub async fn bind(config: &WebTransportConfig, idle: Duration) -> Result<Bound, 
 }
 
 /// The endpoint's settings with `identity`: the bound address, keep-alive,
-/// the idle timeout, the congestion controller and the datagram queues.
+/// the idle timeout, the congestion controller, the datagram queues and
+/// what a client may make the shard hold of its streams.
 ///
 /// Errors: [`WebTransportError::IdleTimeout`].
 fn server_config(
@@ -186,6 +210,12 @@ fn server_config(
     idle: Duration,
 ) -> Result<ServerConfig, WebTransportError> {
     let mut transport = wtransport::config::QuicTransportConfig::default();
+    let varint = wtransport::quinn::VarInt::from_u32;
+    transport
+        .stream_receive_window(varint(STREAM_RECEIVE_WINDOW_BYTES))
+        .receive_window(varint(RECEIVE_WINDOW_BYTES))
+        .max_concurrent_bidi_streams(varint(MAX_BIDI_STREAMS))
+        .max_concurrent_uni_streams(varint(MAX_UNI_STREAMS));
     transport.datagram_send_buffer_size(config.send_queue_bytes);
     transport.datagram_receive_buffer_size(Some(RECEIVE_QUEUE_BYTES));
     let floor = config.window_floor_bytes;
