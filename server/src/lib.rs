@@ -7,7 +7,7 @@
 //! <!-- layers: server/src -->
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 leaves | `address`, `clock`, `config`, `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `websocket`, `socket`, `topology`, `backplane`, `figures`, `order`, `reload`, `guard` | listen addresses, time, flags, ids, the world, the busy rule, close reasons, metrics, identity tokens, the websocket protocol (the handshake, frames in and out, UTF-8, the closing rules; no I/O), a player's connection, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout, a shard's own figures, operators' orders, files reloaded while running, a panic kept to one connection |
+//! | 0 leaves | `address`, `clock`, `config`, `ids`, `sim`, `admission`, `close`, `auth`, `metrics`, `websocket`, `socket`, `topology`, `backplane`, `figures`, `order`, `reload`, `guard`, `throttle` | listen addresses, time, flags, ids, the world, the busy rule, close reasons, metrics, identity tokens, the websocket protocol (the handshake, frames in and out, UTF-8, the closing rules; no I/O), a player's connection, where Redis is (one node, Sentinel, Redis Cluster), the Redis connections and key layout, a shard's own figures, operators' orders, files reloaded while running, a panic kept to one connection, a repeating warning said once a window |
 //! | 1 resume | `resume` | resume tickets and sessions (in memory standalone, in Redis clustered) |
 //! | 2 core | `shard` | the I/O-free shard core (world, links, presence, area of interest, fence, drain); returns effects |
 //! | 3 hub | `hub` | every admitted socket, read when ready and written once a tick on the tick's thread (frames, the outbox, liveness, limits) |
@@ -48,6 +48,7 @@ mod order;
 mod reload;
 pub mod sim;
 mod socket;
+mod throttle;
 mod topology;
 mod websocket;
 

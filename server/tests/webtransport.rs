@@ -604,6 +604,48 @@ async fn streams_the_shard_never_reads_hold_at_most_its_receive_window() {
 }
 
 #[tokio::test]
+async fn handshakes_from_addresses_never_checked_get_a_retry_and_take_no_session_slot() {
+    // One client's first handshake packet, caught, then sent again from 30
+    // other UDP ports: each looks like a client whose address nobody
+    // checked (a forged source). Each took a --max-connections slot for
+    // the handshake's timeout, and an outside trial locked every player out
+    // with 60 such packets; now each is answered with a Retry (RFC 9000
+    // section 8.1) and holds nothing, and a real player, whose client
+    // answers the Retry, still gets in past a cap of 10.
+    let server = shard(&["--max-connections", "10"]);
+    let addr = server.webtransport.expect("the shard takes webtransport");
+    let trap = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("a UDP port");
+    let trap_addr = trap.local_addr().expect("its address");
+    let config = wtransport::ClientConfig::builder().with_bind_default().with_server_certificate_hashes([]).build();
+    let endpoint = wtransport::Endpoint::client(config).expect("a client endpoint");
+    let dialing = tokio::spawn(async move {
+        let _ = endpoint.connect(format!("https://{trap_addr}/")).await;
+    });
+    let mut initial = vec![0u8; 2048];
+    let (n, _) = tokio::time::timeout(WAIT, trap.recv_from(&mut initial)).await.expect("in time").expect("read");
+    initial.truncate(n);
+    dialing.abort();
+    let mut answer = vec![0u8; 2048];
+    for _ in 0..30 {
+        let forger = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("a UDP port");
+        forger.send_to(&initial, addr).await.expect("sent");
+        let (n, _) = tokio::time::timeout(WAIT, forger.recv_from(&mut answer)).await.expect("an answer").expect("read");
+        // A long header (0x80), fixed bit (0x40), type Retry (0x30): the
+        // type bits are never masked.
+        assert_eq!(answer[0] & 0xf0, 0xf0, "a Retry, not a handshake begun ({n} bytes, first {:#04x})", answer[0]);
+    }
+    let mut player = TransportPlayer::join(&server, "Real").await;
+    player.send(&mino_protocol::client::encode_ping(3.5)).await;
+    loop {
+        if let Frame::Pong(t) = player.message().await {
+            assert_eq!(t, 3.5);
+            break;
+        }
+    }
+    assert_eq!(server.metric("mino_connections_over_cap_total").await, 0.0, "no session refused");
+}
+
+#[tokio::test]
 async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     // Clients send no datagrams and the shard reads none. Four sessions
     // each send 3 MB of them anyway: each stays served, a websocket player

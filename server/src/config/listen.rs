@@ -35,8 +35,10 @@ pub struct ListenArgs {
     pub handshake_timeout_ms: u64,
 
     /// Most open connections (websockets plus plain HTTP) at once; one past
-    /// it is answered 503 and closed (mino_connections_over_cap_total). 1 to
-    /// 10,000,000.
+    /// it is answered 503 and closed (mino_connections_over_cap_total). With
+    /// --webtransport-listen, WebTransport sessions have a cap of their own
+    /// of the same number (one past it is refused at its QUIC handshake,
+    /// counted alike). 1 to 10,000,000.
     #[arg(long, env = "MINO_MAX_CONNECTIONS", default_value_t = 20_000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub max_connections: usize,
 

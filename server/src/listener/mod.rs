@@ -18,16 +18,15 @@
 pub mod bound;
 pub mod reserve;
 pub mod socket_file;
-pub mod throttle;
 
 pub use bound::{BindError, Listener, Peer};
 pub use reserve::Reserve;
-pub use throttle::LogThrottle;
 
 use crate::clock;
 use crate::http::SlotHold;
 use crate::metrics::{AcceptErrorKind, Metrics};
 use crate::socket::Stream;
+use crate::throttle::{self, LogThrottle};
 use axum::Router;
 use futures_util::FutureExt;
 use hyper::body::Incoming;

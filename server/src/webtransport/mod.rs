@@ -47,6 +47,7 @@ pub use certificate::{LiveOffer, SELF_SIGNED_DAYS};
 use crate::config::{Certificate, Congestion, WebTransportConfig};
 use crate::hub::remote::FromSession;
 use crate::session::SessionContext;
+use crate::throttle::{self, LogThrottle};
 use congestion::FlooredFactory;
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -278,12 +279,16 @@ pub struct Serving {
 }
 
 /// Accepts sessions until `cancel` fires, each served in a task on
-/// `tracker`; at most `--max-connections` sessions at once (more are
-/// refused at the QUIC handshake). A self-signed certificate is renewed
+/// `tracker`; a client's address is validated first (a Retry); at most
+/// `--max-connections` sessions at once (more are refused at the QUIC
+/// handshake, counted in `mino_connections_over_cap_total`). A self-signed certificate is renewed
 /// here, every `--webtransport-cert-renew-s`.
 pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, cancel: CancellationToken) {
     let Serving { ctx, to_driver, queue } = serving;
-    let slots = Arc::new(Semaphore::new(ctx.config.listen.max_connections));
+    let cap = ctx.config.listen.max_connections;
+    let slots = Arc::new(Semaphore::new(cap));
+    let metrics = ctx.metrics.clone();
+    let mut over_cap = LogThrottle::new(throttle::WINDOW);
     let shared = session::Shared { ctx, to_driver, queue, datagram_bytes: bound.datagram_bytes };
     let mut renew_at = bound.renew.as_ref().map(|r| tokio::time::Instant::now() + r.every);
     loop {
@@ -298,8 +303,27 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
             }
             incoming = bound.endpoint.accept() => incoming,
         };
+        // The client's address first (QUIC's Retry, RFC 9000 section 8.1):
+        // a handshake packet's source may be forged, and each took a
+        // session slot for the handshake's timeout (10 s), so 60 packets
+        // of 1.2 KB locked every player out (an outside trial). A client
+        // pays one round trip more at its start.
+        if !incoming.remote_address_validated() {
+            incoming.retry();
+            continue;
+        }
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            tracing::debug!(peer = %incoming.remote_address(), "session cap reached; refused");
+            metrics.connections_over_cap.inc();
+            if let Some(refused) = over_cap.failed(crate::clock::now()) {
+                tracing::warn!(
+                    peer = %incoming.remote_address(),
+                    cap,
+                    refused,
+                    "webtransport session cap reached (--max-connections {cap}): {refused} session(s) refused \
+                     since the last such line (at most one a {:?})",
+                    throttle::WINDOW
+                );
+            }
             incoming.refuse();
             continue;
         };
