@@ -646,6 +646,42 @@ async fn handshakes_from_addresses_never_checked_get_a_retry_and_take_no_session
 }
 
 #[tokio::test]
+async fn a_session_that_stops_reading_is_closed_soon_after_it_is_found_too_slow() {
+    // A client that lets the shard have 1 KiB unread on its stream and
+    // reads nothing, while others chat: the shard's writes wait, one times
+    // out (1 s) and the player is dropped as too slow. Its session then
+    // lingered on, each message queued meanwhile (a tick's chat each)
+    // waiting out the write timeout again before the close (an outside
+    // trial: 60 s, its slot held); now the session ends at once.
+    let server = shard(&["--write-timeout-ms", "1000", "--chat-rate", "50"]);
+    let mut deaf = TransportPlayer::connect_with_window(&server, 1024).await;
+    deaf = deaf.say_hello("Deaf").await;
+    let mut chatters = Vec::new();
+    for i in 0..4 {
+        chatters.push(Player::join(&server, &format!("C{i}")).await);
+    }
+    let line = "x".repeat(150);
+    let too_slow = "mino_sockets_closed_total{reason=\"too_slow\"}";
+    let deadline = Instant::now() + WAIT;
+    let mut said = 0;
+    // A line a chatter a tick: within --chat-rate, so nobody is closed for
+    // flooding and every tick queues the deaf session a message.
+    let mut pace = tokio::time::interval(Duration::from_millis(50));
+    while server.metric(too_slow).await < 1.0 {
+        assert!(Instant::now() < deadline, "the deaf session found too slow ({said} lines said)");
+        pace.tick().await;
+        for c in &mut chatters {
+            c.send(mino_protocol::client::encode_chat(&line)).await;
+            said += 1;
+        }
+    }
+    let found = Instant::now();
+    tokio::time::timeout(WAIT, deaf.conn.closed()).await.expect("the session closed");
+    assert!(found.elapsed() < Duration::from_secs(2), "closed {:?} after it was found too slow", found.elapsed());
+    server.wait_metric("mino_webtransport_sessions", 0.0).await;
+}
+
+#[tokio::test]
 async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     // Clients send no datagrams and the shard reads none. Four sessions
     // each send 3 MB of them anyway: each stays served, a websocket player

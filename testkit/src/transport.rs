@@ -93,12 +93,37 @@ impl TransportPlayer {
         TransportPlayer::connect_with(shard, hashes, Some(max_datagram_frame_bytes)).await
     }
 
+    /// Opens a session and its stream to `shard` whose client lets the
+    /// shard have at most `window` bytes it has not read on its streams
+    /// (QUIC's stream and connection receive windows): a client that stops
+    /// reading then holds the shard's writes back after that many bytes.
+    ///
+    /// Panics: as [`TransportPlayer::connect`].
+    pub async fn connect_with_window(shard: &Shard, window: u32) -> TransportPlayer {
+        let hashes = offered_hashes(shard).await;
+        let mut transport = wtransport::quinn::TransportConfig::default();
+        let window = wtransport::quinn::VarInt::from_u32(window);
+        transport.stream_receive_window(window).receive_window(window);
+        TransportPlayer::connect_tuned(shard, hashes, Some(transport)).await
+    }
+
     async fn connect_with(shard: &Shard, hashes: Vec<Sha256Digest>, datagram_frame: Option<usize>) -> TransportPlayer {
-        let addr = shard.webtransport.expect("the shard was started with --webtransport-listen");
-        let mut config = ClientConfig::builder().with_bind_default().with_server_certificate_hashes(hashes).build();
-        if let Some(bytes) = datagram_frame {
+        let transport = datagram_frame.map(|bytes| {
             let mut transport = wtransport::quinn::TransportConfig::default();
             transport.datagram_receive_buffer_size(Some(bytes));
+            transport
+        });
+        TransportPlayer::connect_tuned(shard, hashes, transport).await
+    }
+
+    async fn connect_tuned(
+        shard: &Shard,
+        hashes: Vec<Sha256Digest>,
+        transport: Option<wtransport::quinn::TransportConfig>,
+    ) -> TransportPlayer {
+        let addr = shard.webtransport.expect("the shard was started with --webtransport-listen");
+        let mut config = ClientConfig::builder().with_bind_default().with_server_certificate_hashes(hashes).build();
+        if let Some(transport) = transport {
             config.quic_config_mut().transport_config(std::sync::Arc::new(transport));
         }
         let endpoint = Endpoint::client(config).expect("a client endpoint");

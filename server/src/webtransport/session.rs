@@ -162,20 +162,28 @@ impl Session {
         let write_timeout = self.shared.ctx.config.socket.write_timeout;
         let mut reading = self.link.is_some();
         let mut out = BytesMut::new();
+        // Set once a write failed or timed out: the driver was told and its
+        // close is on the way. The messages queued before it are dropped,
+        // and the close writes nothing: each write would wait out the write
+        // timeout again for a peer that does not read (an outside trial's
+        // session lingered 60 s, its slot held, after its player was gone).
+        let mut stalled = false;
         loop {
             tokio::select! {
                 item = from_hub.recv() => {
                     let Some(item) = item else {
                         // The hub dropped the session without a close (its
                         // queue was full): too slow.
-                        close(&self.conn, Some(&mut send), CloseReason::TooSlow, CloseReason::TooSlow.message(), None).await;
+                        let send = (!stalled).then_some(&mut send);
+                        close(&self.conn, send, CloseReason::TooSlow, CloseReason::TooSlow.message(), None).await;
                         return;
                     };
                     let messages = match item {
                         ToSession::Close { reason, text, first } => {
-                            close(&self.conn, Some(&mut send), reason, &text, first).await;
+                            close(&self.conn, (!stalled).then_some(&mut send), reason, &text, first).await;
                             return;
                         }
+                        _ if stalled => continue,
                         ToSession::Message(m) => vec![m],
                         ToSession::Messages(messages) => messages,
                     };
@@ -183,12 +191,19 @@ impl Session {
                     for m in &messages {
                         framing::put(&mut out, m);
                     }
-                    match timeout(write_timeout, send.write_all(&out)).await {
+                    let failed = match timeout(write_timeout, send.write_all(&out)).await {
                         // The first messages hold the Welcome: the hub may now
                         // send views (see `hub::remote::Datagrams::welcomed`).
-                        Ok(Ok(())) => self.welcomed.store(true, Ordering::Release),
-                        Ok(Err(_)) => self.tell(CloseReason::ClientClosed).await,
-                        Err(_) => self.tell(CloseReason::TooSlow).await,
+                        Ok(Ok(())) => {
+                            self.welcomed.store(true, Ordering::Release);
+                            None
+                        }
+                        Ok(Err(_)) => Some(CloseReason::ClientClosed),
+                        Err(_) => Some(CloseReason::TooSlow),
+                    };
+                    if let Some(reason) = failed {
+                        stalled = true;
+                        self.tell(reason).await;
                     }
                 }
                 message = reader.next(&mut recv), if reading => match message {
