@@ -682,6 +682,40 @@ async fn a_session_that_stops_reading_is_closed_soon_after_it_is_found_too_slow(
 }
 
 #[tokio::test]
+async fn the_stream_and_the_hello_share_one_handshake_window_as_on_the_websocket() {
+    // The websocket gives its upgrade one window and its Hello another;
+    // a session had one for its QUIC and HTTP/3 handshake, one for its
+    // stream and one more for its Hello (a slow client held a slot 3 windows
+    // long, an outside trial). Stream at 0.6 of a window, Hello at 1.2: late.
+    let server = shard(&["--handshake-timeout-ms", "1000"]);
+    let addr = server.webtransport.expect("the shard takes webtransport");
+    let offer = server.get("/webtransport").await;
+    let json: serde_json::Value = serde_json::from_slice(&offer.body).expect("/webtransport is JSON");
+    let hex = json["certificateHashes"][0]["value"].as_str().expect("a hash").to_owned();
+    let bytes: Vec<u8> =
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect();
+    let hash = wtransport::tls::Sha256Digest::new(bytes.try_into().expect("32 bytes"));
+    let config = wtransport::ClientConfig::builder().with_bind_default().with_server_certificate_hashes([hash]).build();
+    let endpoint = wtransport::Endpoint::client(config).expect("a client endpoint");
+    let conn = tokio::time::timeout(WAIT, endpoint.connect(format!("https://{addr}/"))).await.expect("in time");
+    let conn = conn.expect("a session");
+    let started = Instant::now();
+    tokio::time::sleep_until((started + Duration::from_millis(600)).into()).await;
+    let (mut send, _recv) = conn.open_bi().await.expect("open").await.expect("a stream");
+    tokio::time::sleep_until((started + Duration::from_millis(1_200)).into()).await;
+    let hello = mino_protocol::client::encode_hello("Late", None, None);
+    let mut framed = (hello.len() as u32).to_le_bytes().to_vec();
+    framed.extend_from_slice(&hello);
+    let _ = send.write_all(&framed).await;
+    let closed = tokio::time::timeout(WAIT, conn.closed()).await.expect("closed in time");
+    let code = match closed {
+        wtransport::error::ConnectionError::ApplicationClosed(close) => close.code().into_inner(),
+        other => panic!("closed by the shard with a code, not {other:?}"),
+    };
+    assert_eq!(code, u64::from(CloseCode::HelloTimeout.0), "the Hello came after the window");
+}
+
+#[tokio::test]
 async fn a_datagram_flood_is_dropped_unread_and_holds_no_memory() {
     // Clients send no datagrams and the shard reads none. Four sessions
     // each send 3 MB of them anyway: each stays served, a websocket player

@@ -29,8 +29,9 @@ pub struct ListenArgs {
     #[arg(long, env = "MINO_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
 
-    /// Time allowed for the HTTP upgrade and then for the first Hello, ms each.
-    /// 100 to 600,000.
+    /// Time allowed for the HTTP upgrade and then for the first Hello, ms each
+    /// (WebTransport: for the QUIC and HTTP/3 handshake, then for the stream
+    /// and its Hello). 100 to 600,000.
     #[arg(long, env = "MINO_HANDSHAKE_TIMEOUT_MS", default_value_t = 10000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub handshake_timeout_ms: u64,
 

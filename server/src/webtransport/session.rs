@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::time::timeout;
+use tokio::time::{timeout, timeout_at};
 use wtransport::endpoint::IncomingSession;
 use wtransport::error::SendDatagramError;
 use wtransport::{Connection, RecvStream, SendStream, VarInt};
@@ -104,11 +104,15 @@ struct Session {
 }
 
 impl Session {
+    /// The session's life once established: its stream and its Hello
+    /// within `limit` together (the websocket's second window: the
+    /// handshake had the first), then its admission and play.
     async fn run(mut self, limit: Duration) {
         let cancel = self.shared.ctx.cancel.clone();
+        let deadline = tokio::time::Instant::now() + limit;
         let stream = tokio::select! {
             () = cancel.cancelled() => None,
-            opened = timeout(limit, self.conn.accept_bi()) => opened.ok().and_then(Result::ok),
+            opened = timeout_at(deadline, self.conn.accept_bi()) => opened.ok().and_then(Result::ok),
         };
         let Some((mut send, mut recv)) = stream else {
             self.refuse(None, CloseReason::HelloTimeout.into()).await;
@@ -117,7 +121,7 @@ impl Session {
         let mut reader = MessageReader::new(MAX_CLIENT_MESSAGE_BYTES);
         let hello = tokio::select! {
             () = cancel.cancelled() => Err(CloseReason::Shutdown),
-            hello = timeout(limit, read_hello(&mut reader, &mut recv)) => hello.unwrap_or(Err(CloseReason::HelloTimeout)),
+            hello = timeout_at(deadline, read_hello(&mut reader, &mut recv)) => hello.unwrap_or(Err(CloseReason::HelloTimeout)),
         };
         let mut hello = match hello {
             Ok(hello) => hello,
