@@ -109,11 +109,12 @@ fn log_filter() -> Result<EnvFilter, String> {
 const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 /// The first bare word of `filter` (a directive without `=`, `[` or `::`)
-/// that is not a level but one or two letters from one, or `warning`, with
-/// the level meant. `tracing_subscriber` takes such a word as a target's
-/// name at every level and everything else off: `MINO_LOG=inf` silenced the
-/// shard. Real targets (`mino_server`, `tokio`, `h3`) are further from every
-/// level than that.
+/// that is not a level but one letter from one (one added, dropped, changed
+/// or two swapped), or `warning`, with the level meant. `tracing_subscriber`
+/// takes such a word as a target's name (a prefix: `mino` is every mino
+/// crate) at every level and everything else off: `MINO_LOG=inf` silenced
+/// the shard. Real targets (`mino`, `mino_server`, `tokio`, `h3`) are
+/// further from every level than that.
 fn misspelt_level(filter: &str) -> Option<(&str, &'static str)> {
     filter.split(',').map(str::trim).filter(|w| !w.is_empty() && !w.contains(['=', '[', ':'])).find_map(|word| {
         let lower = word.to_ascii_lowercase();
@@ -124,7 +125,7 @@ fn misspelt_level(filter: &str) -> Option<(&str, &'static str)> {
             return Some((word, "warn"));
         }
         let (distance, level) = LEVELS.iter().map(|l| (strsim::damerau_levenshtein(&lower, l), *l)).min()?;
-        (distance <= 2 && lower.len() >= 2 && distance < lower.len()).then_some((word, level))
+        (distance == 1 && lower.len() >= 2).then_some((word, level))
     })
 }
 
@@ -196,9 +197,20 @@ mod tests {
         {
             assert_eq!(misspelt_level(filter).map(|(_, l)| l), Some(level), "{filter}");
         }
-        for filter in
-            ["info", "WARN", "mino_server", "tokio", "h3", "quinn", "redis", "mino_server=debug,warn", "off", ""]
-        {
+        // Targets match by prefix: `mino` is every mino crate, two letters from "info".
+        for filter in [
+            "info",
+            "WARN",
+            "mino",
+            "mino_server",
+            "tokio",
+            "h3",
+            "quinn",
+            "redis",
+            "mino_server=debug,warn",
+            "off",
+            "",
+        ] {
             assert_eq!(misspelt_level(filter), None, "{filter}");
         }
     }

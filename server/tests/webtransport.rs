@@ -4,8 +4,8 @@
 //! Inputs on it, and sees itself and a websocket player walk in view frames
 //! sent as datagrams (each applied alone); the websocket player sees it
 //! too. A malformed message closes the session with the websocket's close
-//! code; a view frame over the datagram limit is cut, and what cannot go
-//! is counted.
+//! code; a view frame over the datagram limit is cut, and a cell too big
+//! for one goes on the stream, counted.
 
 use mino_protocol::server::{self, ServerMsg};
 use mino_protocol::view::ItemKind;
@@ -581,12 +581,16 @@ async fn streams_the_shard_never_reads_hold_at_most_its_receive_window() {
         .await;
         let Ok(Some((mut send, _recv))) = opened else { break };
         // At most 256 KiB a stream: quinn's defaults took it all at once.
+        let mut this = 0;
         for _ in 0..64 {
             match tokio::time::timeout(held_back, send.write_all(&chunk)).await {
-                Ok(Ok(())) => written += chunk.len(),
+                Ok(Ok(())) => this += chunk.len(),
                 _ => break,
             }
         }
+        let stream_window = mino_server::webtransport::STREAM_RECEIVE_WINDOW_BYTES as usize;
+        assert!(this <= stream_window, "{this} bytes on one stream never read (at most {stream_window})");
+        written += this;
     }
     let window = mino_server::webtransport::RECEIVE_WINDOW_BYTES as usize;
     assert!(written >= 16 * 1024, "the first extra stream took its window ({written} bytes)");
@@ -609,31 +613,48 @@ async fn handshakes_from_addresses_never_checked_get_a_retry_and_take_no_session
     // other UDP ports: each looks like a client whose address nobody
     // checked (a forged source). Each took a --max-connections slot for
     // the handshake's timeout, and an outside trial locked every player out
-    // with 60 such packets; now each is answered with a Retry (RFC 9000
-    // section 8.1) and holds nothing, and a real player, whose client
-    // answers the Retry, still gets in past a cap of 10.
+    // with 60 such packets. Now, once half the cap of 10 are under way,
+    // each is answered with a Retry (RFC 9000 section 8.1) and holds
+    // nothing, and a real player, whose client answers the Retry, still
+    // gets in.
     let server = shard(&["--max-connections", "10"]);
     let addr = server.webtransport.expect("the shard takes webtransport");
+    // Thirty clients' first packets, each a handshake of its own (its own
+    // connection id), caught on a port that never answers.
     let trap = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("a UDP port");
     let trap_addr = trap.local_addr().expect("its address");
-    let config = wtransport::ClientConfig::builder().with_bind_default().with_server_certificate_hashes([]).build();
-    let endpoint = wtransport::Endpoint::client(config).expect("a client endpoint");
-    let dialing = tokio::spawn(async move {
-        let _ = endpoint.connect(format!("https://{trap_addr}/")).await;
-    });
-    let mut initial = vec![0u8; 2048];
-    let (n, _) = tokio::time::timeout(WAIT, trap.recv_from(&mut initial)).await.expect("in time").expect("read");
-    initial.truncate(n);
-    dialing.abort();
+    let mut initials: Vec<Vec<u8>> = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    while initials.len() < 30 {
+        let config = wtransport::ClientConfig::builder().with_bind_default().with_server_certificate_hashes([]).build();
+        let endpoint = wtransport::Endpoint::client(config).expect("a client endpoint");
+        let dialing = tokio::spawn(async move {
+            let _ = endpoint.connect(format!("https://{trap_addr}/")).await;
+        });
+        let mut packet = vec![0u8; 2048];
+        let (n, _) = tokio::time::timeout(WAIT, trap.recv_from(&mut packet)).await.expect("in time").expect("read");
+        dialing.abort();
+        packet.truncate(n);
+        // The destination connection id: after the first byte, the version
+        // (4 bytes) and its length (1 byte); a resent packet repeats it.
+        let id_len = usize::from(packet[5]);
+        if ids.insert(packet[6..6 + id_len].to_vec()) {
+            initials.push(packet);
+        }
+    }
     let mut answer = vec![0u8; 2048];
-    for _ in 0..30 {
+    let mut retried = Vec::new();
+    for initial in &initials {
         let forger = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("a UDP port");
-        forger.send_to(&initial, addr).await.expect("sent");
-        let (n, _) = tokio::time::timeout(WAIT, forger.recv_from(&mut answer)).await.expect("an answer").expect("read");
+        forger.send_to(initial, addr).await.expect("sent");
+        tokio::time::timeout(WAIT, forger.recv_from(&mut answer)).await.expect("an answer").expect("read");
         // A long header (0x80), fixed bit (0x40), type Retry (0x30): the
         // type bits are never masked.
-        assert_eq!(answer[0] & 0xf0, 0xf0, "a Retry, not a handshake begun ({n} bytes, first {:#04x})", answer[0]);
+        retried.push(answer[0] & 0xf0 == 0xf0);
     }
+    let begun = retried.iter().take_while(|r| !**r).count();
+    assert_eq!(begun, 5, "handshakes begun before the Retries: half the cap ({retried:?})");
+    assert!(retried[begun..].iter().all(|r| *r), "a Retry for every one after ({retried:?})");
     let mut player = TransportPlayer::join(&server, "Real").await;
     player.send(&mino_protocol::client::encode_ping(3.5)).await;
     loop {
@@ -713,6 +734,9 @@ async fn the_stream_and_the_hello_share_one_handshake_window_as_on_the_websocket
         other => panic!("closed by the shard with a code, not {other:?}"),
     };
     assert_eq!(code, u64::from(CloseCode::HelloTimeout.0), "the Hello came after the window");
+    // Stream and Hello well within the window: welcomed.
+    let on_time = TransportPlayer::connect(&server).await.say_hello("OnTime").await;
+    assert!(on_time.welcome.is_some());
 }
 
 #[tokio::test]
@@ -797,13 +821,24 @@ async fn a_peer_advertising_a_datagram_frame_under_the_header_is_counted_and_the
     // A datagram frame size of 9 bytes: quinn's limit is then under
     // WebTransport's own header (wtransport's max_datagram_size underflows,
     // a panic in a debug build). The hub sends datagrams on the tick's
-    // thread: the session's view frames must be counted as not sent, and
-    // the shard must keep ticking.
+    // thread: the session's view frames must be counted as not sent as
+    // datagrams and come on the stream instead (it played blind before),
+    // and the shard must keep ticking.
     let server = shard(&[]);
     let tiny = TransportPlayer::connect_advertising(&server, 9).await;
-    let tiny = tiny.say_hello("Tiny").await;
+    let mut tiny = tiny.say_hello("Tiny").await;
     assert!(tiny.welcome.is_some(), "welcomed on the stream");
+    let me = tiny.id();
     server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"no_datagrams\"}", 1.0).await;
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "its own cell on the stream");
+        if let Frame::Cell(c) = tiny.message().await {
+            if c.entries.iter().any(|e| e.id.0 == me) {
+                break;
+            }
+        }
+    }
     server.wait_ticks(20).await;
     assert_eq!(server.metric("mino_webtransport_sessions").await, 1.0, "the session stays");
 }

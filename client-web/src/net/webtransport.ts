@@ -3,8 +3,9 @@
 // carries exactly the websocket's binary messages, each with its 4-byte
 // length (net/framing.ts), from the Hello to the Error the server sends
 // before a close; view frames come as datagrams, each a whole view frame
-// that decodes and applies alone, and go to the connection like any other
-// message (the same decoder, net/view.ts and net/held.ts, takes them).
+// that decodes and applies alone (or on the stream: a cell too big for a
+// datagram), and go to the connection like any other message (the same
+// decoder, net/view.ts and net/held.ts, takes them).
 //
 // The close code: browsers do not show a QUIC connection's application
 // close code (Chromium 156: `closed` rejects with "Connection lost", no

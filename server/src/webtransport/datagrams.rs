@@ -84,7 +84,12 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
         }
     }
     flush(&mut sections, &mut out);
-    if !stream.is_empty() {
+    if out.datagrams.is_empty() && out.too_big > 0 {
+        // Nothing fitted (a place without area of interest: one cell): the
+        // frame as the core built it, shared by every such session, not a
+        // copy a session a tick.
+        out.stream = Some(message.clone());
+    } else if !stream.is_empty() {
         out.stream = Some(Bytes::from(encode_view(&stream)));
     }
     out
@@ -194,5 +199,17 @@ mod tests {
         let on_stream: Vec<u32> = contents(&[c.stream.expect("two cells")]).iter().map(|x| x.2).collect();
         assert_eq!(on_stream, [2, 4]);
         assert!(c.datagrams.iter().all(|d| d.len() <= 200));
+        // Nothing fits: the frame itself goes, the same bytes for every session.
+        let one = {
+            let item = full(1, 40);
+            let list: Vec<(u32, Vec<&[u8]>)> = vec![(0, vec![&item[..]])];
+            let mut sections = Vec::new();
+            write_section(&mut sections, &Section { shard: 9, tick: 7, cells: &list });
+            Bytes::from(encode_view(&sections))
+        };
+        let c = cut(&one, 200);
+        assert_eq!((c.too_big, c.datagrams.len()), (1, 0));
+        let stream = c.stream.expect("the frame");
+        assert_eq!(stream.as_ptr(), one.as_ptr(), "the frame's own bytes, not a copy");
     }
 }

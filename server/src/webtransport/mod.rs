@@ -51,6 +51,7 @@ use crate::throttle::{self, LogThrottle};
 use congestion::FlooredFactory;
 use serde::Serialize;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
@@ -279,7 +280,8 @@ pub struct Serving {
 }
 
 /// Accepts sessions until `cancel` fires, each served in a task on
-/// `tracker`; a client's address is validated first (a Retry); at most
+/// `tracker`; a client's address is validated first (a Retry) once
+/// [`RETRY_FROM_HANDSHAKES`] handshakes (or half the cap) are under way; at most
 /// `--max-connections` sessions at once (more are refused at the QUIC
 /// handshake, counted in `mino_connections_over_cap_total`). A self-signed certificate is renewed
 /// here, every `--webtransport-cert-renew-s`.
@@ -289,6 +291,8 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
     let slots = Arc::new(Semaphore::new(cap));
     let metrics = ctx.metrics.clone();
     let mut over_cap = LogThrottle::new(throttle::WINDOW);
+    let handshaking = Arc::new(AtomicUsize::new(0));
+    let retry_from = RETRY_FROM_HANDSHAKES.min(cap / 2);
     let shared = session::Shared { ctx, to_driver, queue, datagram_bytes: bound.datagram_bytes };
     let mut renew_at = bound.renew.as_ref().map(|r| tokio::time::Instant::now() + r.every);
     loop {
@@ -303,12 +307,13 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
             }
             incoming = bound.endpoint.accept() => incoming,
         };
-        // The client's address first (QUIC's Retry, RFC 9000 section 8.1):
-        // a handshake packet's source may be forged, and each took a
-        // session slot for the handshake's timeout (10 s), so 60 packets
-        // of 1.2 KB locked every player out (an outside trial). A client
-        // pays one round trip more at its start.
-        if !incoming.remote_address_validated() {
+        // Under pressure, the client's address first (QUIC's Retry, RFC
+        // 9000 section 8.1): a handshake packet's source may be forged, and
+        // each took a session slot for the handshake's timeout (10 s), so 60
+        // packets of 1.2 KB locked every player out (an outside trial). A
+        // Retry costs the client a round trip, against the page's 1.5 s to
+        // be up, so only once many handshakes are under way.
+        if !incoming.remote_address_validated() && handshaking.load(Ordering::Relaxed) >= retry_from {
             incoming.retry();
             continue;
         }
@@ -331,10 +336,35 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
         // Boxed before the task takes it: the task is sized for everything
         // it holds, for as long as the session lives.
         let incoming = Box::new(incoming);
+        let under_way = Handshaking::start(&handshaking);
         tracker.spawn(async move {
-            session::serve(incoming, shared).await;
+            session::serve(incoming, shared, under_way).await;
             drop(permit);
         });
+    }
+}
+
+/// Handshakes under way from which a client whose address is not
+/// validated is sent a Retry first (or half of `--max-connections`, if
+/// fewer): forged handshake packets then hold at most this many session
+/// slots, each for the handshake's timeout, and players pay the Retry's
+/// round trip only while they do.
+pub const RETRY_FROM_HANDSHAKES: usize = 64;
+
+/// One handshake under way, counted while it lives (the session's task
+/// drops it once established, refused or timed out).
+pub(crate) struct Handshaking(Arc<AtomicUsize>);
+
+impl Handshaking {
+    fn start(count: &Arc<AtomicUsize>) -> Handshaking {
+        count.fetch_add(1, Ordering::Relaxed);
+        Handshaking(count.clone())
+    }
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

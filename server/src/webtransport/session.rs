@@ -77,12 +77,14 @@ pub struct Shared {
 
 /// Serves one incoming session until it closes. Never panics on what the
 /// peer sends.
-pub async fn serve(incoming: Box<IncomingSession>, shared: Shared) {
+pub(crate) async fn serve(incoming: Box<IncomingSession>, shared: Shared, under_way: super::Handshaking) {
     let limit = shared.ctx.config.listen.handshake_timeout;
     // The handshake's and the admission's futures are boxed: a session's
     // task is sized for its largest state, for as long as it lives.
     let connected = Box::pin(async { (*incoming).await.ok()?.accept().await.ok() });
-    let Ok(Some(conn)) = timeout(limit, connected).await else {
+    let connected = timeout(limit, connected).await;
+    drop(under_way);
+    let Ok(Some(conn)) = connected else {
         tracing::debug!("webtransport handshake failed or timed out");
         return;
     };
@@ -275,8 +277,10 @@ impl remote::Datagrams for SessionDatagrams {
         let limit = self.conn.quic_connection().max_datagram_size();
         let Some(limit) = limit.and_then(|l| l.checked_sub(datagram_header_bytes(&self.conn))).filter(|l| *l > 0)
         else {
+            // A peer that takes no datagrams gets its views on the stream,
+            // as a cell too big for one does (it played blind before).
             metrics.unsent(Unsent::NoDatagrams, 1);
-            return None;
+            return Some(view.clone());
         };
         let cut = datagrams::cut(view, limit.min(self.datagram_bytes));
         if cut.too_big > 0 {
