@@ -23,6 +23,9 @@ pub struct Interrupted {
 pub struct Interruptions {
     started: Instant,
     first: Arc<Mutex<Option<Interrupted>>>,
+    /// Set once the run's bots are closing ([`Interruptions::seal`]): a
+    /// signal then costs no figure and is not recorded.
+    sealed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Default for Interruptions {
@@ -34,17 +37,28 @@ impl Default for Interruptions {
 impl Interruptions {
     /// None yet; the run's clock starts now.
     pub fn new() -> Interruptions {
-        Interruptions { started: Instant::now(), first: Arc::new(Mutex::new(None)) }
+        Interruptions { started: Instant::now(), first: Arc::new(Mutex::new(None)), sealed: Arc::default() }
+    }
+
+    /// Measuring is over (the bots are closing): later interruptions are
+    /// not recorded, since they cut nothing a report holds.
+    pub fn seal(&self) {
+        self.sealed.store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// Records that the run was cut short now, for `reason`, unless it
-    /// already was (the first cause is the one that matters).
-    pub fn mark(&self, reason: impl Into<String>) {
+    /// already was (the first cause is the one that matters); false once
+    /// sealed (nothing recorded).
+    pub fn mark(&self, reason: impl Into<String>) -> bool {
+        if self.sealed.load(std::sync::atomic::Ordering::Acquire) {
+            return false;
+        }
         let at_s = (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
         let mut first = self.first.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if first.is_none() {
             *first = Some(Interrupted { reason: reason.into(), at_s });
         }
+        true
     }
 
     /// The first interruption, if the run was cut short.
@@ -66,5 +80,13 @@ mod tests {
         let first = i.first().expect("marked");
         assert_eq!(first.reason, "SIGINT (Ctrl-C)");
         assert!(first.at_s >= 0.0);
+    }
+
+    #[test]
+    fn nothing_is_recorded_once_sealed() {
+        let i = Interruptions::new();
+        i.clone().seal();
+        i.mark("SIGINT (Ctrl-C)");
+        assert_eq!(i.first(), None, "a Ctrl-C while the bots close cuts no figure");
     }
 }

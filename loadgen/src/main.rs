@@ -76,8 +76,12 @@ async fn stop_on_signal(stop: CancellationToken, interruptions: Interruptions) {
         _ = tokio::signal::ctrl_c() => SIGINT,
         _ = term.recv() => "SIGTERM",
     };
-    // Always said, as the report will: the figures are a partial run's.
-    eprintln!("mino-loadgen: {signal}: stopping early; the report is marked interrupted");
-    interruptions.mark(signal);
+    // Always said, as the report will: the figures are a partial run's
+    // (unless measuring was over, the bots already closing).
+    if interruptions.mark(signal) {
+        eprintln!("mino-loadgen: {signal}: stopping early; the report is marked interrupted");
+    } else {
+        eprintln!("mino-loadgen: {signal}: stopping; measuring was over, the report is whole");
+    }
     stop.cancel();
 }

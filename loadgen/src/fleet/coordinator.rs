@@ -287,8 +287,9 @@ impl Fleet {
         let mut entries = lock(&self.entries);
         let Some(e) = entries.get_mut(i) else { return };
         eprintln!("agent {} lost during {during}: {} ({reason})", e.name, status.label());
-        // Lost while its bots were closing, it took nothing from the figures.
-        if during != Order::Shutdown.label() {
+        // Lost while the others said which shards they saw, or while its
+        // bots were closing, it took nothing from the figures.
+        if during != Order::Shutdown.label() && during != Order::Shards.label() {
             self.interruptions.mark(format!("agent {} lost during {during}: {} ({reason})", e.name, status.label()));
         }
         e.status = status;

@@ -180,6 +180,7 @@ impl<'a> Crew<'a> {
 
     /// Stops every bot (politely, bounded).
     pub async fn shutdown(self, ctx: &Context) {
+        ctx.interruptions.seal();
         match self {
             Crew::Local(s) => {
                 (*s).shutdown(SHUTDOWN_TIMEOUT).await;
