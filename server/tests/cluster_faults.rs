@@ -175,7 +175,7 @@ async fn a_second_process_with_a_live_shards_id_takes_no_players_and_touches_not
     // shard, and the other shards dropped the relayed frames of one of them.
     let redis = Redis::start();
     let mut first = fast(&redis, 1).ready().await;
-    let _on_first = Player::join(&first, "OnFirst").await;
+    let on_first = Player::join(&first, "OnFirst").await;
     let mut second = fast(&redis, 1).start();
     wait::until_true("the second process refuses", || async {
         let r = second.get("/readyz").await;
@@ -189,12 +189,16 @@ async fn a_second_process_with_a_live_shards_id_takes_no_players_and_touches_not
     assert_eq!(second.metric("mino_unready_refusals_total{reason=\"shard_id_taken\"}").await, 1.0);
     // It stays so while the first beats, and writes nothing as shard 1: the
     // first's roster in Redis keeps its player through the second's beats.
-    let roster = || {
-        let keys = redis.cli(&["--scan", "--pattern", "*players:00000001*"]);
-        let key = keys.lines().next().unwrap_or_default().to_owned();
-        redis.cli(&["HLEN", &key]).trim().parse::<u32>().unwrap_or(0)
-    };
-    wait::until_true("the first's roster written", || async { roster() >= 1 }).await;
+    let roster_key =
+        || redis.cli(&["--scan", "--pattern", "*players:00000001*"]).lines().next().unwrap_or_default().to_owned();
+    let roster = || redis.cli(&["HLEN", &roster_key()]).trim().parse::<u32>().unwrap_or(0);
+    // Its player in it (the hash also holds the presence sequence, alone in
+    // it before the join's presence lands: HLEN 1 was no sign of the player).
+    let id = on_first.id().to_string();
+    wait::until_true("the first's roster written", || async {
+        redis.cli(&["HEXISTS", &roster_key(), &id]).trim() == "1"
+    })
+    .await;
     let written = roster();
     for _ in 0..5 {
         first.wait_ticks(6).await;
