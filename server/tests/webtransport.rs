@@ -710,13 +710,8 @@ async fn the_stream_and_the_hello_share_one_handshake_window_as_on_the_websocket
     // long, an outside trial). Stream at 0.6 of a window, Hello at 1.2: late.
     let server = shard(&["--handshake-timeout-ms", "1000"]);
     let addr = server.webtransport.expect("the shard takes webtransport");
-    let offer = server.get("/webtransport").await;
-    let json: serde_json::Value = serde_json::from_slice(&offer.body).expect("/webtransport is JSON");
-    let hex = json["certificateHashes"][0]["value"].as_str().expect("a hash").to_owned();
-    let bytes: Vec<u8> =
-        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect();
-    let hash = wtransport::tls::Sha256Digest::new(bytes.try_into().expect("32 bytes"));
-    let config = wtransport::ClientConfig::builder().with_bind_default().with_server_certificate_hashes([hash]).build();
+    let hashes = mino_testkit::transport::offered_hashes(&server).await;
+    let config = wtransport::ClientConfig::builder().with_bind_default().with_server_certificate_hashes(hashes).build();
     let endpoint = wtransport::Endpoint::client(config).expect("a client endpoint");
     let conn = tokio::time::timeout(WAIT, endpoint.connect(format!("https://{addr}/"))).await.expect("in time");
     let conn = conn.expect("a session");

@@ -47,7 +47,7 @@ pub struct TransportPlayer {
 /// The hex SHA-256 hashes a shard offers at `/webtransport`.
 ///
 /// Panics: the shard does not answer it with JSON hashes.
-async fn offered_hashes(shard: &Shard) -> Vec<Sha256Digest> {
+pub async fn offered_hashes(shard: &Shard) -> Vec<Sha256Digest> {
     let offer = shard.get("/webtransport").await;
     assert_eq!(offer.status, 200, "/webtransport answers");
     let json: serde_json::Value = serde_json::from_slice(&offer.body).expect("/webtransport is JSON");

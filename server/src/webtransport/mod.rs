@@ -281,10 +281,11 @@ pub struct Serving {
 
 /// Accepts sessions until `cancel` fires, each served in a task on
 /// `tracker`; a client's address is validated first (a Retry) once
-/// [`RETRY_FROM_HANDSHAKES`] handshakes (or half the cap) are under way; at most
-/// `--max-connections` sessions at once (more are refused at the QUIC
-/// handshake, counted in `mino_connections_over_cap_total`). A self-signed certificate is renewed
-/// here, every `--webtransport-cert-renew-s`.
+/// [`RETRY_FROM_HANDSHAKES`] handshakes (or half the cap) are under way;
+/// at most `--max-connections` sessions at once (more are refused at the
+/// QUIC handshake, counted in `mino_connections_over_cap_total`). A
+/// self-signed certificate is renewed here, every
+/// `--webtransport-cert-renew-s`.
 pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, cancel: CancellationToken) {
     let Serving { ctx, to_driver, queue } = serving;
     let cap = ctx.config.listen.max_connections;
