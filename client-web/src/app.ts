@@ -105,8 +105,8 @@ export class Game {
   /** View frames waiting to be applied to the cells held and taken into [`cells`]; a backlog's steps skipped when the page fell behind. */
   readonly inbox = new FrameInbox({
     cell: (cell, span, at) => this.cells.onCell(cell, span, at),
-    forgot: (shard, cell, _tick, at) => this.cells.onForget(shard, cell, at),
-    reset: (shard, _tick, at) => this.cells.onReset(shard, at),
+    forgot: (shard, cell, tick, at) => this.cells.onForget(shard, cell, tick, at),
+    reset: (shard, tick, at) => this.cells.onReset(shard, tick, at),
     broken: (error) => this.resync(error),
   });
   /** Frames that did not apply to what the page held (each a resync). */

@@ -3,7 +3,13 @@
 // have left that cell. Kept per shard, per cell while the cell is held: the
 // tick and time of the newest state taken (older and duplicate ones are
 // refused) and its player ids, in a reusable array. A cell forgotten or reset
-// is dropped (its players left it).
+// is dropped (its players left it), and the time of the forget or reset is
+// kept for a while: a state of the cell from before it is old news. Over a
+// websocket frames arrive in order and none comes; over WebTransport a cell's
+// state may come on the reliable stream after a datagram that forgot it (or
+// a datagram may be overtaken), and taken again it would list players who
+// have left the view, with no forget to come (the server holds the cell as
+// out of the view), until the graces hid them.
 
 /** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
 const HALF_TICKS = 2 ** 31;
@@ -59,6 +65,23 @@ interface ShardListings {
   readonly cells: Map<number, CellListing>;
 }
 
+/** How long the time of a forget or a reset is kept, ms of local time: far longer than a stream frame trails a datagram. */
+export const FORGETS_KEPT_MS = 30_000;
+
+/** When a cell was forgotten (server ms, as listings' times) and when that arrived (local ms). */
+interface Forget {
+  timeMs: number;
+  arrivalMs: number;
+}
+
+/** One shard's forgets: its last reset, and its cells forgotten since. */
+interface ShardForgets {
+  readonly shard: number;
+  /** The last reset (server ms; -Infinity: none kept), and when it arrived (local ms). */
+  reset: Forget;
+  readonly cells: Map<number, Forget>;
+}
+
 /**
  * The newest listing of every (shard, cell) held. Shard ids are u32s, most
  * past V8's small integers (random ids): never a Map key (a lookup would box
@@ -67,6 +90,7 @@ interface ShardListings {
 export class CellListings {
   private readonly shards: ShardListings[] = [];
   private cells = 0;
+  private readonly forgets: ShardForgets[] = [];
 
   /** The listings of `shard`, if any. */
   private cellsOf(shard: number): Map<number, CellListing> | undefined {
@@ -110,8 +134,13 @@ export class CellListings {
     return this.cellsOf(shard) !== undefined;
   }
 
-  /** Drops the listing of (`shard`, `cell`) (a forgotten cell), after `f` read it. */
-  drop(shard: number, cell: number, f: (listing: CellListing) => void): void {
+  /**
+   * Drops the listing of (`shard`, `cell`), forgotten by a frame of server
+   * time `timeMs` that arrived at local `arrivalMs`, after `f` read it; a
+   * state of the cell no newer than the forget is [`outdated`] from now on.
+   */
+  drop(shard: number, cell: number, timeMs: number, arrivalMs: number, f: (listing: CellListing) => void): void {
+    later(this.forgetsOf(shard).cells, cell, timeMs, arrivalMs);
     const cells = this.cellsOf(shard);
     const listing = cells?.get(cell);
     if (!cells || !listing) return;
@@ -121,8 +150,15 @@ export class CellListings {
     if (!cells.size) this.remove(shard);
   }
 
-  /** Drops every listing of `shard` (a reset), after `f` read each. */
-  dropShard(shard: number, f: (listing: CellListing) => void): void {
+  /**
+   * Drops every listing of `shard`, reset by a frame of server time `timeMs`
+   * that arrived at local `arrivalMs` (a resync, or the shard left), after
+   * `f` read each; a state of the shard older than the reset is
+   * [`outdated`] from now on (the reset's own frame may hold its cells anew).
+   */
+  dropShard(shard: number, timeMs: number, arrivalMs: number, f: (listing: CellListing) => void): void {
+    const forgets = this.forgetsOf(shard);
+    if (timeMs > forgets.reset.timeMs) forgets.reset = { timeMs, arrivalMs };
     const cells = this.cellsOf(shard);
     if (!cells) return;
     cells.forEach(f);
@@ -130,15 +166,76 @@ export class CellListings {
     this.remove(shard);
   }
 
-  /** Drops every listing (a new socket holds nothing), after `f` read each. */
+  /** Drops every listing and forget (a new socket holds nothing, and the old one sends nothing more), after `f` read each listing. */
   dropAll(f: (listing: CellListing) => void): void {
     for (const s of this.shards) s.cells.forEach(f);
     this.shards.length = 0;
     this.cells = 0;
+    this.forgets.length = 0;
+  }
+
+  /**
+   * Whether a state of (`shard`, `cell`) of server time `timeMs` is old news:
+   * no newer than a forget of the cell, or older than a reset of its shard,
+   * kept (see [`FORGETS_KEPT_MS`]).
+   */
+  outdated(shard: number, cell: number, timeMs: number): boolean {
+    const forgets = this.forgets;
+    for (let i = 0; i < forgets.length; i++) {
+      const s = forgets[i] as ShardForgets;
+      if (s.shard !== shard) continue;
+      if (timeMs < s.reset.timeMs) return true;
+      const forget = s.cells.get(cell);
+      return forget !== undefined && timeMs <= forget.timeMs;
+    }
+    return false;
+  }
+
+  /** Forgets the forgets and resets that arrived before local `beforeMs`. */
+  pruneForgets(beforeMs: number): void {
+    const forgets = this.forgets;
+    for (let i = forgets.length - 1; i >= 0; i--) {
+      const s = forgets[i] as ShardForgets;
+      s.cells.forEach((f, cell) => {
+        if (f.arrivalMs < beforeMs) s.cells.delete(cell);
+      });
+      if (s.reset.arrivalMs < beforeMs) s.reset = NO_FORGET;
+      if (!s.cells.size && s.reset === NO_FORGET) forgets.splice(i, 1);
+    }
+  }
+
+  /** Number of cells whose forget is kept. */
+  get forgotten(): number {
+    let n = 0;
+    for (const s of this.forgets) n += s.cells.size;
+    return n;
+  }
+
+  /** The forgets of `shard`, made empty on first use. */
+  private forgetsOf(shard: number): ShardForgets {
+    let s = this.forgets.find((f) => f.shard === shard);
+    if (!s) {
+      s = { shard, reset: NO_FORGET, cells: new Map() };
+      this.forgets.push(s);
+    }
+    return s;
   }
 
   /** Number of (shard, cell) listings kept. */
   get size(): number {
     return this.cells;
+  }
+}
+
+/** No reset kept. */
+const NO_FORGET: Forget = { timeMs: Number.NEGATIVE_INFINITY, arrivalMs: Number.POSITIVE_INFINITY };
+
+/** Keeps the forget of `cell` at `timeMs` (arrived at `arrivalMs`) in `cells`, unless a later one is kept. */
+function later(cells: Map<number, Forget>, cell: number, timeMs: number, arrivalMs: number): void {
+  const kept = cells.get(cell);
+  if (kept === undefined) cells.set(cell, { timeMs, arrivalMs });
+  else if (timeMs >= kept.timeMs) {
+    kept.timeMs = timeMs;
+    kept.arrivalMs = arrivalMs;
   }
 }

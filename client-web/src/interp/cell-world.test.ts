@@ -29,6 +29,11 @@ function arrival(tick: number): number {
   return tick * TICK + LATENCY;
 }
 
+/** Tick `tick` as a section carries it (low 32 bits, as viewCell's). */
+function wireTick(tick: number): number {
+  return (AOI_TICK0 + tick) % 2 ** 32;
+}
+
 /** Where `id` was drawn in the last update, or null. */
 function drawn(w: CellWorld, id: number): [number, number] | null {
   const i = w.players.indexOf(id);
@@ -247,8 +252,8 @@ describe('entering and leaving view', () => {
       return frames;
     }, undefined, (f) => (f.cell === cellOf(1400, 1400) ? 4 : 1));
     // At tick 40 both their cells leave the view.
-    w.onForget(1, cellOf(800, 800), arrival(40));
-    w.onForget(1, cellOf(1400, 1400), arrival(40));
+    w.onForget(1, cellOf(800, 800), wireTick(40), arrival(40));
+    w.onForget(1, cellOf(1400, 1400), wireTick(40), arrival(40));
     const gone = new Map<number, number>();
     run(w, 40, 80, (t) => [ownFrame(t)], (now) => {
       for (const id of [7, 9, 11]) if (!gone.has(id) && !drawn(w, id)) gone.set(id, now);
@@ -269,7 +274,7 @@ describe('entering and leaving view', () => {
     for (const how of ['reset', 'welcome'] as const) {
       const w = world();
       run(w, 1, 10, (t) => [ownFrame(t, [{ id: 7, x: 1010, y: 1000 }]), viewCell(1, cellOf(700, 700), t, [{ id: 8, x: 700, y: 700 }])]);
-      if (how === 'reset') w.onReset(1, arrival(10));
+      if (how === 'reset') w.onReset(1, wireTick(10), arrival(10));
       else w.welcome(aoiWelcome(OWN), arrival(10));
       // The resync's full forms list the own cell again (player 8's cell left the view meanwhile).
       let blinked = false;
@@ -279,6 +284,42 @@ describe('entering and leaving view', () => {
       expect(blinked, how).toBe(false);
       expect(drawn(w, 8), how).toBeNull();
     }
+  });
+
+  it('refuses a state of a cell that arrives after the forget of a later tick (WebTransport: the stream trails a datagram), and takes the cell back when it comes into view again', () => {
+    const w = world();
+    const near = cellOf(800, 800);
+    run(w, 1, 10, (t) => [ownFrame(t), viewCell(1, near, t, [{ id: 7, x: 800, y: 800 }])]);
+    // Tick 10's datagram forgets the cell; tick 9's state of it, sent on the stream, comes after.
+    w.onForget(1, near, wireTick(10), arrival(10));
+    const stale = w.staleFrames;
+    w.onCell(viewCell(1, near, 9, [{ id: 7, x: 810, y: 800 }]), 0, arrival(10) + 5);
+    w.onCell(viewCell(1, near, 10, [{ id: 7, x: 810, y: 800 }]), 0, arrival(10) + 6); // the forget's own tick: old news too
+    expect(w.staleFrames - stale).toBe(2);
+    let gone = Number.NaN;
+    run(w, 10, 40, (t) => [ownFrame(t)], (now) => {
+      if (Number.isNaN(gone) && !drawn(w, 7)) gone = now;
+    });
+    // Gone after the grace, as if the stale state had never come (it listed 7 again at tick 9).
+    expect(gone - arrival(10)).toBeLessThanOrEqual(hideAfterMs(TICK, TICK, AOI.viewGraceMs) + TICK);
+    expect(w.tracks.slotOf(7)).toBeLessThan(0);
+    // The cell comes into view again at tick 40: taken.
+    w.onCell(viewCell(1, near, 40, [{ id: 7, x: 900, y: 800 }]), 0, arrival(40));
+    w.update(arrival(40) + 1);
+    expect(drawn(w, 7)).toEqual([900, 800]);
+  });
+
+  it('refuses a state of a shard older than its reset, not the reset\'s own full forms', () => {
+    const w = world();
+    run(w, 1, 10, (t) => [ownFrame(t), viewCell(1, cellOf(700, 700), t, [{ id: 8, x: 700, y: 700 }])]);
+    w.onReset(1, wireTick(10), arrival(10));
+    const stale = w.staleFrames;
+    w.onCell(viewCell(1, cellOf(700, 700), 9, [{ id: 8, x: 700, y: 700 }]), 0, arrival(10) + 1);
+    expect(w.staleFrames - stale).toBe(1);
+    w.onCell(ownFrame(10), 0, arrival(10) + 2);
+    expect(w.staleFrames - stale).toBe(1);
+    w.update(arrival(10) + 3);
+    expect(drawn(w, OWN)).toEqual([1000, 1000]);
   });
 
   it('a player that stood walks from where a delta says it stood until, not across all the time it stood', () => {

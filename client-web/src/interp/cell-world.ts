@@ -38,7 +38,7 @@
 // when it sets off it walks from where it is drawn (`started`).
 
 import type { Bounds, CellState, PlayerColumns, WelcomeMsg } from '../net/protocol.js';
-import { CellListings, type CellListing } from './cell-listings.js';
+import { CellListings, FORGETS_KEPT_MS, type CellListing } from './cell-listings.js';
 import { DEFAULT_CLOCK, type ClockOptions } from './clock.js';
 import { DRAWN, HIDDEN, PlayerTracks } from './player-tracks.js';
 import { ServerTimeline } from './server-time.js';
@@ -75,7 +75,7 @@ export class CellWorld {
   readonly clocks: ShardClocks;
   /** Bumped whenever the set of drawn players changes (someone entered, left or was hidden). */
   viewVersion = 0;
-  /** Cells taken (one a cell a view frame changed), and refused as older than or the same as one already taken. */
+  /** Cells taken (one a cell a view frame changed), and refused as older than or the same as one already taken, or as forgotten since. */
   cellFrames = 0;
   staleFrames = 0;
   /** The own player's id (0: none yet): its entries go to the listener's `own` too. */
@@ -159,7 +159,8 @@ export class CellWorld {
    * local time `arrivalMs`; `span` ticks: its players that stayed were held
    * unchanged until `span` ticks before its tick (0: unknown). A state older
    * than, or the same as, one already taken for its (shard, cell) is
-   * dropped; so is any before the first Welcome (nothing to unwrap its time
+   * dropped, as is one no newer than a forget of its cell, or older than a
+   * reset of its shard; so is any before the first Welcome (nothing to unwrap its time
    * against, no bounds).
    */
   onCell(msg: CellState, span: number, arrivalMs: number): void {
@@ -168,6 +169,10 @@ export class CellWorld {
       return;
     }
     const t = this.timeline.relative(msg);
+    if (this.listings.outdated(msg.shard, msg.cell, t)) {
+      this.staleFrames++;
+      return;
+    }
     const listing = this.listings.of(msg.shard, msg.cell);
     if (!listing.isNewer(msg, t)) {
       this.staleFrames++;
@@ -190,17 +195,28 @@ export class CellWorld {
     this.arrived(arrivalMs);
   }
 
-  /** The cell (`shard`, `cell`) left the view (a frame that arrived at local `arrivalMs` forgot it): its players left it. */
-  onForget(shard: number, cell: number, arrivalMs: number): void {
+  /**
+   * The cell (`shard`, `cell`) left the view: a frame of tick `tick` (low 32
+   * bits) that arrived at local `arrivalMs` forgot it. Its players left it,
+   * and a state of it no newer than the forget is refused from now on (over
+   * WebTransport one may come after it: see interp/cell-listings).
+   */
+  onForget(shard: number, cell: number, tick: number, arrivalMs: number): void {
     this.frameArrivalMs = arrivalMs;
-    this.listings.drop(shard, cell, this.leftAll);
+    const t = this.timeline.anchored ? this.timeline.relative({ tick }) : Number.NEGATIVE_INFINITY;
+    this.listings.drop(shard, cell, t, arrivalMs, this.leftAll);
     this.arrived(arrivalMs);
   }
 
-  /** Every cell of `shard` was dropped (a resync, or the shard left): their players left them. */
-  onReset(shard: number, arrivalMs: number): void {
+  /**
+   * Every cell of `shard` was dropped by a frame of tick `tick` that arrived at
+   * local `arrivalMs` (a resync, or the shard left): their players left them,
+   * and a state of the shard older than the reset is refused from now on.
+   */
+  onReset(shard: number, tick: number, arrivalMs: number): void {
     this.frameArrivalMs = arrivalMs;
-    this.listings.dropShard(shard, this.leftAll);
+    const t = this.timeline.anchored ? this.timeline.relative({ tick }) : Number.NEGATIVE_INFINITY;
+    this.listings.dropShard(shard, t, arrivalMs, this.leftAll);
     this.arrived(arrivalMs);
   }
 
@@ -449,6 +465,7 @@ export class CellWorld {
   private purge(nowMs: number): void {
     this.purgedAt = nowMs;
     this.clocks.purge(nowMs, this.holdsShard);
+    this.listings.pruneForgets(nowMs - FORGETS_KEPT_MS);
   }
 
   /** Whether a cell of the shard is listed (its clock is kept). Made once. */
