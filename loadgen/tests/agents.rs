@@ -284,6 +284,11 @@ fn an_agent_beyond_those_expected_is_told_the_run_has_them_all() {
     );
     let _taken = Agent::start(LOADGEN, coordinator.url(), "taken", &["--threads", "1"]);
     coordinator.wait_stderr("1 of 1 agents ready", EXIT_WAIT);
+    // Three connections that say nothing (each held up to the 5 s silence bound) hold up no refusal:
+    // one at a time, the extra agent would wait past the end of the run.
+    let address = coordinator.url().trim_start_matches("ws://").trim_end_matches('/').to_owned();
+    let _silent: Vec<std::net::TcpStream> =
+        (0..3).map(|_| std::net::TcpStream::connect(&address).expect("connect to the coordinator")).collect();
     let mut extra = Agent::start(LOADGEN, coordinator.url(), "extra", &["--threads", "1"]);
     let status = extra.wait_exit(EXIT_WAIT).unwrap_or_else(|| panic!("extra agent still running: {}", extra.stderr()));
     assert!(!status.success(), "a refused agent fails: {}", extra.stderr());

@@ -357,12 +357,23 @@ fn full(expected: usize, joined: usize) -> String {
     }
 }
 
+/// Late agents refused at once at most; one past them is dropped unanswered
+/// (it took the link for a silent coordinator's, and says so).
+const REFUSING_AT_ONCE: usize = 32;
+
 /// Answers every agent that connects to `listener` (after the run took its
-/// agents) with a refusal for `reason`, one at a time, each bounded by the
-/// handshake and a close; runs until aborted.
+/// agents) with a refusal for `reason`, up to [`REFUSING_AT_ONCE`] at once,
+/// each bounded by the handshake and a close, so one that connects and says
+/// nothing holds up no other; runs until aborted (the refusals under way
+/// with it).
 async fn refuse_latecomers(listener: TcpListener, reason: String, silence: Duration) {
+    let mut refusing = tokio::task::JoinSet::new();
     loop {
-        let (tcp, address) = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            Some(_) = refusing.join_next(), if !refusing.is_empty() => continue,
+        };
+        let (tcp, address) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 tracing::warn!("accepting a late agent: {e}");
@@ -371,14 +382,23 @@ async fn refuse_latecomers(listener: TcpListener, reason: String, silence: Durat
                 continue;
             }
         };
-        match handshake(tcp, silence).await {
-            Ok((link, hello)) => {
-                eprintln!("agent {} from {address} refused: {reason}", hello.name);
-                let _ = link.send(Order::Refuse { reason: reason.clone() }).await;
-                link.close(CLOSE_WAIT).await;
-            }
-            Err(e) => tracing::warn!("{address} connected after the agents were gathered: {e}"),
+        if refusing.len() >= REFUSING_AT_ONCE {
+            tracing::warn!("{address} connected after the agents were gathered, with {REFUSING_AT_ONCE} others being refused: dropped");
+            continue;
         }
+        refusing.spawn(refuse(tcp, address, reason.clone(), silence));
+    }
+}
+
+/// Refuses one late agent for `reason`.
+async fn refuse(tcp: TcpStream, address: SocketAddr, reason: String, silence: Duration) {
+    match handshake(tcp, silence).await {
+        Ok((link, hello)) => {
+            eprintln!("agent {} from {address} refused: {reason}", hello.name);
+            let _ = link.send(Order::Refuse { reason }).await;
+            link.close(CLOSE_WAIT).await;
+        }
+        Err(e) => tracing::warn!("{address} connected after the agents were gathered: {e}"),
     }
 }
 
