@@ -24,6 +24,9 @@ pub struct LoadgenRun {
     pub stdout: String,
     /// Its stderr (logs).
     pub stderr: String,
+    /// Its exit code, the run's outcome (`mino_loadgen::outcome`; None:
+    /// ended by a signal).
+    pub code: Option<i32>,
 }
 
 /// Runs `bin` (e.g. `env!("CARGO_BIN_EXE_mino-loadgen")`) with `args` plus
@@ -72,7 +75,7 @@ fn run_to_end(bin: &Path, args: &[&str], exit: Exit) -> LoadgenRun {
     }
     let text = std::fs::read_to_string(&json_path).expect("json report written");
     let json = serde_json::from_str(&text).expect("valid json");
-    LoadgenRun { json, stdout, stderr }
+    LoadgenRun { json, stdout, stderr, code: out.status.code() }
 }
 
 /// The line a coordinator prints once it listens, before its address.
@@ -180,7 +183,7 @@ impl Coordinator {
         let text = std::fs::read_to_string(&self.json_path).expect("json report written");
         let json = serde_json::from_str(&text).expect("valid json");
         let _ = &self.dir;
-        LoadgenRun { json, stdout, stderr }
+        LoadgenRun { json, stdout, stderr, code: status.and_then(|s| s.code()) }
     }
 }
 
