@@ -27,6 +27,28 @@ use std::time::Duration;
 /// Logs go to stderr, filtered by the MINO_LOG environment variable (as for
 /// every mino binary; tracing's syntax, e.g. MINO_LOG=debug or
 /// MINO_LOG=mino_loadgen=debug; default warn).
+///
+/// Exit status, one per outcome (the --json report's `outcome` says the
+/// same: verdict, exit_code, reason; a run that measured nothing ends with
+/// a line "verdict: ... (exit N): why" on stderr, after its report):
+///
+/// 0: measured; or interrupted (Ctrl-C, SIGTERM, an agent lost: the report
+/// is marked and says when).
+///
+/// 1: failed: an error before or instead of a report (a URL that does not
+/// resolve, a shard with no WebTransport offer, an unwritable file, every
+/// agent lost).
+///
+/// 2: usage: a wrong command line (nothing ran).
+///
+/// 3: nobody welcomed: no bot was ever welcomed (no shard at the URL, every
+/// join refused).
+///
+/// 4: no frames: bots were welcomed, but in a hold of walk, steps or
+/// arrivals no bot (or none of one --transport mix half) received a single
+/// snapshot or view frame (e.g. WebTransport datagrams that never arrive).
+/// Idle, crowd, failover and --profile idle expect none: their players may
+/// all stand, and a standing player is sent nothing.
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-loadgen", version)]
 pub struct Cli {

@@ -30,7 +30,8 @@
 //!   reported by [`report`] (JSON and tables) and [`plot`] (SVG), with
 //!   [`meter`], [`sysinfo`] and [`limits`] for CPU, memory and local limits,
 //!   and [`scrape`] for the shards' own metrics; [`interrupt`] says whether
-//!   a run was cut short.
+//!   a run was cut short, [`outcome`] how it ended (its verdict and exit
+//!   code, and what each scenario expects of its holds).
 
 pub mod bot;
 pub mod cells;
@@ -45,6 +46,7 @@ pub mod interrupt;
 pub mod limits;
 pub mod meter;
 pub mod observer;
+pub mod outcome;
 pub mod plot;
 pub mod positions;
 pub mod profile;

@@ -5,6 +5,7 @@
 use clap::Parser;
 use mino_loadgen::cli::Cli;
 use mino_loadgen::interrupt::Interruptions;
+use mino_loadgen::outcome::Outcome;
 use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 
@@ -13,9 +14,11 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // The cause, not a backtrace (RUST_BACKTRACE would add one to
-            // anyhow's report): a failed run is an answer, not a crash.
+            // anyhow's report): a failed run is an answer, not a crash. A
+            // run that measured nothing says its verdict and exits with its
+            // code; any other error is Outcome::Failed.
             eprintln!("mino-loadgen: {e:#}");
-            std::process::ExitCode::FAILURE
+            std::process::ExitCode::from(Outcome::of_error(&e).exit_code())
         }
     }
 }

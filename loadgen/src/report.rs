@@ -75,6 +75,12 @@ pub enum Verdict {
     /// are a partial phase's.
     #[serde(rename = "interrupted")]
     Interrupted,
+    /// Bots were connected at the phase's end, but in a scenario whose
+    /// holds expect frames (`outcome::Expectation`) no bot, or none of one
+    /// transport's bots, received a single snapshot or view frame in the
+    /// hold: its figures describe no game (the run exits 4, "no frames").
+    #[serde(rename = "no frames")]
+    NoFrames,
 }
 
 impl Verdict {
@@ -94,6 +100,7 @@ impl Verdict {
             Verdict::NotJudgeable => "not judgeable",
             Verdict::NothingMeasured => "nothing measured",
             Verdict::Interrupted => "interrupted",
+            Verdict::NoFrames => "no frames",
         }
     }
 }
@@ -226,6 +233,11 @@ pub struct Measured {
     pub rtt_ms: Summary,
     /// Messages the bots received in the phase.
     pub frames: u64,
+    /// Snapshots and view frames (own shard and relayed, one a shard a
+    /// tick) the bots received in the hold: 0 in a hold that expects
+    /// frames is verdict "no frames" (absent in older reports).
+    #[serde(default)]
+    pub snapshots: u64,
     /// Payload bytes the bots received in the phase.
     pub bytes: u64,
     /// Frames received per second.
@@ -244,7 +256,8 @@ pub struct Measured {
     /// more about the loadgen than about the server), or no bot was connected.
     pub judgeable: bool,
     /// "measured", "not judgeable", "nothing measured" (no bot connected
-    /// at the end, no frame in the hold) or "interrupted" (the run was cut
+    /// at the end), "no frames" (bots connected, but none received a frame
+    /// in a hold that expects frames) or "interrupted" (the run was cut
     /// short by the phase's end: see the report's `interrupted`).
     pub verdict: Verdict,
     /// The `--server-pid` processes, if any were given.
@@ -314,6 +327,7 @@ impl Measured {
             snapshot_age_ms: hold.latencies.summary(Metric::SnapshotAge),
             rtt_ms: hold.latencies.summary(Metric::Rtt),
             frames: whole.counters.frames,
+            snapshots: hc.own_snapshots + hc.relayed_snapshots,
             bytes: whole.counters.bytes,
             frames_per_s: round2(hc.frames as f64 / secs),
             bytes_per_s: round2(hc.bytes as f64 / secs),

@@ -147,6 +147,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "longest_freeze_ms",
         "machine_cpu_pct",
         "news_gap_ms",
+        "outcome",
         "profile",
         "relayed_snapshot_gap_ms",
         "rtt_ms",
@@ -157,6 +158,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "shards_seen",
         "snapshot_age_ms",
         "snapshot_gap_ms",
+        "snapshots",
         "socket_gap_ms",
         "ticks_per_s",
         "transport",
@@ -167,6 +169,10 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
     assert_eq!(keys, old, "{j:#}");
     assert!(j["interrupted"].is_null(), "a run that ran to its end: {j:#}");
     assert_eq!(num(j, "connected"), 6.0);
+    // A healthy run: frames in the hold, measured, exit 0.
+    assert!(num(j, "snapshots") > 6.0, "{j:#}");
+    let outcome = serde_json::json!({"verdict": "measured", "exit_code": 0, "reason": ""});
+    assert_eq!((&j["outcome"], run.code), (&outcome, Some(0)), "{j:#}");
     let p50 = num(j, "snapshot_gap_ms.p50");
     assert!((45.0..=56.0).contains(&p50), "whole-shard snapshots still time the gap: {p50} ms");
 }
@@ -184,6 +190,34 @@ fn a_run_whose_every_join_is_refused_as_busy_says_so() {
     assert_eq!(run.json["verdict"], "nothing measured", "{:#}", run.json);
     assert!(run.stderr.contains("every join was refused as busy (2 refusals) by ws://"), "{}", run.stderr);
     assert!(!run.stderr.contains("is a shard listening"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_whose_welcomed_bots_get_no_frame_fails_as_no_frames() {
+    // The first bot is welcomed; then the shard is paused (SIGSTOP) before
+    // the second starts, 2 s later: the hold brings nothing, which a walk
+    // does not expect.
+    let server = Shard::start(server_bin(), &[]);
+    let url = server.ws_url();
+    let run = tokio::task::spawn_blocking(move || {
+        let args = ["--url", &url, "--bots", "2", "--ramp", "0.5", "--duration", "1s", "--join-timeout", "1s"];
+        loadgen::run_failing(LOADGEN, &[&args[..], &["--no-reconnect", "-q"]].concat())
+    });
+    server.wait_metric("mino_players", 1.0).await;
+    server.signal(Signal::SIGSTOP);
+    let run = run.await.expect("loadgen");
+    let j = &run.json;
+    assert_eq!((num(j, "admitted"), num(j, "snapshots")), (1.0, 0.0), "{j:#}");
+    assert!(
+        run.stderr.contains(
+            "mino-loadgen: verdict: no frames (exit 4): 1 bot was welcomed, but no bot received a single snapshot \
+             or view frame in the hold; is the shard's tick running"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!((run.code, &j["outcome"]["verdict"]), (Some(4), &"no frames".into()), "{j:#}");
+    drop(server);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! players.
 
 use mino_testkit::loadgen::{self, num, LoadgenRun};
-use mino_testkit::{server_bin, Redis, Shard};
+use mino_testkit::{server_bin, Redis, Shard, Signal};
 use serde_json::Value;
 
 /// The loadgen binary cargo built for these tests.
@@ -131,6 +131,47 @@ fn webtransport_bots_that_reach_no_session_say_to_check_the_offered_udp_port() {
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("mino-loadgen: verdict: nobody welcomed (exit 3): no bot was welcomed"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, Some(3), "{}", run.stderr);
+    assert_eq!(
+        (&run.json["outcome"]["verdict"], &run.json["outcome"]["exit_code"]),
+        (&"nobody welcomed".into(), &3.into())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webtransport_bots_welcomed_but_sent_no_frame_fail_the_run_as_no_frames() {
+    // The first bot is welcomed; then the shard is paused (SIGSTOP) before
+    // the second starts, 2 s later (it times out connecting): the first
+    // stays in its session, or notices the silence and leaves, but no frame
+    // comes in the hold, as when the shard's datagrams never arrive. A walk
+    // expects frames: the run measured nothing and says so.
+    let server = Shard::start(server_bin(), &SHARD[8..]);
+    let url = server.ws_url();
+    let run = tokio::task::spawn_blocking(move || {
+        let args = ["--url", &url, "--transport", "webtransport", "--bots", "2", "--ramp", "0.5", "--duration", "1s"];
+        loadgen::run_failing(LOADGEN, &[&args[..], &["--join-timeout", "1s", "--no-reconnect", "-q"]].concat())
+    });
+    server.wait_metric("mino_players", 1.0).await;
+    server.signal(Signal::SIGSTOP);
+    let run = run.await.expect("loadgen");
+    let j = &run.json;
+    assert_eq!((num(j, "admitted"), num(j, "snapshots")), (1.0, 0.0), "{j:#}");
+    assert!(
+        run.stderr.contains(
+            "mino-loadgen: verdict: no frames (exit 4): 1 bot was welcomed, but no bot received a single snapshot \
+             or view frame in the hold; WebTransport bots get their frames as datagrams"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, Some(4), "{}", run.stderr);
+    assert_eq!((&j["outcome"]["verdict"], &j["outcome"]["exit_code"]), (&"no frames".into(), &4.into()), "{j:#}");
+    drop(server);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,6 +45,10 @@ pub struct TransportFigures {
     pub bytes_per_s: f64,
     /// Own-shard frames per connected bot per second, Hz (hold).
     pub ticks_per_s: f64,
+    /// Snapshots and view frames (own and relayed) its bots received in
+    /// the hold (absent in older reports).
+    #[serde(default)]
+    pub snapshots: u64,
     /// Resumed sessions in the phase.
     pub resumed: u64,
 }
@@ -82,6 +86,7 @@ impl TransportFigures {
             frames_per_s: round2(hc.frames as f64 / secs),
             bytes_per_s: round2(hc.bytes as f64 / secs),
             ticks_per_s: if connected == 0 { 0.0 } else { round2(hc.own_snapshots as f64 / secs / connected as f64) },
+            snapshots: hc.own_snapshots + hc.relayed_snapshots,
             resumed: p.whole.counters.resumed,
         }
     }

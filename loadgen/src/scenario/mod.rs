@@ -21,6 +21,7 @@ use crate::fleet::{Fleet, FleetOptions};
 use crate::interrupt::Interruptions;
 use crate::limits::LocalLimits;
 use crate::meter::{Meter, Usage};
+use crate::outcome::{Ending, Expectation, Outcome};
 use crate::plot::{self, GapPoint};
 use crate::profile::Profile;
 use crate::progress::Progress;
@@ -70,6 +71,9 @@ pub struct Context {
     pub seed: u64,
     /// Where the bots walk and who observes (set by [`run`] before the scenario).
     pub plan: Plan,
+    /// Whether the scenario's holds must bring frames (set by [`run`]
+    /// before the scenario; [`Expectation::MaybeSilent`] until then).
+    pub expects: Expectation,
     /// The agents when this process coordinates a run over them (`--agents`):
     /// the scenario's bots are theirs (set by [`run`]).
     pub fleet: Option<Arc<Fleet>>,
@@ -165,6 +169,7 @@ impl Context {
             seed,
             common,
             plan: Plan::default(),
+            expects: Expectation::default(),
             fleet: None,
         })
     }
@@ -314,7 +319,9 @@ impl Context {
     }
 
     /// The figures of a hold; a hold the run was cut short by its end
-    /// (see [`Context::interruptions`]) is [`report::Verdict::Interrupted`].
+    /// (see [`Context::interruptions`]) is [`report::Verdict::Interrupted`],
+    /// one with bots connected that did not bring the frames the scenario
+    /// expects (see [`Context::expects`]) [`report::Verdict::NoFrames`].
     pub fn held_of(&self, raw: HeldRaw) -> Held {
         let whole = raw.ramp.merge(&raw.hold);
         let mut measured = Measured::of(&Phase {
@@ -328,10 +335,6 @@ impl Context {
             observers: raw.observers,
         });
         measured.density = self.plan.density_figures(raw.placed);
-        if self.interruptions.first().is_some() {
-            measured.judgeable = false;
-            measured.verdict = report::Verdict::Interrupted;
-        }
         if !raw.parts.is_empty() {
             let figures = raw.parts.iter().map(|p| {
                 let whole = p.ramp.merge(&p.hold);
@@ -344,19 +347,31 @@ impl Context {
             });
             measured.transports = Some(figures.collect());
         }
+        if measured.connected > 0 && !self.expects.met(&measured) {
+            measured.judgeable = false;
+            measured.verdict = report::Verdict::NoFrames;
+        }
+        if self.interruptions.first().is_some() {
+            measured.judgeable = false;
+            measured.verdict = report::Verdict::Interrupted;
+        }
         Held { measured, whole, hold: raw.hold, usage: raw.usage, census: raw.census, per_bot: raw.per_bot }
     }
 
     /// Writes the JSON (if asked) and prints the table (unless quiet; a
-    /// closed stdout loses it, as the log does a line).
+    /// closed stdout loses it, as the log does a line). The JSON gains an
+    /// `outcome` object: how the run ended ([`Context::ending`]).
     ///
-    /// Errors: the JSON file could not be written; no bot was welcomed over
-    /// the run ([`report::Joins`]: it measured nothing; the report is
-    /// written and printed first, with its failures).
+    /// Errors: the JSON file could not be written; the run measured
+    /// nothing (an [`Ending`]: no bot was welcomed, or a hold that expects
+    /// frames brought none; the report is written and printed first, with
+    /// its failures), which `main` prints as the verdict line and exits
+    /// with its code.
     /// Coordinating, the report gains a `fleet` object (the run's agents,
     /// see [`report::fleet::FleetReport`]) and the table their lines.
     pub fn finish(&self, report: &(impl Serialize + report::Joins), table: String) -> anyhow::Result<()> {
         let fleet = self.fleet.as_ref().map(|f| f.report());
+        let ending = self.ending(report);
         // The table first: a JSON file that cannot be written loses the
         // file, not the run's figures.
         if !self.common.quiet {
@@ -368,21 +383,36 @@ impl Context {
             let _ = out.flush();
         }
         if let Some(path) = &self.common.json {
-            match &fleet {
-                None => report::write_json(path, report)?,
-                Some(f) => {
-                    let mut value = serde_json::to_value(report)?;
-                    if let Some(object) = value.as_object_mut() {
-                        object.insert("fleet".into(), serde_json::to_value(f)?);
-                    }
-                    report::write_json(path, &value)?;
+            let mut value = serde_json::to_value(report)?;
+            if let Some(object) = value.as_object_mut() {
+                if let Some(f) = &fleet {
+                    object.insert("fleet".into(), serde_json::to_value(f)?);
                 }
+                object.insert("outcome".into(), serde_json::to_value(&ending)?);
             }
+            report::write_json(path, &value)?;
         }
-        if report.welcomed() == 0 && !self.stop.is_cancelled() {
-            anyhow::bail!(report::nobody_welcomed(report, &self.common.urls, self.common.transport));
+        if ending.succeeded() {
+            Ok(())
+        } else {
+            Err(ending.into())
         }
-        Ok(())
+    }
+
+    /// How the run of `report` ended: interrupted (Ctrl-C, SIGTERM, an
+    /// agent lost mid-run: its report is marked, whatever it holds); else
+    /// nobody welcomed; else no frames in a hold that expects them
+    /// ([`Context::expects`]); else measured.
+    pub fn ending(&self, report: &impl report::Joins) -> Ending {
+        if let Some(cut) = self.interruptions.first() {
+            return Ending::new(Outcome::Interrupted, format!("{} at {:.1} s", cut.reason, cut.at_s));
+        }
+        if report.welcomed() == 0 {
+            let why = report::nobody_welcomed(report, &self.common.urls, self.common.transport);
+            return Ending::new(Outcome::NobodyWelcomed, why);
+        }
+        Ending::no_frames(report, self.expects, self.common.transport)
+            .unwrap_or_else(|| Ending::new(Outcome::Measured, ""))
     }
 
     /// Draws the gap plot (if asked).
@@ -418,6 +448,7 @@ pub async fn run(cli: Cli, stop: CancellationToken, interruptions: Interruptions
     }
     let mut ctx = Context::new(cli.common, stop).await?;
     ctx.interruptions = interruptions;
+    ctx.expects = Expectation::of(&scenario, ctx.common.profile);
     ctx.plan = Plan::make(&ctx, &scenario).await?;
     if let Some(n) = cli.fleet.agents {
         // Observers need every bot's position in one process: none here.
