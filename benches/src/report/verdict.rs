@@ -26,6 +26,10 @@ pub const INTERRUPTED: &str = "interrupted";
 /// "nothing measured": no bot was connected at the phase's end.
 pub const NOTHING: &str = "nothing measured";
 
+/// "no frames": bots were connected, but none received a frame in a hold
+/// that expects them (the loadgen then exits 4).
+pub const NO_FRAMES: &str = "no frames";
+
 /// Whether a verdict of [`of`] lets its figures be judged: measured, on a
 /// saturated machine or not.
 pub fn judgeable(verdict: &str) -> bool {
@@ -48,13 +52,15 @@ pub fn judge(v: Verdict, machine_cpu_pct: f64) -> &'static str {
 }
 
 /// One verdict for repeated runs: all measured, or how many measured
-/// nothing, or how many were not judgeable, or how many were interrupted,
+/// nothing (no bot connected, or no frames), or how many were not judgeable, or how many were interrupted,
 /// or how many ran on a saturated machine.
 pub fn of_runs<'a>(reports: impl IntoIterator<Item = &'a Measured>) -> String {
     let v: Vec<&str> = reports.into_iter().map(of).collect();
-    let nothing = v.iter().filter(|x| **x == NOTHING).count();
-    if nothing > 0 {
-        return format!("{NOTHING} ({nothing} of {} runs)", v.len());
+    for empty in [NOTHING, NO_FRAMES] {
+        let n = v.iter().filter(|x| **x == empty).count();
+        if n > 0 {
+            return format!("{empty} ({n} of {} runs)", v.len());
+        }
     }
     let bad = v.iter().filter(|x| **x == JUDGE_NOTE).count();
     if bad > 0 {
@@ -126,5 +132,8 @@ mod tests {
         assert_eq!(of_runs([&cut, &over]), "not judgeable (1 of 2 runs)");
         let none = run(Verdict::NothingMeasured, 50.0);
         assert_eq!(of_runs([&over, &none]), "nothing measured (1 of 2 runs)");
+        let silent = run(Verdict::NoFrames, 50.0);
+        assert_eq!(of_runs([&ok, &silent, &over]), "no frames (1 of 3 runs)", "not measured");
+        assert!(!judgeable(of(&silent)));
     }
 }
