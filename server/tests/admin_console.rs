@@ -120,7 +120,7 @@ async fn a_wrong_or_missing_token_gets_401_and_nothing_else() {
     );
     let mut player = Player::join(&server, "Ada").await;
     let id = player.id().to_string();
-    let gets = ["/healthz", "/readyz", "/metrics", "/admin/api/place", "/admin/api/history", "/admin/api/players?q=a"];
+    let gets = ["/metrics", "/admin/api/place", "/admin/api/history", "/admin/api/players?q=a"];
     let kick = format!("/admin/api/players/{id}/kick");
     let posts = ["/admin/drain", "/admin/api/shards/1/drain", kick.as_str()];
     for token in [None, Some("wrong-token-0123456789")] {
@@ -144,6 +144,15 @@ async fn a_wrong_or_missing_token_gets_401_and_nothing_else() {
         for path in gets {
             assert_eq!(admin.get(path).await.status, 200, "GET {path}");
         }
+    }
+    // The probes need no token (a load balancer's health check may send no header; they hold no data):
+    // with none or a wrong one they answer as with a good one.
+    for token in [None, Some("wrong-token-0123456789")] {
+        let admin = Admin { addr: server.admin.expect("admin"), token };
+        assert_eq!(
+            (admin.get("/healthz").await.status, admin.get("/readyz").await.text()),
+            (200, "ready\n".to_owned())
+        );
     }
     // The console's files need no token (they hold no data).
     let page = http::get(server.admin.expect("admin"), "/admin/").await;
@@ -395,6 +404,9 @@ async fn a_drain_asked_of_one_shard_moves_every_player_of_the_other() {
         let r = admin.post(bad, Some(serde_json::json!({"reason": "x"}))).await;
         assert_eq!((r.status, r.json()["kind"].as_str()), (400, Some("bad_request")), "{bad}");
     }
+    // The JSON's decimal id, given back: the error names it in hex.
+    let r = admin.post("/admin/api/shards/123456789/drain", None).await;
+    assert!(r.json()["error"].as_str().is_some_and(|e| e.contains("is shard 075bcd15 in hex")), "{}", r.text());
     let r = admin.get("/admin/api/players?q=a&limit=-1").await;
     assert_eq!((r.status, r.json()["kind"].as_str()), (400, Some("bad_request")));
     let r = admin.post("/admin/api/shards/1/drain", None).await;

@@ -226,7 +226,8 @@ impl ShardBuilder {
 
     /// Asks its operator routes (`/metrics`, `/readyz`, `/healthz`, served on
     /// its admin listener) with `token`, one of its `--admin-token-file`'s
-    /// tokens, which guard them (see [`Shard::with_operator_token`]).
+    /// tokens, which guard `/metrics` (the probes need none; see
+    /// [`Shard::with_operator_token`]).
     pub fn operator_token(mut self, token: &str) -> ShardBuilder {
         self.operator_token = Some(token.to_owned());
         self
@@ -459,7 +460,8 @@ impl Shard {
     }
 
     /// The shard whose operator routes are asked with `token` (one of its
-    /// `--admin-token-file`'s tokens, which guard them).
+    /// `--admin-token-file`'s tokens, which guard `/metrics`; the probes
+    /// need none).
     pub fn with_operator_token(mut self, token: &str) -> Shard {
         self.operator_token = Some(token.to_owned());
         self

@@ -6,7 +6,7 @@
 //! | `GET place` | `{place, served_by, clustered, players, shards: [ShardRow]}`: every live shard |
 //! | `GET history` | `{interval_ms, samples: [{at_ms, shards: [{id, players, lateness_p99_ms}]}]}`: the last 5 minutes |
 //! | `GET players?q=TEXT&limit=N` | `{query, players: [{id, name, shard, here, x, y}], truncated, partial}`: by id or part of the name (N: 1 to 200, 50) |
-//! | `POST shards/ID/drain` (ID in hex, as shards are shown) | 202 `{shard, players, via}`; 404 no such live shard, 409 draining already |
+//! | `POST shards/ID/drain` (ID in hex, as the logs and the console show shards; the JSON's ids are the same numbers in decimal) | 202 `{shard, players, via}`; 404 no such live shard, 409 draining already |
 //! | `POST players/ID/kick` with `{"reason": TEXT}` | 202 `{player, shard, via}` (`name` too when here); 400 bad reason, 404 not in the place |
 //!
 //! `via` says how the order went: `here` (this shard carried it out) or
@@ -255,16 +255,31 @@ impl Serialize for Via {
     }
 }
 
+/// Why the path's shard id `text` was refused: `e`, and when `text` can
+/// only be decimal (9 or 10 digits, a u32: more than 8 hex digits) the
+/// shard it names in hex, as the API's JSON gives ids as numbers.
+fn shard_id_refusal(text: &str, e: mino_protocol::ShardIdError) -> String {
+    match text.trim().parse::<u32>() {
+        Ok(id) if id != 0 && text.trim().len() > 8 => {
+            format!("shard id: {e}; the JSON's {id} is shard {} in hex: POST shards/{}/drain", ShardId(id), ShardId(id))
+        }
+        _ => format!("shard id: {e}"),
+    }
+}
+
 /// `POST /admin/api/shards/ID/drain`: drains shard ID (here, or through
 /// Redis), as SIGTERM would. ID is in the form shards are shown in (the
-/// logs, `--shard-id`): 1 to 8 hex digits (`b2` or `000000b2`).
+/// logs, `--shard-id`, the console): 1 to 8 hex digits (`b2` or
+/// `000000b2`); the JSON's `id`, `shard` and `served_by` are the same
+/// numbers in decimal (400 with the hex form when given one that can only
+/// be decimal).
 pub async fn drain(
     State(state): State<AdminState>,
     Extension(asker): Extension<Asker>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
     let Path(text) = path.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let shard: ShardId = text.parse().map_err(|e| ApiError::BadRequest(format!("shard id: {e}")))?;
+    let shard: ShardId = text.parse().map_err(|e| ApiError::BadRequest(shard_id_refusal(&text, e)))?;
     let id = shard.0;
     let order = Order::Drain { shard, by: asker.operator.clone() };
     if shard == state.config().shard_id {

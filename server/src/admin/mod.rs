@@ -17,7 +17,8 @@
 //!
 //! Access ([`token`]): the listener is on loopback unless configured
 //! otherwise; beyond loopback `--admin-token-file` is required, and then
-//! every route but the console's own files needs a bearer token. A POST from
+//! every route but the probes and the console's own files needs a bearer
+//! token. A POST from
 //! a page of another origin is refused (403), and without tokens a request
 //! must name a loopback host (403 otherwise), so a web page open in an
 //! operator's browser can neither act on a loopback listener nor read it
@@ -123,12 +124,17 @@ impl AdminState {
 }
 
 /// The admin listener's router: with a token file, every route but the
-/// console's files needs one of its tokens.
+/// probes (`/healthz`, `/readyz`: a load balancer's or an orchestrator's
+/// health check often cannot send a header, and they tell only whether the
+/// shard lives and takes players) and the console's files needs one of its
+/// tokens.
 pub fn router(state: AdminState, tokens: Option<Arc<TokenFile>>) -> Router {
     let console_dir = state.config().admin.console_dir.clone();
-    let guarded = Router::new()
+    let probes = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
+        .with_state(state.clone());
+    let guarded = Router::new()
         .route("/metrics", get(metrics))
         .route("/admin/drain", post(drain_here))
         .route("/admin/api/place", get(api::place))
@@ -140,7 +146,7 @@ pub fn router(state: AdminState, tokens: Option<Arc<TokenFile>>) -> Router {
         .layer(middleware::from_fn(same_origin))
         .layer(middleware::from_fn_with_state(tokens, token::guard))
         .with_state(state);
-    guarded.merge(console::routes(console_dir))
+    guarded.merge(probes).merge(console::routes(console_dir))
 }
 
 /// Samples the place into the history once a second until `cancel` fires.

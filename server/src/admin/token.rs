@@ -1,7 +1,7 @@
 //! Who may use the admin listener: the bearer tokens of `--admin-token-file`
-//! and the guard in front of every admin route (the console's own files
-//! excepted: the same page for everyone, it asks for the token and sends it
-//! with every request).
+//! and the guard in front of every admin route (the probes `/healthz` and
+//! `/readyz` excepted, and the console's own files: the same page for
+//! everyone, it asks for the token and sends it with every request).
 //!
 //! The file holds one token a line, `NAME TOKEN` or just `TOKEN` (named
 //! "admin"); NAME is the operator logged with each action. It is read again

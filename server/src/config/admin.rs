@@ -25,8 +25,8 @@ pub struct AdminArgs {
     /// operator logged with each action: 1 to 32 of A-Z a-z 0-9 _ . @ -) or
     /// just `TOKEN` (logged as "admin"); tokens are 16 to 256 printable
     /// characters; blank lines and lines starting with # are skipped. With it,
-    /// every admin route but the console's own files needs `Authorization:
-    /// Bearer TOKEN` (401 otherwise). Read again when it changes and on
+    /// every admin route but the probes (/healthz, /readyz) and the console's
+    /// own files needs `Authorization: Bearer TOKEN` (401 otherwise). Read again when it changes and on
     /// SIGHUP.
     #[arg(long, env = "MINO_ADMIN_TOKEN_FILE")]
     pub admin_token_file: Option<PathBuf>,
