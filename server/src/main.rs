@@ -146,10 +146,10 @@ async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
     let (listen, admin_listen) = (config.listen.clone(), config.admin.listen.clone());
     let (webtransport, peer_timeout) = (config.webtransport.clone(), config.socket.peer_timeout);
     if webtransport.is_some() && config.aoi.is_none() {
-        tracing::warn!(
+        tracing::info!(
             "webtransport without area of interest (--cell-size): the place is one cell, whose view frame \
              outgrows a datagram past about 150 players; sessions then get it on their stream, where a lost \
-             packet delays it as on a websocket"
+             packet delays it as on a websocket (a warning says so if it happens)"
         );
     }
     let reloads = config.reloaded_files();

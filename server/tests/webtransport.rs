@@ -229,7 +229,13 @@ async fn a_cell_over_the_datagram_limit_goes_on_the_stream_and_is_counted() {
     // 150 players does not fit a real path's): no datagram goes, each frame
     // is counted, and the cell comes on the stream, whole, so the session
     // still sees every player (it saw none before).
-    let server = shard(&["--webtransport-datagram-bytes", "64"]);
+    let dir = mino_testkit::WorkDir::new("wt-too-big");
+    let log = dir.join("shard.log");
+    let server = Shard::build(SERVER)
+        .args(&["--webtransport-listen", "127.0.0.1:0", "--speed", "100", "--world-size", "2000"])
+        .flag("webtransport-datagram-bytes", 64)
+        .log_to(&log, "info")
+        .start();
     let mut others = Vec::new();
     for i in 0..3 {
         others.push(Player::join(&server, &format!("P{i}")).await);
@@ -238,6 +244,13 @@ async fn a_cell_over_the_datagram_limit_goes_on_the_stream_and_is_counted() {
     let me = wt.id();
     server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"too_big\"}", 5.0).await;
     assert_eq!(server.metric("mino_webtransport_datagrams_total").await, 0.0);
+    // The operator is told once, when it happens (not at every start of a
+    // small place without area of interest: that is an info line).
+    let text = std::fs::read_to_string(&log).expect("the shard's log");
+    let warned =
+        text.lines().filter(|l| l.contains("WARN") && l.contains("over the datagram limit (64 bytes)")).count();
+    assert_eq!(warned, 1, "{text}");
+    assert!(!text.lines().any(|l| l.contains("WARN") && l.contains("webtransport without area of interest")), "{text}");
     let deadline = Instant::now() + WAIT;
     loop {
         assert!(Instant::now() < deadline, "the cell of all four players on the stream");

@@ -40,6 +40,11 @@ use wtransport::endpoint::IncomingSession;
 use wtransport::error::SendDatagramError;
 use wtransport::{Connection, RecvStream, SendStream, VarInt};
 
+/// Whether a view frame with a cell over the datagram limit was logged:
+/// once a process (the first sign an operator needs; the metric counts
+/// every one).
+static TOO_BIG_LOGGED: AtomicBool = AtomicBool::new(false);
+
 /// Longest the close's last messages may take to be acknowledged.
 const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -285,6 +290,15 @@ impl remote::Datagrams for SessionDatagrams {
         let cut = datagrams::cut(view, limit.min(self.datagram_bytes));
         if cut.too_big > 0 {
             metrics.unsent(Unsent::TooBig, cut.too_big as u64);
+            if !TOO_BIG_LOGGED.swap(true, Ordering::Relaxed) {
+                let limit = limit.min(self.datagram_bytes);
+                tracing::warn!(
+                    "a view frame's cell is over the datagram limit ({limit} bytes): WebTransport sessions get \
+                     such cells on their stream, where a lost packet delays them as on a websocket (logged once; \
+                     mino_webtransport_unsent_total{{reason=\"too_big\"}} counts them). Without area of interest \
+                     (--cell-size) the place is one cell, which outgrows a datagram past about 150 players"
+                );
+            }
         }
         for datagram in cut.datagrams {
             // A full queue (the path is slower than the frames): quinn drops
