@@ -164,8 +164,11 @@ fn body(answer: &[u8]) -> Result<String, String> {
     let text = String::from_utf8_lossy(answer);
     let (head, rest) = text.split_once("\r\n\r\n").ok_or("not an HTTP answer")?;
     let status = head.split_whitespace().nth(1).ok_or("not an HTTP answer")?;
-    if status != "200" {
-        return Err(format!("status {status}"));
+    match status {
+        "200" => {}
+        // No content (a shard's /webtransport when it offers none): an empty body.
+        "204" => return Ok(String::new()),
+        _ => return Err(format!("status {status}")),
     }
     let chunked = head.lines().any(|l| {
         let l = l.to_ascii_lowercase();
@@ -223,6 +226,7 @@ mod tests {
         let answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nmino\r\n3\r\n_ok\r\n0\r\n\r\n";
         assert_eq!(body(answer).as_deref(), Ok("mino_ok"));
         assert!(body(b"HTTP/1.1 404 Not Found\r\n\r\n").is_err());
+        assert_eq!(body(b"HTTP/1.1 204 No Content\r\n\r\n").as_deref(), Ok(""));
         assert!(body(b"garbage").is_err());
     }
 

@@ -44,10 +44,13 @@ pub enum OfferError {
     /// A `wss://` URL reaches a proxy; nginx does not proxy WebTransport.
     #[error("{0}: WebTransport bots need each shard's own ws:// URL (a proxy does not carry WebTransport)")]
     Proxy(String),
-    /// The GET failed or was not answered 200 (a shard without
-    /// `--webtransport-listen` answers 404).
-    #[error("the shard's /webtransport (a shard started without --webtransport-listen answers 404)")]
+    /// The GET failed or was not answered 200 (or 204).
+    #[error("the shard's /webtransport: {0}")]
     Get(#[from] scrape::ScrapeError),
+    /// The shard offers no WebTransport (started without
+    /// `--webtransport-listen`: 204, no offer).
+    #[error("the shard's /webtransport: the shard offers no WebTransport (started without --webtransport-listen)")]
+    NotOffered,
     /// The answer is not the offer's JSON.
     #[error("{url}: not a WebTransport offer: {detail}")]
     Answer {
@@ -83,6 +86,9 @@ pub async fn offer(target: &Target) -> Result<WebTransportOffer, OfferError> {
     }
     let url = format!("http://{}/webtransport", target.addr);
     let text = scrape::get(&url).await?;
+    if text.trim().is_empty() {
+        return Err(OfferError::NotOffered);
+    }
     parse_offer(&text, target.addr.ip()).map_err(|detail| OfferError::Answer { url, detail })
 }
 

@@ -44,7 +44,7 @@ pub struct AppState {
     /// Cancelled when the shard drains (`/readyz` turns 503).
     pub draining: tokio_util::sync::CancellationToken,
     /// WebTransport's address and certificate hash, served at
-    /// `/webtransport` (`None`: off, 404).
+    /// `/webtransport` (`None`: off, 204 with no offer).
     pub webtransport: Option<crate::webtransport::LiveOffer>,
 }
 
@@ -72,7 +72,7 @@ pub fn router(state: AppState) -> Router {
 
 /// `/webtransport`: where the shard takes WebTransport sessions and the
 /// hashes of its self-signed certificate, as JSON
-/// ([`crate::webtransport::Offer`]); 404 when it takes none; 503 while it
+/// ([`crate::webtransport::Offer`]); 204 (no offer) when it takes none; 503 while it
 /// takes no players (draining, stopping, Redis unreachable), as `/ws`
 /// answers then, so a load balancer asks another shard (nginx:
 /// `proxy_next_upstream http_503`) instead of sending the page to one that
@@ -85,7 +85,9 @@ async fn webtransport(State(state): State<AppState>) -> Response {
         Some(offer) => {
             ([(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], axum::Json(offer.get())).into_response()
         }
-        None => (StatusCode::NOT_FOUND, "webtransport is off\n").into_response(),
+        // Nothing offered, which is no error: a 404 would be logged in the
+        // browser's console at every connect of every page.
+        None => StatusCode::NO_CONTENT.into_response(),
     }
 }
 

@@ -57,7 +57,7 @@ function rig(answer: 'never' | 'throw' | OfferResponse, opts: { webTransport?: b
   return { env, timers, sessions, sockets, fetched, aborted: () => signal?.aborted ?? false };
 }
 
-const json = (body: unknown, ok = true): OfferResponse => ({ ok, json: () => Promise.resolve(body) });
+const json = (body: unknown, status = 200): OfferResponse => ({ ok: status >= 200 && status < 300, status, json: () => Promise.resolve(body) });
 
 /** Dials, letting the fake session come up (or not) as `play` says, and returns what the dial gave. */
 async function dialed(r: Rig): Promise<Dialed> {
@@ -90,8 +90,9 @@ describe('dial', () => {
     expect(r.sockets.map((s) => s.url)).toEqual(['wss://game.example:8443/ws']);
   });
 
-  it('falls back when the shard does not offer it (404) or the offer cannot be fetched', async () => {
-    for (const answer of [json('webtransport is off', false), 'throw' as const]) {
+  it('falls back when the shard does not offer it (204; an older shard, 404) or the offer cannot be fetched', async () => {
+    const none: OfferResponse = { ok: true, status: 204, json: () => Promise.reject(new SyntaxError('no body')) };
+    for (const answer of [none, json('webtransport is off', 404), 'throw' as const]) {
       const r = rig(answer);
       const d = await dialed(r);
       expect([d.transport.kind, d.fallback]).toEqual(['websocket', 'not-offered']);
@@ -100,7 +101,7 @@ describe('dial', () => {
   });
 
   it.each([
-    ['not JSON', { json: () => Promise.reject(new SyntaxError('bad')), ok: true }],
+    ['not JSON', { json: () => Promise.reject(new SyntaxError('bad')), ok: true, status: 200 }],
     ['no port', json({ addr: '127.0.0.1:4433', certificateHashes: [] })],
     ['a hash of another algorithm', json({ ...OFFER, certificateHashes: [{ algorithm: 'sha-1', value: HASH }] })],
     ['a short hash', json({ ...OFFER, certificateHashes: [{ algorithm: 'sha-256', value: 'abcd' }] })],
@@ -147,7 +148,7 @@ describe('dial', () => {
   it('asks again at every dial: a shard that offers it after one that did not is taken', async () => {
     let offered = false;
     const r = rig(json(OFFER), { onSession: (s) => s.accept() });
-    r.env = { ...r.env, fetch: () => Promise.resolve(offered ? json(OFFER) : json('off', false)) };
+    r.env = { ...r.env, fetch: () => Promise.resolve(offered ? json(OFFER) : json(null, 204)) };
     const dial = webTransportFirst(r.env);
     const first = await Promise.resolve(dial());
     offered = true;

@@ -85,6 +85,8 @@ export function sessionUrl(offer: Offer, pageUrl: string): string {
 /** What a fetch of the offer answered (the part of Response used). */
 export interface OfferResponse {
   readonly ok: boolean;
+  /** The HTTP status: 200 with an offer; 204, none (a shard without WebTransport). */
+  readonly status: number;
   json(): Promise<unknown>;
 }
 
@@ -131,7 +133,8 @@ async function attempt(env: DialEnv, make: NonNullable<DialEnv['webTransport']>,
   } catch {
     return 'not-offered';
   }
-  if (!response.ok) return 'not-offered';
+  // 204: a shard without WebTransport (no offer, and no error in the console).
+  if (!response.ok || response.status === 204) return 'not-offered';
   let offer: Offer | null;
   try {
     offer = parseOffer(await response.json());
