@@ -20,8 +20,11 @@ impl Report {
              spread over it), against the same world without area of interest (whole-shard snapshots: every socket \
              gets every player) as the control, where that still runs; at 1,000 players also at a radius of 2 cells \
              (200 units; the server's default before it was 4), where whole cells bring a socket more players beyond \
-             its radius. Each socket gets one view frame a shard a tick (a 52-byte header, 6 bytes a cell, 10 a \
-             player; `schema/src/cell.rs`). Bytes a player a second are what the bots received; server CPU a player \
+             its radius. Each socket gets at most one view frame a shard a tick, its cells' items \
+             (`schema/src/view.rs`; section 15 sets today's deltas against full forms); runs taken before protocol 4 \
+             (the header names each run's commit) got protocol 3's frames, every due cell whole: a 52-byte header, 6 \
+             bytes a cell, 10 a player (`schema/src/cell.rs` at those commits). Bytes a player a second are what the \
+             bots received; server CPU a player \
              a tick is both shards' user + system time over the hold, over players times ticks; Redis from \
              `redis-cli INFO stats cpu commandstats` sampled with the shards (PUBLISH calls, every command, the CPU \
              Redis reports for itself); gaps are own-shard (first frame of a tick) and, with area of interest, \
