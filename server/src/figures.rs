@@ -4,8 +4,8 @@
 //! shard is (version, uptime, drain progress, admin address).
 //!
 //! Lateness and relay lag go into fixed buckets, one set a second, so a
-//! sample costs an increment and a p99 a walk over 64 buckets. Pure: the
-//! caller passes the time.
+//! sample costs an increment and a p99 a walk over 84 buckets (`BUCKETS`).
+//! Pure: the caller passes the time.
 
 use crate::clock::Instant;
 use serde::{Deserialize, Serialize};

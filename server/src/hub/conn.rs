@@ -1,4 +1,4 @@
-//! One websocket in the [`super::hub`]: its outbox, its frame reader, and,
+//! One websocket in the [`super::Hub`]: its outbox, its frame reader, and,
 //! once admitted, its player's budgets and ticket; or, once closing, how it
 //! lingers. Everything here is plain data driven by the hub: no task, no
 //! lock, no channel.

@@ -8,8 +8,8 @@
 //! had no reason to speak: the stall is not their silence. The periodic
 //! sweep over every peer notices a stall as a sweep that comes much later
 //! than its period; the stalled time is then not counted, every peer is
-//! pinged at once and given at least [`ANSWER_SHARE`] of the peer timeout to
-//! answer.
+//! pinged at once and given at least the peer timeout divided by
+//! [`ANSWER_SHARE`] (a half) to answer.
 //!
 //! The settings and the sweep's clock are kept once ([`Liveness`]); each peer
 //! keeps only two millisecond stamps ([`Heard`], 8 bytes).
@@ -21,8 +21,8 @@ use std::time::Duration;
 /// shorter delays are ordinary scheduling.
 pub const STALL_MIN: Duration = Duration::from_millis(200);
 
-/// After a stall, the peer has at least this share of the peer timeout to
-/// answer the ping sent at once (a half).
+/// After a stall, the peer has at least the peer timeout divided by this
+/// (2: a half of it) to answer the ping sent at once.
 pub const ANSWER_SHARE: u32 = 2;
 
 /// What a periodic check asks of the session.

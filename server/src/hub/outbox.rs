@@ -1,6 +1,6 @@
 //! A socket's outbox: the write side of one admitted websocket and what is
 //! waiting to be written on it. Owned by its connection in the hub
-//! ([`super::hub`]); nothing in it is shared, locked or awaited.
+//! ([`super::Hub`]); nothing in it is shared, locked or awaited.
 //!
 //! Writes never wait: each is one non-blocking vectored `writev`. On a healthy
 //! socket the kernel takes a tick's frames whole, straight from the shared
