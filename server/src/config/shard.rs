@@ -38,8 +38,8 @@ pub struct ShardArgs {
     pub speed: f32,
 
     /// Busy rule: refuse new players while the mean tick start lateness over the
-    /// last second exceeds this many ms. 0 turns the lateness part of the rule
-    /// off. 0 to 10,000.
+    /// last 20 ticks (a second at the default 20 Hz) exceeds this many ms. 0
+    /// turns the lateness part of the rule off. 0 to 10,000.
     #[arg(long, env = "MINO_BUSY_LATENESS_MS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub busy_lateness_ms: u64,
 
