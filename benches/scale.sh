@@ -7,8 +7,8 @@
 # runner's: benches/scale.sh --help. What each section measures:
 # benches/README.md.
 #
-#   benches/scale.sh                    # full: about 12 minutes on 2 cores
-#   benches/scale.sh --quick            # about 3 minutes
+#   benches/scale.sh                    # full: all 13 sections, about an hour and a quarter on 2 cores
+#   benches/scale.sh --quick            # the same sections once, short holds (untimed; benches/README.md, "How long")
 #   benches/scale.sh --only peer        # one section again; the others' results are kept
 #   benches/scale.sh --report-only      # rewrite RESULTS.md and the charts from results/raw
 set -euo pipefail

@@ -21,7 +21,9 @@ use std::time::{Duration, SystemTime};
 #[derive(Clone, Debug, clap::Parser)]
 #[command(name = "scale")]
 pub struct Cli {
-    /// About 3 minutes: fewer steps, short holds, no repeats.
+    /// Every section once: fewer steps, short holds, no repeats (a full run
+    /// takes about an hour and a quarter on 2 cores; benches/README.md says
+    /// how long each section takes).
     #[arg(long)]
     pub quick: bool,
     /// Use the release binaries already in target/release.
@@ -30,8 +32,8 @@ pub struct Cli {
     /// Leave out the criterion micro-benchmarks.
     #[arg(long)]
     pub skip_criterion: bool,
-    /// Runs of the repeated rows (control, idle, redis, nginx, peer, deltas; the
-    /// median is reported); default 3, 1 with --quick.
+    /// Runs of the repeated rows (control, idle, redis, nginx, peer, deltas,
+    /// webtransport; the median is reported); default 3, 1 with --quick.
     #[arg(long)]
     pub repeat: Option<u32>,
     /// Run only these sections, keep the others' raw results, and rewrite

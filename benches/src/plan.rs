@@ -9,9 +9,11 @@ use std::time::Duration;
 /// How long and how thoroughly a run measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
-    /// Every step, long holds, repeated rows (about 12 minutes on 2 cores).
+    /// Every step, long holds, repeated rows (about an hour and a quarter on
+    /// 2 cores for all 13 sections: benches/README.md, "How long").
     Full,
-    /// Fewer steps, short holds, no repeats (about 3 minutes).
+    /// Fewer steps, short holds, no repeats (untimed since the runner grew
+    /// past six sections, when it took about 3 minutes).
     Quick,
 }
 
@@ -218,7 +220,8 @@ pub struct Plan {
     pub mode: Mode,
     /// The sections run, in order.
     pub sections: Vec<Section>,
-    /// Runs of the repeated rows (control, idle, redis, nginx, peer, deltas).
+    /// Runs of the repeated rows (control, idle, redis, nginx, peer, deltas,
+    /// webtransport).
     pub repeat: u32,
     /// Sections 1 to 3.
     pub steps: Steps,
