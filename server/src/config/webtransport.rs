@@ -27,7 +27,8 @@ pub struct WebTransportArgs {
     pub webtransport_advertise: Option<Advertised>,
 
     /// The certificate chain (PEM) WebTransport presents, the operator's
-    /// (the same as nginx's). Without it (and --webtransport-key) a
+    /// (the same as nginx's, in files the shard's user can read; read once,
+    /// at start). Without it (and --webtransport-key) a
     /// self-signed ECDSA P-256 certificate valid 13 days is made at start;
     /// its SHA-256 hash is logged and served at /webtransport for the
     /// page's serverCertificateHashes.
