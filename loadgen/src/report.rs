@@ -103,7 +103,27 @@ impl Verdict {
             Verdict::NoFrames => "no frames",
         }
     }
+
+    /// The verdict qualified by the machine's busy share over the phase
+    /// (all cores, percent): a measured phase on a machine at or past
+    /// [`SATURATED_PCT`] is "measured (machine saturated)", the loadgen
+    /// under its limit but the shards, the bots and anything else
+    /// competing for CPU, so its figures describe the machine as much as
+    /// the server.
+    pub fn qualified(self, machine_cpu_pct: f64) -> &'static str {
+        match self {
+            Verdict::Measured if machine_cpu_pct >= f64::from(SATURATED_PCT) => SATURATED,
+            v => v.label(),
+        }
+    }
 }
+
+/// Machine busy share (all cores, percent) from which a measured phase is
+/// qualified as on a saturated machine ([`Verdict::qualified`]).
+pub const SATURATED_PCT: u32 = 95;
+
+/// A measured phase's verdict on a saturated machine ([`Verdict::qualified`]).
+pub const SATURATED: &str = "measured (machine saturated)";
 
 /// How a failover run stopped its shard (its `action` field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,8 +8,8 @@ use mino_loadgen::report::{Measured, Verdict};
 use mino_loadgen::Summary;
 
 /// Machine busy share (all cores, percent) from which a measured figure is
-/// qualified.
-pub const SATURATED_PCT: u32 = 95;
+/// qualified (the loadgen's own, which its table says too).
+pub const SATURATED_PCT: u32 = mino_loadgen::report::SATURATED_PCT;
 
 /// "not judgeable".
 pub const JUDGE_NOTE: &str = "not judgeable";
@@ -18,7 +18,7 @@ pub const JUDGE_NOTE: &str = "not judgeable";
 pub const MEASURED: &str = "measured";
 
 /// "measured (machine saturated)".
-pub const SATURATED: &str = "measured (machine saturated)";
+pub const SATURATED: &str = mino_loadgen::report::SATURATED;
 
 /// "interrupted": the run was cut short (Ctrl-C, an agent lost).
 pub const INTERRUPTED: &str = "interrupted";
@@ -45,10 +45,7 @@ pub fn of(m: &Measured) -> &'static str {
 
 /// [`of`] from a verdict and the machine's busy share, percent.
 pub fn judge(v: Verdict, machine_cpu_pct: f64) -> &'static str {
-    match v {
-        Verdict::Measured if machine_cpu_pct >= f64::from(SATURATED_PCT) => SATURATED,
-        v => v.label(),
-    }
+    v.qualified(machine_cpu_pct)
 }
 
 /// One verdict for repeated runs: all measured, or how many measured

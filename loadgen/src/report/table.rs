@@ -126,7 +126,7 @@ fn measured_lines(out: &mut String, m: &Measured) {
         "  loadgen cpu {:.1} %, machine {:.1} %: {}",
         m.loadgen_cpu_pct,
         m.machine_cpu_pct,
-        m.verdict.label()
+        m.verdict.qualified(m.machine_cpu_pct)
     );
     super::transport::lines(out, m);
     server_lines(out, &m.server);
@@ -427,6 +427,7 @@ pub fn failover(r: &FailoverReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::Verdict;
 
     #[test]
     fn formats_summaries_and_bytes() {
@@ -436,5 +437,15 @@ mod tests {
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(bytes(1536.0), "1.5 KiB");
         assert_eq!(bytes(3.0 * 1024.0 * 1024.0), "3.0 MiB");
+    }
+
+    #[test]
+    fn a_measured_phase_on_a_saturated_machine_says_so() {
+        let v = |verdict, machine| Verdict::qualified(verdict, machine);
+        assert_eq!(v(Verdict::Measured, 94.9), "measured");
+        assert_eq!(v(Verdict::Measured, 99.7), "measured (machine saturated)");
+        // Only a measured phase is qualified: the others say more already.
+        assert_eq!(v(Verdict::NotJudgeable, 99.7), "not judgeable");
+        assert_eq!(v(Verdict::NoFrames, 100.0), "no frames");
     }
 }
