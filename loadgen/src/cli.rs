@@ -142,7 +142,60 @@ impl Command {
     }
 }
 
-/// `agent` options.
+/// The options an agent takes from its coordinator's run (the targets, the
+/// bots' behaviour, the report) or has no use for: given to `agent` on the
+/// command line, they would be ignored, so they are refused
+/// ([`refuse_agent_ignored`]). As (clap's argument id, the flag).
+pub const AGENT_IGNORED: [(&str, &str); 16] = [
+    ("urls", "--url"),
+    ("json", "--json"),
+    ("plot", "--plot"),
+    ("server_pids", "--server-pid"),
+    ("profile", "--profile"),
+    ("frames", "--frames"),
+    ("transport", "--transport"),
+    ("join_timeout", "--join-timeout"),
+    ("no_reconnect", "--no-reconnect"),
+    ("name_prefix", "--name-prefix"),
+    ("seed", "--seed"),
+    ("density", "--density"),
+    ("observers", "--observers"),
+    ("metrics_urls", "--metrics-url"),
+    ("listen", "--listen"),
+    ("agents_wait", "--agents-wait"),
+];
+
+/// Refuses options given on the command line of an `agent` that it takes
+/// from its coordinator instead ([`AGENT_IGNORED`]): a load tester who
+/// gives an agent `--url` or `--frames full` is told, not ignored.
+///
+/// Errors: clap's argument conflict naming the flags.
+pub fn refuse_agent_ignored(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let Some(("agent", sub)) = matches.subcommand() else { return Ok(()) };
+    let given = |m: &clap::ArgMatches, id: &str| {
+        m.try_contains_id(id).unwrap_or(false) && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let ignored: Vec<&str> =
+        AGENT_IGNORED.iter().filter(|(id, _)| given(matches, id) || given(sub, id)).map(|(_, flag)| *flag).collect();
+    if ignored.is_empty() {
+        return Ok(());
+    }
+    Err(<Cli as clap::CommandFactory>::command().error(
+        clap::error::ErrorKind::ArgumentConflict,
+        format!(
+            "an agent takes {} from its coordinator's run: give {} to the coordinator (the run with --agents); \
+             an agent's own options are --threads, --source-addrs, --ca-file, --insecure, --max-loadgen-cpu, \
+             --agent-timeout and -q",
+            ignored.join(", "),
+            if ignored.len() == 1 { "it" } else { "them" }
+        ),
+    ))
+}
+
+/// `agent` options. The scenario's options come from the coordinator's run;
+/// an agent's own are `--threads`, `--source-addrs`, `--ca-file`,
+/// `--insecure`, `--max-loadgen-cpu`, `--agent-timeout` and `-q` (the rest
+/// are refused: [`AGENT_IGNORED`]).
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct AgentArgs {
     /// The coordinator, ws://HOST:PORT/ (its --listen address as this
@@ -569,6 +622,34 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+        // Every option an agent refuses is one of its arguments.
+        let command = Cli::command();
+        for (id, flag) in AGENT_IGNORED {
+            let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap_or_else(|| panic!("no argument {id}"));
+            assert_eq!(arg.get_long().map(|l| format!("--{l}")).as_deref(), Some(flag), "{id}");
+        }
+    }
+
+    #[test]
+    fn an_agent_refuses_the_options_it_takes_from_its_coordinator() {
+        let check = |args: &[&str]| {
+            let matches =
+                Cli::command().try_get_matches_from(std::iter::once("mino-loadgen").chain(args.iter().copied()))?;
+            refuse_agent_ignored(&matches)
+        };
+        let agent = ["agent", "--coordinator", "ws://127.0.0.1:7700/"];
+        assert!(check(&agent).is_ok());
+        assert!(check(&[&agent[..], &["--threads", "2", "--insecure", "-q", "--agent-timeout", "9s"]].concat()).is_ok());
+        // Before or after the subcommand.
+        for args in [
+            [&agent[..], &["--url", "ws://10.0.0.1:8080/ws", "--frames", "full"]].concat(),
+            [&["--frames", "full", "--url", "ws://10.0.0.1:8080/ws"], &agent[..]].concat(),
+        ] {
+            let e = check(&args).expect_err("refused").to_string();
+            assert!(e.contains("an agent takes --url, --frames from its coordinator's run"), "{e}");
+        }
+        // A scenario's run takes them.
+        assert!(check(&["walk", "--url", "ws://10.0.0.1:8080/ws", "--frames", "full"]).is_ok());
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! `MINO_LOG`) and the runtime, run the scenario until it ends or
 //! Ctrl-C/SIGTERM stops it early.
 
-use clap::Parser;
 use mino_loadgen::cli::Cli;
 use mino_loadgen::interrupt::Interruptions;
 use mino_loadgen::outcome::Outcome;
@@ -24,8 +23,9 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    if let Err(e) = cli.scenario() {
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Err(e) = cli.scenario().and_then(|_| mino_loadgen::cli::refuse_agent_ignored(&matches)) {
         e.exit();
     }
     // MINO_LOG, the log filter of every mino binary (default here: warn).

@@ -303,3 +303,51 @@ fn an_agent_beyond_those_expected_is_told_the_run_has_them_all() {
     assert_eq!((num(fleet, "joined"), num(fleet, "finished")), (1.0, 1.0), "{fleet:#}");
     assert!(run.json["interrupted"].is_null(), "{:#}", run.json);
 }
+
+#[test]
+fn the_coordinators_frames_choice_reaches_its_agents_bots() {
+    // `--frames full` (the control of a delta measurement) is the run's, not
+    // an agent's: before it travelled with the run, the agents' bots asked
+    // for deltas whatever the coordinator was given. Whole shard, 20
+    // walkers: full frames carry every player every tick, deltas about a
+    // byte a walker going straight.
+    let server = Shard::start(server_bin(), &[]);
+    let url = server.ws_url();
+    let bytes_per_s = |frames: &str| {
+        let coordinator = Coordinator::start(
+            LOADGEN,
+            &[
+                "walk",
+                "--bots",
+                "20",
+                "--ramp",
+                "200",
+                "--duration",
+                "2s",
+                "--url",
+                &url,
+                "--frames",
+                frames,
+                "--agents",
+                "1",
+            ],
+        );
+        let _agent = Agent::start(LOADGEN, coordinator.url(), "one", &["--threads", "1"]);
+        let run = coordinator.finish();
+        assert_eq!(num(&run.json, "connected"), 20.0, "{:#}", run.json);
+        num(&run.json, "bytes_per_s")
+    };
+    let (deltas, full) = (bytes_per_s("deltas"), bytes_per_s("full"));
+    assert!(full > 2.5 * deltas, "full frames {full} B/s against deltas {deltas} B/s");
+}
+
+#[test]
+fn an_agent_given_the_runs_options_is_told_they_are_the_coordinators() {
+    let out = std::process::Command::new(LOADGEN)
+        .args(["agent", "--coordinator", "ws://127.0.0.1:9/", "--url", "ws://127.0.0.1:8080/ws", "--frames", "full"])
+        .output()
+        .expect("loadgen runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
+    assert!(stderr.contains("an agent takes --url, --frames from its coordinator's run"), "{stderr}");
+}

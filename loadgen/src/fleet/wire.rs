@@ -54,6 +54,11 @@ pub struct RunPlan {
     /// run-wide index); absent from an older coordinator: websockets.
     #[serde(default)]
     pub transport: crate::transport::Transports,
+    /// `--frames`: what view frames the bots ask for in their Hello (the
+    /// control of a delta measurement takes full frames); absent from an
+    /// older coordinator: deltas.
+    #[serde(default)]
+    pub frames: crate::client::Frames,
 }
 
 /// Coordinator to agent.

@@ -138,6 +138,7 @@ async fn agent_context(plan: &RunPlan, local: CommonArgs, stop: CancellationToke
         observers: Some(ObserverShare::Count(0)),
         metrics_urls: Vec::new(),
         transport: plan.transport,
+        frames: plan.frames,
         ..local
     };
     let mut ctx = Context::new(common, stop).await.context("starting this agent")?;

@@ -496,6 +496,7 @@ async fn coordinate(ctx: &Context, scenario: &Command, args: &FleetArgs, n: usiz
         world: ctx.plan.world,
         density: ctx.plan.density,
         transport: ctx.common.transport,
+        frames: ctx.common.frames,
     };
     let ready = fleet.gather(&plan, &ctx.stop).await?;
     ctx.note(&format!("{ready} of {n} agents ready"));
