@@ -29,7 +29,8 @@ pub struct WebTransportArgs {
     /// The certificate chain (PEM) WebTransport presents, the operator's
     /// (the same as nginx's, in files the shard's user can read; read once,
     /// at start). Without it (and --webtransport-key) a
-    /// self-signed ECDSA P-256 certificate valid 13 days is made at start;
+    /// self-signed ECDSA P-256 certificate valid 13 days (from an hour
+    /// before, for a browser whose clock is behind) is made at start;
     /// its SHA-256 hash is logged and served at /webtransport for the
     /// page's serverCertificateHashes.
     #[arg(long, env = "MINO_WEBTRANSPORT_CERT", requires = "webtransport_key")]
@@ -154,7 +155,7 @@ pub enum Certificate {
         /// The key.
         key: PathBuf,
     },
-    /// One made at start, self-signed, valid less than 14 days (what
+    /// One made at start, self-signed, valid under 14 days in all (what
     /// browsers take by hash), and renewed while the shard runs.
     SelfSigned,
 }

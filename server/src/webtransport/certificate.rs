@@ -2,8 +2,9 @@
 //! self-signed one made at start and renewed while the shard runs.
 //!
 //! Browsers take a certificate by its SHA-256 hash (`serverCertificateHashes`)
-//! only when it is ECDSA and valid less than 14 days, so a self-signed one
-//! is made valid [`SELF_SIGNED_DAYS`] days and replaced every
+//! only when it is ECDSA and valid two weeks at most in all
+//! ([`MAX_VALIDITY`]), so a self-signed one is made valid from [`BACKDATE`]
+//! before its making to [`SELF_SIGNED_DAYS`] days after, and replaced every
 //! `--webtransport-cert-renew-s` (10 days by default): the endpoint takes
 //! the new one for new sessions (`reload_config`; sessions already open keep
 //! the one they were made with) and `/webtransport` offers its hash from
@@ -15,9 +16,26 @@ use crate::config::{Certificate, WebTransportConfig};
 use std::sync::{Arc, PoisonError, RwLock};
 use wtransport::Identity;
 
-/// Days a self-signed certificate is valid (browsers take one by hash only
-/// when it is valid less than 14 days).
+/// Days a self-signed certificate is valid after its making (browsers take
+/// one by hash only when its whole validity is [`MAX_VALIDITY`] at most).
 pub const SELF_SIGNED_DAYS: u32 = 13;
+
+/// How long before its making a self-signed certificate is valid from: a
+/// browser whose clock is behind the shard's by up to this much still takes
+/// it (valid from "now", it is "not yet valid" to a clock even a second
+/// behind, and the page falls back to its websocket).
+pub const BACKDATE: time::Duration = time::Duration::hours(1);
+
+/// The longest validity, from its start to its end, of a certificate a
+/// browser takes by hash: the W3C WebTransport specification's custom
+/// certificate requirements for `serverCertificateHashes`
+/// (<https://www.w3.org/TR/webtransport/#custom-certificate-requirements>):
+/// "the total length of the validity period MUST NOT exceed two weeks".
+/// [`BACKDATE`] and [`SELF_SIGNED_DAYS`] together stay within it.
+pub const MAX_VALIDITY: time::Duration = time::Duration::weeks(2);
+
+// The two together within the limit, checked as the crate builds.
+const _: () = assert!(BACKDATE.whole_seconds() + SELF_SIGNED_DAYS as i64 * 86_400 < MAX_VALIDITY.whole_seconds());
 
 /// The offer `/webtransport` serves now: replaced when the self-signed
 /// certificate is renewed. Cheap to clone (one shared value).
@@ -65,8 +83,9 @@ pub async fn make(config: &WebTransportConfig) -> Result<Made, WebTransportError
     }
 }
 
-/// A self-signed ECDSA P-256 certificate valid [`SELF_SIGNED_DAYS`] days
-/// from now, for the listen address, loopback and the advertised host.
+/// A self-signed ECDSA P-256 certificate valid from [`BACKDATE`] ago to
+/// [`SELF_SIGNED_DAYS`] days from now, for the listen address, loopback and
+/// the advertised host.
 ///
 /// Errors: [`WebTransportError::SelfSigned`].
 pub fn self_signed(config: &WebTransportConfig) -> Result<Made, WebTransportError> {
@@ -75,10 +94,10 @@ pub fn self_signed(config: &WebTransportConfig) -> Result<Made, WebTransportErro
     // its names; other clients may check them).
     let advertised = config.advertise.as_ref().map(|a| a.host.trim_matches(['[', ']']).to_owned());
     let names = ["localhost", "127.0.0.1", "::1", ip.as_str()].into_iter().chain(advertised.as_deref());
+    let now = time::OffsetDateTime::now_utc();
     let identity = Identity::self_signed_builder()
         .subject_alt_names(names)
-        .from_now_utc()
-        .validity_days(SELF_SIGNED_DAYS)
+        .validity_period(now - BACKDATE, now + time::Duration::days(i64::from(SELF_SIGNED_DAYS)))
         .build()
         .map_err(|e| WebTransportError::SelfSigned(e.to_string()))?;
     let hashes = identity
@@ -96,4 +115,42 @@ pub fn self_signed(config: &WebTransportConfig) -> Result<Made, WebTransportErro
 /// The offer of `hashes` at `offered` (the advertised or bound address).
 pub fn offer(offered: &Offer, hashes: Vec<CertificateHash>) -> Offer {
     Offer { certificate_hashes: hashes, ..offered.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Congestion;
+    use x509_parser::prelude::{FromDer, X509Certificate};
+
+    fn config() -> WebTransportConfig {
+        WebTransportConfig {
+            listen: "127.0.0.1:0".parse().expect("address"),
+            advertise: None,
+            certificate: Certificate::SelfSigned,
+            datagram_bytes: 1_200,
+            congestion: Congestion::Cubic,
+            window_floor_bytes: 0,
+            send_queue_bytes: 64 * 1024,
+            renew_every: std::time::Duration::from_secs(864_000),
+        }
+    }
+
+    /// A clock up to an hour behind the shard's finds the certificate
+    /// valid, and its whole validity is within the two weeks browsers take.
+    #[test]
+    fn a_self_signed_certificate_is_valid_from_an_hour_ago_for_under_two_weeks_in_all() {
+        let before = time::OffsetDateTime::now_utc();
+        let made = self_signed(&config()).expect("made");
+        let after = time::OffsetDateTime::now_utc();
+        let der = made.identity.certificate_chain().as_slice()[0].der().to_vec();
+        let (_, cert) = X509Certificate::from_der(&der).expect("x509");
+        let (start, end) = (cert.validity().not_before.to_datetime(), cert.validity().not_after.to_datetime());
+        // X.509 times are whole seconds.
+        let second = time::Duration::seconds(1);
+        assert!(start <= after - BACKDATE && start >= before - BACKDATE - second, "valid from {start}");
+        assert!(start <= before - time::Duration::minutes(59), "a clock behind by most of an hour takes it");
+        assert!(end >= before + time::Duration::days(13) - second, "valid until {end}");
+        assert!(end - start <= MAX_VALIDITY, "{} in all", end - start);
+    }
 }

@@ -30,9 +30,9 @@
 //!
 //! The certificate is the operator's (`--webtransport-cert`,
 //! `--webtransport-key`), or one made at start: self-signed ECDSA P-256,
-//! valid [`SELF_SIGNED_DAYS`] days (browsers take such a certificate by its
-//! SHA-256 hash, `serverCertificateHashes`, only when it is valid less than
-//! 14 days), its hash logged and offered at the players' listener's
+//! valid from an hour before to [`SELF_SIGNED_DAYS`] days after (browsers
+//! take such a certificate by its SHA-256 hash, `serverCertificateHashes`,
+//! only when it is valid two weeks at most in all), its hash logged and offered at the players' listener's
 //! `/webtransport` ([`Offer`]), and renewed while the shard runs
 //! ([`certificate`]).
 
