@@ -116,19 +116,30 @@ fn labelled_sum(a: &Series, b: &Series, family: &str) -> f64 {
     b.iter().filter(|(k, _)| k.starts_with(&prefix)).map(|(k, v)| v - a.get(k).copied().unwrap_or(0.0)).sum()
 }
 
-/// `{label value: delta}` of a labelled counter family, zeros left out.
+/// `{label value: delta}` of a labelled counter family, zeros left out, by
+/// its last label's value (a reason or a kind), summed over the labels
+/// before it (`mino_sockets_closed_total`'s transport).
 fn labelled(a: &Series, b: &Series, family: &str) -> Labelled {
     let prefix = format!("{family}{{");
-    Labelled(
-        b.iter()
-            .filter(|(k, _)| k.starts_with(&prefix))
-            .filter_map(|(k, v)| {
-                let label = k.get(k.find('"')? + 1..k.rfind('"')?)?;
-                let n = (v - a.get(k).copied().unwrap_or(0.0)) as u64;
-                (n > 0).then(|| (label.to_owned(), n))
-            })
-            .collect(),
-    )
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    for (k, v) in b.iter().filter(|(k, _)| k.starts_with(&prefix)) {
+        let Some(label) = last_label(k) else { continue };
+        let n = (v - a.get(k).copied().unwrap_or(0.0)) as u64;
+        match counts.iter_mut().find(|(l, _)| l == label) {
+            Some((_, sum)) => *sum += n,
+            None => counts.push((label.to_owned(), n)),
+        }
+    }
+    counts.retain(|(_, n)| *n > 0);
+    Labelled(counts)
+}
+
+/// The value of a series' last label, as printed (`too_slow` of
+/// `…{transport="websocket",reason="too_slow"}`).
+fn last_label(series: &str) -> Option<&str> {
+    let end = series.rfind('"')?;
+    let start = series[..end].rfind('"')? + 1;
+    Some(&series[start..end])
 }
 
 fn shard_window(samples: &[Sample], i0: usize, i1: usize, name: &str) -> Option<ShardWindow> {
@@ -331,10 +342,16 @@ mod tests {
 
     #[test]
     fn totals_count_labels_from_the_first_to_the_last_answer() {
-        let closed = |n: f64| series(&[("mino_sockets_closed_total{reason=\"too_slow\"}", n), ("mino_ticks_total", n)]);
+        let closed = |n: f64| {
+            series(&[
+                ("mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"}", n),
+                ("mino_sockets_closed_total{transport=\"webtransport\",reason=\"too_slow\"}", 2.0 * n),
+                ("mino_ticks_total", n),
+            ])
+        };
         let s = |t: f64, m: Option<Series>| Sample { t, shards: [("a".to_owned(), m)].into(), ..Sample::default() };
         let t = totals(&[s(0.0, Some(closed(1.0))), s(1.0, Some(closed(4.0))), s(2.0, None)]);
-        assert_eq!(t.totals["a"].sockets_closed.0, [("too_slow".to_owned(), 3)]);
+        assert_eq!(t.totals["a"].sockets_closed.0, [("too_slow".to_owned(), 9)], "both transports");
         assert_eq!(t.totals["a"].ticks, 3);
     }
 }

@@ -39,11 +39,11 @@ fn is_welcome(m: &Message) -> bool {
     matches!(m, Message::Binary(b) if matches!(decode(b), Ok(ServerMsg::Welcome(_))))
 }
 
-/// `mino_sockets_closed_total{reason="peer_timeout"}` summed over the shards.
+/// `mino_sockets_closed_total{transport="websocket",reason="peer_timeout"}` summed over the shards.
 async fn peer_timeouts(cluster: &Cluster) -> f64 {
     let mut n = 0.0;
     for s in &cluster.shards {
-        n += s.metric("mino_sockets_closed_total{reason=\"peer_timeout\"}").await;
+        n += s.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"peer_timeout\"}").await;
     }
     n
 }
@@ -122,9 +122,9 @@ async fn silent_upgraded_connection_is_cut_by_nginx_at_its_read_timeout() {
         after >= NGINX_TIMEOUT - Duration::from_millis(300) && after < NGINX_TIMEOUT * 2,
         "cut after {after:?} ({ended:?}), nginx's timeout is {NGINX_TIMEOUT:?}"
     );
+    let hello_timeout = "mino_sockets_closed_total{transport=\"websocket\",reason=\"hello_timeout\"}";
     assert_eq!(
-        cluster.shards[0].metric("mino_sockets_closed_total{reason=\"hello_timeout\"}").await
-            + cluster.shards[1].metric("mino_sockets_closed_total{reason=\"hello_timeout\"}").await,
+        cluster.shards[0].metric(hello_timeout).await + cluster.shards[1].metric(hello_timeout).await,
         0.0,
         "nginx cut it, not the shard"
     );

@@ -1,7 +1,7 @@
 //! A shard's Prometheus metrics read over plain HTTP (`--metrics-url`): one
 //! GET of `http://HOST:PORT/PATH`, bounded in time and size, parsed into
 //! `series -> value` (series as printed: name and labels, e.g.
-//! `mino_sockets_closed_total{reason="too_slow"}`) by [`sample`], the
+//! `mino_sockets_closed_total{transport="websocket",reason="too_slow"}`) by [`sample`], the
 //! workspace's one parser of Prometheus text. Scenarios read a shard
 //! at the start and the end of a hold and use the difference.
 

@@ -19,7 +19,7 @@
 //! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
 //! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
 //! | `mino_view_resyncs_total` | blocked sockets whose waiting view frames were dropped (deltas cannot be skipped): each is sent every cell it sees anew, as full forms, once its socket drains |
-//! | `mino_sockets_closed_total{reason}` | sockets closed, by [`crate::close::CloseReason`] label |
+//! | `mino_sockets_closed_total{transport,reason}` | websockets and WebTransport sessions closed, by [`Transport`] label (`websocket`, `webtransport`) and [`crate::close::CloseReason`] label; each closed once, whether refused before its admission or closed after it (a session whose QUIC handshake failed is none: it never opened) |
 //! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::websocket::handshake::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
 //! | `mino_unready_refusals_total{reason}` | requests that would begin a session (a websocket upgrade, a `/webtransport` offer) refused with 503 while the shard takes no players, by [`crate::http::NotReady`] label: `shutting_down`, `draining`, `redis_down` (clustered, the last heartbeat did not reach Redis, or Redis refused it), `shard_id_taken` (another process of the place holds this shard id); a load balancer asks another shard |
 //! | `mino_connections_over_cap_total` | connections accepted while `--max-connections` were open: sent a 503 when the socket takes it at once (best effort: a request still unread turns the close into a reset, which may erase it; a load balancer retries on either) and closed, and WebTransport sessions refused at their QUIC handshake past their own cap of the same number (a warning says so at most once every 10 s) |
@@ -81,6 +81,28 @@ impl PanicKind {
         match self {
             PanicKind::Command => "command",
             PanicKind::Event => "event",
+        }
+    }
+}
+
+/// What a socket is: the `transport` label of `mino_sockets_closed_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// A websocket (RFC 6455 over TCP, or a Unix socket behind a proxy).
+    Websocket,
+    /// A WebTransport session (HTTP/3 over QUIC, `--webtransport-listen`).
+    WebTransport,
+}
+
+impl Transport {
+    /// Every transport, for documentation tests.
+    pub const ALL: [Transport; 2] = [Transport::Websocket, Transport::WebTransport];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Websocket => "websocket",
+            Transport::WebTransport => "webtransport",
         }
     }
 }
@@ -326,7 +348,7 @@ pub struct Metrics {
     /// See module docs.
     pub writes_blocked: Counter,
     /// See module docs.
-    pub sockets_closed: Family<ReasonLabel, Counter>,
+    pub sockets_closed: Family<ClosedLabel, Counter>,
     /// Sockets whose view frames were dropped while they were blocked, sent
     /// their view anew.
     pub view_resyncs: Counter,
@@ -375,6 +397,14 @@ pub struct Metrics {
     pub webtransport_datagrams: Counter,
     /// See module docs.
     pub webtransport_unsent: Family<ReasonLabel, Counter>,
+}
+
+/// Label set of `mino_sockets_closed_total`, made only from
+/// [`Transport::label`] and [`crate::close::CloseReason::label`].
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClosedLabel {
+    transport: &'static str,
+    reason: &'static str,
 }
 
 /// Label set with one `mode` label, made only from
@@ -470,7 +500,7 @@ impl Metrics {
         r.register_with_unit("mino_sent", "Bytes written to sockets", Unit::Bytes, m.bytes_sent.clone());
         r.register("mino_writes", "Socket flushes", m.writes.clone());
         r.register("mino_writes_blocked", "Writes cut short by a full socket buffer", m.writes_blocked.clone());
-        r.register("mino_sockets_closed", "Sockets closed by reason", m.sockets_closed.clone());
+        r.register("mino_sockets_closed", "Sockets closed by transport and reason", m.sockets_closed.clone());
         r.register(
             "mino_view_resyncs",
             "Blocked sockets whose view frames were dropped and sent their view anew",
@@ -562,9 +592,9 @@ impl Metrics {
         self.repairs.get_or_create(&KindLabel { kind: kind.label() }).inc_by(n);
     }
 
-    /// Counts a socket closed for `reason`.
-    pub fn closed(&self, reason: CloseReason) {
-        self.sockets_closed.get_or_create(&ReasonLabel { reason: reason.label() }).inc();
+    /// Counts a socket of `transport` closed for `reason`.
+    pub fn closed(&self, transport: Transport, reason: CloseReason) {
+        self.sockets_closed.get_or_create(&ClosedLabel { transport: transport.label(), reason: reason.label() }).inc();
     }
 
     /// Counts a hello refused for `refusal`.
@@ -633,6 +663,19 @@ mod tests {
         }
     }
 
+    /// A close is counted under its transport and its reason, each label
+    /// as printed.
+    #[test]
+    fn a_close_is_counted_by_transport_and_reason() {
+        let mut registry = Registry::default();
+        let m = Metrics::register(&mut registry);
+        m.closed(Transport::WebTransport, CloseReason::ClientClosed);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        assert!(text.contains("mino_sockets_closed_total{transport=\"webtransport\",reason=\"client_closed\"} 1"));
+        assert!(!text.contains("transport=\"websocket\""), "nothing closed on a websocket");
+    }
+
     /// Every label a family can carry is documented in the table above.
     #[test]
     fn every_label_is_documented() {
@@ -674,6 +717,9 @@ mod tests {
         }
         for kind in AcceptErrorKind::ALL {
             assert!(row("mino_accept_errors_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
+        }
+        for transport in Transport::ALL {
+            assert!(row("mino_sockets_closed_total").contains(&format!("`{}`", transport.label())), "{transport:?}");
         }
     }
 }

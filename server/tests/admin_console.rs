@@ -343,7 +343,7 @@ async fn a_kick_closes_the_player_with_4040_and_the_reason_and_ends_its_session(
     assert_eq!(r.status, 202, "{}", r.text());
     assert_eq!((r.json()["via"].as_str(), r.json()["name"].as_str()), (Some("here"), Some("Ada")));
     assert_eq!(ada.closed().await, (close_code(CloseCode::Kicked), close_code(CloseCode::Kicked)));
-    one.wait_metric("mino_sockets_closed_total{reason=\"kicked\"}", 1.0).await;
+    one.wait_metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"kicked\"}", 1.0).await;
 
     // Nobody, a bad reason, a body that is not JSON.
     let r = admin.post("/admin/api/players/999999/kick", Some(json!({ "reason": "x" }))).await;

@@ -187,7 +187,7 @@ async fn a_crowd_in_one_cell_costs_each_socket_its_budget_and_nobody_is_too_slow
     let per_tick = (probe.received_bytes() - before) / u64::from(span);
     assert!(per_tick <= 512 + 100, "{per_tick} bytes a tick over a 512-byte budget");
     assert!(seen_self >= 5, "the crowd's cell still comes, less often ({seen_self} frames)");
-    let too_slow = server.metric("mino_sockets_closed_total{reason=\"too_slow\"}").await;
+    let too_slow = server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"}").await;
     assert_eq!(too_slow, 0.0, "nobody closed as too slow");
     assert_eq!(server.players().await, 60);
 }

@@ -17,7 +17,7 @@ async fn silent_peer_is_dropped_within_the_timeout() {
     let mut dropped = false;
     while start.elapsed() < Duration::from_secs(6) {
         healthy.own_position().await;
-        if server.metric("mino_sockets_closed_total{reason=\"peer_timeout\"}").await >= 1.0 {
+        if server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"peer_timeout\"}").await >= 1.0 {
             dropped = true;
             break;
         }

@@ -85,7 +85,7 @@ async fn idle_sockets_that_answer_pings_stay_open_and_all_hear_one_chat_line() {
         kept.push((reader, pongs));
     }
     assert_eq!(heard, IDLE, "every idle socket hears the place-wide line");
-    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"peer_timeout\"}").await, 0.0);
+    assert_eq!(server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"peer_timeout\"}").await, 0.0);
     assert_eq!(server.players().await, IDLE as u32 + 1, "nobody was closed");
 }
 

@@ -27,7 +27,7 @@ async fn assert_closes(server: &Shard, attack: Vec<Message>, hello_first: bool, 
     let before = bystander.own_position().await.0;
     let after = bystander.own_position().await.0;
     assert!(after > before, "bystander still ticking");
-    let series = format!("mino_sockets_closed_total{{reason=\"{label}\"}}");
+    let series = format!("mino_sockets_closed_total{{transport=\"websocket\",reason=\"{label}\"}}");
     let counted = server.wait_metric_at_least(&series, 1.0).await;
     assert!(counted >= 1.0, "{series} counted");
 }

@@ -35,7 +35,7 @@ async fn a_ping_flood_closes_with_the_flood_code_and_spares_the_others() {
     assert!(closed_in < Duration::from_secs(3), "closed within its burst, not after the flood: {closed_in:?}");
     let sent = flood.await.expect("flooder");
     assert!(sent > 0);
-    let series = "mino_sockets_closed_total{reason=\"control_flood\"}";
+    let series = "mino_sockets_closed_total{transport=\"websocket\",reason=\"control_flood\"}";
     assert_eq!(server.metric(series).await, 1.0);
     let before = bystander.own_position().await.0;
     let after = bystander.own_position().await.0;
@@ -71,7 +71,7 @@ async fn pings_within_the_budget_ride_the_ticks_write_and_the_newest_is_answered
     let (writes1, ticks1) = (server.metric("mino_writes_total").await, server.metric("mino_ticks_total").await);
     let per_tick = (writes1 - writes0) / (ticks1 - ticks0);
     assert!(per_tick <= 1.1, "{per_tick:.2} writes per socket per tick");
-    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"control_flood\"}").await, 0.0);
+    assert_eq!(server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"control_flood\"}").await, 0.0);
     drop(writer);
     drain.abort();
 }
@@ -96,7 +96,7 @@ async fn a_message_of_endless_empty_fragments_closes_as_too_big_and_no_tick_wait
     assert_eq!(end.code, Some(1009), "{end:?}");
     assert!(started.elapsed() < Duration::from_secs(2), "closed at its limit: {:?}", started.elapsed());
     flood.await.expect("flooder");
-    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"too_big\"}").await, 1.0);
+    assert_eq!(server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"too_big\"}").await, 1.0);
     let before = bystander.own_position().await.0;
     let after = bystander.own_position().await.0;
     assert!(after > before, "the bystander still ticks");

@@ -65,7 +65,7 @@ async fn used_forged_and_id_tickets_are_refused_with_their_codes() {
     assert_eq!(close, close_code(CloseCode::TicketInvalid));
     let (_, close) = Player::hello(&server, "Ada", Some(&id.to_be_bytes())).await.err().expect("id refused");
     assert_eq!(close, close_code(CloseCode::TicketInvalid));
-    assert!(server.metric("mino_sockets_closed_total{reason=\"ticket_used\"}").await >= 1.0);
+    assert!(server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"ticket_used\"}").await >= 1.0);
 }
 
 /// A ticket's first 8 bytes are its issue time, and a peer may send any: the

@@ -10,6 +10,9 @@ use tokio::net::TcpSocket;
 /// The server binary cargo built for these tests.
 const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 
+/// Websockets closed for pings and pongs past --control-rate.
+const FLOODED: &str = "mino_sockets_closed_total{transport=\"websocket\",reason=\"control_flood\"}";
+
 #[tokio::test]
 async fn never_reading_socket_is_dropped_and_others_unaffected() {
     // Small kernel buffers on both sides so the stall shows within a second.
@@ -51,7 +54,7 @@ async fn never_reading_socket_is_dropped_and_others_unaffected() {
             last = Instant::now();
         }
         if gaps.len() % 20 == 0 {
-            closed = server.metric("mino_sockets_closed_total{reason=\"too_slow\"}").await;
+            closed = server.metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"}").await;
             if closed >= 1.0 && start.elapsed() > Duration::from_secs(3) {
                 break;
             }
@@ -89,11 +92,11 @@ async fn pings_before_hello_from_a_socket_that_never_reads_end_as_a_flood() {
             Ok(Err(_)) => break,
             Err(_) => {}
         }
-        if sent % 500 == 0 && server.metric("mino_sockets_closed_total{reason=\"control_flood\"}").await >= 1.0 {
+        if sent % 500 == 0 && server.metric(FLOODED).await >= 1.0 {
             break;
         }
     }
-    server.wait_metric("mino_sockets_closed_total{reason=\"control_flood\"}", 1.0).await;
+    server.wait_metric(FLOODED, 1.0).await;
     assert!(start.elapsed() < Duration::from_secs(8), "closed well before the hello timeout (10 s)");
     let growth = server.rss_bytes().saturating_sub(rss_before);
     assert!(growth < 16 * 1024 * 1024, "server RSS grew by {growth} bytes after {sent} pings");

@@ -65,7 +65,7 @@ async fn a_stalled_shard_pings_its_idle_players_before_it_judges_them() {
     let after = first.duration_since(woke);
     assert!(after < Duration::from_millis(900), "pinged at once on waking: {after:?}");
     // The silent player is still dropped, once given its time to answer.
-    server.wait_metric("mino_sockets_closed_total{reason=\"peer_timeout\"}", 1.0).await;
+    server.wait_metric("mino_sockets_closed_total{transport=\"websocket\",reason=\"peer_timeout\"}", 1.0).await;
     server.wait_metric("mino_players", 1.0).await;
     assert_eq!(server.players().await, 1);
     reader.abort();

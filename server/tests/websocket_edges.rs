@@ -26,7 +26,7 @@ async fn counted(server: &Shard, series: &str, want: f64) {
 }
 
 fn closed(reason: &str) -> String {
-    format!("mino_sockets_closed_total{{reason=\"{reason}\"}}")
+    format!("mino_sockets_closed_total{{transport=\"websocket\",reason=\"{reason}\"}}")
 }
 
 // ------------------------------------------------------------- handshake

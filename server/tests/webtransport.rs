@@ -19,6 +19,11 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mino-server");
 /// Bound on the waits of these tests.
 const WAIT: Duration = Duration::from_secs(10);
 
+/// The series of `mino_sockets_closed_total` of `transport` and `reason`.
+fn closed_series(transport: &str, reason: &str) -> String {
+    format!("mino_sockets_closed_total{{transport=\"{transport}\",reason=\"{reason}\"}}")
+}
+
 /// A shard with WebTransport on a loopback UDP port, in a world of
 /// `world` units, and `extra` flags.
 fn shard_of(world: &str, extra: &[&str]) -> Shard {
@@ -159,7 +164,9 @@ async fn a_malformed_message_on_the_stream_closes_with_the_websockets_code() {
     assert_eq!(ws_close, malformed, "the websocket's close code");
     assert_eq!(wt_error, ws_error, "the same Error message before the close");
     assert_eq!(wt_close, malformed, "the session's close code is the websocket's");
-    server.wait_metric("mino_sockets_closed_total{reason=\"malformed\"}", 2.0).await;
+    // Each counted once, under its own transport.
+    server.wait_metric(&closed_series("websocket", "malformed"), 1.0).await;
+    server.wait_metric(&closed_series("webtransport", "malformed"), 1.0).await;
     server.wait_metric("mino_players", 0.0).await;
 }
 
@@ -171,6 +178,9 @@ async fn a_first_message_that_is_not_a_hello_is_refused_as_on_the_websocket() {
     let (close, error) = wt.closed().await;
     assert_eq!(close, Some(CloseCode::HelloExpected.0));
     assert_eq!(error, Some(CloseCode::HelloExpected.0));
+    // Refused before its admission, by its own task: a session's close.
+    server.wait_metric(&closed_series("webtransport", "hello_expected"), 1.0).await;
+    assert_eq!(server.metric(&closed_series("websocket", "hello_expected")).await, 0.0);
 }
 
 #[tokio::test]
@@ -322,7 +332,8 @@ async fn a_session_its_client_closes_leaves_within_a_round_trip_not_the_idle_tim
     server.wait_metric("mino_players", 0.0).await;
     assert!(closed.elapsed() < Duration::from_secs(2), "left after {:?}", closed.elapsed());
     server.wait_metric("mino_webtransport_sessions", 0.0).await;
-    assert_eq!(server.metric("mino_sockets_closed_total{reason=\"client_closed\"}").await, 1.0);
+    assert_eq!(server.metric(&closed_series("webtransport", "client_closed")).await, 1.0);
+    assert_eq!(server.metric(&closed_series("websocket", "client_closed")).await, 0.0, "no websocket closed");
 }
 
 #[tokio::test]
@@ -363,6 +374,9 @@ async fn a_full_shard_refuses_a_session_with_busy_and_the_websockets_code() {
     assert_eq!(close, Some(CloseCode::ServerBusy.0));
     assert_eq!(error, Some(CloseCode::ServerBusy.0), "an Error with the code before the close");
     server.wait_metric("mino_busy_refusals_total{reason=\"full\"}", 1.0).await;
+    // Refused by the hub on the tick's thread: a session's close too.
+    server.wait_metric(&closed_series("webtransport", "busy"), 1.0).await;
+    assert_eq!(server.metric(&closed_series("websocket", "busy")).await, 0.0);
 }
 
 #[tokio::test]
@@ -697,7 +711,7 @@ async fn a_session_that_stops_reading_is_closed_soon_after_it_is_found_too_slow(
         chatters.push(Player::join(&server, &format!("C{i}")).await);
     }
     let line = "x".repeat(150);
-    let too_slow = "mino_sockets_closed_total{reason=\"too_slow\"}";
+    let too_slow = &closed_series("webtransport", "too_slow");
     let deadline = Instant::now() + WAIT;
     let mut said = 0;
     // A line a chatter a tick: within --chat-rate, so nobody is closed for

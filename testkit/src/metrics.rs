@@ -1,6 +1,6 @@
 //! A scrape of Prometheus text (a shard's `/metrics`) parsed into values:
 //! each sample by its series as printed (name and labels, e.g.
-//! `mino_sockets_closed_total{reason="too_slow"}`), and the metric families
+//! `mino_sockets_closed_total{transport="websocket",reason="too_slow"}`), and the metric families
 //! the text declares.
 
 use mino_loadgen::scrape::sample;

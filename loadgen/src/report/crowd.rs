@@ -8,13 +8,17 @@ use super::{round2, round3, Measured, RunInfo, Scenario};
 use crate::scrape::Scrape;
 use serde::{Deserialize, Serialize};
 
-/// The series of a shard's ticks, late ticks, bytes sent and too-slow closes.
+/// The series of a shard's ticks, late ticks, bytes sent and too-slow closes
+/// (the closes of both transports: bots may be either).
 const TICKS: &str = "mino_ticks_total";
 const TICKS_LATE: &str = "mino_ticks_late_total";
 const TICKS_SKIPPED: &str = "mino_ticks_skipped_total";
 const SENT_BYTES: &str = "mino_sent_bytes_total";
 const PLAYERS: &str = "mino_players";
-const TOO_SLOW: &str = "mino_sockets_closed_total{reason=\"too_slow\"}";
+const TOO_SLOW: [&str; 2] = [
+    "mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"}",
+    "mino_sockets_closed_total{transport=\"webtransport\",reason=\"too_slow\"}",
+];
 
 /// One shard read at the start and at the end of the hold.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,7 +92,8 @@ pub struct TooSlow {
     /// Sessions the bots saw closed with 4009 (TooSlow), from the ramp to the
     /// end of the hold.
     pub bots: u64,
-    /// `mino_sockets_closed_total{reason="too_slow"}` over the hold, every
+    /// `mino_sockets_closed_total{reason="too_slow"}` of both transports
+    /// over the hold, every
     /// shard read (None: no shard read).
     pub server: Option<u64>,
 }
@@ -96,7 +101,8 @@ pub struct TooSlow {
 impl TooSlow {
     /// `bots` closes the bots saw, and the shards' own count.
     pub fn of(bots: u64, shards: &[ShardScrapes]) -> TooSlow {
-        let server = (!shards.is_empty()).then(|| shards.iter().map(|s| s.delta(TOO_SLOW)).sum::<f64>() as u64);
+        let server =
+            (!shards.is_empty()).then(|| shards.iter().flat_map(|s| TOO_SLOW.map(|t| s.delta(t))).sum::<f64>() as u64);
         TooSlow { bots, server }
     }
 }
@@ -213,8 +219,12 @@ mod tests {
         assert_eq!(b.cell_bytes_per_tick.max, 1000.0);
         assert_eq!(b.server_bytes_per_socket_tick, Some(10.0), "80,000 bytes over 8,000 socket ticks");
         assert_eq!(LateTicks::of(&[], true), None);
-        let slow = shard("", "mino_sockets_closed_total{reason=\"too_slow\"} 2\n");
-        assert_eq!(TooSlow::of(1, &[slow]), TooSlow { bots: 1, server: Some(2) });
+        let slow = shard(
+            "",
+            "mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"} 2\n\
+             mino_sockets_closed_total{transport=\"webtransport\",reason=\"too_slow\"} 5\n",
+        );
+        assert_eq!(TooSlow::of(1, &[slow]), TooSlow { bots: 1, server: Some(7) }, "both transports");
         assert_eq!(TooSlow::of(0, &[]).server, None);
         assert_eq!(Budget::of(500, &per_bot, 20.0, &[]).server_bytes_per_socket_tick, None);
     }

@@ -39,7 +39,7 @@ pub use conn::{Handover, Inbound};
 use crate::clock::{self, Instant};
 use crate::close::CloseReason;
 use crate::config::Config;
-use crate::metrics::{Metrics, Tally};
+use crate::metrics::{Metrics, Tally, Transport};
 use crate::resume::Ticket;
 use crate::shard::{LinkId, TickFrame, ViewFrames};
 use crate::websocket::closing::{Linger, ReadEnd, LINGER};
@@ -751,7 +751,7 @@ impl Hub {
             tracing::debug!(player = %player.id, reason = reason.label(), "session closed");
         }
         self.held.remove(&slot);
-        self.metrics.closed(reason);
+        self.metrics.closed(Transport::Websocket, reason);
         let code = reason.code();
         let mut frames = Vec::with_capacity(3);
         frames.extend(first);

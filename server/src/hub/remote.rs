@@ -15,7 +15,7 @@ use super::conn::{Limits, Player};
 use super::{Inbound, Welcome, HELD_MAX};
 use crate::clock::Instant;
 use crate::close::CloseReason;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Transport};
 use crate::shard::{LinkId, TickFrame};
 use crate::websocket::frame as ws_frame;
 use bytes::Bytes;
@@ -331,7 +331,7 @@ impl Remotes {
     ) {
         let Some(remote) = self.by_link.remove(&link) else { return };
         out.push(Inbound::Left { player: remote.player.id, link });
-        metrics.closed(reason);
+        metrics.closed(Transport::WebTransport, reason);
         tracing::debug!(player = %remote.player.id, reason = reason.label(), "webtransport session closed");
         // A full queue: the task finds it closed after what waits (and
         // closes as too slow).
@@ -362,7 +362,7 @@ impl Remotes {
 /// Refuses a session before admission: its task writes `first` (a Busy
 /// websocket frame of the core's) and the Error, and closes.
 pub fn refuse(handed: Handover, reason: CloseReason, first: Option<&Bytes>, metrics: &Metrics) {
-    metrics.closed(reason);
+    metrics.closed(Transport::WebTransport, reason);
     let text = reason.message().into();
     let _ = handed.to.try_send(ToSession::Close { reason, text, first: first.map(plain) });
 }

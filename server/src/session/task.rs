@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::hub::conn::{control_budget, Handover};
 use crate::hub::rate_limit::{Budget, TokenBucket};
 use crate::hub::Handed;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Transport};
 use crate::resume::store::SessionStore;
 use crate::socket::{ConnectionSlot, Upgraded};
 use crate::websocket::closing::{self, ReadEnd};
@@ -92,12 +92,12 @@ pub async fn serve<S: Upgraded>(stream: S, already_read: Bytes, slot: Option<Con
         Some(conn) => {
             if ctx.commands.send(Ask::Refuse { conn, reason, first }.into()).await.is_err() {
                 // The driver is gone (shutdown): the socket just closes.
-                ctx.metrics.closed(reason);
+                ctx.metrics.closed(Transport::Websocket, reason);
                 ctx.metrics.connections.dec();
             }
         }
         None => {
-            ctx.metrics.closed(reason);
+            ctx.metrics.closed(Transport::Websocket, reason);
             ctx.metrics.connections.dec();
         }
     }

@@ -24,7 +24,7 @@ use super::framing::{self, FramingError, MessageReader};
 use crate::close::CloseReason;
 use crate::hub::remote::{self, FromSession, ToSession};
 use crate::hub::Handed;
-use crate::metrics::{Metrics, Unsent};
+use crate::metrics::{Metrics, Transport, Unsent};
 use crate::session::{Refused, SessionContext};
 use crate::shard::LinkId;
 use crate::websocket::frame as ws_frame;
@@ -155,7 +155,7 @@ impl Session {
     /// Closes a session refused before the hub took it.
     async fn refuse(&self, send: Option<&mut SendStream>, refused: Refused) {
         let Refused { reason, first } = refused;
-        self.shared.ctx.metrics.closed(reason);
+        self.shared.ctx.metrics.closed(Transport::WebTransport, reason);
         let first = first.map(|f| f.slice_ref(ws_frame::payload(&f)));
         close(&self.conn, send, reason, reason.message(), first).await;
         tracing::debug!(reason = reason.label(), "webtransport handshake refused");
