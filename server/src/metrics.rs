@@ -5,19 +5,19 @@
 //! | metric | meaning |
 //! |---|---|
 //! | `mino_players` | players simulated by this shard |
-//! | `mino_connections` | open websockets (joined or not) |
+//! | `mino_connections` | open websockets (joined or not); WebTransport sessions are `mino_webtransport_sessions` |
 //! | `mino_tick_duration_seconds` | time one tick's work took (step, encode, publish) |
-//! | `mino_tick_deliver_seconds` | the part of a tick's work spent writing its frames to the websockets (within `mino_tick_duration_seconds`): on a loaded machine the last socket written waits this long after the first, so its spread from tick to tick is the spread of those sockets' snapshot gaps |
+//! | `mino_tick_deliver_seconds` | the part of a tick's work spent writing its frames to the websockets, and sending WebTransport sessions their datagrams and queueing their streams' messages (within `mino_tick_duration_seconds`): on a loaded machine the last socket written waits this long after the first, so its spread from tick to tick is the spread of those sockets' snapshot gaps |
 //! | `mino_tick_lateness_seconds` | how late each tick started after its scheduled instant |
 //! | `mino_ticks_total` | ticks run |
 //! | `mino_ticks_late_total` | ticks that started more than a fifth of a period late |
 //! | `mino_ticks_skipped_total` | scheduled ticks skipped after a stall (never replayed) |
 //! | `mino_snapshots_encoded_total` | snapshots encoded (one a tick) |
 //! | `mino_views_assembled_total` | views whose frames a tick assembled (one per group of sockets seeing the same cells); a view whose cells did not change is skipped, so a standing place adds none |
-//! | `mino_frames_sent_total` | websocket frames written whole (tick frames, pings, pongs, welcome, busy, move, error, close) |
-//! | `mino_sent_bytes_total` | bytes written to sockets, frame headers included |
-//! | `mino_writes_total` | socket flushes: one a socket a tick when healthy |
-//! | `mino_writes_blocked_total` | times a socket's buffer filled and cut a write short (once per episode); the session finishes the write |
+//! | `mino_frames_sent_total` | websocket frames written whole (tick frames, pings, pongs, welcome, busy, move, error, close); websockets only: a WebTransport session's are `mino_webtransport_datagrams_total` and `mino_webtransport_stream_messages_total` |
+//! | `mino_sent_bytes_total` | bytes written to websockets, frame headers included; websockets only: a WebTransport session's are `mino_webtransport_sent_bytes_total` |
+//! | `mino_writes_total` | websocket flushes: one a socket a tick when healthy (websockets only) |
+//! | `mino_writes_blocked_total` | times a websocket's buffer filled and cut a write short (once per episode); the session finishes the write (websockets only) |
 //! | `mino_view_resyncs_total` | blocked sockets whose waiting view frames were dropped (deltas cannot be skipped): each is sent every cell it sees anew, as full forms, once its socket drains |
 //! | `mino_sockets_closed_total{transport,reason}` | websockets and WebTransport sessions closed, by [`Transport`] label (`websocket`, `webtransport`) and [`crate::close::CloseReason`] label; each closed once, whether refused before its admission or closed after it (a session whose QUIC handshake failed is none: it never opened) |
 //! | `mino_upgrades_refused_total{reason}` | websocket upgrade requests refused, by [`crate::websocket::handshake::UpgradeRefusal`] label: `method` (not a GET, 405), `http_version` (HTTP/1.0), `host` (no or several Host headers), `not_upgrade` (no Connection: upgrade or Upgrade: websocket), `version` (Sec-WebSocket-Version not 13, 426), `key` (Sec-WebSocket-Key missing, repeated, or not the base64 of 16 bytes) |
@@ -42,6 +42,8 @@
 //! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost) |
 //! | `mino_webtransport_sessions` | open WebTransport sessions (`--webtransport-listen`), from the QUIC handshake to the close |
 //! | `mino_webtransport_datagrams_total` | datagrams sent to WebTransport sessions (each a whole view frame, or a cut of one) |
+//! | `mino_webtransport_stream_messages_total` | messages written to WebTransport sessions' streams (welcome, chat, presence, the Error before a close, view frames that went on the stream, …), each counted once QUIC has taken it whole |
+//! | `mino_webtransport_sent_bytes_total{path}` | bytes written to WebTransport sessions, by [`SendPath`] label: `datagram` (the datagrams' payloads, each a view frame or a cut of one, as counted in `mino_webtransport_datagrams_total`), `stream` (the stream's messages with their 4-byte length prefixes, counted once QUIC has taken them whole). What the shard hands QUIC: WebTransport's datagram header, QUIC's packet headers, encryption, acknowledgements and retransmissions are not counted (the websocket's `mino_sent_bytes_total` is what its socket's writes took, frame headers included) |
 //! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent as datagrams, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit: sent on the session's stream instead), `no_datagrams` (the peer takes no datagrams), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (datagrams that found the session's send queue, `--webtransport-send-queue-bytes`, full: the path is slower than the frames; each was sent, and quinn dropped the oldest waiting datagrams, stale by then, to make room) |
 
 use crate::admission::Refusal;
@@ -103,6 +105,29 @@ impl Transport {
         match self {
             Transport::Websocket => "websocket",
             Transport::WebTransport => "webtransport",
+        }
+    }
+}
+
+/// How bytes went to a WebTransport session: the `path` label of
+/// `mino_webtransport_sent_bytes_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SendPath {
+    /// As a datagram (a view frame, or a cut of one).
+    Datagram,
+    /// On the session's reliable stream (length-prefixed messages).
+    Stream,
+}
+
+impl SendPath {
+    /// Every path, for documentation tests.
+    pub const ALL: [SendPath; 2] = [SendPath::Datagram, SendPath::Stream];
+
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            SendPath::Datagram => "datagram",
+            SendPath::Stream => "stream",
         }
     }
 }
@@ -397,6 +422,10 @@ pub struct Metrics {
     pub webtransport_datagrams: Counter,
     /// See module docs.
     pub webtransport_unsent: Family<ReasonLabel, Counter>,
+    /// See module docs.
+    pub webtransport_stream_messages: Counter,
+    /// See module docs.
+    pub webtransport_sent_bytes: Family<PathLabel, Counter>,
 }
 
 /// Label set of `mino_sockets_closed_total`, made only from
@@ -405,6 +434,12 @@ pub struct Metrics {
 pub struct ClosedLabel {
     transport: &'static str,
     reason: &'static str,
+}
+
+/// Label set with one `path` label, made only from [`SendPath::label`].
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PathLabel {
+    path: &'static str,
 }
 
 /// Label set with one `mode` label, made only from
@@ -466,6 +501,8 @@ impl Metrics {
             webtransport_sessions: Gauge::default(),
             webtransport_datagrams: Counter::default(),
             webtransport_unsent: Family::default(),
+            webtransport_stream_messages: Counter::default(),
+            webtransport_sent_bytes: Family::default(),
         };
         // The series that alerts take `increase` or `rate` of exist from the
         // start, at 0: a counter's series made at its first increment has no
@@ -479,6 +516,9 @@ impl Metrics {
         }
         for kind in DropKind::ALL {
             drop(m.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }));
+        }
+        for path in SendPath::ALL {
+            drop(m.webtransport_sent_bytes.get_or_create(&PathLabel { path: path.label() }));
         }
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
@@ -496,9 +536,9 @@ impl Metrics {
         r.register("mino_ticks_skipped", "Scheduled ticks skipped after a stall", m.ticks_skipped.clone());
         r.register("mino_snapshots_encoded", "Snapshots encoded", m.snapshots_encoded.clone());
         r.register("mino_views_assembled", "Views whose frames a tick assembled", m.views_assembled.clone());
-        r.register("mino_frames_sent", "Websocket messages handed to sockets", m.frames_sent.clone());
-        r.register_with_unit("mino_sent", "Bytes written to sockets", Unit::Bytes, m.bytes_sent.clone());
-        r.register("mino_writes", "Socket flushes", m.writes.clone());
+        r.register("mino_frames_sent", "Websocket frames written whole", m.frames_sent.clone());
+        r.register_with_unit("mino_sent", "Bytes written to websockets", Unit::Bytes, m.bytes_sent.clone());
+        r.register("mino_writes", "Websocket flushes", m.writes.clone());
         r.register("mino_writes_blocked", "Writes cut short by a full socket buffer", m.writes_blocked.clone());
         r.register("mino_sockets_closed", "Sockets closed by transport and reason", m.sockets_closed.clone());
         r.register(
@@ -554,6 +594,17 @@ impl Metrics {
             "View frame parts not sent to WebTransport sessions, by reason",
             m.webtransport_unsent.clone(),
         );
+        r.register(
+            "mino_webtransport_stream_messages",
+            "Messages written to WebTransport sessions' streams",
+            m.webtransport_stream_messages.clone(),
+        );
+        r.register_with_unit(
+            "mino_webtransport_sent",
+            "Bytes written to WebTransport sessions, by path",
+            Unit::Bytes,
+            m.webtransport_sent_bytes.clone(),
+        );
         m
     }
 
@@ -595,6 +646,11 @@ impl Metrics {
     /// Counts a socket of `transport` closed for `reason`.
     pub fn closed(&self, transport: Transport, reason: CloseReason) {
         self.sockets_closed.get_or_create(&ClosedLabel { transport: transport.label(), reason: reason.label() }).inc();
+    }
+
+    /// Counts `bytes` written to a WebTransport session by `path`.
+    pub fn webtransport_sent(&self, path: SendPath, bytes: usize) {
+        self.webtransport_sent_bytes.get_or_create(&PathLabel { path: path.label() }).inc_by(bytes as u64);
     }
 
     /// Counts a hello refused for `refusal`.
@@ -661,6 +717,10 @@ mod tests {
             let series = format!("mino_relay_dropped_total{{kind=\"{}\"}} 0", kind.label());
             assert!(text.contains(&series), "{series} missing");
         }
+        for path in SendPath::ALL {
+            let series = format!("mino_webtransport_sent_bytes_total{{path=\"{}\"}} 0", path.label());
+            assert!(text.contains(&series), "{series} missing");
+        }
     }
 
     /// A close is counted under its transport and its reason, each label
@@ -670,10 +730,12 @@ mod tests {
         let mut registry = Registry::default();
         let m = Metrics::register(&mut registry);
         m.closed(Transport::WebTransport, CloseReason::ClientClosed);
+        m.webtransport_sent(SendPath::Stream, 42);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
         assert!(text.contains("mino_sockets_closed_total{transport=\"webtransport\",reason=\"client_closed\"} 1"));
         assert!(!text.contains("transport=\"websocket\""), "nothing closed on a websocket");
+        assert!(text.contains("mino_webtransport_sent_bytes_total{path=\"stream\"} 42"));
     }
 
     /// Every label a family can carry is documented in the table above.
@@ -681,7 +743,11 @@ mod tests {
     fn every_label_is_documented() {
         let docs = include_str!("metrics.rs");
         let table: Vec<&str> = docs.lines().filter(|l| l.starts_with("//! | `mino_")).collect();
-        let row = |name: &str| table.iter().find(|l| l.contains(name)).copied().unwrap_or_default();
+        // A metric's own row (other rows may name it).
+        let row = |name: &str| {
+            let start = format!("//! | `{name}");
+            table.iter().find(|l| l.starts_with(&start)).copied().unwrap_or_default()
+        };
         for kind in DropKind::ALL {
             assert!(row("mino_relay_dropped_total").contains(&format!("`{}`", kind.label())), "{kind:?}");
         }
@@ -720,6 +786,9 @@ mod tests {
         }
         for transport in Transport::ALL {
             assert!(row("mino_sockets_closed_total").contains(&format!("`{}`", transport.label())), "{transport:?}");
+        }
+        for path in SendPath::ALL {
+            assert!(row("mino_webtransport_sent_bytes_total").contains(&format!("`{}`", path.label())), "{path:?}");
         }
     }
 }

@@ -91,6 +91,36 @@ async fn a_session_joins_walks_and_sees_itself_and_a_websocket_player_in_datagra
 }
 
 #[tokio::test]
+async fn a_sessions_bytes_are_counted_by_path_and_not_as_a_websockets() {
+    let server = shard(&[]);
+    let mut wt = TransportPlayer::join(&server, "Count").await;
+    wt.send(&mino_protocol::client::encode_chat("counted")).await;
+    while !matches!(wt.message().await, Frame::Chat { .. }) {}
+    wt.input(1000.0, 0.0).await;
+    let id = wt.id();
+    sees_walk(&mut wt, id).await;
+    let got = wt.received;
+    assert!(got.datagrams > 0 && got.stream_messages >= 2, "{got:?}");
+    // The shard counts what it handed QUIC, before the client reads it:
+    // at least what the client received, path by path.
+    let at_least = |series, n: u64| server.wait_metric_at_least(series, n as f64);
+    at_least("mino_webtransport_sent_bytes_total{path=\"datagram\"}", got.datagram_bytes).await;
+    at_least("mino_webtransport_datagrams_total", got.datagrams).await;
+    at_least("mino_webtransport_sent_bytes_total{path=\"stream\"}", got.stream_bytes).await;
+    at_least("mino_webtransport_stream_messages_total", got.stream_messages).await;
+    // A stream's bytes are its messages and their length prefixes, no
+    // more: its chat line came back last (the walk's frames are datagrams),
+    // so the client has read every byte the shard wrote.
+    let stream = server.metric("mino_webtransport_sent_bytes_total{path=\"stream\"}").await;
+    assert_eq!(stream, got.stream_bytes as f64, "{got:?}");
+    // The websocket's metrics count no session's bytes or frames.
+    let m = server.metrics().await;
+    for series in ["mino_sent_bytes_total", "mino_frames_sent_total", "mino_writes_total"] {
+        assert_eq!(m.value_or_zero(series), 0.0, "{series}: no websocket here");
+    }
+}
+
+#[tokio::test]
 async fn a_session_is_served_full_forms_that_stand_alone() {
     // Whatever the Hello asks, a session is not granted deltas: every
     // datagram carries full forms only, so each applies on its own.

@@ -40,8 +40,25 @@ pub struct TransportPlayer {
     pub last_datagram: bytes::Bytes,
     /// When the session opened: the clock of the held cells' expiry.
     opened: std::time::Instant,
+    /// What the player has received so far.
+    pub received: Received,
     /// Kept alive as long as the session.
     _endpoint: Endpoint<wtransport::endpoint::endpoint_side::Client>,
+}
+
+/// What a session's client has received: to hold the shard's counts
+/// (`mino_webtransport_*`) against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// Bytes read off the stream, length prefixes included.
+    pub stream_bytes: u64,
+    /// Whole messages read off the stream.
+    pub stream_messages: u64,
+    /// Datagrams received (read, or dropped unread by
+    /// [`TransportPlayer::drop_arrived_datagrams`]).
+    pub datagrams: u64,
+    /// Their payloads' bytes (after WebTransport's header).
+    pub datagram_bytes: u64,
 }
 
 /// The hex SHA-256 hashes a shard offers at `/webtransport`.
@@ -145,6 +162,7 @@ impl TransportPlayer {
             seq: 0,
             last_datagram: bytes::Bytes::new(),
             opened: std::time::Instant::now(),
+            received: Received::default(),
             _endpoint: endpoint,
         }
     }
@@ -255,11 +273,15 @@ impl TransportPlayer {
                 let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
                 if self.buf.len() >= PREFIX_BYTES + len {
                     let message: Vec<u8> = self.buf.drain(..PREFIX_BYTES + len).skip(PREFIX_BYTES).collect();
+                    self.received.stream_messages += 1;
                     return Frame::decode(&message);
                 }
             }
             match self.recv.read(&mut chunk).await {
-                Ok(Some(n)) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(Some(n)) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    self.received.stream_bytes += n as u64;
+                }
                 Ok(None) | Err(_) => return Frame::Closed(self.close_code().await),
             }
         }
@@ -340,6 +362,8 @@ impl TransportPlayer {
             .expect("a datagram in time")
             .expect("the session is open");
         self.last_datagram = d.payload();
+        self.received.datagrams += 1;
+        self.received.datagram_bytes += self.last_datagram.len() as u64;
         if let Ok(ServerMsg::View(frame)) = mino_protocol::server::decode(&self.last_datagram) {
             if lose(&frame) {
                 return None;
@@ -355,8 +379,10 @@ impl TransportPlayer {
     pub async fn drop_arrived_datagrams(&mut self) -> usize {
         let mut dropped = 0;
         // A zero timeout still polls once: what has arrived is taken.
-        while let Ok(Ok(_)) = tokio::time::timeout(std::time::Duration::ZERO, self.conn.receive_datagram()).await {
+        while let Ok(Ok(d)) = tokio::time::timeout(std::time::Duration::ZERO, self.conn.receive_datagram()).await {
             dropped += 1;
+            self.received.datagrams += 1;
+            self.received.datagram_bytes += d.payload().len() as u64;
         }
         dropped
     }

@@ -9,11 +9,15 @@ use crate::scrape::Scrape;
 use serde::{Deserialize, Serialize};
 
 /// The series of a shard's ticks, late ticks, bytes sent and too-slow closes
-/// (the closes of both transports: bots may be either).
+/// (bytes and closes of both transports: bots may be either).
 const TICKS: &str = "mino_ticks_total";
 const TICKS_LATE: &str = "mino_ticks_late_total";
 const TICKS_SKIPPED: &str = "mino_ticks_skipped_total";
-const SENT_BYTES: &str = "mino_sent_bytes_total";
+const SENT_BYTES: [&str; 3] = [
+    "mino_sent_bytes_total",
+    "mino_webtransport_sent_bytes_total{path=\"datagram\"}",
+    "mino_webtransport_sent_bytes_total{path=\"stream\"}",
+];
 const PLAYERS: &str = "mino_players";
 const TOO_SLOW: [&str; 2] = [
     "mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"}",
@@ -121,7 +125,8 @@ pub struct Budget {
     /// True when no bot's mean is over the budget.
     pub within_budget: bool,
     /// Bytes the shards wrote to sockets (`mino_sent_bytes_total`, every
-    /// message, websocket headers included) per player per tick (None: no
+    /// message, websocket headers included, and the WebTransport sessions'
+    /// `mino_webtransport_sent_bytes_total`) per player per tick (None: no
     /// shard read).
     pub server_bytes_per_socket_tick: Option<f64>,
 }
@@ -133,7 +138,7 @@ impl Budget {
         let mut per_tick: Vec<f64> = per_bot.iter().map(|b| b.cell_bytes as f64 / ticks).collect();
         let over = per_tick.iter().filter(|v| **v > budget_bytes as f64).count();
         let socket_ticks: f64 = shards.iter().map(|s| s.after.value(PLAYERS) * s.delta(TICKS)).sum();
-        let sent: f64 = shards.iter().map(|s| s.delta(SENT_BYTES)).sum();
+        let sent: f64 = shards.iter().flat_map(|s| SENT_BYTES.map(|b| s.delta(b))).sum();
         Budget {
             budget_bytes,
             cell_bytes_per_tick: Spread::of(&mut per_tick),
@@ -208,7 +213,12 @@ mod tests {
                 "mino_ticks_total 300\nmino_ticks_late_total 11\nmino_ticks_skipped_total 9\nmino_players 10\n\
                  mino_sent_bytes_total 40000\n",
             ),
-            shard("mino_ticks_total 0\n", "mino_ticks_total 200\nmino_players 30\nmino_sent_bytes_total 40000\n"),
+            shard(
+                "mino_ticks_total 0\n",
+                "mino_ticks_total 200\nmino_players 30\nmino_sent_bytes_total 30000\n\
+                 mino_webtransport_sent_bytes_total{path=\"datagram\"} 8000\n\
+                 mino_webtransport_sent_bytes_total{path=\"stream\"} 2000\n",
+            ),
         ];
         let late = LateTicks::of(&shards, true).expect("read");
         assert_eq!((late.shards, late.ticks, late.late, late.late_share), (2, 400, 10, 0.025));
@@ -217,7 +227,11 @@ mod tests {
         let b = Budget::of(500, &per_bot, 20.0, &shards);
         assert_eq!((b.bots_over_budget, b.within_budget), (1, false));
         assert_eq!(b.cell_bytes_per_tick.max, 1000.0);
-        assert_eq!(b.server_bytes_per_socket_tick, Some(10.0), "80,000 bytes over 8,000 socket ticks");
+        assert_eq!(
+            b.server_bytes_per_socket_tick,
+            Some(10.0),
+            "80,000 bytes (WebTransport's too) over 8,000 socket ticks"
+        );
         assert_eq!(LateTicks::of(&[], true), None);
         let slow = shard(
             "",

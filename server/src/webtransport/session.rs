@@ -24,7 +24,7 @@ use super::framing::{self, FramingError, MessageReader};
 use crate::close::CloseReason;
 use crate::hub::remote::{self, FromSession, ToSession};
 use crate::hub::Handed;
-use crate::metrics::{Metrics, Transport, Unsent};
+use crate::metrics::{Metrics, SendPath, Transport, Unsent};
 use crate::session::{Refused, SessionContext};
 use crate::shard::LinkId;
 use crate::websocket::frame as ws_frame;
@@ -157,7 +157,7 @@ impl Session {
         let Refused { reason, first } = refused;
         self.shared.ctx.metrics.closed(Transport::WebTransport, reason);
         let first = first.map(|f| f.slice_ref(ws_frame::payload(&f)));
-        close(&self.conn, send, reason, reason.message(), first).await;
+        close(&self.conn, send, reason, reason.message(), first, &self.shared.ctx.metrics).await;
         tracing::debug!(reason = reason.label(), "webtransport handshake refused");
     }
 
@@ -171,6 +171,7 @@ impl Session {
         mut from_hub: mpsc::Receiver<ToSession>,
     ) {
         let write_timeout = self.shared.ctx.config.socket.write_timeout;
+        let metrics = &self.shared.ctx.metrics;
         let mut reading = self.link.is_some();
         let mut out = BytesMut::new();
         // Set once a write failed or timed out: the driver was told and its
@@ -186,12 +187,12 @@ impl Session {
                         // The hub dropped the session without a close (its
                         // queue was full): too slow.
                         let send = (!stalled).then_some(&mut send);
-                        close(&self.conn, send, CloseReason::TooSlow, CloseReason::TooSlow.message(), None).await;
+                        close(&self.conn, send, CloseReason::TooSlow, CloseReason::TooSlow.message(), None, metrics).await;
                         return;
                     };
                     let messages = match item {
                         ToSession::Close { reason, text, first } => {
-                            close(&self.conn, (!stalled).then_some(&mut send), reason, &text, first).await;
+                            close(&self.conn, (!stalled).then_some(&mut send), reason, &text, first, metrics).await;
                             return;
                         }
                         _ if stalled => continue,
@@ -207,6 +208,8 @@ impl Session {
                         // send views (see `hub::remote::Datagrams::welcomed`).
                         Ok(Ok(())) => {
                             self.welcomed.store(true, Ordering::Release);
+                            metrics.webtransport_stream_messages.inc_by(messages.len() as u64);
+                            metrics.webtransport_sent(SendPath::Stream, out.len());
                             None
                         }
                         Ok(Err(_)) => Some(CloseReason::ClientClosed),
@@ -311,6 +314,7 @@ impl remote::Datagrams for SessionDatagrams {
             match self.conn.send_datagram(&datagram) {
                 Ok(()) => {
                     metrics.webtransport_datagrams.inc();
+                    metrics.webtransport_sent(SendPath::Datagram, datagram.len());
                 }
                 Err(SendDatagramError::UnsupportedByPeer) => metrics.unsent(Unsent::NoDatagrams, 1),
                 Err(SendDatagramError::NotConnected | SendDatagramError::TooLarge) => {
@@ -362,26 +366,28 @@ fn error_message(reason: CloseReason, text: &str) -> Option<Bytes> {
 /// the peer, [`tells_peer`]) on the stream, the stream finished (acknowledged, within
 /// [`CLOSE_WRITE_TIMEOUT`]), the peer given [`CLOSE_PEER_TIMEOUT`] to read
 /// it and close, then the connection closed with the reason's close code and
-/// `text`.
+/// `text`. What QUIC took whole is counted in `metrics`.
 async fn close(
     conn: &Connection,
     send: Option<&mut SendStream>,
     reason: CloseReason,
     text: &str,
     first: Option<Bytes>,
+    metrics: &Metrics,
 ) {
     let code = reason.code();
     if let Some(send) = send {
         let mut out = BytesMut::new();
-        if let Some(first) = first {
-            framing::put(&mut out, &first);
-        }
-        if let Some(error) = error_message(reason, text) {
-            framing::put(&mut out, &error);
+        let mut messages = 0;
+        for message in first.into_iter().chain(error_message(reason, text)) {
+            framing::put(&mut out, &message);
+            messages += 1;
         }
         let flushed = async {
             if !out.is_empty() {
                 send.write_all(&out).await?;
+                metrics.webtransport_stream_messages.inc_by(messages);
+                metrics.webtransport_sent(SendPath::Stream, out.len());
             }
             send.finish().await
         };
