@@ -11,6 +11,9 @@ use mino_protocol::server::{self, ServerMsg};
 use mino_protocol::view::ItemKind;
 use mino_protocol::wire::CloseCode;
 use mino_testkit::{Frame, Player, Shard, TransportPlayer};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The server binary cargo built for these tests.
@@ -364,6 +367,73 @@ async fn a_session_its_client_closes_leaves_within_a_round_trip_not_the_idle_tim
     server.wait_metric("mino_webtransport_sessions", 0.0).await;
     assert_eq!(server.metric(&closed_series("webtransport", "client_closed")).await, 1.0);
     assert_eq!(server.metric(&closed_series("websocket", "client_closed")).await, 0.0, "no websocket closed");
+}
+
+/// A UDP relay on a loopback port in front of a shard's WebTransport
+/// address, for one client, until it is silenced: from then on nothing
+/// passes either way, as when a peer's network goes away.
+struct Relay {
+    addr: SocketAddr,
+    silent: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    async fn to(target: SocketAddr) -> Relay {
+        let outside = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("bind");
+        let inside = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("bind");
+        inside.connect(target).await.expect("connect");
+        let addr = outside.local_addr().expect("address");
+        let silent = Arc::new(AtomicBool::new(false));
+        let quiet = silent.clone();
+        let task = tokio::spawn(async move {
+            let (mut up, mut down) = (vec![0u8; 65_536], vec![0u8; 65_536]);
+            let mut client = None;
+            loop {
+                let passes = !quiet.load(Ordering::Relaxed);
+                tokio::select! {
+                    Ok((n, from)) = outside.recv_from(&mut up) => {
+                        client = Some(from);
+                        if passes {
+                            let _ = inside.send(&up[..n]).await;
+                        }
+                    }
+                    Ok(n) = inside.recv(&mut down) => {
+                        if let (true, Some(client)) = (passes, client) {
+                            let _ = outside.send_to(&down[..n], client).await;
+                        }
+                    }
+                }
+            }
+        });
+        Relay { addr, silent, task }
+    }
+
+    fn silence(&self) {
+        self.silent.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test]
+async fn a_session_gone_silent_is_closed_at_the_peer_timeout_as_a_silent_websocket() {
+    // The peer timeout is the session's QUIC idle timeout: a client whose
+    // packets stop (its network gone) is closed as peer_timeout, as a
+    // silent websocket is, not as client_closed.
+    let server = shard(&["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
+    let relay = Relay::to(server.webtransport.expect("webtransport")).await;
+    let wt = TransportPlayer::connect_via(&server, relay.addr).await.say_hello("Gone").await;
+    server.wait_metric("mino_players", 1.0).await;
+    relay.silence();
+    server.wait_metric(&closed_series("webtransport", "peer_timeout"), 1.0).await;
+    server.wait_metric("mino_players", 0.0).await;
+    assert_eq!(server.metric(&closed_series("webtransport", "client_closed")).await, 0.0);
+    drop(wt);
 }
 
 #[tokio::test]

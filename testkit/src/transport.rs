@@ -124,6 +124,16 @@ impl TransportPlayer {
         TransportPlayer::connect_tuned(shard, hashes, Some(transport)).await
     }
 
+    /// Opens a session and its stream to `shard` through `addr` (a relay of
+    /// the test's in front of the shard's UDP address), trusting the
+    /// certificates the shard offers.
+    ///
+    /// Panics: as [`TransportPlayer::connect`].
+    pub async fn connect_via(shard: &Shard, addr: std::net::SocketAddr) -> TransportPlayer {
+        let hashes = offered_hashes(shard).await;
+        TransportPlayer::connect_to(addr, hashes, None).await
+    }
+
     async fn connect_with(shard: &Shard, hashes: Vec<Sha256Digest>, datagram_frame: Option<usize>) -> TransportPlayer {
         let transport = datagram_frame.map(|bytes| {
             let mut transport = wtransport::quinn::TransportConfig::default();
@@ -139,6 +149,14 @@ impl TransportPlayer {
         transport: Option<wtransport::quinn::TransportConfig>,
     ) -> TransportPlayer {
         let addr = shard.webtransport.expect("the shard was started with --webtransport-listen");
+        TransportPlayer::connect_to(addr, hashes, transport).await
+    }
+
+    async fn connect_to(
+        addr: std::net::SocketAddr,
+        hashes: Vec<Sha256Digest>,
+        transport: Option<wtransport::quinn::TransportConfig>,
+    ) -> TransportPlayer {
         let mut config = ClientConfig::builder().with_bind_default().with_server_certificate_hashes(hashes).build();
         if let Some(transport) = transport {
             config.quic_config_mut().transport_config(std::sync::Arc::new(transport));

@@ -117,13 +117,18 @@ impl Session {
     async fn run(mut self, limit: Duration) {
         let cancel = self.shared.ctx.cancel.clone();
         let deadline = tokio::time::Instant::now() + limit;
+        // Shut down while waiting: the websocket's handshake says the same.
         let stream = tokio::select! {
-            () = cancel.cancelled() => None,
-            opened = timeout_at(deadline, self.conn.accept_bi()) => opened.ok().and_then(Result::ok),
+            () = cancel.cancelled() => Err(CloseReason::Shutdown),
+            opened = timeout_at(deadline, self.conn.accept_bi()) => match opened {
+                Ok(Ok(stream)) => Ok(stream),
+                Ok(Err(_)) => Err(self.gone()),
+                Err(_) => Err(CloseReason::HelloTimeout),
+            },
         };
-        let Some((mut send, mut recv)) = stream else {
-            self.refuse(None, CloseReason::HelloTimeout.into()).await;
-            return;
+        let (mut send, mut recv) = match stream {
+            Ok(stream) => stream,
+            Err(reason) => return self.refuse(None, reason.into()).await,
         };
         let mut reader = MessageReader::new(MAX_CLIENT_MESSAGE_BYTES);
         let hello = tokio::select! {
@@ -229,7 +234,7 @@ impl Session {
                     }
                     Ok(None) | Err(FramingError::Truncated | FramingError::Failed) => {
                         reading = false;
-                        self.tell(CloseReason::ClientClosed).await;
+                        self.tell(self.gone()).await;
                     }
                     Err(FramingError::TooBig(_)) => {
                         reading = false;
@@ -237,10 +242,21 @@ impl Session {
                     }
                 },
                 _ = self.conn.closed() => {
-                    self.tell(CloseReason::ClientClosed).await;
+                    self.tell(self.gone()).await;
                     return;
                 }
             }
+        }
+    }
+
+    /// Why the peer is gone when its stream or connection ended:
+    /// [`CloseReason::PeerTimeout`] when QUIC's idle timeout (the peer
+    /// timeout) closed the connection, as a silent websocket is closed,
+    /// else [`CloseReason::ClientClosed`] (it closed, or its stream ended).
+    fn gone(&self) -> CloseReason {
+        match self.conn.quic_connection().close_reason() {
+            Some(wtransport::quinn::ConnectionError::TimedOut) => CloseReason::PeerTimeout,
+            _ => CloseReason::ClientClosed,
         }
     }
 
