@@ -110,3 +110,22 @@ fn a_log_filter_that_is_not_one_is_a_configuration_error() {
     assert!(stderr.contains("MINO_LOG=\"garbage===\" is not a log filter"), "{stderr}");
     assert!(!stdout.contains("listening on"), "{stdout}");
 }
+
+#[test]
+fn webtransport_settings_without_its_listener_are_refused_not_ignored() {
+    // A certificate given in the environment (a shared shard.env, say) to a
+    // shard that takes no WebTransport: told, where it was silently unused.
+    let mut cmd = Command::new(SERVER);
+    cmd.args(["--listen", "127.0.0.1:0"])
+        .env("MINO_WEBTRANSPORT_CERT", "/etc/mino/tls/webtransport/fullchain.pem")
+        .env("MINO_WEBTRANSPORT_KEY", "/etc/mino/tls/webtransport/privkey.pem");
+    let out = process::run("mino-server", &mut cmd, Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--webtransport-listen"), "{stderr}");
+    for flag in [["--webtransport-congestion", "bbr"], ["--webtransport-datagram-bytes", "1200"]] {
+        let (code, _, stderr) = refused(&flag);
+        assert_eq!(code, Some(2), "{flag:?}: {stderr}");
+        assert!(stderr.contains("--webtransport-listen"), "{flag:?}: {stderr}");
+    }
+}

@@ -33,17 +33,17 @@ pub struct WebTransportArgs {
     /// before, for a browser whose clock is behind) is made at start;
     /// its SHA-256 hash is logged and served at /webtransport for the
     /// page's serverCertificateHashes.
-    #[arg(long, env = "MINO_WEBTRANSPORT_CERT", requires = "webtransport_key")]
+    #[arg(long, env = "MINO_WEBTRANSPORT_CERT", requires = "webtransport_listen", requires = "webtransport_key")]
     pub webtransport_cert: Option<PathBuf>,
 
     /// The private key (PEM, PKCS#8) of --webtransport-cert.
-    #[arg(long, env = "MINO_WEBTRANSPORT_KEY", requires = "webtransport_cert")]
+    #[arg(long, env = "MINO_WEBTRANSPORT_KEY", requires = "webtransport_listen", requires = "webtransport_cert")]
     pub webtransport_key: Option<PathBuf>,
 
     /// Largest datagram sent, bytes: each view frame is cut to the lower of
     /// this and the connection's current limit (a little over 1,200 bytes
     /// on most paths). 64 to 65,535.
-    #[arg(long, env = "MINO_WEBTRANSPORT_DATAGRAM_BYTES", default_value_t = 65_535, value_parser = clap::value_parser!(u16).range(64..))]
+    #[arg(long, env = "MINO_WEBTRANSPORT_DATAGRAM_BYTES", requires = "webtransport_listen", default_value_t = 65_535, value_parser = clap::value_parser!(u16).range(64..))]
     pub webtransport_datagram_bytes: u16,
 
     /// Most bytes of datagrams waiting to be sent on one session, bytes:
@@ -58,7 +58,7 @@ pub struct WebTransportArgs {
     /// about 8,000 players' full forms (8 bytes a player). quinn's own
     /// default is 1 MB, a minute of stale frames on a slow path. 16,384 to
     /// 1,048,576.
-    #[arg(long, env = "MINO_WEBTRANSPORT_SEND_QUEUE_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u32).range(16_384..=1_048_576))]
+    #[arg(long, env = "MINO_WEBTRANSPORT_SEND_QUEUE_BYTES", requires = "webtransport_listen", default_value_t = 65_536, value_parser = clap::value_parser!(u32).range(16_384..=1_048_576))]
     pub webtransport_send_queue_bytes: u32,
 
     /// The congestion controller of each session (QUIC's, per connection):
@@ -68,7 +68,7 @@ pub struct WebTransportArgs {
     /// packets each way with a 40 ms round trip, 200 walkers' longest
     /// freeze p99 was 154 ms with cubic and 153 ms with bbr
     /// (benches/RESULTS.md, section 16).
-    #[arg(long, env = "MINO_WEBTRANSPORT_CONGESTION", value_enum, default_value_t = Congestion::Cubic)]
+    #[arg(long, env = "MINO_WEBTRANSPORT_CONGESTION", requires = "webtransport_listen", value_enum, default_value_t = Congestion::Cubic)]
     pub webtransport_congestion: Congestion,
 
     /// The least congestion window of a session, bytes (0: none, the
@@ -84,14 +84,14 @@ pub struct WebTransportArgs {
     /// does not back off on loss (so on a truly full path it keeps sending
     /// up to this a round trip); persistent congestion and ECN marks lift
     /// it for 2 s. 0 to 1,048,576.
-    #[arg(long, env = "MINO_WEBTRANSPORT_WINDOW_FLOOR_BYTES", default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
+    #[arg(long, env = "MINO_WEBTRANSPORT_WINDOW_FLOOR_BYTES", requires = "webtransport_listen", default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
     pub webtransport_window_floor_bytes: u32,
 
     /// The self-signed certificate (no --webtransport-cert) is replaced by
     /// a new one this often, seconds: new sessions get it and /webtransport
     /// offers its hash; open sessions keep theirs. 1 to 1,036,800 (12 days:
     /// it is valid 13); default 10 days.
-    #[arg(long, env = "MINO_WEBTRANSPORT_CERT_RENEW_S", default_value_t = 864_000, value_parser = clap::value_parser!(u64).range(1..=1_036_800))]
+    #[arg(long, env = "MINO_WEBTRANSPORT_CERT_RENEW_S", requires = "webtransport_listen", default_value_t = 864_000, value_parser = clap::value_parser!(u64).range(1..=1_036_800))]
     pub webtransport_cert_renew_s: u64,
 }
 
