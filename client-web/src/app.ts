@@ -106,7 +106,8 @@ export class Game {
   readonly inbox = new FrameInbox({
     cell: (cell, span, at) => this.cells.onCell(cell, span, at),
     forgot: (shard, cell, tick, at) => this.cells.onForget(shard, cell, tick, at),
-    reset: (shard, tick, at) => this.cells.onReset(shard, tick, at),
+    // A reset's section carries no tick (0 on the wire).
+    reset: (shard, _tick, at) => this.cells.onReset(shard, at),
     broken: (error) => this.resync(error),
   });
   /** Frames that did not apply to what the page held (each a resync). */

@@ -3,8 +3,9 @@
 // have left that cell. Kept per shard, per cell while the cell is held: the
 // tick and time of the newest state taken (older and duplicate ones are
 // refused) and its player ids, in a reusable array. A cell forgotten or reset
-// is dropped (its players left it), and the time of the forget or reset is
-// kept for a while: a state of the cell from before it is old news. Over a
+// is dropped (its players left it), and the time of a forget is kept for a
+// while: a state of the cell from before it is old news (a reset's section
+// carries no tick: none is kept for it). Over a
 // websocket frames arrive in order and none comes; over WebTransport a cell's
 // state may come on the reliable stream after a datagram that forgot it (or
 // a datagram may be overtaken), and taken again it would list players who
@@ -65,7 +66,7 @@ interface ShardListings {
   readonly cells: Map<number, CellListing>;
 }
 
-/** How long the time of a forget or a reset is kept, ms of local time: far longer than a stream frame trails a datagram. */
+/** How long the time of a forget is kept, ms of local time: far longer than a stream frame trails a datagram. */
 export const FORGETS_KEPT_MS = 30_000;
 
 /** When a cell was forgotten (server ms, as listings' times) and when that arrived (local ms). */
@@ -74,11 +75,9 @@ interface Forget {
   arrivalMs: number;
 }
 
-/** One shard's forgets: its last reset, and its cells forgotten since. */
+/** One shard's forgotten cells. */
 interface ShardForgets {
   readonly shard: number;
-  /** The last reset (server ms; -Infinity: none kept), and when it arrived (local ms). */
-  reset: Forget;
   readonly cells: Map<number, Forget>;
 }
 
@@ -137,7 +136,9 @@ export class CellListings {
   /**
    * Drops the listing of (`shard`, `cell`), forgotten by a frame of server
    * time `timeMs` that arrived at local `arrivalMs`, after `f` read it; a
-   * state of the cell no newer than the forget is [`outdated`] from now on.
+   * state of the cell older than the forget is [`outdated`] from now on.
+   * (Not one of the same tick: a relayed cell whose shard's stream has not
+   * moved on comes back into view with the tick it was forgotten at.)
    */
   drop(shard: number, cell: number, timeMs: number, arrivalMs: number, f: (listing: CellListing) => void): void {
     later(this.forgetsOf(shard).cells, cell, timeMs, arrivalMs);
@@ -150,15 +151,8 @@ export class CellListings {
     if (!cells.size) this.remove(shard);
   }
 
-  /**
-   * Drops every listing of `shard`, reset by a frame of server time `timeMs`
-   * that arrived at local `arrivalMs` (a resync, or the shard left), after
-   * `f` read each; a state of the shard older than the reset is
-   * [`outdated`] from now on (the reset's own frame may hold its cells anew).
-   */
-  dropShard(shard: number, timeMs: number, arrivalMs: number, f: (listing: CellListing) => void): void {
-    const forgets = this.forgetsOf(shard);
-    if (timeMs > forgets.reset.timeMs) forgets.reset = { timeMs, arrivalMs };
+  /** Drops every listing of `shard` (a reset), after `f` read each. */
+  dropShard(shard: number, f: (listing: CellListing) => void): void {
     const cells = this.cellsOf(shard);
     if (!cells) return;
     cells.forEach(f);
@@ -176,22 +170,20 @@ export class CellListings {
 
   /**
    * Whether a state of (`shard`, `cell`) of server time `timeMs` is old news:
-   * no newer than a forget of the cell, or older than a reset of its shard,
-   * kept (see [`FORGETS_KEPT_MS`]).
+   * older than a forget of the cell, kept (see [`FORGETS_KEPT_MS`]).
    */
   outdated(shard: number, cell: number, timeMs: number): boolean {
     const forgets = this.forgets;
     for (let i = 0; i < forgets.length; i++) {
       const s = forgets[i] as ShardForgets;
       if (s.shard !== shard) continue;
-      if (timeMs < s.reset.timeMs) return true;
       const forget = s.cells.get(cell);
-      return forget !== undefined && timeMs <= forget.timeMs;
+      return forget !== undefined && timeMs < forget.timeMs;
     }
     return false;
   }
 
-  /** Forgets the forgets and resets that arrived before local `beforeMs`. */
+  /** Forgets the forgets that arrived before local `beforeMs`. */
   pruneForgets(beforeMs: number): void {
     const forgets = this.forgets;
     for (let i = forgets.length - 1; i >= 0; i--) {
@@ -199,8 +191,7 @@ export class CellListings {
       s.cells.forEach((f, cell) => {
         if (f.arrivalMs < beforeMs) s.cells.delete(cell);
       });
-      if (s.reset.arrivalMs < beforeMs) s.reset = NO_FORGET;
-      if (!s.cells.size && s.reset === NO_FORGET) forgets.splice(i, 1);
+      if (!s.cells.size) forgets.splice(i, 1);
     }
   }
 
@@ -215,7 +206,7 @@ export class CellListings {
   private forgetsOf(shard: number): ShardForgets {
     let s = this.forgets.find((f) => f.shard === shard);
     if (!s) {
-      s = { shard, reset: NO_FORGET, cells: new Map() };
+      s = { shard, cells: new Map() };
       this.forgets.push(s);
     }
     return s;
@@ -226,9 +217,6 @@ export class CellListings {
     return this.cells;
   }
 }
-
-/** No reset kept. */
-const NO_FORGET: Forget = { timeMs: Number.NEGATIVE_INFINITY, arrivalMs: Number.POSITIVE_INFINITY };
 
 /** Keeps the forget of `cell` at `timeMs` (arrived at `arrivalMs`) in `cells`, unless a later one is kept. */
 function later(cells: Map<number, Forget>, cell: number, timeMs: number, arrivalMs: number): void {

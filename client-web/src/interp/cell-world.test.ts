@@ -274,7 +274,7 @@ describe('entering and leaving view', () => {
     for (const how of ['reset', 'welcome'] as const) {
       const w = world();
       run(w, 1, 10, (t) => [ownFrame(t, [{ id: 7, x: 1010, y: 1000 }]), viewCell(1, cellOf(700, 700), t, [{ id: 8, x: 700, y: 700 }])]);
-      if (how === 'reset') w.onReset(1, wireTick(10), arrival(10));
+      if (how === 'reset') w.onReset(1, arrival(10));
       else w.welcome(aoiWelcome(OWN), arrival(10));
       // The resync's full forms list the own cell again (player 8's cell left the view meanwhile).
       let blinked = false;
@@ -294,7 +294,7 @@ describe('entering and leaving view', () => {
     w.onForget(1, near, wireTick(10), arrival(10));
     const stale = w.staleFrames;
     w.onCell(viewCell(1, near, 9, [{ id: 7, x: 810, y: 800 }]), 0, arrival(10) + 5);
-    w.onCell(viewCell(1, near, 10, [{ id: 7, x: 810, y: 800 }]), 0, arrival(10) + 6); // the forget's own tick: old news too
+    w.onCell(viewCell(1, near, 8, [{ id: 7, x: 805, y: 800 }]), 0, arrival(10) + 6);
     expect(w.staleFrames - stale).toBe(2);
     let gone = Number.NaN;
     run(w, 10, 40, (t) => [ownFrame(t)], (now) => {
@@ -309,17 +309,16 @@ describe('entering and leaving view', () => {
     expect(drawn(w, 7)).toEqual([900, 800]);
   });
 
-  it('refuses a state of a shard older than its reset, not the reset\'s own full forms', () => {
+  it('takes a cell back into view at the tick it was forgotten at (a relayed shard\'s stream that has not moved on)', () => {
     const w = world();
-    run(w, 1, 10, (t) => [ownFrame(t), viewCell(1, cellOf(700, 700), t, [{ id: 8, x: 700, y: 700 }])]);
-    w.onReset(1, wireTick(10), arrival(10));
+    const near = cellOf(800, 800);
+    run(w, 1, 10, (t) => [ownFrame(t), viewCell(1, near, t, [{ id: 7, x: 800, y: 800 }])]);
+    w.onForget(1, near, wireTick(9), arrival(10));
     const stale = w.staleFrames;
-    w.onCell(viewCell(1, cellOf(700, 700), 9, [{ id: 8, x: 700, y: 700 }]), 0, arrival(10) + 1);
-    expect(w.staleFrames - stale).toBe(1);
-    w.onCell(ownFrame(10), 0, arrival(10) + 2);
-    expect(w.staleFrames - stale).toBe(1);
-    w.update(arrival(10) + 3);
-    expect(drawn(w, OWN)).toEqual([1000, 1000]);
+    w.onCell(viewCell(1, near, 9, [{ id: 7, x: 800, y: 800 }]), 0, arrival(11));
+    expect(w.staleFrames - stale).toBe(0);
+    w.update(arrival(11) + 1);
+    expect(drawn(w, 7)).toEqual([800, 800]);
   });
 
   it('a player that stood walks from where a delta says it stood until, not across all the time it stood', () => {

@@ -159,8 +159,7 @@ export class CellWorld {
    * local time `arrivalMs`; `span` ticks: its players that stayed were held
    * unchanged until `span` ticks before its tick (0: unknown). A state older
    * than, or the same as, one already taken for its (shard, cell) is
-   * dropped, as is one no newer than a forget of its cell, or older than a
-   * reset of its shard; so is any before the first Welcome (nothing to unwrap its time
+   * dropped, as is one older than a forget of its cell; so is any before the first Welcome (nothing to unwrap its time
    * against, no bounds).
    */
   onCell(msg: CellState, span: number, arrivalMs: number): void {
@@ -198,7 +197,7 @@ export class CellWorld {
   /**
    * The cell (`shard`, `cell`) left the view: a frame of tick `tick` (low 32
    * bits) that arrived at local `arrivalMs` forgot it. Its players left it,
-   * and a state of it no newer than the forget is refused from now on (over
+   * and a state of it older than the forget is refused from now on (over
    * WebTransport one may come after it: see interp/cell-listings).
    */
   onForget(shard: number, cell: number, tick: number, arrivalMs: number): void {
@@ -208,15 +207,10 @@ export class CellWorld {
     this.arrived(arrivalMs);
   }
 
-  /**
-   * Every cell of `shard` was dropped by a frame of tick `tick` that arrived at
-   * local `arrivalMs` (a resync, or the shard left): their players left them,
-   * and a state of the shard older than the reset is refused from now on.
-   */
-  onReset(shard: number, tick: number, arrivalMs: number): void {
+  /** Every cell of `shard` was dropped (a resync, or the shard left): their players left them. */
+  onReset(shard: number, arrivalMs: number): void {
     this.frameArrivalMs = arrivalMs;
-    const t = this.timeline.anchored ? this.timeline.relative({ tick }) : Number.NEGATIVE_INFINITY;
-    this.listings.dropShard(shard, t, arrivalMs, this.leftAll);
+    this.listings.dropShard(shard, this.leftAll);
     this.arrived(arrivalMs);
   }
 

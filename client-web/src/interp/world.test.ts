@@ -61,7 +61,7 @@ describe('shards merged (each shard one cell)', () => {
     const w = world();
     feed(w, 1, 1, 20, () => [{ id: 1, x: 10, y: 10 }]);
     feed(w, 2, 1, 80, () => [{ id: 2, x: 20, y: 20 }]);
-    w.onReset(1, (AOI_TICK0 + 20) % 2 ** 32, 20 * 50 + 10);
+    w.onReset(1, 20 * 50 + 10);
     w.update(80 * 50);
     expect([...positions(w).keys()]).toEqual([2]);
     // Nothing comes for a minute (a still place sends nothing): the last view stays.

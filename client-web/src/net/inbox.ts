@@ -36,7 +36,7 @@ export interface FrameTaker {
   cell(cell: HeldCell, span: number, arrivalMs: number): void;
   /** The cell left the view (its section's tick, low 32 bits). */
   forgot(shard: number, cell: number, tick: number, arrivalMs: number): void;
-  /** Every cell of the shard was dropped (a resync, or the shard left). */
+  /** Every cell of the shard was dropped (a resync, or the shard left); `tick` is the reset section's, 0 on the wire (a reset has none). */
   reset(shard: number, tick: number, arrivalMs: number): void;
   /** A frame did not apply: the page must resync (a new socket); nothing more is taken until a Welcome. */
   broken(error: HeldError): void;
