@@ -45,10 +45,11 @@ use std::time::Duration;
 /// join refused).
 ///
 /// 4: no frames: bots were welcomed, but in a hold of walk, steps or
-/// arrivals no bot (or none of one --transport mix half) received a single
-/// snapshot or view frame (e.g. WebTransport datagrams that never arrive).
-/// Idle, crowd, failover and --profile idle expect none: their players may
-/// all stand, and a standing player is sent nothing.
+/// arrivals with walker bots (the default profile) no bot (or none of one
+/// --transport mix half) received a single snapshot or view frame (e.g.
+/// WebTransport datagrams that never arrive). Idle, crowd, failover and
+/// the other profiles expect none: their players may all stand, and a
+/// standing player is sent nothing.
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-loadgen", version)]
 pub struct Cli {
@@ -184,8 +185,8 @@ pub fn refuse_agent_ignored(matches: &clap::ArgMatches) -> Result<(), clap::Erro
         clap::error::ErrorKind::ArgumentConflict,
         format!(
             "an agent takes {} from its coordinator's run: give {} to the coordinator (the run with --agents); \
-             an agent's own options are --threads, --source-addrs, --ca-file, --insecure, --max-loadgen-cpu, \
-             --agent-timeout and -q",
+             an agent's own options are --threads, --source-addrs, --ca-file, --insecure, --max-loadgen-cpu \
+             and --agent-timeout",
             ignored.join(", "),
             if ignored.len() == 1 { "it" } else { "them" }
         ),
@@ -194,8 +195,8 @@ pub fn refuse_agent_ignored(matches: &clap::ArgMatches) -> Result<(), clap::Erro
 
 /// `agent` options. The scenario's options come from the coordinator's run;
 /// an agent's own are `--threads`, `--source-addrs`, `--ca-file`,
-/// `--insecure`, `--max-loadgen-cpu`, `--agent-timeout` and `-q` (the rest
-/// are refused: [`AGENT_IGNORED`]).
+/// `--insecure`, `--max-loadgen-cpu` and `--agent-timeout` (an agent is
+/// always quiet; the rest are refused: [`AGENT_IGNORED`]).
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct AgentArgs {
     /// The coordinator, ws://HOST:PORT/ (its --listen address as this
@@ -639,7 +640,7 @@ mod tests {
         };
         let agent = ["agent", "--coordinator", "ws://127.0.0.1:7700/"];
         assert!(check(&agent).is_ok());
-        assert!(check(&[&agent[..], &["--threads", "2", "--insecure", "-q", "--agent-timeout", "9s"]].concat()).is_ok());
+        assert!(check(&[&agent[..], &["--threads", "2", "--insecure", "--agent-timeout", "9s"]].concat()).is_ok());
         // Before or after the subcommand.
         for args in [
             [&agent[..], &["--url", "ws://10.0.0.1:8080/ws", "--frames", "full"]].concat(),

@@ -13,7 +13,7 @@
 
 use crate::cli::Command;
 use crate::profile::ProfileName;
-use crate::report::{Joins, Measured};
+use crate::report::{Joins, Measured, Verdict};
 use crate::transport::{Transport, Transports};
 use serde::{Deserialize, Serialize};
 
@@ -25,10 +25,8 @@ use serde::{Deserialize, Serialize};
 pub enum Expectation {
     /// Its bots walk: every hold brings frames, and one with none (a
     /// WebTransport bot whose datagrams never arrive, a shard whose tick
-    /// stopped) measured nothing. Walk, steps and arrivals with a walking
-    /// profile (walker, light, typical, heavy: light, typical and heavy
-    /// bots stand now and then, never all of them for a whole hold unless
-    /// there are very few).
+    /// stopped) measured nothing. Walk, steps and arrivals with the walker
+    /// profile (the default).
     Frames,
     /// Its bots may all stand still for a whole hold, which then brings
     /// them nothing: idle (nothing moves), crowd (a gathered crowd stands;
@@ -42,7 +40,10 @@ impl Expectation {
     /// What `command`'s holds expect, its bots behaving as `profile`.
     pub fn of(command: &Command, profile: ProfileName) -> Expectation {
         match command {
-            _ if profile == ProfileName::Idle => Expectation::MaybeSilent,
+            // Light, typical and heavy bots stand now and then (a lone light
+            // bot about 30 % of the time, easily a whole short hold): only
+            // walkers walk all the time.
+            _ if profile != ProfileName::Walker => Expectation::MaybeSilent,
             Command::Walk(_) | Command::Steps(_) | Command::Arrivals(_) => Expectation::Frames,
             Command::Idle(_) | Command::Crowd(_) | Command::Failover(_) | Command::Agent(_) => Expectation::MaybeSilent,
         }
@@ -110,6 +111,17 @@ impl Outcome {
         }
     }
 
+    /// Whether a run that exits with `code` wrote its report (measured,
+    /// interrupted, or measured nothing: nobody welcomed, no frames): a
+    /// caller reads the report's verdict rather than take the run for
+    /// broken.
+    pub fn reported(code: Option<i32>) -> bool {
+        Outcome::ALL.iter().any(|o| {
+            matches!(o, Outcome::Measured | Outcome::Interrupted | Outcome::NobodyWelcomed | Outcome::NoFrames)
+                && code == Some(i32::from(o.exit_code()))
+        })
+    }
+
     /// The process's exit code.
     pub fn exit_code(self) -> u8 {
         match self {
@@ -153,12 +165,15 @@ impl Ending {
         self.exit_code == 0
     }
 
-    /// [`Outcome::NoFrames`] when a hold of `report` did not meet
-    /// `expects`, saying which holds and which transports' bots got
+    /// [`Outcome::NoFrames`] when a phase of `report` has that verdict (bots
+    /// connected at its end, and a hold that did not meet its scenario's
+    /// [`Expectation`]), saying which holds and which transports' bots got
     /// nothing, and where to look (the run's bots over `transports`).
-    pub fn no_frames(report: &impl Joins, expects: Expectation, transports: Transports) -> Option<Ending> {
+    pub fn no_frames(report: &impl Joins, transports: Transports) -> Option<Ending> {
         let phases = report.phases();
-        let silent: Vec<&Measured> = phases.iter().copied().filter(|m| !expects.met(m)).collect();
+        // The phases whose verdict says so (bots connected at the end; one
+        // whose bots were all gone measured nothing, and says that).
+        let silent: Vec<&Measured> = phases.iter().copied().filter(|m| m.verdict == Verdict::NoFrames).collect();
         let first = silent.first()?;
         // Which bots: the parts of a mix that got nothing, or all of them.
         let quiet: Vec<Transport> = match &first.transports {
@@ -209,6 +224,10 @@ mod tests {
             let json = serde_json::to_value(o).expect("serializes");
             assert_eq!(json, o.label(), "the JSON writes the label");
         }
+        // Which codes leave a report to read: all but a failure and a usage error.
+        let reported: Vec<bool> = [0, 1, 2, 3, 4, 101].into_iter().map(|c| Outcome::reported(Some(c))).collect();
+        assert_eq!(reported, [true, false, false, true, true, false]);
+        assert!(!Outcome::reported(None), "killed by a signal");
     }
 
     #[test]
@@ -268,5 +287,8 @@ mod tests {
         assert_eq!(of(&["crowd", "--shuffle", "0.1"]), Expectation::MaybeSilent);
         assert_eq!(of(&["failover", "--kill-pid", "1"]), Expectation::MaybeSilent);
         assert_eq!(of(&["--profile", "idle"]), Expectation::MaybeSilent, "walkers that never walk");
+        for profile in ["light", "typical", "heavy"] {
+            assert_eq!(of(&["--profile", profile]), Expectation::MaybeSilent, "{profile} bots stand now and then");
+        }
     }
 }

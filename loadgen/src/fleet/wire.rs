@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol's version: a coordinator refuses an agent of another.
 /// Raised whenever a message changes shape (including the failure kinds and
-/// tallies an [`EncodedWindow`] carries as arrays).
-pub const PROTOCOL: u32 = 2;
+/// tallies an [`EncodedWindow`] carries as arrays, and the run plan: 3 added
+/// its `frames`, which an agent of 2 would ignore).
+pub const PROTOCOL: u32 = 3;
 
 /// An agent's first message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

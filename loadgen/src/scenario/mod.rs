@@ -411,8 +411,7 @@ impl Context {
             let why = report::nobody_welcomed(report, &self.common.urls, self.common.transport);
             return Ending::new(Outcome::NobodyWelcomed, why);
         }
-        Ending::no_frames(report, self.expects, self.common.transport)
-            .unwrap_or_else(|| Ending::new(Outcome::Measured, ""))
+        Ending::no_frames(report, self.common.transport).unwrap_or_else(|| Ending::new(Outcome::Measured, ""))
     }
 
     /// Draws the gap plot (if asked).
