@@ -87,7 +87,11 @@ async fn webtransport(State(state): State<AppState>) -> Response {
         }
         // Nothing offered, which is no error: a 404 would be logged in the
         // browser's console at every connect of every page.
-        None => StatusCode::NO_CONTENT.into_response(),
+        // No-store as the offer: a cached "none" would hide WebTransport
+        // once the shard takes it.
+        None => {
+            (StatusCode::NO_CONTENT, [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))]).into_response()
+        }
     }
 }
 

@@ -350,7 +350,7 @@ async fn webtransport_is_off_unless_asked() {
     assert_eq!(server.webtransport, None);
     // No offer, and no error either (a 404 is logged in the browser's console).
     let answer = server.get("/webtransport").await;
-    assert_eq!((answer.status, answer.body.len()), (204, 0));
+    assert_eq!((answer.status, answer.body.len(), answer.header("cache-control")), (204, 0, Some("no-store")));
 }
 
 #[tokio::test]
@@ -434,6 +434,22 @@ async fn a_session_gone_silent_is_closed_at_the_peer_timeout_as_a_silent_websock
     server.wait_metric("mino_players", 0.0).await;
     assert_eq!(server.metric(&closed_series("webtransport", "client_closed")).await, 0.0);
     drop(wt);
+}
+
+#[tokio::test]
+async fn a_session_gone_silent_in_the_middle_of_its_hello_is_closed_as_peer_timeout() {
+    // Two bytes of the Hello's length prefix, then the client's packets
+    // stop: the Hello is cut short by QUIC's idle timeout, a peer timeout
+    // (it was counted as client_closed).
+    let server = shard(&["--ping-interval-ms", "200", "--peer-timeout-ms", "1000"]);
+    let relay = Relay::to(server.webtransport.expect("webtransport")).await;
+    let mut wt = TransportPlayer::connect_via(&server, relay.addr).await;
+    wt.send_raw(&[40, 0]).await;
+    server.wait_metric("mino_webtransport_sessions", 1.0).await;
+    relay.silence();
+    server.wait_metric(&closed_series("webtransport", "peer_timeout"), 1.0).await;
+    assert_eq!(server.metric(&closed_series("webtransport", "client_closed")).await, 0.0);
+    assert_eq!(server.metric(&closed_series("webtransport", "hello_timeout")).await, 0.0);
 }
 
 #[tokio::test]

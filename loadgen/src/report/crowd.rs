@@ -19,9 +19,12 @@ const SENT_BYTES: [&str; 3] = [
     "mino_webtransport_sent_bytes_total{path=\"stream\"}",
 ];
 const PLAYERS: &str = "mino_players";
-const TOO_SLOW: [&str; 2] = [
+/// The too-slow closes of both transports, and of a shard from before the
+/// transport label (which has only that series: the three never overlap).
+const TOO_SLOW: [&str; 3] = [
     "mino_sockets_closed_total{transport=\"websocket\",reason=\"too_slow\"}",
     "mino_sockets_closed_total{transport=\"webtransport\",reason=\"too_slow\"}",
+    "mino_sockets_closed_total{reason=\"too_slow\"}",
 ];
 
 /// One shard read at the start and at the end of the hold.
@@ -96,9 +99,8 @@ pub struct TooSlow {
     /// Sessions the bots saw closed with 4009 (TooSlow), from the ramp to the
     /// end of the hold.
     pub bots: u64,
-    /// `mino_sockets_closed_total{reason="too_slow"}` of both transports
-    /// over the hold, every
-    /// shard read (None: no shard read).
+    /// `mino_sockets_closed_total{transport,reason="too_slow"}` of both
+    /// transports over the hold, every shard read (None: no shard read).
     pub server: Option<u64>,
 }
 
@@ -239,6 +241,8 @@ mod tests {
              mino_sockets_closed_total{transport=\"webtransport\",reason=\"too_slow\"} 5\n",
         );
         assert_eq!(TooSlow::of(1, &[slow]), TooSlow { bots: 1, server: Some(7) }, "both transports");
+        let older = shard("", "mino_sockets_closed_total{reason=\"too_slow\"} 3\n");
+        assert_eq!(TooSlow::of(0, &[older]).server, Some(3), "a shard from before the transport label");
         assert_eq!(TooSlow::of(0, &[]).server, None);
         assert_eq!(Budget::of(500, &per_bot, 20.0, &[]).server_bytes_per_socket_tick, None);
     }

@@ -20,9 +20,10 @@
 //! every route but the probes and the console's own files needs a bearer
 //! token. A POST from
 //! a page of another origin is refused (403), and without tokens a request
-//! must name a loopback host (403 otherwise), so a web page open in an
-//! operator's browser can neither act on a loopback listener nor read it
-//! through DNS rebinding.
+//! but the probes' must name a loopback host (403 otherwise), so a web page
+//! open in an operator's browser can neither act on a loopback listener nor
+//! read it through DNS rebinding (the probes say only "ok" and whether the
+//! shard takes players).
 
 pub mod api;
 pub mod console;

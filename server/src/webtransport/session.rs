@@ -137,6 +137,8 @@ impl Session {
         };
         let mut hello = match hello {
             Ok(hello) => hello,
+            // Its stream ended before a Hello: gone, or silent past QUIC's idle timeout.
+            Err(CloseReason::ClientClosed) => return self.refuse(Some(&mut send), self.gone().into()).await,
             Err(reason) => return self.refuse(Some(&mut send), reason.into()).await,
         };
         // Full forms only: every datagram stands alone (ARCHITECTURE.md,
@@ -189,9 +191,18 @@ impl Session {
             tokio::select! {
                 item = from_hub.recv() => {
                     let Some(item) = item else {
+                        let send = (!stalled).then_some(&mut send);
+                        if self.link.is_none() {
+                            // Never admitted, and no close came: the tick
+                            // driver was gone before it took the Join (the
+                            // shard stopping, or its core panicked on it).
+                            let Refused { reason, .. } = self.shared.ctx.unanswered();
+                            metrics.closed(Transport::WebTransport, reason);
+                            close(&self.conn, send, reason, reason.message(), None, metrics).await;
+                            return;
+                        }
                         // The hub dropped the session without a close (its
                         // queue was full): too slow.
-                        let send = (!stalled).then_some(&mut send);
                         close(&self.conn, send, CloseReason::TooSlow, CloseReason::TooSlow.message(), None, metrics).await;
                         return;
                     };
