@@ -10,6 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+# Where cargo builds: CARGO_TARGET_DIR (relative: from the checkout's root,
+# where cargo runs here), else target/; the test kit finds its binaries the
+# same way (testkit/src/shard.rs, from the running test's own path).
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 
 # First what the steps below run (python3 among them): a second or two when
 # everything is installed already.
@@ -39,12 +44,6 @@ cargo test --workspace --exclude mino-deploy --no-fail-fast
 # time, so two cores are not shared by several clusters at once.
 cargo test -p mino-deploy --no-fail-fast -- --test-threads=1
 
-step "fail points: a panic in the shard core, ticks overrunning their period (feature failpoints)"
-# The shard binary rebuilt with fail points, which only these tests set;
-# the tests above ran the binary as shipped.
-cargo clippy -q -p mino-server --features failpoints --all-targets -- -D warnings
-cargo test -p mino-server --features failpoints --test core_panics --test overrun
-
 step "Autobahn websocket test suite (scripts/autobahn.sh)"
 # mino's own websocket layer with an echo in place of the game; fails unless
 # every case passes. Needs the suite's Python 2.7 (scripts/setup.sh installs
@@ -55,15 +54,6 @@ else
   bash scripts/autobahn.sh
 fi
 
-step "no Redis file left in the checkout"
-# Every redis-server of the tests works in its own temporary folder (--dir):
-# a dump.rdb here means one was started from the checkout.
-stray="$(find . -path ./target -prune -o -path ./client-web/node_modules -prune -o \( -name dump.rdb -o -name 'appendonly*' -o -name 'nodes-*.conf' \) -print)"
-if [ -n "$stray" ]; then
-  printf 'Redis left files in the checkout:\n%s\n' "$stray" >&2
-  exit 1
-fi
-
 if [ -f client-web/package.json ]; then
   step "client-web: check, unit tests, build, end-to-end"
   (
@@ -71,11 +61,33 @@ if [ -f client-web/package.json ]; then
     npm run check
     npm test
     npm run build
-    MINO_SERVER_BIN="$PWD/../target/debug/mino-server" npm run e2e
+    # The binary as shipped, from the build above.
+    MINO_SERVER_BIN="$target/debug/mino-server" npm run e2e
     # Behind the test kit's lossy link (a private network namespace and a TUN
     # device: root), 2 % loss each way, 40 ms round trip: e2e/lossy/.
-    MINO_SERVER_BIN="$PWD/../target/debug/mino-server" npm run e2e:lossy
+    MINO_SERVER_BIN="$target/debug/mino-server" npm run e2e:lossy
   )
+fi
+
+step "fail points: a panic in the shard core, ticks overrunning their period (feature failpoints)"
+# The shard rebuilt with fail points, which only these tests set, in a target
+# folder of its own ($target/failpoints): built in the shared one it would
+# replace $target/debug/mino-server, and every step after it (the browser
+# end-to-end tests; a later npm run e2e by hand) would run a binary that is
+# not the one shipped. Apart, nothing depends on the order of the steps, and
+# neither build undoes the other's at each run (the first run builds the
+# dependencies a second time).
+CARGO_TARGET_DIR="$target/failpoints" cargo clippy -q -p mino-server --features failpoints --all-targets -- -D warnings
+CARGO_TARGET_DIR="$target/failpoints" cargo test -p mino-server --features failpoints --test core_panics --test overrun
+
+step "no Redis file left in the checkout"
+# Every redis-server of the tests (the browser's too) works in its own
+# temporary folder (--dir): a dump.rdb here means one was started from the
+# checkout. Last, after everything that starts one.
+stray="$(find . -path ./target -prune -o -path ./client-web/node_modules -prune -o \( -name dump.rdb -o -name 'appendonly*' -o -name 'nodes-*.conf' \) -print)"
+if [ -n "$stray" ]; then
+  printf 'Redis left files in the checkout:\n%s\n' "$stray" >&2
+  exit 1
 fi
 
 step "all tests passed"
