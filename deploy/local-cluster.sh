@@ -10,7 +10,7 @@
 #   SHARDS=3 HTTPS_PORT=9443 deploy/local-cluster.sh
 #   BOTS=50 deploy/local-cluster.sh            # and 50 walking bots through nginx
 #   UPSTREAM=tcp deploy/local-cluster.sh       # shards on loopback TCP ports instead
-#   PROFILE=debug deploy/local-cluster.sh      # target/debug binaries
+#   PROFILE=debug deploy/local-cluster.sh      # debug binaries
 #   REDIS=cluster deploy/local-cluster.sh      # on a 6-node Redis Cluster
 #   REDIS=sentinel deploy/local-cluster.sh     # primary, replica, 3 sentinels
 #
@@ -28,7 +28,8 @@
 # ADMIN_PORT (9100: shard N's admin listener on 127.0.0.1:ADMIN_PORT+N),
 # UPSTREAM (unix: shard N on WORK/shard-N.sock; tcp: on
 # 127.0.0.1:SHARD_PORT+N), SHARD_PORT (8100), BOTS (0), PROFILE (release),
-# BIN_DIR (target/PROFILE, built with cargo at every start), STATIC_DIR
+# BIN_DIR (CARGO_TARGET_DIR or target, then /PROFILE: built with cargo at
+# every start; any other folder is used as it is), STATIC_DIR
 # (client-web/dist, built with npm at every start when npm exists),
 # CONSOLE_DIR (client-web/dist-admin: the admin console each admin listener
 # serves at /admin/; built with the client),
@@ -64,7 +65,9 @@ UPSTREAM="${UPSTREAM:-unix}"
 SHARD_PORT="${SHARD_PORT:-8100}"
 BOTS="${BOTS:-0}"
 PROFILE="${PROFILE:-release}"
-BIN_DIR="${BIN_DIR:-target/$PROFILE}"
+# Where cargo builds (relative: from the repository's root, where it runs).
+built_bins="${CARGO_TARGET_DIR:-target}/$PROFILE"
+BIN_DIR="${BIN_DIR:-$built_bins}"
 STATIC_DIR="${STATIC_DIR:-client-web/dist}"
 CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 RESTART="${RESTART:-0}"
@@ -97,7 +100,7 @@ pkgs=(-p mino-server); [ "$BOTS" -gt 0 ] && pkgs+=(-p mino-loadgen)
 # vite do nothing much when nothing changed): binaries or a page left from an
 # older checkout would speak another protocol than each other (4004). Folders
 # given are taken as they are.
-if [ "$BIN_DIR" = "target/$PROFILE" ]; then
+if [ "$BIN_DIR" = "$built_bins" ]; then
   cargo build "${flag[@]}" "${pkgs[@]}"
 fi
 for bin in mino-server $([ "$BOTS" -gt 0 ] && echo mino-loadgen); do

@@ -26,7 +26,8 @@ pub struct Cli {
     /// how long each section takes).
     #[arg(long)]
     pub quick: bool,
-    /// Use the release binaries already in target/release.
+    /// Use the release binaries already built (release/ of the target folder
+    /// this runner was built in: CARGO_TARGET_DIR, else target/).
     #[arg(long)]
     pub skip_build: bool,
     /// Leave out the criterion micro-benchmarks.

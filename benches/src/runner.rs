@@ -84,6 +84,16 @@ pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap_or_else(|_| ".".into())
 }
 
+/// The cargo target folder of this run: the one holding the running
+/// program's `debug/` or `release/` ([`mino_testkit::shard::bin_dir`]), so
+/// wherever `CARGO_TARGET_DIR` (or a cargo config) put the `cargo run` that
+/// started it. The runner's own builds go there too ([`Run::command`] names
+/// it to them), and its release binaries are taken from its `release/`.
+pub fn target_root() -> PathBuf {
+    let bin = mino_testkit::shard::bin_dir();
+    bin.parent().map(Path::to_owned).unwrap_or(bin)
+}
+
 impl Run {
     /// A run of `plan` writing to `paths`.
     ///
@@ -174,9 +184,10 @@ impl Run {
     }
 
     /// Runs `program args` to its end in the workspace (without the
-    /// variables `cargo run` gave this process, see [`set_by_cargo_run`]), recorded under
-    /// `label`, its output to `log` (or the terminal). Returns whether it
-    /// succeeded.
+    /// variables `cargo run` gave this process, see [`set_by_cargo_run`], and
+    /// with `CARGO_TARGET_DIR` naming [`target_root`]: a cargo it runs builds
+    /// where the runner reads), recorded under `label`, its output to `log`
+    /// (or the terminal). Returns whether it succeeded.
     ///
     /// Errors: it cannot be started.
     pub async fn command(
@@ -189,6 +200,7 @@ impl Run {
         self.record(label, &self.shown(&program, args));
         let mut cmd = tokio::process::Command::new(program.as_ref());
         cmd.args(args).current_dir(&self.paths.root).stdin(Stdio::null()).kill_on_drop(true);
+        cmd.env("CARGO_TARGET_DIR", target_root());
         for (key, _) in std::env::vars_os() {
             if key.to_str().is_some_and(set_by_cargo_run) {
                 cmd.env_remove(key);
@@ -217,25 +229,19 @@ impl Run {
                 // The idle section's allocator comparison: the same server
                 // with glibc's malloc, in a target folder of its own.
                 self.status("building mino-server without jemalloc (target/heap)");
-                let args = cargo(&[
-                    "build",
-                    "--release",
-                    "-p",
-                    "mino-server",
-                    "--no-default-features",
-                    "--target-dir",
-                    "target/heap",
-                ]);
+                let heap = heap_target().to_string_lossy().into_owned();
+                let args =
+                    cargo(&["build", "--release", "-p", "mino-server", "--no-default-features", "--target-dir", &heap]);
                 anyhow::ensure!(self.command("build", "cargo", &args, None).await?, "the glibc build failed");
             }
         }
-        let release = self.paths.root.join("target/release");
+        let release = target_root().join("release");
         let mut copies =
             vec![(release.join("mino-server"), "mino-server"), (release.join("mino-loadgen"), "mino-loadgen")];
         if self.plan.runs(Section::Deltas) {
             copies.push((release.join("delta_trace"), "delta_trace"));
         }
-        let glibc = self.paths.root.join("target/heap/release/mino-server");
+        let glibc = heap_target().join("release/mino-server");
         if glibc.exists() && self.plan.runs(Section::Idle) {
             copies.push((glibc, "mino-server-glibc"));
         }
@@ -252,6 +258,13 @@ impl Run {
         }
         Ok(())
     }
+}
+
+/// The target folder of the server built without jemalloc (glibc's
+/// malloc, for the idle section and `heap-idle`): `heap/` in
+/// [`target_root`], apart so that the two builds do not undo each other.
+pub fn heap_target() -> PathBuf {
+    target_root().join("heap")
 }
 
 /// Whether `cargo run` sets the environment variable `key` for the program

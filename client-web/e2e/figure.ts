@@ -16,8 +16,9 @@
 // only the players in view: the figure then also reports how many that was,
 // how many it tracked, view frames and cells a second and names asked.
 //
-// Server: MINO_SERVER_BIN, else target/release/mino-server if built, else
-// target/debug. Bots: target/release/mino-loadgen (walker profile) if built,
+// Server: MINO_SERVER_BIN, else release/mino-server where cargo builds
+// (CARGO_TARGET_DIR or target/) if built, else debug/. Bots:
+// release/mino-loadgen there (walker profile) if built,
 // else a swarm of node bots from e2e/harness/bot.ts. The busy rule's lateness
 // part is turned off (--busy-lateness-ms 0) so the browser sharing the cores
 // does not get bots refused. Everything it starts is stopped at the end.
@@ -25,11 +26,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
 import type { MinoStats } from '../src/debug/hook.js';
 import { Bot, until } from './harness/bot.js';
 import { launchChromium } from './harness/browser.js';
-import { CLIENT_DIR, metric, startServer, type RunningServer } from './harness/server.js';
+import { cargoBin, metric, startServer, type RunningServer } from './harness/server.js';
 
 interface Options {
   bots: number;
@@ -60,7 +60,7 @@ function options(argv: string[]): Options {
 }
 
 function release(name: string): string | null {
-  const p = resolve(CLIENT_DIR, '../target/release', name);
+  const p = cargoBin('release', name);
   return existsSync(p) ? p : null;
 }
 

@@ -65,7 +65,10 @@ impl Cluster {
         let work = dir.join("work");
         let (https, redis, admin) = (free_port(), free_port(), free_run(2));
         let mut cmd = Script::bash(&mino_testkit::deploy_dir().join("local-cluster.sh"), args);
-        cmd.env("PROFILE", "debug")
+        // BIN_DIR given: no build (a CARGO_TARGET_DIR naming the same folder
+        // would make it the default, which is built first).
+        cmd.env_remove("CARGO_TARGET_DIR")
+            .env("PROFILE", "debug")
             .env("BIN_DIR", &bin_dir)
             .env("STATIC_DIR", &static_dir)
             .env("CONSOLE_DIR", &console_dir)

@@ -24,8 +24,7 @@ use std::time::{Duration, Instant};
 ///
 /// Panics: the binary is missing (build it with `cargo build -p mino-server`).
 pub fn server_bin() -> PathBuf {
-    let path =
-        std::env::var_os("MINO_SERVER_BIN").map(PathBuf::from).unwrap_or_else(|| target_dir().join("mino-server"));
+    let path = std::env::var_os("MINO_SERVER_BIN").map(PathBuf::from).unwrap_or_else(|| bin_dir().join("mino-server"));
     assert!(
         path.exists(),
         "{} is missing: build it with `cargo build -p mino-server` (or set MINO_SERVER_BIN)",
@@ -34,9 +33,12 @@ pub fn server_bin() -> PathBuf {
     path
 }
 
-/// The folder cargo puts binaries in for the running test: a test binary
-/// lives in its `deps/` subfolder.
-fn target_dir() -> PathBuf {
+/// The folder cargo put the running program in, where the same build put
+/// the workspace's binaries: the program's own folder, or the one above for
+/// a test binary (in its `deps/` subfolder). That is `debug/` or `release/`
+/// of the target folder cargo used, wherever `CARGO_TARGET_DIR` (or a cargo
+/// config) put it: the rule for finding a binary built beside this one.
+pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let dir = exe.parent().map(Path::to_owned).unwrap_or_default();
     match dir.file_name() {
@@ -582,8 +584,8 @@ mod tests {
     }
 
     #[test]
-    fn the_target_folder_is_the_parent_of_deps() {
-        let dir = target_dir();
+    fn the_bin_folder_is_the_parent_of_deps() {
+        let dir = bin_dir();
         assert!(dir.join("deps").is_dir() || dir.file_name().is_some(), "{}", dir.display());
         assert_ne!(dir.file_name().and_then(|n| n.to_str()), Some("deps"));
     }

@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use mino_benches::heap::{self, Options};
-use mino_benches::runner::{set_by_cargo_run, workspace_root, RELEASE_BUILD};
+use mino_benches::runner::{heap_target, set_by_cargo_run, target_root, workspace_root, RELEASE_BUILD};
 use mino_benches::sections::idle::IDLE_FLAGS;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -19,7 +19,8 @@ struct Cli {
     #[arg(default_value_t = 10_000)]
     connections: u32,
     /// Where mino-server (built with --no-default-features) and mino-loadgen
-    /// are; default: built into target/heap/release and target/release.
+    /// are; default: built into `heap/release` and `release` of the target
+    /// folder this program was built in (CARGO_TARGET_DIR, else target/).
     bin_dir: Option<PathBuf>,
     /// Flags added to the server's (default: the idle section's,
     /// `mino_benches::sections::idle::IDLE_FLAGS`).
@@ -29,7 +30,8 @@ struct Cli {
 
 fn cargo(args: &[&str]) -> bool {
     let mut cmd = Command::new("cargo");
-    cmd.args(args).current_dir(workspace_root());
+    // The target folder this program is in: the builds go where it reads.
+    cmd.args(args).current_dir(workspace_root()).env("CARGO_TARGET_DIR", target_root());
     for (key, _) in std::env::vars_os() {
         if key.to_str().is_some_and(set_by_cargo_run) {
             cmd.env_remove(key);
@@ -41,18 +43,18 @@ fn cargo(args: &[&str]) -> bool {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let root = workspace_root();
     let (server, loadgen) = match &cli.bin_dir {
         Some(dir) => (dir.join("mino-server"), dir.join("mino-loadgen")),
         None => {
-            let heap = ["build", "--release", "--quiet", "--target-dir", "target/heap", "-p", "mino-server"];
+            let heap_dir = heap_target().to_string_lossy().into_owned();
+            let heap = ["build", "--release", "--quiet", "--target-dir", &heap_dir, "-p", "mino-server"];
             if !cargo(&[&heap[..], &["--no-default-features"]].concat())
                 || !cargo(&[&RELEASE_BUILD[..], &["--quiet"]].concat())
             {
                 eprintln!("heap-idle: the build failed");
                 return ExitCode::FAILURE;
             }
-            (root.join("target/heap/release/mino-server"), root.join("target/release/mino-loadgen"))
+            (heap_target().join("release/mino-server"), target_root().join("release/mino-loadgen"))
         }
     };
     let flags =

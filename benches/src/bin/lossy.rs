@@ -33,11 +33,12 @@ use std::path::PathBuf;
 /// Flags.
 #[derive(Parser, Debug, Clone)]
 struct Args {
-    /// The server binary.
-    #[arg(long, default_value = "target/release/mino-server")]
+    /// The server binary (default: mino-server beside this program, where
+    /// the same cargo build put it, CARGO_TARGET_DIR or target/).
+    #[arg(long, default_value_os_t = mino_testkit::shard::bin_dir().join("mino-server"))]
     server: PathBuf,
-    /// The loadgen binary.
-    #[arg(long, default_value = "target/release/mino-loadgen")]
+    /// The loadgen binary (default: mino-loadgen beside this program).
+    #[arg(long, default_value_os_t = mino_testkit::shard::bin_dir().join("mino-loadgen"))]
     loadgen: PathBuf,
     /// Walkers a run.
     #[arg(long, default_value_t = 200)]

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! cargo build --release -p mino-server -p mino-benches --bin transport_idle
-//! target/release/transport_idle --server target/release/mino-server --players 500 --rounds 3
+//! target/release/transport_idle --players 500 --rounds 3
 //! ```
 //!
 //! The players stand one a cell (`--world-size`, `--cell-size 125`), so a
@@ -26,8 +26,9 @@ use std::time::Duration;
 /// Flags.
 #[derive(Parser, Debug)]
 struct Args {
-    /// The server binary.
-    #[arg(long, default_value = "target/release/mino-server")]
+    /// The server binary (default: mino-server beside this program, where
+    /// the same cargo build put it, CARGO_TARGET_DIR or target/).
+    #[arg(long, default_value_os_t = mino_testkit::shard::bin_dir().join("mino-server"))]
     server: PathBuf,
     /// Players a round.
     #[arg(long, default_value_t = 500)]

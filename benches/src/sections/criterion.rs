@@ -20,7 +20,9 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
     if !run.command("criterion", "cargo", &args, Some(&log)).await? {
         run.log(&format!("criterion failed: see {}", log.display()));
     }
-    let found = collect(&run.paths.root.join("target/criterion"), started);
+    // Criterion writes under the target folder that CARGO_TARGET_DIR names
+    // (`Run::command` names the runner's).
+    let found = collect(&crate::runner::target_root().join("criterion"), started);
     raw::write(&run.paths.raw.join("criterion.json"), &Criterion { benchmarks: found })
 }
 

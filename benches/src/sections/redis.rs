@@ -17,7 +17,7 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(run.bin.join("examples"))?;
     let example = run.bin.join("examples/redis_ha");
-    std::fs::copy(run.paths.root.join("target/release/examples/redis_ha"), &example)?;
+    std::fs::copy(crate::runner::target_root().join("release/examples/redis_ha"), &example)?;
     let p = run.plan.redis.clone();
     let mut runs: Vec<Vec<String>> = ["cluster", "sentinel"]
         .iter()

@@ -1,7 +1,8 @@
 // Starts the real mino-server binary on a free loopback port and stops it.
-// The binary comes from MINO_SERVER_BIN (default ../target/debug/mino-server,
-// relative to client-web/); it serves the test build of the client
-// (`npm run build:e2e` -> dist-e2e/, which has the window.__mino hook).
+// The binary comes from MINO_SERVER_BIN (relative to client-web/; default
+// debug/mino-server where cargo builds, see cargoBin); it serves the test
+// build of the client (`npm run build:e2e` -> dist-e2e/, which has the
+// window.__mino hook).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,9 +15,19 @@ export const CLIENT_DIR = resolve(here, '../..');
 /** The test build of the client (`npm run build:e2e`). */
 export const TEST_BUILD_DIR = resolve(CLIENT_DIR, 'dist-e2e');
 
+/**
+ * A binary of the workspace where cargo builds it with `profile`:
+ * CARGO_TARGET_DIR (relative: from the repository's root, where the scripts
+ * run cargo), else target/ (the rule of scripts/play.sh and the test kit).
+ */
+export function cargoBin(profile: 'debug' | 'release', name: string): string {
+  return resolve(CLIENT_DIR, '..', process.env.CARGO_TARGET_DIR || 'target', profile, name);
+}
+
 /** The server binary the tests run. */
 export function serverBin(): string {
-  return resolve(CLIENT_DIR, process.env.MINO_SERVER_BIN ?? '../target/debug/mino-server');
+  const given = process.env.MINO_SERVER_BIN;
+  return given ? resolve(CLIENT_DIR, given) : cargoBin('debug', 'mino-server');
 }
 
 /** A running server. */
