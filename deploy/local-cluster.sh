@@ -95,13 +95,16 @@ for p in "${ports[@]}"; do
 done
 
 flag=(); [ "$PROFILE" = release ] && flag=(--release)
-pkgs=(-p mino-server); [ "$BOTS" -gt 0 ] && pkgs+=(-p mino-loadgen)
 # The default folders are built every time, as scripts/play.sh does (cargo and
 # vite do nothing much when nothing changed): binaries or a page left from an
 # older checkout would speak another protocol than each other (4004). Folders
-# given are taken as they are.
+# given are taken as they are. The same packages as scripts/play.sh, bots or
+# none: cargo unifies the features of the packages built together (the
+# loadgen's turn on more of tokio-tungstenite and nix), so another set would
+# make another mino-server, and each script would rebuild it after the other
+# (minutes).
 if [ "$BIN_DIR" = "$built_bins" ]; then
-  cargo build "${flag[@]}" "${pkgs[@]}"
+  cargo build "${flag[@]}" -p mino-server -p mino-loadgen
 fi
 for bin in mino-server $([ "$BOTS" -gt 0 ] && echo mino-loadgen); do
   [ -x "$BIN_DIR/$bin" ] || mino_die "no $BIN_DIR/$bin (set BIN_DIR to the folder of the built binaries)"

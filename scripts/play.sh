@@ -87,6 +87,7 @@ if [ "$BIN_DIR" = "$built_bins" ]; then
     echo "play: first run: building the server, the bots and the client takes about 5 to 7 minutes on 2 cores..."
   fi
   flag=(); [ "$PROFILE" = release ] && flag=(--release)
+  # The same packages as deploy/local-cluster.sh (which says why).
   cargo build "${flag[@]}" -p mino-server -p mino-loadgen
 fi
 for bin in mino-server mino-loadgen; do
