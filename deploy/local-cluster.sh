@@ -38,7 +38,8 @@
 # WebTransport sessions on a loopback UDP port, which the page learns from
 # /webtransport through nginx and then reaches directly; off: websocket
 # only), WEBTRANSPORT_PORT (0: a free UDP port for each shard, printed; else
-# shard N on UDP 127.0.0.1:WEBTRANSPORT_PORT+N).
+# shard N on UDP 127.0.0.1:WEBTRANSPORT_PORT+N). A port setting out of
+# range is refused before anything is built.
 # With REDIS=cluster or sentinel the Redis nodes are not watched nor
 # restarted: a Redis node killed is the Redis failover to show.
 # Needs redis-server, nginx, openssl, envsubst, curl (scripts/setup.sh).
@@ -80,11 +81,23 @@ case "$REDIS" in
   sentinel) mino_need redis-sentinel ;;
   *) mino_die "REDIS must be node, cluster or sentinel" ;;
 esac
-[[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || mino_die "SHARDS must be a positive number"
-[[ "$BOTS" =~ ^[0-9]+$ ]] || mino_die "BOTS must be a number"
+[[ "$SHARDS" =~ ^[1-9][0-9]{0,3}$ ]] || mino_die "SHARDS must be a positive number"
+[[ "$BOTS" =~ ^[0-9]{1,9}$ ]] || mino_die "BOTS must be a number"
 case "$UPSTREAM" in unix | tcp) ;; *) mino_die "UPSTREAM must be unix or tcp" ;; esac
 case "$WEBTRANSPORT" in on | off) ;; *) mino_die "WEBTRANSPORT must be on or off" ;; esac
-[[ "$WEBTRANSPORT_PORT" =~ ^[0-9]+$ ]] || mino_die "WEBTRANSPORT_PORT must be a number"
+# Every port setting, with the ports above it that are used too: a port
+# out of range would otherwise fail only after the builds.
+mino_port_setting HTTPS_PORT
+mino_port_setting HTTP_PORT
+case "$REDIS" in
+  node) mino_port_setting REDIS_PORT ;;
+  # 6 nodes, each with its cluster bus port 10000 above.
+  cluster) mino_port_setting REDIS_PORT 10005 ;;
+  sentinel) mino_port_setting REDIS_PORT 4 ;;
+esac
+mino_port_setting ADMIN_PORT "$SHARDS"
+mino_port_setting SHARD_PORT "$SHARDS"
+[ "$WEBTRANSPORT_PORT" = 0 ] || mino_port_setting WEBTRANSPORT_PORT "$SHARDS" "0 (a free port each)"
 ports=("$HTTPS_PORT" "$HTTP_PORT" "$REDIS_PORT")
 for id in $(seq 1 "$SHARDS"); do
   ports+=($((ADMIN_PORT + id)))

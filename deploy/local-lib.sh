@@ -41,6 +41,19 @@ mino_forget_pid() {
 # mino_port_free PORT: true when nothing listens on 127.0.0.1:PORT.
 mino_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# mino_port_setting NAME [SPAN [ALSO]]: exits with a message unless the
+# setting NAME holds a port number whose SPAN ports above it are ports too
+# (1 to 65535 in all): checked before anything is built or started. ALSO
+# names what else the setting may be, for the message.
+mino_port_setting() {
+  local name=$1 span=${2:-0} also=${3:+", or $3"} value=${!1}
+  if [[ "$value" =~ ^[1-9][0-9]{0,4}$ ]] && [ $((value + span)) -le 65535 ]; then return 0; fi
+  if [ "$span" -gt 0 ]; then
+    mino_die "$name must be a port number, 1 to $((65535 - span))$also (ports up to $name+$span are used; not '$value')"
+  fi
+  mino_die "$name must be a port number, 1 to 65535$also (not '$value')"
+}
+
 # mino_await_port PORT PID: waits up to 15 s for PORT to accept while PID
 # lives; status 0 when it does, 1 when PID exited, 2 when time ran out.
 mino_await_port() {

@@ -56,9 +56,12 @@ healthy() {
   ) 2>/dev/null
 }
 
-[[ "$PORT" =~ ^[1-9][0-9]*$ ]] || die "PORT must be a port number"
-[[ "$ADMIN_PORT" =~ ^[1-9][0-9]*$ || "$ADMIN_PORT" == off ]] || die "ADMIN_PORT must be a port number or off"
-[[ "$BOTS" =~ ^[0-9]+$ ]] || die "BOTS must be a number"
+# is_port VALUE: VALUE is a TCP port number, 1 to 65535. Checked first: a
+# port out of range would otherwise fail only after the builds.
+is_port() { [[ "$1" =~ ^[1-9][0-9]{0,4}$ ]] && [ "$1" -le 65535 ]; }
+is_port "$PORT" || die "PORT must be a port number, 1 to 65535 (not '$PORT')"
+[ "$ADMIN_PORT" = off ] || is_port "$ADMIN_PORT" || die "ADMIN_PORT must be a port number, 1 to 65535, or off (not '$ADMIN_PORT')"
+[[ "$BOTS" =~ ^[0-9]{1,9}$ ]] || die "BOTS must be a number"
 case "$PROFILE" in release | debug) ;; *) die "PROFILE must be release or debug" ;; esac
 case "$WEBTRANSPORT" in on | off) ;; *) die "WEBTRANSPORT must be on or off" ;; esac
 if port_taken "$PORT"; then

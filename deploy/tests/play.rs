@@ -146,7 +146,10 @@ fn play_refuses_a_bad_setting_or_a_taken_port_before_starting_anything() {
     // Each case on free ports but for the one it is about.
     let port = || ("PORT", free_port().to_string());
     let no_console = || ("ADMIN_PORT", "off".to_owned());
-    let cases: [(Vec<(&str, String)>, &str); 5] = [
+    let cases: [(Vec<(&str, String)>, &str); 8] = [
+        (vec![("PORT", "70000".into()), no_console()], "PORT must be a port number, 1 to 65535 (not '70000')"),
+        (vec![("PORT", "http".into()), no_console()], "PORT must be a port number"),
+        (vec![port(), ("ADMIN_PORT", "65536".into())], "ADMIN_PORT must be a port number, 1 to 65535, or off"),
         (vec![port(), no_console(), ("BOTS", "abc".into())], "BOTS must be a number"),
         (vec![port(), no_console(), ("PROFILE", "fast".into())], "PROFILE must be release or debug"),
         (vec![port(), no_console(), ("WEBTRANSPORT", "maybe".into())], "WEBTRANSPORT must be on or off"),
