@@ -41,8 +41,10 @@ pub struct SocketArgs {
 
     /// Ticks in a row a socket's writes may stay blocked (its kernel buffer
     /// full) before it is closed as too slow. Meanwhile its view frames wait
-    /// in order (past 64, they are dropped and the socket is sent its view
-    /// anew); chat and presence are kept (at most 1,024 frames). 2 to 1,000.
+    /// in order, one a tick; only when this and --write-timeout-ms both allow
+    /// over 64 ticks can more than 64 wait, and those are then dropped and
+    /// the socket sent its view anew. Chat and presence are kept (at most
+    /// 1,024 frames). 2 to 1,000.
     #[arg(long, env = "MINO_OUTBOUND_TICKS", default_value_t = 40, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub outbound_ticks: u32,
 
