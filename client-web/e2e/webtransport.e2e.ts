@@ -196,7 +196,7 @@ describe('webtransport fallback', () => {
     await fellBack(page, 'refused', 'WebTransport refused');
   });
 
-  it('takes the websocket when the shard does not offer it (404)', async () => {
+  it('takes the websocket when the shard does not offer it (204, no offer)', async () => {
     const page = await play(browser, plain.http, 'wt-plain');
     await fellBack(page, 'not-offered', 'WebTransport not offered');
   });

@@ -20,10 +20,11 @@ export function transportLabel(kind: TransportKind): string {
 
 /**
  * Why the page took the websocket rather than WebTransport: the browser has
- * no WebTransport; the shard does not offer it (`/webtransport` 404 or not
- * answered); its offer is not one the page can use; the session was refused
- * or failed (a certificate that does not match, a closed port); or no
- * session within the dial's bound (UDP blocked).
+ * no WebTransport; the shard does not offer it (`/webtransport` answers 204,
+ * or an error status such as an older shard's 404, or the request fails);
+ * its offer is not one the page can use; the session was refused or failed
+ * (a certificate that does not match, a closed port); or no session within
+ * the dial's bound (UDP blocked).
  */
 export type Fallback = 'unsupported' | 'not-offered' | 'bad-offer' | 'refused' | 'no-answer';
 
