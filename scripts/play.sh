@@ -145,7 +145,10 @@ if [ "$up" -ne 1 ]; then
   die "mino-server stopped at its start (see its messages above)"
 fi
 if [ "$BOTS" -gt 0 ]; then
-  "$BIN_DIR/mino-loadgen" --url "ws://127.0.0.1:${PORT}/ws" --bots "$BOTS" --ramp 4 --duration 24h --quiet >/dev/null &
+  # The bots' own lines (a load tester's: a Ctrl-C "marks the report
+  # interrupted") go to a file of their own, out of the player's way.
+  bots_log="${TMPDIR:-/tmp}/mino-play-bots.$$.log"
+  "$BIN_DIR/mino-loadgen" --url "ws://127.0.0.1:${PORT}/ws" --bots "$BOTS" --ramp 4 --duration 24h --quiet >/dev/null 2>"$bots_log" &
   pids+=($!)
 fi
 echo
@@ -155,6 +158,9 @@ if [ ${#webtransport[@]} -gt 0 ]; then
 fi
 if [ ${#admin[@]} -gt 0 ]; then
   echo "The admin console (shards, players, kicks, drains): http://127.0.0.1:${ADMIN_PORT}/admin/"
+fi
+if [ "$BOTS" -gt 0 ]; then
+  echo "$BOTS bots walk the place (their log: $bots_log)."
 fi
 echo "Ctrl-C to stop."
 wait "$server"

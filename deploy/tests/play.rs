@@ -71,10 +71,15 @@ fn group_members(group: u32) -> Vec<u32> {
 async fn play_serves_the_game_the_console_and_its_bots_and_a_ctrl_c_stops_everything() {
     let dir = WorkDir::new("play");
     let (port, admin) = (free_port(), free_port());
-    let cmd = command(&dir, &[("PORT", port.to_string()), ("ADMIN_PORT", admin.to_string()), ("BOTS", "2".into())]);
+    let tmp = dir.join("").to_string_lossy().into_owned();
+    let cmd = command(
+        &dir,
+        &[("PORT", port.to_string()), ("ADMIN_PORT", admin.to_string()), ("BOTS", "2".into()), ("TMPDIR", tmp)],
+    );
     let mut script = Script::spawn(cmd);
     script.until("Ctrl-C to stop.", START);
     let said = script.seen.join("\n");
+    assert!(said.contains("2 bots walk the place (their log: "), "{said}");
     assert!(said.contains(&format!("open http://127.0.0.1:{port}/")), "{said}");
     assert!(said.contains(&format!("http://127.0.0.1:{admin}/admin/")), "{said}");
     assert!(said.contains("WebTransport"), "on by default: {said}");
@@ -98,6 +103,15 @@ async fn play_serves_the_game_the_console_and_its_bots_and_a_ctrl_c_stops_everyt
     let log = std::fs::read_to_string(dir.join("stderr")).expect("stderr");
     assert!(log.contains("SIGINT: shutting down"), "stopped at once, as a Ctrl-C asks:\n{log}");
     assert!(!log.contains("SIGTERM"), "signalled once, not drained then hurried:\n{log}");
+    // The bots' lines are a load tester's: in their own file, not the player's terminal.
+    assert!(!log.contains("mino-loadgen"), "{log}");
+    let bots = std::fs::read_dir(dir.join(""))
+        .expect("the work folder")
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with("mino-play-bots."))
+        .expect("the bots' log in TMPDIR");
+    let bots = std::fs::read_to_string(bots.path()).expect("the bots' log");
+    assert!(bots.contains("the report is marked interrupted"), "{bots}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
