@@ -297,7 +297,7 @@ impl Prepared {
             match &tokens {
                 Some(t) => {
                     let count = t.tokens().count();
-                    tracing::info!(tokens = count, "admin listener: every admin route needs a bearer token");
+                    tracing::info!(tokens = count, "admin listener: every admin route but the probes (/healthz, /readyz) and the console's files needs a bearer token");
                     tracker.spawn(t.clone().watch(cancel.clone()));
                 }
                 None => tracing::info!("admin listener on loopback: no token asked"),
