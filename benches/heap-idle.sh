@@ -9,7 +9,7 @@
 # usage: benches/heap-idle.sh [N] [BIN_DIR] [-- server flags...]
 #   N        idle websockets (default 10000)
 #   BIN_DIR  where mino-server (built with --no-default-features) and
-#            mino-loadgen are (default: built into target/heap/release)
+#            mino-loadgen are (default: built into $CARGO_TARGET_DIR/heap/release, or target/heap/release)
 #   flags    added to the server's (default: the idle section's, IDLE_FLAGS in benches/src/sections/idle.rs)
 # Needs heaptrack (apt install heaptrack). Loopback only; stops by itself.
 set -euo pipefail

@@ -23,13 +23,15 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 die() { echo "setup: $*" >&2; exit 1; }
 
-# The client's Node.js: its engines field (client-web/package.json) and Vite 7
-# need 20.19 or newer, and Debian 12's apt nodejs is 18. When the node on the
-# PATH is missing or older, the official build of NODE_VERSION goes in
+# The client's Node.js: its engines field (client-web/package.json), from what
+# its packages take (Vite 7: 20.19+ or 22.12+; eslint's: 20.19+, 22.13+ or
+# 24+), and Debian 12's apt nodejs is 18. When the node on the PATH is missing
+# or not one of those, the official build of NODE_VERSION goes in
 # /usr/local/lib/nodejs, linked from /usr/local/bin (ahead of /usr/bin on
 # Debian's PATH): for every user and every later shell, as apt's would.
-NODE_VERSION=22.12.0
-# node_ok: the node on the PATH is 20.19 or newer, with npm beside it.
+NODE_VERSION=22.13.1
+# node_ok: the node on the PATH is 20.19+ on 20, 22.13+ on 22, or 24 and
+# newer, with npm beside it.
 node_ok() {
   local v major minor
   v="$(node --version 2>/dev/null)" || return 1
@@ -38,7 +40,8 @@ node_ok() {
   minor="${v#*.}"
   minor="${minor%%.*}"
   [[ "$major" =~ ^[0-9]+$ && "$minor" =~ ^[0-9]+$ ]] || return 1
-  { [ "$major" -gt 20 ] || { [ "$major" -eq 20 ] && [ "$minor" -ge 19 ]; }; } && command -v npm >/dev/null 2>&1
+  { [ "$major" -ge 24 ] || { [ "$major" -eq 22 ] && [ "$minor" -ge 13 ]; } || { [ "$major" -eq 20 ] && [ "$minor" -ge 19 ]; }; } \
+    && command -v npm >/dev/null 2>&1
 }
 flatc_ok() { flatc --version 2>/dev/null | grep -q '25.12.19'; }
 
@@ -74,7 +77,7 @@ fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 # The distribution's services are not wanted: tests start their own.
 for svc in redis-server redis-sentinel nginx; do
@@ -147,6 +150,22 @@ if ! command -v rustup >/dev/null 2>&1; then
     | RUSTUP_INIT_SKIP_PATH_CHECK=yes sh -s -- -y -q --profile minimal --default-toolchain stable
   . scripts/tools-env.sh
   hash -r
+fi
+# The workspace's rust-version (Cargo.toml): a cargo older than it (an old
+# toolchain of rustup's, or apt's cargo ahead of rustup's on the PATH) would
+# stop the build later with a less clear message.
+rust_needed="$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)"
+rust_ok() {
+  local v
+  v="$(cargo --version 2>/dev/null | awk '{print $2}')"
+  [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$rust_needed" "$v" | sort -V | head -n1)" = "$rust_needed" ]
+}
+if ! rust_ok; then
+  echo "setup: rustup update stable (cargo $(cargo --version 2>/dev/null | awk '{print $2}') is older than the workspace's rust-version $rust_needed)"
+  rustup update stable
+  rustup default stable
+  hash -r
+  rust_ok || die "the cargo on the PATH ($(command -v cargo)) is older than $rust_needed: put ${CARGO_HOME:-$HOME/.cargo}/bin ahead of it"
 fi
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   echo "setup: rustup component add rustfmt clippy"

