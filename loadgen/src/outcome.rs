@@ -165,14 +165,13 @@ impl Ending {
         self.exit_code == 0
     }
 
-    /// [`Outcome::NoFrames`] when a phase of `report` has that verdict (bots
-    /// connected at its end, and a hold that did not meet its scenario's
-    /// [`Expectation`]), saying which holds and which transports' bots got
+    /// [`Outcome::NoFrames`] when a phase of `report` has that verdict (a
+    /// hold that did not meet its scenario's [`Expectation`]), saying which
+    /// holds and which transports' bots got
     /// nothing, and where to look (the run's bots over `transports`).
     pub fn no_frames(report: &impl Joins, transports: Transports) -> Option<Ending> {
         let phases = report.phases();
-        // The phases whose verdict says so (bots connected at the end; one
-        // whose bots were all gone measured nothing, and says that).
+        // The phases whose verdict says so: one rule, the phase's.
         let silent: Vec<&Measured> = phases.iter().copied().filter(|m| m.verdict == Verdict::NoFrames).collect();
         let first = silent.first()?;
         // Which bots: the parts of a mix that got nothing, or all of them.

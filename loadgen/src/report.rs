@@ -75,8 +75,8 @@ pub enum Verdict {
     /// are a partial phase's.
     #[serde(rename = "interrupted")]
     Interrupted,
-    /// Bots were connected at the phase's end, but in a scenario whose
-    /// holds expect frames (`outcome::Expectation`) no bot, or none of one
+    /// In a scenario whose holds expect frames (`outcome::Expectation`),
+    /// bots connected at the phase's end or welcomed in it, but no bot, or none of one
     /// transport's bots, received a single snapshot or view frame in the
     /// hold: its figures describe no game (the run exits 4, "no frames").
     #[serde(rename = "no frames")]

@@ -320,8 +320,9 @@ impl Context {
 
     /// The figures of a hold; a hold the run was cut short by its end
     /// (see [`Context::interruptions`]) is [`report::Verdict::Interrupted`],
-    /// one with bots connected that did not bring the frames the scenario
-    /// expects (see [`Context::expects`]) [`report::Verdict::NoFrames`].
+    /// one with bots connected at its end, or welcomed in it, that did not
+    /// bring the frames the scenario expects (see [`Context::expects`])
+    /// [`report::Verdict::NoFrames`].
     pub fn held_of(&self, raw: HeldRaw) -> Held {
         let whole = raw.ramp.merge(&raw.hold);
         let mut measured = Measured::of(&Phase {
@@ -347,7 +348,10 @@ impl Context {
             });
             measured.transports = Some(figures.collect());
         }
-        if measured.connected > 0 && !self.expects.met(&measured) {
+        // Bots connected at its end, or welcomed in it and gone since (a
+        // stalled shard's silence): no frames all the same. None of either:
+        // nothing measured, as the phase says already.
+        if (measured.connected > 0 || measured.welcome_ms.count > 0) && !self.expects.met(&measured) {
             measured.judgeable = false;
             measured.verdict = report::Verdict::NoFrames;
         }
