@@ -116,10 +116,9 @@ impl Outcome {
     /// caller reads the report's verdict rather than take the run for
     /// broken.
     pub fn reported(code: Option<i32>) -> bool {
-        Outcome::ALL.iter().any(|o| {
-            matches!(o, Outcome::Measured | Outcome::Interrupted | Outcome::NobodyWelcomed | Outcome::NoFrames)
-                && code == Some(i32::from(o.exit_code()))
-        })
+        [Outcome::Measured, Outcome::Interrupted, Outcome::NobodyWelcomed, Outcome::NoFrames]
+            .into_iter()
+            .any(|o| code == Some(i32::from(o.exit_code())))
     }
 
     /// The process's exit code.

@@ -199,13 +199,10 @@ async fn a_walk_whose_welcomed_bots_get_no_frame_fails_as_no_frames() {
     // does not expect.
     let server = Shard::start(server_bin(), &[]);
     let url = server.ws_url();
-    let run = tokio::task::spawn_blocking(move || {
-        let args = ["--url", &url, "--bots", "2", "--ramp", "0.5", "--duration", "1s", "--join-timeout", "1s"];
-        loadgen::run_failing(LOADGEN, &[&args[..], &["--no-reconnect", "-q"]].concat())
-    });
-    server.wait_metric("mino_players", 1.0).await;
-    server.signal(Signal::SIGSTOP);
-    let run = run.await.expect("loadgen");
+    let args = ["--url", &url, "--bots", "2", "--ramp", "0.5", "--duration", "1s", "--join-timeout", "1s"];
+    let run =
+        loadgen::run_failing_with_shard_paused(LOADGEN, &server, &[&args[..], &["--no-reconnect", "-q"]].concat())
+            .await;
     let j = &run.json;
     assert_eq!((num(j, "admitted"), num(j, "snapshots")), (1.0, 0.0), "{j:#}");
     assert!(

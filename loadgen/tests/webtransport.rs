@@ -6,7 +6,7 @@
 //! players.
 
 use mino_testkit::loadgen::{self, num, LoadgenRun};
-use mino_testkit::{server_bin, Redis, Shard, Signal};
+use mino_testkit::{server_bin, Redis, Shard};
 use serde_json::Value;
 
 /// The loadgen binary cargo built for these tests.
@@ -155,13 +155,9 @@ async fn webtransport_bots_welcomed_but_sent_no_frame_fail_the_run_as_no_frames(
     // expects frames: the run measured nothing and says so.
     let server = Shard::start(server_bin(), &SHARD[8..]);
     let url = server.ws_url();
-    let run = tokio::task::spawn_blocking(move || {
-        let args = ["--url", &url, "--transport", "webtransport", "--bots", "2", "--ramp", "0.5", "--duration", "1s"];
-        loadgen::run_failing(LOADGEN, &[&args[..], &["--join-timeout", "1s", "--no-reconnect", "-q"]].concat())
-    });
-    server.wait_metric("mino_players", 1.0).await;
-    server.signal(Signal::SIGSTOP);
-    let run = run.await.expect("loadgen");
+    let args = ["--url", &url, "--transport", "webtransport", "--bots", "2", "--ramp", "0.5", "--duration", "1s"];
+    let args = [&args[..], &["--join-timeout", "1s", "--no-reconnect", "-q"]].concat();
+    let run = loadgen::run_failing_with_shard_paused(LOADGEN, &server, &args).await;
     let j = &run.json;
     assert_eq!((num(j, "admitted"), num(j, "snapshots")), (1.0, 0.0), "{j:#}");
     assert!(

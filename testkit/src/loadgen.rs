@@ -4,6 +4,7 @@
 //! process of its own on loopback.
 
 use crate::process::Process;
+use crate::shard::Shard;
 use crate::workdir::WorkDir;
 use crate::{log_filter, START_WAIT};
 use std::io::{BufRead, BufReader, Read};
@@ -45,6 +46,24 @@ pub fn run(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
 /// valid JSON report.
 pub fn run_failing(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
     run_to_end(bin.as_ref(), args, Exit::Failure)
+}
+
+/// Runs `bin` as [`run_failing`] does, and pauses `shard` (SIGSTOP) once
+/// its first player is welcomed: a run whose bots were welcomed, then hear
+/// nothing more, as when a shard's tick or its datagrams stop. The shard
+/// stays paused (it is killed when dropped).
+///
+/// Panics: as [`run_failing`]; no player is welcomed within the kit's wait.
+pub async fn run_failing_with_shard_paused(bin: impl AsRef<Path>, shard: &Shard, args: &[&str]) -> LoadgenRun {
+    let bin = bin.as_ref().to_owned();
+    let owned: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let run = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = owned.iter().map(String::as_str).collect();
+        run_failing(&bin, &args)
+    });
+    shard.wait_metric("mino_players", 1.0).await;
+    shard.signal(nix::sys::signal::Signal::SIGSTOP);
+    run.await.unwrap_or_else(|e| panic!("mino-loadgen {args:?}: {e}"))
 }
 
 /// The exit a run must end with.
