@@ -5,12 +5,12 @@
 // refused) and its player ids, in a reusable array. A cell forgotten or reset
 // is dropped (its players left it), and the time of a forget is kept for a
 // while: a state of the cell from before it is old news (a reset's section
-// carries no tick: none is kept for it). Over a
-// websocket frames arrive in order and none comes; over WebTransport a cell's
-// state may come on the reliable stream after a datagram that forgot it (or
-// a datagram may be overtaken), and taken again it would list players who
-// have left the view, with no forget to come (the server holds the cell as
-// out of the view), until the graces hid them.
+// carries no tick: none is kept for it). Over a websocket frames arrive in
+// order and none comes; over WebTransport a cell's state may come on the
+// reliable stream after a datagram that forgot it (or a datagram may be
+// overtaken), and taken again it would list players who have left the view,
+// with no forget to come (the server holds the cell as out of the view),
+// until the graces hid them.
 
 /** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
 const HALF_TICKS = 2 ** 31;
@@ -60,12 +60,6 @@ export class CellListing {
   }
 }
 
-/** One shard's listings, by cell. */
-interface ShardListings {
-  readonly shard: number;
-  readonly cells: Map<number, CellListing>;
-}
-
 /** How long the time of a forget is kept, ms of local time: far longer than a stream frame trails a datagram. */
 export const FORGETS_KEPT_MS = 30_000;
 
@@ -75,45 +69,71 @@ interface Forget {
   arrivalMs: number;
 }
 
-/** One shard's forgotten cells. */
-interface ShardForgets {
-  readonly shard: number;
-  readonly cells: Map<number, Forget>;
-}
-
 /**
- * The newest listing of every (shard, cell) held. Shard ids are u32s, most
- * past V8's small integers (random ids): never a Map key (a lookup would box
- * one), shards are found by a scan (a view spans a few).
+ * A map of cells to `T`, one a shard. Shard ids are u32s, most past V8's
+ * small integers (random ids): never a Map key (a lookup would box one),
+ * shards are found by a scan (a view spans a few).
  */
-export class CellListings {
-  private readonly shards: ShardListings[] = [];
-  private cells = 0;
-  private readonly forgets: ShardForgets[] = [];
+class ByShard<T> {
+  private readonly shards: { readonly shard: number; readonly cells: Map<number, T> }[] = [];
 
-  /** The listings of `shard`, if any. */
-  private cellsOf(shard: number): Map<number, CellListing> | undefined {
+  /** The cells of `shard`, if any. */
+  get(shard: number): Map<number, T> | undefined {
     const shards = this.shards;
     for (let i = 0; i < shards.length; i++) {
-      const s = shards[i] as ShardListings;
+      const s = shards[i] as { readonly shard: number; readonly cells: Map<number, T> };
       if (s.shard === shard) return s.cells;
     }
     return undefined;
   }
 
-  /** Removes `shard`'s entry. */
-  private remove(shard: number): void {
-    const i = this.shards.findIndex((s) => s.shard === shard);
-    if (i >= 0) this.shards.splice(i, 1);
-  }
-
-  /** The listing of (`shard`, `cell`), made empty on first use. */
-  of(shard: number, cell: number): CellListing {
-    let cells = this.cellsOf(shard);
+  /** The cells of `shard`, made empty on first use. */
+  make(shard: number): Map<number, T> {
+    let cells = this.get(shard);
     if (!cells) {
       cells = new Map();
       this.shards.push({ shard, cells });
     }
+    return cells;
+  }
+
+  /** Removes `shard`'s cells. */
+  remove(shard: number): void {
+    const i = this.shards.findIndex((s) => s.shard === shard);
+    if (i >= 0) this.shards.splice(i, 1);
+  }
+
+  /** Removes every shard's cells that `keep` does not keep, and the shards left with none. */
+  retain(keep: (value: T) => boolean): void {
+    for (let i = this.shards.length - 1; i >= 0; i--) {
+      const cells = (this.shards[i] as { readonly cells: Map<number, T> }).cells;
+      cells.forEach((value, cell) => {
+        if (!keep(value)) cells.delete(cell);
+      });
+      if (!cells.size) this.shards.splice(i, 1);
+    }
+  }
+
+  /** Calls `f` on every shard's cells. */
+  forEach(f: (cells: Map<number, T>) => void): void {
+    for (const s of this.shards) f(s.cells);
+  }
+
+  /** Removes everything. */
+  clear(): void {
+    this.shards.length = 0;
+  }
+}
+
+/** The newest listing of every (shard, cell) held, and when cells were forgotten. */
+export class CellListings {
+  private readonly listings = new ByShard<CellListing>();
+  private cells = 0;
+  private readonly forgets = new ByShard<Forget>();
+
+  /** The listing of (`shard`, `cell`), made empty on first use. */
+  of(shard: number, cell: number): CellListing {
+    const cells = this.listings.make(shard);
     let listing = cells.get(cell);
     if (!listing) {
       listing = new CellListing(shard, cell);
@@ -125,12 +145,12 @@ export class CellListings {
 
   /** The listing of (`shard`, `cell`), if kept. */
   find(shard: number, cell: number): CellListing | undefined {
-    return this.cellsOf(shard)?.get(cell);
+    return this.listings.get(shard)?.get(cell);
   }
 
   /** Whether a cell of `shard` is listed. */
   hasShard(shard: number): boolean {
-    return this.cellsOf(shard) !== undefined;
+    return this.listings.get(shard) !== undefined;
   }
 
   /**
@@ -141,31 +161,31 @@ export class CellListings {
    * moved on comes back into view with the tick it was forgotten at.)
    */
   drop(shard: number, cell: number, timeMs: number, arrivalMs: number, f: (listing: CellListing) => void): void {
-    later(this.forgetsOf(shard).cells, cell, timeMs, arrivalMs);
-    const cells = this.cellsOf(shard);
+    later(this.forgets.make(shard), cell, timeMs, arrivalMs);
+    const cells = this.listings.get(shard);
     const listing = cells?.get(cell);
     if (!cells || !listing) return;
     f(listing);
     cells.delete(cell);
     this.cells--;
-    if (!cells.size) this.remove(shard);
+    if (!cells.size) this.listings.remove(shard);
   }
 
   /** Drops every listing of `shard` (a reset), after `f` read each. */
   dropShard(shard: number, f: (listing: CellListing) => void): void {
-    const cells = this.cellsOf(shard);
+    const cells = this.listings.get(shard);
     if (!cells) return;
     cells.forEach(f);
     this.cells -= cells.size;
-    this.remove(shard);
+    this.listings.remove(shard);
   }
 
   /** Drops every listing and forget (a new socket holds nothing, and the old one sends nothing more), after `f` read each listing. */
   dropAll(f: (listing: CellListing) => void): void {
-    for (const s of this.shards) s.cells.forEach(f);
-    this.shards.length = 0;
+    this.listings.forEach((cells) => cells.forEach(f));
+    this.listings.clear();
     this.cells = 0;
-    this.forgets.length = 0;
+    this.forgets.clear();
   }
 
   /**
@@ -173,43 +193,20 @@ export class CellListings {
    * older than a forget of the cell, kept (see [`FORGETS_KEPT_MS`]).
    */
   outdated(shard: number, cell: number, timeMs: number): boolean {
-    const forgets = this.forgets;
-    for (let i = 0; i < forgets.length; i++) {
-      const s = forgets[i] as ShardForgets;
-      if (s.shard !== shard) continue;
-      const forget = s.cells.get(cell);
-      return forget !== undefined && timeMs < forget.timeMs;
-    }
-    return false;
+    const forget = this.forgets.get(shard)?.get(cell);
+    return forget !== undefined && timeMs < forget.timeMs;
   }
 
   /** Forgets the forgets that arrived before local `beforeMs`. */
   pruneForgets(beforeMs: number): void {
-    const forgets = this.forgets;
-    for (let i = forgets.length - 1; i >= 0; i--) {
-      const s = forgets[i] as ShardForgets;
-      s.cells.forEach((f, cell) => {
-        if (f.arrivalMs < beforeMs) s.cells.delete(cell);
-      });
-      if (!s.cells.size) forgets.splice(i, 1);
-    }
+    this.forgets.retain((f) => f.arrivalMs >= beforeMs);
   }
 
   /** Number of cells whose forget is kept. */
   get forgotten(): number {
     let n = 0;
-    for (const s of this.forgets) n += s.cells.size;
+    this.forgets.forEach((cells) => (n += cells.size));
     return n;
-  }
-
-  /** The forgets of `shard`, made empty on first use. */
-  private forgetsOf(shard: number): ShardForgets {
-    let s = this.forgets.find((f) => f.shard === shard);
-    if (!s) {
-      s = { shard, cells: new Map() };
-      this.forgets.push(s);
-    }
-    return s;
   }
 
   /** Number of (shard, cell) listings kept. */
