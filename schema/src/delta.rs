@@ -83,6 +83,9 @@ pub enum DeltaError {
     /// A counts byte that is neither the compact form nor the escape.
     #[error("bad counts")]
     Counts,
+    /// A supplement that does not follow its cell's delta.
+    #[error("a supplement not after a delta")]
+    Supplement,
 }
 
 const HEADING: u8 = 1;

@@ -9,6 +9,21 @@
 //! whose frames may be lost): a cell sent nothing for that long is dropped as
 //! if forgotten, since every cell of the view is sent whole more often.
 //!
+//! **Handoff (protocol 6).** A delta of a cell keeps a player that walked
+//! into another cell of the same shard over its span (no leave: it is
+//! moved by the rule like the others), and the cell it went to has no enter
+//! of it. After a delta applies, its cell's players whose position is in
+//! another cell ([`CellGrid::cell_of_q`]) are taken out of it; when the
+//! cell's items in the section are that one delta and its supplements, and
+//! the cell the player went to is advanced the same way over the same span
+//! in the same section, the player is put there (in id order) once the
+//! section's items are all applied; otherwise it is dropped, and the server
+//! has sent it to every cell it belongs to in a supplement (an item of its
+//! entries added after the delta). So a player that walks straight from one
+//! cell of the view to another costs nothing, and what a client holds of a
+//! cell stays exactly the server's players of that cell. Without a grid (a
+//! place without area of interest: one cell, 0) nothing moves.
+//!
 //! **Layout.** The cells are kept in one array sorted by (shard, cell) and
 //! their players back to back in another, in the same order; a frame's
 //! section (one shard, cells increasing) is applied by one pass that merges
@@ -21,6 +36,7 @@
 
 use crate::delta::{self, DeltaError};
 use crate::entry::Entry;
+use crate::grid::CellGrid;
 use crate::motion::Motion;
 use crate::view::{ItemKind, ViewError, ViewFrame, ViewSection};
 
@@ -145,10 +161,21 @@ pub struct Held {
     /// of its next item; a cell not changed yet is read from [`Held::now`]).
     cell: Vec<Entry>,
     scratch: Vec<Entry>,
+    /// Scratch: a supplement's players.
+    sup: Vec<Entry>,
     /// The arrival of the frame being applied, ms ([`HeldCell::heard_ms`]).
     now_ms: u64,
     /// Dropping cells sent nothing for a while (`None`: held until forgotten).
     expiry: Option<Expiry>,
+    /// The place's grid: players that walked out of a cell are handed off
+    /// to the cell they are in (`None`: no area of interest, nothing moves).
+    grid: Option<CellGrid>,
+    /// Scratch of a section: players that walked out of a cell advanced by
+    /// one delta, (cell they are in, the delta's span, entry).
+    movers: Vec<(u32, u32, Entry)>,
+    /// Scratch of a section: the cells advanced by one delta (and its
+    /// supplements) and its span, cells increasing.
+    advanced: Vec<(u32, u32)>,
 }
 
 /// The expiry of a client's cells.
@@ -197,9 +224,20 @@ impl Held {
             next: Layout::default(),
             cell: Vec::new(),
             scratch: Vec::new(),
+            sup: Vec::new(),
             now_ms: 0,
             expiry: None,
+            grid: None,
+            movers: Vec::new(),
+            advanced: Vec::new(),
         }
+    }
+
+    /// The same, handing players off between the cells of `grid` (the
+    /// Welcome's bounds and cell size; see the module docs).
+    pub fn handing_off(mut self, grid: CellGrid) -> Held {
+        self.grid = Some(grid);
+        self
     }
 
     /// The same, dropping a cell that [`Held::apply_at`] applied nothing to
@@ -272,6 +310,8 @@ impl Held {
         let shard = section.shard;
         let mut next = std::mem::take(&mut self.next);
         next.clear();
+        self.movers.clear();
+        self.advanced.clear();
         let mut at = 0; // the next slot of `now` not carried over yet
         let mut failed = None;
         'cells: for view_cell in section.cells() {
@@ -287,10 +327,16 @@ impl Held {
                 }
                 _ => Current::Absent,
             };
+            let single = one_delta(view_cell.items());
+            if let Some(span) = single {
+                self.advanced.push((view_cell.cell, span));
+            }
+            let mut after_delta = false;
             for item in view_cell.items() {
                 let applied = match item.kind {
                     ItemKind::Forget => {
                         current = Current::Absent;
+                        after_delta = false;
                         updates.push(Update::Forgot { shard, cell: view_cell.cell, tick: section.tick });
                         continue;
                     }
@@ -303,6 +349,10 @@ impl Held {
                         };
                         delta::apply(base, item.body, span, &self.motion, self.max_players, &mut self.scratch)
                     }
+                    ItemKind::Supplement if after_delta => {
+                        supplement(&self.cell, item.body, self.max_players, &mut self.sup, &mut self.scratch)
+                    }
+                    ItemKind::Supplement => Err(DeltaError::Supplement),
                 };
                 if let Err(error) = applied {
                     failed = Some(HeldError::Item { shard, cell: view_cell.cell, error });
@@ -310,6 +360,21 @@ impl Held {
                     break 'cells;
                 }
                 std::mem::swap(&mut self.cell, &mut self.scratch);
+                if let (ItemKind::Delta { span }, Some(grid)) = (item.kind, self.grid.as_ref()) {
+                    // Players that walked out: handed off (one delta) or dropped.
+                    let here = view_cell.cell;
+                    if here != 0 {
+                        let movers = &mut self.movers;
+                        self.cell.retain(|p| {
+                            let there = grid.cell_of_q(p.x, p.y);
+                            if there != here && single.is_some() {
+                                movers.push((there, span, *p));
+                            }
+                            there == here
+                        });
+                    }
+                }
+                after_delta = matches!(item.kind, ItemKind::Delta { .. } | ItemKind::Supplement);
                 current = Current::Changed;
                 updates.push(Update::Cell { shard, cell: view_cell.cell, tick: section.tick });
             }
@@ -317,6 +382,51 @@ impl Held {
         }
         for slot in &self.now.slots[at..] {
             next.copy(&self.now, slot);
+        }
+        self.next = std::mem::replace(&mut self.now, next);
+        if failed.is_none() && !self.movers.is_empty() {
+            failed = self.hand_off(shard).err();
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Puts the section's movers into the cells they went to, when those
+    /// were advanced by one delta over the same span (the others are
+    /// dropped), in one pass over what is held.
+    ///
+    /// Errors: [`DeltaError::Duplicate`] for a player already there,
+    /// [`DeltaError::TooMany`] past the limit a cell.
+    fn hand_off(&mut self, shard: u32) -> Result<(), HeldError> {
+        let advanced = &self.advanced;
+        self.movers.retain(|&(cell, span, _)| {
+            advanced.binary_search_by_key(&cell, |a| a.0).is_ok_and(|i| advanced[i].1 == span)
+        });
+        if self.movers.is_empty() {
+            return Ok(());
+        }
+        self.movers.sort_unstable_by_key(|&(cell, _, p)| (cell, p.id));
+        let mut next = std::mem::take(&mut self.next);
+        next.clear();
+        let mut failed = None;
+        let mut movers = &self.movers[..];
+        for slot in &self.now.slots {
+            let arriving = movers.partition_point(|m| slot.key.0 == shard && m.0 == slot.key.1);
+            if arriving == 0 || failed.is_some() {
+                next.copy(&self.now, slot);
+                continue;
+            }
+            let (these, rest) = movers.split_at(arriving);
+            movers = rest;
+            self.sup.clear();
+            self.sup.extend(these.iter().map(|m| m.2));
+            if let Err(error) = merge(self.now.players(slot), &self.sup, self.max_players, &mut self.cell) {
+                failed = Some(HeldError::Item { shard, cell: slot.key.1, error });
+            }
+            if failed.is_some() {
+                next.copy(&self.now, slot);
+            } else {
+                next.push(slot.key, slot.tick, slot.heard_ms, &self.cell);
+            }
         }
         self.next = std::mem::replace(&mut self.now, next);
         failed.map_or(Ok(()), Err)
@@ -377,6 +487,50 @@ impl Held {
     /// The movement rule in use.
     pub fn motion(&self) -> &Motion {
         &self.motion
+    }
+}
+
+/// The span of a cell's items when they are one delta followed by nothing
+/// but supplements: the cell a handoff moves players into and out of.
+fn one_delta<'a>(mut items: impl Iterator<Item = crate::view::Item<'a>>) -> Option<u32> {
+    let ItemKind::Delta { span } = items.next()?.kind else { return None };
+    items.all(|i| i.kind == ItemKind::Supplement).then_some(span)
+}
+
+/// `base` with a supplement's players (`body`, a full form's) added, in id
+/// order, into `out` (`sup` is scratch).
+///
+/// Errors: the body's [`DeltaError`]; [`DeltaError::Duplicate`] for a player
+/// already there; [`DeltaError::TooMany`] past `max_players`.
+fn supplement(
+    base: &[Entry],
+    body: &[u8],
+    max_players: usize,
+    sup: &mut Vec<Entry>,
+    out: &mut Vec<Entry>,
+) -> Result<(), DeltaError> {
+    delta::decode_full(body, max_players, sup)?;
+    merge(base, sup, max_players, out)
+}
+
+/// `base` and `add` (both in id order) merged in id order into `out`.
+///
+/// Errors: [`DeltaError::Duplicate`] for an id in both;
+/// [`DeltaError::TooMany`] past `max_players`.
+fn merge(base: &[Entry], add: &[Entry], max_players: usize, out: &mut Vec<Entry>) -> Result<(), DeltaError> {
+    if base.len() + add.len() > max_players {
+        return Err(DeltaError::TooMany);
+    }
+    out.clear();
+    let (mut a, mut b) = (base.iter().peekable(), add.iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x.id == y.id => return Err(DeltaError::Duplicate),
+            (Some(x), Some(y)) if x.id < y.id => out.extend(a.next()),
+            (_, Some(_)) => out.extend(b.next()),
+            (Some(_), None) => out.extend(a.next()),
+            (None, None) => return Ok(()),
+        }
     }
 }
 
@@ -556,5 +710,116 @@ mod tests {
         assert_eq!(apply(&mut never, 30, &[1], 1_000_000), [Update::Cell { shard: 7, cell: 1, tick: 30 }]);
         assert!(never.cell(7, 2).is_some());
         assert!(Held::new(Motion::new(&Bounds::new(0.0, 0.0, 1.0, 1.0), 1.0, 20), 1).expiring(0).expiry.is_none());
+    }
+
+    /// A 1000-unit world of 100-unit cells, walkers at 120 units a second
+    /// (393 quantized units a tick along x): cell 1 is x < 6554, cell 2 next.
+    fn handoff_world() -> (Motion, Held) {
+        let bounds = Bounds::new(0.0, 0.0, 1000.0, 1000.0);
+        let m = Motion::new(&bounds, 120.0, 20);
+        let grid = CellGrid::new(&bounds, 100.0).expect("grid");
+        (m.clone(), Held::new(m, 100).handing_off(grid))
+    }
+
+    fn full(entries: &[Entry]) -> Vec<u8> {
+        let mut body = Vec::new();
+        encode_full(entries, &mut body);
+        item(ItemKind::Full, &body)
+    }
+
+    fn delta(m: &Motion, base: &[Entry], new: &[Entry], span: u32) -> Vec<u8> {
+        let mut body = Vec::new();
+        encode_delta(base, new, span, m, &mut body);
+        item(ItemKind::Delta { span }, &body)
+    }
+
+    fn sup(entries: &[Entry]) -> Vec<u8> {
+        let mut body = Vec::new();
+        encode_full(entries, &mut body);
+        item(ItemKind::Supplement, &body)
+    }
+
+    fn players(held: &Held, cell: u32) -> Option<Vec<u32>> {
+        held.cell(7, cell).map(|c| c.entries.iter().map(|e| e.id.0).collect())
+    }
+
+    #[test]
+    fn a_walker_crossing_into_a_cell_advanced_with_its_own_is_handed_off_for_nothing() {
+        let (m, mut held) = handoff_world();
+        // Player 5 walks east at x 6400 (cell 1); cell 2 holds players 3 and 8.
+        let (a0, b0) = (vec![e(5, 6400, 0, true)], vec![e(3, 7000, 64, false), e(8, 7100, 64, false)]);
+        let frame = section(7, 1, &[(1, vec![full(&a0)]), (2, vec![full(&b0)])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        // A tick on, it is at 6793, in cell 2: cell 1's delta keeps it (moved
+        // by the rule: empty), cell 2's has no enter of it (empty too).
+        let a1 = vec![e(5, 6793, 0, true)];
+        let (da, db) = (delta(&m, &a0, &a1, 1), delta(&m, &b0, &b0, 1));
+        assert_eq!((da.len(), db.len()), (1, 1), "both deltas are empty");
+        let frame = section(7, 2, &[(1, vec![da]), (2, vec![db])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        assert_eq!(players(&held, 1), Some(vec![]), "gone from cell 1");
+        assert_eq!(players(&held, 2), Some(vec![3, 5, 8]), "in cell 2, in id order");
+        let held_5 = held.cell(7, 2).and_then(|c| c.entries.iter().find(|p| p.id.0 == 5).copied());
+        assert_eq!(held_5, Some(a1[0]));
+    }
+
+    #[test]
+    fn a_walker_whose_new_cell_is_not_advanced_with_its_old_is_dropped_and_a_supplement_brings_it() {
+        let (m, mut held) = handoff_world();
+        let a0 = vec![e(5, 6400, 0, true)];
+        let frame = section(7, 2, &[(1, vec![full(&a0)]), (2, vec![full(&[])])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        let a2 = vec![e(5, 6400 + 2 * 393, 0, true)];
+        // Cell 1 over 2 ticks, cell 2 over 1 (another tier): no handoff.
+        let frame = section(7, 4, &[(1, vec![delta(&m, &a0, &a2, 2)]), (2, vec![delta(&m, &[], &[], 1)])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![]), Some(vec![])), "dropped");
+        // The server's supplement of cell 2 (origin cell 1) brings it.
+        let frame = section(7, 5, &[(2, vec![delta(&m, &[], &[], 1), sup(&[e(5, 6400 + 3 * 393, 0, true)])])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        assert_eq!(players(&held, 2), Some(vec![5]));
+        // A cell sent not in the section, or by a chain: dropped too.
+        let (c0, c1) = (vec![e(6, 6400, 0, true)], vec![e(6, 6793, 0, true)]);
+        let frame = section(7, 6, &[(1, vec![full(&c0)])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        let frame = section(7, 7, &[(1, vec![delta(&m, &c0, &c1, 1)])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![]), Some(vec![5])));
+    }
+
+    #[test]
+    fn supplements_follow_a_delta_and_add_no_one_twice() {
+        let (m, mut held) = handoff_world();
+        let b0 = vec![e(3, 7000, 64, false)];
+        let frame = section(7, 1, &[(2, vec![full(&b0)])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        let refused = |held: &mut Held, items: Vec<Vec<u8>>| {
+            let frame = section(7, 2, &[(2, items)]);
+            match held.apply(&ViewFrame::parse(&frame).expect("valid")) {
+                Err(HeldError::Item { error, .. }) => error,
+                other => panic!("{other:?}"),
+            }
+        };
+        let one = sup(&[e(4, 7000, 0, false)]);
+        assert_eq!(refused(&mut held, vec![one.clone(), full(&b0)]), DeltaError::Supplement, "before any delta");
+        assert_eq!(refused(&mut held, vec![full(&b0), one.clone()]), DeltaError::Supplement, "after a full form");
+        let twice = sup(&[e(3, 7000, 64, false)]);
+        assert_eq!(refused(&mut held, vec![delta(&m, &b0, &b0, 1), twice]), DeltaError::Duplicate);
+        assert_eq!(players(&held, 2), Some(vec![3]), "the refused frames changed nothing of the cell");
+        // Several in a row, after a delta, each in id order.
+        let frame = section(7, 3, &[(2, vec![delta(&m, &b0, &b0, 1), one, sup(&[e(1, 7000, 0, false)])])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        assert_eq!(players(&held, 2), Some(vec![1, 3, 4]));
+    }
+
+    #[test]
+    fn without_a_grid_nobody_moves() {
+        let m = Motion::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 120.0, 20);
+        let mut held = Held::new(m.clone(), 100);
+        let (a0, a1) = (vec![e(5, 6400, 0, true)], vec![e(5, 6793, 0, true)]);
+        held.apply(&ViewFrame::parse(&section(7, 1, &[(1, vec![full(&a0)])])).expect("valid")).expect("applies");
+        let frame = section(7, 2, &[(1, vec![delta(&m, &a0, &a1, 1)]), (2, vec![delta(&m, &[], &[], 1)])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![5]), Some(vec![])));
     }
 }

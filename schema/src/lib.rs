@@ -24,6 +24,7 @@
 pub mod client;
 pub mod delta;
 pub mod entry;
+pub mod grid;
 pub mod held;
 pub mod ids;
 pub mod limits;

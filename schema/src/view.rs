@@ -10,11 +10,15 @@
 //! item  := tag [len - 15: varint, when the tag's length is 15] body
 //! tag   := kind (bits 0-3) | length (bits 4-7; 15: a varint follows)
 //! kind  := 0 full form | 1..=7 delta over 2^(kind-1) ticks | 8 forget
+//!        | 9 supplement
 //! ```
 //!
 //! A full form replaces what the socket holds of the cell; a delta applies
 //! to it ([`crate::delta`]); a forget (no body) drops it: the cell left the
-//! socket's view. A cell's items apply in order.
+//! socket's view; a supplement (protocol 6, a full form's body) adds its
+//! players to what the delta before it left: players that walked in from a
+//! cell the socket does not advance over the same span in the same section
+//! (the handoff rule of [`crate::held`]). A cell's items apply in order.
 //!
 //! **A view frame** is one websocket message a tick: sections, each one
 //! shard's cells at one of its ticks.
@@ -39,11 +43,13 @@
 //! **A region bundle** carries one shard's tick of one region to the other
 //! shards (Redis): for every occupied (or just emptied) cell, its full form
 //! and the deltas the views of other shards may need (those of the tick's
-//! spans in which the cell changed).
+//! spans in which the cell changed), each with its supplements keyed by the
+//! cell its players came from (protocol 6).
 //!
 //! ```text
 //! bundle := cell*        (up to the end)
-//! cell   := varint(cell_id - previous_cell_id) full-item deltas (varint) delta-item*
+//! cell   := varint(cell_id - previous_cell_id) full-item deltas (varint) delta*
+//! delta  := delta-item supplements (varint) (origin_cell (varint) supplement-item)*
 //! ```
 
 use crate::delta::{put_varint, DeltaError, Reader, MAX_SPAN};
@@ -122,10 +128,15 @@ pub enum ItemKind {
     },
     /// The cell left the view: drop it.
     Forget,
+    /// Players to add to what the delta before it left (a full form's
+    /// body): players that came from a cell the client did not advance with
+    /// this one (protocol 6).
+    Supplement,
 }
 
 const KIND_FULL: u8 = 0;
 const KIND_FORGET: u8 = 8;
+const KIND_SUPPLEMENT: u8 = 9;
 const LEN_VARINT: u8 = 15;
 
 /// Why bytes are not a valid view frame or bundle.
@@ -161,6 +172,7 @@ impl ItemKind {
             ItemKind::Full => KIND_FULL,
             ItemKind::Delta { span } => 1 + span.max(1).trailing_zeros().min(6) as u8,
             ItemKind::Forget => KIND_FORGET,
+            ItemKind::Supplement => KIND_SUPPLEMENT,
         }
     }
 
@@ -169,6 +181,7 @@ impl ItemKind {
             KIND_FULL => Ok(ItemKind::Full),
             1..=7 => Ok(ItemKind::Delta { span: 1 << (code - 1) }),
             KIND_FORGET => Ok(ItemKind::Forget),
+            KIND_SUPPLEMENT => Ok(ItemKind::Supplement),
             other => Err(ViewError::Kind(other)),
         }
     }
@@ -422,16 +435,37 @@ fn read_section<'a>(r: &mut Reader<'a>) -> Result<ViewSection<'a>, ViewError> {
     Ok(ViewSection { shard, tick, cells, count })
 }
 
+/// A delta of a bundle cell to write: its item and its supplements
+/// ((origin cell, supplement item), origins increasing), each item as
+/// [`write_item`] made it.
+pub type BundleDelta<'a> = (&'a [u8], &'a [(u32, &'a [u8])]);
+
 /// Appends one cell of a region bundle: its full form's item and its
-/// deltas' items (each as [`write_item`] made them), after `previous` (the
-/// last cell written, 0 for the first; cells increase).
-pub fn write_bundle_cell(out: &mut Vec<u8>, previous: u32, cell: u32, full: &[u8], deltas: &[&[u8]]) {
+/// deltas with their supplements, after `previous` (the last cell written,
+/// 0 for the first; cells increase).
+pub fn write_bundle_cell(out: &mut Vec<u8>, previous: u32, cell: u32, full: &[u8], deltas: &[BundleDelta<'_>]) {
     put_varint(out, u64::from(cell - previous));
     out.extend_from_slice(full);
     put_varint(out, deltas.len() as u64);
-    for d in deltas {
-        out.extend_from_slice(d);
+    for (delta, supplements) in deltas {
+        out.extend_from_slice(delta);
+        put_varint(out, supplements.len() as u64);
+        for (origin, item) in supplements.iter() {
+            put_varint(out, u64::from(*origin));
+            out.extend_from_slice(item);
+        }
     }
+}
+
+/// One delta of a [`BundleCell`], as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundleDeltaAt {
+    /// Its span, ticks.
+    pub span: u32,
+    /// Its item.
+    pub item: Range<usize>,
+    /// Its supplements: (origin cell, supplement item), origins increasing.
+    pub supplements: Vec<(u32, Range<usize>)>,
 }
 
 /// One cell of a region bundle, as read: where its items are in the
@@ -442,8 +476,8 @@ pub struct BundleCell {
     pub cell: u32,
     /// Its full form's item.
     pub full: Range<usize>,
-    /// Its deltas' items and their spans.
-    pub deltas: Vec<(u32, Range<usize>)>,
+    /// Its deltas, with their spans and supplements.
+    pub deltas: Vec<BundleDeltaAt>,
 }
 
 /// Reads a region bundle's items (`CellBundle.items`), verified end to end.
@@ -471,7 +505,23 @@ pub fn read_bundle(bytes: &[u8]) -> Result<Vec<BundleCell>, ViewError> {
         for _ in 0..n {
             let start = at(&r);
             let ItemKind::Delta { span } = read_item(&mut r)?.kind else { return Err(ViewError::Bundle) };
-            deltas.push((span, start..at(&r)));
+            let item = start..at(&r);
+            let m = r.count(r.remaining())?;
+            let mut supplements = Vec::with_capacity(m);
+            let mut last_origin = None;
+            for _ in 0..m {
+                let origin = u32::try_from(r.varint()?).map_err(|_| ViewError::Cells)?;
+                if origin == previous || last_origin.is_some_and(|o| o >= origin) {
+                    return Err(ViewError::Bundle);
+                }
+                last_origin = Some(origin);
+                let start = at(&r);
+                if read_item(&mut r)?.kind != ItemKind::Supplement {
+                    return Err(ViewError::Bundle);
+                }
+                supplements.push((origin, start..at(&r)));
+            }
+            deltas.push(BundleDeltaAt { span, item, supplements });
         }
         cells.push(BundleCell { cell: previous, full, deltas });
     }
@@ -718,8 +768,8 @@ pub(crate) mod tests {
         // the count, then 2 items).
         assert_eq!(good[9..], [5 << 3 | 2, 4 << 3 | 1, 2, 0x01, 0x01]);
         let mut bad = good.clone();
-        bad[13] = 0x09;
-        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Kind(9)));
+        bad[13] = 0x0a;
+        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Kind(10)));
         let mut bad = good.clone();
         bad[10] = 0x01;
         assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Cells));
@@ -749,26 +799,39 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_bundle_reads_back_with_its_items_in_place() {
+    fn a_bundle_reads_back_with_its_items_and_supplements_in_place() {
         let full = item(ItemKind::Full, &[1, 2, 3]);
         let (d1, d2) = (item(ItemKind::Delta { span: 1 }, &[]), item(ItemKind::Delta { span: 2 }, &[5]));
+        let sup = item(ItemKind::Supplement, &[1, 7, 0, 0, 0, 0, 0, 0]);
         let mut out = Vec::new();
-        write_bundle_cell(&mut out, 0, 4, &full, &[&d1, &d2]);
+        write_bundle_cell(&mut out, 0, 4, &full, &[(&d1, &[]), (&d2, &[(3, &sup[..]), (5, &sup[..])])]);
         write_bundle_cell(&mut out, 4, 90, &full, &[]);
         let cells = read_bundle(&out).expect("valid");
         assert_eq!(cells.len(), 2);
         assert_eq!((cells[0].cell, &out[cells[0].full.clone()]), (4, &full[..]));
-        assert_eq!(
-            cells[0].deltas.iter().map(|(s, r)| (*s, &out[r.clone()])).collect::<Vec<_>>(),
-            [(1, &d1[..]), (2, &d2[..])]
-        );
+        let deltas: Vec<_> = cells[0]
+            .deltas
+            .iter()
+            .map(|d| {
+                let sups: Vec<_> = d.supplements.iter().map(|(o, r)| (*o, &out[r.clone()])).collect();
+                (d.span, &out[d.item.clone()], sups)
+            })
+            .collect();
+        assert_eq!(deltas, [(1, &d1[..], vec![]), (2, &d2[..], vec![(3, &sup[..]), (5, &sup[..])])]);
         assert_eq!((cells[1].cell, cells[1].deltas.len()), (90, 0));
         let mut bad = Vec::new();
         write_bundle_cell(&mut bad, 0, 4, &d1, &[]);
         assert_eq!(read_bundle(&bad).err(), Some(ViewError::Bundle));
+        // A supplement whose origin is its own cell, origins out of order, or
+        // a delta where a supplement should be: refused.
+        for sups in [&[(4, &sup[..])][..], &[(5, &sup[..]), (3, &sup[..])], &[(3, &d1[..])]] {
+            let mut bad = Vec::new();
+            write_bundle_cell(&mut bad, 0, 4, &full, &[(&d1, sups)]);
+            assert_eq!(read_bundle(&bad).err(), Some(ViewError::Bundle), "{sups:?}");
+        }
         // A bundle is cells up to its end: a cut between cells is a shorter
         // bundle, a cut inside one is refused.
-        let first = 1 + full.len() + 1 + d1.len() + d2.len();
+        let first = 1 + full.len() + 1 + d1.len() + 1 + d2.len() + 1 + 2 * (1 + sup.len());
         for cut in (1..out.len()).filter(|&c| c != first) {
             assert!(read_bundle(&out[..cut]).is_err(), "cut at {cut}");
         }

@@ -47,10 +47,11 @@ fn entries_json(entries: &[Entry]) -> String {
 fn world_json(w: &World) -> String {
     let [a, b, c, d] = w.bounds.map(f64::from);
     format!(
-        "{{\"bounds\": {{\"min_x\": {a}, \"min_y\": {b}, \"max_x\": {c}, \"max_y\": {d}}}, \"speed\": {}, \"tick_hz\": {}, \"max_players\": {}}}",
+        "{{\"bounds\": {{\"min_x\": {a}, \"min_y\": {b}, \"max_x\": {c}, \"max_y\": {d}}}, \"speed\": {}, \"tick_hz\": {}, \"max_players\": {}, \"cell_size\": {}}}",
         f64::from(w.speed),
         w.tick_hz,
-        w.max_players
+        w.max_players,
+        f64::from(w.cell_size)
     )
 }
 
@@ -120,6 +121,7 @@ impl Coverage {
         match kind {
             ItemKind::Full => self.see("full"),
             ItemKind::Forget => self.see("forget"),
+            ItemKind::Supplement => self.see("supplement"),
             ItemKind::Delta { span } => {
                 self.see(format!("delta {span}"));
                 if body.is_empty() {
@@ -277,7 +279,7 @@ fn bad_fulls_json(cover: &mut Coverage) -> String {
 fn fixture(cover: &mut Coverage) -> String {
     let worlds: Vec<String> = WORLDS.iter().map(|w| format!("    {}", world_json(w))).collect();
     format!(
-        "{{\n  \"about\": \"schema/tests/delta_fixture.rs: protocol 5's view frames (mino_protocol::view, delta, held) and what a client holds after each\",\n  \"worlds\": [\n{}\n  ],\n  \"sequences\": {},\n  \"bad_frames\": {},\n  \"bad_deltas\": {},\n  \"bad_fulls\": {}\n}}\n",
+        "{{\n  \"about\": \"schema/tests/delta_fixture.rs: protocol 6's view frames (mino_protocol::view, delta, held) and what a client holds after each\",\n  \"worlds\": [\n{}\n  ],\n  \"sequences\": {},\n  \"bad_frames\": {},\n  \"bad_deltas\": {},\n  \"bad_fulls\": {}\n}}\n",
         worlds.join(",\n"),
         sequences_json(cover),
         bad_frames_json(cover),
@@ -294,6 +296,7 @@ fn the_delta_fixture_matches_the_codec_and_covers_every_kind() {
     let mut need: Vec<String> = [
         "full",
         "forget",
+        "supplement",
         "reset",
         "empty delta",
         "leaves",
@@ -318,7 +321,7 @@ fn the_delta_fixture_matches_the_codec_and_covers_every_kind() {
     need.extend((1..8).map(|w| format!("change {w}")));
     let deltas = ["Truncated", "Varint", "Trailing", "Ids", "Index", "Change", "Position", "Duplicate"];
     need.extend(deltas.iter().chain(&["Span", "TooMany", "Counts"]).map(|e| format!("delta error {e}")));
-    need.extend(deltas.iter().chain(&["TooMany", "Counts"]).map(|e| format!("held error {e}")));
+    need.extend(deltas.iter().chain(&["TooMany", "Counts", "Supplement"]).map(|e| format!("held error {e}")));
     need.extend(["Truncated", "Varint", "Trailing", "Ids", "TooMany"].map(|e| format!("full error {e}")));
     need.extend(["Bytes", "Kind", "ForgetBody", "Cells", "Items", "EmptySection"].map(|e| format!("frame error {e}")));
     let seen = &cover.seen;

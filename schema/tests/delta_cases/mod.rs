@@ -10,6 +10,7 @@
 
 use mino_protocol::delta::{encode_delta, encode_full, put_varint};
 use mino_protocol::entry::{flags, Entry};
+use mino_protocol::grid::CellGrid;
 use mino_protocol::held::Held;
 use mino_protocol::motion::Motion;
 use mino_protocol::view::{write_item, write_section, ItemKind, Section};
@@ -18,8 +19,9 @@ use mino_protocol::PlayerId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A world deltas predict in: bounds (world units, f32 as the Welcome
-/// carries them), walking speed (world units/s), tick rate (Hz), and the most
-/// players a held cell may have.
+/// carries them), walking speed (world units/s), tick rate (Hz), the most
+/// players a held cell may have, and the cell size (world units; 0: no
+/// grid, nobody handed off).
 #[derive(Clone, Copy, Debug)]
 pub struct World {
     /// min_x, min_y, max_x, max_y.
@@ -30,6 +32,8 @@ pub struct World {
     pub tick_hz: u16,
     /// Most players of one held cell.
     pub max_players: usize,
+    /// The grid's cell side, world units (0: none).
+    pub cell_size: f32,
 }
 
 impl World {
@@ -39,19 +43,33 @@ impl World {
         Motion::new(&Bounds::new(a, b, c, d), self.speed, self.tick_hz)
     }
 
+    /// Its grid, if it has one.
+    pub fn grid(&self) -> Option<CellGrid> {
+        let [a, b, c, d] = self.bounds;
+        CellGrid::new(&Bounds::new(a, b, c, d), self.cell_size)
+    }
+
     /// A client holding nothing yet.
     pub fn held(&self) -> Held {
-        Held::new(self.motion(), self.max_players)
+        let held = Held::new(self.motion(), self.max_players);
+        match self.grid() {
+            Some(grid) => held.handing_off(grid),
+            None => held,
+        }
     }
 }
 
 /// The worlds: the walk game's, an odd one (offset bounds, fractional speed,
 /// 30 Hz), and a small one with few players a cell (big steps, walls hit
-/// often, the player limit reached).
-pub const WORLDS: [World; 3] = [
-    World { bounds: [0.0, 0.0, 1000.0, 1000.0], speed: 120.0, tick_hz: 20, max_players: 1000 },
-    World { bounds: [-50.0, 10.0, 1234.5, 777.25], speed: 333.3, tick_hz: 30, max_players: 500 },
-    World { bounds: [0.0, 0.0, 100.0, 50.0], speed: 10.0, tick_hz: 10, max_players: 12 },
+/// often, the player limit reached), all without a grid; then two with one,
+/// where players are handed off between cells: the walk game's with area of
+/// interest, and an odd one (offset bounds, cells that do not divide them).
+pub const WORLDS: [World; 5] = [
+    World { bounds: [0.0, 0.0, 1000.0, 1000.0], speed: 120.0, tick_hz: 20, max_players: 1000, cell_size: 0.0 },
+    World { bounds: [-50.0, 10.0, 1234.5, 777.25], speed: 333.3, tick_hz: 30, max_players: 500, cell_size: 0.0 },
+    World { bounds: [0.0, 0.0, 100.0, 50.0], speed: 10.0, tick_hz: 10, max_players: 12, cell_size: 0.0 },
+    World { bounds: [0.0, 0.0, 1000.0, 1000.0], speed: 120.0, tick_hz: 20, max_players: 1000, cell_size: 250.0 },
+    World { bounds: [-50.0, 10.0, 1234.5, 777.25], speed: 333.3, tick_hz: 30, max_players: 500, cell_size: 301.7 },
 ];
 
 /// A named sequence of view frames (the bytes of `ServerMessage.view`) in
@@ -82,6 +100,13 @@ pub fn delta(base: &[Entry], new: &[Entry], span: u32, motion: &Motion) -> Vec<u
     let mut body = Vec::new();
     encode_delta(base, new, span, motion, &mut body);
     item(ItemKind::Delta { span }, &body)
+}
+
+/// A supplement's item: players added after a delta.
+pub fn supplement(entries: &[Entry]) -> Vec<u8> {
+    let mut body = Vec::new();
+    encode_full(entries, &mut body);
+    item(ItemKind::Supplement, &body)
 }
 
 /// A forget's item.
@@ -162,6 +187,9 @@ pub fn sequences() -> Vec<Sequence> {
         walk("walk: two shards, tiers of 1 to 8 ticks, the walk game's world", 0, 0x5eed_0001, 20, 40),
         walk("walk: the odd world, from a tick near 32-bit wrap", 1, 0x5eed_0002, 14, 36),
         walk("walk: the small world, walls and the player limit", 2, 0x5eed_0003, 10, 36),
+        handoffs(),
+        handoff_walk("handoff walk: the walk game's world, cells of 250 units", 3, 0x5eed_0004, 24, 60),
+        handoff_walk("handoff walk: the odd world, cells that do not divide it", 4, 0x5eed_0005, 24, 60),
     ]
 }
 
@@ -368,8 +396,225 @@ fn item_errors() -> Sequence {
         frames.push(frame(&[(4, tick, cells), (5, tick, vec![(1, vec![full(&a[..1])])])]));
         frames.push(frame(&[(4, tick, vec![(3, vec![forget()])])]));
     }
+    // A supplement after a full form (not after a delta), and one of a
+    // player the delta before it left there.
+    let nine = [p(9, 300, 300, 0, false, 0)];
+    for (k, items) in
+        [vec![full(&a), supplement(&nine)], vec![delta(&[], &a, 1, &m), supplement(&a[1..])]].into_iter().enumerate()
+    {
+        let tick = 40 + k as u64;
+        frames.push(frame(&[(4, tick, vec![(3, items)])]));
+        frames.push(frame(&[(4, tick, vec![(3, vec![forget()])])]));
+    }
     Sequence { name: "items that do not apply to what is held", world: 2, frames }
 }
+
+/// Protocol 6's handoff, scripted in the walk game's world with 250-unit
+/// cells (a 4 x 4 grid; column borders every 16,384 quantized units, a
+/// walker 393 a tick): a walker handed off to the cell it walked into,
+/// advanced with its own over the same span; a supplement of a player from a
+/// cell not in the frame; a walker whose new cell is advanced over another
+/// span (dropped, and brought by that cell's supplement); a walker of a cell
+/// told by two items (dropped); a cell of another shard with the same id
+/// (nobody moves between shards).
+fn handoffs() -> Sequence {
+    let m = WORLDS[3].motion();
+    let walked = |e: Entry, ticks: u32| {
+        let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
+        Entry { x, y, ..e }
+    };
+    let (a, b, c) = (p(1, 16_000, 1000, 0, true, 0), p(2, 1000, 1000, 0, false, 0), p(3, 20_000, 1000, 64, false, 0));
+    let (e, f) = (p(5, 36_000, 1000, 0, false, 0), p(4, 17_000, 20_000, 192, true, 0));
+    let h = p(7, 16_300, 20_000, 0, true, 0);
+    let frames = vec![
+        frame(&[
+            (7, 10, vec![(1, vec![full(&[a, b])]), (2, vec![full(&[c])]), (3, vec![full(&[e])])]),
+            (8, 10, vec![(2, vec![full(&[b])])]),
+        ]),
+        // A walks into cell 2, advanced with cell 1 over one tick: moved.
+        frame(&[
+            (7, 11, vec![(1, vec![delta(&[a, b], &[walked(a, 1), b], 1, &m)]), (2, vec![delta(&[c], &[c], 1, &m)])]),
+            (8, 11, vec![(2, vec![delta(&[b], &[b], 1, &m)])]),
+        ]),
+        // F walks in from cell 6, not in the frame: a supplement.
+        frame(&[(
+            7,
+            12,
+            vec![(2, vec![delta(&[walked(a, 1), c], &[walked(a, 2), c], 1, &m), supplement(&[walked(f, 1)])])],
+        )]),
+        // Over 64 ticks A walks into cell 3, advanced over 32: dropped from
+        // cell 2, brought by cell 3's supplement.
+        frame(&[(
+            7,
+            76,
+            vec![
+                (2, vec![delta(&[walked(a, 2), c, walked(f, 1)], &[walked(a, 66), c, walked(f, 65)], 64, &m)]),
+                (3, vec![delta(&[e], &[e], 32, &m), supplement(&[walked(a, 66)])]),
+            ],
+        )]),
+        // H is told whole then walks into cell 6 by a delta: two items, so
+        // it is dropped (cell 6 is advanced over the same tick).
+        frame(&[(7, 77, vec![(5, vec![full(&[h]), delta(&[h], &[walked(h, 1)], 1, &m)]), (6, vec![full(&[])])])]),
+        frame(&[(7, 78, vec![(6, vec![delta(&[], &[], 1, &m)])])]),
+    ];
+    Sequence { name: "handoffs between cells", world: 3, frames }
+}
+
+/// A random walk as [`walk`]'s, told with protocol 6's handoff deltas as a
+/// server would (the rule's reference): a cell's delta over `(h, t]` keeps
+/// every player of the shard that was in it at `h` and is still there at
+/// `t`, wherever it went, and enters only players new since `h`; a player
+/// that came from cell O is brought by a supplement of O's, sent unless O is
+/// advanced by one delta over the same span in the same section (the client
+/// moves it then). Cells are due every 1, 2, 4 or 8 ticks, all cells of a
+/// period on the same ticks. After every frame a client's [`Held`] must hold
+/// exactly each told cell's players (asserted here, so the fixture records
+/// the rule, not a bug of it).
+pub fn handoff_walk(name: &'static str, world: usize, seed: u64, players: u32, ticks: u64) -> Sequence {
+    let w = WORLDS[world];
+    let (m, grid) = (w.motion(), w.grid().expect("a world with a grid"));
+    let mut rng = Rng(seed);
+    let shards = [11u32, 0x8000_0001];
+    let shard_of = |e: &Entry| shards[(e.id.0 % 2) as usize];
+    let mut next_id = 100u32;
+    let mut spawn = |rng: &mut Rng| {
+        next_id += 1 + rng.below(50) as u32;
+        let (x, y) = (rng.next() as u16, rng.next() as u16);
+        p(next_id, x, y, rng.next() as u8, rng.chance(900), rng.next() as u8 & 127)
+    };
+    let mut all: Vec<Entry> = (0..players).map(|_| spawn(&mut rng)).collect();
+    // Per tick: each player's cell then.
+    let mut past: BTreeMap<u64, BTreeMap<u32, u32>> = BTreeMap::new();
+    let mut told: BTreeMap<(u32, u32), Chain> = BTreeMap::new();
+    let mut away: BTreeSet<(u32, u32)> = BTreeSet::new();
+    let mut client = w.held();
+    let mut frames = Vec::new();
+    for tick in 1..=ticks {
+        if tick > 1 {
+            step(&mut all, &m, &mut rng);
+            if rng.chance(100) {
+                all.push(spawn(&mut rng));
+            }
+            if rng.chance(80) && !all.is_empty() {
+                let i = rng.below(all.len() as u64) as usize;
+                all.remove(i);
+            }
+        }
+        let cells: BTreeMap<u32, u32> = all.iter().map(|e| (e.id.0, grid.cell_of_q(e.x, e.y))).collect();
+        past.insert(tick, cells.clone());
+        let mut now: BTreeMap<(u32, u32), Vec<Entry>> = BTreeMap::new();
+        for e in &all {
+            now.entry((shard_of(e), cells[&e.id.0])).or_default().push(*e);
+        }
+        now.values_mut().for_each(|v| v.sort_by_key(|e| e.id));
+        if rng.chance(80) {
+            if let Some(&key) = told.keys().nth(rng.below(told.len().max(1) as u64) as usize) {
+                away.insert(key);
+            }
+        }
+        if rng.chance(150) {
+            if let Some(&key) = away.iter().next() {
+                away.remove(&key);
+            }
+        }
+        // Each due cell's items, and its delta's supplements by origin.
+        let mut sections: BTreeMap<u32, Vec<Told>> = BTreeMap::new();
+        let keys: BTreeSet<(u32, u32)> = now.keys().chain(told.keys()).copied().collect();
+        for key in keys {
+            let (shard, cell) = key;
+            let entries = now.get(&key).cloned().unwrap_or_default();
+            let mut sups = BTreeMap::new();
+            let mut span = 0;
+            let items = if away.contains(&key) {
+                if told.remove(&key).is_none() {
+                    continue;
+                }
+                vec![forget()]
+            } else {
+                let period = [1u64, 1, 2, 4, 8][(cell % 5) as usize];
+                if tick % period != 0 {
+                    continue;
+                }
+                match told.get(&key) {
+                    Some(chain) if (tick - chain.tick).is_power_of_two() && tick - chain.tick <= 64 => {
+                        let h = chain.tick;
+                        span = (tick - h) as u32;
+                        let then = &past[&h];
+                        let kept: Vec<Entry> = all
+                            .iter()
+                            .filter(|e| shard_of(e) == shard)
+                            .filter(|e| match then.get(&e.id.0) {
+                                Some(&c) => c == cell,
+                                None => cells[&e.id.0] == cell,
+                            })
+                            .copied()
+                            .collect();
+                        let mut kept = kept;
+                        kept.sort_by_key(|e| e.id);
+                        for e in &entries {
+                            if let Some(&o) = then.get(&e.id.0).filter(|&&o| o != cell) {
+                                sups.entry(o).or_insert_with(Vec::new).push(*e);
+                            }
+                        }
+                        if rng.chance(40) {
+                            span = 0;
+                            vec![full(&chain.entries), delta(&chain.entries, &kept, (tick - h) as u32, &m)]
+                        } else {
+                            vec![delta(&chain.entries, &kept, (tick - h) as u32, &m)]
+                        }
+                    }
+                    Some(_) => vec![full(&entries)],
+                    None if entries.is_empty() => continue,
+                    None => vec![full(&entries)],
+                }
+            };
+            if items.iter().any(|i| i[0] & 0x0f == 8) {
+                told.remove(&key);
+            } else {
+                told.insert(key, Chain { tick, entries });
+            }
+            sections.entry(shard).or_default().push((cell, items, sups, span));
+        }
+        // Supplements: all of them after a delta of several items; for a
+        // cell advanced by one delta, those whose origin is not advanced by
+        // one delta over the same span.
+        let mut out: Vec<(u32, u64, Cells)> = Vec::new();
+        for (shard, cells) in sections {
+            let single: BTreeMap<u32, u32> = cells.iter().filter(|c| c.3 > 0).map(|c| (c.0, c.3)).collect();
+            let cells: Cells = cells
+                .into_iter()
+                .map(|(cell, mut items, sups, span)| {
+                    for (origin, entries) in sups {
+                        if span == 0 || single.get(&origin) != Some(&span) {
+                            items.push(supplement(&entries));
+                        }
+                    }
+                    (cell, items)
+                })
+                .collect();
+            out.push((shard, tick, cells));
+        }
+        past.retain(|&t, _| t + 64 >= tick);
+        if out.is_empty() {
+            continue;
+        }
+        if rng.chance(300) {
+            out.reverse();
+        }
+        let bytes = frame(&out);
+        let parsed = mino_protocol::view::ViewFrame::parse(&bytes).expect("verifies");
+        client.apply(&parsed).unwrap_or_else(|e| panic!("{name}, tick {tick}: {e}"));
+        let held: BTreeMap<(u32, u32), Vec<Entry>> = client.cells().map(|(k, c)| (*k, c.entries.to_vec())).collect();
+        let want: BTreeMap<(u32, u32), Vec<Entry>> = told.iter().map(|(k, c)| (*k, c.entries.clone())).collect();
+        assert_eq!(held, want, "{name}, tick {tick}: the client holds each cell's players");
+        frames.push(bytes);
+    }
+    Sequence { name, world, frames }
+}
+
+/// A cell told in a handoff walk's tick: its id, items, its delta's
+/// supplements by origin, and the span of its one delta (0: not one delta).
+type Told = (u32, Vec<Vec<u8>>, BTreeMap<u32, Vec<Entry>>, u32);
 
 /// What a walk's client holds of one cell: the tick it was last told and the
 /// players then.
@@ -521,7 +766,7 @@ pub fn bad_frames() -> Vec<(&'static str, Vec<u8>)> {
         ("cut inside the second cell's items", good[..good.len() - 1].to_vec()),
         ("more cells than bytes", section(&[9, 8, 1])),
         ("a cell count of eleven bytes", section(&[0xff; 11])),
-        ("an unknown item kind", with(12, 0x09)),
+        ("an unknown item kind", with(12, 0x0a)),
         ("item kind 15", with(13, 0x0f)),
         ("a cell id not increasing", with(10, 0x01)),
         ("an empty delta's cell id not increasing", with(9, 0x02)),

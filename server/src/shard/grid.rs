@@ -7,6 +7,7 @@
 //! [`REGION_CELLS`] cells: the unit shards publish to each other through
 //! Redis (one bundle per region a tick, on a channel per region).
 
+use mino_protocol::grid::CellGrid;
 use mino_protocol::wire::Bounds;
 
 /// Side of a region, cells: a region is 8 × 8 = 64 cells.
@@ -43,14 +44,11 @@ pub enum GridError {
     },
 }
 
-/// The grid over one world.
+/// The grid over one world: the wire's cell rule ([`CellGrid`], which
+/// clients share) and the regions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grid {
-    min_x: f32,
-    min_y: f32,
-    cell_size: f32,
-    columns: u32,
-    rows: u32,
+    cells: CellGrid,
 }
 
 impl Grid {
@@ -60,55 +58,55 @@ impl Grid {
     /// Errors: [`GridError`] for a cell size that is not positive, or one so
     /// small the grid would exceed [`MAX_CELLS`].
     pub fn new(bounds: &Bounds, cell_size: f32) -> Result<Grid, GridError> {
-        if !(cell_size.is_finite() && cell_size > 0.0) {
-            return Err(GridError::CellSize(cell_size));
+        let cells = CellGrid::new(bounds, cell_size).ok_or(GridError::CellSize(cell_size))?;
+        let n = u64::from(cells.columns()) * u64::from(cells.rows());
+        if n > MAX_CELLS {
+            return Err(GridError::TooManyCells { cells: n, cell_size });
         }
-        let side = |extent: f32| ((extent / cell_size).ceil() as u64).max(1);
-        let (columns, rows) = (side(bounds.max_x() - bounds.min_x()), side(bounds.max_y() - bounds.min_y()));
-        if columns * rows > MAX_CELLS {
-            return Err(GridError::TooManyCells { cells: columns * rows, cell_size });
-        }
-        Ok(Grid { min_x: bounds.min_x(), min_y: bounds.min_y(), cell_size, columns: columns as u32, rows: rows as u32 })
+        Ok(Grid { cells })
+    }
+
+    /// The wire's cell rule.
+    pub fn cells(&self) -> &CellGrid {
+        &self.cells
     }
 
     /// The cell side, world units.
     pub fn cell_size(&self) -> f32 {
-        self.cell_size
+        self.cells.cell_size()
     }
 
     /// Columns of cells.
     pub fn columns(&self) -> u32 {
-        self.columns
+        self.cells.columns()
     }
 
     /// Rows of cells.
     pub fn rows(&self) -> u32 {
-        self.rows
+        self.cells.rows()
     }
 
     /// The cell holding world position `(x, y)`; positions outside the world
     /// (or NaN) fall into the nearest edge cell.
     pub fn cell_of(&self, x: f32, y: f32) -> CellId {
-        let index = |v: f32, min: f32, n: u32| {
-            let i = ((v - min) / self.cell_size).floor();
-            if i.is_nan() || i < 0.0 {
-                0
-            } else {
-                (i as u32).min(n - 1)
-            }
-        };
-        self.cell(index(x, self.min_x, self.columns), index(y, self.min_y, self.rows))
+        CellId(self.cells.cell_of(x, y))
+    }
+
+    /// The cell holding the wire's quantized position `(x, y)`
+    /// ([`CellGrid::cell_of_q`]): the cell a player is filed under.
+    pub fn cell_of_q(&self, x: u16, y: u16) -> CellId {
+        CellId(self.cells.cell_of_q(x, y))
     }
 
     /// The cell at `column`, `row` (both in range).
     pub fn cell(&self, column: u32, row: u32) -> CellId {
-        CellId(1 + row * self.columns + column)
+        CellId(self.cells.cell(column, row))
     }
 
     /// The cell at a signed offset from `(column, row)`, if inside the grid.
     pub fn offset(&self, column: u32, row: u32, dx: i32, dy: i32) -> Option<CellId> {
-        let c = column.checked_add_signed(dx).filter(|c| *c < self.columns)?;
-        let r = row.checked_add_signed(dy).filter(|r| *r < self.rows)?;
+        let c = column.checked_add_signed(dx).filter(|c| *c < self.columns())?;
+        let r = row.checked_add_signed(dy).filter(|r| *r < self.rows())?;
         Some(self.cell(c, r))
     }
 
@@ -116,12 +114,13 @@ impl Grid {
     /// the grid).
     pub fn position(&self, cell: CellId) -> Option<(u32, u32)> {
         let i = cell.0.checked_sub(1)?;
-        (u64::from(i) < u64::from(self.columns) * u64::from(self.rows)).then(|| (i % self.columns, i / self.columns))
+        (u64::from(i) < u64::from(self.columns()) * u64::from(self.rows()))
+            .then(|| (i % self.columns(), i / self.columns()))
     }
 
     /// Region columns (regions of [`REGION_CELLS`] cells a side).
     pub fn region_columns(&self) -> u32 {
-        self.columns.div_ceil(REGION_CELLS)
+        self.columns().div_ceil(REGION_CELLS)
     }
 
     /// The region a cell belongs to (`None` for cell 0 or an id past the grid).

@@ -16,7 +16,6 @@ use bytes::Bytes;
 use mino_protocol::delta::{encode_delta, encode_full, MAX_SPAN};
 use mino_protocol::entry::Entry;
 use mino_protocol::motion::Motion;
-use mino_protocol::quantize;
 use mino_protocol::view::{write_bundle_cell, write_item, ItemKind};
 use mino_protocol::PlayerId;
 use smallvec::SmallVec;
@@ -126,13 +125,11 @@ impl OwnCells {
     /// players in storage order (a removal swaps the last player into the
     /// gap: both records then differ). Records `last` anew.
     fn find_dirty(&mut self, grid: &Grid, world: &World) {
-        let bounds = world.bounds();
         let players = world.players();
         self.dirty.clear();
         self.crossed.clear();
         for (i, p) in players.iter().enumerate() {
-            let (x, y) = quantize::world_position(bounds, p.x, p.y);
-            let now = (grid.cell_of(x, y), p.entry());
+            let now = (grid.cell_of_q(p.x, p.y), p.entry());
             match self.last.get_mut(i) {
                 Some(was) if *was == now => {}
                 Some(was) => {

@@ -224,8 +224,7 @@ impl Viewers {
         for link in look {
             let Some(viewer) = self.by_link.get_mut(&link) else { continue };
             let Some(p) = world.player(viewer.player) else { continue };
-            let (x, y) = world.position(p);
-            let cell = grid.cell_of(x, y);
+            let cell = grid.cell_of_q(p.x, p.y);
             let before = (viewer.cell, viewer.previous);
             if cell != viewer.cell {
                 if viewer.cell != CellId(0) {
