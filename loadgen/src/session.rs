@@ -22,7 +22,6 @@ use crate::steer::{Movement, Steering, SHUFFLE_EVERY};
 use crate::transport::Transport;
 use crate::world::World;
 use mino_protocol::held::{Held, Update};
-use mino_protocol::motion::Motion;
 use mino_protocol::server::{self, ServerMsg};
 use mino_protocol::view::{tick_time_ms, ItemKind, ViewFrame};
 use mino_protocol::wire::CloseCode;
@@ -196,7 +195,7 @@ pub async fn run(
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
-        held: Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX)
+        held: Held::for_place(&welcome.bounds, welcome.speed, welcome.tick_hz, welcome.cell_size, usize::MAX)
             .expiring(welcome.cell_expiry_ms),
         welcomed: now,
         cell_entries: Vec::new(),

@@ -11,7 +11,6 @@ use mino_loadgen::{
     Bot, BotConfig, BotState, Client, JoinRequest, Profile, ProfileName, ReconnectPolicy, Stats, Target,
 };
 use mino_protocol::held::{Held, Update};
-use mino_protocol::motion::Motion;
 use mino_protocol::view::tick_time_ms;
 use mino_testkit::{server_bin, Shard};
 use std::sync::Arc;
@@ -87,7 +86,7 @@ async fn client_input_walks_the_player_at_the_servers_speed() {
     client.send_input(dir, 0.0).await.expect("input");
     // The player as the view frames show it, applied to what the client
     // holds; each sample at its tick's time.
-    let mut held = Held::new(Motion::new(&welcome.bounds, welcome.speed, welcome.tick_hz), usize::MAX);
+    let mut held = Held::for_place(&welcome.bounds, welcome.speed, welcome.tick_hz, welcome.cell_size, usize::MAX);
     let mut samples = Vec::new();
     let end = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < end {

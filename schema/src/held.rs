@@ -39,6 +39,7 @@ use crate::entry::Entry;
 use crate::grid::CellGrid;
 use crate::motion::Motion;
 use crate::view::{ItemKind, ViewError, ViewFrame, ViewSection};
+use crate::wire::Bounds;
 
 /// One cell as held, borrowed from the [`Held`] it is read from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -230,6 +231,19 @@ impl Held {
             grid: None,
             movers: Vec::new(),
             advanced: Vec::new(),
+        }
+    }
+
+    /// A client of the place a Welcome describes: deltas predicted with
+    /// the movement rule of `bounds` (world units), `speed` (world units a
+    /// second) and `tick_hz`, players handed off between cells of
+    /// `cell_size` world units (0: no area of interest, nothing moves); a
+    /// cell holds at most `max_players`.
+    pub fn for_place(bounds: &Bounds, speed: f32, tick_hz: u16, cell_size: f32, max_players: usize) -> Held {
+        let held = Held::new(Motion::new(bounds, speed, tick_hz), max_players);
+        match CellGrid::new(bounds, cell_size) {
+            Some(grid) => held.handing_off(grid),
+            None => held,
         }
     }
 

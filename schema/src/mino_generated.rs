@@ -11,9 +11,9 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 5;
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 6;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 5;
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 6;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
 pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
@@ -28,10 +28,10 @@ pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
 pub struct ProtocolVersion(pub u16);
 #[allow(non_upper_case_globals)]
 impl ProtocolVersion {
-  pub const Current: Self = Self(5);
+  pub const Current: Self = Self(6);
 
-  pub const ENUM_MIN: u16 = 5;
-  pub const ENUM_MAX: u16 = 5;
+  pub const ENUM_MIN: u16 = 6;
+  pub const ENUM_MAX: u16 = 6;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Current,
   ];
@@ -4562,7 +4562,7 @@ impl<'a> CellBundle<'a> {
   pub const VT_TICK: ::flatbuffers::VOffsetT = 8;
   pub const VT_SERVER_TIME_MS: ::flatbuffers::VOffsetT = 10;
   pub const VT_STEP: ::flatbuffers::VOffsetT = 20;
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 22;
+  pub const VT_CELLS: ::flatbuffers::VOffsetT = 24;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4577,7 +4577,7 @@ impl<'a> CellBundle<'a> {
     builder.add_step(args.step);
     builder.add_server_time_ms(args.server_time_ms);
     builder.add_tick(args.tick);
-    if let Some(x) = args.items { builder.add_items(x); }
+    if let Some(x) = args.cells { builder.add_cells(x); }
     builder.add_region(args.region);
     builder.add_shard_id(args.shard_id);
     builder.finish()
@@ -4622,15 +4622,15 @@ impl<'a> CellBundle<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(CellBundle::VT_STEP, Some(0)).unwrap()}
   }
-  /// Protocol 4: every occupied (or just emptied) cell's full form and the
-  /// deltas other shards' views may need (schema/src/view.rs, "region
-  /// bundle").
+  /// Protocol 6: every occupied (or just emptied) cell's full form and the
+  /// deltas other shards' views may need, each with its supplements
+  /// (schema/src/view.rs, "region bundle").
   #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+  pub fn cells(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_ITEMS, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_CELLS, None)}
   }
 }
 
@@ -4645,7 +4645,7 @@ impl ::flatbuffers::Verifiable for CellBundle<'_> {
      .visit_field::<u64>("tick", Self::VT_TICK, false)?
      .visit_field::<u64>("server_time_ms", Self::VT_SERVER_TIME_MS, false)?
      .visit_field::<u64>("step", Self::VT_STEP, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("items", Self::VT_ITEMS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("cells", Self::VT_CELLS, false)?
      .finish();
     Ok(())
   }
@@ -4656,7 +4656,7 @@ pub struct CellBundleArgs<'a> {
     pub tick: u64,
     pub server_time_ms: u64,
     pub step: u64,
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub cells: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for CellBundleArgs<'a> {
   #[inline]
@@ -4667,7 +4667,7 @@ impl<'a> Default for CellBundleArgs<'a> {
       tick: 0,
       server_time_ms: 0,
       step: 0,
-      items: None,
+      cells: None,
     }
   }
 }
@@ -4698,8 +4698,8 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CellBundleBuilder<'a, 'b, A> 
     self.fbb_.push_slot::<u64>(CellBundle::VT_STEP, step, 0);
   }
   #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_ITEMS, items);
+  pub fn add_cells(&mut self, cells: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_CELLS, cells);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CellBundleBuilder<'a, 'b, A> {
@@ -4724,7 +4724,7 @@ impl ::core::fmt::Debug for CellBundle<'_> {
       ds.field("tick", &self.tick());
       ds.field("server_time_ms", &self.server_time_ms());
       ds.field("step", &self.step());
-      ds.field("items", &self.items());
+      ds.field("cells", &self.cells());
       ds.finish()
   }
 }

@@ -51,6 +51,9 @@
 //! cell   := varint(cell_id - previous_cell_id) full-item deltas (varint) delta*
 //! delta  := delta-item supplements (varint) (origin_cell (varint) supplement-item)*
 //! ```
+//!
+//! A `delta` there is how a shard's streams keep each delta too
+//! ([`write_delta_with`], [`DeltaWith`]).
 
 use crate::delta::{put_varint, DeltaError, Reader, MAX_SPAN};
 use crate::ids::{ShardId, Tick};
@@ -435,37 +438,93 @@ fn read_section<'a>(r: &mut Reader<'a>) -> Result<ViewSection<'a>, ViewError> {
     Ok(ViewSection { shard, tick, cells, count })
 }
 
-/// A delta of a bundle cell to write: its item and its supplements
-/// ((origin cell, supplement item), origins increasing), each item as
-/// [`write_item`] made it.
-pub type BundleDelta<'a> = (&'a [u8], &'a [(u32, &'a [u8])]);
-
-/// Appends one cell of a region bundle: its full form's item and its
-/// deltas with their supplements, after `previous` (the last cell written,
-/// 0 for the first; cells increase).
-pub fn write_bundle_cell(out: &mut Vec<u8>, previous: u32, cell: u32, full: &[u8], deltas: &[BundleDelta<'_>]) {
-    put_varint(out, u64::from(cell - previous));
-    out.extend_from_slice(full);
-    put_varint(out, deltas.len() as u64);
-    for (delta, supplements) in deltas {
-        out.extend_from_slice(delta);
-        put_varint(out, supplements.len() as u64);
-        for (origin, item) in supplements.iter() {
-            put_varint(out, u64::from(*origin));
-            out.extend_from_slice(item);
-        }
+/// Appends a delta *with its supplements*, as streams keep it and region
+/// bundles carry it: the delta's item, then the count of its supplements and
+/// each as (origin cell, supplement item), origins increasing (each item as
+/// [`write_item`] made it). A view frame carries the delta's item alone,
+/// and after it those supplements the view needs (see [`crate::held`]).
+pub fn write_delta_with(out: &mut Vec<u8>, delta: &[u8], supplements: &[(u32, &[u8])]) {
+    out.extend_from_slice(delta);
+    put_varint(out, supplements.len() as u64);
+    for (origin, item) in supplements {
+        put_varint(out, u64::from(*origin));
+        out.extend_from_slice(item);
     }
 }
 
-/// One delta of a [`BundleCell`], as read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BundleDeltaAt {
-    /// Its span, ticks.
+/// A delta with its supplements ([`write_delta_with`]), as read.
+#[derive(Clone, Debug)]
+pub struct DeltaWith<'a> {
+    /// The delta's span, ticks.
     pub span: u32,
-    /// Its item.
-    pub item: Range<usize>,
+    /// The delta's item (tag, length, body).
+    pub item: &'a [u8],
+    supplements: Reader<'a>,
+    count: usize,
+}
+
+impl<'a> DeltaWith<'a> {
+    /// Reads one from the front of `r`, verified: a delta item, then
+    /// supplements whose origins increase and are not `cell` (the delta's
+    /// own cell).
+    ///
+    /// Errors: [`ViewError`]; [`ViewError::Bundle`] for an item of another
+    /// kind or a bad origin.
+    fn read(r: &mut Reader<'a>, cell: u32) -> Result<DeltaWith<'a>, ViewError> {
+        let item = read_item(r)?;
+        let ItemKind::Delta { span } = item.kind else { return Err(ViewError::Bundle) };
+        let count = r.count(r.remaining())?;
+        let supplements = r.clone();
+        let mut last = None;
+        for _ in 0..count {
+            let origin = u32::try_from(r.varint()?).map_err(|_| ViewError::Bundle)?;
+            if origin == cell || last.is_some_and(|o| o >= origin) {
+                return Err(ViewError::Bundle);
+            }
+            last = Some(origin);
+            if read_item(r)?.kind != ItemKind::Supplement {
+                return Err(ViewError::Bundle);
+            }
+        }
+        Ok(DeltaWith { span, item: item.bytes, supplements, count })
+    }
+
+    /// Reads `bytes`, which must hold exactly one, of cell `cell`.
+    ///
+    /// Errors: as [`DeltaWith::read`], and trailing bytes.
+    pub fn parse(bytes: &'a [u8], cell: u32) -> Result<DeltaWith<'a>, ViewError> {
+        let mut r = Reader::new(bytes);
+        let d = DeltaWith::read(&mut r, cell)?;
+        r.finish()?;
+        Ok(d)
+    }
+
     /// Its supplements: (origin cell, supplement item), origins increasing.
-    pub supplements: Vec<(u32, Range<usize>)>,
+    pub fn supplements(&self) -> impl Iterator<Item = (u32, &'a [u8])> + '_ {
+        let mut r = self.supplements.clone();
+        (0..self.count).map_while(move |_| {
+            let origin = u32::try_from(r.varint().ok()?).ok()?;
+            Some((origin, read_item(&mut r).ok()?.bytes))
+        })
+    }
+
+    /// True with no supplements.
+    pub fn is_alone(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Appends one cell of a region bundle: its full form's item and its
+/// deltas, each with its supplements as [`write_delta_with`] wrote it,
+/// after `previous` (the last cell written, 0 for the first; cells
+/// increase).
+pub fn write_bundle_cell(out: &mut Vec<u8>, previous: u32, cell: u32, full: &[u8], deltas: &[&[u8]]) {
+    put_varint(out, u64::from(cell - previous));
+    out.extend_from_slice(full);
+    put_varint(out, deltas.len() as u64);
+    for d in deltas {
+        out.extend_from_slice(d);
+    }
 }
 
 /// One cell of a region bundle, as read: where its items are in the
@@ -476,8 +535,8 @@ pub struct BundleCell {
     pub cell: u32,
     /// Its full form's item.
     pub full: Range<usize>,
-    /// Its deltas, with their spans and supplements.
-    pub deltas: Vec<BundleDeltaAt>,
+    /// Its deltas, each with its supplements ([`DeltaWith`]), and their spans.
+    pub deltas: Vec<(u32, Range<usize>)>,
 }
 
 /// Reads a region bundle's items (`CellBundle.items`), verified end to end.
@@ -504,24 +563,8 @@ pub fn read_bundle(bytes: &[u8]) -> Result<Vec<BundleCell>, ViewError> {
         let mut deltas = Vec::with_capacity(n);
         for _ in 0..n {
             let start = at(&r);
-            let ItemKind::Delta { span } = read_item(&mut r)?.kind else { return Err(ViewError::Bundle) };
-            let item = start..at(&r);
-            let m = r.count(r.remaining())?;
-            let mut supplements = Vec::with_capacity(m);
-            let mut last_origin = None;
-            for _ in 0..m {
-                let origin = u32::try_from(r.varint()?).map_err(|_| ViewError::Cells)?;
-                if origin == previous || last_origin.is_some_and(|o| o >= origin) {
-                    return Err(ViewError::Bundle);
-                }
-                last_origin = Some(origin);
-                let start = at(&r);
-                if read_item(&mut r)?.kind != ItemKind::Supplement {
-                    return Err(ViewError::Bundle);
-                }
-                supplements.push((origin, start..at(&r)));
-            }
-            deltas.push(BundleDeltaAt { span, item, supplements });
+            let span = DeltaWith::read(&mut r, previous)?.span;
+            deltas.push((span, start..at(&r)));
         }
         cells.push(BundleCell { cell: previous, full, deltas });
     }
@@ -561,13 +604,13 @@ pub fn encode_bundle(stamp: &FrameStamp, step: u64, region: u32, items: &[u8]) -
             tick: stamp.tick.0,
             server_time_ms: stamp.server_time_ms,
             step,
-            items: Some(items),
+            cells: Some(items),
         },
     );
     finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value())
 }
 
-/// A verified region bundle of protocol 4 or 5 (the same bytes) (its items read end to end).
+/// A verified region bundle of protocol 6 (its items read end to end).
 #[derive(Clone, Debug)]
 pub struct Bundle<'a> {
     bundle: wire::CellBundle<'a>,
@@ -581,7 +624,7 @@ impl<'a> Bundle<'a> {
     /// Errors: [`ViewError::Bundle`] for one of another protocol (no items),
     /// any other [`ViewError`] for malformed items.
     pub fn of(bundle: wire::CellBundle<'a>) -> Result<Bundle<'a>, ViewError> {
-        let items = bundle.items().ok_or(ViewError::Bundle)?.bytes();
+        let items = bundle.cells().ok_or(ViewError::Bundle)?.bytes();
         let cells = read_bundle(items)?;
         Ok(Bundle { bundle, items, cells })
     }
@@ -803,21 +846,26 @@ pub(crate) mod tests {
         let full = item(ItemKind::Full, &[1, 2, 3]);
         let (d1, d2) = (item(ItemKind::Delta { span: 1 }, &[]), item(ItemKind::Delta { span: 2 }, &[5]));
         let sup = item(ItemKind::Supplement, &[1, 7, 0, 0, 0, 0, 0, 0]);
+        let with = |d: &[u8], sups: &[(u32, &[u8])]| {
+            let mut out = Vec::new();
+            write_delta_with(&mut out, d, sups);
+            out
+        };
+        let (w1, w2) = (with(&d1, &[]), with(&d2, &[(3, &sup), (5, &sup)]));
         let mut out = Vec::new();
-        write_bundle_cell(&mut out, 0, 4, &full, &[(&d1, &[]), (&d2, &[(3, &sup[..]), (5, &sup[..])])]);
+        write_bundle_cell(&mut out, 0, 4, &full, &[&w1, &w2]);
         write_bundle_cell(&mut out, 4, 90, &full, &[]);
         let cells = read_bundle(&out).expect("valid");
         assert_eq!(cells.len(), 2);
         assert_eq!((cells[0].cell, &out[cells[0].full.clone()]), (4, &full[..]));
-        let deltas: Vec<_> = cells[0]
-            .deltas
-            .iter()
-            .map(|d| {
-                let sups: Vec<_> = d.supplements.iter().map(|(o, r)| (*o, &out[r.clone()])).collect();
-                (d.span, &out[d.item.clone()], sups)
-            })
-            .collect();
-        assert_eq!(deltas, [(1, &d1[..], vec![]), (2, &d2[..], vec![(3, &sup[..]), (5, &sup[..])])]);
+        assert_eq!(
+            cells[0].deltas.iter().map(|(s, r)| (*s, &out[r.clone()])).collect::<Vec<_>>(),
+            [(1, &w1[..]), (2, &w2[..])]
+        );
+        let second = DeltaWith::parse(&out[cells[0].deltas[1].1.clone()], 4).expect("valid");
+        assert_eq!((second.span, second.item), (2, &d2[..]));
+        assert_eq!(second.supplements().collect::<Vec<_>>(), [(3, &sup[..]), (5, &sup[..])]);
+        assert!(DeltaWith::parse(&w1, 4).expect("valid").is_alone());
         assert_eq!((cells[1].cell, cells[1].deltas.len()), (90, 0));
         let mut bad = Vec::new();
         write_bundle_cell(&mut bad, 0, 4, &d1, &[]);
@@ -826,12 +874,12 @@ pub(crate) mod tests {
         // a delta where a supplement should be: refused.
         for sups in [&[(4, &sup[..])][..], &[(5, &sup[..]), (3, &sup[..])], &[(3, &d1[..])]] {
             let mut bad = Vec::new();
-            write_bundle_cell(&mut bad, 0, 4, &full, &[(&d1, sups)]);
+            write_bundle_cell(&mut bad, 0, 4, &full, &[&with(&d1, sups)]);
             assert_eq!(read_bundle(&bad).err(), Some(ViewError::Bundle), "{sups:?}");
         }
         // A bundle is cells up to its end: a cut between cells is a shorter
         // bundle, a cut inside one is refused.
-        let first = 1 + full.len() + 1 + d1.len() + 1 + d2.len() + 1 + 2 * (1 + sup.len());
+        let first = 1 + full.len() + 1 + w1.len() + w2.len();
         for cut in (1..out.len()).filter(|&c| c != first) {
             assert!(read_bundle(&out[..cut]).is_err(), "cut at {cut}");
         }

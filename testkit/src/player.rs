@@ -13,7 +13,6 @@ use mino_loadgen::stamped::Stamped;
 use mino_loadgen::Target;
 use mino_protocol::client::{self, Capabilities};
 use mino_protocol::held::Held;
-use mino_protocol::motion::Motion;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::time::Instant;
@@ -120,7 +119,7 @@ impl Player {
         p.send(client::encode_hello_with(version, name, None, None, capabilities)).await;
         match p.next().await {
             Frame::Welcome(w) => {
-                p.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
+                p.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX));
                 p.welcome = Some(w);
                 p
             }
@@ -147,7 +146,7 @@ impl Player {
         p.send(client::encode_hello_with(version, name, None, ticket, capabilities)).await;
         match p.next().await {
             Frame::Welcome(w) => {
-                p.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
+                p.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX));
                 p.welcome = Some(w);
                 Ok(p)
             }
@@ -216,7 +215,7 @@ impl Player {
                     for f in frames {
                         if let Frame::Welcome(w) = &f {
                             // A Welcome on this socket (never, today) starts over.
-                            self.held = Some(Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX));
+                            self.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX));
                         }
                         self.queued.push_back(f);
                     }

@@ -12,7 +12,6 @@ use crate::shard::Shard;
 use crate::WAIT;
 use mino_protocol::client::{self, Capabilities};
 use mino_protocol::held::Held;
-use mino_protocol::motion::Motion;
 use mino_protocol::server::ServerMsg;
 use mino_protocol::view::ViewFrame;
 use wtransport::error::ConnectionError;
@@ -222,7 +221,7 @@ impl TransportPlayer {
         loop {
             match p.message().await {
                 Frame::Welcome(w) => {
-                    let held = Held::new(Motion::new(&w.bounds, w.speed, w.tick_hz), usize::MAX);
+                    let held = Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX);
                     p.held = Some(held.expiring(w.cell_expiry_ms));
                     p.welcome = Some(w);
                     return Ok(self);

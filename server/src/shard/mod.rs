@@ -44,6 +44,7 @@ mod due;
 mod fence;
 pub mod find;
 pub mod grid;
+mod handoff;
 mod input;
 pub mod interest;
 mod links;

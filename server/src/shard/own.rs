@@ -10,13 +10,14 @@
 //! leaves) until it has been empty and still for 64 steps.
 
 use super::grid::{CellId, Grid, RegionId};
+use super::handoff::{Kept, Moves};
 use super::streams::{Stream, Streams, OWN};
 use crate::sim::World;
 use bytes::Bytes;
 use mino_protocol::delta::{encode_delta, encode_full, MAX_SPAN};
 use mino_protocol::entry::Entry;
 use mino_protocol::motion::Motion;
-use mino_protocol::view::{write_bundle_cell, write_item, ItemKind};
+use mino_protocol::view::{write_bundle_cell, write_delta_with, write_item, ItemKind};
 use mino_protocol::PlayerId;
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -109,6 +110,12 @@ pub(crate) struct OwnCells {
     body: Vec<u8>,
     /// The cells that changed this step (sorted), for the region bundles.
     changed: Vec<CellId>,
+    /// Where players were over the last steps (handoff deltas).
+    moves: Moves,
+    /// Scratch: what a delta keeps.
+    kept: Kept,
+    /// Scratch: a delta's supplements' items.
+    supplements: Vec<(u32, Vec<u8>)>,
 }
 
 /// An item's bytes: tag, length and `body`.
@@ -183,10 +190,12 @@ impl OwnCells {
             }
             let history = self.history.entry(cell).or_default();
             if history.current() != now {
+                self.moves.changed(cell, history.current(), now);
                 history.push(step, Arc::from(now));
                 self.changed.push(cell);
             }
         }
+        self.moves.settle(step);
         self.changed.sort_unstable();
         for cell in &self.changed {
             if let Some(history) = self.history.get_mut(cell).filter(|h| !h.recent) {
@@ -221,14 +230,38 @@ impl OwnCells {
                 self.recent.swap_remove(i);
                 continue;
             }
+            // Read only from here on: a delta looks at other cells' players.
+            let Some(history) = self.history.get(&cell) else {
+                self.recent.swap_remove(i);
+                continue;
+            };
             let mut deltas = Vec::new();
             let mut q = 1u32;
             while q <= MAX_SPAN && (step + offset).is_multiple_of(u64::from(q)) {
                 let from = step.saturating_sub(u64::from(q));
                 if history.changed_within(from, step) {
+                    let others = &self.history;
+                    let entry_of = |there: CellId, id: PlayerId| {
+                        let players = others.get(&there)?.current();
+                        players.binary_search_by_key(&id, |e| e.id).ok().map(|i| players[i])
+                    };
+                    self.moves.keep(cell, from, history.at(from), history.current(), entry_of, &mut self.kept);
                     self.body.clear();
-                    encode_delta(history.at(from), history.current(), q, motion, &mut self.body);
-                    deltas.push((q, item(ItemKind::Delta { span: q }, &self.body)));
+                    encode_delta(history.at(from), &self.kept.entries, q, motion, &mut self.body);
+                    let delta = item(ItemKind::Delta { span: q }, &self.body);
+                    self.supplements.clear();
+                    for (origin, players) in &self.kept.supplements {
+                        self.body.clear();
+                        encode_full(players, &mut self.body);
+                        let mut sup = Vec::with_capacity(self.body.len() + 3);
+                        write_item(&mut sup, ItemKind::Supplement, &self.body);
+                        self.supplements.push((origin.0, sup));
+                    }
+                    let sups: SmallVec<[(u32, &[u8]); 4]> =
+                        self.supplements.iter().map(|(o, b)| (*o, &b[..])).collect();
+                    let mut with = Vec::with_capacity(delta.len() + 1);
+                    write_delta_with(&mut with, &delta, &sups);
+                    deltas.push((q, Bytes::from(with)));
                 }
                 q *= 2;
             }
@@ -240,7 +273,9 @@ impl OwnCells {
                 stream.full().clone()
             };
             stream.push(step, full, history.occupied, changed, &deltas);
-            history.trim(step);
+            if let Some(history) = self.history.get_mut(&cell) {
+                history.trim(step);
+            }
             i += 1;
         }
         streams.still_own(step);
@@ -318,7 +353,7 @@ mod tests {
         let mut held = Vec::new();
         let mut out = Vec::new();
         for bytes in stream_items {
-            let item = parse_item(bytes).expect("an item");
+            let item = parse_item(bytes.get(..bytes.len().saturating_sub(1)).unwrap_or_default()).expect("an item");
             let ItemKind::Delta { span } = item.kind else { panic!("a delta") };
             apply(&held, item.body, span, motion, usize::MAX, &mut out).expect("applies");
             std::mem::swap(&mut held, &mut out);
@@ -346,7 +381,7 @@ mod tests {
             let one: Vec<u8> =
                 stream.deltas_at(step).find(|d| d[0] & 0x0f == 1).map(<[u8]>::to_vec).unwrap_or_default();
             if step > 1 && step != 3 {
-                assert_eq!(one, [0x01], "step {step}: an empty one-step delta");
+                assert_eq!(one, [0x01, 0], "step {step}: an empty one-step delta, no supplement");
             }
             items.push(one);
         }

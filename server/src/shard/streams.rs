@@ -281,7 +281,11 @@ impl Stream {
             }
             return Some(());
         }
+        // The deltas first, then handed out: one delta alone must end at
+        // `to` (see below).
+        let mut items: SmallVec<[&'s [u8]; 4]> = SmallVec::new();
         let mut at = from;
+        let mut last_end = from;
         while at < to {
             // The largest aligned span from `at` (a power of two dividing
             // `at + offset`, at most MAX_SPAN) that does not pass `to`.
@@ -291,10 +295,20 @@ impl Stream {
             }
             let end = at + q;
             if self.changed_within(at, end) {
-                out(self.delta_over(q, end)?);
+                items.push(self.delta_over(q, end)?);
+                last_end = end;
             }
             at = end;
         }
+        // A client takes a cell's one delta as ending at its section's step,
+        // and hands the players that walked out of the cell to the cells
+        // they are in then (`mino_protocol::held`): a delta ending earlier
+        // (the cell still since) holds them where they were at its end. The
+        // full form instead (a view catching up on a cell that stands).
+        if items.len() == 1 && last_end != to {
+            return None;
+        }
+        items.into_iter().for_each(out);
         Some(())
     }
 }

@@ -53,7 +53,7 @@ use crate::ws_frame;
 use bytes::Bytes;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::view::{
-    write_item, write_section, write_view_envelope, ItemKind, Section, SectionCell, VIEW_ENVELOPE_BYTES,
+    write_item, write_section, write_view_envelope, DeltaWith, ItemKind, Section, SectionCell, VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
 use std::collections::HashMap;
@@ -1092,6 +1092,13 @@ impl SectionCell for Cell<'_> {
 /// here) after `resets`: sections by source and step, cells in order, cut
 /// into several messages between cells when over the client's message
 /// limit. `body` is scratch.
+///
+/// A delta piece is a delta with its supplements (as streams keep it):
+/// each written section carries the delta's item, then the supplements its
+/// client needs (the handoff rule of `mino_protocol::held`): for a cell
+/// whose one item is that delta, those whose origin cell is not also
+/// advanced by one delta over the same span in the section; after a delta
+/// among several items, all of them.
 fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>, out: &mut Vec<Bytes>) {
     // A piece's order within its cell (chains and forgets keep their order).
     if !pieces.is_sorted_by_key(|p| (p.source, p.step, p.cell)) {
@@ -1117,26 +1124,20 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
         let cells: [Cell<'_>; 0] = [];
         write_section(body, &Section { shard: shard.0, tick: 0, cells: &cells });
     }
-    // Every item's bytes in order, and the cells as runs of them.
-    let items: Vec<&[u8]> = pieces.iter().map(|p| p.item).collect();
-    let mut cells: Vec<Cell<'_>> = Vec::new();
-    let mut at = 0;
+    let mut written = Written::default();
     for section in pieces.chunk_by(|a, b| (a.source, a.step) == (b.source, b.step)) {
         let source = streams.source(section[0].source);
         let tick = source.tick_of(section[0].step);
-        cells.clear();
-        for c in section.chunk_by(|a, b| a.cell == b.cell) {
-            cells.push(Cell { cell: c[0].cell.0, items: &items[at..at + c.len()] });
-            at += c.len();
-        }
+        let groups: Vec<&[Piece<'_>]> = section.chunk_by(|a, b| a.cell == b.cell).collect();
         let mut start = 0;
-        while start < cells.len() {
+        while start < groups.len() {
             // As many cells as the message has room for (a section header
-            // and a cell's reference take at most 13 and 10 bytes).
+            // and a cell's reference take at most 13 and 10 bytes; a delta
+            // counted with all its supplements).
             let room = limit.saturating_sub(body.len() + 13);
             let (mut end, mut bytes) = (start, 0);
-            while end < cells.len() {
-                let more = cells[end].items.iter().map(|i| i.len()).sum::<usize>() + 10;
+            while end < groups.len() {
+                let more = groups[end].iter().map(|p| p.item.len()).sum::<usize>() + 10;
                 if end > start && bytes + more > room {
                     break;
                 }
@@ -1147,11 +1148,72 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
                 flush(body, out);
                 continue;
             }
-            write_section(body, &Section { shard: source.shard.0, tick, cells: &cells[start..end] });
+            written.section(body, source.shard.0, tick, &groups[start..end]);
             start = end;
         }
     }
     flush(body, out);
+}
+
+/// The span of a delta item (`None` for another kind).
+fn delta_span(item: &[u8]) -> Option<u32> {
+    let kind = item.first()? & 0x0f;
+    (1..=7).contains(&kind).then(|| 1 << (kind - 1))
+}
+
+/// Scratch of [`frames`]: one written section's items.
+#[derive(Default)]
+struct Written<'a> {
+    items: Vec<&'a [u8]>,
+    ranges: Vec<(u32, std::ops::Range<usize>)>,
+    /// The cells advanced by one delta, and its span, cells increasing.
+    single: Vec<(u32, u32)>,
+}
+
+impl<'a> Written<'a> {
+    /// Writes the section of `shard` at `tick` of these cells' pieces.
+    fn section(&mut self, body: &mut Vec<u8>, shard: u32, tick: u64, groups: &[&[Piece<'a>]]) {
+        self.items.clear();
+        self.ranges.clear();
+        self.single.clear();
+        self.single.extend(groups.iter().filter_map(|g| match g {
+            [one] => delta_span(one.item).map(|span| (one.cell.0, span)),
+            _ => None,
+        }));
+        for g in groups {
+            let cell = g[0].cell.0;
+            let first = self.items.len();
+            let span = match g {
+                [one] => delta_span(one.item),
+                _ => None,
+            };
+            for p in g.iter() {
+                if delta_span(p.item).is_none() {
+                    self.items.push(p.item);
+                    continue;
+                }
+                // Own and verified relayed deltas: never malformed.
+                let Ok(d) = DeltaWith::parse(p.item, cell) else {
+                    debug_assert!(false, "a stream's delta of cell {cell} does not parse");
+                    continue;
+                };
+                self.items.push(d.item);
+                let single = &self.single;
+                let moved_with = |origin: u32| {
+                    span.is_some_and(|s| single.binary_search_by_key(&origin, |c| c.0).is_ok_and(|i| single[i].1 == s))
+                };
+                self.items.extend(d.supplements().filter(|&(origin, _)| !moved_with(origin)).map(|(_, item)| item));
+            }
+            if self.items.len() > first {
+                self.ranges.push((cell, first..self.items.len()));
+            }
+        }
+        let cells: Vec<Cell<'_>> =
+            self.ranges.iter().map(|(cell, r)| Cell { cell: *cell, items: &self.items[r.clone()] }).collect();
+        if !cells.is_empty() {
+            write_section(body, &Section { shard, tick, cells: &cells });
+        }
+    }
 }
 
 /// Calls `f` once with each region the view of `(cell, previous)` touches.

@@ -47,7 +47,7 @@ export const CELL_BUNDLE: TableLayout = {
     { name: 'tick', vo: 8, kind: 'scalar', size: 8 },
     { name: 'server_time_ms', vo: 10, kind: 'scalar', size: 8 },
     { name: 'step', vo: 20, kind: 'scalar', size: 8 },
-    { name: 'items', vo: 22, kind: 'vector', elemSize: 1, align: 1 },
+    { name: 'cells', vo: 24, kind: 'vector', elemSize: 1, align: 1 },
   ],
 };
 

@@ -143,8 +143,14 @@ fn socket(shards: &mut [Shard], shard: usize, player: usize, form: Form) -> Sock
     let p = s.world.players()[player].id;
     let link = LinkId(u64::from(p.0));
     s.area.add_viewer(link, p, form);
-    let held = Held::new(s.world.motion().clone(), usize::MAX);
+    let held = held_of(s);
     Socket { shard, link, form, held, blocked: None, drops: None }
+}
+
+/// What a client of `s`'s place holds: nothing yet, handing players off
+/// between the grid's cells.
+fn held_of(s: &Shard) -> Held {
+    Held::new(s.world.motion().clone(), usize::MAX).handing_off(s.area.grid().cells().clone())
 }
 
 fn everyone_walks(shards: &mut [Shard]) {
@@ -599,7 +605,7 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
     holds_its_view(&shards, &sockets[2], 2);
 
     // A socket whose frames were dropped holds nothing it can trust.
-    sockets[0].held = Held::new(shards[0].world.motion().clone(), usize::MAX);
+    sockets[0].held = held_of(&shards[0]);
     shards[0].area.resync(sockets[0].link);
     tick(&mut shards, &mut sockets, 102);
     holds_its_view(&shards, &sockets[0], 0);
@@ -648,7 +654,7 @@ fn a_full_form_socket_resynced_into_a_freed_view_is_sent_its_whole_view_in_a_sta
     }
     let before: Vec<(u32, u32)> = sockets[0].held.cells().map(|(k, _)| *k).collect();
     assert!(!before.is_empty(), "it holds its view");
-    sockets[0].held = Held::new(shards[0].world.motion().clone(), usize::MAX);
+    sockets[0].held = held_of(&shards[0]);
     shards[0].area.resync(sockets[0].link);
     for t in 91..=100 {
         step(&mut shards, &mut sockets, t);

@@ -61,27 +61,27 @@ step():bigint {
 }
 
 /**
- * Protocol 4: every occupied (or just emptied) cell's full form and the
- * deltas other shards' views may need (schema/src/view.rs, "region
- * bundle").
+ * Protocol 6: every occupied (or just emptied) cell's full form and the
+ * deltas other shards' views may need, each with its supplements
+ * (schema/src/view.rs, "region bundle").
  */
-items(index: number):number|null {
-  const offset = this.bb!.__offset(this.bb_pos, 22);
+cells(index: number):number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 24);
   return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
 }
 
-itemsLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 22);
+cellsLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 24);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
-itemsArray():Uint8Array|null {
-  const offset = this.bb!.__offset(this.bb_pos, 22);
+cellsArray():Uint8Array|null {
+  const offset = this.bb!.__offset(this.bb_pos, 24);
   return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
 }
 
 static startCellBundle(builder:flatbuffers.Builder) {
-  builder.startObject(10);
+  builder.startObject(11);
 }
 
 static addShardId(builder:flatbuffers.Builder, shardId:number) {
@@ -104,11 +104,11 @@ static addStep(builder:flatbuffers.Builder, step:bigint) {
   builder.addFieldInt64(8, step, BigInt('0'));
 }
 
-static addItems(builder:flatbuffers.Builder, itemsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(9, itemsOffset, 0);
+static addCells(builder:flatbuffers.Builder, cellsOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(10, cellsOffset, 0);
 }
 
-static createItemsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
+static createCellsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
   builder.startVector(1, data.length, 1);
   for (let i = data.length - 1; i >= 0; i--) {
     builder.addInt8(data[i]!);
@@ -116,7 +116,7 @@ static createItemsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):
   return builder.endVector();
 }
 
-static startItemsVector(builder:flatbuffers.Builder, numElems:number) {
+static startCellsVector(builder:flatbuffers.Builder, numElems:number) {
   builder.startVector(1, numElems, 1);
 }
 
@@ -125,14 +125,14 @@ static endCellBundle(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, step:bigint, itemsOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, step:bigint, cellsOffset:flatbuffers.Offset):flatbuffers.Offset {
   CellBundle.startCellBundle(builder);
   CellBundle.addShardId(builder, shardId);
   CellBundle.addRegion(builder, region);
   CellBundle.addTick(builder, tick);
   CellBundle.addServerTimeMs(builder, serverTimeMs);
   CellBundle.addStep(builder, step);
-  CellBundle.addItems(builder, itemsOffset);
+  CellBundle.addCells(builder, cellsOffset);
   return CellBundle.endCellBundle(builder);
 }
 }
