@@ -5,6 +5,7 @@
 use futures_util::StreamExt;
 use mino_protocol::client;
 use mino_protocol::server::{decode, ServerMsg};
+use mino_protocol::view::DeltaWith;
 use mino_testkit::{Frame, Player, Redis, Shard, ShardBuilder};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -144,7 +145,13 @@ async fn relayed_bytes_equal_published_bytes() {
             }
             for cell in b.cells() {
                 published.insert(b.items()[cell.full.clone()].to_vec());
-                published.extend(cell.deltas.iter().map(|(_, r)| b.items()[r.clone()].to_vec()));
+                // Each delta with its supplements: a view carries the delta's
+                // item and some of them, each as published.
+                for (_, r) in &cell.deltas {
+                    let d = DeltaWith::parse(&b.items()[r.clone()], cell.cell).expect("a delta");
+                    published.insert(d.item.to_vec());
+                    published.extend(d.supplements().map(|(_, item)| item.to_vec()));
+                }
             }
         }
         published

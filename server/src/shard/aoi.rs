@@ -184,7 +184,7 @@ impl Aoi {
                 .map(|(span, r)| (*span, items.slice(r.clone())))
                 .collect();
             let changed = deltas.iter().any(|(span, _)| *span == 1);
-            let offset = u64::from(column) + 2 * u64::from(row);
+            let offset = super::interest::phase(column, row);
             let Some(stream) = self.streams.get_or_insert(source, id, || Stream::new(step, offset, step + 1)) else {
                 continue;
             };

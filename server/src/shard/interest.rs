@@ -144,10 +144,17 @@ impl Stencil {
     }
 }
 
+/// The phase of the cell at `column`, `row` in the due rule: it is due on
+/// tick `t` at period `p` when `(t + phase) % p == 0`, and its streams'
+/// deltas are aligned the same way ([`super::streams`]).
+pub fn phase(column: u32, row: u32) -> u64 {
+    u64::from(column) + 2 * u64::from(row)
+}
+
 /// True when `cell` (at `column`, `row`) is due on `tick` at `period`.
 pub fn due(tick: u64, column: u32, row: u32, period: u32) -> bool {
     let period = u64::from(period.max(1));
-    (tick + u64::from(column) + 2 * u64::from(row)).is_multiple_of(period)
+    (tick + phase(column, row)).is_multiple_of(period)
 }
 
 /// True when `cell` (at `column`, `row`) was due at `period` on some tick
@@ -158,7 +165,7 @@ pub fn due_since(since: u64, tick: u64, column: u32, row: u32, period: u32) -> b
     if since >= tick {
         return due(tick, column, row, period);
     }
-    let offset = u64::from(column) + 2 * u64::from(row);
+    let offset = phase(column, row);
     if period.is_power_of_two() {
         // Every period of the ladder: a shift, not a division (this runs for
         // every cell of every group's view, every tick).

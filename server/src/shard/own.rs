@@ -211,7 +211,7 @@ impl OwnCells {
                 self.recent.swap_remove(i);
                 continue;
             };
-            let offset = u64::from(column) + 2 * u64::from(row);
+            let offset = super::interest::phase(column, row);
             let changed = history.last_change() == step;
             let recent = step - history.last_change().min(step) < u64::from(MAX_SPAN);
             let Some(stream) = streams.get_or_insert(OWN, cell, || Stream::new(step.saturating_sub(1), offset, 0))
