@@ -1,4 +1,4 @@
-// Differential test of protocol 5's view frame decoders, Rust against TypeScript: the
+// Differential test of protocol 6's view frame decoders, Rust against TypeScript: the
 // Rust oracle (schema/examples/delta_oracle.rs, run here with cargo) prints
 // valid view frames of the shared cases and many mutants of them (bytes
 // flipped, cut, inserted; items' bodies, kinds and deltas changed; cells
@@ -8,7 +8,8 @@
 // frame it was made from, and must give the same verdict (accepted, refused
 // whole, or refused at the same item with the same error) and hold the same
 // cells: so it never accepts what Rust refuses, never refuses what Rust
-// accepts, and never reads outside the frame.
+// accepts, and never reads outside the frame. In the worlds with a grid
+// (the W line's cell size > 0) both hand players off between cells.
 //
 // MINO_DIFF_CASES (default 20,000) and MINO_DIFF_SEED (default 1) run more
 // or other mutants.
@@ -17,6 +18,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DeltaError } from '../src/net/delta.js';
+import { CellGrid } from '../src/net/grid.js';
 import { Held } from '../src/net/held.js';
 import { Motion } from '../src/net/motion.js';
 
@@ -100,6 +102,8 @@ function verdict(held: Held, bytes: Uint8Array, start: number, end: number): str
 interface World {
   motion: Motion;
   maxPlayers: number;
+  /** The world's grid (null: cell size 0, nobody handed off). */
+  grid: CellGrid | null;
 }
 
 interface Seed {
@@ -108,7 +112,7 @@ interface Seed {
   frame: Uint8Array;
 }
 
-describe('protocol 5: the browser decodes as Rust does', () => {
+describe('protocol 6: the browser decodes as Rust does', () => {
   it(`agrees with Rust on ${CASES} mutants of valid frames (seed ${SEED})`, { timeout: 900_000 }, async () => {
     const worlds: World[] = [];
     const seeds: Seed[] = [];
@@ -118,7 +122,7 @@ describe('protocol 5: the browser decodes as Rust does', () => {
     let cases = 0;
     const fresh = (s: Seed): Held => {
       const w = worlds[s.world] as World;
-      const held = new Held(w.motion, w.maxPlayers);
+      const held = new Held(w.motion, w.maxPlayers).handingOff(w.grid);
       if (s.setup.length > 0) {
         const e = held.apply(s.setup);
         if (e) throw new Error(`a setup frame is refused: ${e.message}`);
@@ -133,7 +137,10 @@ describe('protocol 5: the browser decodes as Rust does', () => {
       if (f[0] === 'W') {
         const v = f.slice(1).map(Number);
         const at = (i: number) => v[i] ?? Number.NaN;
-        worlds[at(0)] = { motion: new Motion({ minX: at(1), minY: at(2), maxX: at(3), maxY: at(4) }, at(5), at(6)), maxPlayers: at(7) };
+        // W world min_x min_y max_x max_y speed tick_hz max_players cell_size
+        const bounds = { minX: at(1), minY: at(2), maxX: at(3), maxY: at(4) };
+        if (!(at(8) >= 0)) throw new Error(`a world line without a cell size: ${lines[n] as string}`);
+        worlds[at(0)] = { motion: new Motion(bounds, at(5), at(6)), maxPlayers: at(7), grid: at(8) > 0 ? CellGrid.of(bounds, at(8)) : null };
       } else if (f[0] === 'S') {
         const s: Seed = { world: Number(f[2]), setup: bytesOf(f[3] ?? '-'), frame: bytesOf(f[4] ?? '-') };
         seeds[Number(f[1])] = s;
@@ -172,9 +179,10 @@ describe('protocol 5: the browser decodes as Rust does', () => {
     expect(share('item')).toBeGreaterThan(0.1);
     if (CASES >= 10_000) {
       // Every verdict a frame can get: each ViewError, and each DeltaError
-      // but Span (an item's kind always names a valid span).
+      // but Span (an item's kind always names a valid span), a supplement
+      // not after a delta among them.
       const frame = ['EmptySection', 'Cells', 'Items', 'Kind', 'ForgetBody', 'Bytes(Truncated)', 'Bytes(TooMany)', 'Bytes(Varint)'];
-      const item = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts'];
+      const item = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement'];
       const all = ['ok', ...frame.map((e) => `frame:${e}`), ...item.map((e) => `item:${e}`)];
       expect([...labels].sort()).toEqual(all.sort());
     }

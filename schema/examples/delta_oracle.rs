@@ -1,4 +1,4 @@
-//! The Rust side of the differential test of protocol 5's view frame decoders
+//! The Rust side of the differential test of protocol 6's view frame decoders
 //! (client-web/test/delta-differential.test.ts): prints valid view frames
 //! and many mutants of them, each with what Rust's `ViewFrame::parse` and
 //! `Held::apply` make of it; the test feeds the same bytes to the browser's
@@ -12,10 +12,14 @@
 //! for none):
 //!
 //! ```text
-//! W world min_x min_y max_x max_y speed tick_hz max_players
+//! W world min_x min_y max_x max_y speed tick_hz max_players cell_size
 //! S seed world setup-frame frame digest-after-setup verdict digest
 //! C seed mutant verdict digest
 //! ```
+//!
+//! A world's `cell_size` is its grid's cell side in world units (0: no
+//! grid; otherwise the client hands players off between its cells, as
+//! `delta_cases::World::held` does).
 //!
 //! A seed is a frame of the shared cases (`tests/delta_cases`) and the
 //! frame of full forms that sets up what a client held before it (`-`:
@@ -36,7 +40,7 @@ use mino_protocol::view::ViewFrame;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-/// Prints protocol 5 view frames, mutants of them and Rust's verdicts.
+/// Prints protocol 6 view frames, mutants of them and Rust's verdicts.
 #[derive(Parser)]
 struct Cli {
     /// Mutants to print.
@@ -138,7 +142,8 @@ fn main() -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (i, w) in WORLDS.iter().enumerate() {
         let [a, b, c, d] = w.bounds.map(f64::from);
-        writeln!(out, "W {i} {a} {b} {c} {d} {} {} {}", f64::from(w.speed), w.tick_hz, w.max_players)?;
+        let (speed, size) = (f64::from(w.speed), f64::from(w.cell_size));
+        writeln!(out, "W {i} {a} {b} {c} {d} {speed} {} {} {size}", w.tick_hz, w.max_players)?;
     }
     let seeds = seeds();
     for (i, s) in seeds.iter().enumerate() {

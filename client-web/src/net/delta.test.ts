@@ -1,12 +1,14 @@
-// Protocol 5 against the shared fixture Rust's encoders and Held wrote
+// Protocol 6 against the shared fixture Rust's encoders and Held wrote
 // (schema/tests/delta_fixture.rs): every sequence of view frames applied in
-// order must leave exactly the cells Rust's Held holds, make the same
-// updates and fail at the same items with the same errors; every malformed
+// order must leave exactly the cells Rust's Held holds (handing players off
+// between cells in the worlds with a grid), make the same updates and fail
+// at the same items with the same errors; every malformed
 // frame, delta and full form must be refused with Rust's error; and none of
 // it may read a byte outside the frame, however the buffer around it goes on.
 import { describe, expect, it } from 'vitest';
 import fixture from '../../../schema/fixtures/delta.json';
-import { DeltaError, Entries, Reader, applyDelta, decodeFull } from './delta.js';
+import { DeltaError, Entries, Reader, applyDelta, decodeFull, type DeltaErrorKind } from './delta.js';
+import { CellGrid } from './grid.js';
 import { Held, type HeldCell } from './held.js';
 import { Motion } from './motion.js';
 import { verifyViewFrame } from './view.js';
@@ -16,6 +18,8 @@ interface World {
   speed: number;
   tick_hz: number;
   max_players: number;
+  /** The grid's cell side, world units (0: no grid, nobody handed off). */
+  cell_size: number;
 }
 type EntryRow = number[];
 type HeldRow = [number, number, number, EntryRow[]];
@@ -40,13 +44,18 @@ function bytesOf(hex: string): Uint8Array {
   return out;
 }
 
-function motion(w: World): Motion {
+function boundsOf(w: World): { minX: number; minY: number; maxX: number; maxY: number } {
   const b = w.bounds;
-  return new Motion({ minX: b.min_x, minY: b.min_y, maxX: b.max_x, maxY: b.max_y }, w.speed, w.tick_hz);
+  return { minX: b.min_x, minY: b.min_y, maxX: b.max_x, maxY: b.max_y };
 }
 
+function motion(w: World): Motion {
+  return new Motion(boundsOf(w), w.speed, w.tick_hz);
+}
+
+/** A client of world `w` holding nothing yet, handing players off when the world has a grid (delta_cases' `World::held`). */
 function heldOf(w: World): Held {
-  return new Held(motion(w), w.max_players);
+  return new Held(motion(w), w.max_players).handingOff(w.cell_size > 0 ? CellGrid.of(boundsOf(w), w.cell_size) : null);
 }
 
 function rows(e: Entries): EntryRow[] {
@@ -104,13 +113,20 @@ function replay(seq: Sequence, junk: number, fill: number): void {
   });
 }
 
-describe('protocol 5 against the Rust fixture', () => {
+describe('protocol 6 against the Rust fixture', () => {
   it('has sequences, malformed frames, deltas and full forms to check', () => {
-    expect(sequences.length).toBeGreaterThanOrEqual(9);
+    expect(sequences.length).toBeGreaterThanOrEqual(12);
+    expect(sequences.some((s) => (worlds[s.world] as World).cell_size > 0)).toBe(true);
     expect(sequences.reduce((n, s) => n + s.frames.length, 0)).toBeGreaterThan(100);
     expect(fixture.bad_frames.length).toBeGreaterThan(10);
     expect(fixture.bad_deltas.length).toBeGreaterThan(20);
     expect(fixture.bad_fulls.length).toBeGreaterThan(5);
+  });
+
+  it('refuses items at every error an item can meet, a misplaced supplement among them', () => {
+    const seen = new Set(sequences.flatMap((s) => s.frames.flatMap((f) => (f.error ? [f.error.error.replace(/\(\d+\)$/, '')] : []))));
+    const kinds: DeltaErrorKind[] = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement'];
+    expect([...seen].sort()).toEqual([...kinds].sort());
   });
 
   for (const seq of sequences) {

@@ -60,7 +60,8 @@ export type DeltaErrorKind =
   | 'Duplicate'
   | 'Span'
   | 'TooMany'
-  | 'Counts';
+  | 'Counts'
+  | 'Supplement';
 
 /** What each kind means (Rust's messages; Trailing and Span lead with their value). */
 const DELTA_TEXT: Record<DeltaErrorKind, string> = {
@@ -75,6 +76,7 @@ const DELTA_TEXT: Record<DeltaErrorKind, string> = {
   Span: 'bad span',
   TooMany: 'too many players',
   Counts: 'bad counts',
+  Supplement: 'a supplement not after a delta',
 };
 
 /** A malformed or truncated full form or delta, or one that does not fit its base. */

@@ -1,24 +1,40 @@
-// What the page holds of the cells protocol 5's view frames told it: each
+// What the page holds of the cells protocol 6's view frames told it: each
 // (shard, cell)'s players as of the last item applied, and the rule that
 // applies a frame (schema/src/held.rs, held to schema/fixtures/delta.json).
 // A cell never told is empty: a delta applies to the empty state then
 // (players entering a cell that was empty); a full form replaces the cell; a
-// forget drops it (the cell left the view). When the Welcome gives a cell
+// forget drops it (the cell left the view); a supplement adds its players to
+// what the delta just before it left. When the Welcome gives a cell
 // expiry (a session whose frames may be lost: its forgets may all be lost, yet
 // every cell of its view is sent whole more often than that), a cell sent
 // nothing for that long is dropped as if forgotten (schema/src/held.rs's
 // `expiring`).
 //
+// Handoff (protocol 6, schema/src/held.rs's module docs): with a grid
+// ([`Held.handingOff`], the Welcome's area of interest), a delta of a cell
+// keeps a player that walked into another cell of the same shard over its
+// span, and the cell it went to has no enter of it. After a delta applies,
+// its cell's players whose quantized position is in another cell
+// (net/grid.ts) are taken out of it; when the cell's items in the section
+// are that one delta and supplements, and the cell the player went to is
+// advanced the same way over the same span in the same section, the player
+// is put there (in id order) once the section's items have all applied;
+// otherwise it is dropped, and the server sends it in a supplement of every
+// cell it belongs to. Without a grid (or in cell 0) nothing moves.
+//
 // Applying a frame allocates nothing once its cells are known: each cell
 // keeps two column sets (what it holds, and the one the next item is written
 // into, swapped when the item applies), forgotten cells are kept for reuse,
-// and the updates a frame made are reused objects.
+// the handoff's scratch is kept (net/handoff.ts), and the updates a frame
+// made are reused objects.
 
 import { headingRadians } from './entries.js';
 import { DeltaError, Entries, NO_ENTRIES, Reader, applyDelta, decodeFull } from './delta.js';
+import type { CellGrid } from './grid.js';
+import { SectionHandoff, mergeEntries } from './handoff.js';
 import type { Motion } from './motion.js';
 import type { Bounds, PlayerColumns } from './messages.js';
-import { KIND_FORGET, KIND_FULL, ViewCursor, type ViewError, verifyViewFrame } from './view.js';
+import { KIND_FORGET, KIND_FULL, KIND_SUPPLEMENT, ViewCursor, type ViewError, verifyViewFrame } from './view.js';
 
 /** Least time between two scans for expired cells, ms (Rust's `EXPIRY_SCAN_MS`). */
 export const EXPIRY_SCAN_MS = 1000;
@@ -82,7 +98,8 @@ export class Update {
   /**
    * 'cell': the item's span, ticks: a delta from the state the cell held
    * `span` ticks before `tick` (so its players that stayed were where they
-   * were held until then); 0 for a full form (and 'forgot', 'reset').
+   * were held until then); 0 for a full form and a supplement (and
+   * 'forgot', 'reset').
    */
   span = 0;
   /**
@@ -141,6 +158,16 @@ export class Held {
   private updated = 0;
   /** Local time of the last scan for expired cells, ms. */
   private scannedMs = -Infinity;
+  /** The place's grid: players that walked out of a cell are handed off (null: nothing moves). */
+  private grid: CellGrid | null = null;
+  /** The section's handoff scratch. */
+  private readonly handoff = new SectionHandoff();
+  /** A supplement's players (scratch). */
+  private readonly sup = new Entries();
+  /** The cursor's item's index in its cell (0 first). */
+  private itemIndex = 0;
+  /** Whether the cell's last item applied was a delta or a supplement (a supplement may follow). */
+  private afterDelta = false;
 
   /**
    * Nothing held yet; deltas predict with `motion` (the Welcome's world,
@@ -153,6 +180,17 @@ export class Held {
     readonly maxPlayers: number,
     readonly expiryMs = 0,
   ) {}
+
+  /**
+   * Hands players off between the cells of `grid` from now on (null: not;
+   * schema/src/held.rs's `Held::handing_off`): the page passes
+   * `CellGrid.of(welcome.bounds, welcome.aoi.cellSize)` when the Welcome
+   * has an area of interest. Returns this.
+   */
+  handingOff(grid: CellGrid | null): this {
+    this.grid = grid;
+    return this;
+  }
 
   /**
    * Verifies the view frame bytes[start, end) (ServerMessage.view) and applies
@@ -181,15 +219,58 @@ export class Held {
         this.note(c, 'reset', null);
         continue;
       }
-      while (c.nextCell()) {
-        while (c.nextItem()) {
-          const error = this.applyItem(c);
-          if (error) {
-            this.updated = 0;
-            return new HeldError('item', error, c.shard, c.cell);
-          }
-        }
+      const error = this.applySection(c);
+      if (error) {
+        this.updated = 0;
+        return error;
       }
+    }
+    return null;
+  }
+
+  /** Applies the cursor's section (not a reset), then hands its movers off: null, or the first error. */
+  private applySection(c: ViewCursor): HeldError | null {
+    const h = this.handoff;
+    h.beginSection();
+    while (c.nextCell()) {
+      h.beginCell();
+      this.itemIndex = 0;
+      this.afterDelta = false;
+      while (c.nextItem()) {
+        h.item(this.itemIndex, c.kind, c.span);
+        const error = this.applyItem(c);
+        if (error) return new HeldError('item', error, c.shard, c.cell);
+        this.itemIndex++;
+      }
+      h.endCell(c.cell);
+    }
+    return h.anyMovers ? this.handOff(c.shard) : null;
+  }
+
+  /**
+   * Puts the section's movers into the cells they went to, when those were
+   * advanced by one delta over the same span (the others are dropped), cells
+   * increasing (schema/src/held.rs's `hand_off`): at a cell where they do
+   * not fit (DeltaError 'Duplicate' for a player already there, 'TooMany'
+   * past the limit), that cell and the later ones are left as their items
+   * left them, and the error says which.
+   */
+  private handOff(shard: number): HeldError | null {
+    const h = this.handoff;
+    const cells = this.cellsOf(shard);
+    for (let k = 0; k < h.advancedCount; k++) {
+      if (h.arrivals(k) === 0) continue;
+      // Advanced by a delta that applied: held.
+      const into = cells?.get(h.advancedCell(k)) as HeldCell;
+      try {
+        mergeEntries(into.entries, h.arriving, this.maxPlayers, into.spare);
+      } catch (e) {
+        if (e instanceof DeltaError) return new HeldError('item', e, shard, into.cell);
+        throw e;
+      }
+      const spare = into.entries;
+      into.entries = into.spare;
+      into.spare = spare;
     }
     return null;
   }
@@ -293,13 +374,18 @@ export class Held {
         for (let i = 0; i < this.updated; i++) if ((this.updates[i] as Update).held === held) (this.updates[i] as Update).held = null;
       }
       this.note(c, 'forgot', null);
+      this.afterDelta = false;
       return null;
     }
+    if (c.kind === KIND_SUPPLEMENT && !(held && this.afterDelta)) return new DeltaError('Supplement');
     const into = held ?? this.fresh(c.shard, c.cell);
     const r = this.reader.reset(c.bytes, c.bodyStart, c.bodyEnd);
     try {
       if (c.kind === KIND_FULL) decodeFull(r, this.maxPlayers, into.spare);
-      else applyDelta(held ? held.entries : NO_ENTRIES, r, c.span, this.motion, this.maxPlayers, into.spare);
+      else if (c.kind === KIND_SUPPLEMENT) {
+        decodeFull(r, this.maxPlayers, this.sup);
+        mergeEntries(into.entries, this.sup, this.maxPlayers, into.spare);
+      } else applyDelta(held ? held.entries : NO_ENTRIES, r, c.span, this.motion, this.maxPlayers, into.spare);
     } catch (e) {
       if (!held) this.free.push(into);
       if (e instanceof DeltaError) return e;
@@ -308,6 +394,9 @@ export class Held {
     const spare = into.entries;
     into.entries = into.spare;
     into.spare = spare;
+    const delta = c.kind !== KIND_FULL && c.kind !== KIND_SUPPLEMENT;
+    if (delta && this.grid && c.cell !== 0) this.takeOutWalkers(into, this.grid);
+    this.afterDelta = c.kind !== KIND_FULL;
     into.tick = c.tick;
     into.heardMs = this.nowMs;
     if (!held) {
@@ -319,6 +408,34 @@ export class Held {
     }
     this.note(c, 'cell', into);
     return null;
+  }
+
+  /**
+   * Takes the players of `cell` (just advanced by a delta) whose position is
+   * in another cell of `grid` out of it: movers of the section's handoff
+   * when the cell is one delta so far, else dropped.
+   */
+  private takeOutWalkers(cell: HeldCell, grid: CellGrid): void {
+    const e = cell.entries;
+    const h = this.handoff;
+    const here = cell.cell;
+    let kept = 0;
+    for (let i = 0; i < e.count; i++) {
+      const there = grid.cellOfQ(e.x[i] as number, e.y[i] as number);
+      if (there !== here) {
+        if (h.handingOff) h.leave(e, i, there);
+        continue;
+      }
+      if (kept !== i) {
+        e.ids[kept] = e.ids[i] as number;
+        e.x[kept] = e.x[i] as number;
+        e.y[kept] = e.y[i] as number;
+        e.heading[kept] = e.heading[i] as number;
+        e.flags[kept] = e.flags[i] as number;
+      }
+      kept++;
+    }
+    e.count = kept;
   }
 
   /** A cell to write a newly told cell into: a forgotten one's, or a new one. */

@@ -1,4 +1,4 @@
-// Protocol 5's view frames in the browser: the bytes of ServerMessage.view,
+// Protocol 6's view frames in the browser: the bytes of ServerMessage.view,
 // one websocket message a tick, read with the rules of schema/src/view.rs
 // (the same errors, held to schema/fixtures/delta.json).
 //
@@ -12,6 +12,8 @@
 //   item    := tag [len - 15: varint, when the tag's length is 15] body
 //   tag     := kind (bits 0-3) | length (bits 4-7; 15: a varint follows)
 //   kind    := 0 full form | 1..=7 delta over 2^(kind-1) ticks | 8 forget
+//            | 9 supplement (protocol 6: a full form's body, players added
+//              to what the delta before it left; net/held.ts)
 //
 // Cells of a section increase (the first's "previous" is 0); a cell's items
 // apply in order (net/held.ts). A frame is verified end to end before any of
@@ -22,9 +24,10 @@
 
 import { DeltaError, Reader } from './delta.js';
 
-/** Item kinds: a full form, deltas 1..7, a forget. */
+/** Item kinds: a full form, deltas 1..7, a forget, a supplement (schema/src/view.rs's `ItemKind`; 10 and up are unknown). */
 export const KIND_FULL = 0;
 export const KIND_FORGET = 8;
+export const KIND_SUPPLEMENT = 9;
 /** A tag's length nibble saying a varint length follows. */
 const LEN_VARINT = 15;
 /** Bits of a cell reference saying what follows it (the rest is the gap). */
@@ -57,7 +60,7 @@ export class ViewError extends Error {
     this.name = 'ViewError';
   }
 
-  /** As Rust's Debug prints the error: `Bytes(Truncated)`, `Kind(9)`, `Cells`. */
+  /** As Rust's Debug prints the error: `Bytes(Truncated)`, `Kind(10)`, `Cells`. */
   get label(): string {
     if (this.bytes) return `Bytes(${this.bytes.label})`;
     return this.value >= 0 ? `${this.kind}(${this.value})` : this.kind;
@@ -85,7 +88,7 @@ export class ViewCursor {
   tick = 0;
   /** The cell's id. */
   cell = 0;
-  /** The item's kind: KIND_FULL, 1..7 (a delta), KIND_FORGET. */
+  /** The item's kind: KIND_FULL, 1..7 (a delta), KIND_FORGET, KIND_SUPPLEMENT. */
   kind = 0;
   /** A delta item's span, ticks (0 for the others). */
   span = 0;
@@ -119,8 +122,14 @@ export class ViewCursor {
     while (this.nextCell());
     const r = this.r;
     if (r.remaining() === 0) return false;
-    this.shard = r.u32();
-    this.tick = r.u32();
+    // Both u32s read here, not by Reader.u32: shard ids and ticks are past
+    // V8's small integers, and one returned by a call its caller's optimized
+    // code did not inline is boxed (16 bytes each, every frame; Held.apply's
+    // callers inline it as they see fit).
+    const at = r.take(8);
+    const b = r.bytes;
+    this.shard = ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16) | ((b[at + 3] as number) << 24)) >>> 0;
+    this.tick = ((b[at + 4] as number) | ((b[at + 5] as number) << 8) | ((b[at + 6] as number) << 16) | ((b[at + 7] as number) << 24)) >>> 0;
     this.cellsLeft = r.count(r.remaining());
     this.cellCount = this.cellsLeft;
     this.previousCell = 0;
@@ -168,7 +177,7 @@ export class ViewCursor {
     }
     const tag = r.u8();
     const kind = tag & 0x0f;
-    if (kind > KIND_FORGET) throw new ViewError('Kind', kind);
+    if (kind > KIND_SUPPLEMENT) throw new ViewError('Kind', kind);
     const code = tag >> 4;
     const len = code === LEN_VARINT ? LEN_VARINT + r.count(r.remaining()) : code;
     if (kind === KIND_FORGET && len > 0) throw new ViewError('ForgetBody');
