@@ -62,6 +62,17 @@ describe('the grid cell rule', () => {
     expect([g.cellOfQ(0, 0), g.cellOfQ(65535, 65535), g.cellOfQ(6553, 0), g.cellOfQ(6554, 0)]).toEqual([1, 100, 1, 2]);
   });
 
+  it("computes in single precision: positions where double precision picks another cell get the server's", () => {
+    // The 1,000,000-unit world of 333.3-unit cells (in the fixture, whose
+    // probes miss these): at x 14,591 and y 29,182 double precision finds
+    // column 667 and row 1,335; Rust's single precision (mino_protocol's
+    // CellGrid printed it) 668 and 1,336.
+    const huge = CellGrid.of({ minX: 0, minY: 0, maxX: 1_000_000, maxY: 1_000_000 }, 333.3) as CellGrid;
+    expect(huge.cellOfQ(14_591, 29_182)).toBe(1 + 1336 * 3001 + 668);
+    const double = (q: number) => Math.floor(((q / 65535) * 1_000_000) / Math.fround(333.3));
+    expect([double(14_591), double(29_182)]).toEqual([667, 1335]);
+  });
+
   it('refuses sizes that are not positive finite numbers, and has a cell at least however wide a cell is', () => {
     const b = { minX: 0, minY: 0, maxX: 1000, maxY: 1000 };
     expect([CellGrid.of(b, 0), CellGrid.of(b, Number.NaN), CellGrid.of(b, -1), CellGrid.of(b, Number.POSITIVE_INFINITY)]).toEqual([null, null, null, null]);

@@ -52,7 +52,7 @@ export function turnsBody(turns: readonly (readonly [number, number])[]): number
   return out;
 }
 
-/** An item: kind 0 (full), 1..7 (a delta over 2^(kind-1) ticks) or 8 (forget), and its body. */
+/** An item: kind 0 (full), 1..7 (a delta over 2^(kind-1) ticks), 8 (forget) or 9 (a supplement, a full form's body), and its body. */
 export function item(kind: number, body: readonly number[]): number[] {
   const out: number[] = [];
   if (body.length < 15) out.push(kind | (body.length << 4));
