@@ -244,7 +244,7 @@ export class Held {
       }
       h.endCell(c.cell);
     }
-    return h.anyMovers ? this.handOff(c.shard) : null;
+    return h.anyMovers ? this.handOff() : null;
   }
 
   /**
@@ -253,10 +253,12 @@ export class Held {
    * increasing (schema/src/held.rs's `hand_off`): at a cell where they do
    * not fit (DeltaError 'Duplicate' for a player already there, 'TooMany'
    * past the limit), that cell and the later ones are left as their items
-   * left them, and the error says which.
+   * left them, and the error says which. (The shard is read from the
+   * cursor, not passed: a u32 passed to a call is boxed.)
    */
-  private handOff(shard: number): HeldError | null {
+  private handOff(): HeldError | null {
     const h = this.handoff;
+    const shard = this.cursor.shard;
     const cells = this.cellsOf(shard);
     for (let k = 0; k < h.advancedCount; k++) {
       if (h.arrivals(k) === 0) continue;
