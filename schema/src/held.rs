@@ -433,7 +433,15 @@ impl Held {
             movers = rest;
             self.sup.clear();
             self.sup.extend(these.iter().map(|m| m.2));
-            if let Err(error) = merge(self.now.players(slot), &self.sup, self.max_players, &mut self.cell) {
+            // One player handed off twice (held in two cells: only a frame
+            // that says so on purpose) is refused, not added twice.
+            let twice = self.sup.windows(2).any(|w| w[0].id == w[1].id);
+            let merged = if twice {
+                Err(DeltaError::Duplicate)
+            } else {
+                merge(self.now.players(slot), &self.sup, self.max_players, &mut self.cell)
+            };
+            if let Err(error) = merged {
                 failed = Some(HeldError::Item { shard, cell: slot.key.1, error });
             }
             if failed.is_some() {
@@ -824,6 +832,32 @@ mod tests {
         let frame = section(7, 3, &[(2, vec![delta(&m, &b0, &b0, 1), one, sup(&[e(1, 7000, 0, false)])])]);
         held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
         assert_eq!(players(&held, 2), Some(vec![1, 3, 4]));
+    }
+
+    #[test]
+    fn a_player_handed_off_twice_is_refused_at_the_cell_it_went_to() {
+        let (m, mut held) = handoff_world();
+        // Player 5 held in cells 1 and 3 (only a frame meant to can say so),
+        // walking into cell 2 from both sides.
+        let (east, west) = (e(5, 6400, 0, true), e(5, 13_200, 128, true));
+        let frame = section(7, 1, &[(1, vec![full(&[east])]), (2, vec![full(&[])]), (3, vec![full(&[west])])]);
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        let step = |p: Entry| {
+            let (x, y) = m.advance((p.x, p.y), p.heading, true, 1);
+            Entry { x, y, ..p }
+        };
+        let frame = section(
+            7,
+            2,
+            &[
+                (1, vec![delta(&m, &[east], &[step(east)], 1)]),
+                (2, vec![delta(&m, &[], &[], 1)]),
+                (3, vec![delta(&m, &[west], &[step(west)], 1)]),
+            ],
+        );
+        let refused = held.apply(&ViewFrame::parse(&frame).expect("valid"));
+        assert_eq!(refused, Err(HeldError::Item { shard: 7, cell: 2, error: DeltaError::Duplicate }));
+        assert_eq!(players(&held, 2), Some(vec![]), "cell 2 as its delta left it");
     }
 
     #[test]

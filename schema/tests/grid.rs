@@ -1,6 +1,7 @@
 //! The shared fixture of the grid's cell rule: for a few worlds and cell
 //! sizes, the grid's columns and rows and the cell of quantized positions at
-//! and around every border, as `mino_protocol::grid` computes them, in
+//! and around every border (and wherever double precision would pick another
+//! cell), as `mino_protocol::grid` computes them, in
 //! `schema/fixtures/grid.json`. The browser client's unit tests
 //! (client-web/src/net/grid.test.ts) compute the same with `net/grid.ts` and
 //! must agree exactly: with handoff deltas a client moves a player into the
@@ -60,12 +61,34 @@ fn probes(n: u32, cell: impl Fn(u16) -> u32) -> Vec<u16> {
     out
 }
 
+/// The coordinates along an axis (`min`, `max`, `n` cells) where the rule
+/// in double precision would pick another column than single precision's:
+/// a client must round as the server does.
+fn single_precision_matters(min: f32, max: f32, size: f32, n: u32, rule: impl Fn(u16) -> u32) -> Vec<u16> {
+    (0..=u16::MAX)
+        .filter(|&q| {
+            let (min, max, size) = (f64::from(min), f64::from(max), f64::from(size));
+            let world = min + (f64::from(q) / 65535.0) * (max - min);
+            let double = (((world - min) / size).floor().max(0.0) as u32).min(n - 1);
+            double != rule(q)
+        })
+        .collect()
+}
+
 fn fixture() -> String {
     let mut worlds = Vec::new();
     for (b, size) in WORLDS {
         let grid = CellGrid::new(&Bounds::new(b[0], b[1], b[2], b[3]), size).expect("a grid");
-        let xs = probes(grid.columns(), |q| (grid.cell_of_q(q, 0) - 1) % grid.columns());
-        let ys = probes(grid.rows(), |q| (grid.cell_of_q(0, q) - 1) / grid.columns());
+        let column = |q| (grid.cell_of_q(q, 0) - 1) % grid.columns();
+        let row = |q| (grid.cell_of_q(0, q) - 1) / grid.columns();
+        let mut xs = probes(grid.columns(), column);
+        xs.extend(single_precision_matters(b[0], b[2], size, grid.columns(), column));
+        xs.sort_unstable();
+        xs.dedup();
+        let mut ys = probes(grid.rows(), row);
+        ys.extend(single_precision_matters(b[1], b[3], size, grid.rows(), row));
+        ys.sort_unstable();
+        ys.dedup();
         let mut cells = Vec::new();
         for (i, &x) in xs.iter().enumerate() {
             // Every x against a few ys (and every y against a few xs): the
@@ -118,4 +141,14 @@ fn borders_fall_where_the_cell_size_puts_them() {
     let xs = probes(grid.columns(), |q| (grid.cell_of_q(q, 0) - 1) % grid.columns());
     assert!(xs.contains(&6553) && xs.contains(&6554));
     assert_eq!((grid.cell_of_q(6553, 0), grid.cell_of_q(6554, 0)), (1, 2));
+}
+
+#[test]
+fn the_fixture_holds_positions_where_single_precision_matters() {
+    // The huge world: a client in double precision would misfile players.
+    let (b, size) = WORLDS[5];
+    let grid = CellGrid::new(&Bounds::new(b[0], b[1], b[2], b[3]), size).expect("a grid");
+    let odd =
+        single_precision_matters(b[0], b[2], size, grid.columns(), |q| (grid.cell_of_q(q, 0) - 1) % grid.columns());
+    assert!(odd.contains(&14591), "{odd:?}");
 }

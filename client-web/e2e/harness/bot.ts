@@ -7,6 +7,7 @@
 // every due tick (its own cell every tick), as a count of frames can tell.
 
 import WebSocket from 'ws';
+import { CellGrid } from '../../src/net/grid.js';
 import { Held, type HeldCell } from '../../src/net/held.js';
 import { MAX_CELL_PLAYERS } from '../../src/net/inbox.js';
 import { Motion } from '../../src/net/motion.js';
@@ -53,7 +54,9 @@ export class Bot {
     private readonly socket: WebSocket,
     readonly welcome: WelcomeMsg,
   ) {
-    this.held = new Held(new Motion(welcome.bounds, welcome.speed, welcome.tickHz), MAX_CELL_PLAYERS);
+    this.held = new Held(new Motion(welcome.bounds, welcome.speed, welcome.tickHz), MAX_CELL_PLAYERS).handingOff(
+      welcome.aoi ? CellGrid.of(welcome.bounds, welcome.aoi.cellSize) : null,
+    );
   }
 
   /** Connects to `url` as `name` (taking deltas if `deltas`) and waits (at most `timeoutMs`) for Welcome. */

@@ -139,6 +139,21 @@ describe('handoff between cells', () => {
     ]);
   });
 
+  it('refuses a player handed off twice into one cell (held in two), at that cell', () => {
+    const h = handingOff();
+    const east = p(5, 6400, 0, true);
+    const west = p(5, 13_200, 128, true);
+    const f0 = frame(1, [
+      [1, [item(FULL, fullBody([east]))]],
+      [2, [item(FULL, fullBody([]))]],
+      [3, [item(FULL, fullBody([west]))]],
+    ]);
+    expect(h.apply(f0)).toBeNull();
+    const refused = h.apply(frame(2, [[1, [item(SPAN_1, [])]], [2, [item(SPAN_1, [])]], [3, [item(SPAN_1, [])]]]));
+    expect([refused?.kind, refused?.shard, refused?.cell, refused?.error.message]).toEqual(['item', 7, 2, 'entered twice']);
+    expect(ids(h.cell(7, 2))).toEqual([]);
+  });
+
   it('moves nobody without a grid', () => {
     const h = new Held(MOTION, 100);
     expect(h.apply(frame(1, [[1, [item(FULL, fullBody([p(5, 6400, 0, true)]))]]]))).toBeNull();

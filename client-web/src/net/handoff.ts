@@ -135,8 +135,7 @@ export class SectionHandoff {
 
   /**
    * Fills `arriving` with the movers into advanced cell `k` that walked out
-   * of a cell advanced over the same span, by id (ties in the order they
-   * left); their count.
+   * of a cell advanced over the same span, by id; their count.
    */
   arrivals(k: number): number {
     const cell = this.advancedCells[k] as number;
@@ -152,6 +151,13 @@ export class SectionHandoff {
       for (let j = a.count - 1; j > 0 && (a.ids[j - 1] as number) > (a.ids[j] as number); j--) swapEntries(a, j - 1, j);
     }
     return a.count;
+  }
+
+  /** True when `arriving` holds one player twice (held in two cells: refused as 'Duplicate', Rust's `hand_off`). */
+  get arrivesTwice(): boolean {
+    const a = this.arriving;
+    for (let i = 1; i < a.count; i++) if (a.ids[i - 1] === a.ids[i]) return true;
+    return false;
   }
 }
 

@@ -102,6 +102,8 @@ export class Update {
    * 'forgot', 'reset').
    */
   span = 0;
+  /** 'cell': the item was a supplement (players added after its cell's delta, which keeps its span). */
+  adds = false;
   /**
    * The cell as held after the frame ('cell'), so the page reads it without
    * a lookup; null for 'forgot' and 'reset', and for a cell the frame dropped afterwards.
@@ -265,6 +267,7 @@ export class Held {
       // Advanced by a delta that applied: held.
       const into = cells?.get(h.advancedCell(k)) as HeldCell;
       try {
+        if (h.arrivesTwice) throw new DeltaError('Duplicate');
         mergeEntries(into.entries, h.arriving, this.maxPlayers, into.spare);
       } catch (e) {
         if (e instanceof DeltaError) return new HeldError('item', e, shard, into.cell);
@@ -458,6 +461,7 @@ export class Held {
     u.cell = kind === 'reset' ? 0 : c.cell;
     u.tick = c.tick;
     u.span = kind === 'cell' ? c.span : 0;
+    u.adds = kind === 'cell' && c.kind === KIND_SUPPLEMENT;
     u.held = held;
   }
 
@@ -469,6 +473,7 @@ export class Held {
     u.cell = c.cell;
     u.tick = c.tick;
     u.span = 0;
+    u.adds = false;
     u.held = null;
   }
 

@@ -20,6 +20,7 @@
 // dropped, and so is every frame until the next Welcome (a new socket, which
 // holds nothing). Chat, presence, pongs and the rest never wait here.
 
+import { CellGrid } from './grid.js';
 import { Held, type HeldCell, type HeldError, type Update } from './held.js';
 import type { ViewMsg, WelcomeMsg } from './messages.js';
 import { Motion } from './motion.js';
@@ -119,7 +120,9 @@ export class FrameInbox {
    * the Welcome's world, speed and tick rate.
    */
   welcome(w: WelcomeMsg): void {
-    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS, w.cellExpiryMs);
+    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS, w.cellExpiryMs).handingOff(
+      w.aoi ? CellGrid.of(w.bounds, w.aoi.cellSize) : null,
+    );
     this.brokenChain = false;
     this.backlogTicks = Math.max(1, Math.floor((BACKLOG_MS * Math.max(1, w.tickHz)) / 1000));
     this.count = 0;
@@ -246,8 +249,9 @@ export class FrameInbox {
         this.taker.reset(u.shard, u.tick, arrivalMs);
         continue;
       }
-      // A cell's consecutive items (a chain of deltas) are taken once, with their spans added.
-      span = first ? u.span : span > 0 && u.span > 0 ? span + u.span : 0;
+      // A cell's consecutive items (a chain of deltas) are taken once, with their spans added;
+      // a supplement adds players after its delta and keeps the span.
+      if (!u.adds) span = first ? u.span : span > 0 && u.span > 0 ? span + u.span : 0;
       const next = i + 1 < updates ? held.update(i + 1) : null;
       first = !(next && next.kind === 'cell' && next.shard === u.shard && next.cell === u.cell);
       if (!first) continue;
