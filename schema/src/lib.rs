@@ -12,8 +12,9 @@
 //! - [`delta`]: a cell's players as a full form or a delta against an
 //!   earlier state (what the movement rule did not predict), and the rule that
 //!   applies one.
-//! - [`view`]: protocol 5's view frames (sections of a shard's cells, each
-//!   cell's items: full forms, deltas, forgets) and region bundles.
+//! - [`view`]: protocol 6's view frames (sections of a shard's cells, each
+//!   cell's items: full forms, deltas, supplements, forgets) and region bundles.
+//! - [`grid`]: the area-of-interest grid's cell rule, shared with clients.
 //! - [`held`]: what a client holds of the cells view frames told it, and the
 //!   rule that applies a frame (bots, the test kit).
 //! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].

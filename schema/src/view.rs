@@ -1,4 +1,4 @@
-//! View frames (protocol 5) and the region bundles shards relay them in: the
+//! View frames (protocol 6) and the region bundles shards relay them in: the
 //! bytes of `ServerMessage.view` and `CellBundle.items`, with a writer and a
 //! strict reader for each.
 //!

@@ -1,4 +1,4 @@
-//! The shared fixture of protocol 5's view frames: sequences of frames built
+//! The shared fixture of protocol 6's view frames: sequences of frames built
 //! with `mino_protocol`'s encoders (`tests/delta_cases`), and after each
 //! frame what a client holds as `Held` computes it (every cell's tick and
 //! players) and the updates the frame made; frames that do not verify, deltas

@@ -130,6 +130,14 @@ describe('frame inbox', () => {
     expect(taken).toEqual(['s1c5@1:0', 's1c6@1:0', 's1c7@1:0', 's1c5@2:3', '~s1c6@2', '!s1@3', 's1c7@3:0']);
   });
 
+  it('takes a delta and the supplements after it with the delta\'s span (a supplement only adds players)', () => {
+    const { box, taken } = inbox();
+    box.offer(fullFrame(1, 1, 5), 0);
+    box.offer(view(frameOf(section(1, tick(3), [[5, [item(2, []), item(9, fullBody([standing(8)]))]]]))), 1);
+    box.flush();
+    expect(taken).toEqual(['s1c5@1:0', 's1c5@3:2']);
+  });
+
   it('stays bounded without animation frames (a hidden tab): a full inbox is applied at once', () => {
     const { box, taken } = inbox(64);
     box.offer(fullFrame(1, 0, 5), 0);

@@ -100,7 +100,7 @@ export interface CellState {
 }
 
 /**
- * A view frame (protocol 5, `ServerMessage.view`): sections of a shard's
+ * A view frame (protocol 6, `ServerMessage.view`): sections of a shard's
  * cells at one of its ticks, each cell's items (full forms, deltas,
  * forgets), in `bytes[start, end)`, not yet verified (net/held.ts verifies
  * and applies it). Keep `bytes` unchanged until it is applied.

@@ -1,4 +1,4 @@
-// Protocol 5 view frames written in the tests, for what the shared fixture
+// Protocol 6 view frames written in the tests, for what the shared fixture
 // (schema/fixtures/delta.json, written by Rust) does not need to pin: frames
 // of a size a test picks (a steady frame of walkers for the allocation test
 // and the decode benchmark). Only full forms, empty deltas and heading

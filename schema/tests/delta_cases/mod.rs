@@ -1,4 +1,4 @@
-//! Protocol 5's view frames for tests, built with the protocol's own encoders:
+//! Protocol 6's view frames for tests, built with the protocol's own encoders:
 //! the worlds they predict in, scripted sequences that cover every item and
 //! record kind, random walks over cells, tiers and shards, and frames and
 //! deltas that are malformed on purpose. Shared by the fixture
