@@ -49,7 +49,7 @@
 //! ```text
 //! bundle := cell*        (up to the end)
 //! cell   := varint(cell_id - previous_cell_id) full-item deltas (varint) delta*
-//! delta  := delta-item supplements (varint) (origin_cell (varint) supplement-item)*
+//! delta  := supplements (varint) origin_cell (varint)* delta-item supplement-item*
 //! ```
 //!
 //! A `delta` there is how a shard's streams keep each delta too
@@ -439,15 +439,20 @@ fn read_section<'a>(r: &mut Reader<'a>) -> Result<ViewSection<'a>, ViewError> {
 }
 
 /// Appends a delta *with its supplements*, as streams keep it and region
-/// bundles carry it: the delta's item, then the count of its supplements and
-/// each as (origin cell, supplement item), origins increasing (each item as
-/// [`write_item`] made it). A view frame carries the delta's item alone,
-/// and after it those supplements the view needs (see [`crate::held`]).
+/// bundles carry it: the count of its supplements, their origin cells
+/// (increasing), the delta's item, then the supplements' items in the same
+/// order (each item as [`write_item`] made it). A view frame carries the
+/// delta's item alone, and after it those supplements the view needs (see
+/// [`crate::held`]). The count and origins come first so that a delta with
+/// none (the commonest) is a zero byte and its item, and a view that needs
+/// none of them reads only their origins.
 pub fn write_delta_with(out: &mut Vec<u8>, delta: &[u8], supplements: &[(u32, &[u8])]) {
-    out.extend_from_slice(delta);
     put_varint(out, supplements.len() as u64);
-    for (origin, item) in supplements {
+    for (origin, _) in supplements {
         put_varint(out, u64::from(*origin));
+    }
+    out.extend_from_slice(delta);
+    for (_, item) in supplements {
         out.extend_from_slice(item);
     }
 }
@@ -459,22 +464,21 @@ pub struct DeltaWith<'a> {
     pub span: u32,
     /// The delta's item (tag, length, body).
     pub item: &'a [u8],
+    origins: Reader<'a>,
     supplements: Reader<'a>,
     count: usize,
 }
 
 impl<'a> DeltaWith<'a> {
-    /// Reads one from the front of `r`, verified: a delta item, then
-    /// supplements whose origins increase and are not `cell` (the delta's
-    /// own cell).
+    /// Reads one from the front of `r`, verified: the count, origins that
+    /// increase and are not `cell` (the delta's own cell), a delta item,
+    /// then as many supplement items.
     ///
     /// Errors: [`ViewError`]; [`ViewError::Bundle`] for an item of another
     /// kind or a bad origin.
     fn read(r: &mut Reader<'a>, cell: u32) -> Result<DeltaWith<'a>, ViewError> {
-        let item = read_item(r)?;
-        let ItemKind::Delta { span } = item.kind else { return Err(ViewError::Bundle) };
         let count = r.count(r.remaining())?;
-        let supplements = r.clone();
+        let origins = r.clone();
         let mut last = None;
         for _ in 0..count {
             let origin = u32::try_from(r.varint()?).map_err(|_| ViewError::Bundle)?;
@@ -482,11 +486,16 @@ impl<'a> DeltaWith<'a> {
                 return Err(ViewError::Bundle);
             }
             last = Some(origin);
+        }
+        let item = read_item(r)?;
+        let ItemKind::Delta { span } = item.kind else { return Err(ViewError::Bundle) };
+        let supplements = r.clone();
+        for _ in 0..count {
             if read_item(r)?.kind != ItemKind::Supplement {
                 return Err(ViewError::Bundle);
             }
         }
-        Ok(DeltaWith { span, item: item.bytes, supplements, count })
+        Ok(DeltaWith { span, item: item.bytes, origins, supplements, count })
     }
 
     /// Reads `bytes`, which must hold exactly one, of cell `cell`.
@@ -499,13 +508,47 @@ impl<'a> DeltaWith<'a> {
         Ok(d)
     }
 
+    /// Splits `bytes` a stream kept (its own encoder's, or a bundle's that
+    /// [`read_bundle`] verified) without verifying it again: the count, the
+    /// origins passed over, the delta's item by its tag and length. `None`
+    /// for bytes that do not hold a count and a delta item.
+    pub fn of_kept(bytes: &'a [u8]) -> Option<DeltaWith<'a>> {
+        let mut r = Reader::new(bytes);
+        let count = r.count(r.remaining()).ok()?;
+        let origins = r.clone();
+        for _ in 0..count {
+            r.varint().ok()?;
+        }
+        let start = bytes.len() - r.remaining();
+        let tag = r.u8().ok()?;
+        let ItemKind::Delta { span } = ItemKind::of(tag & 0x0f).ok()? else { return None };
+        let code = tag >> 4;
+        let len =
+            if code == LEN_VARINT { usize::from(LEN_VARINT) + r.count(r.remaining()).ok()? } else { usize::from(code) };
+        r.take(len).ok()?;
+        let item = &bytes[start..bytes.len() - r.remaining()];
+        Some(DeltaWith { span, item, origins: origins.clone(), supplements: r, count })
+    }
+
+    /// Its supplements' origin cells, increasing.
+    pub fn origins(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut r = self.origins.clone();
+        (0..self.count).map_while(move |_| u32::try_from(r.varint().ok()?).ok())
+    }
+
+    /// The delta item of `bytes` a stream kept, when it has no supplement
+    /// (its first byte, the count, is 0): the rest, read without parsing.
+    pub fn alone(bytes: &'a [u8]) -> Option<&'a [u8]> {
+        match bytes {
+            [0, item @ ..] => Some(item),
+            _ => None,
+        }
+    }
+
     /// Its supplements: (origin cell, supplement item), origins increasing.
     pub fn supplements(&self) -> impl Iterator<Item = (u32, &'a [u8])> + '_ {
         let mut r = self.supplements.clone();
-        (0..self.count).map_while(move |_| {
-            let origin = u32::try_from(r.varint().ok()?).ok()?;
-            Some((origin, read_item(&mut r).ok()?.bytes))
-        })
+        self.origins().map_while(move |origin| Some((origin, read_item(&mut r).ok()?.bytes)))
     }
 
     /// True with no supplements.
@@ -865,6 +908,10 @@ pub(crate) mod tests {
         let second = DeltaWith::parse(&out[cells[0].deltas[1].1.clone()], 4).expect("valid");
         assert_eq!((second.span, second.item), (2, &d2[..]));
         assert_eq!(second.supplements().collect::<Vec<_>>(), [(3, &sup[..]), (5, &sup[..])]);
+        let kept = DeltaWith::of_kept(&out[cells[0].deltas[1].1.clone()]).expect("a delta");
+        assert_eq!((kept.span, kept.item), (2, &d2[..]));
+        assert_eq!(kept.supplements().collect::<Vec<_>>(), [(3, &sup[..]), (5, &sup[..])]);
+        assert!(DeltaWith::of_kept(&full).is_none(), "a full form is no delta");
         assert!(DeltaWith::parse(&w1, 4).expect("valid").is_alone());
         assert_eq!((cells[1].cell, cells[1].deltas.len()), (90, 0));
         let mut bad = Vec::new();
@@ -880,6 +927,8 @@ pub(crate) mod tests {
         // A bundle is cells up to its end: a cut between cells is a shorter
         // bundle, a cut inside one is refused.
         let first = 1 + full.len() + 1 + w1.len() + w2.len();
+        assert_eq!(DeltaWith::alone(&w1), Some(&d1[..]));
+        assert_eq!(DeltaWith::alone(&w2), None);
         for cut in (1..out.len()).filter(|&c| c != first) {
             assert!(read_bundle(&out[..cut]).is_err(), "cut at {cut}");
         }

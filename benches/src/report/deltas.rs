@@ -158,7 +158,11 @@ impl Report {
             "Protocol 4 (issue 25) sends a cell's entries as a delta against the same cell's previous frame: \
              residuals against the heading-step prediction the server and the browser compute alike, explicit \
              leave and enter records, the same bytes to every socket holding the baseline, the cell's full form to \
-             every socket that does not; a socket with nothing new gets no write. What is compared: the same \
+             every socket that does not; a socket with nothing new gets no write. Protocol 6 hands players off \
+             between cells (the trace's handoff row, built): a delta keeps a player that walked into another cell \
+             of its shard, the client moves it there when it advances that cell by one delta over the same span, \
+             and a supplement brings it where it does not; every cell of a period is due on the same ticks. \
+             What is compared: the same \
              binaries and the same run, bots that say in their Hello that they take deltas (the loadgen's default, \
              as the browser's) against bots that do not (`mino-loadgen --frames full`, the control: a client \
              without the capability, which gets full frames), alternating (deltas first in odd runs), \
@@ -656,10 +660,10 @@ impl Report {
             handoff(uniform, "no item for an empty delta"),
         ) {
             out.push(format!(
-                "With the views' real holdings (handoff): {a} bytes a socket a second with the server's due rule, \
-                 {b} with every cell of a period due on the same ticks, {c} with that and no item for an empty \
-                 delta (measured offline, not built; a live run has added about 0.9 KB of framing to the trace's \
-                 figure)."
+                "With the views' real holdings (handoff, protocol 6): {a} bytes a socket a second with the due \
+                 rule before it (phases spread), {b} with every cell of a period due on the same ticks (protocol 6, \
+                 built), {c} with that and no item for an empty delta (measured offline, not built; a live run has \
+                 added about 0.9 KB of framing to the trace's figure)."
             ));
             out.push(String::new());
         }

@@ -248,19 +248,25 @@ impl OwnCells {
                     self.moves.keep(cell, from, history.at(from), history.current(), entry_of, &mut self.kept);
                     self.body.clear();
                     encode_delta(history.at(from), &self.kept.entries, q, motion, &mut self.body);
-                    let delta = item(ItemKind::Delta { span: q }, &self.body);
-                    self.supplements.clear();
-                    for (origin, players) in &self.kept.supplements {
-                        self.body.clear();
-                        encode_full(players, &mut self.body);
-                        let mut sup = Vec::with_capacity(self.body.len() + 3);
-                        write_item(&mut sup, ItemKind::Supplement, &self.body);
-                        self.supplements.push((origin.0, sup));
+                    let mut with = Vec::with_capacity(self.body.len() + 4);
+                    if self.kept.supplements.is_empty() {
+                        with.push(0);
+                        write_item(&mut with, ItemKind::Delta { span: q }, &self.body);
+                    } else {
+                        write_item(&mut with, ItemKind::Delta { span: q }, &self.body);
+                        let delta = std::mem::take(&mut with);
+                        self.supplements.clear();
+                        for (origin, players) in &self.kept.supplements {
+                            self.body.clear();
+                            encode_full(players, &mut self.body);
+                            let mut sup = Vec::with_capacity(self.body.len() + 3);
+                            write_item(&mut sup, ItemKind::Supplement, &self.body);
+                            self.supplements.push((origin.0, sup));
+                        }
+                        let sups: SmallVec<[(u32, &[u8]); 4]> =
+                            self.supplements.iter().map(|(o, b)| (*o, &b[..])).collect();
+                        write_delta_with(&mut with, &delta, &sups);
                     }
-                    let sups: SmallVec<[(u32, &[u8]); 4]> =
-                        self.supplements.iter().map(|(o, b)| (*o, &b[..])).collect();
-                    let mut with = Vec::with_capacity(delta.len() + 1);
-                    write_delta_with(&mut with, &delta, &sups);
                     deltas.push((q, Bytes::from(with)));
                 }
                 q *= 2;
@@ -322,7 +328,7 @@ mod tests {
     use super::*;
     use mino_protocol::client::Direction;
     use mino_protocol::delta::{apply, decode_full};
-    use mino_protocol::view::{parse_item, read_bundle};
+    use mino_protocol::view::{parse_item, read_bundle, DeltaWith};
     use mino_protocol::wire::Bounds;
     use mino_protocol::PlayerId;
 
@@ -353,7 +359,7 @@ mod tests {
         let mut held = Vec::new();
         let mut out = Vec::new();
         for bytes in stream_items {
-            let item = parse_item(bytes.get(..bytes.len().saturating_sub(1)).unwrap_or_default()).expect("an item");
+            let item = parse_item(DeltaWith::alone(bytes).expect("no supplement")).expect("an item");
             let ItemKind::Delta { span } = item.kind else { panic!("a delta") };
             apply(&held, item.body, span, motion, usize::MAX, &mut out).expect("applies");
             std::mem::swap(&mut held, &mut out);
@@ -378,10 +384,13 @@ mod tests {
             world.step();
             own.encode(step, &grid, &world, &motion, &mut streams);
             let stream = streams.get(OWN, cell).expect("a stream");
-            let one: Vec<u8> =
-                stream.deltas_at(step).find(|d| d[0] & 0x0f == 1).map(<[u8]>::to_vec).unwrap_or_default();
+            let one: Vec<u8> = stream
+                .deltas_at(step)
+                .find(|d| DeltaWith::of_kept(d).is_some_and(|d| d.span == 1))
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
             if step > 1 && step != 3 {
-                assert_eq!(one, [0x01, 0], "step {step}: an empty one-step delta, no supplement");
+                assert_eq!(one, [0, 0x01], "step {step}: no supplement, an empty one-step delta");
             }
             items.push(one);
         }

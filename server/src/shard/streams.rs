@@ -8,7 +8,7 @@
 //! [`MAX_SPAN`] steps (each "over `span` steps, ending at `step`"), and which
 //! of those steps changed the cell. Deltas are aligned: the one over `q`
 //! steps ends only on a step `s` with `(s + offset) % q == 0` (`offset` is
-//! the cell's column + 2 × row, the due rule of [`super::interest`]), so the
+//! the cell's phase in the due rule of [`super::interest`]), so the
 //! tiers' periods (powers of two) all read the same deltas, and a socket at
 //! any step reaches a later one through at most a dozen of them
 //! ([`Stream::chain`]).

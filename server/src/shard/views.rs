@@ -213,12 +213,36 @@ struct Piece<'a> {
     cell: CellId,
     /// Its place among the tick's pieces: a cell's items keep their order.
     order: u32,
+    /// An item, or a delta with its supplements as streams keep it
+    /// (`mino_protocol::view::write_delta_with`).
     item: &'a [u8],
+    /// `item` is a delta with its supplements.
+    delta: bool,
 }
 
 impl<'a> Piece<'a> {
+    /// An item (a full form, a forget).
     fn new(source: SourceId, step: u64, cell: CellId, item: &'a [u8]) -> Piece<'a> {
-        Piece { source, step, cell, order: 0, item }
+        Piece { source, step, cell, order: 0, item, delta: false }
+    }
+
+    /// A delta with its supplements, as its stream keeps it.
+    fn delta(source: SourceId, step: u64, cell: CellId, kept: &'a [u8]) -> Piece<'a> {
+        Piece { source, step, cell, order: 0, item: kept, delta: true }
+    }
+
+    /// Its delta's span, for a delta (the count of supplements and the
+    /// item's tag are its first bytes).
+    fn span(&self) -> Option<u32> {
+        if !self.delta {
+            return None;
+        }
+        let tag = match self.item {
+            [0, tag, ..] => *tag,
+            _ => *DeltaWith::of_kept(self.item)?.item.first()?,
+        };
+        let kind = tag & 0x0f;
+        (1..=7).contains(&kind).then(|| 1 << (kind - 1))
     }
 }
 
@@ -810,7 +834,7 @@ impl Views {
                     let plain = !excepted.holds((source, cell));
                     match if plain { due.get(slot, source, cell, period) } else { Due::Ask } {
                         Due::Nothing => {}
-                        Due::Delta(item, step) => pieces.push(Piece::new(source, step, cell, item)),
+                        Due::Delta(item, step) => pieces.push(Piece::delta(source, step, cell, item)),
                         Due::Ask => {
                             if let Some(stream) = area.streams.get(source, cell) {
                                 decide(v, source, cell, stream, period, refresh, pieces);
@@ -1031,7 +1055,7 @@ fn decide<'a>(
         // A chain over steps in which the cell did not change is empty.
         Holding::At(h) => {
             let mark = pieces.len();
-            match stream.chain(h, target, |item| pieces.push(Piece::new(source, target, cell, item))) {
+            match stream.chain(h, target, |item| pieces.push(Piece::delta(source, target, cell, item))) {
                 Some(()) => Holding::At(target),
                 None => {
                     pieces.truncate(mark);
@@ -1124,11 +1148,15 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
         let cells: [Cell<'_>; 0] = [];
         write_section(body, &Section { shard: shard.0, tick: 0, cells: &cells });
     }
-    let mut written = Written::default();
+    let n = pieces.len();
+    let mut written =
+        Written { items: Vec::with_capacity(n + 8), ranges: Vec::with_capacity(n), single: Vec::with_capacity(n) };
+    let mut groups: Vec<&[Piece<'_>]> = Vec::with_capacity(n);
     for section in pieces.chunk_by(|a, b| (a.source, a.step) == (b.source, b.step)) {
         let source = streams.source(section[0].source);
         let tick = source.tick_of(section[0].step);
-        let groups: Vec<&[Piece<'_>]> = section.chunk_by(|a, b| a.cell == b.cell).collect();
+        groups.clear();
+        groups.extend(section.chunk_by(|a, b| a.cell == b.cell));
         let mut start = 0;
         while start < groups.len() {
             // As many cells as the message has room for (a section header
@@ -1155,14 +1183,7 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
     flush(body, out);
 }
 
-/// The span of a delta item (`None` for another kind).
-fn delta_span(item: &[u8]) -> Option<u32> {
-    let kind = item.first()? & 0x0f;
-    (1..=7).contains(&kind).then(|| 1 << (kind - 1))
-}
-
 /// Scratch of [`frames`]: one written section's items.
-#[derive(Default)]
 struct Written<'a> {
     items: Vec<&'a [u8]>,
     ranges: Vec<(u32, std::ops::Range<usize>)>,
@@ -1177,23 +1198,27 @@ impl<'a> Written<'a> {
         self.ranges.clear();
         self.single.clear();
         self.single.extend(groups.iter().filter_map(|g| match g {
-            [one] => delta_span(one.item).map(|span| (one.cell.0, span)),
+            [one] => one.span().map(|span| (one.cell.0, span)),
             _ => None,
         }));
         for g in groups {
             let cell = g[0].cell.0;
             let first = self.items.len();
             let span = match g {
-                [one] => delta_span(one.item),
+                [one] => one.span(),
                 _ => None,
             };
             for p in g.iter() {
-                if delta_span(p.item).is_none() {
+                if !p.delta {
                     self.items.push(p.item);
                     continue;
                 }
+                if let Some(item) = DeltaWith::alone(p.item) {
+                    self.items.push(item);
+                    continue;
+                }
                 // Own and verified relayed deltas: never malformed.
-                let Ok(d) = DeltaWith::parse(p.item, cell) else {
+                let Some(d) = DeltaWith::of_kept(p.item) else {
                     debug_assert!(false, "a stream's delta of cell {cell} does not parse");
                     continue;
                 };
@@ -1202,6 +1227,11 @@ impl<'a> Written<'a> {
                 let moved_with = |origin: u32| {
                     span.is_some_and(|s| single.binary_search_by_key(&origin, |c| c.0).is_ok_and(|i| single[i].1 == s))
                 };
+                // Usually the view advances every origin with this cell: the
+                // origins alone are read.
+                if d.origins().all(moved_with) {
+                    continue;
+                }
                 self.items.extend(d.supplements().filter(|&(origin, _)| !moved_with(origin)).map(|(_, item)| item));
             }
             if self.items.len() > first {
