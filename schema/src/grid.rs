@@ -83,6 +83,37 @@ impl CellGrid {
         self.cell(index(x, self.bounds.min_x(), self.columns), index(y, self.bounds.min_y(), self.rows))
     }
 
+    /// The quantized coordinates of cell `cell`'s players: `(x, y)` ranges
+    /// (end exclusive, up to 65,536) such that [`CellGrid::cell_of_q`] is
+    /// `cell` exactly when `x` and `y` are in them (the rule is monotonic
+    /// along each axis: found by binary search, 17 evaluations a bound).
+    /// `None` for a cell not on the grid. A client asking whether the
+    /// players of a crowded cell are still in it compares, rather than
+    /// computes each one's cell.
+    pub fn span_q(&self, cell: u32) -> Option<(std::ops::Range<u32>, std::ops::Range<u32>)> {
+        let i = cell.checked_sub(1)?;
+        if u64::from(i) >= u64::from(self.columns) * u64::from(self.rows) {
+            return None;
+        }
+        let (column, row) = (i % self.columns, i / self.columns);
+        let column_of = |q: u32| (self.cell_of_q(q as u16, 0) - 1) % self.columns;
+        let row_of = |q: u32| (self.cell_of_q(0, q as u16) - 1) / self.columns;
+        // The first q in 0..=65535 whose index is at least `k` (65,536: none).
+        let first = |k: u32, index: &dyn Fn(u32) -> u32| {
+            let (mut lo, mut hi) = (0u32, 1u32 << 16);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if index(mid) >= k {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        Some((first(column, &column_of)..first(column + 1, &column_of), first(row, &row_of)..first(row + 1, &row_of)))
+    }
+
     /// The cell holding the wire's quantized position `(x, y)`: the cell of
     /// its world position ([`quantize::world_position`]). The rule the server
     /// files players by and a client relocates them by.
@@ -126,6 +157,30 @@ mod tests {
         // 6553.5 quantized units are 100 world units: the border.
         assert_eq!(g.cell_of_q(6553, 0), 1);
         assert_eq!(g.cell_of_q(6554, 0), 2);
+    }
+
+    #[test]
+    fn a_cells_quantized_span_holds_exactly_its_positions() {
+        for (bounds, size) in
+            [(Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0), (Bounds::new(-50.0, 10.0, 1234.5, 777.25), 301.7)]
+        {
+            let g = CellGrid::new(&bounds, size).expect("grid");
+            for cell in 1..=g.columns() * g.rows() {
+                let (xs, ys) = g.span_q(cell).expect("on the grid");
+                assert!(!xs.is_empty() && !ys.is_empty());
+                for (x, y) in [(xs.start, ys.start), (xs.end - 1, ys.end - 1)] {
+                    assert_eq!(g.cell_of_q(x as u16, y as u16), cell);
+                }
+                if xs.start > 0 {
+                    assert_ne!(g.cell_of_q(xs.start as u16 - 1, ys.start as u16), cell);
+                }
+                if xs.end < 65_536 {
+                    assert_ne!(g.cell_of_q(xs.end as u16, ys.start as u16), cell);
+                }
+            }
+            assert_eq!(g.span_q(0), None);
+            assert_eq!(g.span_q(g.columns() * g.rows() + 1), None);
+        }
     }
 
     #[test]
