@@ -16,6 +16,11 @@
 use crate::quantize;
 use crate::wire::Bounds;
 
+/// Most cells a grid may have (4,096 × 4,096): a server refuses a larger
+/// one at its start, and a client given one (a Welcome that says so) takes
+/// no grid, so cell ids never overflow 32 bits.
+pub const MAX_CELLS: u64 = 1 << 24;
+
 /// The grid over one world (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellGrid {
@@ -28,20 +33,19 @@ pub struct CellGrid {
 impl CellGrid {
     /// Cells of `cell_size` world units over `bounds` (the last row and
     /// column may stick out past the world's edge); `None` when the size is
-    /// not a positive finite number. Columns are `ceil(width / cell_size)` in
-    /// single precision, at least one (rows the same); the caller bounds
-    /// their product.
+    /// not a positive finite number, or the grid would have more than
+    /// [`MAX_CELLS`]. Columns are `ceil(width / cell_size)` in single
+    /// precision, at least one (rows the same).
     pub fn new(bounds: &Bounds, cell_size: f32) -> Option<CellGrid> {
         if !(cell_size.is_finite() && cell_size > 0.0) {
             return None;
         }
         let side = |extent: f32| ((extent / cell_size).ceil() as u64).clamp(1, u64::from(u32::MAX)) as u32;
-        Some(CellGrid {
-            bounds: *bounds,
-            cell_size,
-            columns: side(bounds.max_x() - bounds.min_x()),
-            rows: side(bounds.max_y() - bounds.min_y()),
-        })
+        let (columns, rows) = (side(bounds.max_x() - bounds.min_x()), side(bounds.max_y() - bounds.min_y()));
+        if u64::from(columns) * u64::from(rows) > MAX_CELLS {
+            return None;
+        }
+        Some(CellGrid { bounds: *bounds, cell_size, columns, rows })
     }
 
     /// The world's bounds, world units.
@@ -189,5 +193,7 @@ mod tests {
         assert_eq!(CellGrid::new(&b, 0.0), None);
         assert_eq!(CellGrid::new(&b, f32::NAN), None);
         assert_eq!(CellGrid::new(&b, -1.0), None);
+        assert_eq!(CellGrid::new(&Bounds::new(0.0, 0.0, 1e9, 1e9), 1e-3), None, "past MAX_CELLS");
+        assert!(CellGrid::new(&Bounds::new(0.0, 0.0, 4096.0, 4096.0), 1.0).is_some(), "MAX_CELLS itself");
     }
 }

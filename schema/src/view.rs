@@ -1,5 +1,5 @@
 //! View frames (protocol 6) and the region bundles shards relay them in: the
-//! bytes of `ServerMessage.view` and `CellBundle.items`, with a writer and a
+//! bytes of `ServerMessage.view` and `CellBundle.cells`, with a writer and a
 //! strict reader for each.
 //!
 //! **Items.** What a socket is told of one cell of one shard is one or more
@@ -582,7 +582,7 @@ pub struct BundleCell {
     pub deltas: Vec<(u32, Range<usize>)>,
 }
 
-/// Reads a region bundle's items (`CellBundle.items`), verified end to end.
+/// Reads a region bundle's items (`CellBundle.cells`), verified end to end.
 ///
 /// Errors: [`ViewError`].
 pub fn read_bundle(bytes: &[u8]) -> Result<Vec<BundleCell>, ViewError> {

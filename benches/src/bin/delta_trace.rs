@@ -58,10 +58,10 @@ struct Cli {
     /// Random seed.
     #[arg(long, global = true, default_value_t = 1)]
     seed: u64,
-    /// When a cell is due at a period: `spread` (the server's rule, a cell's
-    /// column + 2 x row shifting its phase, so neighbours take turns) or
-    /// `uniform` (every cell of a period due on the same ticks: a measured
-    /// alternative, not built).
+    /// When a cell is due at a period: `spread` (the server's rule before
+    /// protocol 6, a cell's column + 2 x row shifting its phase, so
+    /// neighbours take turns) or `uniform` (every cell of a period due on the
+    /// same ticks: the server's rule since protocol 6).
     #[arg(long, global = true, value_enum, default_value_t = Phase::Spread)]
     phase: Phase,
     /// Also write the figures as JSON to FILE (the scale runner's

@@ -228,11 +228,11 @@ impl Report {
              if it turned, where a view advances that cell over the same span in the same section (the client \
              then holds the player's base state); the cell's delta has two forms, and a view takes the one with \
              moves only when it advances the origin of every mover of the item with it. A neighbour is advanced \
-             with a cell only at the same period and phase: with the server's due rule (a cell's column + 2 x row \
-             shifts its phase) neighbours in a row never are at periods 2 and 4, so the same walk was traced \
-             again with every cell of a period due on the same ticks (`delta_trace walk --players 1000 --phase \
-             uniform`, raw `deltas-trace-walk-uniform.json`; not built: a view's outer cells would then all be \
-             sent on the same ticks rather than spread over them). The last two rows are **handoff**, predicted \
+             with a cell only at the same period and phase: with the due rule before protocol 6 (a cell's column \
+             + 2 x row shifts its phase) neighbours in a row never are at periods 2 and 4, so the same walk was \
+             traced again with every cell of a period due on the same ticks (`delta_trace walk --players 1000 \
+             --phase uniform`, raw `deltas-trace-walk-uniform.json`; the rule protocol 6 built: a view's outer \
+             cells are all sent on the same ticks rather than spread over them). The last two rows are **handoff**, predicted \
              crossings with the real holdings: a player that went to another cell of its shard stays in its old \
              cell's item (no leave; a change if it turned), and the client moves it by the rule into the cell its \
              position is in when the view advances that cell in the same section over the same span (else drops \

@@ -80,5 +80,8 @@ describe('the grid cell rule', () => {
     expect([wide.columns, wide.rows, wide.cellOfQ(65535, 65535)]).toEqual([1, 1, 1]);
     const flat = CellGrid.of({ minX: 5, minY: 5, maxX: 5, maxY: 4 }, 1) as CellGrid;
     expect([flat.columns, flat.rows]).toEqual([1, 1]);
+    // Past 4,096 x 4,096 cells (a Welcome saying so): no grid, as Rust's.
+    expect(CellGrid.of({ minX: 0, minY: 0, maxX: 1e9, maxY: 1e9 }, 1e-3)).toBeNull();
+    expect(CellGrid.of({ minX: 0, minY: 0, maxX: 4096, maxY: 4096 }, 1)?.columns).toBe(4096);
   });
 });

@@ -54,6 +54,9 @@ function index(v: number, min: number, cellSize: number, n: number): number {
   return Math.min(i, n - 1);
 }
 
+/** Most cells a grid may have, 4,096 x 4,096 (Rust's `grid::MAX_CELLS`): a Welcome saying more gets no grid. */
+export const MAX_CELLS = 2 ** 24;
+
 /** The grid over one world (see the module comment). */
 export class CellGrid {
   /** max - min along each axis, world units, single precision (dequantize32's `max - min`). */
@@ -77,15 +80,18 @@ export class CellGrid {
   /**
    * Cells of `cellSize` world units over `bounds` (the Welcome's bounds and
    * `aoi.cellSize`; the last row and column may stick out past the world's
-   * edge); null when the size is not a positive finite number (Rust's
-   * `CellGrid::new`). Both are rounded to single precision first (a no-op
+   * edge); null when the size is not a positive finite number, or past
+   * MAX_CELLS cells (Rust's `CellGrid::new`). Both are rounded to single precision first (a no-op
    * for the Welcome's, which are f32s).
    */
   static of(bounds: Bounds, cellSize: number): CellGrid | null {
     const size = f32(cellSize);
     if (!(Number.isFinite(size) && size > 0)) return null;
     const b: Bounds = { minX: f32(bounds.minX), minY: f32(bounds.minY), maxX: f32(bounds.maxX), maxY: f32(bounds.maxY) };
-    return new CellGrid(b, size, side(f32(b.maxX - b.minX), size), side(f32(b.maxY - b.minY), size));
+    const columns = side(f32(b.maxX - b.minX), size);
+    const rows = side(f32(b.maxY - b.minY), size);
+    if (columns * rows > MAX_CELLS) return null;
+    return new CellGrid(b, size, columns, rows);
   }
 
   /** The id of the cell at `column`, `row` (both in range). */

@@ -133,22 +133,53 @@ export class SectionHandoff {
     return this.advancedCells[k] as number;
   }
 
+  /** The movers' indices sorted by (cell they went to, id, index): made by `sortMovers`. */
+  private order = new Uint32Array(8);
+  /** The next place in `order` that `arrivals` reads (advanced cells are asked of in increasing order). */
+  private next = 0;
+
+  /**
+   * Sorts the movers once by the cell they went to, then id (Rust's
+   * `hand_off` sort), for `arrivals` to walk: a section of many movers and
+   * many advanced cells costs their sum, not their product.
+   */
+  sortMovers(): void {
+    const n = this.movers.count;
+    if (this.order.length < n) this.order = new Uint32Array(Math.max(n, 2 * this.order.length));
+    for (let i = 0; i < n; i++) this.order[i] = i;
+    if (n > 1) this.order.subarray(0, n).sort(this.byCellAndId);
+    this.next = 0;
+  }
+
+  /** `sortMovers`'s order of two movers' indices (made once: a closure a section would allocate). */
+  private readonly byCellAndId = (a: number, b: number): number => {
+    const ca = this.moverCells[a] as number;
+    const cb = this.moverCells[b] as number;
+    if (ca !== cb) return ca - cb;
+    const ia = this.movers.ids[a] as number;
+    const ib = this.movers.ids[b] as number;
+    return ia !== ib ? ia - ib : a - b;
+  };
+
   /**
    * Fills `arriving` with the movers into advanced cell `k` that walked out
-   * of a cell advanced over the same span, by id; their count.
+   * of a cell advanced over the same span, by id; their count. After
+   * `sortMovers`, with `k` increasing.
    */
   arrivals(k: number): number {
     const cell = this.advancedCells[k] as number;
     const span = this.advancedSpans[k] as number;
     const m = this.movers;
     const a = this.arriving;
+    const n = m.count;
     a.count = 0;
-    for (let i = 0; i < m.count; i++) {
-      if (this.moverCells[i] !== cell || this.moverSpans[i] !== span) continue;
+    while (this.next < n && (this.moverCells[this.order[this.next] as number] as number) < cell) this.next++;
+    for (; this.next < n; this.next++) {
+      const i = this.order[this.next] as number;
+      if (this.moverCells[i] !== cell) break;
+      if (this.moverSpans[i] !== span) continue;
       a.reserve(a.count + 1);
       copyEntry(m, i, a);
-      // Insertion by id, stable: movers are few.
-      for (let j = a.count - 1; j > 0 && (a.ids[j - 1] as number) > (a.ids[j] as number); j--) swapEntries(a, j - 1, j);
     }
     return a.count;
   }
@@ -161,21 +192,3 @@ export class SectionHandoff {
   }
 }
 
-/** Swaps players `i` and `j` of `e`. */
-function swapEntries(e: Entries, i: number, j: number): void {
-  const id = e.ids[i] as number;
-  const x = e.x[i] as number;
-  const y = e.y[i] as number;
-  const heading = e.heading[i] as number;
-  const flags = e.flags[i] as number;
-  e.ids[i] = e.ids[j] as number;
-  e.x[i] = e.x[j] as number;
-  e.y[i] = e.y[j] as number;
-  e.heading[i] = e.heading[j] as number;
-  e.flags[i] = e.flags[j] as number;
-  e.ids[j] = id;
-  e.x[j] = x;
-  e.y[j] = y;
-  e.heading[j] = heading;
-  e.flags[j] = flags;
-}

@@ -262,6 +262,7 @@ export class Held {
     const h = this.handoff;
     const shard = this.cursor.shard;
     const cells = this.cellsOf(shard);
+    h.sortMovers();
     for (let k = 0; k < h.advancedCount; k++) {
       if (h.arrivals(k) === 0) continue;
       // Advanced by a delta that applied: held.

@@ -68,8 +68,9 @@ pub const PREFETCH_CROSSING_TICKS: u64 = 8;
 /// radius (2.3 times at 2 cells; benches/RESULTS.md section 9).
 pub const DEFAULT_VIEW_RADIUS_CELLS: f32 = 4.0;
 
-/// Most cells an area-of-interest grid may have (4,096 x 4,096).
-pub const MAX_CELLS: u64 = 1 << 24;
+/// Most cells an area-of-interest grid may have (4,096 x 4,096): the wire's
+/// (`mino_protocol::grid::MAX_CELLS`), which clients hold a grid to.
+pub const MAX_CELLS: u64 = mino_protocol::grid::MAX_CELLS;
 
 /// What the area of interest's checks need of the shard's own flags.
 #[derive(Clone, Copy, Debug)]

@@ -60,7 +60,7 @@ pub struct Relayed {
     pub stamp: FrameStamp,
     /// The publisher's step at that tick.
     pub step: u64,
-    /// The bundle's items (`CellBundle.items`), one copy for all its cells.
+    /// The bundle's items (`CellBundle.cells`), one copy for all its cells.
     pub items: Bytes,
     /// Its cells, verified, with where their items are in `items`.
     pub cells: Vec<BundleCell>,

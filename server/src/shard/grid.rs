@@ -58,11 +58,12 @@ impl Grid {
     /// Errors: [`GridError`] for a cell size that is not positive, or one so
     /// small the grid would exceed [`MAX_CELLS`].
     pub fn new(bounds: &Bounds, cell_size: f32) -> Result<Grid, GridError> {
-        let cells = CellGrid::new(bounds, cell_size).ok_or(GridError::CellSize(cell_size))?;
-        let n = u64::from(cells.columns()) * u64::from(cells.rows());
-        if n > MAX_CELLS {
-            return Err(GridError::TooManyCells { cells: n, cell_size });
+        if !(cell_size.is_finite() && cell_size > 0.0) {
+            return Err(GridError::CellSize(cell_size));
         }
+        let side = |extent: f32| ((extent / cell_size).ceil() as u64).max(1);
+        let n = side(bounds.max_x() - bounds.min_x()) * side(bounds.max_y() - bounds.min_y());
+        let cells = CellGrid::new(bounds, cell_size).ok_or(GridError::TooManyCells { cells: n, cell_size })?;
         Ok(Grid { cells })
     }
 

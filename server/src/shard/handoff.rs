@@ -54,8 +54,10 @@ pub(crate) struct Moves {
 pub(crate) struct Kept {
     /// The players the delta's new state has, sorted by id.
     pub(crate) entries: Vec<Entry>,
-    /// (origin cell, its players now here, sorted by id), origins increasing.
-    pub(crate) supplements: Vec<(CellId, Vec<Entry>)>,
+    /// (origin cell, its players now here, sorted by id): the first `used`
+    /// (the others are rooms kept for the next delta).
+    supplements: Vec<(CellId, Vec<Entry>)>,
+    used: usize,
 }
 
 impl Moves {
@@ -147,8 +149,11 @@ impl Moves {
     }
 
     /// What `cell`'s delta over `(from, now]` keeps (see the module docs):
-    /// `base` its players at `from`, `current` its players now, `entry_of`
-    /// a player's entry now in the cell it is in.
+    /// `base` its players at `from`, `current` its players now (both sorted
+    /// by id), `entry_of` a player's entry now in the cell it is in. One
+    /// merge of the two: a player in both stayed (no lookup); one only now
+    /// came (from another cell: a supplement; new to the shard: an enter);
+    /// one only then left (to another cell: kept as it is now; gone: a leave).
     pub(crate) fn keep(
         &self,
         cell: CellId,
@@ -159,33 +164,74 @@ impl Moves {
         out: &mut Kept,
     ) {
         out.entries.clear();
-        out.supplements.clear();
-        // The players here now: those here at `from` or new to the shard
-        // stay; the others came from a cell and go in its supplement.
-        for e in current {
-            match self.cell_at(e.id, from) {
-                c if c == cell || c == AWAY => out.entries.push(*e),
-                origin => match out.supplements.iter_mut().find(|(o, _)| *o == origin) {
-                    Some((_, players)) => players.push(*e),
-                    None => out.supplements.push((origin, vec![*e])),
-                },
+        out.clear_supplements();
+        let (mut a, mut b) = (base.iter().peekable(), current.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.id == y.id => {
+                    out.entries.push(**y);
+                    a.next();
+                    b.next();
+                }
+                (Some(x), Some(y)) if x.id < y.id => {
+                    self.left(cell, x.id, &entry_of, out);
+                    a.next();
+                }
+                (Some(x), None) => {
+                    self.left(cell, x.id, &entry_of, out);
+                    a.next();
+                }
+                (_, Some(y)) => {
+                    match self.cell_at(y.id, from) {
+                        c if c == cell || c == AWAY => out.entries.push(**y),
+                        origin => out.supplement(origin, **y),
+                    }
+                    b.next();
+                }
+                (None, None) => break,
             }
         }
-        // The players here at `from` gone to another cell: kept, as they are now.
-        let before = out.entries.len();
-        for e in base {
-            if current.binary_search_by_key(&e.id, |c| c.id).is_ok() {
-                continue;
-            }
-            match self.now.get(&e.id) {
-                Some(&there) if there != cell => out.entries.extend(entry_of(there, e.id)),
-                _ => {}
-            }
+        out.supplements[..out.used].sort_unstable_by_key(|(o, _)| *o);
+    }
+
+    /// A player of `cell`'s base not there now: kept as it is now in the
+    /// cell it went to, or left out (gone from the shard).
+    fn left(&self, cell: CellId, id: PlayerId, entry_of: &impl Fn(CellId, PlayerId) -> Option<Entry>, out: &mut Kept) {
+        if let Some(&there) = self.now.get(&id).filter(|&&there| there != cell) {
+            out.entries.extend(entry_of(there, id));
         }
-        if out.entries.len() > before {
-            out.entries.sort_unstable_by_key(|e| e.id);
+    }
+}
+
+impl Kept {
+    /// No supplements (their rooms kept).
+    fn clear_supplements(&mut self) {
+        for (_, players) in &mut self.supplements[..self.used] {
+            players.clear();
         }
-        out.supplements.sort_unstable_by_key(|(o, _)| *o);
+        self.used = 0;
+    }
+
+    /// `player` came from `origin`: into its supplement.
+    fn supplement(&mut self, origin: CellId, player: Entry) {
+        if let Some((_, players)) = self.supplements[..self.used].iter_mut().find(|(o, _)| *o == origin) {
+            players.push(player);
+            return;
+        }
+        if self.used == self.supplements.len() {
+            self.supplements.push((origin, Vec::new()));
+        }
+        let slot = &mut self.supplements[self.used];
+        slot.0 = origin;
+        slot.1.clear();
+        slot.1.push(player);
+        self.used += 1;
+    }
+
+    /// The supplements: (origin cell, its players now here, sorted by id),
+    /// origins increasing.
+    pub(crate) fn supplements(&self) -> &[(CellId, Vec<Entry>)] {
+        &self.supplements[..self.used]
     }
 }
 
@@ -216,13 +262,13 @@ mod tests {
         let mut kept = Kept::default();
         moves.keep(a, 1, &[e(1, 10), e(2, 20)], &[e(2, 21)], entry_of, &mut kept);
         assert_eq!(kept.entries, [e(1, 11), e(2, 21)], "a keeps 1 where it is now");
-        assert!(kept.supplements.is_empty());
+        assert!(kept.supplements().is_empty());
         moves.keep(b, 1, &[e(3, 30)], &now_b, entry_of, &mut kept);
         assert_eq!(kept.entries, [e(3, 31), e(4, 40)], "b has no enter of 1; 4 is new to the shard");
-        assert_eq!(kept.supplements, [(a, vec![e(1, 11)])]);
+        assert_eq!(kept.supplements(), [(a, vec![e(1, 11)])]);
         // Over (0, 2]: 1, 2 and 4 were not on the shard at 0: all enters.
         moves.keep(b, 0, &[], &now_b, entry_of, &mut kept);
-        assert_eq!((kept.entries.len(), kept.supplements.len()), (3, 0));
+        assert_eq!((kept.entries.len(), kept.supplements().len()), (3, 0));
     }
 
     #[test]
@@ -234,9 +280,24 @@ mod tests {
         moves.changed(a, &[e(1, 10)], &[]);
         moves.settle(2);
         let mut kept = Kept::default();
-        moves.keep(a, 1, &[e(1, 10)], &[], |_, _| None, &mut kept);
+        // Asked where player 1 is, anything would be found: it is not asked.
+        moves.keep(a, 1, &[e(1, 10)], &[], |_, id| Some(e(id.0, 99)), &mut kept);
         assert!(kept.entries.is_empty(), "a leave");
-        for step in 3..=70 {
+        // Back at step 3: over (1, 3] it stayed (it was here at 1, is here now).
+        moves.changed(a, &[], &[e(1, 12)]);
+        moves.settle(3);
+        moves.keep(a, 1, &[e(1, 10)], &[e(1, 12)], |_, _| None, &mut kept);
+        assert_eq!((kept.entries.as_slice(), kept.supplements().len()), (&[e(1, 12)][..], 0));
+        // Over (2, 3] it is new to the shard: an enter.
+        moves.keep(a, 2, &[], &[e(1, 12)], |_, _| None, &mut kept);
+        assert_eq!((kept.entries.as_slice(), kept.supplements().len()), (&[e(1, 12)][..], 0));
+        for step in 4..=70 {
+            moves.settle(step);
+        }
+        // Its last move (step 3) is kept while a delta may reach back to it.
+        moves.changed(a, &[e(1, 12)], &[]);
+        moves.settle(71);
+        for step in 72..=140 {
             moves.settle(step);
         }
         assert!(moves.trails.is_empty() && moves.order.is_empty() && moves.now.is_empty());

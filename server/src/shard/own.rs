@@ -204,6 +204,7 @@ impl OwnCells {
             }
         }
         let mut gone = Vec::new();
+        let one_cell = grid.columns() == 1 && grid.rows() == 1;
         let mut i = 0;
         while i < self.recent.len() {
             let cell = self.recent[i];
@@ -245,18 +246,24 @@ impl OwnCells {
                         let players = others.get(&there)?.current();
                         players.binary_search_by_key(&id, |e| e.id).ok().map(|i| players[i])
                     };
-                    self.moves.keep(cell, from, history.at(from), history.current(), entry_of, &mut self.kept);
+                    // One cell (no area of interest): nobody walks out.
+                    let kept: &[Entry] = if one_cell {
+                        history.current()
+                    } else {
+                        self.moves.keep(cell, from, history.at(from), history.current(), entry_of, &mut self.kept);
+                        &self.kept.entries
+                    };
                     self.body.clear();
-                    encode_delta(history.at(from), &self.kept.entries, q, motion, &mut self.body);
+                    encode_delta(history.at(from), kept, q, motion, &mut self.body);
                     let mut with = Vec::with_capacity(self.body.len() + 4);
-                    if self.kept.supplements.is_empty() {
+                    if one_cell || self.kept.supplements().is_empty() {
                         with.push(0);
                         write_item(&mut with, ItemKind::Delta { span: q }, &self.body);
                     } else {
                         write_item(&mut with, ItemKind::Delta { span: q }, &self.body);
                         let delta = std::mem::take(&mut with);
                         self.supplements.clear();
-                        for (origin, players) in &self.kept.supplements {
+                        for (origin, players) in self.kept.supplements() {
                             self.body.clear();
                             encode_full(players, &mut self.body);
                             let mut sup = Vec::with_capacity(self.body.len() + 3);
@@ -291,7 +298,7 @@ impl OwnCells {
         }
     }
 
-    /// This step's region bundles' items (`CellBundle.items`): every own
+    /// This step's region bundles' items (`CellBundle.cells`): every own
     /// stream's full form and the deltas ending at `step`, by region.
     pub(crate) fn bundles(&self, step: u64, grid: &Grid, streams: &Streams) -> Vec<(RegionId, Bytes)> {
         let mut cells: Vec<CellId> = self.history.keys().copied().collect();

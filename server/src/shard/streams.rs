@@ -19,6 +19,7 @@
 use super::grid::CellId;
 use bytes::Bytes;
 use mino_protocol::delta::MAX_SPAN;
+use mino_protocol::view::DeltaWith;
 use mino_protocol::ShardId;
 use smallvec::SmallVec;
 use std::collections::VecDeque;
@@ -150,7 +151,11 @@ impl Stream {
         self.latest = step;
         self.full = full;
         self.occupied = occupied;
-        let one = deltas.iter().find(|(span, _)| *span == 1).map_or(0.0, |(_, b)| b.len() as f32 + 1.0);
+        // A delta's item as views send it (its supplements seldom go).
+        let one = deltas
+            .iter()
+            .find(|(span, _)| *span == 1)
+            .map_or(0.0, |(_, b)| DeltaWith::of_kept(b).map_or(b.len(), |d| d.item.len()) as f32 + 1.0);
         self.weight = 0.8 * self.weight + 0.2 * if changed { one } else { 0.0 };
         self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, b.clone())));
         self.forget_deltas(step);
