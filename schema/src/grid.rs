@@ -40,12 +40,18 @@ impl CellGrid {
         if !(cell_size.is_finite() && cell_size > 0.0) {
             return None;
         }
-        let side = |extent: f32| ((extent / cell_size).ceil() as u64).clamp(1, u64::from(u32::MAX)) as u32;
-        let (columns, rows) = (side(bounds.max_x() - bounds.min_x()), side(bounds.max_y() - bounds.min_y()));
-        if u64::from(columns) * u64::from(rows) > MAX_CELLS {
+        let (columns, rows) = sides(bounds, cell_size);
+        if columns * rows > MAX_CELLS {
             return None;
         }
-        Some(CellGrid { bounds: *bounds, cell_size, columns, rows })
+        Some(CellGrid { bounds: *bounds, cell_size, columns: columns as u32, rows: rows as u32 })
+    }
+
+    /// The cells a grid of `cell_size` over `bounds` would have, whether or
+    /// not that is past [`MAX_CELLS`] (what [`CellGrid::new`] refuses says).
+    pub fn cells_over(bounds: &Bounds, cell_size: f32) -> u64 {
+        let (columns, rows) = sides(bounds, cell_size);
+        columns * rows
     }
 
     /// The world's bounds, world units.
@@ -125,6 +131,13 @@ impl CellGrid {
         let (wx, wy) = quantize::world_position(&self.bounds, x, y);
         self.cell_of(wx, wy)
     }
+}
+
+/// Columns and rows of cells of `cell_size` over `bounds`: `ceil(extent /
+/// cell_size)` in single precision, at least one, at most `u32::MAX`.
+fn sides(bounds: &Bounds, cell_size: f32) -> (u64, u64) {
+    let side = |extent: f32| ((extent / cell_size).ceil() as u64).clamp(1, u64::from(u32::MAX));
+    (side(bounds.max_x() - bounds.min_x()), side(bounds.max_y() - bounds.min_y()))
 }
 
 #[cfg(test)]

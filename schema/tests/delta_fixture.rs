@@ -13,6 +13,7 @@
 //! every error (so a change to the cases cannot quietly drop one).
 
 mod delta_cases;
+mod fixture_file;
 
 use delta_cases::{bad_deltas, bad_frames, bad_fulls, sequences, World, WORLDS};
 use mino_protocol::delta::{self, DeltaError, Reader};
@@ -21,7 +22,6 @@ use mino_protocol::held::{Held, HeldError, Update};
 use mino_protocol::view::{ItemKind, ViewError, ViewFrame};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 const FIXTURE: &str = "fixtures/delta.json";
 
@@ -333,15 +333,5 @@ fn the_delta_fixture_matches_the_codec_and_covers_every_kind() {
     }
     assert!(missing.is_empty(), "the cases miss {missing:?}; they cover {seen:?}");
 
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
-    if std::env::var_os("MINO_UPDATE_FIXTURES").is_some() {
-        std::fs::write(&path, &want).expect("write the fixture");
-        return;
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "{} is stale: rerun with MINO_UPDATE_FIXTURES=1 (and run the client's unit tests)",
-        path.display()
-    );
+    fixture_file::matches_or_update(FIXTURE, &want);
 }

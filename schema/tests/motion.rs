@@ -8,10 +8,11 @@
 //! `MINO_UPDATE_FIXTURES=1 cargo test -p mino-protocol --test motion`
 //! rewrites the file; otherwise the test fails unless it matches.
 
+mod fixture_file;
+
 use mino_protocol::motion::Motion;
 use mino_protocol::wire::Bounds;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 const FIXTURE: &str = "fixtures/motion.json";
 
@@ -68,16 +69,5 @@ fn fixture() -> String {
 
 #[test]
 fn the_motion_fixture_matches_the_rule() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
-    let want = fixture();
-    if std::env::var_os("MINO_UPDATE_FIXTURES").is_some() {
-        std::fs::write(&path, &want).expect("write the fixture");
-        return;
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "{} is stale: rerun with MINO_UPDATE_FIXTURES=1 (and run the client's unit tests)",
-        path.display()
-    );
+    fixture_file::matches_or_update(FIXTURE, &fixture());
 }

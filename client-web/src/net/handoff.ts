@@ -6,6 +6,12 @@
 import { DeltaError, Entries } from './delta.js';
 import { KIND_SUPPLEMENT } from './view.js';
 
+/** `into` (twice the room, or more) holding `from`'s values first. */
+function doubled<T extends Uint32Array | Uint8Array>(from: T, into: T): T {
+  into.set(from);
+  return into;
+}
+
 /** Appends player `i` of `from` to `to` (room reserved). */
 function copyEntry(from: Readonly<Entries>, i: number, to: Entries): void {
   to.push(from.ids[i] as number, from.x[i] as number, from.y[i] as number, from.heading[i] as number, from.flags[i] as number);
@@ -94,12 +100,8 @@ export class SectionHandoff {
   leave(from: Readonly<Entries>, i: number, cell: number): void {
     const k = this.movers.count;
     if (k >= this.moverCells.length) {
-      const cells = new Uint32Array(2 * this.moverCells.length);
-      cells.set(this.moverCells);
-      this.moverCells = cells;
-      const spans = new Uint8Array(2 * this.moverSpans.length);
-      spans.set(this.moverSpans);
-      this.moverSpans = spans;
+      this.moverCells = doubled(this.moverCells, new Uint32Array(2 * k));
+      this.moverSpans = doubled(this.moverSpans, new Uint8Array(2 * k));
     }
     this.moverCells[k] = cell;
     this.moverSpans[k] = this.cellSpan;
@@ -112,12 +114,8 @@ export class SectionHandoff {
     if (this.cellSpan === 0) return;
     const k = this.advancedCount++;
     if (k >= this.advancedCells.length) {
-      const cells = new Uint32Array(2 * this.advancedCells.length);
-      cells.set(this.advancedCells);
-      this.advancedCells = cells;
-      const spans = new Uint8Array(2 * this.advancedSpans.length);
-      spans.set(this.advancedSpans);
-      this.advancedSpans = spans;
+      this.advancedCells = doubled(this.advancedCells, new Uint32Array(2 * k));
+      this.advancedSpans = doubled(this.advancedSpans, new Uint8Array(2 * k));
     }
     this.advancedCells[k] = cell;
     this.advancedSpans[k] = this.cellSpan;

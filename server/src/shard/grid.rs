@@ -61,9 +61,8 @@ impl Grid {
         if !(cell_size.is_finite() && cell_size > 0.0) {
             return Err(GridError::CellSize(cell_size));
         }
-        let side = |extent: f32| ((extent / cell_size).ceil() as u64).max(1);
-        let n = side(bounds.max_x() - bounds.min_x()) * side(bounds.max_y() - bounds.min_y());
-        let cells = CellGrid::new(bounds, cell_size).ok_or(GridError::TooManyCells { cells: n, cell_size })?;
+        let cells = CellGrid::new(bounds, cell_size)
+            .ok_or_else(|| GridError::TooManyCells { cells: CellGrid::cells_over(bounds, cell_size), cell_size })?;
         Ok(Grid { cells })
     }
 

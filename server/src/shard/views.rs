@@ -230,20 +230,6 @@ impl<'a> Piece<'a> {
     fn delta(source: SourceId, step: u64, cell: CellId, kept: &'a [u8]) -> Piece<'a> {
         Piece { source, step, cell, order: 0, item: kept, delta: true }
     }
-
-    /// Its delta's span, for a delta (the count of supplements and the
-    /// item's tag are its first bytes).
-    fn span(&self) -> Option<u32> {
-        if !self.delta {
-            return None;
-        }
-        let tag = match self.item {
-            [0, tag, ..] => *tag,
-            _ => *DeltaWith::of_kept(self.item)?.item.first()?,
-        };
-        let kind = tag & 0x0f;
-        (1..=7).contains(&kind).then(|| 1 << (kind - 1))
-    }
 }
 
 /// The forget item (a cell to drop), the same bytes for every cell.
@@ -1149,8 +1135,12 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
         write_section(body, &Section { shard: shard.0, tick: 0, cells: &cells });
     }
     let n = pieces.len();
-    let mut written =
-        Written { items: Vec::with_capacity(n + 8), ranges: Vec::with_capacity(n), single: Vec::with_capacity(n) };
+    let mut written = Written {
+        items: Vec::with_capacity(n + 8),
+        ranges: Vec::with_capacity(n),
+        single: Vec::with_capacity(n),
+        parts: Vec::with_capacity(n),
+    };
     let mut groups: Vec<&[Piece<'_>]> = Vec::with_capacity(n);
     for section in pieces.chunk_by(|a, b| (a.source, a.step) == (b.source, b.step)) {
         let source = streams.source(section[0].source);
@@ -1189,6 +1179,19 @@ struct Written<'a> {
     ranges: Vec<(u32, std::ops::Range<usize>)>,
     /// The cells advanced by one delta, and its span, cells increasing.
     single: Vec<(u32, u32)>,
+    /// The section's pieces, in order, parsed.
+    parts: Vec<Part<'a>>,
+}
+
+/// A piece of a section as [`Written`] reads it: each delta parsed once.
+enum Part<'a> {
+    /// An item (a full form, a forget), written as it is.
+    Item(&'a [u8]),
+    /// A delta with its supplements.
+    Delta(DeltaWith<'a>),
+    /// Kept bytes that do not parse (never: own, or verified at their
+    /// bundle): written as nothing.
+    Broken,
 }
 
 impl<'a> Written<'a> {
@@ -1197,32 +1200,50 @@ impl<'a> Written<'a> {
         self.items.clear();
         self.ranges.clear();
         self.single.clear();
-        self.single.extend(groups.iter().filter_map(|g| match g {
-            [one] => one.span().map(|span| (one.cell.0, span)),
-            _ => None,
-        }));
+        self.parts.clear();
+        for g in groups {
+            self.parts.extend(g.iter().map(|p| {
+                match (p.delta, p.delta.then(|| DeltaWith::of_kept(p.item)).flatten()) {
+                    (false, _) => Part::Item(p.item),
+                    (true, Some(d)) => Part::Delta(d),
+                    (true, None) => {
+                        debug_assert!(false, "a stream's delta of cell {} does not parse", p.cell.0);
+                        Part::Broken
+                    }
+                }
+            }));
+        }
+        // The cells advanced by one delta, and its span.
+        let mut at = 0;
+        for g in groups {
+            if let ([one], Part::Delta(d)) = (g, &self.parts[at]) {
+                self.single.push((one.cell.0, d.span));
+            }
+            at += g.len();
+        }
+        let mut at = 0;
         for g in groups {
             let cell = g[0].cell.0;
             let first = self.items.len();
-            let span = match g {
-                [one] => one.span(),
+            let parts = &self.parts[at..at + g.len()];
+            at += g.len();
+            let span = match parts {
+                [Part::Delta(d)] => Some(d.span),
                 _ => None,
             };
-            for p in g.iter() {
-                if !p.delta {
-                    self.items.push(p.item);
-                    continue;
-                }
-                if let Some(item) = DeltaWith::alone(p.item) {
-                    self.items.push(item);
-                    continue;
-                }
-                // Own and verified relayed deltas: never malformed.
-                let Some(d) = DeltaWith::of_kept(p.item) else {
-                    debug_assert!(false, "a stream's delta of cell {cell} does not parse");
-                    continue;
+            for part in parts {
+                let d = match part {
+                    Part::Item(item) => {
+                        self.items.push(item);
+                        continue;
+                    }
+                    Part::Delta(d) => d,
+                    Part::Broken => continue,
                 };
                 self.items.push(d.item);
+                if d.is_alone() {
+                    continue;
+                }
                 let single = &self.single;
                 let moved_with = |origin: u32| {
                     span.is_some_and(|s| single.binary_search_by_key(&origin, |c| c.0).is_ok_and(|i| single[i].1 == s))
