@@ -24,15 +24,18 @@
 //! cell stays exactly the server's players of that cell. Without a grid (a
 //! place without area of interest: one cell, 0) nothing moves.
 //!
-//! **Layout.** The cells are kept in one array sorted by (shard, cell) and
-//! their players back to back in another, in the same order; a frame's
-//! section (one shard, cells increasing) is applied by one pass that merges
-//! it with what is held into a second pair of arrays, which then take the
-//! first's place. A bot holding a hundred cells therefore reads and writes
-//! its state front to back once a section, instead of one hash probe and one
-//! heap block a cell: with a thousand bots on a machine no bot's state stays
-//! in cache between two ticks, and those two misses an item were half of a
-//! bot's time (`perf` on `mino-loadgen walk --bots 1000 --density 4`).
+//! **Layout.** The cells are kept in one array sorted by (shard, cell),
+//! each with its players in a block of its own; a frame's section (one
+//! shard, cells increasing) walks the array once, and an item rewrites its
+//! cell's block only. A bot holding a hundred cells reads its state front
+//! to back once a section, instead of one hash probe a cell (with a thousand
+//! bots on a machine no bot's state stays in cache between two ticks, and
+//! those misses were half of a bot's time: `perf` on `mino-loadgen walk
+//! --bots 1000 --density 4`); and a bot in a crowd, holding a thousand
+//! players in one cell of each shard, no longer copies every player it
+//! holds for each section (two thirds of its time went to applying frames:
+//! `perf` on `mino-loadgen crowd --bots 2000`). Emptied blocks are kept for
+//! new cells, so a bot allocates nothing once its cells have grown.
 
 use crate::delta::{self, DeltaError};
 use crate::entry::Entry;
@@ -103,48 +106,18 @@ pub enum HeldError {
     },
 }
 
-/// One held cell in [`Layout::slots`]: its key, tick, time and where its
-/// players are in [`Layout::entries`].
-#[derive(Clone, Copy, Debug)]
+/// One held cell: its key, tick, time and players (sorted by id).
+#[derive(Debug)]
 struct Slot {
     key: (u32, u32),
     tick: u32,
     heard_ms: u64,
-    start: usize,
-    len: usize,
+    players: Vec<Entry>,
 }
 
-/// The cells, sorted by key, and their players back to back in their order.
-#[derive(Debug, Default)]
-struct Layout {
-    slots: Vec<Slot>,
-    entries: Vec<Entry>,
-}
-
-impl Layout {
-    fn clear(&mut self) {
-        self.slots.clear();
-        self.entries.clear();
-    }
-
-    fn players(&self, slot: &Slot) -> &[Entry] {
-        &self.entries[slot.start..slot.start + slot.len]
-    }
-
-    fn view(&self, slot: &Slot) -> HeldCell<'_> {
-        HeldCell { tick: slot.tick, heard_ms: slot.heard_ms, entries: self.players(slot) }
-    }
-
-    /// Appends a cell holding `players`.
-    fn push(&mut self, key: (u32, u32), tick: u32, heard_ms: u64, players: &[Entry]) {
-        let start = self.entries.len();
-        self.entries.extend_from_slice(players);
-        self.slots.push(Slot { key, tick, heard_ms, start, len: players.len() });
-    }
-
-    /// Appends `from`'s cell `slot` as it is.
-    fn copy(&mut self, from: &Layout, slot: &Slot) {
-        self.push(slot.key, slot.tick, slot.heard_ms, from.players(slot));
+impl Slot {
+    fn view(&self) -> HeldCell<'_> {
+        HeldCell { tick: self.tick, heard_ms: self.heard_ms, entries: &self.players }
     }
 }
 
@@ -153,13 +126,12 @@ impl Layout {
 pub struct Held {
     motion: Motion,
     max_players: usize,
-    /// What is held.
-    now: Layout,
-    /// Where the next pass writes; it then takes [`Held::now`]'s place (both
-    /// keep their room, so a bot allocates nothing once they have grown).
-    next: Layout,
+    /// What is held, by key increasing.
+    slots: Vec<Slot>,
+    /// Blocks of cells dropped, kept (emptied) for cells to come.
+    spare: Vec<Vec<Entry>>,
     /// A cell's players as an earlier item of the section left them (the base
-    /// of its next item; a cell not changed yet is read from [`Held::now`]).
+    /// of its next item; a cell not changed yet is read from its slot).
     cell: Vec<Entry>,
     scratch: Vec<Entry>,
     /// Scratch: a supplement's players.
@@ -208,8 +180,8 @@ impl Expiry {
 enum Current {
     /// Not held (never told, or forgotten by an earlier item).
     Absent,
-    /// As held before the section: the slot in [`Held::now`].
-    Before(usize),
+    /// As held before the section: its slot.
+    Before,
     /// In [`Held::cell`], at the tick and time of the item that made it.
     Changed,
 }
@@ -221,8 +193,8 @@ impl Held {
         Held {
             motion,
             max_players,
-            now: Layout::default(),
-            next: Layout::default(),
+            slots: Vec::new(),
+            spare: Vec::new(),
             cell: Vec::new(),
             scratch: Vec::new(),
             sup: Vec::new(),
@@ -316,31 +288,20 @@ impl Held {
         Ok(())
     }
 
-    /// One section's items, merged with what is held in one pass into
-    /// [`Held::next`], which then takes [`Held::now`]'s place. At an item
-    /// that does not apply, the items before it stay applied and the rest of
-    /// what is held is carried over as it was.
+    /// One section's items, applied to what is held in one pass over the
+    /// held cells. At an item that does not apply, the items before it stay
+    /// applied and the rest of what is held stays as it was.
     fn apply_section(&mut self, section: &ViewSection<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         let shard = section.shard;
-        let mut next = std::mem::take(&mut self.next);
-        next.clear();
         self.movers.clear();
         self.advanced.clear();
-        let mut at = 0; // the next slot of `now` not carried over yet
+        let mut at = 0; // the slots before it have keys below the next cell's
         let mut failed = None;
         'cells: for view_cell in section.cells() {
             let key = (shard, view_cell.cell);
-            while let Some(slot) = self.now.slots.get(at).filter(|s| s.key < key) {
-                next.copy(&self.now, slot);
-                at += 1;
-            }
-            let mut current = match self.now.slots.get(at) {
-                Some(slot) if slot.key == key => {
-                    at += 1;
-                    Current::Before(at - 1)
-                }
-                _ => Current::Absent,
-            };
+            at += self.slots[at..].partition_point(|s| s.key < key);
+            let held = self.slots.get(at).is_some_and(|s| s.key == key);
+            let mut current = if held { Current::Before } else { Current::Absent };
             let single = one_delta(view_cell.items());
             if let Some(span) = single {
                 self.advanced.push((view_cell.cell, span));
@@ -358,7 +319,7 @@ impl Held {
                     ItemKind::Delta { span } => {
                         let base = match current {
                             Current::Absent => &[][..],
-                            Current::Before(i) => self.now.players(&self.now.slots[i]),
+                            Current::Before => &self.slots[at].players[..],
                             Current::Changed => &self.cell[..],
                         };
                         delta::apply(base, item.body, span, &self.motion, self.max_players, &mut self.scratch)
@@ -370,7 +331,7 @@ impl Held {
                 };
                 if let Err(error) = applied {
                     failed = Some(HeldError::Item { shard, cell: view_cell.cell, error });
-                    Self::close(&mut next, &self.now, current, key, section.tick, self.now_ms, &self.cell);
+                    self.close(at, held, current, key, section.tick);
                     break 'cells;
                 }
                 std::mem::swap(&mut self.cell, &mut self.scratch);
@@ -400,12 +361,8 @@ impl Held {
                 current = Current::Changed;
                 updates.push(Update::Cell { shard, cell: view_cell.cell, tick: section.tick });
             }
-            Self::close(&mut next, &self.now, current, key, section.tick, self.now_ms, &self.cell);
+            at = self.close(at, held, current, key, section.tick);
         }
-        for slot in &self.now.slots[at..] {
-            next.copy(&self.now, slot);
-        }
-        self.next = std::mem::replace(&mut self.now, next);
         if failed.is_none() && !self.movers.is_empty() {
             failed = self.hand_off(shard).err();
         }
@@ -414,7 +371,7 @@ impl Held {
 
     /// Puts the section's movers into the cells they went to, when those
     /// were advanced by one delta over the same span (the others are
-    /// dropped), in one pass over what is held.
+    /// dropped).
     ///
     /// Errors: [`DeltaError::Duplicate`] for a player already there,
     /// [`DeltaError::TooMany`] past the limit a cell.
@@ -423,22 +380,16 @@ impl Held {
         self.movers.retain(|&(cell, span, _)| {
             advanced.binary_search_by_key(&cell, |a| a.0).is_ok_and(|i| advanced[i].1 == span)
         });
-        if self.movers.is_empty() {
-            return Ok(());
-        }
         self.movers.sort_unstable_by_key(|&(cell, _, p)| (cell, p.id));
-        let mut next = std::mem::take(&mut self.next);
-        next.clear();
-        let mut failed = None;
         let mut movers = &self.movers[..];
-        for slot in &self.now.slots {
-            let arriving = movers.partition_point(|m| slot.key.0 == shard && m.0 == slot.key.1);
-            if arriving == 0 || failed.is_some() {
-                next.copy(&self.now, slot);
-                continue;
-            }
+        let mut at = 0;
+        while let Some(&(cell, _, _)) = movers.first() {
+            let arriving = movers.partition_point(|m| m.0 == cell);
             let (these, rest) = movers.split_at(arriving);
             movers = rest;
+            let key = (shard, cell);
+            at += self.slots[at..].partition_point(|s| s.key < key);
+            let Some(slot) = self.slots.get_mut(at).filter(|s| s.key == key) else { continue };
             self.sup.clear();
             self.sup.extend(these.iter().map(|m| m.2));
             // One player handed off twice (held in two cells: only a frame
@@ -447,71 +398,78 @@ impl Held {
             let merged = if twice {
                 Err(DeltaError::Duplicate)
             } else {
-                merge(self.now.players(slot), &self.sup, self.max_players, &mut self.cell)
+                merge(&slot.players, &self.sup, self.max_players, &mut self.cell)
             };
             if let Err(error) = merged {
-                failed = Some(HeldError::Item { shard, cell: slot.key.1, error });
+                return Err(HeldError::Item { shard, cell, error });
             }
-            if failed.is_some() {
-                next.copy(&self.now, slot);
-            } else {
-                next.push(slot.key, slot.tick, slot.heard_ms, &self.cell);
-            }
+            std::mem::swap(&mut slot.players, &mut self.cell);
         }
-        self.next = std::mem::replace(&mut self.now, next);
-        failed.map_or(Ok(()), Err)
+        Ok(())
     }
 
-    /// Writes cell `key` as its items left it into `next`.
-    fn close(
-        next: &mut Layout,
-        now: &Layout,
-        current: Current,
-        key: (u32, u32),
-        tick: u32,
-        heard_ms: u64,
-        cell: &[Entry],
-    ) {
-        match current {
-            Current::Absent => {}
-            Current::Before(i) => next.copy(now, &now.slots[i]),
-            Current::Changed => next.push(key, tick, heard_ms, cell),
+    /// Leaves cell `key` (at slot `at`, `held` there before the section) as
+    /// its items left it; returns the slot after it.
+    fn close(&mut self, at: usize, held: bool, current: Current, key: (u32, u32), tick: u32) -> usize {
+        match (current, held) {
+            (Current::Absent, false) => at,
+            (Current::Absent, true) => {
+                let mut gone = self.slots.remove(at).players;
+                gone.clear();
+                self.spare.push(gone);
+                at
+            }
+            (Current::Before, _) => at + 1,
+            (Current::Changed, true) => {
+                let slot = &mut self.slots[at];
+                std::mem::swap(&mut slot.players, &mut self.cell);
+                (slot.tick, slot.heard_ms) = (tick, self.now_ms);
+                at + 1
+            }
+            (Current::Changed, false) => {
+                let room = self.spare.pop().unwrap_or_default();
+                let players = std::mem::replace(&mut self.cell, room);
+                self.slots.insert(at, Slot { key, tick, heard_ms: self.now_ms, players });
+                at + 1
+            }
         }
     }
 
-    /// Keeps the cells `keep` says yes to, in one pass.
+    /// Keeps the cells `keep` says yes to.
     fn retain(&mut self, mut keep: impl FnMut(&Slot) -> bool) {
-        let mut next = std::mem::take(&mut self.next);
-        next.clear();
-        for slot in &self.now.slots {
-            if keep(slot) {
-                next.copy(&self.now, slot);
+        let spare = &mut self.spare;
+        self.slots.retain_mut(|slot| {
+            let kept = keep(slot);
+            if !kept {
+                let mut gone = std::mem::take(&mut slot.players);
+                gone.clear();
+                spare.push(gone);
             }
-        }
-        self.next = std::mem::replace(&mut self.now, next);
+            kept
+        });
     }
 
     /// What is held of `cell` of `shard`, if anything.
     pub fn cell(&self, shard: u32, cell: u32) -> Option<HeldCell<'_>> {
-        let i = self.now.slots.binary_search_by_key(&(shard, cell), |s| s.key).ok()?;
-        Some(self.now.view(&self.now.slots[i]))
+        let i = self.slots.binary_search_by_key(&(shard, cell), |s| s.key).ok()?;
+        Some(self.slots[i].view())
     }
 
     /// Every held cell, by (shard, cell) increasing: ((shard, cell), what it holds).
     pub fn cells(&self) -> impl Iterator<Item = (&(u32, u32), HeldCell<'_>)> {
-        self.now.slots.iter().map(|slot| (&slot.key, self.now.view(slot)))
+        self.slots.iter().map(|slot| (&slot.key, slot.view()))
     }
 
     /// Drops every cell of `shard` (its shard left the place).
     pub fn forget_shard(&mut self, shard: u32) {
-        if self.now.slots.iter().any(|s| s.key.0 == shard) {
+        if self.slots.iter().any(|s| s.key.0 == shard) {
             self.retain(|slot| slot.key.0 != shard);
         }
     }
 
     /// Drops everything (a new Welcome).
     pub fn clear(&mut self) {
-        self.now.clear();
+        self.retain(|_| false);
     }
 
     /// The movement rule in use.

@@ -270,25 +270,38 @@ impl SectionCell for (u32, Vec<&[u8]>) {
 
 /// Appends one section to a view frame's bytes.
 pub fn write_section<C: SectionCell>(out: &mut Vec<u8>, section: &Section<'_, C>) {
-    out.extend_from_slice(&section.shard.to_le_bytes());
-    out.extend_from_slice(&(section.tick as u32).to_le_bytes());
-    put_varint(out, section.cells.len() as u64);
+    write_section_header(out, section.shard, section.tick, section.cells.len());
     let mut previous = 0u32;
     for c in section.cells {
-        let items = c.items();
-        let mode = match items {
-            [one] => empty_delta_mode(one).unwrap_or(REF_ONE),
-            _ => REF_SEVERAL,
-        };
-        put_varint(out, u64::from(c.cell() - previous) << REF_MODE_BITS | mode);
+        write_section_cell(out, previous, c.cell(), c.items());
         previous = c.cell();
-        if mode == REF_SEVERAL {
-            put_varint(out, items.len() as u64);
-        }
-        if mode <= REF_SEVERAL {
-            for item in items {
-                out.extend_from_slice(item);
-            }
+    }
+}
+
+/// Appends a section's header: [`write_section`] in parts, for a writer
+/// that has its cells' items at hand without a [`SectionCell`] list. The
+/// header is followed by exactly `cells` [`write_section_cell`]s.
+pub fn write_section_header(out: &mut Vec<u8>, shard: u32, tick: u64, cells: usize) {
+    out.extend_from_slice(&shard.to_le_bytes());
+    out.extend_from_slice(&(tick as u32).to_le_bytes());
+    put_varint(out, cells as u64);
+}
+
+/// Appends one cell of a section (see [`write_section_header`]): `cell` with
+/// its `items` (at least one), after `previous` (the section's last cell
+/// written, 0 for the first; cells increase).
+pub fn write_section_cell(out: &mut Vec<u8>, previous: u32, cell: u32, items: &[&[u8]]) {
+    let mode = match items {
+        [one] => empty_delta_mode(one).unwrap_or(REF_ONE),
+        _ => REF_SEVERAL,
+    };
+    put_varint(out, u64::from(cell - previous) << REF_MODE_BITS | mode);
+    if mode == REF_SEVERAL {
+        put_varint(out, items.len() as u64);
+    }
+    if mode <= REF_SEVERAL {
+        for item in items {
+            out.extend_from_slice(item);
         }
     }
 }
@@ -530,6 +543,19 @@ impl<'a> DeltaWith<'a> {
         Some(DeltaWith { span, item, origins: origins.clone(), supplements: r, count })
     }
 
+    /// The offsets of what [`DeltaWith::of_kept`] splits `bytes` into.
+    fn layout(bytes: &[u8]) -> Option<KeptLayout> {
+        let d = DeltaWith::of_kept(bytes)?;
+        let offset = |part: &[u8]| u32::try_from(part.as_ptr() as usize - bytes.as_ptr() as usize).ok();
+        let item = offset(d.item)?;
+        Some(KeptLayout {
+            span: d.span,
+            count: u32::try_from(d.count).ok()?,
+            origins: u32::try_from(bytes.len() - d.origins.remaining()).ok()?,
+            item: item..item + u32::try_from(d.item.len()).ok()?,
+        })
+    }
+
     /// Its supplements' origin cells, increasing.
     pub fn origins(&self) -> impl Iterator<Item = u32> + '_ {
         let mut r = self.origins.clone();
@@ -554,6 +580,81 @@ impl<'a> DeltaWith<'a> {
     /// True with no supplements.
     pub fn is_alone(&self) -> bool {
         self.count == 0
+    }
+}
+
+/// A delta with its supplements as a stream keeps it: its bytes
+/// ([`write_delta_with`]) and where [`DeltaWith::of_kept`] splits them,
+/// found once when it is kept, so that each of the hundreds of views a tick
+/// that send it reads its parts without parsing them again (that parse was
+/// a tenth of a walking shard's tick: callgrind on `delta_cost`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptDelta {
+    bytes: Bytes,
+    /// `None`: the bytes do not split (never for a shard's own encoder's, or
+    /// a verified bundle's).
+    layout: Option<KeptLayout>,
+}
+
+/// Where a [`KeptDelta`]'s parts are, offsets into its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct KeptLayout {
+    span: u32,
+    count: u32,
+    /// Where the origins start (after the count).
+    origins: u32,
+    /// The delta's item; the supplements follow it.
+    item: Range<u32>,
+}
+
+impl KeptDelta {
+    /// Keeps `bytes` ([`write_delta_with`]'s), split once.
+    pub fn new(bytes: Bytes) -> KeptDelta {
+        let layout = DeltaWith::layout(&bytes);
+        KeptDelta { bytes, layout }
+    }
+
+    /// Its bytes, as kept.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// Its delta's span, ticks (`None`: the bytes do not split).
+    pub fn span(&self) -> Option<u32> {
+        self.layout.as_ref().map(|l| l.span)
+    }
+
+    /// Its delta's item (tag, length, body); `None`: the bytes do not split.
+    pub fn item(&self) -> Option<&[u8]> {
+        self.layout.as_ref().map(|l| &self.bytes[l.item.start as usize..l.item.end as usize])
+    }
+
+    /// True with no supplements (and for bytes that do not split).
+    pub fn is_alone(&self) -> bool {
+        self.layout.as_ref().is_none_or(|l| l.count == 0)
+    }
+
+    /// Its parts, without parsing (as [`DeltaWith::of_kept`] gives them);
+    /// `None` for bytes that do not split.
+    pub fn split(&self) -> Option<DeltaWith<'_>> {
+        let l = self.layout.as_ref()?;
+        let b = &self.bytes[..];
+        let (origins, item) = (l.origins as usize, l.item.start as usize..l.item.end as usize);
+        Some(DeltaWith {
+            span: l.span,
+            item: &b[item.clone()],
+            origins: Reader::new(&b[origins..item.start]),
+            supplements: Reader::new(&b[item.end..]),
+            count: l.count as usize,
+        })
+    }
+}
+
+impl std::ops::Deref for KeptDelta {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
@@ -912,6 +1013,16 @@ pub(crate) mod tests {
         assert_eq!((kept.span, kept.item), (2, &d2[..]));
         assert_eq!(kept.supplements().collect::<Vec<_>>(), [(3, &sup[..]), (5, &sup[..])]);
         assert!(DeltaWith::of_kept(&full).is_none(), "a full form is no delta");
+        // Kept once split, read as often: the same parts.
+        for (w, origins) in [(&w1, vec![]), (&w2, vec![3, 5])] {
+            let kept = KeptDelta::new(Bytes::from(w.clone()));
+            let (a, b) = (kept.split().expect("a delta"), DeltaWith::of_kept(w).expect("a delta"));
+            assert_eq!((a.span, a.item, a.is_alone()), (b.span, b.item, b.is_alone()));
+            assert_eq!(a.origins().collect::<Vec<_>>(), origins);
+            assert_eq!(a.supplements().collect::<Vec<_>>(), b.supplements().collect::<Vec<_>>());
+            assert_eq!(&kept[..], &w[..]);
+        }
+        assert!(KeptDelta::new(Bytes::from(full.clone())).split().is_none(), "a full form is no delta");
         assert!(DeltaWith::parse(&w1, 4).expect("valid").is_alone());
         assert_eq!((cells[1].cell, cells[1].deltas.len()), (90, 0));
         let mut bad = Vec::new();

@@ -18,7 +18,7 @@
 //! samples went from 21 % to 14 %.
 
 use super::grid::CellId;
-use super::streams::{Due, SourceId, Streams};
+use super::streams::{DeltaRef, Due, SourceId, Streams};
 
 /// The periods tabulated: 1, 2, 4 ... 64 ticks (every period of
 /// [`super::interest::LADDER`]).
@@ -43,7 +43,7 @@ pub(crate) struct DueTable<'a> {
     streams: &'a Streams,
     entries: DueRoom,
     /// The delta items the entries name, with the step each ends at.
-    items: Vec<(&'a [u8], u64)>,
+    items: Vec<(DeltaRef<'a>, u64)>,
     /// Sources per slot (the table's row width).
     sources: usize,
 }
@@ -125,7 +125,8 @@ mod tests {
             }
         }
         let slot = streams.slot_of(CellId(3)).unwrap_or(u32::MAX);
-        assert_eq!(table.get(slot, 0, CellId(3), 1), Due::Delta(b"d1", 1));
+        let Due::Delta(d1, 1) = table.get(slot, 0, CellId(3), 1) else { panic!("the one-step delta") };
+        assert_eq!(&d1.kept[..], b"d1");
         assert_eq!(table.get(slot, 0, CellId(3), 3), Due::Ask, "a period not tabulated");
         assert_eq!(table.items.len(), 2, "each delta worked out once");
     }

@@ -308,7 +308,7 @@ impl OwnCells {
         for cell in cells {
             let (Some(region), Some(stream)) = (grid.region_of(cell), streams.get(OWN, cell)) else { continue };
             deltas.clear();
-            deltas.extend(stream.deltas_at(step));
+            deltas.extend(stream.deltas_at(step).map(|d| &d[..]));
             let (previous, out) = by_region.entry(region).or_default();
             write_bundle_cell(out, *previous, cell.0, stream.full(), &deltas);
             *previous = cell.0;
@@ -393,8 +393,8 @@ mod tests {
             let stream = streams.get(OWN, cell).expect("a stream");
             let one: Vec<u8> = stream
                 .deltas_at(step)
-                .find(|d| DeltaWith::of_kept(d).is_some_and(|d| d.span == 1))
-                .map(<[u8]>::to_vec)
+                .find(|d| d.split().is_some_and(|d| d.span == 1))
+                .map(|d| d.to_vec())
                 .unwrap_or_default();
             if step > 1 && step != 3 {
                 assert_eq!(one, [0, 0x01], "step {step}: no supplement, an empty one-step delta");

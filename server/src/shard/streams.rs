@@ -19,7 +19,7 @@
 use super::grid::CellId;
 use bytes::Bytes;
 use mino_protocol::delta::MAX_SPAN;
-use mino_protocol::view::DeltaWith;
+use mino_protocol::view::KeptDelta;
 use mino_protocol::ShardId;
 use smallvec::SmallVec;
 use std::collections::VecDeque;
@@ -53,7 +53,7 @@ pub(crate) struct Stream {
     known_from: u64,
     /// Deltas of the last [`MAX_SPAN`] steps: (end step, span, item bytes),
     /// oldest first.
-    deltas: VecDeque<(u64, u32, Bytes)>,
+    deltas: VecDeque<(u64, u32, KeptDelta)>,
     /// The cell's offset in the due rule.
     offset: u64,
     /// A smoothed size of the cell's one-step delta, bytes (for the budget).
@@ -151,13 +151,16 @@ impl Stream {
         self.latest = step;
         self.full = full;
         self.occupied = occupied;
+        // Each delta split once here, for every view that sends it.
+        let first = self.deltas.len();
+        self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, KeptDelta::new(b.clone()))));
         // A delta's item as views send it (its supplements seldom go).
-        let one = deltas
-            .iter()
-            .find(|(span, _)| *span == 1)
-            .map_or(0.0, |(_, b)| DeltaWith::of_kept(b).map_or(b.len(), |d| d.item.len()) as f32 + 1.0);
+        let one = self
+            .deltas
+            .range(first..)
+            .find(|d| d.1 == 1)
+            .map_or(0.0, |(_, _, d)| d.split().map_or(d.len(), |d| d.item.len()) as f32 + 1.0);
         self.weight = 0.8 * self.weight + 0.2 * if changed { one } else { 0.0 };
-        self.deltas.extend(deltas.iter().map(|(span, b)| (step, *span, b.clone())));
         self.forget_deltas(step);
         self.note_due();
         news
@@ -190,7 +193,7 @@ impl Stream {
     }
 
     /// The delta item over `span` steps ending at `to`, if kept.
-    fn delta_over(&self, span: u64, to: u64) -> Option<&[u8]> {
+    fn delta_over(&self, span: u64, to: u64) -> Option<&KeptDelta> {
         debug_assert!(span.is_power_of_two(), "spans are powers of two");
         let k = span.trailing_zeros() as usize;
         let span = u32::try_from(span).ok()?;
@@ -201,7 +204,7 @@ impl Stream {
         } else {
             self.search(span, to)
         };
-        index.map(|i| &self.deltas[i].2[..])
+        index.map(|i| &self.deltas[i].2)
     }
 
     /// Drops the deltas no chain to `step` or later can reach (ending
@@ -236,10 +239,10 @@ impl Stream {
     }
 
     /// The delta items ending at `step`, shortest span first.
-    pub(crate) fn deltas_at(&self, step: u64) -> impl Iterator<Item = &[u8]> {
+    pub(crate) fn deltas_at(&self, step: u64) -> impl Iterator<Item = &KeptDelta> {
         let end = self.deltas.len() - self.deltas.iter().rev().take_while(|d| d.0 > step).count();
         let start = end - self.deltas.range(..end).rev().take_while(|d| d.0 == step).count();
-        self.deltas.range(start..end).map(|d| &d.2[..])
+        self.deltas.range(start..end).map(|d| &d.2)
     }
 
     /// The tick ended: every view's holding is now aligned below `latest`.
@@ -273,7 +276,7 @@ impl Stream {
     /// order: aligned steps of the largest span that fits, skipping spans in
     /// which the cell did not change. `None` when one is missing (lost or
     /// older than the history), or `from` is not known: send the full form.
-    pub(crate) fn chain<'s>(&'s self, from: u64, to: u64, mut out: impl FnMut(&'s [u8])) -> Option<()> {
+    pub(crate) fn chain<'s>(&'s self, from: u64, to: u64, mut out: impl FnMut(&'s KeptDelta)) -> Option<()> {
         if from < self.known_from {
             return None;
         }
@@ -288,7 +291,7 @@ impl Stream {
         }
         // The deltas first, then handed out: one delta alone must end at
         // `to` (see below).
-        let mut items: SmallVec<[&'s [u8]; 4]> = SmallVec::new();
+        let mut items: SmallVec<[&'s KeptDelta; 4]> = SmallVec::new();
         let mut at = from;
         let mut last_end = from;
         while at < to {
@@ -318,6 +321,31 @@ impl Stream {
     }
 }
 
+/// A kept delta as a view's frame reads it: its item, span and whether it
+/// has supplements, read from the stream once (the due table keeps these
+/// side by side, so the hundreds of views that send a delta in a tick do
+/// not each load it from its stream's history: those loads were a sixth
+/// of the views' samples, `perf` on section 15's walk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeltaRef<'s> {
+    /// The delta with its supplements, as kept.
+    pub(crate) kept: &'s KeptDelta,
+    /// The delta's item (tag, length, body).
+    pub(crate) item: &'s [u8],
+    /// Its span, ticks (`None`: the kept bytes do not split; never for an
+    /// own encoder's or a verified bundle's).
+    pub(crate) span: Option<u32>,
+    /// It has no supplements.
+    pub(crate) alone: bool,
+}
+
+impl<'s> DeltaRef<'s> {
+    /// `kept`'s parts.
+    pub(crate) fn of(kept: &'s KeptDelta) -> DeltaRef<'s> {
+        DeltaRef { kept, item: kept.item().unwrap_or(&[]), span: kept.span(), alone: kept.is_alone() }
+    }
+}
+
 /// What a view holding a stream at its aligned step for some period (no
 /// exception) is sent of it this tick: see [`Stream::due`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,7 +353,7 @@ pub(crate) enum Due<'s> {
     /// Nothing: the cell is not due, or did not change since the holding.
     Nothing,
     /// One delta item, the whole chain to the step given.
-    Delta(&'s [u8], u64),
+    Delta(DeltaRef<'s>, u64),
     /// Anything else (a full form: a missing delta or a holding not known;
     /// a chain of several deltas): ask [`Stream::chain`] and the full form.
     Ask,
@@ -347,7 +375,7 @@ impl Stream {
             last = Some(item);
         }) {
             Some(()) if items == 0 => Due::Nothing,
-            Some(()) if items == 1 => last.map_or(Due::Ask, |item| Due::Delta(item, target)),
+            Some(()) if items == 1 => last.map_or(Due::Ask, |item| Due::Delta(DeltaRef::of(item), target)),
             _ => Due::Ask,
         }
     }
@@ -704,7 +732,7 @@ mod tests {
                                 still += usize::from(target > before);
                             }
                             Due::Delta(item, to) => {
-                                assert_eq!((to, whole, &chain[..]), (target, Some(()), &[item][..]), "{at}");
+                                assert_eq!((to, whole, &chain[..]), (target, Some(()), &[item.kept][..]), "{at}");
                                 deltas += 1;
                             }
                             Due::Ask => assert!(target > before && (whole.is_none() || chain.len() > 1), "{at}"),

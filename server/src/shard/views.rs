@@ -47,13 +47,13 @@
 use super::due::{DueRoom, DueTable};
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
-use super::streams::{Due, SourceId, Stream, Streams};
+use super::streams::{DeltaRef, Due, SourceId, Stream, Streams};
 use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::view::{
-    write_item, write_section, write_view_envelope, DeltaWith, ItemKind, Section, SectionCell, VIEW_ENVELOPE_BYTES,
+    write_item, write_section_cell, write_section_header, write_view_envelope, ItemKind, KeptDelta, VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
 use std::collections::HashMap;
@@ -213,24 +213,49 @@ struct Piece<'a> {
     cell: CellId,
     /// Its place among the tick's pieces: a cell's items keep their order.
     order: u32,
-    /// An item, or a delta with its supplements as streams keep it
-    /// (`mino_protocol::view::write_delta_with`).
+    /// An item (for a delta: the delta's item alone).
     item: &'a [u8],
-    /// `item` is a delta with its supplements.
-    delta: bool,
+    /// For a delta, the delta with its supplements as its stream keeps it
+    /// (`None`: `item` is an item).
+    kept: Option<&'a KeptDelta>,
+    /// A delta's span, ticks (0: the kept bytes do not split, or no delta).
+    span: u32,
+    /// A delta without supplements.
+    alone: bool,
 }
 
 impl<'a> Piece<'a> {
     /// An item (a full form, a forget).
     fn new(source: SourceId, step: u64, cell: CellId, item: &'a [u8]) -> Piece<'a> {
-        Piece { source, step, cell, order: 0, item, delta: false }
+        Piece { source, step, cell, order: 0, item, kept: None, span: 0, alone: true }
     }
 
     /// A delta with its supplements, as its stream keeps it.
-    fn delta(source: SourceId, step: u64, cell: CellId, kept: &'a [u8]) -> Piece<'a> {
-        Piece { source, step, cell, order: 0, item: kept, delta: true }
+    /// (Its parts copied in: 48 bytes a piece; the tick pushes tens of
+    /// thousands.)
+    fn delta(source: SourceId, step: u64, cell: CellId, d: DeltaRef<'a>) -> Piece<'a> {
+        let (kept, span, alone) = (Some(d.kept), d.span.unwrap_or(0), d.alone);
+        Piece { source, step, cell, order: 0, item: d.item, kept, span, alone }
+    }
+
+    /// The span of the delta it is (`None`: an item, or kept bytes that do
+    /// not split).
+    fn delta_span(&self) -> Option<u32> {
+        (self.kept.is_some() && self.span > 0).then_some(self.span)
+    }
+
+    /// Its bytes in a frame at most (a delta with all its supplements).
+    fn len(&self) -> usize {
+        match self.kept {
+            Some(kept) if !self.alone => kept.len(),
+            Some(_) => self.item.len() + 1,
+            None => self.item.len(),
+        }
     }
 }
+
+// A tick pushes tens of thousands of pieces: they stay this small.
+const _: () = assert!(std::mem::size_of::<Piece<'static>>() <= 48);
 
 /// The forget item (a cell to drop), the same bytes for every cell.
 static FORGET: LazyLock<Vec<u8>> = LazyLock::new(|| {
@@ -665,6 +690,7 @@ impl Views {
         // for all of them.
         let room = std::mem::take(&mut self.due_room);
         let mut due = DueTable::new(area.streams, room);
+        let mut scratch = Scratch { body: std::mem::take(&mut self.body), ..Scratch::default() };
         for &(i, changed) in &woken {
             let i = i as usize;
             if self.views[i].sockets == 0 {
@@ -674,7 +700,7 @@ impl Views {
                 pieces.clear();
                 self.assembled += 1;
                 self.unsettled = true;
-                self.assemble(i, area, &mut due, &mut pieces);
+                self.assemble(i, area, &mut due, &mut pieces, &mut scratch);
                 self.pieces = self.pieces.max(pieces.len());
                 if self.views[i].frames.1 > self.views[i].frames.0 {
                     self.with_frames.push(i as u32);
@@ -686,6 +712,7 @@ impl Views {
         }
         self.woken = woken;
         self.due_room = due.into_room();
+        self.body = scratch.body;
     }
 
     /// Fills `woken`, ascending and each once: the views touching a region
@@ -788,7 +815,14 @@ impl Views {
     }
 
     /// Assembles view `i`'s frames for this tick.
-    fn assemble<'a>(&mut self, i: usize, area: &Area<'a>, due: &mut DueTable<'a>, pieces: &mut Vec<Piece<'a>>) {
+    fn assemble<'a>(
+        &mut self,
+        i: usize,
+        area: &Area<'a>,
+        due: &mut DueTable<'a>,
+        pieces: &mut Vec<Piece<'a>>,
+        scratch: &mut Scratch<'a>,
+    ) {
         let key = self.views[i].key;
         self.walk_into(key, area, Which::Cells);
         self.views[i].visited = area.step;
@@ -892,7 +926,7 @@ impl Views {
         v.settle();
         if !pieces.is_empty() || !resets.is_empty() {
             let start = self.messages.len() as u32;
-            frames(pieces, &resets, area.streams, &mut self.body, &mut self.messages);
+            frames(pieces, &resets, area.streams, scratch, &mut self.messages);
             let end = self.messages.len() as u32;
             if end > start {
                 v.frames = (start, end);
@@ -1041,7 +1075,7 @@ fn decide<'a>(
         // A chain over steps in which the cell did not change is empty.
         Holding::At(h) => {
             let mark = pieces.len();
-            match stream.chain(h, target, |item| pieces.push(Piece::delta(source, target, cell, item))) {
+            match stream.chain(h, target, |item| pieces.push(Piece::delta(source, target, cell, DeltaRef::of(item)))) {
                 Some(()) => Holding::At(target),
                 None => {
                     pieces.truncate(mark);
@@ -1083,25 +1117,10 @@ fn check_due(
     assert_eq!(pushed, &want[..], "the table's answer for {cell:?} of source {source}");
 }
 
-/// A section's cell as written: its id and items.
-struct Cell<'p> {
-    cell: u32,
-    items: &'p [&'p [u8]],
-}
-
-impl SectionCell for Cell<'_> {
-    fn cell(&self) -> u32 {
-        self.cell
-    }
-    fn items(&self) -> &[&[u8]] {
-        self.items
-    }
-}
-
 /// Appends to `out` the websocket messages of a frame of `pieces` (sorted
 /// here) after `resets`: sections by source and step, cells in order, cut
 /// into several messages between cells when over the client's message
-/// limit. `body` is scratch.
+/// limit. `scratch` keeps its room from view to view of a tick.
 ///
 /// A delta piece is a delta with its supplements (as streams keep it):
 /// each written section carries the delta's item, then the supplements its
@@ -1109,7 +1128,13 @@ impl SectionCell for Cell<'_> {
 /// whose one item is that delta, those whose origin cell is not also
 /// advanced by one delta over the same span in the section; after a delta
 /// among several items, all of them.
-fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body: &mut Vec<u8>, out: &mut Vec<Bytes>) {
+fn frames<'a>(
+    pieces: &mut [Piece<'a>],
+    resets: &[ShardId],
+    streams: &Streams,
+    scratch: &mut Scratch<'a>,
+    out: &mut Vec<Bytes>,
+) {
     // A piece's order within its cell (chains and forgets keep their order).
     if !pieces.is_sorted_by_key(|p| (p.source, p.step, p.cell)) {
         for (i, p) in pieces.iter_mut().enumerate() {
@@ -1117,132 +1142,127 @@ fn frames(pieces: &mut [Piece<'_>], resets: &[ShardId], streams: &Streams, body:
         }
         pieces.sort_unstable_by_key(|p| (p.source, p.step, p.cell, p.order));
     }
-    body.clear();
+    let pieces = &*pieces;
+    scratch.body.clear();
     let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
-    let flush = |body: &mut Vec<u8>, out: &mut Vec<Bytes>| {
-        if body.is_empty() {
-            return;
-        }
-        let mut message = Vec::with_capacity(body.len() + VIEW_ENVELOPE_BYTES + 10);
-        ws_frame::put_header(&mut message, crate::websocket::Opcode::Binary, body.len() + VIEW_ENVELOPE_BYTES);
-        write_view_envelope(&mut message, body.len());
-        message.extend_from_slice(body);
-        out.push(Bytes::from(message));
-        body.clear();
-    };
     for &shard in resets {
-        let cells: [Cell<'_>; 0] = [];
-        write_section(body, &Section { shard: shard.0, tick: 0, cells: &cells });
+        write_section_header(&mut scratch.body, shard.0, 0, 0);
     }
-    let n = pieces.len();
-    let mut written = Written {
-        items: Vec::with_capacity(n + 8),
-        ranges: Vec::with_capacity(n),
-        single: Vec::with_capacity(n),
-        parts: Vec::with_capacity(n),
-    };
-    let mut groups: Vec<&[Piece<'_>]> = Vec::with_capacity(n);
-    for section in pieces.chunk_by(|a, b| (a.source, a.step) == (b.source, b.step)) {
-        let source = streams.source(section[0].source);
-        let tick = source.tick_of(section[0].step);
-        groups.clear();
-        groups.extend(section.chunk_by(|a, b| a.cell == b.cell));
+    let mut at = 0;
+    while at < pieces.len() {
+        let first = &pieces[at];
+        let n = pieces[at..].iter().take_while(|p| (p.source, p.step) == (first.source, first.step)).count();
+        let section = at..at + n;
+        at += n;
+        let source = streams.source(first.source);
+        let tick = source.tick_of(first.step);
+        // The section's cells, each its pieces' range.
+        scratch.groups.clear();
+        let mut g = section.start;
+        while g < section.end {
+            let cell = pieces[g].cell;
+            let len = pieces[g..section.end].iter().take_while(|p| p.cell == cell).count();
+            scratch.groups.push(g..g + len);
+            g += len;
+        }
         let mut start = 0;
-        while start < groups.len() {
+        while start < scratch.groups.len() {
             // As many cells as the message has room for (a section header
             // and a cell's reference take at most 13 and 10 bytes; a delta
             // counted with all its supplements).
-            let room = limit.saturating_sub(body.len() + 13);
+            let room = limit.saturating_sub(scratch.body.len() + 13);
             let (mut end, mut bytes) = (start, 0);
-            while end < groups.len() {
-                let more = groups[end].iter().map(|p| p.item.len()).sum::<usize>() + 10;
+            while end < scratch.groups.len() {
+                let more = pieces[scratch.groups[end].clone()].iter().map(Piece::len).sum::<usize>() + 10;
                 if end > start && bytes + more > room {
                     break;
                 }
                 bytes += more;
                 end += 1;
             }
-            if bytes > room && !body.is_empty() {
-                flush(body, out);
+            if bytes > room && !scratch.body.is_empty() {
+                scratch.flush(out);
                 continue;
             }
-            written.section(body, source.shard.0, tick, &groups[start..end]);
+            scratch.section(source.shard.0, tick, pieces, start..end);
             start = end;
         }
     }
-    flush(body, out);
+    scratch.flush(out);
 }
 
-/// Scratch of [`frames`]: one written section's items.
-struct Written<'a> {
+/// Scratch of [`frames`], made once a tick: its lists keep their room from
+/// view to view (a view's frame costs one allocation, its message's).
+#[derive(Default)]
+struct Scratch<'a> {
+    /// A message's sections while they are written.
+    body: Vec<u8>,
+    /// A section's cells: each its range of the pieces.
+    groups: Vec<std::ops::Range<usize>>,
+    /// A section's items to write, cell after cell.
     items: Vec<&'a [u8]>,
+    /// A section's cells written: (cell, its range of `items`).
     ranges: Vec<(u32, std::ops::Range<usize>)>,
-    /// The cells advanced by one delta, and its span, cells increasing.
+    /// The cells of a section advanced by one delta, and its span, cells
+    /// increasing (only worked out when a delta has supplements).
     single: Vec<(u32, u32)>,
-    /// The section's pieces, in order, parsed.
-    parts: Vec<Part<'a>>,
 }
 
-/// A piece of a section as [`Written`] reads it: each delta parsed once.
-enum Part<'a> {
-    /// An item (a full form, a forget), written as it is.
-    Item(&'a [u8]),
-    /// A delta with its supplements.
-    Delta(DeltaWith<'a>),
-    /// Kept bytes that do not parse (never: own, or verified at their
-    /// bundle): written as nothing.
-    Broken,
-}
+impl<'a> Scratch<'a> {
+    /// Ends the message being written (nothing when it is empty).
+    fn flush(&mut self, out: &mut Vec<Bytes>) {
+        if self.body.is_empty() {
+            return;
+        }
+        // Each message its own block: a socket that reads slowly keeps its
+        // queued frames alive, and a block shared with other frames would
+        // keep theirs too.
+        let mut message = Vec::with_capacity(self.body.len() + VIEW_ENVELOPE_BYTES + 10);
+        ws_frame::put_header(&mut message, crate::websocket::Opcode::Binary, self.body.len() + VIEW_ENVELOPE_BYTES);
+        write_view_envelope(&mut message, self.body.len());
+        message.extend_from_slice(&self.body);
+        out.push(Bytes::from(message));
+        self.body.clear();
+    }
 
-impl<'a> Written<'a> {
-    /// Writes the section of `shard` at `tick` of these cells' pieces.
-    fn section(&mut self, body: &mut Vec<u8>, shard: u32, tick: u64, groups: &[&[Piece<'a>]]) {
+    /// Writes the section of `shard` at `tick` of the cells `cells` of
+    /// [`Scratch::groups`] (each a range of `pieces`).
+    fn section(&mut self, shard: u32, tick: u64, pieces: &[Piece<'a>], cells: std::ops::Range<usize>) {
         self.items.clear();
         self.ranges.clear();
         self.single.clear();
-        self.parts.clear();
+        let groups = &self.groups[cells];
+        let mut singles_known = false;
         for g in groups {
-            self.parts.extend(g.iter().map(|p| {
-                match (p.delta, p.delta.then(|| DeltaWith::of_kept(p.item)).flatten()) {
-                    (false, _) => Part::Item(p.item),
-                    (true, Some(d)) => Part::Delta(d),
-                    (true, None) => {
-                        debug_assert!(false, "a stream's delta of cell {} does not parse", p.cell.0);
-                        Part::Broken
-                    }
-                }
-            }));
-        }
-        // The cells advanced by one delta, and its span.
-        let mut at = 0;
-        for g in groups {
-            if let ([one], Part::Delta(d)) = (g, &self.parts[at]) {
-                self.single.push((one.cell.0, d.span));
-            }
-            at += g.len();
-        }
-        let mut at = 0;
-        for g in groups {
-            let cell = g[0].cell.0;
+            let group = &pieces[g.clone()];
+            let cell = group[0].cell.0;
             let first = self.items.len();
-            let parts = &self.parts[at..at + g.len()];
-            at += g.len();
-            let span = match parts {
-                [Part::Delta(d)] => Some(d.span),
+            // The span of the cell's one delta, when that is its one piece.
+            let span = match group {
+                [one] => one.delta_span(),
                 _ => None,
             };
-            for part in parts {
-                let d = match part {
-                    Part::Item(item) => {
-                        self.items.push(item);
-                        continue;
-                    }
-                    Part::Delta(d) => d,
-                    Part::Broken => continue,
-                };
-                self.items.push(d.item);
-                if d.is_alone() {
+            for p in group {
+                let Some(kept) = p.kept else {
+                    self.items.push(p.item);
                     continue;
+                };
+                if p.span == 0 {
+                    debug_assert!(false, "a stream's delta of cell {} does not split", p.cell.0);
+                    continue;
+                }
+                self.items.push(p.item);
+                if p.alone {
+                    continue;
+                }
+                let Some(d) = kept.split() else { continue };
+                if !singles_known {
+                    // The cells advanced by one delta, and its span.
+                    singles_known = true;
+                    self.single.extend(groups.iter().filter_map(|g| match &pieces[g.clone()] {
+                        [one] => Some((one.cell.0, one.delta_span()?)),
+                        _ => None,
+                    }));
                 }
                 let single = &self.single;
                 let moved_with = |origin: u32| {
@@ -1259,10 +1279,14 @@ impl<'a> Written<'a> {
                 self.ranges.push((cell, first..self.items.len()));
             }
         }
-        let cells: Vec<Cell<'_>> =
-            self.ranges.iter().map(|(cell, r)| Cell { cell: *cell, items: &self.items[r.clone()] }).collect();
-        if !cells.is_empty() {
-            write_section(body, &Section { shard, tick, cells: &cells });
+        if self.ranges.is_empty() {
+            return;
+        }
+        write_section_header(&mut self.body, shard, tick, self.ranges.len());
+        let mut previous = 0;
+        for (cell, r) in &self.ranges {
+            write_section_cell(&mut self.body, previous, *cell, &self.items[r.clone()]);
+            previous = *cell;
         }
     }
 }
