@@ -28,6 +28,13 @@
 //! period`, before protocol 6), 5,377 with them uniform. A socket's outer
 //! cells then come due together, every second and fourth tick.
 //!
+//! Views that send whole cells (full-form and datagram views: they hold no
+//! delta and hand no player off) keep the spread phases ([`spread_phase`]):
+//! their frames stay near their average on every tick, the budget's figure,
+//! so a datagram session's send queue (at least twice the budget) holds a
+//! tick's frame, and their cells' refreshes spread over 64 ticks instead of
+//! all falling on one.
+//!
 //! **Budget.** When the cells due would come to more than the socket budget
 //! (`--view-budget-bytes` a tick, on average), the periods step down a fixed
 //! ladder ([`LADDER`]): the outer tiers first, the own cell last and never
@@ -155,6 +162,13 @@ impl Stencil {
 /// cell (see the module docs); kept as a function so the rule is said once.
 pub fn phase(_column: u32, _row: u32) -> u64 {
     0
+}
+
+/// The phase of the cell at `column`, `row` for a view that sends whole
+/// cells (see the module docs): `column + 2 × row`, so that neighbouring
+/// cells of a tier come due on different ticks of its period.
+pub fn spread_phase(column: u32, row: u32) -> u64 {
+    u64::from(column) + 2 * u64::from(row)
 }
 
 /// True when `cell` (at `column`, `row`) is due on `tick` at `period`.

@@ -104,6 +104,14 @@ impl Stream {
         (aligned(self.prev, period, self.offset), aligned(self.latest, period, self.offset))
     }
 
+    /// [`Stream::due_steps`] for a view whose due rule shifts the cell by
+    /// `phase` ([`super::interest::spread_phase`]: a view of whole cells,
+    /// which reads no delta, so its steps need not be the deltas' aligned
+    /// ones).
+    pub(crate) fn due_steps_at(&self, period: u32, phase: u64) -> (u64, u64) {
+        (aligned(self.prev, period, phase), aligned(self.latest, period, phase))
+    }
+
     /// The newest full form's item.
     pub(crate) fn full(&self) -> &Bytes {
         &self.full

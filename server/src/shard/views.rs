@@ -26,6 +26,9 @@
 //!
 //! **Full form.** A socket that did not ask for deltas is sent every cell it
 //! is due as a full form (as protocol 3 sent every cell), in views of its own.
+//! Views of whole cells (this form and the datagram form) take each cell's
+//! due steps at its spread phase ([`interest::spread_phase`]), not at the
+//! deltas' common one: their frames stay near their average every tick.
 //!
 //! **Datagram form.** A socket whose frames may be lost (WebTransport) holds
 //! nothing a delta could safely apply to, so it is sent full forms, but only
@@ -162,6 +165,13 @@ impl View {
     }
 
     /// The periods of its tiers.
+    fn due_steps_of(&self, stream: &Stream, period: u32, phase: u64) -> (u64, u64) {
+        match self.form {
+            Form::Deltas => stream.due_steps(period),
+            Form::Full | Form::Datagram => stream.due_steps_at(period, phase),
+        }
+    }
+
     fn periods(&self) -> &'static [u32; 4] {
         &interest::LADDER[usize::from(self.level)]
     }
@@ -477,13 +487,17 @@ impl Views {
         for &(cell, tier) in &self.cells {
             let old_tier = self.marks.get(cell.0 as usize).copied().unwrap_or(0);
             for (source, stream) in area.streams.at(cell) {
-                let implicit = Holding::At(stream.due_steps(view.periods()[tier as usize]).0);
+                let phase = spread_of(area.grid, cell);
+                let implicit = Holding::At(view.due_steps_of(stream, view.periods()[tier as usize], phase).0);
                 let held = if old_tier == 0 || old_form != view.form {
                     Holding::Unheld
                 } else {
                     match old_exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)) {
                         Ok(i) => old_exceptions[i].2,
-                        Err(_) => Holding::At(stream.due_steps(old_periods[usize::from(old_tier - 1)]).0),
+                        Err(_) => {
+                            let old_period = old_periods[usize::from(old_tier - 1)];
+                            Holding::At(view.due_steps_of(stream, old_period, phase).0)
+                        }
                     }
                 };
                 // A datagram view's sockets hold what they were last sent: a
@@ -857,7 +871,7 @@ impl Views {
                         Due::Delta(item, step) => pieces.push(Piece::delta(source, step, cell, item)),
                         Due::Ask => {
                             if let Some(stream) = area.streams.get(source, cell) {
-                                decide(v, source, cell, stream, period, refresh, pieces);
+                                decide(v, (source, cell), stream, period, 0, refresh, pieces);
                             }
                         }
                     }
@@ -871,7 +885,8 @@ impl Views {
             for source in 0..area.streams.sources_len() {
                 for &(cell, tier) in &self.cells {
                     if let Some(stream) = area.streams.get(source, cell) {
-                        decide(v, source, cell, stream, periods[tier as usize], refresh, pieces);
+                        let phase = spread_of(area.grid, cell);
+                        decide(v, (source, cell), stream, periods[tier as usize], phase, refresh, pieces);
                     }
                 }
             }
@@ -962,7 +977,8 @@ impl Views {
             for &(cell, tier) in &self.cells {
                 for (source, stream) in area.streams.at(cell) {
                     let t = tier as usize;
-                    let (was, now) = (stream.due_steps(old[t]).0, stream.due_steps(new[t]).0);
+                    let phase = spread_of(area.grid, cell);
+                    let (was, now) = (v.due_steps_of(stream, old[t], phase).0, v.due_steps_of(stream, new[t], phase).0);
                     // A datagram view owes the cell whole when it changed since
                     // it was last due: the new period's window may not reach back.
                     let held = match v.form {
@@ -1013,17 +1029,18 @@ enum Which {
 }
 
 /// What view `v` is sent of one (source, cell) this tick, at `period`
-/// (`refresh`: a datagram view's refresh step).
+/// (`phase`: the cell's [`interest::spread_phase`], for a view of whole
+/// cells; `refresh`: a datagram view's refresh step).
 fn decide<'a>(
     v: &mut View,
-    source: SourceId,
-    cell: CellId,
+    (source, cell): (SourceId, CellId),
     stream: &'a Stream,
     period: u32,
+    phase: u64,
     refresh: bool,
     pieces: &mut Vec<Piece<'a>>,
 ) {
-    let (before, target) = stream.due_steps(period);
+    let (before, target) = v.due_steps_of(stream, period, phase);
     let due = target > before;
     let at = v.exceptions().binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s));
     if at.is_err() && !due && !refresh {
@@ -1058,7 +1075,7 @@ fn decide<'a>(
                 // (a walker's view changes: its view's turn alone would not
                 // bound the wait), besides the view's turn; an emptied cell
                 // too, or a lost emptying would leave its players shown.
-                let (held, now) = stream.due_steps(REFRESH_STEPS as u32);
+                let (held, now) = stream.due_steps_at(REFRESH_STEPS as u32, phase);
                 if changed || refresh || now > held {
                     full(pieces);
                 }
@@ -1112,7 +1129,7 @@ fn check_due(
     }
     let mut probe = View::new(v.key, v.form, v.level);
     let mut want = Vec::new();
-    decide(&mut probe, source, cell, stream, period, false, &mut want);
+    decide(&mut probe, (source, cell), stream, period, 0, false, &mut want);
     assert!(probe.is_plain(), "the table's answer for {cell:?} of source {source} leaves an exception");
     assert_eq!(pushed, &want[..], "the table's answer for {cell:?} of source {source}");
 }
@@ -1289,6 +1306,11 @@ impl<'a> Scratch<'a> {
             previous = *cell;
         }
     }
+}
+
+/// The spread phase of `cell` ([`interest::spread_phase`]; 0 off the grid).
+fn spread_of(grid: &Grid, cell: CellId) -> u64 {
+    grid.position(cell).map_or(0, |(column, row)| interest::spread_phase(column, row))
 }
 
 /// Calls `f` once with each region the view of `(cell, previous)` touches.

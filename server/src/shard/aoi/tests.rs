@@ -836,3 +836,31 @@ fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
         }
     }
 }
+
+/// A view of whole cells (full forms, or datagrams) keeps its cells' phases
+/// spread over each tier's period (`interest::spread_phase`): with everyone
+/// walking, a still full-form socket's frames come to about the same bytes
+/// every tick. With one phase for every cell, as views taking deltas have,
+/// every 4th tick would carry the mid and prefetch tiers together and the
+/// odd ticks the 9 nearest cells alone, several times apart.
+#[test]
+fn frames_of_whole_cells_come_to_about_the_same_bytes_every_tick() {
+    let mut shards = vec![shard(1, 400, 7, settings())];
+    everyone_walks(&mut shards);
+    let viewer = shards[0].world.players()[0].id;
+    shards[0].world.stop(viewer);
+    let mut socket = socket(&mut shards, 0, 0, Form::Full);
+    let mut bytes = Vec::new();
+    for t in 1..=40 {
+        let s = &mut shards[0];
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), true);
+        let got = deliver(&s.area, &mut socket);
+        if t > 8 {
+            bytes.push(got);
+        }
+    }
+    let (least, most) = (bytes.iter().min().copied().unwrap_or(0), bytes.iter().max().copied().unwrap_or(0));
+    assert!(least > 0, "a frame every tick: {bytes:?}");
+    assert!(most <= 2 * least, "bytes a tick from {least} to {most}: {bytes:?}");
+}
