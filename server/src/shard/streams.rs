@@ -51,8 +51,8 @@ pub(crate) struct Stream {
     /// heard from mid-way: no view was sent its earlier steps; or a lost
     /// bundle): no chain starts before it, the full form is sent instead.
     known_from: u64,
-    /// Deltas of the last [`MAX_SPAN`] steps: (end step, span, item bytes),
-    /// oldest first.
+    /// Deltas of the last [`MAX_SPAN`] steps: (end step, span, the delta
+    /// with its supplements split once), oldest first.
     deltas: VecDeque<(u64, u32, KeptDelta)>,
     /// The cell's offset in the due rule.
     offset: u64,

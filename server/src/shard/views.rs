@@ -164,7 +164,9 @@ impl View {
         }
     }
 
-    /// The periods of its tiers.
+    /// A stream's due steps for this view at `period` ([`Stream::due_steps`]):
+    /// at the deltas' common phase, or for a view of whole cells at the
+    /// cell's `phase` ([`interest::spread_phase`]).
     fn due_steps_of(&self, stream: &Stream, period: u32, phase: u64) -> (u64, u64) {
         match self.form {
             Form::Deltas => stream.due_steps(period),
@@ -172,6 +174,7 @@ impl View {
         }
     }
 
+    /// The periods of its tiers.
     fn periods(&self) -> &'static [u32; 4] {
         &interest::LADDER[usize::from(self.level)]
     }
