@@ -118,12 +118,18 @@ async fn record_both(d: &mut Player, f: &mut Player, span: Duration) -> (Book, B
 /// Compares the deltas' book against the full forms' truth: every update
 /// both got at one tick must be equal. With `beside` (the two in one view,
 /// on shard `beside`) also the deltas' state as of each tick the full forms
-/// were sent one of that shard's cells: its steps come one a tick, so both
-/// are sent the same steps (a relayed stream's newest step may run ahead of
-/// the step its deltas are aligned on when bundles arrive bunched, and full
-/// forms are of the newest). Up to a tick before the newest both read: the
-/// last tick's frames may have reached one reader and not yet the other when
-/// recording stopped. Returns (same-tick, as-of) comparisons made.
+/// were sent one of that shard's cells on two ticks running: its steps come
+/// one a tick, so both are sent the same steps (a relayed stream's newest
+/// step may run ahead of the step its deltas are aligned on when bundles
+/// arrive bunched, and full forms are of the newest). Only cells the full
+/// socket is sent every tick are judged so: its view takes slower tiers'
+/// cells at phases spread over their period, the deltas' view at one phase,
+/// so a mid cell's full form may come between two of the deltas' due
+/// steps; a cell due every tick is due every tick for both (the deltas'
+/// view weighs its cells less against the same budget, so its periods are
+/// never longer). Up to a tick before the newest both read: the last tick's
+/// frames may have reached one reader and not yet the other when recording
+/// stopped. Returns (same-tick, as-of) comparisons made.
 fn compare(deltas: &Book, full: &Book, beside: Option<u32>) -> (usize, usize) {
     let (mut exact, mut as_of) = (0, 0);
     let horizon = newest(deltas).min(newest(full)).saturating_sub(1);
@@ -138,7 +144,7 @@ fn compare(deltas: &Book, full: &Book, beside: Option<u32>) -> (usize, usize) {
                     "cell {key:?} at tick {tick}: the deltas' socket holds another state"
                 );
                 exact += 1;
-            } else if beside == Some(key.0) {
+            } else if beside == Some(key.0) && truth.contains_key(&tick.wrapping_sub(1)) {
                 if let Some((at, Some(got))) = held.range(..*tick).next_back() {
                     let near: Vec<u32> = truth.range(at.saturating_sub(3)..=*tick).map(|(t, _)| *t).collect();
                     let mine: Vec<u32> = held.range(at.saturating_sub(3)..=*tick).map(|(t, _)| *t).collect();
