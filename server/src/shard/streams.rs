@@ -101,7 +101,7 @@ impl Stream {
     /// it held before this tick and the one it holds after; the cell is
     /// due when the second is later.
     pub(crate) fn due_steps(&self, period: u32) -> (u64, u64) {
-        (aligned(self.prev, period, self.offset), aligned(self.latest, period, self.offset))
+        self.due_steps_at(period, self.offset)
     }
 
     /// [`Stream::due_steps`] for a view whose due rule shifts the cell by
