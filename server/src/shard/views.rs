@@ -29,6 +29,10 @@
 //! Views of whole cells (this form and the datagram form) take each cell's
 //! due steps at its spread phase ([`interest::spread_phase`]), not at the
 //! deltas' common one: their frames stay near their average every tick.
+//! An empty cell is sent only when its sockets may hold it otherwise: so
+//! where a cell's period changed (its tier or the view's rung), the view
+//! keeps the step its sockets hold it at as an exception, as a delta view
+//! does, and the next due step sends the cell whole if it changed since.
 //!
 //! **Datagram form.** A socket whose frames may be lost (WebTransport) holds
 //! nothing a delta could safely apply to, so it is sent full forms, but only
@@ -507,13 +511,18 @@ impl Views {
                 // cell new to them is owed, and so is one that changed since
                 // the old view's last due step (the new tier's window may not
                 // reach back), whole.
+                // A full-form view's sockets hold what they were last sent
+                // too, and are sent the cell whole at its next due step if
+                // it changed since (an emptying at the new tier's period
+                // may fall before that step's window); a cell new to them
+                // is sent as any is, when due and occupied.
                 let owed = match (view.form, held) {
-                    (Form::Deltas, _) => (held != implicit).then_some(held),
+                    (Form::Deltas, _) | (Form::Full, Holding::At(_)) => (held != implicit).then_some(held),
+                    (Form::Full, Holding::Unheld) => None,
                     (Form::Datagram, Holding::Unheld) => Some(Holding::Unheld),
                     (Form::Datagram, Holding::At(h)) => {
                         stream.changed_within(h, stream.latest()).then_some(Holding::Unheld)
                     }
-                    (Form::Full, _) => None,
                 };
                 if let Some(owed) = owed {
                     view.owed_mut().exceptions.push((cell, *source, owed));
@@ -975,7 +984,7 @@ impl Views {
         if level == v.level {
             return;
         }
-        if v.form != Form::Full {
+        {
             let (old, new) = (*v.periods(), interest::LADDER[usize::from(level)]);
             for &(cell, tier) in &self.cells {
                 for (source, stream) in area.streams.at(cell) {
@@ -986,8 +995,8 @@ impl Views {
                     // it was last due: the new period's window may not reach back.
                     let held = match v.form {
                         Form::Datagram if stream.changed_within(was, stream.latest()) => Some(Holding::Unheld),
-                        Form::Datagram | Form::Full => None,
-                        Form::Deltas => Some(Holding::At(was)),
+                        Form::Datagram => None,
+                        Form::Deltas | Form::Full => Some(Holding::At(was)),
                     };
                     let Some(held) = held.filter(|_| was != now) else { continue };
                     if v.exceptions().binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err() {
@@ -1054,8 +1063,20 @@ fn decide<'a>(
         Holding::At(stream.latest())
     };
     if v.form == Form::Full {
-        if due && (stream.occupied() || stream.changed_within(before, target)) {
-            full(pieces);
+        // Sent whole when due, unless it is empty and its sockets hold it
+        // empty already (held since its last change); an exception (a
+        // holding from a slower period, or none) is then resolved.
+        if due {
+            let changed = match at.map_or(Holding::At(before), |i| v.exceptions()[i].2) {
+                Holding::At(h) => stream.changed_within(h, target),
+                Holding::Unheld => stream.last_change().is_some(),
+            };
+            if stream.occupied() || changed {
+                full(pieces);
+            }
+            if let Ok(i) = at {
+                v.owed_mut().exceptions.remove(i);
+            }
         }
         return;
     }

@@ -282,12 +282,13 @@ fn tick_all(shards: &mut [Shard], sockets: &mut [Socket], t: u64) {
     }
 }
 
-/// Everyone stops, and 140 ticks later (bundles all heard) every
-/// datagram socket holds the place as it stands: each cell it holds is the
-/// cell now (a missed stop, or an emptying, would show), however its frames
-/// got there. Its frames stand alone, so the check after each tick (the
-/// state at the tick they name) cannot see what they left out.
-fn datagram_sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &mut [Socket], from: u64) {
+/// Everyone stops, and 140 ticks later (bundles all heard) every socket
+/// holds the place as it stands: each cell it holds is the cell now (a
+/// missed stop, or an emptying, would show), however its frames got there.
+/// The check after each tick (the state at the tick a section names) cannot
+/// see what a frame of whole cells left out: a datagram socket's frames
+/// stand alone, and a full-form socket is sent only the cells it is due.
+fn sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &mut [Socket], from: u64) {
     for s in shards.iter_mut() {
         let ids: Vec<PlayerId> = s.world.players().iter().map(|p| p.id).collect();
         for p in ids {
@@ -298,7 +299,7 @@ fn datagram_sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &
         tick_all(shards, sockets, t);
     }
     let truths: HashMap<u32, Truth> = shards.iter().map(|s| (s.id.0, truth(s))).collect();
-    for socket in sockets.iter().filter(|s| s.form == Form::Datagram) {
+    for socket in sockets.iter() {
         let s = &shards[socket.shard];
         let player = s.world.players().iter().find(|p| u64::from(p.id.0) == socket.link.0).expect("its player");
         let (x, y) = s.world.position(player);
@@ -307,14 +308,22 @@ fn datagram_sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &
         for (key, held) in socket.held.cells() {
             let now = truths.get(&key.0).and_then(|t| t.get(key)).cloned().unwrap_or_default();
             if view.contains(&key.1) {
-                assert_eq!(held.entries, now, "a datagram socket holds cell {key:?} as it stood at tick {}", held.tick);
+                assert_eq!(
+                    held.entries, now,
+                    "a {:?} socket holds cell {key:?} as it stood at tick {}",
+                    socket.form, held.tick
+                );
             } else if socket.drops.is_none() {
                 // A cell that emptied and was dropped before the view left
                 // it is never forgotten (nor is it for a deltas socket): it
                 // must at least show nobody. (A socket whose frames are lost
                 // may have lost all 3 of a cell's forgets: ARCHITECTURE.md
                 // names that limit.)
-                assert!(held.entries.is_empty(), "a datagram socket holds players in {key:?}, out of its view");
+                assert!(
+                    held.entries.is_empty(),
+                    "a {:?} socket holds players in {key:?}, out of its view",
+                    socket.form
+                );
             }
         }
     }
@@ -333,7 +342,7 @@ fn every_socket_holds_exactly_the_state_it_was_told_own_and_relayed_deltas_and_f
     // Per socket: 6 take deltas, 3 full forms, 3 datagram full forms.
     assert!(deltas > 0 && deltas * 3 < full * 2, "deltas {deltas} bytes against full forms {full}");
     assert!(datagram > 0, "datagram sockets were sent frames");
-    datagram_sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
+    sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
 }
 
 #[test]
@@ -456,7 +465,7 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
             sockets.push(socket(shards, 1, 201, Form::Datagram));
         }
     });
-    datagram_sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
+    sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
 }
 
 #[test]
@@ -501,7 +510,7 @@ fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
         }
         let relay = Relay { loss: 0.02, late };
         run_lossy(&mut shards, &mut sockets, 1..=300, seed, relay, |_, _, _| {});
-        datagram_sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
+        sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
     }
 }
 
@@ -538,7 +547,7 @@ fn sockets_that_share_views_while_bundles_are_lost_never_take_a_delta_twice() {
         }
         let relay = Relay { loss: 0.1, late: 0.3 };
         run_lossy(&mut shards, &mut sockets, 1..=250, seed, relay, |_, _, _| {});
-        datagram_sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 251);
+        sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 251);
     }
 }
 
@@ -787,7 +796,7 @@ fn a_datagram_sockets_reset_is_not_repeated_once_the_shard_is_heard_from_again()
     }
     assert_eq!(told, vec![41], "told once: the shard was heard from again before the repeats");
     assert!(sockets[0].held.cells().any(|((s, _), _)| *s == 2), "it holds the shard's cells sent anew");
-    datagram_sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 51);
+    sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 51);
 }
 
 #[test]
