@@ -99,7 +99,8 @@ impl Game {
 /// The rule of which ticks a cell is due on at a period.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
-    /// The server's ([`interest::due`]).
+    /// Before protocol 6 (and a full-form view's today): at the cell's
+    /// phase, `column + 2 × row` ([`interest::spread_phase`]).
     Spread,
     /// Every cell on the multiples of the period.
     Uniform,
@@ -108,7 +109,7 @@ enum Phase {
 impl Phase {
     fn due(self, tick: u64, column: u32, row: u32, period: u32) -> bool {
         match self {
-            Phase::Spread => interest::due(tick, column, row, period),
+            Phase::Spread => (tick + interest::spread_phase(column, row)).is_multiple_of(u64::from(period.max(1))),
             Phase::Uniform => tick.is_multiple_of(u64::from(period.max(1))),
         }
     }

@@ -174,7 +174,9 @@ impl Aoi {
         let mut taken = false;
         for cell in cells {
             let id = CellId(cell.cell);
-            let Some((column, row)) = self.grid.position(id) else { continue };
+            if self.grid.position(id).is_none() {
+                continue;
+            }
             let (Some(full), Some(region)) = (items.get(cell.full.clone()), self.grid.region_of(id)) else { continue };
             let occupied = parse_item(full).is_ok_and(|i| i.body.first().is_some_and(|&n| n != 0));
             let deltas: Vec<(u32, Bytes)> = cell
@@ -184,8 +186,7 @@ impl Aoi {
                 .map(|(span, r)| (*span, items.slice(r.clone())))
                 .collect();
             let changed = deltas.iter().any(|(span, _)| *span == 1);
-            let offset = super::interest::phase(column, row);
-            let Some(stream) = self.streams.get_or_insert(source, id, || Stream::new(step, offset, step + 1)) else {
+            let Some(stream) = self.streams.get_or_insert(source, id, || Stream::new(step, step + 1)) else {
                 continue;
             };
             // A cell new here, or with steps lost on the way, is news to
@@ -214,7 +215,14 @@ impl Aoi {
     /// viewers, and assembles every view's frames; `clustered` also tracks
     /// the regions to hear from. Each socket's frames are
     /// [`Aoi::frames_of`] its view.
-    pub(crate) fn tick(&mut self, world: &World, tick: Tick, clustered: bool) {
+    /// `link_of` names a player's socket (the shard's links).
+    pub(crate) fn tick(
+        &mut self,
+        world: &World,
+        tick: Tick,
+        clustered: bool,
+        link_of: impl Fn(PlayerId) -> Option<LinkId>,
+    ) {
         self.step += 1;
         let step = self.step;
         self.streams.source_mut(OWN).ran(step, tick.0);
@@ -227,7 +235,7 @@ impl Aoi {
         if self.views.merge(&self.grid, self.reach, &mut self.remap) {
             self.viewers.remap(&self.remap);
         }
-        self.viewers.update(tick.0, &self.grid, world, self.own.crossed(), &mut self.moves);
+        self.viewers.update(tick.0, &self.grid, world, self.own.crossed(), link_of, &mut self.moves);
         let area = Area {
             grid: &self.grid,
             stencil: &self.stencil,

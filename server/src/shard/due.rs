@@ -110,7 +110,7 @@ mod tests {
         let relayed = streams.source_of(ShardId(2));
         // Cell 3 changed at step 1 (own and relayed), cell 5 never (own).
         for (source, cell, changed) in [(0, 3, true), (relayed, 3, true), (0, 5, false)] {
-            let stream = streams.get_or_insert(source, CellId(cell), || Stream::new(0, 0, 0)).expect("on the grid");
+            let stream = streams.get_or_insert(source, CellId(cell), || Stream::new(0, 0)).expect("on the grid");
             stream.push(1, Bytes::from_static(b"full"), true, changed, &[(1, Bytes::from_static(b"d1"))]);
         }
         let mut table = DueTable::new(&streams, Vec::new());

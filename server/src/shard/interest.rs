@@ -156,44 +156,11 @@ impl Stencil {
     }
 }
 
-/// The phase of the cell at `column`, `row` in the due rule: it is due on
-/// tick `t` at period `p` when `(t + phase) % p == 0`, and its streams'
-/// deltas are aligned the same way ([`super::streams`]). The same for every
-/// cell (see the module docs); kept as a function so the rule is said once.
-pub fn phase(_column: u32, _row: u32) -> u64 {
-    0
-}
-
 /// The phase of the cell at `column`, `row` for a view that sends whole
 /// cells (see the module docs): `column + 2 × row`, so that neighbouring
 /// cells of a tier come due on different ticks of its period.
 pub fn spread_phase(column: u32, row: u32) -> u64 {
     u64::from(column) + 2 * u64::from(row)
-}
-
-/// True when `cell` (at `column`, `row`) is due on `tick` at `period`.
-pub fn due(tick: u64, column: u32, row: u32, period: u32) -> bool {
-    let period = u64::from(period.max(1));
-    (tick + phase(column, row)).is_multiple_of(period)
-}
-
-/// True when `cell` (at `column`, `row`) was due at `period` on some tick
-/// after `since` up to `tick`: [`due`] over the ticks a stall skipped too, so
-/// a skipped due tick is served by the next tick that runs. `since ≥ tick`
-/// is the same as [`due`] on `tick`.
-pub fn due_since(since: u64, tick: u64, column: u32, row: u32, period: u32) -> bool {
-    if since >= tick {
-        return due(tick, column, row, period);
-    }
-    let offset = phase(column, row);
-    if period.is_power_of_two() {
-        // Every period of the ladder: a shift, not a division (this runs for
-        // every cell of every group's view, every tick).
-        let shift = period.trailing_zeros();
-        return (tick + offset) >> shift > (since + offset) >> shift;
-    }
-    let period = u64::from(period.max(1));
-    (tick + offset) / period > (since + offset) / period
 }
 
 /// The first rung of the [`LADDER`] at which cells of `tiers` bytes each
@@ -267,28 +234,6 @@ mod tests {
         assert_eq!(corner[0], (grid.cell(0, 0), Tier::Own));
         assert!(corner.iter().all(|(c, _)| grid.position(*c).is_some()));
         assert_eq!(corner.iter().filter(|c| c.1 == Tier::Near).count(), 3);
-    }
-
-    #[test]
-    fn a_cell_is_due_once_a_period_and_every_cell_of_a_period_on_the_same_ticks() {
-        for period in [1, 2, 4, 8] {
-            let times = (0..64).filter(|t| due(*t, 3, 5, period)).count();
-            assert_eq!(times as u32, 64 / period);
-        }
-        assert!((0..8).all(|t| due(t, 0, 0, 4) == due(t, 1, 0, 4) && due(t, 0, 0, 4) == due(t, 3, 7, 4)), "in step");
-    }
-
-    #[test]
-    fn a_due_tick_a_stall_skipped_is_due_on_the_next_tick_that_runs() {
-        for period in [1, 2, 4, 8, 20] {
-            for since in 0..40u64 {
-                for tick in since + 1..since + 30 {
-                    let any = (since + 1..=tick).any(|t| due(t, 3, 5, period));
-                    assert_eq!(due_since(since, tick, 3, 5, period), any, "{period} {since} {tick}");
-                }
-            }
-        }
-        assert_eq!(due_since(7, 7, 3, 5, 4), due(7, 3, 5, 4));
     }
 
     #[test]

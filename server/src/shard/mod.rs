@@ -706,7 +706,8 @@ impl Shard {
                 self.chat_out.push(presence);
             }
         }
-        self.area.tick(&self.world, self.tick, self.clustered);
+        let links = &self.links;
+        self.area.tick(&self.world, self.tick, self.clustered, |p| links.link(p));
         // Only assembled views have frames: a standing place lists none.
         let views = if self.area.assembled() == 0 {
             Vec::new()

@@ -208,15 +208,13 @@ impl OwnCells {
         let mut i = 0;
         while i < self.recent.len() {
             let cell = self.recent[i];
-            let (Some(history), Some((column, row))) = (self.history.get_mut(&cell), grid.position(cell)) else {
+            let Some(history) = self.history.get_mut(&cell) else {
                 self.recent.swap_remove(i);
                 continue;
             };
-            let offset = super::interest::phase(column, row);
             let changed = history.last_change() == step;
             let recent = step - history.last_change().min(step) < u64::from(MAX_SPAN);
-            let Some(stream) = streams.get_or_insert(OWN, cell, || Stream::new(step.saturating_sub(1), offset, 0))
-            else {
+            let Some(stream) = streams.get_or_insert(OWN, cell, || Stream::new(step.saturating_sub(1), 0)) else {
                 self.recent.swap_remove(i);
                 continue;
             };
@@ -238,7 +236,7 @@ impl OwnCells {
             };
             let mut deltas = Vec::new();
             let mut q = 1u32;
-            while q <= MAX_SPAN && (step + offset).is_multiple_of(u64::from(q)) {
+            while q <= MAX_SPAN && step.is_multiple_of(u64::from(q)) {
                 let from = step.saturating_sub(u64::from(q));
                 if history.changed_within(from, step) {
                     let others = &self.history;

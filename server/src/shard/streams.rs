@@ -7,8 +7,8 @@
 //! A stream keeps the cell's newest full form, the deltas of the last
 //! [`MAX_SPAN`] steps (each "over `span` steps, ending at `step`"), and which
 //! of those steps changed the cell. Deltas are aligned: the one over `q`
-//! steps ends only on a step `s` with `(s + offset) % q == 0` (`offset` is
-//! the cell's phase in the due rule of [`super::interest`]), so the
+//! steps ends only on a multiple of `q` (every cell's, as every delta view
+//! takes each cell at phase 0: see [`super::interest`]), so the
 //! tiers' periods (powers of two) all read the same deltas, and a socket at
 //! any step reaches a later one through at most a dozen of them
 //! ([`Stream::chain`]).
@@ -24,13 +24,15 @@ use mino_protocol::ShardId;
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 
-/// The largest step `<= at` on the grid of `period` for a cell of `offset`:
-/// the step a view holding the cell at that period was last sent it.
-pub(crate) fn aligned(at: u64, period: u32, offset: u64) -> u64 {
+/// The largest step `<= at` on the grid of `period` for a cell at `phase`
+/// (0 for a delta view; [`super::interest::spread_phase`] for a view of
+/// whole cells): the step a view holding the cell at that period was last
+/// sent it.
+pub(crate) fn aligned(at: u64, period: u32, phase: u64) -> u64 {
     let p = u64::from(period.max(1));
     // Every period of the ladder and every span is a power of two: a mask,
     // not a division (this runs for every stream of every view, every tick).
-    let r = if p.is_power_of_two() { (at + offset) & (p - 1) } else { (at + offset) % p };
+    let r = if p.is_power_of_two() { (at + phase) & (p - 1) } else { (at + phase) % p };
     at.saturating_sub(r)
 }
 
@@ -54,8 +56,6 @@ pub(crate) struct Stream {
     /// Deltas of the last [`MAX_SPAN`] steps: (end step, span, the delta
     /// with its supplements split once), oldest first.
     deltas: VecDeque<(u64, u32, KeptDelta)>,
-    /// The cell's offset in the due rule.
-    offset: u64,
     /// A smoothed size of the cell's one-step delta, bytes (for the budget).
     weight: f32,
     /// Per period 1, 2 and 4 (the base rung's, see [`super::interest::LADDER`]):
@@ -69,6 +69,11 @@ pub(crate) struct Stream {
 /// Periods 1, 2 and 4 have their due delta noted in the stream.
 const DUE_PERIODS: usize = 3;
 
+// One a cell with players, of every shard seen (15,000 standing players one
+// a cell: 15,000 streams, a slot's first inline): every 8 bytes here are
+// about 9 a standing player's socket (RESULTS section 4).
+const _: () = assert!(std::mem::size_of::<Stream>() <= 112);
+
 /// [`Stream`]'s `due`: no such delta.
 const NO_DELTA: u16 = u16::MAX;
 
@@ -77,7 +82,7 @@ impl Stream {
     /// are not trusted (`step + 1` for a cell another shard's bundle brings
     /// for the first time: no view here has been sent any of its steps; 0 for
     /// an own cell, known empty before).
-    pub(crate) fn new(step: u64, offset: u64, known_from: u64) -> Stream {
+    pub(crate) fn new(step: u64, known_from: u64) -> Stream {
         Stream {
             full: Bytes::new(),
             occupied: false,
@@ -86,7 +91,6 @@ impl Stream {
             changes: 0,
             known_from,
             deltas: VecDeque::new(),
-            offset,
             weight: 0.0,
             due: [NO_DELTA; DUE_PERIODS],
         }
@@ -101,7 +105,7 @@ impl Stream {
     /// it held before this tick and the one it holds after; the cell is
     /// due when the second is later.
     pub(crate) fn due_steps(&self, period: u32) -> (u64, u64) {
-        self.due_steps_at(period, self.offset)
+        self.due_steps_at(period, 0)
     }
 
     /// [`Stream::due_steps`] for a view whose due rule shifts the cell by
@@ -183,7 +187,7 @@ impl Stream {
         }
         for k in 0..DUE_PERIODS {
             let span = 1u32 << k;
-            let to = aligned(self.latest, span, self.offset);
+            let to = aligned(self.latest, span, 0);
             self.due[k] = self.search(span, to).and_then(|i| u16::try_from(i).ok()).unwrap_or(NO_DELTA);
         }
     }
@@ -205,7 +209,7 @@ impl Stream {
         debug_assert!(span.is_power_of_two(), "spans are powers of two");
         let k = span.trailing_zeros() as usize;
         let span = u32::try_from(span).ok()?;
-        let index = if k < DUE_PERIODS && to == aligned(self.latest, span, self.offset) {
+        let index = if k < DUE_PERIODS && to == aligned(self.latest, span, 0) {
             let i = self.due[k];
             debug_assert_eq!((i != NO_DELTA).then_some(usize::from(i)), self.search(span, to), "the noted due delta");
             (i != NO_DELTA).then_some(usize::from(i))
@@ -289,7 +293,7 @@ impl Stream {
             return None;
         }
         let span = to.saturating_sub(from);
-        if span.is_power_of_two() && span <= u64::from(MAX_SPAN) && (from + self.offset) & (span - 1) == 0 {
+        if span.is_power_of_two() && span <= u64::from(MAX_SPAN) && from & (span - 1) == 0 {
             // One aligned span (a view due at its period, the usual case):
             // the delta over it, if the cell changed.
             if self.changed_within(from, to) {
@@ -304,8 +308,8 @@ impl Stream {
         let mut last_end = from;
         while at < to {
             // The largest aligned span from `at` (a power of two dividing
-            // `at + offset`, at most MAX_SPAN) that does not pass `to`.
-            let mut q = 1u64 << (at + self.offset).trailing_zeros().min(MAX_SPAN.trailing_zeros());
+            // `at`, at most MAX_SPAN) that does not pass `to`.
+            let mut q = 1u64 << at.trailing_zeros().min(MAX_SPAN.trailing_zeros());
             while at + q > to {
                 q /= 2;
             }
@@ -627,19 +631,19 @@ mod tests {
 
     /// A stream with deltas for every aligned span at every step 1..=n, each
     /// item's byte naming (span, step): changed at every step in `changed`.
-    fn stream(n: u64, offset: u64, changed: &[u64]) -> Stream {
-        let mut s = Stream::new(0, offset, 0);
+    fn stream(n: u64, changed: &[u64]) -> Stream {
+        let mut s = Stream::new(0, 0);
         for step in 1..=n {
-            push_step(&mut s, step, offset, changed);
+            push_step(&mut s, step, changed);
         }
         s
     }
 
     /// Records step `step` of [`stream`]'s stream.
-    fn push_step(s: &mut Stream, step: u64, offset: u64, changed: &[u64]) {
+    fn push_step(s: &mut Stream, step: u64, changed: &[u64]) {
         let mut deltas = Vec::new();
         let mut q = 1u32;
-        while q <= MAX_SPAN && (step + offset).is_multiple_of(u64::from(q)) {
+        while q <= MAX_SPAN && step.is_multiple_of(u64::from(q)) {
             if changed.iter().any(|&x| x > step - u64::from(q).min(step) && x <= step) {
                 deltas.push((q, Bytes::from(format!("{q}@{step}"))));
             }
@@ -662,14 +666,14 @@ mod tests {
 
     #[test]
     fn a_chain_takes_the_largest_aligned_spans_and_skips_still_ones() {
-        let s = stream(40, 0, &(1..=40).collect::<Vec<_>>());
+        let s = stream(40, &(1..=40).collect::<Vec<_>>());
         let mut out = Vec::new();
         s.chain(13, 20, |b| out.push(Bytes::copy_from_slice(b))).expect("known");
         assert_eq!(names(&out), ["1@14", "2@16", "4@20"]);
         out.clear();
         s.chain(16, 32, |b| out.push(Bytes::copy_from_slice(b))).expect("known");
         assert_eq!(names(&out), ["16@32"]);
-        let still = stream(40, 0, &[3, 30]);
+        let still = stream(40, &[3, 30]);
         out.clear();
         still.chain(4, 29, |b| out.push(Bytes::copy_from_slice(b))).expect("known");
         assert!(out.is_empty(), "nothing changed in between: {:?}", names(&out));
@@ -684,33 +688,33 @@ mod tests {
             let mut out = Vec::new();
             s.chain(from, to, |b| out.push(Bytes::copy_from_slice(b))).map(|()| names(&out))
         };
-        for offset in [0, 1, 3] {
+        {
             // Changed at every step: the due delta of each period ends at
             // the aligned step at or below the newest.
-            let mut s = stream(40, offset, &(1..=40).collect::<Vec<_>>());
+            let mut s = stream(41, &(1..=41).collect::<Vec<_>>());
             for period in [1u64, 2, 4] {
-                let to = aligned(40, period as u32, offset);
-                assert_eq!(chain(&s, to - period, to), Some(vec![format!("{period}@{to}")]), "offset {offset}");
+                let to = aligned(41, period as u32, 0);
+                assert_eq!(chain(&s, to - period, to), Some(vec![format!("{period}@{to}")]), "period {period}");
             }
             // Still for three steps: a span after the last change has
             // nothing new; one ending at or before it has its delta; one
             // across it has none kept (the full form is sent).
-            for step in 41..=43 {
+            for step in 42..=44 {
                 s.still(step);
             }
             for period in [1u64, 2, 4] {
-                let to = aligned(43, period as u32, offset);
-                let want = if to <= 40 {
+                let to = aligned(44, period as u32, 0);
+                let want = if to <= 41 {
                     Some(vec![format!("{period}@{to}")])
-                } else if to - period >= 40 {
+                } else if to - period >= 41 {
                     Some(Vec::new())
                 } else {
                     None
                 };
-                assert_eq!(chain(&s, to - period, to), want, "offset {offset}, period {period} after still");
+                assert_eq!(chain(&s, to - period, to), want, "period {period} after still");
             }
             // Still for longer than the history: nothing kept, nothing due.
-            for step in 44..=120 {
+            for step in 45..=120 {
                 s.still(step);
             }
             assert_eq!(s.due, [NO_DELTA; DUE_PERIODS]);
@@ -724,16 +728,16 @@ mod tests {
         let every: Vec<u64> = (1..=100).collect();
         // Answers that are a delta, and that are nothing when due.
         let (mut deltas, mut still) = (0, 0);
-        for offset in [0, 1, 3] {
+        for start in [0, 1, 3] {
             for changed in [&every[..], &some[..], &[]] {
-                let mut s = Stream::new(0, offset, 0);
-                for step in 1..=100 {
-                    push_step(&mut s, step, offset, changed);
+                let mut s = Stream::new(start, 0);
+                for step in start + 1..=start + 100 {
+                    push_step(&mut s, step, changed);
                     for period in [1u32, 2, 3, 4, 8, 16, 32, 64] {
                         let (before, target) = s.due_steps(period);
                         let mut chain = Vec::new();
                         let whole = s.chain(before, target, |b| chain.push(b));
-                        let at = format!("offset {offset}, step {step}, period {period}");
+                        let at = format!("from {start}, step {step}, period {period}");
                         match s.due(period) {
                             Due::Nothing => {
                                 assert!(target <= before || whole == Some(()) && chain.is_empty(), "{at}");
@@ -752,27 +756,27 @@ mod tests {
         }
         assert!(deltas > 500 && still > 500, "{deltas} deltas, {still} due and still");
         // Steps heard mid-way: a holding before them is asked about.
-        let mut s = Stream::new(10, 0, 11);
-        push_step(&mut s, 12, 0, &[12]);
+        let mut s = Stream::new(10, 11);
+        push_step(&mut s, 12, &[12]);
         assert_eq!(s.due(1), Due::Ask);
     }
 
     #[test]
     fn unknown_steps_break_the_chain() {
-        let mut s = stream(10, 0, &[5, 10]);
+        let mut s = stream(10, &[5, 10]);
         s.push(14, item(0), true, true, &[(1, item(1)), (2, item(2))]);
         assert!(s.changed_within(11, 12), "lost steps count as changed");
         let mut out = Vec::new();
         assert!(s.chain(10, 14, |b| out.push(Bytes::copy_from_slice(b))).is_none());
         out.clear();
         assert!(s.chain(13, 14, |b| out.push(Bytes::copy_from_slice(b))).is_none(), "13 was lost: not to be trusted");
-        let fresh = Stream::new(100, 0, 101);
+        let fresh = Stream::new(100, 101);
         assert!(fresh.chain(50, 100, |b| out.push(Bytes::copy_from_slice(b))).is_none(), "heard from mid-way");
     }
 
     #[test]
     fn changes_are_remembered_for_64_steps() {
-        let mut s = stream(10, 0, &[3]);
+        let mut s = stream(10, &[3]);
         assert!(s.changed_within(2, 3) && !s.changed_within(3, 10));
         assert_eq!(s.last_change(), Some(3));
         s.still(70);

@@ -144,9 +144,9 @@ pub(crate) struct Move {
 #[derive(Debug)]
 pub(crate) struct Viewers {
     hysteresis: u64,
+    /// (A player's socket is found by the shard's links, which the
+    /// viewers follow: a map of its own here was 37 bytes a socket.)
     by_link: HashMap<LinkId, Viewer>,
-    /// The socket of each player with a viewer.
-    by_player: HashMap<PlayerId, LinkId>,
     /// Sockets to look at in the next update whatever their player did:
     /// new, resynced, or still seeing a cell they left.
     attention: Vec<LinkId>,
@@ -155,7 +155,7 @@ pub(crate) struct Viewers {
 impl Viewers {
     /// Viewers that keep a cell they left for `hysteresis` ticks.
     pub(crate) fn new(hysteresis: u64) -> Viewers {
-        Viewers { hysteresis, by_link: HashMap::new(), by_player: HashMap::new(), attention: Vec::new() }
+        Viewers { hysteresis, by_link: HashMap::new(), attention: Vec::new() }
     }
 
     /// Sockets with a viewer.
@@ -178,17 +178,12 @@ impl Viewers {
             fresh: Some(Fresh::Joined),
         };
         self.by_link.insert(link, viewer);
-        self.by_player.insert(player, link);
         self.attention.push(link);
     }
 
     /// The socket `link` is gone; returns the view it was in.
     pub(crate) fn remove(&mut self, link: LinkId) -> Option<u32> {
-        let viewer = self.by_link.remove(&link)?;
-        if self.by_player.get(&viewer.player) == Some(&link) {
-            self.by_player.remove(&viewer.player);
-        }
-        viewer.view
+        self.by_link.remove(&link)?.view
     }
 
     /// The socket `link` lost frames: it starts over at the next tick.
@@ -205,7 +200,8 @@ impl Viewers {
     /// returns the sockets whose key changed (or that need a fresh view).
     /// Looks only at the sockets of `crossed` (the players that may stand in
     /// another cell since the last update, see
-    /// [`super::own::OwnCells::crossed`]) and those needing attention: a
+    /// [`super::own::OwnCells::crossed`]; `link_of` names a player's socket,
+    /// the shard's [`super::links::Links::link`]) and those needing attention: a
     /// standing player's socket costs nothing. A socket whose player is not
     /// in `world` is left as it is.
     pub(crate) fn update(
@@ -214,11 +210,12 @@ impl Viewers {
         grid: &Grid,
         world: &World,
         crossed: &[PlayerId],
+        link_of: impl Fn(PlayerId) -> Option<LinkId>,
         moves: &mut Vec<Move>,
     ) {
         moves.clear();
         let mut look = std::mem::take(&mut self.attention);
-        look.extend(crossed.iter().filter_map(|p| self.by_player.get(p)));
+        look.extend(crossed.iter().filter_map(|&p| link_of(p)));
         look.sort_unstable();
         look.dedup();
         for link in look {
@@ -282,6 +279,11 @@ impl Viewers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tests' sockets: player n's is link n.
+    fn link_of(p: PlayerId) -> Option<LinkId> {
+        Some(LinkId(u64::from(p.0)))
+    }
     use mino_protocol::client::Direction;
     use mino_protocol::wire::Bounds;
 
@@ -306,14 +308,14 @@ mod tests {
     fn a_new_socket_moves_once_then_stays() {
         let (grid, world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], &mut moves);
+        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
         assert_eq!(moves.len(), 1);
         assert_eq!((moves[0].from, moves[0].fresh), (None, Some(Fresh::Joined)));
         viewers.place(LinkId(1), 0);
-        viewers.update(2, &grid, &world, &[], &mut moves);
+        viewers.update(2, &grid, &world, &[], link_of, &mut moves);
         assert!(moves.is_empty());
         viewers.resync(LinkId(1));
-        viewers.update(3, &grid, &world, &[], &mut moves);
+        viewers.update(3, &grid, &world, &[], link_of, &mut moves);
         assert_eq!((moves[0].from, moves[0].fresh), (Some(0), Some(Fresh::Resync)));
     }
 
@@ -321,18 +323,18 @@ mod tests {
     fn a_left_cell_stays_in_view_for_the_hysteresis_then_goes() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], &mut moves);
+        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
         viewers.place(LinkId(1), 0);
         let first = grid.cell_of(150.0, 150.0);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6); // 60 units: into the next cell
-        viewers.update(2, &grid, &world, &[PlayerId(1)], &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
         let next = grid.cell_of(210.0, 150.0);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, first)));
         assert_eq!(moves.len(), 1, "the key changed");
-        viewers.update(11, &grid, &world, &[], &mut moves);
+        viewers.update(11, &grid, &world, &[], link_of, &mut moves);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, first)));
-        viewers.update(12, &grid, &world, &[], &mut moves);
+        viewers.update(12, &grid, &world, &[], link_of, &mut moves);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, CellId(0))));
         assert_eq!(moves.len(), 1, "the key changed again");
     }
@@ -341,13 +343,13 @@ mod tests {
     fn walking_back_into_the_left_cell_is_not_a_second_cell() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], &mut moves);
+        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(2, &grid, &world, &[PlayerId(1)], &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
         world.set_direction(PlayerId(1), Direction::new(-1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(3, &grid, &world, &[PlayerId(1)], &mut moves);
+        viewers.update(3, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
         let key = (grid.cell_of(150.0, 150.0), grid.cell_of(210.0, 150.0));
         assert_eq!(viewers.key_of(LinkId(1)), Some(key), "now the other one is the left cell");
     }
@@ -356,13 +358,13 @@ mod tests {
     fn only_the_sockets_of_crossed_players_and_those_needing_attention_are_looked_at() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], &mut moves);
+        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
         viewers.place(LinkId(1), 0);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(2, &grid, &world, &[PlayerId(2)], &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(2)], link_of, &mut moves);
         assert!(moves.is_empty(), "not among the crossed: its socket is not even looked at");
-        viewers.update(3, &grid, &world, &[PlayerId(1)], &mut moves);
+        viewers.update(3, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
         assert_eq!(moves.len(), 1, "among the crossed: it moves");
     }
 }
