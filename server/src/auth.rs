@@ -422,16 +422,15 @@ mod tests {
         serde_json::json!({"sub": "acct-1", "name": "Ada", "iss": "https://id.example", "aud": "mino", "exp": exp})
     }
 
-    fn dir() -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("mino-auth-{}-{}", std::process::id(), rand::random::<u32>()));
-        std::fs::create_dir_all(&d).expect("dir");
-        d
+    /// A folder of the test's own, removed when it is dropped.
+    fn dir() -> mino_testkit::WorkDir {
+        mino_testkit::WorkDir::new("auth")
     }
 
     #[test]
     fn a_valid_token_names_its_account_and_a_bad_one_says_why() {
         let d = dir();
-        let v = Verifier::load(config(&d, Guests::Deny)).expect("keys");
+        let v = Verifier::load(config(d.path(), Guests::Deny)).expect("keys");
         let t = now() as i64;
         let ok = v.verify(Some(&token(claims(t + 60)))).expect("valid");
         assert_eq!(ok, Some(Identity { account: "acct-1".into(), name: Some("Ada".into()) }));
@@ -460,7 +459,7 @@ mod tests {
     #[test]
     fn a_configured_claim_missing_or_null_is_refused() {
         let d = dir();
-        let v = Verifier::load(config(&d, Guests::Deny)).expect("keys");
+        let v = Verifier::load(config(d.path(), Guests::Deny)).expect("keys");
         let t = now() as i64;
         for (claim, refusal) in [("iss", AuthError::WrongIssuer), ("aud", AuthError::WrongAudience)] {
             let mut missing = claims(t + 60);
@@ -473,7 +472,7 @@ mod tests {
             }
         }
         // Unconfigured, neither is needed.
-        let open = AuthConfig { issuer: None, audience: None, ..config(&d, Guests::Deny) };
+        let open = AuthConfig { issuer: None, audience: None, ..config(d.path(), Guests::Deny) };
         let v = Verifier::load(open).expect("keys");
         let bare = serde_json::json!({"sub": "acct-1", "exp": t + 60});
         assert!(v.verify(Some(&token(bare))).is_ok());
@@ -483,7 +482,8 @@ mod tests {
     fn a_jwks_with_a_symmetric_key_is_refused_and_points_to_the_secret_file() {
         let d = dir();
         let path = d.join("jwks.json");
-        let cfg = |path: &Path| AuthConfig { keys: Some(AuthKeys::Jwks(path.to_owned())), ..config(&d, Guests::Deny) };
+        let cfg =
+            |path: &Path| AuthConfig { keys: Some(AuthKeys::Jwks(path.to_owned())), ..config(d.path(), Guests::Deny) };
         use base64::Engine;
         let k = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(SECRET);
         for jwk in [
@@ -503,7 +503,7 @@ mod tests {
     #[test]
     fn alg_none_is_refused() {
         let d = dir();
-        let v = Verifier::load(config(&d, Guests::Allow)).expect("keys");
+        let v = Verifier::load(config(d.path(), Guests::Allow)).expect("keys");
         use base64::Engine;
         let b64 = |v: &serde_json::Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
         let unsigned =
@@ -514,7 +514,7 @@ mod tests {
     #[test]
     fn guests_are_admitted_only_when_allowed_and_a_bad_name_claim_is_dropped() {
         let d = dir();
-        let v = Verifier::load(config(&d, Guests::Allow)).expect("keys");
+        let v = Verifier::load(config(d.path(), Guests::Allow)).expect("keys");
         assert_eq!(v.verify(None), Ok(None));
         let mut c = claims(now() as i64 + 60);
         c["name"] = "\u{7}bell".into();
@@ -526,9 +526,9 @@ mod tests {
         let d = dir();
         let path = d.join("short");
         std::fs::write(&path, b"short").expect("write");
-        let cfg = AuthConfig { keys: Some(AuthKeys::Hs256Secret(path)), ..config(&d, Guests::Deny) };
+        let cfg = AuthConfig { keys: Some(AuthKeys::Hs256Secret(path)), ..config(d.path(), Guests::Deny) };
         assert!(matches!(Verifier::load(cfg), Err(KeyError::Invalid { .. })));
-        let v = Verifier::load(config(&d, Guests::Deny)).expect("keys");
+        let v = Verifier::load(config(d.path(), Guests::Deny)).expect("keys");
         assert!(!v.changed());
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(d.join("secret"), b"fedcba9876543210fedcba9876543210").expect("rotate");
