@@ -171,6 +171,20 @@ impl Report {
                 count(task as f64),
             ),
         ]
+        .into_iter()
+        .chain(heap.later.as_ref().map(|l| {
+            let sites: Vec<String> = l.run.top.iter().take(8).map(|(site, n)| format!("{site} {n} B")).collect();
+            format!(
+                "Later ({}; `{}`, {} idle websockets): live heap {} a connection ({} B). Biggest sites: {}.",
+                l.run.what,
+                l.command,
+                count(l.connections as f64),
+                kb(Some(l.run.live_heap_bytes_per_connection)),
+                count(l.run.live_heap_bytes_per_connection),
+                sites.join(", "),
+            )
+        }))
+        .collect()
     }
 
     fn allocator_part(&self, sizes: &BTreeMap<u64, Vec<&IdleReport>>) -> Vec<String> {

@@ -352,6 +352,21 @@ pub struct HeapIdle {
     pub command: String,
     /// Before and after.
     pub runs: HeapRuns,
+    /// A profile taken later, of another count and binary.
+    #[serde(default)]
+    pub later: Option<LaterHeap>,
+}
+
+/// A heap profile taken after [`HeapRuns`], as `benches/heap-idle.sh` prints it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct LaterHeap {
+    /// Idle websockets.
+    pub connections: u64,
+    /// How it was made.
+    pub command: String,
+    /// Its summary.
+    #[serde(flatten)]
+    pub run: HeapRun,
 }
 
 /// Before and after.
