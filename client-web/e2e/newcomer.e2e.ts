@@ -214,7 +214,8 @@ describe('a newcomer on a 420-pixel screen', () => {
     // left, higher, lower), as a player under the HUD is (labels.test.ts).
     const beside = labels.find((l) => l.text === walker.welcome.name);
     console.log(`the walker under the panel: ${beside ? `labelled beside it at ${JSON.stringify(beside.box)}` : 'not labelled'}`);
-  });
+    // Up to three tries of a walk and two waits for the camera each.
+  }, 150_000);
 
   it('keeps the HUD off the middle of a 320 x 240 screen, where the own player is drawn', async () => {
     const small = { width: 320, height: 240 };

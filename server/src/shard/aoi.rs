@@ -134,6 +134,13 @@ impl Aoi {
         self.viewers.len()
     }
 
+    /// Tests only: the view of `link` holds or owes something out of the
+    /// ordinary (see [`Views::owes`]).
+    #[cfg(test)]
+    pub(crate) fn view_owes(&self, link: LinkId) -> bool {
+        self.view_of(link).is_some_and(|i| self.views.owes(i))
+    }
+
     /// A socket was admitted, taking frames of `form`.
     pub(crate) fn add_viewer(&mut self, link: LinkId, player: PlayerId, form: Form) {
         self.viewers.add(link, player, form);

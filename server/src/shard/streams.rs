@@ -699,20 +699,25 @@ mod tests {
             // Still for three steps: a span after the last change has
             // nothing new; one ending at or before it has its delta; one
             // across it has none kept (the full form is sent).
+            // (Each still step is checked: at 42 period 4's span ends at
+            // 40, at 44 the spans of 2 and 4 cross the last change.)
+            let mut seen = [0; 3];
             for step in 42..=44 {
                 s.still(step);
+                for period in [1u64, 2, 4] {
+                    let to = aligned(step, period as u32, 0);
+                    let (want, case) = if to <= 41 {
+                        (Some(vec![format!("{period}@{to}")]), 0)
+                    } else if to - period >= 41 {
+                        (Some(Vec::new()), 1)
+                    } else {
+                        (None, 2)
+                    };
+                    seen[case] += 1;
+                    assert_eq!(chain(&s, to - period, to), want, "period {period} at still step {step}");
+                }
             }
-            for period in [1u64, 2, 4] {
-                let to = aligned(44, period as u32, 0);
-                let want = if to <= 41 {
-                    Some(vec![format!("{period}@{to}")])
-                } else if to - period >= 41 {
-                    Some(Vec::new())
-                } else {
-                    None
-                };
-                assert_eq!(chain(&s, to - period, to), want, "period {period} after still");
-            }
+            assert!(seen.iter().all(|&n| n > 0), "every case met: {seen:?}");
             // Still for longer than the history: nothing kept, nothing due.
             for step in 45..=120 {
                 s.still(step);

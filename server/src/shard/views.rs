@@ -773,6 +773,13 @@ impl Views {
         self.check_wake(area);
     }
 
+    /// Tests only: view `i` holds or owes something out of the ordinary
+    /// (an exception, a forget or a reset), so it cannot share its key's.
+    #[cfg(test)]
+    pub(crate) fn owes(&self, i: usize) -> bool {
+        !self.views[i].is_plain()
+    }
+
     /// Tests only: the region index is exact, and every live view left
     /// unwoken is idle (what waking only some views must never change).
     #[cfg(test)]
@@ -1064,18 +1071,30 @@ fn decide<'a>(
     };
     if v.form == Form::Full {
         // Sent whole when due, unless it is empty and its sockets hold it
-        // empty already (held since its last change); an exception (a
-        // holding from a slower period, or none) is then resolved.
-        if due {
-            let changed = match at.map_or(Holding::At(before), |i| v.exceptions()[i].2) {
-                Holding::At(h) => stream.changed_within(h, target),
-                Holding::Unheld => stream.last_change().is_some(),
-            };
-            if stream.occupied() || changed {
-                full(pieces);
+        // empty already (held since its last change). An exception (the
+        // step they hold it at from before its period changed) is resolved
+        // the first tick the view looks at it, due or not: the cell is sent
+        // whole then if it changed since (a change the new period's due
+        // steps would not bring), else they hold it as it stands. So none
+        // waits on a stream that stopped (a relayed cell the other shard
+        // no longer sends), and the view soon rejoins its key's.
+        match at {
+            Err(_) => {
+                if due && (stream.occupied() || stream.changed_within(before, target)) {
+                    full(pieces);
+                }
             }
-            if let Ok(i) = at {
-                v.owed_mut().exceptions.remove(i);
+            Ok(i) => {
+                let (send, resolved) = match v.exceptions()[i].2 {
+                    Holding::At(h) => (stream.changed_within(h, target) || due && stream.occupied(), true),
+                    Holding::Unheld => (due && (stream.occupied() || stream.last_change().is_some()), due),
+                };
+                if send {
+                    full(pieces);
+                }
+                if resolved {
+                    v.owed_mut().exceptions.remove(i);
+                }
             }
         }
         return;

@@ -306,6 +306,12 @@ fn sockets_hold_the_place_as_it_stands(shards: &mut [Shard], sockets: &mut [Sock
     let truths: HashMap<u32, Truth> = shards.iter().map(|s| (s.id.0, truth(s))).collect();
     for socket in sockets.iter() {
         let s = &shards[socket.shard];
+        // A full-form view's exceptions (its sockets' holdings from before a
+        // cell's period changed) are resolved within a tick, streams that
+        // stopped included: none waits for a due step that never comes.
+        if socket.form == Form::Full {
+            assert!(!s.area.view_owes(socket.link), "a full-form view still owes something, the place standing");
+        }
         let player = s.world.players().iter().find(|p| u64::from(p.id.0) == socket.link.0).expect("its player");
         let (x, y) = s.world.position(player);
         let mut view = Vec::new();
