@@ -148,10 +148,8 @@ describe('a newcomer on a 420-pixel screen', () => {
     // where it is drawn once it has arrived, and tries again (at most three
     // times) should the camera have moved meanwhile.
     const walker = bots[0] as Bot;
-    let target: [number, number] | null = null;
     for (let attempt = 1; ; attempt++) {
-      target = await underPanel();
-      if (!target) {
+      if (!(await underPanel())) {
         // At the world's right (or top) edge the panel covers only what lies beyond it: walk left and down a while.
         await page.locator('#world').click({ position: { x: 40, y: VIEW.height - 40 } });
         await page.keyboard.down('ArrowLeft');
@@ -164,12 +162,11 @@ describe('a newcomer on a 420-pixel screen', () => {
         }
       }
       await cameraAtRest();
-      target = await until('a point of the world under the panel, the camera at rest', underPanel, 2000);
+      const target = await until('a point of the world under the panel, the camera at rest', underPanel, 2000);
       await walkTo(walker, target, 6, 20_000);
-      const to = target;
       await until(`${walker.welcome.name} drawn there`, async () => {
         const p = await page.evaluate((id) => window.__mino?.drawnPosition(id), walker.id);
-        return p && Math.hypot(p[0] - to[0], p[1] - to[1]) < 10;
+        return p && Math.hypot(p[0] - target[0], p[1] - target[1]) < 10;
       }, 5000);
       await cameraAtRest();
       const at = await page.evaluate((id) => {
@@ -214,8 +211,7 @@ describe('a newcomer on a 420-pixel screen', () => {
     // left, higher, lower), as a player under the HUD is (labels.test.ts).
     const beside = labels.find((l) => l.text === walker.welcome.name);
     console.log(`the walker under the panel: ${beside ? `labelled beside it at ${JSON.stringify(beside.box)}` : 'not labelled'}`);
-    // Up to three tries of a walk and two waits for the camera each.
-  }, 150_000);
+  }, 150_000); // up to three tries of a walk and two waits for the camera each
 
   it('keeps the HUD off the middle of a 320 x 240 screen, where the own player is drawn', async () => {
     const small = { width: 320, height: 240 };

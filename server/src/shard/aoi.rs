@@ -181,9 +181,6 @@ impl Aoi {
         let mut taken = false;
         for cell in cells {
             let id = CellId(cell.cell);
-            if self.grid.position(id).is_none() {
-                continue;
-            }
             let (Some(full), Some(region)) = (items.get(cell.full.clone()), self.grid.region_of(id)) else { continue };
             let occupied = parse_item(full).is_ok_and(|i| i.body.first().is_some_and(|&n| n != 0));
             let deltas: Vec<(u32, Bytes)> = cell

@@ -144,8 +144,9 @@ pub(crate) struct Move {
 #[derive(Debug)]
 pub(crate) struct Viewers {
     hysteresis: u64,
-    /// (A player's socket is found by the shard's links, which the
-    /// viewers follow: a map of its own here was 37 bytes a socket.)
+    /// Each socket's viewer. A player's socket is found through the
+    /// shard's links (`update`'s `link_of`): a map of its own here cost 37
+    /// bytes a socket.
     by_link: HashMap<LinkId, Viewer>,
     /// Sockets to look at in the next update whatever their player did:
     /// new, resynced, or still seeing a cell they left.
@@ -276,14 +277,16 @@ impl Viewers {
     }
 }
 
+/// Tests only: the tests' sockets, player n's being link n (what
+/// [`Viewers::update`]'s `link_of` is in place of the shard's links).
+#[cfg(test)]
+pub(crate) fn test_link_of(p: PlayerId) -> Option<LinkId> {
+    Some(LinkId(u64::from(p.0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The tests' sockets: player n's is link n.
-    fn link_of(p: PlayerId) -> Option<LinkId> {
-        Some(LinkId(u64::from(p.0)))
-    }
     use mino_protocol::client::Direction;
     use mino_protocol::wire::Bounds;
 
@@ -308,14 +311,14 @@ mod tests {
     fn a_new_socket_moves_once_then_stays() {
         let (grid, world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(1, &grid, &world, &[], test_link_of, &mut moves);
         assert_eq!(moves.len(), 1);
         assert_eq!((moves[0].from, moves[0].fresh), (None, Some(Fresh::Joined)));
         viewers.place(LinkId(1), 0);
-        viewers.update(2, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(2, &grid, &world, &[], test_link_of, &mut moves);
         assert!(moves.is_empty());
         viewers.resync(LinkId(1));
-        viewers.update(3, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(3, &grid, &world, &[], test_link_of, &mut moves);
         assert_eq!((moves[0].from, moves[0].fresh), (Some(0), Some(Fresh::Resync)));
     }
 
@@ -323,18 +326,18 @@ mod tests {
     fn a_left_cell_stays_in_view_for_the_hysteresis_then_goes() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(1, &grid, &world, &[], test_link_of, &mut moves);
         viewers.place(LinkId(1), 0);
         let first = grid.cell_of(150.0, 150.0);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6); // 60 units: into the next cell
-        viewers.update(2, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(1)], test_link_of, &mut moves);
         let next = grid.cell_of(210.0, 150.0);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, first)));
         assert_eq!(moves.len(), 1, "the key changed");
-        viewers.update(11, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(11, &grid, &world, &[], test_link_of, &mut moves);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, first)));
-        viewers.update(12, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(12, &grid, &world, &[], test_link_of, &mut moves);
         assert_eq!(viewers.key_of(LinkId(1)), Some((next, CellId(0))));
         assert_eq!(moves.len(), 1, "the key changed again");
     }
@@ -343,13 +346,13 @@ mod tests {
     fn walking_back_into_the_left_cell_is_not_a_second_cell() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(1, &grid, &world, &[], test_link_of, &mut moves);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(2, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(1)], test_link_of, &mut moves);
         world.set_direction(PlayerId(1), Direction::new(-1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(3, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
+        viewers.update(3, &grid, &world, &[PlayerId(1)], test_link_of, &mut moves);
         let key = (grid.cell_of(150.0, 150.0), grid.cell_of(210.0, 150.0));
         assert_eq!(viewers.key_of(LinkId(1)), Some(key), "now the other one is the left cell");
     }
@@ -358,13 +361,13 @@ mod tests {
     fn only_the_sockets_of_crossed_players_and_those_needing_attention_are_looked_at() {
         let (grid, mut world, mut viewers) = setup();
         let mut moves = Vec::new();
-        viewers.update(1, &grid, &world, &[], link_of, &mut moves);
+        viewers.update(1, &grid, &world, &[], test_link_of, &mut moves);
         viewers.place(LinkId(1), 0);
         world.set_direction(PlayerId(1), Direction::new(1.0, 0.0).expect("dir"), 0);
         world.walk_for(0.6);
-        viewers.update(2, &grid, &world, &[PlayerId(2)], link_of, &mut moves);
+        viewers.update(2, &grid, &world, &[PlayerId(2)], test_link_of, &mut moves);
         assert!(moves.is_empty(), "not among the crossed: its socket is not even looked at");
-        viewers.update(3, &grid, &world, &[PlayerId(1)], link_of, &mut moves);
+        viewers.update(3, &grid, &world, &[PlayerId(1)], test_link_of, &mut moves);
         assert_eq!(moves.len(), 1, "among the crossed: it moves");
     }
 }

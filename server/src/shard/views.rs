@@ -32,7 +32,8 @@
 //! An empty cell is sent only when its sockets may hold it otherwise: so
 //! where a cell's period changed (its tier or the view's rung), the view
 //! keeps the step its sockets hold it at as an exception, as a delta view
-//! does, and the next due step sends the cell whole if it changed since.
+//! does, and sends the cell whole the next tick it looks at it if it
+//! changed since.
 //!
 //! **Datagram form.** A socket whose frames may be lost (WebTransport) holds
 //! nothing a delta could safely apply to, so it is sent full forms, but only
@@ -510,12 +511,10 @@ impl Views {
                 // A datagram view's sockets hold what they were last sent: a
                 // cell new to them is owed, and so is one that changed since
                 // the old view's last due step (the new tier's window may not
-                // reach back), whole.
-                // A full-form view's sockets hold what they were last sent
-                // too, and are sent the cell whole at its next due step if
-                // it changed since (an emptying at the new tier's period
-                // may fall before that step's window); a cell new to them
-                // is sent as any is, when due and occupied.
+                // reach back), whole. A full-form view keeps the step its
+                // sockets hold a cell of both views at, as a delta view does
+                // (`decide` sends it whole if it changed since); a cell new
+                // to them is sent as any is, when due and occupied.
                 let owed = match (view.form, held) {
                     (Form::Deltas, _) | (Form::Full, Holding::At(_)) => (held != implicit).then_some(held),
                     (Form::Full, Holding::Unheld) => None,

@@ -5,6 +5,7 @@
 //! server's state of that cell at the tick its section named.
 
 use super::*;
+use crate::shard::viewers::test_link_of;
 use crate::ws_frame;
 use mino_protocol::client::Direction;
 use mino_protocol::entry::Entry;
@@ -79,11 +80,6 @@ fn steer(s: &mut Shard, rng: &mut StdRng, seq: &mut u32) {
             s.world.set_direction(id, dir, *seq);
         }
     }
-}
-
-/// The tests' sockets: player n's is link n ([`socket`]).
-fn link_of(p: PlayerId) -> Option<LinkId> {
-    Some(LinkId(u64::from(p.0)))
 }
 
 /// Applies a frame's bytes to `held`.
@@ -226,7 +222,7 @@ fn run_lossy(
             s.world.step();
         }
         for (i, s) in shards.iter_mut().enumerate() {
-            s.area.tick(&s.world, Tick(t), true, link_of);
+            s.area.tick(&s.world, Tick(t), true, test_link_of);
             history[i].insert(t, truth(s));
         }
         for (from, b) in published(shards, t) {
@@ -275,7 +271,7 @@ fn holds_own_cells(s: &Shard, socket: &Socket, player: usize) {
 fn tick_all(shards: &mut [Shard], sockets: &mut [Socket], t: u64) {
     for s in shards.iter_mut() {
         s.world.step();
-        s.area.tick(&s.world, Tick(t), true, link_of);
+        s.area.tick(&s.world, Tick(t), true, test_link_of);
     }
     for (from, b) in published(shards, t) {
         for s in shards.iter_mut().filter(|s| s.id != from) {
@@ -381,7 +377,7 @@ fn a_shard_that_leaves_is_dropped_by_every_socket() {
     shards[0].area.shard_left(ShardId(2));
     let s = &mut shards[0];
     s.world.step();
-    s.area.tick(&s.world, Tick(41), true, link_of);
+    s.area.tick(&s.world, Tick(41), true, test_link_of);
     deliver(&s.area, &mut sockets[0]);
     assert!(sockets[0].held.cells().all(|((s, _), _)| *s == 1), "the other shard's cells are gone");
 }
@@ -400,7 +396,7 @@ fn a_socket_that_moves_or_resyncs_as_a_shard_leaves_still_drops_its_cells() {
     shards[0].area.shard_left(ShardId(2));
     let s = &mut shards[0];
     s.world.step();
-    s.area.tick(&s.world, Tick(41), true, link_of);
+    s.area.tick(&s.world, Tick(41), true, test_link_of);
     let mut moved = 0;
     for (k, socket) in sockets.iter_mut().enumerate() {
         let view = s.area.view_of(socket.link).expect("placed");
@@ -431,7 +427,7 @@ fn the_whole_world_as_one_cell_sends_deltas_and_nothing_while_everyone_stands() 
     for t in 101..110 {
         let s = &mut shards[0];
         s.world.step();
-        s.area.tick(&s.world, Tick(t), false, link_of);
+        s.area.tick(&s.world, Tick(t), false, test_link_of);
         if t > 102 {
             assert!(s.area.frames_of(view).is_empty(), "nothing new at tick {t}");
         }
@@ -493,7 +489,7 @@ fn a_full_form_socket_is_sent_its_cells_every_due_tick_standing_or_not() {
     let mut sent = [0, 0];
     for t in 6..=150 {
         s.world.step();
-        s.area.tick(&s.world, Tick(t), false, link_of);
+        s.area.tick(&s.world, Tick(t), false, test_link_of);
         if t > 80 {
             sent[0] += usize::from(!s.area.frames_of(full.expect("placed")).is_empty());
             sent[1] += usize::from(!s.area.frames_of(deltas.expect("placed")).is_empty());
@@ -574,7 +570,7 @@ fn standing_players_of_a_shard_heard_late_are_shown() {
     for t in 1..=140 {
         for s in shards.iter_mut() {
             s.world.step();
-            s.area.tick(&s.world, Tick(t), true, link_of);
+            s.area.tick(&s.world, Tick(t), true, test_link_of);
         }
         if t >= 100 {
             for (_, b) in published(&shards[..1], t) {
@@ -638,7 +634,7 @@ fn in_a_standing_place_a_socket_that_joins_resyncs_or_loses_a_shard_is_sent_its_
     shards[0].area.shard_left(ShardId(2));
     let s = &mut shards[0];
     s.world.step();
-    s.area.tick(&s.world, Tick(201), false, link_of);
+    s.area.tick(&s.world, Tick(201), false, test_link_of);
     for socket in &mut sockets {
         deliver(&s.area, socket);
         assert!(socket.held.cells().all(|((shard, _), _)| *shard == 1), "the other shard's cells are gone");
@@ -658,7 +654,7 @@ fn a_full_form_socket_resynced_into_a_freed_view_is_sent_its_whole_view_in_a_sta
     let step = |shards: &mut [Shard], sockets: &mut [Socket], t: u64| {
         let s = &mut shards[0];
         s.world.step();
-        s.area.tick(&s.world, Tick(t), false, link_of);
+        s.area.tick(&s.world, Tick(t), false, test_link_of);
         for socket in sockets.iter_mut() {
             deliver(&s.area, socket);
         }
@@ -706,7 +702,7 @@ fn a_datagram_socket_is_sent_what_changed_then_nothing_but_its_refresh() {
     for t in 31..=200 {
         let s = &mut shards[0];
         s.world.step();
-        s.area.tick(&s.world, Tick(t), false, link_of);
+        s.area.tick(&s.world, Tick(t), false, test_link_of);
         let view = s.area.view_of(sockets[0].link).expect("placed");
         if !s.area.frames_of(view).is_empty() {
             sent.push(t);
@@ -752,7 +748,7 @@ fn a_datagram_socket_is_told_a_departed_shard_in_three_frames() {
     for t in 41..=50 {
         let s = &mut shards[0];
         s.world.step();
-        s.area.tick(&s.world, Tick(t), true, link_of);
+        s.area.tick(&s.world, Tick(t), true, test_link_of);
         for (k, socket) in sockets.iter_mut().enumerate() {
             let Some(view) = s.area.view_of(socket.link) else { continue };
             for framed in s.area.frames_of(view) {
@@ -788,7 +784,7 @@ fn a_datagram_sockets_reset_is_not_repeated_once_the_shard_is_heard_from_again()
     for t in 41..=50 {
         for s in shards.iter_mut() {
             s.world.step();
-            s.area.tick(&s.world, Tick(t), true, link_of);
+            s.area.tick(&s.world, Tick(t), true, test_link_of);
         }
         let s = &shards[0];
         let view = s.area.view_of(sockets[0].link).expect("placed");
@@ -830,7 +826,7 @@ fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
     for t in 1..=120 {
         let s = &mut shards[0];
         s.world.step();
-        s.area.tick(&s.world, Tick(t), false, link_of);
+        s.area.tick(&s.world, Tick(t), false, test_link_of);
         for (k, socket) in sockets.iter_mut().enumerate() {
             let Some(view) = s.area.view_of(socket.link) else { continue };
             for framed in s.area.frames_of(view) {
@@ -874,7 +870,7 @@ fn frames_of_whole_cells_come_to_about_the_same_bytes_every_tick() {
     for t in 1..=40 {
         let s = &mut shards[0];
         s.world.step();
-        s.area.tick(&s.world, Tick(t), true, link_of);
+        s.area.tick(&s.world, Tick(t), true, test_link_of);
         let got = deliver(&s.area, &mut socket);
         if t > 8 {
             bytes.push(got);
