@@ -293,6 +293,7 @@ impl Held {
     /// applied and the rest of what is held stays as it was.
     fn apply_section(&mut self, section: &ViewSection<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         let shard = section.shard;
+        self.warm(shard);
         self.movers.clear();
         self.advanced.clear();
         let mut at = 0; // the slots before it have keys below the next cell's
@@ -367,6 +368,24 @@ impl Held {
             failed = self.hand_off(shard).err();
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Reads the first and last player of every cell of `shard` held, so
+    /// their memory is fetched together before the section walks them
+    /// (independent loads overlap; the walk's own loads come one cell at a
+    /// time, each after the last one's work). A bot among a thousand on a
+    /// machine finds none of its cells in cache at a tick: this halved the
+    /// time its deltas took to apply (`perf` on `mino-loadgen walk --bots
+    /// 1000 --density 4`, two shards).
+    fn warm(&self, shard: u32) {
+        let from = self.slots.partition_point(|s| s.key.0 < shard);
+        let mut touched = 0u32;
+        for slot in self.slots[from..].iter().take_while(|s| s.key.0 == shard) {
+            if let (Some(first), Some(last)) = (slot.players.first(), slot.players.last()) {
+                touched ^= first.id.0 ^ last.id.0;
+            }
+        }
+        std::hint::black_box(touched);
     }
 
     /// Puts the section's movers into the cells they went to, when those
