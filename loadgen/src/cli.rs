@@ -166,6 +166,23 @@ pub const AGENT_IGNORED: [(&str, &str); 16] = [
     ("agents_wait", "--agents-wait"),
 ];
 
+/// The command line as the binary parses it: [`Cli`]'s, with the options an
+/// agent takes from its coordinator ([`AGENT_IGNORED`]) left out of `agent
+/// --help` (they are global, so clap would list them there too; given,
+/// they are refused by [`refuse_agent_ignored`]).
+pub fn command() -> clap::Command {
+    let command = <Cli as clap::CommandFactory>::command();
+    // Clap copies each global option into every subcommand that has none of
+    // that id when the command is built: `agent` is given its hidden copies
+    // first (the same options, so parsed as before).
+    let hidden: Vec<clap::Arg> = AGENT_IGNORED
+        .iter()
+        .filter_map(|(id, _)| command.get_arguments().find(|a| a.get_id() == id))
+        .map(|arg| arg.clone().hide(true))
+        .collect();
+    command.mut_subcommand("agent", |agent| agent.args(hidden))
+}
+
 /// Refuses options given on the command line of an `agent` that it takes
 /// from its coordinator instead ([`AGENT_IGNORED`]): a load tester who
 /// gives an agent `--url` or `--frames full` is told, not ignored.
@@ -635,11 +652,25 @@ mod tests {
     fn an_agent_refuses_the_options_it_takes_from_its_coordinator() {
         let check = |args: &[&str]| {
             let matches =
-                Cli::command().try_get_matches_from(std::iter::once("mino-loadgen").chain(args.iter().copied()))?;
+                command().try_get_matches_from(std::iter::once("mino-loadgen").chain(args.iter().copied()))?;
             refuse_agent_ignored(&matches)
         };
         let agent = ["agent", "--coordinator", "ws://127.0.0.1:7700/"];
         assert!(check(&agent).is_ok());
+        // Its help lists its own options and not the refused ones.
+        let mut built = command();
+        built.build();
+        let help = built.find_subcommand_mut("agent").expect("agent").render_long_help().to_string();
+        for own in ["--coordinator", "--threads", "--source-addrs", "--ca-file", "--insecure", "--agent-timeout"] {
+            assert!(help.lines().any(|l| l.trim_start().starts_with(own)), "{own} in {help}");
+        }
+        for (_, refused) in AGENT_IGNORED {
+            assert!(!help.lines().any(|l| l.trim_start().starts_with(refused)), "{refused} in {help}");
+        }
+        // The binary's command parses as the derived one does.
+        assert!(command()
+            .try_get_matches_from(["mino-loadgen", "agent", "--coordinator", "ws://127.0.0.1:7700/"])
+            .is_ok());
         assert!(check(&[&agent[..], &["--threads", "2", "--insecure", "--agent-timeout", "9s"]].concat()).is_ok());
         // Before or after the subcommand.
         for args in [

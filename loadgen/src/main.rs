@@ -23,7 +23,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
-    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let matches = mino_loadgen::cli::command().get_matches();
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Err(e) = cli.scenario().and_then(|_| mino_loadgen::cli::refuse_agent_ignored(&matches)) {
         e.exit();
