@@ -80,14 +80,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 # The services apt just started with the packages are not wanted: tests
-# start their own, on free ports. A service that was installed before this
+# start their own, on free ports (stopped and disabled). A service that was installed before this
 # run is the machine owner's, and left running.
 for svc in redis-server redis-sentinel nginx; do
   case " ${need_apt[*]} " in
     *" $svc "*)
-      if command -v systemctl >/dev/null 2>&1; then
-        echo "setup: systemctl stop $svc (installed just now; tests start their own)"
-        $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
+      # Disabled too: a reboot would start it again, and later runs no
+      # longer know it as theirs.
+      if command -v systemctl >/dev/null 2>&1 && $SUDO systemctl disable --now "$svc" >/dev/null 2>&1; then
+        echo "setup: systemctl disable --now $svc (installed just now; tests start their own)"
       fi
       ;;
   esac

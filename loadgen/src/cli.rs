@@ -166,6 +166,11 @@ pub const AGENT_IGNORED: [(&str, &str); 16] = [
     ("agents_wait", "--agents-wait"),
 ];
 
+/// Options left out of `agent --help` besides [`AGENT_IGNORED`]: `--agents`
+/// (an agent runs in one process: refused by [`Cli::scenario`]) and
+/// `--quiet` (an agent is always quiet).
+const AGENT_HIDDEN: [&str; 2] = ["agents", "quiet"];
+
 /// The command line as the binary parses it: [`Cli`]'s, with the options an
 /// agent takes from its coordinator ([`AGENT_IGNORED`]) left out of `agent
 /// --help` (they are global, so clap would list them there too; given,
@@ -177,7 +182,9 @@ pub fn command() -> clap::Command {
     // first (the same options, so parsed as before).
     let hidden: Vec<clap::Arg> = AGENT_IGNORED
         .iter()
-        .filter_map(|(id, _)| command.get_arguments().find(|a| a.get_id() == id))
+        .map(|(id, _)| *id)
+        .chain(AGENT_HIDDEN)
+        .filter_map(|id| command.get_arguments().find(|a| a.get_id() == id))
         .map(|arg| arg.clone().hide(true))
         .collect();
     command.mut_subcommand("agent", |agent| agent.args(hidden))
@@ -640,6 +647,7 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
         // Every option an agent refuses is one of its arguments.
         let command = Cli::command();
         for (id, flag) in AGENT_IGNORED {
@@ -661,10 +669,11 @@ mod tests {
         let mut built = command();
         built.build();
         let help = built.find_subcommand_mut("agent").expect("agent").render_long_help().to_string();
-        for own in ["--coordinator", "--threads", "--source-addrs", "--ca-file", "--insecure", "--agent-timeout"] {
+        let own = ["--coordinator", "--threads", "--source-addrs", "--ca-file", "--insecure", "--max-loadgen-cpu"];
+        for own in own.into_iter().chain(["--agent-timeout"]) {
             assert!(help.lines().any(|l| l.trim_start().starts_with(own)), "{own} in {help}");
         }
-        for (_, refused) in AGENT_IGNORED {
+        for refused in AGENT_IGNORED.map(|(_, flag)| flag).into_iter().chain(["--agents ", "-q, --quiet"]) {
             assert!(!help.lines().any(|l| l.trim_start().starts_with(refused)), "{refused} in {help}");
         }
         // The binary's command parses as the derived one does.

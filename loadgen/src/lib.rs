@@ -47,6 +47,7 @@ pub mod limits;
 pub mod meter;
 pub mod observer;
 pub mod outcome;
+pub mod parts;
 pub mod plot;
 pub mod positions;
 pub mod profile;

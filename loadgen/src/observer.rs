@@ -38,6 +38,7 @@
 
 use crate::cells::ENTRY_BYTES;
 use crate::event::CellFrame;
+use crate::parts::FrameParts;
 use crate::positions::{Positions, Report};
 use crate::stats::{Metric, Stats, Tally};
 use crate::world::Grid;
@@ -275,6 +276,24 @@ impl Observer {
     /// Any message of `len` bytes arrived.
     pub fn on_message(&mut self, len: usize) {
         self.count(Tally::ObservedBytes, len as u64);
+    }
+
+    /// A view frame's bytes by part ([`FrameParts`]).
+    pub fn on_parts(&mut self, parts: &FrameParts) {
+        for (tally, n) in [
+            (Tally::ObservedFramingBytes, parts.framing),
+            (Tally::ObservedReferenceBytes, parts.references),
+            (Tally::ObservedFullBytes, parts.full),
+            (Tally::ObservedDeltaBytes, parts.delta),
+            (Tally::ObservedSupplementBytes, parts.supplement),
+            (Tally::ObservedForgetBytes, parts.forget),
+            (Tally::ObservedCells, parts.cells),
+            (Tally::ObservedEmptyDeltas, parts.empty_deltas),
+            (Tally::ObservedSupplementEntries, parts.supplement_entries),
+            (Tally::ObservedSupplementEntriesHeld, parts.supplement_entries_held),
+        ] {
+            self.count(tally, n as u64);
+        }
     }
 
     /// A cell updated at `now` by `len` bytes of a view frame, `entries` of

@@ -12,6 +12,7 @@ use crate::event::{CellFrame, Welcomed};
 use crate::failure::FailureKind;
 use crate::freeze::Freeze;
 use crate::observer::Observer;
+use crate::parts::FrameParts;
 use crate::positions::{Positions, Report};
 use crate::profile::Profile;
 use crate::reconnect::Ending;
@@ -423,6 +424,9 @@ impl Measure<'_> {
     ) -> Result<(), mino_protocol::held::HeldError> {
         let now = arrival.now;
         self.ctx.shared.received_cells(len);
+        if let Some(o) = self.observer.as_mut() {
+            o.on_parts(&FrameParts::of(v, len, &self.held));
+        }
         self.shares.clear();
         let mut items_bytes = 0;
         for section in v.sections() {

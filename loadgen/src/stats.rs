@@ -255,11 +255,35 @@ pub enum Tally {
     ObservedTicks,
     /// Sessions the server closed as too slow (close code 4009).
     TooSlowCloses,
+    /// Observers: the view frames' FlatBuffers envelopes and sections'
+    /// headers (shard, tick, cell count), bytes.
+    ObservedFramingBytes,
+    /// Observers: the cells' references in their sections (the id gap and
+    /// mode, and an item count where several), bytes.
+    ObservedReferenceBytes,
+    /// Observers: full-form items (tag, length, body), bytes.
+    ObservedFullBytes,
+    /// Observers: delta items written out (tag, length, body), bytes.
+    ObservedDeltaBytes,
+    /// Observers: supplement items (tag, length, body), bytes.
+    ObservedSupplementBytes,
+    /// Observers: forget items (a tag), bytes.
+    ObservedForgetBytes,
+    /// Observers: cells in view frames.
+    ObservedCells,
+    /// Observers: cells whose one item was an empty delta said by the
+    /// cell's reference alone (no item bytes).
+    ObservedEmptyDeltas,
+    /// Observers: players in supplements.
+    ObservedSupplementEntries,
+    /// Observers: of them, players the bot held in another cell of the
+    /// shard before the frame (handed off between cells of its view).
+    ObservedSupplementEntriesHeld,
 }
 
 impl Tally {
     /// Every tally; index = position.
-    pub const ALL: [Tally; 13] = [
+    pub const ALL: [Tally; 23] = [
         Tally::CellFrames,
         Tally::CellBytes,
         Tally::CellEntryBytes,
@@ -273,6 +297,16 @@ impl Tally {
         Tally::IdealBytes,
         Tally::ObservedTicks,
         Tally::TooSlowCloses,
+        Tally::ObservedFramingBytes,
+        Tally::ObservedReferenceBytes,
+        Tally::ObservedFullBytes,
+        Tally::ObservedDeltaBytes,
+        Tally::ObservedSupplementBytes,
+        Tally::ObservedForgetBytes,
+        Tally::ObservedCells,
+        Tally::ObservedEmptyDeltas,
+        Tally::ObservedSupplementEntries,
+        Tally::ObservedSupplementEntriesHeld,
     ];
 
     fn index(self) -> usize {
@@ -295,6 +329,16 @@ impl Tally {
             Tally::IdealBytes => "ideal_bytes",
             Tally::ObservedTicks => "observed_ticks",
             Tally::TooSlowCloses => "too_slow_closes",
+            Tally::ObservedFramingBytes => "observed_framing_bytes",
+            Tally::ObservedReferenceBytes => "observed_reference_bytes",
+            Tally::ObservedFullBytes => "observed_full_bytes",
+            Tally::ObservedDeltaBytes => "observed_delta_bytes",
+            Tally::ObservedSupplementBytes => "observed_supplement_bytes",
+            Tally::ObservedForgetBytes => "observed_forget_bytes",
+            Tally::ObservedCells => "observed_cells",
+            Tally::ObservedEmptyDeltas => "observed_empty_deltas",
+            Tally::ObservedSupplementEntries => "observed_supplement_entries",
+            Tally::ObservedSupplementEntriesHeld => "observed_supplement_entries_held",
         }
     }
 }

@@ -55,6 +55,18 @@ fn assert_entries_timed_and_no_blinks(j: &serde_json::Value) {
     assert!(num(o, "total_vs_ideal") > crop);
     assert!(num(o, "header_bytes_per_tick") > 0.0);
     assert!(num(j, "aoi.neighbour_gap_ms.count") > 0.0, "{:#}", j["aoi"]);
+    // Every byte is in one part; players crossing borders come in deltas,
+    // and in supplements where the cell they left is not advanced with the
+    // one they entered (some of them held by the observer in that cell).
+    let p = &o["parts_per_tick"];
+    let parts = ["framing", "references", "full_forms", "deltas", "supplements", "forgets", "other_messages"];
+    let sum: f64 = parts.iter().map(|k| num(p, k)).sum();
+    assert!((sum - num(o, "total_bytes_per_tick")).abs() <= 0.1, "{sum}: {o:#}");
+    for k in ["framing", "references", "deltas", "cells", "empty_deltas"] {
+        assert!(num(p, k) > 0.0, "{k}: {p:#}");
+    }
+    assert!(num(p, "cells") > num(p, "empty_deltas"), "{p:#}");
+    assert!(num(p, "supplement_entries") >= num(p, "supplement_entries_held"), "{p:#}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ use super::load::{FramesPair, Sampled};
 use super::verdict::{self, p95, JUDGE_NOTE, SATURATED};
 use super::Report;
 use crate::raw::{DeltaTrace, CHOSEN_ENCODING, PROTOCOL_5_FRAMING};
+use mino_loadgen::report::aoi::PartsPerTick;
 use mino_loadgen::report::crowd::CrowdReport;
 use mino_loadgen::report::{IdleReport, Measured, WalkReport};
 
@@ -337,6 +338,9 @@ impl Report {
                 ratio(dl.cpu_player_tick_us, fl.cpu_player_tick_us),
                 ratio(dl.cpu_frame_us, fl.cpu_frame_us),
             ));
+        }
+        if aoi {
+            out.extend(parts_part(p));
         }
         out.push(String::new());
         let goals = WalkGoals {
@@ -765,6 +769,58 @@ struct CrowdGoals {
 
 /// The ticks a run's shards skipped after a stall over its hold (None: not
 /// read, as in older raw files).
+/// Where the observers' bytes of a tick went in the walk's runs, by part
+/// (the loadgen's `parts_per_tick`): medians over each form's runs; nothing
+/// when no run counted them (loadgens before it did).
+fn parts_part(p: &FramesPair<WalkReport>) -> Vec<String> {
+    type Part = fn(&PartsPerTick) -> f64;
+    let columns: [(&str, Part); 11] = [
+        ("framing (envelope, sections)", |p| p.framing),
+        ("cells' references", |p| p.references),
+        ("full forms", |p| p.full_forms),
+        ("deltas", |p| p.deltas),
+        ("supplements", |p| p.supplements),
+        ("forgets", |p| p.forgets),
+        ("other messages", |p| p.other_messages),
+        ("cells", |p| p.cells),
+        ("of them empty deltas", |p| p.empty_deltas),
+        ("players in supplements", |p| p.supplement_entries),
+        ("of them held in another cell", |p| p.supplement_entries_held),
+    ];
+    let mut rows = Vec::new();
+    for (label, runs) in [("deltas", &p.deltas), ("full (control)", &p.full)] {
+        let parts: Vec<&PartsPerTick> = runs
+            .iter()
+            .filter_map(|(r, _)| r.measured.aoi.as_ref()?.observers.as_ref()?.parts_per_tick.as_ref())
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let mut row = vec![label.to_owned(), parts.len().to_string()];
+        row.extend(columns.iter().map(|(_, f)| f1(median(parts.iter().map(|p| Some(f(p)))))));
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut head = vec!["frames", "runs"];
+    head.extend(columns.iter().map(|(name, _)| *name));
+    let mut out = vec![
+        String::new(),
+        "Where an observer's bytes of a tick go, by part (the loadgen's `aoi.observers.parts_per_tick`, medians \
+         over the runs): the view frames' FlatBuffers envelopes and sections' headers, the cells' references \
+         (an empty delta is its reference alone), the items by kind (tag, length and body), every other \
+         message; then the cells a tick, the players in supplements (entries of players that walked in from a \
+         cell the view does not advance with the one they entered), and of those the players the observer \
+         held in another cell of the shard before the frame (handed off over different spans: the rest came \
+         into the view). Bytes a tick except the counts."
+            .to_owned(),
+        String::new(),
+    ];
+    out.extend(table(&head, &rows));
+    out
+}
+
 fn skipped(r: &CrowdReport) -> Option<u64> {
     r.late_ticks.as_ref().and_then(|l| l.skipped)
 }

@@ -99,6 +99,42 @@ pub struct ObserverFigures {
     pub crop_ratio: Option<f64>,
     /// Every byte over ideal bytes. None without players in view.
     pub total_vs_ideal: Option<f64>,
+    /// Where an observer's bytes of a tick went, by part (absent in
+    /// reports of loadgens before it was counted).
+    #[serde(default)]
+    pub parts_per_tick: Option<PartsPerTick>,
+}
+
+/// An observer's bytes of a tick by part ([`crate::parts::FrameParts`]),
+/// and its cells a tick; the parts and `other_messages` add up to
+/// [`ObserverFigures::total_bytes_per_tick`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PartsPerTick {
+    /// View frames' FlatBuffers envelopes and sections' headers, bytes.
+    pub framing: f64,
+    /// Cells' references in their sections, bytes.
+    pub references: f64,
+    /// Full-form items, bytes.
+    pub full_forms: f64,
+    /// Delta items written out, bytes.
+    pub deltas: f64,
+    /// Supplement items, bytes.
+    pub supplements: f64,
+    /// Forget items, bytes.
+    pub forgets: f64,
+    /// Every other message (pongs, place status, names, chat), bytes.
+    pub other_messages: f64,
+    /// Cells in view frames.
+    pub cells: f64,
+    /// Of them, cells whose one item was an empty delta said by the
+    /// reference alone.
+    pub empty_deltas: f64,
+    /// Players in supplements.
+    pub supplement_entries: f64,
+    /// Of them, players the observer held in another cell of the shard
+    /// before the frame: handed off between cells of its view over
+    /// different spans (the rest came into the view).
+    pub supplement_entries_held: f64,
 }
 
 impl ObserverFigures {
@@ -128,7 +164,39 @@ impl ObserverFigures {
             total_bytes_per_tick: per_tick(Tally::ObservedBytes),
             crop_ratio: ratio(Tally::ObservedEntryBytes),
             total_vs_ideal: ratio(Tally::ObservedBytes),
+            parts_per_tick: Some(PartsPerTick::of(c, ticks)),
         })
+    }
+}
+
+impl PartsPerTick {
+    /// The parts of `ticks` observed ticks' counters `c`.
+    fn of(c: &CounterValues, ticks: u64) -> PartsPerTick {
+        let per_tick = |n: u64| round2(n as f64 / ticks.max(1) as f64);
+        let frames = [
+            Tally::ObservedFramingBytes,
+            Tally::ObservedReferenceBytes,
+            Tally::ObservedFullBytes,
+            Tally::ObservedDeltaBytes,
+            Tally::ObservedSupplementBytes,
+            Tally::ObservedForgetBytes,
+        ]
+        .map(|t| c.tally(t))
+        .iter()
+        .sum::<u64>();
+        PartsPerTick {
+            framing: per_tick(c.tally(Tally::ObservedFramingBytes)),
+            references: per_tick(c.tally(Tally::ObservedReferenceBytes)),
+            full_forms: per_tick(c.tally(Tally::ObservedFullBytes)),
+            deltas: per_tick(c.tally(Tally::ObservedDeltaBytes)),
+            supplements: per_tick(c.tally(Tally::ObservedSupplementBytes)),
+            forgets: per_tick(c.tally(Tally::ObservedForgetBytes)),
+            other_messages: per_tick(c.tally(Tally::ObservedBytes).saturating_sub(frames)),
+            cells: per_tick(c.tally(Tally::ObservedCells)),
+            empty_deltas: per_tick(c.tally(Tally::ObservedEmptyDeltas)),
+            supplement_entries: per_tick(c.tally(Tally::ObservedSupplementEntries)),
+            supplement_entries_held: per_tick(c.tally(Tally::ObservedSupplementEntriesHeld)),
+        }
     }
 }
 

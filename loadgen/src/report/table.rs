@@ -189,6 +189,25 @@ fn observer_lines(out: &mut String, o: &ObserverFigures) {
         o.total_bytes_per_tick,
         ratio(o.total_vs_ideal)
     );
+    if let Some(p) = &o.parts_per_tick {
+        let _ = writeln!(
+            out,
+            "  a tick by part: framing {:.1} B, references {:.1} B ({:.1} cells, {:.1} of them empty deltas), \
+             full forms {:.1} B, deltas {:.1} B, supplements {:.1} B ({:.1} players, {:.1} of them held in another cell), \
+             forgets {:.1} B, other messages {:.1} B",
+            p.framing,
+            p.references,
+            p.cells,
+            p.empty_deltas,
+            p.full_forms,
+            p.deltas,
+            p.supplements,
+            p.supplement_entries,
+            p.supplement_entries_held,
+            p.forgets,
+            p.other_messages
+        );
+    }
 }
 
 fn density_line(out: &mut String, d: &DensityFigures) {
