@@ -28,8 +28,8 @@
 # ADMIN_PORT (9100: shard N's admin listener on 127.0.0.1:ADMIN_PORT+N),
 # UPSTREAM (unix: shard N on WORK/shard-N.sock; tcp: on
 # 127.0.0.1:SHARD_PORT+N), SHARD_PORT (8100), BOTS (0), PROFILE (release),
-# BIN_DIR (CARGO_TARGET_DIR or target, then /PROFILE: built with cargo at
-# every start; any other folder is used as it is), STATIC_DIR
+# BIN_DIR (unset: cargo's target folder, then /PROFILE, built with cargo at
+# every start; a folder given is used as it is), STATIC_DIR
 # (client-web/dist, built with npm at every start when npm exists),
 # CONSOLE_DIR (client-web/dist-admin: the admin console each admin listener
 # serves at /admin/; built with the client),
@@ -66,9 +66,13 @@ UPSTREAM="${UPSTREAM:-unix}"
 SHARD_PORT="${SHARD_PORT:-8100}"
 BOTS="${BOTS:-0}"
 PROFILE="${PROFILE:-release}"
-# Where cargo builds (relative: from the repository's root, where it runs).
-built_bins="${CARGO_TARGET_DIR:-target}/$PROFILE"
-BIN_DIR="${BIN_DIR:-$built_bins}"
+# Without BIN_DIR: built here, where cargo builds (scripts/target-dir.sh:
+# CARGO_TARGET_DIR, a cargo config's build.target-dir, else target/).
+build_bins=""
+if [ -z "${BIN_DIR:-}" ]; then
+  BIN_DIR="$(bash scripts/target-dir.sh)/$PROFILE"
+  build_bins=1
+fi
 STATIC_DIR="${STATIC_DIR:-client-web/dist}"
 CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 RESTART="${RESTART:-0}"
@@ -116,7 +120,7 @@ flag=(); [ "$PROFILE" = release ] && flag=(--release)
 # loadgen's turn on more of tokio-tungstenite and nix), so another set would
 # make another mino-server, and each script would rebuild it after the other
 # (minutes).
-if [ "$BIN_DIR" = "$built_bins" ]; then
+if [ -n "$build_bins" ]; then
   cargo build "${flag[@]}" -p mino-server -p mino-loadgen
 fi
 for bin in mino-server $([ "$BOTS" -gt 0 ] && echo mino-loadgen); do

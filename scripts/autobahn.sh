@@ -38,9 +38,8 @@ cases_json="\"${cases//,/\",\"}\""
 # 16 MiB messages) stay in: about 6 s here, even in a debug build.
 exclude='"12.*", "13.*"'
 cargo build -q -p mino-server --example ws_echo
-# Where that build put it: CARGO_TARGET_DIR (relative: from here, the
-# checkout's root, where cargo ran), else target/.
-bin="${CARGO_TARGET_DIR:-target}/debug/examples/ws_echo"
+# Where that build put it (scripts/target-dir.sh: as cargo resolves it).
+bin="$(bash scripts/target-dir.sh)/debug/examples/ws_echo"
 
 out=target/autobahn
 rm -rf "$out"

@@ -18,8 +18,8 @@
 #
 # Settings (environment): PORT (8080), ADMIN_PORT (9101, or off), BOTS (8),
 # WEBTRANSPORT (on or off), PROFILE (release or debug), BIN_DIR
-# (CARGO_TARGET_DIR or target, then /PROFILE: built with cargo first; any
-# other folder is used as it is), STATIC_DIR (client-web/dist) and
+# (unset: cargo's target folder, then /PROFILE, built with cargo first; a
+# folder given is used as it is), STATIC_DIR (client-web/dist) and
 # CONSOLE_DIR (client-web/dist-admin): built with npm first when both are the
 # defaults, else used as they are. Relative folders are from the repository's
 # root.
@@ -37,8 +37,13 @@ ADMIN_PORT="${ADMIN_PORT:-9101}"
 BOTS="${BOTS:-8}"
 WEBTRANSPORT="${WEBTRANSPORT:-on}"
 PROFILE="${PROFILE:-release}"
-built_bins="${CARGO_TARGET_DIR:-target}/$PROFILE"
-BIN_DIR="${BIN_DIR:-$built_bins}"
+# Without BIN_DIR: built here, where cargo builds (scripts/target-dir.sh:
+# CARGO_TARGET_DIR, a cargo config's build.target-dir, else target/).
+build_bins=""
+if [ -z "${BIN_DIR:-}" ]; then
+  BIN_DIR="$(bash scripts/target-dir.sh)/$PROFILE"
+  build_bins=1
+fi
 STATIC_DIR="${STATIC_DIR:-client-web/dist}"
 CONSOLE_DIR="${CONSOLE_DIR:-client-web/dist-admin}"
 # The browsers with WebGPU, as the page's own "no WebGPU" message names them
@@ -85,7 +90,7 @@ case "$WEBTRANSPORT" in
   off) ;;
 esac
 
-if [ "$BIN_DIR" = "$built_bins" ]; then
+if [ -n "$build_bins" ]; then
   if [ ! -x "$BIN_DIR/mino-server" ]; then
     echo "play: first run: building the server, the bots and the client takes about 5 to 7 minutes on 2 cores..."
   fi

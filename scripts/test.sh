@@ -10,12 +10,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
-# Where cargo builds: CARGO_TARGET_DIR (relative: from the checkout's root,
-# where cargo runs here), else target/; the test kit finds its binaries the
-# same way (testkit/src/shard.rs, from the running test's own path).
-target="${CARGO_TARGET_DIR:-target}"
-case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
-
 # First what the steps below run (python3 among them): a second or two when
 # everything is installed already.
 bash scripts/setup.sh
@@ -23,6 +17,10 @@ bash scripts/setup.sh
 # its PATH stayed in its own process.
 # shellcheck source=scripts/tools-env.sh
 . scripts/tools-env.sh
+# Where cargo builds, as cargo resolves it (CARGO_TARGET_DIR, a cargo
+# config's build.target-dir, else target/); the test kit finds its binaries
+# from the running test's own path (testkit/src/shard.rs).
+target="$(bash scripts/target-dir.sh)"
 
 # Then, as it takes a second: no module imports from a layer above it.
 step "layers (layers.toml)"

@@ -65,8 +65,7 @@ impl Cluster {
         let work = dir.join("work");
         let (https, redis, admin) = (free_port(), free_port(), free_run(2));
         let mut cmd = Script::bash(&mino_testkit::deploy_dir().join("local-cluster.sh"), args);
-        // BIN_DIR given: no build (a CARGO_TARGET_DIR naming the same folder
-        // would make it the default, which is built first).
+        // BIN_DIR given: no build.
         cmd.env_remove("CARGO_TARGET_DIR")
             .env("PROFILE", "debug")
             .env("BIN_DIR", &bin_dir)

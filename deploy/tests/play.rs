@@ -35,8 +35,7 @@ fn command(dir: &WorkDir, settings: &[(&str, String)]) -> Command {
     dir.write("console/index.html", "<!doctype html><title>play test console</title>\n");
     let bin_dir = server_bin().parent().expect("target folder").to_owned();
     let mut cmd = Script::bash(&play(), &[]);
-    // BIN_DIR given: no build (a CARGO_TARGET_DIR naming the same folder
-    // would make it the default, which is built first).
+    // BIN_DIR given: no build.
     cmd.env_remove("CARGO_TARGET_DIR")
         .env("PROFILE", "debug")
         .env("BIN_DIR", bin_dir)
@@ -178,4 +177,30 @@ fn play_refuses_a_bad_setting_or_a_taken_port_before_starting_anything() {
         assert!(stderr.contains(why), "{settings:?}: {stderr}");
         assert!(!said.join("\n").contains("mino is running"), "{settings:?}");
     }
+}
+
+/// `scripts/target-dir.sh`, where play.sh, local-cluster.sh and the test
+/// script find what cargo built: cargo's own answer, so a target folder set
+/// by the environment or by a cargo config's `build.target-dir` is followed.
+#[test]
+fn the_target_folder_is_where_cargo_builds() {
+    let dir = WorkDir::new("target-dir");
+    let script = workspace_root().join("scripts/target-dir.sh");
+    let run = |env: &[(&str, &std::path::Path)]| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script).env_remove("CARGO_TARGET_DIR").env_remove("CARGO_BUILD_TARGET_DIR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("bash runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    };
+    let root = workspace_root().canonicalize().expect("the workspace");
+    assert_eq!(run(&[]), root.join("target"));
+    let (by_env, by_config) = (dir.join("by-env"), dir.join("by-config"));
+    assert_eq!(run(&[("CARGO_TARGET_DIR", &by_env)]), by_env);
+    // A cargo config's build.target-dir, as cargo reads it from the
+    // environment (CARGO_BUILD_TARGET_DIR is that key).
+    assert_eq!(run(&[("CARGO_BUILD_TARGET_DIR", &by_config)]), by_config);
 }
