@@ -172,9 +172,10 @@ pub const AGENT_IGNORED: [(&str, &str); 16] = [
 const AGENT_HIDDEN: [&str; 2] = ["agents", "quiet"];
 
 /// The command line as the binary parses it: [`Cli`]'s, with the options an
-/// agent takes from its coordinator ([`AGENT_IGNORED`]) left out of `agent
-/// --help` (they are global, so clap would list them there too; given,
-/// they are refused by [`refuse_agent_ignored`]).
+/// agent takes from its coordinator ([`AGENT_IGNORED`]) or has no use for
+/// ([`AGENT_HIDDEN`]) left out of `agent --help` (they are global, so clap
+/// would list them there too; given, they are refused by
+/// [`refuse_agent_ignored`] and [`Cli::scenario`], or do nothing).
 pub fn command() -> clap::Command {
     let command = <Cli as clap::CommandFactory>::command();
     // Clap copies each global option into every subcommand that has none of

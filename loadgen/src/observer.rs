@@ -21,8 +21,10 @@
 //!   and neither in a frame nor in what the client holds (protocol 4 holds a
 //!   cell until it is forgotten) for longer than the grace; once per episode.
 //! - **ideal crop**: 10 bytes times the players within the radius (itself
-//!   included), each tick checked, against the entry bytes, the other bytes
-//!   of cells (runs, view frames' headers, padding), and every byte received.
+//!   included), each tick checked, against the entry bytes (the items'
+//!   bodies), the other bytes of view frames (the envelope, sections'
+//!   headers, cells' references, items' tags and lengths: by part in
+//!   [`crate::parts`]), and every byte received.
 //!
 //! Entries and pop-ins count only after the observer has been in its
 //! session for the view grace plus a second (its first view has settled),

@@ -227,7 +227,8 @@ pub enum Tally {
     CellFrames,
     /// Bytes of those frames, bytes.
     CellBytes,
-    /// Of those bytes, the players' entries: 10 bytes an entry.
+    /// Of those bytes, the players' entries: the items' bodies (full forms,
+    /// deltas, supplements).
     CellEntryBytes,
     /// Observers: players that walked within the view radius.
     ViewEnters,
@@ -244,8 +245,9 @@ pub enum Tally {
     ObservedBytes,
     /// Observers: bytes of the entries of the cells received.
     ObservedEntryBytes,
-    /// Observers: bytes of the cells received that are not entries
-    /// (runs, view frames' headers, padding).
+    /// Observers: bytes of the cells received that are not entries (the
+    /// envelope, sections' headers, cells' references, items' tags and
+    /// lengths).
     ObservedHeaderBytes,
     /// Observers: 10 bytes times the players within the view radius (the
     /// observer included), summed over the ticks checked: what a perfect

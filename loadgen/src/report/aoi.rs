@@ -86,9 +86,10 @@ pub struct ObserverFigures {
     pub ideal_bytes_per_tick: f64,
     /// Entry bytes of the view frames an observer received a tick, bytes.
     pub entry_bytes_per_tick: f64,
-    /// The rest of those view frames (each frame's FlatBuffers header, a
-    /// 6-byte run a cell, padding; the websocket's 2 to 4 bytes a message
-    /// not counted) an observer received a tick, bytes.
+    /// The rest of those view frames (the FlatBuffers envelope, sections'
+    /// headers, cells' references, items' tags and lengths; the websocket's
+    /// 2 to 4 bytes a message not counted) an observer received a tick,
+    /// bytes.
     pub header_bytes_per_tick: f64,
     /// Every byte an observer received a tick (cells and all other
     /// messages), bytes.
@@ -210,7 +211,9 @@ pub struct AoiFigures {
     pub cell_bytes_per_tick: Spread,
     /// Cells received per second, all bots.
     pub cell_frames_per_s: f64,
-    /// Non-entry bytes a cell: its 6-byte run and its share of its view frame's header, mean, bytes.
+    /// Non-entry bytes a cell: its reference, its items' tags and lengths,
+    /// and its share of its view frame's envelope and section header, mean,
+    /// bytes.
     pub header_bytes_per_frame: f64,
     /// Between consecutive own-shard cells listing the bot, ms.
     pub own_cell_gap_ms: Summary,
