@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 /// The protocol's version: a coordinator refuses an agent of another.
 /// Raised whenever a message changes shape (including the failure kinds and
 /// tallies an [`EncodedWindow`] carries as arrays, and the run plan: 3 added
-/// its `frames`, which an agent of 2 would ignore).
-pub const PROTOCOL: u32 = 3;
+/// its `frames`, which an agent of 2 would ignore; 4 the observers' bytes by
+/// part, ten tallies more).
+pub const PROTOCOL: u32 = 4;
 
 /// An agent's first message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
