@@ -3,17 +3,22 @@
 # certificate that they may read, and restarts them one at a time to take it
 # (deploy/README.md, "TLS certificates", "The shards' WebTransport listener").
 #
-# Install it as root, then set the three settings below for this machine:
+# Install it as root, and put this machine's settings (below: LINEAGE,
+# SHARDS, DEST, ...) in /etc/mino/webtransport-hook.env, which a new copy of
+# the hook leaves alone, e.g.:
 #   install -m 0755 deploy/certbot/mino-webtransport.sh \
 #     /etc/letsencrypt/renewal-hooks/deploy/mino-webtransport
+#   printf '%s\n' 'LINEAGE=/etc/letsencrypt/live/play.example.com' \
+#     'SHARDS="1=127.0.0.1:9101 2=127.0.0.1:9102"' >/etc/mino/webtransport-hook.env
 #
 # certbot runs every hook of renewal-hooks/deploy/ after every renewal on the
 # machine, with RENEWED_LINEAGE the renewed certificate's live/ folder: this
 # one does nothing unless that is the game's. Each renewal's copy goes into
 # a folder of its own under DEST, and DEST/current, a symbolic link the
-# shards' files are named through, is switched to it in one rename: a shard
-# starting meanwhile reads the old pair or the new one, never one file of
-# each. The copy before stays (a shard that resolved the link just before
+# shards' files are named through, is switched to it in one rename (a shard
+# starting meanwhile reads its certificate again after its key, and the pair
+# again if it changed: server/src/webtransport/certificate.rs). The copy
+# before stays (a shard that resolved the link just before
 # the switch still finds it); older ones are removed. A shard reads the
 # files only at its start, so the hook then restarts this machine's running
 # shards one at a time, each once the one before answers /readyz on its
@@ -21,7 +26,8 @@
 # shard not ready within MINO_READY_TIMEOUT_S stops the hook there, the rest
 # left as they are; certbot logs the failure.
 #
-# The settings also come from the environment (for a run by hand, or tests).
+# The settings file is read last; the defaults below also come from the
+# environment (MINO_*: a run by hand, or tests).
 
 # The game's certificate: any other renewal on this machine is none of this hook's business.
 LINEAGE="${MINO_LINEAGE:-/etc/letsencrypt/live/play.example.com}"
@@ -35,6 +41,9 @@ DEST="${MINO_CERT_DEST:-/etc/mino/tls/webtransport}"
 OWNER="${MINO_CERT_OWNER:-root}"
 GROUP="${MINO_CERT_GROUP:-mino}"
 READY_TIMEOUT_S="${MINO_READY_TIMEOUT_S:-120}"
+SETTINGS="${MINO_HOOK_SETTINGS:-/etc/mino/webtransport-hook.env}"
+# shellcheck disable=SC1090
+[ ! -r "$SETTINGS" ] || . "$SETTINGS"
 
 [ "${RENEWED_LINEAGE:-}" = "$LINEAGE" ] || exit 0
 set -eu
@@ -42,17 +51,30 @@ set -eu
 [ -z "$SHARDS" ] || command -v curl >/dev/null || { echo "mino-webtransport: no curl to wait on the shards" >&2; exit 1; }
 
 stamp="$(date -u +%Y%m%dT%H%M%SZ).$$"
-install -d -m 0750 -o "$OWNER" -g "$GROUP" "$DEST" "$DEST/$stamp"
+install -d -m 0750 -o "$OWNER" -g "$GROUP" "$DEST"
+# The copy the shards are named to now (none on a first run).
+before="$(readlink "$DEST/current" || true)"
+# A copy left half made (a file missing, a full disk) is removed, and the
+# shards keep the one they have.
+trap 'rm -rf "${DEST:?}/$stamp"' EXIT
+install -d -m 0750 -o "$OWNER" -g "$GROUP" "$DEST/$stamp"
 install -m 0644 -o "$OWNER" -g "$GROUP" "$LINEAGE/fullchain.pem" "$DEST/$stamp/fullchain.pem"
 install -m 0640 -o "$OWNER" -g "$GROUP" "$LINEAGE/privkey.pem" "$DEST/$stamp/privkey.pem"
 # The switch: a new link, renamed over the old one (rename is atomic).
 ln -sfn "$stamp" "$DEST/current.new"
 mv -fT "$DEST/current.new" "$DEST/current"
-# Copies older than the one before are no longer named by anything.
-previous=""
-for copy in $(find "$DEST" -mindepth 1 -maxdepth 1 -type d ! -name "$stamp" -printf '%f\n' | sort -r); do
-  if [ -z "$previous" ]; then previous="$copy"; else rm -rf "${DEST:?}/$copy"; fi
-done
+trap - EXIT
+# The copies of earlier renewals but the one just left (a shard that
+# resolved the link before the switch may still be reading it): only folders
+# this hook made, by their names.
+find "$DEST" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*T*Z.*' ! -name "$stamp" ! -name "${before:-$stamp}" \
+  -exec rm -rf {} +
+# Files of the layout before the link (DEST/fullchain.pem itself) are no
+# longer renewed: a shard still named to them would restart on an old
+# certificate.
+if [ -f "$DEST/fullchain.pem" ] || [ -f "$DEST/privkey.pem" ]; then
+  echo "mino-webtransport: $DEST/fullchain.pem and privkey.pem are no longer renewed: name $DEST/current/fullchain.pem and current/privkey.pem in the shards' env files (MINO_WEBTRANSPORT_CERT, MINO_WEBTRANSPORT_KEY), then remove them" >&2
+fi
 
 for s in $SHARDS; do
   n=${s%%=*} admin=${s#*=}

@@ -3,7 +3,9 @@
 //! PATH (each logs what it was asked): it ignores other certificates'
 //! renewals, switches the shards' copy in one rename, keeps the copy before,
 //! restarts the running shards one at a time, each once the one before is
-//! ready, and stops at a shard that does not get ready.
+//! ready, and stops at a shard that does not get ready; a copy left half
+//! made is removed, folders it did not make are left alone, and its settings
+//! file is read.
 
 use mino_testkit::{deploy_dir, WorkDir};
 use std::path::Path;
@@ -45,6 +47,11 @@ impl Hook {
     fn renew(&self, cert: &str, lineage: &Path, not_ready: &str) -> Output {
         self.dir.write("live/fullchain.pem", cert);
         self.dir.write("live/privkey.pem", format!("key of {cert}"));
+        self.run(lineage, not_ready)
+    }
+
+    /// The hook, as certbot runs it after renewing `lineage`.
+    fn run(&self, lineage: &Path, not_ready: &str) -> Output {
         let id = |flag: &str| {
             let out = Command::new("id").arg(flag).output().expect("id runs");
             String::from_utf8_lossy(&out.stdout).trim().to_owned()
@@ -59,6 +66,7 @@ impl Hook {
             .env("MINO_CERT_OWNER", id("-un"))
             .env("MINO_CERT_GROUP", id("-gn"))
             .env("MINO_READY_TIMEOUT_S", "2")
+            .env("MINO_HOOK_SETTINGS", self.dir.join("settings.env"))
             .env("STUB_LOG", self.dir.join("log"))
             .env("NOT_READY", not_ready)
             .output()
@@ -75,13 +83,25 @@ impl Hook {
         std::fs::read_to_string(self.dir.join("copy/current").join(file)).expect("the copy")
     }
 
-    /// The copies kept (folders of DEST, not the link).
-    fn copies(&self) -> usize {
-        std::fs::read_dir(self.dir.join("copy"))
+    /// The copies kept (folders of DEST but `lost+found`, not the link),
+    /// by name.
+    fn copies(&self) -> Vec<String> {
+        let mut copies: Vec<String> = std::fs::read_dir(self.dir.join("copy"))
             .expect("DEST")
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .count()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "lost+found")
+            .collect();
+        copies.sort();
+        copies
+    }
+
+    /// The copy `current` names.
+    fn current_copy(&self) -> String {
+        let link = std::fs::read_link(self.dir.join("copy/current")).expect("current is a link");
+        assert!(link.is_relative(), "{link:?}");
+        link.to_string_lossy().into_owned()
     }
 }
 
@@ -89,6 +109,18 @@ fn chmod_x(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
+
+/// The restarts of a renewal: the running shards (1 and 2; 3 is stopped)
+/// one at a time, each ready before the next.
+const RESTARTS: [&str; 7] = [
+    "systemctl is-active --quiet mino-server@1",
+    "systemctl restart mino-server@1",
+    "curl http://127.0.0.1:9101/readyz",
+    "systemctl is-active --quiet mino-server@2",
+    "systemctl restart mino-server@2",
+    "curl http://127.0.0.1:9102/readyz",
+    "systemctl is-active --quiet mino-server@3",
+];
 
 #[test]
 fn renewals_switch_the_copy_at_once_and_restart_the_running_shards_in_turn() {
@@ -100,38 +132,57 @@ fn renewals_switch_the_copy_at_once_and_restart_the_running_shards_in_turn() {
     assert!(out.status.success(), "{out:?}");
     assert!(!hook.dir.join("copy").exists() && hook.log().is_empty());
 
-    // The game's: the copy, then shard 1 restarted and ready before shard
-    // 2; shard 3 is stopped (it reads the files when started).
-    for (n, cert) in ["cert 1", "cert 2", "cert 3"].into_iter().enumerate() {
+    // The game's: the copy, then the restarts. The copy before is kept and
+    // older ones removed; a folder the hook did not make stays.
+    let mut previous: Option<String> = None;
+    for cert in ["cert 1", "cert 2", "cert 3"] {
         let out = hook.renew(cert, &live, "");
         assert!(out.status.success(), "{out:?}");
-        assert_eq!(
-            (hook.current("fullchain.pem"), hook.current("privkey.pem")),
-            (cert.into(), format!("key of {cert}"))
-        );
-        let link = std::fs::read_link(hook.dir.join("copy/current")).expect("current is a link");
-        assert!(link.is_relative(), "{link:?}");
-        assert_eq!(hook.copies(), (n + 1).min(2), "the copy before is kept, older ones removed");
-        assert_eq!(
-            hook.log(),
-            [
-                "systemctl is-active --quiet mino-server@1",
-                "systemctl restart mino-server@1",
-                "curl http://127.0.0.1:9101/readyz",
-                "systemctl is-active --quiet mino-server@2",
-                "systemctl restart mino-server@2",
-                "curl http://127.0.0.1:9102/readyz",
-                "systemctl is-active --quiet mino-server@3",
-            ]
-        );
+        let pair = (hook.current("fullchain.pem"), hook.current("privkey.pem"));
+        assert_eq!(pair, (cert.into(), format!("key of {cert}")));
+        let now = hook.current_copy();
+        let mut kept: Vec<String> = previous.iter().cloned().chain([now.clone()]).collect();
+        kept.sort();
+        assert_eq!(hook.copies(), kept);
+        assert_eq!(hook.log(), RESTARTS);
+        previous = Some(now);
+        hook.dir.mkdir("copy/lost+found");
     }
+    assert!(hook.dir.join("copy/lost+found").is_dir());
+
+    // A renewal whose key cannot be copied: the hook fails before the
+    // switch, the shards keep their copy, nothing half made stays, nothing
+    // restarts; the next renewal keeps that copy as the one before.
+    let before = hook.current_copy();
+    let copies = hook.copies();
+    hook.dir.write("live/fullchain.pem", "cert 4");
+    std::fs::remove_file(hook.dir.join("live/privkey.pem")).expect("the key");
+    let out = hook.run(&live, "");
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!((hook.current_copy(), hook.current("fullchain.pem")), (before.clone(), "cert 3".into()));
+    assert_eq!(hook.copies(), copies);
+    assert!(hook.log().is_empty());
+    let out = hook.renew("cert 5", &live, "");
+    assert!(out.status.success(), "{out:?}");
+    assert!(hook.copies().contains(&before), "{:?}", hook.copies());
+    hook.log();
+
+    // The settings file (this machine's shards), read over the defaults; a
+    // file of the layout before the link is said to be no longer renewed.
+    hook.dir.write("settings.env", "SHARDS=\"2=127.0.0.1:9102\"\n");
+    hook.dir.write("copy/fullchain.pem", "an old copy");
+    let out = hook.renew("cert 6", &live, "");
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("are no longer renewed"), "{out:?}");
+    assert_eq!(hook.log(), &RESTARTS[3..6]);
+    std::fs::remove_file(hook.dir.join("settings.env")).expect("the settings");
 
     // Shard 1 never gets ready: the hook fails there (certbot logs it) and
     // leaves shard 2 as it is; the copy is switched all the same.
-    let out = hook.renew("cert 4", &live, "127.0.0.1:9101");
+    let out = hook.renew("cert 7", &live, "127.0.0.1:9101");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("mino-server@1 not ready after 2 s"), "{out:?}");
-    assert_eq!(hook.current("fullchain.pem"), "cert 4");
+    assert_eq!(hook.current("fullchain.pem"), "cert 7");
     let log = hook.log();
     assert!(!log.iter().any(|l| l.contains("mino-server@2")), "{log:?}");
 }

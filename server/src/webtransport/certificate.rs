@@ -59,6 +59,10 @@ impl LiveOffer {
     }
 }
 
+/// Times the operator's certificate and key are read before a shard gives
+/// up on a pair that keeps changing under it ([`make`]).
+const PAIR_READS: usize = 3;
+
 /// A certificate and what a page is told of it.
 pub struct Made {
     /// The chain and key.
@@ -75,9 +79,33 @@ pub struct Made {
 pub async fn make(config: &WebTransportConfig) -> Result<Made, WebTransportError> {
     match &config.certificate {
         Certificate::Files { cert, key } => {
-            let identity =
-                Identity::load_pemfiles(cert, key).await.map_err(|e| WebTransportError::Certificate(e.to_string()))?;
-            Ok(Made { identity, hashes: Vec::new() })
+            // A renewal may switch the pair while it is read (deploy's
+            // certbot hook renames a link over the old one, and the two
+            // files are opened one after the other): the certificate is
+            // read again after the pair, and the pair again if it changed,
+            // so a shard never starts with one renewal's chain and another's
+            // key.
+            let read = |path: &std::path::Path| {
+                let path = path.to_owned();
+                async move {
+                    tokio::fs::read(&path)
+                        .await
+                        .map_err(|e| WebTransportError::Certificate(format!("{}: {e}", path.display())))
+                }
+            };
+            for _ in 0..PAIR_READS {
+                let before = read(cert).await?;
+                let identity = Identity::load_pemfiles(cert, key)
+                    .await
+                    .map_err(|e| WebTransportError::Certificate(e.to_string()))?;
+                if read(cert).await? == before {
+                    return Ok(Made { identity, hashes: Vec::new() });
+                }
+            }
+            Err(WebTransportError::Certificate(format!(
+                "{} changed each of {PAIR_READS} times it was read with its key",
+                cert.display()
+            )))
         }
         Certificate::SelfSigned => self_signed(config),
     }
