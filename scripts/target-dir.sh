@@ -5,5 +5,11 @@
 # binaries a build made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo metadata --format-version 1 --no-deps \
-  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
+command -v cargo >/dev/null 2>&1 || {
+  echo "target-dir: no cargo on the PATH (scripts/setup.sh installs it; then . scripts/tools-env.sh)" >&2
+  exit 1
+}
+# cargo metadata's one line of JSON: its "target_directory".
+dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+[ -n "$dir" ] || { echo "target-dir: cargo metadata named no target directory" >&2; exit 1; }
+echo "$dir"

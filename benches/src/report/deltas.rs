@@ -767,8 +767,6 @@ struct CrowdGoals {
     judged: Judged,
 }
 
-/// The ticks a run's shards skipped after a stall over its hold (None: not
-/// read, as in older raw files).
 /// Where the observers' bytes of a tick went in the walk's runs, by part
 /// (the loadgen's `parts_per_tick`): medians over each form's runs; nothing
 /// when no run counted them (loadgens before it did).
@@ -821,6 +819,8 @@ fn parts_part(p: &FramesPair<WalkReport>) -> Vec<String> {
     out
 }
 
+/// The ticks a run's shards skipped after a stall over its hold (None: not
+/// read, as in older raw files).
 fn skipped(r: &CrowdReport) -> Option<u64> {
     r.late_ticks.as_ref().and_then(|l| l.skipped)
 }
