@@ -12,7 +12,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
-import { Bot, until } from './harness/bot.js';
+import { Bot, until, walkTo } from './harness/bot.js';
 import { launchChromium, pageStats } from './harness/browser.js';
 import { OWN_BODY, Screenshot, type Rgb } from './harness/pixels.js';
 import { bodyRgb, hueIndex } from '../src/render/hue.js';
@@ -73,25 +73,6 @@ function distance(a: Point, b: Point): number {
   return Math.hypot(a[0] - b[0], a[1] - b[1]);
 }
 
-/**
- * Walks `bot` to within `near` units of `target`, steering ten times a second
- * (well under the input rate limit), then stops it; returns where it stopped.
- */
-async function walkTo(bot: Bot, target: Point, near = 8, timeoutMs = 15_000): Promise<Point> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const at = await botPosition(bot);
-    const dx = target[0] - at[0];
-    const dy = target[1] - at[1];
-    if (Math.hypot(dx, dy) < near) break;
-    if (Date.now() > end) throw new Error(`${bot.welcome.name} did not reach ${target.join(',')} (at ${at.join(',')})`);
-    bot.walk(dx, dy);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  bot.walk(0, 0);
-  await new Promise((r) => setTimeout(r, 200));
-  return botPosition(bot);
-}
 
 /**
  * Walks the page player (with the arrow keys, one axis after the other) to

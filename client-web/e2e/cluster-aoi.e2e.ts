@@ -10,7 +10,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
-import { Bot, until } from './harness/bot.js';
+import { Bot, until, walkTo } from './harness/bot.js';
 import { launchChromium, pageStats } from './harness/browser.js';
 import { startRedis, type RunningRedis } from './harness/redis.js';
 import { startServer, waitReady, type RunningServer } from './harness/server.js';
@@ -60,22 +60,6 @@ function botPosition(bot: Bot): Promise<Point> {
   return until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
 }
 
-/** Walks `bot` to within `near` units of `target`, steering ten times a second, then stops it; returns where it stopped. */
-async function walkTo(bot: Bot, target: Point, near = 8, timeoutMs = 20_000): Promise<Point> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const at = await botPosition(bot);
-    const dx = target[0] - at[0];
-    const dy = target[1] - at[1];
-    if (Math.hypot(dx, dy) < near) break;
-    if (Date.now() > end) throw new Error(`${bot.welcome.name} did not reach ${target.join(',')} (at ${at.join(',')})`);
-    bot.walk(dx, dy);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  bot.walk(0, 0);
-  await new Promise((r) => setTimeout(r, 200));
-  return botPosition(bot);
-}
 
 beforeAll(async () => {
   redis = await startRedis();

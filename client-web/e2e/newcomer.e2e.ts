@@ -9,7 +9,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MinoStats } from '../src/debug/hook.js';
-import { Bot, until } from './harness/bot.js';
+import { Bot, until, walkTo } from './harness/bot.js';
 import { launchChromium, pageStats } from './harness/browser.js';
 import { startServer, type RunningServer } from './harness/server.js';
 
@@ -37,20 +37,6 @@ async function box(selector: string): Promise<Box> {
   return b;
 }
 
-/** Walks `bot` to within `near` units of `target` (world units), steering ten times a second, then stops it. */
-async function walkTo(bot: Bot, target: readonly [number, number], near = 6, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const at = await until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
-    const dx = target[0] - at[0];
-    const dy = target[1] - at[1];
-    if (Math.hypot(dx, dy) < near) break;
-    if (Date.now() > end) throw new Error(`${bot.welcome.name} did not reach ${target.join(',')} (at ${at.join(',')})`);
-    bot.walk(dx, dy);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  bot.walk(0, 0);
-}
 
 /**
  * Waits until the camera is at rest: the world point under the screen's

@@ -196,6 +196,38 @@ export function keepWalking(bot: Bot): () => void {
   };
 }
 
+/**
+ * Walks `bot` to within `near` world units of `target`, then stops it, and
+ * returns where it stopped (a tick or two past the point where it was told:
+ * the stop takes effect at a later tick). The position is read every 10 ms,
+ * so every tick's is seen: along a straight approach one of them falls
+ * within `near` whenever `near` is at least half a tick's step (at the
+ * tests' 300 units a second, 7.5 units). The bot is steered at most every
+ * 100 ms (under the input rate limit), and at once when it has passed the
+ * target (then it turns back). Throws after `timeoutMs` with where it was.
+ */
+export async function walkTo(bot: Bot, target: readonly [number, number], near: number, timeoutMs = 20_000): Promise<[number, number]> {
+  const end = Date.now() + timeoutMs;
+  let steered: { at: number; dir: [number, number] } | null = null;
+  for (;;) {
+    const at = await until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
+    const dx = target[0] - at[0];
+    const dy = target[1] - at[1];
+    if (Math.hypot(dx, dy) < near) break;
+    if (Date.now() > end) throw new Error(`${bot.welcome.name} did not reach ${target.join(',')} (at ${at.join(',')})`);
+    // Passed it: the way to it now points against the way it walks.
+    const passed = steered !== null && dx * steered.dir[0] + dy * steered.dir[1] < 0;
+    if (steered === null || passed || Date.now() - steered.at >= 100) {
+      bot.walk(dx, dy);
+      steered = { at: Date.now(), dir: [dx, dy] };
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  bot.walk(0, 0);
+  await new Promise((r) => setTimeout(r, 200));
+  return until(`position of ${bot.welcome.name}`, () => bot.position(bot.id));
+}
+
 /** Polls `check` every 50 ms until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
 export async function until<T>(what: string, check: () => Maybe<T> | Promise<Maybe<T>>, timeoutMs = 10_000, context?: () => string): Promise<T> {
   const end = Date.now() + timeoutMs;
