@@ -311,6 +311,17 @@ impl Tally {
         Tally::ObservedSupplementEntriesHeld,
     ];
 
+    /// The view frames' parts an observer counts ([`crate::parts`]), in
+    /// the order of [`crate::parts::FrameParts`]: framing, references, full
+    /// forms, deltas, supplements, forgets (six of [`Tally::ALL`]).
+    pub const FRAME_PARTS: [Tally; 6] = {
+        let (_, rest) = Tally::ALL.split_at(Tally::ObservedFramingBytes as usize);
+        match rest.first_chunk::<6>() {
+            Some(parts) => *parts,
+            None => panic!("Tally::ALL holds the frame parts"),
+        }
+    };
+
     fn index(self) -> usize {
         self as usize
     }
@@ -760,6 +771,13 @@ mod tests {
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
+    }
+
+    #[test]
+    fn the_frame_parts_are_the_six_byte_tallies_from_framing_to_forgets() {
+        let parts = Tally::FRAME_PARTS;
+        assert_eq!((parts[0], parts[5]), (Tally::ObservedFramingBytes, Tally::ObservedForgetBytes));
+        assert!(parts.iter().all(|t| t.label().starts_with("observed_") && t.label().ends_with("_bytes")), "{parts:?}");
     }
 
     #[test]

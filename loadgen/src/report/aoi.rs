@@ -174,24 +174,17 @@ impl PartsPerTick {
     /// The parts of `ticks` observed ticks' counters `c`.
     fn of(c: &CounterValues, ticks: u64) -> PartsPerTick {
         let per_tick = |n: u64| round2(n as f64 / ticks.max(1) as f64);
-        let frames = [
-            Tally::ObservedFramingBytes,
-            Tally::ObservedReferenceBytes,
-            Tally::ObservedFullBytes,
-            Tally::ObservedDeltaBytes,
-            Tally::ObservedSupplementBytes,
-            Tally::ObservedForgetBytes,
-        ]
-        .map(|t| c.tally(t))
-        .iter()
-        .sum::<u64>();
+        // The view frames' parts, each tally read once; the rest of the
+        // bytes are other messages.
+        let [framing, references, full, deltas, supplements, forgets] = Tally::FRAME_PARTS.map(|t| c.tally(t));
+        let frames = framing + references + full + deltas + supplements + forgets;
         PartsPerTick {
-            framing: per_tick(c.tally(Tally::ObservedFramingBytes)),
-            references: per_tick(c.tally(Tally::ObservedReferenceBytes)),
-            full_forms: per_tick(c.tally(Tally::ObservedFullBytes)),
-            deltas: per_tick(c.tally(Tally::ObservedDeltaBytes)),
-            supplements: per_tick(c.tally(Tally::ObservedSupplementBytes)),
-            forgets: per_tick(c.tally(Tally::ObservedForgetBytes)),
+            framing: per_tick(framing),
+            references: per_tick(references),
+            full_forms: per_tick(full),
+            deltas: per_tick(deltas),
+            supplements: per_tick(supplements),
+            forgets: per_tick(forgets),
             other_messages: per_tick(c.tally(Tally::ObservedBytes).saturating_sub(frames)),
             cells: per_tick(c.tally(Tally::ObservedCells)),
             empty_deltas: per_tick(c.tally(Tally::ObservedEmptyDeltas)),
