@@ -117,7 +117,7 @@ beforeAll(async () => {
   server = await startServer(AOI_FLAGS);
   far = await Bot.connect(server.ws, 'far-bot');
   // No view grace: the server holds cells until it forgets them.
-  expect(far.welcome.aoi).toEqual({ cellSize: CELL, gridColumns: WORLD / CELL, viewRadius: RADIUS, viewGraceMs: 0 });
+  expect(far.welcome.aoi).toEqual({ cellSize: CELL, gridColumns: WORLD / CELL, viewRadius: RADIUS, wireViewRadius: RADIUS, viewGraceMs: 0 });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: VIEW });
   page.on('pageerror', (e) => console.error('page error:', e));

@@ -9,7 +9,9 @@
 // whole, or refused at the same item with the same error) and hold the same
 // cells: so it never accepts what Rust refuses, never refuses what Rust
 // accepts, and never reads outside the frame. In the worlds with a grid
-// (the W line's cell size > 0) both hand players off between cells.
+// (the W line's cell size > 0) both hand players off between cells, and
+// read implied cells (protocol 7) with the stencil of the W line's view
+// radius (its tenth field, when there is one).
 //
 // MINO_DIFF_CASES (default 20,000) and MINO_DIFF_SEED (default 1) run more
 // or other mutants.
@@ -21,6 +23,7 @@ import { DeltaError } from '../src/net/delta.js';
 import { CellGrid } from '../src/net/grid.js';
 import { Held } from '../src/net/held.js';
 import { Motion } from '../src/net/motion.js';
+import { Stencil } from '../src/net/stencil.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CASES = Number(process.env.MINO_DIFF_CASES ?? 20_000);
@@ -104,6 +107,8 @@ interface World {
   maxPlayers: number;
   /** The world's grid (null: cell size 0, nobody handed off). */
   grid: CellGrid | null;
+  /** The stencil implied cells are read with (null: refused). */
+  stencil: Stencil | null;
 }
 
 interface Seed {
@@ -122,7 +127,7 @@ describe('protocol 6: the browser decodes as Rust does', () => {
     let cases = 0;
     const fresh = (s: Seed): Held => {
       const w = worlds[s.world] as World;
-      const held = new Held(w.motion, w.maxPlayers).handingOff(w.grid);
+      const held = new Held(w.motion, w.maxPlayers).handingOff(w.grid).seeing(w.stencil);
       if (s.setup.length > 0) {
         const e = held.apply(s.setup);
         if (e) throw new Error(`a setup frame is refused: ${e.message}`);
@@ -137,10 +142,12 @@ describe('protocol 6: the browser decodes as Rust does', () => {
       if (f[0] === 'W') {
         const v = f.slice(1).map(Number);
         const at = (i: number) => v[i] ?? Number.NaN;
-        // W world min_x min_y max_x max_y speed tick_hz max_players cell_size
+        // W world min_x min_y max_x max_y speed tick_hz max_players cell_size [view_radius]
         const bounds = { minX: at(1), minY: at(2), maxX: at(3), maxY: at(4) };
         if (!(at(8) >= 0)) throw new Error(`a world line without a cell size: ${lines[n] as string}`);
-        worlds[at(0)] = { motion: new Motion(bounds, at(5), at(6)), maxPlayers: at(7), grid: at(8) > 0 ? CellGrid.of(bounds, at(8)) : null };
+        const grid = at(8) > 0 ? CellGrid.of(bounds, at(8)) : null;
+        const stencil = grid && v.length > 9 ? Stencil.ofView(at(9), at(8)) : null;
+        worlds[at(0)] = { motion: new Motion(bounds, at(5), at(6)), maxPlayers: at(7), grid, stencil };
       } else if (f[0] === 'S') {
         const s: Seed = { world: Number(f[2]), setup: bytesOf(f[3] ?? '-'), frame: bytesOf(f[4] ?? '-') };
         seeds[Number(f[1])] = s;
@@ -181,7 +188,7 @@ describe('protocol 6: the browser decodes as Rust does', () => {
       // Every verdict a frame can get: each ViewError, and each DeltaError
       // but Span (an item's kind always names a valid span), a supplement
       // not after a delta among them.
-      const frame = ['EmptySection', 'Cells', 'Items', 'Kind', 'ForgetBody', 'Bytes(Truncated)', 'Bytes(TooMany)', 'Bytes(Varint)'];
+      const frame = ['EmptySection', 'Cells', 'Items', 'Kind', 'ForgetBody', 'Implied', 'Bytes(Truncated)', 'Bytes(TooMany)', 'Bytes(Varint)'];
       const item = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement'];
       const all = ['ok', ...frame.map((e) => `frame:${e}`), ...item.map((e) => `item:${e}`)];
       expect([...labels].sort()).toEqual(all.sort());

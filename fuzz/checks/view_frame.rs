@@ -1,4 +1,4 @@
-//! What the `view_frame` fuzz target checks of protocol 6's view frame reader and
+//! What the `view_frame` fuzz target checks of protocol 7's view frame reader and
 //! Held, shared with its replay in `cargo test` (schema/tests/fuzz_corpus.rs
 //! includes this file, and `tests/delta_cases` as `crate::delta_cases`).
 //!
@@ -10,7 +10,9 @@
 //!   reads back as exactly its sections, cells and items, each item's bytes
 //!   in place in the frame, in order, and written out again it parses to the
 //!   same;
-//! - `Held::apply` applies it or names a cell of the frame; after it, every
+//! - `Held::apply` applies it (an update an item, implied cells too) or names
+//!   a cell of the frame, or refuses a section's implied cells that are not
+//!   the view's (or in a world without a grid); after it, every
 //!   held cell is sorted by id with at most the world's players, and every
 //!   cell it changed (and still holds) survives the encoders: its full form decodes to it, and
 //!   a delta to it from what was held before applies back to it;
@@ -22,7 +24,8 @@ use crate::delta_cases::WORLDS;
 use mino_protocol::delta::{self, encode_delta, encode_full};
 use mino_protocol::entry::Entry;
 use mino_protocol::held::{HeldError, Update, EXPIRY_SCAN_MS};
-use mino_protocol::view::{write_section, ItemKind, Section, ViewFrame};
+use mino_protocol::stencil::ViewScratch;
+use mino_protocol::view::{write_section, ItemKind, Section, ViewError, ViewFrame};
 use std::collections::BTreeMap;
 
 /// The expiring client's cell expiry, ms.
@@ -82,11 +85,20 @@ pub fn check(data: &[u8]) {
             assert!(now - last <= most, "cell {key:?} held {} ms after it was last told", now - last);
         }
         let items = reads_back(bytes, &frame);
+        // Implied cells as the client reads them (none read when a
+        // section's are refused: then so is the frame).
+        let mut implied = 0;
+        if let Some(grid) = world.grid() {
+            let (stencil, mut cells, mut room) = (world.stencil(), Vec::new(), ViewScratch::default());
+            for s in frame.sections() {
+                let _ = s.each_implied(&grid, &stencil, &mut cells, &mut room, |_, _| implied += 1);
+            }
+        }
         let before: BTreeMap<(u32, u32), Vec<Entry>> = held.cells().map(|(k, c)| (*k, c.entries.to_vec())).collect();
         match held.apply(&frame) {
             Ok(updates) => {
                 let resets = frame.sections().filter(|s| s.is_empty()).count();
-                assert_eq!(updates.len(), items.len() + resets, "an update an item, and one a reset");
+                assert_eq!(updates.len(), items.len() + implied + resets, "an update an item, and one a reset");
                 for u in &updates {
                     // A cell told, then forgotten in the same frame, is not held.
                     let Update::Cell { shard, cell, .. } = *u else { continue };
@@ -107,6 +119,9 @@ pub fn check(data: &[u8]) {
             }
             Err(HeldError::Item { shard, cell, .. }) => {
                 assert!(items.iter().any(|(s, c, _)| (*s, *c) == (shard, cell)), "the failing cell is in the frame");
+            }
+            Err(HeldError::Frame(ViewError::Implied)) => {
+                assert!(frame.sections().any(|s| s.implied.is_some()), "refused implied cells it has");
             }
             Err(HeldError::Frame(e)) => panic!("a verified frame refused: {e}"),
         }

@@ -289,8 +289,10 @@ impl Observer {
             (Tally::ObservedDeltaBytes, parts.delta),
             (Tally::ObservedSupplementBytes, parts.supplement),
             (Tally::ObservedForgetBytes, parts.forget),
+            (Tally::ObservedImpliedBytes, parts.implied),
             (Tally::ObservedCells, parts.cells),
             (Tally::ObservedEmptyDeltas, parts.empty_deltas),
+            (Tally::ObservedImpliedCells, parts.implied_cells),
             (Tally::ObservedSupplementEntries, parts.supplement_entries),
             (Tally::ObservedSupplementEntriesHeld, parts.supplement_entries_held),
         ] {

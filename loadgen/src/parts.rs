@@ -3,9 +3,10 @@
 //! references and headers apart) and what an encoding change would save.
 //!
 //! The layout is `schema/src/view.rs`'s: a FlatBuffers envelope, then
-//! sections (a 4-byte shard, a 4-byte tick and a varint cell count each),
-//! then each cell's reference (id gap and mode, an item count where
-//! several) and its items (tag, length, body).
+//! sections (a 4-byte shard, a 4-byte tick and a varint head each, and,
+//! protocol 7, a block of implied cells: the view named and a bit a
+//! candidate), then each cell's reference (id gap and mode, an item count
+//! where several) and its items (tag, length, body).
 
 use mino_protocol::delta::decode_full;
 use mino_protocol::held::Held;
@@ -27,10 +28,15 @@ pub struct FrameParts {
     pub supplement: usize,
     /// Forget items (a tag each).
     pub forget: usize,
+    /// Sections' implied blocks (protocol 7): the view named, the due
+    /// byte, the count and the bits.
+    pub implied: usize,
     /// Cells in the frame.
     pub cells: usize,
     /// Cells whose one item was an empty delta said by the reference alone.
     pub empty_deltas: usize,
+    /// Implied cells (protocol 7): an empty delta said by one bit.
+    pub implied_cells: usize,
     /// Players in supplements.
     pub supplement_entries: usize,
     /// Of them, players the client held in another cell of the same shard
@@ -82,21 +88,18 @@ impl FrameParts {
                 }
             }
             parts.cells += cells;
-            parts.framing += 8 + varint_len(cells as u64);
+            parts.framing += section.header_bytes();
+            parts.implied += section.implied_bytes();
+            parts.implied_cells += section.implied_cells();
         }
-        parts.references = len.saturating_sub(parts.framing + items);
+        parts.references = len.saturating_sub(parts.framing + parts.implied + items);
         parts
     }
 
     /// Every byte counted: the frame's length.
     pub fn total(&self) -> usize {
-        self.framing + self.references + self.full + self.delta + self.supplement + self.forget
+        self.framing + self.references + self.full + self.delta + self.supplement + self.forget + self.implied
     }
-}
-
-/// Bytes of `v` as a LEB128 varint.
-fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 #[cfg(test)]
@@ -106,7 +109,10 @@ mod tests {
     use mino_protocol::entry::Entry;
     use mino_protocol::motion::Motion;
     use mino_protocol::server::{self, ServerMsg};
-    use mino_protocol::view::{encode_full_view, encode_view, write_item, write_section, Section, VIEW_ENVELOPE_BYTES};
+    use mino_protocol::view::{
+        encode_full_view, encode_view, implied_bytes, write_item, write_section, write_section_cell,
+        write_section_header_implied, Implied, Section, SectionView, VIEW_ENVELOPE_BYTES,
+    };
     use mino_protocol::wire::Bounds;
     use mino_protocol::PlayerId;
 
@@ -134,6 +140,13 @@ mod tests {
         let mut sections = Vec::new();
         write_section(&mut sections, &Section { shard: 7, tick: 40, cells: &cells });
         write_section(&mut sections, &Section::<(u32, Vec<&[u8]>)> { shard: 8, tick: 41, cells: &[] });
+        // Protocol 7: a section implying three of ten candidates, with one
+        // cell told.
+        let bits = [0b1000_0101, 0];
+        let view = SectionView { key: 40, previous: 41, rung: 1 };
+        let block = Implied { view, due: 2, count: 10, bits: &bits };
+        write_section_header_implied(&mut sections, 9, 42, 1, &block, true);
+        write_section_cell(&mut sections, 0, 30, &[&items[3]]);
         let message = encode_view(&sections);
         let Ok(ServerMsg::View(frame)) = server::decode(&message) else { panic!("a view frame") };
         let mut held = Held::new(motion, 100);
@@ -148,20 +161,14 @@ mod tests {
         let parts = FrameParts::of(&frame, message.len(), &held);
         assert_eq!((parts.supplement_entries, parts.supplement_entries_held), (2, 1));
         assert_eq!(parts.total(), message.len());
-        assert_eq!(parts.framing, VIEW_ENVELOPE_BYTES + 9 + 9);
-        assert_eq!((parts.full, parts.supplement, parts.forget), (items[0].len(), items[4].len(), 1));
+        assert_eq!(parts.framing, VIEW_ENVELOPE_BYTES + 9 + 9 + 9);
+        assert_eq!((parts.full, parts.supplement, parts.forget), (items[0].len(), items[4].len(), 2));
         assert_eq!(parts.delta, items[1].len(), "the empty delta is said by its reference");
-        assert_eq!((parts.cells, parts.empty_deltas), (4, 1));
-        // Four references, one of them with an item count.
-        assert_eq!(parts.references, 5);
-    }
-
-    #[test]
-    fn varints_are_measured_as_written() {
-        for (v, n) in [(0, 1), (127, 1), (128, 2), (16_383, 2), (16_384, 3), (u64::MAX, 10)] {
-            let mut out = Vec::new();
-            mino_protocol::delta::put_varint(&mut out, v);
-            assert_eq!((varint_len(v), out.len()), (n, n), "{v}");
-        }
+        assert_eq!((parts.cells, parts.empty_deltas, parts.implied_cells), (5, 1, 3));
+        // The due byte, the key, the previous cell's code, the count and two bytes of bits.
+        assert_eq!(parts.implied, implied_bytes(&block, true));
+        assert_eq!(parts.implied, 1 + 1 + 1 + 1 + 2);
+        // Five references (cell 30's in two bytes), one with an item count.
+        assert_eq!(parts.references, 7);
     }
 }

@@ -196,8 +196,14 @@ pub async fn run(
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
-        held: Held::for_place(&welcome.bounds, welcome.speed, welcome.tick_hz, welcome.cell_size, usize::MAX)
-            .expiring(welcome.cell_expiry_ms),
+        held: Held::for_place(
+            &welcome.bounds,
+            welcome.speed,
+            welcome.tick_hz,
+            (welcome.cell_size, welcome.view_radius),
+            usize::MAX,
+        )
+        .expiring(welcome.cell_expiry_ms),
         welcomed: now,
         cell_entries: Vec::new(),
         updates: Vec::new(),

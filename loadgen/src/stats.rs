@@ -271,11 +271,16 @@ pub enum Tally {
     ObservedSupplementBytes,
     /// Observers: forget items (a tag), bytes.
     ObservedForgetBytes,
+    /// Observers: sections' implied blocks (protocol 7: the view named, the
+    /// due byte, the count and the bits), bytes.
+    ObservedImpliedBytes,
     /// Observers: cells in view frames.
     ObservedCells,
     /// Observers: cells whose one item was an empty delta said by the
     /// cell's reference alone (no item bytes).
     ObservedEmptyDeltas,
+    /// Observers: implied cells (an empty delta said by one bit).
+    ObservedImpliedCells,
     /// Observers: players in supplements.
     ObservedSupplementEntries,
     /// Observers: of them, players the bot held in another cell of the
@@ -285,7 +290,7 @@ pub enum Tally {
 
 impl Tally {
     /// Every tally; index = position.
-    pub const ALL: [Tally; 23] = [
+    pub const ALL: [Tally; 25] = [
         Tally::CellFrames,
         Tally::CellBytes,
         Tally::CellEntryBytes,
@@ -305,18 +310,21 @@ impl Tally {
         Tally::ObservedDeltaBytes,
         Tally::ObservedSupplementBytes,
         Tally::ObservedForgetBytes,
+        Tally::ObservedImpliedBytes,
         Tally::ObservedCells,
         Tally::ObservedEmptyDeltas,
+        Tally::ObservedImpliedCells,
         Tally::ObservedSupplementEntries,
         Tally::ObservedSupplementEntriesHeld,
     ];
 
     /// The view frames' parts an observer counts ([`crate::parts`]), in
     /// the order of [`crate::parts::FrameParts`]: framing, references, full
-    /// forms, deltas, supplements, forgets (six of [`Tally::ALL`]).
-    pub const FRAME_PARTS: [Tally; 6] = {
+    /// forms, deltas, supplements, forgets, implied blocks (seven of
+    /// [`Tally::ALL`]).
+    pub const FRAME_PARTS: [Tally; 7] = {
         let (_, rest) = Tally::ALL.split_at(Tally::ObservedFramingBytes as usize);
-        match rest.first_chunk::<6>() {
+        match rest.first_chunk::<7>() {
             Some(parts) => *parts,
             None => panic!("Tally::ALL holds the frame parts"),
         }
@@ -348,6 +356,8 @@ impl Tally {
             Tally::ObservedDeltaBytes => "observed_delta_bytes",
             Tally::ObservedSupplementBytes => "observed_supplement_bytes",
             Tally::ObservedForgetBytes => "observed_forget_bytes",
+            Tally::ObservedImpliedBytes => "observed_implied_bytes",
+            Tally::ObservedImpliedCells => "observed_implied_cells",
             Tally::ObservedCells => "observed_cells",
             Tally::ObservedEmptyDeltas => "observed_empty_deltas",
             Tally::ObservedSupplementEntries => "observed_supplement_entries",
@@ -774,9 +784,9 @@ mod tests {
     }
 
     #[test]
-    fn the_frame_parts_are_the_six_byte_tallies_from_framing_to_forgets() {
+    fn the_frame_parts_are_the_seven_byte_tallies_from_framing_to_implied_blocks() {
         let parts = Tally::FRAME_PARTS;
-        assert_eq!((parts[0], parts[5]), (Tally::ObservedFramingBytes, Tally::ObservedForgetBytes));
+        assert_eq!((parts[0], parts[6]), (Tally::ObservedFramingBytes, Tally::ObservedImpliedBytes));
         assert!(parts.iter().all(|t| t.label().starts_with("observed_") && t.label().ends_with("_bytes")), "{parts:?}");
     }
 

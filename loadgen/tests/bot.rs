@@ -86,7 +86,13 @@ async fn client_input_walks_the_player_at_the_servers_speed() {
     client.send_input(dir, 0.0).await.expect("input");
     // The player as the view frames show it, applied to what the client
     // holds; each sample at its tick's time.
-    let mut held = Held::for_place(&welcome.bounds, welcome.speed, welcome.tick_hz, welcome.cell_size, usize::MAX);
+    let mut held = Held::for_place(
+        &welcome.bounds,
+        welcome.speed,
+        welcome.tick_hz,
+        (welcome.cell_size, welcome.view_radius),
+        usize::MAX,
+    );
     let mut samples = Vec::new();
     let end = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < end {

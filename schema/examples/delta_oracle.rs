@@ -1,4 +1,4 @@
-//! The Rust side of the differential test of protocol 6's view frame decoders
+//! The Rust side of the differential test of protocol 7's view frame decoders
 //! (client-web/test/delta-differential.test.ts): prints valid view frames
 //! and many mutants of them, each with what Rust's `ViewFrame::parse` and
 //! `Held::apply` make of it; the test feeds the same bytes to the browser's
@@ -12,7 +12,7 @@
 //! for none):
 //!
 //! ```text
-//! W world min_x min_y max_x max_y speed tick_hz max_players cell_size
+//! W world min_x min_y max_x max_y speed tick_hz max_players cell_size view_radius
 //! S seed world setup-frame frame digest-after-setup verdict digest
 //! C seed mutant verdict digest
 //! ```
@@ -40,7 +40,7 @@ use mino_protocol::view::ViewFrame;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-/// Prints protocol 6 view frames, mutants of them and Rust's verdicts.
+/// Prints protocol 7 view frames, mutants of them and Rust's verdicts.
 #[derive(Parser)]
 struct Cli {
     /// Mutants to print.
@@ -143,7 +143,8 @@ fn main() -> std::io::Result<()> {
     for (i, w) in WORLDS.iter().enumerate() {
         let [a, b, c, d] = w.bounds.map(f64::from);
         let (speed, size) = (f64::from(w.speed), f64::from(w.cell_size));
-        writeln!(out, "W {i} {a} {b} {c} {d} {speed} {} {} {size}", w.tick_hz, w.max_players)?;
+        let radius = f64::from(w.view_radius);
+        writeln!(out, "W {i} {a} {b} {c} {d} {speed} {} {} {size} {radius}", w.tick_hz, w.max_players)?;
     }
     let seeds = seeds();
     for (i, s) in seeds.iter().enumerate() {

@@ -41,7 +41,8 @@ use crate::delta::{self, DeltaError};
 use crate::entry::Entry;
 use crate::grid::CellGrid;
 use crate::motion::Motion;
-use crate::view::{ItemKind, ViewError, ViewFrame, ViewSection};
+use crate::stencil::{Stencil, Tier, ViewScratch};
+use crate::view::{ItemKind, ViewCell, ViewError, ViewFrame, ViewSection};
 use crate::wire::Bounds;
 
 /// One cell as held, borrowed from the [`Held`] it is read from.
@@ -149,6 +150,13 @@ pub struct Held {
     /// Scratch of a section: the cells advanced by one delta (and its
     /// supplements) and its span, cells increasing.
     advanced: Vec<(u32, u32)>,
+    /// The place's stencil: a section's implied cells are read with it
+    /// (`None`: a section with implied cells is refused).
+    stencil: Option<Stencil>,
+    /// Scratch of a section: its implied cells and their spans.
+    implied: Vec<(u32, u32)>,
+    /// Scratch of a section: its view's cells, and room for them.
+    view: (Vec<(u32, Tier)>, ViewScratch),
 }
 
 /// The expiry of a client's cells.
@@ -203,20 +211,38 @@ impl Held {
             grid: None,
             movers: Vec::new(),
             advanced: Vec::new(),
+            stencil: None,
+            implied: Vec::new(),
+            view: Default::default(),
         }
     }
 
     /// A client of the place a Welcome describes: deltas predicted with
     /// the movement rule of `bounds` (world units), `speed` (world units a
     /// second) and `tick_hz`, players handed off between cells of
-    /// `cell_size` world units (0: no area of interest, nothing moves); a
+    /// `cell_size` world units (0: no area of interest, nothing moves), and
+    /// implied cells read with the stencil of `view_radius` (world units); a
     /// cell holds at most `max_players`.
-    pub fn for_place(bounds: &Bounds, speed: f32, tick_hz: u16, cell_size: f32, max_players: usize) -> Held {
+    pub fn for_place(
+        bounds: &Bounds,
+        speed: f32,
+        tick_hz: u16,
+        (cell_size, view_radius): (f32, f32),
+        max_players: usize,
+    ) -> Held {
         let held = Held::new(Motion::new(bounds, speed, tick_hz), max_players);
         match CellGrid::new(bounds, cell_size) {
-            Some(grid) => held.handing_off(grid),
+            Some(grid) => held.handing_off(grid).seeing(Stencil::of_view(view_radius, cell_size)),
             None => held,
         }
+    }
+
+    /// The same, reading a section's implied cells with `stencil` (the
+    /// Welcome's view radius over its cell size) on the grid of
+    /// [`Held::handing_off`].
+    pub fn seeing(mut self, stencil: Stencil) -> Held {
+        self.stencil = Some(stencil);
+        self
     }
 
     /// The same, handing players off between the cells of `grid` (the
@@ -296,9 +322,34 @@ impl Held {
         self.warm(shard);
         self.movers.clear();
         self.advanced.clear();
+        let mut implied = std::mem::take(&mut self.implied);
+        implied.clear();
+        if section.implied.is_some() {
+            let (Some(grid), Some(stencil)) = (self.grid.as_ref(), self.stencil.as_ref()) else {
+                self.implied = implied;
+                return Err(ViewError::Implied.into());
+            };
+            let (cells, scratch) = &mut self.view;
+            let read = section.each_implied(grid, stencil, cells, scratch, |cell, span| implied.push((cell, span)));
+            if let Err(e) = read {
+                self.implied = implied;
+                return Err(e.into());
+            }
+        }
         let mut at = 0; // the slots before it have keys below the next cell's
         let mut failed = None;
-        'cells: for view_cell in section.cells() {
+        // The section's cells and its implied ones, by increasing cell (the
+        // two are disjoint: `each_implied` said so).
+        let mut explicit = section.cells().peekable();
+        let mut implied_cells = implied.iter().peekable();
+        let cells = std::iter::from_fn(|| match (explicit.peek(), implied_cells.peek()) {
+            (Some(e), Some(&&(c, _))) if c < e.cell => {
+                implied_cells.next().map(|&(c, span)| ViewCell::implied(c, span))
+            }
+            (Some(_), _) => explicit.next(),
+            (None, _) => implied_cells.next().map(|&(c, span)| ViewCell::implied(c, span)),
+        });
+        'cells: for view_cell in cells {
             let key = (shard, view_cell.cell);
             at += self.slots[at..].partition_point(|s| s.key < key);
             let held = self.slots.get(at).is_some_and(|s| s.key == key);
@@ -364,6 +415,7 @@ impl Held {
             }
             at = self.close(at, held, current, key, section.tick);
         }
+        self.implied = implied;
         if failed.is_none() && !self.movers.is_empty() {
             failed = self.hand_off(shard).err();
         }
@@ -859,5 +911,45 @@ mod tests {
         let frame = section(7, 2, &[(1, vec![delta(&m, &a0, &a1, 1)]), (2, vec![delta(&m, &[], &[], 1)])]);
         held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
         assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![5]), Some(vec![])));
+    }
+
+    #[test]
+    fn implied_cells_advance_and_hand_off_as_told_ones_and_need_the_stencil() {
+        use crate::stencil::{candidates, view_cells, Stencil, ViewScratch};
+        use crate::view::{write_section_header_implied, Implied, SectionView};
+        let (_, held) = handoff_world();
+        let stencil = Stencil::of_view(200.0, 100.0);
+        let mut held = held.seeing(stencil.clone());
+        let (a0, b0) = (vec![e(5, 6400, 0, true)], vec![e(3, 7000, 64, false)]);
+        let setup = section(7, 1, &[(1, vec![full(&a0)]), (2, vec![full(&b0)])]);
+        held.apply(&ViewFrame::parse(&setup).expect("valid")).expect("applies");
+        // The viewer in cell 12: cells 1 and 2 are near it, due every tick.
+        let grid = CellGrid::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
+        let (mut cells, mut room) = (Vec::new(), ViewScratch::default());
+        view_cells(&grid, &stencil, (12, 0), &mut cells, &mut room);
+        let mut list = Vec::new();
+        candidates(&cells, 0, 0, |c, p| list.push((c, p))).expect("rung 0");
+        let mut bits = vec![0u8; list.len().div_ceil(8)];
+        for (i, (c, _)) in list.iter().enumerate() {
+            if [1, 2].contains(c) {
+                bits[i / 8] |= 1 << (i % 8);
+            }
+        }
+        let block =
+            Implied { view: SectionView { key: 12, previous: 0, rung: 0 }, due: 0, count: list.len(), bits: &bits };
+        let mut frame = Vec::new();
+        write_section_header_implied(&mut frame, 7, 2, 0, &block, true);
+        let parsed = ViewFrame::parse(&frame).expect("valid");
+        // A client without the stencil refuses it, holding what it held.
+        let (_, mut blind) = handoff_world();
+        blind.apply(&ViewFrame::parse(&setup).expect("valid")).expect("applies");
+        assert_eq!(blind.apply(&parsed), Err(HeldError::Frame(ViewError::Implied)));
+        assert_eq!((players(&blind, 1), players(&blind, 2)), (Some(vec![5]), Some(vec![3])));
+        // With it: player 5 walked into cell 2, both cells implied over a tick.
+        let updates = held.apply(&parsed).expect("applies");
+        assert_eq!(updates.len(), 2, "an update an implied cell");
+        assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![]), Some(vec![3, 5])));
+        let moved = held.cell(7, 2).and_then(|c| c.entries.iter().find(|p| p.id.0 == 5).copied());
+        assert_eq!(moved, Some(e(5, 6793, 0, true)));
     }
 }

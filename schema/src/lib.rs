@@ -12,9 +12,11 @@
 //! - [`delta`]: a cell's players as a full form or a delta against an
 //!   earlier state (what the movement rule did not predict), and the rule that
 //!   applies one.
-//! - [`view`]: protocol 6's view frames (sections of a shard's cells, each
+//! - [`view`]: protocol 7's view frames (sections of a shard's cells, each
 //!   cell's items: full forms, deltas, supplements, forgets) and region bundles.
 //! - [`grid`]: the area-of-interest grid's cell rule, shared with clients.
+//! - [`stencil`]: which cells a viewer sees at which tier, and the tiers' periods
+//!   (the server's area of interest; clients read implied cells with it).
 //! - [`held`]: what a client holds of the cells view frames told it, and the
 //!   rule that applies a frame (bots, the test kit).
 //! - [`quantize`]: 16-bit positions and 8-bit headings in [`wire::PlayerState`].
@@ -34,6 +36,7 @@ pub mod quantize;
 mod root;
 pub mod server;
 pub mod snapshot;
+pub mod stencil;
 pub mod view;
 
 #[allow(

@@ -11,9 +11,9 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 6;
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 7;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 6;
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 7;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
 pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
@@ -28,10 +28,10 @@ pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
 pub struct ProtocolVersion(pub u16);
 #[allow(non_upper_case_globals)]
 impl ProtocolVersion {
-  pub const Current: Self = Self(6);
+  pub const Current: Self = Self(7);
 
-  pub const ENUM_MIN: u16 = 6;
-  pub const ENUM_MAX: u16 = 6;
+  pub const ENUM_MIN: u16 = 7;
+  pub const ENUM_MAX: u16 = 7;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Current,
   ];

@@ -1,4 +1,4 @@
-//! View frames (protocol 6) and the region bundles shards relay them in: the
+//! View frames (protocol 7) and the region bundles shards relay them in: the
 //! bytes of `ServerMessage.view` and `CellBundle.cells`, with a writer and a
 //! strict reader for each.
 //!
@@ -25,14 +25,34 @@
 //!
 //! ```text
 //! frame   := section+
-//! section := shard (u32 le) tick (u32 le, the low bits) cells (varint) cell*
-//!            (no cells: a reset, every cell of the shard dropped)
+//! section := shard (u32 le) tick (u32 le, the low bits) head (varint) [implied] cell*
+//! head    := cells << 2 | form
+//! form    := 0 no implied cells (with no cells: a reset, every cell of the shard dropped)
+//!          | 1 implied cells, the view named   | 2 implied cells, the view of the
+//!            message's last section of form 1 (protocol 7)
+//! implied := due (u8: k in bits 0-2, 0..=6; rung in bits 3-7, 0..=9)
+//!            [key (varint) previous (varint: 0 none, else zigzag(previous - key) + 1), form 1]
+//!            count (varint) bits (ceil(count / 8) bytes, least significant bit first)
 //! cell    := varint((cell_id - previous_cell_id) << 3 | mode) [items: varint, when several] item*
 //! mode    := 0 one item follows | 1 several (their count follows)
 //!          | 2..=7 no item follows: the cell's one item is an empty delta over 2^(mode-2) ticks
 //! ```
 //!
 //! Cells of a section are in increasing order (the first's "previous" is 0).
+//!
+//! **Implied cells (protocol 7).** Most of a walking place's cells are an
+//! empty delta over their tier's period (walkers going straight), one byte
+//! each. A section may instead name the view it was assembled for (its key
+//! cell, the previous cell of a viewer that just crossed a border, and the
+//! rung of its tiers' periods, [`crate::stencil`]) and the due exponent `k`
+//! of its step: the **candidates** are the view's cells whose period is at
+//! most `2^k` ticks, by increasing cell id ([`crate::stencil::candidates`]),
+//! and bit `i` set says candidate `i`'s one item is an empty delta over its
+//! period, as if it were a cell of the section (it must not also be one).
+//! `count` is the number of candidates, so the frame verifies without the
+//! place's geometry; a client reads the candidates with it
+//! ([`ViewSection::each_implied`]) and refuses a count that is not theirs.
+//! A writer names the view when that is shorter than the cells it implies.
 //! What it costs: the FlatBuffers envelope once a message (36 bytes), 9 a
 //! section, about 2 a cell (its reference and an item's tag) plus the
 //! item's body; an empty delta of up to 32 ticks (walkers going straight,
@@ -56,8 +76,10 @@
 //! ([`write_delta_with`], [`DeltaWith`]).
 
 use crate::delta::{put_varint, DeltaError, Reader, MAX_SPAN};
+use crate::grid::CellGrid;
 use crate::ids::{ShardId, Tick};
 use crate::root::finish;
+use crate::stencil::{self, Stencil, Tier, ViewScratch, LADDER};
 use crate::wire;
 use bytes::Bytes;
 use flatbuffers::FlatBufferBuilder;
@@ -167,6 +189,13 @@ pub enum ViewError {
     /// A frame with no sections.
     #[error("empty frame")]
     EmptySection,
+    /// A section's implied cells that cannot be read: a form or due byte
+    /// that does not exist, a view not named before, a key or previous cell
+    /// of 0 or past 32 bits, bits past the count,
+    /// a count that is not the view's candidates, an implied cell that is
+    /// also a cell of the section, or a client without the place's grid.
+    #[error("bad implied cells")]
+    Implied,
 }
 
 impl ItemKind {
@@ -284,8 +313,87 @@ pub fn write_section<C: SectionCell>(out: &mut Vec<u8>, section: &Section<'_, C>
 pub fn write_section_header(out: &mut Vec<u8>, shard: u32, tick: u64, cells: usize) {
     out.extend_from_slice(&shard.to_le_bytes());
     out.extend_from_slice(&(tick as u32).to_le_bytes());
-    put_varint(out, cells as u64);
+    put_varint(out, (cells as u64) << FORM_BITS | FORM_NONE);
 }
+
+/// The view a section was assembled for (protocol 7): what its implied
+/// cells are read against ([`crate::stencil`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SectionView {
+    /// The viewer's cell.
+    pub key: u32,
+    /// The cell the viewer just left, whose view it still has (0: none).
+    pub previous: u32,
+    /// The rung of [`LADDER`] its tiers' periods are at (0 to 9).
+    pub rung: u8,
+}
+
+/// A section's implied cells: the view, the due exponent and the bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Implied<'a> {
+    /// The view.
+    pub view: SectionView,
+    /// Periods up to `2^due` ticks are due (0 to 6,
+    /// [`crate::stencil::due_exponent`] of the section's step).
+    pub due: u8,
+    /// Number of candidates.
+    pub count: usize,
+    /// One bit a candidate, least significant first: set for an implied
+    /// cell (`ceil(count / 8)` bytes, the last one's unused bits clear).
+    pub bits: &'a [u8],
+}
+
+/// Bytes of an implied block: its due byte, the view when named, the count
+/// and the bits.
+pub fn implied_bytes(implied: &Implied<'_>, named: bool) -> usize {
+    let varint = |v: u64| (64 - v.max(1).leading_zeros()).div_ceil(7) as usize;
+    let view = if named { varint(u64::from(implied.view.key)) + varint(previous_code(&implied.view)) } else { 0 };
+    1 + view + varint(implied.count as u64) + implied.bits.len()
+}
+
+/// The varint a view's previous cell is written as.
+fn previous_code(view: &SectionView) -> u64 {
+    if view.previous == 0 {
+        return 0;
+    }
+    let d = i64::from(view.previous) - i64::from(view.key);
+    ((d << 1) ^ (d >> 63)) as u64 + 1
+}
+
+/// Appends a section's header with implied cells (protocol 7), followed by
+/// exactly `cells` [`write_section_cell`]s; `named`: the view is written
+/// (else the reader takes the message's last named one, which must be the
+/// same).
+pub fn write_section_header_implied(
+    out: &mut Vec<u8>,
+    shard: u32,
+    tick: u64,
+    cells: usize,
+    implied: &Implied<'_>,
+    named: bool,
+) {
+    debug_assert!(implied.due <= 6 && usize::from(implied.view.rung) < LADDER.len());
+    debug_assert_eq!(implied.bits.len(), implied.count.div_ceil(8));
+    out.extend_from_slice(&shard.to_le_bytes());
+    out.extend_from_slice(&(tick as u32).to_le_bytes());
+    put_varint(out, (cells as u64) << FORM_BITS | if named { FORM_NAMED } else { FORM_SAME });
+    out.push(implied.due | implied.view.rung << 3);
+    if named {
+        put_varint(out, u64::from(implied.view.key));
+        put_varint(out, previous_code(&implied.view));
+    }
+    put_varint(out, implied.count as u64);
+    out.extend_from_slice(implied.bits);
+}
+
+/// Bits of a section's head that say its form (the rest is its cells).
+const FORM_BITS: u32 = 2;
+/// A section's form: no implied cells.
+const FORM_NONE: u64 = 0;
+/// A section's form: implied cells, the view named.
+const FORM_NAMED: u64 = 1;
+/// A section's form: implied cells, the view of the last named.
+const FORM_SAME: u64 = 2;
 
 /// Appends one cell of a section (see [`write_section_header`]): `cell` with
 /// its `items` (at least one), after `previous` (the section's last cell
@@ -318,6 +426,17 @@ const REF_SEVERAL: u64 = 1;
 /// here, the same bytes as the item it stands for.
 static EMPTY_DELTA_TAGS: [u8; 6] = [1, 2, 3, 4, 5, 6];
 
+/// The tags of empty deltas over 1 to 64 ticks: an implied cell's item
+/// borrows its bytes here.
+static IMPLIED_TAGS: [u8; 7] = [1, 2, 3, 4, 5, 6, 7];
+
+/// The item of an empty delta over `span` ticks (a power of two up to
+/// [`MAX_SPAN`]; another is taken as [`MAX_SPAN`]): its tag alone.
+pub fn empty_delta_item(span: u32) -> &'static [u8] {
+    let at = (span.trailing_zeros() as usize).min(IMPLIED_TAGS.len() - 1);
+    &IMPLIED_TAGS[at..=at]
+}
+
 /// The reference mode that says `item`, when it is an empty delta over at
 /// most 32 ticks (its tag alone: kind 1 to 6, length 0).
 fn empty_delta_mode(item: &[u8]) -> Option<u64> {
@@ -343,6 +462,12 @@ pub struct ViewCell<'a> {
 }
 
 impl<'a> ViewCell<'a> {
+    /// An implied cell: its one item an empty delta over `span` ticks (a
+    /// power of two up to [`MAX_SPAN`]; another is taken as [`MAX_SPAN`]).
+    pub fn implied(cell: u32, span: u32) -> ViewCell<'static> {
+        ViewCell { cell, items: Reader::new(empty_delta_item(span)), count: 1 }
+    }
+
     /// Its items, in order (verified by [`ViewFrame::parse`]).
     pub fn items(&self) -> impl Iterator<Item = Item<'a>> + '_ {
         let mut r = self.items.clone();
@@ -357,8 +482,12 @@ pub struct ViewSection<'a> {
     pub shard: u32,
     /// The low 32 bits of the shard's tick.
     pub tick: u32,
+    /// Its implied cells (protocol 7), when it has any.
+    pub implied: Option<Implied<'a>>,
     cells: Reader<'a>,
     count: usize,
+    /// Bytes of its header (shard, tick, head) and of its implied block.
+    sizes: (usize, usize),
 }
 
 impl<'a> ViewSection<'a> {
@@ -369,14 +498,66 @@ impl<'a> ViewSection<'a> {
         (0..self.count).map_while(move |_| read_cell(&mut r, &mut previous).ok())
     }
 
-    /// Number of cells.
+    /// Number of cells (implied cells apart).
     pub fn len(&self) -> usize {
         self.count
     }
 
-    /// True with no cells: a reset (drop every cell of the shard).
+    /// Bytes of its header: the shard, the tick and the head (implied
+    /// block apart).
+    pub fn header_bytes(&self) -> usize {
+        self.sizes.0
+    }
+
+    /// Bytes of its implied block (0 without one).
+    pub fn implied_bytes(&self) -> usize {
+        self.sizes.1
+    }
+
+    /// Number of implied cells (the bits set).
+    pub fn implied_cells(&self) -> usize {
+        self.implied.map_or(0, |i| i.bits.iter().map(|b| b.count_ones() as usize).sum())
+    }
+
+    /// True with no cells and no implied cells: a reset (drop every cell
+    /// of the shard).
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.count == 0 && self.implied.is_none()
+    }
+
+    /// Calls `f` with each implied cell and its empty delta's span, by
+    /// increasing cell id: the candidates of the section's view on `grid`
+    /// seen through `stencil` (the Welcome's), `cells` and `scratch` room
+    /// kept between calls. Nothing without implied cells.
+    ///
+    /// Errors: [`ViewError::Implied`] when the candidates are not `count`,
+    /// or an implied cell is also a cell of the section (`f` has then been
+    /// called with some: a caller applies none before this returns).
+    pub fn each_implied(
+        &self,
+        grid: &CellGrid,
+        stencil: &Stencil,
+        cells: &mut Vec<(u32, Tier)>,
+        scratch: &mut ViewScratch,
+        mut f: impl FnMut(u32, u32),
+    ) -> Result<(), ViewError> {
+        let Some(implied) = &self.implied else { return Ok(()) };
+        stencil::view_cells(grid, stencil, (implied.view.key, implied.view.previous), cells, scratch);
+        let (mut i, mut clash) = (0usize, false);
+        let mut explicit = self.cells().map(|c| c.cell).peekable();
+        stencil::candidates(cells, implied.view.rung, implied.due, |cell, period| {
+            if implied.bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1) {
+                while explicit.next_if(|&c| c < cell).is_some() {}
+                clash |= explicit.peek() == Some(&cell);
+                f(cell, period);
+            }
+            i += 1;
+        })
+        .ok_or(ViewError::Implied)?;
+        if i != implied.count || clash {
+            return Err(ViewError::Implied);
+        }
+        Ok(())
     }
 }
 
@@ -421,8 +602,9 @@ impl<'a> ViewFrame<'a> {
         if r.is_empty() {
             return Err(ViewError::EmptySection);
         }
+        let mut named = None;
         while !r.is_empty() {
-            read_section(&mut r)?;
+            read_section(&mut r, &mut named)?;
         }
         Ok(ViewFrame { bytes })
     }
@@ -430,7 +612,8 @@ impl<'a> ViewFrame<'a> {
     /// Its sections, in order.
     pub fn sections(&self) -> impl Iterator<Item = ViewSection<'a>> + '_ {
         let mut r = Reader::new(self.bytes);
-        std::iter::from_fn(move || if r.is_empty() { None } else { read_section(&mut r).ok() })
+        let mut named = None;
+        std::iter::from_fn(move || if r.is_empty() { None } else { read_section(&mut r, &mut named).ok() })
     }
 
     /// The frame's bytes.
@@ -439,16 +622,63 @@ impl<'a> ViewFrame<'a> {
     }
 }
 
-fn read_section<'a>(r: &mut Reader<'a>) -> Result<ViewSection<'a>, ViewError> {
+/// Reads one section; `named` is the message's last view named (a
+/// section of form 1 sets it, one of form 2 reads it).
+fn read_section<'a>(r: &mut Reader<'a>, named: &mut Option<SectionView>) -> Result<ViewSection<'a>, ViewError> {
+    let start = r.remaining();
     let shard = r.u32()?;
     let tick = r.u32()?;
-    let count = r.count(r.remaining())?;
+    let head = r.varint()?;
+    let header = start - r.remaining();
+    let (count, form) = (head >> FORM_BITS, head & ((1 << FORM_BITS) - 1));
+    let count = usize::try_from(count).ok().filter(|&n| n <= r.remaining()).ok_or(DeltaError::TooMany)?;
+    let implied = match form {
+        FORM_NONE => None,
+        FORM_NAMED | FORM_SAME => Some(read_implied(r, form == FORM_NAMED, named)?),
+        _ => return Err(ViewError::Implied),
+    };
+    let sizes = (header, start - r.remaining() - header);
     let cells = r.clone();
     let mut previous = 0u32;
     for _ in 0..count {
         read_cell(r, &mut previous)?;
     }
-    Ok(ViewSection { shard, tick, cells, count })
+    Ok(ViewSection { shard, tick, implied, cells, count, sizes })
+}
+
+/// Reads a section's implied block (see the module docs).
+fn read_implied<'a>(
+    r: &mut Reader<'a>,
+    names: bool,
+    named: &mut Option<SectionView>,
+) -> Result<Implied<'a>, ViewError> {
+    let due = r.u8()?;
+    let (k, rung) = (due & 7, due >> 3);
+    if k > 6 || usize::from(rung) >= LADDER.len() {
+        return Err(ViewError::Implied);
+    }
+    let view = if names {
+        let key = u32::try_from(r.varint()?).ok().filter(|&k| k != 0).ok_or(ViewError::Implied)?;
+        let code = r.varint()?;
+        let previous = if code == 0 {
+            0
+        } else {
+            let z = code - 1;
+            let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+            u32::try_from(i64::from(key) + d).ok().filter(|&p| p != 0).ok_or(ViewError::Implied)?
+        };
+        let view = SectionView { key, previous, rung };
+        *named = Some(view);
+        view
+    } else {
+        SectionView { rung, ..named.ok_or(ViewError::Implied)? }
+    };
+    let count = r.count(r.remaining().saturating_mul(8))?;
+    let bits = r.take(count.div_ceil(8))?;
+    if count % 8 != 0 && bits.last().is_some_and(|b| b >> (count % 8) != 0) {
+        return Err(ViewError::Implied);
+    }
+    Ok(Implied { view, due: k, count, bits })
 }
 
 /// Appends a delta *with its supplements*, as streams keep it and region
@@ -890,7 +1120,7 @@ pub(crate) mod tests {
         assert_eq!(read, want, "each read back as the item it stands for, bytes and all");
         // A reference of one item followed by an empty delta's tag (never
         // written, but valid) reads as the same item.
-        let header = [3, 0, 0, 0, 4, 0, 0, 0, 1];
+        let header = [3, 0, 0, 0, 4, 0, 0, 0, 1 << 2];
         let odd = [&header[..], &[5 << 3, 0x02]].concat();
         let frame = ViewFrame::parse(&odd).expect("valid");
         let mut kinds = Vec::new();
@@ -983,6 +1213,98 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// A 10 x 10 grid of 100-unit cells and a view radius of 2 cells.
+    fn place() -> (CellGrid, Stencil) {
+        let grid = CellGrid::new(&crate::wire::Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
+        (grid, Stencil::of_view(200.0, 100.0))
+    }
+
+    #[test]
+    fn implied_cells_read_back_as_the_candidates_their_bits_name() {
+        let (grid, stencil) = place();
+        let view = SectionView { key: 56, previous: 55, rung: 1 };
+        let (mut cells, mut room) = (Vec::new(), ViewScratch::default());
+        stencil::view_cells(&grid, &stencil, (56, 55), &mut cells, &mut room);
+        let mut candidates = Vec::new();
+        stencil::candidates(&cells, 1, 1, |c, p| candidates.push((c, p))).expect("rung 1");
+        // Rung 1 at due exponent 1: own, near and mid cells (periods 1, 1, 2).
+        assert!(candidates.iter().all(|&(_, p)| p <= 2) && candidates.len() > 20);
+        let pick = [0, 3, candidates.len() - 1];
+        let mut bits = vec![0u8; candidates.len().div_ceil(8)];
+        for i in pick {
+            bits[i / 8] |= 1 << (i % 8);
+        }
+        let block = Implied { view, due: 1, count: candidates.len(), bits: &bits };
+        let told = item(ItemKind::Full, &[0]);
+        let mut out = Vec::new();
+        // One named, then one taking its view (another rung: its own).
+        write_section_header_implied(&mut out, 7, 100, 1, &block, true);
+        write_section_cell(&mut out, 0, candidates[1].0, &[&told]);
+        let second = Implied { view: SectionView { rung: 1, ..view }, ..block };
+        write_section_header_implied(&mut out, 8, 100, 0, &second, false);
+        assert_eq!(out[8], 1 << 2 | 1, "one cell, the view named");
+        assert_eq!(out[9..12], [1 | 1 << 3, 56, 2], "the due byte, the key, previous - key = -1 as zigzag 1, + 1");
+        let frame = ViewFrame::parse(&out).expect("valid");
+        let sections: Vec<ViewSection<'_>> = frame.sections().collect();
+        assert_eq!(sections.len(), 2);
+        assert_eq!(sections[1].implied.map(|i| i.view), Some(view), "the second takes the first's view");
+        assert_eq!(sections[0].header_bytes(), 9);
+        assert_eq!(sections[0].implied_bytes(), implied_bytes(&block, true));
+        assert_eq!(sections[1].implied_bytes(), implied_bytes(&second, false));
+        assert!(!sections[1].is_empty(), "no cells but implied ones: not a reset");
+        let want: Vec<(u32, u32)> = pick.iter().map(|&i| candidates[i]).collect();
+        for s in &sections {
+            let mut got = Vec::new();
+            s.each_implied(&grid, &stencil, &mut cells, &mut room, |c, p| got.push((c, p))).expect("reads");
+            assert_eq!(got, want);
+            assert_eq!(s.implied_cells(), 3);
+        }
+        // A cell both implied and told, and a count that is not the view's,
+        // are refused when read against the place.
+        let mut clash = Vec::new();
+        write_section_header_implied(&mut clash, 7, 100, 1, &block, true);
+        write_section_cell(&mut clash, 0, candidates[3].0, &[&told]);
+        let frame = ViewFrame::parse(&clash).expect("verifies without the place");
+        let Some(s) = frame.sections().next() else { panic!("a section") };
+        assert_eq!(s.each_implied(&grid, &stencil, &mut cells, &mut room, |_, _| ()), Err(ViewError::Implied));
+        let mut wider = bits.clone();
+        wider.push(0);
+        let off = Implied { count: candidates.len() + 8, bits: &wider, ..block };
+        let mut bad = Vec::new();
+        write_section_header_implied(&mut bad, 7, 100, 0, &off, true);
+        let frame = ViewFrame::parse(&bad).expect("verifies without the place");
+        let Some(s) = frame.sections().next() else { panic!("a section") };
+        assert_eq!(s.each_implied(&grid, &stencil, &mut cells, &mut room, |_, _| ()), Err(ViewError::Implied));
+    }
+
+    #[test]
+    fn malformed_implied_blocks_are_refused() {
+        let header = |rest: &[u8]| [&[1, 0, 0, 0, 2, 0, 0, 0][..], rest].concat();
+        for (name, bytes) in [
+            ("form 3", header(&[3])),
+            ("a view never named", header(&[2, 0, 1, 1])),
+            ("k 7", header(&[1, 7, 5, 0, 1, 1])),
+            ("rung 10", header(&[1, 10 << 3, 5, 0, 1, 1])),
+            ("the top bit", header(&[1, 0x80, 5, 0, 1, 1])),
+            ("a previous cell of 0", header(&[1, 0, 5, 10, 1, 1])),
+            ("a key of 0", header(&[1, 0, 0, 0, 1, 1])),
+            ("bits past the count", header(&[1, 0, 5, 0, 3, 0b1000])),
+        ] {
+            assert_eq!(ViewFrame::parse(&bytes).err(), Some(ViewError::Implied), "{name}");
+        }
+        assert_eq!(
+            ViewFrame::parse(&header(&[1, 0, 5, 0, 200, 1])).err(),
+            Some(ViewError::Bytes(DeltaError::TooMany)),
+            "a count past the bytes"
+        );
+        assert_eq!(
+            ViewFrame::parse(&header(&[1, 0, 5, 0, 9, 0xff])).err(),
+            Some(ViewError::Bytes(DeltaError::Truncated)),
+            "bits cut short"
+        );
+        assert!(ViewFrame::parse(&header(&[1, 0, 5, 0, 3, 0b111])).is_ok());
     }
 
     #[test]

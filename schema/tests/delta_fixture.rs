@@ -1,4 +1,4 @@
-//! The shared fixture of protocol 6's view frames: sequences of frames built
+//! The shared fixture of protocol 7's view frames: sequences of frames built
 //! with `mino_protocol`'s encoders (`tests/delta_cases`), and after each
 //! frame what a client holds as `Held` computes it (every cell's tick and
 //! players) and the updates the frame made; frames that do not verify, deltas
@@ -47,11 +47,12 @@ fn entries_json(entries: &[Entry]) -> String {
 fn world_json(w: &World) -> String {
     let [a, b, c, d] = w.bounds.map(f64::from);
     format!(
-        "{{\"bounds\": {{\"min_x\": {a}, \"min_y\": {b}, \"max_x\": {c}, \"max_y\": {d}}}, \"speed\": {}, \"tick_hz\": {}, \"max_players\": {}, \"cell_size\": {}}}",
+        "{{\"bounds\": {{\"min_x\": {a}, \"min_y\": {b}, \"max_x\": {c}, \"max_y\": {d}}}, \"speed\": {}, \"tick_hz\": {}, \"max_players\": {}, \"cell_size\": {}, \"view_radius\": {}}}",
         f64::from(w.speed),
         w.tick_hz,
         w.max_players,
-        f64::from(w.cell_size)
+        f64::from(w.cell_size),
+        f64::from(w.view_radius)
     )
 }
 
@@ -95,9 +96,15 @@ impl Coverage {
         if shards.len() < sections {
             self.see("a shard in two sections");
         }
+        if frame.sections().filter(|s| s.implied.is_some()).count() > 1 {
+            self.see("implied cells of the view named before");
+        }
         for s in frame.sections() {
             if s.is_empty() {
                 self.see("reset");
+            }
+            if s.implied.is_some() {
+                self.see("implied cells");
             }
             for c in s.cells() {
                 if c.items().count() > 1 {
@@ -202,6 +209,11 @@ fn sequences_json(cover: &mut Coverage) -> String {
                     cover.see(format!("held error {error:?}"));
                     (format!("{{\"shard\": {shard}, \"cell\": {cell}, \"error\": \"{error:?}\"}}"), "null".to_string())
                 }
+                Err(HeldError::Frame(ViewError::Implied)) => {
+                    assert_eq!(seq.name, "implied cells", "only there");
+                    cover.see("held frame error Implied");
+                    ("{\"frame\": \"Implied\"}".to_string(), "null".to_string())
+                }
                 Err(HeldError::Frame(e)) => panic!("verified, yet {e:?}"),
             };
             frames.push(format!(
@@ -279,7 +291,7 @@ fn bad_fulls_json(cover: &mut Coverage) -> String {
 fn fixture(cover: &mut Coverage) -> String {
     let worlds: Vec<String> = WORLDS.iter().map(|w| format!("    {}", world_json(w))).collect();
     format!(
-        "{{\n  \"about\": \"schema/tests/delta_fixture.rs: protocol 6's view frames (mino_protocol::view, delta, held) and what a client holds after each\",\n  \"worlds\": [\n{}\n  ],\n  \"sequences\": {},\n  \"bad_frames\": {},\n  \"bad_deltas\": {},\n  \"bad_fulls\": {}\n}}\n",
+        "{{\n  \"about\": \"schema/tests/delta_fixture.rs: protocol 7's view frames (mino_protocol::view, delta, held) and what a client holds after each\",\n  \"worlds\": [\n{}\n  ],\n  \"sequences\": {},\n  \"bad_frames\": {},\n  \"bad_deltas\": {},\n  \"bad_fulls\": {}\n}}\n",
         worlds.join(",\n"),
         sequences_json(cover),
         bad_frames_json(cover),
@@ -323,7 +335,13 @@ fn the_delta_fixture_matches_the_codec_and_covers_every_kind() {
     need.extend(deltas.iter().chain(&["Span", "TooMany", "Counts"]).map(|e| format!("delta error {e}")));
     need.extend(deltas.iter().chain(&["TooMany", "Counts", "Supplement"]).map(|e| format!("held error {e}")));
     need.extend(["Truncated", "Varint", "Trailing", "Ids", "TooMany"].map(|e| format!("full error {e}")));
-    need.extend(["Bytes", "Kind", "ForgetBody", "Cells", "Items", "EmptySection"].map(|e| format!("frame error {e}")));
+    need.extend(
+        ["Bytes", "Kind", "ForgetBody", "Cells", "Items", "EmptySection", "Implied"]
+            .map(|e| format!("frame error {e}")),
+    );
+    need.extend(
+        ["implied cells", "implied cells of the view named before", "held frame error Implied"].map(String::from),
+    );
     let seen = &cover.seen;
     for n in need {
         let hit = seen.contains(&n) || seen.iter().any(|s| s.starts_with(&format!("{n}(")));

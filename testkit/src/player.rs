@@ -119,7 +119,7 @@ impl Player {
         p.send(client::encode_hello_with(version, name, None, None, capabilities)).await;
         match p.next().await {
             Frame::Welcome(w) => {
-                p.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX));
+                p.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, (w.cell_size, w.view_radius), usize::MAX));
                 p.welcome = Some(w);
                 p
             }
@@ -146,7 +146,7 @@ impl Player {
         p.send(client::encode_hello_with(version, name, None, ticket, capabilities)).await;
         match p.next().await {
             Frame::Welcome(w) => {
-                p.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX));
+                p.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, (w.cell_size, w.view_radius), usize::MAX));
                 p.welcome = Some(w);
                 Ok(p)
             }
@@ -215,7 +215,13 @@ impl Player {
                     for f in frames {
                         if let Frame::Welcome(w) = &f {
                             // A Welcome on this socket (never, today) starts over.
-                            self.held = Some(Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX));
+                            self.held = Some(Held::for_place(
+                                &w.bounds,
+                                w.speed,
+                                w.tick_hz,
+                                (w.cell_size, w.view_radius),
+                                usize::MAX,
+                            ));
                         }
                         self.queued.push_back(f);
                     }

@@ -221,7 +221,7 @@ impl TransportPlayer {
         loop {
             match p.message().await {
                 Frame::Welcome(w) => {
-                    let held = Held::for_place(&w.bounds, w.speed, w.tick_hz, w.cell_size, usize::MAX);
+                    let held = Held::for_place(&w.bounds, w.speed, w.tick_hz, (w.cell_size, w.view_radius), usize::MAX);
                     p.held = Some(held.expiring(w.cell_expiry_ms));
                     p.welcome = Some(w);
                     return Ok(self);

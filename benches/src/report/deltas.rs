@@ -772,9 +772,10 @@ struct CrowdGoals {
 /// when no run counted them (loadgens before it did).
 fn parts_part(p: &FramesPair<WalkReport>) -> Vec<String> {
     type Part = fn(&PartsPerTick) -> f64;
-    let columns: [(&str, Part); 11] = [
+    let columns: [(&str, Part); 13] = [
         ("framing (envelope, sections)", |p| p.framing),
         ("cells' references", |p| p.references),
+        ("implied cells' blocks", |p| p.implied),
         ("full forms", |p| p.full_forms),
         ("deltas", |p| p.deltas),
         ("supplements", |p| p.supplements),
@@ -782,6 +783,7 @@ fn parts_part(p: &FramesPair<WalkReport>) -> Vec<String> {
         ("other messages", |p| p.other_messages),
         ("cells", |p| p.cells),
         ("of them empty deltas", |p| p.empty_deltas),
+        ("implied cells", |p| p.implied_cells),
         ("players in supplements", |p| p.supplement_entries),
         ("of them held in another cell", |p| p.supplement_entries_held),
     ];
@@ -807,9 +809,11 @@ fn parts_part(p: &FramesPair<WalkReport>) -> Vec<String> {
         String::new(),
         "Where an observer's bytes of a tick go, by part (the loadgen's `aoi.observers.parts_per_tick`, medians \
          over the runs): the view frames' FlatBuffers envelopes and sections' headers, the cells' references \
-         (an empty delta is its reference alone), the items by kind (tag, length and body), every other \
-         message; then the cells a tick, the players in supplements (entries of players that walked in from a \
-         cell the view does not advance with the one they entered), and of those the players the observer \
+         (an empty delta is its reference alone), the sections' blocks of implied cells (protocol 7: the view \
+         named and a bit a cell due; 0 before it), the items by kind (tag, length and body), every other \
+         message; then the cells a tick (implied cells apart, counted after them), the players in \
+         supplements (entries of players that walked in from a cell the view does not advance with the one \
+         they entered), and of those the players the observer \
          held in another cell of the shard before the frame (handed off over different spans: the rest came \
          into the view). Bytes a tick except the counts."
             .to_owned(),

@@ -11,6 +11,7 @@ import { CellGrid } from '../../src/net/grid.js';
 import { Held, type HeldCell } from '../../src/net/held.js';
 import { MAX_CELL_PLAYERS } from '../../src/net/inbox.js';
 import { Motion } from '../../src/net/motion.js';
+import { Stencil } from '../../src/net/stencil.js';
 import {
   CAPABILITIES,
   PROTOCOL_VERSION,
@@ -54,9 +55,11 @@ export class Bot {
     private readonly socket: WebSocket,
     readonly welcome: WelcomeMsg,
   ) {
-    this.held = new Held(new Motion(welcome.bounds, welcome.speed, welcome.tickHz), MAX_CELL_PLAYERS).handingOff(
-      welcome.aoi ? CellGrid.of(welcome.bounds, welcome.aoi.cellSize) : null,
-    );
+    const aoi = welcome.aoi;
+    const grid = aoi ? CellGrid.of(welcome.bounds, aoi.cellSize) : null;
+    this.held = new Held(new Motion(welcome.bounds, welcome.speed, welcome.tickHz), MAX_CELL_PLAYERS)
+      .handingOff(grid)
+      .seeing(grid && aoi ? Stencil.ofView(aoi.wireViewRadius, aoi.cellSize) : null);
   }
 
   /** Connects to `url` as `name` (taking deltas if `deltas`) and waits (at most `timeoutMs`) for Welcome. */

@@ -1,8 +1,9 @@
-// Protocol 6 against the shared fixture Rust's encoders and Held wrote
+// Protocol 7 against the shared fixture Rust's encoders and Held wrote
 // (schema/tests/delta_fixture.rs): every sequence of view frames applied in
 // order must leave exactly the cells Rust's Held holds (handing players off
-// between cells in the worlds with a grid), make the same updates and fail
-// at the same items with the same errors; every malformed
+// between cells and reading implied cells in the worlds with a grid), make
+// the same updates and fail at the same items, or refuse the same sections'
+// implied cells, with the same errors; every malformed
 // frame, delta and full form must be refused with Rust's error; and none of
 // it may read a byte outside the frame, however the buffer around it goes on.
 import { describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { DeltaError, Entries, Reader, applyDelta, decodeFull, type DeltaErrorKin
 import { CellGrid } from './grid.js';
 import { Held, type HeldCell } from './held.js';
 import { Motion } from './motion.js';
+import { Stencil } from './stencil.js';
 import { verifyViewFrame } from './view.js';
 
 interface World {
@@ -20,12 +22,16 @@ interface World {
   max_players: number;
   /** The grid's cell side, world units (0: no grid, nobody handed off). */
   cell_size: number;
+  /** The view radius, world units: implied cells are read with its stencil (with a grid). */
+  view_radius: number;
 }
 type EntryRow = number[];
 type HeldRow = [number, number, number, EntryRow[]];
+/** An item that does not apply (Rust's `HeldError::Item`), or a section's implied cells refused (`HeldError::Frame`). */
+type FrameError = { shard: number; cell: number; error: string } | { frame: string };
 interface Frame {
   hex: string;
-  error: { shard: number; cell: number; error: string } | null;
+  error: FrameError | null;
   updates: (string | number)[][] | null;
   held: HeldRow[];
 }
@@ -53,9 +59,14 @@ function motion(w: World): Motion {
   return new Motion(boundsOf(w), w.speed, w.tick_hz);
 }
 
-/** A client of world `w` holding nothing yet, handing players off when the world has a grid (delta_cases' `World::held`). */
+/**
+ * A client of world `w` holding nothing yet, handing players off and
+ * reading implied cells with the world's stencil when it has a grid
+ * (delta_cases' `World::held`).
+ */
 function heldOf(w: World): Held {
-  return new Held(motion(w), w.max_players).handingOff(w.cell_size > 0 ? CellGrid.of(boundsOf(w), w.cell_size) : null);
+  const grid = w.cell_size > 0 ? CellGrid.of(boundsOf(w), w.cell_size) : null;
+  return new Held(motion(w), w.max_players).handingOff(grid).seeing(grid ? Stencil.ofView(w.view_radius, w.cell_size) : null);
 }
 
 function rows(e: Entries): EntryRow[] {
@@ -101,7 +112,10 @@ function replay(seq: Sequence, junk: number, fill: number): void {
     const { buf, start, end } = embedded(bytesOf(f.hex), junk, fill);
     const error = held.apply(buf, start, end);
     const where = `${seq.name}, frame ${k}`;
-    if (f.error) {
+    if (f.error && 'frame' in f.error) {
+      expect([error?.kind, error?.error.label], where).toEqual(['frame', f.error.frame]);
+      expect(held.updateCount, where).toBe(0);
+    } else if (f.error) {
       expect(error?.kind, where).toBe('item');
       expect([error?.shard, error?.cell, error?.error instanceof DeltaError ? error.error.label : '?'], where).toEqual([f.error.shard, f.error.cell, f.error.error]);
       expect(held.updateCount, where).toBe(0);
@@ -113,7 +127,7 @@ function replay(seq: Sequence, junk: number, fill: number): void {
   });
 }
 
-describe('protocol 6 against the Rust fixture', () => {
+describe('protocol 7 against the Rust fixture', () => {
   it('has sequences, malformed frames, deltas and full forms to check', () => {
     expect(sequences.length).toBeGreaterThanOrEqual(12);
     expect(sequences.some((s) => (worlds[s.world] as World).cell_size > 0)).toBe(true);
@@ -121,10 +135,15 @@ describe('protocol 6 against the Rust fixture', () => {
     expect(fixture.bad_frames.length).toBeGreaterThan(10);
     expect(fixture.bad_deltas.length).toBeGreaterThan(20);
     expect(fixture.bad_fulls.length).toBeGreaterThan(5);
+    // Implied cells read, and refused, in a world with a grid.
+    const frameErrors = sequences.flatMap((s) => s.frames.flatMap((f) => (f.error && 'frame' in f.error ? [f.error.frame] : [])));
+    expect(frameErrors.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(frameErrors)).toEqual(new Set(['Implied']));
+    expect(fixture.bad_frames.filter((f) => f.error === 'Implied').length).toBeGreaterThanOrEqual(5);
   });
 
   it('refuses items at every error an item can meet, a misplaced supplement among them', () => {
-    const seen = new Set(sequences.flatMap((s) => s.frames.flatMap((f) => (f.error ? [f.error.error.replace(/\(\d+\)$/, '')] : []))));
+    const seen = new Set(sequences.flatMap((s) => s.frames.flatMap((f) => (f.error && 'error' in f.error ? [f.error.error.replace(/\(\d+\)$/, '')] : []))));
     const kinds: DeltaErrorKind[] = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement'];
     expect([...seen].sort()).toEqual([...kinds].sort());
   });

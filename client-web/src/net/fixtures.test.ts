@@ -142,6 +142,7 @@ describe('server frames from the Rust encoders', () => {
       cellSize: e.aoi.cell_size,
       gridColumns: e.aoi.grid_columns,
       viewRadius: e.aoi.view_radius,
+      wireViewRadius: e.aoi.view_radius,
       viewGraceMs: e.aoi.view_grace_ms,
     });
     expect(w.viewGraceMs).toBe(e.aoi.view_grace_ms);

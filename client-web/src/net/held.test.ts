@@ -1,12 +1,15 @@
 // What the page holds between frames, past the shared fixture
 // (net/delta.test.ts): players read in world units, cells forgotten per
-// shard and reused clean, a frame refused whole changing nothing, and a
-// steady frame of walkers applied and read with no allocation.
+// shard and reused clean, a frame refused whole changing nothing, a
+// steady frame of walkers applied and read with no allocation, and
+// protocol 7's implied cells.
 import { describe, expect, it } from 'vitest';
 import { FRAME_BUDGET_BYTES, bytesPerFrame } from '../testing/allocation.js';
-import { frameOf, fullBody, item, section, walkerScene } from '../testing/delta-frames.js';
+import { frameOf, fullBody, item, section, turnsBody, walkerScene, type ImpliedBlock, type WirePlayer } from '../testing/delta-frames.js';
+import { CellGrid } from './grid.js';
 import { Held, type HeldCell } from './held.js';
 import { Motion } from './motion.js';
+import { Stencil, TieredCells, ViewScratch, candidates, viewCells } from './stencil.js';
 import type { PlayerColumns } from './protocol.js';
 
 const BOUNDS = { minX: -100, minY: 50, maxX: 900, maxY: 1050 };
@@ -160,6 +163,205 @@ describe('held cells', () => {
       }
     });
     expect(read).toBeGreaterThan(165 * 1000);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
+  });
+});
+
+// Protocol 7's implied cells (net/view.ts) in a 1000-unit world of 250-unit
+// cells (a 4 x 4 grid) seen with a view radius of one cell: from cell 6 the
+// own and near cells (period 1 at rung 0) are 1, 2, 3, 5, 6, 7, 9, 10, 11,
+// the mid ones (period 2) 4, 8, 12, 13, 14, 15, the far one (period 4) 16.
+// Walkers at 120 units/s and 20 Hz go 393 quantized units a tick; column 1
+// is x in [16384, 32767], column 2 from 32768.
+describe('implied cells', () => {
+  const WORLD = { minX: 0, minY: 0, maxX: 1000, maxY: 1000 };
+  const MOTION = new Motion(WORLD, 120, 20);
+  const GRID = CellGrid.of(WORLD, 250) as CellGrid;
+  const STENCIL = Stencil.ofView(250, 250);
+
+  /** A client of the world reading implied cells (or not, without a stencil or a grid). */
+  function seeing(stencil: Stencil | null = STENCIL, grid: CellGrid | null = GRID): Held {
+    return new Held(MOTION, 100).handingOff(grid).seeing(stencil);
+  }
+
+  /** The candidates of a view, [cell, period], as the server lists them. */
+  function candidatesOf(key: number, previous: number, rung: number, k: number): number[][] {
+    const cells = new TieredCells();
+    viewCells(GRID, STENCIL, key, previous, cells, new ViewScratch());
+    const out: number[][] = [];
+    candidates(cells, rung, k, (c, period) => out.push([c, period]));
+    return out;
+  }
+
+  /** The implied block of `view` at rung and due exponent `k` implying `implied` (cells), named or not. */
+  function block(view: { key: number; previous: number }, rung: number, k: number, implied: number[], named = true): ImpliedBlock {
+    const all = candidatesOf(view.key, view.previous, rung, k);
+    const bits = all.flatMap(([c], i) => (implied.includes(c as number) ? [i] : []));
+    expect(bits.length, 'every implied cell a candidate').toBe(implied.length);
+    return named ? { k, rung, view, count: all.length, bits } : { k, rung, count: all.length, bits };
+  }
+
+  /** The same section with its implied cells told: each an empty delta over its period (kind 1 + log2 period). */
+  function told(shard: number, tick: number, cells: [number, number[][]][], view: { key: number; previous: number }, rung: number, k: number, implied: number[]): number[] {
+    const periods = new Map(candidatesOf(view.key, view.previous, rung, k).map(([c = 0, p = 0]) => [c, p]));
+    const all: [number, number[][]][] = [...cells, ...implied.map((c): [number, number[][]] => [c, [item(1 + Math.log2(periods.get(c) ?? 0), [])]])];
+    return section(shard, tick, all.sort((a, b) => a[0] - b[0]));
+  }
+
+  /** Every held cell: [shard, cell, tick, ids, xs]. */
+  function everything(h: Held): (number | number[])[][] {
+    const out: (number | number[])[][] = [];
+    h.forEachCell((c) => out.push([c.shard, c.cell, c.tick, ids(c), Array.from(c.entries.x.subarray(0, c.entries.count))]));
+    return out.sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number));
+  }
+
+  function updates(h: Held): (string | number)[][] {
+    return Array.from({ length: h.updateCount }, (_, i) => h.update(i)).map((u) => [u.kind, u.shard, u.cell, u.tick, u.span]);
+  }
+
+  const walker = (id: number, x: number, y: number, heading = 0): WirePlayer => ({ id, x, y, heading, flags: 1 });
+  const stander = (id: number, x: number, y: number): WirePlayer => ({ id, x, y, heading: 0, flags: 0 });
+  /** Cell 6 (column 1, row 1): A walks east, well inside it; cell 8 (column 3, row 1): B stands; cell 2: C walks south. */
+  const A = walker(1, 20_000, 20_000);
+  const B = stander(2, 55_000, 20_000);
+  const C = walker(3, 20_000, 10_000, 64);
+  const setup = frameOf(section(7, 10, [[2, [item(0, fullBody([C]))]], [6, [item(0, fullBody([A]))]], [8, [item(0, fullBody([B]))]]]));
+
+  it("advances a cell's walkers by an implied empty delta over its period, as if the section told it", () => {
+    const view = { key: 6, previous: 0 };
+    // Tick 11 (due exponent 0): cells 2 and 6 over one tick. Tick 12 (due
+    // exponent 2): 6 over one tick, 8 (mid) over two, and 16 (far, never
+    // held) over four; cell 2 told a turn.
+    const frames = [
+      [section(7, 11, [], block(view, 0, 0, [2, 6])), told(7, 11, [], view, 0, 0, [2, 6])],
+      [
+        section(7, 12, [[2, [item(1, turnsBody([[0, 0]]))]]], block(view, 0, 2, [6, 8, 16])),
+        told(7, 12, [[2, [item(1, turnsBody([[0, 0]]))]]], view, 0, 2, [6, 8, 16]),
+      ],
+    ];
+    const h = seeing();
+    const twin = seeing();
+    expect([h.apply(setup), twin.apply(setup)]).toEqual([null, null]);
+    for (const [implied = [], explicit = []] of frames) {
+      expect(h.apply(frameOf(implied))).toBeNull();
+      expect(twin.apply(frameOf(explicit))).toBeNull();
+      expect(updates(h)).toEqual(updates(twin));
+      expect(everything(h)).toEqual(everything(twin));
+    }
+    expect(updates(h)).toEqual([
+      ['cell', 7, 2, 12, 1],
+      ['cell', 7, 6, 12, 1],
+      ['cell', 7, 8, 12, 2],
+      ['cell', 7, 16, 12, 4],
+    ]);
+    expect(h.cell(7, 6)?.entries.x[0]).toBe(MOTION.advanceX(MOTION.advanceX(20_000, 0, true, 1), 0, true, 1));
+    expect([ids(h.cell(7, 8)), ids(h.cell(7, 16)), h.cell(7, 16)?.tick]).toEqual([[2], [], 12]);
+  });
+
+  it('hands a walker off between two implied cells advanced over the same span, and drops it for another span', () => {
+    // A a tick from crossing into cell 7.
+    const crossing = walker(1, 32_700, 20_000);
+    expect([GRID.cellOfQ(32_700, 20_000), GRID.cellOfQ(MOTION.advanceX(32_700, 0, true, 1), 20_000)]).toEqual([6, 7]);
+    const start = frameOf(section(7, 10, [[6, [item(0, fullBody([crossing]))]], [7, [item(0, fullBody([stander(2, 40_000, 20_000)]))]]]));
+    const h = seeing();
+    expect(h.apply(start)).toBeNull();
+    expect(h.apply(frameOf(section(7, 11, [], block({ key: 6, previous: 0 }, 0, 0, [6, 7]))))).toBeNull();
+    expect([ids(h.cell(7, 6)), ids(h.cell(7, 7))]).toEqual([[], [1, 2]]);
+    expect(h.cell(7, 7)?.entries.x[0]).toBe(MOTION.advanceX(32_700, 0, true, 1));
+    // From an implied cell into one told an empty delta over the same span: handed off too.
+    const mixed = seeing();
+    expect(mixed.apply(start)).toBeNull();
+    expect(mixed.apply(frameOf(section(7, 11, [[7, [item(1, [])]]], block({ key: 6, previous: 0 }, 0, 0, [6]))))).toBeNull();
+    expect([ids(mixed.cell(7, 6)), ids(mixed.cell(7, 7))]).toEqual([[], [1, 2]]);
+    // At rung 4 the own cell's period is 1 and the near cells' 2: cell 7 is
+    // advanced over two ticks, so the walker out of cell 6 is dropped (the
+    // server sends it in a supplement).
+    const apart = seeing();
+    expect(apart.apply(start)).toBeNull();
+    expect(apart.apply(frameOf(section(7, 12, [], block({ key: 6, previous: 0 }, 4, 1, [6, 7]))))).toBeNull();
+    expect([ids(apart.cell(7, 6)), ids(apart.cell(7, 7))]).toEqual([[], [2]]);
+    // A view of two cells (the viewer crossed from 6 into 7): both own cells.
+    const both = seeing();
+    expect(both.apply(start)).toBeNull();
+    expect(both.apply(frameOf(section(7, 11, [], block({ key: 7, previous: 6 }, 4, 0, [6, 7]))))).toBeNull();
+    expect([ids(both.cell(7, 6)), ids(both.cell(7, 7))]).toEqual([[], [1, 2]]);
+  });
+
+  it('reads a form 2 section with the view the frame named before it, and a section of implied cells alone is no reset', () => {
+    const h = seeing();
+    const other = frameOf(section(8, 10, [[5, [item(0, fullBody([stander(9, 1000, 20_000)]))]]]));
+    expect(h.apply(setup)).toBeNull();
+    expect(h.apply(other)).toBeNull();
+    const view = { key: 6, previous: 0 };
+    expect(h.apply(frameOf(section(7, 11, [], block(view, 0, 0, [6])), section(8, 11, [], block(view, 0, 0, [5], false))))).toBeNull();
+    expect(updates(h)).toEqual([
+      ['cell', 7, 6, 11, 1],
+      ['cell', 8, 5, 11, 1],
+    ]);
+    expect(everything(h).map(([s, c, t]) => [s, c, t])).toEqual([
+      [7, 2, 10],
+      [7, 6, 11],
+      [7, 8, 10],
+      [8, 5, 11],
+    ]);
+  });
+
+  it("refuses a section's implied cells without a grid and a stencil, or that do not fit its view, before any of its items applies", () => {
+    const view = { key: 6, previous: 0 };
+    const first = section(8, 11, [[5, [item(0, fullBody([stander(9, 1000, 20_000)]))]]]);
+    // Cell 2 told a full form, cell 6 implied: nothing of it applies.
+    const implied = section(7, 11, [[2, [item(0, fullBody([stander(4, 20_000, 10_000)]))]]], block(view, 0, 0, [6]));
+    for (const [name, h] of [
+      ['no stencil', seeing(null)],
+      ['no grid', seeing(STENCIL, null)],
+      ['neither', new Held(MOTION, 100)],
+    ] as const) {
+      expect(h.apply(setup), name).toBeNull();
+      const refused = h.apply(frameOf(first, implied));
+      expect([refused?.kind, refused?.error.label, refused?.message], name).toEqual(['frame', 'Implied', 'view frame: bad implied cells']);
+      expect(h.updateCount, name).toBe(0);
+      // The frame's earlier section stays applied (Rust's `apply_section`).
+      expect([ids(h.cell(7, 2)), h.cell(7, 2)?.tick, ids(h.cell(7, 6)), h.cell(7, 6)?.tick, ids(h.cell(8, 5))], name).toEqual([[3], 10, [1], 10, [9]]);
+    }
+    // With both, a count that is not the view's, and a cell both implied and told.
+    const h = seeing();
+    expect(h.apply(setup)).toBeNull();
+    const wrong = { ...block(view, 0, 0, [6]), count: 10 };
+    const clash = section(7, 11, [[6, [item(1, [])]]], block(view, 0, 0, [6]));
+    for (const bad of [section(7, 11, [[2, [item(0, fullBody([stander(4, 20_000, 10_000)]))]]], wrong), clash]) {
+      const refused = h.apply(frameOf(bad));
+      expect([refused?.kind, refused?.error.label]).toEqual(['frame', 'Implied']);
+      expect(everything(h).map(([s, c, t, i]) => [s, c, t, i])).toEqual([
+        [7, 2, 10, [3]],
+        [7, 6, 10, [1]],
+        [7, 8, 10, [2]],
+      ]);
+    }
+    expect(h.apply(frameOf(section(7, 11, [], block(view, 0, 0, [2, 6]))))).toBeNull();
+    expect(updates(h).map(([, , c]) => c)).toEqual([2, 6]);
+  });
+
+  it('applies steady frames of implied cells without allocating', async () => {
+    // A standing player in each of the 16 cells; the viewer in cell 6, then
+    // crossing into 7 and back, every candidate implied each tick but one.
+    const players = Array.from({ length: 16 }, (_, c) => stander(100 + c, 8000 + 16_384 * (c % 4), 8000 + 16_384 * Math.floor(c / 4)));
+    const h = seeing();
+    expect(h.apply(frameOf(section(7, 1, players.map((p, c) => [c + 1, [item(0, fullBody([p]))]] as const))))).toBeNull();
+    const steady = (key: number, previous: number, k: number): Uint8Array => {
+      // Every candidate implied but one in the middle, told an empty delta over one tick.
+      const cells = candidatesOf(key, previous, 0, k).map(([c = 0]) => c);
+      const [middle = 0] = cells.splice(cells.length >> 1, 1);
+      return frameOf(section(7, 2, [[middle, [item(1, [])]]], block({ key, previous }, 0, k, cells)));
+    };
+    const frames = [steady(6, 0, 0), steady(7, 6, 1), steady(6, 7, 2), steady(6, 0, 1)];
+    let frame = 0;
+    let updated = 0;
+    const bytes = await bytesPerFrame(() => {
+      const error = h.apply(frames[frame++ & 3] as Uint8Array);
+      if (error) throw new Error(error.message);
+      updated += h.updateCount;
+    });
+    expect(updated).toBeGreaterThan(9 * 1000);
     expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });

@@ -1,4 +1,4 @@
-// What the page holds of the cells protocol 6's view frames told it: each
+// What the page holds of the cells protocol 7's view frames told it: each
 // (shard, cell)'s players as of the last item applied, and the rule that
 // applies a frame (schema/src/held.rs, held to schema/fixtures/delta.json).
 // A cell never told is empty: a delta applies to the empty state then
@@ -22,6 +22,14 @@
 // otherwise it is dropped, and the server sends it in a supplement of every
 // cell it belongs to. Without a grid (or in cell 0) nothing moves.
 //
+// Implied cells (protocol 7, net/view.ts): with the place's stencil too
+// ([`Held.seeing`]), a section's implied cells are read against its view and
+// applied with its own cells, by increasing cell id, each as if the section
+// had it with one item, an empty delta over its period (so they advance and
+// hand off like any other). A section with implied cells is refused whole
+// (ViewError 'Implied', before any of its items applies) without a grid and
+// a stencil, or when its bits do not fit the candidates of its view.
+//
 // Applying a frame allocates nothing once its cells are known: each cell
 // keeps two column sets (what it holds, and the one the next item is written
 // into, swapped when the item applies), forgotten cells are kept for reuse,
@@ -34,7 +42,8 @@ import type { CellGrid } from './grid.js';
 import { SectionHandoff, mergeEntries } from './handoff.js';
 import type { Motion } from './motion.js';
 import type { Bounds, PlayerColumns } from './messages.js';
-import { KIND_FORGET, KIND_FULL, KIND_SUPPLEMENT, ViewCursor, type ViewError, verifyViewFrame } from './view.js';
+import type { Stencil } from './stencil.js';
+import { ImpliedCells, KIND_FORGET, KIND_FULL, KIND_SUPPLEMENT, ViewCursor, ViewError, verifyViewFrame } from './view.js';
 
 /** Least time between two scans for expired cells, ms (Rust's `EXPIRY_SCAN_MS`). */
 export const EXPIRY_SCAN_MS = 1000;
@@ -119,9 +128,11 @@ interface ShardCells {
 
 /**
  * Why a frame could not be applied: its bytes ('frame': nothing was
- * applied), or an item that does not fit what is held ('item': the frame's
- * earlier items stay applied). A client resyncs (reconnects) rather than
- * draw on.
+ * applied; or a section's implied cells that do not read against the
+ * place's geometry, ViewError 'Implied': nothing of that section was
+ * applied, the frame's earlier sections stay applied), or an item that does
+ * not fit what is held ('item': the frame's earlier items stay applied). A
+ * client resyncs (reconnects) rather than draw on.
  */
 export class HeldError {
   constructor(
@@ -162,6 +173,10 @@ export class Held {
   private scannedMs = -Infinity;
   /** The place's grid: players that walked out of a cell are handed off (null: nothing moves). */
   private grid: CellGrid | null = null;
+  /** The place's stencil: a section's implied cells are read with it and the grid (null: a section with implied cells is refused). */
+  private stencil: Stencil | null = null;
+  /** The section's implied cells (scratch). */
+  private readonly impliedCells = new ImpliedCells();
   /** The section's handoff scratch. */
   private readonly handoff = new SectionHandoff();
   /** A supplement's players (scratch). */
@@ -195,6 +210,17 @@ export class Held {
   }
 
   /**
+   * Reads a section's implied cells with `stencil` (null: refuses them;
+   * schema/src/held.rs's `Held::seeing`) on the grid of `handingOff`: the
+   * page passes `Stencil.ofView(aoi.wireViewRadius, aoi.cellSize)` when the
+   * Welcome has an area of interest. Returns this.
+   */
+  seeing(stencil: Stencil | null): this {
+    this.stencil = stencil;
+    return this;
+  }
+
+  /**
    * Verifies the view frame bytes[start, end) (ServerMessage.view) and applies
    * it item by item: null when every item applied, else why not (see
    * [`HeldError`]). The updates it made are `update(0..updateCount)`. With an
@@ -212,7 +238,7 @@ export class Held {
     const c = this.cursor;
     c.begin(bytes, start, end);
     while (c.nextSection()) {
-      if (c.cellCount === 0) {
+      if (c.isReset) {
         this.forgetShard(c.shard);
         for (let i = 0; i < this.updated; i++) {
           const u = this.updates[i] as Update;
@@ -230,8 +256,20 @@ export class Held {
     return null;
   }
 
-  /** Applies the cursor's section (not a reset), then hands its movers off: null, or the first error. */
+  /**
+   * Applies the cursor's section (not a reset), its implied cells merged
+   * with its own, then hands its movers off: null, or the first error.
+   */
   private applySection(c: ViewCursor): HeldError | null {
+    if (c.implied) {
+      // Read whole before any item applies (Rust's `apply_section`).
+      const grid = this.grid;
+      const stencil = this.stencil;
+      if (!grid || !stencil) return new HeldError('frame', new ViewError('Implied'));
+      const bad = this.impliedCells.read(c, grid, stencil);
+      if (bad) return new HeldError('frame', bad);
+      c.imply(this.impliedCells);
+    }
     const h = this.handoff;
     h.beginSection();
     while (c.nextCell()) {

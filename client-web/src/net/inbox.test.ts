@@ -165,6 +165,34 @@ describe('frame inbox', () => {
     expect(box.held?.cell(1, 5)?.playerCount).toBe(1);
   });
 
+  it("reads implied cells with the stencil of the Welcome's view radius as sent, over its grid", () => {
+    // 1000-unit cells over the 4000-unit world: a 4 x 4 grid. Sent a view
+    // radius of 0 (the page draws a default of two cells): the stencil is
+    // the own cell, its ring, and a prefetch ring two cells out (12 cells,
+    // period 4 at rung 0); seen from cell 6, due exponent 2: cells 1 to 15
+    // (4, 8, 12, 13, 14 and 15 of the prefetch ring; with the drawn radius
+    // of two cells, 16 too).
+    const aoi = { cellSize: 1000, gridColumns: 4, viewRadius: 2000, wireViewRadius: 0, viewGraceMs: 0 };
+    const { box, taken, errors } = inbox(undefined, { ...WELCOME, aoi });
+    const order = Array.from({ length: 15 }, (_, i) => i + 1);
+    box.offer(fullFrame(1, 1, 5, 6, 8), 0);
+    // Cells 5, 6 (near, over one tick) and 8 (prefetch, over four) implied.
+    const bits = [5, 6, 8].map((c) => order.indexOf(c));
+    box.offer(view(frameOf(section(1, tick(4), [], { k: 2, rung: 0, view: { key: 6, previous: 0 }, count: order.length, bits }))), 1);
+    box.flush();
+    expect(errors).toEqual([]);
+    expect(taken).toEqual(['s1c5@1:0', 's1c6@1:0', 's1c8@1:0', 's1c5@4:1', 's1c6@4:1', 's1c8@4:4']);
+    // The same frame read with the drawn radius (two cells: more candidates) would not fit.
+    box.offer(view(frameOf(section(1, tick(5), [], { k: 2, rung: 0, view: { key: 6, previous: 0 }, count: 16, bits: [0] }))), 2);
+    box.flush();
+    expect(errors).toEqual(['view frame: bad implied cells']);
+    // Without area of interest implied cells are refused.
+    const plain = inbox();
+    plain.box.offer(view(frameOf(section(1, tick(4), [], { k: 0, rung: 0, view: { key: 6, previous: 0 }, count: 1, bits: [0] }))), 1);
+    plain.box.flush();
+    expect(plain.errors).toEqual(['view frame: bad implied cells']);
+  });
+
   it.each([
     ['a websocket', 0, 1],
     ['a WebTransport session, its cells expiring, at fractional arrival times', 12_800, 16.7],

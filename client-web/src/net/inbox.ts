@@ -24,6 +24,7 @@ import { CellGrid } from './grid.js';
 import { Held, type HeldCell, type HeldError, type Update } from './held.js';
 import type { ViewMsg, WelcomeMsg } from './messages.js';
 import { Motion } from './motion.js';
+import { Stencil } from './stencil.js';
 import { ViewCursor } from './view.js';
 
 /** What the inbox tells the page, in the order the frames said it. */
@@ -117,12 +118,15 @@ export class FrameInbox {
   /**
    * A new socket was welcomed: it holds nothing, so neither does the page
    * (call [`flush`] first, for the old socket's frames). Deltas predict with
-   * the Welcome's world, speed and tick rate.
+   * the Welcome's world, speed and tick rate; with area of interest, players
+   * are handed off between the cells of its grid and implied cells are read
+   * with its stencil (schema/src/held.rs's `Held::for_place`).
    */
   welcome(w: WelcomeMsg): void {
-    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS, w.cellExpiryMs).handingOff(
-      w.aoi ? CellGrid.of(w.bounds, w.aoi.cellSize) : null,
-    );
+    const grid = w.aoi ? CellGrid.of(w.bounds, w.aoi.cellSize) : null;
+    this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS, w.cellExpiryMs)
+      .handingOff(grid)
+      .seeing(grid && w.aoi ? Stencil.ofView(w.aoi.wireViewRadius, w.aoi.cellSize) : null);
     this.brokenChain = false;
     this.backlogTicks = Math.max(1, Math.floor((BACKLOG_MS * Math.max(1, w.tickHz)) / 1000));
     this.count = 0;

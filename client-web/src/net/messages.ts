@@ -46,6 +46,12 @@ export interface AoiSettings {
    * tick; a prefetch ring one cell beyond it every fourth.
    */
   readonly viewRadius: number;
+  /**
+   * The Welcome's view_radius as sent, world units (viewRadius is it when
+   * positive): implied cells (protocol 7) are read with the stencil of it
+   * over cellSize, which must be the server's (net/stencil.ts).
+   */
+  readonly wireViewRadius: number;
   /** A player that left every cell held is taken off the screen within this, ms (the Welcome's view grace). */
   readonly viewGraceMs: number;
 }
@@ -100,9 +106,10 @@ export interface CellState {
 }
 
 /**
- * A view frame (protocol 6, `ServerMessage.view`): sections of a shard's
+ * A view frame (protocol 7, `ServerMessage.view`): sections of a shard's
  * cells at one of its ticks, each cell's items (full forms, deltas,
- * forgets), in `bytes[start, end)`, not yet verified (net/held.ts verifies
+ * forgets, supplements) and its implied cells (net/view.ts), in
+ * `bytes[start, end)`, not yet verified (net/held.ts verifies
  * and applies it). Keep `bytes` unchanged until it is applied.
  */
 export interface ViewMsg {

@@ -105,6 +105,7 @@ function aoiSettings(w: Welcome): AoiSettings | null {
     cellSize,
     gridColumns: w.gridColumns(),
     viewRadius: Number.isFinite(viewRadius) && viewRadius > 0 ? viewRadius : 2 * cellSize,
+    wireViewRadius: viewRadius,
     viewGraceMs: w.viewGraceMs(),
   };
 }

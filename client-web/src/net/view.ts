@@ -1,9 +1,20 @@
-// Protocol 6's view frames in the browser: the bytes of ServerMessage.view,
+// View frames in the browser (protocol 7): the bytes of ServerMessage.view,
 // one websocket message a tick, read with the rules of schema/src/view.rs
 // (the same errors, held to schema/fixtures/delta.json).
 //
 //   frame   := section+
-//   section := shard (u32 le) tick (u32 le, the low bits) cells (varint) cell*
+//   section := shard (u32 le) tick (u32 le, the low bits) head (varint) [implied] cell*
+//   head    := cells << 2 | form
+//   form    := 0 no implied cells (with no cells: a reset, every cell of the shard dropped)
+//            | 1 implied cells, the view named
+//            | 2 implied cells, the view of the message's last section of form 1
+//            (3: refused, Implied)
+//   implied := due (u8: k in bits 0-2, 0..=6; rung in bits 3-7, 0..=9)
+//              [key (varint, a nonzero u32) previous (varint: 0 none, else
+//               zigzag(previous - key) + 1, a nonzero u32), form 1]
+//              count (varint, at most 8 a byte left)
+//              bits (ceil(count / 8) bytes, least significant bit first; the
+//               last byte's unused bits clear)
 //   cell    := varint((cell_id - previous_cell_id) << 3 | mode)
 //              [items: varint, when several] item*
 //   mode    := 0 one item follows | 1 several (their count follows)
@@ -21,8 +32,21 @@
 // it section by section, cell by cell, item by item, with no allocation.
 // Both read bytes[start, end) of a larger buffer (the websocket message) and
 // never a byte outside it.
+//
+// Implied cells (protocol 7): a section may name the view it was assembled
+// for (its key cell, the previous cell of a viewer that just crossed a
+// border, the rung of its tiers' periods: net/stencil.ts) and the due
+// exponent k of its step. The candidates are the view's cells whose period
+// is at most 2^k ticks, by increasing cell id, and bit i set says candidate
+// i's one item is an empty delta over its period, as if it were a cell of
+// the section (it must not also be one). The count is the number of
+// candidates, so a frame verifies without the place's geometry; the page
+// reads the candidates with it ([`ImpliedCells`]) and refuses a count that is
+// not theirs.
 
 import { DeltaError, Reader } from './delta.js';
+import type { CellGrid } from './grid.js';
+import { LADDER, type Stencil, TieredCells, ViewScratch, viewCells } from './stencil.js';
 
 /** Item kinds: a full form, deltas 1..7, a forget, a supplement (schema/src/view.rs's `ItemKind`; 10 and up are unknown). */
 export const KIND_FULL = 0;
@@ -34,9 +58,16 @@ const LEN_VARINT = 15;
 const REF_MODE_BITS = 3;
 /** A reference's mode: several items follow, their count first (0: one item). */
 const REF_SEVERAL = 1;
+/** Bits of a section's head that say its form (the rest is its cells). */
+const FORM_BITS = 2;
+/** A section's form: implied cells, the view named (0: none; 2: the view of the last named; 3 does not exist). */
+const FORM_NAMED = 1;
+const FORM_SAME = 2;
+/** Most due exponent of an implied block (periods up to 64 ticks, SLOWEST_PERIOD). */
+const MAX_DUE = 6;
 
 /** Why bytes are not a valid view frame: the names of Rust's `ViewError`. */
-export type ViewErrorKind = 'Bytes' | 'Kind' | 'ForgetBody' | 'Cells' | 'Items' | 'EmptySection';
+export type ViewErrorKind = 'Bytes' | 'Kind' | 'ForgetBody' | 'Cells' | 'Items' | 'EmptySection' | 'Implied';
 
 const VIEW_TEXT: Record<ViewErrorKind, string> = {
   Bytes: 'a field is malformed or cut short',
@@ -45,6 +76,7 @@ const VIEW_TEXT: Record<ViewErrorKind, string> = {
   Cells: 'cells out of order',
   Items: 'bad item count',
   EmptySection: 'empty frame',
+  Implied: 'bad implied cells',
 };
 
 /** A view frame that does not verify. */
@@ -80,6 +112,11 @@ export function asViewError(e: unknown): ViewError {
  * fields say where the cursor is. Reading a frame that was not verified
  * throws DeltaError or ViewError at the first bad field; a verified one
  * reads without error. Calls skip what the previous level left unread.
+ *
+ * A section's implied block (protocol 7) is read with its head: `implied`
+ * and the fields after it say what it holds. Its cells are not walked unless
+ * given back by [`ImpliedCells.read`] through `imply` (net/held.ts does),
+ * then merged with the section's own by increasing cell id.
  */
 export class ViewCursor {
   /** The section's shard. */
@@ -88,6 +125,8 @@ export class ViewCursor {
   tick = 0;
   /** The cell's id. */
   cell = 0;
+  /** Whether the cell is one of the section's implied cells (`imply`): its one item an empty delta over its period. */
+  cellImplied = false;
   /** The item's kind: KIND_FULL, 1..7 (a delta), KIND_FORGET, KIND_SUPPLEMENT. */
   kind = 0;
   /** A delta item's span, ticks (0 for the others). */
@@ -100,27 +139,88 @@ export class ViewCursor {
     return this.r.bytes;
   }
 
+  /** Cells of the current section (its own, not the implied ones). */
+  cellCount = 0;
+  /** Whether the current section has an implied block (form 1 or 2). */
+  implied = false;
+  /** The implied block's view (Rust's `SectionView`): its key cell, its previous cell (0: none), and the rung of LADDER its periods are at (0..9). */
+  viewKey = 0;
+  viewPrevious = 0;
+  rung = 0;
+  /** The implied block's due exponent: periods up to 2^due ticks are due (0..6). */
+  due = 0;
+  /** The implied block's number of candidates, and its bits: bytes[bitsStart, bitsStart + ceil(impliedCount / 8)) of the frame's buffer. */
+  impliedCount = 0;
+  bitsStart = 0;
+
+  /** Whether the current section is a reset (no cells, no implied block: every cell of the shard dropped). */
+  get isReset(): boolean {
+    return this.cellCount === 0 && !this.implied;
+  }
+
   private readonly r = new Reader();
   private cellsLeft = 0;
   private itemsLeft = 0;
   private previousCell = 0;
-  /** The kind (1..6) of the empty delta the cell's reference said (0: its items follow it). */
+  /** The kind (1..7) of the empty delta the cell's reference said, or the implied cell is (0: its items follow it). */
   private emptyKind = 0;
+  /** Where the section's cells start in the buffer. */
+  private cellsStart = 0;
+  /** Whether a section of form 1 was read in this frame, and the view it named. */
+  private named = false;
+  private namedKey = 0;
+  private namedPrevious = 0;
+  /** A cell of the section whose reference was read, not walked yet (0: none): an implied cell came before it. */
+  private pendingCell = 0;
+  private pendingEmptyKind = 0;
+  private pendingItems = 0;
+  /** The implied cells merged into the section's (`imply`), and the next one. */
+  private impliedCells: ImpliedCells | null = null;
+  private impliedAt = 0;
 
   /** Starts on bytes[start, end). */
   begin(bytes: Uint8Array, start: number, end: number): void {
     this.r.reset(bytes, start, end);
     this.cellsLeft = 0;
     this.itemsLeft = 0;
+    this.pendingCell = 0;
+    this.impliedCells = null;
+    this.named = false;
   }
 
-  /** Cells of the current section: none is a reset (every cell of the shard dropped). */
-  cellCount = 0;
+  /**
+   * Starts on the cells of `other`'s current section, before any of them is
+   * walked (its own cells, not the implied ones): `nextCell()` and
+   * `nextItem()` walk them, then `nextCell()` is false.
+   */
+  beginCellsOf(other: ViewCursor): void {
+    this.r.reset(other.r.bytes, other.cellsStart, other.r.end);
+    this.cellsLeft = other.cellCount;
+    this.cellCount = other.cellCount;
+    this.itemsLeft = 0;
+    this.previousCell = 0;
+    this.pendingCell = 0;
+    this.impliedCells = null;
+    this.implied = false;
+  }
+
+  /**
+   * Walks `cells` (the current section's implied cells, as
+   * [`ImpliedCells.read`] found them, before any of the section's cells is
+   * walked) with the section's own cells, by increasing cell id: each an
+   * item of its own, an empty delta over its period. For the current
+   * section only.
+   */
+  imply(cells: ImpliedCells): void {
+    this.impliedCells = cells;
+    this.impliedAt = 0;
+  }
 
   /** Moves to the next section; false at the frame's end. */
   nextSection(): boolean {
     while (this.nextCell());
     const r = this.r;
+    this.impliedCells = null;
     if (r.remaining() === 0) return false;
     // Both u32s read here, not by Reader.u32: shard ids and ticks are past
     // V8's small integers, and one returned by a call its caller's optimized
@@ -130,16 +230,86 @@ export class ViewCursor {
     const b = r.bytes;
     this.shard = ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16) | ((b[at + 3] as number) << 24)) >>> 0;
     this.tick = ((b[at + 4] as number) | ((b[at + 5] as number) << 8) | ((b[at + 6] as number) << 16) | ((b[at + 7] as number) << 24)) >>> 0;
-    this.cellsLeft = r.count(r.remaining());
-    this.cellCount = this.cellsLeft;
+    const head = r.varint();
+    const form = r.low & ((1 << FORM_BITS) - 1);
+    // Exact below 2^53; a head past it says more cells than there are bytes either way.
+    const count = Math.floor(head / (1 << FORM_BITS));
+    if (count > r.remaining()) throw new DeltaError('TooMany');
+    if (form === FORM_NAMED || form === FORM_SAME) this.readImplied(form === FORM_NAMED);
+    else if (form !== 0) throw new ViewError('Implied');
+    else this.implied = false;
+    this.cellsLeft = count;
+    this.cellCount = count;
+    this.cellsStart = r.pos;
     this.previousCell = 0;
+    this.pendingCell = 0;
     return true;
+  }
+
+  /** Reads a section's implied block (Rust's `read_implied`); `names`: of form 1. */
+  private readImplied(names: boolean): void {
+    const r = this.r;
+    const due = r.u8();
+    const k = due & 7;
+    const rung = due >> 3;
+    if (k > MAX_DUE || rung >= LADDER.length) throw new ViewError('Implied');
+    if (names) {
+      const key = r.varint();
+      if (key === 0 || key > 0xffff_ffff) throw new ViewError('Implied');
+      const code = r.varint();
+      let previous = 0;
+      if (code !== 0) {
+        // zigzag(previous - key) + 1: an odd code is a difference of 0 or more. Exact
+        // below 2^53; a code past it is a difference past any u32 either way.
+        const z = code - 1;
+        const d = (r.low & 1) === 1 ? z / 2 : -(z + 1) / 2;
+        previous = key + d;
+        if (!(previous >= 1 && previous <= 0xffff_ffff)) throw new ViewError('Implied');
+      }
+      this.named = true;
+      this.namedKey = key;
+      this.namedPrevious = previous;
+    } else if (!this.named) throw new ViewError('Implied');
+    this.viewKey = this.namedKey;
+    this.viewPrevious = this.namedPrevious;
+    this.rung = rung;
+    this.due = k;
+    const count = r.count(r.remaining() * 8);
+    const bytes = Math.ceil(count / 8);
+    this.bitsStart = r.take(bytes);
+    const used = count % 8;
+    if (used !== 0 && (r.bytes[this.bitsStart + bytes - 1] as number) >> used !== 0) throw new ViewError('Implied');
+    this.impliedCount = count;
+    this.implied = true;
   }
 
   /** Moves to the section's next cell; false after its last. */
   nextCell(): boolean {
     while (this.nextItem());
-    if (this.cellsLeft === 0) return false;
+    if (this.pendingCell === 0 && this.cellsLeft > 0) this.readReference();
+    const implied = this.impliedCells;
+    if (implied && this.impliedAt < implied.count) {
+      const cell = implied.cells[this.impliedAt] as number;
+      if (this.pendingCell === 0 || cell < this.pendingCell) {
+        this.impliedAt++;
+        this.cell = cell;
+        this.cellImplied = true;
+        this.emptyKind = implied.kinds[this.impliedAt - 1] as number;
+        this.itemsLeft = 1;
+        return true;
+      }
+    }
+    if (this.pendingCell === 0) return false;
+    this.cell = this.pendingCell;
+    this.cellImplied = false;
+    this.emptyKind = this.pendingEmptyKind;
+    this.itemsLeft = this.pendingItems;
+    this.pendingCell = 0;
+    return true;
+  }
+
+  /** Reads the next cell's reference (and item count) into the pending cell. */
+  private readReference(): void {
     this.cellsLeft--;
     const r = this.r;
     const v = r.varint();
@@ -148,19 +318,18 @@ export class ViewCursor {
     if (gap === 0) throw new ViewError('Cells');
     const cell = this.previousCell + gap;
     if (cell > 0xffff_ffff) throw new ViewError('Cells');
-    this.cell = cell;
     this.previousCell = cell;
     if (mode > REF_SEVERAL) {
-      this.emptyKind = mode - 1;
-      this.itemsLeft = 1;
-      return true;
+      this.pendingEmptyKind = mode - 1;
+      this.pendingItems = 1;
+    } else {
+      const several = mode === REF_SEVERAL;
+      const count = several ? r.count(r.remaining()) : 1;
+      if (count === 0 || (several && count < 2)) throw new ViewError('Items');
+      this.pendingEmptyKind = 0;
+      this.pendingItems = count;
     }
-    this.emptyKind = 0;
-    const several = mode === REF_SEVERAL;
-    const count = several ? r.count(r.remaining()) : 1;
-    if (count === 0 || (several && count < 2)) throw new ViewError('Items');
-    this.itemsLeft = count;
-    return true;
+    this.pendingCell = cell;
   }
 
   /** Moves to the cell's next item; false after its last. */
@@ -169,7 +338,7 @@ export class ViewCursor {
     this.itemsLeft--;
     const r = this.r;
     if (this.emptyKind > 0) {
-      // Said by the reference: no bytes of its own.
+      // Said by the reference (or implied): no bytes of its own.
       this.kind = this.emptyKind;
       this.span = 1 << (this.emptyKind - 1);
       this.bodyStart = this.bodyEnd = r.pos;
@@ -186,6 +355,81 @@ export class ViewCursor {
     this.kind = kind;
     this.span = kind >= 1 && kind <= 7 ? 1 << (kind - 1) : 0;
     return true;
+  }
+}
+
+/**
+ * A section's implied cells, read against the place's geometry (Rust's
+ * `ViewSection::each_implied`): [0, count) of `cells` (increasing) and
+ * `kinds` (each cell's item, an empty delta over its period: kind 1..7).
+ * The arrays grow when needed and are kept, as is the room the view's cells
+ * are found in: reused section after section, reading allocates nothing
+ * once they fit the view.
+ */
+export class ImpliedCells {
+  count = 0;
+  cells = new Uint32Array(64);
+  kinds = new Uint8Array(64);
+  /** The view's cells, and the room they are found in. */
+  private readonly view = new TieredCells();
+  private readonly scratch = new ViewScratch();
+  /** Walks the section's own cells, for the clash check. */
+  private readonly own = new ViewCursor();
+
+  /**
+   * Reads the implied cells of `c`'s current section (a frame verified,
+   * before any of the section's cells is walked): the candidates of its view
+   * on `grid` seen through `stencil` (the Welcome's) whose bit is set. None
+   * without an implied block. Null, or ViewError('Implied') when the
+   * candidates are not the block's count, or an implied cell is also a cell
+   * of the section (`count` is then unspecified: apply none of them).
+   */
+  read(c: ViewCursor, grid: CellGrid, stencil: Stencil): ViewError | null {
+    this.count = 0;
+    if (!c.implied) return null;
+    const view = this.view;
+    viewCells(grid, stencil, c.viewKey, c.viewPrevious, view, this.scratch);
+    const periods = LADDER[c.rung];
+    if (!periods) return new ViewError('Implied');
+    const most = 1 << c.due;
+    const bytes = c.bytes;
+    const bitsStart = c.bitsStart;
+    const bitBytes = Math.ceil(c.impliedCount / 8);
+    const own = this.own;
+    own.beginCellsOf(c);
+    let next = own.nextCell() ? own.cell : 0;
+    let clash = false;
+    let i = 0;
+    for (let k = 0; k < view.count; k++) {
+      const period = periods[view.tiers[k] as 0 | 1 | 2 | 3];
+      if (period > most) continue;
+      const byte = i >> 3;
+      if (byte < bitBytes && (((bytes[bitsStart + byte] as number) >> (i & 7)) & 1) === 1) {
+        const cell = view.cells[k] as number;
+        while (next !== 0 && next < cell) next = own.nextCell() ? own.cell : 0;
+        if (next === cell) clash = true;
+        this.push(cell, 1 + Math.min(6, 31 - Math.clz32(period)));
+      }
+      i++;
+    }
+    if (i !== c.impliedCount || clash) return new ViewError('Implied');
+    return null;
+  }
+
+  /** Appends implied `cell` whose item is an empty delta of `kind`. */
+  private push(cell: number, kind: number): void {
+    const k = this.count;
+    if (k === this.cells.length) {
+      const cells = new Uint32Array(2 * k);
+      const kinds = new Uint8Array(2 * k);
+      cells.set(this.cells);
+      kinds.set(this.kinds);
+      this.cells = cells;
+      this.kinds = kinds;
+    }
+    this.cells[k] = cell;
+    this.kinds[k] = kind;
+    this.count = k + 1;
   }
 }
 

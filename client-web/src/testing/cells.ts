@@ -26,7 +26,7 @@ export const AOI_EPOCH = 1_764_450_000_000;
 export const AOI_TICK0 = AOI_EPOCH / 50;
 
 /** 125-unit cells over AOI_WORLD, a view radius of 250 and a grace of 500 ms. */
-export const AOI: AoiSettings = { cellSize: 125, gridColumns: 16, viewRadius: 250, viewGraceMs: 500 };
+export const AOI: AoiSettings = { cellSize: 125, gridColumns: 16, viewRadius: 250, wireViewRadius: 250, viewGraceMs: 500 };
 
 /** The cell of world position (x, y) on the AOI grid (1 + row * columns + column). */
 export function cellOf(x: number, y: number, aoi: AoiSettings = AOI): number {

@@ -1,4 +1,4 @@
-// Protocol 6 view frames written in the tests, for what the shared fixture
+// Protocol 7 view frames written in the tests, for what the shared fixture
 // (schema/fixtures/delta.json, written by Rust) does not need to pin: frames
 // of a size a test picks (a steady frame of walkers for the allocation test
 // and the decode benchmark). Only full forms, empty deltas and heading
@@ -63,13 +63,60 @@ export function item(kind: number, body: readonly number[]): number[] {
   return out.concat(body);
 }
 
-/** One section: a shard's cells (by increasing id) at its tick, each with its items. */
-export function section(shard: number, tick: number, cells: readonly (readonly [number, readonly (readonly number[])[]])[]): number[] {
+/**
+ * A section's implied block (protocol 7, net/view.ts), as written: the due
+ * exponent `k` and the `rung` (written as given, valid or not), the view's
+ * `key` and `previous` cell when named (form 1; without them form 2, the
+ * frame's last named view), the candidates' `count`, and the bits of the
+ * implied ones (`bits`: candidate indices; or `bytes`, written as given).
+ */
+export interface ImpliedBlock {
+  readonly k: number;
+  readonly rung: number;
+  readonly view?: { readonly key: number; readonly previous: number };
+  readonly count: number;
+  readonly bits?: readonly number[];
+  readonly bytes?: readonly number[];
+}
+
+/** The bytes of an implied block's due byte, view, count and bits. */
+export function impliedBytes(b: ImpliedBlock): number[] {
+  const out = [b.k | (b.rung << 3)];
+  if (b.view) {
+    putVarint(out, b.view.key);
+    const d = b.view.previous - b.view.key;
+    putVarint(out, b.view.previous === 0 ? 0 : (d >= 0 ? 2 * d : -2 * d - 1) + 1);
+  }
+  putVarint(out, b.count);
+  if (b.bytes) out.push(...b.bytes);
+  else {
+    const bits = new Array<number>(Math.ceil(b.count / 8)).fill(0);
+    for (const i of b.bits ?? []) {
+      if (i >= b.count) throw new RangeError(`bit ${i} of ${b.count}`);
+      bits[i >> 3] = (bits[i >> 3] as number) | (1 << (i & 7));
+    }
+    out.push(...bits);
+  }
+  return out;
+}
+
+/**
+ * One section: a shard's cells (by increasing id) at its tick, each with its
+ * items, and its implied block if any (form 0 without, else 1 or 2).
+ */
+export function section(
+  shard: number,
+  tick: number,
+  cells: readonly (readonly [number, readonly (readonly number[])[]])[],
+  implied?: ImpliedBlock,
+): number[] {
   const out: number[] = [];
   const u32 = (v: number) => out.push(v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff);
   u32(shard);
   u32(tick);
-  putVarint(out, cells.length);
+  // The head: cells << 2 | form.
+  putVarint(out, cells.length * 4 + (implied ? (implied.view ? 1 : 2) : 0));
+  if (implied) out.push(...impliedBytes(implied));
   let previous = 0;
   for (const [cell, items] of cells) {
     // Mode 0: one item; 1: several; 2..=7: an empty delta over 2^(mode-2)

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 /// Raised whenever a message changes shape (including the failure kinds and
 /// tallies an [`EncodedWindow`] carries as arrays, and the run plan: 3 added
 /// its `frames`, which an agent of 2 would ignore; 4 the observers' bytes by
-/// part, ten tallies more).
-pub const PROTOCOL: u32 = 4;
+/// part, ten tallies more; 5 the implied cells of protocol 7, two more).
+pub const PROTOCOL: u32 = 5;
 
 /// An agent's first message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -123,6 +123,10 @@ pub struct PartsPerTick {
     pub supplements: f64,
     /// Forget items, bytes.
     pub forgets: f64,
+    /// Sections' implied blocks (protocol 7), bytes (absent in reports of
+    /// loadgens before it).
+    #[serde(default)]
+    pub implied: f64,
     /// Every other message (pongs, place status, names, chat), bytes.
     pub other_messages: f64,
     /// Cells in view frames.
@@ -130,6 +134,10 @@ pub struct PartsPerTick {
     /// Of them, cells whose one item was an empty delta said by the
     /// reference alone.
     pub empty_deltas: f64,
+    /// Implied cells (protocol 7: an empty delta said by one bit; not
+    /// among `cells`).
+    #[serde(default)]
+    pub implied_cells: f64,
     /// Players in supplements.
     pub supplement_entries: f64,
     /// Of them, players the observer held in another cell of the shard
@@ -176,8 +184,8 @@ impl PartsPerTick {
         let per_tick = |n: u64| round2(n as f64 / ticks.max(1) as f64);
         // The view frames' parts, each tally read once; the rest of the
         // bytes are other messages.
-        let [framing, references, full, deltas, supplements, forgets] = Tally::FRAME_PARTS.map(|t| c.tally(t));
-        let frames = framing + references + full + deltas + supplements + forgets;
+        let [framing, references, full, deltas, supplements, forgets, implied] = Tally::FRAME_PARTS.map(|t| c.tally(t));
+        let frames = framing + references + full + deltas + supplements + forgets + implied;
         PartsPerTick {
             framing: per_tick(framing),
             references: per_tick(references),
@@ -185,9 +193,11 @@ impl PartsPerTick {
             deltas: per_tick(deltas),
             supplements: per_tick(supplements),
             forgets: per_tick(forgets),
+            implied: per_tick(implied),
             other_messages: per_tick(c.tally(Tally::ObservedBytes).saturating_sub(frames)),
             cells: per_tick(c.tally(Tally::ObservedCells)),
             empty_deltas: per_tick(c.tally(Tally::ObservedEmptyDeltas)),
+            implied_cells: per_tick(c.tally(Tally::ObservedImpliedCells)),
             supplement_entries: per_tick(c.tally(Tally::ObservedSupplementEntries)),
             supplement_entries_held: per_tick(c.tally(Tally::ObservedSupplementEntriesHeld)),
         }

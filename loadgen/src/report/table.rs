@@ -193,12 +193,15 @@ fn observer_lines(out: &mut String, o: &ObserverFigures) {
         let _ = writeln!(
             out,
             "  a tick by part: framing {:.1} B, references {:.1} B ({:.1} cells, {:.1} of them empty deltas), \
+             implied cells {:.1} B ({:.1} cells), \
              full forms {:.1} B, deltas {:.1} B, supplements {:.1} B ({:.1} players, {:.1} of them held in another cell), \
              forgets {:.1} B, other messages {:.1} B",
             p.framing,
             p.references,
             p.cells,
             p.empty_deltas,
+            p.implied,
+            p.implied_cells,
             p.full_forms,
             p.deltas,
             p.supplements,

@@ -1,4 +1,4 @@
-//! Protocol 6's view frames for tests, built with the protocol's own encoders:
+//! Protocol 7's view frames for tests, built with the protocol's own encoders:
 //! the worlds they predict in, scripted sequences that cover every item and
 //! record kind, random walks over cells, tiers and shards, and frames and
 //! deltas that are malformed on purpose. Shared by the fixture
@@ -13,15 +13,20 @@ use mino_protocol::entry::{flags, Entry};
 use mino_protocol::grid::CellGrid;
 use mino_protocol::held::Held;
 use mino_protocol::motion::Motion;
-use mino_protocol::view::{write_item, write_section, ItemKind, Section};
+use mino_protocol::stencil::{candidates, view_cells, Stencil, ViewScratch};
+use mino_protocol::view::{
+    write_item, write_section, write_section_cell, write_section_header_implied, Implied, ItemKind, Section,
+    SectionView,
+};
 use mino_protocol::wire::Bounds;
 use mino_protocol::PlayerId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A world deltas predict in: bounds (world units, f32 as the Welcome
 /// carries them), walking speed (world units/s), tick rate (Hz), the most
-/// players a held cell may have, and the cell size (world units; 0: no
-/// grid, nobody handed off).
+/// players a held cell may have, the cell size (world units; 0: no grid,
+/// nobody handed off) and the view radius (world units: implied cells are
+/// read with its stencil, protocol 7).
 #[derive(Clone, Copy, Debug)]
 pub struct World {
     /// min_x, min_y, max_x, max_y.
@@ -34,6 +39,8 @@ pub struct World {
     pub max_players: usize,
     /// The grid's cell side, world units (0: none).
     pub cell_size: f32,
+    /// The view radius, world units.
+    pub view_radius: f32,
 }
 
 impl World {
@@ -49,11 +56,16 @@ impl World {
         CellGrid::new(&Bounds::new(a, b, c, d), self.cell_size)
     }
 
+    /// Its view stencil.
+    pub fn stencil(&self) -> Stencil {
+        Stencil::of_view(self.view_radius, self.cell_size)
+    }
+
     /// A client holding nothing yet.
     pub fn held(&self) -> Held {
         let held = Held::new(self.motion(), self.max_players);
         match self.grid() {
-            Some(grid) => held.handing_off(grid),
+            Some(grid) => held.handing_off(grid).seeing(self.stencil()),
             None => held,
         }
     }
@@ -65,11 +77,46 @@ impl World {
 /// where players are handed off between cells: the walk game's with area of
 /// interest, and an odd one (offset bounds, cells that do not divide them).
 pub const WORLDS: [World; 5] = [
-    World { bounds: [0.0, 0.0, 1000.0, 1000.0], speed: 120.0, tick_hz: 20, max_players: 1000, cell_size: 0.0 },
-    World { bounds: [-50.0, 10.0, 1234.5, 777.25], speed: 333.3, tick_hz: 30, max_players: 500, cell_size: 0.0 },
-    World { bounds: [0.0, 0.0, 100.0, 50.0], speed: 10.0, tick_hz: 10, max_players: 12, cell_size: 0.0 },
-    World { bounds: [0.0, 0.0, 1000.0, 1000.0], speed: 120.0, tick_hz: 20, max_players: 1000, cell_size: 250.0 },
-    World { bounds: [-50.0, 10.0, 1234.5, 777.25], speed: 333.3, tick_hz: 30, max_players: 500, cell_size: 301.7 },
+    World {
+        bounds: [0.0, 0.0, 1000.0, 1000.0],
+        speed: 120.0,
+        tick_hz: 20,
+        max_players: 1000,
+        cell_size: 0.0,
+        view_radius: 0.0,
+    },
+    World {
+        bounds: [-50.0, 10.0, 1234.5, 777.25],
+        speed: 333.3,
+        tick_hz: 30,
+        max_players: 500,
+        cell_size: 0.0,
+        view_radius: 0.0,
+    },
+    World {
+        bounds: [0.0, 0.0, 100.0, 50.0],
+        speed: 10.0,
+        tick_hz: 10,
+        max_players: 12,
+        cell_size: 0.0,
+        view_radius: 0.0,
+    },
+    World {
+        bounds: [0.0, 0.0, 1000.0, 1000.0],
+        speed: 120.0,
+        tick_hz: 20,
+        max_players: 1000,
+        cell_size: 250.0,
+        view_radius: 250.0,
+    },
+    World {
+        bounds: [-50.0, 10.0, 1234.5, 777.25],
+        speed: 333.3,
+        tick_hz: 30,
+        max_players: 500,
+        cell_size: 301.7,
+        view_radius: 500.0,
+    },
 ];
 
 /// A named sequence of view frames (the bytes of `ServerMessage.view`) in
@@ -150,6 +197,120 @@ pub fn frame(sections: &[(u32, u64, Cells)]) -> Vec<u8> {
     out
 }
 
+/// The candidates of `view` at due exponent `due` in `world` (its grid and
+/// stencil): (cell, period), by increasing cell.
+pub fn candidates_of(world: usize, view: SectionView, due: u8) -> Vec<(u32, u32)> {
+    let w = WORLDS[world];
+    let grid = w.grid().expect("a world with a grid");
+    let (mut cells, mut room) = (Vec::new(), ViewScratch::default());
+    view_cells(&grid, &w.stencil(), (view.key, view.previous), &mut cells, &mut room);
+    let mut out = Vec::new();
+    candidates(&cells, view.rung, due, |c, p| out.push((c, p))).expect("a rung of the ladder");
+    out
+}
+
+/// A section with implied cells (protocol 7): `shard` at `tick`, its view
+/// `view` (written when `named`) at due exponent `due`; the candidates in
+/// `implied` are implied (empty deltas over their periods), `explicit` are
+/// its cells; `count_extra` is added to the count written (and the bits
+/// grown), for a count that is not the view's.
+#[allow(clippy::too_many_arguments)]
+pub fn implied_section(
+    world: usize,
+    (shard, tick): (u32, u64),
+    view: SectionView,
+    due: u8,
+    implied: &[u32],
+    explicit: &Cells,
+    named: bool,
+    count_extra: usize,
+) -> Vec<u8> {
+    let candidates = candidates_of(world, view, due);
+    let count = candidates.len() + count_extra;
+    let mut bits = vec![0u8; count.div_ceil(8)];
+    for (i, (c, _)) in candidates.iter().enumerate() {
+        if implied.contains(c) {
+            bits[i / 8] |= 1 << (i % 8);
+        }
+    }
+    assert_eq!(
+        implied.len(),
+        candidates.iter().filter(|(c, _)| implied.contains(c)).count(),
+        "every implied cell a candidate"
+    );
+    let mut out = Vec::new();
+    let block = Implied { view, due, count, bits: &bits };
+    write_section_header_implied(&mut out, shard, tick, explicit.len(), &block, named);
+    let mut previous = 0;
+    for (cell, items) in explicit {
+        let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+        write_section_cell(&mut out, previous, *cell, &items);
+        previous = *cell;
+    }
+    out
+}
+
+/// Protocol 7's implied cells, scripted in the walk game's world with
+/// 250-unit cells (a 4 x 4 grid) and a view radius of one cell: walkers
+/// advanced by implied empty deltas (one handed off between two implied
+/// cells); implied and told cells in one section; a second section taking
+/// the view named by the first; a view of two cells at a slower rung; then
+/// a count that is not the view's candidates and a cell both implied and
+/// told, refused before anything of their section applies.
+fn implied_cells() -> Sequence {
+    const W: usize = 3;
+    let m = WORLDS[W].motion();
+    let walked = |e: Entry, ticks: u32| {
+        let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
+        Entry { x, y, ..e }
+    };
+    // A walks east from cell 1 into cell 2 at the first tick; B stands in
+    // 2; C walks south in 6; D stands in cell 5 of shard 8.
+    let (a, b, c) =
+        (p(1, 16_000, 1000, 0, true, 0), p(2, 20_000, 1000, 0, false, 0), p(3, 20_000, 17_000, 64, true, 0));
+    let d = p(4, 1000, 17_000, 0, false, 0);
+    let view = |key, previous, rung| SectionView { key, previous, rung };
+    let full1 = |e: &[Entry]| vec![full(e)];
+    let mut frames = vec![frame(&[
+        (7, 10, vec![(1, full1(&[a])), (2, full1(&[b])), (6, full1(&[c]))]),
+        (8, 10, vec![(5, full1(&[d]))]),
+    ])];
+    // Tick 11 (due exponent 0: own and near cells): cells 1, 2 and 6
+    // implied; A is handed off from 1 to 2; shard 8's cell 5 implied in a
+    // section that takes the view named before it.
+    frames.push(
+        [
+            implied_section(W, (7, 11), view(6, 0, 0), 0, &[1, 2, 6], &vec![], true, 0),
+            implied_section(W, (8, 11), view(6, 0, 0), 0, &[5], &vec![], false, 0),
+        ]
+        .concat(),
+    );
+    // Tick 12 (due exponent 2): A turns north in cell 2, told; C implied
+    // over one tick.
+    let a1 = walked(a, 1);
+    let a2 = Entry { heading: 192, ..walked(a1, 1) };
+    frames.push(implied_section(
+        W,
+        (7, 12),
+        view(6, 0, 0),
+        2,
+        &[6],
+        &vec![(2, vec![delta(&[a1, b], &[a2, b], 1, &m)])],
+        true,
+        0,
+    ));
+    // Tick 14: the viewer crossed from 6 into 7 (a view of both) at rung 1:
+    // cells 2 and 6 implied over two ticks.
+    frames.push(implied_section(W, (7, 14), view(7, 6, 1), 1, &[2, 6], &vec![], true, 0));
+    // A count one past the view's candidates, then a cell both implied and
+    // told: each refused, the cells held as they were.
+    frames.push(implied_section(W, (7, 15), view(6, 0, 0), 0, &[2, 6], &vec![], true, 1));
+    frames.push(implied_section(W, (7, 15), view(6, 0, 0), 0, &[2, 6], &vec![(6, full1(&[walked(c, 3)]))], true, 0));
+    // And the walk goes on from what is held.
+    frames.push(implied_section(W, (7, 15), view(6, 0, 0), 0, &[2, 6], &vec![], true, 0));
+    Sequence { name: "implied cells", world: W, frames }
+}
+
 /// xorshift64*: a tiny deterministic generator, so every run builds the same
 /// frames.
 pub struct Rng(pub u64);
@@ -188,6 +349,7 @@ pub fn sequences() -> Vec<Sequence> {
         walk("walk: the odd world, from a tick near 32-bit wrap", 1, 0x5eed_0002, 14, 36),
         walk("walk: the small world, walls and the player limit", 2, 0x5eed_0003, 10, 36),
         handoffs(),
+        implied_cells(),
         handoff_walk("handoff walk: the walk game's world, cells of 250 units", 3, 0x5eed_0004, 24, 60),
         handoff_walk("handoff walk: the odd world, cells that do not divide it", 4, 0x5eed_0005, 24, 60),
     ]
@@ -764,7 +926,7 @@ pub fn bad_frames() -> Vec<(&'static str, Vec<u8>)> {
         // (11) and its two items (12, 13).
         ("cut between cells", good[..10].to_vec()),
         ("cut inside the second cell's items", good[..good.len() - 1].to_vec()),
-        ("more cells than bytes", section(&[9, 8, 1])),
+        ("more cells than bytes", section(&[9 << 2, 8, 1])),
         ("a cell count of eleven bytes", section(&[0xff; 11])),
         ("an unknown item kind", with(12, 0x0a)),
         ("item kind 15", with(13, 0x0f)),
@@ -772,11 +934,28 @@ pub fn bad_frames() -> Vec<(&'static str, Vec<u8>)> {
         ("an empty delta's cell id not increasing", with(9, 0x02)),
         ("several items, but one", with(11, 1)),
         ("several items, but none", with(11, 0)),
-        ("a cell past 32 bits", section(&[1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01])),
-        ("a forget with a body", section(&[1, 8, 0x18, 0])),
-        ("a long item cut short", section(&[1, 8, 0xf0, 0x02, 1, 2, 3])),
-        ("a long item's length past the frame", section(&[1, 8, 0xf1, 0xff, 0xff, 0xff, 0x0f])),
+        ("a cell past 32 bits", section(&[4, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01])),
+        ("a forget with a body", section(&[4, 8, 0x18, 0])),
+        ("a long item cut short", section(&[4, 8, 0xf0, 0x02, 1, 2, 3])),
+        ("a long item's length past the frame", section(&[4, 8, 0xf1, 0xff, 0xff, 0xff, 0x0f])),
         ("a second section cut short", [good.clone(), vec![3, 0, 0, 0]].concat()),
+        // Implied cells (protocol 7): the head's form, the due byte, the
+        // view, the count and the bits.
+        ("section form 3", section(&[3])),
+        ("implied cells of a view never named", section(&[2, 0, 1, 0x01])),
+        ("a due exponent of 7", section(&[1, 7, 5, 0, 1, 0x01])),
+        ("rung 10", section(&[1, 10 << 3, 5, 0, 1, 0x01])),
+        ("the due byte's top bit", section(&[1, 0x80, 5, 0, 1, 0x01])),
+        ("a previous cell of 0", section(&[1, 0, 5, 10, 1, 0x01])),
+        ("a key past 32 bits", section(&[1, 0, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 1, 0x01])),
+        ("bits set past the count", section(&[1, 0, 5, 0, 3, 0b1000])),
+        ("a count past the bytes", section(&[1, 0, 5, 0, 200, 1])),
+        ("implied bits cut short", section(&[1, 0, 5, 0, 9, 0xff])),
+        ("a key of 0", section(&[1, 0, 0, 0, 1, 0x01])),
+        (
+            "a second section cut in its bits",
+            [good.clone(), vec![3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 5, 0, 9, 0xff]].concat(),
+        ),
     ]
 }
 
@@ -925,15 +1104,20 @@ pub fn mutate_bytes(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
     out
 }
 
-/// A frame's sections as read: (shard, tick, cells of (cell, items of (kind, body))).
-type Sections = Vec<(u32, u64, Vec<(u32, Vec<(ItemKind, Vec<u8>)>)>)>;
+/// A section's implied block as read: its view, due exponent, count and bits.
+type ImpliedBlock = (SectionView, u8, usize, Vec<u8>);
+
+/// A frame's sections as read: (shard, tick, implied block, cells of (cell,
+/// items of (kind, body))).
+type Sections = Vec<(u32, u64, Option<ImpliedBlock>, Vec<(u32, Vec<(ItemKind, Vec<u8>)>)>)>;
 
 fn sections_of(frame: &[u8]) -> Sections {
     let Ok(f) = mino_protocol::view::ViewFrame::parse(frame) else { return Vec::new() };
     f.sections()
         .map(|s| {
             let cells = s.cells().map(|c| (c.cell, c.items().map(|i| (i.kind, i.body.to_vec())).collect())).collect();
-            (s.shard, u64::from(s.tick), cells)
+            let implied = s.implied.map(|i| (i.view, i.due, i.count, i.bits.to_vec()));
+            (s.shard, u64::from(s.tick), implied, cells)
         })
         .collect()
 }
@@ -943,10 +1127,18 @@ fn sections_of(frame: &[u8]) -> Sections {
 /// no reader accepts).
 fn write_sections(sections: &Sections) -> Vec<u8> {
     let mut out = Vec::new();
-    for (shard, tick, cells) in sections {
-        out.extend_from_slice(&shard.to_le_bytes());
-        out.extend_from_slice(&(*tick as u32).to_le_bytes());
-        put_varint(&mut out, cells.len() as u64);
+    for (shard, tick, implied, cells) in sections {
+        match implied {
+            Some((view, due, count, bits)) => {
+                let block = Implied { view: *view, due: *due, count: *count, bits };
+                write_section_header_implied(&mut out, *shard, *tick, cells.len(), &block, true);
+            }
+            None => {
+                out.extend_from_slice(&shard.to_le_bytes());
+                out.extend_from_slice(&(*tick as u32).to_le_bytes());
+                put_varint(&mut out, (cells.len() as u64) << 2);
+            }
+        }
         let mut previous = 0u32;
         for (cell, items) in cells {
             let several = items.len() > 1;
@@ -1015,8 +1207,17 @@ pub fn mutate_items(frame: &[u8], held: &Held, rng: &mut Rng) -> Vec<u8> {
         return mutate_bytes(frame, rng);
     }
     let s = rng.below(sections.len() as u64) as usize;
-    let (shard, _, cells) = &mut sections[s];
+    let (shard, _, implied, cells) = &mut sections[s];
     let shard = *shard;
+    if let Some((_, _, _, bits)) = implied.as_mut().filter(|_| rng.chance(300)) {
+        // An implied block's bit flipped: a cell implied or not, a clash
+        // with a told cell, or a bit past the count.
+        let at = rng.below(bits.len().max(1) as u64) as usize;
+        if let Some(b) = bits.get_mut(at) {
+            *b ^= 1 << rng.below(8);
+        }
+        return write_sections(&sections);
+    }
     if cells.is_empty() {
         // A reset: give it a cell (or leave its bytes to the byte edits).
         if rng.chance(500) {

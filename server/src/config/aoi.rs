@@ -88,7 +88,9 @@ impl AoiArgs {
     /// its walkers; `None`: off (`--cell-size 0`).
     ///
     /// Errors: [`ConfigError::CellTooSmall`] when a walker could skip a cell,
-    /// [`ConfigError::TooManyCells`] when the grid would be too large.
+    /// [`ConfigError::TooManyCells`] when the grid would be too large,
+    /// [`ConfigError::ViewTooWide`] when the view radius spans more than
+    /// [`mino_protocol::stencil::MAX_RADIUS_CELLS`] cells.
     pub fn config(&self, walkers: Walkers) -> Result<Option<AoiConfig>, ConfigError> {
         let Walkers { world_size, speed, tick_hz } = walkers;
         if self.cell_size == 0.0 {
@@ -106,9 +108,14 @@ impl AoiArgs {
         if side * side > MAX_CELLS {
             return Err(ConfigError::TooManyCells { world_size, cell_size: self.cell_size, cells: side * side });
         }
+        let view_radius = self.view_radius.unwrap_or(DEFAULT_VIEW_RADIUS_CELLS * self.cell_size);
+        let cells = view_radius / self.cell_size;
+        if cells > mino_protocol::stencil::MAX_RADIUS_CELLS {
+            return Err(ConfigError::ViewTooWide { view_radius, cell_size: self.cell_size, cells });
+        }
         Ok(Some(AoiConfig {
             cell_size: self.cell_size,
-            view_radius: self.view_radius.unwrap_or(DEFAULT_VIEW_RADIUS_CELLS * self.cell_size),
+            view_radius,
             hysteresis_ticks: self.view_hysteresis_ticks,
             budget_bytes: self.view_budget_bytes,
         }))
@@ -135,5 +142,9 @@ mod tests {
         assert!(matches!(Config::from_cli(&fast), Err(ConfigError::CellTooSmall { least, .. }) if least == 120.0));
         let many = parse(&["--cell-size", "60", "--world-size", "1000000"]).expect("flags");
         assert!(matches!(Config::from_cli(&many), Err(ConfigError::TooManyCells { .. })));
+        let wide = parse(&["--cell-size", "100", "--view-radius", "6500"]).expect("flags");
+        assert!(matches!(Config::from_cli(&wide), Err(ConfigError::ViewTooWide { cells, .. }) if cells == 65.0));
+        let widest = parse(&["--cell-size", "100", "--view-radius", "6400"]).expect("flags");
+        assert!(Config::from_cli(&widest).is_ok(), "64 cells");
     }
 }

@@ -241,6 +241,19 @@ pub enum ConfigError {
         /// Cells it would take.
         cells: u64,
     },
+    /// The view radius spans more cells than a stencil may.
+    #[error(
+        "--view-radius {view_radius} is {cells} cells of --cell-size {cell_size}, over {}",
+        mino_protocol::stencil::MAX_RADIUS_CELLS
+    )]
+    ViewTooWide {
+        /// The view radius, world units.
+        view_radius: f32,
+        /// The cell size given.
+        cell_size: f32,
+        /// The radius in cells.
+        cells: f32,
+    },
 }
 
 impl Config {

@@ -43,13 +43,23 @@ pub(crate) struct AreaSettings {
     pub(crate) hysteresis_ticks: u64,
     /// Bytes a socket may get a tick on average (`usize::MAX`: no budget).
     pub(crate) budget_bytes: usize,
+    /// The Welcome gives clients the grid and the view radius, so a view
+    /// frame's sections may carry implied cells (protocol 7,
+    /// `mino_protocol::view`); not in a place without area of interest.
+    pub(crate) implied_cells: bool,
 }
 
 impl AreaSettings {
     /// The whole world as one cell, seen by everyone, with no budget.
     pub(crate) fn whole(bounds: &Bounds) -> AreaSettings {
         let side = (bounds.max_x() - bounds.min_x()).max(bounds.max_y() - bounds.min_y()).max(1.0);
-        AreaSettings { cell_size: side, view_radius: 0.0, hysteresis_ticks: 0, budget_bytes: usize::MAX }
+        AreaSettings {
+            cell_size: side,
+            view_radius: 0.0,
+            hysteresis_ticks: 0,
+            budget_bytes: usize::MAX,
+            implied_cells: false,
+        }
     }
 }
 
@@ -121,6 +131,12 @@ impl Aoi {
     /// The grid.
     pub(crate) fn grid(&self) -> &Grid {
         &self.grid
+    }
+
+    /// The view stencil (tests: a client reads implied cells with it).
+    #[cfg(test)]
+    pub(crate) fn stencil(&self) -> &Stencil {
+        &self.stencil
     }
 
     /// The settings.
@@ -245,6 +261,7 @@ impl Aoi {
             stencil: &self.stencil,
             streams: &self.streams,
             budget: self.settings.budget_bytes,
+            implied_cells: self.settings.implied_cells,
             step,
             region_changed: &self.region_changed,
             reach: self.reach,

@@ -42,117 +42,42 @@
 //! socket at most about the budget, not the square of the crowd.
 
 use super::grid::{CellId, Grid};
+pub use mino_protocol::stencil::{Periods, Tier, LADDER, SLOWEST_PERIOD};
 
-/// How often, and how close: see the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tier {
-    /// The viewer's own cell.
-    Own = 0,
-    /// The eight cells around it.
-    Near = 1,
-    /// The rest of the view radius.
-    Mid = 2,
-    /// The prefetch ring beyond the view radius.
-    Far = 3,
-}
-
-/// Periods (ticks) of the four tiers, indexed by [`Tier`].
-pub type Periods = [u32; 4];
-
-/// The longest period of the [`LADDER`], ticks: the floor's outer tiers.
-pub const SLOWEST_PERIOD: u32 = 64;
-
-/// The periods a socket's cells are sent at, from the base (first) down to
-/// the floor (last); see the module docs.
-pub const LADDER: [Periods; 10] = [
-    [1, 1, 2, 4],
-    [1, 1, 2, 8],
-    [1, 1, 4, 8],
-    [1, 1, 4, 16],
-    [1, 2, 8, 16],
-    [1, 2, 8, 32],
-    [2, 4, 16, 32],
-    [2, 4, 16, 64],
-    [4, 8, 32, 64],
-    [8, 16, 64, 64],
-];
-
-/// The cells around a viewer cell, as offsets with their tier, nearest
-/// tiers first. Made once from the view radius and the cell size.
+/// The cells around a viewer cell, as offsets with their tier: the
+/// protocol's [`mino_protocol::stencil::Stencil`] (which clients read
+/// implied cells with) on this shard's [`Grid`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct Stencil {
-    offsets: Vec<(i32, i32, Tier)>,
-    /// The same offsets as runs along rows: (dy, first dx, last dx, tier).
-    runs: Vec<(i32, i32, i32, Tier)>,
-}
+pub struct Stencil(mino_protocol::stencil::Stencil);
 
 impl Stencil {
     /// The stencil of a view radius of `radius_cells` cells (view radius /
-    /// cell size).
+    /// cell size, single precision).
     pub fn new(radius_cells: f32) -> Stencil {
-        let radius = radius_cells.max(0.0);
-        let reach = radius.ceil() as i32 + 2;
-        let mut offsets = Vec::new();
-        for dy in -reach..=reach {
-            for dx in -reach..=reach {
-                // Distance between the viewer cell's rectangle and this one's, cells.
-                let gap = |d: i32| (d.abs() - 1).max(0) as f32;
-                let distance = gap(dx).hypot(gap(dy));
-                let tier = match (dx.abs().max(dy.abs()), distance) {
-                    (0, _) => Tier::Own,
-                    (1, _) => Tier::Near,
-                    (_, d) if d <= radius => Tier::Mid,
-                    (_, d) if d <= radius + 1.0 => Tier::Far,
-                    _ => continue,
-                };
-                offsets.push((dx, dy, tier));
-            }
-        }
-        let mut by_row = offsets.clone();
-        by_row.sort_by_key(|&(dx, dy, _)| (dy, dx));
-        let mut runs: Vec<(i32, i32, i32, Tier)> = Vec::new();
-        for (dx, dy, tier) in by_row {
-            match runs.last_mut() {
-                Some(run) if run.0 == dy && run.2 + 1 == dx && run.3 == tier => run.2 = dx,
-                _ => runs.push((dy, dx, dx, tier)),
-            }
-        }
-        offsets.sort_by_key(|&(dx, dy, tier)| (tier, dy, dx));
-        Stencil { offsets, runs }
+        Stencil(mino_protocol::stencil::Stencil::new(radius_cells))
+    }
+
+    /// The protocol's stencil.
+    pub fn shared(&self) -> &mino_protocol::stencil::Stencil {
+        &self.0
     }
 
     /// The cells seen from `viewer` with their tiers, nearest tiers first
     /// (cells off the grid left out).
     pub fn cells<'a>(&'a self, grid: &'a Grid, viewer: CellId) -> impl Iterator<Item = (CellId, Tier)> + 'a {
         let (column, row) = grid.position(viewer).unwrap_or((0, 0));
-        self.offsets.iter().filter_map(move |&(dx, dy, tier)| Some((grid.offset(column, row, dx, dy)?, tier)))
+        self.0.offsets().iter().filter_map(move |&(dx, dy, tier)| Some((grid.offset(column, row, dx, dy)?, tier)))
     }
 
-    /// Calls `f` with each cell seen from `viewer` and its tier, row by row
-    /// (the cells of [`Stencil::cells`], in another order): runs of a row's
-    /// cells, clipped to the grid once a run (this runs for every view,
-    /// every tick).
+    /// Calls `f` with each cell seen from `viewer` and its tier, by
+    /// increasing cell (the cells of [`Stencil::cells`], in another order).
     pub fn each(&self, grid: &Grid, viewer: CellId, mut f: impl FnMut(CellId, Tier)) {
-        let (column, row) = grid.position(viewer).unwrap_or((0, 0));
-        let last = i64::from(grid.columns()) - 1;
-        for &(dy, first, end, tier) in &self.runs {
-            let Some(r) = row.checked_add_signed(dy).filter(|r| *r < grid.rows()) else { continue };
-            let (from, to) =
-                ((i64::from(column) + i64::from(first)).max(0), (i64::from(column) + i64::from(end)).min(last));
-            let base = grid.cell(0, r).0;
-            for c in from..=to {
-                f(CellId(base + c as u32), tier);
-            }
-        }
+        self.0.each(grid.cells(), viewer.0, |c, tier| f(CellId(c), tier));
     }
 
     /// Number of cells in the stencil, by tier.
     pub fn counts(&self) -> [usize; 4] {
-        let mut n = [0; 4];
-        for (_, _, tier) in &self.offsets {
-            n[*tier as usize] += 1;
-        }
-        n
+        self.0.counts()
     }
 }
 
@@ -180,19 +105,6 @@ pub fn fit(budget: usize, tiers: &[usize; 4]) -> &'static Periods {
 mod tests {
     use super::*;
     use mino_protocol::wire::Bounds;
-
-    #[test]
-    fn a_radius_of_two_cells_has_its_tiers_and_a_prefetch_ring() {
-        let s = Stencil::new(2.0);
-        let [own, near, mid, far] = s.counts();
-        assert_eq!((own, near), (1, 8));
-        // Cells whose rectangle is within 2 cells of the viewer's: the 7 x 7
-        // square without its four corner 2 x 2 blocks (distance sqrt(5)..).
-        assert_eq!(mid, 49 - 9 - 12);
-        assert!(far > 0, "a prefetch ring");
-        let tiers: Vec<Tier> = s.offsets.iter().map(|o| o.2).collect();
-        assert!(tiers.windows(2).all(|w| w[0] <= w[1]), "nearest first");
-    }
 
     #[test]
     fn every_point_within_the_radius_is_covered_wherever_the_viewer_stands() {

@@ -209,6 +209,7 @@ impl Shard {
                     view_radius: a.view_radius,
                     hysteresis_ticks: a.hysteresis_ticks,
                     budget_bytes: a.budget_bytes,
+                    implied_cells: true,
                 },
                 News::Nearby,
             ),

@@ -60,8 +60,10 @@ use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
+use mino_protocol::stencil::{self, ViewScratch};
 use mino_protocol::view::{
-    write_item, write_section_cell, write_section_header, write_view_envelope, ItemKind, KeptDelta, VIEW_ENVELOPE_BYTES,
+    empty_delta_item, write_item, write_section_cell, write_section_header, write_section_header_implied,
+    write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
 use std::collections::HashMap;
@@ -213,6 +215,8 @@ pub(crate) struct Area<'a> {
     pub(crate) streams: &'a Streams,
     /// Bytes a socket may get a tick on average (`usize::MAX`: no budget).
     pub(crate) budget: usize,
+    /// Sections may carry implied cells ([`super::aoi::AreaSettings`]).
+    pub(crate) implied_cells: bool,
     /// This shard's step.
     pub(crate) step: u64,
     /// Per region id: the last step a stream in it changed (none: never
@@ -295,8 +299,10 @@ pub(crate) struct Views {
     /// Scratch: a view's cells with their tiers, ascending.
     cells: Vec<(CellId, Tier)>,
     other: Vec<(CellId, Tier)>,
-    near: Vec<(CellId, Tier)>,
-    far: Vec<(CellId, Tier)>,
+    /// Scratch: a view's cells as the protocol's rule lists them (what a
+    /// client reads implied cells against), and its room.
+    shared: Vec<(u32, Tier)>,
+    room: ViewScratch,
     /// Per cell id, this tick: what a socket seeing the cell every step
     /// costs, bytes (the budget's weights), and its streams; by form.
     weights: Vec<(u32, u32, u8)>,
@@ -590,46 +596,23 @@ impl Views {
     }
 
     /// The cells of `key`'s view with their tiers (the union of both cells'
-    /// stencils, each at its nearer tier), into `cells` or `other`.
+    /// stencils, each at its nearer tier: the protocol's
+    /// [`stencil::view_cells`], which clients read implied cells against),
+    /// into `cells` or `other`; `shared` keeps them as the protocol lists them.
     fn walk_into(&mut self, (cell, previous): GroupKey, area: &Area<'_>, which: Which) {
         let out = match which {
             Which::Cells => &mut self.cells,
             Which::Other => &mut self.other,
         };
+        stencil::view_cells(
+            area.grid.cells(),
+            area.stencil.shared(),
+            (cell.0, previous.0),
+            &mut self.shared,
+            &mut self.room,
+        );
         out.clear();
-        if previous == CellId(0) {
-            area.stencil.each(area.grid, cell, |c, tier| out.push((c, tier)));
-            return;
-        }
-        // Both stencils come by ascending cell: merged, each cell once at
-        // its nearer tier, still ascending.
-        let (a, b) = (&mut self.near, &mut self.far);
-        a.clear();
-        b.clear();
-        area.stencil.each(area.grid, cell, |c, tier| a.push((c, tier)));
-        area.stencil.each(area.grid, previous, |c, tier| b.push((c, tier)));
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() || j < b.len() {
-            match (a.get(i), b.get(j)) {
-                (Some(&x), Some(&y)) if x.0 == y.0 => {
-                    out.push((x.0, x.1.min(y.1)));
-                    (i, j) = (i + 1, j + 1);
-                }
-                (Some(&x), Some(&y)) if x.0 < y.0 => {
-                    out.push(x);
-                    i += 1;
-                }
-                (Some(&x), None) => {
-                    out.push(x);
-                    i += 1;
-                }
-                (_, Some(&y)) => {
-                    out.push(y);
-                    j += 1;
-                }
-                (None, None) => break,
-            }
-        }
+        out.extend(self.shared.iter().map(|&(c, tier)| (CellId(c), tier)));
     }
 
     /// First thing a tick: views that hold what their key's canonical view
@@ -959,7 +942,13 @@ impl Views {
         v.settle();
         if !pieces.is_empty() || !resets.is_empty() {
             let start = self.messages.len() as u32;
-            frames(pieces, &resets, area.streams, scratch, &mut self.messages);
+            // A deltas view names itself so its sections may imply cells
+            // (`shared` still holds its cells: walked first thing above).
+            let view = (area.implied_cells && v.form == Form::Deltas).then(|| NamedView {
+                view: SectionView { key: key.0 .0, previous: key.1 .0, rung: v.level },
+                cells: &self.shared,
+            });
+            frames(pieces, &resets, area.streams, view.as_ref(), scratch, &mut self.messages);
             let end = self.messages.len() as u32;
             if end > start {
                 v.frames = (start, end);
@@ -1187,10 +1176,18 @@ fn check_due(
 /// whose one item is that delta, those whose origin cell is not also
 /// advanced by one delta over the same span in the section; after a delta
 /// among several items, all of them.
+/// The view a frame is assembled for, when its sections may imply cells:
+/// its name and its cells as the protocol lists them.
+struct NamedView<'v> {
+    view: SectionView,
+    cells: &'v [(u32, Tier)],
+}
+
 fn frames<'a>(
     pieces: &mut [Piece<'a>],
     resets: &[ShardId],
     streams: &Streams,
+    view: Option<&NamedView<'_>>,
     scratch: &mut Scratch<'a>,
     out: &mut Vec<Bytes>,
 ) {
@@ -1244,6 +1241,9 @@ fn frames<'a>(
                 continue;
             }
             scratch.section(source.shard.0, tick, pieces, start..end);
+            if let Some(view) = view {
+                scratch.imply(view, first.step);
+            }
             start = end;
         }
     }
@@ -1265,6 +1265,18 @@ struct Scratch<'a> {
     /// The cells of a section advanced by one delta, and its span, cells
     /// increasing (only worked out when a delta has supplements).
     single: Vec<(u32, u32)>,
+    /// Where the last section written starts in `body` (`None`: none since
+    /// the message began), and its shard and tick.
+    last: Option<usize>,
+    shard: u32,
+    tick: u64,
+    /// The view named last in the message being written.
+    named: Option<SectionView>,
+    /// Scratch of [`Scratch::imply`]: the bits, the implied cells' indices
+    /// in `ranges`, and the section written with them.
+    bits: Vec<u8>,
+    implied: Vec<usize>,
+    alt: Vec<u8>,
 }
 
 impl<'a> Scratch<'a> {
@@ -1282,6 +1294,8 @@ impl<'a> Scratch<'a> {
         message.extend_from_slice(&self.body);
         out.push(Bytes::from(message));
         self.body.clear();
+        self.last = None;
+        self.named = None;
     }
 
     /// Writes the section of `shard` at `tick` of the cells `cells` of
@@ -1338,14 +1352,67 @@ impl<'a> Scratch<'a> {
                 self.ranges.push((cell, first..self.items.len()));
             }
         }
+        self.last = None;
         if self.ranges.is_empty() {
             return;
         }
+        self.last = Some(self.body.len());
+        self.tick = tick;
+        self.shard = shard;
         write_section_header(&mut self.body, shard, tick, self.ranges.len());
         let mut previous = 0;
         for (cell, r) in &self.ranges {
             write_section_cell(&mut self.body, previous, *cell, &self.items[r.clone()]);
             previous = *cell;
+        }
+    }
+
+    /// Writes the section just written ([`Scratch::section`], at `step`)
+    /// again with implied cells (protocol 7) when that is shorter: the
+    /// candidates of `view` at `step` whose one item is an empty delta over
+    /// their period go as bits, not cells.
+    fn imply(&mut self, view: &NamedView<'_>, step: u64) {
+        let Some(start) = self.last else { return };
+        let due = stencil::due_exponent(step);
+        let (ranges, items, bits, implied) = (&self.ranges, &self.items, &mut self.bits, &mut self.implied);
+        bits.clear();
+        implied.clear();
+        let (mut count, mut r) = (0usize, 0usize);
+        stencil::candidates(view.cells, view.view.rung, due, |cell, period| {
+            while ranges.get(r).is_some_and(|x| x.0 < cell) {
+                r += 1;
+            }
+            if count % 8 == 0 {
+                bits.push(0);
+            }
+            if let Some((c, range)) = ranges.get(r) {
+                if *c == cell && items[range.clone()] == [empty_delta_item(period)] {
+                    bits[count / 8] |= 1 << (count % 8);
+                    implied.push(r);
+                }
+            }
+            count += 1;
+        });
+        if implied.is_empty() {
+            return;
+        }
+        let same = self.named.is_some_and(|n| (n.key, n.previous) == (view.view.key, view.view.previous));
+        let block = Implied { view: view.view, due, count, bits };
+        self.alt.clear();
+        write_section_header_implied(&mut self.alt, self.shard, self.tick, ranges.len() - implied.len(), &block, !same);
+        let mut previous = 0;
+        let mut skip = implied.iter().peekable();
+        for (i, (cell, r)) in ranges.iter().enumerate() {
+            if skip.next_if_eq(&&i).is_some() {
+                continue;
+            }
+            write_section_cell(&mut self.alt, previous, *cell, &items[r.clone()]);
+            previous = *cell;
+        }
+        if self.alt.len() < self.body.len() - start {
+            self.body.truncate(start);
+            self.body.extend_from_slice(&self.alt);
+            self.named = Some(view.view);
         }
     }
 }

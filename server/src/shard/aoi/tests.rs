@@ -37,10 +37,12 @@ struct Socket {
     /// Each message lost on the way with this probability, as datagrams
     /// are (a datagram socket's; none is resynced for it).
     drops: Option<(f64, StdRng)>,
+    /// Sections it was sent with implied cells (protocol 7).
+    implied: u64,
 }
 
 fn settings() -> AreaSettings {
-    AreaSettings { cell_size: 100.0, view_radius: 300.0, hysteresis_ticks: 10, budget_bytes: 8192 }
+    AreaSettings { cell_size: 100.0, view_radius: 300.0, hysteresis_ticks: 10, budget_bytes: 8192, implied_cells: true }
 }
 
 fn shard(id: u32, players: u32, seed: u64, settings: AreaSettings) -> Shard {
@@ -83,9 +85,11 @@ fn steer(s: &mut Shard, rng: &mut StdRng, seq: &mut u32) {
 }
 
 /// Applies a frame's bytes to `held`.
-fn apply(held: &mut Held, framed: &Bytes) {
+/// Applies one framed view message; returns its sections with implied cells.
+fn apply(held: &mut Held, framed: &Bytes) -> u64 {
     let Ok(ServerMsg::View(frame)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
     held.apply(&frame).expect("every item applies");
+    frame.sections().filter(|s| s.implied.is_some()).count() as u64
 }
 
 fn relayed(b: &Bundle<'_>) -> Relayed {
@@ -118,7 +122,7 @@ fn deliver(area: &Aoi, socket: &mut Socket) -> u64 {
             continue;
         }
         bytes += framed.len() as u64;
-        apply(&mut socket.held, framed);
+        socket.implied += apply(&mut socket.held, framed);
     }
     bytes
 }
@@ -145,13 +149,15 @@ fn socket(shards: &mut [Shard], shard: usize, player: usize, form: Form) -> Sock
     let link = LinkId(u64::from(p.0));
     s.area.add_viewer(link, p, form);
     let held = held_of(s);
-    Socket { shard, link, form, held, blocked: None, drops: None }
+    Socket { shard, link, form, held, blocked: None, drops: None, implied: 0 }
 }
 
 /// What a client of `s`'s place holds: nothing yet, handing players off
-/// between the grid's cells.
+/// between the grid's cells and reading implied cells with its stencil.
 fn held_of(s: &Shard) -> Held {
-    Held::new(s.world.motion().clone(), usize::MAX).handing_off(s.area.grid().cells().clone())
+    Held::new(s.world.motion().clone(), usize::MAX)
+        .handing_off(s.area.grid().cells().clone())
+        .seeing(s.area.stencil().shared().clone())
 }
 
 fn everyone_walks(shards: &mut [Shard]) {
@@ -349,6 +355,12 @@ fn every_socket_holds_exactly_the_state_it_was_told_own_and_relayed_deltas_and_f
     // Per socket: 6 take deltas, 3 full forms, 3 datagram full forms.
     assert!(deltas > 0 && deltas * 3 < full * 2, "deltas {deltas} bytes against full forms {full}");
     assert!(datagram > 0, "datagram sockets were sent frames");
+    // Walkers going straight: deltas sockets' sections imply most cells;
+    // sockets of whole cells are sent none.
+    for s in &sockets {
+        let implied = s.implied > 0;
+        assert_eq!(implied, s.form == Form::Deltas, "a {:?} socket: {} sections implied cells", s.form, s.implied);
+    }
     sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
 }
 

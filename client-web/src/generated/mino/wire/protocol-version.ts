@@ -8,5 +8,5 @@
  * CloseCode.ProtocolVersion.
  */
 export enum ProtocolVersion {
-  Current = 6
+  Current = 7
 }
