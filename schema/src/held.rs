@@ -926,9 +926,9 @@ mod tests {
         // The viewer in cell 12: cells 1 and 2 are near it, due every tick.
         let grid = CellGrid::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
         let (mut cells, mut room) = (Vec::new(), ViewScratch::default());
-        view_cells(&grid, &stencil, (12, 0), &mut cells, &mut room);
+        view_cells(&grid, &stencil, (12, 0), &mut cells, &mut room, |c, t| (c, t));
         let mut list = Vec::new();
-        candidates(&cells, 0, 0, |c, p| list.push((c, p))).expect("rung 0");
+        candidates(cells.iter().copied(), 0, 0, |c, p| list.push((c, p))).expect("rung 0");
         let mut bits = vec![0u8; list.len().div_ceil(8)];
         for (i, (c, _)) in list.iter().enumerate() {
             if [1, 2].contains(c) {

@@ -160,19 +160,21 @@ impl Stencil {
 pub type ViewScratch = (Vec<(u32, Tier)>, Vec<(u32, Tier)>);
 
 /// The cells of the view of `key` and `previous` (0: none) into `out`
-/// (cleared first), by increasing cell id: the union of both cells'
-/// stencils, each cell once at its nearer tier. `scratch` is room kept
-/// between calls (no allocation once grown).
-pub fn view_cells(
+/// (cleared first) as `make` makes them of a cell and its tier, by
+/// increasing cell id: the union of both cells' stencils, each cell once at
+/// its nearer tier. `scratch` is room kept between calls (no allocation
+/// once grown).
+pub fn view_cells<T>(
     grid: &CellGrid,
     stencil: &Stencil,
     (key, previous): (u32, u32),
-    out: &mut Vec<(u32, Tier)>,
+    out: &mut Vec<T>,
     scratch: &mut ViewScratch,
+    make: impl Fn(u32, Tier) -> T,
 ) {
     out.clear();
     if previous == 0 {
-        stencil.each(grid, key, |c, tier| out.push((c, tier)));
+        stencil.each(grid, key, |c, tier| out.push(make(c, tier)));
         return;
     }
     let (a, b) = (&mut scratch.0, &mut scratch.1);
@@ -185,19 +187,19 @@ pub fn view_cells(
     while i < a.len() || j < b.len() {
         match (a.get(i), b.get(j)) {
             (Some(&x), Some(&y)) if x.0 == y.0 => {
-                out.push((x.0, x.1.min(y.1)));
+                out.push(make(x.0, x.1.min(y.1)));
                 (i, j) = (i + 1, j + 1);
             }
             (Some(&x), Some(&y)) if x.0 < y.0 => {
-                out.push(x);
+                out.push(make(x.0, x.1));
                 i += 1;
             }
             (Some(&x), None) => {
-                out.push(x);
+                out.push(make(x.0, x.1));
                 i += 1;
             }
             (_, Some(&y)) => {
-                out.push(y);
+                out.push(make(y.0, y.1));
                 j += 1;
             }
             (None, None) => break,
@@ -215,10 +217,15 @@ pub fn due_exponent(step: u64) -> u8 {
 /// 7, [`crate::view`]): the cells of `cells` (a view's, [`view_cells`])
 /// whose tier's period at `rung` is at most `2^due` ticks, in order, each
 /// with that period. `None` for a rung past the [`LADDER`].
-pub fn candidates(cells: &[(u32, Tier)], rung: u8, due: u8, mut f: impl FnMut(u32, u32)) -> Option<()> {
+pub fn candidates(
+    cells: impl IntoIterator<Item = (u32, Tier)>,
+    rung: u8,
+    due: u8,
+    mut f: impl FnMut(u32, u32),
+) -> Option<()> {
     let periods = LADDER.get(usize::from(rung))?;
     let most = 1u32.checked_shl(u32::from(due))?;
-    for &(cell, tier) in cells {
+    for (cell, tier) in cells {
         let period = periods[tier as usize];
         if period <= most {
             f(cell, period);
@@ -284,14 +291,14 @@ mod tests {
         let s = Stencil::new(2.0);
         let (key, previous) = (grid.cell(5, 5), grid.cell(4, 5));
         let (mut cells, mut scratch) = (Vec::new(), ViewScratch::default());
-        view_cells(&grid, &s, (key, previous), &mut cells, &mut scratch);
+        view_cells(&grid, &s, (key, previous), &mut cells, &mut scratch, |c, t| (c, t));
         assert!(cells.windows(2).all(|w| w[0].0 < w[1].0), "ascending, each once");
         let tier_of = |cells: &[(u32, Tier)], c: u32| cells.iter().find(|x| x.0 == c).map(|x| x.1);
         assert_eq!(tier_of(&cells, key), Some(Tier::Own));
         assert_eq!(tier_of(&cells, previous), Some(Tier::Own), "the previous cell is its own view's own cell");
         let (mut one, mut other) = (Vec::new(), Vec::new());
-        view_cells(&grid, &s, (key, 0), &mut one, &mut scratch);
-        view_cells(&grid, &s, (previous, 0), &mut other, &mut scratch);
+        view_cells(&grid, &s, (key, 0), &mut one, &mut scratch, |c, t| (c, t));
+        view_cells(&grid, &s, (previous, 0), &mut other, &mut scratch, |c, t| (c, t));
         for &(c, tier) in &cells {
             let want = [tier_of(&one, c), tier_of(&other, c)].into_iter().flatten().min();
             assert_eq!(Some(tier), want, "cell {c}");
@@ -304,7 +311,7 @@ mod tests {
         let cells = [(3, Tier::Own), (4, Tier::Near), (9, Tier::Mid), (12, Tier::Far)];
         let at = |rung, step| {
             let mut out = Vec::new();
-            candidates(&cells, rung, due_exponent(step), |c, p| out.push((c, p)));
+            candidates(cells, rung, due_exponent(step), |c, p| out.push((c, p)));
             out
         };
         assert_eq!(at(0, 1), vec![(3, 1), (4, 1)]);
@@ -312,7 +319,7 @@ mod tests {
         assert_eq!(at(0, 12), vec![(3, 1), (4, 1), (9, 2), (12, 4)]);
         assert_eq!(at(9, 8), vec![(3, 8)]);
         assert_eq!(at(9, 0), vec![(3, 8), (4, 16), (9, 64), (12, 64)], "step 0 is due at every period");
-        assert_eq!(candidates(&cells, 10, 0, |_, _| ()), None, "a rung past the ladder");
+        assert_eq!(candidates(cells, 10, 0, |_, _| ()), None, "a rung past the ladder");
         assert_eq!(LADDER.iter().flatten().max(), Some(&SLOWEST_PERIOD));
         assert!(LADDER.iter().flatten().all(|p| p.is_power_of_two()));
     }

@@ -542,10 +542,10 @@ impl<'a> ViewSection<'a> {
         mut f: impl FnMut(u32, u32),
     ) -> Result<(), ViewError> {
         let Some(implied) = &self.implied else { return Ok(()) };
-        stencil::view_cells(grid, stencil, (implied.view.key, implied.view.previous), cells, scratch);
+        stencil::view_cells(grid, stencil, (implied.view.key, implied.view.previous), cells, scratch, |c, t| (c, t));
         let (mut i, mut clash) = (0usize, false);
         let mut explicit = self.cells().map(|c| c.cell).peekable();
-        stencil::candidates(cells, implied.view.rung, implied.due, |cell, period| {
+        stencil::candidates(cells.iter().copied(), implied.view.rung, implied.due, |cell, period| {
             if implied.bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1) {
                 while explicit.next_if(|&c| c < cell).is_some() {}
                 clash |= explicit.peek() == Some(&cell);
@@ -1226,9 +1226,9 @@ pub(crate) mod tests {
         let (grid, stencil) = place();
         let view = SectionView { key: 56, previous: 55, rung: 1 };
         let (mut cells, mut room) = (Vec::new(), ViewScratch::default());
-        stencil::view_cells(&grid, &stencil, (56, 55), &mut cells, &mut room);
+        stencil::view_cells(&grid, &stencil, (56, 55), &mut cells, &mut room, |c, t| (c, t));
         let mut candidates = Vec::new();
-        stencil::candidates(&cells, 1, 1, |c, p| candidates.push((c, p))).expect("rung 1");
+        stencil::candidates(cells.iter().copied(), 1, 1, |c, p| candidates.push((c, p))).expect("rung 1");
         // Rung 1 at due exponent 1: own, near and mid cells (periods 1, 1, 2).
         assert!(candidates.iter().all(|&(_, p)| p <= 2) && candidates.len() > 20);
         let pick = [0, 3, candidates.len() - 1];

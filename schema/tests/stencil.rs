@@ -58,7 +58,7 @@ fn fixture() -> String {
         let (mut cells, mut scratch) = (Vec::new(), ViewScratch::default());
         let mut out = Vec::new();
         for (key, previous) in views {
-            view_cells(&grid, &stencil, (key, previous), &mut cells, &mut scratch);
+            view_cells(&grid, &stencil, (key, previous), &mut cells, &mut scratch, |c, t| (c, t));
             let listed: Vec<String> = cells.iter().map(|&(c, t)| format!("[{c}, {}]", t as u8)).collect();
             // Per rung and due exponent: the number of candidates, and a
             // check sum of them (cell × period, summed) so the file stays small.
@@ -67,7 +67,7 @@ fn fixture() -> String {
                 let mut row = Vec::new();
                 for k in 0..=6u8 {
                     let (mut n, mut sum) = (0u64, 0u64);
-                    candidates(&cells, rung, k, |c, p| {
+                    candidates(cells.iter().copied(), rung, k, |c, p| {
                         n += 1;
                         sum += u64::from(c) * u64::from(p);
                     });

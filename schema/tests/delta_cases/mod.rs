@@ -203,9 +203,9 @@ pub fn candidates_of(world: usize, view: SectionView, due: u8) -> Vec<(u32, u32)
     let w = WORLDS[world];
     let grid = w.grid().expect("a world with a grid");
     let (mut cells, mut room) = (Vec::new(), ViewScratch::default());
-    view_cells(&grid, &w.stencil(), (view.key, view.previous), &mut cells, &mut room);
+    view_cells(&grid, &w.stencil(), (view.key, view.previous), &mut cells, &mut room, |c, t| (c, t));
     let mut out = Vec::new();
-    candidates(&cells, view.rung, due, |c, p| out.push((c, p))).expect("a rung of the ladder");
+    candidates(cells, view.rung, due, |c, p| out.push((c, p))).expect("a rung of the ladder");
     out
 }
 

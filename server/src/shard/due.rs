@@ -62,6 +62,7 @@ impl<'a> DueTable<'a> {
     /// `period` ticks is sent of `source`'s stream there: the stream's
     /// [`Stream::due`](super::streams::Stream::due), worked out once a tick ([`Due::Ask`] for a period
     /// not tabulated, [`Due::Nothing`] with no stream).
+    #[inline]
     pub(crate) fn get(&mut self, slot: u32, source: SourceId, cell: CellId, period: u32) -> Due<'a> {
         let k = period.trailing_zeros() as usize;
         if !period.is_power_of_two() || k >= PERIODS {

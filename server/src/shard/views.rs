@@ -62,8 +62,8 @@ use bytes::Bytes;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::stencil::{self, ViewScratch};
 use mino_protocol::view::{
-    empty_delta_item, write_item, write_section_cell, write_section_header, write_section_header_implied,
-    write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, VIEW_ENVELOPE_BYTES,
+    empty_delta_item, implied_bytes, write_item, write_section_cell, write_section_header,
+    write_section_header_implied, write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
 use std::collections::HashMap;
@@ -299,9 +299,7 @@ pub(crate) struct Views {
     /// Scratch: a view's cells with their tiers, ascending.
     cells: Vec<(CellId, Tier)>,
     other: Vec<(CellId, Tier)>,
-    /// Scratch: a view's cells as the protocol's rule lists them (what a
-    /// client reads implied cells against), and its room.
-    shared: Vec<(u32, Tier)>,
+    /// Room for [`stencil::view_cells`].
     room: ViewScratch,
     /// Per cell id, this tick: what a socket seeing the cell every step
     /// costs, bytes (the budget's weights), and its streams; by form.
@@ -598,21 +596,14 @@ impl Views {
     /// The cells of `key`'s view with their tiers (the union of both cells'
     /// stencils, each at its nearer tier: the protocol's
     /// [`stencil::view_cells`], which clients read implied cells against),
-    /// into `cells` or `other`; `shared` keeps them as the protocol lists them.
+    /// into `cells` or `other`.
     fn walk_into(&mut self, (cell, previous): GroupKey, area: &Area<'_>, which: Which) {
         let out = match which {
             Which::Cells => &mut self.cells,
             Which::Other => &mut self.other,
         };
-        stencil::view_cells(
-            area.grid.cells(),
-            area.stencil.shared(),
-            (cell.0, previous.0),
-            &mut self.shared,
-            &mut self.room,
-        );
-        out.clear();
-        out.extend(self.shared.iter().map(|&(c, tier)| (CellId(c), tier)));
+        let (grid, stencil) = (area.grid.cells(), area.stencil.shared());
+        stencil::view_cells(grid, stencil, (cell.0, previous.0), out, &mut self.room, |c, tier| (CellId(c), tier));
     }
 
     /// First thing a tick: views that hold what their key's canonical view
@@ -943,10 +934,10 @@ impl Views {
         if !pieces.is_empty() || !resets.is_empty() {
             let start = self.messages.len() as u32;
             // A deltas view names itself so its sections may imply cells
-            // (`shared` still holds its cells: walked first thing above).
+            // (`cells` still holds its cells: walked first thing above).
             let view = (area.implied_cells && v.form == Form::Deltas).then(|| NamedView {
                 view: SectionView { key: key.0 .0, previous: key.1 .0, rung: v.level },
-                cells: &self.shared,
+                cells: &self.cells,
             });
             frames(pieces, &resets, area.streams, view.as_ref(), scratch, &mut self.messages);
             let end = self.messages.len() as u32;
@@ -1180,7 +1171,7 @@ fn check_due(
 /// its name and its cells as the protocol lists them.
 struct NamedView<'v> {
     view: SectionView,
-    cells: &'v [(u32, Tier)],
+    cells: &'v [(CellId, Tier)],
 }
 
 fn frames<'a>(
@@ -1240,10 +1231,7 @@ fn frames<'a>(
                 scratch.flush(out);
                 continue;
             }
-            scratch.section(source.shard.0, tick, pieces, start..end);
-            if let Some(view) = view {
-                scratch.imply(view, first.step);
-            }
+            scratch.section(source.shard.0, tick, pieces, start..end, view.map(|v| (v, first.step)));
             start = end;
         }
     }
@@ -1265,18 +1253,17 @@ struct Scratch<'a> {
     /// The cells of a section advanced by one delta, and its span, cells
     /// increasing (only worked out when a delta has supplements).
     single: Vec<(u32, u32)>,
-    /// Where the last section written starts in `body` (`None`: none since
-    /// the message began), and its shard and tick.
-    last: Option<usize>,
-    shard: u32,
-    tick: u64,
     /// The view named last in the message being written.
     named: Option<SectionView>,
-    /// Scratch of [`Scratch::imply`]: the bits, the implied cells' indices
-    /// in `ranges`, and the section written with them.
+    /// Of [`Scratch::imply`]: the bits, the candidates they are over, and
+    /// the implied cells' indices in `ranges`.
     bits: Vec<u8>,
+    count: usize,
     implied: Vec<usize>,
-    alt: Vec<u8>,
+    /// The candidates (cell, its empty delta's tag) of a view at a due
+    /// exponent, and which.
+    candidates: Vec<(u32, u8)>,
+    candidates_of: Option<(SectionView, u8)>,
 }
 
 impl<'a> Scratch<'a> {
@@ -1294,13 +1281,19 @@ impl<'a> Scratch<'a> {
         message.extend_from_slice(&self.body);
         out.push(Bytes::from(message));
         self.body.clear();
-        self.last = None;
         self.named = None;
     }
 
     /// Writes the section of `shard` at `tick` of the cells `cells` of
     /// [`Scratch::groups`] (each a range of `pieces`).
-    fn section(&mut self, shard: u32, tick: u64, pieces: &[Piece<'a>], cells: std::ops::Range<usize>) {
+    fn section(
+        &mut self,
+        shard: u32,
+        tick: u64,
+        pieces: &[Piece<'a>],
+        cells: std::ops::Range<usize>,
+        view: Option<(&NamedView<'_>, u64)>,
+    ) {
         self.items.clear();
         self.ranges.clear();
         self.single.clear();
@@ -1352,13 +1345,15 @@ impl<'a> Scratch<'a> {
                 self.ranges.push((cell, first..self.items.len()));
             }
         }
-        self.last = None;
         if self.ranges.is_empty() {
             return;
         }
-        self.last = Some(self.body.len());
-        self.tick = tick;
-        self.shard = shard;
+        if let Some((view, step)) = view {
+            if self.imply(view, step) {
+                self.write_implied(shard, tick, view.view, step);
+                return;
+            }
+        }
         write_section_header(&mut self.body, shard, tick, self.ranges.len());
         let mut previous = 0;
         for (cell, r) in &self.ranges {
@@ -1367,53 +1362,95 @@ impl<'a> Scratch<'a> {
         }
     }
 
-    /// Writes the section just written ([`Scratch::section`], at `step`)
-    /// again with implied cells (protocol 7) when that is shorter: the
-    /// candidates of `view` at `step` whose one item is an empty delta over
-    /// their period go as bits, not cells.
-    fn imply(&mut self, view: &NamedView<'_>, step: u64) {
-        let Some(start) = self.last else { return };
+    /// Works out which of the section's cells (`ranges`) `view` implies at
+    /// `step` (protocol 7): the candidates whose one item is an empty delta
+    /// over their period, into `bits` and `implied` (indices into `ranges`).
+    /// True when the section is shorter written with them, the view named
+    /// unless the message named it last.
+    #[inline(never)]
+    fn imply(&mut self, view: &NamedView<'_>, step: u64) -> bool {
+        // A block costs a byte a candidate in eight and 3 to 8 bytes more;
+        // an implied cell saves its reference, a byte or two: with fewer
+        // empty deltas than that, none is worth a look.
+        let empty = |items: &[&[u8]]| matches!(items, [one] if one.len() == 1 && (1..=7).contains(&one[0]));
+        let (ranges, items) = (&self.ranges, &self.items);
+        let empties = ranges.iter().filter(|(_, r)| empty(&items[r.clone()])).count();
+        if empties < 4 {
+            return false;
+        }
         let due = stencil::due_exponent(step);
-        let (ranges, items, bits, implied) = (&self.ranges, &self.items, &mut self.bits, &mut self.implied);
+        // The view's candidates at this due exponent, worked out once for
+        // all the sections of its frame (one a shard, most ticks).
+        let asked = (view.view, due);
+        if self.candidates_of != Some(asked) {
+            self.candidates_of = Some(asked);
+            self.candidates.clear();
+            let list = &mut self.candidates;
+            let cells = view.cells.iter().map(|&(c, tier)| (c.0, tier));
+            stencil::candidates(cells, view.view.rung, due, |cell, period| {
+                list.push((cell, empty_delta_item(period)[0]));
+            });
+        }
+        let (candidates, bits, implied) = (&self.candidates, &mut self.bits, &mut self.implied);
+        let count = candidates.len();
         bits.clear();
+        bits.resize(count.div_ceil(8), 0);
         implied.clear();
-        let (mut count, mut r) = (0usize, 0usize);
-        stencil::candidates(view.cells, view.view.rung, due, |cell, period| {
-            while ranges.get(r).is_some_and(|x| x.0 < cell) {
-                r += 1;
+        // Both by increasing cell: a cell told with one item, the empty
+        // delta over its period, is implied. Counted on the way, the bytes
+        // that differ between the two ways of writing the section: the
+        // references (a kept cell's gap grows over the implied ones), and
+        // an implied empty delta over 64 ticks (its tag: no mode says it).
+        let varint = |v: u64| (64 - (v | 1).leading_zeros()).div_ceil(7) as usize;
+        let (mut told, mut kept) = (0usize, 0usize);
+        let (mut previous, mut kept_previous, mut at) = (0u32, 0u32, 0usize);
+        for (r, (cell, range)) in ranges.iter().enumerate() {
+            told += varint(u64::from(cell - previous) << 3);
+            previous = *cell;
+            while candidates.get(at).is_some_and(|c| c.0 < *cell) {
+                at += 1;
             }
-            if count % 8 == 0 {
-                bits.push(0);
-            }
-            if let Some((c, range)) = ranges.get(r) {
-                if *c == cell && items[range.clone()] == [empty_delta_item(period)] {
-                    bits[count / 8] |= 1 << (count % 8);
+            if let Some(&(c, tag)) = candidates.get(at) {
+                if c == *cell && range.len() == 1 && items[range.start] == [tag] {
+                    bits[at / 8] |= 1 << (at % 8);
                     implied.push(r);
+                    told += usize::from(tag == 7);
+                    continue;
                 }
             }
-            count += 1;
-        });
-        if implied.is_empty() {
-            return;
+            kept += varint(u64::from(cell - kept_previous) << 3);
+            kept_previous = *cell;
         }
-        let same = self.named.is_some_and(|n| (n.key, n.previous) == (view.view.key, view.view.previous));
+        self.count = count;
+        if implied.is_empty() {
+            return false;
+        }
+        let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.view.key, view.view.previous));
         let block = Implied { view: view.view, due, count, bits };
-        self.alt.clear();
-        write_section_header_implied(&mut self.alt, self.shard, self.tick, ranges.len() - implied.len(), &block, !same);
+        told += varint((ranges.len() as u64) << 2);
+        let implied_way = kept + varint(((ranges.len() - implied.len()) as u64) << 2) + implied_bytes(&block, named);
+        implied_way < told
+    }
+
+    /// Writes the section of `ranges` with the cells [`Scratch::imply`]
+    /// found implied as bits.
+    #[inline(never)]
+    fn write_implied(&mut self, shard: u32, tick: u64, view: SectionView, step: u64) {
+        let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.key, view.previous));
+        let due = stencil::due_exponent(step);
+        let block = Implied { view, due, count: self.count, bits: &self.bits };
+        let kept = self.ranges.len() - self.implied.len();
+        write_section_header_implied(&mut self.body, shard, tick, kept, &block, named);
         let mut previous = 0;
-        let mut skip = implied.iter().peekable();
-        for (i, (cell, r)) in ranges.iter().enumerate() {
+        let mut skip = self.implied.iter().peekable();
+        for (i, (cell, r)) in self.ranges.iter().enumerate() {
             if skip.next_if_eq(&&i).is_some() {
                 continue;
             }
-            write_section_cell(&mut self.alt, previous, *cell, &items[r.clone()]);
+            write_section_cell(&mut self.body, previous, *cell, &self.items[r.clone()]);
             previous = *cell;
         }
-        if self.alt.len() < self.body.len() - start {
-            self.body.truncate(start);
-            self.body.extend_from_slice(&self.alt);
-            self.named = Some(view.view);
-        }
+        self.named = Some(view);
     }
 }
 
