@@ -665,7 +665,11 @@ fn read_implied<'a>(
         } else {
             let z = code - 1;
             let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
-            u32::try_from(i64::from(key) + d).ok().filter(|&p| p != 0).ok_or(ViewError::Implied)?
+            i64::from(key)
+                .checked_add(d)
+                .and_then(|p| u32::try_from(p).ok())
+                .filter(|&p| p != 0)
+                .ok_or(ViewError::Implied)?
         };
         let view = SectionView { key, previous, rung };
         *named = Some(view);

@@ -953,6 +953,10 @@ pub fn bad_frames() -> Vec<(&'static str, Vec<u8>)> {
         ("implied bits cut short", section(&[1, 0, 5, 0, 9, 0xff])),
         ("a key of 0", section(&[1, 0, 0, 0, 1, 0x01])),
         (
+            "a previous cell's code past 64 bits of difference",
+            section(&[1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1, 0x01]),
+        ),
+        (
             "a second section cut in its bits",
             [good.clone(), vec![3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 5, 0, 9, 0xff]].concat(),
         ),

@@ -29,7 +29,7 @@ pub struct AoiArgs {
     /// cells. Whole cells are sent, so the fewer cells the radius spans, the
     /// more players beyond it a socket gets: at 2 cells about 2.3 times the
     /// players within the radius, at 4 cells about 1.2 times (benches/RESULTS.md
-    /// section 9). 0 to 1,000,000.
+    /// section 9). 0 to 1,000,000, and at most 64 cells (`--cell-size` x 64).
     #[arg(long, env = "MINO_VIEW_RADIUS", value_parser = ranged_f32(0.0, 1_000_000.0))]
     pub view_radius: Option<f32>,
 

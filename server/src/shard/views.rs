@@ -1156,10 +1156,20 @@ fn check_due(
     assert_eq!(pushed, &want[..], "the table's answer for {cell:?} of source {source}");
 }
 
+/// The view a frame is assembled for, when its sections may imply cells:
+/// its name and its cells (`view_cells` of its key and previous cell).
+struct NamedView<'v> {
+    view: SectionView,
+    cells: &'v [(CellId, Tier)],
+}
+
 /// Appends to `out` the websocket messages of a frame of `pieces` (sorted
 /// here) after `resets`: sections by source and step, cells in order, cut
 /// into several messages between cells when over the client's message
-/// limit. `scratch` keeps its room from view to view of a tick.
+/// limit. `scratch` keeps its room from view to view of a tick. With
+/// `view` (a deltas view of a place with area of interest), a section
+/// whose empty deltas are shorter said as implied cells says them so
+/// (protocol 7, [`Scratch::imply`]).
 ///
 /// A delta piece is a delta with its supplements (as streams keep it):
 /// each written section carries the delta's item, then the supplements its
@@ -1167,13 +1177,6 @@ fn check_due(
 /// whose one item is that delta, those whose origin cell is not also
 /// advanced by one delta over the same span in the section; after a delta
 /// among several items, all of them.
-/// The view a frame is assembled for, when its sections may imply cells:
-/// its name and its cells as the protocol lists them.
-struct NamedView<'v> {
-    view: SectionView,
-    cells: &'v [(CellId, Tier)],
-}
-
 fn frames<'a>(
     pieces: &mut [Piece<'a>],
     resets: &[ShardId],
@@ -1191,6 +1194,8 @@ fn frames<'a>(
     }
     let pieces = &*pieces;
     scratch.body.clear();
+    // A new message: no view named in it yet.
+    scratch.named = None;
     let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
     for &shard in resets {
         write_section_header(&mut scratch.body, shard.0, 0, 0);

@@ -43,6 +43,9 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
     let mut out = Cut::default();
     let (mut sections, mut stream) = (Vec::new(), Vec::new());
     for section in frame.sections() {
+        // Datagram views send whole cells, and never imply one (protocol 7):
+        // a cut rewrites a section from its told cells alone.
+        debug_assert!(section.implied.is_none(), "a datagram view's section implies cells");
         let (shard, tick) = (section.shard, u64::from(section.tick));
         let mut cells: Vec<(u32, Vec<&[u8]>)> = Vec::new();
         let mut over: Vec<(u32, Vec<&[u8]>)> = Vec::new();

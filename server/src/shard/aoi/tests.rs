@@ -84,7 +84,6 @@ fn steer(s: &mut Shard, rng: &mut StdRng, seq: &mut u32) {
     }
 }
 
-/// Applies a frame's bytes to `held`.
 /// Applies one framed view message; returns its sections with implied cells.
 fn apply(held: &mut Held, framed: &Bytes) -> u64 {
     let Ok(ServerMsg::View(frame)) = decode(ws_frame::payload(framed)) else { panic!("a view frame") };
