@@ -103,11 +103,18 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn zigzag(v: i64) -> u64 {
+/// Bytes of `v` as a LEB128 varint ([`put_varint`]), 1 to 10.
+pub fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+/// `v` zigzag-mapped to an unsigned value (0, -1, 1, -2 … as 0, 1, 2, 3 …).
+pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-fn unzigzag(v: u64) -> i64 {
+/// The signed value of a zigzag-mapped `v` ([`zigzag`]).
+pub(crate) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
@@ -589,6 +596,19 @@ mod tests {
         apply(base, &body, span, &m, usize::MAX, &mut out).expect("applies");
         assert_eq!(out, new, "the delta rebuilds the new state");
         (body, summary)
+    }
+
+    #[test]
+    fn varints_are_measured_as_written() {
+        for (v, n) in [(0, 1), (127, 1), (128, 2), (16_383, 2), (16_384, 3), (u64::MAX, 10)] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!((varint_len(v), out.len()), (n, n), "{v}");
+        }
+        for v in [0i64, -1, 1, -2, i64::MIN, i64::MAX] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        assert_eq!((zigzag(0), zigzag(-1), zigzag(1)), (0, 1, 2));
     }
 
     #[test]

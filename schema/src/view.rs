@@ -75,7 +75,7 @@
 //! A `delta` there is how a shard's streams keep each delta too
 //! ([`write_delta_with`], [`DeltaWith`]).
 
-use crate::delta::{put_varint, DeltaError, Reader, MAX_SPAN};
+use crate::delta::{put_varint, unzigzag, varint_len, zigzag, DeltaError, Reader, MAX_SPAN};
 use crate::grid::CellGrid;
 use crate::ids::{ShardId, Tick};
 use crate::root::finish;
@@ -346,9 +346,9 @@ pub struct Implied<'a> {
 /// Bytes of an implied block: its due byte, the view when named, the count
 /// and the bits.
 pub fn implied_bytes(implied: &Implied<'_>, named: bool) -> usize {
-    let varint = |v: u64| (64 - v.max(1).leading_zeros()).div_ceil(7) as usize;
-    let view = if named { varint(u64::from(implied.view.key)) + varint(previous_code(&implied.view)) } else { 0 };
-    1 + view + varint(implied.count as u64) + implied.bits.len()
+    let view =
+        if named { varint_len(u64::from(implied.view.key)) + varint_len(previous_code(&implied.view)) } else { 0 };
+    1 + view + varint_len(implied.count as u64) + implied.bits.len()
 }
 
 /// The varint a view's previous cell is written as.
@@ -356,8 +356,7 @@ fn previous_code(view: &SectionView) -> u64 {
     if view.previous == 0 {
         return 0;
     }
-    let d = i64::from(view.previous) - i64::from(view.key);
-    ((d << 1) ^ (d >> 63)) as u64 + 1
+    zigzag(i64::from(view.previous) - i64::from(view.key)) + 1
 }
 
 /// Appends a section's header with implied cells (protocol 7), followed by
@@ -421,29 +420,32 @@ const REF_MODE_BITS: u32 = 3;
 const REF_ONE: u64 = 0;
 /// A reference's mode: several items follow, their count first.
 const REF_SEVERAL: u64 = 1;
-/// The tags of the empty deltas a reference says by its mode (2 to 7:
-/// spans 1 to 32 ticks): an item read from such a cell borrows its bytes
-/// here, the same bytes as the item it stands for.
-static EMPTY_DELTA_TAGS: [u8; 6] = [1, 2, 3, 4, 5, 6];
-
-/// The tags of empty deltas over 1 to 64 ticks: an implied cell's item
-/// borrows its bytes here.
-static IMPLIED_TAGS: [u8; 7] = [1, 2, 3, 4, 5, 6, 7];
+/// The tags of empty deltas over 1 to 64 ticks (kinds 1 to 7, length 0):
+/// an item a reference says by its mode (2 to 7: spans 1 to 32 ticks) or
+/// an implied cell's borrows its bytes here, the same bytes as the item it
+/// stands for.
+static EMPTY_DELTA_TAGS: [u8; 7] = [1, 2, 3, 4, 5, 6, 7];
 
 /// The item of an empty delta over `span` ticks (a power of two up to
 /// [`MAX_SPAN`]; another is taken as [`MAX_SPAN`]): its tag alone.
 pub fn empty_delta_item(span: u32) -> &'static [u8] {
-    let at = (span.trailing_zeros() as usize).min(IMPLIED_TAGS.len() - 1);
-    &IMPLIED_TAGS[at..=at]
+    let at = (span.trailing_zeros() as usize).min(EMPTY_DELTA_TAGS.len() - 1);
+    &EMPTY_DELTA_TAGS[at..=at]
+}
+
+/// The span of `item` when it is an empty delta (its tag alone: kind 1 to
+/// 7, length 0), ticks.
+pub fn empty_delta_span(item: &[u8]) -> Option<u32> {
+    match item {
+        [tag] if EMPTY_DELTA_TAGS.contains(tag) => Some(1 << (tag - 1)),
+        _ => None,
+    }
 }
 
 /// The reference mode that says `item`, when it is an empty delta over at
-/// most 32 ticks (its tag alone: kind 1 to 6, length 0).
+/// most 32 ticks (spans 1 to 32 as modes 2 to 7).
 fn empty_delta_mode(item: &[u8]) -> Option<u64> {
-    match item {
-        [tag] if EMPTY_DELTA_TAGS.contains(tag) => Some(u64::from(*tag) + 1),
-        _ => None,
-    }
+    empty_delta_span(item).filter(|&span| span <= 32).map(|span| 2 + u64::from(span.trailing_zeros()))
 }
 
 /// Bytes of a section of `cells` cells whose items come to `item_bytes`,
@@ -663,10 +665,8 @@ fn read_implied<'a>(
         let previous = if code == 0 {
             0
         } else {
-            let z = code - 1;
-            let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
             i64::from(key)
-                .checked_add(d)
+                .checked_add(unzigzag(code - 1))
                 .and_then(|p| u32::try_from(p).ok())
                 .filter(|&p| p != 0)
                 .ok_or(ViewError::Implied)?

@@ -274,7 +274,7 @@ struct Sizes {
 }
 
 fn varint(v: u64) -> usize {
-    (((64 - v.max(1).leading_zeros()) as usize).max(1)).div_ceil(7)
+    mino_protocol::delta::varint_len(v)
 }
 
 fn zigzag(v: i64) -> u64 {

@@ -60,29 +60,37 @@ export const LADDER: readonly Periods[] = [
 ];
 
 /**
- * Cells with their tiers: [0, count) of each array, in the order pushed. The
+ * Cells each with a byte: [0, count) of each array, in the order pushed. The
  * arrays grow when needed and are kept, so a list reused section after
  * section stops allocating once it fits the view.
  */
-export class TieredCells {
+export class CellBytes {
   count = 0;
   cells = new Uint32Array(64);
-  tiers = new Uint8Array(64);
+  bytes = new Uint8Array(64);
 
-  /** Appends `cell` at `tier`. */
-  push(cell: number, tier: number): void {
+  /** Appends `cell` with `byte`. */
+  push(cell: number, byte: number): void {
     const k = this.count;
     if (k === this.cells.length) {
       const cells = new Uint32Array(2 * k);
-      const tiers = new Uint8Array(2 * k);
+      const bytes = new Uint8Array(2 * k);
       cells.set(this.cells);
-      tiers.set(this.tiers);
+      bytes.set(this.bytes);
       this.cells = cells;
-      this.tiers = tiers;
+      this.bytes = bytes;
     }
     this.cells[k] = cell;
-    this.tiers[k] = tier;
+    this.bytes[k] = byte;
     this.count = k + 1;
+  }
+}
+
+/** Cells with their tiers (a cell's byte is its tier). */
+export class TieredCells extends CellBytes {
+  /** Each cell's tier. */
+  get tiers(): Uint8Array {
+    return this.bytes;
   }
 }
 

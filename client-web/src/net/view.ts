@@ -46,7 +46,7 @@
 
 import { DeltaError, Reader } from './delta.js';
 import type { CellGrid } from './grid.js';
-import { LADDER, type Stencil, TieredCells, ViewScratch, viewCells } from './stencil.js';
+import { CellBytes, LADDER, type Stencil, TieredCells, ViewScratch, viewCells } from './stencil.js';
 
 /** Item kinds: a full form, deltas 1..7, a forget, a supplement (schema/src/view.rs's `ItemKind`; 10 and up are unknown). */
 export const KIND_FULL = 0;
@@ -366,10 +366,7 @@ export class ViewCursor {
  * are found in: reused section after section, reading allocates nothing
  * once they fit the view.
  */
-export class ImpliedCells {
-  count = 0;
-  cells = new Uint32Array(64);
-  kinds = new Uint8Array(64);
+export class ImpliedCells extends CellBytes {
   /** The view's cells, and the room they are found in. */
   private readonly view = new TieredCells();
   private readonly scratch = new ViewScratch();
@@ -416,20 +413,9 @@ export class ImpliedCells {
     return null;
   }
 
-  /** Appends implied `cell` whose item is an empty delta of `kind`. */
-  private push(cell: number, kind: number): void {
-    const k = this.count;
-    if (k === this.cells.length) {
-      const cells = new Uint32Array(2 * k);
-      const kinds = new Uint8Array(2 * k);
-      cells.set(this.cells);
-      kinds.set(this.kinds);
-      this.cells = cells;
-      this.kinds = kinds;
-    }
-    this.cells[k] = cell;
-    this.kinds[k] = kind;
-    this.count = k + 1;
+  /** Each implied cell's item kind: an empty delta over 2^(kind-1) ticks. */
+  get kinds(): Uint8Array {
+    return this.bytes;
   }
 }
 

@@ -59,10 +59,11 @@ use super::streams::{DeltaRef, Due, SourceId, Stream, Streams};
 use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
+use mino_protocol::delta::varint_len;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::stencil::{self, ViewScratch};
 use mino_protocol::view::{
-    empty_delta_item, implied_bytes, write_item, write_section_cell, write_section_header,
+    empty_delta_item, empty_delta_span, implied_bytes, write_item, write_section_cell, write_section_header,
     write_section_header_implied, write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
@@ -1354,8 +1355,8 @@ impl<'a> Scratch<'a> {
             return;
         }
         if let Some((view, step)) = view {
-            if self.imply(view, step) {
-                self.write_implied(shard, tick, view.view, step);
+            if let Some(how) = self.imply(view, step) {
+                self.write_implied(shard, tick, view.view, how);
                 return;
             }
         }
@@ -1370,18 +1371,18 @@ impl<'a> Scratch<'a> {
     /// Works out which of the section's cells (`ranges`) `view` implies at
     /// `step` (protocol 7): the candidates whose one item is an empty delta
     /// over their period, into `bits` and `implied` (indices into `ranges`).
-    /// True when the section is shorter written with them, the view named
-    /// unless the message named it last.
+    /// Returns, when the section is shorter written with them, its due
+    /// exponent and whether the view is named (unless the message named it
+    /// last).
     #[inline(never)]
-    fn imply(&mut self, view: &NamedView<'_>, step: u64) -> bool {
+    fn imply(&mut self, view: &NamedView<'_>, step: u64) -> Option<(u8, bool)> {
         // A block costs a byte a candidate in eight and 3 to 8 bytes more;
         // an implied cell saves its reference, a byte or two: with fewer
         // empty deltas than that, none is worth a look.
-        let empty = |items: &[&[u8]]| matches!(items, [one] if one.len() == 1 && (1..=7).contains(&one[0]));
         let (ranges, items) = (&self.ranges, &self.items);
-        let empties = ranges.iter().filter(|(_, r)| empty(&items[r.clone()])).count();
-        if empties < 4 {
-            return false;
+        let empty = |r: &std::ops::Range<usize>| matches!(&items[r.clone()], [one] if empty_delta_span(one).is_some());
+        if ranges.iter().filter(|(_, r)| empty(r)).count() < 4 {
+            return None;
         }
         let due = stencil::due_exponent(step);
         // The view's candidates at this due exponent, worked out once for
@@ -1406,11 +1407,10 @@ impl<'a> Scratch<'a> {
         // that differ between the two ways of writing the section: the
         // references (a kept cell's gap grows over the implied ones), and
         // an implied empty delta over 64 ticks (its tag: no mode says it).
-        let varint = |v: u64| (64 - (v | 1).leading_zeros()).div_ceil(7) as usize;
         let (mut told, mut kept) = (0usize, 0usize);
         let (mut previous, mut kept_previous, mut at) = (0u32, 0u32, 0usize);
         for (r, (cell, range)) in ranges.iter().enumerate() {
-            told += varint(u64::from(cell - previous) << 3);
+            told += varint_len(u64::from(cell - previous) << 3);
             previous = *cell;
             while candidates.get(at).is_some_and(|c| c.0 < *cell) {
                 at += 1;
@@ -1423,26 +1423,25 @@ impl<'a> Scratch<'a> {
                     continue;
                 }
             }
-            kept += varint(u64::from(cell - kept_previous) << 3);
+            kept += varint_len(u64::from(cell - kept_previous) << 3);
             kept_previous = *cell;
         }
         self.count = count;
         if implied.is_empty() {
-            return false;
+            return None;
         }
         let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.view.key, view.view.previous));
         let block = Implied { view: view.view, due, count, bits };
-        told += varint((ranges.len() as u64) << 2);
-        let implied_way = kept + varint(((ranges.len() - implied.len()) as u64) << 2) + implied_bytes(&block, named);
-        implied_way < told
+        told += varint_len((ranges.len() as u64) << 2);
+        let implied_way =
+            kept + varint_len(((ranges.len() - implied.len()) as u64) << 2) + implied_bytes(&block, named);
+        (implied_way < told).then_some((due, named))
     }
 
     /// Writes the section of `ranges` with the cells [`Scratch::imply`]
-    /// found implied as bits.
+    /// found implied as bits, at due exponent `due`, the view `named` or not.
     #[inline(never)]
-    fn write_implied(&mut self, shard: u32, tick: u64, view: SectionView, step: u64) {
-        let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.key, view.previous));
-        let due = stencil::due_exponent(step);
+    fn write_implied(&mut self, shard: u32, tick: u64, view: SectionView, (due, named): (u8, bool)) {
         let block = Implied { view, due, count: self.count, bits: &self.bits };
         let kept = self.ranges.len() - self.implied.len();
         write_section_header_implied(&mut self.body, shard, tick, kept, &block, named);
