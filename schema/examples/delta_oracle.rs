@@ -1,4 +1,4 @@
-//! The Rust side of the differential test of protocol 7's view frame decoders
+//! The Rust side of the differential test of protocol 8's view frame decoders
 //! (client-web/test/delta-differential.test.ts): prints valid view frames
 //! and many mutants of them, each with what Rust's `ViewFrame::parse` and
 //! `Held::apply` make of it; the test feeds the same bytes to the browser's
@@ -40,7 +40,7 @@ use mino_protocol::view::ViewFrame;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-/// Prints protocol 7 view frames, mutants of them and Rust's verdicts.
+/// Prints protocol 8 view frames, mutants of them and Rust's verdicts.
 #[derive(Parser)]
 struct Cli {
     /// Mutants to print.

@@ -34,8 +34,10 @@
 //! Fiedler's "Snapshot Compression": changed-only records with relative
 //! indices.)
 //!
-//! A **full form**: the count (varint), then each player as an enter is
-//! written (id gaps; the first is the id).
+//! A **full form**: each player as an enter is written (id gaps; the first
+//! is the id), up to the end of its bytes. A full form is always the body
+//! of an item, whose length bounds it, so since protocol 8 it carries no
+//! count (a byte a full form and a supplement).
 
 use crate::entry::Entry;
 use crate::ids::PlayerId;
@@ -223,7 +225,6 @@ fn put_tail(out: &mut Vec<u8>, e: &Entry) {
 
 /// Appends the full form of `entries` (sorted by id) to `out`.
 pub fn encode_full(entries: &[Entry], out: &mut Vec<u8>) {
-    put_varint(out, entries.len() as u64);
     let mut last = 0u64;
     for e in entries {
         put_varint(out, u64::from(e.id.0) - last);
@@ -247,22 +248,26 @@ fn read_entry(r: &mut Reader<'_>, last: Option<u32>) -> Result<Entry, DeltaError
     Ok(Entry { id: PlayerId(id), x, y, heading, flags })
 }
 
-/// Reads a full form into `out` (cleared first): at most `max_players`.
+/// Reads a full form (all of `body`) into `out` (cleared first): at most
+/// `max_players`.
 ///
-/// Errors: any [`DeltaError`] of a malformed or truncated form.
+/// Errors: any [`DeltaError`] of a malformed or truncated form;
+/// [`DeltaError::TooMany`] past `max_players`.
 pub fn decode_full(body: &[u8], max_players: usize, out: &mut Vec<Entry>) -> Result<(), DeltaError> {
     out.clear();
     let mut r = Reader::new(body);
-    // Each player takes at least 7 bytes: a count past that is a lie.
-    let n = r.count(max_players.min(r.remaining() / (1 + ENTRY_TAIL_BYTES)))?;
-    out.reserve(n);
+    // Each player takes at least 7 bytes.
+    out.reserve(max_players.min(r.remaining() / (1 + ENTRY_TAIL_BYTES)));
     let mut last = None;
-    for _ in 0..n {
+    while r.remaining() > 0 {
+        if out.len() == max_players {
+            return Err(DeltaError::TooMany);
+        }
         let e = read_entry(&mut r, last)?;
         last = Some(e.id.0);
         out.push(e);
     }
-    r.finish()
+    Ok(())
 }
 
 /// What [`encode_delta`] found.
@@ -800,7 +805,6 @@ mod tests {
         let mut out = Vec::new();
         // A full form whose second id gap would wrap 64 bits back to id 2.
         let mut full = Vec::new();
-        put_varint(&mut full, 2);
         put_varint(&mut full, 5);
         full.extend_from_slice(&[0; ENTRY_TAIL_BYTES]);
         put_varint(&mut full, u64::MAX - 2);
@@ -823,8 +827,18 @@ mod tests {
         decode_full(&body, 10, &mut out).expect("decodes");
         assert_eq!(out, entries);
         assert_eq!(decode_full(&body, 2, &mut out), Err(DeltaError::TooMany));
+        // No count: the players run to the end of the bytes, and one cut
+        // short is refused.
+        let mut one = Vec::new();
+        encode_full(&entries[..1], &mut one);
+        assert_eq!(one.len(), 1 + ENTRY_TAIL_BYTES);
+        let mut none = Vec::new();
+        encode_full(&[], &mut none);
+        assert!(none.is_empty());
+        decode_full(&none, 0, &mut out).expect("an empty cell decodes");
+        assert!(out.is_empty());
+        assert_eq!(decode_full(&body[..body.len() - 1], 10, &mut out), Err(DeltaError::Truncated));
         let mut bad = Vec::new();
-        put_varint(&mut bad, 2);
         put_varint(&mut bad, 5);
         put_tail(&mut bad, &entries[0]);
         put_varint(&mut bad, 0);

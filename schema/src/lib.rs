@@ -12,7 +12,7 @@
 //! - [`delta`]: a cell's players as a full form or a delta against an
 //!   earlier state (what the movement rule did not predict), and the rule that
 //!   applies one.
-//! - [`view`]: protocol 7's view frames (sections of a shard's cells, each
+//! - [`view`]: protocol 8's view frames (sections of a shard's cells, each
 //!   cell's items: full forms, deltas, supplements, forgets) and region bundles.
 //! - [`grid`]: the area-of-interest grid's cell rule, shared with clients.
 //! - [`stencil`]: which cells a viewer sees at which tier, and the tiers' periods

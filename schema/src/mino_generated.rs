@@ -11,9 +11,9 @@ pub mod wire {
 
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 7;
+pub const ENUM_MIN_PROTOCOL_VERSION: u16 = 8;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 7;
+pub const ENUM_MAX_PROTOCOL_VERSION: u16 = 8;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
 pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
@@ -28,10 +28,10 @@ pub const ENUM_VALUES_PROTOCOL_VERSION: [ProtocolVersion; 1] = [
 pub struct ProtocolVersion(pub u16);
 #[allow(non_upper_case_globals)]
 impl ProtocolVersion {
-  pub const Current: Self = Self(7);
+  pub const Current: Self = Self(8);
 
-  pub const ENUM_MIN: u16 = 7;
-  pub const ENUM_MAX: u16 = 7;
+  pub const ENUM_MIN: u16 = 8;
+  pub const ENUM_MAX: u16 = 8;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Current,
   ];
@@ -4562,7 +4562,7 @@ impl<'a> CellBundle<'a> {
   pub const VT_TICK: ::flatbuffers::VOffsetT = 8;
   pub const VT_SERVER_TIME_MS: ::flatbuffers::VOffsetT = 10;
   pub const VT_STEP: ::flatbuffers::VOffsetT = 20;
-  pub const VT_CELLS: ::flatbuffers::VOffsetT = 24;
+  pub const VT_CELL_ITEMS: ::flatbuffers::VOffsetT = 26;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4577,7 +4577,7 @@ impl<'a> CellBundle<'a> {
     builder.add_step(args.step);
     builder.add_server_time_ms(args.server_time_ms);
     builder.add_tick(args.tick);
-    if let Some(x) = args.cells { builder.add_cells(x); }
+    if let Some(x) = args.cell_items { builder.add_cell_items(x); }
     builder.add_region(args.region);
     builder.add_shard_id(args.shard_id);
     builder.finish()
@@ -4622,15 +4622,16 @@ impl<'a> CellBundle<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(CellBundle::VT_STEP, Some(0)).unwrap()}
   }
-  /// Protocol 6: every occupied (or just emptied) cell's full form and the
+  /// Protocol 8: every occupied (or just emptied) cell's full form and the
   /// deltas other shards' views may need, each with its supplements
-  /// (schema/src/view.rs, "region bundle").
+  /// (schema/src/view.rs, "region bundle"); a full form's players run to the
+  /// end of its item (schema/src/delta.rs).
   #[inline]
-  pub fn cells(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+  pub fn cell_items(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_CELLS, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CellBundle::VT_CELL_ITEMS, None)}
   }
 }
 
@@ -4645,7 +4646,7 @@ impl ::flatbuffers::Verifiable for CellBundle<'_> {
      .visit_field::<u64>("tick", Self::VT_TICK, false)?
      .visit_field::<u64>("server_time_ms", Self::VT_SERVER_TIME_MS, false)?
      .visit_field::<u64>("step", Self::VT_STEP, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("cells", Self::VT_CELLS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("cell_items", Self::VT_CELL_ITEMS, false)?
      .finish();
     Ok(())
   }
@@ -4656,7 +4657,7 @@ pub struct CellBundleArgs<'a> {
     pub tick: u64,
     pub server_time_ms: u64,
     pub step: u64,
-    pub cells: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub cell_items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for CellBundleArgs<'a> {
   #[inline]
@@ -4667,7 +4668,7 @@ impl<'a> Default for CellBundleArgs<'a> {
       tick: 0,
       server_time_ms: 0,
       step: 0,
-      cells: None,
+      cell_items: None,
     }
   }
 }
@@ -4698,8 +4699,8 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CellBundleBuilder<'a, 'b, A> 
     self.fbb_.push_slot::<u64>(CellBundle::VT_STEP, step, 0);
   }
   #[inline]
-  pub fn add_cells(&mut self, cells: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_CELLS, cells);
+  pub fn add_cell_items(&mut self, cell_items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CellBundle::VT_CELL_ITEMS, cell_items);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CellBundleBuilder<'a, 'b, A> {
@@ -4724,7 +4725,7 @@ impl ::core::fmt::Debug for CellBundle<'_> {
       ds.field("tick", &self.tick());
       ds.field("server_time_ms", &self.server_time_ms());
       ds.field("step", &self.step());
-      ds.field("cells", &self.cells());
+      ds.field("cell_items", &self.cell_items());
       ds.finish()
   }
 }
@@ -4747,9 +4748,9 @@ impl<'a> ::flatbuffers::Follow<'a> for ServerMessage<'a> {
 }
 
 impl<'a> ServerMessage<'a> {
+  pub const VT_VIEW: ::flatbuffers::VOffsetT = 4;
   pub const VT_BODY_TYPE: ::flatbuffers::VOffsetT = 8;
   pub const VT_BODY: ::flatbuffers::VOffsetT = 10;
-  pub const VT_VIEW: ::flatbuffers::VOffsetT = 16;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -4761,13 +4762,26 @@ impl<'a> ServerMessage<'a> {
     args: &'args ServerMessageArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ServerMessage<'bldr>> {
     let mut builder = ServerMessageBuilder::new(_fbb);
-    if let Some(x) = args.view { builder.add_view(x); }
     if let Some(x) = args.body { builder.add_body(x); }
+    if let Some(x) = args.view { builder.add_view(x); }
     builder.add_body_type(args.body_type);
     builder.finish()
   }
 
 
+  /// A view frame, with no body: sections of a shard's cells at one of its
+  /// ticks, each cell's items (full forms, deltas, forgets); the layout is in
+  /// schema/src/view.rs. Protocol 8 moved it to the first slot (protocol 2's
+  /// cell header, a uint no reader of a later version asks for), so a view
+  /// frame's table has a vtable of one slot: its envelope is 24 bytes, where
+  /// it was 36 at id 6 (protocols 4 to 7), on every frame of every socket.
+  #[inline]
+  pub fn view(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ServerMessage::VT_VIEW, None)}
+  }
   #[inline]
   pub fn body_type(&self) -> ServerBody {
     // Safety:
@@ -4781,16 +4795,6 @@ impl<'a> ServerMessage<'a> {
     // Created from valid Table for this object
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(ServerMessage::VT_BODY, None)}
-  }
-  /// Protocol 4 and on: a view frame, with no body: sections of a shard's cells at
-  /// one of its ticks, each cell's items (full forms, deltas, forgets); the
-  /// layout is in schema/src/view.rs.
-  #[inline]
-  pub fn view(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ServerMessage::VT_VIEW, None)}
   }
   #[inline]
   #[allow(non_snake_case)]
@@ -4980,6 +4984,7 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("view", Self::VT_VIEW, false)?
      .visit_union::<ServerBody, _>("body_type", Self::VT_BODY_TYPE, "body", Self::VT_BODY, false, |key, v, pos| {
         match key {
           ServerBody::Welcome => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Welcome>>("ServerBody::Welcome", pos),
@@ -4997,23 +5002,22 @@ impl ::flatbuffers::Verifiable for ServerMessage<'_> {
           _ => Ok(()),
         }
      })?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("view", Self::VT_VIEW, false)?
      .finish();
     Ok(())
   }
 }
 pub struct ServerMessageArgs<'a> {
+    pub view: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
     pub body_type: ServerBody,
     pub body: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
-    pub view: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for ServerMessageArgs<'a> {
   #[inline]
   fn default() -> Self {
     ServerMessageArgs {
+      view: None,
       body_type: ServerBody::NONE,
       body: None,
-      view: None,
     }
   }
 }
@@ -5024,16 +5028,16 @@ pub struct ServerMessageBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, A> {
   #[inline]
+  pub fn add_view(&mut self, view: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_VIEW, view);
+  }
+  #[inline]
   pub fn add_body_type(&mut self, body_type: ServerBody) {
     self.fbb_.push_slot::<ServerBody>(ServerMessage::VT_BODY_TYPE, body_type, ServerBody::NONE);
   }
   #[inline]
   pub fn add_body(&mut self, body: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_BODY, body);
-  }
-  #[inline]
-  pub fn add_view(&mut self, view: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ServerMessage::VT_VIEW, view);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ServerMessageBuilder<'a, 'b, A> {
@@ -5053,6 +5057,7 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ServerMessageBuilder<'a, 'b, 
 impl ::core::fmt::Debug for ServerMessage<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
     let mut ds = f.debug_struct("ServerMessage");
+      ds.field("view", &self.view());
       ds.field("body_type", &self.body_type());
       match self.body_type() {
         ServerBody::Welcome => {
@@ -5144,7 +5149,6 @@ impl ::core::fmt::Debug for ServerMessage<'_> {
           ds.field("body", &x)
         },
       };
-      ds.field("view", &self.view());
       ds.finish()
   }
 }

@@ -1,5 +1,5 @@
-//! View frames (protocol 7) and the region bundles shards relay them in: the
-//! bytes of `ServerMessage.view` and `CellBundle.cells`, with a writer and a
+//! View frames (protocol 8) and the region bundles shards relay them in: the
+//! bytes of `ServerMessage.view` and `CellBundle.cell_items`, with a writer and a
 //! strict reader for each.
 //!
 //! **Items.** What a socket is told of one cell of one shard is one or more
@@ -53,7 +53,7 @@
 //! place's geometry; a client reads the candidates with it
 //! ([`ViewSection::each_implied`]) and refuses a count that is not theirs.
 //! A writer names the view when that is shorter than the cells it implies.
-//! What it costs: the FlatBuffers envelope once a message (36 bytes), 9 a
+//! What it costs: the FlatBuffers envelope once a message (24 bytes), 9 a
 //! section, about 2 a cell (its reference and an item's tag) plus the
 //! item's body; an empty delta of up to 32 ticks (walkers going straight,
 //! the commonest item by far) is the reference alone, one byte while cells
@@ -97,25 +97,25 @@ pub struct FrameStamp {
 }
 
 /// Bytes of the FlatBuffers envelope of a view frame message (a
-/// `ServerMessage` with only `view` set): the root offset, the vtable of the
-/// seven field ids (18 bytes and 2 of padding), the table (its vtable offset
-/// and the vector's) and the vector's length. The sections follow it.
-pub const VIEW_ENVELOPE_BYTES: usize = 36;
+/// `ServerMessage` with only `view` set, its first field since protocol 8):
+/// the root offset, the vtable of one slot (6 bytes and 2 of padding), the
+/// table (its vtable offset and the vector's) and the vector's length. The
+/// sections follow it. (Protocols 4 to 7 had `view` at id 6: 36 bytes.)
+pub const VIEW_ENVELOPE_BYTES: usize = 24;
 
 /// Appends the envelope of a view frame message whose sections come to
 /// `len` bytes: the sections must follow it, making a valid `ServerMessage`
 /// (FlatBuffers' layout, written by hand so the sections are copied once;
 /// a test checks it against the builder's).
 pub fn write_view_envelope(out: &mut Vec<u8>, len: usize) {
-    let u16s = |out: &mut Vec<u8>, v: &[u16]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
-    // Root offset to the table at 24; the vtable at 4: its size (4 + 7
-    // slots), the table's size (8), then each field id's offset in the
-    // table: only `view` (6), at 4.
-    out.extend_from_slice(&24u32.to_le_bytes());
-    u16s(out, &[18, 8, 0, 0, 0, 0, 0, 0, 4, 0]);
-    // The table: the vtable 20 bytes back, the vector 4 bytes on from where
+    // Root offset to the table at 12; the vtable at 4: its size (4 + 1
+    // slot), the table's size (8), then `view`'s offset in the table (4);
+    // 2 bytes of padding.
+    out.extend_from_slice(&12u32.to_le_bytes());
+    [6u16, 8, 4, 0].iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    // The table: the vtable 8 bytes back, the vector 4 bytes on from where
     // its offset is stored; then the vector's length.
-    out.extend_from_slice(&20i32.to_le_bytes());
+    out.extend_from_slice(&8i32.to_le_bytes());
     out.extend_from_slice(&4u32.to_le_bytes());
     out.extend_from_slice(&(len as u32).to_le_bytes());
 }
@@ -917,7 +917,7 @@ pub struct BundleCell {
     pub deltas: Vec<(u32, Range<usize>)>,
 }
 
-/// Reads a region bundle's items (`CellBundle.cells`), verified end to end.
+/// Reads a region bundle's items (`CellBundle.cell_items`), verified end to end.
 ///
 /// Errors: [`ViewError`].
 pub fn read_bundle(bytes: &[u8]) -> Result<Vec<BundleCell>, ViewError> {
@@ -982,13 +982,13 @@ pub fn encode_bundle(stamp: &FrameStamp, step: u64, region: u32, items: &[u8]) -
             tick: stamp.tick.0,
             server_time_ms: stamp.server_time_ms,
             step,
-            cells: Some(items),
+            cell_items: Some(items),
         },
     );
     finish(&mut fbb, wire::ServerBody::CellBundle, body.as_union_value())
 }
 
-/// A verified region bundle of protocol 6 (its items read end to end).
+/// A verified region bundle of protocol 8 (its items read end to end).
 #[derive(Clone, Debug)]
 pub struct Bundle<'a> {
     bundle: wire::CellBundle<'a>,
@@ -1002,7 +1002,7 @@ impl<'a> Bundle<'a> {
     /// Errors: [`ViewError::Bundle`] for one of another protocol (no items),
     /// any other [`ViewError`] for malformed items.
     pub fn of(bundle: wire::CellBundle<'a>) -> Result<Bundle<'a>, ViewError> {
-        let items = bundle.cells().ok_or(ViewError::Bundle)?.bytes();
+        let items = bundle.cell_items().ok_or(ViewError::Bundle)?.bytes();
         let cells = read_bundle(items)?;
         Ok(Bundle { bundle, items, cells })
     }

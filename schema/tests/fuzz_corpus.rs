@@ -1,5 +1,5 @@
 //! Replays the cargo-fuzz corpora (`fuzz/`) of the client-message decoder and
-//! of protocol 7's view frames (`view_frame`: `ViewFrame::parse` and
+//! of protocol 8's view frames (`view_frame`: `ViewFrame::parse` and
 //! `Held::apply`, with the target's own checks, `fuzz/checks/view_frame.rs`),
 //! and runs a short deterministic mutation fuzz of valid inputs of each, as
 //! part of the ordinary test run (cargo-fuzz itself needs no install for this).

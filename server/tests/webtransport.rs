@@ -230,7 +230,7 @@ async fn a_view_frame_over_the_datagram_limit_is_cut_between_cells() {
     // A world of 2 x 2 cells, each the others' neighbour, so every tick's
     // frame to a full-form session carries every cell (no tier spreads them
     // over ticks), with every player. Eighteen players' entries (7 bytes
-    // at least each) and the 36-byte envelope are over the lowered limit
+    // at least each) and the 24-byte envelope are over the lowered limit
     // however they stand, so every frame comes cut between cells; a cell
     // fits alone unless 12 of the 18 spawned in it (about 1 run in 8,000).
     // With a 4 x 4 world the tiers spread the cells over two ticks, and
@@ -267,11 +267,13 @@ async fn a_view_frame_over_the_datagram_limit_is_cut_between_cells() {
 
 #[tokio::test]
 async fn a_cell_over_the_datagram_limit_goes_on_the_stream_and_is_counted() {
-    // A limit so low that the whole shard's one cell, with four players,
-    // does not fit a datagram (as a place without area of interest of some
-    // 150 players does not fit a real path's): no datagram goes, each frame
-    // is counted, and the cell comes on the stream, whole, so the session
-    // still sees every player (it saw none before).
+    // A limit so low that the whole shard's one cell, with five players
+    // (71 bytes at least: the envelope 24, the section 9, the cell 3 and
+    // 7 a player), does not fit a datagram (as a place without area of
+    // interest of some 150 players does not fit a real path's): no
+    // datagram goes, each frame is counted, and the cell comes on the
+    // stream, whole, so the session still sees every player (it saw none
+    // before).
     let dir = mino_testkit::WorkDir::new("wt-too-big");
     let log = dir.join("shard.log");
     let server = Shard::build(SERVER)
@@ -280,7 +282,7 @@ async fn a_cell_over_the_datagram_limit_goes_on_the_stream_and_is_counted() {
         .log_to(&log, "info")
         .start();
     let mut others = Vec::new();
-    for i in 0..3 {
+    for i in 0..4 {
         others.push(Player::join(&server, &format!("P{i}")).await);
     }
     let mut wt = TransportPlayer::join(&server, "Tiny").await;
@@ -296,10 +298,10 @@ async fn a_cell_over_the_datagram_limit_goes_on_the_stream_and_is_counted() {
     assert!(!text.lines().any(|l| l.contains("WARN") && l.contains("webtransport without area of interest")), "{text}");
     let deadline = Instant::now() + WAIT;
     loop {
-        assert!(Instant::now() < deadline, "the cell of all four players on the stream");
+        assert!(Instant::now() < deadline, "the cell of all five players on the stream");
         if let Frame::Cell(c) = wt.message().await {
             let ids: Vec<u32> = c.entries.iter().map(|e| e.id.0).collect();
-            if ids.len() == 4 && ids.contains(&me) {
+            if ids.len() == 5 && ids.contains(&me) {
                 break;
             }
         }

@@ -21,7 +21,8 @@
 // counts as varints; an empty delta says every player that stayed is where
 // the rule puts it. A player that stayed takes its new heading and flags,
 // walks `span` ticks with them (net/motion.ts), then adds its residual.
-// A full form is the count, then each player as an enter is written.
+// A full form is each player as an enter is written, up to the end of its
+// item (protocol 8: no count; the item's length bounds it).
 //
 // Varints are LEB128 of up to 64 bits. JavaScript numbers hold integers
 // exactly below 2^53; every varint the rules accept is far below that (a
@@ -262,12 +263,13 @@ export const NO_ENTRIES: Readonly<Entries> = new Entries();
  */
 export function decodeFull(r: Reader, maxPlayers: number, out: Entries): void {
   out.count = 0;
-  // Each player takes at least 7 bytes: a count past that is a lie.
-  const n = r.count(Math.min(maxPlayers, Math.floor(r.remaining() / (1 + ENTRY_TAIL_BYTES))));
-  out.reserve(n);
+  // Each player takes at least 7 bytes.
+  out.reserve(Math.min(maxPlayers, Math.floor(r.remaining() / (1 + ENTRY_TAIL_BYTES))));
   let last = -1;
-  for (let i = 0; i < n; i++) last = readEntry(r, last, out);
-  r.finish();
+  while (r.remaining() > 0) {
+    if (out.count === maxPlayers) throw new DeltaError('TooMany');
+    last = readEntry(r, last, out);
+  }
 }
 
 /** Reads one player of a full form or an enter into `out`, its id after `last` (-1: the first); returns its id. */

@@ -230,10 +230,10 @@ describe('server frames from the Rust encoders', () => {
 
 /**
  * Vtable offsets of the root ServerMessage's fields: 4 + 2 × the field id of
- * schema/mino.fbs (body's type 2, view 6).
+ * schema/mino.fbs (body's type 2, view 0).
  */
 const ROOT_BODY_TYPE = 8;
-const ROOT_VIEW = 16;
+const ROOT_VIEW = 4;
 
 /** Where the root table's vtable starts. */
 function rootVtable(view: DataView): number {

@@ -1,4 +1,4 @@
-// View frames in the browser (protocol 7): the bytes of ServerMessage.view,
+// View frames in the browser (protocol 8): the bytes of ServerMessage.view,
 // one websocket message a tick, read with the rules of schema/src/view.rs
 // (the same errors, held to schema/fixtures/delta.json).
 //

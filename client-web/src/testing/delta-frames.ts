@@ -1,4 +1,4 @@
-// Protocol 7 view frames written in the tests, for what the shared fixture
+// Protocol 8 view frames written in the tests, for what the shared fixture
 // (schema/fixtures/delta.json, written by Rust) does not need to pin: frames
 // of a size a test picks (a steady frame of walkers for the allocation test
 // and the decode benchmark). Only full forms, empty deltas and heading
@@ -22,10 +22,9 @@ export function putVarint(out: number[], v: number): void {
   out.push(v);
 }
 
-/** The body of a full form of `players` (sorted by id). */
+/** The body of a full form of `players` (sorted by id): no count, the players run to the item's end. */
 export function fullBody(players: readonly WirePlayer[]): number[] {
   const out: number[] = [];
-  putVarint(out, players.length);
   let last = 0;
   for (const p of players) {
     putVarint(out, p.id - last);

@@ -1,4 +1,4 @@
-//! Protocol 7's view frames for tests, built with the protocol's own encoders:
+//! Protocol 8's view frames for tests, built with the protocol's own encoders:
 //! the worlds they predict in, scripted sequences that cover every item and
 //! record kind, random walks over cells, tiers and shards, and frames and
 //! deltas that are malformed on purpose. Shared by the fixture
@@ -1025,16 +1025,15 @@ pub fn bad_deltas() -> Vec<BadDelta> {
 
 /// Full forms that do not decode: (what, body, max players).
 pub fn bad_fulls() -> Vec<(&'static str, Vec<u8>, usize)> {
-    let one = [1u8, 5, 0, 0, 0, 0, 0, 0];
+    // One player, id 5 (protocol 8: no count; the players run to the end).
+    let one = [5u8, 0, 0, 0, 0, 0, 0];
     vec![
-        ("empty", Vec::new(), 10),
-        ("a count of eleven bytes", vec![0xff; 11], 10),
-        ("a count past its bytes", vec![2, 5, 0, 0, 0, 0, 0, 0], 10),
-        ("a count past the limit", one.to_vec(), 0),
-        ("a player cut short", one[..7].to_vec(), 10),
-        ("a byte after the players", [&one[..], &[0]].concat(), 10),
-        ("ids not increasing", vec![2, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 10),
-        ("an id past 32 bits", vec![1, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0], 10),
+        ("an id of eleven bytes", vec![0xff; 11], 10),
+        ("a player cut short", one[..6].to_vec(), 10),
+        ("a player past the limit", one.to_vec(), 0),
+        ("a byte after the players", [&one[..], &[1]].concat(), 10),
+        ("ids not increasing", [&one[..], &[0, 0, 0, 0, 0, 0, 0]].concat(), 10),
+        ("an id past 32 bits", vec![0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0, 0, 0, 0], 10),
     ]
 }
 

@@ -47,7 +47,7 @@ export const CELL_BUNDLE: TableLayout = {
     { name: 'tick', vo: 8, kind: 'scalar', size: 8 },
     { name: 'server_time_ms', vo: 10, kind: 'scalar', size: 8 },
     { name: 'step', vo: 20, kind: 'scalar', size: 8 },
-    { name: 'cells', vo: 24, kind: 'vector', elemSize: 1, align: 1 },
+    { name: 'cell_items', vo: 26, kind: 'vector', elemSize: 1, align: 1 },
   ],
 };
 
@@ -214,7 +214,7 @@ export const SNAPSHOT: TableLayout = {
 export const SERVER_MESSAGE: TableLayout = {
   name: 'ServerMessage',
   fields: [
+    { name: 'view', vo: 4, kind: 'vector', elemSize: 1, align: 1 },
     { name: 'body', vo: 10, kind: 'union', typeVo: 8, members: new Map<number, TableLayout>([[1, WELCOME], [2, SNAPSHOT], [3, CHAT_MESSAGE], [4, PRESENCE], [5, ROSTER], [6, BUSY], [7, ERROR], [8, PONG], [9, MOVE], [10, NAMES], [11, PLACE_STATUS], [12, CELL_BUNDLE]]) },
-    { name: 'view', vo: 16, kind: 'vector', elemSize: 1, align: 1 },
   ],
 };

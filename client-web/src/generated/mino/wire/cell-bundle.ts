@@ -61,27 +61,28 @@ step():bigint {
 }
 
 /**
- * Protocol 6: every occupied (or just emptied) cell's full form and the
+ * Protocol 8: every occupied (or just emptied) cell's full form and the
  * deltas other shards' views may need, each with its supplements
- * (schema/src/view.rs, "region bundle").
+ * (schema/src/view.rs, "region bundle"); a full form's players run to the
+ * end of its item (schema/src/delta.rs).
  */
-cells(index: number):number|null {
-  const offset = this.bb!.__offset(this.bb_pos, 24);
+cellItems(index: number):number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 26);
   return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
 }
 
-cellsLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 24);
+cellItemsLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 26);
   return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
 }
 
-cellsArray():Uint8Array|null {
-  const offset = this.bb!.__offset(this.bb_pos, 24);
+cellItemsArray():Uint8Array|null {
+  const offset = this.bb!.__offset(this.bb_pos, 26);
   return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
 }
 
 static startCellBundle(builder:flatbuffers.Builder) {
-  builder.startObject(11);
+  builder.startObject(12);
 }
 
 static addShardId(builder:flatbuffers.Builder, shardId:number) {
@@ -104,11 +105,11 @@ static addStep(builder:flatbuffers.Builder, step:bigint) {
   builder.addFieldInt64(8, step, BigInt('0'));
 }
 
-static addCells(builder:flatbuffers.Builder, cellsOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(10, cellsOffset, 0);
+static addCellItems(builder:flatbuffers.Builder, cellItemsOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(11, cellItemsOffset, 0);
 }
 
-static createCellsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
+static createCellItemsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
   builder.startVector(1, data.length, 1);
   for (let i = data.length - 1; i >= 0; i--) {
     builder.addInt8(data[i]!);
@@ -116,7 +117,7 @@ static createCellsVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):
   return builder.endVector();
 }
 
-static startCellsVector(builder:flatbuffers.Builder, numElems:number) {
+static startCellItemsVector(builder:flatbuffers.Builder, numElems:number) {
   builder.startVector(1, numElems, 1);
 }
 
@@ -125,14 +126,14 @@ static endCellBundle(builder:flatbuffers.Builder):flatbuffers.Offset {
   return offset;
 }
 
-static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, step:bigint, cellsOffset:flatbuffers.Offset):flatbuffers.Offset {
+static createCellBundle(builder:flatbuffers.Builder, shardId:number, region:number, tick:bigint, serverTimeMs:bigint, step:bigint, cellItemsOffset:flatbuffers.Offset):flatbuffers.Offset {
   CellBundle.startCellBundle(builder);
   CellBundle.addShardId(builder, shardId);
   CellBundle.addRegion(builder, region);
   CellBundle.addTick(builder, tick);
   CellBundle.addServerTimeMs(builder, serverTimeMs);
   CellBundle.addStep(builder, step);
-  CellBundle.addCells(builder, cellsOffset);
+  CellBundle.addCellItems(builder, cellItemsOffset);
   return CellBundle.endCellBundle(builder);
 }
 }

@@ -8,5 +8,5 @@
  * CloseCode.ProtocolVersion.
  */
 export enum ProtocolVersion {
-  Current = 7
+  Current = 8
 }

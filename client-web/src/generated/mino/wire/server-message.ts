@@ -30,6 +30,29 @@ static getSizePrefixedRootAsServerMessage(bb:flatbuffers.ByteBuffer, obj?:Server
   return (obj || new ServerMessage()).__init(bb.readInt32(bb.position()) + bb.position(), bb);
 }
 
+/**
+ * A view frame, with no body: sections of a shard's cells at one of its
+ * ticks, each cell's items (full forms, deltas, forgets); the layout is in
+ * schema/src/view.rs. Protocol 8 moved it to the first slot (protocol 2's
+ * cell header, a uint no reader of a later version asks for), so a view
+ * frame's table has a vtable of one slot: its envelope is 24 bytes, where
+ * it was 36 at id 6 (protocols 4 to 7), on every frame of every socket.
+ */
+view(index: number):number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 4);
+  return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
+}
+
+viewLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 4);
+  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
+}
+
+viewArray():Uint8Array|null {
+  const offset = this.bb!.__offset(this.bb_pos, 4);
+  return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
+}
+
 bodyType():ServerBody {
   const offset = this.bb!.__offset(this.bb_pos, 8);
   return offset ? this.bb!.readUint8(this.bb_pos + offset) : ServerBody.NONE;
@@ -40,40 +63,12 @@ body<T extends flatbuffers.Table>(obj:any):any|null {
   return offset ? this.bb!.__union(obj, this.bb_pos + offset) : null;
 }
 
-/**
- * Protocol 4 and on: a view frame, with no body: sections of a shard's cells at
- * one of its ticks, each cell's items (full forms, deltas, forgets); the
- * layout is in schema/src/view.rs.
- */
-view(index: number):number|null {
-  const offset = this.bb!.__offset(this.bb_pos, 16);
-  return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
-}
-
-viewLength():number {
-  const offset = this.bb!.__offset(this.bb_pos, 16);
-  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
-}
-
-viewArray():Uint8Array|null {
-  const offset = this.bb!.__offset(this.bb_pos, 16);
-  return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
-}
-
 static startServerMessage(builder:flatbuffers.Builder) {
   builder.startObject(7);
 }
 
-static addBodyType(builder:flatbuffers.Builder, bodyType:ServerBody) {
-  builder.addFieldInt8(2, bodyType, ServerBody.NONE);
-}
-
-static addBody(builder:flatbuffers.Builder, bodyOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(3, bodyOffset, 0);
-}
-
 static addView(builder:flatbuffers.Builder, viewOffset:flatbuffers.Offset) {
-  builder.addFieldOffset(6, viewOffset, 0);
+  builder.addFieldOffset(0, viewOffset, 0);
 }
 
 static createViewVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
@@ -86,6 +81,14 @@ static createViewVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):f
 
 static startViewVector(builder:flatbuffers.Builder, numElems:number) {
   builder.startVector(1, numElems, 1);
+}
+
+static addBodyType(builder:flatbuffers.Builder, bodyType:ServerBody) {
+  builder.addFieldInt8(2, bodyType, ServerBody.NONE);
+}
+
+static addBody(builder:flatbuffers.Builder, bodyOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(3, bodyOffset, 0);
 }
 
 static endServerMessage(builder:flatbuffers.Builder):flatbuffers.Offset {
