@@ -223,15 +223,38 @@ pub fn candidates(
     due: u8,
     mut f: impl FnMut(u32, u32),
 ) -> Option<()> {
-    let periods = LADDER.get(usize::from(rung))?;
-    let most = 1u32.checked_shl(u32::from(due))?;
+    let rule = CandidateRule::new(rung, due)?;
     for (cell, tier) in cells {
-        let period = periods[tier as usize];
-        if period <= most {
+        if let Some(period) = rule.period(tier) {
             f(cell, period);
         }
     }
     Some(())
+}
+
+/// Which cells of a view are candidates at one rung and due exponent: the
+/// rule of [`candidates`], for a writer that walks a view's cells itself
+/// (the shard's, along with the section's own cells).
+#[derive(Clone, Copy, Debug)]
+pub struct CandidateRule {
+    periods: &'static Periods,
+    most: u32,
+}
+
+impl CandidateRule {
+    /// The rule at `rung` and due exponent `due`; `None` for a rung past
+    /// the [`LADDER`] or a due exponent past 31.
+    pub fn new(rung: u8, due: u8) -> Option<CandidateRule> {
+        Some(CandidateRule { periods: LADDER.get(usize::from(rung))?, most: 1u32.checked_shl(u32::from(due))? })
+    }
+
+    /// The period of a cell of `tier`, ticks, when it is a candidate (at
+    /// most `2^due`); `None` when it is not.
+    #[inline]
+    pub fn period(&self, tier: Tier) -> Option<u32> {
+        let period = self.periods[tier as usize];
+        (period <= self.most).then_some(period)
+    }
 }
 
 #[cfg(test)]
@@ -320,6 +343,13 @@ mod tests {
         assert_eq!(at(9, 8), vec![(3, 8)]);
         assert_eq!(at(9, 0), vec![(3, 8), (4, 16), (9, 64), (12, 64)], "step 0 is due at every period");
         assert_eq!(candidates(cells, 10, 0, |_, _| ()), None, "a rung past the ladder");
+        // The rule a writer walks a view's cells with is the same.
+        let rule = CandidateRule::new(0, due_exponent(2)).expect("a rung of the ladder");
+        assert_eq!(
+            [Tier::Own, Tier::Near, Tier::Mid, Tier::Far].map(|t| rule.period(t)),
+            [Some(1), Some(1), Some(2), None]
+        );
+        assert!(CandidateRule::new(10, 0).is_none() && CandidateRule::new(0, 32).is_none());
         assert_eq!(LADDER.iter().flatten().max(), Some(&SLOWEST_PERIOD));
         assert!(LADDER.iter().flatten().all(|p| p.is_power_of_two()));
     }

@@ -63,7 +63,7 @@ use mino_protocol::delta::varint_len;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::stencil::{self, ViewScratch};
 use mino_protocol::view::{
-    empty_delta_item, empty_delta_span, implied_bytes, write_item, write_section_cell, write_section_header,
+    empty_delta_item, implied_bytes, write_item, write_section_cell, write_section_header,
     write_section_header_implied, write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
@@ -1266,10 +1266,6 @@ struct Scratch<'a> {
     bits: Vec<u8>,
     count: usize,
     implied: Vec<usize>,
-    /// The candidates (cell, its empty delta's tag) of a view at a due
-    /// exponent, and which.
-    candidates: Vec<(u32, u8)>,
-    candidates_of: Option<(SectionView, u8)>,
 }
 
 impl<'a> Scratch<'a> {
@@ -1376,57 +1372,58 @@ impl<'a> Scratch<'a> {
     /// last).
     #[inline(never)]
     fn imply(&mut self, view: &NamedView<'_>, step: u64) -> Option<(u8, bool)> {
-        // A block costs a byte a candidate in eight and 3 to 8 bytes more;
-        // an implied cell saves its reference, a byte or two: with fewer
-        // empty deltas than that, none is worth a look.
-        let (ranges, items) = (&self.ranges, &self.items);
-        let empty = |r: &std::ops::Range<usize>| matches!(&items[r.clone()], [one] if empty_delta_span(one).is_some());
-        if ranges.iter().filter(|(_, r)| empty(r)).count() < 4 {
-            return None;
-        }
         let due = stencil::due_exponent(step);
-        // The view's candidates at this due exponent, worked out once for
-        // all the sections of its frame (one a shard, most ticks).
-        let asked = (view.view, due);
-        if self.candidates_of != Some(asked) {
-            self.candidates_of = Some(asked);
-            self.candidates.clear();
-            let list = &mut self.candidates;
-            let cells = view.cells.iter().map(|&(c, tier)| (c.0, tier));
-            stencil::candidates(cells, view.view.rung, due, |cell, period| {
-                list.push((cell, empty_delta_item(period)[0]));
-            });
-        }
-        let (candidates, bits, implied) = (&self.candidates, &mut self.bits, &mut self.implied);
-        let count = candidates.len();
+        let rule = stencil::CandidateRule::new(view.view.rung, due)?;
+        // Each tier's empty delta over its period, the tag of its implied
+        // cells (0: not a candidate at this step).
+        let tags =
+            [Tier::Own, Tier::Near, Tier::Mid, Tier::Far].map(|t| rule.period(t).map_or(0, |p| empty_delta_item(p)[0]));
+        let (ranges, items, bits, implied) = (&self.ranges, &self.items, &mut self.bits, &mut self.implied);
+        // The view's cells and the section's, both by increasing cell, in
+        // one pass: the candidates among the view's cells are counted on the
+        // way, and a section's cell that is a candidate whose one item is the
+        // empty delta over its period is implied (its bit set). Counted on
+        // the way too, the bytes that differ between the two ways of writing
+        // the section: the references (a kept cell's gap grows over the
+        // implied ones), and an implied empty delta over 64 ticks (its tag:
+        // no mode says it).
         bits.clear();
-        bits.resize(count.div_ceil(8), 0);
+        bits.resize(view.cells.len().div_ceil(8), 0);
         implied.clear();
-        // Both by increasing cell: a cell told with one item, the empty
-        // delta over its period, is implied. Counted on the way, the bytes
-        // that differ between the two ways of writing the section: the
-        // references (a kept cell's gap grows over the implied ones), and
-        // an implied empty delta over 64 ticks (its tag: no mode says it).
+        let cells = view.cells;
         let (mut told, mut kept) = (0usize, 0usize);
-        let (mut previous, mut kept_previous, mut at) = (0u32, 0u32, 0usize);
+        let (mut previous, mut kept_previous) = (0u32, 0u32);
+        // The next of the view's cells, and the candidates before it.
+        let (mut at, mut count) = (0usize, 0usize);
         for (r, (cell, range)) in ranges.iter().enumerate() {
             told += varint_len(u64::from(cell - previous) << 3);
             previous = *cell;
-            while candidates.get(at).is_some_and(|c| c.0 < *cell) {
+            while let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 < *cell) {
+                count += usize::from(tags[tier as usize] != 0);
                 at += 1;
             }
-            if let Some(&(c, tag)) = candidates.get(at) {
-                if c == *cell && range.len() == 1 && items[range.start] == [tag] {
-                    bits[at / 8] |= 1 << (at % 8);
-                    implied.push(r);
-                    told += usize::from(tag == 7);
-                    continue;
+            if let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 == *cell) {
+                at += 1;
+                let tag = tags[tier as usize];
+                if tag != 0 {
+                    let i = count;
+                    count += 1;
+                    if matches!(&items[range.clone()], [only] if **only == [tag]) {
+                        bits[i / 8] |= 1 << (i % 8);
+                        implied.push(r);
+                        told += usize::from(tag == 7);
+                        continue;
+                    }
                 }
             }
             kept += varint_len(u64::from(cell - kept_previous) << 3);
             kept_previous = *cell;
         }
+        count += cells[at..].iter().filter(|&&(_, tier)| tags[tier as usize] != 0).count();
+        bits.truncate(count.div_ceil(8));
         self.count = count;
+        // A block costs a byte a candidate in eight and 3 to 8 bytes more;
+        // an implied cell saves its reference, a byte or two.
         if implied.is_empty() {
             return None;
         }
