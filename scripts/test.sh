@@ -33,6 +33,12 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "fuzz targets compile (fuzz/, a workspace of its own that cargo-fuzz runs)"
+# Their checks run as tests (schema/tests/fuzz_corpus.rs); the targets
+# themselves are built only by cargo-fuzz, so without this one could call an
+# API long gone and nobody would know.
+cargo check --manifest-path fuzz/Cargo.toml --bins
+
 step "fail points: a panic in the shard core, ticks overrunning their period (feature failpoints)"
 # The shard rebuilt with fail points, which only these tests set. First, in
 # the shared target folder: the build of the next step puts the binary as

@@ -117,7 +117,7 @@ interface Seed {
   frame: Uint8Array;
 }
 
-describe('protocol 7: the browser decodes as Rust does', () => {
+describe('protocol 8: the browser decodes as Rust does', () => {
   it(`agrees with Rust on ${CASES} mutants of valid frames (seed ${SEED})`, { timeout: 900_000 }, async () => {
     const worlds: World[] = [];
     const seeds: Seed[] = [];

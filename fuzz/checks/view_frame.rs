@@ -1,4 +1,4 @@
-//! What the `view_frame` fuzz target checks of protocol 7's view frame reader and
+//! What the `view_frame` fuzz target checks of protocol 8's view frame reader and
 //! Held, shared with its replay in `cargo test` (schema/tests/fuzz_corpus.rs
 //! includes this file, and `tests/delta_cases` as `crate::delta_cases`).
 //!

@@ -1,4 +1,4 @@
-//! Fuzzes protocol 6's view frames as a client reads them: `ViewFrame::parse`
+//! Fuzzes protocol 8's view frames as a client reads them: `ViewFrame::parse`
 //! then `Held::apply`, frame after frame (see `checks/view_frame.rs` for the
 //! input's layout and the properties; `cargo test -p mino-protocol --test
 //! fuzz_corpus` replays the corpus with the same checks).

@@ -1199,7 +1199,7 @@ pub(crate) mod tests {
         assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Items));
         // A bundle's second cell whose gap would wrap 64 bits.
         let mut bundle = Vec::new();
-        write_bundle_cell(&mut bundle, 0, 4, &item(ItemKind::Full, &[0]), &[]);
+        write_bundle_cell(&mut bundle, 0, 4, &item(ItemKind::Full, &[]), &[]);
         put_varint(&mut bundle, u64::MAX - 1);
         assert_eq!(read_bundle(&bundle).err(), Some(ViewError::Cells));
         assert_eq!(ViewFrame::parse(&[0x18]).err(), Some(ViewError::Bytes(DeltaError::Truncated)));
@@ -1241,7 +1241,7 @@ pub(crate) mod tests {
             bits[i / 8] |= 1 << (i % 8);
         }
         let block = Implied { view, due: 1, count: candidates.len(), bits: &bits };
-        let told = item(ItemKind::Full, &[0]);
+        let told = item(ItemKind::Full, &[]);
         let mut out = Vec::new();
         // One named, then one taking its view (another rung: its own).
         write_section_header_implied(&mut out, 7, 100, 1, &block, true);
@@ -1315,7 +1315,7 @@ pub(crate) mod tests {
     fn a_bundle_reads_back_with_its_items_and_supplements_in_place() {
         let full = item(ItemKind::Full, &[1, 2, 3]);
         let (d1, d2) = (item(ItemKind::Delta { span: 1 }, &[]), item(ItemKind::Delta { span: 2 }, &[5]));
-        let sup = item(ItemKind::Supplement, &[1, 7, 0, 0, 0, 0, 0, 0]);
+        let sup = item(ItemKind::Supplement, &[7, 0, 0, 0, 0, 0, 0]);
         let with = |d: &[u8], sups: &[(u32, &[u8])]| {
             let mut out = Vec::new();
             write_delta_with(&mut out, d, sups);

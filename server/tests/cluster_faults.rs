@@ -380,3 +380,32 @@ async fn password_in_url_never_reaches_the_logs() {
     assert!(log.contains("clustered"), "log has the cluster line: {log}");
     assert!(!log.contains("hunter2secret"), "password leaked into logs");
 }
+
+#[tokio::test]
+async fn invalid_messages_from_redis_are_dropped_counted_and_warned_of_once_a_window() {
+    // As a shard of another protocol version's bundles are during a rolling
+    // upgrade: 20 a second a region. Each is counted; the log has one line.
+    let dir = WorkDir::new("invalid-from-redis");
+    let log = dir.join("shard.log");
+    let redis = Redis::start();
+    let a = shard(&redis, 1).log_to(&log, "info").ready().await;
+    let _on_a = Player::join(&a, "OnA").await;
+    // Three bytes, too short for any FlatBuffer, on the presence channel
+    // and on the whole world's one region's (region ids start at 1).
+    let channels = ["mino:{main}:presence", "mino:{main.r1}:cells"];
+    wait::until("the shard subscribed to both channels", Duration::from_secs(10), || async {
+        let numsub = redis.cli(&["PUBSUB", "NUMSUB", channels[0], channels[1]]);
+        numsub.lines().skip(1).step_by(2).all(|n| n.trim() == "1").then_some(())
+    })
+    .await;
+    for _ in 0..20 {
+        for channel in channels {
+            assert_eq!(redis.cli(&["PUBLISH", channel, "bad"]).trim(), "1", "the shard hears {channel}");
+        }
+    }
+    a.wait_metric_at_least("mino_relay_dropped_total{kind=\"invalid\"}", 40.0).await;
+    let text = std::fs::read_to_string(&log).expect("the shard's log");
+    let lines =
+        text.lines().filter(|l| l.contains("WARN") && l.contains("dropping invalid messages from redis")).count();
+    assert_eq!(lines, 1, "one warning line for 40 invalid messages within 10 s:\n{text}");
+}

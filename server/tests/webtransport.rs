@@ -232,7 +232,9 @@ async fn a_view_frame_over_the_datagram_limit_is_cut_between_cells() {
     // over ticks), with every player. Eighteen players' entries (7 bytes
     // at least each) and the 24-byte envelope are over the lowered limit
     // however they stand, so every frame comes cut between cells; a cell
-    // fits alone unless 12 of the 18 spawned in it (about 1 run in 8,000).
+    // fits alone unless 15 of the 18 spawned in it (126 bytes of room, 25
+    // a section of one cell and 7 an entry at least: about 1 run in
+    // 700,000 with the shortest ids).
     // With a 4 x 4 world the tiers spread the cells over two ticks, and
     // random spawns fitted each tick's share under the limit in 1 run of 40.
     let server =

@@ -127,7 +127,7 @@ function replay(seq: Sequence, junk: number, fill: number): void {
   });
 }
 
-describe('protocol 7 against the Rust fixture', () => {
+describe('protocol 8 against the Rust fixture', () => {
   it('has sequences, malformed frames, deltas and full forms to check', () => {
     expect(sequences.length).toBeGreaterThanOrEqual(12);
     expect(sequences.some((s) => (worlds[s.world] as World).cell_size > 0)).toBe(true);

@@ -106,7 +106,7 @@ export interface CellState {
 }
 
 /**
- * A view frame (protocol 7, `ServerMessage.view`): sections of a shard's
+ * A view frame (protocol 8, `ServerMessage.view`): sections of a shard's
  * cells at one of its ticks, each cell's items (full forms, deltas,
  * forgets, supplements) and its implied cells (net/view.ts), in
  * `bytes[start, end)`, not yet verified (net/held.ts verifies

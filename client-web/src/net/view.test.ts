@@ -222,7 +222,7 @@ describe('view frame implied cells', () => {
         ],
         { k: 2, rung: 0, view: { key: 6, previous: 0 }, count: 16, bits: [0, 3, 7, 15] },
       ),
-      section(8, 12, [[3, [item(0, [0])]]]),
+      section(8, 12, [[3, [item(0, [])]]]),
     );
     expect(merged(frame)).toEqual([
       [1, 1, 1, true],

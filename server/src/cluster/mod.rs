@@ -203,6 +203,7 @@ pub fn start(
             peers: peers_rx.clone(),
             resync: resync.clone(),
             regions: regions_rx,
+            invalid_log: std::sync::Mutex::new(crate::throttle::LogThrottle::new(crate::throttle::WINDOW)),
         }
         .run(cancel.clone()),
     );

@@ -32,12 +32,14 @@
 use super::registry::Heartbeat;
 use super::subscriptions::{Change, Renewal, Subscriptions, FAILURES_TO_WARN};
 use crate::backplane::{Backplane, FeedEvent, Keys, RedisError};
+use crate::clock;
 use crate::metrics::{DropKind, Metrics, ResubscribeReason};
 use crate::order::Order;
 use crate::resume::store::parse_takeover;
 use crate::shard::grid::RegionId;
 use crate::shard::ClusterEvent;
 use crate::shard::Relayed;
+use crate::throttle::{self, LogThrottle};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -79,6 +81,11 @@ pub struct Subscriber {
     /// The regions to hear from (one, the whole world, without area of
     /// interest).
     pub regions: watch::Receiver<Vec<RegionId>>,
+    /// The warnings of messages from Redis dropped as invalid: at most one
+    /// line a window (during a rolling upgrade across protocol versions
+    /// every bundle of a shard on the other version is one, 20 a second a
+    /// region).
+    pub invalid_log: std::sync::Mutex<LogThrottle>,
 }
 
 /// A subscription command or ping that ended, and how.
@@ -281,11 +288,7 @@ impl Subscriber {
         }
         let msg = match decode(payload) {
             Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(channel, error = %e, "dropping an invalid frame from redis");
-                self.metrics.dropped(DropKind::Invalid, 1);
-                return;
-            }
+            Err(e) => return self.invalid(channel, &e.to_string()),
         };
         let bytes = || Bytes::copy_from_slice(payload);
         let event = match msg {
@@ -307,17 +310,32 @@ impl Subscriber {
         let _ = self.events.send(event).await;
     }
 
+    /// Counts a message from Redis dropped as invalid (on `channel`, for
+    /// `why`), and warns of it at most once a window with the count since
+    /// the last line.
+    fn invalid(&self, channel: &str, why: &str) {
+        self.metrics.dropped(DropKind::Invalid, 1);
+        let due = self.invalid_log.lock().map_or(None, |mut t| t.failed(clock::now()));
+        if let Some(dropped) = due {
+            tracing::warn!(
+                channel,
+                error = why,
+                dropped,
+                "dropping invalid messages from redis, or ones of another protocol version (during a rolling \
+                 upgrade, until every shard runs the same): {dropped} since the last such line, at most one a {:?}",
+                throttle::WINDOW
+            );
+        }
+    }
+
     /// A region bundle of another shard, verified (every cell's items read
     /// end to end), handed on with one copy of its items that every cell's
     /// items are slices of.
     fn route_cells(&self, payload: &[u8]) {
         let bundle = match decode(payload) {
             Ok(ServerMsg::CellBundle(b)) => b,
-            Ok(_) | Err(_) => {
-                tracing::warn!("dropping an invalid cell bundle from redis (or one of another protocol version)");
-                self.metrics.dropped(DropKind::Invalid, 1);
-                return;
-            }
+            Ok(_) => return self.invalid(&self.keys.cells_prefix(), "not a cell bundle"),
+            Err(e) => return self.invalid(&self.keys.cells_prefix(), &e.to_string()),
         };
         let stamp = bundle.stamp();
         if stamp.shard == self.me {

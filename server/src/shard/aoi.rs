@@ -70,7 +70,7 @@ pub struct Relayed {
     pub stamp: FrameStamp,
     /// The publisher's step at that tick.
     pub step: u64,
-    /// The bundle's items (`CellBundle.cells`), one copy for all its cells.
+    /// The bundle's items (`CellBundle.cell_items`), one copy for all its cells.
     pub items: Bytes,
     /// Its cells, verified, with where their items are in `items`.
     pub cells: Vec<BundleCell>,
@@ -198,7 +198,7 @@ impl Aoi {
         for cell in cells {
             let id = CellId(cell.cell);
             let (Some(full), Some(region)) = (items.get(cell.full.clone()), self.grid.region_of(id)) else { continue };
-            let occupied = parse_item(full).is_ok_and(|i| i.body.first().is_some_and(|&n| n != 0));
+            let occupied = parse_item(full).is_ok_and(|i| !i.body.is_empty());
             let deltas: Vec<(u32, Bytes)> = cell
                 .deltas
                 .iter()

@@ -109,7 +109,7 @@ pub struct TickOutput {
     /// for resumes).
     pub publish_snapshot: Option<Bytes>,
     /// Clustered and not fenced: this tick's own cells' items (every cell's
-    /// full form and deltas, `CellBundle.cells`), by region, to publish as
+    /// full form and deltas, `CellBundle.cell_items`), by region, to publish as
     /// region bundles.
     pub publish_cells: Vec<(RegionId, Bytes)>,
     /// This shard's step at the tick (the bundles carry it).

@@ -296,7 +296,7 @@ impl OwnCells {
         }
     }
 
-    /// This step's region bundles' items (`CellBundle.cells`): every own
+    /// This step's region bundles' items (`CellBundle.cell_items`): every own
     /// stream's full form and the deltas ending at `step`, by region.
     pub(crate) fn bundles(&self, step: u64, grid: &Grid, streams: &Streams) -> Vec<(RegionId, Bytes)> {
         let mut cells: Vec<CellId> = self.history.keys().copied().collect();
