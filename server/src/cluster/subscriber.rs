@@ -288,7 +288,7 @@ impl Subscriber {
         }
         let msg = match decode(payload) {
             Ok(m) => m,
-            Err(e) => return self.invalid(channel, &e.to_string()),
+            Err(e) => return self.invalid(channel, &e),
         };
         let bytes = || Bytes::copy_from_slice(payload);
         let event = match msg {
@@ -312,14 +312,14 @@ impl Subscriber {
 
     /// Counts a message from Redis dropped as invalid (on `channel`, for
     /// `why`), and warns of it at most once a window with the count since
-    /// the last line.
-    fn invalid(&self, channel: &str, why: &str) {
+    /// the last line (`why` is formatted only then).
+    fn invalid(&self, channel: &str, why: &dyn std::fmt::Display) {
         self.metrics.dropped(DropKind::Invalid, 1);
         let due = self.invalid_log.lock().map_or(None, |mut t| t.failed(clock::now()));
         if let Some(dropped) = due {
             tracing::warn!(
                 channel,
-                error = why,
+                error = %why,
                 dropped,
                 "dropping invalid messages from redis, or ones of another protocol version (during a rolling \
                  upgrade, until every shard runs the same): {dropped} since the last such line, at most one a {:?}",
@@ -334,8 +334,8 @@ impl Subscriber {
     fn route_cells(&self, payload: &[u8]) {
         let bundle = match decode(payload) {
             Ok(ServerMsg::CellBundle(b)) => b,
-            Ok(_) => return self.invalid(&self.keys.cells_prefix(), "not a cell bundle"),
-            Err(e) => return self.invalid(&self.keys.cells_prefix(), &e.to_string()),
+            Ok(_) => return self.invalid(&self.keys.cells_prefix(), &"not a cell bundle"),
+            Err(e) => return self.invalid(&self.keys.cells_prefix(), &e),
         };
         let stamp = bundle.stamp();
         if stamp.shard == self.me {
