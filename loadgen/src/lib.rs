@@ -17,7 +17,9 @@
 //! - [`cells`]: what every bot measures of its cells (own-cell and
 //!   neighbour gaps, bytes); [`observer`]: what a sample of bots measures of
 //!   the players in view (view-enter latency, pop-ins, blinks, the ideal
-//!   crop), from the shared table of every bot's position ([`positions`]).
+//!   crop), from the shared table of every bot's position ([`positions`]);
+//!   [`reader`]: what a bot holds of its cells and the walk over the cells
+//!   a view frame updated, which both measure.
 //! - [`bot`]: a simulated player that walks per its [`profile`], measures in a
 //!   [`session`], and reconnects/resumes per the [`reconnect`] policy; its
 //!   [`status`] is readable while it runs.
@@ -52,6 +54,7 @@ pub mod plot;
 pub mod positions;
 pub mod profile;
 pub mod progress;
+pub mod reader;
 pub mod reconnect;
 pub mod region;
 pub mod report;

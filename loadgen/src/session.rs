@@ -15,6 +15,7 @@ use crate::observer::Observer;
 use crate::parts::FrameParts;
 use crate::positions::{Positions, Report};
 use crate::profile::Profile;
+use crate::reader::ViewReader;
 use crate::reconnect::Ending;
 use crate::silence::{self, Silence, Verdict};
 use crate::stats::{Event, Metric, Stats, Tally};
@@ -22,9 +23,8 @@ use crate::status::BotShared;
 use crate::steer::{Movement, Steering, SHUFFLE_EVERY};
 use crate::transport::Transport;
 use crate::world::World;
-use mino_protocol::held::{Held, Update};
 use mino_protocol::server::{self, ServerMsg};
-use mino_protocol::view::{tick_time_ms, ItemKind, ViewFrame};
+use mino_protocol::view::ViewFrame;
 use mino_protocol::wire::CloseCode;
 use mino_protocol::{quantize, wire, PlayerId};
 use rand::rngs::SmallRng;
@@ -131,21 +131,15 @@ struct Measure<'a> {
     /// timed once a tick, not once a cell.
     last_tick: Vec<(u32, u32)>,
     /// What the bot holds of the cells view frames told it (cells expire
-    /// as the Welcome says, on a clock from `welcomed`).
-    held: Held,
+    /// as the Welcome says, on a clock from `welcomed`), and the walk over
+    /// the cells a frame updated.
+    reader: ViewReader,
     /// When the session began: the clock of the held cells' expiry.
     welcomed: Instant,
     /// Scratch: the entries of the cell being read after a view frame.
     cell_entries: Vec<mino_protocol::entry::Entry>,
-    /// What the last view frame did, cell by cell (reused frame to frame).
-    updates: Vec<Update>,
     /// The world's bounds (positions are quantized over them).
     bounds: wire::Bounds,
-    /// The Welcome's tick rate and server time, for the sections' times.
-    tick_hz: u16,
-    welcome_ms: u64,
-    /// Scratch: each updated cell's share of a frame's bytes (all, bodies).
-    shares: Vec<(u32, u32, usize, usize)>,
     /// The tick period.
     period: Duration,
     /// The bot's own position as last shown, and when it was shown: a cell
@@ -196,21 +190,10 @@ pub async fn run(
         resume,
         tolerance: step * RESUME_TOLERANCE_TICKS + 1.0,
         last_tick: Vec::with_capacity(4),
-        held: Held::for_place(
-            &welcome.bounds,
-            welcome.speed,
-            welcome.tick_hz,
-            (welcome.cell_size, welcome.view_radius),
-            usize::MAX,
-        )
-        .expiring(welcome.cell_expiry_ms),
+        reader: ViewReader::new(welcome),
         welcomed: now,
         cell_entries: Vec::new(),
-        updates: Vec::new(),
         bounds: welcome.bounds,
-        tick_hz: welcome.tick_hz,
-        welcome_ms: welcome.server_time_ms,
-        shares: Vec::new(),
         period: world.tick_period(),
         own_last: None,
     };
@@ -431,57 +414,21 @@ impl Measure<'_> {
         let now = arrival.now;
         self.ctx.shared.received_cells(len);
         if let Some(o) = self.observer.as_mut() {
-            o.on_parts(&FrameParts::of(v, len, &self.held));
+            o.on_parts(&FrameParts::of(v, len, self.reader.held()));
         }
-        self.shares.clear();
-        let mut items_bytes = 0;
-        for section in v.sections() {
-            self.shard_tick(section.shard, section.tick, arrival);
-            for cell in section.cells() {
-                let (mut all, mut bodies) = (0, 0);
-                for item in cell.items() {
-                    all += item.bytes.len();
-                    bodies += if item.kind == ItemKind::Forget { 0 } else { item.body.len() };
-                }
-                items_bytes += all;
-                self.shares.push((section.shard, cell.cell, all, bodies));
-            }
-        }
-        let mut header = len.saturating_sub(items_bytes);
-        let mut updates = std::mem::take(&mut self.updates);
         let since_ms = u64::try_from(now.saturating_duration_since(self.welcomed).as_millis()).unwrap_or(u64::MAX);
-        let applied = self.held.apply_at(v, since_ms, &mut updates);
-        if let Err(e) = applied {
-            self.updates = updates;
-            return Err(e);
+        let applied = self.reader.apply(v, len, since_ms);
+        for i in 0..self.reader.sections().len() {
+            let (shard, tick) = self.reader.sections()[i];
+            self.shard_tick(shard, tick, arrival);
         }
-        // The cell's entries are read from a copy kept for the purpose (the
-        // held state cannot stay borrowed while the bot acts on them): one
-        // copy of the bytes, no allocation once it has grown.
+        applied?;
         let mut entries = std::mem::take(&mut self.cell_entries);
-        // Updates come in the frame's order, as the shares were noted.
-        let mut at = 0;
-        for &update in &updates {
-            let Update::Cell { shard, cell, tick } = update else { continue };
-            let Some(held) = self.held.cell(shard, cell) else { continue };
-            entries.clear();
-            entries.extend_from_slice(held.entries);
-            let time_ms = tick_time_ms(tick, self.tick_hz, self.welcome_ms);
-            let frame = CellFrame::held(shard, cell, tick, time_ms, &entries);
-            let is = |s: &(u32, u32, usize, usize)| (s.0, s.1) == (shard, cell);
-            let found =
-                self.shares[at..].iter().position(is).map(|i| at + i).or_else(|| self.shares.iter().position(is));
-            let (share, bodies) = match found {
-                Some(i) => {
-                    at = i;
-                    (std::mem::take(&mut self.shares[i].2), std::mem::take(&mut self.shares[i].3))
-                }
-                None => (0, 0),
-            };
-            self.on_cell(&frame, share + std::mem::take(&mut header), bodies, now, rng);
+        while let Some(u) = self.reader.next_cell(&mut entries) {
+            let frame = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, &entries);
+            self.on_cell(&frame, u.len, u.bodies, now, rng);
         }
         self.cell_entries = entries;
-        self.updates = updates;
         Ok(())
     }
 
@@ -531,7 +478,7 @@ impl Measure<'_> {
         }
         if own.new_tick {
             if let Some(o) = self.observer.as_mut() {
-                o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter()), now, stats, bot);
+                o.still_held(self.reader.held().cells().flat_map(|(_, c)| c.entries.iter()), now, stats, bot);
                 o.check(pos, now, stats, bot);
             }
         }
@@ -554,7 +501,7 @@ impl Measure<'_> {
             board.publish(bot, &report);
         }
         if let Some(o) = self.observer.as_mut() {
-            o.still_held(self.held.cells().flat_map(|(_, c)| c.entries.iter()), now, stats, bot);
+            o.still_held(self.reader.held().cells().flat_map(|(_, c)| c.entries.iter()), now, stats, bot);
             o.check(pos, now, stats, bot);
         }
     }

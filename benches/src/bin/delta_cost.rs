@@ -10,15 +10,36 @@
 //! `--toggle-collect`), and prints the wall time a tick and the view-frame
 //! bytes a socket a tick.
 //!
+//! With `--clients N` the first N sockets' frames are also read as the
+//! loadgen's bot reads them, inside `clients_measured` (from the first
+//! tick, warm-up included): decoded, applied to what the client holds
+//! ([`ViewReader`], the bot's own), and each updated cell handed to the
+//! bot's [`CellMeter`]. It prints the client frames read and digests of
+//! what the clients hold, of the walk's cells, and of what the meters
+//! recorded (two builds that read the same frames alike print the same).
+//!
 //! ```sh
 //! cargo build --release -p mino-benches --bin delta_cost
 //! target/release/delta_cost --frames deltas
 //! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*delta_cost*measured*' \
 //!     target/release/delta_cost --frames deltas --ticks 40
+//! # A client's instructions a frame: clients_measured's inclusive count
+//! # over the client frames printed.
+//! valgrind --tool=callgrind --callgrind-out-file=X target/release/delta_cost \
+//!     --frames deltas --ticks 40 --warmup 100 --clients 50
+//! callgrind_annotate --inclusive=yes X | grep clients_measured
 //! ```
 
+use bytes::Bytes;
 use clap::{Parser, ValueEnum};
+use mino_loadgen::cells::CellMeter;
+use mino_loadgen::event::CellFrame;
+use mino_loadgen::reader::ViewReader;
+use mino_loadgen::stats::Tally;
+use mino_loadgen::world::World;
+use mino_loadgen::{Metric, ServerEvent, Stats};
 use mino_protocol::client::{Capabilities, Direction};
+use mino_protocol::entry::Entry;
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::view::{encode_bundle, FrameStamp};
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -49,6 +70,10 @@ struct Cli {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Sockets (the first to join) whose frames a client also reads as the
+    /// loadgen's bot does.
+    #[arg(long, default_value_t = 0)]
+    clients: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -80,6 +105,36 @@ struct Place {
     /// A hash of every socket's frames, in order (two builds that send the
     /// same bytes print the same digest).
     digest: DefaultHasher,
+    /// The clients (`--clients`), and per shard the links they read (link,
+    /// client).
+    clients: Clients,
+    watched: [Vec<(LinkId, usize)>; 2],
+    /// The tick's frames for the clients: (client, websocket frame).
+    inbox: Vec<(usize, Bytes)>,
+}
+
+/// One socket read as the loadgen's bot reads it.
+struct Client {
+    /// What it holds and the walk over a frame's cells.
+    reader: ViewReader,
+    /// What it measures of its cells.
+    meter: CellMeter,
+    /// Scratch: the entries of the cell handed on.
+    entries: Vec<Entry>,
+}
+
+/// Every client, what they share, and what they did.
+struct Clients {
+    all: Vec<Client>,
+    /// Where their meters record.
+    stats: Stats,
+    /// The clock their frames arrive on: tick `t` at `epoch + 50 t` ms.
+    epoch: tokio::time::Instant,
+    /// Frames read, since the start.
+    frames: u64,
+    /// A fold of every cell the walks handed on and every own position
+    /// the meters found ([`fold`]).
+    walk: u64,
 }
 
 /// Tick `n` on time, on a clock of its own: a run under a profiler, 50
@@ -121,6 +176,8 @@ impl Place {
             shard.cluster_event(ClusterEvent::Live(vec![ShardId(1), ShardId(2)]));
             One { shard, players: Vec::new() }
         });
+        let clients =
+            Clients { all: Vec::new(), stats: Stats::new(), epoch: tokio::time::Instant::now(), frames: 0, walk: 0 };
         let mut place = Place {
             shards,
             t: 0,
@@ -131,12 +188,20 @@ impl Place {
             bytes: 0,
             frames: 0,
             digest: DefaultHasher::new(),
+            clients,
+            watched: Default::default(),
+            inbox: Vec::new(),
         };
         for i in 0..cli.players {
-            let one = &mut place.shards[(i % 2) as usize];
+            let s = (i % 2) as usize;
+            let one = &mut place.shards[s];
             let a = one.shard.join("bot", None, 0, caps, Carrier::Stream).expect("admitted");
             let wait = rng.random_range(0..60);
             one.players.push((a.player, a.link, wait));
+            if (i as usize) < cli.clients {
+                place.watched[s].push((a.link, place.clients.all.len()));
+                place.clients.all.push(Client::of(&a.welcome));
+            }
         }
         place
     }
@@ -152,16 +217,115 @@ impl Place {
             steer(one, &mut self.rng, self.side, t);
             let out = one.shard.tick(at(self.start, t));
             for (_, link, _) in &one.players {
+                let client = self.watched[i].iter().find(|w| w.0 == *link).map(|w| w.1);
                 for f in out.frame.views.get(one.shard.view_of(*link)).map_or(&[][..], |v| &v.frames[..]) {
                     self.bytes += f.len() as u64;
                     self.frames += 1;
                     link.0.hash(&mut self.digest);
                     f.hash(&mut self.digest);
+                    if let Some(c) = client {
+                        self.inbox.push((c, f.clone()));
+                    }
                 }
             }
             self.in_flight[1 - i] = bundles(&one.shard, &out, t);
             one.shard.effects().for_each(drop);
         }
+        if !self.inbox.is_empty() {
+            clients_measured(&mut self.clients, &self.inbox, t);
+            self.inbox.clear();
+        }
+    }
+}
+
+impl Client {
+    /// The bot a Welcome message (`welcome`, as the shard encoded it) made.
+    fn of(welcome: &[u8]) -> Client {
+        let Ok(ServerEvent::Welcome(w)) = ServerEvent::decode(welcome) else { panic!("a welcome") };
+        let grid = World::of(&w).grid.expect("area of interest");
+        Client {
+            reader: ViewReader::new(&w),
+            meter: CellMeter::new(grid, w.bounds, w.shard_id.0, w.player_id),
+            entries: Vec::new(),
+        }
+    }
+}
+
+/// The clients' work of tick `t`: each frame of `inbox` (client, websocket
+/// frame) read as the loadgen's bot reads it (the session's `on_view` with
+/// a cell meter: decoded, applied, each updated cell measured).
+#[inline(never)]
+fn clients_measured(clients: &mut Clients, inbox: &[(usize, Bytes)], t: u64) {
+    let now = clients.epoch + Duration::from_millis(50 * t);
+    let stats = &clients.stats;
+    for (c, frame) in inbox {
+        let client = &mut clients.all[*c];
+        let message = payload(frame);
+        let Ok(ServerMsg::View(v)) = decode(message) else { panic!("a view frame") };
+        client.reader.apply(&v, message.len(), 50 * t).expect("the frame applies");
+        while let Some(u) = client.reader.next_cell(&mut client.entries) {
+            let cell = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, &client.entries);
+            let walked = [u.shard.into(), u.cell.into(), u.tick.into(), u.time_ms, u.len as u64, u.bodies as u64];
+            clients.walk = walked.iter().fold(clients.walk, |d, &v| fold(d, v));
+            clients.walk = fold(clients.walk, client.entries.len() as u64);
+            if let Some(own) = client.meter.on_frame(&cell, u.len, u.bodies, now, stats, *c) {
+                let seen = [own.position.0.to_bits(), own.position.1.to_bits(), own.time_ms, u32::from(own.new_tick)];
+                clients.walk = seen.iter().fold(clients.walk, |a, &w| fold(a, w.into()));
+            }
+        }
+        clients.frames += 1;
+    }
+}
+
+/// `digest` with `value` folded in (FNV-1a's step on a whole word: cheap
+/// beside the work it checks).
+fn fold(digest: u64, value: u64) -> u64 {
+    (digest ^ value).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
+/// The payload of a server's websocket frame (unmasked: a 2, 4 or 10-byte
+/// header).
+fn payload(frame: &[u8]) -> &[u8] {
+    let header = match frame.get(1).map(|b| b & 0x7f) {
+        Some(126) => 4,
+        Some(127) => 10,
+        _ => 2,
+    };
+    frame.get(header..).unwrap_or_default()
+}
+
+impl Clients {
+    /// What the clients hold and measured, as a line: frames read, a
+    /// digest of every held cell, the walk's fold, and the meters' tallies
+    /// and gaps.
+    fn summary(&mut self) -> String {
+        for c in &mut self.all {
+            c.meter.flush(&self.stats);
+        }
+        let mut held = DefaultHasher::new();
+        for c in &self.all {
+            for (key, cell) in c.reader.held().cells() {
+                (key, cell.tick, cell.heard_ms, cell.entries).hash(&mut held);
+            }
+        }
+        let w = self.stats.take_window();
+        let (own, near) = (w.latencies.summary(Metric::OwnCellGap), w.latencies.summary(Metric::NeighbourGap));
+        format!(
+            "{} clients, {} frames read (whole run); held digest {:016x}, walk digest {:016x}; cell frames {}, bytes {}, entry bytes {}; own-cell gaps {} (p50 {} ms, max {} ms), neighbour gaps {} (p50 {} ms, max {} ms)",
+            self.all.len(),
+            self.frames,
+            held.finish(),
+            self.walk,
+            w.counters.tally(Tally::CellFrames),
+            w.counters.tally(Tally::CellBytes),
+            w.counters.tally(Tally::CellEntryBytes),
+            own.count,
+            own.p50,
+            own.max,
+            near.count,
+            near.p50,
+            near.max,
+        )
     }
 }
 
@@ -173,7 +337,7 @@ fn bundles(shard: &Shard, out: &TickOutput, t: u64) -> Vec<ClusterEvent> {
         .map(|(region, items)| {
             let encoded = encode_bundle(&stamp, out.step, region.0, items);
             let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-            let (stamp, step, items) = (b.stamp(), b.step(), bytes::Bytes::copy_from_slice(b.items()));
+            let (stamp, step, items) = (b.stamp(), b.step(), Bytes::copy_from_slice(b.items()));
             ClusterEvent::Bundle(Relayed { stamp, step, items, cells: b.into_cells() })
         })
         .collect()
@@ -239,4 +403,7 @@ fn main() {
         (place.frames - frames) as f64 / ticks / sockets,
         place.digest.finish(),
     );
+    if !place.clients.all.is_empty() {
+        println!("{}", place.clients.summary());
+    }
 }
