@@ -133,6 +133,11 @@ impl Grid {
 
     /// True when `cell` is one of the (up to) 8 cells around `around`.
     pub fn adjacent(&self, around: u32, cell: u32) -> bool {
+        // Ids of adjacent cells are at most a row and a column apart: most
+        // cells of a view are told apart by this alone.
+        if around.abs_diff(cell) > self.columns.saturating_add(1) {
+            return false;
+        }
         match (self.position(around), self.position(cell)) {
             (Some((c0, r0)), Some((c1, r1))) => around != cell && c0.abs_diff(c1) <= 1 && r0.abs_diff(r1) <= 1,
             _ => false,

@@ -427,10 +427,7 @@ pub fn apply(
     let mut changes_left = changes;
     // Players between records only walk by the rule: copied in runs (the
     // common case by far: a walker going straight, a player standing).
-    let walk = |b: &Entry| {
-        let (x, y) = motion.advance((b.x, b.y), b.heading, b.moving(), span);
-        Entry { x, y, ..*b }
-    };
+    let walk = |b: &Entry| walked(b, span, motion);
     let mut i = 0;
     while i < base.len() {
         let next = match (next_change, leave) {
@@ -498,6 +495,37 @@ pub fn apply(
         merge_enters(out, stayed)?;
     }
     Ok(())
+}
+
+/// [`apply`] of an empty delta (a body of no bytes, as an implied cell's):
+/// every player of `base` stays and walks by the rule over `span` ticks,
+/// into `out` (cleared first), the same result and errors without reading
+/// a body.
+///
+/// Errors: [`DeltaError::Span`] for a span that is not a power of two up
+/// to [`MAX_SPAN`]; [`DeltaError::TooMany`] for more than `max_players`.
+pub fn advance(
+    base: &[Entry],
+    span: u32,
+    motion: &Motion,
+    max_players: usize,
+    out: &mut Vec<Entry>,
+) -> Result<(), DeltaError> {
+    if !span.is_power_of_two() || span > MAX_SPAN {
+        return Err(DeltaError::Span(span));
+    }
+    if base.len() > max_players {
+        return Err(DeltaError::TooMany);
+    }
+    out.clear();
+    out.extend(base.iter().map(|b| walked(b, span, motion)));
+    Ok(())
+}
+
+/// Player `b` after walking by the rule over `span` ticks.
+fn walked(b: &Entry, span: u32, motion: &Motion) -> Entry {
+    let (x, y) = motion.advance((b.x, b.y), b.heading, b.moving(), span);
+    Entry { x, y, ..*b }
 }
 
 /// `at` moved by `residual`, if that stays on the grid.
@@ -632,6 +660,23 @@ mod tests {
         assert!(!summary.unchanged, "the walkers moved");
         let (body, summary) = roundtrip(&base[2..], &new[2..], 1);
         assert!(body.is_empty() && summary.unchanged, "standing");
+    }
+
+    #[test]
+    fn advancing_is_applying_an_empty_delta() {
+        let m = motion();
+        let base = [e(3, 100, 100, 0, true), e(7, 5000, 65_500, 77, true), e(9, 40_000, 40_000, 5, false)];
+        for (players, span, max_players) in
+            [(3, 1, 3), (3, 4, 100), (1, 64, 1), (0, 2, 0), (3, 2, 2), (3, 3, 9), (2, 128, 9)]
+        {
+            let (mut advanced, mut applied) = (vec![e(1, 1, 1, 1, true)], Vec::new());
+            let a = advance(&base[..players], span, &m, max_players, &mut advanced);
+            let b = apply(&base[..players], &[], span, &m, max_players, &mut applied);
+            assert_eq!(a, b, "{players} players over {span} ticks, at most {max_players}");
+            if a.is_ok() {
+                assert_eq!(advanced, applied);
+            }
+        }
     }
 
     #[test]

@@ -101,27 +101,32 @@ impl CellGrid {
     /// players of a crowded cell are still in it compares, rather than
     /// computes each one's cell.
     pub fn span_q(&self, cell: u32) -> Option<(std::ops::Range<u32>, std::ops::Range<u32>)> {
+        let (column, row) = self.column_row(cell)?;
+        Some((self.column_span_q(column), self.row_span_q(row)))
+    }
+
+    /// The column and row of cell `cell`; `None` for a cell not on the grid.
+    pub fn column_row(&self, cell: u32) -> Option<(u32, u32)> {
         let i = cell.checked_sub(1)?;
         if u64::from(i) >= u64::from(self.columns) * u64::from(self.rows) {
             return None;
         }
-        let (column, row) = (i % self.columns, i / self.columns);
+        Some((i % self.columns, i / self.columns))
+    }
+
+    /// The quantized x coordinates whose cell ([`CellGrid::cell_of_q`]) is
+    /// in column `column`: a range, end exclusive, up to 65,536 (empty for
+    /// a column no quantized position reaches); 34 evaluations of the rule.
+    pub fn column_span_q(&self, column: u32) -> std::ops::Range<u32> {
         let column_of = |q: u32| (self.cell_of_q(q as u16, 0) - 1) % self.columns;
+        first_q(column, column_of)..first_q(column + 1, column_of)
+    }
+
+    /// The quantized y coordinates whose cell is in row `row`, as
+    /// [`CellGrid::column_span_q`] for columns.
+    pub fn row_span_q(&self, row: u32) -> std::ops::Range<u32> {
         let row_of = |q: u32| (self.cell_of_q(0, q as u16) - 1) / self.columns;
-        // The first q in 0..=65535 whose index is at least `k` (65,536: none).
-        let first = |k: u32, index: &dyn Fn(u32) -> u32| {
-            let (mut lo, mut hi) = (0u32, 1u32 << 16);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if index(mid) >= k {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            lo
-        };
-        Some((first(column, &column_of)..first(column + 1, &column_of), first(row, &row_of)..first(row + 1, &row_of)))
+        first_q(row, row_of)..first_q(row + 1, row_of)
     }
 
     /// The cell holding the wire's quantized position `(x, y)`: the cell of
@@ -131,6 +136,22 @@ impl CellGrid {
         let (wx, wy) = quantize::world_position(&self.bounds, x, y);
         self.cell_of(wx, wy)
     }
+}
+
+/// The first quantized coordinate q (0 to 65,535) whose `index` is at least
+/// `k`, `index` non-decreasing in q; 65,536 when none is (binary search, 17
+/// evaluations).
+fn first_q(k: u32, index: impl Fn(u32) -> u32) -> u32 {
+    let (mut lo, mut hi) = (0u32, 1u32 << 16);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if index(mid) >= k {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 /// Columns and rows of cells of `cell_size` over `bounds`: `ceil(extent /

@@ -42,8 +42,9 @@ use crate::entry::Entry;
 use crate::grid::CellGrid;
 use crate::motion::Motion;
 use crate::stencil::{Stencil, Tier, ViewScratch};
-use crate::view::{ItemKind, ViewCell, ViewError, ViewFrame, ViewSection};
+use crate::view::{implied_span, Item, ItemKind, ViewCell, ViewError, ViewFrame, ViewSection};
 use crate::wire::Bounds;
+use std::ops::Range;
 
 /// One cell as held, borrowed from the [`Held`] it is read from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -155,8 +156,23 @@ pub struct Held {
     stencil: Option<Stencil>,
     /// Scratch of a section: its implied cells and their spans.
     implied: Vec<(u32, u32)>,
-    /// Scratch of a section: its view's cells, and room for them.
-    view: (Vec<(u32, Tier)>, ViewScratch),
+    /// A section's view's cells.
+    view: ViewCells,
+    /// The quantized spans of the grid's columns and rows (handoffs).
+    spans: Spans,
+}
+
+/// A section's view's cells ([`crate::stencil::view_cells`]), kept for as
+/// long as the sections name the same view.
+#[derive(Debug, Default)]
+struct ViewCells {
+    /// The view they are of: the (key, previous) cell of an implied block
+    /// (`None`: none yet).
+    of: Option<(u32, u32)>,
+    /// The cells and their tiers, by increasing cell.
+    cells: Vec<(u32, Tier)>,
+    /// Room for working them out.
+    scratch: ViewScratch,
 }
 
 /// The expiry of a client's cells.
@@ -214,6 +230,7 @@ impl Held {
             stencil: None,
             implied: Vec::new(),
             view: Default::default(),
+            spans: Spans::default(),
         }
     }
 
@@ -242,6 +259,7 @@ impl Held {
     /// [`Held::handing_off`].
     pub fn seeing(mut self, stencil: Stencil) -> Held {
         self.stencil = Some(stencil);
+        self.view.of = None;
         self
     }
 
@@ -249,6 +267,7 @@ impl Held {
     /// Welcome's bounds and cell size; see the module docs).
     pub fn handing_off(mut self, grid: CellGrid) -> Held {
         self.grid = Some(grid);
+        (self.view.of, self.spans) = (None, Spans::default());
         self
     }
 
@@ -277,7 +296,7 @@ impl Held {
     pub fn apply_into(&mut self, frame: &ViewFrame<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         updates.clear();
         self.now_ms = 0;
-        self.apply_items(frame, updates)
+        self.apply_items(frame, updates, |_| {})
     }
 
     /// [`Held::apply_into`] for a frame that arrived at `now_ms` on the
@@ -288,6 +307,22 @@ impl Held {
     ///
     /// Errors: as [`Held::apply_into`].
     pub fn apply_at(&mut self, frame: &ViewFrame<'_>, now_ms: u64, updates: &mut Vec<Update>) -> Result<(), HeldError> {
+        self.apply_at_each(frame, now_ms, updates, |_| {})
+    }
+
+    /// [`Held::apply_at`], calling `each` with every section of the frame
+    /// just before it applies, so a client that reads the sections for
+    /// itself too (the bytes of their cells) does it in the same pass over
+    /// the frame; the sections after one that does not apply are not.
+    ///
+    /// Errors: as [`Held::apply_into`].
+    pub fn apply_at_each(
+        &mut self,
+        frame: &ViewFrame<'_>,
+        now_ms: u64,
+        updates: &mut Vec<Update>,
+        each: impl FnMut(&ViewSection<'_>),
+    ) -> Result<(), HeldError> {
         updates.clear();
         self.now_ms = now_ms;
         if let Some(after_ms) = self.expiry.as_mut().and_then(|e| e.due(now_ms).then_some(e.after_ms)) {
@@ -299,11 +334,18 @@ impl Held {
                 keep
             });
         }
-        self.apply_items(frame, updates)
+        self.apply_items(frame, updates, each)
     }
 
-    fn apply_items(&mut self, frame: &ViewFrame<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
+    /// The frame's sections in order, each handed to `each` and applied.
+    fn apply_items(
+        &mut self,
+        frame: &ViewFrame<'_>,
+        updates: &mut Vec<Update>,
+        mut each: impl FnMut(&ViewSection<'_>),
+    ) -> Result<(), HeldError> {
         for section in frame.sections() {
+            each(&section);
             if section.is_empty() {
                 self.forget_shard(section.shard);
                 updates.push(Update::Reset { shard: section.shard, tick: section.tick });
@@ -319,101 +361,47 @@ impl Held {
     /// applied and the rest of what is held stays as it was.
     fn apply_section(&mut self, section: &ViewSection<'_>, updates: &mut Vec<Update>) -> Result<(), HeldError> {
         let shard = section.shard;
-        self.warm(shard);
         self.movers.clear();
         self.advanced.clear();
         let mut implied = std::mem::take(&mut self.implied);
         implied.clear();
-        if section.implied.is_some() {
-            let (Some(grid), Some(stencil)) = (self.grid.as_ref(), self.stencil.as_ref()) else {
-                self.implied = implied;
-                return Err(ViewError::Implied.into());
-            };
-            let (cells, scratch) = &mut self.view;
-            let read = section.each_implied(grid, stencil, cells, scratch, |cell, span| implied.push((cell, span)));
-            if let Err(e) = read {
-                self.implied = implied;
-                return Err(e.into());
-            }
+        if let Err(e) = self.read_implied(section, &mut implied) {
+            self.implied = implied;
+            return Err(e);
         }
-        let mut at = 0; // the slots before it have keys below the next cell's
+        let mut at = self.warm(shard); // the slots before it have keys below the next cell's
         let mut failed = None;
         // The section's cells and its implied ones, by increasing cell (the
-        // two are disjoint: `each_implied` said so).
+        // two are disjoint: `each_implied_in` said so).
         let mut explicit = section.cells().peekable();
-        let mut implied_cells = implied.iter().peekable();
-        let cells = std::iter::from_fn(|| match (explicit.peek(), implied_cells.peek()) {
-            (Some(e), Some(&&(c, _))) if c < e.cell => {
-                implied_cells.next().map(|&(c, span)| ViewCell::implied(c, span))
-            }
-            (Some(_), _) => explicit.next(),
-            (None, _) => implied_cells.next().map(|&(c, span)| ViewCell::implied(c, span)),
-        });
-        'cells: for view_cell in cells {
-            let key = (shard, view_cell.cell);
-            at += self.slots[at..].partition_point(|s| s.key < key);
-            let held = self.slots.get(at).is_some_and(|s| s.key == key);
-            let mut current = if held { Current::Before } else { Current::Absent };
-            let single = one_delta(view_cell.items());
-            if let Some(span) = single {
-                self.advanced.push((view_cell.cell, span));
-            }
-            let mut after_delta = false;
-            for item in view_cell.items() {
-                let applied = match item.kind {
-                    ItemKind::Forget => {
-                        current = Current::Absent;
-                        after_delta = false;
-                        updates.push(Update::Forgot { shard, cell: view_cell.cell, tick: section.tick });
-                        continue;
-                    }
-                    ItemKind::Full => delta::decode_full(item.body, self.max_players, &mut self.scratch),
-                    ItemKind::Delta { span } => {
-                        let base = match current {
-                            Current::Absent => &[][..],
-                            Current::Before => &self.slots[at].players[..],
-                            Current::Changed => &self.cell[..],
-                        };
-                        delta::apply(base, item.body, span, &self.motion, self.max_players, &mut self.scratch)
-                    }
-                    ItemKind::Supplement if after_delta => {
-                        supplement(&self.cell, item.body, self.max_players, &mut self.sup, &mut self.scratch)
-                    }
-                    ItemKind::Supplement => Err(DeltaError::Supplement),
-                };
-                if let Err(error) = applied {
-                    failed = Some(HeldError::Item { shard, cell: view_cell.cell, error });
-                    self.close(at, held, current, key, section.tick);
-                    break 'cells;
+        let mut implied_cells = implied.iter().copied().peekable();
+        loop {
+            let told = match (explicit.peek().map(|e| e.cell), implied_cells.peek()) {
+                (Some(e), Some(&(c, _))) if c < e => None,
+                (Some(_), _) => explicit.next(),
+                (None, Some(_)) => None,
+                (None, None) => break,
+            };
+            let (cell, applied) = match told {
+                Some(view_cell) => {
+                    let key = (shard, view_cell.cell);
+                    at = self.seek(at, key);
+                    (view_cell.cell, self.apply_cell(at, key, &view_cell, section.tick, updates))
                 }
-                std::mem::swap(&mut self.cell, &mut self.scratch);
-                if let (ItemKind::Delta { span }, Some(grid)) = (item.kind, self.grid.as_ref()) {
-                    // Players that walked out: handed off (one delta) or dropped.
-                    let here = view_cell.cell;
-                    if here != 0 {
-                        // A crowded cell's players are compared with its
-                        // span; a few are each placed (the same answer).
-                        let span_q = (self.cell.len() > CROWDED).then(|| grid.span_q(here)).flatten();
-                        let movers = &mut self.movers;
-                        self.cell.retain(|p| {
-                            if let Some((xs, ys)) = &span_q {
-                                if xs.contains(&u32::from(p.x)) && ys.contains(&u32::from(p.y)) {
-                                    return true;
-                                }
-                            }
-                            let there = grid.cell_of_q(p.x, p.y);
-                            if there != here && single.is_some() {
-                                movers.push((there, span, *p));
-                            }
-                            there == here
-                        });
-                    }
+                None => {
+                    let Some((cell, span)) = implied_cells.next() else { break };
+                    let key = (shard, cell);
+                    at = self.seek(at, key);
+                    (cell, self.advance_cell(at, key, span, section.tick, updates))
                 }
-                after_delta = matches!(item.kind, ItemKind::Delta { .. } | ItemKind::Supplement);
-                current = Current::Changed;
-                updates.push(Update::Cell { shard, cell: view_cell.cell, tick: section.tick });
+            };
+            match applied {
+                Ok(next) => at = next,
+                Err(error) => {
+                    failed = Some(HeldError::Item { shard, cell, error });
+                    break;
+                }
             }
-            at = self.close(at, held, current, key, section.tick);
         }
         self.implied = implied;
         if failed.is_none() && !self.movers.is_empty() {
@@ -422,14 +410,192 @@ impl Held {
         failed.map_or(Ok(()), Err)
     }
 
+    /// A section's implied cells, each with the span of its empty delta,
+    /// into `implied` (by increasing cell; nothing for a section without).
+    /// The view's cells are worked out once for as long as the sections
+    /// name the same view (a bot's two shards' sections name its view, and
+    /// it stays in a cell for many ticks).
+    ///
+    /// Errors: [`ViewError::Implied`] without the grid and the stencil, or
+    /// for a block that does not fit them.
+    fn read_implied(&mut self, section: &ViewSection<'_>, implied: &mut Vec<(u32, u32)>) -> Result<(), HeldError> {
+        let Some(block) = &section.implied else { return Ok(()) };
+        let (Some(grid), Some(stencil)) = (self.grid.as_ref(), self.stencil.as_ref()) else {
+            return Err(ViewError::Implied.into());
+        };
+        let ViewCells { of, cells, scratch } = &mut self.view;
+        let view = (block.view.key, block.view.previous);
+        if *of != Some(view) {
+            crate::stencil::view_cells(grid, stencil, view, cells, scratch, |c, t| (c, t));
+            *of = Some(view);
+        }
+        section.each_implied_in(cells, |cell, period| implied.push((cell, implied_span(period))))?;
+        Ok(())
+    }
+
+    /// The first slot at or after `at` whose key is not below `key` (the
+    /// slots before `at` are all below it): a step or two along the slots
+    /// when keys come in increasing order, as a section's cells do (a
+    /// binary search past [`SEEK_STEPS`]).
+    fn seek(&self, at: usize, key: (u32, u32)) -> usize {
+        let (rest, key) = (&self.slots[at..], packed(key));
+        let near = rest.len().min(SEEK_STEPS);
+        match rest[..near].iter().position(|s| packed(s.key) >= key) {
+            Some(i) => at + i,
+            None => at + near + rest[near..].partition_point(|s| packed(s.key) < key),
+        }
+    }
+
+    /// Applies a told cell's items to cell `key` (at slot `at`: there, or
+    /// where it goes), in order; returns the slot after it. An empty delta
+    /// alone (said by its reference) is [`Held::advance_cell`]'s.
+    ///
+    /// Errors: the first item's that does not apply (the cell then stays
+    /// as the items before it left it).
+    fn apply_cell(
+        &mut self,
+        at: usize,
+        key: (u32, u32),
+        view_cell: &ViewCell<'_>,
+        tick: u32,
+        updates: &mut Vec<Update>,
+    ) -> Result<usize, DeltaError> {
+        let mut items = view_cell.items().peekable();
+        let first = items.next();
+        if let Some(Item { kind: ItemKind::Delta { span }, body: [], .. }) = first {
+            if items.peek().is_none() {
+                return self.advance_cell(at, key, span, tick, updates);
+            }
+        }
+        let held = self.slots.get(at).is_some_and(|s| s.key == key);
+        let mut current = if held { Current::Before } else { Current::Absent };
+        // Some(span) while the items are one delta (over span) followed by
+        // nothing but supplements: its walkers are handed off.
+        let mut single = None;
+        let movers_before = self.movers.len();
+        let mut after_delta = false;
+        for (i, item) in first.into_iter().chain(items).enumerate() {
+            single = match (i, item.kind) {
+                (0, ItemKind::Delta { span }) => Some(span),
+                (_, ItemKind::Supplement) => single,
+                _ => None,
+            };
+            let applied = match item.kind {
+                ItemKind::Forget => {
+                    current = Current::Absent;
+                    after_delta = false;
+                    updates.push(Update::Forgot { shard: key.0, cell: key.1, tick });
+                    continue;
+                }
+                ItemKind::Full => delta::decode_full(item.body, self.max_players, &mut self.scratch),
+                ItemKind::Delta { span } => {
+                    let base = match current {
+                        Current::Absent => &[][..],
+                        Current::Before => &self.slots[at].players[..],
+                        Current::Changed => &self.cell[..],
+                    };
+                    delta::apply(base, item.body, span, &self.motion, self.max_players, &mut self.scratch)
+                }
+                ItemKind::Supplement if after_delta => {
+                    supplement(&self.cell, item.body, self.max_players, &mut self.sup, &mut self.scratch)
+                }
+                ItemKind::Supplement => Err(DeltaError::Supplement),
+            };
+            if let Err(error) = applied {
+                self.close(at, held, current, key, tick);
+                return Err(error);
+            }
+            std::mem::swap(&mut self.cell, &mut self.scratch);
+            if let ItemKind::Delta { span } = item.kind {
+                self.take_walkers(key.1, span);
+            }
+            after_delta = matches!(item.kind, ItemKind::Delta { .. } | ItemKind::Supplement);
+            current = Current::Changed;
+            updates.push(Update::Cell { shard: key.0, cell: key.1, tick });
+        }
+        // Walkers out of a cell whose items turned out not to be one delta
+        // and its supplements are dropped, not handed off.
+        match single {
+            Some(span) => self.advanced.push((key.1, span)),
+            None => self.movers.truncate(movers_before),
+        }
+        Ok(self.close(at, held, current, key, tick))
+    }
+
+    /// Advances cell `key` (at slot `at`: there, or where it goes) by one
+    /// empty delta over `span` ticks (an implied cell, or one whose
+    /// reference says so): its players walk by the rule, and those who
+    /// walked out of it are handed off. An empty cell (the most of a view:
+    /// its players gather in a few) just takes the tick and time, the
+    /// delta's work skipped. Returns the slot after it.
+    ///
+    /// Errors: [`DeltaError::TooMany`] past the limit a cell (the cell is
+    /// then left as it was).
+    fn advance_cell(
+        &mut self,
+        at: usize,
+        key: (u32, u32),
+        span: u32,
+        tick: u32,
+        updates: &mut Vec<Update>,
+    ) -> Result<usize, DeltaError> {
+        match self.slots.get_mut(at).filter(|s| s.key == key) {
+            // The delta of nobody (a span is a power of two up to
+            // `MAX_SPAN`, as its tag says: nothing to refuse).
+            Some(slot) if slot.players.is_empty() => (slot.tick, slot.heard_ms) = (tick, self.now_ms),
+            Some(slot) => {
+                delta::advance(&slot.players, span, &self.motion, self.max_players, &mut self.cell)?;
+                self.take_walkers(key.1, span);
+                self.close(at, true, Current::Changed, key, tick);
+            }
+            None => {
+                let players = self.spare.pop().unwrap_or_default();
+                self.slots.insert(at, Slot { key, tick, heard_ms: self.now_ms, players });
+            }
+        }
+        self.advanced.push((key.1, span));
+        updates.push(Update::Cell { shard: key.0, cell: key.1, tick });
+        Ok(at + 1)
+    }
+
+    /// Takes out of the cell being built ([`Held::cell`], `here` advanced
+    /// by a delta over `span` ticks) its players whose position is now in
+    /// another cell of the grid, noting each as a mover to hand off (kept
+    /// only when the cell's items are one delta and its supplements). A
+    /// player inside the cell's quantized span (most: [`Spans`]) stays
+    /// without working out its cell. Without a grid nobody moves.
+    fn take_walkers(&mut self, here: u32, span: u32) {
+        let Some(grid) = self.grid.as_ref() else { return };
+        if here == 0 || self.cell.is_empty() {
+            return;
+        }
+        let (xs, ys) = self.spans.of(grid, here);
+        let inside = |p: &Entry| xs.contains(&u32::from(p.x)) && ys.contains(&u32::from(p.y));
+        if self.cell.iter().all(inside) {
+            return; // most often: nobody crossed a border
+        }
+        let movers = &mut self.movers;
+        self.cell.retain(|p| {
+            if inside(p) {
+                return true;
+            }
+            let there = grid.cell_of_q(p.x, p.y);
+            if there != here {
+                movers.push((there, span, *p));
+            }
+            there == here
+        });
+    }
+
     /// Reads the first and last player of every held cell of `shard`, so
     /// the memory lines that hold them are fetched together before the
     /// section walks its cells (independent loads overlap; the walk's own
     /// come one cell at a time, each after the last one's work). A bot among
     /// a thousand on a machine finds none of its cells in cache at a tick:
     /// with this, the loadgen took 45.0 % of its cores instead of 50.8 % on
-    /// 1,000 walkers over two shards (`perf`, one run each).
-    fn warm(&self, shard: u32) {
+    /// 1,000 walkers over two shards (`perf`, one run each). Returns the
+    /// first slot of `shard` (or where it would be).
+    fn warm(&self, shard: u32) -> usize {
         let from = self.slots.partition_point(|s| s.key.0 < shard);
         let mut touched = 0u32;
         for slot in self.slots[from..].iter().take_while(|s| s.key.0 == shard) {
@@ -438,6 +604,7 @@ impl Held {
             }
         }
         std::hint::black_box(touched);
+        from
     }
 
     /// Puts the section's movers into the cells they went to, when those
@@ -526,6 +693,23 @@ impl Held {
         Some(self.slots[i].view())
     }
 
+    /// [`Held::cell`] through `cursor` (0 at first, kept between calls;
+    /// any value answers alike): the cell is found a step or two from the
+    /// last when cells are asked for by increasing (shard, cell), as a
+    /// frame's [`Update::Cell`]s of one section come, rather than by a
+    /// binary search each.
+    #[inline]
+    pub fn cell_at(&self, shard: u32, cell: u32, cursor: &mut usize) -> Option<HeldCell<'_>> {
+        let key = (shard, cell);
+        let mut at = (*cursor).min(self.slots.len());
+        if at > 0 && self.slots[at - 1].key >= key {
+            at = self.slots[..at].partition_point(|s| s.key < key);
+        }
+        at = self.seek(at, key);
+        *cursor = at;
+        self.slots.get(at).filter(|s| s.key == key).map(Slot::view)
+    }
+
     /// Every held cell, by (shard, cell) increasing: ((shard, cell), what it holds).
     pub fn cells(&self) -> impl Iterator<Item = (&(u32, u32), HeldCell<'_>)> {
         self.slots.iter().map(|slot| (&slot.key, slot.view()))
@@ -549,16 +733,59 @@ impl Held {
     }
 }
 
-/// Players of a cell past which a delta's walkers are found by comparing
-/// positions with the cell's quantized span ([`CellGrid::span_q`], 68
-/// evaluations of the rule) rather than placing each (one evaluation each).
-const CROWDED: usize = 32;
+/// A key as one number, ordered as the key: (shard, cell) compared at once.
+fn packed((shard, cell): (u32, u32)) -> u64 {
+    u64::from(shard) << 32 | u64::from(cell)
+}
 
-/// The span of a cell's items when they are one delta followed by nothing
-/// but supplements: the cell a handoff moves players into and out of.
-fn one_delta<'a>(mut items: impl Iterator<Item = crate::view::Item<'a>>) -> Option<u32> {
-    let ItemKind::Delta { span } = items.next()?.kind else { return None };
-    items.all(|i| i.kind == ItemKind::Supplement).then_some(span)
+/// Slots [`Held::seek`] steps over before it searches the rest.
+const SEEK_STEPS: usize = 8;
+
+/// Slots of the [`Spans`] cache a dimension: a view's columns (rows) all
+/// fit in them (a view is 11 cells wide at a view radius of four cells).
+const SPAN_SLOTS: usize = 32;
+
+/// The quantized spans of the grid's columns and rows lately asked for
+/// ([`CellGrid::column_span_q`], [`CellGrid::row_span_q`]), so that a
+/// delta's walkers are found by comparing each position with its cell's
+/// span (two comparisons an axis) instead of working out each one's cell:
+/// a span takes 34 evaluations of the cell rule, once for as long as its
+/// slot is not taken by another column (row) SPAN_SLOTS away.
+#[derive(Debug)]
+struct Spans {
+    /// Column `c`'s span in slot `c % SPAN_SLOTS`: (c + 1, start, end);
+    /// (0, 0, 0) when empty.
+    columns: [(u32, u32, u32); SPAN_SLOTS],
+    /// Rows the same.
+    rows: [(u32, u32, u32); SPAN_SLOTS],
+}
+
+impl Default for Spans {
+    fn default() -> Spans {
+        Spans { columns: [(0, 0, 0); SPAN_SLOTS], rows: [(0, 0, 0); SPAN_SLOTS] }
+    }
+}
+
+impl Spans {
+    /// The quantized `(x, y)` ranges of cell `cell` of `grid`, as
+    /// [`CellGrid::span_q`] says (empty for a cell not on the grid).
+    fn of(&mut self, grid: &CellGrid, cell: u32) -> (Range<u32>, Range<u32>) {
+        let Some((column, row)) = grid.column_row(cell) else { return (0..0, 0..0) };
+        let xs = Spans::cached(&mut self.columns, column, |c| grid.column_span_q(c));
+        let ys = Spans::cached(&mut self.rows, row, |r| grid.row_span_q(r));
+        (xs, ys)
+    }
+
+    /// The span of column (row) `i` from `slots`, worked out by `span` and
+    /// kept there when it is not.
+    fn cached(slots: &mut [(u32, u32, u32); SPAN_SLOTS], i: u32, span: impl Fn(u32) -> Range<u32>) -> Range<u32> {
+        let slot = &mut slots[i as usize % SPAN_SLOTS];
+        if slot.0 != i.wrapping_add(1) {
+            let r = span(i);
+            *slot = (i.wrapping_add(1), r.start, r.end);
+        }
+        slot.1..slot.2
+    }
 }
 
 /// `base` with a supplement's players (`body`, a full form's) added, in id
@@ -911,6 +1138,114 @@ mod tests {
         let frame = section(7, 2, &[(1, vec![delta(&m, &a0, &a1, 1)]), (2, vec![delta(&m, &[], &[], 1)])]);
         held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
         assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![5]), Some(vec![])));
+    }
+
+    /// A section of shard 7 at `tick` implying those of `cells` (each a
+    /// candidate of the view of cell 12, a radius of two cells, rung 0, due
+    /// every tick), then telling `told` (cell, items), cells increasing.
+    fn implied_section(tick: u64, cells: &[u32], told: &[(u32, Vec<Vec<u8>>)]) -> Vec<u8> {
+        use crate::stencil::{candidates, view_cells, ViewScratch};
+        use crate::view::{write_section_cell, write_section_header_implied, Implied, SectionView};
+        let grid = CellGrid::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
+        let stencil = Stencil::of_view(200.0, 100.0);
+        let (mut view, mut room, mut list) = (Vec::new(), ViewScratch::default(), Vec::new());
+        view_cells(&grid, &stencil, (12, 0), &mut view, &mut room, |c, t| (c, t));
+        candidates(view.iter().copied(), 0, 0, |c, _| list.push(c)).expect("rung 0");
+        let mut bits = vec![0u8; list.len().div_ceil(8)];
+        for cell in cells {
+            let i = list.iter().position(|c| c == cell).expect("a candidate");
+            bits[i / 8] |= 1 << (i % 8);
+        }
+        let block =
+            Implied { view: SectionView { key: 12, previous: 0, rung: 0 }, due: 0, count: list.len(), bits: &bits };
+        let mut frame = Vec::new();
+        write_section_header_implied(&mut frame, 7, tick, told.len(), &block, true);
+        let mut previous = 0;
+        for (cell, items) in told {
+            let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+            write_section_cell(&mut frame, previous, *cell, &items);
+            previous = *cell;
+        }
+        frame
+    }
+
+    #[test]
+    fn empty_cells_advanced_by_nothing_stay_held_and_take_the_tick_and_the_time() {
+        let (m, held) = handoff_world();
+        let mut held = held.seeing(Stencil::of_view(200.0, 100.0));
+        let mut updates = Vec::new();
+        let mut apply = |held: &mut Held, frame: Vec<u8>, now_ms: u64| {
+            held.apply_at(&ViewFrame::parse(&frame).expect("valid"), now_ms, &mut updates).expect("applies");
+            updates.clone()
+        };
+        // Cell 2 holds player 3 (standing); cells 3 and 40 are held empty.
+        let three = e(3, 7000, 64, false);
+        apply(
+            &mut held,
+            section(7, 1, &[(2, vec![full(&[three])]), (3, vec![full(&[])]), (40, vec![full(&[])])]),
+            1_000,
+        );
+        // Implied: cells 2 and 3, and 11 never told. Told: cell 40's and
+        // cell 60's (never told) empty deltas, each said by its reference.
+        let empty = delta(&m, &[], &[], 1);
+        let frame = implied_section(2, &[2, 3, 11], &[(40, vec![empty.clone()]), (60, vec![empty])]);
+        let updates = apply(&mut held, frame, 2_000);
+        let cell = |cell| Update::Cell { shard: 7, cell, tick: 2 };
+        assert_eq!(updates, [cell(2), cell(3), cell(11), cell(40), cell(60)], "one update a cell, by cell");
+        for c in [3, 11, 40, 60] {
+            assert_eq!(held.cell(7, c), Some(HeldCell { tick: 2, heard_ms: 2_000, entries: &[] }), "cell {c}");
+        }
+        assert_eq!(held.cell(7, 2), Some(HeldCell { tick: 2, heard_ms: 2_000, entries: &[three] }));
+        assert_eq!(held.cells().count(), 5);
+        // A cell emptied by its delta is held empty, and advanced by nothing
+        // after that.
+        let frame = section(7, 3, &[(2, vec![delta(&m, &[three], &[], 1)])]);
+        apply(&mut held, frame, 3_000);
+        let updates = apply(&mut held, implied_section(4, &[2], &[]), 4_000);
+        assert_eq!(updates, [Update::Cell { shard: 7, cell: 2, tick: 4 }]);
+        assert_eq!(held.cell(7, 2), Some(HeldCell { tick: 4, heard_ms: 4_000, entries: &[] }));
+    }
+
+    #[test]
+    fn a_cursor_finds_every_cell_as_a_search_does() {
+        let m = Motion::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 120.0, 20);
+        let mut held = Held::new(m, 100);
+        let one = full(&[e(1, 100, 0, false)]);
+        let cells: Vec<(u32, Vec<Vec<u8>>)> = (1..40).step_by(3).map(|c| (c, vec![one.clone()])).collect();
+        let mut frame = section(9, 1, &cells);
+        frame.extend(section(7, 1, &cells));
+        held.apply(&ViewFrame::parse(&frame).expect("valid")).expect("applies");
+        let increasing: Vec<(u32, u32)> = [7, 9].iter().flat_map(|&s| (0..45).map(move |c| (s, c))).collect();
+        let mut shuffled = increasing.clone();
+        let mut seed = 7u64;
+        for i in (1..shuffled.len()).rev() {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            shuffled.swap(i, (seed >> 33) as usize % (i + 1));
+        }
+        let decreasing: Vec<(u32, u32)> = increasing.iter().rev().copied().collect();
+        for keys in [increasing, decreasing, shuffled] {
+            for start in [0, 3, 1_000] {
+                let mut cursor = start;
+                for &(shard, cell) in &keys {
+                    assert_eq!(held.cell_at(shard, cell, &mut cursor), held.cell(shard, cell), "({shard}, {cell})");
+                    assert_eq!(held.cell_at(shard, cell, &mut cursor), held.cell(shard, cell), "asked again");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spans_kept_are_the_grids_whatever_shares_their_slot() {
+        // 45 columns: columns 0, 32 (and 1, 33...) share a slot.
+        let grid = CellGrid::new(&Bounds::new(-20.0, 5.0, 4480.0, 305.0), 100.0).expect("grid");
+        let mut spans = Spans::default();
+        let cells = grid.columns() * grid.rows();
+        for cell in (1..=cells).chain((1..=cells).rev()).chain((1..=cells).step_by(7)) {
+            let (xs, ys) = grid.span_q(cell).expect("on the grid");
+            assert_eq!(spans.of(&grid, cell), (xs, ys), "cell {cell}");
+        }
+        assert_eq!(spans.of(&grid, 0), (0..0, 0..0));
+        assert_eq!(spans.of(&grid, cells + 1), (0..0, 0..0));
     }
 
     #[test]

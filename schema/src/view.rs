@@ -442,6 +442,13 @@ pub fn empty_delta_span(item: &[u8]) -> Option<u32> {
     }
 }
 
+/// The span, ticks, over which an implied cell of candidate period `span`
+/// is advanced: what its empty delta's item ([`empty_delta_item`]) says
+/// (`span` itself for a power of two up to [`MAX_SPAN`]).
+pub fn implied_span(span: u32) -> u32 {
+    empty_delta_span(empty_delta_item(span)).unwrap_or(MAX_SPAN)
+}
+
 /// The reference mode that says `item`, when it is an empty delta over at
 /// most 32 ticks (spans 1 to 32 as modes 2 to 7).
 fn empty_delta_mode(item: &[u8]) -> Option<u64> {
@@ -541,10 +548,21 @@ impl<'a> ViewSection<'a> {
         stencil: &Stencil,
         cells: &mut Vec<(u32, Tier)>,
         scratch: &mut ViewScratch,
-        mut f: impl FnMut(u32, u32),
+        f: impl FnMut(u32, u32),
     ) -> Result<(), ViewError> {
         let Some(implied) = &self.implied else { return Ok(()) };
         stencil::view_cells(grid, stencil, (implied.view.key, implied.view.previous), cells, scratch, |c, t| (c, t));
+        self.each_implied_in(cells, f)
+    }
+
+    /// [`ViewSection::each_implied`] with the view's cells at hand: `cells`
+    /// as [`stencil::view_cells`] makes them of the implied block's view
+    /// (its key and previous cell) on the Welcome's grid and stencil, so a
+    /// client reads them once for as long as its sections name that view.
+    ///
+    /// Errors: as [`ViewSection::each_implied`].
+    pub fn each_implied_in(&self, cells: &[(u32, Tier)], mut f: impl FnMut(u32, u32)) -> Result<(), ViewError> {
+        let Some(implied) = &self.implied else { return Ok(()) };
         let (mut i, mut clash) = (0usize, false);
         let mut explicit = self.cells().map(|c| c.cell).peekable();
         stencil::candidates(cells.iter().copied(), implied.view.rung, implied.due, |cell, period| {
