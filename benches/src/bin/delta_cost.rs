@@ -8,7 +8,9 @@
 //! other one at the next tick (as Redis would). It runs `--warmup` ticks,
 //! then `--ticks` more inside `measured` (the function to give callgrind's
 //! `--toggle-collect`), and prints the wall time a tick and the view-frame
-//! bytes a socket a tick.
+//! bytes a socket a tick, and the wall time by the tick's number modulo 4
+//! (with deltas a view's outer tiers are due on the same ticks for every
+//! view: every 2nd tick, and every 4th, carry more of the work).
 //!
 //! With `--clients N` the first N sockets' frames are also read as the
 //! loadgen's bot reads them, inside `clients_measured` (from the first
@@ -372,13 +374,22 @@ fn steer(one: &mut One, rng: &mut StdRng, side: f32, t: u64) {
     }
 }
 
-/// The measured ticks (callgrind's `--toggle-collect` names this).
+/// The measured ticks (callgrind's `--toggle-collect` names this). Returns
+/// the wall time of the ticks by their number modulo 4, (ms summed, ticks):
+/// a view's outer tiers are due every 2nd and every 4th tick, on the same
+/// ticks for every view, so those ticks carry more of the work.
 #[inline(never)]
-fn measured(place: &mut Place, ticks: u64) {
+fn measured(place: &mut Place, ticks: u64) -> [(f64, u32); 4] {
+    let mut by_phase = [(0.0, 0); 4];
     for _ in 0..ticks {
+        let start = std::time::Instant::now();
         place.tick();
+        let phase = &mut by_phase[(place.t % 4) as usize];
+        phase.0 += start.elapsed().as_secs_f64() * 1e3;
+        phase.1 += 1;
         black_box(&place.bytes);
     }
+    by_phase
 }
 
 fn main() {
@@ -389,7 +400,7 @@ fn main() {
     }
     let (bytes, frames) = (place.bytes, place.frames);
     let start = std::time::Instant::now();
-    measured(&mut place, cli.ticks);
+    let by_phase = measured(&mut place, cli.ticks);
     let took = start.elapsed();
     let sockets = f64::from(cli.players);
     let ticks = cli.ticks as f64;
@@ -403,6 +414,8 @@ fn main() {
         (place.frames - frames) as f64 / ticks / sockets,
         place.digest.finish(),
     );
+    let phases = by_phase.map(|(ms, n)| format!("{:.2}", ms / f64::from(n.max(1))));
+    println!("ms a tick (both shards) by the tick's number mod 4, 0 to 3: {}", phases.join(" / "));
     if !place.clients.all.is_empty() {
         println!("{}", place.clients.summary());
     }
