@@ -8,7 +8,7 @@
 use crate::event::Welcomed;
 use mino_protocol::entry::Entry;
 use mino_protocol::held::{Held, HeldError, Update};
-use mino_protocol::view::{tick_time_ms, ItemKind, ViewFrame};
+use mino_protocol::view::{tick_time_ms, ItemKind, ViewCell, ViewFrame};
 use std::ops::Range;
 
 /// One cell a view frame updated, as held after the frame.
@@ -120,11 +120,7 @@ impl ViewReader {
             sections.push((section.shard, section.tick));
             let from = shares.len();
             for cell in section.cells() {
-                let (mut all, mut bodies) = (0, 0);
-                for item in cell.items() {
-                    all += item.bytes.len();
-                    bodies += if item.kind == ItemKind::Forget { 0 } else { item.body.len() };
-                }
+                let (all, bodies) = item_bytes(&cell);
                 items_bytes += all;
                 shares.push(Share { shard: section.shard, cell: cell.cell, all, bodies });
             }
@@ -231,6 +227,15 @@ impl ViewReader {
     }
 }
 
+/// A told cell's items' bytes: (all of them, their bodies: the entries a
+/// forget has none of).
+fn item_bytes(cell: &ViewCell<'_>) -> (usize, usize) {
+    cell.items().fold((0, 0), |(all, bodies), item| {
+        let body = if item.kind == ItemKind::Forget { 0 } else { item.body.len() };
+        (all + item.bytes.len(), bodies + body)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,11 +308,7 @@ mod tests {
         let mut items_bytes = 0;
         for section in v.sections() {
             for cell in section.cells() {
-                let (mut all, mut bodies) = (0, 0);
-                for item in cell.items() {
-                    all += item.bytes.len();
-                    bodies += if item.kind == ItemKind::Forget { 0 } else { item.body.len() };
-                }
+                let (all, bodies) = item_bytes(&cell);
                 items_bytes += all;
                 shares.push((section.shard, cell.cell, all, bodies));
             }

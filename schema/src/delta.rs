@@ -381,9 +381,7 @@ pub fn apply(
     max_players: usize,
     out: &mut Vec<Entry>,
 ) -> Result<(), DeltaError> {
-    if !span.is_power_of_two() || span > MAX_SPAN {
-        return Err(DeltaError::Span(span));
-    }
+    check_span(span)?;
     out.clear();
     let mut r = Reader::new(body);
     let (leaves, changes, enters) = match r.u8() {
@@ -511,14 +509,22 @@ pub fn advance(
     max_players: usize,
     out: &mut Vec<Entry>,
 ) -> Result<(), DeltaError> {
-    if !span.is_power_of_two() || span > MAX_SPAN {
-        return Err(DeltaError::Span(span));
-    }
+    check_span(span)?;
     if base.len() > max_players {
         return Err(DeltaError::TooMany);
     }
     out.clear();
     out.extend(base.iter().map(|b| walked(b, span, motion)));
+    Ok(())
+}
+
+/// `span` as a delta's span: a power of two up to [`MAX_SPAN`] ticks.
+///
+/// Errors: [`DeltaError::Span`] for any other.
+fn check_span(span: u32) -> Result<(), DeltaError> {
+    if !span.is_power_of_two() || span > MAX_SPAN {
+        return Err(DeltaError::Span(span));
+    }
     Ok(())
 }
 

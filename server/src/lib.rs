@@ -81,6 +81,10 @@ pub use backplane::Keys;
 pub use config::{Cli, Config, ConfigError};
 pub use listener::{BindError, Listener};
 pub use tick::Lifecycle;
+/// The payload of a websocket frame the shard core encoded (its
+/// [`shard::TickOutput`]'s frames are framed once for every socket): what a
+/// caller driving [`shard::Shard`] without sockets reads.
+pub use websocket::frame::payload as ws_payload;
 
 use futures_util::FutureExt;
 use prometheus_client::registry::Registry;

@@ -262,7 +262,7 @@ fn clients_measured(clients: &mut Clients, inbox: &[(usize, Bytes)], t: u64) {
     let stats = &clients.stats;
     for (c, frame) in inbox {
         let client = &mut clients.all[*c];
-        let message = payload(frame);
+        let message = mino_server::ws_payload(frame);
         let Ok(ServerMsg::View(v)) = decode(message) else { panic!("a view frame") };
         client.reader.apply(&v, message.len(), 50 * t).expect("the frame applies");
         while let Some(u) = client.reader.next_cell(&mut client.entries) {
@@ -283,17 +283,6 @@ fn clients_measured(clients: &mut Clients, inbox: &[(usize, Bytes)], t: u64) {
 /// beside the work it checks).
 fn fold(digest: u64, value: u64) -> u64 {
     (digest ^ value).wrapping_mul(0x0000_0100_0000_01b3)
-}
-
-/// The payload of a server's websocket frame (unmasked: a 2, 4 or 10-byte
-/// header).
-fn payload(frame: &[u8]) -> &[u8] {
-    let header = match frame.get(1).map(|b| b & 0x7f) {
-        Some(126) => 4,
-        Some(127) => 10,
-        _ => 2,
-    };
-    frame.get(header..).unwrap_or_default()
 }
 
 impl Clients {
