@@ -10,7 +10,12 @@
 //! `--toggle-collect`), and prints the wall time a tick and the view-frame
 //! bytes a socket a tick, and the wall time by the tick's number modulo 4
 //! (with deltas a view's outer tiers are due on the same ticks for every
-//! view: every 2nd tick, and every 4th, carry more of the work).
+//! view: every 2nd tick, and every 4th, carry more of the work), then each
+//! shard's own tick by its number mod 4. Shard 2 ticks after shard 1, so
+//! it hears shard 1's step of the same tick and shard 1 hears shard 2's of
+//! the tick before; `--step-offset N` starts shard 2's steps N ahead, as
+//! shards started at different times are (the relay's lag,
+//! `server/src/shard/lag.rs`, is measured so).
 //!
 //! With `--clients N` the first N sockets' frames are also read as the
 //! loadgen's bot reads them, inside `clients_measured` (from the first
@@ -76,6 +81,11 @@ struct Cli {
     /// loadgen's bot does.
     #[arg(long, default_value_t = 0)]
     clients: usize,
+    /// Steps the second shard runs alone before the players join, so its
+    /// steps lead the first's by this many (shards started at different
+    /// times: their tiers come due on different ticks).
+    #[arg(long, default_value_t = 0)]
+    step_offset: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -91,6 +101,8 @@ const CELL: f32 = 100.0;
 struct One {
     shard: Shard,
     players: Vec<(PlayerId, LinkId, u32)>,
+    /// Its ticks' wall time by the tick's number mod 4: (ms summed, ticks).
+    ms: [(f64, u32); 4],
 }
 
 /// Both shards, the tick number and the bundles in flight.
@@ -154,7 +166,7 @@ impl Place {
             Frames::Full => Capabilities::NONE,
         };
         let mut rng = StdRng::seed_from_u64(cli.seed);
-        let shards = [1u32, 2].map(|id| {
+        let mut shards = [1u32, 2].map(|id| {
             // The shard's own flags, as section 15 passes them.
             let flags = [
                 "mino-server".to_owned(),
@@ -176,14 +188,19 @@ impl Place {
             let mut shard = Shard::new(&config, StdRng::seed_from_u64(cli.seed + u64::from(id)), 0).expect("a shard");
             shard.cluster_event(ClusterEvent::Ids { start: id * 1_000_000, len: 1_000_000 });
             shard.cluster_event(ClusterEvent::Live(vec![ShardId(1), ShardId(2)]));
-            One { shard, players: Vec::new() }
+            One { shard, players: Vec::new(), ms: [(0.0, 0); 4] }
         });
+        let start = clock::now();
+        for _ in 0..cli.step_offset {
+            shards[1].shard.tick(at(start, 0));
+            shards[1].shard.effects().for_each(drop);
+        }
         let clients =
             Clients { all: Vec::new(), stats: Stats::new(), epoch: tokio::time::Instant::now(), frames: 0, walk: 0 };
         let mut place = Place {
             shards,
             t: 0,
-            start: clock::now(),
+            start,
             rng: StdRng::seed_from_u64(cli.seed),
             in_flight: Default::default(),
             side,
@@ -217,7 +234,11 @@ impl Place {
                 one.shard.cluster_event(event);
             }
             steer(one, &mut self.rng, self.side, t);
+            let started = std::time::Instant::now();
             let out = one.shard.tick(at(self.start, t));
+            let ms = &mut one.ms[(t % 4) as usize];
+            ms.0 += started.elapsed().as_secs_f64() * 1e3;
+            ms.1 += 1;
             for (_, link, _) in &one.players {
                 let client = self.watched[i].iter().find(|w| w.0 == *link).map(|w| w.1);
                 for f in out.frame.views.get(one.shard.view_of(*link)).map_or(&[][..], |v| &v.frames[..]) {
@@ -388,6 +409,7 @@ fn main() {
         place.tick();
     }
     let (bytes, frames) = (place.bytes, place.frames);
+    place.shards.iter_mut().for_each(|one| one.ms = [(0.0, 0); 4]);
     let start = std::time::Instant::now();
     let by_phase = measured(&mut place, cli.ticks);
     let took = start.elapsed();
@@ -405,6 +427,15 @@ fn main() {
     );
     let phases = by_phase.map(|(ms, n)| format!("{:.2}", ms / f64::from(n.max(1))));
     println!("ms a tick (both shards) by the tick's number mod 4, 0 to 3: {}", phases.join(" / "));
+    for (i, one) in place.shards.iter().enumerate() {
+        let phases = one.ms.map(|(ms, n)| format!("{:.2}", ms / f64::from(n.max(1))));
+        println!(
+            "  shard {}'s own tick (its step {} ahead): {}",
+            i + 1,
+            i as u64 * cli.step_offset,
+            phases.join(" / ")
+        );
+    }
     if !place.clients.all.is_empty() {
         println!("{}", place.clients.summary());
     }

@@ -14,6 +14,7 @@
 
 use super::grid::{CellId, Grid, GridError, RegionId};
 use super::interest::Stencil;
+use super::lag::RelayLag;
 use super::links::LinkId;
 use super::output::Recipients;
 use super::own::OwnCells;
@@ -76,6 +77,17 @@ pub struct Relayed {
     pub cells: Vec<BundleCell>,
 }
 
+/// What [`Aoi::relay`] did with a bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Heard {
+    /// Taken into the streams.
+    Taken,
+    /// Held a tick, its shard being late ([`super::lag`]).
+    Held,
+    /// Nothing in it was taken.
+    Nothing,
+}
+
 /// This shard's area: see the module docs.
 pub(crate) struct Aoi {
     settings: AreaSettings,
@@ -94,6 +106,13 @@ pub(crate) struct Aoi {
     region_changed: Vec<Option<u64>>,
     /// Per relayed source: the last publisher step heard.
     heard: HashMap<ShardId, u64>,
+    /// Other shards taken a tick late, and their bundles held back
+    /// ([`super::lag`]); `None` in a place without slower tiers.
+    relay_lag: Option<RelayLag>,
+    /// Scratch: the bundles [`RelayLag::tick`] releases.
+    released: Vec<Relayed>,
+    /// The wall clocks of the held bundles taken this tick.
+    released_times: Vec<u64>,
     regions: RegionInterest,
     moves: Vec<Move>,
     placed: Vec<u32>,
@@ -109,9 +128,17 @@ impl Aoi {
         let radius_cells = settings.view_radius / settings.cell_size;
         let cells = (grid.columns() as usize) * (grid.rows() as usize);
         let regions = (grid.region_columns() * grid.rows().div_ceil(super::grid::REGION_CELLS)) as usize + 1;
+        let stencil = Stencil::new(radius_cells);
+        // Tiers slower than every tick (two cells out: (2, 0) is of one
+        // whatever the radius): another shard's and this one's may come
+        // due together, which a tick's lag keeps apart. Not in a place of
+        // one cell (no area of interest), nor of two.
+        let [_, _, mid, far] = stencil.counts();
+        let slower = mid + far > 0 && grid.columns().max(grid.rows()) > 2;
+        let relay_lag = slower.then(RelayLag::default);
         Ok(Aoi {
             settings,
-            stencil: Stencil::new(radius_cells),
+            stencil,
             reach: radius_cells.max(0.0).ceil() as u32 + 2,
             grid,
             own: OwnCells::default(),
@@ -121,6 +148,9 @@ impl Aoi {
             step: 0,
             region_changed: vec![None; regions],
             heard: HashMap::new(),
+            relay_lag,
+            released: Vec::new(),
+            released_times: Vec::new(),
             regions: RegionInterest::default(),
             moves: Vec::new(),
             placed: Vec::new(),
@@ -183,15 +213,39 @@ impl Aoi {
     /// Another shard's bundle, verified by the subscriber. A cell off this
     /// grid is dropped; a step older than what was heard from the shard by
     /// more than the history means it restarted: its cells start over.
-    /// Returns false when nothing in it was taken.
-    pub(crate) fn relay(&mut self, bundle: Relayed) -> bool {
-        let Relayed { stamp, step, items, cells } = bundle;
-        let heard = self.heard.entry(stamp.shard).or_insert(0);
+    /// A shard taken late ([`super::lag`]) has it taken at the start of the
+    /// tick after next.
+    pub(crate) fn relay(&mut self, bundle: Relayed) -> Heard {
+        let (shard, step) = (bundle.stamp.shard, bundle.step);
+        let heard = self.heard.entry(shard).or_insert(0);
         if step + u64::from(mino_protocol::delta::MAX_SPAN) < *heard {
-            self.shard_left(stamp.shard);
+            self.shard_left(shard);
         }
-        let heard = self.heard.entry(stamp.shard).or_insert(0);
+        let heard = self.heard.entry(shard).or_insert(0);
         *heard = (*heard).max(step);
+        let bundle = match self.relay_lag.as_mut() {
+            Some(lag) => match lag.hold(bundle) {
+                Some(bundle) => bundle,
+                None => return Heard::Held,
+            },
+            None => bundle,
+        };
+        if self.take(bundle) {
+            Heard::Taken
+        } else {
+            Heard::Nothing
+        }
+    }
+
+    /// The wall clocks (ms) of the held bundles this tick took
+    /// ([`Heard::Held`]), each once.
+    pub(crate) fn released_times(&mut self) -> std::vec::Drain<'_, u64> {
+        self.released_times.drain(..)
+    }
+
+    /// Takes a bundle into the streams; false when nothing in it was.
+    fn take(&mut self, bundle: Relayed) -> bool {
+        let Relayed { stamp, step, items, cells } = bundle;
         let source = self.streams.source_of(stamp.shard);
         self.streams.source_mut(source).ran(step, stamp.tick.0);
         let mut taken = false;
@@ -226,6 +280,9 @@ impl Aoi {
     /// socket is told to drop them.
     pub(crate) fn shard_left(&mut self, shard: ShardId) {
         self.heard.remove(&shard);
+        if let Some(lag) = self.relay_lag.as_mut() {
+            lag.forget(shard);
+        }
         let Some(source) = self.streams.relayed().find(|(_, s)| s.shard == shard).map(|(i, _)| i) else { return };
         self.views.reset_all(source, &self.streams);
         self.streams.drop_source(source);
@@ -245,6 +302,17 @@ impl Aoi {
     ) {
         self.step += 1;
         let step = self.step;
+        if let Some(lag) = self.relay_lag.as_mut() {
+            let mut released = std::mem::take(&mut self.released);
+            lag.tick(step, self.heard.iter().map(|(&shard, &heard)| (shard, heard)), &mut released);
+            for bundle in released.drain(..) {
+                let time = bundle.stamp.server_time_ms;
+                if self.take(bundle) {
+                    self.released_times.push(time);
+                }
+            }
+            self.released = released;
+        }
         self.streams.source_mut(OWN).ran(step, tick.0);
         self.own.encode(step, &self.grid, world, world.motion(), &mut self.streams);
         for &cell in self.own.changed() {

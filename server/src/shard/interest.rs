@@ -26,7 +26,9 @@
 //! supplement. Measured on section 15's walk, offline: 7,218 bytes a socket a
 //! second with phases spread over the ticks (`(t + column + 2 × row) %
 //! period`, before protocol 6), 5,377 with them uniform. A socket's outer
-//! cells then come due together, every second and fourth tick.
+//! cells then come due together, every second and fourth tick; another
+//! shard's come due on ticks of their own, the relay taking a shard a tick
+//! late when its steps would run even with this one's ([`super::lag`]).
 //!
 //! Views that send whole cells (full-form and datagram views: they hold no
 //! delta and hand no player off) keep the spread phases ([`spread_phase`]):

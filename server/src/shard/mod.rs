@@ -47,6 +47,7 @@ pub mod grid;
 mod handoff;
 mod input;
 pub mod interest;
+mod lag;
 mod links;
 mod output;
 mod own;
@@ -591,10 +592,16 @@ impl Shard {
             ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
             ClusterEvent::Bundle(bundle) => {
                 let (shard, time) = (bundle.stamp.shard, bundle.stamp.server_time_ms);
-                if shard != self.id && self.view.is_live(shard) && self.area.relay(bundle) {
-                    self.relay_times.push(time);
+                let heard = if shard != self.id && self.view.is_live(shard) {
+                    self.area.relay(bundle)
                 } else {
-                    self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1));
+                    aoi::Heard::Nothing
+                };
+                match heard {
+                    // Its relay lag is counted when it is taken.
+                    aoi::Heard::Taken => self.relay_times.push(time),
+                    aoi::Heard::Held => {}
+                    aoi::Heard::Nothing => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
                 }
             }
             ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
@@ -709,6 +716,7 @@ impl Shard {
         }
         let links = &self.links;
         self.area.tick(&self.world, self.tick, self.clustered, |p| links.link(p));
+        self.relay_times.extend(self.area.released_times());
         // Only assembled views have frames: a standing place lists none.
         let views = if self.area.assembled() == 0 {
             Vec::new()

@@ -783,3 +783,43 @@ fn standing_place_assembles_no_view(config: Config) {
         assert_eq!(out.views_assembled, 0, "64 players standing one a cell: every view idle");
     }
 }
+
+#[test]
+fn a_shard_taken_a_tick_late_counts_the_tick_in_its_relay_lag() {
+    let mut s = shard(&Config {
+        redis: Some(crate::backplane::RedisTarget::Node("redis://127.0.0.1:1".into())),
+        ..aoi_config()
+    });
+    let mut t = Ticker::new();
+    s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
+    s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
+    place(&mut s, 1000, 150.0, 150.0);
+    // Shard 8's bundle of its step `step` (stamped 50 ms a step): one
+    // player in cell 1.
+    let theirs = Entry { id: PlayerId(5000), x: 100, y: 200, heading: 3, flags: 1 };
+    let (mut body, mut full, mut items) = (Vec::new(), Vec::new(), Vec::new());
+    mino_protocol::delta::encode_full(&[theirs], &mut body);
+    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
+    mino_protocol::view::write_bundle_cell(&mut items, 0, 1, &full, &[]);
+    let bundle = |step: u64| {
+        let stamp =
+            mino_protocol::view::FrameStamp { shard: ShardId(8), tick: Tick(step), server_time_ms: T0 + 50 * step };
+        let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, &items);
+        let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+        ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
+    };
+    t.tick(&mut s);
+    // Its steps run even with ours (its step 2 heard before our step 2):
+    // from then on each of its bundles is taken a tick after it came, and
+    // its relay lag counts that tick.
+    let mut lags = Vec::new();
+    for step in 2..=5 {
+        s.cluster_event(bundle(step));
+        let out = t.tick(&mut s);
+        assert!(effects(&mut s).iter().all(|e| !matches!(e, Effect::Dropped(..))), "none dropped");
+        lags.push(out.relay_lag_ms);
+    }
+    // Step 2 was taken as it came (nothing was known of shard 8 yet), step
+    // 3 waited for the tick after the one it came before, and so on.
+    assert_eq!(lags, [vec![0], vec![], vec![50], vec![50]]);
+}

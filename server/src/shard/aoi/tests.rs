@@ -203,6 +203,9 @@ struct Relay {
     /// (in order: a random prefix) with this probability; the rest comes
     /// later (bundles late by a tick or more, then several at once).
     late: f64,
+    /// From this tick on, this shard's bundles are heard a tick later than
+    /// before (a relay that got slower).
+    slower: Option<(u64, ShardId)>,
 }
 
 /// [`run`], the bundles travelling as `relay` says.
@@ -220,6 +223,8 @@ fn run_lossy(
     let mut seq = 0;
     let mut history: Vec<HashMap<u64, Truth>> = vec![HashMap::new(); shards.len()];
     let mut bytes = [0u64; 3];
+    // Bundles held back a tick (`relay.slower`): (for shard, bundle).
+    let mut held_back: Vec<(usize, Relayed)> = Vec::new();
     for t in ticks {
         each(t, shards, sockets);
         for s in shards.iter_mut() {
@@ -230,9 +235,15 @@ fn run_lossy(
             s.area.tick(&s.world, Tick(t), true, test_link_of);
             history[i].insert(t, truth(s));
         }
+        for (i, b) in held_back.drain(..) {
+            pending[i].push_back(b);
+        }
         for (from, b) in published(shards, t) {
+            let slow = relay.slower.is_some_and(|(at, shard)| t >= at && shard == from);
             for (i, _) in shards.iter().enumerate().filter(|(_, s)| s.id != from) {
-                if !rng.random_bool(relay.loss) {
+                if slow {
+                    held_back.push((i, b.clone()));
+                } else if !rng.random_bool(relay.loss) {
                     pending[i].push_back(b.clone());
                 }
             }
@@ -363,6 +374,53 @@ fn every_socket_holds_exactly_the_state_it_was_told_own_and_relayed_deltas_and_f
     sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
 }
 
+/// Whether shard `of` takes shard `relayed`'s bundles a tick late.
+fn late(shards: &[Shard], of: usize, relayed: u32) -> bool {
+    shards[of].area.relay_lag.as_ref().is_some_and(|lag| lag.is_late(ShardId(relayed)))
+}
+
+/// The newest tick of `shard`'s cells that the delta sockets of shard
+/// index `of` hold.
+fn newest_held(sockets: &[Socket], of: usize, shard: u32) -> u32 {
+    let of_them = sockets.iter().filter(|s| s.shard == of && s.form == Form::Deltas);
+    of_them.flat_map(|s| s.held.cells().filter(|((x, _), _)| *x == shard).map(|(_, c)| c.tick)).max().unwrap_or(0)
+}
+
+#[test]
+fn a_shard_whose_steps_run_even_with_ours_is_taken_a_tick_late_and_held_exactly() {
+    let mut shards = vec![shard(1, 250, 31, settings()), shard(2, 250, 32, settings())];
+    // Shard 2 runs a step alone: each then hears the other's steps even with
+    // its own (shard 1 at its step t hears shard 2's t, shard 2 at t + 1
+    // hears shard 1's t - 1), so each takes the other's bundles a tick late.
+    let s = &mut shards[1];
+    s.world.step();
+    s.area.tick(&s.world, Tick(0), true, test_link_of);
+    let mut sockets = Vec::new();
+    for i in 0..8 {
+        let form = [Form::Deltas, Form::Deltas, Form::Full, Form::Deltas][i % 4];
+        sockets.push(socket(&mut shards, i % 2, i * 13, form));
+    }
+    everyone_walks(&mut shards);
+    // From tick 120 on, shard 2's bundles reach shard 1 a tick later: its
+    // steps then run odd with shard 1's, which after a second takes them as
+    // they come, the bundles it held all at once.
+    let relay = Relay { slower: Some((120, ShardId(2))), ..Relay::default() };
+    run_lossy(&mut shards, &mut sockets, 1..=240, 33, relay, |t, shards, sockets| {
+        // At the start of tick t the sockets took tick t - 1's frames; a
+        // bundle of the other shard's tick t - 2 reached each before it,
+        // but late ones were taken a tick after.
+        if t == 110 {
+            assert!(late(shards, 0, 2) && late(shards, 1, 1), "each takes the other late");
+            assert_eq!((newest_held(sockets, 0, 2), newest_held(sockets, 1, 1)), (107, 107));
+        }
+        if t == 200 {
+            assert!(!late(shards, 0, 2) && late(shards, 1, 1), "shard 1 now hears shard 2 a tick later");
+            assert_eq!(newest_held(sockets, 0, 2), 197, "on time, through the slower relay");
+        }
+    });
+    sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 241);
+}
+
 #[test]
 fn a_socket_that_joins_late_or_is_resynced_holds_exactly_what_it_is_told() {
     let mut shards = vec![shard(1, 200, 3, settings()), shard(2, 200, 4, settings())];
@@ -473,7 +531,7 @@ fn lost_bundles_and_a_budget_that_slows_the_tiers_never_leave_a_wrong_position()
     for (k, socket) in sockets.iter_mut().filter(|s| s.form == Form::Datagram).enumerate() {
         socket.drops = Some((0.2, StdRng::seed_from_u64(k as u64)));
     }
-    let relay = Relay { loss: 0.05, late: 0.0 };
+    let relay = Relay { loss: 0.05, ..Relay::default() };
     run_lossy(&mut shards, &mut sockets, 1..=300, 15, relay, |t, shards, sockets| {
         if t == 120 {
             sockets[0].blocked = Some(140);
@@ -526,7 +584,7 @@ fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
         for (k, socket) in sockets.iter_mut().filter(|s| s.form == Form::Datagram).enumerate() {
             socket.drops = Some((0.3, StdRng::seed_from_u64(seed + k as u64)));
         }
-        let relay = Relay { loss: 0.02, late };
+        let relay = Relay { loss: 0.02, late, ..Relay::default() };
         run_lossy(&mut shards, &mut sockets, 1..=300, seed, relay, |_, _, _| {});
         sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
     }
@@ -563,7 +621,7 @@ fn sockets_that_share_views_while_bundles_are_lost_never_take_a_delta_twice() {
             };
             sockets.push(socket(&mut shards, i % 2, 200 + i, form));
         }
-        let relay = Relay { loss: 0.1, late: 0.3 };
+        let relay = Relay { loss: 0.1, late: 0.3, ..Relay::default() };
         run_lossy(&mut shards, &mut sockets, 1..=250, seed, relay, |_, _, _| {});
         sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 251);
     }
