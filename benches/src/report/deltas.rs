@@ -340,6 +340,16 @@ impl Report {
             ));
         }
         if aoi {
+            out.push(String::new());
+            out.push(
+                "The own gap p95 reads each shard's heaviest tick. Before the relay's lag \
+                 (`server/src/shard/lag.rs`, commit d68aea7), one of the two shards heard the other's steps even \
+                 with its own and sent both shards' mid tier and prefetch ring on the same ticks: on 2026-12-06 the \
+                 deltas' own gap p95 was 69.6 ms (runs 69.6, 70.0, 57.1; in the last the two shards' steps ran odd \
+                 by chance) against the control's 55.2; with it, 57.8 against 56.2 (the runs above). \
+                 `target/release/delta_cost --step-offset N` prints each shard's tick by its number mod 4."
+                    .into(),
+            );
             out.extend(parts_part(p));
         }
         out.push(String::new());
