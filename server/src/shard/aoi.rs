@@ -107,12 +107,15 @@ pub(crate) struct Aoi {
     /// Per relayed source: the last publisher step heard.
     heard: HashMap<ShardId, u64>,
     /// Other shards taken a tick late, and their bundles held back
-    /// ([`super::lag`]); `None` in a place without slower tiers.
+    /// ([`super::lag`]); `None` in a place of at most two cells a side.
     relay_lag: Option<RelayLag>,
     /// Scratch: the bundles [`RelayLag::tick`] releases.
     released: Vec<Relayed>,
     /// The wall clocks of the held bundles taken this tick.
     released_times: Vec<u64>,
+    /// Held bundles dropped since last asked: nothing in them taken, or
+    /// their shard left while they waited.
+    held_dropped: u64,
     regions: RegionInterest,
     moves: Vec<Move>,
     placed: Vec<u32>,
@@ -129,13 +132,11 @@ impl Aoi {
         let cells = (grid.columns() as usize) * (grid.rows() as usize);
         let regions = (grid.region_columns() * grid.rows().div_ceil(super::grid::REGION_CELLS)) as usize + 1;
         let stencil = Stencil::new(radius_cells);
-        // Tiers slower than every tick (two cells out: (2, 0) is of one
-        // whatever the radius): another shard's and this one's may come
-        // due together, which a tick's lag keeps apart. Not in a place of
-        // one cell (no area of interest), nor of two.
-        let [_, _, mid, far] = stencil.counts();
-        let slower = mid + far > 0 && grid.columns().max(grid.rows()) > 2;
-        let relay_lag = slower.then(RelayLag::default);
+        // The stencil's slower tiers begin two cells out ((2, 0) is of one
+        // whatever the radius): where they are, another shard's and this
+        // one's may come due together, which a tick's lag keeps apart. Not
+        // in a place of one cell (no area of interest), nor of two a side.
+        let relay_lag = (grid.columns().max(grid.rows()) > 2).then(RelayLag::default);
         Ok(Aoi {
             settings,
             stencil,
@@ -151,6 +152,7 @@ impl Aoi {
             relay_lag,
             released: Vec::new(),
             released_times: Vec::new(),
+            held_dropped: 0,
             regions: RegionInterest::default(),
             moves: Vec::new(),
             placed: Vec::new(),
@@ -243,6 +245,12 @@ impl Aoi {
         self.released_times.drain(..)
     }
 
+    /// Held bundles dropped since the last call ([`Heard::Held`], then
+    /// nothing in them taken, or their shard left while they waited).
+    pub(crate) fn take_held_dropped(&mut self) -> u64 {
+        std::mem::take(&mut self.held_dropped)
+    }
+
     /// Takes a bundle into the streams; false when nothing in it was.
     fn take(&mut self, bundle: Relayed) -> bool {
         let Relayed { stamp, step, items, cells } = bundle;
@@ -281,7 +289,7 @@ impl Aoi {
     pub(crate) fn shard_left(&mut self, shard: ShardId) {
         self.heard.remove(&shard);
         if let Some(lag) = self.relay_lag.as_mut() {
-            lag.forget(shard);
+            self.held_dropped += lag.forget(shard);
         }
         let Some(source) = self.streams.relayed().find(|(_, s)| s.shard == shard).map(|(i, _)| i) else { return };
         self.views.reset_all(source, &self.streams);
@@ -309,6 +317,8 @@ impl Aoi {
                 let time = bundle.stamp.server_time_ms;
                 if self.take(bundle) {
                     self.released_times.push(time);
+                } else {
+                    self.held_dropped += 1;
                 }
             }
             self.released = released;

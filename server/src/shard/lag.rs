@@ -24,19 +24,22 @@
 //! shard's. Nothing else changes: its streams see each step one tick later
 //! (a step late or several at once were already a relay's everyday
 //! ([`super::streams`]), and its views hold and send as ever. One whose
-//! steps run odd is taken as it comes. A place without slower tiers (no
-//! area of interest: one cell, every tick) is never late. The cost: that
-//! shard's players reach this shard's sockets one tick (50 ms) later; the
-//! two shards' players then reach each other's sockets a tick after their
-//! step, where one way it was the same tick.
+//! steps run odd is taken as it comes. A place whose grid is at most two
+//! cells a side (no area of interest: one cell) never lags: no cell of it
+//! is two cells from another, where the stencil's slower tiers begin. The
+//! cost: that shard's players reach this shard's sockets one tick later
+//! (50 ms at the default 20 Hz); the two shards' players then reach each
+//! other's sockets a tick after their step, where one way it was the same
+//! tick. Its held bundles count that tick in the relay lag, and a log line
+//! says when a shard is taken late or on time.
 
 use super::aoi::Relayed;
 use mino_protocol::ShardId;
 use std::collections::HashMap;
 
 /// Ticks running that a shard's steps must keep the other parity before
-/// it is taken late or on time again (1 s at 20 Hz: bundles arriving
-/// bunched, a tick ahead then behind, do not flip it).
+/// it is taken late or on time again (1 s at the default 20 Hz: bundles
+/// arriving bunched, a tick ahead then behind, do not flip it).
 pub(crate) const SWITCH_AFTER: u16 = 20;
 
 /// Whether one shard is taken late, and how long its steps have asked
@@ -91,8 +94,9 @@ pub(crate) struct RelayLag {
 }
 
 impl RelayLag {
-    /// `bundle` back when its shard is late (taken at the start of the
-    /// tick after next, [`RelayLag::tick`]), else back to be taken now.
+    /// Holds `bundle` when its shard is late (it is released at the start
+    /// of the tick after next, [`RelayLag::tick`]) and returns `None`;
+    /// else returns it, to be taken now.
     pub(crate) fn hold(&mut self, bundle: Relayed) -> Option<Relayed> {
         if self.lags.get(&bundle.stamp.shard).is_some_and(Lag::is_late) {
             self.waiting.push(bundle);
@@ -109,7 +113,8 @@ impl RelayLag {
         let mut on_time = Vec::new();
         for (shard, step) in heard {
             let lag = self.lags.entry(shard).or_default();
-            if lag.observe(own, step) {
+            let first = !lag.set;
+            if lag.observe(own, step) || first && lag.is_late() {
                 let late = lag.is_late();
                 tracing::info!(
                     shard = %shard,
@@ -138,11 +143,14 @@ impl RelayLag {
         }
     }
 
-    /// `shard` left (or restarted): its lag and held bundles are dropped.
-    pub(crate) fn forget(&mut self, shard: ShardId) {
+    /// `shard` left (or restarted): its lag and held bundles are dropped;
+    /// returns how many bundles were.
+    pub(crate) fn forget(&mut self, shard: ShardId) -> u64 {
         self.lags.remove(&shard);
+        let held = self.waiting.len() + self.ready.len();
         self.waiting.retain(|b| b.stamp.shard != shard);
         self.ready.retain(|b| b.stamp.shard != shard);
+        (held - self.waiting.len() - self.ready.len()) as u64
     }
 
     /// Whether `shard` is taken late (tests).
@@ -188,32 +196,53 @@ mod tests {
         let mut relay = RelayLag::default();
         let mut out = Vec::new();
         let steps = |out: &Vec<Relayed>| out.iter().map(|b| (b.stamp.shard.0, b.step)).collect::<Vec<_>>();
-        // Shard 2 runs even with us, shard 3 odd.
+        // Shard 2 runs even with us (its step t heard before our step t),
+        // shard 3 odd.
         relay.tick(10, [(ShardId(2), 10), (ShardId(3), 9)].into_iter(), &mut out);
         assert!(relay.is_late(ShardId(2)) && !relay.is_late(ShardId(3)));
         for own in 11..=13 {
-            assert!(relay.hold(bundle(2, own - 1)).is_none(), "shard 2's bundle waits");
-            assert!(relay.hold(bundle(3, own - 2)).is_some(), "shard 3's is taken now");
-            relay.tick(own, [(ShardId(2), own - 1), (ShardId(3), own - 2)].into_iter(), &mut out);
+            assert!(relay.hold(bundle(2, own)).is_none(), "shard 2's bundle waits");
+            assert!(relay.hold(bundle(3, own - 1)).is_some(), "shard 3's is taken now");
+            relay.tick(own, [(ShardId(2), own), (ShardId(3), own - 1)].into_iter(), &mut out);
             // At step 11 nothing had waited a tick yet; then each came a tick late.
-            let want: Vec<(u32, u64)> = if own == 11 { vec![] } else { vec![(2, own - 2)] };
+            let want: Vec<(u32, u64)> = if own == 11 { vec![] } else { vec![(2, own - 1)] };
             assert_eq!(steps(&out), want, "step {own}");
+            assert!(relay.is_late(ShardId(2)), "step {own}");
         }
-        // Shard 2's steps turn odd with ours (its relay got slower): after a
-        // second it is on time, and what it held comes at once, in order.
+        // Shard 2's relay gets a tick slower: nothing from it before our step
+        // 14, then its step t - 1 before our t, odd with ours. After
+        // SWITCH_AFTER ticks of that it is on time, what it held comes at
+        // once, and each of its steps was taken once, in order.
         let end = 14 + u64::from(SWITCH_AFTER) + 2;
-        let mut taken = Vec::new();
+        let (mut taken, mut switched) = (Vec::new(), None);
         for own in 14..end {
-            if let Some(b) = relay.hold(bundle(2, own - 1)) {
-                taken.push(b.step);
+            if own > 14 {
+                if let Some(b) = relay.hold(bundle(2, own - 1)) {
+                    taken.push(b.step);
+                }
             }
-            relay.tick(own, [(ShardId(2), own - 1), (ShardId(3), own - 2)].into_iter(), &mut out);
+            relay.tick(own, [(ShardId(2), 13.max(own - 1)), (ShardId(3), own - 1)].into_iter(), &mut out);
             taken.extend(out.iter().map(|b| b.step));
+            if switched.is_none() && !relay.is_late(ShardId(2)) {
+                switched = Some(own);
+            }
         }
-        assert!(!relay.is_late(ShardId(2)));
-        assert_eq!(taken, (12..end - 1).collect::<Vec<u64>>(), "each step once, in order, none left behind");
-        relay.hold(bundle(2, 99));
-        relay.forget(ShardId(2));
-        assert!(!relay.is_late(ShardId(2)));
+        assert_eq!(switched, Some(14 + u64::from(SWITCH_AFTER) - 1), "after SWITCH_AFTER ticks running");
+        assert_eq!(taken, (13..end - 1).collect::<Vec<u64>>(), "each step once, in order, none left behind");
+    }
+
+    #[test]
+    fn a_shard_that_leaves_drops_what_was_held_of_it() {
+        let mut relay = RelayLag::default();
+        let mut out = Vec::new();
+        relay.tick(10, [(ShardId(2), 10)].into_iter(), &mut out);
+        assert!(relay.hold(bundle(2, 11)).is_none());
+        relay.tick(11, [(ShardId(2), 11)].into_iter(), &mut out);
+        assert!(relay.hold(bundle(2, 12)).is_none());
+        assert_eq!(relay.forget(ShardId(2)), 2, "one ready, one waiting");
+        relay.tick(12, std::iter::empty(), &mut out);
+        assert!(out.is_empty() && !relay.is_late(ShardId(2)));
+        // Heard again (a restart): its first step sets its lag anew.
+        assert!(relay.hold(bundle(2, 1)).is_some(), "taken as it comes until its lag is set");
     }
 }

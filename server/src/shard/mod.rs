@@ -717,6 +717,10 @@ impl Shard {
         let links = &self.links;
         self.area.tick(&self.world, self.tick, self.clustered, |p| links.link(p));
         self.relay_times.extend(self.area.released_times());
+        let dropped = self.area.take_held_dropped();
+        if dropped > 0 {
+            self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, dropped));
+        }
         // Only assembled views have frames: a standing place lists none.
         let views = if self.area.assembled() == 0 {
             Vec::new()
