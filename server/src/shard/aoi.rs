@@ -77,17 +77,6 @@ pub struct Relayed {
     pub cells: Vec<BundleCell>,
 }
 
-/// What [`Aoi::relay`] did with a bundle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Heard {
-    /// Taken into the streams.
-    Taken,
-    /// Held a tick, its shard being late ([`super::lag`]).
-    Held,
-    /// Nothing in it was taken.
-    Nothing,
-}
-
 /// This shard's area: see the module docs.
 pub(crate) struct Aoi {
     settings: AreaSettings,
@@ -111,11 +100,12 @@ pub(crate) struct Aoi {
     relay_lag: Option<RelayLag>,
     /// Scratch: the bundles [`RelayLag::tick`] releases.
     released: Vec<Relayed>,
-    /// The wall clocks of the held bundles taken this tick.
-    released_times: Vec<u64>,
-    /// Held bundles dropped since last asked: nothing in them taken, or
-    /// their shard left while they waited.
-    held_dropped: u64,
+    /// The wall clocks of the bundles taken into the streams since last
+    /// asked ([`Aoi::relayed`]).
+    taken_times: Vec<u64>,
+    /// Bundles dropped since last asked: nothing in them taken, or their
+    /// shard left while they were held.
+    dropped: u64,
     regions: RegionInterest,
     moves: Vec<Move>,
     placed: Vec<u32>,
@@ -151,8 +141,8 @@ impl Aoi {
             heard: HashMap::new(),
             relay_lag,
             released: Vec::new(),
-            released_times: Vec::new(),
-            held_dropped: 0,
+            taken_times: Vec::new(),
+            dropped: 0,
             regions: RegionInterest::default(),
             moves: Vec::new(),
             placed: Vec::new(),
@@ -216,8 +206,8 @@ impl Aoi {
     /// grid is dropped; a step older than what was heard from the shard by
     /// more than the history means it restarted: its cells start over.
     /// A shard taken late ([`super::lag`]) has it taken at the start of the
-    /// tick after next.
-    pub(crate) fn relay(&mut self, bundle: Relayed) -> Heard {
+    /// tick after next. What came of it is told by [`Aoi::relayed`].
+    pub(crate) fn relay(&mut self, bundle: Relayed) {
         let (shard, step) = (bundle.stamp.shard, bundle.step);
         let heard = self.heard.entry(shard).or_insert(0);
         if step + u64::from(mino_protocol::delta::MAX_SPAN) < *heard {
@@ -228,31 +218,23 @@ impl Aoi {
         let bundle = match self.relay_lag.as_mut() {
             Some(lag) => match lag.hold(bundle) {
                 Some(bundle) => bundle,
-                None => return Heard::Held,
+                None => return,
             },
             None => bundle,
         };
-        if self.take(bundle) {
-            Heard::Taken
-        } else {
-            Heard::Nothing
-        }
+        self.take(bundle);
     }
 
-    /// The wall clocks (ms) of the held bundles this tick took
-    /// ([`Heard::Held`]), each once.
-    pub(crate) fn released_times(&mut self) -> std::vec::Drain<'_, u64> {
-        self.released_times.drain(..)
+    /// Since the last call: the wall clocks (ms) of the bundles taken into
+    /// the streams (each once, when taken: a held one a tick after it came),
+    /// and how many were dropped (nothing in them taken, or their shard left
+    /// while they were held).
+    pub(crate) fn relayed(&mut self) -> (std::vec::Drain<'_, u64>, u64) {
+        (self.taken_times.drain(..), std::mem::take(&mut self.dropped))
     }
 
-    /// Held bundles dropped since the last call ([`Heard::Held`], then
-    /// nothing in them taken, or their shard left while they waited).
-    pub(crate) fn take_held_dropped(&mut self) -> u64 {
-        std::mem::take(&mut self.held_dropped)
-    }
-
-    /// Takes a bundle into the streams; false when nothing in it was.
-    fn take(&mut self, bundle: Relayed) -> bool {
+    /// Takes a bundle into the streams, noting it taken or dropped.
+    fn take(&mut self, bundle: Relayed) {
         let Relayed { stamp, step, items, cells } = bundle;
         let source = self.streams.source_of(stamp.shard);
         self.streams.source_mut(source).ran(step, stamp.tick.0);
@@ -281,7 +263,11 @@ impl Aoi {
                 }
             }
         }
-        taken
+        if taken {
+            self.taken_times.push(stamp.server_time_ms);
+        } else {
+            self.dropped += 1;
+        }
     }
 
     /// Another shard left the place: its cells are dropped here, and every
@@ -289,7 +275,7 @@ impl Aoi {
     pub(crate) fn shard_left(&mut self, shard: ShardId) {
         self.heard.remove(&shard);
         if let Some(lag) = self.relay_lag.as_mut() {
-            self.held_dropped += lag.forget(shard);
+            self.dropped += lag.forget(shard);
         }
         let Some(source) = self.streams.relayed().find(|(_, s)| s.shard == shard).map(|(i, _)| i) else { return };
         self.views.reset_all(source, &self.streams);
@@ -314,12 +300,7 @@ impl Aoi {
             let mut released = std::mem::take(&mut self.released);
             lag.tick(step, self.heard.iter().map(|(&shard, &heard)| (shard, heard)), &mut released);
             for bundle in released.drain(..) {
-                let time = bundle.stamp.server_time_ms;
-                if self.take(bundle) {
-                    self.released_times.push(time);
-                } else {
-                    self.held_dropped += 1;
-                }
+                self.take(bundle);
             }
             self.released = released;
         }

@@ -178,8 +178,6 @@ pub struct Shard {
     news: News,
     /// With area of interest: when the place's status goes out.
     status: StatusGate,
-    /// Publisher times (ms) of the relayed bundles since the last tick.
-    relay_times: Vec<u64>,
     /// Players resumed here, until their line is due.
     resumes: ResumeTally,
     /// The start of the presence numbering (µs at the start).
@@ -246,7 +244,6 @@ impl Shard {
             area,
             news,
             status: StatusGate::default(),
-            relay_times: Vec::new(),
             resumes: ResumeTally::default(),
             presence_epoch,
             audited: None,
@@ -591,17 +588,13 @@ impl Shard {
         match event {
             ClusterEvent::Chat { bytes } => self.events.push(ws_frame::binary(&bytes)),
             ClusterEvent::Bundle(bundle) => {
-                let (shard, time) = (bundle.stamp.shard, bundle.stamp.server_time_ms);
-                let heard = if shard != self.id && self.view.is_live(shard) {
-                    self.area.relay(bundle)
+                // What came of it (taken, held a tick, dropped) is read
+                // from the area at the tick.
+                let shard = bundle.stamp.shard;
+                if shard != self.id && self.view.is_live(shard) {
+                    self.area.relay(bundle);
                 } else {
-                    aoi::Heard::Nothing
-                };
-                match heard {
-                    // Its relay lag is counted when it is taken.
-                    aoi::Heard::Taken => self.relay_times.push(time),
-                    aoi::Heard::Held => {}
-                    aoi::Heard::Nothing => self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1)),
+                    self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, 1));
                 }
             }
             ClusterEvent::Presence { shard, seq, bytes, joined, left } => {
@@ -716,8 +709,8 @@ impl Shard {
         }
         let links = &self.links;
         self.area.tick(&self.world, self.tick, self.clustered, |p| links.link(p));
-        self.relay_times.extend(self.area.released_times());
-        let dropped = self.area.take_held_dropped();
+        let (taken, dropped) = self.area.relayed();
+        let relay_lag_ms = taken.map(|t| at.wall_ms.saturating_sub(t)).collect();
         if dropped > 0 {
             self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, dropped));
         }
@@ -727,7 +720,6 @@ impl Shard {
         } else {
             (0..self.area.views_len()).map(|v| ViewFrames { frames: self.area.frames_of(v).to_vec() }).collect()
         };
-        let relay_lag_ms = self.relay_times.drain(..).map(|t| at.wall_ms.saturating_sub(t)).collect();
         let publish_cells = if self.clustered { self.area.bundles() } else { Vec::new() };
         let recipients = self.area.recipients();
         let frame = TickFrame { tick: self.tick, events: std::mem::take(&mut self.events), roster, views, recipients };
