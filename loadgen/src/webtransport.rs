@@ -27,8 +27,13 @@ pub const PREFIX_BYTES: usize = 4;
 /// Bytes read off the stream at once.
 const READ_CHUNK_BYTES: usize = 4 * 1024;
 
-/// How long a bot waits for the session's close code once its stream ended.
-const CLOSE_CODE_WAIT: Duration = Duration::from_secs(1);
+/// How long a bot waits for the session's close code once its stream ended:
+/// the shard closes a session a second after the peer acknowledged its
+/// stream's end, if the peer did not close it first (the server's
+/// `CLOSE_PEER_TIMEOUT`, for browsers, which drop what the page has not
+/// read when the session closes), so at one second, as before, every close
+/// by the shard was taken for a lost connection (an outside review).
+const CLOSE_CODE_WAIT: Duration = Duration::from_secs(3);
 
 /// A bot that sends nothing (it stands still) sends a QUIC ping this often,
 /// so its shard hears from it within the idle timeout.

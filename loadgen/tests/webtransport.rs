@@ -3,10 +3,10 @@
 //! certificate hash the shard offers, walk, see each other in datagrams,
 //! time their gaps; a mix reports each transport apart; a killed shard's
 //! WebTransport bots resume on the other shard of a cluster as the same
-//! players.
+//! players; bots an operator kicks count the shard's close.
 
 use mino_testkit::loadgen::{self, num, LoadgenRun};
-use mino_testkit::{server_bin, Redis, Shard};
+use mino_testkit::{http, server_bin, Redis, Shard};
 use serde_json::Value;
 
 /// The loadgen binary cargo built for these tests.
@@ -279,4 +279,37 @@ fn webtransport_bots_join_and_walk_through_a_lossy_link_with_no_failure() {
         assert_eq!(num(j, "errors"), 0.0, "failures: {}", j["error_kinds"]);
         assert!(link.counts().dropped > 0, "the link lost packets: {:?}", link.counts());
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webtransport_bots_kicked_by_an_operator_count_the_shards_close_not_a_lost_connection() {
+    // A kicked session gets the Error on its stream, the stream's end,
+    // and the session's close a second after the bot acknowledged that end
+    // (unless it closed first): the bot must wait for the close's code,
+    // and count a close by the shard, not a lost connection.
+    let flags = [&SHARD[8..], &["--admin-listen", "127.0.0.1:0"]].concat();
+    let server = Shard::start(server_bin(), &flags);
+    let url = server.ws_url();
+    let args = ["--url", &url, "--transport", "webtransport", "--bots", "2", "--ramp", "20", "--duration", "8s"];
+    let args: Vec<String> = [&args[..], &["--no-reconnect", "-q"]].concat().into_iter().map(String::from).collect();
+    let run = std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        loadgen::run_failing(LOADGEN, &args)
+    });
+    server.wait_metric("mino_players", 2.0).await;
+    let admin = server.admin.expect("an admin listener");
+    // A standalone shard numbers its players from 1.
+    let mut kicked = 0;
+    for id in 1..=16 {
+        let path = format!("/admin/api/players/{id}/kick");
+        let headers = [("Content-Type", "application/json")];
+        let answer = http::send(admin, "POST", &path, &headers, br#"{"reason":"a test"}"#).await;
+        kicked += u32::from(answer.status == 202);
+    }
+    assert_eq!(kicked, 2, "both bots kicked");
+    server.wait_metric("mino_players", 0.0).await;
+    let run = run.join().expect("the loadgen ran");
+    let kinds = &run.json["error_kinds"];
+    assert_eq!(kinds["server_closed"], 2, "both bots closed by the shard: {kinds:#}\n{}", run.stderr);
+    assert!(kinds.get("connection_lost").is_none_or(|n| n == 0), "none taken for lost: {kinds:#}");
 }

@@ -379,6 +379,8 @@ async fn a_session_its_client_closes_leaves_within_a_round_trip_not_the_idle_tim
 struct Relay {
     addr: SocketAddr,
     silent: Arc<AtomicBool>,
+    /// Nothing passes from the shard to the client.
+    deaf: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -388,8 +390,8 @@ impl Relay {
         let inside = tokio::net::UdpSocket::bind("127.0.0.1:0").await.expect("bind");
         inside.connect(target).await.expect("connect");
         let addr = outside.local_addr().expect("address");
-        let silent = Arc::new(AtomicBool::new(false));
-        let quiet = silent.clone();
+        let (silent, deaf) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (quiet, unheard) = (silent.clone(), deaf.clone());
         let task = tokio::spawn(async move {
             let (mut up, mut down) = (vec![0u8; 65_536], vec![0u8; 65_536]);
             let mut client = None;
@@ -403,6 +405,7 @@ impl Relay {
                         }
                     }
                     Ok(n) = inside.recv(&mut down) => {
+                        let passes = passes && !unheard.load(Ordering::Relaxed);
                         if let (true, Some(client)) = (passes, client) {
                             let _ = outside.send_to(&down[..n], client).await;
                         }
@@ -410,11 +413,17 @@ impl Relay {
                 }
             }
         });
-        Relay { addr, silent, task }
+        Relay { addr, silent, deaf, task }
     }
 
     fn silence(&self) {
         self.silent.store(true, Ordering::Relaxed);
+    }
+
+    /// From now on the client hears nothing (so acknowledges nothing) and
+    /// the shard still hears the client.
+    fn deafen(&self) {
+        self.deaf.store(true, Ordering::Relaxed);
     }
 }
 
@@ -852,6 +861,41 @@ async fn a_session_that_stops_reading_is_closed_soon_after_it_is_found_too_slow(
 }
 
 #[tokio::test]
+async fn a_session_that_stops_acknowledging_holds_at_most_the_send_window_and_is_too_slow() {
+    // A client whose network stops carrying the shard's packets (or that
+    // stops acknowledging on purpose), with room for 64 MB on its stream:
+    // quinn held up to its default send window, 10 MB, of the session's
+    // unacknowledged stream before a write waited, so the session was not
+    // found too slow for minutes. With the window at 256 KiB, a write waits
+    // within seconds and the write timeout closes it as a websocket's.
+    let server = shard(&["--write-timeout-ms", "1000", "--chat-rate", "50", "--peer-timeout-ms", "60000"]);
+    let relay = Relay::to(server.webtransport.expect("webtransport")).await;
+    let deaf = TransportPlayer::connect_via_with_window(&server, relay.addr, 64 << 20).await.say_hello("Deaf").await;
+    let mut chatters = Vec::new();
+    for i in 0..8 {
+        chatters.push(Player::join(&server, &format!("C{i}")).await);
+    }
+    server.wait_metric("mino_players", 9.0).await;
+    relay.deafen();
+    let line = "x".repeat(150);
+    let too_slow = &closed_series("webtransport", "too_slow");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut said = 0;
+    // A line a chatter a tick (within --chat-rate): about 30 KB a second
+    // for the deaf session's stream, 10 MB in over five minutes.
+    let mut pace = tokio::time::interval(Duration::from_millis(50));
+    while server.metric(too_slow).await < 1.0 {
+        assert!(Instant::now() < deadline, "found too slow within 20 s ({said} lines said)");
+        pace.tick().await;
+        for c in &mut chatters {
+            c.send(mino_protocol::client::encode_chat(&line)).await;
+            said += 1;
+        }
+    }
+    drop(deaf);
+}
+
+#[tokio::test]
 async fn the_stream_and_the_hello_share_one_handshake_window_as_on_the_websocket() {
     // The websocket gives its upgrade one window and its Hello another;
     // a session had one for its QUIC and HTTP/3 handshake, one for its
@@ -985,6 +1029,18 @@ async fn a_peer_advertising_a_datagram_frame_under_the_header_is_counted_and_the
     }
     server.wait_ticks(20).await;
     assert_eq!(server.metric("mino_webtransport_sessions").await, 1.0, "the session stays");
+    // 200 bytes, over the header but under what any QUIC path carries: the
+    // peer's own choice, served as no datagrams (its views whole on the
+    // stream), not cut on the tick's thread into datagrams most cells do
+    // not fit, counted as too big.
+    drop(tiny);
+    server.wait_metric("mino_webtransport_sessions", 0.0).await;
+    let mut small = TransportPlayer::connect_advertising(&server, 200).await.say_hello("Small").await;
+    small.input(1.0, 0.0).await;
+    let before = server.metric("mino_webtransport_unsent_total{reason=\"no_datagrams\"}").await;
+    server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"no_datagrams\"}", before + 20.0).await;
+    assert_eq!(server.metric("mino_webtransport_unsent_total{reason=\"too_big\"}").await, 0.0);
+    drop(small);
 }
 
 /// A shard with WebTransport, cells of 100 units in a world of `world`

@@ -133,6 +133,19 @@ impl TransportPlayer {
         TransportPlayer::connect_to(addr, hashes, None).await
     }
 
+    /// Opens a session through `addr`, as [`TransportPlayer::connect_via`],
+    /// with flow control windows of `window` bytes, as
+    /// [`TransportPlayer::connect_with_window`].
+    ///
+    /// Panics: as [`TransportPlayer::connect`].
+    pub async fn connect_via_with_window(shard: &Shard, addr: std::net::SocketAddr, window: u32) -> TransportPlayer {
+        let hashes = offered_hashes(shard).await;
+        let mut transport = wtransport::quinn::TransportConfig::default();
+        let window = wtransport::quinn::VarInt::from_u32(window);
+        transport.stream_receive_window(window).receive_window(window);
+        TransportPlayer::connect_to(addr, hashes, Some(transport)).await
+    }
+
     async fn connect_with(shard: &Shard, hashes: Vec<Sha256Digest>, datagram_frame: Option<usize>) -> TransportPlayer {
         let transport = datagram_frame.map(|bytes| {
             let mut transport = wtransport::quinn::TransportConfig::default();

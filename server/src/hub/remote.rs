@@ -144,6 +144,23 @@ struct HeldRemote {
     views: Vec<Bytes>,
 }
 
+impl Remote {
+    /// Queues one message for the session's stream, after its welcome: a
+    /// session whose welcome is held (clustered, until it is stored) has
+    /// its replies (a pong, names) gathered with the tick's messages, as a
+    /// websocket's outbox gathers them, so none goes before the welcome.
+    /// Errors: as [`offer`].
+    fn queue(&mut self, message: Bytes) -> Result<(), CloseReason> {
+        match self.held.as_mut() {
+            Some(held) => {
+                held.messages.push(message);
+                Ok(())
+            }
+            None => offer(&self.to, ToSession::Message(message)),
+        }
+    }
+}
+
 /// Every admitted session of the hub that runs in a task of its own.
 #[derive(Debug, Default)]
 pub struct Remotes {
@@ -225,7 +242,7 @@ impl Remotes {
     /// Sends `frame` (a websocket frame of the core's) to `link`'s session.
     pub fn send(&mut self, link: LinkId, frame: &Bytes, metrics: &Metrics, out: &mut Vec<Inbound>) {
         let Some(remote) = self.by_link.get_mut(&link) else { return };
-        if let Err(reason) = offer(&remote.to, ToSession::Message(plain(frame))) {
+        if let Err(reason) = remote.queue(plain(frame)) {
             self.close(link, reason, None, metrics, out);
         }
     }
@@ -245,7 +262,7 @@ impl Remotes {
         let verdict = match remote.player.on_message(data, limits, now, out) {
             Err(reason) => Some(reason),
             Ok(None) => None,
-            Ok(Some(pong)) => offer(&remote.to, ToSession::Message(pong)).err(),
+            Ok(Some(pong)) => remote.queue(pong).err(),
         };
         if let Some(reason) = verdict {
             self.close(link, reason, None, metrics, out);
@@ -525,6 +542,28 @@ mod tests {
         assert!(views(&sent).is_empty(), "held for {FIRST_VIEWS_MAX_TICKS} ticks");
         remotes.deliver(&tick_with_a_view(6, b"v"), &metrics, &mut out);
         assert_eq!(views(&sent).len(), FIRST_VIEWS_MAX_TICKS as usize + 1, "then every view held, and this tick's");
+        assert!(out.is_empty(), "nobody closed: {out:?}");
+    }
+
+    #[tokio::test]
+    async fn a_held_sessions_replies_wait_for_its_welcome() {
+        // Clustered, a welcome is held until the session is stored: a pong
+        // or names answered meanwhile went before it (and the session's
+        // task took its first write for the welcome's).
+        let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
+        let limits = Limits::of(&crate::config::Config::default().socket);
+        let (to, mut rx) = mpsc::channel(8);
+        let now = clock::now();
+        let player = Player::new(PlayerId(7), LinkId(7), Ticket::issue(0, &mut rand::rng()), None, &limits, now);
+        let handed = Handover { to, datagrams: Box::new(Sent::default()) };
+        remotes.join(handed, player, b"w", Welcome::Held, now);
+        remotes.send(LinkId(7), &ws_frame::binary(b"names"), &metrics, &mut out);
+        assert!(rx.try_recv().is_err(), "nothing before the welcome");
+        remotes.welcome(LinkId(7), &metrics, &mut out);
+        let Ok(ToSession::Messages(first)) = rx.try_recv() else { panic!("the welcome and what waited") };
+        assert_eq!(first, [Bytes::from_static(b"w"), Bytes::from_static(b"names")]);
+        remotes.send(LinkId(7), &ws_frame::binary(b"later"), &metrics, &mut out);
+        assert!(matches!(rx.try_recv(), Ok(ToSession::Message(m)) if &m[..] == b"later"), "then at once");
         assert!(out.is_empty(), "nobody closed: {out:?}");
     }
 

@@ -207,6 +207,11 @@ impl TickDriver {
                 }
                 ready = self.hub.ready() => {
                     self.hub.on_ready(&ready);
+                    // The sessions' queue is read here too: websockets ready
+                    // on every pass would otherwise starve it (the branch
+                    // below comes last), and every session's task waits on
+                    // it once it is full.
+                    self.sessions_said(&mut sessions);
                     self.players_said();
                 }
                 cmd = commands.recv() => match cmd {
@@ -216,6 +221,7 @@ impl TickDriver {
                 Some((link, ticket)) = next(&mut moves) => self.move_out(link, ticket),
                 Some(said) = next(&mut sessions) => {
                     self.hub.on_session(said);
+                    self.sessions_said(&mut sessions);
                     self.players_said();
                 }
             }
@@ -676,6 +682,22 @@ impl TickDriver {
 
 /// The next item of `queue`; with no queue (standalone: no cluster events),
 /// never.
+/// Most messages of the sessions' queue taken in one pass of the driver's
+/// loop besides the one that woke it (a pass then acts on them once).
+const SESSIONS_A_PASS: usize = 256;
+
+impl TickDriver {
+    /// Takes what the sessions' tasks said and is waiting, up to
+    /// [`SESSIONS_A_PASS`] messages.
+    fn sessions_said(&mut self, sessions: &mut Option<mpsc::Receiver<FromSession>>) {
+        let Some(queue) = sessions.as_mut() else { return };
+        for _ in 0..SESSIONS_A_PASS {
+            let Ok(said) = queue.try_recv() else { return };
+            self.hub.on_session(said);
+        }
+    }
+}
+
 async fn next<T>(queue: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
     match queue {
         Some(queue) => queue.recv().await,

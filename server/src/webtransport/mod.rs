@@ -84,6 +84,17 @@ pub const STREAM_RECEIVE_WINDOW_BYTES: u32 = 16 * 1024;
 /// session can make the shard hold however many streams it opens.
 pub const RECEIVE_WINDOW_BYTES: u32 = 64 * 1024;
 
+/// Most bytes the shard holds for a session that its client has not
+/// acknowledged yet, bytes (QUIC's send window; quinn's default is 8 times
+/// its stream window, 10 MB): a session's stream takes events, rosters,
+/// names and the views that do not go as datagrams, a few KB a tick, so
+/// this is over a second of them. A client that stops acknowledging (its
+/// network gone one way, or on purpose) then holds this much at most: the
+/// session's writes wait, and `--write-timeout-ms` closes it as too slow,
+/// as a websocket whose socket buffer is full (it held up to 10 MB and was
+/// not found too slow before them: an outside review).
+pub const SEND_WINDOW_BYTES: u64 = 256 * 1024;
+
 /// Most bidirectional streams a session's client may have open at once:
 /// HTTP/3's CONNECT request and the session's one stream, and room for a
 /// browser's extra ones (more than 2 are never read: the bytes they may
@@ -217,7 +228,8 @@ fn server_config(
         .stream_receive_window(varint(STREAM_RECEIVE_WINDOW_BYTES))
         .receive_window(varint(RECEIVE_WINDOW_BYTES))
         .max_concurrent_bidi_streams(varint(MAX_BIDI_STREAMS))
-        .max_concurrent_uni_streams(varint(MAX_UNI_STREAMS));
+        .max_concurrent_uni_streams(varint(MAX_UNI_STREAMS))
+        .send_window(SEND_WINDOW_BYTES);
     transport.datagram_send_buffer_size(config.send_queue_bytes);
     transport.datagram_receive_buffer_size(Some(RECEIVE_QUEUE_BYTES));
     let floor = config.window_floor_bytes;

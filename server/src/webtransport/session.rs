@@ -67,6 +67,16 @@ fn datagram_header_bytes(conn: &Connection) -> usize {
     }
 }
 
+/// The lowest datagram limit of a connection a session's views are cut
+/// to, bytes. QUIC's paths carry packets of 1,200 bytes (RFC 9000 section
+/// 14), which leave a datagram over 1,100, so a lower limit is the peer's
+/// own choice (its `max_datagram_frame_size`): such a session is served as
+/// one that takes no datagrams (its views whole on its stream), instead of
+/// having every view cut on the tick's thread into datagrams most cells
+/// do not fit (counted as too big, and logged as wanting `--cell-size`).
+/// The operator's `--webtransport-datagram-bytes` may still be lower.
+const MIN_PEER_DATAGRAM_BYTES: usize = 1_000;
+
 /// What every session shares.
 #[derive(Clone)]
 pub struct Shared {
@@ -87,7 +97,12 @@ pub(crate) async fn serve(incoming: Box<IncomingSession>, shared: Shared, under_
     // The handshake's and the admission's futures are boxed: a session's
     // task is sized for its largest state, for as long as it lives.
     let connected = Box::pin(async { (*incoming).await.ok()?.accept().await.ok() });
-    let connected = timeout(limit, connected).await;
+    // A shutdown drops a handshake under way (one forged first packet
+    // would otherwise hold the shard's exit for the whole handshake window).
+    let connected = tokio::select! {
+        () = shared.ctx.cancel.cancelled() => Ok(None),
+        connected = timeout(limit, connected) => connected,
+    };
     drop(under_way);
     let Ok(Some(conn)) = connected else {
         tracing::debug!("webtransport handshake failed or timed out");
@@ -201,9 +216,13 @@ impl Session {
                             close(&self.conn, send, reason, reason.message(), None, metrics).await;
                             return;
                         }
-                        // The hub dropped the session without a close (its
-                        // queue was full): too slow.
-                        close(&self.conn, send, CloseReason::TooSlow, CloseReason::TooSlow.message(), None, metrics).await;
+                        // The hub dropped the session without a close: the
+                        // shard is stopping (its close did not fit the queue,
+                        // or the tick driver is gone), else its queue was
+                        // full: too slow.
+                        let reason =
+                            if self.shared.ctx.cancel.is_cancelled() { CloseReason::Shutdown } else { CloseReason::TooSlow };
+                        close(&self.conn, send, reason, reason.message(), None, metrics).await;
                         return;
                     };
                     let messages = match item {
@@ -240,7 +259,10 @@ impl Session {
                     Ok(Some(message)) => {
                         let Some(link) = self.link else { continue };
                         if self.shared.to_driver.send(FromSession::Message(link, message)).await.is_err() {
-                            return;
+                            // The tick driver is gone: read no more, and
+                            // write what the hub queued (its close) until
+                            // its queue ends.
+                            reading = false;
                         }
                     }
                     Ok(None) | Err(FramingError::Truncated | FramingError::Failed) => {
@@ -310,10 +332,13 @@ impl remote::Datagrams for SessionDatagrams {
         // may advertise a datagram frame size under the header (wtransport's
         // own max_datagram_size() then underflows).
         let limit = self.conn.quic_connection().max_datagram_size();
-        let Some(limit) = limit.and_then(|l| l.checked_sub(datagram_header_bytes(&self.conn))).filter(|l| *l > 0)
+        let Some(limit) = limit
+            .and_then(|l| l.checked_sub(datagram_header_bytes(&self.conn)))
+            .filter(|l| *l >= MIN_PEER_DATAGRAM_BYTES)
         else {
-            // A peer that takes no datagrams gets its views on the stream,
-            // as a cell too big for one does (it played blind before).
+            // A peer that takes no datagrams, or only small ones, gets its
+            // views on the stream, as a cell too big for one does (it
+            // played blind before).
             metrics.unsent(Unsent::NoDatagrams, 1);
             return Some(view.clone());
         };
