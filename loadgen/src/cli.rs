@@ -50,6 +50,9 @@ use std::time::Duration;
 /// WebTransport datagrams that never arrive). Idle, crowd, failover and
 /// the other profiles expect none: their players may all stand, and a
 /// standing player is sent nothing.
+///
+/// 5: nothing measured: bots were welcomed, but none was connected at a
+/// hold's end (their shard stopped or died during it, or closed them all).
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-loadgen", version)]
 pub struct Cli {
@@ -84,7 +87,7 @@ pub struct FleetArgs {
     /// those that joined (the others are reported as never joined).
     #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "60s", global = true)]
     pub agents_wait: Duration,
-    /// An agent (or coordinator) heard from for this long is taken for gone
+    /// An agent (or coordinator) not heard from for this long is taken for gone
     /// (heartbeats go every second).
     #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s", global = true)]
     pub agent_timeout: Duration,
@@ -242,7 +245,7 @@ pub struct CommonArgs {
     /// Websocket URL of a shard, ws://HOST:PORT/PATH, or of a TLS proxy in
     /// front of shards, wss://HOST:PORT/PATH. Repeat to spread bots
     /// round-robin over shards; a reconnecting bot tries the next URL.
-    #[arg(long = "url", value_name = "URL", global = true, default_value = "ws://127.0.0.1:8080/ws")]
+    #[arg(long = "url", value_name = "URL", global = true, default_value = "ws://127.0.0.1:8080/ws", value_parser = shard_url)]
     pub urls: Vec<String>,
     /// wss:// URLs: also trust the certificates in this PEM file (a private
     /// CA, or a self-signed server certificate). Repeatable. The public web
@@ -263,8 +266,10 @@ pub struct CommonArgs {
     #[arg(long, short, global = true)]
     pub quiet: bool,
     /// A server process to measure over each window: CPU user/sys from
-    /// /proc/PID/stat (reported per delivered frame, µs) and RSS (bytes per
-    /// player). Repeat for several shards.
+    /// /proc/PID/stat (reported per delivered frame, µs) and RSS (the
+    /// process's whole RSS over the players connected: an upper bound of a
+    /// player's cost, which includes what the process holds with none;
+    /// benches/ subtract a baseline). Repeat for several shards.
     #[arg(long = "server-pid", value_name = "PID", global = true)]
     pub server_pids: Vec<u32>,
     /// Bot behaviour: walker turns every 1-3 s; light, typical and heavy add
@@ -550,6 +555,16 @@ impl Cli {
                 "an agent writes no report: give --json and --plot to the coordinator (the run with --agents)",
             ));
         }
+        if let Command::Steps(steps) = &command {
+            let rising = steps.steps.windows(2).all(|w| w[0] < w[1]);
+            if steps.steps.first().is_none_or(|first| *first == 0) || !rising {
+                let mut invalid = <Cli as clap::CommandFactory>::command();
+                return Err(invalid.error(
+                    clap::error::ErrorKind::ValueValidation,
+                    "--steps must be rising player counts above 0, e.g. 100,250,500",
+                ));
+            }
+        }
         if self.common.density.is_some() && matches!(command, Command::Idle(_) | Command::Crowd(_)) {
             return Err(conflict(&format!(
                 "--density sets where walking bots walk; {} bots do not walk freely",
@@ -558,6 +573,14 @@ impl Cli {
         }
         Ok(command)
     }
+}
+
+/// Checks a `--url`: `ws://` or `wss://`, a host, a port of 1 to 65535
+/// (the host is resolved when the run starts).
+///
+/// Errors: why the URL is unusable ([`crate::target::TargetError`]).
+pub fn shard_url(text: &str) -> Result<String, String> {
+    crate::target::host_port(text).map(|_| text.to_owned()).map_err(|e| e.to_string())
 }
 
 /// Parses a positive, finite number.
@@ -866,6 +889,17 @@ mod tests {
         // Waits that may be none stay allowed.
         assert!(parse(&["idle", "--stand", "0s"]).is_ok());
         assert!(parse(&["steps", "--steps", "10", "--settle", "0"]).is_ok());
+        // Refused as a usage error (exit 2), before a bot starts.
+        for steps in ["0", "10,5", "5,5"] {
+            let cli = parse(&["steps", "--steps", steps]).expect("parses");
+            let e = cli.scenario().expect_err(steps);
+            assert!(e.to_string().contains("rising player counts above 0"), "{e}");
+            assert_eq!(e.exit_code(), 2, "{steps}");
+        }
+        for url in ["ws://127.0.0.1:70000/ws", "http://127.0.0.1:1/ws", "ws:///nohost", "ws://h:0/ws"] {
+            let e = parse(&["--url", url]).expect_err(url);
+            assert_eq!(e.exit_code(), 2, "{url}: {e}");
+        }
         assert_eq!(positive_duration("1ms"), Ok(Duration::from_millis(1)));
         assert_eq!(positive_count("3"), Ok(3));
     }

@@ -10,6 +10,7 @@
 //! | 2 | usage | the command line is wrong (clap's usage error; nothing ran) |
 //! | 3 | nobody welcomed | no bot was ever welcomed: no shard at the URL, every join refused |
 //! | 4 | no frames | bots were welcomed, but in a hold of a scenario that expects frames (see [`Expectation`]) no bot (or none of one transport's bots) received a single snapshot or view frame |
+//! | 5 | nothing measured | bots were welcomed, but none was connected at a hold's end (their shard stopped or died during it, or closed them all) |
 
 use crate::cli::Command;
 use crate::profile::ProfileName;
@@ -86,17 +87,21 @@ pub enum Outcome {
     /// Bots were welcomed but a hold that expects frames brought none: exit 4.
     #[serde(rename = "no frames")]
     NoFrames,
+    /// Bots were welcomed but none was connected at a hold's end: exit 5.
+    #[serde(rename = "nothing measured")]
+    NothingMeasured,
 }
 
 impl Outcome {
     /// Every outcome, in exit-code order.
-    pub const ALL: [Outcome; 6] = [
+    pub const ALL: [Outcome; 7] = [
         Outcome::Measured,
         Outcome::Interrupted,
         Outcome::Failed,
         Outcome::Usage,
         Outcome::NobodyWelcomed,
         Outcome::NoFrames,
+        Outcome::NothingMeasured,
     ];
 
     /// The verdict as the report and the verdict line write it.
@@ -108,15 +113,16 @@ impl Outcome {
             Outcome::Usage => "usage",
             Outcome::NobodyWelcomed => "nobody welcomed",
             Outcome::NoFrames => "no frames",
+            Outcome::NothingMeasured => "nothing measured",
         }
     }
 
     /// Whether a run that exits with `code` wrote its report (measured,
-    /// interrupted, or measured nothing: nobody welcomed, no frames): a
-    /// caller reads the report's verdict rather than take the run for
-    /// broken.
+    /// interrupted, or measured nothing: nobody welcomed, no frames, none
+    /// connected at a hold's end): a caller reads the report's verdict
+    /// rather than take the run for broken.
     pub fn reported(code: Option<i32>) -> bool {
-        [Outcome::Measured, Outcome::Interrupted, Outcome::NobodyWelcomed, Outcome::NoFrames]
+        [Outcome::Measured, Outcome::Interrupted, Outcome::NobodyWelcomed, Outcome::NoFrames, Outcome::NothingMeasured]
             .into_iter()
             .any(|o| code == Some(i32::from(o.exit_code())))
     }
@@ -129,6 +135,7 @@ impl Outcome {
             Outcome::Usage => 2,
             Outcome::NobodyWelcomed => 3,
             Outcome::NoFrames => 4,
+            Outcome::NothingMeasured => 5,
         }
     }
 
@@ -205,6 +212,32 @@ impl Ending {
     }
 }
 
+impl Ending {
+    /// [`Outcome::NothingMeasured`] when a phase of `report` has that
+    /// verdict (no bot connected at its end, bots welcomed in the run),
+    /// saying which holds and what closed the bots.
+    pub fn nothing_measured(report: &impl Joins) -> Option<Ending> {
+        let phases = report.phases();
+        let empty: Vec<&Measured> = phases.iter().copied().filter(|m| m.verdict == Verdict::NothingMeasured).collect();
+        let first = empty.first()?;
+        let holds = match (empty.len(), phases.len()) {
+            (_, 1) => "the hold".to_owned(),
+            (k, n) => format!("{k} of {n} holds"),
+        };
+        let welcomed = match report.welcomed() {
+            1 => "1 bot was".to_owned(),
+            n => format!("{n} bots were"),
+        };
+        let errors: Vec<String> = first.error_kinds.iter().map(|(kind, n)| format!("{kind} {n}")).collect();
+        let errors = if errors.is_empty() { String::new() } else { format!(" (errors: {})", errors.join(", ")) };
+        let reason = format!(
+            "{welcomed} welcomed, but no bot was connected at the end of {holds}{errors}: did the shard stop or \
+             die during it?"
+        );
+        Some(Ending::new(Outcome::NothingMeasured, reason))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,7 +247,7 @@ mod tests {
     #[test]
     fn every_outcome_has_its_own_label_and_only_a_run_that_measured_exits_0() {
         let codes: Vec<u8> = Outcome::ALL.iter().map(|o| o.exit_code()).collect();
-        assert_eq!(codes, [0, 0, 1, 2, 3, 4], "in exit-code order");
+        assert_eq!(codes, [0, 0, 1, 2, 3, 4, 5], "in exit-code order");
         let mut labels: Vec<&str> = Outcome::ALL.iter().map(|o| o.label()).collect();
         labels.dedup();
         assert_eq!(labels.len(), Outcome::ALL.len());
@@ -223,8 +256,8 @@ mod tests {
             assert_eq!(json, o.label(), "the JSON writes the label");
         }
         // Which codes leave a report to read: all but a failure and a usage error.
-        let reported: Vec<bool> = [0, 1, 2, 3, 4, 101].into_iter().map(|c| Outcome::reported(Some(c))).collect();
-        assert_eq!(reported, [true, false, false, true, true, false]);
+        let reported: Vec<bool> = [0, 1, 2, 3, 4, 5, 101].into_iter().map(|c| Outcome::reported(Some(c))).collect();
+        assert_eq!(reported, [true, false, false, true, true, true, false]);
         assert!(!Outcome::reported(None), "killed by a signal");
     }
 

@@ -681,6 +681,17 @@ pub fn nobody_welcomed(report: &impl Joins, urls: &[String], transports: Transpo
     } else {
         ""
     };
+    // Websockets: something answered, but not with a websocket: a wrong
+    // path, a shard not ready or over its cap, not a shard at all.
+    let only_handshakes = !failures.is_empty() && failures.keys().all(|k| k == FailureKind::Handshake.name());
+    if only_handshakes && transports == Transports::Websocket {
+        return format!(
+            "no bot was welcomed ({failed}): {} answered the upgrade, but not with a websocket (a wrong path: \
+             404; a shard not ready, or over its --max-connections: 503; not a shard); \
+             MINO_LOG=mino_loadgen=debug logs each answer",
+            urls.join(", ")
+        );
+    }
     format!("no bot was welcomed ({failed}); is a shard listening at {}{udp}?{sources}", urls.join(", "))
 }
 
@@ -835,5 +846,9 @@ mod tests {
         assert!(wt.contains("ws://127.0.0.1:9/ws, and the UDP port its /webtransport offers reachable"), "{wt}");
         let local = nobody_welcomed(&failed("local_addr_unavailable"), &urls, Transports::Websocket);
         assert!(local.ends_with("as inside mino-link: try --source-addrs 0"), "{local}");
+        // Something answered the upgrade (a 404, a 503): not "is a shard listening".
+        let answered = nobody_welcomed(&failed("handshake"), &urls, Transports::Websocket);
+        assert!(answered.starts_with("no bot was welcomed (failures: handshake 3): ws://127.0.0.1:9/ws answered"));
+        assert!(answered.contains("503") && !answered.contains("is a shard listening"), "{answered}");
     }
 }

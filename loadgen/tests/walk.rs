@@ -256,3 +256,33 @@ fn a_walk_stopped_by_ctrl_c_is_marked_interrupted() {
     assert!(stdout.contains(": interrupted\n"), "the phase's verdict: {stdout}");
     assert!(rest.iter().any(|l| l.contains("SIGINT (Ctrl-C): stopping early")), "{rest:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_whose_shard_dies_in_the_hold_fails_as_nothing_measured() {
+    // The bots were welcomed and walked, then their shard died: nobody is
+    // connected at the hold's end. The run exited 0 as "measured" while its
+    // phase said "nothing measured" (an outside trial): a load tester's
+    // script took a dead shard for a pass.
+    let mut server = Shard::start(server_bin(), &[]);
+    let url = server.ws_url();
+    let args: Vec<String> = ["--url", &url, "--bots", "4", "--ramp", "20", "--duration", "6s", "--no-reconnect", "-q"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let run = std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        loadgen::run_failing(LOADGEN, &args)
+    });
+    server.wait_metric("mino_players", 4.0).await;
+    server.wait_ticks(20).await;
+    server.process().kill9();
+    let run = run.join().expect("the loadgen ran");
+    let j = &run.json;
+    assert_eq!((&j["verdict"], run.code), (&"nothing measured".into(), Some(5)), "{j:#}");
+    assert_eq!((&j["outcome"]["verdict"], &j["outcome"]["exit_code"]), (&"nothing measured".into(), &5.into()));
+    assert!(
+        run.stderr.contains("mino-loadgen: verdict: nothing measured (exit 5): 4 bots were welcomed, but no bot was connected at the end of the hold (errors: connection_lost"),
+        "{}",
+        run.stderr
+    );
+}

@@ -86,6 +86,45 @@ pub enum CloseReason {
 }
 
 impl CloseReason {
+    /// Every reason (the metrics export each one's series from the start).
+    pub const ALL: [CloseReason; 35] = [
+        CloseReason::Kicked,
+        CloseReason::Internal,
+        CloseReason::AuthRequired,
+        CloseReason::AuthExpired,
+        CloseReason::AuthNotYetValid,
+        CloseReason::AuthBadSignature,
+        CloseReason::AuthWrongIssuer,
+        CloseReason::AuthWrongAudience,
+        CloseReason::AuthMalformed,
+        CloseReason::ProtocolError,
+        CloseReason::InvalidUtf8,
+        CloseReason::ControlFlood,
+        CloseReason::SessionReplaced,
+        CloseReason::TicketInvalid,
+        CloseReason::TicketUsed,
+        CloseReason::TicketExpired,
+        CloseReason::TicketLive,
+        CloseReason::Moved,
+        CloseReason::ClientClosed,
+        CloseReason::Shutdown,
+        CloseReason::Restart,
+        CloseReason::Malformed,
+        CloseReason::Unknown,
+        CloseReason::TooBig,
+        CloseReason::HelloExpected,
+        CloseReason::HelloTimeout,
+        CloseReason::ProtocolVersion,
+        CloseReason::NameInvalid,
+        CloseReason::ChatTooLong,
+        CloseReason::InputFlood,
+        CloseReason::ChatFlood,
+        CloseReason::TooSlow,
+        CloseReason::PeerTimeout,
+        CloseReason::Busy,
+        CloseReason::TextFrame,
+    ];
+
     /// The close code sent in the close frame.
     pub fn code(self) -> CloseCode {
         match self {
@@ -269,50 +308,12 @@ impl From<&DecodeError> for CloseReason {
 mod tests {
     use super::*;
 
-    const ALL: [CloseReason; 35] = [
-        CloseReason::Kicked,
-        CloseReason::Internal,
-        CloseReason::AuthRequired,
-        CloseReason::AuthExpired,
-        CloseReason::AuthNotYetValid,
-        CloseReason::AuthBadSignature,
-        CloseReason::AuthWrongIssuer,
-        CloseReason::AuthWrongAudience,
-        CloseReason::AuthMalformed,
-        CloseReason::ProtocolError,
-        CloseReason::InvalidUtf8,
-        CloseReason::ControlFlood,
-        CloseReason::SessionReplaced,
-        CloseReason::TicketInvalid,
-        CloseReason::TicketUsed,
-        CloseReason::TicketExpired,
-        CloseReason::TicketLive,
-        CloseReason::Moved,
-        CloseReason::ClientClosed,
-        CloseReason::Shutdown,
-        CloseReason::Restart,
-        CloseReason::Malformed,
-        CloseReason::Unknown,
-        CloseReason::TooBig,
-        CloseReason::HelloExpected,
-        CloseReason::HelloTimeout,
-        CloseReason::ProtocolVersion,
-        CloseReason::NameInvalid,
-        CloseReason::ChatTooLong,
-        CloseReason::InputFlood,
-        CloseReason::ChatFlood,
-        CloseReason::TooSlow,
-        CloseReason::PeerTimeout,
-        CloseReason::Busy,
-        CloseReason::TextFrame,
-    ];
-
     #[test]
     fn codes_and_labels_are_one_to_one() {
-        let codes: std::collections::HashSet<_> = ALL.iter().map(|r| r.code().0).collect();
-        let labels: std::collections::HashSet<_> = ALL.iter().map(|r| r.label()).collect();
-        assert_eq!(codes.len(), ALL.len());
-        assert_eq!(labels.len(), ALL.len());
+        let codes: std::collections::HashSet<_> = CloseReason::ALL.iter().map(|r| r.code().0).collect();
+        let labels: std::collections::HashSet<_> = CloseReason::ALL.iter().map(|r| r.label()).collect();
+        assert_eq!(codes.len(), CloseReason::ALL.len());
+        assert_eq!(labels.len(), CloseReason::ALL.len());
     }
 
     #[test]
@@ -330,7 +331,7 @@ mod tests {
 
     #[test]
     fn every_code_the_server_sends_may_be_sent() {
-        for reason in ALL {
+        for reason in CloseReason::ALL {
             assert!(sendable(reason.code().0), "{reason:?}");
         }
     }

@@ -525,6 +525,28 @@ impl Metrics {
         for kind in DropKind::ALL {
             drop(m.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }));
         }
+        // And those an operator alerts or graphs by reason (an outside trial
+        // found them missing until the first of each).
+        for transport in Transport::ALL {
+            for reason in CloseReason::ALL {
+                drop(
+                    m.sockets_closed
+                        .get_or_create(&ClosedLabel { transport: transport.label(), reason: reason.label() }),
+                );
+            }
+        }
+        for refusal in Refusal::ALL {
+            drop(m.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.label() }));
+        }
+        for e in AuthError::ALL {
+            drop(m.auth_refusals.get_or_create(&ReasonLabel { reason: e.label() }));
+        }
+        for why in UpgradeRefusal::ALL {
+            drop(m.upgrades_refused.get_or_create(&ReasonLabel { reason: why.label() }));
+        }
+        for reason in Unsent::ALL {
+            drop(m.webtransport_unsent.get_or_create(&ReasonLabel { reason: reason.label() }));
+        }
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
         r.register("mino_connections", "Open websockets", m.connections.clone());
@@ -730,6 +752,25 @@ mod tests {
             let series = format!("mino_webtransport_sent_bytes_total{{path=\"{}\"}} 0", path.label());
             assert!(text.contains(&series), "{series} missing");
         }
+        for transport in Transport::ALL {
+            for reason in CloseReason::ALL {
+                let (t, r) = (transport.label(), reason.label());
+                let series = format!("mino_sockets_closed_total{{transport=\"{t}\",reason=\"{r}\"}} 0");
+                assert!(text.contains(&series), "{series} missing");
+            }
+        }
+        let reasons = [
+            ("mino_busy_refusals_total", Refusal::ALL.map(Refusal::label).to_vec()),
+            ("mino_auth_refusals_total", AuthError::ALL.map(AuthError::label).to_vec()),
+            ("mino_upgrades_refused_total", UpgradeRefusal::ALL.map(UpgradeRefusal::label).to_vec()),
+            ("mino_webtransport_unsent_total", Unsent::ALL.map(Unsent::label).to_vec()),
+        ];
+        for (name, labels) in reasons {
+            for label in labels {
+                let series = format!("{name}{{reason=\"{label}\"}} 0");
+                assert!(text.contains(&series), "{series} missing");
+            }
+        }
     }
 
     /// A close is counted under its transport and its reason, each label
@@ -743,7 +784,7 @@ mod tests {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
         assert!(text.contains("mino_sockets_closed_total{transport=\"webtransport\",reason=\"client_closed\"} 1"));
-        assert!(!text.contains("transport=\"websocket\""), "nothing closed on a websocket");
+        assert!(text.contains("mino_sockets_closed_total{transport=\"websocket\",reason=\"client_closed\"} 0"));
         assert!(text.contains("mino_webtransport_sent_bytes_total{path=\"stream\"} 42"));
     }
 

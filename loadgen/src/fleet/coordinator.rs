@@ -35,7 +35,7 @@ pub struct FleetOptions {
     pub agents: usize,
     /// How long to wait for them before starting with those that came.
     pub wait: Duration,
-    /// An agent heard from for this long is taken for gone.
+    /// An agent not heard from for this long is taken for gone.
     pub silence: Duration,
 }
 

@@ -406,7 +406,8 @@ impl Context {
     /// How the run of `report` ended: interrupted (Ctrl-C, SIGTERM, an
     /// agent lost mid-run: its report is marked, whatever it holds); else
     /// nobody welcomed; else no frames in a hold that expects them
-    /// ([`Context::expects`]); else measured.
+    /// ([`Context::expects`]); else nothing measured (no bot connected at
+    /// a hold's end); else measured.
     pub fn ending(&self, report: &impl report::Joins) -> Ending {
         if let Some(cut) = self.interruptions.first() {
             return Ending::new(Outcome::Interrupted, format!("{} at {:.1} s", cut.reason, cut.at_s));
@@ -415,7 +416,9 @@ impl Context {
             let why = report::nobody_welcomed(report, &self.common.urls, self.common.transport);
             return Ending::new(Outcome::NobodyWelcomed, why);
         }
-        Ending::no_frames(report, self.common.transport).unwrap_or_else(|| Ending::new(Outcome::Measured, ""))
+        Ending::no_frames(report, self.common.transport)
+            .or_else(|| Ending::nothing_measured(report))
+            .unwrap_or_else(|| Ending::new(Outcome::Measured, ""))
     }
 
     /// Draws the gap plot (if asked).
