@@ -125,3 +125,30 @@ async fn the_ticks_socket_writes_are_timed_within_the_tick() {
         (m.value_or_zero("mino_tick_deliver_seconds_sum"), m.value_or_zero("mino_tick_duration_seconds_sum"));
     assert!(spent > 0.0 && spent <= whole + 0.05, "the writes took {spent} s of the ticks' {whole} s");
 }
+
+#[tokio::test]
+async fn a_burst_refused_over_the_cap_is_said_whole_when_its_window_ends() {
+    // The first refusal is logged at once, the others of its window when
+    // the window (10 s) ends: they waited for a later refusal, which may
+    // never come (an outside trial: 130 refused, 1 said).
+    let dir = mino_testkit::WorkDir::new("over-cap-log");
+    let log = dir.join("shard.log");
+    let server = Shard::start_logging_to(SERVER, &["--max-connections", "1"], &log, "warn");
+    let _held = TcpStream::connect(server.addr).await.expect("connect");
+    let mut over = Vec::new();
+    for _ in 0..4 {
+        let mut c = TcpStream::connect(server.addr).await.expect("connect");
+        assert_refused_over_cap(&mut c).await;
+        over.push(c);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("3 more connection(s) refused with 503 since the last such line") {
+            assert!(text.contains("1 connection(s) refused with 503"), "the first said at once: {text}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the burst's other 3 said: {text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

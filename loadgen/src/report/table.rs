@@ -395,11 +395,14 @@ pub fn crowd(r: &CrowdReport) -> String {
         let srv = b.server_bytes_per_socket_tick.map_or_else(|| "-".into(), |v| format!("{v:.0} B"));
         let _ = writeln!(
             out,
-            "  budget {} B a tick: cell bytes per bot per tick {}; {} bots over; shards sent {srv} a socket a tick: {}",
+            "  budget {} B a tick: cell bytes per bot per tick {} ({}); shards sent {srv} a socket a tick",
             b.budget_bytes,
             spread(&b.cell_bytes_per_tick, "B"),
-            b.bots_over_budget,
-            if b.within_budget { "within budget" } else { "OVER BUDGET" }
+            if b.within_budget {
+                "every bot within budget".to_owned()
+            } else {
+                format!("{} bots OVER BUDGET", b.bots_over_budget)
+            }
         );
     }
     for e in &r.scrape_errors {

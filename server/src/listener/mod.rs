@@ -144,8 +144,21 @@ pub async fn accept_loop(
     let mut throttle = LogThrottle::new(throttle::WINDOW);
     let mut over_cap = LogThrottle::new(throttle::WINDOW);
     loop {
+        let over_cap_unsaid = over_cap.pending_until();
         let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => break,
+            () = sleep_until_or_never(over_cap_unsaid) => {
+                if let Some(refused) = over_cap.flush(clock::now()) {
+                    let cap = config.max_connections;
+                    tracing::warn!(
+                        cap,
+                        refused,
+                        "connection cap reached (--max-connections {cap}): {refused} more connection(s) refused with \
+                         503 since the last such line"
+                    );
+                }
+                continue;
+            }
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -164,6 +177,14 @@ pub async fn accept_loop(
         let slot = SlotHold::new(permit);
         let conn = Connection { stream, peer, header_timeout: config.header_timeout, keep_alive: true };
         tracker.spawn(conn.serve(router.clone(), Some(slot), cancel.clone()));
+    }
+}
+
+/// Sleeps until `at`, or forever when it is `None`.
+async fn sleep_until_or_never(at: Option<clock::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
