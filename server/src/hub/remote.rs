@@ -24,7 +24,10 @@ use std::collections::HashMap;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
-/// Capacity of the queue from every session task to the tick driver.
+/// Capacity of the queue from every session task to the tick driver. A
+/// session's task holds at most one message waiting for room in it (and
+/// then reads no more of its stream, while it still writes the hub's); the
+/// driver takes up to 256 a pass (`tick::SESSIONS_A_PASS`).
 pub const FROM_SESSIONS_QUEUE: usize = 8192;
 
 /// Most items waiting in one session's queue beyond its too-slow ticks

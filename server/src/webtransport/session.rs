@@ -202,6 +202,11 @@ impl Session {
         // timeout again for a peer that does not read (an outside trial's
         // session lingered 60 s, its slot held, after its player was gone).
         let mut stalled = false;
+        // A message of the peer's waiting for room in the queue every
+        // session shares with the driver: the stream is not read meanwhile
+        // (the peer's flow control holds the rest back), but the hub's
+        // messages are still written and a closed connection still seen.
+        let mut pending: Option<FromSession> = None;
         loop {
             tokio::select! {
                 item = from_hub.recv() => {
@@ -255,15 +260,16 @@ impl Session {
                         self.tell(reason).await;
                     }
                 }
-                message = reader.next(&mut recv), if reading => match message {
+                room = self.shared.to_driver.reserve(), if pending.is_some() => match (room, pending.take()) {
+                    (Ok(room), Some(said)) => room.send(said),
+                    // The tick driver is gone: read no more, and write what
+                    // the hub queued (its close) until its queue ends.
+                    _ => reading = false,
+                },
+                message = reader.next(&mut recv), if reading && pending.is_none() => match message {
                     Ok(Some(message)) => {
                         let Some(link) = self.link else { continue };
-                        if self.shared.to_driver.send(FromSession::Message(link, message)).await.is_err() {
-                            // The tick driver is gone: read no more, and
-                            // write what the hub queued (its close) until
-                            // its queue ends.
-                            reading = false;
-                        }
+                        pending = Some(FromSession::Message(link, message));
                     }
                     Ok(None) | Err(FramingError::Truncated | FramingError::Failed) => {
                         reading = false;
