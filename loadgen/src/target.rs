@@ -34,6 +34,10 @@ pub struct WebTransportOffer {
     /// `serverCertificateHashes`: a shard's self-signed one); empty: the
     /// operator's certificate, verified against the system's roots.
     pub hashes: Vec<[u8; 32]>,
+    /// The name the offer gave (`--webtransport-advertise HOST:PORT`),
+    /// resolved to `addr` when read: the name a certificate is checked
+    /// against. None: the offer gave an address.
+    pub name: Option<String>,
 }
 
 /// Why a `--url` is unusable.

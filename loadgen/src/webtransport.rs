@@ -69,7 +69,9 @@ pub enum OfferError {
 /// The offer's JSON, as the shard writes it.
 #[derive(serde::Deserialize)]
 struct OfferJson {
-    addr: SocketAddr,
+    /// An address (IP:PORT, [IPv6]:PORT), or a name (HOST:PORT) for a shard
+    /// advertised by its certificate's name.
+    addr: String,
     #[serde(rename = "certificateHashes", default)]
     certificate_hashes: Vec<HashJson>,
 }
@@ -94,10 +96,27 @@ pub async fn offer(target: &Target) -> Result<WebTransportOffer, OfferError> {
     if text.trim().is_empty() {
         return Err(OfferError::NotOffered);
     }
-    parse_offer(&text, target.addr.ip()).map_err(|detail| OfferError::Answer { url, detail })
+    let mut offer =
+        parse_offer(&text, target.addr.ip()).map_err(|detail| OfferError::Answer { url: url.clone(), detail })?;
+    if let Some(name) = &offer.name {
+        // The name, resolved once here (IPv4 first, as the websocket URL's),
+        // for the bots' sockets; the session still asks for the name.
+        let found: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), offer.addr.port()))
+            .await
+            .map_err(|e| OfferError::Answer { url: url.clone(), detail: format!("cannot resolve {name:?}: {e}") })?
+            .collect();
+        offer.addr = found
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(found.first())
+            .copied()
+            .ok_or_else(|| OfferError::Answer { url, detail: format!("cannot resolve {name:?}: no address") })?;
+    }
+    Ok(offer)
 }
 
-/// The offer in `text`, its unspecified address replaced by `host`.
+/// The offer in `text`, its unspecified address replaced by `host`; a name
+/// is kept (and its address left unspecified) for [`offer`] to resolve.
 fn parse_offer(text: &str, host: IpAddr) -> Result<WebTransportOffer, String> {
     let json: OfferJson = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let mut hashes = Vec::with_capacity(json.certificate_hashes.len());
@@ -107,11 +126,34 @@ fn parse_offer(text: &str, host: IpAddr) -> Result<WebTransportOffer, String> {
         }
         hashes.push(hex32(&h.value).ok_or_else(|| format!("not 32 hex bytes: {:?}", h.value))?);
     }
-    let mut addr = json.addr;
-    if addr.ip().is_unspecified() {
+    let (mut addr, name) = match json.addr.parse::<SocketAddr>() {
+        Ok(addr) => (addr, None),
+        Err(_) => {
+            let (name, port) = json.addr.rsplit_once(':').ok_or_else(|| format!("addr {:?}: no port", json.addr))?;
+            let port: u16 = port.parse().map_err(|_| format!("addr {:?}: bad port", json.addr))?;
+            if name.is_empty() || name.contains(['/', '[', ']', ' ']) {
+                return Err(format!("addr {:?}: not HOST:PORT", json.addr));
+            }
+            (SocketAddr::from(([0, 0, 0, 0], port)), Some(name.to_owned()))
+        }
+    };
+    if addr.ip().is_unspecified() && name.is_none() {
         addr.set_ip(host);
     }
-    Ok(WebTransportOffer { addr, hashes })
+    Ok(WebTransportOffer { addr, hashes, name })
+}
+
+/// The offer's name resolves to the address it was resolved to when the
+/// offer was read (one lookup a run, not a session; the bots' sockets are
+/// bound for that address's family).
+#[derive(Debug)]
+struct Resolved(SocketAddr);
+
+impl wtransport::config::DnsResolver for Resolved {
+    fn resolve(&self, _host: &str) -> std::pin::Pin<Box<dyn wtransport::config::DnsLookupFuture>> {
+        let addr = self.0;
+        Box::pin(async move { Ok(Some(addr)) })
+    }
 }
 
 /// 64 hex digits as 32 bytes.
@@ -191,6 +233,7 @@ impl WtLink {
             builder.with_server_certificate_hashes(offer.hashes.iter().map(|h| Sha256Digest::new(*h)))
         };
         let config = builder
+            .dns_resolver(Resolved(offer.addr))
             .keep_alive_interval(Some(KEEP_ALIVE))
             .max_idle_timeout(Some(idle))
             .map_err(|e| ConnectError { kind: FailureKind::Io, detail: format!("idle timeout: {e}") })?
@@ -201,7 +244,13 @@ impl WtLink {
         })?;
         let handshake =
             |e: &dyn std::fmt::Display| ConnectError { kind: FailureKind::Handshake, detail: e.to_string() };
-        let conn = endpoint.connect(format!("https://{}/", offer.addr)).await.map_err(|e| handshake(&e))?;
+        // By the offer's name when it gave one (the certificate is checked
+        // against it), reaching the address it was resolved to.
+        let url = match &offer.name {
+            Some(name) => format!("https://{name}:{}/", offer.addr.port()),
+            None => format!("https://{}/", offer.addr),
+        };
+        let conn = endpoint.connect(url).await.map_err(|e| handshake(&e))?;
         let (send, recv) = conn.open_bi().await.map_err(|e| handshake(&e))?.await.map_err(|e| handshake(&e))?;
         Ok(WtLink { conn, send, recv, buf: BytesMut::with_capacity(READ_CHUNK_BYTES), _endpoint: endpoint })
     }
@@ -312,7 +361,18 @@ mod tests {
         assert_eq!(offer.hashes.len(), 1);
         assert_eq!((offer.hashes[0][0], offer.hashes[0][1], offer.hashes[0][31]), (0x00, 0x11, 0xff));
         let given = parse_offer(r#"{"addr":"10.0.0.2:5","port":5}"#, IpAddr::V4(Ipv4Addr::LOCALHOST)).expect("offer");
-        assert_eq!((given.addr, given.hashes.len()), ("10.0.0.2:5".parse().expect("addr"), 0));
+        assert_eq!((given.addr, given.hashes.len(), given.name), ("10.0.0.2:5".parse().expect("addr"), 0, None));
+        let v6 = parse_offer(r#"{"addr":"[::1]:7","port":7}"#, IpAddr::V4(Ipv4Addr::LOCALHOST)).expect("offer");
+        assert_eq!(v6.addr, "[::1]:7".parse().expect("addr"));
+        // A name (--webtransport-advertise game.example.com:4433): kept, to
+        // resolve and to check the certificate against.
+        let named = parse_offer(r#"{"addr":"game.example.com:4433","port":4433}"#, IpAddr::V4(Ipv4Addr::LOCALHOST));
+        let named = named.expect("offer");
+        assert_eq!((named.name.as_deref(), named.addr.port()), (Some("game.example.com"), 4433));
+        for bad in ["game.example.com", "game.example.com:x", ":5", "a b:5"] {
+            let text = format!(r#"{{"addr":"{bad}","port":5}}"#);
+            assert!(parse_offer(&text, IpAddr::V4(Ipv4Addr::LOCALHOST)).is_err(), "{bad}");
+        }
     }
 
     #[test]

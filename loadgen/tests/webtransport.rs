@@ -3,7 +3,8 @@
 //! certificate hash the shard offers, walk, see each other in datagrams,
 //! time their gaps; a mix reports each transport apart; a killed shard's
 //! WebTransport bots resume on the other shard of a cluster as the same
-//! players; bots an operator kicks count the shard's close.
+//! players; bots an operator kicks count the shard's close; a shard
+//! advertised by name is reached.
 
 use mino_testkit::loadgen::{self, num, LoadgenRun};
 use mino_testkit::{http, server_bin, Redis, Shard};
@@ -312,4 +313,23 @@ async fn webtransport_bots_kicked_by_an_operator_count_the_shards_close_not_a_lo
     let kinds = &run.json["error_kinds"];
     assert_eq!(kinds["server_closed"], 2, "both bots closed by the shard: {kinds:#}\n{}", run.stderr);
     assert!(kinds.get("connection_lost").is_none_or(|n| n == 0), "none taken for lost: {kinds:#}");
+}
+
+#[test]
+fn webtransport_bots_reach_a_shard_offered_by_name() {
+    // `--webtransport-advertise HOST:PORT` with a name (a shard behind NAT,
+    // or with the operator's certificate, whose name the browser checks):
+    // the bots took the offer's address for an IP and refused it.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let (listen, advertise) = (format!("127.0.0.1:{port}"), format!("localhost:{port}"));
+    let server = Shard::start(
+        server_bin(),
+        &["--webtransport-listen", &listen, "--webtransport-advertise", &advertise, "--cell-size", "100"],
+    );
+    let url = server.ws_url();
+    let args = ["--url", &url, "--transport", "webtransport", "--bots", "3", "--ramp", "30", "--duration", "2s"];
+    let run = loadgen::run(LOADGEN, &[&args[..], &["-q"]].concat());
+    let j = &run.json;
+    assert_eq!((num(j, "admitted"), num(j, "connected")), (3.0, 3.0), "{j:#}");
+    assert!(num(j, "snapshots") > 0.0, "frames came: {j:#}");
 }
