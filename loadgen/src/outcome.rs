@@ -4,7 +4,7 @@
 //!
 //! | exit | outcome | when |
 //! |---|---|---|
-//! | 0 | measured | the run measured (each phase's `verdict` says how well: measured, not judgeable, nothing measured) |
+//! | 0 | measured | the run measured (each phase's `verdict` says how well: measured, not judgeable) |
 //! | 0 | interrupted | Ctrl-C, SIGTERM or an agent lost cut it short: the report says when and why |
 //! | 1 | failed | it could not run or report: a bad option value, a URL that does not resolve, a shard with no WebTransport offer, every agent lost, an unwritable `--json` file (no report) |
 //! | 2 | usage | the command line is wrong (clap's usage error; nothing ran) |
@@ -210,9 +210,7 @@ impl Ending {
         }
         Some(Ending::new(Outcome::NoFrames, reason))
     }
-}
 
-impl Ending {
     /// [`Outcome::NothingMeasured`] when a phase of `report` has that
     /// verdict (no bot connected at its end, bots welcomed in the run),
     /// saying which holds and what closed the bots.

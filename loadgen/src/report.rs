@@ -67,7 +67,8 @@ pub enum Verdict {
     #[serde(rename = "not judgeable")]
     NotJudgeable,
     /// No bot was connected at the phase's end (none came, or their shard
-    /// died or stopped during it): its figures describe no run.
+    /// died or stopped during it): its figures describe no run (the run
+    /// exits 3 when no bot was ever welcomed, else 5, "nothing measured").
     #[serde(rename = "nothing measured")]
     NothingMeasured,
     /// The run was cut short by the phase's end (Ctrl-C, SIGTERM, an agent

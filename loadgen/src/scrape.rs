@@ -57,8 +57,8 @@ impl Scrape {
         Scrape { values: text.lines().filter_map(sample).map(|(s, v)| (s.to_owned(), v)).collect() }
     }
 
-    /// The value of `series`, 0 when absent (a labelled counter appears once
-    /// its label first occurs).
+    /// The value of `series`, 0 when absent (a shard of another version, or
+    /// a labelled counter of an open set of labels before its first).
     pub fn value(&self, series: &str) -> f64 {
         self.values.get(series).copied().unwrap_or(0.0)
     }

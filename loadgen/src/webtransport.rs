@@ -56,6 +56,16 @@ pub enum OfferError {
     /// `--webtransport-listen`: 204, no offer).
     #[error("the shard's /webtransport: the shard offers no WebTransport (started without --webtransport-listen)")]
     NotOffered,
+    /// The offer gives a name that does not resolve.
+    #[error("{url}: the offered WebTransport address {name:?} does not resolve: {detail}")]
+    Resolve {
+        /// The URL read.
+        url: String,
+        /// The name offered.
+        name: String,
+        /// Why.
+        detail: String,
+    },
     /// The answer is not the offer's JSON.
     #[error("{url}: not a WebTransport offer: {detail}")]
     Answer {
@@ -101,16 +111,13 @@ pub async fn offer(target: &Target) -> Result<WebTransportOffer, OfferError> {
     if let Some(name) = &offer.name {
         // The name, resolved once here (IPv4 first, as the websocket URL's),
         // for the bots' sockets; the session still asks for the name.
+        let unresolved = |detail: String| OfferError::Resolve { url: url.clone(), name: name.clone(), detail };
         let found: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), offer.addr.port()))
             .await
-            .map_err(|e| OfferError::Answer { url: url.clone(), detail: format!("cannot resolve {name:?}: {e}") })?
+            .map_err(|e| unresolved(e.to_string()))?
             .collect();
-        offer.addr = found
-            .iter()
-            .find(|a| a.is_ipv4())
-            .or(found.first())
-            .copied()
-            .ok_or_else(|| OfferError::Answer { url, detail: format!("cannot resolve {name:?}: no address") })?;
+        let first = found.iter().find(|a| a.is_ipv4()).or(found.first()).copied();
+        offer.addr = first.ok_or_else(|| unresolved("no address".into()))?;
     }
     Ok(offer)
 }
@@ -131,7 +138,7 @@ fn parse_offer(text: &str, host: IpAddr) -> Result<WebTransportOffer, String> {
         Err(_) => {
             let (name, port) = json.addr.rsplit_once(':').ok_or_else(|| format!("addr {:?}: no port", json.addr))?;
             let port: u16 = port.parse().map_err(|_| format!("addr {:?}: bad port", json.addr))?;
-            if name.is_empty() || name.contains(['/', '[', ']', ' ']) {
+            if name.is_empty() || name.contains(['/', '[', ']', ' ', ':', '@']) {
                 return Err(format!("addr {:?}: not HOST:PORT", json.addr));
             }
             (SocketAddr::from(([0, 0, 0, 0], port)), Some(name.to_owned()))
@@ -369,7 +376,7 @@ mod tests {
         let named = parse_offer(r#"{"addr":"game.example.com:4433","port":4433}"#, IpAddr::V4(Ipv4Addr::LOCALHOST));
         let named = named.expect("offer");
         assert_eq!((named.name.as_deref(), named.addr.port()), (Some("game.example.com"), 4433));
-        for bad in ["game.example.com", "game.example.com:x", ":5", "a b:5"] {
+        for bad in ["game.example.com", "game.example.com:x", ":5", "a b:5", "::1:5", "u@host:5"] {
             let text = format!(r#"{{"addr":"{bad}","port":5}}"#);
             assert!(parse_offer(&text, IpAddr::V4(Ipv4Addr::LOCALHOST)).is_err(), "{bad}");
         }

@@ -23,6 +23,15 @@ pub fn now() -> Instant {
     Instant::now()
 }
 
+/// Sleeps until `at`, or forever when it is `None` (a `select!` branch for
+/// a deadline that may not be set).
+pub async fn sleep_until_or_never(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Now, wall clock: milliseconds since the Unix epoch (0 if the system clock
 /// reads before 1970).
 pub fn wall_ms() -> u64 {

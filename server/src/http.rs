@@ -52,6 +52,7 @@ pub struct AppState {
 /// operator routes unless the admin listener serves them (see the module
 /// docs).
 pub fn router(state: AppState) -> Router {
+    state.session.metrics.expect_unready(&NotReady::ALL.map(NotReady::label));
     let static_dir = state.session.config.listen.static_dir.clone();
     let mut router = Router::new().route("/ws", any(websocket)).route("/webtransport", get(webtransport));
     if state.session.config.admin.listen.is_none() {
@@ -129,8 +130,8 @@ pub enum NotReady {
 }
 
 impl NotReady {
-    /// Every reason, in the metrics table's order (the table's test reads it).
-    #[cfg(test)]
+    /// Every reason, in the metrics table's order (its series are made at
+    /// 0 when the router is; the table's test reads it).
     pub const ALL: [NotReady; 4] = [NotReady::ShuttingDown, NotReady::Draining, NotReady::RedisDown, NotReady::IdTaken];
 
     /// The metric label.

@@ -44,7 +44,7 @@
 //! | `mino_webtransport_datagrams_total` | datagrams sent to WebTransport sessions (each a whole view frame, or a cut of one) |
 //! | `mino_webtransport_stream_messages_total` | messages written to WebTransport sessions' streams (welcome, chat, presence, the Error before a close, view frames that went on the stream, …), each counted once QUIC has taken it whole |
 //! | `mino_webtransport_sent_bytes_total{path}` | bytes written to WebTransport sessions, by [`SendPath`] label: `datagram` (the datagrams' payloads, each a view frame or a cut of one, as counted in `mino_webtransport_datagrams_total`), `stream` (the stream's messages with their 4-byte length prefixes, counted once QUIC has taken them whole). What the shard hands QUIC: WebTransport's datagram header, QUIC's packet headers, encryption, acknowledgements and retransmissions are not counted (the websocket's `mino_sent_bytes_total` is what its socket's writes took, frame headers included) |
-//! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent as datagrams, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit: sent on the session's stream instead), `no_datagrams` (the peer takes no datagrams), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (datagrams that found the session's send queue, `--webtransport-send-queue-bytes`, full: the path is slower than the frames; each was sent, and quinn dropped the oldest waiting datagrams, stale by then, to make room) |
+//! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent as datagrams, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit: sent on the session's stream instead), `no_datagrams` (the peer takes no datagrams, or only under 1,000 bytes: its views go whole on its stream), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (datagrams that found the session's send queue, `--webtransport-send-queue-bytes`, full: the path is slower than the frames; each was sent, and quinn dropped the oldest waiting datagrams, stale by then, to make room) |
 
 use crate::admission::Refusal;
 use crate::auth::AuthError;
@@ -262,7 +262,8 @@ impl RepairKind {
 pub enum Unsent {
     /// A cell whose items alone are over the datagram limit.
     TooBig,
-    /// The peer takes no datagrams.
+    /// The peer takes no datagrams, or only under 1,000 bytes (its views go
+    /// whole on its stream).
     NoDatagrams,
     /// The connection refused the datagram.
     Failed,
@@ -526,15 +527,9 @@ impl Metrics {
             drop(m.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }));
         }
         // And those an operator alerts or graphs by reason (an outside trial
-        // found them missing until the first of each).
-        for transport in Transport::ALL {
-            for reason in CloseReason::ALL {
-                drop(
-                    m.sockets_closed
-                        .get_or_create(&ClosedLabel { transport: transport.label(), reason: reason.label() }),
-                );
-            }
-        }
+        // found them missing until the first of each; WebTransport's and the
+        // readiness refusals' are made by who serves them).
+        m.expect_closes(Transport::Websocket);
         for refusal in Refusal::ALL {
             drop(m.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.label() }));
         }
@@ -543,9 +538,6 @@ impl Metrics {
         }
         for why in UpgradeRefusal::ALL {
             drop(m.upgrades_refused.get_or_create(&ReasonLabel { reason: why.label() }));
-        }
-        for reason in Unsent::ALL {
-            drop(m.webtransport_unsent.get_or_create(&ReasonLabel { reason: reason.label() }));
         }
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
@@ -699,6 +691,34 @@ impl Metrics {
         self.upgrades_refused.get_or_create(&ReasonLabel { reason: why.label() }).inc();
     }
 
+    /// Makes every close series of `transport` at 0 (a shard serving
+    /// WebTransport makes its own when it starts to).
+    pub fn expect_closes(&self, transport: Transport) {
+        for reason in CloseReason::ALL {
+            drop(
+                self.sockets_closed
+                    .get_or_create(&ClosedLabel { transport: transport.label(), reason: reason.label() }),
+            );
+        }
+    }
+
+    /// Makes every series a shard serving WebTransport counts by reason at 0:
+    /// its sessions' closes and its unsent view frames.
+    pub fn expect_webtransport(&self) {
+        self.expect_closes(Transport::WebTransport);
+        for reason in Unsent::ALL {
+            drop(self.webtransport_unsent.get_or_create(&ReasonLabel { reason: reason.label() }));
+        }
+    }
+
+    /// Makes the series of each of `reasons` (the `crate::http::NotReady`
+    /// labels) of `mino_unready_refusals_total` at 0.
+    pub fn expect_unready(&self, reasons: &[&'static str]) {
+        for &reason in reasons {
+            drop(self.unready_refusals.get_or_create(&ReasonLabel { reason }));
+        }
+    }
+
     /// Counts a session request refused because the shard takes no players,
     /// for `reason` (a `crate::http::NotReady` label).
     pub fn refused_unready(&self, reason: &'static str) {
@@ -752,13 +772,21 @@ mod tests {
             let series = format!("mino_webtransport_sent_bytes_total{{path=\"{}\"}} 0", path.label());
             assert!(text.contains(&series), "{series} missing");
         }
-        for transport in Transport::ALL {
-            for reason in CloseReason::ALL {
+        let closes = |text: &str, transport: Transport| {
+            CloseReason::ALL.iter().all(|reason| {
                 let (t, r) = (transport.label(), reason.label());
-                let series = format!("mino_sockets_closed_total{{transport=\"{t}\",reason=\"{r}\"}} 0");
-                assert!(text.contains(&series), "{series} missing");
-            }
-        }
+                text.contains(&format!("mino_sockets_closed_total{{transport=\"{t}\",reason=\"{r}\"}} 0"))
+            })
+        };
+        assert!(closes(&text, Transport::Websocket), "every websocket close at 0");
+        assert!(!text.contains("transport=\"webtransport\""), "none of WebTransport's until it is served");
+        assert!(!text.contains("mino_webtransport_unsent_total{"), "nor its unsent frames'");
+        _m.expect_webtransport();
+        _m.expect_unready(&["draining"]);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        assert!(closes(&text, Transport::WebTransport), "then every WebTransport close at 0");
+        assert!(text.contains("mino_unready_refusals_total{reason=\"draining\"} 0"));
         let reasons = [
             ("mino_busy_refusals_total", Refusal::ALL.map(Refusal::label).to_vec()),
             ("mino_auth_refusals_total", AuthError::ALL.map(AuthError::label).to_vec()),

@@ -38,8 +38,8 @@ impl Metrics {
         self.samples.iter().find(|(s, _)| s == series).map(|(_, v)| *v)
     }
 
-    /// The value of `series`, 0 when absent (a labelled counter appears once
-    /// its label value first occurs).
+    /// The value of `series`, 0 when absent (a labelled counter of an open
+    /// set of labels appears once its label value first occurs).
     pub fn value_or_zero(&self, series: &str) -> f64 {
         self.value(series).unwrap_or(0.0)
     }

@@ -210,7 +210,7 @@ async fn one(run: &Run, kind: WtKind, dir: &Path) -> anyhow::Result<WebTransport
     let window = t0.elapsed().as_secs_f64();
     let (nginx_rss, shard_rss) = (rss(&workers), rss(&pid));
     let status = loadgen.wait().await?;
-    // A run that measured nothing (exit 3 or 4) still reports: its verdict counts in the runs' verdict.
+    // A run that measured nothing (exit 3, 4 or 5) still reports: its verdict counts in the runs' verdict.
     anyhow::ensure!(
         mino_loadgen::outcome::Outcome::reported(status.code()),
         "the loadgen failed: {}",

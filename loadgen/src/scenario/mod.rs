@@ -367,8 +367,8 @@ impl Context {
     /// `outcome` object: how the run ended ([`Context::ending`]).
     ///
     /// Errors: the JSON file could not be written; the run measured
-    /// nothing (an [`Ending`]: no bot was welcomed, or a hold that expects
-    /// frames brought none; the report is written and printed first, with
+    /// nothing (an [`Ending`]: no bot was welcomed, a hold that expects
+    /// frames brought none, or no bot was connected at a hold's end; the report is written and printed first, with
     /// its failures), which `main` prints as the verdict line and exits
     /// with its code.
     /// Coordinating, the report gains a `fleet` object (the run's agents,

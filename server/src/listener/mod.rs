@@ -147,7 +147,7 @@ pub async fn accept_loop(
         let over_cap_unsaid = over_cap.pending_until();
         let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => break,
-            () = sleep_until_or_never(over_cap_unsaid) => {
+            () = clock::sleep_until_or_never(over_cap_unsaid) => {
                 if let Some(refused) = over_cap.flush(clock::now()) {
                     let cap = config.max_connections;
                     tracing::warn!(
@@ -177,14 +177,6 @@ pub async fn accept_loop(
         let slot = SlotHold::new(permit);
         let conn = Connection { stream, peer, header_timeout: config.header_timeout, keep_alive: true };
         tracker.spawn(conn.serve(router.clone(), Some(slot), cancel.clone()));
-    }
-}
-
-/// Sleeps until `at`, or forever when it is `None`.
-async fn sleep_until_or_never(at: Option<clock::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -680,8 +680,6 @@ impl TickDriver {
     }
 }
 
-/// The next item of `queue`; with no queue (standalone: no cluster events),
-/// never.
 /// Most messages of the sessions' queue taken in one pass of the driver's
 /// loop besides the one that woke it (a pass then acts on them once).
 const SESSIONS_A_PASS: usize = 256;
@@ -698,6 +696,8 @@ impl TickDriver {
     }
 }
 
+/// The next item of `queue`; with no queue (standalone: no cluster events),
+/// never.
 async fn next<T>(queue: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
     match queue {
         Some(queue) => queue.recv().await,

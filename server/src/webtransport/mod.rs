@@ -300,6 +300,7 @@ pub struct Serving {
 /// `--webtransport-cert-renew-s`.
 pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, cancel: CancellationToken) {
     let Serving { ctx, to_driver, queue } = serving;
+    ctx.metrics.expect_webtransport();
     let cap = ctx.config.listen.max_connections;
     let slots = Arc::new(Semaphore::new(cap));
     let metrics = ctx.metrics.clone();
@@ -311,10 +312,21 @@ pub async fn accept_loop(bound: Bound, serving: Serving, tracker: TaskTracker, c
     loop {
         let incoming = tokio::select! {
             () = cancel.cancelled() => break,
-            () = sleep_until(renew_at) => {
+            () = crate::clock::sleep_until_or_never(renew_at) => {
                 if let Some(r) = &bound.renew {
                     r.renew(&bound.endpoint, &bound.offer);
                     renew_at = Some(tokio::time::Instant::now() + r.every);
+                }
+                continue;
+            }
+            () = crate::clock::sleep_until_or_never(over_cap.pending_until()) => {
+                if let Some(refused) = over_cap.flush(crate::clock::now()) {
+                    tracing::warn!(
+                        cap,
+                        refused,
+                        "webtransport session cap reached (--max-connections {cap}): {refused} more session(s) \
+                         refused since the last such line"
+                    );
                 }
                 continue;
             }
@@ -378,13 +390,5 @@ impl Handshaking {
 impl Drop for Handshaking {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Sleeps until `at`, or forever when there is none.
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }

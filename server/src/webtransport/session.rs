@@ -31,11 +31,14 @@ use crate::websocket::frame as ws_frame;
 use bytes::{Bytes, BytesMut};
 use mino_protocol::client::{self, Capabilities, ClientMsg, Hello};
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
+use std::collections::VecDeque;
+use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{timeout, timeout_at};
+use tokio_util::sync::PollSender;
 use wtransport::endpoint::IncomingSession;
 use wtransport::error::SendDatagramError;
 use wtransport::{Connection, RecvStream, SendStream, VarInt};
@@ -202,11 +205,15 @@ impl Session {
         // timeout again for a peer that does not read (an outside trial's
         // session lingered 60 s, its slot held, after its player was gone).
         let mut stalled = false;
-        // A message of the peer's waiting for room in the queue every
-        // session shares with the driver: the stream is not read meanwhile
-        // (the peer's flow control holds the rest back), but the hub's
-        // messages are still written and a closed connection still seen.
-        let mut pending: Option<FromSession> = None;
+        // What waits for room in the queue every session shares with the
+        // driver (a message of the peer's, then at most the session's end):
+        // the stream is not read meanwhile (the peer's flow control holds
+        // the rest back), but the hub's messages are still written. The
+        // sender keeps its place in line while other branches run.
+        let mut pending: VecDeque<FromSession> = VecDeque::new();
+        let mut to_driver = PollSender::new(self.shared.to_driver.clone());
+        // The connection closed: its end is told, and the hub's close waited for.
+        let mut closed = false;
         loop {
             tokio::select! {
                 item = from_hub.recv() => {
@@ -257,34 +264,53 @@ impl Session {
                     };
                     if let Some(reason) = failed {
                         stalled = true;
-                        self.tell(reason).await;
+                        self.ends(&mut pending, reason);
                     }
                 }
-                room = self.shared.to_driver.reserve(), if pending.is_some() => match (room, pending.take()) {
-                    (Ok(room), Some(said)) => room.send(said),
+                room = poll_fn(|cx| to_driver.poll_reserve(cx)), if !pending.is_empty() => match room {
+                    Ok(()) => {
+                        if let Some(said) = pending.pop_front() {
+                            let _ = to_driver.send_item(said);
+                        }
+                    }
                     // The tick driver is gone: read no more, and write what
                     // the hub queued (its close) until its queue ends.
-                    _ => reading = false,
+                    Err(_) => {
+                        reading = false;
+                        pending.clear();
+                    }
                 },
-                message = reader.next(&mut recv), if reading && pending.is_none() => match message {
+                message = reader.next(&mut recv), if reading && pending.is_empty() => match message {
                     Ok(Some(message)) => {
                         let Some(link) = self.link else { continue };
-                        pending = Some(FromSession::Message(link, message));
+                        pending.push_back(FromSession::Message(link, message));
                     }
                     Ok(None) | Err(FramingError::Truncated | FramingError::Failed) => {
                         reading = false;
-                        self.tell(self.gone()).await;
+                        self.ends(&mut pending, self.gone());
                     }
                     Err(FramingError::TooBig(_)) => {
                         reading = false;
-                        self.tell(CloseReason::TooBig).await;
+                        self.ends(&mut pending, CloseReason::TooBig);
                     }
                 },
-                _ = self.conn.closed() => {
-                    self.tell(self.gone()).await;
-                    return;
+                _ = self.conn.closed(), if !closed => {
+                    // Told as its end; the hub's close (or the end of its
+                    // queue) ends the task, its writes failing meanwhile.
+                    closed = true;
+                    reading = false;
+                    stalled = true;
+                    self.ends(&mut pending, self.gone());
                 }
             }
+        }
+    }
+
+    /// Queues the session's end for `reason` after what waits for the
+    /// driver (nothing for a session never admitted).
+    fn ends(&self, pending: &mut VecDeque<FromSession>, reason: CloseReason) {
+        if let Some(link) = self.link {
+            pending.push_back(FromSession::Closed(link, reason));
         }
     }
 
@@ -296,14 +322,6 @@ impl Session {
         match self.conn.quic_connection().close_reason() {
             Some(wtransport::quinn::ConnectionError::TimedOut) => CloseReason::PeerTimeout,
             _ => CloseReason::ClientClosed,
-        }
-    }
-
-    /// Tells the driver the session must close for `reason` (it answers
-    /// with [`ToSession::Close`]).
-    async fn tell(&self, reason: CloseReason) {
-        if let Some(link) = self.link {
-            let _ = self.shared.to_driver.send(FromSession::Closed(link, reason)).await;
         }
     }
 }
