@@ -1,7 +1,6 @@
 //! `mino-server`: parse flags, start logging, check the configuration (and
 //! the files it names), bind, run until SIGINT/SIGTERM.
 
-use clap::Parser;
 use mino_server::address::ListenAddr;
 use mino_server::{Cli, Config, Listener};
 use std::io::{IsTerminal, Write};
@@ -37,7 +36,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 static MALLOC_CONF: &[u8; 17] = b"dirty_decay_ms:0\0";
 
 fn main() -> ExitCode {
-    let config = match Config::from_cli(&Cli::parse()) {
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let ignored = mino_server::config::ignored_view_flags(&matches);
+    let config = match Config::from_cli(&cli) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("error: {e}");
@@ -58,7 +60,7 @@ fn main() -> ExitCode {
         1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
         n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
     };
-    let ran = runtime.map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(serve(config, filter)));
+    let ran = runtime.map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(serve(config, filter, ignored)));
     match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -129,7 +131,7 @@ fn misspelt_level(filter: &str) -> Option<(&str, &'static str)> {
     })
 }
 
-async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
+async fn serve(config: Config, filter: EnvFilter, ignored: Vec<&'static str>) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -150,6 +152,13 @@ async fn serve(config: Config, filter: EnvFilter) -> anyhow::Result<()> {
             "webtransport without area of interest (--cell-size): the place is one cell, whose view frame \
              outgrows a datagram past about 150 players; sessions then get it on their stream, where a lost \
              packet delays it as on a websocket (a warning says so if it happens)"
+        );
+    }
+    if !ignored.is_empty() {
+        tracing::warn!(
+            flags = ignored.join(", "),
+            "area of interest is off (no --cell-size): {} do nothing; the place is one cell every socket sees",
+            ignored.join(", ")
         );
     }
     let reloads = config.reloaded_files();

@@ -77,3 +77,20 @@ fn the_operators_guide_names_real_flags_under_their_subjects() {
     }
     assert!(named > 30, "{named} flags named");
 }
+
+#[tokio::test]
+async fn view_flags_without_cells_are_said_to_do_nothing() {
+    // --view-radius and the other area-of-interest flags without
+    // --cell-size: the place is one cell, and the flags were silently
+    // ignored (an outside trial); the shard starts and says so.
+    let dir = mino_testkit::WorkDir::new("view-flags");
+    let log = dir.join("shard.log");
+    let args = ["--view-radius", "400", "--view-budget-bytes", "600"];
+    let server = mino_testkit::Shard::start_logging_to(SERVER, &args, &log, "warn");
+    server.wait_ticks(1).await;
+    let text = std::fs::read_to_string(&log).expect("the log");
+    assert!(
+        text.contains("area of interest is off (no --cell-size): --view-radius, --view-budget-bytes do nothing"),
+        "{text}"
+    );
+}

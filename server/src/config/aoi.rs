@@ -83,6 +83,27 @@ pub struct Walkers {
     pub tick_hz: u16,
 }
 
+/// The area of interest's tuning flags given (on the command line or in
+/// the environment) while it is off (`--cell-size` 0): they do nothing, and
+/// the shard says so at its start. `matches`: the shard's parsed flags.
+pub fn ignored_flags(matches: &clap::ArgMatches) -> Vec<&'static str> {
+    use clap::parser::ValueSource;
+    if matches.get_one::<f32>("cell_size").is_some_and(|c| *c > 0.0) {
+        return Vec::new();
+    }
+    let given =
+        |id: &str| matches!(matches.value_source(id), Some(ValueSource::CommandLine | ValueSource::EnvVariable));
+    [
+        ("view_radius", "--view-radius"),
+        ("view_hysteresis_ticks", "--view-hysteresis-ticks"),
+        ("view_budget_bytes", "--view-budget-bytes"),
+    ]
+    .into_iter()
+    .filter(|(id, _)| given(id))
+    .map(|(_, flag)| flag)
+    .collect()
+}
+
 impl AoiArgs {
     /// The area of interest the flags ask for, checked against the world and
     /// its walkers; `None`: off (`--cell-size 0`).
@@ -127,6 +148,21 @@ mod tests {
     use super::super::tests::parse;
     use super::super::Config;
     use super::*;
+
+    #[test]
+    fn tuning_flags_without_cells_are_named_as_ignored() {
+        use clap::CommandFactory;
+        let matches = |args: &[&str]| {
+            super::super::Cli::command()
+                .try_get_matches_from(std::iter::once("mino-server").chain(args.iter().copied()))
+                .expect("flags")
+        };
+        assert_eq!(ignored_flags(&matches(&["--view-radius", "400"])), ["--view-radius"]);
+        let both = matches(&["--view-budget-bytes", "600", "--view-hysteresis-ticks", "5"]);
+        assert_eq!(ignored_flags(&both), ["--view-hysteresis-ticks", "--view-budget-bytes"]);
+        assert!(ignored_flags(&matches(&[])).is_empty(), "defaults are not given");
+        assert!(ignored_flags(&matches(&["--cell-size", "100", "--view-radius", "400"])).is_empty());
+    }
 
     #[test]
     fn area_of_interest_is_off_by_default_and_checked_when_on() {

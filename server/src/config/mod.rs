@@ -22,7 +22,10 @@ mod stop;
 mod webtransport;
 
 pub use admin::{AdminArgs, AdminConfig};
-pub use aoi::{AoiArgs, AoiConfig, Walkers, DEFAULT_VIEW_RADIUS_CELLS, MAX_CELLS, PREFETCH_CROSSING_TICKS};
+pub use aoi::{
+    ignored_flags as ignored_view_flags, AoiArgs, AoiConfig, Walkers, DEFAULT_VIEW_RADIUS_CELLS, MAX_CELLS,
+    PREFETCH_CROSSING_TICKS,
+};
 pub use auth::{AuthArgs, AuthConfig, AuthKeys, Guests};
 pub use cluster::ClusterArgs;
 pub use listen::{ListenArgs, ListenConfig};
