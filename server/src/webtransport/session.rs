@@ -295,6 +295,10 @@ impl Session {
                     }
                 },
                 _ = self.conn.closed(), if !closed => {
+                    if self.link.is_none() {
+                        // Nothing to tell, nor to wait for.
+                        return;
+                    }
                     // Told as its end; the hub's close (or the end of its
                     // queue) ends the task, its writes failing meanwhile.
                     closed = true;
