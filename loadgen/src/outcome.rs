@@ -189,14 +189,7 @@ impl Ending {
             [t] if transports.is_mix() => format!("no {} bot", t.label()),
             _ => "no bot".to_owned(),
         };
-        let holds = match (silent.len(), phases.len()) {
-            (_, 1) => "the hold".to_owned(),
-            (k, n) => format!("{k} of {n} holds"),
-        };
-        let welcomed = match report.welcomed() {
-            1 => "1 bot was".to_owned(),
-            n => format!("{n} bots were"),
-        };
+        let (holds, welcomed) = (holds(silent.len(), phases.len()), welcomed(report.welcomed()));
         let mut reason =
             format!("{welcomed} welcomed, but {whose} received a single snapshot or view frame in {holds}");
         if quiet.contains(&Transport::WebTransport) {
@@ -218,14 +211,7 @@ impl Ending {
         let phases = report.phases();
         let empty: Vec<&Measured> = phases.iter().copied().filter(|m| m.verdict == Verdict::NothingMeasured).collect();
         let first = empty.first()?;
-        let holds = match (empty.len(), phases.len()) {
-            (_, 1) => "the hold".to_owned(),
-            (k, n) => format!("{k} of {n} holds"),
-        };
-        let welcomed = match report.welcomed() {
-            1 => "1 bot was".to_owned(),
-            n => format!("{n} bots were"),
-        };
+        let (holds, welcomed) = (holds(empty.len(), phases.len()), welcomed(report.welcomed()));
         let errors: Vec<String> = first.error_kinds.iter().map(|(kind, n)| format!("{kind} {n}")).collect();
         let errors = if errors.is_empty() { String::new() } else { format!(" (errors: {})", errors.join(", ")) };
         let reason = format!(
@@ -233,6 +219,23 @@ impl Ending {
              die during it?"
         );
         Some(Ending::new(Outcome::NothingMeasured, reason))
+    }
+}
+
+/// `k` holds of a run of `n`, as a verdict says them: "the hold" when the
+/// run has one.
+fn holds(k: usize, n: usize) -> String {
+    match (k, n) {
+        (_, 1) => "the hold".to_owned(),
+        (k, n) => format!("{k} of {n} holds"),
+    }
+}
+
+/// "N bots were" (welcomed), as a verdict says it.
+fn welcomed(n: usize) -> String {
+    match n {
+        1 => "1 bot was".to_owned(),
+        n => format!("{n} bots were"),
     }
 }
 

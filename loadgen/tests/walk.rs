@@ -265,18 +265,12 @@ async fn a_walk_whose_shard_dies_in_the_hold_fails_as_nothing_measured() {
     // script took a dead shard for a pass.
     let mut server = Shard::start(server_bin(), &[]);
     let url = server.ws_url();
-    let args: Vec<String> = ["--url", &url, "--bots", "4", "--ramp", "20", "--duration", "6s", "--no-reconnect", "-q"]
-        .into_iter()
-        .map(String::from)
-        .collect();
-    let run = std::thread::spawn(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        loadgen::run_failing(LOADGEN, &args)
-    });
+    let args = ["--url", &url, "--bots", "4", "--ramp", "20", "--duration", "6s", "--no-reconnect", "-q"];
+    let run = loadgen::spawn_failing(LOADGEN, &args);
     server.wait_metric("mino_players", 4.0).await;
     server.wait_ticks(20).await;
     server.process().kill9();
-    let run = run.join().expect("the loadgen ran");
+    let run = run.await.expect("the loadgen ran");
     let j = &run.json;
     assert_eq!((&j["verdict"], run.code), (&"nothing measured".into(), Some(5)), "{j:#}");
     assert_eq!((&j["outcome"]["verdict"], &j["outcome"]["exit_code"]), (&"nothing measured".into(), &5.into()));

@@ -292,11 +292,7 @@ async fn webtransport_bots_kicked_by_an_operator_count_the_shards_close_not_a_lo
     let server = Shard::start(server_bin(), &flags);
     let url = server.ws_url();
     let args = ["--url", &url, "--transport", "webtransport", "--bots", "2", "--ramp", "20", "--duration", "8s"];
-    let args: Vec<String> = [&args[..], &["--no-reconnect", "-q"]].concat().into_iter().map(String::from).collect();
-    let run = std::thread::spawn(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        loadgen::run_failing(LOADGEN, &args)
-    });
+    let run = loadgen::spawn_failing(LOADGEN, &[&args[..], &["--no-reconnect", "-q"]].concat());
     server.wait_metric("mino_players", 2.0).await;
     let admin = server.admin.expect("an admin listener");
     // A standalone shard numbers its players from 1.
@@ -309,7 +305,7 @@ async fn webtransport_bots_kicked_by_an_operator_count_the_shards_close_not_a_lo
     }
     assert_eq!(kicked, 2, "both bots kicked");
     server.wait_metric("mino_players", 0.0).await;
-    let run = run.join().expect("the loadgen ran");
+    let run = run.await.expect("the loadgen ran");
     let kinds = &run.json["error_kinds"];
     assert_eq!(kinds["server_closed"], 2, "both bots closed by the shard: {kinds:#}\n{}", run.stderr);
     assert!(kinds.get("connection_lost").is_none_or(|n| n == 0), "none taken for lost: {kinds:#}");

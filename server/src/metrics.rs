@@ -461,6 +461,18 @@ pub struct KindLabel {
     kind: &'static str,
 }
 
+/// Makes the series of each of `labels` of `family` at 0: a counter
+/// whose series is made at its first increment has no earlier sample, so
+/// Prometheus sees no increase on the first.
+fn zeros<L>(family: &Family<L, Counter>, labels: impl IntoIterator<Item = L>)
+where
+    L: Clone + std::hash::Hash + Eq,
+{
+    for label in labels {
+        drop(family.get_or_create(&label));
+    }
+}
+
 impl Metrics {
     /// Creates the metrics and registers them in `registry`.
     pub fn register(registry: &mut Registry) -> Metrics {
@@ -517,28 +529,16 @@ impl Metrics {
         // start, at 0: a counter's series made at its first increment has no
         // earlier sample, so Prometheus would see no increase on the first
         // panic or failed accept.
-        for kind in PanicKind::ALL {
-            drop(m.core_panics.get_or_create(&KindLabel { kind: kind.label() }));
-        }
-        for kind in AcceptErrorKind::ALL {
-            drop(m.accept_errors.get_or_create(&KindLabel { kind: kind.label() }));
-        }
-        for kind in DropKind::ALL {
-            drop(m.relay_dropped.get_or_create(&KindLabel { kind: kind.label() }));
-        }
+        zeros(&m.core_panics, PanicKind::ALL.map(|k| KindLabel { kind: k.label() }));
+        zeros(&m.accept_errors, AcceptErrorKind::ALL.map(|k| KindLabel { kind: k.label() }));
+        zeros(&m.relay_dropped, DropKind::ALL.map(|k| KindLabel { kind: k.label() }));
         // And those an operator alerts or graphs by reason (an outside trial
         // found them missing until the first of each; WebTransport's and the
         // readiness refusals' are made by who serves them).
         m.expect_closes(Transport::Websocket);
-        for refusal in Refusal::ALL {
-            drop(m.busy_refusals.get_or_create(&ReasonLabel { reason: refusal.label() }));
-        }
-        for e in AuthError::ALL {
-            drop(m.auth_refusals.get_or_create(&ReasonLabel { reason: e.label() }));
-        }
-        for why in UpgradeRefusal::ALL {
-            drop(m.upgrades_refused.get_or_create(&ReasonLabel { reason: why.label() }));
-        }
+        zeros(&m.busy_refusals, Refusal::ALL.map(|r| ReasonLabel { reason: r.label() }));
+        zeros(&m.auth_refusals, AuthError::ALL.map(|e| ReasonLabel { reason: e.label() }));
+        zeros(&m.upgrades_refused, UpgradeRefusal::ALL.map(|r| ReasonLabel { reason: r.label() }));
         let r = registry;
         r.register("mino_players", "Players simulated by this shard", m.players.clone());
         r.register("mino_connections", "Open websockets", m.connections.clone());
@@ -694,29 +694,21 @@ impl Metrics {
     /// Makes every close series of `transport` at 0 (a shard serving
     /// WebTransport makes its own when it starts to).
     pub fn expect_closes(&self, transport: Transport) {
-        for reason in CloseReason::ALL {
-            drop(
-                self.sockets_closed
-                    .get_or_create(&ClosedLabel { transport: transport.label(), reason: reason.label() }),
-            );
-        }
+        let label = |r: CloseReason| ClosedLabel { transport: transport.label(), reason: r.label() };
+        zeros(&self.sockets_closed, CloseReason::ALL.map(label));
     }
 
     /// Makes every series a shard serving WebTransport counts by reason at 0:
     /// its sessions' closes and its unsent view frames.
     pub fn expect_webtransport(&self) {
         self.expect_closes(Transport::WebTransport);
-        for reason in Unsent::ALL {
-            drop(self.webtransport_unsent.get_or_create(&ReasonLabel { reason: reason.label() }));
-        }
+        zeros(&self.webtransport_unsent, Unsent::ALL.map(|r| ReasonLabel { reason: r.label() }));
     }
 
     /// Makes the series of each of `reasons` (the `crate::http::NotReady`
     /// labels) of `mino_unready_refusals_total` at 0.
     pub fn expect_unready(&self, reasons: &[&'static str]) {
-        for &reason in reasons {
-            drop(self.unready_refusals.get_or_create(&ReasonLabel { reason }));
-        }
+        zeros(&self.unready_refusals, reasons.iter().map(|&reason| ReasonLabel { reason }));
     }
 
     /// Counts a session request refused because the shard takes no players,

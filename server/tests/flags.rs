@@ -87,10 +87,6 @@ async fn view_flags_without_cells_are_said_to_do_nothing() {
     let log = dir.join("shard.log");
     let args = ["--view-radius", "400", "--view-budget-bytes", "600"];
     let server = mino_testkit::Shard::start_logging_to(SERVER, &args, &log, "warn");
-    server.wait_ticks(1).await;
-    let text = std::fs::read_to_string(&log).expect("the log");
-    assert!(
-        text.contains("area of interest is off (no --cell-size): --view-radius, --view-budget-bytes do nothing"),
-        "{text}"
-    );
+    let said = "area of interest is off (no --cell-size): --view-radius, --view-budget-bytes do nothing";
+    assert!(server.logged(said).await, "{}", std::fs::read_to_string(&log).unwrap_or_default());
 }

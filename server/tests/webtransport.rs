@@ -835,25 +835,8 @@ async fn a_session_that_stops_reading_is_closed_soon_after_it_is_found_too_slow(
     let server = shard(&["--write-timeout-ms", "1000", "--chat-rate", "50"]);
     let mut deaf = TransportPlayer::connect_with_window(&server, 1024).await;
     deaf = deaf.say_hello("Deaf").await;
-    let mut chatters = Vec::new();
-    for i in 0..4 {
-        chatters.push(Player::join(&server, &format!("C{i}")).await);
-    }
-    let line = "x".repeat(150);
-    let too_slow = &closed_series("webtransport", "too_slow");
-    let deadline = Instant::now() + WAIT;
-    let mut said = 0;
-    // A line a chatter a tick: within --chat-rate, so nobody is closed for
-    // flooding and every tick queues the deaf session a message.
-    let mut pace = tokio::time::interval(Duration::from_millis(50));
-    while server.metric(too_slow).await < 1.0 {
-        assert!(Instant::now() < deadline, "the deaf session found too slow ({said} lines said)");
-        pace.tick().await;
-        for c in &mut chatters {
-            c.send(mino_protocol::client::encode_chat(&line)).await;
-            said += 1;
-        }
-    }
+    let mut chatters = chatters(&server, 4).await;
+    chat_until_a_session_is_too_slow(&server, &mut chatters, WAIT).await;
     let found = Instant::now();
     tokio::time::timeout(WAIT, deaf.conn.closed()).await.expect("the session closed");
     assert!(found.elapsed() < Duration::from_secs(2), "closed {:?} after it was found too slow", found.elapsed());
@@ -871,29 +854,44 @@ async fn a_session_that_stops_acknowledging_holds_at_most_the_send_window_and_is
     let server = shard(&["--write-timeout-ms", "1000", "--chat-rate", "50", "--peer-timeout-ms", "60000"]);
     let relay = Relay::to(server.webtransport.expect("webtransport")).await;
     let deaf = TransportPlayer::connect_via_with_window(&server, relay.addr, 64 << 20).await.say_hello("Deaf").await;
-    let mut chatters = Vec::new();
-    for i in 0..8 {
-        chatters.push(Player::join(&server, &format!("C{i}")).await);
-    }
+    let mut chatters = chatters(&server, 8).await;
     server.wait_metric("mino_players", 9.0).await;
     relay.deafen();
+    // 8 chatters: about 30 KB a second for the deaf session's stream,
+    // 256 KiB in about 9 s, 10 MB in over five minutes.
+    chat_until_a_session_is_too_slow(&server, &mut chatters, Duration::from_secs(40)).await;
+    drop(deaf);
+}
+
+/// `n` websocket players of `server`, to chat.
+async fn chatters(server: &Shard, n: usize) -> Vec<Player> {
+    let mut chatters = Vec::with_capacity(n);
+    for i in 0..n {
+        chatters.push(Player::join(server, &format!("C{i}")).await);
+    }
+    chatters
+}
+
+/// Has each of `chatters` say a 150-character line a tick (within
+/// --chat-rate 50, so nobody is closed for flooding, and every tick queues
+/// each session a message) until a WebTransport session is closed as too
+/// slow.
+///
+/// Panics: none is within `limit`.
+async fn chat_until_a_session_is_too_slow(server: &Shard, chatters: &mut [Player], limit: Duration) {
     let line = "x".repeat(150);
     let too_slow = &closed_series("webtransport", "too_slow");
-    let deadline = Instant::now() + Duration::from_secs(40);
+    let deadline = Instant::now() + limit;
     let mut said = 0;
-    // A line a chatter a tick (within --chat-rate): about 30 KB a second
-    // for the deaf session's stream, 256 KiB in about 9 s, 10 MB in over
-    // five minutes.
     let mut pace = tokio::time::interval(Duration::from_millis(50));
     while server.metric(too_slow).await < 1.0 {
-        assert!(Instant::now() < deadline, "found too slow within 40 s ({said} lines said)");
+        assert!(Instant::now() < deadline, "a session found too slow within {limit:?} ({said} lines said)");
         pace.tick().await;
-        for c in &mut chatters {
+        for c in chatters.iter_mut() {
             c.send(mino_protocol::client::encode_chat(&line)).await;
             said += 1;
         }
     }
-    drop(deaf);
 }
 
 #[tokio::test]

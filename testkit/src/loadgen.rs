@@ -55,15 +55,24 @@ pub fn run_failing(bin: impl AsRef<Path>, args: &[&str]) -> LoadgenRun {
 ///
 /// Panics: as [`run_failing`]; no player is welcomed within the kit's wait.
 pub async fn run_failing_with_shard_paused(bin: impl AsRef<Path>, shard: &Shard, args: &[&str]) -> LoadgenRun {
-    let bin = bin.as_ref().to_owned();
-    let owned: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    let run = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = owned.iter().map(String::as_str).collect();
-        run_failing(&bin, &args)
-    });
+    let run = spawn_failing(bin, args);
     shard.wait_metric("mino_players", 1.0).await;
     shard.signal(nix::sys::signal::Signal::SIGSTOP);
     run.await.unwrap_or_else(|e| panic!("mino-loadgen {args:?}: {e}"))
+}
+
+/// Runs `bin` as [`run_failing`] does, in a blocking task, while the test
+/// goes on (to stop, kill or kick what the bots play on); its run when
+/// awaited.
+///
+/// Panics (when awaited, as a join error): as [`run_failing`].
+pub fn spawn_failing(bin: impl AsRef<Path>, args: &[&str]) -> tokio::task::JoinHandle<LoadgenRun> {
+    let bin = bin.as_ref().to_owned();
+    let owned: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = owned.iter().map(String::as_str).collect();
+        run_failing(&bin, &args)
+    })
 }
 
 /// The exit a run must end with.

@@ -453,13 +453,23 @@ mod tests {
     }
 
     fn joined(remotes: &mut Remotes, link: u64, queue: usize) -> (mpsc::Receiver<ToSession>, Sent) {
+        joined_with(remotes, link, queue, Welcome::Now)
+    }
+
+    /// A session of `link` joined, its welcome as `welcome` says.
+    fn joined_with(
+        remotes: &mut Remotes,
+        link: u64,
+        queue: usize,
+        welcome: Welcome,
+    ) -> (mpsc::Receiver<ToSession>, Sent) {
         let limits = Limits::of(&crate::config::Config::default().socket);
         let (to, rx) = mpsc::channel(queue);
         let now = clock::now();
         let ticket = Ticket::issue(0, &mut rand::rng());
         let player = Player::new(PlayerId(link as u32), LinkId(link), ticket, None, &limits, now);
         let sent = Sent::default();
-        remotes.join(Handover { to, datagrams: Box::new(sent.clone()) }, player, b"welcome", Welcome::Now, now);
+        remotes.join(Handover { to, datagrams: Box::new(sent.clone()) }, player, b"welcome", welcome, now);
         (rx, sent)
     }
 
@@ -554,17 +564,12 @@ mod tests {
         // or names answered meanwhile went before it (and the session's
         // task took its first write for the welcome's).
         let (mut remotes, metrics, mut out) = (Remotes::default(), Metrics::unregistered(), Vec::new());
-        let limits = Limits::of(&crate::config::Config::default().socket);
-        let (to, mut rx) = mpsc::channel(8);
-        let now = clock::now();
-        let player = Player::new(PlayerId(7), LinkId(7), Ticket::issue(0, &mut rand::rng()), None, &limits, now);
-        let handed = Handover { to, datagrams: Box::new(Sent::default()) };
-        remotes.join(handed, player, b"w", Welcome::Held, now);
+        let (mut rx, _sent) = joined_with(&mut remotes, 7, 8, Welcome::Held);
         remotes.send(LinkId(7), &ws_frame::binary(b"names"), &metrics, &mut out);
         assert!(rx.try_recv().is_err(), "nothing before the welcome");
         remotes.welcome(LinkId(7), &metrics, &mut out);
         let Ok(ToSession::Messages(first)) = rx.try_recv() else { panic!("the welcome and what waited") };
-        assert_eq!(first, [Bytes::from_static(b"w"), Bytes::from_static(b"names")]);
+        assert_eq!(first, [Bytes::from_static(b"welcome"), Bytes::from_static(b"names")]);
         remotes.send(LinkId(7), &ws_frame::binary(b"later"), &metrics, &mut out);
         assert!(matches!(rx.try_recv(), Ok(ToSession::Message(m)) if &m[..] == b"later"), "then at once");
         assert!(out.is_empty(), "nobody closed: {out:?}");

@@ -447,6 +447,16 @@ impl TickDriver {
         }
     }
 
+    /// Takes what the sessions' tasks said and is waiting, up to
+    /// [`SESSIONS_A_PASS`] messages.
+    fn sessions_said(&mut self, sessions: &mut Option<mpsc::Receiver<FromSession>>) {
+        let Some(queue) = sessions.as_mut() else { return };
+        for _ in 0..SESSIONS_A_PASS {
+            let Ok(said) = queue.try_recv() else { return };
+            self.hub.on_session(said);
+        }
+    }
+
     /// Carries what the players sent (and their sockets' closes) to the
     /// core, then the core's effects out.
     fn players_said(&mut self) {
@@ -683,18 +693,6 @@ impl TickDriver {
 /// Most messages of the sessions' queue taken in one pass of the driver's
 /// loop besides the one that woke it (a pass then acts on them once).
 const SESSIONS_A_PASS: usize = 256;
-
-impl TickDriver {
-    /// Takes what the sessions' tasks said and is waiting, up to
-    /// [`SESSIONS_A_PASS`] messages.
-    fn sessions_said(&mut self, sessions: &mut Option<mpsc::Receiver<FromSession>>) {
-        let Some(queue) = sessions.as_mut() else { return };
-        for _ in 0..SESSIONS_A_PASS {
-            let Ok(said) = queue.try_recv() else { return };
-            self.hub.on_session(said);
-        }
-    }
-}
 
 /// The next item of `queue`; with no queue (standalone: no cluster events),
 /// never.
