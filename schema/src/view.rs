@@ -800,7 +800,14 @@ impl<'a> DeltaWith<'a> {
         let d = DeltaWith::of_kept(bytes)?;
         let offset = |part: &[u8]| u32::try_from(part.as_ptr() as usize - bytes.as_ptr() as usize).ok();
         let item = offset(d.item)?;
+        let mut first = [0u32; KEPT_ORIGINS];
+        let mut read = 0;
+        for (slot, origin) in first.iter_mut().zip(d.origins()) {
+            *slot = origin;
+            read += 1;
+        }
         Some(KeptLayout {
+            first_origins: (d.count <= KEPT_ORIGINS && read == d.count).then_some(first),
             span: d.span,
             count: u32::try_from(d.count).ok()?,
             origins: u32::try_from(bytes.len() - d.origins.remaining()).ok()?,
@@ -848,9 +855,18 @@ pub struct KeptDelta {
     layout: Option<KeptLayout>,
 }
 
+/// The most supplements' origins a [`KeptDelta`] keeps read: a player's
+/// old cell is one of the 8 around its new one unless it crossed more than
+/// a cell within the delta's span.
+const KEPT_ORIGINS: usize = 8;
+
 /// Where a [`KeptDelta`]'s parts are, offsets into its bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct KeptLayout {
+    /// Its supplements' origin cells, read once when kept, when they are
+    /// at most [`KEPT_ORIGINS`] (the first `count`; `None`: more, read from
+    /// the bytes when asked).
+    first_origins: Option<[u32; KEPT_ORIGINS]>,
     span: u32,
     count: u32,
     /// Where the origins start (after the count).
@@ -879,6 +895,19 @@ impl KeptDelta {
     /// Its delta's item (tag, length, body); `None`: the bytes do not split.
     pub fn item(&self) -> Option<&[u8]> {
         self.layout.as_ref().map(|l| &self.bytes[l.item.start as usize..l.item.end as usize])
+    }
+
+    /// True when `f` holds for each of its supplements' origin cells (for
+    /// none: with no supplements, or bytes that do not split). Reads the
+    /// origins it kept when it was made (a view a tick asks this of tens of
+    /// deltas: parsing them each time was 3 % of a walking shard's tick,
+    /// `perf` on `delta_cost`), else the bytes.
+    pub fn all_origins(&self, mut f: impl FnMut(u32) -> bool) -> bool {
+        let Some(l) = self.layout.as_ref() else { return true };
+        match &l.first_origins {
+            Some(first) => first[..l.count as usize].iter().all(|&o| f(o)),
+            None => self.split().is_none_or(|d| d.origins().all(f)),
+        }
     }
 
     /// True with no supplements (and for bytes that do not split).
@@ -1367,6 +1396,20 @@ pub(crate) mod tests {
             assert_eq!(&kept[..], &w[..]);
         }
         assert!(KeptDelta::new(Bytes::from(full.clone())).split().is_none(), "a full form is no delta");
+        // Its origins asked of as kept (up to 8) or read from the bytes
+        // (more): the same answers.
+        let many: Vec<(u32, &[u8])> = (10..20).map(|o| (o, &sup[..])).collect();
+        for n in [0, 1, 2, 8, 9, 10] {
+            let kept = KeptDelta::new(Bytes::from(with(&d2, &many[..n])));
+            let mut asked = Vec::new();
+            assert!(kept.all_origins(|o| {
+                asked.push(o);
+                true
+            }));
+            assert_eq!(asked, (10..10 + n as u32).collect::<Vec<_>>(), "{n} origins");
+            assert_eq!(kept.all_origins(|o| o != 10 + n as u32 - 1), n == 0, "{n} origins, the last refused");
+        }
+        assert!(KeptDelta::new(Bytes::from(full.clone())).all_origins(|_| false), "no delta: no origins");
         assert!(DeltaWith::parse(&w1, 4).expect("valid").is_alone());
         assert_eq!((cells[1].cell, cells[1].deltas.len()), (90, 0));
         let mut bad = Vec::new();

@@ -1254,18 +1254,25 @@ struct Scratch<'a> {
     groups: Vec<std::ops::Range<usize>>,
     /// A section's items to write, cell after cell.
     items: Vec<&'a [u8]>,
-    /// A section's cells written: (cell, its range of `items`).
-    ranges: Vec<(u32, std::ops::Range<usize>)>,
-    /// The cells of a section advanced by one delta, and its span, cells
-    /// increasing (only worked out when a delta has supplements).
-    single: Vec<(u32, u32)>,
+    /// A section's cells written: (cell, its range of `items`, the tag of
+    /// its one item when that is a tag alone, an empty delta's, else 0).
+    ranges: Vec<(u32, std::ops::Range<usize>, u8)>,
+    /// The cells of a section advanced by one delta (only worked out when
+    /// a delta has supplements), each with its span in `single_span`.
+    single: Vec<u32>,
+    /// Per cell id: the span of the cell's one delta in the section being
+    /// written, ticks (0: not such a cell, or not worked out). Read for
+    /// each origin of each supplemented delta (tens a view a tick: a
+    /// binary search of `single` was 4 % of a walking shard's tick, `perf`
+    /// on `delta_cost`); set and cleared with `single`.
+    single_span: Vec<u32>,
     /// The view named last in the message being written.
     named: Option<SectionView>,
     /// Of [`Scratch::imply`]: the bits, the candidates they are over, and
-    /// the implied cells' indices in `ranges`.
+    /// the indices in `ranges` of the cells not implied (the ones written).
     bits: Vec<u8>,
     count: usize,
-    implied: Vec<usize>,
+    kept: Vec<u32>,
 }
 
 impl<'a> Scratch<'a> {
@@ -1298,6 +1305,9 @@ impl<'a> Scratch<'a> {
     ) {
         self.items.clear();
         self.ranges.clear();
+        for &cell in &self.single {
+            self.single_span[cell as usize] = 0;
+        }
         self.single.clear();
         let groups = &self.groups[cells];
         let mut singles_known = false;
@@ -1323,28 +1333,37 @@ impl<'a> Scratch<'a> {
                 if p.alone {
                     continue;
                 }
-                let Some(d) = kept.split() else { continue };
                 if !singles_known {
                     // The cells advanced by one delta, and its span.
                     singles_known = true;
-                    self.single.extend(groups.iter().filter_map(|g| match &pieces[g.clone()] {
-                        [one] => Some((one.cell.0, one.delta_span()?)),
-                        _ => None,
-                    }));
+                    for g in groups {
+                        let [one] = &pieces[g.clone()] else { continue };
+                        let Some(span) = one.delta_span() else { continue };
+                        let at = one.cell.0 as usize;
+                        if self.single_span.len() <= at {
+                            self.single_span.resize(at + 1, 0);
+                        }
+                        self.single_span[at] = span;
+                        self.single.push(one.cell.0);
+                    }
                 }
-                let single = &self.single;
-                let moved_with = |origin: u32| {
-                    span.is_some_and(|s| single.binary_search_by_key(&origin, |c| c.0).is_ok_and(|i| single[i].1 == s))
-                };
+                let single_span = &self.single_span;
+                let moved_with =
+                    |origin: u32| span.is_some_and(|s| single_span.get(origin as usize).is_some_and(|&o| o == s));
                 // Usually the view advances every origin with this cell: the
                 // origins alone are read.
-                if d.origins().all(moved_with) {
+                if kept.all_origins(moved_with) {
                     continue;
                 }
+                let Some(d) = kept.split() else { continue };
                 self.items.extend(d.supplements().filter(|&(origin, _)| !moved_with(origin)).map(|(_, item)| item));
             }
             if self.items.len() > first {
-                self.ranges.push((cell, first..self.items.len()));
+                let solo = match &self.items[first..] {
+                    [[tag]] => *tag,
+                    _ => 0,
+                };
+                self.ranges.push((cell, first..self.items.len(), solo));
             }
         }
         if self.ranges.is_empty() {
@@ -1358,7 +1377,7 @@ impl<'a> Scratch<'a> {
         }
         write_section_header(&mut self.body, shard, tick, self.ranges.len());
         let mut previous = 0;
-        for (cell, r) in &self.ranges {
+        for (cell, r, _) in &self.ranges {
             write_section_cell(&mut self.body, previous, *cell, &self.items[r.clone()]);
             previous = *cell;
         }
@@ -1366,7 +1385,7 @@ impl<'a> Scratch<'a> {
 
     /// Works out which of the section's cells (`ranges`) `view` implies at
     /// `step` (protocol 7): the candidates whose one item is an empty delta
-    /// over their period, into `bits` and `implied` (indices into `ranges`).
+    /// over their period, into `bits`, and the others into `kept` (indices into `ranges`).
     /// Returns, when the section is shorter written with them, its due
     /// exponent and whether the view is named (unless the message named it
     /// last).
@@ -1378,7 +1397,7 @@ impl<'a> Scratch<'a> {
         // cells (0: not a candidate at this step).
         let tags =
             [Tier::Own, Tier::Near, Tier::Mid, Tier::Far].map(|t| rule.period(t).map_or(0, |p| empty_delta_item(p)[0]));
-        let (ranges, items, bits, implied) = (&self.ranges, &self.items, &mut self.bits, &mut self.implied);
+        let (ranges, bits, kept_at) = (&self.ranges, &mut self.bits, &mut self.kept);
         // The view's cells and the section's, both by increasing cell, in
         // one pass: the candidates among the view's cells are counted on the
         // way, and a section's cell that is a candidate whose one item is the
@@ -1389,65 +1408,61 @@ impl<'a> Scratch<'a> {
         // no mode says it).
         bits.clear();
         bits.resize(view.cells.len().div_ceil(8), 0);
-        implied.clear();
+        kept_at.clear();
         let cells = view.cells;
         let (mut told, mut kept) = (0usize, 0usize);
         let (mut previous, mut kept_previous) = (0u32, 0u32);
         // The next of the view's cells, and the candidates before it.
         let (mut at, mut count) = (0usize, 0usize);
-        for (r, (cell, range)) in ranges.iter().enumerate() {
+        for (r, &(cell, _, solo)) in ranges.iter().enumerate() {
             told += varint_len(u64::from(cell - previous) << 3);
-            previous = *cell;
-            while let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 < *cell) {
+            previous = cell;
+            while let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 < cell) {
                 count += usize::from(tags[tier as usize] != 0);
                 at += 1;
             }
-            if let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 == *cell) {
+            if let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 == cell) {
                 at += 1;
                 let tag = tags[tier as usize];
                 if tag != 0 {
                     let i = count;
                     count += 1;
-                    if matches!(&items[range.clone()], [only] if **only == [tag]) {
+                    if solo == tag {
                         bits[i / 8] |= 1 << (i % 8);
-                        implied.push(r);
                         told += usize::from(tag == 7);
                         continue;
                     }
                 }
             }
+            kept_at.push(r as u32);
             kept += varint_len(u64::from(cell - kept_previous) << 3);
-            kept_previous = *cell;
+            kept_previous = cell;
         }
         count += cells[at..].iter().filter(|&&(_, tier)| tags[tier as usize] != 0).count();
         bits.truncate(count.div_ceil(8));
         self.count = count;
         // A block costs a byte a candidate in eight and 3 to 8 bytes more;
         // an implied cell saves its reference, a byte or two.
-        if implied.is_empty() {
+        if kept_at.len() == ranges.len() {
             return None;
         }
         let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.view.key, view.view.previous));
         let block = Implied { view: view.view, due, count, bits };
         told += varint_len((ranges.len() as u64) << 2);
-        let implied_way =
-            kept + varint_len(((ranges.len() - implied.len()) as u64) << 2) + implied_bytes(&block, named);
+        let implied_way = kept + varint_len((kept_at.len() as u64) << 2) + implied_bytes(&block, named);
         (implied_way < told).then_some((due, named))
     }
 
     /// Writes the section of `ranges` with the cells [`Scratch::imply`]
-    /// found implied as bits, at due exponent `due`, the view `named` or not.
+    /// found implied as bits (the others, `kept`, as cells), at due exponent
+    /// `due`, the view `named` or not.
     #[inline(never)]
     fn write_implied(&mut self, shard: u32, tick: u64, view: SectionView, (due, named): (u8, bool)) {
         let block = Implied { view, due, count: self.count, bits: &self.bits };
-        let kept = self.ranges.len() - self.implied.len();
-        write_section_header_implied(&mut self.body, shard, tick, kept, &block, named);
+        write_section_header_implied(&mut self.body, shard, tick, self.kept.len(), &block, named);
         let mut previous = 0;
-        let mut skip = self.implied.iter().peekable();
-        for (i, (cell, r)) in self.ranges.iter().enumerate() {
-            if skip.next_if_eq(&&i).is_some() {
-                continue;
-            }
+        for &i in &self.kept {
+            let (cell, r, _) = &self.ranges[i as usize];
             write_section_cell(&mut self.body, previous, *cell, &self.items[r.clone()]);
             previous = *cell;
         }
