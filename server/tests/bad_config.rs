@@ -38,7 +38,7 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
     );
     let oct = oct.display().to_string();
     let missing = dir.join("nothing-here").display().to_string();
-    let cases: [(&[&str], &str); 15] = [
+    let cases: [(&[&str], &str); 18] = [
         (&["--admin-listen", "0.0.0.0:0", "--admin-token-file", &bad_tokens], "line 1"),
         (&["--admin-listen", "127.0.0.1:0", "--admin-token-file", &missing], "nothing-here"),
         (&["--admin-listen", "127.0.0.1:0", "--auth-hs256-secret-file", &short_secret], "at least 32"),
@@ -52,6 +52,9 @@ fn a_bad_configuration_ends_the_process_before_it_binds_anything() {
         // Empty where empty means nothing: a standalone shard behind nginx
         // would split the place.
         (&["--redis-url", ""], "--redis-url is empty"),
+        (&["--redis-cluster", " , "], "--redis-cluster is empty"),
+        (&["--redis-sentinel", "", "--redis-master", "mino"], "--redis-sentinel is empty"),
+        (&["--redis-master", "mino"], "--redis-sentinel"),
         // Identity flags with no key to verify a token: every signed-in
         // player refused.
         (&["--guests", "deny"], "--guests deny needs a key"),
@@ -128,4 +131,31 @@ fn webtransport_settings_without_its_listener_are_refused_not_ignored() {
         assert_eq!(code, Some(2), "{flag:?}: {stderr}");
         assert!(stderr.contains("--webtransport-listen"), "{flag:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_webtransport_certificate_with_a_key_not_its_own_is_refused_without_a_panic() {
+    // The endpoint's TLS configuration is built with `expect`: a pair that
+    // does not match (one renewal's chain and another's key) panicked with a
+    // backtrace and exit 101, a crash loop under systemd.
+    let dir = WorkDir::new("wt-pair");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d).expect("a folder");
+    }
+    let (one, two) = (mino_testkit::Cert::self_signed(&a), mino_testkit::Cert::self_signed(&b));
+    let (cert, key) = (one.cert.display().to_string(), two.key.display().to_string());
+    let (code, stdout, stderr) =
+        refused(&["--webtransport-listen", "127.0.0.1:0", "--webtransport-cert", &cert, "--webtransport-key", &key]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(&format!("{cert} with {key}")) && stderr.contains("KeyMismatch"), "{stderr}");
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    // Its own key: it starts (the check refuses only a pair that differs).
+    let own = one.key.display().to_string();
+    let server = mino_testkit::Shard::start(
+        SERVER,
+        &["--webtransport-listen", "127.0.0.1:0", "--webtransport-cert", &cert, "--webtransport-key", &own],
+    );
+    assert!(server.webtransport.is_some(), "started with its own key");
 }

@@ -37,7 +37,7 @@ pub struct ClusterArgs {
 
     /// With --redis-sentinel: the master's name in the sentinels'
     /// configuration (`sentinel monitor NAME ...`).
-    #[arg(long, env = "MINO_REDIS_MASTER")]
+    #[arg(long, env = "MINO_REDIS_MASTER", requires = "redis_sentinel")]
     pub redis_master: Option<String>,
 
     /// The place this shard serves: shards with the same place and Redis share
@@ -106,6 +106,7 @@ mod tests {
         );
         assert!(parse(&["--redis-url", "redis://a", "--redis-cluster", "redis://b"]).is_err());
         assert!(parse(&["--redis-sentinel", "redis://s"]).is_err(), "a sentinel needs --redis-master");
+        assert!(parse(&["--redis-master", "mino"]).is_err(), "a master's name needs --redis-sentinel");
     }
 
     #[test]

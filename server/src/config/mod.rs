@@ -280,6 +280,16 @@ impl Config {
             let hint = "unset it for a standalone shard, or give the place's Redis";
             return Err(ConfigError::Empty { flag: "redis-url", env: "MINO_REDIS_URL", hint });
         }
+        // Given, but not one URL in it: as an empty --redis-url, not standalone.
+        let blank = |urls: &[String]| !urls.is_empty() && urls.iter().all(|u| u.trim().is_empty());
+        if blank(&cluster.redis_cluster) {
+            let hint = "unset it for a standalone shard, or give the cluster's seed nodes";
+            return Err(ConfigError::Empty { flag: "redis-cluster", env: "MINO_REDIS_CLUSTER", hint });
+        }
+        if blank(&cluster.redis_sentinel) {
+            let hint = "unset it (and MINO_REDIS_MASTER) for a standalone shard, or give the sentinels";
+            return Err(ConfigError::Empty { flag: "redis-sentinel", env: "MINO_REDIS_SENTINEL", hint });
+        }
         let keyless = auth.auth_jwks_file.is_none()
             && auth.auth_public_key_file.is_none()
             && auth.auth_hs256_secret_file.is_none();

@@ -98,6 +98,9 @@ pub async fn make(config: &WebTransportConfig) -> Result<Made, WebTransportError
                 let identity = Identity::load_pemfiles(cert, key)
                     .await
                     .map_err(|e| WebTransportError::Certificate(e.to_string()))?;
+                check_pair(&identity).map_err(|e| {
+                    WebTransportError::Certificate(format!("{} with {}: {e}", cert.display(), key.display()))
+                })?;
                 if read(cert).await? == before {
                     return Ok(Made { identity, hashes: Vec::new() });
                 }
@@ -109,6 +112,25 @@ pub async fn make(config: &WebTransportConfig) -> Result<Made, WebTransportError
         }
         Certificate::SelfSigned => self_signed(config),
     }
+}
+
+/// Checks that `identity`'s key is its certificate's, and that TLS 1.3
+/// takes the pair, as the endpoint's configuration will (wtransport builds it
+/// with `expect`: a pair of one renewal's certificate and another's key, or
+/// an RSA key with an ECDSA certificate, would panic there).
+///
+/// Errors: rustls' (`InconsistentKeys(KeyMismatch)`, an unsupported key).
+fn check_pair(identity: &Identity) -> Result<(), rustls::Error> {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain =
+        identity.certificate_chain().as_slice().iter().map(|c| CertificateDer::from(c.der().to_vec())).collect();
+    let key = PrivateKeyDer::try_from(identity.private_key().secret_der().to_vec())
+        .map_err(|e| rustls::Error::General(e.to_owned()))?;
+    rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map(drop)
 }
 
 /// A self-signed ECDSA P-256 certificate valid from [`BACKDATE`] ago to
