@@ -41,6 +41,11 @@ impl Signals {
     /// a SIGHUP reloads. Returns once stopping.
     pub async fn run(self, life: Lifecycle) {
         let Signals { mut term, mut int, mut hup, reloads } = self;
+        // SIGTERMs this process took: the drain's own (the first) or, after
+        // it, the operator's "stop now". A drain the admin API or console
+        // ordered is not a SIGTERM: a `systemctl stop` during it carries
+        // the paced drain on.
+        let mut terms = 0u32;
         loop {
             tokio::select! {
                 _ = hup.recv() => {
@@ -51,9 +56,12 @@ impl Signals {
                     }
                 }
                 _ = term.recv() => {
-                    if life.drain.is_cancelled() {
+                    terms += 1;
+                    if terms > 1 {
                         tracing::info!("second SIGTERM: stopping now");
                         life.stop.cancel();
+                    } else if life.drain.is_cancelled() {
+                        tracing::info!("SIGTERM: draining already (ordered by the admin API); a second SIGTERM stops now");
                     } else {
                         tracing::info!("SIGTERM: draining");
                         life.drain.cancel();
