@@ -193,6 +193,42 @@ async fn players_resume_after_redis_restarted_empty_and_their_shard_died() {
 }
 
 #[tokio::test]
+async fn a_drain_while_redis_is_out_of_reach_moves_its_players_once_it_is_back() {
+    // A shard stopped (SIGTERM) during a Redis outage: its players stay and
+    // play on until their move tickets are stored, then move (an outside
+    // trial: the drain "moved" every player in 0.14 s with tickets Redis
+    // never took, and each came back as a new player).
+    let mut redis = Redis::start();
+    let dir = mino_testkit::WorkDir::new("drain-redis-down");
+    let log = dir.join("a.log");
+    let a = shard(&redis, 1).heartbeat(Duration::from_millis(200)).log_to(&log, "info").ready().await;
+    let b = shard(&redis, 2).heartbeat(Duration::from_millis(200)).ready().await;
+    let mut bots = walkers(&a, 3).await;
+    redis.kill();
+    a.wait_metric("mino_redis_up", 0.0).await;
+    a.signal(Signal::SIGTERM);
+    assert!(a.logged("move ticket not stored").await, "the drain tried");
+    // Still here: each still gets its shard's frames, and no Move came.
+    for p in &mut bots {
+        let own = |f: &Frame| match f {
+            Frame::Snapshot { shard: 1, tick, .. } => Some(*tick),
+            Frame::Move(_) => panic!("moved before Redis took the ticket"),
+            _ => None,
+        };
+        let tick = p.until(own).await;
+        let later = p.until(own).await;
+        assert!(later > tick, "player {} plays on", p.id());
+    }
+    redis.restart();
+    for p in &mut bots {
+        let ticket = p.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;
+        assert_eq!(p.closed().await.0, close_code(CloseCode::Moved));
+        let back = Player::hello(&b, "x", Some(&ticket)).await.expect("resumed on shard 2");
+        assert_eq!(back.welcome.as_ref().map(|w| (w.player_id, w.resumed)), Some((p.id(), true)));
+    }
+}
+
+#[tokio::test]
 async fn a_drain_below_the_tick_rate_keeps_its_pace() {
     // --drain-rate 4 at 20 Hz: a Move every fifth tick, not one a tick (all
     // four players were told within 150 ms, whatever the rate under 20).

@@ -633,16 +633,41 @@ impl TickDriver {
     }
 
     /// Draining: stores the move's fresh ticket in Redis (in a task), then
-    /// moves the player out; standalone, at once.
+    /// moves the player out; standalone, at once. While Redis does not take
+    /// the ticket the player stays and plays on here, the store asked again
+    /// every [`CHECK_RETRY`], until it does or the shard stops (the drain's
+    /// timeout, a second SIGTERM): moved with a ticket no shard could find,
+    /// the player would rejoin as new; stopped, it is closed as every player
+    /// left then is, and resumes elsewhere with the ticket it holds once
+    /// Redis answers again (an outside trial: a drain during a Redis outage
+    /// "moved" every player in 0.14 s, each then refused and new).
     fn reissue(&mut self, link: LinkId, next: Ticket) {
         let (Some(cluster), Some((player, old))) = (&self.cluster, self.hub.ticket(link)) else {
             self.close_moved(link, next);
             return;
         };
-        let (store, moves) = (cluster.store.clone(), self.moves_tx.clone());
+        let (store, moves, stop) = (cluster.store.clone(), self.moves_tx.clone(), cluster.stop.clone());
         self.tracker.spawn(async move {
-            if let Err(e) = store.reissue(player, old, next).await {
-                tracing::warn!(error = %e, %player, "move ticket not stored; the player rejoins as new");
+            let mut failed = false;
+            loop {
+                match store.reissue(player, old, next).await {
+                    Ok(()) => break,
+                    Err(e) if !failed => {
+                        failed = true;
+                        tracing::warn!(error = %e, %player, "move ticket not stored; the player stays until Redis takes it or the drain times out");
+                    }
+                    Err(_) => {}
+                }
+                tokio::select! {
+                    () = stop.cancelled() => {
+                        tracing::warn!(%player, "move ticket never stored before the stop: the player is closed with the ticket it holds");
+                        return;
+                    }
+                    () = tokio::time::sleep(CHECK_RETRY) => {}
+                }
+            }
+            if failed {
+                tracing::info!(%player, "move ticket stored after Redis came back; moving the player");
             }
             let _ = moves.send((link, next)).await;
         });
