@@ -296,6 +296,7 @@ impl Prepared {
                 peers,
                 store: place_store,
                 history: Arc::new(std::sync::Mutex::new(admin::place::History::new())),
+                drains_sent: Arc::default(),
             };
             tracker.spawn(admin::sample(admin_state.clone(), cancel.clone()));
             match &tokens {

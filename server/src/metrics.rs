@@ -705,6 +705,16 @@ impl Metrics {
         zeros(&self.webtransport_unsent, Unsent::ALL.map(|r| ReasonLabel { reason: r.label() }));
     }
 
+    /// Makes every series a clustered shard counts by reason at 0: its
+    /// command connections' failovers, its subscriptions' renewals and the
+    /// anti-entropy's repairs (alerts and dashboards read their increase,
+    /// which misses the first of a series made by it).
+    pub fn expect_cluster(&self) {
+        zeros(&self.redis_failovers, FailoverReason::ALL.map(|r| ReasonLabel { reason: r.label() }));
+        zeros(&self.redis_resubscribes, ResubscribeReason::ALL.map(|r| ReasonLabel { reason: r.label() }));
+        zeros(&self.repairs, RepairKind::ALL.map(|k| KindLabel { kind: k.label() }));
+    }
+
     /// Makes the series of each of `reasons` (the `crate::http::NotReady`
     /// labels) of `mino_unready_refusals_total` at 0.
     pub fn expect_unready(&self, reasons: &[&'static str]) {
@@ -773,8 +783,10 @@ mod tests {
         assert!(closes(&text, Transport::Websocket), "every websocket close at 0");
         assert!(!text.contains("transport=\"webtransport\""), "none of WebTransport's until it is served");
         assert!(!text.contains("mino_webtransport_unsent_total{"), "nor its unsent frames'");
+        assert!(!text.contains("mino_redis_failovers_total{"), "nor a cluster's series standalone");
         _m.expect_webtransport();
         _m.expect_unready(&["draining"]);
+        _m.expect_cluster();
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
         assert!(closes(&text, Transport::WebTransport), "then every WebTransport close at 0");
@@ -784,7 +796,13 @@ mod tests {
             ("mino_auth_refusals_total", AuthError::ALL.map(AuthError::label).to_vec()),
             ("mino_upgrades_refused_total", UpgradeRefusal::ALL.map(UpgradeRefusal::label).to_vec()),
             ("mino_webtransport_unsent_total", Unsent::ALL.map(Unsent::label).to_vec()),
+            ("mino_redis_failovers_total", FailoverReason::ALL.map(FailoverReason::label).to_vec()),
+            ("mino_redis_resubscribes_total", ResubscribeReason::ALL.map(ResubscribeReason::label).to_vec()),
         ];
+        for kind in RepairKind::ALL {
+            let series = format!("mino_anti_entropy_repairs_total{{kind=\"{}\"}} 0", kind.label());
+            assert!(text.contains(&series), "{series} missing");
+        }
         for (name, labels) in reasons {
             for label in labels {
                 let series = format!("{name}{{reason=\"{label}\"}} 0");

@@ -378,6 +378,10 @@ async fn a_drain_asked_of_one_shard_moves_every_player_of_the_other() {
     let r = admin.post("/admin/api/shards/2/drain", None).await;
     assert_eq!(r.status, 202, "{}", r.text());
     assert_eq!((r.json()["via"].as_str(), r.json()["players"].as_u64()), (Some("redis"), Some(3)));
+    // Asked again before its heartbeat can show the drain: refused, not
+    // ordered twice (both were 202: an outside trial).
+    let again = admin.post("/admin/api/shards/2/drain", None).await;
+    assert_eq!((again.status, again.json()["error"].as_str()), (409, Some("shard 00000002 is draining already")));
     let mut resumed = Vec::new();
     for p in &mut players {
         let ticket = p.until(|f| if let Frame::Move(t) = f { Some(t.clone()) } else { None }).await;

@@ -26,7 +26,8 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use mino_protocol::{PlayerId, ShardId};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
+use std::sync::PoisonError;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Most players one search answers.
@@ -299,8 +300,20 @@ pub async fn drain(
         return Err(ApiError::Conflict(format!("shard {shard} is draining already")));
     }
     let store = state.store.as_ref().ok_or_else(|| ApiError::NotFound(format!("no shard {shard}")))?;
+    {
+        // Sent a moment ago: its heartbeat does not say so yet.
+        let mut sent = state.drains_sent.lock().unwrap_or_else(PoisonError::into_inner);
+        let window = state.config().heartbeat * 2;
+        sent.retain(|_, at| at.elapsed() < window);
+        if sent.insert(shard, Instant::now()).is_some() {
+            return Err(ApiError::Conflict(format!("shard {shard} is draining already")));
+        }
+    }
     tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = %shard, "admin: drain of shard {shard} asked by {} from {} (sent through redis)", asker.operator, asker.peer);
-    store.publish(&order).await.map_err(|e| ApiError::Unavailable(format!("redis: {e}")))?;
+    if let Err(e) = store.publish(&order).await {
+        state.drains_sent.lock().unwrap_or_else(PoisonError::into_inner).remove(&shard);
+        return Err(ApiError::Unavailable(format!("redis: {e}")));
+    }
     let answer = OrderAnswer { shard: id, player: None, name: None, players: Some(beat.players), via: Via::Redis };
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }

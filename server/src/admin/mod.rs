@@ -45,6 +45,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use mino_protocol::ShardId;
 use place::{History, OwnState, RedisState, ShardRow, ShardState};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use store::PlaceStore;
@@ -66,6 +67,11 @@ pub struct AdminState {
     pub store: Option<PlaceStore>,
     /// The last minutes, for the charts.
     pub history: Arc<Mutex<History>>,
+    /// Drains this listener sent another shard through Redis, by shard, and
+    /// when: asked again before that shard's heartbeat can show its drain
+    /// (two heartbeats), the drain is refused as its heartbeat would have it
+    /// (409), not ordered twice.
+    pub drains_sent: Arc<Mutex<HashMap<ShardId, std::time::Instant>>>,
 }
 
 impl AdminState {

@@ -180,6 +180,7 @@ pub fn start(
     let need_ids = Arc::new(Notify::new());
     let store = SessionStore::new(backplane.clone(), config.ticket_ttl, config.shard_id);
     let resync = Arc::new(Notify::new());
+    metrics.expect_cluster();
 
     tracker.spawn(
         publisher::Publisher {

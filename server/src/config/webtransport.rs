@@ -16,8 +16,9 @@ pub struct WebTransportArgs {
     #[arg(long, env = "MINO_WEBTRANSPORT_LISTEN")]
     pub webtransport_listen: Option<SocketAddr>,
 
-    /// The address players reach this shard's WebTransport by (HOST:PORT,
-    /// a name, an IPv4 or a [bracketed] IPv6 address), offered at
+    /// The address players reach this shard's WebTransport by, HOST:PORT
+    /// (the port always; HOST a name, an IPv4 or a [bracketed] IPv6
+    /// address: play.example.com:4433, 10.0.0.1:4433, [2001:db8::1]:4433), offered at
     /// /webtransport instead of the listen address: for a shard behind NAT
     /// or a port forward, on another machine than the nginx that serves the
     /// page, or with the operator's certificate (its name, which the
