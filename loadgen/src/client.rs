@@ -177,11 +177,21 @@ impl Client {
         let link = match req.transport {
             Transport::WebSocket => Link::WebSocket(Box::new(connection::connect(target, source, timeout).await?)),
             Transport::WebTransport => {
-                let offer = target.webtransport.as_ref().ok_or_else(|| ConnectError {
+                let live = target.webtransport.as_ref().ok_or_else(|| ConnectError {
                     kind: FailureKind::Handshake,
                     detail: format!("{}: no WebTransport offer read", target.url),
                 })?;
-                Link::WebTransport(Box::new(WtLink::connect(offer, source, timeout).await?))
+                let offer = live.get();
+                let link = match WtLink::connect(&offer, source, timeout).await {
+                    Ok(link) => link,
+                    // Its certificate or address may have changed since the
+                    // offer was read: once more with the offer read again.
+                    Err(e) => match live.reread(target).await {
+                        fresh if fresh != offer => WtLink::connect(&fresh, source, timeout).await?,
+                        _ => return Err(e.into()),
+                    },
+                };
+                Link::WebTransport(Box::new(link))
             }
         };
         let mut client = Client { link, seq: 0 };

@@ -6,6 +6,7 @@
 
 use crate::tls::{Tls, TlsError, TlsOptions};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use tokio_tungstenite::tungstenite::http::Uri;
 
 /// A websocket endpoint.
@@ -17,11 +18,64 @@ pub struct Target {
     pub addr: SocketAddr,
     /// TLS settings for a `wss://` URL; None for `ws://`.
     pub tls: Option<Tls>,
-    /// Where the shard takes WebTransport sessions, once read from its
-    /// `/webtransport` (see `crate::webtransport::offer`); None: not read
-    /// (a run without WebTransport bots).
-    pub webtransport: Option<WebTransportOffer>,
+    /// Where the shard takes WebTransport sessions, read from its
+    /// `/webtransport` at start and again when a session cannot be opened
+    /// (see [`LiveOffer`]); None: not read (a run without WebTransport bots).
+    pub webtransport: Option<Arc<LiveOffer>>,
 }
+
+/// A shard's [`WebTransportOffer`] as bots see it now: read at start, and
+/// read again (at most once every [`LiveOffer::REREAD_EVERY`], whatever the
+/// bots asking) when a session could not be opened with it: a shard that
+/// restarted, or renewed its self-signed certificate, offers another hash,
+/// and bots that kept the first could never come back (an outside trial).
+#[derive(Debug)]
+pub struct LiveOffer {
+    current: std::sync::RwLock<WebTransportOffer>,
+    /// When it was last read.
+    read_at: tokio::sync::Mutex<std::time::Instant>,
+}
+
+impl LiveOffer {
+    /// The least time between two reads of one shard's offer.
+    pub const REREAD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// The offer read at start.
+    pub fn new(offer: WebTransportOffer) -> LiveOffer {
+        LiveOffer {
+            current: std::sync::RwLock::new(offer),
+            read_at: tokio::sync::Mutex::new(std::time::Instant::now()),
+        }
+    }
+
+    /// The offer now.
+    pub fn get(&self) -> WebTransportOffer {
+        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Reads `target`'s offer again unless it was read within
+    /// [`LiveOffer::REREAD_EVERY`] (bots that fail together wait for one
+    /// read); the offer then (the one before when the read failed).
+    pub async fn reread(&self, target: &Target) -> WebTransportOffer {
+        let mut at = self.read_at.lock().await;
+        if at.elapsed() >= Self::REREAD_EVERY {
+            *at = std::time::Instant::now();
+            match crate::webtransport::offer(target).await {
+                Ok(offer) => *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = offer,
+                Err(e) => tracing::debug!(url = %target.url, error = %e, "the WebTransport offer, read again"),
+            }
+        }
+        self.get()
+    }
+}
+
+impl PartialEq for LiveOffer {
+    fn eq(&self, other: &LiveOffer) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for LiveOffer {}
 
 /// A shard's WebTransport address and the certificates to trust, as its
 /// `/webtransport` answers (`{"addr", "port", "certificateHashes"}`).

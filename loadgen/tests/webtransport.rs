@@ -329,3 +329,23 @@ fn webtransport_bots_reach_a_shard_offered_by_name() {
     assert_eq!((num(j, "admitted"), num(j, "connected")), (3.0, 3.0), "{j:#}");
     assert!(num(j, "snapshots") > 0.0, "frames came: {j:#}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_joining_after_the_shard_renewed_its_certificate_read_its_offer_again() {
+    // The shard offers a new hash each second: bots that kept the hash read
+    // at start could never open a session after the first renewal (an
+    // outside trial: 4 of 6 never joined, and a restarted shard was never
+    // rejoined).
+    let server =
+        Shard::start(server_bin(), &["--webtransport-listen", "127.0.0.1:0", "--webtransport-cert-renew-s", "1"]);
+    let url = server.ws_url();
+    let run = tokio::task::spawn_blocking(move || {
+        let args =
+            ["--url", &url, "--transport", "webtransport", "--bots", "6", "--ramp", "2", "--duration", "1s", "-q"];
+        loadgen::run(LOADGEN, &args)
+    });
+    let run = run.await.expect("loadgen");
+    let j = &run.json;
+    assert_eq!(num(j, "connected"), 6.0, "{j:#}");
+    assert_eq!(j["verdict"], "measured", "{j:#}");
+}

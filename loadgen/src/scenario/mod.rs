@@ -152,7 +152,7 @@ impl Context {
                 let offer = webtransport::offer(&target)
                     .await
                     .with_context(|| format!("--transport {}", common.transport.label()))?;
-                target.webtransport = Some(offer);
+                target.webtransport = Some(std::sync::Arc::new(crate::target::LiveOffer::new(offer)));
             }
             targets.push(target);
         }
