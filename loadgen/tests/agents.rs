@@ -140,6 +140,29 @@ fn an_agent_killed_mid_run_is_reported_and_the_others_still_report() {
 }
 
 #[test]
+fn a_run_whose_every_agent_is_lost_fails_and_its_report_says_so() {
+    // Its report said "interrupted", exit 0, while the process exited 1
+    // (an outside trial): a script reading the report took it for a pass.
+    let server = Shard::start(server_bin(), &[]);
+    let url = server.ws_url();
+    let coordinator = Coordinator::start(
+        LOADGEN,
+        &["walk", "--bots", "6", "--ramp", "100", "--duration", "4s", "--url", &url, "--agents", "1"],
+    );
+    let mut only = Agent::start(LOADGEN, coordinator.url(), "only", &["--threads", "1"]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(server.wait_metric("mino_players", 6.0));
+    only.process().kill9();
+    let run = coordinator.finish_any();
+    let j = &run.json;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!((&j["outcome"]["verdict"], &j["outcome"]["exit_code"]), (&"failed".into(), &1.into()), "{j:#}");
+    let reason = j["outcome"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("every agent was lost before the end (the first: agent only lost during"), "{reason}");
+    assert!(run.stderr.contains("every agent was lost before the end"), "{}", run.stderr);
+}
+
+#[test]
 fn an_agent_that_never_starts_is_reported_and_its_bots_go_to_the_others() {
     let server = Shard::start(server_bin(), &[]);
     let url = server.ws_url();

@@ -403,12 +403,21 @@ impl Context {
         }
     }
 
-    /// How the run of `report` ended: interrupted (Ctrl-C, SIGTERM, an
-    /// agent lost mid-run: its report is marked, whatever it holds); else
+    /// How the run of `report` ended: failed when every agent was lost;
+    /// interrupted (Ctrl-C, SIGTERM, an agent lost mid-run: its report is
+    /// marked, whatever it holds); else
     /// nobody welcomed; else no frames in a hold that expects them
     /// ([`Context::expects`]); else nothing measured (no bot connected at
     /// a hold's end); else measured.
     pub fn ending(&self, report: &impl report::Joins) -> Ending {
+        // Coordinating, with no agent left: no report is whole (exit 1, as
+        // the verdict line says; the report said interrupted, exit 0).
+        if self.fleet.as_ref().is_some_and(|f| f.live() == 0) {
+            let why =
+                self.interruptions.first().map(|cut| format!(" (the first: {} at {:.1} s)", cut.reason, cut.at_s));
+            let why = format!("every agent was lost before the end{}", why.unwrap_or_default());
+            return Ending::new(Outcome::Failed, why);
+        }
         if let Some(cut) = self.interruptions.first() {
             return Ending::new(Outcome::Interrupted, format!("{} at {:.1} s", cut.reason, cut.at_s));
         }
