@@ -40,14 +40,20 @@ fn run() -> anyhow::Result<()> {
         // panicking eprint! (as the server).
         .log_internal_errors(false)
         .init();
-    // A report file that cannot be written is said now, not after the run.
+    // A report file that cannot be written is said now, not after the run
+    // (whose report would be lost: an outside trial ran a whole run into
+    // a --json that was a folder).
     for (flag, path) in [("--json", &cli.common.json), ("--plot", &cli.common.plot)] {
-        // Its folder, that is: no file is made before there is something
-        // to write.
-        let folder = path.as_ref().map(|p| p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(".".as_ref()));
-        if let (Some(path), Some(folder)) = (path, folder) {
-            anyhow::ensure!(folder.is_dir(), "{flag} {}: no folder {}", path.display(), folder.display());
+        if let Some(path) = path {
+            writable(path).map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))?;
         }
+    }
+    if let (Some(json), Some(plot)) = (&cli.common.json, &cli.common.plot) {
+        anyhow::ensure!(
+            json != plot,
+            "--json and --plot are both {}: the chart would overwrite the report",
+            json.display()
+        );
     }
     // The scenario's control runs here; the bots run on their own threads.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -59,6 +65,28 @@ fn run() -> anyhow::Result<()> {
         signals.abort();
         result
     })
+}
+
+/// Whether a report can be written at `path`: its folder is there, it is
+/// not a folder itself, and it opens for writing (an existing file is left
+/// as it is; a new one is made and removed: nothing is left before there is
+/// something to write).
+///
+/// Errors: what is wrong, in words.
+fn writable(path: &std::path::Path) -> Result<(), String> {
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(".".as_ref());
+    if !folder.is_dir() {
+        return Err(format!("no folder {}", folder.display()));
+    }
+    if path.is_dir() {
+        return Err("a folder, not a file".into());
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|e| format!("cannot be written: {e}"))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// Cancels `stop` on the first Ctrl-C or SIGTERM, marking the run

@@ -108,6 +108,33 @@ fn bad_options_are_refused_before_any_bot_starts() {
 }
 
 #[test]
+fn a_report_file_that_cannot_be_written_is_refused_before_the_run() {
+    // A folder given as --json ran the whole run, then lost its report (an
+    // outside trial); the same file for --json and --plot lost it to the
+    // chart.
+    let dir = mino_testkit::WorkDir::new("loadgen-json");
+    let folder = dir.path().display().to_string();
+    let file = dir.join("r.json").display().to_string();
+    for (args, says) in [
+        (vec!["--json", folder.as_str()], format!("--json {folder}: a folder, not a file")),
+        (vec!["--plot", folder.as_str()], format!("--plot {folder}: a folder, not a file")),
+        (vec!["--json", file.as_str(), "--plot", file.as_str()], format!("--json and --plot are both {file}")),
+    ] {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(LOADGEN)
+            .args(["--url", "ws://127.0.0.1:9/ws", "--bots", "1", "--duration", "30s", "-q"])
+            .args(&args)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(&says), "{args:?}: {stderr}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{args:?}: said after the run");
+    }
+    assert!(!dir.join("r.json").exists(), "no file left before there is a report");
+}
+
+#[test]
 fn a_summary_whose_reader_is_gone_is_lost_without_a_panic() {
     let server = Shard::start(server_bin(), &[]);
     let mut cmd = std::process::Command::new(LOADGEN);
