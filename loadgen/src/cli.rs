@@ -52,7 +52,8 @@ use std::time::Duration;
 /// standing player is sent nothing.
 ///
 /// 5: nothing measured: bots were welcomed, but none was connected at a
-/// hold's end (their shard stopped or died during it, or closed them all).
+/// hold's end (their shard stopped or died during it, or closed them all),
+/// or a failover's signalled pid had none of them.
 #[derive(Parser, Debug, Clone)]
 #[command(name = "mino-loadgen", version)]
 pub struct Cli {

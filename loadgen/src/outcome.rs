@@ -10,7 +10,7 @@
 //! | 2 | usage | the command line is wrong (clap's usage error; nothing ran) |
 //! | 3 | nobody welcomed | no bot was ever welcomed: no shard at the URL, every join refused |
 //! | 4 | no frames | bots were welcomed, but in a hold of a scenario that expects frames (see [`Expectation`]) no bot (or none of one transport's bots) received a single snapshot or view frame |
-//! | 5 | nothing measured | bots were welcomed, but none was connected at a hold's end (their shard stopped or died during it, or closed them all) |
+//! | 5 | nothing measured | bots were welcomed, but none was connected at a hold's end (their shard stopped or died during it, or closed them all), or a failover's signalled pid had none of them (no bot lost its connection) |
 
 use crate::cli::Command;
 use crate::profile::ProfileName;

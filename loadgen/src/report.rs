@@ -601,6 +601,11 @@ pub trait Joins {
     fn refusals(&self) -> u64 {
         self.phases().iter().map(|m| m.busy_refusals).sum()
     }
+    /// Why a run with bots connected measured nothing of what it is for
+    /// (a failover whose signal reached none of them); None: it did.
+    fn untouched(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Joins for WalkReport {
@@ -649,6 +654,14 @@ impl Joins for FailoverReport {
     }
     fn failures(&self) -> BTreeMap<String, u64> {
         self.error_kinds.clone()
+    }
+    fn untouched(&self) -> Option<String> {
+        (self.affected == 0 && self.connected_before > 0).then(|| {
+            format!(
+                "no bot lost its connection when pid {} was signalled: none of the {} connected bots played on it (is it a shard of the --url place?)",
+                self.pid, self.connected_before
+            )
+        })
     }
 }
 

@@ -53,6 +53,38 @@ fn killed_shard_bots_move_to_the_next_url_as_new_players() {
 }
 
 #[test]
+fn a_kill_of_a_shard_none_of_the_bots_plays_on_measures_nothing() {
+    // A pid of another place's shard was killed and the run said
+    // "measured", exit 0, with no bot affected (an outside trial).
+    let mut bystander = Shard::start(server_bin(), &["--shard-id", "7"]);
+    let played = Shard::start(server_bin(), &["--shard-id", "8"]);
+    let pid = bystander.pid().to_string();
+    let args = [
+        "failover",
+        "--bots",
+        "4",
+        "--ramp",
+        "60",
+        "--warmup",
+        "300ms",
+        "--kill-pid",
+        &pid,
+        "--observe",
+        "1s",
+        "--url",
+        &played.ws_url(),
+        "-q",
+    ];
+    let run = loadgen::run_failing(LOADGEN, &args);
+    let j = &run.json;
+    assert_eq!((run.code, num(j, "affected")), (Some(5), 0.0), "{j:#}");
+    assert_eq!(j["outcome"]["verdict"], "nothing measured", "{j:#}");
+    let reason = j["outcome"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("none of the 4 connected bots played on it"), "{reason}");
+    assert!(bystander.wait_exit(Duration::from_secs(1)).is_some(), "it was killed all the same");
+}
+
+#[test]
 fn drained_standalone_shard_empties_and_exits() {
     let mut server = Shard::start(server_bin(), &[]);
     let pid = server.pid().to_string();

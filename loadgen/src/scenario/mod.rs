@@ -408,7 +408,7 @@ impl Context {
     /// marked, whatever it holds); else
     /// nobody welcomed; else no frames in a hold that expects them
     /// ([`Context::expects`]); else nothing measured (no bot connected at
-    /// a hold's end); else measured.
+    /// a hold's end, or none touched by a failover's signal); else measured.
     pub fn ending(&self, report: &impl report::Joins) -> Ending {
         // Coordinating, with no agent left: no report is whole (exit 1, as
         // the verdict line says; the report said interrupted, exit 0).
@@ -424,6 +424,9 @@ impl Context {
         if report.welcomed() == 0 {
             let why = report::nobody_welcomed(report, &self.common.urls, self.common.transport);
             return Ending::new(Outcome::NobodyWelcomed, why);
+        }
+        if let Some(why) = report.untouched() {
+            return Ending::new(Outcome::NothingMeasured, why);
         }
         Ending::no_frames(report, self.common.transport)
             .or_else(|| Ending::nothing_measured(report))
