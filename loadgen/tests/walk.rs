@@ -108,6 +108,26 @@ fn bad_options_are_refused_before_any_bot_starts() {
 }
 
 #[test]
+fn no_shard_at_the_url_exits_3_whatever_the_scenario() {
+    // Scenarios that probe the shard's world first (crowd, a density, an
+    // observer share) exited 1 with a garbled chain (an outside trial).
+    for args in [
+        &["crowd", "--bots", "2", "--hold", "1s"][..],
+        &["walk", "--bots", "2", "--duration", "1s", "--density", "2"],
+        &["walk", "--bots", "2", "--duration", "1s"],
+    ] {
+        let out = std::process::Command::new(LOADGEN)
+            .args(args)
+            .args(["--url", "ws://127.0.0.1:9/ws", "--join-timeout", "1s", "-q"])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains("verdict: nobody welcomed (exit 3)"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn a_report_file_that_cannot_be_written_is_refused_before_the_run() {
     // A folder given as --json ran the whole run, then lost its report (an
     // outside trial); the same file for --json and --plot lost it to the

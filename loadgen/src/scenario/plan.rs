@@ -7,6 +7,7 @@ use super::Context;
 use crate::cli::Command;
 use crate::client::{Client, JoinRequest};
 use crate::observer::{ObserverShare, Observers};
+use crate::outcome::{Ending, Outcome};
 use crate::region::Region;
 use crate::report::aoi::DensityFigures;
 use crate::report::round2;
@@ -14,7 +15,6 @@ use crate::steer::{Gathering, Movement, RETURN_STEPS};
 pub use crate::swarm::Converged;
 use crate::swarm::Swarm;
 use crate::world::World;
-use anyhow::Context as _;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -191,13 +191,20 @@ pub fn no_view_to_observe(url: &str) -> String {
 /// Joins the first target once as [`PROBE_NAME`], reads its Welcome, and
 /// leaves.
 ///
-/// Errors: no Welcome (refused, busy, unreachable).
+/// Errors: no Welcome (refused, busy, unreachable): the run's
+/// [`Ending`] as nobody welcomed (exit 3, as a run whose bots were never
+/// welcomed: where no shard answers, every scenario says so alike).
 pub async fn probe(ctx: &Context) -> anyhow::Result<World> {
     let target = &ctx.targets[0];
     let req = JoinRequest { name: PROBE_NAME, ..Default::default() };
-    let (client, welcome) = Client::join(target, ctx.sources.pick(0), req, ctx.common.join_timeout)
-        .await
-        .with_context(|| format!("probing {} for the world's size and grid", target.url))?;
+    let (client, welcome) =
+        Client::join(target, ctx.sources.pick(0), req, ctx.common.join_timeout).await.map_err(|e| {
+            let why = format!(
+                "probing {} for the world's size and grid, no welcome ({e}): is a shard listening there?",
+                target.url
+            );
+            anyhow::Error::new(Ending::new(Outcome::NobodyWelcomed, why))
+        })?;
     client.close(PROBE_LINGER).await;
     Ok(World::of(&welcome))
 }
