@@ -96,7 +96,10 @@ async fn connect_inner(target: &Target, source: Option<Ipv4Addr>) -> Result<WsSt
     match handshake {
         Ok((ws, _response)) => Ok(ws),
         Err(tungstenite::Error::Io(e)) if is_tls_failure(&e) => {
-            Err(ConnectError { kind: FailureKind::Handshake, detail: format!("TLS handshake: {e}") })
+            Err(ConnectError { kind: FailureKind::Tls, detail: format!("TLS handshake: {e}") })
+        }
+        Err(tungstenite::Error::Tls(e)) => {
+            Err(ConnectError { kind: FailureKind::Tls, detail: format!("TLS handshake: {e}") })
         }
         Err(tungstenite::Error::Io(e)) => Err(ConnectError::io("handshake", e)),
         Err(tungstenite::Error::Http(resp)) => {
@@ -171,12 +174,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn wss_to_a_plain_server_is_a_handshake_failure() {
+    async fn wss_to_a_plain_server_is_a_tls_failure() {
         let addr = answering(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
         let tls = crate::tls::Tls::new(&crate::tls::TlsOptions { insecure: true, ..Default::default() }).expect("tls");
         let t = Target { url: format!("wss://{addr}/ws"), addr, tls: Some(tls), webtransport: None };
         let err = connect(&t, None, Duration::from_secs(2)).await.expect_err("not TLS");
-        assert_eq!(err.kind, FailureKind::Handshake, "{err}");
+        assert_eq!(err.kind, FailureKind::Tls, "{err}");
     }
 
     #[tokio::test]

@@ -33,6 +33,10 @@ pub enum FailureKind {
     ConnectTimeout,
     /// The HTTP upgrade was answered with something other than 101.
     Handshake,
+    /// The TLS (or QUIC) handshake failed: a certificate this machine does
+    /// not trust (`--ca-file`, `--insecure`), a WebTransport hash the shard
+    /// no longer offers, or TLS to a plain port.
+    Tls,
     /// No Welcome, Busy or Error within the join timeout after Hello.
     JoinTimeout,
     /// The server answered Hello with Error (and a close code), or closed without a word.
@@ -51,12 +55,13 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// Every kind, in a stable order (index = position).
-    pub const ALL: [FailureKind; 12] = [
+    pub const ALL: [FailureKind; 13] = [
         FailureKind::LocalAddrUnavailable,
         FailureKind::LocalFdLimit,
         FailureKind::ConnectRefused,
         FailureKind::ConnectTimeout,
         FailureKind::Handshake,
+        FailureKind::Tls,
         FailureKind::JoinTimeout,
         FailureKind::Refused,
         FailureKind::TicketRefused,
@@ -76,7 +81,9 @@ impl FailureKind {
         use FailureKind as K;
         match self {
             K::LocalAddrUnavailable | K::LocalFdLimit => Origin::Local,
-            K::ConnectRefused | K::Handshake | K::Refused | K::TicketRefused | K::ServerClosed => Origin::Server,
+            K::ConnectRefused | K::Handshake | K::Tls | K::Refused | K::TicketRefused | K::ServerClosed => {
+                Origin::Server
+            }
             K::ConnectTimeout | K::JoinTimeout => Origin::Timeout,
             K::ConnectionLost | K::Protocol | K::Io => Origin::Network,
         }
@@ -91,6 +98,7 @@ impl FailureKind {
             K::ConnectRefused => "connect_refused",
             K::ConnectTimeout => "connect_timeout",
             K::Handshake => "handshake",
+            K::Tls => "tls",
             K::JoinTimeout => "join_timeout",
             K::Refused => "refused",
             K::TicketRefused => "ticket_refused",

@@ -695,6 +695,21 @@ pub fn nobody_welcomed(report: &impl Joins, urls: &[String], transports: Transpo
     } else {
         ""
     };
+    // A TLS handshake that failed: a certificate not trusted here, or TLS
+    // where none is spoken (a hint about paths or ports would mislead).
+    if failures.contains_key(FailureKind::Tls.name()) {
+        let wt = if transports == Transports::Websocket {
+            ""
+        } else {
+            "; for WebTransport, a certificate hash the shard no longer offers (it restarted or renewed it)"
+        };
+        return format!(
+            "no bot was welcomed ({failed}): the TLS handshake with {} failed: a certificate this machine does not \
+             trust (give --ca-file, or --insecure for a test's self-signed one), or wss:// to a plain ws:// port{wt}; \
+             MINO_LOG=mino_loadgen=debug logs each failure",
+            urls.join(", ")
+        );
+    }
     // Websockets: something answered, but not with a websocket: a wrong
     // path, a shard not ready or over its cap, not a shard at all.
     let only_handshakes = !failures.is_empty() && failures.keys().all(|k| k == FailureKind::Handshake.name());

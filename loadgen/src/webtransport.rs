@@ -249,8 +249,14 @@ impl WtLink {
             kind: FailureKind::of_io(&e),
             detail: format!("WebTransport endpoint on {bind}: {e}"),
         })?;
-        let handshake =
-            |e: &dyn std::fmt::Display| ConnectError { kind: FailureKind::Handshake, detail: e.to_string() };
+        // A certificate refused (a hash the shard no longer offers, a name
+        // it does not carry) is told apart from other handshake failures
+        // by the words quinn's error gives it.
+        let handshake = |e: &dyn std::fmt::Display| {
+            let detail = e.to_string();
+            let kind = if detail.contains("certificate") { FailureKind::Tls } else { FailureKind::Handshake };
+            ConnectError { kind, detail }
+        };
         // By the offer's name when it gave one (the certificate is checked
         // against it), reaching the address it was resolved to.
         let url = match &offer.name {

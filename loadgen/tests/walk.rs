@@ -128,6 +128,21 @@ fn no_shard_at_the_url_exits_3_whatever_the_scenario() {
 }
 
 #[test]
+fn a_failed_tls_handshake_is_said_as_such() {
+    // wss:// to a plain shard: the hint spoke of paths and 503s (an outside
+    // trial), where the certificate or the scheme is what is wrong.
+    let server = Shard::start(server_bin(), &[]);
+    let url = server.ws_url().replace("ws://", "wss://");
+    let out = std::process::Command::new(LOADGEN)
+        .args(["--url", &url, "--bots", "2", "--duration", "1s", "--join-timeout", "2s", "--insecure", "-q"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("the TLS handshake with {url} failed")) && stderr.contains("tls "), "{stderr}");
+}
+
+#[test]
 fn a_report_file_that_cannot_be_written_is_refused_before_the_run() {
     // A folder given as --json ran the whole run, then lost its report (an
     // outside trial); the same file for --json and --plot lost it to the
