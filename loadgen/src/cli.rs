@@ -271,7 +271,7 @@ pub struct CommonArgs {
     /// process's whole RSS over the players connected: an upper bound of a
     /// player's cost, which includes what the process holds with none;
     /// benches/ subtract a baseline). Repeat for several shards.
-    #[arg(long = "server-pid", value_name = "PID", global = true)]
+    #[arg(long = "server-pid", value_name = "PID", global = true, value_parser = live_pid)]
     pub server_pids: Vec<u32>,
     /// Bot behaviour: walker turns every 1-3 s; light, typical and heavy add
     /// standing still and chat (heavy: 2-5 inputs/s, a chat line every 1.5-3 s).
@@ -334,7 +334,7 @@ pub struct CommonArgs {
     /// bytes sent). Repeat for several shards. Default: derived from each
     /// ws:// --url (none for wss:// URLs; a shard with an admin listener
     /// serves /metrics there only: name the shards' admin listeners).
-    #[arg(long = "metrics-url", value_name = "URL", global = true)]
+    #[arg(long = "metrics-url", value_name = "URL", global = true, value_parser = metrics_url)]
     pub metrics_urls: Vec<String>,
 }
 
@@ -454,7 +454,7 @@ pub struct FailoverArgs {
     #[arg(long, value_name = "PER_S", default_value_t = 200.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Time between the last join and the signal.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s")]
     pub warmup: Duration,
     /// SIGKILL this shard process after the warm-up.
     #[arg(long, value_name = "PID")]
@@ -493,11 +493,11 @@ pub struct CrowdArgs {
     pub point: Option<(f32, f32)>,
     /// The server's --view-budget-bytes: view-frame bytes a socket may get a
     /// tick, on average, that the report compares each bot's with.
-    #[arg(long, value_name = "BYTES", default_value_t = 8192)]
+    #[arg(long, value_name = "BYTES", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(512..))]
     pub budget_bytes: u64,
     /// Longest wait for the crowd to gather before measuring anyway (default:
     /// the time to walk the world's diagonal, plus 5 s).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub gather_timeout: Option<Duration>,
     /// The share of the crowd (0 to 1) that, once gathered, takes a short step
     /// every 1 to 3 s and walks back: with enough shufflers (0.05 of 2,000
@@ -620,6 +620,29 @@ pub fn positive_duration(text: &str) -> Result<Duration, String> {
     match parse_duration(text)? {
         d if d.is_zero() => Err(format!("{text:?} is no time: give more than 0, e.g. 500ms or 30s")),
         d => Ok(d),
+    }
+}
+
+/// Parses a `--server-pid`: a live process's id.
+///
+/// Errors: no process with it (a pid mistyped measured nothing, silently).
+pub fn live_pid(text: &str) -> Result<u32, String> {
+    let pid: u32 = text.trim().parse().map_err(|_| format!("{text:?} is not a process id"))?;
+    if pid == 0 || !std::path::Path::new(&format!("/proc/{pid}/stat")).exists() {
+        return Err(format!("no live process with pid {pid}"));
+    }
+    Ok(pid)
+}
+
+/// Parses a `--metrics-url`: `http://HOST:PORT/PATH`.
+///
+/// Errors: another scheme, no host, or not a URL.
+pub fn metrics_url(text: &str) -> Result<String, String> {
+    let uri: tokio_tungstenite::tungstenite::http::Uri =
+        text.parse().map_err(|_| format!("{text:?} is not a URL: give http://HOST:PORT/metrics"))?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("http"), Some(_)) => Ok(text.to_owned()),
+        _ => Err(format!("{text:?}: give http://HOST:PORT/metrics (a shard's Prometheus endpoint, plain HTTP)")),
     }
 }
 

@@ -99,11 +99,17 @@ fn bad_options_are_refused_before_any_bot_starts() {
         (&["--url", "ws://127.0.0.1:99999/ws", "--bots", "1", "--duration", "1s"][..], "bad port"),
         (&["--bots", "0"], "not a count of at least 1"),
         (&["--duration", "0"], "is no time"),
+        // Accepted, and then measured nothing or nonsense (an outside trial).
+        (&["--server-pid", "4000000000"], "no live process with pid 4000000000"),
+        (&["crowd", "--metrics-url", "ftp://x/metrics"], "give http://HOST:PORT/metrics"),
+        (&["crowd", "--budget-bytes", "0"], "0 is not in 512.."),
+        (&["crowd", "--gather-timeout", "0s"], "is no time"),
+        (&["failover", "--warmup", "0s", "--kill-pid", "1"], "is no time"),
     ] {
         let mut cmd = std::process::Command::new(LOADGEN);
         let out = cmd.args(args).arg("--quiet").output().expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && stderr.contains(says), "{args:?}: {stderr}");
+        assert!(out.status.code() == Some(2) && stderr.contains(says), "{args:?}: {stderr}");
     }
 }
 
