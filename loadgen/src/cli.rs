@@ -230,7 +230,7 @@ pub fn refuse_agent_ignored(matches: &clap::ArgMatches) -> Result<(), clap::Erro
 pub struct AgentArgs {
     /// The coordinator, ws://HOST:PORT/ (its --listen address as this
     /// machine reaches it).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = coordinator_url)]
     pub coordinator: String,
     /// This agent's name in the report (default: host name and process id).
     #[arg(long, value_name = "NAME")]
@@ -566,6 +566,13 @@ impl Cli {
                 ));
             }
         }
+        let proxied = self.common.urls.iter().find(|u| crate::target::is_tls(u));
+        if let (true, Some(url)) = (self.common.transport.uses(crate::transport::Transport::WebTransport), proxied) {
+            return Err(conflict(&format!(
+                "--transport {}: {url}: WebTransport bots need each shard's own ws:// URL (a proxy does not carry WebTransport)",
+                self.common.transport.label()
+            )));
+        }
         if self.common.density.is_some() && matches!(command, Command::Idle(_) | Command::Crowd(_)) {
             return Err(conflict(&format!(
                 "--density sets where walking bots walk; {} bots do not walk freely",
@@ -621,6 +628,16 @@ pub fn positive_duration(text: &str) -> Result<Duration, String> {
         d if d.is_zero() => Err(format!("{text:?} is no time: give more than 0, e.g. 500ms or 30s")),
         d => Ok(d),
     }
+}
+
+/// Parses an agent's `--coordinator`: `ws://HOST:PORT/`.
+///
+/// Errors: another scheme, or no host and port.
+pub fn coordinator_url(text: &str) -> Result<String, String> {
+    if !text.starts_with("ws://") {
+        return Err(format!("{text:?}: give ws://HOST:PORT/ (the coordinator's --listen address)"));
+    }
+    crate::target::host_port(text).map(|_| text.to_owned()).map_err(|e| e.to_string())
 }
 
 /// Parses a `--server-pid`: a live process's id.

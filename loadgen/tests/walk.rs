@@ -105,6 +105,9 @@ fn bad_options_are_refused_before_any_bot_starts() {
         (&["crowd", "--budget-bytes", "0"], "0 is not in 512.."),
         (&["crowd", "--gather-timeout", "0s"], "is no time"),
         (&["failover", "--warmup", "0s", "--kill-pid", "1"], "is no time"),
+        // Command lines that cannot work, refused as such (they exited 1).
+        (&["--url", "wss://127.0.0.1:9/ws", "--transport", "webtransport"], "each shard's own ws:// URL"),
+        (&["agent", "--coordinator", "http://127.0.0.1:1/"], "give ws://HOST:PORT/"),
     ] {
         let mut cmd = std::process::Command::new(LOADGEN);
         let out = cmd.args(args).arg("--quiet").output().expect("runs");
