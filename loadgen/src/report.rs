@@ -695,6 +695,17 @@ pub fn nobody_welcomed(report: &impl Joins, urls: &[String], transports: Transpo
     } else {
         ""
     };
+    // The shard answered every Hello with a refusal (an Error and a close
+    // code): it listens, and says why (guests denied, a full place...).
+    let only_refusals = !failures.is_empty() && failures.keys().all(|k| k == FailureKind::Refused.name());
+    if only_refusals {
+        return format!(
+            "no bot was welcomed ({failed}): {} answered every Hello with a refusal (a shard that takes no guests, \
+             --guests deny, refuses bots, which sign in with no token); MINO_LOG=mino_loadgen=debug logs each \
+             refusal's code and message",
+            urls.join(", ")
+        );
+    }
     // A TLS handshake that failed: a certificate not trusted here, or TLS
     // where none is spoken (a hint about paths or ports would mislead).
     if failures.contains_key(FailureKind::Tls.name()) {
@@ -879,5 +890,12 @@ mod tests {
         let answered = nobody_welcomed(&failed("handshake"), &urls, Transports::Websocket);
         assert!(answered.starts_with("no bot was welcomed (failures: handshake 3): ws://127.0.0.1:9/ws answered"));
         assert!(answered.contains("503") && !answered.contains("is a shard listening"), "{answered}");
+        // It answered every Hello with a refusal: it listens (an outside
+        // trial was asked whether a shard listened).
+        let refused = nobody_welcomed(&failed("refused"), &urls, Transports::Websocket);
+        assert!(refused.contains("answered every Hello with a refusal"), "{refused}");
+        assert!(!refused.contains("is a shard listening"), "{refused}");
+        let tls = nobody_welcomed(&failed("tls"), &urls, Transports::Mix);
+        assert!(tls.contains("--ca-file") && tls.contains("no longer offers"), "{tls}");
     }
 }
