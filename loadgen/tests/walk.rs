@@ -137,6 +137,18 @@ fn no_shard_at_the_url_exits_3_whatever_the_scenario() {
 }
 
 #[test]
+fn a_crowd_point_outside_the_world_is_refused() {
+    let server = Shard::start(server_bin(), &["--world-size", "1000"]);
+    let out = std::process::Command::new(LOADGEN)
+        .args(["crowd", "--url", &server.ws_url(), "--bots", "2", "--hold", "1s", "--point", "5000,5000", "-q"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--point 5000,5000 is outside the shard's world (0 to 1000 by 0 to 1000)"), "{stderr}");
+}
+
+#[test]
 fn a_failed_tls_handshake_is_said_as_such() {
     // wss:// to a plain shard: the hint spoke of paths and 503s (an outside
     // trial), where the certificate or the scheme is what is wrong.

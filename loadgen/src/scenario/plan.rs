@@ -86,7 +86,19 @@ impl Plan {
         }
         let movement = match (crowd_point, ctx.common.density) {
             (Some((point, shuffle)), _) => {
-                Movement::Gather(Gathering { point: point.unwrap_or_else(|| world.centre()), shuffle })
+                let point = point.unwrap_or_else(|| world.centre());
+                // Outside the world no bot can reach it: a crowd that never
+                // formed was reported measured (an outside trial).
+                let inside =
+                    (world.min_x..=world.max_x).contains(&point.0) && (world.min_y..=world.max_y).contains(&point.1);
+                if !inside {
+                    let why = format!(
+                        "--point {},{} is outside the shard's world ({} to {} by {} to {}): no bot could reach it",
+                        point.0, point.1, world.min_x, world.max_x, world.min_y, world.max_y
+                    );
+                    return Err(anyhow::Error::new(Ending::new(Outcome::Usage, why)));
+                }
+                Movement::Gather(Gathering { point, shuffle })
             }
             (None, Some(d)) => Movement::Within(Region::for_density(&world, bots, d, &ctx.targets[0].url)?),
             (None, None) => Movement::Wander,
