@@ -197,14 +197,25 @@ pub fn command() -> clap::Command {
 
 /// Refuses options given on the command line of an `agent` that it takes
 /// from its coordinator instead ([`AGENT_IGNORED`]): a load tester who
-/// gives an agent `--url` or `--frames full` is told, not ignored.
+/// gives an agent `--url` or `--frames full` is told, not ignored; and
+/// `--profile` given to idle, whose bots stand whatever it says.
 ///
 /// Errors: clap's argument conflict naming the flags.
 pub fn refuse_agent_ignored(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
-    let Some(("agent", sub)) = matches.subcommand() else { return Ok(()) };
     let given = |m: &clap::ArgMatches, id: &str| {
         m.try_contains_id(id).unwrap_or(false) && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     };
+    // Idle bots stand and answer pings whatever the profile: a --profile
+    // given there was ignored, silently (an outside trial).
+    if let Some(("idle", sub)) = matches.subcommand() {
+        if given(matches, "profile") || given(sub, "profile") {
+            return Err(<Cli as clap::CommandFactory>::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "idle bots send nothing but pongs: --profile does not apply to idle (leave it out)",
+            ));
+        }
+    }
+    let Some(("agent", sub)) = matches.subcommand() else { return Ok(()) };
     let ignored: Vec<&str> =
         AGENT_IGNORED.iter().filter(|(id, _)| given(matches, id) || given(sub, id)).map(|(_, flag)| *flag).collect();
     if ignored.is_empty() {

@@ -108,6 +108,8 @@ fn bad_options_are_refused_before_any_bot_starts() {
         // Command lines that cannot work, refused as such (they exited 1).
         (&["--url", "wss://127.0.0.1:9/ws", "--transport", "webtransport"], "each shard's own ws:// URL"),
         (&["agent", "--coordinator", "http://127.0.0.1:1/"], "give ws://HOST:PORT/"),
+        (&["idle", "--profile", "heavy"], "--profile does not apply to idle"),
+        (&["--profile", "heavy", "idle"], "--profile does not apply to idle"),
     ] {
         let mut cmd = std::process::Command::new(LOADGEN);
         let out = cmd.args(args).arg("--quiet").output().expect("runs");

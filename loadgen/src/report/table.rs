@@ -322,7 +322,7 @@ fn aoi_steps(out: &mut String, r: &StepsReport) {
 /// The idle summary.
 pub fn idle(r: &IdleReport) -> String {
     let mut out = String::new();
-    header(&mut out, &format!("idle: {} websockets", r.bots), &r.info);
+    header(&mut out, &format!("idle: {} bots", r.bots), &r.info);
     measured_lines(&mut out, &r.measured);
     let _ = writeln!(
         out,
