@@ -71,3 +71,18 @@ fn falling_steps_are_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("rising"));
 }
+
+#[test]
+fn a_mix_of_transports_gives_each_steps_transports_apart() {
+    // The JSON had them; the table printed none (an outside trial).
+    let server = Shard::start(server_bin(), &["--webtransport-listen", "127.0.0.1:0"]);
+    let url = server.ws_url();
+    let args = ["steps", "--steps", "2,4", "--hold", "1s", "--settle", "200ms", "--transport", "mix", "--url", &url];
+    let run = loadgen::run(LOADGEN, &args);
+    for players in [2, 4] {
+        let at = run.stdout.find(&format!("step of {players} players:")).unwrap_or_else(|| panic!("{}", run.stdout));
+        let rest = &run.stdout[at..];
+        assert!(rest.contains("per transport:") && rest.contains("webtransport"), "{}", run.stdout);
+    }
+    assert_eq!(num(&run.json["steps"][1], "connected"), 4.0, "{:#}", run.json);
+}

@@ -277,6 +277,11 @@ pub fn steps(r: &StepsReport) -> String {
     if r.steps.iter().any(|s| s.measured.aoi.is_some()) {
         aoi_steps(&mut out, r);
     }
+    // A mix: each step's transports apart, as walk gives them.
+    for s in r.steps.iter().filter(|s| s.measured.transports.is_some()) {
+        let _ = writeln!(out, "step of {} players:", s.players);
+        super::transport::lines(&mut out, &s.measured);
+    }
     let _ = writeln!(out, "shards seen {}", r.shards_seen);
     out
 }
