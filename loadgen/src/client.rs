@@ -186,7 +186,7 @@ impl Client {
                     Ok(link) => link,
                     // Its certificate or address may have changed since the
                     // offer was read: once more with the offer read again.
-                    Err(e) => match live.reread(target).await {
+                    Err(e) => match live.reread(&target.url, crate::webtransport::offer(target)).await {
                         fresh if fresh != offer => WtLink::connect(&fresh, source, timeout).await?,
                         _ => return Err(e.into()),
                     },

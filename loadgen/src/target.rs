@@ -53,16 +53,21 @@ impl LiveOffer {
         self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
-    /// Reads `target`'s offer again unless it was read within
+    /// Reads the offer again with `read` (`crate::webtransport::offer` of
+    /// the shard at `url`, awaited only then) unless it was read within
     /// [`LiveOffer::REREAD_EVERY`] (bots that fail together wait for one
     /// read); the offer then (the one before when the read failed).
-    pub async fn reread(&self, target: &Target) -> WebTransportOffer {
+    pub async fn reread<E: std::fmt::Display>(
+        &self,
+        url: &str,
+        read: impl std::future::Future<Output = Result<WebTransportOffer, E>>,
+    ) -> WebTransportOffer {
         let mut at = self.read_at.lock().await;
         if at.elapsed() >= Self::REREAD_EVERY {
             *at = std::time::Instant::now();
-            match crate::webtransport::offer(target).await {
+            match read.await {
                 Ok(offer) => *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = offer,
-                Err(e) => tracing::debug!(url = %target.url, error = %e, "the WebTransport offer, read again"),
+                Err(e) => tracing::debug!(%url, error = %e, "the WebTransport offer, read again"),
             }
         }
         self.get()
