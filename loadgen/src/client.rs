@@ -65,7 +65,7 @@ pub struct JoinRequest<'a> {
 pub enum JoinError {
     /// TCP or websocket handshake failed.
     #[error("connect: {0}")]
-    Connect(#[from] ConnectError),
+    Connect(ConnectError),
     /// The server is busy; retry after `retry_after_ms`.
     #[error("busy ({reason}), retry after {retry_after_ms} ms")]
     Busy {
@@ -94,6 +94,14 @@ pub enum JoinError {
     /// The connection broke or the server sent something unexpected.
     #[error("{0}: {1}")]
     Broken(FailureKind, String),
+}
+
+// Its text says the cause (`{0}`): not its error source too, or a chain
+// printed with `{:#}` says it twice (an outside trial).
+impl From<ConnectError> for JoinError {
+    fn from(e: ConnectError) -> JoinError {
+        JoinError::Connect(e)
+    }
 }
 
 impl JoinError {

@@ -39,7 +39,15 @@ pub enum TlsError {
     },
     /// rustls refused the configuration.
     #[error("TLS configuration: {0}")]
-    Config(#[from] rustls::Error),
+    Config(rustls::Error),
+}
+
+// Its text says the cause (`{0}`): not its error source too, or a chain
+// printed with `{:#}` says it twice (an outside trial).
+impl From<rustls::Error> for TlsError {
+    fn from(e: rustls::Error) -> TlsError {
+        TlsError::Config(e)
+    }
 }
 
 /// The client TLS settings every bot shares; cheap to clone. Two values are

@@ -51,7 +51,7 @@ pub enum OfferError {
     Proxy(String),
     /// The GET failed or was not answered 200 (or 204).
     #[error("the shard's /webtransport: {0}")]
-    Get(#[from] scrape::ScrapeError),
+    Get(scrape::ScrapeError),
     /// The shard offers no WebTransport (started without
     /// `--webtransport-listen`: 204, no offer).
     #[error("the shard's /webtransport: the shard offers no WebTransport (started without --webtransport-listen)")]
@@ -74,6 +74,14 @@ pub enum OfferError {
         /// What was wrong.
         detail: String,
     },
+}
+
+// Its text says the cause (`{0}`): not its error source too, or a chain
+// printed with `{:#}` says it twice (an outside trial).
+impl From<scrape::ScrapeError> for OfferError {
+    fn from(e: scrape::ScrapeError) -> OfferError {
+        OfferError::Get(e)
+    }
 }
 
 /// The offer's JSON, as the shard writes it.
@@ -363,6 +371,25 @@ mod tests {
     use super::*;
 
     const HASH: &str = "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF";
+
+    #[test]
+    fn an_errors_cause_is_said_once_in_its_chain() {
+        // Its text and its source both said it: "…: status 503: …: status 503".
+        let scrape = scrape::ScrapeError::Timeout("http://127.0.0.1:9/webtransport".into());
+        let chains = [
+            format!("{:#}", anyhow::Error::from(OfferError::from(scrape))),
+            format!(
+                "{:#}",
+                anyhow::Error::from(crate::client::JoinError::from(ConnectError {
+                    kind: FailureKind::ConnectTimeout,
+                    detail: "no connection in 2s".into()
+                }))
+            ),
+        ];
+        for (chain, once) in chains.iter().zip(["no answer within", "no connection in 2s"]) {
+            assert_eq!(chain.matches(once).count(), 1, "{chain}");
+        }
+    }
 
     #[test]
     fn an_offer_gives_the_address_and_hashes() {
