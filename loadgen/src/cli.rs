@@ -794,11 +794,11 @@ mod tests {
     fn an_agent_takes_no_report_options() {
         // They were taken and ignored: no file was written.
         for flag in ["--json", "--plot"] {
-            let cli = parse(&["agent", "--coordinator", "127.0.0.1:9", flag, "out.x"]).expect("parses");
+            let cli = parse(&["agent", "--coordinator", "ws://127.0.0.1:9/", flag, "out.x"]).expect("parses");
             let e = cli.scenario().expect_err("refused");
             assert!(e.to_string().contains("an agent writes no report"), "{e}");
         }
-        assert!(parse(&["agent", "--coordinator", "127.0.0.1:9"]).expect("parses").scenario().is_ok());
+        assert!(parse(&["agent", "--coordinator", "ws://127.0.0.1:9/"]).expect("parses").scenario().is_ok());
     }
 
     #[test]
