@@ -176,12 +176,16 @@ async fn a_second_process_with_a_live_shards_id_takes_no_players_and_touches_not
     let redis = Redis::start();
     let mut first = fast(&redis, 1).ready().await;
     let on_first = Player::join(&first, "OnFirst").await;
-    let mut second = fast(&redis, 1).start();
+    let mut second = fast(&redis, 1).admin().start();
+    let admin = second.admin.expect("an admin listener");
     wait::until_true("the second process refuses", || async {
-        let r = second.get("/readyz").await;
+        let r = mino_testkit::http::request(admin, "GET", "/readyz").await;
         r.status == 503 && r.text().contains("another process holds this shard id")
     })
     .await;
+    // Its admin API says why, and that Redis answers it (it said "down").
+    let place = mino_testkit::http::request(admin, "GET", "/admin/api/place").await.text();
+    assert!(place.contains("\"state\":\"id_taken\"") && !place.contains("\"redis\":\"down\""), "{place}");
     match tokio_tungstenite::connect_async(second.ws_url()).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 503, "no player on the second"),
         other => panic!("expected HTTP 503, got {:?}", other.map(|_| ())),
@@ -204,7 +208,8 @@ async fn a_second_process_with_a_live_shards_id_takes_no_players_and_touches_not
         first.wait_ticks(6).await;
         assert_eq!(roster(), written, "the first's roster, through the second's beats");
     }
-    assert_eq!(second.get("/readyz").await.status, 503, "the second took the id while the first lives");
+    let ready = mino_testkit::http::request(admin, "GET", "/readyz").await.status;
+    assert_eq!(ready, 503, "the second took the id while the first lives");
     assert_eq!(first.get("/readyz").await.status, 200, "the first is unaffected");
     // Stopped, the second leaves the first's keys alone.
     second.signal(Signal::SIGTERM);

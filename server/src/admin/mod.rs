@@ -85,6 +85,9 @@ impl AdminState {
         let m = &self.app.session.metrics;
         let redis = match &self.app.cluster {
             None => RedisState::Standalone,
+            // Redis answered: the heartbeat there is another process's (the
+            // state says so); not down (an outside trial read "down").
+            Some(c) if c.id_taken.load(Ordering::Relaxed) => RedisState::Up,
             Some(c) if !c.redis_up.load(Ordering::Relaxed) => RedisState::Down,
             Some(c) if c.fenced.load(Ordering::Relaxed) => RedisState::Fenced,
             Some(_) => RedisState::Up,
