@@ -271,7 +271,11 @@ impl Context {
     /// when stderr is no terminal, and a log then shows where measuring
     /// began.
     pub fn note_hold(&self, d: Duration, label: &str) {
-        self.note(&format!("{label}: measuring for {d:?}"));
+        // Stopped already (Ctrl-C in the ramp): nothing is measured, and
+        // saying it starts would mislead (an outside trial).
+        if !self.stop.is_cancelled() {
+            self.note(&format!("{label}: measuring for {d:?}"));
+        }
     }
 
     /// The measuring step every scenario shares: closes the window of the ramp
