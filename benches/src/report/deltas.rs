@@ -347,7 +347,12 @@ impl Report {
                  with its own and sent both shards' mid tier and prefetch ring on the same ticks: on 2026-12-06 the \
                  deltas' own gap p95 was 69.6 ms (runs 69.6, 70.0, 57.1; in the last the two shards' steps ran odd \
                  by chance) against the control's 55.2; with it, 57.8 against 56.2 (the runs above). \
-                 `target/release/delta_cost --step-offset N` prints each shard's tick by its number mod 4."
+                 `target/release/delta_cost --step-offset N` prints each shard's tick by its number mod 4. \
+                 The CPU row above predates commit 431eecc (handoff origins looked up by cell, kept origins read \
+                 once, imply's lone tags): offline, the same frames (delta_cost's digest unchanged) took a shard's \
+                 tick from 2,920 to 2,835 M instructions over 40 ticks (callgrind, as delta_cost's doc says) and the \
+                 walk's wall time from 8,691 to 8,319 µs a tick, deltas against full frames' 7,418 to 7,595 (medians \
+                 of 7, alternating, on the shared machine): 1.17x to 1.10x the control offline; not yet run live."
                     .into(),
             );
             out.extend(parts_part(p));
