@@ -363,7 +363,7 @@ pub struct WalkArgs {
     #[arg(long, value_name = "PER_S", default_value_t = WALK_RAMP, value_parser = positive_f64)]
     pub ramp: f64,
     /// Measurement time after every bot has joined (or been refused).
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "30s")]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration, default_value = "30s")]
     pub duration: Duration,
 }
 
@@ -377,7 +377,7 @@ pub struct TopWalkArgs {
     #[arg(long, value_name = "PER_S", value_parser = positive_f64)]
     pub ramp: Option<f64>,
     /// Walk: measurement time after every bot has joined or been refused [default: 30s].
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration)]
     pub duration: Option<Duration>,
 }
 
@@ -402,7 +402,7 @@ pub struct StepsArgs {
     #[arg(long, value_name = "N,N,..", value_delimiter = ',', required = true)]
     pub steps: Vec<usize>,
     /// Measurement time of each step, after its ramp and settle.
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "20s")]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration, default_value = "20s")]
     pub hold: Duration,
     /// Join rate during each ramp, bots per second.
     #[arg(long, value_name = "PER_S", default_value_t = 100.0, value_parser = positive_f64)]
@@ -422,7 +422,7 @@ pub struct IdleArgs {
     #[arg(long, value_name = "PER_S", default_value_t = 500.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Measurement time with every connection open.
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "10s")]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration, default_value = "10s")]
     pub hold: Duration,
     /// How long the place stands after every bot joined before the hold
     /// is measured: a join changes its region, whose views the server looks
@@ -447,7 +447,7 @@ pub struct ArrivalsArgs {
     #[arg(long, value_name = "PER_S", default_value_t = 250.0, value_parser = positive_f64)]
     pub rate: f64,
     /// Measurement time after the last arrival's outcome.
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s")]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration, default_value = "5s")]
     pub hold: Duration,
     /// Retry after Busy (default: a refused arrival is counted, not retried).
     #[arg(long)]
@@ -483,7 +483,7 @@ pub struct FailoverArgs {
     /// the same player, and welcomed again if it was on the shard that died
     /// (a bot on a killed shard is connected until it notices: over
     /// WebTransport, by its silence, a second or more after the kill).
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "15s")]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration, default_value = "15s")]
     pub observe: Duration,
 }
 
@@ -497,7 +497,7 @@ pub struct CrowdArgs {
     #[arg(long, value_name = "PER_S", default_value_t = 100.0, value_parser = positive_f64)]
     pub ramp: f64,
     /// Measurement time once the crowd has gathered.
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "20s")]
+    #[arg(long, value_name = "DURATION", value_parser = hold_duration, default_value = "20s")]
     pub hold: Duration,
     /// The point everyone walks to, world units (default: the world's centre).
     #[arg(long, value_name = "X,Y", value_parser = parse_point)]
@@ -671,6 +671,22 @@ pub fn metrics_url(text: &str) -> Result<String, String> {
     match (uri.scheme_str(), uri.host()) {
         (Some("http"), Some(_)) => Ok(text.to_owned()),
         _ => Err(format!("{text:?}: give http://HOST:PORT/metrics (a shard's Prometheus endpoint, plain HTTP)")),
+    }
+}
+
+/// The shortest hold: two ticks at the default 20 Hz (a hold shorter than
+/// a tick measured nonsense: 272 ticks a second a bot, an outside trial).
+pub const LEAST_HOLD: Duration = Duration::from_millis(100);
+
+/// Parses a hold's (a measurement's) duration: at least [`LEAST_HOLD`].
+///
+/// Errors: a message saying the least.
+pub fn hold_duration(text: &str) -> Result<Duration, String> {
+    match positive_duration(text)? {
+        d if d < LEAST_HOLD => {
+            Err(format!("{text:?} is shorter than a measurement can be: give at least {LEAST_HOLD:?}"))
+        }
+        d => Ok(d),
     }
 }
 

@@ -99,6 +99,8 @@ fn bad_options_are_refused_before_any_bot_starts() {
         (&["--url", "ws://127.0.0.1:99999/ws", "--bots", "1", "--duration", "1s"][..], "bad port"),
         (&["--bots", "0"], "not a count of at least 1"),
         (&["--duration", "0"], "is no time"),
+        (&["--duration", "0.1ms"], "is shorter than a measurement can be: give at least 100ms"),
+        (&["crowd", "--hold", "50ms"], "is shorter than a measurement can be"),
         // Accepted, and then measured nothing or nonsense (an outside trial).
         (&["--server-pid", "4000000000"], "no live process with pid 4000000000"),
         (&["crowd", "--metrics-url", "ftp://x/metrics"], "give http://HOST:PORT/metrics"),
