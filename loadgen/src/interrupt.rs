@@ -50,16 +50,10 @@ impl Interruptions {
     /// already was (the first cause is the one that matters); false once
     /// sealed (nothing recorded).
     pub fn mark(&self, reason: impl Into<String>) -> bool {
-        self.mark_at(reason, Instant::now())
-    }
-
-    /// [`Interruptions::mark`] for something that happened at `at` (an
-    /// agent lost while the coordinator waited on the others).
-    pub fn mark_at(&self, reason: impl Into<String>, at: Instant) -> bool {
         if self.sealed.load(std::sync::atomic::Ordering::Acquire) {
             return false;
         }
-        let at_s = (at.saturating_duration_since(self.started).as_secs_f64() * 1000.0).round() / 1000.0;
+        let at_s = (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
         let mut first = self.first.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if first.is_none() {
             *first = Some(Interrupted { reason: reason.into(), at_s });

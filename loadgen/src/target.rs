@@ -37,8 +37,10 @@ pub struct LiveOffer {
 }
 
 impl LiveOffer {
-    /// The least time between two reads of one shard's offer.
-    pub const REREAD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+    /// The least time between two reads of one shard's offer (bots that
+    /// fail together wait for one read; short, so that a renewal just after
+    /// a read is not missed for long).
+    pub const REREAD_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
     /// The offer read at start.
     pub fn new(offer: WebTransportOffer) -> LiveOffer {

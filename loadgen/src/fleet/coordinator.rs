@@ -280,7 +280,7 @@ impl Fleet {
                             Err(_) => (AgentStatus::Silent, format!("no answer within {deadline:?}")),
                         };
                         self.say_lost(i, status, label, &reason);
-                        lost.push((i, status, reason, Instant::now()));
+                        lost.push((i, status, reason));
                     }
                     () = stop.cancelled(), if !stopping => {
                         stopping = true;
@@ -291,8 +291,8 @@ impl Fleet {
                 }
             }
         }
-        for (i, status, reason, at) in lost {
-            self.lost_at(i, status, label, reason, at).await;
+        for (i, status, reason) in lost {
+            self.mark_lost(i, status, label, reason).await;
         }
         answers
     }
@@ -300,30 +300,30 @@ impl Fleet {
     /// Marks agent `i` lost and drops its link.
     pub async fn lose(&self, i: usize, status: AgentStatus, during: &str, reason: String) {
         self.say_lost(i, status, during, &reason);
-        self.lost_at(i, status, during, reason, Instant::now()).await;
+        self.mark_lost(i, status, during, reason).await;
     }
 
-    /// Prints that agent `i` was lost.
+    /// Says that agent `i` was lost, and marks the run interrupted now
+    /// (unless it was lost while the others said which shards they saw, or
+    /// while its bots were closing: it took nothing from the figures). Said
+    /// when seen, not once the other agents have answered, so the report
+    /// dates it and names it first (an outside trial).
     fn say_lost(&self, i: usize, status: AgentStatus, during: &str, reason: &str) {
-        if let Some(e) = lock(&self.entries).get(i) {
-            eprintln!("agent {} lost during {during}: {} ({reason})", e.name, status.label());
+        let Some(name) = lock(&self.entries).get(i).map(|e| e.name.clone()) else { return };
+        let what = format!("agent {name} lost during {during}: {} ({reason})", status.label());
+        eprintln!("{what}");
+        if during != Order::Shutdown.label() && during != Order::Shards.label() {
+            self.interruptions.mark(what);
         }
     }
 
-    /// Marks agent `i` lost at `at` (the run interrupted then) and drops
-    /// its link.
-    async fn lost_at(&self, i: usize, status: AgentStatus, during: &str, reason: String, at: Instant) {
+    /// Records agent `i` lost (its entry) and drops its link.
+    async fn mark_lost(&self, i: usize, status: AgentStatus, during: &str, reason: String) {
         if let Some(link) = self.links.lock().await.get_mut(i).and_then(Option::take) {
             drop(link);
         }
         let mut entries = lock(&self.entries);
         let Some(e) = entries.get_mut(i) else { return };
-        // Lost while the others said which shards they saw, or while its
-        // bots were closing, it took nothing from the figures.
-        if during != Order::Shutdown.label() && during != Order::Shards.label() {
-            let why = format!("agent {} lost during {during}: {} ({reason})", e.name, status.label());
-            self.interruptions.mark_at(why, at.into_std());
-        }
         e.status = status;
         e.lost_during = Some(during.to_owned());
         e.reason = Some(reason);

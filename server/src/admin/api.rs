@@ -301,13 +301,17 @@ pub async fn drain(
     }
     let store = state.store.as_ref().ok_or_else(|| ApiError::NotFound(format!("no shard {shard}")))?;
     {
-        // Sent a moment ago: its heartbeat does not say so yet.
+        // Sent a moment ago: its heartbeat may not say so yet (it is read
+        // here every heartbeat; the shard's TTL bounds any shard's). A
+        // refused ask does not move the first's time.
         let mut sent = state.drains_sent.lock().unwrap_or_else(PoisonError::into_inner);
-        let window = state.config().heartbeat * 2;
+        let window = state.config().shard_ttl.max(state.config().heartbeat * 2);
         sent.retain(|_, at| at.elapsed() < window);
-        if sent.insert(shard, Instant::now()).is_some() {
-            return Err(ApiError::Conflict(format!("shard {shard} is draining already")));
+        if let Some(at) = sent.get(&shard) {
+            let ago = at.elapsed().as_secs_f64();
+            return Err(ApiError::Conflict(format!("shard {shard} is draining already (ordered {ago:.1} s ago)")));
         }
+        sent.insert(shard, Instant::now());
     }
     tracing::info!(operator = %asker.operator, peer = %asker.peer, shard = %shard, "admin: drain of shard {shard} asked by {} from {} (sent through redis)", asker.operator, asker.peer);
     if let Err(e) = store.publish(&order).await {

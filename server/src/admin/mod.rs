@@ -69,7 +69,7 @@ pub struct AdminState {
     pub history: Arc<Mutex<History>>,
     /// Drains this listener sent another shard through Redis, by shard, and
     /// when: asked again before that shard's heartbeat can show its drain
-    /// (two heartbeats), the drain is refused as its heartbeat would have it
+    /// (a shard TTL), the drain is refused as its heartbeat would have it
     /// (409), not ordered twice.
     pub drains_sent: Arc<Mutex<HashMap<ShardId, std::time::Instant>>>,
 }

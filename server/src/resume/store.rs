@@ -37,6 +37,38 @@ pub const WRITE_IF_HELD: &str = r"
 local s = redis.call('HMGET', KEYS[1], 'owner', 'gen')
 if s[1] == ARGV[1] and s[2] == ARGV[2] then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end";
 
+/// A drain's fresh ticket for a session this shard owns: KEYS the session,
+/// the new ticket's key, the old one's; ARGV this shard (8 hex digits), the
+/// new ticket, the TTL (ms), the player, the old ticket's "used:" mark.
+/// Returns 1 when stored; 0 when the session has no owner (Redis lost it:
+/// written alone, the ticket would make a session no claim can take, and
+/// the restore that writes it again whole would find it there and skip it);
+/// 2 when another shard owns it (nothing written).
+const REISSUE: &str = r"
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner then return 0 end
+if owner ~= ARGV[1] then return 2 end
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'ticket', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ttl)
+redis.call('SET', KEYS[3], ARGV[5], 'PX', ttl)
+return 1
+";
+
+/// What [`SessionStore::reissue`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reissued {
+    /// The fresh ticket is the session's.
+    Stored,
+    /// The session is not in Redis (lost with a restart, not yet written
+    /// again): nothing written; ask again once it is.
+    NoSession,
+    /// Another shard owns the session (the player resumed there): nothing
+    /// written.
+    NotOurs,
+}
+
 const CLAIM: &str = r"
 local v = redis.call('GET', KEYS[1])
 if not v then return {'missing'} end
@@ -200,30 +232,20 @@ impl SessionStore {
     }
 
     /// Gives a session this shard owns a fresh ticket (a Move on drain); the
-    /// old one can no longer be claimed.
+    /// old one can no longer be claimed ([`REISSUE`]).
     ///
     /// Errors: Redis unreachable.
-    pub async fn reissue(&self, player: PlayerId, old: Ticket, next: Ticket) -> Result<(), RedisError> {
-        let (skey, ttl) = (self.keys.session(player), self.ttl_ms());
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .hset(&skey, "ticket", next.hex())
-            .ignore()
-            .pexpire(&skey, ttl as i64)
-            .ignore()
-            .set_options(
-                self.keys.ticket(&next.hex()),
-                player.0,
-                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
-            )
-            .ignore()
-            .set_options(
-                self.keys.ticket(&old.hex()),
-                format!("used:{}", player.0),
-                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl)),
-            )
-            .ignore();
-        self.backplane.pipe::<()>(&pipe).await
+    pub async fn reissue(&self, player: PlayerId, old: Ticket, next: Ticket) -> Result<Reissued, RedisError> {
+        let script = redis::Script::new(REISSUE);
+        let mut inv = script.prepare_invoke();
+        inv.key(self.keys.session(player)).key(self.keys.ticket(&next.hex())).key(self.keys.ticket(&old.hex()));
+        inv.arg(self.me.to_string()).arg(next.hex()).arg(self.ttl_ms()).arg(player.0).arg(format!("used:{}", player.0));
+        let answer: i64 = self.backplane.script(&inv).await?;
+        Ok(match answer {
+            1 => Reissued::Stored,
+            0 => Reissued::NoSession,
+            _ => Reissued::NotOurs,
+        })
     }
 
     /// Records where a resumed player was placed (if its session is still

@@ -317,6 +317,10 @@ pub(crate) struct Views {
     due_room: DueRoom,
     /// Scratch: a frame's body while it is written.
     body: Vec<u8>,
+    /// [`Scratch::single`] and [`Scratch::single_span`], kept from tick to
+    /// tick (the spans one cell id each, zeroed as they are used).
+    single: Vec<u32>,
+    single_span: Vec<u32>,
     /// Views assembled in the last tick (the others were idle or empty).
     assembled: usize,
     /// Every view's frames this tick, view after view.
@@ -690,7 +694,12 @@ impl Views {
         // for all of them.
         let room = std::mem::take(&mut self.due_room);
         let mut due = DueTable::new(area.streams, room);
-        let mut scratch = Scratch { body: std::mem::take(&mut self.body), ..Scratch::default() };
+        let mut scratch = Scratch {
+            body: std::mem::take(&mut self.body),
+            single: std::mem::take(&mut self.single),
+            single_span: std::mem::take(&mut self.single_span),
+            ..Scratch::default()
+        };
         for &(i, changed) in &woken {
             let i = i as usize;
             if self.views[i].sockets == 0 {
@@ -713,6 +722,8 @@ impl Views {
         self.woken = woken;
         self.due_room = due.into_room();
         self.body = scratch.body;
+        self.single = scratch.single;
+        self.single_span = scratch.single_span;
     }
 
     /// Fills `woken`, ascending and each once: the views touching a region

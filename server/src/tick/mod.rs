@@ -37,7 +37,7 @@ use crate::guard;
 use crate::hub::remote::FromSession;
 use crate::hub::{Handed, Hub, Inbound, Joined, Refresh, Tickets, Welcome, CLOSE_WRITE_TIMEOUT};
 use crate::metrics::{DropKind, Metrics, PanicKind};
-use crate::resume::store::Kept;
+use crate::resume::store::{Kept, Reissued};
 use crate::resume::{AccountGate, Ticket};
 use crate::session::{Ask, Command, Join};
 use crate::shard::{Admitted, Busy, Carrier, ClusterEvent, Control, Effect, LinkId, Shard, TickAt};
@@ -651,12 +651,23 @@ impl TickDriver {
             let mut failed = false;
             loop {
                 match store.reissue(player, old, next).await {
-                    Ok(()) => break,
+                    Ok(Reissued::Stored) => break,
+                    Ok(Reissued::NotOurs) => {
+                        // Resumed elsewhere meanwhile: this socket is stale.
+                        tracing::info!(%player, "move ticket not stored: another shard owns the session now");
+                        break;
+                    }
+                    // Redis restarted empty: the session is written again
+                    // whole by the refresh of lost sessions, then the ticket.
+                    Ok(Reissued::NoSession) if !failed => {
+                        failed = true;
+                        tracing::warn!(%player, "move ticket not stored; the session is not in redis yet (written again once the shard finds it lost): the player stays until it is");
+                    }
                     Err(e) if !failed => {
                         failed = true;
                         tracing::warn!(error = %e, %player, "move ticket not stored; the player stays until Redis takes it or the drain times out");
                     }
-                    Err(_) => {}
+                    Ok(Reissued::NoSession) | Err(_) => {}
                 }
                 tokio::select! {
                     () = stop.cancelled() => {

@@ -98,12 +98,16 @@ pub async fn make(config: &WebTransportConfig) -> Result<Made, WebTransportError
                 let identity = Identity::load_pemfiles(cert, key)
                     .await
                     .map_err(|e| WebTransportError::Certificate(e.to_string()))?;
+                if read(cert).await? != before {
+                    // Renewed while read: the pair may be two renewals'.
+                    continue;
+                }
+                // The same certificate before and after: a key that is not
+                // its own is the operator's mistake, not a renewal's moment.
                 check_pair(&identity).map_err(|e| {
                     WebTransportError::Certificate(format!("{} with {}: {e}", cert.display(), key.display()))
                 })?;
-                if read(cert).await? == before {
-                    return Ok(Made { identity, hashes: Vec::new() });
-                }
+                return Ok(Made { identity, hashes: Vec::new() });
             }
             Err(WebTransportError::Certificate(format!(
                 "{} changed each of {PAIR_READS} times it was read with its key",
