@@ -36,10 +36,12 @@ use std::time::Duration;
 /// is marked and says when).
 ///
 /// 1: failed: an error before or instead of a report (a URL that does not
-/// resolve, a shard with no WebTransport offer, an unwritable file, every
-/// agent lost).
+/// resolve, a shard with no WebTransport offer, a --kill-pid or --drain-pid
+/// with no mino-server behind it, an unwritable --json or --plot (said
+/// before the run), every agent lost).
 ///
-/// 2: usage: a wrong command line (nothing ran).
+/// 2: usage: a wrong command line, a bad option value among them (nothing
+/// ran); or a crowd --point outside the shard's world.
 ///
 /// 3: nobody welcomed: no bot was ever welcomed (no shard at the URL, every
 /// join refused).
@@ -668,8 +670,9 @@ pub fn live_pid(text: &str) -> Result<u32, String> {
 pub fn metrics_url(text: &str) -> Result<String, String> {
     let uri: tokio_tungstenite::tungstenite::http::Uri =
         text.parse().map_err(|_| format!("{text:?} is not a URL: give http://HOST:PORT/metrics"))?;
+    let port_ok = uri.port().is_none() || uri.port_u16().is_some_and(|p| p > 0);
     match (uri.scheme_str(), uri.host()) {
-        (Some("http"), Some(_)) => Ok(text.to_owned()),
+        (Some("http"), Some(_)) if port_ok => Ok(text.to_owned()),
         _ => Err(format!("{text:?}: give http://HOST:PORT/metrics (a shard's Prometheus endpoint, plain HTTP)")),
     }
 }

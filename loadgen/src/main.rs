@@ -50,7 +50,7 @@ fn run() -> anyhow::Result<()> {
     }
     if let (Some(json), Some(plot)) = (&cli.common.json, &cli.common.plot) {
         anyhow::ensure!(
-            json != plot,
+            !same_file(json, plot),
             "--json and --plot are both {}: the chart would overwrite the report",
             json.display()
         );
@@ -68,9 +68,11 @@ fn run() -> anyhow::Result<()> {
 }
 
 /// Whether a report can be written at `path`: its folder is there, it is
-/// not a folder itself, and it opens for writing (an existing file is left
-/// as it is; a new one is made and removed: nothing is left before there is
-/// something to write).
+/// not a folder itself, and a regular file there (or a new one) opens for
+/// writing. An existing file is left as it is; a new one is made and removed
+/// (nothing is left before there is something to write); anything else (a
+/// FIFO, a device, a symbolic link) is not opened now: opening a FIFO would
+/// end its reader, and a link's target is not ours to make.
 ///
 /// Errors: what is wrong, in words.
 fn writable(path: &std::path::Path) -> Result<(), String> {
@@ -81,12 +83,30 @@ fn writable(path: &std::path::Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("a folder, not a file".into());
     }
-    let existed = path.exists();
-    std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|e| format!("cannot be written: {e}"))?;
-    if !existed {
-        let _ = std::fs::remove_file(path);
+    let cannot = |e: std::io::Error| format!("cannot be written: {e}");
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => {
+            std::fs::OpenOptions::new().append(true).open(path).map_err(cannot)?;
+        }
+        Ok(_) => {}
+        Err(_) => {
+            std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(cannot)?;
+            let _ = std::fs::remove_file(path);
+        }
     }
     Ok(())
+}
+
+/// The same file: the same path, the same file when both resolve, or the
+/// same name in the same folder (as it resolves).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let resolved = |p: &std::path::Path| {
+        let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(".".as_ref());
+        (std::fs::canonicalize(folder).ok(), p.file_name().map(std::ffi::OsStr::to_owned))
+    };
+    let both = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    let (x, y) = (resolved(a), resolved(b));
+    a == b || both(a).is_some_and(|f| both(b) == Some(f)) || (x.0.is_some() && x == y)
 }
 
 /// Cancels `stop` on the first Ctrl-C or SIGTERM, marking the run

@@ -6,8 +6,8 @@
 //! |---|---|---|
 //! | 0 | measured | the run measured (each phase's `verdict` says how well: measured, not judgeable) |
 //! | 0 | interrupted | Ctrl-C, SIGTERM or an agent lost cut it short: the report says when and why |
-//! | 1 | failed | it could not run or report: a bad option value, a URL that does not resolve, a shard with no WebTransport offer, every agent lost, an unwritable `--json` file (no report) |
-//! | 2 | usage | the command line is wrong (clap's usage error; nothing ran) |
+//! | 1 | failed | it could not run or report: a URL that does not resolve, a shard with no WebTransport offer, a `--kill-pid` or `--drain-pid` with no mino-server behind it, a `--json` or `--plot` that cannot be written (said before the run), every agent lost (no report) |
+//! | 2 | usage | the command line is wrong: a bad option value, options that do not go together (nothing ran); or a crowd `--point` outside the world the shard's Welcome gives (a probe joined, no bot) |
 //! | 3 | nobody welcomed | no bot was ever welcomed: no shard at the URL, every join refused |
 //! | 4 | no frames | bots were welcomed, but in a hold of a scenario that expects frames (see [`Expectation`]) no bot (or none of one transport's bots) received a single snapshot or view frame |
 //! | 5 | nothing measured | bots were welcomed, but none was connected at a hold's end (their shard stopped or died during it, or closed them all), or a failover's signalled pid had none of them (no bot lost its connection) |

@@ -127,16 +127,24 @@ fn no_shard_at_the_url_exits_3_whatever_the_scenario() {
     for args in [
         &["crowd", "--bots", "2", "--hold", "1s"][..],
         &["walk", "--bots", "2", "--duration", "1s", "--density", "2"],
+        &["walk", "--bots", "2", "--duration", "1s", "--observers", "1"],
         &["walk", "--bots", "2", "--duration", "1s"],
     ] {
+        // Exit 3 writes its report, the probe's too (its outcome alone).
+        let dir = mino_testkit::WorkDir::new("loadgen-no-shard");
+        let json = dir.join("r.json");
         let out = std::process::Command::new(LOADGEN)
             .args(args)
-            .args(["--url", "ws://127.0.0.1:9/ws", "--join-timeout", "1s", "-q"])
+            .args(["--url", "ws://127.0.0.1:9/ws", "--join-timeout", "1s", "-q", "--json"])
+            .arg(&json)
             .output()
             .expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
         assert!(stderr.contains("verdict: nobody welcomed (exit 3)"), "{args:?}: {stderr}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default()).unwrap_or_default();
+        assert_eq!(report["outcome"]["exit_code"], 3, "{args:?}: {report:#}");
     }
 }
 

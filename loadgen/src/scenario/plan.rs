@@ -200,6 +200,25 @@ pub fn no_view_to_observe(url: &str) -> String {
     )
 }
 
+/// What to look at when the probe was not welcomed, by how it failed (as
+/// a run's verdict says it, `crate::report::nobody_welcomed`).
+fn hint(e: &crate::client::JoinError) -> &'static str {
+    use crate::failure::FailureKind as K;
+    match e.failure() {
+        None => "the shard is busy (full, or its ticks late): try again, or another shard",
+        Some(K::Refused | K::TicketRefused) => {
+            "the shard refused the Hello (a shard that takes no guests, --guests deny, refuses bots, which sign in with no token)"
+        }
+        Some(K::Tls) => {
+            "the TLS handshake failed: a certificate this machine does not trust (give --ca-file, or --insecure for a test's self-signed one), or wss:// to a plain ws:// port"
+        }
+        Some(K::Handshake) => {
+            "something answered, but not with a websocket (a wrong path: 404; a shard not ready, or over its --max-connections: 503; not a shard)"
+        }
+        Some(_) => "is a shard listening there?",
+    }
+}
+
 /// Joins the first target once as [`PROBE_NAME`], reads its Welcome, and
 /// leaves.
 ///
@@ -211,11 +230,17 @@ pub async fn probe(ctx: &Context) -> anyhow::Result<World> {
     let req = JoinRequest { name: PROBE_NAME, ..Default::default() };
     let (client, welcome) =
         Client::join(target, ctx.sources.pick(0), req, ctx.common.join_timeout).await.map_err(|e| {
-            let why = format!(
-                "probing {} for the world's size and grid, no welcome ({e}): is a shard listening there?",
-                target.url
-            );
-            anyhow::Error::new(Ending::new(Outcome::NobodyWelcomed, why))
+            let why = format!("probing {} for the world's size and grid, no welcome ({e}): {}", target.url, hint(&e));
+            let ending = Ending::new(Outcome::NobodyWelcomed, why);
+            // Exit 3 writes a report: this one has no figures, only how it
+            // ended (a script reads the outcome of every run that reports).
+            if let Some(path) = &ctx.common.json {
+                let value = serde_json::json!({ "verdict": ending.verdict.label(), "outcome": &ending });
+                if let Err(e) = crate::report::write_json(path, &value) {
+                    tracing::warn!("{e:#}");
+                }
+            }
+            anyhow::Error::new(ending)
         })?;
     client.close(PROBE_LINGER).await;
     Ok(World::of(&welcome))
