@@ -669,6 +669,16 @@ impl Joins for FailoverReport {
     }
 }
 
+/// Why every Hello is refused, most often (a run's verdict and the world
+/// probe's say it alike).
+pub const WHY_REFUSED: &str = "a shard that takes no guests, --guests deny, refuses bots, which sign in with no token";
+/// Why a TLS handshake fails, most often.
+pub const WHY_TLS: &str = "a certificate this machine does not trust (give --ca-file, or --insecure for a test's \
+                           self-signed one), or wss:// to a plain ws:// port";
+/// What answers an upgrade, but not with a websocket.
+pub const WHY_NOT_WEBSOCKET: &str =
+    "a wrong path: 404; a shard not ready, or over its --max-connections: 503; not a shard";
+
 /// The error of a run in which no bot was welcomed: what failed, and where
 /// (over `transports`: a WebTransport session needs the UDP port the shard
 /// offers as well as its `--url`).
@@ -699,40 +709,37 @@ pub fn nobody_welcomed(report: &impl Joins, urls: &[String], transports: Transpo
     } else {
         ""
     };
+    // Every failure of one kind: what that kind says of the shard.
+    let only = |kind: FailureKind| !failures.is_empty() && failures.keys().all(|k| k == kind.name());
     // The shard answered every Hello with a refusal (an Error and a close
     // code): it listens, and says why (guests denied, a full place...).
-    let only_refusals = !failures.is_empty() && failures.keys().all(|k| k == FailureKind::Refused.name());
-    if only_refusals {
+    if only(FailureKind::Refused) {
         return format!(
-            "no bot was welcomed ({failed}): {} answered every Hello with a refusal (a shard that takes no guests, \
-             --guests deny, refuses bots, which sign in with no token); MINO_LOG=mino_loadgen=debug logs each \
-             refusal's code and message",
+            "no bot was welcomed ({failed}): {} answered every Hello with a refusal ({WHY_REFUSED}); \
+             MINO_LOG=mino_loadgen=debug logs each refusal's code and message",
             urls.join(", ")
         );
     }
     // A TLS handshake that failed: a certificate not trusted here, or TLS
     // where none is spoken (a hint about paths or ports would mislead).
-    if !failures.is_empty() && failures.keys().all(|k| k == FailureKind::Tls.name()) {
+    if only(FailureKind::Tls) {
         let wt = if transports == Transports::Websocket {
             ""
         } else {
             "; for WebTransport, a certificate hash the shard no longer offers (it restarted or renewed it)"
         };
         return format!(
-            "no bot was welcomed ({failed}): the TLS handshake with {} failed: a certificate this machine does not \
-             trust (give --ca-file, or --insecure for a test's self-signed one), or wss:// to a plain ws:// port{wt}; \
+            "no bot was welcomed ({failed}): the TLS handshake with {} failed: {WHY_TLS}{wt}; \
              MINO_LOG=mino_loadgen=debug logs each failure",
             urls.join(", ")
         );
     }
     // Websockets: something answered, but not with a websocket: a wrong
     // path, a shard not ready or over its cap, not a shard at all.
-    let only_handshakes = !failures.is_empty() && failures.keys().all(|k| k == FailureKind::Handshake.name());
-    if only_handshakes && transports == Transports::Websocket {
+    if only(FailureKind::Handshake) && transports == Transports::Websocket {
         return format!(
-            "no bot was welcomed ({failed}): {} answered the upgrade, but not with a websocket (a wrong path: \
-             404; a shard not ready, or over its --max-connections: 503; not a shard); \
-             MINO_LOG=mino_loadgen=debug logs each answer",
+            "no bot was welcomed ({failed}): {} answered the upgrade, but not with a websocket \
+             ({WHY_NOT_WEBSOCKET}); MINO_LOG=mino_loadgen=debug logs each answer",
             urls.join(", ")
         );
     }

@@ -113,8 +113,7 @@ fn an_agent_killed_mid_run_is_reported_and_the_others_still_report() {
     let mut doomed = Agent::start(LOADGEN, coordinator.url(), "doomed", &["--threads", "1"]);
     let mut survivor = Agent::start(LOADGEN, coordinator.url(), "survivor", &["--threads", "1"]);
     // Once every bot plays, the run is settling or holding: kill one agent.
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    runtime.block_on(server.wait_metric("mino_players", 20.0));
+    wait_players(&server, 20.0);
     doomed.process().kill9();
     let killed = started.elapsed().as_secs_f64();
     let run = coordinator.finish();
@@ -156,8 +155,7 @@ fn a_run_whose_every_agent_is_lost_fails_and_its_report_says_so() {
         &["walk", "--bots", "6", "--ramp", "100", "--duration", "4s", "--url", &url, "--agents", "1"],
     );
     let mut only = Agent::start(LOADGEN, coordinator.url(), "only", &["--threads", "1"]);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    runtime.block_on(server.wait_metric("mino_players", 6.0));
+    wait_players(&server, 6.0);
     only.process().kill9();
     let run = coordinator.finish_any();
     let j = &run.json;
@@ -211,14 +209,13 @@ fn an_agent_whose_coordinator_dies_stops_its_bots_and_fails() {
         &["walk", "--bots", "8", "--ramp", "100", "--duration", "60s", "--url", &url, "--agents", "1"],
     );
     let mut orphan = Agent::start(LOADGEN, coordinator.url(), "orphan", &["--threads", "1"]);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    runtime.block_on(server.wait_metric("mino_players", 8.0));
+    wait_players(&server, 8.0);
     coordinator.kill();
     let status = orphan.wait_exit(EXIT_WAIT).unwrap_or_else(|| panic!("agent still running: {}", orphan.stderr()));
     assert!(!status.success(), "an orphan agent fails");
     assert!(orphan.stderr().contains("coordinator was lost"), "{}", orphan.stderr());
     // Its bots left the server.
-    runtime.block_on(server.wait_metric("mino_players", 0.0));
+    wait_players(&server, 0.0);
 }
 
 #[test]
@@ -379,4 +376,10 @@ fn an_agent_given_the_runs_options_is_told_they_are_the_coordinators() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("an agent takes --url, --frames from its coordinator's run"), "{stderr}");
+}
+
+/// Waits, from a test without a runtime, until `server` has `n` players.
+fn wait_players(server: &Shard, n: f64) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(server.wait_metric("mino_players", n));
 }

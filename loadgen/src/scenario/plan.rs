@@ -202,20 +202,15 @@ pub fn no_view_to_observe(url: &str) -> String {
 
 /// What to look at when the probe was not welcomed, by how it failed (as
 /// a run's verdict says it, `crate::report::nobody_welcomed`).
-fn hint(e: &crate::client::JoinError) -> &'static str {
+fn hint(e: &crate::client::JoinError) -> String {
     use crate::failure::FailureKind as K;
+    use crate::report::{WHY_NOT_WEBSOCKET, WHY_REFUSED, WHY_TLS};
     match e.failure() {
-        None => "the shard is busy (full, or its ticks late): try again, or another shard",
-        Some(K::Refused | K::TicketRefused) => {
-            "the shard refused the Hello (a shard that takes no guests, --guests deny, refuses bots, which sign in with no token)"
-        }
-        Some(K::Tls) => {
-            "the TLS handshake failed: a certificate this machine does not trust (give --ca-file, or --insecure for a test's self-signed one), or wss:// to a plain ws:// port"
-        }
-        Some(K::Handshake) => {
-            "something answered, but not with a websocket (a wrong path: 404; a shard not ready, or over its --max-connections: 503; not a shard)"
-        }
-        Some(_) => "is a shard listening there?",
+        None => "the shard is busy (full, or its ticks late): try again, or another shard".into(),
+        Some(K::Refused | K::TicketRefused) => format!("the shard refused the Hello ({WHY_REFUSED})"),
+        Some(K::Tls) => format!("the TLS handshake failed: {WHY_TLS}"),
+        Some(K::Handshake) => format!("something answered, but not with a websocket ({WHY_NOT_WEBSOCKET})"),
+        Some(_) => "is a shard listening there?".into(),
     }
 }
 
