@@ -53,7 +53,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use vitals::CoreState;
 
-/// Wait between two attempts of the ownership check after a fence.
+/// Wait between two attempts of the ownership check after a fence, and of
+/// a drain's move ticket that Redis did not take.
 const CHECK_RETRY: Duration = Duration::from_millis(200);
 
 /// Capacity of the queue of moves whose fresh ticket is stored in Redis
