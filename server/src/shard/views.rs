@@ -1198,11 +1198,28 @@ fn frames<'a>(
     out: &mut Vec<Bytes>,
 ) {
     // A piece's order within its cell (chains and forgets keep their order).
-    if !pieces.is_sorted_by_key(|p| (p.source, p.step, p.cell)) {
+    // On the way, the frame's bytes at most (a section's header and a
+    // piece's cell reference take at most 13 and 10 bytes; a delta counted
+    // with all its supplements): most frames fit one message, and their
+    // sections are then written whole, their cells not counted out.
+    let (mut sorted, mut bound) = (true, resets.len() * 13);
+    let mut last: Option<(SourceId, u64, CellId)> = None;
+    for p in pieces.iter() {
+        let key = (p.source, p.step, p.cell);
+        bound += p.len() + 10;
+        match last {
+            Some(l) if l > key => sorted = false,
+            Some(l) if (l.0, l.1) == (key.0, key.1) => {}
+            _ => bound += 13,
+        }
+        last = Some(key);
+    }
+    if !sorted {
         for (i, p) in pieces.iter_mut().enumerate() {
             p.order = i as u32;
         }
         pieces.sort_unstable_by_key(|p| (p.source, p.step, p.cell, p.order));
+        // (Sorted, its sections are no more than counted unsorted.)
     }
     let pieces = &*pieces;
     scratch.body.clear();
@@ -1212,32 +1229,36 @@ fn frames<'a>(
     for &shard in resets {
         write_section_header(&mut scratch.body, shard.0, 0, 0);
     }
+    let fits = bound <= limit;
     let mut at = 0;
     while at < pieces.len() {
         let first = &pieces[at];
         let n = pieces[at..].iter().take_while(|p| (p.source, p.step) == (first.source, first.step)).count();
-        let section = at..at + n;
+        let section = &pieces[at..at + n];
         at += n;
         let source = streams.source(first.source);
         let tick = source.tick_of(first.step);
+        let view = view.map(|v| (v, first.step));
+        if fits {
+            scratch.section(source.shard.0, tick, section, view);
+            continue;
+        }
         // The section's cells, each its pieces' range.
         scratch.groups.clear();
-        let mut g = section.start;
-        while g < section.end {
-            let cell = pieces[g].cell;
-            let len = pieces[g..section.end].iter().take_while(|p| p.cell == cell).count();
+        let mut g = 0;
+        while g < section.len() {
+            let cell = section[g].cell;
+            let len = section[g..].iter().take_while(|p| p.cell == cell).count();
             scratch.groups.push(g..g + len);
             g += len;
         }
         let mut start = 0;
         while start < scratch.groups.len() {
-            // As many cells as the message has room for (a section header
-            // and a cell's reference take at most 13 and 10 bytes; a delta
-            // counted with all its supplements).
+            // As many cells as the message has room for.
             let room = limit.saturating_sub(scratch.body.len() + 13);
             let (mut end, mut bytes) = (start, 0);
             while end < scratch.groups.len() {
-                let more = pieces[scratch.groups[end].clone()].iter().map(Piece::len).sum::<usize>() + 10;
+                let more = section[scratch.groups[end].clone()].iter().map(Piece::len).sum::<usize>() + 10;
                 if end > start && bytes + more > room {
                     break;
                 }
@@ -1248,11 +1269,24 @@ fn frames<'a>(
                 scratch.flush(out);
                 continue;
             }
-            scratch.section(source.shard.0, tick, pieces, start..end, view.map(|v| (v, first.step)));
+            let cells = scratch.groups[start].start..scratch.groups[end - 1].end;
+            scratch.section(source.shard.0, tick, &section[cells], view);
             start = end;
         }
     }
     scratch.flush(out);
+}
+
+/// The cells of a section's `pieces` (sorted by cell): each cell's pieces.
+fn cells_of<'p, 'a>(pieces: &'p [Piece<'a>]) -> impl Iterator<Item = &'p [Piece<'a>]> {
+    let mut rest = pieces;
+    std::iter::from_fn(move || {
+        let cell = rest.first()?.cell;
+        let len = rest.iter().take_while(|p| p.cell == cell).count();
+        let (group, tail) = rest.split_at(len);
+        rest = tail;
+        Some(group)
+    })
 }
 
 /// Scratch of [`frames`], made once a tick: its lists keep their room from
@@ -1304,26 +1338,17 @@ impl<'a> Scratch<'a> {
         self.named = None;
     }
 
-    /// Writes the section of `shard` at `tick` of the cells `cells` of
-    /// [`Scratch::groups`] (each a range of `pieces`).
-    fn section(
-        &mut self,
-        shard: u32,
-        tick: u64,
-        pieces: &[Piece<'a>],
-        cells: std::ops::Range<usize>,
-        view: Option<(&NamedView<'_>, u64)>,
-    ) {
+    /// Writes the section of `shard` at `tick` of the cells of `pieces`
+    /// (sorted by cell, all of one source and step).
+    fn section(&mut self, shard: u32, tick: u64, pieces: &[Piece<'a>], view: Option<(&NamedView<'_>, u64)>) {
         self.items.clear();
         self.ranges.clear();
         for &cell in &self.single {
             self.single_span[cell as usize] = 0;
         }
         self.single.clear();
-        let groups = &self.groups[cells];
         let mut singles_known = false;
-        for g in groups {
-            let group = &pieces[g.clone()];
+        for group in cells_of(pieces) {
             let cell = group[0].cell.0;
             let first = self.items.len();
             // The span of the cell's one delta, when that is its one piece.
@@ -1347,8 +1372,8 @@ impl<'a> Scratch<'a> {
                 if !singles_known {
                     // The cells advanced by one delta, and its span.
                     singles_known = true;
-                    for g in groups {
-                        let [one] = &pieces[g.clone()] else { continue };
+                    for group in cells_of(pieces) {
+                        let [one] = group else { continue };
                         let Some(span) = one.delta_span() else { continue };
                         let at = one.cell.0 as usize;
                         if self.single_span.len() <= at {
@@ -1513,6 +1538,46 @@ fn each_region(grid: &Grid, reach: u32, (cell, previous): GroupKey, mut f: impl 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mino_protocol::server::{decode, ServerMsg};
+
+    /// The cells of each message `frames` makes of `pieces`, each message
+    /// checked to be a verified view frame within the client's limit.
+    fn cut(pieces: &mut [Piece<'_>]) -> Vec<Vec<u32>> {
+        let streams = Streams::new(64, ShardId(1));
+        let (mut scratch, mut out) = (Scratch::default(), Vec::new());
+        frames(pieces, &[], &streams, None, &mut scratch, &mut out);
+        out.iter()
+            .map(|framed| {
+                let payload = crate::ws_frame::payload(framed);
+                assert!(payload.len() <= MAX_SERVER_MESSAGE_BYTES, "a message of {} bytes", payload.len());
+                let frame = match decode(payload) {
+                    Ok(ServerMsg::View(frame)) => frame,
+                    other => panic!("a view frame: {other:?}"),
+                };
+                frame.sections().flat_map(|s| s.cells().map(|c| c.cell).collect::<Vec<_>>()).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_frame_over_the_message_limit_is_cut_between_cells_and_one_within_it_is_not() {
+        // Full forms of a third of the limit each: three cells never fit one
+        // message, and a cell's two items stay together (the pieces come
+        // unsorted, as a view's chains and forgets may).
+        let mut big = Vec::new();
+        write_item(&mut big, ItemKind::Full, &vec![0; MAX_SERVER_MESSAGE_BYTES / 3]);
+        let mut pieces: Vec<Piece<'_>> =
+            (1..=7u32).rev().map(|c| Piece::new(super::super::streams::OWN, 5, CellId(c * 2), &big)).collect();
+        pieces.insert(3, Piece::new(super::super::streams::OWN, 5, CellId(8), &FORGET));
+        let messages = cut(&mut pieces);
+        assert!(messages.iter().all(|cells| !cells.is_empty() && cells.len() <= 2), "{messages:?}");
+        assert_eq!(messages.concat(), [2, 4, 6, 8, 10, 12, 14], "every cell once, in order");
+        let mut small = Vec::new();
+        write_item(&mut small, ItemKind::Full, &[0; 40]);
+        let mut pieces: Vec<Piece<'_>> =
+            (1..=50u32).map(|c| Piece::new(super::super::streams::OWN, 5, CellId(c), &small)).collect();
+        assert_eq!(cut(&mut pieces), [(1..=50).collect::<Vec<u32>>()], "one message");
+    }
 
     #[test]
     fn excepted_pairs_not_asked_of_do_not_hide_the_next_ones() {
