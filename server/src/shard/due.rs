@@ -65,7 +65,7 @@ impl<'a> DueTable<'a> {
     #[inline]
     pub(crate) fn get(&mut self, slot: u32, source: SourceId, cell: CellId, period: u32) -> Due<'a> {
         let k = period.trailing_zeros() as usize;
-        if !period.is_power_of_two() || k >= PERIODS {
+        if period & period.wrapping_sub(1) != 0 || k >= PERIODS {
             return Due::Ask;
         }
         if self.entries.is_empty() {

@@ -1351,6 +1351,19 @@ impl<'a> Scratch<'a> {
         for group in cells_of(pieces) {
             let cell = group[0].cell.0;
             let first = self.items.len();
+            // Most cells: one delta without supplements (a walking place's
+            // are mostly empty, a tag alone).
+            if let [one @ Piece { kept: Some(_), alone: true, .. }] = group {
+                if one.span > 0 {
+                    let solo = match one.item {
+                        [tag] => *tag,
+                        _ => 0,
+                    };
+                    self.items.push(one.item);
+                    self.ranges.push((cell, first..first + 1, solo));
+                    continue;
+                }
+            }
             // The span of the cell's one delta, when that is its one piece.
             let span = match group {
                 [one] => one.delta_span(),
