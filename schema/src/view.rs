@@ -428,6 +428,8 @@ static EMPTY_DELTA_TAGS: [u8; 7] = [1, 2, 3, 4, 5, 6, 7];
 
 /// The item of an empty delta over `span` ticks (a power of two up to
 /// [`MAX_SPAN`]; another is taken as [`MAX_SPAN`]): its tag alone.
+/// (Inlined: a shard's views ask it for most cells they are due.)
+#[inline]
 pub fn empty_delta_item(span: u32) -> &'static [u8] {
     let at = (span.trailing_zeros() as usize).min(EMPTY_DELTA_TAGS.len() - 1);
     &EMPTY_DELTA_TAGS[at..=at]

@@ -41,6 +41,7 @@ pub mod aoi;
 mod cluster_view;
 mod drain;
 mod due;
+mod empties;
 mod fence;
 pub mod find;
 pub mod grid;

@@ -53,6 +53,7 @@
 //! and wakes them only on their turn.
 
 use super::due::{DueRoom, DueTable};
+use super::empties::{self, is_empty_over, Empties};
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
 use super::streams::{DeltaRef, Due, SourceId, Stream, Streams};
@@ -308,9 +309,9 @@ pub(crate) struct Views {
     /// The most pieces a view has had in a tick (the room each tick's list
     /// starts with).
     pieces: usize,
-    /// Scratch: a deltas view's cells that have streams, with their slot
-    /// and period.
-    slots: Vec<(CellId, u32, u32)>,
+    /// Scratch: a deltas view's cells that have streams, with their slot,
+    /// period and index in `cells`.
+    slots: Vec<(CellId, u32, u32, u32)>,
     /// Scratch: the (source, cell) pairs a view holds exceptions of.
     excepted: Vec<(SourceId, CellId)>,
     /// Room for the tick's [`DueTable`].
@@ -694,6 +695,8 @@ impl Views {
         // for all of them.
         let room = std::mem::take(&mut self.due_room);
         let mut due = DueTable::new(area.streams, room);
+        // A view's empty deltas (its pieces' room, made once a tick).
+        let mut empties = Empties::default();
         let mut scratch = Scratch {
             body: std::mem::take(&mut self.body),
             single: std::mem::take(&mut self.single),
@@ -709,7 +712,7 @@ impl Views {
                 pieces.clear();
                 self.assembled += 1;
                 self.unsettled = true;
-                self.assemble(i, area, &mut due, &mut pieces, &mut scratch);
+                self.assemble(i, area, &mut due, &mut pieces, &mut scratch, &mut empties);
                 self.pieces = self.pieces.max(pieces.len());
                 if self.views[i].frames.1 > self.views[i].frames.0 {
                     self.with_frames.push(i as u32);
@@ -840,9 +843,11 @@ impl Views {
         due: &mut DueTable<'a>,
         pieces: &mut Vec<Piece<'a>>,
         scratch: &mut Scratch<'a>,
+        empties: &mut Empties<'a>,
     ) {
         let key = self.views[i].key;
         self.walk_into(key, area, Which::Cells);
+        empties.clear(self.cells.len());
         self.views[i].visited = area.step;
         self.budget(i, area);
         let v = &mut self.views[i];
@@ -862,16 +867,28 @@ impl Views {
             self.excepted.sort_unstable();
             let mut excepted = Excepted { rest: &self.excepted };
             self.slots.clear();
-            self.slots.extend(self.cells.iter().filter_map(|&(cell, tier)| {
-                area.streams.slot_of(cell).map(|slot| (cell, slot, periods[tier as usize]))
+            self.slots.extend(self.cells.iter().enumerate().filter_map(|(j, &(cell, tier))| {
+                area.streams.slot_of(cell).map(|slot| (cell, slot, periods[tier as usize], j as u32))
             }));
+            // A view that names itself takes its empty deltas as bits.
+            let named = area.implied_cells;
             for source in 0..area.streams.sources_len() {
-                for &(cell, slot, period) in &self.slots {
+                for &(cell, slot, period, j) in &self.slots {
                     #[cfg(test)]
-                    let mark = pieces.len();
+                    let (mark, mut bit) = (pieces.len(), None);
                     let plain = !excepted.holds((source, cell));
                     match if plain { due.get(slot, source, cell, period) } else { Due::Ask } {
                         Due::Nothing => {}
+                        Due::Delta(item, step)
+                            if named
+                                && is_empty_over(&item, period)
+                                && empties.add(source, step, j as usize, &item) =>
+                        {
+                            #[cfg(test)]
+                            {
+                                bit = Some(Piece::delta(source, step, cell, item));
+                            }
+                        }
                         Due::Delta(item, step) => pieces.push(Piece::delta(source, step, cell, item)),
                         Due::Ask => {
                             if let Some(stream) = area.streams.get(source, cell) {
@@ -879,9 +896,11 @@ impl Views {
                             }
                         }
                     }
+                    // (Tests: a bit taken is checked as the piece it stands for.)
                     #[cfg(test)]
                     if plain {
-                        check_due(v, source, cell, period, area, due, &pieces[mark..]);
+                        let pushed = bit.map_or_else(|| pieces[mark..].to_vec(), |p| vec![p]);
+                        check_due(v, source, cell, period, area, due, &pushed);
                     }
                 }
             }
@@ -943,13 +962,14 @@ impl Views {
             });
         }
         v.settle();
-        if !pieces.is_empty() || !resets.is_empty() {
+        if !pieces.is_empty() || !resets.is_empty() || !empties.is_empty() {
             let start = self.messages.len() as u32;
             // A deltas view names itself so its sections may imply cells
             // (`cells` still holds its cells: walked first thing above).
             let view = (area.implied_cells && v.form == Form::Deltas).then(|| NamedView {
                 view: SectionView { key: key.0 .0, previous: key.1 .0, rung: v.level },
                 cells: &self.cells,
+                empties,
             });
             frames(pieces, &resets, area.streams, view.as_ref(), scratch, &mut self.messages);
             let end = self.messages.len() as u32;
@@ -1170,9 +1190,26 @@ fn check_due(
 
 /// The view a frame is assembled for, when its sections may imply cells:
 /// its name and its cells (`view_cells` of its key and previous cell).
-struct NamedView<'v> {
+struct NamedView<'v, 'a> {
     view: SectionView,
     cells: &'v [(CellId, Tier)],
+    /// Its empty deltas, as bits over `cells` (not among the pieces).
+    empties: &'v Empties<'a>,
+}
+
+impl NamedView<'_, '_> {
+    /// Its `j`th cell and that cell's period, ticks: the span of the empty
+    /// delta its bit stands for.
+    fn empty_span(&self, j: usize) -> (CellId, u32) {
+        let (cell, tier) = self.cells[j];
+        (cell, interest::LADDER[usize::from(self.view.rung)][tier as usize])
+    }
+
+    /// Its `j`th cell and the empty delta its bit stands for.
+    fn empty_item(&self, j: usize) -> (CellId, &'static [u8]) {
+        let (cell, span) = self.empty_span(j);
+        (cell, empty_delta_item(span))
+    }
 }
 
 /// Appends to `out` the websocket messages of a frame of `pieces` (sorted
@@ -1181,7 +1218,8 @@ struct NamedView<'v> {
 /// limit. `scratch` keeps its room from view to view of a tick. With
 /// `view` (a deltas view of a place with area of interest), a section
 /// whose empty deltas are shorter said as implied cells says them so
-/// (protocol 7, [`Scratch::imply`]).
+/// (protocol 7, [`Scratch::imply`]); its lone empty deltas come as bits
+/// ([`Empties`]), each a cell of its source's section at their step.
 ///
 /// A delta piece is a delta with its supplements (as streams keep it):
 /// each written section carries the delta's item, then the supplements its
@@ -1190,10 +1228,10 @@ struct NamedView<'v> {
 /// advanced by one delta over the same span in the section; after a delta
 /// among several items, all of them.
 fn frames<'a>(
-    pieces: &mut [Piece<'a>],
+    pieces: &mut Vec<Piece<'a>>,
     resets: &[ShardId],
     streams: &Streams,
-    view: Option<&NamedView<'_>>,
+    view: Option<&NamedView<'_, 'a>>,
     scratch: &mut Scratch<'a>,
     out: &mut Vec<Bytes>,
 ) {
@@ -1214,6 +1252,27 @@ fn frames<'a>(
         }
         last = Some(key);
     }
+    let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
+    let mut runs = view.map_or(&[][..], |v| v.empties.runs());
+    bound += runs.iter().map(|r| r.count as usize * 12 + 13).sum::<usize>();
+    let fits = bound <= limit;
+    if let Some(v) = view.filter(|_| !fits) {
+        // A frame cut between cells takes its empty deltas back as pieces
+        // (the cut counts a piece's bytes).
+        for (r, run) in runs.iter().enumerate() {
+            let mut supplemented = v.empties.supplemented(r).iter().peekable();
+            for j in empties::set_bits(v.empties.bits(r)) {
+                let (cell, period) = v.empty_span(j);
+                let d = match supplemented.next_if(|&&(s, _)| s as usize == j) {
+                    Some(&(_, kept)) => DeltaRef::of(kept),
+                    None => empties::lone_empty(period),
+                };
+                pieces.push(Piece::delta(run.source, run.step, cell, d));
+            }
+        }
+        sorted = sorted && runs.is_empty();
+        runs = &[];
+    }
     if !sorted {
         for (i, p) in pieces.iter_mut().enumerate() {
             p.order = i as u32;
@@ -1225,22 +1284,27 @@ fn frames<'a>(
     scratch.body.clear();
     // A new message: no view named in it yet.
     scratch.named = None;
-    let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
     for &shard in resets {
         write_section_header(&mut scratch.body, shard.0, 0, 0);
     }
-    let fits = bound <= limit;
-    let mut at = 0;
-    while at < pieces.len() {
-        let first = &pieces[at];
-        let n = pieces[at..].iter().take_while(|p| (p.source, p.step) == (first.source, first.step)).count();
+    let (mut at, mut e) = (0, 0);
+    loop {
+        // The next section: the pieces' and the empty deltas' in order.
+        let key = match (pieces.get(at).map(|p| (p.source, p.step)), runs.get(e).map(|r| (r.source, r.step))) {
+            (None, None) => break,
+            (Some(k), None) | (None, Some(k)) => k,
+            (Some(a), Some(b)) => a.min(b),
+        };
+        let n = pieces[at..].iter().take_while(|p| (p.source, p.step) == key).count();
         let section = &pieces[at..at + n];
         at += n;
-        let source = streams.source(first.source);
-        let tick = source.tick_of(first.step);
-        let view = view.map(|v| (v, first.step));
+        let run = runs.get(e).filter(|r| (r.source, r.step) == key).map(|_| e);
+        e += usize::from(run.is_some());
+        let source = streams.source(key.0);
+        let tick = source.tick_of(key.1);
+        let view = view.map(|v| (v, key.1));
         if fits {
-            scratch.section(source.shard.0, tick, section, view);
+            scratch.section(source.shard.0, tick, section, view, run);
             continue;
         }
         // The section's cells, each its pieces' range.
@@ -1270,7 +1334,7 @@ fn frames<'a>(
                 continue;
             }
             let cells = scratch.groups[start].start..scratch.groups[end - 1].end;
-            scratch.section(source.shard.0, tick, &section[cells], view);
+            scratch.section(source.shard.0, tick, &section[cells], view, None);
             start = end;
         }
     }
@@ -1318,6 +1382,9 @@ struct Scratch<'a> {
     bits: Vec<u8>,
     count: usize,
     kept: Vec<u32>,
+    /// A section's empty-delta bits still to imply (its run's, but for
+    /// the deltas whose supplements the view needs).
+    left: Vec<u64>,
 }
 
 impl<'a> Scratch<'a> {
@@ -1339,8 +1406,16 @@ impl<'a> Scratch<'a> {
     }
 
     /// Writes the section of `shard` at `tick` of the cells of `pieces`
-    /// (sorted by cell, all of one source and step).
-    fn section(&mut self, shard: u32, tick: u64, pieces: &[Piece<'a>], view: Option<(&NamedView<'_>, u64)>) {
+    /// (sorted by cell, all of one source and step) and of the view's
+    /// empty deltas of `run` (an index of its [`Empties::runs`]).
+    fn section(
+        &mut self,
+        shard: u32,
+        tick: u64,
+        pieces: &[Piece<'a>],
+        view: Option<(&NamedView<'_, 'a>, u64)>,
+        run: Option<usize>,
+    ) {
         self.items.clear();
         self.ranges.clear();
         for &cell in &self.single {
@@ -1351,8 +1426,16 @@ impl<'a> Scratch<'a> {
         for group in cells_of(pieces) {
             let cell = group[0].cell.0;
             let first = self.items.len();
-            // Most cells: one delta without supplements (a walking place's
-            // are mostly empty, a tag alone).
+            // A cell whose empty delta is a bit has no piece (`assemble`
+            // takes bits only of plain pairs, which nothing else sends).
+            debug_assert!(
+                !view.zip(run).is_some_and(|((v, _), r)| {
+                    let j = v.cells.binary_search_by_key(&cell, |&(c, _)| c.0);
+                    j.is_ok_and(|j| empties::is_set(v.empties.bits(r), j))
+                }),
+                "cell {cell} both a piece and a bit"
+            );
+            // Most cells: one delta without supplements.
             if let [one @ Piece { kept: Some(_), alone: true, .. }] = group {
                 if one.span > 0 {
                     let solo = match one.item {
@@ -1383,29 +1466,10 @@ impl<'a> Scratch<'a> {
                     continue;
                 }
                 if !singles_known {
-                    // The cells advanced by one delta, and its span.
                     singles_known = true;
-                    for group in cells_of(pieces) {
-                        let [one] = group else { continue };
-                        let Some(span) = one.delta_span() else { continue };
-                        let at = one.cell.0 as usize;
-                        if self.single_span.len() <= at {
-                            self.single_span.resize(at + 1, 0);
-                        }
-                        self.single_span[at] = span;
-                        self.single.push(one.cell.0);
-                    }
+                    self.know_singles(pieces, view.zip(run).map(|((v, _), r)| (v, r)));
                 }
-                let single_span = &self.single_span;
-                let moved_with =
-                    |origin: u32| span.is_some_and(|s| single_span.get(origin as usize).is_some_and(|&o| o == s));
-                // Usually the view advances every origin with this cell: the
-                // origins alone are read.
-                if kept.all_origins(moved_with) {
-                    continue;
-                }
-                let Some(d) = kept.split() else { continue };
-                self.items.extend(d.supplements().filter(|&(origin, _)| !moved_with(origin)).map(|(_, item)| item));
+                supplements(&mut self.items, kept, span, &self.single_span);
             }
             if self.items.len() > first {
                 let solo = match &self.items[first..] {
@@ -1415,15 +1479,62 @@ impl<'a> Scratch<'a> {
                 self.ranges.push((cell, first..self.items.len(), solo));
             }
         }
-        if self.ranges.is_empty() {
+        // The view's empty deltas of this section: bits, but for those
+        // whose supplements the view needs (then cells written as above).
+        let mut left = std::mem::take(&mut self.left);
+        left.clear();
+        if let Some(((v, _), r)) = view.zip(run) {
+            left.extend_from_slice(v.empties.bits(r));
+            let supplemented = v.empties.supplemented(r);
+            if !supplemented.is_empty() && !singles_known {
+                self.know_singles(pieces, Some((v, r)));
+            }
+            let mut written = false;
+            for &(j, kept) in supplemented {
+                let (cell, period) = v.empty_span(j as usize);
+                let span = Some(period);
+                if kept.all_origins(|origin| moved_with(&self.single_span, span, origin)) {
+                    continue;
+                }
+                left[j as usize / 64] &= !(1 << (j % 64));
+                let first = self.items.len();
+                self.items.push(empty_delta_item(period));
+                supplements(&mut self.items, kept, span, &self.single_span);
+                self.ranges.push((cell.0, first..self.items.len(), 0));
+                written = true;
+            }
+            if written {
+                self.ranges.sort_unstable_by_key(|r| r.0);
+            }
+        }
+        let empties = left.iter().any(|&w| w != 0).then_some(&left[..]);
+        if self.ranges.is_empty() && empties.is_none() {
+            self.left = left;
             return;
         }
         if let Some((view, step)) = view {
-            if let Some(how) = self.imply(view, step) {
+            if let Some(how) = self.imply(view, step, empties) {
                 self.write_implied(shard, tick, view.view, how);
+                self.left = left;
                 return;
             }
+            // Not written with its empty deltas implied: they are cells
+            // like the others, and the section is weighed again with them.
+            if let Some(bits) = empties {
+                for j in empties::set_bits(bits) {
+                    let (cell, item) = view.empty_item(j);
+                    self.items.push(item);
+                    self.ranges.push((cell.0, self.items.len() - 1..self.items.len(), item[0]));
+                }
+                self.ranges.sort_unstable_by_key(|r| r.0);
+                if let Some(how) = self.imply(view, step, None) {
+                    self.write_implied(shard, tick, view.view, how);
+                    self.left = left;
+                    return;
+                }
+            }
         }
+        self.left = left;
         write_section_header(&mut self.body, shard, tick, self.ranges.len());
         let mut previous = 0;
         for (cell, r, _) in &self.ranges {
@@ -1432,20 +1543,53 @@ impl<'a> Scratch<'a> {
         }
     }
 
-    /// Works out which of the section's cells (`ranges`) `view` implies at
+    /// Sets `single` and `single_span`: the section's cells advanced by one
+    /// delta (a cell of `pieces` whose one piece is a delta, and each of
+    /// the view's empty deltas of run `r`), with its span.
+    fn know_singles(&mut self, pieces: &[Piece<'a>], empties: Option<(&NamedView<'_, 'a>, usize)>) {
+        let mut single = |cell: u32, span: u32| {
+            let at = cell as usize;
+            if self.single_span.len() <= at {
+                self.single_span.resize(at + 1, 0);
+            }
+            self.single_span[at] = span;
+            self.single.push(cell);
+        };
+        for group in cells_of(pieces) {
+            if let [one] = group {
+                if let Some(span) = one.delta_span() {
+                    single(one.cell.0, span);
+                }
+            }
+        }
+        if let Some((v, r)) = empties {
+            let periods = &interest::LADDER[usize::from(v.view.rung)];
+            for j in empties::set_bits(v.empties.bits(r)) {
+                let (cell, tier) = v.cells[j];
+                single(cell.0, periods[tier as usize]);
+            }
+        }
+    }
+
+    /// Works out which of the section's cells (`ranges`, and the view's
+    /// empty deltas of `empties`, bits over its cells) `view` implies at
     /// `step` (protocol 7): the candidates whose one item is an empty delta
-    /// over their period, into `bits`, and the others into `kept` (indices into `ranges`).
-    /// Returns, when the section is shorter written with them, its due
-    /// exponent and whether the view is named (unless the message named it
-    /// last).
+    /// over their period, into `bits`, and the others into `kept` (indices
+    /// into `ranges`). Returns, when the section is shorter written with
+    /// them, its due exponent and whether the view is named (unless the
+    /// message named it last); `None` too when one of `empties` would not
+    /// be implied (the caller then weighs them as `ranges`).
     #[inline(never)]
-    fn imply(&mut self, view: &NamedView<'_>, step: u64) -> Option<(u8, bool)> {
+    fn imply(&mut self, view: &NamedView<'_, '_>, step: u64, empties: Option<&[u64]>) -> Option<(u8, bool)> {
         let due = stencil::due_exponent(step);
         let rule = stencil::CandidateRule::new(view.view.rung, due)?;
         // Each tier's empty delta over its period, the tag of its implied
         // cells (0: not a candidate at this step).
         let tags =
             [Tier::Own, Tier::Near, Tier::Mid, Tier::Far].map(|t| rule.period(t).map_or(0, |p| empty_delta_item(p)[0]));
+        // The tags of the empty deltas `empties` stands for, by tier.
+        let periods = &interest::LADDER[usize::from(view.view.rung)];
+        let held = [0, 1, 2, 3].map(|t| empty_delta_item(periods[t])[0]);
         let (ranges, bits, kept_at) = (&self.ranges, &mut self.bits, &mut self.kept);
         // The view's cells and the section's, both by increasing cell, in
         // one pass: the candidates among the view's cells are counted on the
@@ -1463,13 +1607,33 @@ impl<'a> Scratch<'a> {
         let (mut previous, mut kept_previous) = (0u32, 0u32);
         // The next of the view's cells, and the candidates before it.
         let (mut at, mut count) = (0usize, 0usize);
+        // A view cell before the next range, or after the last: a written
+        // cell when `empties` has it (implied, or the answer is None), else
+        // only counted when a candidate.
+        let mut implied_empties = 0usize;
+        let is_empty = |j: usize| empties.is_some_and(|b| empties::is_set(b, j));
+        macro_rules! pass {
+            ($j:expr, $c:expr, $tier:expr) => {{
+                let tag = tags[$tier as usize];
+                if is_empty($j) {
+                    if tag == 0 || tag != held[$tier as usize] {
+                        return None;
+                    }
+                    told += varint_len(u64::from($c - previous) << 3) + usize::from(tag == 7);
+                    previous = $c;
+                    bits[count / 8] |= 1 << (count % 8);
+                    implied_empties += 1;
+                }
+                count += usize::from(tag != 0);
+            }};
+        }
         for (r, &(cell, _, solo)) in ranges.iter().enumerate() {
-            told += varint_len(u64::from(cell - previous) << 3);
-            previous = cell;
-            while let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 < cell) {
-                count += usize::from(tags[tier as usize] != 0);
+            while let Some(&(c, tier)) = cells.get(at).filter(|(c, _)| c.0 < cell) {
+                pass!(at, c.0, tier);
                 at += 1;
             }
+            told += varint_len(u64::from(cell - previous) << 3);
+            previous = cell;
             if let Some(&(_, tier)) = cells.get(at).filter(|(c, _)| c.0 == cell) {
                 at += 1;
                 let tag = tags[tier as usize];
@@ -1487,17 +1651,21 @@ impl<'a> Scratch<'a> {
             kept += varint_len(u64::from(cell - kept_previous) << 3);
             kept_previous = cell;
         }
-        count += cells[at..].iter().filter(|&&(_, tier)| tags[tier as usize] != 0).count();
+        while let Some(&(c, tier)) = cells.get(at) {
+            pass!(at, c.0, tier);
+            at += 1;
+        }
         bits.truncate(count.div_ceil(8));
         self.count = count;
         // A block costs a byte a candidate in eight and 3 to 8 bytes more;
         // an implied cell saves its reference, a byte or two.
-        if kept_at.len() == ranges.len() {
+        let written = ranges.len() + implied_empties;
+        if kept_at.len() == written {
             return None;
         }
         let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.view.key, view.view.previous));
         let block = Implied { view: view.view, due, count, bits };
-        told += varint_len((ranges.len() as u64) << 2);
+        told += varint_len((written as u64) << 2);
         let implied_way = kept + varint_len((kept_at.len() as u64) << 2) + implied_bytes(&block, named);
         (implied_way < told).then_some((due, named))
     }
@@ -1517,6 +1685,25 @@ impl<'a> Scratch<'a> {
         }
         self.named = Some(view);
     }
+}
+
+/// True when `origin` is advanced in the section by one delta over `span`
+/// (`single_span`: [`Scratch::single_span`]).
+fn moved_with(single_span: &[u32], span: Option<u32>, origin: u32) -> bool {
+    span.is_some_and(|s| single_span.get(origin as usize).is_some_and(|&o| o == s))
+}
+
+/// Appends to `items` the supplements of `kept` (a delta over `span`, the
+/// cell's one piece, else `None`) its client needs: those whose origin the
+/// section does not advance with it.
+fn supplements<'a>(items: &mut Vec<&'a [u8]>, kept: &'a KeptDelta, span: Option<u32>, single_span: &[u32]) {
+    // Usually the view advances every origin with this cell: the origins
+    // alone are read.
+    if kept.all_origins(|origin| moved_with(single_span, span, origin)) {
+        return;
+    }
+    let Some(d) = kept.split() else { return };
+    items.extend(d.supplements().filter(|&(origin, _)| !moved_with(single_span, span, origin)).map(|(_, item)| item));
 }
 
 /// The spread phase of `cell` ([`interest::spread_phase`]; 0 off the grid).
@@ -1555,7 +1742,7 @@ mod tests {
 
     /// The cells of each message `frames` makes of `pieces`, each message
     /// checked to be a verified view frame within the client's limit.
-    fn cut(pieces: &mut [Piece<'_>]) -> Vec<Vec<u32>> {
+    fn cut(pieces: &mut Vec<Piece<'_>>) -> Vec<Vec<u32>> {
         let streams = Streams::new(64, ShardId(1));
         let (mut scratch, mut out) = (Scratch::default(), Vec::new());
         frames(pieces, &[], &streams, None, &mut scratch, &mut out);
@@ -1570,6 +1757,98 @@ mod tests {
                 frame.sections().flat_map(|s| s.cells().map(|c| c.cell).collect::<Vec<_>>()).collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn empty_deltas_as_bits_make_the_frames_their_pieces_make() {
+        use mino_protocol::view::write_delta_with;
+        use rand::{rngs::StdRng, Rng, SeedableRng};
+        let mut streams = Streams::new(1024, ShardId(1));
+        let relayed = streams.source_of(ShardId(2));
+        let (mut small, mut big, mut supplement) = (Vec::new(), Vec::new(), Vec::new());
+        write_item(&mut small, ItemKind::Full, &[0; 12]);
+        write_item(&mut big, ItemKind::Full, &vec![0; MAX_SERVER_MESSAGE_BYTES / 3]);
+        write_item(&mut supplement, ItemKind::Supplement, &[0; 5]);
+        // An empty delta over 2^k ticks with a supplement from cell `origin`: kept[k * 200 + origin].
+        let kept: Vec<KeptDelta> = (0..7)
+            .flat_map(|k| (0..200u32).map(move |origin| (k, origin)))
+            .map(|(k, origin)| {
+                let mut bytes = Vec::new();
+                write_delta_with(&mut bytes, empty_delta_item(1 << k), &[(origin, &supplement[..])]);
+                KeptDelta::new(Bytes::from(bytes))
+            })
+            .collect();
+        let (mut bits_taken, mut cut, mut written) = (0, 0, 0);
+        for seed in 0..1000 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let rung = rng.random_range(0..interest::LADDER.len() as u8);
+            let periods = interest::LADDER[usize::from(rung)];
+            let cells: Vec<(CellId, Tier)> = (0..60u32)
+                .map(|j| (CellId(j * 3 + 1), [Tier::Own, Tier::Near, Tier::Mid, Tier::Far][rng.random_range(0..4)]))
+                .collect();
+            // Every tier due, or only the fastest (the others' empties then are not candidates).
+            let step = if rng.random_bool(0.7) { 64 * rng.random_range(1..5) } else { 2 * rng.random_range(1..30) + 1 };
+            let (mut all, mut rest) = (Vec::new(), Vec::new());
+            let mut empties = Empties::default();
+            empties.clear(cells.len());
+            for source in [super::super::streams::OWN, relayed] {
+                for (j, &(cell, tier)) in cells.iter().enumerate() {
+                    let period = periods[tier as usize];
+                    // Some frames have three full forms of a third of the limit: cut.
+                    let huge = seed % 7 == 3 && j % 20 == 10;
+                    // Few empty deltas or many: the section then is written
+                    // without implied cells or with them, and near the edge.
+                    let share = [0.02, 0.05, 0.1, 0.3, 0.6][seed as usize % 5];
+                    let roll = match rng.random_range(0.0..1.0) {
+                        _ if huge => 4,
+                        r if r < share / 2.0 => 0,
+                        r if r < share => 2,
+                        r if r < share + 0.2 => 4,
+                        _ => 5,
+                    };
+                    let d = match roll {
+                        0 | 1 => empties::lone_empty(period),
+                        2 | 3 => {
+                            let origin = cells[rng.random_range(0..cells.len())].0 .0 + rng.random_range(0..2);
+                            DeltaRef::of(&kept[period.trailing_zeros() as usize * 200 + origin as usize])
+                        }
+                        4 => {
+                            let item: &[u8] = if huge { &big } else { &small };
+                            let piece = Piece::new(source, step, cell, item);
+                            all.push(piece.clone());
+                            rest.push(piece);
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    all.push(Piece::delta(source, step, cell, d));
+                    assert!(empties.add(source, step, j, &d));
+                    bits_taken += 1;
+                }
+                // A forget of a cell the view left, among its sections' cells.
+                let forget = Piece::new(source, step, CellId(101), &FORGET);
+                all.push(forget.clone());
+                rest.push(forget);
+            }
+            all.sort_by_key(|p| (p.source, p.cell));
+            rest.sort_by_key(|p| (p.source, p.cell));
+            fn frame<'a>(
+                pieces: &mut Vec<Piece<'a>>,
+                empties: &Empties<'a>,
+                (cells, rung): (&[(CellId, Tier)], u8),
+                streams: &Streams,
+            ) -> Vec<Bytes> {
+                let view = NamedView { view: SectionView { key: 91, previous: 0, rung }, cells, empties };
+                let (mut scratch, mut out) = (Scratch::default(), Vec::new());
+                frames(pieces, &[], streams, Some(&view), &mut scratch, &mut out);
+                out
+            }
+            let want = frame(&mut all, &Empties::default(), (&cells, rung), &streams);
+            assert_eq!(frame(&mut rest, &empties, (&cells, rung), &streams), want, "seed {seed}");
+            cut += usize::from(want.len() > 1);
+            written += want.len();
+        }
+        assert!(bits_taken > 1000 && cut > 0 && written > 60, "{bits_taken} bits, {cut} frames cut");
     }
 
     #[test]
