@@ -346,13 +346,19 @@ impl Report {
                  (`server/src/shard/lag.rs`, commit d68aea7), one of the two shards heard the other's steps even \
                  with its own and sent both shards' mid tier and prefetch ring on the same ticks: on 2026-12-06 the \
                  deltas' own gap p95 was 69.6 ms (runs 69.6, 70.0, 57.1; in the last the two shards' steps ran odd \
-                 by chance) against the control's 55.2; with it, 57.8 against 56.2 (the runs above). \
+                 by chance) against the control's 55.2; with it, 57.8 against 56.2 (runs at commit 96abef4). \
                  `target/release/delta_cost --step-offset N` prints each shard's tick by its number mod 4. \
-                 The CPU row above predates commit 431eecc (handoff origins looked up by cell, kept origins read \
-                 once, imply's lone tags): offline, the same frames (delta_cost's digest unchanged) took a shard's \
-                 tick from 2,920 to 2,835 M instructions over 40 ticks (callgrind, as delta_cost's doc says) and the \
-                 walk's wall time from 8,691 to 8,319 µs a tick, deltas against full frames' 7,418 to 7,595 (medians \
-                 of 7, alternating, on the shared machine): 1.17x to 1.10x the control offline; not yet run live."
+                 Server CPU: the runs before commit 431eecc took 18.93 µs a player a tick against the control's \
+                 17.20 (1.10x); the runs above, at commit 60f6b4b, 18.12 against 18.52. Between: handoff origins \
+                 looked up by cell (431eecc; offline 2,920 to 2,835 M instructions), then from commit 96abef4 a \
+                 frame that fits one message written without counting its cells out (3ddbff1) and a deltas view's \
+                 empty deltas taken as bits over its cells, not as pieces of its frame \
+                 (`server/src/shard/empties.rs`, 60f6b4b). Offline, with the same frames (delta_cost's digests \
+                 unchanged), these took a shard's tick over 40 ticks from 2,769 to 2,416 M instructions with deltas \
+                 and from 2,644 to 2,493 with full frames (callgrind, as delta_cost's doc says), and the walk's wall \
+                 time, medians of 7 alternating on the shared machine, from 9,481 to 8,916 µs a tick against full \
+                 frames' 8,819 to 8,732 (1.07x to 1.02x); with the review's fixes after it (a frame's bound counts \
+                 the supplements of its empty deltas), 2,427 and 2,500 M instructions."
                     .into(),
             );
             out.extend(parts_part(p));

@@ -32,12 +32,20 @@ pub(crate) struct Run {
     pub(crate) step: u64,
     /// How many bits are set.
     pub(crate) count: u32,
+    /// Its bytes in a frame at most, as pieces: each delta with all its
+    /// supplements and a cell's reference (10 bytes at most).
+    pub(crate) bytes: usize,
     /// Where its supplemented deltas start in [`Empties::supplemented`].
     first: u32,
 }
 
 /// A view's empty deltas this tick: per source, a run of bits over the
-/// view's cells (bit `j`: the view's `j`th cell, ascending).
+/// view's cells (bit `j`: the view's `j`th cell, ascending). Each is the
+/// empty delta over its cell's period at the view's rung (what the view
+/// is due of a plain pair: see [`is_empty_over`]), so a bit says its item
+/// and span; the view's rung does not change while it assembles a frame.
+/// Made once a tick (its deltas borrow the tick's streams), its room kept
+/// from view to view.
 #[derive(Debug, Default)]
 pub(crate) struct Empties<'a> {
     /// Words a run's bits take.
@@ -83,18 +91,23 @@ impl<'a> Empties<'a> {
 
     /// Takes `source`'s empty delta `d` of the view's `j`th cell, ending at
     /// `step`. Sources come ascending, and one source's cells ascending.
-    /// Returns false (nothing taken) when `source`'s others end at another
-    /// step: the caller carries it as a piece.
+    /// A source's first empty delta sets its run's step; returns false
+    /// (nothing taken) for one ending at another: the caller carries it as
+    /// a piece.
     pub(crate) fn add(&mut self, source: SourceId, step: u64, j: usize, d: &DeltaRef<'a>) -> bool {
+        // As a piece, it would count this ([`Run::bytes`]).
+        let bytes = if d.alone { d.item.len() + 1 } else { d.kept.len() } + 10;
         match self.runs.last_mut() {
             Some(run) if run.source == source => {
                 if run.step != step {
                     return false;
                 }
                 run.count += 1;
+                run.bytes += bytes;
             }
             _ => {
-                self.runs.push(Run { source, step, count: 1, first: self.supplemented.len() as u32 });
+                let first = self.supplemented.len() as u32;
+                self.runs.push(Run { source, step, count: 1, bytes, first });
                 self.bits.resize(self.bits.len() + self.words, 0);
             }
         }
@@ -166,7 +179,10 @@ mod tests {
         assert!(e.add(2, 7, 0, &with));
         assert_eq!(
             e.runs(),
-            [Run { source: 0, step: 8, count: 3, first: 0 }, Run { source: 2, step: 7, count: 1, first: 1 }]
+            [
+                Run { source: 0, step: 8, count: 3, bytes: 2 * 12 + with.kept.len() + 10, first: 0 },
+                Run { source: 2, step: 7, count: 1, bytes: with.kept.len() + 10, first: 1 }
+            ]
         );
         assert_eq!(e.supplemented(0).iter().map(|&(j, _)| j).collect::<Vec<_>>(), [64]);
         assert_eq!(e.supplemented(1).iter().map(|&(j, _)| j).collect::<Vec<_>>(), [0]);

@@ -1218,8 +1218,9 @@ impl NamedView<'_, '_> {
 /// limit. `scratch` keeps its room from view to view of a tick. With
 /// `view` (a deltas view of a place with area of interest), a section
 /// whose empty deltas are shorter said as implied cells says them so
-/// (protocol 7, [`Scratch::imply`]); its lone empty deltas come as bits
-/// ([`Empties`]), each a cell of its source's section at their step.
+/// (protocol 7, [`Scratch::imply`]); the view's empty deltas of plain
+/// pairs come as bits ([`Empties`]), each a cell of its source's section
+/// at the run's step.
 ///
 /// A delta piece is a delta with its supplements (as streams keep it):
 /// each written section carries the delta's item, then the supplements its
@@ -1245,16 +1246,15 @@ fn frames<'a>(
     for p in pieces.iter() {
         let key = (p.source, p.step, p.cell);
         bound += p.len() + 10;
-        match last {
-            Some(l) if l > key => sorted = false,
-            Some(l) if (l.0, l.1) == (key.0, key.1) => {}
-            _ => bound += 13,
+        sorted &= last.is_none_or(|l| l <= key);
+        if last.is_none_or(|l| (l.0, l.1) != (key.0, key.1)) {
+            bound += 13;
         }
         last = Some(key);
     }
     let limit = MAX_SERVER_MESSAGE_BYTES - VIEW_ENVELOPE_BYTES;
     let mut runs = view.map_or(&[][..], |v| v.empties.runs());
-    bound += runs.iter().map(|r| r.count as usize * 12 + 13).sum::<usize>();
+    bound += runs.iter().map(|r| r.bytes + 13).sum::<usize>();
     let fits = bound <= limit;
     if let Some(v) = view.filter(|_| !fits) {
         // A frame cut between cells takes its empty deltas back as pieces
@@ -1500,7 +1500,11 @@ impl<'a> Scratch<'a> {
                 let first = self.items.len();
                 self.items.push(empty_delta_item(period));
                 supplements(&mut self.items, kept, span, &self.single_span);
-                self.ranges.push((cell.0, first..self.items.len(), 0));
+                let solo = match &self.items[first..] {
+                    [[tag]] => *tag,
+                    _ => 0,
+                };
+                self.ranges.push((cell.0, first..self.items.len(), solo));
                 written = true;
             }
             if written {
@@ -1513,13 +1517,15 @@ impl<'a> Scratch<'a> {
             return;
         }
         if let Some((view, step)) = view {
-            if let Some(how) = self.imply(view, step, empties) {
+            let implying = self.imply(view, step, empties);
+            if let Implying::Implied(how) = implying {
                 self.write_implied(shard, tick, view.view, how);
                 self.left = left;
                 return;
             }
-            // Not written with its empty deltas implied: they are cells
-            // like the others, and the section is weighed again with them.
+            // Not written with its empty deltas implied: they are cells like
+            // the others, and when one was not a candidate the section is
+            // weighed again with them (others may still be implied).
             if let Some(bits) = empties {
                 for j in empties::set_bits(bits) {
                     let (cell, item) = view.empty_item(j);
@@ -1527,10 +1533,12 @@ impl<'a> Scratch<'a> {
                     self.ranges.push((cell.0, self.items.len() - 1..self.items.len(), item[0]));
                 }
                 self.ranges.sort_unstable_by_key(|r| r.0);
-                if let Some(how) = self.imply(view, step, None) {
-                    self.write_implied(shard, tick, view.view, how);
-                    self.left = left;
-                    return;
+                if implying == Implying::Unsure {
+                    if let Implying::Implied(how) = self.imply(view, step, None) {
+                        self.write_implied(shard, tick, view.view, how);
+                        self.left = left;
+                        return;
+                    }
                 }
             }
         }
@@ -1563,10 +1571,9 @@ impl<'a> Scratch<'a> {
             }
         }
         if let Some((v, r)) = empties {
-            let periods = &interest::LADDER[usize::from(v.view.rung)];
             for j in empties::set_bits(v.empties.bits(r)) {
-                let (cell, tier) = v.cells[j];
-                single(cell.0, periods[tier as usize]);
+                let (cell, span) = v.empty_span(j);
+                single(cell.0, span);
             }
         }
     }
@@ -1575,21 +1582,18 @@ impl<'a> Scratch<'a> {
     /// empty deltas of `empties`, bits over its cells) `view` implies at
     /// `step` (protocol 7): the candidates whose one item is an empty delta
     /// over their period, into `bits`, and the others into `kept` (indices
-    /// into `ranges`). Returns, when the section is shorter written with
-    /// them, its due exponent and whether the view is named (unless the
-    /// message named it last); `None` too when one of `empties` would not
-    /// be implied (the caller then weighs them as `ranges`).
+    /// into `ranges`); and whether the section is shorter written so.
     #[inline(never)]
-    fn imply(&mut self, view: &NamedView<'_, '_>, step: u64, empties: Option<&[u64]>) -> Option<(u8, bool)> {
+    fn imply(&mut self, view: &NamedView<'_, '_>, step: u64, empties: Option<&[u64]>) -> Implying {
         let due = stencil::due_exponent(step);
-        let rule = stencil::CandidateRule::new(view.view.rung, due)?;
+        let Some(rule) = stencil::CandidateRule::new(view.view.rung, due) else { return Implying::Written };
         // Each tier's empty delta over its period, the tag of its implied
         // cells (0: not a candidate at this step).
         let tags =
             [Tier::Own, Tier::Near, Tier::Mid, Tier::Far].map(|t| rule.period(t).map_or(0, |p| empty_delta_item(p)[0]));
         // The tags of the empty deltas `empties` stands for, by tier.
         let periods = &interest::LADDER[usize::from(view.view.rung)];
-        let held = [0, 1, 2, 3].map(|t| empty_delta_item(periods[t])[0]);
+        let bit_tags = [0, 1, 2, 3].map(|t| empty_delta_item(periods[t])[0]);
         let (ranges, bits, kept_at) = (&self.ranges, &mut self.bits, &mut self.kept);
         // The view's cells and the section's, both by increasing cell, in
         // one pass: the candidates among the view's cells are counted on the
@@ -1607,17 +1611,18 @@ impl<'a> Scratch<'a> {
         let (mut previous, mut kept_previous) = (0u32, 0u32);
         // The next of the view's cells, and the candidates before it.
         let (mut at, mut count) = (0usize, 0usize);
-        // A view cell before the next range, or after the last: a written
-        // cell when `empties` has it (implied, or the answer is None), else
-        // only counted when a candidate.
+        // Passes the view's cell `$j` (`$c`, of tier `$tier`) before the
+        // next range, or after the last: counted when a candidate, and when
+        // `empties` has it, a written cell, implied (or the whole answer is
+        // Unsure, returned from here, when it is not a candidate).
         let mut implied_empties = 0usize;
         let is_empty = |j: usize| empties.is_some_and(|b| empties::is_set(b, j));
         macro_rules! pass {
             ($j:expr, $c:expr, $tier:expr) => {{
                 let tag = tags[$tier as usize];
                 if is_empty($j) {
-                    if tag == 0 || tag != held[$tier as usize] {
-                        return None;
+                    if tag == 0 || tag != bit_tags[$tier as usize] {
+                        return Implying::Unsure;
                     }
                     told += varint_len(u64::from($c - previous) << 3) + usize::from(tag == 7);
                     previous = $c;
@@ -1661,13 +1666,17 @@ impl<'a> Scratch<'a> {
         // an implied cell saves its reference, a byte or two.
         let written = ranges.len() + implied_empties;
         if kept_at.len() == written {
-            return None;
+            return Implying::Written;
         }
         let named = self.named.is_none_or(|n| (n.key, n.previous) != (view.view.key, view.view.previous));
         let block = Implied { view: view.view, due, count, bits };
         told += varint_len((written as u64) << 2);
         let implied_way = kept + varint_len((kept_at.len() as u64) << 2) + implied_bytes(&block, named);
-        (implied_way < told).then_some((due, named))
+        if implied_way < told {
+            Implying::Implied((due, named))
+        } else {
+            Implying::Written
+        }
     }
 
     /// Writes the section of `ranges` with the cells [`Scratch::imply`]
@@ -1685,6 +1694,20 @@ impl<'a> Scratch<'a> {
         }
         self.named = Some(view);
     }
+}
+
+/// How a section is best written ([`Scratch::imply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Implying {
+    /// With implied cells: its due exponent, and whether the view is named
+    /// (unless the message named it last).
+    Implied((u8, bool)),
+    /// Every cell written: none to imply, or not shorter so.
+    Written,
+    /// Not known: an empty delta taken as a bit is not a candidate (it is
+    /// a cell to write), so the section is weighed again with the bits as
+    /// cells.
+    Unsure,
 }
 
 /// True when `origin` is advanced in the section by one delta over `span`
@@ -1769,16 +1792,25 @@ mod tests {
         write_item(&mut small, ItemKind::Full, &[0; 12]);
         write_item(&mut big, ItemKind::Full, &vec![0; MAX_SERVER_MESSAGE_BYTES / 3]);
         write_item(&mut supplement, ItemKind::Supplement, &[0; 5]);
-        // An empty delta over 2^k ticks with a supplement from cell `origin`: kept[k * 200 + origin].
-        let kept: Vec<KeptDelta> = (0..7)
-            .flat_map(|k| (0..200u32).map(move |origin| (k, origin)))
-            .map(|(k, origin)| {
-                let mut bytes = Vec::new();
-                write_delta_with(&mut bytes, empty_delta_item(1 << k), &[(origin, &supplement[..])]);
-                KeptDelta::new(Bytes::from(bytes))
-            })
-            .collect();
-        let (mut bits_taken, mut cut, mut written) = (0, 0, 0);
+        // A delta over 2^k ticks, empty or not, with a supplement from cell
+        // `origin`: kept[k * 200 + origin] and changed[k * 200 + origin].
+        let with = |item: &dyn Fn(u32) -> Vec<u8>| -> Vec<KeptDelta> {
+            (0..7)
+                .flat_map(|k| (0..200u32).map(move |origin| (k, origin)))
+                .map(|(k, origin)| {
+                    let mut bytes = Vec::new();
+                    write_delta_with(&mut bytes, &item(1 << k), &[(origin, &supplement[..])]);
+                    KeptDelta::new(Bytes::from(bytes))
+                })
+                .collect()
+        };
+        let kept = with(&|span| empty_delta_item(span).to_vec());
+        let changed = with(&|span| {
+            let mut item = Vec::new();
+            write_item(&mut item, ItemKind::Delta { span }, &[1, 2, 3]);
+            item
+        });
+        let (mut bits_taken, mut refused, mut cut, mut written) = (0, 0, 0, 0);
         for seed in 0..1000 {
             let mut rng = StdRng::seed_from_u64(seed);
             let rung = rng.random_range(0..interest::LADDER.len() as u8);
@@ -1792,8 +1824,11 @@ mod tests {
             let mut empties = Empties::default();
             empties.clear(cells.len());
             for source in [super::super::streams::OWN, relayed] {
+                // Some sections are of bits alone.
+                let bits_alone = source == relayed && seed % 3 == 0;
                 for (j, &(cell, tier)) in cells.iter().enumerate() {
                     let period = periods[tier as usize];
+                    let origin = cells[rng.random_range(0..cells.len())].0 .0 + rng.random_range(0..2);
                     // Some frames have three full forms of a third of the limit: cut.
                     let huge = seed % 7 == 3 && j % 20 == 10;
                     // Few empty deltas or many: the section then is written
@@ -1803,52 +1838,113 @@ mod tests {
                         _ if huge => 4,
                         r if r < share / 2.0 => 0,
                         r if r < share => 2,
+                        _ if bits_alone => continue,
+                        r if r < share + 0.1 => 3,
                         r if r < share + 0.2 => 4,
-                        _ => 5,
+                        _ => continue,
                     };
+                    let at = origin as usize + period.trailing_zeros() as usize * 200;
                     let d = match roll {
-                        0 | 1 => empties::lone_empty(period),
-                        2 | 3 => {
-                            let origin = cells[rng.random_range(0..cells.len())].0 .0 + rng.random_range(0..2);
-                            DeltaRef::of(&kept[period.trailing_zeros() as usize * 200 + origin as usize])
-                        }
-                        4 => {
+                        0 => empties::lone_empty(period),
+                        2 => DeltaRef::of(&kept[at]),
+                        3 => DeltaRef::of(&changed[at]),
+                        _ => {
                             let item: &[u8] = if huge { &big } else { &small };
                             let piece = Piece::new(source, step, cell, item);
                             all.push(piece.clone());
                             rest.push(piece);
                             continue;
                         }
-                        _ => continue,
                     };
-                    all.push(Piece::delta(source, step, cell, d));
-                    assert!(empties.add(source, step, j, &d));
-                    bits_taken += 1;
+                    // Now and then one at a later step than its source's
+                    // first: a piece, as `assemble` keeps it.
+                    let end = if roll != 3 && rng.random_bool(0.05) { step + 64 } else { step };
+                    let piece = Piece::delta(source, end, cell, d);
+                    all.push(piece.clone());
+                    if roll == 0 || roll == 2 {
+                        if empties.add(source, end, j, &d) {
+                            bits_taken += 1;
+                            continue;
+                        }
+                        refused += 1;
+                    }
+                    rest.push(piece);
                 }
-                // A forget of a cell the view left, among its sections' cells.
-                let forget = Piece::new(source, step, CellId(101), &FORGET);
+                // A forget of a cell the view left, in a section of its own.
+                let forget = Piece::new(source, step + 128, CellId(101), &FORGET);
                 all.push(forget.clone());
                 rest.push(forget);
             }
+            // As a view assembles them: source by source, cells ascending.
             all.sort_by_key(|p| (p.source, p.cell));
             rest.sort_by_key(|p| (p.source, p.cell));
-            fn frame<'a>(
-                pieces: &mut Vec<Piece<'a>>,
-                empties: &Empties<'a>,
-                (cells, rung): (&[(CellId, Tier)], u8),
-                streams: &Streams,
-            ) -> Vec<Bytes> {
-                let view = NamedView { view: SectionView { key: 91, previous: 0, rung }, cells, empties };
-                let (mut scratch, mut out) = (Scratch::default(), Vec::new());
-                frames(pieces, &[], streams, Some(&view), &mut scratch, &mut out);
-                out
-            }
-            let want = frame(&mut all, &Empties::default(), (&cells, rung), &streams);
-            assert_eq!(frame(&mut rest, &empties, (&cells, rung), &streams), want, "seed {seed}");
+            let want = frame_of(&mut all, &Empties::default(), (&cells, rung), &streams);
+            assert_eq!(frame_of(&mut rest, &empties, (&cells, rung), &streams), want, "seed {seed}");
             cut += usize::from(want.len() > 1);
             written += want.len();
         }
-        assert!(bits_taken > 1000 && cut > 0 && written > 60, "{bits_taken} bits, {cut} frames cut");
+        assert!(bits_taken > 1000 && refused > 10 && cut > 0 && written > 60, "{bits_taken} bits, {cut} cut");
+    }
+
+    /// The messages of the frame of `pieces` and `empties` for a view of
+    /// `cells` at `rung`.
+    fn frame_of<'a>(
+        pieces: &mut Vec<Piece<'a>>,
+        empties: &Empties<'a>,
+        (cells, rung): (&[(CellId, Tier)], u8),
+        streams: &Streams,
+    ) -> Vec<Bytes> {
+        let view = NamedView { view: SectionView { key: 91, previous: 0, rung }, cells, empties };
+        let (mut scratch, mut out) = (Scratch::default(), Vec::new());
+        frames(pieces, &[], streams, Some(&view), &mut scratch, &mut out);
+        out
+    }
+
+    #[test]
+    fn bits_and_pieces_are_cut_alike_at_the_message_limit() {
+        use mino_protocol::view::write_delta_with;
+        let streams = Streams::new(1024, ShardId(1));
+        let own = super::super::streams::OWN;
+        // Rung 0, every cell of the own tier (period 1): the view's 60 cells.
+        let cells: Vec<(CellId, Tier)> = (0..60u32).map(|j| (CellId(j * 3 + 1), Tier::Own)).collect();
+        let mut supplement = Vec::new();
+        write_item(&mut supplement, ItemKind::Supplement, &[0; 40]);
+        // Its origin, cell 2, is not advanced with it: its supplement is sent.
+        let mut bytes = Vec::new();
+        write_delta_with(&mut bytes, empty_delta_item(1), &[(2, &supplement[..])]);
+        let kept = KeptDelta::new(Bytes::from(bytes));
+        // A frame of a full form of `filler` bytes (cell 1) and 59 empty
+        // deltas, every other one supplemented; its messages made from
+        // pieces, then from bits.
+        let frames_at = |filler: usize| {
+            let mut item = Vec::new();
+            write_item(&mut item, ItemKind::Full, &vec![0; filler]);
+            let (mut all, mut empties) = (vec![Piece::new(own, 64, CellId(1), &item)], Empties::default());
+            let mut rest = all.clone();
+            empties.clear(cells.len());
+            for (j, &(cell, _)) in cells.iter().enumerate().skip(1) {
+                let d = if j % 2 == 0 { DeltaRef::of(&kept) } else { empties::lone_empty(1) };
+                all.push(Piece::delta(own, 64, cell, d));
+                assert!(empties.add(own, 64, j, &d));
+            }
+            let want = frame_of(&mut all, &Empties::default(), (&cells, 0), &streams);
+            (frame_of(&mut rest, &empties, (&cells, 0), &streams), want)
+        };
+        // The smallest filler whose frame is cut, by halves.
+        let (mut whole, mut cut) = (0, MAX_SERVER_MESSAGE_BYTES);
+        while cut - whole > 1 {
+            let mid = (whole + cut) / 2;
+            if frames_at(mid).1.len() > 1 {
+                cut = mid;
+            } else {
+                whole = mid;
+            }
+        }
+        for filler in cut - 24..cut + 24 {
+            let (bits, pieces) = frames_at(filler);
+            assert_eq!(bits, pieces, "a filler of {filler} bytes");
+            assert_eq!(pieces.len(), if filler < cut { 1 } else { 2 }, "a filler of {filler} bytes");
+        }
     }
 
     #[test]
