@@ -1310,11 +1310,9 @@ fn frames<'a>(
         // The section's cells, each its pieces' range.
         scratch.groups.clear();
         let mut g = 0;
-        while g < section.len() {
-            let cell = section[g].cell;
-            let len = section[g..].iter().take_while(|p| p.cell == cell).count();
-            scratch.groups.push(g..g + len);
-            g += len;
+        for group in cells_of(section) {
+            scratch.groups.push(g..g + group.len());
+            g += group.len();
         }
         let mut start = 0;
         while start < scratch.groups.len() {
@@ -1438,12 +1436,8 @@ impl<'a> Scratch<'a> {
             // Most cells: one delta without supplements.
             if let [one @ Piece { kept: Some(_), alone: true, .. }] = group {
                 if one.span > 0 {
-                    let solo = match one.item {
-                        [tag] => *tag,
-                        _ => 0,
-                    };
                     self.items.push(one.item);
-                    self.ranges.push((cell, first..first + 1, solo));
+                    self.ranges.push((cell, first..first + 1, solo(&self.items[first..])));
                     continue;
                 }
             }
@@ -1472,11 +1466,7 @@ impl<'a> Scratch<'a> {
                 supplements(&mut self.items, kept, span, &self.single_span);
             }
             if self.items.len() > first {
-                let solo = match &self.items[first..] {
-                    [[tag]] => *tag,
-                    _ => 0,
-                };
-                self.ranges.push((cell, first..self.items.len(), solo));
+                self.ranges.push((cell, first..self.items.len(), solo(&self.items[first..])));
             }
         }
         // The view's empty deltas of this section: bits, but for those
@@ -1500,11 +1490,7 @@ impl<'a> Scratch<'a> {
                 let first = self.items.len();
                 self.items.push(empty_delta_item(period));
                 supplements(&mut self.items, kept, span, &self.single_span);
-                let solo = match &self.items[first..] {
-                    [[tag]] => *tag,
-                    _ => 0,
-                };
-                self.ranges.push((cell.0, first..self.items.len(), solo));
+                self.ranges.push((cell.0, first..self.items.len(), solo(&self.items[first..])));
                 written = true;
             }
             if written {
@@ -1512,15 +1498,21 @@ impl<'a> Scratch<'a> {
             }
         }
         let empties = left.iter().any(|&w| w != 0).then_some(&left[..]);
-        if self.ranges.is_empty() && empties.is_none() {
-            self.left = left;
-            return;
+        if !self.ranges.is_empty() || empties.is_some() {
+            self.write(shard, tick, view, empties);
         }
+        self.left = left;
+    }
+
+    /// Writes the section of `shard` at `tick` of the cells gathered
+    /// (`items`, `ranges`) and the view's empty deltas still to imply,
+    /// `empties` (bits over its cells): with implied cells when `view`
+    /// names itself and that is shorter.
+    fn write(&mut self, shard: u32, tick: u64, view: Option<(&NamedView<'_, 'a>, u64)>, empties: Option<&[u64]>) {
         if let Some((view, step)) = view {
             let implying = self.imply(view, step, empties);
             if let Implying::Implied(how) = implying {
                 self.write_implied(shard, tick, view.view, how);
-                self.left = left;
                 return;
             }
             // Not written with its empty deltas implied: they are cells like
@@ -1536,13 +1528,11 @@ impl<'a> Scratch<'a> {
                 if implying == Implying::Unsure {
                     if let Implying::Implied(how) = self.imply(view, step, None) {
                         self.write_implied(shard, tick, view.view, how);
-                        self.left = left;
                         return;
                     }
                 }
             }
         }
-        self.left = left;
         write_section_header(&mut self.body, shard, tick, self.ranges.len());
         let mut previous = 0;
         for (cell, r, _) in &self.ranges {
@@ -1708,6 +1698,15 @@ enum Implying {
     /// a cell to write), so the section is weighed again with the bits as
     /// cells.
     Unsure,
+}
+
+/// The tag of a cell's `items` when they are one tag alone (an empty
+/// delta's, which a section may imply), else 0.
+fn solo(items: &[&[u8]]) -> u8 {
+    match items {
+        [[tag]] => *tag,
+        _ => 0,
+    }
 }
 
 /// True when `origin` is advanced in the section by one delta over `span`
