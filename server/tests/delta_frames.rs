@@ -4,7 +4,9 @@
 //! every break of its chain (it joined late, its view took cells in, the
 //! budget moved its tiers, its frames were dropped, it resumed on another
 //! shard, bundles were lost on the way, the other shard restarted) ends in a
-//! resync, never in a wrong position. A standing crowd costs nothing; a Hello
+//! resync, never in a wrong position. A standing crowd costs nothing, and a
+//! crowd that walked in from everywhere shares one view a shard; a player
+//! arriving beside a standing player of the other shard is sent it; a Hello
 //! with capabilities the server does not know is answered with those it
 //! grants.
 
@@ -376,4 +378,77 @@ async fn a_standing_crowd_costs_nothing_and_unknown_capabilities_are_not_granted
     };
     assert_eq!(w.capabilities(), Capabilities::KNOWN.0, "only the known ones granted");
     p.ws.close(None).await.ok();
+}
+
+/// True when `p` holds player `id` in any cell.
+fn holds(p: &Player, id: u32) -> bool {
+    p.held().is_some_and(|h| h.cells().any(|(_, c)| c.entries.iter().any(|e| e.id.0 == id)))
+}
+
+#[tokio::test]
+async fn a_player_arriving_beside_a_standing_player_of_another_shard_is_sent_it() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let one = shard(&redis, 1, &[]).await;
+    let two = shard(&redis, 2, &[]).await;
+    // A player of shard one stands near the spot all along, so that shard
+    // one keeps hearing that part of the place (it is not sent it afresh
+    // when the newcomer comes); all three stand in one region (8 x 8
+    // cells), away from its edges.
+    let mut watcher = Player::join_deltas(&one, "WatchesOnOne").await;
+    watcher.walk_to((500.0, 650.0), 30.0).await;
+    let mut stander = Player::join(&two, "StandsOnTwo").await;
+    let at = stander.walk_to((500.0, 500.0), 30.0).await;
+    // Shard two publishes a cell for its deltas' longest span after it last
+    // changed (32 ticks), then no more: wait well past that.
+    two.wait_ticks(80).await;
+    // A newcomer on shard one walks up beside it: the cell enters its view
+    // (and its view was owed the whole view when it joined), though shard
+    // two sends nothing of it any more.
+    let mut newcomer = Player::join_deltas(&one, "ArrivesOnOne").await;
+    newcomer.walk_to((at.0 + 150.0, at.1), 30.0).await;
+    let id = stander.id();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !holds(&newcomer, id) {
+        assert!(Instant::now() < deadline, "the newcomer never held the standing player of the other shard");
+        newcomer.next().await;
+    }
+}
+
+#[tokio::test]
+async fn a_crowd_that_walked_in_from_everywhere_shares_one_view_a_shard() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let redis = Redis::start();
+    let shards = [shard(&redis, 1, &[]).await, shard(&redis, 2, &[]).await];
+    // Twelve players a shard walk from where they spawned to one spot, past
+    // cells of the other shard's players on the way.
+    let mut crowd = Vec::new();
+    for i in 0..24 {
+        crowd.push(Player::join_deltas(&shards[i % 2], &format!("crowd{i}")).await);
+    }
+    futures_util::future::join_all(crowd.iter_mut().map(|p| p.walk_to((560.0, 560.0), 40.0))).await;
+    // Past the slowest tier every view holds its cells as its key's does.
+    shards[0].wait_ticks(80).await;
+    // One of them steps to and fro, so the crowd's cell changes: each view
+    // that sees it is assembled at every change.
+    let before: Vec<(f64, f64)> = futures_util::future::join_all(
+        shards
+            .iter()
+            .map(|s| async { (s.metric("mino_views_assembled_total").await, s.metric("mino_ticks_total").await) }),
+    )
+    .await;
+    for k in 0..10 {
+        crowd[0].input(if k % 2 == 0 { 1.0 } else { -1.0 }, 0.0).await;
+        shards[0].wait_ticks(2).await;
+    }
+    crowd[0].input(0.0, 0.0).await;
+    for (s, (views, ticks)) in shards.iter().zip(before) {
+        let views = s.metric("mino_views_assembled_total").await - views;
+        let ticks = s.metric("mino_ticks_total").await - ticks;
+        assert!(ticks >= 20.0, "the shard ticked meanwhile");
+        assert!(
+            views <= 2.0 * ticks,
+            "{views} views assembled in {ticks} ticks: the crowd's sockets did not share a view"
+        );
+    }
 }

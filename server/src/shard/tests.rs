@@ -823,3 +823,51 @@ fn a_shard_taken_a_tick_late_counts_the_tick_in_its_relay_lag() {
     // 3 waited for the tick after the one it came before, and so on.
     assert_eq!(lags, [vec![0], vec![], vec![50], vec![50]]);
 }
+
+/// Shard 8's bundle of its step `step`, stamped 50 ms a step, of `items`
+/// (its region 1's cells).
+fn bundle_of(step: u64, items: &[u8]) -> ClusterEvent {
+    let stamp = mino_protocol::view::FrameStamp { shard: ShardId(8), tick: Tick(step), server_time_ms: T0 + 50 * step };
+    let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, items);
+    let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+    ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
+}
+
+#[test]
+fn a_socket_that_joins_beside_a_cell_the_other_shard_stopped_sending_shares_its_keys_view() {
+    let mut s = shard(&Config {
+        redis: Some(crate::backplane::RedisTarget::Node("redis://127.0.0.1:1".into())),
+        ..aoi_config()
+    });
+    let mut t = Ticker::new();
+    s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
+    s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
+    let first = place(&mut s, 1000, 150.0, 150.0);
+    // Shard 8 has one player standing in cell 1, then stops sending the
+    // cell (as a shard does once its cell has stood still a while).
+    let theirs = Entry { id: PlayerId(5000), x: 100, y: 200, heading: 3, flags: 1 };
+    let (mut body, mut full, mut items) = (Vec::new(), Vec::new(), Vec::new());
+    mino_protocol::delta::encode_full(&[theirs], &mut body);
+    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
+    mino_protocol::view::write_bundle_cell(&mut items, 0, 1, &full, &[]);
+    // Steps 2 to 7: the stream's last step (7) is not one the slower
+    // tiers' rule reaches (a multiple of their period).
+    t.tick(&mut s);
+    for step in 2..=7 {
+        s.cluster_event(bundle_of(step, &items));
+        t.tick(&mut s);
+    }
+    for _ in 0..40 {
+        t.tick(&mut s);
+    }
+    // A second socket in the same cell: its view is owed the whole view,
+    // shard 8's cell 1 too, whose stream never comes due again.
+    let second = place(&mut s, 1001, 160.0, 160.0);
+    let mut held = holder(&s);
+    for _ in 0..20 {
+        let out = t.tick(&mut s);
+        apply(&mut held, &s, &out, second.link);
+    }
+    assert!(held_players(&held).iter().any(|e| e.id == PlayerId(5000)), "the second socket was sent shard 8's player");
+    assert_eq!(s.view_of(second.link), s.view_of(first.link), "the second socket rejoined its key's view");
+}

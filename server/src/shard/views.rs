@@ -1138,11 +1138,32 @@ fn decide<'a>(
         return;
     }
     let holding = at.map_or(Holding::At(before), |i| v.exceptions()[i].2);
+    // Held at `h`, past the rule's step: the same as held at the rule's
+    // step when the cell did not change between (its sockets hold the same
+    // players, and a client applies a delta to the players it holds,
+    // whatever step it took them at; the next due step is past `h`).
+    // Without this, a view sent a cell whole at a step the rule does not
+    // reach kept it as an exception for good where the stream stopped there
+    // (a relayed cell the other shard no longer publishes): a crowd's views,
+    // each with a few cells its bots walked past, never rejoined their
+    // key's, and the shard assembled a frame for each socket.
+    let settled = |h: u64| {
+        if h > target && !stream.changed_within(target, h) {
+            Holding::At(target)
+        } else {
+            Holding::At(h)
+        }
+    };
     let now = match holding {
-        Holding::Unheld if !due => Holding::Unheld,
-        Holding::Unheld if stream.occupied() || stream.last_change().is_some() => full(pieces),
+        // Not held: sent at its due step, or now when it stands as it did at
+        // the rule's step (a stopped stream never comes due).
+        Holding::Unheld if !due && stream.changed_within(target, stream.latest()) => Holding::Unheld,
+        Holding::Unheld if stream.occupied() || stream.last_change().is_some() => {
+            full(pieces);
+            settled(stream.latest())
+        }
         Holding::Unheld => Holding::At(target),
-        Holding::At(h) if h >= target => Holding::At(h),
+        Holding::At(h) if h >= target => settled(h),
         // A chain over steps in which the cell did not change is empty.
         Holding::At(h) => {
             let mark = pieces.len();
