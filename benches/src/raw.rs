@@ -1022,3 +1022,54 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// `deltas-crowd-core-FRAMES.json`: a crowd standing in one cell run through
+/// the shard core alone (`delta_cost --scenario crowd --json FILE`,
+/// `benches/src/bin/delta_cost.rs`): two shards' ticks with every player a
+/// socket, no socket, bot or other process; what the shards decide to send
+/// each socket, apart from the machine that carries it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CrowdCore {
+    /// `deltas` or `full`: what the sockets take.
+    pub frames: String,
+    /// Players, over the two shards.
+    pub players: u32,
+    /// The share of the crowd taking a short step now and then (`--shuffle`).
+    pub shuffle: f32,
+    /// Ticks of gathering before the measured ones.
+    pub warmup: u64,
+    /// Ticks measured (after the gathering).
+    pub ticks: u64,
+    /// Players within [`CrowdCore::gather_radius`] of the point when the
+    /// measured ticks began.
+    pub gathered: u32,
+    /// How near the point a player counts as gathered, world units (the
+    /// loadgen's crowd radius).
+    pub gather_radius: f32,
+    /// Gaps between a socket's view frames with a section of its own
+    /// shard over the measured ticks, ms (a tick is 50 ms), across every
+    /// socket: the loadgen's own gap.
+    pub gap_ms: CoreGaps,
+    /// The same of the other shard's sections: the relayed gap.
+    pub relayed_gap_ms: CoreGaps,
+    /// View-frame bytes a socket a tick (websocket headers included).
+    pub bytes_per_socket_tick: f64,
+    /// View frames a socket a tick.
+    pub frames_per_socket_tick: f64,
+    /// Wall time of both shards' ticks (`Shard::tick` alone), ms a tick, on
+    /// the machine that ran it.
+    pub ms_per_tick: f64,
+}
+
+/// Gaps between frames, ms.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CoreGaps {
+    /// Gaps counted.
+    pub count: u64,
+    /// Median, ms.
+    pub p50: f64,
+    /// 95th percentile, ms.
+    pub p95: f64,
+    /// Longest, ms.
+    pub max: f64,
+}

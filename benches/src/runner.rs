@@ -240,6 +240,7 @@ impl Run {
             vec![(release.join("mino-server"), "mino-server"), (release.join("mino-loadgen"), "mino-loadgen")];
         if self.plan.runs(Section::Deltas) {
             copies.push((release.join("delta_trace"), "delta_trace"));
+            copies.push((release.join("delta_cost"), "delta_cost"));
         }
         let glibc = heap_target().join("release/mino-server");
         if glibc.exists() && self.plan.runs(Section::Idle) {

@@ -25,6 +25,18 @@
 //! what the clients hold, of the walk's cells, and of what the meters
 //! recorded (two builds that read the same frames alike print the same).
 //!
+//! `--scenario crowd` runs section 15's crowd instead: a world of 2,000
+//! units of cells of 100 (no `--view-radius`, as `mino-loadgen crowd` is
+//! run there), every player steered by the loadgen's own [`Steering`] to
+//! the middle of the cell past the world's centre, `--shuffle` of them
+//! stepping out now and then once there (1 to 3 s apart, as the loadgen's
+//! bots do); the measured ticks start after `--warmup` (400: the farthest
+//! spawn is about 250 ticks away). It also prints how many gathered and,
+//! across every socket, the gaps between its frames that carry a section
+//! of its own shard and of the other one (the bots' own and relayed gaps,
+//! as the shards decide them: no socket, no machine's delays), and with
+//! `--json FILE` writes them (`mino_benches::raw::CrowdCore`).
+//!
 //! ```sh
 //! cargo build --release -p mino-benches --bin delta_cost
 //! target/release/delta_cost --frames deltas
@@ -35,14 +47,18 @@
 //! valgrind --tool=callgrind --callgrind-out-file=X target/release/delta_cost \
 //!     --frames deltas --ticks 40 --warmup 100 --clients 50
 //! callgrind_annotate --inclusive=yes X | grep clients_measured
+//! target/release/delta_cost --scenario crowd --players 2000 --shuffle 0.05 --frames deltas
 //! ```
 
 use bytes::Bytes;
 use clap::{Parser, ValueEnum};
+use mino_benches::raw::{CoreGaps, CrowdCore};
 use mino_loadgen::cells::CellMeter;
 use mino_loadgen::event::CellFrame;
 use mino_loadgen::reader::ViewReader;
+use mino_loadgen::scenario::plan::GATHER_STEPS;
 use mino_loadgen::stats::Tally;
+use mino_loadgen::steer::{Gathering, Movement, Steering, SHUFFLE_EVERY};
 use mino_loadgen::world::World;
 use mino_loadgen::{Metric, ServerEvent, Stats};
 use mino_protocol::client::{Capabilities, Direction};
@@ -57,20 +73,27 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::hint::black_box;
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(about = "The tick thread's work of two shards of walkers with area of interest, without sockets")]
+#[command(
+    about = "The tick thread's work of two shards of walkers (or a crowd) with area of interest, without sockets"
+)]
 struct Cli {
+    /// What the players do.
+    #[arg(long, value_enum, default_value_t = Scenario::Walk)]
+    scenario: Scenario,
     /// Players, over the two shards.
     #[arg(long, default_value_t = 1000)]
     players: u32,
     /// What the sockets take.
     #[arg(long, value_enum, default_value_t = Frames::Deltas)]
     frames: Frames,
-    /// Ticks before the measured ones.
-    #[arg(long, default_value_t = 200)]
-    warmup: u64,
+    /// Ticks before the measured ones (default: 200 walking; a crowd's
+    /// gathering, 400: the farthest spawn is about 250 ticks from the point).
+    #[arg(long)]
+    warmup: Option<u64>,
     /// Ticks measured.
     #[arg(long, default_value_t = 400)]
     ticks: u64,
@@ -86,6 +109,25 @@ struct Cli {
     /// times: their tiers come due on different ticks).
     #[arg(long, default_value_t = 0)]
     step_offset: u64,
+    /// The crowd's share (0 to 1) that, once gathered, takes a short step
+    /// now and then and walks back, as `mino-loadgen crowd --shuffle`.
+    #[arg(long, default_value_t = 0.05)]
+    shuffle: f32,
+    /// Also writes the crowd's figures to this file as JSON
+    /// (`benches/src/raw.rs`, `CrowdCore`).
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// What the players do.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Scenario {
+    /// Section 15's walk: 4 walkers a cell, `--view-radius 400`.
+    Walk,
+    /// Section 15's crowd: everyone walks to one cell's middle and stands
+    /// there (`--shuffle` of it stepping now and then), world 2,000 units,
+    /// no `--view-radius` (the shard's default), as `mino-loadgen crowd`.
+    Crowd,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -97,10 +139,22 @@ enum Frames {
 /// Cell side, world units.
 const CELL: f32 = 100.0;
 
-/// One shard and its players: (id, link, ticks until its next turn).
+/// The crowd's world, units a side (as section 15's crowd).
+const CROWD_SIDE: f32 = 2000.0;
+
+/// How a player moves.
+enum Mover {
+    /// The loadgen's walker: ticks until its next turn.
+    Walker(u32),
+    /// A crowd bot: its steering to the point, and the tick of its next
+    /// shuffle (None: it does not shuffle).
+    Gatherer(Steering, Option<u64>),
+}
+
+/// One shard and its players: (id, link, how it moves).
 struct One {
     shard: Shard,
-    players: Vec<(PlayerId, LinkId, u32)>,
+    players: Vec<(PlayerId, LinkId, Mover)>,
     /// Its ticks' wall time by the tick's number mod 4: (ms summed, ticks).
     ms: [(f64, u32); 4],
 }
@@ -125,6 +179,51 @@ struct Place {
     watched: [Vec<(LinkId, usize)>; 2],
     /// The tick's frames for the clients: (client, websocket frame).
     inbox: Vec<(usize, Bytes)>,
+    /// A crowd's point, and a tick's walk (world units).
+    point: Option<(f32, f32)>,
+    step: f32,
+    /// Each socket's gaps between view frames, ticks, while `gaps.on`.
+    gaps: Gaps,
+}
+
+/// Gaps between each socket's view frames of each shard (a crowd's
+/// figure: the loadgen's own and relayed gaps, in ticks).
+#[derive(Default)]
+struct Gaps {
+    /// Recording (the measured ticks of a crowd).
+    on: bool,
+    /// The last tick a socket had a section of a shard, by (the socket's
+    /// shard, 0 or 1; its link; the section's shard).
+    last: std::collections::HashMap<(usize, LinkId, ShardId), u64>,
+    /// The gaps between sections of the socket's own shard, and of the
+    /// other one, ticks.
+    own: Vec<u64>,
+    relayed: Vec<u64>,
+    /// The shards whose sections each view's frames of the tick carry, by
+    /// view (the sockets of a view share its frames: read once).
+    views: std::collections::HashMap<usize, Vec<ShardId>>,
+}
+
+impl Gaps {
+    /// The frames `frames` of view `view` of tick `t` for `link` of shard
+    /// `i` (id `own`); [`Gaps::views`] is cleared at each shard's tick.
+    fn frames(&mut self, i: usize, own: ShardId, link: LinkId, (view, frames): (usize, &[Bytes]), t: u64) {
+        let shards = self.views.entry(view).or_insert_with(|| {
+            let mut shards = Vec::new();
+            for f in frames {
+                let Ok(ServerMsg::View(v)) = decode(mino_server::ws_payload(f)) else { panic!("a view frame") };
+                shards.extend(v.sections().map(|s| ShardId(s.shard)));
+            }
+            shards.sort_unstable();
+            shards.dedup();
+            shards
+        });
+        for &shard in shards.iter() {
+            if let Some(last) = self.last.insert((i, link, shard), t).filter(|_| self.on) {
+                if shard == own { &mut self.own } else { &mut self.relayed }.push(t - last);
+            }
+        }
+    }
 }
 
 /// One socket read as the loadgen's bot reads it.
@@ -160,7 +259,10 @@ fn at(start: Instant, n: u64) -> TickAt {
 
 impl Place {
     fn new(cli: &Cli) -> Place {
-        let side = ((f64::from(cli.players) / 4.0).sqrt().ceil() as f32) * CELL;
+        let side = match cli.scenario {
+            Scenario::Walk => ((f64::from(cli.players) / 4.0).sqrt().ceil() as f32) * CELL,
+            Scenario::Crowd => CROWD_SIDE,
+        };
         let caps = match cli.frames {
             Frames::Deltas => Capabilities::DELTAS,
             Frames::Full => Capabilities::NONE,
@@ -168,7 +270,7 @@ impl Place {
         let mut rng = StdRng::seed_from_u64(cli.seed);
         let mut shards = [1u32, 2].map(|id| {
             // The shard's own flags, as section 15 passes them.
-            let flags = [
+            let mut flags = vec![
                 "mino-server".to_owned(),
                 "--shard-id".into(),
                 id.to_string(),
@@ -176,13 +278,14 @@ impl Place {
                 "redis://127.0.0.1:1".into(),
                 "--cell-size".into(),
                 CELL.to_string(),
-                "--view-radius".into(),
-                (4.0 * CELL).to_string(),
                 "--world-size".into(),
                 side.to_string(),
                 "--max-players".into(),
                 cli.players.to_string(),
             ];
+            if cli.scenario == Scenario::Walk {
+                flags.extend(["--view-radius".to_owned(), (4.0 * CELL).to_string()]);
+            }
             let mut config = Config::from_cli(&mino_server::Cli::parse_from(flags)).expect("a configuration");
             config.busy_lateness = None;
             let mut shard = Shard::new(&config, StdRng::seed_from_u64(cli.seed + u64::from(id)), 0).expect("a shard");
@@ -210,13 +313,28 @@ impl Place {
             clients,
             watched: Default::default(),
             inbox: Vec::new(),
+            // The middle of the cell just past the world's centre, as the
+            // section puts the loadgen's crowd.
+            point: (cli.scenario == Scenario::Crowd).then_some((side / 2.0 + CELL / 2.0, side / 2.0 + CELL / 2.0)),
+            step: 0.0,
+            gaps: Gaps::default(),
         };
         for i in 0..cli.players {
             let s = (i % 2) as usize;
             let one = &mut place.shards[s];
             let a = one.shard.join("bot", None, 0, caps, Carrier::Stream).expect("admitted");
-            let wait = rng.random_range(0..60);
-            one.players.push((a.player, a.link, wait));
+            let mover = match place.point {
+                None => Mover::Walker(rng.random_range(0..60)),
+                Some(point) => {
+                    let Ok(ServerEvent::Welcome(w)) = ServerEvent::decode(&a.welcome) else { panic!("a welcome") };
+                    let gathering = Gathering { point, shuffle: cli.shuffle };
+                    place.step = World::of(&w).step();
+                    let steering = Steering::new(Movement::Gather(gathering), place.step);
+                    let shuffles = rng.random_bool(f64::from(cli.shuffle.clamp(0.0, 1.0)));
+                    Mover::Gatherer(steering, shuffles.then(|| shuffle_after(&mut rng)))
+                }
+            };
+            one.players.push((a.player, a.link, mover));
             if (i as usize) < cli.clients {
                 place.watched[s].push((a.link, place.clients.all.len()));
                 place.clients.all.push(Client::of(&a.welcome));
@@ -233,15 +351,21 @@ impl Place {
             for event in self.in_flight[i].drain(..) {
                 one.shard.cluster_event(event);
             }
-            steer(one, &mut self.rng, self.side, t);
+            steer(one, &mut self.rng, self.side, t, self.clients.epoch);
             let started = std::time::Instant::now();
             let out = one.shard.tick(at(self.start, t));
             let ms = &mut one.ms[(t % 4) as usize];
             ms.0 += started.elapsed().as_secs_f64() * 1e3;
             ms.1 += 1;
+            self.gaps.views.clear();
             for (_, link, _) in &one.players {
                 let client = self.watched[i].iter().find(|w| w.0 == *link).map(|w| w.1);
-                for f in out.frame.views.get(one.shard.view_of(*link)).map_or(&[][..], |v| &v.frames[..]) {
+                let view = one.shard.view_of(*link);
+                let frames = out.frame.views.get(view).map_or(&[][..], |v| &v.frames[..]);
+                if self.point.is_some() {
+                    self.gaps.frames(i, one.shard.id(), *link, (view, frames), t);
+                }
+                for f in frames {
                     self.bytes += f.len() as u64;
                     self.frames += 1;
                     link.0.hash(&mut self.digest);
@@ -355,14 +479,38 @@ fn bundles(shard: &Shard, out: &TickOutput, t: u64) -> Vec<ClusterEvent> {
         .collect()
 }
 
-/// The loadgen's walker: a new random direction every 1-3 s (20-60 ticks),
-/// back towards the middle when at the world's edge.
-fn steer(one: &mut One, rng: &mut StdRng, side: f32, t: u64) {
+/// Ticks until a shuffling crowd bot's next step out: the loadgen's
+/// [`SHUFFLE_EVERY`], 1 to 3 s.
+fn shuffle_after(rng: &mut StdRng) -> u64 {
+    let ms = rng.random_range(SHUFFLE_EVERY).as_millis() as u64;
+    ms.div_ceil(50)
+}
+
+/// Each player's input of tick `t`: a walker's (the loadgen's walker: a new
+/// random direction every 1-3 s (20-60 ticks), back towards the middle when
+/// at the world's edge), or a crowd bot's (the loadgen's [`Steering`] on the
+/// position the shard holds, on a clock of `epoch` + 50 ms a tick).
+fn steer(one: &mut One, rng: &mut StdRng, side: f32, t: u64, epoch: tokio::time::Instant) {
     let world = one.shard.world();
     let mut turns = Vec::new();
-    for (id, _, wait) in &mut one.players {
+    let now = epoch + Duration::from_millis(50 * t);
+    for (id, _, mover) in &mut one.players {
         let Some(p) = world.player(*id) else { continue };
         let (x, y) = world.position(p);
+        let wait = match mover {
+            Mover::Walker(wait) => wait,
+            Mover::Gatherer(steering, shuffle_at) => {
+                let mut dir = steering.on_position((x, y), now, rng);
+                if *shuffle_at == Some(t) {
+                    *shuffle_at = Some(t + shuffle_after(rng));
+                    dir = steering.shuffle((x, y), now, rng).or(dir);
+                }
+                if let Some(dir) = dir.and_then(|(dx, dy)| Direction::new(dx, dy)) {
+                    turns.push((*id, dir));
+                }
+                continue;
+            }
+        };
         let edge = x < 10.0 || y < 10.0 || x > side - 10.0 || y > side - 10.0;
         if *wait == 0 || (edge && t.is_multiple_of(5)) {
             *wait = rng.random_range(20..=60);
@@ -405,9 +553,15 @@ fn measured(place: &mut Place, ticks: u64) -> [(f64, u32); 4] {
 fn main() {
     let cli = Cli::parse();
     let mut place = Place::new(&cli);
-    for _ in 0..cli.warmup {
+    let warmup = cli.warmup.unwrap_or(match cli.scenario {
+        Scenario::Walk => 200,
+        Scenario::Crowd => 400,
+    });
+    for _ in 0..warmup {
         place.tick();
     }
+    let gathered = place.gathered();
+    place.gaps.on = true;
     let (bytes, frames) = (place.bytes, place.frames);
     place.shards.iter_mut().for_each(|one| one.ms = [(0.0, 0); 4]);
     let start = std::time::Instant::now();
@@ -438,5 +592,74 @@ fn main() {
     }
     if !place.clients.all.is_empty() {
         println!("{}", place.clients.summary());
+    }
+    if let Some((gathered, radius)) = gathered {
+        let core = CrowdCore {
+            frames: match cli.frames {
+                Frames::Deltas => "deltas",
+                Frames::Full => "full",
+            }
+            .to_owned(),
+            players: cli.players,
+            shuffle: cli.shuffle,
+            warmup,
+            ticks: cli.ticks,
+            gathered,
+            gather_radius: radius,
+            gap_ms: gaps_ms(&mut place.gaps.own),
+            relayed_gap_ms: gaps_ms(&mut place.gaps.relayed),
+            bytes_per_socket_tick: (place.bytes - bytes) as f64 / ticks / sockets,
+            frames_per_socket_tick: (place.frames - frames) as f64 / ticks / sockets,
+            ms_per_tick: place.shards.iter().flat_map(|one| one.ms).map(|(ms, _)| ms).sum::<f64>() / ticks,
+        };
+        println!(
+            "crowd: {} of {} gathered within {} units; a socket's gaps between sections of its own shard ({}): p50 {} ms, p95 {} ms, max {} ms; of the other shard ({}): p50 {} ms, p95 {} ms, max {} ms",
+            core.gathered,
+            core.players,
+            core.gather_radius,
+            core.gap_ms.count,
+            core.gap_ms.p50,
+            core.gap_ms.p95,
+            core.gap_ms.max,
+            core.relayed_gap_ms.count,
+            core.relayed_gap_ms.p50,
+            core.relayed_gap_ms.p95,
+            core.relayed_gap_ms.max,
+        );
+        if let Some(path) = &cli.json {
+            let json = serde_json::to_string_pretty(&core).expect("figures as JSON");
+            if let Err(e) = std::fs::write(path, json + "\n") {
+                eprintln!("delta_cost: cannot write {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+/// The gaps' figures in ms (50 a tick); `ticks` is sorted.
+fn gaps_ms(ticks: &mut [u64]) -> CoreGaps {
+    ticks.sort_unstable();
+    let at = |q: f64| {
+        ticks.get(((ticks.len() as f64 * q).ceil() as usize).saturating_sub(1)).map_or(0.0, |&t| 50.0 * t as f64)
+    };
+    CoreGaps { count: ticks.len() as u64, p50: at(0.5), p95: at(0.95), max: at(1.0) }
+}
+
+impl Place {
+    /// A crowd's players within the loadgen's gather radius of its point,
+    /// and that radius (world units); None walking.
+    fn gathered(&self) -> Option<(u32, f32)> {
+        let point = self.point?;
+        let radius = GATHER_STEPS * self.step;
+        let mut inside = 0;
+        for one in &self.shards {
+            let world = one.shard.world();
+            for (id, _, _) in &one.players {
+                let Some(p) = world.player(*id) else { continue };
+                let (x, y) = world.position(p);
+                inside += u32::from((x - point.0).hypot(y - point.1) <= radius);
+            }
+        }
+        Some((inside, radius))
     }
 }

@@ -6,7 +6,7 @@ use super::fmt::{count, f1, f2, general, kb, median, ratio, table, DASH};
 use super::load::{FramesPair, Sampled};
 use super::verdict::{self, p95, JUDGE_NOTE, SATURATED};
 use super::Report;
-use crate::raw::{DeltaTrace, CHOSEN_ENCODING, PROTOCOL_5_FRAMING};
+use crate::raw::{CrowdCore, DeltaTrace, CHOSEN_ENCODING, PROTOCOL_5_FRAMING};
 use mino_loadgen::report::aoi::PartsPerTick;
 use mino_loadgen::report::crowd::CrowdReport;
 use mino_loadgen::report::{IdleReport, Measured, WalkReport};
@@ -184,6 +184,9 @@ impl Report {
         let crowd = d.crowd.as_ref().map(|p| self.crowd_part15(p));
         if let Some((lines, _)) = &crowd {
             out.extend(lines.iter().cloned());
+        }
+        if let Some(core) = &d.crowd_core {
+            out.extend(crowd_core_part(core));
         }
         out.extend(self.goals_part(&d, aoi.map(|a| a.1), whole.map(|w| w.1), crowd.map(|c| c.1)));
         out
@@ -570,8 +573,9 @@ impl Report {
                 let met = if c.players >= 2000 { judged.map(|g| g <= 60.0) } else { None };
                 let v = if !c.judged.judgeable {
                     format!(
-                        "{JUDGE_NOTE} (this machine did not run a crowd of {}: see the runs)",
-                        count(c.players as f64)
+                        "{JUDGE_NOTE} (this machine did not run a crowd of {}: see the runs){}",
+                        count(c.players as f64),
+                        d.crowd_core.as_ref().map_or(String::new(), |core| format!("; {}", core_verdict(core))),
                     )
                 } else if c.players < 2000 {
                     format!("{JUDGE_NOTE} (fewer than 2,000 players)")
@@ -581,6 +585,14 @@ impl Report {
                 (shown, v)
             }
             None => none(),
+        };
+        let ours = match &d.crowd_core {
+            Some((deltas, full)) => format!(
+                "{ours}; the shard core alone (offline, `delta_cost --scenario crowd`): {} ms (the control's {} ms)",
+                f1(Some(deltas.gap_ms.p95)),
+                f1(Some(full.gap_ms.p95))
+            ),
+            None => ours,
         };
         let how = match crowd.as_ref().map(|c| c.shuffle).filter(|&s| s > 0.0) {
             None => "standing".to_owned(),
@@ -865,6 +877,74 @@ fn crowd_verdict(r: &CrowdReport) -> String {
         verdict::of(&r.measured).into()
     } else {
         format!("{JUDGE_NOTE} (the crowd did not gather: {} of {})", count(r.gathered as f64), count(r.bots as f64))
+    }
+}
+
+/// The crowd through the shard core alone (`deltas-crowd-core-*.json`):
+/// a paragraph and a table, deltas and the control.
+fn crowd_core_part((deltas, full): &(CrowdCore, CrowdCore)) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "**The same crowd through the shard core alone** (`delta_cost --scenario crowd --players {} --shuffle {} \
+             --frames deltas|full`, offline: the two shards' own ticks (`Shard::tick`, I/O-free) with every player \
+             a socket, the crowd steered to the point by the loadgen's own steering from where the shards hold it, \
+             their region bundles relayed to each other at the next tick as Redis would; no socket, bot or other \
+             process): what the shards decide to send each socket, apart from a machine that may not carry the \
+             bots. Gaps are between a socket's frames that carry a section of its own shard (the bots' own gap) \
+             and of the other shard (relayed), in ticks of 50 ms, over {} ticks after {} of gathering; a crowd too big \
+             for the view budget (`--view-budget-bytes`, 8,192 a tick) is sent its own cell less often. This is \
+             the server's part of the live figure above, not the live figure: the sockets' writes, the relay \
+             through Redis and the bots' reading add to it on a machine.",
+            deltas.players,
+            deltas.shuffle,
+            count(deltas.ticks as f64),
+            count(deltas.warmup as f64),
+        ),
+        String::new(),
+    ];
+    let rows: Vec<Vec<String>> = [("deltas", deltas), ("full (control)", full)]
+        .iter()
+        .map(|(label, c)| {
+            vec![
+                label.to_string(),
+                format!(
+                    "{} of {} (within {} units)",
+                    count(f64::from(c.gathered)),
+                    count(f64::from(c.players)),
+                    general(f64::from(c.gather_radius))
+                ),
+                format!("{} / {} / {}", f1(Some(c.gap_ms.p50)), f1(Some(c.gap_ms.p95)), f1(Some(c.gap_ms.max))),
+                f1(Some(c.relayed_gap_ms.p95)),
+                f1(Some(c.bytes_per_socket_tick)),
+                f2(Some(c.frames_per_socket_tick)),
+                f2(Some(c.ms_per_tick)),
+            ]
+        })
+        .collect();
+    out.extend(table(
+        &[
+            "frames",
+            "gathered",
+            "own gap p50 / p95 / max ms",
+            "relayed gap p95 ms",
+            "view-frame bytes a socket a tick",
+            "frames a socket a tick",
+            "both shards' ticks, ms a tick",
+        ],
+        &rows,
+    ));
+    out.push(String::new());
+    out
+}
+
+/// What the shard core alone says of the crowd's goal (own gap p95 at
+/// most 60 ms with 2,000 players, at least 95 % of them gathered).
+fn core_verdict((deltas, _): &(CrowdCore, CrowdCore)) -> String {
+    let gathered = f64::from(deltas.gathered) >= 0.95 * f64::from(deltas.players);
+    match (deltas.players >= 2000 && gathered, deltas.gap_ms.p95 <= 60.0) {
+        (false, _) => "the shard core alone not judged (fewer than 2,000 players, or not gathered)".to_owned(),
+        (true, true) => "the shard core alone meets it offline".to_owned(),
+        (true, false) => "the shard core alone does not meet it offline".to_owned(),
     }
 }
 

@@ -3,8 +3,8 @@
 //! section whose files are absent did not run and is reported so.
 
 use crate::raw::{
-    self, Commands, Criterion, DecodeBrowser, DeltaTrace, Lossy, NginxCompare, NginxRun, RawError, RedisFailover,
-    RedisHaRun, RedisSpread, RunLog, Totals, WebTransportRun, Window, Windows,
+    self, Commands, Criterion, CrowdCore, DecodeBrowser, DeltaTrace, Lossy, NginxCompare, NginxRun, RawError,
+    RedisFailover, RedisHaRun, RedisSpread, RunLog, Totals, WebTransportRun, Window, Windows,
 };
 use crate::section::Section;
 use mino_loadgen::report::crowd::CrowdReport;
@@ -78,6 +78,9 @@ pub struct DeltaRuns {
     pub trace_walk_uniform: Option<DeltaTrace>,
     /// `deltas-trace-crowd.json`.
     pub trace_crowd: Option<DeltaTrace>,
+    /// `deltas-crowd-core-deltas.json` and `-full.json`: the crowd through
+    /// the shard core alone, deltas and the control.
+    pub crowd_core: Option<(CrowdCore, CrowdCore)>,
     /// Walkers with area of interest.
     pub aoi: Option<FramesPair<WalkReport>>,
     /// Walkers on the whole shard.
@@ -567,6 +570,8 @@ impl Raw {
                 trace_walk: raw::read(&file("deltas-trace-walk.json"))?,
                 trace_walk_uniform: raw::read(&file("deltas-trace-walk-uniform.json"))?,
                 trace_crowd: raw::read(&file("deltas-trace-crowd.json"))?,
+                crowd_core: raw::read(&file("deltas-crowd-core-deltas.json"))?
+                    .zip(raw::read(&file("deltas-crowd-core-full.json"))?),
                 aoi: frames_pair(dir, "aoi")?,
                 whole: frames_pair(dir, "whole")?,
                 crowd: frames_pair(dir, "crowd")?,

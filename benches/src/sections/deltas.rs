@@ -1,5 +1,6 @@
 //! Section 15, shared delta frames (issue 25): the trace of candidate
-//! encodings (`delta_trace walk` and `crowd`), then the same binaries with
+//! encodings (`delta_trace walk` and `crowd`), the crowd through the shard
+//! core alone (`delta_cost --scenario crowd`, deltas and full), then the same binaries with
 //! bots that take deltas (the default) against bots that do not (`--frames
 //! full`, a client without the capability: the control row), alternating in
 //! one run: 1,000 walkers on two shards + Redis with area of interest, the
@@ -85,6 +86,30 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
         let log = run.paths.raw.join(format!("logs/{label}.log"));
         if !run.command(&label, run.binary("delta_trace"), &args, Some(&log)).await? {
             run.log(&format!("{label}: delta_trace failed (see {})", log.display()));
+        }
+    }
+    // The crowd through the shard core alone: what the shards decide to send
+    // it, apart from a machine that may not carry the bots (offline, seconds).
+    for frames in [Frames::Deltas, Frames::Full] {
+        let label = format!("deltas-crowd-core-{}", frames.label());
+        let json = run.paths.raw.join(format!("{label}.json"));
+        let args = strings([
+            "--scenario".to_owned(),
+            "crowd".into(),
+            "--players".into(),
+            p.crowd.to_string(),
+            "--shuffle".into(),
+            TRACE_SHUFFLE.to_string(),
+            "--frames".into(),
+            frames.label().into(),
+            "--json".into(),
+            json.to_string_lossy().into_owned(),
+        ]);
+        run.log(&format!("{label}: delta_cost {}", args.join(" ")));
+        run.status(&format!("{label}: delta_cost --scenario crowd --players {}", p.crowd));
+        let log = run.paths.raw.join(format!("logs/{label}.log"));
+        if !run.command(&label, run.binary("delta_cost"), &args, Some(&log)).await? {
+            run.log(&format!("{label}: delta_cost failed (see {})", log.display()));
         }
     }
     let side = ((f64::from(p.walkers) / 4.0).sqrt().ceil() as u32) * AOI_CELL;
