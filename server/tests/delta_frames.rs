@@ -6,7 +6,7 @@
 //! shard, bundles were lost on the way, the other shard restarted) ends in a
 //! resync, never in a wrong position. A standing crowd costs nothing, and a
 //! crowd that walked in from everywhere shares one view a shard; a player
-//! arriving beside a standing player of the other shard is sent it; a Hello
+//! back where another shard's player stood before is not shown it there; a Hello
 //! with capabilities the server does not know is answered with those it
 //! grants.
 
@@ -386,32 +386,39 @@ fn holds(p: &Player, id: u32) -> bool {
 }
 
 #[tokio::test]
-async fn a_player_arriving_beside_a_standing_player_of_another_shard_is_sent_it() {
+async fn a_player_back_where_another_shards_player_stood_is_not_shown_it_there() {
     let _one = ONE_AT_A_TIME.lock().await;
     let redis = Redis::start();
     let one = shard(&redis, 1, &[]).await;
     let two = shard(&redis, 2, &[]).await;
-    // A player of shard one stands near the spot all along, so that shard
-    // one keeps hearing that part of the place (it is not sent it afresh
-    // when the newcomer comes); all three stand in one region (8 x 8
-    // cells), away from its edges.
-    let mut watcher = Player::join_deltas(&one, "WatchesOnOne").await;
-    watcher.walk_to((500.0, 650.0), 30.0).await;
+    // Shard two's player stands at a spot in region 1 (the world's first
+    // 8 x 8 cells); shard one's watcher beside it is sent it.
     let mut stander = Player::join(&two, "StandsOnTwo").await;
-    let at = stander.walk_to((500.0, 500.0), 30.0).await;
-    // Shard two publishes a cell for its deltas' longest span after it last
-    // changed (32 ticks), then no more: wait well past that.
-    two.wait_ticks(80).await;
-    // A newcomer on shard one walks up beside it: the cell enters its view
-    // (and its view was owed the whole view when it joined), though shard
-    // two sends nothing of it any more.
-    let mut newcomer = Player::join_deltas(&one, "ArrivesOnOne").await;
-    newcomer.walk_to((at.0 + 150.0, at.1), 30.0).await;
+    stander.walk_to((562.0, 562.0), 20.0).await;
+    let mut watcher = Player::join_deltas(&one, "WatchesOnOne").await;
+    watcher.walk_to((687.0, 562.0), 20.0).await;
     let id = stander.id();
     let deadline = Instant::now() + Duration::from_secs(3);
-    while !holds(&newcomer, id) {
-        assert!(Instant::now() < deadline, "the newcomer never held the standing player of the other shard");
-        newcomer.next().await;
+    while !holds(&watcher, id) {
+        assert!(Instant::now() < deadline, "the watcher was never sent the player beside it");
+        watcher.next().await;
+    }
+    // The watcher goes to the far corner: shard one stops hearing region 1
+    // (40 ticks after its last view left it). Then the stander leaves the
+    // spot for another region, and shard two drops the emptied cell (64
+    // still ticks after), so shard one hears nothing of it any more.
+    watcher.walk_to((1812.0, 1812.0), 20.0).await;
+    one.wait_ticks(60).await;
+    stander.walk_to((562.0, 1812.0), 20.0).await;
+    two.wait_ticks(100).await;
+    // Back at the spot, the watcher is not shown the stander where it stood
+    // (its view's cells hold nobody there now; the stander is out of view).
+    watcher.walk_to((687.0, 562.0), 20.0).await;
+    one.wait_ticks(20).await;
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline {
+        assert!(!holds(&watcher, id), "the watcher is shown the other shard's player where it stood before");
+        tokio::time::timeout(Duration::from_millis(100), watcher.next()).await.ok();
     }
 }
 
@@ -426,7 +433,16 @@ async fn a_crowd_that_walked_in_from_everywhere_shares_one_view_a_shard() {
     for i in 0..24 {
         crowd.push(Player::join_deltas(&shards[i % 2], &format!("crowd{i}")).await);
     }
-    futures_util::future::join_all(crowd.iter_mut().map(|p| p.walk_to((560.0, 560.0), 40.0))).await;
+    let stood = futures_util::future::join_all(crowd.iter_mut().map(|p| p.walk_to((562.0, 562.0), 30.0))).await;
+    // The cells they stand in, a shard (the keys of their views): one, or
+    // a few when a stop landed past a border.
+    let cells = |i: usize| {
+        let mut c: Vec<(i32, i32)> =
+            stood.iter().skip(i).step_by(2).map(|p| ((p.0 / 125.0) as i32, (p.1 / 125.0) as i32)).collect();
+        c.sort_unstable();
+        c.dedup();
+        c.len() as f64
+    };
     // Past the slowest tier every view holds its cells as its key's does.
     shards[0].wait_ticks(80).await;
     // One of them steps to and fro, so the crowd's cell changes: each view
@@ -442,13 +458,16 @@ async fn a_crowd_that_walked_in_from_everywhere_shares_one_view_a_shard() {
         shards[0].wait_ticks(2).await;
     }
     crowd[0].input(0.0, 0.0).await;
-    for (s, (views, ticks)) in shards.iter().zip(before) {
+    for (i, (s, (views, ticks))) in shards.iter().zip(before).enumerate() {
         let views = s.metric("mino_views_assembled_total").await - views;
         let ticks = s.metric("mino_ticks_total").await - ticks;
         assert!(ticks >= 20.0, "the shard ticked meanwhile");
+        // A view a cell the crowd stands in, and the stepping player's own
+        // when it steps past a border.
+        let most = (cells(i) + 1.0) * ticks;
         assert!(
-            views <= 2.0 * ticks,
-            "{views} views assembled in {ticks} ticks: the crowd's sockets did not share a view"
+            views <= most,
+            "{views} views assembled in {ticks} ticks (at most {most}): the crowd's sockets did not share a view"
         );
     }
 }

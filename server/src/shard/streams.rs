@@ -116,6 +116,14 @@ impl Stream {
         (aligned(self.prev, period, phase), aligned(self.latest, period, phase))
     }
 
+    /// Whether a holder of step `h` (past `target`) holds what a holder of
+    /// `target` does: the cell did not change in between, or its state at
+    /// `target` is not known (a chain from it is refused, so what is sent
+    /// next is whole either way).
+    pub(crate) fn holds_as(&self, h: u64, target: u64) -> bool {
+        target < self.known_from || !self.changed_within(target, h)
+    }
+
     /// The newest full form's item.
     pub(crate) fn full(&self) -> &Bytes {
         &self.full

@@ -834,7 +834,7 @@ fn bundle_of(step: u64, items: &[u8]) -> ClusterEvent {
 }
 
 #[test]
-fn a_socket_that_joins_beside_a_cell_the_other_shard_stopped_sending_shares_its_keys_view() {
+fn a_socket_that_joins_beside_cells_the_other_shard_emptied_and_stopped_sending_shares_its_keys_view() {
     let mut s = shard(&Config {
         redis: Some(crate::backplane::RedisTarget::Node("redis://127.0.0.1:1".into())),
         ..aoi_config()
@@ -843,31 +843,40 @@ fn a_socket_that_joins_beside_a_cell_the_other_shard_stopped_sending_shares_its_
     s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
     s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
     let first = place(&mut s, 1000, 150.0, 150.0);
-    // Shard 8 has one player standing in cell 1, then stops sending the
-    // cell (as a shard does once its cell has stood still a while).
-    let theirs = Entry { id: PlayerId(5000), x: 100, y: 200, heading: 3, flags: 1 };
-    let (mut body, mut full, mut items) = (Vec::new(), Vec::new(), Vec::new());
-    mino_protocol::delta::encode_full(&[theirs], &mut body);
-    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
-    mino_protocol::view::write_bundle_cell(&mut items, 0, 1, &full, &[]);
-    // Steps 2 to 7: the stream's last step (7) is not one the slower
-    // tiers' rule reaches (a multiple of their period).
+    // Shard 8 has a player in cell 1 (beside the sockets' cell 33) and one
+    // in cell 36 (in its prefetch ring: due every 4th step), who leave at
+    // step 5; its bundles say so until step 7, then stop (the cells
+    // emptied: a shard stops sending such a cell after a while). The
+    // streams stop at a step (7) past their rule's for the prefetch ring (4).
+    let bundle_items = |occupied: bool| {
+        let mut items = Vec::new();
+        for (cell, id) in [(1, 5000), (36, 5001)] {
+            let theirs = Entry { id: PlayerId(id), x: 100, y: 200, heading: 3, flags: 1 };
+            let players: &[Entry] = if occupied { &[theirs] } else { &[] };
+            let (mut body, mut full) = (Vec::new(), Vec::new());
+            mino_protocol::delta::encode_full(players, &mut body);
+            mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
+            mino_protocol::view::write_bundle_cell(&mut items, 0, cell, &full, &[]);
+        }
+        items
+    };
     t.tick(&mut s);
     for step in 2..=7 {
-        s.cluster_event(bundle_of(step, &items));
+        s.cluster_event(bundle_of(step, &bundle_items(step < 5)));
         t.tick(&mut s);
     }
     for _ in 0..40 {
         t.tick(&mut s);
     }
     // A second socket in the same cell: its view is owed the whole view,
-    // shard 8's cell 1 too, whose stream never comes due again.
+    // shard 8's emptied cells too, whose streams never come due again.
     let second = place(&mut s, 1001, 160.0, 160.0);
     let mut held = holder(&s);
     for _ in 0..20 {
         let out = t.tick(&mut s);
         apply(&mut held, &s, &out, second.link);
     }
-    assert!(held_players(&held).iter().any(|e| e.id == PlayerId(5000)), "the second socket was sent shard 8's player");
+    let ids: Vec<PlayerId> = held_players(&held).iter().map(|e| e.id).collect();
+    assert!(!ids.contains(&PlayerId(5000)) && !ids.contains(&PlayerId(5001)), "shard 8's players left: {ids:?}");
     assert_eq!(s.view_of(second.link), s.view_of(first.link), "the second socket rejoined its key's view");
 }

@@ -1141,23 +1141,24 @@ fn decide<'a>(
     // Held at `h`, past the rule's step: the same as held at the rule's
     // step when the cell did not change between (its sockets hold the same
     // players, and a client applies a delta to the players it holds,
-    // whatever step it took them at; the next due step is past `h`).
+    // whatever step it took them at; the next due step is past `h`), or
+    // when that step is not known (what is sent next is whole).
     // Without this, a view sent a cell whole at a step the rule does not
     // reach kept it as an exception for good where the stream stopped there
-    // (a relayed cell the other shard no longer publishes): a crowd's views,
-    // each with a few cells its bots walked past, never rejoined their
-    // key's, and the shard assembled a frame for each socket.
-    let settled = |h: u64| {
-        if h > target && !stream.changed_within(target, h) {
-            Holding::At(target)
-        } else {
-            Holding::At(h)
-        }
-    };
+    // (a cell the other shard emptied and no longer publishes): a crowd's
+    // views, each with a few cells its bots walked past, never rejoined
+    // their key's, and the shard assembled a frame for each socket.
+    let settled = |h: u64| if h > target && stream.holds_as(h, target) { Holding::At(target) } else { Holding::At(h) };
     let now = match holding {
-        // Not held: sent at its due step, or now when it stands as it did at
-        // the rule's step (a stopped stream never comes due).
-        Holding::Unheld if !due && stream.changed_within(target, stream.latest()) => Holding::Unheld,
+        // Not held: sent at its due step. An empty cell standing as it stood
+        // at the rule's step is held as it is (nothing) without waiting for
+        // it, as a stopped stream's never comes; an occupied one waits (a
+        // stopped stream's players may be long gone: shown, they would be
+        // ghosts).
+        Holding::Unheld if !due && !stream.occupied() && stream.holds_as(stream.latest(), target) => {
+            Holding::At(target)
+        }
+        Holding::Unheld if !due => Holding::Unheld,
         Holding::Unheld if stream.occupied() || stream.last_change().is_some() => {
             full(pieces);
             settled(stream.latest())
