@@ -352,7 +352,9 @@ impl Report {
                  by chance) against the control's 55.2; with it, 57.8 against 56.2 (runs at commit 96abef4). \
                  `target/release/delta_cost --step-offset N` prints each shard's tick by its number mod 4. \
                  Server CPU: the runs before commit 431eecc took 18.93 µs a player a tick against the control's \
-                 17.20 (1.10x); the runs above, at commit 60f6b4b, 18.12 against 18.52. Between: handoff origins \
+                 17.20 (1.10x); the runs at commit 60f6b4b, 18.12 against 18.52; the runs above came after f39a148 and \
+                 631acbd (a view holding a cell unchanged since its rule's step rejoins its key's view, so a crowd \
+                 shares one view a shard: see the crowd below). Between: handoff origins \
                  looked up by cell (431eecc; offline 2,920 to 2,835 M instructions), then from commit 96abef4 a \
                  frame that fits one message written without counting its cells out (3ddbff1) and a deltas view's \
                  empty deltas taken as bits over its cells, not as pieces of its frame \
