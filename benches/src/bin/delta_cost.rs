@@ -595,11 +595,7 @@ fn main() {
     }
     if let Some((gathered, radius)) = gathered {
         let core = CrowdCore {
-            frames: match cli.frames {
-                Frames::Deltas => "deltas",
-                Frames::Full => "full",
-            }
-            .to_owned(),
+            frames: cli.frames.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned()),
             players: cli.players,
             shuffle: cli.shuffle,
             warmup,

@@ -65,6 +65,24 @@ impl Kind {
 /// The crowd's world, units a side (as the crowd section's).
 const CROWD_SIDE: u32 = 2000;
 
+/// Runs an offline bench `binary` with `args` and `--json` into the raw
+/// folder as `label.json` (its output in `logs/label.log`); a failure is
+/// logged, and the report shows the figures missing.
+///
+/// Errors: the command could not be recorded or started.
+async fn offline(run: &Run, binary: &str, label: &str, mut args: Vec<String>) -> anyhow::Result<()> {
+    let said = format!("{label}: {binary} {}", args.join(" "));
+    run.log(&said);
+    run.status(&said);
+    let json = run.paths.raw.join(format!("{label}.json"));
+    args.extend(["--json".to_owned(), json.to_string_lossy().into_owned()]);
+    let log = run.paths.raw.join(format!("logs/{label}.log"));
+    if !run.command(label, run.binary(binary), &args, Some(&log)).await? {
+        run.log(&format!("{label}: {binary} failed (see {})", log.display()));
+    }
+    Ok(())
+}
+
 /// Runs the traces, then each kind's pairs `repeat` times.
 ///
 /// Errors: results could not be written.
@@ -75,24 +93,13 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
         ("walk", "walk-uniform", p.trace_walk, strings(["--phase".to_owned(), "uniform".into()])),
         ("crowd", "crowd", p.trace_crowd, strings(["--shuffle".to_owned(), TRACE_SHUFFLE.to_string()])),
     ] {
-        let label = format!("deltas-trace-{name}");
-        let said = format!("{label}: delta_trace {game} --players {players} {}", extra.join(" "));
-        run.log(said.trim_end());
-        run.status(said.trim_end());
-        let json = run.paths.raw.join(format!("{label}.json"));
         let mut args = strings([game.to_owned(), "--players".into(), players.to_string()]);
         args.extend(extra);
-        args.extend(["--json".to_owned(), json.to_string_lossy().into_owned()]);
-        let log = run.paths.raw.join(format!("logs/{label}.log"));
-        if !run.command(&label, run.binary("delta_trace"), &args, Some(&log)).await? {
-            run.log(&format!("{label}: delta_trace failed (see {})", log.display()));
-        }
+        offline(run, "delta_trace", &format!("deltas-trace-{name}"), args).await?;
     }
     // The crowd through the shard core alone: what the shards decide to send
     // it, apart from a machine that may not carry the bots (offline, seconds).
     for frames in [Frames::Deltas, Frames::Full] {
-        let label = format!("deltas-crowd-core-{}", frames.label());
-        let json = run.paths.raw.join(format!("{label}.json"));
         let args = strings([
             "--scenario".to_owned(),
             "crowd".into(),
@@ -102,15 +109,8 @@ pub async fn run(run: &mut Run) -> anyhow::Result<()> {
             TRACE_SHUFFLE.to_string(),
             "--frames".into(),
             frames.label().into(),
-            "--json".into(),
-            json.to_string_lossy().into_owned(),
         ]);
-        run.log(&format!("{label}: delta_cost {}", args.join(" ")));
-        run.status(&format!("{label}: delta_cost --scenario crowd --players {}", p.crowd));
-        let log = run.paths.raw.join(format!("logs/{label}.log"));
-        if !run.command(&label, run.binary("delta_cost"), &args, Some(&log)).await? {
-            run.log(&format!("{label}: delta_cost failed (see {})", log.display()));
-        }
+        offline(run, "delta_cost", &format!("deltas-crowd-core-{}", frames.label()), args).await?;
     }
     let side = ((f64::from(p.walkers) / 4.0).sqrt().ceil() as u32) * AOI_CELL;
     for kind in [Kind::Aoi, Kind::Whole, Kind::Crowd] {

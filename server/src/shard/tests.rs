@@ -225,6 +225,47 @@ fn claimed(player: PlayerId, position: Option<(f32, f32)>) -> Claimed {
     }
 }
 
+/// A clustered shard (7) with area of interest, ids from 1000, in a place
+/// with shard 8.
+fn clustered_aoi() -> Shard {
+    let mut s = shard(&Config { redis: clustered(10).redis, ..aoi_config() });
+    s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
+    s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
+    s
+}
+
+/// A player of another shard, standing (its position is not read).
+fn theirs(id: u32) -> Entry {
+    Entry { id: PlayerId(id), x: 100, y: 200, heading: 3, flags: 1 }
+}
+
+/// The full form item of `players`.
+fn full_item(players: &[Entry]) -> Vec<u8> {
+    let (mut body, mut full) = (Vec::new(), Vec::new());
+    mino_protocol::delta::encode_full(players, &mut body);
+    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
+    full
+}
+
+/// A bundle's items: each (cell, players)'s full form.
+fn full_cells(cells: &[(u32, &[Entry])]) -> Vec<u8> {
+    let mut items = Vec::new();
+    for &(cell, players) in cells {
+        mino_protocol::view::write_bundle_cell(&mut items, 0, cell, &full_item(players), &[]);
+    }
+    items
+}
+
+/// Shard `shard`'s bundle of its region 1 at step `step`, stamped at
+/// `server_time_ms`, of `items` ([`full_cells`]), as its subscriber hands
+/// it on.
+fn bundle_from(shard: u32, step: u64, server_time_ms: u64, items: &[u8]) -> ClusterEvent {
+    let stamp = mino_protocol::view::FrameStamp { shard: ShardId(shard), tick: Tick(step), server_time_ms };
+    let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, items);
+    let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
+    ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
+}
+
 #[test]
 fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
     let mut s = shard(&clustered(10));
@@ -239,17 +280,9 @@ fn relayed_frames_reach_sockets_unchanged_but_are_not_republished() {
     assert_eq!(a.player, PlayerId(1000));
     s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
     // Shard 8's bundle of the whole world (one cell): one player's full form.
-    let theirs = Entry { id: PlayerId(5000), x: 100, y: 200, heading: 3, flags: 1 };
-    let (mut body, mut full, mut items) = (Vec::new(), Vec::new(), Vec::new());
-    mino_protocol::delta::encode_full(&[theirs], &mut body);
-    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
-    mino_protocol::view::write_bundle_cell(&mut items, 0, 1, &full, &[]);
-    let bundle = |shard: u32, step: u64| {
-        let stamp = mino_protocol::view::FrameStamp { shard: ShardId(shard), tick: Tick(step), server_time_ms: T0 };
-        let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, &items);
-        let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-        ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
-    };
+    let full = full_item(&[theirs(5000)]);
+    let items = full_cells(&[(1, &[theirs(5000)])]);
+    let bundle = |shard: u32, step: u64| bundle_from(shard, step, T0, &items);
     s.cluster_event(bundle(8, 3));
     s.cluster_event(bundle(9, 3));
     assert_eq!(effects(&mut s), [Effect::Dropped(DropKind::RelaySnapshot, 1)], "unknown shard dropped");
@@ -786,28 +819,13 @@ fn standing_place_assembles_no_view(config: Config) {
 
 #[test]
 fn a_shard_taken_a_tick_late_counts_the_tick_in_its_relay_lag() {
-    let mut s = shard(&Config {
-        redis: Some(crate::backplane::RedisTarget::Node("redis://127.0.0.1:1".into())),
-        ..aoi_config()
-    });
+    let mut s = clustered_aoi();
     let mut t = Ticker::new();
-    s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
-    s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
     place(&mut s, 1000, 150.0, 150.0);
     // Shard 8's bundle of its step `step` (stamped 50 ms a step): one
     // player in cell 1.
-    let theirs = Entry { id: PlayerId(5000), x: 100, y: 200, heading: 3, flags: 1 };
-    let (mut body, mut full, mut items) = (Vec::new(), Vec::new(), Vec::new());
-    mino_protocol::delta::encode_full(&[theirs], &mut body);
-    mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
-    mino_protocol::view::write_bundle_cell(&mut items, 0, 1, &full, &[]);
-    let bundle = |step: u64| {
-        let stamp =
-            mino_protocol::view::FrameStamp { shard: ShardId(8), tick: Tick(step), server_time_ms: T0 + 50 * step };
-        let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, &items);
-        let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-        ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
-    };
+    let items = full_cells(&[(1, &[theirs(5000)])]);
+    let bundle = |step: u64| bundle_from(8, step, T0 + 50 * step, &items);
     t.tick(&mut s);
     // Its steps run even with ours (its step 2 heard before our step 2):
     // from then on each of its bundles is taken a tick after it came, and
@@ -824,45 +842,21 @@ fn a_shard_taken_a_tick_late_counts_the_tick_in_its_relay_lag() {
     assert_eq!(lags, [vec![0], vec![], vec![50], vec![50]]);
 }
 
-/// Shard 8's bundle of its step `step`, stamped 50 ms a step, of `items`
-/// (its region 1's cells).
-fn bundle_of(step: u64, items: &[u8]) -> ClusterEvent {
-    let stamp = mino_protocol::view::FrameStamp { shard: ShardId(8), tick: Tick(step), server_time_ms: T0 + 50 * step };
-    let encoded = mino_protocol::view::encode_bundle(&stamp, step, 1, items);
-    let Ok(ServerMsg::CellBundle(b)) = decode(&encoded) else { panic!("a bundle") };
-    ClusterEvent::Bundle(Relayed { stamp, step, items: Bytes::copy_from_slice(b.items()), cells: b.into_cells() })
-}
-
 #[test]
 fn a_socket_that_joins_beside_cells_the_other_shard_emptied_and_stopped_sending_shares_its_keys_view() {
-    let mut s = shard(&Config {
-        redis: Some(crate::backplane::RedisTarget::Node("redis://127.0.0.1:1".into())),
-        ..aoi_config()
-    });
+    let mut s = clustered_aoi();
     let mut t = Ticker::new();
-    s.cluster_event(ClusterEvent::Ids { start: 1000, len: 10 });
-    s.cluster_event(ClusterEvent::Live(vec![ShardId(7), ShardId(8)]));
     let first = place(&mut s, 1000, 150.0, 150.0);
     // Shard 8 has a player in cell 1 (beside the sockets' cell 33) and one
     // in cell 36 (in its prefetch ring: due every 4th step), who leave at
     // step 5; its bundles say so until step 7, then stop (the cells
     // emptied: a shard stops sending such a cell after a while). The
     // streams stop at a step (7) past their rule's for the prefetch ring (4).
-    let bundle_items = |occupied: bool| {
-        let mut items = Vec::new();
-        for (cell, id) in [(1, 5000), (36, 5001)] {
-            let theirs = Entry { id: PlayerId(id), x: 100, y: 200, heading: 3, flags: 1 };
-            let players: &[Entry] = if occupied { &[theirs] } else { &[] };
-            let (mut body, mut full) = (Vec::new(), Vec::new());
-            mino_protocol::delta::encode_full(players, &mut body);
-            mino_protocol::view::write_item(&mut full, mino_protocol::view::ItemKind::Full, &body);
-            mino_protocol::view::write_bundle_cell(&mut items, 0, cell, &full, &[]);
-        }
-        items
-    };
+    let there = full_cells(&[(1, &[theirs(5000)]), (36, &[theirs(5001)])]);
+    let gone = full_cells(&[(1, &[]), (36, &[])]);
     t.tick(&mut s);
     for step in 2..=7 {
-        s.cluster_event(bundle_of(step, &bundle_items(step < 5)));
+        s.cluster_event(bundle_from(8, step, T0 + 50 * step, if step < 5 { &there } else { &gone }));
         t.tick(&mut s);
     }
     for _ in 0..40 {
