@@ -352,9 +352,11 @@ impl Report {
                  by chance) against the control's 55.2; with it, 57.8 against 56.2 (runs at commit 96abef4). \
                  `target/release/delta_cost --step-offset N` prints each shard's tick by its number mod 4. \
                  Server CPU: the runs before commit 431eecc took 18.93 µs a player a tick against the control's \
-                 17.20 (1.10x); the runs at commit 60f6b4b, 18.12 against 18.52; the runs above came after f39a148 and \
-                 631acbd (a view holding a cell unchanged since its rule's step rejoins its key's view, so a crowd \
-                 shares one view a shard: see the crowd below). Between: handoff origins \
+                 17.20 (1.10x); the runs at commit 60f6b4b, 18.12 against 18.52; at e424564 (with f39a148: a view \
+                 holding a cell unchanged since its rule's step rejoins its key's view, so a crowd shares one view \
+                 a shard: see the crowd below), 18.45 against 18.62; at d7073a3 (with 631acbd), 21.50 against \
+                 21.38, the control 15 % slower than before on the shared machine; the runs above, at b04be19: \
+                 the four reruns from 60f6b4b on read 0.98x to 1.04x, within the machine's noise. Between: handoff origins \
                  looked up by cell (431eecc; offline 2,920 to 2,835 M instructions), then from commit 96abef4 a \
                  frame that fits one message written without counting its cells out (3ddbff1) and a deltas view's \
                  empty deltas taken as bits over its cells, not as pieces of its frame \
