@@ -6,7 +6,8 @@
 //! shard, bundles were lost on the way, the other shard restarted) ends in a
 //! resync, never in a wrong position. A standing crowd costs nothing, and a
 //! crowd that walked in from everywhere shares one view a shard; a player
-//! back where another shard's player stood before is not shown it there; a Hello
+//! back where another shard's player stood before is not shown it there, nor
+//! is one that left while Redis was down; a Hello
 //! with capabilities the server does not know is answered with those it
 //! grants.
 
@@ -419,6 +420,56 @@ async fn a_player_back_where_another_shards_player_stood_is_not_shown_it_there()
     while Instant::now() < deadline {
         assert!(!holds(&watcher, id), "the watcher is shown the other shard's player where it stood before");
         tokio::time::timeout(Duration::from_millis(100), watcher.next()).await.ok();
+    }
+}
+
+#[tokio::test]
+async fn a_player_that_left_while_redis_was_down_is_not_shown_where_it_stood() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let mut redis = Redis::start();
+    let one = shard(&redis, 1, &[]).await;
+    let two = shard(&redis, 2, &[]).await;
+    // Two of shard two's players stand beside shard one's watcher.
+    let mut goes = Player::join(&two, "GoesAway").await;
+    goes.walk_to((562.0, 562.0), 20.0).await;
+    let mut stays = Player::join(&two, "StaysThere").await;
+    stays.walk_to((687.0, 687.0), 20.0).await;
+    let mut watcher = Player::join_deltas(&one, "WatchesOnOne").await;
+    watcher.walk_to((625.0, 500.0), 20.0).await;
+    let (gone, there) = (goes.id(), stays.id());
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !(holds(&watcher, gone) && holds(&watcher, there)) {
+        assert!(Instant::now() < deadline, "the watcher was never sent both players beside it");
+        watcher.next().await;
+    }
+    // Redis goes down; one player leaves meanwhile. Shard two publishes its
+    // emptied cell for 64 ticks, all lost, then no more.
+    // (The player there reads nothing: it speaks now and then, or it would
+    // be dropped as silent at the peer timeout.)
+    stays.input(0.0, 0.0).await;
+    redis.kill();
+    goes.ws.close(None).await.ok();
+    two.wait_ticks(100).await;
+    redis.restart();
+    stays.input(0.0, 0.0).await;
+    // The watcher is not shown the player gone where it stood, and is shown
+    // the one still there once shard two is heard again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while holds(&watcher, gone) || !holds(&watcher, there) {
+        assert!(
+            Instant::now() < deadline,
+            "the watcher holds the player gone: {}, the player there: {}; it holds {:?}",
+            holds(&watcher, gone),
+            holds(&watcher, there),
+            watcher.held().map(|h| h.cells().map(|(k, c)| (*k, c.tick, c.entries.len())).collect::<Vec<_>>())
+        );
+        watcher.next_within(Duration::from_millis(200)).await;
+    }
+    let until = one.metric("mino_ticks_total").await + 40.0;
+    while one.metric("mino_ticks_total").await < until {
+        assert!(!holds(&watcher, gone), "the watcher is shown the player gone again");
+        assert!(holds(&watcher, there), "the watcher lost the player there");
+        watcher.next_within(Duration::from_millis(200)).await;
     }
 }
 

@@ -590,6 +590,59 @@ async fn clustered_a_session_gets_no_view_before_its_welcome_and_holds_a_standin
 }
 
 #[tokio::test]
+async fn clustered_a_session_is_not_shown_another_shards_player_where_it_stood_before_the_shard_looked_away() {
+    // Shard one hears of shard two's player standing at a spot, then looks
+    // away (its last player leaves: it stops hearing the region). The
+    // player walks to another cell, and shard two stops publishing the one
+    // it emptied. A session that joins shard one, in a world every view
+    // sees whole, is shown the player in one cell only: shard one's view
+    // refresh sent the emptied cell as shard one last heard of it.
+    let redis = mino_testkit::Redis::start();
+    let start = |id: u32| {
+        let shard = Shard::build(SERVER).redis(&redis).id(id).world_size(250.0).flag("cell-size", "125");
+        let shard = shard.flag("view-radius", "250").flag("busy-lateness-ms", "0");
+        if id == 1 {
+            shard.flag("webtransport-listen", "127.0.0.1:0").start()
+        } else {
+            shard.start()
+        }
+    };
+    let (one, two) = (start(1), start(2));
+    one.wait_ready().await;
+    two.wait_ready().await;
+    let mut stander = Player::join(&two, "Stander").await;
+    stander.walk_to((62.0, 62.0), 20.0).await;
+    let id = stander.id();
+    let holds = |p: &Player| p.held().is_some_and(|h| h.cells().any(|(_, c)| c.entries.iter().any(|e| e.id.0 == id)));
+    let mut watcher = Player::join_deltas(&one, "Watcher").await;
+    let deadline = Instant::now() + WAIT;
+    while !holds(&watcher) {
+        assert!(Instant::now() < deadline, "shard one's player was never sent shard two's");
+        watcher.next().await;
+    }
+    watcher.ws.close(None).await.ok();
+    one.wait_metric("mino_players", 0.0).await;
+    // 40 ticks on, shard one no longer hears the region; shard two drops a
+    // cell once it has been empty for 64 ticks.
+    one.wait_ticks(60).await;
+    stander.walk_to((187.0, 187.0), 20.0).await;
+    two.wait_ticks(100).await;
+    let mut wt = TransportPlayer::join(&one, "Back").await;
+    // (The stander reads nothing: it speaks, or it would be dropped as
+    // silent at the peer timeout.)
+    stander.input(0.0, 0.0).await;
+    // Past the view's refresh (every 64 ticks) and each cell's.
+    let until = one.metric("mino_ticks_total").await + 140.0;
+    let mut cells = std::collections::BTreeSet::new();
+    while one.metric("mino_ticks_total").await < until {
+        wt.datagram().await;
+        let held = wt.held().expect("welcomed");
+        cells.extend(held.cells().filter(|(_, c)| c.entries.iter().any(|e| e.id.0 == id)).map(|(key, _)| *key));
+    }
+    assert_eq!(cells.len(), 1, "the session was shown shard two's player in the cells {cells:?}");
+}
+
+#[tokio::test]
 async fn a_drained_session_is_told_moved_by_an_error_and_resumes_on_another_shard_in_place() {
     // A drain closes a websocket with Move then the close code Moved; a
     // page cannot read a QUIC close code, so a session gets the Move, then

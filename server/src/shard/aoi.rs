@@ -23,6 +23,7 @@ use super::viewers::{Form, Move, Viewers};
 use super::views::{Area, Views};
 use crate::sim::World;
 use bytes::Bytes;
+use mino_protocol::delta::MAX_SPAN;
 use mino_protocol::view::FrameStamp;
 use mino_protocol::view::{parse_item, BundleCell};
 use mino_protocol::wire::Bounds;
@@ -32,6 +33,18 @@ use std::collections::HashMap;
 /// Ticks a region stays subscribed after no viewer needs it any more (2 s at
 /// 20 Hz): subscriptions follow the players without churning at borders.
 pub const REGION_KEEP_TICKS: u64 = 40;
+
+/// Steps an occupied cell of another shard may go unheard here before it
+/// is taken for empty, 72 (3.6 s at 20 Hz): a shard publishes each occupied
+/// cell at every step, and a cell it emptied for [`MAX_SPAN`] steps more
+/// ([`super::own`]), so one unheard for longer was emptied while its
+/// bundles did not reach this shard (a Redis outage, a channel lost), or
+/// they still do not. Shown as last heard, its players would stand there
+/// for good. 8 steps over [`MAX_SPAN`] for bundles held back or bunched.
+pub const STALE_STEPS: u64 = MAX_SPAN as u64 + 8;
+
+/// Steps between two looks for stale cells ([`STALE_STEPS`]).
+const STALE_SWEEP_STEPS: u64 = 16;
 
 /// How the area is cut and seen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,7 +216,8 @@ impl Aoi {
     }
 
     /// Another shard's bundle, verified by the subscriber. A cell off this
-    /// grid is dropped; a step older than what was heard from the shard by
+    /// grid, or of a region no view needed lately (see [`Aoi::regions`]),
+    /// is dropped; a step older than what was heard from the shard by
     /// more than the history means it restarted: its cells start over.
     /// A shard taken late ([`super::lag`]) has it taken at the start of the
     /// tick after next. What came of it is told by [`Aoi::relayed`].
@@ -237,11 +251,27 @@ impl Aoi {
     fn take(&mut self, bundle: Relayed) {
         let Relayed { stamp, step, items, cells } = bundle;
         let source = self.streams.source_of(stamp.shard);
-        self.streams.source_mut(source).ran(step, stamp.tick.0);
+        let src = self.streams.source_mut(source);
+        src.ran(step, stamp.tick.0);
+        src.taken_at = self.step;
         let mut taken = false;
+        // Cells of regions no view needs (a bundle still on its way when
+        // the region was dropped) are not taken: see [`Aoi::regions`].
+        // (A bundle is one region's: the answer is kept for the next cell.)
+        let (mut unheard, mut asked) = (0, None);
+        let count = cells.len();
         for cell in cells {
             let id = CellId(cell.cell);
             let (Some(full), Some(region)) = (items.get(cell.full.clone()), self.grid.region_of(id)) else { continue };
+            let hears = match asked {
+                Some((r, hears)) if r == region => hears,
+                _ => self.regions.hears(region),
+            };
+            asked = Some((region, hears));
+            if !hears {
+                unheard += 1;
+                continue;
+            }
             let occupied = parse_item(full).is_ok_and(|i| !i.body.is_empty());
             let deltas: Vec<(u32, Bytes)> = cell
                 .deltas
@@ -265,9 +295,42 @@ impl Aoi {
         }
         if taken {
             self.taken_times.push(stamp.server_time_ms);
-        } else {
+        } else if unheard < count.max(1) {
             self.dropped += 1;
         }
+    }
+
+    /// Other shards' occupied cells not heard for [`STALE_STEPS`] stand
+    /// empty from now on ([`Stream::vacate`]): those its shard was heard
+    /// past by that many steps (it publishes them no more), and every one
+    /// of a shard not heard at all for that many of this shard's steps.
+    /// Heard again, a cell comes back whole.
+    fn vacate_stale(&mut self) {
+        if self.streams.relayed().next().is_none() {
+            return;
+        }
+        let step = self.step;
+        // Per source: its newest step heard, and whether it went unheard.
+        let sources: Vec<Option<(u64, bool)>> = (0..self.streams.sources_len())
+            .map(|id| {
+                let source = self.streams.source(id);
+                let newest = *self.heard.get(&source.shard)?;
+                (id != OWN && source.live).then_some((newest, step > source.taken_at + STALE_STEPS))
+            })
+            .collect();
+        let (grid, region_changed) = (&self.grid, &mut self.region_changed);
+        let mut empty = Vec::new();
+        mino_protocol::view::write_item(&mut empty, mino_protocol::view::ItemKind::Full, &[]);
+        let empty = Bytes::from(empty);
+        self.streams.each_mut(|cell, source, stream| {
+            let Some(&Some((newest, unheard))) = sources.get(usize::from(source)) else { return };
+            if stream.occupied() && (unheard || stream.latest() + STALE_STEPS < newest) {
+                stream.vacate(newest, empty.clone());
+                if let Some(r) = grid.region_of(cell).and_then(|r| region_changed.get_mut(r.0 as usize)) {
+                    *r = Some(step);
+                }
+            }
+        });
     }
 
     /// Another shard left the place: its cells are dropped here, and every
@@ -303,6 +366,9 @@ impl Aoi {
                 self.take(bundle);
             }
             self.released = released;
+        }
+        if step.is_multiple_of(STALE_SWEEP_STEPS) {
+            self.vacate_stale();
         }
         self.streams.source_mut(OWN).ran(step, tick.0);
         self.own.encode(step, &self.grid, world, world.motion(), &mut self.streams);
@@ -375,8 +441,22 @@ impl Aoi {
     }
 
     /// The regions to hear from, when the set changed since the last call.
+    ///
+    /// The other shards' streams of a region dropped from the set are
+    /// dropped with it: nothing of them is heard until the region is needed
+    /// again, and by then a cell its shard emptied and stopped publishing
+    /// (64 still steps after: [`super::own`]) would stand here as it last
+    /// stood, for good: a datagram view's refresh showed its players where
+    /// they had stood, and a socket that joined beside it waited for it in
+    /// a view of its own. Heard again, a region's cells start their streams
+    /// anew from the next bundle (full forms first).
     pub(crate) fn regions(&mut self, tick: u64) -> Option<Vec<RegionId>> {
-        self.regions.settle(tick)
+        let (now, left) = self.regions.settle(tick)?;
+        if !left.is_empty() {
+            let grid = &self.grid;
+            self.streams.drop_relayed_where(|cell| grid.region_of(cell).is_some_and(|r| left.contains(&r)));
+        }
+        Some(now)
     }
 }
 
@@ -393,15 +473,22 @@ impl RegionInterest {
         self.last_needed.insert(region, tick);
     }
 
-    /// The set, when it changed.
-    fn settle(&mut self, tick: u64) -> Option<Vec<RegionId>> {
+    /// True when a view needed `region` lately: its bundles are taken.
+    fn hears(&self, region: RegionId) -> bool {
+        self.last_needed.contains_key(&region)
+    }
+
+    /// The set and the regions that left it (sorted), when it changed.
+    fn settle(&mut self, tick: u64) -> Option<(Vec<RegionId>, Vec<RegionId>)> {
         self.last_needed.retain(|_, last| tick.saturating_sub(*last) <= REGION_KEEP_TICKS);
         let mut now: Vec<RegionId> = self.last_needed.keys().copied().collect();
         now.sort_unstable();
-        (now != self.current).then(|| {
-            self.current.clone_from(&now);
-            now
-        })
+        if now == self.current {
+            return None;
+        }
+        let left = self.current.iter().filter(|r| now.binary_search(r).is_err()).copied().collect();
+        self.current.clone_from(&now);
+        Some((now, left))
     }
 }
 

@@ -19,6 +19,7 @@
 use super::grid::CellId;
 use bytes::Bytes;
 use mino_protocol::delta::MAX_SPAN;
+use mino_protocol::stencil::SLOWEST_PERIOD;
 use mino_protocol::view::KeptDelta;
 use mino_protocol::ShardId;
 use smallvec::SmallVec;
@@ -258,6 +259,27 @@ impl Stream {
         }
     }
 
+    /// The cell's shard no longer publishes it, though it held players here
+    /// (see [`super::aoi`]'s stale cells): it stands empty from `step` (at
+    /// least the step after `latest`) on, with `empty` as its full form.
+    /// No holding up to that step is a base for a delta (what comes next
+    /// is whole), and the stream is due this tick for every view whatever
+    /// its period or phase (`prev` a slowest period back), so each sends
+    /// its sockets the emptying: a stopped stream would never come due.
+    pub(crate) fn vacate(&mut self, step: u64, empty: Bytes) {
+        let step = step.max(self.latest + 1);
+        let shift = step - self.latest;
+        self.changes = if shift >= 64 { 1 } else { self.changes << shift | 1 };
+        self.prev = step.saturating_sub(u64::from(SLOWEST_PERIOD));
+        self.latest = step;
+        self.known_from = step + 1;
+        self.full = empty;
+        self.occupied = false;
+        self.deltas = VecDeque::new();
+        self.weight = 0.0;
+        self.note_due();
+    }
+
     /// The delta items ending at `step`, shortest span first.
     pub(crate) fn deltas_at(&self, step: u64) -> impl Iterator<Item = &KeptDelta> {
         let end = self.deltas.len() - self.deltas.iter().rev().take_while(|d| d.0 > step).count();
@@ -415,6 +437,8 @@ pub(crate) struct Source {
     pub(crate) shard: ShardId,
     /// Its recent steps and the ticks they ran at, oldest first.
     ticks: VecDeque<(u64, u64)>,
+    /// This shard's step when a bundle of it was last taken.
+    pub(crate) taken_at: u64,
     /// Still alive (a dead shard's source is emptied and reused).
     pub(crate) live: bool,
 }
@@ -468,7 +492,7 @@ impl Streams {
             slots: Vec::new(),
             cells: Vec::new(),
             free: Vec::new(),
-            sources: vec![Source { shard: own, ticks: VecDeque::new(), live: true }],
+            sources: vec![Source { shard: own, ticks: VecDeque::new(), taken_at: 0, live: true }],
         }
     }
 
@@ -552,6 +576,20 @@ impl Streams {
         }
     }
 
+    /// Removes every other shard's stream at the cells `at` picks; how
+    /// many.
+    pub(crate) fn drop_relayed_where(&mut self, at: impl Fn(CellId) -> bool) -> usize {
+        let stale: Vec<(SourceId, CellId)> = self
+            .cells()
+            .filter(|(cell, _)| at(*cell))
+            .flat_map(|(cell, slot)| slot.streams.iter().filter(|(s, _)| *s != OWN).map(move |(s, _)| (*s, cell)))
+            .collect();
+        for &(source, cell) in &stale {
+            self.remove(source, cell);
+        }
+        stale.len()
+    }
+
     /// Every cell with streams.
     pub(crate) fn cells(&self) -> impl Iterator<Item = (CellId, &Slot)> {
         self.cells.iter().zip(&self.slots).filter(|(c, _)| self.slot_of[c.0 as usize] != u32::MAX).map(|(c, s)| (*c, s))
@@ -575,7 +613,7 @@ impl Streams {
         if let Some(i) = self.sources.iter().position(|s| s.shard == shard && s.live) {
             return i as SourceId;
         }
-        let fresh = Source { shard, ticks: VecDeque::new(), live: true };
+        let fresh = Source { shard, ticks: VecDeque::new(), taken_at: 0, live: true };
         match self.sources.iter().position(|s| !s.live) {
             Some(i) => {
                 self.sources[i] = fresh;

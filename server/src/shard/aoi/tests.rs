@@ -922,6 +922,142 @@ fn a_datagram_socket_is_told_a_cell_left_its_view_in_three_frames() {
     }
 }
 
+/// One tick of `shards`, each hearing only the regions it asked for (as
+/// its subscriber does), each socket taking its frames; `heard` holds
+/// each shard's regions.
+fn tick_subscribed(shards: &mut [Shard], sockets: &mut [Socket], t: u64, heard: &mut [Vec<RegionId>]) {
+    tick_losing(shards, sockets, t, heard, |_, _| false);
+}
+
+/// [`tick_subscribed`], the bundles `lost` names (publisher, region) lost
+/// on the way.
+fn tick_losing(
+    shards: &mut [Shard],
+    sockets: &mut [Socket],
+    t: u64,
+    heard: &mut [Vec<RegionId>],
+    lost: impl Fn(ShardId, RegionId) -> bool,
+) {
+    for (s, regions) in shards.iter_mut().zip(heard.iter_mut()) {
+        s.world.step();
+        s.area.tick(&s.world, Tick(t), true, test_link_of);
+        if let Some(now) = s.area.regions(t) {
+            *regions = now;
+        }
+    }
+    for (from, b) in published(shards, t) {
+        for (s, regions) in shards.iter_mut().zip(heard.iter()).filter(|(s, _)| s.id != from) {
+            let region = b.cells.first().and_then(|c| s.area.grid().region_of(CellId(c.cell)));
+            if region.is_some_and(|r| regions.contains(&r) && !lost(from, r)) {
+                s.area.relay(b.clone());
+            }
+        }
+    }
+    for socket in sockets.iter_mut() {
+        deliver(&shards[socket.shard].area, socket);
+    }
+}
+
+/// True when `socket` holds player `id` in any cell.
+fn holds_player(socket: &Socket, id: PlayerId) -> bool {
+    socket.held.cells().any(|(_, c)| c.entries.iter().any(|e| e.id == id))
+}
+
+#[test]
+fn a_cell_emptied_while_its_region_went_unheard_is_not_shown_when_heard_again() {
+    // Shard 2's player stands beside shard 1's socket, which is sent it.
+    // The socket leaves: shard 1 stops hearing the region. The player goes,
+    // and shard 2 stops publishing the emptied cell. Sockets that join
+    // beside it again are not shown the player where it stood (a datagram
+    // socket's refresh sent it, from what shard 1 last heard), and the
+    // deltas sockets among them share one view (each waited in a view of
+    // its own for the cell to come due).
+    let mut shards = vec![shard(1, 0, 1, settings()), shard(2, 0, 2, settings())];
+    for (k, x) in [(1, 150.0), (2, 160.0), (3, 170.0)] {
+        shards[0].world.add(PlayerId(k), "a".into(), x, 150.0);
+    }
+    let other = PlayerId(20_001);
+    shards[1].world.add(other, "b".into(), 350.0, 150.0);
+    let mut heard = vec![Vec::new(), Vec::new()];
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::Datagram)];
+    for t in 1..=20 {
+        tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+    }
+    assert!(holds_player(&sockets[0], other), "the socket is sent the other shard's player beside it");
+    shards[0].area.remove_viewer(sockets[0].link);
+    sockets.clear();
+    for t in 21..=70 {
+        tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+    }
+    assert!(heard[0].is_empty(), "nobody left on shard 1: it hears no region");
+    shards[1].world.remove(other);
+    for t in 71..=150 {
+        tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+    }
+    sockets = vec![socket(&mut shards, 0, 0, Form::Datagram), socket(&mut shards, 0, 1, Form::Deltas)];
+    for t in 151..=300 {
+        if t == 152 {
+            sockets.push(socket(&mut shards, 0, 2, Form::Deltas));
+        }
+        tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+        for socket in &sockets {
+            assert!(!holds_player(socket, other), "tick {t}: a {:?} socket is shown the player gone", socket.form);
+        }
+    }
+    let view = |k: usize| shards[0].area.view_of(sockets[k].link);
+    assert!(view(1).is_some() && view(1) == view(2), "the two deltas sockets share a view");
+}
+
+#[test]
+fn another_shards_cell_unheard_for_long_is_shown_empty_and_its_players_again_once_heard() {
+    // Shard 2's players stand beside shard 1's sockets. Its bundles stop
+    // reaching shard 1 (a Redis outage: all of them; a lost channel: one
+    // region's), and meanwhile one of them leaves the place: shard 2
+    // publishes its emptied cell for 64 steps, then no more. Shard 1's
+    // sockets are not shown it for good (each form; its cell is in their
+    // views' slowest tier, 3 cells off), and the one still there is shown
+    // again once heard.
+    for whole in [true, false] {
+        let mut shards = vec![shard(1, 0, 1, settings()), shard(2, 0, 2, settings())];
+        for (k, x) in [(1, 750.0), (2, 760.0), (3, 770.0)] {
+            shards[0].world.add(PlayerId(k), "a".into(), x, 150.0);
+        }
+        let (gone, stays) = (PlayerId(20_001), PlayerId(20_002));
+        shards[1].world.add(gone, "b".into(), 450.0, 150.0);
+        shards[1].world.add(stays, "c".into(), 950.0, 150.0);
+        let region_of =
+            |s: &Shard, x: f32| s.area.grid().region_of(s.area.grid().cell_of(x, 150.0)).expect("on the grid");
+        let (its, other) = (region_of(&shards[1], 450.0), region_of(&shards[1], 950.0));
+        assert_ne!(its, other, "the two stand in two regions");
+        let mut heard = vec![Vec::new(), Vec::new()];
+        let mut sockets = vec![
+            socket(&mut shards, 0, 0, Form::Deltas),
+            socket(&mut shards, 0, 1, Form::Datagram),
+            socket(&mut shards, 0, 2, Form::Full),
+        ];
+        for t in 1..=20 {
+            tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+        }
+        assert!(holds_player(&sockets[0], gone) && holds_player(&sockets[0], stays), "both shown at first");
+        shards[1].world.remove(gone);
+        let lost = |from: ShardId, r: RegionId| from == ShardId(2) && (whole || r == its);
+        for t in 21..=120 {
+            tick_losing(&mut shards, &mut sockets, t, &mut heard, lost);
+        }
+        for t in 121..=300 {
+            tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+        }
+        for socket in &sockets {
+            let form = socket.form;
+            assert!(!holds_player(socket, gone), "whole outage {whole}: a {form:?} socket is shown the player gone");
+            assert!(
+                holds_player(socket, stays),
+                "whole outage {whole}: a {form:?} socket is not shown the player there"
+            );
+        }
+    }
+}
+
 /// A view of whole cells (full forms, or datagrams) keeps its cells' phases
 /// spread over each tier's period (`interest::spread_phase`): with everyone
 /// walking, a still full-form socket's frames come to about the same bytes
