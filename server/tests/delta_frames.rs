@@ -465,6 +465,9 @@ async fn a_player_that_left_while_redis_was_down_is_not_shown_where_it_stood() {
         );
         watcher.next_within(Duration::from_millis(200)).await;
     }
+    // Counted as repaired: the player gone's cell (and the one still there
+    // while unheard).
+    assert!(one.metric("mino_anti_entropy_repairs_total{kind=\"relayed_cell\"}").await >= 1.0);
     let until = one.metric("mino_ticks_total").await + 40.0;
     while one.metric("mino_ticks_total").await < until {
         assert!(!holds(&watcher, gone), "the watcher is shown the player gone again");

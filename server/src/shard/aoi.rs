@@ -41,10 +41,16 @@ pub const REGION_KEEP_TICKS: u64 = 40;
 /// bundles did not reach this shard (a Redis outage, a channel lost), or
 /// they still do not. Shown as last heard, its players would stand there
 /// for good. 8 steps over [`MAX_SPAN`] for bundles held back or bunched.
+/// So is a cell that changed within a slowest period of the last step
+/// heard (emptied just before its bundles stopped): a view taking it at a
+/// later phase was never due to send that change.
 pub const STALE_STEPS: u64 = MAX_SPAN as u64 + 8;
 
 /// Steps between two looks for stale cells ([`STALE_STEPS`]).
 const STALE_SWEEP_STEPS: u64 = 16;
+
+/// The slowest tier's period, steps.
+const SLOWEST: u64 = super::interest::SLOWEST_PERIOD as u64;
 
 /// How the area is cut and seen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,9 +122,12 @@ pub(crate) struct Aoi {
     /// The wall clocks of the bundles taken into the streams since last
     /// asked ([`Aoi::relayed`]).
     taken_times: Vec<u64>,
-    /// Bundles dropped since last asked: nothing in them taken, or their
-    /// shard left while they were held.
+    /// Bundles dropped since last asked: nothing in them taken (but for
+    /// cells of regions not heard), or their shard left while they were
+    /// held.
     dropped: u64,
+    /// Relayed cells taken for empty since last asked ([`STALE_STEPS`]).
+    vacated: u64,
     regions: RegionInterest,
     moves: Vec<Move>,
     placed: Vec<u32>,
@@ -156,6 +165,7 @@ impl Aoi {
             released: Vec::new(),
             taken_times: Vec::new(),
             dropped: 0,
+            vacated: 0,
             regions: RegionInterest::default(),
             moves: Vec::new(),
             placed: Vec::new(),
@@ -183,6 +193,12 @@ impl Aoi {
     #[cfg(test)]
     pub(crate) fn viewers_len(&self) -> usize {
         self.viewers.len()
+    }
+
+    /// Tests only: how many streams of other shards are kept.
+    #[cfg(test)]
+    pub(crate) fn relayed_streams(&self) -> usize {
+        self.streams.cells().map(|(_, slot)| slot.streams.iter().filter(|(s, _)| *s != OWN).count()).sum()
     }
 
     /// Tests only: the view of `link` holds or owes something out of the
@@ -241,10 +257,16 @@ impl Aoi {
 
     /// Since the last call: the wall clocks (ms) of the bundles taken into
     /// the streams (each once, when taken: a held one a tick after it came),
-    /// and how many were dropped (nothing in them taken, or their shard left
-    /// while they were held).
+    /// and how many were dropped (nothing in them taken but for cells of
+    /// regions not heard, or their shard left while they were held).
     pub(crate) fn relayed(&mut self) -> (std::vec::Drain<'_, u64>, u64) {
         (self.taken_times.drain(..), std::mem::take(&mut self.dropped))
+    }
+
+    /// Other shards' cells taken for empty since the last call (not heard
+    /// for [`STALE_STEPS`]).
+    pub(crate) fn vacated(&mut self) -> u64 {
+        std::mem::take(&mut self.vacated)
     }
 
     /// Takes a bundle into the streams, noting it taken or dropped.
@@ -253,25 +275,29 @@ impl Aoi {
         let source = self.streams.source_of(stamp.shard);
         let src = self.streams.source_mut(source);
         src.ran(step, stamp.tick.0);
-        src.taken_at = self.step;
+        src.heard_at = self.step;
         let mut taken = false;
         // Cells of regions no view needs (a bundle still on its way when
         // the region was dropped) are not taken: see [`Aoi::regions`].
         // (A bundle is one region's: the answer is kept for the next cell.)
-        let (mut unheard, mut asked) = (0, None);
-        let count = cells.len();
+        // Such a bundle is not counted dropped; one with nothing else is.
+        let mut asked = None;
+        let mut wanted = cells.is_empty();
         for cell in cells {
             let id = CellId(cell.cell);
-            let (Some(full), Some(region)) = (items.get(cell.full.clone()), self.grid.region_of(id)) else { continue };
+            let (Some(full), Some(region)) = (items.get(cell.full.clone()), self.grid.region_of(id)) else {
+                wanted = true;
+                continue;
+            };
             let hears = match asked {
                 Some((r, hears)) if r == region => hears,
                 _ => self.regions.hears(region),
             };
             asked = Some((region, hears));
             if !hears {
-                unheard += 1;
                 continue;
             }
+            wanted = true;
             let occupied = parse_item(full).is_ok_and(|i| !i.body.is_empty());
             let deltas: Vec<(u32, Bytes)> = cell
                 .deltas
@@ -295,13 +321,13 @@ impl Aoi {
         }
         if taken {
             self.taken_times.push(stamp.server_time_ms);
-        } else if unheard < count.max(1) {
+        } else if wanted {
             self.dropped += 1;
         }
     }
 
-    /// Other shards' occupied cells not heard for [`STALE_STEPS`] stand
-    /// empty from now on ([`Stream::vacate`]): those its shard was heard
+    /// Other shards' cells not heard for [`STALE_STEPS`], occupied or
+    /// changed just before, stand empty from now on ([`Stream::vacate`]): those its shard was heard
     /// past by that many steps (it publishes them no more), and every one
     /// of a shard not heard at all for that many of this shard's steps.
     /// Heard again, a cell comes back whole.
@@ -310,22 +336,28 @@ impl Aoi {
             return;
         }
         let step = self.step;
-        // Per source: its newest step heard, and whether it went unheard.
+        // Per source: its newest step heard, and whether it went silent.
         let sources: Vec<Option<(u64, bool)>> = (0..self.streams.sources_len())
             .map(|id| {
                 let source = self.streams.source(id);
                 let newest = *self.heard.get(&source.shard)?;
-                (id != OWN && source.live).then_some((newest, step > source.taken_at + STALE_STEPS))
+                (id != OWN && source.live).then_some((newest, step > source.heard_at + STALE_STEPS))
             })
             .collect();
-        let (grid, region_changed) = (&self.grid, &mut self.region_changed);
+        let (grid, region_changed, vacated) = (&self.grid, &mut self.region_changed, &mut self.vacated);
         let mut empty = Vec::new();
         mino_protocol::view::write_item(&mut empty, mino_protocol::view::ItemKind::Full, &[]);
         let empty = Bytes::from(empty);
         self.streams.each_mut(|cell, source, stream| {
-            let Some(&Some((newest, unheard))) = sources.get(usize::from(source)) else { return };
-            if stream.occupied() && (unheard || stream.latest() + STALE_STEPS < newest) {
+            let Some(&Some((newest, silent))) = sources.get(usize::from(source)) else { return };
+            // Occupied, or changed within a slowest period of its last step:
+            // a view whose due steps for it come at a later phase never sent
+            // that change.
+            let latest = stream.latest();
+            let owed = stream.occupied() || stream.changed_within(latest.saturating_sub(SLOWEST), latest);
+            if owed && (silent || latest + STALE_STEPS < newest) {
                 stream.vacate(newest, empty.clone());
+                *vacated += 1;
                 if let Some(r) = grid.region_of(cell).and_then(|r| region_changed.get_mut(r.0 as usize)) {
                     *r = Some(step);
                 }
@@ -454,7 +486,8 @@ impl Aoi {
         let (now, left) = self.regions.settle(tick)?;
         if !left.is_empty() {
             let grid = &self.grid;
-            self.streams.drop_relayed_where(|cell| grid.region_of(cell).is_some_and(|r| left.contains(&r)));
+            self.streams
+                .drop_relayed_where(|cell| grid.region_of(cell).is_some_and(|r| left.binary_search(&r).is_ok()));
         }
         Some(now)
     }

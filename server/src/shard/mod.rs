@@ -715,6 +715,14 @@ impl Shard {
         if dropped > 0 {
             self.effects.push(Effect::Dropped(DropKind::RelaySnapshot, dropped));
         }
+        let vacated = self.area.vacated();
+        if vacated > 0 {
+            tracing::warn!(
+                cells = vacated,
+                "other shards' cells not heard for 3.6 s are shown empty (their bundles were lost; their players may have left)"
+            );
+            self.effects.push(Effect::Repaired(RepairKind::RelayedCell, vacated));
+        }
         // Only assembled views have frames: a standing place lists none.
         let views = if self.area.assembled() == 0 {
             Vec::new()

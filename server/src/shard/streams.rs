@@ -117,6 +117,12 @@ impl Stream {
         (aligned(self.prev, period, phase), aligned(self.latest, period, phase))
     }
 
+    /// Whether a holding of step `h` may start a chain of deltas (it is
+    /// not before the stream's known steps): otherwise the full form is sent.
+    pub(crate) fn trusts(&self, h: u64) -> bool {
+        h >= self.known_from
+    }
+
     /// Whether a holder of step `h` (past `target`) holds what a holder of
     /// `target` does: the cell did not change in between, or its state at
     /// `target` is not known (a chain from it is refused, so what is sent
@@ -159,7 +165,9 @@ impl Stream {
         if step < self.latest || (step == self.latest && !self.full.is_empty()) {
             return false;
         }
-        let news = changed || self.full.is_empty() || step > self.latest + 1;
+        // (Occupied where it was not: a vacated cell heard again, whose
+        // players stood still meanwhile.)
+        let news = changed || self.full.is_empty() || step > self.latest + 1 || occupied != self.occupied;
         if step > self.latest + 1 {
             // Steps were lost (or this stream was idle and not told): unknown.
             self.known_from = self.known_from.max(step);
@@ -261,13 +269,17 @@ impl Stream {
 
     /// The cell's shard no longer publishes it, though it held players here
     /// (see [`super::aoi`]'s stale cells): it stands empty from `step` (at
-    /// least the step after `latest`) on, with `empty` as its full form.
-    /// No holding up to that step is a base for a delta (what comes next
-    /// is whole), and the stream is due this tick for every view whatever
-    /// its period or phase (`prev` a slowest period back), so each sends
-    /// its sockets the emptying: a stopped stream would never come due.
+    /// least the step after `latest`, and at least a slowest period) on,
+    /// with `empty` as its full form. No holding up to that step is a base
+    /// for a delta (what comes next is whole: [`Stream::trusts`]), and the
+    /// stream is due this tick for every view whatever its period or phase
+    /// (`prev` a slowest period back), so each sends its sockets the
+    /// emptying: a stopped stream would never come due. Sent once: a
+    /// datagram view's frame that is lost is mended at the view's refresh.
+    /// Heard again at that very step, the shard's state there is not
+    /// taken; the next step's is, whole.
     pub(crate) fn vacate(&mut self, step: u64, empty: Bytes) {
-        let step = step.max(self.latest + 1);
+        let step = step.max(self.latest + 1).max(u64::from(SLOWEST_PERIOD));
         let shift = step - self.latest;
         self.changes = if shift >= 64 { 1 } else { self.changes << shift | 1 };
         self.prev = step.saturating_sub(u64::from(SLOWEST_PERIOD));
@@ -437,8 +449,8 @@ pub(crate) struct Source {
     pub(crate) shard: ShardId,
     /// Its recent steps and the ticks they ran at, oldest first.
     ticks: VecDeque<(u64, u64)>,
-    /// This shard's step when a bundle of it was last taken.
-    pub(crate) taken_at: u64,
+    /// This shard's step when a bundle of it was last heard.
+    pub(crate) heard_at: u64,
     /// Still alive (a dead shard's source is emptied and reused).
     pub(crate) live: bool,
 }
@@ -492,7 +504,7 @@ impl Streams {
             slots: Vec::new(),
             cells: Vec::new(),
             free: Vec::new(),
-            sources: vec![Source { shard: own, ticks: VecDeque::new(), taken_at: 0, live: true }],
+            sources: vec![Source { shard: own, ticks: VecDeque::new(), heard_at: 0, live: true }],
         }
     }
 
@@ -576,18 +588,16 @@ impl Streams {
         }
     }
 
-    /// Removes every other shard's stream at the cells `at` picks; how
-    /// many.
-    pub(crate) fn drop_relayed_where(&mut self, at: impl Fn(CellId) -> bool) -> usize {
+    /// Removes every other shard's stream at the cells `at` picks.
+    pub(crate) fn drop_relayed_where(&mut self, at: impl Fn(CellId) -> bool) {
         let stale: Vec<(SourceId, CellId)> = self
             .cells()
             .filter(|(cell, _)| at(*cell))
             .flat_map(|(cell, slot)| slot.streams.iter().filter(|(s, _)| *s != OWN).map(move |(s, _)| (*s, cell)))
             .collect();
-        for &(source, cell) in &stale {
+        for (source, cell) in stale {
             self.remove(source, cell);
         }
-        stale.len()
     }
 
     /// Every cell with streams.
@@ -613,7 +623,7 @@ impl Streams {
         if let Some(i) = self.sources.iter().position(|s| s.shard == shard && s.live) {
             return i as SourceId;
         }
-        let fresh = Source { shard, ticks: VecDeque::new(), taken_at: 0, live: true };
+        let fresh = Source { shard, ticks: VecDeque::new(), heard_at: 0, live: true };
         match self.sources.iter().position(|s| !s.live) {
             Some(i) => {
                 self.sources[i] = fresh;

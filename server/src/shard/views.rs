@@ -1097,7 +1097,9 @@ fn decide<'a>(
             }
             Ok(i) => {
                 let (send, resolved) = match v.exceptions()[i].2 {
-                    Holding::At(h) => (stream.changed_within(h, target) || due && stream.occupied(), true),
+                    Holding::At(h) => {
+                        (!stream.trusts(h) || stream.changed_within(h, target) || due && stream.occupied(), true)
+                    }
                     Holding::Unheld => (due && (stream.occupied() || stream.last_change().is_some()), due),
                 };
                 if send {
@@ -1164,6 +1166,11 @@ fn decide<'a>(
             settled(stream.latest())
         }
         Holding::Unheld => Holding::At(target),
+        // Held at a step no delta may start from (the stream was heard anew
+        // or vacated since): whole, once due, whatever the step. Settled
+        // instead (held at or past the rule's step), a vacated stream's
+        // emptying was never sent where it stopped past its rule's step.
+        Holding::At(h) if due && !stream.trusts(h) => full(pieces),
         Holding::At(h) if h >= target => settled(h),
         // A chain over steps in which the cell did not change is empty.
         Holding::At(h) => {

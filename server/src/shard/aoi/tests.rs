@@ -990,6 +990,7 @@ fn a_cell_emptied_while_its_region_went_unheard_is_not_shown_when_heard_again() 
         tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
     }
     assert!(heard[0].is_empty(), "nobody left on shard 1: it hears no region");
+    assert_eq!(shards[0].area.relayed_streams(), 0, "the region's relayed cells are dropped with it");
     shards[1].world.remove(other);
     for t in 71..=150 {
         tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
@@ -1055,6 +1056,38 @@ fn another_shards_cell_unheard_for_long_is_shown_empty_and_its_players_again_onc
                 "whole outage {whole}: a {form:?} socket is not shown the player there"
             );
         }
+    }
+}
+
+#[test]
+fn walkers_of_a_shard_unheard_for_long_leave_no_ghost_whatever_their_sockets_held() {
+    // Both shards' players walk across cells, so views hold cells at steps
+    // of their own (carried over a tier's change). Every bundle of shard 2
+    // is lost for 100 ticks, and half its players leave meanwhile. Once it
+    // is heard again and everyone stands, every socket of shard 1, of each
+    // form, holds the place as it stands: no player gone is shown.
+    for seed in 0..6 {
+        let mut shards = vec![shard(1, 150, 300 + seed, settings()), shard(2, 150, 400 + seed, settings())];
+        everyone_walks(&mut shards);
+        let forms = [Form::Deltas, Form::Full, Form::Datagram];
+        let mut sockets: Vec<Socket> = (0..15).map(|i| socket(&mut shards, 0, i, forms[i % 3])).collect();
+        let mut heard = vec![Vec::new(), Vec::new()];
+        // The last step heard is 102: past the slowest period, and not on a
+        // step of the slower tiers (a vacated cell's step, 103, is not).
+        for t in 1..=102 {
+            tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+        }
+        let leaving: Vec<PlayerId> = shards[1].world.players().iter().step_by(2).map(|p| p.id).collect();
+        for id in leaving {
+            shards[1].world.remove(id);
+        }
+        for t in 103..=202 {
+            tick_losing(&mut shards, &mut sockets, t, &mut heard, |from, _| from == ShardId(2));
+        }
+        for t in 203..=262 {
+            tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+        }
+        sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 263);
     }
 }
 
