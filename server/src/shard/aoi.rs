@@ -352,9 +352,11 @@ impl Aoi {
             let Some(&Some((newest, silent))) = sources.get(usize::from(source)) else { return };
             // Occupied, or changed within a slowest period of its last step:
             // a view whose due steps for it come at a later phase never sent
-            // that change.
+            // that change. (Not a stream vacated already, or heard once:
+            // its last step is not trusted, and nothing of it is owed.)
             let latest = stream.latest();
-            let owed = stream.occupied() || stream.changed_within(latest.saturating_sub(SLOWEST), latest);
+            let owed = stream.occupied()
+                || stream.trusts(latest) && stream.changed_within(latest.saturating_sub(SLOWEST), latest);
             if owed && (silent || latest + STALE_STEPS < newest) {
                 stream.vacate(newest, empty.clone());
                 *vacated += 1;

@@ -1048,6 +1048,9 @@ fn another_shards_cell_unheard_for_long_is_shown_empty_and_its_players_again_onc
         for t in 121..=300 {
             tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
         }
+        // Each cell taken for empty once (the gone one's, and while all was
+        // lost the one still there), not again at every look.
+        assert_eq!(shards[0].area.vacated(), if whole { 2 } else { 1 }, "whole outage {whole}: cells vacated");
         for socket in &sockets {
             let form = socket.form;
             assert!(!holds_player(socket, gone), "whole outage {whole}: a {form:?} socket is shown the player gone");
