@@ -39,7 +39,7 @@
 //! | `mino_redis_failovers_total{reason}` | clustered: command connections moved to a new primary, by [`FailoverReason`] label: `readonly` (a write answered `READONLY`: the node was demoted; the pool was dropped and rebuilt), `primary_moved` (the sentinels named another primary than before) |
 //! | `mino_redis_resubscribes_total{reason}` | clustered: subscriptions renewed, by [`ResubscribeReason`] label: `slot_moved` (the server unsubscribed a shard channel whose slot migrated; subscribed again on its new node), `node_lost` (a cluster node connection dropped), `connection_lost` (the subscription connection ended), `silent` (the subscription connection did not answer a ping), `primary_changed` (the command connections found a demoted primary) |
 //! | `mino_core_panics_total{kind}` | panics caught in the shard core while it handled one connection's request, by [`PanicKind`] label: `command` (a handshake's request: reserve, resume claim, sign-in, join), `event` (a joined player's input, chat, names request or leave); the connection is closed (1011 where it can still be told) and the shard goes on. Any is a bug: its log line says what |
-//! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost), `relayed_cell` (another shard's occupied cell not heard for 72 steps, shown empty: its emptying was lost with its bundles) |
+//! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost), `relayed_cell` (another shard's cell not heard for 72 steps, occupied or changed just before, shown empty: its emptying was lost with its bundles) |
 //! | `mino_webtransport_sessions` | open WebTransport sessions (`--webtransport-listen`), from the QUIC handshake to the close |
 //! | `mino_webtransport_datagrams_total` | datagrams sent to WebTransport sessions (each a whole view frame, or a cut of one) |
 //! | `mino_webtransport_stream_messages_total` | messages written to WebTransport sessions' streams (welcome, chat, presence, the Error before a close, view frames that went on the stream, …), each counted once QUIC has taken it whole |
@@ -241,9 +241,10 @@ pub enum RepairKind {
     Roster,
     /// A player here whose session another shard owns.
     Ownership,
-    /// Another shard's occupied cell not heard for 72 steps, taken for
-    /// empty (`STALE_STEPS`, `shard/aoi.rs`): its emptying was lost with
-    /// its bundles.
+    /// Another shard's cell not heard for 72 steps, occupied or changed
+    /// just before, taken for empty (`STALE_STEPS`, `shard/aoi.rs`): its
+    /// emptying was lost with its bundles, or some views were never due
+    /// to send its last change.
     RelayedCell,
 }
 

@@ -41,9 +41,9 @@ pub const REGION_KEEP_TICKS: u64 = 40;
 /// bundles did not reach this shard (a Redis outage, a channel lost), or
 /// they still do not. Shown as last heard, its players would stand there
 /// for good. 8 steps over [`MAX_SPAN`] for bundles held back or bunched.
-/// So is a cell that changed within a slowest period of the last step
-/// heard (emptied just before its bundles stopped): a view taking it at a
-/// later phase was never due to send that change.
+/// So is a cell that changed less than a slowest period before the last
+/// step heard (emptied just before its bundles stopped): a view taking it
+/// at a later phase was never due to send that change.
 pub const STALE_STEPS: u64 = MAX_SPAN as u64 + 8;
 
 /// Steps between two looks for stale cells ([`STALE_STEPS`]).
@@ -350,13 +350,15 @@ impl Aoi {
         let empty = Bytes::from(empty);
         self.streams.each_mut(|cell, source, stream| {
             let Some(&Some((newest, silent))) = sources.get(usize::from(source)) else { return };
-            // Occupied, or changed within a slowest period of its last step:
-            // a view whose due steps for it come at a later phase never sent
-            // that change. (Not a stream vacated already, or heard once:
-            // its last step is not trusted, and nothing of it is owed.)
+            // Occupied, or changed less than a slowest period before its
+            // last step: a view whose due step for it comes at a later phase
+            // never sent that change. (A cell emptied and published for its
+            // 64 still steps, as a shard does, gave every view its due step.
+            // Not a stream vacated already, or heard once: its last step is
+            // not trusted, and nothing of it is owed.)
             let latest = stream.latest();
             let owed = stream.occupied()
-                || stream.trusts(latest) && stream.changed_within(latest.saturating_sub(SLOWEST), latest);
+                || stream.trusts(latest) && stream.last_change().is_some_and(|c| c + SLOWEST - 1 > latest);
             if owed && (silent || latest + STALE_STEPS < newest) {
                 stream.vacate(newest, empty.clone());
                 *vacated += 1;

@@ -372,6 +372,11 @@ fn every_socket_holds_exactly_the_state_it_was_told_own_and_relayed_deltas_and_f
         assert_eq!(implied, s.form == Form::Deltas, "a {:?} socket: {} sections implied cells", s.form, s.implied);
     }
     sockets_hold_the_place_as_it_stands(&mut shards, &mut sockets, 301);
+    // Every bundle arrived: no cell was taken for empty (cells emptied by
+    // walkers and published for their 64 still steps owe nothing).
+    for s in shards.iter_mut() {
+        assert_eq!(s.area.vacated(), 0, "shard {}: cells vacated with nothing lost", s.id.0);
+    }
 }
 
 /// Whether shard `of` takes shard `relayed`'s bundles a tick late.
