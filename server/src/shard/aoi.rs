@@ -327,10 +327,10 @@ impl Aoi {
     }
 
     /// Other shards' cells not heard for [`STALE_STEPS`], occupied or
-    /// changed just before, stand empty from now on ([`Stream::vacate`]): those its shard was heard
-    /// past by that many steps (it publishes them no more), and every one
-    /// of a shard not heard at all for that many of this shard's steps.
-    /// Heard again, a cell comes back whole.
+    /// changed just before, stand empty from now on ([`Stream::vacate`]):
+    /// those its shard was heard past by that many steps (it publishes them
+    /// no more), and every one of a shard not heard at all for that many of
+    /// this shard's steps. Heard again, a cell comes back whole.
     fn vacate_stale(&mut self) {
         if self.streams.relayed().next().is_none() {
             return;
