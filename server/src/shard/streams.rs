@@ -267,8 +267,9 @@ impl Stream {
         }
     }
 
-    /// The cell's shard no longer publishes it, though it held players here
-    /// (see [`super::aoi`]'s stale cells): it stands empty from `step` (at
+    /// The cell's shard is no longer heard of it, though it held players
+    /// here or changed just before (see [`super::aoi`]'s stale cells, and
+    /// [`super::aoi::STALE_STEPS`]): it stands empty from `step` (at
     /// least the step after `latest`, and at least a slowest period) on,
     /// with `empty` as its full form. No holding up to that step is a base
     /// for a delta (what comes next is whole: [`Stream::trusts`]), and the
