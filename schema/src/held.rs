@@ -715,6 +715,12 @@ impl Held {
         self.slots.iter().map(|slot| (&slot.key, slot.view()))
     }
 
+    /// The (shard, cell) of every held cell whose players include `id`,
+    /// by (shard, cell) increasing (one, unless a hand-off is pending).
+    pub fn cells_holding(&self, id: crate::PlayerId) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.cells().filter(move |(_, c)| c.entries.binary_search_by_key(&id, |e| e.id).is_ok()).map(|(k, _)| *k)
+    }
+
     /// Drops every cell of `shard` (its shard left the place).
     pub fn forget_shard(&mut self, shard: u32) {
         if self.slots.iter().any(|s| s.key.0 == shard) {
@@ -860,6 +866,9 @@ mod tests {
         assert_eq!(updates.len(), 3);
         assert_eq!(held.cell(7, 4).map(|c| (c.tick, c.entries.to_vec())), Some((12, second.clone())));
         assert_eq!(held.cell(7, 9).map(|c| c.entries.to_vec()), Some(first.clone()));
+        assert_eq!(held.cells_holding(PlayerId(2)).collect::<Vec<_>>(), [(7, 4), (7, 9)], "player 2 in both");
+        assert_eq!(held.cells_holding(PlayerId(3)).collect::<Vec<_>>(), [(7, 4)]);
+        assert_eq!(held.cells_holding(PlayerId(5)).count(), 0);
         // A delta onto a cell never held applies to the empty state: this one
         // does not fit it (it turns player 2, who is not there).
         let mut frame = Vec::new();

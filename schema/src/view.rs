@@ -426,6 +426,9 @@ const REF_SEVERAL: u64 = 1;
 /// stands for.
 static EMPTY_DELTA_TAGS: [u8; 7] = [1, 2, 3, 4, 5, 6, 7];
 
+/// The item of an empty cell's full form (no players): its tag alone.
+pub static EMPTY_FULL_ITEM: [u8; 1] = [KIND_FULL];
+
 /// The item of an empty delta over `span` ticks (a power of two up to
 /// [`MAX_SPAN`]; another is taken as [`MAX_SPAN`]): its tag alone.
 /// (Inlined: a shard's views ask it for most cells they are due.)
@@ -1144,6 +1147,12 @@ pub(crate) mod tests {
         assert_eq!(&bytes[..3], [0xf0, 0x9d, 0x02], "15 in the tag, then 285 as a varint");
         let read = parse_item(&bytes).expect("an item");
         assert_eq!((read.kind, read.body.len(), read.bytes.len()), (ItemKind::Full, 300, bytes.len()));
+    }
+
+    #[test]
+    fn an_empty_full_form_is_its_tag_alone() {
+        assert_eq!(item(ItemKind::Full, &[]), EMPTY_FULL_ITEM);
+        assert!(parse_item(&EMPTY_FULL_ITEM).is_ok_and(|i| i.kind == ItemKind::Full && i.body.is_empty()));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use futures_util::StreamExt;
 use mino_loadgen::profile::ProfileName;
 use mino_loadgen::Target;
 use mino_protocol::client::{self, Capabilities};
+use mino_protocol::PlayerId;
 use mino_testkit::{Bots, Frame, Player, Redis, Shard, Signal};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -383,7 +384,18 @@ async fn a_standing_crowd_costs_nothing_and_unknown_capabilities_are_not_granted
 
 /// True when `p` holds player `id` in any cell.
 fn holds(p: &Player, id: u32) -> bool {
-    p.held().is_some_and(|h| h.cells().any(|(_, c)| c.entries.iter().any(|e| e.id.0 == id)))
+    p.held().is_some_and(|h| h.cells_holding(PlayerId(id)).next().is_some())
+}
+
+/// Reads `watcher`'s frames until it holds every player of `ids`.
+///
+/// Panics: not within 3 s.
+async fn until_held(watcher: &mut Player, ids: &[u32]) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !ids.iter().all(|&id| holds(watcher, id)) {
+        assert!(Instant::now() < deadline, "the watcher was never sent the players {ids:?} beside it");
+        watcher.next().await;
+    }
 }
 
 #[tokio::test]
@@ -399,11 +411,7 @@ async fn a_player_back_where_another_shards_player_stood_is_not_shown_it_there()
     let mut watcher = Player::join_deltas(&one, "WatchesOnOne").await;
     watcher.walk_to((687.0, 562.0), 20.0).await;
     let id = stander.id();
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while !holds(&watcher, id) {
-        assert!(Instant::now() < deadline, "the watcher was never sent the player beside it");
-        watcher.next().await;
-    }
+    until_held(&mut watcher, &[id]).await;
     // The watcher goes to the far corner: shard one stops hearing region 1
     // (40 ticks after its last view left it). Then the stander leaves the
     // spot for another region, and shard two drops the emptied cell (64
@@ -419,7 +427,7 @@ async fn a_player_back_where_another_shards_player_stood_is_not_shown_it_there()
     let deadline = Instant::now() + Duration::from_secs(1);
     while Instant::now() < deadline {
         assert!(!holds(&watcher, id), "the watcher is shown the other shard's player where it stood before");
-        tokio::time::timeout(Duration::from_millis(100), watcher.next()).await.ok();
+        watcher.next_within(Duration::from_millis(100)).await;
     }
 }
 
@@ -437,11 +445,7 @@ async fn a_player_that_left_while_redis_was_down_is_not_shown_where_it_stood() {
     let mut watcher = Player::join_deltas(&one, "WatchesOnOne").await;
     watcher.walk_to((625.0, 500.0), 20.0).await;
     let (gone, there) = (goes.id(), stays.id());
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while !(holds(&watcher, gone) && holds(&watcher, there)) {
-        assert!(Instant::now() < deadline, "the watcher was never sent both players beside it");
-        watcher.next().await;
-    }
+    until_held(&mut watcher, &[gone, there]).await;
     // Redis goes down; one player leaves meanwhile. Shard two publishes its
     // emptied cell for 64 ticks, all lost, then no more.
     // (The player there reads nothing: it speaks now and then, or it would

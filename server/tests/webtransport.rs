@@ -10,6 +10,7 @@
 use mino_protocol::server::{self, ServerMsg};
 use mino_protocol::view::ItemKind;
 use mino_protocol::wire::CloseCode;
+use mino_protocol::PlayerId;
 use mino_testkit::{Frame, Player, Shard, TransportPlayer};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -613,7 +614,7 @@ async fn clustered_a_session_is_not_shown_another_shards_player_where_it_stood_b
     let mut stander = Player::join(&two, "Stander").await;
     stander.walk_to((62.0, 62.0), 20.0).await;
     let id = stander.id();
-    let holds = |p: &Player| p.held().is_some_and(|h| h.cells().any(|(_, c)| c.entries.iter().any(|e| e.id.0 == id)));
+    let holds = |p: &Player| p.held().is_some_and(|h| h.cells_holding(PlayerId(id)).next().is_some());
     let mut watcher = Player::join_deltas(&one, "Watcher").await;
     let deadline = Instant::now() + WAIT;
     while !holds(&watcher) {
@@ -637,7 +638,7 @@ async fn clustered_a_session_is_not_shown_another_shards_player_where_it_stood_b
     while one.metric("mino_ticks_total").await < until {
         wt.datagram().await;
         let held = wt.held().expect("welcomed");
-        cells.extend(held.cells().filter(|(_, c)| c.entries.iter().any(|e| e.id.0 == id)).map(|(key, _)| *key));
+        cells.extend(held.cells_holding(PlayerId(id)));
     }
     assert_eq!(cells.len(), 1, "the session was shown shard two's player in the cells {cells:?}");
 }

@@ -345,9 +345,7 @@ impl Aoi {
             })
             .collect();
         let (grid, region_changed, vacated) = (&self.grid, &mut self.region_changed, &mut self.vacated);
-        let mut empty = Vec::new();
-        mino_protocol::view::write_item(&mut empty, mino_protocol::view::ItemKind::Full, &[]);
-        let empty = Bytes::from(empty);
+        let empty = Bytes::from_static(&mino_protocol::view::EMPTY_FULL_ITEM);
         self.streams.each_mut(|cell, source, stream| {
             let Some(&Some((newest, silent))) = sources.get(usize::from(source)) else { return };
             // Occupied, or changed less than a slowest period before its

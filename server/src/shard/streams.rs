@@ -128,7 +128,7 @@ impl Stream {
     /// `target` is not known (a chain from it is refused, so what is sent
     /// next is whole either way).
     pub(crate) fn holds_as(&self, h: u64, target: u64) -> bool {
-        target < self.known_from || !self.changed_within(target, h)
+        !self.trusts(target) || !self.changed_within(target, h)
     }
 
     /// The newest full form's item.
@@ -332,7 +332,7 @@ impl Stream {
     /// which the cell did not change. `None` when one is missing (lost or
     /// older than the history), or `from` is not known: send the full form.
     pub(crate) fn chain<'s>(&'s self, from: u64, to: u64, mut out: impl FnMut(&'s KeptDelta)) -> Option<()> {
-        if from < self.known_from {
+        if !self.trusts(from) {
             return None;
         }
         let span = to.saturating_sub(from);

@@ -965,7 +965,7 @@ fn tick_losing(
 
 /// True when `socket` holds player `id` in any cell.
 fn holds_player(socket: &Socket, id: PlayerId) -> bool {
-    socket.held.cells().any(|(_, c)| c.entries.iter().any(|e| e.id == id))
+    socket.held.cells_holding(id).next().is_some()
 }
 
 #[test]
