@@ -7,15 +7,17 @@
 //! a cell, each shard's region bundles encoded, verified and relayed to the
 //! other one at the next tick (as Redis would). It runs `--warmup` ticks,
 //! then `--ticks` more inside `measured` (the function to give callgrind's
-//! `--toggle-collect`), and prints the wall time a tick and the view-frame
-//! bytes a socket a tick, and the wall time by the tick's number modulo 4
-//! (with deltas a view's outer tiers are due on the same ticks for every
-//! view: every 2nd tick, and every 4th, carry more of the work), then each
-//! shard's own tick by its number mod 4. Shard 2 ticks after shard 1, so
-//! it hears shard 1's step of the same tick and shard 1 hears shard 2's of
-//! the tick before; `--step-offset N` starts shard 2's steps N ahead, as
-//! shards started at different times are (the relay's lag,
-//! `server/src/shard/lag.rs`, is measured so).
+//! `--toggle-collect`), and prints the wall time a tick, the view-frame
+//! bytes a socket a tick, the views the shards assembled a tick (about one a
+//! socket in this walk: a view serves the sockets of one viewer cell and
+//! one cell still seen after it was left), and the wall time by the
+//! tick's number modulo 4 (with deltas a view's outer tiers are due on the
+//! same ticks for every view: every 2nd tick, and every 4th, carry more of
+//! the work), then each shard's own tick by its number mod 4. Shard 2
+//! ticks after shard 1, so it hears shard 1's step of the same tick and
+//! shard 1 hears shard 2's of the tick before; `--step-offset N` starts
+//! shard 2's steps N ahead, as shards started at different times are (the
+//! relay's lag, `server/src/shard/lag.rs`, is measured so).
 //!
 //! With `--clients N` the first N sockets' frames are also read as the
 //! loadgen's bot reads them, inside `clients_measured` (from the first
@@ -170,6 +172,8 @@ struct Place {
     /// View-frame bytes delivered to sockets, and frames, since the start.
     bytes: u64,
     frames: u64,
+    /// Views whose frames the shards' ticks assembled (`views_assembled`).
+    views: u64,
     /// A hash of every socket's frames, in order (two builds that send the
     /// same bytes print the same digest).
     digest: DefaultHasher,
@@ -309,6 +313,7 @@ impl Place {
             side,
             bytes: 0,
             frames: 0,
+            views: 0,
             digest: DefaultHasher::new(),
             clients,
             watched: Default::default(),
@@ -357,6 +362,7 @@ impl Place {
             let ms = &mut one.ms[(t % 4) as usize];
             ms.0 += started.elapsed().as_secs_f64() * 1e3;
             ms.1 += 1;
+            self.views += out.views_assembled as u64;
             self.gaps.views.clear();
             for (_, link, _) in &one.players {
                 let client = self.watched[i].iter().find(|w| w.0 == *link).map(|w| w.1);
@@ -562,7 +568,7 @@ fn main() {
     }
     let gathered = place.gathered();
     place.gaps.on = true;
-    let (bytes, frames) = (place.bytes, place.frames);
+    let (bytes, frames, views) = (place.bytes, place.frames, place.views);
     place.shards.iter_mut().for_each(|one| one.ms = [(0.0, 0); 4]);
     let start = std::time::Instant::now();
     let by_phase = measured(&mut place, cli.ticks);
@@ -570,13 +576,14 @@ fn main() {
     let sockets = f64::from(cli.players);
     let ticks = cli.ticks as f64;
     println!(
-        "{} players, {} ticks: {:.1} us a tick (both shards), {:.2} us a player a tick; {:.1} view-frame bytes a socket a tick, {:.3} frames a socket a tick; digest {:016x}",
+        "{} players, {} ticks: {:.1} us a tick (both shards), {:.2} us a player a tick; {:.1} view-frame bytes a socket a tick, {:.3} frames a socket a tick, {:.1} views assembled a tick (both shards); digest {:016x}",
         cli.players,
         cli.ticks,
         took.as_secs_f64() * 1e6 / ticks,
         took.as_secs_f64() * 1e6 / ticks / sockets,
         (place.bytes - bytes) as f64 / ticks / sockets,
         (place.frames - frames) as f64 / ticks / sockets,
+        (place.views - views) as f64 / ticks,
         place.digest.finish(),
     );
     let phases = by_phase.map(|(ms, n)| format!("{:.2}", ms / f64::from(n.max(1))));
