@@ -8,12 +8,13 @@
 //! other one at the next tick (as Redis would). It runs `--warmup` ticks,
 //! then `--ticks` more inside `measured` (the function to give callgrind's
 //! `--toggle-collect`), and prints the wall time a tick, the view-frame
-//! bytes a socket a tick, the views the shards assembled a tick (about one a
-//! socket in this walk: a view serves the sockets of one viewer cell and
-//! one cell still seen after it was left), and the wall time by the
-//! tick's number modulo 4 (with deltas a view's outer tiers are due on the
-//! same ticks for every view: every 2nd tick, and every 4th, carry more of
-//! the work), then each shard's own tick by its number mod 4. Shard 2
+//! bytes a socket a tick, the views the shards assembled a tick (a view
+//! serves the sockets of one form that share a key, their cell and the cell
+//! still seen after they left one, if any; a socket catching up has a view
+//! of its own: in this walk about one view a socket), and the wall time
+//! by the tick's number modulo 4 (with deltas a view's outer tiers are due
+//! on the same ticks for every view: every 2nd tick, and every 4th, carry
+//! more of the work), then each shard's own tick by its number mod 4. Shard 2
 //! ticks after shard 1, so it hears shard 1's step of the same tick and
 //! shard 1 hears shard 2's of the tick before; `--step-offset N` starts
 //! shard 2's steps N ahead, as shards started at different times are (the

@@ -373,17 +373,19 @@ impl Report {
                 "Where the deltas' extra CPU went, and the release profile (2026-12-07, after the runs above): \
                  `perf record` of both shards over 15 s of this walk's hold, two runs a form, found the deltas' \
                  user time 1.28x the control's and their kernel time 1.05x (smaller frames, but as many writes). \
-                 Offline the deltas execute fewer instructions than full frames (callgrind: 2,552 against 2,797 M \
-                 over 40 ticks, the full frames' count including delta_cost's hashing of their bytes) yet took more \
-                 wall time, in small functions of mino-protocol called per cell of every view (a kept delta's \
-                 item and origins, the item readers, the stencil's cells), which the release build did not inline \
-                 across crates. Release builds are since optimized as one unit (`Cargo.toml`: fat LTO, one codegen \
-                 unit): offline 2,404 M instructions with deltas (-5.8 %) and 2,771 with full frames (-0.9 %), the \
-                 same frames (digests unchanged); live, both shards' CPU ticks over 15 s of the hold, from 9 s after \
-                 the loadgen started (`mino-loadgen walk` as above with `--duration 25s`, utime + stime of \
-                 /proc/PID/stat), 4 runs a form alternating, medians: before, deltas 648 against full frames' 590 \
-                 (1.10x); with it, 537 against 579 (0.93x). The table above is from before it; `benches/scale.sh \
-                 --only deltas` measures it again."
+                 Offline, at commit 1651d65, the deltas execute fewer instructions than full frames (callgrind on \
+                 delta_cost's whole measured function over 40 ticks: both shards' ticks, the relay between them and \
+                 the tool's hashing of every frame, the last far more for full frames: 2,552 against 2,797 M), yet \
+                 take more wall time: the time goes to small functions of mino-protocol called for each cell of \
+                 every view (a kept delta's item and origins, the item readers, the stencil's cells), which the \
+                 release build did not inline across crates. Release builds have since been optimized as one unit \
+                 (`Cargo.toml`: fat LTO, one codegen unit, commit fda3114): 2,404 M instructions with deltas \
+                 (-5.8 %) and 2,771 with full frames (-0.9 %), the same frames (digests unchanged). Live, both \
+                 shards' CPU ticks over 15 s of the hold, from 9 s after the loadgen started (`mino-loadgen walk` \
+                 as above with `--duration 25s`, utime + stime of /proc/PID/stat), 4 runs a form alternating, \
+                 medians: before the change, deltas 648 against full frames' 590 (1.10x; the table's 1.04x is \
+                 other runs on the shared machine); after it, 537 against 579 (0.93x). The runs at b04be19 in the \
+                 table predate the change; `benches/scale.sh --only deltas` measures it again."
                     .into(),
             );
             out.extend(parts_part(p));
