@@ -355,8 +355,9 @@ impl Report {
                  17.20 (1.10x); the runs at commit 60f6b4b, 18.12 against 18.52; at e424564 (with f39a148: a view \
                  holding a cell unchanged since its rule's step rejoins its key's view, so a crowd shares one view \
                  a shard: see the crowd below), 18.45 against 18.62; at d7073a3 (with 631acbd), 21.50 against \
-                 21.38, the control 15 % slower than before on the shared machine; the runs above, at b04be19: \
-                 the four reruns from 60f6b4b on read 0.98x to 1.04x, within the machine's noise. Between: handoff origins \
+                 21.38, the control 15 % slower than before on the shared machine; at b04be19, 20.34 against 19.53 \
+                 (1.04x): the four reruns from 60f6b4b to b04be19 read 0.98x to 1.04x, within the machine's noise \
+                 (after them, the release profile: next paragraph). Between: handoff origins \
                  looked up by cell (431eecc; offline 2,920 to 2,835 M instructions), then from commit 96abef4 a \
                  frame that fits one message written without counting its cells out (3ddbff1) and a deltas view's \
                  empty deltas taken as bits over its cells, not as pieces of its frame \
@@ -370,7 +371,7 @@ impl Report {
             );
             out.push(String::new());
             out.push(
-                "Where the deltas' extra CPU went, and the release profile (2026-12-07, after the runs above): \
+                "Where the deltas' extra CPU went, and the release profile (2026-12-07, after the runs at b04be19): \
                  `perf record` of both shards over 15 s of this walk's hold, two runs a form, found the deltas' \
                  user time 1.28x the control's and their kernel time 1.05x (smaller frames, but as many writes). \
                  Offline, at commit 1651d65, the deltas execute fewer instructions than full frames (callgrind on \
@@ -383,9 +384,10 @@ impl Report {
                  (-5.8 %) and 2,771 with full frames (-0.9 %), the same frames (digests unchanged). Live, both \
                  shards' CPU ticks over 15 s of the hold, from 9 s after the loadgen started (`mino-loadgen walk` \
                  as above with `--duration 25s`, utime + stime of /proc/PID/stat), 4 runs a form alternating, \
-                 medians: before the change, deltas 648 against full frames' 590 (1.10x; the table's 1.04x is \
-                 other runs on the shared machine); after it, 537 against 579 (0.93x). The runs at b04be19 in the \
-                 table predate the change; `benches/scale.sh --only deltas` measures it again."
+                 medians: before the change, deltas 648 against full frames' 590 (1.10x; b04be19's 1.04x is \
+                 other runs on the shared machine); after it, 537 against 579 (0.93x). `benches/scale.sh --only \
+                 deltas` at a7fdcb8 (2026-12-07), the first section run with it: 16.20 µs a player a tick against \
+                 the control's 16.93 (0.96x), both forms faster than at b04be19 (20.34 and 19.53)."
                     .into(),
             );
             out.extend(parts_part(p));
@@ -587,6 +589,7 @@ impl Report {
                             f1(c.own_p95),
                             f1(Some(n)),
                             match skipped {
+                                Some(1) => "the shards skipped a tick after a stall, which looks silent".to_owned(),
                                 Some(k) => format!("the shards skipped {k} ticks after stalls, which look silent"),
                                 None => "the runs did not read the shards' skipped ticks".to_owned(),
                             },
@@ -895,10 +898,17 @@ fn gathered(r: &CrowdReport) -> bool {
     r.gathered as f64 >= want && r.gathered_at_end as f64 >= want
 }
 
-/// A crowd run's verdict: the loadgen's, or not judgeable without the crowd.
+/// A crowd run's verdict: the loadgen's (saying its CPU when that is why
+/// the run is not judgeable), or not judgeable without the crowd.
 fn crowd_verdict(r: &CrowdReport) -> String {
     if gathered(r) {
-        verdict::of(&r.measured).into()
+        let m = &r.measured;
+        match verdict::of(m) {
+            JUDGE_NOTE if m.connected > 0 => {
+                format!("{JUDGE_NOTE} (the loadgen took {:.1} % of its cores, past its limit)", m.loadgen_cpu_pct)
+            }
+            v => v.into(),
+        }
     } else {
         format!("{JUDGE_NOTE} (the crowd did not gather: {} of {})", count(r.gathered as f64), count(r.bots as f64))
     }
