@@ -146,23 +146,19 @@ impl ViewReader {
         &self.sections
     }
 
-    /// The next cell the last frame updated, in the frame's order, with its
-    /// players copied into `entries` (the held state cannot stay borrowed
-    /// while the bot acts on them: one copy, no allocation once `entries`
-    /// has grown); None when the walk is over. A cell told several items is
+    /// The next cell the last frame updated, in the frame's order, and its
+    /// players as held (sorted by id; read where they are held, not
+    /// copied: [`ViewReader::players`] finds them again once the borrow has
+    /// ended); None when the walk is over. A cell told several items is
     /// handed on once an item (its bytes charged to the first).
-    pub fn next_cell(&mut self, entries: &mut Vec<Entry>) -> Option<Updated> {
+    pub fn next_cell(&mut self) -> Option<(Updated, &[Entry])> {
         while let Some(&update) = self.updates.get(self.next) {
             self.next += 1;
             let Update::Cell { shard, cell, tick } = update else { continue };
             // A section's cells come by increasing cell: found from the last.
             let Some(held) = self.held.cell_at(shard, cell, &mut self.slot) else { continue };
-            entries.clear();
-            if !held.entries.is_empty() {
-                entries.extend_from_slice(held.entries);
-            }
-            let time_ms = self.time_of(tick);
-            let (share, bodies) = match self.share_of(shard, cell) {
+            let time_ms = time_of(&mut self.time, (self.tick_hz, self.welcome_ms), tick);
+            let (share, bodies) = match share_of(&self.shares, &self.runs, self.at, &mut self.probe, (shard, cell)) {
                 Some(i) => {
                     self.at = i;
                     let s = &mut self.shares[i];
@@ -171,60 +167,75 @@ impl ViewReader {
                 None => (0, 0),
             };
             let len = share + std::mem::take(&mut self.header);
-            return Some(Updated { shard, cell, tick, time_ms, len, bodies });
+            return Some((Updated { shard, cell, tick, time_ms, len, bodies }, held.entries));
         }
         None
     }
 
-    /// The server time of a section's `tick` (low 32 bits), ms since the
-    /// epoch: worked out once a section (its cells share the tick).
-    fn time_of(&mut self, tick: u32) -> u64 {
-        match self.time {
-            Some((t, ms)) if t == tick => ms,
-            _ => {
-                let ms = tick_time_ms(tick, self.tick_hz, self.welcome_ms);
-                self.time = Some((tick, ms));
-                ms
-            }
-        }
+    /// The players of `u`, the cell [`ViewReader::next_cell`] last handed
+    /// on, as held (sorted by id).
+    pub fn players(&self, u: &Updated) -> &[Entry] {
+        // The walk's cursor is at the cell: found at once.
+        let mut at = self.slot;
+        self.held.cell_at(u.shard, u.cell, &mut at).map_or(&[], |c| c.entries)
     }
+}
 
-    /// Where the share of (`shard`, `cell`) is: the first at or after the
-    /// last one found, else the first (what a search from there, then from
-    /// the start, finds). Most often the last one found or the next. When
-    /// the frame has one section of the shard (a section's cells increase)
-    /// it is the one share of that cell, found walking on from the last
-    /// lookup in that section (the walk asks by increasing cell), so a cell
-    /// not told (an implied one) costs a comparison; with several, a
-    /// search.
-    fn share_of(&mut self, shard: u32, cell: u32) -> Option<usize> {
-        let is = |s: &Share| (s.shard, s.cell) == (shard, cell);
-        for i in [self.at, self.at + 1] {
-            if self.shares.get(i).is_some_and(is) {
-                return Some(i);
-            }
+/// The server time of a section's `tick` (low 32 bits), ms since the
+/// epoch, from the Welcome's tick rate, Hz, and server time, ms: worked
+/// out once a section (its cells share the tick) and kept in `last`.
+fn time_of(last: &mut Option<(u32, u64)>, (tick_hz, welcome_ms): (u16, u64), tick: u32) -> u64 {
+    match *last {
+        Some((t, ms)) if t == tick => ms,
+        _ => {
+            let ms = tick_time_ms(tick, tick_hz, welcome_ms);
+            *last = Some((tick, ms));
+            ms
         }
-        let mut runs = self.runs.iter().filter(|r| r.0 == shard);
-        let run = match (runs.next(), runs.next()) {
-            (None, _) => return None,
-            (Some((_, run)), None) => run.clone(),
-            (Some(_), Some(_)) => {
-                let after = self.shares.get(self.at..).and_then(|rest| rest.iter().position(is)).map(|i| self.at + i);
-                return after.or_else(|| self.shares.iter().position(is));
-            }
-        };
-        // The first share of the run whose cell is not below `cell`.
-        let cells = &self.shares[run.clone()];
-        let mut i = self.probe.wrapping_sub(run.start);
-        if i > cells.len() || (i > 0 && cells[i - 1].cell >= cell) {
-            i = cells.partition_point(|s| s.cell < cell);
-        }
-        while cells.get(i).is_some_and(|s| s.cell < cell) {
-            i += 1;
-        }
-        self.probe = run.start + i;
-        cells.get(i).is_some_and(|s| s.cell == cell).then_some(run.start + i)
     }
+}
+
+/// Where the share of (`shard`, `cell`) is among `shares` (their `runs`
+/// a section): the first at or after `at` (the last one found), else the
+/// first (what a search from there, then from the start, finds). Most
+/// often the last one found or the next. When the frame has one section
+/// of the shard (a section's cells increase) it is the one share of that
+/// cell, found walking on from `probe` (where the last lookup in that
+/// section stopped: the walk asks by increasing cell), so a cell not told
+/// (an implied one) costs a comparison; with several, a search.
+fn share_of(
+    shares: &[Share],
+    runs: &[(u32, Range<usize>)],
+    at: usize,
+    probe: &mut usize,
+    (shard, cell): (u32, u32),
+) -> Option<usize> {
+    let is = |s: &Share| (s.shard, s.cell) == (shard, cell);
+    for i in [at, at + 1] {
+        if shares.get(i).is_some_and(is) {
+            return Some(i);
+        }
+    }
+    let mut runs = runs.iter().filter(|r| r.0 == shard);
+    let run = match (runs.next(), runs.next()) {
+        (None, _) => return None,
+        (Some((_, run)), None) => run.clone(),
+        (Some(_), Some(_)) => {
+            let after = shares.get(at..).and_then(|rest| rest.iter().position(is)).map(|i| at + i);
+            return after.or_else(|| shares.iter().position(is));
+        }
+    };
+    // The first share of the run whose cell is not below `cell`.
+    let cells = &shares[run.clone()];
+    let mut i = probe.wrapping_sub(run.start);
+    if i > cells.len() || (i > 0 && cells[i - 1].cell >= cell) {
+        i = cells.partition_point(|s| s.cell < cell);
+    }
+    while cells.get(i).is_some_and(|s| s.cell < cell) {
+        i += 1;
+    }
+    *probe = run.start + i;
+    cells.get(i).is_some_and(|s| s.cell == cell).then_some(run.start + i)
 }
 
 /// A told cell's items' bytes: (all of them, their bodies: the entries a
@@ -337,10 +348,9 @@ mod tests {
     fn walk(reader: &mut ViewReader, frame: &[u8], len: usize) -> (Walk, Walk) {
         let v = ViewFrame::parse(frame).expect("valid");
         reader.apply(&v, len, 0).expect("applies");
-        let mut entries = Vec::new();
         let mut got = Vec::new();
-        while let Some(u) = reader.next_cell(&mut entries) {
-            got.push((u, entries.clone()));
+        while let Some((u, players)) = reader.next_cell() {
+            got.push((u, players.to_vec()));
         }
         (got, walked_before(reader, &v, len))
     }

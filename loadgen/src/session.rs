@@ -136,8 +136,6 @@ struct Measure<'a> {
     reader: ViewReader,
     /// When the session began: the clock of the held cells' expiry.
     welcomed: Instant,
-    /// Scratch: the entries of the cell being read after a view frame.
-    cell_entries: Vec<mino_protocol::entry::Entry>,
     /// The world's bounds (positions are quantized over them).
     bounds: wire::Bounds,
     /// The tick period.
@@ -192,7 +190,6 @@ pub async fn run(
         last_tick: Vec::with_capacity(4),
         reader: ViewReader::new(welcome),
         welcomed: now,
-        cell_entries: Vec::new(),
         bounds: welcome.bounds,
         period: world.tick_period(),
         own_last: None,
@@ -423,42 +420,29 @@ impl Measure<'_> {
             self.shard_tick(shard, tick, arrival);
         }
         applied?;
-        let mut entries = std::mem::take(&mut self.cell_entries);
-        while let Some(u) = self.reader.next_cell(&mut entries) {
-            let frame = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, &entries);
-            self.on_cell(&frame, u.len, u.bodies, now, rng);
-        }
-        self.cell_entries = entries;
-        Ok(())
-    }
-
-    /// One cell as held after a view frame, `len` bytes of the frame (its
-    /// items' `entries` bytes of bodies): the cell meter times the own-cell
-    /// and neighbour gaps; the cell holding the bot times its age, gives its
-    /// position (published, steered by, checked by an observer); an observer
-    /// notes who the cell shows.
-    fn on_cell(&mut self, c: &CellFrame, len: usize, entries: usize, now: Instant, rng: &mut SmallRng) {
+        // Each cell as held (read where it is held): the cell meter times
+        // the own-cell and neighbour gaps; the cell holding the bot times
+        // its age, gives its position (published, steered by, checked by an
+        // observer); an observer notes who the cell shows.
         let (stats, bot) = (self.ctx.stats, self.ctx.bot);
-        let own = match self.cells.as_mut() {
-            Some(m) => m.on_frame(c, len, entries, now, stats, bot),
-            None => self.own_in(c),
-        };
-        if let Some(own) = own {
-            self.on_own(&own, now, rng);
+        while let Some((u, players)) = self.reader.next_cell() {
+            let c = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, players);
+            let own = match self.cells.as_mut() {
+                Some(m) => m.on_frame(&c, u.len, u.bodies, now, stats, bot),
+                None => {
+                    let own_tick = self.last_tick.iter().find(|t| t.0 == self.own_shard).map(|t| t.1);
+                    own_in(&c, (self.own_shard, self.own_id), own_tick, &mut self.own_hint, &self.bounds)
+                }
+            };
+            if let Some(own) = own {
+                self.on_own(&own, now, rng);
+            }
+            if let Some(o) = self.observer.as_mut() {
+                let c = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, self.reader.players(&u));
+                o.on_cell(&c, u.len, u.bodies, now, stats, bot);
+            }
         }
-        if let Some(o) = self.observer.as_mut() {
-            o.on_cell(c, len, entries, now, stats, bot);
-        }
-    }
-
-    /// The bot in an own-shard cell (the whole place as one cell: no meter).
-    fn own_in(&mut self, c: &CellFrame) -> Option<Own> {
-        if c.shard_id.0 != self.own_shard {
-            return None;
-        }
-        let p = c.find(self.own_id, &mut self.own_hint)?;
-        let new_tick = self.last_tick.iter().find(|t| t.0 == self.own_shard).is_some_and(|t| t.1 == c.tick);
-        Some(Own { position: quantize::world_position(&self.bounds, p.x, p.y), time_ms: c.time_ms, new_tick })
+        Ok(())
     }
 
     /// The bot itself in an own-shard cell.
@@ -578,4 +562,23 @@ impl Measure<'_> {
         self.ctx.stats.record(self.ctx.bot, Metric::BackInPlace, r.closed_at.elapsed());
         self.ctx.stats.event(Event::BackInPlace);
     }
+}
+
+/// The bot (its shard and id) in cell `c` of its own shard, when the
+/// place is one cell (no meter): at `hint` or found by search. `own_tick`
+/// is the own shard's newest tick timed (a frame's sections are timed
+/// before its cells): a cell of that tick is of a new one.
+fn own_in(
+    c: &CellFrame,
+    (own_shard, own_id): (u32, PlayerId),
+    own_tick: Option<u32>,
+    hint: &mut usize,
+    bounds: &wire::Bounds,
+) -> Option<Own> {
+    if c.shard_id.0 != own_shard {
+        return None;
+    }
+    let p = c.find(own_id, hint)?;
+    let new_tick = own_tick == Some(c.tick);
+    Some(Own { position: quantize::world_position(bounds, p.x, p.y), time_ms: c.time_ms, new_tick })
 }

@@ -495,26 +495,23 @@ pub fn apply(
     Ok(())
 }
 
-/// [`apply`] of an empty delta (a body of no bytes, as an implied cell's):
-/// every player of `base` stays and walks by the rule over `span` ticks,
-/// into `out` (cleared first), the same result and errors without reading
-/// a body.
+/// [`apply`] of an empty delta (a body of no bytes, as an implied cell's),
+/// in place: every player of `players` stays and walks by the rule over
+/// `span` ticks, the same result and errors as [`apply`] without reading a
+/// body or copying the cell (only the walkers' positions are written: a
+/// standing crowd's cell is read, not rewritten).
 ///
 /// Errors: [`DeltaError::Span`] for a span that is not a power of two up
-/// to [`MAX_SPAN`]; [`DeltaError::TooMany`] for more than `max_players`.
-pub fn advance(
-    base: &[Entry],
-    span: u32,
-    motion: &Motion,
-    max_players: usize,
-    out: &mut Vec<Entry>,
-) -> Result<(), DeltaError> {
+/// to [`MAX_SPAN`]; [`DeltaError::TooMany`] for more than `max_players`;
+/// `players` is then as it was.
+pub fn advance(players: &mut [Entry], span: u32, motion: &Motion, max_players: usize) -> Result<(), DeltaError> {
     check_span(span)?;
-    if base.len() > max_players {
+    if players.len() > max_players {
         return Err(DeltaError::TooMany);
     }
-    out.clear();
-    out.extend(base.iter().map(|b| walked(b, span, motion)));
+    for p in players.iter_mut().filter(|p| p.moving()) {
+        (p.x, p.y) = motion.advance((p.x, p.y), p.heading, true, span);
+    }
     Ok(())
 }
 
@@ -675,12 +672,14 @@ mod tests {
         for (players, span, max_players) in
             [(3, 1, 3), (3, 4, 100), (1, 64, 1), (0, 2, 0), (3, 2, 2), (3, 3, 9), (2, 128, 9)]
         {
-            let (mut advanced, mut applied) = (vec![e(1, 1, 1, 1, true)], Vec::new());
-            let a = advance(&base[..players], span, &m, max_players, &mut advanced);
+            let (mut advanced, mut applied) = (base[..players].to_vec(), Vec::new());
+            let a = advance(&mut advanced, span, &m, max_players);
             let b = apply(&base[..players], &[], span, &m, max_players, &mut applied);
             assert_eq!(a, b, "{players} players over {span} ticks, at most {max_players}");
             if a.is_ok() {
                 assert_eq!(advanced, applied);
+            } else {
+                assert_eq!(advanced, base[..players], "left as it was");
             }
         }
     }

@@ -543,8 +543,13 @@ impl Held {
             // The delta of nobody (a span is a power of two up to
             // `MAX_SPAN`, as its tag says: nothing to refuse).
             Some(slot) if slot.players.is_empty() => (slot.tick, slot.heard_ms) = (tick, self.now_ms),
+            // Walked where it is held (no copy of the cell), then swapped
+            // in as the cell being built: its players out of it are taken
+            // (a standing one too, as after a delta), and it is swapped back
+            // by `close`.
             Some(slot) => {
-                delta::advance(&slot.players, span, &self.motion, self.max_players, &mut self.cell)?;
+                delta::advance(&mut slot.players, span, &self.motion, self.max_players)?;
+                std::mem::swap(&mut slot.players, &mut self.cell);
                 self.take_walkers(key.1, span);
                 self.close(at, true, Current::Changed, key, tick);
             }

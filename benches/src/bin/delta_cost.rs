@@ -65,7 +65,6 @@ use mino_loadgen::steer::{Gathering, Movement, Steering, SHUFFLE_EVERY};
 use mino_loadgen::world::World;
 use mino_loadgen::{Metric, ServerEvent, Stats};
 use mino_protocol::client::{Capabilities, Direction};
-use mino_protocol::entry::Entry;
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::view::{encode_bundle, FrameStamp};
 use mino_protocol::{PlayerId, ShardId, Tick};
@@ -237,8 +236,6 @@ struct Client {
     reader: ViewReader,
     /// What it measures of its cells.
     meter: CellMeter,
-    /// Scratch: the entries of the cell handed on.
-    entries: Vec<Entry>,
 }
 
 /// Every client, what they share, and what they did.
@@ -397,11 +394,7 @@ impl Client {
     fn of(welcome: &[u8]) -> Client {
         let Ok(ServerEvent::Welcome(w)) = ServerEvent::decode(welcome) else { panic!("a welcome") };
         let grid = World::of(&w).grid.expect("area of interest");
-        Client {
-            reader: ViewReader::new(&w),
-            meter: CellMeter::new(grid, w.bounds, w.shard_id.0, w.player_id),
-            entries: Vec::new(),
-        }
+        Client { reader: ViewReader::new(&w), meter: CellMeter::new(grid, w.bounds, w.shard_id.0, w.player_id) }
     }
 }
 
@@ -417,11 +410,11 @@ fn clients_measured(clients: &mut Clients, inbox: &[(usize, Bytes)], t: u64) {
         let message = mino_server::ws_payload(frame);
         let Ok(ServerMsg::View(v)) = decode(message) else { panic!("a view frame") };
         client.reader.apply(&v, message.len(), 50 * t).expect("the frame applies");
-        while let Some(u) = client.reader.next_cell(&mut client.entries) {
-            let cell = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, &client.entries);
+        while let Some((u, players)) = client.reader.next_cell() {
+            let cell = CellFrame::held(u.shard, u.cell, u.tick, u.time_ms, players);
             let walked = [u.shard.into(), u.cell.into(), u.tick.into(), u.time_ms, u.len as u64, u.bodies as u64];
             clients.walk = walked.iter().fold(clients.walk, |d, &v| fold(d, v));
-            clients.walk = fold(clients.walk, client.entries.len() as u64);
+            clients.walk = fold(clients.walk, players.len() as u64);
             if let Some(own) = client.meter.on_frame(&cell, u.len, u.bodies, now, stats, *c) {
                 let seen = [own.position.0.to_bits(), own.position.1.to_bits(), own.time_ms, u32::from(own.new_tick)];
                 clients.walk = seen.iter().fold(clients.walk, |a, &w| fold(a, w.into()));
