@@ -110,10 +110,10 @@ impl PlayerPos {
 /// a delta applied, see [`mino_protocol::held`]), positions still quantized:
 /// the Welcome's bounds turn them into world units ([`CellFrame::players`]).
 /// Complete for its (shard, cell): a player of that shard missing from it
-/// has left the cell. A bot borrows the entries from a scratch copy of what
-/// it holds (one copy of the bytes into room kept between frames: a crowd's
-/// cell is a thousand entries, updated every tick); the test kit keeps its
-/// own copy.
+/// has left the cell. A bot borrows the entries where it holds them
+/// ([`crate::reader::ViewReader::next_cell`]: no copy, though a crowd's cell
+/// is a thousand entries updated every tick); the test kit keeps its own
+/// copy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellFrame<'a> {
     /// The shard whose players these are.

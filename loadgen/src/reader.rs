@@ -173,7 +173,8 @@ impl ViewReader {
     }
 
     /// The players of `u`, the cell [`ViewReader::next_cell`] last handed
-    /// on, as held (sorted by id).
+    /// on, as held (sorted by id): any held cell is found, the last one at
+    /// once; none for a cell not held.
     pub fn players(&self, u: &Updated) -> &[Entry] {
         // The walk's cursor is at the cell: found at once.
         let mut at = self.slot;
@@ -350,7 +351,9 @@ mod tests {
         reader.apply(&v, len, 0).expect("applies");
         let mut got = Vec::new();
         while let Some((u, players)) = reader.next_cell() {
-            got.push((u, players.to_vec()));
+            let players = players.to_vec();
+            assert_eq!(reader.players(&u), &players[..], "found again as handed on");
+            got.push((u, players));
         }
         (got, walked_before(reader, &v, len))
     }

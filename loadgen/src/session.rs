@@ -567,7 +567,9 @@ impl Measure<'_> {
 /// The bot (its shard and id) in cell `c` of its own shard, when the
 /// place is one cell (no meter): at `hint` or found by search. `own_tick`
 /// is the own shard's newest tick timed (a frame's sections are timed
-/// before its cells): a cell of that tick is of a new one.
+/// before its cells): each cell of that tick gets `new_tick`, not only the
+/// first (unlike [`CellMeter`], nothing here remembers the tick already
+/// reported).
 fn own_in(
     c: &CellFrame,
     (own_shard, own_id): (u32, PlayerId),

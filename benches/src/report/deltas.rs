@@ -387,7 +387,9 @@ impl Report {
                  medians: before the change, deltas 648 against full frames' 590 (1.10x; b04be19's 1.04x is \
                  other runs on the shared machine); after it, 537 against 579 (0.93x). `benches/scale.sh --only \
                  deltas` at a7fdcb8 (2026-12-07), the first section run with it: 16.20 µs a player a tick against \
-                 the control's 16.93 (0.96x), both forms faster than at b04be19 (20.34 and 19.53)."
+                 the control's 16.93 (0.96x), on another processor than the runs from 60f6b4b to b04be19 (an AMD \
+                 EPYC, theirs an Intel Xeon: see the provenance rows; their µs do not compare, their ratios do, \
+                 0.96x against 0.98x to 1.04x)."
                     .into(),
             );
             out.extend(parts_part(p));
@@ -426,9 +428,10 @@ impl Report {
                  arrival less its tick's time: how late the crowd sees itself), the bytes each socket's view frames \
                  came to a tick (its mean, median across sockets), the late ticks and the ticks the shards skipped \
                  (`mino_ticks_skipped_total`; – where a run did not read them). A run is judgeable only when \
-                 at least 95 % of the bots gathered at the start and at the end of the hold: on a machine that \
-                 cannot run the count, bots fail to connect or to reach the point (the loadgen's errors), and the \
-                 figures describe the machine."
+                 at least 95 % of the bots gathered at the start and at the end of the hold, and the loadgen \
+                 stayed within its CPU limit (70 % of its cores): on a machine that cannot run the count, bots \
+                 fail to connect or to reach the point (the loadgen's errors), or the loadgen falls behind its \
+                 frames, and the figures describe the machine."
             ),
             String::new(),
         ];
@@ -480,7 +483,10 @@ impl Report {
                         .map_or(DASH.into(), |k| format!("{} in all", count(k as f64)))
                 ),
                 match runs.iter().filter(|(r, _)| !gathered(r)).count() {
-                    0 => verdict::of_runs(runs.iter().map(|(r, _)| &r.measured)),
+                    0 => match runs.iter().filter(|(r, _)| past_cpu_limit(r)).count() {
+                        0 => verdict::of_runs(runs.iter().map(|(r, _)| &r.measured)),
+                        k => format!("{JUDGE_NOTE} ({k} of {} runs: the loadgen past its CPU limit)", runs.len()),
+                    },
                     k => format!("{JUDGE_NOTE} ({k} of {} runs without the crowd)", runs.len()),
                 },
             ]);
@@ -898,19 +904,22 @@ fn gathered(r: &CrowdReport) -> bool {
     r.gathered as f64 >= want && r.gathered_at_end as f64 >= want
 }
 
+/// Whether a run in one process is not judgeable for the loadgen's CPU:
+/// there, the loadgen's "not judgeable" means nothing else (over agents it
+/// may also mean that no agent reported).
+fn past_cpu_limit(r: &CrowdReport) -> bool {
+    r.measured.agents.is_none() && verdict::of(&r.measured) == JUDGE_NOTE
+}
+
 /// A crowd run's verdict: the loadgen's (saying its CPU when that is why
 /// the run is not judgeable), or not judgeable without the crowd.
 fn crowd_verdict(r: &CrowdReport) -> String {
-    if gathered(r) {
-        let m = &r.measured;
-        match verdict::of(m) {
-            JUDGE_NOTE if m.connected > 0 => {
-                format!("{JUDGE_NOTE} (the loadgen took {:.1} % of its cores, past its limit)", m.loadgen_cpu_pct)
-            }
-            v => v.into(),
-        }
-    } else {
+    if !gathered(r) {
         format!("{JUDGE_NOTE} (the crowd did not gather: {} of {})", count(r.gathered as f64), count(r.bots as f64))
+    } else if past_cpu_limit(r) {
+        format!("{JUDGE_NOTE} (the loadgen took {:.1} % of its cores, past its limit)", r.measured.loadgen_cpu_pct)
+    } else {
+        verdict::of(&r.measured).into()
     }
 }
 
