@@ -510,7 +510,7 @@ pub fn advance(players: &mut [Entry], span: u32, motion: &Motion, max_players: u
         return Err(DeltaError::TooMany);
     }
     for p in players.iter_mut().filter(|p| p.moving()) {
-        (p.x, p.y) = motion.advance((p.x, p.y), p.heading, true, span);
+        *p = walked(p, span, motion);
     }
     Ok(())
 }
