@@ -43,6 +43,9 @@ use crate::entry::Entry;
 use crate::ids::PlayerId;
 use crate::motion::Motion;
 
+mod edits;
+pub use edits::Edits;
+
 /// The longest span of a delta, ticks (the slowest period of a view's tiers).
 pub const MAX_SPAN: u32 = 64;
 
@@ -368,7 +371,8 @@ pub fn encode_delta(base: &[Entry], new: &[Entry], span: u32, motion: &Motion, o
 
 /// Applies the delta `body` over `span` ticks to `base` (sorted by id), into
 /// `out` (cleared first), with `motion` predicting the players that stayed;
-/// the result holds at most `max_players`.
+/// the result holds at most `max_players`. This is [`apply_in_place`] on a
+/// copy of `base`.
 ///
 /// Errors: any [`DeltaError`] of a malformed or truncated delta, or one that
 /// does not fit `base` (an index past it, a leaving player changed, an enter
@@ -381,138 +385,76 @@ pub fn apply(
     max_players: usize,
     out: &mut Vec<Entry>,
 ) -> Result<(), DeltaError> {
-    check_span(span)?;
     out.clear();
-    let mut r = Reader::new(body);
+    out.extend_from_slice(base);
+    apply_in_place(out, body, span, motion, max_players, &mut Edits::default(), |_| true).map(drop)
+}
+
+/// [`apply`] where the cell is held: the delta `body` over `span` ticks
+/// applied to `players` (its base, sorted by id) in place, `edits` its
+/// scratch ([`Edits`]: the delta is read and checked whole before anything
+/// is written). Returns true when every player written (walked, changed or
+/// entered) is `within` ([`Edits::write`]).
+///
+/// Errors: [`apply`]'s for the same delta; `players` is then as it was.
+pub fn apply_in_place(
+    players: &mut Vec<Entry>,
+    body: &[u8],
+    span: u32,
+    motion: &Motion,
+    max_players: usize,
+    edits: &mut Edits,
+    within: impl FnMut(&Entry) -> bool,
+) -> Result<bool, DeltaError> {
+    edits.read(players, body, span, motion, max_players)?;
+    Ok(edits.write(players, span, motion, within))
+}
+
+/// A delta's counts of leaves, changes and enters (its first byte, or the
+/// escape and three varints; none for an empty body), checked against a
+/// base of `base` players.
+///
+/// Errors: [`DeltaError::Counts`] for a reserved first byte; the varints'
+/// errors; [`DeltaError::Index`] for more leaves and changes than the base
+/// holds.
+fn read_counts(r: &mut Reader<'_>, base: usize) -> Result<(usize, usize, usize), DeltaError> {
     let (leaves, changes, enters) = match r.u8() {
         Err(_) => (0, 0, 0),
         Ok(ESCAPE) => {
             let n = r.remaining();
-            (r.count(base.len())?, r.count(base.len())?, r.count(n / (1 + ENTRY_TAIL_BYTES))?)
+            (r.count(base)?, r.count(base)?, r.count(n / (1 + ENTRY_TAIL_BYTES))?)
         }
         Ok(b) if b >> 5 == 7 => return Err(DeltaError::Counts),
         Ok(b) => (usize::from(b & 3), usize::from(b >> 2 & 7), usize::from(b >> 5)),
     };
-    if leaves > base.len() || changes > base.len() - leaves {
+    if leaves > base || changes > base - leaves {
         return Err(DeltaError::Index);
     }
-    // The leaves are checked here, then read again in step with the walk
-    // over the base (a second cursor over the same bytes: no allocation).
-    let mut leave_gaps = r.clone();
-    let mut index = 0usize;
-    for k in 0..leaves {
-        let gap = r.count(base.len())?;
-        if k > 0 && gap == 0 {
-            return Err(DeltaError::Index);
-        }
-        index = index.checked_add(gap).filter(|&i| i < base.len()).ok_or(DeltaError::Index)?;
-    }
-    // The next base index that left (checked above: strictly increasing).
-    let mut leaves_left = leaves;
-    let mut next_leave = |previous: Option<usize>| -> Option<usize> {
-        if leaves_left == 0 {
-            return None;
-        }
-        leaves_left -= 1;
-        let gap = leave_gaps.count(base.len()).ok()?;
-        Some(previous.map_or(gap, |p| p + gap))
-    };
-    let mut leave = next_leave(None);
-    out.reserve(base.len() - leaves + enters);
-    // Each change record is read whole (its index, then what it holds) before
-    // the next one's index.
-    let mut next_change = if changes > 0 { Some(read_change(&mut r, None, base.len())?) } else { None };
-    let mut changes_left = changes;
-    // Players between records only walk by the rule: copied in runs (the
-    // common case by far: a walker going straight, a player standing).
-    let walk = |b: &Entry| walked(b, span, motion);
-    let mut i = 0;
-    while i < base.len() {
-        let next = match (next_change, leave) {
-            (Some((c, _)), Some(l)) => c.min(l),
-            (Some((c, _)), None) => c,
-            (None, Some(l)) => l,
-            (None, None) => base.len(),
-        };
-        if next > i {
-            out.extend(base[i..next.min(base.len())].iter().map(walk));
-            i = next;
-            continue;
-        }
-        let b = &base[i];
-        let change = match next_change {
-            Some((at, what)) if at == i => Some(what),
-            _ => None,
-        };
-        let gone_here = leave == Some(i);
-        if gone_here {
-            leave = next_leave(leave);
-        }
-        if gone_here && change.is_some() {
-            return Err(DeltaError::Change);
-        }
-        let mut e = *b;
-        let mut residual = (0, 0);
-        if let Some(what) = change {
-            if what & HEADING != 0 {
-                e.heading = r.u8()?;
-            }
-            if what & FLAGS != 0 {
-                e.flags = r.u8()?;
-            }
-            if what & POSITION != 0 {
-                residual = (unzigzag(r.varint()?), unzigzag(r.varint()?));
-            }
-            changes_left -= 1;
-            next_change = if changes_left > 0 { Some(read_change(&mut r, Some(i), base.len())?) } else { None };
-        }
-        i += 1;
-        if gone_here {
-            continue;
-        }
-        let (x, y) = motion.advance((e.x, e.y), e.heading, e.moving(), span);
-        e.x = on_grid(x, residual.0)?;
-        e.y = on_grid(y, residual.1)?;
-        out.push(e);
-    }
-    if next_change.is_some() || changes_left > 0 {
-        return Err(DeltaError::Index);
-    }
-    if out.len() + enters > max_players {
-        return Err(DeltaError::TooMany);
-    }
-    let stayed = out.len();
-    let mut last = None;
-    for _ in 0..enters {
-        let e = read_entry(&mut r, last)?;
-        last = Some(e.id.0);
-        out.push(e);
-    }
-    r.finish()?;
-    if enters > 0 {
-        merge_enters(out, stayed)?;
-    }
-    Ok(())
+    Ok((leaves, changes, enters))
 }
 
 /// [`apply`] of an empty delta (a body of no bytes, as an implied cell's),
 /// in place: every player of `players` stays and walks by the rule over
 /// `span` ticks, the same result and errors as [`apply`] without reading a
 /// body or copying the cell (only the walkers' positions are written: a
-/// standing crowd's cell is read, not rewritten).
+/// standing crowd's cell is read, not rewritten). Returns true when every
+/// walker is `within` after ([`Edits::write`]).
 ///
 /// Errors: [`DeltaError::Span`] for a span that is not a power of two up
 /// to [`MAX_SPAN`]; [`DeltaError::TooMany`] for more than `max_players`;
 /// `players` is then as it was.
-pub fn advance(players: &mut [Entry], span: u32, motion: &Motion, max_players: usize) -> Result<(), DeltaError> {
+pub fn advance(
+    players: &mut [Entry],
+    span: u32,
+    motion: &Motion,
+    max_players: usize,
+    mut within: impl FnMut(&Entry) -> bool,
+) -> Result<bool, DeltaError> {
     check_span(span)?;
     if players.len() > max_players {
         return Err(DeltaError::TooMany);
     }
-    for p in players.iter_mut().filter(|p| p.moving()) {
-        *p = walked(p, span, motion);
-    }
-    Ok(())
+    Ok(edits::walk(players, span, motion, &mut within))
 }
 
 /// `span` as a delta's span: a power of two up to [`MAX_SPAN`] ticks.
@@ -551,50 +493,35 @@ fn read_change(r: &mut Reader<'_>, previous: Option<usize>, base: usize) -> Resu
     Ok((index, what))
 }
 
-/// Sorts the players that stayed (`out[..stayed]`, sorted) and the enters
-/// after them (sorted) into one list by id; an id in both is an error.
-fn merge_enters(out: &mut Vec<Entry>, stayed: usize) -> Result<(), DeltaError> {
-    if stayed == 0 || out[stayed - 1].id < out[stayed].id {
-        return Ok(());
+/// Merges `add` (sorted by id) into `players` (sorted by id) in place, from
+/// the back: only the players past the first one added move, in blocks, so
+/// a few added to a crowd's cell cost a few searches and copies (a bot
+/// applies a delta with enters, or takes a walker handed off, most ticks). The result holds at most
+/// `max_players`.
+///
+/// Errors: [`DeltaError::Duplicate`] for an id in both (or twice in `add`,
+/// or `add` out of order), [`DeltaError::TooMany`] past `max_players`;
+/// `players` is then as it was.
+pub fn merge_in(players: &mut Vec<Entry>, add: &[Entry], max_players: usize) -> Result<(), DeltaError> {
+    if players.len() + add.len() > max_players {
+        return Err(DeltaError::TooMany);
     }
-    // The common case, a few enters: merged from the back in place through a
-    // buffer on the stack (a bot applies a delta with enters most ticks).
-    const FEW: usize = 16;
-    let n = out.len() - stayed;
-    if n <= FEW {
-        let mut few = [out[stayed]; FEW];
-        few[..n].copy_from_slice(&out[stayed..]);
-        let (mut i, mut j, mut k) = (stayed, n, out.len());
-        while j > 0 {
-            k -= 1;
-            let enter = few[j - 1];
-            match i.checked_sub(1).map(|s| out[s].id) {
-                Some(id) if id == enter.id => return Err(DeltaError::Duplicate),
-                Some(id) if id > enter.id => {
-                    i -= 1;
-                    out[k] = out[i];
-                }
-                _ => {
-                    j -= 1;
-                    out[k] = enter;
-                }
-            }
-        }
-        return Ok(());
+    let twice = add.windows(2).any(|w| w[0].id >= w[1].id);
+    if twice || add.iter().any(|a| players.binary_search_by_key(&a.id, |p| p.id).is_ok()) {
+        return Err(DeltaError::Duplicate);
     }
-    let enters = out.split_off(stayed);
-    let stay = std::mem::take(out);
-    out.reserve(stay.len() + enters.len());
-    let (mut a, mut b) = (stay.into_iter().peekable(), enters.into_iter().peekable());
-    loop {
-        match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x.id == y.id => return Err(DeltaError::Duplicate),
-            (Some(x), Some(y)) if x.id < y.id => out.extend(a.next()),
-            (Some(_), Some(_)) | (None, Some(_)) => out.extend(b.next()),
-            (Some(_), None) => out.extend(a.next()),
-            (None, None) => return Ok(()),
-        }
+    let n = players.len();
+    players.extend_from_slice(add);
+    // From the last added: the players after its place move up past it and
+    // every one added before it (a block copy), then it goes in.
+    let mut end = n;
+    for (j, a) in add.iter().enumerate().rev() {
+        let at = players[..end].partition_point(|p| p.id < a.id);
+        players.copy_within(at..end, at + j + 1);
+        players[at + j] = *a;
+        end = at;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -673,9 +600,12 @@ mod tests {
             [(3, 1, 3), (3, 4, 100), (1, 64, 1), (0, 2, 0), (3, 2, 2), (3, 3, 9), (2, 128, 9)]
         {
             let (mut advanced, mut applied) = (base[..players].to_vec(), Vec::new());
-            let a = advance(&mut advanced, span, &m, max_players);
+            let a = advance(&mut advanced, span, &m, max_players, |p| p.y < 60_000);
             let b = apply(&base[..players], &[], span, &m, max_players, &mut applied);
-            assert_eq!(a, b, "{players} players over {span} ticks, at most {max_players}");
+            assert_eq!(a.map(drop), b, "{players} players over {span} ticks, at most {max_players}");
+            // Player 7 walks and stays past y 60,000 (player 9 stands: not
+            // written, not looked at).
+            assert!(a.is_err() || a == Ok(players < 2), "{players} players: {a:?}");
             if a.is_ok() {
                 assert_eq!(advanced, applied);
             } else {
@@ -918,6 +848,188 @@ mod tests {
         }
         assert_eq!(apply(&base, &[], 3, &m, usize::MAX, &mut out), Err(DeltaError::Span(3)));
         assert_eq!(apply(&base, &[0b001_000_00, 9, 0, 0, 0, 0, 0, 0], 1, &m, 2, &mut out), Err(DeltaError::TooMany));
+    }
+
+    /// [`apply`]'s rule written plainly, as the module's doc says it (no
+    /// runs, no validation ahead): the reference the in-place applying is
+    /// held to.
+    fn plain(base: &[Entry], body: &[u8], span: u32, m: &Motion, max: usize) -> Result<Vec<Entry>, DeltaError> {
+        check_span(span)?;
+        let mut r = Reader::new(body);
+        let (leaves, changes, enters) = read_counts(&mut r, base.len())?;
+        let mut gone = vec![false; base.len()];
+        let mut index = 0;
+        for k in 0..leaves {
+            let gap = r.count(base.len())?;
+            index = if k == 0 {
+                gap
+            } else if gap == 0 {
+                return Err(DeltaError::Index);
+            } else {
+                index + gap
+            };
+            *gone.get_mut(index).ok_or(DeltaError::Index)? = true;
+        }
+        let mut new: Vec<Entry> = base.iter().map(|b| walked(b, span, m)).collect();
+        let mut previous = None;
+        for _ in 0..changes {
+            let (i, what) = read_change(&mut r, previous, base.len())?;
+            previous = Some(i);
+            if gone[i] {
+                return Err(DeltaError::Change);
+            }
+            let mut e = base[i];
+            if what & HEADING != 0 {
+                e.heading = r.u8()?;
+            }
+            if what & FLAGS != 0 {
+                e.flags = r.u8()?;
+            }
+            let residual = if what & POSITION != 0 { (unzigzag(r.varint()?), unzigzag(r.varint()?)) } else { (0, 0) };
+            let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), span);
+            (e.x, e.y) = (on_grid(x, residual.0)?, on_grid(y, residual.1)?);
+            new[i] = e;
+        }
+        let mut out: Vec<Entry> = new.into_iter().zip(gone).filter(|(_, g)| !g).map(|(e, _)| e).collect();
+        if out.len() + enters > max {
+            return Err(DeltaError::TooMany);
+        }
+        let mut last = None;
+        for _ in 0..enters {
+            let e = read_entry(&mut r, last)?;
+            last = Some(e.id.0);
+            if out.iter().any(|o| o.id == e.id) {
+                return Err(DeltaError::Duplicate);
+            }
+            out.push(e);
+        }
+        r.finish()?;
+        out.sort_by_key(|e| e.id);
+        Ok(out)
+    }
+
+    #[test]
+    fn applied_in_place_every_delta_and_every_flipped_byte_of_it_is_the_plain_rule_or_changes_nothing() {
+        // Seeded cases as above, with enters among the ids that stayed and
+        // players who left coming back; each delta's bodies (whole, cut,
+        // and each byte with each bit flipped) applied in place with one
+        // Edits reused throughout, as a client does.
+        let m = motion();
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        let mut edits = Edits::default();
+        let (mut applied, mut refused) = (0, 0);
+        for case in 0..400 {
+            let span = 1 << next(7);
+            let mut base: Vec<Entry> = (0..next(30))
+                .map(|k| {
+                    e(
+                        k as u32 * 4 + next(4) as u32,
+                        next(65_536) as u16,
+                        next(65_536) as u16,
+                        next(256) as u8,
+                        next(4) > 0,
+                    )
+                })
+                .collect();
+            base.dedup_by_key(|p| p.id);
+            let mut new = Vec::new();
+            for b in &base {
+                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
+                let mut n = Entry { x, y, ..*b };
+                match next(8) {
+                    0 => continue,
+                    1 => n.heading = n.heading.wrapping_add(1 + next(255) as u8),
+                    2 => n.flags = flags(!b.moving(), 0),
+                    3 => n.y = n.y.saturating_sub(next(9) as u16),
+                    _ => {}
+                }
+                new.push(n);
+            }
+            for _ in 0..next(20) {
+                new.push(e(next(130) as u32, next(65_536) as u16, next(65_536) as u16, 0, next(2) == 0));
+            }
+            new.sort_by_key(|p| p.id);
+            new.dedup_by_key(|p| p.id);
+            let mut body = Vec::new();
+            encode_delta(&base, &new, span, &m, &mut body);
+            let mut bodies = vec![body.clone()];
+            bodies.extend((0..body.len()).map(|cut| body[..cut].to_vec()));
+            for i in 0..body.len() {
+                for bit in 0..8 {
+                    let mut b = body.clone();
+                    b[i] ^= 1 << bit;
+                    bodies.push(b);
+                }
+            }
+            for (k, b) in bodies.iter().enumerate() {
+                let max = if k % 7 == 6 { base.len() } else { usize::MAX };
+                let mut players = base.clone();
+                match (
+                    apply_in_place(&mut players, b, span, &m, max, &mut edits, |_| true),
+                    plain(&base, b, span, &m, max),
+                ) {
+                    (Ok(_), Ok(want)) => {
+                        assert_eq!(players, want, "case {case}, body {k}");
+                        applied += 1;
+                    }
+                    (Err(_), Err(_)) => {
+                        assert_eq!(players, base, "case {case}, body {k}: refused, and the cell as it was");
+                        refused += 1;
+                    }
+                    (got, want) => {
+                        panic!("case {case}, body {k}: in place {got:?}, the plain rule {:?}", want.map(drop))
+                    }
+                }
+            }
+            // What it wrote: every walker, changed and entered player (the
+            // encoder writes a change only where one differs).
+            let within = |p: &Entry| p.x < 40_000;
+            let written = new.iter().filter(|n| n.moving() || !base.contains(n));
+            let all_within = written.clone().all(within);
+            let mut players = base.clone();
+            let got = apply_in_place(&mut players, &body, span, &m, usize::MAX, &mut edits, within);
+            assert_eq!(got, Ok(all_within), "case {case}: {} written", written.count());
+            assert_eq!(players, new, "case {case}");
+        }
+        assert!(applied > 10_000 && refused > 10_000, "{applied} applied, {refused} refused");
+    }
+
+    #[test]
+    fn merged_in_place_players_keep_id_order_and_a_refused_merge_changes_nothing() {
+        let mut next = xorshift(0x5851_F42D_4C95_7F2D);
+        for case in 0..2_000 {
+            let ids = |n: u64, next: &mut dyn FnMut(u64) -> u64| {
+                let mut v: Vec<u32> = (0..n).map(|_| next(200) as u32).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let held: Vec<Entry> =
+                ids(next(60), &mut next).into_iter().map(|id| e(id, id as u16, 1, 0, true)).collect();
+            let mut add: Vec<Entry> =
+                ids(next(20), &mut next).into_iter().map(|id| e(id, 7, id as u16, 1, false)).collect();
+            let clash = add.iter().any(|a| held.iter().any(|h| h.id == a.id));
+            if case % 5 == 4 && add.len() > 1 {
+                add[1].id = add[0].id; // one player added twice
+            }
+            let twice = add.windows(2).any(|w| w[0].id == w[1].id);
+            let max = if case % 7 == 6 { held.len() + add.len() - 1 } else { usize::MAX };
+            let mut players = held.clone();
+            match merge_in(&mut players, &add, max) {
+                Ok(()) => {
+                    let mut want = [held.clone(), add.clone()].concat();
+                    want.sort_by_key(|p| p.id);
+                    assert_eq!(players, want, "case {case}");
+                    assert!(!clash && !twice && max == usize::MAX, "case {case}: a merge that must be refused");
+                }
+                Err(error) => {
+                    assert_eq!(players, held, "case {case}: refused ({error}), and as it was");
+                    let expected = if max < usize::MAX { DeltaError::TooMany } else { DeltaError::Duplicate };
+                    assert_eq!(error, expected, "case {case}");
+                    assert!(clash || twice || max < usize::MAX, "case {case}: a merge that must be taken");
+                }
+            }
+        }
     }
 
     #[test]

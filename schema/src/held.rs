@@ -115,6 +115,14 @@ struct Slot {
     tick: u32,
     heard_ms: u64,
     players: Vec<Entry>,
+    /// Nobody in it to hand off: every player was found in the cell by the
+    /// last scan ([`Held::take_walkers`]) or written inside its span since.
+    /// A delta of a settled cell needs no scan unless it put someone
+    /// outside its span.
+    settled: bool,
+    /// Its span on the grid ([`cell_span`], worked out once: `None`
+    /// without a grid, nobody moves).
+    span: Option<CellSpan>,
 }
 
 impl Slot {
@@ -135,7 +143,11 @@ pub struct Held {
     /// A cell's players as an earlier item of the section left them (the base
     /// of its next item; a cell not changed yet is read from its slot).
     cell: Vec<Entry>,
+    /// [`Slot::settled`] of [`Held::cell`].
+    cell_settled: bool,
     scratch: Vec<Entry>,
+    /// Scratch: a delta read and checked before it is applied in place.
+    edits: delta::Edits,
     /// Scratch: a supplement's players.
     sup: Vec<Entry>,
     /// The arrival of the frame being applied, ms ([`HeldCell::heard_ms`]).
@@ -220,7 +232,9 @@ impl Held {
             slots: Vec::new(),
             spare: Vec::new(),
             cell: Vec::new(),
+            cell_settled: true,
             scratch: Vec::new(),
+            edits: delta::Edits::default(),
             sup: Vec::new(),
             now_ms: 0,
             expiry: None,
@@ -268,6 +282,10 @@ impl Held {
     pub fn handing_off(mut self, grid: CellGrid) -> Held {
         self.grid = Some(grid);
         (self.view.of, self.spans) = (None, Spans::default());
+        for slot in &mut self.slots {
+            slot.span = cell_span(self.grid.as_ref(), &mut self.spans, slot.key.1);
+            slot.settled = false;
+        }
         self
     }
 
@@ -487,27 +505,21 @@ impl Held {
                     updates.push(Update::Forgot { shard: key.0, cell: key.1, tick });
                     continue;
                 }
-                ItemKind::Full => delta::decode_full(item.body, self.max_players, &mut self.scratch),
-                ItemKind::Delta { span } => {
-                    let base = match current {
-                        Current::Absent => &[][..],
-                        Current::Before => &self.slots[at].players[..],
-                        Current::Changed => &self.cell[..],
-                    };
-                    delta::apply(base, item.body, span, &self.motion, self.max_players, &mut self.scratch)
-                }
-                ItemKind::Supplement if after_delta => {
-                    supplement(&self.cell, item.body, self.max_players, &mut self.sup, &mut self.scratch)
-                }
+                // A full form's or a supplement's players are not checked
+                // against the cell's span: a scan at the cell's next delta.
+                ItemKind::Full => delta::decode_full(item.body, self.max_players, &mut self.scratch).map(|()| {
+                    std::mem::swap(&mut self.cell, &mut self.scratch);
+                    self.cell_settled = false;
+                }),
+                ItemKind::Delta { span } => self.apply_delta(at, key.1, current, item.body, span),
+                ItemKind::Supplement if after_delta => delta::decode_full(item.body, self.max_players, &mut self.sup)
+                    .and_then(|()| delta::merge_in(&mut self.cell, &self.sup, self.max_players))
+                    .map(|()| self.cell_settled = false),
                 ItemKind::Supplement => Err(DeltaError::Supplement),
             };
             if let Err(error) = applied {
                 self.close(at, held, current, key, tick);
                 return Err(error);
-            }
-            std::mem::swap(&mut self.cell, &mut self.scratch);
-            if let ItemKind::Delta { span } = item.kind {
-                self.take_walkers(key.1, span);
             }
             after_delta = matches!(item.kind, ItemKind::Delta { .. } | ItemKind::Supplement);
             current = Current::Changed;
@@ -520,6 +532,55 @@ impl Held {
             None => self.movers.truncate(movers_before),
         }
         Ok(self.close(at, held, current, key, tick))
+    }
+
+    /// Applies a delta over `span` ticks to the cell being built at slot
+    /// `at` (`current`: as held before the section, the slot's players; as
+    /// an earlier item left it, [`Held::cell`]; not held, nobody), into
+    /// [`Held::cell`] (of cell `here`), in place: a held cell's players are
+    /// swapped in as the base (`close` swaps them back), not copied. Then
+    /// takes its walkers ([`Held::take_walkers`]).
+    ///
+    /// Errors: the delta's; the cell is then as `current` says it was.
+    fn apply_delta(
+        &mut self,
+        at: usize,
+        here: u32,
+        current: Current,
+        body: &[u8],
+        span: u32,
+    ) -> Result<(), DeltaError> {
+        match current {
+            Current::Absent => {
+                self.cell.clear();
+                self.cell_settled = true;
+            }
+            Current::Before => {
+                let slot = &mut self.slots[at];
+                std::mem::swap(&mut slot.players, &mut self.cell);
+                self.cell_settled = slot.settled;
+            }
+            Current::Changed => {}
+        }
+        let span_of = match current {
+            Current::Before => self.slots[at].span,
+            Current::Absent | Current::Changed => cell_span(self.grid.as_ref(), &mut self.spans, here),
+        };
+        let within = |p: &Entry| span_of.is_none_or(|s| s.contains(p));
+        let (motion, max) = (&self.motion, self.max_players);
+        match delta::apply_in_place(&mut self.cell, body, span, motion, max, &mut self.edits, within) {
+            Ok(all_within) => {
+                self.cell_settled &= all_within;
+                self.take_walkers(here, span, span_of);
+                Ok(())
+            }
+            Err(error) => {
+                if current == Current::Before {
+                    std::mem::swap(&mut self.slots[at].players, &mut self.cell);
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Advances cell `key` (at slot `at`: there, or where it goes) by one
@@ -548,14 +609,18 @@ impl Held {
             // (a standing one too, as after a delta), and it is swapped back
             // by `close`.
             Some(slot) => {
-                delta::advance(&mut slot.players, span, &self.motion, self.max_players)?;
+                let span_of = slot.span;
+                let within = |p: &Entry| span_of.is_none_or(|s| s.contains(p));
+                let all_within = delta::advance(&mut slot.players, span, &self.motion, self.max_players, within)?;
                 std::mem::swap(&mut slot.players, &mut self.cell);
-                self.take_walkers(key.1, span);
+                self.cell_settled = slot.settled && all_within;
+                self.take_walkers(key.1, span, span_of);
                 self.close(at, true, Current::Changed, key, tick);
             }
             None => {
                 let players = self.spare.pop().unwrap_or_default();
-                self.slots.insert(at, Slot { key, tick, heard_ms: self.now_ms, players });
+                let span = cell_span(self.grid.as_ref(), &mut self.spans, key.1);
+                self.slots.insert(at, Slot { key, tick, heard_ms: self.now_ms, players, settled: true, span });
             }
         }
         self.advanced.push((key.1, span));
@@ -567,16 +632,17 @@ impl Held {
     /// by a delta over `span` ticks) its players whose position is now in
     /// another cell of the grid, noting each as a mover to hand off (kept
     /// only when the cell's items are one delta and its supplements). A
-    /// player inside the cell's quantized span (most: [`Spans`]) stays
-    /// without working out its cell. Without a grid nobody moves.
-    fn take_walkers(&mut self, here: u32, span: u32) {
-        let Some(grid) = self.grid.as_ref() else { return };
-        if here == 0 || self.cell.is_empty() {
-            return;
+    /// player inside the cell's quantized span (`span_of`, [`cell_span`]:
+    /// most) stays without working out its cell; a settled cell
+    /// ([`Slot::settled`]) is not looked at. Without a grid nobody moves.
+    fn take_walkers(&mut self, here: u32, span: u32, span_of: Option<CellSpan>) {
+        if self.cell_settled {
+            return; // nobody written outside the cell's span
         }
-        let (xs, ys) = self.spans.of(grid, here);
-        let inside = |p: &Entry| xs.contains(&u32::from(p.x)) && ys.contains(&u32::from(p.y));
-        if self.cell.iter().all(inside) {
+        self.cell_settled = true;
+        let (Some(grid), Some(inside)) = (self.grid.as_ref(), span_of) else { return };
+        let inside = |p: &Entry| inside.contains(p);
+        if self.cell.iter().fold(true, |all, p| all & inside(p)) {
             return; // most often: nobody crossed a border
         }
         let movers = &mut self.movers;
@@ -637,16 +703,9 @@ impl Held {
             self.sup.extend(these.iter().map(|m| m.2));
             // One player handed off twice (held in two cells: only a frame
             // that says so on purpose) is refused, not added twice.
-            let twice = self.sup.windows(2).any(|w| w[0].id == w[1].id);
-            let merged = if twice {
-                Err(DeltaError::Duplicate)
-            } else {
-                merge(&slot.players, &self.sup, self.max_players, &mut self.cell)
-            };
-            if let Err(error) = merged {
+            if let Err(error) = delta::merge_in(&mut slot.players, &self.sup, self.max_players) {
                 return Err(HeldError::Item { shard, cell, error });
             }
-            std::mem::swap(&mut slot.players, &mut self.cell);
         }
         Ok(())
     }
@@ -666,13 +725,15 @@ impl Held {
             (Current::Changed, true) => {
                 let slot = &mut self.slots[at];
                 std::mem::swap(&mut slot.players, &mut self.cell);
-                (slot.tick, slot.heard_ms) = (tick, self.now_ms);
+                (slot.tick, slot.heard_ms, slot.settled) = (tick, self.now_ms, self.cell_settled);
                 at + 1
             }
             (Current::Changed, false) => {
                 let room = self.spare.pop().unwrap_or_default();
                 let players = std::mem::replace(&mut self.cell, room);
-                self.slots.insert(at, Slot { key, tick, heard_ms: self.now_ms, players });
+                let span = cell_span(self.grid.as_ref(), &mut self.spans, key.1);
+                let settled = self.cell_settled;
+                self.slots.insert(at, Slot { key, tick, heard_ms: self.now_ms, players, settled, span });
                 at + 1
             }
         }
@@ -744,6 +805,37 @@ impl Held {
     }
 }
 
+/// A cell's quantized span ([`Spans`]) as one unsigned compare an axis (a
+/// position below the start wraps past the width), with no branch: a scan
+/// of a crowd's cell runs as fast as its players are read.
+#[derive(Clone, Copy, Debug)]
+struct CellSpan {
+    x0: u32,
+    w: u32,
+    y0: u32,
+    h: u32,
+}
+
+impl CellSpan {
+    /// True when `p` is inside it (and so in its cell).
+    fn contains(&self, p: &Entry) -> bool {
+        (u32::from(p.x).wrapping_sub(self.x0) < self.w) & (u32::from(p.y).wrapping_sub(self.y0) < self.h)
+    }
+}
+
+/// The span of cell `here` of `grid` (`None` without a grid or for cell 0:
+/// nobody moves), from the spans kept.
+fn cell_span(grid: Option<&CellGrid>, spans: &mut Spans, here: u32) -> Option<CellSpan> {
+    let grid = grid.filter(|_| here != 0)?;
+    let (xs, ys) = spans.of(grid, here);
+    Some(CellSpan {
+        x0: xs.start,
+        w: xs.end.saturating_sub(xs.start),
+        y0: ys.start,
+        h: ys.end.saturating_sub(ys.start),
+    })
+}
+
 /// A key as one number, ordered as the key: (shard, cell) compared at once.
 fn packed((shard, cell): (u32, u32)) -> u64 {
     u64::from(shard) << 32 | u64::from(cell)
@@ -796,43 +888,6 @@ impl Spans {
             *slot = (i.wrapping_add(1), r.start, r.end);
         }
         slot.1..slot.2
-    }
-}
-
-/// `base` with a supplement's players (`body`, a full form's) added, in id
-/// order, into `out` (`sup` is scratch).
-///
-/// Errors: the body's [`DeltaError`]; [`DeltaError::Duplicate`] for a player
-/// already there; [`DeltaError::TooMany`] past `max_players`.
-fn supplement(
-    base: &[Entry],
-    body: &[u8],
-    max_players: usize,
-    sup: &mut Vec<Entry>,
-    out: &mut Vec<Entry>,
-) -> Result<(), DeltaError> {
-    delta::decode_full(body, max_players, sup)?;
-    merge(base, sup, max_players, out)
-}
-
-/// `base` and `add` (both in id order) merged in id order into `out`.
-///
-/// Errors: [`DeltaError::Duplicate`] for an id in both;
-/// [`DeltaError::TooMany`] past `max_players`.
-fn merge(base: &[Entry], add: &[Entry], max_players: usize, out: &mut Vec<Entry>) -> Result<(), DeltaError> {
-    if base.len() + add.len() > max_players {
-        return Err(DeltaError::TooMany);
-    }
-    out.clear();
-    let (mut a, mut b) = (base.iter().peekable(), add.iter().peekable());
-    loop {
-        match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x.id == y.id => return Err(DeltaError::Duplicate),
-            (Some(x), Some(y)) if x.id < y.id => out.extend(a.next()),
-            (_, Some(_)) => out.extend(b.next()),
-            (Some(_), None) => out.extend(a.next()),
-            (None, None) => return Ok(()),
-        }
     }
 }
 
@@ -1256,7 +1311,9 @@ mod tests {
         let cells = grid.columns() * grid.rows();
         for cell in (1..=cells).chain((1..=cells).rev()).chain((1..=cells).step_by(7)) {
             let (xs, ys) = grid.span_q(cell).expect("on the grid");
-            assert_eq!(spans.of(&grid, cell), (xs, ys), "cell {cell}");
+            assert_eq!(spans.of(&grid, cell), (xs.clone(), ys.clone()), "cell {cell}");
+            let c = cell_span(Some(&grid), &mut spans, cell).expect("a cell");
+            assert_eq!((c.x0..c.x0 + c.w, c.y0..c.y0 + c.h), (xs, ys), "cell {cell} as one compare an axis");
         }
         assert_eq!(spans.of(&grid, 0), (0..0, 0..0));
         assert_eq!(spans.of(&grid, cells + 1), (0..0, 0..0));
