@@ -641,21 +641,30 @@ impl Held {
         }
         self.cell_settled = true;
         let (Some(grid), Some(inside)) = (self.grid.as_ref(), span_of) else { return };
-        let inside = |p: &Entry| inside.contains(p);
-        if self.cell.iter().fold(true, |all, p| all & inside(p)) {
-            return; // most often: nobody crossed a border
-        }
-        let movers = &mut self.movers;
-        self.cell.retain(|p| {
-            if inside(p) {
-                return true;
-            }
+        let outside_from = |cell: &[Entry], from: usize| {
+            cell[from..].iter().position(|p| !inside.contains(p)).map_or(cell.len(), |i| from + i)
+        };
+        let cell = &mut self.cell;
+        let mut read = outside_from(cell, 0);
+        let mut kept = read;
+        // Each player outside the span is looked at, and the players between
+        // two of them move down in one block past those taken out (a
+        // crowd's cell of a thousand loses one or two at a time).
+        while read < cell.len() {
+            let p = cell[read];
             let there = grid.cell_of_q(p.x, p.y);
-            if there != here {
-                movers.push((there, span, *p));
+            if there == here {
+                cell[kept] = p;
+                kept += 1;
+            } else {
+                self.movers.push((there, span, p));
             }
-            there == here
-        });
+            let next = outside_from(cell, read + 1);
+            cell.copy_within(read + 1..next, kept);
+            kept += next - read - 1;
+            read = next;
+        }
+        cell.truncate(kept);
     }
 
     /// Reads the first and last player of every held cell of `shard`, so
