@@ -851,8 +851,11 @@ mod tests {
     }
 
     /// [`apply`]'s rule written plainly, as the module's doc says it (no
-    /// runs, no validation ahead): the reference the in-place applying is
-    /// held to.
+    /// runs, no validation ahead), checking in the order the copying
+    /// `apply` before the in-place one did (a change's position after the
+    /// next change's index, a twice entered player after the trailing
+    /// bytes): the reference the in-place applying is held to, errors
+    /// included.
     fn plain(base: &[Entry], body: &[u8], span: u32, m: &Motion, max: usize) -> Result<Vec<Entry>, DeltaError> {
         check_span(span)?;
         let mut r = Reader::new(body);
@@ -872,9 +875,20 @@ mod tests {
         }
         let mut new: Vec<Entry> = base.iter().map(|b| walked(b, span, m)).collect();
         let mut previous = None;
+        // A change read, its position not yet checked.
+        let mut pending: Option<(usize, Entry, (i64, i64))> = None;
+        let settle = |pending: Option<(usize, Entry, (i64, i64))>, new: &mut Vec<Entry>| {
+            if let Some((i, mut e, residual)) = pending {
+                let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), span);
+                (e.x, e.y) = (on_grid(x, residual.0)?, on_grid(y, residual.1)?);
+                new[i] = e;
+            }
+            Ok::<(), DeltaError>(())
+        };
         for _ in 0..changes {
             let (i, what) = read_change(&mut r, previous, base.len())?;
             previous = Some(i);
+            settle(pending.take(), &mut new)?;
             if gone[i] {
                 return Err(DeltaError::Change);
             }
@@ -886,24 +900,23 @@ mod tests {
                 e.flags = r.u8()?;
             }
             let residual = if what & POSITION != 0 { (unzigzag(r.varint()?), unzigzag(r.varint()?)) } else { (0, 0) };
-            let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), span);
-            (e.x, e.y) = (on_grid(x, residual.0)?, on_grid(y, residual.1)?);
-            new[i] = e;
+            pending = Some((i, e, residual));
         }
+        settle(pending, &mut new)?;
         let mut out: Vec<Entry> = new.into_iter().zip(gone).filter(|(_, g)| !g).map(|(e, _)| e).collect();
         if out.len() + enters > max {
             return Err(DeltaError::TooMany);
         }
-        let mut last = None;
+        let (stayed, mut last) = (out.len(), None);
         for _ in 0..enters {
             let e = read_entry(&mut r, last)?;
             last = Some(e.id.0);
-            if out.iter().any(|o| o.id == e.id) {
-                return Err(DeltaError::Duplicate);
-            }
             out.push(e);
         }
         r.finish()?;
+        if out[stayed..].iter().any(|e| out[..stayed].iter().any(|o| o.id == e.id)) {
+            return Err(DeltaError::Duplicate);
+        }
         out.sort_by_key(|e| e.id);
         Ok(out)
     }
@@ -972,7 +985,8 @@ mod tests {
                         assert_eq!(players, want, "case {case}, body {k}");
                         applied += 1;
                     }
-                    (Err(_), Err(_)) => {
+                    (Err(got), Err(want)) => {
+                        assert_eq!(got, want, "case {case}, body {k}: the same error");
                         assert_eq!(players, base, "case {case}, body {k}: refused, and the cell as it was");
                         refused += 1;
                     }

@@ -116,9 +116,10 @@ struct Slot {
     heard_ms: u64,
     players: Vec<Entry>,
     /// Nobody in it to hand off: every player was found in the cell by the
-    /// last scan ([`Held::take_walkers`]) or written inside its span since.
-    /// A delta of a settled cell needs no scan unless it put someone
-    /// outside its span.
+    /// last scan ([`Held::take_walkers`]), written inside its span since, or
+    /// handed off to it (found in it by [`CellGrid::cell_of_q`], whose
+    /// quantized span [`cell_span`] is exactly). A delta of a settled cell
+    /// needs no scan unless it put someone outside its span.
     settled: bool,
     /// Its span on the grid ([`cell_span`], worked out once: `None`
     /// without a grid, nobody moves).
@@ -606,8 +607,9 @@ impl Held {
             Some(slot) if slot.players.is_empty() => (slot.tick, slot.heard_ms) = (tick, self.now_ms),
             // Walked where it is held (no copy of the cell), then swapped
             // in as the cell being built: its players out of it are taken
-            // (a standing one too, as after a delta), and it is swapped back
-            // by `close`.
+            // (a standing one too, as after a delta, unless the cell is
+            // settled and every walker stayed inside), and it is swapped
+            // back by `close`.
             Some(slot) => {
                 let span_of = slot.span;
                 let within = |p: &Entry| span_of.is_none_or(|s| s.contains(p));
@@ -711,8 +713,15 @@ impl Held {
             self.sup.clear();
             self.sup.extend(these.iter().map(|m| m.2));
             // One player handed off twice (held in two cells: only a frame
-            // that says so on purpose) is refused, not added twice.
-            if let Err(error) = delta::merge_in(&mut slot.players, &self.sup, self.max_players) {
+            // that says so on purpose) is refused, not added twice, before
+            // the cell's limit is looked at (as the browser's `held.ts`).
+            let twice = self.sup.windows(2).any(|w| w[0].id == w[1].id);
+            let merged = if twice {
+                Err(DeltaError::Duplicate)
+            } else {
+                delta::merge_in(&mut slot.players, &self.sup, self.max_players)
+            };
+            if let Err(error) = merged {
                 return Err(HeldError::Item { shard, cell, error });
             }
         }
@@ -1205,6 +1214,52 @@ mod tests {
         let refused = held.apply(&ViewFrame::parse(&frame).expect("valid"));
         assert_eq!(refused, Err(HeldError::Item { shard: 7, cell: 2, error: DeltaError::Duplicate }));
         assert_eq!(players(&held, 2), Some(vec![]), "cell 2 as its delta left it");
+        // Twice is found before the cell's limit (one player a cell here),
+        // as the browser finds it.
+        let grid = CellGrid::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
+        let mut one = Held::new(m.clone(), 1).handing_off(grid);
+        let first = section(7, 1, &[(1, vec![full(&[east])]), (2, vec![full(&[])]), (3, vec![full(&[west])])]);
+        one.apply(&ViewFrame::parse(&first).expect("valid")).expect("applies");
+        let refused = one.apply(&ViewFrame::parse(&frame).expect("valid"));
+        assert_eq!(refused, Err(HeldError::Item { shard: 7, cell: 2, error: DeltaError::Duplicate }));
+    }
+
+    #[test]
+    fn a_settled_cell_still_hands_off_a_walker_that_crosses_later() {
+        // A full form leaves its cell to be looked at; the first delta's
+        // look finds nobody outside (settled); at the next delta player 5
+        // walks across into cell 2, and only the players written are looked
+        // at then: it is handed off all the same, whether that delta is
+        // empty (the cell advanced where it is held) or not (player 9 turns).
+        let grid = CellGrid::new(&Bounds::new(0.0, 0.0, 1000.0, 1000.0), 100.0).expect("grid");
+        for turn in [false, true] {
+            let (m, mut held) = handoff_world();
+            let step = |p: &Entry| {
+                let (x, y) = m.advance((p.x, p.y), p.heading, p.moving(), 1);
+                Entry { x, y, ..*p }
+            };
+            let a0 = vec![e(5, 6000, 0, true), e(9, 100, 64, false)];
+            let b0 = vec![e(3, 7000, 64, false)];
+            let a1: Vec<Entry> = a0.iter().map(step).collect();
+            let mut a2: Vec<Entry> = a1.iter().map(step).collect();
+            a2[1].heading += u8::from(turn);
+            assert_eq!((grid.cell_of_q(a1[0].x, 0), grid.cell_of_q(a2[0].x, 0)), (1, 2), "cell 1 a tick on, 2 two");
+            let last = delta(&m, &a1, &a2, 1);
+            assert_eq!(last.len() > 1, turn, "a delta with something to say only when 9 turns");
+            let frames = [
+                section(7, 1, &[(1, vec![full(&a0)]), (2, vec![full(&b0)])]),
+                section(7, 2, &[(1, vec![delta(&m, &a0, &a1, 1)]), (2, vec![delta(&m, &b0, &b0, 1)])]),
+                section(7, 3, &[(1, vec![last]), (2, vec![delta(&m, &b0, &b0, 1)])]),
+            ];
+            for frame in &frames[..2] {
+                held.apply(&ViewFrame::parse(frame).expect("valid")).expect("applies");
+            }
+            assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![5, 9]), Some(vec![3])));
+            held.apply(&ViewFrame::parse(&frames[2]).expect("valid")).expect("applies");
+            assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![9]), Some(vec![3, 5])), "turn {turn}");
+            let in_2 = held.cell(7, 2).and_then(|c| c.entries.iter().find(|p| p.id.0 == 5).copied());
+            assert_eq!(in_2, Some(a2[0]));
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 // Protocol 6's handoff scratch for one section of a view frame
-// (schema/src/held.rs: `Held::movers`, `Held::advanced`, `one_delta`,
-// `merge`; the rule is in net/held.ts's module comment). Reused section after
+// (schema/src/held.rs: `Held::movers`, `Held::advanced`, `Held::hand_off`;
+// schema/src/delta.rs: `merge_in`; the rule is in net/held.ts's module
+// comment). Reused section after
 // section: a frame of walkers allocates nothing once the arrays fit.
 
 import { DeltaError, Entries } from './delta.js';
@@ -21,8 +22,9 @@ function copyEntry(from: Readonly<Entries>, i: number, to: Entries): void {
  * `base` and `add` (both sorted by id) merged in id order into `out`
  * (emptied first; neither of them). Throws DeltaError('TooMany') when they
  * hold more than `maxPlayers` together (checked first), DeltaError('Duplicate')
- * for an id in both; `out` is then unspecified (Rust's `held::merge`: ids
- * repeated within `add` are not looked for).
+ * for an id in both; `out` is then unspecified (Rust's `delta::merge_in`,
+ * which merges in place, refuses ids repeated within `add` too: neither
+ * caller passes any).
  */
 export function mergeEntries(base: Readonly<Entries>, add: Readonly<Entries>, maxPlayers: number, out: Entries): void {
   if (base.count + add.count > maxPlayers) throw new DeltaError('TooMany');
