@@ -389,7 +389,9 @@ impl Report {
                  deltas` at a7fdcb8 (2026-12-07), the first section run with it: 16.20 µs a player a tick against \
                  the control's 16.93 (0.96x), on another processor than the runs from 60f6b4b to b04be19 (an AMD \
                  EPYC, theirs an Intel Xeon: see the provenance rows; their µs do not compare, their ratios do, \
-                 0.96x against 0.98x to 1.04x)."
+                 0.96x against 0.98x to 1.04x). At 3e2cde9 (2026-12-07, the same processor, the machine busier: \
+                 every figure of both forms some 20 % above a7fdcb8's, and the crowd's shards late, see below): \
+                 19.86 against 22.16 (0.90x); the whole shard 11.00 against 11.96 (0.92x)."
                     .into(),
             );
             out.extend(parts_part(p));
@@ -507,6 +509,25 @@ impl Report {
             ],
             &rows,
         ));
+        out.push(String::new());
+        out.push(
+            "The bots' part (2026-12-07). In the runs at a7fdcb8 the deltas' crowd did not gather (1,261 to 1,336 \
+             of 2,000 at the hold's start) while the control's did: the bots were seconds behind their frames \
+             (snapshot age p95 3.6 to 5.3 s), and a bot not yet in the crowd is sent some 60 cells a frame, each \
+             advanced, so it stayed behind. With deltas a crowd's cell changes every tick, and each bot copied it \
+             (a thousand players) to apply each delta and scanned it for walkers that left. Since 76de7dc and \
+             3e2cde9 a bot applies a delta where the cell is held (read and checked whole, then written in place: \
+             a standing player is not written), merges the few players added to a cell by block copies, and looks \
+             for walkers only among the players a delta wrote when nobody else could have left (`schema/src/held.rs` \
+             `Slot::settled`). The bots' part of the crowd offline (`delta_cost --scenario crowd --players 2000 \
+             --frames deltas --clients 200 --ticks 40 --warmup 400` under callgrind, as delta_cost's doc says): \
+             12,421 M instructions before, 7,337 M after (-40.9 %), the same frames read (digests unchanged); \
+             the walk's 50 clients 677.6 M both. In the runs at 3e2cde9 above neither form's crowd gathered: the \
+             shards themselves fell behind (the control's late ticks 3.8 to 7.7 %, 0.0 to 0.2 % at a7fdcb8; its \
+             loadgen at 59 to 64 % of its cores), and the same control with the loadgen of before 7ed3f7b, run by \
+             hand at the same hour, gathered 1,236 of 2,000: the machine, not the bots' reading."
+                .into(),
+        );
         out.push(String::new());
         let goals = CrowdGoals {
             players: p.players,
