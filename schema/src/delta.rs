@@ -677,6 +677,62 @@ mod tests {
         }
     }
 
+    /// How [`random_case`] draws a case.
+    struct Shape {
+        /// At most this many players in the base...
+        players: u64,
+        /// ...ids this far apart, give or take.
+        stride: u64,
+        /// Each player that stayed left, turned, stopped or started, or was
+        /// nudged, each 1 in this many.
+        odds: u64,
+        /// Players entered among the ids of the base (some of them players
+        /// who left), or only after its last.
+        among: bool,
+    }
+
+    const ENTERS_LAST: Shape = Shape { players: 40, stride: 3, odds: 12, among: false };
+    const ENTERS_AMONG: Shape = Shape { players: 30, stride: 4, odds: 8, among: true };
+
+    /// A seeded case: a span, a base and the next state (both by id), where
+    /// each player stayed, walked by the rule, turned, stopped, was nudged
+    /// or left, and others entered, as `shape` says.
+    fn random_case(next: &mut impl FnMut(u64) -> u64, m: &Motion, shape: &Shape) -> (u32, Vec<Entry>, Vec<Entry>) {
+        let span = 1 << next(7);
+        let mut base: Vec<Entry> = (0..next(shape.players))
+            .map(|k| {
+                let id = (k * shape.stride + next(shape.stride)) as u32;
+                e(id, next(65_536) as u16, next(65_536) as u16, next(256) as u8, next(4) > 0)
+            })
+            .collect();
+        base.dedup_by_key(|p| p.id);
+        let mut new = Vec::new();
+        for b in &base {
+            let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
+            let mut n = Entry { x, y, ..*b };
+            match next(shape.odds) {
+                0 => continue,
+                1 => n.heading = n.heading.wrapping_add(1 + next(255) as u8),
+                2 => n.flags = flags(!b.moving(), 0),
+                3 => n.x = n.x.saturating_add(next(9) as u16),
+                _ => {}
+            }
+            new.push(n);
+        }
+        if shape.among {
+            for _ in 0..next(20) {
+                new.push(e(next(130) as u32, next(65_536) as u16, next(65_536) as u16, 0, next(2) == 0));
+            }
+        } else {
+            for k in 0..next(4) {
+                new.push(e(200 + k as u32 * 5 + next(5) as u32, next(65_536) as u16, 3, 0, true));
+            }
+        }
+        new.sort_by_key(|p| p.id);
+        new.dedup_by_key(|p| p.id);
+        (span, base, new)
+    }
+
     #[test]
     fn random_mixes_of_leaves_changes_enters_and_walkers_round_trip() {
         // A seeded xorshift: the same ten thousand cases every run, each a
@@ -687,37 +743,7 @@ mod tests {
         let m = motion();
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for case in 0..10_000 {
-            let span = 1 << next(7);
-            let mut base: Vec<Entry> = (0..next(40))
-                .map(|k| {
-                    e(
-                        k as u32 * 3 + next(3) as u32,
-                        next(65_536) as u16,
-                        next(65_536) as u16,
-                        next(256) as u8,
-                        next(4) > 0,
-                    )
-                })
-                .collect();
-            base.dedup_by_key(|p| p.id);
-            let mut new = Vec::new();
-            for b in &base {
-                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
-                let mut n = Entry { x, y, ..*b };
-                match next(12) {
-                    0 => continue,
-                    1 => n.heading = n.heading.wrapping_add(1 + next(255) as u8),
-                    2 => n.flags = flags(!b.moving(), 0),
-                    3 => n.x = n.x.saturating_add(next(9) as u16),
-                    _ => {}
-                }
-                new.push(n);
-            }
-            for k in 0..next(4) {
-                new.push(e(200 + k as u32 * 5 + next(5) as u32, next(65_536) as u16, 3, 0, true));
-            }
-            new.sort_by_key(|p| p.id);
-            new.dedup_by_key(|p| p.id);
+            let (span, base, new) = random_case(&mut next, &m, &ENTERS_LAST);
             let mut body = Vec::new();
             encode_delta(&base, &new, span, &m, &mut body);
             let mut out = Vec::new();
@@ -932,37 +958,7 @@ mod tests {
         let mut edits = Edits::default();
         let (mut applied, mut refused) = (0, 0);
         for case in 0..400 {
-            let span = 1 << next(7);
-            let mut base: Vec<Entry> = (0..next(30))
-                .map(|k| {
-                    e(
-                        k as u32 * 4 + next(4) as u32,
-                        next(65_536) as u16,
-                        next(65_536) as u16,
-                        next(256) as u8,
-                        next(4) > 0,
-                    )
-                })
-                .collect();
-            base.dedup_by_key(|p| p.id);
-            let mut new = Vec::new();
-            for b in &base {
-                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
-                let mut n = Entry { x, y, ..*b };
-                match next(8) {
-                    0 => continue,
-                    1 => n.heading = n.heading.wrapping_add(1 + next(255) as u8),
-                    2 => n.flags = flags(!b.moving(), 0),
-                    3 => n.y = n.y.saturating_sub(next(9) as u16),
-                    _ => {}
-                }
-                new.push(n);
-            }
-            for _ in 0..next(20) {
-                new.push(e(next(130) as u32, next(65_536) as u16, next(65_536) as u16, 0, next(2) == 0));
-            }
-            new.sort_by_key(|p| p.id);
-            new.dedup_by_key(|p| p.id);
+            let (span, base, new) = random_case(&mut next, &m, &ENTERS_AMONG);
             let mut body = Vec::new();
             encode_delta(&base, &new, span, &m, &mut body);
             let mut bodies = vec![body.clone()];
