@@ -510,6 +510,13 @@ pub fn merge_in(players: &mut Vec<Entry>, add: &[Entry], max_players: usize) -> 
     if twice || add.iter().any(|a| players.binary_search_by_key(&a.id, |p| p.id).is_ok()) {
         return Err(DeltaError::Duplicate);
     }
+    merge_checked(players, add);
+    Ok(())
+}
+
+/// [`merge_in`] of players checked already: `add` in id order, none of
+/// them in `players` (as [`Edits::read`] checks a delta's enters).
+fn merge_checked(players: &mut Vec<Entry>, add: &[Entry]) {
     let n = players.len();
     players.extend_from_slice(add);
     // From the last added: the players after its place move up past it and
@@ -521,7 +528,6 @@ pub fn merge_in(players: &mut Vec<Entry>, add: &[Entry], max_players: usize) -> 
         players[at + j] = *a;
         end = at;
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -567,9 +567,8 @@ impl Held {
             Current::Before => self.slots[at].span,
             Current::Absent | Current::Changed => cell_span(self.grid.as_ref(), &mut self.spans, here),
         };
-        let within = |p: &Entry| span_of.is_none_or(|s| s.contains(p));
         let (motion, max) = (&self.motion, self.max_players);
-        match delta::apply_in_place(&mut self.cell, body, span, motion, max, &mut self.edits, within) {
+        match delta::apply_in_place(&mut self.cell, body, span, motion, max, &mut self.edits, within(span_of)) {
             Ok(all_within) => {
                 self.cell_settled &= all_within;
                 self.take_walkers(here, span, span_of);
@@ -612,8 +611,8 @@ impl Held {
             // back by `close`.
             Some(slot) => {
                 let span_of = slot.span;
-                let within = |p: &Entry| span_of.is_none_or(|s| s.contains(p));
-                let all_within = delta::advance(&mut slot.players, span, &self.motion, self.max_players, within)?;
+                let all_within =
+                    delta::advance(&mut slot.players, span, &self.motion, self.max_players, within(span_of))?;
                 std::mem::swap(&mut slot.players, &mut self.cell);
                 self.cell_settled = slot.settled && all_within;
                 self.take_walkers(key.1, span, span_of);
@@ -839,6 +838,12 @@ impl CellSpan {
     fn contains(&self, p: &Entry) -> bool {
         (u32::from(p.x).wrapping_sub(self.x0) < self.w) & (u32::from(p.y).wrapping_sub(self.y0) < self.h)
     }
+}
+
+/// Whether a player is inside `span` (anywhere when there is none: without
+/// a grid nobody moves), as [`delta::apply_in_place`] asks of what it wrote.
+fn within(span: Option<CellSpan>) -> impl Fn(&Entry) -> bool {
+    move |p| span.is_none_or(|s| s.contains(p))
 }
 
 /// The span of cell `here` of `grid` (`None` without a grid or for cell 0:

@@ -159,10 +159,9 @@ impl Edits {
             from += 1;
         }
         players.truncate(to);
-        // Checked by `read`: nobody twice, within the limit (so the merge
-        // does not refuse them).
-        let merged = super::merge_in(players, &self.enters, usize::MAX);
-        debug_assert!(merged.is_ok(), "enters checked by read");
+        // Checked by `read`: in id order, none of them a player who stayed,
+        // within the limit.
+        super::merge_checked(players, &self.enters);
         all && self.enters.iter().all(within)
     }
 }
