@@ -187,9 +187,9 @@ describe('protocol 8: the browser decodes as Rust does', () => {
     if (CASES >= 10_000) {
       // Every verdict a frame can get: each ViewError, and each DeltaError
       // but Span (an item's kind always names a valid span), a supplement
-      // not after a delta among them.
+      // not after a delta and a misplaced unchanged item among them.
       const frame = ['EmptySection', 'Cells', 'Items', 'Kind', 'ForgetBody', 'Implied', 'Bytes(Truncated)', 'Bytes(TooMany)', 'Bytes(Varint)'];
-      const item = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement'];
+      const item = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement', 'Unchanged'];
       const all = ['ok', ...frame.map((e) => `frame:${e}`), ...item.map((e) => `item:${e}`)];
       expect([...labels].sort()).toEqual(all.sort());
     }

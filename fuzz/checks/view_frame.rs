@@ -10,7 +10,8 @@
 //!   reads back as exactly its sections, cells and items, each item's bytes
 //!   in place in the frame, in order, and written out again it parses to the
 //!   same;
-//! - `Held::apply` applies it (an update an item, implied cells too) or names
+//! - `Held::apply` applies it (an update an item but an unchanged one,
+//!   implied cells too) or names
 //!   a cell of the frame, or refuses a section's implied cells that are not
 //!   the view's (or in a world without a grid); after it, every
 //!   held cell is sorted by id with at most the world's players, and every
@@ -18,12 +19,15 @@
 //!   a delta to it from what was held before applies back to it;
 //! - a second client whose cells expire ([`Held::expiring`], as a WebTransport
 //!   session's), given the frames [`STEP_MS`] apart, never panics and never
-//!   holds a cell told nothing for longer than the expiry and two scans.
+//!   holds a cell told nothing for longer than the expiry and two scans;
+//! - a third client whose frames may be lost ([`Delivery::Lossy`]) never
+//!   panics, names a cell of the frame when it refuses one, and holds every
+//!   cell sorted with at most the world's players.
 
 use crate::delta_cases::WORLDS;
 use mino_protocol::delta::{self, encode_delta, encode_full};
 use mino_protocol::entry::Entry;
-use mino_protocol::held::{HeldError, Update, EXPIRY_SCAN_MS};
+use mino_protocol::held::{Delivery, HeldError, Update, EXPIRY_SCAN_MS};
 use mino_protocol::stencil::ViewScratch;
 use mino_protocol::view::{write_section, ItemKind, Section, ViewError, ViewFrame};
 use std::collections::BTreeMap;
@@ -66,6 +70,7 @@ pub fn check(data: &[u8]) {
     let motion = world.motion();
     let mut held = world.held();
     let mut expiring = world.held().expiring(EXPIRY_MS);
+    let mut lossy = world.held().delivered(Delivery::Lossy);
     // When each cell was last told to the expiring client, ms.
     let mut told = BTreeMap::new();
     let mut updates = Vec::new();
@@ -98,7 +103,8 @@ pub fn check(data: &[u8]) {
         match held.apply(&frame) {
             Ok(updates) => {
                 let resets = frame.sections().filter(|s| s.is_empty()).count();
-                assert_eq!(updates.len(), items.len() + implied + resets, "an update an item, and one a reset");
+                let told = items.iter().filter(|i| i.2 != ItemKind::Unchanged).count();
+                assert_eq!(updates.len(), told + implied + resets, "an update an item, and one a reset");
                 for u in &updates {
                     // A cell told, then forgotten in the same frame, is not held.
                     let Update::Cell { shard, cell, .. } = *u else { continue };
@@ -125,7 +131,10 @@ pub fn check(data: &[u8]) {
             }
             Err(HeldError::Frame(e)) => panic!("a verified frame refused: {e}"),
         }
-        for (_, c) in held.cells() {
+        if let Err(HeldError::Item { shard, cell, .. }) = lossy.apply(&frame) {
+            assert!(items.iter().any(|(s, c, _)| (*s, *c) == (shard, cell)), "the lossy client's failing cell");
+        }
+        for (_, c) in held.cells().chain(lossy.cells()) {
             assert!(c.entries.len() <= world.max_players, "at most the world's players");
             assert!(c.entries.windows(2).all(|w| w[0].id < w[1].id), "sorted by id");
         }

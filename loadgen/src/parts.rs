@@ -22,7 +22,8 @@ pub struct FrameParts {
     pub references: usize,
     /// Full-form items, whole.
     pub full: usize,
-    /// Delta items written out, whole.
+    /// Delta items written out, whole, and the unchanged items before them
+    /// (a lossy client's check of a delta's base).
     pub delta: usize,
     /// Supplement items, whole.
     pub supplement: usize,
@@ -69,7 +70,7 @@ impl FrameParts {
                     items += item.bytes.len();
                     let part = match item.kind {
                         ItemKind::Full => &mut parts.full,
-                        ItemKind::Delta { .. } => &mut parts.delta,
+                        ItemKind::Delta { .. } | ItemKind::Unchanged => &mut parts.delta,
                         ItemKind::Supplement => &mut parts.supplement,
                         ItemKind::Forget => &mut parts.forget,
                     };

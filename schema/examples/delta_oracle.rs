@@ -93,6 +93,7 @@ fn digest(held: &Held, updates: Option<&[Update]>) -> String {
             Update::Cell { shard, cell, tick } => [1, shard, cell, tick],
             Update::Forgot { shard, cell, tick } => [2, shard, cell, tick],
             Update::Reset { shard, tick } => [3, shard, 0, tick],
+            Update::Broken { shard, cell, tick } => [4, shard, cell, tick],
         };
         words.into_iter().for_each(|w| h.word(w));
     }

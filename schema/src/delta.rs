@@ -91,6 +91,10 @@ pub enum DeltaError {
     /// A supplement that does not follow its cell's delta.
     #[error("a supplement not after a delta")]
     Supplement,
+    /// An unchanged item not followed by a delta of its cell, or one past
+    /// 32 bits.
+    #[error("an unchanged item not before a delta")]
+    Unchanged,
 }
 
 const HEADING: u8 = 1;

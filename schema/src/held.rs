@@ -24,6 +24,13 @@
 //! cell stays exactly the server's players of that cell. Without a grid (a
 //! place without area of interest: one cell, 0) nothing moves.
 //!
+//! **Lost frames.** A client whose frames may be lost or come out of order
+//! (WebTransport datagrams) applies a cell's items only onto the state they
+//! start from ([`Delivery::Lossy`]): a cell it missed a change of is left as
+//! it is and said to be [`Update::Broken`] (the client asks for it whole),
+//! and no walker is handed off (the server sends every walker that crossed
+//! into a cell in a supplement).
+//!
 //! **Layout.** The cells are kept in one array sorted by (shard, cell),
 //! each with its players in a block of its own; a frame's section (one
 //! shard, cells increasing) walks the array once, and an item rewrites its
@@ -74,6 +81,18 @@ pub enum Update {
     Reset {
         /// Whose cells.
         shard: u32,
+        /// The section's tick (low 32 bits).
+        tick: u32,
+    },
+    /// A delta of the cell could not apply: a lossy client ([`Delivery::Lossy`])
+    /// missed an item of it (a lost frame), or holds nothing of it. The cell
+    /// stays as it was (until a full form of it) and the client asks for a
+    /// resync.
+    Broken {
+        /// Whose players.
+        shard: u32,
+        /// The cell.
+        cell: u32,
         /// The section's tick (low 32 bits).
         tick: u32,
     },
@@ -132,9 +151,43 @@ impl Slot {
     }
 }
 
+/// How a client's frames reach it, which says what its deltas apply to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// Every frame, in order (a websocket, a WebTransport stream): a delta
+    /// applies to what is held, and walkers are handed off between cells
+    /// advanced together (the module docs).
+    #[default]
+    InOrder,
+    /// Frames may be lost or come out of order (WebTransport datagrams). A
+    /// cell's items whose first (after an unchanged item) is a delta come
+    /// from the step `b = t - s` (`t` the section's tick, `s` the spans of the
+    /// cell's deltas added up; an empty delta alone, its span), and the cell
+    /// had not changed for the `u` ticks before `b` (the unchanged item's; 0
+    /// without one): a cell held as of tick `h` applies them when
+    /// `b - u <= h < t`. Held as of `t` or later, they are an older frame's
+    /// and skipped; held as of before `b - u`, or not held, a change was
+    /// missed: the cell is left as it is and said [`Update::Broken`]. Full
+    /// forms and forgets apply unless the cell is held as of `t` or later.
+    /// Walkers are never handed off. Ticks compare over their low 32 bits,
+    /// across the wrap (serial number arithmetic, RFC 1982).
+    Lossy,
+}
+
+/// What a [`Delivery::Lossy`] client does with a cell's items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Admit {
+    Apply,
+    /// An older frame's (the cell is held as of its tick or later).
+    Skip,
+    /// A change was missed.
+    Broken,
+}
+
 /// Every cell a client holds, and the rule deltas predict with.
 #[derive(Debug)]
 pub struct Held {
+    delivery: Delivery,
     motion: Motion,
     max_players: usize,
     /// What is held, by key increasing.
@@ -228,6 +281,7 @@ impl Held {
     /// a cell holds at most `max_players`.
     pub fn new(motion: Motion, max_players: usize) -> Held {
         Held {
+            delivery: Delivery::InOrder,
             motion,
             max_players,
             slots: Vec::new(),
@@ -287,6 +341,13 @@ impl Held {
             slot.span = cell_span(self.grid.as_ref(), &mut self.spans, slot.key.1);
             slot.settled = false;
         }
+        self
+    }
+
+    /// The same, for frames that come as `delivery` says (by default
+    /// [`Delivery::InOrder`]).
+    pub fn delivered(mut self, delivery: Delivery) -> Held {
+        self.delivery = delivery;
         self
     }
 
@@ -401,17 +462,26 @@ impl Held {
                 (None, Some(_)) => None,
                 (None, None) => break,
             };
+            let tick = section.tick;
             let (cell, applied) = match told {
                 Some(view_cell) => {
                     let key = (shard, view_cell.cell);
                     at = self.seek(at, key);
-                    (view_cell.cell, self.apply_cell(at, key, &view_cell, section.tick, updates))
+                    let applied = match self.admit_cell(at, key, &view_cell, tick) {
+                        Admit::Apply => self.apply_cell(at, key, &view_cell, tick, updates),
+                        admit => Ok(self.pass(at, key, admit, tick, updates)),
+                    };
+                    (view_cell.cell, applied)
                 }
                 None => {
                     let Some((cell, span)) = implied_cells.next() else { break };
                     let key = (shard, cell);
                     at = self.seek(at, key);
-                    (cell, self.advance_cell(at, key, span, section.tick, updates))
+                    let applied = match self.admit(at, key, Some(span), tick) {
+                        Admit::Apply => self.advance_cell(at, key, span, tick, updates),
+                        admit => Ok(self.pass(at, key, admit, tick, updates)),
+                    };
+                    (cell, applied)
                 }
             };
             match applied {
@@ -423,10 +493,70 @@ impl Held {
             }
         }
         self.implied = implied;
+        if self.delivery == Delivery::Lossy {
+            self.movers.clear(); // every walker that crossed comes in a supplement
+        }
         if failed.is_none() && !self.movers.is_empty() {
             failed = self.hand_off(shard).err();
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Whether a told cell's items apply ([`Delivery`]): always in order;
+    /// lossy, by the rule, from its items' spans and unchanged item. Items
+    /// out of place are applied, so [`Held::apply_cell`] refuses them in
+    /// order, as it does in order.
+    fn admit_cell(&self, at: usize, key: (u32, u32), view_cell: &ViewCell<'_>, tick: u32) -> Admit {
+        if self.delivery == Delivery::InOrder {
+            return Admit::Apply;
+        }
+        let (mut unchanged, mut span, mut whole) = (0u32, 0u32, false);
+        for (i, item) in view_cell.items().enumerate() {
+            match item.kind {
+                ItemKind::Unchanged if i == 0 => match crate::view::unchanged_ticks(item.body) {
+                    Ok(ticks) => unchanged = ticks,
+                    Err(_) => return Admit::Apply,
+                },
+                ItemKind::Unchanged => return Admit::Apply,
+                ItemKind::Delta { span: s } => span = span.saturating_add(s),
+                ItemKind::Full | ItemKind::Forget => whole |= span == 0,
+                ItemKind::Supplement => {}
+            }
+        }
+        let from = (!whole && span > 0).then(|| span.saturating_add(unchanged));
+        self.admit(at, key, from, tick)
+    }
+
+    /// The lossy rule ([`Delivery::Lossy`]) for cell `key` (at slot `at`:
+    /// there, or where it goes) at section tick `tick`, whose items start
+    /// from a delta that needs it held as of at least `from` ticks before
+    /// (`None`: they start whole). Every item applies in order.
+    fn admit(&self, at: usize, key: (u32, u32), from: Option<u32>, tick: u32) -> Admit {
+        if self.delivery == Delivery::InOrder {
+            return Admit::Apply;
+        }
+        let held = self.slots.get(at).filter(|s| s.key == key).map(|s| s.tick);
+        // Ticks behind `tick`, over the low 32 bits across the wrap.
+        let behind = held.map(|h| tick.wrapping_sub(h) as i32);
+        match (behind, from) {
+            (Some(b), _) if b <= 0 => Admit::Skip,
+            (_, None) => Admit::Apply,
+            (Some(b), Some(from)) if i64::from(b) <= i64::from(from) => Admit::Apply,
+            _ => Admit::Broken,
+        }
+    }
+
+    /// Leaves cell `key` (at slot `at`: there, or where it goes) as it is,
+    /// for `admit` (a skip or a broken cell); returns the slot after it.
+    fn pass(&mut self, at: usize, key: (u32, u32), admit: Admit, tick: u32, updates: &mut Vec<Update>) -> usize {
+        if admit == Admit::Broken {
+            updates.push(Update::Broken { shard: key.0, cell: key.1, tick });
+        }
+        if self.slots.get(at).is_some_and(|s| s.key == key) {
+            at + 1
+        } else {
+            at
+        }
     }
 
     /// A section's implied cells, each with the span of its empty delta,
@@ -493,7 +623,25 @@ impl Held {
         let mut single = None;
         let movers_before = self.movers.len();
         let mut after_delta = false;
-        for (i, item) in first.into_iter().chain(items).enumerate() {
+        // An unchanged item: the first, its ticks readable, a delta next.
+        let (mut unchanged, mut led) = (false, false);
+        for (n, item) in first.into_iter().chain(items).enumerate() {
+            let out_of_place = match item.kind {
+                ItemKind::Unchanged => n > 0 || crate::view::unchanged_ticks(item.body).is_err(),
+                ItemKind::Delta { .. } => false,
+                _ => unchanged,
+            };
+            if out_of_place {
+                self.close(at, held, current, key, tick);
+                return Err(DeltaError::Unchanged);
+            }
+            unchanged = item.kind == ItemKind::Unchanged;
+            if unchanged {
+                led = true;
+                continue;
+            }
+            // The item's place among the cell's items, the unchanged one not counted.
+            let i = n - usize::from(led);
             single = match (i, item.kind) {
                 (0, ItemKind::Delta { span }) => Some(span),
                 (_, ItemKind::Supplement) => single,
@@ -517,6 +665,7 @@ impl Held {
                     .and_then(|()| delta::merge_in(&mut self.cell, &self.sup, self.max_players))
                     .map(|()| self.cell_settled = false),
                 ItemKind::Supplement => Err(DeltaError::Supplement),
+                ItemKind::Unchanged => Ok(()), // passed over above
             };
             if let Err(error) = applied {
                 self.close(at, held, current, key, tick);
@@ -525,6 +674,10 @@ impl Held {
             after_delta = matches!(item.kind, ItemKind::Delta { .. } | ItemKind::Supplement);
             current = Current::Changed;
             updates.push(Update::Cell { shard: key.0, cell: key.1, tick });
+        }
+        if unchanged {
+            self.close(at, held, current, key, tick);
+            return Err(DeltaError::Unchanged);
         }
         // Walkers out of a cell whose items turned out not to be one delta
         // and its supplements are dropped, not handed off.
@@ -1426,5 +1579,128 @@ mod tests {
         assert_eq!((players(&held, 1), players(&held, 2)), (Some(vec![]), Some(vec![3, 5])));
         let moved = held.cell(7, 2).and_then(|c| c.entries.iter().find(|p| p.id.0 == 5).copied());
         assert_eq!(moved, Some(e(5, 6793, 0, true)));
+    }
+
+    /// Applies `frame` to `held`: its updates.
+    fn apply(held: &mut Held, frame: &[u8]) -> Vec<Update> {
+        held.apply(&ViewFrame::parse(frame).expect("valid")).expect("applies")
+    }
+
+    fn forget() -> Vec<u8> {
+        item(ItemKind::Forget, &[])
+    }
+
+    fn unchanged(ticks: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::view::write_unchanged(&mut out, ticks);
+        out
+    }
+
+    #[test]
+    fn a_lossy_client_applies_a_delta_only_onto_the_state_it_starts_from() {
+        let (m, held) = handoff_world();
+        let mut held = held.delivered(Delivery::Lossy);
+        let walk = |t: u16| vec![e(5, 100 + 393 * t, 0, true)];
+        let cell = |t: u64, items: Vec<Vec<u8>>| section(7, t, &[(1, items)]);
+        let updated = |tick| vec![Update::Cell { shard: 7, cell: 1, tick }];
+        let at = |held: &Held| held.cell(7, 1).map(|c| (c.tick, c.entries[0].x));
+        apply(&mut held, &cell(10, vec![full(&walk(0))]));
+        // The next step: from 10.
+        assert_eq!(apply(&mut held, &cell(11, vec![delta(&m, &walk(0), &walk(1), 1)])), updated(11));
+        // Step 12's frame is lost: 13's delta starts from 12, which it does
+        // not hold, an empty one too (the walker going straight).
+        let broken = vec![Update::Broken { shard: 7, cell: 1, tick: 13 }];
+        assert_eq!(apply(&mut held, &cell(13, vec![delta(&m, &walk(2), &walk(3), 1)])), broken);
+        assert_eq!(apply(&mut held, &cell(13, vec![delta(&m, &walk(2), &walk(3), 1), sup(&[])])), broken);
+        assert_eq!(at(&held), Some((11, 100 + 393)), "left as it was");
+        // Over two steps (a chain of deltas adding up to 2) it holds 11: applies.
+        let chain = vec![delta(&m, &walk(1), &walk(2), 1), delta(&m, &walk(2), &walk(3), 1)];
+        assert_eq!(apply(&mut held, &cell(13, chain)), [updated(13), updated(13)].concat());
+        assert_eq!(at(&held), Some((13, 100 + 3 * 393)));
+        // Step 12's frame, late: older than what is held, passed over.
+        assert_eq!(apply(&mut held, &cell(12, vec![delta(&m, &walk(1), &walk(2), 1)])), vec![]);
+        assert_eq!(apply(&mut held, &cell(13, vec![full(&walk(3))])), vec![], "nor twice the same step");
+        assert_eq!(at(&held), Some((13, 100 + 3 * 393)));
+        // A full form stands alone whatever was lost.
+        assert_eq!(apply(&mut held, &cell(20, vec![full(&walk(20))])), updated(20));
+        assert_eq!(at(&held), Some((20, 100 + 20 * 393)));
+        // A cell held as of a step between the delta's base and its tick
+        // (held past its tier's step, not changed since): applies.
+        assert_eq!(apply(&mut held, &cell(22, vec![delta(&m, &walk(18), &walk(22), 4)])), updated(22));
+    }
+
+    #[test]
+    fn an_unchanged_item_lets_a_lossy_client_apply_a_delta_onto_a_cell_it_took_before_the_base() {
+        let (m, held) = handoff_world();
+        let mut held = held.delivered(Delivery::Lossy);
+        let (stood, walks) = (vec![e(5, 100, 0, false)], vec![e(5, 100, 0, true)]);
+        let cell = |t: u64, items: Vec<Vec<u8>>| section(7, t, &[(1, items)]);
+        apply(&mut held, &cell(10, vec![full(&stood)]));
+        // Step 20's delta over 4 ticks starts from 16; the cell had not
+        // changed for 6 ticks before then: since 10, which it holds.
+        let starts = cell(20, vec![unchanged(6), delta(&m, &stood, &walks, 4)]);
+        assert_eq!(apply(&mut held, &starts), vec![Update::Cell { shard: 7, cell: 1, tick: 20 }]);
+        // Changed at 11 instead: a change it missed.
+        let mut held2 = handoff_world().1.delivered(Delivery::Lossy);
+        apply(&mut held2, &cell(10, vec![full(&stood)]));
+        let missed = cell(20, vec![unchanged(5), delta(&m, &stood, &walks, 4)]);
+        assert_eq!(apply(&mut held2, &missed), vec![Update::Broken { shard: 7, cell: 1, tick: 20 }]);
+        assert_eq!(held2.cell(7, 1).map(|c| c.entries.to_vec()), Some(stood.clone()));
+        // Held in order, an unchanged item checks nothing.
+        let mut in_order = handoff_world().1;
+        apply(&mut in_order, &cell(10, vec![full(&stood)]));
+        assert_eq!(apply(&mut in_order, &missed), vec![Update::Cell { shard: 7, cell: 1, tick: 20 }]);
+    }
+
+    #[test]
+    fn a_lossy_client_refuses_a_delta_of_a_cell_it_does_not_hold_and_takes_whole_ones() {
+        let (m, held) = handoff_world();
+        let mut held = held.delivered(Delivery::Lossy);
+        let a = vec![e(5, 100, 0, false)];
+        // Not held (its full form lost, or never sent): a delta, even an
+        // empty one, is a change missed.
+        for items in [vec![delta(&m, &[], &a, 1)], vec![delta(&m, &[], &[], 2)]] {
+            let updates = apply(&mut held, &section(7, 4, &[(1, items)]));
+            assert_eq!(updates, vec![Update::Broken { shard: 7, cell: 1, tick: 4 }]);
+            assert_eq!(held.cell(7, 1), None);
+        }
+        let updates = apply(&mut held, &section(7, 4, &[(1, vec![full(&a)]), (2, vec![forget()])]));
+        let forgot = Update::Forgot { shard: 7, cell: 2, tick: 4 };
+        assert_eq!(updates, vec![Update::Cell { shard: 7, cell: 1, tick: 4 }, forgot]);
+    }
+
+    #[test]
+    fn a_lossy_client_hands_no_walker_off_a_supplement_brings_each() {
+        let (m, held) = handoff_world();
+        let a0 = vec![e(5, 6400, 0, true)];
+        let a1 = vec![e(5, 6400 + 393, 0, true)];
+        let first = section(7, 2, &[(1, vec![full(&a0)]), (2, vec![full(&[])])]);
+        // Both cells advanced over the same step; cell 2's supplement brings
+        // the walker (as the server sends every walker to a lossy client).
+        let next = section(7, 3, &[(1, vec![delta(&m, &a0, &a1, 1)]), (2, vec![delta(&m, &[], &[], 1), sup(&a1)])]);
+        let mut lossy = held.delivered(Delivery::Lossy);
+        apply(&mut lossy, &first);
+        apply(&mut lossy, &next);
+        assert_eq!((players(&lossy, 1), players(&lossy, 2)), (Some(vec![]), Some(vec![5])));
+        // In order, the same frame hands the walker off onto the supplement's.
+        let mut in_order = handoff_world().1;
+        apply(&mut in_order, &first);
+        let refused = in_order.apply(&ViewFrame::parse(&next).expect("valid"));
+        assert_eq!(refused, Err(HeldError::Item { shard: 7, cell: 2, error: DeltaError::Duplicate }));
+    }
+
+    #[test]
+    fn a_lossy_client_compares_ticks_across_the_wrap() {
+        let (m, held) = handoff_world();
+        let mut held = held.delivered(Delivery::Lossy);
+        let walk = |t: u16| vec![e(5, 100 + 393 * t, 0, true)];
+        let last = u64::from(u32::MAX);
+        apply(&mut held, &section(7, last, &[(1, vec![full(&walk(0))])]));
+        let over = section(7, last + 1, &[(1, vec![delta(&m, &walk(0), &walk(1), 1)])]);
+        assert_eq!(apply(&mut held, &over), vec![Update::Cell { shard: 7, cell: 1, tick: 0 }]);
+        let late = section(7, last, &[(1, vec![full(&walk(0))])]);
+        assert_eq!(apply(&mut held, &late), vec![], "the step before the wrap is older");
+        let skipped = section(7, last + 3, &[(1, vec![delta(&m, &walk(2), &walk(3), 1)])]);
+        assert_eq!(apply(&mut held, &skipped), vec![Update::Broken { shard: 7, cell: 1, tick: 2 }]);
     }
 }

@@ -10,7 +10,7 @@
 //! item  := tag [len - 15: varint, when the tag's length is 15] body
 //! tag   := kind (bits 0-3) | length (bits 4-7; 15: a varint follows)
 //! kind  := 0 full form | 1..=7 delta over 2^(kind-1) ticks | 8 forget
-//!        | 9 supplement
+//!        | 9 supplement | 10 unchanged (body: ticks, varint)
 //! ```
 //!
 //! A full form replaces what the socket holds of the cell; a delta applies
@@ -157,11 +157,18 @@ pub enum ItemKind {
     /// body): players that came from a cell the client did not advance with
     /// this one (protocol 6).
     Supplement,
+    /// How long the cell had not changed before the base of the delta that
+    /// follows: the body is the ticks, a varint ([`unchanged_ticks`]). A
+    /// client whose frames may be lost checks with it that it holds the
+    /// cell's last change ([`crate::held::Delivery::Lossy`]); without one,
+    /// the cell changed at the base itself.
+    Unchanged,
 }
 
 const KIND_FULL: u8 = 0;
 const KIND_FORGET: u8 = 8;
 const KIND_SUPPLEMENT: u8 = 9;
+const KIND_UNCHANGED: u8 = 10;
 const LEN_VARINT: u8 = 15;
 
 /// Why bytes are not a valid view frame or bundle.
@@ -205,6 +212,7 @@ impl ItemKind {
             ItemKind::Delta { span } => 1 + span.max(1).trailing_zeros().min(6) as u8,
             ItemKind::Forget => KIND_FORGET,
             ItemKind::Supplement => KIND_SUPPLEMENT,
+            ItemKind::Unchanged => KIND_UNCHANGED,
         }
     }
 
@@ -214,6 +222,7 @@ impl ItemKind {
             1..=7 => Ok(ItemKind::Delta { span: 1 << (code - 1) }),
             KIND_FORGET => Ok(ItemKind::Forget),
             KIND_SUPPLEMENT => Ok(ItemKind::Supplement),
+            KIND_UNCHANGED => Ok(ItemKind::Unchanged),
             other => Err(ViewError::Kind(other)),
         }
     }
@@ -230,6 +239,26 @@ pub fn write_item(out: &mut Vec<u8>, kind: ItemKind, body: &[u8]) {
         put_varint(out, (len - usize::from(LEN_VARINT)) as u64);
     }
     out.extend_from_slice(body);
+}
+
+/// Appends an [`ItemKind::Unchanged`] item: the cell had not changed for
+/// `ticks` ticks before the base of the delta that follows it.
+pub fn write_unchanged(out: &mut Vec<u8>, ticks: u32) {
+    let mut body = Vec::with_capacity(5);
+    put_varint(&mut body, u64::from(ticks));
+    write_item(out, ItemKind::Unchanged, &body);
+}
+
+/// The ticks an [`ItemKind::Unchanged`] item's `body` says.
+///
+/// Errors: [`DeltaError::Varint`] or [`DeltaError::Truncated`] for a body
+/// that is not one varint, [`DeltaError::Trailing`] after it, and
+/// [`DeltaError::Unchanged`] past 32 bits.
+pub fn unchanged_ticks(body: &[u8]) -> Result<u32, DeltaError> {
+    let mut r = Reader::new(body);
+    let ticks = r.varint()?;
+    r.finish()?;
+    u32::try_from(ticks).map_err(|_| DeltaError::Unchanged)
 }
 
 /// One item read from a frame or a bundle.
@@ -1247,8 +1276,8 @@ pub(crate) mod tests {
         // the count, then 2 items).
         assert_eq!(good[9..], [5 << 3 | 2, 4 << 3 | 1, 2, 0x01, 0x01]);
         let mut bad = good.clone();
-        bad[13] = 0x0a;
-        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Kind(10)));
+        bad[13] = 0x0b;
+        assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Kind(11)));
         let mut bad = good.clone();
         bad[10] = 0x01;
         assert_eq!(ViewFrame::parse(&bad).err(), Some(ViewError::Cells));

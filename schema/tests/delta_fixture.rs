@@ -72,6 +72,7 @@ fn update_json(u: &Update) -> String {
         Update::Cell { shard, cell, tick } => format!("[\"cell\", {shard}, {cell}, {tick}]"),
         Update::Forgot { shard, cell, tick } => format!("[\"forgot\", {shard}, {cell}, {tick}]"),
         Update::Reset { shard, tick } => format!("[\"reset\", {shard}, 0, {tick}]"),
+        Update::Broken { shard, cell, tick } => format!("[\"broken\", {shard}, {cell}, {tick}]"),
     }
 }
 
@@ -129,6 +130,7 @@ impl Coverage {
             ItemKind::Full => self.see("full"),
             ItemKind::Forget => self.see("forget"),
             ItemKind::Supplement => self.see("supplement"),
+            ItemKind::Unchanged => self.see("unchanged"),
             ItemKind::Delta { span } => {
                 self.see(format!("delta {span}"));
                 if body.is_empty() {
@@ -309,6 +311,7 @@ fn the_delta_fixture_matches_the_codec_and_covers_every_kind() {
         "full",
         "forget",
         "supplement",
+        "unchanged",
         "reset",
         "empty delta",
         "leaves",
@@ -333,7 +336,9 @@ fn the_delta_fixture_matches_the_codec_and_covers_every_kind() {
     need.extend((1..8).map(|w| format!("change {w}")));
     let deltas = ["Truncated", "Varint", "Trailing", "Ids", "Index", "Change", "Position", "Duplicate"];
     need.extend(deltas.iter().chain(&["Span", "TooMany", "Counts"]).map(|e| format!("delta error {e}")));
-    need.extend(deltas.iter().chain(&["TooMany", "Counts", "Supplement"]).map(|e| format!("held error {e}")));
+    need.extend(
+        deltas.iter().chain(&["TooMany", "Counts", "Supplement", "Unchanged"]).map(|e| format!("held error {e}")),
+    );
     need.extend(["Truncated", "Varint", "Ids", "TooMany"].map(|e| format!("full error {e}")));
     need.extend(
         ["Bytes", "Kind", "ForgetBody", "Cells", "Items", "EmptySection", "Implied"]

@@ -186,6 +186,9 @@ impl Frame {
                     out.push(Frame::Reset { shard, tick });
                     continue;
                 }
+                // A lossy client's cell left as it was (`Delivery::Lossy`):
+                // nothing it holds changed.
+                Update::Broken { .. } => continue,
             };
             let time_ms = if near == 0 { 0 } else { tick_time_ms(tick, hz, near) };
             match whole.filter(|w| w.cell_size == 0.0) {

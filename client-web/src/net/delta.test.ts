@@ -142,9 +142,9 @@ describe('protocol 8 against the Rust fixture', () => {
     expect(fixture.bad_frames.filter((f) => f.error === 'Implied').length).toBeGreaterThanOrEqual(5);
   });
 
-  it('refuses items at every error an item can meet, a misplaced supplement among them', () => {
+  it('refuses items at every error an item can meet, a misplaced supplement and unchanged item among them', () => {
     const seen = new Set(sequences.flatMap((s) => s.frames.flatMap((f) => (f.error && 'error' in f.error ? [f.error.error.replace(/\(\d+\)$/, '')] : []))));
-    const kinds: DeltaErrorKind[] = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement'];
+    const kinds: DeltaErrorKind[] = ['Truncated', 'Varint', 'Trailing', 'Ids', 'Index', 'Change', 'Position', 'Duplicate', 'TooMany', 'Counts', 'Supplement', 'Unchanged'];
     expect([...seen].sort()).toEqual([...kinds].sort());
   });
 

@@ -62,7 +62,8 @@ export type DeltaErrorKind =
   | 'Span'
   | 'TooMany'
   | 'Counts'
-  | 'Supplement';
+  | 'Supplement'
+  | 'Unchanged';
 
 /** What each kind means (Rust's messages; Trailing and Span lead with their value). */
 const DELTA_TEXT: Record<DeltaErrorKind, string> = {
@@ -78,6 +79,7 @@ const DELTA_TEXT: Record<DeltaErrorKind, string> = {
   TooMany: 'too many players',
   Counts: 'bad counts',
   Supplement: 'a supplement not after a delta',
+  Unchanged: 'an unchanged item not before a delta',
 };
 
 /** A malformed or truncated full form or delta, or one that does not fit its base. */

@@ -43,7 +43,16 @@ import { SectionHandoff, mergeEntries } from './handoff.js';
 import type { Motion } from './motion.js';
 import type { Bounds, PlayerColumns } from './messages.js';
 import type { Stencil } from './stencil.js';
-import { ImpliedCells, KIND_FORGET, KIND_FULL, KIND_SUPPLEMENT, ViewCursor, ViewError, verifyViewFrame } from './view.js';
+import {
+  ImpliedCells,
+  KIND_FORGET,
+  KIND_FULL,
+  KIND_SUPPLEMENT,
+  KIND_UNCHANGED,
+  ViewCursor,
+  ViewError,
+  verifyViewFrame,
+} from './view.js';
 
 /** Least time between two scans for expired cells, ms (Rust's `EXPIRY_SCAN_MS`). */
 export const EXPIRY_SCAN_MS = 1000;
@@ -276,15 +285,39 @@ export class Held {
       h.beginCell();
       this.itemIndex = 0;
       this.afterDelta = false;
+      // An unchanged item (a lossy client's check of a delta's base, read by
+      // every client): the cell's first, its ticks readable, a delta next.
+      let unchanged = false;
+      let n = 0;
       while (c.nextItem()) {
+        const delta = c.kind >= 1 && c.kind <= 7;
+        const misplaced = c.kind === KIND_UNCHANGED ? n > 0 || !this.unchangedReadable(c) : unchanged && !delta;
+        if (misplaced) return new HeldError('item', new DeltaError('Unchanged'), c.shard, c.cell);
+        n++;
+        unchanged = c.kind === KIND_UNCHANGED;
+        if (unchanged) continue;
         h.item(this.itemIndex, c.kind, c.span);
         const error = this.applyItem(c);
         if (error) return new HeldError('item', error, c.shard, c.cell);
         this.itemIndex++;
       }
+      if (unchanged) return new HeldError('item', new DeltaError('Unchanged'), c.shard, c.cell);
       h.endCell(c.cell);
     }
     return h.anyMovers ? this.handOff() : null;
+  }
+
+  /** Whether the cursor's unchanged item's body is one varint of at most 32 bits (Rust's `view::unchanged_ticks`). */
+  private unchangedReadable(c: ViewCursor): boolean {
+    const r = this.reader.reset(c.bytes, c.bodyStart, c.bodyEnd);
+    try {
+      const ticks = r.varint();
+      r.finish();
+      return ticks <= 0xffff_ffff;
+    } catch (e) {
+      if (e instanceof DeltaError) return false;
+      throw e;
+    }
   }
 
   /**

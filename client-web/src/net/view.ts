@@ -25,6 +25,10 @@
 //   kind    := 0 full form | 1..=7 delta over 2^(kind-1) ticks | 8 forget
 //            | 9 supplement (protocol 6: a full form's body, players added
 //              to what the delta before it left; net/held.ts)
+//            | 10 unchanged (body: ticks, a varint; the first of a cell's
+//              items, before a delta: the cell had not changed for that
+//              long before the delta's base; sent only to a client whose
+//              frames may be lost, schema/src/held.rs's `Delivery::Lossy`)
 //
 // Cells of a section increase (the first's "previous" is 0); a cell's items
 // apply in order (net/held.ts). A frame is verified end to end before any of
@@ -48,10 +52,11 @@ import { DeltaError, Reader } from './delta.js';
 import type { CellGrid } from './grid.js';
 import { CellBytes, LADDER, type Stencil, TieredCells, ViewScratch, viewCells } from './stencil.js';
 
-/** Item kinds: a full form, deltas 1..7, a forget, a supplement (schema/src/view.rs's `ItemKind`; 10 and up are unknown). */
+/** Item kinds: a full form, deltas 1..7, a forget, a supplement, an unchanged item (schema/src/view.rs's `ItemKind`; 11 and up are unknown). */
 export const KIND_FULL = 0;
 export const KIND_FORGET = 8;
 export const KIND_SUPPLEMENT = 9;
+export const KIND_UNCHANGED = 10;
 /** A tag's length nibble saying a varint length follows. */
 const LEN_VARINT = 15;
 /** Bits of a cell reference saying what follows it (the rest is the gap). */
@@ -127,7 +132,7 @@ export class ViewCursor {
   cell = 0;
   /** Whether the cell is one of the section's implied cells (`imply`): its one item an empty delta over its period. */
   cellImplied = false;
-  /** The item's kind: KIND_FULL, 1..7 (a delta), KIND_FORGET, KIND_SUPPLEMENT. */
+  /** The item's kind: KIND_FULL, 1..7 (a delta), KIND_FORGET, KIND_SUPPLEMENT, KIND_UNCHANGED. */
   kind = 0;
   /** A delta item's span, ticks (0 for the others). */
   span = 0;
@@ -346,7 +351,7 @@ export class ViewCursor {
     }
     const tag = r.u8();
     const kind = tag & 0x0f;
-    if (kind > KIND_SUPPLEMENT) throw new ViewError('Kind', kind);
+    if (kind > KIND_UNCHANGED) throw new ViewError('Kind', kind);
     const code = tag >> 4;
     const len = code === LEN_VARINT ? LEN_VARINT + r.count(r.remaining()) : code;
     if (kind === KIND_FORGET && len > 0) throw new ViewError('ForgetBody');

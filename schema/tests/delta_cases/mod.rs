@@ -15,8 +15,8 @@ use mino_protocol::held::Held;
 use mino_protocol::motion::Motion;
 use mino_protocol::stencil::{candidates, view_cells, Stencil, ViewScratch};
 use mino_protocol::view::{
-    write_item, write_section, write_section_cell, write_section_header_implied, Implied, ItemKind, Section,
-    SectionView,
+    write_item, write_section, write_section_cell, write_section_header_implied, write_unchanged, Implied, ItemKind,
+    Section, SectionView,
 };
 use mino_protocol::wire::Bounds;
 use mino_protocol::PlayerId;
@@ -568,6 +568,33 @@ fn item_errors() -> Sequence {
         frames.push(frame(&[(4, tick, vec![(3, items)])]));
         frames.push(frame(&[(4, tick, vec![(3, vec![forget()])])]));
     }
+    // Unchanged items (a lossy client's check of a delta's base, read by
+    // every client): one before a delta applies (in order, it checks
+    // nothing); one after an item, one before a full form, one alone, and
+    // ones whose body is cut short, has a byte left over or is past 32 bits
+    // do not (the items before it stay applied).
+    let unchanged = |ticks: u32| {
+        let mut out = Vec::new();
+        write_unchanged(&mut out, ticks);
+        out
+    };
+    let d = || delta(&[], &a, 1, &m);
+    for (k, items) in [
+        vec![unchanged(300), d()],
+        vec![d(), unchanged(2)],
+        vec![unchanged(2), full(&a)],
+        vec![unchanged(2)],
+        vec![raw_item(10, &[0x80]), d()],
+        vec![raw_item(10, &[1, 0]), d()],
+        vec![raw_item(10, &[0xff, 0xff, 0xff, 0xff, 0x10]), d()],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tick = 50 + k as u64;
+        frames.push(frame(&[(4, tick, vec![(3, items)])]));
+        frames.push(frame(&[(4, tick, vec![(3, vec![forget()])])]));
+    }
     Sequence { name: "items that do not apply to what is held", world: 2, frames }
 }
 
@@ -928,7 +955,7 @@ pub fn bad_frames() -> Vec<(&'static str, Vec<u8>)> {
         ("cut inside the second cell's items", good[..good.len() - 1].to_vec()),
         ("more cells than bytes", section(&[9 << 2, 8, 1])),
         ("a cell count of eleven bytes", section(&[0xff; 11])),
-        ("an unknown item kind", with(12, 0x0a)),
+        ("an unknown item kind", with(12, 0x0b)),
         ("item kind 15", with(13, 0x0f)),
         ("a cell id not increasing", with(10, 0x01)),
         ("an empty delta's cell id not increasing", with(9, 0x02)),
