@@ -16,6 +16,6 @@ fuzz_target!(|data: &[u8]| {
         Ok(ClientMsg::Chat(text)) => assert!(text.chars().count() <= limits::MAX_CHAT_CHARS),
         Ok(ClientMsg::Input { dir, .. }) => assert!(dir.x().is_finite() && dir.y().is_finite()),
         Ok(ClientMsg::Names(ids)) => assert!(ids.len() <= mino_protocol::client::MAX_NAMES_REQUEST_IDS),
-        Ok(ClientMsg::Ping { .. }) | Err(_) => {}
+        Ok(ClientMsg::Ping { .. } | ClientMsg::Resync) | Err(_) => {}
     }
 });

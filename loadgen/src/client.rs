@@ -27,7 +27,9 @@ use tokio_tungstenite::tungstenite::{self, error::ProtocolError, Message};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Frames {
-    /// Deltas against what the bot holds, as the browser asks.
+    /// Deltas against what the bot holds, as the browser asks; over
+    /// WebTransport too (datagram deltas: the bot checks each delta's base
+    /// and asks for a resync when it missed a change).
     #[default]
     Deltas,
     /// Every cell it is due as a full form (a client without the
@@ -39,7 +41,9 @@ impl Frames {
     /// The Hello's capabilities for this choice.
     pub fn capabilities(self) -> wire_client::Capabilities {
         match self {
-            Frames::Deltas => wire_client::Capabilities::DELTAS,
+            Frames::Deltas => wire_client::Capabilities(
+                wire_client::Capabilities::DELTAS.0 | wire_client::Capabilities::DATAGRAM_DELTAS.0,
+            ),
             Frames::Full => wire_client::Capabilities::NONE,
         }
     }
@@ -294,6 +298,12 @@ impl Client {
     /// Sends a chat line. Errors: as [`Client::send`].
     pub async fn send_chat(&mut self, text: &str) -> Result<(), SendError> {
         self.send(wire_client::encode_chat(text)).await
+    }
+
+    /// Sends a Resync: the view whole again (deltas over datagrams, a change
+    /// missed). Errors: as [`Client::send`].
+    pub async fn send_resync(&mut self) -> Result<(), SendError> {
+        self.send(wire_client::encode_resync()).await
     }
 
     /// Sends a Ping carrying the wall clock in ms. Errors: as [`Client::send`].

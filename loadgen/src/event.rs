@@ -43,6 +43,8 @@ pub struct Welcomed {
     pub view_grace_ms: u32,
     /// A held cell sent nothing for this long is dropped, ms (0: never).
     pub cell_expiry_ms: u32,
+    /// The Hello's capabilities the server granted.
+    pub capabilities: mino_protocol::client::Capabilities,
 }
 
 impl Welcomed {
@@ -64,6 +66,7 @@ impl Welcomed {
             view_radius: w.view_radius(),
             view_grace_ms: w.view_grace_ms(),
             cell_expiry_ms: w.cell_expiry_ms(),
+            capabilities: mino_protocol::client::Capabilities(w.capabilities()),
         }
     }
 }

@@ -6,8 +6,9 @@
 //! clients take the same path.
 
 use crate::event::Welcomed;
+use mino_protocol::client::Capabilities;
 use mino_protocol::entry::Entry;
-use mino_protocol::held::{Held, HeldError, Update};
+use mino_protocol::held::{Delivery, Held, HeldError, Update};
 use mino_protocol::view::{tick_time_ms, ItemKind, ViewCell, ViewFrame};
 use std::ops::Range;
 
@@ -79,7 +80,12 @@ impl ViewReader {
             (welcome.cell_size, welcome.view_radius),
             usize::MAX,
         )
-        .expiring(welcome.cell_expiry_ms);
+        .expiring(welcome.cell_expiry_ms)
+        .delivered(if welcome.capabilities.contains(Capabilities::DATAGRAM_DELTAS) {
+            Delivery::Lossy
+        } else {
+            Delivery::InOrder
+        });
         ViewReader {
             held,
             tick_hz: welcome.tick_hz,
@@ -100,6 +106,12 @@ impl ViewReader {
     /// What is held.
     pub fn held(&self) -> &Held {
         &self.held
+    }
+
+    /// True when the last frame had a cell the bot missed a change of
+    /// (deltas over datagrams: a datagram lost); it asks for a resync.
+    pub fn broken(&self) -> bool {
+        self.updates.iter().any(|u| matches!(u, Update::Broken { .. }))
     }
 
     /// Applies the view frame `v`, whose message is `len` bytes, arrived

@@ -223,6 +223,9 @@ pub struct Measured {
     pub busy: usize,
     /// Busy refusals received in the phase (retries included).
     pub busy_refusals: u64,
+    /// Resyncs the bots asked for in the phase: bots taking deltas over
+    /// datagrams (WebTransport) that missed a change (a datagram lost).
+    pub resyncs: u64,
     /// Failures in the phase (connect, join, closes, protocol); see `error_kinds`.
     pub errors: u64,
     /// Failures by kind (local_*: this machine's limits, not the server's).
@@ -337,6 +340,7 @@ impl Measured {
             connected,
             busy: p.census.ever_busy,
             busy_refusals: whole.counters.busy_refusals,
+            resyncs: whole.counters.resyncs,
             errors: whole.counters.error_total(),
             error_kinds: whole.counters.error_kinds(),
             welcome_ms: whole.latencies.summary(Metric::Welcome),

@@ -115,6 +115,9 @@ struct Measure<'a> {
     steering: Steering,
     /// A direction to send after the message being handled.
     steer_out: Option<(f32, f32)>,
+    /// Deltas over datagrams: a Resync to send after the message being
+    /// handled, and when the last one was sent.
+    resync: Resync,
     own_shard: u32,
     own_id: PlayerId,
     own_hint: usize,
@@ -179,6 +182,7 @@ pub async fn run(
         observer,
         steering: Steering::new(ctx.movement, step),
         steer_out: None,
+        resync: Resync::default(),
         own_shard: welcome.shard_id.0,
         own_id: welcome.player_id,
         own_hint: 0,
@@ -198,6 +202,31 @@ pub async fn run(
     let end = m.drive(client, rng, cancel).await;
     m.finish();
     end
+}
+
+/// A bot's resyncs (deltas over datagrams): one asked when a frame had a
+/// cell it missed a change of, then none for [`RESYNC_AGAIN_AFTER`] (the
+/// view comes whole over the cells' next due steps, up to 4 ticks, and a
+/// round trip; cells missed meanwhile are mended by it too).
+#[derive(Debug, Default)]
+struct Resync {
+    /// One to send after the message being handled.
+    out: bool,
+    /// When the last was asked.
+    last: Option<Instant>,
+}
+
+/// Least time between two of a bot's resyncs.
+const RESYNC_AGAIN_AFTER: Duration = Duration::from_millis(500);
+
+impl Resync {
+    /// A frame had a cell missed at `now`: one to send, unless one was
+    /// asked less than [`RESYNC_AGAIN_AFTER`] ago.
+    fn ask(&mut self, now: Instant) {
+        if self.last.is_none_or(|t| now.saturating_duration_since(t) >= RESYNC_AGAIN_AFTER) {
+            (self.out, self.last) = (true, Some(now));
+        }
+    }
 }
 
 impl Measure<'_> {
@@ -233,6 +262,10 @@ impl Measure<'_> {
                 _ = cancel.cancelled() => return SessionEnd::new(Ending::Stopped, None),
                 incoming = client.recv() => match self.on_incoming(incoming, client, rng, silence.as_mut(), now) {
                     Some(end) => return end,
+                    None if std::mem::take(&mut self.resync.out) => {
+                        ctx.stats.event(Event::Resync);
+                        tokio::time::timeout(SEND_TIMEOUT, client.send_resync()).await
+                    }
                     None => match self.steer_out.take() {
                         Some((x, y)) => tokio::time::timeout(SEND_TIMEOUT, client.send_input(x, y)).await,
                         None => continue,
@@ -420,6 +453,9 @@ impl Measure<'_> {
             self.shard_tick(shard, tick, arrival);
         }
         applied?;
+        if self.reader.broken() {
+            self.resync.ask(now);
+        }
         // Each cell as held (read where it is held): the cell meter times
         // the own-cell and neighbour gaps; the cell holding the bot times
         // its age, gives its position (published, steered by, checked by an

@@ -375,6 +375,7 @@ pub struct Counters {
     relayed_snapshots: AtomicU64,
     chat_received: AtomicU64,
     frames_sent: AtomicU64,
+    resyncs: AtomicU64,
     welcomes: AtomicU64,
     resumed: AtomicU64,
     fresh_rejoins: AtomicU64,
@@ -404,8 +405,11 @@ pub struct CounterValues {
     pub relayed_snapshots: u64,
     /// Chat messages received.
     pub chat_received: u64,
-    /// Messages the bots sent (hello, input, chat, ping).
+    /// Messages the bots sent (hello, input, chat, ping, resync).
     pub frames_sent: u64,
+    /// Resyncs the bots asked for (taking deltas over datagrams: a change
+    /// missed, a datagram lost).
+    pub resyncs: u64,
     /// Welcomes received (first joins and resumes).
     pub welcomes: u64,
     /// Welcomes that resumed the same player after a close.
@@ -462,6 +466,7 @@ impl CounterValues {
             relayed_snapshots: d(self.relayed_snapshots, old.relayed_snapshots),
             chat_received: d(self.chat_received, old.chat_received),
             frames_sent: d(self.frames_sent, old.frames_sent),
+            resyncs: d(self.resyncs, old.resyncs),
             welcomes: d(self.welcomes, old.welcomes),
             resumed: d(self.resumed, old.resumed),
             fresh_rejoins: d(self.fresh_rejoins, old.fresh_rejoins),
@@ -484,6 +489,7 @@ impl CounterValues {
             relayed_snapshots: self.relayed_snapshots + o.relayed_snapshots,
             chat_received: self.chat_received + o.chat_received,
             frames_sent: self.frames_sent + o.frames_sent,
+            resyncs: self.resyncs + o.resyncs,
             welcomes: self.welcomes + o.welcomes,
             resumed: self.resumed + o.resumed,
             fresh_rejoins: self.fresh_rejoins + o.fresh_rejoins,
@@ -521,6 +527,8 @@ pub enum Event {
     Chat,
     /// A message sent.
     Sent,
+    /// A Resync asked for.
+    Resync,
 }
 
 /// Everything a window measured.
@@ -660,6 +668,7 @@ impl Stats {
             Event::Misplaced => &c.misplaced,
             Event::Chat => &c.chat_received,
             Event::Sent => &c.frames_sent,
+            Event::Resync => &c.resyncs,
         };
         counter.fetch_add(1, Relaxed);
     }
@@ -743,6 +752,7 @@ impl Stats {
             relayed_snapshots: c.relayed_snapshots.load(Relaxed),
             chat_received: c.chat_received.load(Relaxed),
             frames_sent: c.frames_sent.load(Relaxed),
+            resyncs: c.resyncs.load(Relaxed),
             welcomes: c.welcomes.load(Relaxed),
             resumed: c.resumed.load(Relaxed),
             fresh_rejoins: c.fresh_rejoins.load(Relaxed),

@@ -168,6 +168,7 @@ pub(crate) mod tests {
             view_radius: 2.0 * cell_size,
             view_grace_ms: 900,
             cell_expiry_ms: 0,
+            capabilities: mino_protocol::client::Capabilities::DELTAS,
         }
     }
 

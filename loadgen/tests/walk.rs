@@ -245,6 +245,7 @@ fn without_area_of_interest_the_report_keeps_its_fields_and_adds_none() {
         "outcome",
         "profile",
         "relayed_snapshot_gap_ms",
+        "resyncs",
         "rtt_ms",
         "scenario",
         "seconds",

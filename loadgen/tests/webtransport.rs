@@ -77,6 +77,10 @@ async fn webtransport_bots_walk_see_each_other_and_time_their_gaps() {
     assert_eq!(num(o, "blinks"), 0.0, "{o:#}");
     // The shard sent them datagrams: they were on WebTransport.
     assert!(server.metric("mino_webtransport_datagrams_total").await > 20.0 * 20.0 * 3.0);
+    // Deltas over datagrams, nothing lost on loopback: no bot found a
+    // delta whose base it did not hold (it would have asked for a resync).
+    assert_eq!(num(j, "resyncs"), 0.0, "{j:#}");
+    assert_eq!(server.metric("mino_webtransport_resyncs_total").await, 0.0);
     assert!(j.get("transports").is_none(), "one transport, no split: {j:#}");
     assert_eq!(num(j, "socket_gap_ms.count"), 0.0, "datagrams carry no kernel stamp here: {j:#}");
 }
@@ -284,6 +288,9 @@ fn webtransport_bots_join_and_walk_through_a_lossy_link_with_no_failure() {
         assert_eq!(num(j, "connected"), 30.0, "{j:#}");
         assert_eq!(num(j, "errors"), 0.0, "failures: {}", j["error_kinds"]);
         assert!(link.counts().dropped > 0, "the link lost packets: {:?}", link.counts());
+        // Deltas over datagrams: bots that lost one found out (a delta whose
+        // base they did not hold) and asked for their view whole.
+        assert!(num(j, "resyncs") > 0.0, "no bot missed a change at 10 % loss: {j:#}");
     });
 }
 

@@ -58,8 +58,13 @@ impl Capabilities {
     pub const NONE: Capabilities = Capabilities(0);
     /// View frames may carry deltas.
     pub const DELTAS: Capabilities = Capabilities(wire::Capability::Deltas.0);
+    /// With [`Capabilities::DELTAS`]: view frames sent as datagrams
+    /// (WebTransport) may carry deltas, applied by the lossy rule
+    /// ([`crate::held::Delivery::Lossy`]); the client sends Resync when it
+    /// cannot apply one.
+    pub const DATAGRAM_DELTAS: Capabilities = Capabilities(wire::Capability::DatagramDeltas.0);
     /// Every capability this build knows.
-    pub const KNOWN: Capabilities = Capabilities(wire::Capability::Deltas.0);
+    pub const KNOWN: Capabilities = Capabilities(wire::Capability::Deltas.0 | wire::Capability::DatagramDeltas.0);
 
     /// True when every bit of `other` is set here.
     pub fn contains(self, other: Capabilities) -> bool {
@@ -127,6 +132,9 @@ pub enum ClientMsg {
     },
     /// Which players are these? At most [`MAX_NAMES_REQUEST_IDS`] ids.
     Names(Vec<u32>),
+    /// Every cell of the view whole again: a client granted
+    /// [`Capabilities::DATAGRAM_DELTAS`] missed a change (a lost datagram).
+    Resync,
 }
 
 /// Most ids one NamesRequest may carry.
@@ -186,6 +194,7 @@ pub fn decode(buf: &[u8]) -> Result<ClientMsg, DecodeError> {
             msg.body_as_ping().map(|p| Ok(ClientMsg::Ping { client_time_ms: p.client_time_ms() }))
         }
         wire::ClientBody::NamesRequest => msg.body_as_names_request().map(decode_names),
+        wire::ClientBody::Resync => msg.body_as_resync().map(|_| Ok(ClientMsg::Resync)),
         _ => None,
     }
     .unwrap_or(Err(DecodeError::Unknown(kind.0)))
@@ -422,6 +431,13 @@ pub fn encode_names_request(ids: &[u32]) -> Vec<u8> {
     finish(fbb, wire::ClientBody::NamesRequest, request.as_union_value())
 }
 
+/// Encodes a Resync (every cell of the view whole again).
+pub fn encode_resync() -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::with_capacity(32);
+    let resync = wire::Resync::create(&mut fbb, &wire::ResyncArgs {});
+    finish(fbb, wire::ClientBody::Resync, resync.as_union_value())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,6 +466,7 @@ mod tests {
     #[test]
     fn names_requests_round_trip_and_too_many_ids_are_refused() {
         assert_eq!(decode(&encode_names_request(&[3, 9])), Ok(ClientMsg::Names(vec![3, 9])));
+        assert_eq!(decode(&encode_resync()), Ok(ClientMsg::Resync));
         let many: Vec<u32> = (0..=MAX_NAMES_REQUEST_IDS as u32).collect();
         assert_eq!(decode(&encode_names_request(&many)), Err(DecodeError::InvalidField("ids")));
     }

@@ -167,7 +167,10 @@ pub enum Delivery {
     /// without one): a cell held as of tick `h` applies them when
     /// `b - u <= h < t`. Held as of `t` or later, they are an older frame's
     /// and skipped; held as of before `b - u`, or not held, a change was
-    /// missed: the cell is left as it is and said [`Update::Broken`]. Full
+    /// missed: the cell is left as it is and said [`Update::Broken`]; but
+    /// an unchanged item of [`crate::view::UNCHANGED_EVER`] (the cell was
+    /// empty and unheard of before `b`) applies whatever is held, or to the
+    /// empty cell when nothing is. Full
     /// forms and forgets apply unless the cell is held as of `t` or later.
     /// Walkers are never handed off. Ticks compare over their low 32 bits,
     /// across the wrap (serial number arithmetic, RFC 1982).
@@ -523,7 +526,11 @@ impl Held {
                 ItemKind::Supplement => {}
             }
         }
-        let from = (!whole && span > 0).then(|| span.saturating_add(unchanged));
+        // `u32::MAX`: empty before the base, whatever is held applies.
+        let from = (!whole && span > 0).then(|| match unchanged {
+            crate::view::UNCHANGED_EVER => u32::MAX,
+            ticks => span.saturating_add(ticks).min(u32::MAX - 1),
+        });
         self.admit(at, key, from, tick)
     }
 
@@ -541,6 +548,9 @@ impl Held {
         match (behind, from) {
             (Some(b), _) if b <= 0 => Admit::Skip,
             (_, None) => Admit::Apply,
+            // Empty before the base (`UNCHANGED_EVER`): whatever is held, or
+            // the empty cell.
+            (_, Some(u32::MAX)) => Admit::Apply,
             (Some(b), Some(from)) if i64::from(b) <= i64::from(from) => Admit::Apply,
             _ => Admit::Broken,
         }
@@ -1664,6 +1674,15 @@ mod tests {
             assert_eq!(updates, vec![Update::Broken { shard: 7, cell: 1, tick: 4 }]);
             assert_eq!(held.cell(7, 1), None);
         }
+        // Unless the cell was empty before the delta's base (no stream then).
+        let ever = || {
+            let mut out = Vec::new();
+            crate::view::write_unchanged(&mut out, crate::view::UNCHANGED_EVER);
+            out
+        };
+        let updates = apply(&mut held, &section(7, 3, &[(1, vec![ever(), delta(&m, &[], &a, 1)])]));
+        assert_eq!(updates, vec![Update::Cell { shard: 7, cell: 1, tick: 3 }]);
+        assert_eq!(held.cell(7, 1).map(|c| c.entries.len()), Some(1));
         let updates = apply(&mut held, &section(7, 4, &[(1, vec![full(&a)]), (2, vec![forget()])]));
         let forgot = Update::Forgot { shard: 7, cell: 2, tick: 4 };
         assert_eq!(updates, vec![Update::Cell { shard: 7, cell: 1, tick: 4 }, forgot]);

@@ -96,11 +96,12 @@ impl ::flatbuffers::SimpleToVerifyInSlice for ProtocolVersion {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CAPABILITY: u32 = 1;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CAPABILITY: u32 = 1;
+pub const ENUM_MAX_CAPABILITY: u32 = 2;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CAPABILITY: [Capability; 1] = [
+pub const ENUM_VALUES_CAPABILITY: [Capability; 2] = [
   Capability::Deltas,
+  Capability::DatagramDeltas,
 ];
 
 /// What a client can take, as bit flags in Hello.capabilities; a server
@@ -113,16 +114,24 @@ impl Capability {
   /// View frames may carry deltas (ServerMessage.view): a client without it
   /// gets every cell it is due as a full form.
   pub const Deltas: Self = Self(1);
+  /// With Deltas, over WebTransport: view frames sent as datagrams may carry
+  /// deltas too. The client applies a delta only onto the state it starts
+  /// from (an Unchanged item says how far back; schema/src/held.rs,
+  /// Delivery::Lossy), hands no walker off between cells, and sends Resync
+  /// when it cannot apply one. Without it a datagram session gets full forms.
+  pub const DatagramDeltas: Self = Self(2);
 
   pub const ENUM_MIN: u32 = 1;
-  pub const ENUM_MAX: u32 = 1;
+  pub const ENUM_MAX: u32 = 2;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Deltas,
+    Self::DatagramDeltas,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
     match self {
       Self::Deltas => Some("Deltas"),
+      Self::DatagramDeltas => Some("DatagramDeltas"),
       _ => None,
     }
   }
@@ -872,16 +881,17 @@ impl ::flatbuffers::SimpleToVerifyInSlice for CloseCode {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CLIENT_BODY: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CLIENT_BODY: u8 = 5;
+pub const ENUM_MAX_CLIENT_BODY: u8 = 6;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CLIENT_BODY: [ClientBody; 6] = [
+pub const ENUM_VALUES_CLIENT_BODY: [ClientBody; 7] = [
   ClientBody::NONE,
   ClientBody::Hello,
   ClientBody::Input,
   ClientBody::ChatSend,
   ClientBody::Ping,
   ClientBody::NamesRequest,
+  ClientBody::Resync,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -895,9 +905,10 @@ impl ClientBody {
   pub const ChatSend: Self = Self(3);
   pub const Ping: Self = Self(4);
   pub const NamesRequest: Self = Self(5);
+  pub const Resync: Self = Self(6);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 5;
+  pub const ENUM_MAX: u8 = 6;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::Hello,
@@ -905,6 +916,7 @@ impl ClientBody {
     Self::ChatSend,
     Self::Ping,
     Self::NamesRequest,
+    Self::Resync,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -915,6 +927,7 @@ impl ClientBody {
       Self::ChatSend => Some("ChatSend"),
       Self::Ping => Some("Ping"),
       Self::NamesRequest => Some("NamesRequest"),
+      Self::Resync => Some("Resync"),
       _ => None,
     }
   }
@@ -2493,6 +2506,89 @@ impl ::core::fmt::Debug for NamesRequest<'_> {
       ds.finish()
   }
 }
+pub enum ResyncOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// A client granted DatagramDeltas missed a change of a cell (a lost
+/// datagram): the server sends every cell of its view whole at the cell's
+/// next due step, as to a joiner, and deltas again from there. Counted
+/// against the input rate limit; one while the last is still being answered
+/// does nothing more.
+pub struct Resync<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for Resync<'a> {
+  type Inner = Resync<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> Resync<'a> {
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    Resync { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    _args: &'args ResyncArgs
+  ) -> ::flatbuffers::WIPOffset<Resync<'bldr>> {
+    let mut builder = ResyncBuilder::new(_fbb);
+    builder.finish()
+  }
+
+}
+
+impl ::flatbuffers::Verifiable for Resync<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct ResyncArgs {
+}
+impl<'a> Default for ResyncArgs {
+  #[inline]
+  fn default() -> Self {
+    ResyncArgs {
+    }
+  }
+}
+
+pub struct ResyncBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResyncBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResyncBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    ResyncBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<Resync<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for Resync<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("Resync");
+      ds.finish()
+  }
+}
 pub enum ClientMessageOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -2617,6 +2713,21 @@ impl<'a> ClientMessage<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn body_as_resync(&self) -> Option<Resync<'a>> {
+    if self.body_type() == ClientBody::Resync {
+      self.body().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { Resync::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for ClientMessage<'_> {
@@ -2632,6 +2743,7 @@ impl ::flatbuffers::Verifiable for ClientMessage<'_> {
           ClientBody::ChatSend => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ChatSend>>("ClientBody::ChatSend", pos),
           ClientBody::Ping => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Ping>>("ClientBody::Ping", pos),
           ClientBody::NamesRequest => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<NamesRequest>>("ClientBody::NamesRequest", pos),
+          ClientBody::Resync => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Resync>>("ClientBody::Resync", pos),
           _ => Ok(()),
         }
      })?
@@ -2716,6 +2828,13 @@ impl ::core::fmt::Debug for ClientMessage<'_> {
         },
         ClientBody::NamesRequest => {
           if let Some(x) = self.body_as_names_request() {
+            ds.field("body", &x)
+          } else {
+            ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        ClientBody::Resync => {
+          if let Some(x) = self.body_as_resync() {
             ds.field("body", &x)
           } else {
             ds.field("body", &"InvalidFlatbuffer: Union discriminant does not match value.")

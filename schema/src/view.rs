@@ -241,6 +241,22 @@ pub fn write_item(out: &mut Vec<u8>, kind: ItemKind, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
+/// An [`ItemKind::Unchanged`] item's ticks saying the cell had no state
+/// before the delta's base that a client could hold (it was empty, unheard
+/// of): a lossy client applies the delta whatever it holds of the cell, or
+/// to the empty cell when it holds none ([`crate::held::Delivery::Lossy`]).
+pub const UNCHANGED_EVER: u32 = u32::MAX;
+
+/// The [`ItemKind::Unchanged`] item of `ticks` (under 128: one byte of
+/// varint), as [`write_unchanged`] writes it, made at compile time.
+pub const fn unchanged_item(ticks: u8) -> [u8; 2] {
+    assert!(ticks < 0x80, "one byte of varint");
+    [KIND_UNCHANGED | 1 << 4, ticks]
+}
+
+/// The [`ItemKind::Unchanged`] item of [`UNCHANGED_EVER`].
+pub const UNCHANGED_EVER_ITEM: [u8; 6] = [KIND_UNCHANGED | 5 << 4, 0xff, 0xff, 0xff, 0xff, 0x0f];
+
 /// Appends an [`ItemKind::Unchanged`] item: the cell had not changed for
 /// `ticks` ticks before the base of the delta that follows it.
 pub fn write_unchanged(out: &mut Vec<u8>, ticks: u32) {
@@ -1132,6 +1148,21 @@ pub(crate) mod tests {
         let mut out = Vec::new();
         write_item(&mut out, kind, body);
         out
+    }
+
+    #[test]
+    fn unchanged_items_made_at_compile_time_are_written_ones() {
+        let written = |ticks: u32| {
+            let mut out = Vec::new();
+            write_unchanged(&mut out, ticks);
+            out
+        };
+        for ticks in 0..0x80u8 {
+            assert_eq!(unchanged_item(ticks).to_vec(), written(u32::from(ticks)));
+        }
+        assert_eq!(UNCHANGED_EVER_ITEM.to_vec(), written(UNCHANGED_EVER));
+        let item = parse_item(&UNCHANGED_EVER_ITEM).expect("one item");
+        assert_eq!((item.kind, unchanged_ticks(item.body)), (ItemKind::Unchanged, Ok(UNCHANGED_EVER)));
     }
 
     #[test]

@@ -29,6 +29,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("seed-input-still", client::encode_input(2, 0.0, 0.0)),
         ("seed-chat", client::encode_chat("hello there")),
         ("seed-ping", client::encode_ping(12345.0)),
+        ("seed-resync", client::encode_resync()),
         ("seed-empty", Vec::new()),
         ("seed-garbage", vec![0xff, 0, 0, 0, 0xff, 0xff]),
     ]
@@ -44,7 +45,7 @@ fn check(data: &[u8]) {
         Ok(ClientMsg::Chat(text)) => assert!(text.chars().count() <= limits::MAX_CHAT_CHARS),
         Ok(ClientMsg::Input { dir, .. }) => assert!(dir.x().is_finite() && dir.y().is_finite()),
         Ok(ClientMsg::Names(ids)) => assert!(ids.len() <= mino_protocol::client::MAX_NAMES_REQUEST_IDS),
-        Ok(ClientMsg::Ping { .. }) | Err(_) => {}
+        Ok(ClientMsg::Ping { .. } | ClientMsg::Resync) | Err(_) => {}
     }
 }
 

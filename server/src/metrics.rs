@@ -42,6 +42,7 @@
 //! | `mino_anti_entropy_repairs_total{kind}` | clustered: cross-shard state repaired from Redis after a lost message, by [`RepairKind`] label: `roster` (a periodic read of another shard's players hash changed what this shard knew of its players), `ownership` (a player here whose session another shard owns: its takeover notice was lost), `relayed_cell` (another shard's cell not heard for 72 steps, occupied or changed just before, shown empty: its emptying was lost with its bundles) |
 //! | `mino_webtransport_sessions` | open WebTransport sessions (`--webtransport-listen`), from the QUIC handshake to the close |
 //! | `mino_webtransport_datagrams_total` | datagrams sent to WebTransport sessions (each a whole view frame, or a cut of one) |
+//! | `mino_webtransport_resyncs_total` | Resync messages of WebTransport clients taking deltas over datagrams: each a change it missed (a lost datagram), answered with its view whole at each cell's next due step |
 //! | `mino_webtransport_stream_messages_total` | messages written to WebTransport sessions' streams (welcome, chat, presence, the Error before a close, view frames that went on the stream, …), each counted once QUIC has taken it whole |
 //! | `mino_webtransport_sent_bytes_total{path}` | bytes written to WebTransport sessions, by [`SendPath`] label: `datagram` (the datagrams' payloads, each a view frame or a cut of one, as counted in `mino_webtransport_datagrams_total`), `stream` (the stream's messages with their 4-byte length prefixes, counted once QUIC has taken them whole). What the shard hands QUIC: WebTransport's datagram header, QUIC's packet headers, encryption, acknowledgements and retransmissions are not counted (the websocket's `mino_sent_bytes_total` is what its socket's writes took, frame headers included) |
 //! | `mino_webtransport_unsent_total{reason}` | view frame parts a WebTransport session was not sent as datagrams, by [`Unsent`] label: `too_big` (a cell whose items alone are over the datagram limit: sent on the session's stream instead), `no_datagrams` (the peer takes no datagrams, or only under 1,000 bytes: its views go whole on its stream), `failed` (the connection refused the datagram: closing, or its limit shrank meanwhile), `congested` (datagrams that found the session's send queue, `--webtransport-send-queue-bytes`, full: the path is slower than the frames; each was sent, and quinn dropped the oldest waiting datagrams, stale by then, to make room) |
@@ -428,6 +429,8 @@ pub struct Metrics {
     /// See module docs.
     pub webtransport_datagrams: Counter,
     /// See module docs.
+    pub webtransport_resyncs: Counter,
+    /// See module docs.
     pub webtransport_unsent: Family<ReasonLabel, Counter>,
     /// See module docs.
     pub webtransport_stream_messages: Counter,
@@ -526,6 +529,7 @@ impl Metrics {
             core_panics: Family::default(),
             webtransport_sessions: Gauge::default(),
             webtransport_datagrams: Counter::default(),
+            webtransport_resyncs: Counter::default(),
             webtransport_unsent: Family::default(),
             webtransport_stream_messages: Counter::default(),
             webtransport_sent_bytes,
@@ -613,6 +617,11 @@ impl Metrics {
             "mino_webtransport_datagrams",
             "Datagrams sent to WebTransport sessions",
             m.webtransport_datagrams.clone(),
+        );
+        r.register(
+            "mino_webtransport_resyncs",
+            "Resyncs asked by WebTransport clients taking deltas over datagrams (a change missed)",
+            m.webtransport_resyncs.clone(),
         );
         r.register(
             "mino_webtransport_unsent",

@@ -125,6 +125,12 @@ pub enum Inbound {
         /// The ids asked about.
         ids: Vec<u32>,
     },
+    /// Every cell of the socket's view whole again (a WebTransport client
+    /// granted datagram deltas missed a change: a lost datagram).
+    Resync {
+        /// Whose socket asks.
+        link: LinkId,
+    },
     /// The player's socket began to close: the player leaves the shard.
     Left {
         /// Who.
@@ -208,6 +214,12 @@ impl Player {
                     return Err(CloseReason::InputFlood);
                 }
                 out.push(Inbound::Names { link: self.link, ids });
+            }
+            ClientMsg::Resync => {
+                if !self.inputs.try_take(&limits.inputs, now) {
+                    return Err(CloseReason::InputFlood);
+                }
+                out.push(Inbound::Resync { link: self.link });
             }
             ClientMsg::Chat(text) => {
                 if !self.chats.try_take(&limits.chats, now) {

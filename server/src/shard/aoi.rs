@@ -225,6 +225,11 @@ impl Aoi {
         self.viewers.resync(link);
     }
 
+    /// The client behind `link` asked for its view whole (`Shard::refill`).
+    pub(crate) fn refill(&mut self, link: LinkId) {
+        self.viewers.refill(link);
+    }
+
     /// The view of `link` in the last tick's frame: an index into the tick's
     /// views (`None`: not placed yet).
     pub(crate) fn view_of(&self, link: LinkId) -> Option<usize> {

@@ -322,6 +322,15 @@ impl Shard {
         self.area.resync(link);
     }
 
+    /// The client behind `link` asked for its view whole again (`Resync`: it
+    /// takes deltas over datagrams and missed a change): every cell of it
+    /// is sent whole at its next due step, nothing dropped first. Asked by
+    /// any other client, or again before the last is answered, it does
+    /// nothing.
+    pub fn refill(&mut self, link: LinkId) {
+        self.area.refill(link);
+    }
+
     /// The Names message answering a NamesRequest for `ids`: those of them
     /// present here or on a live shard (unknown ids are left out).
     pub fn names(&self, ids: &[u32]) -> Bytes {
@@ -508,8 +517,7 @@ impl Shard {
         if let Some(old) = replaced {
             self.area.remove_viewer(old);
         }
-        let granted = capabilities.known();
-        let form = Form::of(granted.contains(Capabilities::DELTAS), carrier);
+        let (form, granted) = Form::of(capabilities.known(), carrier);
         self.area.add_viewer(link, player, form);
         self.status.admitted();
         let welcome = self.welcome(player, &name, ticket, wall_ms, resumed, Granted { capabilities: granted, form });

@@ -59,12 +59,26 @@ pub(crate) struct Stream {
     deltas: VecDeque<(u64, u32, KeptDelta)>,
     /// A smoothed size of the cell's one-step delta, bytes (for the budget).
     weight: f32,
+    /// The low 32 bits of the step the stream began at (the cell had no
+    /// stream before: empty, or not heard of): [`Stream::last_change_by`].
+    born: u32,
     /// Per period 1, 2 and 4 (the base rung's, see [`super::interest::LADDER`]):
     /// the index in `deltas` of the delta over exactly that period ending
     /// at the aligned step at or below `latest` ([`NO_DELTA`]: none). Every
     /// view due at such a period reads it here (the tick's commonest
     /// question) instead of searching the history.
     due: [u16; DUE_PERIODS],
+}
+
+/// A cell's last change at or before a step ([`Stream::last_change_by`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unchanged {
+    /// At this step (at the latest: a change older than the stream's last
+    /// 64 steps is taken at the oldest of them).
+    Since(u64),
+    /// It had no stream then (empty, or not heard of): nothing a client
+    /// holds of it is older than a change ([`mino_protocol::view::UNCHANGED_EVER`]).
+    Ever,
 }
 
 /// Periods 1, 2 and 4 have their due delta noted in the stream.
@@ -93,8 +107,36 @@ impl Stream {
             known_from,
             deltas: VecDeque::new(),
             weight: 0.0,
+            born: step as u32,
             due: [NO_DELTA; DUE_PERIODS],
         }
+    }
+
+    /// The cell's last change at or before step `base` (the start of a
+    /// delta to a lossy client, [`mino_protocol::held::Delivery::Lossy`],
+    /// which checks it holds that change). `base` is at most [`MAX_SPAN`]
+    /// steps back.
+    pub(crate) fn last_change_by(&self, base: u64) -> Unchanged {
+        // The step it began at: `born`'s low bits, less than 2^32 steps back.
+        let born = self.latest - u64::from((self.latest as u32).wrapping_sub(self.born));
+        if base < born {
+            return Unchanged::Ever;
+        }
+        let Some(back) = self.latest.checked_sub(base).filter(|&b| b < 64) else {
+            return Unchanged::Since(base); // not known: the strictest
+        };
+        let bits = self.changes >> back;
+        if bits != 0 {
+            return Unchanged::Since(base - u64::from(bits.trailing_zeros()));
+        }
+        // No change from its first step to `base`: empty before (a stream
+        // begins with the cell's first players); else none in the 64 steps
+        // known here, said as of the oldest.
+        let oldest = self.latest.saturating_sub(64);
+        if born > oldest {
+            return Unchanged::Ever;
+        }
+        Unchanged::Since(oldest)
     }
 
     /// The newest step.
@@ -845,5 +887,28 @@ mod tests {
         assert!(s.changed_within(2, 3), "out of the window: unknown");
         assert_eq!(s.last_change(), None);
         assert!(!s.changed_within(10, 70));
+    }
+
+    #[test]
+    fn a_lossy_client_is_told_a_cells_last_change_before_a_deltas_base() {
+        // Born at step 5 (empty before), changed at 8 and 20.
+        let mut s = Stream::new(5, 0);
+        for step in 5..=30 {
+            s.push(step, item(0), true, [5, 8, 20].contains(&step), &[]);
+        }
+        assert_eq!(s.last_change_by(4), Unchanged::Ever, "before its first step: no stream, empty");
+        assert_eq!(s.last_change_by(20), Unchanged::Since(20));
+        assert_eq!(s.last_change_by(24), Unchanged::Since(20));
+        assert_eq!(s.last_change_by(19), Unchanged::Since(8));
+        assert_eq!(s.last_change_by(6), Unchanged::Since(5));
+        // Still for long: what is known goes back 64 steps, and it is said so.
+        s.still(100);
+        assert_eq!(s.last_change_by(90), Unchanged::Since(36), "as of the oldest step known");
+        assert_eq!(s.last_change_by(20), Unchanged::Since(20), "past what is known: the strictest");
+        // Begun a step before its first players came (as a cell a walker
+        // enters): empty until then.
+        let mut s = Stream::new(10, 0);
+        s.push(11, item(0), true, true, &[]);
+        assert_eq!((s.last_change_by(10), s.last_change_by(11)), (Unchanged::Ever, Unchanged::Since(11)));
     }
 }

@@ -56,16 +56,17 @@ use super::due::{DueRoom, DueTable};
 use super::empties::{self, is_empty_over, Empties};
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
-use super::streams::{DeltaRef, Due, SourceId, Stream, Streams};
-use super::viewers::{Form, Fresh, GroupKey, Move, REFRESH_STEPS, REPEATS};
+use super::streams::{DeltaRef, Due, Source, SourceId, Stream, Streams, Unchanged};
+use super::viewers::{Form, Fresh, GroupKey, Move, DELTA_REPEATS, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
 use mino_protocol::delta::varint_len;
 use mino_protocol::limits::MAX_SERVER_MESSAGE_BYTES;
 use mino_protocol::stencil::{self, ViewScratch};
 use mino_protocol::view::{
-    empty_delta_item, implied_bytes, write_item, write_section_cell, write_section_header,
-    write_section_header_implied, write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, VIEW_ENVELOPE_BYTES,
+    empty_delta_item, implied_bytes, unchanged_item, write_item, write_section_cell, write_section_header,
+    write_section_header_implied, write_view_envelope, Implied, ItemKind, KeptDelta, SectionView, UNCHANGED_EVER_ITEM,
+    VIEW_ENVELOPE_BYTES,
 };
 use mino_protocol::ShardId;
 use std::collections::HashMap;
@@ -178,7 +179,7 @@ impl View {
     /// cell's `phase` ([`interest::spread_phase`]).
     fn due_steps_of(&self, stream: &Stream, period: u32, phase: u64) -> (u64, u64) {
         match self.form {
-            Form::Deltas => stream.due_steps(period),
+            Form::Deltas | Form::DatagramDeltas => stream.due_steps(period),
             Form::Full | Form::Datagram => stream.due_steps_at(period, phase),
         }
     }
@@ -197,7 +198,7 @@ impl View {
 
     /// True when view `i` is a datagram view whose refresh is at `step`.
     fn refreshes(&self, i: usize, step: u64) -> bool {
-        self.form == Form::Datagram && turn(i as u64, step)
+        self.form.lossy() && turn(i as u64, step)
     }
 }
 
@@ -336,7 +337,8 @@ pub(crate) struct Views {
     woken: Vec<(u32, bool)>,
     /// The views with frames this tick.
     with_frames: Vec<u32>,
-    /// The views of [`Form::Datagram`], woken on their refresh steps.
+    /// The views whose frames may be lost ([`Form::lossy`]), woken on their
+    /// refresh steps.
     datagram: Vec<u32>,
     /// Something that may let a view join another or be freed happened
     /// since the last [`Views::merge`] (a socket moved or left, a view was
@@ -385,7 +387,7 @@ impl Views {
         let shard = streams.source(source).shard;
         self.unsettled = true;
         for (i, v) in self.views.iter_mut().enumerate().filter(|(_, v)| v.sockets > 0) {
-            let times = if v.form == Form::Datagram { REPEATS } else { 1 };
+            let times = if v.form.lossy() { REPEATS } else { 1 };
             let owed = v.owed_mut();
             owed.exceptions.retain(|&(_, s, _)| s != source);
             owed.forgets.retain(|&(s, _, _)| s != source);
@@ -446,17 +448,28 @@ impl Views {
         match (m.fresh, m.from) {
             (Some(fresh), _) => {
                 let owed = view.owed_mut();
-                if fresh == Fresh::Resync {
-                    owed.resets.push(Reset::new(area.streams.source(super::streams::OWN).shard, 1));
-                    owed.resets.extend(area.streams.relayed().map(|(_, s)| Reset::new(s.shard, 1)));
-                    // A shard that left since the last frame is no longer a
-                    // source, but the socket still holds its cells.
-                    let old = m.from.and_then(|f| self.views.get(f as usize)).and_then(|v| v.owed.as_ref());
-                    for &reset in old.map_or(&[][..], |o| &o.resets[..]) {
-                        if !owed.resets.iter().any(|r| r.shard == reset.shard) {
-                            owed.resets.push(reset);
+                let old = m.from.and_then(|f| self.views.get(f as usize)).and_then(|v| v.owed.as_ref());
+                match fresh {
+                    Fresh::Resync => {
+                        owed.resets.push(Reset::new(area.streams.source(super::streams::OWN).shard, 1));
+                        owed.resets.extend(area.streams.relayed().map(|(_, s)| Reset::new(s.shard, 1)));
+                        // A shard that left since the last frame is no longer a
+                        // source, but the socket still holds its cells.
+                        for &reset in old.map_or(&[][..], |o| &o.resets[..]) {
+                            if !owed.resets.iter().any(|r| r.shard == reset.shard) {
+                                owed.resets.push(reset);
+                            }
                         }
                     }
+                    // Nothing is reset: what the old view still owes the
+                    // socket (forgets, resets of shards gone) is kept.
+                    Fresh::Refill => {
+                        if let Some(old) = old {
+                            owed.forgets.extend(old.forgets.iter().copied());
+                            owed.resets.extend(old.resets.iter().copied());
+                        }
+                    }
+                    Fresh::Joined => {}
                 }
                 if m.form != Form::Full {
                     for &(cell, _) in &self.cells {
@@ -526,7 +539,9 @@ impl Views {
                 // (`decide` sends it whole if it changed since); a cell new
                 // to them is sent as any is, when due and occupied.
                 let owed = match (view.form, held) {
-                    (Form::Deltas, _) | (Form::Full, Holding::At(_)) => (held != implicit).then_some(held),
+                    (Form::Deltas | Form::DatagramDeltas, _) | (Form::Full, Holding::At(_)) => {
+                        (held != implicit).then_some(held)
+                    }
                     (Form::Full, Holding::Unheld) => None,
                     (Form::Datagram, Holding::Unheld) => Some(Holding::Unheld),
                     (Form::Datagram, Holding::At(h)) => {
@@ -548,7 +563,7 @@ impl Views {
             let Some(m) = self.marks.get_mut(cell.0 as usize) else { continue };
             if *m != 0 {
                 *m = 0;
-                let times = if view.form == Form::Datagram { REPEATS } else { 1 };
+                let times = if view.form.lossy() { REPEATS } else { 1 };
                 view.owed_mut().forgets.extend(area.streams.at(cell).iter().map(|(s, _)| (*s, cell, times)));
             }
         }
@@ -574,7 +589,7 @@ impl Views {
             }
             by_region[r].push(i);
         });
-        if form == Form::Datagram {
+        if form.lossy() {
             self.datagram.push(i);
         }
         i
@@ -587,7 +602,7 @@ impl Views {
         v.owed = None;
         v.frames = (0, 0);
         let (key, form) = (v.key, v.form);
-        if form == Form::Datagram {
+        if form.lossy() {
             self.datagram.retain(|&v| v as usize != i);
         }
         let by_region = &mut self.by_region;
@@ -856,7 +871,13 @@ impl Views {
         // Source by source, cells ascending: the pieces come in the frame's
         // order (sections by source, cells ascending) but for steps that
         // differ, which `frames` sorts.
-        if v.form == Form::Deltas {
+        if v.form.deltas() {
+            let lossy = v.form.lossy();
+            if lossy && refresh {
+                // Its turn: every cell whole at its next due step (a change
+                // whose repeats were all lost is wrong for at most 64 steps).
+                refill(v, &self.cells, area);
+            }
             // A deltas view reads the tick's table for each (source, cell)
             // it holds no exception of, asking the stream only what the table
             // does not say. The pairs it holds exceptions of are a copy taken
@@ -870,13 +891,15 @@ impl Views {
             self.slots.extend(self.cells.iter().enumerate().filter_map(|(j, &(cell, tier))| {
                 area.streams.slot_of(cell).map(|slot| (cell, slot, periods[tier as usize], j as u32))
             }));
-            // A view that names itself takes its empty deltas as bits.
-            let named = area.implied_cells;
+            // A view that names itself takes its empty deltas as bits (not a
+            // lossy one: a cut datagram stands alone).
+            let named = area.implied_cells && !lossy;
             for source in 0..area.streams.sources_len() {
                 for &(cell, slot, period, j) in &self.slots {
                     #[cfg(test)]
                     let (mark, mut bit) = (pieces.len(), None);
                     let plain = !excepted.holds((source, cell));
+                    let from = pieces.len();
                     match if plain { due.get(slot, source, cell, period) } else { Due::Ask } {
                         Due::Nothing => {}
                         Due::Delta(item, step)
@@ -901,6 +924,12 @@ impl Views {
                     if plain {
                         let pushed = bit.map_or_else(|| pieces[mark..].to_vec(), |p| vec![p]);
                         check_due(v, source, cell, period, area, due, &pushed);
+                    }
+                    if lossy {
+                        if let Some(stream) = area.streams.get(source, cell) {
+                            let of = area.streams.source(source);
+                            lossy_items(stream, (source, cell), of, period, plain, pieces, from);
+                        }
                     }
                 }
             }
@@ -971,7 +1000,8 @@ impl Views {
                 cells: &self.cells,
                 empties,
             });
-            frames(pieces, &resets, area.streams, view.as_ref(), scratch, &mut self.messages);
+            let supplements = if v.form.lossy() { Supplements::Every } else { Supplements::Needed };
+            frames(pieces, &resets, area.streams, view.as_ref(), supplements, scratch, &mut self.messages);
             let end = self.messages.len() as u32;
             if end > start {
                 v.frames = (start, end);
@@ -991,7 +1021,7 @@ impl Views {
         for &(cell, tier) in &self.cells {
             let Some(&(deltas, full, n)) = self.weights.get(cell.0 as usize) else { continue };
             tiers[tier as usize] += match v.form {
-                Form::Deltas => deltas,
+                Form::Deltas | Form::DatagramDeltas => deltas,
                 Form::Full | Form::Datagram => full,
             } as usize;
             sources = sources.max(usize::from(n));
@@ -1014,7 +1044,7 @@ impl Views {
                     let held = match v.form {
                         Form::Datagram if stream.changed_within(was, stream.latest()) => Some(Holding::Unheld),
                         Form::Datagram => None,
-                        Form::Deltas | Form::Full => Some(Holding::At(was)),
+                        Form::Deltas | Form::DatagramDeltas | Form::Full => Some(Holding::At(was)),
                     };
                     let Some(held) = held.filter(|_| was != now) else { continue };
                     if v.exceptions().binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)).is_err() {
@@ -1157,11 +1187,17 @@ fn decide<'a>(
         // it, as a stopped stream's never comes; an occupied one waits (a
         // stopped stream's players may be long gone: shown, they would be
         // ghosts).
+        // A lossy view's client does not hold a cell it was never sent (its
+        // full form may have been lost): an empty one too is sent whole, at
+        // once when it stands as at the rule's step (a stopped stream).
         Holding::Unheld if !due && !stream.occupied() && stream.holds_as(stream.latest(), target) => {
+            if v.form.lossy() {
+                full(pieces);
+            }
             Holding::At(target)
         }
         Holding::Unheld if !due => Holding::Unheld,
-        Holding::Unheld if stream.occupied() || stream.last_change().is_some() => {
+        Holding::Unheld if stream.occupied() || stream.last_change().is_some() || v.form.lossy() => {
             full(pieces);
             settled(stream.latest())
         }
@@ -1191,6 +1227,80 @@ fn decide<'a>(
         (Ok(i), false) => v.owed_mut().exceptions[i].2 = now,
         (Err(i), false) => v.owed_mut().exceptions.insert(i, (cell, source, now)),
         (Err(_), true) => {}
+    }
+}
+
+/// A lossy deltas view's ([`Form::DatagramDeltas`]) additions to the pieces
+/// `pieces[from..]` just given (source, cell) of `stream` at `period`: a
+/// plain pair due and still that changed within its last [`DELTA_REPEATS`]
+/// due steps gets an empty delta (a client that missed the change then
+/// finds out: its base is one the client does not hold); and a delta gets
+/// an unchanged item first when its client must hold the cell as of a tick
+/// before the delta's base (`b - u`, [`mino_protocol::held::Delivery::Lossy`]):
+/// the tick of the cell's last change by then ([`Stream::last_change_by`]).
+/// Counted in `source`'s ticks, which skip where its steps stalled, so a
+/// base after a stall gets one too.
+fn lossy_items<'a>(
+    stream: &'a Stream,
+    (source, cell): (SourceId, CellId),
+    of: &Source,
+    period: u32,
+    plain: bool,
+    pieces: &mut Vec<Piece<'a>>,
+    from: usize,
+) {
+    let (before, target) = stream.due_steps(period);
+    if plain && pieces.len() == from && target > before && !stream.changed_within(before, target) {
+        let window = u64::from(period.saturating_mul(DELTA_REPEATS).min(interest::SLOWEST_PERIOD));
+        if stream.changed_within(before.saturating_sub(window), before) {
+            pieces.push(Piece::delta(source, target, cell, empties::lone_empty(period)));
+        }
+    }
+    let Some(first) = pieces.get(from).filter(|p| p.delta_span().is_some()) else { return };
+    let step = first.step;
+    let spans: u64 = pieces[from..].iter().filter_map(Piece::delta_span).map(u64::from).sum();
+    let item: &'static [u8] = match stream.last_change_by(step.saturating_sub(spans)) {
+        Unchanged::Since(change) => {
+            // The client's base, in ticks: the section's tick less the spans.
+            let base = of.tick_of(step).saturating_sub(spans);
+            match base.saturating_sub(of.tick_of(change)) {
+                0 => return,
+                ticks => &UNCHANGED_ITEMS[ticks.min(UNCHANGED_MOST) as usize],
+            }
+        }
+        Unchanged::Ever => &UNCHANGED_EVER_ITEM,
+    };
+    pieces.insert(from, Piece::new(source, step, cell, item));
+}
+
+/// The longest unchanged item's ticks here: a stream knows its last 64
+/// steps, and a stall's skipped ticks may add to them (past this, the
+/// client is asked to hold a later tick than it may need: at worst a
+/// resync).
+const UNCHANGED_MOST: u64 = 127;
+
+/// The unchanged items of 0 to [`UNCHANGED_MOST`] ticks.
+static UNCHANGED_ITEMS: [[u8; 2]; UNCHANGED_MOST as usize + 1] = {
+    let mut items = [[0; 2]; UNCHANGED_MOST as usize + 1];
+    let mut ticks = 0;
+    while ticks <= UNCHANGED_MOST as usize {
+        items[ticks] = unchanged_item(ticks as u8);
+        ticks += 1;
+    }
+    items
+};
+
+/// Marks every cell of lossy view `v` (its `cells`) unheld: sent whole at
+/// its next due step (its refresh).
+fn refill(v: &mut View, cells: &[(CellId, Tier)], area: &Area<'_>) {
+    let owed = v.owed_mut();
+    for &(cell, _) in cells {
+        for (source, _) in area.streams.at(cell) {
+            match owed.exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)) {
+                Ok(i) => owed.exceptions[i].2 = Holding::Unheld,
+                Err(i) => owed.exceptions.insert(i, (cell, *source, Holding::Unheld)),
+            }
+        }
     }
 }
 
@@ -1262,9 +1372,11 @@ fn frames<'a>(
     resets: &[ShardId],
     streams: &Streams,
     view: Option<&NamedView<'_, 'a>>,
+    supplements: Supplements,
     scratch: &mut Scratch<'a>,
     out: &mut Vec<Bytes>,
 ) {
+    scratch.supplements = supplements;
     // A piece's order within its cell (chains and forgets keep their order).
     // On the way, the frame's bytes at most (a section's header and a
     // piece's cell reference take at most 13 and 10 bytes; a delta counted
@@ -1380,10 +1492,24 @@ fn cells_of<'p, 'a>(pieces: &'p [Piece<'a>]) -> impl Iterator<Item = &'p [Piece<
     })
 }
 
+/// Which supplements of a delta a frame carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Supplements {
+    /// Those whose origin cell the section does not advance with the
+    /// delta's (the others' players are handed off by the client).
+    #[default]
+    Needed,
+    /// All of them: a lossy client hands no walker off (a datagram may
+    /// carry one cell and not the other).
+    Every,
+}
+
 /// Scratch of [`frames`], made once a tick: its lists keep their room from
 /// view to view (a view's frame costs one allocation, its message's).
 #[derive(Default)]
 struct Scratch<'a> {
+    /// Which supplements the frame being written carries.
+    supplements: Supplements,
     /// A message's sections while they are written.
     body: Vec<u8>,
     /// A section's cells: each its range of the pieces.
@@ -1470,9 +1596,10 @@ impl<'a> Scratch<'a> {
                     continue;
                 }
             }
-            // The span of the cell's one delta, when that is its one piece.
-            let span = match group {
-                [one] => one.delta_span(),
+            // The span of the cell's one delta, when that is its one piece
+            // (`None`: every supplement goes).
+            let span = match (group, self.supplements) {
+                ([one], Supplements::Needed) => one.delta_span(),
                 _ => None,
             };
             for p in group {
@@ -1796,7 +1923,7 @@ mod tests {
     fn cut(pieces: &mut Vec<Piece<'_>>) -> Vec<Vec<u32>> {
         let streams = Streams::new(64, ShardId(1));
         let (mut scratch, mut out) = (Scratch::default(), Vec::new());
-        frames(pieces, &[], &streams, None, &mut scratch, &mut out);
+        frames(pieces, &[], &streams, None, Supplements::Needed, &mut scratch, &mut out);
         out.iter()
             .map(|framed| {
                 let payload = crate::ws_frame::payload(framed);
@@ -1924,7 +2051,7 @@ mod tests {
     ) -> Vec<Bytes> {
         let view = NamedView { view: SectionView { key: 91, previous: 0, rung }, cells, empties };
         let (mut scratch, mut out) = (Scratch::default(), Vec::new());
-        frames(pieces, &[], streams, Some(&view), &mut scratch, &mut out);
+        frames(pieces, &[], streams, Some(&view), Supplements::Needed, &mut scratch, &mut out);
         out
     }
 

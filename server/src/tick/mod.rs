@@ -487,6 +487,7 @@ impl TickDriver {
             Inbound::Input { player, .. } => ("input", Some(*player), None),
             Inbound::Chat { player, .. } => ("chat", Some(*player), None),
             Inbound::Names { link, .. } => ("names", None, Some(*link)),
+            Inbound::Resync { link } => ("resync", None, Some(*link)),
             Inbound::Left { player, .. } => ("left", Some(*player), None),
         };
         let left = matches!(event, Inbound::Left { .. });
@@ -498,6 +499,10 @@ impl TickDriver {
                 Inbound::Names { link, ids } => {
                     let names = self.shard.names(&ids);
                     self.hub.send(link, ws_frame::binary(&names));
+                }
+                Inbound::Resync { link } => {
+                    self.metrics.webtransport_resyncs.inc();
+                    self.shard.refill(link);
                 }
                 Inbound::Left { player, link } => self.shard.leave(player, link, wall_ms),
             }

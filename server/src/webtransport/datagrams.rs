@@ -9,9 +9,12 @@
 //! then see the place as a websocket's would, with a lost packet delaying
 //! it, rather than not at all).
 //!
-//! This is for sessions served full forms (no deltas, see
-//! `ARCHITECTURE.md`, "WebTransport"): every item then stands alone, so
-//! any cut is valid and datagrams may arrive in any order.
+//! Any cut between cells is valid: a session is served full forms, each
+//! standing alone, or deltas whose every cell's items stand alone too (an
+//! unchanged item before a delta, every supplement, no walker handed off
+//! between cells, no implied cell: `ARCHITECTURE.md`, "WebTransport"), and
+//! its client checks each delta's base, so datagrams may arrive in any
+//! order or not at all.
 
 use bytes::Bytes;
 use mino_protocol::server::{self, ServerMsg};
@@ -43,7 +46,7 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
     let mut out = Cut::default();
     let (mut sections, mut stream) = (Vec::new(), Vec::new());
     for section in frame.sections() {
-        // Datagram views send whole cells, and never imply one (protocol 7):
+        // Datagram views never imply a cell (protocol 7):
         // a cut rewrites a section from its told cells alone.
         debug_assert!(section.implied.is_none(), "a datagram view's section implies cells");
         let (shard, tick) = (section.shard, u64::from(section.tick));

@@ -6,7 +6,8 @@
 //!    client's one bidirectional stream, within `--handshake-timeout-ms`;
 //! 2. the Hello (length-prefixed on the stream, [`super::framing`]) and
 //!    the same admission as a websocket's ([`SessionContext::admit`]),
-//!    served full forms (the Hello's DELTAS capability is not granted);
+//!    served full forms, or deltas when the Hello asks DATAGRAM_DELTAS
+//!    with DELTAS (`shard::Form::of`);
 //! 3. until it closes: the peer's messages go to the tick driver
 //!    ([`FromSession`]), read there by the websocket's rules; what the hub
 //!    hands the session ([`ToSession`]) is written on the stream; view
@@ -29,7 +30,7 @@ use crate::session::{Refused, SessionContext};
 use crate::shard::LinkId;
 use crate::websocket::frame as ws_frame;
 use bytes::{Bytes, BytesMut};
-use mino_protocol::client::{self, Capabilities, ClientMsg, Hello};
+use mino_protocol::client::{self, ClientMsg, Hello};
 use mino_protocol::limits::MAX_CLIENT_MESSAGE_BYTES;
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -153,15 +154,16 @@ impl Session {
             () = cancel.cancelled() => Err(CloseReason::Shutdown),
             hello = timeout_at(deadline, read_hello(&mut reader, &mut recv)) => hello.unwrap_or(Err(CloseReason::HelloTimeout)),
         };
-        let mut hello = match hello {
+        let hello = match hello {
             Ok(hello) => hello,
             // Its stream ended before a Hello: gone, or silent past QUIC's idle timeout.
             Err(CloseReason::ClientClosed) => return self.refuse(Some(&mut send), self.gone().into()).await,
             Err(reason) => return self.refuse(Some(&mut send), reason.into()).await,
         };
-        // Full forms only: every datagram stands alone (ARCHITECTURE.md,
-        // "WebTransport"); the shard serves it the datagram form.
-        hello.capabilities = Capabilities(hello.capabilities.0 & !Capabilities::DELTAS.0);
+        // The shard grants deltas to a session only with DatagramDeltas
+        // too (a client that checks each delta's base): otherwise full
+        // forms, every datagram standing alone (`Form::of`; ARCHITECTURE.md,
+        // "WebTransport").
         let (to, from_hub) = mpsc::channel(self.shared.queue);
         let ctx = self.shared.ctx.clone();
         let datagrams = Box::new(SessionDatagrams {

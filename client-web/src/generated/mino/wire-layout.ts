@@ -103,10 +103,16 @@ export const NAMES_REQUEST: TableLayout = {
   ],
 };
 
+export const RESYNC: TableLayout = {
+  name: 'Resync',
+  fields: [
+  ],
+};
+
 export const CLIENT_MESSAGE: TableLayout = {
   name: 'ClientMessage',
   fields: [
-    { name: 'body', vo: 6, kind: 'union', typeVo: 4, members: new Map<number, TableLayout>([[1, HELLO], [2, INPUT], [3, CHAT_SEND], [4, PING], [5, NAMES_REQUEST]]) },
+    { name: 'body', vo: 6, kind: 'union', typeVo: 4, members: new Map<number, TableLayout>([[1, HELLO], [2, INPUT], [3, CHAT_SEND], [4, PING], [5, NAMES_REQUEST], [6, RESYNC]]) },
   ],
 };
 

@@ -30,6 +30,7 @@ export { PlayerState } from './wire/player-state.js';
 export { Pong } from './wire/pong.js';
 export { Presence } from './wire/presence.js';
 export { ProtocolVersion } from './wire/protocol-version.js';
+export { Resync } from './wire/resync.js';
 export { Roster } from './wire/roster.js';
 export { ServerBody } from './wire/server-body.js';
 export { ServerMessage } from './wire/server-message.js';

@@ -11,5 +11,14 @@ export enum Capability {
    * View frames may carry deltas (ServerMessage.view): a client without it
    * gets every cell it is due as a full form.
    */
-  Deltas = 1
+  Deltas = 1,
+
+  /**
+   * With Deltas, over WebTransport: view frames sent as datagrams may carry
+   * deltas too. The client applies a delta only onto the state it starts
+   * from (an Unchanged item says how far back; schema/src/held.rs,
+   * Delivery::Lossy), hands no walker off between cells, and sends Resync
+   * when it cannot apply one. Without it a datagram session gets full forms.
+   */
+  DatagramDeltas = 2
 }

@@ -7,6 +7,7 @@ import { Hello } from '../../mino/wire/hello.js';
 import { Input } from '../../mino/wire/input.js';
 import { NamesRequest } from '../../mino/wire/names-request.js';
 import { Ping } from '../../mino/wire/ping.js';
+import { Resync } from '../../mino/wire/resync.js';
 
 
 export enum ClientBody {
@@ -15,13 +16,14 @@ export enum ClientBody {
   Input = 2,
   ChatSend = 3,
   Ping = 4,
-  NamesRequest = 5
+  NamesRequest = 5,
+  Resync = 6
 }
 
 export function unionToClientBody(
   type: ClientBody,
-  accessor: (obj:ChatSend|Hello|Input|NamesRequest|Ping) => ChatSend|Hello|Input|NamesRequest|Ping|null
-): ChatSend|Hello|Input|NamesRequest|Ping|null {
+  accessor: (obj:ChatSend|Hello|Input|NamesRequest|Ping|Resync) => ChatSend|Hello|Input|NamesRequest|Ping|Resync|null
+): ChatSend|Hello|Input|NamesRequest|Ping|Resync|null {
   switch(ClientBody[type]) {
     case 'NONE': return null; 
     case 'Hello': return accessor(new Hello())! as Hello;
@@ -29,15 +31,16 @@ export function unionToClientBody(
     case 'ChatSend': return accessor(new ChatSend())! as ChatSend;
     case 'Ping': return accessor(new Ping())! as Ping;
     case 'NamesRequest': return accessor(new NamesRequest())! as NamesRequest;
+    case 'Resync': return accessor(new Resync())! as Resync;
     default: return null;
   }
 }
 
 export function unionListToClientBody(
   type: ClientBody, 
-  accessor: (index: number, obj:ChatSend|Hello|Input|NamesRequest|Ping) => ChatSend|Hello|Input|NamesRequest|Ping|null, 
+  accessor: (index: number, obj:ChatSend|Hello|Input|NamesRequest|Ping|Resync) => ChatSend|Hello|Input|NamesRequest|Ping|Resync|null, 
   index: number
-): ChatSend|Hello|Input|NamesRequest|Ping|null {
+): ChatSend|Hello|Input|NamesRequest|Ping|Resync|null {
   switch(ClientBody[type]) {
     case 'NONE': return null; 
     case 'Hello': return accessor(index, new Hello())! as Hello;
@@ -45,6 +48,7 @@ export function unionListToClientBody(
     case 'ChatSend': return accessor(index, new ChatSend())! as ChatSend;
     case 'Ping': return accessor(index, new Ping())! as Ping;
     case 'NamesRequest': return accessor(index, new NamesRequest())! as NamesRequest;
+    case 'Resync': return accessor(index, new Resync())! as Resync;
     default: return null;
   }
 }
