@@ -206,8 +206,9 @@ pub async fn run(
 
 /// A bot's resyncs (deltas over datagrams): one asked when a frame had a
 /// cell it missed a change of, then none for [`RESYNC_AGAIN_AFTER`] (the
-/// view comes whole over the cells' next due steps, up to 4 ticks, and a
-/// round trip; cells missed meanwhile are mended by it too).
+/// view comes whole over the cells' next due steps, a round trip on: most
+/// within 4 ticks, slower tiers' within their period; cells missed
+/// meanwhile are mended by it too).
 #[derive(Debug, Default)]
 struct Resync {
     /// One to send after the message being handled.

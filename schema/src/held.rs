@@ -169,9 +169,9 @@ pub enum Delivery {
     /// and skipped; held as of before `b - u`, or not held, a change was
     /// missed: the cell is left as it is and said [`Update::Broken`]; but
     /// an unchanged item of [`crate::view::UNCHANGED_EVER`] (the cell was
-    /// empty and unheard of before `b`) applies whatever is held, or to the
-    /// empty cell when nothing is. Full
-    /// forms and forgets apply unless the cell is held as of `t` or later.
+    /// empty, with no stream, before `b`) applies to the empty cell, held or
+    /// not (held with players, it is broken). Full forms and forgets apply
+    /// unless the cell is held as of a later tick than `t`.
     /// Walkers are never handed off. Ticks compare over their low 32 bits,
     /// across the wrap (serial number arithmetic, RFC 1982).
     Lossy,
@@ -542,16 +542,19 @@ impl Held {
         if self.delivery == Delivery::InOrder {
             return Admit::Apply;
         }
-        let held = self.slots.get(at).filter(|s| s.key == key).map(|s| s.tick);
+        let slot = self.slots.get(at).filter(|s| s.key == key);
         // Ticks behind `tick`, over the low 32 bits across the wrap.
-        let behind = held.map(|h| tick.wrapping_sub(h) as i32);
+        let behind = slot.map(|s| tick.wrapping_sub(s.tick) as i32);
         match (behind, from) {
-            (Some(b), _) if b <= 0 => Admit::Skip,
+            // Whole items of a later tick than held, or of the same (the
+            // same state: a forget stamped with the step its cell stopped at).
+            (Some(b), None) if b < 0 => Admit::Skip,
             (_, None) => Admit::Apply,
-            // Empty before the base (`UNCHANGED_EVER`): whatever is held, or
-            // the empty cell.
-            (_, Some(u32::MAX)) => Admit::Apply,
-            (Some(b), Some(from)) if i64::from(b) <= i64::from(from) => Admit::Apply,
+            (Some(b), Some(_)) if b <= 0 => Admit::Skip,
+            // Empty before the base (`UNCHANGED_EVER`): the empty cell, held
+            // or not (held with players, an emptying was missed).
+            (_, Some(u32::MAX)) if slot.is_none_or(|s| s.players.is_empty()) => Admit::Apply,
+            (Some(b), Some(from)) if from != u32::MAX && i64::from(b) <= i64::from(from) => Admit::Apply,
             _ => Admit::Broken,
         }
     }
@@ -1629,7 +1632,9 @@ mod tests {
         assert_eq!(at(&held), Some((13, 100 + 3 * 393)));
         // Step 12's frame, late: older than what is held, passed over.
         assert_eq!(apply(&mut held, &cell(12, vec![delta(&m, &walk(1), &walk(2), 1)])), vec![]);
-        assert_eq!(apply(&mut held, &cell(13, vec![full(&walk(3))])), vec![], "nor twice the same step");
+        let again = apply(&mut held, &cell(13, vec![full(&walk(3))]));
+        assert_eq!(again, updated(13), "a whole item of the step held: the same state (a forget at it drops it)");
+        assert_eq!(apply(&mut held, &cell(13, vec![delta(&m, &walk(2), &walk(3), 1)])), vec![], "a delta is not");
         assert_eq!(at(&held), Some((13, 100 + 3 * 393)));
         // A full form stands alone whatever was lost.
         assert_eq!(apply(&mut held, &cell(20, vec![full(&walk(20))])), updated(20));
@@ -1686,6 +1691,10 @@ mod tests {
         let updates = apply(&mut held, &section(7, 4, &[(1, vec![full(&a)]), (2, vec![forget()])]));
         let forgot = Update::Forgot { shard: 7, cell: 2, tick: 4 };
         assert_eq!(updates, vec![Update::Cell { shard: 7, cell: 1, tick: 4 }, forgot]);
+        // Held with players, a delta said to start from an empty cell: an
+        // emptying was missed.
+        let updates = apply(&mut held, &section(7, 5, &[(1, vec![ever(), delta(&m, &[], &a, 1)])]));
+        assert_eq!(updates, vec![Update::Broken { shard: 7, cell: 1, tick: 5 }]);
     }
 
     #[test]

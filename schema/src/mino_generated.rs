@@ -2512,8 +2512,9 @@ pub enum ResyncOffset {}
 /// A client granted DatagramDeltas missed a change of a cell (a lost
 /// datagram): the server sends every cell of its view whole at the cell's
 /// next due step, as to a joiner, and deltas again from there. Counted
-/// against the input rate limit; one while the last is still being answered
-/// does nothing more.
+/// against the input rate limit; another before the next tick does nothing
+/// more, one after it starts the resync over. From a client not granted
+/// DatagramDeltas it does nothing.
 pub struct Resync<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }

@@ -126,7 +126,8 @@ async fn a_sessions_bytes_are_counted_by_path_and_not_as_a_websockets() {
 
 #[tokio::test]
 async fn a_session_is_served_full_forms_that_stand_alone() {
-    // Whatever the Hello asks, a session is not granted deltas: every
+    // A Hello that asks for deltas but not for datagram deltas (a client
+    // that does not check a delta's base) is not granted deltas: every
     // datagram carries full forms only, so each applies on its own.
     let server = shard(&[]);
     let mut wt = TransportPlayer::join(&server, "Alone").await;

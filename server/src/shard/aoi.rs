@@ -226,8 +226,8 @@ impl Aoi {
     }
 
     /// The client behind `link` asked for its view whole (`Shard::refill`).
-    pub(crate) fn refill(&mut self, link: LinkId) {
-        self.viewers.refill(link);
+    pub(crate) fn refill(&mut self, link: LinkId) -> bool {
+        self.viewers.refill(link)
     }
 
     /// The view of `link` in the last tick's frame: an index into the tick's

@@ -325,10 +325,11 @@ impl Shard {
     /// The client behind `link` asked for its view whole again (`Resync`: it
     /// takes deltas over datagrams and missed a change): every cell of it
     /// is sent whole at its next due step, nothing dropped first. Asked by
-    /// any other client, or again before the last is answered, it does
-    /// nothing.
-    pub fn refill(&mut self, link: LinkId) {
-        self.area.refill(link);
+    /// any other client, or again before the next tick, it does nothing;
+    /// asked again after it, the resync starts over. True when taken (the
+    /// client takes datagram deltas).
+    pub fn refill(&mut self, link: LinkId) -> bool {
+        self.area.refill(link)
     }
 
     /// The Names message answering a NamesRequest for `ids`: those of them

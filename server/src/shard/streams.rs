@@ -73,9 +73,11 @@ pub(crate) struct Stream {
 /// A cell's last change at or before a step ([`Stream::last_change_by`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Unchanged {
-    /// At this step (at the latest: a change older than the stream's last
-    /// 64 steps is taken at the oldest of them).
+    /// At this step.
     Since(u64),
+    /// At this step or before (none known since: a stream knows its last
+    /// 64 steps, and not those before it was heard of).
+    Before(u64),
     /// It had no stream then (empty, or not heard of): nothing a client
     /// holds of it is older than a change ([`mino_protocol::view::UNCHANGED_EVER`]).
     Ever,
@@ -116,10 +118,16 @@ impl Stream {
     /// delta to a lossy client, [`mino_protocol::held::Delivery::Lossy`],
     /// which checks it holds that change). `base` is at most [`MAX_SPAN`]
     /// steps back.
+    ///
+    /// Only an own cell's stream says [`Unchanged::Ever`]: one of another
+    /// shard was not heard of before its first step, not empty; and steps
+    /// not heard (`known_from`) count as a change, so a client is never
+    /// told it may hold the cell from before them.
     pub(crate) fn last_change_by(&self, base: u64) -> Unchanged {
         // The step it began at: `born`'s low bits, less than 2^32 steps back.
         let born = self.latest - u64::from((self.latest as u32).wrapping_sub(self.born));
-        if base < born {
+        let own = self.known_from == 0;
+        if base < born && own {
             return Unchanged::Ever;
         }
         let Some(back) = self.latest.checked_sub(base).filter(|&b| b < 64) else {
@@ -127,16 +135,23 @@ impl Stream {
         };
         let bits = self.changes >> back;
         if bits != 0 {
-            return Unchanged::Since(base - u64::from(bits.trailing_zeros()));
+            return Unchanged::Since((base - u64::from(bits.trailing_zeros())).max(self.known_from.min(base)));
         }
-        // No change from its first step to `base`: empty before (a stream
-        // begins with the cell's first players); else none in the 64 steps
-        // known here, said as of the oldest.
+        // No change from its first step to `base`: an own cell was empty
+        // before (its stream begins with its first players); else none in
+        // the 64 steps known here, said as of the oldest.
         let oldest = self.latest.saturating_sub(64);
-        if born > oldest {
+        if born > oldest && own {
             return Unchanged::Ever;
         }
-        Unchanged::Since(oldest)
+        Unchanged::Before(oldest.max(self.known_from).min(base))
+    }
+
+    /// True when the cell is known to have changed in (`from`, `to`]
+    /// (unlike [`Stream::changed_within`], steps not known are not taken
+    /// for a change): a lossy view's repeats.
+    pub(crate) fn known_change_within(&self, from: u64, to: u64) -> bool {
+        matches!(self.last_change_by(to), Unchanged::Since(c) if c > from)
     }
 
     /// The newest step.
@@ -505,6 +520,11 @@ impl Source {
             Some(&(s, t)) => t + (step - s),
             None => self.ticks.front().map_or(step, |&(s, t)| t.saturating_sub(s - step)),
         }
+    }
+
+    /// The newest step known to have run, if any.
+    pub(crate) fn newest_step(&self) -> Option<u64> {
+        self.ticks.back().map(|&(s, _)| s)
     }
 
     /// Step `step` ran at tick `tick`.
@@ -903,12 +923,22 @@ mod tests {
         assert_eq!(s.last_change_by(6), Unchanged::Since(5));
         // Still for long: what is known goes back 64 steps, and it is said so.
         s.still(100);
-        assert_eq!(s.last_change_by(90), Unchanged::Since(36), "as of the oldest step known");
+        assert_eq!(s.last_change_by(90), Unchanged::Before(36), "as of the oldest step known");
+        assert!(s.known_change_within(10, 20) && !s.known_change_within(20, 90), "an unknown step is no change");
         assert_eq!(s.last_change_by(20), Unchanged::Since(20), "past what is known: the strictest");
         // Begun a step before its first players came (as a cell a walker
         // enters): empty until then.
         let mut s = Stream::new(10, 0);
         s.push(11, item(0), true, true, &[]);
         assert_eq!((s.last_change_by(10), s.last_change_by(11)), (Unchanged::Ever, Unchanged::Since(11)));
+        // Another shard's cell, first heard at 10, standing: not empty before
+        // it, unknown; then steps 13 and 14 not heard (a lost bundle): a
+        // client must hold it from after them.
+        let mut s = Stream::new(10, 11);
+        s.push(10, item(0), true, false, &[]);
+        s.push(12, item(0), true, false, &[]);
+        assert_eq!(s.last_change_by(11), Unchanged::Before(11), "its first step trusted, no change since");
+        s.push(15, item(0), true, false, &[]);
+        assert_eq!(s.last_change_by(15), Unchanged::Before(15), "the steps not heard count as a change");
     }
 }

@@ -230,14 +230,15 @@ impl Viewers {
     }
 
     /// The client of socket `link` asked for its view whole (it takes
-    /// [`Form::DatagramDeltas`]; any other form's ask does nothing).
-    pub(crate) fn refill(&mut self, link: LinkId) {
-        if let Some(v) = self.by_link.get_mut(&link).filter(|v| v.form == Form::DatagramDeltas) {
-            if v.fresh.is_none() {
-                v.fresh = Some(Fresh::Refill);
-                self.attention.push(link);
-            }
+    /// [`Form::DatagramDeltas`]; any other form's ask does nothing); true
+    /// when taken.
+    pub(crate) fn refill(&mut self, link: LinkId) -> bool {
+        let Some(v) = self.by_link.get_mut(&link).filter(|v| v.form == Form::DatagramDeltas) else { return false };
+        if v.fresh.is_none() {
+            v.fresh = Some(Fresh::Refill);
+            self.attention.push(link);
         }
+        true
     }
 
     /// The socket `link` lost frames: it starts over at the next tick.
@@ -400,9 +401,8 @@ mod tests {
         viewers.update(1, &grid, &world, &[], link_of, &mut moves);
         viewers.place(LinkId(1), 0);
         viewers.place(LinkId(2), 1);
-        viewers.refill(LinkId(1));
-        viewers.refill(LinkId(2));
-        viewers.refill(LinkId(2));
+        assert!(!viewers.refill(LinkId(1)), "a deltas socket's ask is not taken");
+        assert!(viewers.refill(LinkId(2)) && viewers.refill(LinkId(2)));
         viewers.update(2, &grid, &world, &[], link_of, &mut moves);
         let moved: Vec<_> = moves.iter().map(|m| (m.link, m.from, m.fresh)).collect();
         assert_eq!(moved, vec![(LinkId(2), Some(1), Some(Fresh::Refill))], "once, the deltas socket not at all");

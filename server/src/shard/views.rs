@@ -35,8 +35,8 @@
 //! does, and sends the cell whole the next tick it looks at it if it
 //! changed since.
 //!
-//! **Datagram form.** A socket whose frames may be lost (WebTransport) holds
-//! nothing a delta could safely apply to, so it is sent full forms, but only
+//! **Datagram form.** A socket whose frames may be lost (WebTransport) and
+//! whose client does not check a delta's base is sent full forms, but only
 //! of what changed: a cell at its due steps while it changes and for
 //! [`REPEATS`] due steps after, a cell new to the view (or one whose tier
 //! changed after it changed) once, and every cell again once every
@@ -51,6 +51,14 @@
 //! cells as delta views do (a joiner's and a mover's new cells are unheld
 //! exceptions), so a standing place sends them nothing between refreshes
 //! and wakes them only on their turn.
+//!
+//! **Datagram deltas.** A socket whose frames may be lost and whose client
+//! checks each delta's base ([`Form::DatagramDeltas`]) is sent a deltas
+//! view's items, with what its client needs to check them and to stand
+//! alone in a datagram ([`lossy_items`]: an unchanged item, empty deltas
+//! repeated after a change; every supplement, no implied cell); on its
+//! view's turn every cell is unheld again ([`refill`]), and a client that
+//! missed a change asks for a resync ([`Fresh::Refill`]).
 
 use super::due::{DueRoom, DueTable};
 use super::empties::{self, is_empty_over, Empties};
@@ -900,6 +908,15 @@ impl Views {
                     let (mark, mut bit) = (pieces.len(), None);
                     let plain = !excepted.holds((source, cell));
                     let from = pieces.len();
+                    // What a lossy view held of the pair before this tick.
+                    let held = match v.exceptions().binary_search_by_key(&(cell, source), |&(c, s, _)| (c, s)) {
+                        _ if !lossy => None,
+                        Ok(i) => match v.exceptions()[i].2 {
+                            Holding::At(h) => Some(h),
+                            Holding::Unheld => None,
+                        },
+                        Err(_) => area.streams.get(source, cell).map(|s| s.due_steps(period).0),
+                    };
                     match if plain { due.get(slot, source, cell, period) } else { Due::Ask } {
                         Due::Nothing => {}
                         Due::Delta(item, step)
@@ -928,7 +945,7 @@ impl Views {
                     if lossy {
                         if let Some(stream) = area.streams.get(source, cell) {
                             let of = area.streams.source(source);
-                            lossy_items(stream, (source, cell), of, period, plain, pieces, from);
+                            lossy_items(stream, (source, cell), of, period, (held, plain), pieces, from);
                         }
                     }
                 }
@@ -964,7 +981,7 @@ impl Views {
                     return true;
                 }
                 if let Holding::At(_) = holding {
-                    pieces.push(Piece::new(source, area.step, cell, &FORGET));
+                    pieces.push(Piece::new(source, newest_step(area, source), cell, &FORGET));
                 }
                 false
             });
@@ -975,7 +992,7 @@ impl Views {
                 if cells.binary_search_by_key(cell, |&(c, _)| c).is_ok() {
                     return false;
                 }
-                let step = area.streams.get(*source, *cell).map_or(0, Stream::latest);
+                let step = area.streams.get(*source, *cell).map_or_else(|| newest_step(area, *source), Stream::latest);
                 pieces.push(Piece::new(*source, step, *cell, &FORGET));
                 *times -= 1;
                 *times > 0
@@ -1231,36 +1248,47 @@ fn decide<'a>(
 }
 
 /// A lossy deltas view's ([`Form::DatagramDeltas`]) additions to the pieces
-/// `pieces[from..]` just given (source, cell) of `stream` at `period`: a
-/// plain pair due and still that changed within its last [`DELTA_REPEATS`]
-/// due steps gets an empty delta (a client that missed the change then
-/// finds out: its base is one the client does not hold); and a delta gets
-/// an unchanged item first when its client must hold the cell as of a tick
-/// before the delta's base (`b - u`, [`mino_protocol::held::Delivery::Lossy`]):
-/// the tick of the cell's last change by then ([`Stream::last_change_by`]).
-/// Counted in `source`'s ticks, which skip where its steps stalled, so a
-/// base after a stall gets one too.
+/// `pieces[from..]` just given (source, cell) of `stream` at `period`, which
+/// the view held at `held` before them (`None`: unheld): a plain pair
+/// (`plain`) due and still that is known to have changed within its last
+/// [`DELTA_REPEATS`] due steps gets an empty delta (a client that missed the
+/// change then finds out: its base is one the client does not hold); and a
+/// delta (or a chain of them, which starts at `held` whatever spans it
+/// skips) gets an unchanged item first when its client must hold the cell
+/// as of a tick before `b`, the section's tick less the chain's spans
+/// ([`mino_protocol::held::Delivery::Lossy`]): the tick of the cell's last
+/// change by `held` ([`Stream::last_change_by`]). Counted in `source`'s
+/// ticks, which skip where its steps stalled, so a base after a stall gets
+/// one too.
+#[allow(clippy::too_many_arguments)]
 fn lossy_items<'a>(
     stream: &'a Stream,
     (source, cell): (SourceId, CellId),
     of: &Source,
     period: u32,
-    plain: bool,
+    (held, plain): (Option<u64>, bool),
     pieces: &mut Vec<Piece<'a>>,
     from: usize,
 ) {
     let (before, target) = stream.due_steps(period);
-    if plain && pieces.len() == from && target > before && !stream.changed_within(before, target) {
+    if plain
+        && pieces.len() == from
+        && target > before
+        && stream.trusts(before)
+        && !stream.changed_within(before, target)
+    {
         let window = u64::from(period.saturating_mul(DELTA_REPEATS).min(interest::SLOWEST_PERIOD));
-        if stream.changed_within(before.saturating_sub(window), before) {
+        if stream.known_change_within(before.saturating_sub(window), before) {
             pieces.push(Piece::delta(source, target, cell, empties::lone_empty(period)));
         }
     }
     let Some(first) = pieces.get(from).filter(|p| p.delta_span().is_some()) else { return };
     let step = first.step;
     let spans: u64 = pieces[from..].iter().filter_map(Piece::delta_span).map(u64::from).sum();
-    let item: &'static [u8] = match stream.last_change_by(step.saturating_sub(spans)) {
-        Unchanged::Since(change) => {
+    // The chain's start: the view's holding (a repeat's: the due step before).
+    let start = held.unwrap_or(before).min(step.saturating_sub(spans));
+    let item: &'static [u8] = match stream.last_change_by(start) {
+        Unchanged::Since(change) | Unchanged::Before(change) => {
             // The client's base, in ticks: the section's tick less the spans.
             let base = of.tick_of(step).saturating_sub(spans);
             match base.saturating_sub(of.tick_of(change)) {
@@ -1271,6 +1299,17 @@ fn lossy_items<'a>(
         Unchanged::Ever => &UNCHANGED_EVER_ITEM,
     };
     pieces.insert(from, Piece::new(source, step, cell, item));
+}
+
+/// The newest step of `source` known here (a forget of a cell with no
+/// stream left is stamped with it: its section's tick is then not older than
+/// what its socket holds of the cell, which a lossy client would take for
+/// an older frame's).
+fn newest_step(area: &Area<'_>, source: SourceId) -> u64 {
+    if source == super::streams::OWN {
+        return area.step;
+    }
+    area.streams.source(source).newest_step().unwrap_or(area.step)
 }
 
 /// The longest unchanged item's ticks here: a stream knows its last 64

@@ -501,8 +501,9 @@ impl TickDriver {
                     self.hub.send(link, ws_frame::binary(&names));
                 }
                 Inbound::Resync { link } => {
-                    self.metrics.webtransport_resyncs.inc();
-                    self.shard.refill(link);
+                    if self.shard.refill(link) {
+                        self.metrics.webtransport_resyncs.inc();
+                    }
                 }
                 Inbound::Left { player, link } => self.shard.leave(player, link, wall_ms),
             }

@@ -11,10 +11,13 @@
 //! datagrams, each a whole view frame within the connection's current
 //! datagram limit ([`datagrams`]); the frame's plaintext is built once per
 //! view by the core as for websockets, only QUIC's encryption is per
-//! connection. A session is served full forms (no deltas) of what changed
-//! (the datagram form, `shard/views.rs`), so every datagram stands alone: a
-//! lost one costs walking cells one tick, and a change repeated 3 times or
-//! refreshed within 64 ticks.
+//! connection. A session is served full forms of what changed (the datagram
+//! form, `shard/views.rs`), so every datagram stands alone: a lost one costs
+//! walking cells one tick, and a change repeated 3 times or refreshed within
+//! 64 ticks. A session whose Hello asks `DatagramDeltas` with `Deltas` is
+//! served deltas instead (`Form::DatagramDeltas`): its client applies one
+//! only onto the state it starts from and asks for a resync when a lost
+//! datagram left it without (ARCHITECTURE.md, "WebTransport").
 //!
 //! Each session runs in a task of its own ([`session`]), as quinn's API
 //! has it, for its stream: the hub hands it the stream's messages over a
