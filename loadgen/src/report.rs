@@ -224,7 +224,9 @@ pub struct Measured {
     /// Busy refusals received in the phase (retries included).
     pub busy_refusals: u64,
     /// Resyncs the bots asked for in the phase: bots taking deltas over
-    /// datagrams (WebTransport) that missed a change (a datagram lost).
+    /// datagrams (WebTransport) that missed a change (a datagram lost). 0 in
+    /// reports written before there were any.
+    #[serde(default)]
     pub resyncs: u64,
     /// Failures in the phase (connect, join, closes, protocol); see `error_kinds`.
     pub errors: u64,

@@ -2,8 +2,9 @@
 //! loses packets and delays them (the test kit's [`mino_testkit::link`]: a
 //! private network namespace, loopback addresses, a TUN device), once over
 //! websockets (TCP: a lost segment holds every later frame until it is
-//! resent) and once over WebTransport (view frames as datagrams: a lost one
-//! costs its tick), alternating, in one run. Reports, median over the
+//! resent) and once over WebTransport (view frames as datagrams, deltas the
+//! bots check, asking for a resync when one was missed: a lost one costs
+//! its tick), alternating, in one run. Reports, median over the
 //! rounds: each transport's own-shard snapshot gap p99 and the longest
 //! freeze p99 (the longest gap a bot saw in each 10 s, `mino_loadgen::freeze`).
 //! WebTransport runs three times a round: with the shard's defaults (CUBIC,

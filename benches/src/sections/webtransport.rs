@@ -4,7 +4,8 @@
 //! walkers at `--density 4`, in three kinds of run alternating (their order
 //! rotating each repeat, so the machine's other load falls on all):
 //! `webtransport` (`mino-loadgen --transport webtransport`: sessions to the
-//! shard's UDP port, view frames as datagrams, full forms), `websocket`
+//! shard's UDP port, view frames as datagrams: deltas, the bots asking for
+//! datagram deltas; full forms before e855f8c), `websocket`
 //! (straight to the shard, deltas, no encryption) and `websocket-nginx`
 //! (`wss://` through nginx as shipped, TLS: both encrypt, as QUIC does).
 //!
