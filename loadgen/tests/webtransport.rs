@@ -77,10 +77,14 @@ async fn webtransport_bots_walk_see_each_other_and_time_their_gaps() {
     assert_eq!(num(o, "blinks"), 0.0, "{o:#}");
     // The shard sent them datagrams: they were on WebTransport.
     assert!(server.metric("mino_webtransport_datagrams_total").await > 20.0 * 20.0 * 3.0);
-    // Deltas over datagrams, nothing lost on loopback: no bot found a
-    // delta whose base it did not hold (it would have asked for a resync).
-    assert_eq!(num(j, "resyncs"), 0.0, "{j:#}");
-    assert_eq!(server.metric("mino_webtransport_resyncs_total").await, 0.0);
+    // Deltas over datagrams, nothing lost on loopback: a bot finds a delta
+    // whose base it does not hold (and asks for a resync) only when a
+    // datagram was dropped on the way (quinn drops what a busy bot's queue
+    // has no room for), seldom; a server and a client that disagree on the
+    // rule make it about once a second a bot (60 bots asked 923 times in 20 s).
+    let resyncs = num(j, "resyncs");
+    assert!(resyncs < 20.0, "{resyncs} resyncs of 20 bots on loopback: {j:#}");
+    assert!(server.metric("mino_webtransport_resyncs_total").await <= resyncs, "the shard took no resync unasked");
     assert!(j.get("transports").is_none(), "one transport, no split: {j:#}");
     assert_eq!(num(j, "socket_gap_ms.count"), 0.0, "datagrams carry no kernel stamp here: {j:#}");
 }
