@@ -1090,7 +1090,11 @@ async fn a_peer_advertising_a_datagram_frame_under_the_header_is_counted_and_the
     drop(tiny);
     server.wait_metric("mino_webtransport_sessions", 0.0).await;
     let mut small = TransportPlayer::connect_advertising(&server, 200).await.say_hello("Small").await;
-    small.input(1.0, 0.0).await;
+    // Towards the middle of the 2,000-unit world: at least 10 s of walking,
+    // a frame each tick (walking towards the nearer wall, it stopped there
+    // within a second now and then, and its frames with it).
+    let x = small.welcome.as_ref().map_or(0.0, |w| w.x);
+    small.input(if x < 1000.0 { 1.0 } else { -1.0 }, 0.0).await;
     let before = server.metric("mino_webtransport_unsent_total{reason=\"no_datagrams\"}").await;
     server.wait_metric_at_least("mino_webtransport_unsent_total{reason=\"no_datagrams\"}", before + 20.0).await;
     assert_eq!(server.metric("mino_webtransport_unsent_total{reason=\"too_big\"}").await, 0.0);
