@@ -11,7 +11,9 @@
 // accepts, and never reads outside the frame. In the worlds with a grid
 // (the W line's cell size > 0) both hand players off between cells, and
 // read implied cells (protocol 7) with the stencil of the W line's view
-// radius (its tenth field, when there is one).
+// radius (its tenth field, when there is one). A seed of a lossy sequence
+// (frames lost, late and out of order) and its mutants are held by the
+// lossy rule of datagrams on both sides (net/held.ts's `Delivery`).
 //
 // MINO_DIFF_CASES (default 20,000) and MINO_DIFF_SEED (default 1) run more
 // or other mutants.
@@ -87,7 +89,7 @@ function digest(held: Held, applied: boolean): string {
   if (applied) {
     for (let i = 0; i < held.updateCount; i++) {
       const u = held.update(i);
-      const kind = u.kind === 'cell' ? 1 : u.kind === 'forgot' ? 2 : 3;
+      const kind = u.kind === 'cell' ? 1 : u.kind === 'forgot' ? 2 : u.kind === 'reset' ? 3 : 4;
       for (const w of [kind, u.shard, u.cell, u.tick]) h.word(w);
     }
   }
@@ -113,6 +115,8 @@ interface World {
 
 interface Seed {
   world: number;
+  /** Held by the lossy rule of datagrams (the oracle's `lossy`), else in order. */
+  lossy: boolean;
   setup: Uint8Array;
   frame: Uint8Array;
 }
@@ -125,9 +129,13 @@ describe('protocol 8: the browser decodes as Rust does', () => {
     const tally = new Map<string, number>();
     const labels = new Set<string>();
     let cases = 0;
+    let lossySeeds = 0;
     const fresh = (s: Seed): Held => {
       const w = worlds[s.world] as World;
-      const held = new Held(w.motion, w.maxPlayers).handingOff(w.grid).seeing(w.stencil);
+      const held = new Held(w.motion, w.maxPlayers)
+        .handingOff(w.grid)
+        .seeing(w.stencil)
+        .delivered(s.lossy ? 'lossy' : 'in-order');
       if (s.setup.length > 0) {
         const e = held.apply(s.setup);
         if (e) throw new Error(`a setup frame is refused: ${e.message}`);
@@ -149,12 +157,15 @@ describe('protocol 8: the browser decodes as Rust does', () => {
         const stencil = grid && v.length > 9 ? Stencil.ofView(at(9), at(8)) : null;
         worlds[at(0)] = { motion: new Motion(bounds, at(5), at(6)), maxPlayers: at(7), grid, stencil };
       } else if (f[0] === 'S') {
-        const s: Seed = { world: Number(f[2]), setup: bytesOf(f[3] ?? '-'), frame: bytesOf(f[4] ?? '-') };
+        // S seed world delivery setup frame digest-after-setup verdict digest
+        if (f[3] !== 'in-order' && f[3] !== 'lossy') throw new Error(`a seed line without its delivery: ${lines[n] as string}`);
+        const s: Seed = { world: Number(f[2]), lossy: f[3] === 'lossy', setup: bytesOf(f[4] ?? '-'), frame: bytesOf(f[5] ?? '-') };
         seeds[Number(f[1])] = s;
+        if (s.lossy) lossySeeds++;
         const held = fresh(s);
-        expect(digest(held, false), `seed ${f[1]}'s setup`).toBe(f[5]);
+        expect(digest(held, false), `seed ${f[1]}'s setup`).toBe(f[6]);
         const got = verdict(held, s.frame, 0, s.frame.length);
-        expect([got, digest(held, got === 'ok')], `seed ${f[1]}'s frame`).toEqual([f[6], f[7]]);
+        expect([got, digest(held, got === 'ok')], `seed ${f[1]}'s frame`).toEqual([f[7], f[8]]);
       } else if (f[0] === 'C') {
         cases++;
         const s = seeds[Number(f[1])] as Seed;
@@ -178,6 +189,7 @@ describe('protocol 8: the browser decodes as Rust does', () => {
       }
     }
     expect(cases).toBe(CASES);
+    expect(lossySeeds, 'seeds held by the lossy rule').toBeGreaterThan(20);
     expect(mismatches).toEqual([]);
     // The mutants reach every layer: accepted, refused whole, refused at an item, for many reasons.
     const share = (k: string) => (tally.get(k) ?? 0) / CASES;

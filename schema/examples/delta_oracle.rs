@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! W world min_x min_y max_x max_y speed tick_hz max_players cell_size view_radius
-//! S seed world setup-frame frame digest-after-setup verdict digest
+//! S seed world delivery setup-frame frame digest-after-setup verdict digest
 //! C seed mutant verdict digest
 //! ```
 //!
@@ -23,7 +23,9 @@
 //!
 //! A seed is a frame of the shared cases (`tests/delta_cases`) and the
 //! frame of full forms that sets up what a client held before it (`-`:
-//! nothing), with the verdict on the frame itself. A case is a mutant of a seed's frame, applied after its setup;
+//! nothing), with the verdict on the frame itself; its delivery is its
+//! sequence's, `in-order` or `lossy` (the client holds the seed's frame and
+//! its mutants by the lossy rule of datagrams, `Delivery::Lossy`). A case is a mutant of a seed's frame, applied after its setup;
 //! its verdict is `ok`, `frame:<ViewError>` (refused whole) or
 //! `item:<shard>:<cell>:<DeltaError>` (refused at an item, the earlier ones
 //! applied), errors as Rust's Debug prints them; the digest is FNV-1a (32
@@ -35,7 +37,7 @@ mod delta_cases;
 
 use clap::Parser;
 use delta_cases::{held_frame, mutate, sequences, walk, Rng, WORLDS};
-use mino_protocol::held::{Held, HeldError, Update};
+use mino_protocol::held::{Delivery, Held, HeldError, Update};
 use mino_protocol::view::ViewFrame;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -73,7 +75,7 @@ impl Fnv {
 /// What a client holds, and the updates of the last frame (when it applied):
 /// every cell by (shard, cell): shard, cell, tick, players, then each player
 /// id, x | y << 16, heading | flags << 8; then each update: 1 (a cell) or 2
-/// (forgot), shard, cell, tick (0 when forgot).
+/// (forgot), 3 (reset) or 4 (broken), shard, cell, tick.
 fn digest(held: &Held, updates: Option<&[Update]>) -> String {
     let mut h = Fnv(0x811c_9dc5);
     let mut cells: Vec<_> = held.cells().collect();
@@ -117,6 +119,7 @@ fn verdict(held: &mut Held, frame: &[u8]) -> (String, String) {
 /// after the setup.
 struct Seed {
     world: usize,
+    delivery: Delivery,
     setup: Option<Vec<u8>>,
     frame: Vec<u8>,
 }
@@ -127,9 +130,10 @@ fn seeds() -> Vec<Seed> {
     all.push(walk("a longer walk near the wrap", 1, 0x0dd_5eee, 30, 70));
     let mut out = Vec::new();
     for seq in all {
-        let mut held = WORLDS[seq.world].held();
+        let mut held = WORLDS[seq.world].held_by(seq.delivery);
         for frame in seq.frames {
-            out.push(Seed { world: seq.world, setup: held_frame(&held), frame: frame.clone() });
+            let (world, delivery) = (seq.world, seq.delivery);
+            out.push(Seed { world, delivery, setup: held_frame(&held), frame: frame.clone() });
             if let Ok(f) = ViewFrame::parse(&frame) {
                 let _ = held.apply(&f);
             }
@@ -149,7 +153,7 @@ fn main() -> std::io::Result<()> {
     }
     let seeds = seeds();
     for (i, s) in seeds.iter().enumerate() {
-        let mut held = WORLDS[s.world].held();
+        let mut held = WORLDS[s.world].held_by(s.delivery);
         if let Some(setup) = &s.setup {
             let (v, _) = verdict(&mut held, setup);
             assert_eq!(v, "ok", "seed {i}'s setup applies");
@@ -157,12 +161,16 @@ fn main() -> std::io::Result<()> {
         let setup = s.setup.as_deref().map_or("-".to_string(), hex);
         let ready = digest(&held, None);
         let (v, d) = verdict(&mut held, &s.frame);
-        writeln!(out, "S {i} {} {setup} {} {ready} {v} {d}", s.world, hex(&s.frame))?;
+        let delivery = match s.delivery {
+            Delivery::InOrder => "in-order",
+            Delivery::Lossy => "lossy",
+        };
+        writeln!(out, "S {i} {} {delivery} {setup} {} {ready} {v} {d}", s.world, hex(&s.frame))?;
     }
     let mut rng = Rng(cli.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     for _ in 0..cli.cases {
         let i = rng.below(seeds.len() as u64) as usize;
-        let mut held = WORLDS[seeds[i].world].held();
+        let mut held = WORLDS[seeds[i].world].held_by(seeds[i].delivery);
         if let Some(setup) = &seeds[i].setup {
             let _ = verdict(&mut held, setup);
         }

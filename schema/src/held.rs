@@ -170,7 +170,13 @@ pub enum Delivery {
     /// missed: the cell is left as it is and said [`Update::Broken`]; but
     /// an unchanged item of [`crate::view::UNCHANGED_EVER`] (the cell was
     /// empty, with no stream, before `b`) applies to the empty cell, held or
-    /// not (held with players, it is broken). Full forms and forgets apply
+    /// not (held with players, it is broken). A chain of deltas has later
+    /// bases inside it (each delta starts where the one before ends): a
+    /// cell held as of one of them or after it (and before `t`) takes the
+    /// chain's deltas from the last such base on, passing over those before
+    /// and their supplements, which it holds (a server repeats a change's
+    /// delta in the chain of the cell's next due step, so that a client
+    /// that lost it needs no resync). Full forms and forgets apply
     /// unless the cell is held as of a later tick than `t`.
     /// Walkers are never handed off. Ticks compare over their low 32 bits,
     /// across the wrap (serial number arithmetic, RFC 1982).
@@ -180,7 +186,9 @@ pub enum Delivery {
 /// What a [`Delivery::Lossy`] client does with a cell's items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Admit {
-    Apply,
+    /// Applies them, passing over the chain's first `skip` deltas (and
+    /// their supplements): it holds the cell as of where they end.
+    Apply { skip: usize },
     /// An older frame's (the cell is held as of its tick or later).
     Skip,
     /// A change was missed.
@@ -471,7 +479,7 @@ impl Held {
                     let key = (shard, view_cell.cell);
                     at = self.seek(at, key);
                     let applied = match self.admit_cell(at, key, &view_cell, tick) {
-                        Admit::Apply => self.apply_cell(at, key, &view_cell, tick, updates),
+                        Admit::Apply { skip } => self.apply_cell(at, key, &view_cell, tick, skip, updates),
                         admit => Ok(self.pass(at, key, admit, tick, updates)),
                     };
                     (view_cell.cell, applied)
@@ -480,8 +488,8 @@ impl Held {
                     let Some((cell, span)) = implied_cells.next() else { break };
                     let key = (shard, cell);
                     at = self.seek(at, key);
-                    let applied = match self.admit(at, key, Some(span), tick) {
-                        Admit::Apply => self.advance_cell(at, key, span, tick, updates),
+                    let applied = match self.admit(at, key, Some((span, 0)), tick) {
+                        Admit::Apply { .. } => self.advance_cell(at, key, span, tick, updates),
                         admit => Ok(self.pass(at, key, admit, tick, updates)),
                     };
                     (cell, applied)
@@ -510,37 +518,73 @@ impl Held {
     /// out of place are applied, so [`Held::apply_cell`] refuses them in
     /// order, as it does in order.
     fn admit_cell(&self, at: usize, key: (u32, u32), view_cell: &ViewCell<'_>, tick: u32) -> Admit {
+        const IN_PLACE: Admit = Admit::Apply { skip: 0 };
         if self.delivery == Delivery::InOrder {
-            return Admit::Apply;
+            return IN_PLACE;
         }
-        let (mut unchanged, mut span, mut whole) = (0u32, 0u32, false);
+        let (mut unchanged, mut span, mut whole, mut first) = (0u32, 0u32, false, None);
         for (i, item) in view_cell.items().enumerate() {
             match item.kind {
                 ItemKind::Unchanged if i == 0 => match crate::view::unchanged_ticks(item.body) {
                     Ok(ticks) => unchanged = ticks,
-                    Err(_) => return Admit::Apply,
+                    Err(_) => return IN_PLACE,
                 },
-                ItemKind::Unchanged => return Admit::Apply,
-                ItemKind::Delta { span: s } => span = span.saturating_add(s),
+                ItemKind::Unchanged => return IN_PLACE,
+                ItemKind::Delta { span: s } => {
+                    first.get_or_insert(s);
+                    span = span.saturating_add(s);
+                }
                 ItemKind::Full | ItemKind::Forget => whole |= span == 0,
                 ItemKind::Supplement => {}
             }
         }
         // `u32::MAX`: empty before the base, whatever is held applies.
-        let from = (!whole && span > 0).then(|| match unchanged {
-            crate::view::UNCHANGED_EVER => u32::MAX,
-            ticks => span.saturating_add(ticks).min(u32::MAX - 1),
+        let from = (!whole && span > 0).then(|| {
+            let tail = span - first.unwrap_or(0);
+            match unchanged {
+                crate::view::UNCHANGED_EVER => (u32::MAX, tail),
+                ticks => (span.saturating_add(ticks).min(u32::MAX - 1), tail),
+            }
         });
-        self.admit(at, key, from, tick)
+        match self.admit(at, key, from, tick) {
+            // Held as of a base inside the chain: the deltas before it are held.
+            Admit::Apply { .. } => Admit::Apply { skip: self.held_deltas(at, key, view_cell, span, tick) },
+            admit => admit,
+        }
+    }
+
+    /// How many of a chain's deltas (over `span` ticks in all, to section
+    /// tick `tick`) end at or before the tick the cell at slot `at` is held
+    /// as of: its first deltas a lossy client passes over (0 for a cell not
+    /// held).
+    fn held_deltas(&self, at: usize, key: (u32, u32), view_cell: &ViewCell<'_>, span: u32, tick: u32) -> usize {
+        let Some(slot) = self.slots.get(at).filter(|s| s.key == key) else { return 0 };
+        let behind = u64::from(tick.wrapping_sub(slot.tick));
+        // A delta ending `left` ticks before `tick` ends at or before the holding when `left >= behind`.
+        let mut left = u64::from(span);
+        let mut held = 0;
+        for item in view_cell.items() {
+            if let ItemKind::Delta { span: s } = item.kind {
+                left = left.saturating_sub(u64::from(s));
+                if left < behind || left == 0 {
+                    break;
+                }
+                held += 1;
+            }
+        }
+        held
     }
 
     /// The lossy rule ([`Delivery::Lossy`]) for cell `key` (at slot `at`:
     /// there, or where it goes) at section tick `tick`, whose items start
-    /// from a delta that needs it held as of at least `from` ticks before
-    /// (`None`: they start whole). Every item applies in order.
-    fn admit(&self, at: usize, key: (u32, u32), from: Option<u32>, tick: u32) -> Admit {
+    /// from a chain of deltas that needs it held as of at least `from.0`
+    /// ticks before, or at most `from.1` (the chain's later deltas start
+    /// there: held as of one of their bases, the deltas before it are held)
+    /// (`None`: they start whole).
+    fn admit(&self, at: usize, key: (u32, u32), from: Option<(u32, u32)>, tick: u32) -> Admit {
+        const IN_PLACE: Admit = Admit::Apply { skip: 0 };
         if self.delivery == Delivery::InOrder {
-            return Admit::Apply;
+            return IN_PLACE;
         }
         let slot = self.slots.get(at).filter(|s| s.key == key);
         // Ticks behind `tick`, over the low 32 bits across the wrap.
@@ -549,12 +593,14 @@ impl Held {
             // Whole items of a later tick than held, or of the same (the
             // same state: a forget stamped with the step its cell stopped at).
             (Some(b), None) if b < 0 => Admit::Skip,
-            (_, None) => Admit::Apply,
+            (_, None) => IN_PLACE,
             (Some(b), Some(_)) if b <= 0 => Admit::Skip,
+            // Held as of a base of the chain's later deltas.
+            (Some(b), Some((_, tail))) if i64::from(b) <= i64::from(tail) => IN_PLACE,
             // Empty before the base (`UNCHANGED_EVER`): the empty cell, held
             // or not (held with players, an emptying was missed).
-            (_, Some(u32::MAX)) if slot.is_none_or(|s| s.players.is_empty()) => Admit::Apply,
-            (Some(b), Some(from)) if from != u32::MAX && i64::from(b) <= i64::from(from) => Admit::Apply,
+            (_, Some((u32::MAX, _))) if slot.is_none_or(|s| s.players.is_empty()) => IN_PLACE,
+            (Some(b), Some((from, _))) if from != u32::MAX && i64::from(b) <= i64::from(from) => IN_PLACE,
             _ => Admit::Broken,
         }
     }
@@ -609,8 +655,10 @@ impl Held {
     }
 
     /// Applies a told cell's items to cell `key` (at slot `at`: there, or
-    /// where it goes), in order; returns the slot after it. An empty delta
-    /// alone (said by its reference) is [`Held::advance_cell`]'s.
+    /// where it goes), in order, but for the first `skip` deltas and their
+    /// supplements (a lossy client holds where they end); returns the slot
+    /// after it. An empty delta alone (said by its reference) is
+    /// [`Held::advance_cell`]'s.
     ///
     /// Errors: the first item's that does not apply (the cell then stays
     /// as the items before it left it).
@@ -620,6 +668,7 @@ impl Held {
         key: (u32, u32),
         view_cell: &ViewCell<'_>,
         tick: u32,
+        mut skip: usize,
         updates: &mut Vec<Update>,
     ) -> Result<usize, DeltaError> {
         let mut items = view_cell.items().peekable();
@@ -638,6 +687,8 @@ impl Held {
         let mut after_delta = false;
         // An unchanged item: the first, its ticks readable, a delta next.
         let (mut unchanged, mut led) = (false, false);
+        // Passing over a held delta's supplements.
+        let mut passing = false;
         for (n, item) in first.into_iter().chain(items).enumerate() {
             let out_of_place = match item.kind {
                 ItemKind::Unchanged => n > 0 || crate::view::unchanged_ticks(item.body).is_err(),
@@ -652,6 +703,14 @@ impl Held {
             if unchanged {
                 led = true;
                 continue;
+            }
+            match item.kind {
+                ItemKind::Delta { .. } if skip > 0 => {
+                    (skip, passing) = (skip - 1, true);
+                    continue;
+                }
+                ItemKind::Supplement if passing => continue,
+                _ => passing = false,
             }
             // The item's place among the cell's items, the unchanged one not counted.
             let i = n - usize::from(led);
@@ -1642,6 +1701,32 @@ mod tests {
         // A cell held as of a step between the delta's base and its tick
         // (held past its tier's step, not changed since): applies.
         assert_eq!(apply(&mut held, &cell(22, vec![delta(&m, &walk(18), &walk(22), 4)])), updated(22));
+    }
+
+    #[test]
+    fn a_lossy_client_passes_over_the_deltas_of_a_chain_it_holds_already() {
+        let (m, held) = handoff_world();
+        let walk = |t: u16| vec![e(5, 100 + 393 * t, 0, true)];
+        let cell = |t: u64, items: Vec<Vec<u8>>| section(7, t, &[(1, items)]);
+        let at = |held: &Held| held.cell(7, 1).map(|c| (c.tick, c.entries[0].x));
+        // Step 13's chain repeats step 12's delta (with a supplement) before its own.
+        let chain = || vec![delta(&m, &walk(1), &walk(2), 1), sup(&[]), delta(&m, &walk(2), &walk(3), 1)];
+        let mut lost = held.delivered(Delivery::Lossy);
+        apply(&mut lost, &cell(11, vec![full(&walk(1))]));
+        // 12 lost: both apply.
+        assert_eq!(apply(&mut lost, &cell(13, chain())).len(), 3);
+        assert_eq!(at(&lost), Some((13, 100 + 3 * 393)));
+        // 12 held: its delta is passed over, and its supplement (applied
+        // again, the walker would be a step ahead).
+        let mut got = handoff_world().1.delivered(Delivery::Lossy);
+        apply(&mut got, &cell(11, vec![full(&walk(1))]));
+        apply(&mut got, &cell(12, vec![delta(&m, &walk(1), &walk(2), 1)]));
+        assert_eq!(apply(&mut got, &cell(13, chain())), vec![Update::Cell { shard: 7, cell: 1, tick: 13 }]);
+        assert_eq!(at(&got), Some((13, 100 + 3 * 393)));
+        // Held before the chain's base: broken; in order, the chain applies to what is held.
+        let mut behind = handoff_world().1.delivered(Delivery::Lossy);
+        apply(&mut behind, &cell(10, vec![full(&walk(0))]));
+        assert_eq!(apply(&mut behind, &cell(13, chain())), vec![Update::Broken { shard: 7, cell: 1, tick: 13 }]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 // Protocol 7 against the shared fixture Rust's encoders and Held wrote
 // (schema/tests/delta_fixture.rs): every sequence of view frames applied in
-// order must leave exactly the cells Rust's Held holds (handing players off
+// order (in order, or by the lossy rule of datagrams, as the sequence says)
+// must leave exactly the cells Rust's Held holds (handing players off
 // between cells and reading implied cells in the worlds with a grid), make
 // the same updates and fail at the same items, or refuse the same sections'
 // implied cells, with the same errors; every malformed
@@ -38,6 +39,8 @@ interface Frame {
 interface Sequence {
   name: string;
   world: number;
+  /** How its frames reach the client: 'in order', or 'lossy' (datagrams, held by the lossy rule). */
+  delivery: 'in order' | 'lossy';
   frames: Frame[];
 }
 
@@ -64,9 +67,12 @@ function motion(w: World): Motion {
  * reading implied cells with the world's stencil when it has a grid
  * (delta_cases' `World::held`).
  */
-function heldOf(w: World): Held {
+function heldOf(w: World, delivery: Sequence['delivery'] = 'in order'): Held {
   const grid = w.cell_size > 0 ? CellGrid.of(boundsOf(w), w.cell_size) : null;
-  return new Held(motion(w), w.max_players).handingOff(grid).seeing(grid ? Stencil.ofView(w.view_radius, w.cell_size) : null);
+  return new Held(motion(w), w.max_players)
+    .handingOff(grid)
+    .seeing(grid ? Stencil.ofView(w.view_radius, w.cell_size) : null)
+    .delivered(delivery === 'lossy' ? 'lossy' : 'in-order');
 }
 
 function rows(e: Entries): EntryRow[] {
@@ -107,7 +113,7 @@ function embedded(bytes: Uint8Array, junk: number, fill: number): { buf: Uint8Ar
 
 /** Applies a sequence's frames to a fresh Held, each framed by `junk` bytes of `fill`, checking each against the fixture. */
 function replay(seq: Sequence, junk: number, fill: number): void {
-  const held = heldOf(worlds[seq.world] as World);
+  const held = heldOf(worlds[seq.world] as World, seq.delivery);
   seq.frames.forEach((f, k) => {
     const { buf, start, end } = embedded(bytesOf(f.hex), junk, fill);
     const error = held.apply(buf, start, end);
@@ -132,6 +138,9 @@ describe('protocol 8 against the Rust fixture', () => {
     expect(sequences.length).toBeGreaterThanOrEqual(12);
     expect(sequences.some((s) => (worlds[s.world] as World).cell_size > 0)).toBe(true);
     expect(sequences.reduce((n, s) => n + s.frames.length, 0)).toBeGreaterThan(100);
+    // Frames lost, late and out of order, held by the lossy rule: some applied, some passed over, some broken.
+    const lossy = sequences.filter((s) => s.delivery === 'lossy').flatMap((s) => s.frames.flatMap((f) => f.updates ?? []));
+    expect(new Set(lossy.map((u) => u[0]))).toEqual(new Set(['cell', 'forgot', 'broken']));
     expect(fixture.bad_frames.length).toBeGreaterThan(10);
     expect(fixture.bad_deltas.length).toBeGreaterThan(20);
     expect(fixture.bad_fulls.length).toBeGreaterThan(5);

@@ -5,9 +5,9 @@
 // protocol 7's implied cells.
 import { describe, expect, it } from 'vitest';
 import { FRAME_BUDGET_BYTES, bytesPerFrame } from '../testing/allocation.js';
-import { frameOf, fullBody, item, section, turnsBody, walkerScene, type ImpliedBlock, type WirePlayer } from '../testing/delta-frames.js';
+import { frameOf, fullBody, item, putVarint, section, turnsBody, walkerScene, type ImpliedBlock, type WirePlayer } from '../testing/delta-frames.js';
 import { CellGrid } from './grid.js';
-import { Held, type HeldCell } from './held.js';
+import { Held, UNCHANGED_EVER, type HeldCell } from './held.js';
 import { Motion } from './motion.js';
 import { Stencil, TieredCells, ViewScratch, candidates, viewCells } from './stencil.js';
 import type { PlayerColumns } from './protocol.js';
@@ -163,6 +163,117 @@ describe('held cells', () => {
       }
     });
     expect(read).toBeGreaterThan(165 * 1000);
+    expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
+  });
+});
+
+// The lossy rule (schema/src/held.rs's `Delivery::Lossy`) by hand, past the
+// fixture's lossy sequences: standing players, so every delta is empty and
+// what a cell holds says which items applied. Each case fails under a
+// change of the rule's bounds.
+describe('a lossy client (datagram deltas)', () => {
+  const S = 5;
+  const stand = { id: 3, x: 1000, y: 1000, heading: 0, flags: 0 };
+  const whole = (t: number, players = [stand]) => frameOf(section(S, t, [[1, [item(0, fullBody(players))]]]));
+  /** Cell 1's delta over `span` ticks at tick `t` (an empty one), after an unchanged item of `unchanged` ticks when given. */
+  const delta = (t: number, span: number, unchanged?: number) => {
+    const body: number[] = [];
+    if (unchanged !== undefined) putVarint(body, unchanged);
+    const items = unchanged === undefined ? [] : [item(10, body)];
+    return frameOf(section(S, t, [[1, [...items, item(1 + Math.log2(span), [])]]]));
+  };
+  const lossy = () => new Held(new Motion(BOUNDS, 120, 20), 100).delivered('lossy');
+  const kinds = (h: Held) => Array.from({ length: h.updateCount }, (_, i) => h.update(i)).map((u) => `${u.kind}@${u.tick}`);
+  const at = (h: Held) => h.cell(S, 1)?.tick;
+
+  it('applies a delta only onto the tick it starts from, or within its unchanged ticks before', () => {
+    const h = lossy();
+    expect(h.delivery).toBe('lossy');
+    h.apply(whole(10));
+    expect([h.apply(delta(11, 1)), kinds(h), at(h)]).toEqual([null, ['cell@11'], 11]);
+    // Step 12 lost: 13's delta starts from 12.
+    expect([h.apply(delta(13, 1)), kinds(h), at(h)]).toEqual([null, ['broken@13'], 11]);
+    // Over two ticks it starts from 11: applies.
+    expect([kinds((h.apply(delta(13, 2)), h)), at(h)]).toEqual([['cell@13'], 13]);
+    // 17's delta over 2 starts from 15; unchanged for 2 ticks before: from 13, held.
+    expect([kinds((h.apply(delta(17, 2, 2)), h)), at(h)]).toEqual([['cell@17'], 17]);
+    // A tick short (unchanged 1 before 19: from 18, held 17).
+    expect([kinds((h.apply(delta(20, 1, 1)), h)), at(h)]).toEqual([['broken@20'], 17]);
+    // Held at a tick between the base and the delta's tick (20 over 4: base 16).
+    expect([kinds((h.apply(delta(20, 4)), h)), at(h)]).toEqual([['cell@20'], 20]);
+  });
+
+  it('passes over an older frame, and takes a whole item of the tick it holds or later', () => {
+    const h = lossy();
+    h.apply(whole(10));
+    h.apply(delta(11, 1));
+    expect([kinds((h.apply(delta(11, 1)), h)), kinds((h.apply(delta(10, 1)), h)), kinds((h.apply(whole(9)), h))]).toEqual([[], [], []]);
+    expect(at(h)).toBe(11);
+    expect([kinds((h.apply(whole(11, [])), h)), h.cell(S, 1)?.playerCount]).toEqual([['cell@11'], 0]);
+    expect([kinds((h.apply(whole(30)), h)), at(h)]).toEqual([['cell@30'], 30]);
+    // Across the 32-bit wrap: 2^32 - 1 is before 0, and 1 after 0 over one tick.
+    const w = lossy();
+    w.apply(whole(0xffff_ffff));
+    expect([kinds((w.apply(delta(0, 1)), w)), kinds((w.apply(whole(0xffff_fffe)), w)), kinds((w.apply(delta(2, 1)), w))]).toEqual([['cell@0'], [], ['broken@2']]);
+  });
+
+  it('refuses a delta of a cell not held, unless the cell was empty before its base, and then only onto nobody', () => {
+    const h = lossy();
+    expect([kinds((h.apply(delta(4, 1)), h)), h.cell(S, 1)]).toEqual([['broken@4'], undefined]);
+    expect([kinds((h.apply(delta(4, 1, UNCHANGED_EVER)), h)), at(h)]).toEqual([['cell@4'], 4]);
+    h.apply(whole(5));
+    expect([kinds((h.apply(delta(6, 1, UNCHANGED_EVER)), h)), at(h)]).toEqual([['broken@6'], 5]);
+    h.apply(whole(7, []));
+    expect([kinds((h.apply(delta(8, 1, UNCHANGED_EVER)), h)), at(h)]).toEqual([['cell@8'], 8]);
+  });
+
+  it("passes over a chain's deltas it holds already, and their supplements", () => {
+    const walker = { id: 3, x: 1000, y: 1000, heading: 0, flags: 1 };
+    const chain = frameOf(section(S, 13, [[1, [item(1, []), item(9, []), item(1, [])]]]));
+    const x = (h: Held) => h.cell(S, 1)?.entries.x[0];
+    // Held as of 12 (the chain's second base): only its last delta applies.
+    const got = lossy();
+    got.apply(whole(11, [walker]));
+    got.apply(delta(12, 1));
+    const at12 = x(got);
+    got.apply(chain);
+    expect([kinds(got), at(got)]).toEqual([['cell@13'], 13]);
+    // Held as of 11 (its first base): both apply, to the same place.
+    const lost = lossy();
+    lost.apply(whole(11, [walker]));
+    lost.apply(chain);
+    expect([kinds(lost), at(lost), x(lost)]).toEqual([['cell@13', 'cell@13', 'cell@13'], 13, x(got)]);
+    expect(x(got)).not.toBe(at12);
+    // Held as of 10: broken.
+    const behind = lossy();
+    behind.apply(whole(10, [walker]));
+    expect(kinds((behind.apply(chain), behind))).toEqual(['broken@13']);
+  });
+
+  it('holds in order what a client not told lossy is sent, whatever the ticks', () => {
+    const h = new Held(new Motion(BOUNDS, 120, 20), 100);
+    expect(h.delivery).toBe('in-order');
+    h.apply(whole(10));
+    expect([kinds((h.apply(delta(13, 1)), h)), kinds((h.apply(delta(12, 1)), h))]).toEqual([['cell@13'], ['cell@12']]);
+  });
+
+  it('applies steady frames of 165 walkers, each tick later, without allocating', async () => {
+    const scene = walkerScene(165, 3);
+    const h = new Held(new Motion(scene.bounds, scene.speed, scene.tickHz), 1000, 12_800).delivered('lossy');
+    expect(h.apply(scene.setup)).toBeNull();
+    const ticks = scene.steady.map((f) => new DataView(f.buffer, f.byteOffset + 4, 4));
+    const first = (ticks[0] as DataView).getUint32(0, true);
+    let frame = 0;
+    let applied = 0;
+    const bytes = await bytesPerFrame(() => {
+      // The next tick, written into the frame's first section (bytes 4..8).
+      const f = frame & 1;
+      (ticks[f] as DataView).setUint32(0, (first + frame) >>> 0, true);
+      const error = h.apply(scene.steady[f] as Uint8Array, 0, undefined, frame++ * 50.5);
+      if (error) throw new Error(error.message);
+      for (let i = 0; i < h.updateCount; i++) if (h.update(i).kind === 'cell') applied++;
+    });
+    expect(applied).toBeGreaterThan(9 * 20_000);
     expect(bytes).toBeLessThan(FRAME_BUDGET_BYTES);
   });
 });

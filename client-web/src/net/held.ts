@@ -30,6 +30,25 @@
 // (ViewError 'Implied', before any of its items applies) without a grid and
 // a stencil, or when its bits do not fit the candidates of its view.
 //
+// Lost frames (schema/src/held.rs's `Delivery::Lossy`, [`Held.delivered`]):
+// a client whose frames are datagrams, which may be lost or come out of
+// order, applies a cell's items only onto the state they start from. Items
+// whose first (after an unchanged item) is a delta, over spans adding up to
+// s, at section tick t, start from b = t - s, and the cell had not changed
+// for the unchanged item's u ticks before b (0 without one): a cell held as
+// of tick h takes them when b - u <= h < t. Held as of t or later they are
+// an older frame's and skipped; held earlier, or not held, a change was
+// missed: the cell stays as it is and is reported 'broken' (the page asks
+// for a resync). An unchanged item of UNCHANGED_EVER (the cell was empty
+// before b) applies to the empty cell, held or not. A chain of deltas has
+// later bases inside it: a cell held as of one of them or after (before t)
+// takes the deltas from the last such base on, passing over those before
+// and their supplements (a server repeats a change's delta in the cell's
+// next chain, so a client that lost it needs no resync). Whole items (a
+// full form or a forget first) apply unless the cell is held as of a later
+// tick. Walkers are never handed off (the server sends each in a
+// supplement). Ticks compare across the 32-bit wrap.
+//
 // Applying a frame allocates nothing once its cells are known: each cell
 // keeps two column sets (what it holds, and the one the next item is written
 // into, swapped when the item applies), forgotten cells are kept for reuse,
@@ -56,6 +75,29 @@ import {
 
 /** Least time between two scans for expired cells, ms (Rust's `EXPIRY_SCAN_MS`). */
 export const EXPIRY_SCAN_MS = 1000;
+
+/**
+ * How a client's frames reach it (Rust's `held::Delivery`): 'in-order' (a
+ * websocket, a WebTransport stream: a delta applies to what is held) or
+ * 'lossy' (WebTransport datagrams granted Capability.DatagramDeltas: the
+ * lossy rule, see the module comment).
+ */
+export type Delivery = 'in-order' | 'lossy';
+
+/** An unchanged item's ticks saying the cell was empty before the delta's base, with no stream (Rust's `view::UNCHANGED_EVER`). */
+export const UNCHANGED_EVER = 0xffff_ffff;
+
+/** What a lossy client does with a cell's items (Rust's `held::Admit`): applies them (passing over `heldDeltas` of the chain's first deltas). */
+const enum Admit {
+  Apply,
+  /** An older frame's: the cell is held as of its tick or later. */
+  Skip,
+  /** A change was missed. */
+  Broken,
+}
+
+/** A cell's items start whole (a full form or a forget first): no base to hold. */
+const WHOLE = -1;
 
 /** One cell as held. */
 export class HeldCell {
@@ -106,9 +148,11 @@ export class Update {
   /**
    * 'cell': the cell now holds new players at `tick`; 'forgot': it left the
    * view and was dropped; 'reset': every cell of the shard was dropped (a
-   * resync, or the shard left; `cell` is 0).
+   * resync, or the shard left; `cell` is 0); 'broken': a lossy client's
+   * delta of the cell did not start from what it holds (a frame lost), the
+   * cell stays as it was and the page asks for a resync.
    */
-  kind: 'cell' | 'forgot' | 'reset' = 'cell';
+  kind: 'cell' | 'forgot' | 'reset' | 'broken' = 'cell';
   shard = 0;
   cell = 0;
   /** The section's tick (low 32 bits). */
@@ -124,7 +168,7 @@ export class Update {
   adds = false;
   /**
    * The cell as held after the frame ('cell'), so the page reads it without
-   * a lookup; null for 'forgot' and 'reset', and for a cell the frame dropped afterwards.
+   * a lookup; null for 'forgot', 'reset' and 'broken', and for a cell the frame dropped afterwards.
    */
   held: HeldCell | null = null;
 }
@@ -192,8 +236,12 @@ export class Held {
   private readonly sup = new Entries();
   /** The cursor's item's index in its cell (0 first). */
   private itemIndex = 0;
+  /** Of the cell's chain of deltas, how many first ones a lossy client holds already (passed over with their supplements). */
+  private heldDeltas = 0;
   /** Whether the cell's last item applied was a delta or a supplement (a supplement may follow). */
   private afterDelta = false;
+  /** How frames reach this client (`delivered`). */
+  private deliveredBy: Delivery = 'in-order';
 
   /**
    * Nothing held yet; deltas predict with `motion` (the Welcome's world,
@@ -227,6 +275,21 @@ export class Held {
   seeing(stencil: Stencil | null): this {
     this.stencil = stencil;
     return this;
+  }
+
+  /**
+   * Holds frames by `delivery` from now on (schema/src/held.rs's
+   * `Held::delivered`; 'in-order' by default): the page passes 'lossy' when
+   * its Welcome granted Capability.DatagramDeltas. Returns this.
+   */
+  delivered(delivery: Delivery): this {
+    this.deliveredBy = delivery;
+    return this;
+  }
+
+  /** How frames reach this client. */
+  get delivery(): Delivery {
+    return this.deliveredBy;
   }
 
   /**
@@ -280,22 +343,38 @@ export class Held {
       c.imply(this.impliedCells);
     }
     const h = this.handoff;
+    const lossy = this.deliveredBy === 'lossy';
     h.beginSection();
     while (c.nextCell()) {
+      this.heldDeltas = 0;
+      if (lossy) {
+        const admit = this.admitCell(c);
+        if (admit === Admit.Broken) this.note(c, 'broken', null);
+        if (admit !== Admit.Apply) continue;
+      }
       h.beginCell();
       this.itemIndex = 0;
       this.afterDelta = false;
       // An unchanged item (a lossy client's check of a delta's base, read by
       // every client): the cell's first, its ticks readable, a delta next.
       let unchanged = false;
+      let passing = false;
       let n = 0;
       while (c.nextItem()) {
         const delta = c.kind >= 1 && c.kind <= 7;
-        const misplaced = c.kind === KIND_UNCHANGED ? n > 0 || !this.unchangedReadable(c) : unchanged && !delta;
+        const misplaced = c.kind === KIND_UNCHANGED ? n > 0 || this.unchangedTicks(c) < 0 : unchanged && !delta;
         if (misplaced) return new HeldError('item', new DeltaError('Unchanged'), c.shard, c.cell);
         n++;
         unchanged = c.kind === KIND_UNCHANGED;
         if (unchanged) continue;
+        // A lossy client's held deltas of the chain, and their supplements.
+        if (delta && this.heldDeltas > 0) {
+          this.heldDeltas--;
+          passing = true;
+          continue;
+        }
+        if (passing && c.kind === KIND_SUPPLEMENT) continue;
+        passing = false;
         h.item(this.itemIndex, c.kind, c.span);
         const error = this.applyItem(c);
         if (error) return new HeldError('item', error, c.shard, c.cell);
@@ -304,20 +383,90 @@ export class Held {
       if (unchanged) return new HeldError('item', new DeltaError('Unchanged'), c.shard, c.cell);
       h.endCell(c.cell);
     }
-    return h.anyMovers ? this.handOff() : null;
+    // A lossy client's walkers are not handed off: a supplement brings each.
+    return h.anyMovers && !lossy ? this.handOff() : null;
   }
 
-  /** Whether the cursor's unchanged item's body is one varint of at most 32 bits (Rust's `view::unchanged_ticks`). */
-  private unchangedReadable(c: ViewCursor): boolean {
+  /** The cursor's unchanged item's ticks: its body, one varint of at most 32 bits, or -1 (Rust's `view::unchanged_ticks`). */
+  private unchangedTicks(c: ViewCursor): number {
     const r = this.reader.reset(c.bytes, c.bodyStart, c.bodyEnd);
     try {
       const ticks = r.varint();
       r.finish();
-      return ticks <= 0xffff_ffff;
+      return ticks <= 0xffff_ffff ? ticks : -1;
     } catch (e) {
-      if (e instanceof DeltaError) return false;
+      if (e instanceof DeltaError) return -1;
       throw e;
     }
+  }
+
+  /**
+   * Whether the cursor's cell's items apply, by the lossy rule (Rust's
+   * `Held::admit_cell`), read ahead of them (the cursor is left before its
+   * first item). Items out of place apply, so that they are refused in
+   * order, as in order.
+   */
+  private admitCell(c: ViewCursor): Admit {
+    let unchanged = 0;
+    let span = 0;
+    let first = 0;
+    let whole = false;
+    let misplaced = false;
+    c.markCell();
+    for (let n = 0; c.nextItem(); n++) {
+      if (c.kind === KIND_UNCHANGED) {
+        const ticks = n === 0 ? this.unchangedTicks(c) : -1;
+        if (ticks < 0) misplaced = true;
+        else unchanged = ticks;
+      } else if (c.kind >= 1 && c.kind <= 7) {
+        if (first === 0) first = c.span;
+        span += c.span;
+      } else if ((c.kind === KIND_FULL || c.kind === KIND_FORGET) && span === 0) whole = true;
+    }
+    c.rewindCell();
+    if (misplaced) return Admit.Apply;
+    const held = this.cellsOf(c.shard)?.get(c.cell);
+    const from = whole || span === 0 ? WHOLE : unchanged === UNCHANGED_EVER ? UNCHANGED_EVER : Math.min(span + unchanged, UNCHANGED_EVER - 1);
+    const admit = this.admit(held, from, span - first, c.tick);
+    if (admit === Admit.Apply && held && from !== WHOLE) this.heldDeltas = this.deltasHeld(c, held, span);
+    return admit;
+  }
+
+  /**
+   * How many of the cursor's cell's chain of deltas (over `span` ticks in
+   * all) end at or before the tick `held` is held as of (Rust's
+   * `Held::held_deltas`); the cursor is left before the cell's first item.
+   */
+  private deltasHeld(c: ViewCursor, held: HeldCell, span: number): number {
+    const behind = (c.tick - held.tick) | 0;
+    let left = span;
+    let n = 0;
+    c.markCell();
+    while (c.nextItem()) {
+      if (c.kind < 1 || c.kind > 7) continue;
+      left -= c.span;
+      if (left < behind || left <= 0) break;
+      n++;
+    }
+    c.rewindCell();
+    return n;
+  }
+
+  /**
+   * The lossy rule for a cell held as `held` (undefined: not held) at
+   * section tick `tick`, whose items need it held as of at least `from`
+   * ticks before, or at most `tail` (the chain's later deltas start there)
+   * (WHOLE: they start whole; UNCHANGED_EVER: from the empty cell). Rust's
+   * `Held::admit`.
+   */
+  private admit(held: HeldCell | undefined, from: number, tail: number, tick: number): Admit {
+    // Ticks behind `tick`, over the low 32 bits across the wrap (RFC 1982).
+    const behind = held ? (tick - held.tick) | 0 : 0;
+    if (from === WHOLE) return held && behind < 0 ? Admit.Skip : Admit.Apply;
+    if (held && behind <= 0) return Admit.Skip;
+    if (held && behind <= tail) return Admit.Apply;
+    if (from === UNCHANGED_EVER) return !held || held.entries.count === 0 ? Admit.Apply : Admit.Broken;
+    return held && behind <= from ? Admit.Apply : Admit.Broken;
   }
 
   /**

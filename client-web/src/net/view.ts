@@ -182,6 +182,9 @@ export class ViewCursor {
   /** The implied cells merged into the section's (`imply`), and the next one. */
   private impliedCells: ImpliedCells | null = null;
   private impliedAt = 0;
+  /** `markCell`'s reader position and items left. */
+  private markPos = 0;
+  private markItems = 0;
 
   /** Starts on bytes[start, end). */
   begin(bytes: Uint8Array, start: number, end: number): void {
@@ -335,6 +338,21 @@ export class ViewCursor {
       this.pendingItems = count;
     }
     this.pendingCell = cell;
+  }
+
+  /**
+   * Marks where the cell's items are now (before its first: a lossy client
+   * reads them ahead, net/held.ts), for `rewindCell`.
+   */
+  markCell(): void {
+    this.markPos = this.r.pos;
+    this.markItems = this.itemsLeft;
+  }
+
+  /** Goes back to the mark `markCell` made in this cell. */
+  rewindCell(): void {
+    this.r.pos = this.markPos;
+    this.itemsLeft = this.markItems;
   }
 
   /** Moves to the cell's next item; false after its last. */

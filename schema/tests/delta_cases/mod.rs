@@ -11,7 +11,7 @@
 use mino_protocol::delta::{encode_delta, encode_full, put_varint};
 use mino_protocol::entry::{flags, Entry};
 use mino_protocol::grid::CellGrid;
-use mino_protocol::held::Held;
+use mino_protocol::held::{Delivery, Held};
 use mino_protocol::motion::Motion;
 use mino_protocol::stencil::{candidates, view_cells, Stencil, ViewScratch};
 use mino_protocol::view::{
@@ -61,7 +61,12 @@ impl World {
         Stencil::of_view(self.view_radius, self.cell_size)
     }
 
-    /// A client holding nothing yet.
+    /// A client holding nothing yet, its frames reaching it by `delivery`.
+    pub fn held_by(&self, delivery: Delivery) -> Held {
+        self.held().delivered(delivery)
+    }
+
+    /// A client holding nothing yet, its frames in order.
     pub fn held(&self) -> Held {
         let held = Held::new(self.motion(), self.max_players);
         match self.grid() {
@@ -128,6 +133,9 @@ pub struct Sequence {
     pub world: usize,
     /// The frames.
     pub frames: Vec<Vec<u8>>,
+    /// How they reach the client: in order, or as datagrams (lost, late,
+    /// out of order: the client holds them by the lossy rule).
+    pub delivery: Delivery,
 }
 
 /// A player: id, quantized position, heading, walking, input seq.
@@ -308,7 +316,7 @@ fn implied_cells() -> Sequence {
     frames.push(implied_section(W, (7, 15), view(6, 0, 0), 0, &[2, 6], &vec![(6, full1(&[walked(c, 3)]))], true, 0));
     // And the walk goes on from what is held.
     frames.push(implied_section(W, (7, 15), view(6, 0, 0), 0, &[2, 6], &vec![], true, 0));
-    Sequence { name: "implied cells", world: W, frames }
+    Sequence { name: "implied cells", world: W, frames, delivery: Delivery::InOrder }
 }
 
 /// xorshift64*: a tiny deterministic generator, so every run builds the same
@@ -352,6 +360,13 @@ pub fn sequences() -> Vec<Sequence> {
         implied_cells(),
         handoff_walk("handoff walk: the walk game's world, cells of 250 units", 3, 0x5eed_0004, 24, 60),
         handoff_walk("handoff walk: the odd world, cells that do not divide it", 4, 0x5eed_0005, 24, 60),
+        lossy_datagrams(),
+        lossy(implied_cells(), "lossy: the implied cells' frames, some lost or late", 0x5eed_000c),
+        lossy(
+            handoff_walk("lossy: a handoff walk's frames, some lost or late", 3, 0x5eed_0007, 24, 60),
+            "lossy: a handoff walk's frames, some lost or late",
+            0x5eed_0008,
+        ),
     ]
 }
 
@@ -411,7 +426,12 @@ fn every_change() -> Sequence {
         frame(&[(1, 103, vec![(cell, vec![delta(&t2, &t3, 1, &m)])])]),
         frame(&[(1, 104, vec![(cell, vec![delta(&t3, &[], 1, &m)])])]),
     ];
-    Sequence { name: "every change record, leaves and enters, the counts' escape", world: 0, frames }
+    Sequence {
+        name: "every change record, leaves and enters, the counts' escape",
+        world: 0,
+        frames,
+        delivery: Delivery::InOrder,
+    }
 }
 
 /// Deltas over every span (kinds 1 to 7): 1, 2, 4 ... 64 ticks, walkers
@@ -443,7 +463,7 @@ fn spans() -> Sequence {
         frames.push(frame(&[(2, tick, vec![(5, vec![delta(&state, &next, span, &m)])])]));
         state = next;
     }
-    Sequence { name: "deltas over 1 to 64 ticks", world: 1, frames }
+    Sequence { name: "deltas over 1 to 64 ticks", world: 1, frames, delivery: Delivery::InOrder }
 }
 
 /// Item lengths in the tag (under 15), at 15 (the tag says 15, a varint 0
@@ -462,7 +482,12 @@ fn long_items() -> Sequence {
         frame(&[(0, 1, vec![(1, vec![delta(&fifteen, &with_big, 1, &m)])])]),
         frame(&[(u32::MAX, u64::from(u32::MAX), vec![(9, vec![delta(&[], &fifteen, 1, &m)])])]),
     ];
-    Sequence { name: "item lengths in the tag, at 15 and long; the largest ids", world: 0, frames }
+    Sequence {
+        name: "item lengths in the tag, at 15 and long; the largest ids",
+        world: 0,
+        frames,
+        delivery: Delivery::InOrder,
+    }
 }
 
 /// Several sections and shards in one frame (the same shard twice at two
@@ -489,7 +514,12 @@ fn shards_and_several_items() -> Sequence {
             (7, 52, vec![(3, vec![forget(), full(&b)]), (8, vec![delta(&b, &b, 1, &m), delta(&b, &a, 1, &m)])]),
         ]),
     ];
-    Sequence { name: "sections of several shards, cells of several items", world: 0, frames }
+    Sequence {
+        name: "sections of several shards, cells of several items",
+        world: 0,
+        frames,
+        delivery: Delivery::InOrder,
+    }
 }
 
 /// A cell forgotten, then told by a delta (onto the empty state: only
@@ -503,7 +533,12 @@ fn forget_and_return() -> Sequence {
         frame(&[(3, 12, vec![(12, vec![delta(&[], &a[1..], 2, &m)])])]),
         frame(&[(3, 13, vec![(12, vec![full(&a)]), (13, vec![forget()])])]),
     ];
-    Sequence { name: "forgets, deltas onto cells never held or forgotten", world: 2, frames }
+    Sequence {
+        name: "forgets, deltas onto cells never held or forgotten",
+        world: 2,
+        frames,
+        delivery: Delivery::InOrder,
+    }
 }
 
 /// Resets: a section with no cells drops every cell of its shard (a resync,
@@ -517,7 +552,7 @@ fn resets() -> Sequence {
         frame(&[(3, 11, vec![])]),
         frame(&[(4, 12, vec![]), (4, 12, vec![(12, vec![delta(&[], &a, 1, &m)])]), (5, 12, vec![])]),
     ];
-    Sequence { name: "resets of a shard's cells", world: 2, frames }
+    Sequence { name: "resets of a shard's cells", world: 2, frames, delivery: Delivery::InOrder }
 }
 
 /// Frames that verify but carry an item that does not apply to what is held:
@@ -595,7 +630,7 @@ fn item_errors() -> Sequence {
         frames.push(frame(&[(4, tick, vec![(3, items)])]));
         frames.push(frame(&[(4, tick, vec![(3, vec![forget()])])]));
     }
-    Sequence { name: "items that do not apply to what is held", world: 2, frames }
+    Sequence { name: "items that do not apply to what is held", world: 2, frames, delivery: Delivery::InOrder }
 }
 
 /// Protocol 6's handoff, scripted in the walk game's world with 250-unit
@@ -646,7 +681,151 @@ fn handoffs() -> Sequence {
         frame(&[(7, 77, vec![(5, vec![full(&[h]), delta(&[h], &[walked(h, 1)], 1, &m)]), (6, vec![full(&[])])])]),
         frame(&[(7, 78, vec![(6, vec![delta(&[], &[], 1, &m)])])]),
     ];
-    Sequence { name: "handoffs between cells", world: 3, frames }
+    Sequence { name: "handoffs between cells", world: 3, frames, delivery: Delivery::InOrder }
+}
+
+/// The lossy rule ([`Delivery::Lossy`]), scripted in the walk game's world
+/// with 250-unit cells as a server sends deltas over datagrams: a delta onto
+/// the step it starts from; one whose base was lost (broken, the cell left
+/// as it is), then the chain of deltas that mends it; an unchanged item that
+/// reaches back to what is held, and one that falls short; a late frame
+/// (skipped), a whole item of the tick held (applied) and of an older one
+/// (skipped); an empty cell said empty before the base (applied, held or
+/// not) and said so while it holds someone (broken); a delta of a cell
+/// never held (broken); a cell held at a step between a delta's base and
+/// its tick; a walker crossing cells (not handed off: the supplement brings
+/// it); a forget; ticks across the 32-bit wrap (shard 9); and chains that
+/// repeat the delta before (passed over where held, with its supplement;
+/// applied where it was lost).
+fn lossy_datagrams() -> Sequence {
+    const W: usize = 3;
+    let m = WORLDS[W].motion();
+    let walked = |e: Entry, ticks: u32| {
+        let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
+        Entry { x, y, ..e }
+    };
+    let unchanged = |ticks: u32| {
+        let mut out = Vec::new();
+        write_unchanged(&mut out, ticks);
+        out
+    };
+    let ever = || unchanged(mino_protocol::view::UNCHANGED_EVER);
+    // A walks east in cell 1, B stands there; C stands in cell 2; cell 3 is
+    // empty; E stands in cell 5, sets off east at 13 and crosses into cell
+    // 6 at 17.
+    let (a, b, c) = (p(1, 1000, 1000, 0, true, 0), p(2, 2000, 2000, 0, false, 0), p(3, 20_000, 1000, 64, false, 0));
+    let d = p(4, 40_000, 2000, 0, false, 0);
+    let e = p(5, 16_384 - 393 * 4 - 200, 17_000, 0, false, 0);
+    let at = |t: u32| walked(a, t);
+    // E from tick 12 on: walking, `t` ticks after 12.
+    let w = |t: u32| walked(Entry { flags: flags(true, 0), ..e }, t);
+    let wrap = u64::from(u32::MAX);
+    let frames = vec![
+        frame(&[
+            (7, 10, vec![(1, vec![full(&[a, b])]), (2, vec![full(&[c])]), (3, vec![full(&[])]), (5, vec![full(&[e])])]),
+            (9, wrap, vec![(1, vec![full(&[a])])]),
+        ]),
+        // The next step, from 10: applies.
+        frame(&[(7, 11, vec![(1, vec![delta(&[a, b], &[at(1), b], 1, &m)])])]),
+        // Step 12 lost: 13's delta of cell 1 starts from 12, not held
+        // (broken); cell 2, still since 10, applies by its unchanged item.
+        frame(&[(
+            7,
+            13,
+            vec![(1, vec![delta(&[at(2), b], &[at(3), b], 1, &m)]), (2, vec![unchanged(2), delta(&[c], &[c], 1, &m)])],
+        )]),
+        // The chain from 11 mends cell 1; cell 3, empty before 12, takes D.
+        frame(&[(
+            7,
+            13,
+            vec![
+                (1, vec![delta(&[at(1), b], &[at(2), b], 1, &m), delta(&[at(2), b], &[at(3), b], 1, &m)]),
+                (3, vec![ever(), delta(&[], &[d], 1, &m)]),
+            ],
+        )]),
+        // Step 12's frame, late: skipped, and so is a whole item of 12.
+        frame(&[(7, 12, vec![(1, vec![delta(&[at(1), b], &[at(2), b], 1, &m)]), (2, vec![full(&[c])])])]),
+        // A whole item of the tick held applies; a delta of a cell never
+        // held is broken.
+        frame(&[(7, 14, vec![(1, vec![full(&[at(4), b])]), (4, vec![delta(&[], &[], 1, &m)])])]),
+        // Cell 2's unchanged item falls a tick short of 13, what it holds:
+        // broken; cell 3 said empty before the base while it holds D:
+        // broken; shard 9 over the wrap: applies.
+        frame(&[
+            (
+                7,
+                15,
+                vec![(2, vec![unchanged(0), delta(&[c], &[c], 1, &m)]), (3, vec![ever(), delta(&[], &[d], 1, &m)])],
+            ),
+            (9, wrap + 1, vec![(1, vec![delta(&[a], &[at(1)], 1, &m)])]),
+        ]),
+        // Cell 5 is due every 4 ticks: 16's delta over 4 ticks starts from
+        // 12, and the cell had not changed for 2 ticks before: since 10,
+        // which it holds. Cell 2 forgotten. Shard 9 skipped a step over the
+        // wrap: broken.
+        frame(&[
+            (7, 16, vec![(2, vec![forget()]), (5, vec![unchanged(2), delta(&[e], &[w(4)], 4, &m)])]),
+            (9, wrap + 3, vec![(1, vec![delta(&[at(2)], &[at(3)], 1, &m)])]),
+        ]),
+        // E crosses into cell 6 over a step: cell 5 keeps it no more (not
+        // handed off), cell 6's supplement brings it.
+        frame(&[(
+            7,
+            17,
+            vec![
+                (5, vec![delta(&[w(4)], &[w(5)], 1, &m)]),
+                (6, vec![ever(), delta(&[], &[], 1, &m), supplement(&[w(5)])]),
+            ],
+        )]),
+        // Cell 1, held as of 14 (a whole item), takes 20's delta over 8
+        // ticks: its base, 12, is before what is held.
+        frame(&[(7, 20, vec![(1, vec![delta(&[at(4), b], &[at(12), b], 8, &m)])])]),
+        frame(&[(7, 21, vec![(1, vec![delta(&[at(12), b], &[at(13), b], 1, &m)])])]),
+        // 22's chain repeats 21's delta (and its supplement): held as of
+        // 21, the client passes over them.
+        frame(&[(
+            7,
+            22,
+            vec![(
+                1,
+                vec![
+                    delta(&[at(12), b], &[at(13), b], 1, &m),
+                    supplement(&[]),
+                    delta(&[at(13), b], &[at(14), b], 1, &m),
+                ],
+            )],
+        )]),
+        // 24's chain from 21 (over 1 then 2 ticks), held as of 22: its
+        // second base.
+        frame(&[(
+            7,
+            24,
+            vec![(1, vec![delta(&[at(13), b], &[at(14), b], 1, &m), delta(&[at(14), b], &[at(16), b], 2, &m)])],
+        )]),
+    ];
+    Sequence { name: "lossy: datagrams lost, late and out of order", world: W, frames, delivery: Delivery::Lossy }
+}
+
+/// `seq`'s frames as datagrams reach a lossy client, renamed `name`: the
+/// first, then of the others one in six lost and one in six late (after the
+/// next), by a generator seeded `seed`.
+fn lossy(seq: Sequence, name: &'static str, seed: u64) -> Sequence {
+    let mut rng = Rng(seed);
+    let mut rest = seq.frames.into_iter();
+    let mut frames: Vec<Vec<u8>> = rest.next().into_iter().collect();
+    let mut late: Option<Vec<u8>> = None;
+    for f in rest {
+        match rng.below(6) {
+            0 => {}
+            1 if late.is_none() => late = Some(f),
+            _ => {
+                frames.push(f);
+                frames.extend(late.take());
+            }
+        }
+    }
+    frames.extend(late);
+    Sequence { name, world: seq.world, frames, delivery: Delivery::Lossy }
 }
 
 /// A random walk as [`walk`]'s, told with protocol 6's handoff deltas as a
@@ -798,7 +977,7 @@ pub fn handoff_walk(name: &'static str, world: usize, seed: u64, players: u32, t
         assert_eq!(held, want, "{name}, tick {tick}: the client holds each cell's players");
         frames.push(bytes);
     }
-    Sequence { name, world, frames }
+    Sequence { name, world, frames, delivery: Delivery::InOrder }
 }
 
 /// A cell told in a handoff walk's tick: its id, items, its delta's
@@ -907,7 +1086,7 @@ pub fn walk(name: &'static str, world: usize, seed: u64, players: u32, ticks: u6
         }
         frames.push(frame(&sections));
     }
-    Sequence { name, world, frames }
+    Sequence { name, world, frames, delivery: Delivery::InOrder }
 }
 
 /// One tick of a walk: turns, stops and starts, new inputs, pushes, each

@@ -378,6 +378,20 @@ impl Stream {
         (self.changes >> lo) & mask != 0
     }
 
+    /// The delta that brought a holder of `base - period` to `base` (a due
+    /// step at `period`), when the cell changed over it: the change a lossy
+    /// client may have lost, repeated before the chain of the cell's next
+    /// due step (`mino_protocol::held::Delivery::Lossy`: a client that got
+    /// it passes over it). `None` when the cell did not change then, or the
+    /// delta is not kept or not to be trusted.
+    pub(crate) fn repeat_of(&self, base: u64, period: u32) -> Option<&KeptDelta> {
+        let from = base.checked_sub(u64::from(period))?;
+        if !self.trusts(from) || !self.changed_within(from, base) {
+            return None;
+        }
+        self.delta_over(u64::from(period), base)
+    }
+
     /// The last step up to `latest` at which the cell changed, if within the
     /// last 64 steps.
     pub(crate) fn last_change(&self) -> Option<u64> {

@@ -1252,7 +1252,11 @@ fn decide<'a>(
 /// the view held at `held` before them (`None`: unheld): a plain pair
 /// (`plain`) due and still that is known to have changed within its last
 /// [`DELTA_REPEATS`] due steps gets an empty delta (a client that missed the
-/// change then finds out: its base is one the client does not hold); and a
+/// change then finds out: its base is one the client does not hold); a
+/// plain pair's delta (or empty delta) at period 1 after a step at which
+/// the cell changed gets that change's delta first ([`Stream::repeat_of`]:
+/// a client that lost it takes both, one that got it passes over it, so a
+/// lost datagram costs a tick instead of a resync's round trip); and a
 /// delta (or a chain of them, which starts at `held` whatever spans it
 /// skips) gets an unchanged item first when its client must hold the cell
 /// as of a tick before `b`, the section's tick less the chain's spans
@@ -1284,6 +1288,24 @@ fn lossy_items<'a>(
     }
     let Some(first) = pieces.get(from).filter(|p| p.delta_span().is_some()) else { return };
     let step = first.step;
+    // The change that brought the view's holding, again, when it was one
+    // (a plain pair at period 1: the chain starts at `before`), so that a
+    // client that lost it needs no resync; one that got it passes over it.
+    // Only at period 1: a client holds such a cell as of `before` or of a
+    // tick not after `before - 1`, which the rule tells apart; at a longer
+    // period it may hold a tick between (sent whole, or at a faster period,
+    // then settled), whose players may or may not include the change. Not
+    // across a stall (the client counts the chain in ticks).
+    let repeat = stream.repeat_of(before, period).filter(|_| {
+        let base = before.saturating_sub(1);
+        period == 1
+            && plain
+            && held == Some(before)
+            && of.tick_of(step).checked_sub(of.tick_of(base)) == step.checked_sub(base)
+    });
+    if let Some(kept) = repeat {
+        pieces.insert(from, Piece::delta(source, step, cell, DeltaRef::of(kept)));
+    }
     let spans: u64 = pieces[from..].iter().filter_map(Piece::delta_span).map(u64::from).sum();
     // The chain's start: the view's holding (a repeat's: the due step before).
     let start = held.unwrap_or(before).min(step.saturating_sub(spans));
