@@ -104,6 +104,20 @@ describe('webtransport', () => {
     const s = await stats(page);
     expect(s.decodeErrors).toBe(0);
     expect(s.resyncs).toBe(0);
+    // Deltas in the datagrams, held by the lossy rule (the Welcome granted them).
+    expect(s.datagramDeltas).toBe(true);
+  });
+
+  it('asks a resync on the stream as a page that missed a change does: the shard takes it, the page draws on', async () => {
+    const page = pages[0] as Page;
+    const before = await metric(server, 'mino_webtransport_resyncs_total');
+    expect(await page.evaluate(() => window.__mino?.askResync() ?? false)).toBe(true);
+    await until('the shard taking the resync', async () => (await metric(server, 'mino_webtransport_resyncs_total')) === before + 1 || null, 5000);
+    // The view comes whole again on the same session: more cells taken, no new transport.
+    const s = await stats(page);
+    await until('cells taken after it', async () => (await stats(page)).cellFrames > s.cellFrames || null, 5000);
+    const after = await stats(page);
+    expect([after.sockets, after.resyncs, after.decodeErrors, after.connection]).toEqual([s.sockets, 0, 0, 'live']);
   });
 
   it('walks with the keys: the server moves the player, the page predicts it without snaps', async () => {
@@ -203,6 +217,8 @@ describe('webtransport fallback', () => {
 
   it('takes the websocket in a browser without WebTransport', async () => {
     const page = await play(browser, server.http, 'wt-none', (p) => p.addInitScript(() => Reflect.deleteProperty(window, 'WebTransport')));
+    // It asked for datagram deltas as every page does: a websocket is not granted them, its frames held in order.
+    expect((await stats(page)).datagramDeltas).toBe(false);
     await fellBack(page, 'unsupported', 'no WebTransport in this browser');
   });
 

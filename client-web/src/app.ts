@@ -25,7 +25,7 @@ import type { HeldError } from './net/held.js';
 import { FrameInbox } from './net/inbox.js';
 import { KeepAlive } from './net/keepalive.js';
 import { explainedByPage } from './net/policy.js';
-import { FLAG_MOVING, MAX_SERVER_MESSAGE_BYTES, type AoiSettings, type ServerMsg, type WelcomeMsg } from './net/protocol.js';
+import { FLAG_MOVING, MAX_SERVER_MESSAGE_BYTES, encodeResync, type AoiSettings, type ServerMsg, type WelcomeMsg } from './net/protocol.js';
 import { transportText } from './net/transport.js';
 import { socketUrl } from './net/url.js';
 import { OwnPrediction } from './predict/prediction.js';
@@ -109,6 +109,7 @@ export class Game {
     // A reset's section carries no tick (0 on the wire).
     reset: (shard, _tick, at) => this.cells.onReset(shard, at),
     broken: (error) => this.resync(error),
+    resync: () => this.askResync(),
   });
   /** Frames that did not apply to what the page held (each a resync). */
   resyncs = 0;
@@ -289,6 +290,15 @@ export class Game {
     }
   }
 
+  /**
+   * Asks the shard for every cell of the view whole again, on the same
+   * transport (a Resync message: a page granted datagram deltas that missed
+   * a change; a shard that did not grant them ignores it). Whether it was sent.
+   */
+  askResync(): boolean {
+    return this.conn?.send(encodeResync()) ?? false;
+  }
+
   /** A frame did not apply to what the page holds: a new socket, which holds nothing (the player resumes). */
   private resync(error: HeldError): void {
     this.resyncs++;
@@ -445,6 +455,7 @@ export class Game {
   private readonly frame = (now: number): void => {
     requestAnimationFrame(this.frame);
     const t0 = performance.now();
+    this.inbox.roundTripMs = this.keepAlive.smoothedRttMs;
     this.inbox.flush();
     const dt = now - this.lastFrame;
     this.lastFrame = now;

@@ -205,28 +205,46 @@ pub async fn run(
 }
 
 /// A bot's resyncs (deltas over datagrams): one asked when a frame had a
-/// cell it missed a change of, then none for [`RESYNC_AGAIN_AFTER`] (the
-/// view comes whole over the cells' next due steps, a round trip on: most
-/// within 4 ticks, slower tiers' within their period; cells missed
-/// meanwhile are mended by it too).
+/// cell it missed a change of. The server sends each cell of the view whole
+/// at its next due step after it takes the resync, so cells found missed
+/// for a round trip and [`RESYNC_MARGIN_TICKS`] ticks after it are frames
+/// sent before, mended by it; a cell found missed later is a delta sent
+/// after its whole form, which was lost too, and another is asked at once
+/// (the browser's rule, client-web/src/net/inbox.ts: a fixed 500 ms wait, as
+/// first built, drew a walker still for 550 ms now and then behind a link
+/// losing 2 %).
 #[derive(Debug, Default)]
 struct Resync {
     /// One to send after the message being handled.
     out: bool,
     /// When the last was asked.
     last: Option<Instant>,
+    /// The smoothed round trip of the bot's pings (`None`: none answered).
+    round_trip: Option<Duration>,
 }
 
-/// Least time between two of a bot's resyncs.
-const RESYNC_AGAIN_AFTER: Duration = Duration::from_millis(500);
+/// Ticks past a round trip after a resync during which cells missed are
+/// still frames sent before it (the server takes it at its next tick; jitter).
+const RESYNC_MARGIN_TICKS: u32 = 2;
+/// The round trip assumed before a Pong (a bot that does not ping).
+const UNKNOWN_ROUND_TRIP: Duration = Duration::from_millis(250);
+/// Most a resync waits before another.
+const MOST_RESYNC_WAIT: Duration = Duration::from_secs(1);
 
 impl Resync {
-    /// A frame had a cell missed at `now`: one to send, unless one was
-    /// asked less than [`RESYNC_AGAIN_AFTER`] ago.
-    fn ask(&mut self, now: Instant) {
-        if self.last.is_none_or(|t| now.saturating_duration_since(t) >= RESYNC_AGAIN_AFTER) {
+    /// A frame had a cell missed at `now`, ticks `period` apart: one to
+    /// send, unless the last is still on its way (a round trip and
+    /// [`RESYNC_MARGIN_TICKS`] ticks, at most [`MOST_RESYNC_WAIT`]).
+    fn ask(&mut self, now: Instant, period: Duration) {
+        let wait = (self.round_trip.unwrap_or(UNKNOWN_ROUND_TRIP) + period * RESYNC_MARGIN_TICKS).min(MOST_RESYNC_WAIT);
+        if self.last.is_none_or(|t| now.saturating_duration_since(t) >= wait) {
             (self.out, self.last) = (true, Some(now));
         }
+    }
+
+    /// A Pong's round trip: smoothed as the browser's (3/4 old, 1/4 new).
+    fn pong(&mut self, rtt: Duration) {
+        self.round_trip = Some(self.round_trip.map_or(rtt, |old| (old * 3 + rtt) / 4));
     }
 }
 
@@ -389,7 +407,9 @@ impl Measure<'_> {
             Ok(ServerMsg::Pong(p)) => {
                 let rtt_ms = wall_ms() - p.client_time_ms();
                 if rtt_ms.is_finite() && rtt_ms >= 0.0 {
-                    stats.record(self.ctx.bot, Metric::Rtt, Duration::from_secs_f64(rtt_ms / 1000.0));
+                    let rtt = Duration::from_secs_f64(rtt_ms / 1000.0);
+                    stats.record(self.ctx.bot, Metric::Rtt, rtt);
+                    self.resync.pong(rtt);
                 }
             }
             Ok(ServerMsg::Chat(_)) => stats.event(Event::Chat),
@@ -455,7 +475,7 @@ impl Measure<'_> {
         }
         applied?;
         if self.reader.broken() {
-            self.resync.ask(now);
+            self.resync.ask(now, self.period);
         }
         // Each cell as held (read where it is held): the cell meter times
         // the own-cell and neighbour gaps; the cell holding the bot times
@@ -620,4 +640,33 @@ fn own_in(
     let p = c.find(own_id, hint)?;
     let new_tick = own_tick == Some(c.tick);
     Some(Own { position: quantize::world_position(bounds, p.x, p.y), time_ms: c.time_ms, new_tick })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resync_waits_a_round_trip_and_two_ticks_for_its_answer_then_asks_again() {
+        let (t0, ms) = (Instant::now(), Duration::from_millis);
+        let period = ms(50);
+        let mut r = Resync::default();
+        let asks = |r: &mut Resync, at: u64| {
+            r.ask(t0 + ms(at), period);
+            std::mem::take(&mut r.out)
+        };
+        // No Pong yet: 250 ms assumed, and two ticks.
+        assert!(asks(&mut r, 0));
+        assert!(!asks(&mut r, 349), "frames sent before the server took it");
+        assert!(asks(&mut r, 350), "a cell missed after its whole form: that was lost too");
+        r.pong(ms(40));
+        assert_eq!(r.round_trip, Some(ms(40)));
+        assert!(!asks(&mut r, 489));
+        assert!(asks(&mut r, 490));
+        r.pong(ms(80));
+        assert_eq!(r.round_trip, Some(ms(50)), "smoothed: 3/4 old, 1/4 new");
+        r.pong(ms(10_000));
+        assert!(!asks(&mut r, 1489), "at most a second");
+        assert!(asks(&mut r, 1490));
+    }
 }

@@ -78,8 +78,9 @@ impl Report {
              a {} ms round trip, jitter {} ms; this kernel has no netem), the shard and the loadgen inside the \
              namespace, the loadgen dialling the link's far side. Runs alternate the kinds, {} s of hold \
              each: `websocket` (deltas over TCP: a lost segment holds every later frame until it is resent), \
-             `webtransport` (view frames as datagrams, deltas since e855f8c: a lost one costs its tick, and \
-             a bot that then finds a delta whose base it does not hold asks for its view whole; the shard's \
+             `webtransport` (view frames as datagrams, deltas since e855f8c: a lost one costs its tick, a \
+             change of a cell at period 1 comes again in the next step's chain since 5f3b36d, and \
+             a bot that finds a delta whose base it does not hold asks for its view whole; the shard's \
              defaults, CUBIC \
              with its window floored at 16 KiB, `--webtransport-window-floor-bytes`), \
              `webtransport-no-floor` (CUBIC as quinn has it, `--webtransport-window-floor-bytes 0`: a game's \

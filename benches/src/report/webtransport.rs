@@ -243,7 +243,12 @@ impl Report {
              quieter machine: the shard 20.85 µs a frame against the websocket's shard and nginx 19.06, 1.09×, \
              15,013 datagrams a second for 10,005 frames; behind the lossy link 18.2 KB/s a player, gap p99 \
              100.0 ms, longest freeze p99 152.8 ms). They take deltas over datagrams since: the ratio above, \
-             about 1.0 datagram a frame, and the bytes behind the lossy link below, at the same gap and freeze."
+             about 1.0 datagram a frame, and the bytes behind the lossy link below, at the same gap and freeze \
+             (5.5 KB/s a player at 73ff968; since 5f3b36d a change of a cell at period 1 comes again in the \
+             next step's chain, about 15 % more bytes, so that a lost datagram costs a page a tick rather than \
+             a resync's round trip: the page's longest stand-still of a walking bot in `npm run e2e:lossy` went \
+             from 117 to 250 ms, 4 runs, to 0 to 83 ms, 8 runs; the bots' own gap counts frames, applied or not, \
+             and did not show it). The no-loss runs above are from before 5f3b36d."
                 .to_owned(),
         );
         out.push(String::new());

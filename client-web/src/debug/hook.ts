@@ -34,6 +34,15 @@ export interface MinoStats {
   shards: number;
   /** View frames that did not apply to what the page held, each a resync (a new socket). */
   resyncs: number;
+  /**
+   * Whether the Welcome granted datagram deltas (WebTransport: frames held
+   * by the lossy rule), cells whose change was missed (a datagram lost),
+   * and the Resync messages asked for them (the view whole again, on the
+   * same session).
+   */
+  datagramDeltas: boolean;
+  cellsMissed: number;
+  resyncsAsked: number;
   /** The WebGPU adapter in use. */
   adapter: { architecture: string; vendor: string; description: string };
   /** Devices used so far (1 + recoveries from a lost device), and the last recovery time, ms. */
@@ -137,6 +146,8 @@ export interface MinoHook {
   loseDevice(): void;
   /** Forgets the prediction error statistics (before a measurement). */
   resetPredictionStats(): void;
+  /** Sends a Resync as a page that missed a change does (the view whole again, on the same transport); whether it was sent. */
+  askResync(): boolean;
 }
 
 declare global {

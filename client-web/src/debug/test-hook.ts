@@ -28,6 +28,9 @@ function emptyStats(): MinoStats {
     bufferedSamples: 0,
     shards: 0,
     resyncs: 0,
+    datagramDeltas: false,
+    cellsMissed: 0,
+    resyncsAsked: 0,
     adapter: { architecture: '', vendor: '', description: '' },
     deviceGeneration: 0,
     lastRecoveryMs: Number.NaN,
@@ -125,6 +128,9 @@ function interpStats(g: Game, s: MinoStats): void {
   s.bufferedSamples = most;
   s.shards = g.inbox.held?.shardCount ?? 0;
   s.resyncs = g.resyncs;
+  s.datagramDeltas = g.inbox.held?.delivery === 'lossy';
+  s.cellsMissed = g.inbox.cellsMissed;
+  s.resyncsAsked = g.inbox.resyncsAsked;
   s.inView = w.players.count;
   s.tracked = w.tracks.count;
   s.viewFrames = g.viewFrames;
@@ -223,6 +229,10 @@ export class TestHook implements MinoHook {
 
   resetPredictionStats(): void {
     this.game?.prediction.resetStats();
+  }
+
+  askResync(): boolean {
+    return this.game?.askResync() ?? false;
   }
 }
 

@@ -54,13 +54,13 @@ function welcomeOn(s: FakeSocket): void {
 }
 
 describe('connection', () => {
-  it('says hello with the name, taking deltas, and only sends once welcomed', () => {
+  it('says hello with the name, taking deltas (over WebTransport in datagrams), and only sends once welcomed', () => {
     const { sockets, conn, states } = setup();
     const s = last(sockets);
     expect(s.binaryType).toBe('arraybuffer');
     s.open();
     const hello = decodeClientForTest(last(s.sent));
-    expect([hello.kind, hello.name, hello.version, hello.ticket, hello.capabilities]).toEqual(['hello', 'Ada', ProtocolVersion.Current, null, Capability.Deltas]);
+    expect([hello.kind, hello.name, hello.version, hello.ticket, hello.capabilities]).toEqual(['hello', 'Ada', ProtocolVersion.Current, null, Capability.Deltas | Capability.DatagramDeltas]);
     expect(conn.send(encodeChat('early'))).toBe(false);
     s.deliver(frame('welcome'));
     expect(last(states)).toEqual({ kind: 'live' });

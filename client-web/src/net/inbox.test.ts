@@ -53,6 +53,7 @@ function inbox(cap?: number, welcome: WelcomeMsg = WELCOME): { box: FrameInbox; 
     forgot: (shard, cell, t) => taken.push(`~s${shard}c${cell}@${(t - T0 + 2 ** 32) % 2 ** 32}`),
     reset: (shard, t) => taken.push(`!s${shard}@${(t - T0 + 2 ** 32) % 2 ** 32}`),
     broken: (e) => errors.push(e.message),
+    resync: () => taken.push('resync'),
   };
   const box = new FrameInbox(taker, cap);
   box.welcome(welcome);
@@ -193,6 +194,43 @@ describe('frame inbox', () => {
     expect(plain.errors).toEqual(['view frame: bad implied cells']);
   });
 
+  it('holds frames by the lossy rule when the Welcome granted datagram deltas, and asks a resync for cells missed once the last one had time to mend them', () => {
+    const { box, taken, errors } = inbox(undefined, { ...WELCOME, capabilities: 3, cellExpiryMs: 12_800 });
+    expect(box.held?.delivery).toBe('lossy');
+    // A round trip and two ticks: 40 + 2 x 50 ms; 250 ms assumed before the first Pong; at most a second.
+    expect(box.resyncWaitMs).toBe(350);
+    box.roundTripMs = 5000;
+    expect(box.resyncWaitMs).toBe(1000);
+    box.roundTripMs = 40;
+    expect(box.resyncWaitMs).toBe(140);
+    box.offer(fullFrame(1, 10, 5, 6), 0);
+    // Tick 11's frame lost: 12's deltas start from 11. Cell 6's, 100 ms after the resync, was sent before the server took it.
+    box.offer(deltaFrame(1, 12, 5), 100);
+    box.offer(deltaFrame(1, 12, 6), 200);
+    // 160 ms after it: the resync's whole form of cell 5 was lost too, another is asked.
+    box.offer(deltaFrame(1, 13, 5), 260);
+    box.flush();
+    expect(taken).toEqual(['s1c5@10:0', 's1c6@10:0', 'resync', 'resync']);
+    // 11's frame late: cell 6 mended by it, and 12's then applies.
+    box.offer(deltaFrame(1, 11, 6), 300);
+    box.offer(deltaFrame(1, 12, 6), 310);
+    box.flush();
+    // Cell 5 whole (the resync's answer): the chain goes on, and an older datagram is passed over.
+    box.offer(fullFrame(1, 15, 5), 350);
+    box.offer(deltaFrame(1, 16, 5), 400);
+    box.offer(deltaFrame(1, 15, 5), 410);
+    box.flush();
+    expect(taken.slice(4)).toEqual(['s1c6@11:1', 's1c6@12:1', 's1c5@15:0', 's1c5@16:1']);
+    expect([box.cellsMissed, box.resyncsAsked, errors]).toEqual([3, 2, []]);
+    // A Welcome without it (a websocket): in order, the same frames apply, no resync.
+    const ws = inbox();
+    expect(ws.box.held?.delivery).toBe('in-order');
+    ws.box.offer(fullFrame(1, 10, 5), 0);
+    ws.box.offer(deltaFrame(1, 12, 5), 100);
+    ws.box.flush();
+    expect([ws.taken, ws.box.cellsMissed]).toEqual([['s1c5@10:0', 's1c5@12:1'], 0]);
+  });
+
   it.each([
     ['a websocket', 0, 1],
     ['a WebTransport session, its cells expiring, at fractional arrival times', 12_800, 16.7],
@@ -209,6 +247,9 @@ describe('frame inbox', () => {
       reset: () => undefined,
       broken: (e) => {
         throw new Error(e.message);
+      },
+      resync: () => {
+        throw new Error('a resync asked in order');
       },
     });
     box.welcome({ ...WELCOME, bounds: s.bounds, speed: s.speed, tickHz: s.tickHz, cellExpiryMs });

@@ -19,11 +19,25 @@
 // at once. A frame that does not apply breaks the chain: the rest are
 // dropped, and so is every frame until the next Welcome (a new socket, which
 // holds nothing). Chat, presence, pongs and the rest never wait here.
+//
+// A Welcome that granted datagram deltas (WebTransport) makes the page hold
+// frames by the lossy rule (net/held.ts): a datagram lost or late costs its
+// cells' changes until the next that applies, not the chain. A frame with a
+// cell whose change was missed (an update 'broken': the cell stays as it
+// was) has the page ask for a resync (a Resync message: the server sends
+// each cell of the view whole at its next due step, on the same session).
+// Cells found missed for a round trip and RESYNC_MARGIN_TICKS more after
+// that are the frames the server sent before it took the resync, mended by
+// it; a cell found missed later is a delta sent after its whole form, which
+// was lost too: the page asks again at once (waiting a fixed 500 ms, as
+// first built, drew a walker still for 550 ms now and then behind a link
+// losing 2 %: e2e/lossy).
 
 import { CellGrid } from './grid.js';
 import { Held, type HeldCell, type HeldError, type Update } from './held.js';
 import type { ViewMsg, WelcomeMsg } from './messages.js';
 import { Motion } from './motion.js';
+import { DATAGRAM_DELTAS } from './protocol.js';
 import { Stencil } from './stencil.js';
 import { ViewCursor } from './view.js';
 
@@ -42,6 +56,8 @@ export interface FrameTaker {
   reset(shard: number, tick: number, arrivalMs: number): void;
   /** A frame did not apply: the page must resync (a new socket); nothing more is taken until a Welcome. */
   broken(error: HeldError): void;
+  /** A lossy page missed a change of a cell: it asks for its view whole (a Resync message) now. */
+  resync(): void;
 }
 
 /** How long after the last skip the page still says it is catching up, ms. */
@@ -60,6 +76,13 @@ export const INBOX_CAP = 1024;
  * bytes of a full form, so no honest cell comes near it.
  */
 export const MAX_CELL_PLAYERS = 200_000;
+
+/** Ticks past a round trip after a resync during which cells missed are still the frames sent before it (the server takes it at its next tick; jitter). */
+export const RESYNC_MARGIN_TICKS = 2;
+/** The round trip assumed before the first Pong, ms. */
+export const UNKNOWN_ROUND_TRIP_MS = 250;
+/** Most a resync waits before another, ms (a round trip of seconds). */
+export const MOST_RESYNC_WAIT_MS = 1000;
 
 /** Ticks are 32-bit on the wire; one within 2^31 after another is newer. */
 const HALF_TICKS = 2 ** 31;
@@ -98,6 +121,15 @@ export class FrameInbox {
   mostWaiting = 0;
   /** View frames applied so far. */
   applied = 0;
+  /** Cells whose change a lossy page missed (updates 'broken'), and the resyncs it asked for. */
+  cellsMissed = 0;
+  resyncsAsked = 0;
+  /** Local time of the last resync asked, ms (-Infinity before any on this transport). */
+  private resyncAt = Number.NEGATIVE_INFINITY;
+  /** The Welcome's tick period, ms. */
+  private tickMs = 50;
+  /** The transport's smoothed round trip, ms (NaN: not known yet); the page sets it from its pings. */
+  roundTripMs = Number.NaN;
 
   constructor(
     /** Told what each frame did, in arrival order. */
@@ -120,15 +152,19 @@ export class FrameInbox {
    * (call [`flush`] first, for the old socket's frames). Deltas predict with
    * the Welcome's world, speed and tick rate; with area of interest, players
    * are handed off between the cells of its grid and implied cells are read
-   * with its stencil (schema/src/held.rs's `Held::for_place`).
+   * with its stencil (schema/src/held.rs's `Held::for_place`); frames are
+   * held by the lossy rule when it granted datagram deltas.
    */
   welcome(w: WelcomeMsg): void {
     const grid = w.aoi ? CellGrid.of(w.bounds, w.aoi.cellSize) : null;
     this.heldCells = new Held(new Motion(w.bounds, w.speed, w.tickHz), MAX_CELL_PLAYERS, w.cellExpiryMs)
       .handingOff(grid)
-      .seeing(grid && w.aoi ? Stencil.ofView(w.aoi.wireViewRadius, w.aoi.cellSize) : null);
+      .seeing(grid && w.aoi ? Stencil.ofView(w.aoi.wireViewRadius, w.aoi.cellSize) : null)
+      .delivered((w.capabilities & DATAGRAM_DELTAS) !== 0 ? 'lossy' : 'in-order');
     this.brokenChain = false;
+    this.resyncAt = Number.NEGATIVE_INFINITY;
     this.backlogTicks = Math.max(1, Math.floor((BACKLOG_MS * Math.max(1, w.tickHz)) / 1000));
+    this.tickMs = 1000 / Math.max(1, w.tickHz);
     this.count = 0;
   }
 
@@ -243,6 +279,10 @@ export class FrameInbox {
     let first = true;
     for (let i = 0; i < updates; i++) {
       const u = held.update(i);
+      if (u.kind === 'broken') {
+        this.missed(arrivalMs);
+        continue;
+      }
       if (u.kind === 'forgot') {
         this.dropPending(u.shard, u.cell);
         this.taker.forgot(u.shard, u.cell, u.tick, arrivalMs);
@@ -270,6 +310,25 @@ export class FrameInbox {
       this.takePending(u.shard, arrivalMs);
       this.taker.cell(cell, span, arrivalMs);
     }
+  }
+
+  /**
+   * How long after a resync cells found missed are still frames sent before
+   * the server took it, ms: the round trip and RESYNC_MARGIN_TICKS ticks
+   * (at most MOST_RESYNC_WAIT_MS).
+   */
+  get resyncWaitMs(): number {
+    const rtt = Number.isFinite(this.roundTripMs) ? this.roundTripMs : UNKNOWN_ROUND_TRIP_MS;
+    return Math.min(MOST_RESYNC_WAIT_MS, rtt + RESYNC_MARGIN_TICKS * this.tickMs);
+  }
+
+  /** A lossy page missed a cell's change in a frame that arrived at local `arrivalMs`: a resync, unless the last one is still on its way (see `resyncWaitMs`). */
+  private missed(arrivalMs: number): void {
+    this.cellsMissed++;
+    if (arrivalMs - this.resyncAt < this.resyncWaitMs) return;
+    this.resyncAt = arrivalMs;
+    this.resyncsAsked++;
+    this.taker.resync();
   }
 
   /** A backlog's cell: taken later, as held then. */

@@ -23,6 +23,7 @@ import {
   Pong,
   Presence,
   ProtocolVersion,
+  Resync,
   Roster,
   ServerBody,
   ServerMessage,
@@ -62,8 +63,15 @@ export type {
 
 /** The protocol version every Hello carries. */
 export const PROTOCOL_VERSION: number = ProtocolVersion.Current;
-/** What the page takes (Hello.capabilities): view frames with deltas (net/held.ts applies them). */
-export const CAPABILITIES: number = Capability.Deltas;
+/**
+ * What the page takes (Hello.capabilities): view frames with deltas
+ * (net/held.ts applies them), and over WebTransport deltas in datagrams
+ * (held by the lossy rule; a server grants it to a WebTransport session
+ * only, and says so in the Welcome's capabilities).
+ */
+export const CAPABILITIES: number = Capability.Deltas | Capability.DatagramDeltas;
+/** The Welcome's capability bit that says the view frames' deltas come as datagrams, held by the lossy rule (net/held.ts's `Delivery`). */
+export const DATAGRAM_DELTAS: number = Capability.DatagramDeltas;
 /** Longest display name, characters (Unicode scalar values). */
 export const MAX_NAME_CHARS: number = Limit.MaxNameChars;
 /** Longest chat line, characters. */
@@ -242,6 +250,16 @@ export function encodeChat(text: string): Uint8Array {
   const b = new flatbuffers.Builder(64 + text.length * 3);
   const textOffset = b.createString(text);
   return finish(b, ClientBody.ChatSend, ChatSend.createChatSend(b, textOffset));
+}
+
+/**
+ * A Resync: the page granted datagram deltas missed a change of a cell, and
+ * asks for every cell of its view whole again (counted against the input
+ * budget; a server that did not grant datagram deltas ignores it).
+ */
+export function encodeResync(): Uint8Array {
+  const b = new flatbuffers.Builder(32);
+  return finish(b, ClientBody.Resync, Resync.createResync(b));
 }
 
 /** A Ping carrying the client's clock (ms); the Pong echoes it. */
