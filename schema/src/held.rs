@@ -547,8 +547,11 @@ impl Held {
             }
         });
         match self.admit(at, key, from, tick) {
-            // Held as of a base inside the chain: the deltas before it are held.
-            Admit::Apply { .. } => Admit::Apply { skip: self.held_deltas(at, key, view_cell, span, tick) },
+            // Held as of a base inside the chain: the deltas before it are
+            // held (items that start whole have no base: none passed over).
+            Admit::Apply { .. } if from.is_some() => {
+                Admit::Apply { skip: self.held_deltas(at, key, view_cell, span, tick) }
+            }
             admit => admit,
         }
     }

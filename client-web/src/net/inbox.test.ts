@@ -44,8 +44,9 @@ function deltaFrame(shard: number, t: number, ...cells: number[]): ViewMsg {
   return view(frameOf(section(shard, tick(t), cells.map((c) => [c, [item(1, [])]] as const))));
 }
 
-/** An inbox welcomed, recording what it takes as `s<shard>c<cell>@<tick>` (`~` forgot, `!` reset, `span` after a colon). */
-function inbox(cap?: number, welcome: WelcomeMsg = WELCOME): { box: FrameInbox; taken: string[]; errors: string[] } {
+/** An inbox welcomed, recording what it takes as `s<shard>c<cell>@<tick>` (`~` forgot, `!` reset, `span` after a colon); its clock reads `clock.ms`. */
+function inbox(cap?: number, welcome: WelcomeMsg = WELCOME): { box: FrameInbox; taken: string[]; errors: string[]; clock: { ms: number } } {
+  const clock = { ms: 0 };
   const taken: string[] = [];
   const errors: string[] = [];
   const taker: FrameTaker = {
@@ -55,9 +56,9 @@ function inbox(cap?: number, welcome: WelcomeMsg = WELCOME): { box: FrameInbox; 
     broken: (e) => errors.push(e.message),
     resync: () => taken.push('resync'),
   };
-  const box = new FrameInbox(taker, cap);
+  const box = new FrameInbox(taker, cap, () => clock.ms);
   box.welcome(welcome);
-  return { box, taken, errors };
+  return { box, taken, errors, clock };
 }
 
 describe('frame inbox', () => {
@@ -195,7 +196,7 @@ describe('frame inbox', () => {
   });
 
   it('holds frames by the lossy rule when the Welcome granted datagram deltas, and asks a resync for cells missed once the last one had time to mend them', () => {
-    const { box, taken, errors } = inbox(undefined, { ...WELCOME, capabilities: 3, cellExpiryMs: 12_800 });
+    const { box, taken, errors, clock } = inbox(undefined, { ...WELCOME, capabilities: 3, cellExpiryMs: 12_800 });
     expect(box.held?.delivery).toBe('lossy');
     // A round trip and two ticks: 40 + 2 x 50 ms; 250 ms assumed before the first Pong; at most a second.
     expect(box.resyncWaitMs).toBe(350);
@@ -204,11 +205,16 @@ describe('frame inbox', () => {
     box.roundTripMs = 40;
     expect(box.resyncWaitMs).toBe(140);
     box.offer(fullFrame(1, 10, 5, 6), 0);
-    // Tick 11's frame lost: 12's deltas start from 11. Cell 6's, 100 ms after the resync, was sent before the server took it.
+    // Tick 11's frame lost: 12's deltas start from 11. Cell 6's, applied 100 ms after the resync, was sent before the server took it.
     box.offer(deltaFrame(1, 12, 5), 100);
+    clock.ms = 100;
+    box.flush();
     box.offer(deltaFrame(1, 12, 6), 200);
+    clock.ms = 200;
+    box.flush();
     // 160 ms after it: the resync's whole form of cell 5 was lost too, another is asked.
     box.offer(deltaFrame(1, 13, 5), 260);
+    clock.ms = 260;
     box.flush();
     expect(taken).toEqual(['s1c5@10:0', 's1c6@10:0', 'resync', 'resync']);
     // 11's frame late: cell 6 mended by it, and 12's then applies.
@@ -222,6 +228,11 @@ describe('frame inbox', () => {
     box.flush();
     expect(taken.slice(4)).toEqual(['s1c6@11:1', 's1c6@12:1', 's1c5@15:0', 's1c5@16:1']);
     expect([box.cellsMissed, box.resyncsAsked, errors]).toEqual([3, 2, []]);
+    // A hidden tab's backlog, applied at once: cells missed over seconds of arrivals ask one resync.
+    for (let t = 20; t < 80; t++) box.offer(deltaFrame(1, t, 6), 500 + 50 * t);
+    clock.ms = 5000;
+    box.flush();
+    expect([box.cellsMissed, box.resyncsAsked]).toEqual([63, 3]);
     // A Welcome without it (a websocket): in order, the same frames apply, no resync.
     const ws = inbox();
     expect(ws.box.held?.delivery).toBe('in-order');

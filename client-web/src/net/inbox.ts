@@ -27,11 +27,12 @@
 // was) has the page ask for a resync (a Resync message: the server sends
 // each cell of the view whole at its next due step, on the same session).
 // Cells found missed for a round trip and RESYNC_MARGIN_TICKS more after
-// that are the frames the server sent before it took the resync, mended by
-// it; a cell found missed later is a delta sent after its whole form, which
-// was lost too: the page asks again at once (waiting a fixed 500 ms, as
-// first built, drew a walker still for 550 ms now and then behind a link
-// losing 2 %: e2e/lossy).
+// it was asked (on the page's clock: frames are applied at the animation
+// frame, and a hidden tab's backlog is applied at once) are the frames the
+// server sent before it took the resync, mended by it; a cell found missed
+// later is a delta sent after its whole form, which was lost too: the page
+// asks again at once (waiting a fixed 500 ms, as first built, drew a walker
+// still for 550 ms now and then behind a link losing 2 %: e2e/lossy).
 
 import { CellGrid } from './grid.js';
 import { Held, type HeldCell, type HeldError, type Update } from './held.js';
@@ -124,7 +125,7 @@ export class FrameInbox {
   /** Cells whose change a lossy page missed (updates 'broken'), and the resyncs it asked for. */
   cellsMissed = 0;
   resyncsAsked = 0;
-  /** Local time of the last resync asked, ms (-Infinity before any on this transport). */
+  /** When the last resync was asked, ms on `now` (-Infinity before any on this transport). */
   private resyncAt = Number.NEGATIVE_INFINITY;
   /** The Welcome's tick period, ms. */
   private tickMs = 50;
@@ -135,6 +136,8 @@ export class FrameInbox {
     /** Told what each frame did, in arrival order. */
     private readonly taker: FrameTaker,
     private readonly cap = INBOX_CAP,
+    /** The page's clock, ms (when a resync is asked). */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Frames waiting now. */
@@ -280,7 +283,7 @@ export class FrameInbox {
     for (let i = 0; i < updates; i++) {
       const u = held.update(i);
       if (u.kind === 'broken') {
-        this.missed(arrivalMs);
+        this.missed();
         continue;
       }
       if (u.kind === 'forgot') {
@@ -322,11 +325,12 @@ export class FrameInbox {
     return Math.min(MOST_RESYNC_WAIT_MS, rtt + RESYNC_MARGIN_TICKS * this.tickMs);
   }
 
-  /** A lossy page missed a cell's change in a frame that arrived at local `arrivalMs`: a resync, unless the last one is still on its way (see `resyncWaitMs`). */
-  private missed(arrivalMs: number): void {
+  /** A lossy page missed a cell's change: a resync, unless the last one is still on its way (see `resyncWaitMs`). */
+  private missed(): void {
     this.cellsMissed++;
-    if (arrivalMs - this.resyncAt < this.resyncWaitMs) return;
-    this.resyncAt = arrivalMs;
+    const now = this.now();
+    if (now - this.resyncAt < this.resyncWaitMs) return;
+    this.resyncAt = now;
     this.resyncsAsked++;
     this.taker.resync();
   }

@@ -802,6 +802,20 @@ fn lossy_datagrams() -> Sequence {
             24,
             vec![(1, vec![delta(&[at(13), b], &[at(14), b], 1, &m), delta(&[at(14), b], &[at(16), b], 2, &m)])],
         )]),
+        // Items that start whole have no base: a full form and two deltas
+        // after it all apply, though the cell is held a tick before.
+        frame(&[(
+            7,
+            25,
+            vec![(
+                1,
+                vec![
+                    full(&[at(17), b]),
+                    delta(&[at(17), b], &[at(18), b], 1, &m),
+                    delta(&[at(18), b], &[at(19), b], 1, &m),
+                ],
+            )],
+        )]),
     ];
     Sequence { name: "lossy: datagrams lost, late and out of order", world: W, frames, delivery: Delivery::Lossy }
 }

@@ -924,6 +924,20 @@ mod tests {
     }
 
     #[test]
+    fn a_change_is_repeated_from_the_step_it_was_sent_at() {
+        let s = stream(12, &[7, 9]);
+        let repeat = |base, period| s.repeat_of(base, period).map(|d| names(&[Bytes::copy_from_slice(d)]));
+        assert_eq!(repeat(9, 1), Some(vec!["1@9".to_owned()]), "changed at 9: its one-step delta");
+        assert_eq!(repeat(8, 1), None, "still at 8: nothing to repeat");
+        assert_eq!(repeat(10, 2), Some(vec!["2@10".to_owned()]), "over (8, 10], at period 2");
+        assert_eq!(repeat(0, 1), None, "no step before the first");
+        // A holding not to be trusted (heard anew at 11): none.
+        let mut t = stream(12, &[9]);
+        t.vacate(12, item(0));
+        assert_eq!(t.repeat_of(9, 1), None);
+    }
+
+    #[test]
     fn a_lossy_client_is_told_a_cells_last_change_before_a_deltas_base() {
         // Born at step 5 (empty before), changed at 8 and 20.
         let mut s = Stream::new(5, 0);

@@ -1258,7 +1258,8 @@ fn decide<'a>(
 /// a client that lost it takes both, one that got it passes over it, so a
 /// lost datagram costs a tick instead of a resync's round trip); and a
 /// delta (or a chain of them, which starts at `held` whatever spans it
-/// skips) gets an unchanged item first when its client must hold the cell
+/// skips, or a step before it with a repeat) gets an unchanged item first
+/// when its client must hold the cell
 /// as of a tick before `b`, the section's tick less the chain's spans
 /// ([`mino_protocol::held::Delivery::Lossy`]): the tick of the cell's last
 /// change by `held` ([`Stream::last_change_by`]). Counted in `source`'s
@@ -1289,18 +1290,23 @@ fn lossy_items<'a>(
     let Some(first) = pieces.get(from).filter(|p| p.delta_span().is_some()) else { return };
     let step = first.step;
     // The change that brought the view's holding, again, when it was one
-    // (a plain pair at period 1: the chain starts at `before`), so that a
-    // client that lost it needs no resync; one that got it passes over it.
-    // Only at period 1: a client holds such a cell as of `before` or of a
-    // tick not after `before - 1`, which the rule tells apart; at a longer
-    // period it may hold a tick between (sent whole, or at a faster period,
-    // then settled), whose players may or may not include the change. Not
-    // across a stall (the client counts the chain in ticks).
+    // (a plain pair at period 1 due one step on: the chain is the step from
+    // `before`), so that a client that lost it needs no resync; one that got
+    // it passes over it. Only at period 1: a client holds such a cell as of
+    // `before` or of a tick not after `before - 1`, which the rule tells
+    // apart; at a longer period it may hold a tick between (sent whole, or
+    // at a faster period, then settled), whose players may or may not
+    // include the change. Only one step on: a relayed cell two steps on in
+    // a tick (a bundle held back) has a chain that skips still spans, and
+    // the client takes a chain's bases as its spans say, each delta
+    // starting where the one before ends (found by review). Not across a
+    // stall (the client counts the chain in ticks).
     let repeat = stream.repeat_of(before, period).filter(|_| {
         let base = before.saturating_sub(1);
         period == 1
             && plain
             && held == Some(before)
+            && target == before + 1
             && of.tick_of(step).checked_sub(of.tick_of(base)) == step.checked_sub(base)
     });
     if let Some(kept) = repeat {
