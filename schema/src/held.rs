@@ -550,19 +550,30 @@ impl Held {
             // Held as of a base inside the chain: the deltas before it are
             // held (items that start whole have no base: none passed over).
             Admit::Apply { .. } if from.is_some() => {
-                Admit::Apply { skip: self.held_deltas(at, key, view_cell, span, tick) }
+                Admit::Apply { skip: self.held_deltas(at, key, view_cell, (span, span - first.unwrap_or(0)), tick) }
             }
             admit => admit,
         }
     }
 
     /// How many of a chain's deltas (over `span` ticks in all, to section
-    /// tick `tick`) end at or before the tick the cell at slot `at` is held
-    /// as of: its first deltas a lossy client passes over (0 for a cell not
-    /// held).
-    fn held_deltas(&self, at: usize, key: (u32, u32), view_cell: &ViewCell<'_>, span: u32, tick: u32) -> usize {
+    /// tick `tick`; its later deltas over `tail`) end at or before the tick
+    /// the cell at slot `at` is held as of: its first deltas a lossy client
+    /// passes over (0 for a cell not held, or held before the chain's
+    /// second base: the items are not walked again then, the usual case).
+    fn held_deltas(
+        &self,
+        at: usize,
+        key: (u32, u32),
+        view_cell: &ViewCell<'_>,
+        (span, tail): (u32, u32),
+        tick: u32,
+    ) -> usize {
         let Some(slot) = self.slots.get(at).filter(|s| s.key == key) else { return 0 };
         let behind = u64::from(tick.wrapping_sub(slot.tick));
+        if behind > u64::from(tail) {
+            return 0;
+        }
         // A delta ending `left` ticks before `tick` ends at or before the holding when `left >= behind`.
         let mut left = u64::from(span);
         let mut held = 0;

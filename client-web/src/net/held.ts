@@ -428,17 +428,20 @@ export class Held {
     const held = this.cellsOf(c.shard)?.get(c.cell);
     const from = whole || span === 0 ? WHOLE : unchanged === UNCHANGED_EVER ? UNCHANGED_EVER : Math.min(span + unchanged, UNCHANGED_EVER - 1);
     const admit = this.admit(held, from, span - first, c.tick);
-    if (admit === Admit.Apply && held && from !== WHOLE) this.heldDeltas = this.deltasHeld(c, held, span);
+    if (admit === Admit.Apply && held && from !== WHOLE) this.heldDeltas = this.deltasHeld(c, held, span, span - first);
     return admit;
   }
 
   /**
    * How many of the cursor's cell's chain of deltas (over `span` ticks in
-   * all) end at or before the tick `held` is held as of (Rust's
-   * `Held::held_deltas`); the cursor is left before the cell's first item.
+   * all, its later deltas over `tail`) end at or before the tick `held` is
+   * held as of (Rust's `Held::held_deltas`): none when it is held before the
+   * chain's second base, without walking the items again (the usual case);
+   * the cursor is left before the cell's first item.
    */
-  private deltasHeld(c: ViewCursor, held: HeldCell, span: number): number {
+  private deltasHeld(c: ViewCursor, held: HeldCell, span: number, tail: number): number {
     const behind = (c.tick - held.tick) | 0;
+    if (behind > tail) return 0;
     let left = span;
     let n = 0;
     c.markCell();
