@@ -147,13 +147,6 @@ impl Stream {
         Unchanged::Before(oldest.max(self.known_from).min(base))
     }
 
-    /// True when the cell is known to have changed in (`from`, `to`]
-    /// (unlike [`Stream::changed_within`], steps not known are not taken
-    /// for a change): a lossy view's repeats.
-    pub(crate) fn known_change_within(&self, from: u64, to: u64) -> bool {
-        matches!(self.last_change_by(to), Unchanged::Since(c) if c > from)
-    }
-
     /// The newest step.
     pub(crate) fn latest(&self) -> u64 {
         self.latest
@@ -952,7 +945,6 @@ mod tests {
         // Still for long: what is known goes back 64 steps, and it is said so.
         s.still(100);
         assert_eq!(s.last_change_by(90), Unchanged::Before(36), "as of the oldest step known");
-        assert!(s.known_change_within(10, 20) && !s.known_change_within(20, 90), "an unknown step is no change");
         assert_eq!(s.last_change_by(20), Unchanged::Since(20), "past what is known: the strictest");
         // Begun a step before its first players came (as a cell a walker
         // enters): empty until then.

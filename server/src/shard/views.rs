@@ -64,8 +64,8 @@ use super::due::{DueRoom, DueTable};
 use super::empties::{self, is_empty_over, Empties};
 use super::grid::{CellId, Grid, RegionId, REGION_CELLS};
 use super::interest::{self, Stencil, Tier};
-use super::streams::{DeltaRef, Due, Source, SourceId, Stream, Streams, Unchanged};
-use super::viewers::{Form, Fresh, GroupKey, Move, DELTA_REPEATS, REFRESH_STEPS, REPEATS};
+use super::streams::{aligned, DeltaRef, Due, Source, SourceId, Stream, Streams, Unchanged};
+use super::viewers::{Form, Fresh, GroupKey, Move, DELTA_REPEAT_STEPS, REFRESH_STEPS, REPEATS};
 use crate::ws_frame;
 use bytes::Bytes;
 use mino_protocol::delta::varint_len;
@@ -1250,9 +1250,9 @@ fn decide<'a>(
 /// A lossy deltas view's ([`Form::DatagramDeltas`]) additions to the pieces
 /// `pieces[from..]` just given (source, cell) of `stream` at `period`, which
 /// the view held at `held` before them (`None`: unheld): a plain pair
-/// (`plain`) due and still that is known to have changed within its last
-/// [`DELTA_REPEATS`] due steps gets an empty delta (a client that missed the
-/// change then finds out: its base is one the client does not hold); a
+/// (`plain`) due and still that is known to have changed a few due steps
+/// before gets an empty delta ([`repeats_change`]: a client that missed the
+/// change then finds out, its base is one the client does not hold); a
 /// plain pair's delta (or empty delta) at period 1 after a step at which
 /// the cell changed gets that change's delta first ([`Stream::repeat_of`]:
 /// a client that lost it takes both, one that got it passes over it, so a
@@ -1281,11 +1281,9 @@ fn lossy_items<'a>(
         && target > before
         && stream.trusts(before)
         && !stream.changed_within(before, target)
+        && repeats_change(stream, before, target, period)
     {
-        let window = u64::from(period.saturating_mul(DELTA_REPEATS).min(interest::SLOWEST_PERIOD));
-        if stream.known_change_within(before.saturating_sub(window), before) {
-            pieces.push(Piece::delta(source, target, cell, empties::lone_empty(period)));
-        }
+        pieces.push(Piece::delta(source, target, cell, empties::lone_empty(period)));
     }
     let Some(first) = pieces.get(from).filter(|p| p.delta_span().is_some()) else { return };
     let step = first.step;
@@ -1327,6 +1325,28 @@ fn lossy_items<'a>(
         Unchanged::Ever => &UNCHANGED_EVER_ITEM,
     };
     pieces.insert(from, Piece::new(source, step, cell, item));
+}
+
+/// Whether due step `target` at `period` (the cell still since `before`,
+/// the due step before it) repeats the cell's last change known by
+/// `before` with an empty delta: at the 1st, 2nd, 4th and 8th due step
+/// after the one that sent the change ([`DELTA_REPEAT_STEPS`]), within the
+/// 64 steps the stream knows (at period 64, none). A client that lost the
+/// change finds out at the first of them it gets. Four instead of the
+/// eight in a row first built, the last still at the 8th: a burst must
+/// still cover all eight due steps to hide a change, random loss five
+/// datagrams instead of nine, for half the empty deltas' bytes (the
+/// client's rule takes any due step: the schedule is the server's alone).
+fn repeats_change(stream: &Stream, before: u64, target: u64, period: u32) -> bool {
+    if stream.latest().saturating_sub(before) >= 64 {
+        return false; // its last change by `before` is not known
+    }
+    let Unchanged::Since(change) = stream.last_change_by(before) else { return false };
+    let p = u64::from(period.max(1));
+    // The due step that sent the change: the first aligned one at or after it.
+    let sent = aligned(change + p - 1, period, 0);
+    let k = target.saturating_sub(sent) / p;
+    k.is_power_of_two() && k <= u64::from(DELTA_REPEAT_STEPS)
 }
 
 /// The newest step of `source` known here (a forget of a cell with no
@@ -2002,6 +2022,30 @@ mod tests {
                 frame.sections().flat_map(|s| s.cells().map(|c| c.cell).collect::<Vec<_>>()).collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_cells_change_is_repeated_at_the_1st_2nd_4th_and_8th_due_step_after_it() {
+        for (period, change) in [(1u32, 40u64), (2, 40), (2, 41), (4, 37), (8, 40), (16, 48), (32, 64), (64, 64)] {
+            let p = u64::from(period);
+            // The due step that sent the change, then each one after it, the
+            // stream as it stands then (it knows its last 64 steps).
+            let sent = change.next_multiple_of(p);
+            let repeated: Vec<u64> = (1..=12)
+                .filter(|k| {
+                    let target = sent + k * p;
+                    let mut s = Stream::new(0, 0);
+                    // A change long before: only the last one counts.
+                    for step in 1..=target {
+                        s.push(step, Bytes::from_static(&[0]), true, step == change || step == 3, &[]);
+                    }
+                    repeats_change(&s, target - p, target, period)
+                })
+                .collect();
+            // Within the 64 steps a stream knows.
+            let want: Vec<u64> = [1, 2, 4, 8].into_iter().filter(|k| k * p < 64).collect();
+            assert_eq!(repeated, want, "period {period}, changed at {change}");
+        }
     }
 
     #[test]
