@@ -602,13 +602,19 @@ fn bundles_late_by_ticks_then_heard_together_never_leave_a_wrong_position() {
     // Redis delivers a shard's bundles in order, but a receiving shard's
     // tick may come before this step's bundles, then hear several steps at
     // once; with a tight budget (tiers slowed) and lost bundles besides.
+    // The datagram deltas sockets lose nothing: a relayed cell two steps on
+    // in a tick gets no repeat of its change (`lossy_items`: a client that
+    // got every frame would apply it twice; with the repeat sent to such a
+    // pair, seed 25's run here fails, its client refusing a delta).
+    // The tight budget's runs send few repeats (their views' tiers slowed,
+    // the repeat is sent at period 1 only): the third keeps the default.
     let tight = AreaSettings { budget_bytes: 1500, ..settings() };
-    for (late, seed) in [(0.3, 23), (0.7, 24)] {
-        let mut shards = vec![shard(1, 300, seed, tight), shard(2, 300, seed + 100, tight)];
+    for (late, seed, settings) in [(0.3, 23, tight), (0.7, 24, tight), (0.5, 25, settings())] {
+        let mut shards = vec![shard(1, 300, seed, settings), shard(2, 300, seed + 100, settings)];
         everyone_walks(&mut shards);
         let mut sockets = Vec::new();
-        for i in 0..12 {
-            let form = [Form::Deltas, Form::Datagram, Form::Deltas, Form::Full][i % 4];
+        for i in 0..16 {
+            let form = [Form::Deltas, Form::Datagram, Form::DatagramDeltas, Form::Full][i % 4];
             sockets.push(socket(&mut shards, i % 2, i * 11, form));
         }
         for (k, socket) in sockets.iter_mut().filter(|s| s.form == Form::Datagram).enumerate() {
