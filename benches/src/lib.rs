@@ -20,6 +20,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod frame_bytes;
 pub mod heap;
 pub mod machine;
 pub mod parts;

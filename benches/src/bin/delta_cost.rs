@@ -28,6 +28,11 @@
 //! what the clients hold, of the walk's cells, and of what the meters
 //! recorded (two builds that read the same frames alike print the same).
 //!
+//! `--frames datagram-deltas` takes the sockets as WebTransport sessions
+//! whose clients check each delta's base (nothing lost), and `--breakdown`
+//! prints what the measured ticks' view-frame bytes carry, by kind
+//! ([`FrameBytes`]).
+//!
 //! `--scenario crowd` runs section 15's crowd instead: a world of 2,000
 //! units of cells of 100 (no `--view-radius`, as `mino-loadgen crowd` is
 //! run there), every player steered by the loadgen's own [`Steering`] to
@@ -51,10 +56,12 @@
 //!     --frames deltas --ticks 40 --warmup 100 --clients 50
 //! callgrind_annotate --inclusive=yes X | grep clients_measured
 //! target/release/delta_cost --scenario crowd --players 2000 --shuffle 0.05 --frames deltas
+//! target/release/delta_cost --players 200 --frames datagram-deltas --breakdown
 //! ```
 
 use bytes::Bytes;
 use clap::{Parser, ValueEnum};
+use mino_benches::frame_bytes::FrameBytes;
 use mino_benches::raw::{CoreGaps, CrowdCore};
 use mino_loadgen::cells::CellMeter;
 use mino_loadgen::event::CellFrame;
@@ -115,6 +122,11 @@ struct Cli {
     /// now and then and walks back, as `mino-loadgen crowd --shuffle`.
     #[arg(long, default_value_t = 0.05)]
     shuffle: f32,
+    /// Also prints what the measured ticks' view-frame bytes carry, by kind,
+    /// a socket a tick (`mino_benches::frame_bytes`; each frame decoded
+    /// inside the measured ticks, so their time is not the tick's then).
+    #[arg(long)]
+    breakdown: bool,
     /// Also writes the crowd's figures to this file as JSON
     /// (`benches/src/raw.rs`, `CrowdCore`).
     #[arg(long)]
@@ -136,6 +148,10 @@ enum Scenario {
 enum Frames {
     Deltas,
     Full,
+    /// Deltas over datagrams (a WebTransport session whose client checks
+    /// each delta's base: every item standing alone, with the repeats that
+    /// let a client that lost one find out); nothing is lost here.
+    DatagramDeltas,
 }
 
 /// Cell side, world units.
@@ -174,6 +190,8 @@ struct Place {
     frames: u64,
     /// Views whose frames the shards' ticks assembled (`views_assembled`).
     views: u64,
+    /// What the measured ticks' frames carry (`--breakdown`).
+    breakdown: Option<FrameBytes>,
     /// A hash of every socket's frames, in order (two builds that send the
     /// same bytes print the same digest).
     digest: DefaultHasher,
@@ -265,9 +283,10 @@ impl Place {
             Scenario::Walk => ((f64::from(cli.players) / 4.0).sqrt().ceil() as f32) * CELL,
             Scenario::Crowd => CROWD_SIDE,
         };
-        let caps = match cli.frames {
-            Frames::Deltas => Capabilities::DELTAS,
-            Frames::Full => Capabilities::NONE,
+        let (caps, carrier) = match cli.frames {
+            Frames::Deltas => (Capabilities::DELTAS, Carrier::Stream),
+            Frames::Full => (Capabilities::NONE, Carrier::Stream),
+            Frames::DatagramDeltas => (Capabilities::KNOWN, Carrier::Datagrams),
         };
         let mut rng = StdRng::seed_from_u64(cli.seed);
         let mut shards = [1u32, 2].map(|id| {
@@ -311,6 +330,7 @@ impl Place {
             side,
             bytes: 0,
             frames: 0,
+            breakdown: cli.breakdown.then(FrameBytes::default),
             views: 0,
             digest: DefaultHasher::new(),
             clients,
@@ -325,7 +345,7 @@ impl Place {
         for i in 0..cli.players {
             let s = (i % 2) as usize;
             let one = &mut place.shards[s];
-            let a = one.shard.join("bot", None, 0, caps, Carrier::Stream).expect("admitted");
+            let a = one.shard.join("bot", None, 0, caps, carrier).expect("admitted");
             let mover = match place.point {
                 None => Mover::Walker(rng.random_range(0..60)),
                 Some(point) => {
@@ -372,6 +392,9 @@ impl Place {
                 for f in frames {
                     self.bytes += f.len() as u64;
                     self.frames += 1;
+                    if let Some(b) = self.breakdown.as_mut().filter(|_| self.gaps.on) {
+                        b.add(mino_server::ws_payload(f)).expect("the shard's view frames verify");
+                    }
                     link.0.hash(&mut self.digest);
                     f.hash(&mut self.digest);
                     if let Some(c) = client {
@@ -590,6 +613,9 @@ fn main() {
             i as u64 * cli.step_offset,
             phases.join(" / ")
         );
+    }
+    if let Some(b) = &place.breakdown {
+        println!("a socket a tick: {}", b.line(ticks * sockets));
     }
     if !place.clients.all.is_empty() {
         println!("{}", place.clients.summary());
