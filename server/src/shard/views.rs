@@ -1335,8 +1335,9 @@ fn lossy_items<'a>(
 /// change finds out at the first of them it gets. Four instead of the
 /// eight in a row first built, the last still at the 8th: a burst must
 /// still cover all eight due steps to hide a change, random loss five
-/// datagrams instead of nine, for half the empty deltas' bytes (the
-/// client's rule takes any due step: the schedule is the server's alone).
+/// datagrams instead of nine, for half the repeats of a cell still that
+/// long (the client's rule takes any due step: the schedule is the
+/// server's alone).
 fn repeats_change(stream: &Stream, before: u64, target: u64, period: u32) -> bool {
     if stream.latest().saturating_sub(before) >= 64 {
         return false; // its last change by `before` is not known
