@@ -150,9 +150,6 @@ describe(`behind a lossy link (${process.env.MINO_LINK ?? 'not set'})`, () => {
   it('draws a walking bot over WebTransport without a freeze, and says how long the websocket froze', async () => {
     const wt = await play('wt-lossy', 'webtransport');
     const wtFreeze = await freeze(wt);
-    const ws = await play('ws-lossy', 'websocket');
-    const wsFreeze = await freeze(ws);
-    console.log(`walker drawn standing still at most: WebTransport ${wtFreeze.toFixed(0)} ms, websocket ${wsFreeze.toFixed(0)} ms over ${TRACE_MS} ms`);
     expect(wtFreeze, 'the longest the WebTransport page drew the walker still').toBeLessThan(WT_FREEZE_MS);
     const s = await pageStats(wt);
     expect(s.decodeErrors).toBe(0);
@@ -166,5 +163,11 @@ describe(`behind a lossy link (${process.env.MINO_LINK ?? 'not set'})`, () => {
     const after = await pageStats(wt);
     console.log(`WebTransport page: ${after.cellsMissed} cells missed, ${after.resyncsAsked} resyncs asked, ${taken.m} taken by the shard; ${after.resyncs} reconnects`);
     expect(after.resyncs, 'no frame refused (no reconnect)').toBe(0);
+    // One page drawing at a time: two share the software renderer, and a
+    // page beside another drew under 10 frames a second (.ci/run, 78 in 8 s).
+    await wt.close();
+    const ws = await play('ws-lossy', 'websocket');
+    const wsFreeze = await freeze(ws);
+    console.log(`walker drawn standing still at most: WebTransport ${wtFreeze.toFixed(0)} ms, websocket ${wsFreeze.toFixed(0)} ms over ${TRACE_MS} ms`);
   });
 });
