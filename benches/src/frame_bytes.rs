@@ -2,8 +2,10 @@
 //! frame's envelope and its section and cell headers (implied blocks with
 //! them), and its items by kind (`mino_protocol::view::ItemKind`): full
 //! forms, deltas, empty deltas, supplements, unchanged items and forgets.
-//! So the next step of an encoding is chosen by what the bytes are, not
-//! guessed (issue 25's "measure before choosing").
+//! A cell whose one item is an empty delta over 1 to 32 ticks is written as
+//! its reference alone (protocol 8): its bytes are a header's, and the cell
+//! is counted apart. So the next step of an encoding is chosen by what the
+//! bytes are, not guessed (issue 25's "measure before choosing").
 
 use mino_protocol::server::{decode, ServerMsg};
 use mino_protocol::view::{empty_delta_span, ItemKind};
@@ -22,8 +24,9 @@ pub struct FrameBytes {
     pub full: u64,
     /// Deltas that say something.
     pub deltas: u64,
-    /// Empty deltas told (a cell that changed by the rule alone, or a lossy
-    /// client's repeat); implied cells' are in `headers`.
+    /// Empty deltas written as items (in a chain, or after an unchanged
+    /// item or before supplements); a cell told as its reference alone and
+    /// an implied cell have none (see `alone` and `implied`).
     pub empty_deltas: u64,
     /// Supplements (walkers from another cell, whole).
     pub supplements: u64,
@@ -33,6 +36,9 @@ pub struct FrameBytes {
     pub forgets: u64,
     /// Cells told (implied cells apart).
     pub cells: u64,
+    /// Cells told as their reference alone: one empty delta over 1 to 32
+    /// ticks, said by the reference's mode (its bytes in `headers`).
+    pub alone: u64,
     /// Cells implied (protocol 7: an empty delta as a bit).
     pub implied: u64,
 }
@@ -49,11 +55,18 @@ impl FrameBytes {
             Err(e) => return Err(format!("not a server message: {e}")),
         };
         let mut items = 0;
+        let within = message.as_ptr_range();
         for section in frame.sections() {
             self.implied += section.implied_cells() as u64;
             for cell in section.cells() {
                 self.cells += 1;
                 for item in cell.items() {
+                    if !within.contains(&item.bytes.as_ptr()) {
+                        // Not the message's bytes: the reader's own item
+                        // for a cell told as its reference alone.
+                        self.alone += 1;
+                        continue;
+                    }
                     let n = item.bytes.len() as u64;
                     items += n;
                     *match item.kind {
@@ -89,10 +102,11 @@ impl FrameBytes {
         let kinds: Vec<String> =
             parts.iter().map(|(name, n)| format!("{name} {:.1} ({:.0} %)", *n as f64 / unit, share(*n))).collect();
         format!(
-            "{:.1} bytes: {}; {:.2} cells told and {:.2} implied",
+            "{:.1} bytes: {}; {:.2} cells told ({:.2} of them as their reference alone) and {:.2} implied",
             self.total as f64 / unit,
             kinds.join(", "),
             self.cells as f64 / unit,
+            self.alone as f64 / unit,
             self.implied as f64 / unit
         )
     }
@@ -102,7 +116,10 @@ impl FrameBytes {
 mod tests {
     use super::*;
     use mino_protocol::entry::Entry;
-    use mino_protocol::view::encode_full_view;
+    use mino_protocol::view::{
+        empty_delta_item, encode_full_view, encode_view, unchanged_item, write_item, write_section_cell,
+        write_section_header,
+    };
     use mino_protocol::PlayerId;
 
     #[test]
@@ -119,5 +136,41 @@ mod tests {
         assert_eq!(bytes.headers + bytes.full, bytes.total, "{bytes:?}");
         assert!(bytes.add(b"not a frame").is_err());
         assert_eq!(bytes.frames, 1, "nothing added of bytes that are no frame");
+    }
+
+    #[test]
+    fn each_kind_is_counted_and_a_cell_told_by_its_reference_alone_is_a_header() {
+        let mut full = Vec::new();
+        write_item(&mut full, ItemKind::Full, &[]);
+        let mut supplement = Vec::new();
+        write_item(&mut supplement, ItemKind::Supplement, &[]);
+        let mut forget = Vec::new();
+        write_item(&mut forget, ItemKind::Forget, &[]);
+        let unchanged = unchanged_item(3);
+        let (empty2, empty1) = (empty_delta_item(2), empty_delta_item(1));
+        let mut sections = Vec::new();
+        write_section_header(&mut sections, 1, 50, 5);
+        write_section_cell(&mut sections, 0, 2, &[&full]);
+        write_section_cell(&mut sections, 2, 3, &[&unchanged, empty2]);
+        write_section_cell(&mut sections, 3, 4, &[empty1, empty1, &supplement]);
+        write_section_cell(&mut sections, 4, 6, &[empty2]);
+        write_section_cell(&mut sections, 6, 9, &[&forget]);
+        let message = encode_view(&sections);
+        let mut bytes = FrameBytes::default();
+        bytes.add(&message).expect("a view frame");
+        let want = FrameBytes {
+            frames: 1,
+            total: message.len() as u64,
+            full: full.len() as u64,
+            empty_deltas: 3,
+            supplements: supplement.len() as u64,
+            unchanged: 2,
+            forgets: forget.len() as u64,
+            cells: 5,
+            alone: 1,
+            ..FrameBytes::default()
+        };
+        let items = want.full + want.empty_deltas + want.supplements + want.unchanged + want.forgets;
+        assert_eq!(bytes, FrameBytes { headers: want.total - items, ..want });
     }
 }

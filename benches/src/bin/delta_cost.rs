@@ -212,7 +212,8 @@ struct Place {
 /// figure: the loadgen's own and relayed gaps, in ticks).
 #[derive(Default)]
 struct Gaps {
-    /// Recording (the measured ticks of a crowd).
+    /// The measured ticks (after the warm-up): a crowd's gaps are recorded
+    /// then, and `--breakdown` tallies their frames.
     on: bool,
     /// The last tick a socket had a section of a shard, by (the socket's
     /// shard, 0 or 1; its link; the section's shard).

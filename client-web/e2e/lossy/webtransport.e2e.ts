@@ -1,6 +1,6 @@
 // Behind a lossy link: the page on WebTransport draws a walking bot without
-// a freeze, and a page on a websocket beside it is measured the same way and
-// logged (with one bot its short TCP stalls mostly hide in the interpolation
+// a freeze, and a page on a websocket after it (one page drawing at a time)
+// is measured the same way and logged (with one bot its short TCP stalls mostly hide in the interpolation
 // buffer; the loadgen's figure, benches/RESULTS.md section 16, is where the
 // two transports differ). Runs only
 // under `mino-link` (testkit/src/bin/mino-link.rs: a private network
