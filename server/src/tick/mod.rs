@@ -161,15 +161,18 @@ impl TickDriver {
         let period = self.config.tick_period();
         let mut clock = TickClock::new(period);
         let mut draining = false;
-        // True right after a tick served by the clock: the next pass goes
-        // through the `select!` first, so that stop, drain, commands and the
-        // sockets are heard between ticks even when every tick is overdue
-        // (a tick that takes a period or more).
+        // True right after a tick, served by the clock or by the `select!`:
+        // the next `select!` does not take a tick, so that stop, drain,
+        // commands and the sockets are heard between ticks even when every
+        // tick is overdue (a tick that takes a period or more: the timer is
+        // ready at once then, and a biased `select!` that may take it first
+        // took it every time, new players' handshakes waiting for 10 s and
+        // more: found by `.ci/run`, the overrun test's join timing out).
         let mut just_ticked = false;
         loop {
             // A tick due while sockets kept the loop busy (the timer is read
             // only when the loop yields: see `TickClock::overdue`).
-            if !std::mem::take(&mut just_ticked) {
+            if !just_ticked {
                 if let Some((tick, due)) = clock.overdue() {
                     self.tick(tick, due, period);
                     just_ticked = true;
@@ -178,6 +181,7 @@ impl TickDriver {
                     tokio::task::yield_now().await;
                 }
             }
+            let after_tick = std::mem::take(&mut just_ticked);
             tokio::select! {
                 biased;
                 () = life.stop.cancelled() => break,
@@ -194,7 +198,10 @@ impl TickDriver {
                         ),
                     }
                 }
-                (tick, due) = clock.tick() => self.tick(tick, due, period),
+                (tick, due) = clock.tick(), if !after_tick => {
+                    self.tick(tick, due, period);
+                    just_ticked = true;
+                }
                 // Cluster events first: an id block must land before the joins it serves.
                 Some(event) = next(&mut cluster_events) => {
                     if matches!(event, ClusterEvent::Superseded) {
@@ -225,6 +232,9 @@ impl TickDriver {
                     self.sessions_said(&mut sessions);
                     self.players_said();
                 }
+                // Right after a tick, nothing else ready: round again, where
+                // the clock is read (no wait here, which would hold the tick).
+                () = std::future::ready(()), if after_tick => {}
             }
         }
         self.shard.stop_admitting();
