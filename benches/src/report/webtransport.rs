@@ -255,11 +255,13 @@ impl Report {
              8 % fewer bytes in the shard core test's sparser place, where cells stand still more often. What \
              the rest are (`target/release/delta_cost --players 200 --frames datagram-deltas --breakdown`, two \
              shards' walkers as section 15's, 400 ticks, nothing lost; the messages' bytes, a websocket's header \
-             apart): 398 bytes a socket a tick against the websocket deltas' 134, of which supplements 149 (the \
-             websocket's 26: a lossy client hands no walker off), headers 130 (69: 58 cells told a tick, 24 of them \
-             as their reference alone, against 9 told and 44 implied as bits), empty deltas written out 42 (2; at \
-             period 1 a cell's chain repeats the step before), full forms 30 (3; a lossy view refreshes every \
-             cell every 64 ticks) and unchanged items 11: the next steps. The \
+             apart): 385 bytes a socket a tick against the websocket deltas' 134, of which supplements 149 (the \
+             websocket's 26: a lossy client hands no walker off), headers 117 (69: 34 cells told a tick and 23 \
+             implied as bits, against 9 told and 44 implied), empty deltas written out 42 (2; at period 1 a \
+             cell's chain repeats the step before), full forms 30 (3; a lossy view refreshes every cell every 64 \
+             ticks) and unchanged items 11: the next steps. Until 2026-12-08 a lossy view implied no cell: its \
+             cells told by an empty delta alone (24 a tick) took their references, 398 bytes a socket a tick and \
+             headers 130. The \
              no-loss runs above are at 6181ef1, with the repeats (at e855f8c, without: 37.14 against 42.84 µs a \
              frame, 0.87×; gap p95 64.7 and 61.2 ms)."
                 .to_owned(),

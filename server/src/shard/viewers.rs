@@ -39,7 +39,8 @@ pub enum Form {
     /// Deltas over datagrams (a WebTransport client granted
     /// `DatagramDeltas`): a deltas view's items with an unchanged item
     /// before a delta whose cell last changed before the delta's base, every
-    /// supplement (its client hands no walker off), no implied cells, an
+    /// supplement (its client hands no walker off), a cell told by an
+    /// empty delta alone implied where that is shorter (as a websocket's), an
     /// empty cell sent whole before any delta of it, and the datagram form's
     /// repeats (empty deltas here), refreshes, forgets and resets, since its
     /// frames may be lost; its client checks each delta's base

@@ -56,7 +56,8 @@
 //! checks each delta's base ([`Form::DatagramDeltas`]) is sent a deltas
 //! view's items, with what its client needs to check them and to stand
 //! alone in a datagram ([`lossy_items`]: an unchanged item, empty deltas
-//! repeated after a change; every supplement, no implied cell); on its
+//! repeated after a change; every supplement; a cell told by an empty
+//! delta alone implied as a bit, as a websocket's, when that is shorter); on its
 //! view's turn every cell is unheld again ([`refill`]), and a client that
 //! missed a change asks for a resync ([`Fresh::Refill`]).
 
@@ -1011,8 +1012,13 @@ impl Views {
         if !pieces.is_empty() || !resets.is_empty() || !empties.is_empty() {
             let start = self.messages.len() as u32;
             // A deltas view names itself so its sections may imply cells
-            // (`cells` still holds its cells: walked first thing above).
-            let view = (area.implied_cells && v.form == Form::Deltas).then(|| NamedView {
+            // (`cells` still holds its cells: walked first thing above). A
+            // lossy one too: its cells told by an empty delta alone are
+            // implied when that is shorter (each stands alone, as told, and
+            // a datagram cut keeps the block whole), though it takes no
+            // empty deltas as bits above (each of its cells' items is
+            // weighed by `lossy_items`).
+            let view = (area.implied_cells && v.form.deltas()).then(|| NamedView {
                 view: SectionView { key: key.0 .0, previous: key.1 .0, rung: v.level },
                 cells: &self.cells,
                 empties,

@@ -12,13 +12,19 @@
 //! Any cut between cells is valid: a session is served full forms, each
 //! standing alone, or deltas whose every cell's items stand alone too (an
 //! unchanged item before a delta, every supplement, no walker handed off
-//! between cells, no implied cell: `ARCHITECTURE.md`, "WebTransport"), and
-//! its client checks each delta's base, so datagrams may arrive in any
-//! order or not at all.
+//! between cells: `ARCHITECTURE.md`, "WebTransport"), and its client checks
+//! each delta's base, so datagrams may arrive in any order or not at all.
+//! A section's implied cells (protocol 7: each an empty delta alone, said
+//! by a bit over its view's cells) stand alone as well: the cut keeps the
+//! block whole, with the section's first part, its view named there (the
+//! frame may have named it in an earlier section, now in another datagram).
 
 use bytes::Bytes;
 use mino_protocol::server::{self, ServerMsg};
-use mino_protocol::view::{encode_view, section_bytes_at_most, write_section, Section, VIEW_ENVELOPE_BYTES};
+use mino_protocol::view::{
+    encode_view, implied_bytes, section_bytes_at_most, write_section, write_section_cell, write_section_header,
+    write_section_header_implied, Implied, Section, VIEW_ENVELOPE_BYTES,
+};
 
 /// What cutting one view frame came to.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -46,34 +52,43 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
     let mut out = Cut::default();
     let (mut sections, mut stream) = (Vec::new(), Vec::new());
     for section in frame.sections() {
-        // Datagram views never imply a cell (protocol 7):
-        // a cut rewrites a section from its told cells alone.
-        debug_assert!(section.implied.is_none(), "a datagram view's section implies cells");
         let (shard, tick) = (section.shard, u64::from(section.tick));
-        let mut cells: Vec<(u32, Vec<&[u8]>)> = Vec::new();
-        let mut over: Vec<(u32, Vec<&[u8]>)> = Vec::new();
-        let mut item_bytes = 0;
         if section.is_empty() {
             // A reset: a section with no cells.
             let mut reset = Vec::new();
-            write_section(&mut reset, &Section { shard, tick, cells: &cells });
+            write_section(&mut reset, &Section::<(u32, Vec<&[u8]>)> { shard, tick, cells: &[] });
             if sections.len() + reset.len() > room {
                 flush(&mut sections, &mut out);
             }
             sections.extend_from_slice(&reset);
             continue;
         }
+        // The implied block, until a part of the section has taken it.
+        let mut implied = section.implied;
+        let block_bytes = |implied: &Option<Implied<'_>>| implied.as_ref().map_or(0, |b| implied_bytes(b, true));
+        let mut cells: Vec<(u32, Vec<&[u8]>)> = Vec::new();
+        let mut over: Vec<(u32, Vec<&[u8]>)> = Vec::new();
+        let mut item_bytes = 0;
         for cell in section.cells() {
             let items: Vec<&[u8]> = cell.items().map(|i| i.bytes).collect();
             let size: usize = items.iter().map(|i| i.len()).sum();
-            if sections.len() + section_bytes_at_most(cells.len() + 1, item_bytes + size) > room {
+            let part = |cells: usize, bytes: usize, implied: &Option<Implied<'_>>| {
+                section_bytes_at_most(cells, bytes) + block_bytes(implied)
+            };
+            if sections.len() + part(cells.len() + 1, item_bytes + size, &implied) > room {
                 if !cells.is_empty() {
-                    write_section(&mut sections, &Section { shard, tick, cells: &cells });
+                    write_part(&mut sections, (shard, tick), &cells, &mut implied);
                     cells.clear();
                     item_bytes = 0;
                 }
                 flush(&mut sections, &mut out);
-                if section_bytes_at_most(1, size) > room {
+                if implied.is_some() && part(1, size, &implied) > room {
+                    // The block and this cell fill more than a datagram:
+                    // the block goes in one of its own.
+                    write_part(&mut sections, (shard, tick), &[], &mut implied);
+                    flush(&mut sections, &mut out);
+                }
+                if part(1, size, &implied) > room {
                     out.too_big += 1;
                     over.push((cell.cell, items));
                     continue;
@@ -82,8 +97,11 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
             cells.push((cell.cell, items));
             item_bytes += size;
         }
-        if !cells.is_empty() {
-            write_section(&mut sections, &Section { shard, tick, cells: &cells });
+        if !cells.is_empty() || implied.is_some() {
+            if sections.len() + section_bytes_at_most(cells.len(), item_bytes) + block_bytes(&implied) > room {
+                flush(&mut sections, &mut out);
+            }
+            write_part(&mut sections, (shard, tick), &cells, &mut implied);
         }
         if !over.is_empty() {
             write_section(&mut stream, &Section { shard, tick, cells: &over });
@@ -101,6 +119,26 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
     out
 }
 
+/// Appends a part of a section of `shard` at `tick`: `cells`, with the
+/// section's implied block when no part has taken it yet (`implied`, then
+/// `None`), its view named.
+fn write_part(
+    out: &mut Vec<u8>,
+    (shard, tick): (u32, u64),
+    cells: &[(u32, Vec<&[u8]>)],
+    implied: &mut Option<Implied<'_>>,
+) {
+    match implied.take() {
+        Some(block) => write_section_header_implied(out, shard, tick, cells.len(), &block, true),
+        None => write_section_header(out, shard, tick, cells.len()),
+    }
+    let mut previous = 0;
+    for (cell, items) in cells {
+        write_section_cell(out, previous, *cell, items);
+        previous = *cell;
+    }
+}
+
 /// Ends the datagram being filled, if it has anything.
 fn flush(sections: &mut Vec<u8>, out: &mut Cut) {
     if !sections.is_empty() {
@@ -114,7 +152,7 @@ mod tests {
     use super::*;
     use mino_protocol::delta::encode_full;
     use mino_protocol::entry::Entry;
-    use mino_protocol::view::{write_item, ItemKind};
+    use mino_protocol::view::{write_item, ItemKind, SectionView};
     use mino_protocol::PlayerId;
 
     /// A full form item of `players` players.
@@ -157,6 +195,57 @@ mod tests {
         }
         all.sort();
         all
+    }
+
+    /// Each section's implied block, as read (its view resolved), with
+    /// its shard and tick, from every datagram.
+    fn blocks(datagrams: &[Bytes]) -> Vec<(u32, u32, SectionView, u8, usize, Vec<u8>)> {
+        let mut all = Vec::new();
+        for d in datagrams {
+            let Ok(ServerMsg::View(f)) = server::decode(d) else { panic!("a view frame") };
+            for s in f.sections() {
+                if let Some(b) = s.implied {
+                    all.push((s.shard, s.tick, b.view, b.due, b.count, b.bits.to_vec()));
+                }
+            }
+        }
+        all.sort_by_key(|b| (b.0, b.1));
+        all
+    }
+
+    #[test]
+    fn a_sections_implied_cells_go_once_whole_and_named_wherever_the_cut_falls() {
+        // Shard 9's section implies cells of a view it names; shard 5's
+        // implies cells of the same view, named by shard 9's (a cut may
+        // put them in two datagrams); shard 4's implies cells and tells none.
+        let view = SectionView { key: 57, previous: 56, rung: 2 };
+        let (nine, five): (&'static [u8], &'static [u8]) = (&[0b1010_0101, 0b0000_0011], &[0b1]);
+        let items: Vec<Vec<u8>> = (0..40).map(|c| full(c * 100 + 1, 20)).collect();
+        let list: Vec<(u32, Vec<&[u8]>)> =
+            items.iter().enumerate().map(|(c, i)| (c as u32 * 3 + 1, vec![&i[..]])).collect();
+        let mut sections = Vec::new();
+        let block = |bits: &'static [u8], count| Implied { view, due: 1, count, bits };
+        write_section_header_implied(&mut sections, 9, 1000, list.len(), &block(nine, 10), true);
+        let mut previous = 0;
+        for (cell, items) in &list {
+            write_section_cell(&mut sections, previous, *cell, items);
+            previous = *cell;
+        }
+        write_section_header_implied(&mut sections, 5, 998, 2, &block(five, 3), false);
+        write_section_cell(&mut sections, 0, 2, &list[0].1);
+        write_section_cell(&mut sections, 2, 5, &list[1].1);
+        write_section_header_implied(&mut sections, 4, 997, 0, &block(five, 1), false);
+        let f = Bytes::from(encode_view(&sections));
+        let want = blocks(std::slice::from_ref(&f));
+        assert_eq!(want.len(), 3, "the frame as written has three blocks");
+        for max in [300, 450, 700, 1200] {
+            let c = cut(&f, max);
+            assert_eq!((c.too_big, &c.stream), (0, &None));
+            assert!(c.datagrams.len() > 1);
+            assert!(c.datagrams.iter().all(|d| d.len() <= max), "every datagram within {max}");
+            assert_eq!(contents(&c.datagrams), contents(std::slice::from_ref(&f)), "every cell once");
+            assert_eq!(blocks(&c.datagrams), want, "each block once, its view named in its datagram");
+        }
     }
 
     #[test]
