@@ -55,18 +55,16 @@ impl FrameBytes {
             Err(e) => return Err(format!("not a server message: {e}")),
         };
         let mut items = 0;
-        let within = message.as_ptr_range();
         for section in frame.sections() {
             self.implied += section.implied_cells() as u64;
             for cell in section.cells() {
                 self.cells += 1;
+                if cell.told_by_reference() {
+                    // Its item is the reader's own, not the message's bytes.
+                    self.alone += 1;
+                    continue;
+                }
                 for item in cell.items() {
-                    if !within.contains(&item.bytes.as_ptr()) {
-                        // Not the message's bytes: the reader's own item
-                        // for a cell told as its reference alone.
-                        self.alone += 1;
-                        continue;
-                    }
                     let n = item.bytes.len() as u64;
                     items += n;
                     *match item.kind {

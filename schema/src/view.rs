@@ -518,13 +518,23 @@ pub struct ViewCell<'a> {
     pub cell: u32,
     items: Reader<'a>,
     count: usize,
+    /// Told by its reference alone (protocol 8).
+    by_reference: bool,
 }
 
 impl<'a> ViewCell<'a> {
     /// An implied cell: its one item an empty delta over `span` ticks (a
     /// power of two up to [`MAX_SPAN`]; another is taken as [`MAX_SPAN`]).
     pub fn implied(cell: u32, span: u32) -> ViewCell<'static> {
-        ViewCell { cell, items: Reader::new(empty_delta_item(span)), count: 1 }
+        ViewCell { cell, items: Reader::new(empty_delta_item(span)), count: 1, by_reference: false }
+    }
+
+    /// True for a cell told by its reference alone (protocol 8): its one
+    /// item, an empty delta over 1 to 32 ticks, is said by the reference's
+    /// mode, so none of the item's bytes are in the message (the reader
+    /// lends its own).
+    pub fn told_by_reference(&self) -> bool {
+        self.by_reference
     }
 
     /// Its items, in order (verified by [`ViewFrame::parse`]).
@@ -642,7 +652,7 @@ fn read_cell<'a>(r: &mut Reader<'a>, previous: &mut u32) -> Result<ViewCell<'a>,
     *previous = cell;
     if mode > REF_SEVERAL {
         let at = (mode - 2) as usize;
-        return Ok(ViewCell { cell, items: Reader::new(&EMPTY_DELTA_TAGS[at..=at]), count: 1 });
+        return Ok(ViewCell { cell, items: Reader::new(&EMPTY_DELTA_TAGS[at..=at]), count: 1, by_reference: true });
     }
     let several = mode == REF_SEVERAL;
     let count = if several { r.count(r.remaining())? } else { 1 };
@@ -653,7 +663,7 @@ fn read_cell<'a>(r: &mut Reader<'a>, previous: &mut u32) -> Result<ViewCell<'a>,
     for _ in 0..count {
         read_item(r)?;
     }
-    Ok(ViewCell { cell, items, count })
+    Ok(ViewCell { cell, items, count, by_reference: false })
 }
 
 /// A verified view frame: the bytes of `ServerMessage.view`.
@@ -1240,6 +1250,9 @@ pub(crate) mod tests {
             .map(|(i, (&span, it))| (i as u32 + 1, vec![(ItemKind::Delta { span }, vec![], it.clone())]))
             .collect();
         assert_eq!(read, want, "each read back as the item it stands for, bytes and all");
+        let by_reference: Vec<bool> = section.cells().map(|c| c.told_by_reference()).collect();
+        assert_eq!(by_reference, [true, true, true, true, true, true, false], "spans 1 to 32 by reference, 64 not");
+        assert!(!ViewCell::implied(9, 1).told_by_reference(), "an implied cell is not told");
         // A reference of one item followed by an empty delta's tag (never
         // written, but valid) reads as the same item.
         let header = [3, 0, 0, 0, 4, 0, 0, 0, 1 << 2];
@@ -1248,6 +1261,7 @@ pub(crate) mod tests {
         let mut kinds = Vec::new();
         for section in frame.sections() {
             for cell in section.cells() {
+                assert!(!cell.told_by_reference(), "its item's tag is in the message");
                 kinds.extend(cell.items().map(|i| i.kind));
             }
         }

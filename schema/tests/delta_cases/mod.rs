@@ -157,6 +157,13 @@ pub fn delta(base: &[Entry], new: &[Entry], span: u32, motion: &Motion) -> Vec<u
     item(ItemKind::Delta { span }, &body)
 }
 
+/// `e` after `ticks` ticks of walking by `m`'s rule: its heading's steps
+/// when moving, else where it stands.
+fn walked(m: &Motion, e: Entry, ticks: u32) -> Entry {
+    let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
+    Entry { x, y, ..e }
+}
+
 /// A supplement's item: players added after a delta.
 pub fn supplement(entries: &[Entry]) -> Vec<u8> {
     let mut body = Vec::new();
@@ -268,10 +275,7 @@ pub fn implied_section(
 fn implied_cells() -> Sequence {
     const W: usize = 3;
     let m = WORLDS[W].motion();
-    let walked = |e: Entry, ticks: u32| {
-        let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
-        Entry { x, y, ..e }
-    };
+    let walked = |e: Entry, ticks: u32| walked(&m, e, ticks);
     // A walks east from cell 1 into cell 2 at the first tick; B stands in
     // 2; C walks south in 6; D stands in cell 5 of shard 8.
     let (a, b, c) =
@@ -379,10 +383,7 @@ fn every_change() -> Sequence {
         .map(|i| p(10 + i * 7, 5000 + i as u16 * 4000, 30_000, (i * 21) as u8, i % 4 != 3, i as u8))
         .chain([p(200, 65_400, 100, 0, true, 1), p(201, 3, 65_535, 160, true, 2)])
         .collect();
-    let walked = |b: &Entry, span: u32| {
-        let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
-        Entry { x, y, ..*b }
-    };
+    let walked = |b: &Entry, span: u32| walked(&m, *b, span);
     let mut t1: Vec<Entry> = base.iter().map(|b| walked(b, 1)).collect();
     // 1 heading: a turn, at the new heading's step.
     let turn = |b: &Entry, h: u8| {
@@ -444,13 +445,7 @@ fn spans() -> Sequence {
     let mut frames = vec![frame(&[(2, 1000, vec![(5, vec![full(&state)])])])];
     let mut tick = 1000u64;
     for (k, span) in [1u32, 2, 4, 8, 16, 32, 64].into_iter().enumerate() {
-        let mut next: Vec<Entry> = state
-            .iter()
-            .map(|b| {
-                let (x, y) = m.advance((b.x, b.y), b.heading, b.moving(), span);
-                Entry { x, y, ..*b }
-            })
-            .collect();
+        let mut next: Vec<Entry> = state.iter().map(|b| walked(&m, *b, span)).collect();
         if k % 2 == 1 {
             // Turned half way: the rest of the way at the new heading.
             let b = state[k % 6];
@@ -643,10 +638,7 @@ fn item_errors() -> Sequence {
 /// (nobody moves between shards).
 fn handoffs() -> Sequence {
     let m = WORLDS[3].motion();
-    let walked = |e: Entry, ticks: u32| {
-        let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
-        Entry { x, y, ..e }
-    };
+    let walked = |e: Entry, ticks: u32| walked(&m, e, ticks);
     let (a, b, c) = (p(1, 16_000, 1000, 0, true, 0), p(2, 1000, 1000, 0, false, 0), p(3, 20_000, 1000, 64, false, 0));
     let (e, f) = (p(5, 36_000, 1000, 0, false, 0), p(4, 17_000, 20_000, 192, true, 0));
     let h = p(7, 16_300, 20_000, 0, true, 0);
@@ -700,10 +692,7 @@ fn handoffs() -> Sequence {
 fn lossy_datagrams() -> Sequence {
     const W: usize = 3;
     let m = WORLDS[W].motion();
-    let walked = |e: Entry, ticks: u32| {
-        let (x, y) = m.advance((e.x, e.y), e.heading, e.moving(), ticks);
-        Entry { x, y, ..e }
-    };
+    let walked = |e: Entry, ticks: u32| walked(&m, e, ticks);
     let unchanged = |ticks: u32| {
         let mut out = Vec::new();
         write_unchanged(&mut out, ticks);

@@ -48,7 +48,8 @@ pub(crate) struct Stream {
     latest: u64,
     /// `latest` as of the previous tick: views' holdings are aligned below it.
     prev: u64,
-    /// Bit i: the cell changed at step `latest - i` (the last 64 steps).
+    /// Bit i: the cell changed at step `latest - i` (the last
+    /// [`KNOWN_STEPS`]).
     changes: u64,
     /// A holding of a step before this one is not to be trusted (a stream
     /// heard from mid-way: no view was sent its earlier steps; or a lost
@@ -76,12 +77,16 @@ pub(crate) enum Unchanged {
     /// At this step.
     Since(u64),
     /// At this step or before (none known since: a stream knows its last
-    /// 64 steps, and not those before it was heard of).
+    /// [`KNOWN_STEPS`], and not those before it was heard of).
     Before(u64),
     /// It had no stream then (empty, or not heard of): nothing a client
     /// holds of it is older than a change ([`mino_protocol::view::UNCHANGED_EVER`]).
     Ever,
 }
+
+/// How many of its last steps a stream knows whether its cell changed at
+/// (the bits of [`Stream::changes`]).
+pub(crate) const KNOWN_STEPS: u64 = u64::BITS as u64;
 
 /// Periods 1, 2 and 4 have their due delta noted in the stream.
 const DUE_PERIODS: usize = 3;
@@ -130,21 +135,28 @@ impl Stream {
         if base < born && own {
             return Unchanged::Ever;
         }
-        let Some(back) = self.latest.checked_sub(base).filter(|&b| b < 64) else {
+        if !self.knows(base) {
             return Unchanged::Since(base); // not known: the strictest
-        };
-        let bits = self.changes >> back;
+        }
+        let bits = self.changes >> (self.latest - base);
         if bits != 0 {
             return Unchanged::Since((base - u64::from(bits.trailing_zeros())).max(self.known_from.min(base)));
         }
         // No change from its first step to `base`: an own cell was empty
         // before (its stream begins with its first players); else none in
-        // the 64 steps known here, said as of the oldest.
-        let oldest = self.latest.saturating_sub(64);
+        // the steps known here, said as of the oldest.
+        let oldest = self.latest.saturating_sub(KNOWN_STEPS);
         if born > oldest && own {
             return Unchanged::Ever;
         }
         Unchanged::Before(oldest.max(self.known_from).min(base))
+    }
+
+    /// Whether the stream knows if the cell changed at step `step`: one of
+    /// its last [`KNOWN_STEPS`] (a step before them, or after its newest, it
+    /// does not; [`Stream::last_change_by`] then answers the strictest).
+    pub(crate) fn knows(&self, step: u64) -> bool {
+        self.latest.checked_sub(step).is_some_and(|back| back < KNOWN_STEPS)
     }
 
     /// The newest step.
@@ -221,8 +233,8 @@ impl Stream {
         if step > self.latest + 1 {
             // Steps were lost (or this stream was idle and not told): unknown.
             self.known_from = self.known_from.max(step);
-            let shift = (step - self.latest).min(64);
-            self.changes = if shift >= 64 { 0 } else { self.changes << shift };
+            let shift = step - self.latest;
+            self.changes = if shift >= KNOWN_STEPS { 0 } else { self.changes << shift };
         } else if step == self.latest + 1 {
             self.changes <<= 1;
         }

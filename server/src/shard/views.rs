@@ -1337,7 +1337,7 @@ fn lossy_items<'a>(
 /// the due step before it) repeats the cell's last change known by
 /// `before` with an empty delta: at the 1st, 2nd, 4th and 8th due step
 /// after the one that sent the change ([`DELTA_REPEAT_STEPS`]), within the
-/// 64 steps the stream knows (at period 64, none). A client that lost the
+/// steps the stream knows ([`Stream::knows`]; at period 64, none). A client that lost the
 /// change finds out at the first of them it gets. Four instead of the
 /// eight in a row first built, the last still at the 8th: a burst must
 /// still cover all eight due steps to hide a change, random loss five
@@ -1345,7 +1345,7 @@ fn lossy_items<'a>(
 /// long (the client's rule takes any due step: the schedule is the
 /// server's alone).
 fn repeats_change(stream: &Stream, before: u64, target: u64, period: u32) -> bool {
-    if stream.latest().saturating_sub(before) >= 64 {
+    if !stream.knows(before) {
         return false; // its last change by `before` is not known
     }
     let Unchanged::Since(change) = stream.last_change_by(before) else { return false };
