@@ -261,7 +261,10 @@ impl Report {
              cell's chain repeats the step before), full forms 30 (3; a lossy view refreshes every cell every 64 \
              ticks) and unchanged items 11: the next steps. Until 2026-12-08 a lossy view implied no cell: its \
              cells told by an empty delta alone (24 a tick) took their references, 398 bytes a socket a tick and \
-             headers 130. The \
+             headers 130; behind the lossy link 6.16 KB/s a player since, against 6.26 (medians of the 9 \
+             WebTransport runs each; 6,161 against 6,257 B/s the default kind's), at the same gap and freeze, \
+             the bots' loadgen at 20 to 24 % of its cores against 17 to 20 % (its bots now read implied \
+             blocks, as websocket bots do; not measured apart from the machine's noise). The \
              no-loss runs above are at 6181ef1, with the repeats (at e855f8c, without: 37.14 against 42.84 µs a \
              frame, 0.87×; gap p95 64.7 and 61.2 ms)."
                 .to_owned(),
