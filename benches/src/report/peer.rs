@@ -3,7 +3,7 @@
 //! ratios Colyseus ÷ mino where both were judgeable, and each run.
 
 use super::fmt::{count, f1, f2, fixed, kb, median, ratio, table, DASH};
-use super::verdict::{judge, JUDGE_NOTE, MEASURED};
+use super::verdict::{judge, of_verdicts, JUDGE_NOTE};
 use super::Report;
 use crate::raw::{PeerRun, PeerServer};
 use std::collections::BTreeMap;
@@ -11,14 +11,7 @@ use std::collections::BTreeMap;
 /// One verdict for repeated runs, as for mino's repeated rows.
 fn verdicts(runs: &[&PeerRun]) -> String {
     let v: Vec<&str> = runs.iter().map(|r| judge(r.verdict(), r.machine_cpu_pct)).collect();
-    let bad = v.iter().filter(|x| **x == JUDGE_NOTE).count();
-    if bad > 0 {
-        return format!("{JUDGE_NOTE} ({bad} of {} runs)", v.len());
-    }
-    match v.iter().filter(|x| **x != MEASURED).count() {
-        0 => MEASURED.into(),
-        sat => format!("measured ({sat} of {} runs on a saturated machine)", v.len()),
-    }
+    of_verdicts(&v)
 }
 
 /// The median of a figure over runs.

@@ -53,6 +53,13 @@ pub fn judge(v: Verdict, machine_cpu_pct: f64) -> &'static str {
 /// or how many ran on a saturated machine.
 pub fn of_runs<'a>(reports: impl IntoIterator<Item = &'a Measured>) -> String {
     let v: Vec<&str> = reports.into_iter().map(of).collect();
+    of_verdicts(&v)
+}
+
+/// [`of_runs`] from each run's verdict (one of this module's, as [`judge`]
+/// gives them): a section whose runs are not the loadgen's reports (the
+/// peer's, WebTransport's) judges its own runs and sums them up here.
+pub fn of_verdicts(v: &[&str]) -> String {
     for empty in [NOTHING, NO_FRAMES] {
         let n = v.iter().filter(|x| **x == empty).count();
         if n > 0 {
@@ -131,6 +138,8 @@ mod tests {
         assert_eq!(of_runs([&over, &none]), "nothing measured (1 of 2 runs)");
         let silent = run(Verdict::NoFrames, 50.0);
         assert_eq!(of_runs([&ok, &silent, &over]), "no frames (1 of 3 runs)", "not measured");
+        assert_eq!(of_verdicts(&[MEASURED, SATURATED, NOTHING]), "nothing measured (1 of 3 runs)", "not saturated");
+        assert_eq!(of_verdicts(&[SATURATED, JUDGE_NOTE]), "not judgeable (1 of 2 runs)");
         assert!(!judgeable(of(&silent)));
     }
 }

@@ -2,7 +2,7 @@
 //! each kind's medians, and the figures with their goals.
 
 use super::fmt::{count, f1, f2, kib, median, ratio, table, DASH};
-use super::verdict::{JUDGE_NOTE, MEASURED, SATURATED, SATURATED_PCT};
+use super::verdict::{of_verdicts, JUDGE_NOTE, MEASURED, SATURATED, SATURATED_PCT};
 use super::Report;
 use crate::raw::{CpuPerFrame, WebTransportRun};
 
@@ -30,14 +30,7 @@ fn run_verdict(r: &WebTransportRun) -> &'static str {
 /// One verdict for a figure's runs.
 fn runs_verdict(runs: &[&WebTransportRun]) -> String {
     let v: Vec<&str> = runs.iter().map(|r| run_verdict(r)).collect();
-    let bad = v.iter().filter(|x| **x == JUDGE_NOTE).count();
-    if bad > 0 {
-        return format!("{JUDGE_NOTE} ({bad} of {} runs)", v.len());
-    }
-    match v.iter().filter(|x| **x != MEASURED).count() {
-        0 => MEASURED.into(),
-        sat => format!("{MEASURED} ({sat} of {} runs on a saturated machine)", v.len()),
-    }
+    of_verdicts(&v)
 }
 
 /// `user / sys / **total**` µs a frame.
@@ -255,13 +248,15 @@ impl Report {
              8 % fewer bytes in the shard core test's sparser place, where cells stand still more often. What \
              the rest are (`target/release/delta_cost --players 200 --frames datagram-deltas --breakdown`, two \
              shards' walkers as section 15's, 400 ticks, nothing lost; the messages' bytes, a websocket's header \
-             apart): 385 bytes a socket a tick against the websocket deltas' 134, of which supplements 149 (the \
-             websocket's 26: a lossy client hands no walker off), headers 117 (69: 34 cells told a tick and 23 \
+             apart): 365 bytes a socket a tick against the websocket deltas' 134, of which supplements 154 (the \
+             websocket's 26: a lossy client hands no walker off), headers 117 (69: 34 cells told a tick and 24 \
              implied as bits, against 9 told and 44 implied), empty deltas written out 42 (2; at period 1 a \
-             cell's chain repeats the step before), full forms 30 (3; a lossy view refreshes every cell every 64 \
-             ticks) and unchanged items 11: the next steps. Until 2026-12-08 a lossy view implied no cell: its \
-             cells told by an empty delta alone (24 a tick) took their references, 398 bytes a socket a tick and \
-             headers 130; behind the lossy link 6.16 KB/s a player since, against 6.26 (medians of the 9 \
+             cell's chain repeats the step before), deltas 37 (33), unchanged items 11 and full forms 3 (3): \
+             supplements and chains are what is left. Until 2026-12-08 a lossy view implied no cell: its cells \
+             told by an empty delta alone (24 a tick) took their references, 398 bytes a socket a tick and \
+             headers 130; and its turn every 64 ticks refreshed every cell whole, walking ones too (whose next \
+             delta's base the client checks anyway): full forms 30, 385 bytes a tick with cells implied. \
+             Behind the lossy link, with cells implied: 6.16 KB/s a player, against 6.26 (medians of the 9 \
              WebTransport runs each; 6,161 against 6,257 B/s the default kind's), at the same gap and freeze, \
              the bots' loadgen at 20 to 24 % of its cores against 17 to 20 % (its bots now read implied \
              blocks, as websocket bots do; not measured apart from the machine's noise). The \

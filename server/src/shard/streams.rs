@@ -373,13 +373,13 @@ impl Stream {
         if to <= from {
             return false;
         }
-        if from < self.known_from || to > self.latest || self.latest - from > 64 {
+        if from < self.known_from || to > self.latest || self.latest - from > KNOWN_STEPS {
             return true;
         }
         // Bits latest - to .. latest - from - 1 of `changes`.
         let (lo, hi) = (self.latest - to, self.latest - from);
         let width = hi - lo;
-        let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+        let mask = if width >= KNOWN_STEPS { u64::MAX } else { (1u64 << width) - 1 };
         (self.changes >> lo) & mask != 0
     }
 

@@ -66,6 +66,14 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
         // The implied block, until a part of the section has taken it.
         let mut implied = section.implied;
         let block_bytes = |implied: &Option<Implied<'_>>| implied.as_ref().map_or(0, |b| implied_bytes(b, true));
+        // A block over a datagram alone (a view of thousands of candidate
+        // cells) goes on the stream, with the cells over the limit, and is
+        // counted as one of them.
+        let mut on_stream = None;
+        if section_bytes_at_most(0, 0) + block_bytes(&implied) > room {
+            on_stream = implied.take();
+            out.too_big += 1;
+        }
         let mut cells: Vec<(u32, Vec<&[u8]>)> = Vec::new();
         let mut over: Vec<(u32, Vec<&[u8]>)> = Vec::new();
         let mut item_bytes = 0;
@@ -103,8 +111,8 @@ pub fn cut(message: &Bytes, max: usize) -> Cut {
             }
             write_part(&mut sections, (shard, tick), &cells, &mut implied);
         }
-        if !over.is_empty() {
-            write_section(&mut stream, &Section { shard, tick, cells: &over });
+        if !over.is_empty() || on_stream.is_some() {
+            write_part(&mut stream, (shard, tick), &over, &mut on_stream);
         }
     }
     flush(&mut sections, &mut out);
@@ -246,6 +254,32 @@ mod tests {
             assert_eq!(contents(&c.datagrams), contents(std::slice::from_ref(&f)), "every cell once");
             assert_eq!(blocks(&c.datagrams), want, "each block once, its view named in its datagram");
         }
+    }
+
+    #[test]
+    fn an_implied_block_over_a_datagram_alone_goes_on_the_stream_and_the_cells_as_datagrams() {
+        // 9,800 candidates: 1,225 bytes of bits, over a 1,200-byte datagram.
+        let view = SectionView { key: 4_000, previous: 0, rung: 0 };
+        let bits = vec![0b0101_0101; 9_800 / 8];
+        let items: Vec<Vec<u8>> = (0..3).map(|c| full(c * 100 + 1, 20)).collect();
+        let list: Vec<(u32, Vec<&[u8]>)> =
+            items.iter().enumerate().map(|(c, i)| (c as u32 + 1, vec![&i[..]])).collect();
+        let mut sections = Vec::new();
+        let block = Implied { view, due: 0, count: 9_800, bits: &bits };
+        write_section_header_implied(&mut sections, 9, 1000, list.len(), &block, true);
+        let mut previous = 0;
+        for (cell, items) in &list {
+            write_section_cell(&mut sections, previous, *cell, items);
+            previous = *cell;
+        }
+        let f = Bytes::from(encode_view(&sections));
+        let c = cut(&f, 1200);
+        assert_eq!(c.too_big, 1, "the block, counted");
+        assert!(c.datagrams.iter().all(|d| d.len() <= 1200));
+        assert_eq!(blocks(&c.datagrams), [], "no datagram holds the block");
+        let stream = c.stream.expect("the block, on the stream");
+        assert_eq!(blocks(std::slice::from_ref(&stream)), blocks(std::slice::from_ref(&f)), "whole, named");
+        assert_eq!(contents(&c.datagrams), contents(std::slice::from_ref(&f)), "every cell by datagram");
     }
 
     #[test]

@@ -663,11 +663,12 @@ fn a_datagram_deltas_socket_that_loses_frames_holds_only_true_states_and_resyncs
         // A socket: 6 (and one joined half way) take datagram deltas, 3
         // datagram full forms, 3 deltas. (Bytes delivered: at 20 % loss a
         // fifth of the full forms are not counted, and resyncs cost whole
-        // views: 106 KB against 151 KB then; 83 and 100 KB against 195 KB
+        // views: 104 KB against 151 KB then; 80 and 97 KB against 195 KB
         // without loss and at 2 %, websocket deltas 39 to 46 KB. With a
         // change's empty deltas at its 8 due steps after it in a row, as
         // first built, 114, 93 and 113 KB; with no cell implied, 108, 85
-        // and 103 KB.)
+        // and 103 KB; with walking cells refreshed whole too, 106, 83 and
+        // 100 KB.)
         let (lossy, datagram, deltas) = (lossy as f64 / 6.5, datagram as f64 / 3.0, deltas as f64 / 3.0);
         println!("loss {loss}: bytes a socket: datagram deltas {lossy:.0}, datagram full forms {datagram:.0}, deltas {deltas:.0}");
         if loss <= 0.02 && settings.budget_bytes == 8192 {
