@@ -256,10 +256,10 @@ impl Report {
              told by an empty delta alone (24 a tick) took their references, 398 bytes a socket a tick and \
              headers 130; and its turn every 64 ticks refreshed every cell whole, walking ones too (whose next \
              delta's base the client checks anyway): full forms 30, 385 bytes a tick with cells implied. \
-             Behind the lossy link, with cells implied: 6.16 KB/s a player, against 6.26 (medians of the 9 \
-             WebTransport runs each; 6,161 against 6,257 B/s the default kind's), at the same gap and freeze, \
-             the bots' loadgen at 20 to 24 % of its cores against 17 to 20 % (its bots now read implied \
-             blocks, as websocket bots do; not measured apart from the machine's noise). The \
+             Behind the lossy link: 5.86 KB/s a player since both (medians of the 9 WebTransport runs; the \
+             default kind's 5,857 B/s), against 6.16 with cells implied alone (6,161) and 6.26 before either \
+             (6,257), at the same gap and freeze; the bots' loadgen at 17 to 19 % of its cores (20 to 24 % in \
+             the run with cells implied alone, 17 to 20 % before: the machine's noise). The \
              no-loss runs above are at 6181ef1, with the repeats (at e855f8c, without: 37.14 against 42.84 µs a \
              frame, 0.87×; gap p95 64.7 and 61.2 ms)."
                 .to_owned(),
