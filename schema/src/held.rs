@@ -7,7 +7,8 @@
 //! (players entering a cell that was empty). A forget drops the cell, and so
 //! does expiry when the Welcome gave one (`cell_expiry_ms`, for a session
 //! whose frames may be lost): a cell sent nothing for that long is dropped as
-//! if forgotten, since every cell of the view is sent whole more often.
+//! if forgotten, since every cell of the view is sent something more often
+//! (whole, or a delta of a walking cell).
 //!
 //! **Handoff (protocol 6).** A delta of a cell keeps a player that walked
 //! into another cell of the same shard over its span (no leave: it is

@@ -338,7 +338,9 @@ impl Stream {
     /// stream is due this tick for every view whatever its period or phase
     /// (`prev` a slowest period back), so each sends its sockets the
     /// emptying: a stopped stream would never come due. Sent once: a
-    /// datagram view's frame that is lost is mended at the view's refresh.
+    /// datagram view's frame that is lost is mended at the view's refresh
+    /// (a deltas one's too: this step is not trusted, so its refresh does
+    /// not take it for a change the client can check).
     /// Heard again at that very step, the shard's state there is not
     /// taken; the next step's is, whole.
     pub(crate) fn vacate(&mut self, step: u64, empty: Bytes) {

@@ -884,8 +884,10 @@ impl Views {
         if v.form.deltas() {
             let lossy = v.form.lossy();
             if lossy && refresh {
-                // Its turn: every cell whole at its next due step (a change
-                // whose repeats were all lost is wrong for at most 64 steps).
+                // Its turn: every cell still at its newest step whole at its
+                // next due step (a change whose repeats were all lost is
+                // wrong for at most 64 steps; a walking cell's next delta
+                // shows its client a change it missed).
                 refill(v, &self.cells, area);
             }
             // A deltas view reads the tick's table for each (source, cell)
@@ -1388,11 +1390,16 @@ static UNCHANGED_ITEMS: [[u8; 2]; UNCHANGED_MOST as usize + 1] = {
 };
 
 /// Marks the cells of lossy view `v` (its `cells`) unheld, sent whole at
-/// their next due step (its refresh): each (source, cell) whose stream did
-/// not change at its newest step. One that did (a walking cell, most of a
-/// walking place) is sent a delta at its next due step, whose base its
-/// client checks, so a client that missed a change of it finds out there
-/// and asks a resync: its full form would tell the client nothing more
+/// their next due step (its refresh): each (source, cell) but those whose
+/// stream changed at its newest step, a step it knows. One that did (a
+/// walking cell, most of a walking place) is sent a delta at its next due
+/// step, whose base its client checks, so a client that missed a change of
+/// it finds out there and asks a resync: its full form would tell the
+/// client nothing more. A stream that does not trust its newest step (a
+/// relayed cell taken for empty, unheard for long: it is sent whole once
+/// and then never due) is refreshed as a still one (found by review: a
+/// lost frame emptying such a cell left its players shown until the cell
+/// expired)
 /// (`delta_cost --frames datagram-deltas --breakdown`, 200 walkers: full
 /// forms 29.6 bytes a socket a tick of 385.0 when every cell was
 /// refreshed, 3.1 of 365.1 since).
@@ -1400,7 +1407,8 @@ fn refill(v: &mut View, cells: &[(CellId, Tier)], area: &Area<'_>) {
     let owed = v.owed_mut();
     for &(cell, _) in cells {
         for (source, stream) in area.streams.at(cell) {
-            if stream.changed_within(stream.latest().saturating_sub(1), stream.latest()) {
+            let latest = stream.latest();
+            if stream.trusts(latest) && stream.changed_within(latest.saturating_sub(1), latest) {
                 continue;
             }
             match owed.exceptions.binary_search_by_key(&(cell, *source), |&(c, s, _)| (c, s)) {

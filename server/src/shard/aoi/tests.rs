@@ -5,7 +5,7 @@
 //! server's state of that cell at the tick its section named.
 
 use super::*;
-use crate::shard::viewers::test_link_of;
+use crate::shard::viewers::{test_link_of, REFRESH_STEPS};
 use crate::ws_frame;
 use mino_protocol::client::Direction;
 use mino_protocol::entry::Entry;
@@ -1040,6 +1040,15 @@ fn tick_losing(
     heard: &mut [Vec<RegionId>],
     lost: impl Fn(ShardId, RegionId) -> bool,
 ) {
+    step_losing(shards, t, heard, lost);
+    for socket in sockets.iter_mut() {
+        deliver(&shards[socket.shard].area, socket);
+        resync_if_broken(&mut shards[socket.shard].area, socket);
+    }
+}
+
+/// [`tick_losing`] but for the sockets: the shards' tick and relay.
+fn step_losing(shards: &mut [Shard], t: u64, heard: &mut [Vec<RegionId>], lost: impl Fn(ShardId, RegionId) -> bool) {
     for (s, regions) in shards.iter_mut().zip(heard.iter_mut()) {
         s.world.step();
         s.area.tick(&s.world, Tick(t), true, test_link_of);
@@ -1054,10 +1063,6 @@ fn tick_losing(
                 s.area.relay(b.clone());
             }
         }
-    }
-    for socket in sockets.iter_mut() {
-        deliver(&shards[socket.shard].area, socket);
-        resync_if_broken(&mut shards[socket.shard].area, socket);
     }
 }
 
@@ -1163,6 +1168,42 @@ fn another_shards_cell_unheard_for_long_is_shown_empty_and_its_players_again_onc
             );
         }
     }
+}
+
+#[test]
+fn a_lossy_socket_that_lost_the_frame_emptying_an_unheard_cell_is_sent_it_again_at_its_turn() {
+    // Shard 2's player stands beside shard 1's datagram deltas socket, then
+    // leaves while every bundle of shard 2 is lost: shard 1 takes its cell
+    // for empty (vacates it), sends that once, and the socket loses that
+    // frame. Nothing changes after it, so no delta of the cell ever shows
+    // the client what it missed: its view's turn sends the cell whole
+    // again (a vacated stream's change is not one the client can check).
+    let mut shards = vec![shard(1, 0, 1, settings()), shard(2, 0, 2, settings())];
+    shards[0].world.add(PlayerId(1), "a".into(), 750.0, 150.0);
+    let gone = PlayerId(20_001);
+    shards[1].world.add(gone, "b".into(), 450.0, 150.0);
+    let mut heard = vec![Vec::new(), Vec::new()];
+    let mut sockets = vec![socket(&mut shards, 0, 0, Form::DatagramDeltas)];
+    for t in 1..=20 {
+        tick_subscribed(&mut shards, &mut sockets, t, &mut heard);
+    }
+    assert!(holds_player(&sockets[0], gone), "shown at first");
+    shards[1].world.remove(gone);
+    let mut vacated_at = None;
+    for t in 21..=300 {
+        let before = shards[0].area.vacated();
+        step_losing(&mut shards, t, &mut heard, |from, _| from == ShardId(2));
+        if shards[0].area.vacated() > before {
+            vacated_at = Some(t); // this tick's frame is lost
+            continue;
+        }
+        deliver(&shards[0].area, &mut sockets[0]);
+        resync_if_broken(&mut shards[0].area, &mut sockets[0]);
+    }
+    let vacated_at = vacated_at.expect("the cell vacated");
+    assert!(vacated_at + 2 * REFRESH_STEPS < 300, "two of the view's turns after it");
+    assert_eq!(sockets[0].resyncs, 0, "nothing the client could find missed");
+    assert!(!holds_player(&sockets[0], gone), "the player gone is still shown, vacated at tick {vacated_at}");
 }
 
 #[test]
